@@ -1,0 +1,36 @@
+/* A check: a descriptor plus a pure function of the facts.
+ *
+ * Each category file (src/checks/<category>.c) defines one `const struct check_info
+ * check_<name>` per check; checks.def lists them in report order. run() appends one
+ * result per subject it judges (see core/result.h) and does no I/O. */
+#pragma once
+
+#include "core/result.h"
+#include "sys/facts.h"
+
+struct check_info {
+        const char *id;       /* "pcie.link_width": category, dot, name */
+        const char *category; /* "pcie" */
+        enum level level;
+        const char *title;    /* one line, for --list and docs */
+        void (*run)(const struct check_info *self, const struct facts *f, struct report *rep);
+};
+
+#define CHECK(name) extern const struct check_info check_##name;
+#include "checks/checks.def"
+#undef CHECK
+
+extern const struct check_info *const check_registry[];
+extern const size_t check_registry_count;
+
+const struct check_info *check_find(const char *id);
+
+/* Helpers shared by category files. */
+
+/* The subject string of a GPU result: its PCI address. */
+const char *gpu_subject(const struct facts *f, size_t gpu_index);
+const struct pci_dev *gpu_pci(const struct facts *f, size_t gpu_index);
+/* "NVIDIA H100 80GB HBM3" or "NVIDIA GPU 10de:2330" when not in the table. */
+void gpu_describe(const struct facts *f, size_t gpu_index, char *buf, size_t size);
+/* Skip with a reason when the node has no NVIDIA GPU; returns true when it skipped. */
+bool check_skip_without_gpus(const struct check_info *self, const struct facts *f, struct report *rep);

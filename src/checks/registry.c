@@ -1,0 +1,47 @@
+#include "checks/check.h"
+#include "data/gpudb.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const struct check_info *const check_registry[] = {
+#define CHECK(name) &check_##name,
+#include "checks/checks.def"
+#undef CHECK
+};
+
+const size_t check_registry_count = sizeof(check_registry) / sizeof(check_registry[0]);
+
+const struct check_info *check_find(const char *id) {
+        for (size_t i = 0; i < check_registry_count; i++)
+                if (strcmp(check_registry[i]->id, id) == 0)
+                        return check_registry[i];
+        return NULL;
+}
+
+const struct pci_dev *gpu_pci(const struct facts *f, size_t gpu_index) {
+        return &f->pci.devs[f->gpus.gpus[gpu_index].pci_index];
+}
+
+const char *gpu_subject(const struct facts *f, size_t gpu_index) {
+        return gpu_pci(f, gpu_index)->addr;
+}
+
+void gpu_describe(const struct facts *f, size_t gpu_index, char *buf, size_t size) {
+        const struct gpu *g = &f->gpus.gpus[gpu_index];
+        const struct pci_dev *d = gpu_pci(f, gpu_index);
+        if (g->model)
+                snprintf(buf, size, "%s", g->model->name);
+        else if (d->have_ids)
+                snprintf(buf, size, "NVIDIA GPU %04x:%04x", d->vendor, d->device);
+        else
+                snprintf(buf, size, "NVIDIA GPU");
+}
+
+bool check_skip_without_gpus(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (f->gpus.n > 0)
+                return false;
+        struct result *r = result_new(rep, self, "host");
+        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus");
+        return true;
+}

@@ -1,0 +1,231 @@
+#include "checks/check.h"
+#include "cmd/cmd.h"
+#include "core/atomic_file.h"
+#include "core/fsroot.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_TIMEOUT_S 30
+
+static const char usage[] =
+        "Usage: gpuvet check [OPTIONS]\n"
+        "\n"
+        "Check the node for GPU work: one verdict, one line per check, a remedy for each problem.\n"
+        "\n"
+        "Options:\n"
+        "  -l, --level LEVEL     quick (default; OS and PCI state, under a second),\n"
+        "                        standard or full (add device tests as they are built)\n"
+        "  -j, --json FILE       also write the JSON report (schema gpuvet.report/1) to FILE\n"
+        "                        (\"-\" for standard output, which then holds only the JSON)\n"
+        "      --strict          exit 1 on warnings too\n"
+        "      --only LIST       run only these checks: ids or categories, comma-separated\n"
+        "                        (\"pcie,gpu.nouveau\")\n"
+        "      --list            list the checks of the level and exit\n"
+        "  -v, --verbose         show observed and expected values of passing checks too\n"
+        "  -q, --quiet           no text report (use with --json)\n"
+        "      --color WHEN      auto (default), always or never; NO_COLOR is honoured\n"
+        "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
+        "  -r, --root DIR        read /sys, /proc, /etc under DIR (a fixture or snapshot);\n"
+        "                        default / or $GPUVET_FSROOT\n"
+        "      --data-dir DIR    GPU table and compatibility data from DIR ($GPUVET_DATA_DIR)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Exit status: 0 pass (warnings allowed), 1 a check failed (--strict: or warned),\n"
+        "2 usage or bad input, 3 internal error.\n";
+
+static bool selected(const struct check_info *c, const char *only) {
+        if (!only)
+                return true;
+        char *copy = strdup(only);
+        if (!copy)
+                return true;
+        bool hit = false;
+        for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && !hit; tok = strtok_r(NULL, ",", &save))
+                hit = strcmp(tok, c->id) == 0 || strcmp(tok, c->category) == 0;
+        free(copy);
+        return hit;
+}
+
+/* Every word of --only must name a check or a category, so a typo is an error, not an
+ * empty pass. */
+static bool only_is_valid(const char *only) {
+        char *copy = strdup(only);
+        if (!copy)
+                return false;
+        bool ok = true;
+        for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                bool known = false;
+                for (size_t i = 0; i < check_registry_count && !known; i++)
+                        known = strcmp(tok, check_registry[i]->id) == 0 || strcmp(tok, check_registry[i]->category) == 0;
+                if (!known) {
+                        fprintf(stderr, "gpuvet check: --only: no check or category named \"%s\" (see --list)\n", tok);
+                        ok = false;
+                }
+        }
+        free(copy);
+        return ok;
+}
+
+static double now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int list_checks(enum level level, const char *only) {
+        for (size_t i = 0; i < check_registry_count; i++) {
+                const struct check_info *c = check_registry[i];
+                if (c->level <= level && selected(c, only))
+                        printf("%-32s %-8s %s\n", c->id, level_name(c->level), c->title);
+        }
+        return EXIT_PASS;
+}
+
+int cmd_check(int argc, char **argv) {
+        static const struct option options[] = {
+                {"level", required_argument, NULL, 'l'},  {"json", required_argument, NULL, 'j'},
+                {"strict", no_argument, NULL, 'S'},       {"only", required_argument, NULL, 'O'},
+                {"list", no_argument, NULL, 'L'},         {"verbose", no_argument, NULL, 'v'},
+                {"quiet", no_argument, NULL, 'q'},        {"color", required_argument, NULL, 'C'},
+                {"timeout", required_argument, NULL, 'T'}, {"root", required_argument, NULL, 'r'},
+                {"data-dir", required_argument, NULL, 'D'}, {"help", no_argument, NULL, 'h'},
+                {NULL, 0, NULL, 0},
+        };
+        struct common_options common;
+        common_options_init(&common);
+        enum level level = LEVEL_QUICK;
+        const char *json_path = NULL, *only = NULL, *color = "auto";
+        bool strict = false, list = false, quiet = false;
+        unsigned timeout_s = DEFAULT_TIMEOUT_S;
+        struct text_options text = {0};
+
+        optind = 1;
+        opterr = 0;
+        int opt;
+        while ((opt = getopt_long(argc, argv, ":l:j:vqr:h", options, NULL)) != -1) {
+                switch (opt) {
+                case 'l':
+                        level = level_from_name(optarg);
+                        if (level == _LEVEL_INVALID) {
+                                fprintf(stderr, "gpuvet check: --level: unknown level \"%s\" (quick, standard, full)\n", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'j': json_path = optarg; break;
+                case 'S': strict = true; break;
+                case 'O': only = optarg; break;
+                case 'L': list = true; break;
+                case 'v': text.verbose = true; break;
+                case 'q': quiet = true; break;
+                case 'C':
+                        if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never")) {
+                                fprintf(stderr, "gpuvet check: --color: expected auto, always or never, not \"%s\"\n", optarg);
+                                return EXIT_USAGE;
+                        }
+                        color = optarg;
+                        break;
+                case 'T':
+                        if (!parse_seconds(optarg, &timeout_s)) {
+                                fprintf(stderr, "gpuvet check: --timeout: expected whole seconds 1..86400, not \"%s\"\n", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'r': common.root = optarg; break;
+                case 'D': common.data_dir = optarg; break;
+                case 'h': fputs(usage, stdout); return EXIT_PASS;
+                case ':':
+                        fprintf(stderr, "gpuvet check: option %s needs a value\n", argv[optind - 1]);
+                        return EXIT_USAGE;
+                default:
+                        fprintf(stderr, "gpuvet check: unknown option %s (see gpuvet check --help)\n", argv[optind - 1]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "gpuvet check: unexpected argument \"%s\" (see gpuvet check --help)\n", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (only && !only_is_valid(only))
+                return EXIT_USAGE;
+        if (list)
+                return list_checks(level, only);
+
+        double start = now_ms();
+        struct fsroot *fs;
+        struct gpudb *db;
+        int code = open_inputs(&common, &fs, &db);
+        if (code)
+                return code;
+
+        watchdog_arm(timeout_s, "gathering facts");
+        struct facts facts;
+        int r = facts_gather(fs, db, &facts);
+        watchdog_arm(0, "");
+        if (r < 0) {
+                fprintf(stderr, "gpuvet check: gathering facts: %s\n", strerror(-r));
+                facts_done(&facts);
+                gpudb_free(db);
+                fsroot_free(fs);
+                return EXIT_INTERNAL;
+        }
+
+        struct report rep;
+        report_init(&rep);
+        for (size_t i = 0; i < check_registry_count; i++) {
+                const struct check_info *c = check_registry[i];
+                if (c->level <= level && selected(c, only))
+                        c->run(c, &facts, &rep);
+        }
+        report_tally(&rep);
+
+        struct run_info run = {
+                .command = "check", .level = level, .root = common.root, .strict = strict,
+                .duration_ms = now_ms() - start,
+        };
+        bool json_to_stdout = json_path && strcmp(json_path, "-") == 0;
+        code = EXIT_PASS;
+        if (json_path) {
+                char *json = report_json(&facts, &rep, &run);
+                if (!json) {
+                        fprintf(stderr, "gpuvet check: out of memory building the JSON report\n");
+                        code = EXIT_INTERNAL;
+                } else if (json_to_stdout) {
+                        fputs(json, stdout);
+                        fputc('\n', stdout);
+                } else {
+                        size_t len = strlen(json);
+                        json[len] = '\n';
+                        r = atomic_write(json_path, json, len + 1);
+                        if (r < 0) {
+                                fprintf(stderr, "gpuvet check: writing %s: %s\n", json_path, strerror(-r));
+                                code = EXIT_INTERNAL;
+                        }
+                }
+                free(json);
+        }
+        if (!quiet && !json_to_stdout) {
+                text.color = strcmp(color, "always") == 0 || (strcmp(color, "auto") == 0 && text_want_color(stdout));
+                report_text(stdout, &facts, &rep, &run, &text);
+        }
+
+        if (code == EXIT_PASS) {
+                enum status verdict = report_verdict(&rep);
+                if (verdict == STATUS_FAIL || (strict && verdict == STATUS_WARN))
+                        code = EXIT_FAILED;
+        }
+        if (rep.out_of_memory)
+                code = EXIT_INTERNAL;
+        report_done(&rep);
+        facts_done(&facts);
+        gpudb_free(db);
+        fsroot_free(fs);
+        return code;
+}

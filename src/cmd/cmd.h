@@ -1,0 +1,37 @@
+/* Subcommands. Each takes argc/argv starting at its own name and returns the process
+ * exit code: 0 pass, 1 a check failed, 2 usage or bad input, 3 internal error. */
+#pragma once
+
+#include <stdbool.h>
+
+enum exit_code {
+        EXIT_PASS = 0,
+        EXIT_FAILED = 1,
+        EXIT_USAGE = 2,
+        EXIT_INTERNAL = 3,
+};
+
+int cmd_check(int argc, char **argv);
+int cmd_detect(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+
+/* Shared by subcommands: --root/--data-dir defaults from the environment. */
+struct common_options {
+        const char *root;     /* --root or GPUVET_FSROOT, default "/" */
+        const char *data_dir; /* --data-dir or GPUVET_DATA_DIR, default built-in */
+};
+
+void common_options_init(struct common_options *o);
+
+/* Open the root and the GPU table, printing a message naming the input on failure.
+ * Returns 0 or an exit code. */
+struct fsroot;
+struct gpudb;
+int open_inputs(const struct common_options *o, struct fsroot **ret_fs, struct gpudb **ret_db);
+
+/* Stop a run whose gathering blocks (a wedged device can make a sysfs read hang):
+ * after seconds, print what was stuck and _exit(3). 0 disarms. */
+void watchdog_arm(unsigned seconds, const char *what);
+
+/* Parse a positive number of seconds for --timeout; false on bad input. */
+bool parse_seconds(const char *s, unsigned *ret);

@@ -1,0 +1,61 @@
+#include "cmd/cmd.h"
+#include "core/fsroot.h"
+#include "core/strparse.h"
+#include "data/gpudb.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void common_options_init(struct common_options *o) {
+        const char *env_root = getenv("GPUVET_FSROOT");
+        const char *env_data = getenv("GPUVET_DATA_DIR");
+        o->root = env_root && *env_root ? env_root : "/";
+        o->data_dir = env_data && *env_data ? env_data : NULL;
+}
+
+int open_inputs(const struct common_options *o, struct fsroot **ret_fs, struct gpudb **ret_db) {
+        int r = fsroot_open(o->root, ret_fs);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet: --root %s: %s\n", o->root, strerror(-r));
+                return EXIT_USAGE;
+        }
+        char err[512];
+        r = gpudb_load(o->data_dir, ret_db, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "gpuvet: %s\n", err);
+                *ret_fs = fsroot_free(*ret_fs);
+                return EXIT_USAGE;
+        }
+        return 0;
+}
+
+static char watchdog_message[256];
+
+static void watchdog_fire(int sig) {
+        (void)sig;
+        /* Only async-signal-safe calls here. */
+        ssize_t n = write(STDERR_FILENO, watchdog_message, strlen(watchdog_message));
+        (void)n;
+        _exit(EXIT_INTERNAL);
+}
+
+void watchdog_arm(unsigned seconds, const char *what) {
+        snprintf(watchdog_message, sizeof(watchdog_message),
+                 "gpuvet: %s did not finish within %u s (a read is blocked, likely on a wedged device); giving up\n",
+                 what, seconds);
+        struct sigaction sa = {.sa_handler = watchdog_fire};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        alarm(seconds);
+}
+
+bool parse_seconds(const char *s, unsigned *ret) {
+        int v;
+        if (parse_int(s, &v) < 0 || v <= 0 || v > 86400)
+                return false;
+        *ret = (unsigned)v;
+        return true;
+}

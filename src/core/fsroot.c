@@ -1,0 +1,398 @@
+#include "core/fsroot.h"
+#include "core/strv.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_SYMLINK_HOPS 40
+
+struct fsroot {
+        int dir_fd;
+        char *dir;
+        bool live;
+        bool have_openat2;
+        bool recording;
+        char **recorded;
+        size_t n_recorded, cap_recorded;
+};
+
+int fsroot_open(const char *dir, struct fsroot **ret) {
+        struct fsroot *fs = calloc(1, sizeof(*fs));
+        if (!fs)
+                return -ENOMEM;
+        fs->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fs->dir_fd < 0) {
+                int r = -errno;
+                free(fs);
+                return r;
+        }
+        fs->dir = strdup(dir);
+        if (!fs->dir) {
+                fsroot_free(fs);
+                return -ENOMEM;
+        }
+        struct stat st_root, st_dir;
+        fs->live = stat("/", &st_root) == 0 && fstat(fs->dir_fd, &st_dir) == 0 &&
+                   st_root.st_dev == st_dir.st_dev && st_root.st_ino == st_dir.st_ino;
+        fs->have_openat2 = true;
+        *ret = fs;
+        return 0;
+}
+
+struct fsroot *fsroot_free(struct fsroot *fs) {
+        if (!fs)
+                return NULL;
+        if (fs->dir_fd >= 0)
+                close(fs->dir_fd);
+        for (size_t i = 0; i < fs->n_recorded; i++)
+                free(fs->recorded[i]);
+        free(fs->recorded);
+        free(fs->dir);
+        free(fs);
+        return NULL;
+}
+
+const char *fsroot_dir(const struct fsroot *fs) { return fs->dir; }
+bool fsroot_is_live(const struct fsroot *fs) { return fs->live; }
+
+static const char *relative(const char *path) {
+        while (*path == '/')
+                path++;
+        return *path ? path : ".";
+}
+
+static void record_one(struct fsroot *fs, const char *rel) {
+        if (fs->n_recorded == fs->cap_recorded) {
+                size_t cap = fs->cap_recorded ? fs->cap_recorded * 2 : 256;
+                char **grown = realloc(fs->recorded, cap * sizeof(char *));
+                if (!grown)
+                        return; /* recording is best effort: the snapshot is then incomplete */
+                fs->recorded = grown;
+                fs->cap_recorded = cap;
+        }
+        char *copy = strdup(rel);
+        if (copy)
+                fs->recorded[fs->n_recorded++] = copy;
+}
+
+/* Resolve path inside the root, one component at a time, the way the kernel would with
+ * RESOLVE_IN_ROOT: ".." never climbs above the root, absolute link targets restart at it.
+ * When recording, every symlink met on the way is remembered, so a snapshot keeps the
+ * links (sysfs is made of them) as well as the files they lead to. */
+static int resolve(struct fsroot *fs, const char *path, bool follow_last, char *out, size_t size) {
+        char resolved[4096] = "";
+        char todo[4096];
+        int hops = 0;
+
+        if (snprintf(todo, sizeof(todo), "%s", relative(path)) >= (int)sizeof(todo))
+                return -ENAMETOOLONG;
+
+        char *rest = todo;
+        while (rest && *rest) {
+                char *slash = strchr(rest, '/');
+                if (slash)
+                        *slash = '\0';
+                const char *comp = rest;
+                rest = slash ? slash + 1 : NULL;
+                while (rest && *rest == '/')
+                        rest++;
+
+                if (comp[0] == '\0' || strcmp(comp, ".") == 0)
+                        continue;
+                if (strcmp(comp, "..") == 0) {
+                        char *last = strrchr(resolved, '/');
+                        if (last)
+                                *last = '\0';
+                        else
+                                resolved[0] = '\0';
+                        continue;
+                }
+
+                char candidate[4096];
+                if (snprintf(candidate, sizeof(candidate), "%s%s%s", resolved, resolved[0] ? "/" : "",
+                             comp) >= (int)sizeof(candidate))
+                        return -ENAMETOOLONG;
+
+                bool is_last = !rest || !*rest;
+                char target[4096];
+                ssize_t n = -1;
+                if (!is_last || follow_last)
+                        n = readlinkat(fs->dir_fd, candidate, target, sizeof(target) - 1);
+                if (n < 0) {
+                        memcpy(resolved, candidate, strlen(candidate) + 1);
+                        continue;
+                }
+                target[n] = '\0';
+                if (++hops > MAX_SYMLINK_HOPS)
+                        return -ELOOP;
+                if (fs->recording)
+                        record_one(fs, candidate);
+
+                char next[4096];
+                if (snprintf(next, sizeof(next), "%s%s%s", target, rest ? "/" : "", rest ? rest : "") >=
+                    (int)sizeof(next))
+                        return -ENAMETOOLONG;
+                if (target[0] == '/')
+                        resolved[0] = '\0';
+                memcpy(todo, next, strlen(next) + 1);
+                rest = todo;
+        }
+        if (snprintf(out, size, "%s", resolved[0] ? resolved : ".") >= (int)size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static int open_in_root(struct fsroot *fs, const char *path, int flags) {
+        const char *rel = relative(path);
+        if (fs->recording) {
+                char real[4096];
+                if (resolve(fs, path, true, real, sizeof(real)) == 0)
+                        record_one(fs, real);
+        }
+        if (fs->live) {
+                int fd = openat(fs->dir_fd, rel, flags | O_CLOEXEC);
+                return fd < 0 ? -errno : fd;
+        }
+        if (fs->have_openat2) {
+                struct open_how how = {
+                        .flags = (unsigned long long)(flags | O_CLOEXEC),
+                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+                };
+                long fd = syscall(SYS_openat2, fs->dir_fd, rel, &how, sizeof(how));
+                if (fd >= 0)
+                        return (int)fd;
+                if (errno != ENOSYS && errno != EPERM)
+                        return -errno;
+                /* Kernel older than 5.6, or a seccomp filter that refuses openat2. */
+                fs->have_openat2 = false;
+        }
+        char real[4096];
+        int r = resolve(fs, path, true, real, sizeof(real));
+        if (r < 0)
+                return r;
+        int fd = openat(fs->dir_fd, real, flags | O_CLOEXEC | O_NOFOLLOW);
+        return fd < 0 ? -errno : fd;
+}
+
+int fsroot_read_alloc(struct fsroot *fs, const char *path, char **ret, size_t *ret_len) {
+        int fd = open_in_root(fs, path, O_RDONLY | O_NONBLOCK);
+        if (fd < 0)
+                return fd;
+
+        struct stat st;
+        if (fstat(fd, &st) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        if (S_ISDIR(st.st_mode)) {
+                close(fd);
+                return -EISDIR;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                /* A FIFO or device node in a captured tree would block a reader forever. */
+                close(fd);
+                return -EINVAL;
+        }
+
+        size_t cap = 4096, len = 0;
+        char *buf = malloc(cap);
+        if (!buf) {
+                close(fd);
+                return -ENOMEM;
+        }
+        for (;;) {
+                if (len + 1 >= cap) {
+                        if (cap >= FSROOT_MAX_FILE) {
+                                free(buf);
+                                close(fd);
+                                return -EFBIG;
+                        }
+                        char *grown = realloc(buf, cap * 2);
+                        if (!grown) {
+                                free(buf);
+                                close(fd);
+                                return -ENOMEM;
+                        }
+                        buf = grown;
+                        cap *= 2;
+                }
+                ssize_t n = read(fd, buf + len, cap - len - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int r = -errno;
+                        free(buf);
+                        close(fd);
+                        return r;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        close(fd);
+        buf[len] = '\0';
+        *ret = buf;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int fsroot_read_str(struct fsroot *fs, const char *path, char *buf, size_t size) {
+        char *data;
+        size_t len;
+        int r = fsroot_read_alloc(fs, path, &data, &len);
+        if (r < 0)
+                return r;
+        while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r'))
+                data[--len] = '\0';
+        if (strlen(data) != len) {
+                free(data); /* embedded NUL: not a text attribute */
+                return -EBADMSG;
+        }
+        if (len >= size) {
+                free(data);
+                return -EFBIG;
+        }
+        memcpy(buf, data, len + 1);
+        free(data);
+        return 0;
+}
+
+int fsroot_read_strf(struct fsroot *fs, char *buf, size_t size, const char *fmt, ...) {
+        char path[4096];
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(path, sizeof(path), fmt, ap);
+        va_end(ap);
+        if (n < 0 || n >= (int)sizeof(path))
+                return -ENAMETOOLONG;
+        return fsroot_read_str(fs, path, buf, size);
+}
+
+int fsroot_readlink(struct fsroot *fs, const char *path, char *buf, size_t size) {
+        char real[4096];
+        /* Resolve every component but the last, which is the link itself. */
+        int r = resolve(fs, path, false, real, sizeof(real));
+        if (r < 0)
+                return r;
+        if (fs->recording)
+                record_one(fs, real);
+        ssize_t n = readlinkat(fs->dir_fd, real, buf, size);
+        if (n < 0)
+                return -errno;
+        if ((size_t)n >= size)
+                return -ENAMETOOLONG;
+        buf[n] = '\0';
+        return 0;
+}
+
+int fsroot_readlink_base(struct fsroot *fs, const char *path, char *buf, size_t size) {
+        char target[4096];
+        int r = fsroot_readlink(fs, path, target, sizeof(target));
+        if (r < 0)
+                return r;
+        const char *base = strrchr(target, '/');
+        base = base ? base + 1 : target;
+        if (snprintf(buf, size, "%s", base) >= (int)size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int fsroot_realpath(struct fsroot *fs, const char *path, char *buf, size_t size) {
+        char real[4096];
+        int r = resolve(fs, path, true, real, sizeof(real));
+        if (r < 0)
+                return r;
+        if (faccessat(fs->dir_fd, real, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (snprintf(buf, size, "/%s", strcmp(real, ".") == 0 ? "" : real) >= (int)size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int fsroot_access(struct fsroot *fs, const char *path) {
+        char real[4096];
+        int r = resolve(fs, path, true, real, sizeof(real));
+        if (r < 0)
+                return r;
+        if (faccessat(fs->dir_fd, real, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (fs->recording)
+                record_one(fs, real);
+        return 0;
+}
+
+bool fsroot_is_dir(struct fsroot *fs, const char *path) {
+        char real[4096];
+        struct stat st;
+        if (resolve(fs, path, true, real, sizeof(real)) < 0)
+                return false;
+        return fstatat(fs->dir_fd, real, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+int fsroot_list(struct fsroot *fs, const char *path, char ***ret) {
+        int fd = open_in_root(fs, path, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        char **names = NULL;
+        int r = 0;
+        struct dirent *de;
+        errno = 0;
+        while ((de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                r = strv_push(&names, de->d_name);
+                if (r < 0)
+                        break;
+        }
+        closedir(d);
+        if (r < 0) {
+                strv_free(names);
+                return r;
+        }
+        if (!names) {
+                names = calloc(1, sizeof(char *));
+                if (!names)
+                        return -ENOMEM;
+        }
+        strv_sort(names);
+        *ret = names;
+        return 0;
+}
+
+void fsroot_record(struct fsroot *fs, bool on) { fs->recording = on; }
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int fsroot_recorded(struct fsroot *fs, char ***ret, size_t *ret_n) {
+        qsort(fs->recorded, fs->n_recorded, sizeof(char *), cmp_str);
+        size_t out = 0;
+        for (size_t i = 0; i < fs->n_recorded; i++) {
+                if (strcmp(fs->recorded[i], ".") == 0 ||
+                    (out > 0 && strcmp(fs->recorded[out - 1], fs->recorded[i]) == 0)) {
+                        free(fs->recorded[i]);
+                        continue;
+                }
+                fs->recorded[out++] = fs->recorded[i];
+        }
+        fs->n_recorded = out;
+        *ret = fs->recorded;
+        *ret_n = out;
+        return 0;
+}

@@ -1,0 +1,55 @@
+/* fsroot: every read of the machine's files goes through here, rooted at --root.
+ *
+ * Paths are written as on a live system ("/sys/bus/pci/devices"); the root directory
+ * is prepended by opening relative to a directory fd. On Linux >= 5.6 paths are resolved
+ * with openat2(RESOLVE_IN_ROOT), so absolute symlinks inside a captured tree stay inside
+ * it. Only this file may spell "/proc" or "/sys" as a root: everything else passes paths.
+ *
+ * All functions return 0 or a negative errno. A recorder, when enabled, remembers every
+ * path that was opened, listed or resolved, so that `gpuvet snapshot` can capture exactly
+ * what the checks read. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct fsroot;
+
+/* Limit on what fsroot_read_alloc() will read: sysfs/procfs files of interest are small;
+ * a larger file is treated as bad input (-EFBIG), never read into memory whole. */
+#define FSROOT_MAX_FILE (8u << 20)
+
+int fsroot_open(const char *dir, struct fsroot **ret);
+struct fsroot *fsroot_free(struct fsroot *fs);
+const char *fsroot_dir(const struct fsroot *fs);
+bool fsroot_is_live(const struct fsroot *fs);
+
+/* Read a whole file into a fresh NUL-terminated buffer (caller frees). -EFBIG past the limit. */
+int fsroot_read_alloc(struct fsroot *fs, const char *path, char **ret, size_t *ret_len);
+
+/* Read a small file into buf (NUL-terminated, trailing newlines stripped). -EFBIG when it
+ * does not fit. */
+int fsroot_read_str(struct fsroot *fs, const char *path, char *buf, size_t size);
+
+/* printf-style path variants of the above. */
+int fsroot_read_strf(struct fsroot *fs, char *buf, size_t size, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+int fsroot_readlink(struct fsroot *fs, const char *path, char *buf, size_t size);
+/* The last component of a symlink's target ("../../bus/pci/drivers/nvidia" -> "nvidia"). */
+int fsroot_readlink_base(struct fsroot *fs, const char *path, char *buf, size_t size);
+/* The absolute (root-relative) path a symlink resolves to, with .. folded. */
+int fsroot_realpath(struct fsroot *fs, const char *path, char *buf, size_t size);
+
+/* 0 if present (any type), -ENOENT etc. otherwise. */
+int fsroot_access(struct fsroot *fs, const char *path);
+bool fsroot_is_dir(struct fsroot *fs, const char *path);
+
+/* List a directory: names (without "." and ".."), sorted, NULL-terminated; free with strv_free. */
+int fsroot_list(struct fsroot *fs, const char *path, char ***ret);
+
+/* Path recording for snapshot. */
+void fsroot_record(struct fsroot *fs, bool on);
+/* The recorded paths (root-relative, no leading '/'), sorted and unique; owned by fs. */
+int fsroot_recorded(struct fsroot *fs, char ***ret, size_t *ret_n);

@@ -1,0 +1,58 @@
+/* Pure parsers for sysfs and procfs values. No I/O; each takes a NUL-terminated string
+ * and returns 0 or a negative errno (-EINVAL malformed, -ERANGE out of range), writing
+ * its result only on success. Fuzzed by tests/fuzz/fuzz_strparse.c. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Unsigned decimal (or 0x-prefixed hex) with optional surrounding whitespace. */
+int parse_u64(const char *s, uint64_t *ret);
+int parse_int(const char *s, int *ret);
+/* Hex with or without 0x ("0x10de", "10de"). */
+int parse_hex_u32(const char *s, uint32_t *ret);
+/* "Y"/"N"/"1"/"0"/"on"/"off"/"yes"/"no"/"true"/"false". */
+int parse_bool(const char *s, bool *ret);
+
+/* CPU list "0-3,8,10-11" -> count and highest id; bits set in a caller-sized bitmap when
+ * mask is non-NULL. An empty list is valid (count 0). */
+int parse_cpulist(const char *s, uint64_t *mask, size_t mask_bits, unsigned *ret_count);
+/* CPU mask "0000,00000000,0000ffff" (32-bit hex groups, most significant first). */
+int parse_cpumask(const char *s, uint64_t *mask, size_t mask_bits, unsigned *ret_count);
+/* Format a bitmap back into a canonical cpulist ("0-3,8"). */
+int format_cpulist(const uint64_t *mask, size_t mask_bits, char *buf, size_t size);
+
+/* PCIe link speed attribute: "16.0 GT/s PCIe", "8 GT/s", "2.5 GT/s", "Unknown" ->
+ * -ENODATA. Returns speed in MT/s (16000) to stay integral. */
+int parse_link_speed(const char *s, unsigned *ret_mts);
+/* GT/s in MT/s -> PCIe generation (2500 -> 1 ... 64000 -> 6); 0 if unknown. */
+unsigned pcie_gen_from_mts(unsigned mts);
+
+/* "[always] madvise never" -> "always". */
+int parse_bracketed_choice(const char *s, char *buf, size_t size);
+
+/* /proc/meminfo style "Key:   1234 kB" -> value in kB for key; -ENOENT when absent. */
+int parse_meminfo_kb(const char *text, const char *key, uint64_t *ret_kb);
+
+/* Kernel command line: value of "key=value", or "" for a bare "key"; -ENOENT when absent.
+ * The last occurrence wins, as in the kernel. Quoted values are unquoted. */
+int cmdline_get(const char *cmdline, const char *key, char *buf, size_t size);
+
+/* AER counter files ("RxErr 0\nBadTLP 0\n...TOTAL_ERR_COR 3") -> the TOTAL_* value. */
+int parse_aer_total(const char *text, uint64_t *ret_total);
+
+/* PCI "resource" file: one "start end flags" line per BAR. Writes up to n sizes in bytes
+ * (0 for unused BARs) and the number of lines parsed. */
+int parse_pci_resource(const char *text, uint64_t *sizes, size_t n, size_t *ret_n);
+
+/* "/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ..."
+ * -> "550.54.15". */
+int parse_nvidia_version(const char *text, char *buf, size_t size);
+
+/* Compare dotted versions numerically ("535.104.05" < "550.54.14"); -EINVAL if either
+ * is not dotted decimal. */
+int version_compare(const char *a, const char *b, int *ret_cmp);
+
+/* os-release style KEY="value" lines -> value (unquoted); -ENOENT when absent. */
+int parse_env_value(const char *text, const char *key, char *buf, size_t size);

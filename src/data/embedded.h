@@ -1,0 +1,8 @@
+/* Data files compiled into the binary (see tools/embed.py and data/). */
+#pragma once
+#include <stddef.h>
+
+extern const char embedded_gpus_json[];
+extern const size_t embedded_gpus_json_len;
+extern const char embedded_compat_json[];
+extern const size_t embedded_compat_json_len;

@@ -1,0 +1,183 @@
+#include "data/gpudb.h"
+#include "data/embedded.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GPUS_SCHEMA "gpuvet.gpus/1"
+
+static const char *opt_str(json_t *obj, const char *key) {
+        json_t *v = json_object_get(obj, key);
+        return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static double opt_num(json_t *obj, const char *key) {
+        json_t *v = json_object_get(obj, key);
+        return json_is_number(v) ? json_number_value(v) : 0.0;
+}
+
+static int parse_cc(const char *s, int *major, int *minor) {
+        char tail;
+        return s && sscanf(s, "%d.%d%c", major, minor, &tail) == 2 ? 0 : -EINVAL;
+}
+
+static int load_arch(json_t *a, struct gpu_arch *out, char *why, size_t whysize) {
+        out->id = opt_str(a, "id");
+        out->name = opt_str(a, "name");
+        out->sm = opt_str(a, "sm");
+        out->min_driver = opt_str(a, "min_driver");
+        out->last_cuda_major = opt_str(a, "last_cuda_major");
+        out->min_cuda = opt_str(a, "min_cuda");
+        if (!out->id || !out->name || !out->sm || !out->min_driver || !out->min_cuda) {
+                snprintf(why, whysize, "architecture %s lacks id, name, sm, min_driver or min_cuda",
+                         out->id ? out->id : "(no id)");
+                return -EINVAL;
+        }
+        if (parse_cc(opt_str(a, "cc"), &out->cc_major, &out->cc_minor) < 0) {
+                snprintf(why, whysize, "architecture %s: \"cc\" must look like \"9.0\"", out->id);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, char *why, size_t whysize) {
+        out->name = opt_str(m, "name");
+        out->arch = opt_str(m, "arch");
+        out->form = opt_str(m, "form");
+        if (!out->name || !out->arch || !out->form) {
+                snprintf(why, whysize, "GPU %s lacks name, arch or form", out->name ? out->name : "(no name)");
+                return -EINVAL;
+        }
+        if (!gpudb_arch(db, out->arch)) {
+                snprintf(why, whysize, "GPU %s: unknown architecture \"%s\"", out->name, out->arch);
+                return -EINVAL;
+        }
+        if (parse_cc(opt_str(m, "cc"), &out->cc_major, &out->cc_minor) < 0) {
+                snprintf(why, whysize, "GPU %s: \"cc\" must look like \"9.0\"", out->name);
+                return -EINVAL;
+        }
+        out->datacenter = json_is_true(json_object_get(m, "datacenter"));
+        out->memory_gb = opt_num(m, "memory_gb");
+        out->mem_bw_gbps = opt_num(m, "mem_bw_gbps");
+        out->pcie_gen = (unsigned)opt_num(m, "pcie_gen");
+        out->pcie_width = (unsigned)opt_num(m, "pcie_width");
+        out->nvlink_links = (unsigned)opt_num(m, "nvlink_links");
+        out->nvlink_gbps_per_dir = opt_num(m, "nvlink_gbps_per_dir");
+        out->max_power_w = (unsigned)opt_num(m, "max_power_w");
+        json_t *t = json_object_get(m, "tflops");
+        out->tflops = (struct gpu_tflops){
+                .fp64 = opt_num(t, "fp64"), .fp64_tc = opt_num(t, "fp64_tc"), .fp32 = opt_num(t, "fp32"),
+                .tf32 = opt_num(t, "tf32"), .fp16 = opt_num(t, "fp16"), .bf16 = opt_num(t, "bf16"),
+                .fp8 = opt_num(t, "fp8"), .int8 = opt_num(t, "int8"),
+        };
+        json_t *ids = json_object_get(m, "device_ids");
+        if (!json_is_array(ids) || json_array_size(ids) == 0 ||
+            json_array_size(ids) > sizeof(out->device_ids) / sizeof(out->device_ids[0])) {
+                snprintf(why, whysize, "GPU %s: \"device_ids\" must be a list of 1 to 12 hex ids", out->name);
+                return -EINVAL;
+        }
+        size_t i;
+        json_t *id;
+        json_array_foreach(ids, i, id) {
+                unsigned v;
+                char tail;
+                if (!json_is_string(id) || sscanf(json_string_value(id), "%4x%c", &v, &tail) != 1) {
+                        snprintf(why, whysize, "GPU %s: device id %zu is not a 4-digit hex string", out->name, i);
+                        return -EINVAL;
+                }
+                out->device_ids[out->n_device_ids++] = (uint16_t)v;
+        }
+        return 0;
+}
+
+static int load_from(json_t *root, struct gpudb *db, char *why, size_t whysize) {
+        const char *schema = opt_str(root, "schema");
+        if (!schema || strcmp(schema, GPUS_SCHEMA) != 0) {
+                snprintf(why, whysize, "\"schema\" must be \"%s\"", GPUS_SCHEMA);
+                return -EINVAL;
+        }
+        json_t *archs = json_object_get(root, "architectures"), *models = json_object_get(root, "gpus");
+        if (!json_is_array(archs) || !json_is_array(models)) {
+                snprintf(why, whysize, "\"architectures\" and \"gpus\" must be lists");
+                return -EINVAL;
+        }
+        db->archs = calloc(json_array_size(archs) + 1, sizeof(*db->archs));
+        db->models = calloc(json_array_size(models) + 1, sizeof(*db->models));
+        if (!db->archs || !db->models)
+                return -ENOMEM;
+        size_t i;
+        json_t *v;
+        json_array_foreach(archs, i, v) {
+                int r = load_arch(v, &db->archs[db->n_archs], why, whysize);
+                if (r < 0)
+                        return r;
+                db->n_archs++;
+        }
+        json_array_foreach(models, i, v) {
+                int r = load_model(db, v, &db->models[db->n_models], why, whysize);
+                if (r < 0)
+                        return r;
+                db->n_models++;
+        }
+        return 0;
+}
+
+int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
+        struct gpudb *db = calloc(1, sizeof(*db));
+        if (!db)
+                return -ENOMEM;
+        json_error_t jerr;
+        json_t *root;
+        if (dir) {
+                snprintf(db->source, sizeof(db->source), "%s/gpus.json", dir);
+                root = json_load_file(db->source, JSON_REJECT_DUPLICATES, &jerr);
+        } else {
+                snprintf(db->source, sizeof(db->source), "built-in gpus.json");
+                root = json_loadb(embedded_gpus_json, embedded_gpus_json_len, JSON_REJECT_DUPLICATES, &jerr);
+        }
+        if (!root) {
+                snprintf(err, errsize, "%s: line %d: %s", db->source, jerr.line, jerr.text);
+                gpudb_free(db);
+                return -EINVAL;
+        }
+        db->json = root;
+        char why[256] = "";
+        int r = load_from(root, db, why, sizeof(why));
+        if (r < 0) {
+                snprintf(err, errsize, "%s: %s", db->source, r == -ENOMEM ? "out of memory" : why);
+                gpudb_free(db);
+                return r;
+        }
+        *ret = db;
+        return 0;
+}
+
+struct gpudb *gpudb_free(struct gpudb *db) {
+        if (!db)
+                return NULL;
+        free(db->models);
+        free(db->archs);
+        json_decref(db->json);
+        free(db);
+        return NULL;
+}
+
+const struct gpu_model *gpudb_find(const struct gpudb *db, uint32_t vendor, uint32_t device) {
+        if (!db || vendor != 0x10de)
+                return NULL;
+        for (size_t i = 0; i < db->n_models; i++)
+                for (size_t k = 0; k < db->models[i].n_device_ids; k++)
+                        if (db->models[i].device_ids[k] == device)
+                                return &db->models[i];
+        return NULL;
+}
+
+const struct gpu_arch *gpudb_arch(const struct gpudb *db, const char *id) {
+        for (size_t i = 0; db && id && i < db->n_archs; i++)
+                if (strcmp(db->archs[i].id, id) == 0)
+                        return &db->archs[i];
+        return NULL;
+}

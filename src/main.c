@@ -1,0 +1,59 @@
+/* gpuvet: discover, check, benchmark and monitor NVIDIA GPU nodes. */
+#include "cmd/cmd.h"
+#include "version.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+struct subcommand {
+        const char *name;
+        int (*run)(int argc, char **argv);
+        const char *help;
+};
+
+static const struct subcommand subcommands[] = {
+        {"check", cmd_check, "check the node: one verdict, a remedy for every problem"},
+        {"detect", cmd_detect, "GPU -> architecture -> driver, CUDA, PyTorch wheels and NGC images to use"},
+        {"snapshot", cmd_snapshot, "capture the files checks read, to replay with --root elsewhere"},
+};
+
+static void print_usage(FILE *out) {
+        fprintf(out,
+                "Usage: gpuvet COMMAND [OPTIONS]\n"
+                "\n"
+                "Validate NVIDIA GPU servers: bare metal, passthrough hosts and VMs.\n"
+                "\n"
+                "Commands:\n");
+        for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+                fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].help);
+        fprintf(out,
+                "\n"
+                "Run `gpuvet COMMAND --help` for a command's options.\n"
+                "  -h, --help     this help\n"
+                "  -V, --version  print the version\n"
+                "\n"
+                "Exit status: 0 pass, 1 a check failed, 2 usage or bad input, 3 internal error.\n");
+}
+
+int main(int argc, char **argv) {
+        setlocale(LC_CTYPE, "");
+        if (argc < 2) {
+                print_usage(stderr);
+                return EXIT_USAGE;
+        }
+        const char *name = argv[1];
+        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
+                print_usage(stdout);
+                return EXIT_PASS;
+        }
+        if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
+                printf("gpuvet %s\n", GPUVET_VERSION);
+                return EXIT_PASS;
+        }
+        for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+                if (strcmp(name, subcommands[i].name) == 0)
+                        return subcommands[i].run(argc - 1, argv + 1);
+        fprintf(stderr, "gpuvet: unknown command \"%s\" (see gpuvet --help)\n", name);
+        return EXIT_USAGE;
+}

@@ -1,0 +1,122 @@
+#include "report/report_json.h"
+#include "checks/check.h"
+#include "version.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#define REPORT_SCHEMA "gpuvet.report/1"
+
+static json_t *str_or_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
+
+void *report_json_host(const struct facts *f) {
+        const struct host_facts *h = &f->host;
+        json_t *o = json_object();
+        json_object_set_new(o, "hostname", str_or_null(h->hostname));
+        json_object_set_new(o, "kernel_release", str_or_null(h->kernel_release));
+        json_object_set_new(o, "kernel_version", str_or_null(h->kernel_version));
+        json_object_set_new(o, "os", str_or_null(h->os_name));
+        json_object_set_new(o, "cpu_model", str_or_null(h->cpu_model));
+        json_object_set_new(o, "cpu_vendor", str_or_null(h->cpu_vendor));
+        json_object_set_new(o, "cpus_online", h->n_cpus_online ? json_integer(h->n_cpus_online) : json_null());
+        json_object_set_new(o, "mem_total_mib", h->mem_total_kb ? json_integer((json_int_t)(h->mem_total_kb / 1024)) : json_null());
+        json_object_set_new(o, "dmi_sys_vendor", str_or_null(h->dmi_sys_vendor));
+        json_object_set_new(o, "dmi_product_name", str_or_null(h->dmi_product_name));
+        json_object_set_new(o, "kernel_cmdline", str_or_null(h->cmdline));
+        return o;
+}
+
+void *report_json_gpus(const struct facts *f) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct gpu *g = &f->gpus.gpus[i];
+                const struct pci_dev *d = gpu_pci(f, i);
+                json_t *o = json_object();
+                char buf[64];
+                json_object_set_new(o, "index", json_integer((json_int_t)i));
+                json_object_set_new(o, "pci_bus_id", json_string(d->addr));
+                gpu_describe(f, i, buf, sizeof(buf));
+                json_object_set_new(o, "name", json_string(buf));
+                if (d->have_ids) {
+                        snprintf(buf, sizeof(buf), "%04x:%04x", d->vendor, d->device);
+                        json_object_set_new(o, "pci_id", json_string(buf));
+                } else {
+                        json_object_set_new(o, "pci_id", json_null());
+                }
+                const struct gpu_arch *arch = g->model ? gpudb_arch(f->db, g->model->arch) : NULL;
+                json_object_set_new(o, "architecture", arch ? json_string(arch->id) : json_null());
+                if (g->model) {
+                        snprintf(buf, sizeof(buf), "%d.%d", g->model->cc_major, g->model->cc_minor);
+                        json_object_set_new(o, "compute_capability", json_string(buf));
+                } else {
+                        json_object_set_new(o, "compute_capability", json_null());
+                }
+                json_object_set_new(o, "driver", str_or_null(d->driver));
+                json_object_set_new(o, "numa_node", d->have_numa_node ? json_integer(d->numa_node) : json_null());
+                json_object_set_new(o, "local_cpulist", str_or_null(d->local_cpulist));
+                json_object_set_new(o, "iommu_group", d->iommu_group >= 0 ? json_integer(d->iommu_group) : json_null());
+                if (d->have_link) {
+                        json_t *l = json_object();
+                        json_object_set_new(l, "current_speed_gts", json_real(d->cur_speed_mts / 1000.0));
+                        json_object_set_new(l, "max_speed_gts", json_real(d->max_speed_mts / 1000.0));
+                        json_object_set_new(l, "current_width", json_integer(d->cur_width));
+                        json_object_set_new(l, "max_width", json_integer(d->max_width));
+                        json_object_set_new(o, "pcie_link", l);
+                } else {
+                        json_object_set_new(o, "pcie_link", json_null());
+                }
+                json_array_append_new(a, o);
+        }
+        return a;
+}
+
+static json_t *result_json(const struct result *r) {
+        json_t *o = json_object();
+        json_object_set_new(o, "id", json_string(r->check->id));
+        json_object_set_new(o, "category", json_string(r->check->category));
+        json_object_set_new(o, "level", json_string(level_name(r->check->level)));
+        json_object_set_new(o, "subject", json_string(r->subject));
+        json_object_set_new(o, "status", json_string(status_name(r->status)));
+        json_object_set_new(o, "summary", str_or_null(r->summary));
+        json_object_set_new(o, "observed", str_or_null(r->observed));
+        json_object_set_new(o, "expected", str_or_null(r->expected));
+        json_object_set_new(o, "remedy", str_or_null(r->remedy));
+        json_t *ev = json_object();
+        for (size_t i = 0; i < r->n_evidence; i++)
+                json_object_set_new(ev, r->evidence[i].key, json_string(r->evidence[i].value));
+        json_object_set_new(o, "evidence", ev);
+        return o;
+}
+
+char *report_json(const struct facts *f, const struct report *rep, const struct run_info *run) {
+        json_t *root = json_object();
+        json_object_set_new(root, "schema", json_string(REPORT_SCHEMA));
+        json_t *tool = json_object();
+        json_object_set_new(tool, "name", json_string("gpuvet"));
+        json_object_set_new(tool, "version", json_string(GPUVET_VERSION));
+        json_object_set_new(root, "tool", tool);
+        json_object_set_new(root, "command", json_string(run->command));
+        json_object_set_new(root, "level", json_string(level_name(run->level)));
+        json_object_set_new(root, "root", json_string(run->root));
+        json_object_set_new(root, "host", report_json_host(f));
+        json_object_set_new(root, "gpus", report_json_gpus(f));
+
+        json_t *checks = json_array();
+        for (size_t i = 0; i < rep->n_results; i++)
+                json_array_append_new(checks, result_json(&rep->results[i]));
+        json_object_set_new(root, "checks", checks);
+
+        json_t *summary = json_object();
+        for (int s = 0; s < _STATUS_COUNT; s++)
+                json_object_set_new(summary, status_name((enum status)s), json_integer(rep->counts[s]));
+        enum status verdict = report_verdict(rep);
+        json_object_set_new(summary, "verdict", json_string(status_name(verdict)));
+        json_object_set_new(summary, "strict", json_boolean(run->strict));
+        json_object_set_new(summary, "duration_ms", json_real(run->duration_ms));
+        json_object_set_new(root, "summary", summary);
+
+        char *out = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        json_decref(root);
+        return out;
+}

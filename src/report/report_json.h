@@ -1,0 +1,19 @@
+/* The JSON report (schema gpuvet.report/1, documented in docs/report-schema.md). */
+#pragma once
+
+#include "core/result.h"
+#include "sys/facts.h"
+
+struct run_info {
+        const char *command; /* "check" */
+        enum level level;
+        const char *root;    /* the --root used */
+        double duration_ms;
+        bool strict;
+};
+
+/* Build the report as a JSON string (caller frees); NULL on out of memory. */
+char *report_json(const struct facts *f, const struct report *rep, const struct run_info *run);
+/* The host and gpus sections alone, as jansson objects, for other commands (info, detect). */
+void *report_json_host(const struct facts *f);
+void *report_json_gpus(const struct facts *f);

@@ -1,0 +1,60 @@
+#include "report/report_text.h"
+#include "checks/check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ANSI_RESET "\033[0m"
+#define ANSI_BOLD "\033[1m"
+#define ANSI_DIM "\033[2m"
+
+static const char *const status_glyph[_STATUS_COUNT] = {"✓", "⚠", "✗", "-", "!"};
+static const char *const status_color[_STATUS_COUNT] = {"\033[32m", "\033[33m", "\033[31m", "\033[2m", "\033[35m"};
+
+bool text_want_color(FILE *out) {
+        const char *no_color = getenv("NO_COLOR");
+        const char *term = getenv("TERM");
+        if (no_color && *no_color)
+                return false;
+        if (term && strcmp(term, "dumb") == 0)
+                return false;
+        return isatty(fileno(out));
+}
+
+static const char *c(const struct text_options *opt, const char *code) { return opt->color ? code : ""; }
+
+void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
+                 const struct text_options *opt) {
+        size_t id_width = 0;
+        for (size_t i = 0; i < rep->n_results; i++) {
+                size_t n = strlen(rep->results[i].check->id);
+                if (n > id_width)
+                        id_width = n;
+        }
+        fprintf(out, "%sgpuvet %s%s — %s, %zu NVIDIA GPU%s, level %s\n", c(opt, ANSI_BOLD), run->command,
+                c(opt, ANSI_RESET), f->host.hostname[0] ? f->host.hostname : "(unknown host)", f->gpus.n,
+                f->gpus.n == 1 ? "" : "s", level_name(run->level));
+
+        for (size_t i = 0; i < rep->n_results; i++) {
+                const struct result *r = &rep->results[i];
+                const char *subject = strcmp(r->subject, "host") == 0 ? "" : r->subject;
+                fprintf(out, " %s%s%s %-*s %-12s %s\n", c(opt, status_color[r->status]), status_glyph[r->status],
+                        c(opt, ANSI_RESET), (int)id_width, r->check->id, subject, r->summary ? r->summary : "");
+                bool problem = r->status == STATUS_WARN || r->status == STATUS_FAIL || r->status == STATUS_ERROR;
+                if ((problem || opt->verbose) && (r->observed || r->expected))
+                        fprintf(out, "   %*s %sobserved: %s; expected: %s%s\n", (int)id_width, "", c(opt, ANSI_DIM),
+                                r->observed ? r->observed : "-", r->expected ? r->expected : "-", c(opt, ANSI_RESET));
+                if (problem && r->remedy)
+                        fprintf(out, "   %*s remedy: %s\n", (int)id_width, "", r->remedy);
+        }
+
+        enum status verdict = report_verdict(rep);
+        if (run->strict && verdict == STATUS_WARN)
+                verdict = STATUS_FAIL;
+        const char *word = verdict == STATUS_PASS ? "PASS" : verdict == STATUS_WARN ? "PASS with warnings" : "FAIL";
+        fprintf(out, "%sVerdict: %s%s%s — %u pass, %u warn, %u fail, %u skip, %u error (%.0f ms)\n",
+                c(opt, ANSI_BOLD), c(opt, status_color[verdict]), word, c(opt, ANSI_RESET), rep->counts[STATUS_PASS],
+                rep->counts[STATUS_WARN], rep->counts[STATUS_FAIL], rep->counts[STATUS_SKIP], rep->counts[STATUS_ERROR],
+                run->duration_ms);
+}

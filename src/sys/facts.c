@@ -1,0 +1,35 @@
+#include "sys/facts.h"
+
+#include <string.h>
+
+int facts_gather(struct fsroot *fs, const struct gpudb *db, struct facts *f) {
+        memset(f, 0, sizeof(*f));
+        f->db = db;
+        int r;
+        if ((r = host_gather(fs, &f->host)) < 0 || (r = pci_gather(fs, &f->pci)) < 0 ||
+            (r = gpu_gather(&f->pci, db, &f->gpus)) < 0)
+                return r;
+        /* Categories read what they need; each may use the host, PCI and GPU facts above. */
+        int (*const gatherers[])(struct fsroot *, struct facts *) = {
+                cpu_gather,   numa_gather,   memory_gather, iommu_gather,
+                virt_gather,  nvidia_gather, kernel_gather, container_gather,
+        };
+        for (size_t i = 0; i < sizeof(gatherers) / sizeof(gatherers[0]); i++)
+                if ((r = gatherers[i](fs, f)) < 0)
+                        return r;
+        return 0;
+}
+
+void facts_done(struct facts *f) {
+        container_facts_done(&f->container);
+        kernel_facts_done(&f->kernel);
+        nvidia_facts_done(&f->nvidia);
+        virt_facts_done(&f->virt);
+        iommu_facts_done(&f->iommu);
+        memory_facts_done(&f->memory);
+        numa_facts_done(&f->numa);
+        cpu_facts_done(&f->cpu);
+        gpu_facts_done(&f->gpus);
+        pci_facts_done(&f->pci);
+        host_facts_done(&f->host);
+}

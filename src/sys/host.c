@@ -1,0 +1,123 @@
+#include "sys/host.h"
+#include "core/fsroot.h"
+#include "core/strparse.h"
+#include "core/strv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void cpuinfo_field(const char *text, const char *key, char *buf, size_t size) {
+        size_t klen = strlen(key);
+        for (const char *line = text; line && *line;) {
+                const char *eol = strchr(line, '\n');
+                size_t len = eol ? (size_t)(eol - line) : strlen(line);
+                if (strncmp(line, key, klen) == 0 && (line[klen] == '\t' || line[klen] == ' ' || line[klen] == ':')) {
+                        const char *colon = memchr(line, ':', len);
+                        if (colon) {
+                                const char *v = colon + 1;
+                                while (*v == ' ')
+                                        v++;
+                                size_t vlen = (size_t)(line + len - v);
+                                if (vlen >= size)
+                                        vlen = size - 1;
+                                memcpy(buf, v, vlen);
+                                buf[vlen] = '\0';
+                                return;
+                        }
+                }
+                line = eol ? eol + 1 : NULL;
+        }
+}
+
+static bool cpuinfo_has_flag(const char *text, const char *flag) {
+        char flags[8192] = "";
+        cpuinfo_field(text, "flags", flags, sizeof(flags));
+        size_t flen = strlen(flag);
+        for (char *p = flags; (p = strstr(p, flag)); p += flen)
+                if ((p == flags || p[-1] == ' ') && (p[flen] == ' ' || p[flen] == '\0'))
+                        return true;
+        return false;
+}
+
+static void gather_cpuinfo(struct fsroot *fs, struct host_facts *h) {
+        char *text;
+        if (fsroot_read_alloc(fs, "/proc/cpuinfo", &text, NULL) < 0)
+                return;
+        cpuinfo_field(text, "model name", h->cpu_model, sizeof(h->cpu_model));
+        if (!h->cpu_model[0]) /* POWER and Arm name the CPU differently */
+                cpuinfo_field(text, "cpu", h->cpu_model, sizeof(h->cpu_model));
+        cpuinfo_field(text, "vendor_id", h->cpu_vendor, sizeof(h->cpu_vendor));
+        h->cpu_hypervisor_flag = cpuinfo_has_flag(text, "hypervisor");
+        free(text);
+}
+
+static void gather_modules(struct fsroot *fs, struct host_facts *h) {
+        char *text;
+        if (fsroot_read_alloc(fs, "/proc/modules", &text, NULL) < 0)
+                return;
+        h->have_modules = true;
+        for (char *line = text; line && *line;) {
+                char *eol = strchr(line, '\n');
+                if (eol)
+                        *eol = '\0';
+                char *sp = strchr(line, ' ');
+                if (sp)
+                        *sp = '\0';
+                if (*line)
+                        (void)strv_push(&h->modules, line);
+                line = eol ? eol + 1 : NULL;
+        }
+        free(text);
+}
+
+static void read_into(struct fsroot *fs, const char *path, char *buf, size_t size) {
+        if (fsroot_read_str(fs, path, buf, size) < 0)
+                buf[0] = '\0';
+}
+
+int host_gather(struct fsroot *fs, struct host_facts *h) {
+        memset(h, 0, sizeof(*h));
+        read_into(fs, "/proc/sys/kernel/hostname", h->hostname, sizeof(h->hostname));
+        read_into(fs, "/proc/sys/kernel/osrelease", h->kernel_release, sizeof(h->kernel_release));
+        read_into(fs, "/proc/version", h->kernel_version, sizeof(h->kernel_version));
+        read_into(fs, "/sys/class/dmi/id/sys_vendor", h->dmi_sys_vendor, sizeof(h->dmi_sys_vendor));
+        read_into(fs, "/sys/class/dmi/id/product_name", h->dmi_product_name, sizeof(h->dmi_product_name));
+
+        char *text;
+        if (fsroot_read_alloc(fs, "/etc/os-release", &text, NULL) == 0 ||
+            fsroot_read_alloc(fs, "/usr/lib/os-release", &text, NULL) == 0) {
+                (void)parse_env_value(text, "PRETTY_NAME", h->os_name, sizeof(h->os_name));
+                free(text);
+        }
+
+        char online[1024];
+        unsigned n;
+        if (fsroot_read_str(fs, "/sys/devices/system/cpu/online", online, sizeof(online)) == 0 &&
+            parse_cpulist(online, NULL, 0, &n) == 0)
+                h->n_cpus_online = n;
+
+        size_t len;
+        if (fsroot_read_alloc(fs, "/proc/cmdline", &h->cmdline, &len) == 0)
+                while (len > 0 && h->cmdline[len - 1] == '\n')
+                        h->cmdline[--len] = '\0';
+
+        if (fsroot_read_alloc(fs, "/proc/meminfo", &text, NULL) == 0) {
+                (void)parse_meminfo_kb(text, "MemTotal", &h->mem_total_kb);
+                free(text);
+        }
+        gather_cpuinfo(fs, h);
+        gather_modules(fs, h);
+        return 0;
+}
+
+void host_facts_done(struct host_facts *h) {
+        free(h->cmdline);
+        strv_free(h->modules);
+        memset(h, 0, sizeof(*h));
+}
+
+bool host_module_loaded(const struct host_facts *h, const char *name) {
+        return strv_contains(h->modules, name);
+}

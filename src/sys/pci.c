@@ -1,0 +1,296 @@
+#include "sys/pci.h"
+#include "core/fsroot.h"
+#include "core/strparse.h"
+#include "core/strv.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCI_EXT_CAP_START 0x100
+#define PCI_EXT_CAP_ID_ACS 0x000d
+#define PCI_CONFIG_SPACE_EXT 4096
+#define CPUMASK_BITS 4096
+
+static bool looks_like_pci_addr(const char *s) {
+        unsigned dom, bus, dev, fn;
+        char tail;
+        return strlen(s) == 12 && sscanf(s, "%4x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn, &tail) == 4;
+}
+
+static void note_error(struct pci_dev *d, int r) {
+        if (r < 0 && r != -ENOENT && d->read_errno == 0)
+                d->read_errno = -r;
+}
+
+static int read_hex_attr(struct fsroot *fs, const char *addr, const char *attr, uint32_t *ret) {
+        char buf[64];
+        int r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/%s", addr, attr);
+        if (r < 0)
+                return r;
+        return parse_hex_u32(buf, ret);
+}
+
+static void gather_ids(struct fsroot *fs, struct pci_dev *d) {
+        int r = read_hex_attr(fs, d->addr, "vendor", &d->vendor);
+        if (r == 0)
+                r = read_hex_attr(fs, d->addr, "device", &d->device);
+        if (r == 0)
+                r = read_hex_attr(fs, d->addr, "class", &d->class_code);
+        note_error(d, r);
+        d->have_ids = r == 0;
+        /* Older kernels and some captures lack subsystem ids: optional. */
+        (void)read_hex_attr(fs, d->addr, "subsystem_vendor", &d->subsys_vendor);
+        (void)read_hex_attr(fs, d->addr, "subsystem_device", &d->subsys_device);
+        if (!d->have_ids) {
+                /* A capture may hold the class alone (hwloc's gathered trees do). */
+                uint32_t cls;
+                if (read_hex_attr(fs, d->addr, "class", &cls) == 0)
+                        d->class_code = cls;
+        }
+}
+
+static void gather_locality(struct fsroot *fs, struct pci_dev *d) {
+        char buf[1024], path[128];
+        int r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/numa_node", d->addr);
+        d->numa_node = -1;
+        if (r == 0 && parse_int(buf, &d->numa_node) == 0 && d->numa_node >= -1)
+                d->have_numa_node = true;
+        else
+                note_error(d, r < 0 ? r : -EINVAL);
+
+        r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/local_cpulist", d->addr);
+        unsigned count;
+        if (r == 0 && parse_cpulist(buf, NULL, 0, &count) == 0 && strlen(buf) < sizeof(d->local_cpulist)) {
+                memcpy(d->local_cpulist, buf, strlen(buf) + 1);
+                return;
+        }
+        r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/local_cpus", d->addr);
+        if (r < 0)
+                return;
+        uint64_t *mask = calloc(CPUMASK_BITS / 64, sizeof(uint64_t));
+        if (!mask)
+                return;
+        if (parse_cpumask(buf, mask, CPUMASK_BITS, &count) == 0)
+                (void)format_cpulist(mask, CPUMASK_BITS, d->local_cpulist, sizeof(d->local_cpulist));
+        free(mask);
+        (void)path;
+}
+
+static void gather_link(struct fsroot *fs, struct pci_dev *d) {
+        char buf[64];
+        int r;
+        unsigned cur_w, max_w;
+        if ((r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/current_link_speed", d->addr)) < 0 ||
+            parse_link_speed(buf, &d->cur_speed_mts) < 0)
+                goto fail;
+        if ((r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/max_link_speed", d->addr)) < 0 ||
+            parse_link_speed(buf, &d->max_speed_mts) < 0)
+                goto fail;
+        int w;
+        if ((r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/current_link_width", d->addr)) < 0 ||
+            parse_int(buf, &w) < 0 || w < 0 || w > 32)
+                goto fail;
+        cur_w = (unsigned)w;
+        if ((r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/max_link_width", d->addr)) < 0 ||
+            parse_int(buf, &w) < 0 || w < 0 || w > 32)
+                goto fail;
+        max_w = (unsigned)w;
+        d->cur_width = cur_w;
+        d->max_width = max_w;
+        d->have_link = true;
+        return;
+fail:
+        /* No link attributes at all is normal (integrated devices, VMs); a garbled one is not. */
+        if (r != -ENOENT)
+                note_error(d, r < 0 ? r : -EINVAL);
+        d->cur_speed_mts = d->max_speed_mts = 0;
+}
+
+static void gather_aer(struct fsroot *fs, struct pci_dev *d) {
+        static const char *const files[] = {"aer_dev_correctable", "aer_dev_nonfatal", "aer_dev_fatal"};
+        uint64_t *dest[] = {&d->aer_correctable, &d->aer_nonfatal, &d->aer_fatal};
+        for (size_t i = 0; i < 3; i++) {
+                char path[128], *text;
+                snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", d->addr, files[i]);
+                int r = fsroot_read_alloc(fs, path, &text, NULL);
+                if (r < 0) {
+                        note_error(d, r);
+                        return;
+                }
+                r = parse_aer_total(text, dest[i]);
+                free(text);
+                if (r < 0) {
+                        note_error(d, r);
+                        return;
+                }
+        }
+        d->have_aer = true;
+}
+
+static void gather_bars(struct fsroot *fs, struct pci_dev *d) {
+        char path[128], *text;
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", d->addr);
+        if (fsroot_read_alloc(fs, path, &text, NULL) < 0)
+                return;
+        size_t n;
+        if (parse_pci_resource(text, d->bar_bytes, PCI_NUM_BARS, &n) == 0)
+                d->have_bars = true;
+        free(text);
+}
+
+static uint32_t le32(const unsigned char *p) {
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void gather_acs(struct fsroot *fs, struct pci_dev *d) {
+        char path[128], *cfg;
+        size_t len;
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", d->addr);
+        d->acs = PCI_ACS_UNKNOWN;
+        if (fsroot_read_alloc(fs, path, &cfg, &len) < 0)
+                return;
+        /* Unprivileged reads stop at 64 or 256 bytes: extended capabilities are then unknown. */
+        if (len < PCI_EXT_CAP_START + 8) {
+                free(cfg);
+                return;
+        }
+        const unsigned char *c = (const unsigned char *)cfg;
+        unsigned off = PCI_EXT_CAP_START;
+        d->acs = PCI_ACS_ABSENT;
+        for (unsigned hops = 0; off >= PCI_EXT_CAP_START && off + 8 <= len && hops < 64; hops++) {
+                uint32_t hdr = le32(c + off);
+                if (hdr == 0 || hdr == 0xffffffffu)
+                        break;
+                if ((hdr & 0xffff) == PCI_EXT_CAP_ID_ACS) {
+                        d->acs = PCI_ACS_PRESENT;
+                        d->acs_cap = (uint16_t)(c[off + 4] | c[off + 5] << 8);
+                        d->acs_ctrl = (uint16_t)(c[off + 6] | c[off + 7] << 8);
+                        break;
+                }
+                off = (hdr >> 20) & 0xffc;
+        }
+        free(cfg);
+}
+
+static void gather_device(struct fsroot *fs, struct pci_dev *d) {
+        char path[128], buf[64];
+        gather_ids(fs, d);
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", d->addr);
+        if (fsroot_realpath(fs, path, d->sysfs_path, sizeof(d->sysfs_path)) < 0)
+                snprintf(d->sysfs_path, sizeof(d->sysfs_path), "%s", path);
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", d->addr);
+        if (fsroot_readlink_base(fs, path, d->driver, sizeof(d->driver)) < 0)
+                d->driver[0] = '\0';
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", d->addr);
+        d->iommu_group = -1;
+        if (fsroot_readlink_base(fs, path, buf, sizeof(buf)) == 0 && parse_int(buf, &d->iommu_group) < 0)
+                d->iommu_group = -1;
+
+        gather_locality(fs, d);
+        gather_link(fs, d);
+        gather_aer(fs, d);
+        gather_bars(fs, d);
+        gather_acs(fs, d);
+}
+
+/* The parent is the path component before the device's own, when it is a PCI address:
+ * /sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0 -> 0000:00:01.0. */
+static void link_parents(struct pci_facts *p) {
+        for (size_t i = 0; i < p->n; i++) {
+                struct pci_dev *d = &p->devs[i];
+                d->parent = -1;
+                char tmp[512];
+                snprintf(tmp, sizeof(tmp), "%s", d->sysfs_path);
+                char *last = strrchr(tmp, '/');
+                if (!last)
+                        continue;
+                *last = '\0';
+                char *prev = strrchr(tmp, '/');
+                const char *up = prev ? prev + 1 : tmp;
+                if (!looks_like_pci_addr(up))
+                        continue;
+                for (size_t j = 0; j < p->n; j++)
+                        if (strcmp(p->devs[j].addr, up) == 0)
+                                d->parent = (int)j;
+        }
+}
+
+static void gather_nvidia_proc(struct fsroot *fs, struct pci_facts *p) {
+        char **names = NULL;
+        if (fsroot_list(fs, "/proc/driver/nvidia/gpus", &names) < 0)
+                return;
+        for (size_t i = 0; names[i] && p->n_nvidia_proc_gpus < 64; i++)
+                if (looks_like_pci_addr(names[i]))
+                        memcpy(p->nvidia_proc_gpus[p->n_nvidia_proc_gpus++], names[i], 13);
+        strv_free(names);
+}
+
+int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
+        memset(ret, 0, sizeof(*ret));
+        gather_nvidia_proc(fs, ret);
+
+        char **names = NULL;
+        int r = fsroot_list(fs, "/sys/bus/pci/devices", &names);
+        if (r < 0) {
+                ret->list_errno = -r;
+                return 0;
+        }
+        size_t n = strv_length(names);
+        ret->devs = calloc(n ? n : 1, sizeof(struct pci_dev));
+        if (!ret->devs) {
+                strv_free(names);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (!looks_like_pci_addr(names[i]))
+                        continue;
+                struct pci_dev *d = &ret->devs[ret->n++];
+                for (size_t k = 0; k < 12; k++)
+                        d->addr[k] = (char)tolower((unsigned char)names[i][k]);
+                gather_device(fs, d);
+        }
+        strv_free(names);
+        link_parents(ret);
+        return 0;
+}
+
+void pci_facts_done(struct pci_facts *p) {
+        free(p->devs);
+        memset(p, 0, sizeof(*p));
+}
+
+bool pci_is_nvidia_gpu(const struct pci_facts *p, const struct pci_dev *d) {
+        if (d->have_ids)
+                return d->vendor == PCI_VENDOR_NVIDIA && (pci_class_sub(d) == 0x0300 || pci_class_sub(d) == 0x0302);
+        /* Without ids (a partial capture), trust the driver's own list of its GPUs. */
+        for (size_t i = 0; i < p->n_nvidia_proc_gpus; i++)
+                if (strcmp(p->nvidia_proc_gpus[i], d->addr) == 0)
+                        return true;
+        return false;
+}
+
+bool pci_is_nvswitch(const struct pci_dev *d) {
+        /* NVSwitch enumerates as an NVIDIA "bridge, other" (class 0x0680). */
+        return d->have_ids && d->vendor == PCI_VENDOR_NVIDIA && pci_class_sub(d) == 0x0680;
+}
+
+bool pci_is_network(const struct pci_dev *d) {
+        return d->have_ids && pci_class_base(d) == 0x02;
+}
+
+bool pci_is_bridge(const struct pci_dev *d) {
+        return pci_class_sub(d) == PCI_CLASS_BRIDGE_PCI;
+}
+
+const struct pci_dev *pci_find(const struct pci_facts *p, const char *addr) {
+        for (size_t i = 0; i < p->n; i++)
+                if (strcmp(p->devs[i].addr, addr) == 0)
+                        return &p->devs[i];
+        return NULL;
+}
