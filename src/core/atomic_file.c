@@ -2,14 +2,41 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A target that exists and is not a regular file (/dev/stdout, a FIFO) gets a plain write:
+ * renaming over it would replace a device node with a file. */
+static int write_in_place(const char *path, const void *data, size_t len) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        const char *p = data;
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int r = -errno;
+                        close(fd);
+                        return r;
+                }
+                p += n;
+                len -= (size_t)n;
+        }
+        return close(fd) < 0 ? -errno : 0;
+}
+
 int atomic_write(const char *path, const void *data, size_t len) {
+        struct stat st;
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+                if (S_ISDIR(st.st_mode))
+                        return -EISDIR;
+                return write_in_place(path, data, len);
+        }
         char tmp[4096];
         if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
                 return -ENAMETOOLONG;

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install what gpuvet needs to build and test on Debian 12 / Ubuntu 22.04+. Idempotent.
+set -euo pipefail
+
+packages=(
+  meson ninja-build gcc clang pkg-config python3
+  libjansson-dev libarchive-dev libcmocka-dev
+  libclang-rt-14-dev   # sanitizer and libFuzzer runtimes for clang
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "bootstrap: installing ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
