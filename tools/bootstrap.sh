@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(
   meson ninja-build gcc clang pkg-config python3
-  libjansson-dev libarchive-dev libcmocka-dev
+  libjansson-dev libarchive-dev libcmocka-dev libpci-dev pci.ids
   libclang-rt-14-dev   # sanitizer and libFuzzer runtimes for clang
 )
 

@@ -1,0 +1,61 @@
+#include "sys/pci_names.h"
+
+#include <errno.h>
+#include <pci/pci.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static struct pci_access *access_handle;
+static bool init_failed;
+static jmp_buf init_escape;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* libpci reports fatal errors through a hook that must not return; the default one
+ * exits the process. Only pci_init() can raise it here (when no access method works, as
+ * in some containers), so escape from it and run without names. */
+static void __attribute__((noreturn, format(printf, 1, 2))) init_error(char *msg, ...) {
+        (void)msg;
+        longjmp(init_escape, 1);
+}
+
+static void __attribute__((format(printf, 1, 2))) quiet(char *msg, ...) { (void)msg; }
+
+static void names_cleanup(void) {
+        if (access_handle)
+                pci_cleanup(access_handle);
+        access_handle = NULL;
+}
+
+static void names_init(void) {
+        struct pci_access *a = pci_alloc();
+        if (!a) {
+                init_failed = true;
+                return;
+        }
+        a->error = init_error;
+        a->warning = quiet;
+        a->debug = quiet;
+        if (setjmp(init_escape)) {
+                init_failed = true;
+                return; /* a is leaked on purpose: its state after the escape is unknown */
+        }
+        pci_init(a);
+        access_handle = a;
+        atexit(names_cleanup);
+}
+
+int pci_names_lookup(uint16_t vendor, uint16_t device, char *buf, size_t size) {
+        pthread_once(&init_once, names_init);
+        if (!init_failed && access_handle) {
+                const char *name = pci_lookup_name(access_handle, buf, (int)size,
+                                                   PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS,
+                                                   vendor, device);
+                if (name)
+                        return 0;
+        }
+        snprintf(buf, size, "%04x:%04x", vendor, device);
+        return -ENOENT;
+}
