@@ -3,7 +3,9 @@
 #include "checks/check.h"
 #include "core/strparse.h"
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static void link_text(unsigned mts, unsigned width, char *buf, size_t size) {
         unsigned gen = pcie_gen_from_mts(mts);
@@ -99,4 +101,334 @@ const struct check_info check_pcie_link_speed = {
         .level = LEVEL_QUICK,
         .title = "Each GPU's PCIe link runs at its maximum speed (warns at idle)",
         .run = run_link_speed,
+};
+
+/* ---- AER, ACS and BAR1 (docs/checks/pcie.md) ---- */
+
+#define MIB (UINT64_C(1) << 20)
+#define GIB (UINT64_C(1) << 30)
+/* The legacy BAR1 aperture that fits below 4 GiB: what a GPU gets without Above 4G
+ * decoding / Resizable BAR. */
+#define BAR1_LEGACY_BYTES (256 * MIB)
+/* Bridges between a GPU and its root port: deeper PCIe switch cascades are not built. */
+#define MAX_UPSTREAM 16
+
+/* ACS control register bits (PCIe base spec 7.7.8.3). */
+#define ACS_SV 0x0001 /* source validation */
+#define ACS_TB 0x0002 /* translation blocking */
+#define ACS_RR 0x0004 /* P2P request redirect */
+#define ACS_CR 0x0008 /* P2P completion redirect */
+#define ACS_UF 0x0010 /* upstream forwarding */
+#define ACS_EC 0x0020 /* P2P egress control */
+#define ACS_DT 0x0040 /* direct translated P2P */
+/* The bits that send peer-to-peer traffic up to the root complex instead of across the switch. */
+#define ACS_P2P_REDIRECT (ACS_RR | ACS_CR | ACS_EC)
+
+static void appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t size, const char *fmt, ...) {
+        size_t len = strlen(buf);
+        if (len + 1 >= size)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        (void)vsnprintf(buf + len, size - len, fmt, ap);
+        va_end(ap);
+}
+
+/* The devices above d, nearest first (at most MAX_UPSTREAM); returns how many. */
+static size_t upstream(const struct facts *f, const struct pci_dev *d, const struct pci_dev **ret) {
+        size_t n = 0;
+        for (int p = d->parent; p >= 0 && (size_t)p < f->pci.n && n < MAX_UPSTREAM; p = f->pci.devs[p].parent)
+                ret[n++] = &f->pci.devs[p];
+        return n;
+}
+
+static void aer_judge(const struct pci_dev *d, const char *role, char *observed, size_t size, enum status *worst) {
+        if (!d->have_aer)
+                return;
+        appendf(observed, size, "%s%s %s: correctable %llu, non-fatal %llu, fatal %llu", observed[0] ? "; " : "", role,
+                d->addr, (unsigned long long)d->aer_correctable, (unsigned long long)d->aer_nonfatal,
+                (unsigned long long)d->aer_fatal);
+        enum status s = STATUS_PASS;
+        if (d->aer_fatal || d->aer_nonfatal)
+                s = STATUS_FAIL;
+        else if (d->aer_correctable)
+                s = STATUS_WARN;
+        if (s == STATUS_FAIL || (s == STATUS_WARN && *worst == STATUS_PASS))
+                *worst = s;
+}
+
+static void run_aer(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct pci_dev *d = gpu_pci(f, i);
+                struct result *r = result_new(rep, self, d->addr);
+                result_evidence(r, "source", "%s/aer_dev_{correctable,nonfatal,fatal}", d->sysfs_path);
+                if (!d->have_aer) {
+                        if (d->read_errno)
+                                result_status(r, STATUS_ERROR, "cannot read the AER counters of %s: %s", d->addr,
+                                              "unreadable or malformed sysfs attributes (aer_dev_*)");
+                        else
+                                result_status(r, STATUS_SKIP,
+                                              "the kernel exposes no AER counters for %s (no aer_dev_* files: AER "
+                                              "off, firmware-first error handling, a VM, or Linux < 4.17)",
+                                              d->addr);
+                        continue;
+                }
+                char observed[768] = "";
+                enum status worst = STATUS_PASS;
+                aer_judge(d, "GPU", observed, sizeof(observed), &worst);
+                const struct pci_dev *up[MAX_UPSTREAM];
+                size_t n_up = upstream(f, d, up);
+                for (size_t k = 0; k < n_up; k++)
+                        aer_judge(up[k], "bridge", observed, sizeof(observed), &worst);
+                result_observed(r, "%s", observed);
+                result_expected(r, "0 errors of every kind since boot");
+                switch (worst) {
+                case STATUS_FAIL:
+                        result_status(r, STATUS_FAIL, "uncorrectable PCIe errors logged on the path of %s", d->addr);
+                        result_remedy(r,
+                                      "Read the error types with `journalctl -k | grep -i aer` and `sudo lspci -vvv -s "
+                                      "%s` (UESta); reseat the GPU and its riser/cable, update BIOS and GPU firmware, "
+                                      "and replace the part if errors return after a reboot (counters reset at boot).",
+                                      d->addr);
+                        break;
+                case STATUS_WARN:
+                        result_status(r, STATUS_WARN,
+                                      "correctable PCIe errors on the path of %s: retried in hardware, a rising "
+                                      "count means a marginal link",
+                                      d->addr);
+                        result_remedy(r,
+                                      "Compare the counts again after a load run (`gpuvet check --level standard`); if "
+                                      "they grow, reseat the GPU and its riser/cable and check `sudo lspci -vvv -s %s` "
+                                      "(CESta).",
+                                      d->addr);
+                        break;
+                default:
+                        result_status(r, STATUS_PASS, "no PCIe errors logged on the path of %s", d->addr);
+                        break;
+                }
+        }
+}
+
+static void acs_bits(uint16_t ctrl, char *buf, size_t size) {
+        static const struct {
+                uint16_t bit;
+                const char *name;
+        } bits[] = {{ACS_SV, "SV"}, {ACS_TB, "TB"}, {ACS_RR, "RR"}, {ACS_CR, "CR"},
+                    {ACS_UF, "UF"}, {ACS_EC, "EC"}, {ACS_DT, "DT"}};
+        buf[0] = '\0';
+        for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+                if (ctrl & bits[i].bit)
+                        appendf(buf, size, "%s%s", buf[0] ? " " : "", bits[i].name);
+        if (!buf[0])
+                snprintf(buf, size, "none");
+}
+
+static bool node_has_peers(const struct facts *f) {
+        if (f->gpus.n >= 2)
+                return true;
+        for (size_t i = 0; i < f->pci.n; i++)
+                if (pci_is_network(&f->pci.devs[i]))
+                        return true;
+        return false;
+}
+
+static void run_acs(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        bool vfio_host = iommu_count_vfio_gpus(&f->gpus, &f->pci) > 0;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct pci_dev *d = gpu_pci(f, i);
+                struct result *r = result_new(rep, self, d->addr);
+                const struct pci_dev *up[MAX_UPSTREAM];
+                size_t n_up = upstream(f, d, up);
+                if (n_up == 0) {
+                        result_evidence(r, "source", "%s", d->sysfs_path);
+                        result_status(r, STATUS_SKIP, "no PCIe bridge above %s (root bus device)", d->addr);
+                        continue;
+                }
+                result_evidence(r, "source", "%s/config", up[0]->sysfs_path);
+                if (f->virt.is_vm && !vfio_host) {
+                        result_status(r, STATUS_SKIP, "%s guest: the bridges above %s are emulated", f->virt.hypervisor,
+                                      d->addr);
+                        continue;
+                }
+                bool unknown = false;
+                for (size_t k = 0; k < n_up; k++)
+                        unknown |= up[k]->acs == PCI_ACS_UNKNOWN;
+                if (unknown) {
+                        result_status(r, STATUS_SKIP,
+                                      "needs root to read PCIe extended config space (%s/config past 256 bytes)",
+                                      up[0]->sysfs_path);
+                        continue;
+                }
+                char observed[768] = "", redirecting[256] = "";
+                size_t n_redirect = 0, n_open = 0;
+                for (size_t k = 0; k < n_up; k++) {
+                        char bits[64];
+                        if (up[k]->acs == PCI_ACS_ABSENT) {
+                                appendf(observed, sizeof(observed), "%s%s no ACS", observed[0] ? "; " : "", up[k]->addr);
+                                n_open++;
+                                continue;
+                        }
+                        acs_bits(up[k]->acs_ctrl, bits, sizeof(bits));
+                        appendf(observed, sizeof(observed), "%s%s ACS ctrl 0x%04x (%s)", observed[0] ? "; " : "",
+                                up[k]->addr, up[k]->acs_ctrl, bits);
+                        if (up[k]->acs_ctrl & ACS_P2P_REDIRECT) {
+                                appendf(redirecting, sizeof(redirecting), "%s%s", redirecting[0] ? " " : "",
+                                        up[k]->addr);
+                                n_redirect++;
+                        } else {
+                                n_open++;
+                        }
+                }
+                result_observed(r, "%s", observed);
+                if (vfio_host) {
+                        result_expected(r, "P2P redirect (RR CR) on every bridge above the GPU, for isolation");
+                        if (n_open == 0)
+                                result_status(r, STATUS_PASS, "ACS redirect on every bridge above %s, as VM isolation needs",
+                                              d->addr);
+                        else {
+                                result_status(r, STATUS_WARN,
+                                              "%zu bridge%s above %s without ACS redirect: the devices below are "
+                                              "not isolated from each other",
+                                              n_open, n_open == 1 ? "" : "s", d->addr);
+                                result_remedy(r,
+                                              "Enable ACS in the BIOS (\"PCIe ACS Control\" under IIO/PCIe settings) "
+                                              "and keep the IOMMU on (the kernel then turns ACS on); see "
+                                              "iommu.gpu_groups for the groups that result.");
+                        }
+                        continue;
+                }
+                result_expected(r, "no P2P redirect (RR CR EC) on the bridges above the GPU (bare metal)");
+                if (n_redirect == 0) {
+                        result_status(r, STATUS_PASS, "no ACS redirect above %s: peer traffic may take the short path",
+                                      d->addr);
+                        continue;
+                }
+                if (!node_has_peers(f)) {
+                        result_status(r, STATUS_PASS,
+                                      "ACS redirect on %zu bridge%s above %s; harmless with one GPU and no NIC for "
+                                      "GPUDirect RDMA",
+                                      n_redirect, n_redirect == 1 ? "" : "s", d->addr);
+                        continue;
+                }
+                result_status(r, STATUS_WARN,
+                              "ACS redirect on %zu bridge%s above %s sends GPU P2P and GPUDirect RDMA traffic through "
+                              "the root complex (slower, or P2P fails)",
+                              n_redirect, n_redirect == 1 ? "" : "s", d->addr);
+                result_remedy(r,
+                              "On bare metal disable ACS in the BIOS (\"PCIe ACS Control\"), or after each boot run "
+                              "`sudo setpci -s <bridge> ECAP_ACS+0x6.w=0000` for each of: %s (NCCL troubleshooting "
+                              "guide). Not on a host that passes GPUs to VMs.",
+                              redirecting);
+        }
+}
+
+static void bytes_text(uint64_t bytes, char *buf, size_t size) {
+        if (bytes >= GIB && bytes % GIB == 0)
+                snprintf(buf, size, "%llu GiB", (unsigned long long)(bytes / GIB));
+        else
+                snprintf(buf, size, "%llu MiB", (unsigned long long)(bytes / MIB));
+}
+
+static void remedy_bar1(const struct facts *f, struct result *r) {
+        if (f->virt.is_vm)
+                result_remedy(r,
+                              "Give the guest a 64-bit MMIO window larger than the GPU memory: QEMU q35 `-global "
+                              "q35-pcihost.pci-hole64-size=2048G`, OVMF `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,"
+                              "string=262144`; on the host enable Above 4G decoding and Resizable BAR in the BIOS.");
+        else
+                result_remedy(r,
+                              "Enable \"Above 4G Decoding\" (and \"Resizable BAR\" / \"Re-Size BAR Support\" where "
+                              "offered) in the BIOS PCI settings; confirm with `sudo lspci -vv -s <gpu> | grep "
+                              "Region` or `nvidia-smi -q -d MEMORY` (BAR1 Memory Usage).");
+}
+
+static void run_bar1(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct pci_dev *d = gpu_pci(f, i);
+                const struct gpu_model *m = f->gpus.gpus[i].model;
+                struct result *r = result_new(rep, self, d->addr);
+                result_evidence(r, "source", "%s/resource", d->sysfs_path);
+                if (!d->have_bars) {
+                        result_status(r, STATUS_SKIP, "BAR sizes of %s unknown: %s/resource absent or unparsable",
+                                      d->addr, d->sysfs_path);
+                        continue;
+                }
+                /* NVIDIA GPUs: resource line 0 = BAR0 (registers, 16 MiB, 32-bit), line 1 = BAR1
+                 * (framebuffer aperture, 64-bit prefetchable: it also uses register 2, whose line
+                 * stays 0), line 3 = BAR3 (32 MiB, 64-bit). The line index is the BAR number. */
+                uint64_t bar1 = d->bar_bytes[1];
+                uint64_t mem = m && m->memory_gb > 0 ? (uint64_t)(m->memory_gb * (double)GIB) : 0;
+                char size[32], memtext[32] = "";
+                bytes_text(bar1, size, sizeof(size));
+                if (mem)
+                        bytes_text(mem, memtext, sizeof(memtext));
+                result_observed(r, "BAR1 %s%s%s", bar1 ? size : "unassigned", mem ? ", GPU memory " : "", memtext);
+                if (mem)
+                        result_expected(r, "BAR1 >= GPU memory (%s): Above 4G decoding / Resizable BAR on", memtext);
+                else
+                        result_expected(r, "BAR1 > 256 MiB: Above 4G decoding / Resizable BAR on");
+                if (bar1 == 0) {
+                        result_status(r, STATUS_FAIL,
+                                      "BAR1 of %s is not assigned: the firmware found no room for the framebuffer "
+                                      "aperture; the driver cannot use the GPU",
+                                      d->addr);
+                        remedy_bar1(f, r);
+                        continue;
+                }
+                if (bar1 <= BAR1_LEGACY_BYTES) {
+                        bool dc = !m || m->datacenter;
+                        if (!dc) {
+                                result_status(r, STATUS_PASS,
+                                              "BAR1 %s: the default small aperture of a non-datacenter GPU "
+                                              "(Resizable BAR off)",
+                                              size);
+                                continue;
+                        }
+                        result_status(r, STATUS_WARN,
+                                      "BAR1 only %s: Above 4G decoding / Resizable BAR off; limits GPUDirect RDMA and "
+                                      "peer mappings",
+                                      size);
+                        remedy_bar1(f, r);
+                        continue;
+                }
+                if (mem && bar1 < mem) {
+                        result_status(r, STATUS_PASS,
+                                      "BAR1 %s: Above 4G decoding on; the aperture maps part of the %s of memory", size,
+                                      memtext);
+                        continue;
+                }
+                result_status(r, STATUS_PASS, "BAR1 %s%s: Above 4G decoding / Resizable BAR on", size,
+                              mem ? " covers the GPU memory" : "");
+        }
+}
+
+const struct check_info check_pcie_aer = {
+        .id = "pcie.aer",
+        .category = "pcie",
+        .level = LEVEL_QUICK,
+        .title = "No PCIe AER errors logged on each GPU and the bridges above it",
+        .run = run_aer,
+};
+
+const struct check_info check_pcie_acs = {
+        .id = "pcie.acs",
+        .category = "pcie",
+        .level = LEVEL_QUICK,
+        .title = "ACS on the bridges above each GPU fits the node's role (off for P2P, on for passthrough)",
+        .run = run_acs,
+};
+
+const struct check_info check_pcie_bar1 = {
+        .id = "pcie.bar1",
+        .category = "pcie",
+        .level = LEVEL_QUICK,
+        .title = "Each GPU's BAR1 aperture is large (Above 4G decoding / Resizable BAR on)",
+        .run = run_bar1,
 };

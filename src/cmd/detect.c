@@ -1,10 +1,454 @@
+#include "cmd/detect.h"
 #include "cmd/cmd.h"
+#include "core/fsroot.h"
+#include "core/strparse.h"
+#include "data/compat.h"
+#include "data/gpudb.h"
+#include "sys/facts.h"
+#include "version.h"
 
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_TIMEOUT_S 30
+#define DRIVER_VERSION_FILE "/proc/driver/nvidia/version"
+
+static const char usage[] =
+        "Usage: gpuvet detect [OPTIONS]\n"
+        "\n"
+        "For each NVIDIA GPU: model, architecture and compute capability, the driver branch and\n"
+        "CUDA version to install, and which CUDA toolkits, PyTorch wheels and NGC containers run\n"
+        "on the installed driver (with the reason when one does not).\n"
+        "\n"
+        "Options:\n"
+        "  -j, --json            write the answer as JSON (schema gpuvet.detect/1, see docs/detect.md)\n"
+        "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
+        "  -r, --root DIR        read /sys and /proc under DIR (a fixture or snapshot);\n"
+        "                        default / or $GPUVET_FSROOT\n"
+        "      --data-dir DIR    gpus.json and compat.json from DIR ($GPUVET_DATA_DIR)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Exit status: 0 done (also with no GPU), 2 usage or bad input, 3 internal error.\n";
+
+/* ---- the document ---- */
+
+static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+
+static bool valid_version(const char *s) {
+        int cmp;
+        return s && *s && version_compare(s, s, &cmp) == 0;
+}
+
+static json_t *driver_object(const struct facts *f, const struct compat *c, const char **ret_version) {
+        const struct nvidia_facts *nv = &f->nvidia;
+        json_t *d = json_object();
+        const char *version = nv->have_version && valid_version(nv->driver_version) ? nv->driver_version : NULL;
+        *ret_version = version;
+        json_object_set_new(d, "installed", json_boolean(version != NULL));
+        json_object_set_new(d, "version", str_or_null(version));
+        const char *problem = NULL;
+        if (!version) {
+                if (nv->have_version)
+                        problem = "the driver version in " DRIVER_VERSION_FILE " is not a dotted version";
+                else if (nv->version_errno == -ENOENT || nv->version_errno == 0)
+                        problem = DRIVER_VERSION_FILE " is absent: no NVIDIA driver is loaded";
+                else if (nv->version_errno == -EINVAL)
+                        problem = DRIVER_VERSION_FILE " holds no driver version";
+                else
+                        problem = "could not read " DRIVER_VERSION_FILE;
+        }
+        json_object_set_new(d, "problem", str_or_null(problem));
+        char branch[16] = "";
+        if (version)
+                snprintf(branch, sizeof(branch), "R%lu", strtoul(version, NULL, 10));
+        json_object_set_new(d, "branch", version ? json_string(branch) : json_null());
+        const struct compat_branch *b = compat_branch_of(c, version);
+        json_object_set_new(d, "branch_supported", version ? json_boolean(b != NULL) : json_null());
+        json_object_set_new(d, "branch_eol", str_or_null(b ? b->eol : NULL));
+        const struct compat_toolkit *native = compat_max_native(c, version), *minor = compat_max_minor(c, version);
+        json_object_set_new(d, "max_cuda_native", str_or_null(native ? native->cuda : NULL));
+        json_object_set_new(d, "max_cuda_minor_compat", str_or_null(minor ? minor->cuda : NULL));
+        json_object_set_new(d, "source", json_string(DRIVER_VERSION_FILE));
+        return d;
+}
+
+static void set_judgement(json_t *o, const struct compat_judgement *j) {
+        json_object_set_new(o, "runs", json_boolean(compat_verdict_runs(j->verdict)));
+        json_object_set_new(o, "verdict", json_string(compat_verdict_name(j->verdict)));
+        json_object_set_new(o, "reason", json_string(j->reason));
+}
+
+static json_t *cuda_list(const struct compat *c, const struct compat_gpu *gpu, const char *driver,
+                         const char **ret_newest) {
+        json_t *list = json_array();
+        *ret_newest = NULL;
+        for (size_t i = 0; i < c->n_toolkits; i++) {
+                const struct compat_toolkit *t = &c->toolkits[i];
+                struct compat_judgement j;
+                compat_judge_toolkit(c, t, gpu, driver, &j);
+                json_t *o = json_object();
+                json_object_set_new(o, "version", json_string(t->cuda));
+                json_object_set_new(o, "min_driver", json_string(t->min_driver));
+                set_judgement(o, &j);
+                json_array_append_new(list, o);
+                if (compat_verdict_runs(j.verdict))
+                        *ret_newest = t->cuda; /* the table is oldest first */
+        }
+        return list;
+}
+
+static json_t *wheel_list(const struct compat *c, const struct compat_gpu *gpu, const char *driver) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < c->n_wheels; i++) {
+                const struct compat_wheel *w = &c->wheels[i];
+                struct compat_judgement j;
+                compat_judge_wheel(c, w, gpu, driver, &j);
+                json_t *o = json_object();
+                json_object_set_new(o, "wheel", json_string(w->tag));
+                json_object_set_new(o, "cuda", json_string(w->cuda));
+                json_object_set_new(o, "min_driver", json_string(w->min_driver));
+                json_object_set_new(o, "native_driver", json_string(w->native_driver));
+                json_object_set_new(o, "torch_first", str_or_null(j.torch_first));
+                json_object_set_new(o, "torch_last", str_or_null(j.torch_last));
+                set_judgement(o, &j);
+                json_array_append_new(list, o);
+        }
+        return list;
+}
+
+static json_t *ngc_list(const struct compat *c, const struct compat_gpu *gpu, const char *driver) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < c->n_ngc; i++) {
+                const struct compat_ngc *n = &c->ngc[i];
+                struct compat_judgement j;
+                compat_judge_ngc(c, n, gpu, driver, &j);
+                json_t *o = json_object();
+                json_object_set_new(o, "release", json_string(n->release));
+                json_object_set_new(o, "cuda", json_string(n->cuda));
+                json_object_set_new(o, "pytorch", json_string(n->pytorch));
+                json_object_set_new(o, "native_driver", json_string(n->native_driver));
+                json_object_set_new(o, "verified", json_boolean(n->verified));
+                set_judgement(o, &j);
+                json_array_append_new(list, o);
+        }
+        return list;
+}
+
+/* One entry per GPU model (identical GPUs grouped); unknown devices grouped by id. */
+static json_t *gpu_group(const struct facts *f, const struct compat *c, const struct gpu_model *m,
+                         uint32_t device, const char *driver) {
+        json_t *g = json_object();
+        char id[16];
+        snprintf(id, sizeof(id), "10de:%04x", device);
+        json_object_set_new(g, "model", str_or_null(m ? m->name : NULL));
+        json_object_set_new(g, "known", json_boolean(m != NULL));
+        json_object_set_new(g, "pci_device_id", json_string(id));
+        json_t *addrs = json_array();
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct gpu *x = &f->gpus.gpus[i];
+                const struct pci_dev *d = &f->pci.devs[x->pci_index];
+                if (m ? x->model == m : !x->model && d->device == device)
+                        json_array_append_new(addrs, json_string(d->addr));
+        }
+        json_object_set_new(g, "count", json_integer((json_int_t)json_array_size(addrs)));
+        json_object_set_new(g, "pci_addresses", addrs);
+        const struct gpu_arch *arch = m ? gpudb_arch(f->db, m->arch) : NULL;
+        if (!m || !arch) {
+                char why[160];
+                snprintf(why, sizeof(why),
+                         "PCI device %s is not in gpuvet's GPU table: add it to gpus.json (see docs/data-files.md)", id);
+                json_object_set_new(g, "problem", json_string(why));
+                return g;
+        }
+        char cc[16], sm[16];
+        snprintf(cc, sizeof(cc), "%d.%d", m->cc_major, m->cc_minor);
+        snprintf(sm, sizeof(sm), "sm_%d", m->cc_major * 10 + m->cc_minor);
+        json_object_set_new(g, "architecture", json_string(arch->id));
+        json_object_set_new(g, "architecture_name", json_string(arch->name));
+        json_object_set_new(g, "compute_capability", json_string(cc));
+        json_object_set_new(g, "sm", json_string(sm));
+        json_object_set_new(g, "datacenter", json_boolean(m->datacenter));
+
+        const struct compat_recommendation *rec = compat_recommendation(c, arch->id);
+        const struct compat_toolkit *best = compat_newest_toolkit_for(c, m->cc_major, m->cc_minor);
+        json_t *r = json_object();
+        json_object_set_new(r, "driver_branch", str_or_null(rec ? rec->branch->id : NULL));
+        json_object_set_new(r, "branch_kind", str_or_null(rec ? rec->branch->kind : NULL));
+        json_object_set_new(r, "branch_eol", str_or_null(rec ? rec->branch->eol : NULL));
+        json_object_set_new(r, "driver", str_or_null(rec ? rec->branch->reference_driver : NULL));
+        json_object_set_new(r, "cuda", str_or_null(best ? best->cuda : NULL));
+        json_object_set_new(r, "note", str_or_null(rec ? rec->note : NULL));
+        json_object_set_new(g, "recommended", r);
+
+        /* Without a driver, answer for the recommended branch. */
+        const char *eval = driver ? driver : rec ? rec->branch->reference_driver : NULL;
+        json_object_set_new(g, "evaluated_driver", str_or_null(eval));
+        json_object_set_new(g, "driver_assumed", json_boolean(!driver && eval));
+        struct compat_gpu gpu = {.cc_major = m->cc_major, .cc_minor = m->cc_minor, .datacenter = m->datacenter, .arch = arch};
+        char why[192] = "";
+        bool supported = compat_driver_supports_gpu(c, &gpu, eval, why, sizeof(why));
+        json_object_set_new(g, "driver_supports_gpu", eval ? json_boolean(supported) : json_null());
+        json_object_set_new(g, "problem", supported ? json_null() : json_string(why));
+        const char *newest;
+        json_t *cuda = cuda_list(c, &gpu, eval, &newest);
+        json_object_set_new(g, "newest_cuda", str_or_null(newest));
+        json_object_set_new(g, "cuda", cuda);
+        json_object_set_new(g, "pytorch", wheel_list(c, &gpu, eval));
+        json_object_set_new(g, "ngc", ngc_list(c, &gpu, eval));
+        return g;
+}
+
+json_t *detect_report(const struct facts *f, const struct compat *c, const char *root) {
+        json_t *doc = json_object();
+        if (!doc)
+                return NULL;
+        json_object_set_new(doc, "schema", json_string("gpuvet.detect/1"));
+        json_object_set_new(doc, "gpuvet_version", json_string(GPUVET_VERSION));
+        json_object_set_new(doc, "root", json_string(root));
+        json_t *data = json_object();
+        json_object_set_new(data, "gpus", json_string(f->db ? f->db->source : ""));
+        json_object_set_new(data, "compat", json_string(c->source));
+        json_object_set_new(doc, "data", data);
+        const char *driver;
+        json_object_set_new(doc, "driver", driver_object(f, c, &driver));
+        json_t *gpus = json_array();
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct gpu *x = &f->gpus.gpus[i];
+                const struct pci_dev *d = &f->pci.devs[x->pci_index];
+                bool seen = false;
+                for (size_t k = 0; k < i && !seen; k++) {
+                        const struct gpu *y = &f->gpus.gpus[k];
+                        seen = x->model ? y->model == x->model : !y->model && f->pci.devs[y->pci_index].device == d->device;
+                }
+                if (!seen)
+                        json_array_append_new(gpus, gpu_group(f, c, x->model, d->device, driver));
+        }
+        json_object_set_new(doc, "gpus", gpus);
+        return doc;
+}
+
+/* ---- text ---- */
+
+static const char *jstr(const json_t *o, const char *key) {
+        const char *s = json_string_value(json_object_get(o, key));
+        return s ? s : "";
+}
+
+static const char *verdict_label(const char *verdict) {
+        static const struct {
+                const char *verdict, *label;
+        } labels[] = {
+                {"native", "native"},
+                {"minor_compat", "minor-version compatibility"},
+                {"forward_compat", "forward compatibility (datacenter)"},
+                {"driver_too_old", "no, driver too old"},
+                {"arch_unsupported", "no, no code for this GPU"},
+                {"gpu_unsupported_by_driver", "no, the driver does not support this GPU"},
+        };
+        for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+                if (strcmp(labels[i].verdict, verdict) == 0)
+                        return labels[i].label;
+        return verdict;
+}
+
+/* Items of a list grouped by verdict, one line each: "native: 11.8 12.0 ...", with the
+ * first item's reason for the ones that do not run. */
+static void write_by_verdict(FILE *out, const char *title, const json_t *list, const char *key) {
+        static const char *const order[] = {"native", "minor_compat", "forward_compat", "driver_too_old",
+                                             "gpu_unsupported_by_driver", "arch_unsupported"};
+        bool first_line = true;
+        for (size_t v = 0; v < sizeof(order) / sizeof(order[0]); v++) {
+                size_t i, n = 0;
+                const json_t *item, *first = NULL;
+                json_array_foreach(list, i, item) {
+                        if (strcmp(jstr(item, "verdict"), order[v]) != 0)
+                                continue;
+                        if (!n++) {
+                                first = item;
+                                fprintf(out, "  %-10s%s:", first_line ? title : "", verdict_label(order[v]));
+                                first_line = false;
+                        }
+                        fprintf(out, " %s", jstr(item, key));
+                }
+                if (n && !json_is_true(json_object_get(first, "runs")))
+                        fprintf(out, "\n  %-10s  (%s)", "", jstr(first, "reason"));
+                if (n)
+                        fputc('\n', out);
+        }
+}
+
+static void write_wheels(FILE *out, const json_t *list) {
+        size_t i;
+        const json_t *w;
+        json_array_foreach(list, i, w) {
+                char torch[32] = "-";
+                const char *first = jstr(w, "torch_first"), *last = jstr(w, "torch_last");
+                if (*first && !*last)
+                        snprintf(torch, sizeof(torch), "%s+", first);
+                else if (*first && strcmp(first, last) == 0)
+                        snprintf(torch, sizeof(torch), "%s", first);
+                else if (*first)
+                        snprintf(torch, sizeof(torch), "%s-%s", first, last);
+                bool runs = json_is_true(json_object_get(w, "runs"));
+                fprintf(out, "  %-10s%-6s torch %-9s %s", i ? "" : "PyTorch", jstr(w, "wheel"), torch,
+                        verdict_label(jstr(w, "verdict")));
+                if (!runs)
+                        fprintf(out, ": %s", jstr(w, "reason"));
+                fputc('\n', out);
+        }
+}
+
+static void write_gpu(FILE *out, const json_t *g) {
+        json_int_t count = json_integer_value(json_object_get(g, "count"));
+        const json_t *addrs = json_object_get(g, "pci_addresses");
+        if (!json_is_true(json_object_get(g, "known"))) {
+                fprintf(out, "%lldx unknown NVIDIA GPU %s\n", (long long)count, jstr(g, "pci_device_id"));
+        } else {
+                fprintf(out, "%lldx %s (%s, compute capability %s, %s%s)\n", (long long)count, jstr(g, "model"),
+                        jstr(g, "architecture_name"), jstr(g, "compute_capability"), jstr(g, "sm"),
+                        json_is_true(json_object_get(g, "datacenter")) ? ", datacenter" : "");
+        }
+        fprintf(out, "  %-10s", "PCI");
+        size_t i;
+        const json_t *a;
+        json_array_foreach(addrs, i, a) fprintf(out, "%s%s", i ? " " : "", json_string_value(a));
+        fputc('\n', out);
+        if (!json_is_true(json_object_get(g, "known"))) {
+                fprintf(out, "  %-10s%s\n\n", "Problem", jstr(g, "problem"));
+                return;
+        }
+        const json_t *r = json_object_get(g, "recommended");
+        if (*jstr(r, "driver_branch"))
+                fprintf(out, "  %-10sdriver %s (%s, EOL %s; e.g. %s) with CUDA %s\n", "Install", jstr(r, "driver_branch"),
+                        jstr(r, "branch_kind"), jstr(r, "branch_eol"), jstr(r, "driver"), jstr(r, "cuda"));
+        else
+                fprintf(out, "  %-10sCUDA %s (no driver branch recommendation in compat.json for %s)\n", "Install",
+                        jstr(r, "cuda"), jstr(g, "architecture"));
+        if (*jstr(r, "note"))
+                fprintf(out, "  %-10s%s\n", "", jstr(r, "note"));
+        if (!*jstr(g, "evaluated_driver")) {
+                fprintf(out, "\n");
+                return;
+        }
+        if (json_is_true(json_object_get(g, "driver_assumed")))
+                fprintf(out, "  %-10sno driver installed; below assumes %s %s\n", "Driver", jstr(r, "driver_branch"),
+                        jstr(g, "evaluated_driver"));
+        else
+                fprintf(out, "  %-10s%s: newest CUDA for this GPU %s\n", "Driver", jstr(g, "evaluated_driver"),
+                        *jstr(g, "newest_cuda") ? jstr(g, "newest_cuda") : "none");
+        if (*jstr(g, "problem"))
+                fprintf(out, "  %-10s%s\n", "Problem", jstr(g, "problem"));
+        write_by_verdict(out, "CUDA", json_object_get(g, "cuda"), "version");
+        write_wheels(out, json_object_get(g, "pytorch"));
+        write_by_verdict(out, "NGC", json_object_get(g, "ngc"), "release");
+        fputc('\n', out);
+}
+
+void detect_write_text(FILE *out, const json_t *doc) {
+        const json_t *d = json_object_get(doc, "driver"), *gpus = json_object_get(doc, "gpus");
+        if (json_is_true(json_object_get(d, "installed"))) {
+                fprintf(out, "Driver %s (%s, %s): CUDA <= %s natively, <= %s with minor-version compatibility\n",
+                        jstr(d, "version"), jstr(d, "branch"),
+                        json_is_true(json_object_get(d, "branch_supported")) ? "a supported datacenter branch"
+                                                                              : "not a supported datacenter branch",
+                        *jstr(d, "max_cuda_native") ? jstr(d, "max_cuda_native") : "none",
+                        *jstr(d, "max_cuda_minor_compat") ? jstr(d, "max_cuda_minor_compat") : "none");
+        } else {
+                fprintf(out, "Driver: none (%s)\n", jstr(d, "problem"));
+        }
+        if (json_array_size(gpus) == 0) {
+                fprintf(out, "No NVIDIA GPU found under %s/sys/bus/pci/devices.\n",
+                        strcmp(jstr(doc, "root"), "/") ? jstr(doc, "root") : "");
+                return;
+        }
+        fputc('\n', out);
+        size_t i;
+        const json_t *g;
+        json_array_foreach(gpus, i, g) write_gpu(out, g);
+}
+
+/* ---- the command ---- */
 
 int cmd_detect(int argc, char **argv) {
-        (void)argc;
-        (void)argv;
-        fprintf(stderr, "gpuvet detect: not built yet\n");
-        return EXIT_INTERNAL;
+        static const struct option options[] = {
+                {"json", no_argument, NULL, 'j'},          {"timeout", required_argument, NULL, 'T'},
+                {"root", required_argument, NULL, 'r'},    {"data-dir", required_argument, NULL, 'D'},
+                {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        };
+        struct common_options common;
+        common_options_init(&common);
+        bool json = false;
+        unsigned timeout_s = DEFAULT_TIMEOUT_S;
+
+        optind = 1;
+        opterr = 0;
+        int opt;
+        while ((opt = getopt_long(argc, argv, ":jr:h", options, NULL)) != -1) {
+                switch (opt) {
+                case 'j': json = true; break;
+                case 'T':
+                        if (!parse_seconds(optarg, &timeout_s)) {
+                                fprintf(stderr, "gpuvet detect: --timeout: expected whole seconds 1..86400, not \"%s\"\n", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'r': common.root = optarg; break;
+                case 'D': common.data_dir = optarg; break;
+                case 'h': fputs(usage, stdout); return EXIT_PASS;
+                case ':':
+                        fprintf(stderr, "gpuvet detect: option %s needs a value\n", argv[optind - 1]);
+                        return EXIT_USAGE;
+                default:
+                        fprintf(stderr, "gpuvet detect: unknown option %s (see gpuvet detect --help)\n", argv[optind - 1]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "gpuvet detect: unexpected argument \"%s\" (see gpuvet detect --help)\n", argv[optind]);
+                return EXIT_USAGE;
+        }
+
+        struct compat *c;
+        char err[512];
+        int r = compat_load(common.data_dir, &c, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading compat.json" : err);
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        struct fsroot *fs;
+        struct gpudb *db;
+        int code = open_inputs(&common, &fs, &db);
+        if (code) {
+                compat_free(c);
+                return code;
+        }
+        watchdog_arm(timeout_s, "gathering facts");
+        struct facts facts;
+        r = facts_gather(fs, db, &facts);
+        watchdog_arm(0, "");
+        json_t *doc = r < 0 ? NULL : detect_report(&facts, c, common.root);
+        code = EXIT_PASS;
+        if (r < 0) {
+                fprintf(stderr, "gpuvet detect: gathering facts: %s\n", strerror(-r));
+                code = EXIT_INTERNAL;
+        } else if (!doc) {
+                fprintf(stderr, "gpuvet detect: out of memory building the answer\n");
+                code = EXIT_INTERNAL;
+        } else if (json) {
+                if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', stdout) == EOF) {
+                        fprintf(stderr, "gpuvet detect: writing the JSON to standard output failed\n");
+                        code = EXIT_INTERNAL;
+                }
+        } else {
+                detect_write_text(stdout, doc);
+        }
+        json_decref(doc);
+        facts_done(&facts);
+        gpudb_free(db);
+        fsroot_free(fs);
+        compat_free(c);
+        return code;
 }

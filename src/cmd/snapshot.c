@@ -1,10 +1,608 @@
+/* gpuvet snapshot: capture the files the checks read, as a tar that replays with --root.
+ *
+ * Facts are gathered once with fsroot's recorder on; every path that was opened, listed
+ * or resolved (each symlink met on the way included) is then captured from the root:
+ * regular files with the content read now (sysfs reports st_size 4096 for short
+ * attributes, so the size is what was read), symlinks as symlinks, directories as
+ * directory entries. A directory that was listed also gets the names of its children
+ * (symlinks with their target, subdirectories empty, files empty unless read), so a
+ * listing replays with the same names. The archive is built in memory and written with
+ * atomic_write(), so a failed run never leaves a torn FILE.tar behind. */
 #include "cmd/cmd.h"
+#include "core/atomic_file.h"
+#include "core/fsroot.h"
+#include "core/strv.h"
+#include "data/gpudb.h"
+#include "sys/facts.h"
+#include "version.h"
 
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_TIMEOUT_S 30
+#define INFO_NAME "gpuvet-snapshot.txt"
+
+static const char usage[] =
+        "Usage: gpuvet snapshot -o FILE.tar [OPTIONS]\n"
+        "\n"
+        "Capture the files gpuvet check reads into a tar archive. On another machine,\n"
+        "  mkdir DIR && tar -xf FILE.tar -C DIR && gpuvet check --root DIR\n"
+        "gives the same verdict and results as on this one.\n"
+        "\n"
+        "Options:\n"
+        "  -o, --output FILE     the archive to write (\"-\" for standard output); written\n"
+        "                        atomically, an existing FILE is replaced only on success\n"
+        "      --timeout SEC     give up (exit 3) if reading blocks this long (default 30)\n"
+        "  -r, --root DIR        capture from DIR instead of / (default $GPUVET_FSROOT)\n"
+        "      --data-dir DIR    GPU table from DIR ($GPUVET_DATA_DIR); not captured\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Files the current user cannot read (root-only attributes) are left out and\n"
+        "counted in a warning.\n"
+        "\n"
+        "Exit status: 0 written, 2 usage or bad output path, 3 internal error.\n";
+
+/* Why a path is in the snapshot; a path met more than once keeps the strongest reason. */
+enum reason {
+        REASON_PARENT,   /* a directory above something captured */
+        REASON_CHILD,    /* a name seen in a listed directory: kept as a name only */
+        REASON_RECORDED, /* opened, listed or resolved by the gatherers */
+};
+
+struct entry {
+        char *path; /* root-relative, no leading '/' */
+        enum reason reason;
+};
+
+struct capture {
+        int root_fd;
+        struct entry *entries;
+        size_t n, cap;
+        unsigned n_files, n_dirs, n_links, n_truncated;
+        unsigned n_denied;      /* EACCES/EPERM: root-only files read as a user */
+        unsigned n_unreadable;  /* other read errors, and FIFOs/devices */
+        char first_denied[256]; /* named in the warning, so the user knows what is missing */
+};
+
+struct membuf {
+        char *data;
+        size_t len, cap;
+};
+
+static int add_entry(struct capture *c, const char *path, enum reason reason) {
+        if (c->n == c->cap) {
+                size_t cap = c->cap ? c->cap * 2 : 1024;
+                struct entry *grown = realloc(c->entries, cap * sizeof(*grown));
+                if (!grown)
+                        return -ENOMEM;
+                c->entries = grown;
+                c->cap = cap;
+        }
+        char *copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        c->entries[c->n++] = (struct entry){.path = copy, .reason = reason};
+        return 0;
+}
+
+/* Every directory above path, so the archive extracts without relying on tar to invent
+ * parents (which it does with the umask's modes, not the captured ones). */
+static int add_parents(struct capture *c, const char *path) {
+        char buf[4096];
+        if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+                return -ENAMETOOLONG;
+        for (char *slash = strchr(buf, '/'); slash; slash = strchr(slash + 1, '/')) {
+                *slash = '\0';
+                int r = add_entry(c, buf, REASON_PARENT);
+                *slash = '/';
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int cmp_entry(const void *a, const void *b) {
+        const struct entry *x = a, *y = b;
+        return strcmp(x->path, y->path);
+}
+
+/* Sort (a parent sorts before its children, being their prefix) and merge duplicates. */
+static void sort_unique(struct capture *c) {
+        qsort(c->entries, c->n, sizeof(*c->entries), cmp_entry);
+        size_t out = 0;
+        for (size_t i = 0; i < c->n; i++) {
+                if (out > 0 && strcmp(c->entries[out - 1].path, c->entries[i].path) == 0) {
+                        if (c->entries[i].reason > c->entries[out - 1].reason)
+                                c->entries[out - 1].reason = c->entries[i].reason;
+                        free(c->entries[i].path);
+                        continue;
+                }
+                c->entries[out++] = c->entries[i];
+        }
+        c->n = out;
+}
+
+static void note_denied(struct capture *c, const char *path) {
+        if (c->n_denied++ == 0)
+                snprintf(c->first_denied, sizeof(c->first_denied), "/%s", path);
+}
+
+/* Add the names in a directory the gatherers listed. */
+static int add_children(struct capture *c, const char *dir) {
+        int fd = openat(c->root_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return 0; /* reported when the directory itself is captured */
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -errno;
+        }
+        int r = 0;
+        struct dirent *de;
+        while (r == 0 && (de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                char path[4096];
+                if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+                        continue; /* fsroot could not open it either */
+                r = add_entry(c, path, REASON_CHILD);
+        }
+        closedir(d);
+        return r;
+}
+
+static int collect(struct capture *c, struct fsroot *fs) {
+        char **paths;
+        size_t n;
+        int r = fsroot_recorded(fs, &paths, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                if ((r = add_entry(c, paths[i], REASON_RECORDED)) < 0 || (r = add_parents(c, paths[i])) < 0)
+                        return r;
+                struct stat st;
+                if (fstatat(c->root_fd, paths[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+                    (r = add_children(c, paths[i])) < 0)
+                        return r;
+        }
+        sort_unique(c);
+        return 0;
+}
+
+/* Read a regular file relative to the root: at most FSROOT_MAX_FILE bytes, which is
+ * exactly enough for the replay to refuse it with -EFBIG as the live read did. */
+static int read_content(struct capture *c, const char *path, char **ret, size_t *ret_len, bool *ret_truncated) {
+        int fd = openat(c->root_fd, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t cap = 4096, len = 0;
+        char *buf = malloc(cap);
+        if (!buf) {
+                close(fd);
+                return -ENOMEM;
+        }
+        *ret_truncated = false;
+        for (;;) {
+                if (len == cap) {
+                        if (cap >= FSROOT_MAX_FILE) {
+                                *ret_truncated = true;
+                                break;
+                        }
+                        char *grown = realloc(buf, cap * 2);
+                        if (!grown) {
+                                free(buf);
+                                close(fd);
+                                return -ENOMEM;
+                        }
+                        buf = grown;
+                        cap *= 2;
+                }
+                ssize_t got = read(fd, buf + len, cap - len);
+                if (got < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int r = -errno;
+                        free(buf);
+                        close(fd);
+                        return r;
+                }
+                if (got == 0)
+                        break;
+                len += (size_t)got;
+        }
+        close(fd);
+        *ret = buf;
+        *ret_len = len;
+        return 0;
+}
+
+static int write_cb_open(struct archive *a, void *data) {
+        (void)a;
+        (void)data;
+        return ARCHIVE_OK;
+}
+
+static la_ssize_t write_cb(struct archive *a, void *data, const void *buf, size_t len) {
+        struct membuf *m = data;
+        if (m->len + len > m->cap) {
+                size_t cap = m->cap ? m->cap : 1 << 20;
+                while (cap < m->len + len)
+                        cap *= 2;
+                char *grown = realloc(m->data, cap);
+                if (!grown) {
+                        archive_set_error(a, ENOMEM, "out of memory");
+                        return -1;
+                }
+                m->data = grown;
+                m->cap = cap;
+        }
+        memcpy(m->data + m->len, buf, len);
+        m->len += len;
+        return (la_ssize_t)len;
+}
+
+static int write_entry(struct archive *a, const char *path, const struct stat *st, mode_t type,
+                       const char *content, size_t len, const char *link_target) {
+        struct archive_entry *e = archive_entry_new();
+        if (!e)
+                return -ENOMEM;
+        archive_entry_set_pathname(e, path);
+        archive_entry_set_filetype(e, type);
+        /* Owner rwx on directories and r on files: the tree must extract and be readable
+         * (and removable) by whoever replays it; sysfs and /proc/PID dirs are 0555. */
+        mode_t perm = st ? st->st_mode & 07777 : 0644;
+        if (type == AE_IFDIR)
+                perm |= 0700;
+        else if (type == AE_IFREG)
+                perm |= 0600;
+        archive_entry_set_perm(e, type == AE_IFLNK ? 0777 : perm);
+        if (st)
+                archive_entry_set_mtime(e, st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+        else
+                archive_entry_set_mtime(e, time(NULL), 0);
+        archive_entry_set_size(e, type == AE_IFREG ? (la_int64_t)len : 0);
+        if (link_target)
+                archive_entry_set_symlink(e, link_target);
+        int r = archive_write_header(a, e) == ARCHIVE_OK ? 0 : -EIO;
+        if (r == 0 && type == AE_IFREG && len > 0 && archive_write_data(a, content, len) != (la_ssize_t)len)
+                r = -EIO;
+        archive_entry_free(e);
+        return r;
+}
+
+/* Captured entries, built before writing so the info file at the top can give counts. */
+struct item {
+        const char *path;
+        struct stat st;
+        mode_t type;
+        char *content;
+        size_t len;
+        char *link;
+};
+
+static int capture_one(struct capture *c, const struct entry *en, struct item *it) {
+        *it = (struct item){.path = en->path};
+        if (fstatat(c->root_fd, en->path, &it->st, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno == ENOENT || errno == ENOTDIR)
+                        return 0; /* a recorded miss: absent here, absent in the replay */
+                if (errno == EACCES || errno == EPERM)
+                        note_denied(c, en->path);
+                else
+                        c->n_unreadable++;
+                return 0;
+        }
+        if (S_ISDIR(it->st.st_mode)) {
+                it->type = AE_IFDIR;
+                c->n_dirs++;
+        } else if (S_ISLNK(it->st.st_mode)) {
+                char target[4096];
+                ssize_t n = readlinkat(c->root_fd, en->path, target, sizeof(target) - 1);
+                if (n < 0) {
+                        c->n_unreadable++;
+                        return 0;
+                }
+                target[n] = '\0';
+                it->link = strdup(target);
+                if (!it->link)
+                        return -ENOMEM;
+                it->type = AE_IFLNK;
+                c->n_links++;
+        } else if (S_ISREG(it->st.st_mode)) {
+                if (en->reason == REASON_RECORDED) {
+                        bool truncated;
+                        int r = read_content(c, en->path, &it->content, &it->len, &truncated);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r == -EACCES || r == -EPERM) {
+                                note_denied(c, en->path);
+                                return 0;
+                        }
+                        if (r < 0) {
+                                /* The gatherer met the same error; the file is left out. */
+                                c->n_unreadable++;
+                                return 0;
+                        }
+                        c->n_truncated += truncated;
+                }
+                it->type = AE_IFREG;
+                c->n_files++;
+        } else {
+                /* FIFOs and devices are not read by fsroot (a FIFO would block). */
+                c->n_unreadable++;
+        }
+        return 0;
+}
+
+static void write_info(struct membuf *info, const struct facts *f, const char *root, const struct capture *c) {
+        char host[256] = "";
+        if (f->host.hostname[0])
+                snprintf(host, sizeof(host), "%s", f->host.hostname);
+        else if (gethostname(host, sizeof(host) - 1) < 0)
+                snprintf(host, sizeof(host), "unknown");
+        char date[64];
+        time_t now = time(NULL);
+        struct tm tm;
+        strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        if (!out)
+                return;
+        fprintf(out,
+                "gpuvet snapshot\n"
+                "version: %s\n"
+                "hostname: %s\n"
+                "date: %s\n"
+                "root: %s\n"
+                "files: %u\n"
+                "directories: %u\n"
+                "symlinks: %u\n"
+                "left_out_permission_denied: %u\n"
+                "left_out_unreadable: %u\n"
+                "replay: mkdir DIR && tar -xf FILE.tar -C DIR && gpuvet check --root DIR\n",
+                GPUVET_VERSION, host, date, root, c->n_files, c->n_dirs, c->n_links, c->n_denied,
+                c->n_unreadable);
+        if (fclose(out) == 0) {
+                info->data = text;
+                info->len = len;
+        } else {
+                free(text);
+        }
+}
+
+static int build_archive(struct capture *c, const struct facts *f, const char *root, struct membuf *out,
+                         char *err, size_t errsize) {
+        struct item *items = calloc(c->n ? c->n : 1, sizeof(*items));
+        if (!items)
+                return -ENOMEM;
+        int r = 0;
+        for (size_t i = 0; i < c->n && r == 0; i++)
+                r = capture_one(c, &c->entries[i], &items[i]);
+
+        struct membuf info = {0};
+        struct archive *a = NULL;
+        if (r == 0) {
+                write_info(&info, f, root, c);
+                a = archive_write_new();
+                if (!a || !info.data)
+                        r = -ENOMEM;
+        }
+        if (r == 0 && (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+                       archive_write_open(a, out, write_cb_open, write_cb, NULL) != ARCHIVE_OK)) {
+                snprintf(err, errsize, "starting the archive: %s", archive_error_string(a));
+                r = -EIO;
+        }
+        if (r == 0)
+                r = write_entry(a, INFO_NAME, NULL, AE_IFREG, info.data, info.len, NULL);
+        for (size_t i = 0; i < c->n && r == 0; i++) {
+                const struct item *it = &items[i];
+                if (it->type)
+                        r = write_entry(a, it->path, &it->st, it->type, it->content, it->len, it->link);
+                if (r == -EIO)
+                        snprintf(err, errsize, "adding /%s: %s", it->path, archive_error_string(a));
+        }
+        if (r == 0 && archive_write_close(a) != ARCHIVE_OK) {
+                snprintf(err, errsize, "finishing the archive: %s", archive_error_string(a));
+                r = -EIO;
+        }
+        if (a)
+                archive_write_free(a);
+        free(info.data);
+        for (size_t i = 0; i < c->n; i++) {
+                free(items[i].content);
+                free(items[i].link);
+        }
+        free(items);
+        return r;
+}
+
+/* Refuse a bad -o before spending time gathering: its directory must exist and be
+ * writable, and it must not name a directory. */
+static int check_output(const char *path) {
+        if (strcmp(path, "-") == 0)
+                return 0;
+        struct stat st;
+        if (!*path) {
+                fprintf(stderr, "gpuvet snapshot: -o: empty path\n");
+                return EXIT_USAGE;
+        }
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "gpuvet snapshot: -o %s: is a directory\n", path);
+                return EXIT_USAGE;
+        }
+        char dir[4096];
+        if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
+                fprintf(stderr, "gpuvet snapshot: -o %s: %s\n", path, strerror(ENAMETOOLONG));
+                return EXIT_USAGE;
+        }
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+                snprintf(dir, sizeof(dir), ".");
+        else if (slash == dir)
+                dir[1] = '\0';
+        else
+                *slash = '\0';
+        if (stat(dir, &st) < 0) {
+                fprintf(stderr, "gpuvet snapshot: -o %s: directory %s: %s\n", path, dir, strerror(errno));
+                return EXIT_USAGE;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "gpuvet snapshot: -o %s: %s is not a directory\n", path, dir);
+                return EXIT_USAGE;
+        }
+        if (access(dir, W_OK) < 0) {
+                fprintf(stderr, "gpuvet snapshot: -o %s: directory %s: %s\n", path, dir, strerror(errno));
+                return EXIT_USAGE;
+        }
+        return 0;
+}
+
+static int write_output(const char *path, const struct membuf *m) {
+        if (strcmp(path, "-") != 0)
+                return atomic_write(path, m->data, m->len);
+        for (size_t off = 0; off < m->len;) {
+                ssize_t n = write(STDOUT_FILENO, m->data + off, m->len - off);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                off += (size_t)n;
+        }
+        return 0;
+}
 
 int cmd_snapshot(int argc, char **argv) {
-        (void)argc;
-        (void)argv;
-        fprintf(stderr, "gpuvet snapshot: not built yet\n");
-        return EXIT_INTERNAL;
+        static const struct option options[] = {
+                {"output", required_argument, NULL, 'o'},  {"timeout", required_argument, NULL, 'T'},
+                {"root", required_argument, NULL, 'r'},    {"data-dir", required_argument, NULL, 'D'},
+                {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        };
+        struct common_options common;
+        common_options_init(&common);
+        const char *output = NULL;
+        unsigned timeout_s = DEFAULT_TIMEOUT_S;
+
+        optind = 1;
+        opterr = 0;
+        int opt;
+        while ((opt = getopt_long(argc, argv, ":o:r:h", options, NULL)) != -1) {
+                switch (opt) {
+                case 'o': output = optarg; break;
+                case 'T':
+                        if (!parse_seconds(optarg, &timeout_s)) {
+                                fprintf(stderr, "gpuvet snapshot: --timeout: expected whole seconds 1..86400, not \"%s\"\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'r': common.root = optarg; break;
+                case 'D': common.data_dir = optarg; break;
+                case 'h': fputs(usage, stdout); return EXIT_PASS;
+                case ':':
+                        fprintf(stderr, "gpuvet snapshot: option %s needs a value\n", argv[optind - 1]);
+                        return EXIT_USAGE;
+                default:
+                        fprintf(stderr, "gpuvet snapshot: unknown option %s (see gpuvet snapshot --help)\n",
+                                argv[optind - 1]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "gpuvet snapshot: unexpected argument \"%s\" (see gpuvet snapshot --help)\n",
+                        argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (!output) {
+                fprintf(stderr, "gpuvet snapshot: -o FILE.tar is required (see gpuvet snapshot --help)\n");
+                return EXIT_USAGE;
+        }
+        int code = check_output(output);
+        if (code)
+                return code;
+
+        struct fsroot *fs;
+        struct gpudb *db;
+        code = open_inputs(&common, &fs, &db);
+        if (code)
+                return code;
+
+        struct capture c = {.root_fd = open(common.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+        if (c.root_fd < 0) {
+                fprintf(stderr, "gpuvet snapshot: --root %s: %s\n", common.root, strerror(errno));
+                gpudb_free(db);
+                fsroot_free(fs);
+                return EXIT_USAGE;
+        }
+
+        fsroot_record(fs, true);
+        watchdog_arm(timeout_s, "gathering facts");
+        struct facts facts;
+        int r = facts_gather(fs, db, &facts);
+        watchdog_arm(0, "");
+        struct membuf archive = {0};
+        char err[512] = "";
+        code = EXIT_PASS;
+        if (r < 0) {
+                fprintf(stderr, "gpuvet snapshot: gathering facts: %s\n", strerror(-r));
+                code = EXIT_INTERNAL;
+        }
+        if (code == EXIT_PASS) {
+                /* The capture reads the same files again, so it can block the same way. */
+                watchdog_arm(timeout_s, "capturing files");
+                r = collect(&c, fs);
+                if (r == 0)
+                        r = build_archive(&c, &facts, common.root, &archive, err, sizeof(err));
+                watchdog_arm(0, "");
+                if (r < 0) {
+                        fprintf(stderr, "gpuvet snapshot: %s\n", err[0] ? err : strerror(-r));
+                        code = EXIT_INTERNAL;
+                }
+        }
+        if (code == EXIT_PASS) {
+                r = write_output(output, &archive);
+                if (r < 0) {
+                        fprintf(stderr, "gpuvet snapshot: writing %s: %s\n", output, strerror(-r));
+                        code = r == -EACCES || r == -ENOENT || r == -ENOTDIR || r == -EISDIR || r == -EROFS
+                                       ? EXIT_USAGE
+                                       : EXIT_INTERNAL;
+                }
+        }
+        if (code == EXIT_PASS) {
+                if (c.n_denied)
+                        fprintf(stderr,
+                                "gpuvet snapshot: warning: %u file(s) left out, permission denied (first: %s); "
+                                "run as root to capture them\n",
+                                c.n_denied, c.first_denied);
+                if (c.n_unreadable)
+                        fprintf(stderr, "gpuvet snapshot: warning: %u file(s) left out, unreadable or not regular files\n",
+                                c.n_unreadable);
+                if (c.n_truncated)
+                        fprintf(stderr, "gpuvet snapshot: warning: %u file(s) over %u MiB kept to that size "
+                                        "(gpuvet refuses files this large, and the replay will too)\n",
+                                c.n_truncated, FSROOT_MAX_FILE >> 20);
+                if (strcmp(output, "-") != 0)
+                        fprintf(stderr, "gpuvet snapshot: wrote %s: %u files, %u directories, %u symlinks, %zu bytes\n",
+                                output, c.n_files, c.n_dirs, c.n_links, archive.len);
+        }
+
+        free(archive.data);
+        for (size_t i = 0; i < c.n; i++)
+                free(c.entries[i].path);
+        free(c.entries);
+        close(c.root_fd);
+        facts_done(&facts);
+        gpudb_free(db);
+        fsroot_free(fs);
+        return code;
 }

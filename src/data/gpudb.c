@@ -125,24 +125,19 @@ static int load_from(json_t *root, struct gpudb *db, char *why, size_t whysize) 
         return 0;
 }
 
-int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
-        struct gpudb *db = calloc(1, sizeof(*db));
-        if (!db)
-                return -ENOMEM;
-        json_error_t jerr;
-        json_t *root;
-        if (dir) {
-                snprintf(db->source, sizeof(db->source), "%s/gpus.json", dir);
-                root = json_load_file(db->source, JSON_REJECT_DUPLICATES, &jerr);
-        } else {
-                snprintf(db->source, sizeof(db->source), "built-in gpus.json");
-                root = json_loadb(embedded_gpus_json, embedded_gpus_json_len, JSON_REJECT_DUPLICATES, &jerr);
-        }
+/* Takes the parsed document (NULL on a parse error described by jerr) and builds the db. */
+static int load_document(json_t *root, const json_error_t *jerr, const char *source, struct gpudb **ret,
+                         char *err, size_t errsize) {
         if (!root) {
-                snprintf(err, errsize, "%s: line %d: %s", db->source, jerr.line, jerr.text);
-                gpudb_free(db);
+                snprintf(err, errsize, "%s: line %d: %s", source, jerr->line, jerr->text);
                 return -EINVAL;
         }
+        struct gpudb *db = calloc(1, sizeof(*db));
+        if (!db) {
+                json_decref(root);
+                return -ENOMEM;
+        }
+        snprintf(db->source, sizeof(db->source), "%s", source);
         db->json = root;
         char why[256] = "";
         int r = load_from(root, db, why, sizeof(why));
@@ -153,6 +148,24 @@ int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
         }
         *ret = db;
         return 0;
+}
+
+int gpudb_load_buffer(const char *buf, size_t len, const char *source, struct gpudb **ret, char *err,
+                      size_t errsize) {
+        json_error_t jerr;
+        json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+        return load_document(root, &jerr, source, ret, err, errsize);
+}
+
+int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
+        if (!dir)
+                return gpudb_load_buffer(embedded_gpus_json, embedded_gpus_json_len, "built-in gpus.json", ret, err,
+                                         errsize);
+        char source[512];
+        snprintf(source, sizeof(source), "%s/gpus.json", dir);
+        json_error_t jerr;
+        json_t *root = json_load_file(source, JSON_REJECT_DUPLICATES, &jerr);
+        return load_document(root, &jerr, source, ret, err, errsize);
 }
 
 struct gpudb *gpudb_free(struct gpudb *db) {

@@ -53,6 +53,10 @@ struct gpudb {
 /* Load from DIR/gpus.json, or the compiled-in table when dir is NULL. On a malformed file
  * returns -EINVAL and writes a message naming the file and the problem to err. */
 int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize);
+/* The same from a buffer of len bytes (need not be NUL-terminated); source names it in
+ * messages. Used by gpudb_load and by the fuzzer (tests/fuzz/fuzz_gpudb.c). */
+int gpudb_load_buffer(const char *buf, size_t len, const char *source, struct gpudb **ret, char *err,
+                      size_t errsize);
 struct gpudb *gpudb_free(struct gpudb *db);
 
 const struct gpu_model *gpudb_find(const struct gpudb *db, uint32_t vendor, uint32_t device);

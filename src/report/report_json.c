@@ -24,6 +24,18 @@ void *report_json_host(const struct facts *f) {
         json_object_set_new(o, "dmi_sys_vendor", str_or_null(h->dmi_sys_vendor));
         json_object_set_new(o, "dmi_product_name", str_or_null(h->dmi_product_name));
         json_object_set_new(o, "kernel_cmdline", str_or_null(h->cmdline));
+        /* cpulist "" marks a memory-only node (GPU or CXL memory), null an unreadable one. */
+        json_t *nodes = json_array();
+        for (size_t i = 0; i < f->numa.n_nodes; i++) {
+                const struct numa_node *nd = &f->numa.nodes[i];
+                json_t *n = json_object();
+                json_object_set_new(n, "node", json_integer(nd->id));
+                json_object_set_new(n, "cpulist", nd->cpulist ? json_string(nd->cpulist) : json_null());
+                json_object_set_new(n, "mem_total_mib",
+                                    nd->mem_err == 0 ? json_integer((json_int_t)(nd->mem_total_kb / 1024)) : json_null());
+                json_array_append_new(nodes, n);
+        }
+        json_object_set_new(o, "numa_nodes", nodes);
         return o;
 }
 
@@ -53,7 +65,15 @@ void *report_json_gpus(const struct facts *f) {
                         json_object_set_new(o, "compute_capability", json_null());
                 }
                 json_object_set_new(o, "driver", str_or_null(d->driver));
-                json_object_set_new(o, "numa_node", d->have_numa_node ? json_integer(d->numa_node) : json_null());
+                /* The node resolved from numa_node or, lacking it, from local_cpulist; -1 when sysfs
+                 * tells something but no single node; null when it tells nothing. */
+                const struct numa_gpu *ng = i < f->numa.n_gpus ? &f->numa.gpus[i] : NULL;
+                if (ng && ng->source != NUMA_GPU_UNRESOLVED)
+                        json_object_set_new(o, "numa_node", json_integer(ng->node));
+                else if (d->have_numa_node || *d->local_cpulist)
+                        json_object_set_new(o, "numa_node", json_integer(-1));
+                else
+                        json_object_set_new(o, "numa_node", json_null());
                 json_object_set_new(o, "local_cpulist", str_or_null(d->local_cpulist));
                 json_object_set_new(o, "iommu_group", d->iommu_group >= 0 ? json_integer(d->iommu_group) : json_null());
                 if (d->have_link) {

@@ -1,10 +1,163 @@
+#include "sys/nvidia.h"
+#include "core/fsroot.h"
+#include "core/strparse.h"
+#include "core/strv.h"
 #include "sys/facts.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+/* nvidia-persistenced's comm: the kernel keeps 15 characters of the name (TASK_COMM_LEN 16). */
+#define PERSISTENCED_COMM "nvidia-persiste"
+#define PERSISTENCED_PIDFILE "/run/nvidia-persistenced/nvidia-persistenced.pid"
+
+static void gather_version(struct fsroot *fs, struct nvidia_facts *x) {
+        char *text;
+        int r = fsroot_read_alloc(fs, "/proc/driver/nvidia/version", &text, NULL);
+        if (r < 0) {
+                x->version_errno = r;
+                return;
+        }
+        size_t n = strcspn(text, "\n");
+        snprintf(x->version_line, sizeof(x->version_line), "%.*s", (int)n, text);
+        /* The open modules say "NVIDIA UNIX Open Kernel Module for x86_64  550.54.15 ...",
+         * the proprietary ones "NVIDIA UNIX x86_64 Kernel Module  550.54.15 ...". */
+        x->open_kernel_module = strstr(x->version_line, "Open Kernel Module") != NULL;
+        r = parse_nvidia_version(text, x->driver_version, sizeof(x->driver_version));
+        free(text);
+        if (r < 0) {
+                x->driver_version[0] = '\0';
+                x->version_errno = -EINVAL;
+                return;
+        }
+        x->have_version = true;
+}
+
+static bool has_suffix(const char *s, const char *suffix) {
+        size_t n = strlen(s), m = strlen(suffix);
+        return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* One modprobe.d file: "blacklist nouveau" and "options nouveau ... modeset=0". */
+static void scan_modprobe_conf(const char *text, const char *path, struct nvidia_facts *x) {
+        for (const char *line = text; line && *line;) {
+                const char *eol = strchr(line, '\n');
+                size_t len = eol ? (size_t)(eol - line) : strlen(line);
+                char buf[512];
+                snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
+                line = eol ? eol + 1 : NULL;
+
+                char *save = NULL;
+                const char *cmd = strtok_r(buf, " \t\r", &save);
+                const char *mod = cmd ? strtok_r(NULL, " \t\r", &save) : NULL;
+                if (!cmd || cmd[0] == '#' || !mod || strcmp(mod, "nouveau") != 0)
+                        continue;
+                if (strcmp(cmd, "blacklist") == 0 && !x->nouveau_blacklisted) {
+                        x->nouveau_blacklisted = true;
+                        snprintf(x->nouveau_blacklist_file, sizeof(x->nouveau_blacklist_file), "%s", path);
+                } else if (strcmp(cmd, "options") == 0) {
+                        for (const char *opt; (opt = strtok_r(NULL, " \t\r", &save));)
+                                if (strcmp(opt, "modeset=0") == 0)
+                                        x->nouveau_modeset_off = true;
+                }
+        }
+}
+
+static int gather_modprobe(struct fsroot *fs, struct nvidia_facts *x) {
+        static const char *const dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/lib/modprobe.d",
+                                           "/usr/lib/modprobe.d"};
+        for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+                char **names;
+                int r = fsroot_list(fs, dirs[d], &names);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        continue; /* a missing directory is normal */
+                for (char **n = names; *n; n++) {
+                        /* modprobe reads only *.conf files in these directories. */
+                        if (!has_suffix(*n, ".conf"))
+                                continue;
+                        char path[sizeof(x->nouveau_blacklist_file)], *text;
+                        snprintf(path, sizeof(path), "%s/%s", dirs[d], *n);
+                        if (fsroot_read_alloc(fs, path, &text, NULL) < 0)
+                                continue;
+                        scan_modprobe_conf(text, path, x);
+                        free(text);
+                }
+                strv_free(names);
+        }
+        return 0;
+}
+
+static bool all_digits(const char *s) {
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (!isdigit((unsigned char)*s))
+                        return false;
+        return true;
+}
+
+/* 1: pid's comm names the daemon, 0: it names another process, negative errno: unreadable. */
+static int comm_is_persistenced(struct fsroot *fs, const char *pid) {
+        char comm[32];
+        int r = fsroot_read_strf(fs, comm, sizeof(comm), "/proc/%s/comm", pid);
+        return r < 0 ? r : strcmp(comm, PERSISTENCED_COMM) == 0;
+}
+
+static void found_persistenced(struct nvidia_facts *x, const char *pid, const char *source) {
+        x->persistenced_running = true;
+        (void)parse_int(pid, &x->persistenced_pid);
+        snprintf(x->persistenced_source, sizeof(x->persistenced_source), "%s", source);
+}
+
+static int gather_persistenced(struct fsroot *fs, struct nvidia_facts *x) {
+        /* The pid file first: one read instead of a walk over every process. A stale file
+         * (daemon gone, pid reused) is caught by that pid's directory and comm; a comm we
+         * may not read (/proc mounted with hidepid) still counts as the daemon. */
+        char pid[32], dir[48];
+        if (fsroot_read_str(fs, PERSISTENCED_PIDFILE, pid, sizeof(pid)) == 0 && all_digits(pid) &&
+            snprintf(dir, sizeof(dir), "/proc/%s", pid) < (int)sizeof(dir) && fsroot_is_dir(fs, dir) &&
+            comm_is_persistenced(fs, pid) != 0) {
+                found_persistenced(x, pid, PERSISTENCED_PIDFILE);
+                return 0;
+        }
+        char **names;
+        int r = fsroot_list(fs, "/proc", &names);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                x->proc_errno = r;
+                return 0;
+        }
+        for (char **n = names; *n; n++) {
+                if (!all_digits(*n) || comm_is_persistenced(fs, *n) <= 0)
+                        continue;
+                char source[64];
+                snprintf(source, sizeof(source), "/proc/%s/comm", *n);
+                found_persistenced(x, *n, source);
+                break;
+        }
+        strv_free(names);
+        return 0;
+}
+
 int nvidia_gather(struct fsroot *fs, struct facts *f) {
-        (void)fs;
-        memset(&f->nvidia, 0, sizeof(f->nvidia));
+        struct nvidia_facts *x = &f->nvidia;
+        memset(x, 0, sizeof(*x));
+        x->module_loaded = host_module_loaded(&f->host, "nvidia");
+        x->nouveau_loaded = host_module_loaded(&f->host, "nouveau");
+        gather_version(fs, x);
+        /* taint is "" for an untainted module; "O" out-of-tree, "E" unsigned, "P" proprietary. */
+        x->have_taint = fsroot_read_str(fs, "/sys/module/nvidia/taint", x->module_taint, sizeof(x->module_taint)) == 0;
+        if (!x->have_taint)
+                x->module_taint[0] = '\0';
+        int r;
+        if ((r = gather_modprobe(fs, x)) < 0 || (r = gather_persistenced(fs, x)) < 0)
+                return r;
         return 0;
 }
 

@@ -17,7 +17,20 @@ struct nvidia_facts {
         bool nouveau_blacklisted;    /* "blacklist nouveau" in /etc/modprobe.d or /lib/modprobe.d */
         bool persistenced_running;   /* a process named nvidia-persistenced ("nvidia-persiste" in comm) */
         int persistenced_pid;        /* 0 when not running */
+
+        /* Why have_version is false: -ENOENT (no file: module not loaded), -EINVAL (no
+         * version in it), or the read error. 0 when have_version. */
+        int version_errno;
+        bool have_taint;             /* module_taint was read ("" = untainted) */
+        char nouveau_blacklist_file[256]; /* the modprobe.d file that blacklists nouveau */
+        bool nouveau_modeset_off;    /* "options nouveau modeset=0" in modprobe.d */
+        /* How the daemon was found: "/proc/<pid>/comm" or the pid file; "" when not. */
+        char persistenced_source[96];
+        int proc_errno;              /* 0, or why /proc could not be listed */
 };
 
+/* Fills f->nvidia; reads /proc/driver/nvidia/version, /sys/module/nvidia/taint,
+ * modprobe.d files and /proc/<pid>/comm. Uses f->host (modules). Returns 0 (unreadable
+ * files become unknown fields) or -ENOMEM. */
 int nvidia_gather(struct fsroot *fs, struct facts *f);
 void nvidia_facts_done(struct nvidia_facts *x);

@@ -49,9 +49,12 @@ static void names_init(void) {
 
 int pci_names_lookup(uint16_t vendor, uint16_t device, char *buf, size_t size) {
         pthread_once(&init_once, names_init);
+        /* NO_HWDB: names from pci.ids alone, the same on every machine with the same file
+         * (udev's hwdb varies by host and leaks its handle inside libpci). */
         if (!init_failed && access_handle) {
                 const char *name = pci_lookup_name(access_handle, buf, (int)size,
-                                                   PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS,
+                                                   PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS |
+                                                           PCI_LOOKUP_NO_HWDB,
                                                    vendor, device);
                 if (name)
                         return 0;

@@ -140,7 +140,8 @@ static void test_misc(void **state) {
         assert_int_equal(parse_bool("off", &b), 0);
         assert_false(b);
         assert_int_equal(parse_bool("maybe", &b), -EINVAL);
-        assert_int_equal(parse_env_value("NAME=Debian\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n", "PRETTY_NAME", v, sizeof(v)), -ENOSPC);
+        char small[8];
+        assert_int_equal(parse_env_value("NAME=Debian\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n", "PRETTY_NAME", small, sizeof(small)), -ENOSPC);
         char big[64];
         assert_int_equal(parse_env_value("PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n", "PRETTY_NAME", big, sizeof(big)), 0);
         assert_string_equal(big, "Debian GNU/Linux 12 (bookworm)");

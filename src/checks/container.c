@@ -1,0 +1,322 @@
+/* container: container runtimes, the NVIDIA Container Toolkit, and whether docker,
+ * containerd and CDI are set up to give containers the GPUs. */
+#include "checks/check.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DAEMON_JSON "/etc/docker/daemon.json"
+#define CONTAINERD_CONFIG "/etc/containerd/config.toml"
+
+static const char toolkit_install[] =
+        "Install the NVIDIA Container Toolkit from NVIDIA's repository (Debian/Ubuntu: add "
+        "https://nvidia.github.io/libnvidia-container/stable/deb, then `apt install "
+        "nvidia-container-toolkit`; RHEL: the .../stable/rpm repo, then `dnf install "
+        "nvidia-container-toolkit`)";
+
+static bool have_engine(const struct container_facts *c) {
+        return c->dockerd[0] || c->containerd[0] || c->podman[0];
+}
+
+static bool have_toolkit(const struct container_facts *c) {
+        return c->nvidia_ctk[0] || c->nvidia_container_cli[0] || c->nvidia_container_runtime[0] ||
+               c->nvidia_container_runtime_hook[0];
+}
+
+static void append(char *buf, size_t size, const char *s) {
+        size_t used = strlen(buf);
+        if (used + 1 < size)
+                snprintf(buf + used, size - used, "%s%s", used ? ", " : "", s);
+}
+
+static void run_runtime(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct container_facts *c = &f->container;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/usr/bin, /usr/sbin, /usr/local/bin, /bin, /snap/bin, /etc/containers");
+        char found[256] = "";
+        if (c->dockerd[0])
+                append(found, sizeof(found), "docker");
+        else if (c->docker[0])
+                append(found, sizeof(found), "docker (client only, no dockerd)");
+        if (c->containerd[0])
+                append(found, sizeof(found), "containerd");
+        if (c->podman[0])
+                append(found, sizeof(found), "podman");
+        const char *paths[] = {c->docker, c->dockerd, c->containerd, c->podman};
+        const char *keys[] = {"docker", "dockerd", "containerd", "podman"};
+        for (size_t i = 0; i < 4; i++)
+                if (paths[i][0])
+                        result_evidence(r, keys[i], "%s", paths[i]);
+        if (c->have_containers_dir)
+                result_evidence(r, "containers_config", "/etc/containers");
+        if (!found[0]) {
+                result_status(r, STATUS_SKIP, "no container runtime installed (docker, containerd, podman)");
+                return;
+        }
+        result_observed(r, "%s", found);
+        result_expected(r, "informational");
+        result_status(r, STATUS_PASS, "container runtimes: %s", found);
+}
+
+static void run_toolkit(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct container_facts *c = &f->container;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "nvidia-ctk, nvidia-container-cli, nvidia-container-runtime in /usr/bin etc.");
+        if (!have_engine(c)) {
+                result_status(r, STATUS_SKIP, "no container runtime installed (docker, containerd, podman)");
+                return;
+        }
+        char found[256] = "";
+        if (c->nvidia_ctk[0])
+                append(found, sizeof(found), c->nvidia_ctk);
+        if (c->nvidia_container_cli[0])
+                append(found, sizeof(found), c->nvidia_container_cli);
+        if (c->nvidia_container_runtime[0])
+                append(found, sizeof(found), c->nvidia_container_runtime);
+        result_evidence(r, "config", "/etc/nvidia-container-runtime/config.toml %s",
+                        c->have_toolkit_config ? "present" : "absent");
+        result_expected(r, "NVIDIA Container Toolkit installed");
+        if (have_toolkit(c)) {
+                result_observed(r, "%s", found);
+                result_status(r, STATUS_PASS, "NVIDIA Container Toolkit installed (%s)", found);
+                return;
+        }
+        result_observed(r, "not installed");
+        if (f->gpus.n == 0) {
+                result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: containers need no toolkit");
+                return;
+        }
+        result_status(r, STATUS_WARN,
+                      "a container runtime is installed but the NVIDIA Container Toolkit is not: containers "
+                      "will not see the GPUs");
+        result_remedy(r, "%s; then `nvidia-ctk runtime configure --runtime=docker` (or --runtime=containerd) and "
+                         "restart the runtime, or `nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml` for podman.",
+                      toolkit_install);
+}
+
+static void run_docker_runtime(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct container_facts *c = &f->container;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "%s", DAEMON_JSON);
+        if (!c->dockerd[0]) {
+                result_status(r, STATUS_SKIP, "the docker engine (dockerd) is not installed%s",
+                              c->docker[0] ? " (only the docker client)" : "");
+                return;
+        }
+        if (c->daemon_json == CONTAINER_FILE_MALFORMED) {
+                result_observed(r, "invalid JSON: %s", c->daemon_json_error);
+                result_expected(r, "valid JSON");
+                result_status(r, STATUS_ERROR, "%s is not valid JSON (%s): dockerd refuses to start with it",
+                              DAEMON_JSON, c->daemon_json_error);
+                result_remedy(r, "Fix the file (`python3 -m json.tool %s` points at the error), then `systemctl "
+                                 "restart docker`.",
+                              DAEMON_JSON);
+                return;
+        }
+        if (c->daemon_json == CONTAINER_FILE_UNREADABLE) {
+                if (c->daemon_json_errno == -EACCES) {
+                        result_status(r, STATUS_SKIP, "needs root to read %s", DAEMON_JSON);
+                        return;
+                }
+                result_status(r, STATUS_ERROR, "cannot read %s: %s", DAEMON_JSON, strerror(-c->daemon_json_errno));
+                result_remedy(r, "Check the file's type and permissions (`ls -l %s`).", DAEMON_JSON);
+                return;
+        }
+        if (f->gpus.n == 0) {
+                result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: docker needs no nvidia runtime");
+                return;
+        }
+        if (c->docker_default_runtime[0])
+                result_evidence(r, "default-runtime", "%s", c->docker_default_runtime);
+        if (c->docker_cdi_feature >= 0)
+                result_evidence(r, "features.cdi", "%s", c->docker_cdi_feature ? "true" : "false");
+        result_expected(r, "an nvidia runtime in %s, or a CDI spec for nvidia.com/gpu", DAEMON_JSON);
+        if (c->docker_nvidia_runtime[0]) {
+                const char *path = c->docker_nvidia_runtime_path[0] ? c->docker_nvidia_runtime_path
+                                                                    : c->docker_nvidia_runtime;
+                result_observed(r, "runtime \"%s\" -> %s%s", c->docker_nvidia_runtime, path,
+                                strcmp(c->docker_default_runtime, c->docker_nvidia_runtime) == 0 ? " (default)" : "");
+                if (!c->docker_nvidia_runtime_installed) {
+                        result_status(r, STATUS_FAIL,
+                                      "docker's \"%s\" runtime runs %s, which is not installed: `docker run "
+                                      "--runtime=%s` fails",
+                                      c->docker_nvidia_runtime, path, c->docker_nvidia_runtime);
+                        result_remedy(r, "%s, then `systemctl restart docker`.", toolkit_install);
+                        return;
+                }
+                result_status(r, STATUS_PASS, "docker has the \"%s\" runtime (%s)%s", c->docker_nvidia_runtime, path,
+                              strcmp(c->docker_default_runtime, c->docker_nvidia_runtime) == 0 ? ", the default"
+                                                                                               : "");
+                return;
+        }
+        if (c->cdi_nvidia_specs > 0) {
+                result_observed(r, "no nvidia runtime; CDI spec %s", c->cdi_first_nvidia);
+                /* Docker 25 added CDI behind "features": {"cdi": true}; 28 turned it on. */
+                if (c->docker_cdi_feature == 0) {
+                        result_status(r, STATUS_WARN,
+                                      "docker has no nvidia runtime and CDI is switched off in %s (\"features\": "
+                                      "{\"cdi\": false})",
+                                      DAEMON_JSON);
+                        result_remedy(r, "Set \"features\": {\"cdi\": true} in %s (Docker 25 or newer) or run "
+                                         "`nvidia-ctk runtime configure --runtime=docker`; then `systemctl restart "
+                                         "docker`.",
+                                      DAEMON_JSON);
+                        return;
+                }
+                result_status(r, STATUS_PASS,
+                              "docker has no nvidia runtime but can use the CDI spec (`docker run --device "
+                              "nvidia.com/gpu=all`, Docker 25+; before 28 also \"features\": {\"cdi\": true})");
+                return;
+        }
+        result_observed(r, "%s", c->daemon_json == CONTAINER_FILE_ABSENT ? "no daemon.json" : "no nvidia runtime");
+        /* dockerd implements --gpus by adding nvidia-container-runtime-hook as an OCI
+         * prestart hook when it finds it on PATH; no runtime entry is needed for that. */
+        if (c->nvidia_container_runtime_hook[0]) {
+                result_evidence(r, "hook", "%s", c->nvidia_container_runtime_hook);
+                result_status(r, STATUS_PASS,
+                              "docker has no nvidia runtime, but `docker run --gpus` works through %s "
+                              "(`--runtime=nvidia` does not)",
+                              c->nvidia_container_runtime_hook);
+                return;
+        }
+        result_status(r, STATUS_WARN, "docker has no nvidia runtime, no CDI spec and no nvidia-container-runtime-hook: "
+                                      "`docker run --gpus` fails");
+        result_remedy(r, "%s`nvidia-ctk runtime configure --runtime=docker && systemctl restart docker`.",
+                      have_toolkit(c) ? "" : "Install nvidia-container-toolkit first, then ");
+}
+
+static void run_containerd_runtime(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct container_facts *c = &f->container;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "%s", CONTAINERD_CONFIG);
+        if (!c->containerd[0]) {
+                result_status(r, STATUS_SKIP, "containerd is not installed");
+                return;
+        }
+        if (c->containerd_config == CONTAINER_FILE_UNREADABLE) {
+                if (c->containerd_config_errno == -EACCES) {
+                        result_status(r, STATUS_SKIP, "needs root to read %s", CONTAINERD_CONFIG);
+                        return;
+                }
+                result_status(r, STATUS_ERROR, "cannot read %s: %s", CONTAINERD_CONFIG,
+                              strerror(-c->containerd_config_errno));
+                result_remedy(r, "Check the file's type and permissions (`ls -l %s`).", CONTAINERD_CONFIG);
+                return;
+        }
+        if (f->gpus.n == 0) {
+                result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: containerd needs no nvidia runtime");
+                return;
+        }
+        if (c->containerd_default_runtime[0])
+                result_evidence(r, "default_runtime_name", "%s", c->containerd_default_runtime);
+        result_expected(r, "a runtimes.nvidia section (or BinaryName nvidia-container-runtime)");
+        if (c->containerd_nvidia_runtime) {
+                result_observed(r, "%s", c->containerd_nvidia_where);
+                result_evidence(r, "match", "%s", c->containerd_nvidia_where);
+                result_status(r, STATUS_PASS, "containerd has an nvidia runtime%s",
+                              strcmp(c->containerd_default_runtime, "nvidia") == 0 ? " (the default)" : "");
+                return;
+        }
+        result_observed(r, "%s", c->containerd_config == CONTAINER_FILE_ABSENT ? "no config.toml (built-in defaults)"
+                                                                               : "no nvidia runtime");
+        result_status(r, STATUS_WARN, "containerd has no nvidia runtime: its containers (Kubernetes pods, nerdctl) "
+                                      "get no GPUs");
+        result_remedy(r, "%s`nvidia-ctk runtime configure --runtime=containerd && systemctl restart containerd` "
+                         "(the Kubernetes GPU Operator does this itself when it manages the node).",
+                      have_toolkit(c) ? "" : "Install nvidia-container-toolkit first, then ");
+}
+
+static void run_cdi(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct container_facts *c = &f->container;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/etc/cdi, /var/run/cdi");
+        if (c->cdi_bad_path[0]) {
+                result_observed(r, "%s: %s", c->cdi_bad_path, c->cdi_bad_reason);
+                result_expected(r, "readable, well-formed CDI specs");
+                result_status(r, STATUS_ERROR, "CDI spec %s cannot be used: %s", c->cdi_bad_path, c->cdi_bad_reason);
+                result_remedy(r, "Regenerate it (`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`) or remove "
+                                 "it; `nvidia-ctk cdi list` shows what the CDI registry accepts.");
+                return;
+        }
+        result_evidence(r, "specs", "%u", c->cdi_specs);
+        if (c->cdi_nvidia_specs > 0) {
+                result_observed(r, "%u nvidia.com/gpu spec%s, %u device%s", c->cdi_nvidia_specs,
+                                c->cdi_nvidia_specs == 1 ? "" : "s", c->cdi_nvidia_devices,
+                                c->cdi_nvidia_devices == 1 ? "" : "s");
+                result_evidence(r, "spec", "%s", c->cdi_first_nvidia);
+                const struct nvidia_facts *x = &f->nvidia;
+                if (c->cdi_driver_version[0])
+                        result_evidence(r, "spec_driver", "%s", c->cdi_driver_version);
+                /* The spec names the driver's versioned libraries: after a driver upgrade
+                 * the old paths are gone and containers using the spec fail to start. */
+                if (c->cdi_driver_version[0] && x->have_version && strcmp(c->cdi_driver_version, x->driver_version)) {
+                        result_expected(r, "a spec generated for driver %s", x->driver_version);
+                        result_status(r, STATUS_WARN, "CDI spec %s was generated for driver %s, but %s is installed",
+                                      c->cdi_first_nvidia, c->cdi_driver_version, x->driver_version);
+                        result_remedy(r, "`nvidia-ctk cdi generate --output=%s` (or enable the toolkit's "
+                                         "nvidia-cdi-refresh service where available).",
+                                      c->cdi_first_nvidia);
+                        return;
+                }
+                result_expected(r, "a CDI spec for nvidia.com/gpu");
+                result_status(r, STATUS_PASS, "CDI: %u spec%s for nvidia.com/gpu with %u device%s", c->cdi_nvidia_specs,
+                              c->cdi_nvidia_specs == 1 ? "" : "s", c->cdi_nvidia_devices,
+                              c->cdi_nvidia_devices == 1 ? "" : "s");
+                return;
+        }
+        if (!have_toolkit(c)) {
+                result_status(r, STATUS_SKIP, "the NVIDIA Container Toolkit is not installed: no CDI spec expected");
+                return;
+        }
+        if (f->gpus.n == 0) {
+                result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: no CDI spec needed");
+                return;
+        }
+        result_observed(r, "no nvidia.com/gpu spec (%u other spec%s)", c->cdi_specs, c->cdi_specs == 1 ? "" : "s");
+        result_expected(r, "a CDI spec for nvidia.com/gpu");
+        result_status(r, STATUS_WARN, "the NVIDIA Container Toolkit is installed but there is no CDI spec: podman "
+                                      "and CDI-mode runtimes cannot request GPUs");
+        result_remedy(r, "`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`, then check with `nvidia-ctk cdi "
+                         "list`.");
+}
+
+const struct check_info check_container_runtime = {
+        .id = "container.runtime",
+        .category = "container",
+        .level = LEVEL_QUICK,
+        .title = "Container runtimes installed (informational)",
+        .run = run_runtime,
+};
+
+const struct check_info check_container_toolkit = {
+        .id = "container.toolkit",
+        .category = "container",
+        .level = LEVEL_QUICK,
+        .title = "The NVIDIA Container Toolkit is installed next to a container runtime",
+        .run = run_toolkit,
+};
+
+const struct check_info check_container_docker_runtime = {
+        .id = "container.docker_runtime",
+        .category = "container",
+        .level = LEVEL_QUICK,
+        .title = "docker can run GPU containers (nvidia runtime or CDI)",
+        .run = run_docker_runtime,
+};
+
+const struct check_info check_container_containerd_runtime = {
+        .id = "container.containerd_runtime",
+        .category = "container",
+        .level = LEVEL_QUICK,
+        .title = "containerd has an nvidia runtime",
+        .run = run_containerd_runtime,
+};
+
+const struct check_info check_container_cdi = {
+        .id = "container.cdi",
+        .category = "container",
+        .level = LEVEL_QUICK,
+        .title = "CDI specs describe the GPUs (and match the installed driver)",
+        .run = run_cdi,
+};

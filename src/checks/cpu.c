@@ -1,0 +1,432 @@
+/* cpu: frequency scaling governor, turbo/boost, deep C-states, SMT and the current
+ * frequency against the maximum. GPU work is driven by a few host threads (kernel
+ * launches, NCCL proxies, data loaders); a core that clocks down or sleeps deeply adds
+ * microseconds to every launch and every collective. */
+#include "checks/check.h"
+#include "core/strparse.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An idle state whose exit latency exceeds this is "deep": C1/C1E wake in 1-10 us, C6 and
+ * package states in 50-200 us, which a launch-bound GPU loop pays on every wake-up. */
+#define CSTATE_DEEP_LATENCY_US 20
+/* Below this share of cpuinfo_max_freq a CPU on the performance governor is held down by
+ * something else (power cap, thermal limit, BIOS power profile); sampling noise on idle
+ * cores stays well above it. */
+#define FREQ_LOW_PERCENT 50
+
+#define CPUFREQ_SOURCE "/sys/devices/system/cpu/cpu*/cpufreq/"
+
+static const char *errtext(int err) { return err == -EINVAL || err == -ERANGE ? "malformed value" : strerror(-err); }
+
+/* Skip when no CPU has cpufreq; error when the CPU list itself was unreadable. */
+static bool skip_without_cpufreq(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct cpu_facts *c = &f->cpu;
+        if (c->n_cpufreq > 0)
+                return false;
+        struct result *r = result_new(rep, self, "host");
+        if (c->n_cpus == 0) {
+                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/online: %s", errtext(c->online_err));
+                result_remedy(r, "Check that sysfs is mounted at /sys (or that the --root tree contains it).");
+                result_evidence(r, "source", "/sys/devices/system/cpu/online");
+                return true;
+        }
+        result_status(r, STATUS_SKIP, "no cpufreq on any of the %zu CPUs (virtual machine, or frequency scaling "
+                      "left to the firmware)", c->n_cpus);
+        result_evidence(r, "source", "/sys/devices/system/cpu/cpu*/cpufreq");
+        return true;
+}
+
+enum freq_file { FREQ_GOVERNOR, FREQ_CUR, FREQ_MAX };
+
+static const char *const freq_file_name[] = {
+        [FREQ_GOVERNOR] = "scaling_governor",
+        [FREQ_CUR] = "scaling_cur_freq",
+        [FREQ_MAX] = "cpuinfo_max_freq",
+};
+
+static int freq_err(const struct cpu_freq *q, enum freq_file which) {
+        switch (which) {
+        case FREQ_GOVERNOR:
+                return q->governor_err;
+        case FREQ_CUR:
+                return q->cur_err;
+        case FREQ_MAX:
+                return q->max_err;
+        }
+        return 0;
+}
+
+/* Error (and true) when some CPU with cpufreq could not give this file. */
+static bool error_on_bad(const struct check_info *self, const struct facts *f, struct report *rep,
+                         enum freq_file which) {
+        const struct cpu_facts *c = &f->cpu;
+        for (size_t i = 0; i < c->n_cpus; i++) {
+                const struct cpu_freq *q = &c->cpus[i];
+                if (q->cpufreq_err < 0 || freq_err(q, which) == 0)
+                        continue;
+                const char *file = freq_file_name[which];
+                struct result *r = result_new(rep, self, "host");
+                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpu%u/cpufreq/%s: %s", q->cpu,
+                              file, errtext(freq_err(q, which)));
+                result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/cpu%u/cpufreq/%s`); a cpufreq "
+                              "driver that cannot report it needs a kernel or BIOS update.", q->cpu, file);
+                result_evidence(r, "source", "/sys/devices/system/cpu/cpu%u/cpufreq/%s", q->cpu, file);
+                return true;
+        }
+        return false;
+}
+
+static void run_governor(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct cpu_facts *c = &f->cpu;
+        if (skip_without_cpufreq(self, f, rep) ||
+            error_on_bad(self, f, rep, FREQ_GOVERNOR))
+                return;
+
+        /* Count CPUs per governor, in order of first appearance. */
+        struct { const char *name; size_t n; } gov[16];
+        size_t n_gov = 0, n_perf = 0, n_other_overflow = 0;
+        for (size_t i = 0; i < c->n_cpus; i++) {
+                const struct cpu_freq *q = &c->cpus[i];
+                if (q->cpufreq_err < 0)
+                        continue;
+                if (strcmp(q->governor, "performance") == 0)
+                        n_perf++;
+                size_t j = 0;
+                while (j < n_gov && strcmp(gov[j].name, q->governor) != 0)
+                        j++;
+                if (j == n_gov) {
+                        if (n_gov == sizeof(gov) / sizeof(gov[0])) {
+                                n_other_overflow++;
+                                continue;
+                        }
+                        gov[n_gov].name = q->governor;
+                        gov[n_gov++].n = 0;
+                }
+                gov[j].n++;
+        }
+        char observed[512] = "";
+        size_t len = 0;
+        for (size_t j = 0; j < n_gov && len < sizeof(observed); j++)
+                len += (size_t)snprintf(observed + len, sizeof(observed) - len, "%s%s on %zu CPU%s", j ? ", " : "",
+                                        gov[j].name, gov[j].n, gov[j].n == 1 ? "" : "s");
+        if (n_other_overflow && len < sizeof(observed))
+                snprintf(observed + len, sizeof(observed) - len, ", other governors on %zu CPUs", n_other_overflow);
+
+        struct result *r = result_new(rep, self, "host");
+        result_observed(r, "%s", observed);
+        result_expected(r, "performance on all %zu CPUs", c->n_cpufreq);
+        result_evidence(r, "source", CPUFREQ_SOURCE "scaling_governor");
+        if (c->scaling_driver_err == 0)
+                result_evidence(r, "scaling_driver", "%s", c->scaling_driver);
+        if (n_perf == c->n_cpufreq) {
+                result_status(r, STATUS_PASS, "all %zu CPUs use the performance governor", c->n_cpufreq);
+                return;
+        }
+        result_status(r, STATUS_WARN, "%zu of %zu CPUs are not on the performance governor: they clock down between "
+                      "bursts and add latency to GPU launches", c->n_cpufreq - n_perf, c->n_cpufreq);
+        result_remedy(r, "Run `cpupower frequency-set -g performance` (now, all CPUs); to keep it across reboots set "
+                      "governor='performance' in /etc/default/cpupower and `systemctl enable --now cpupower`, or "
+                      "`tuned-adm profile throughput-performance`.");
+}
+
+static void run_boost(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct cpu_facts *c = &f->cpu;
+        struct result *r = result_new(rep, self, "host");
+        if (c->no_turbo_err != -ENOENT) {
+                result_evidence(r, "source", "/sys/devices/system/cpu/intel_pstate/no_turbo");
+                if (c->no_turbo_err < 0) {
+                        result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/intel_pstate/no_turbo: %s",
+                                      errtext(c->no_turbo_err));
+                        result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/intel_pstate/no_turbo`); "
+                                      "it holds 0 or 1.");
+                        return;
+                }
+                result_observed(r, "intel_pstate no_turbo=%d", c->no_turbo);
+                result_expected(r, "intel_pstate no_turbo=0");
+                if (c->no_turbo == 0) {
+                        result_status(r, STATUS_PASS, "turbo boost is enabled (intel_pstate)");
+                        return;
+                }
+                result_status(r, STATUS_WARN, "turbo boost is disabled (intel_pstate no_turbo=1): single-thread speed "
+                              "of the CPU threads that feed the GPUs is capped at base clock");
+                result_remedy(r, "Run `echo 0 > /sys/devices/system/cpu/intel_pstate/no_turbo` as root. If the write "
+                              "is refused, turbo is off in the BIOS: enable \"Intel Turbo Boost Technology\" in the "
+                              "processor power settings.");
+                return;
+        }
+        if (c->boost_err != -ENOENT) {
+                result_evidence(r, "source", "/sys/devices/system/cpu/cpufreq/boost");
+                if (c->boost_err < 0) {
+                        result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpufreq/boost: %s",
+                                      errtext(c->boost_err));
+                        result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/cpufreq/boost`); it "
+                                      "holds 0 or 1.");
+                        return;
+                }
+                result_observed(r, "cpufreq boost=%d", c->boost);
+                result_expected(r, "cpufreq boost=1");
+                if (c->boost == 1) {
+                        result_status(r, STATUS_PASS, "CPU boost is enabled (cpufreq)");
+                        return;
+                }
+                result_status(r, STATUS_WARN, "CPU boost is disabled (cpufreq boost=0): single-thread speed of the CPU "
+                              "threads that feed the GPUs is capped at base clock");
+                result_remedy(r, "Run `echo 1 > /sys/devices/system/cpu/cpufreq/boost` as root; if it does not stick, "
+                              "enable \"Core Performance Boost\" (AMD) or \"Turbo Boost\" (Intel) in the BIOS.");
+                return;
+        }
+        result_status(r, STATUS_SKIP, "no boost control exposed (neither intel_pstate/no_turbo nor cpufreq/boost "
+                      "exists: virtual machine, or a scaling driver without one)");
+        result_evidence(r, "source", "/sys/devices/system/cpu/intel_pstate/no_turbo, /sys/devices/system/cpu/cpufreq/boost");
+}
+
+static void run_cstates(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct cpu_facts *c = &f->cpu;
+        const char *cmdline = f->host.cmdline ? f->host.cmdline : "";
+        static const char *const limit_keys[] = { "idle", "processor.max_cstate", "intel_idle.max_cstate" };
+        char limits[160] = "", idle[32] = "";
+        size_t ll = 0;
+        for (size_t k = 0; k < sizeof(limit_keys) / sizeof(limit_keys[0]); k++) {
+                char v[32];
+                if (cmdline_get(cmdline, limit_keys[k], v, sizeof(v)) < 0)
+                        continue;
+                if (k == 0)
+                        snprintf(idle, sizeof(idle), "%s", v);
+                if (ll < sizeof(limits))
+                        ll += (size_t)snprintf(limits + ll, sizeof(limits) - ll, "%s%s=%s", ll ? " " : "",
+                                               limit_keys[k], v);
+        }
+
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/sys/devices/system/cpu/cpu0/cpuidle/state*/{name,latency,disable}, /proc/cmdline");
+        if (c->idle_driver_err == 0)
+                result_evidence(r, "cpuidle_driver", "%s", c->idle_driver);
+        result_evidence(r, "cmdline_limits", "%s", ll ? limits : "none");
+
+        /* idle=poll keeps CPUs spinning, idle=halt stops at C1: neither sleeps deeply,
+         * whatever the cpuidle directory lists. */
+        if (strcmp(idle, "poll") == 0 || strcmp(idle, "halt") == 0) {
+                result_observed(r, "idle=%s on the kernel command line", idle);
+                result_expected(r, "no enabled idle state with exit latency > %d us", CSTATE_DEEP_LATENCY_US);
+                result_status(r, STATUS_PASS, "deep C-states are off: idle=%s on the kernel command line", idle);
+                return;
+        }
+        if (c->idle_err == -ENOENT || (c->idle_err == 0 && c->n_idle == 0)) {
+                if (c->idle_driver_err < 0 || strcmp(c->idle_driver, "none") == 0)
+                        result_status(r, STATUS_SKIP, "cpu0 has no cpuidle states (cpuidle driver: %s): idle is left "
+                                      "to the hypervisor or firmware", c->idle_driver_err == 0 ? "none" : "unknown");
+                else
+                        result_status(r, STATUS_SKIP, "cpu0 lists no cpuidle states (cpuidle driver: %s)",
+                                      c->idle_driver);
+                return;
+        }
+        result_expected(r, "no enabled idle state with exit latency > %d us", CSTATE_DEEP_LATENCY_US);
+        if (c->idle_err < 0) {
+                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpu0/cpuidle: %s",
+                              errtext(c->idle_err));
+                result_remedy(r, "Check that sysfs is mounted at /sys (or that the --root tree contains it).");
+                return;
+        }
+        for (size_t i = 0; i < c->n_idle; i++) {
+                const struct cpu_idle_state *s = &c->idle[i];
+                const char *file = s->name_err < 0 ? "name" : s->latency_err < 0 ? "latency" : NULL;
+                int err = s->name_err < 0 ? s->name_err : s->latency_err;
+                if (!file && s->disable_err < 0 && s->disable_err != -ENOENT) {
+                        file = "disable";
+                        err = s->disable_err;
+                }
+                if (!file)
+                        continue;
+                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpu0/cpuidle/state%u/%s: %s",
+                              s->index, file, errtext(err));
+                result_remedy(r, "Run `cpupower idle-info` to list the idle states the kernel reports.");
+                return;
+        }
+
+        char deep[256] = "", deepest_ok[64] = "none";
+        size_t len = 0, n_deep = 0;
+        for (size_t i = 0; i < c->n_idle; i++) {
+                const struct cpu_idle_state *s = &c->idle[i];
+                if (s->disabled)
+                        continue;
+                if (s->latency_us <= CSTATE_DEEP_LATENCY_US) {
+                        snprintf(deepest_ok, sizeof(deepest_ok), "%s, %" PRIu64 " us", s->name, s->latency_us);
+                        continue;
+                }
+                n_deep++;
+                if (len < sizeof(deep))
+                        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "%s%s (%" PRIu64 " us)",
+                                                len ? ", " : "", s->name, s->latency_us);
+        }
+        if (n_deep == 0) {
+                result_observed(r, "deepest enabled state: %s", deepest_ok);
+                result_status(r, STATUS_PASS, "no deep C-state is enabled (deepest enabled: %s)", deepest_ok);
+                return;
+        }
+        result_observed(r, "enabled deep states: %s", deep);
+        result_status(r, STATUS_WARN, "%zu deep C-state%s enabled (%s): waking from them adds tens to hundreds of "
+                      "microseconds to GPU launches and collectives", n_deep, n_deep == 1 ? "" : "s", deep);
+        /* processor.max_cstate only limits acpi_idle; intel_idle has its own parameter. */
+        result_remedy(r, "Now: `cpupower idle-set -D %d` (disables states with exit latency >= %d us, until reboot). "
+                      "Persistently: add `intel_idle.max_cstate=1 processor.max_cstate=1` to GRUB_CMDLINE_LINUX in "
+                      "/etc/default/grub, run `update-grub` (or `grub2-mkconfig -o /boot/grub2/grub.cfg`) and "
+                      "reboot; or set the BIOS power profile to maximum performance.",
+                      CSTATE_DEEP_LATENCY_US + 1, CSTATE_DEEP_LATENCY_US + 1);
+}
+
+static void run_smt(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct cpu_facts *c = &f->cpu;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/sys/devices/system/cpu/smt/control, /sys/devices/system/cpu/smt/active");
+        if (c->smt_control_err == -ENOENT) {
+                result_status(r, STATUS_SKIP, "the kernel exposes no SMT control (/sys/devices/system/cpu/smt "
+                              "absent: kernel older than 4.19, or no SMT hotplug on this architecture)");
+                return;
+        }
+        if (c->smt_control_err < 0) {
+                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/smt/control: %s",
+                              errtext(c->smt_control_err));
+                result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/smt/control`).");
+                return;
+        }
+        char active[16];
+        if (c->smt_active_err == 0)
+                snprintf(active, sizeof(active), "%d", c->smt_active);
+        else
+                snprintf(active, sizeof(active), "unknown");
+        result_observed(r, "control=%s, active=%s", c->smt_control, active);
+        result_expected(r, "reported only: SMT on or off are both valid choices");
+        /* Neither setting is wrong for GPU work: SMT gives data loaders more threads, turning
+         * it off gives steadier per-thread latency. The fleet report shows nodes that differ. */
+        const char *ctl = c->smt_control, *what;
+        char buf[64];
+        if (strcmp(ctl, "on") == 0)
+                what = "SMT (hyper-threading) is on";
+        else if (strcmp(ctl, "off") == 0)
+                what = "SMT (hyper-threading) is off (switched off at run time)";
+        else if (strcmp(ctl, "forceoff") == 0)
+                what = "SMT (hyper-threading) is off (nosmt=force on the kernel command line)";
+        else if (strcmp(ctl, "notsupported") == 0 || strcmp(ctl, "notimplemented") == 0) {
+                result_status(r, STATUS_PASS, "%s", ctl[3] == 's' ? "the CPU has no SMT"
+                                                    : "the kernel cannot control SMT on this architecture");
+                return;
+        } else {
+                /* POWER writes the number of threads per core. */
+                snprintf(buf, sizeof(buf), "SMT control is %s", ctl);
+                what = buf;
+        }
+        result_status(r, STATUS_PASS, "%s; %s", what,
+                      c->smt_active_err < 0 ? "active state unknown"
+                      : c->smt_active   ? "sibling threads active"
+                                        : "sibling threads inactive");
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+static void run_frequency(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct cpu_facts *c = &f->cpu;
+        if (skip_without_cpufreq(self, f, rep) ||
+            error_on_bad(self, f, rep, FREQ_CUR) ||
+            error_on_bad(self, f, rep, FREQ_MAX))
+                return;
+        uint64_t *cur = calloc(c->n_cpufreq, sizeof(*cur));
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", CPUFREQ_SOURCE "{scaling_cur_freq,cpuinfo_max_freq,scaling_max_freq,scaling_governor}");
+        if (!cur) {
+                result_status(r, STATUS_ERROR, "out of memory while judging %zu CPUs", c->n_cpufreq);
+                result_remedy(r, "Run gpuvet again with more memory available.");
+                return;
+        }
+        size_t n = 0, n_low = 0, n_capped = 0, n_perf = 0;
+        uint64_t max_khz = 0, cap_khz = 0;
+        for (size_t i = 0; i < c->n_cpus; i++) {
+                const struct cpu_freq *q = &c->cpus[i];
+                if (q->cpufreq_err < 0)
+                        continue;
+                cur[n++] = q->cur_khz;
+                if (q->max_khz > max_khz)
+                        max_khz = q->max_khz;
+                if (q->scaling_max_err == 0 && q->scaling_max_khz < q->max_khz) {
+                        if (n_capped++ == 0 || q->scaling_max_khz < cap_khz)
+                                cap_khz = q->scaling_max_khz;
+                }
+                if (q->governor_err == 0 && strcmp(q->governor, "performance") == 0) {
+                        n_perf++;
+                        if (q->cur_khz * 100 < q->max_khz * FREQ_LOW_PERCENT)
+                                n_low++;
+                }
+        }
+        qsort(cur, n, sizeof(*cur), cmp_u64);
+        result_observed(r, "current %" PRIu64 "/%" PRIu64 "/%" PRIu64 " MHz (min/median/max) of max %" PRIu64 " MHz",
+                        cur[0] / 1000, cur[n / 2] / 1000, cur[n - 1] / 1000, max_khz / 1000);
+        result_expected(r, "scaling_max_freq = cpuinfo_max_freq; CPUs on the performance governor at >= %d%% of max",
+                        FREQ_LOW_PERCENT);
+        free(cur);
+        if (n_capped) {
+                result_status(r, STATUS_WARN, "%zu CPU%s capped below the hardware maximum (scaling_max_freq as low as "
+                              "%" PRIu64 " MHz of %" PRIu64 " MHz)", n_capped, n_capped == 1 ? " is" : "s are",
+                              cap_khz / 1000, max_khz / 1000);
+                result_remedy(r, "Lift the cap with `cpupower frequency-set -u %" PRIu64 "MHz` and find what set it "
+                              "(tuned profile, power-capping daemon, /etc/default/cpupower max_freq).",
+                              max_khz / 1000);
+                return;
+        }
+        if (n_low) {
+                result_status(r, STATUS_WARN, "%zu of %zu CPUs on the performance governor run below %d%% of their "
+                              "maximum frequency", n_low, n_perf, FREQ_LOW_PERCENT);
+                result_remedy(r, "Look for a power cap or thermal limit: `turbostat --quiet --show "
+                              "Busy%%,Bzy_MHz,PkgWatt,PkgTmp sleep 5`, the BMC's power-capping policy and the BIOS "
+                              "power profile (set it to maximum performance).");
+                return;
+        }
+        result_status(r, STATUS_PASS, "no CPU is capped, and none on the performance governor runs below %d%% of its "
+                      "maximum", FREQ_LOW_PERCENT);
+}
+
+const struct check_info check_cpu_governor = {
+        .id = "cpu.governor",
+        .category = "cpu",
+        .level = LEVEL_QUICK,
+        .title = "Every CPU uses the performance frequency governor",
+        .run = run_governor,
+};
+
+const struct check_info check_cpu_boost = {
+        .id = "cpu.boost",
+        .category = "cpu",
+        .level = LEVEL_QUICK,
+        .title = "CPU turbo/boost is enabled",
+        .run = run_boost,
+};
+
+const struct check_info check_cpu_cstates = {
+        .id = "cpu.cstates",
+        .category = "cpu",
+        .level = LEVEL_QUICK,
+        .title = "No deep C-state (exit latency > 20 us) is enabled",
+        .run = run_cstates,
+};
+
+const struct check_info check_cpu_smt = {
+        .id = "cpu.smt",
+        .category = "cpu",
+        .level = LEVEL_QUICK,
+        .title = "SMT (hyper-threading) state, reported",
+        .run = run_smt,
+};
+
+const struct check_info check_cpu_frequency = {
+        .id = "cpu.frequency",
+        .category = "cpu",
+        .level = LEVEL_QUICK,
+        .title = "CPUs are not capped and run near their maximum frequency",
+        .run = run_frequency,
+};

@@ -1,0 +1,310 @@
+/* gpu: the NVIDIA GPUs on the PCI bus, the driver each is bound to, nouveau, the nvidia
+ * module version and the persistence daemon. */
+#include "checks/check.h"
+#include "core/strparse.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NVIDIA_VERSION_FILE "/proc/driver/nvidia/version"
+
+static const char nouveau_remedy[] =
+        "Blacklist nouveau: write /etc/modprobe.d/blacklist-nouveau.conf containing the two lines "
+        "\"blacklist nouveau\" and \"options nouveau modeset=0\", rebuild the initramfs so early boot "
+        "honours it (`update-initramfs -u` on Debian/Ubuntu, `dracut --force` on RHEL/Rocky/SUSE), "
+        "reboot, then install or load the nvidia driver.";
+
+static const char driver_remedy[] =
+        "Install the NVIDIA driver (Ubuntu: `ubuntu-drivers install --gpgpu`; RHEL/Rocky with NVIDIA's "
+        "CUDA repository: `dnf install nvidia-open` for Turing and newer, `dnf module install "
+        "nvidia-driver:latest-dkms` for older GPUs) and load it with `modprobe nvidia`; `dmesg | grep -i nvrm` shows why a module refused to load.";
+
+/* GPUs the host driver should own: not reserved for a VM through vfio-pci. */
+static size_t gpus_for_host(const struct facts *f) {
+        size_t n = 0;
+        for (size_t i = 0; i < f->gpus.n; i++)
+                if (strcmp(gpu_pci(f, i)->driver, "vfio-pci") != 0)
+                        n++;
+        return n;
+}
+
+static size_t gpus_bound_to(const struct facts *f, const char *driver) {
+        size_t n = 0;
+        for (size_t i = 0; i < f->gpus.n; i++)
+                if (strcmp(gpu_pci(f, i)->driver, driver) == 0)
+                        n++;
+        return n;
+}
+
+static void run_inventory(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct pci_dev *d = gpu_pci(f, i);
+                const struct gpu_model *m = f->gpus.gpus[i].model;
+                struct result *r = result_new(rep, self, d->addr);
+                result_evidence(r, "source", "%s/device", d->sysfs_path);
+                if (d->have_ids) {
+                        result_evidence(r, "pci_id", "%04x:%04x", d->vendor, d->device);
+                        result_evidence(r, "subsystem", "%04x:%04x", d->subsys_vendor, d->subsys_device);
+                }
+                if (f->db)
+                        result_evidence(r, "gpu_table", "%s", f->db->source);
+                result_expected(r, "a GPU model in gpuvet's table");
+                if (!m) {
+                        char name[96];
+                        gpu_describe(f, i, name, sizeof(name));
+                        result_observed(r, "%s", name);
+                        result_status(r, STATUS_WARN,
+                                      "%s is not in gpuvet's GPU table: no architecture, compute capability or "
+                                      "spec figures to check against",
+                                      name);
+                        result_remedy(r,
+                                      "Update gpuvet, or add the device id to a copy of gpus.json and pass its "
+                                      "directory with --data-dir DIR (or GPUVET_DATA_DIR).");
+                        continue;
+                }
+                const struct gpu_arch *a = f->db ? gpudb_arch(f->db, m->arch) : NULL;
+                const char *arch = a ? a->name : m->arch;
+                result_observed(r, "%s, %s, compute capability %d.%d", m->name, arch, m->cc_major, m->cc_minor);
+                result_evidence(r, "architecture", "%s", m->arch);
+                if (a)
+                        result_evidence(r, "sm", "%s", a->sm);
+                result_status(r, STATUS_PASS, "%s (%s, compute capability %d.%d)", m->name, arch, m->cc_major,
+                              m->cc_minor);
+        }
+}
+
+static void run_driver_binding(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct pci_dev *d = gpu_pci(f, i);
+                struct result *r = result_new(rep, self, d->addr);
+                char name[96];
+                gpu_describe(f, i, name, sizeof(name));
+                result_observed(r, "%s", d->driver[0] ? d->driver : "no driver");
+                result_expected(r, "nvidia (vfio-pci when passed through to a VM)");
+                result_evidence(r, "source", "%s/driver", d->sysfs_path);
+                if (strcmp(d->driver, "nvidia") == 0) {
+                        result_status(r, STATUS_PASS, "%s is bound to the nvidia driver", name);
+                } else if (strcmp(d->driver, "vfio-pci") == 0) {
+                        result_status(r, STATUS_PASS, "%s is bound to vfio-pci: reserved for passthrough to a VM",
+                                      name);
+                } else if (strcmp(d->driver, "nouveau") == 0) {
+                        result_status(r, STATUS_FAIL, "%s is driven by nouveau, which runs no CUDA", name);
+                        result_remedy(r, "%s", nouveau_remedy);
+                } else if (!d->driver[0]) {
+                        result_status(r, STATUS_FAIL, "no driver is bound to %s: CUDA cannot use it", name);
+                        result_remedy(r, "%s", driver_remedy);
+                } else {
+                        result_status(r, STATUS_WARN, "%s is bound to %s, neither nvidia nor vfio-pci", name,
+                                      d->driver);
+                        result_remedy(r,
+                                      "Unbind it (`echo %s > /sys/bus/pci/drivers/%s/unbind`) and find what binds "
+                                      "%s at boot (modprobe.d, driverctl, kernel command line); then `modprobe "
+                                      "nvidia`.",
+                                      d->addr, d->driver, d->driver);
+                }
+        }
+}
+
+/* modprobe.blacklist= and module_blacklist= take comma-separated module names. */
+static bool cmdline_lists(const char *cmdline, const char *key, const char *module) {
+        char v[512];
+        if (!cmdline || cmdline_get(cmdline, key, v, sizeof(v)) < 0)
+                return false;
+        char *save = NULL;
+        for (char *t = strtok_r(v, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                if (strcmp(t, module) == 0)
+                        return true;
+        return false;
+}
+
+static void run_nouveau(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        const struct nvidia_facts *x = &f->nvidia;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/proc/modules");
+        if (!f->host.have_modules) {
+                result_status(r, STATUS_ERROR, "cannot read /proc/modules: the loaded modules are unknown");
+                result_remedy(r, "Check that /proc is mounted and readable (`cat /proc/modules`).");
+                return;
+        }
+        bool on_cmdline = cmdline_lists(f->host.cmdline, "modprobe.blacklist", "nouveau") ||
+                          cmdline_lists(f->host.cmdline, "module_blacklist", "nouveau");
+        const char *how = x->nouveau_blacklisted ? x->nouveau_blacklist_file
+                          : on_cmdline           ? "kernel command line"
+                                                 : "";
+        result_evidence(r, "blacklisted_in", "%s", how[0] ? how : "nowhere");
+        result_evidence(r, "options_modeset_0", "%s", x->nouveau_modeset_off ? "yes" : "no");
+        result_expected(r, "nouveau not loaded");
+        if (!x->nouveau_loaded) {
+                result_observed(r, "not loaded");
+                if (how[0])
+                        result_status(r, STATUS_PASS, "nouveau is not loaded (blacklisted in %s)", how);
+                else
+                        result_status(r, STATUS_PASS, "nouveau is not loaded (not blacklisted either)");
+                return;
+        }
+        result_observed(r, "loaded");
+        if (how[0])
+                /* modprobe.d only stops udev's autoload after the initramfs has been rebuilt
+                 * with it; an older initramfs still loads nouveau during early boot. */
+                result_status(r, STATUS_FAIL,
+                              "nouveau is loaded although %s blacklists it: the initramfs or boot predates the "
+                              "blacklist",
+                              how);
+        else
+                result_status(r, STATUS_FAIL,
+                              "nouveau is loaded: it holds the GPUs and keeps the nvidia driver from binding");
+        result_remedy(r, "%s", nouveau_remedy);
+}
+
+/* The newest architecture among the GPUs decides the oldest usable driver. */
+static const struct gpu_arch *newest_arch(const struct facts *f, const char **ret_model) {
+        const struct gpu_arch *best = NULL;
+        for (size_t i = 0; f->db && i < f->gpus.n; i++) {
+                const struct gpu_model *m = f->gpus.gpus[i].model;
+                const struct gpu_arch *a = m ? gpudb_arch(f->db, m->arch) : NULL;
+                int cmp;
+                if (!a || (best && (version_compare(a->min_driver, best->min_driver, &cmp) < 0 || cmp <= 0)))
+                        continue;
+                best = a;
+                *ret_model = m->name;
+        }
+        return best;
+}
+
+static void run_driver_version(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        const struct nvidia_facts *x = &f->nvidia;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "%s", x->module_loaded ? NVIDIA_VERSION_FILE : "/proc/modules");
+        const char *model = NULL;
+        const struct gpu_arch *a = newest_arch(f, &model);
+        if (a)
+                result_expected(r, "nvidia module >= %s (%s, %s)", a->min_driver, a->name, model);
+        else
+                result_expected(r, "nvidia module loaded");
+
+        if (!x->module_loaded) {
+                result_observed(r, "nvidia module not loaded");
+                if (gpus_for_host(f) == 0) {
+                        result_status(r, STATUS_SKIP,
+                                      "every GPU is bound to vfio-pci for passthrough: the host needs no nvidia "
+                                      "driver");
+                        return;
+                }
+                result_status(r, STATUS_FAIL, "the nvidia kernel module is not loaded: no CUDA on this host");
+                result_remedy(r, "%s", driver_remedy);
+                return;
+        }
+        if (!x->have_version) {
+                result_observed(r, "nvidia module loaded, version unknown");
+                if (x->version_errno == -ENOENT)
+                        result_status(r, STATUS_ERROR, "the nvidia module is loaded but %s is missing",
+                                      NVIDIA_VERSION_FILE);
+                else if (x->version_errno == -EINVAL)
+                        result_status(r, STATUS_ERROR, "no driver version found in %s", NVIDIA_VERSION_FILE);
+                else
+                        result_status(r, STATUS_ERROR, "cannot read %s: %s", NVIDIA_VERSION_FILE,
+                                      strerror(-x->version_errno));
+                if (x->version_line[0])
+                        result_evidence(r, "version_line", "%s", x->version_line);
+                result_remedy(r, "Check `cat %s` and `dmesg | grep -i nvrm`; reinstall the driver if the module is "
+                                 "damaged.",
+                              NVIDIA_VERSION_FILE);
+                return;
+        }
+        const char *flavour = x->open_kernel_module ? "open kernel module" : "proprietary kernel module";
+        result_observed(r, "%s (%s)", x->driver_version, flavour);
+        result_evidence(r, "version_line", "%s", x->version_line);
+        int cmp;
+        if (a && version_compare(x->driver_version, a->min_driver, &cmp) == 0 && cmp < 0) {
+                result_status(r, STATUS_FAIL, "driver %s is older than %s, the first to support %s (%s)",
+                              x->driver_version, a->min_driver, a->name, model);
+                result_remedy(r, "Install a driver branch of %s or newer from NVIDIA's repository or your "
+                                 "distribution, then reboot.",
+                              a->min_driver);
+                return;
+        }
+        result_status(r, STATUS_PASS, "nvidia driver %s loaded (%s)", x->driver_version, flavour);
+}
+
+static void run_persistenced(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        const struct nvidia_facts *x = &f->nvidia;
+        struct result *r = result_new(rep, self, "host");
+        if (gpus_bound_to(f, "nvidia") == 0) {
+                result_status(r, STATUS_SKIP, "no GPU is bound to the nvidia driver");
+                result_evidence(r, "source", "/sys/bus/pci/devices/*/driver");
+                return;
+        }
+        result_expected(r, "nvidia-persistenced running");
+        if (x->persistenced_running) {
+                result_observed(r, "running (pid %d)", x->persistenced_pid);
+                result_evidence(r, "source", "%s", x->persistenced_source);
+                result_status(r, STATUS_PASS, "nvidia-persistenced is running (pid %d)", x->persistenced_pid);
+                return;
+        }
+        result_evidence(r, "source", "/proc/[0-9]*/comm, /run/nvidia-persistenced/nvidia-persistenced.pid");
+        if (x->proc_errno) {
+                result_observed(r, "unknown");
+                result_status(r, STATUS_ERROR, "cannot list /proc to look for nvidia-persistenced: %s",
+                              strerror(-x->proc_errno));
+                result_remedy(r, "Check that /proc is mounted; `systemctl status nvidia-persistenced` shows the "
+                                 "daemon's state.");
+                return;
+        }
+        result_observed(r, "not running");
+        result_status(r, STATUS_WARN,
+                      "nvidia-persistenced is not running: the driver tears GPU state down whenever the last "
+                      "client exits (slow start-up, settings lost)");
+        result_remedy(r, "`systemctl enable --now nvidia-persistenced` (the daemon ships with the driver; "
+                         "install the nvidia-persistenced or nvidia-compute-utils package if the unit is missing).");
+}
+
+const struct check_info check_gpu_inventory = {
+        .id = "gpu.inventory",
+        .category = "gpu",
+        .level = LEVEL_QUICK,
+        .title = "Each NVIDIA GPU is known: model, architecture, compute capability",
+        .run = run_inventory,
+};
+
+const struct check_info check_gpu_driver_binding = {
+        .id = "gpu.driver_binding",
+        .category = "gpu",
+        .level = LEVEL_QUICK,
+        .title = "Each GPU is bound to the nvidia driver (or vfio-pci for passthrough)",
+        .run = run_driver_binding,
+};
+
+const struct check_info check_gpu_nouveau = {
+        .id = "gpu.nouveau",
+        .category = "gpu",
+        .level = LEVEL_QUICK,
+        .title = "The nouveau driver is not loaded",
+        .run = run_nouveau,
+};
+
+const struct check_info check_gpu_driver_version = {
+        .id = "gpu.driver_version",
+        .category = "gpu",
+        .level = LEVEL_QUICK,
+        .title = "The nvidia module is loaded and new enough for the GPUs' architecture",
+        .run = run_driver_version,
+};
+
+const struct check_info check_gpu_persistenced = {
+        .id = "gpu.persistenced",
+        .category = "gpu",
+        .level = LEVEL_QUICK,
+        .title = "nvidia-persistenced keeps GPU state initialised",
+        .run = run_persistenced,
+};

@@ -1,0 +1,222 @@
+/* memory: host memory settings for GPU work: transparent huge pages, swappiness, dirty
+ * page-cache limits, swap, and host RAM against the GPUs' memory. */
+#include "checks/check.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Above this swappiness the kernel swaps out anonymous memory (a trainer's pinned-adjacent
+ * buffers, a data loader's prefetch queue) readily instead of dropping page cache. */
+#define SWAPPINESS_MAX 10
+/* Above this share of RAM in dirty pages, a checkpoint write on a host with a terabyte or
+ * two builds hundreds of GiB of dirty cache and then blocks the writer for minutes while
+ * storage drains it. The kernel default is 20. */
+#define DIRTY_RATIO_MAX 40
+
+#define SYSCTL_FILE "/etc/sysctl.d/90-gpu-memory.conf"
+
+static const char *errtext(int err) { return err == -EINVAL || err == -ERANGE ? "malformed value" : strerror(-err); }
+
+/* Skip on -ENOENT (with `absent` as the reason), error otherwise; true when it did either. */
+static bool judge_err(struct result *r, int err, const char *path, const char *absent) {
+        if (err == 0)
+                return false;
+        if (err == -ENOENT) {
+                result_status(r, STATUS_SKIP, "%s", absent);
+                return true;
+        }
+        result_status(r, STATUS_ERROR, "cannot read %s: %s", path, errtext(err));
+        result_remedy(r, "Read the file by hand (`cat %s`).", path);
+        return true;
+}
+
+static bool swap_active(const struct memory_facts *m) {
+        return (m->swaps_err == 0 && m->n_swaps > 0) || (m->swap_total_err == 0 && m->swap_total_kb > 0);
+}
+
+static void run_thp(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct memory_facts *m = &f->memory;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/sys/kernel/mm/transparent_hugepage/enabled, "
+                        "/sys/kernel/mm/transparent_hugepage/defrag");
+        if (judge_err(r, m->thp_enabled_err, "/sys/kernel/mm/transparent_hugepage/enabled",
+                      "the kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage absent)"))
+                return;
+        const char *defrag = m->thp_defrag_err == 0 ? m->thp_defrag : "unknown";
+        result_evidence(r, "defrag", "%s", defrag);
+        result_observed(r, "enabled=%s, defrag=%s", m->thp_enabled, defrag);
+        result_expected(r, "enabled=always or enabled=madvise");
+        if (strcmp(m->thp_enabled, "always") == 0 || strcmp(m->thp_enabled, "madvise") == 0) {
+                result_status(r, STATUS_PASS, "transparent huge pages are available (%s)", m->thp_enabled);
+                return;
+        }
+        if (strcmp(m->thp_enabled, "never") != 0) {
+                result_status(r, STATUS_ERROR, "unexpected transparent_hugepage/enabled choice \"%s\"", m->thp_enabled);
+                result_remedy(r, "Read the file by hand (`cat /sys/kernel/mm/transparent_hugepage/enabled`); it "
+                              "should offer always, madvise and never.");
+                return;
+        }
+        result_status(r, STATUS_WARN, "transparent huge pages are off: large host buffers (pinned staging, data "
+                      "loader tensors) use 4 KiB pages and pay more TLB misses");
+        result_remedy(r, "Run `echo madvise > /sys/kernel/mm/transparent_hugepage/enabled` as root; to keep it, add "
+                      "`transparent_hugepage=madvise` to GRUB_CMDLINE_LINUX in /etc/default/grub, run `update-grub` "
+                      "(or `grub2-mkconfig -o /boot/grub2/grub.cfg`) and reboot.");
+}
+
+static void run_swappiness(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct memory_facts *m = &f->memory;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/proc/sys/vm/swappiness, /proc/swaps");
+        if (judge_err(r, m->swappiness_err, "/proc/sys/vm/swappiness", "/proc/sys/vm/swappiness absent"))
+                return;
+        result_observed(r, "vm.swappiness=%" PRIu64 "%s", m->swappiness, swap_active(m) ? "" : " (no swap active)");
+        result_expected(r, "vm.swappiness <= %d while swap is active", SWAPPINESS_MAX);
+        if (!swap_active(m)) {
+                result_status(r, STATUS_PASS, "no swap is active, so vm.swappiness=%" PRIu64 " has no effect",
+                              m->swappiness);
+                return;
+        }
+        if (m->swappiness <= SWAPPINESS_MAX) {
+                result_status(r, STATUS_PASS, "vm.swappiness=%" PRIu64 " keeps anonymous memory in RAM", m->swappiness);
+                return;
+        }
+        result_status(r, STATUS_WARN, "vm.swappiness=%" PRIu64 " with swap active: the kernel swaps out process "
+                      "memory rather than page cache, stalling training and data loading", m->swappiness);
+        result_remedy(r, "Run `sysctl -w vm.swappiness=%d`, and persist it: `echo 'vm.swappiness = %d' >> %s`.",
+                      SWAPPINESS_MAX, SWAPPINESS_MAX, SYSCTL_FILE);
+}
+
+static void run_dirty(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct memory_facts *m = &f->memory;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/proc/sys/vm/{dirty_ratio,dirty_background_ratio,dirty_bytes,"
+                        "dirty_background_bytes}");
+        if (judge_err(r, m->dirty_ratio_err, "/proc/sys/vm/dirty_ratio", "/proc/sys/vm/dirty_ratio absent"))
+                return;
+        /* Setting vm.dirty_bytes zeroes vm.dirty_ratio and the byte limit rules instead. */
+        const bool bytes = m->dirty_bytes_err == 0 && m->dirty_bytes > 0;
+        if (bytes && m->mem_total_err < 0) {
+                result_status(r, STATUS_ERROR, "vm.dirty_bytes is set but /proc/meminfo MemTotal is unreadable (%s): "
+                              "cannot compare it with RAM", errtext(m->mem_total_err));
+                result_remedy(r, "Read the file by hand (`grep MemTotal /proc/meminfo`).");
+                return;
+        }
+        const double pct = bytes ? (double)m->dirty_bytes / 1024.0 * 100.0 / (double)m->mem_total_kb
+                                 : (double)m->dirty_ratio;
+        char bg[64] = "unknown";
+        if (m->dirty_background_bytes_err == 0 && m->dirty_background_bytes > 0)
+                snprintf(bg, sizeof(bg), "vm.dirty_background_bytes=%" PRIu64, m->dirty_background_bytes);
+        else if (m->dirty_background_ratio_err == 0)
+                snprintf(bg, sizeof(bg), "vm.dirty_background_ratio=%" PRIu64, m->dirty_background_ratio);
+        if (bytes)
+                result_observed(r, "vm.dirty_bytes=%" PRIu64 " (%.0f%% of RAM), %s", m->dirty_bytes, pct, bg);
+        else
+                result_observed(r, "vm.dirty_ratio=%" PRIu64 ", %s", m->dirty_ratio, bg);
+        result_expected(r, "dirty limit <= %d%% of RAM", DIRTY_RATIO_MAX);
+        if (pct <= DIRTY_RATIO_MAX) {
+                result_status(r, STATUS_PASS, "dirty page cache is limited to %.0f%% of RAM", pct);
+                return;
+        }
+        result_status(r, STATUS_WARN, "dirty page cache may grow to %.0f%% of RAM: a large checkpoint write "
+                      "then blocks for minutes while storage drains it", pct);
+        result_remedy(r, "Run `sysctl -w vm.dirty_ratio=20 vm.dirty_background_ratio=10`, and persist it: `printf "
+                      "'vm.dirty_ratio = 20\\nvm.dirty_background_ratio = 10\\n' >> %s`.", SYSCTL_FILE);
+}
+
+static void run_swap(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct memory_facts *m = &f->memory;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/proc/swaps");
+        if (judge_err(r, m->swaps_err, "/proc/swaps", "/proc/swaps absent (kernel without swap support)"))
+                return;
+        result_expected(r, "reported only");
+        if (m->n_swaps == 0) {
+                result_observed(r, "no swap");
+                result_status(r, STATUS_PASS, "no swap is configured");
+                return;
+        }
+        result_observed(r, "%u area%s, %" PRIu64 " MiB, %" PRIu64 " MiB used", m->n_swaps, m->n_swaps == 1 ? "" : "s",
+                        m->swaps_size_kb / 1024, m->swaps_used_kb / 1024);
+        result_status(r, STATUS_PASS, "%u swap area%s with %" PRIu64 " MiB, %" PRIu64 " MiB in use", m->n_swaps,
+                      m->n_swaps == 1 ? "" : "s", m->swaps_size_kb / 1024, m->swaps_used_kb / 1024);
+}
+
+static void run_host_vs_gpu(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct memory_facts *m = &f->memory;
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/proc/meminfo, gpu table (%s)", f->db ? f->db->source : "built in");
+        /* GPU memory_gb figures in the table are binary (an "80GB" H100 has 80 GiB). */
+        double gpu_gib = 0;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct gpu_model *model = f->gpus.gpus[i].model;
+                if (!model || model->memory_gb <= 0) {
+                        char name[64];
+                        gpu_describe(f, i, name, sizeof(name));
+                        result_status(r, STATUS_SKIP, "the memory size of GPU %s (%s) is unknown: not in gpuvet's GPU "
+                                      "table", gpu_subject(f, i), name);
+                        return;
+                }
+                gpu_gib += model->memory_gb;
+        }
+        if (judge_err(r, m->mem_total_err, "/proc/meminfo", "/proc/meminfo absent"))
+                return;
+        double host_gib = (double)m->mem_total_kb / (1024.0 * 1024.0);
+        double ratio = host_gib / gpu_gib;
+        result_observed(r, "host %.1f GiB, GPUs %.0f GiB (%zu GPU%s): %.2fx", host_gib, gpu_gib, f->gpus.n,
+                        f->gpus.n == 1 ? "" : "s", ratio);
+        result_expected(r, ">= 1.00x the GPUs' memory (NVIDIA DGX sizing: 2x)");
+        if (ratio >= 1.0) {
+                result_status(r, STATUS_PASS, "host RAM is %.2fx the GPUs' total memory", ratio);
+                return;
+        }
+        result_status(r, STATUS_WARN, "host RAM (%.1f GiB) is less than the GPUs' total memory (%.0f GiB): pinned "
+                      "staging buffers and checkpoints that pass through host memory will not fit",
+                      host_gib, gpu_gib);
+        result_remedy(r, "Fit at least %.0f GiB of RAM, ideally %.0f GiB (twice the GPU memory, as NVIDIA sizes DGX "
+                      "systems); until then, shard checkpoints and limit data-loader workers and pinned memory.",
+                      gpu_gib, 2 * gpu_gib);
+}
+
+const struct check_info check_memory_thp = {
+        .id = "memory.thp",
+        .category = "memory",
+        .level = LEVEL_QUICK,
+        .title = "Transparent huge pages are available (always or madvise)",
+        .run = run_thp,
+};
+
+const struct check_info check_memory_swappiness = {
+        .id = "memory.swappiness",
+        .category = "memory",
+        .level = LEVEL_QUICK,
+        .title = "vm.swappiness is low while swap is active",
+        .run = run_swappiness,
+};
+
+const struct check_info check_memory_dirty_ratio = {
+        .id = "memory.dirty_ratio",
+        .category = "memory",
+        .level = LEVEL_QUICK,
+        .title = "The dirty page-cache limit is not excessive",
+        .run = run_dirty,
+};
+
+const struct check_info check_memory_swap = {
+        .id = "memory.swap",
+        .category = "memory",
+        .level = LEVEL_QUICK,
+        .title = "Swap areas, reported",
+        .run = run_swap,
+};
+
+const struct check_info check_memory_host_vs_gpu = {
+        .id = "memory.host_vs_gpu",
+        .category = "memory",
+        .level = LEVEL_QUICK,
+        .title = "Host RAM is at least the GPUs' total memory",
+        .run = run_host_vs_gpu,
+};

@@ -1,0 +1,19 @@
+/* gpuvet detect: GPU model -> architecture -> driver branch and CUDA to install, and which
+ * CUDA toolkits, PyTorch wheels and NGC releases run on the installed driver.
+ *
+ * The answer is built once as a JSON document (schema gpuvet.detect/1, docs/detect.md);
+ * the text output is rendered from that same document, so both always agree. */
+#pragma once
+
+#include <jansson.h>
+#include <stdio.h>
+
+struct compat;
+struct facts;
+
+/* Build the gpuvet.detect/1 document from gathered facts (pure: no I/O). root is echoed
+ * into the document. Returns NULL when out of memory. */
+json_t *detect_report(const struct facts *f, const struct compat *c, const char *root);
+
+/* Render the document as readable text: the driver, then one short table per GPU model. */
+void detect_write_text(FILE *out, const json_t *doc);

@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""Bad input never crashes gpuvet check.
+
+Damaged copies of a fixture (the shared generator's when tests/fixtures/mkfixture.py
+works, else tests/golden/fixture_tree.py) are checked with `gpuvet check --root`. For
+each: exit 0 or 1 (never a signal, never 3), no sanitizer report, a complete JSON report
+(every check of the healthy run still reports), and every result that cites the damaged
+file as its evidence in the healthy run now says skip or error and names the file.
+Then the inputs that must be refused: a --root that does not exist or is a regular file,
+and a malformed --data-dir gpus.json (exit 2, the message names the input).
+
+Usage: test_badinput.py GPUVET SRCDIR"""
+
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture_tree  # noqa: E402
+
+GPUVET = None
+SRCDIR = None
+SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer", "runtime error:")
+HUGE_BYTES = 100 << 20
+
+# Results known to report a damaged file without naming it: (check id, file name) -> why.
+# A gap that gets fixed is announced so its entry can be removed; any other miss fails.
+KNOWN_GAPS = {
+    ("pcie.link_speed", "current_link_speed"):
+        "src/checks/pcie.c cites current_link_width as the source of every link result, "
+        "and its error summary says only 'current/max_link_* files'",
+}
+
+
+def run_check(root, prefix=(), extra=()):
+    """Run check on root; returns (exit code, report dict or None, stdout, stderr). With a
+    prefix that switches user, the report goes to a directory that user owns (the report
+    is written with a rename, which a sticky /tmp refuses across owners)."""
+    outdir = tempfile.mkdtemp(prefix="gpuvet-badinput-out.")
+    if prefix:
+        os.chown(outdir, 65534, 65534)
+    out = os.path.join(outdir, "report.json")
+    try:
+        r = subprocess.run(list(prefix) + [GPUVET, "check", "--root", root, "--json", out, "--color", "never",
+                                           *extra],
+                           capture_output=True, text=True, timeout=60)
+        report = None
+        if os.path.exists(out):
+            with open(out) as f:
+                report = json.load(f)
+        return r.returncode, report, r.stdout, r.stderr
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
+
+
+def expand_braces(s):
+    m = re.search(r"\{([^{}]*)\}", s)
+    if not m:
+        return [s]
+    return [x for alt in m.group(1).split(",") for x in expand_braces(s[:m.start()] + alt + s[m.end():])]
+
+
+def texts(result):
+    """The strings of a result that can name a file."""
+    out = [result.get("summary") or "", result.get("observed") or ""]
+    for v in (result.get("evidence") or {}).values():
+        out.append(v if isinstance(v, str) else json.dumps(v))
+    return out
+
+
+def cites(result, path):
+    """Does the result's summary or evidence name the file at path ("/sys/...")?"""
+    for s in texts(result):
+        if path in s:
+            return True
+        for word in s.split():
+            if "*" in word or "{" in word:
+                if any(fnmatch.fnmatchcase(path, w) for w in expand_braces(word)):
+                    return True
+    return False
+
+
+def key(result):
+    return result["id"], result.get("subject")
+
+
+def nvidia_devices(root):
+    """Root-relative real directories of the NVIDIA display devices in a tree."""
+    out = []
+    base = os.path.join(root, "sys/bus/pci/devices")
+    for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        d = os.path.realpath(os.path.join(base, name))
+        try:
+            with open(os.path.join(d, "vendor")) as f:
+                vendor = f.read().strip()
+            with open(os.path.join(d, "class")) as f:
+                cls = f.read().strip()
+        except OSError:
+            continue
+        if vendor == "0x10de" and cls.startswith("0x03"):
+            out.append(os.path.relpath(d, os.path.realpath(root)))
+    return out
+
+
+def replace_file(path, content):
+    if os.path.islink(path) or os.path.isfile(path):
+        os.unlink(path)
+    elif os.path.isdir(path):
+        shutil.rmtree(path)
+    with open(path, "wb") as f:
+        f.write(content)
+
+
+class BadInput(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="gpuvet-badinput.")
+        os.chmod(cls.tmp, 0o755)
+        cls.base, what = fixture_tree.make_fixture(SRCDIR, os.path.join(cls.tmp, "base"))
+        print(f"fixture: {what}", file=sys.stderr)
+        code, report, _, err = run_check(cls.base)
+        assert code in (0, 1) and report, f"the healthy fixture does not check cleanly: {code}\n{err}"
+        cls.healthy = report
+        cls.gpus = nvidia_devices(cls.base)
+        assert cls.gpus, "the fixture has no NVIDIA GPU"
+        cls.n = 0
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def copy(self):
+        BadInput.n += 1
+        dest = os.path.join(self.tmp, f"case{self.n}")
+        shutil.copytree(self.base, dest, symlinks=True)
+        return dest
+
+    def assert_survives(self, root, prefix=(), what=""):
+        code, report, out, err = run_check(root, prefix)
+        for mark in SANITIZER_MARKS:
+            self.assertNotIn(mark, err, f"{what}: sanitizer report\n{err}")
+        self.assertIn(code, (0, 1), f"{what}: exit {code}\n{err}")
+        self.assertIsNotNone(report, f"{what}: no JSON report\n{err}")
+        self.assertIn("Verdict", out, f"{what}: no text verdict")
+        self.assertEqual(report.get("schema"), "gpuvet.report/1")
+        summary = report.get("summary") or {}
+        self.assertIn("verdict", summary, what)
+        for r in report["checks"]:
+            self.assertIn(r["status"], ("pass", "warn", "fail", "skip", "error"), what)
+            self.assertTrue(r.get("summary"), f"{what}: {r['id']} has no summary")
+        self.assertEqual({r["id"] for r in report["checks"]}, {r["id"] for r in self.healthy["checks"]},
+                         f"{what}: checks went missing from the report")
+        return code, report
+
+    def damage(self, rel, content=None, make=None, allowed=("skip", "error"), prefix=(), what=None):
+        """Damage the file at root-relative rel in a fresh copy, check, and assert that
+        every result citing it in the healthy run now reports an allowed status naming it."""
+        if what is None:
+            what = f"{rel}: {content[:20]!r}" if content is not None else rel
+        root = self.copy()
+        path = os.path.join(root, rel)
+        if make:
+            make(path)
+        else:
+            replace_file(path, content)
+        code, report = self.assert_survives(root, prefix, what)
+        abs_path = "/" + rel
+        citing = {key(r) for r in self.healthy["checks"] if cites(r, abs_path)}
+        now = {key(r): r for r in report["checks"]}
+        base = os.path.basename(rel)
+        for k in sorted(citing, key=str):
+            self.assertIn(k, now, f"{what}: result {k} went missing")
+            r = now[k]
+            self.assertIn(r["status"], allowed, f"{what}: {k} says {r['status']}: {r['summary']}")
+            named = any(base in s for s in texts(r))
+            gap = KNOWN_GAPS.get((k[0], base))
+            if gap and not named:
+                print(f"KNOWN GAP ({what}): {k} does not name {base}: {gap}", file=sys.stderr)
+            elif gap:
+                print(f"FIXED: {k} now names {base}; remove it from KNOWN_GAPS", file=sys.stderr)
+            else:
+                self.assertTrue(named, f"{what}: {k} does not name {base}: {r}")
+        if not citing:
+            print(f"note: no check cites /{rel} as evidence; checked completeness only", file=sys.stderr)
+        return report
+
+    def gpu_file(self, name):
+        return f"{self.gpus[-1]}/{name}"
+
+    # --- damaged values ---------------------------------------------------------------
+
+    def test_truncated_vendor(self):
+        report = self.damage(self.gpu_file("vendor"), b"0x10")
+        self.assertEqual(len(report["gpus"]), len(self.healthy["gpus"]) - 1,
+                         "a device whose vendor reads 0x10 is not an NVIDIA GPU")
+
+    def test_empty_files(self):
+        for name in ("vendor", "current_link_width", "current_link_speed", "numa_node", "resource", "config",
+                     "aer_dev_correctable"):
+            with self.subTest(name=name):
+                self.damage(self.gpu_file(name), b"", what=f"empty {name}")
+
+    def test_garbage(self):
+        for name in ("current_link_width", "max_link_width", "current_link_speed", "numa_node", "local_cpulist",
+                     "aer_dev_fatal", "resource"):
+            with self.subTest(name=name):
+                self.damage(self.gpu_file(name), b"garbage\n", what=f"garbage in {name}")
+        for name in ("vendor", "class"):
+            with self.subTest(name=name):
+                self.damage(self.gpu_file(name), b"garbage\n", what=f"garbage in {name}")
+
+    def test_garbage_governor(self):
+        cpufreq = "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"
+        if not os.path.exists(os.path.join(self.base, cpufreq)):
+            self.skipTest("the fixture has no cpufreq")
+        # A governor is a name: an unknown one may be judged (warn/fail) as well as refused.
+        self.damage(cpufreq, b"garbage\n", allowed=("skip", "error", "warn", "fail"))
+
+    def test_binary_text(self):
+        self.damage(self.gpu_file("current_link_width"), b"1\x006\n", what="NUL inside a value")
+        self.damage(self.gpu_file("current_link_speed"), bytes(range(256)), what="binary in a text attribute")
+
+    def test_out_of_range(self):
+        self.damage(self.gpu_file("current_link_width"), b"4294967296\n", what="width past 32 bits")
+        self.damage(self.gpu_file("numa_node"), b"99999999999999999999\n", what="numa_node overflow")
+        self.damage(self.gpu_file("local_cpulist"), b"0-4294967295\n", what="cpulist range past any CPU")
+
+    def test_huge_file(self):
+        def huge(path):
+            replace_file(path, b"16\n")
+            with open(path, "r+b") as f:
+                f.truncate(HUGE_BYTES)  # sparse: 100 MB to a reader, no disk used
+        for name in ("current_link_width", "resource"):
+            with self.subTest(name=name):
+                self.damage(self.gpu_file(name), make=huge, what=f"100 MB {name}")
+        self.damage("proc/cpuinfo", make=huge, allowed=("skip", "error", "warn", "fail", "pass"),
+                    what="100 MB /proc/cpuinfo")
+
+    def test_fifo_and_directory(self):
+        def fifo(path):
+            os.unlink(path)
+            os.mkfifo(path)
+
+        def directory(path):
+            os.unlink(path)
+            os.mkdir(path)
+        for name in ("current_link_width", "vendor", "config"):
+            with self.subTest(kind="fifo", name=name):
+                self.damage(self.gpu_file(name), make=fifo, what=f"FIFO as {name}")
+            with self.subTest(kind="dir", name=name):
+                self.damage(self.gpu_file(name), make=directory, what=f"directory as {name}")
+        self.damage("proc/meminfo", make=fifo, allowed=("skip", "error", "warn", "fail", "pass"),
+                    what="FIFO as /proc/meminfo")
+
+    def test_symlink_loop_and_dangling(self):
+        def loop(path):
+            os.unlink(path)
+            os.symlink(os.path.basename(path), path)
+
+        def dangling(path):
+            os.unlink(path)
+            os.symlink("../no/such/file", path)
+        self.damage(self.gpu_file("current_link_width"), make=loop, what="symlink loop")
+        self.damage(self.gpu_file("current_link_speed"), make=dangling, what="dangling symlink")
+
+    def test_unreadable_as_user(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root to switch to an unprivileged user")
+        runas = (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if shutil.which("setpriv")
+                 else ["runuser", "-u", "nobody", "--"] if shutil.which("runuser") else None)
+        if not runas:
+            self.skipTest("neither setpriv nor runuser is available")
+
+        def unreadable(path):
+            os.chmod(path, 0)
+        for name in ("current_link_width", "config", "numa_node"):
+            with self.subTest(name=name):
+                self.damage(self.gpu_file(name), make=unreadable, prefix=runas, what=f"chmod 000 {name}")
+
+    # --- missing pieces ----------------------------------------------------------------
+
+    def test_no_pci_bus(self):
+        root = self.copy()
+        shutil.rmtree(os.path.join(root, "sys/bus/pci"))
+        _, report = self.assert_survives(root, what="no /sys/bus/pci")
+        self.assertEqual(report["gpus"], [])
+        for r in report["checks"]:
+            if r["id"].startswith("pcie."):
+                self.assertEqual(r["status"], "skip", r)
+
+    def test_no_proc(self):
+        root = self.copy()
+        shutil.rmtree(os.path.join(root, "proc"))
+        self.assert_survives(root, what="no /proc")
+
+    def test_no_sys(self):
+        root = self.copy()
+        shutil.rmtree(os.path.join(root, "sys"))
+        self.assert_survives(root, what="no /sys")
+
+    def test_empty_root(self):
+        root = os.path.join(self.tmp, "empty-root")
+        os.makedirs(root, exist_ok=True)
+        self.assert_survives(root, what="empty root")
+
+    # --- refused inputs ----------------------------------------------------------------
+
+    def test_root_missing(self):
+        missing = os.path.join(self.tmp, "no-such-root")
+        r = subprocess.run([GPUVET, "check", "--root", missing], capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(missing, r.stderr)
+
+    def test_root_is_file(self):
+        path = os.path.join(self.tmp, "a-file")
+        with open(path, "w") as f:
+            f.write("not a directory\n")
+        r = subprocess.run([GPUVET, "check", "--root", path], capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(path, r.stderr)
+
+    def test_malformed_gpu_table(self):
+        data = os.path.join(self.tmp, "data")
+        os.makedirs(data, exist_ok=True)
+        with open(os.path.join(SRCDIR, "data", "gpus.json")) as f:
+            lines = f.read().splitlines(keepends=True)
+        # Cut a line in half, a few lines in: a syntax error on a known line.
+        broken = lines[:5] + [lines[5][: len(lines[5]) // 2] + "\n"] + lines[6:]
+        with open(os.path.join(data, "gpus.json"), "w") as f:
+            f.writelines(broken)
+        r = subprocess.run([GPUVET, "check", "--root", self.base, "--data-dir", data],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(os.path.join(data, "gpus.json"), r.stderr)
+        self.assertRegex(r.stderr, r"line \d+")
+
+    def test_missing_gpu_table(self):
+        data = os.path.join(self.tmp, "data-empty")
+        os.makedirs(data, exist_ok=True)
+        r = subprocess.run([GPUVET, "check", "--root", self.base, "--data-dir", data],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(os.path.join(data, "gpus.json"), r.stderr)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    GPUVET = os.path.abspath(sys.argv[1])
+    SRCDIR = os.path.abspath(sys.argv[2])
+    unittest.main(argv=[sys.argv[0], "-v"] + sys.argv[3:])

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""gpuvet snapshot round trip: snapshot a root, extract the tar into an empty directory,
+and check that `gpuvet check --root` gives the same exit code and the same JSON report
+on both (summary.duration_ms and root aside). Done on a fixture and on this machine's
+own / (the real proof: sysfs attributes whose st_size lies, symlinks, binary config).
+
+Usage: test_snapshot.py GPUVET SRCDIR"""
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture_tree  # noqa: E402
+
+GPUVET = None
+SRCDIR = None
+
+
+def run(args, **kw):
+    return subprocess.run([GPUVET] + args, capture_output=True, text=True, timeout=120, **kw)
+
+
+def check_json(root):
+    r = run(["check", "--root", root, "--json", "-", "--quiet"])
+    assert r.returncode in (0, 1), f"check --root {root}: exit {r.returncode}\n{r.stderr}"
+    report = json.loads(r.stdout)
+    report.pop("root", None)
+    report.get("summary", {}).pop("duration_ms", None)
+    return r.returncode, report
+
+
+def extract(tar_path, dest):
+    os.makedirs(dest)
+    if shutil.which("tar"):
+        subprocess.run(["tar", "-xf", tar_path, "-C", dest], check=True)
+    else:
+        with tarfile.open(tar_path) as t:
+            t.extractall(dest)
+
+
+class Snapshot(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="gpuvet-snapshot-test.")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def roundtrip(self, root, name):
+        tar_path = os.path.join(self.tmp, name + ".tar")
+        r = run(["snapshot", "-o", tar_path, "--root", root])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        replay = os.path.join(self.tmp, name + ".replay")
+        extract(tar_path, replay)
+        code_a, rep_a = check_json(root)
+        code_b, rep_b = check_json(replay)
+        self.assertEqual(code_a, code_b, f"exit codes differ on {name}")
+        self.assertEqual(rep_a, rep_b, f"reports differ on {name}")
+        return tar_path, replay, r
+
+    def test_fixtures(self):
+        for root, what in fixture_tree.make_fixtures(SRCDIR, os.path.join(self.tmp, "fixtures")):
+            with self.subTest(fixture=what):
+                print(f"fixture: {what}", file=sys.stderr)
+                self.roundtrip(root, os.path.basename(root))
+
+    def test_small_tree_contents(self):
+        root = os.path.join(self.tmp, "small")
+        os.makedirs(root)
+        fixture_tree.build(root)
+        # A listed directory that is empty must replay as empty, not as absent.
+        shutil.rmtree(os.path.join(root, "proc/driver/nvidia/gpus"))
+        os.makedirs(os.path.join(root, "proc/driver/nvidia/gpus"))
+        tar_path, replay, _ = self.roundtrip(root, "small")
+
+        with tarfile.open(tar_path) as t:
+            members = t.getmembers()
+        self.assertEqual(members[0].name, "gpuvet-snapshot.txt")
+        with tarfile.open(tar_path) as t:
+            info = t.extractfile("gpuvet-snapshot.txt").read().decode()
+        for key in ("version:", "hostname: gpu-node-07", "date:", f"root: {root}"):
+            self.assertIn(key, info)
+
+        gpu = "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"
+        for rel in (f"{gpu}/config", f"{gpu}/vendor", f"{gpu}/current_link_speed", "proc/cpuinfo"):
+            with open(os.path.join(root, rel), "rb") as a, open(os.path.join(replay, rel), "rb") as b:
+                self.assertEqual(a.read(), b.read(), rel)
+        link = "sys/bus/pci/devices/0000:3b:00.0"
+        self.assertTrue(os.path.islink(os.path.join(replay, link)))
+        self.assertEqual(os.readlink(os.path.join(replay, link)), os.readlink(os.path.join(root, link)))
+        self.assertEqual(os.readlink(os.path.join(replay, gpu, "driver")),
+                         os.readlink(os.path.join(root, gpu, "driver")))
+        empty = os.path.join(replay, "proc/driver/nvidia/gpus")
+        self.assertTrue(os.path.isdir(empty))
+        self.assertEqual(os.listdir(empty), [])
+
+    def test_live_machine(self):
+        tar_path, replay, r = self.roundtrip("/", "live")
+        with tarfile.open(tar_path) as t:
+            members = t.getmembers()
+        size = os.path.getsize(tar_path)
+        print(f"live snapshot: {size} bytes, {len(members)} entries "
+              f"({sum(m.isfile() for m in members)} files, {sum(m.isdir() for m in members)} dirs, "
+              f"{sum(m.issym() for m in members)} symlinks); {r.stderr.strip()}", file=sys.stderr)
+        # sysfs attributes report st_size 4096; the archive must hold what was read.
+        vendors = [m for m in members if m.name.startswith("sys/devices/") and m.name.endswith("/vendor")]
+        for m in vendors:
+            self.assertEqual(m.size, 7, m.name)  # "0x8086\n"
+
+    def test_bad_output(self):
+        root = os.path.join(self.tmp, "small")
+        os.makedirs(root)
+        fixture_tree.build(root)
+        r = run(["snapshot", "--root", root])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("-o", r.stderr)
+        missing = os.path.join(self.tmp, "no/such/dir/x.tar")
+        r = run(["snapshot", "-o", missing, "--root", root])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(missing, r.stderr)
+        r = run(["snapshot", "-o", self.tmp, "--root", root])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("is a directory", r.stderr)
+        r = run(["snapshot", "-o", os.path.join(root, "proc/cmdline", "x.tar"), "--root", root])
+        self.assertEqual(r.returncode, 2)
+        r = run(["snapshot", "-o", "x.tar", "--bogus"])
+        self.assertEqual(r.returncode, 2)
+
+    def test_failure_keeps_previous(self):
+        out = os.path.join(self.tmp, "keep.tar")
+        with open(out, "w") as f:
+            f.write("previous")
+        missing_root = os.path.join(self.tmp, "no-such-root")
+        r = run(["snapshot", "-o", out, "--root", missing_root])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(missing_root, r.stderr)
+        with open(out) as f:
+            self.assertEqual(f.read(), "previous")
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["keep.tar"], "a temporary file was left behind")
+
+    def test_unreadable_as_user(self):
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root and setpriv to run as an unprivileged user")
+        os.chmod(self.tmp, 0o755)
+        root = os.path.join(self.tmp, "small")
+        os.makedirs(root)
+        fixture_tree.build(root)
+        secret = os.path.join(root, "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/config")
+        os.chmod(secret, 0o400)  # as sysfs does for the full config space of some devices
+        outdir = os.path.join(self.tmp, "out")
+        os.makedirs(outdir)
+        os.chown(outdir, 65534, 65534)
+        out = os.path.join(outdir, "user.tar")
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUVET,
+                            "snapshot", "-o", out, "--root", root],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("permission denied", r.stderr)
+        self.assertIn("/0000:3b:00.0/config", r.stderr)
+        with tarfile.open(out) as t:
+            names = t.getnames()
+            info = t.extractfile("gpuvet-snapshot.txt").read().decode()
+        self.assertNotIn(os.path.relpath(secret, root), names)
+        self.assertIn("left_out_permission_denied: 1", info)
+        self.assertTrue(stat.S_ISREG(os.stat(out).st_mode))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    GPUVET = os.path.abspath(sys.argv[1])
+    SRCDIR = os.path.abspath(sys.argv[2])
+    unittest.main(argv=[sys.argv[0], "-v"] + sys.argv[3:])

@@ -1,0 +1,350 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/check.h"
+#include "core/fsroot.h"
+
+struct node {
+        struct facts f;
+        struct pci_dev devs[1];
+        struct gpu gpus[1];
+        struct report rep;
+};
+
+static void node_init(struct node *n, size_t n_gpus) {
+        memset(n, 0, sizeof(*n));
+        strcpy(n->devs[0].addr, "0000:1b:00.0");
+        strcpy(n->devs[0].driver, "nvidia");
+        n->f.pci.devs = n->devs;
+        n->f.pci.n = n_gpus;
+        n->f.gpus.gpus = n->gpus;
+        n->f.gpus.n = n_gpus;
+        n->f.container.docker_cdi_feature = -1;
+        report_init(&n->rep);
+}
+
+static const struct result *run(struct node *n, const struct check_info *c) {
+        report_done(&n->rep);
+        report_init(&n->rep);
+        c->run(c, &n->f, &n->rep);
+        assert_int_equal(n->rep.n_results, 1);
+        return &n->rep.results[0];
+}
+
+static void test_runtime(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 1);
+        const struct result *r = run(&n, &check_container_runtime);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "no container runtime installed (docker, containerd, podman)");
+
+        strcpy(n.f.container.docker, "/usr/bin/docker");
+        r = run(&n, &check_container_runtime);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "docker (client only, no dockerd)");
+
+        strcpy(n.f.container.dockerd, "/usr/bin/dockerd");
+        strcpy(n.f.container.containerd, "/usr/bin/containerd");
+        strcpy(n.f.container.podman, "/usr/bin/podman");
+        r = run(&n, &check_container_runtime);
+        assert_string_equal(r->observed, "docker, containerd, podman");
+        assert_string_equal(r->expected, "informational");
+        report_done(&n.rep);
+}
+
+static void test_toolkit(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 1);
+        strcpy(n.f.container.docker, "/usr/bin/docker");
+        const struct result *r = run(&n, &check_container_toolkit);
+        assert_int_equal(r->status, STATUS_SKIP); /* a client alone runs no container here */
+
+        strcpy(n.f.container.dockerd, "/usr/bin/dockerd");
+        r = run(&n, &check_container_toolkit);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->observed, "not installed");
+        assert_string_equal(r->expected, "NVIDIA Container Toolkit installed");
+        assert_non_null(strstr(r->remedy, "nvidia-ctk runtime configure --runtime=docker"));
+
+        n.f.gpus.n = 0;
+        r = run(&n, &check_container_toolkit);
+        assert_int_equal(r->status, STATUS_SKIP);
+
+        strcpy(n.f.container.nvidia_ctk, "/usr/bin/nvidia-ctk");
+        strcpy(n.f.container.nvidia_container_cli, "/usr/bin/nvidia-container-cli");
+        r = run(&n, &check_container_toolkit);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "/usr/bin/nvidia-ctk, /usr/bin/nvidia-container-cli");
+        report_done(&n.rep);
+}
+
+static void test_docker_runtime(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 1);
+        struct container_facts *c = &n.f.container;
+        strcpy(c->docker, "/usr/bin/docker");
+        const struct result *r = run(&n, &check_container_docker_runtime);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "the docker engine (dockerd) is not installed (only the docker client)");
+
+        strcpy(c->dockerd, "/usr/bin/dockerd");
+        r = run(&n, &check_container_docker_runtime);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->observed, "no daemon.json");
+        assert_string_equal(r->expected, "an nvidia runtime in /etc/docker/daemon.json, or a CDI spec for nvidia.com/gpu");
+        assert_string_equal(r->remedy, "Install nvidia-container-toolkit first, then `nvidia-ctk runtime configure "
+                                       "--runtime=docker && systemctl restart docker`.");
+
+        strcpy(c->nvidia_container_runtime_hook, "/usr/bin/nvidia-container-runtime-hook");
+        r = run(&n, &check_container_docker_runtime);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->summary, "`docker run --gpus` works"));
+        c->nvidia_container_runtime_hook[0] = '\0';
+
+        c->daemon_json = CONTAINER_FILE_OK;
+        c->cdi_nvidia_specs = 1;
+        strcpy(c->cdi_first_nvidia, "/etc/cdi/nvidia.yaml");
+        r = run(&n, &check_container_docker_runtime);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "no nvidia runtime; CDI spec /etc/cdi/nvidia.yaml");
+        c->docker_cdi_feature = 0;
+        r = run(&n, &check_container_docker_runtime);
+        assert_int_equal(r->status, STATUS_WARN);
+
+        strcpy(c->docker_nvidia_runtime, "nvidia");
+        strcpy(c->docker_nvidia_runtime_path, "nvidia-container-runtime");
+        strcpy(c->docker_default_runtime, "nvidia");
+        r = run(&n, &check_container_docker_runtime);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->observed, "runtime \"nvidia\" -> nvidia-container-runtime (default)");
+
+        c->docker_nvidia_runtime_installed = true;
+        r = run(&n, &check_container_docker_runtime);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->summary, "docker has the \"nvidia\" runtime (nvidia-container-runtime), the default");
+
+        c->daemon_json = CONTAINER_FILE_MALFORMED;
+        strcpy(c->daemon_json_error, "line 3, column 1: '}' expected near end of file");
+        r = run(&n, &check_container_docker_runtime);
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_string_equal(r->summary, "/etc/docker/daemon.json is not valid JSON (line 3, column 1: '}' expected near "
+                                        "end of file): dockerd refuses to start with it");
+
+        c->daemon_json = CONTAINER_FILE_UNREADABLE;
+        c->daemon_json_errno = -EACCES;
+        r = run(&n, &check_container_docker_runtime);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "needs root to read /etc/docker/daemon.json");
+        report_done(&n.rep);
+}
+
+static void test_containerd_runtime(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 1);
+        struct container_facts *c = &n.f.container;
+        const struct result *r = run(&n, &check_container_containerd_runtime);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "containerd is not installed");
+
+        strcpy(c->containerd, "/usr/bin/containerd");
+        r = run(&n, &check_container_containerd_runtime);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->observed, "no config.toml (built-in defaults)");
+        assert_non_null(strstr(r->remedy, "nvidia-ctk runtime configure --runtime=containerd"));
+
+        c->containerd_config = CONTAINER_FILE_OK;
+        c->containerd_nvidia_runtime = true;
+        strcpy(c->containerd_nvidia_where, "/etc/containerd/config.toml:12: [plugins.x.runtimes.nvidia]");
+        strcpy(c->containerd_default_runtime, "nvidia");
+        r = run(&n, &check_container_containerd_runtime);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->summary, "containerd has an nvidia runtime (the default)");
+        assert_string_equal(r->observed, "/etc/containerd/config.toml:12: [plugins.x.runtimes.nvidia]");
+
+        n.f.gpus.n = 0;
+        r = run(&n, &check_container_containerd_runtime);
+        assert_int_equal(r->status, STATUS_SKIP);
+        report_done(&n.rep);
+}
+
+static void test_cdi(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 1);
+        struct container_facts *c = &n.f.container;
+        const struct result *r = run(&n, &check_container_cdi);
+        assert_int_equal(r->status, STATUS_SKIP);
+
+        strcpy(c->nvidia_ctk, "/usr/bin/nvidia-ctk");
+        r = run(&n, &check_container_cdi);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->observed, "no nvidia.com/gpu spec (0 other specs)");
+        assert_string_equal(r->remedy, "`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`, then check with "
+                                       "`nvidia-ctk cdi list`.");
+
+        c->cdi_specs = 1;
+        c->cdi_nvidia_specs = 1;
+        c->cdi_nvidia_devices = 9;
+        strcpy(c->cdi_first_nvidia, "/etc/cdi/nvidia.yaml");
+        strcpy(c->cdi_driver_version, "550.54.15");
+        r = run(&n, &check_container_cdi);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "1 nvidia.com/gpu spec, 9 devices");
+
+        n.f.nvidia.have_version = true;
+        strcpy(n.f.nvidia.driver_version, "560.35.03");
+        r = run(&n, &check_container_cdi);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->summary,
+                            "CDI spec /etc/cdi/nvidia.yaml was generated for driver 550.54.15, but 560.35.03 is installed");
+        assert_string_equal(r->expected, "a spec generated for driver 560.35.03");
+
+        strcpy(c->cdi_bad_path, "/etc/cdi/broken.json");
+        strcpy(c->cdi_bad_reason, "line 1, column 1: unexpected token");
+        r = run(&n, &check_container_cdi);
+        assert_int_equal(r->status, STATUS_ERROR);
+        report_done(&n.rep);
+}
+
+static void write_file(const char *root, const char *rel, const char *text) {
+        char path[1024], cmd[1100];
+        snprintf(path, sizeof(path), "%s%s", root, rel);
+        snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+        assert_int_equal(system(cmd), 0);
+        FILE *fp = fopen(path, "w");
+        assert_non_null(fp);
+        fputs(text, fp);
+        fclose(fp);
+}
+
+/* As `nvidia-ctk cdi generate` writes it (keys sorted, list items at column 0). */
+static const char cdi_yaml[] = "---\n"
+                               "cdiVersion: 0.5.0\n"
+                               "containerEdits:\n"
+                               "  deviceNodes:\n"
+                               "  - path: /dev/nvidiactl\n"
+                               "  mounts:\n"
+                               "  - containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n"
+                               "    hostPath: /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n"
+                               "devices:\n"
+                               "- containerEdits:\n"
+                               "    deviceNodes:\n"
+                               "    - path: /dev/nvidia0\n"
+                               "  name: \"0\"\n"
+                               "- containerEdits:\n"
+                               "    deviceNodes:\n"
+                               "    - path: /dev/nvidia0\n"
+                               "  name: GPU-9a1b2c3d\n"
+                               "- containerEdits:\n"
+                               "    deviceNodes:\n"
+                               "    - path: /dev/nvidia0\n"
+                               "  name: all\n"
+                               "kind: nvidia.com/gpu\n";
+
+static const char containerd_v2[] =
+        "version = 2\n"
+        "imports = [\"/etc/containerd/conf.d/*.toml\"]\n"
+        "[plugins]\n"
+        "  [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
+        "    # default_runtime_name = \"runc\"\n"
+        "    default_runtime_name = \"nvidia\"\n"
+        "    [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n";
+
+static void test_gather(void **state) {
+        (void)state;
+        char root[] = "/tmp/gpuvet-test-container-XXXXXX";
+        assert_non_null(mkdtemp(root));
+        write_file(root, "/usr/bin/docker", "");
+        write_file(root, "/usr/bin/dockerd", "");
+        write_file(root, "/usr/bin/containerd", "");
+        write_file(root, "/usr/bin/nvidia-container-runtime", "");
+        write_file(root, "/usr/local/bin/nvidia-ctk", "");
+        write_file(root, "/etc/docker/daemon.json",
+                   "{\n  \"default-runtime\": \"nvidia\",\n  \"runtimes\": {\n    \"nvidia\": {\n      \"args\": [],\n"
+                   "      \"path\": \"nvidia-container-runtime\"\n    }\n  },\n  \"features\": {\"cdi\": true}\n}\n");
+        write_file(root, "/etc/containerd/config.toml", containerd_v2);
+        write_file(root, "/etc/containerd/conf.d/99-nvidia.toml",
+                   "[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.nvidia]\n"
+                   "  runtime_type = \"io.containerd.runc.v2\"\n");
+        write_file(root, "/etc/cdi/nvidia.yaml", cdi_yaml);
+        write_file(root, "/etc/cdi/README", "not a spec\n");
+        write_file(root, "/var/run/cdi/other.json", "{\"cdiVersion\":\"0.6.0\",\"kind\":\"vendor.com/fpga\",\"devices\":[{}]}");
+
+        struct fsroot *fs;
+        assert_int_equal(fsroot_open(root, &fs), 0);
+        struct facts f;
+        memset(&f, 0, sizeof(f));
+        assert_int_equal(container_gather(fs, &f), 0);
+        struct container_facts *c = &f.container;
+        assert_string_equal(c->docker, "/usr/bin/docker");
+        assert_string_equal(c->dockerd, "/usr/bin/dockerd");
+        assert_string_equal(c->nvidia_ctk, "/usr/local/bin/nvidia-ctk");
+        assert_string_equal(c->podman, "");
+        assert_int_equal(c->daemon_json, CONTAINER_FILE_OK);
+        assert_string_equal(c->docker_nvidia_runtime, "nvidia");
+        assert_string_equal(c->docker_nvidia_runtime_path, "nvidia-container-runtime");
+        assert_true(c->docker_nvidia_runtime_installed);
+        assert_string_equal(c->docker_default_runtime, "nvidia");
+        assert_int_equal(c->docker_cdi_feature, 1);
+        assert_int_equal(c->containerd_config, CONTAINER_FILE_OK);
+        assert_true(c->containerd_nvidia_runtime);
+        assert_string_equal(c->containerd_nvidia_where, "/etc/containerd/conf.d/99-nvidia.toml:1: "
+                                                        "[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.nvidia]");
+        assert_string_equal(c->containerd_default_runtime, "nvidia");
+        assert_int_equal(c->cdi_specs, 2);
+        assert_int_equal(c->cdi_nvidia_specs, 1);
+        assert_int_equal(c->cdi_nvidia_devices, 3);
+        assert_string_equal(c->cdi_first_nvidia, "/etc/cdi/nvidia.yaml");
+        assert_string_equal(c->cdi_driver_version, "550.54.15");
+        assert_string_equal(c->cdi_bad_path, "");
+
+        /* Broken inputs: a truncated daemon.json, a runtime pointing at nothing, a bad spec. */
+        write_file(root, "/etc/docker/daemon.json", "{\n  \"runtimes\": {\n");
+        write_file(root, "/etc/cdi/broken.json", "{\"kind\": ");
+        write_file(root, "/etc/containerd/config.toml", "version = 2\n");
+        assert_int_equal(container_gather(fs, &f), 0);
+        assert_int_equal(c->daemon_json, CONTAINER_FILE_MALFORMED);
+        assert_non_null(strstr(c->daemon_json_error, "line 3"));
+        assert_false(c->containerd_nvidia_runtime);
+        assert_string_equal(c->cdi_bad_path, "/etc/cdi/broken.json");
+
+        write_file(root, "/etc/docker/daemon.json",
+                   "{\"runtimes\": {\"gpu\": {\"path\": \"/opt/nvidia/nvidia-container-runtime\"}}}");
+        assert_int_equal(container_gather(fs, &f), 0);
+        assert_string_equal(c->docker_nvidia_runtime, "gpu");
+        assert_false(c->docker_nvidia_runtime_installed);
+        assert_int_equal(c->docker_cdi_feature, -1);
+
+        write_file(root, "/etc/docker/daemon.json", "[]");
+        assert_int_equal(container_gather(fs, &f), 0);
+        assert_int_equal(c->daemon_json, CONTAINER_FILE_MALFORMED);
+        assert_string_equal(c->daemon_json_error, "the top level is not a JSON object");
+
+        fsroot_free(fs);
+        char cmd[1100];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        assert_int_equal(system(cmd), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_runtime),
+                cmocka_unit_test(test_toolkit),
+                cmocka_unit_test(test_docker_runtime),
+                cmocka_unit_test(test_containerd_runtime),
+                cmocka_unit_test(test_cdi),
+                cmocka_unit_test(test_gather),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

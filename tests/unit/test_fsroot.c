@@ -1,0 +1,139 @@
+/* fsroot: reads rooted at a directory, symlinks kept inside it, limits, recording. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/fsroot.h"
+#include "core/strv.h"
+
+static char root[] = "/tmp/gpuvet-fsroot-XXXXXX";
+
+static void put(const char *rel, const char *content) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+                *p = '\0';
+                mkdir(path, 0755);
+                *p = '/';
+        }
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(content, f);
+        fclose(f);
+}
+
+static void link_to(const char *rel, const char *target) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        assert_int_equal(symlink(target, path), 0);
+}
+
+static int setup(void **state) {
+        (void)state;
+        if (!mkdtemp(root))
+                return -1;
+        put("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor", "0x10de\n");
+        put("sys/bus/pci/drivers/nvidia/.keep", "");
+        put("sys/bus/pci/devices/.keep", "");
+        link_to("sys/bus/pci/devices/0000:01:00.0", "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+        link_to("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/driver", "../../../../bus/pci/drivers/nvidia");
+        /* An absolute link must resolve inside the root, never to the live /etc. */
+        put("etc/os-release", "PRETTY_NAME=\"Fixture OS\"\n");
+        link_to("etc/os-release-abs", "/etc/os-release");
+        /* An escape attempt through "..": clamped at the root. */
+        link_to("escape", "../../../../../../etc/os-release");
+        return 0;
+}
+
+static int teardown(void **state) {
+        (void)state;
+        char cmd[4200];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_read_through_symlinks(void **state) {
+        (void)state;
+        struct fsroot *fs;
+        char buf[64];
+        assert_int_equal(fsroot_open(root, &fs), 0);
+        assert_false(fsroot_is_live(fs));
+        assert_int_equal(fsroot_read_str(fs, "/sys/bus/pci/devices/0000:01:00.0/vendor", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "0x10de");
+        assert_int_equal(fsroot_readlink_base(fs, "/sys/bus/pci/devices/0000:01:00.0/driver", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "nvidia");
+        char real[256];
+        assert_int_equal(fsroot_realpath(fs, "/sys/bus/pci/devices/0000:01:00.0", real, sizeof(real)), 0);
+        assert_string_equal(real, "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+        assert_int_equal(fsroot_read_str(fs, "/etc/os-release-abs", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "PRETTY_NAME=\"Fixture OS\"");
+        assert_int_equal(fsroot_read_str(fs, "/escape", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "PRETTY_NAME=\"Fixture OS\"");
+        fsroot_free(fs);
+}
+
+static void test_errors(void **state) {
+        (void)state;
+        struct fsroot *fs;
+        char buf[4];
+        assert_int_equal(fsroot_open("/nonexistent/gpuvet", &fs), -ENOENT);
+        assert_int_equal(fsroot_open(root, &fs), 0);
+        assert_int_equal(fsroot_read_str(fs, "/no/such/file", buf, sizeof(buf)), -ENOENT);
+        assert_int_equal(fsroot_read_str(fs, "/etc/os-release", buf, sizeof(buf)), -EFBIG);
+        assert_int_equal(fsroot_read_str(fs, "/sys", buf, sizeof(buf)), -EISDIR);
+        char **names;
+        assert_int_equal(fsroot_list(fs, "/etc/os-release", &names), -ENOTDIR);
+        assert_int_equal(fsroot_list(fs, "/sys/bus/pci/devices", &names), 0);
+        assert_int_equal(strv_length(names), 2);
+        assert_string_equal(names[0], ".keep");
+        assert_string_equal(names[1], "0000:01:00.0");
+        strv_free(names);
+        fsroot_free(fs);
+}
+
+static void test_fifo_is_refused_not_blocking(void **state) {
+        (void)state;
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/fifo", root);
+        assert_int_equal(mkfifo(path, 0644), 0);
+        struct fsroot *fs;
+        char buf[16];
+        assert_int_equal(fsroot_open(root, &fs), 0);
+        assert_int_equal(fsroot_read_str(fs, "/fifo", buf, sizeof(buf)), -EINVAL);
+        fsroot_free(fs);
+}
+
+static void test_recording_keeps_links_and_targets(void **state) {
+        (void)state;
+        struct fsroot *fs;
+        char buf[64];
+        assert_int_equal(fsroot_open(root, &fs), 0);
+        fsroot_record(fs, true);
+        assert_int_equal(fsroot_read_str(fs, "/sys/bus/pci/devices/0000:01:00.0/vendor", buf, sizeof(buf)), 0);
+        char **paths;
+        size_t n;
+        assert_int_equal(fsroot_recorded(fs, &paths, &n), 0);
+        assert_int_equal(n, 2);
+        assert_string_equal(paths[0], "sys/bus/pci/devices/0000:01:00.0");
+        assert_string_equal(paths[1], "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor");
+        fsroot_free(fs);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_read_through_symlinks),
+                cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_fifo_is_refused_not_blocking),
+                cmocka_unit_test(test_recording_keeps_links_and_targets),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

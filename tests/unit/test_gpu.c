@@ -1,0 +1,359 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checks/check.h"
+#include "core/fsroot.h"
+#include "core/strv.h"
+#include "data/gpudb.h"
+
+/* A node with n GPUs: device ids from ids[], drivers from drivers[]. */
+struct node {
+        struct facts f;
+        struct pci_dev devs[4];
+        struct gpu gpus[4];
+        struct gpudb *db;
+        struct report rep;
+};
+
+static void node_init(struct node *n, size_t count, const uint32_t *ids, const char *const *drivers) {
+        memset(n, 0, sizeof(*n));
+        char err[256];
+        assert_int_equal(gpudb_load(NULL, &n->db, err, sizeof(err)), 0);
+        n->f.db = n->db;
+        for (size_t i = 0; i < count; i++) {
+                struct pci_dev *d = &n->devs[i];
+                snprintf(d->addr, sizeof(d->addr), "0000:%02zx:00.0", 0x1b + i);
+                snprintf(d->sysfs_path, sizeof(d->sysfs_path), "/sys/devices/pci0000:00/%s", d->addr);
+                d->have_ids = true;
+                d->vendor = 0x10de;
+                d->device = ids[i];
+                d->class_code = 0x030200;
+                snprintf(d->driver, sizeof(d->driver), "%s", drivers[i]);
+                n->gpus[i].pci_index = i;
+                n->gpus[i].model = gpudb_find(n->db, 0x10de, ids[i]);
+        }
+        n->f.pci.devs = n->devs;
+        n->f.pci.n = count;
+        n->f.gpus.gpus = n->gpus;
+        n->f.gpus.n = count;
+        n->f.host.have_modules = true;
+        report_init(&n->rep);
+}
+
+static void node_done(struct node *n) {
+        report_done(&n->rep);
+        strv_free(n->f.host.modules);
+        gpudb_free(n->db);
+}
+
+static const struct result *run(struct node *n, const struct check_info *c) {
+        report_done(&n->rep);
+        report_init(&n->rep);
+        c->run(c, &n->f, &n->rep);
+        assert_true(n->rep.n_results >= 1);
+        return &n->rep.results[0];
+}
+
+static const char *evidence(const struct result *r, const char *key) {
+        for (size_t i = 0; i < r->n_evidence; i++)
+                if (strcmp(r->evidence[i].key, key) == 0)
+                        return r->evidence[i].value;
+        return NULL;
+}
+
+static const uint32_t h100[] = {0x2330, 0x2330};
+static const char *const nvidia2[] = {"nvidia", "nvidia"};
+
+static void test_no_gpus(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 0, NULL, NULL);
+        const struct check_info *all[] = {&check_gpu_inventory, &check_gpu_driver_binding, &check_gpu_nouveau,
+                                          &check_gpu_driver_version, &check_gpu_persistenced};
+        for (size_t i = 0; i < 5; i++) {
+                const struct result *r = run(&n, all[i]);
+                assert_int_equal(r->status, STATUS_SKIP);
+                assert_string_equal(r->summary, "no NVIDIA GPU on the PCI bus");
+        }
+        node_done(&n);
+}
+
+static void test_inventory(void **state) {
+        (void)state;
+        const uint32_t ids[] = {0x2330, 0x9999};
+        const char *const drv[] = {"nvidia", "nvidia"};
+        struct node n;
+        node_init(&n, 2, ids, drv);
+        run(&n, &check_gpu_inventory);
+        assert_int_equal(n.rep.n_results, 2);
+        const struct result *r = &n.rep.results[0];
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->subject, "0000:1b:00.0");
+        assert_string_equal(r->observed, "NVIDIA H100 80GB HBM3, Hopper, compute capability 9.0");
+        assert_string_equal(r->expected, "a GPU model in gpuvet's table");
+        assert_string_equal(evidence(r, "pci_id"), "10de:2330");
+        r = &n.rep.results[1];
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->observed, "NVIDIA GPU 10de:9999");
+        assert_non_null(strstr(r->summary, "not in gpuvet's GPU table"));
+        assert_non_null(strstr(r->remedy, "--data-dir"));
+        node_done(&n);
+}
+
+static void test_driver_binding(void **state) {
+        (void)state;
+        const uint32_t ids[] = {0x2330, 0x2330, 0x2330, 0x2330};
+        const char *const drv[] = {"nvidia", "vfio-pci", "nouveau", ""};
+        struct node n;
+        node_init(&n, 4, ids, drv);
+        run(&n, &check_gpu_driver_binding);
+        assert_int_equal(n.rep.n_results, 4);
+        const struct result *r = n.rep.results;
+        assert_int_equal(r[0].status, STATUS_PASS);
+        assert_string_equal(r[0].observed, "nvidia");
+        assert_string_equal(r[0].expected, "nvidia (vfio-pci when passed through to a VM)");
+        assert_int_equal(r[1].status, STATUS_PASS);
+        assert_non_null(strstr(r[1].summary, "reserved for passthrough"));
+        assert_int_equal(r[2].status, STATUS_FAIL);
+        assert_string_equal(r[2].observed, "nouveau");
+        assert_non_null(strstr(r[2].remedy, "blacklist nouveau"));
+        assert_int_equal(r[3].status, STATUS_FAIL);
+        assert_string_equal(r[3].observed, "no driver");
+        assert_non_null(strstr(r[3].summary, "no driver is bound"));
+        node_done(&n);
+}
+
+static void test_nouveau(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 2, h100, nvidia2);
+        const struct result *r = run(&n, &check_gpu_nouveau);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "not loaded");
+        assert_string_equal(r->expected, "nouveau not loaded");
+        assert_string_equal(r->summary, "nouveau is not loaded (not blacklisted either)");
+
+        n.f.nvidia.nouveau_blacklisted = true;
+        strcpy(n.f.nvidia.nouveau_blacklist_file, "/etc/modprobe.d/blacklist-nouveau.conf");
+        r = run(&n, &check_gpu_nouveau);
+        assert_string_equal(r->summary, "nouveau is not loaded (blacklisted in /etc/modprobe.d/blacklist-nouveau.conf)");
+
+        n.f.nvidia.nouveau_loaded = true;
+        r = run(&n, &check_gpu_nouveau);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->observed, "loaded");
+        assert_non_null(strstr(r->summary, "initramfs"));
+        assert_non_null(strstr(r->remedy, "options nouveau modeset=0"));
+        assert_non_null(strstr(r->remedy, "update-initramfs -u"));
+        assert_non_null(strstr(r->remedy, "dracut --force"));
+
+        n.f.nvidia.nouveau_blacklisted = false;
+        r = run(&n, &check_gpu_nouveau);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->summary, "nouveau is loaded: it holds the GPUs and keeps the nvidia driver from binding");
+
+        /* The blacklist given on the kernel command line counts too. */
+        n.f.nvidia.nouveau_loaded = false;
+        n.f.host.cmdline = "ro quiet modprobe.blacklist=snd_hda_intel,nouveau";
+        r = run(&n, &check_gpu_nouveau);
+        assert_string_equal(r->summary, "nouveau is not loaded (blacklisted in kernel command line)");
+        n.f.host.cmdline = NULL;
+
+        n.f.host.have_modules = false;
+        r = run(&n, &check_gpu_nouveau);
+        assert_int_equal(r->status, STATUS_ERROR);
+        node_done(&n);
+}
+
+static void test_driver_version(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 2, h100, nvidia2);
+        const struct result *r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->observed, "nvidia module not loaded");
+        assert_string_equal(r->expected, "nvidia module >= 520.61.05 (Hopper, NVIDIA H100 80GB HBM3)");
+        assert_non_null(r->remedy);
+
+        n.f.nvidia.module_loaded = true;
+        n.f.nvidia.version_errno = -ENOENT;
+        r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_string_equal(r->summary, "the nvidia module is loaded but /proc/driver/nvidia/version is missing");
+
+        n.f.nvidia.version_errno = 0;
+        n.f.nvidia.have_version = true;
+        strcpy(n.f.nvidia.driver_version, "550.54.15");
+        strcpy(n.f.nvidia.version_line, "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build");
+        n.f.nvidia.open_kernel_module = true;
+        r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "550.54.15 (open kernel module)");
+        assert_string_equal(r->summary, "nvidia driver 550.54.15 loaded (open kernel module)");
+
+        strcpy(n.f.nvidia.driver_version, "515.105.01");
+        n.f.nvidia.open_kernel_module = false;
+        r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->observed, "515.105.01 (proprietary kernel module)");
+        assert_string_equal(r->summary,
+                            "driver 515.105.01 is older than 520.61.05, the first to support Hopper (NVIDIA H100 80GB HBM3)");
+        node_done(&n);
+}
+
+static void test_driver_version_passthrough(void **state) {
+        (void)state;
+        const char *const vfio[] = {"vfio-pci", "vfio-pci"};
+        struct node n;
+        node_init(&n, 2, h100, vfio);
+        const struct result *r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_SKIP);
+        r = run(&n, &check_gpu_persistenced);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "no GPU is bound to the nvidia driver");
+        node_done(&n);
+}
+
+static void test_persistenced(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 2, h100, nvidia2);
+        const struct result *r = run(&n, &check_gpu_persistenced);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->observed, "not running");
+        assert_string_equal(r->expected, "nvidia-persistenced running");
+        assert_non_null(strstr(r->remedy, "systemctl enable --now nvidia-persistenced"));
+
+        n.f.nvidia.proc_errno = -EACCES;
+        r = run(&n, &check_gpu_persistenced);
+        assert_int_equal(r->status, STATUS_ERROR);
+
+        n.f.nvidia.persistenced_running = true;
+        n.f.nvidia.persistenced_pid = 1234;
+        strcpy(n.f.nvidia.persistenced_source, "/proc/1234/comm");
+        r = run(&n, &check_gpu_persistenced);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "running (pid 1234)");
+        assert_string_equal(evidence(r, "source"), "/proc/1234/comm");
+        node_done(&n);
+}
+
+/* The gatherer on a tiny tree: version file, taint, modprobe.d, /proc comm. */
+static void write_file(const char *root, const char *rel, const char *text) {
+        char path[1024], cmd[1100];
+        snprintf(path, sizeof(path), "%s%s", root, rel);
+        snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+        assert_int_equal(system(cmd), 0);
+        FILE *fp = fopen(path, "w");
+        assert_non_null(fp);
+        fputs(text, fp);
+        fclose(fp);
+}
+
+static void rm_tree(const char *root) {
+        char cmd[1100];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void test_gather(void **state) {
+        (void)state;
+        char root[] = "/tmp/gpuvet-test-gpu-XXXXXX";
+        assert_non_null(mkdtemp(root));
+        write_file(root, "/proc/driver/nvidia/version",
+                   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
+                   "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n");
+        write_file(root, "/sys/module/nvidia/taint", "POE\n");
+        write_file(root, "/etc/modprobe.d/blacklist-nouveau.conf",
+                   "# keep nouveau away\nblacklist nouveau\noptions nouveau modeset=0\n");
+        write_file(root, "/lib/modprobe.d/nouveau.txt", "blacklist other\n");
+        write_file(root, "/proc/1/comm", "systemd\n");
+        write_file(root, "/proc/812/comm", "nvidia-persiste\n");
+        write_file(root, "/proc/self/comm", "nvidia-persiste\n");
+        write_file(root, "/proc/modules", "nvidia_uvm 1 0 - Live 0x0\nnvidia 2 0 - Live 0x0\n");
+
+        struct fsroot *fs;
+        assert_int_equal(fsroot_open(root, &fs), 0);
+        struct facts f;
+        memset(&f, 0, sizeof(f));
+        assert_int_equal(host_gather(fs, &f.host), 0);
+        assert_int_equal(nvidia_gather(fs, &f), 0);
+        assert_true(f.nvidia.module_loaded);
+        assert_false(f.nvidia.nouveau_loaded);
+        assert_true(f.nvidia.have_version);
+        assert_string_equal(f.nvidia.driver_version, "550.54.15");
+        assert_false(f.nvidia.open_kernel_module);
+        assert_true(f.nvidia.have_taint);
+        assert_string_equal(f.nvidia.module_taint, "POE");
+        assert_true(f.nvidia.nouveau_blacklisted);
+        assert_true(f.nvidia.nouveau_modeset_off);
+        assert_string_equal(f.nvidia.nouveau_blacklist_file, "/etc/modprobe.d/blacklist-nouveau.conf");
+        assert_true(f.nvidia.persistenced_running);
+        assert_int_equal(f.nvidia.persistenced_pid, 812);
+        assert_string_equal(f.nvidia.persistenced_source, "/proc/812/comm");
+        nvidia_facts_done(&f.nvidia);
+
+        /* A garbled version file, a stale pid file, no taint file. */
+        write_file(root, "/proc/driver/nvidia/version", "garbage\n");
+        write_file(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "1\n");
+        write_file(root, "/proc/812/comm", "bash\n");
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/sys/module/nvidia/taint", root);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(nvidia_gather(fs, &f), 0);
+        assert_false(f.nvidia.have_version);
+        assert_int_equal(f.nvidia.version_errno, -EINVAL);
+        assert_string_equal(f.nvidia.version_line, "garbage");
+        assert_false(f.nvidia.have_taint);
+        assert_false(f.nvidia.persistenced_running);
+
+        /* A live pid file is enough. */
+        write_file(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "812\n");
+        write_file(root, "/proc/812/comm", "nvidia-persiste\n");
+        assert_int_equal(nvidia_gather(fs, &f), 0);
+        assert_true(f.nvidia.persistenced_running);
+        assert_string_equal(f.nvidia.persistenced_source, "/run/nvidia-persistenced/nvidia-persistenced.pid");
+
+        /* hidepid: the pid's directory is there but its comm cannot be read. */
+        write_file(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "900\n");
+        snprintf(path, sizeof(path), "%s/proc/900", root);
+        assert_int_equal(mkdir(path, 0755), 0);
+        assert_int_equal(nvidia_gather(fs, &f), 0);
+        assert_true(f.nvidia.persistenced_running);
+        assert_int_equal(f.nvidia.persistenced_pid, 900);
+
+        /* A pid file naming a pid that is gone, and no daemon in /proc. */
+        write_file(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "4242\n");
+        write_file(root, "/proc/812/comm", "bash\n");
+        write_file(root, "/proc/self/comm", "bash\n");
+        assert_int_equal(nvidia_gather(fs, &f), 0);
+        assert_false(f.nvidia.persistenced_running);
+        assert_int_equal(f.nvidia.persistenced_pid, 0);
+
+        host_facts_done(&f.host);
+        fsroot_free(fs);
+        rm_tree(root);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_no_gpus),
+                cmocka_unit_test(test_inventory),
+                cmocka_unit_test(test_driver_binding),
+                cmocka_unit_test(test_nouveau),
+                cmocka_unit_test(test_driver_version),
+                cmocka_unit_test(test_driver_version_passthrough),
+                cmocka_unit_test(test_persistenced),
+                cmocka_unit_test(test_gather),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

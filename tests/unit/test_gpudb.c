@@ -1,0 +1,146 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data/gpudb.h"
+
+static struct gpudb *builtin(void) {
+        struct gpudb *db = NULL;
+        char err[512] = "";
+        assert_int_equal(gpudb_load(NULL, &db, err, sizeof(err)), 0);
+        return db;
+}
+
+static void test_lookups(void **state) {
+        (void)state;
+        struct gpudb *db = builtin();
+        const struct gpu_model *m = gpudb_find(db, 0x10de, 0x2330);
+        assert_non_null(m);
+        assert_string_equal(m->name, "NVIDIA H100 80GB HBM3");
+        assert_string_equal(m->arch, "hopper");
+        assert_int_equal(m->nvlink_links, 18);
+        assert_string_equal(gpudb_find(db, 0x10de, 0x26b9)->name, "NVIDIA L40S");
+        assert_string_equal(gpudb_find(db, 0x10de, 0x2335)->name, "NVIDIA H200");
+        m = gpudb_find(db, 0x10de, 0x1db5);
+        assert_string_equal(m->name, "Tesla V100-SXM2-32GB");
+        assert_int_equal(m->cc_major, 7);
+        assert_int_equal(m->cc_minor, 0);
+        /* GA102 is cc 8.6 although the Ampere entry says 8.0: the model's own cc counts. */
+        m = gpudb_find(db, 0x10de, 0x2236);
+        assert_string_equal(m->name, "NVIDIA A10");
+        assert_int_equal(m->cc_minor, 6);
+        m = gpudb_find(db, 0x10de, 0x2b85);
+        assert_string_equal(m->arch, "blackwell_consumer");
+        assert_int_equal(m->cc_major, 12);
+        /* Second ids of a model are matched too. */
+        assert_string_equal(gpudb_find(db, 0x10de, 0x1df5)->name, "Tesla V100-SXM2-16GB");
+        assert_string_equal(gpudb_find(db, 0x10de, 0x230e)->name, "NVIDIA H20 NVL16");
+        assert_null(gpudb_find(db, 0x10de, 0xffff));
+        assert_null(gpudb_find(db, 0x8086, 0x2330));
+        assert_string_equal(gpudb_arch(db, "volta")->last_cuda_major, "12");
+        assert_null(gpudb_arch(db, "hopper")->last_cuda_major);
+        assert_null(gpudb_arch(db, "pascal"));
+        gpudb_free(db);
+}
+
+/* Each device id names one model, and every model's architecture knows its cc major. */
+static void test_table_consistent(void **state) {
+        (void)state;
+        struct gpudb *db = builtin();
+        assert_true(db->n_models >= 40);
+        for (size_t i = 0; i < db->n_models; i++) {
+                const struct gpu_model *m = &db->models[i];
+                const struct gpu_arch *a = gpudb_arch(db, m->arch);
+                assert_non_null(a);
+                assert_int_equal(m->cc_major, a->cc_major);
+                for (size_t k = 0; k < m->n_device_ids; k++)
+                        assert_ptr_equal(gpudb_find(db, 0x10de, m->device_ids[k]), m);
+        }
+        gpudb_free(db);
+}
+
+static char dir[64];
+
+static int make_dir(void **state) {
+        (void)state;
+        snprintf(dir, sizeof(dir), "/tmp/gpuvet-gpudb-XXXXXX");
+        return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state) {
+        (void)state;
+        char path[128];
+        snprintf(path, sizeof(path), "%s/gpus.json", dir);
+        unlink(path);
+        return rmdir(dir);
+}
+
+static void write_table(const char *text) {
+        char path[128];
+        snprintf(path, sizeof(path), "%s/gpus.json", dir);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+#define ARCHS "{\"schema\": \"gpuvet.gpus/1\", \"architectures\": [{\"id\": \"hopper\", \"name\": \"Hopper\", " \
+              "\"sm\": \"sm_90\", \"cc\": \"9.0\", \"min_driver\": \"520.61.05\", \"min_cuda\": \"11.8\"}],\n"
+
+static void expect_error(const char *text, const char *message) {
+        write_table(text);
+        struct gpudb *db = NULL;
+        char err[512] = "", want[640];
+        assert_int_equal(gpudb_load(dir, &db, err, sizeof(err)), -EINVAL);
+        assert_null(db);
+        snprintf(want, sizeof(want), "%s/gpus.json: %s", dir, message);
+        assert_string_equal(err, want);
+}
+
+static void test_load_errors(void **state) {
+        (void)state;
+        expect_error(ARCHS "\"gpus\": [{\"name\": \"X\", \"device_ids\": [\"2330\"], \"arch\": \"hopper\", \"cc\": \"9.0\"}]}",
+                     "GPU X lacks name, arch or form");
+        expect_error(ARCHS "\"gpus\": [{\"name\": \"X\", \"device_ids\": [\"2330\"], \"arch\": \"hopper\", \"cc\": \"9\", "
+                           "\"form\": \"sxm\"}]}",
+                     "GPU X: \"cc\" must look like \"9.0\"");
+        expect_error(ARCHS "\"gpus\": [{\"name\": \"X\", \"device_ids\": [\"2330\"], \"arch\": \"pascal\", \"cc\": \"6.0\", "
+                           "\"form\": \"sxm\"}]}",
+                     "GPU X: unknown architecture \"pascal\"");
+        expect_error(ARCHS "\"gpus\": [{\"name\": \"X\", \"device_ids\": [\"23g0\"], \"arch\": \"hopper\", \"cc\": \"9.0\", "
+                           "\"form\": \"sxm\"}]}",
+                     "GPU X: device id 0 is not a 4-digit hex string");
+        expect_error("{\"schema\": \"gpuvet.gpus/2\", \"architectures\": [], \"gpus\": []}",
+                     "\"schema\" must be \"gpuvet.gpus/1\"");
+        expect_error(ARCHS "\"gpus\": [\n{\"name\": \"X\",,}]}", "line 3: string or '}' expected near ','");
+}
+
+static void test_load_override(void **state) {
+        (void)state;
+        write_table(ARCHS "\"gpus\": [{\"name\": \"Test GPU\", \"device_ids\": [\"abcd\"], \"arch\": \"hopper\", "
+                          "\"cc\": \"9.0\", \"form\": \"pcie\", \"memory_gb\": 80}]}");
+        struct gpudb *db = NULL;
+        char err[512] = "";
+        assert_int_equal(gpudb_load(dir, &db, err, sizeof(err)), 0);
+        assert_int_equal(db->n_models, 1);
+        assert_string_equal(gpudb_find(db, 0x10de, 0xabcd)->name, "Test GPU");
+        assert_null(gpudb_find(db, 0x10de, 0x2330));
+        gpudb_free(db);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_lookups),
+                cmocka_unit_test(test_table_consistent),
+                cmocka_unit_test_setup_teardown(test_load_errors, make_dir, remove_dir),
+                cmocka_unit_test_setup_teardown(test_load_override, make_dir, remove_dir),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,260 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "checks/check.h"
+
+#define GIB (UINT64_C(1) << 30)
+#define MIB (UINT64_C(1) << 20)
+
+/* Root port 00:01.0 -> switch upstream 01:00.0 -> switch downstream 02:00.0 -> GPU 03:00.0. */
+struct fixture {
+        struct facts f;
+        struct pci_dev devs[5];
+        struct gpu gpu;
+        struct gpu_model model;
+};
+
+static void dev(struct pci_dev *d, const char *addr, uint32_t vendor, uint32_t cls, int parent) {
+        snprintf(d->addr, sizeof(d->addr), "%s", addr);
+        snprintf(d->sysfs_path, sizeof(d->sysfs_path), "/sys/devices/pci0000:00/%s", addr);
+        d->have_ids = true;
+        d->vendor = vendor;
+        d->class_code = cls;
+        d->parent = parent;
+        d->iommu_group = -1;
+        d->acs = PCI_ACS_UNKNOWN;
+}
+
+static void setup(struct fixture *x) {
+        memset(x, 0, sizeof(*x));
+        dev(&x->devs[0], "0000:00:01.0", 0x8086, 0x060400, -1);
+        dev(&x->devs[1], "0000:01:00.0", 0x1000, 0x060400, 0);
+        dev(&x->devs[2], "0000:02:00.0", 0x1000, 0x060400, 1);
+        dev(&x->devs[3], "0000:03:00.0", 0x10de, 0x030200, 2);
+        dev(&x->devs[4], "0000:04:00.0", 0x8086, 0x010802, -1);
+        x->f.pci.devs = x->devs;
+        x->f.pci.n = 5;
+        x->gpu.pci_index = 3;
+        x->f.gpus.gpus = &x->gpu;
+        x->f.gpus.n = 1;
+        x->model.name = "NVIDIA H100 80GB HBM3";
+        x->model.datacenter = true;
+        x->model.memory_gb = 80;
+}
+
+static const struct result *run_one(const struct check_info *c, const struct facts *f, struct report *rep) {
+        report_init(rep);
+        c->run(c, f, rep);
+        assert_int_equal(rep->n_results, 1);
+        return &rep->results[0];
+}
+
+static void aer(struct pci_dev *d, uint64_t cor, uint64_t nonfatal, uint64_t fatal) {
+        d->have_aer = true;
+        d->aer_correctable = cor;
+        d->aer_nonfatal = nonfatal;
+        d->aer_fatal = fatal;
+}
+
+static void test_aer(void **state) {
+        (void)state;
+        struct fixture x;
+        setup(&x);
+        struct report rep;
+        const struct result *r = run_one(&check_pcie_aer, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "the kernel exposes no AER counters for 0000:03:00.0 (no aer_dev_* files: AER off, "
+                                        "firmware-first error handling, a VM, or Linux < 4.17)");
+        report_done(&rep);
+
+        x.devs[3].read_errno = 22;
+        r = run_one(&check_pcie_aer, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_ERROR);
+        report_done(&rep);
+        x.devs[3].read_errno = 0;
+
+        aer(&x.devs[3], 0, 0, 0);
+        aer(&x.devs[2], 0, 0, 0);
+        r = run_one(&check_pcie_aer, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "GPU 0000:03:00.0: correctable 0, non-fatal 0, fatal 0; bridge 0000:02:00.0: "
+                                         "correctable 0, non-fatal 0, fatal 0");
+        assert_string_equal(r->expected, "0 errors of every kind since boot");
+        report_done(&rep);
+
+        aer(&x.devs[2], 7, 0, 0);
+        r = run_one(&check_pcie_aer, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->observed, "GPU 0000:03:00.0: correctable 0, non-fatal 0, fatal 0; bridge 0000:02:00.0: "
+                                         "correctable 7, non-fatal 0, fatal 0");
+        assert_non_null(r->remedy);
+        report_done(&rep);
+
+        aer(&x.devs[3], 0, 1, 0);
+        r = run_one(&check_pcie_aer, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->summary, "uncorrectable PCIe errors logged on the path of 0000:03:00.0");
+        report_done(&rep);
+
+        aer(&x.devs[3], 0, 0, 2);
+        aer(&x.devs[2], 0, 0, 0);
+        r = run_one(&check_pcie_aer, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_FAIL);
+        report_done(&rep);
+}
+
+static void acs(struct pci_dev *d, uint16_t ctrl) {
+        d->acs = PCI_ACS_PRESENT;
+        d->acs_cap = 0x005f;
+        d->acs_ctrl = ctrl;
+}
+
+static void test_acs(void **state) {
+        (void)state;
+        struct fixture x;
+        setup(&x);
+        struct report rep;
+        const struct result *r = run_one(&check_pcie_acs, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "needs root to read PCIe extended config space "
+                                        "(/sys/devices/pci0000:00/0000:02:00.0/config past 256 bytes)");
+        report_done(&rep);
+
+        /* Bare metal, two GPUs: redirect on the switch port is a warning. */
+        x.f.gpus.n = 1;
+        acs(&x.devs[2], 0x001d);
+        acs(&x.devs[1], 0x0000);
+        x.devs[0].acs = PCI_ACS_ABSENT;
+        struct gpu two[2] = {{.pci_index = 3}, {.pci_index = 3}};
+        x.f.gpus.gpus = two;
+        x.f.gpus.n = 2;
+        report_init(&rep);
+        check_pcie_acs.run(&check_pcie_acs, &x.f, &rep);
+        assert_int_equal(rep.n_results, 2);
+        r = &rep.results[0];
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->observed, "0000:02:00.0 ACS ctrl 0x001d (SV RR CR UF); 0000:01:00.0 ACS ctrl 0x0000 (none); "
+                                         "0000:00:01.0 no ACS");
+        assert_string_equal(r->expected, "no P2P redirect (RR CR EC) on the bridges above the GPU (bare metal)");
+        assert_non_null(strstr(r->remedy, "setpci -s <bridge> ECAP_ACS+0x6.w=0000` for each of: 0000:02:00.0 "));
+        report_done(&rep);
+
+        /* One GPU and no NIC: nothing to slow down. */
+        x.f.gpus.gpus = &x.gpu;
+        x.f.gpus.n = 1;
+        r = run_one(&check_pcie_acs, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+
+        acs(&x.devs[2], 0x0001);
+        r = run_one(&check_pcie_acs, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->summary, "no ACS redirect above 0000:03:00.0: peer traffic may take the short path");
+        report_done(&rep);
+
+        /* A passthrough host wants redirect everywhere. */
+        snprintf(x.devs[3].driver, sizeof(x.devs[3].driver), "vfio-pci");
+        r = run_one(&check_pcie_acs, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->summary, "3 bridges above 0000:03:00.0 without ACS redirect: the devices below are not "
+                                        "isolated from each other");
+        report_done(&rep);
+        acs(&x.devs[0], 0x001d);
+        acs(&x.devs[1], 0x001d);
+        acs(&x.devs[2], 0x001d);
+        r = run_one(&check_pcie_acs, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+
+        /* A guest: emulated bridges. */
+        x.devs[3].driver[0] = '\0';
+        x.f.virt.is_vm = true;
+        snprintf(x.f.virt.hypervisor, sizeof(x.f.virt.hypervisor), "QEMU/KVM");
+        r = run_one(&check_pcie_acs, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "QEMU/KVM guest: the bridges above 0000:03:00.0 are emulated");
+        report_done(&rep);
+
+        x.devs[3].parent = -1;
+        r = run_one(&check_pcie_acs, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "no PCIe bridge above 0000:03:00.0 (root bus device)");
+        report_done(&rep);
+}
+
+static void bars(struct pci_dev *d, uint64_t bar1) {
+        d->have_bars = true;
+        d->bar_bytes[0] = 16 * MIB;
+        d->bar_bytes[1] = bar1;
+        d->bar_bytes[2] = 0;
+        d->bar_bytes[3] = 32 * MIB;
+}
+
+static void test_bar1(void **state) {
+        (void)state;
+        struct fixture x;
+        setup(&x);
+        struct report rep;
+        const struct result *r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "BAR sizes of 0000:03:00.0 unknown: /sys/devices/pci0000:00/0000:03:00.0/resource "
+                                        "absent or unparsable");
+        report_done(&rep);
+
+        x.gpu.model = &x.model;
+        bars(&x.devs[3], 128 * GIB);
+        r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "BAR1 128 GiB, GPU memory 80 GiB");
+        assert_string_equal(r->expected, "BAR1 >= GPU memory (80 GiB): Above 4G decoding / Resizable BAR on");
+        assert_string_equal(r->summary, "BAR1 128 GiB covers the GPU memory: Above 4G decoding / Resizable BAR on");
+        report_done(&rep);
+
+        bars(&x.devs[3], 256 * MIB);
+        r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->observed, "BAR1 256 MiB, GPU memory 80 GiB");
+        assert_non_null(strstr(r->remedy, "Above 4G Decoding"));
+        report_done(&rep);
+
+        x.model.datacenter = false;
+        r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+
+        bars(&x.devs[3], 0);
+        r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->observed, "BAR1 unassigned, GPU memory 80 GiB");
+        report_done(&rep);
+
+        /* Unknown model: any aperture past the legacy 256 MiB shows Above 4G decoding on. */
+        x.gpu.model = NULL;
+        bars(&x.devs[3], 32 * GIB);
+        r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "BAR1 32 GiB");
+        assert_string_equal(r->expected, "BAR1 > 256 MiB: Above 4G decoding / Resizable BAR on");
+        report_done(&rep);
+
+        x.gpu.model = &x.model;
+        bars(&x.devs[3], 64 * GIB);
+        r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->summary, "BAR1 64 GiB: Above 4G decoding on; the aperture maps part of the 80 GiB of memory");
+        report_done(&rep);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_aer),
+                cmocka_unit_test(test_acs),
+                cmocka_unit_test(test_bar1),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

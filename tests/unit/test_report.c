@@ -1,0 +1,104 @@
+/* The result model, JSON text sanitising and the report writers. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/check.h"
+#include "core/result.h"
+#include "report/json_text.h"
+
+static const struct check_info dummy = {.id = "test.dummy", .category = "test", .level = LEVEL_QUICK, .title = "t"};
+
+static void test_json_text_sanitises(void **state) {
+        (void)state;
+        json_t *j = json_text("ok \xc3\xa9");
+        assert_string_equal(json_string_value(j), "ok \xc3\xa9");
+        json_decref(j);
+        j = json_text("bad \xff\xc3 end");
+        assert_string_equal(json_string_value(j), "bad \xef\xbf\xbd\xef\xbf\xbd end");
+        json_decref(j);
+        j = json_text("");
+        assert_true(json_is_null(j));
+        json_decref(j);
+        j = json_text("\xed\xa0\x80"); /* a UTF-16 surrogate encoded as UTF-8 */
+        assert_string_equal(json_string_value(j), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+        json_decref(j);
+}
+
+static void test_report_tally_and_verdict(void **state) {
+        (void)state;
+        struct report rep;
+        report_init(&rep);
+        for (int i = 0; i < 100; i++) { /* past the first growth of the array */
+                struct result *r = result_new(&rep, &dummy, "host");
+                result_status(r, STATUS_PASS, "fine %d", i);
+        }
+        report_tally(&rep);
+        assert_int_equal(report_verdict(&rep), STATUS_PASS);
+
+        struct result *r = result_new(&rep, &dummy, "0000:1b:00.0");
+        result_status(r, STATUS_WARN, "meh");
+        result_evidence(r, "source", "/sys/%s", "x");
+        report_tally(&rep);
+        assert_int_equal(report_verdict(&rep), STATUS_WARN);
+        assert_string_equal(rep.results[100].evidence[0].value, "/sys/x");
+
+        r = result_new(&rep, &dummy, "host");
+        result_status(r, STATUS_ERROR, "could not read");
+        report_tally(&rep);
+        assert_int_equal(rep.counts[STATUS_PASS], 100);
+        assert_int_equal(rep.counts[STATUS_ERROR], 1);
+        assert_int_equal(report_verdict(&rep), STATUS_FAIL);
+        report_done(&rep);
+}
+
+static void test_new_result_defaults_to_error(void **state) {
+        (void)state;
+        /* A check that forgets to set a status must not pass silently. */
+        struct report rep;
+        report_init(&rep);
+        result_new(&rep, &dummy, NULL);
+        report_tally(&rep);
+        assert_int_equal(rep.results[0].status, STATUS_ERROR);
+        assert_string_equal(rep.results[0].subject, "host");
+        report_done(&rep);
+}
+
+static void test_levels(void **state) {
+        (void)state;
+        assert_int_equal(level_from_name("standard"), LEVEL_STANDARD);
+        assert_int_equal(level_from_name("extreme"), _LEVEL_INVALID);
+        assert_string_equal(status_name(STATUS_SKIP), "skip");
+}
+
+static void test_registry_ids_unique_and_well_formed(void **state) {
+        (void)state;
+        for (size_t i = 0; i < check_registry_count; i++) {
+                const struct check_info *c = check_registry[i];
+                assert_non_null(c->run);
+                assert_non_null(c->title);
+                /* id = category + "." + name */
+                size_t n = strlen(c->category);
+                assert_int_equal(strncmp(c->id, c->category, n), 0);
+                assert_int_equal(c->id[n], '.');
+                for (size_t k = i + 1; k < check_registry_count; k++)
+                        assert_string_not_equal(c->id, check_registry[k]->id);
+                assert_ptr_equal(check_find(c->id), c);
+        }
+        assert_null(check_find("no.such"));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_json_text_sanitises),
+                cmocka_unit_test(test_report_tally_and_verdict),
+                cmocka_unit_test(test_new_result_defaults_to_error),
+                cmocka_unit_test(test_levels),
+                cmocka_unit_test(test_registry_ids_unique_and_well_formed),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
