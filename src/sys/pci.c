@@ -153,6 +153,7 @@ static void gather_acs(struct fsroot *fs, struct pci_dev *d) {
         size_t len;
         snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", d->addr);
         d->acs = PCI_ACS_UNKNOWN;
+        d->acs_read = true;
         if (fsroot_read_alloc(fs, path, &cfg, &len) < 0)
                 return;
         /* Unprivileged reads stop at 64 or 256 bytes: extended capabilities are then unknown. */
@@ -199,7 +200,6 @@ static void gather_device(struct fsroot *fs, struct pci_dev *d) {
         gather_link(fs, d);
         gather_aer(fs, d);
         gather_bars(fs, d);
-        gather_acs(fs, d);
 }
 
 /* The parent is the path component before the device's own, when it is a PCI address:
@@ -260,6 +260,16 @@ int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
         }
         strv_free(names);
         link_parents(ret);
+
+        /* ACS matters only on the path from a GPU to its root port, and config space reads
+         * are slow (each traps to the hypervisor in a VM): read just those bridges. */
+        for (size_t i = 0; i < ret->n; i++) {
+                if (!pci_is_nvidia_gpu(ret, &ret->devs[i]))
+                        continue;
+                for (int up = ret->devs[i].parent, hops = 0; up >= 0 && hops < 32; up = ret->devs[up].parent, hops++)
+                        if (ret->devs[up].acs == PCI_ACS_UNKNOWN && !ret->devs[up].acs_read)
+                                gather_acs(fs, &ret->devs[up]);
+        }
         return 0;
 }
 

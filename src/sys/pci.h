@@ -45,6 +45,7 @@ struct pci_dev {
         /* ACS extended capability, from config space (readable past 256 bytes only by root). */
         enum { PCI_ACS_UNKNOWN, PCI_ACS_ABSENT, PCI_ACS_PRESENT } acs;
         uint16_t acs_cap, acs_ctrl;
+        bool acs_read;        /* config space was read (only bridges above GPUs are) */
 
         int read_errno;       /* first unexpected read error for this device, 0 if none */
 };
