@@ -67,13 +67,15 @@ static void run_toolkit(const struct check_info *self, const struct facts *f, st
                 result_status(r, STATUS_SKIP, "no container runtime installed (docker, containerd, podman)");
                 return;
         }
-        char found[256] = "";
+        char found[4 * CONTAINER_EXE_PATH + 8] = "";
         if (c->nvidia_ctk[0])
                 append(found, sizeof(found), c->nvidia_ctk);
         if (c->nvidia_container_cli[0])
                 append(found, sizeof(found), c->nvidia_container_cli);
         if (c->nvidia_container_runtime[0])
                 append(found, sizeof(found), c->nvidia_container_runtime);
+        if (c->nvidia_container_runtime_hook[0])
+                append(found, sizeof(found), c->nvidia_container_runtime_hook);
         result_evidence(r, "config", "/etc/nvidia-container-runtime/config.toml %s",
                         c->have_toolkit_config ? "present" : "absent");
         result_expected(r, "NVIDIA Container Toolkit installed");
@@ -202,6 +204,14 @@ static void run_containerd_runtime(const struct check_info *self, const struct f
                 result_status(r, STATUS_ERROR, "cannot read %s: %s", CONTAINERD_CONFIG,
                               strerror(-c->containerd_config_errno));
                 result_remedy(r, "Check the file's type and permissions (`ls -l %s`).", CONTAINERD_CONFIG);
+                return;
+        }
+        /* Without its CRI plugin containerd serves docker (which passes its own runtime)
+         * or nerdctl (whose --gpus calls the toolkit's hook): its runtimes table is unused. */
+        if (c->containerd_cri_disabled) {
+                result_status(r, STATUS_SKIP,
+                              "containerd's CRI plugin is disabled (disabled_plugins = [\"cri\"]): it only backs "
+                              "docker, judged by container.docker_runtime");
                 return;
         }
         if (f->gpus.n == 0) {

@@ -19,6 +19,16 @@ static double opt_num(json_t *obj, const char *key) {
         return json_is_number(v) ? json_number_value(v) : 0.0;
 }
 
+/* A whole number in 0..max, or absent (0). Anything else is refused: converting a
+ * negative or huge double to unsigned is undefined behaviour. */
+static int opt_uint(json_t *obj, const char *key, unsigned max, unsigned *ret) {
+        double v = opt_num(obj, key);
+        if (!(v >= 0 && v <= max) || v != (double)(unsigned)v)
+                return -EINVAL;
+        *ret = (unsigned)v;
+        return 0;
+}
+
 static int parse_cc(const char *s, int *major, int *minor) {
         char tail;
         return s && sscanf(s, "%d.%d%c", major, minor, &tail) == 2 ? 0 : -EINVAL;
@@ -62,11 +72,14 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
         out->datacenter = json_is_true(json_object_get(m, "datacenter"));
         out->memory_gb = opt_num(m, "memory_gb");
         out->mem_bw_gbps = opt_num(m, "mem_bw_gbps");
-        out->pcie_gen = (unsigned)opt_num(m, "pcie_gen");
-        out->pcie_width = (unsigned)opt_num(m, "pcie_width");
-        out->nvlink_links = (unsigned)opt_num(m, "nvlink_links");
+        if (opt_uint(m, "pcie_gen", 16, &out->pcie_gen) < 0 || opt_uint(m, "pcie_width", 32, &out->pcie_width) < 0 ||
+            opt_uint(m, "nvlink_links", 64, &out->nvlink_links) < 0 ||
+            opt_uint(m, "max_power_w", 100000, &out->max_power_w) < 0) {
+                snprintf(why, whysize, "GPU %s: pcie_gen, pcie_width, nvlink_links and max_power_w must be whole numbers in range",
+                         out->name);
+                return -EINVAL;
+        }
         out->nvlink_gbps_per_dir = opt_num(m, "nvlink_gbps_per_dir");
-        out->max_power_w = (unsigned)opt_num(m, "max_power_w");
         json_t *t = json_object_get(m, "tflops");
         out->tflops = (struct gpu_tflops){
                 .fp64 = opt_num(t, "fp64"), .fp64_tc = opt_num(t, "fp64_tc"), .fp32 = opt_num(t, "fp32"),

@@ -113,7 +113,8 @@ static void gather_daemon_json(struct fsroot *fs, struct container_facts *c) {
  * so this is a line scan for the few things that matter: a runtimes.nvidia* table (config
  * version 2 `[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]`, version 3
  * `[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.nvidia]`, or dotted keys),
- * a BinaryName pointing at nvidia-container-runtime, default_runtime_name, and imports. */
+ * a BinaryName pointing at nvidia-container-runtime, default_runtime_name, disabled_plugins
+ * and imports. */
 static void quoted_value(const char *line, char *buf, size_t size) {
         const char *q = strchr(line, '"');
         const char *e = q ? strchr(q + 1, '"') : NULL;
@@ -142,6 +143,10 @@ static bool scan_containerd(const char *text, const char *path, struct container
                         continue;
                 if (strncmp(s, "imports", 7) == 0 && strstr(s, CONTAINERD_DROPINS))
                         imports_dropins = true;
+                /* docker's containerd.io package ships `disabled_plugins = ["cri"]`. */
+                if (strncmp(s, "disabled_plugins", 16) == 0 &&
+                    (strstr(s, "\"cri\"") || strstr(s, "\"io.containerd.grpc.v1.cri\"")))
+                        c->containerd_cri_disabled = true;
                 if (strncmp(s, "default_runtime_name", 20) == 0)
                         quoted_value(s, c->containerd_default_runtime, sizeof(c->containerd_default_runtime));
                 bool hit = strstr(s, "runtimes.nvidia") || strstr(s, "runtimes.\"nvidia") ||

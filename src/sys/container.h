@@ -42,6 +42,7 @@ struct container_facts {
         bool containerd_nvidia_runtime;
         char containerd_nvidia_where[320];  /* "FILE:LINE: text" of the first match */
         char containerd_default_runtime[64]; /* default_runtime_name; "" when unset */
+        bool containerd_cri_disabled; /* disabled_plugins names "cri": containerd only backs docker */
 
         /* CDI specs in /etc/cdi and /var/run/cdi */
         unsigned cdi_specs;            /* spec files read */

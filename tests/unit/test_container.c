@@ -172,6 +172,12 @@ static void test_containerd_runtime(void **state) {
         assert_string_equal(r->summary, "containerd has an nvidia runtime (the default)");
         assert_string_equal(r->observed, "/etc/containerd/config.toml:12: [plugins.x.runtimes.nvidia]");
 
+        c->containerd_cri_disabled = true;
+        r = run(&n, &check_container_containerd_runtime);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_non_null(strstr(r->summary, "CRI plugin is disabled"));
+        c->containerd_cri_disabled = false;
+
         n.f.gpus.n = 0;
         r = run(&n, &check_container_containerd_runtime);
         assert_int_equal(r->status, STATUS_SKIP);
@@ -302,6 +308,7 @@ static void test_gather(void **state) {
         assert_string_equal(c->containerd_nvidia_where, "/etc/containerd/conf.d/99-nvidia.toml:1: "
                                                         "[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.nvidia]");
         assert_string_equal(c->containerd_default_runtime, "nvidia");
+        assert_false(c->containerd_cri_disabled);
         assert_int_equal(c->cdi_specs, 2);
         assert_int_equal(c->cdi_nvidia_specs, 1);
         assert_int_equal(c->cdi_nvidia_devices, 3);
@@ -312,8 +319,9 @@ static void test_gather(void **state) {
         /* Broken inputs: a truncated daemon.json, a runtime pointing at nothing, a bad spec. */
         write_file(root, "/etc/docker/daemon.json", "{\n  \"runtimes\": {\n");
         write_file(root, "/etc/cdi/broken.json", "{\"kind\": ");
-        write_file(root, "/etc/containerd/config.toml", "version = 2\n");
+        write_file(root, "/etc/containerd/config.toml", "version = 2\ndisabled_plugins = [\"cri\"]\n");
         assert_int_equal(container_gather(fs, &f), 0);
+        assert_true(c->containerd_cri_disabled);
         assert_int_equal(c->daemon_json, CONTAINER_FILE_MALFORMED);
         assert_non_null(strstr(c->daemon_json_error, "line 3"));
         assert_false(c->containerd_nvidia_runtime);
