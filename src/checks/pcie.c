@@ -276,12 +276,16 @@ static void run_acs(const struct check_info *self, const struct facts *f, struct
                         acs_bits(up[k]->acs_ctrl, bits, sizeof(bits));
                         appendf(observed, sizeof(observed), "%s%s ACS ctrl 0x%04x (%s)", observed[0] ? "; " : "",
                                 up[k]->addr, up[k]->acs_ctrl, bits);
-                        if (up[k]->acs_ctrl & ACS_P2P_REDIRECT) {
+                        /* On bare metal only switch ports matter: peers below one switch turn
+                         * around there unless redirected, while traffic between root ports
+                         * crosses the root complex whatever a root port's ACS says. */
+                        bool root_port = up[k]->parent < 0;
+                        if (!(up[k]->acs_ctrl & ACS_P2P_REDIRECT)) {
+                                n_open++;
+                        } else if (vfio_host || !root_port) {
                                 appendf(redirecting, sizeof(redirecting), "%s%s", redirecting[0] ? " " : "",
                                         up[k]->addr);
                                 n_redirect++;
-                        } else {
-                                n_open++;
                         }
                 }
                 result_observed(r, "%s", observed);
@@ -302,9 +306,9 @@ static void run_acs(const struct check_info *self, const struct facts *f, struct
                         }
                         continue;
                 }
-                result_expected(r, "no P2P redirect (RR CR EC) on the bridges above the GPU (bare metal)");
+                result_expected(r, "no P2P redirect (RR CR EC) on the switch ports above the GPU (bare metal)");
                 if (n_redirect == 0) {
-                        result_status(r, STATUS_PASS, "no ACS redirect above %s: peer traffic may take the short path",
+                        result_status(r, STATUS_PASS, "no ACS redirect on the switch ports above %s: peers below a switch meet there",
                                       d->addr);
                         continue;
                 }

@@ -8,7 +8,7 @@ struct fsroot;
 struct facts;
 
 /* The EFI global-variable GUID that SecureBoot lives under (UEFI spec 2.x, 3.3). */
-#define KERNEL_EFI_GLOBAL_GUID "8be4df61-93ca-11d2-aa0d-e98c0d2c0ae6"
+#define KERNEL_EFI_GLOBAL_GUID "8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
 struct kernel_facts {
         bool efi_booted;             /* /sys/firmware/efi exists: booted through UEFI */

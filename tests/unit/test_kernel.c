@@ -36,7 +36,7 @@ static void node_init(struct node *n, size_t n_gpus, const char *driver) {
         n->f.kernel.efi_booted = true;
         n->f.kernel.secure_boot = 1;
         strcpy(n->f.kernel.secure_boot_source,
-               "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e98c0d2c0ae6");
+               "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c");
         n->f.kernel.sig_enforce = 1;
         strcpy(n->f.kernel.lockdown, "integrity");
         report_init(&n->rep);
@@ -191,7 +191,7 @@ static void write_bytes(const char *root, const char *rel, const void *data, siz
         fclose(fp);
 }
 
-#define SB_VAR "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e98c0d2c0ae6"
+#define SB_VAR "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
 static void gather_in(const char *root, struct kernel_facts *k) {
         struct fsroot *fs;
@@ -248,12 +248,12 @@ static void test_gather(void **state) {
         char path[1024];
         snprintf(path, sizeof(path), "%s%s", root, SB_VAR);
         assert_int_equal(remove(path), 0);
-        write_bytes(root, "/sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-e98c0d2c0ae6", on, 5);
+        write_bytes(root, "/sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-00e098032b8c", on, 5);
         gather_in(root, &k);
         assert_int_equal(k.secure_boot, 0);
 
         /* An empty efivars directory: efivarfs not mounted. */
-        snprintf(path, sizeof(path), "%s/sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-e98c0d2c0ae6", root);
+        snprintf(path, sizeof(path), "%s/sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-00e098032b8c", root);
         assert_int_equal(remove(path), 0);
         gather_in(root, &k);
         assert_int_equal(k.secure_boot, -1);
