@@ -82,8 +82,7 @@ static void test_aer(void **state) {
         aer(&x.devs[2], 0, 0, 0);
         r = run_one(&check_pcie_aer, &x.f, &rep);
         assert_int_equal(r->status, STATUS_PASS);
-        assert_string_equal(r->observed, "GPU 0000:03:00.0: correctable 0, non-fatal 0, fatal 0; bridge 0000:02:00.0: "
-                                         "correctable 0, non-fatal 0, fatal 0");
+        assert_string_equal(r->observed, "GPU 0000:03:00.0: correctable 0, non-fatal 0, fatal 0; 1 bridge above: no errors");
         assert_string_equal(r->expected, "0 errors of every kind since boot");
         report_done(&rep);
 
