@@ -89,6 +89,14 @@ static void run_gpu_affinity(const struct check_info *self, const struct facts *
                 const struct pci_dev *d = gpu_pci(f, i);
                 const struct numa_gpu *g = i < n->n_gpus ? &n->gpus[i] : NULL;
                 struct result *r = result_new(rep, self, d->addr);
+                if (d->numa_node_errno) {
+                        /* Falling back to local_cpulist would hide a broken sysfs attribute. */
+                        result_evidence(r, "source", "%s/numa_node", d->sysfs_path);
+                        result_status(r, STATUS_ERROR, "cannot read numa_node of %s: %s", d->addr,
+                                      d->numa_node_errno == EINVAL ? "not a node number" : strerror(d->numa_node_errno));
+                        result_remedy(r, "Read it by hand: `cat %s/numa_node`.", d->sysfs_path);
+                        continue;
+                }
                 const bool by_cpulist = !d->have_numa_node || (g && g->source == NUMA_GPU_FROM_CPULIST);
                 result_evidence(r, "source", "%s/%s", d->sysfs_path, by_cpulist ? "local_cpulist" : "numa_node");
                 if (!d->have_numa_node && !*d->local_cpulist) {

@@ -3,6 +3,7 @@
 #include "checks/check.h"
 #include "core/strparse.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,18 +16,28 @@ static void link_text(unsigned mts, unsigned width, char *buf, size_t size) {
                 snprintf(buf, size, "%.1f GT/s x%u", mts / 1000.0, width);
 }
 
-static bool skip_without_link(const struct check_info *self, const struct facts *f, size_t i, struct report *rep) {
+/* source_attr names the file the caller's result is judged from, for evidence. */
+static bool skip_without_link(const struct check_info *self, const struct facts *f, size_t i, struct report *rep,
+                              const char *source_attr) {
         const struct pci_dev *d = gpu_pci(f, i);
         if (d->have_link)
                 return false;
         struct result *r = result_new(rep, self, d->addr);
-        if (d->read_errno)
-                result_status(r, STATUS_ERROR, "cannot read the link attributes of %s: %s", d->addr,
-                              "unreadable or malformed current/max_link_* files");
-        else
+        if (d->link_errno == ENODATA) {
+                result_status(r, STATUS_ERROR, "%s of %s reads \"Unknown\": the link is down", d->link_bad_attr, d->addr);
+                result_remedy(r,
+                              "A GPU whose link is down has fallen off the bus: check `dmesg` for Xid 79 and PCIe "
+                              "errors, reseat the GPU, and power-cycle the node (a reboot may not retrain it).");
+        } else if (d->link_errno) {
+                result_status(r, STATUS_ERROR, "cannot read %s of %s: %s", d->link_bad_attr, d->addr,
+                              d->link_errno == EINVAL ? "not a link speed/width value" : strerror(d->link_errno));
+                result_remedy(r, "Read it by hand: `cat %s/%s`; a garbled value points at the kernel or the capture.",
+                              d->sysfs_path, d->link_bad_attr);
+        } else {
                 result_status(r, STATUS_SKIP, "sysfs shows no PCIe link attributes for %s (virtual or integrated device)",
                               d->addr);
-        result_evidence(r, "source", "%s/current_link_width", d->sysfs_path);
+        }
+        result_evidence(r, "source", "%s/%s", d->sysfs_path, d->link_errno ? d->link_bad_attr : source_attr);
         return true;
 }
 
@@ -34,7 +45,7 @@ static void run_link_width(const struct check_info *self, const struct facts *f,
         if (check_skip_without_gpus(self, f, rep))
                 return;
         for (size_t i = 0; i < f->gpus.n; i++) {
-                if (skip_without_link(self, f, i, rep))
+                if (skip_without_link(self, f, i, rep, "current_link_width"))
                         continue;
                 const struct pci_dev *d = gpu_pci(f, i);
                 struct result *r = result_new(rep, self, d->addr);
@@ -60,7 +71,7 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
         if (check_skip_without_gpus(self, f, rep))
                 return;
         for (size_t i = 0; i < f->gpus.n; i++) {
-                if (skip_without_link(self, f, i, rep))
+                if (skip_without_link(self, f, i, rep, "current_link_speed"))
                         continue;
                 const struct pci_dev *d = gpu_pci(f, i);
                 struct result *r = result_new(rep, self, d->addr);

@@ -56,13 +56,16 @@ static void gather_ids(struct fsroot *fs, struct pci_dev *d) {
 }
 
 static void gather_locality(struct fsroot *fs, struct pci_dev *d) {
-        char buf[1024], path[128];
+        char buf[1024];
         int r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/numa_node", d->addr);
         d->numa_node = -1;
-        if (r == 0 && parse_int(buf, &d->numa_node) == 0 && d->numa_node >= -1)
+        if (r == 0 && parse_int(buf, &d->numa_node) == 0 && d->numa_node >= -1) {
                 d->have_numa_node = true;
-        else
+        } else if (r != -ENOENT) {
+                d->numa_node = -1;
+                d->numa_node_errno = r < 0 ? -r : EINVAL;
                 note_error(d, r < 0 ? r : -EINVAL);
+        }
 
         r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/local_cpulist", d->addr);
         unsigned count;
@@ -79,37 +82,47 @@ static void gather_locality(struct fsroot *fs, struct pci_dev *d) {
         if (parse_cpumask(buf, mask, CPUMASK_BITS, &count) == 0)
                 (void)format_cpulist(mask, CPUMASK_BITS, d->local_cpulist, sizeof(d->local_cpulist));
         free(mask);
-        (void)path;
+}
+
+static int read_link_attr(struct fsroot *fs, const struct pci_dev *d, const char *attr, unsigned *ret) {
+        char buf[64];
+        int r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/%s", d->addr, attr);
+        if (r < 0)
+                return r;
+        if (strstr(attr, "speed"))
+                return parse_link_speed(buf, ret);
+        int width;
+        if (parse_int(buf, &width) < 0 || width < 0 || width > 32)
+                return -EINVAL;
+        *ret = (unsigned)width;
+        return 0;
 }
 
 static void gather_link(struct fsroot *fs, struct pci_dev *d) {
-        char buf[64];
-        int r;
-        unsigned cur_w, max_w;
-        if ((r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/current_link_speed", d->addr)) < 0 ||
-            parse_link_speed(buf, &d->cur_speed_mts) < 0)
-                goto fail;
-        if ((r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/max_link_speed", d->addr)) < 0 ||
-            parse_link_speed(buf, &d->max_speed_mts) < 0)
-                goto fail;
-        int w;
-        if ((r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/current_link_width", d->addr)) < 0 ||
-            parse_int(buf, &w) < 0 || w < 0 || w > 32)
-                goto fail;
-        cur_w = (unsigned)w;
-        if ((r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/max_link_width", d->addr)) < 0 ||
-            parse_int(buf, &w) < 0 || w < 0 || w > 32)
-                goto fail;
-        max_w = (unsigned)w;
-        d->cur_width = cur_w;
-        d->max_width = max_w;
+        const struct {
+                const char *attr;
+                unsigned *dest;
+        } attrs[] = {
+                {"current_link_speed", &d->cur_speed_mts},
+                {"max_link_speed", &d->max_speed_mts},
+                {"current_link_width", &d->cur_width},
+                {"max_link_width", &d->max_width},
+        };
+        for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+                int r = read_link_attr(fs, d, attrs[i].attr, attrs[i].dest);
+                if (r == 0)
+                        continue;
+                /* No link attributes at all is normal (integrated devices, VM bridges); one
+                 * missing among present ones, a garbled value or "Unknown" (link down) is not. */
+                if (!(r == -ENOENT && i == 0)) {
+                        d->link_errno = -r;
+                        d->link_bad_attr = attrs[i].attr;
+                        note_error(d, r);
+                }
+                d->cur_speed_mts = d->max_speed_mts = d->cur_width = d->max_width = 0;
+                return;
+        }
         d->have_link = true;
-        return;
-fail:
-        /* No link attributes at all is normal (integrated devices, VMs); a garbled one is not. */
-        if (r != -ENOENT)
-                note_error(d, r < 0 ? r : -EINVAL);
-        d->cur_speed_mts = d->max_speed_mts = 0;
 }
 
 static void gather_aer(struct fsroot *fs, struct pci_dev *d) {

@@ -29,12 +29,15 @@ struct pci_dev {
         char driver[32];      /* bound driver, "" when none */
         int numa_node;        /* -1 when sysfs says -1 */
         bool have_numa_node;  /* numa_node file present and valid */
+        int numa_node_errno;  /* numa_node present but unreadable/garbled (EINVAL), else 0 */
         char local_cpulist[256]; /* "" when unknown; from local_cpulist or local_cpus */
         int iommu_group;      /* -1 when the device has none */
 
         bool have_link;       /* current/max link speed and width readable */
         unsigned cur_speed_mts, max_speed_mts; /* 16000 = 16 GT/s = Gen4 */
         unsigned cur_width, max_width;
+        int link_errno;              /* why the link could not be read (ENODATA: "Unknown", link down) */
+        const char *link_bad_attr;   /* which attribute: "current_link_speed" ... (static string) */
 
         bool have_aer;        /* aer_dev_* counters present */
         uint64_t aer_correctable, aer_nonfatal, aer_fatal;

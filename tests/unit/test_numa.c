@@ -158,6 +158,15 @@ static void test_gpu_affinity(void **state) {
         assert_string_equal(r->expected, "any node (the host has 1 node with CPUs)");
         report_done(&rep);
 
+        /* A garbled numa_node is an error naming the file, not a quiet fallback. */
+        h.devs[0].numa_node_errno = EINVAL;
+        r = run_one(&check_numa_gpu_affinity, &h.f, &rep);
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_string_equal(r->summary, "cannot read numa_node of 0000:10:00.0: not a node number");
+        assert_string_equal(evidence(r, "source"), "/sys/devices/pci0000:00/0000:10:00.0/numa_node");
+        report_done(&rep);
+        h.devs[0].numa_node_errno = 0;
+
         /* Nothing known about the device's locality. */
         h.devs[0].have_numa_node = false;
         r = run_one(&check_numa_gpu_affinity, &h.f, &rep);

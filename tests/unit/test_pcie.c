@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -111,6 +112,31 @@ static void acs(struct pci_dev *d, uint16_t ctrl) {
         d->acs = PCI_ACS_PRESENT;
         d->acs_cap = 0x005f;
         d->acs_ctrl = ctrl;
+}
+
+static void test_link_read_errors(void **state) {
+        (void)state;
+        struct fixture x;
+        setup(&x);
+        struct report rep;
+        const struct result *r = run_one(&check_pcie_link_speed, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_SKIP);
+        report_done(&rep);
+
+        x.devs[3].link_errno = EINVAL;
+        x.devs[3].link_bad_attr = "current_link_speed";
+        r = run_one(&check_pcie_link_width, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_string_equal(r->summary, "cannot read current_link_speed of 0000:03:00.0: not a link speed/width value");
+        assert_string_equal(r->evidence[0].value, "/sys/devices/pci0000:00/0000:03:00.0/current_link_speed");
+        report_done(&rep);
+
+        x.devs[3].link_errno = ENODATA;
+        r = run_one(&check_pcie_link_speed, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_string_equal(r->summary, "current_link_speed of 0000:03:00.0 reads \"Unknown\": the link is down");
+        assert_non_null(strstr(r->remedy, "Xid 79"));
+        report_done(&rep);
 }
 
 static void test_acs(void **state) {
@@ -263,6 +289,7 @@ static void test_bar1(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_aer),
+                cmocka_unit_test(test_link_read_errors),
                 cmocka_unit_test(test_acs),
                 cmocka_unit_test(test_bar1),
         };
