@@ -55,7 +55,8 @@ static const char usage[] =
 /* Why a path is in the snapshot; a path met more than once keeps the strongest reason. */
 enum reason {
         REASON_PARENT,   /* a directory above something captured */
-        REASON_CHILD,    /* a name seen in a listed directory: kept as a name only */
+        REASON_NAME,     /* a name seen in a listed directory, or one whose existence was
+                          * tested: kept as a name only (an empty file) */
         REASON_RECORDED, /* opened, listed or resolved by the gatherers */
 };
 
@@ -155,24 +156,26 @@ static int add_children(struct capture *c, const char *dir) {
                 char path[4096];
                 if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
                         continue; /* fsroot could not open it either */
-                r = add_entry(c, path, REASON_CHILD);
+                r = add_entry(c, path, REASON_NAME);
         }
         closedir(d);
         return r;
 }
 
 static int collect(struct capture *c, struct fsroot *fs) {
-        char **paths;
+        const struct fsroot_path *paths;
         size_t n;
         int r = fsroot_recorded(fs, &paths, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                if ((r = add_entry(c, paths[i], REASON_RECORDED)) < 0 || (r = add_parents(c, paths[i])) < 0)
+                const char *path = paths[i].path;
+                if ((r = add_entry(c, path, paths[i].content ? REASON_RECORDED : REASON_NAME)) < 0 ||
+                    (r = add_parents(c, path)) < 0)
                         return r;
                 struct stat st;
-                if (fstatat(c->root_fd, paths[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-                    (r = add_children(c, paths[i])) < 0)
+                if (paths[i].content && fstatat(c->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISDIR(st.st_mode) && (r = add_children(c, path)) < 0)
                         return r;
         }
         sort_unique(c);

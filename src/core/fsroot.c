@@ -21,7 +21,7 @@ struct fsroot {
         bool live;
         bool have_openat2;
         bool recording;
-        char **recorded;
+        struct fsroot_path *recorded;
         size_t n_recorded, cap_recorded;
 };
 
@@ -54,7 +54,7 @@ struct fsroot *fsroot_free(struct fsroot *fs) {
         if (fs->dir_fd >= 0)
                 close(fs->dir_fd);
         for (size_t i = 0; i < fs->n_recorded; i++)
-                free(fs->recorded[i]);
+                free(fs->recorded[i].path);
         free(fs->recorded);
         free(fs->dir);
         free(fs);
@@ -70,10 +70,10 @@ static const char *relative(const char *path) {
         return *path ? path : ".";
 }
 
-static void record_one(struct fsroot *fs, const char *rel) {
+static void record(struct fsroot *fs, const char *rel, bool content) {
         if (fs->n_recorded == fs->cap_recorded) {
                 size_t cap = fs->cap_recorded ? fs->cap_recorded * 2 : 256;
-                char **grown = realloc(fs->recorded, cap * sizeof(char *));
+                struct fsroot_path *grown = realloc(fs->recorded, cap * sizeof(*grown));
                 if (!grown)
                         return; /* recording is best effort: the snapshot is then incomplete */
                 fs->recorded = grown;
@@ -81,8 +81,10 @@ static void record_one(struct fsroot *fs, const char *rel) {
         }
         char *copy = strdup(rel);
         if (copy)
-                fs->recorded[fs->n_recorded++] = copy;
+                fs->recorded[fs->n_recorded++] = (struct fsroot_path){.path = copy, .content = content};
 }
+
+static void record_one(struct fsroot *fs, const char *rel) { record(fs, rel, true); }
 
 /* Resolve path inside the root, one component at a time, the way the kernel would with
  * RESOLVE_IN_ROOT: ".." never climbs above the root, absolute link targets restart at it.
@@ -328,7 +330,7 @@ int fsroot_access(struct fsroot *fs, const char *path) {
         if (faccessat(fs->dir_fd, real, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         if (fs->recording)
-                record_one(fs, real);
+                record(fs, real, false);
         return 0;
 }
 
@@ -337,7 +339,10 @@ bool fsroot_is_dir(struct fsroot *fs, const char *path) {
         struct stat st;
         if (resolve(fs, path, true, real, sizeof(real)) < 0)
                 return false;
-        return fstatat(fs->dir_fd, real, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        bool is_dir = fstatat(fs->dir_fd, real, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        if (is_dir && fs->recording)
+                record(fs, real, false);
+        return is_dir;
 }
 
 int fsroot_list(struct fsroot *fs, const char *path, char ***ret) {
@@ -378,18 +383,25 @@ int fsroot_list(struct fsroot *fs, const char *path, char ***ret) {
 
 void fsroot_record(struct fsroot *fs, bool on) { fs->recording = on; }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_path(const void *a, const void *b) {
+        return strcmp(((const struct fsroot_path *)a)->path, ((const struct fsroot_path *)b)->path);
+}
 
-int fsroot_recorded(struct fsroot *fs, char ***ret, size_t *ret_n) {
-        qsort(fs->recorded, fs->n_recorded, sizeof(char *), cmp_str);
+int fsroot_recorded(struct fsroot *fs, const struct fsroot_path **ret, size_t *ret_n) {
+        qsort(fs->recorded, fs->n_recorded, sizeof(*fs->recorded), cmp_path);
         size_t out = 0;
         for (size_t i = 0; i < fs->n_recorded; i++) {
-                if (strcmp(fs->recorded[i], ".") == 0 ||
-                    (out > 0 && strcmp(fs->recorded[out - 1], fs->recorded[i]) == 0)) {
-                        free(fs->recorded[i]);
+                struct fsroot_path *p = &fs->recorded[i];
+                if (strcmp(p->path, ".") == 0) {
+                        free(p->path);
                         continue;
                 }
-                fs->recorded[out++] = fs->recorded[i];
+                if (out > 0 && strcmp(fs->recorded[out - 1].path, p->path) == 0) {
+                        fs->recorded[out - 1].content |= p->content;
+                        free(p->path);
+                        continue;
+                }
+                fs->recorded[out++] = *p;
         }
         fs->n_recorded = out;
         *ret = fs->recorded;

@@ -51,5 +51,14 @@ int fsroot_list(struct fsroot *fs, const char *path, char ***ret);
 
 /* Path recording for snapshot. */
 void fsroot_record(struct fsroot *fs, bool on);
-/* The recorded paths (root-relative, no leading '/'), sorted and unique; owned by fs. */
-int fsroot_recorded(struct fsroot *fs, char ***ret, size_t *ret_n);
+
+struct fsroot_path {
+        char *path;   /* root-relative, no leading '/' */
+        bool content; /* opened, listed or followed; false when only its existence or type
+                       * was asked (fsroot_access, fsroot_is_dir): a snapshot then keeps the
+                       * name, not the bytes of, say, /usr/bin/docker */
+};
+
+/* The recorded paths, sorted and unique (a path both read and tested keeps content);
+ * owned by fs. */
+int fsroot_recorded(struct fsroot *fs, const struct fsroot_path **ret, size_t *ret_n);

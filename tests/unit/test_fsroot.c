@@ -119,12 +119,20 @@ static void test_recording_keeps_links_and_targets(void **state) {
         assert_int_equal(fsroot_open(root, &fs), 0);
         fsroot_record(fs, true);
         assert_int_equal(fsroot_read_str(fs, "/sys/bus/pci/devices/0000:01:00.0/vendor", buf, sizeof(buf)), 0);
-        char **paths;
+        assert_int_equal(fsroot_access(fs, "/etc/os-release"), 0);
+        assert_true(fsroot_is_dir(fs, "/sys/bus"));
+        assert_int_equal(fsroot_read_str(fs, "/etc/os-release", buf, sizeof(buf)), 0);
+        const struct fsroot_path *paths;
         size_t n;
         assert_int_equal(fsroot_recorded(fs, &paths, &n), 0);
-        assert_int_equal(n, 2);
-        assert_string_equal(paths[0], "sys/bus/pci/devices/0000:01:00.0");
-        assert_string_equal(paths[1], "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor");
+        assert_int_equal(n, 4);
+        assert_string_equal(paths[0].path, "etc/os-release");
+        assert_true(paths[0].content); /* tested and read: the content wins */
+        assert_string_equal(paths[1].path, "sys/bus");
+        assert_false(paths[1].content);
+        assert_string_equal(paths[2].path, "sys/bus/pci/devices/0000:01:00.0");
+        assert_true(paths[2].content);
+        assert_string_equal(paths[3].path, "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor");
         fsroot_free(fs);
 }
 
