@@ -31,8 +31,10 @@ static void node_init(struct node *n, size_t count, const uint32_t *ids, const c
         n->f.db = n->db;
         for (size_t i = 0; i < count; i++) {
                 struct pci_dev *d = &n->devs[i];
-                snprintf(d->addr, sizeof(d->addr), "0000:%02zx:00.0", 0x1b + i);
-                snprintf(d->sysfs_path, sizeof(d->sysfs_path), "/sys/devices/pci0000:00/%s", d->addr);
+                char addr[16];
+                snprintf(addr, sizeof(addr), "0000:%02zx:00.0", 0x1b + i);
+                memcpy(d->addr, addr, sizeof(addr));
+                snprintf(d->sysfs_path, sizeof(d->sysfs_path), "/sys/devices/pci0000:00/%s", addr);
                 d->have_ids = true;
                 d->vendor = 0x10de;
                 d->device = ids[i];

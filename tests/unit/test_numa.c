@@ -55,9 +55,10 @@ static void make_host(struct host *h, struct numa_node *nodes, size_t n_nodes, s
                         h->f.numa.n_cpu_nodes++;
         h->f.numa.balancing_err = -ENOENT;
         for (size_t i = 0; i < n_gpus; i++) {
-                snprintf(h->devs[i].addr, sizeof(h->devs[i].addr), "0000:%02zx:00.0", 0x10 + i);
-                snprintf(h->devs[i].sysfs_path, sizeof(h->devs[i].sysfs_path), "/sys/devices/pci0000:00/%s",
-                         h->devs[i].addr);
+                char addr[16];
+                snprintf(addr, sizeof(addr), "0000:%02zx:00.0", 0x10 + i);
+                memcpy(h->devs[i].addr, addr, sizeof(addr));
+                snprintf(h->devs[i].sysfs_path, sizeof(h->devs[i].sysfs_path), "/sys/devices/pci0000:00/%s", addr);
                 h->devs[i].numa_node = -1;
                 h->gpus[i].pci_index = i;
                 h->numa_gpus[i].node = -1;
