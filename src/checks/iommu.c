@@ -243,8 +243,12 @@ static void run_gpu_groups(const struct check_info *self, const struct facts *f,
                         bool unrelated;
                         const char *role = member_role(f, d, *m, &unrelated);
                         n_unrelated += unrelated;
+                        /* Name the devices that break isolation: those are the ones to move. */
+                        const struct pci_dev *md = pci_find(&f->pci, *m);
+                        const char *name = unrelated && md && md->name[0] ? md->name : NULL;
                         if (n_listed++ < MAX_LISTED)
-                                appendf(members, sizeof(members), "%s%s (%s)", members[0] ? ", " : "", *m, role);
+                                appendf(members, sizeof(members), "%s%s (%s%s%s)", members[0] ? ", " : "", *m, role,
+                                        name ? ": " : "", name ? name : "");
                         else
                                 n_more++;
                 }

@@ -91,12 +91,17 @@ static void record_one(struct fsroot *fs, const char *rel) { record(fs, rel, tru
  * When recording, every symlink met on the way is remembered, so a snapshot keeps the
  * links (sysfs is made of them) as well as the files they lead to. */
 static int resolve(struct fsroot *fs, const char *path, bool follow_last, char *out, size_t size) {
-        char resolved[4096] = "";
+        char resolved[4096];
+        size_t rlen = 0;
         char todo[4096];
         int hops = 0;
 
-        if (snprintf(todo, sizeof(todo), "%s", relative(path)) >= (int)sizeof(todo))
+        const char *rel = relative(path);
+        size_t len = strlen(rel);
+        if (len >= sizeof(todo))
                 return -ENAMETOOLONG;
+        memcpy(todo, rel, len + 1);
+        resolved[0] = '\0';
 
         char *rest = todo;
         while (rest && *rest) {
@@ -111,45 +116,51 @@ static int resolve(struct fsroot *fs, const char *path, bool follow_last, char *
                 if (comp[0] == '\0' || strcmp(comp, ".") == 0)
                         continue;
                 if (strcmp(comp, "..") == 0) {
-                        char *last = strrchr(resolved, '/');
-                        if (last)
-                                *last = '\0';
-                        else
-                                resolved[0] = '\0';
+                        while (rlen > 0 && resolved[rlen - 1] != '/')
+                                rlen--;
+                        rlen = rlen > 0 ? rlen - 1 : 0;
+                        resolved[rlen] = '\0';
                         continue;
                 }
 
-                char candidate[4096];
-                if (snprintf(candidate, sizeof(candidate), "%s%s%s", resolved, resolved[0] ? "/" : "",
-                             comp) >= (int)sizeof(candidate))
+                /* Append the component; drop it again if it turns out to be a link. */
+                size_t clen = strlen(comp), before = rlen;
+                if (rlen + clen + 2 > sizeof(resolved))
                         return -ENAMETOOLONG;
+                if (rlen > 0)
+                        resolved[rlen++] = '/';
+                memcpy(resolved + rlen, comp, clen + 1);
+                rlen += clen;
 
                 bool is_last = !rest || !*rest;
                 char target[4096];
                 ssize_t n = -1;
                 if (!is_last || follow_last)
-                        n = readlinkat(fs->dir_fd, candidate, target, sizeof(target) - 1);
-                if (n < 0) {
-                        memcpy(resolved, candidate, strlen(candidate) + 1);
+                        n = readlinkat(fs->dir_fd, resolved, target, sizeof(target) - 1);
+                if (n < 0)
                         continue;
-                }
                 target[n] = '\0';
                 if (++hops > MAX_SYMLINK_HOPS)
                         return -ELOOP;
                 if (fs->recording)
-                        record_one(fs, candidate);
+                        record_one(fs, resolved);
+                rlen = target[0] == '/' ? 0 : before;
+                resolved[rlen] = '\0';
 
-                char next[4096];
-                if (snprintf(next, sizeof(next), "%s%s%s", target, rest ? "/" : "", rest ? rest : "") >=
-                    (int)sizeof(next))
+                /* Continue with the link's target followed by what was left of the path. */
+                size_t tlen = (size_t)n, restlen = rest ? strlen(rest) : 0;
+                if (tlen + 1 + restlen + 1 > sizeof(todo))
                         return -ENAMETOOLONG;
-                if (target[0] == '/')
-                        resolved[0] = '\0';
-                memcpy(todo, next, strlen(next) + 1);
+                memmove(todo + tlen + 1, rest ? rest : "", restlen + 1);
+                memcpy(todo, target, tlen);
+                todo[tlen] = restlen ? '/' : '\0';
                 rest = todo;
         }
-        if (snprintf(out, size, "%s", resolved[0] ? resolved : ".") >= (int)size)
+        if (rlen == 0)
+                resolved[rlen++] = '.', resolved[rlen] = '\0';
+        if (rlen >= size)
                 return -ENAMETOOLONG;
+        memcpy(out, resolved, rlen + 1);
         return 0;
 }
 

@@ -1,4 +1,5 @@
 #include "sys/facts.h"
+#include "sys/pci_names.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "core/strv.h"
@@ -121,6 +122,21 @@ static void gather_irq_remapping(struct fsroot *fs, struct iommu_facts *x) {
         free(text);
 }
 
+/* iommu.gpu_groups names the devices that share a GPU's group; look up just those names
+ * (loading pci.ids costs more than the rest of a quick check). */
+static void name_group_companions(struct facts *f) {
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct pci_dev *gpu = &f->pci.devs[f->gpus.gpus[i].pci_index];
+                const struct iommu_group *g = gpu->iommu_group >= 0 ? iommu_find_group(&f->iommu, gpu->iommu_group) : NULL;
+                for (char **m = g ? g->devices : NULL; m && *m; m++) {
+                        struct pci_dev *d = (struct pci_dev *)pci_find(&f->pci, *m);
+                        if (d && d != gpu && d->have_ids && !d->name[0] &&
+                            pci_names_lookup((uint16_t)d->vendor, (uint16_t)d->device, d->name, sizeof(d->name)) < 0)
+                                d->name[0] = '\0'; /* unknown to pci.ids: the address says enough */
+                }
+        }
+}
+
 int iommu_gather(struct fsroot *fs, struct facts *f) {
         struct iommu_facts *x = &f->iommu;
         memset(x, 0, sizeof(*x));
@@ -129,6 +145,7 @@ int iommu_gather(struct fsroot *fs, struct facts *f) {
                 return r;
         gather_vfio(fs, &f->host, x);
         gather_irq_remapping(fs, x);
+        name_group_companions(f);
         return 0;
 }
 

@@ -2,7 +2,6 @@
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "core/strv.h"
-#include "sys/pci_names.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -42,8 +41,6 @@ static void gather_ids(struct fsroot *fs, struct pci_dev *d) {
                 r = read_hex_attr(fs, d->addr, "class", &d->class_code);
         note_error(d, r);
         d->have_ids = r == 0;
-        if (d->have_ids)
-                (void)pci_names_lookup((uint16_t)d->vendor, (uint16_t)d->device, d->name, sizeof(d->name));
         /* Older kernels and some captures lack subsystem ids: optional. */
         (void)read_hex_attr(fs, d->addr, "subsystem_vendor", &d->subsys_vendor);
         (void)read_hex_attr(fs, d->addr, "subsystem_device", &d->subsys_device);

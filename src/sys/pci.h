@@ -23,8 +23,9 @@ struct pci_dev {
         bool have_ids;        /* vendor/device/class readable */
         uint32_t vendor, device, subsys_vendor, subsys_device;
         uint32_t class_code;  /* 24-bit: 0x030200 = 3D controller */
-        char name[128];       /* "Mellanox Technologies MT2910 Family [ConnectX-7]" from pci.ids,
-                               * or "15b3:1021" when unknown */
+        char name[128];       /* "Mellanox Technologies MT2910 Family [ConnectX-7]" from pci.ids;
+                               * filled only for devices a report names (pci.ids costs a few ms
+                               * to load), "" otherwise */
 
         char driver[32];      /* bound driver, "" when none */
         int numa_node;        /* -1 when sysfs says -1 */

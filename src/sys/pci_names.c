@@ -42,6 +42,9 @@ static void names_init(void) {
                 init_failed = true;
                 return; /* a is leaked on purpose: its state after the escape is unknown */
         }
+        const char *ids = getenv("GPUVET_PCI_IDS");
+        if (ids && *ids)
+                pci_set_name_list_path(a, (char *)ids, 0);
         pci_init(a);
         access_handle = a;
         atexit(names_cleanup);

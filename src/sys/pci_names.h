@@ -2,7 +2,9 @@
  *
  * Used for devices other than NVIDIA GPUs (NICs, NVMe, bridges in evidence and
  * topology); GPU names come from gpuvet's own table, since distribution pci.ids files
- * lag new GPUs. Names are reference data, not facts of the machine under --root. */
+ * lag new GPUs. Names are reference data, not facts of the machine under --root: they come
+ * from the system's pci.ids, or from the file named by $GPUVET_PCI_IDS (tests use a small
+ * one of their own, so expected output does not change with the distribution's copy). */
 #pragma once
 
 #include <stddef.h>

@@ -21,6 +21,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected")
 MKFIXTURE = os.path.join(HERE, "..", "fixtures", "mkfixture.py")
+# Device names come from this small pci.ids, not the host's, so the expected reports are
+# the same on every distribution.
+PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
 
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 from machines import FIXTURES  # noqa: E402
@@ -40,7 +43,8 @@ def run_one(gpuvet, root, name, update):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, name + ".json")
         proc = subprocess.run([gpuvet, "check", "--root", root, "--json", out, "--quiet"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                              env=dict(os.environ, GPUVET_PCI_IDS=PCI_IDS))
         if proc.returncode not in (0, 1):
             print("FAIL %s: gpuvet exited %d\n%s" % (name, proc.returncode, proc.stderr))
             return False

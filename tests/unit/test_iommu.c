@@ -219,6 +219,14 @@ static void test_groups_shared(void **state) {
                                         "but this GPU could not be passed through alone");
         report_done(&rep);
 
+        /* The device to move is named when pci.ids knows it. */
+        struct pci_dev *nic = (struct pci_dev *)pci_find(&x.f.pci, "0000:02:00.0");
+        snprintf(nic->name, sizeof(nic->name), "Intel Corporation Ethernet Controller X710 for 10GbE SFP+");
+        r = run_one(&check_iommu_gpu_groups, &x.f, &rep, 0);
+        assert_string_equal(r->observed, "group 10: 0000:01:00.1 (same device), 0000:02:00.0 (network: Intel Corporation "
+                                         "Ethernet Controller X710 for 10GbE SFP+)");
+        report_done(&rep);
+
         snprintf(x.devs[1].driver, sizeof(x.devs[1].driver), "vfio-pci");
         r = run_one(&check_iommu_gpu_groups, &x.f, &rep, 0);
         assert_int_equal(r->status, STATUS_FAIL);
