@@ -20,15 +20,6 @@ static const char driver_remedy[] =
         "CUDA repository: `dnf install nvidia-open` for Turing and newer, `dnf module install "
         "nvidia-driver:latest-dkms` for older GPUs) and load it with `modprobe nvidia`; `dmesg | grep -i nvrm` shows why a module refused to load.";
 
-/* GPUs the host driver should own: not reserved for a VM through vfio-pci. */
-static size_t gpus_for_host(const struct facts *f) {
-        size_t n = 0;
-        for (size_t i = 0; i < f->gpus.n; i++)
-                if (strcmp(gpu_pci(f, i)->driver, "vfio-pci") != 0)
-                        n++;
-        return n;
-}
-
 static size_t gpus_bound_to(const struct facts *f, const char *driver) {
         size_t n = 0;
         for (size_t i = 0; i < f->gpus.n; i++)
@@ -193,7 +184,7 @@ static void run_driver_version(const struct check_info *self, const struct facts
 
         if (!x->module_loaded) {
                 result_observed(r, "nvidia module not loaded");
-                if (gpus_for_host(f) == 0) {
+                if (check_count_host_gpus(f) == 0) {
                         result_status(r, STATUS_SKIP,
                                       "every GPU is bound to vfio-pci for passthrough: the host needs no nvidia "
                                       "driver");

@@ -1,25 +1,15 @@
 /* iommu: whether an IOMMU is on and in which mode, judged by the node's role, and how
  * each GPU's IOMMU group is shared. See docs/checks/iommu.md. */
 #include "checks/check.h"
+#include "core/strbuf.h"
 #include "core/strparse.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #define GROUPS_DIR "/sys/kernel/iommu_groups"
 #define MAX_LISTED 8
 
-static void appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t size, const char *fmt, ...) {
-        size_t len = strlen(buf);
-        if (len + 1 >= size)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        (void)vsnprintf(buf + len, size - len, fmt, ap);
-        va_end(ap);
-}
 
 static const char *kind_name(enum iommu_kind k) {
         switch (k) {
@@ -43,7 +33,7 @@ static void cmdline_options(const char *cmdline, char *buf, size_t size) {
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
                 char v[64];
                 if (cmdline_get(cmdline, keys[i], v, sizeof(v)) == 0)
-                        appendf(buf, size, "%s%s%s%s", buf[0] ? " " : "", keys[i], v[0] ? "=" : "", v);
+                        strbuf_appendf(buf, size, "%s%s%s%s", buf[0] ? " " : "", keys[i], v[0] ? "=" : "", v);
         }
         if (!buf[0])
                 snprintf(buf, size, "no IOMMU options");
@@ -107,7 +97,7 @@ static void units_text(const struct iommu_facts *x, char *buf, size_t size) {
                 snprintf(buf, size, "no /sys/class/iommu units");
         else
                 snprintf(buf, size, "%zu %s unit%s", x->n_units, kind_name(x->units[0].kind), x->n_units == 1 ? "" : "s");
-        appendf(buf, size, ", %zu group%s", x->n_groups, x->n_groups == 1 ? "" : "s");
+        strbuf_appendf(buf, size, ", %zu group%s", x->n_groups, x->n_groups == 1 ? "" : "s");
 }
 
 static void remedy_enable_iommu(const struct facts *f, struct result *r) {
@@ -247,13 +237,13 @@ static void run_gpu_groups(const struct check_info *self, const struct facts *f,
                         const struct pci_dev *md = pci_find(&f->pci, *m);
                         const char *name = unrelated && md && md->name[0] ? md->name : NULL;
                         if (n_listed++ < MAX_LISTED)
-                                appendf(members, sizeof(members), "%s%s (%s%s%s)", members[0] ? ", " : "", *m, role,
+                                strbuf_appendf(members, sizeof(members), "%s%s (%s%s%s)", members[0] ? ", " : "", *m, role,
                                         name ? ": " : "", name ? name : "");
                         else
                                 n_more++;
                 }
                 if (n_more)
-                        appendf(members, sizeof(members), " and %zu more", n_more);
+                        strbuf_appendf(members, sizeof(members), " and %zu more", n_more);
                 result_observed(r, "group %d: %s", g->id, n_listed ? members : "GPU alone");
                 result_expected(r, "group %d holds only the GPU, its own functions and PCI bridges", g->id);
                 if (n_unrelated == 0) {

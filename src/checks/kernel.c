@@ -182,13 +182,6 @@ static void describe_state(const struct kernel_facts *k, char *buf, size_t size)
                  k->lockdown[0] ? k->lockdown : "unknown");
 }
 
-static size_t gpus_for_host(const struct facts *f) {
-        size_t n = 0;
-        for (size_t i = 0; i < f->gpus.n; i++)
-                if (strcmp(gpu_pci(f, i)->driver, "vfio-pci") != 0)
-                        n++;
-        return n;
-}
 
 static void run_secure_boot(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct kernel_facts *k = &f->kernel;
@@ -251,7 +244,7 @@ static void run_secure_boot(const struct check_info *self, const struct facts *f
                               "none): it does not keep nvidia from loading");
                 return;
         }
-        if (gpus_for_host(f) == 0) {
+        if (check_count_host_gpus(f) == 0) {
                 result_status(r, STATUS_PASS, "Secure Boot is on; no GPU here needs the nvidia module%s",
                               f->gpus.n ? " (all bound to vfio-pci)" : "");
                 return;

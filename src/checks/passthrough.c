@@ -1,23 +1,13 @@
 /* passthrough: a host that hands GPUs to VMs through vfio-pci, and a guest that received
  * them. See docs/checks/passthrough.md. */
 #include "checks/check.h"
+#include "core/strbuf.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #define GROUPS_DIR "/sys/kernel/iommu_groups"
 
-static void appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t size, const char *fmt, ...) {
-        size_t len = strlen(buf);
-        if (len + 1 >= size)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        (void)vsnprintf(buf + len, size - len, fmt, ap);
-        va_end(ap);
-}
 
 static void worsen(enum status *worst, enum status s) {
         if (s == STATUS_FAIL || (s == STATUS_WARN && *worst == STATUS_PASS))
@@ -56,30 +46,30 @@ static void host_aspects(const struct check_info *self, const struct facts *f, s
 
         char missing[96] = "";
         if (!x->mod_vfio)
-                appendf(missing, sizeof(missing), "%svfio", missing[0] ? " " : "");
+                strbuf_appendf(missing, sizeof(missing), "%svfio", missing[0] ? " " : "");
         if (!x->mod_vfio_pci)
-                appendf(missing, sizeof(missing), "%svfio_pci", missing[0] ? " " : "");
+                strbuf_appendf(missing, sizeof(missing), "%svfio_pci", missing[0] ? " " : "");
         /* Since Linux 6.2 iommufd can stand in for the type1 container backend. */
         if (!x->mod_vfio_iommu_type1 && !x->mod_iommufd)
-                appendf(missing, sizeof(missing), "%svfio_iommu_type1", missing[0] ? " " : "");
-        appendf(observed, sizeof(observed), "vfio modules: %s", missing[0] ? "missing " : "present");
+                strbuf_appendf(missing, sizeof(missing), "%svfio_iommu_type1", missing[0] ? " " : "");
+        strbuf_appendf(observed, sizeof(observed), "vfio modules: %s", missing[0] ? "missing " : "present");
         if (missing[0]) {
-                appendf(observed, sizeof(observed), "%s", missing);
+                strbuf_appendf(observed, sizeof(observed), "%s", missing);
                 worsen(&worst, STATUS_FAIL);
-                appendf(problems, sizeof(problems), "%svfio modules missing (%s)", problems[0] ? "; " : "", missing);
-                appendf(remedy, sizeof(remedy),
+                strbuf_appendf(problems, sizeof(problems), "%svfio modules missing (%s)", problems[0] ? "; " : "", missing);
+                strbuf_appendf(remedy, sizeof(remedy),
                         "%sLoad them now with `sudo modprobe -a vfio vfio_pci vfio_iommu_type1` and at boot with "
                         "`printf 'vfio\\nvfio_pci\\nvfio_iommu_type1\\n' | sudo tee /etc/modules-load.d/vfio.conf`.",
                         remedy[0] ? " " : "");
         }
 
         bool on = iommu_active(x);
-        appendf(observed, sizeof(observed), "; IOMMU %s (%zu unit%s, %zu group%s)", on ? "on" : "off", x->n_units,
+        strbuf_appendf(observed, sizeof(observed), "; IOMMU %s (%zu unit%s, %zu group%s)", on ? "on" : "off", x->n_units,
                 x->n_units == 1 ? "" : "s", x->n_groups, x->n_groups == 1 ? "" : "s");
         if (!on) {
                 worsen(&worst, STATUS_FAIL);
-                appendf(problems, sizeof(problems), "%sIOMMU off", problems[0] ? "; " : "");
-                appendf(remedy, sizeof(remedy),
+                strbuf_appendf(problems, sizeof(problems), "%sIOMMU off", problems[0] ? "; " : "");
+                strbuf_appendf(remedy, sizeof(remedy),
                         "%sEnable VT-d/AMD-Vi in the BIOS and add intel_iommu=on iommu=pt (Intel) to the kernel "
                         "command line (`sudo grubby --update-kernel=ALL --args=\"intel_iommu=on iommu=pt\"`), reboot.",
                         remedy[0] ? " " : "");
@@ -87,45 +77,45 @@ static void host_aspects(const struct check_info *self, const struct facts *f, s
 
         enum iommu_tristate unsafe = x->allow_unsafe_interrupts;
         if (!has_x86_iommu(x)) {
-                appendf(observed, sizeof(observed), "; interrupt remapping not judged (no VT-d/AMD-Vi unit)");
+                strbuf_appendf(observed, sizeof(observed), "; interrupt remapping not judged (no VT-d/AMD-Vi unit)");
         } else {
                 const char *ir = x->irq_remapping == IOMMU_YES  ? "on"
                                  : x->irq_remapping == IOMMU_NO ? "off"
                                                                 : "unknown (/proc/interrupts unreadable)";
-                appendf(observed, sizeof(observed), "; interrupt remapping %s", ir);
+                strbuf_appendf(observed, sizeof(observed), "; interrupt remapping %s", ir);
                 if (x->irq_remapping == IOMMU_NO && unsafe != IOMMU_YES) {
                         worsen(&worst, STATUS_FAIL);
-                        appendf(problems, sizeof(problems),
+                        strbuf_appendf(problems, sizeof(problems),
                                 "%sinterrupt remapping off: vfio refuses to hand devices to a VM", problems[0] ? "; " : "");
                         if (intel_units_without_ir(x))
-                                appendf(remedy, sizeof(remedy),
+                                strbuf_appendf(remedy, sizeof(remedy),
                                         "%sThe VT-d hardware lacks interrupt remapping (ecap IR bit clear): only "
                                         "`options vfio_iommu_type1 allow_unsafe_interrupts=1` in "
                                         "/etc/modprobe.d/vfio.conf makes it work, at the cost of guest isolation.",
                                         remedy[0] ? " " : "");
                         else
-                                appendf(remedy, sizeof(remedy),
+                                strbuf_appendf(remedy, sizeof(remedy),
                                         "%sEnable x2APIC and interrupt remapping in the BIOS and remove intremap=off / "
                                         "nointremap from the kernel command line; reboot.",
                                         remedy[0] ? " " : "");
                 } else if (x->irq_remapping == IOMMU_NO) {
                         worsen(&worst, STATUS_WARN);
-                        appendf(problems, sizeof(problems),
+                        strbuf_appendf(problems, sizeof(problems),
                                 "%sinterrupt remapping off, accepted only through allow_unsafe_interrupts: guests can "
                                 "inject interrupts into the host",
                                 problems[0] ? "; " : "");
-                        appendf(remedy, sizeof(remedy),
+                        strbuf_appendf(remedy, sizeof(remedy),
                                 "%sEnable interrupt remapping (x2APIC, VT-d/AMD-Vi in the BIOS; no intremap=off) and "
                                 "drop allow_unsafe_interrupts from /etc/modprobe.d.",
                                 remedy[0] ? " " : "");
                 }
         }
-        appendf(observed, sizeof(observed), "; allow_unsafe_interrupts=%s", tristate_yn(unsafe));
+        strbuf_appendf(observed, sizeof(observed), "; allow_unsafe_interrupts=%s", tristate_yn(unsafe));
         if (unsafe == IOMMU_YES && x->irq_remapping != IOMMU_NO) {
                 worsen(&worst, STATUS_WARN);
-                appendf(problems, sizeof(problems), "%sallow_unsafe_interrupts=Y: vfio accepts devices without "
+                strbuf_appendf(problems, sizeof(problems), "%sallow_unsafe_interrupts=Y: vfio accepts devices without "
                         "interrupt isolation", problems[0] ? "; " : "");
-                appendf(remedy, sizeof(remedy),
+                strbuf_appendf(remedy, sizeof(remedy),
                         "%sRemove `allow_unsafe_interrupts=1` from /etc/modprobe.d/*.conf and reload vfio_iommu_type1 "
                         "(or reboot).",
                         remedy[0] ? " " : "");
@@ -179,8 +169,8 @@ static void gpu_group(const struct check_info *self, const struct facts *f, cons
                 if (member_viable(f, *m, &driver))
                         continue;
                 n_bad++;
-                appendf(bad, sizeof(bad), "%s%s on %s", bad[0] ? ", " : "", *m, driver);
-                appendf(rebind, sizeof(rebind), "%s`sudo driverctl set-override %s vfio-pci`", rebind[0] ? ", " : "", *m);
+                strbuf_appendf(bad, sizeof(bad), "%s%s on %s", bad[0] ? ", " : "", *m, driver);
+                strbuf_appendf(rebind, sizeof(rebind), "%s`sudo driverctl set-override %s vfio-pci`", rebind[0] ? ", " : "", *m);
         }
         if (n_bad == 0) {
                 result_observed(r, "group %d: %zu device%s, all viable", g->id, n_members, n_members == 1 ? "" : "s");

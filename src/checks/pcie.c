@@ -1,10 +1,10 @@
 /* pcie: the PCIe link of every GPU, AER error counters, ACS on the path to the root
  * port, and BAR sizes. */
 #include "checks/check.h"
+#include "core/strbuf.h"
 #include "core/strparse.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,16 +135,6 @@ const struct check_info check_pcie_link_speed = {
 /* The bits that send peer-to-peer traffic up to the root complex instead of across the switch. */
 #define ACS_P2P_REDIRECT (ACS_RR | ACS_CR | ACS_EC)
 
-static void appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t size, const char *fmt, ...) {
-        size_t len = strlen(buf);
-        if (len + 1 >= size)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        (void)vsnprintf(buf + len, size - len, fmt, ap);
-        va_end(ap);
-}
 
 /* The devices above d, nearest first (at most MAX_UPSTREAM); returns how many. */
 static size_t upstream(const struct facts *f, const struct pci_dev *d, const struct pci_dev **ret) {
@@ -164,7 +154,7 @@ static void aer_judge(const struct pci_dev *d, const char *role, char *observed,
                 (*clean_bridges)++;
                 return;
         }
-        appendf(observed, size, "%s%s %s: correctable %llu, non-fatal %llu, fatal %llu", observed[0] ? "; " : "", role,
+        strbuf_appendf(observed, size, "%s%s %s: correctable %llu, non-fatal %llu, fatal %llu", observed[0] ? "; " : "", role,
                 d->addr, (unsigned long long)d->aer_correctable, (unsigned long long)d->aer_nonfatal,
                 (unsigned long long)d->aer_fatal);
         enum status s = STATUS_PASS;
@@ -203,7 +193,7 @@ static void run_aer(const struct check_info *self, const struct facts *f, struct
                 for (size_t k = 0; k < n_up; k++)
                         aer_judge(up[k], "bridge", observed, sizeof(observed), &worst, &clean_bridges);
                 if (clean_bridges)
-                        appendf(observed, sizeof(observed), "; %zu bridge%s above: no errors", clean_bridges,
+                        strbuf_appendf(observed, sizeof(observed), "; %zu bridge%s above: no errors", clean_bridges,
                                 clean_bridges == 1 ? "" : "s");
                 result_observed(r, "%s", observed);
                 result_expected(r, "0 errors of every kind since boot");
@@ -243,7 +233,7 @@ static void acs_bits(uint16_t ctrl, char *buf, size_t size) {
         buf[0] = '\0';
         for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
                 if (ctrl & bits[i].bit)
-                        appendf(buf, size, "%s%s", buf[0] ? " " : "", bits[i].name);
+                        strbuf_appendf(buf, size, "%s%s", buf[0] ? " " : "", bits[i].name);
         if (!buf[0])
                 snprintf(buf, size, "none");
 }
@@ -291,12 +281,12 @@ static void run_acs(const struct check_info *self, const struct facts *f, struct
                 for (size_t k = 0; k < n_up; k++) {
                         char bits[64];
                         if (up[k]->acs == PCI_ACS_ABSENT) {
-                                appendf(observed, sizeof(observed), "%s%s no ACS", observed[0] ? "; " : "", up[k]->addr);
+                                strbuf_appendf(observed, sizeof(observed), "%s%s no ACS", observed[0] ? "; " : "", up[k]->addr);
                                 n_open++;
                                 continue;
                         }
                         acs_bits(up[k]->acs_ctrl, bits, sizeof(bits));
-                        appendf(observed, sizeof(observed), "%s%s ACS ctrl 0x%04x (%s)", observed[0] ? "; " : "",
+                        strbuf_appendf(observed, sizeof(observed), "%s%s ACS ctrl 0x%04x (%s)", observed[0] ? "; " : "",
                                 up[k]->addr, up[k]->acs_ctrl, bits);
                         /* On bare metal only switch ports matter: peers below one switch turn
                          * around there unless redirected, while traffic between root ports
@@ -305,7 +295,7 @@ static void run_acs(const struct check_info *self, const struct facts *f, struct
                         if (!(up[k]->acs_ctrl & ACS_P2P_REDIRECT)) {
                                 n_open++;
                         } else if (vfio_host || !root_port) {
-                                appendf(redirecting, sizeof(redirecting), "%s%s", redirecting[0] ? " " : "",
+                                strbuf_appendf(redirecting, sizeof(redirecting), "%s%s", redirecting[0] ? " " : "",
                                         up[k]->addr);
                                 n_redirect++;
                         }

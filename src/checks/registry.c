@@ -38,6 +38,14 @@ void gpu_describe(const struct facts *f, size_t gpu_index, char *buf, size_t siz
                 snprintf(buf, size, "NVIDIA GPU");
 }
 
+size_t check_count_host_gpus(const struct facts *f) {
+        size_t n = 0;
+        for (size_t i = 0; i < f->gpus.n; i++)
+                if (strcmp(gpu_pci(f, i)->driver, "vfio-pci") != 0)
+                        n++;
+        return n;
+}
+
 bool check_skip_without_gpus(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (f->gpus.n > 0)
                 return false;

@@ -13,8 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_TIMEOUT_S 30
-
 static const char usage[] =
         "Usage: gpuvet check [OPTIONS]\n"
         "\n"
@@ -95,22 +93,19 @@ int cmd_check(int argc, char **argv) {
                 {"strict", no_argument, NULL, 'S'},       {"only", required_argument, NULL, 'O'},
                 {"list", no_argument, NULL, 'L'},         {"verbose", no_argument, NULL, 'v'},
                 {"quiet", no_argument, NULL, 'q'},        {"color", required_argument, NULL, 'C'},
-                {"timeout", required_argument, NULL, 'T'}, {"root", required_argument, NULL, 'r'},
-                {"data-dir", required_argument, NULL, 'D'}, {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
+                COMMON_LONG_OPTIONS,
         };
         struct common_options common;
         common_options_init(&common);
         enum level level = LEVEL_QUICK;
         const char *json_path = NULL, *only = NULL, *color = "auto";
         bool strict = false, list = false, quiet = false;
-        unsigned timeout_s = DEFAULT_TIMEOUT_S;
         struct text_options text = {0};
 
         optind = 1;
         opterr = 0;
-        int opt;
-        while ((opt = getopt_long(argc, argv, ":l:j:vqr:h", options, NULL)) != -1) {
+        int opt, code;
+        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "l:j:vq", options, NULL)) != -1) {
                 switch (opt) {
                 case 'l':
                         level = level_from_name(optarg);
@@ -132,27 +127,13 @@ int cmd_check(int argc, char **argv) {
                         }
                         color = optarg;
                         break;
-                case 'T':
-                        if (!parse_seconds(optarg, &timeout_s)) {
-                                fprintf(stderr, "gpuvet check: --timeout: expected whole seconds 1..86400, not \"%s\"\n", optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'r': common.root = optarg; break;
-                case 'D': common.data_dir = optarg; break;
-                case 'h': fputs(usage, stdout); return EXIT_PASS;
-                case ':':
-                        fprintf(stderr, "gpuvet check: option %s needs a value\n", argv[optind - 1]);
-                        return EXIT_USAGE;
                 default:
-                        fprintf(stderr, "gpuvet check: unknown option %s (see gpuvet check --help)\n", argv[optind - 1]);
-                        return EXIT_USAGE;
+                        if ((code = common_option("check", opt, usage, &common, argv)) >= 0)
+                                return code;
                 }
         }
-        if (optind < argc) {
-                fprintf(stderr, "gpuvet check: unexpected argument \"%s\" (see gpuvet check --help)\n", argv[optind]);
-                return EXIT_USAGE;
-        }
+        if ((code = common_no_operands("check", argc, argv)) >= 0)
+                return code;
         if (only && !only_is_valid(only))
                 return EXIT_USAGE;
         if (list)
@@ -161,11 +142,11 @@ int cmd_check(int argc, char **argv) {
         double start = now_ms();
         struct fsroot *fs;
         struct gpudb *db;
-        int code = open_inputs(&common, &fs, &db);
+        code = open_inputs(&common, &fs, &db);
         if (code)
                 return code;
 
-        watchdog_arm(timeout_s, "gathering facts");
+        watchdog_arm(common.timeout_s, "gathering facts");
         struct facts facts;
         int r = facts_gather(fs, db, &facts);
         watchdog_arm(0, "");

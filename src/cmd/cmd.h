@@ -19,9 +19,25 @@ int cmd_snapshot(int argc, char **argv);
 struct common_options {
         const char *root;     /* --root or GPUVET_FSROOT, default "/" */
         const char *data_dir; /* --data-dir or GPUVET_DATA_DIR, default built-in */
+        unsigned timeout_s;   /* --timeout, default 30 */
 };
 
+/* The long options every command that reads a machine takes; put them last in its table. */
+#define COMMON_LONG_OPTIONS                                                                 \
+        {"timeout", required_argument, NULL, 'T'}, {"root", required_argument, NULL, 'r'},  \
+                {"data-dir", required_argument, NULL, 'D'}, {"help", no_argument, NULL, 'h'}, \
+                {NULL, 0, NULL, 0}
+/* Their short forms, and getopt's error reporting (leading ':'), for the optstring. */
+#define COMMON_SHORT_OPTIONS ":r:h"
+
 void common_options_init(struct common_options *o);
+
+/* Handle an option from COMMON_LONG_OPTIONS, or one of getopt's errors, for command cmd.
+ * Returns -1 when parsing goes on, else the exit code to return (0 after --help). */
+int common_option(const char *cmd, int opt, const char *usage, struct common_options *o, char **argv);
+
+/* After getopt: refuse operands. Returns -1 when there are none, else EXIT_USAGE. */
+int common_no_operands(const char *cmd, int argc, char **argv);
 
 /* Open the root and the GPU table, printing a message naming the input on failure.
  * Returns 0 or an exit code. */

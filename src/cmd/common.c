@@ -3,17 +3,49 @@
 #include "core/strparse.h"
 #include "data/gpudb.h"
 
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#define DEFAULT_TIMEOUT_S 30
+
 void common_options_init(struct common_options *o) {
         const char *env_root = getenv("GPUVET_FSROOT");
         const char *env_data = getenv("GPUVET_DATA_DIR");
         o->root = env_root && *env_root ? env_root : "/";
         o->data_dir = env_data && *env_data ? env_data : NULL;
+        o->timeout_s = DEFAULT_TIMEOUT_S;
+}
+
+int common_option(const char *cmd, int opt, const char *usage, struct common_options *o, char **argv) {
+        switch (opt) {
+        case 'T':
+                if (!parse_seconds(optarg, &o->timeout_s)) {
+                        fprintf(stderr, "gpuvet %s: --timeout: expected whole seconds 1..86400, not \"%s\"\n", cmd,
+                                optarg);
+                        return EXIT_USAGE;
+                }
+                return -1;
+        case 'r': o->root = optarg; return -1;
+        case 'D': o->data_dir = optarg; return -1;
+        case 'h': fputs(usage, stdout); return EXIT_PASS;
+        case ':':
+                fprintf(stderr, "gpuvet %s: option %s needs a value\n", cmd, argv[optind - 1]);
+                return EXIT_USAGE;
+        default:
+                fprintf(stderr, "gpuvet %s: unknown option %s (see gpuvet %s --help)\n", cmd, argv[optind - 1], cmd);
+                return EXIT_USAGE;
+        }
+}
+
+int common_no_operands(const char *cmd, int argc, char **argv) {
+        if (optind >= argc)
+                return -1;
+        fprintf(stderr, "gpuvet %s: unexpected argument \"%s\" (see gpuvet %s --help)\n", cmd, argv[optind], cmd);
+        return EXIT_USAGE;
 }
 
 int open_inputs(const struct common_options *o, struct fsroot **ret_fs, struct gpudb **ret_db) {

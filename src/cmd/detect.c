@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_TIMEOUT_S 30
 #define DRIVER_VERSION_FILE "/proc/driver/nvidia/version"
 
 static const char usage[] =
@@ -374,42 +373,26 @@ void detect_write_text(FILE *out, const json_t *doc) {
 
 int cmd_detect(int argc, char **argv) {
         static const struct option options[] = {
-                {"json", no_argument, NULL, 'j'},          {"timeout", required_argument, NULL, 'T'},
-                {"root", required_argument, NULL, 'r'},    {"data-dir", required_argument, NULL, 'D'},
-                {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+                {"json", no_argument, NULL, 'j'},
+                COMMON_LONG_OPTIONS,
         };
         struct common_options common;
         common_options_init(&common);
         bool json = false;
-        unsigned timeout_s = DEFAULT_TIMEOUT_S;
 
         optind = 1;
         opterr = 0;
-        int opt;
-        while ((opt = getopt_long(argc, argv, ":jr:h", options, NULL)) != -1) {
+        int opt, code;
+        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "j", options, NULL)) != -1) {
                 switch (opt) {
                 case 'j': json = true; break;
-                case 'T':
-                        if (!parse_seconds(optarg, &timeout_s)) {
-                                fprintf(stderr, "gpuvet detect: --timeout: expected whole seconds 1..86400, not \"%s\"\n", optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'r': common.root = optarg; break;
-                case 'D': common.data_dir = optarg; break;
-                case 'h': fputs(usage, stdout); return EXIT_PASS;
-                case ':':
-                        fprintf(stderr, "gpuvet detect: option %s needs a value\n", argv[optind - 1]);
-                        return EXIT_USAGE;
                 default:
-                        fprintf(stderr, "gpuvet detect: unknown option %s (see gpuvet detect --help)\n", argv[optind - 1]);
-                        return EXIT_USAGE;
+                        if ((code = common_option("detect", opt, usage, &common, argv)) >= 0)
+                                return code;
                 }
         }
-        if (optind < argc) {
-                fprintf(stderr, "gpuvet detect: unexpected argument \"%s\" (see gpuvet detect --help)\n", argv[optind]);
-                return EXIT_USAGE;
-        }
+        if ((code = common_no_operands("detect", argc, argv)) >= 0)
+                return code;
 
         struct compat *c;
         char err[512];
@@ -420,12 +403,12 @@ int cmd_detect(int argc, char **argv) {
         }
         struct fsroot *fs;
         struct gpudb *db;
-        int code = open_inputs(&common, &fs, &db);
+        code = open_inputs(&common, &fs, &db);
         if (code) {
                 compat_free(c);
                 return code;
         }
-        watchdog_arm(timeout_s, "gathering facts");
+        watchdog_arm(common.timeout_s, "gathering facts");
         struct facts facts;
         r = facts_gather(fs, db, &facts);
         watchdog_arm(0, "");

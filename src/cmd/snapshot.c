@@ -29,7 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_TIMEOUT_S 30
 #define INFO_NAME "gpuvet-snapshot.txt"
 
 static const char usage[] =
@@ -487,50 +486,31 @@ static int write_output(const char *path, const struct membuf *m) {
 
 int cmd_snapshot(int argc, char **argv) {
         static const struct option options[] = {
-                {"output", required_argument, NULL, 'o'},  {"timeout", required_argument, NULL, 'T'},
-                {"root", required_argument, NULL, 'r'},    {"data-dir", required_argument, NULL, 'D'},
-                {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+                {"output", required_argument, NULL, 'o'},
+                COMMON_LONG_OPTIONS,
         };
         struct common_options common;
         common_options_init(&common);
         const char *output = NULL;
-        unsigned timeout_s = DEFAULT_TIMEOUT_S;
 
         optind = 1;
         opterr = 0;
-        int opt;
-        while ((opt = getopt_long(argc, argv, ":o:r:h", options, NULL)) != -1) {
+        int opt, code;
+        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "o:", options, NULL)) != -1) {
                 switch (opt) {
                 case 'o': output = optarg; break;
-                case 'T':
-                        if (!parse_seconds(optarg, &timeout_s)) {
-                                fprintf(stderr, "gpuvet snapshot: --timeout: expected whole seconds 1..86400, not \"%s\"\n",
-                                        optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'r': common.root = optarg; break;
-                case 'D': common.data_dir = optarg; break;
-                case 'h': fputs(usage, stdout); return EXIT_PASS;
-                case ':':
-                        fprintf(stderr, "gpuvet snapshot: option %s needs a value\n", argv[optind - 1]);
-                        return EXIT_USAGE;
                 default:
-                        fprintf(stderr, "gpuvet snapshot: unknown option %s (see gpuvet snapshot --help)\n",
-                                argv[optind - 1]);
-                        return EXIT_USAGE;
+                        if ((code = common_option("snapshot", opt, usage, &common, argv)) >= 0)
+                                return code;
                 }
         }
-        if (optind < argc) {
-                fprintf(stderr, "gpuvet snapshot: unexpected argument \"%s\" (see gpuvet snapshot --help)\n",
-                        argv[optind]);
-                return EXIT_USAGE;
-        }
+        if ((code = common_no_operands("snapshot", argc, argv)) >= 0)
+                return code;
         if (!output) {
                 fprintf(stderr, "gpuvet snapshot: -o FILE.tar is required (see gpuvet snapshot --help)\n");
                 return EXIT_USAGE;
         }
-        int code = check_output(output);
+        code = check_output(output);
         if (code)
                 return code;
 
@@ -549,7 +529,7 @@ int cmd_snapshot(int argc, char **argv) {
         }
 
         fsroot_record(fs, true);
-        watchdog_arm(timeout_s, "gathering facts");
+        watchdog_arm(common.timeout_s, "gathering facts");
         struct facts facts;
         int r = facts_gather(fs, db, &facts);
         watchdog_arm(0, "");
@@ -562,7 +542,7 @@ int cmd_snapshot(int argc, char **argv) {
         }
         if (code == EXIT_PASS) {
                 /* The capture reads the same files again, so it can block the same way. */
-                watchdog_arm(timeout_s, "capturing files");
+                watchdog_arm(common.timeout_s, "capturing files");
                 r = collect(&c, fs);
                 if (r == 0)
                         r = build_archive(&c, &facts, common.root, &archive, err, sizeof(err));

@@ -1,0 +1,15 @@
+#include "core/strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void strbuf_appendf(char *buf, size_t size, const char *fmt, ...) {
+        size_t len = strnlen(buf, size);
+        if (len + 1 >= size)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        (void)vsnprintf(buf + len, size - len, fmt, ap);
+        va_end(ap);
+}

@@ -1,0 +1,139 @@
+/* libFuzzer target: the whole quick check on machine files made from the input.
+ *
+ * The input is split at ASCII record separators (0x1e) into the contents of the files
+ * below, written into a small tree that holds one GPU behind one bridge; then facts are
+ * gathered, every check runs and the JSON report is built, as `gpuvet check --root` would.
+ * This reaches the parsers that live inside gatherers (cpuinfo, modules, swaps,
+ * interrupts, daemon.json, CDI specs, config space, efivars) with the real call paths. */
+#include "checks/check.h"
+#include "core/fsroot.h"
+#include "report/report_json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define GPU_DIR "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0"
+#define BRIDGE_DIR "sys/devices/pci0000:00/0000:00:01.0"
+
+/* Fed from the input, in this order (seeds in corpus/gather follow it). */
+static const char *const fuzzed[] = {
+        "proc/cpuinfo",
+        "proc/meminfo",
+        "proc/modules",
+        "proc/swaps",
+        "proc/interrupts",
+        "proc/cmdline",
+        "proc/driver/nvidia/version",
+        "etc/docker/daemon.json",
+        "etc/containerd/config.toml",
+        "etc/cdi/nvidia.yaml",
+        GPU_DIR "/current_link_speed",
+        GPU_DIR "/numa_node",
+        GPU_DIR "/local_cpulist",
+        GPU_DIR "/aer_dev_correctable",
+        GPU_DIR "/resource",
+        "sys/devices/system/node/node0/cpulist",
+        "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+        "sys/kernel/mm/transparent_hugepage/enabled",
+        "etc/os-release",
+        BRIDGE_DIR "/config",
+        "etc/modprobe.d/nvidia.conf",
+        "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+        "sys/module/nvidia/taint",
+        "proc/sys/kernel/numa_balancing",
+};
+#define N_FUZZED (sizeof(fuzzed) / sizeof(fuzzed[0]))
+
+static char root[] = "/tmp/gpuvet-fuzz-gather-XXXXXX";
+static struct gpudb *db;
+
+static void put(const char *rel, const void *content, size_t len) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+                *p = '\0';
+                (void)mkdir(path, 0755);
+                *p = '/';
+        }
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                abort();
+        if (len && write(fd, content, len) != (ssize_t)len)
+                abort();
+        close(fd);
+}
+
+static void link_at(const char *rel, const char *target) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        (void)symlink(target, path);
+}
+
+static void make_tree(void) {
+        if (!mkdtemp(root))
+                abort();
+        put(GPU_DIR "/vendor", "0x10de\n", 7);
+        put(GPU_DIR "/device", "0x2330\n", 7);
+        put(GPU_DIR "/class", "0x030200\n", 9);
+        put(BRIDGE_DIR "/vendor", "0x8086\n", 7);
+        put(BRIDGE_DIR "/device", "0x352a\n", 7);
+        put(BRIDGE_DIR "/class", "0x060400\n", 9);
+        put("sys/bus/pci/drivers/nvidia/.keep", "", 0);
+        put("sys/bus/pci/devices/.keep", "", 0);
+        link_at("sys/bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0");
+        link_at("sys/bus/pci/devices/0000:01:00.0", "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+        link_at(GPU_DIR "/driver", "../../../../bus/pci/drivers/nvidia");
+        put("sys/devices/system/cpu/online", "0\n", 2);
+        put("sys/devices/system/node/online", "0\n", 2);
+        put("usr/bin/docker", "", 0);
+        put("usr/bin/dockerd", "", 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        if (!db) {
+                char err[256];
+                make_tree();
+                if (gpudb_load(NULL, &db, err, sizeof(err)) < 0)
+                        abort();
+        }
+        size_t start = 0;
+        for (size_t i = 0; i < N_FUZZED; i++) {
+                size_t end = start;
+                while (end < size && data[end] != 0x1e)
+                        end++;
+                put(fuzzed[i], data + (start < size ? start : size), start < size ? end - start : 0);
+                start = end + 1;
+        }
+
+        struct fsroot *fs;
+        if (fsroot_open(root, &fs) < 0)
+                abort();
+        struct facts facts;
+        if (facts_gather(fs, db, &facts) == 0) {
+                struct report rep;
+                report_init(&rep);
+                for (size_t i = 0; i < check_registry_count; i++)
+                        check_registry[i]->run(check_registry[i], &facts, &rep);
+                report_tally(&rep);
+                for (size_t i = 0; i < rep.n_results; i++) {
+                        const struct result *r = &rep.results[i];
+                        /* Every result says what it found, and a skip or error says why. */
+                        if (!r->summary || !*r->summary)
+                                abort();
+                }
+                struct run_info run = {.command = "check", .level = LEVEL_QUICK, .root = root};
+                free(report_json(&facts, &rep, &run));
+                report_done(&rep);
+        }
+        facts_done(&facts);
+        fsroot_free(fs);
+        return 0;
+}
