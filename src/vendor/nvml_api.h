@@ -1,0 +1,245 @@
+/* The part of the NVIDIA Management Library API that gpuvet uses, declared here so that
+ * gpuvet builds without the NVML SDK and loads libnvidia-ml.so.1 at run time (dlopen).
+ *
+ * Names, values and layouts are NVML's own (nvml.h of CUDA 13, which keeps them
+ * compatible back to the R450 drivers for everything here). tests/abi/ compiles these
+ * declarations next to the official header from PyPI's nvidia-nvml-dev and fails the
+ * build on any difference: an enum value, a struct size or field offset, or a function's
+ * parameter list. Only what gpuvet reads is declared; add to it, never guess. */
+#pragma once
+
+typedef enum nvmlReturn_enum {
+        NVML_SUCCESS = 0,
+        NVML_ERROR_UNINITIALIZED = 1,
+        NVML_ERROR_INVALID_ARGUMENT = 2,
+        NVML_ERROR_NOT_SUPPORTED = 3,
+        NVML_ERROR_NO_PERMISSION = 4,
+        NVML_ERROR_ALREADY_INITIALIZED = 5,
+        NVML_ERROR_NOT_FOUND = 6,
+        NVML_ERROR_INSUFFICIENT_SIZE = 7,
+        NVML_ERROR_INSUFFICIENT_POWER = 8,
+        NVML_ERROR_DRIVER_NOT_LOADED = 9,
+        NVML_ERROR_TIMEOUT = 10,
+        NVML_ERROR_IRQ_ISSUE = 11,
+        NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+        NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+        NVML_ERROR_CORRUPTED_INFOROM = 14,
+        NVML_ERROR_GPU_IS_LOST = 15,
+        NVML_ERROR_RESET_REQUIRED = 16,
+        NVML_ERROR_OPERATING_SYSTEM = 17,
+        NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+        NVML_ERROR_IN_USE = 19,
+        NVML_ERROR_MEMORY = 20,
+        NVML_ERROR_NO_DATA = 21,
+        NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
+        NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+        NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+        NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+        NVML_ERROR_DEPRECATED = 26,
+        NVML_ERROR_NOT_READY = 27,
+        NVML_ERROR_GPU_NOT_FOUND = 28,
+        NVML_ERROR_INVALID_STATE = 29,
+        NVML_ERROR_RESET_TYPE_NOT_SUPPORTED = 30,
+        NVML_ERROR_UNKNOWN = 999
+} nvmlReturn_t;
+
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+typedef enum nvmlEnableState_enum {
+        NVML_FEATURE_DISABLED = 0,
+        NVML_FEATURE_ENABLED = 1
+} nvmlEnableState_t;
+
+typedef enum nvmlBrandType_enum {
+        NVML_BRAND_UNKNOWN = 0,
+        NVML_BRAND_QUADRO = 1,
+        NVML_BRAND_TESLA = 2,
+        NVML_BRAND_NVS = 3,
+        NVML_BRAND_GRID = 4,
+        NVML_BRAND_GEFORCE = 5,
+        NVML_BRAND_TITAN = 6,
+        NVML_BRAND_NVIDIA_VAPPS = 7,
+        NVML_BRAND_NVIDIA_VPC = 8,
+        NVML_BRAND_NVIDIA_VCS = 9,
+        NVML_BRAND_NVIDIA_VWS = 10,
+        NVML_BRAND_NVIDIA_CLOUD_GAMING = 11,
+        NVML_BRAND_QUADRO_RTX = 12,
+        NVML_BRAND_NVIDIA_RTX = 13,
+        NVML_BRAND_NVIDIA = 14,
+        NVML_BRAND_GEFORCE_RTX = 15,
+        NVML_BRAND_TITAN_RTX = 16,
+        NVML_BRAND_COUNT = 20
+} nvmlBrandType_t;
+
+typedef enum nvmlTemperatureSensors_enum {
+        NVML_TEMPERATURE_GPU = 0
+} nvmlTemperatureSensors_t;
+
+typedef enum nvmlTemperatureThresholds_enum {
+        NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,
+        NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
+        NVML_TEMPERATURE_THRESHOLD_MEM_MAX = 2,
+        NVML_TEMPERATURE_THRESHOLD_GPU_MAX = 3
+} nvmlTemperatureThresholds_t;
+
+typedef enum nvmlClockType_enum {
+        NVML_CLOCK_GRAPHICS = 0,
+        NVML_CLOCK_SM = 1,
+        NVML_CLOCK_MEM = 2,
+        NVML_CLOCK_VIDEO = 3
+} nvmlClockType_t;
+
+typedef enum nvmlMemoryErrorType_enum {
+        NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+        NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+} nvmlMemoryErrorType_t;
+
+typedef enum nvmlEccCounterType_enum {
+        NVML_VOLATILE_ECC = 0,
+        NVML_AGGREGATE_ECC = 1
+} nvmlEccCounterType_t;
+
+typedef enum nvmlPStates_enum {
+        NVML_PSTATE_0 = 0,
+        NVML_PSTATE_15 = 15,
+        NVML_PSTATE_UNKNOWN = 32
+} nvmlPstates_t;
+
+typedef enum nvmlComputeMode_enum {
+        NVML_COMPUTEMODE_DEFAULT = 0,
+        NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
+        NVML_COMPUTEMODE_PROHIBITED = 2,
+        NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
+} nvmlComputeMode_t;
+
+typedef enum nvmlPageRetirementCause_enum {
+        NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
+        NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1
+} nvmlPageRetirementCause_t;
+
+typedef enum nvmlNvLinkErrorCounter_enum {
+        NVML_NVLINK_ERROR_DL_REPLAY = 0,
+        NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+        NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+        NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+        NVML_NVLINK_ERROR_DL_ECC_DATA = 4
+} nvmlNvLinkErrorCounter_t;
+
+typedef enum nvmlGpuLevel_enum {
+        NVML_TOPOLOGY_INTERNAL = 0,
+        NVML_TOPOLOGY_SINGLE = 10,
+        NVML_TOPOLOGY_MULTIPLE = 20,
+        NVML_TOPOLOGY_HOSTBRIDGE = 30,
+        NVML_TOPOLOGY_NODE = 40,
+        NVML_TOPOLOGY_SYSTEM = 50
+} nvmlGpuTopologyLevel_t;
+
+typedef unsigned int nvmlDeviceArchitecture_t;
+#define NVML_DEVICE_ARCH_VOLTA 5
+#define NVML_DEVICE_ARCH_TURING 6
+#define NVML_DEVICE_ARCH_AMPERE 7
+#define NVML_DEVICE_ARCH_ADA 8
+#define NVML_DEVICE_ARCH_HOPPER 9
+#define NVML_DEVICE_ARCH_BLACKWELL 10
+#define NVML_DEVICE_ARCH_UNKNOWN 0xffffffff
+
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_SERIAL_BUFFER_SIZE 30
+#define NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE 32
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE 80
+#define NVML_NVLINK_MAX_LINKS 36
+#define NVML_GPU_FABRIC_UUID_LEN 16
+#define NVML_VALUE_NOT_AVAILABLE (-1)
+
+/* Clock event ("throttle") reasons: a bit mask. */
+#define nvmlClocksEventReasonGpuIdle 0x0000000000000001LL
+#define nvmlClocksEventReasonApplicationsClocksSetting 0x0000000000000002LL
+#define nvmlClocksEventReasonSwPowerCap 0x0000000000000004LL
+#define nvmlClocksThrottleReasonHwSlowdown 0x0000000000000008LL
+#define nvmlClocksEventReasonSyncBoost 0x0000000000000010LL
+#define nvmlClocksEventReasonSwThermalSlowdown 0x0000000000000020LL
+#define nvmlClocksThrottleReasonHwThermalSlowdown 0x0000000000000040LL
+#define nvmlClocksThrottleReasonHwPowerBrakeSlowdown 0x0000000000000080LL
+#define nvmlClocksEventReasonDisplayClockSetting 0x0000000000000100LL
+
+/* Event types for nvmlDeviceRegisterEvents. */
+#define nvmlEventTypeSingleBitEccError 0x0000000000000001LL
+#define nvmlEventTypeDoubleBitEccError 0x0000000000000002LL
+#define nvmlEventTypePState 0x0000000000000004LL
+#define nvmlEventTypeXidCriticalError 0x0000000000000008LL
+
+#define NVML_GPU_FABRIC_STATE_NOT_SUPPORTED 0
+#define NVML_GPU_FABRIC_STATE_NOT_STARTED 1
+#define NVML_GPU_FABRIC_STATE_IN_PROGRESS 2
+#define NVML_GPU_FABRIC_STATE_COMPLETED 3
+
+typedef struct nvmlPciInfo_st {
+        char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+        unsigned int domain;
+        unsigned int bus;
+        unsigned int device;
+        unsigned int pciDeviceId;    /* device id << 16 | vendor id */
+        unsigned int pciSubSystemId;
+        char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfo_t;
+
+typedef struct nvmlMemory_st {
+        unsigned long long total;
+        unsigned long long free;
+        unsigned long long used;
+} nvmlMemory_t;
+
+typedef struct nvmlMemory_v2_st {
+        unsigned int version;        /* nvmlMemory_v2 */
+        unsigned long long total;
+        unsigned long long reserved;
+        unsigned long long free;
+        unsigned long long used;
+} nvmlMemory_v2_t;
+/* NVML_STRUCT_VERSION(Memory, 2): the struct size with the version in the top byte. */
+#define nvmlMemory_v2 ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
+
+typedef struct nvmlBAR1Memory_st {
+        unsigned long long bar1Total;
+        unsigned long long bar1Free;
+        unsigned long long bar1Used;
+} nvmlBAR1Memory_t;
+
+typedef struct nvmlUtilization_st {
+        unsigned int gpu;
+        unsigned int memory;
+} nvmlUtilization_t;
+
+typedef struct nvmlProcessInfo_v2_st {
+        unsigned int pid;
+        unsigned long long usedGpuMemory;
+        unsigned int gpuInstanceId;
+        unsigned int computeInstanceId;
+} nvmlProcessInfo_v2_t, nvmlProcessInfo_t;
+
+typedef struct nvmlEventData_st {
+        nvmlDevice_t device;
+        unsigned long long eventType;
+        unsigned long long eventData;   /* the Xid, for nvmlEventTypeXidCriticalError */
+        unsigned int gpuInstanceId;
+        unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+typedef unsigned char nvmlGpuFabricState_t;
+typedef struct {
+        unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+        nvmlReturn_t status;
+        unsigned int cliqueId;
+        nvmlGpuFabricState_t state;
+} nvmlGpuFabricInfo_t;
+
+/* Function pointer types, <symbol>_fn, from the list of functions gpuvet calls. */
+#define NVML_FN(required, name, params) typedef nvmlReturn_t(*name##_fn) params;
+#include "vendor/nvml_functions.def"
+#undef NVML_FN
+typedef const char *(*nvmlErrorString_fn)(nvmlReturn_t result);
