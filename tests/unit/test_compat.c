@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "data/compat.h"
 #include "data/gpudb.h"
+#include "tree.h"
 
 static struct compat *c;
 static struct gpudb *db;
@@ -176,20 +176,19 @@ static void test_ngc(void **state) {
         assert_null(compat_ngc_release(c, "25.07"));
 }
 
-static char dir[64];
+static char *dir;
 
 static int make_dir(void **state) {
         (void)state;
-        snprintf(dir, sizeof(dir), "/tmp/gpuvet-compat-XXXXXX");
-        return mkdtemp(dir) ? 0 : -1;
+        dir = tree_new("compat");
+        return 0;
 }
 
 static int remove_dir(void **state) {
         (void)state;
-        char path[128];
-        snprintf(path, sizeof(path), "%s/compat.json", dir);
-        unlink(path);
-        return rmdir(dir);
+        tree_remove(dir);
+        dir = NULL;
+        return 0;
 }
 
 /* A valid table with one slot (%s) where a test swaps in a broken list. */
@@ -205,14 +204,7 @@ static int remove_dir(void **state) {
 #define NGC "\"ngc\": [{\"release\": \"24.05\", \"cuda\": \"12.4.1\", \"pytorch\": \"2.4\", \"native_driver\": \"550.54.15\", " \
             "\"min_driver\": \"545\", \"min_cc\": \"6.0\", \"verified\": true}]}\n"
 
-static void write_table(const char *text) {
-        char path[128];
-        snprintf(path, sizeof(path), "%s/compat.json", dir);
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(text, f);
-        fclose(f);
-}
+static void write_table(const char *text) { tree_put(dir, "compat.json", text); }
 
 static void expect_error(const char *text, const char *message) {
         write_table(text);

@@ -10,6 +10,7 @@
 
 #include "checks/check.h"
 #include "core/fsroot.h"
+#include "tree.h"
 
 struct node {
         struct facts f;
@@ -223,17 +224,6 @@ static void test_cdi(void **state) {
         report_done(&n.rep);
 }
 
-static void write_file(const char *root, const char *rel, const char *text) {
-        char path[1024], cmd[1100];
-        snprintf(path, sizeof(path), "%s%s", root, rel);
-        snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-        assert_int_equal(system(cmd), 0);
-        FILE *fp = fopen(path, "w");
-        assert_non_null(fp);
-        fputs(text, fp);
-        fclose(fp);
-}
-
 /* As `nvidia-ctk cdi generate` writes it (keys sorted, list items at column 0). */
 static const char cdi_yaml[] = "---\n"
                                "cdiVersion: 0.5.0\n"
@@ -269,23 +259,22 @@ static const char containerd_v2[] =
 
 static void test_gather(void **state) {
         (void)state;
-        char root[] = "/tmp/gpuvet-test-container-XXXXXX";
-        assert_non_null(mkdtemp(root));
-        write_file(root, "/usr/bin/docker", "");
-        write_file(root, "/usr/bin/dockerd", "");
-        write_file(root, "/usr/bin/containerd", "");
-        write_file(root, "/usr/bin/nvidia-container-runtime", "");
-        write_file(root, "/usr/local/bin/nvidia-ctk", "");
-        write_file(root, "/etc/docker/daemon.json",
-                   "{\n  \"default-runtime\": \"nvidia\",\n  \"runtimes\": {\n    \"nvidia\": {\n      \"args\": [],\n"
-                   "      \"path\": \"nvidia-container-runtime\"\n    }\n  },\n  \"features\": {\"cdi\": true}\n}\n");
-        write_file(root, "/etc/containerd/config.toml", containerd_v2);
-        write_file(root, "/etc/containerd/conf.d/99-nvidia.toml",
-                   "[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.nvidia]\n"
-                   "  runtime_type = \"io.containerd.runc.v2\"\n");
-        write_file(root, "/etc/cdi/nvidia.yaml", cdi_yaml);
-        write_file(root, "/etc/cdi/README", "not a spec\n");
-        write_file(root, "/var/run/cdi/other.json", "{\"cdiVersion\":\"0.6.0\",\"kind\":\"vendor.com/fpga\",\"devices\":[{}]}");
+        char *root = tree_new("container");
+        tree_put(root, "/usr/bin/docker", "");
+        tree_put(root, "/usr/bin/dockerd", "");
+        tree_put(root, "/usr/bin/containerd", "");
+        tree_put(root, "/usr/bin/nvidia-container-runtime", "");
+        tree_put(root, "/usr/local/bin/nvidia-ctk", "");
+        tree_put(root, "/etc/docker/daemon.json",
+                 "{\n  \"default-runtime\": \"nvidia\",\n  \"runtimes\": {\n    \"nvidia\": {\n      \"args\": [],\n"
+                 "      \"path\": \"nvidia-container-runtime\"\n    }\n  },\n  \"features\": {\"cdi\": true}\n}\n");
+        tree_put(root, "/etc/containerd/config.toml", containerd_v2);
+        tree_put(root, "/etc/containerd/conf.d/99-nvidia.toml",
+                 "[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.nvidia]\n"
+                 "  runtime_type = \"io.containerd.runc.v2\"\n");
+        tree_put(root, "/etc/cdi/nvidia.yaml", cdi_yaml);
+        tree_put(root, "/etc/cdi/README", "not a spec\n");
+        tree_put(root, "/var/run/cdi/other.json", "{\"cdiVersion\":\"0.6.0\",\"kind\":\"vendor.com/fpga\",\"devices\":[{}]}");
 
         struct fsroot *fs;
         assert_int_equal(fsroot_open(root, &fs), 0);
@@ -317,9 +306,9 @@ static void test_gather(void **state) {
         assert_string_equal(c->cdi_bad_path, "");
 
         /* Broken inputs: a truncated daemon.json, a runtime pointing at nothing, a bad spec. */
-        write_file(root, "/etc/docker/daemon.json", "{\n  \"runtimes\": {\n");
-        write_file(root, "/etc/cdi/broken.json", "{\"kind\": ");
-        write_file(root, "/etc/containerd/config.toml", "version = 2\ndisabled_plugins = [\"cri\"]\n");
+        tree_put(root, "/etc/docker/daemon.json", "{\n  \"runtimes\": {\n");
+        tree_put(root, "/etc/cdi/broken.json", "{\"kind\": ");
+        tree_put(root, "/etc/containerd/config.toml", "version = 2\ndisabled_plugins = [\"cri\"]\n");
         assert_int_equal(container_gather(fs, &f), 0);
         assert_true(c->containerd_cri_disabled);
         assert_int_equal(c->daemon_json, CONTAINER_FILE_MALFORMED);
@@ -327,22 +316,20 @@ static void test_gather(void **state) {
         assert_false(c->containerd_nvidia_runtime);
         assert_string_equal(c->cdi_bad_path, "/etc/cdi/broken.json");
 
-        write_file(root, "/etc/docker/daemon.json",
-                   "{\"runtimes\": {\"gpu\": {\"path\": \"/opt/nvidia/nvidia-container-runtime\"}}}");
+        tree_put(root, "/etc/docker/daemon.json",
+                 "{\"runtimes\": {\"gpu\": {\"path\": \"/opt/nvidia/nvidia-container-runtime\"}}}");
         assert_int_equal(container_gather(fs, &f), 0);
         assert_string_equal(c->docker_nvidia_runtime, "gpu");
         assert_false(c->docker_nvidia_runtime_installed);
         assert_int_equal(c->docker_cdi_feature, -1);
 
-        write_file(root, "/etc/docker/daemon.json", "[]");
+        tree_put(root, "/etc/docker/daemon.json", "[]");
         assert_int_equal(container_gather(fs, &f), 0);
         assert_int_equal(c->daemon_json, CONTAINER_FILE_MALFORMED);
         assert_string_equal(c->daemon_json_error, "the top level is not a JSON object");
 
         fsroot_free(fs);
-        char cmd[1100];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-        assert_int_equal(system(cmd), 0);
+        tree_remove(root);
 }
 
 int main(void) {

@@ -4,15 +4,13 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checks/check.h"
 #include "core/fsroot.h"
+#include "tree.h"
 
 /* One result of check on f. */
 static const struct result *run_one(const struct check_info *check, const struct facts *f, struct report *rep) {
@@ -273,55 +271,29 @@ static void test_frequency(void **state) {
 
 /* Gathering from a tiny tree. */
 
-static char tree[64];
-
-static void put(const char *rel, const char *content) {
-        char path[512];
-        snprintf(path, sizeof(path), "%s/%s", tree, rel);
-        for (char *p = path + strlen(tree) + 1; (p = strchr(p, '/')); p++) {
-                *p = '\0';
-                (void)mkdir(path, 0755);
-                *p = '/';
-        }
-        FILE *fp = fopen(path, "w");
-        assert_non_null(fp);
-        fputs(content, fp);
-        fclose(fp);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        (void)st;
-        (void)flag;
-        (void)ftw;
-        return remove(path);
-}
-
-static void rm_tree(void) { assert_int_equal(nftw(tree, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0); }
-
 static void test_gather(void **state) {
         (void)state;
-        snprintf(tree, sizeof(tree), "/tmp/gpuvet-test-cpu-XXXXXX");
-        assert_non_null(mkdtemp(tree));
-        put("sys/devices/system/cpu/online", "0-1\n");
-        put("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n");
-        put("sys/devices/system/cpu/cpu0/cpufreq/scaling_driver", "intel_pstate\n");
-        put("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "3400123\n");
-        put("sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
-        put("sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3500000\n");
-        put("sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", "\n");
-        put("sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq", "<unknown>\n");
-        put("sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_max_freq", "99999999999999\n");
-        put("sys/devices/system/cpu/intel_pstate/no_turbo", "0\n");
-        put("sys/devices/system/cpu/cpufreq/boost", "7\n");
-        put("sys/devices/system/cpu/cpuidle/current_driver", "intel_idle\n");
-        put("sys/devices/system/cpu/cpu0/cpuidle/state0/name", "POLL\n");
-        put("sys/devices/system/cpu/cpu0/cpuidle/state0/latency", "0\n");
-        put("sys/devices/system/cpu/cpu0/cpuidle/state0/disable", "0\n");
-        put("sys/devices/system/cpu/cpu0/cpuidle/state1/name", "C6\n");
-        put("sys/devices/system/cpu/cpu0/cpuidle/state1/latency", "133\n");
-        put("sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "1\n");
-        put("sys/devices/system/cpu/smt/control", "on\n");
-        put("sys/devices/system/cpu/smt/active", "1\n");
+        char *tree = tree_new("cpu");
+        tree_put(tree, "sys/devices/system/cpu/online", "0-1\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpufreq/scaling_driver", "intel_pstate\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "3400123\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3500000\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", "\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq", "<unknown>\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_max_freq", "99999999999999\n");
+        tree_put(tree, "sys/devices/system/cpu/intel_pstate/no_turbo", "0\n");
+        tree_put(tree, "sys/devices/system/cpu/cpufreq/boost", "7\n");
+        tree_put(tree, "sys/devices/system/cpu/cpuidle/current_driver", "intel_idle\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpuidle/state0/name", "POLL\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpuidle/state0/latency", "0\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpuidle/state0/disable", "0\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpuidle/state1/name", "C6\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpuidle/state1/latency", "133\n");
+        tree_put(tree, "sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "1\n");
+        tree_put(tree, "sys/devices/system/cpu/smt/control", "on\n");
+        tree_put(tree, "sys/devices/system/cpu/smt/active", "1\n");
 
         struct fsroot *fs;
         assert_int_equal(fsroot_open(tree, &fs), 0);
@@ -353,9 +325,7 @@ static void test_gather(void **state) {
         cpu_facts_done(&f.cpu);
 
         /* Without an online list the cpuN directories stand in. */
-        char path[128];
-        snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/online", tree);
-        assert_int_equal(unlink(path), 0);
+        tree_unlink(tree, "sys/devices/system/cpu/online");
         assert_int_equal(cpu_gather(fs, &f), 0);
         assert_int_equal(f.cpu.online_err, -ENOENT);
         assert_int_equal(f.cpu.n_cpus, 2);
@@ -363,13 +333,12 @@ static void test_gather(void **state) {
         cpu_facts_done(&f.cpu);
 
         fsroot_free(fs);
-        rm_tree();
+        tree_remove(tree);
 }
 
 static void test_gather_empty(void **state) {
         (void)state;
-        snprintf(tree, sizeof(tree), "/tmp/gpuvet-test-cpu-XXXXXX");
-        assert_non_null(mkdtemp(tree));
+        char *tree = tree_new("cpu");
         struct fsroot *fs;
         assert_int_equal(fsroot_open(tree, &fs), 0);
         struct facts f;
@@ -385,7 +354,7 @@ static void test_gather_empty(void **state) {
         report_done(&rep);
         cpu_facts_done(&f.cpu);
         fsroot_free(fs);
-        rm_tree();
+        tree_remove(tree);
 }
 
 int main(void) {

@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "cmd/detect.h"
@@ -16,47 +14,32 @@
 #include "data/compat.h"
 #include "data/gpudb.h"
 #include "sys/facts.h"
+#include "tree.h"
 
-static char root[64];
-
-static void put(const char *rel, const char *text) {
-        char path[512];
-        snprintf(path, sizeof(path), "%s/%s", root, rel);
-        for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-                *p = '\0';
-                mkdir(path, 0755);
-                *p = '/';
-        }
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(text, f);
-        fclose(f);
-}
+static char *root;
 
 static void put_gpu(const char *addr, const char *device) {
         char rel[256];
         snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/vendor", addr);
-        put(rel, "0x10de\n");
+        tree_put(root, rel, "0x10de\n");
         snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/device", addr);
-        put(rel, device);
+        tree_put(root, rel, device);
         snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/class", addr);
-        put(rel, "0x030200\n");
+        tree_put(root, rel, "0x030200\n");
 }
 
 static int make_root(void **state) {
         (void)state;
-        snprintf(root, sizeof(root), "/tmp/gpuvet-detect-XXXXXX");
-        if (!mkdtemp(root))
-                return -1;
-        put("sys/bus/pci/devices/.keep", "");
+        root = tree_new("detect");
+        tree_put(root, "sys/bus/pci/devices/.keep", "");
         return 0;
 }
 
 static int remove_root(void **state) {
         (void)state;
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-        return system(cmd);
+        tree_remove(root);
+        root = NULL;
+        return 0;
 }
 
 /* Gather the temp root and build the document. */
@@ -98,7 +81,7 @@ static void test_h100_node(void **state) {
         put_gpu("0000:18:00.0", "0x2330\n");
         put_gpu("0000:2a:00.0", "0x2330\n");
         put_gpu("0000:3b:00.0", "0x1db5\n");
-        put("proc/driver/nvidia/version",
+        tree_put(root, "proc/driver/nvidia/version",
             "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:39 UTC 2024\n"
             "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n");
         json_t *doc = detect_root();

@@ -10,55 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/fsroot.h"
 #include "core/strv.h"
+#include "tree.h"
 
-static char root[] = "/tmp/gpuvet-fsroot-XXXXXX";
-
-static void put(const char *rel, const char *content) {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", root, rel);
-        for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-                *p = '\0';
-                mkdir(path, 0755);
-                *p = '/';
-        }
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(content, f);
-        fclose(f);
-}
-
-static void link_to(const char *rel, const char *target) {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", root, rel);
-        assert_int_equal(symlink(target, path), 0);
-}
+static char *root;
 
 static int setup(void **state) {
         (void)state;
-        if (!mkdtemp(root))
-                return -1;
-        put("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor", "0x10de\n");
-        put("sys/bus/pci/drivers/nvidia/.keep", "");
-        put("sys/bus/pci/devices/.keep", "");
-        link_to("sys/bus/pci/devices/0000:01:00.0", "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0");
-        link_to("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/driver", "../../../../bus/pci/drivers/nvidia");
+        root = tree_new("fsroot");
+        tree_put(root, "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor", "0x10de\n");
+        tree_put(root, "sys/bus/pci/drivers/nvidia/.keep", "");
+        tree_put(root, "sys/bus/pci/devices/.keep", "");
+        tree_link(root, "sys/bus/pci/devices/0000:01:00.0", "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+        tree_link(root, "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/driver", "../../../../bus/pci/drivers/nvidia");
         /* An absolute link must resolve inside the root, never to the live /etc. */
-        put("etc/os-release", "PRETTY_NAME=\"Fixture OS\"\n");
-        link_to("etc/os-release-abs", "/etc/os-release");
+        tree_put(root, "etc/os-release", "PRETTY_NAME=\"Fixture OS\"\n");
+        tree_link(root, "etc/os-release-abs", "/etc/os-release");
         /* An escape attempt through "..": clamped at the root. */
-        link_to("escape", "../../../../../../etc/os-release");
+        tree_link(root, "escape", "../../../../../../etc/os-release");
         return 0;
 }
 
 static int teardown(void **state) {
         (void)state;
-        char cmd[4200];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-        return system(cmd) == 0 ? 0 : -1;
+        tree_remove(root);
+        root = NULL;
+        return 0;
 }
 
 static void test_read_through_symlinks(void **state) {

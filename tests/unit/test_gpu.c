@@ -7,13 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checks/check.h"
 #include "core/fsroot.h"
 #include "core/strv.h"
 #include "data/gpudb.h"
+#include "tree.h"
 
 /* A node with n GPUs: device ids from ids[], drivers from drivers[]. */
 struct node {
@@ -250,38 +249,20 @@ static void test_persistenced(void **state) {
 }
 
 /* The gatherer on a tiny tree: version file, taint, modprobe.d, /proc comm. */
-static void write_file(const char *root, const char *rel, const char *text) {
-        char path[1024], cmd[1100];
-        snprintf(path, sizeof(path), "%s%s", root, rel);
-        snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-        assert_int_equal(system(cmd), 0);
-        FILE *fp = fopen(path, "w");
-        assert_non_null(fp);
-        fputs(text, fp);
-        fclose(fp);
-}
-
-static void rm_tree(const char *root) {
-        char cmd[1100];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-        assert_int_equal(system(cmd), 0);
-}
-
 static void test_gather(void **state) {
         (void)state;
-        char root[] = "/tmp/gpuvet-test-gpu-XXXXXX";
-        assert_non_null(mkdtemp(root));
-        write_file(root, "/proc/driver/nvidia/version",
-                   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
-                   "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n");
-        write_file(root, "/sys/module/nvidia/taint", "POE\n");
-        write_file(root, "/etc/modprobe.d/blacklist-nouveau.conf",
-                   "# keep nouveau away\nblacklist nouveau\noptions nouveau modeset=0\n");
-        write_file(root, "/lib/modprobe.d/nouveau.txt", "blacklist other\n");
-        write_file(root, "/proc/1/comm", "systemd\n");
-        write_file(root, "/proc/812/comm", "nvidia-persiste\n");
-        write_file(root, "/proc/self/comm", "nvidia-persiste\n");
-        write_file(root, "/proc/modules", "nvidia_uvm 1 0 - Live 0x0\nnvidia 2 0 - Live 0x0\n");
+        char *root = tree_new("gpu");
+        tree_put(root, "/proc/driver/nvidia/version",
+                 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
+                 "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n");
+        tree_put(root, "/sys/module/nvidia/taint", "POE\n");
+        tree_put(root, "/etc/modprobe.d/blacklist-nouveau.conf",
+                 "# keep nouveau away\nblacklist nouveau\noptions nouveau modeset=0\n");
+        tree_put(root, "/lib/modprobe.d/nouveau.txt", "blacklist other\n");
+        tree_put(root, "/proc/1/comm", "systemd\n");
+        tree_put(root, "/proc/812/comm", "nvidia-persiste\n");
+        tree_put(root, "/proc/self/comm", "nvidia-persiste\n");
+        tree_put(root, "/proc/modules", "nvidia_uvm 1 0 - Live 0x0\nnvidia 2 0 - Live 0x0\n");
 
         struct fsroot *fs;
         assert_int_equal(fsroot_open(root, &fs), 0);
@@ -305,12 +286,10 @@ static void test_gather(void **state) {
         nvidia_facts_done(&f.nvidia);
 
         /* A garbled version file, a stale pid file, no taint file. */
-        write_file(root, "/proc/driver/nvidia/version", "garbage\n");
-        write_file(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "1\n");
-        write_file(root, "/proc/812/comm", "bash\n");
-        char path[1024];
-        snprintf(path, sizeof(path), "%s/sys/module/nvidia/taint", root);
-        assert_int_equal(unlink(path), 0);
+        tree_put(root, "/proc/driver/nvidia/version", "garbage\n");
+        tree_put(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "1\n");
+        tree_put(root, "/proc/812/comm", "bash\n");
+        tree_unlink(root, "/sys/module/nvidia/taint");
         assert_int_equal(nvidia_gather(fs, &f), 0);
         assert_false(f.nvidia.have_version);
         assert_int_equal(f.nvidia.version_errno, -EINVAL);
@@ -319,31 +298,30 @@ static void test_gather(void **state) {
         assert_false(f.nvidia.persistenced_running);
 
         /* A live pid file is enough. */
-        write_file(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "812\n");
-        write_file(root, "/proc/812/comm", "nvidia-persiste\n");
+        tree_put(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "812\n");
+        tree_put(root, "/proc/812/comm", "nvidia-persiste\n");
         assert_int_equal(nvidia_gather(fs, &f), 0);
         assert_true(f.nvidia.persistenced_running);
         assert_string_equal(f.nvidia.persistenced_source, "/run/nvidia-persistenced/nvidia-persistenced.pid");
 
         /* hidepid: the pid's directory is there but its comm cannot be read. */
-        write_file(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "900\n");
-        snprintf(path, sizeof(path), "%s/proc/900", root);
-        assert_int_equal(mkdir(path, 0755), 0);
+        tree_put(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "900\n");
+        tree_mkdir(root, "/proc/900");
         assert_int_equal(nvidia_gather(fs, &f), 0);
         assert_true(f.nvidia.persistenced_running);
         assert_int_equal(f.nvidia.persistenced_pid, 900);
 
         /* A pid file naming a pid that is gone, and no daemon in /proc. */
-        write_file(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "4242\n");
-        write_file(root, "/proc/812/comm", "bash\n");
-        write_file(root, "/proc/self/comm", "bash\n");
+        tree_put(root, "/run/nvidia-persistenced/nvidia-persistenced.pid", "4242\n");
+        tree_put(root, "/proc/812/comm", "bash\n");
+        tree_put(root, "/proc/self/comm", "bash\n");
         assert_int_equal(nvidia_gather(fs, &f), 0);
         assert_false(f.nvidia.persistenced_running);
         assert_int_equal(f.nvidia.persistenced_pid, 0);
 
         host_facts_done(&f.host);
         fsroot_free(fs);
-        rm_tree(root);
+        tree_remove(root);
 }
 
 int main(void) {

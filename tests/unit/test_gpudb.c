@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "data/gpudb.h"
+#include "tree.h"
 
 static struct gpudb *builtin(void) {
         struct gpudb *db = NULL;
@@ -66,30 +66,22 @@ static void test_table_consistent(void **state) {
         gpudb_free(db);
 }
 
-static char dir[64];
+static char *dir;
 
 static int make_dir(void **state) {
         (void)state;
-        snprintf(dir, sizeof(dir), "/tmp/gpuvet-gpudb-XXXXXX");
-        return mkdtemp(dir) ? 0 : -1;
+        dir = tree_new("gpudb");
+        return 0;
 }
 
 static int remove_dir(void **state) {
         (void)state;
-        char path[128];
-        snprintf(path, sizeof(path), "%s/gpus.json", dir);
-        unlink(path);
-        return rmdir(dir);
+        tree_remove(dir);
+        dir = NULL;
+        return 0;
 }
 
-static void write_table(const char *text) {
-        char path[128];
-        snprintf(path, sizeof(path), "%s/gpus.json", dir);
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(text, f);
-        fclose(f);
-}
+static void write_table(const char *text) { tree_put(dir, "gpus.json", text); }
 
 #define ARCHS "{\"schema\": \"gpuvet.gpus/1\", \"architectures\": [{\"id\": \"hopper\", \"name\": \"Hopper\", " \
               "\"sm\": \"sm_90\", \"cc\": \"9.0\", \"min_driver\": \"520.61.05\", \"min_cuda\": \"11.8\"}],\n"

@@ -7,11 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checks/check.h"
 #include "core/fsroot.h"
+#include "tree.h"
 
 /* A root port 00:01.0 with a GPU (01:00.0), its audio function (01:00.1) and a NIC (02:00.0)
  * below; the GPU in IOMMU group 10. */
@@ -266,45 +265,19 @@ static void test_groups_skips(void **state) {
 
 /* ---- the gatherer on a tiny tree ---- */
 
-static void put(const char *root, const char *path, const char *content) {
-        char full[512], dir[512];
-        snprintf(full, sizeof(full), "%s%s", root, path);
-        snprintf(dir, sizeof(dir), "%s", full);
-        for (char *p = dir + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-                *p = '\0';
-                (void)mkdir(dir, 0755);
-                *p = '/';
-        }
-        if (content) {
-                FILE *fp = fopen(full, "w");
-                assert_non_null(fp);
-                fputs(content, fp);
-                fclose(fp);
-        } else {
-                assert_int_equal(mkdir(full, 0755), 0);
-        }
-}
-
-static void rm_rf(const char *dir) {
-        char cmd[600];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        assert_int_equal(system(cmd), 0);
-}
-
 static void test_gather(void **state) {
         (void)state;
-        char root[] = "/tmp/gpuvet-iommu-XXXXXX";
-        assert_non_null(mkdtemp(root));
-        put(root, "/sys/class/iommu/dmar0/intel-iommu/ecap", "f050da\n");
-        put(root, "/sys/class/iommu/dmar1/intel-iommu/ecap", "garbage\n");
-        put(root, "/sys/kernel/iommu_groups/12/type", "identity\n");
-        put(root, "/sys/kernel/iommu_groups/12/devices/0000:1b:00.0", "");
-        put(root, "/sys/kernel/iommu_groups/12/devices/0000:1b:00.1", "");
-        put(root, "/sys/kernel/iommu_groups/3/devices/0000:00:1f.0", "");
-        put(root, "/sys/kernel/iommu_groups/notanumber/type", "DMA\n");
-        put(root, "/sys/module/vfio/refcnt", "0\n");
-        put(root, "/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts", "N\n");
-        put(root, "/proc/interrupts", "           CPU0\n 24:   0  IR-PCI-MSI 512000-edge  ahci\n");
+        char *root = tree_new("iommu");
+        tree_put(root, "/sys/class/iommu/dmar0/intel-iommu/ecap", "f050da\n");
+        tree_put(root, "/sys/class/iommu/dmar1/intel-iommu/ecap", "garbage\n");
+        tree_put(root, "/sys/kernel/iommu_groups/12/type", "identity\n");
+        tree_put(root, "/sys/kernel/iommu_groups/12/devices/0000:1b:00.0", "");
+        tree_put(root, "/sys/kernel/iommu_groups/12/devices/0000:1b:00.1", "");
+        tree_put(root, "/sys/kernel/iommu_groups/3/devices/0000:00:1f.0", "");
+        tree_put(root, "/sys/kernel/iommu_groups/notanumber/type", "DMA\n");
+        tree_put(root, "/sys/module/vfio/refcnt", "0\n");
+        tree_put(root, "/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts", "N\n");
+        tree_put(root, "/proc/interrupts", "           CPU0\n 24:   0  IR-PCI-MSI 512000-edge  ahci\n");
 
         struct fsroot *fs;
         assert_int_equal(fsroot_open(root, &fs), 0);
@@ -335,11 +308,10 @@ static void test_gather(void **state) {
         assert_true(iommu_active(x));
         iommu_facts_done(&f.iommu);
         fsroot_free(fs);
-        rm_rf(root);
+        tree_remove(root);
 
         /* An empty tree: no IOMMU, nothing unknown turned into a value. */
-        char empty[] = "/tmp/gpuvet-iommu-XXXXXX";
-        assert_non_null(mkdtemp(empty));
+        char *empty = tree_new("iommu");
         assert_int_equal(fsroot_open(empty, &fs), 0);
         memset(&f, 0, sizeof(f));
         assert_int_equal(iommu_gather(fs, &f), 0);
@@ -352,7 +324,7 @@ static void test_gather(void **state) {
         assert_int_equal(f.iommu.irq_remapping, IOMMU_UNKNOWN);
         iommu_facts_done(&f.iommu);
         fsroot_free(fs);
-        rm_rf(empty);
+        tree_remove(empty);
 }
 
 int main(void) {

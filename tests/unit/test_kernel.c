@@ -10,6 +10,7 @@
 
 #include "checks/check.h"
 #include "core/fsroot.h"
+#include "tree.h"
 
 struct node {
         struct facts f;
@@ -180,17 +181,6 @@ static void test_secure_boot_passthrough(void **state) {
         report_done(&n.rep);
 }
 
-static void write_bytes(const char *root, const char *rel, const void *data, size_t len) {
-        char path[1024], cmd[1100];
-        snprintf(path, sizeof(path), "%s%s", root, rel);
-        snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-        assert_int_equal(system(cmd), 0);
-        FILE *fp = fopen(path, "wb");
-        assert_non_null(fp);
-        assert_int_equal(fwrite(data, 1, len, fp), len);
-        fclose(fp);
-}
-
 #define SB_VAR "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
 static void gather_in(const char *root, struct kernel_facts *k) {
@@ -205,8 +195,7 @@ static void gather_in(const char *root, struct kernel_facts *k) {
 
 static void test_gather(void **state) {
         (void)state;
-        char root[] = "/tmp/gpuvet-test-kernel-XXXXXX";
-        assert_non_null(mkdtemp(root));
+        char *root = tree_new("kernel");
         struct kernel_facts k;
 
         /* Legacy BIOS boot: nothing under /sys/firmware/efi. */
@@ -219,9 +208,9 @@ static void test_gather(void **state) {
 
         /* efivarfs: 4 attribute bytes (NV|BS|RT = 0x06), then 1. */
         const unsigned char on[] = {0x06, 0x00, 0x00, 0x00, 0x01};
-        write_bytes(root, SB_VAR, on, sizeof(on));
-        write_bytes(root, "/sys/module/module/parameters/sig_enforce", "Y\n", 2);
-        write_bytes(root, "/sys/kernel/security/lockdown", "none [integrity] confidentiality\n", 33);
+        tree_put_bytes(root, SB_VAR, on, sizeof(on));
+        tree_put_bytes(root, "/sys/module/module/parameters/sig_enforce", "Y\n", 2);
+        tree_put_bytes(root, "/sys/kernel/security/lockdown", "none [integrity] confidentiality\n", 33);
         gather_in(root, &k);
         assert_true(k.efi_booted);
         assert_int_equal(k.secure_boot, 1);
@@ -229,39 +218,34 @@ static void test_gather(void **state) {
         assert_string_equal(k.lockdown, "integrity");
 
         const unsigned char off[] = {0x06, 0x00, 0x00, 0x00, 0x00};
-        write_bytes(root, SB_VAR, off, sizeof(off));
+        tree_put_bytes(root, SB_VAR, off, sizeof(off));
         gather_in(root, &k);
         assert_int_equal(k.secure_boot, 0);
 
         /* Truncated: attributes only. */
-        write_bytes(root, SB_VAR, off, 4);
+        tree_put_bytes(root, SB_VAR, off, 4);
         gather_in(root, &k);
         assert_int_equal(k.secure_boot, -1);
         assert_int_equal(k.secure_boot_errno, -EBADMSG);
 
-        write_bytes(root, "/sys/module/module/parameters/sig_enforce", "maybe\n", 6);
+        tree_put_bytes(root, "/sys/module/module/parameters/sig_enforce", "maybe\n", 6);
         gather_in(root, &k);
         assert_int_equal(k.sig_enforce, -1);
         assert_int_equal(k.sig_enforce_errno, -EINVAL);
 
         /* efivarfs mounted but no SecureBoot variable: firmware without Secure Boot. */
-        char path[1024];
-        snprintf(path, sizeof(path), "%s%s", root, SB_VAR);
-        assert_int_equal(remove(path), 0);
-        write_bytes(root, "/sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-00e098032b8c", on, 5);
+        tree_unlink(root, SB_VAR);
+        tree_put_bytes(root, "/sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-00e098032b8c", on, 5);
         gather_in(root, &k);
         assert_int_equal(k.secure_boot, 0);
 
         /* An empty efivars directory: efivarfs not mounted. */
-        snprintf(path, sizeof(path), "%s/sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-00e098032b8c", root);
-        assert_int_equal(remove(path), 0);
+        tree_unlink(root, "/sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-00e098032b8c");
         gather_in(root, &k);
         assert_int_equal(k.secure_boot, -1);
         assert_int_equal(k.secure_boot_errno, -ENOTCONN);
 
-        char cmd[1100];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-        assert_int_equal(system(cmd), 0);
+        tree_remove(root);
 }
 
 int main(void) {

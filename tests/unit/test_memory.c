@@ -4,14 +4,13 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "checks/check.h"
 #include "core/fsroot.h"
+#include "tree.h"
 
 static const struct result *run_one(const struct check_info *check, const struct facts *f, struct report *rep) {
         report_init(rep);
@@ -219,41 +218,17 @@ static void test_parse_swaps(void **state) {
         assert_int_equal(memory_parse_swaps("Filename Type\n/dev/sda2 partition 10 20 -2\n", &n, &size, &used), -EINVAL);
 }
 
-static char tree[64];
-
-static void put(const char *rel, const char *content) {
-        char path[512];
-        snprintf(path, sizeof(path), "%s/%s", tree, rel);
-        for (char *p = path + strlen(tree) + 1; (p = strchr(p, '/')); p++) {
-                *p = '\0';
-                (void)mkdir(path, 0755);
-                *p = '/';
-        }
-        FILE *fp = fopen(path, "w");
-        assert_non_null(fp);
-        fputs(content, fp);
-        fclose(fp);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        (void)st;
-        (void)flag;
-        (void)ftw;
-        return remove(path);
-}
-
 static void test_gather(void **state) {
         (void)state;
-        snprintf(tree, sizeof(tree), "/tmp/gpuvet-test-memory-XXXXXX");
-        assert_non_null(mkdtemp(tree));
-        put("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
-        put("sys/kernel/mm/transparent_hugepage/defrag", "always defer defer+madvise [madvise] never\n");
-        put("proc/sys/vm/swappiness", "60\n");
-        put("proc/sys/vm/dirty_ratio", "20\n");
-        put("proc/sys/vm/dirty_background_ratio", "");
-        put("proc/sys/vm/dirty_bytes", "0\n");
-        put("proc/meminfo", "MemTotal:       1056474864 kB\nMemFree:        1000 kB\nSwapTotal:       8388604 kB\n");
-        put("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/dm-1 partition\t8388604\t0\t-2\n");
+        char *tree = tree_new("memory");
+        tree_put(tree, "sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+        tree_put(tree, "sys/kernel/mm/transparent_hugepage/defrag", "always defer defer+madvise [madvise] never\n");
+        tree_put(tree, "proc/sys/vm/swappiness", "60\n");
+        tree_put(tree, "proc/sys/vm/dirty_ratio", "20\n");
+        tree_put(tree, "proc/sys/vm/dirty_background_ratio", "");
+        tree_put(tree, "proc/sys/vm/dirty_bytes", "0\n");
+        tree_put(tree, "proc/meminfo", "MemTotal:       1056474864 kB\nMemFree:        1000 kB\nSwapTotal:       8388604 kB\n");
+        tree_put(tree, "proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/dm-1 partition\t8388604\t0\t-2\n");
 
         struct fsroot *fs;
         assert_int_equal(fsroot_open(tree, &fs), 0);
@@ -274,8 +249,8 @@ static void test_gather(void **state) {
         assert_int_equal(m->swaps_size_kb, 8388604);
         memory_facts_done(&f.memory);
 
-        put("sys/kernel/mm/transparent_hugepage/enabled", "always madvise never\n");
-        put("proc/meminfo", "MemFree: 1 kB\n");
+        tree_put(tree, "sys/kernel/mm/transparent_hugepage/enabled", "always madvise never\n");
+        tree_put(tree, "proc/meminfo", "MemFree: 1 kB\n");
         assert_int_equal(memory_gather(fs, &f), 0);
         assert_int_equal(f.memory.thp_enabled_err, -EINVAL);
         assert_int_equal(f.memory.mem_total_err, -EINVAL);
@@ -283,7 +258,7 @@ static void test_gather(void **state) {
         memory_facts_done(&f.memory);
 
         fsroot_free(fs);
-        assert_int_equal(nftw(tree, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+        tree_remove(tree);
 }
 
 int main(void) {

@@ -4,15 +4,13 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checks/check.h"
 #include "core/fsroot.h"
+#include "tree.h"
 
 static const struct result *run_one(const struct check_info *check, const struct facts *f, struct report *rep) {
         report_init(rep);
@@ -220,41 +218,17 @@ static void test_balancing(void **state) {
 
 /* Gathering from a tiny tree. */
 
-static char tree[64];
-
-static void put(const char *rel, const char *content) {
-        char path[512];
-        snprintf(path, sizeof(path), "%s/%s", tree, rel);
-        for (char *p = path + strlen(tree) + 1; (p = strchr(p, '/')); p++) {
-                *p = '\0';
-                (void)mkdir(path, 0755);
-                *p = '/';
-        }
-        FILE *fp = fopen(path, "w");
-        assert_non_null(fp);
-        fputs(content, fp);
-        fclose(fp);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        (void)st;
-        (void)flag;
-        (void)ftw;
-        return remove(path);
-}
-
 static void test_gather(void **state) {
         (void)state;
-        snprintf(tree, sizeof(tree), "/tmp/gpuvet-test-numa-XXXXXX");
-        assert_non_null(mkdtemp(tree));
-        put("sys/devices/system/node/online", "0,8,250\n");
-        put("sys/devices/system/node/node0/cpulist", "0-87\n");
-        put("sys/devices/system/node/node0/meminfo", "\nNode 0 MemTotal:       129839104 kB\nNode 0 MemFree: 1 kB\n");
-        put("sys/devices/system/node/node8/cpulist", "88-175\n");
-        put("sys/devices/system/node/node8/meminfo", "Node 8 MemFree:        1 kB\n");
-        put("sys/devices/system/node/node250/cpulist", "\n");
-        put("sys/devices/system/node/node250/meminfo", "Node 250 MemTotal:       15728640 kB\n");
-        put("proc/sys/kernel/numa_balancing", "1\n");
+        char *tree = tree_new("numa");
+        tree_put(tree, "sys/devices/system/node/online", "0,8,250\n");
+        tree_put(tree, "sys/devices/system/node/node0/cpulist", "0-87\n");
+        tree_put(tree, "sys/devices/system/node/node0/meminfo", "\nNode 0 MemTotal:       129839104 kB\nNode 0 MemFree: 1 kB\n");
+        tree_put(tree, "sys/devices/system/node/node8/cpulist", "88-175\n");
+        tree_put(tree, "sys/devices/system/node/node8/meminfo", "Node 8 MemFree:        1 kB\n");
+        tree_put(tree, "sys/devices/system/node/node250/cpulist", "\n");
+        tree_put(tree, "sys/devices/system/node/node250/meminfo", "Node 250 MemTotal:       15728640 kB\n");
+        tree_put(tree, "proc/sys/kernel/numa_balancing", "1\n");
 
         struct fsroot *fs;
         assert_int_equal(fsroot_open(tree, &fs), 0);
@@ -286,10 +260,8 @@ static void test_gather(void **state) {
         numa_facts_done(&h.f.numa);
 
         /* Garbled balancing value, and a node list recovered from the directories. */
-        char path[128];
-        snprintf(path, sizeof(path), "%s/sys/devices/system/node/online", tree);
-        assert_int_equal(unlink(path), 0);
-        put("proc/sys/kernel/numa_balancing", "yes\n");
+        tree_unlink(tree, "sys/devices/system/node/online");
+        tree_put(tree, "proc/sys/kernel/numa_balancing", "yes\n");
         assert_int_equal(numa_gather(fs, &h.f), 0);
         assert_int_equal(h.f.numa.nodes_err, -ENOENT);
         assert_int_equal(h.f.numa.n_nodes, 3);
@@ -297,7 +269,7 @@ static void test_gather(void **state) {
         numa_facts_done(&h.f.numa);
 
         fsroot_free(fs);
-        assert_int_equal(nftw(tree, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+        tree_remove(tree);
 }
 
 int main(void) {
