@@ -66,6 +66,7 @@ struct entry {
 
 struct capture {
         int root_fd;
+        struct fsroot *fs; /* for what must be read the way gatherers read it (/dev/kmsg) */
         struct entry *entries;
         size_t n, cap;
         unsigned n_files, n_dirs, n_links, n_truncated;
@@ -338,6 +339,22 @@ static int capture_one(struct capture *c, const struct entry *en, struct item *i
                 }
                 it->type = AE_IFREG;
                 c->n_files++;
+        } else if (S_ISCHR(it->st.st_mode) && strcmp(en->path, "dev/kmsg") == 0 && en->reason == REASON_RECORDED) {
+                /* The kernel log is a device read record by record; the replay reads a
+                 * regular file of the same records (fsroot_read_kmsg). */
+                int r = fsroot_read_kmsg(c->fs, &it->content, &it->len);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        if (r == -EPERM || r == -EACCES)
+                                note_denied(c, en->path);
+                        else
+                                c->n_unreadable++;
+                        return 0;
+                }
+                it->st.st_mode = S_IFREG | 0644;
+                it->type = AE_IFREG;
+                c->n_files++;
         } else {
                 /* FIFOs and devices are not read by fsroot (a FIFO would block). */
                 c->n_unreadable++;
@@ -543,6 +560,8 @@ int cmd_snapshot(int argc, char **argv) {
         if (code == EXIT_PASS) {
                 /* The capture reads the same files again, so it can block the same way. */
                 watchdog_arm(common.timeout_s, "capturing files");
+                fsroot_record(fs, false);
+                c.fs = fs;
                 r = collect(&c, fs);
                 if (r == 0)
                         r = build_archive(&c, &facts, common.root, &archive, err, sizeof(err));

@@ -260,6 +260,54 @@ int fsroot_read_alloc(struct fsroot *fs, const char *path, char **ret, size_t *r
         return 0;
 }
 
+int fsroot_read_kmsg(struct fsroot *fs, char **ret, size_t *ret_len) {
+        if (!fs->live)
+                return fsroot_read_alloc(fs, "/dev/kmsg", ret, ret_len);
+        if (fs->recording)
+                record_one(fs, "dev/kmsg");
+        int fd = openat(fs->dir_fd, "dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t cap = 64 << 10, len = 0;
+        char *buf = malloc(cap);
+        if (!buf) {
+                close(fd);
+                return -ENOMEM;
+        }
+        for (;;) {
+                /* Each read returns one record; a record is at most about 8 KiB. */
+                if (cap - len < 8192 + 1) {
+                        if (cap >= FSROOT_MAX_FILE)
+                                break; /* keep what fits: the oldest records */
+                        char *grown = realloc(buf, cap * 2);
+                        if (!grown)
+                                break;
+                        buf = grown;
+                        cap *= 2;
+                }
+                ssize_t n = read(fd, buf + len, cap - len - 1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EPIPE)
+                        continue; /* records were overwritten while reading: skip ahead */
+                if (n < 0 && errno != EAGAIN) {
+                        int r = -errno;
+                        free(buf);
+                        close(fd);
+                        return r;
+                }
+                if (n <= 0)
+                        break; /* EAGAIN: no more records */
+                len += (size_t)n;
+        }
+        close(fd);
+        buf[len] = '\0';
+        *ret = buf;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
 int fsroot_read_str(struct fsroot *fs, const char *path, char *buf, size_t size) {
         char *data;
         size_t len;

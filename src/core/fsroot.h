@@ -32,6 +32,12 @@ int fsroot_read_alloc(struct fsroot *fs, const char *path, char **ret, size_t *r
  * does not fit. */
 int fsroot_read_str(struct fsroot *fs, const char *path, char *buf, size_t size);
 
+/* The kernel log since boot, as /dev/kmsg gives it ("6,1234,5678,-;message" records).
+ * On the live system /dev/kmsg is a character device read record by record until it has
+ * no more; under another root it is a regular file of the same format (what snapshot
+ * writes). -EPERM when kernel.dmesg_restrict keeps it from this user. */
+int fsroot_read_kmsg(struct fsroot *fs, char **ret, size_t *ret_len);
+
 /* printf-style path variants of the above. */
 int fsroot_read_strf(struct fsroot *fs, char *buf, size_t size, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));

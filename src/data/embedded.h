@@ -6,3 +6,5 @@ extern const char embedded_gpus_json[];
 extern const size_t embedded_gpus_json_len;
 extern const char embedded_compat_json[];
 extern const size_t embedded_compat_json_len;
+extern const char embedded_xid_json[];
+extern const size_t embedded_xid_json_len;

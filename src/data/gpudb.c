@@ -171,14 +171,23 @@ int gpudb_load_buffer(const char *buf, size_t len, const char *source, struct gp
 }
 
 int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
-        if (!dir)
-                return gpudb_load_buffer(embedded_gpus_json, embedded_gpus_json_len, "built-in gpus.json", ret, err,
-                                         errsize);
-        char source[512];
-        snprintf(source, sizeof(source), "%s/gpus.json", dir);
-        json_error_t jerr;
-        json_t *root = json_load_file(source, JSON_REJECT_DUPLICATES, &jerr);
-        return load_document(root, &jerr, source, ret, err, errsize);
+        int r;
+        if (!dir) {
+                r = gpudb_load_buffer(embedded_gpus_json, embedded_gpus_json_len, "built-in gpus.json", ret, err,
+                                      errsize);
+        } else {
+                char source[512];
+                snprintf(source, sizeof(source), "%s/gpus.json", dir);
+                json_error_t jerr;
+                json_t *root = json_load_file(source, JSON_REJECT_DUPLICATES, &jerr);
+                r = load_document(root, &jerr, source, ret, err, errsize);
+        }
+        if (r < 0)
+                return r;
+        r = xiddb_load(dir, &(*ret)->xids, err, errsize);
+        if (r < 0)
+                *ret = gpudb_free(*ret);
+        return r;
 }
 
 struct gpudb *gpudb_free(struct gpudb *db) {
@@ -187,6 +196,7 @@ struct gpudb *gpudb_free(struct gpudb *db) {
         free(db->models);
         free(db->archs);
         json_decref(db->json);
+        xiddb_done(&db->xids);
         free(db);
         return NULL;
 }

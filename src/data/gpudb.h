@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "data/xiddb.h"
+
 struct gpu_tflops {
         double fp64, fp64_tc, fp32, tf32, fp16, bf16, fp8, int8; /* dense; 0 = not supported */
 };
@@ -48,9 +50,11 @@ struct gpudb {
         size_t n_archs;
         void *json; /* keeps the strings alive */
         char source[512];
+        struct xiddb xids; /* the Xid table, loaded with the GPU table from the same place */
 };
 
-/* Load from DIR/gpus.json, or the compiled-in table when dir is NULL. On a malformed file
+/* Load from DIR/gpus.json, or the compiled-in table when dir is NULL; the Xid table from
+ * DIR/xid.json when present, else the compiled-in one. On a malformed file
  * returns -EINVAL and writes a message naming the file and the problem to err. */
 int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize);
 /* The same from a buffer of len bytes (need not be NUL-terminated); source names it in

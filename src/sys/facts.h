@@ -15,6 +15,7 @@
 #include "sys/nvidia.h"
 #include "sys/pci.h"
 #include "sys/virt.h"
+#include "sys/xid.h"
 
 struct fsroot;
 
@@ -31,6 +32,7 @@ struct facts {
         struct nvidia_facts nvidia;
         struct kernel_facts kernel;
         struct container_facts container;
+        struct xid_facts xid;
 };
 
 /* Gather all facts from fs. Returns 0, or a negative errno only for failures that make a

@@ -49,6 +49,7 @@ static const char *const fuzzed[] = {
         "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
         "sys/module/nvidia/taint",
         "proc/sys/kernel/numa_balancing",
+        "dev/kmsg",
 };
 #define N_FUZZED (sizeof(fuzzed) / sizeof(fuzzed[0]))
 

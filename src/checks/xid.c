@@ -1,0 +1,130 @@
+/* gpu.xid: Xid errors the driver logged since boot, per GPU, each with its meaning,
+ * severity and recommended action from gpuvet's Xid table. */
+#include "checks/check.h"
+#include "core/strbuf.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define MAX_CODES 64
+
+struct code_count {
+        int code;
+        size_t n;
+};
+
+/* Whether ev is about the GPU at addr (any function), or, with addr NULL, about an
+ * address where no NVIDIA GPU is now. */
+static bool event_is_for(const struct facts *f, const struct xid_event *ev, const char *addr) {
+        if (addr)
+                return strncmp(ev->addr, addr, 10) == 0;
+        for (size_t g = 0; g < f->gpus.n; g++)
+                if (strncmp(ev->addr, gpu_subject(f, g), 10) == 0)
+                        return false;
+        return true;
+}
+
+/* Count events per code for one address; returns the number of distinct codes. */
+static size_t count_codes(const struct facts *f, const char *addr, struct code_count *out,
+                          const struct xid_event **ret_last) {
+        size_t n_codes = 0;
+        *ret_last = NULL;
+        for (size_t i = 0; i < f->xid.n; i++) {
+                const struct xid_event *ev = &f->xid.events[i];
+                if (!event_is_for(f, ev, addr))
+                        continue;
+                *ret_last = ev;
+                size_t k = 0;
+                while (k < n_codes && out[k].code != ev->code)
+                        k++;
+                if (k == n_codes) {
+                        if (n_codes == MAX_CODES)
+                                continue;
+                        out[n_codes++] = (struct code_count){.code = ev->code};
+                }
+                out[k].n++;
+        }
+        return n_codes;
+}
+
+static void judge(const struct check_info *self, const struct facts *f, struct report *rep, const char *subject,
+                  const char *addr) {
+        struct code_count codes[MAX_CODES];
+        const struct xid_event *last;
+        size_t n_codes = count_codes(f, addr, codes, &last);
+        if (!addr && n_codes == 0)
+                return;
+        struct result *r = result_new(rep, self, subject);
+        result_evidence(r, "source", "%s", f->xid.source);
+        result_expected(r, "no hardware Xid since boot");
+        if (n_codes == 0) {
+                result_observed(r, "none");
+                result_status(r, STATUS_PASS, "no Xid logged since boot");
+                return;
+        }
+        const struct xiddb *table = &f->db->xids;
+        char observed[1024] = "", actions[2048] = "";
+        enum status worst = STATUS_PASS;
+        size_t n_app = 0;
+        for (size_t k = 0; k < n_codes; k++) {
+                const struct xid_info *info = xiddb_find(table, codes[k].code);
+                strbuf_appendf(observed, sizeof(observed), "%sXid %d x%zu (%s)", observed[0] ? ", " : "", codes[k].code,
+                               codes[k].n, info ? info->name : "not in gpuvet's Xid table");
+                enum status s = !info                              ? STATUS_WARN
+                                : info->severity == XID_CRITICAL    ? STATUS_FAIL
+                                : info->severity == XID_WARNING     ? STATUS_WARN
+                                                                    : STATUS_PASS;
+                if (info && info->severity == XID_APPLICATION)
+                        n_app++;
+                if (s == STATUS_FAIL || (s == STATUS_WARN && worst == STATUS_PASS))
+                        worst = s;
+                strbuf_appendf(actions, sizeof(actions), "%sXid %d: %s", actions[0] ? "; " : "", codes[k].code,
+                               info ? info->action : "look it up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors)");
+        }
+        result_observed(r, "%s", observed);
+        result_evidence(r, "last", "%s Xid %d: %s", last->addr, last->code, last->text);
+        const char *where = addr ? "" : " for a device that is not on the PCI bus now";
+        switch (worst) {
+        case STATUS_FAIL:
+                result_status(r, STATUS_FAIL, "critical Xid logged since boot%s: the GPU needs a reset, a reboot or service",
+                              where);
+                break;
+        case STATUS_WARN:
+                result_status(r, STATUS_WARN, "GPU fault Xid logged since boot%s: recoverable, act if it repeats", where);
+                break;
+        default:
+                result_status(r, STATUS_PASS, "%zu application Xid code%s since boot: faults of programs, not of the GPU",
+                              n_app, n_app == 1 ? "" : "s");
+                return;
+        }
+        result_remedy(r, "%s", actions);
+}
+
+static void run_xid(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        if (!f->xid.source) {
+                struct result *r = result_new(rep, self, "host");
+                result_evidence(r, "source", "/dev/kmsg");
+                if (f->xid.kmsg_errno == EPERM || f->xid.kmsg_errno == EACCES)
+                        result_status(r, STATUS_SKIP,
+                                      "needs root to read the kernel log (kernel.dmesg_restrict=1 closes /dev/kmsg, and "
+                                      "no readable /var/log/kern.log, messages or syslog)");
+                else
+                        result_status(r, STATUS_SKIP, "no kernel log to read (/dev/kmsg: %s; no /var/log/kern.log, messages "
+                                      "or syslog)", strerror(f->xid.kmsg_errno));
+                return;
+        }
+        for (size_t i = 0; i < f->gpus.n; i++)
+                judge(self, f, rep, gpu_subject(f, i), gpu_subject(f, i));
+        /* A GPU that fell off the bus may be gone from it: its Xids still count. */
+        judge(self, f, rep, "host", NULL);
+}
+
+const struct check_info check_gpu_xid = {
+        .id = "gpu.xid",
+        .category = "gpu",
+        .level = LEVEL_QUICK,
+        .title = "No hardware Xid error logged since boot (each with its meaning and action)",
+        .run = run_xid,
+};

@@ -1,0 +1,34 @@
+/* gpuvet's table of NVIDIA Xid codes: meaning, severity and the recommended action
+ * (data/xid.json, compiled in; DIR/xid.json overrides it when --data-dir has one). */
+#pragma once
+
+#include <stddef.h>
+
+enum xid_severity {
+        XID_APPLICATION, /* caused by the program that ran */
+        XID_WARNING,     /* recoverable fault of the GPU */
+        XID_CRITICAL,    /* faulty GPU, or one that needs a reset or reboot */
+        _XID_SEVERITY_COUNT,
+};
+
+struct xid_info {
+        int code;
+        const char *name;
+        enum xid_severity severity;
+        const char *action;
+};
+
+struct xiddb {
+        struct xid_info *xids;
+        size_t n;
+        void *json; /* keeps the strings alive */
+};
+
+/* Load DIR/xid.json when dir has one, else the compiled-in table. -EINVAL with a message
+ * naming the file and the problem in err for a malformed one. */
+int xiddb_load(const char *dir, struct xiddb *ret, char *err, size_t errsize);
+void xiddb_done(struct xiddb *x);
+
+/* NULL for a code the table does not know. */
+const struct xid_info *xiddb_find(const struct xiddb *x, int code);
+const char *xid_severity_name(enum xid_severity s);

@@ -1,0 +1,155 @@
+#include "sys/xid.h"
+#include "core/fsroot.h"
+#include "sys/facts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A node in a crash loop can log thousands of Xids; counts stay exact past this. */
+#define XID_EVENTS_MAX 4096
+
+static const char *const syslog_files[] = {"/var/log/kern.log", "/var/log/messages", "/var/log/syslog"};
+
+int xid_parse_line(const char *line, size_t len, struct xid_event *ev) {
+        static const char marker[] = "NVRM: Xid (";
+        const char *end = line + len;
+        const char *p = NULL;
+        for (const char *q = line; q + sizeof(marker) - 1 <= end; q++)
+                if (memcmp(q, marker, sizeof(marker) - 1) == 0) {
+                        p = q + sizeof(marker) - 1;
+                        break;
+                }
+        if (!p)
+                return 0;
+        if (end - p >= 4 && memcmp(p, "PCI:", 4) == 0)
+                p += 4;
+        /* "0000:3b:00", possibly followed by " GPU-I:05" on MIG: the bus address is the
+         * first token; older drivers print it without the domain ("3b:00"). */
+        const char *a = p;
+        while (p < end && *p != ')' && *p != ' ')
+                p++;
+        size_t alen = (size_t)(p - a);
+        unsigned dom = 0, bus, dev;
+        char tmp[24];
+        if (alen == 0 || alen >= sizeof(tmp))
+                return 0;
+        memcpy(tmp, a, alen);
+        tmp[alen] = '\0';
+        char tail;
+        if (sscanf(tmp, "%x:%x:%x%c", &dom, &bus, &dev, &tail) != 3) {
+                dom = 0;
+                if (sscanf(tmp, "%x:%x%c", &bus, &dev, &tail) != 2)
+                        return 0;
+        }
+        if (dom > 0xffff || bus > 0xff || dev > 0x1f)
+                return 0;
+        while (p < end && *p != ')')
+                p++;
+        if (p + 1 >= end || p[1] != ':')
+                return 0;
+        p += 2;
+        while (p < end && *p == ' ')
+                p++;
+        if (p >= end || !isdigit((unsigned char)*p))
+                return 0;
+        long code = 0;
+        while (p < end && isdigit((unsigned char)*p) && code < 100000)
+                code = code * 10 + (*p++ - '0');
+        if (code >= 100000)
+                return 0;
+        while (p < end && (*p == ',' || *p == ' '))
+                p++;
+        snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.0", dom, bus, dev);
+        ev->code = (int)code;
+        size_t tlen = (size_t)(end - p);
+        while (tlen > 0 && (p[tlen - 1] == '\n' || p[tlen - 1] == '\r'))
+                tlen--;
+        if (tlen >= sizeof(ev->text))
+                tlen = sizeof(ev->text) - 1;
+        memcpy(ev->text, p, tlen);
+        ev->text[tlen] = '\0';
+        return 1;
+}
+
+static void add_event(struct xid_facts *x, const struct xid_event *ev) {
+        if (x->n >= XID_EVENTS_MAX) {
+                x->n_dropped++;
+                return;
+        }
+        if (x->n % 64 == 0) {
+                struct xid_event *grown = realloc(x->events, (x->n + 64) * sizeof(*grown));
+                if (!grown) {
+                        x->n_dropped++;
+                        return;
+                }
+                x->events = grown;
+        }
+        x->events[x->n++] = *ev;
+}
+
+/* Where the current boot starts in a syslog file: after the last kernel banner. */
+static const char *current_boot(const char *text) {
+        const char *start = text;
+        for (const char *p = text; (p = strstr(p, "Linux version ")); p++) {
+                const char *bol = p;
+                while (bol > text && bol[-1] != '\n')
+                        bol--;
+                /* Only the kernel's own banner, not a user's echo of it. */
+                if (strstr(bol, "kernel:") && strstr(bol, "kernel:") < p)
+                        start = bol;
+        }
+        return start;
+}
+
+int xid_parse_log(const char *text, int is_kmsg, struct xid_facts *x) {
+        const char *p = is_kmsg ? text : current_boot(text);
+        while (*p) {
+                const char *eol = strchr(p, '\n');
+                size_t len = eol ? (size_t)(eol - p) : strlen(p);
+                struct xid_event ev;
+                if (xid_parse_line(p, len, &ev)) {
+                        ev.usec = -1;
+                        /* kmsg record header: "prio,seq,usec,flags;" */
+                        unsigned prio;
+                        unsigned long long seq, usec;
+                        if (is_kmsg && sscanf(p, "%u,%llu,%llu", &prio, &seq, &usec) == 3)
+                                ev.usec = (int64_t)usec;
+                        add_event(x, &ev);
+                }
+                if (!eol)
+                        break;
+                p = eol + 1;
+        }
+        return 0;
+}
+
+int xid_gather(struct fsroot *fs, struct facts *f) {
+        struct xid_facts *x = &f->xid;
+        memset(x, 0, sizeof(*x));
+        char *text;
+        int r = fsroot_read_kmsg(fs, &text, NULL);
+        if (r == 0) {
+                x->source = "/dev/kmsg";
+                xid_parse_log(text, 1, x);
+                free(text);
+                return 0;
+        }
+        x->kmsg_errno = -r;
+        for (size_t i = 0; i < sizeof(syslog_files) / sizeof(syslog_files[0]); i++) {
+                if (fsroot_read_alloc(fs, syslog_files[i], &text, NULL) < 0)
+                        continue;
+                x->source = syslog_files[i];
+                xid_parse_log(text, 0, x);
+                free(text);
+                return 0;
+        }
+        return 0;
+}
+
+void xid_facts_done(struct xid_facts *x) {
+        free(x->events);
+        memset(x, 0, sizeof(*x));
+}

@@ -1,0 +1,27 @@
+/* libFuzzer target: the kernel log parser behind gpu.xid, over the input read both as
+ * /dev/kmsg records and as syslog text. */
+#include "sys/xid.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        char *text = malloc(size + 1);
+        if (!text)
+                return 0;
+        memcpy(text, data, size);
+        text[size] = '\0';
+        for (int is_kmsg = 0; is_kmsg <= 1; is_kmsg++) {
+                struct xid_facts x = {0};
+                xid_parse_log(text, is_kmsg, &x);
+                for (size_t i = 0; i < x.n; i++)
+                        if (strlen(x.events[i].addr) != 12 || x.events[i].code < 0)
+                                abort(); /* the parser promised a PCI address and a code */
+                xid_facts_done(&x);
+        }
+        free(text);
+        return 0;
+}

@@ -1,0 +1,185 @@
+/* Xid events: the log line parser, kmsg and syslog sources, and the gpu.xid check. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/check.h"
+#include "core/fsroot.h"
+#include "tree.h"
+
+static void test_parse_line(void **state) {
+        (void)state;
+        struct xid_event ev;
+        const char *l = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.addr, "0000:3b:00.0");
+        assert_int_equal(ev.code, 79);
+        assert_string_equal(ev.text, "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+
+        /* Older drivers: no "PCI:" prefix; MIG adds the GPU instance after the address. */
+        l = "[ 269.517039] NVRM: Xid (0000:01:00): 3, C 00000005 SC 00000007";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.addr, "0000:01:00.0");
+        assert_int_equal(ev.code, 3);
+        l = "NVRM: Xid (PCI:0000:9d:00 GPU-I:05): 43, pid=1, Ch 00000010";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.addr, "0000:9d:00.0");
+        assert_int_equal(ev.code, 43);
+
+        const char *not_xid[] = {
+                "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15",
+                "NVRM: Xid (PCI:0000:3b:00) 79",          /* no colon after the address */
+                "NVRM: Xid (PCI:zzzz:3b:00): 79, x",      /* not hex */
+                "NVRM: Xid (PCI:0000:3b:00): , x",        /* no code */
+                "NVRM: Xid (PCI:0000:3b:00): 9999999, x", /* absurd code */
+                "NVRM: Xid (",
+        };
+        for (size_t i = 0; i < sizeof(not_xid) / sizeof(not_xid[0]); i++)
+                assert_int_equal(xid_parse_line(not_xid[i], strlen(not_xid[i]), &ev), 0);
+}
+
+static void test_parse_log_sources(void **state) {
+        (void)state;
+        struct xid_facts x = {0};
+        xid_parse_log("6,1,0,-;Linux version 6.8\n"
+                      "4,2,86533918201,-;NVRM: Xid (PCI:0000:61:00): 94, pid=48211, name=python3\n"
+                      " SUBSYSTEM=pci\n",
+                      1, &x);
+        assert_int_equal(x.n, 1);
+        assert_int_equal(x.events[0].usec, 86533918201LL);
+        xid_facts_done(&x);
+
+        /* Syslog: only what follows the last kernel boot banner counts. */
+        xid_parse_log("Nov 18 09:12:01 h kernel: Linux version 5.15\n"
+                      "Nov 19 22:40:13 h kernel: NVRM: Xid (PCI:0000:41:00): 79, GPU has fallen off the bus.\n"
+                      "Nov 20 08:00:00 h sshd: echo Linux version spoof\n"
+                      "Nov 20 08:00:02 h kernel: Linux version 5.15\n"
+                      "Nov 20 09:00:00 h kernel: NVRM: Xid (PCI:0000:41:00): 48, DBE\n",
+                      0, &x);
+        assert_int_equal(x.n, 1);
+        assert_int_equal(x.events[0].code, 48);
+        assert_int_equal(x.events[0].usec, -1);
+        xid_facts_done(&x);
+}
+
+static void test_gather_prefers_kmsg(void **state) {
+        (void)state;
+        char *root = tree_new("xid");
+        tree_put(root, "var/log/kern.log", "Nov 20 09:00:00 h kernel: NVRM: Xid (PCI:0000:41:00): 48, DBE\n");
+        struct fsroot *fs;
+        struct facts f = {0};
+        assert_int_equal(fsroot_open(root, &fs), 0);
+        assert_int_equal(xid_gather(fs, &f), 0);
+        assert_string_equal(f.xid.source, "/var/log/kern.log");
+        assert_int_equal(f.xid.kmsg_errno, ENOENT);
+        assert_int_equal(f.xid.n, 1);
+        xid_facts_done(&f.xid);
+
+        tree_put(root, "dev/kmsg", "4,2,5,-;NVRM: Xid (PCI:0000:41:00): 79, lost\n");
+        assert_int_equal(xid_gather(fs, &f), 0);
+        assert_string_equal(f.xid.source, "/dev/kmsg");
+        assert_int_equal(f.xid.events[0].code, 79);
+        xid_facts_done(&f.xid);
+        fsroot_free(fs);
+        tree_remove(root);
+}
+
+/* One GPU at 0000:41:00.0, the built-in Xid table, and the given events. */
+struct node {
+        struct facts f;
+        struct pci_dev dev;
+        struct gpu gpu;
+        struct gpudb *db;
+        struct xid_event events[4];
+};
+
+static void node_init(struct node *n) {
+        memset(n, 0, sizeof(*n));
+        char err[256];
+        assert_int_equal(gpudb_load(NULL, &n->db, err, sizeof(err)), 0);
+        n->f.db = n->db;
+        snprintf(n->dev.addr, sizeof(n->dev.addr), "0000:41:00.0");
+        n->f.pci.devs = &n->dev;
+        n->f.pci.n = 1;
+        n->f.gpus.gpus = &n->gpu;
+        n->f.gpus.n = 1;
+        n->f.xid.source = "/dev/kmsg";
+        n->f.xid.events = n->events;
+}
+
+static void add(struct node *n, const char *addr, int code) {
+        struct xid_event *ev = &n->events[n->f.xid.n++];
+        snprintf(ev->addr, sizeof(ev->addr), "%s", addr);
+        ev->code = code;
+        snprintf(ev->text, sizeof(ev->text), "text %d", code);
+}
+
+static const struct result *run(struct node *n, struct report *rep, size_t expect_results) {
+        report_init(rep);
+        check_gpu_xid.run(&check_gpu_xid, &n->f, rep);
+        assert_int_equal(rep->n_results, expect_results);
+        return &rep->results[0];
+}
+
+static void test_check(void **state) {
+        (void)state;
+        struct node n;
+        struct report rep;
+        node_init(&n);
+        const struct result *r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "none");
+        report_done(&rep);
+
+        add(&n, "0000:41:00.0", 13);
+        add(&n, "0000:41:00.0", 13);
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "Xid 13 x2 (Graphics engine exception)");
+        report_done(&rep);
+
+        add(&n, "0000:41:00.0", 63);
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->remedy, "Xid 63: a memory row was marked for remapping"));
+        report_done(&rep);
+
+        /* A GPU that fell off the bus and is gone from it: reported on the host. */
+        add(&n, "0000:3b:00.0", 79);
+        r = run(&n, &rep, 2);
+        assert_int_equal(rep.results[1].status, STATUS_FAIL);
+        assert_string_equal(rep.results[1].subject, "host");
+        assert_string_equal(rep.results[1].observed, "Xid 79 x1 (GPU has fallen off the bus)");
+        assert_string_equal(rep.results[1].evidence[1].value, "0000:3b:00.0 Xid 79: text 79");
+        report_done(&rep);
+
+        n.events[3].code = 4242;
+        r = run(&n, &rep, 2);
+        assert_int_equal(rep.results[1].status, STATUS_WARN);
+        assert_string_equal(rep.results[1].observed, "Xid 4242 x1 (not in gpuvet's Xid table)");
+        report_done(&rep);
+
+        n.f.xid.source = NULL;
+        n.f.xid.kmsg_errno = EPERM;
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_non_null(strstr(r->summary, "needs root to read the kernel log"));
+        report_done(&rep);
+        gpudb_free(n.db);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_line),
+                cmocka_unit_test(test_parse_log_sources),
+                cmocka_unit_test(test_gather_prefers_kmsg),
+                cmocka_unit_test(test_check),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
