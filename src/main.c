@@ -14,8 +14,11 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
         {"check", cmd_check, "check the node: one verdict, a remedy for every problem"},
+        {"info", cmd_info, "inventory of the host and its GPUs (deviceQuery, nvidia-smi -q, lspci)"},
+        {"topo", cmd_topo, "GPU/NIC connection matrix with CPU and NUMA affinity (nvidia-smi topo -m)"},
         {"detect", cmd_detect, "GPU -> architecture -> driver, CUDA, PyTorch wheels and NGC images to use"},
         {"snapshot", cmd_snapshot, "capture the files checks read, to replay with --root elsewhere"},
+        {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},
 };
 
 static void print_usage(FILE *out) {

@@ -6,6 +6,23 @@ cd "$(dirname "$0")/.."
 
 tools/bootstrap.sh
 
+# The official nvml.h for the NVML ABI test (tests/abi): PyPI's nvidia-nvml-dev, pinned to
+# the release src/vendor/nvml_api.h was last checked against, installed once beside the
+# build directories. Without it (no network, no pip) the nvml_abi test reports SKIP.
+nvml_dev_version=13.5.37
+nvml_dev_dir=build-deps/nvidia-nvml-dev-$nvml_dev_version
+if [ ! -f "$nvml_dev_dir/.complete" ]; then
+  rm -rf "$nvml_dev_dir"
+  if PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$nvml_dev_dir" \
+      "nvidia-nvml-dev==$nvml_dev_version"; then
+    touch "$nvml_dev_dir/.complete"
+  else
+    echo "warning: could not pip install nvidia-nvml-dev; the nvml_abi test will be skipped" >&2
+  fi
+fi
+nvml_h=$(find "$nvml_dev_dir" -path '*/include/nvml.h' 2>/dev/null | head -n 1 || true)
+nvml_include_dir=${nvml_h:+$PWD/$(dirname "$nvml_h")}
+
 results=()
 run_suite() {
   local dir=$1; shift
@@ -21,9 +38,10 @@ run_suite() {
   results+=("$dir/meson-logs/testlog.json")
 }
 
-run_suite build
-CC=clang run_suite build-clang
-run_suite build-sanitize -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+run_suite build -Dnvml_include_dir="$nvml_include_dir"
+CC=clang run_suite build-clang -Dnvml_include_dir="$nvml_include_dir"
+run_suite build-sanitize -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+  -Dnvml_include_dir="$nvml_include_dir"
 
 python3 - "${results[@]}" <<'PY'
 import json, sys

@@ -14,6 +14,9 @@ enum exit_code {
 int cmd_check(int argc, char **argv);
 int cmd_detect(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
+int cmd_query(int argc, char **argv);
 
 /* Shared by subcommands: --root/--data-dir defaults from the environment. */
 struct common_options {

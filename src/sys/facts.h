@@ -11,8 +11,10 @@
 #include "sys/iommu.h"
 #include "sys/kernel.h"
 #include "sys/memory.h"
+#include "sys/netdev.h"
 #include "sys/numa.h"
 #include "sys/nvidia.h"
+#include "sys/nvml_facts.h"
 #include "sys/pci.h"
 #include "sys/virt.h"
 #include "sys/xid.h"
@@ -33,6 +35,15 @@ struct facts {
         struct kernel_facts kernel;
         struct container_facts container;
         struct xid_facts xid;
+        struct netdev_facts netdev;
+
+        /* NVML, gathered by the caller after facts_gather (cmd/check.c) and released with
+         * nvml_facts_done before facts_done; zero (init_state NVML_INIT_NOT_TRIED) when NVML
+         * was not asked. nvml_note says why not, or why no library loaded (the loader's
+         * message); nvml_lib_path names the library file that was loaded. */
+        struct nvml_facts nvml;
+        char nvml_note[512];
+        char nvml_lib_path[512];
 };
 
 /* Gather all facts from fs. Returns 0, or a negative errno only for failures that make a

@@ -13,6 +13,9 @@
 /* nvidia-persistenced's comm: the kernel keeps 15 characters of the name (TASK_COMM_LEN 16). */
 #define PERSISTENCED_COMM "nvidia-persiste"
 #define PERSISTENCED_PIDFILE "/run/nvidia-persistenced/nvidia-persistenced.pid"
+/* nv-fabricmanager's comm, cut to 15 characters likewise. */
+#define FABRICMANAGER_COMM "nv-fabricmanage"
+#define DPKG_STATUS "/var/lib/dpkg/status"
 
 static void gather_version(struct fsroot *fs, struct nvidia_facts *x) {
         char *text;
@@ -145,6 +148,58 @@ static int gather_persistenced(struct fsroot *fs, struct nvidia_facts *x) {
         return 0;
 }
 
+static void gather_fabricmanager_pid(struct fsroot *fs, struct nvidia_facts *x) {
+        char **names;
+        if (fsroot_list(fs, "/proc", &names) < 0)
+                return; /* proc_errno already says why, from the persistenced walk */
+        for (char **n = names; *n; n++) {
+                char comm[32];
+                if (!all_digits(*n) || fsroot_read_strf(fs, comm, sizeof(comm), "/proc/%s/comm", *n) < 0 ||
+                    strcmp(comm, FABRICMANAGER_COMM) != 0)
+                        continue;
+                (void)parse_int(*n, &x->fabricmanager_pid);
+                break;
+        }
+        strv_free(names);
+}
+
+/* The installed nvidia-fabricmanager[-<branch>] package in dpkg's status file: its
+ * upstream version (epoch and Debian revision dropped) matches the driver's when the two
+ * come from the same release. RPM's database is not a text file: on RHEL the version stays
+ * unknown. */
+static void gather_fabricmanager_version(struct fsroot *fs, struct nvidia_facts *x) {
+        char *text;
+        if (fsroot_read_alloc(fs, DPKG_STATUS, &text, NULL) < 0)
+                return;
+        char pkg[64] = "", version[64] = "";
+        bool installed = false;
+        for (char *save = NULL, *line = strtok_r(text, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
+                /* strtok_r skips blank lines, so a paragraph ends at the next "Package:". */
+                if (!line || strncmp(line, "Package: ", 9) == 0) {
+                        if (installed && version[0] &&
+                            (strcmp(pkg, "nvidia-fabricmanager") == 0 ||
+                             strncmp(pkg, "nvidia-fabricmanager-", 21) == 0)) {
+                                const char *v = strchr(version, ':');
+                                v = v ? v + 1 : version;
+                                snprintf(x->fabricmanager_version, sizeof(x->fabricmanager_version), "%.*s",
+                                         (int)strcspn(v, "-"), v);
+                                snprintf(x->fabricmanager_package, sizeof(x->fabricmanager_package), "%s", pkg);
+                                break;
+                        }
+                        if (!line)
+                                break;
+                        snprintf(pkg, sizeof(pkg), "%s", line + 9);
+                        version[0] = '\0';
+                        installed = false;
+                } else if (strncmp(line, "Status: ", 8) == 0) {
+                        installed = strstr(line, " installed") != NULL;
+                } else if (strncmp(line, "Version: ", 9) == 0) {
+                        snprintf(version, sizeof(version), "%s", line + 9);
+                }
+        }
+        free(text);
+}
+
 int nvidia_gather(struct fsroot *fs, struct facts *f) {
         struct nvidia_facts *x = &f->nvidia;
         memset(x, 0, sizeof(*x));
@@ -158,6 +213,10 @@ int nvidia_gather(struct fsroot *fs, struct facts *f) {
         int r;
         if ((r = gather_modprobe(fs, x)) < 0 || (r = gather_persistenced(fs, x)) < 0)
                 return r;
+        if (x->module_loaded) {
+                gather_fabricmanager_pid(fs, x);
+                gather_fabricmanager_version(fs, x);
+        }
         return 0;
 }
 

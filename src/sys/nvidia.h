@@ -27,6 +27,13 @@ struct nvidia_facts {
         /* How the daemon was found: "/proc/<pid>/comm" or the pid file; "" when not. */
         char persistenced_source[96];
         int proc_errno;              /* 0, or why /proc could not be listed */
+
+        /* NVIDIA Fabric Manager (NVSwitch systems), looked for when the nvidia module is
+         * loaded: a process named nv-fabricmanager, and the version of the installed
+         * nvidia-fabricmanager package from the dpkg database ("" when not found there). */
+        int fabricmanager_pid;              /* 0 when not running */
+        char fabricmanager_version[32];     /* "550.54.15" (Debian revision dropped) */
+        char fabricmanager_package[64];     /* "nvidia-fabricmanager-550" */
 };
 
 /* Fills f->nvidia; reads /proc/driver/nvidia/version, /sys/module/nvidia/taint,

@@ -12,9 +12,12 @@
 
 #include "vendor/nvml_api.h"
 
+struct dl_seam;
+
 struct nvml_lib {
         void *handle;
         char path[512]; /* what was loaded, for evidence */
+        const struct dl_seam *seam; /* closes handle; NULL: dlclose */
 #define NVML_FN(required, name, params) name##_fn name;
 #include "vendor/nvml_functions.def"
 #undef NVML_FN
@@ -26,13 +29,18 @@ struct dl_seam {
         void *(*sym)(void *handle, const char *name);
         int (*close)(void *handle);
         char *(*error)(void);
+        /* Optional: write the file a handle came from (symlinks resolved) into buf; 0 on
+         * success. NULL, or a failure, records the name that was opened instead. */
+        int (*origin)(void *handle, char *buf, size_t size);
 };
 extern const struct dl_seam dl_seam_system;
 
 /* Environment variable naming the library to load instead of the sonames. */
 #define NVML_LIB_ENV "GPUVET_NVML_LIB"
 
-/* Load the library (path NULL: $GPUVET_NVML_LIB, then the sonames). Returns 0, -ENOENT
+/* Load the library (path NULL: $GPUVET_NVML_LIB, then the sonames; seam NULL:
+ * dl_seam_system). On success *ret has every required pointer set, a NULL for each
+ * optional symbol the library lacks, and path names the file loaded. Returns 0, -ENOENT
  * when no library could be opened (err: what was tried and dlerror), -ENOSYS when a
  * required symbol is missing (err names it), -ENOMEM. Does not call nvmlInit. */
 int nvml_lib_load(const char *path, const struct dl_seam *seam, struct nvml_lib **ret, char *err, size_t errsize);

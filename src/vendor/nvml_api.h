@@ -3,9 +3,11 @@
  *
  * Names, values and layouts are NVML's own (nvml.h of CUDA 13, which keeps them
  * compatible back to the R450 drivers for everything here). tests/abi/ compiles these
- * declarations next to the official header from PyPI's nvidia-nvml-dev and fails the
- * build on any difference: an enum value, a struct size or field offset, or a function's
- * parameter list. Only what gpuvet reads is declared; add to it, never guess. */
+ * declarations next to the official header from PyPI's nvidia-nvml-dev and fails on any
+ * difference: a function's parameter list fails the build, an enum or constant value, a
+ * struct size or a field's offset, size or type fails the nvml_abi test. Every item here
+ * must be listed in tests/abi/abi_items.def (the nvml_abi_items test says which is not).
+ * Only what gpuvet reads is declared; add to it, never guess. */
 #pragma once
 
 typedef enum nvmlReturn_enum {

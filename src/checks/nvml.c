@@ -1,0 +1,1225 @@
+/* gpu (NVML): what the driver itself says about each GPU, read through NVML under
+ * deadlines (sys/nvml_facts.h). docs/checks/gpu.md documents every check here.
+ *
+ * Each reading carries how it was obtained; reading_unusable() turns the ones without a
+ * value into the same result everywhere: a call that never returned is an error naming
+ * the function and the GPU, "not supported" is a skip, GPU_IS_LOST is a failure (the GPU
+ * has fallen off the bus), any other NVML error is an error naming its code. */
+#include "checks/check.h"
+#include "core/strbuf.h"
+#include "core/strparse.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* Warn when the temperature is this close to the slowdown threshold. */
+#define TEMP_MARGIN_C 5u
+/* Corrected (single-bit) volatile ECC errors since the driver loaded from which gpuvet
+ * warns: a few are normal on HBM, a steady stream is a cell going bad. NVIDIA publishes no
+ * threshold; this is gpuvet's. */
+#define ECC_CORRECTED_WARN 100ull
+/* Pre-Ampere page retirement keeps at most 64 pages (NVIDIA, "A100 GPU memory error
+ * management": "a maximum of 64 retirements for the frame buffer"); warn once three
+ * quarters are used, before new bad cells can no longer be retired. */
+#define RETIRED_PAGES_MAX 64u
+#define RETIRED_PAGES_WARN 48u
+
+#define MW_TO_W(mw) ((mw) / 1000u)
+
+static const char lost_remedy[] =
+        "The GPU stopped answering on PCIe (Xid 79). Drain the node, look for Xid 79 and PCIe AER errors "
+        "in `dmesg`, then power-cycle it (a warm reboot often does not bring the GPU back); if it happens "
+        "again, reseat the GPU or have it replaced.";
+static const char timeout_remedy[] =
+        "An NVML call that never returns means a wedged GPU or driver: look for Xid errors in `dmesg | grep "
+        "-E 'NVRM|Xid'`, then reset the GPU (`nvidia-smi -r -i <index>`, with no process using it) or "
+        "reboot. gpuvet abandoned the call and exited once its report was written.";
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+/* The sysfs GPU (index into f->gpus) at NVML GPU g's address, or -1. */
+static long sysfs_gpu_of(const struct facts *f, const struct nvml_gpu *g) {
+        if (!nv_ok(g->pci_bus_id))
+                return -1;
+        for (size_t i = 0; i < f->gpus.n; i++)
+                if (strcasecmp(gpu_pci(f, i)->addr, g->pci_bus_id.v) == 0)
+                        return (long)i;
+        return -1;
+}
+
+static bool nvml_sees(const struct facts *f, const char *addr) {
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                if (nv_ok(g->pci_bus_id) && strcasecmp(g->pci_bus_id.v, addr) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* The address of a GPU whose PCI address NVML cannot read (a GPU fallen off the bus answers
+ * GPU_IS_LOST even there): when exactly one NVML GPU lacks its address and exactly one GPU
+ * bound to nvidia on the PCI bus is missing from NVML, they are the same GPU. NULL when
+ * that does not hold. */
+static const char *inferred_addr(const struct facts *f) {
+        unsigned int unknown = 0;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++)
+                if (!nv_ok(f->nvml.gpus[i].pci_bus_id))
+                        unknown++;
+        if (unknown != 1)
+                return NULL;
+        const char *missing = NULL;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct pci_dev *d = gpu_pci(f, i);
+                if (strcmp(d->driver, "nvidia") != 0 || nvml_sees(f, d->addr))
+                        continue;
+                if (missing)
+                        return NULL;
+                missing = d->addr;
+        }
+        return missing;
+}
+
+/* The subject of a GPU's result: its PCI address as sysfs writes it (inferred when NVML
+ * cannot read it, see inferred_addr), else "nvml:<index>". */
+static const char *nv_subject(const struct facts *f, const struct nvml_gpu *g, char *buf, size_t size) {
+        const char *addr = NULL;
+        if (nv_ok(g->pci_bus_id) && g->pci_bus_id.v[0])
+                addr = g->pci_bus_id.v;
+        else if (f)
+                addr = inferred_addr(f);
+        if (addr)
+                snprintf(buf, size, "%s", addr);
+        else
+                snprintf(buf, size, "nvml:%u", g->index);
+        return buf;
+}
+
+/* gpuvet's table entry for g: by its PCI id from NVML, else that of the sysfs device at
+ * its address. NULL when unknown. */
+static const struct gpu_model *nv_model(const struct facts *f, const struct nvml_gpu *g) {
+        const struct gpu_model *m = NULL;
+        if (f->db && nv_ok(g->pci_device_id))
+                m = gpudb_find(f->db, g->pci_device_id.v & 0xffffu, g->pci_device_id.v >> 16);
+        if (!m) {
+                long i = sysfs_gpu_of(f, g);
+                const char *addr = i < 0 && !nv_ok(g->pci_bus_id) ? inferred_addr(f) : NULL;
+                for (size_t k = 0; addr && k < f->gpus.n && i < 0; k++)
+                        if (strcmp(gpu_pci(f, k)->addr, addr) == 0)
+                                i = (long)k;
+                if (i >= 0)
+                        m = f->gpus.gpus[i].model;
+        }
+        return m;
+}
+
+/* "NVIDIA H100 80GB HBM3 0000:1b:00.0" for summaries. */
+static const char *nv_describe(const struct facts *f, const struct nvml_gpu *g, char *buf, size_t size) {
+        char subject[NV_STR_MAX];
+        nv_subject(f, g, subject, sizeof(subject));
+        if (nv_ok(g->name) && g->name.v[0])
+                snprintf(buf, size, "%s %s", g->name.v, subject);
+        else
+                snprintf(buf, size, "GPU %s", subject);
+        return buf;
+}
+
+/* Judge a reading that holds no value into r (status, summary, observed, remedy, the
+ * "source" evidence). Returns true when it did, so the caller stops judging this GPU;
+ * false for NV_OK. what names the fact in the summary ("ECC mode"). */
+static bool reading_unusable(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *what,
+                             unsigned char state, int rc, const char *fn) {
+        if (state == NV_OK)
+                return false;
+        char desc[2 * NV_STR_MAX + 8];
+        nv_describe(f, g, desc, sizeof(desc));
+        const char *func = fn ? fn : "NVML";
+        result_evidence(r, "source", "%s", func);
+        switch (state) {
+        case NV_TIMEOUT:
+                result_observed(r, "unknown: %s did not return", func);
+                result_evidence(r, "nvml_return", "timeout after %u ms", g->timeout_ms);
+                result_status(r, STATUS_ERROR, "%s did not return within %u ms on %s: %s unknown", func,
+                              g->timeout_ms, desc, what);
+                result_remedy(r, "%s", timeout_remedy);
+                return true;
+        case NV_NO_FUNCTION:
+                result_observed(r, "unknown: libnvidia-ml has no %s", func);
+                result_evidence(r, "nvml_return", "%s", nvml_return_name(NVML_ERROR_FUNCTION_NOT_FOUND));
+                result_status(r, STATUS_SKIP, "%s: not supported on this GPU/driver (libnvidia-ml lacks %s)", what,
+                              func);
+                return true;
+        case NV_UNREAD:
+                result_observed(r, "not read");
+                result_status(r, STATUS_SKIP, "%s of %s was not read", what, desc);
+                return true;
+        default:
+                break;
+        }
+        const char *name = nvml_return_name((nvmlReturn_t)rc);
+        result_evidence(r, "nvml_return", "%s", name);
+        result_observed(r, "unknown: %s returned %s", func, name);
+        switch (rc) {
+        case NVML_ERROR_NOT_SUPPORTED:
+                result_status(r, STATUS_SKIP, "%s: not supported on this GPU/driver (%s)", what, func);
+                break;
+        case NVML_ERROR_GPU_IS_LOST:
+                result_status(r, STATUS_FAIL, "%s has fallen off the bus (%s returned %s)", desc, func, name);
+                result_remedy(r, "%s", lost_remedy);
+                break;
+        case NVML_ERROR_NO_PERMISSION:
+                result_status(r, STATUS_ERROR, "%s of %s: %s refused (%s)", what, desc, func, name);
+                result_remedy(r, "Run gpuvet as root: NVML reads some facts only with CAP_SYS_ADMIN.");
+                break;
+        default:
+                result_status(r, STATUS_ERROR, "%s of %s: %s failed with %s", what, desc, func, name);
+                result_remedy(r, "Look for Xid errors in `dmesg | grep -E 'NVRM|Xid'` and compare with "
+                                 "`nvidia-smi -q -i %u`; reset the GPU if NVML keeps failing.",
+                              g->index);
+                break;
+        }
+        return true;
+}
+
+#define UNUSABLE(r, f, g, what, reading) \
+        reading_unusable((r), (f), (g), (what), (reading).state, (reading).rc, (reading).fn)
+
+/* Why the per-GPU NVML checks cannot judge anything, as one host result; false when
+ * they can. */
+static bool nvml_unavailable(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct nvml_facts *n = &f->nvml;
+        const char *why = NULL;
+        char buf[640];
+        if (f->gpus.n == 0 && n->n_gpus == 0)
+                why = "no NVIDIA GPU on the PCI bus";
+        else if (f->gpus.n > 0 && check_count_host_gpus(f) == 0 && n->n_gpus == 0)
+                why = "every GPU is bound to vfio-pci for passthrough: NVML on this host does not see them";
+        else if (n->init_state == NVML_INIT_NOT_TRIED) {
+                snprintf(buf, sizeof(buf), "NVML not asked: %s", f->nvml_note[0] ? f->nvml_note : "not tried");
+                why = buf;
+        } else if (n->init_state != NVML_INIT_OK) {
+                snprintf(buf, sizeof(buf), "NVML unavailable (%s): gpu.nvml says why",
+                         nvml_init_state_name(n->init_state));
+                why = buf;
+        } else if (n->n_gpus == 0) {
+                why = "NVML sees no GPU: gpu.nvml says why";
+        }
+        if (!why)
+                return false;
+        struct result *r = result_new(rep, self, "host");
+        result_status(r, STATUS_SKIP, "%s", why);
+        return true;
+}
+
+/* ---- gpu.nvml ------------------------------------------------------------------------ */
+
+static const char mismatch_remedy[] =
+        "The kernel module and libnvidia-ml come from different driver versions (an upgrade replaced the "
+        "library but the old module is still loaded). Reload the module with no process using the GPUs "
+        "(stop nvidia-persistenced, nvidia-fabricmanager and DCGM first): `rmmod nvidia_uvm nvidia_drm "
+        "nvidia_modeset nvidia && modprobe nvidia`, or reboot.";
+
+/* The version in the file name the library was loaded from: ".../libnvidia-ml.so.550.54.15"
+ * -> "550.54.15"; "" when the name carries none (libnvidia-ml.so.1 is not a version). */
+static void lib_version(const char *path, char *buf, size_t size) {
+        buf[0] = '\0';
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        const char *v = strstr(base, ".so.");
+        if (!v || !strchr(v + 4, '.'))
+                return;
+        snprintf(buf, size, "%s", v + 4);
+}
+
+static size_t count_bound(const struct facts *f, const char *driver) {
+        size_t k = 0;
+        for (size_t i = 0; i < f->gpus.n; i++)
+                if (strcmp(gpu_pci(f, i)->driver, driver) == 0)
+                        k++;
+        return k;
+}
+
+static void nvml_init_failed(struct result *r, const struct facts *f) {
+        const struct nvml_facts *n = &f->nvml;
+        const char *kmod = f->nvidia.have_version ? f->nvidia.driver_version : "unknown";
+        switch (n->init_state) {
+        case NVML_INIT_NO_LIBRARY:
+                result_observed(r, "no libnvidia-ml");
+                result_evidence(r, "source", "dlopen libnvidia-ml.so.1");
+                if (f->nvml_note[0])
+                        result_evidence(r, "loader", "%s", f->nvml_note);
+                result_status(r, STATUS_FAIL,
+                              "libnvidia-ml.so.1 not found: the driver's user-space part is not installed");
+                result_remedy(r,
+                              "Install the user-space libraries of the same driver version as the kernel module "
+                              "(%s): Ubuntu `apt install libnvidia-compute-<branch>` (with nvidia-utils-<branch>), "
+                              "RHEL/Rocky `dnf install nvidia-driver-cuda-libs`. In a container, run it with the "
+                              "NVIDIA Container Toolkit (`--gpus all`), which mounts the host's library.",
+                              kmod);
+                return;
+        case NVML_INIT_DRIVER_NOT_LOADED:
+                result_observed(r, "nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED");
+                result_evidence(r, "source", "nvmlInit_v2");
+                result_status(r, STATUS_FAIL, "NVML cannot reach the driver: the nvidia kernel module is not loaded");
+                result_remedy(r, "Load it with `modprobe nvidia`; `dmesg | grep -i nvrm` shows why it refused to "
+                                 "load (no module for this kernel: reinstall the driver or its DKMS package).");
+                return;
+        case NVML_INIT_VERSION_MISMATCH: {
+                char lib[64];
+                lib_version(f->nvml_lib_path, lib, sizeof(lib));
+                result_observed(r, "kernel module %s, libnvidia-ml %s", kmod, lib[0] ? lib : "of another version");
+                result_expected(r, "kernel module and libnvidia-ml of the same version");
+                result_evidence(r, "source", "nvmlInit_v2");
+                result_evidence(r, "kernel_module", "%s (/proc/driver/nvidia/version)", kmod);
+                result_evidence(r, "library", "%s", f->nvml_lib_path[0] ? f->nvml_lib_path : "unknown");
+                if (lib[0])
+                        result_status(r, STATUS_FAIL,
+                                      "Driver/library version mismatch: kernel module %s, libnvidia-ml %s", kmod, lib);
+                else
+                        result_status(r, STATUS_FAIL,
+                                      "Driver/library version mismatch: kernel module %s, libnvidia-ml of another "
+                                      "version (%s)",
+                                      kmod, f->nvml_lib_path[0] ? f->nvml_lib_path : "path unknown");
+                result_remedy(r, "%s", mismatch_remedy);
+                return;
+        }
+        case NVML_INIT_NO_PERMISSION:
+                result_observed(r, "nvmlInit_v2: NVML_ERROR_NO_PERMISSION");
+                result_evidence(r, "source", "nvmlInit_v2");
+                result_status(r, STATUS_FAIL, "NVML may not open the GPU device files (/dev/nvidiactl, /dev/nvidia*)");
+                result_remedy(r, "Check `ls -l /dev/nvidia*` (the driver's NVreg_DeviceFileMode/GID options set "
+                                 "them); in a container, pass the devices with the NVIDIA Container Toolkit.");
+                return;
+        case NVML_INIT_TIMEOUT: {
+                unsigned int ms = 0;
+                for (unsigned int i = 0; i < n->n_timeouts; i++)
+                        if (n->timeouts[i].gpu < 0)
+                                ms = n->timeouts[i].elapsed_ms;
+                result_observed(r, "nvmlInit_v2 did not return");
+                result_evidence(r, "source", "nvmlInit_v2");
+                result_status(r, STATUS_ERROR, "nvmlInit_v2 did not return within %u ms", ms);
+                result_remedy(r, "%s", timeout_remedy);
+                return;
+        }
+        default: {
+                const char *name = nvml_return_name((nvmlReturn_t)n->init_rc);
+                result_observed(r, "nvmlInit_v2: %s", name);
+                result_evidence(r, "source", "nvmlInit_v2");
+                result_status(r, STATUS_FAIL, "NVML failed to initialise: nvmlInit_v2 returned %s", name);
+                result_remedy(r, "Compare with `nvidia-smi`; look for NVRM messages in `dmesg`.");
+                return;
+        }
+        }
+}
+
+static void run_nvml(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return;
+        const struct nvml_facts *n = &f->nvml;
+        size_t bound = count_bound(f, "nvidia");
+        if (bound == 0) {
+                struct result *r = result_new(rep, self, "host");
+                result_evidence(r, "source", "/sys/bus/pci/devices/*/driver");
+                if (check_count_host_gpus(f) == 0)
+                        result_status(r, STATUS_SKIP, "every GPU is bound to vfio-pci for passthrough: NVML "
+                                                      "on this host does not see them");
+                else
+                        result_status(r, STATUS_SKIP, "no GPU is bound to the nvidia driver (gpu.driver_binding "
+                                                      "says why): NVML has nothing to see");
+                return;
+        }
+        struct result *r = result_new(rep, self, "host");
+        result_expected(r, "NVML initialises and sees the %zu GPU%s bound to nvidia", bound, bound == 1 ? "" : "s");
+        if (n->init_state == NVML_INIT_NOT_TRIED) {
+                result_status(r, STATUS_SKIP, "NVML not asked: %s", f->nvml_note[0] ? f->nvml_note : "not tried");
+                return;
+        }
+        if (f->nvml_lib_path[0])
+                result_evidence(r, "library", "%s", f->nvml_lib_path);
+        if (n->init_state != NVML_INIT_OK) {
+                nvml_init_failed(r, f);
+                return;
+        }
+        if (!nv_ok(n->device_count)) {
+                struct nvml_gpu none = {.index = 0};
+                for (unsigned int i = 0; i < n->n_timeouts; i++)
+                        if (n->timeouts[i].gpu < 0)
+                                none.timeout_ms = n->timeouts[i].elapsed_ms;
+                (void)UNUSABLE(r, f, &none, "the number of GPUs", n->device_count);
+                return;
+        }
+        result_evidence(r, "source", "nvmlDeviceGetCount_v2, nvmlDeviceGetPciInfo_v3");
+        if (nv_ok(n->nvml_version))
+                result_evidence(r, "nvml_version", "%s", n->nvml_version.v);
+        if (nv_ok(n->driver_version))
+                result_evidence(r, "driver_version", "%s", n->driver_version.v);
+        if (n->cuda_driver_version_str[0])
+                result_evidence(r, "cuda_driver_version", "%s", n->cuda_driver_version_str);
+
+        char missing[512] = "";
+        size_t n_missing = 0;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct pci_dev *d = gpu_pci(f, i);
+                if (strcmp(d->driver, "nvidia") != 0 || nvml_sees(f, d->addr))
+                        continue;
+                strbuf_appendf(missing, sizeof(missing), "%s%s", n_missing ? ", " : "", d->addr);
+                n_missing++;
+        }
+        /* NVML devices whose address could not be read (a lost GPU, a hung call): they
+         * may be the missing ones. */
+        char unknown[512] = "";
+        size_t n_unknown = 0;
+        for (unsigned int i = 0; i < n->n_gpus; i++) {
+                const struct nvml_gpu *g = &n->gpus[i];
+                if (nv_ok(g->pci_bus_id))
+                        continue;
+                strbuf_appendf(unknown, sizeof(unknown), "%sGPU %u without an address (%s: %s)", n_unknown ? ", " : "",
+                               g->index,
+                               g->pci_bus_id.fn ? g->pci_bus_id.fn : "nvmlDeviceGetPciInfo_v3",
+                               g->pci_bus_id.state == NV_TIMEOUT ? "timeout"
+                                                                 : nvml_return_name((nvmlReturn_t)g->pci_bus_id.rc));
+                n_unknown++;
+        }
+        if (n_unknown)
+                result_evidence(r, "unidentified", "%s", unknown);
+        size_t seen = bound - n_missing;
+        result_observed(r, "NVML %s sees %zu of the %zu GPUs bound to nvidia (device count %u)",
+                        nv_ok(n->nvml_version) ? n->nvml_version.v : "(version unknown)", seen, bound,
+                        n->device_count.v);
+        if (n_missing == 0) {
+                result_status(r, STATUS_PASS, "NVML sees all %zu GPU%s (driver %s%s%s)", bound, bound == 1 ? "" : "s",
+                              nv_ok(n->driver_version) ? n->driver_version.v : "version unknown",
+                              n->cuda_driver_version_str[0] ? ", CUDA " : "", n->cuda_driver_version_str);
+                return;
+        }
+        result_evidence(r, "missing", "%s", missing);
+        if (n_unknown)
+                result_status(r, STATUS_FAIL, "NVML does not identify %zu GPU%s on the PCI bus: %s; it lists %s", n_missing,
+                              n_missing == 1 ? "" : "s", missing, unknown);
+        else
+                result_status(r, STATUS_FAIL, "NVML does not see %zu GPU%s on the PCI bus: %s", n_missing,
+                              n_missing == 1 ? "" : "s", missing);
+        result_remedy(r,
+                      "A GPU bound to nvidia that NVML does not list failed to initialise: look for NVRM and Xid "
+                      "messages about it in `dmesg` (\"RmInitAdapter failed\", Xid 79), check `nvidia-smi`, then "
+                      "reset or power-cycle the node.");
+}
+
+/* ---- gpu.driver_compat ------------------------------------------------------------- */
+
+static void run_driver_compat(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        const struct nvml_facts *n = &f->nvml;
+        for (unsigned int i = 0; i < n->n_gpus; i++) {
+                const struct nvml_gpu *g = &n->gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                const struct gpu_model *m = nv_model(f, g);
+                const struct gpu_arch *a = m && f->db ? gpudb_arch(f->db, m->arch) : NULL;
+                if (a)
+                        result_expected(r, "driver >= %s (%s)", a->min_driver, a->name);
+                else
+                        result_expected(r, "a driver that supports the GPU's architecture");
+                if (UNUSABLE(r, f, g, "driver version", n->driver_version) ||
+                    (!m && UNUSABLE(r, f, g, "PCI device id", g->pci_device_id)))
+                        continue;
+                result_observed(r, "driver %s", n->driver_version.v);
+                result_evidence(r, "source", "nvmlSystemGetDriverVersion");
+                if (f->db)
+                        result_evidence(r, "compat_table", "%s", f->db->source);
+                if (!a) {
+                        result_status(r, STATUS_SKIP, "%s is not in gpuvet's GPU table: no minimum driver known",
+                                      desc);
+                        continue;
+                }
+                result_evidence(r, "architecture", "%s", a->id);
+                int cmp;
+                if (version_compare(n->driver_version.v, a->min_driver, &cmp) < 0) {
+                        result_status(r, STATUS_ERROR, "cannot compare driver version \"%s\" with %s",
+                                      n->driver_version.v, a->min_driver);
+                        continue;
+                }
+                if (cmp < 0) {
+                        result_status(r, STATUS_FAIL, "driver %s is older than %s, the first to support %s (%s)",
+                                      n->driver_version.v, a->min_driver, a->name, m->name);
+                        result_remedy(r, "Install a driver of %s or newer (a branch that supports %s), then reboot.",
+                                      a->min_driver, a->name);
+                        continue;
+                }
+                result_status(r, STATUS_PASS, "driver %s supports %s (%s needs >= %s)", n->driver_version.v, a->name,
+                              m->name, a->min_driver);
+        }
+}
+
+/* ---- gpu.persistence_mode ----------------------------------------------------------- */
+
+static void run_persistence_mode(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                result_expected(r, "persistence mode enabled (or nvidia-persistenced running)");
+                if (UNUSABLE(r, f, g, "persistence mode", g->persistence_mode))
+                        continue;
+                result_evidence(r, "source", "nvmlDeviceGetPersistenceMode");
+                if (g->persistence_mode.v == NVML_FEATURE_ENABLED) {
+                        result_observed(r, "enabled");
+                        result_status(r, STATUS_PASS, "persistence mode is on");
+                        continue;
+                }
+                result_observed(r, "disabled");
+                if (f->nvidia.persistenced_running) {
+                        result_evidence(r, "persistenced", "pid %d", f->nvidia.persistenced_pid);
+                        result_status(r, STATUS_PASS,
+                                      "persistence mode is off but nvidia-persistenced runs (pid %d) and keeps the "
+                                      "GPU initialised",
+                                      f->nvidia.persistenced_pid);
+                        continue;
+                }
+                result_status(r, STATUS_WARN,
+                              "persistence mode is off: the driver tears the GPU down when the last client exits, "
+                              "so each job pays seconds of initialisation and GPU state is lost");
+                result_remedy(r, "Enable the nvidia-persistenced service (`systemctl enable --now "
+                                 "nvidia-persistenced`), NVIDIA's recommended way, or `nvidia-smi -pm 1` (lost "
+                                 "at reboot).");
+        }
+}
+
+/* ---- gpu.ecc_mode -------------------------------------------------------------------- */
+
+static const char *on_off(unsigned int v) { return v == NVML_FEATURE_ENABLED ? "enabled" : "disabled"; }
+
+static void run_ecc_mode(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                const struct gpu_model *m = nv_model(f, g);
+                bool datacenter = m && m->datacenter;
+                result_expected(r, datacenter ? "ECC enabled (a datacenter GPU)" : "ECC as configured (optional on this GPU)");
+                if (UNUSABLE(r, f, g, "ECC mode", g->ecc_mode_current))
+                        continue;
+                result_evidence(r, "source", "nvmlDeviceGetEccMode");
+                bool cur = g->ecc_mode_current.v == NVML_FEATURE_ENABLED;
+                bool have_pending = nv_ok(g->ecc_mode_pending);
+                bool pend = have_pending ? g->ecc_mode_pending.v == NVML_FEATURE_ENABLED : cur;
+                if (have_pending && pend != cur)
+                        result_observed(r, "%s, %s pending", on_off(g->ecc_mode_current.v),
+                                        on_off(g->ecc_mode_pending.v));
+                else
+                        result_observed(r, "%s", on_off(g->ecc_mode_current.v));
+                if (pend != cur) {
+                        result_status(r, STATUS_WARN, "ECC is %s but %s is pending: reboot or reset the GPU to apply",
+                                      on_off(g->ecc_mode_current.v), on_off(g->ecc_mode_pending.v));
+                        result_remedy(r, "Reset the GPU with no process using it (`nvidia-smi -r -i %u`) or reboot.",
+                                      g->index);
+                        continue;
+                }
+                if (cur) {
+                        result_status(r, STATUS_PASS, "ECC is enabled");
+                        continue;
+                }
+                if (!datacenter) {
+                        result_status(r, STATUS_PASS, "ECC is disabled (%s: optional on this GPU)", desc);
+                        continue;
+                }
+                result_status(r, STATUS_FAIL,
+                              "ECC is disabled on %s: memory errors go undetected and corrupt results silently", desc);
+                result_remedy(r, "Enable it with `nvidia-smi -i %u -e 1`, then reset the GPU (`nvidia-smi -r -i %u`) "
+                                 "or reboot.",
+                              g->index, g->index);
+        }
+}
+
+/* ---- gpu.ecc_errors ------------------------------------------------------------------ */
+
+static void run_ecc_errors(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                result_expected(r, "0 uncorrected and < %llu corrected volatile ECC errors", ECC_CORRECTED_WARN);
+                if (nv_ok(g->ecc_mode_current) && g->ecc_mode_current.v != NVML_FEATURE_ENABLED) {
+                        result_observed(r, "ECC disabled");
+                        result_evidence(r, "source", "nvmlDeviceGetEccMode");
+                        result_status(r, STATUS_SKIP, "ECC is disabled on %s: no error counters (gpu.ecc_mode)", desc);
+                        continue;
+                }
+                if (UNUSABLE(r, f, g, "volatile uncorrected ECC errors", g->ecc_volatile_uncorrected) ||
+                    UNUSABLE(r, f, g, "volatile corrected ECC errors", g->ecc_volatile_corrected))
+                        continue;
+                unsigned long long unc = g->ecc_volatile_uncorrected.v, cor = g->ecc_volatile_corrected.v;
+                result_evidence(r, "source", "nvmlDeviceGetTotalEccErrors");
+                result_observed(r, "volatile: %llu uncorrected, %llu corrected", unc, cor);
+                if (nv_ok(g->ecc_aggregate_uncorrected) && nv_ok(g->ecc_aggregate_corrected))
+                        result_evidence(r, "aggregate", "%llu uncorrected, %llu corrected (lifetime)",
+                                        g->ecc_aggregate_uncorrected.v, g->ecc_aggregate_corrected.v);
+                if (unc > 0) {
+                        result_status(r, STATUS_FAIL, "%llu uncorrectable ECC error%s since the driver loaded on %s",
+                                      unc, unc == 1 ? "" : "s", desc);
+                        result_remedy(r, "Drain the GPU; look for Xid 48/63/64/94/95 in `dmesg`; check gpu.memory_health "
+                                         "for a pending row remap or page retirement and reset the GPU (`nvidia-smi "
+                                         "-r -i %u`) to apply it. If uncorrectable errors recur, have the GPU replaced.",
+                                      g->index);
+                        continue;
+                }
+                if (cor >= ECC_CORRECTED_WARN) {
+                        result_status(r, STATUS_WARN, "%llu corrected ECC errors since the driver loaded on %s", cor, desc);
+                        result_remedy(r, "Watch the count (`nvidia-smi -q -d ECC -i %u`): a growing number of corrected "
+                                         "errors often precedes uncorrectable ones and row remapping.",
+                                      g->index);
+                        continue;
+                }
+                result_status(r, STATUS_PASS, "no uncorrectable ECC errors (%llu corrected)", cor);
+        }
+}
+
+/* ---- gpu.memory_health ----------------------------------------------------------- */
+
+static void judge_remap(struct result *r, const struct nvml_gpu *g, const char *desc) {
+        result_evidence(r, "source", "nvmlDeviceGetRemappedRows");
+        result_expected(r, "no remap failure, none pending");
+        result_observed(r, "rows remapped: %u for uncorrectable, %u for correctable errors; pending %s; failure %s",
+                        g->remap_uncorrected.v, g->remap_corrected.v, g->remap_pending.v ? "yes" : "no",
+                        g->remap_failure.v ? "yes" : "no");
+        if (g->remap_failure.v) {
+                result_status(r, STATUS_FAIL,
+                              "row remapping failed on %s: a bank ran out of spare rows and bad memory stays in use",
+                              desc);
+                result_remedy(r, "Take the GPU out of service and have it replaced (RMA); NVIDIA's row-remapping "
+                                 "documentation treats a remapping failure as a replacement case.");
+                return;
+        }
+        if (g->remap_pending.v) {
+                result_status(r, STATUS_WARN, "a row remap is pending on %s: reset the GPU to apply it", desc);
+                result_remedy(r, "Reset the GPU with no process using it (`nvidia-smi -r -i %u`) or reboot; until "
+                                 "then the faulty row stays in use.",
+                              g->index);
+                return;
+        }
+        result_status(r, STATUS_PASS, "no pending row remap and no remap failure (%u rows remapped)",
+                      g->remap_uncorrected.v + g->remap_corrected.v);
+}
+
+static void judge_retired(struct result *r, const struct nvml_gpu *g, const char *desc) {
+        result_evidence(r, "source", "nvmlDeviceGetRetiredPages, nvmlDeviceGetRetiredPagesPendingStatus");
+        result_expected(r, "no retirement pending, fewer than %u of %u pages retired", RETIRED_PAGES_WARN,
+                        RETIRED_PAGES_MAX);
+        unsigned int total = g->retired_pages_sbe.v + g->retired_pages_dbe.v;
+        bool pending = nv_ok(g->retired_pages_pending) && g->retired_pages_pending.v == NVML_FEATURE_ENABLED;
+        result_observed(r, "retired pages: %u double-bit, %u single-bit; pending %s", g->retired_pages_dbe.v,
+                        g->retired_pages_sbe.v,
+                        nv_ok(g->retired_pages_pending) ? (pending ? "yes" : "no") : "unknown");
+        if (pending) {
+                result_status(r, STATUS_WARN, "a page retirement is pending on %s: reset the GPU to apply it", desc);
+                result_remedy(r, "Reset the GPU with no process using it (`nvidia-smi -r -i %u`), reload the driver or "
+                                 "reboot; until then the bad page stays in use.",
+                              g->index);
+                return;
+        }
+        if (total >= RETIRED_PAGES_WARN) {
+                result_status(r, STATUS_WARN, "%u of at most %u pages retired on %s: the memory is wearing out", total,
+                              RETIRED_PAGES_MAX, desc);
+                result_remedy(r, "Plan to replace the GPU: once the retirement table is full, new bad cells can no "
+                                 "longer be retired.");
+                return;
+        }
+        result_status(r, STATUS_PASS, "no page retirement pending (%u pages retired)", total);
+}
+
+static void run_memory_health(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                /* Ampere and newer remap rows and answer NOT_SUPPORTED for page retirement;
+                 * older GPUs the other way round. */
+                if (nv_ok(g->remap_pending)) {
+                        judge_remap(r, g, desc);
+                        continue;
+                }
+                if (nv_ok(g->retired_pages_dbe) && nv_ok(g->retired_pages_sbe)) {
+                        judge_retired(r, g, desc);
+                        continue;
+                }
+                /* Neither: report the more telling failure (a real error over not supported). */
+                const struct nv_u32 *why = &g->remap_pending;
+                bool remap_unsupported = g->remap_pending.state == NV_NO_FUNCTION ||
+                                         (g->remap_pending.state == NV_ERROR && g->remap_pending.rc == NVML_ERROR_NOT_SUPPORTED);
+                if (remap_unsupported) {
+                        why = nv_ok(g->retired_pages_dbe) ? &g->retired_pages_sbe : &g->retired_pages_dbe;
+                        if (why->state == NV_UNREAD)
+                                why = &g->remap_pending;
+                }
+                result_expected(r, "no remap failure, no pending remap or page retirement");
+                (void)UNUSABLE(r, f, g, "row remapping and page retirement", *why);
+        }
+}
+
+/* ---- gpu.temperature ----------------------------------------------------------------- */
+
+static void run_temperature(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                if (nv_ok(g->temp_slowdown_c))
+                        result_expected(r, "below %u C (slowdown %u C, margin %u C)",
+                                        g->temp_slowdown_c.v > TEMP_MARGIN_C ? g->temp_slowdown_c.v - TEMP_MARGIN_C : 0,
+                                        g->temp_slowdown_c.v, TEMP_MARGIN_C);
+                else
+                        result_expected(r, "at least %u C below the slowdown threshold", TEMP_MARGIN_C);
+                if (UNUSABLE(r, f, g, "GPU temperature", g->temp_c) ||
+                    UNUSABLE(r, f, g, "slowdown temperature", g->temp_slowdown_c))
+                        continue;
+                unsigned int t = g->temp_c.v, slow = g->temp_slowdown_c.v;
+                result_observed(r, "%u C", t);
+                result_evidence(r, "source", "nvmlDeviceGetTemperature, nvmlDeviceGetTemperatureThreshold");
+                if (nv_ok(g->temp_shutdown_c))
+                        result_evidence(r, "shutdown_c", "%u", g->temp_shutdown_c.v);
+                if (t >= slow) {
+                        result_status(r, STATUS_FAIL, "%s is at %u C, at or above its slowdown threshold %u C: clocks "
+                                                      "are being cut",
+                                      desc, t, slow);
+                        result_remedy(r, "Check the cooling: fans and their BMC policy, blocked airflow or a failed "
+                                         "fan, inlet temperature, heatsink contact. `nvidia-smi -q -d "
+                                         "TEMPERATURE,PERFORMANCE -i %u` shows the thresholds and active slowdowns.",
+                                      g->index);
+                        continue;
+                }
+                if (t + TEMP_MARGIN_C >= slow) {
+                        result_status(r, STATUS_WARN, "%s is at %u C, within %u C of its slowdown threshold %u C", desc,
+                                      t, TEMP_MARGIN_C, slow);
+                        result_remedy(r, "Check the cooling before the GPU starts slowing down: fans, airflow, inlet "
+                                         "temperature.");
+                        continue;
+                }
+                result_status(r, STATUS_PASS, "%u C, %u C below the slowdown threshold", t, slow - t);
+        }
+}
+
+/* ---- gpu.clock_events ---------------------------------------------------------------- */
+
+static const struct {
+        unsigned long long bit;
+        const char *name;
+        enum status status; /* PASS: informational */
+} clock_reasons[] = {
+        {nvmlClocksThrottleReasonHwSlowdown, "HW slowdown", STATUS_FAIL},
+        {nvmlClocksThrottleReasonHwThermalSlowdown, "HW thermal slowdown", STATUS_FAIL},
+        {nvmlClocksThrottleReasonHwPowerBrakeSlowdown, "HW power brake slowdown", STATUS_FAIL},
+        {nvmlClocksEventReasonSwThermalSlowdown, "SW thermal slowdown", STATUS_WARN},
+        {nvmlClocksEventReasonGpuIdle, "GPU idle", STATUS_PASS},
+        {nvmlClocksEventReasonApplicationsClocksSetting, "applications clocks setting", STATUS_PASS},
+        {nvmlClocksEventReasonSwPowerCap, "SW power cap", STATUS_PASS},
+        {nvmlClocksEventReasonSyncBoost, "sync boost", STATUS_PASS},
+        {nvmlClocksEventReasonDisplayClockSetting, "display clock setting", STATUS_PASS},
+};
+
+static void run_clock_events(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                result_expected(r, "no hardware, thermal or power-brake slowdown");
+                if (UNUSABLE(r, f, g, "clock event reasons", g->clocks_event_reasons))
+                        continue;
+                unsigned long long v = g->clocks_event_reasons.v;
+                result_evidence(r, "source", "%s", g->clocks_event_reasons.fn);
+                result_evidence(r, "reasons", "0x%llx", v);
+                char active[256] = "", bad[256] = "";
+                enum status worst = STATUS_PASS;
+                for (size_t k = 0; k < sizeof(clock_reasons) / sizeof(clock_reasons[0]); k++) {
+                        if (!(v & clock_reasons[k].bit))
+                                continue;
+                        strbuf_appendf(active, sizeof(active), "%s%s", active[0] ? ", " : "", clock_reasons[k].name);
+                        if (clock_reasons[k].status == STATUS_PASS)
+                                continue;
+                        strbuf_appendf(bad, sizeof(bad), "%s%s", bad[0] ? ", " : "", clock_reasons[k].name);
+                        if (worst != STATUS_FAIL)
+                                worst = clock_reasons[k].status;
+                }
+                result_observed(r, "%s", active[0] ? active : "none");
+                if (worst == STATUS_FAIL) {
+                        result_status(r, STATUS_FAIL, "%s is slowed down by hardware: %s", desc, bad);
+                        result_remedy(r, "HW thermal: check cooling (fans, airflow, inlet temperature). HW power brake: "
+                                         "the board or chassis signalled a power fault (PSU, power cable, BMC power "
+                                         "capping). HW slowdown alone: external signal; check the BMC event log and "
+                                         "`nvidia-smi -q -d PERFORMANCE -i %u`.",
+                                      g->index);
+                        continue;
+                }
+                if (worst == STATUS_WARN) {
+                        result_status(r, STATUS_WARN, "%s is slowed down by the driver to stay within its thermal "
+                                                      "limit: %s",
+                                      desc, bad);
+                        result_remedy(r, "Improve cooling: the GPU is running hot enough for the driver to lower its "
+                                         "clocks (gpu.temperature).");
+                        continue;
+                }
+                result_status(r, STATUS_PASS, "no slowdown active%s%s%s", active[0] ? " (" : "", active,
+                              active[0] ? ")" : "");
+        }
+}
+
+/* ---- gpu.pcie_nvml --------------------------------------------------------------- */
+
+static void run_pcie_nvml(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                if (nv_ok(g->pcie_max_gen) && nv_ok(g->pcie_max_width))
+                        result_expected(r, "Gen%u x%u, 0 replays", g->pcie_max_gen.v, g->pcie_max_width.v);
+                else
+                        result_expected(r, "the maximum link generation and width, 0 replays");
+                if (UNUSABLE(r, f, g, "PCIe link width", g->pcie_width) ||
+                    UNUSABLE(r, f, g, "maximum PCIe link width", g->pcie_max_width) ||
+                    UNUSABLE(r, f, g, "PCIe link generation", g->pcie_gen) ||
+                    UNUSABLE(r, f, g, "maximum PCIe link generation", g->pcie_max_gen))
+                        continue;
+                result_evidence(r, "source", "nvmlDeviceGetCurrPcieLinkWidth, nvmlDeviceGetCurrPcieLinkGeneration, "
+                                             "nvmlDeviceGetMaxPcieLink{Width,Generation}, nvmlDeviceGetPcieReplayCounter");
+                bool have_replay = nv_ok(g->pcie_replay);
+                unsigned int replay = have_replay ? g->pcie_replay.v : 0;
+                if (have_replay) {
+                        result_observed(r, "Gen%u x%u, %u replay%s", g->pcie_gen.v, g->pcie_width.v, replay,
+                                        replay == 1 ? "" : "s");
+                } else {
+                        result_observed(r, "Gen%u x%u, replays unknown", g->pcie_gen.v, g->pcie_width.v);
+                        result_evidence(r, "replay_counter", "%s",
+                                        g->pcie_replay.state == NV_TIMEOUT
+                                                ? "timeout"
+                                                : nvml_return_name((nvmlReturn_t)g->pcie_replay.rc));
+                }
+                if (g->pcie_width.v < g->pcie_max_width.v) {
+                        result_status(r, STATUS_FAIL, "NVML reports the link of %s at x%u of x%u", desc, g->pcie_width.v,
+                                      g->pcie_max_width.v);
+                        result_remedy(r, "Reseat the GPU and inspect its riser/cable and slot; check the BIOS slot "
+                                         "bifurcation setting (pcie.link_width shows the same from sysfs).");
+                        continue;
+                }
+                if (g->pcie_gen.v < g->pcie_max_gen.v) {
+                        /* As pcie.link_speed: GPUs drop to Gen1 at idle to save power. */
+                        result_status(r, STATUS_WARN, "link of %s at Gen%u below its maximum Gen%u%s; normal at idle "
+                                                      "(power saving), the standard level confirms it under load",
+                                      desc, g->pcie_gen.v, g->pcie_max_gen.v,
+                                      replay ? ", and the link has replayed packets" : "");
+                        result_remedy(r, "Run `gpuvet check --level standard` to measure the link under load; if it "
+                                         "stays below Gen%u there, reseat the GPU and check BIOS PCIe speed settings.",
+                                      g->pcie_max_gen.v);
+                        continue;
+                }
+                if (replay > 0) {
+                        result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s: signal errors on the "
+                                                      "link",
+                                      desc, replay, replay == 1 ? "" : "s");
+                        result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
+                                         "(pcie.aer). A count that keeps growing points at the slot or cable.");
+                        continue;
+                }
+                result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u%s", g->pcie_max_gen.v,
+                              g->pcie_max_width.v, have_replay ? ", no replays" : "");
+        }
+}
+
+/* ---- gpu.nvlink ---------------------------------------------------------------------- */
+
+static bool not_supported(unsigned char state, int rc) {
+        return state == NV_NO_FUNCTION ||
+               (state == NV_ERROR && (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT));
+}
+
+static void run_nvlink(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        static const char *const counter_names[NVML_NVL_COUNTER_COUNT] = {
+                [NVML_NVL_REPLAY] = "replay",     [NVML_NVL_RECOVERY] = "recovery", [NVML_NVL_CRC_FLIT] = "CRC flit",
+                [NVML_NVL_CRC_DATA] = "CRC data", [NVML_NVL_ECC_DATA] = "ECC data",
+        };
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                const struct gpu_model *m = nv_model(f, g);
+                /* SXM boards carry their NVLinks on the baseboard; PCIe cards only through an
+                 * optional bridge, so no links there is not a fault. */
+                bool must_have = m && m->nvlink_links > 0 && m->form && strcmp(m->form, "pcie") != 0;
+                if (must_have)
+                        result_expected(r, "%u NVLinks active, no errors", m->nvlink_links);
+                else
+                        result_expected(r, "every NVLink active, no errors");
+                result_evidence(r, "source", "nvmlDeviceGetNvLinkState, nvmlDeviceGetNvLinkErrorCounter");
+                bool end_bad = g->nvlink_end.state != NV_UNREAD && !not_supported(g->nvlink_end.state, g->nvlink_end.rc);
+                if (end_bad) {
+                        (void)UNUSABLE(r, f, g, "NVLink state", g->nvlink_end);
+                        continue;
+                }
+                /* NVLink is not available while MIG is on (NVIDIA MIG user guide). */
+                if (nv_ok(g->mig_mode_current) && g->mig_mode_current.v == NVML_FEATURE_ENABLED) {
+                        result_observed(r, "%u NVLinks reported, MIG enabled", g->nvlink_count);
+                        result_status(r, STATUS_SKIP, "MIG is enabled on %s: NVLink is not used in MIG mode", desc);
+                        continue;
+                }
+                /* A link whose state NVML could not read (GPU lost, an error) says more
+                 * than "down". */
+                bool unreadable = false;
+                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && !unreadable; l++)
+                        if (g->nvlink[l].state.state != NV_OK)
+                                unreadable = UNUSABLE(r, f, g, "NVLink state", g->nvlink[l].state);
+                if (unreadable)
+                        continue;
+                if (g->nvlink_count == 0) {
+                        result_observed(r, "no NVLink");
+                        if (must_have) {
+                                result_status(r, STATUS_FAIL, "NVML reports no NVLink on %s, which has %u", desc,
+                                              m->nvlink_links);
+                                result_remedy(r, "Check `nvidia-smi nvlink -s -i %u` and the NVRM messages in `dmesg`; "
+                                                 "NVLinks missing on an SXM board need a reset or the board seen to.",
+                                              g->index);
+                        } else {
+                                result_status(r, STATUS_SKIP, "no NVLink on this board");
+                        }
+                        continue;
+                }
+                char down[256] = "", errors[512] = "";
+                unsigned int n_down = 0, n_err_links = 0;
+                unsigned long long totals[NVML_NVL_COUNTER_COUNT] = {0};
+                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++) {
+                        const struct nvml_nvlink *k = &g->nvlink[l];
+                        if (k->state.v != NVML_FEATURE_ENABLED) {
+                                strbuf_appendf(down, sizeof(down), "%s%u", n_down ? ", " : "", l);
+                                n_down++;
+                                continue;
+                        }
+                        char one[160] = "";
+                        for (int c = 0; c < NVML_NVL_COUNTER_COUNT; c++) {
+                                /* ECC data errors are corrected by the link itself. */
+                                if (c == NVML_NVL_ECC_DATA || !nv_ok(k->errors[c]) || k->errors[c].v == 0)
+                                        continue;
+                                totals[c] += k->errors[c].v;
+                                strbuf_appendf(one, sizeof(one), "%s%s %llu", one[0] ? ", " : "", counter_names[c],
+                                               k->errors[c].v);
+                        }
+                        if (one[0]) {
+                                strbuf_appendf(errors, sizeof(errors), "%slink %u: %s", n_err_links ? "; " : "", l, one);
+                                n_err_links++;
+                        }
+                }
+                unsigned int active = g->nvlink_count - n_down;
+                result_observed(r, "%u of %u links active%s%s", active, g->nvlink_count, n_down ? ", down: " : "", down);
+                if (errors[0])
+                        result_evidence(r, "errors", "%s", errors);
+                if (n_down) {
+                        result_status(r, STATUS_FAIL, "NVLink%s %s of %s %s down", n_down == 1 ? "" : "s", down, desc,
+                                      n_down == 1 ? "is" : "are");
+                        result_remedy(r, "Check `nvidia-smi nvlink -s -i %u` and `dmesg` for NVLink errors (Xid 74); "
+                                         "reset the GPU or reboot, and on NVSwitch systems make sure the Fabric "
+                                         "Manager runs (gpu.fabric_manager). A link that stays down needs the "
+                                         "baseboard or GPU seen to.",
+                                      g->index);
+                        continue;
+                }
+                if (must_have && g->nvlink_count < m->nvlink_links) {
+                        result_status(r, STATUS_FAIL, "NVML reports %u NVLinks on %s, which has %u", g->nvlink_count,
+                                      desc, m->nvlink_links);
+                        result_remedy(r, "Check `nvidia-smi nvlink -s -i %u`; reset the GPU or reboot.", g->index);
+                        continue;
+                }
+                if (n_err_links) {
+                        result_status(r, STATUS_WARN,
+                                      "%u NVLink%s of %s logged errors: %llu replay, %llu recovery, %llu CRC", n_err_links,
+                                      n_err_links == 1 ? "" : "s", desc, totals[NVML_NVL_REPLAY], totals[NVML_NVL_RECOVERY],
+                                      totals[NVML_NVL_CRC_FLIT] + totals[NVML_NVL_CRC_DATA]);
+                        result_remedy(r, "Watch whether the counts grow (`nvidia-smi nvlink -e -i %u`); reset them with "
+                                         "`nvidia-smi nvlink -r 0 -i %u`. Recovery errors and growing CRC counts point "
+                                         "at a link that needs the board seen to.",
+                                      g->index, g->index);
+                        continue;
+                }
+                result_status(r, STATUS_PASS, "all %u NVLinks active, no errors", g->nvlink_count);
+        }
+}
+
+/* ---- gpu.fabric_manager ------------------------------------------------------------ */
+
+static const char *fabric_state_name(unsigned int s) {
+        switch (s) {
+        case NVML_GPU_FABRIC_STATE_NOT_SUPPORTED: return "not supported";
+        case NVML_GPU_FABRIC_STATE_NOT_STARTED: return "not started";
+        case NVML_GPU_FABRIC_STATE_IN_PROGRESS: return "in progress";
+        case NVML_GPU_FABRIC_STATE_COMPLETED: return "completed";
+        default: return "unknown";
+        }
+}
+
+static const char fm_remedy[] =
+        "Start the Fabric Manager: `systemctl enable --now nvidia-fabricmanager` (package "
+        "nvidia-fabricmanager-<branch>, the same version as the driver). Without it the GPUs never join the "
+        "NVSwitch fabric and CUDA fails with error 802 (cudaErrorSystemNotReady, \"system not yet initialized\"). "
+        "`journalctl -u nvidia-fabricmanager` shows why it stopped.";
+
+static void run_fabric_manager(const struct check_info *self, const struct facts *f, struct report *rep) {
+        size_t n_switch = 0;
+        for (size_t i = 0; i < f->pci.n; i++)
+                if (pci_is_nvswitch(&f->pci.devs[i]))
+                        n_switch++;
+        const struct nvml_facts *n = &f->nvml;
+        unsigned int n_fabric = 0;
+        for (unsigned int i = 0; i < n->n_gpus; i++)
+                if (nv_ok(n->gpus[i].fabric_state) && n->gpus[i].fabric_state.v != NVML_GPU_FABRIC_STATE_NOT_SUPPORTED)
+                        n_fabric++;
+        if (n_switch == 0 && n_fabric == 0) {
+                struct result *r = result_new(rep, self, "host");
+                result_evidence(r, "source", "/sys/bus/pci/devices (class 0680 NVIDIA bridge), nvmlDeviceGetGpuFabricInfo");
+                if (f->gpus.n == 0)
+                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus");
+                else
+                        result_status(r, STATUS_SKIP, "no NVSwitch on this node: the Fabric Manager is not needed");
+                return;
+        }
+
+        /* The service, from /proc and the package database. */
+        const struct nvidia_facts *x = &f->nvidia;
+        struct result *r = result_new(rep, self, "host");
+        const char *drv = nv_ok(n->driver_version) ? n->driver_version.v
+                          : x->have_version         ? x->driver_version
+                                                    : NULL;
+        result_expected(r, "nv-fabricmanager running, version %s", drv ? drv : "= driver");
+        result_evidence(r, "source", "/proc/[0-9]*/comm, /var/lib/dpkg/status");
+        if (n_switch)
+                result_evidence(r, "nvswitches", "%zu on the PCI bus", n_switch);
+        if (x->fabricmanager_version[0])
+                result_evidence(r, "package", "%s %s", x->fabricmanager_package, x->fabricmanager_version);
+        else
+                result_evidence(r, "package", "version unknown: no installed nvidia-fabricmanager package in "
+                                              "/var/lib/dpkg/status (RPM databases are not read)");
+        if (!x->fabricmanager_pid) {
+                result_observed(r, "not running");
+                result_status(r, STATUS_FAIL, "NVSwitch system without the Fabric Manager: CUDA fails with error 802");
+                result_remedy(r, "%s", fm_remedy);
+        } else if (drv && x->fabricmanager_version[0] && strcmp(drv, x->fabricmanager_version) != 0) {
+                result_observed(r, "running (pid %d), version %s", x->fabricmanager_pid, x->fabricmanager_version);
+                result_status(r, STATUS_FAIL, "Fabric Manager %s does not match driver %s: it refuses to start or "
+                                              "manage the fabric",
+                              x->fabricmanager_version, drv);
+                result_remedy(r, "Install nvidia-fabricmanager of exactly the driver's version (%s) and restart it "
+                                 "(`systemctl restart nvidia-fabricmanager`); hold both packages so that upgrades "
+                                 "move them together.",
+                              drv);
+        } else {
+                result_observed(r, "running (pid %d)%s%s", x->fabricmanager_pid,
+                                x->fabricmanager_version[0] ? ", version " : "", x->fabricmanager_version);
+                result_status(r, STATUS_PASS, "the Fabric Manager runs (pid %d)%s", x->fabricmanager_pid,
+                              x->fabricmanager_version[0] ? ", same version as the driver" : "");
+        }
+
+        /* Each GPU's registration with the fabric (Hopper and newer). */
+        if (n->init_state != NVML_INIT_OK)
+                return;
+        for (unsigned int i = 0; i < n->n_gpus; i++) {
+                const struct nvml_gpu *g = &n->gpus[i];
+                if (not_supported(g->fabric_state.state, g->fabric_state.rc) ||
+                    (nv_ok(g->fabric_state) && g->fabric_state.v == NVML_GPU_FABRIC_STATE_NOT_SUPPORTED))
+                        continue; /* pre-Hopper: no per-GPU fabric state */
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *rg = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                result_expected(rg, "fabric registration completed, status NVML_SUCCESS");
+                if (UNUSABLE(rg, f, g, "fabric state", g->fabric_state))
+                        continue;
+                result_evidence(rg, "source", "nvmlDeviceGetGpuFabricInfo");
+                const char *st = nvml_return_name((nvmlReturn_t)g->fabric_status.v);
+                result_observed(rg, "%s, status %s", fabric_state_name(g->fabric_state.v), st);
+                if (nv_ok(g->fabric_clique_id))
+                        result_evidence(rg, "clique_id", "%u", g->fabric_clique_id.v);
+                if (g->fabric_state.v != NVML_GPU_FABRIC_STATE_COMPLETED) {
+                        result_status(rg, STATUS_FAIL, "%s has not joined the NVLink fabric (state %s): CUDA fails "
+                                                       "with error 802 until it does",
+                                      desc, fabric_state_name(g->fabric_state.v));
+                        result_remedy(rg, "%s", fm_remedy);
+                        continue;
+                }
+                if (g->fabric_status.v != NVML_SUCCESS) {
+                        result_status(rg, STATUS_FAIL, "fabric registration of %s failed: %s", desc, st);
+                        result_remedy(rg, "`journalctl -u nvidia-fabricmanager` shows why; restart the Fabric Manager, "
+                                          "reset the GPUs or reboot.");
+                        continue;
+                }
+                result_status(rg, STATUS_PASS, "joined the NVLink fabric");
+        }
+}
+
+/* ---- gpu.power_limit ------------------------------------------------------------- */
+
+static void run_power_limit(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                const struct nv_u32 *lim = nv_ok(g->power_enforced_limit_mw) ? &g->power_enforced_limit_mw
+                                                                             : &g->power_limit_mw;
+                if (nv_ok(g->power_default_limit_mw))
+                        result_expected(r, ">= %u W (the default limit)", MW_TO_W(g->power_default_limit_mw.v));
+                else
+                        result_expected(r, "at or above the default power limit");
+                if (UNUSABLE(r, f, g, "power limit", *lim) || UNUSABLE(r, f, g, "default power limit", g->power_default_limit_mw))
+                        continue;
+                unsigned int w = MW_TO_W(lim->v), def = MW_TO_W(g->power_default_limit_mw.v);
+                result_evidence(r, "source", "%s, nvmlDeviceGetPowerManagementDefaultLimit", lim->fn);
+                if (nv_ok(g->power_min_limit_mw) && nv_ok(g->power_max_limit_mw)) {
+                        result_observed(r, "%u W (min %u W, default %u W, max %u W)", w,
+                                        MW_TO_W(g->power_min_limit_mw.v), def, MW_TO_W(g->power_max_limit_mw.v));
+                        result_evidence(r, "constraints", "nvmlDeviceGetPowerManagementLimitConstraints");
+                } else {
+                        result_observed(r, "%u W (default %u W)", w, def);
+                }
+                if (lim->v < g->power_default_limit_mw.v) {
+                        result_status(r, STATUS_WARN, "the power limit of %s is capped at %u W, below its default %u W: "
+                                                      "it runs slower under load",
+                                      desc, w, def);
+                        result_remedy(r, "If nobody capped it on purpose, restore the default: `nvidia-smi -i %u -pl %u` "
+                                         "(lost at reboot; look for a service or script that sets it, and the BMC's "
+                                         "power capping).",
+                                      g->index, def);
+                        continue;
+                }
+                result_status(r, STATUS_PASS, "power limit %u W (default %u W)", w, def);
+        }
+}
+
+/* ---- gpu.app_clocks ------------------------------------------------------------------ */
+
+static void run_app_clocks(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                const struct nv_u32 *sm = &g->clock_app_mhz[NVML_CLK_GRAPHICS], *mem = &g->clock_app_mhz[NVML_CLK_MEM];
+                const struct nv_u32 *dsm = &g->clock_default_app_mhz[NVML_CLK_GRAPHICS],
+                                    *dmem = &g->clock_default_app_mhz[NVML_CLK_MEM];
+                if (nv_ok(*dsm) && nv_ok(*dmem))
+                        result_expected(r, "graphics %u MHz, memory %u MHz (the defaults)", dsm->v, dmem->v);
+                else
+                        result_expected(r, "applications clocks at their defaults");
+                if (UNUSABLE(r, f, g, "applications clocks", *sm) || UNUSABLE(r, f, g, "applications clocks", *mem) ||
+                    UNUSABLE(r, f, g, "default applications clocks", *dsm) ||
+                    UNUSABLE(r, f, g, "default applications clocks", *dmem))
+                        continue;
+                result_evidence(r, "source", "nvmlDeviceGetApplicationsClock, nvmlDeviceGetDefaultApplicationsClock");
+                result_observed(r, "graphics %u MHz, memory %u MHz", sm->v, mem->v);
+                if (sm->v != dsm->v || mem->v != dmem->v) {
+                        result_status(r, STATUS_WARN, "applications clocks of %s are set to graphics %u MHz, memory %u "
+                                                      "MHz instead of the defaults %u/%u MHz",
+                                      desc, sm->v, mem->v, dsm->v, dmem->v);
+                        result_remedy(r, "If nobody set them on purpose, reset them: `nvidia-smi -rac -i %u`.", g->index);
+                        continue;
+                }
+                result_status(r, STATUS_PASS, "applications clocks at their defaults");
+        }
+}
+
+/* ---- gpu.mig --------------------------------------------------------------------------- */
+
+static void run_mig(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
+                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+                nv_describe(f, g, desc, sizeof(desc));
+                result_expected(r, "MIG mode as configured: no change pending; instances created when enabled");
+                if (UNUSABLE(r, f, g, "MIG mode", g->mig_mode_current))
+                        continue;
+                result_evidence(r, "source", "nvmlDeviceGetMigMode");
+                bool cur = g->mig_mode_current.v == NVML_FEATURE_ENABLED;
+                bool have_pending = nv_ok(g->mig_mode_pending);
+                bool pend = have_pending ? g->mig_mode_pending.v == NVML_FEATURE_ENABLED : cur;
+                bool have_count = cur && nv_ok(g->mig_device_count);
+                char count[48] = "";
+                if (have_count)
+                        snprintf(count, sizeof(count), ", %u MIG device%s", g->mig_device_count.v,
+                                 g->mig_device_count.v == 1 ? "" : "s");
+                result_observed(r, "%s%s%s%s", cur ? "enabled" : "disabled", pend != cur ? ", " : "",
+                                pend != cur ? (pend ? "enabled pending" : "disabled pending") : "", count);
+                if (have_count)
+                        result_evidence(r, "mig_devices", "nvmlDeviceGetMigDeviceHandleByIndex (max %u)",
+                                        nv_ok(g->mig_max_devices) ? g->mig_max_devices.v : 0);
+                if (pend != cur) {
+                        result_status(r, STATUS_WARN, "MIG mode of %s is %s with %s pending: reset the GPU to apply",
+                                      desc, cur ? "enabled" : "disabled", pend ? "enabled" : "disabled");
+                        result_remedy(r, "Reset the GPU with no process using it (`nvidia-smi -r -i %u`) or reboot.",
+                                      g->index);
+                        continue;
+                }
+                if (cur && have_count && g->mig_device_count.v == 0) {
+                        result_status(r, STATUS_WARN, "MIG is enabled on %s but no instance exists: CUDA sees no device "
+                                                      "on it",
+                                      desc);
+                        result_remedy(r, "Create GPU and compute instances (`nvidia-smi mig -i %u -cgi <profiles> -C`, "
+                                         "or your MIG manager), or disable MIG (`nvidia-smi -i %u -mig 0`).",
+                                      g->index, g->index);
+                        continue;
+                }
+                if (cur && !have_count && g->mig_device_count.state != NV_UNREAD &&
+                    UNUSABLE(r, f, g, "MIG devices", g->mig_device_count))
+                        continue;
+                result_status(r, STATUS_PASS, "MIG %s%s", cur ? "enabled" : "disabled", count);
+        }
+}
+
+/* ---- descriptors --------------------------------------------------------------------- */
+
+#define GPU_CHECK(cname, cid, ctitle, crun)                                                             \
+        const struct check_info check_gpu_##cname = {                                                   \
+                .id = "gpu." cid, .category = "gpu", .level = LEVEL_QUICK, .title = ctitle, .run = crun, \
+        }
+
+GPU_CHECK(nvml, "nvml", "NVML loads and sees every NVIDIA GPU on the PCI bus", run_nvml);
+GPU_CHECK(driver_compat, "driver_compat", "The driver NVML reports supports each GPU's architecture",
+          run_driver_compat);
+GPU_CHECK(persistence_mode, "persistence_mode", "Persistence mode is on for every GPU", run_persistence_mode);
+GPU_CHECK(ecc_mode, "ecc_mode", "ECC is enabled on datacenter GPUs, with no change pending", run_ecc_mode);
+GPU_CHECK(ecc_errors, "ecc_errors", "No uncorrectable ECC errors since the driver loaded", run_ecc_errors);
+GPU_CHECK(memory_health, "memory_health", "No pending row remap or page retirement, no remap failure",
+          run_memory_health);
+GPU_CHECK(temperature, "temperature", "Each GPU runs below its slowdown temperature with margin", run_temperature);
+GPU_CHECK(clock_events, "clock_events", "No hardware, thermal or power-brake clock slowdown active",
+          run_clock_events);
+GPU_CHECK(pcie_nvml, "pcie_nvml", "The PCIe link NVML reports is at its maximum, without replays", run_pcie_nvml);
+GPU_CHECK(nvlink, "nvlink", "Every NVLink is up and error-free (boards with NVLink)", run_nvlink);
+GPU_CHECK(fabric_manager, "fabric_manager", "On NVSwitch systems the Fabric Manager runs, matching the driver",
+          run_fabric_manager);
+GPU_CHECK(power_limit, "power_limit", "The power limit is not capped below the default", run_power_limit);
+GPU_CHECK(app_clocks, "app_clocks", "Applications clocks are not locked away from their defaults", run_app_clocks);
+GPU_CHECK(mig, "mig", "MIG mode as configured: nothing pending, instances created", run_mig);

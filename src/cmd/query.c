@@ -1,0 +1,584 @@
+/* gpuvet query: nvidia-smi's --query-gpu CSV, from NVML facts read under deadlines
+ * (docs/query.md). */
+#include "cmd/cmd.h"
+#include "core/strparse.h"
+#include "report/query_fields.h"
+#include "sys/nvml_facts.h"
+#include "vendor/nvml.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+        "Usage: gpuvet query --query-gpu=FIELD[,FIELD...] [--format=csv[,noheader][,nounits]]\n"
+        "                    [-l SEC | -lms MS] [-f FILE] [-i ID[,ID...]]\n"
+        "\n"
+        "nvidia-smi's --query-gpu, same field names, values and CSV layout: a script switches\n"
+        "by changing the command name. Every NVML call runs under a deadline, so a wedged GPU\n"
+        "gives \"[N/A]\" cells and a message, never a hang.\n"
+        "\n"
+        "Options:\n"
+        "      --query-gpu=FIELDS  comma-separated fields (--help-query-gpu lists them)\n"
+        "      --format=csv[,noheader][,nounits]\n"
+        "                          noheader: no header line; nounits: values without units\n"
+        "                          (the header keeps them, as nvidia-smi's does); default csv\n"
+        "  -l, --loop=SEC          query every SEC seconds (default 5) until SIGINT/SIGTERM\n"
+        "  -lms, --loop-ms=MS      query every MS milliseconds until SIGINT/SIGTERM\n"
+        "  -f, --filename=FILE     write to FILE (truncated first, as nvidia-smi does)\n"
+        "  -i, --id=ID[,ID...]     only these GPUs: NVML index, UUID or PCI bus id\n"
+        "      --help-query-gpu    list the supported fields\n"
+        "      --nvml-lib=PATH     load NVML from PATH (default $" NVML_LIB_ENV ", then libnvidia-ml.so.1)\n"
+        "  -h, --help              this help\n"
+        "\n"
+        "Exit status: 0 rows written; 1 NVML or a GPU could not answer (no driver, no GPU, a GPU\n"
+        "lost, a call that never returned; rows are still written when there are GPUs);\n"
+        "2 usage or bad input (an unknown field); 3 internal error, or a loop stopped because\n"
+        "a call never returned.\n";
+
+#define DEFAULT_LOOP_S 5
+#define MAX_FIELDS 256
+#define CELL_MAX 256
+
+struct query_opts {
+        const struct query_field *fields[MAX_FIELDS];
+        unsigned int n_fields;
+        bool noheader;
+        bool nounits;
+        unsigned long long loop_ms; /* 0: once */
+        const char *file;
+        const char *ids;
+        const char *nvml_lib;
+};
+
+/* ---- options ---- */
+
+static char *trim(char *s) {
+        while (*s == ' ' || *s == '\t')
+                s++;
+        size_t n = strlen(s);
+        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n'))
+                s[--n] = '\0';
+        return s;
+}
+
+static int parse_fields(const char *arg, struct query_opts *o) {
+        char *copy = strdup(arg);
+        if (!copy) {
+                fprintf(stderr, "gpuvet query: out of memory\n");
+                return EXIT_INTERNAL;
+        }
+        int r = -1;
+        char *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                char *name = trim(tok);
+                const struct query_field *f = query_field_lookup(name);
+                if (!f) {
+                        /* nvidia-smi's own sentence, so scripts that grep it keep working. */
+                        fprintf(stderr, "Field \"%s\" is not a valid field to query.\n", name);
+                        fprintf(stderr, "gpuvet query: see gpuvet query --help-query-gpu for the supported fields\n");
+                        r = EXIT_USAGE;
+                        goto out;
+                }
+                if (o->n_fields == MAX_FIELDS) {
+                        fprintf(stderr, "gpuvet query: more than %d fields\n", MAX_FIELDS);
+                        r = EXIT_USAGE;
+                        goto out;
+                }
+                o->fields[o->n_fields++] = f;
+        }
+        if (o->n_fields == 0) {
+                fprintf(stderr, "gpuvet query: --query-gpu names no field\n");
+                r = EXIT_USAGE;
+        }
+out:
+        free(copy);
+        return r;
+}
+
+static int parse_format(const char *arg, struct query_opts *o) {
+        char *copy = strdup(arg);
+        if (!copy) {
+                fprintf(stderr, "gpuvet query: out of memory\n");
+                return EXIT_INTERNAL;
+        }
+        int r = -1;
+        bool csv = false;
+        char *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                char *t = trim(tok);
+                if (strcmp(t, "csv") == 0) {
+                        csv = true;
+                } else if (strcmp(t, "noheader") == 0) {
+                        o->noheader = true;
+                } else if (strcmp(t, "nounits") == 0) {
+                        o->nounits = true;
+                } else {
+                        fprintf(stderr, "gpuvet query: --format: \"%s\" is not csv, noheader or nounits\n", t);
+                        r = EXIT_USAGE;
+                        goto out;
+                }
+        }
+        if (!csv) {
+                fprintf(stderr, "gpuvet query: --format must include csv (e.g. --format=csv,noheader)\n");
+                r = EXIT_USAGE;
+        }
+out:
+        free(copy);
+        return r;
+}
+
+static bool parse_count(const char *s, unsigned long long max, unsigned long long *ret) {
+        int v;
+        if (parse_int(s, &v) < 0 || v <= 0 || (unsigned long long)v > max)
+                return false;
+        *ret = (unsigned long long)v;
+        return true;
+}
+
+/* ---- GPU selection (-i) ---- */
+
+/* An -i id names GPU g: its index, its UUID (case-insensitive) or its PCI bus id in any
+ * form NVML or sysfs writes ("00000000:1B:00.0", "0000:1b:00.0", "1B:00.0"). */
+static bool id_matches(const char *id, const struct nvml_gpu *g) {
+        int idx;
+        if (parse_int(id, &idx) == 0)
+                return idx >= 0 && (unsigned int)idx == g->index;
+        if (nv_ok(g->uuid) && strcasecmp(id, g->uuid.v) == 0)
+                return true;
+        if (!nv_ok(g->pci_bus_id))
+                return false;
+        unsigned int d1 = 0, b1, s1, f1, d2, b2, s2, f2;
+        int end = 0;
+        if (sscanf(id, "%x:%x:%x.%x%n", &d1, &b1, &s1, &f1, &end) == 4 && id[end] == '\0') {
+        } else if (end = 0, d1 = 0, sscanf(id, "%x:%x.%x%n", &b1, &s1, &f1, &end) == 3 && id[end] == '\0') {
+        } else {
+                return false;
+        }
+        end = 0;
+        if (sscanf(g->pci_bus_id.v, "%x:%x:%x.%x%n", &d2, &b2, &s2, &f2, &end) != 4)
+                return false;
+        return d1 == d2 && b1 == b2 && s1 == s2 && f1 == f2;
+}
+
+/* Mark the GPUs -i names in selected (all when ids is NULL). */
+static int select_gpus(const char *ids, const struct nvml_facts *f, bool *selected) {
+        if (!ids) {
+                for (unsigned int i = 0; i < f->n_gpus; i++)
+                        selected[i] = true;
+                return -1;
+        }
+        char *copy = strdup(ids);
+        if (!copy) {
+                fprintf(stderr, "gpuvet query: out of memory\n");
+                return EXIT_INTERNAL;
+        }
+        int r = -1;
+        char *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                char *id = trim(tok);
+                bool found = false;
+                for (unsigned int i = 0; i < f->n_gpus; i++)
+                        if (id_matches(id, &f->gpus[i])) {
+                                selected[i] = true;
+                                found = true;
+                        }
+                if (!found) {
+                        fprintf(stderr, "gpuvet query: -i %s: no GPU with that index, UUID or PCI bus id (%u GPU%s)\n",
+                                id, f->n_gpus, f->n_gpus == 1 ? "" : "s");
+                        r = EXIT_USAGE;
+                        break;
+                }
+        }
+        free(copy);
+        return r;
+}
+
+/* ---- output ---- */
+
+static void print_header(FILE *out, const struct query_opts *o) {
+        char cell[CELL_MAX];
+        for (unsigned int k = 0; k < o->n_fields; k++) {
+                query_field_header(o->fields[k], cell, sizeof(cell));
+                fprintf(out, "%s%s", k ? ", " : "", cell);
+        }
+        fputc('\n', out);
+}
+
+/* One iteration's rows, built whole and written with one fwrite, so that a signal or a
+ * full disk never leaves half a line behind a complete one. Returns 0 or -errno. */
+static int print_rows(FILE *out, const struct query_opts *o, const struct nvml_facts *f, const bool *selected,
+                      unsigned int n_sel) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        char ts[64];
+        query_timestamp(&now, ts, sizeof(ts));
+
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        if (!mem)
+                return -ENOMEM;
+        char cell[CELL_MAX];
+        for (unsigned int i = 0; i < f->n_gpus && i < n_sel; i++) {
+                if (!selected[i])
+                        continue;
+                struct query_row row = {
+                        .facts = f, .gpu = &f->gpus[i], .lib = f->lib, .timestamp = ts, .nounits = o->nounits};
+                for (unsigned int k = 0; k < o->n_fields; k++) {
+                        query_field_value(o->fields[k], &row, cell, sizeof(cell));
+                        fprintf(mem, "%s%s", k ? ", " : "", cell);
+                }
+                fputc('\n', mem);
+        }
+        if (fclose(mem) != 0) {
+                free(text);
+                return -ENOMEM;
+        }
+        int r = 0;
+        if (len && fwrite(text, 1, len, out) != len)
+                r = -errno;
+        if (fflush(out) != 0 && r == 0)
+                r = -errno;
+        free(text);
+        return r;
+}
+
+/* Say on stderr what did not answer: GPUs without a handle, calls that never returned.
+ * Returns true when something did not. */
+static bool report_problems(const struct nvml_facts *f, const bool *selected, unsigned int n_sel) {
+        bool any = false;
+        for (unsigned int i = 0; i < f->n_gpus && i < n_sel; i++) {
+                const struct nvml_gpu *g = &f->gpus[i];
+                if (!selected[i] || g->timed_out)
+                        continue;
+                /* No handle, or a handle to a GPU that fell off the bus (NVML may hand
+                 * one out and then answer GPU_IS_LOST to every call). */
+                const struct nv_u32 *h = &g->handle;
+                const struct nv_str *n = &g->name;
+                const char *fn = NULL;
+                int rc = 0;
+                if (h->state == NV_ERROR) {
+                        fn = h->fn;
+                        rc = h->rc;
+                } else if (n->state == NV_ERROR && n->rc == NVML_ERROR_GPU_IS_LOST) {
+                        fn = n->fn;
+                        rc = n->rc;
+                }
+                if (!fn)
+                        continue;
+                fprintf(stderr, "gpuvet query: GPU %u: %s: %s\n", i, fn, nvml_return_text(f->lib, (nvmlReturn_t)rc));
+                any = true;
+        }
+        for (unsigned int t = 0; t < f->n_timeouts; t++) {
+                const struct nvml_timeout *to = &f->timeouts[t];
+                if (to->gpu >= 0 && ((unsigned int)to->gpu >= n_sel || !selected[to->gpu]))
+                        continue;
+                if (to->gpu >= 0)
+                        fprintf(stderr, "gpuvet query: GPU %d: %s did not return within %u ms; its unread fields are [N/A]\n",
+                                to->gpu, to->fn, to->elapsed_ms);
+                else
+                        fprintf(stderr, "gpuvet query: %s did not return within %u ms\n", to->fn, to->elapsed_ms);
+                any = true;
+        }
+        return any;
+}
+
+/* Say why NVML gave no GPU to query and return the exit code; -1 when it gave some. */
+static int explain_no_gpus(const struct nvml_facts *f, const char *load_err) {
+        switch (f->init_state) {
+        case NVML_INIT_OK:
+                break;
+        case NVML_INIT_NO_LIBRARY:
+                fprintf(stderr, "gpuvet query: NVML could not be loaded: %s\n", load_err);
+                return EXIT_FAILED;
+        case NVML_INIT_VERSION_MISMATCH:
+                fprintf(stderr,
+                        "gpuvet query: nvmlInit: Driver/library version mismatch: the loaded nvidia kernel module "
+                        "and libnvidia-ml differ; reload the module (or reboot)\n");
+                return EXIT_FAILED;
+        case NVML_INIT_TIMEOUT:
+                fprintf(stderr, "gpuvet query: nvmlInit_v2 did not return in time (a wedged GPU or driver)\n");
+                return EXIT_FAILED;
+        default:
+                fprintf(stderr, "gpuvet query: nvmlInit_v2: %s (%s)\n",
+                        nvml_return_text(f->lib, (nvmlReturn_t)f->init_rc), nvml_init_state_name(f->init_state));
+                return EXIT_FAILED;
+        }
+        if (!nv_ok(f->device_count)) {
+                fprintf(stderr, "gpuvet query: %s: %s\n", f->device_count.fn ? f->device_count.fn : "nvmlDeviceGetCount_v2",
+                        f->device_count.state == NV_TIMEOUT
+                                ? "did not return in time"
+                                : nvml_return_text(f->lib, (nvmlReturn_t)f->device_count.rc));
+                return EXIT_FAILED;
+        }
+        if (f->n_gpus == 0) {
+                fprintf(stderr, "No devices were found\n");
+                return EXIT_FAILED;
+        }
+        return -1;
+}
+
+/* ---- the loop ---- */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) { stop_signal = sig; }
+
+/* Sleep until deadline_ns (CLOCK_MONOTONIC) or a stop signal; the signals are blocked
+ * except inside ppoll, so one that arrives while we gather or print waits for here. */
+static void wait_until(unsigned long long deadline_ns, const sigset_t *open_mask) {
+        for (;;) {
+                if (stop_signal)
+                        return;
+                struct timespec now;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                unsigned long long now_ns = (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
+                if (now_ns >= deadline_ns)
+                        return;
+                unsigned long long left = deadline_ns - now_ns;
+                struct timespec ts = {.tv_sec = (time_t)(left / 1000000000ULL), .tv_nsec = (long)(left % 1000000000ULL)};
+                (void)ppoll(NULL, 0, &ts, open_mask); /* EINTR: a signal; re-check */
+        }
+}
+
+static unsigned long long monotonic_ns(void) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
+}
+
+/* Leave without exit handlers or nvmlShutdown when a call still runs inside the library. */
+static int finish(FILE *out, bool abandoned, int code) {
+        if (out && out != stdout)
+                fclose(out);
+        fflush(stdout);
+        fflush(stderr);
+        if (abandoned)
+                _exit(code);
+        return code;
+}
+
+static int run(const struct query_opts *o) {
+        char err[512] = "";
+        struct nvml_lib *lib = NULL;
+        int r = nvml_lib_load(o->nvml_lib, NULL, &lib, err, sizeof(err));
+        if (r == -ENOMEM) {
+                fprintf(stderr, "gpuvet query: out of memory\n");
+                return EXIT_INTERNAL;
+        }
+
+        sigset_t stop_mask, open_mask;
+        sigemptyset(&stop_mask);
+        sigaddset(&stop_mask, SIGINT);
+        sigaddset(&stop_mask, SIGTERM);
+        if (o->loop_ms) {
+                /* Blocked before the first gather, so NVML's threads inherit the mask and a
+                 * stop signal is taken only between iterations. */
+                struct sigaction sa = {.sa_handler = on_stop};
+                sigemptyset(&sa.sa_mask);
+                sigaction(SIGINT, &sa, NULL);
+                sigaction(SIGTERM, &sa, NULL);
+                sigprocmask(SIG_BLOCK, &stop_mask, &open_mask);
+                sigdelset(&open_mask, SIGINT);
+                sigdelset(&open_mask, SIGTERM);
+        }
+
+        struct nvml_facts *cur = calloc(1, sizeof(*cur));
+        struct nvml_facts *prev = calloc(1, sizeof(*prev));
+        bool *selected = NULL;
+        unsigned int n_sel = 0;
+        FILE *out = NULL;
+        bool abandoned = false;
+        int code = EXIT_PASS;
+        if (!cur || !prev) {
+                fprintf(stderr, "gpuvet query: out of memory\n");
+                code = EXIT_INTERNAL;
+                goto done;
+        }
+
+        unsigned long long next_ns = monotonic_ns();
+        for (unsigned int iter = 0;; iter++) {
+                r = nvml_facts_gather(lib, NULL, cur);
+                abandoned = abandoned || cur->abandoned;
+                if (r == -ENOMEM || r == -EAGAIN) {
+                        fprintf(stderr, "gpuvet query: %s\n",
+                                r == -ENOMEM ? "out of memory" : "could not start the NVML threads");
+                        code = EXIT_INTERNAL;
+                        goto done;
+                }
+                /* NVML's init is reference-counted: the previous iteration's facts are
+                 * released only now, so NVML stays initialised across a loop. */
+                nvml_facts_done(prev);
+                abandoned = abandoned || prev->abandoned;
+
+                int e = explain_no_gpus(cur, err);
+                if (e >= 0) {
+                        code = e;
+                        goto done;
+                }
+                if (iter == 0) {
+                        selected = calloc(cur->n_gpus, sizeof(*selected));
+                        if (!selected) {
+                                fprintf(stderr, "gpuvet query: out of memory\n");
+                                code = EXIT_INTERNAL;
+                                goto done;
+                        }
+                        e = select_gpus(o->ids, cur, selected);
+                        if (e >= 0) {
+                                code = e;
+                                goto done;
+                        }
+                        /* Opened only now: a bad query or a missing driver leaves the file be. */
+                        out = o->file ? fopen(o->file, "w") : stdout;
+                        if (!out) {
+                                fprintf(stderr, "gpuvet query: -f %s: %s\n", o->file, strerror(errno));
+                                code = EXIT_USAGE;
+                                goto done;
+                        }
+                        if (!o->noheader)
+                                print_header(out, o);
+                        n_sel = cur->n_gpus;
+                }
+                /* A GPU NVML lists later than the first round was not selected. */
+                r = print_rows(out, o, cur, selected, n_sel);
+                if (r < 0) {
+                        fprintf(stderr, "gpuvet query: writing %s: %s\n", o->file ? o->file : "stdout", strerror(-r));
+                        code = EXIT_INTERNAL;
+                        goto done;
+                }
+                if (report_problems(cur, selected, n_sel))
+                        code = EXIT_FAILED;
+                if (!o->loop_ms)
+                        break;
+                if (cur->abandoned) {
+                        /* Another round would strand one more thread in the library each time. */
+                        fprintf(stderr, "gpuvet query: stopping the loop: an NVML call never returned\n");
+                        code = EXIT_INTERNAL;
+                        goto done;
+                }
+                struct nvml_facts *t = prev;
+                prev = cur;
+                cur = t;
+                next_ns += o->loop_ms * 1000000ULL;
+                unsigned long long now = monotonic_ns();
+                if (next_ns < now)
+                        next_ns = now; /* a slow gather: no burst of catch-up rows */
+                wait_until(next_ns, &open_mask);
+                if (stop_signal) {
+                        code = EXIT_PASS;
+                        break;
+                }
+        }
+
+done:
+        if (prev) {
+                nvml_facts_done(prev);
+                abandoned = abandoned || prev->abandoned;
+        }
+        if (cur) {
+                nvml_facts_done(cur);
+                abandoned = abandoned || cur->abandoned;
+        }
+        free(prev);
+        free(cur);
+        free(selected);
+        if (!abandoned)
+                nvml_lib_free(lib);
+        if (o->loop_ms && stop_signal && code == EXIT_FAILED)
+                code = EXIT_PASS; /* stopped on request; the problems were reported as they came */
+        return finish(out, abandoned, code);
+}
+
+int cmd_query(int argc, char **argv) {
+        struct query_opts o = {0};
+        const char *query = NULL;
+        const char *format = "csv";
+        bool help_fields = false;
+        enum { OPT_QUERY = 256, OPT_FORMAT, OPT_LOOP_MS, OPT_HELP_FIELDS, OPT_NVML_LIB };
+        static const struct option options[] = {
+                {"query-gpu", required_argument, NULL, OPT_QUERY},
+                {"format", required_argument, NULL, OPT_FORMAT},
+                {"loop", required_argument, NULL, 'l'},
+                {"loop-ms", required_argument, NULL, OPT_LOOP_MS},
+                {"lms", required_argument, NULL, OPT_LOOP_MS},
+                {"filename", required_argument, NULL, 'f'},
+                {"id", required_argument, NULL, 'i'},
+                {"help-query-gpu", no_argument, NULL, OPT_HELP_FIELDS},
+                {"nvml-lib", required_argument, NULL, OPT_NVML_LIB},
+                {"help", no_argument, NULL, 'h'},
+                {NULL, 0, NULL, 0},
+        };
+        int opt;
+        optind = 1;
+        opterr = 0;
+        /* getopt_long_only: nvidia-smi spells -lms with one dash. A lone "-l" stays short. */
+        while ((opt = getopt_long_only(argc, argv, ":l:f:i:h", options, NULL)) != -1) {
+                switch (opt) {
+                case OPT_QUERY: query = optarg; break;
+                case OPT_FORMAT: format = optarg; break;
+                case 'l':
+                        /* nvidia-smi's -l takes an optional interval: "-l --format=csv" and a
+                         * trailing "-l" mean 5 s. */
+                        if (optarg[0] == '-') {
+                                optind--;
+                                o.loop_ms = DEFAULT_LOOP_S * 1000ULL;
+                        } else if (!parse_count(optarg, 86400, &o.loop_ms)) {
+                                fprintf(stderr, "gpuvet query: -l: expected whole seconds 1..86400, not \"%s\"\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        } else {
+                                o.loop_ms *= 1000ULL;
+                        }
+                        break;
+                case OPT_LOOP_MS:
+                        if (!parse_count(optarg, 86400000ULL, &o.loop_ms)) {
+                                fprintf(stderr, "gpuvet query: -lms: expected milliseconds 1..86400000, not \"%s\"\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'f': o.file = optarg; break;
+                case 'i': o.ids = optarg; break;
+                case OPT_HELP_FIELDS: help_fields = true; break;
+                case OPT_NVML_LIB: o.nvml_lib = optarg; break;
+                case 'h': fputs(usage, stdout); return EXIT_PASS;
+                case ':':
+                        if (optopt == 'l') {
+                                o.loop_ms = DEFAULT_LOOP_S * 1000ULL;
+                                break;
+                        }
+                        fprintf(stderr, "gpuvet query: option %s needs a value\n", argv[optind - 1]);
+                        return EXIT_USAGE;
+                default:
+                        fprintf(stderr, "gpuvet query: unknown option %s (see gpuvet query --help)\n", argv[optind - 1]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "gpuvet query: unexpected argument \"%s\" (see gpuvet query --help)\n", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (help_fields) {
+                query_fields_help(stdout);
+                return EXIT_PASS;
+        }
+        if (!query) {
+                fprintf(stderr, "gpuvet query: --query-gpu=FIELDS is required (see gpuvet query --help)\n");
+                return EXIT_USAGE;
+        }
+        int r = parse_fields(query, &o);
+        if (r >= 0)
+                return r;
+        r = parse_format(format, &o);
+        if (r >= 0)
+                return r;
+        return run(&o);
+}

@@ -1,0 +1,233 @@
+/* gpuvet topo: the GPU x GPU (and NIC) connection matrix, like `nvidia-smi topo -m`. */
+#include "checks/check.h"
+#include "cmd/cmd.h"
+#include "cmd/nvml_use.h"
+#include "core/fsroot.h"
+#include "sys/facts.h"
+#include "sys/nvml_facts.h"
+#include "sys/topo.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+        "Usage: gpuvet topo [OPTIONS]\n"
+        "\n"
+        "The connection matrix of the GPUs and NICs, like `nvidia-smi topo -m`: NV# (NVLinks,\n"
+        "from NVML), PIX, PXB, PHB, NODE, SYS (PCIe paths, from sysfs), and each GPU's CPU\n"
+        "and NUMA affinity.\n"
+        "\n"
+        "Options:\n"
+        "      --json            print the matrix as JSON (schema gpuvet.topo/1, docs/topo.md)\n"
+        "      --nvml-lib PATH   read NVLinks through this libnvidia-ml ($GPUVET_NVML_LIB)\n"
+        "      --no-nvml         do not load NVML: the PCIe matrix alone\n"
+        "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
+        "  -r, --root DIR        read /sys, /proc under DIR (a fixture or snapshot); NVML is\n"
+        "                        then used only when a library is named\n"
+        "      --data-dir DIR    GPU table from DIR ($GPUVET_DATA_DIR)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Exit status: 0 printed, 2 usage or bad input, 3 internal error.\n";
+
+static const char legend[] =
+        "Legend:\n"
+        "\n"
+        "  X    = Self\n"
+        "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n"
+        "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
+        "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+        "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+        "  PIX  = Connection traversing at most a single PCIe bridge\n"
+        "  NV#  = Connection traversing a bonded set of # NVLinks\n";
+
+/* A NIC's name in the legend: its RDMA device as nvidia-smi shows, else its interface,
+ * else its PCI address. */
+static const char *nic_name(const struct facts *f, const struct topo_dev *d) {
+        if (d->rdma[0])
+                return d->rdma;
+        if (d->netdev[0])
+                return d->netdev;
+        return f->pci.devs[d->pci_index].addr;
+}
+
+static void print_text(const struct facts *f, const struct topo *t) {
+        /* nvidia-smi underlines the header; only on a terminal here, so files stay plain. */
+        const char *nc = getenv("NO_COLOR");
+        bool underline = isatty(STDOUT_FILENO) && !(nc && *nc);
+        printf("\t%s", underline ? "\033[4m" : "");
+        for (size_t j = 0; j < t->n; j++)
+                printf("%s%s", j ? "\t" : "", t->devs[j].label);
+        printf("%sCPU Affinity\tNUMA Affinity\tGPU NUMA ID%s\n", t->n ? "\t" : "", underline ? "\033[0m" : "");
+        char cell[16];
+        for (size_t i = 0; i < t->n; i++) {
+                const struct topo_dev *d = &t->devs[i];
+                printf("%s", d->label);
+                for (size_t j = 0; j < t->n; j++)
+                        printf("\t%s", topo_cell_text(topo_at(t, i, j), cell, sizeof(cell)));
+                if (d->kind == TOPO_GPU) {
+                        const char *cpus = f->pci.devs[d->pci_index].local_cpulist;
+                        char node[16] = "N/A";
+                        if (d->numa_node >= 0)
+                                snprintf(node, sizeof(node), "%d", d->numa_node);
+                        /* GPU NUMA ID: the node of the GPU's own memory (Grace Hopper); N/A
+                         * for every GPU whose memory is not a NUMA node. */
+                        printf("\t%s\t%s\t\tN/A", *cpus ? cpus : "N/A", node);
+                }
+                printf("\n");
+        }
+        printf("\n%s", legend);
+        if (t->n_nics) {
+                printf("\nNIC Legend:\n\n");
+                for (size_t i = t->n_gpus; i < t->n; i++)
+                        printf("  %s: %s\n", t->devs[i].label, nic_name(f, &t->devs[i]));
+        }
+        printf("\n");
+}
+
+static json_t *str_or_null(const char *s) {
+        return s && *s ? json_string(s) : json_null();
+}
+
+static char *build_json(const struct facts *f, const struct topo *t, const struct nvml_use *use) {
+        json_t *root = json_object();
+        json_object_set_new(root, "schema", json_string("gpuvet.topo/1"));
+        json_t *nvml = json_object();
+        json_object_set_new(nvml, "used", json_boolean(use->nv.init_state == NVML_INIT_OK));
+        json_object_set_new(nvml, "status", json_string(nvml_init_state_name(use->nv.init_state)));
+        json_object_set_new(nvml, "reason", str_or_null(use->why));
+        json_object_set_new(root, "nvml", nvml);
+
+        json_t *devs = json_array();
+        for (size_t i = 0; i < t->n; i++) {
+                const struct topo_dev *d = &t->devs[i];
+                const struct pci_dev *pd = &f->pci.devs[d->pci_index];
+                json_t *o = json_object();
+                json_object_set_new(o, "label", json_string(d->label));
+                json_object_set_new(o, "kind", json_string(d->kind == TOPO_GPU ? "gpu" : "nic"));
+                json_object_set_new(o, "pci_bus_id", json_string(pd->addr));
+                char buf[96];
+                if (d->kind == TOPO_GPU) {
+                        gpu_describe(f, d->gpu_index, buf, sizeof(buf));
+                        json_object_set_new(o, "name", json_string(buf));
+                        json_object_set_new(o, "gpu_index", json_integer((json_int_t)d->gpu_index));
+                        json_object_set_new(o, "nvml_index", d->nvml_index >= 0 ? json_integer(d->nvml_index) : json_null());
+                } else {
+                        json_object_set_new(o, "name", json_string(nic_name(f, d)));
+                        json_object_set_new(o, "rdma_device", str_or_null(d->rdma));
+                        json_object_set_new(o, "netdev", str_or_null(d->netdev));
+                        json_object_set_new(o, "infiniband", json_boolean(pd->have_ids && pci_class_sub(pd) == 0x0207));
+                }
+                if (pd->have_ids) {
+                        snprintf(buf, sizeof(buf), "%04x:%04x", pd->vendor, pd->device);
+                        json_object_set_new(o, "pci_id", json_string(buf));
+                } else {
+                        json_object_set_new(o, "pci_id", json_null());
+                }
+                json_object_set_new(o, "driver", str_or_null(pd->driver));
+                json_object_set_new(o, "host_bridge", str_or_null(d->host_bridge));
+                json_object_set_new(o, "numa_node", d->numa_node >= 0 ? json_integer(d->numa_node) : json_null());
+                json_object_set_new(o, "cpu_affinity", str_or_null(pd->local_cpulist));
+                json_array_append_new(devs, o);
+        }
+        json_object_set_new(root, "devices", devs);
+
+        json_t *matrix = json_array(), *pcie = json_array(), *nvlinks = json_array();
+        char cell[16];
+        for (size_t i = 0; i < t->n; i++) {
+                json_t *mr = json_array(), *pr = json_array(), *nr = json_array();
+                for (size_t j = 0; j < t->n; j++) {
+                        const struct topo_cell *c = topo_at(t, i, j);
+                        const char *text = topo_cell_text(c, cell, sizeof(cell));
+                        json_array_append_new(mr, json_string(c->pcie == TOPO_SELF ? "X" : text));
+                        json_array_append_new(pr, json_string(topo_pcie_name(c->pcie)));
+                        /* null: not known (no NVML, a NIC, or a GPU NVML does not see). */
+                        bool known = i != j && t->devs[i].nvml_index >= 0 && t->devs[j].nvml_index >= 0;
+                        json_array_append_new(nr, known ? json_integer(c->nvlinks) : json_null());
+                }
+                json_array_append_new(matrix, mr);
+                json_array_append_new(pcie, pr);
+                json_array_append_new(nvlinks, nr);
+        }
+        json_object_set_new(root, "matrix", matrix);
+        json_object_set_new(root, "pcie", pcie);
+        json_object_set_new(root, "nvlinks", nvlinks);
+        char *out = json_dumps(root, JSON_INDENT(2));
+        json_decref(root);
+        return out;
+}
+
+int cmd_topo(int argc, char **argv) {
+        static const struct option options[] = {
+                {"json", no_argument, NULL, 'J'},
+                NVML_LONG_OPTIONS,
+                COMMON_LONG_OPTIONS,
+        };
+        struct common_options common;
+        common_options_init(&common);
+        struct nvml_options nopt = {0};
+        bool json = false;
+
+        optind = 1;
+        opterr = 0;
+        int opt, code;
+        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS, options, NULL)) != -1) {
+                if (opt == 'J')
+                        json = true;
+                else if (nvml_option(opt, &nopt))
+                        continue;
+                else if ((code = common_option("topo", opt, usage, &common, argv)) >= 0)
+                        return code;
+        }
+        if ((code = common_no_operands("topo", argc, argv)) >= 0)
+                return code;
+
+        struct fsroot *fs;
+        struct gpudb *db;
+        if ((code = open_inputs(&common, &fs, &db)))
+                return code;
+        watchdog_arm(common.timeout_s, "gathering facts");
+        struct facts facts;
+        int r = facts_gather(fs, db, &facts);
+        watchdog_arm(0, "");
+        if (r < 0) {
+                fprintf(stderr, "gpuvet topo: gathering facts: %s\n", strerror(-r));
+                facts_done(&facts);
+                gpudb_free(db);
+                fsroot_free(fs);
+                return EXIT_INTERNAL;
+        }
+
+        struct nvml_use use;
+        code = nvml_use_start(&use, &nopt, fs);
+        struct topo t;
+        if (code == 0 && topo_build(&facts, &use.nv, &t) < 0) {
+                fprintf(stderr, "gpuvet topo: out of memory\n");
+                code = EXIT_INTERNAL;
+        }
+        if (code == 0) {
+                if (json) {
+                        char *out = build_json(&facts, &t, &use);
+                        if (!out) {
+                                fprintf(stderr, "gpuvet topo: out of memory building the JSON\n");
+                                code = EXIT_INTERNAL;
+                        } else {
+                                printf("%s\n", out);
+                                free(out);
+                        }
+                } else {
+                        print_text(&facts, &t);
+                        /* Two GPUs or more: say why NV# cannot appear. */
+                        if (t.n_gpus >= 2 && use.nv.init_state != NVML_INIT_OK)
+                                fprintf(stderr, "gpuvet topo: NVLinks not shown: %s\n", use.why);
+                }
+                topo_done(&t);
+        }
+        facts_done(&facts);
+        gpudb_free(db);
+        fsroot_free(fs);
+        return nvml_use_end(&use, code);
+}

@@ -1,0 +1,78 @@
+/* Running calls that may never return, under deadlines.
+ *
+ * deadline_run() starts one thread per worker; each runs work(w, block) and brackets every
+ * call that may hang with deadline_begin()/deadline_end(). The calling thread supervises:
+ * when a call runs past its limit, or a worker past its budget, the worker is abandoned
+ * and deadline_run() moves on; the stuck thread is left alone (detached) for ever.
+ *
+ * Memory discipline, so that an abandoned thread never writes memory the caller reads or
+ * frees:
+ *  - block is the worker's own heap block: the worker writes its results there, and frees
+ *    it (free_block) when work() returns, whatever happened. The caller never touches it
+ *    after deadline_run() starts, except inside publish().
+ *  - publish(block, dest) copies (or moves) results from block into dest, the caller's
+ *    memory. It runs under the group mutex exactly once per started worker: on the worker
+ *    thread when work() returns in time (hung = NULL), or at abandonment (hung = what was
+ *    running), on the supervisor or, for an exhausted budget, on the worker thread.
+ *  - A worker is abandoned only while inside a call (between begin and end) or in
+ *    deadline_begin, so publish never races the worker's own writes to block, provided
+ *    the call itself writes its outputs to the worker's locals, not into block: store them
+ *    into block only after deadline_end() returned true.
+ *  - Once abandoned, deadline_begin/deadline_end return false; work() should return
+ *    promptly without further calls. Writing block then is harmless (no one else reads it).
+ *
+ * Nothing here knows what the calls are (NVML, CUDA ...). */
+#pragma once
+
+#include <stdbool.h>
+
+struct deadline_worker;
+
+enum deadline_outcome_state {
+        DEADLINE_NOT_STARTED = 0, /* its thread could not be created; publish not called */
+        DEADLINE_DONE,            /* work() returned in time */
+        DEADLINE_ABANDONED,       /* a call ran past its deadline, or the budget ran out */
+};
+
+struct deadline_outcome {
+        enum deadline_outcome_state state;
+        const char *what;        /* ABANDONED: the call that was running (as given to begin) */
+        unsigned int elapsed_ms; /* ABANDONED: how long that call had run; DONE: work() time */
+        bool budget;             /* ABANDONED because the worker's budget ran out */
+};
+
+struct deadline_spec {
+        unsigned int call_ms;   /* default limit of one call (deadline_begin with limit 0) */
+        unsigned int budget_ms; /* limit of one worker's whole run, from deadline_run's start */
+        void (*work)(struct deadline_worker *w, void *block);
+        /* Runs under the group mutex: keep it short, no calls that may block. */
+        void (*publish)(void *block, void *dest, unsigned int index, const char *hung, unsigned int elapsed_ms,
+                        void *userdata);
+        void (*free_block)(void *block);
+        void *userdata;
+};
+
+/* Run n workers: worker i gets blocks[i] (ownership passes to it, even on failure) and
+ * publishes into dests[i]. Returns when every worker has finished or been abandoned,
+ * with outcomes[i] filled. Returns 0, -EINVAL, -ENOMEM, or -EAGAIN when some thread
+ * could not be created (those are DEADLINE_NOT_STARTED, their blocks freed). */
+int deadline_run(const struct deadline_spec *spec, unsigned int n, void **blocks, void **dests,
+                 struct deadline_outcome *outcomes);
+
+/* Before a call that may hang: publish what runs (a string that outlives the process,
+ * e.g. a literal) and its start time; limit_ms 0 = spec.call_ms. Returns false when the
+ * worker is abandoned or its budget is spent (then it is abandoned now, naming what):
+ * do not make the call, return. */
+bool deadline_begin(struct deadline_worker *w, const char *what, unsigned int limit_ms);
+/* After the call returned. Returns false when the worker was abandoned meanwhile: the
+ * call's outputs must be dropped (not stored into block); return. */
+bool deadline_end(struct deadline_worker *w);
+
+unsigned int deadline_worker_index(const struct deadline_worker *w);
+
+/* Worker threads of ours still running, abandoned ones included (for tests and for
+ * deciding whether the process must leave with _exit). */
+unsigned int deadline_threads_alive(void);
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+unsigned long long deadline_now_ms(void);

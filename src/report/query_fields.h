@@ -1,0 +1,52 @@
+/* The fields of `gpuvet query --query-gpu=...`: nvidia-smi's names, aliases, header units
+ * and value formats, answered from struct nvml_facts (docs/query.md).
+ *
+ * Pure formatting: nothing here calls NVML except, for an error cell, the library's
+ * nvmlErrorString (a table lookup in every NVML), so that "[...]" reads as nvidia-smi's.
+ * A reading that is not there prints as nvidia-smi prints it: NOT_SUPPORTED, a missing
+ * entry point, a call that never returned (NV_TIMEOUT) or one not made give "[N/A]";
+ * any other NVML error gives "[<nvmlErrorString>]", e.g. "[GPU is lost]" or
+ * "[Requested functionality has been deprecated]". */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "sys/nvml_facts.h"
+
+struct query_field;
+
+/* What one row needs: the facts, the GPU, and the iteration's timestamp. */
+struct query_row {
+        const struct nvml_facts *facts;
+        const struct nvml_gpu *gpu;
+        const struct nvml_lib *lib; /* error texts; NULL: gpuvet's own table */
+        const char *timestamp;      /* query_timestamp() */
+        bool nounits;               /* --format=csv,nounits: values without their unit */
+};
+
+/* The field called name (canonical or alias, exact match as nvidia-smi), or NULL. */
+const struct query_field *query_field_lookup(const char *name);
+
+/* The canonical name ("clocks.current.sm" for "clocks.sm"). */
+const char *query_field_name(const struct query_field *f);
+
+/* The header cell: the canonical name, then " [unit]" when the field has one
+ * ("memory.total [MiB]"). nvidia-smi keeps the unit in the header with nounits too. */
+void query_field_header(const struct query_field *f, char *buf, size_t size);
+
+/* The value cell for row, as nvidia-smi prints it ("81559 MiB", "69.85 W", "P0",
+ * "Not Active", "[N/A]"). buf is always terminated. */
+void query_field_value(const struct query_field *f, const struct query_row *row, char *buf, size_t size);
+
+/* Every supported field, in --help-query-gpu order. */
+size_t query_field_count(void);
+const struct query_field *query_field_at(size_t i);
+
+/* --help-query-gpu: the supported fields with their aliases and a line on each. */
+void query_fields_help(FILE *out);
+
+/* nvidia-smi's timestamp, "2026/07/14 08:12:38.696" in local time. */
+void query_timestamp(const struct timespec *ts, char *buf, size_t size);

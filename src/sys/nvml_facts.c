@@ -1,0 +1,1013 @@
+/* Reading every NVML fact, per GPU in parallel, under deadlines (docs/nvml.md).
+ *
+ * Each GPU is read by gather_gpu() on its own thread (core/deadline.c), into a heap block
+ * of its own. Every NVML call goes through NVCALL(), which brackets it with
+ * deadline_begin/deadline_end and lets NVML write only into the worker's locals; the
+ * put_*() helpers then store the outcome into the block.
+ *
+ * gather_gpu() also runs in "replay" mode, without calling anything: put_*() then set each
+ * reading that is still NV_UNREAD to a given state. That is how a GPU abandoned inside a
+ * call gets "this fact and all not yet read are NV_TIMEOUT naming the function" (replay
+ * over the caller's copy, in publish), and how a failed device handle turns every fact
+ * into that error: the list of facts exists once, in gather_gpu's order. */
+#include "sys/nvml_facts.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/deadline.h"
+
+enum gctx_mode { MODE_CALL, MODE_REPLAY };
+enum gctx_last {
+        LAST_CALLED,      /* the call was made and returned in time: store its rc */
+        LAST_NO_FUNCTION, /* the library lacks it */
+        LAST_STOPPED,     /* abandoned: touch nothing */
+        LAST_REPLAY,      /* replay: NV_UNREAD becomes the replay state */
+};
+
+struct gctx {
+        struct deadline_worker *w; /* NULL in replay mode */
+        const struct nvml_lib *lib;
+        enum gctx_mode mode;
+        bool stop;
+        unsigned char replay_state;
+        int replay_rc;
+        const char *replay_fn;
+        enum gctx_last last;
+        const char *last_fn;
+};
+
+/* Decide whether to make the call named fn now; records why not in c->last. */
+static bool call_enter(struct gctx *c, const char *fn, bool present, unsigned int limit_ms) {
+        c->last_fn = fn;
+        if (c->stop) {
+                c->last = LAST_STOPPED;
+                return false;
+        }
+        if (!present) {
+                c->last = LAST_NO_FUNCTION;
+                return false;
+        }
+        if (c->mode == MODE_REPLAY) {
+                c->last = LAST_REPLAY;
+                return false;
+        }
+        if (!deadline_begin(c->w, fn, limit_ms)) {
+                c->stop = true;
+                c->last = LAST_STOPPED;
+                return false;
+        }
+        return true;
+}
+
+static nvmlReturn_t call_leave(struct gctx *c, nvmlReturn_t rc) {
+        if (!deadline_end(c->w)) {
+                /* Abandoned while inside: the caller already holds a copy of our facts
+                 * saying NV_TIMEOUT; drop this late answer. */
+                c->stop = true;
+                c->last = LAST_STOPPED;
+        } else {
+                c->last = LAST_CALLED;
+        }
+        return rc;
+}
+
+/* Call lib->name(args) under the deadline. When it is not called (see c->last) the value
+ * is meaningless and the put_*() helpers ignore it. */
+#define NVCALL_MS(c, limit_ms, name, ...) \
+        (call_enter((c), #name, (c)->lib->name != NULL, (limit_ms)) ? call_leave((c), (c)->lib->name(__VA_ARGS__)) \
+                                                                    : NVML_ERROR_UNKNOWN)
+#define NVCALL(c, name, ...) NVCALL_MS(c, 0, name, __VA_ARGS__)
+
+/* Settle a reading's state/rc/fn after an NVCALL; true when its value should be stored. */
+static bool settle(struct gctx *c, unsigned char *state, int *rc, const char **fn, nvmlReturn_t r) {
+        switch (c->last) {
+        case LAST_STOPPED:
+                return false;
+        case LAST_REPLAY:
+                if (*state == NV_UNREAD) {
+                        *state = c->replay_state;
+                        *rc = c->replay_rc;
+                        *fn = c->replay_fn;
+                }
+                return false;
+        case LAST_NO_FUNCTION:
+                if (c->mode == MODE_REPLAY && *state != NV_UNREAD)
+                        return false;
+                *state = NV_NO_FUNCTION;
+                *rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+                *fn = c->last_fn;
+                return false;
+        case LAST_CALLED:
+                *state = r == NVML_SUCCESS ? NV_OK : NV_ERROR;
+                *rc = (int)r;
+                *fn = c->last_fn;
+                return r == NVML_SUCCESS;
+        }
+        return false;
+}
+
+#define SETTLE(c, f, r) settle((c), &(f)->state, &(f)->rc, &(f)->fn, (r))
+
+static bool put_u32(struct gctx *c, struct nv_u32 *f, nvmlReturn_t r, unsigned int v) {
+        if (SETTLE(c, f, r))
+                f->v = v;
+        return f->state == NV_OK;
+}
+
+static bool put_i32(struct gctx *c, struct nv_i32 *f, nvmlReturn_t r, int v) {
+        if (SETTLE(c, f, r))
+                f->v = v;
+        return f->state == NV_OK;
+}
+
+static bool put_u64(struct gctx *c, struct nv_u64 *f, nvmlReturn_t r, unsigned long long v) {
+        if (SETTLE(c, f, r))
+                f->v = v;
+        return f->state == NV_OK;
+}
+
+/* s: a buffer NVML filled (not necessarily terminated: NVML's own buffers are sized
+ * exactly); at most n bytes are read. */
+static bool put_str(struct gctx *c, struct nv_str *f, nvmlReturn_t r, const char *s, size_t n) {
+        if (SETTLE(c, f, r)) {
+                size_t len = strnlen(s, n < NV_STR_MAX - 1 ? n : NV_STR_MAX - 1);
+                memcpy(f->v, s, len);
+                f->v[len] = '\0';
+        }
+        return f->state == NV_OK;
+}
+
+/* Hex digits up to `stop`, at most max_digits, no prefix, sign or blank (sscanf's %x takes
+ * all three). Advances *p past the number and the stop character. */
+static bool hex_field(const char **p, char stop, unsigned int max_digits, unsigned int *ret) {
+        unsigned int v = 0, n = 0;
+        const char *s = *p;
+        for (; *s && *s != stop; s++, n++) {
+                int d;
+                if (*s >= '0' && *s <= '9')
+                        d = *s - '0';
+                else if (*s >= 'a' && *s <= 'f')
+                        d = *s - 'a' + 10;
+                else if (*s >= 'A' && *s <= 'F')
+                        d = *s - 'A' + 10;
+                else
+                        return false;
+                if (n >= max_digits)
+                        return false;
+                v = v * 16 + (unsigned int)d;
+        }
+        if (n == 0 || *s != stop)
+                return false;
+        *p = stop ? s + 1 : s;
+        *ret = v;
+        return true;
+}
+
+int nvml_bus_id_normalise(const char *in, char *out, unsigned int outsize) {
+        unsigned int domain, bus, dev, fn;
+        const char *p = in;
+        if (outsize == 0)
+                return -EINVAL;
+        /* NVML pads the domain to 8 digits; PCI domains are 16 bits. */
+        if (hex_field(&p, ':', 8, &domain) && hex_field(&p, ':', 2, &bus) && hex_field(&p, '.', 2, &dev) &&
+            hex_field(&p, '\0', 1, &fn) && domain <= 0xffff && dev <= 0x1f && fn <= 7) {
+                snprintf(out, outsize, "%04x:%02x:%02x.%x", domain, bus, dev, fn);
+                return 0;
+        }
+        snprintf(out, outsize, "%s", in);
+        return -EINVAL;
+}
+
+static void bus_id_from_pci(const nvmlPciInfo_t *pci, char *out, unsigned int outsize) {
+        char raw[sizeof(pci->busId) + 1];
+        const char *src = pci->busId[0] ? pci->busId : pci->busIdLegacy;
+        size_t max = pci->busId[0] ? sizeof(pci->busId) : sizeof(pci->busIdLegacy);
+        size_t len = strnlen(src, max);
+        memcpy(raw, src, len);
+        raw[len] = '\0';
+        /* An unparsable id is kept as NVML gave it: evidence beats nothing. */
+        (void)nvml_bus_id_normalise(raw, out, outsize);
+}
+
+static bool nvlink_walk_ends(const struct nv_u32 *s) {
+        if (s->state == NV_ERROR)
+                return s->rc == NVML_ERROR_NOT_SUPPORTED || s->rc == NVML_ERROR_INVALID_ARGUMENT;
+        return s->state != NV_OK;
+}
+
+static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        static const nvmlNvLinkErrorCounter_t counters[NVML_NVL_COUNTER_COUNT] = {
+                NVML_NVLINK_ERROR_DL_REPLAY,    NVML_NVLINK_ERROR_DL_RECOVERY, NVML_NVLINK_ERROR_DL_CRC_FLIT,
+                NVML_NVLINK_ERROR_DL_CRC_DATA, NVML_NVLINK_ERROR_DL_ECC_DATA,
+        };
+        unsigned int count = 0;
+        for (unsigned int i = 0; i < NVML_NVLINK_MAX_LINKS && !c->stop; i++) {
+                struct nvml_nvlink *l = &g->nvlink[i];
+                nvmlEnableState_t st = NVML_FEATURE_DISABLED;
+                nvmlReturn_t r = NVCALL(c, nvmlDeviceGetNvLinkState, d, i, &st);
+                put_u32(c, &l->state, r, (unsigned int)st);
+                if (nvlink_walk_ends(&l->state)) {
+                        g->nvlink_end = l->state;
+                        break;
+                }
+                count = i + 1;
+                if (!nv_ok(l->state) || l->state.v != NVML_FEATURE_ENABLED)
+                        continue;
+                for (unsigned int k = 0; k < NVML_NVL_COUNTER_COUNT; k++) {
+                        unsigned long long v = 0;
+                        r = NVCALL(c, nvmlDeviceGetNvLinkErrorCounter, d, i, counters[k], &v);
+                        put_u64(c, &l->errors[k], r, v);
+                }
+                nvmlPciInfo_t pci;
+                memset(&pci, 0, sizeof(pci));
+                char bus[NV_STR_MAX] = "";
+                r = NVCALL(c, nvmlDeviceGetNvLinkRemotePciInfo_v2, d, i, &pci);
+                if (c->last == LAST_CALLED && r == NVML_SUCCESS)
+                        bus_id_from_pci(&pci, bus, sizeof(bus));
+                put_str(c, &l->remote_bus_id, r, bus, sizeof(bus));
+                put_u32(c, &l->remote_device_id, r, pci.pciDeviceId);
+        }
+        if (!c->stop)
+                g->nvlink_count = count;
+}
+
+/* The _v3 process lists: ask the count first, then read with some slack, growing when
+ * processes started meanwhile (INSUFFICIENT_SIZE again). */
+static void read_procs(struct gctx *c, struct nvml_procs *p, nvmlDevice_t d, bool compute) {
+        unsigned int count = 0;
+        nvmlReturn_t r = compute ? NVCALL(c, nvmlDeviceGetComputeRunningProcesses_v3, d, &count, NULL)
+                                 : NVCALL(c, nvmlDeviceGetGraphicsRunningProcesses_v3, d, &count, NULL);
+        struct nvml_process *out = NULL;
+        unsigned int n_out = 0;
+
+        for (unsigned int attempt = 0; c->last == LAST_CALLED && r == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 4;
+             attempt++) {
+                unsigned int cap = count + 8 + attempt * 32;
+                /* NVML writes into buf: it belongs to this worker, never to the block, until
+                 * the call returned in time (an abandoned call may write it later). */
+                nvmlProcessInfo_t *buf = calloc(cap, sizeof(*buf));
+                if (!buf) {
+                        r = NVML_ERROR_MEMORY;
+                        break;
+                }
+                count = cap;
+                r = compute ? NVCALL(c, nvmlDeviceGetComputeRunningProcesses_v3, d, &count, buf)
+                            : NVCALL(c, nvmlDeviceGetGraphicsRunningProcesses_v3, d, &count, buf);
+                if (c->last == LAST_CALLED && r == NVML_SUCCESS) {
+                        if (count > cap)
+                                count = cap;
+                        out = count ? calloc(count, sizeof(*out)) : NULL;
+                        if (count && !out) {
+                                r = NVML_ERROR_MEMORY;
+                        } else {
+                                for (unsigned int i = 0; i < count; i++) {
+                                        out[i].pid = buf[i].pid;
+                                        out[i].used_bytes = buf[i].usedGpuMemory;
+                                        out[i].gpu_instance_id = buf[i].gpuInstanceId;
+                                        out[i].compute_instance_id = buf[i].computeInstanceId;
+                                }
+                                n_out = count;
+                        }
+                }
+                free(buf);
+        }
+        if (c->last == LAST_CALLED && r == NVML_SUCCESS && !out)
+                n_out = 0; /* the count query said: no processes */
+        if (SETTLE(c, p, r)) {
+                free(p->v);
+                p->v = out;
+                p->count = n_out;
+        } else {
+                free(out);
+        }
+}
+
+/* Every per-GPU fact, in order. Runs on the GPU's worker (MODE_CALL) or as a replay over
+ * a copy (MODE_REPLAY); see the top of the file. */
+static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
+        const struct nvml_lib *lib = c->lib;
+        nvmlDevice_t d = NULL;
+        nvmlReturn_t r;
+
+        r = NVCALL(c, nvmlDeviceGetHandleByIndex_v2, g->index, &d);
+        if (c->last == LAST_CALLED && r == NVML_SUCCESS)
+                g->device = d;
+        if (!put_u32(c, &g->handle, r, 0) && c->mode == MODE_CALL && !c->stop) {
+                /* No handle, no facts: each says why, naming the handle call. */
+                c->mode = MODE_REPLAY;
+                c->replay_state = g->handle.state;
+                c->replay_rc = g->handle.rc;
+                c->replay_fn = g->handle.fn;
+        }
+        d = g->device;
+
+        /* Identity */
+        {
+                char buf[NV_STR_MAX] = "";
+                r = NVCALL(c, nvmlDeviceGetName, d, buf, sizeof(buf));
+                put_str(c, &g->name, r, buf, sizeof(buf));
+        }
+        {
+                char buf[NV_STR_MAX] = "";
+                r = NVCALL(c, nvmlDeviceGetUUID, d, buf, sizeof(buf));
+                put_str(c, &g->uuid, r, buf, sizeof(buf));
+        }
+        {
+                char buf[NV_STR_MAX] = "";
+                r = NVCALL(c, nvmlDeviceGetSerial, d, buf, sizeof(buf));
+                put_str(c, &g->serial, r, buf, sizeof(buf));
+        }
+        {
+                nvmlPciInfo_t pci;
+                memset(&pci, 0, sizeof(pci));
+                char bus[NV_STR_MAX] = "";
+                r = NVCALL(c, nvmlDeviceGetPciInfo_v3, d, &pci);
+                if (c->last == LAST_CALLED && r == NVML_SUCCESS)
+                        bus_id_from_pci(&pci, bus, sizeof(bus));
+                put_str(c, &g->pci_bus_id, r, bus, sizeof(bus));
+                put_u32(c, &g->pci_device_id, r, pci.pciDeviceId);
+                put_u32(c, &g->pci_subsystem_id, r, pci.pciSubSystemId);
+        }
+        {
+                char buf[NV_STR_MAX] = "";
+                r = NVCALL(c, nvmlDeviceGetVbiosVersion, d, buf, sizeof(buf));
+                put_str(c, &g->vbios, r, buf, sizeof(buf));
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetMinorNumber, d, &v);
+                put_u32(c, &g->minor_number, r, v);
+        }
+        {
+                nvmlBrandType_t v = NVML_BRAND_UNKNOWN;
+                r = NVCALL(c, nvmlDeviceGetBrand, d, &v);
+                put_u32(c, &g->brand, r, (unsigned int)v);
+        }
+        {
+                nvmlDeviceArchitecture_t v = 0;
+                r = NVCALL(c, nvmlDeviceGetArchitecture, d, &v);
+                put_u32(c, &g->architecture, r, v);
+        }
+        {
+                int major = 0, minor = 0;
+                r = NVCALL(c, nvmlDeviceGetCudaComputeCapability, d, &major, &minor);
+                put_i32(c, &g->cc_major, r, major);
+                put_i32(c, &g->cc_minor, r, minor);
+        }
+
+        /* Memory: v2 adds "reserved"; fall back to v1 when v2 is missing or refuses. */
+        {
+                nvmlMemory_v2_t m2;
+                memset(&m2, 0, sizeof(m2));
+                m2.version = nvmlMemory_v2;
+                r = NVCALL(c, nvmlDeviceGetMemoryInfo_v2, d, &m2);
+                if (put_u64(c, &g->mem_reserved_bytes, r, m2.reserved)) {
+                        put_u64(c, &g->mem_total_bytes, r, m2.total);
+                        put_u64(c, &g->mem_used_bytes, r, m2.used);
+                        put_u64(c, &g->mem_free_bytes, r, m2.free);
+                } else if (g->mem_reserved_bytes.state != NV_TIMEOUT) {
+                        nvmlMemory_t m1;
+                        memset(&m1, 0, sizeof(m1));
+                        r = NVCALL(c, nvmlDeviceGetMemoryInfo, d, &m1);
+                        put_u64(c, &g->mem_total_bytes, r, m1.total);
+                        put_u64(c, &g->mem_used_bytes, r, m1.used);
+                        put_u64(c, &g->mem_free_bytes, r, m1.free);
+                } else {
+                        /* The v2 call hung (replay): the rest of memory follows it. */
+                        put_u64(c, &g->mem_total_bytes, r, 0);
+                        put_u64(c, &g->mem_used_bytes, r, 0);
+                        put_u64(c, &g->mem_free_bytes, r, 0);
+                }
+        }
+        {
+                nvmlBAR1Memory_t b;
+                memset(&b, 0, sizeof(b));
+                r = NVCALL(c, nvmlDeviceGetBAR1MemoryInfo, d, &b);
+                put_u64(c, &g->bar1_total_bytes, r, b.bar1Total);
+                put_u64(c, &g->bar1_used_bytes, r, b.bar1Used);
+                put_u64(c, &g->bar1_free_bytes, r, b.bar1Free);
+        }
+
+        /* Thermal */
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetTemperature, d, NVML_TEMPERATURE_GPU, &v);
+                put_u32(c, &g->temp_c, r, v);
+        }
+        {
+                static const struct {
+                        nvmlTemperatureThresholds_t t;
+                        size_t off;
+                } th[] = {
+                        {NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, offsetof(struct nvml_gpu, temp_slowdown_c)},
+                        {NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, offsetof(struct nvml_gpu, temp_shutdown_c)},
+                        {NVML_TEMPERATURE_THRESHOLD_GPU_MAX, offsetof(struct nvml_gpu, temp_gpu_max_c)},
+                        {NVML_TEMPERATURE_THRESHOLD_MEM_MAX, offsetof(struct nvml_gpu, temp_mem_max_c)},
+                };
+                for (size_t i = 0; i < sizeof(th) / sizeof(th[0]); i++) {
+                        unsigned int v = 0;
+                        r = NVCALL(c, nvmlDeviceGetTemperatureThreshold, d, th[i].t, &v);
+                        put_u32(c, (struct nv_u32 *)((char *)g + th[i].off), r, v);
+                }
+        }
+
+        /* Power */
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetPowerUsage, d, &v);
+                put_u32(c, &g->power_mw, r, v);
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetPowerManagementLimit, d, &v);
+                put_u32(c, &g->power_limit_mw, r, v);
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetPowerManagementDefaultLimit, d, &v);
+                put_u32(c, &g->power_default_limit_mw, r, v);
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetEnforcedPowerLimit, d, &v);
+                put_u32(c, &g->power_enforced_limit_mw, r, v);
+        }
+        {
+                unsigned int lo = 0, hi = 0;
+                r = NVCALL(c, nvmlDeviceGetPowerManagementLimitConstraints, d, &lo, &hi);
+                put_u32(c, &g->power_min_limit_mw, r, lo);
+                put_u32(c, &g->power_max_limit_mw, r, hi);
+        }
+
+        /* Clocks */
+        for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetClockInfo, d, (nvmlClockType_t)t, &v);
+                put_u32(c, &g->clock_mhz[t], r, v);
+        }
+        for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetMaxClockInfo, d, (nvmlClockType_t)t, &v);
+                put_u32(c, &g->clock_max_mhz[t], r, v);
+        }
+        for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetApplicationsClock, d, (nvmlClockType_t)t, &v);
+                put_u32(c, &g->clock_app_mhz[t], r, v);
+        }
+        for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetDefaultApplicationsClock, d, (nvmlClockType_t)t, &v);
+                put_u32(c, &g->clock_default_app_mhz[t], r, v);
+        }
+        {
+                /* "Throttle" was renamed "event" in CUDA 12.2's NVML; older drivers only have
+                 * the old name, same bits. */
+                unsigned long long v = 0;
+                if (lib->nvmlDeviceGetCurrentClocksEventReasons)
+                        r = NVCALL(c, nvmlDeviceGetCurrentClocksEventReasons, d, &v);
+                else
+                        r = NVCALL(c, nvmlDeviceGetCurrentClocksThrottleReasons, d, &v);
+                put_u64(c, &g->clocks_event_reasons, r, v);
+        }
+
+        {
+                nvmlUtilization_t u;
+                memset(&u, 0, sizeof(u));
+                r = NVCALL(c, nvmlDeviceGetUtilizationRates, d, &u);
+                put_u32(c, &g->util_gpu_pct, r, u.gpu);
+                put_u32(c, &g->util_mem_pct, r, u.memory);
+        }
+        {
+                nvmlPstates_t v = NVML_PSTATE_UNKNOWN;
+                r = NVCALL(c, nvmlDeviceGetPerformanceState, d, &v);
+                put_u32(c, &g->pstate, r, (unsigned int)v);
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetFanSpeed, d, &v);
+                put_u32(c, &g->fan_pct, r, v);
+        }
+
+        /* ECC */
+        {
+                nvmlEnableState_t cur = NVML_FEATURE_DISABLED, pend = NVML_FEATURE_DISABLED;
+                r = NVCALL(c, nvmlDeviceGetEccMode, d, &cur, &pend);
+                put_u32(c, &g->ecc_mode_current, r, (unsigned int)cur);
+                put_u32(c, &g->ecc_mode_pending, r, (unsigned int)pend);
+        }
+        {
+                static const struct {
+                        nvmlMemoryErrorType_t e;
+                        nvmlEccCounterType_t k;
+                        size_t off;
+                } ecc[] = {
+                        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, offsetof(struct nvml_gpu, ecc_volatile_corrected)},
+                        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
+                         offsetof(struct nvml_gpu, ecc_volatile_uncorrected)},
+                        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
+                         offsetof(struct nvml_gpu, ecc_aggregate_corrected)},
+                        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+                         offsetof(struct nvml_gpu, ecc_aggregate_uncorrected)},
+                };
+                for (size_t i = 0; i < sizeof(ecc) / sizeof(ecc[0]); i++) {
+                        unsigned long long v = 0;
+                        r = NVCALL(c, nvmlDeviceGetTotalEccErrors, d, ecc[i].e, ecc[i].k, &v);
+                        put_u64(c, (struct nv_u64 *)((char *)g + ecc[i].off), r, v);
+                }
+        }
+        {
+                /* pageCount 0 with no buffer asks for the count; NVML answers SUCCESS or,
+                 * on some drivers, INSUFFICIENT_SIZE with the count set. */
+                static const struct {
+                        nvmlPageRetirementCause_t cause;
+                        size_t off;
+                } rp[] = {
+                        {NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,
+                         offsetof(struct nvml_gpu, retired_pages_sbe)},
+                        {NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, offsetof(struct nvml_gpu, retired_pages_dbe)},
+                };
+                for (size_t i = 0; i < sizeof(rp) / sizeof(rp[0]); i++) {
+                        unsigned int n = 0;
+                        r = NVCALL(c, nvmlDeviceGetRetiredPages, d, rp[i].cause, &n, NULL);
+                        if (r == NVML_ERROR_INSUFFICIENT_SIZE)
+                                r = NVML_SUCCESS;
+                        put_u32(c, (struct nv_u32 *)((char *)g + rp[i].off), r, n);
+                }
+        }
+        {
+                nvmlEnableState_t v = NVML_FEATURE_DISABLED;
+                r = NVCALL(c, nvmlDeviceGetRetiredPagesPendingStatus, d, &v);
+                put_u32(c, &g->retired_pages_pending, r, (unsigned int)v);
+        }
+        {
+                unsigned int corr = 0, unc = 0, pend = 0, fail = 0;
+                r = NVCALL(c, nvmlDeviceGetRemappedRows, d, &corr, &unc, &pend, &fail);
+                put_u32(c, &g->remap_corrected, r, corr);
+                put_u32(c, &g->remap_uncorrected, r, unc);
+                put_u32(c, &g->remap_pending, r, pend);
+                put_u32(c, &g->remap_failure, r, fail);
+        }
+
+        /* PCIe */
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetCurrPcieLinkGeneration, d, &v);
+                put_u32(c, &g->pcie_gen, r, v);
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetCurrPcieLinkWidth, d, &v);
+                put_u32(c, &g->pcie_width, r, v);
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetMaxPcieLinkGeneration, d, &v);
+                put_u32(c, &g->pcie_max_gen, r, v);
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetMaxPcieLinkWidth, d, &v);
+                put_u32(c, &g->pcie_max_width, r, v);
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetPcieReplayCounter, d, &v);
+                put_u32(c, &g->pcie_replay, r, v);
+        }
+
+        read_nvlinks(c, g, d);
+
+        /* Modes */
+        {
+                nvmlEnableState_t v = NVML_FEATURE_DISABLED;
+                r = NVCALL(c, nvmlDeviceGetPersistenceMode, d, &v);
+                put_u32(c, &g->persistence_mode, r, (unsigned int)v);
+        }
+        {
+                nvmlComputeMode_t v = NVML_COMPUTEMODE_DEFAULT;
+                r = NVCALL(c, nvmlDeviceGetComputeMode, d, &v);
+                put_u32(c, &g->compute_mode, r, (unsigned int)v);
+        }
+        {
+                nvmlEnableState_t v = NVML_FEATURE_DISABLED;
+                r = NVCALL(c, nvmlDeviceGetDisplayMode, d, &v);
+                put_u32(c, &g->display_mode, r, (unsigned int)v);
+        }
+        {
+                nvmlEnableState_t v = NVML_FEATURE_DISABLED;
+                r = NVCALL(c, nvmlDeviceGetDisplayActive, d, &v);
+                put_u32(c, &g->display_active, r, (unsigned int)v);
+        }
+
+        /* MIG */
+        {
+                unsigned int cur = 0, pend = 0;
+                r = NVCALL(c, nvmlDeviceGetMigMode, d, &cur, &pend);
+                put_u32(c, &g->mig_mode_current, r, cur);
+                put_u32(c, &g->mig_mode_pending, r, pend);
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetMaxMigDeviceCount, d, &v);
+                put_u32(c, &g->mig_max_devices, r, v);
+        }
+        if (nv_ok(g->mig_mode_current) && g->mig_mode_current.v == 1 && nv_ok(g->mig_max_devices)) {
+                unsigned int n = 0;
+                nvmlReturn_t result = NVML_SUCCESS;
+                for (unsigned int j = 0; j < g->mig_max_devices.v && j < 64; j++) {
+                        nvmlDevice_t md = NULL;
+                        r = NVCALL(c, nvmlDeviceGetMigDeviceHandleByIndex, d, j, &md);
+                        if (c->last != LAST_CALLED)
+                                break;
+                        if (r == NVML_SUCCESS) {
+                                n++;
+                        } else if (r != NVML_ERROR_NOT_FOUND) {
+                                /* NOT_FOUND: no MIG device in that slot, which is normal. */
+                                result = r;
+                                break;
+                        }
+                }
+                if (c->last == LAST_CALLED)
+                        r = result;
+                put_u32(c, &g->mig_device_count, r, n);
+        }
+
+        read_procs(c, &g->compute_procs, d, true);
+        read_procs(c, &g->graphics_procs, d, false);
+
+        {
+                nvmlGpuFabricInfo_t fi;
+                memset(&fi, 0, sizeof(fi));
+                r = NVCALL(c, nvmlDeviceGetGpuFabricInfo, d, &fi);
+                put_u32(c, &g->fabric_state, r, fi.state);
+                put_u32(c, &g->fabric_status, r, (unsigned int)fi.status);
+                put_u32(c, &g->fabric_clique_id, r, fi.cliqueId);
+        }
+}
+
+/* --- the per-GPU workers ---------------------------------------------------------------- */
+
+struct gpu_block {
+        const struct nvml_lib *lib;
+        unsigned long long start_ms;
+        struct nvml_gpu gpu;
+};
+
+static void gpu_work(struct deadline_worker *w, void *block) {
+        struct gpu_block *b = block;
+        struct gctx c = {.w = w, .lib = b->lib, .mode = MODE_CALL};
+        gather_gpu(&c, &b->gpu);
+}
+
+static void gpu_publish(void *block, void *dest, unsigned int index, const char *hung, unsigned int elapsed_ms,
+                        void *userdata) {
+        struct gpu_block *b = block;
+        struct nvml_gpu *g = dest;
+        (void)index;
+        (void)userdata;
+
+        /* Copy, and move the process lists: the block is freed by its worker. */
+        *g = b->gpu;
+        b->gpu.compute_procs.v = NULL;
+        b->gpu.compute_procs.count = 0;
+        b->gpu.graphics_procs.v = NULL;
+        b->gpu.graphics_procs.count = 0;
+        g->gather_ms = (unsigned int)(deadline_now_ms() - b->start_ms);
+        if (!hung)
+                return;
+        g->timed_out = true;
+        g->timeout_fn = hung;
+        g->timeout_ms = elapsed_ms;
+        struct gctx c = {
+                .lib = b->lib,
+                .mode = MODE_REPLAY,
+                .replay_state = NV_TIMEOUT,
+                .replay_rc = NVML_ERROR_TIMEOUT,
+                .replay_fn = hung,
+        };
+        gather_gpu(&c, g);
+}
+
+static void gpu_free_block(void *block) {
+        struct gpu_block *b = block;
+        if (!b)
+                return;
+        free(b->gpu.compute_procs.v);
+        free(b->gpu.graphics_procs.v);
+        free(b);
+}
+
+/* --- system facts --------------------------------------------------------------------- */
+
+struct sys_facts {
+        struct nv_u32 init;
+        struct nv_str driver_version;
+        struct nv_str nvml_version;
+        struct nv_i32 cuda_driver_version;
+        struct nv_u32 device_count;
+};
+
+struct sys_block {
+        const struct nvml_lib *lib;
+        unsigned int init_ms;
+        struct sys_facts s;
+};
+
+static void gather_sys(struct gctx *c, struct sys_facts *s, unsigned int init_ms) {
+        nvmlReturn_t r;
+        r = call_enter(c, "nvmlInit_v2", c->lib->nvmlInit_v2 != NULL, init_ms) ? call_leave(c, c->lib->nvmlInit_v2())
+                                                                                : NVML_ERROR_UNKNOWN;
+        if (!put_u32(c, &s->init, r, 0))
+                return;
+        {
+                char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = "";
+                r = NVCALL(c, nvmlSystemGetDriverVersion, buf, sizeof(buf));
+                put_str(c, &s->driver_version, r, buf, sizeof(buf));
+        }
+        {
+                char buf[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE] = "";
+                r = NVCALL(c, nvmlSystemGetNVMLVersion, buf, sizeof(buf));
+                put_str(c, &s->nvml_version, r, buf, sizeof(buf));
+        }
+        {
+                int v = 0;
+                r = NVCALL(c, nvmlSystemGetCudaDriverVersion_v2, &v);
+                put_i32(c, &s->cuda_driver_version, r, v);
+        }
+        {
+                unsigned int v = 0;
+                r = NVCALL(c, nvmlDeviceGetCount_v2, &v);
+                put_u32(c, &s->device_count, r, v);
+        }
+}
+
+static void sys_work(struct deadline_worker *w, void *block) {
+        struct sys_block *b = block;
+        struct gctx c = {.w = w, .lib = b->lib, .mode = MODE_CALL};
+        gather_sys(&c, &b->s, b->init_ms);
+}
+
+static void sys_publish(void *block, void *dest, unsigned int index, const char *hung, unsigned int elapsed_ms,
+                        void *userdata) {
+        struct sys_block *b = block;
+        struct sys_facts *s = dest;
+        (void)index;
+        (void)elapsed_ms;
+        (void)userdata;
+        *s = b->s;
+        if (hung) {
+                struct gctx c = {
+                        .lib = b->lib,
+                        .mode = MODE_REPLAY,
+                        .replay_state = NV_TIMEOUT,
+                        .replay_rc = NVML_ERROR_TIMEOUT,
+                        .replay_fn = hung,
+                };
+                gather_sys(&c, s, b->init_ms);
+        }
+}
+
+/* --- shutdown --------------------------------------------------------------------------- */
+
+struct shutdown_block {
+        const struct nvml_lib *lib;
+        nvmlReturn_t rc;
+};
+
+static void shutdown_work(struct deadline_worker *w, void *block) {
+        struct shutdown_block *b = block;
+        if (!deadline_begin(w, "nvmlShutdown", 0))
+                return;
+        nvmlReturn_t rc = b->lib->nvmlShutdown();
+        if (deadline_end(w))
+                b->rc = rc;
+}
+
+static void shutdown_publish(void *block, void *dest, unsigned int index, const char *hung, unsigned int elapsed_ms,
+                             void *userdata) {
+        (void)index;
+        (void)elapsed_ms;
+        (void)userdata;
+        (void)hung;
+        *(nvmlReturn_t *)dest = ((struct shutdown_block *)block)->rc;
+}
+
+/* --- the whole gather ----------------------------------------------------------------- */
+
+static void add_timeout(struct nvml_facts *f, const struct deadline_outcome *o, int gpu) {
+        struct nvml_timeout *t = realloc(f->timeouts, (f->n_timeouts + 1) * sizeof(*t));
+        f->abandoned = true;
+        if (!t)
+                return; /* the GPU's own facts still say timeout */
+        f->timeouts = t;
+        t[f->n_timeouts++] = (struct nvml_timeout){.fn = o->what, .gpu = gpu, .elapsed_ms = o->elapsed_ms, .budget = o->budget};
+}
+
+static enum nvml_init_state init_state_of(const struct nv_u32 *init) {
+        switch (init->state) {
+        case NV_OK:
+                return NVML_INIT_OK;
+        case NV_TIMEOUT:
+                return NVML_INIT_TIMEOUT;
+        case NV_UNREAD:
+                return NVML_INIT_NOT_TRIED;
+        default:
+                break;
+        }
+        switch (init->rc) {
+        case NVML_ERROR_DRIVER_NOT_LOADED:
+                return NVML_INIT_DRIVER_NOT_LOADED;
+        case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+                return NVML_INIT_VERSION_MISMATCH;
+        case NVML_ERROR_NO_PERMISSION:
+                return NVML_INIT_NO_PERMISSION;
+        default:
+                return NVML_INIT_ERROR;
+        }
+}
+
+static void gather_system(struct nvml_facts *f, int *ret_r) {
+        struct sys_facts s;
+        memset(&s, 0, sizeof(s));
+        struct sys_block *b = calloc(1, sizeof(*b));
+        if (!b) {
+                *ret_r = -ENOMEM;
+                return;
+        }
+        b->lib = f->lib;
+        b->init_ms = f->dl.init_ms;
+        struct deadline_spec spec = {
+                .call_ms = f->dl.call_ms,
+                .budget_ms = 0, /* each call has its own limit, init the longest */
+                .work = sys_work,
+                .publish = sys_publish,
+                .free_block = free,
+        };
+        void *blocks[1] = {b};
+        void *dests[1] = {&s};
+        struct deadline_outcome o;
+        int r = deadline_run(&spec, 1, blocks, dests, &o);
+        if (r < 0)
+                *ret_r = r;
+        if (o.state == DEADLINE_ABANDONED)
+                add_timeout(f, &o, -1);
+
+        f->init_state = init_state_of(&s.init);
+        f->init_rc = s.init.state == NV_NO_FUNCTION ? NVML_ERROR_FUNCTION_NOT_FOUND : s.init.rc;
+        f->initialized = nv_ok(s.init);
+        f->driver_version = s.driver_version;
+        f->nvml_version = s.nvml_version;
+        f->cuda_driver_version = s.cuda_driver_version;
+        f->device_count = s.device_count;
+        if (nv_ok(s.cuda_driver_version) && s.cuda_driver_version.v > 0)
+                snprintf(f->cuda_driver_version_str, sizeof(f->cuda_driver_version_str), "%d.%d",
+                         s.cuda_driver_version.v / 1000, (s.cuda_driver_version.v % 1000) / 10);
+}
+
+static void normalise_deadlines(const struct nvml_deadlines *in, struct nvml_deadlines *out) {
+        *out = in ? *in : (struct nvml_deadlines){0};
+        if (out->call_ms == 0)
+                out->call_ms = NVML_DEADLINE_CALL_MS_DEFAULT;
+        if (out->gpu_ms == 0)
+                out->gpu_ms = NVML_DEADLINE_GPU_MS_DEFAULT;
+        if (out->init_ms == 0)
+                out->init_ms = NVML_DEADLINE_INIT_MS_DEFAULT;
+}
+
+int nvml_facts_gather(struct nvml_lib *lib, const struct nvml_deadlines *dl, struct nvml_facts *ret) {
+        struct nvml_facts *f = ret;
+        int r = 0;
+        unsigned long long t0 = deadline_now_ms();
+
+        memset(f, 0, sizeof(*f));
+        f->lib = lib;
+        normalise_deadlines(dl, &f->dl);
+        if (!lib) {
+                f->init_state = NVML_INIT_NO_LIBRARY;
+                f->init_rc = NVML_ERROR_LIBRARY_NOT_FOUND;
+                return 0;
+        }
+
+        gather_system(f, &r);
+        if (!f->initialized || f->abandoned || !nv_ok(f->device_count) || f->device_count.v == 0)
+                goto out;
+
+        unsigned int n = f->device_count.v < NVML_FACTS_MAX_GPUS ? f->device_count.v : NVML_FACTS_MAX_GPUS;
+        f->gpus = calloc(n, sizeof(*f->gpus));
+        void **blocks = calloc(n, sizeof(*blocks));
+        void **dests = calloc(n, sizeof(*dests));
+        struct deadline_outcome *o = calloc(n, sizeof(*o));
+        if (!f->gpus || !blocks || !dests || !o) {
+                r = -ENOMEM;
+                goto free_arrays;
+        }
+        unsigned long long start = deadline_now_ms();
+        for (unsigned int i = 0; i < n; i++) {
+                struct gpu_block *b = calloc(1, sizeof(*b));
+                if (!b) {
+                        for (unsigned int k = 0; k < i; k++)
+                                gpu_free_block(blocks[k]);
+                        r = -ENOMEM;
+                        goto free_arrays;
+                }
+                b->lib = lib;
+                b->start_ms = start;
+                b->gpu.index = i;
+                f->gpus[i].index = i;
+                blocks[i] = b;
+                dests[i] = &f->gpus[i];
+        }
+        f->n_gpus = n;
+        struct deadline_spec spec = {
+                .call_ms = f->dl.call_ms,
+                .budget_ms = f->dl.gpu_ms,
+                .work = gpu_work,
+                .publish = gpu_publish,
+                .free_block = gpu_free_block,
+        };
+        int rr = deadline_run(&spec, n, blocks, dests, o);
+        if (rr < 0)
+                r = rr;
+        for (unsigned int i = 0; i < n; i++)
+                if (o[i].state == DEADLINE_ABANDONED)
+                        add_timeout(f, &o[i], (int)i);
+
+free_arrays:
+        if (r == -ENOMEM && f->n_gpus == 0) {
+                free(f->gpus);
+                f->gpus = NULL;
+        }
+        free(blocks);
+        free(dests);
+        free(o);
+out:
+        f->gather_ms = (unsigned int)(deadline_now_ms() - t0);
+        return r;
+}
+
+void nvml_facts_done(struct nvml_facts *f) {
+        if (!f)
+                return;
+        for (unsigned int i = 0; i < f->n_gpus; i++) {
+                free(f->gpus[i].compute_procs.v);
+                free(f->gpus[i].graphics_procs.v);
+        }
+        free(f->gpus);
+        f->gpus = NULL;
+        f->n_gpus = 0;
+        free(f->timeouts);
+        f->timeouts = NULL;
+        f->n_timeouts = 0;
+
+        if (f->initialized && !f->abandoned && f->lib && f->lib->nvmlShutdown) {
+                struct shutdown_block *b = calloc(1, sizeof(*b));
+                if (b) {
+                        nvmlReturn_t rc = NVML_SUCCESS;
+                        b->lib = f->lib;
+                        struct deadline_spec spec = {
+                                .call_ms = f->dl.call_ms,
+                                .work = shutdown_work,
+                                .publish = shutdown_publish,
+                                .free_block = free,
+                        };
+                        void *blocks[1] = {b};
+                        void *dests[1] = {&rc};
+                        struct deadline_outcome o;
+                        if (deadline_run(&spec, 1, blocks, dests, &o) == 0 && o.state == DEADLINE_ABANDONED)
+                                f->abandoned = true;
+                        /* nvmlShutdown's own error changes nothing for the caller, ignoring. */
+                        (void)rc;
+                }
+        }
+        f->initialized = false;
+}
+
+const char *nv_state_name(unsigned char state) {
+        static const char *const names[NV_STATE_COUNT] = {
+                [NV_UNREAD] = "unread",
+                [NV_OK] = "ok",
+                [NV_ERROR] = "error",
+                [NV_TIMEOUT] = "timeout",
+                [NV_NO_FUNCTION] = "no function",
+        };
+        return state < NV_STATE_COUNT ? names[state] : "invalid";
+}
+
+const char *nvml_init_state_name(enum nvml_init_state s) {
+        static const char *const names[NVML_INIT_STATE_COUNT] = {
+                [NVML_INIT_NOT_TRIED] = "not tried",
+                [NVML_INIT_OK] = "ok",
+                [NVML_INIT_NO_LIBRARY] = "no library",
+                [NVML_INIT_DRIVER_NOT_LOADED] = "driver not loaded",
+                [NVML_INIT_VERSION_MISMATCH] = "version mismatch",
+                [NVML_INIT_NO_PERMISSION] = "no permission",
+                [NVML_INIT_ERROR] = "error",
+                [NVML_INIT_TIMEOUT] = "timeout",
+        };
+        return (unsigned int)s < NVML_INIT_STATE_COUNT ? names[s] : "invalid";
+}

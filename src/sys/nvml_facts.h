@@ -1,0 +1,310 @@
+/* Everything gpuvet reads from NVML, per GPU and for the system, as plain structs.
+ *
+ * Every reading records how it was obtained (the nv_* value types below): read (NV_OK),
+ * refused by NVML (NV_ERROR, rc = the nvmlReturn_t), never answered within our deadline
+ * (NV_TIMEOUT, fn = the function that never returned), or not exported by this library
+ * (NV_NO_FUNCTION, rc = NVML_ERROR_FUNCTION_NOT_FOUND). NV_UNREAD means gpuvet did not
+ * ask (e.g. NVLink counters of a link that is not active). A check tells "not supported
+ * here" (NV_ERROR with NVML_ERROR_NOT_SUPPORTED, NV_NO_FUNCTION) apart from "call failed".
+ *
+ * Collection never hangs (docs/nvml.md): each GPU is read by its own thread, every call
+ * under a per-call deadline and every GPU under a budget; a call that does not return in
+ * time abandons that GPU, its remaining facts become NV_TIMEOUT, and the run goes on. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "vendor/nvml.h"
+
+enum nv_state {
+        NV_UNREAD = 0,   /* not asked */
+        NV_OK,           /* v is valid */
+        NV_ERROR,        /* NVML returned rc */
+        NV_TIMEOUT,      /* fn never returned within the deadline (this or an earlier call) */
+        NV_NO_FUNCTION,  /* the library lacks fn (optional symbol); rc = FUNCTION_NOT_FOUND */
+        NV_STATE_COUNT
+};
+
+/* The common head of every reading: state, NVML's rc (NVML_SUCCESS when NV_OK), and fn,
+ * the NVML function it came from (a string literal; for NV_TIMEOUT the function that hung,
+ * which is the function of this reading or one called before it). */
+struct nv_u32 {
+        unsigned char state;
+        int rc;
+        const char *fn;
+        unsigned int v;
+};
+struct nv_i32 {
+        unsigned char state;
+        int rc;
+        const char *fn;
+        int v;
+};
+struct nv_u64 {
+        unsigned char state;
+        int rc;
+        const char *fn;
+        unsigned long long v;
+};
+#define NV_STR_MAX 96
+struct nv_str {
+        unsigned char state;
+        int rc;
+        const char *fn;
+        char v[NV_STR_MAX]; /* NUL-terminated */
+};
+
+/* Convenience: true when a reading holds a value. */
+#define nv_ok(f) ((f).state == NV_OK)
+
+/* Clock arrays are indexed by nvmlClockType_t. */
+enum nvml_clock {
+        NVML_CLK_GRAPHICS = 0, /* NVML_CLOCK_GRAPHICS */
+        NVML_CLK_SM = 1,       /* NVML_CLOCK_SM */
+        NVML_CLK_MEM = 2,      /* NVML_CLOCK_MEM */
+        NVML_CLK_VIDEO = 3,    /* NVML_CLOCK_VIDEO */
+        NVML_CLK_COUNT
+};
+
+/* NVLink error counters, indexed by nvmlNvLinkErrorCounter_t. */
+enum nvml_nvlink_counter {
+        NVML_NVL_REPLAY = 0,   /* NVML_NVLINK_ERROR_DL_REPLAY */
+        NVML_NVL_RECOVERY = 1, /* NVML_NVLINK_ERROR_DL_RECOVERY */
+        NVML_NVL_CRC_FLIT = 2, /* NVML_NVLINK_ERROR_DL_CRC_FLIT */
+        NVML_NVL_CRC_DATA = 3, /* NVML_NVLINK_ERROR_DL_CRC_DATA */
+        NVML_NVL_ECC_DATA = 4, /* NVML_NVLINK_ERROR_DL_ECC_DATA */
+        NVML_NVL_COUNTER_COUNT
+};
+
+struct nvml_nvlink {
+        struct nv_u32 state;                           /* nvmlEnableState_t: 1 = active */
+        struct nv_u64 errors[NVML_NVL_COUNTER_COUNT];  /* read for active links only */
+        struct nv_str remote_bus_id;                   /* sysfs form "0000:1b:00.0" */
+        struct nv_u32 remote_device_id;                /* pciDeviceId of the far end */
+};
+
+struct nvml_process {
+        unsigned int pid;
+        unsigned long long used_bytes; /* NVML_VALUE_NOT_AVAILABLE (~0ULL) when unknown */
+        unsigned int gpu_instance_id;  /* 0xFFFFFFFF when not MIG */
+        unsigned int compute_instance_id;
+};
+
+/* A process list: state/rc/fn as the nv_* readings; v has count entries (may be NULL). */
+struct nvml_procs {
+        unsigned char state;
+        int rc;
+        const char *fn;
+        unsigned int count;
+        struct nvml_process *v;
+};
+
+/* One GPU as NVML sees it, index = NVML's device index. */
+struct nvml_gpu {
+        unsigned int index;
+        bool timed_out;          /* a call never returned: facts from timeout_fn on are NV_TIMEOUT */
+        const char *timeout_fn;  /* the function that hung (NULL when !timed_out) */
+        unsigned int timeout_ms; /* how long it had run when abandoned */
+        unsigned int gather_ms;  /* time taken to read this GPU (up to abandonment) */
+
+        /* nvmlDeviceGetHandleByIndex_v2: when it fails every other fact is NV_ERROR with
+         * its rc and fn. device is valid while NVML stays initialised (until
+         * nvml_facts_done), for callers that need further calls (topology, events). */
+        struct nv_u32 handle; /* v unused */
+        nvmlDevice_t device;
+
+        /* Identity */
+        struct nv_str name;
+        struct nv_str uuid;
+        struct nv_str serial;
+        struct nv_str vbios;
+        struct nv_str pci_bus_id;       /* nvmlDeviceGetPciInfo_v3, normalised to sysfs form */
+        struct nv_u32 pci_device_id;    /* device << 16 | vendor (0x233010de: H100 SXM) */
+        struct nv_u32 pci_subsystem_id;
+        struct nv_u32 minor_number;     /* /dev/nvidia<N> */
+        struct nv_u32 brand;            /* nvmlBrandType_t */
+        struct nv_u32 architecture;     /* nvmlDeviceArchitecture_t */
+        struct nv_i32 cc_major;         /* CUDA compute capability */
+        struct nv_i32 cc_minor;
+
+        /* Memory (bytes). nvmlDeviceGetMemoryInfo_v2 when the library has it, else v1;
+         * mem_reserved then records v2's absence or error. */
+        struct nv_u64 mem_total_bytes;
+        struct nv_u64 mem_used_bytes;
+        struct nv_u64 mem_free_bytes;
+        struct nv_u64 mem_reserved_bytes;
+        struct nv_u64 bar1_total_bytes;
+        struct nv_u64 bar1_used_bytes;
+        struct nv_u64 bar1_free_bytes;
+
+        /* Thermal (degrees C) */
+        struct nv_u32 temp_c;
+        struct nv_u32 temp_slowdown_c;
+        struct nv_u32 temp_shutdown_c;
+        struct nv_u32 temp_gpu_max_c;
+        struct nv_u32 temp_mem_max_c;
+
+        /* Power (milliwatts) */
+        struct nv_u32 power_mw;
+        struct nv_u32 power_limit_mw;
+        struct nv_u32 power_default_limit_mw;
+        struct nv_u32 power_enforced_limit_mw;
+        struct nv_u32 power_min_limit_mw;
+        struct nv_u32 power_max_limit_mw;
+
+        /* Clocks (MHz), indexed by enum nvml_clock */
+        struct nv_u32 clock_mhz[NVML_CLK_COUNT];
+        struct nv_u32 clock_max_mhz[NVML_CLK_COUNT];
+        struct nv_u32 clock_app_mhz[NVML_CLK_COUNT];          /* applications clocks */
+        struct nv_u32 clock_default_app_mhz[NVML_CLK_COUNT];
+        /* nvmlClocksEventReason* bits; fn tells which entry point answered
+         * (nvmlDeviceGetCurrentClocksEventReasons, else ...ThrottleReasons). */
+        struct nv_u64 clocks_event_reasons;
+
+        struct nv_u32 util_gpu_pct;
+        struct nv_u32 util_mem_pct;
+        struct nv_u32 pstate;  /* 0..15, 32 = unknown */
+        struct nv_u32 fan_pct; /* NOT_SUPPORTED on passively cooled boards */
+
+        /* ECC */
+        struct nv_u32 ecc_mode_current; /* nvmlEnableState_t */
+        struct nv_u32 ecc_mode_pending;
+        struct nv_u64 ecc_volatile_corrected;
+        struct nv_u64 ecc_volatile_uncorrected;
+        struct nv_u64 ecc_aggregate_corrected;
+        struct nv_u64 ecc_aggregate_uncorrected;
+        /* Page retirement (pre-Ampere; Ampere+ answer NOT_SUPPORTED and remap rows) */
+        struct nv_u32 retired_pages_sbe;     /* cause MULTIPLE_SINGLE_BIT_ECC_ERRORS */
+        struct nv_u32 retired_pages_dbe;     /* cause DOUBLE_BIT_ECC_ERROR */
+        struct nv_u32 retired_pages_pending; /* nvmlEnableState_t */
+        /* Row remapping (Ampere+) */
+        struct nv_u32 remap_corrected;
+        struct nv_u32 remap_uncorrected;
+        struct nv_u32 remap_pending;
+        struct nv_u32 remap_failure;
+
+        /* PCIe */
+        struct nv_u32 pcie_gen;
+        struct nv_u32 pcie_width;
+        struct nv_u32 pcie_max_gen;
+        struct nv_u32 pcie_max_width;
+        struct nv_u32 pcie_replay;
+
+        /* NVLink: links 0..nvlink_count-1 answered nvmlDeviceGetNvLinkState. The walk stops
+         * at the first link index answering NOT_SUPPORTED or INVALID_ARGUMENT (as NVML's own
+         * tools do), or on any NV_TIMEOUT / NV_NO_FUNCTION; nvlink_end is that reading
+         * (NV_UNREAD when all NVML_NVLINK_MAX_LINKS answered). nvlink_count == 0 with
+         * nvlink_end NOT_SUPPORTED: a board without NVLink. */
+        unsigned int nvlink_count;
+        struct nv_u32 nvlink_end;
+        struct nvml_nvlink nvlink[NVML_NVLINK_MAX_LINKS];
+
+        /* Modes */
+        struct nv_u32 persistence_mode; /* nvmlEnableState_t */
+        struct nv_u32 compute_mode;     /* nvmlComputeMode_t */
+        struct nv_u32 display_mode;
+        struct nv_u32 display_active;
+
+        /* MIG: mode 1 = enabled. mig_device_count counts the MIG devices that exist
+         * (nvmlDeviceGetMigDeviceHandleByIndex for 0..max-1), read when mig_mode_current is 1. */
+        struct nv_u32 mig_mode_current;
+        struct nv_u32 mig_mode_pending;
+        struct nv_u32 mig_max_devices;
+        struct nv_u32 mig_device_count;
+
+        /* Running processes (_v3 entry points) */
+        struct nvml_procs compute_procs;
+        struct nvml_procs graphics_procs;
+
+        /* GPU fabric (NVSwitch systems, Hopper+): state NVML_GPU_FABRIC_STATE_*, status the
+         * nvmlReturn_t of the fabric registration, clique id */
+        struct nv_u32 fabric_state;
+        struct nv_u32 fabric_status;
+        struct nv_u32 fabric_clique_id;
+};
+
+/* How nvmlInit_v2 went: each failure its own state so that checks give their own result. */
+enum nvml_init_state {
+        NVML_INIT_NOT_TRIED = 0,
+        NVML_INIT_OK,
+        NVML_INIT_NO_LIBRARY,        /* no libnvidia-ml could be loaded (lib == NULL) */
+        NVML_INIT_DRIVER_NOT_LOADED, /* NVML_ERROR_DRIVER_NOT_LOADED: no nvidia kernel module */
+        NVML_INIT_VERSION_MISMATCH,  /* NVML_ERROR_LIB_RM_VERSION_MISMATCH: module != library */
+        NVML_INIT_NO_PERMISSION,     /* NVML_ERROR_NO_PERMISSION: /dev/nvidia* not accessible */
+        NVML_INIT_ERROR,             /* any other rc (init_rc) */
+        NVML_INIT_TIMEOUT,           /* nvmlInit_v2 did not return within the init deadline */
+        NVML_INIT_STATE_COUNT
+};
+
+/* One call abandoned because it exceeded its deadline (or its GPU's budget). */
+struct nvml_timeout {
+        const char *fn;          /* NVML function (string literal) */
+        int gpu;                 /* NVML index, -1 for system calls (init, versions, count) */
+        unsigned int elapsed_ms; /* how long it had run when abandoned */
+        bool budget;             /* the GPU's budget (gpu_ms) ran out, not the call's own deadline */
+};
+
+/* Deadlines in milliseconds; 0 in a field (or a NULL struct) means its default. */
+struct nvml_deadlines {
+        unsigned int call_ms; /* one NVML call */
+        unsigned int gpu_ms;  /* all calls for one GPU */
+        unsigned int init_ms; /* nvmlInit_v2 (slow without persistence mode: it wakes GPUs) */
+};
+#define NVML_DEADLINE_CALL_MS_DEFAULT 2000u
+#define NVML_DEADLINE_GPU_MS_DEFAULT 20000u
+#define NVML_DEADLINE_INIT_MS_DEFAULT 20000u
+
+/* More GPUs than this are not read (NVML reports at most 64 on any shipping system). */
+#define NVML_FACTS_MAX_GPUS 256u
+
+struct nvml_facts {
+        enum nvml_init_state init_state;
+        int init_rc;               /* nvmlInit_v2's return (when tried and returned) */
+        bool initialized;          /* nvmlInit_v2 succeeded; nvml_facts_done shuts down */
+
+        struct nv_str driver_version;        /* "550.54.15" */
+        struct nv_str nvml_version;          /* "12.550.54.15" */
+        struct nv_i32 cuda_driver_version;   /* 12040 */
+        char cuda_driver_version_str[16];    /* "12.4", "" when unknown */
+        struct nv_u32 device_count;          /* nvmlDeviceGetCount_v2 */
+
+        unsigned int n_gpus;  /* entries in gpus: device_count (capped), 0 when unknown */
+        struct nvml_gpu *gpus;
+
+        unsigned int n_timeouts;
+        struct nvml_timeout *timeouts;
+
+        /* Some call never returned. The stuck thread may hold NVML's locks and still run
+         * library code: never nvmlShutdown, never unload the library (nvml_lib_free), and
+         * leave with _exit once the report is written (exit handlers could block). Stays
+         * valid after nvml_facts_done. */
+        bool abandoned;
+
+        unsigned int gather_ms; /* wall time of nvml_facts_gather */
+
+        /* private */
+        struct nvml_lib *lib;
+        struct nvml_deadlines dl;
+};
+
+/* Read every fact from lib (NULL: no library could be loaded, which gives
+ * init_state NVML_INIT_NO_LIBRARY) under the deadlines dl (NULL: defaults). Calls
+ * nvmlInit_v2; NVML stays initialised until nvml_facts_done. Failures of NVML calls are
+ * recorded in the facts, never returned. Returns 0, -ENOMEM, or -EAGAIN when a thread
+ * could not be created (the facts then hold what was read). */
+int nvml_facts_gather(struct nvml_lib *lib, const struct nvml_deadlines *dl, struct nvml_facts *ret);
+
+/* Free what gather allocated and nvmlShutdown (under the call deadline) unless a call was
+ * abandoned. Safe while abandoned workers still run: they own their memory. Does not
+ * unload lib. f->abandoned stays valid (and is set if nvmlShutdown itself hung). */
+void nvml_facts_done(struct nvml_facts *f);
+
+/* "00000000:1B:00.0" (NVML) -> "0000:1b:00.0" (sysfs). Returns 0, or -EINVAL when in is
+ * not a PCI address (out then holds in as given, cut to fit). */
+int nvml_bus_id_normalise(const char *in, char *out, unsigned int outsize);
+
+/* Names for logs and reports: "ok", "error", "timeout", "no function", "unread";
+ * "ok", "no library", "driver not loaded", "version mismatch", "no permission", "error",
+ * "timeout", "not tried". */
+const char *nv_state_name(unsigned char state);
+const char *nvml_init_state_name(enum nvml_init_state s);

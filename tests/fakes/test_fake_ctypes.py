@@ -1,0 +1,480 @@
+#!/usr/bin/env python3
+"""The fake NVML through ctypes: exports, argument and handle checks, scenarios, faults,
+hangs, latencies, events, thread safety, malformed scenario files. Stdlib only."""
+import ctypes
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fakeenv  # noqa: E402
+
+fakeenv.ensure_loadable()
+
+SUCCESS, UNINIT, INVALID, NOT_SUPPORTED, INSUFFICIENT, TIMEOUT, LOST, UNKNOWN = 0, 1, 2, 3, 7, 10, 15, 999
+DEF = os.path.join(fakeenv.SRC_ROOT, "src", "vendor", "nvml_functions.def")
+
+
+def def_functions():
+    """[(name, [param declarations])] from nvml_functions.def."""
+    with open(DEF) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    out = []
+    for m in re.finditer(r"NVML_FN\(\s*\d\s*,\s*(\w+)\s*,\s*\((.*?)\)\s*\)", text, re.S):
+        params = [p.strip() for p in " ".join(m.group(2).split()).split(",")]
+        out.append((m.group(1), [] if params == ["void"] else params))
+    return out
+
+
+def ctype_of(param):
+    if "*" in param or param.startswith("nvmlDevice_t") or param.startswith("nvmlEventSet_t"):
+        return ctypes.c_void_p
+    if "long long" in param:
+        return ctypes.c_ulonglong
+    if param.startswith("int "):
+        return ctypes.c_int
+    return ctypes.c_uint
+
+
+class Fake:
+    """The library loaded once; each init reads $FAKE_NVML_SCENARIO anew."""
+    lib = ctypes.CDLL(fakeenv.LIB)
+    lib.nvmlErrorString.restype = ctypes.c_char_p
+    for name, params in def_functions():
+        fn = getattr(lib, name)
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctype_of(p) for p in params]
+
+    def __init__(self, scenario):
+        self.scenario = scenario
+
+    def __enter__(self):
+        os.environ["FAKE_NVML_SCENARIO"] = self.scenario
+        r = self.lib.nvmlInit_v2()
+        if r != SUCCESS:
+            raise AssertionError(f"nvmlInit_v2 on {self.scenario}: {r}")
+        return self
+
+    def __exit__(self, *exc):
+        self.lib.nvmlShutdown()
+
+    def handle(self, i):
+        h = ctypes.c_void_p()
+        r = self.lib.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(h))
+        assert r == SUCCESS, r
+        return h
+
+    def u32(self, fn, h, *args):
+        v = ctypes.c_uint()
+        r = getattr(self.lib, fn)(h, *args, ctypes.byref(v))
+        return r, v.value
+
+    def u64(self, fn, h, *args):
+        v = ctypes.c_ulonglong()
+        r = getattr(self.lib, fn)(h, *args, ctypes.byref(v))
+        return r, v.value
+
+
+def scn(name):
+    return os.path.join(fakeenv.SCENARIOS, name)
+
+
+def write_scenario(text, directory=None):
+    f = tempfile.NamedTemporaryFile("w", suffix=".scn", delete=False, dir=directory)
+    f.write(text)
+    f.close()
+    return f.name
+
+
+def init_in_subprocess(path, timeout=30):
+    code = ("import ctypes,sys; l=ctypes.CDLL(sys.argv[1]); r=l.nvmlInit_v2(); print('rc', r); "
+            "r == 0 and l.nvmlShutdown()")
+    env = fakeenv.run_env(path)
+    return subprocess.run([sys.executable, "-c", code, fakeenv.LIB], env=env, capture_output=True, text=True,
+                          errors="replace", timeout=timeout)
+
+
+class Exports(unittest.TestCase):
+    def test_every_def_function_is_exported(self):
+        names = [n for n, _ in def_functions()]
+        self.assertGreater(len(names), 60)
+        for n in names + ["nvmlErrorString", "nvmlInit", "nvmlInitWithFlags"]:
+            self.assertTrue(hasattr(Fake.lib, n), n)
+
+    def test_error_strings(self):
+        self.assertEqual(Fake.lib.nvmlErrorString(LOST), b"GPU is lost")
+        self.assertEqual(Fake.lib.nvmlErrorString(12345), b"Unknown Error")
+
+    def test_uninitialized(self):
+        n = ctypes.c_uint()
+        self.assertEqual(Fake.lib.nvmlDeviceGetCount_v2(ctypes.byref(n)), UNINIT)
+        self.assertEqual(Fake.lib.nvmlShutdown(), UNINIT)
+
+
+class Arguments(unittest.TestCase):
+    """NULL pointers and foreign handles give INVALID_ARGUMENT from every function."""
+
+    def call_all(self, f, handle, pointer):
+        results = {}
+        for name, params in def_functions():
+            if name in ("nvmlInit_v2", "nvmlShutdown"):
+                continue
+            args = []
+            for p in params:
+                if p.startswith("nvmlDevice_t ") and "*" not in p:
+                    args.append(handle)
+                elif "*" in p or p.startswith("nvmlEventSet_t"):
+                    args.append(pointer() if pointer else None)
+                else:
+                    args.append(0)
+            if name == "nvmlEventSetWait_v2":
+                args[-1] = 0
+            results[name] = getattr(f.lib, name)(*args)
+        return results
+
+    def test_null_pointers(self):
+        with Fake(scn("h100-sxm-8gpu.scn")) as f:
+            h = f.handle(0)
+            for name, r in self.call_all(f, h, None).items():
+                self.assertEqual(r, INVALID, name)
+
+    def test_foreign_handles(self):
+        buf = ctypes.create_string_buffer(4096)
+        keep = []  # the output buffers must outlive the calls
+
+        def out_buffer():
+            keep.append(ctypes.create_string_buffer(4096))
+            return ctypes.addressof(keep[-1])
+        with Fake(scn("h100-sxm-8gpu.scn")) as f:
+            for bogus in (ctypes.c_void_p(0x1234), ctypes.c_void_p(ctypes.addressof(buf)), ctypes.c_void_p(0)):
+                results = self.call_all(f, bogus, out_buffer)
+                for name, params in def_functions():
+                    if name in results and any(p.startswith("nvmlDevice_t ") and "*" not in p for p in params):
+                        self.assertEqual(results[name], INVALID, name)
+
+    def test_handle_of_undefined_mig_device(self):
+        with Fake(scn("h100-sxm-8gpu.scn")) as f:
+            h = f.handle(0)
+            mig = ctypes.c_void_p(h.value + 1)  # the slot next to GPU 0 is its MIG device 0
+            self.assertEqual(f.u32("nvmlDeviceGetPowerUsage", mig)[0], INVALID)
+
+    def test_small_buffer(self):
+        with Fake(scn("h100-sxm-8gpu.scn")) as f:
+            buf = ctypes.create_string_buffer(96)
+            self.assertEqual(f.lib.nvmlDeviceGetName(f.handle(0), buf, 5), INSUFFICIENT)
+            self.assertEqual(f.lib.nvmlDeviceGetName(f.handle(0), buf, 96), SUCCESS)
+            self.assertEqual(buf.value, b"NVIDIA H100 80GB HBM3")
+
+    def test_index_out_of_range(self):
+        with Fake(scn("h100-sxm-8gpu.scn")) as f:
+            h = ctypes.c_void_p()
+            self.assertEqual(f.lib.nvmlDeviceGetHandleByIndex_v2(8, ctypes.byref(h)), INVALID)
+
+
+class Scenarios(unittest.TestCase):
+    def test_every_scenario_loads(self):
+        for path in fakeenv.scenario_files():
+            name = os.path.basename(path)
+            os.environ["FAKE_NVML_SCENARIO"] = path
+            r = Fake.lib.nvmlInit_v2()
+            self.assertEqual(r, fakeenv.init_error(path), name)
+            if r == SUCCESS:
+                n = ctypes.c_uint()
+                self.assertEqual(Fake.lib.nvmlDeviceGetCount_v2(ctypes.byref(n)), SUCCESS)
+                self.assertGreater(n.value, 0, name)
+                self.assertEqual(Fake.lib.nvmlShutdown(), SUCCESS)
+
+    def test_h100(self):
+        with Fake(scn("h100-sxm-8gpu.scn")) as f:
+            buf = ctypes.create_string_buffer(80)
+            self.assertEqual(f.lib.nvmlSystemGetDriverVersion(buf, 80), SUCCESS)
+            self.assertEqual(buf.value, b"550.54.15")
+            v = ctypes.c_int()
+            self.assertEqual(f.lib.nvmlSystemGetCudaDriverVersion_v2(ctypes.byref(v)), SUCCESS)
+            self.assertEqual(v.value, 12040)
+            h = f.handle(7)
+            self.assertEqual(f.u32("nvmlDeviceGetPowerUsage", h), (SUCCESS, 69620))
+            self.assertEqual(f.u32("nvmlDeviceGetTemperatureThreshold", h, 1), (SUCCESS, 89))
+            self.assertEqual(f.u32("nvmlDeviceGetFanSpeed", h)[0], NOT_SUPPORTED)
+            self.assertEqual(f.u32("nvmlDeviceGetNvLinkState", h, 17), (SUCCESS, 1))
+            self.assertEqual(f.u32("nvmlDeviceGetNvLinkState", h, 18)[0], NOT_SUPPORTED)
+            self.assertEqual(f.u32("nvmlDeviceGetNvLinkState", h, 36)[0], INVALID)
+            self.assertEqual(f.u32("nvmlDeviceGetRetiredPagesPendingStatus", h)[0], NOT_SUPPORTED)
+            level = ctypes.c_uint()
+            f.lib.nvmlDeviceGetTopologyCommonAncestor(f.handle(0), f.handle(1), ctypes.byref(level))
+            self.assertEqual(level.value, 40)  # NODE: same NUMA node
+            f.lib.nvmlDeviceGetTopologyCommonAncestor(f.handle(0), f.handle(5), ctypes.byref(level))
+            self.assertEqual(level.value, 50)  # SYS
+            h2 = ctypes.c_void_p()
+            self.assertEqual(f.lib.nvmlDeviceGetHandleByPciBusId_v2(b"0000:db:00.0", ctypes.byref(h2)), SUCCESS)
+            self.assertEqual(h2.value, h.value)
+            self.assertEqual(f.lib.nvmlDeviceGetHandleByPciBusId_v2(b"0000:dc:00.0", ctypes.byref(h2)), 6)
+            self.assertEqual(f.lib.nvmlDeviceGetHandleByPciBusId_v2(b"garbage", ctypes.byref(h2)), INVALID)
+
+    def test_a100_dbe_remap(self):
+        with Fake(scn("a100-dbe-remap.scn")) as f:
+            h = f.handle(1)
+            self.assertEqual(f.u64("nvmlDeviceGetTotalEccErrors", h, 1, 0), (SUCCESS, 1))
+            self.assertEqual(f.u64("nvmlDeviceGetTotalEccErrors", f.handle(0), 1, 0), (SUCCESS, 0))
+            a, b, c, d = (ctypes.c_uint() for _ in range(4))
+            self.assertEqual(f.lib.nvmlDeviceGetRemappedRows(h, *(ctypes.byref(x) for x in (a, b, c, d))), SUCCESS)
+            self.assertEqual((a.value, b.value, c.value, d.value), (0, 1, 1, 0))
+            es = ctypes.c_void_p()
+            self.assertEqual(f.lib.nvmlEventSetCreate(ctypes.byref(es)), SUCCESS)
+            self.assertEqual(f.lib.nvmlDeviceRegisterEvents(h, 8, es), SUCCESS)
+            data = (ctypes.c_ulonglong * 4)()
+            xids = []
+            for _ in range(2):
+                self.assertEqual(f.lib.nvmlEventSetWait_v2(es, data, 100), SUCCESS)
+                self.assertEqual(data[0], h.value)
+                self.assertEqual(data[1], 8)
+                xids.append(data[2])
+            self.assertEqual(xids, [48, 63])
+            t0 = time.monotonic()
+            self.assertEqual(f.lib.nvmlEventSetWait_v2(es, data, 50), TIMEOUT)
+            self.assertGreaterEqual(time.monotonic() - t0, 0.045)
+            self.assertEqual(f.lib.nvmlEventSetFree(es), SUCCESS)
+            self.assertEqual(f.lib.nvmlEventSetFree(es), INVALID)
+
+    def test_xid79_lost(self):
+        with Fake(scn("xid79-lost.scn")) as f:
+            h = f.handle(5)
+            keep = ctypes.create_string_buffer(4096)
+            buf = ctypes.addressof(keep)
+            for name, params in def_functions():
+                if not params or not params[0].startswith("nvmlDevice_t ") or "*" in params[0]:
+                    continue
+                if name == "nvmlDeviceRegisterEvents":
+                    continue
+                args = [h] + [buf if ("*" in p or p.startswith("nvmlDevice_t")) else 0 for p in params[1:]]
+                if name == "nvmlDeviceGetTopologyCommonAncestor":
+                    args[1] = f.handle(0)
+                if name == "nvmlDeviceGetMemoryInfo_v2":
+                    ctypes.c_uint.from_address(buf).value = 0x2000028
+                self.assertEqual(getattr(f.lib, name)(*args), LOST, name)
+            self.assertEqual(f.u32("nvmlDeviceGetPowerUsage", f.handle(4))[0], SUCCESS)
+            es = ctypes.c_void_p()
+            f.lib.nvmlEventSetCreate(ctypes.byref(es))
+            self.assertEqual(f.lib.nvmlDeviceRegisterEvents(h, 8, es), SUCCESS)
+            data = (ctypes.c_ulonglong * 4)()
+            self.assertEqual(f.lib.nvmlEventSetWait_v2(es, data, 100), SUCCESS)
+            self.assertEqual(data[2], 79)
+            f.lib.nvmlEventSetFree(es)
+
+    def test_lost_before_start(self):
+        path = write_scenario(f"include {scn('h100-sxm-8gpu.scn')}\n[gpu 2]\nlost = 2\n")
+        try:
+            with Fake(path) as f:
+                h = ctypes.c_void_p()
+                self.assertEqual(f.lib.nvmlDeviceGetHandleByIndex_v2(2, ctypes.byref(h)), LOST)
+                self.assertEqual(f.lib.nvmlDeviceGetHandleByIndex_v2(3, ctypes.byref(h)), SUCCESS)
+        finally:
+            os.unlink(path)
+
+    def test_nvlink_down(self):
+        with Fake(scn("nvlink-down.scn")) as f:
+            self.assertEqual(f.u32("nvmlDeviceGetNvLinkState", f.handle(3), 7), (SUCCESS, 0))
+            self.assertEqual(f.u32("nvmlDeviceGetNvLinkState", f.handle(3), 6), (SUCCESS, 1))
+            self.assertEqual(f.u64("nvmlDeviceGetNvLinkErrorCounter", f.handle(6), 2, 2), (SUCCESS, 1523))
+            self.assertEqual(f.u64("nvmlDeviceGetNvLinkErrorCounter", f.handle(6), 2, 5)[0], INVALID)
+            pci = ctypes.create_string_buffer(68)
+            self.assertEqual(f.lib.nvmlDeviceGetNvLinkRemotePciInfo_v2(f.handle(6), 0, pci), SUCCESS)
+            self.assertEqual(pci.raw[36:52], b"00000000:05:00.0")
+
+    def test_thermal(self):
+        with Fake(scn("thermal-slowdown.scn")) as f:
+            h = f.handle(2)
+            self.assertEqual(f.u32("nvmlDeviceGetTemperature", h, 0), (SUCCESS, 91))
+            self.assertEqual(f.u64("nvmlDeviceGetCurrentClocksEventReasons", h), (SUCCESS, 0x48))
+
+    def test_mig(self):
+        with Fake(scn("mig-enabled.scn")) as f:
+            h = f.handle(0)
+            cur, pend = ctypes.c_uint(), ctypes.c_uint()
+            self.assertEqual(f.lib.nvmlDeviceGetMigMode(h, ctypes.byref(cur), ctypes.byref(pend)), SUCCESS)
+            self.assertEqual((cur.value, pend.value), (1, 1))
+            mig = ctypes.c_void_p()
+            self.assertEqual(f.lib.nvmlDeviceGetMigDeviceHandleByIndex(h, 3, ctypes.byref(mig)), SUCCESS)
+            self.assertEqual(f.u32("nvmlDeviceGetGpuInstanceId", mig), (SUCCESS, 10))
+            self.assertEqual(f.lib.nvmlDeviceGetMigDeviceHandleByIndex(h, 4, ctypes.byref(mig)), 6)
+            self.assertEqual(f.lib.nvmlDeviceGetMigDeviceHandleByIndex(f.handle(1), 0, ctypes.byref(mig)), 6)
+
+    def test_old_driver(self):
+        with Fake(scn("old-driver-hopper.scn")) as f:
+            buf = ctypes.create_string_buffer(80)
+            f.lib.nvmlSystemGetDriverVersion(buf, 80)
+            self.assertEqual(buf.value, b"515.65.01")
+
+
+class Faults(unittest.TestCase):
+    def with_rules(self, rules):
+        return write_scenario(f"include {scn('h100-sxm-8gpu.scn')}\n{rules}\n")
+
+    def test_call_after_always(self):
+        path = self.with_rules("fault nvmlDeviceGetTemperature 1 NVML_ERROR_TIMEOUT call=2\n"
+                               "fault nvmlDeviceGetPowerUsage * UNKNOWN after=1\n"
+                               "fault nvmlDeviceGetSerial 0 NVML_ERROR_NO_PERMISSION\n")
+        try:
+            with Fake(path) as f:
+                h1 = f.handle(1)
+                got = [f.u32("nvmlDeviceGetTemperature", h1, 0)[0] for _ in range(3)]
+                self.assertEqual(got, [SUCCESS, TIMEOUT, SUCCESS])
+                self.assertEqual(f.u32("nvmlDeviceGetTemperature", f.handle(2), 0)[0], SUCCESS)
+                got = [f.u32("nvmlDeviceGetPowerUsage", f.handle(i))[0] for i in range(3)]
+                self.assertEqual(got, [SUCCESS, UNKNOWN, UNKNOWN])
+                buf = ctypes.create_string_buffer(64)
+                self.assertEqual(f.lib.nvmlDeviceGetSerial(f.handle(0), buf, 64), 4)
+                self.assertEqual(f.lib.nvmlDeviceGetSerial(f.handle(1), buf, 64), SUCCESS)
+        finally:
+            os.unlink(path)
+
+    def test_latency(self):
+        path = self.with_rules("latency * 30\nlatency nvmlDeviceGetName 0\n")
+        try:
+            with Fake(path) as f:
+                h = f.handle(0)
+                t0 = time.monotonic()
+                f.u32("nvmlDeviceGetPowerUsage", h)
+                self.assertGreaterEqual(time.monotonic() - t0, 0.029)
+                buf = ctypes.create_string_buffer(96)
+                t0 = time.monotonic()
+                f.lib.nvmlDeviceGetName(h, buf, 96)
+                self.assertLess(time.monotonic() - t0, 0.029)
+                # latency is served without the lock: 8 threads take ~30 ms, not 240
+                t0 = time.monotonic()
+                ts = [threading.Thread(target=f.u32, args=("nvmlDeviceGetPowerUsage", h)) for _ in range(8)]
+                for t in ts:
+                    t.start()
+                for t in ts:
+                    t.join()
+                self.assertLess(time.monotonic() - t0, 0.2)
+        finally:
+            os.unlink(path)
+
+    def test_hang_blocks_only_its_call(self):
+        code = r"""
+import ctypes, os, sys, threading, time
+l = ctypes.CDLL(sys.argv[1])
+assert l.nvmlInit_v2() == 0
+def handle(i):
+    h = ctypes.c_void_p(); assert l.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(h)) == 0; return h
+v = ctypes.c_uint()
+done = []
+t = threading.Thread(target=lambda: done.append(l.nvmlDeviceGetPowerUsage(handle(3), ctypes.byref(v))), daemon=True)
+t.start(); t.join(1.0)
+print("hung" if t.is_alive() and not done else "returned", flush=True)
+print("other", l.nvmlDeviceGetTemperature(handle(3), 0, ctypes.byref(v)), v.value,
+      l.nvmlDeviceGetPowerUsage(handle(2), ctypes.byref(v)), flush=True)
+os._exit(0)
+"""
+        r = subprocess.run([sys.executable, "-c", code, fakeenv.LIB], env=fakeenv.run_env(scn("hang.scn")),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.stdout.split("\n")[:2], ["hung", "other 0 41 0"], r.stderr)
+
+    def test_threads_count_exactly(self):
+        path = self.with_rules("fault nvmlDeviceGetPowerUsage * NVML_ERROR_UNKNOWN after=1000\n")
+        try:
+            with Fake(path) as f:
+                hs = [f.handle(i) for i in range(8)]
+                errors = []
+
+                def work(h):
+                    n = 0
+                    v = ctypes.c_uint()
+                    buf = ctypes.create_string_buffer(96)
+                    for _ in range(500):
+                        n += f.lib.nvmlDeviceGetPowerUsage(h, ctypes.byref(v)) == UNKNOWN
+                        f.lib.nvmlDeviceGetName(h, buf, 96)
+                    errors.append(n)
+                ts = [threading.Thread(target=work, args=(h,)) for h in hs]
+                for t in ts:
+                    t.start()
+                for t in ts:
+                    t.join()
+                self.assertEqual(sum(errors), 8 * 500 - 1000)
+        finally:
+            os.unlink(path)
+
+
+class BadScenarios(unittest.TestCase):
+    CASES = [
+        ("[gpu 0]\nname = X\nbogus_key = 1\n", 3, "unknown key 'bogus_key'"),
+        ("[gpu 0]\nmemory_total = 12 parsecs\n", 2, "unknown unit"),
+        ("[gpu 0]\ntemperature = hot\n", 2, "is not a number"),
+        ("[gpu 0]\npower_usage = 1.2345 W\n", 2, "watts"),
+        ("[gpu 0]\npci_bus_id = 0000:zz:00.0\n", 2, "PCI bus id"),
+        ("[gpu 0]\npstate = P16\n", 2, "performance state"),
+        ("[gpu 0]\nnvlink.36.state = up\n", 2, "link number"),
+        ("[gpu 0]\nnvlink.1.colour = red\n", 2, "unknown NVLink field"),
+        ("[gpu 0\n", 1, "malformed section"),
+        ("[gpu 99]\n", 1, "out of range"),
+        ("[gpu 1]\nname = X\n", 2, "GPU 0 is not defined"),
+        ("fault nvmlDeviceGetNothing 0 NVML_ERROR_UNKNOWN\n", 1, "unknown NVML function"),
+        ("fault nvmlDeviceGetName 0 NVML_ERROR_BOGUS\n", 1, "unknown NVML return code"),
+        ("fault nvmlDeviceGetName 0 UNKNOWN call=0\n", 1, "call=N"),
+        ("hang * 0\n", 1, "name one function"),
+        ("latency * forever\n", 1, "milliseconds"),
+        ("init_error = NVML_ERROR_WHATEVER\n", 1, "unknown NVML return code"),
+        ("name = outside\n", 1, "unknown global key"),
+        ("just words\n", 1, "expected KEY = VALUE"),
+        ("[gpu 0]\nname = " + "x" * 200 + "\n", 2, "too long"),
+        ("x" * 5000 + "\n", 1, "line too long"),
+        ("[gpu 0]\nprocess = abc 1MiB x\n", 2, "process"),
+        ("[gpu 0]\nmemory_total = 99999999999999999999 GiB\n", 2, "not a number"),
+        ("include does-not-exist.scn\n", 1, "cannot open"),
+    ]
+
+    def test_cases(self):
+        for text, line, what in self.CASES:
+            path = write_scenario(text)
+            try:
+                r = init_in_subprocess(path)
+                self.assertIn("rc 999", r.stdout, text)
+                self.assertIn(f"fake-nvml: {path}:{line}: ", r.stderr, text)
+                self.assertIn(what, r.stderr, text)
+            finally:
+                os.unlink(path)
+
+    def test_missing_and_unset(self):
+        r = init_in_subprocess("/nonexistent/x.scn")
+        self.assertIn("rc 999", r.stdout)
+        self.assertIn("fake-nvml: /nonexistent/x.scn:0: cannot open", r.stderr)
+
+    def test_include_loop(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = os.path.join(d, "a.scn")
+            with open(a, "w") as f:
+                f.write("include a.scn\n")
+            r = init_in_subprocess(a)
+            self.assertIn("rc 999", r.stdout)
+            self.assertIn("nested too deep", r.stderr)
+
+    def test_garbage_never_crashes(self):
+        import random
+        rnd = random.Random(3)
+        base = open(scn("h100-sxm-8gpu.scn"), "rb").read()
+        for i in range(40):
+            data = bytearray(base)
+            for _ in range(rnd.randint(1, 30)):
+                data[rnd.randrange(len(data))] = rnd.randrange(256)
+            if i % 4 == 0:
+                data = bytes(rnd.randrange(256) for _ in range(2000))
+            with tempfile.NamedTemporaryFile("wb", suffix=".scn", delete=False) as f:
+                f.write(bytes(data))
+            try:
+                r = init_in_subprocess(f.name)
+                self.assertRegex(r.stdout, r"rc (0|999|\d+)\n", r.stderr)
+                self.assertGreaterEqual(r.returncode, 0, r.stderr)
+                if "rc 999" in r.stdout:
+                    self.assertIn("fake-nvml: " + f.name + ":", r.stderr)
+            finally:
+                os.unlink(f.name)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

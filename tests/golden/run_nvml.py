@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Golden tests of the NVML checks: the dgx-h100 fixture judged with the fake
+libnvidia-ml (tests/fakes) playing each scenario.
+
+    run_nvml.py GPUVET FAKE_LIB FIXTURE_OUTDIR [NAME ...]
+
+generates the dgx-h100 fixture (tests/fixtures/mkfixture.py) under FIXTURE_OUTDIR and runs,
+per case, `gpuvet check --level quick --root <fixture> --json <file> --quiet --only <gpu
+NVML checks>` with GPUVET_NVML_LIB pointing at a copy of FAKE_LIB and FAKE_NVML_SCENARIO at
+tests/<scenario>. The golden-*.scn scenarios (tests/golden/nvml-scenarios) include the
+fake's own ones and move their GPUs to the fixture's PCI addresses. The JSON report, less the fields that change
+from run to run (duration, root) and with the library's path replaced by "<lib>", is diffed
+against tests/golden/expected-nvml/<name>.json; GPUVET_UPDATE_GOLDEN=1 rewrites them. The exit
+code must agree with the verdict, and a case may bound the run's wall time (the hang case:
+a call that never returns must not hold the run past its deadline). Exit 0 when everything
+matches, 1 otherwise."""
+
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPECTED = os.path.join(HERE, "expected-nvml")
+# Scenario paths below are relative to tests/: the golden-*.scn variants live in
+# tests/golden/nvml-scenarios and include the fake's own from tests/fakes/scenarios.
+TESTS = os.path.join(HERE, "..")
+MKFIXTURE = os.path.join(HERE, "..", "fixtures", "mkfixture.py")
+PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
+
+NVML_CHECKS = ["gpu.nvml", "gpu.driver_compat", "gpu.persistence_mode", "gpu.ecc_mode", "gpu.ecc_errors",
+               "gpu.memory_health", "gpu.temperature", "gpu.clock_events", "gpu.pcie_nvml", "gpu.nvlink",
+               "gpu.fabric_manager", "gpu.power_limit", "gpu.app_clocks", "gpu.mig"]
+
+# name: (scenario, library file name, checks, extra arguments, max wall seconds)
+# The library file name matters for the version-mismatch case only: gpuvet reads the
+# library's version from it (libnvidia-ml.so.<version>, as the driver installs it) and the
+# dgx-h100 fixture's kernel module is 550.54.15.
+CASES = {
+    "h100-healthy": ("golden/nvml-scenarios/golden-h100-sxm-8gpu.scn", "libnvidia-ml.so.1", NVML_CHECKS, [], None),
+    "thermal-slowdown": ("golden/nvml-scenarios/golden-thermal-slowdown.scn", "libnvidia-ml.so.1", NVML_CHECKS, [], None),
+    "xid79-lost": ("golden/nvml-scenarios/golden-xid79-lost.scn", "libnvidia-ml.so.1", NVML_CHECKS, [], None),
+    "nvlink-down": ("golden/nvml-scenarios/golden-nvlink-down.scn", "libnvidia-ml.so.1", NVML_CHECKS, [], None),
+    "mig-enabled": ("golden/nvml-scenarios/golden-mig-enabled.scn", "libnvidia-ml.so.1", NVML_CHECKS, [], None),
+    "old-driver-hopper": ("golden/nvml-scenarios/golden-old-driver-hopper.scn", "libnvidia-ml.so.1", NVML_CHECKS, [], None),
+    "version-mismatch": ("golden/nvml-scenarios/golden-version-mismatch.scn", "libnvidia-ml.so.555.42.06", NVML_CHECKS, [], None),
+    "driver-not-loaded": ("fakes/scenarios/driver-not-loaded.scn", "libnvidia-ml.so.1", NVML_CHECKS, [], None),
+    # Two A100s on a fixture of eight H100s: gpu.nvml would only report the six the
+    # scenario lacks, so the memory and ECC checks alone are judged.
+    "a100-dbe-remap": ("golden/nvml-scenarios/golden-a100-dbe-remap.scn", "libnvidia-ml.so.1",
+                       ["gpu.ecc_mode", "gpu.ecc_errors", "gpu.memory_health", "gpu.driver_compat"], [], None),
+    # nvmlDeviceGetPowerUsage never returns on GPU 3: with a 500 ms call deadline the run
+    # ends well within 5 s, reports errors naming the function and GPU, and exits 1.
+    "hang": ("golden/nvml-scenarios/golden-hang.scn", "libnvidia-ml.so.1", NVML_CHECKS, ["--nvml-call-timeout-ms", "500"], 5.0),
+}
+
+
+def dump(obj):
+    return json.dumps(obj, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def normalise(report, libdir):
+    report.pop("root", None)
+    report.get("summary", {}).pop("duration_ms", None)
+    text = json.dumps(report)
+    text = text.replace(json.dumps(libdir)[1:-1], "<libdir>")
+    return json.loads(text)
+
+
+def run_case(gpuvet, fake, root, name, update, tmp):
+    scenario, libname, checks, extra, max_s = CASES[name]
+    libdir = os.path.join(tmp, "lib-" + name)
+    os.makedirs(libdir, exist_ok=True)
+    lib = os.path.join(libdir, libname)
+    shutil.copyfile(fake, lib)
+    out = os.path.join(tmp, name + ".json")
+    env = dict(os.environ, GPUVET_PCI_IDS=PCI_IDS, GPUVET_NVML_LIB=lib,
+               FAKE_NVML_SCENARIO=os.path.join(TESTS, scenario))
+    cmd = [gpuvet, "check", "--level", "quick", "--root", root, "--json", out, "--quiet",
+           "--only", ",".join(checks)] + extra
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                              env=env, timeout=60)
+    except subprocess.TimeoutExpired:
+        print("FAIL %s: gpuvet did not finish within 60 s" % name)
+        return False
+    wall = time.monotonic() - start
+    ok = True
+    if max_s is not None and wall > max_s:
+        print("FAIL %s: took %.1f s, more than %.1f s" % (name, wall, max_s))
+        ok = False
+    if proc.returncode not in (0, 1):
+        print("FAIL %s: gpuvet exited %d\n%s" % (name, proc.returncode, proc.stderr))
+        return False
+    try:
+        with open(out) as f:
+            report = json.load(f)
+    except (OSError, ValueError) as e:
+        print("FAIL %s: no readable JSON report: %s" % (name, e))
+        return False
+    verdict = report.get("summary", {}).get("verdict")
+    want_rc = 1 if verdict == "fail" else 0
+    if proc.returncode != want_rc:
+        print("FAIL %s: exit code %d but verdict %s (want %d)" % (name, proc.returncode, verdict, want_rc))
+        ok = False
+    if proc.stderr.strip():
+        print("note %s: gpuvet wrote to stderr:\n%s" % (name, proc.stderr.rstrip()))
+
+    got = dump(normalise(report, libdir))
+    path = os.path.join(EXPECTED, name + ".json")
+    if update:
+        os.makedirs(EXPECTED, exist_ok=True)
+        with open(path, "w") as f:
+            f.write(got)
+        print("updated %s" % os.path.relpath(path))
+        return ok
+    try:
+        with open(path) as f:
+            want = f.read()
+    except OSError as e:
+        print("FAIL %s: %s (run with GPUVET_UPDATE_GOLDEN=1 to create it)" % (name, e))
+        return False
+    if got != want:
+        print("FAIL %s: report differs from %s" % (name, os.path.relpath(path)))
+        sys.stdout.writelines(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
+                                                   "expected/" + name, "got/" + name))
+        return False
+    if ok:
+        print("ok   %s (%.2f s)" % (name, wall))
+    return ok
+
+
+def main(argv):
+    if len(argv) < 4:
+        sys.stderr.write("usage: run_nvml.py GPUVET FAKE_LIB FIXTURE_OUTDIR [NAME ...]\n")
+        return 2
+    gpuvet, fake, outdir = argv[1], argv[2], argv[3]
+    names = argv[4:] or list(CASES)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        sys.stderr.write("run_nvml.py: unknown case %s (known: %s)\n" % (", ".join(unknown), ", ".join(CASES)))
+        return 2
+    subprocess.run([sys.executable, MKFIXTURE, outdir, "dgx-h100"], check=True)
+    root = os.path.join(outdir, "dgx-h100")
+    update = os.environ.get("GPUVET_UPDATE_GOLDEN") == "1"
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            ok = run_case(gpuvet, fake, root, name, update, tmp) and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

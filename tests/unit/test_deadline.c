@@ -1,0 +1,267 @@
+/* core/deadline: workers that finish, hang, come back late, or overrun their budget.
+ * Hung workers wait on a gate the test opens at the end, so that under ASan the late
+ * return path runs too (an abandoned worker must touch only its own block). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/deadline.h"
+
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_open;
+
+static void gate_wait(void) {
+        pthread_mutex_lock(&gate_mu);
+        while (!gate_open)
+                pthread_cond_wait(&gate_cv, &gate_mu);
+        pthread_mutex_unlock(&gate_mu);
+}
+
+static void gate_set(bool open) {
+        pthread_mutex_lock(&gate_mu);
+        gate_open = open;
+        pthread_cond_broadcast(&gate_cv);
+        pthread_mutex_unlock(&gate_mu);
+}
+
+/* Let every worker still blocked come back, and wait until all our threads are gone. */
+static void drain(void) {
+        gate_set(true);
+        for (int i = 0; i < 5000 && deadline_threads_alive() > 0; i++) {
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+        }
+        assert_int_equal(deadline_threads_alive(), 0);
+        gate_set(false);
+}
+
+static void sleep_ms(unsigned int ms) {
+        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+}
+
+/* What a worker does: `calls` calls of `call_ms` each; the one numbered hang_at waits at
+ * the gate instead. */
+struct block {
+        unsigned int calls;
+        unsigned int call_ms;
+        int hang_at;
+        unsigned int done; /* calls completed */
+        int late;          /* set after an abandoned call came back */
+        char *heap;        /* something to free, so leaks and double frees show */
+};
+
+struct dest {
+        unsigned int done;
+        const char *hung;
+        unsigned int elapsed_ms;
+        unsigned int publishes;
+};
+
+static const char *const call_names[] = {"call0", "call1", "call2", "call3", "call4", "call5", "call6", "call7",
+                                         "call8", "call9"};
+
+static void work(struct deadline_worker *w, void *p) {
+        struct block *b = p;
+        for (unsigned int i = 0; i < b->calls; i++) {
+                if (!deadline_begin(w, call_names[i % 10], 0))
+                        return;
+                if ((int)i == b->hang_at)
+                        gate_wait();
+                else if (b->call_ms)
+                        sleep_ms(b->call_ms);
+                if (!deadline_end(w)) {
+                        b->late = 1; /* our own block: allowed */
+                        return;
+                }
+                b->done++;
+        }
+}
+
+static void publish(void *p, void *d, unsigned int index, const char *hung, unsigned int elapsed_ms, void *userdata) {
+        struct block *b = p;
+        struct dest *dst = d;
+        (void)index;
+        (void)userdata;
+        dst->done = b->done;
+        dst->hung = hung;
+        dst->elapsed_ms = elapsed_ms;
+        dst->publishes++;
+}
+
+static void free_block(void *p) {
+        struct block *b = p;
+        free(b->heap);
+        free(b);
+}
+
+static struct block *new_block(unsigned int calls, unsigned int call_ms, int hang_at) {
+        struct block *b = calloc(1, sizeof(*b));
+        assert_non_null(b);
+        b->calls = calls;
+        b->call_ms = call_ms;
+        b->hang_at = hang_at;
+        b->heap = malloc(64);
+        assert_non_null(b->heap);
+        return b;
+}
+
+static const struct deadline_spec spec_default = {
+        .call_ms = 200,
+        .budget_ms = 5000,
+        .work = work,
+        .publish = publish,
+        .free_block = free_block,
+};
+
+static void test_all_done(void **state) {
+        (void)state;
+        enum { N = 6 };
+        void *blocks[N], *dests[N];
+        struct dest d[N];
+        struct deadline_outcome o[N];
+        memset(d, 0, sizeof(d));
+        for (int i = 0; i < N; i++) {
+                blocks[i] = new_block(5, 1, -1);
+                dests[i] = &d[i];
+        }
+        assert_int_equal(deadline_run(&spec_default, N, blocks, dests, o), 0);
+        for (int i = 0; i < N; i++) {
+                assert_int_equal(o[i].state, DEADLINE_DONE);
+                assert_int_equal(d[i].done, 5);
+                assert_null(d[i].hung);
+                assert_int_equal(d[i].publishes, 1);
+        }
+        /* Finished workers are joined: none outlives the run. */
+        assert_int_equal(deadline_threads_alive(), 0);
+}
+
+static void test_hang_abandoned_then_late(void **state) {
+        (void)state;
+        enum { N = 3 };
+        void *blocks[N], *dests[N];
+        /* Heap dests, freed before the hung worker comes back: ASan catches any write. */
+        struct dest *d = calloc(N, sizeof(*d));
+        struct deadline_outcome o[N];
+        assert_non_null(d);
+        for (int i = 0; i < N; i++) {
+                blocks[i] = new_block(4, 1, i == 1 ? 2 : -1);
+                dests[i] = &d[i];
+        }
+        unsigned long long t0 = deadline_now_ms();
+        assert_int_equal(deadline_run(&spec_default, N, blocks, dests, o), 0);
+        unsigned long long took = deadline_now_ms() - t0;
+        print_message("hung worker abandoned after %llu ms (call deadline 200 ms)\n", took);
+        assert_true(took >= 200);
+        assert_true(took < 400);
+
+        assert_int_equal(o[0].state, DEADLINE_DONE);
+        assert_int_equal(o[2].state, DEADLINE_DONE);
+        assert_int_equal(o[1].state, DEADLINE_ABANDONED);
+        assert_string_equal(o[1].what, "call2");
+        assert_false(o[1].budget);
+        assert_true(o[1].elapsed_ms >= 200);
+        assert_int_equal(d[1].done, 2);
+        assert_string_equal(d[1].hung, "call2");
+        assert_int_equal(d[1].publishes, 1);
+        assert_int_equal(deadline_threads_alive(), 1);
+
+        free(d);
+        drain();
+}
+
+static void test_budget(void **state) {
+        (void)state;
+        void *blocks[1], *dests[1];
+        struct dest d = {0};
+        struct deadline_outcome o;
+        struct deadline_spec spec = spec_default;
+        spec.budget_ms = 100;
+        spec.call_ms = 1000;
+        blocks[0] = new_block(100, 30, -1);
+        dests[0] = &d;
+        unsigned long long t0 = deadline_now_ms();
+        assert_int_equal(deadline_run(&spec, 1, blocks, dests, &o), 0);
+        unsigned long long took = deadline_now_ms() - t0;
+        assert_int_equal(o.state, DEADLINE_ABANDONED);
+        assert_true(o.budget);
+        assert_true(took < 250);
+        assert_true(d.done >= 2 && d.done <= 4);
+        assert_int_equal(d.publishes, 1);
+        drain();
+}
+
+static void test_budget_in_call(void **state) {
+        (void)state;
+        /* A call hanging past the budget, well inside its own limit. */
+        void *blocks[1], *dests[1];
+        struct dest d = {0};
+        struct deadline_outcome o;
+        struct deadline_spec spec = spec_default;
+        spec.budget_ms = 150;
+        spec.call_ms = 10000;
+        blocks[0] = new_block(3, 1, 1);
+        dests[0] = &d;
+        unsigned long long t0 = deadline_now_ms();
+        assert_int_equal(deadline_run(&spec, 1, blocks, dests, &o), 0);
+        unsigned long long took = deadline_now_ms() - t0;
+        assert_int_equal(o.state, DEADLINE_ABANDONED);
+        assert_true(o.budget);
+        assert_string_equal(o.what, "call1");
+        assert_true(took < 400);
+        drain();
+}
+
+static void test_many_hang(void **state) {
+        (void)state;
+        /* Every worker hangs: the run still ends on time. */
+        enum { N = 16 };
+        void *blocks[N], *dests[N];
+        struct dest d[N];
+        struct deadline_outcome o[N];
+        struct deadline_spec spec = spec_default;
+        spec.call_ms = 100;
+        memset(d, 0, sizeof(d));
+        for (int i = 0; i < N; i++) {
+                blocks[i] = new_block(3, 0, 0);
+                dests[i] = &d[i];
+        }
+        unsigned long long t0 = deadline_now_ms();
+        assert_int_equal(deadline_run(&spec, N, blocks, dests, o), 0);
+        assert_true(deadline_now_ms() - t0 < 300);
+        for (int i = 0; i < N; i++)
+                assert_int_equal(o[i].state, DEADLINE_ABANDONED);
+        drain();
+}
+
+static void test_bad_args(void **state) {
+        (void)state;
+        struct deadline_spec spec = spec_default;
+        spec.work = NULL;
+        void *blocks[1] = {NULL};
+        void *dests[1] = {NULL};
+        struct deadline_outcome o;
+        assert_int_equal(deadline_run(&spec, 1, blocks, dests, &o), -EINVAL);
+        assert_int_equal(deadline_run(&spec_default, 0, NULL, NULL, NULL), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_all_done),
+                cmocka_unit_test(test_hang_abandoned_then_late),
+                cmocka_unit_test(test_budget),
+                cmocka_unit_test(test_budget_in_call),
+                cmocka_unit_test(test_many_hang),
+                cmocka_unit_test(test_bad_args),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,738 @@
+/* The NVML checks (src/checks/nvml.c) on hand-built facts: one healthy H100 SXM as sysfs
+ * and NVML see it, then each fault and each way a reading can lack a value (not
+ * supported, no function, an NVML error, a timeout, GPU lost), asserting the exact status,
+ * observed and expected of the result. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/check.h"
+#include "data/gpudb.h"
+
+#define ADDR "0000:1b:00.0"
+#define DESC "NVIDIA H100 80GB HBM3 " ADDR
+
+struct node {
+        struct facts f;
+        struct pci_dev devs[2];
+        struct gpu gpus[2];
+        struct nvml_gpu ngpus[2];
+        struct gpudb *db;
+        struct report rep;
+};
+
+static void ok32(struct nv_u32 *r, unsigned int v, const char *fn) { *r = (struct nv_u32){NV_OK, 0, fn, v}; }
+static void ok64(struct nv_u64 *r, unsigned long long v, const char *fn) { *r = (struct nv_u64){NV_OK, 0, fn, v}; }
+static void okstr(struct nv_str *r, const char *v, const char *fn) {
+        r->state = NV_OK;
+        r->rc = 0;
+        r->fn = fn;
+        snprintf(r->v, sizeof(r->v), "%s", v);
+}
+static void err32(struct nv_u32 *r, unsigned char state, int rc, const char *fn) {
+        *r = (struct nv_u32){state, rc, fn, 0};
+}
+
+static void healthy_gpu(struct nvml_gpu *g, unsigned int index, const char *addr) {
+        memset(g, 0, sizeof(*g));
+        g->index = index;
+        okstr(&g->name, "NVIDIA H100 80GB HBM3", "nvmlDeviceGetName");
+        okstr(&g->pci_bus_id, addr, "nvmlDeviceGetPciInfo_v3");
+        ok32(&g->pci_device_id, 0x233010de, "nvmlDeviceGetPciInfo_v3");
+        ok32(&g->persistence_mode, 1, "nvmlDeviceGetPersistenceMode");
+        ok32(&g->ecc_mode_current, 1, "nvmlDeviceGetEccMode");
+        ok32(&g->ecc_mode_pending, 1, "nvmlDeviceGetEccMode");
+        ok64(&g->ecc_volatile_corrected, 0, "nvmlDeviceGetTotalEccErrors");
+        ok64(&g->ecc_volatile_uncorrected, 0, "nvmlDeviceGetTotalEccErrors");
+        ok64(&g->ecc_aggregate_corrected, 3, "nvmlDeviceGetTotalEccErrors");
+        ok64(&g->ecc_aggregate_uncorrected, 0, "nvmlDeviceGetTotalEccErrors");
+        err32(&g->retired_pages_sbe, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRetiredPages");
+        err32(&g->retired_pages_dbe, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRetiredPages");
+        err32(&g->retired_pages_pending, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRetiredPagesPendingStatus");
+        ok32(&g->remap_corrected, 0, "nvmlDeviceGetRemappedRows");
+        ok32(&g->remap_uncorrected, 0, "nvmlDeviceGetRemappedRows");
+        ok32(&g->remap_pending, 0, "nvmlDeviceGetRemappedRows");
+        ok32(&g->remap_failure, 0, "nvmlDeviceGetRemappedRows");
+        ok32(&g->temp_c, 41, "nvmlDeviceGetTemperature");
+        ok32(&g->temp_slowdown_c, 89, "nvmlDeviceGetTemperatureThreshold");
+        ok32(&g->temp_shutdown_c, 92, "nvmlDeviceGetTemperatureThreshold");
+        ok64(&g->clocks_event_reasons, 0x1, "nvmlDeviceGetCurrentClocksEventReasons");
+        ok32(&g->pcie_gen, 5, "nvmlDeviceGetCurrPcieLinkGeneration");
+        ok32(&g->pcie_width, 16, "nvmlDeviceGetCurrPcieLinkWidth");
+        ok32(&g->pcie_max_gen, 5, "nvmlDeviceGetMaxPcieLinkGeneration");
+        ok32(&g->pcie_max_width, 16, "nvmlDeviceGetMaxPcieLinkWidth");
+        ok32(&g->pcie_replay, 0, "nvmlDeviceGetPcieReplayCounter");
+        g->nvlink_count = 18;
+        for (unsigned int l = 0; l < 18; l++) {
+                ok32(&g->nvlink[l].state, 1, "nvmlDeviceGetNvLinkState");
+                for (int c = 0; c < NVML_NVL_COUNTER_COUNT; c++)
+                        ok64(&g->nvlink[l].errors[c], 0, "nvmlDeviceGetNvLinkErrorCounter");
+        }
+        err32(&g->nvlink_end, NV_ERROR, NVML_ERROR_INVALID_ARGUMENT, "nvmlDeviceGetNvLinkState");
+        ok32(&g->fabric_state, NVML_GPU_FABRIC_STATE_COMPLETED, "nvmlDeviceGetGpuFabricInfo");
+        ok32(&g->fabric_status, NVML_SUCCESS, "nvmlDeviceGetGpuFabricInfo");
+        ok32(&g->power_limit_mw, 700000, "nvmlDeviceGetPowerManagementLimit");
+        ok32(&g->power_enforced_limit_mw, 700000, "nvmlDeviceGetEnforcedPowerLimit");
+        ok32(&g->power_default_limit_mw, 700000, "nvmlDeviceGetPowerManagementDefaultLimit");
+        ok32(&g->power_min_limit_mw, 200000, "nvmlDeviceGetPowerManagementLimitConstraints");
+        ok32(&g->power_max_limit_mw, 700000, "nvmlDeviceGetPowerManagementLimitConstraints");
+        ok32(&g->clock_app_mhz[NVML_CLK_GRAPHICS], 1755, "nvmlDeviceGetApplicationsClock");
+        ok32(&g->clock_app_mhz[NVML_CLK_MEM], 2619, "nvmlDeviceGetApplicationsClock");
+        ok32(&g->clock_default_app_mhz[NVML_CLK_GRAPHICS], 1755, "nvmlDeviceGetDefaultApplicationsClock");
+        ok32(&g->clock_default_app_mhz[NVML_CLK_MEM], 2619, "nvmlDeviceGetDefaultApplicationsClock");
+        ok32(&g->mig_mode_current, 0, "nvmlDeviceGetMigMode");
+        ok32(&g->mig_mode_pending, 0, "nvmlDeviceGetMigMode");
+        ok32(&g->mig_max_devices, 7, "nvmlDeviceGetMaxMigDeviceCount");
+}
+
+/* One H100 SXM at ADDR bound to nvidia, NVML initialised and seeing it healthy. */
+static void node_init(struct node *n) {
+        memset(n, 0, sizeof(*n));
+        char err[256];
+        assert_int_equal(gpudb_load(NULL, &n->db, err, sizeof(err)), 0);
+        n->f.db = n->db;
+        struct pci_dev *d = &n->devs[0];
+        snprintf(d->addr, sizeof(d->addr), "%s", ADDR);
+        snprintf(d->sysfs_path, sizeof(d->sysfs_path), "/sys/devices/pci0000:00/%s", ADDR);
+        d->have_ids = true;
+        d->vendor = 0x10de;
+        d->device = 0x2330;
+        d->class_code = 0x030200;
+        snprintf(d->driver, sizeof(d->driver), "nvidia");
+        n->gpus[0].pci_index = 0;
+        n->gpus[0].model = gpudb_find(n->db, 0x10de, 0x2330);
+        n->f.pci.devs = n->devs;
+        n->f.pci.n = 1;
+        n->f.gpus.gpus = n->gpus;
+        n->f.gpus.n = 1;
+        n->f.nvidia.module_loaded = true;
+        n->f.nvidia.have_version = true;
+        snprintf(n->f.nvidia.driver_version, sizeof(n->f.nvidia.driver_version), "550.54.15");
+
+        struct nvml_facts *x = &n->f.nvml;
+        x->init_state = NVML_INIT_OK;
+        x->initialized = true;
+        okstr(&x->driver_version, "550.54.15", "nvmlSystemGetDriverVersion");
+        okstr(&x->nvml_version, "12.550.54.15", "nvmlSystemGetNVMLVersion");
+        snprintf(x->cuda_driver_version_str, sizeof(x->cuda_driver_version_str), "12.4");
+        ok32(&x->device_count, 1, "nvmlDeviceGetCount_v2");
+        healthy_gpu(&n->ngpus[0], 0, ADDR);
+        x->gpus = n->ngpus;
+        x->n_gpus = 1;
+        snprintf(n->f.nvml_lib_path, sizeof(n->f.nvml_lib_path), "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15");
+        report_init(&n->rep);
+}
+
+static void node_done(struct node *n) {
+        report_done(&n->rep);
+        gpudb_free(n->db);
+}
+
+static const struct result *run_id(struct node *n, const char *id, size_t k) {
+        const struct check_info *c = check_find(id);
+        assert_non_null(c);
+        report_done(&n->rep);
+        report_init(&n->rep);
+        c->run(c, &n->f, &n->rep);
+        assert_true(n->rep.n_results > k);
+        return &n->rep.results[k];
+}
+#define run(n, id) run_id((n), (id), 0)
+
+static const char *evidence(const struct result *r, const char *key) {
+        for (size_t i = 0; i < r->n_evidence; i++)
+                if (strcmp(r->evidence[i].key, key) == 0)
+                        return r->evidence[i].value;
+        return NULL;
+}
+
+static void expect_str(const char *got, const char *want, const char *what) {
+        if (!want) {
+                if (got)
+                        fail_msg("%s: want unset, got \"%s\"", what, got);
+                return;
+        }
+        if (!got || strcmp(got, want) != 0)
+                fail_msg("%s: want \"%s\", got \"%s\"", what, want, got ? got : "(unset)");
+}
+
+/* Exact status, summary, observed and expected (NULL: unset). */
+static void expect(const struct result *r, enum status s, const char *summary, const char *observed,
+                   const char *expected) {
+        if (r->status != s)
+                fail_msg("status: want %s, got %s (%s)", status_name(s), status_name(r->status),
+                         r->summary ? r->summary : "");
+        expect_str(r->summary, summary, "summary");
+        expect_str(r->observed, observed, "observed");
+        expect_str(r->expected, expected, "expected");
+}
+
+static const char *const nvml_checks[] = {
+        "gpu.nvml",          "gpu.driver_compat", "gpu.persistence_mode", "gpu.ecc_mode",    "gpu.ecc_errors",
+        "gpu.memory_health", "gpu.temperature",   "gpu.clock_events",     "gpu.pcie_nvml",   "gpu.nvlink",
+        "gpu.power_limit",   "gpu.app_clocks",    "gpu.mig",
+};
+#define N_CHECKS (sizeof(nvml_checks) / sizeof(nvml_checks[0]))
+
+static void test_healthy(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        for (size_t i = 0; i < N_CHECKS; i++) {
+                const struct result *r = run(&n, nvml_checks[i]);
+                if (r->status != STATUS_PASS)
+                        fail_msg("%s: %s: %s", nvml_checks[i], status_name(r->status), r->summary);
+                assert_non_null(evidence(r, "source"));
+                assert_non_null(r->observed);
+                assert_non_null(r->expected);
+        }
+        expect(run(&n, "gpu.nvml"), STATUS_PASS, "NVML sees all 1 GPU (driver 550.54.15, CUDA 12.4)",
+               "NVML 12.550.54.15 sees 1 of the 1 GPUs bound to nvidia (device count 1)",
+               "NVML initialises and sees the 1 GPU bound to nvidia");
+        expect(run(&n, "gpu.temperature"), STATUS_PASS, "41 C, 48 C below the slowdown threshold", "41 C",
+               "below 84 C (slowdown 89 C, margin 5 C)");
+        const struct result *r = run(&n, "gpu.ecc_errors");
+        expect(r, STATUS_PASS, "no uncorrectable ECC errors (0 corrected)", "volatile: 0 uncorrected, 0 corrected",
+               "0 uncorrected and < 100 corrected volatile ECC errors");
+        expect_str(evidence(r, "aggregate"), "0 uncorrected, 3 corrected (lifetime)", "aggregate");
+        expect_str(evidence(r, "source"), "nvmlDeviceGetTotalEccErrors", "source");
+        expect(run(&n, "gpu.power_limit"), STATUS_PASS, "power limit 700 W (default 700 W)",
+               "700 W (min 200 W, default 700 W, max 700 W)", ">= 700 W (the default limit)");
+        expect(run(&n, "gpu.nvlink"), STATUS_PASS, "all 18 NVLinks active, no errors", "18 of 18 links active",
+               "18 NVLinks active, no errors");
+        node_done(&n);
+}
+
+/* Each way a reading can lack a value, on one check (ecc_mode) and one GPU. */
+static void test_reading_states(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+
+        err32(&g->ecc_mode_current, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetEccMode");
+        const struct result *r = run(&n, "gpu.ecc_mode");
+        expect(r, STATUS_SKIP, "ECC mode: not supported on this GPU/driver (nvmlDeviceGetEccMode)",
+               "unknown: nvmlDeviceGetEccMode returned NVML_ERROR_NOT_SUPPORTED", "ECC enabled (a datacenter GPU)");
+        expect_str(evidence(r, "source"), "nvmlDeviceGetEccMode", "source");
+
+        err32(&g->ecc_mode_current, NV_NO_FUNCTION, NVML_ERROR_FUNCTION_NOT_FOUND, "nvmlDeviceGetEccMode");
+        expect(run(&n, "gpu.ecc_mode"), STATUS_SKIP,
+               "ECC mode: not supported on this GPU/driver (libnvidia-ml lacks nvmlDeviceGetEccMode)",
+               "unknown: libnvidia-ml has no nvmlDeviceGetEccMode", "ECC enabled (a datacenter GPU)");
+
+        err32(&g->ecc_mode_current, NV_ERROR, NVML_ERROR_UNKNOWN, "nvmlDeviceGetEccMode");
+        r = run(&n, "gpu.ecc_mode");
+        expect(r, STATUS_ERROR, "ECC mode of " DESC ": nvmlDeviceGetEccMode failed with NVML_ERROR_UNKNOWN",
+               "unknown: nvmlDeviceGetEccMode returned NVML_ERROR_UNKNOWN", "ECC enabled (a datacenter GPU)");
+        assert_non_null(r->remedy);
+
+        err32(&g->ecc_mode_current, NV_ERROR, NVML_ERROR_GPU_IS_LOST, "nvmlDeviceGetEccMode");
+        r = run(&n, "gpu.ecc_mode");
+        expect(r, STATUS_FAIL,
+               DESC " has fallen off the bus (nvmlDeviceGetEccMode returned NVML_ERROR_GPU_IS_LOST)",
+               "unknown: nvmlDeviceGetEccMode returned NVML_ERROR_GPU_IS_LOST", "ECC enabled (a datacenter GPU)");
+        assert_non_null(strstr(r->remedy, "Xid 79"));
+
+        /* A call that hung: this fact and the ones read after it name the hung function. */
+        g->timed_out = true;
+        g->timeout_fn = "nvmlDeviceGetPowerUsage";
+        g->timeout_ms = 2000;
+        err32(&g->ecc_mode_current, NV_TIMEOUT, NVML_ERROR_TIMEOUT, "nvmlDeviceGetPowerUsage");
+        r = run(&n, "gpu.ecc_mode");
+        expect(r, STATUS_ERROR,
+               "nvmlDeviceGetPowerUsage did not return within 2000 ms on " DESC ": ECC mode unknown",
+               "unknown: nvmlDeviceGetPowerUsage did not return", "ECC enabled (a datacenter GPU)");
+        expect_str(evidence(r, "source"), "nvmlDeviceGetPowerUsage", "source");
+        expect_str(evidence(r, "nvml_return"), "timeout after 2000 ms", "nvml_return");
+        node_done(&n);
+}
+
+/* The same states reach every per-GPU check: a lost GPU fails each one. */
+static void test_lost_everywhere(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        /* As the collector leaves a lost GPU: the readings each check starts from answer
+         * GPU_IS_LOST. */
+#define LOST(field) err32(&g->field, NV_ERROR, NVML_ERROR_GPU_IS_LOST, "nvmlDeviceGetX")
+        LOST(persistence_mode);
+        LOST(ecc_mode_current);
+        LOST(remap_pending);
+        LOST(temp_c);
+        LOST(pcie_width);
+        LOST(power_enforced_limit_mw);
+        LOST(power_limit_mw);
+        LOST(clock_app_mhz[NVML_CLK_GRAPHICS]);
+        LOST(mig_mode_current);
+        LOST(nvlink[0].state);
+        g->ecc_volatile_uncorrected = (struct nv_u64){NV_ERROR, NVML_ERROR_GPU_IS_LOST, "nvmlDeviceGetX", 0};
+        g->clocks_event_reasons = (struct nv_u64){NV_ERROR, NVML_ERROR_GPU_IS_LOST, "nvmlDeviceGetX", 0};
+        for (size_t i = 2; i < N_CHECKS; i++) {
+                const struct result *r = run(&n, nvml_checks[i]);
+                if (r->status != STATUS_FAIL || !strstr(r->summary, "has fallen off the bus"))
+                        fail_msg("%s: %s: %s", nvml_checks[i], status_name(r->status), r->summary);
+        }
+        node_done(&n);
+}
+
+static void test_nvml_init_states(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_facts *x = &n.f.nvml;
+        const char *exp = "NVML initialises and sees the 1 GPU bound to nvidia";
+
+        x->init_state = NVML_INIT_NOT_TRIED;
+        snprintf(n.f.nvml_note, sizeof(n.f.nvml_note), "--no-nvml");
+        expect(run(&n, "gpu.nvml"), STATUS_SKIP, "NVML not asked: --no-nvml", NULL, exp);
+        expect(run(&n, "gpu.ecc_errors"), STATUS_SKIP, "NVML not asked: --no-nvml", NULL, NULL);
+
+        x->init_state = NVML_INIT_NO_LIBRARY;
+        snprintf(n.f.nvml_note, sizeof(n.f.nvml_note), "libnvidia-ml.so.1: cannot open shared object file");
+        const struct result *r = run(&n, "gpu.nvml");
+        expect(r, STATUS_FAIL, "libnvidia-ml.so.1 not found: the driver's user-space part is not installed",
+               "no libnvidia-ml", exp);
+        expect_str(evidence(r, "loader"), "libnvidia-ml.so.1: cannot open shared object file", "loader");
+        expect(run(&n, "gpu.temperature"), STATUS_SKIP, "NVML unavailable (no library): gpu.nvml says why", NULL, NULL);
+
+        x->init_state = NVML_INIT_DRIVER_NOT_LOADED;
+        expect(run(&n, "gpu.nvml"), STATUS_FAIL,
+               "NVML cannot reach the driver: the nvidia kernel module is not loaded",
+               "nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED", exp);
+
+        x->init_state = NVML_INIT_VERSION_MISMATCH;
+        snprintf(n.f.nvidia.driver_version, sizeof(n.f.nvidia.driver_version), "535.154.05");
+        r = run(&n, "gpu.nvml");
+        expect(r, STATUS_FAIL, "Driver/library version mismatch: kernel module 535.154.05, libnvidia-ml 550.54.15",
+               "kernel module 535.154.05, libnvidia-ml 550.54.15",
+               "kernel module and libnvidia-ml of the same version");
+        assert_non_null(strstr(r->remedy, "rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && modprobe nvidia"));
+
+        x->init_state = NVML_INIT_NO_PERMISSION;
+        expect(run(&n, "gpu.nvml"), STATUS_FAIL,
+               "NVML may not open the GPU device files (/dev/nvidiactl, /dev/nvidia*)",
+               "nvmlInit_v2: NVML_ERROR_NO_PERMISSION", exp);
+
+        struct nvml_timeout t = {.fn = "nvmlInit_v2", .gpu = -1, .elapsed_ms = 20000};
+        x->timeouts = &t;
+        x->n_timeouts = 1;
+        x->init_state = NVML_INIT_TIMEOUT;
+        expect(run(&n, "gpu.nvml"), STATUS_ERROR, "nvmlInit_v2 did not return within 20000 ms",
+               "nvmlInit_v2 did not return", exp);
+        x->timeouts = NULL;
+        x->n_timeouts = 0;
+
+        x->init_state = NVML_INIT_ERROR;
+        x->init_rc = NVML_ERROR_UNKNOWN;
+        expect(run(&n, "gpu.nvml"), STATUS_FAIL, "NVML failed to initialise: nvmlInit_v2 returned NVML_ERROR_UNKNOWN",
+               "nvmlInit_v2: NVML_ERROR_UNKNOWN", exp);
+
+        /* Passthrough: nothing bound to nvidia, nothing for NVML to see. */
+        snprintf(n.devs[0].driver, sizeof(n.devs[0].driver), "vfio-pci");
+        expect(run(&n, "gpu.nvml"), STATUS_SKIP,
+               "every GPU is bound to vfio-pci for passthrough: NVML on this host does not see them", NULL, NULL);
+        node_done(&n);
+}
+
+static void test_nvml_missing_gpu(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        /* A second GPU on the bus, bound to nvidia, that NVML does not list. */
+        n.devs[1] = n.devs[0];
+        snprintf(n.devs[1].addr, sizeof(n.devs[1].addr), "0000:43:00.0");
+        n.gpus[1] = (struct gpu){.pci_index = 1, .model = n.gpus[0].model};
+        n.f.pci.n = 2;
+        n.f.gpus.n = 2;
+        const struct result *r = run(&n, "gpu.nvml");
+        expect(r, STATUS_FAIL, "NVML does not see 1 GPU on the PCI bus: 0000:43:00.0",
+               "NVML 12.550.54.15 sees 1 of the 2 GPUs bound to nvidia (device count 1)",
+               "NVML initialises and sees the 2 GPUs bound to nvidia");
+        expect_str(evidence(r, "missing"), "0000:43:00.0", "missing");
+
+        /* NVML lists it but cannot read its address (fallen off the bus): the results use
+         * the one missing address. */
+        healthy_gpu(&n.ngpus[1], 1, "");
+        err32((struct nv_u32 *)&n.ngpus[1].pci_device_id, NV_ERROR, NVML_ERROR_GPU_IS_LOST, "nvmlDeviceGetPciInfo_v3");
+        n.ngpus[1].pci_bus_id.state = NV_ERROR;
+        n.ngpus[1].pci_bus_id.rc = NVML_ERROR_GPU_IS_LOST;
+        n.ngpus[1].pci_bus_id.fn = "nvmlDeviceGetPciInfo_v3";
+        err32(&n.ngpus[1].temp_c, NV_ERROR, NVML_ERROR_GPU_IS_LOST, "nvmlDeviceGetTemperature");
+        n.f.nvml.n_gpus = 2;
+        ok32(&n.f.nvml.device_count, 2, "nvmlDeviceGetCount_v2");
+        r = run(&n, "gpu.nvml");
+        expect(r, STATUS_FAIL,
+               "NVML does not identify 1 GPU on the PCI bus: 0000:43:00.0; it lists GPU 1 without an address "
+               "(nvmlDeviceGetPciInfo_v3: NVML_ERROR_GPU_IS_LOST)",
+               "NVML 12.550.54.15 sees 1 of the 2 GPUs bound to nvidia (device count 2)",
+               "NVML initialises and sees the 2 GPUs bound to nvidia");
+        r = run_id(&n, "gpu.temperature", 1);
+        assert_string_equal(r->subject, "0000:43:00.0");
+        expect(r, STATUS_FAIL,
+               "NVIDIA H100 80GB HBM3 0000:43:00.0 has fallen off the bus (nvmlDeviceGetTemperature returned "
+               "NVML_ERROR_GPU_IS_LOST)",
+               "unknown: nvmlDeviceGetTemperature returned NVML_ERROR_GPU_IS_LOST",
+               "below 84 C (slowdown 89 C, margin 5 C)");
+        node_done(&n);
+}
+
+static void test_driver_compat(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        okstr(&n.f.nvml.driver_version, "515.65.01", "nvmlSystemGetDriverVersion");
+        const struct result *r = run(&n, "gpu.driver_compat");
+        expect(r, STATUS_FAIL,
+               "driver 515.65.01 is older than 520.61.05, the first to support Hopper (NVIDIA H100 80GB HBM3)",
+               "driver 515.65.01", "driver >= 520.61.05 (Hopper)");
+        expect_str(evidence(r, "source"), "nvmlSystemGetDriverVersion", "source");
+        n.f.nvml.driver_version.state = NV_TIMEOUT;
+        n.f.nvml.driver_version.fn = "nvmlSystemGetDriverVersion";
+        expect(run(&n, "gpu.driver_compat"), STATUS_ERROR,
+               "nvmlSystemGetDriverVersion did not return within 0 ms on " DESC ": driver version unknown",
+               "unknown: nvmlSystemGetDriverVersion did not return", "driver >= 520.61.05 (Hopper)");
+        node_done(&n);
+}
+
+static void test_persistence_mode(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        ok32(&n.ngpus[0].persistence_mode, 0, "nvmlDeviceGetPersistenceMode");
+        const struct result *r = run(&n, "gpu.persistence_mode");
+        assert_int_equal(r->status, STATUS_WARN);
+        expect_str(r->observed, "disabled", "observed");
+        assert_non_null(strstr(r->remedy, "nvidia-smi -pm 1"));
+        n.f.nvidia.persistenced_running = true;
+        n.f.nvidia.persistenced_pid = 2417;
+        expect(run(&n, "gpu.persistence_mode"), STATUS_PASS,
+               "persistence mode is off but nvidia-persistenced runs (pid 2417) and keeps the GPU initialised",
+               "disabled", "persistence mode enabled (or nvidia-persistenced running)");
+        node_done(&n);
+}
+
+static void test_ecc_mode(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        ok32(&g->ecc_mode_current, 0, "nvmlDeviceGetEccMode");
+        ok32(&g->ecc_mode_pending, 0, "nvmlDeviceGetEccMode");
+        expect(run(&n, "gpu.ecc_mode"), STATUS_FAIL,
+               "ECC is disabled on " DESC ": memory errors go undetected and corrupt results silently", "disabled",
+               "ECC enabled (a datacenter GPU)");
+        ok32(&g->ecc_mode_pending, 1, "nvmlDeviceGetEccMode");
+        expect(run(&n, "gpu.ecc_mode"), STATUS_WARN,
+               "ECC is disabled but enabled is pending: reboot or reset the GPU to apply", "disabled, enabled pending",
+               "ECC enabled (a datacenter GPU)");
+        node_done(&n);
+}
+
+static void test_ecc_errors(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        ok64(&g->ecc_volatile_uncorrected, 2, "nvmlDeviceGetTotalEccErrors");
+        expect(run(&n, "gpu.ecc_errors"), STATUS_FAIL, "2 uncorrectable ECC errors since the driver loaded on " DESC,
+               "volatile: 2 uncorrected, 0 corrected", "0 uncorrected and < 100 corrected volatile ECC errors");
+        ok64(&g->ecc_volatile_uncorrected, 0, "nvmlDeviceGetTotalEccErrors");
+        ok64(&g->ecc_volatile_corrected, 100, "nvmlDeviceGetTotalEccErrors");
+        expect(run(&n, "gpu.ecc_errors"), STATUS_WARN, "100 corrected ECC errors since the driver loaded on " DESC,
+               "volatile: 0 uncorrected, 100 corrected", "0 uncorrected and < 100 corrected volatile ECC errors");
+        ok32(&g->ecc_mode_current, 0, "nvmlDeviceGetEccMode");
+        expect(run(&n, "gpu.ecc_errors"), STATUS_SKIP,
+               "ECC is disabled on " DESC ": no error counters (gpu.ecc_mode)", "ECC disabled",
+               "0 uncorrected and < 100 corrected volatile ECC errors");
+        node_done(&n);
+}
+
+static void test_memory_health(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        ok32(&g->remap_uncorrected, 1, "nvmlDeviceGetRemappedRows");
+        ok32(&g->remap_pending, 1, "nvmlDeviceGetRemappedRows");
+        expect(run(&n, "gpu.memory_health"), STATUS_WARN,
+               "a row remap is pending on " DESC ": reset the GPU to apply it",
+               "rows remapped: 1 for uncorrectable, 0 for correctable errors; pending yes; failure no",
+               "no remap failure, none pending");
+        ok32(&g->remap_failure, 1, "nvmlDeviceGetRemappedRows");
+        const struct result *r = run(&n, "gpu.memory_health");
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->remedy, "RMA"));
+
+        /* Pre-Ampere: page retirement. */
+        err32(&g->remap_pending, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRemappedRows");
+        ok32(&g->retired_pages_sbe, 2, "nvmlDeviceGetRetiredPages");
+        ok32(&g->retired_pages_dbe, 1, "nvmlDeviceGetRetiredPages");
+        ok32(&g->retired_pages_pending, 1, "nvmlDeviceGetRetiredPagesPendingStatus");
+        expect(run(&n, "gpu.memory_health"), STATUS_WARN,
+               "a page retirement is pending on " DESC ": reset the GPU to apply it",
+               "retired pages: 1 double-bit, 2 single-bit; pending yes",
+               "no retirement pending, fewer than 48 of 64 pages retired");
+        ok32(&g->retired_pages_pending, 0, "nvmlDeviceGetRetiredPagesPendingStatus");
+        ok32(&g->retired_pages_dbe, 46, "nvmlDeviceGetRetiredPages");
+        expect(run(&n, "gpu.memory_health"), STATUS_WARN,
+               "48 of at most 64 pages retired on " DESC ": the memory is wearing out",
+               "retired pages: 46 double-bit, 2 single-bit; pending no",
+               "no retirement pending, fewer than 48 of 64 pages retired");
+        ok32(&g->retired_pages_dbe, 1, "nvmlDeviceGetRetiredPages");
+        expect(run(&n, "gpu.memory_health"), STATUS_PASS, "no page retirement pending (3 pages retired)",
+               "retired pages: 1 double-bit, 2 single-bit; pending no",
+               "no retirement pending, fewer than 48 of 64 pages retired");
+
+        /* Neither mechanism (a consumer GPU). */
+        err32(&g->retired_pages_sbe, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRetiredPages");
+        err32(&g->retired_pages_dbe, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRetiredPages");
+        expect(run(&n, "gpu.memory_health"), STATUS_SKIP,
+               "row remapping and page retirement: not supported on this GPU/driver (nvmlDeviceGetRetiredPages)",
+               "unknown: nvmlDeviceGetRetiredPages returned NVML_ERROR_NOT_SUPPORTED",
+               "no remap failure, no pending remap or page retirement");
+        node_done(&n);
+}
+
+static void test_temperature(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        ok32(&g->temp_c, 84, "nvmlDeviceGetTemperature");
+        expect(run(&n, "gpu.temperature"), STATUS_WARN,
+               DESC " is at 84 C, within 5 C of its slowdown threshold 89 C", "84 C",
+               "below 84 C (slowdown 89 C, margin 5 C)");
+        ok32(&g->temp_c, 89, "nvmlDeviceGetTemperature");
+        expect(run(&n, "gpu.temperature"), STATUS_FAIL,
+               DESC " is at 89 C, at or above its slowdown threshold 89 C: clocks are being cut", "89 C",
+               "below 84 C (slowdown 89 C, margin 5 C)");
+        err32(&g->temp_slowdown_c, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetTemperatureThreshold");
+        expect(run(&n, "gpu.temperature"), STATUS_SKIP,
+               "slowdown temperature: not supported on this GPU/driver (nvmlDeviceGetTemperatureThreshold)",
+               "unknown: nvmlDeviceGetTemperatureThreshold returned NVML_ERROR_NOT_SUPPORTED",
+               "at least 5 C below the slowdown threshold");
+        node_done(&n);
+}
+
+static void test_clock_events(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        const char *exp = "no hardware, thermal or power-brake slowdown";
+        ok64(&g->clocks_event_reasons, 0x48, "nvmlDeviceGetCurrentClocksEventReasons");
+        expect(run(&n, "gpu.clock_events"), STATUS_FAIL,
+               DESC " is slowed down by hardware: HW slowdown, HW thermal slowdown", "HW slowdown, HW thermal slowdown",
+               exp);
+        ok64(&g->clocks_event_reasons, 0x88, "nvmlDeviceGetCurrentClocksEventReasons");
+        expect(run(&n, "gpu.clock_events"), STATUS_FAIL,
+               DESC " is slowed down by hardware: HW slowdown, HW power brake slowdown",
+               "HW slowdown, HW power brake slowdown", exp);
+        ok64(&g->clocks_event_reasons, 0x20, "nvmlDeviceGetCurrentClocksEventReasons");
+        expect(run(&n, "gpu.clock_events"), STATUS_WARN,
+               DESC " is slowed down by the driver to stay within its thermal limit: SW thermal slowdown",
+               "SW thermal slowdown", exp);
+        ok64(&g->clocks_event_reasons, 0x6, "nvmlDeviceGetCurrentClocksThrottleReasons");
+        const struct result *r = run(&n, "gpu.clock_events");
+        expect(r, STATUS_PASS, "no slowdown active (applications clocks setting, SW power cap)",
+               "applications clocks setting, SW power cap", exp);
+        expect_str(evidence(r, "source"), "nvmlDeviceGetCurrentClocksThrottleReasons", "source");
+        ok64(&g->clocks_event_reasons, 0, "nvmlDeviceGetCurrentClocksEventReasons");
+        expect(run(&n, "gpu.clock_events"), STATUS_PASS, "no slowdown active", "none", exp);
+        node_done(&n);
+}
+
+static void test_pcie_nvml(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        ok32(&g->pcie_width, 8, "nvmlDeviceGetCurrPcieLinkWidth");
+        expect(run(&n, "gpu.pcie_nvml"), STATUS_FAIL, "NVML reports the link of " DESC " at x8 of x16", "Gen5 x8, 0 replays",
+               "Gen5 x16, 0 replays");
+        ok32(&g->pcie_width, 16, "nvmlDeviceGetCurrPcieLinkWidth");
+        ok32(&g->pcie_gen, 1, "nvmlDeviceGetCurrPcieLinkGeneration");
+        const struct result *r = run(&n, "gpu.pcie_nvml");
+        assert_int_equal(r->status, STATUS_WARN);
+        expect_str(r->observed, "Gen1 x16, 0 replays", "observed");
+        ok32(&g->pcie_gen, 5, "nvmlDeviceGetCurrPcieLinkGeneration");
+        ok32(&g->pcie_replay, 1, "nvmlDeviceGetPcieReplayCounter");
+        expect(run(&n, "gpu.pcie_nvml"), STATUS_WARN,
+               "the PCIe link of " DESC " replayed 1 packet: signal errors on the link", "Gen5 x16, 1 replay",
+               "Gen5 x16, 0 replays");
+        err32(&g->pcie_replay, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetPcieReplayCounter");
+        r = run(&n, "gpu.pcie_nvml");
+        expect(r, STATUS_PASS, "link at its maximum Gen5 x16", "Gen5 x16, replays unknown", "Gen5 x16, 0 replays");
+        expect_str(evidence(r, "replay_counter"), "NVML_ERROR_NOT_SUPPORTED", "replay_counter");
+        node_done(&n);
+}
+
+static void test_nvlink(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        const char *exp = "18 NVLinks active, no errors";
+        ok32(&g->nvlink[7].state, 0, "nvmlDeviceGetNvLinkState");
+        expect(run(&n, "gpu.nvlink"), STATUS_FAIL, "NVLink 7 of " DESC " is down", "17 of 18 links active, down: 7", exp);
+        ok32(&g->nvlink[7].state, 1, "nvmlDeviceGetNvLinkState");
+        ok64(&g->nvlink[2].errors[NVML_NVL_CRC_FLIT], 1523, "nvmlDeviceGetNvLinkErrorCounter");
+        ok64(&g->nvlink[2].errors[NVML_NVL_REPLAY], 40, "nvmlDeviceGetNvLinkErrorCounter");
+        ok64(&g->nvlink[2].errors[NVML_NVL_RECOVERY], 3, "nvmlDeviceGetNvLinkErrorCounter");
+        const struct result *r = run(&n, "gpu.nvlink");
+        expect(r, STATUS_WARN, "1 NVLink of " DESC " logged errors: 40 replay, 3 recovery, 1523 CRC",
+               "18 of 18 links active", exp);
+        expect_str(evidence(r, "errors"), "link 2: replay 40, recovery 3, CRC flit 1523", "errors");
+
+        /* An SXM board whose links NVML does not report. */
+        g->nvlink_count = 0;
+        err32(&g->nvlink_end, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetNvLinkState");
+        expect(run(&n, "gpu.nvlink"), STATUS_FAIL, "NVML reports no NVLink on " DESC ", which has 18", "no NVLink", exp);
+        /* MIG mode: NVLink is not used. */
+        ok32(&g->mig_mode_current, 1, "nvmlDeviceGetMigMode");
+        expect(run(&n, "gpu.nvlink"), STATUS_SKIP, "MIG is enabled on " DESC ": NVLink is not used in MIG mode",
+               "0 NVLinks reported, MIG enabled", exp);
+        ok32(&g->mig_mode_current, 0, "nvmlDeviceGetMigMode");
+        /* A PCIe card (L40S): no NVLink is not a fault. */
+        ok32(&g->pci_device_id, 0x26b910de, "nvmlDeviceGetPciInfo_v3");
+        n.gpus[0].model = gpudb_find(n.db, 0x10de, 0x26b9);
+        n.devs[0].device = 0x26b9;
+        okstr(&g->name, "NVIDIA L40S", "nvmlDeviceGetName");
+        expect(run(&n, "gpu.nvlink"), STATUS_SKIP, "no NVLink on this board", "no NVLink", "every NVLink active, no errors");
+        /* The link walk itself timed out. */
+        g->timeout_ms = 2000;
+        err32(&g->nvlink_end, NV_TIMEOUT, NVML_ERROR_TIMEOUT, "nvmlDeviceGetNvLinkState");
+        expect(run(&n, "gpu.nvlink"), STATUS_ERROR,
+               "nvmlDeviceGetNvLinkState did not return within 2000 ms on NVIDIA L40S " ADDR ": NVLink state unknown",
+               "unknown: nvmlDeviceGetNvLinkState did not return", "every NVLink active, no errors");
+        node_done(&n);
+}
+
+static void test_fabric_manager(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        /* Hopper reports a fabric state: an NVSwitch system even without sysfs switches. */
+        const struct result *r = run(&n, "gpu.fabric_manager");
+        expect(r, STATUS_FAIL, "NVSwitch system without the Fabric Manager: CUDA fails with error 802", "not running",
+               "nv-fabricmanager running, version 550.54.15");
+        assert_non_null(strstr(r->remedy, "systemctl enable --now nvidia-fabricmanager"));
+        n.f.nvidia.fabricmanager_pid = 3302;
+        snprintf(n.f.nvidia.fabricmanager_version, sizeof(n.f.nvidia.fabricmanager_version), "535.154.05");
+        snprintf(n.f.nvidia.fabricmanager_package, sizeof(n.f.nvidia.fabricmanager_package), "nvidia-fabricmanager-535");
+        expect(run(&n, "gpu.fabric_manager"), STATUS_FAIL,
+               "Fabric Manager 535.154.05 does not match driver 550.54.15: it refuses to start or manage the fabric",
+               "running (pid 3302), version 535.154.05", "nv-fabricmanager running, version 550.54.15");
+        snprintf(n.f.nvidia.fabricmanager_version, sizeof(n.f.nvidia.fabricmanager_version), "550.54.15");
+        r = run(&n, "gpu.fabric_manager");
+        expect(r, STATUS_PASS, "the Fabric Manager runs (pid 3302), same version as the driver",
+               "running (pid 3302), version 550.54.15", "nv-fabricmanager running, version 550.54.15");
+        expect(run_id(&n, "gpu.fabric_manager", 1), STATUS_PASS, "joined the NVLink fabric",
+               "completed, status NVML_SUCCESS", "fabric registration completed, status NVML_SUCCESS");
+        ok32(&g->fabric_state, NVML_GPU_FABRIC_STATE_IN_PROGRESS, "nvmlDeviceGetGpuFabricInfo");
+        expect(run_id(&n, "gpu.fabric_manager", 1), STATUS_FAIL,
+               DESC " has not joined the NVLink fabric (state in progress): CUDA fails with error 802 until it does",
+               "in progress, status NVML_SUCCESS", "fabric registration completed, status NVML_SUCCESS");
+        ok32(&g->fabric_state, NVML_GPU_FABRIC_STATE_COMPLETED, "nvmlDeviceGetGpuFabricInfo");
+        ok32(&g->fabric_status, NVML_ERROR_UNKNOWN, "nvmlDeviceGetGpuFabricInfo");
+        expect(run_id(&n, "gpu.fabric_manager", 1), STATUS_FAIL, "fabric registration of " DESC " failed: NVML_ERROR_UNKNOWN",
+               "completed, status NVML_ERROR_UNKNOWN", "fabric registration completed, status NVML_SUCCESS");
+        /* No NVSwitch and no fabric: not needed. */
+        ok32(&g->fabric_state, NVML_GPU_FABRIC_STATE_NOT_SUPPORTED, "nvmlDeviceGetGpuFabricInfo");
+        expect(run(&n, "gpu.fabric_manager"), STATUS_SKIP, "no NVSwitch on this node: the Fabric Manager is not needed",
+               NULL, NULL);
+        node_done(&n);
+}
+
+static void test_power_limit(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        ok32(&n.ngpus[0].power_enforced_limit_mw, 500000, "nvmlDeviceGetEnforcedPowerLimit");
+        const struct result *r = run(&n, "gpu.power_limit");
+        expect(r, STATUS_WARN,
+               "the power limit of " DESC " is capped at 500 W, below its default 700 W: it runs slower under load",
+               "500 W (min 200 W, default 700 W, max 700 W)", ">= 700 W (the default limit)");
+        assert_non_null(strstr(r->remedy, "nvidia-smi -i 0 -pl 700"));
+        node_done(&n);
+}
+
+static void test_app_clocks(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        ok32(&n.ngpus[0].clock_app_mhz[NVML_CLK_GRAPHICS], 1410, "nvmlDeviceGetApplicationsClock");
+        const struct result *r = run(&n, "gpu.app_clocks");
+        expect(r, STATUS_WARN,
+               "applications clocks of " DESC " are set to graphics 1410 MHz, memory 2619 MHz instead of the "
+               "defaults 1755/2619 MHz",
+               "graphics 1410 MHz, memory 2619 MHz", "graphics 1755 MHz, memory 2619 MHz (the defaults)");
+        assert_non_null(strstr(r->remedy, "nvidia-smi -rac"));
+        err32(&n.ngpus[0].clock_app_mhz[NVML_CLK_GRAPHICS], NV_ERROR, NVML_ERROR_NOT_SUPPORTED,
+              "nvmlDeviceGetApplicationsClock");
+        expect(run(&n, "gpu.app_clocks"), STATUS_SKIP,
+               "applications clocks: not supported on this GPU/driver (nvmlDeviceGetApplicationsClock)",
+               "unknown: nvmlDeviceGetApplicationsClock returned NVML_ERROR_NOT_SUPPORTED",
+               "graphics 1755 MHz, memory 2619 MHz (the defaults)");
+        node_done(&n);
+}
+
+static void test_mig(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        const char *exp = "MIG mode as configured: no change pending; instances created when enabled";
+        ok32(&g->mig_mode_pending, 1, "nvmlDeviceGetMigMode");
+        expect(run(&n, "gpu.mig"), STATUS_WARN,
+               "MIG mode of " DESC " is disabled with enabled pending: reset the GPU to apply", "disabled, enabled pending",
+               exp);
+        ok32(&g->mig_mode_current, 1, "nvmlDeviceGetMigMode");
+        ok32(&g->mig_device_count, 0, "nvmlDeviceGetMigDeviceHandleByIndex");
+        expect(run(&n, "gpu.mig"), STATUS_WARN, "MIG is enabled on " DESC " but no instance exists: CUDA sees no device on it",
+               "enabled, 0 MIG devices", exp);
+        ok32(&g->mig_device_count, 4, "nvmlDeviceGetMigDeviceHandleByIndex");
+        expect(run(&n, "gpu.mig"), STATUS_PASS, "MIG enabled, 4 MIG devices", "enabled, 4 MIG devices", exp);
+        err32(&g->mig_mode_current, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetMigMode");
+        expect(run(&n, "gpu.mig"), STATUS_SKIP, "MIG mode: not supported on this GPU/driver (nvmlDeviceGetMigMode)",
+               "unknown: nvmlDeviceGetMigMode returned NVML_ERROR_NOT_SUPPORTED", exp);
+        node_done(&n);
+}
+
+static void test_no_gpus(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        n.f.gpus.n = 0;
+        n.f.pci.n = 0;
+        n.f.nvml.n_gpus = 0;
+        n.f.nvml.init_state = NVML_INIT_NO_LIBRARY;
+        for (size_t i = 0; i < N_CHECKS; i++)
+                expect(run(&n, nvml_checks[i]), STATUS_SKIP, "no NVIDIA GPU on the PCI bus", NULL, NULL);
+        expect(run(&n, "gpu.fabric_manager"), STATUS_SKIP, "no NVIDIA GPU on the PCI bus", NULL, NULL);
+        node_done(&n);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_healthy),        cmocka_unit_test(test_reading_states),
+                cmocka_unit_test(test_lost_everywhere), cmocka_unit_test(test_nvml_init_states),
+                cmocka_unit_test(test_nvml_missing_gpu), cmocka_unit_test(test_driver_compat),
+                cmocka_unit_test(test_persistence_mode), cmocka_unit_test(test_ecc_mode),
+                cmocka_unit_test(test_ecc_errors),     cmocka_unit_test(test_memory_health),
+                cmocka_unit_test(test_temperature),    cmocka_unit_test(test_clock_events),
+                cmocka_unit_test(test_pcie_nvml),      cmocka_unit_test(test_nvlink),
+                cmocka_unit_test(test_fabric_manager), cmocka_unit_test(test_power_limit),
+                cmocka_unit_test(test_app_clocks),     cmocka_unit_test(test_mig),
+                cmocka_unit_test(test_no_gpus),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1138 @@
+/* sys/nvml_facts: gathering through a hand-made struct nvml_lib of stub functions.
+ *
+ * The stubs model an 8x H100 SXM node (18 NVLinks each, 3 compute processes) and take
+ * faults from `cfg`: an error from one function (on one GPU or all), a call that blocks
+ * at a gate until the test opens it (a hang), a latency per call, init failures. Hung
+ * stubs are released at the end of each test so that the late-return path also runs under
+ * ASan: an abandoned worker must touch only its own memory. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/deadline.h"
+#include "sys/nvml_facts.h"
+
+#define MAX_GPUS 8
+#define N_NVLINKS 18
+#define N_PROCS 3
+
+static struct {
+        unsigned int n_gpus;
+        const char *fail_fn; /* this function returns fail_rc ... */
+        nvmlReturn_t fail_rc;
+        int fail_gpu;        /* ... on this GPU, -1: all */
+        const char *hang_fn; /* this function waits at the gate ... */
+        int hang_gpu;        /* ... on this GPU, -1: all */
+        unsigned int hang_nth; /* ... on its nth call for that GPU (0 or 1: the first) */
+        unsigned int latency_us;
+        nvmlReturn_t init_rc;
+        bool init_hang;
+} cfg;
+
+static atomic_uint hang_calls[MAX_GPUS + 1];
+static atomic_uint calls_made;
+static atomic_uint shutdowns;
+
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_open;
+
+static void gate_wait(void) {
+        pthread_mutex_lock(&gate_mu);
+        while (!gate_open)
+                pthread_cond_wait(&gate_cv, &gate_mu);
+        pthread_mutex_unlock(&gate_mu);
+}
+
+static void gate_set(bool open) {
+        pthread_mutex_lock(&gate_mu);
+        gate_open = open;
+        pthread_cond_broadcast(&gate_cv);
+        pthread_mutex_unlock(&gate_mu);
+}
+
+static void reset(unsigned int n_gpus) {
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.n_gpus = n_gpus;
+        cfg.fail_gpu = -1;
+        cfg.hang_gpu = -1;
+        for (unsigned int i = 0; i <= MAX_GPUS; i++)
+                atomic_store(&hang_calls[i], 0);
+        atomic_store(&calls_made, 0);
+        atomic_store(&shutdowns, 0);
+}
+
+/* Open the gate, wait until every worker thread is gone, close the gate. */
+static void drain(void) {
+        gate_set(true);
+        for (int i = 0; i < 5000 && deadline_threads_alive() > 0; i++) {
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+        }
+        assert_int_equal(deadline_threads_alive(), 0);
+        gate_set(false);
+}
+
+#define DEV_BASE 0x1000u
+#define MIG_BASE 0x2000u
+static nvmlDevice_t dev_of(unsigned int i) {
+        return (nvmlDevice_t)(uintptr_t)(DEV_BASE + i);
+}
+static int gpu_of(nvmlDevice_t d) {
+        uintptr_t v = (uintptr_t)d;
+        return v >= DEV_BASE && v < DEV_BASE + MAX_GPUS ? (int)(v - DEV_BASE) : -1;
+}
+
+/* Common entry of every stub: latency, hang, injected error. */
+static nvmlReturn_t enter(const char *fn, int gpu) {
+        atomic_fetch_add(&calls_made, 1);
+        if (cfg.latency_us) {
+                struct timespec ts = {0, (long)cfg.latency_us * 1000L};
+                nanosleep(&ts, NULL);
+        }
+        if (cfg.hang_fn && strcmp(fn, cfg.hang_fn) == 0 && (cfg.hang_gpu < 0 || cfg.hang_gpu == gpu)) {
+                unsigned int slot = gpu >= 0 && gpu < MAX_GPUS ? (unsigned int)gpu : MAX_GPUS;
+                unsigned int nth = atomic_fetch_add(&hang_calls[slot], 1) + 1;
+                if (cfg.hang_nth <= 1 || nth == cfg.hang_nth)
+                        gate_wait();
+        }
+        if (cfg.fail_fn && strcmp(fn, cfg.fail_fn) == 0 && (cfg.fail_gpu < 0 || cfg.fail_gpu == gpu))
+                return cfg.fail_rc;
+        return NVML_SUCCESS;
+}
+
+#define ENTER(d)                                                \
+        do {                                                    \
+                nvmlReturn_t r_ = enter(__func__, gpu_of(d));   \
+                if (r_ != NVML_SUCCESS)                         \
+                        return r_;                              \
+                if (gpu_of(d) < 0)                              \
+                        return NVML_ERROR_INVALID_ARGUMENT;     \
+        } while (0)
+#define ENTER_SYS()                                             \
+        do {                                                    \
+                nvmlReturn_t r_ = enter(__func__, -1);          \
+                if (r_ != NVML_SUCCESS)                         \
+                        return r_;                              \
+        } while (0)
+
+static nvmlReturn_t copy_str(char *buf, unsigned int len, const char *s) {
+        if (strlen(s) + 1 > len)
+                return NVML_ERROR_INSUFFICIENT_SIZE;
+        memcpy(buf, s, strlen(s) + 1);
+        return NVML_SUCCESS;
+}
+
+static const unsigned int bus_of_gpu[MAX_GPUS] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
+
+/* --- the stubs, named as NVML's functions ---------------------------------------------- */
+
+static nvmlReturn_t nvmlInit_v2(void) {
+        atomic_fetch_add(&calls_made, 1);
+        if (cfg.init_hang)
+                gate_wait();
+        return cfg.init_rc;
+}
+static nvmlReturn_t nvmlShutdown(void) {
+        atomic_fetch_add(&shutdowns, 1);
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned int len) {
+        ENTER_SYS();
+        return copy_str(v, len, "550.54.15");
+}
+static nvmlReturn_t nvmlSystemGetNVMLVersion(char *v, unsigned int len) {
+        ENTER_SYS();
+        return copy_str(v, len, "12.550.54.15");
+}
+static nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) {
+        ENTER_SYS();
+        *v = 12040;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *n) {
+        ENTER_SYS();
+        *n = cfg.n_gpus;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d) {
+        nvmlReturn_t r = enter(__func__, (int)i);
+        if (r != NVML_SUCCESS)
+                return r;
+        if (i >= cfg.n_gpus)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *d = dev_of(i);
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *v, unsigned int len) {
+        ENTER(d);
+        return copy_str(v, len, "NVIDIA H100 80GB HBM3");
+}
+static nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *v, unsigned int len) {
+        ENTER(d);
+        char s[64];
+        snprintf(s, sizeof(s), "GPU-a1b2c3d4-0000-0000-0000-00000000000%d", gpu_of(d));
+        return copy_str(v, len, s);
+}
+static nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t d, char *v, unsigned int len) {
+        ENTER(d);
+        char s[32];
+        snprintf(s, sizeof(s), "165232100000%d", gpu_of(d));
+        return copy_str(v, len, s);
+}
+static nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p) {
+        ENTER(d);
+        memset(p, 0, sizeof(*p));
+        unsigned int bus = bus_of_gpu[gpu_of(d)];
+        snprintf(p->busIdLegacy, sizeof(p->busIdLegacy), "0000:%02X:00.0", bus);
+        snprintf(p->busId, sizeof(p->busId), "00000000:%02X:00.0", bus);
+        p->bus = bus;
+        p->pciDeviceId = 0x233010de;
+        p->pciSubSystemId = 0x16c110de;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t d, char *v, unsigned int len) {
+        ENTER(d);
+        return copy_str(v, len, "96.00.74.00.01");
+}
+static nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = (unsigned int)gpu_of(d);
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t d, nvmlBrandType_t *v) {
+        ENTER(d);
+        *v = NVML_BRAND_NVIDIA;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t d, nvmlDeviceArchitecture_t *v) {
+        ENTER(d);
+        *v = NVML_DEVICE_ARCH_HOPPER;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int *minor) {
+        ENTER(d);
+        *major = 9;
+        *minor = 0;
+        return NVML_SUCCESS;
+}
+#define MIB (1024ull * 1024ull)
+static nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
+        ENTER(d);
+        m->total = 81559 * MIB;
+        m->used = 1 * MIB;
+        m->free = m->total - m->used;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m) {
+        ENTER(d);
+        if (m->version != nvmlMemory_v2)
+                return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+        m->total = 81559 * MIB;
+        m->reserved = 530 * MIB;
+        m->used = 1 * MIB;
+        m->free = m->total - m->reserved - m->used;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t d, nvmlBAR1Memory_t *b) {
+        ENTER(d);
+        b->bar1Total = 131072 * MIB;
+        b->bar1Used = 1 * MIB;
+        b->bar1Free = b->bar1Total - b->bar1Used;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t s, unsigned int *v) {
+        ENTER(d);
+        if (s != NVML_TEMPERATURE_GPU)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *v = 30 + (unsigned int)gpu_of(d);
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, nvmlTemperatureThresholds_t t, unsigned int *v) {
+        ENTER(d);
+        switch (t) {
+        case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: *v = 92; break;
+        case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: *v = 89; break;
+        case NVML_TEMPERATURE_THRESHOLD_MEM_MAX: *v = 95; break;
+        case NVML_TEMPERATURE_THRESHOLD_GPU_MAX: *v = 87; break;
+        default: return NVML_ERROR_INVALID_ARGUMENT;
+        }
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 70000 + (unsigned int)gpu_of(d);
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 700000;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 700000;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 690000;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t d, unsigned int *lo, unsigned int *hi) {
+        ENTER(d);
+        *lo = 200000;
+        *hi = 700000;
+        return NVML_SUCCESS;
+}
+static const unsigned int clk_cur[4] = {345, 345, 2619, 765};
+static const unsigned int clk_max[4] = {1980, 1980, 2619, 1965};
+static nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t t, unsigned int *v) {
+        ENTER(d);
+        if ((unsigned int)t > 3)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *v = clk_cur[t];
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, nvmlClockType_t t, unsigned int *v) {
+        ENTER(d);
+        if ((unsigned int)t > 3)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *v = clk_max[t];
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t d, nvmlClockType_t t, unsigned int *v) {
+        ENTER(d);
+        if ((unsigned int)t > 3)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *v = clk_max[t];
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t d, nvmlClockType_t t, unsigned int *v) {
+        ENTER(d);
+        if ((unsigned int)t > 3)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *v = clk_max[t];
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *v) {
+        ENTER(d);
+        *v = nvmlClocksEventReasonGpuIdle;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *v) {
+        ENTER(d);
+        *v = nvmlClocksEventReasonGpuIdle | nvmlClocksThrottleReasonHwSlowdown;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u) {
+        ENTER(d);
+        u->gpu = 0;
+        u->memory = 0;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t d, nvmlPstates_t *v) {
+        ENTER(d);
+        *v = NVML_PSTATE_0;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 40;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, nvmlEnableState_t *cur, nvmlEnableState_t *pend) {
+        ENTER(d);
+        *cur = NVML_FEATURE_ENABLED;
+        *pend = NVML_FEATURE_ENABLED;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, nvmlMemoryErrorType_t e, nvmlEccCounterType_t k,
+                                                unsigned long long *v) {
+        ENTER(d);
+        *v = (unsigned long long)(e * 10 + k);
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t d, nvmlPageRetirementCause_t cause, unsigned int *n,
+                                              unsigned long long *addr) {
+        ENTER(d);
+        /* SBE: the count query answers SUCCESS; DBE: INSUFFICIENT_SIZE (both seen in drivers). */
+        unsigned int have = cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR ? 2 : 0;
+        if (*n < have || !addr) {
+                bool short_buf = *n < have;
+                *n = have;
+                return short_buf ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+        }
+        for (unsigned int i = 0; i < have; i++)
+                addr[i] = 0x1000ull * i;
+        *n = have;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, nvmlEnableState_t *v) {
+        ENTER(d);
+        *v = NVML_FEATURE_DISABLED;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int *c, unsigned int *u, unsigned int *p,
+                                              unsigned int *f) {
+        ENTER(d);
+        *c = 1;
+        *u = 0;
+        *p = 0;
+        *f = 0;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 5;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 16;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 5;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 16;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 0;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, nvmlEnableState_t *v) {
+        ENTER(d);
+        if (link >= N_NVLINKS)
+                return NVML_ERROR_NOT_SUPPORTED;
+        *v = NVML_FEATURE_ENABLED;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned int link, nvmlNvLinkErrorCounter_t c,
+                                                    unsigned long long *v) {
+        ENTER(d);
+        if (link >= N_NVLINKS)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *v = link * 10ull + (unsigned long long)c;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *p) {
+        ENTER(d);
+        if (link >= N_NVLINKS)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        memset(p, 0, sizeof(*p));
+        snprintf(p->busId, sizeof(p->busId), "00000000:%02X:00.0", 0x05 + link % 4);
+        p->pciDeviceId = 0x22a310de; /* NVSwitch */
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, nvmlEnableState_t *v) {
+        ENTER(d);
+        *v = NVML_FEATURE_ENABLED;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, nvmlComputeMode_t *v) {
+        ENTER(d);
+        *v = NVML_COMPUTEMODE_DEFAULT;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t d, nvmlEnableState_t *v) {
+        ENTER(d);
+        *v = NVML_FEATURE_DISABLED;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t d, nvmlEnableState_t *v) {
+        ENTER(d);
+        *v = NVML_FEATURE_DISABLED;
+        return NVML_SUCCESS;
+}
+static bool mig_on;
+static nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *cur, unsigned int *pend) {
+        ENTER(d);
+        *cur = mig_on;
+        *pend = mig_on;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *v) {
+        ENTER(d);
+        *v = 7;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int i, nvmlDevice_t *m) {
+        ENTER(d);
+        if (i >= 3) /* three MIG devices exist */
+                return NVML_ERROR_NOT_FOUND;
+        *m = (nvmlDevice_t)(uintptr_t)(MIG_BASE + i);
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t procs(nvmlDevice_t d, unsigned int have, unsigned int *count, nvmlProcessInfo_t *infos) {
+        if (!infos || *count < have) {
+                bool short_buf = *count < have;
+                *count = have;
+                return short_buf ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+        }
+        for (unsigned int i = 0; i < have; i++) {
+                infos[i].pid = 1000u + 100u * (unsigned int)gpu_of(d) + i;
+                infos[i].usedGpuMemory = (i + 1) * 1024 * MIB;
+                infos[i].gpuInstanceId = 0xFFFFFFFFu;
+                infos[i].computeInstanceId = 0xFFFFFFFFu;
+        }
+        *count = have;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *count,
+                                                            nvmlProcessInfo_t *infos) {
+        ENTER(d);
+        return procs(d, N_PROCS, count, infos);
+}
+static nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int *count,
+                                                             nvmlProcessInfo_t *infos) {
+        ENTER(d);
+        return procs(d, 0, count, infos);
+}
+static nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *fi) {
+        ENTER(d);
+        memset(fi, 0, sizeof(*fi));
+        fi->state = NVML_GPU_FABRIC_STATE_COMPLETED;
+        fi->status = NVML_SUCCESS;
+        fi->cliqueId = 1;
+        return NVML_SUCCESS;
+}
+
+static struct nvml_lib stub_lib(void) {
+        struct nvml_lib lib;
+        memset(&lib, 0, sizeof(lib));
+#define S(name) lib.name = name
+        S(nvmlInit_v2);
+        S(nvmlShutdown);
+        S(nvmlSystemGetDriverVersion);
+        S(nvmlSystemGetNVMLVersion);
+        S(nvmlSystemGetCudaDriverVersion_v2);
+        S(nvmlDeviceGetCount_v2);
+        S(nvmlDeviceGetHandleByIndex_v2);
+        S(nvmlDeviceGetName);
+        S(nvmlDeviceGetUUID);
+        S(nvmlDeviceGetSerial);
+        S(nvmlDeviceGetPciInfo_v3);
+        S(nvmlDeviceGetVbiosVersion);
+        S(nvmlDeviceGetMinorNumber);
+        S(nvmlDeviceGetBrand);
+        S(nvmlDeviceGetArchitecture);
+        S(nvmlDeviceGetCudaComputeCapability);
+        S(nvmlDeviceGetMemoryInfo);
+        S(nvmlDeviceGetMemoryInfo_v2);
+        S(nvmlDeviceGetBAR1MemoryInfo);
+        S(nvmlDeviceGetTemperature);
+        S(nvmlDeviceGetTemperatureThreshold);
+        S(nvmlDeviceGetPowerUsage);
+        S(nvmlDeviceGetPowerManagementLimit);
+        S(nvmlDeviceGetPowerManagementDefaultLimit);
+        S(nvmlDeviceGetEnforcedPowerLimit);
+        S(nvmlDeviceGetPowerManagementLimitConstraints);
+        S(nvmlDeviceGetClockInfo);
+        S(nvmlDeviceGetMaxClockInfo);
+        S(nvmlDeviceGetApplicationsClock);
+        S(nvmlDeviceGetDefaultApplicationsClock);
+        S(nvmlDeviceGetCurrentClocksEventReasons);
+        S(nvmlDeviceGetCurrentClocksThrottleReasons);
+        S(nvmlDeviceGetUtilizationRates);
+        S(nvmlDeviceGetPerformanceState);
+        S(nvmlDeviceGetFanSpeed);
+        S(nvmlDeviceGetEccMode);
+        S(nvmlDeviceGetTotalEccErrors);
+        S(nvmlDeviceGetRetiredPages);
+        S(nvmlDeviceGetRetiredPagesPendingStatus);
+        S(nvmlDeviceGetRemappedRows);
+        S(nvmlDeviceGetCurrPcieLinkGeneration);
+        S(nvmlDeviceGetCurrPcieLinkWidth);
+        S(nvmlDeviceGetMaxPcieLinkGeneration);
+        S(nvmlDeviceGetMaxPcieLinkWidth);
+        S(nvmlDeviceGetPcieReplayCounter);
+        S(nvmlDeviceGetNvLinkState);
+        S(nvmlDeviceGetNvLinkErrorCounter);
+        S(nvmlDeviceGetNvLinkRemotePciInfo_v2);
+        S(nvmlDeviceGetPersistenceMode);
+        S(nvmlDeviceGetComputeMode);
+        S(nvmlDeviceGetDisplayMode);
+        S(nvmlDeviceGetDisplayActive);
+        S(nvmlDeviceGetMigMode);
+        S(nvmlDeviceGetMaxMigDeviceCount);
+        S(nvmlDeviceGetMigDeviceHandleByIndex);
+        S(nvmlDeviceGetComputeRunningProcesses_v3);
+        S(nvmlDeviceGetGraphicsRunningProcesses_v3);
+        S(nvmlDeviceGetGpuFabricInfo);
+#undef S
+        return lib;
+}
+
+/* --- every scalar reading of a GPU, by offset, with the function that fills it -------- */
+
+struct hdr {
+        unsigned char state;
+        int rc;
+        const char *fn;
+};
+
+static struct hdr hdr_at(const struct nvml_gpu *g, size_t off) {
+        struct hdr h;
+        const char *p = (const char *)g + off;
+        memcpy(&h.state, p + offsetof(struct nv_u32, state), sizeof(h.state));
+        memcpy(&h.rc, p + offsetof(struct nv_u32, rc), sizeof(h.rc));
+        memcpy(&h.fn, p + offsetof(struct nv_u32, fn), sizeof(h.fn));
+        return h;
+}
+
+#define F(field, fn) {offsetof(struct nvml_gpu, field), #field, fn}
+static const struct fact {
+        size_t off;
+        const char *field;
+        const char *fn;
+} facts[] = {
+        F(name, "nvmlDeviceGetName"),
+        F(uuid, "nvmlDeviceGetUUID"),
+        F(serial, "nvmlDeviceGetSerial"),
+        F(pci_bus_id, "nvmlDeviceGetPciInfo_v3"),
+        F(pci_device_id, "nvmlDeviceGetPciInfo_v3"),
+        F(pci_subsystem_id, "nvmlDeviceGetPciInfo_v3"),
+        F(vbios, "nvmlDeviceGetVbiosVersion"),
+        F(minor_number, "nvmlDeviceGetMinorNumber"),
+        F(brand, "nvmlDeviceGetBrand"),
+        F(architecture, "nvmlDeviceGetArchitecture"),
+        F(cc_major, "nvmlDeviceGetCudaComputeCapability"),
+        F(cc_minor, "nvmlDeviceGetCudaComputeCapability"),
+        F(mem_total_bytes, "nvmlDeviceGetMemoryInfo_v2"),
+        F(mem_used_bytes, "nvmlDeviceGetMemoryInfo_v2"),
+        F(mem_free_bytes, "nvmlDeviceGetMemoryInfo_v2"),
+        F(mem_reserved_bytes, "nvmlDeviceGetMemoryInfo_v2"),
+        F(bar1_total_bytes, "nvmlDeviceGetBAR1MemoryInfo"),
+        F(bar1_used_bytes, "nvmlDeviceGetBAR1MemoryInfo"),
+        F(bar1_free_bytes, "nvmlDeviceGetBAR1MemoryInfo"),
+        F(temp_c, "nvmlDeviceGetTemperature"),
+        F(temp_slowdown_c, "nvmlDeviceGetTemperatureThreshold"),
+        F(temp_shutdown_c, "nvmlDeviceGetTemperatureThreshold"),
+        F(temp_gpu_max_c, "nvmlDeviceGetTemperatureThreshold"),
+        F(temp_mem_max_c, "nvmlDeviceGetTemperatureThreshold"),
+        F(power_mw, "nvmlDeviceGetPowerUsage"),
+        F(power_limit_mw, "nvmlDeviceGetPowerManagementLimit"),
+        F(power_default_limit_mw, "nvmlDeviceGetPowerManagementDefaultLimit"),
+        F(power_enforced_limit_mw, "nvmlDeviceGetEnforcedPowerLimit"),
+        F(power_min_limit_mw, "nvmlDeviceGetPowerManagementLimitConstraints"),
+        F(power_max_limit_mw, "nvmlDeviceGetPowerManagementLimitConstraints"),
+        F(clock_mhz[0], "nvmlDeviceGetClockInfo"),
+        F(clock_mhz[1], "nvmlDeviceGetClockInfo"),
+        F(clock_mhz[2], "nvmlDeviceGetClockInfo"),
+        F(clock_mhz[3], "nvmlDeviceGetClockInfo"),
+        F(clock_max_mhz[0], "nvmlDeviceGetMaxClockInfo"),
+        F(clock_max_mhz[3], "nvmlDeviceGetMaxClockInfo"),
+        F(clock_app_mhz[0], "nvmlDeviceGetApplicationsClock"),
+        F(clock_app_mhz[2], "nvmlDeviceGetApplicationsClock"),
+        F(clock_default_app_mhz[1], "nvmlDeviceGetDefaultApplicationsClock"),
+        F(clock_default_app_mhz[2], "nvmlDeviceGetDefaultApplicationsClock"),
+        F(clocks_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons"),
+        F(util_gpu_pct, "nvmlDeviceGetUtilizationRates"),
+        F(util_mem_pct, "nvmlDeviceGetUtilizationRates"),
+        F(pstate, "nvmlDeviceGetPerformanceState"),
+        F(fan_pct, "nvmlDeviceGetFanSpeed"),
+        F(ecc_mode_current, "nvmlDeviceGetEccMode"),
+        F(ecc_mode_pending, "nvmlDeviceGetEccMode"),
+        F(ecc_volatile_corrected, "nvmlDeviceGetTotalEccErrors"),
+        F(ecc_volatile_uncorrected, "nvmlDeviceGetTotalEccErrors"),
+        F(ecc_aggregate_corrected, "nvmlDeviceGetTotalEccErrors"),
+        F(ecc_aggregate_uncorrected, "nvmlDeviceGetTotalEccErrors"),
+        F(retired_pages_sbe, "nvmlDeviceGetRetiredPages"),
+        F(retired_pages_dbe, "nvmlDeviceGetRetiredPages"),
+        F(retired_pages_pending, "nvmlDeviceGetRetiredPagesPendingStatus"),
+        F(remap_corrected, "nvmlDeviceGetRemappedRows"),
+        F(remap_uncorrected, "nvmlDeviceGetRemappedRows"),
+        F(remap_pending, "nvmlDeviceGetRemappedRows"),
+        F(remap_failure, "nvmlDeviceGetRemappedRows"),
+        F(pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration"),
+        F(pcie_width, "nvmlDeviceGetCurrPcieLinkWidth"),
+        F(pcie_max_gen, "nvmlDeviceGetMaxPcieLinkGeneration"),
+        F(pcie_max_width, "nvmlDeviceGetMaxPcieLinkWidth"),
+        F(pcie_replay, "nvmlDeviceGetPcieReplayCounter"),
+        F(nvlink[0].state, "nvmlDeviceGetNvLinkState"),
+        F(nvlink[0].errors[0], "nvmlDeviceGetNvLinkErrorCounter"),
+        F(nvlink[17].errors[4], "nvmlDeviceGetNvLinkErrorCounter"),
+        F(nvlink[5].remote_bus_id, "nvmlDeviceGetNvLinkRemotePciInfo_v2"),
+        F(nvlink[5].remote_device_id, "nvmlDeviceGetNvLinkRemotePciInfo_v2"),
+        F(persistence_mode, "nvmlDeviceGetPersistenceMode"),
+        F(compute_mode, "nvmlDeviceGetComputeMode"),
+        F(display_mode, "nvmlDeviceGetDisplayMode"),
+        F(display_active, "nvmlDeviceGetDisplayActive"),
+        F(mig_mode_current, "nvmlDeviceGetMigMode"),
+        F(mig_mode_pending, "nvmlDeviceGetMigMode"),
+        F(mig_max_devices, "nvmlDeviceGetMaxMigDeviceCount"),
+        F(compute_procs, "nvmlDeviceGetComputeRunningProcesses_v3"),
+        F(graphics_procs, "nvmlDeviceGetGraphicsRunningProcesses_v3"),
+        F(fabric_state, "nvmlDeviceGetGpuFabricInfo"),
+        F(fabric_status, "nvmlDeviceGetGpuFabricInfo"),
+        F(fabric_clique_id, "nvmlDeviceGetGpuFabricInfo"),
+};
+#define N_FACTS (sizeof(facts) / sizeof(facts[0]))
+
+static const struct nvml_deadlines short_dl = {.call_ms = 200, .gpu_ms = 5000, .init_ms = 200};
+
+static void assert_gpu_complete(const struct nvml_gpu *g, unsigned int i) {
+        assert_false(g->timed_out);
+        assert_int_equal(g->index, i);
+        assert_int_equal(g->handle.state, NV_OK);
+        for (size_t k = 0; k < N_FACTS; k++) {
+                struct hdr h = hdr_at(g, facts[k].off);
+                if (h.state != NV_OK)
+                        fail_msg("GPU %u %s: %s rc %d (%s)", i, facts[k].field, nv_state_name(h.state), h.rc,
+                                 h.fn ? h.fn : "-");
+                assert_string_equal(h.fn, facts[k].fn);
+        }
+}
+
+static void test_healthy(void **state) {
+        (void)state;
+        reset(8);
+        struct nvml_lib lib = stub_lib();
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        assert_int_equal(f.init_state, NVML_INIT_OK);
+        assert_true(f.initialized);
+        assert_false(f.abandoned);
+        assert_int_equal(f.n_timeouts, 0);
+        assert_string_equal(f.driver_version.v, "550.54.15");
+        assert_string_equal(f.nvml_version.v, "12.550.54.15");
+        assert_int_equal(f.cuda_driver_version.v, 12040);
+        assert_string_equal(f.cuda_driver_version_str, "12.4");
+        assert_int_equal(f.n_gpus, 8);
+        for (unsigned int i = 0; i < f.n_gpus; i++) {
+                const struct nvml_gpu *g = &f.gpus[i];
+                assert_gpu_complete(g, i);
+                char bus[16];
+                snprintf(bus, sizeof(bus), "0000:%02x:00.0", bus_of_gpu[i]);
+                assert_string_equal(g->pci_bus_id.v, bus);
+                assert_string_equal(g->name.v, "NVIDIA H100 80GB HBM3");
+                assert_int_equal(g->pci_device_id.v, 0x233010de);
+                assert_int_equal(g->temp_c.v, 30 + i);
+                assert_int_equal(g->temp_slowdown_c.v, 89);
+                assert_int_equal(g->temp_shutdown_c.v, 92);
+                assert_int_equal(g->temp_gpu_max_c.v, 87);
+                assert_int_equal(g->temp_mem_max_c.v, 95);
+                assert_int_equal(g->mem_reserved_bytes.v, 530 * MIB);
+                assert_int_equal(g->clock_mhz[NVML_CLK_MEM].v, 2619);
+                assert_int_equal(g->clock_max_mhz[NVML_CLK_SM].v, 1980);
+                assert_int_equal(g->clocks_event_reasons.v, nvmlClocksEventReasonGpuIdle);
+                assert_int_equal(g->ecc_aggregate_uncorrected.v, 11);
+                assert_int_equal(g->retired_pages_sbe.v, 0);
+                assert_int_equal(g->retired_pages_dbe.v, 2);
+                assert_int_equal(g->remap_corrected.v, 1);
+                assert_int_equal(g->nvlink_count, N_NVLINKS);
+                assert_int_equal(g->nvlink_end.state, NV_ERROR);
+                assert_int_equal(g->nvlink_end.rc, NVML_ERROR_NOT_SUPPORTED);
+                assert_int_equal(g->nvlink[17].errors[NVML_NVL_ECC_DATA].v, 174);
+                assert_string_equal(g->nvlink[5].remote_bus_id.v, "0000:06:00.0");
+                assert_int_equal(g->nvlink[18].errors[0].state, NV_UNREAD);
+                assert_int_equal(g->mig_device_count.state, NV_UNREAD); /* MIG off */
+                assert_int_equal(g->compute_procs.count, N_PROCS);
+                assert_non_null(g->compute_procs.v);
+                assert_int_equal(g->compute_procs.v[2].pid, 1000 + 100 * i + 2);
+                assert_int_equal(g->compute_procs.v[2].used_bytes, 3 * 1024 * MIB);
+                assert_int_equal(g->graphics_procs.count, 0);
+                assert_null(g->graphics_procs.v);
+                assert_int_equal(g->fabric_state.v, NVML_GPU_FABRIC_STATE_COMPLETED);
+        }
+        nvml_facts_done(&f);
+        assert_int_equal(atomic_load(&shutdowns), 1);
+        assert_false(f.abandoned);
+}
+
+static void test_mig(void **state) {
+        (void)state;
+        reset(2);
+        mig_on = true;
+        struct nvml_lib lib = stub_lib();
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        mig_on = false;
+        assert_int_equal(f.gpus[1].mig_mode_current.v, 1);
+        assert_int_equal(f.gpus[1].mig_device_count.state, NV_OK);
+        assert_int_equal(f.gpus[1].mig_device_count.v, 3);
+        nvml_facts_done(&f);
+}
+
+/* Each error code from each function lands in its facts, with its rc, naming it. */
+static void test_errors(void **state) {
+        (void)state;
+        static const nvmlReturn_t rcs[] = {NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST,
+                                           NVML_ERROR_UNKNOWN, NVML_ERROR_TIMEOUT};
+        struct nvml_lib lib = stub_lib();
+        for (size_t ri = 0; ri < sizeof(rcs) / sizeof(rcs[0]); ri++) {
+                for (size_t k = 0; k < N_FACTS; k++) {
+                        reset(2);
+                        cfg.fail_fn = facts[k].fn;
+                        cfg.fail_rc = rcs[ri];
+                        cfg.fail_gpu = 1;
+                        struct nvml_facts f;
+                        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+                        assert_int_equal(f.n_gpus, 2);
+                        assert_gpu_complete(&f.gpus[0], 0);
+                        for (size_t j = 0; j < N_FACTS; j++) {
+                                if (strcmp(facts[j].fn, facts[k].fn) != 0)
+                                        continue;
+                                struct hdr h = hdr_at(&f.gpus[1], facts[j].off);
+                                /* The v2 memory refusal falls back to v1 for all but reserved. */
+                                if (strcmp(facts[k].fn, "nvmlDeviceGetMemoryInfo_v2") == 0 &&
+                                    strcmp(facts[j].field, "mem_reserved_bytes") != 0) {
+                                        assert_int_equal(h.state, NV_OK);
+                                        assert_string_equal(h.fn, "nvmlDeviceGetMemoryInfo");
+                                        continue;
+                                }
+                                /* A link state error other than NOT_SUPPORTED leaves the
+                                 * link's counters unread. */
+                                if (strcmp(facts[k].fn, "nvmlDeviceGetNvLinkState") == 0 &&
+                                    strcmp(facts[j].field, "nvlink[0].state") != 0)
+                                        continue;
+                                if (h.state != NV_ERROR || h.rc != (int)rcs[ri])
+                                        fail_msg("%s failing with %d: %s is %s rc %d", facts[k].fn, rcs[ri],
+                                                 facts[j].field, nv_state_name(h.state), h.rc);
+                                assert_string_equal(h.fn, facts[k].fn);
+                        }
+                        nvml_facts_done(&f);
+                }
+        }
+}
+
+static void test_nvlink_not_supported(void **state) {
+        (void)state;
+        reset(1);
+        cfg.fail_fn = "nvmlDeviceGetNvLinkState";
+        cfg.fail_rc = NVML_ERROR_NOT_SUPPORTED;
+        struct nvml_lib lib = stub_lib();
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        /* A PCIe card without NVLink: no links, the walk ended at link 0. */
+        assert_int_equal(f.gpus[0].nvlink_count, 0);
+        assert_int_equal(f.gpus[0].nvlink_end.state, NV_ERROR);
+        assert_int_equal(f.gpus[0].nvlink_end.rc, NVML_ERROR_NOT_SUPPORTED);
+        nvml_facts_done(&f);
+}
+
+static void test_handle_fails(void **state) {
+        (void)state;
+        reset(2);
+        cfg.fail_fn = "nvmlDeviceGetHandleByIndex_v2";
+        cfg.fail_rc = NVML_ERROR_GPU_IS_LOST;
+        cfg.fail_gpu = 1;
+        struct nvml_lib lib = stub_lib();
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        assert_gpu_complete(&f.gpus[0], 0);
+        for (size_t k = 0; k < N_FACTS; k++) {
+                struct hdr h = hdr_at(&f.gpus[1], facts[k].off);
+                if (strncmp(facts[k].field, "nvlink[", 7) == 0 && strncmp(facts[k].field, "nvlink[0].state", 15) != 0)
+                        continue; /* links after the first are not walked */
+                assert_int_equal(h.state, NV_ERROR);
+                assert_int_equal(h.rc, NVML_ERROR_GPU_IS_LOST);
+                assert_string_equal(h.fn, "nvmlDeviceGetHandleByIndex_v2");
+        }
+        nvml_facts_done(&f);
+}
+
+static void test_missing_functions(void **state) {
+        (void)state;
+        reset(1);
+        struct nvml_lib lib = stub_lib();
+        lib.nvmlDeviceGetFanSpeed = NULL;
+        lib.nvmlDeviceGetCurrentClocksEventReasons = NULL;
+        lib.nvmlDeviceGetMemoryInfo_v2 = NULL;
+        lib.nvmlDeviceGetGpuFabricInfo = NULL;
+        lib.nvmlSystemGetCudaDriverVersion_v2 = NULL;
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        const struct nvml_gpu *g = &f.gpus[0];
+        assert_int_equal(g->fan_pct.state, NV_NO_FUNCTION);
+        assert_int_equal(g->fan_pct.rc, NVML_ERROR_FUNCTION_NOT_FOUND);
+        assert_string_equal(g->fan_pct.fn, "nvmlDeviceGetFanSpeed");
+        /* Older drivers: the throttle-reasons name answers. */
+        assert_int_equal(g->clocks_event_reasons.state, NV_OK);
+        assert_string_equal(g->clocks_event_reasons.fn, "nvmlDeviceGetCurrentClocksThrottleReasons");
+        assert_int_equal(g->clocks_event_reasons.v, nvmlClocksEventReasonGpuIdle | nvmlClocksThrottleReasonHwSlowdown);
+        /* No v2 memory: v1 answers, reserved says why it is missing. */
+        assert_int_equal(g->mem_reserved_bytes.state, NV_NO_FUNCTION);
+        assert_int_equal(g->mem_total_bytes.state, NV_OK);
+        assert_string_equal(g->mem_total_bytes.fn, "nvmlDeviceGetMemoryInfo");
+        assert_int_equal(g->mem_total_bytes.v, 81559 * MIB);
+        assert_int_equal(g->fabric_state.state, NV_NO_FUNCTION);
+        assert_int_equal(g->fabric_clique_id.state, NV_NO_FUNCTION);
+        assert_int_equal(f.cuda_driver_version.state, NV_NO_FUNCTION);
+        assert_string_equal(f.cuda_driver_version_str, "");
+        nvml_facts_done(&f);
+}
+
+static void test_init_errors(void **state) {
+        (void)state;
+        static const struct {
+                nvmlReturn_t rc;
+                enum nvml_init_state st;
+        } cases[] = {
+                {NVML_ERROR_DRIVER_NOT_LOADED, NVML_INIT_DRIVER_NOT_LOADED},
+                {NVML_ERROR_LIB_RM_VERSION_MISMATCH, NVML_INIT_VERSION_MISMATCH},
+                {NVML_ERROR_NO_PERMISSION, NVML_INIT_NO_PERMISSION},
+                {NVML_ERROR_UNKNOWN, NVML_INIT_ERROR},
+        };
+        struct nvml_lib lib = stub_lib();
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                reset(8);
+                cfg.init_rc = cases[i].rc;
+                struct nvml_facts f;
+                assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+                assert_int_equal(f.init_state, cases[i].st);
+                assert_int_equal(f.init_rc, cases[i].rc);
+                assert_false(f.initialized);
+                assert_int_equal(f.n_gpus, 0);
+                assert_int_equal(f.driver_version.state, NV_UNREAD);
+                nvml_facts_done(&f);
+                assert_int_equal(atomic_load(&shutdowns), 0);
+        }
+
+        /* No library at all. */
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(NULL, NULL, &f), 0);
+        assert_int_equal(f.init_state, NVML_INIT_NO_LIBRARY);
+        assert_string_equal(nvml_init_state_name(f.init_state), "no library");
+        nvml_facts_done(&f);
+
+        /* No GPU: init fine, count 0. */
+        reset(0);
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        assert_int_equal(f.init_state, NVML_INIT_OK);
+        assert_int_equal(f.device_count.state, NV_OK);
+        assert_int_equal(f.n_gpus, 0);
+        nvml_facts_done(&f);
+        assert_int_equal(atomic_load(&shutdowns), 1);
+}
+
+static void test_hang_temperature_gpu2(void **state) {
+        (void)state;
+        reset(8);
+        cfg.hang_fn = "nvmlDeviceGetTemperature";
+        cfg.hang_gpu = 2;
+        struct nvml_lib lib = stub_lib();
+        struct nvml_facts f;
+        unsigned long long t0 = deadline_now_ms();
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        unsigned long long took = deadline_now_ms() - t0;
+        print_message("8 GPUs, GPU 2 hung in nvmlDeviceGetTemperature: gather returned in %llu ms (call deadline %u ms)\n",
+                      took, short_dl.call_ms);
+        assert_true(took < 2 * short_dl.call_ms);
+
+        assert_int_equal(f.n_gpus, 8);
+        assert_true(f.abandoned);
+        assert_int_equal(f.n_timeouts, 1);
+        assert_string_equal(f.timeouts[0].fn, "nvmlDeviceGetTemperature");
+        assert_int_equal(f.timeouts[0].gpu, 2);
+        assert_true(f.timeouts[0].elapsed_ms >= short_dl.call_ms);
+        assert_false(f.timeouts[0].budget);
+        for (unsigned int i = 0; i < 8; i++)
+                if (i != 2)
+                        assert_gpu_complete(&f.gpus[i], i);
+
+        const struct nvml_gpu *g = &f.gpus[2];
+        assert_true(g->timed_out);
+        assert_string_equal(g->timeout_fn, "nvmlDeviceGetTemperature");
+        /* Read before the hang: kept. */
+        assert_int_equal(g->name.state, NV_OK);
+        assert_int_equal(g->mem_total_bytes.state, NV_OK);
+        assert_int_equal(g->bar1_total_bytes.state, NV_OK);
+        /* The hung one and everything after: timeout naming the function. */
+        size_t k0 = 0;
+        while (strcmp(facts[k0].fn, "nvmlDeviceGetTemperature") != 0)
+                k0++;
+        for (size_t k = k0; k < N_FACTS; k++) {
+                struct hdr h = hdr_at(g, facts[k].off);
+                if (strncmp(facts[k].field, "nvlink[", 7) == 0 && strncmp(facts[k].field, "nvlink[0].state", 15) != 0)
+                        continue; /* the link walk stops at the first timed-out link */
+                if (h.state != NV_TIMEOUT)
+                        fail_msg("GPU 2 %s: %s", facts[k].field, nv_state_name(h.state));
+                assert_string_equal(h.fn, "nvmlDeviceGetTemperature");
+        }
+        assert_int_equal(g->nvlink_count, 0);
+        assert_int_equal(g->nvlink_end.state, NV_TIMEOUT);
+
+        /* No nvmlShutdown while a thread is inside the library. */
+        nvml_facts_done(&f);
+        assert_int_equal(atomic_load(&shutdowns), 0);
+        assert_true(f.abandoned);
+        drain();
+}
+
+static void test_hang_late_return_into_buffer(void **state) {
+        (void)state;
+        /* Hang in the second process call, the one given a buffer; when released it writes
+         * into that buffer, long after the caller freed its facts. */
+        reset(2);
+        cfg.hang_fn = "nvmlDeviceGetComputeRunningProcesses_v3";
+        cfg.hang_gpu = 0;
+        cfg.hang_nth = 2;
+        struct nvml_lib lib = stub_lib();
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        assert_true(f.gpus[0].timed_out);
+        assert_int_equal(f.gpus[0].compute_procs.state, NV_TIMEOUT);
+        assert_int_equal(f.gpus[0].fabric_state.state, NV_TIMEOUT);
+        assert_int_equal(f.gpus[0].nvlink_count, N_NVLINKS);
+        assert_gpu_complete(&f.gpus[1], 1);
+        nvml_facts_done(&f);
+        memset(&f, 0x5a, sizeof(f));
+        drain();
+}
+
+static void test_hang_init(void **state) {
+        (void)state;
+        reset(8);
+        cfg.init_hang = true;
+        struct nvml_lib lib = stub_lib();
+        struct nvml_facts f;
+        unsigned long long t0 = deadline_now_ms();
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        unsigned long long took = deadline_now_ms() - t0;
+        print_message("nvmlInit_v2 hung: gather returned in %llu ms (init deadline %u ms)\n", took, short_dl.init_ms);
+        assert_true(took < 2 * short_dl.init_ms);
+        assert_int_equal(f.init_state, NVML_INIT_TIMEOUT);
+        assert_string_equal(nvml_init_state_name(f.init_state), "timeout");
+        assert_true(f.abandoned);
+        assert_false(f.initialized);
+        assert_int_equal(f.n_gpus, 0);
+        assert_int_equal(f.n_timeouts, 1);
+        assert_string_equal(f.timeouts[0].fn, "nvmlInit_v2");
+        assert_int_equal(f.timeouts[0].gpu, -1);
+        nvml_facts_done(&f);
+        assert_int_equal(atomic_load(&shutdowns), 0);
+        drain();
+}
+
+static void test_hang_count(void **state) {
+        (void)state;
+        reset(8);
+        cfg.hang_fn = "nvmlDeviceGetCount_v2";
+        struct nvml_lib lib = stub_lib();
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        assert_int_equal(f.init_state, NVML_INIT_OK);
+        assert_int_equal(f.driver_version.state, NV_OK);
+        assert_int_equal(f.device_count.state, NV_TIMEOUT);
+        assert_string_equal(f.device_count.fn, "nvmlDeviceGetCount_v2");
+        assert_true(f.abandoned);
+        assert_int_equal(f.n_gpus, 0);
+        nvml_facts_done(&f);
+        assert_int_equal(atomic_load(&shutdowns), 0);
+        drain();
+}
+
+static void test_gpu_budget(void **state) {
+        (void)state;
+        reset(2);
+        cfg.latency_us = 20000; /* 20 ms a call: ~200 calls would take 4 s */
+        struct nvml_lib lib = stub_lib();
+        struct nvml_deadlines dl = {.call_ms = 1000, .gpu_ms = 300, .init_ms = 1000};
+        struct nvml_facts f;
+        unsigned long long t0 = deadline_now_ms();
+        assert_int_equal(nvml_facts_gather(&lib, &dl, &f), 0);
+        unsigned long long took = deadline_now_ms() - t0;
+        /* System calls (5 x 20 ms) + the GPU budget. */
+        assert_true(took < 100 + 300 + 200);
+        for (unsigned int i = 0; i < 2; i++) {
+                assert_true(f.gpus[i].timed_out);
+                assert_int_equal(f.gpus[i].name.state, NV_OK);
+                assert_int_equal(f.gpus[i].fabric_state.state, NV_TIMEOUT);
+        }
+        assert_int_equal(f.n_timeouts, 2);
+        assert_true(f.timeouts[0].budget);
+        nvml_facts_done(&f);
+        drain();
+}
+
+static void test_parallel_latency(void **state) {
+        (void)state;
+        reset(8);
+        cfg.latency_us = 1000;
+        struct nvml_lib lib = stub_lib();
+        struct nvml_facts f;
+        unsigned long long t0 = deadline_now_ms();
+        assert_int_equal(nvml_facts_gather(&lib, NULL, &f), 0);
+        unsigned long long took = deadline_now_ms() - t0;
+        unsigned int calls = atomic_load(&calls_made);
+        print_message("8 GPUs, 1 ms per NVML call, %u calls: gather took %llu ms (%u ms if serial)\n", calls, took,
+                      calls);
+        for (unsigned int i = 0; i < 8; i++)
+                assert_gpu_complete(&f.gpus[i], i);
+        /* Generous: parallel GPUs take about a GPU's share. */
+        assert_true(took < calls / 2);
+        nvml_facts_done(&f);
+}
+
+/* Last: a call that never returns, as on a wedged GPU. Its thread is still blocked when
+ * the process exits; LeakSanitizer finds its memory reachable from that thread's stack,
+ * so no suppression is needed. */
+static void test_hang_forever(void **state) {
+        (void)state;
+        reset(4);
+        cfg.hang_fn = "nvmlDeviceGetPowerUsage";
+        cfg.hang_gpu = 3;
+        struct nvml_lib lib = stub_lib();
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        assert_true(f.abandoned);
+        assert_int_equal(f.gpus[3].power_mw.state, NV_TIMEOUT);
+        assert_int_equal(f.gpus[3].temp_c.state, NV_OK);
+        nvml_facts_done(&f);
+        assert_int_equal(deadline_threads_alive(), 1);
+}
+
+static void test_bus_id(void **state) {
+        (void)state;
+        char out[32];
+        assert_int_equal(nvml_bus_id_normalise("00000000:1B:00.0", out, sizeof(out)), 0);
+        assert_string_equal(out, "0000:1b:00.0");
+        assert_int_equal(nvml_bus_id_normalise("0000:DB:00.0", out, sizeof(out)), 0);
+        assert_string_equal(out, "0000:db:00.0");
+        assert_int_equal(nvml_bus_id_normalise("00000001:01:1f.7", out, sizeof(out)), 0);
+        assert_string_equal(out, "0001:01:1f.7");
+        assert_int_equal(nvml_bus_id_normalise("garbage", out, sizeof(out)), -EINVAL);
+        assert_string_equal(out, "garbage");
+        assert_int_equal(nvml_bus_id_normalise("0000:1b:00.0x", out, sizeof(out)), -EINVAL);
+        assert_int_equal(nvml_bus_id_normalise("0000:1b:20.0", out, sizeof(out)), -EINVAL);
+        assert_string_equal(nv_state_name(NV_TIMEOUT), "timeout");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_bus_id),
+                cmocka_unit_test(test_healthy),
+                cmocka_unit_test(test_mig),
+                cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_nvlink_not_supported),
+                cmocka_unit_test(test_handle_fails),
+                cmocka_unit_test(test_missing_functions),
+                cmocka_unit_test(test_init_errors),
+                cmocka_unit_test(test_hang_temperature_gpu2),
+                cmocka_unit_test(test_hang_late_return_into_buffer),
+                cmocka_unit_test(test_hang_init),
+                cmocka_unit_test(test_hang_count),
+                cmocka_unit_test(test_gpu_budget),
+                cmocka_unit_test(test_parallel_latency),
+                cmocka_unit_test(test_hang_forever),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
