@@ -1,5 +1,6 @@
 #include "checks/check.h"
 #include "cmd/cmd.h"
+#include "cmd/nvml_use.h"
 #include "core/atomic_file.h"
 #include "core/fsroot.h"
 #include "report/report_json.h"
@@ -50,50 +51,6 @@ static const char usage[] =
         "\n"
         "Exit status: 0 pass (warnings allowed), 1 a check failed (--strict: or warned),\n"
         "2 usage or bad input, 3 internal error.\n";
-
-/* --nvml-*-timeout-ms: 1..600000 ms. */
-static bool parse_ms(const char *s, unsigned int *ret) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(s, &end, 10);
-        if (errno || end == s || *end || s[0] == '-' || v == 0 || v > 600000)
-                return false;
-        *ret = (unsigned int)v;
-        return true;
-}
-
-/* Gather the NVML facts into f->nvml, or note in f->nvml_note why NVML is not asked.
- * Returns the loaded library (to free after the checks, unless a call was abandoned) or
- * NULL, and -ENOMEM through *ret_r. */
-static struct nvml_lib *gather_nvml(const struct fsroot *fs, const char *lib_path, bool no_nvml,
-                                    const struct nvml_deadlines *dl, struct facts *f, int *ret_r) {
-        *ret_r = 0;
-        const char *env = getenv(NVML_LIB_ENV);
-        bool named = lib_path || (env && *env);
-        if (no_nvml) {
-                snprintf(f->nvml_note, sizeof(f->nvml_note), "--no-nvml");
-                return NULL;
-        }
-        if (!fsroot_is_live(fs) && !named) {
-                snprintf(f->nvml_note, sizeof(f->nvml_note),
-                         "--root names a capture, not this machine (name a library with --nvml-lib or %s to ask "
-                         "one anyway)",
-                         NVML_LIB_ENV);
-                return NULL;
-        }
-        struct nvml_lib *lib = NULL;
-        int r = nvml_lib_load(lib_path, &dl_seam_system, &lib, f->nvml_note, sizeof(f->nvml_note));
-        if (r == -ENOMEM) {
-                *ret_r = r;
-                return NULL;
-        }
-        if (r < 0)
-                lib = NULL; /* nvml_facts_gather records NVML_INIT_NO_LIBRARY; nvml_note says why */
-        else
-                snprintf(f->nvml_lib_path, sizeof(f->nvml_lib_path), "%s", lib->path);
-        *ret_r = nvml_facts_gather(lib, dl, &f->nvml);
-        return lib;
-}
 
 static bool selected(const struct check_info *c, const char *only) {
         if (!only)
@@ -149,18 +106,15 @@ int cmd_check(int argc, char **argv) {
                 {"strict", no_argument, NULL, 'S'},       {"only", required_argument, NULL, 'O'},
                 {"list", no_argument, NULL, 'L'},         {"verbose", no_argument, NULL, 'v'},
                 {"quiet", no_argument, NULL, 'q'},        {"color", required_argument, NULL, 'C'},
-                {"nvml-lib", required_argument, NULL, 'N'}, {"no-nvml", no_argument, NULL, 'n'},
-                {"nvml-call-timeout-ms", required_argument, NULL, 'c'},
-                {"nvml-gpu-timeout-ms", required_argument, NULL, 'g'},
+                NVML_LONG_OPTIONS,
                 COMMON_LONG_OPTIONS,
         };
         struct common_options common;
         common_options_init(&common);
         enum level level = LEVEL_QUICK;
         const char *json_path = NULL, *only = NULL, *color = "auto";
-        bool strict = false, list = false, quiet = false, no_nvml = false;
-        const char *nvml_lib_path = NULL;
-        struct nvml_deadlines nvml_dl = {0};
+        bool strict = false, list = false, quiet = false;
+        struct nvml_options nopt = {0};
         struct text_options text = {0};
 
         optind = 1;
@@ -181,17 +135,6 @@ int cmd_check(int argc, char **argv) {
                 case 'L': list = true; break;
                 case 'v': text.verbose = true; break;
                 case 'q': quiet = true; break;
-                case 'N': nvml_lib_path = optarg; break;
-                case 'n': no_nvml = true; break;
-                case 'c':
-                case 'g':
-                        if (!parse_ms(optarg, opt == 'c' ? &nvml_dl.call_ms : &nvml_dl.gpu_ms)) {
-                                fprintf(stderr, "gpuvet check: --nvml-%s-timeout-ms: expected milliseconds 1..600000, "
-                                                "not \"%s\"\n",
-                                        opt == 'c' ? "call" : "gpu", optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
                 case 'C':
                         if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never")) {
                                 fprintf(stderr, "gpuvet check: --color: expected auto, always or never, not \"%s\"\n", optarg);
@@ -200,6 +143,11 @@ int cmd_check(int argc, char **argv) {
                         color = optarg;
                         break;
                 default:
+                        if ((code = nvml_option("check", opt, &nopt)) != 0) {
+                                if (code < 0)
+                                        return EXIT_USAGE;
+                                break;
+                        }
                         if ((code = common_option("check", opt, usage, &common, argv)) >= 0)
                                 return code;
                 }
@@ -222,23 +170,21 @@ int cmd_check(int argc, char **argv) {
         struct facts facts;
         int r = facts_gather(fs, db, &facts);
         watchdog_arm(0, "");
-        struct nvml_lib *nvml_lib = NULL;
+        struct nvml_use nvml = {0};
         if (r == 0) {
                 /* NVML keeps its own deadlines (per call, per GPU, for init): it returns on
                  * time even when a call never does, so the watchdog is not armed here. */
-                nvml_lib = gather_nvml(fs, nvml_lib_path, no_nvml, &nvml_dl, &facts, &r);
-                if (r == -EAGAIN) {
-                        fprintf(stderr, "gpuvet check: could not start a thread to read NVML; reporting what was "
-                                        "read, ignoring\n");
-                        r = 0;
+                code = nvml_use_start(&nvml, &nopt, fs, &facts);
+                if (code) {
+                        code = nvml_use_end(&nvml, code);
+                        facts_done(&facts);
+                        gpudb_free(db);
+                        fsroot_free(fs);
+                        return code;
                 }
         }
         if (r < 0) {
                 fprintf(stderr, "gpuvet check: gathering facts: %s\n", strerror(-r));
-                nvml_facts_done(&facts.nvml);
-                if (facts.nvml.abandoned)
-                        _exit(EXIT_INTERNAL);
-                nvml_lib_free(nvml_lib);
                 facts_done(&facts);
                 gpudb_free(db);
                 fsroot_free(fs);
@@ -292,15 +238,7 @@ int cmd_check(int argc, char **argv) {
         if (rep.out_of_memory)
                 code = EXIT_INTERNAL;
         report_done(&rep);
-        nvml_facts_done(&facts.nvml);
-        if (facts.nvml.abandoned) {
-                /* A thread is still inside libnvidia-ml and may hold its locks: leave without
-                 * unloading it or running exit handlers (sys/nvml_facts.h). */
-                fflush(stdout);
-                fflush(stderr);
-                _exit(code);
-        }
-        nvml_lib_free(nvml_lib);
+        code = nvml_use_end(&nvml, code); /* _exits when an NVML call never returned */
         facts_done(&facts);
         gpudb_free(db);
         fsroot_free(fs);

@@ -25,6 +25,8 @@ static const char usage[] =
         "      --json            print JSON (schema gpuvet.info/1, docs/info.md)\n"
         "      --nvml-lib PATH   read GPUs through this libnvidia-ml ($GPUVET_NVML_LIB)\n"
         "      --no-nvml         do not load NVML: what sysfs knows alone\n"
+        "      --nvml-call-timeout-ms MS  abandon an NVML call after MS ms (default 2000)\n"
+        "      --nvml-gpu-timeout-ms MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
         "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
         "  -r, --root DIR        read /sys, /proc, /etc under DIR (a fixture or snapshot); NVML\n"
         "                        is then used only when a library is named\n"
@@ -90,11 +92,11 @@ static unsigned pcie_gen(unsigned mts) {
 }
 
 static const struct nvml_gpu *nvml_for(const struct nvml_use *u, const char *addr) {
-        if (u->nv.init_state != NVML_INIT_OK)
+        if (u->nv->init_state != NVML_INIT_OK)
                 return NULL;
-        for (unsigned i = 0; i < u->nv.n_gpus; i++) {
+        for (unsigned i = 0; i < u->nv->n_gpus; i++) {
                 char norm[32];
-                const struct nvml_gpu *g = &u->nv.gpus[i];
+                const struct nvml_gpu *g = &u->nv->gpus[i];
                 if (nv_ok(g->pci_bus_id) && nvml_bus_id_normalise(g->pci_bus_id.v, norm, sizeof(norm)) == 0 &&
                     strcmp(norm, addr) == 0)
                         return g;
@@ -208,7 +210,7 @@ static void print_text(const struct facts *f, const struct nvml_use *u) {
         }
 
         const struct nvidia_facts *nd = &f->nvidia;
-        const struct nvml_facts *nv = &u->nv;
+        const struct nvml_facts *nv = u->nv;
         struct val a;
         printf("\nDriver\n");
         if (nd->have_version)
@@ -360,7 +362,7 @@ static json_t *nvml_gpu_json(const struct nvml_gpu *g) {
 }
 
 static char *build_json(const struct facts *f, const struct nvml_use *u) {
-        const struct nvml_facts *nv = &u->nv;
+        const struct nvml_facts *nv = u->nv;
         json_t *root = json_object();
         json_object_set_new(root, "schema", json_string("gpuvet.info/1"));
         json_object_set_new(root, "host", report_json_host(f));
@@ -422,8 +424,10 @@ int cmd_info(int argc, char **argv) {
         while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS, options, NULL)) != -1) {
                 if (opt == 'J')
                         json = true;
-                else if (nvml_option(opt, &nopt))
-                        continue;
+                else if ((code = nvml_option("info", opt, &nopt)) != 0) {
+                        if (code < 0)
+                                return EXIT_USAGE;
+                }
                 else if ((code = common_option("info", opt, usage, &common, argv)) >= 0)
                         return code;
         }
@@ -446,7 +450,7 @@ int cmd_info(int argc, char **argv) {
                 return EXIT_INTERNAL;
         }
         struct nvml_use use;
-        code = nvml_use_start(&use, &nopt, fs);
+        code = nvml_use_start(&use, &nopt, fs, &facts);
         if (code == 0) {
                 if (json) {
                         char *out = build_json(&facts, &use);
@@ -461,8 +465,9 @@ int cmd_info(int argc, char **argv) {
                         print_text(&facts, &use);
                 }
         }
+        code = nvml_use_end(&use, code); /* _exits when an NVML call never returned */
         facts_done(&facts);
         gpudb_free(db);
         fsroot_free(fs);
-        return nvml_use_end(&use, code);
+        return code;
 }

@@ -1,6 +1,7 @@
 #include "cmd/nvml_use.h"
 #include "cmd/cmd.h"
 #include "core/fsroot.h"
+#include "sys/facts.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,16 +10,35 @@
 #include <string.h>
 #include <unistd.h>
 
-bool nvml_option(int opt, struct nvml_options *o) {
+/* 1..600000 ms. */
+static bool parse_ms(const char *s, unsigned int *ret) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(s, &end, 10);
+        if (errno || end == s || *end || s[0] == '-' || v == 0 || v > 600000)
+                return false;
+        *ret = (unsigned int)v;
+        return true;
+}
+
+int nvml_option(const char *cmd, int opt, struct nvml_options *o) {
         switch (opt) {
-        case 'N': o->lib = optarg; return true;
-        case 'n': o->off = true; return true;
-        default: return false;
+        case 'N': o->lib = optarg; return 1;
+        case 'n': o->off = true; return 1;
+        case 'c':
+        case 'g':
+                if (!parse_ms(optarg, opt == 'c' ? &o->dl.call_ms : &o->dl.gpu_ms)) {
+                        fprintf(stderr, "gpuvet %s: --nvml-%s-timeout-ms: expected milliseconds 1..600000, not \"%s\"\n",
+                                cmd, opt == 'c' ? "call" : "gpu", optarg);
+                        return -1;
+                }
+                return 1;
+        default: return 0;
         }
 }
 
 static void explain_init(struct nvml_use *u) {
-        const struct nvml_facts *nv = &u->nv;
+        const struct nvml_facts *nv = u->nv;
         const char *lib = u->lib ? u->lib->path : "libnvidia-ml";
         switch (nv->init_state) {
         case NVML_INIT_OK:
@@ -43,40 +63,51 @@ static void explain_init(struct nvml_use *u) {
         }
 }
 
-int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsroot *fs) {
+int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsroot *fs, struct facts *f) {
         memset(u, 0, sizeof(*u));
+        u->nv = &f->nvml;
         const char *env = getenv(NVML_LIB_ENV);
         bool named = (o->lib && *o->lib) || (env && *env);
         if (o->off) {
+                snprintf(f->nvml_note, sizeof(f->nvml_note), "--no-nvml");
                 snprintf(u->why, sizeof(u->why), "NVML not used (--no-nvml)");
                 return 0;
         }
         if (!fsroot_is_live(fs) && !named) {
+                snprintf(f->nvml_note, sizeof(f->nvml_note),
+                         "--root names a capture, not this machine (name a library with --nvml-lib or %s to ask "
+                         "one anyway)",
+                         NVML_LIB_ENV);
                 snprintf(u->why, sizeof(u->why),
                          "NVML not used: --root %s is not this machine (name a library with --nvml-lib or $"
                          NVML_LIB_ENV " to read one)", fsroot_dir(fs));
                 return 0;
         }
-        char err[512];
-        int r = nvml_lib_load(o->lib, NULL, &u->lib, err, sizeof(err));
+        int r = nvml_lib_load(o->lib, NULL, &u->lib, f->nvml_note, sizeof(f->nvml_note));
         if (r == -ENOMEM) {
-                fprintf(stderr, "gpuvet: %s\n", err);
+                fprintf(stderr, "gpuvet: %s\n", f->nvml_note);
                 return EXIT_INTERNAL;
         }
         if (r < 0)
-                snprintf(u->why, sizeof(u->why), "%s", err);
-        r = nvml_facts_gather(u->lib, NULL, &u->nv);
+                snprintf(u->why, sizeof(u->why), "%s", f->nvml_note); /* gather records NO_LIBRARY */
+        else
+                snprintf(f->nvml_lib_path, sizeof(f->nvml_lib_path), "%s", u->lib->path);
+        r = nvml_facts_gather(u->lib, &o->dl, &f->nvml);
         if (r == -ENOMEM) {
                 fprintf(stderr, "gpuvet: out of memory reading NVML\n");
                 return EXIT_INTERNAL;
         }
+        if (r == -EAGAIN)
+                fprintf(stderr, "gpuvet: could not start a thread to read NVML; reporting what was read, ignoring\n");
         explain_init(u);
         return 0;
 }
 
 int nvml_use_end(struct nvml_use *u, int code) {
-        nvml_facts_done(&u->nv);
-        if (u->nv.abandoned) {
+        if (!u->nv)
+                return code;
+        nvml_facts_done(u->nv);
+        if (u->nv->abandoned) {
                 fflush(stdout);
                 fflush(stderr);
                 _exit(code);

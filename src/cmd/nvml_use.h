@@ -1,5 +1,6 @@
-/* NVML for the inventory commands (info, topo): --nvml-lib PATH, --no-nvml, and the rule
- * that decides whether NVML describes the machine being shown.
+/* NVML for the commands that read a machine (check, info, topo): --nvml-lib PATH,
+ * --no-nvml, the deadline options, and the rule that decides whether NVML describes the
+ * machine being shown.
  *
  * On the live system (--root /) NVML is loaded from --nvml-lib, $GPUVET_NVML_LIB or the
  * sonames. Under another --root it is loaded only when a library is named (--nvml-lib or
@@ -12,27 +13,35 @@
 
 struct fsroot;
 
+struct facts;
+
 struct nvml_options {
-        const char *lib; /* --nvml-lib */
-        bool off;        /* --no-nvml */
+        const char *lib;          /* --nvml-lib */
+        bool off;                 /* --no-nvml */
+        struct nvml_deadlines dl; /* --nvml-call-timeout-ms, --nvml-gpu-timeout-ms (0: default) */
 };
 
 /* Put these in the command's long options (before COMMON_LONG_OPTIONS). */
-#define NVML_LONG_OPTIONS {"nvml-lib", required_argument, NULL, 'N'}, {"no-nvml", no_argument, NULL, 'n'}
+#define NVML_LONG_OPTIONS                                                                        \
+        {"nvml-lib", required_argument, NULL, 'N'}, {"no-nvml", no_argument, NULL, 'n'},          \
+                {"nvml-call-timeout-ms", required_argument, NULL, 'c'},                           \
+                {"nvml-gpu-timeout-ms", required_argument, NULL, 'g'}
 
-/* Handle opt if it is one of NVML_LONG_OPTIONS (reads optarg); false otherwise. */
-bool nvml_option(int opt, struct nvml_options *o);
+/* Handle opt if it is one of NVML_LONG_OPTIONS (reads optarg). Returns 1 when handled, 0
+ * when opt is not an NVML option, -1 after printing an error for a bad value. */
+int nvml_option(const char *cmd, int opt, struct nvml_options *o);
 
 struct nvml_use {
         struct nvml_lib *lib;  /* NULL when not loaded */
-        struct nvml_facts nv;  /* init_state NOT_TRIED when NVML was not to be used */
-        char why[768];         /* when nv.init_state != NVML_INIT_OK: one line saying why */
+        struct nvml_facts *nv; /* f->nvml of the facts given to nvml_use_start */
+        char why[768];         /* when nv->init_state != NVML_INIT_OK: one line saying why */
 };
 
-/* Decide, load and gather (under nvml_facts' default deadlines). Failures to load or
- * initialise are recorded in u (state and why), not returned. Returns 0, or EXIT_INTERNAL
- * after printing a message when memory ran out. */
-int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsroot *fs);
+/* Decide, load and gather into f->nvml (with f->nvml_note saying why NVML was not asked or
+ * why no library loaded, and f->nvml_lib_path the file loaded). Failures to load or
+ * initialise are recorded, not returned. Returns 0, or EXIT_INTERNAL after printing a
+ * message when memory ran out. */
+int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsroot *fs, struct facts *f);
 
 /* Shut NVML down and unload it. When a call was abandoned (a hung GPU), flush the output
  * and _exit(code) instead: the stuck thread may hold the library's locks. Returns code. */

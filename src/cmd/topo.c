@@ -25,6 +25,8 @@ static const char usage[] =
         "      --json            print the matrix as JSON (schema gpuvet.topo/1, docs/topo.md)\n"
         "      --nvml-lib PATH   read NVLinks through this libnvidia-ml ($GPUVET_NVML_LIB)\n"
         "      --no-nvml         do not load NVML: the PCIe matrix alone\n"
+        "      --nvml-call-timeout-ms MS  abandon an NVML call after MS ms (default 2000)\n"
+        "      --nvml-gpu-timeout-ms MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
         "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
         "  -r, --root DIR        read /sys, /proc under DIR (a fixture or snapshot); NVML is\n"
         "                        then used only when a library is named\n"
@@ -96,8 +98,8 @@ static char *build_json(const struct facts *f, const struct topo *t, const struc
         json_t *root = json_object();
         json_object_set_new(root, "schema", json_string("gpuvet.topo/1"));
         json_t *nvml = json_object();
-        json_object_set_new(nvml, "used", json_boolean(use->nv.init_state == NVML_INIT_OK));
-        json_object_set_new(nvml, "status", json_string(nvml_init_state_name(use->nv.init_state)));
+        json_object_set_new(nvml, "used", json_boolean(use->nv->init_state == NVML_INIT_OK));
+        json_object_set_new(nvml, "status", json_string(nvml_init_state_name(use->nv->init_state)));
         json_object_set_new(nvml, "reason", str_or_null(use->why));
         json_object_set_new(root, "nvml", nvml);
 
@@ -177,8 +179,10 @@ int cmd_topo(int argc, char **argv) {
         while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS, options, NULL)) != -1) {
                 if (opt == 'J')
                         json = true;
-                else if (nvml_option(opt, &nopt))
-                        continue;
+                else if ((code = nvml_option("topo", opt, &nopt)) != 0) {
+                        if (code < 0)
+                                return EXIT_USAGE;
+                }
                 else if ((code = common_option("topo", opt, usage, &common, argv)) >= 0)
                         return code;
         }
@@ -202,9 +206,9 @@ int cmd_topo(int argc, char **argv) {
         }
 
         struct nvml_use use;
-        code = nvml_use_start(&use, &nopt, fs);
+        code = nvml_use_start(&use, &nopt, fs, &facts);
         struct topo t;
-        if (code == 0 && topo_build(&facts, &use.nv, &t) < 0) {
+        if (code == 0 && topo_build(&facts, use.nv, &t) < 0) {
                 fprintf(stderr, "gpuvet topo: out of memory\n");
                 code = EXIT_INTERNAL;
         }
@@ -221,13 +225,14 @@ int cmd_topo(int argc, char **argv) {
                 } else {
                         print_text(&facts, &t);
                         /* Two GPUs or more: say why NV# cannot appear. */
-                        if (t.n_gpus >= 2 && use.nv.init_state != NVML_INIT_OK)
+                        if (t.n_gpus >= 2 && use.nv->init_state != NVML_INIT_OK)
                                 fprintf(stderr, "gpuvet topo: NVLinks not shown: %s\n", use.why);
                 }
                 topo_done(&t);
         }
+        code = nvml_use_end(&use, code); /* _exits when an NVML call never returned */
         facts_done(&facts);
         gpudb_free(db);
         fsroot_free(fs);
-        return nvml_use_end(&use, code);
+        return code;
 }
