@@ -312,6 +312,41 @@ static void nvml_init_failed(struct result *r, const struct facts *f) {
         }
 }
 
+/* NVML initialised but could not count its GPUs: no GPU can be read, so every per-GPU
+ * check skips ("NVML sees no GPU"), and this result must not let the node pass. Unlike a
+ * per-GPU reading (reading_unusable), NOT_SUPPORTED is no reason to skip here: the count
+ * is what every NVML client starts from. */
+static void device_count_failed(struct result *r, const struct facts *f) {
+        const struct nvml_facts *n = &f->nvml;
+        const struct nv_u32 *c = &n->device_count;
+        const char *func = c->fn ? c->fn : "nvmlDeviceGetCount_v2";
+        result_evidence(r, "source", "%s", func);
+        if (c->state == NV_TIMEOUT) {
+                unsigned int ms = 0;
+                for (unsigned int i = 0; i < n->n_timeouts; i++)
+                        if (n->timeouts[i].gpu < 0)
+                                ms = n->timeouts[i].elapsed_ms;
+                result_observed(r, "unknown: %s did not return", func);
+                result_evidence(r, "nvml_return", "timeout after %u ms", ms);
+                result_status(r, STATUS_ERROR, "%s did not return within %u ms: the number of GPUs is unknown", func,
+                              ms);
+                result_remedy(r, "%s", timeout_remedy);
+                return;
+        }
+        const char *name = c->state == NV_NO_FUNCTION ? nvml_return_name(NVML_ERROR_FUNCTION_NOT_FOUND)
+                                                      : nvml_return_name((nvmlReturn_t)c->rc);
+        result_evidence(r, "nvml_return", "%s", name);
+        result_observed(r, "unknown: %s returned %s", func, name);
+        if (c->state == NV_ERROR && c->rc == NVML_ERROR_GPU_IS_LOST) {
+                result_status(r, STATUS_FAIL, "NVML cannot count the GPUs: %s returned %s (a GPU has fallen off the "
+                                              "bus)", func, name);
+                result_remedy(r, "%s", lost_remedy);
+                return;
+        }
+        result_status(r, STATUS_ERROR, "NVML cannot count the GPUs: %s returned %s", func, name);
+        result_remedy(r, "Compare with `nvidia-smi -L`; look for NVRM and Xid messages in `dmesg`.");
+}
+
 static void run_nvml(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (check_skip_without_gpus(self, f, rep))
                 return;
@@ -341,11 +376,7 @@ static void run_nvml(const struct check_info *self, const struct facts *f, struc
                 return;
         }
         if (!nv_ok(n->device_count)) {
-                struct nvml_gpu none = {.index = 0};
-                for (unsigned int i = 0; i < n->n_timeouts; i++)
-                        if (n->timeouts[i].gpu < 0)
-                                none.timeout_ms = n->timeouts[i].elapsed_ms;
-                (void)UNUSABLE(r, f, &none, "the number of GPUs", n->device_count);
+                device_count_failed(r, f);
                 return;
         }
         result_evidence(r, "source", "nvmlDeviceGetCount_v2, nvmlDeviceGetPciInfo_v3");
@@ -800,6 +831,14 @@ static void run_pcie_nvml(const struct check_info *self, const struct facts *f, 
                     UNUSABLE(r, f, g, "PCIe link generation", g->pcie_gen) ||
                     UNUSABLE(r, f, g, "maximum PCIe link generation", g->pcie_max_gen))
                         continue;
+                /* The replay counter only adds to the link's judgement: when the GPU does not
+                 * support it the link is still judged ("replays unknown"), but a lost GPU, a
+                 * hung call or another error must not pass as a healthy link. */
+                bool replay_unsupported = g->pcie_replay.state == NV_NO_FUNCTION ||
+                                          (g->pcie_replay.state == NV_ERROR && g->pcie_replay.rc == NVML_ERROR_NOT_SUPPORTED);
+                if (!replay_unsupported && g->pcie_replay.state != NV_UNREAD &&
+                    UNUSABLE(r, f, g, "PCIe replay counter", g->pcie_replay))
+                        continue;
                 result_evidence(r, "source", "nvmlDeviceGetCurrPcieLinkWidth, nvmlDeviceGetCurrPcieLinkGeneration, "
                                              "nvmlDeviceGetMaxPcieLink{Width,Generation}, nvmlDeviceGetPcieReplayCounter");
                 bool have_replay = nv_ok(g->pcie_replay);
@@ -905,6 +944,31 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                         }
                         continue;
                 }
+                /* An error counter of an active link that NVML could not read: a lost GPU,
+                 * a hung call or another error says more than "no errors". ECC data errors
+                 * are not judged (below); a counter the board does not support is left out
+                 * and evidence says so. */
+                const struct nv_u64 *bad_counter = NULL;
+                bool counter_unsupported = false;
+                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && !bad_counter; l++) {
+                        const struct nvml_nvlink *k = &g->nvlink[l];
+                        if (k->state.v != NVML_FEATURE_ENABLED)
+                                continue;
+                        for (int c = 0; c < NVML_NVL_COUNTER_COUNT && !bad_counter; c++) {
+                                const struct nv_u64 *e = &k->errors[c];
+                                if (c == NVML_NVL_ECC_DATA || nv_ok(*e) || e->state == NV_UNREAD)
+                                        continue;
+                                if (not_supported(e->state, e->rc))
+                                        counter_unsupported = true;
+                                else
+                                        bad_counter = e;
+                        }
+                }
+                if (bad_counter && UNUSABLE(r, f, g, "NVLink error counters", *bad_counter))
+                        continue;
+                if (counter_unsupported)
+                        result_evidence(r, "counters", "some not supported on this GPU/driver "
+                                                       "(nvmlDeviceGetNvLinkErrorCounter): not judged");
                 char down[256] = "", errors[512] = "";
                 unsigned int n_down = 0, n_err_links = 0;
                 unsigned long long totals[NVML_NVL_COUNTER_COUNT] = {0};
@@ -960,7 +1024,8 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                                       g->index, g->index);
                         continue;
                 }
-                result_status(r, STATUS_PASS, "all %u NVLinks active, no errors", g->nvlink_count);
+                result_status(r, STATUS_PASS, "all %u NVLinks active, %s", g->nvlink_count,
+                              counter_unsupported ? "error counters not supported" : "no errors");
         }
 }
 

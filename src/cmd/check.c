@@ -42,6 +42,7 @@ static const char usage[] =
         "      --no-nvml         do not call NVML (the gpu.* checks that need it skip)\n"
         "      --nvml-call-timeout-ms MS  abandon an NVML call after MS ms (default 2000)\n"
         "      --nvml-gpu-timeout-ms MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
+        "      --nvml-init-timeout-ms MS  give up on nvmlInit after MS ms (default 20000)\n"
         "  -h, --help            this help\n"
         "\n"
         "NVML is asked about the live system (--root /) unless --no-nvml. Under another --root\n"

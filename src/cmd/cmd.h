@@ -17,6 +17,7 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_query(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Shared by subcommands: --root/--data-dir defaults from the environment. */
 struct common_options {

@@ -27,6 +27,7 @@ static const char usage[] =
         "      --no-nvml         do not load NVML: what sysfs knows alone\n"
         "      --nvml-call-timeout-ms MS  abandon an NVML call after MS ms (default 2000)\n"
         "      --nvml-gpu-timeout-ms MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
+        "      --nvml-init-timeout-ms MS  give up on nvmlInit after MS ms (default 20000)\n"
         "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
         "  -r, --root DIR        read /sys, /proc, /etc under DIR (a fixture or snapshot); NVML\n"
         "                        is then used only when a library is named\n"

@@ -27,12 +27,16 @@ int nvml_option(const char *cmd, int opt, struct nvml_options *o) {
         case 'n': o->off = true; return 1;
         case 'c':
         case 'g':
-                if (!parse_ms(optarg, opt == 'c' ? &o->dl.call_ms : &o->dl.gpu_ms)) {
+        case 'i' | 0x100: {
+                unsigned int *dest = opt == 'c' ? &o->dl.call_ms : opt == 'g' ? &o->dl.gpu_ms : &o->dl.init_ms;
+                const char *which = opt == 'c' ? "call" : opt == 'g' ? "gpu" : "init";
+                if (!parse_ms(optarg, dest)) {
                         fprintf(stderr, "gpuvet %s: --nvml-%s-timeout-ms: expected milliseconds 1..600000, not \"%s\"\n",
-                                cmd, opt == 'c' ? "call" : "gpu", optarg);
+                                cmd, which, optarg);
                         return -1;
                 }
                 return 1;
+        }
         default: return 0;
         }
 }

@@ -2,7 +2,9 @@
  * (docs/query.md). */
 #include "cmd/cmd.h"
 #include "core/strparse.h"
+#include "data/xiddb.h"
 #include "report/query_fields.h"
+#include "sys/nvml_events.h"
 #include "sys/nvml_facts.h"
 #include "vendor/nvml.h"
 
@@ -41,7 +43,10 @@ static const char usage[] =
         "Exit status: 0 rows written; 1 NVML or a GPU could not answer (no driver, no GPU, a GPU\n"
         "lost, a call that never returned; rows are still written when there are GPUs);\n"
         "2 usage or bad input (an unknown field); 3 internal error, or a loop stopped because\n"
-        "a call never returned.\n";
+        "a call never returned.\n"
+        "\n"
+        "While looping, Xid and ECC errors NVML reports as events are printed to stderr as\n"
+        "they happen, one line each with meaning and action (docs/query.md).\n";
 
 #define DEFAULT_LOOP_S 5
 #define MAX_FIELDS 256
@@ -355,6 +360,101 @@ static unsigned long long monotonic_ns(void) {
         return (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
 }
 
+/* ---- NVML events between rounds (docs/query.md, "Xid events while logging") ---- */
+
+/* Polls last at most this long, so that a stop signal, blocked while NVML is waited
+ * on, is taken within it. */
+#define EVENT_SLICE_MS 100
+
+struct event_ctx {
+        const struct xiddb *db; /* NULL: meanings unavailable */
+        const bool *selected;
+        unsigned int n_sel;
+};
+
+/* One line per record on stderr; records of GPUs -i left out are dropped. */
+static void print_event(const struct nvml_event *e, void *userdata) {
+        const struct event_ctx *c = userdata;
+        if (e->gpu >= 0 && ((unsigned int)e->gpu >= c->n_sel || !c->selected[e->gpu]))
+                return;
+        char gpu[48];
+        if (e->addr[0])
+                snprintf(gpu, sizeof(gpu), "GPU %s", e->addr);
+        else if (e->gpu >= 0)
+                snprintf(gpu, sizeof(gpu), "GPU %d", e->gpu);
+        else
+                snprintf(gpu, sizeof(gpu), "a GPU NVML did not name");
+        const char *text = nvml_return_text(NULL, (nvmlReturn_t)e->rc);
+        const struct xid_info *info;
+        switch (e->kind) {
+        case NVML_EVENT_XID:
+                info = e->data <= 0x7fffffffULL ? xiddb_find(c->db, (int)e->data) : NULL;
+                if (info)
+                        fprintf(stderr, "gpuvet: Xid %llu on %s (%s, %s): %s\n", e->data, gpu, info->name,
+                                xid_severity_name(info->severity), info->action);
+                else
+                        fprintf(stderr,
+                                "gpuvet: Xid %llu on %s (not in gpuvet's Xid table): look it up in NVIDIA's Xid "
+                                "catalog (docs.nvidia.com/deploy/xid-errors)\n",
+                                e->data, gpu);
+                break;
+        case NVML_EVENT_ECC_DBE:
+                /* The driver logs the same error as Xid 48: same meaning, same action. */
+                info = xiddb_find(c->db, 48);
+                fprintf(stderr, "gpuvet: double-bit ECC error on %s (uncorrectable, critical): %s\n", gpu,
+                        info ? info->action : "drain the node and reset the GPU (nvidia-smi -r)");
+                break;
+        case NVML_EVENT_ECC_SBE:
+                fprintf(stderr, "gpuvet: single-bit ECC error on %s (corrected; if they keep coming, see gpu.ecc)\n",
+                        gpu);
+                break;
+        case NVML_EVENT_OTHER:
+                fprintf(stderr, "gpuvet: NVML event 0x%llx on %s (data %llu)\n", e->type, gpu, e->data);
+                break;
+        case NVML_EVENT_UNSUPPORTED:
+                if (e->rc == NVML_SUCCESS)
+                        fprintf(stderr, "gpuvet: %s: no Xid or ECC events from NVML (it supports 0x%llx); "
+                                        "its Xids show only in the kernel log\n", gpu, e->data);
+                else
+                        fprintf(stderr, "gpuvet: %s: no Xid or ECC events from NVML (%s: %s); "
+                                        "its Xids show only in the kernel log\n", gpu, e->fn, text);
+                break;
+        case NVML_EVENT_GPU_LOST:
+                fprintf(stderr, "gpuvet: %s is lost (%s: %s)\n", gpu, e->fn, text);
+                break;
+        case NVML_EVENT_HUNG:
+                fprintf(stderr, "gpuvet: %s did not return within %u ms\n", e->fn, e->elapsed_ms);
+                break;
+        default:
+                if (e->gpu >= 0 || e->addr[0])
+                        fprintf(stderr, "gpuvet: events: %s: %s: %s\n", gpu, e->fn, text);
+                else
+                        fprintf(stderr, "gpuvet: events: %s: %s\n", e->fn, text);
+                break;
+        }
+}
+
+/* wait_until, taking NVML events meanwhile instead of sleeping. Returns 0 at the
+ * deadline or on a stop signal; a negative nvml_events_poll answer when the events can
+ * no longer be waited on (-ENODEV: none registered; -ETIMEDOUT: a call hung). */
+static int wait_events(struct nvml_events *ev, unsigned long long deadline_ns, const sigset_t *open_mask,
+                       struct event_ctx *c) {
+        for (;;) {
+                if (stop_signal)
+                        return 0;
+                unsigned long long now = monotonic_ns();
+                if (now >= deadline_ns)
+                        return 0;
+                unsigned long long left_ms = (deadline_ns - now + 999999ULL) / 1000000ULL;
+                int r = nvml_events_poll(ev, left_ms < EVENT_SLICE_MS ? (unsigned int)left_ms : EVENT_SLICE_MS,
+                                         print_event, c);
+                struct timespec zero = {0, 0};
+                (void)ppoll(NULL, 0, &zero, open_mask); /* take a stop signal that came meanwhile */
+                if (r < 0)
+                        return r;
+        }
+}
+
 /* Leave without exit handlers or nvmlShutdown when a call still runs inside the library. */
 static int finish(FILE *out, bool abandoned, int code) {
         if (out && out != stdout)
@@ -398,6 +498,9 @@ static int run(const struct query_opts *o) {
         FILE *out = NULL;
         bool abandoned = false;
         int code = EXIT_PASS;
+        struct nvml_events *events = NULL;
+        struct xiddb xids = {0};
+        struct event_ctx ectx = {0};
         if (!cur || !prev) {
                 fprintf(stderr, "gpuvet query: out of memory\n");
                 code = EXIT_INTERNAL;
@@ -458,6 +561,19 @@ static int run(const struct query_opts *o) {
                         code = EXIT_FAILED;
                 if (!o->loop_ms)
                         break;
+                if (iter == 0 && !cur->abandoned) {
+                        /* After the first rows, so that they never wait for it. */
+                        char xerr[256];
+                        if (xiddb_load(NULL, &xids, xerr, sizeof(xerr)) == 0)
+                                ectx.db = &xids;
+                        else
+                                fprintf(stderr, "gpuvet query: %s; Xids are shown without meaning\n", xerr);
+                        ectx.selected = selected;
+                        ectx.n_sel = n_sel;
+                        r = nvml_events_start(lib, cur, NULL, 0, &events);
+                        if (r < 0)
+                                fprintf(stderr, "gpuvet query: NVML events: %s, logging without them\n", strerror(-r));
+                }
                 if (cur->abandoned) {
                         /* Another round would strand one more thread in the library each time. */
                         fprintf(stderr, "gpuvet query: stopping the loop: an NVML call never returned\n");
@@ -471,6 +587,18 @@ static int run(const struct query_opts *o) {
                 unsigned long long now = monotonic_ns();
                 if (next_ns < now)
                         next_ns = now; /* a slow gather: no burst of catch-up rows */
+                if (events) {
+                        r = wait_events(events, next_ns, &open_mask, &ectx);
+                        if (r == -ETIMEDOUT) {
+                                fprintf(stderr, "gpuvet query: stopping the loop: an NVML call never returned\n");
+                                code = EXIT_INTERNAL;
+                                goto done;
+                        }
+                        if (r < 0) { /* nothing to wait for (no GPU has events), or no memory */
+                                abandoned = nvml_events_stop(events) || abandoned;
+                                events = NULL;
+                        }
+                }
                 wait_until(next_ns, &open_mask);
                 if (stop_signal) {
                         code = EXIT_PASS;
@@ -479,6 +607,9 @@ static int run(const struct query_opts *o) {
         }
 
 done:
+        if (events)
+                abandoned = nvml_events_stop(events) || abandoned;
+        xiddb_done(&xids);
         if (prev) {
                 nvml_facts_done(prev);
                 abandoned = abandoned || prev->abandoned;

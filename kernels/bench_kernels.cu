@@ -1,0 +1,134 @@
+/* The device kernels of src/bench/kernels.def in CUDA C, one translation unit so nvcc
+ * builds one fatbin (meson.build: SASS per architecture + PTX). Names are extern "C" so
+ * cuModuleGetFunction finds them by the plain names benchmarks launch.
+ *
+ * Every loop is grid-stride: i = global id; i < n; i += global size, so any launch size
+ * is correct. Indices are 64-bit (arrays beyond 4 Gi elements on 80+ GB parts).
+ *
+ * Every kernel takes a hidden last argument that src/bench/cuda.c appends: gsize, the
+ * logical global size the benchmark asked for. CUDA launches whole blocks, so up to a
+ * block's worth of extra threads run; they return at once, and the per-work-item outputs
+ * (read_f32's partial[], the fma_* out[]) have exactly gsize entries, as in OpenCL.
+ * tests/fakes/fake_cuda.c holds the C reference of each kernel; keep them in step. */
+#include <cuda_fp16.h>
+
+#define GID() ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x)
+#define GSIZE() gsize
+#define GUARD()                 \
+        if (GID() >= gsize)     \
+                return
+
+extern "C" __global__ void copy_f32(float *__restrict__ out, const float *__restrict__ in, unsigned long long n, unsigned long long gsize)
+{
+        GUARD();
+        for (unsigned long long i = GID(); i < n; i += GSIZE())
+                out[i] = in[i];
+}
+
+extern "C" __global__ void scale_f32(float *__restrict__ out, const float *__restrict__ in, float s,
+                                     unsigned long long n, unsigned long long gsize)
+{
+        GUARD();
+        for (unsigned long long i = GID(); i < n; i += GSIZE())
+                out[i] = s * in[i];
+}
+
+extern "C" __global__ void add_f32(float *__restrict__ out, const float *__restrict__ a, const float *__restrict__ b,
+                                   unsigned long long n, unsigned long long gsize)
+{
+        GUARD();
+        for (unsigned long long i = GID(); i < n; i += GSIZE())
+                out[i] = a[i] + b[i];
+}
+
+extern "C" __global__ void triad_f32(float *__restrict__ out, const float *__restrict__ a,
+                                     const float *__restrict__ b, float s, unsigned long long n, unsigned long long gsize)
+{
+        GUARD();
+        for (unsigned long long i = GID(); i < n; i += GSIZE())
+                out[i] = a[i] + s * b[i];
+}
+
+/* Read-only bandwidth: each work item sums what it visits and writes one float, so the
+ * loads cannot be dropped and the writes are negligible (global size floats). */
+extern "C" __global__ void read_f32(float *__restrict__ partial, const float *__restrict__ in, unsigned long long n, unsigned long long gsize)
+{
+        GUARD();
+        float sum = 0.0f;
+        for (unsigned long long i = GID(); i < n; i += GSIZE())
+                sum += in[i];
+        partial[GID()] = sum;
+}
+
+extern "C" __global__ void write_f32(float *__restrict__ out, float value, unsigned long long n, unsigned long long gsize)
+{
+        GUARD();
+        for (unsigned long long i = GID(); i < n; i += GSIZE())
+                out[i] = value;
+}
+
+/* A pattern the host recomputes: the low 32 bits of i * 2654435761 (Knuth's multiplicative
+ * hash), xor seed. */
+extern "C" __global__ void fill_u32(unsigned int *__restrict__ out, unsigned int seed, unsigned long long n, unsigned long long gsize)
+{
+        GUARD();
+        for (unsigned long long i = GID(); i < n; i += GSIZE())
+                out[i] = seed ^ (unsigned int)(i * 2654435761ull);
+}
+
+/* Peak FMA throughput. Eight independent chains hide the FMA latency (4 cycles on recent
+ * SMs, so at least 4 chains per thread are needed to fill the pipe). Chain k starts at
+ * seed + k/8 and steps x = fma(x, A, B), A = 0.999, B = 0.001 (f16: 0.875 and 0.125, in
+ * half), as kernels/gpuvet.cl and bench_compute.c's host reference: bounded (it tends to
+ * 1), not foldable by the compiler (no fast-math), recomputed exactly on the host.
+ * FLOPs per work item: 8 chains x iters x 2. */
+extern "C" __global__ void fma_f32(float *__restrict__ out, unsigned int iters, float seed, unsigned long long gsize)
+{
+        GUARD();
+        float x0 = seed, x1 = seed + 0.125f, x2 = seed + 0.25f, x3 = seed + 0.375f;
+        float x4 = seed + 0.5f, x5 = seed + 0.625f, x6 = seed + 0.75f, x7 = seed + 0.875f;
+        const float m = 0.999f, a = 0.001f;
+        for (unsigned int it = 0; it < iters; it++) {
+                x0 = fmaf(x0, m, a); x1 = fmaf(x1, m, a); x2 = fmaf(x2, m, a); x3 = fmaf(x3, m, a);
+                x4 = fmaf(x4, m, a); x5 = fmaf(x5, m, a); x6 = fmaf(x6, m, a); x7 = fmaf(x7, m, a);
+        }
+        out[GID()] = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));
+}
+
+extern "C" __global__ void fma_f64(double *__restrict__ out, unsigned int iters, double seed, unsigned long long gsize)
+{
+        GUARD();
+        double x0 = seed, x1 = seed + 0.125, x2 = seed + 0.25, x3 = seed + 0.375;
+        double x4 = seed + 0.5, x5 = seed + 0.625, x6 = seed + 0.75, x7 = seed + 0.875;
+        const double m = 0.999, a = 0.001;
+        for (unsigned int it = 0; it < iters; it++) {
+                x0 = fma(x0, m, a); x1 = fma(x1, m, a); x2 = fma(x2, m, a); x3 = fma(x3, m, a);
+                x4 = fma(x4, m, a); x5 = fma(x5, m, a); x6 = fma(x6, m, a); x7 = fma(x7, m, a);
+        }
+        out[GID()] = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));
+}
+
+/* Half precision: four half2 registers carry the eight chains (one HFMA2 = two FMAs);
+ * the result is summed in f32 (bench_compute.c's reference sums in half; its 2% tolerance
+ * covers the difference). */
+extern "C" __global__ void fma_f16(float *__restrict__ out, unsigned int iters, float seed, unsigned long long gsize)
+{
+        GUARD();
+        __half2 x0 = __floats2half2_rn(seed, seed + 0.125f);
+        __half2 x1 = __floats2half2_rn(seed + 0.25f, seed + 0.375f);
+        __half2 x2 = __floats2half2_rn(seed + 0.5f, seed + 0.625f);
+        __half2 x3 = __floats2half2_rn(seed + 0.75f, seed + 0.875f);
+        const __half2 m = __float2half2_rn(0.875f), a = __float2half2_rn(0.125f);
+        for (unsigned int it = 0; it < iters; it++) {
+                x0 = __hfma2(x0, m, a); x1 = __hfma2(x1, m, a);
+                x2 = __hfma2(x2, m, a); x3 = __hfma2(x3, m, a);
+        }
+        float2 f0 = __half22float2(x0), f1 = __half22float2(x1), f2 = __half22float2(x2), f3 = __half22float2(x3);
+        out[GID()] = ((f0.x + f0.y) + (f1.x + f1.y)) + ((f2.x + f2.y) + (f3.x + f3.y));
+}
+
+/* Launch latency: nothing to do. */
+extern "C" __global__ void empty(unsigned long long gsize)
+{
+        (void)gsize;
+}

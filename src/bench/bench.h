@@ -1,0 +1,51 @@
+/* Benchmarks: a descriptor plus a run function, like checks (checks/check.h).
+ *
+ * bench.def lists them in order. The bench command runs each in a forked child under a
+ * deadline (a hung device call becomes an error measurement, never a hang) and collects
+ * its measurements; each measurement is judged against the theoretical peak (data/gpus.json)
+ * and achieved baselines (data/baselines.json). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bench/device.h"
+#include "bench/measurement.h"
+#include "sys/facts.h"
+
+struct bench_options {
+        const char *backend;      /* "auto", "cuda", "opencl" */
+        const int *gpus;          /* device indices to use; NULL = all */
+        size_t n_gpus;
+        unsigned reps;            /* repetitions after warm-up (0: the benchmark's default) */
+        unsigned warmup;          /* warm-up repetitions (0: default) */
+        uint64_t size_bytes;      /* working set (0: default) */
+        unsigned threads;         /* host benchmarks (0: all online CPUs) */
+        const char *precision;    /* gemm: "fp64", "fp32", "tf32", "fp16", "bf16", "fp8"; NULL = all */
+};
+
+struct baselines;
+
+struct bench_ctx {
+        const struct bench_options *opt;
+        const struct facts *facts;          /* host, NUMA, GPUs (gpudb models give the peaks) */
+        const struct baselines *baselines;  /* achieved figures per model */
+        const struct dev_ops *ops;          /* NULL for host-only benchmarks */
+        struct dev_backend *dev;
+};
+
+struct bench_info {
+        const char *name;   /* "memory", "host-memory" */
+        const char *title;
+        bool needs_device;  /* false: runs without a GPU backend (host-memory) */
+        unsigned default_timeout_s; /* the runner's deadline without --timeout; 0: 120 s */
+        void (*run)(const struct bench_ctx *ctx, struct bench_report *rep);
+};
+
+#define BENCH(name) extern const struct bench_info bench_##name;
+#include "bench/bench.def"
+#undef BENCH
+
+extern const struct bench_info *const bench_registry[];
+extern const size_t bench_registry_count;
+const struct bench_info *bench_find(const char *name);

@@ -1,0 +1,146 @@
+#include "bench/bench_devutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sys/facts.h"
+
+const char *bench_dev_error(const struct bench_ctx *ctx) {
+        const char *e = ctx->ops && ctx->dev ? ctx->ops->last_error(ctx->dev) : NULL;
+        return e && *e ? e : "unknown error";
+}
+
+int bench_dev_indices(const struct bench_ctx *ctx, struct bench_report *rep, const char *bench, int **ret,
+                      size_t *ret_n) {
+        *ret = NULL;
+        *ret_n = 0;
+        if (!ctx->ops || !ctx->dev) {
+                struct measurement *m = bench_measurement_new(rep, bench, "devices", "node", "", true);
+                measurement_fail(m, STATUS_SKIP, "no GPU backend: no device to benchmark");
+                return -ENODEV;
+        }
+        int count = ctx->ops->count(ctx->dev);
+        if (count <= 0) {
+                struct measurement *m = bench_measurement_new(rep, bench, "devices", "node", "", true);
+                measurement_fail(m, STATUS_SKIP, "%s backend has no device", ctx->ops->name);
+                return -ENODEV;
+        }
+        size_t n = ctx->opt && ctx->opt->gpus ? ctx->opt->n_gpus : (size_t)count;
+        int *idx = calloc(n ? n : 1, sizeof(int));
+        if (!idx)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                idx[i] = ctx->opt && ctx->opt->gpus ? ctx->opt->gpus[i] : (int)i;
+        *ret = idx;
+        *ret_n = n;
+        return 0;
+}
+
+static void find_model(const struct bench_ctx *ctx, struct bench_dev *d) {
+        const struct facts *f = ctx->facts;
+        if (!f || !d->info.pci_bus_id[0])
+                return;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct gpu *g = &f->gpus.gpus[i];
+                if (g->pci_index >= f->pci.n)
+                        continue;
+                const struct pci_dev *p = &f->pci.devs[g->pci_index];
+                if (!strcasecmp(p->addr, d->info.pci_bus_id)) {
+                        d->pci = p;
+                        d->model = g->model;
+                        return;
+                }
+        }
+}
+
+int bench_dev_open(const struct bench_ctx *ctx, struct bench_report *rep, const char *bench, int index,
+                   struct bench_dev *d) {
+        memset(d, 0, sizeof(*d));
+        d->index = index;
+        snprintf(d->subject, sizeof(d->subject), "gpu%d", index);
+        int r = ctx->ops->info(ctx->dev, index, &d->info);
+        if (r < 0) {
+                struct measurement *m = bench_measurement_new(rep, bench, "open", d->subject, "", true);
+                measurement_fail(m, STATUS_ERROR, "device %d: %s", index, bench_dev_error(ctx));
+                return r;
+        }
+        if (d->info.pci_bus_id[0])
+                snprintf(d->subject, sizeof(d->subject), "gpu%d (%s)", index, d->info.pci_bus_id);
+        find_model(ctx, d);
+        r = ctx->ops->ctx_open(ctx->dev, index, &d->ctx);
+        if (r < 0) {
+                struct measurement *m = bench_measurement_new(rep, bench, "open", d->subject, "", true);
+                measurement_fail(m, STATUS_ERROR, "%s: %s", d->info.name, bench_dev_error(ctx));
+                d->ctx = NULL;
+                return r;
+        }
+        return 0;
+}
+
+void bench_dev_close(const struct bench_ctx *ctx, struct bench_dev *d) {
+        if (d->ctx)
+                ctx->ops->ctx_close(d->ctx);
+        d->ctx = NULL;
+}
+
+unsigned bench_reps(const struct bench_ctx *ctx, unsigned def) {
+        return ctx->opt && ctx->opt->reps ? ctx->opt->reps : def;
+}
+
+unsigned bench_warmup(const struct bench_ctx *ctx, unsigned def) {
+        return ctx->opt && ctx->opt->warmup ? ctx->opt->warmup : def;
+}
+
+int bench_time_reps(const struct bench_ctx *ctx, struct bench_dev *d, struct measurement *m, unsigned warmup,
+                    unsigned reps, bench_enqueue_fn fn, void *arg, double work_per_rep, double *samples) {
+        const struct dev_ops *ops = ctx->ops;
+        struct dev_event *e0 = NULL, *e1 = NULL;
+        int r = ops->event_create(d->ctx, &e0);
+        if (r == 0)
+                r = ops->event_create(d->ctx, &e1);
+        size_t got = 0;
+        for (unsigned i = 0; r == 0 && i < warmup + reps; i++) {
+                double ms = 0;
+                if ((r = ops->event_record(d->ctx, e0)) < 0 || (r = fn(ctx, d, arg)) < 0 ||
+                    (r = ops->event_record(d->ctx, e1)) < 0 || (r = ops->synchronize(d->ctx)) < 0 ||
+                    (r = ops->event_elapsed_ms(d->ctx, e0, e1, &ms)) < 0)
+                        break;
+                if (ms <= 0) {
+                        /* below the timer's resolution: the figure would be infinite */
+                        r = -ERANGE;
+                        measurement_fail(m, STATUS_ERROR, "device timer gave %.3g ms for one repetition: too small to time, use a larger size",
+                                         ms);
+                        break;
+                }
+                if (i >= warmup)
+                        samples[got++] = work_per_rep / (ms * 1e-3);
+        }
+        if (r < 0 && !m->summary[0])
+                measurement_fail(m, STATUS_ERROR, "%s", bench_dev_error(ctx));
+        if (e0)
+                ops->event_destroy(d->ctx, e0);
+        if (e1)
+                ops->event_destroy(d->ctx, e1);
+        if (r == 0 && (r = measurement_set_samples(m, samples, got, warmup)) < 0)
+                measurement_fail(m, STATUS_ERROR, "out of memory");
+        return r;
+}
+
+double bench_pcie_gbps(unsigned speed_mts, unsigned width) {
+        /* GB/s per lane and direction after line encoding: 8b/10b up to Gen2, 128b/130b
+         * for Gen3-5, FLIT mode (242/256) for Gen6 */
+        double lane;
+        switch (speed_mts) {
+        case 2500: lane = 0.25; break;
+        case 5000: lane = 0.5; break;
+        case 8000: lane = 8.0 * 128 / 130 / 8; break;
+        case 16000: lane = 16.0 * 128 / 130 / 8; break;
+        case 32000: lane = 32.0 * 128 / 130 / 8; break;
+        case 64000: lane = 64.0 * 242 / 256 / 8; break;
+        default: return 0;
+        }
+        return lane * width;
+}

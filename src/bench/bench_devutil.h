@@ -1,0 +1,54 @@
+/* Helpers shared by the device benchmarks (bench_memory.c, bench_compute.c,
+ * bench_transfer.c): which devices to run on, their names in reports, the GPU model and
+ * PCI device behind an index (for the peaks), and one timed repetition loop.
+ * Backend-agnostic: only struct dev_ops is used, so CUDA and OpenCL run the same code. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench/bench.h"
+
+struct pci_dev;
+
+struct bench_dev {
+        int index;
+        struct dev_info info;
+        char subject[48];                 /* "gpu0 (0000:1b:00.0)", "gpu0" */
+        const struct gpu_model *model;    /* NULL: unknown (no PCI address, not in gpus.json) */
+        const struct pci_dev *pci;        /* NULL when the PCI address is unknown */
+        struct dev_ctx *ctx;
+};
+
+/* The device indices to run on (opt->gpus, or all); -ENODEV with a measurement naming
+ * the reason in rep when there is no backend or no device. ret is malloc'd. */
+int bench_dev_indices(const struct bench_ctx *ctx, struct bench_report *rep, const char *bench, int **ret,
+                      size_t *ret_n);
+/* Fill d for index i (info, subject, model) and open a context. On failure adds an error
+ * measurement (name "open") and returns a negative errno. */
+int bench_dev_open(const struct bench_ctx *ctx, struct bench_report *rep, const char *bench, int index,
+                   struct bench_dev *d);
+void bench_dev_close(const struct bench_ctx *ctx, struct bench_dev *d);
+
+/* The backend's last error message. */
+const char *bench_dev_error(const struct bench_ctx *ctx);
+
+/* Repetitions and warm-up from the options, or the benchmark's defaults. */
+unsigned bench_reps(const struct bench_ctx *ctx, unsigned def);
+unsigned bench_warmup(const struct bench_ctx *ctx, unsigned def);
+
+/* One timed repetition: enqueue the work between two events and wait. */
+typedef int (*bench_enqueue_fn)(const struct bench_ctx *ctx, struct bench_dev *d, void *arg);
+
+/* Run warmup + reps repetitions of fn, each timed on the device with events; samples[i] =
+ * work / seconds (work: bytes, FLOPs ... per repetition, scaled by 1e-9 by the caller's
+ * unit choice). Returns 0, or a negative errno with the backend's message in the
+ * measurement (status error). samples holds reps entries. */
+int bench_time_reps(const struct bench_ctx *ctx, struct bench_dev *d, struct measurement *m, unsigned warmup,
+                    unsigned reps, bench_enqueue_fn fn, void *arg, double work_per_rep, double *samples);
+
+/* PCIe bandwidth of one direction in GB/s for a link of speed_mts and width lanes
+ * (encoding overhead included); 0 when unknown. */
+double bench_pcie_gbps(unsigned speed_mts, unsigned width);
+
+

@@ -1,0 +1,265 @@
+/* bench memory: device memory bandwidth with STREAM's kernels (copy, scale, add, triad),
+ * read-only and write-only kernels, and a device-local copy through the backend's copy
+ * engine (dev_ops.copy_d2d).
+ *
+ * Byte counting (docs/bench.md): STREAM's for the kernels — copy and scale move 2 arrays,
+ * add and triad 3, read-only and write-only 1 — so figures compare with STREAM and
+ * BabelStream. The device-local copy counts the copied bytes once, like nvbandwidth and
+ * bandwidthTest's device-to-device figure (half what STREAM counting would say).
+ * GB/s are 10^9 bytes per second, timed on the device with events around each repetition.
+ *
+ * Every result is verified on the host: the input arrays hold small integers, so every
+ * kernel's output is exact and compared bit for bit (the read-only kernel's partial sums
+ * are added up and compared with the exact sum). Outputs are set to 0xff bytes (NaN)
+ * before each measurement, so a kernel that writes nothing fails. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "bench/bench_devutil.h"
+
+#define MEM_DEFAULT_BYTES (256ull << 20) /* per array: well past any GPU's L2 (B200: 126 MB) */
+#define MEM_MIN_BYTES 4096ull
+#define MEM_RETRY_MIN_BYTES (1ull << 20)
+#define MEM_LOCAL 256
+#define SCALAR 3.0f
+#define WRITE_VALUE 1.5f
+
+struct mem_run {
+        struct dev_buf *a, *b, *out, *partial;
+        uint64_t n;           /* floats per array */
+        size_t global;        /* work items per launch (a multiple of MEM_LOCAL) */
+        const char *kernel;   /* NULL: device-local copy */
+        float *ha, *hb, *hcheck;
+};
+
+static void free_bufs(const struct bench_ctx *ctx, struct bench_dev *d, struct mem_run *r) {
+        struct dev_buf **bufs[] = {&r->a, &r->b, &r->out, &r->partial};
+        for (size_t i = 0; i < 4; i++)
+                if (*bufs[i]) {
+                        ctx->ops->free(d->ctx, *bufs[i]);
+                        *bufs[i] = NULL;
+                }
+        free(r->ha);
+        free(r->hb);
+        free(r->hcheck);
+        r->ha = r->hb = r->hcheck = NULL;
+}
+
+static float pat_a(uint64_t i) { return (float)((i * 7) & 15); }
+static float pat_b(uint64_t i) { return (float)((i * 3 + 1) & 7); }
+
+/* Allocate and fill the arrays of bytes each; -ENOMEM to let the caller retry smaller. */
+static int setup(const struct bench_ctx *ctx, struct bench_dev *d, struct mem_run *r, uint64_t bytes) {
+        const struct dev_ops *ops = ctx->ops;
+        r->n = bytes / sizeof(float);
+        size_t cu = d->info.compute_units ? d->info.compute_units : 1;
+        size_t want = cu * 2048, max = (size_t)((r->n + MEM_LOCAL - 1) / MEM_LOCAL) * MEM_LOCAL;
+        r->global = want < max ? want : max;
+        r->global = (r->global + MEM_LOCAL - 1) / MEM_LOCAL * MEM_LOCAL;
+        r->ha = malloc(bytes);
+        r->hb = malloc(bytes);
+        r->hcheck = malloc(bytes > r->global * sizeof(float) ? bytes : r->global * sizeof(float));
+        if (!r->ha || !r->hb || !r->hcheck)
+                return -ENOMEM;
+        for (uint64_t i = 0; i < r->n; i++) {
+                r->ha[i] = pat_a(i);
+                r->hb[i] = pat_b(i);
+        }
+        int e;
+        if ((e = ops->alloc(d->ctx, bytes, &r->a)) < 0 || (e = ops->alloc(d->ctx, bytes, &r->b)) < 0 ||
+            (e = ops->alloc(d->ctx, bytes, &r->out)) < 0 ||
+            (e = ops->alloc(d->ctx, r->global * sizeof(float), &r->partial)) < 0)
+                return e;
+        /* OpenCL allocates lazily: running out of memory may only show here */
+        if ((e = ops->copy_h2d(d->ctx, r->a, 0, r->ha, bytes)) < 0 ||
+            (e = ops->copy_h2d(d->ctx, r->b, 0, r->hb, bytes)) < 0 ||
+            (e = ops->memset(d->ctx, r->out, 0xff, bytes)) < 0 || (e = ops->synchronize(d->ctx)) < 0)
+                return e;
+        return 0;
+}
+
+static int enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
+        struct mem_run *r = arg;
+        const struct dev_ops *ops = ctx->ops;
+        const char *k = r->kernel;
+        if (!k)
+                return ops->copy_d2d(d->ctx, r->out, 0, r->a, 0, r->n * sizeof(float));
+        struct dev_arg out = {.kind = DEV_ARG_BUF, .v.buf = r->out}, a = {.kind = DEV_ARG_BUF, .v.buf = r->a},
+                       b = {.kind = DEV_ARG_BUF, .v.buf = r->b}, n = {.kind = DEV_ARG_U64, .v.u64 = r->n},
+                       s = {.kind = DEV_ARG_F32, .v.f32 = SCALAR};
+        if (!strcmp(k, "copy_f32"))
+                return ops->launch(d->ctx, k, r->global, MEM_LOCAL, (struct dev_arg[]){out, a, n}, 3);
+        if (!strcmp(k, "scale_f32"))
+                return ops->launch(d->ctx, k, r->global, MEM_LOCAL, (struct dev_arg[]){out, a, s, n}, 4);
+        if (!strcmp(k, "add_f32"))
+                return ops->launch(d->ctx, k, r->global, MEM_LOCAL, (struct dev_arg[]){out, a, b, n}, 4);
+        if (!strcmp(k, "triad_f32"))
+                return ops->launch(d->ctx, k, r->global, MEM_LOCAL, (struct dev_arg[]){out, a, b, s, n}, 5);
+        if (!strcmp(k, "read_f32")) {
+                struct dev_arg p = {.kind = DEV_ARG_BUF, .v.buf = r->partial};
+                return ops->launch(d->ctx, k, r->global, MEM_LOCAL, (struct dev_arg[]){p, a, n}, 3);
+        }
+        struct dev_arg v = {.kind = DEV_ARG_F32, .v.f32 = WRITE_VALUE};
+        return ops->launch(d->ctx, k, r->global, MEM_LOCAL, (struct dev_arg[]){out, v, n}, 3);
+}
+
+static float expected(const char *name, uint64_t i) {
+        if (!strcmp(name, "scale"))
+                return SCALAR * pat_a(i);
+        if (!strcmp(name, "add"))
+                return pat_a(i) + pat_b(i);
+        if (!strcmp(name, "triad"))
+                return pat_a(i) + SCALAR * pat_b(i);
+        if (!strcmp(name, "write"))
+                return WRITE_VALUE;
+        return pat_a(i); /* copy, device_copy */
+}
+
+/* Read the result back and compare; fills m->verify_error on a mismatch. */
+static int verify(const struct bench_ctx *ctx, struct bench_dev *d, struct mem_run *r, const char *name,
+                  struct measurement *m) {
+        const struct dev_ops *ops = ctx->ops;
+        int e;
+        if (!strcmp(name, "read")) {
+                if ((e = ops->copy_d2h(d->ctx, r->hcheck, r->partial, 0, r->global * sizeof(float))) < 0 ||
+                    (e = ops->synchronize(d->ctx)) < 0)
+                        return e;
+                double got = 0;
+                uint64_t want = 0;
+                for (size_t i = 0; i < r->global; i++)
+                        got += r->hcheck[i];
+                for (uint64_t i = 0; i < r->n; i++)
+                        want += (uint64_t)pat_a(i);
+                if (!(fabs(got - (double)want) <= 1e-6 * (double)want))
+                        snprintf(m->verify_error, sizeof(m->verify_error),
+                                 "sum of the partial sums is %.17g, expected %" PRIu64, got, want);
+                else
+                        m->verified = true;
+                return 0;
+        }
+        if ((e = ops->copy_d2h(d->ctx, r->hcheck, r->out, 0, r->n * sizeof(float))) < 0 ||
+            (e = ops->synchronize(d->ctx)) < 0)
+                return e;
+        for (uint64_t i = 0; i < r->n; i++) {
+                float want = expected(name, i);
+                if (r->hcheck[i] != want) {
+                        snprintf(m->verify_error, sizeof(m->verify_error), "element %" PRIu64 " is %g, expected %g",
+                                 i, (double)r->hcheck[i], (double)want);
+                        return 0;
+                }
+        }
+        m->verified = true;
+        return 0;
+}
+
+static const struct {
+        const char *name, *kernel;
+        unsigned arrays; /* bytes counted per element: arrays x 4 */
+} tests[] = {
+        {"copy", "copy_f32", 2}, {"scale", "scale_f32", 2}, {"add", "add_f32", 3}, {"triad", "triad_f32", 3},
+        {"read", "read_f32", 1}, {"write", "write_f32", 1}, {"device_copy", NULL, 1},
+};
+
+static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d) {
+        const struct dev_ops *ops = ctx->ops;
+        uint64_t asked = ctx->opt ? ctx->opt->size_bytes : 0;
+        uint64_t bytes = asked ? asked : MEM_DEFAULT_BYTES;
+        char reduced[96] = "";
+        if (asked && (asked < MEM_MIN_BYTES || asked % sizeof(float))) {
+                struct measurement *m = bench_measurement_new(rep, "memory", "setup", d->subject, "GB/s", true);
+                measurement_fail(m, STATUS_ERROR, "invalid size %" PRIu64 " bytes: at least %llu and a multiple of 4",
+                                 asked, MEM_MIN_BYTES);
+                return;
+        }
+        if (asked && d->info.max_alloc_bytes && asked > d->info.max_alloc_bytes) {
+                struct measurement *m = bench_measurement_new(rep, "memory", "setup", d->subject, "GB/s", true);
+                measurement_fail(m, STATUS_ERROR, "size %" PRIu64 " bytes exceeds the device's largest allocation (%" PRIu64 " bytes)",
+                                 asked, d->info.max_alloc_bytes);
+                return;
+        }
+        if (!asked) { /* the default fits the device: 3 arrays in a quarter of its memory */
+                if (d->info.max_alloc_bytes && bytes > d->info.max_alloc_bytes)
+                        bytes = d->info.max_alloc_bytes;
+                if (d->info.global_mem_bytes && bytes > d->info.global_mem_bytes / 12)
+                        bytes = d->info.global_mem_bytes / 12;
+                bytes = bytes / 4096 * 4096;
+        }
+        struct mem_run r = {0};
+        int e;
+        /* Out of memory: retry with half the size, down to 1 MiB, and say so. */
+        while ((e = setup(ctx, d, &r, bytes)) == -ENOMEM && bytes / 2 >= MEM_RETRY_MIN_BYTES) {
+                free_bufs(ctx, d, &r);
+                (void)ops->synchronize(d->ctx); /* a failed queue may hold errors, ignoring */
+                snprintf(reduced, sizeof(reduced), "%s", bench_dev_error(ctx));
+                bytes = bytes / 2 / 4096 * 4096;
+        }
+        if (e < 0) {
+                struct measurement *m = bench_measurement_new(rep, "memory", "setup", d->subject, "GB/s", true);
+                if (e == -ENOMEM)
+                        measurement_fail(m, STATUS_SKIP, "out of memory even at %" PRIu64 " bytes per array: %s", bytes,
+                                         bench_dev_error(ctx));
+                else
+                        measurement_fail(m, STATUS_ERROR, "%s", bench_dev_error(ctx));
+                free_bufs(ctx, d, &r);
+                return;
+        }
+        unsigned reps = bench_reps(ctx, 10), warmup = bench_warmup(ctx, 2);
+        double *samples = calloc(reps, sizeof(double));
+        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++) {
+                struct measurement *m = bench_measurement_new(rep, "memory", tests[t].name, d->subject, "GB/s", true);
+                measurement_param(m, "size_bytes", "%" PRIu64, bytes);
+                measurement_param(m, "bytes_counted", "%u x size", tests[t].arrays);
+                measurement_param(m, "device", "%s", d->info.name);
+                if (reduced[0])
+                        measurement_param(m, "size_reduced", "out of memory at larger sizes");
+                if (tests[t].kernel)
+                        measurement_param(m, "work_items", "%zu", r.global);
+                if (d->model && d->model->mem_bw_gbps > 0) {
+                        m->peak = d->model->mem_bw_gbps;
+                        snprintf(m->peak_source, sizeof(m->peak_source), "%s spec sheet (data/gpus.json)",
+                                 d->model->name);
+                }
+                if (!samples) {
+                        measurement_fail(m, STATUS_ERROR, "out of memory");
+                        continue;
+                }
+                r.kernel = tests[t].kernel;
+                if ((e = ops->memset(d->ctx, r.out, 0xff, r.n * sizeof(float))) < 0) {
+                        measurement_fail(m, STATUS_ERROR, "%s", bench_dev_error(ctx));
+                        continue;
+                }
+                double work = (double)tests[t].arrays * (double)r.n * sizeof(float) / 1e9;
+                if (bench_time_reps(ctx, d, m, warmup, reps, enqueue, &r, work, samples) < 0)
+                        continue;
+                if ((e = verify(ctx, d, &r, tests[t].name, m)) < 0)
+                        measurement_fail(m, STATUS_ERROR, "reading the result back: %s", bench_dev_error(ctx));
+        }
+        free(samples);
+        free_bufs(ctx, d, &r);
+}
+
+static void memory_run(const struct bench_ctx *ctx, struct bench_report *rep) {
+        int *idx;
+        size_t n;
+        if (bench_dev_indices(ctx, rep, "memory", &idx, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                struct bench_dev d;
+                if (bench_dev_open(ctx, rep, "memory", idx[i], &d) == 0)
+                        run_device(ctx, rep, &d);
+                bench_dev_close(ctx, &d);
+        }
+        free(idx);
+}
+
+const struct bench_info bench_memory = {
+        .name = "memory",
+        .title = "Device memory bandwidth (STREAM copy/scale/add/triad, read, write, device copy)",
+        .needs_device = true,
+        .run = memory_run,
+};

@@ -1,0 +1,871 @@
+/* The OpenCL device backend: the ICD loader (libOpenCL.so.1) loaded with dlopen, our own
+ * declarations of the API (bench/cl_api.h), kernels built from the embedded OpenCL C source
+ * (kernels/gpuvet.cl) once per context.
+ *
+ * Devices: GPUs and accelerators of every platform first, then CPU devices (PoCL's CPU
+ * device is what runs in CI). Nothing is keyed on the vendor id: PoCL reports 0x8086 on an
+ * AMD CPU. Timing: every command is enqueued with an event on one in-order queue with
+ * profiling enabled; a recorded dev_event remembers the last command before it and the first
+ * command after it, so elapsed time is END(last command before the end event) -
+ * START(first command after the start event), the device's own timestamps.
+ *
+ * Kernel tuning by device type, as build options of the one source: CPU devices get 16-wide
+ * vectors, contiguous per-work-item blocks (so each core streams through memory) and FMA
+ * kernels coarsened 16 (f32) / 8 (f64) logical work items per OpenCL work item, so that 8
+ * independent vector FMA chains fill the SIMD pipes (PoCL does not vectorise across work
+ * items when the kernel body has a loop). GPUs get float4 and grid-stride loops.
+ *
+ * Test hooks (only when compiled with -DGPUVET_TEST_HOOKS, i.e. the test driver; the gpuvet
+ * binary ignores these variables): GPUVET_TEST_WRONG_KERNEL=name builds that kernel
+ * intentionally wrong (so verification must catch it); GPUVET_TEST_CL_TUNING=gpu builds the
+ * GPU variant on any device (so the GPU variant is exercised on PoCL). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/cl_api.h"
+#include "bench/device.h"
+
+extern const char embedded_opencl_kernels[];
+extern const size_t embedded_opencl_kernels_len;
+
+#define MAX_DEVICES 64
+#define MAX_KERNELS 16
+#define MAX_WAITING 16
+
+struct cl_sym {
+        cl_get_platform_ids_fn *GetPlatformIDs;
+        cl_get_platform_info_fn *GetPlatformInfo;
+        cl_get_device_ids_fn *GetDeviceIDs;
+        cl_get_device_info_fn *GetDeviceInfo;
+        cl_create_context_fn *CreateContext;
+        cl_release_context_fn *ReleaseContext;
+        cl_create_command_queue_fn *CreateCommandQueue;
+        cl_release_command_queue_fn *ReleaseCommandQueue;
+        cl_create_buffer_fn *CreateBuffer;
+        cl_release_mem_object_fn *ReleaseMemObject;
+        cl_enqueue_map_buffer_fn *EnqueueMapBuffer;
+        cl_enqueue_unmap_mem_object_fn *EnqueueUnmapMemObject;
+        cl_enqueue_write_buffer_fn *EnqueueWriteBuffer;
+        cl_enqueue_read_buffer_fn *EnqueueReadBuffer;
+        cl_enqueue_copy_buffer_fn *EnqueueCopyBuffer;
+        cl_enqueue_fill_buffer_fn *EnqueueFillBuffer;
+        cl_create_program_with_source_fn *CreateProgramWithSource;
+        cl_build_program_fn *BuildProgram;
+        cl_get_program_build_info_fn *GetProgramBuildInfo;
+        cl_release_program_fn *ReleaseProgram;
+        cl_create_kernel_fn *CreateKernel;
+        cl_release_kernel_fn *ReleaseKernel;
+        cl_set_kernel_arg_fn *SetKernelArg;
+        cl_enqueue_nd_range_kernel_fn *EnqueueNDRangeKernel;
+        cl_wait_for_events_fn *WaitForEvents;
+        cl_get_event_profiling_info_fn *GetEventProfilingInfo;
+        cl_retain_event_fn *RetainEvent;
+        cl_release_event_fn *ReleaseEvent;
+        cl_finish_fn *Finish;
+};
+
+#define SYM(name) { "cl" #name, offsetof(struct cl_sym, name) }
+static const struct {
+        const char *name;
+        size_t offset;
+} cl_symbols[] = {
+        SYM(GetPlatformIDs), SYM(GetPlatformInfo), SYM(GetDeviceIDs), SYM(GetDeviceInfo),
+        SYM(CreateContext), SYM(ReleaseContext), SYM(CreateCommandQueue), SYM(ReleaseCommandQueue),
+        SYM(CreateBuffer), SYM(ReleaseMemObject), SYM(EnqueueMapBuffer), SYM(EnqueueUnmapMemObject),
+        SYM(EnqueueWriteBuffer), SYM(EnqueueReadBuffer), SYM(EnqueueCopyBuffer), SYM(EnqueueFillBuffer),
+        SYM(CreateProgramWithSource), SYM(BuildProgram), SYM(GetProgramBuildInfo), SYM(ReleaseProgram),
+        SYM(CreateKernel), SYM(ReleaseKernel), SYM(SetKernelArg), SYM(EnqueueNDRangeKernel),
+        SYM(WaitForEvents), SYM(GetEventProfilingInfo), SYM(RetainEvent), SYM(ReleaseEvent), SYM(Finish),
+};
+#undef SYM
+
+struct dev_backend {
+        void *lib;
+        struct cl_sym cl;
+        cl_device_id devs[MAX_DEVICES];
+        cl_platform_id plats[MAX_DEVICES];
+        int n;
+        char err[1024];
+};
+
+struct pinned {
+        void *p;
+        cl_mem mem;
+        struct pinned *next;
+};
+
+struct kernel_slot {
+        char name[32];
+        cl_kernel k;
+};
+
+struct dev_event {
+        cl_event before; /* last command enqueued before the record (NULL: none) */
+        cl_event after;  /* first command enqueued after it (NULL: none yet) */
+};
+
+struct dev_ctx {
+        struct dev_backend *b;
+        cl_device_id dev;
+        cl_context ctx;
+        cl_command_queue q;
+        cl_program prog;       /* built on first launch */
+        bool cpu_tuning;       /* the CPU variant of the kernels (see the top of the file) */
+        struct kernel_slot kernels[MAX_KERNELS];
+        size_t n_kernels;
+        struct pinned *pinned;
+        cl_event last;         /* the last command enqueued (retained) */
+        struct dev_event *waiting[MAX_WAITING]; /* recorded events waiting for their "after" */
+        size_t n_waiting;
+};
+
+struct dev_buf {
+        cl_mem mem;
+        size_t bytes;
+};
+
+/* -- errors ------------------------------------------------------------------------ */
+
+static const char *cl_error_name(cl_int rc) {
+        switch (rc) {
+#define E(x, v) case v: return #x;
+        E(CL_SUCCESS, 0) E(CL_DEVICE_NOT_FOUND, -1) E(CL_DEVICE_NOT_AVAILABLE, -2)
+        E(CL_COMPILER_NOT_AVAILABLE, -3) E(CL_MEM_OBJECT_ALLOCATION_FAILURE, -4) E(CL_OUT_OF_RESOURCES, -5)
+        E(CL_OUT_OF_HOST_MEMORY, -6) E(CL_PROFILING_INFO_NOT_AVAILABLE, -7) E(CL_MEM_COPY_OVERLAP, -8)
+        E(CL_IMAGE_FORMAT_MISMATCH, -9) E(CL_IMAGE_FORMAT_NOT_SUPPORTED, -10) E(CL_BUILD_PROGRAM_FAILURE, -11)
+        E(CL_MAP_FAILURE, -12) E(CL_MISALIGNED_SUB_BUFFER_OFFSET, -13)
+        E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, -14) E(CL_COMPILE_PROGRAM_FAILURE, -15)
+        E(CL_LINKER_NOT_AVAILABLE, -16) E(CL_LINK_PROGRAM_FAILURE, -17) E(CL_DEVICE_PARTITION_FAILED, -18)
+        E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE, -19) E(CL_INVALID_VALUE, -30) E(CL_INVALID_DEVICE_TYPE, -31)
+        E(CL_INVALID_PLATFORM, -32) E(CL_INVALID_DEVICE, -33) E(CL_INVALID_CONTEXT, -34)
+        E(CL_INVALID_QUEUE_PROPERTIES, -35) E(CL_INVALID_COMMAND_QUEUE, -36) E(CL_INVALID_HOST_PTR, -37)
+        E(CL_INVALID_MEM_OBJECT, -38) E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, -39) E(CL_INVALID_IMAGE_SIZE, -40)
+        E(CL_INVALID_SAMPLER, -41) E(CL_INVALID_BINARY, -42) E(CL_INVALID_BUILD_OPTIONS, -43)
+        E(CL_INVALID_PROGRAM, -44) E(CL_INVALID_PROGRAM_EXECUTABLE, -45) E(CL_INVALID_KERNEL_NAME, -46)
+        E(CL_INVALID_KERNEL_DEFINITION, -47) E(CL_INVALID_KERNEL, -48) E(CL_INVALID_ARG_INDEX, -49)
+        E(CL_INVALID_ARG_VALUE, -50) E(CL_INVALID_ARG_SIZE, -51) E(CL_INVALID_KERNEL_ARGS, -52)
+        E(CL_INVALID_WORK_DIMENSION, -53) E(CL_INVALID_WORK_GROUP_SIZE, -54) E(CL_INVALID_WORK_ITEM_SIZE, -55)
+        E(CL_INVALID_GLOBAL_OFFSET, -56) E(CL_INVALID_EVENT_WAIT_LIST, -57) E(CL_INVALID_EVENT, -58)
+        E(CL_INVALID_OPERATION, -59) E(CL_INVALID_GL_OBJECT, -60) E(CL_INVALID_BUFFER_SIZE, -61)
+        E(CL_INVALID_MIP_LEVEL, -62) E(CL_INVALID_GLOBAL_WORK_SIZE, -63) E(CL_INVALID_PROPERTY, -64)
+        E(CL_INVALID_IMAGE_DESCRIPTOR, -65) E(CL_INVALID_COMPILER_OPTIONS, -66) E(CL_INVALID_LINKER_OPTIONS, -67)
+        E(CL_INVALID_DEVICE_PARTITION_COUNT, -68) E(CL_PLATFORM_NOT_FOUND_KHR, -1001)
+#undef E
+        default: return "unknown OpenCL error";
+        }
+}
+
+static void set_err(struct dev_backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(struct dev_backend *b, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(b->err, sizeof(b->err), fmt, ap);
+        va_end(ap);
+}
+
+/* Record "call: CL_NAME (code)" and map the code to a negative errno: allocation failures
+ * to -ENOMEM (the benchmarks retry smaller), everything else to -EIO. */
+static int cl_fail(struct dev_backend *b, const char *call, cl_int rc) {
+        set_err(b, "%s: %s (%d)", call, cl_error_name(rc), (int)rc);
+        switch (rc) {
+        case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+        case CL_OUT_OF_RESOURCES:
+        case CL_OUT_OF_HOST_MEMORY:
+        case CL_INVALID_BUFFER_SIZE:
+                return -ENOMEM;
+        default:
+                return -EIO;
+        }
+}
+
+/* -- loading and devices ------------------------------------------------------------ */
+
+static int cl_open(struct dev_backend **ret, char *err, size_t errsize) {
+        *ret = NULL;
+        struct dev_backend *b = calloc(1, sizeof(*b));
+        if (!b) {
+                snprintf(err, errsize, "out of memory");
+                return -ENOMEM;
+        }
+        const char *names[] = {getenv("GPUVET_OPENCL_LIB"), "libOpenCL.so.1", "libOpenCL.so"};
+        char tried[512] = "";
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !b->lib; i++) {
+                if (!names[i] || !names[i][0])
+                        continue;
+                b->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+                size_t len = strlen(tried);
+                snprintf(tried + len, sizeof(tried) - len, "%s%s", len ? ", " : "", names[i]);
+        }
+        if (!b->lib) {
+                snprintf(err, errsize, "OpenCL ICD loader not found (tried %s): install ocl-icd-libopencl1 and a driver (pocl-opencl-icd for CPUs)",
+                         tried);
+                free(b);
+                return -ENOENT;
+        }
+        for (size_t i = 0; i < sizeof(cl_symbols) / sizeof(cl_symbols[0]); i++) {
+                void *p = dlsym(b->lib, cl_symbols[i].name);
+                if (!p) {
+                        snprintf(err, errsize, "OpenCL library lacks %s (OpenCL 1.2 needed)", cl_symbols[i].name);
+                        dlclose(b->lib);
+                        free(b);
+                        return -ENOENT;
+                }
+                memcpy((char *)&b->cl + cl_symbols[i].offset, &p, sizeof(p));
+        }
+
+        cl_platform_id plats[16];
+        cl_uint np = 0;
+        cl_int rc = b->cl.GetPlatformIDs(16, plats, &np);
+        if (rc != CL_SUCCESS || np == 0) {
+                snprintf(err, errsize, "clGetPlatformIDs: %s (%d): no OpenCL platform (is an ICD installed under /etc/OpenCL/vendors?)",
+                         rc == CL_SUCCESS ? "no platform" : cl_error_name(rc), (int)rc);
+                free(b); /* the library stays loaded: see cl_close */
+                return -ENODEV;
+        }
+        if (np > 16)
+                np = 16;
+        /* GPUs and accelerators first, then CPUs: "gpu0" is a real GPU when there is one. */
+        const cl_device_type passes[] = {CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_CPU};
+        for (size_t pass = 0; pass < 2; pass++)
+                for (cl_uint p = 0; p < np; p++) {
+                        cl_device_id ids[MAX_DEVICES];
+                        cl_uint nd = 0;
+                        rc = b->cl.GetDeviceIDs(plats[p], passes[pass], MAX_DEVICES, ids, &nd);
+                        if (rc != CL_SUCCESS) /* CL_DEVICE_NOT_FOUND: none of this type */
+                                continue;
+                        for (cl_uint d = 0; d < nd && d < MAX_DEVICES && b->n < MAX_DEVICES; d++) {
+                                b->plats[b->n] = plats[p];
+                                b->devs[b->n++] = ids[d];
+                        }
+                }
+        if (b->n == 0) {
+                snprintf(err, errsize, "clGetDeviceIDs: CL_DEVICE_NOT_FOUND (-1) on %u platform(s)", (unsigned)np);
+                free(b); /* the library stays loaded: see cl_close */
+                return -ENODEV;
+        }
+        *ret = b;
+        return 0;
+}
+
+/* The OpenCL library is never unloaded once a platform was asked for: the ICD loader and
+ * the vendor drivers it loaded keep global state and, for PoCL, worker threads that would
+ * run on in unmapped code. (Unloading also turns their static allocations into reports of
+ * leaks from an unknown module under LeakSanitizer.) */
+static void cl_close(struct dev_backend *b) {
+        free(b);
+}
+
+static int cl_count(struct dev_backend *b) { return b ? b->n : 0; }
+
+static int dev_str(struct dev_backend *b, cl_device_id d, cl_device_info what, const char *call, char *out,
+                   size_t size) {
+        out[0] = 0;
+        char buf[4096];
+        size_t len = 0;
+        cl_int rc = b->cl.GetDeviceInfo(d, what, sizeof(buf) - 1, buf, &len);
+        if (rc != CL_SUCCESS)
+                return cl_fail(b, call, rc);
+        buf[len < sizeof(buf) ? len : sizeof(buf) - 1] = 0;
+        /* trim: some drivers pad names with spaces */
+        char *s = buf;
+        while (*s == ' ')
+                s++;
+        snprintf(out, size, "%s", s);
+        for (size_t n = strlen(out); n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\n'); n--)
+                out[n - 1] = 0;
+        return 0;
+}
+
+static int dev_num(struct dev_backend *b, cl_device_id d, cl_device_info what, const char *call, void *out,
+                   size_t size) {
+        memset(out, 0, size);
+        cl_int rc = b->cl.GetDeviceInfo(d, what, size, out, NULL);
+        return rc == CL_SUCCESS ? 0 : cl_fail(b, call, rc);
+}
+
+static bool has_extension(struct dev_backend *b, cl_device_id d, const char *ext) {
+        char exts[4096];
+        if (dev_str(b, d, CL_DEVICE_EXTENSIONS, "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)", exts, sizeof(exts)) < 0)
+                return false;
+        size_t n = strlen(ext);
+        for (const char *p = exts; (p = strstr(p, ext)); p += n)
+                if ((p == exts || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0))
+                        return true;
+        return false;
+}
+
+/* The PCI address through whichever vendor extension the driver has; "" otherwise
+ * (PoCL's CPU device has none). */
+static void pci_bus_id(struct dev_backend *b, cl_device_id d, char *out, size_t size) {
+        out[0] = 0;
+        if (has_extension(b, d, "cl_khr_pci_bus_info")) {
+                cl_device_pci_bus_info_khr info;
+                if (b->cl.GetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(info), &info, NULL) == CL_SUCCESS) {
+                        snprintf(out, size, "%04x:%02x:%02x.%x", info.pci_domain & 0xffff, info.pci_bus & 0xff,
+                                 info.pci_device & 0x1f, info.pci_function & 7);
+                        return;
+                }
+        }
+        if (has_extension(b, d, "cl_nv_device_attribute_query")) {
+                cl_uint bus = 0, slot = 0, domain = 0;
+                if (b->cl.GetDeviceInfo(d, CL_DEVICE_PCI_BUS_ID_NV, sizeof(bus), &bus, NULL) == CL_SUCCESS &&
+                    b->cl.GetDeviceInfo(d, CL_DEVICE_PCI_SLOT_ID_NV, sizeof(slot), &slot, NULL) == CL_SUCCESS) {
+                        /* CL_DEVICE_PCI_DOMAIN_ID_NV is newer (R470+); 0 when absent */
+                        if (b->cl.GetDeviceInfo(d, CL_DEVICE_PCI_DOMAIN_ID_NV, sizeof(domain), &domain, NULL) !=
+                            CL_SUCCESS)
+                                domain = 0;
+                        /* the "slot" packs device << 3 | function */
+                        snprintf(out, size, "%04x:%02x:%02x.%x", domain & 0xffff, bus & 0xff, (slot >> 3) & 0x1f,
+                                 slot & 7);
+                        return;
+                }
+        }
+        if (has_extension(b, d, "cl_amd_device_attribute_query")) {
+                cl_device_topology_amd t;
+                if (b->cl.GetDeviceInfo(d, CL_DEVICE_TOPOLOGY_AMD, sizeof(t), &t, NULL) == CL_SUCCESS &&
+                    t.raw.type == CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD)
+                        snprintf(out, size, "0000:%02x:%02x.%x", (unsigned char)t.pcie.bus,
+                                 (unsigned char)t.pcie.device, (unsigned char)t.pcie.function);
+        }
+}
+
+static int cl_info(struct dev_backend *b, int index, struct dev_info *ret) {
+        memset(ret, 0, sizeof(*ret));
+        if (!b || index < 0 || index >= b->n) {
+                if (b)
+                        set_err(b, "OpenCL device %d does not exist (%d device(s))", index, b->n);
+                return -ENODEV;
+        }
+        cl_device_id d = b->devs[index];
+        int r;
+        cl_uint cu = 0, mhz = 0, unified = 0;
+        cl_ulong gmem = 0, maxalloc = 0;
+        cl_device_fp_config fp64 = 0;
+        if ((r = dev_str(b, d, CL_DEVICE_NAME, "clGetDeviceInfo(CL_DEVICE_NAME)", ret->name, sizeof(ret->name))) < 0 ||
+            (r = dev_str(b, d, CL_DEVICE_VENDOR, "clGetDeviceInfo(CL_DEVICE_VENDOR)", ret->vendor, sizeof(ret->vendor))) < 0 ||
+            (r = dev_str(b, d, CL_DRIVER_VERSION, "clGetDeviceInfo(CL_DRIVER_VERSION)", ret->driver_version,
+                         sizeof(ret->driver_version))) < 0 ||
+            (r = dev_num(b, d, CL_DEVICE_MAX_COMPUTE_UNITS, "clGetDeviceInfo(CL_DEVICE_MAX_COMPUTE_UNITS)", &cu, sizeof(cu))) < 0 ||
+            (r = dev_num(b, d, CL_DEVICE_GLOBAL_MEM_SIZE, "clGetDeviceInfo(CL_DEVICE_GLOBAL_MEM_SIZE)", &gmem, sizeof(gmem))) < 0 ||
+            (r = dev_num(b, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, "clGetDeviceInfo(CL_DEVICE_MAX_MEM_ALLOC_SIZE)", &maxalloc,
+                         sizeof(maxalloc))) < 0)
+                return r;
+        /* Optional properties: absent or deprecated ones read as 0. */
+        (void)dev_num(b, d, CL_DEVICE_MAX_CLOCK_FREQUENCY, "clGetDeviceInfo(CL_DEVICE_MAX_CLOCK_FREQUENCY)", &mhz, sizeof(mhz));
+        (void)dev_num(b, d, CL_DEVICE_HOST_UNIFIED_MEMORY, "clGetDeviceInfo(CL_DEVICE_HOST_UNIFIED_MEMORY)", &unified,
+                      sizeof(unified));
+        (void)dev_num(b, d, CL_DEVICE_DOUBLE_FP_CONFIG, "clGetDeviceInfo(CL_DEVICE_DOUBLE_FP_CONFIG)", &fp64, sizeof(fp64));
+        ret->global_mem_bytes = gmem;
+        ret->max_alloc_bytes = maxalloc;
+        ret->compute_units = cu;
+        ret->clock_mhz = mhz;
+        ret->fp64 = fp64 != 0;
+        ret->fp16 = has_extension(b, d, "cl_khr_fp16");
+        ret->unified_memory = unified != 0;
+        pci_bus_id(b, d, ret->pci_bus_id, sizeof(ret->pci_bus_id));
+        return 0;
+}
+
+/* -- contexts --------------------------------------------------------------------- */
+
+static bool test_gpu_tuning(void) {
+#ifdef GPUVET_TEST_HOOKS
+        const char *t = getenv("GPUVET_TEST_CL_TUNING");
+        return t && !strcmp(t, "gpu");
+#else
+        return false;
+#endif
+}
+
+static int cl_ctx_open(struct dev_backend *b, int index, struct dev_ctx **ret) {
+        *ret = NULL;
+        if (!b || index < 0 || index >= b->n) {
+                if (b)
+                        set_err(b, "OpenCL device %d does not exist (%d device(s))", index, b->n);
+                return -ENODEV;
+        }
+        struct dev_ctx *c = calloc(1, sizeof(*c));
+        if (!c) {
+                set_err(b, "out of memory");
+                return -ENOMEM;
+        }
+        c->b = b;
+        c->dev = b->devs[index];
+        cl_device_type type = 0;
+        if (dev_num(b, c->dev, CL_DEVICE_TYPE, "clGetDeviceInfo(CL_DEVICE_TYPE)", &type, sizeof(type)) < 0) {
+                free(c);
+                return -EIO;
+        }
+        c->cpu_tuning = (type & CL_DEVICE_TYPE_CPU) && !test_gpu_tuning();
+        cl_int rc = 0;
+        cl_context_properties props[] = {0x1084 /* CL_CONTEXT_PLATFORM */, (cl_context_properties)b->plats[index], 0};
+        c->ctx = b->cl.CreateContext(props, 1, &c->dev, NULL, NULL, &rc);
+        if (!c->ctx || rc != CL_SUCCESS) {
+                int r = cl_fail(b, "clCreateContext", rc ? rc : CL_INVALID_VALUE);
+                free(c);
+                return r;
+        }
+        c->q = b->cl.CreateCommandQueue(c->ctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &rc);
+        if (!c->q || rc != CL_SUCCESS) {
+                int r = cl_fail(b, "clCreateCommandQueue", rc ? rc : CL_INVALID_VALUE);
+                (void)b->cl.ReleaseContext(c->ctx);
+                free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+static void cl_host_free(struct dev_ctx *c, void *p, bool pinned);
+
+static void cl_ctx_close(struct dev_ctx *c) {
+        if (!c)
+                return;
+        struct cl_sym *cl = &c->b->cl;
+        (void)cl->Finish(c->q); /* a failure here has nowhere to go, ignoring */
+        while (c->pinned)
+                cl_host_free(c, c->pinned->p, true);
+        for (size_t i = 0; i < c->n_kernels; i++)
+                (void)cl->ReleaseKernel(c->kernels[i].k);
+        if (c->prog)
+                (void)cl->ReleaseProgram(c->prog);
+        if (c->last)
+                (void)cl->ReleaseEvent(c->last);
+        (void)cl->ReleaseCommandQueue(c->q);
+        (void)cl->ReleaseContext(c->ctx);
+        free(c);
+}
+
+/* Every enqueued command passes its event here: it becomes the queue's last command and the
+ * "after" of every event recorded since the previous command. */
+static void track(struct dev_ctx *c, cl_event ev) {
+        struct cl_sym *cl = &c->b->cl;
+        for (size_t i = 0; i < c->n_waiting; i++)
+                if (cl->RetainEvent(ev) == CL_SUCCESS)
+                        c->waiting[i]->after = ev;
+        c->n_waiting = 0;
+        if (c->last)
+                (void)cl->ReleaseEvent(c->last);
+        c->last = ev; /* takes the enqueue's reference */
+}
+
+/* -- memory ------------------------------------------------------------------------ */
+
+static int cl_alloc(struct dev_ctx *c, size_t bytes, struct dev_buf **ret) {
+        *ret = NULL;
+        if (bytes == 0) {
+                set_err(c->b, "clCreateBuffer: a zero-byte buffer was asked for");
+                return -EINVAL;
+        }
+        struct dev_buf *buf = calloc(1, sizeof(*buf));
+        if (!buf) {
+                set_err(c->b, "out of host memory");
+                return -ENOMEM;
+        }
+        cl_int rc = 0;
+        buf->mem = c->b->cl.CreateBuffer(c->ctx, CL_MEM_READ_WRITE, bytes, NULL, &rc);
+        if (!buf->mem || rc != CL_SUCCESS) {
+                free(buf);
+                return cl_fail(c->b, "clCreateBuffer", rc ? rc : CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        }
+        buf->bytes = bytes;
+        *ret = buf;
+        return 0;
+}
+
+static void cl_free(struct dev_ctx *c, struct dev_buf *buf) {
+        if (!buf)
+                return;
+        (void)c->b->cl.ReleaseMemObject(buf->mem);
+        free(buf);
+}
+
+/* Pinned: a buffer allocated by the driver in host memory (CL_MEM_ALLOC_HOST_PTR) and kept
+ * mapped; transfers from its mapped pointer take the driver's DMA path (NVIDIA's and AMD's
+ * documented way to get page-locked memory in OpenCL). */
+static int cl_host_alloc(struct dev_ctx *c, size_t bytes, bool pinned, void **ret) {
+        *ret = NULL;
+        if (bytes == 0) {
+                set_err(c->b, "host allocation of zero bytes");
+                return -EINVAL;
+        }
+        if (!pinned) {
+                void *p = NULL;
+                if (posix_memalign(&p, 4096, bytes) != 0) {
+                        set_err(c->b, "posix_memalign(%zu): out of memory", bytes);
+                        return -ENOMEM;
+                }
+                *ret = p;
+                return 0;
+        }
+        struct pinned *pn = calloc(1, sizeof(*pn));
+        if (!pn) {
+                set_err(c->b, "out of host memory");
+                return -ENOMEM;
+        }
+        cl_int rc = 0;
+        pn->mem = c->b->cl.CreateBuffer(c->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &rc);
+        if (!pn->mem || rc != CL_SUCCESS) {
+                free(pn);
+                return cl_fail(c->b, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", rc ? rc : CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        }
+        pn->p = c->b->cl.EnqueueMapBuffer(c->q, pn->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL,
+                                          &rc);
+        if (!pn->p || rc != CL_SUCCESS) {
+                (void)c->b->cl.ReleaseMemObject(pn->mem);
+                free(pn);
+                return cl_fail(c->b, "clEnqueueMapBuffer", rc ? rc : CL_MAP_FAILURE);
+        }
+        pn->next = c->pinned;
+        c->pinned = pn;
+        *ret = pn->p;
+        return 0;
+}
+
+static void cl_host_free(struct dev_ctx *c, void *p, bool pinned) {
+        if (!p)
+                return;
+        if (!pinned) {
+                free(p);
+                return;
+        }
+        for (struct pinned **pp = &c->pinned; *pp; pp = &(*pp)->next) {
+                struct pinned *pn = *pp;
+                if (pn->p != p)
+                        continue;
+                *pp = pn->next;
+                cl_event ev = NULL;
+                if (c->b->cl.EnqueueUnmapMemObject(c->q, pn->mem, pn->p, 0, NULL, &ev) == CL_SUCCESS && ev) {
+                        (void)c->b->cl.WaitForEvents(1, &ev);
+                        (void)c->b->cl.ReleaseEvent(ev);
+                }
+                (void)c->b->cl.ReleaseMemObject(pn->mem);
+                free(pn);
+                return;
+        }
+}
+
+static int check_range(struct dev_ctx *c, const char *call, const struct dev_buf *buf, size_t off, size_t bytes) {
+        if (!buf || off > buf->bytes || bytes > buf->bytes - off) {
+                set_err(c->b, "%s: range %zu+%zu outside the %zu-byte buffer", call, off, bytes, buf ? buf->bytes : 0);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int cl_copy_h2d(struct dev_ctx *c, struct dev_buf *dst, size_t dst_off, const void *src, size_t bytes) {
+        int r = check_range(c, "clEnqueueWriteBuffer", dst, dst_off, bytes);
+        if (r < 0)
+                return r;
+        cl_event ev = NULL;
+        cl_int rc = c->b->cl.EnqueueWriteBuffer(c->q, dst->mem, CL_FALSE, dst_off, bytes, src, 0, NULL, &ev);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clEnqueueWriteBuffer", rc);
+        track(c, ev);
+        return 0;
+}
+
+static int cl_copy_d2h(struct dev_ctx *c, void *dst, struct dev_buf *src, size_t src_off, size_t bytes) {
+        int r = check_range(c, "clEnqueueReadBuffer", src, src_off, bytes);
+        if (r < 0)
+                return r;
+        cl_event ev = NULL;
+        cl_int rc = c->b->cl.EnqueueReadBuffer(c->q, src->mem, CL_FALSE, src_off, bytes, dst, 0, NULL, &ev);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clEnqueueReadBuffer", rc);
+        track(c, ev);
+        return 0;
+}
+
+static int cl_copy_d2d(struct dev_ctx *c, struct dev_buf *dst, size_t dst_off, struct dev_buf *src, size_t src_off,
+                       size_t bytes) {
+        int r;
+        if ((r = check_range(c, "clEnqueueCopyBuffer", dst, dst_off, bytes)) < 0 ||
+            (r = check_range(c, "clEnqueueCopyBuffer", src, src_off, bytes)) < 0)
+                return r;
+        cl_event ev = NULL;
+        cl_int rc = c->b->cl.EnqueueCopyBuffer(c->q, src->mem, dst->mem, src_off, dst_off, bytes, 0, NULL, &ev);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clEnqueueCopyBuffer", rc);
+        track(c, ev);
+        return 0;
+}
+
+static int cl_p2p_enable(struct dev_ctx *a, struct dev_ctx *b) {
+        (void)b;
+        set_err(a->b, "OpenCL has no peer-to-peer copies between devices");
+        return -ENOTSUP;
+}
+
+static int cl_copy_peer(struct dev_ctx *dst_ctx, struct dev_buf *dst, struct dev_ctx *src_ctx, struct dev_buf *src,
+                        size_t bytes) {
+        (void)dst;
+        (void)src_ctx;
+        (void)src;
+        (void)bytes;
+        set_err(dst_ctx->b, "OpenCL has no peer-to-peer copies between devices");
+        return -ENOTSUP;
+}
+
+static int cl_memset(struct dev_ctx *c, struct dev_buf *buf, uint8_t value, size_t bytes) {
+        int r = check_range(c, "clEnqueueFillBuffer", buf, 0, bytes);
+        if (r < 0)
+                return r;
+        cl_event ev = NULL;
+        cl_int rc = c->b->cl.EnqueueFillBuffer(c->q, buf->mem, &value, 1, 0, bytes, 0, NULL, &ev);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clEnqueueFillBuffer", rc);
+        track(c, ev);
+        return 0;
+}
+
+/* -- kernels ------------------------------------------------------------------------ */
+
+/* Logical work items per OpenCL work item for the FMA kernels on CPU devices (see the top);
+ * must match COARSEN_F32/COARSEN_F64 in kernels/gpuvet.cl's CPU variant. */
+static size_t coarsen(const struct dev_ctx *c, const char *kernel) {
+        if (!c->cpu_tuning)
+                return 1;
+        if (!strcmp(kernel, "fma_f32") || !strcmp(kernel, "fma_f16"))
+                return 16;
+        if (!strcmp(kernel, "fma_f64"))
+                return 8;
+        return 1;
+}
+
+static bool is_fma(const char *kernel) { return !strncmp(kernel, "fma_", 4); }
+
+static int build(struct dev_ctx *c) {
+        struct cl_sym *cl = &c->b->cl;
+        const char *src = embedded_opencl_kernels;
+        size_t len = embedded_opencl_kernels_len;
+        cl_int rc = 0;
+        c->prog = cl->CreateProgramWithSource(c->ctx, 1, &src, &len, &rc);
+        if (!c->prog || rc != CL_SUCCESS) {
+                c->prog = NULL;
+                return cl_fail(c->b, "clCreateProgramWithSource", rc ? rc : CL_INVALID_VALUE);
+        }
+        char opts[256];
+        snprintf(opts, sizeof(opts), "-cl-std=CL1.2 %s",
+                 c->cpu_tuning ? "-DVEC=16 -DBLOCKED=1 -DCOARSEN_F32=16 -DCOARSEN_F64=8"
+                               : "-DVEC=4 -DBLOCKED=0 -DCOARSEN_F32=1 -DCOARSEN_F64=1");
+#ifdef GPUVET_TEST_HOOKS
+        const char *wrong = getenv("GPUVET_TEST_WRONG_KERNEL");
+        if (wrong && *wrong) {
+                size_t n = strlen(opts);
+                snprintf(opts + n, sizeof(opts) - n, " -DGPUVET_WRONG_%.40s", wrong);
+        }
+#endif
+        rc = cl->BuildProgram(c->prog, 1, &c->dev, opts, NULL, NULL);
+        if (rc != CL_SUCCESS) {
+                char log[768] = "";
+                size_t n = 0;
+                if (cl->GetProgramBuildInfo(c->prog, c->dev, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, &n) !=
+                    CL_SUCCESS)
+                        snprintf(log, sizeof(log), "(no build log)");
+                log[n < sizeof(log) ? n : sizeof(log) - 1] = 0;
+                for (char *p = log; *p; p++)
+                        if (*p == '\n')
+                                *p = ' ';
+                set_err(c->b, "clBuildProgram: %s (%d): %s", cl_error_name(rc), (int)rc, log);
+                (void)cl->ReleaseProgram(c->prog);
+                c->prog = NULL;
+                return -EIO;
+        }
+        return 0;
+}
+
+static int get_kernel(struct dev_ctx *c, const char *name, cl_kernel *ret) {
+        for (size_t i = 0; i < c->n_kernels; i++)
+                if (!strcmp(c->kernels[i].name, name)) {
+                        *ret = c->kernels[i].k;
+                        return 0;
+                }
+        if (!c->prog) {
+                int r = build(c);
+                if (r < 0)
+                        return r;
+        }
+        if (c->n_kernels == MAX_KERNELS || strlen(name) >= sizeof(c->kernels[0].name)) {
+                set_err(c->b, "clCreateKernel(%s): too many kernels or name too long", name);
+                return -EINVAL;
+        }
+        cl_int rc = 0;
+        cl_kernel k = c->b->cl.CreateKernel(c->prog, name, &rc);
+        if (!k || rc != CL_SUCCESS) {
+                char call[64];
+                snprintf(call, sizeof(call), "clCreateKernel(%s)", name);
+                int r = cl_fail(c->b, call, rc ? rc : CL_INVALID_KERNEL_NAME);
+                /* a kernel compiled out for a missing extension (fma_f16 without cl_khr_fp16) */
+                return rc == CL_INVALID_KERNEL_NAME ? -ENOTSUP : r;
+        }
+        snprintf(c->kernels[c->n_kernels].name, sizeof(c->kernels[0].name), "%s", name);
+        c->kernels[c->n_kernels++].k = k;
+        *ret = k;
+        return 0;
+}
+
+static int cl_launch(struct dev_ctx *c, const char *kernel, size_t global_size, size_t local_size,
+                     const struct dev_arg *args, size_t n_args) {
+        if (global_size == 0) {
+                set_err(c->b, "clEnqueueNDRangeKernel(%s): global size 0", kernel);
+                return -EINVAL;
+        }
+        cl_kernel k;
+        int r = get_kernel(c, kernel, &k);
+        if (r < 0)
+                return r;
+        struct cl_sym *cl = &c->b->cl;
+        cl_uint i = 0;
+        for (; i < n_args; i++) {
+                const struct dev_arg *a = &args[i];
+                cl_int rc;
+                switch (a->kind) {
+                case DEV_ARG_BUF: rc = cl->SetKernelArg(k, i, sizeof(cl_mem), &a->v.buf->mem); break;
+                case DEV_ARG_U32: rc = cl->SetKernelArg(k, i, sizeof(a->v.u32), &a->v.u32); break;
+                case DEV_ARG_U64: rc = cl->SetKernelArg(k, i, sizeof(a->v.u64), &a->v.u64); break;
+                case DEV_ARG_F32: rc = cl->SetKernelArg(k, i, sizeof(a->v.f32), &a->v.f32); break;
+                case DEV_ARG_F64: rc = cl->SetKernelArg(k, i, sizeof(a->v.f64), &a->v.f64); break;
+                default: rc = CL_INVALID_VALUE;
+                }
+                if (rc != CL_SUCCESS) {
+                        char call[80];
+                        snprintf(call, sizeof(call), "clSetKernelArg(%s, %u)", kernel, (unsigned)i);
+                        return cl_fail(c->b, call, rc);
+                }
+        }
+        size_t global = global_size, local = local_size;
+        size_t factor = coarsen(c, kernel);
+        if (is_fma(kernel)) {
+                /* hidden last argument of the FMA kernels: the logical work-item count */
+                cl_ulong logical = global_size;
+                cl_int rc = cl->SetKernelArg(k, i, sizeof(logical), &logical);
+                if (rc != CL_SUCCESS)
+                        return cl_fail(c->b, "clSetKernelArg(fma, logical size)", rc);
+                global = (global_size + factor - 1) / factor;
+                local = local_size && local_size % factor == 0 ? local_size / factor : 0;
+        }
+        if (local) /* the loops are grid-stride or bounds-checked: rounding up is safe */
+                global = (global + local - 1) / local * local;
+        cl_event ev = NULL;
+        cl_int rc = cl->EnqueueNDRangeKernel(c->q, k, 1, NULL, &global, local ? &local : NULL, 0, NULL, &ev);
+        if (rc != CL_SUCCESS) {
+                char call[80];
+                snprintf(call, sizeof(call), "clEnqueueNDRangeKernel(%s)", kernel);
+                return cl_fail(c->b, call, rc);
+        }
+        track(c, ev);
+        return 0;
+}
+
+/* -- events ---------------------------------------------------------------------------- */
+
+static int cl_event_create(struct dev_ctx *c, struct dev_event **ret) {
+        *ret = calloc(1, sizeof(**ret));
+        if (!*ret) {
+                set_err(c->b, "out of host memory");
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void event_clear(struct dev_ctx *c, struct dev_event *e) {
+        for (size_t i = 0; i < c->n_waiting; i++)
+                if (c->waiting[i] == e) {
+                        c->waiting[i] = c->waiting[--c->n_waiting];
+                        break;
+                }
+        if (e->before)
+                (void)c->b->cl.ReleaseEvent(e->before);
+        if (e->after)
+                (void)c->b->cl.ReleaseEvent(e->after);
+        e->before = e->after = NULL;
+}
+
+static void cl_event_destroy(struct dev_ctx *c, struct dev_event *e) {
+        if (!e)
+                return;
+        event_clear(c, e);
+        free(e);
+}
+
+static int cl_event_record(struct dev_ctx *c, struct dev_event *e) {
+        event_clear(c, e);
+        if (c->n_waiting == MAX_WAITING) {
+                set_err(c->b, "too many events recorded with no command between them");
+                return -ENOSPC;
+        }
+        if (c->last && c->b->cl.RetainEvent(c->last) == CL_SUCCESS)
+                e->before = c->last;
+        c->waiting[c->n_waiting++] = e;
+        return 0;
+}
+
+static int profile(struct dev_ctx *c, cl_event ev, cl_profiling_info what, cl_ulong *ret) {
+        cl_int rc = c->b->cl.WaitForEvents(1, &ev);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clWaitForEvents", rc);
+        rc = c->b->cl.GetEventProfilingInfo(ev, what, sizeof(*ret), ret, NULL);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, what == CL_PROFILING_COMMAND_START ? "clGetEventProfilingInfo(START)"
+                                                                        : "clGetEventProfilingInfo(END)", rc);
+        return 0;
+}
+
+static int cl_event_elapsed_ms(struct dev_ctx *c, struct dev_event *start, struct dev_event *end, double *ret) {
+        *ret = 0;
+        /* Nothing was enqueued between the two records: zero time on the device. */
+        if (!start->after || !end->before || start->before == end->before)
+                return 0;
+        cl_ulong t0 = 0, t1 = 0;
+        int r;
+        if ((r = profile(c, end->before, CL_PROFILING_COMMAND_END, &t1)) < 0 ||
+            (r = profile(c, start->after, CL_PROFILING_COMMAND_START, &t0)) < 0)
+                return r;
+        if (t1 < t0) {
+                set_err(c->b, "clGetEventProfilingInfo: end %llu ns before start %llu ns", (unsigned long long)t1,
+                        (unsigned long long)t0);
+                return -EIO;
+        }
+        *ret = (double)(t1 - t0) / 1e6;
+        return 0;
+}
+
+static int cl_synchronize(struct dev_ctx *c) {
+        cl_int rc = c->b->cl.Finish(c->q);
+        return rc == CL_SUCCESS ? 0 : cl_fail(c->b, "clFinish", rc);
+}
+
+static const char *cl_last_error(struct dev_backend *b) { return b ? b->err : "OpenCL backend not loaded"; }
+
+const struct dev_ops dev_ops_opencl = {
+        .name = "opencl",
+        .kind = DEV_OPENCL,
+        .open = cl_open,
+        .close = cl_close,
+        .count = cl_count,
+        .info = cl_info,
+        .ctx_open = cl_ctx_open,
+        .ctx_close = cl_ctx_close,
+        .alloc = cl_alloc,
+        .free = cl_free,
+        .host_alloc = cl_host_alloc,
+        .host_free = cl_host_free,
+        .copy_h2d = cl_copy_h2d,
+        .copy_d2h = cl_copy_d2h,
+        .copy_d2d = cl_copy_d2d,
+        .p2p_enable = cl_p2p_enable,
+        .copy_peer = cl_copy_peer,
+        .memset = cl_memset,
+        .launch = cl_launch,
+        .event_create = cl_event_create,
+        .event_destroy = cl_event_destroy,
+        .event_record = cl_event_record,
+        .event_elapsed_ms = cl_event_elapsed_ms,
+        .synchronize = cl_synchronize,
+        .last_error = cl_last_error,
+};

@@ -1,0 +1,29 @@
+#include "bench/bench.h"
+
+#include <string.h>
+
+const struct bench_info *const bench_registry[] = {
+#define BENCH(name) &bench_##name,
+#include "bench/bench.def"
+#undef BENCH
+};
+
+const size_t bench_registry_count = sizeof(bench_registry) / sizeof(bench_registry[0]);
+
+const struct bench_info *bench_find(const char *name) {
+        for (size_t i = 0; i < bench_registry_count; i++)
+                if (strcmp(bench_registry[i]->name, name) == 0)
+                        return bench_registry[i];
+        return NULL;
+}
+
+/* The backends: src/bench/cuda.c and src/bench/opencl.c, both always built (without nvcc
+ * the CUDA one carries no kernels and says so when opened, cuda_nokernels.c), so plain
+ * references: a missing backend is a link error, never a silent NULL. */
+const struct dev_ops *dev_ops_by_name(const char *name) {
+        if (strcmp(name, "cuda") == 0)
+                return &dev_ops_cuda;
+        if (strcmp(name, "opencl") == 0)
+                return &dev_ops_opencl;
+        return NULL;
+}

@@ -1,0 +1,404 @@
+/* gpuvet bench: run benchmarks (src/bench), each in a child under a deadline, judge every
+ * measurement against peaks and baselines, and print tables and/or the JSON report. */
+#include "bench/baselines.h"
+#include "bench/bench.h"
+#include "bench/runner.h"
+#include "cmd/cmd.h"
+#include "core/atomic_file.h"
+#include "core/fsroot.h"
+#include "core/strparse.h"
+#include "report/bench_json.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_GPUS 256
+
+static const char usage[] =
+        "Usage: gpuvet bench NAME[,NAME...]|all [OPTIONS]\n"
+        "       gpuvet bench --list\n"
+        "\n"
+        "Measure bandwidth, compute and host memory; compare each figure with the GPU's\n"
+        "theoretical peak and with achieved baselines (docs/bench.md).\n"
+        "\n"
+        "Options:\n"
+        "      --list            list the benchmarks and exit\n"
+        "  -b, --backend B       cuda, opencl or auto (default: CUDA when it has a device,\n"
+        "                        else OpenCL)\n"
+        "  -g, --gpus LIST       device indices to use: \"0,2\", \"0-3\" (default all)\n"
+        "  -n, --reps N          repetitions after warm-up, 1-100000 (default per benchmark)\n"
+        "  -w, --warmup N        warm-up repetitions, 1-10000 (default per benchmark)\n"
+        "  -s, --size BYTES      working set per buffer/array: 268435456, 256M, 1G\n"
+        "                        (K/M/G/T = 2^10/2^20/2^30/2^40; 4K-1T)\n"
+        "  -t, --threads N       host threads, 1-4096 (default: every CPU this process may use)\n"
+        "  -p, --precision P     fp64, fp32, tf32, fp16, bf16 or fp8 (default all that apply)\n"
+        "  -j, --json FILE       also write the JSON report (schema gpuvet.bench/1) to FILE\n"
+        "                        (\"-\": standard output, which then holds only the JSON)\n"
+        "  -q, --quiet           no text report\n"
+        "      --timeout SEC     deadline per benchmark (default per benchmark, 120 s for most);\n"
+        "                        a benchmark past it is killed and reported as an error\n"
+        "  -r, --root DIR        read /sys, /proc under DIR for the node's facts\n"
+        "      --data-dir DIR    GPU table and baselines.json from DIR ($GPUVET_DATA_DIR)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Exit status: 0 every measurement passed or warned, 1 one failed or could not be\n"
+        "measured (error, timeout), 2 usage or bad input, 3 internal error.\n";
+
+static const char *const precisions[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"};
+
+static bool parse_count(const char *s, unsigned min, unsigned max, unsigned *ret) {
+        uint64_t v;
+        if (parse_u64(s, &v) < 0 || v < min || v > max)
+                return false;
+        *ret = (unsigned)v;
+        return true;
+}
+
+/* "268435456", "256M", "1G", "64MiB", "512k": binary multiples. */
+static bool parse_size(const char *s, uint64_t *ret) {
+        char *end;
+        errno = 0;
+        if (!isdigit((unsigned char)*s))
+                return false;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno || end == s)
+                return false;
+        unsigned shift = 0;
+        switch (toupper((unsigned char)*end)) {
+        case 'K': shift = 10; end++; break;
+        case 'M': shift = 20; end++; break;
+        case 'G': shift = 30; end++; break;
+        case 'T': shift = 40; end++; break;
+        }
+        if (shift && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
+                end += strlen(end);
+        else if (!shift && strcmp(end, "B") == 0)
+                end++;
+        if (*end)
+                return false;
+        if (v > (1ull << 40) >> shift)
+                return false;
+        v <<= shift;
+        if (v < 4096 || v > (1ull << 40))
+                return false;
+        *ret = v;
+        return true;
+}
+
+/* "0,2,5-7" -> indices, each 0..MAX_GPUS-1, no duplicates. */
+static bool parse_gpus(const char *s, int *out, size_t *ret_n) {
+        uint64_t mask[MAX_GPUS / 64] = {0};
+        unsigned count;
+        if (!*s || parse_cpulist(s, mask, MAX_GPUS, &count) < 0 || count == 0)
+                return false;
+        size_t n = 0;
+        for (int i = 0; i < MAX_GPUS; i++)
+                if (mask[i / 64] >> (i % 64) & 1)
+                        out[n++] = i;
+        unsigned all;
+        if (parse_cpulist(s, NULL, 0, &all) < 0 || all < n || n != count)
+                return false;
+        if (all > n)
+                return false; /* an index past MAX_GPUS (or one listed twice) */
+        *ret_n = n;
+        return true;
+}
+
+static int list_benchmarks(void) {
+        for (size_t i = 0; i < bench_registry_count; i++) {
+                const struct bench_info *b = bench_registry[i];
+                printf("%-14s %-6s %s\n", b->name, b->needs_device ? "gpu" : "host", b->title);
+        }
+        return EXIT_PASS;
+}
+
+static double now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The selected benchmarks in registry order; false (message printed) on an unknown name. */
+static bool select_benchmarks(const char *arg, const struct bench_info **sel, size_t *ret_n) {
+        size_t n = 0;
+        if (strcmp(arg, "all") == 0) {
+                for (size_t i = 0; i < bench_registry_count; i++)
+                        sel[n++] = bench_registry[i];
+                *ret_n = n;
+                return true;
+        }
+        char *copy = strdup(arg);
+        if (!copy)
+                return false;
+        bool ok = true;
+        bool want[64] = {false};
+        for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                const struct bench_info *b = bench_find(tok);
+                if (!b) {
+                        fprintf(stderr, "gpuvet bench: no benchmark named \"%s\" (see gpuvet bench --list)\n", tok);
+                        ok = false;
+                        continue;
+                }
+                for (size_t i = 0; i < bench_registry_count && i < 64; i++)
+                        if (bench_registry[i] == b)
+                                want[i] = true;
+        }
+        free(copy);
+        for (size_t i = 0; i < bench_registry_count && i < 64; i++)
+                if (want[i])
+                        sel[n++] = bench_registry[i];
+        *ret_n = n;
+        return ok && n > 0;
+}
+
+static const char *status_word(enum status s) { return status_name(s); }
+
+static void fmt_value(char *buf, size_t size, double v) {
+        if (v >= 1000)
+                snprintf(buf, size, "%.0f", v);
+        else if (v >= 10)
+                snprintf(buf, size, "%.1f", v);
+        else
+                snprintf(buf, size, "%.3g", v);
+}
+
+static void print_text(FILE *out, const struct bench_report *rep, const struct bench_run_result *runs, size_t n_runs,
+                       enum status verdict) {
+        for (size_t r = 0; r < n_runs; r++) {
+                const struct bench_run_result *run = &runs[r];
+                fprintf(out, "%s: %s (%.1f s%s%s)\n", run->info->name, run->info->title, run->duration_ms / 1e3,
+                        run->backend[0] ? ", backend " : "", run->backend);
+                fprintf(out, "  %-22s %-21s %14s %21s %7s %7s %7s  %s\n", "subject", "measurement", "median", "min-max",
+                        "cv", "%peak", "%base", "verdict");
+                for (size_t i = run->first; i < run->first + run->count; i++) {
+                        const struct measurement *m = &rep->m[i];
+                        char med[32] = "-", range[48] = "-", cv[16] = "-", pk[16] = "-", bl[16] = "-";
+                        if (m->stats.n) {
+                                char lo[24], hi[24];
+                                fmt_value(med, sizeof(med), m->stats.median);
+                                size_t l = strlen(med);
+                                snprintf(med + l, sizeof(med) - l, " %s", m->unit);
+                                fmt_value(lo, sizeof(lo), m->stats.min);
+                                fmt_value(hi, sizeof(hi), m->stats.max);
+                                snprintf(range, sizeof(range), "%s-%s", lo, hi);
+                                snprintf(cv, sizeof(cv), "%.1f%%", m->stats.cv * 100);
+                        }
+                        if (m->ratio_peak > 0)
+                                snprintf(pk, sizeof(pk), "%.0f%%", m->ratio_peak * 100);
+                        if (m->ratio_baseline > 0)
+                                snprintf(bl, sizeof(bl), "%.0f%%", m->ratio_baseline * 100);
+                        fprintf(out, "  %-22s %-21s %14s %21s %7s %7s %7s  %s\n", m->subject, m->name, med, range, cv, pk,
+                                bl, status_word(m->status));
+                        if (m->status != STATUS_PASS || m->stats.n == 0)
+                                fprintf(out, "      %s\n", m->summary);
+                }
+                fputc('\n', out);
+        }
+        unsigned counts[_STATUS_COUNT] = {0};
+        for (size_t i = 0; i < rep->n; i++)
+                counts[rep->m[i].status]++;
+        fprintf(out, "verdict: %s (%zu measurements: %u pass, %u warn, %u fail, %u skip, %u error)\n",
+                status_word(verdict), rep->n, counts[STATUS_PASS], counts[STATUS_WARN], counts[STATUS_FAIL],
+                counts[STATUS_SKIP], counts[STATUS_ERROR]);
+}
+
+static enum status worst(enum status a, enum status b) {
+        /* error and fail outrank warn, warn outranks pass, pass outranks skip (a skipped
+         * measurement does not spoil a passing run; only skips make a skip) */
+        static const int rank[_STATUS_COUNT] = {[STATUS_SKIP] = 0, [STATUS_PASS] = 1, [STATUS_WARN] = 2,
+                                                [STATUS_FAIL] = 3, [STATUS_ERROR] = 4};
+        return rank[a] >= rank[b] ? a : b;
+}
+
+int cmd_bench(int argc, char **argv) {
+        static const struct option options[] = {
+                {"list", no_argument, NULL, 'L'},          {"backend", required_argument, NULL, 'b'},
+                {"gpus", required_argument, NULL, 'g'},    {"reps", required_argument, NULL, 'n'},
+                {"warmup", required_argument, NULL, 'w'},  {"size", required_argument, NULL, 's'},
+                {"threads", required_argument, NULL, 't'}, {"precision", required_argument, NULL, 'p'},
+                {"json", required_argument, NULL, 'j'},    {"quiet", no_argument, NULL, 'q'},
+                COMMON_LONG_OPTIONS,
+        };
+        struct common_options common;
+        common_options_init(&common);
+        common.timeout_s = 0; /* 0: each benchmark's own deadline */
+        struct bench_options bopt = {.backend = "auto"};
+        static int gpus[MAX_GPUS];
+        const char *json_path = NULL;
+        bool list = false, quiet = false;
+
+        optind = 1;
+        opterr = 0;
+        int opt, code;
+        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "b:g:n:w:s:t:p:j:q", options, NULL)) != -1) {
+                switch (opt) {
+                case 'L': list = true; break;
+                case 'b':
+                        if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl") && strcmp(optarg, "auto")) {
+                                fprintf(stderr, "gpuvet bench: --backend: expected cuda, opencl or auto, not \"%s\"\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
+                        bopt.backend = optarg;
+                        break;
+                case 'g':
+                        if (!parse_gpus(optarg, gpus, &bopt.n_gpus)) {
+                                fprintf(stderr,
+                                        "gpuvet bench: --gpus: expected device indices 0-%d such as \"0,2\" or \"0-3\", "
+                                        "not \"%s\"\n",
+                                        MAX_GPUS - 1, optarg);
+                                return EXIT_USAGE;
+                        }
+                        bopt.gpus = gpus;
+                        break;
+                case 'n':
+                        if (!parse_count(optarg, 1, 100000, &bopt.reps)) {
+                                fprintf(stderr, "gpuvet bench: --reps: expected a whole number 1-100000, not \"%s\"\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'w':
+                        if (!parse_count(optarg, 1, 10000, &bopt.warmup)) {
+                                fprintf(stderr, "gpuvet bench: --warmup: expected a whole number 1-10000, not \"%s\"\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 's':
+                        if (!parse_size(optarg, &bopt.size_bytes)) {
+                                fprintf(stderr,
+                                        "gpuvet bench: --size: expected bytes 4K-1T such as 268435456, 256M or 1G, "
+                                        "not \"%s\"\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 't':
+                        if (!parse_count(optarg, 1, 4096, &bopt.threads)) {
+                                fprintf(stderr, "gpuvet bench: --threads: expected a whole number 1-4096, not \"%s\"\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'p': {
+                        bool known = false;
+                        for (size_t i = 0; i < sizeof(precisions) / sizeof(precisions[0]); i++)
+                                known |= strcmp(optarg, precisions[i]) == 0;
+                        if (!known) {
+                                fprintf(stderr,
+                                        "gpuvet bench: --precision: unknown precision \"%s\" (fp64, fp32, tf32, fp16, "
+                                        "bf16, fp8)\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
+                        bopt.precision = optarg;
+                        break;
+                }
+                case 'j': json_path = optarg; break;
+                case 'q': quiet = true; break;
+                default:
+                        if ((code = common_option("bench", opt, usage, &common, argv)) >= 0)
+                                return code;
+                }
+        }
+        if (list) {
+                if ((code = common_no_operands("bench", argc, argv)) >= 0)
+                        return code;
+                return list_benchmarks();
+        }
+        if (optind >= argc) {
+                fprintf(stderr, "gpuvet bench: name a benchmark, or all (see gpuvet bench --list)\n");
+                return EXIT_USAGE;
+        }
+        const char *names = argv[optind++];
+        if ((code = common_no_operands("bench", argc, argv)) >= 0)
+                return code;
+        const struct bench_info *sel[64];
+        size_t n_sel = 0;
+        if (!select_benchmarks(names, sel, &n_sel))
+                return EXIT_USAGE;
+
+        double start = now_ms();
+        struct fsroot *fs;
+        struct gpudb *db;
+        if ((code = open_inputs(&common, &fs, &db)))
+                return code;
+        char err[512];
+        struct baselines *bl = NULL;
+        if (baselines_load(common.data_dir, &bl, err, sizeof(err)) < 0) {
+                fprintf(stderr, "gpuvet bench: %s\n", err);
+                gpudb_free(db);
+                fsroot_free(fs);
+                return EXIT_USAGE;
+        }
+        watchdog_arm(30, "gathering facts");
+        struct facts facts;
+        int r = facts_gather(fs, db, &facts);
+        watchdog_arm(0, "");
+        if (r < 0) {
+                fprintf(stderr, "gpuvet bench: gathering facts: %s\n", strerror(-r));
+                facts_done(&facts);
+                baselines_free(bl);
+                gpudb_free(db);
+                fsroot_free(fs);
+                return EXIT_INTERNAL;
+        }
+
+        struct bench_ctx ctx = {.opt = &bopt, .facts = &facts, .baselines = bl};
+        struct bench_report rep;
+        bench_report_init(&rep);
+        struct bench_run_result runs[64];
+        enum status verdict = STATUS_SKIP;
+        for (size_t i = 0; i < n_sel; i++) {
+                bench_run_child(sel[i], &ctx, common.timeout_s, &rep, &runs[i]);
+                bench_judge_range(&rep, runs[i].first, &facts, bl);
+        }
+        /* GPUs of one node against each other; a spread of ~5% is normal (gpu-specs §4). */
+        bench_compare_siblings(&rep, 0.10);
+        for (size_t i = 0; i < n_sel; i++) {
+                runs[i].status = STATUS_SKIP;
+                for (size_t k = runs[i].first; k < runs[i].first + runs[i].count; k++)
+                        runs[i].status = worst(runs[i].status, rep.m[k].status);
+                verdict = worst(verdict, runs[i].status);
+        }
+
+        struct bench_json_run jrun = {.benchmarks = names, .backend = bopt.backend, .opt = &bopt,
+                                      .timeout_s = common.timeout_s, .duration_ms = now_ms() - start, .verdict = verdict};
+        bool json_to_stdout = json_path && strcmp(json_path, "-") == 0;
+        code = verdict == STATUS_FAIL || verdict == STATUS_ERROR ? EXIT_FAILED : EXIT_PASS;
+        if (json_path) {
+                char *json = bench_json_report(&jrun, &facts, &rep, runs, n_sel);
+                if (!json) {
+                        fprintf(stderr, "gpuvet bench: out of memory building the JSON report\n");
+                        code = EXIT_INTERNAL;
+                } else if (json_to_stdout) {
+                        fputs(json, stdout);
+                        fputc('\n', stdout);
+                } else {
+                        size_t len = strlen(json);
+                        json[len] = '\n';
+                        r = atomic_write(json_path, json, len + 1);
+                        if (r < 0) {
+                                fprintf(stderr, "gpuvet bench: writing %s: %s\n", json_path, strerror(-r));
+                                code = EXIT_INTERNAL;
+                        }
+                }
+                free(json);
+        }
+        if (!quiet && !json_to_stdout)
+                print_text(stdout, &rep, runs, n_sel, verdict);
+        if (rep.out_of_memory)
+                code = EXIT_INTERNAL;
+        bench_report_done(&rep);
+        facts_done(&facts);
+        baselines_free(bl);
+        gpudb_free(db);
+        fsroot_free(fs);
+        return code;
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""`gpuvet bench` through the CUDA backend on the fake libcuda (tests/fakes/fake_cuda.c):
+memory, compute, transfer and p2p end to end (every measurement passes and is verified);
+a wrong kernel fails verification; an error injected into each driver call the run makes
+gives error measurements naming the call, never a crash; a hung call becomes a timeout;
+Volta (cc 7.0) is refused with the documented message and --backend auto goes on to
+OpenCL.
+
+Usage: test_bench_cuda.py GPUVET FAKE_LIBCUDA"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+GPUVET, FAKE = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def bench(names, env=None, args=(), timeout=120):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_CUDA_")}
+    e["GPUVET_CUDA_LIB"] = FAKE
+    e.update(env or {})
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = subprocess.run([GPUVET, "bench", names, "--json", f.name, "-q", "-n", "3", "-w", "1"] + list(args),
+                           env=e, capture_output=True, text=True, timeout=timeout)
+        try:
+            report = json.load(open(f.name))
+        except ValueError:
+            report = None
+    return p, report
+
+
+def main():
+    # --- end to end: every benchmark passes and verifies
+    p, rep = bench("memory,compute,transfer,p2p", {"FAKE_CUDA_DEVICES": "2"}, ["-s", "4M"])
+    check(p.returncode == 0, "clean run exits 0, got %d: %s" % (p.returncode, p.stderr))
+    ms = rep["measurements"] if rep else []
+    check(all(b["backend"] == "cuda" for b in rep["benchmarks"]) if rep else False, "every benchmark ran on cuda")
+    names = {(m["bench"], m["name"]) for m in ms}
+    for want in [("memory", "triad"), ("compute", "fp32_fma"), ("transfer", "h2d_pinned"), ("p2p", "write_uni"),
+                 ("p2p", "write_bidir"), ("p2p", "latency")]:
+        check(want in names, "measurement %s/%s present" % want)
+    for m in ms:
+        if m["name"] == "bidirectional" and m["status"] == "skip":
+            continue  # bench_transfer.c: one queue per context, reported as not measured
+        check(m["status"] == "pass", "%s/%s %s passes: %s" % (m["bench"], m["name"], m["subject"], m["summary"]))
+        if m["bench"] != "compute" or "fma" in m["name"]:
+            if m["name"] not in ("launch_latency_host", "launch_latency_device"):
+                check(m["verified"], "%s/%s verified" % (m["bench"], m["name"]))
+    # the fake's figures: p2p 300 GB/s with 2 us per copy on 4 MiB, PCIe 25 GB/s
+    uni = [m for m in ms if m["bench"] == "p2p" and m["name"] == "write_uni"]
+    if uni:
+        want = 4 * 2**20 / (2e-6 + 4 * 2**20 / 300e9) / 1e9
+        check(abs(uni[0]["stats"]["median"] - want) < 0.01 * want, "p2p uni %.1f GB/s (fake: %.1f)" %
+              (uni[0]["stats"]["median"], want))
+        check(uni[0]["params"].get("link") in ("pcie", "nvlink (sxm, assumed)"), "p2p names the link: %s" % uni[0]["params"])
+
+    # --- a wrong kernel must fail verification
+    for kernel, bench_name, meas in [("triad_f32", "memory", "triad"), ("copy_f32", "memory", "copy"),
+                                     ("read_f32", "memory", "read"), ("fma_f32", "compute", "fp32_fma"),
+                                     ("fill_u32", "transfer", "d2h_pinned")]:
+        p, rep = bench(bench_name, {"FAKE_CUDA_WRONG_KERNEL": kernel}, ["-s", "1M"])
+        check(p.returncode == 1, "wrong %s: exit 1, got %d" % (kernel, p.returncode))
+        bad = [m for m in (rep or {}).get("measurements", []) if m["name"] == meas]
+        check(bad and all(m["status"] == "fail" and not m["verified"] and m["verify_error"] for m in bad),
+              "wrong %s fails %s/%s verification" % (kernel, bench_name, meas))
+
+    # --- an error in each driver call the runs make: no crash, error measurements naming it
+    with tempfile.NamedTemporaryFile(mode="r") as log:
+        bench("memory,compute,transfer,p2p", {"FAKE_CUDA_DEVICES": "2", "FAKE_CUDA_LOG": log.name}, ["-s", "1M"])
+        called = sorted({line.split()[0] for line in log})
+    teardown = {"cuMemFree_v2", "cuMemFreeHost", "cuStreamDestroy_v2", "cuModuleUnload", "cuEventDestroy_v2",
+                "cuDevicePrimaryCtxRelease_v2", "cuGetErrorName", "cuGetErrorString"}
+    check(len(called) >= 25, "the runs make %d distinct driver calls: %s" % (len(called), called))
+    for fn in called:
+        for when in ("", ":call=2"):
+            p, rep = bench("memory,compute,transfer,p2p", {"FAKE_CUDA_DEVICES": "2",
+                                                           "FAKE_CUDA_FAIL": fn + ":CUDA_ERROR_LAUNCH_FAILED" + when},
+                           ["-s", "1M", "-b", "cuda"])
+            check(p.returncode in (0, 1), "%s%s: exit %d (a crash?) %s" % (fn, when, p.returncode, p.stderr[-300:]))
+            check(rep is not None, "%s%s: a JSON report" % (fn, when))
+            if rep is None or fn in teardown:
+                continue
+            errs = [m for m in rep["measurements"] if m["status"] in ("error", "skip", "fail")]
+            named = [m for m in errs if fn in (m["summary"] or "") and "CUDA_ERROR_LAUNCH_FAILED" in m["summary"]]
+            if when == "":
+                check(named, "%s fails: a measurement names it (got %s)" %
+                      (fn, [m["summary"] for m in errs][:3]))
+
+    # --- a hung call becomes a timeout, not a hang
+    p, rep = bench("memory", {"FAKE_CUDA_HANG": "cuStreamSynchronize"}, ["--timeout", "3", "-s", "1M"], timeout=60)
+    check(p.returncode == 1, "hung cuStreamSynchronize: exit 1, got %d" % p.returncode)
+    check(rep and any("timed out" in (m["summary"] or "") for m in rep["measurements"]), "hung call reported as timed out")
+
+    # --- Volta: refused with the documented message; auto goes on to OpenCL
+    p, rep = bench("memory", {"FAKE_CUDA_CC": "7.0", "FAKE_CUDA_NAME": "Tesla V100-SXM2-32GB"}, ["-b", "cuda", "-s", "1M"])
+    text = json.dumps(rep)
+    check("compute capability 7.0" in text and "--backend opencl" in text, "cuda on Volta refused with the message")
+    p, rep = bench("memory", {"FAKE_CUDA_CC": "7.0"}, ["-b", "auto", "-s", "1M"], timeout=300)
+    backends = [b["backend"] for b in rep["benchmarks"]] if rep else []
+    if backends == ["opencl"]:
+        print("auto on Volta: opencl")
+    else:
+        text = json.dumps(rep)
+        # no OpenCL platform on this machine: the message still names both
+        check("compute capability 7.0" in text and "opencl" in text,
+              "auto on Volta goes to OpenCL (got backends %s)" % backends)
+
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
