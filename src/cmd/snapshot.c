@@ -10,6 +10,7 @@
  * atomic_write(), so a failed run never leaves a torn FILE.tar behind. */
 #include "cmd/cmd.h"
 #include "core/atomic_file.h"
+#include "core/dynlib.h"
 #include "core/fsroot.h"
 #include "core/strv.h"
 #include "data/gpudb.h"
@@ -22,12 +23,40 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* libarchive is loaded when a snapshot is written, not linked: every other command would
+ * pay for it and what it pulls in (core/dynlib.h). */
+#define LIBARCHIVE_FUNCTIONS(X)                                                                          \
+        X(archive_entry_free) X(archive_entry_new) X(archive_entry_set_filetype) X(archive_entry_set_mtime) \
+        X(archive_entry_set_pathname) X(archive_entry_set_perm) X(archive_entry_set_size)                   \
+        X(archive_entry_set_symlink) X(archive_error_string) X(archive_set_error) X(archive_write_close)     \
+        X(archive_write_data) X(archive_write_free) X(archive_write_header) X(archive_write_new)            \
+        X(archive_write_open) X(archive_write_set_format_pax_restricted)
+static struct {
+#define X(f) __typeof__(&f) f;
+        LIBARCHIVE_FUNCTIONS(X)
+#undef X
+} la;
+
+static int libarchive_load(char *err, size_t errsize) {
+        static const char *const sonames[] = {"libarchive.so.13", NULL};
+        static const struct dynlib_sym syms[] = {
+#define X(f) {#f, offsetof(__typeof__(la), f)},
+                LIBARCHIVE_FUNCTIONS(X)
+#undef X
+        };
+        static void *handle;
+        if (handle)
+                return 0;
+        return dynlib_load(sonames, syms, sizeof(syms) / sizeof(syms[0]), &la, &handle, err, errsize);
+}
 
 #define INFO_NAME "gpuvet-snapshot.txt"
 
@@ -243,7 +272,7 @@ static la_ssize_t write_cb(struct archive *a, void *data, const void *buf, size_
                         cap *= 2;
                 char *grown = realloc(m->data, cap);
                 if (!grown) {
-                        archive_set_error(a, ENOMEM, "out of memory");
+                        la.archive_set_error(a, ENOMEM, "out of memory");
                         return -1;
                 }
                 m->data = grown;
@@ -256,11 +285,11 @@ static la_ssize_t write_cb(struct archive *a, void *data, const void *buf, size_
 
 static int write_entry(struct archive *a, const char *path, const struct stat *st, mode_t type,
                        const char *content, size_t len, const char *link_target) {
-        struct archive_entry *e = archive_entry_new();
+        struct archive_entry *e = la.archive_entry_new();
         if (!e)
                 return -ENOMEM;
-        archive_entry_set_pathname(e, path);
-        archive_entry_set_filetype(e, type);
+        la.archive_entry_set_pathname(e, path);
+        la.archive_entry_set_filetype(e, type);
         /* Owner rwx on directories and r on files: the tree must extract and be readable
          * (and removable) by whoever replays it; sysfs and /proc/PID dirs are 0555. */
         mode_t perm = st ? st->st_mode & 07777 : 0644;
@@ -268,18 +297,18 @@ static int write_entry(struct archive *a, const char *path, const struct stat *s
                 perm |= 0700;
         else if (type == AE_IFREG)
                 perm |= 0600;
-        archive_entry_set_perm(e, type == AE_IFLNK ? 0777 : perm);
+        la.archive_entry_set_perm(e, type == AE_IFLNK ? 0777 : perm);
         if (st)
-                archive_entry_set_mtime(e, st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+                la.archive_entry_set_mtime(e, st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
         else
-                archive_entry_set_mtime(e, time(NULL), 0);
-        archive_entry_set_size(e, type == AE_IFREG ? (la_int64_t)len : 0);
+                la.archive_entry_set_mtime(e, time(NULL), 0);
+        la.archive_entry_set_size(e, type == AE_IFREG ? (la_int64_t)len : 0);
         if (link_target)
-                archive_entry_set_symlink(e, link_target);
-        int r = archive_write_header(a, e) == ARCHIVE_OK ? 0 : -EIO;
-        if (r == 0 && type == AE_IFREG && len > 0 && archive_write_data(a, content, len) != (la_ssize_t)len)
+                la.archive_entry_set_symlink(e, link_target);
+        int r = la.archive_write_header(a, e) == ARCHIVE_OK ? 0 : -EIO;
+        if (r == 0 && type == AE_IFREG && len > 0 && la.archive_write_data(a, content, len) != (la_ssize_t)len)
                 r = -EIO;
-        archive_entry_free(e);
+        la.archive_entry_free(e);
         return r;
 }
 
@@ -412,13 +441,13 @@ static int build_archive(struct capture *c, const struct facts *f, const char *r
         struct archive *a = NULL;
         if (r == 0) {
                 write_info(&info, f, root, c);
-                a = archive_write_new();
+                a = la.archive_write_new();
                 if (!a || !info.data)
                         r = -ENOMEM;
         }
-        if (r == 0 && (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-                       archive_write_open(a, out, write_cb_open, write_cb, NULL) != ARCHIVE_OK)) {
-                snprintf(err, errsize, "starting the archive: %s", archive_error_string(a));
+        if (r == 0 && (la.archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+                       la.archive_write_open(a, out, write_cb_open, write_cb, NULL) != ARCHIVE_OK)) {
+                snprintf(err, errsize, "starting the archive: %s", la.archive_error_string(a));
                 r = -EIO;
         }
         if (r == 0)
@@ -428,14 +457,14 @@ static int build_archive(struct capture *c, const struct facts *f, const char *r
                 if (it->type)
                         r = write_entry(a, it->path, &it->st, it->type, it->content, it->len, it->link);
                 if (r == -EIO)
-                        snprintf(err, errsize, "adding /%s: %s", it->path, archive_error_string(a));
+                        snprintf(err, errsize, "adding /%s: %s", it->path, la.archive_error_string(a));
         }
-        if (r == 0 && archive_write_close(a) != ARCHIVE_OK) {
-                snprintf(err, errsize, "finishing the archive: %s", archive_error_string(a));
+        if (r == 0 && la.archive_write_close(a) != ARCHIVE_OK) {
+                snprintf(err, errsize, "finishing the archive: %s", la.archive_error_string(a));
                 r = -EIO;
         }
         if (a)
-                archive_write_free(a);
+                la.archive_write_free(a);
         free(info.data);
         for (size_t i = 0; i < c->n; i++) {
                 free(items[i].content);
@@ -530,6 +559,11 @@ int cmd_snapshot(int argc, char **argv) {
         code = check_output(output);
         if (code)
                 return code;
+        char lib_err[512];
+        if (libarchive_load(lib_err, sizeof(lib_err)) < 0) {
+                fprintf(stderr, "gpuvet snapshot: %s (install libarchive13)\n", lib_err);
+                return EXIT_INTERNAL;
+        }
 
         struct fsroot *fs;
         struct gpudb *db;

@@ -1,12 +1,22 @@
 #include "sys/pci_names.h"
+#include "core/dynlib.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pci/pci.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* libpci is loaded on the first lookup (core/dynlib.h says why). */
+#define LIBPCI_FUNCTIONS(X) X(pci_alloc) X(pci_init) X(pci_cleanup) X(pci_set_name_list_path) X(pci_lookup_name)
+static struct {
+#define X(f) __typeof__(&f) f;
+        LIBPCI_FUNCTIONS(X)
+#undef X
+} libpci;
 
 static struct pci_access *access_handle;
 static bool init_failed;
@@ -25,12 +35,24 @@ static void __attribute__((format(printf, 1, 2))) quiet(char *msg, ...) { (void)
 
 static void names_cleanup(void) {
         if (access_handle)
-                pci_cleanup(access_handle);
+                libpci.pci_cleanup(access_handle);
         access_handle = NULL;
 }
 
 static void names_init(void) {
-        struct pci_access *a = pci_alloc();
+        static const char *const sonames[] = {"libpci.so.3", NULL};
+        static const struct dynlib_sym syms[] = {
+#define X(f) {#f, offsetof(__typeof__(libpci), f)},
+                LIBPCI_FUNCTIONS(X)
+#undef X
+        };
+        void *handle;
+        char err[256];
+        if (dynlib_load(sonames, syms, sizeof(syms) / sizeof(syms[0]), &libpci, &handle, err, sizeof(err)) < 0) {
+                init_failed = true; /* no names: lookups answer with the numeric ids */
+                return;
+        }
+        struct pci_access *a = libpci.pci_alloc();
         if (!a) {
                 init_failed = true;
                 return;
@@ -44,8 +66,8 @@ static void names_init(void) {
         }
         const char *ids = getenv("GPUVET_PCI_IDS");
         if (ids && *ids)
-                pci_set_name_list_path(a, (char *)ids, 0);
-        pci_init(a);
+                libpci.pci_set_name_list_path(a, (char *)ids, 0);
+        libpci.pci_init(a);
         access_handle = a;
         atexit(names_cleanup);
 }
@@ -55,7 +77,7 @@ int pci_names_lookup(uint16_t vendor, uint16_t device, char *buf, size_t size) {
         /* NO_HWDB: names from pci.ids alone, the same on every machine with the same file
          * (udev's hwdb varies by host and leaks its handle inside libpci). */
         if (!init_failed && access_handle) {
-                const char *name = pci_lookup_name(access_handle, buf, (int)size,
+                const char *name = libpci.pci_lookup_name(access_handle, buf, (int)size,
                                                    PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS |
                                                            PCI_LOOKUP_NO_HWDB,
                                                    vendor, device);
