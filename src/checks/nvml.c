@@ -124,6 +124,18 @@ static const char *nv_describe(const struct facts *f, const struct nvml_gpu *g, 
         return buf;
 }
 
+#define NV_DESC_MAX (2 * NV_STR_MAX + 8)
+
+/* A result about NVML GPU g, its subject set; desc (NV_DESC_MAX bytes) gets the GPU's
+ * description for summaries. */
+static struct result *nv_result(const struct check_info *self, const struct facts *f, struct report *rep,
+                                const struct nvml_gpu *g, char *desc) {
+        char subject[NV_STR_MAX];
+        struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
+        nv_describe(f, g, desc, NV_DESC_MAX);
+        return r;
+}
+
 /* Judge a reading that holds no value into r (status, summary, observed, remedy, the
  * "source" evidence). Returns true when it did, so the caller stops judging this GPU;
  * false for NV_OK. what names the fact in the summary ("ECC mode"). */
@@ -444,9 +456,8 @@ static void run_driver_compat(const struct check_info *self, const struct facts 
         const struct nvml_facts *n = &f->nvml;
         for (unsigned int i = 0; i < n->n_gpus; i++) {
                 const struct nvml_gpu *g = &n->gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 const struct gpu_model *m = nv_model(f, g);
                 const struct gpu_arch *a = m && f->db ? gpudb_arch(f->db, m->arch) : NULL;
                 if (a)
@@ -529,9 +540,8 @@ static void run_ecc_mode(const struct check_info *self, const struct facts *f, s
                 return;
         for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 const struct gpu_model *m = nv_model(f, g);
                 bool datacenter = m && m->datacenter;
                 result_expected(r, datacenter ? "ECC enabled (a datacenter GPU)" : "ECC as configured (optional on this GPU)");
@@ -576,9 +586,8 @@ static void run_ecc_errors(const struct check_info *self, const struct facts *f,
                 return;
         for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 result_expected(r, "0 uncorrected and < %llu corrected volatile ECC errors", ECC_CORRECTED_WARN);
                 if (nv_ok(g->ecc_mode_current) && g->ecc_mode_current.v != NVML_FEATURE_ENABLED) {
                         result_observed(r, "ECC disabled");
@@ -673,9 +682,8 @@ static void run_memory_health(const struct check_info *self, const struct facts 
                 return;
         for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 /* Ampere and newer remap rows and answer NOT_SUPPORTED for page retirement;
                  * older GPUs the other way round. */
                 if (nv_ok(g->remap_pending)) {
@@ -707,9 +715,8 @@ static void run_temperature(const struct check_info *self, const struct facts *f
                 return;
         for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 if (nv_ok(g->temp_slowdown_c))
                         result_expected(r, "below %u C (slowdown %u C, margin %u C)",
                                         g->temp_slowdown_c.v > TEMP_MARGIN_C ? g->temp_slowdown_c.v - TEMP_MARGIN_C : 0,
@@ -768,9 +775,8 @@ static void run_clock_events(const struct check_info *self, const struct facts *
                 return;
         for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 result_expected(r, "no hardware, thermal or power-brake slowdown");
                 if (UNUSABLE(r, f, g, "clock event reasons", g->clocks_event_reasons))
                         continue;
@@ -819,9 +825,8 @@ static void run_pcie_nvml(const struct check_info *self, const struct facts *f, 
                 return;
         for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 if (nv_ok(g->pcie_max_gen) && nv_ok(g->pcie_max_width))
                         result_expected(r, "Gen%u x%u, 0 replays", g->pcie_max_gen.v, g->pcie_max_width.v);
                 else
@@ -900,9 +905,8 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
         };
         for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 const struct gpu_model *m = nv_model(f, g);
                 /* SXM boards carry their NVLinks on the baseboard; PCIe cards only through an
                  * optional bridge, so no links there is not a fault. */
@@ -1110,9 +1114,8 @@ static void run_fabric_manager(const struct check_info *self, const struct facts
                 if (not_supported(g->fabric_state.state, g->fabric_state.rc) ||
                     (nv_ok(g->fabric_state) && g->fabric_state.v == NVML_GPU_FABRIC_STATE_NOT_SUPPORTED))
                         continue; /* pre-Hopper: no per-GPU fabric state */
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *rg = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *rg = nv_result(self, f, rep, g, desc);
                 result_expected(rg, "fabric registration completed, status NVML_SUCCESS");
                 if (UNUSABLE(rg, f, g, "fabric state", g->fabric_state))
                         continue;
@@ -1145,9 +1148,8 @@ static void run_power_limit(const struct check_info *self, const struct facts *f
                 return;
         for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 const struct nv_u32 *lim = nv_ok(g->power_enforced_limit_mw) ? &g->power_enforced_limit_mw
                                                                              : &g->power_limit_mw;
                 if (nv_ok(g->power_default_limit_mw))
@@ -1186,9 +1188,8 @@ static void run_app_clocks(const struct check_info *self, const struct facts *f,
                 return;
         for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 const struct nv_u32 *sm = &g->clock_app_mhz[NVML_CLK_GRAPHICS], *mem = &g->clock_app_mhz[NVML_CLK_MEM];
                 const struct nv_u32 *dsm = &g->clock_default_app_mhz[NVML_CLK_GRAPHICS],
                                     *dmem = &g->clock_default_app_mhz[NVML_CLK_MEM];
@@ -1220,9 +1221,8 @@ static void run_mig(const struct check_info *self, const struct facts *f, struct
                 return;
         for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char subject[NV_STR_MAX], desc[2 * NV_STR_MAX + 8];
-                struct result *r = result_new(rep, self, nv_subject(f, g, subject, sizeof(subject)));
-                nv_describe(f, g, desc, sizeof(desc));
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
                 result_expected(r, "MIG mode as configured: no change pending; instances created when enabled");
                 if (UNUSABLE(r, f, g, "MIG mode", g->mig_mode_current))
                         continue;
