@@ -435,40 +435,20 @@ int cmd_info(int argc, char **argv) {
         if ((code = common_no_operands("info", argc, argv)) >= 0)
                 return code;
 
-        struct fsroot *fs;
-        struct gpudb *db;
-        if ((code = open_inputs(&common, &fs, &db)))
+        struct machine m;
+        if ((code = machine_read("info", &common, &nopt, &m)))
                 return code;
-        watchdog_arm(common.timeout_s, "gathering facts");
-        struct facts facts;
-        int r = facts_gather(fs, db, &facts);
-        watchdog_arm(0, "");
-        if (r < 0) {
-                fprintf(stderr, "gpuvet info: gathering facts: %s\n", strerror(-r));
-                facts_done(&facts);
-                gpudb_free(db);
-                fsroot_free(fs);
-                return EXIT_INTERNAL;
-        }
-        struct nvml_use use;
-        code = nvml_use_start(&use, &nopt, fs, &facts);
-        if (code == 0) {
-                if (json) {
-                        char *out = build_json(&facts, &use);
-                        if (!out) {
-                                fprintf(stderr, "gpuvet info: out of memory building the JSON\n");
-                                code = EXIT_INTERNAL;
-                        } else {
-                                printf("%s\n", out);
-                                free(out);
-                        }
+        if (json) {
+                char *out = build_json(m.facts, &m.nvml);
+                if (!out) {
+                        fprintf(stderr, "gpuvet info: out of memory building the JSON\n");
+                        code = EXIT_INTERNAL;
                 } else {
-                        print_text(&facts, &use);
+                        printf("%s\n", out);
+                        free(out);
                 }
+        } else {
+                print_text(m.facts, &m.nvml);
         }
-        code = nvml_use_end(&use, code); /* _exits when an NVML call never returned */
-        facts_done(&facts);
-        gpudb_free(db);
-        fsroot_free(fs);
-        return code;
+        return machine_done(&m, code); /* _exits when an NVML call never returned */
 }

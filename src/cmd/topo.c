@@ -190,32 +190,17 @@ int cmd_topo(int argc, char **argv) {
         if ((code = common_no_operands("topo", argc, argv)) >= 0)
                 return code;
 
-        struct fsroot *fs;
-        struct gpudb *db;
-        if ((code = open_inputs(&common, &fs, &db)))
+        struct machine m;
+        if ((code = machine_read("topo", &common, &nopt, &m)))
                 return code;
-        watchdog_arm(common.timeout_s, "gathering facts");
-        struct facts facts;
-        int r = facts_gather(fs, db, &facts);
-        watchdog_arm(0, "");
-        if (r < 0) {
-                fprintf(stderr, "gpuvet topo: gathering facts: %s\n", strerror(-r));
-                facts_done(&facts);
-                gpudb_free(db);
-                fsroot_free(fs);
-                return EXIT_INTERNAL;
-        }
-
-        struct nvml_use use;
-        code = nvml_use_start(&use, &nopt, fs, &facts);
         struct topo t;
-        if (code == 0 && topo_build(&facts, use.nv, &t) < 0) {
+        if (topo_build(m.facts, m.nvml.nv, &t) < 0) {
                 fprintf(stderr, "gpuvet topo: out of memory\n");
                 code = EXIT_INTERNAL;
         }
         if (code == 0) {
                 if (json) {
-                        char *out = build_json(&facts, &t, &use);
+                        char *out = build_json(m.facts, &t, &m.nvml);
                         if (!out) {
                                 fprintf(stderr, "gpuvet topo: out of memory building the JSON\n");
                                 code = EXIT_INTERNAL;
@@ -224,16 +209,12 @@ int cmd_topo(int argc, char **argv) {
                                 free(out);
                         }
                 } else {
-                        print_text(&facts, &t);
+                        print_text(m.facts, &t);
                         /* Two GPUs or more: say why NV# cannot appear. */
-                        if (t.n_gpus >= 2 && use.nv->init_state != NVML_INIT_OK)
-                                fprintf(stderr, "gpuvet topo: NVLinks not shown: %s\n", use.why);
+                        if (t.n_gpus >= 2 && m.nvml.nv->init_state != NVML_INIT_OK)
+                                fprintf(stderr, "gpuvet topo: NVLinks not shown: %s\n", m.nvml.why);
                 }
                 topo_done(&t);
         }
-        code = nvml_use_end(&use, code); /* _exits when an NVML call never returned */
-        facts_done(&facts);
-        gpudb_free(db);
-        fsroot_free(fs);
-        return code;
+        return machine_done(&m, code); /* _exits when an NVML call never returned */
 }
