@@ -11,8 +11,16 @@
  * model's (data/gpus.json), per direction after line encoding. On a device that shares
  * memory with the host (PoCL, integrated GPUs) a "transfer" is a memcpy: no PCIe peak.
  *
- * Bidirectional transfers need two queues copying at once; dev_ops has one queue per
- * context, so they are reported as skipped with that reason. */
+ * Bidirectional (bidir_pinned, bidir_pageable): at every size, an H2D copy on the context's
+ * first queue and a D2H copy of the same size (other buffers) on its second queue, enqueued
+ * together; a repetition is timed on the device from the first start to the last end
+ * (dev_ops.event_span_ms) and counts the bytes of both directions: GB/s = 2 x size / span,
+ * the total the link carried (nvbandwidth's "total" convention; its
+ * host_to_device_bidirectional_memcpy_ce prints one direction's rate instead, which we give
+ * as the parameters h2d_gbps and d2h_gbps: docs/bench.md). Peak, pinned only: 2 x the
+ * per-direction PCIe figure (PCIe is full duplex). Pageable copies are staged by the driver
+ * through its own pinned buffers, so whether they overlap at all is the driver's business:
+ * no peak. Both directions' data are verified as the unidirectional copies'. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -117,6 +125,121 @@ static void run_one(const struct bench_ctx *ctx, struct bench_report *rep, struc
                 verify(ctx, d, r, seed, check, m);
 }
 
+/* One bidirectional run: host -> dev on queue 0 while dev2 -> host2 on queue 1. */
+struct bidir_run {
+        bool pinned;
+        void *host, *host2;
+        struct dev_buf *dev, *dev2;
+        uint64_t bytes;
+};
+
+static int bidir_rep(const struct dev_ops *ops, struct bench_dev *d, struct bidir_run *b, struct dev_event **s,
+                     struct dev_event **e, double ms[3]) {
+        int r;
+        if ((r = ops->event_record_on(d->ctx, 0, s[0])) < 0 || (r = ops->event_record_on(d->ctx, 1, s[1])) < 0 ||
+            (r = ops->copy_h2d_on(d->ctx, 0, b->dev, 0, b->host, b->bytes)) < 0 ||
+            (r = ops->copy_d2h_on(d->ctx, 1, b->host2, b->dev2, 0, b->bytes)) < 0 ||
+            (r = ops->event_record_on(d->ctx, 0, e[0])) < 0 || (r = ops->event_record_on(d->ctx, 1, e[1])) < 0 ||
+            (r = ops->synchronize(d->ctx)) < 0 || (r = ops->event_span_ms(d->ctx, s, e, 2, &ms[0])) < 0 ||
+            (r = ops->event_elapsed_ms(d->ctx, s[0], e[0], &ms[1])) < 0 ||
+            (r = ops->event_elapsed_ms(d->ctx, s[1], e[1], &ms[2])) < 0)
+                return r;
+        return 0;
+}
+
+/* The median of n rates as a parameter ("" when a direction was too short to time). */
+static void rate_param(struct measurement *m, const char *key, const double *v, size_t n) {
+        struct bench_stats st;
+        if (bench_stats_compute(v, n, &st) == 0)
+                measurement_param(m, key, "%.3f", st.median);
+}
+
+static void run_bidir(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d, struct bidir_run *b,
+                      uint32_t *check, double *samples, unsigned warmup, unsigned reps) {
+        const struct dev_ops *ops = ctx->ops;
+        struct measurement *m = bench_measurement_new(rep, "transfer", b->pinned ? "bidir_pinned" : "bidir_pageable",
+                                                      d->subject, "GB/s", true);
+        measurement_param(m, "size_bytes", "%" PRIu64, b->bytes);
+        measurement_param(m, "device", "%s", d->info.name);
+        measurement_param(m, "bytes_counted", "2 x size: both directions");
+        if (b->pinned) {
+                set_peak(d, m);
+                if (m->peak > 0) {
+                        char src[sizeof(m->peak_source)];
+                        snprintf(src, sizeof(src), "%s", m->peak_source);
+                        m->peak *= 2;
+                        snprintf(m->peak_source, sizeof(m->peak_source), "2 directions x %.80s", src);
+                }
+        } else {
+                measurement_param(m, "peak", "none: pageable copies may not overlap");
+        }
+        uint32_t seed = (uint32_t)(b->bytes >> 10) * 7919u + (b->pinned ? 1 : 0);
+        struct xfer_run up = {.h2d = true, .pinned = b->pinned, .host = b->host, .dev = b->dev, .bytes = b->bytes};
+        struct xfer_run down = {.h2d = false, .pinned = b->pinned, .host = b->host2, .dev = b->dev2, .bytes = b->bytes};
+        uint32_t *host = b->host;
+        for (uint64_t i = 0; i < b->bytes / 4; i++)
+                host[i] = fill_word(seed + 4, i);
+        memset(b->host2, 0, b->bytes);
+        int r = ops->memset(d->ctx, b->dev, 0, b->bytes);
+        if (r == 0)
+                r = fill_device(ctx, d, b->dev2, seed + 8, b->bytes);
+        struct dev_event *s[2] = {NULL, NULL}, *e[2] = {NULL, NULL};
+        for (int i = 0; i < 2 && r == 0; i++)
+                if ((r = ops->event_create(d->ctx, &s[i])) == 0)
+                        r = ops->event_create(d->ctx, &e[i]);
+        double *dir = calloc(2 * (size_t)reps, sizeof(double)); /* per-direction rates */
+        if (r == 0 && !dir)
+                r = -ENOMEM;
+        size_t got = 0, got_h2d = 0, got_d2h = 0;
+        double gb = (double)b->bytes / 1e9;
+        for (unsigned i = 0; r == 0 && i < warmup + reps; i++) {
+                double ms[3] = {0, 0, 0};
+                if ((r = bidir_rep(ops, d, b, s, e, ms)) < 0)
+                        break;
+                if (ms[0] <= 0) {
+                        r = -ERANGE;
+                        measurement_fail(m, STATUS_ERROR, "device timer gave %.3g ms for one repetition: too small to time, use a larger size",
+                                         ms[0]);
+                        break;
+                }
+                if (i < warmup)
+                        continue;
+                samples[got++] = 2 * gb / (ms[0] * 1e-3);
+                if (ms[1] > 0)
+                        dir[got_h2d++] = gb / (ms[1] * 1e-3);
+                if (ms[2] > 0)
+                        dir[reps + got_d2h++] = gb / (ms[2] * 1e-3);
+        }
+        if (r < 0 && !m->summary[0])
+                measurement_fail(m, STATUS_ERROR, "%s", r == -ENOMEM && !dir ? "out of memory" : bench_dev_error(ctx));
+        for (int i = 0; i < 2; i++) {
+                if (s[i])
+                        ops->event_destroy(d->ctx, s[i]);
+                if (e[i])
+                        ops->event_destroy(d->ctx, e[i]);
+        }
+        if (r == 0 && (r = measurement_set_samples(m, samples, got, warmup)) < 0)
+                measurement_fail(m, STATUS_ERROR, "out of memory");
+        if (r == 0) {
+                /* each direction's own rate while the other ran: nvbandwidth's bidirectional figure */
+                rate_param(m, "h2d_gbps", dir, got_h2d);
+                rate_param(m, "d2h_gbps", dir + reps, got_d2h);
+                verify(ctx, d, &up, seed + 4, check, m);
+                const char *which = "h2d";
+                if (m->verified) {
+                        m->verified = false;
+                        verify(ctx, d, &down, seed + 8, check, m);
+                        which = "d2h";
+                }
+                if (m->verify_error[0]) {
+                        char msg[sizeof(m->verify_error)];
+                        snprintf(msg, sizeof(msg), "%s", m->verify_error);
+                        snprintf(m->verify_error, sizeof(m->verify_error), "%s: %.150s", which, msg);
+                }
+        }
+        free(dir);
+}
+
 static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d) {
         const struct dev_ops *ops = ctx->ops;
         uint64_t asked = ctx->opt ? ctx->opt->size_bytes : 0;
@@ -162,8 +285,20 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
                 free(samples);
                 return;
         }
+        /* Bidirectional: a second device buffer, and per host memory kind a second host one. */
+        struct dev_buf *dev2 = NULL;
+        char bidir_why[200] = "";
+        enum status bidir_status = STATUS_SKIP;
+        if (!ops->copy_h2d_on || !ops->copy_d2h_on || !ops->event_record_on || !ops->event_span_ms) {
+                snprintf(bidir_why, sizeof(bidir_why), "not measured: the %s backend has no second queue", ops->name);
+        } else if ((e = ops->alloc(d->ctx, max, &dev2)) < 0) {
+                dev2 = NULL;
+                bidir_status = e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR;
+                snprintf(bidir_why, sizeof(bidir_why), "second device buffer of %" PRIu64 " bytes: %s", max,
+                         bench_dev_error(ctx));
+        }
         for (int pinned = 1; pinned >= 0; pinned--) {
-                void *host = NULL;
+                void *host = NULL, *host2 = NULL;
                 if ((e = ops->host_alloc(d->ctx, max, pinned, &host)) < 0) {
                         struct measurement *m = bench_measurement_new(rep, "transfer", pinned ? "h2d_pinned" : "h2d_pageable",
                                                                       d->subject, "GB/s", true);
@@ -171,15 +306,34 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
                                          max, bench_dev_error(ctx));
                         continue;
                 }
-                for (uint64_t bytes = XFER_MIN_BYTES; bytes <= max; bytes = bytes * 4 > max && bytes < max ? max : bytes * 4)
+                if (dev2 && (e = ops->host_alloc(d->ctx, max, pinned, &host2)) < 0) {
+                        struct measurement *m = bench_measurement_new(rep, "transfer", pinned ? "bidir_pinned" : "bidir_pageable",
+                                                                      d->subject, "GB/s", true);
+                        measurement_fail(m, e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR, "second host buffer of %" PRIu64 " bytes: %s",
+                                         max, bench_dev_error(ctx));
+                        host2 = NULL;
+                } else if (!dev2) {
+                        struct measurement *m = bench_measurement_new(rep, "transfer", pinned ? "bidir_pinned" : "bidir_pageable",
+                                                                      d->subject, "GB/s", true);
+                        measurement_fail(m, bidir_status, "%s", bidir_why);
+                }
+                for (uint64_t bytes = XFER_MIN_BYTES; bytes <= max; bytes = bytes * 4 > max && bytes < max ? max : bytes * 4) {
                         for (int h2d = 1; h2d >= 0; h2d--) {
                                 struct xfer_run r = {.h2d = h2d, .pinned = pinned, .host = host, .dev = dev, .bytes = bytes};
                                 run_one(ctx, rep, d, &r, check, samples, warmup, reps);
                         }
+                        if (host2) {
+                                struct bidir_run b = {.pinned = pinned, .host = host, .host2 = host2, .dev = dev,
+                                                      .dev2 = dev2, .bytes = bytes};
+                                run_bidir(ctx, rep, d, &b, check, samples, warmup, reps);
+                        }
+                }
+                if (host2)
+                        ops->host_free(d->ctx, host2, pinned);
                 ops->host_free(d->ctx, host, pinned);
         }
-        struct measurement *m = bench_measurement_new(rep, "transfer", "bidirectional", d->subject, "GB/s", true);
-        measurement_fail(m, STATUS_SKIP, "not measured: needs two queues copying at once, and the device interface has one per context");
+        if (dev2)
+                ops->free(d->ctx, dev2);
         ops->free(d->ctx, dev);
         free(check);
         free(samples);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "bench/cuda_api.h"
+#include "bench/cuda_raw.h"
 #include "bench/device.h"
 #include "core/strbuf.h"
 
@@ -80,6 +81,7 @@ struct dev_ctx {
         CUdevice dev;
         CUcontext ctx;
         CUstream stream;
+        CUstream stream2;      /* the second stream (copy_h2d_on ...), created at its first use */
         CUmodule module;       /* loaded at the first launch */
         void *image;           /* aligned copy of the fatbin the module came from */
         CUfunction fns[CUDA_N_KERNELS];
@@ -418,6 +420,8 @@ static void cuda_ctx_close(struct dev_ctx *c) {
                         (void)b->fn.cuModuleUnload(c->module);
                 if (c->stream)
                         (void)b->fn.cuStreamDestroy_v2(c->stream);
+                if (c->stream2)
+                        (void)b->fn.cuStreamDestroy_v2(c->stream2);
         }
         if (c->ctx)
                 (void)b->fn.cuDevicePrimaryCtxRelease_v2(c->dev);
@@ -848,6 +852,94 @@ static int cuda_synchronize(struct dev_ctx *c) {
         if (r < 0)
                 return r;
         CU_CHECK(c->b, cuStreamSynchronize, (c->stream), NULL);
+        if (c->stream2)
+                CU_CHECK(c->b, cuStreamSynchronize, (c->stream2), "second stream");
+        return 0;
+}
+
+/* ---- the second stream (bidirectional transfers) ------------------------------------------ */
+
+/* The stream of queue 0 or 1, the second created at its first use (non-blocking, as the
+ * first: neither waits for the legacy default stream). Makes the context current. */
+static int stream_of(struct dev_ctx *c, int queue, const char *call, CUstream *ret) {
+        *ret = NULL;
+        if (queue != 0 && queue != 1) {
+                set_err(c->b, "%s: queue %d (0 or 1)", call, queue);
+                return -EINVAL;
+        }
+        int r = ctx_current(c);
+        if (r < 0)
+                return r;
+        if (queue == 1 && !c->stream2) {
+                CUresult rc = c->b->fn.cuStreamCreate(&c->stream2, CU_STREAM_NON_BLOCKING);
+                if (rc != CUDA_SUCCESS) {
+                        c->stream2 = NULL;
+                        return cuda_fail(c->b, "cuStreamCreate", rc, "second stream");
+                }
+        }
+        *ret = queue == 1 ? c->stream2 : c->stream;
+        return 0;
+}
+
+static int cuda_copy_h2d_on(struct dev_ctx *c, int queue, struct dev_buf *dst, size_t dst_off, const void *src,
+                            size_t bytes) {
+        CUstream s;
+        int r = check_range(c->b, "copy_h2d_on", dst, dst_off, bytes);
+        if (r < 0 || (r = stream_of(c, queue, "copy_h2d_on", &s)) < 0)
+                return r;
+        CU_CHECK(c->b, cuMemcpyHtoDAsync_v2, (dst->ptr + dst_off, src, bytes, s), NULL);
+        return 0;
+}
+
+static int cuda_copy_d2h_on(struct dev_ctx *c, int queue, void *dst, struct dev_buf *src, size_t src_off,
+                            size_t bytes) {
+        CUstream s;
+        int r = check_range(c->b, "copy_d2h_on", src, src_off, bytes);
+        if (r < 0 || (r = stream_of(c, queue, "copy_d2h_on", &s)) < 0)
+                return r;
+        CU_CHECK(c->b, cuMemcpyDtoHAsync_v2, (dst, src->ptr + src_off, bytes, s), NULL);
+        return 0;
+}
+
+static int cuda_event_record_on(struct dev_ctx *c, int queue, struct dev_event *e) {
+        CUstream s;
+        int r = stream_of(c, queue, "event_record_on", &s);
+        if (r < 0)
+                return r;
+        CU_CHECK(c->b, cuEventRecord, (e->ev, s), NULL);
+        return 0;
+}
+
+/* Every event measured from starts[0], on the one device clock of the context. A start
+ * recorded before starts[0] comes out negative: cuEventElapsedTime's documented errors are
+ * about events not recorded or not completed, not about their order (nvbandwidth's total
+ * bandwidth also times across streams this way). No pair is left out: an event recorded
+ * on an idle stream completes when it is recorded, about when the others start. */
+static int cuda_event_span_ms(struct dev_ctx *c, struct dev_event *const *starts, struct dev_event *const *ends,
+                              size_t n, double *ret) {
+        *ret = 0;
+        if (n == 0)
+                return 0;
+        int r = ctx_current(c);
+        if (r < 0)
+                return r;
+        double lo = 0, hi = 0;
+        for (size_t i = 0; i < n; i++) {
+                float s = 0, e = 0;
+                CU_CHECK(c->b, cuEventSynchronize, (ends[i]->ev), NULL);
+                CU_CHECK(c->b, cuEventSynchronize, (starts[i]->ev), NULL);
+                CU_CHECK(c->b, cuEventElapsedTime_v2, (&s, starts[0]->ev, starts[i]->ev), NULL);
+                CU_CHECK(c->b, cuEventElapsedTime_v2, (&e, starts[0]->ev, ends[i]->ev), NULL);
+                if (s < lo)
+                        lo = s;
+                if (i == 0 || e > hi)
+                        hi = e;
+        }
+        if (!(hi - lo >= 0)) {
+                set_err(c->b, "cuEventElapsedTime_v2: %g ms from the first start to the last end", hi - lo);
+                return -EIO;
+        }
+        *ret = hi - lo;
         return 0;
 }
 
@@ -876,5 +968,37 @@ const struct dev_ops dev_ops_cuda = {
         .event_record = cuda_event_record,
         .event_elapsed_ms = cuda_event_elapsed_ms,
         .synchronize = cuda_synchronize,
+        .copy_h2d_on = cuda_copy_h2d_on,
+        .copy_d2h_on = cuda_copy_d2h_on,
+        .event_record_on = cuda_event_record_on,
+        .event_span_ms = cuda_event_span_ms,
         .last_error = cuda_last_error,
 };
+
+/* ---- raw handles (src/bench/cuda_raw.h) ---------------------------------------------------- */
+
+int cuda_buf_ptr(const struct dev_buf *buf, uint64_t *ret) {
+        if (!buf || !ret)
+                return -EINVAL;
+        *ret = buf->ptr;
+        return 0;
+}
+
+int cuda_ctx_stream(struct dev_ctx *c, void **ret) {
+        if (!c || !ret)
+                return -EINVAL;
+        *ret = NULL;
+        int r = ctx_current(c);
+        if (r < 0)
+                return r;
+        *ret = c->stream;
+        return 0;
+}
+
+int cuda_ctx_cc(const struct dev_ctx *c, int *major, int *minor) {
+        if (!c || !major || !minor)
+                return -EINVAL;
+        *major = c->b->devs[c->index].info.cc_major;
+        *minor = c->b->devs[c->index].info.cc_minor;
+        return 0;
+}

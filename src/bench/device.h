@@ -88,7 +88,24 @@ struct dev_ops {
         /* Milliseconds between two recorded events, measured on the device. */
         int (*event_elapsed_ms)(struct dev_ctx *c, struct dev_event *start, struct dev_event *end, double *ret);
 
+        /* Waits for every queue of the context (both, once the second one exists). */
         int (*synchronize)(struct dev_ctx *c);
+
+        /* A second queue (CUDA: stream) of the context, for work that must run concurrently
+         * with the default queue: bidirectional transfers. queue 0 is the default queue every
+         * call above uses, 1 the second, created at its first use; anything else is -EINVAL.
+         * Same semantics as copy_h2d, copy_d2h and event_record on the named queue; the two
+         * queues are not ordered with each other (synchronize, then use the data). */
+        int (*copy_h2d_on)(struct dev_ctx *c, int queue, struct dev_buf *dst, size_t dst_off, const void *src,
+                           size_t bytes);
+        int (*copy_d2h_on)(struct dev_ctx *c, int queue, void *dst, struct dev_buf *src, size_t src_off,
+                           size_t bytes);
+        int (*event_record_on)(struct dev_ctx *c, int queue, struct dev_event *e);
+        /* n pairs of events, starts[i] and ends[i] recorded on the same queue: milliseconds
+         * from the earliest start to the latest end on the device clock, pairs with nothing
+         * enqueued between them left out (0 when none has work). */
+        int (*event_span_ms)(struct dev_ctx *c, struct dev_event *const *starts, struct dev_event *const *ends,
+                             size_t n, double *ret);
 
         /* The message of the last failed call: "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY
          * (out of memory)". */

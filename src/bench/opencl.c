@@ -121,6 +121,12 @@ struct dev_ctx {
         cl_event last;         /* the last command enqueued (retained) */
         struct dev_event *waiting[MAX_WAITING]; /* recorded events waiting for their "after" */
         size_t n_waiting;
+        /* The second queue (dev_ops.copy_h2d_on ...), created at its first use; the same
+         * bookkeeping as q, last and waiting above. */
+        cl_command_queue q2;
+        cl_event last2;
+        struct dev_event *waiting2[MAX_WAITING];
+        size_t n_waiting2;
 };
 
 struct dev_buf {
@@ -427,6 +433,8 @@ static void cl_ctx_close(struct dev_ctx *c) {
                 return;
         struct cl_sym *cl = &c->b->cl;
         (void)cl->Finish(c->q); /* a failure here has nowhere to go, ignoring */
+        if (c->q2)
+                (void)cl->Finish(c->q2);
         while (c->pinned)
                 cl_host_free(c, c->pinned->p, true);
         for (size_t i = 0; i < c->n_kernels; i++)
@@ -435,6 +443,10 @@ static void cl_ctx_close(struct dev_ctx *c) {
                 (void)cl->ReleaseProgram(c->prog);
         if (c->last)
                 (void)cl->ReleaseEvent(c->last);
+        if (c->last2)
+                (void)cl->ReleaseEvent(c->last2);
+        if (c->q2)
+                (void)cl->ReleaseCommandQueue(c->q2);
         (void)cl->ReleaseCommandQueue(c->q);
         (void)cl->ReleaseContext(c->ctx);
         free(c);
@@ -779,6 +791,11 @@ static void event_clear(struct dev_ctx *c, struct dev_event *e) {
                         c->waiting[i] = c->waiting[--c->n_waiting];
                         break;
                 }
+        for (size_t i = 0; i < c->n_waiting2; i++)
+                if (c->waiting2[i] == e) {
+                        c->waiting2[i] = c->waiting2[--c->n_waiting2];
+                        break;
+                }
         if (e->before)
                 (void)c->b->cl.ReleaseEvent(e->before);
         if (e->after)
@@ -837,7 +854,120 @@ static int cl_event_elapsed_ms(struct dev_ctx *c, struct dev_event *start, struc
 
 static int cl_synchronize(struct dev_ctx *c) {
         cl_int rc = c->b->cl.Finish(c->q);
+        if (rc == CL_SUCCESS && c->q2)
+                rc = c->b->cl.Finish(c->q2);
         return rc == CL_SUCCESS ? 0 : cl_fail(c->b, "clFinish", rc);
+}
+
+/* -- the second queue (bidirectional transfers) ------------------------------------------ */
+
+/* queue 1: the second in-order, profiling queue on the same context and device, so its
+ * commands' timestamps are on the same device clock as the first queue's. */
+static int second_queue(struct dev_ctx *c, int queue, const char *call) {
+        if (queue != 0 && queue != 1) {
+                set_err(c->b, "%s: queue %d (0 or 1)", call, queue);
+                return -EINVAL;
+        }
+        if (queue == 0 || c->q2)
+                return 0;
+        cl_int rc = 0;
+        c->q2 = c->b->cl.CreateCommandQueue(c->ctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &rc);
+        if (!c->q2 || rc != CL_SUCCESS) {
+                c->q2 = NULL;
+                return cl_fail(c->b, "clCreateCommandQueue (second queue)", rc ? rc : CL_INVALID_VALUE);
+        }
+        return 0;
+}
+
+/* track() for the second queue. */
+static void track2(struct dev_ctx *c, cl_event ev) {
+        struct cl_sym *cl = &c->b->cl;
+        for (size_t i = 0; i < c->n_waiting2; i++)
+                if (cl->RetainEvent(ev) == CL_SUCCESS)
+                        c->waiting2[i]->after = ev;
+        c->n_waiting2 = 0;
+        if (c->last2)
+                (void)cl->ReleaseEvent(c->last2);
+        c->last2 = ev;
+}
+
+static int cl_copy_h2d_on(struct dev_ctx *c, int queue, struct dev_buf *dst, size_t dst_off, const void *src,
+                          size_t bytes) {
+        int r = second_queue(c, queue, "clEnqueueWriteBuffer");
+        if (r < 0 || queue == 0)
+                return r < 0 ? r : cl_copy_h2d(c, dst, dst_off, src, bytes);
+        if ((r = check_range(c, "clEnqueueWriteBuffer", dst, dst_off, bytes)) < 0)
+                return r;
+        cl_event ev = NULL;
+        cl_int rc = c->b->cl.EnqueueWriteBuffer(c->q2, dst->mem, CL_FALSE, dst_off, bytes, src, 0, NULL, &ev);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clEnqueueWriteBuffer", rc);
+        track2(c, ev);
+        return 0;
+}
+
+static int cl_copy_d2h_on(struct dev_ctx *c, int queue, void *dst, struct dev_buf *src, size_t src_off,
+                          size_t bytes) {
+        int r = second_queue(c, queue, "clEnqueueReadBuffer");
+        if (r < 0 || queue == 0)
+                return r < 0 ? r : cl_copy_d2h(c, dst, src, src_off, bytes);
+        if ((r = check_range(c, "clEnqueueReadBuffer", src, src_off, bytes)) < 0)
+                return r;
+        cl_event ev = NULL;
+        cl_int rc = c->b->cl.EnqueueReadBuffer(c->q2, src->mem, CL_FALSE, src_off, bytes, dst, 0, NULL, &ev);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clEnqueueReadBuffer", rc);
+        track2(c, ev);
+        return 0;
+}
+
+static int cl_event_record_on(struct dev_ctx *c, int queue, struct dev_event *e) {
+        int r = second_queue(c, queue, "event_record_on");
+        if (r < 0 || queue == 0)
+                return r < 0 ? r : cl_event_record(c, e);
+        event_clear(c, e);
+        if (c->n_waiting2 == MAX_WAITING) {
+                set_err(c->b, "too many events recorded with no command between them");
+                return -ENOSPC;
+        }
+        if (c->last2 && c->b->cl.RetainEvent(c->last2) == CL_SUCCESS)
+                e->before = c->last2;
+        c->waiting2[c->n_waiting2++] = e;
+        return 0;
+}
+
+/* As cl_event_elapsed_ms, over pairs: START of the first command after each start event,
+ * END of the last command before each end event; both queues' timestamps come from the
+ * one device. */
+static int cl_event_span_ms(struct dev_ctx *c, struct dev_event *const *starts, struct dev_event *const *ends,
+                            size_t n, double *ret) {
+        *ret = 0;
+        cl_ulong t0 = 0, t1 = 0;
+        bool any = false;
+        for (size_t i = 0; i < n; i++) {
+                const struct dev_event *s = starts[i], *e = ends[i];
+                if (!s->after || !e->before || s->before == e->before)
+                        continue; /* nothing ran between them */
+                cl_ulong a = 0, z = 0;
+                int r;
+                if ((r = profile(c, e->before, CL_PROFILING_COMMAND_END, &z)) < 0 ||
+                    (r = profile(c, s->after, CL_PROFILING_COMMAND_START, &a)) < 0)
+                        return r;
+                if (!any || a < t0)
+                        t0 = a;
+                if (!any || z > t1)
+                        t1 = z;
+                any = true;
+        }
+        if (!any)
+                return 0;
+        if (t1 < t0) {
+                set_err(c->b, "clGetEventProfilingInfo: end %llu ns before start %llu ns", (unsigned long long)t1,
+                        (unsigned long long)t0);
+                return -EIO;
+        }
+        *ret = (double)(t1 - t0) / 1e6;
+        return 0;
 }
 
 static const char *cl_last_error(struct dev_backend *b) { return b ? b->err : "OpenCL backend not loaded"; }
@@ -867,5 +997,9 @@ const struct dev_ops dev_ops_opencl = {
         .event_record = cl_event_record,
         .event_elapsed_ms = cl_event_elapsed_ms,
         .synchronize = cl_synchronize,
+        .copy_h2d_on = cl_copy_h2d_on,
+        .copy_d2h_on = cl_copy_d2h_on,
+        .event_record_on = cl_event_record_on,
+        .event_span_ms = cl_event_span_ms,
         .last_error = cl_last_error,
 };

@@ -1,3 +1,4 @@
+#include "bench/probes.h"
 #include "checks/check.h"
 #include "cmd/cmd.h"
 #include "cmd/nvml_use.h"
@@ -23,7 +24,12 @@ static const char usage[] =
         "\n"
         "Options:\n"
         "  -l, --level LEVEL     quick (default; OS and PCI state, under a second),\n"
-        "                        standard or full (add device tests as they are built)\n"
+        "                        standard (adds device probes on every GPU: a verified\n"
+        "                        kernel, H2D/D2H, memory bandwidth, P2P, the PCIe link\n"
+        "                        under load; under 60 s on 8 GPUs) or full\n"
+        "      --backend NAME    device probes through cuda, opencl or auto (default: CUDA\n"
+        "                        when it has a device, else OpenCL); a CPU OpenCL device\n"
+        "                        is never judged as a GPU\n"
         "  -j, --json FILE       also write the JSON report (schema gpuvet.report/1) to FILE\n"
         "                        (\"-\" for standard output, which then holds only the JSON)\n"
         "      --strict          exit 1 on warnings too\n"
@@ -49,6 +55,9 @@ static const char usage[] =
         "it is asked only when a library is named (--nvml-lib or $GPUVET_NVML_LIB): a capture\n"
         "replayed elsewhere must not be judged by this machine's GPUs. A hung NVML call becomes\n"
         "an error result naming the function and GPU; the report is still written.\n"
+        "The device probes follow the same rule: under another --root they run only with\n"
+        "--backend or $GPUVET_CUDA_LIB. Each runs in a child process under a deadline\n"
+        "(docs/checks/device.md); a hung probe becomes an error result naming it.\n"
         "\n"
         "Exit status: 0 pass (warnings allowed), 1 a check failed (--strict: or warned),\n"
         "2 usage or bad input, 3 internal error.\n";
@@ -107,13 +116,14 @@ int cmd_check(int argc, char **argv) {
                 {"strict", no_argument, NULL, 'S'},       {"only", required_argument, NULL, 'O'},
                 {"list", no_argument, NULL, 'L'},         {"verbose", no_argument, NULL, 'v'},
                 {"quiet", no_argument, NULL, 'q'},        {"color", required_argument, NULL, 'C'},
+                {"backend", required_argument, NULL, 'B'},
                 NVML_LONG_OPTIONS,
                 COMMON_LONG_OPTIONS,
         };
         struct common_options common;
         common_options_init(&common);
         enum level level = LEVEL_QUICK;
-        const char *json_path = NULL, *only = NULL, *color = "auto";
+        const char *json_path = NULL, *only = NULL, *color = "auto", *backend = NULL;
         bool strict = false, list = false, quiet = false;
         struct nvml_options nopt = {0};
         struct text_options text = {0};
@@ -132,6 +142,14 @@ int cmd_check(int argc, char **argv) {
                         break;
                 case 'j': json_path = optarg; break;
                 case 'S': strict = true; break;
+                case 'B':
+                        if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl") && strcmp(optarg, "auto")) {
+                                fprintf(stderr, "gpuvet check: --backend: expected cuda, opencl or auto, not \"%s\"\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
+                        backend = optarg;
+                        break;
                 case 'O': only = optarg; break;
                 case 'L': list = true; break;
                 case 'v': text.verbose = true; break;
@@ -192,6 +210,21 @@ int cmd_check(int argc, char **argv) {
                 return EXIT_INTERNAL;
         }
 
+        /* Device probes, when a selected check judges them (bench/probes.h). */
+        struct probe_facts probes;
+        bool want_probes = false;
+        for (size_t i = 0; i < check_registry_count && level >= LEVEL_STANDARD; i++)
+                want_probes |= check_registry[i]->level <= level && selected(check_registry[i], only) &&
+                               probes_wanted_by(check_registry[i]->id);
+        if (want_probes) {
+                if (fsroot_is_live(fs) || backend || getenv("GPUVET_CUDA_LIB"))
+                        probes_run(fs, &facts, backend ? backend : "auto", common.data_dir, &probes);
+                else
+                        probes_not_run(&probes, "device probes not run: --root names a capture, not this machine's "
+                                                "devices (--backend probes them anyway)");
+                facts.probes = &probes;
+        }
+
         struct report rep;
         report_init(&rep);
         for (size_t i = 0; i < check_registry_count; i++) {
@@ -239,6 +272,8 @@ int cmd_check(int argc, char **argv) {
         if (rep.out_of_memory)
                 code = EXIT_INTERNAL;
         report_done(&rep);
+        if (want_probes)
+                probes_done(&probes);
         code = nvml_use_end(&nvml, code); /* _exits when an NVML call never returned */
         facts_done(&facts);
         gpudb_free(db);

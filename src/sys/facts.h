@@ -20,6 +20,7 @@
 #include "sys/xid.h"
 
 struct fsroot;
+struct probe_facts;
 
 struct facts {
         const struct gpudb *db;
@@ -44,6 +45,10 @@ struct facts {
         struct nvml_facts nvml;
         char nvml_note[512];
         char nvml_lib_path[512];
+
+        /* Device probes (bench/probes.h), run by cmd/check.c at --level standard and full;
+         * NULL when not run. Owned by the caller, not released by facts_done. */
+        const struct probe_facts *probes;
 };
 
 /* Gather all facts from fs. Returns 0, or a negative errno only for failures that make a

@@ -14,11 +14,19 @@
  *   FAKE_CUDA_NAME=...             device name (default "Fake NVIDIA H100 80GB HBM3")
  *   FAKE_CUDA_MEM_MIB=N            memory per device (default 1024)
  *   FAKE_CUDA_BW_GBPS=X            device memory bandwidth for kernels and d2d (default 2000)
- *   FAKE_CUDA_PCIE_GBPS=X          host<->device copies (default 25)
+ *   FAKE_CUDA_PCIE_GBPS=X[,Y...]   host<->device copies (default 25); a list gives one
+ *                                  figure per device (the last repeats)
+ *   FAKE_CUDA_PCI_BUS_IDS=A[,B...] PCI addresses of the devices ("0000:1b:00.0"; default
+ *                                  0000:1B:00.0, 0000:2B:00.0 ... 0x10 apart)
  *   FAKE_CUDA_P2P_GBPS=X           peer copies (default 300); FAKE_CUDA_P2P=0: no peer access
  *   FAKE_CUDA_TFLOPS=X             FMA kernels (default 50)
  *   FAKE_CUDA_LAUNCH_US=X          per launch (default 5)
  *   FAKE_CUDA_COPY_US=X            per copy, before the bytes (default 2)
+ *   FAKE_CUDA_DUPLEX=1|0           host<->device copies on two streams: 1 (default, as
+ *                                  PCIe and GPUs with two copy engines) H2D and D2H each
+ *                                  have the full FAKE_CUDA_PCIE_GBPS at once, so a
+ *                                  bidirectional transfer moves ~2x; 0: one link shared
+ *                                  by both directions, copies queue for it (~1x)
  *   FAKE_CUDA_WRONG_KERNEL=name    that kernel computes a wrong result (one element off)
  *   FAKE_CUDA_FAIL=fn:CODE[:call=N][,...]   fn returns CODE (a CUDA_ERROR_* name or a
  *                                  number): at its N-th call only, or at every call
@@ -55,6 +63,7 @@ struct CUstream_st {
 struct CUevent_st {
         double t_ms;
         bool recorded;
+        int device; /* of the stream it was recorded on */
 };
 
 struct fake_alloc {
@@ -78,7 +87,16 @@ static struct {
         size_t mem_bytes;
         size_t used[MAX_DEVICES];
         double bw_gbps, pcie_gbps, p2p_gbps, tflops, launch_us, copy_us;
+        double pcie_dev_gbps[MAX_DEVICES];
+        char bus_id[MAX_DEVICES][16];
         bool p2p;
+        bool duplex;
+        /* The streams of a device share its timeline: host_ms is the latest device time the
+         * host has waited for (a stream synchronised), before which nothing enqueued
+         * afterwards can start; link_ms[dir] is when the host link is free again for
+         * H2D (0) and D2H (1) copies, one link for both unless duplex. */
+        double host_ms[MAX_DEVICES];
+        double link_ms[MAX_DEVICES][2];
         char wrong_kernel[64];
         char hang[64];
         struct fake_fail fails[MAX_FAILS];
@@ -167,12 +185,32 @@ static void configure(void) {
         fk.mem_bytes = (size_t)(env_double("FAKE_CUDA_MEM_MIB", 1024) * 1048576.0);
         fk.bw_gbps = env_double("FAKE_CUDA_BW_GBPS", 2000);
         fk.pcie_gbps = env_double("FAKE_CUDA_PCIE_GBPS", 25);
+        s = getenv("FAKE_CUDA_PCIE_GBPS");
+        for (int i = 0; i < MAX_DEVICES; i++) {
+                double v = s && *s ? strtod(s, NULL) : 0;
+                fk.pcie_dev_gbps[i] = v > 0 ? v : i ? fk.pcie_dev_gbps[i - 1] : fk.pcie_gbps;
+                s = s ? strchr(s, ',') : NULL;
+                if (s)
+                        s++;
+        }
+        fk.pcie_gbps = fk.pcie_dev_gbps[0]; /* env_double refuses a list */
+        s = getenv("FAKE_CUDA_PCI_BUS_IDS");
+        for (int i = 0; i < MAX_DEVICES; i++) {
+                size_t len = s ? strcspn(s, ",") : 0;
+                if (len)
+                        snprintf(fk.bus_id[i], sizeof(fk.bus_id[i]), "%.*s", (int)len, s);
+                else
+                        snprintf(fk.bus_id[i], sizeof(fk.bus_id[i]), "0000:%02X:00.0", 0x1b + i * 0x10);
+                s = s && s[len] == ',' ? s + len + 1 : NULL;
+        }
         fk.p2p_gbps = env_double("FAKE_CUDA_P2P_GBPS", 300);
         fk.tflops = env_double("FAKE_CUDA_TFLOPS", 50);
         fk.launch_us = env_double("FAKE_CUDA_LAUNCH_US", 5);
         fk.copy_us = env_double("FAKE_CUDA_COPY_US", 2);
         s = getenv("FAKE_CUDA_P2P");
         fk.p2p = !(s && strcmp(s, "0") == 0);
+        s = getenv("FAKE_CUDA_DUPLEX");
+        fk.duplex = !(s && strcmp(s, "0") == 0);
         s = getenv("FAKE_CUDA_WRONG_KERNEL");
         snprintf(fk.wrong_kernel, sizeof(fk.wrong_kernel), "%s", s ? s : "");
         s = getenv("FAKE_CUDA_HANG");
@@ -257,16 +295,44 @@ static struct fake_alloc *find_alloc(const void *p, size_t bytes) {
         return NULL;
 }
 
+/* A stream idle since before the host last waited starts its next work no earlier. */
+static void catch_up(CUstream s) {
+        if (s && s->device >= 0 && s->device < MAX_DEVICES && s->clock_ms < fk.host_ms[s->device])
+                s->clock_ms = fk.host_ms[s->device];
+}
+
 static void advance(CUstream s, double bytes, double gbps) {
+        catch_up(s);
         if (s)
                 s->clock_ms += bytes / (gbps * 1e9) * 1e3;
 }
 
 /* A copy: the fixed cost of starting a DMA, then the bytes. */
 static void advance_copy(CUstream s, double bytes, double gbps) {
+        catch_up(s);
         if (s)
                 s->clock_ms += fk.copy_us / 1e3;
         advance(s, bytes, gbps);
+}
+
+/* A host<->device copy (dir 0: H2D, 1: D2H) waits for the link its direction uses. */
+static void advance_link(CUstream s, double bytes, int dir) {
+        catch_up(s);
+        if (!s || s->device < 0 || s->device >= MAX_DEVICES) {
+                advance_copy(s, bytes, fk.pcie_gbps);
+                return;
+        }
+        double *free_ms = &fk.link_ms[s->device][fk.duplex ? dir : 0];
+        if (s->clock_ms < *free_ms)
+                s->clock_ms = *free_ms;
+        advance_copy(s, bytes, fk.pcie_dev_gbps[s->device]);
+        *free_ms = s->clock_ms;
+}
+
+/* The host waited for t_ms on device d. */
+static void host_waited(int d, double t_ms) {
+        if (d >= 0 && d < MAX_DEVICES && fk.host_ms[d] < t_ms)
+                fk.host_ms[d] = t_ms;
 }
 
 /* ---- initialisation and devices ---------------------------------------------------------- */
@@ -350,8 +416,8 @@ FAKE_EXPORT CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice d) {
         ENTER();
         NEED_INIT();
         CHECK_DEV(d);
-        /* The driver's form: upper-case hex. */
-        snprintf(bus, (size_t)len, "0000:%02X:00.0", 0x1b + d * 0x10);
+        /* The driver's form: upper-case hex (FAKE_CUDA_PCI_BUS_IDS as given). */
+        snprintf(bus, (size_t)len, "%s", fk.bus_id[d]);
         return CUDA_SUCCESS;
 }
 
@@ -435,7 +501,8 @@ FAKE_EXPORT CUresult cuStreamDestroy_v2(CUstream s) {
 FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s) {
         ENTER();
         NEED_CTX();
-        (void)s;
+        if (s)
+                host_waited(s->device, s->clock_ms);
         return CUDA_SUCCESS;
 }
 
@@ -520,7 +587,7 @@ FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size
         if (!s || !src || !is_device(dst, bytes))
                 return CUDA_ERROR_INVALID_VALUE;
         memcpy((void *)(uintptr_t)dst, src, bytes);
-        advance_copy(s, (double)bytes, fk.pcie_gbps);
+        advance_link(s, (double)bytes, 0);
         return CUDA_SUCCESS;
 }
 
@@ -530,7 +597,7 @@ FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t byt
         if (!s || !dst || !is_device(src, bytes))
                 return CUDA_ERROR_INVALID_VALUE;
         memcpy(dst, (void *)(uintptr_t)src, bytes);
-        advance_copy(s, (double)bytes, fk.pcie_gbps);
+        advance_link(s, (double)bytes, 1);
         return CUDA_SUCCESS;
 }
 
@@ -804,6 +871,7 @@ FAKE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int 
                 return CUDA_ERROR_INVALID_VALUE;
         l.wrong = fk.wrong_kernel[0] && strcmp(fk.wrong_kernel, k->name) == 0;
         k->run(&l);
+        catch_up(s);
         s->clock_ms += fk.launch_us / 1e3;
         advance(s, l.bytes, fk.bw_gbps);
         advance(s, l.flops, fk.tflops * 1e3);
@@ -828,7 +896,9 @@ FAKE_EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
         NEED_CTX();
         if (!e || !s)
                 return CUDA_ERROR_INVALID_HANDLE;
+        catch_up(s);
         e->t_ms = s->clock_ms;
+        e->device = s->device;
         e->recorded = true;
         return CUDA_SUCCESS;
 }
@@ -836,6 +906,8 @@ FAKE_EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
 FAKE_EXPORT CUresult cuEventSynchronize(CUevent e) {
         ENTER();
         NEED_CTX();
+        if (e && e->recorded)
+                host_waited(e->device, e->t_ms);
         return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 

@@ -72,7 +72,12 @@ for n in ["fp64_fma", "fp16_fma"]:  # PoCL: fp64 yes, fp16 no; any device: verif
 xfer = run("transfer", "--size", str(256 << 10), "--reps", "2", "--warmup", "1")
 XF = ["h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"]
 expect_verified(xfer, XF, "transfer")
-expect(xfer.get("bidirectional", {}).get("status") == "skip", "transfer: bidirectional should be a skip with its reason")
+# bidirectional: both directions at once on two queues, bytes of both counted, both verified
+expect_verified(xfer, ["bidir_pinned", "bidir_pageable"], "transfer")
+for n in ["bidir_pinned", "bidir_pageable"]:
+    prm = xfer.get(n, {}).get("params", {})
+    expect(float(prm.get("h2d_gbps", 0)) > 0 and float(prm.get("d2h_gbps", 0)) > 0 and
+           prm.get("bytes_counted", "").startswith("2 x size"), "transfer: %s per-direction rates: %s" % (n, prm))
 # the sweep: 64 KiB and 256 KiB for each of the four
 if xfer:
     p = subprocess.run([DRIVER, "transfer", "--size", str(256 << 10), "--reps", "2"], capture_output=True, text=True)

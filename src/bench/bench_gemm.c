@@ -1,0 +1,755 @@
+/* bench gemm: matrix multiply throughput through cuBLASLt, per precision, over square sizes.
+ *
+ * D = A^T B ("TN": A stored K x M, B K x N, D M x N, column-major, the one layout every
+ * precision accepts: FP8 kernels require it), alpha 1, beta 0, C = D. Precisions:
+ *   fp64  A/B/D FP64, compute 64F               every GPU
+ *   fp32  A/B/D FP32, compute 32F               every GPU
+ *   tf32  A/B/D FP32, compute 32F_FAST_TF32     compute capability 8.0+
+ *   fp16  A/B/D FP16, compute 32F               every GPU (Tensor Cores, FP32 accumulate)
+ *   bf16  A/B/D BF16, compute 32F               8.0+
+ *   fp8   A/B E4M3, D BF16, compute 32F         8.9+ (Ada, Hopper, Blackwell)
+ * FLOPs = 2 M N K per multiply; the unit is TFLOPS.
+ *
+ * Algorithm choice: cublasLtMatmulAlgoGetHeuristic ranks algorithms by a model, not by
+ * measurement, so its first answer is not always the fastest for a shape. We ask for the
+ * top GEMM_TOP_K, time each (GEMM_CAND_WARMUP + GEMM_CAND_REPS runs, CUDA events through
+ * dev_ops) and measure the fastest with the full warm-up and repetitions: "the best
+ * cuBLASLt result for the shape" (docs/bench.md).
+ *
+ * Verification: the inputs are drawn from {±0.5, ±1, ±1.5, ±2}, exact in every input
+ * type, so products are exact and FP32 sums of them are exact for every K used here; a
+ * correct result differs from the host's exact reference only by the output rounding (and
+ * FP8's reduced-precision accumulation on Hopper). Up to GEMM_FULL_VERIFY_N every element
+ * is checked; above it, three whole columns (first, middle, last: every row, and the edge
+ * tiles) and GEMM_VERIFY_SAMPLES scattered elements.
+ *
+ * Sizes: 1024, 2048, 4096 and 8192 (those that fit in 90% of device memory), or one size
+ * from --size: the largest multiple of 16 whose n x n input matrix fits in that many
+ * bytes. With several sizes each is reported as "<precision>_<n>" without a reference,
+ * and the best of them again as "<precision>", judged against the baseline (achieved,
+ * best shape) or the spec peak: that is how the public figures were taken too
+ * (gpu-specs §5.4: the best size). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "bench/bench_devutil.h"
+#include "bench/cublaslt.h"
+#include "bench/cuda_raw.h"
+
+#define GEMM_TOP_K 8
+#define GEMM_CAND_WARMUP 1
+#define GEMM_CAND_REPS 3
+#define GEMM_WORKSPACE_BYTES (32u << 20) /* what cuBLAS recommends for Hopper; enough for older GPUs */
+#define GEMM_FULL_VERIFY_N 256
+#define GEMM_VERIFY_SAMPLES 64
+#define GEMM_CHUNK_BYTES (16u << 20)
+#define GEMM_MEM_FRACTION 0.9
+#define GEMM_MAX_SIZES 4
+
+static const unsigned default_sizes[GEMM_MAX_SIZES] = {1024, 2048, 4096, 8192};
+
+enum gemm_elem { ELEM_F64, ELEM_F32, ELEM_F16, ELEM_BF16, ELEM_E4M3 };
+
+static const struct gemm_prec {
+        const char *name;
+        enum gemm_elem ab, d;
+        cudaDataType_t ab_type, d_type, scale_type;
+        cublasComputeType_t compute;
+        int min_cc;            /* major * 10 + minor */
+        const char *min_cc_why;
+        double out_eps;        /* unit roundoff of D's type */
+        double acc_eps;        /* accumulation error per unit of sum |a b| */
+        const char *types;
+} precs[] = {
+        {"fp64", ELEM_F64, ELEM_F64, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 0, NULL, 0x1p-53, 0x1p-50,
+         "A/B/D fp64, compute 64F"},
+        {"fp32", ELEM_F32, ELEM_F32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 0, NULL, 0x1p-24, 0x1p-20,
+         "A/B/D fp32, compute 32F"},
+        {"tf32", ELEM_F32, ELEM_F32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 80,
+         "TF32 Tensor Cores need compute capability 8.0 (Ampere) or newer", 0x1p-24, 0x1p-20,
+         "A/B/D fp32, compute 32F_FAST_TF32"},
+        {"fp16", ELEM_F16, ELEM_F16, CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 0, NULL, 0x1p-11, 0x1p-20,
+         "A/B/D fp16, compute 32F"},
+        {"bf16", ELEM_BF16, ELEM_BF16, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 80,
+         "BF16 Tensor Cores need compute capability 8.0 (Ampere) or newer", 0x1p-8, 0x1p-20,
+         "A/B/D bf16, compute 32F"},
+        /* Hopper's FP8 Tensor Cores keep about 14 bits of the running sum between promotions. */
+        {"fp8", ELEM_E4M3, ELEM_BF16, CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 89,
+         "FP8 Tensor Cores need compute capability 8.9 (Ada, Hopper, Blackwell) or newer", 0x1p-8, 0x1p-13,
+         "A/B e4m3, D bf16, compute 32F"},
+};
+#define N_PRECS (sizeof(precs) / sizeof(precs[0]))
+
+static size_t elem_size(enum gemm_elem e) {
+        switch (e) {
+        case ELEM_F64: return 8;
+        case ELEM_F32: return 4;
+        case ELEM_F16:
+        case ELEM_BF16: return 2;
+        case ELEM_E4M3: return 1;
+        }
+        return 0;
+}
+
+/* ---- small float formats -------------------------------------------------------------------- */
+
+struct small_fmt {
+        int mbits, bias, emax; /* emax: the largest exponent field of a finite value */
+        bool ieee;             /* all-ones exponent is inf/NaN (fp16, bf16); e4m3 has no inf */
+};
+static const struct small_fmt fmt_f16 = {10, 15, 30, true}, fmt_bf16 = {7, 127, 254, true},
+                              fmt_e4m3 = {3, 7, 15, false};
+
+/* Round to nearest even; out of range gives inf (ieee) or the largest finite value. */
+static uint32_t small_encode(const struct small_fmt *f, double v) {
+        int ebits = f == &fmt_bf16 ? 8 : f == &fmt_f16 ? 5 : 4;
+        uint32_t sign = v < 0 ? 1u << (ebits + f->mbits) : 0;
+        double a = fabs(v);
+        if (a == 0)
+                return sign;
+        int e;
+        double m = frexp(a, &e);  /* a = m 2^e, 0.5 <= m < 1 */
+        int E = e - 1 + f->bias;  /* exponent field of a normal number */
+        if (E <= 0) {             /* subnormal: a = q 2^(1 - bias - mbits) */
+                double q = nearbyint(ldexp(a, f->bias - 1 + f->mbits));
+                return sign | (uint32_t)q; /* q = 2^mbits rounds up into the smallest normal: same bits */
+        }
+        double q = nearbyint(ldexp(m, f->mbits + 1)); /* 2^mbits .. 2^(mbits+1) */
+        if (q == ldexp(1, f->mbits + 1)) {
+                q /= 2;
+                E++;
+        }
+        uint32_t mant = (uint32_t)q - (1u << f->mbits);
+        if (E > f->emax || (!f->ieee && E == f->emax && mant == (1u << f->mbits) - 1)) {
+                if (f->ieee)
+                        return sign | ((uint32_t)(f->emax + 1) << f->mbits);
+                return sign | ((uint32_t)f->emax << f->mbits) | ((1u << f->mbits) - 2);
+        }
+        return sign | ((uint32_t)E << f->mbits) | mant;
+}
+
+static double small_decode(const struct small_fmt *f, uint32_t bits) {
+        int ebits = f == &fmt_bf16 ? 8 : f == &fmt_f16 ? 5 : 4;
+        double sign = bits >> (ebits + f->mbits) & 1 ? -1 : 1;
+        uint32_t E = bits >> f->mbits & ((1u << ebits) - 1), mant = bits & ((1u << f->mbits) - 1);
+        if (f->ieee && E == (1u << ebits) - 1)
+                return mant ? NAN : sign * INFINITY;
+        if (!f->ieee && E == (1u << ebits) - 1 && mant == (1u << f->mbits) - 1)
+                return NAN;
+        if (E == 0)
+                return sign * ldexp(mant, 1 - f->bias - f->mbits);
+        return sign * ldexp((double)(mant | 1u << f->mbits), (int)E - f->bias - f->mbits);
+}
+
+static void store_elem(enum gemm_elem e, void *base, size_t i, double v) {
+        switch (e) {
+        case ELEM_F64: ((double *)base)[i] = v; break;
+        case ELEM_F32: ((float *)base)[i] = (float)v; break;
+        case ELEM_F16: ((uint16_t *)base)[i] = (uint16_t)small_encode(&fmt_f16, v); break;
+        case ELEM_BF16: ((uint16_t *)base)[i] = (uint16_t)small_encode(&fmt_bf16, v); break;
+        case ELEM_E4M3: ((uint8_t *)base)[i] = (uint8_t)small_encode(&fmt_e4m3, v); break;
+        }
+}
+
+static double load_elem(enum gemm_elem e, const void *base, size_t i) {
+        switch (e) {
+        case ELEM_F64: return ((const double *)base)[i];
+        case ELEM_F32: return ((const float *)base)[i];
+        case ELEM_F16: return small_decode(&fmt_f16, ((const uint16_t *)base)[i]);
+        case ELEM_BF16: return small_decode(&fmt_bf16, ((const uint16_t *)base)[i]);
+        case ELEM_E4M3: return small_decode(&fmt_e4m3, ((const uint8_t *)base)[i]);
+        }
+        return NAN;
+}
+
+/* ---- the matrices ----------------------------------------------------------------------------- */
+
+#define SEED_A 0x243f6a88u
+#define SEED_B 0x85a308d3u
+
+/* Element (row, col) of a logical matrix: one of ±0.5, ±1, ±1.5, ±2, from a hash. */
+static double gemm_value(uint32_t seed, uint32_t row, uint32_t col) {
+        static const double v[8] = {-2, -1.5, -1, -0.5, 0.5, 1, 1.5, 2};
+        uint32_t h = (row * 0x9e3779b1u) ^ (col * 0x85ebca6bu) ^ seed;
+        h ^= h >> 15;
+        h *= 0xc2b2ae35u;
+        return v[h >> 29];
+}
+
+/* op(A) = A^T is M x K: A^T(i, k) lives at k + i K. B(k, j) at k + j K. */
+static double value_a(uint32_t i, uint32_t k) { return gemm_value(SEED_A, i, k); }
+static double value_b(uint32_t k, uint32_t j) { return gemm_value(SEED_B, k, j); }
+
+/* ---- per device ------------------------------------------------------------------------------- */
+
+struct gemm_dev {
+        struct bench_dev d;
+        struct cublaslt *lt;
+        cublasLtHandle_t handle;
+        cudaStream_t stream;
+        struct dev_buf *ws;
+        size_t ws_bytes;
+        int cc;
+};
+
+struct gemm_run {
+        struct gemm_dev *g;
+        const struct gemm_prec *p;
+        unsigned n;
+        struct dev_buf *a, *b, *dd;
+        uint64_t pa, pb, pd, pw;
+        cublasLtMatmulDesc_t op;
+        cublasLtMatrixLayout_t la, lb, ld;
+        cublasLtMatmulPreference_t pref;
+        const cublasLtMatmulAlgo_t *algo;
+        struct measurement *m; /* where a failed cublasLtMatmul is reported */
+};
+
+static int lt_fail(struct gemm_run *r, const char *call, cublasStatus_t st) {
+        int e = cublaslt_fail(r->g->lt, call, st, NULL);
+        if (r->m && !r->m->summary[0])
+                measurement_fail(r->m, e == -ENOTSUP ? STATUS_SKIP : STATUS_ERROR, "%s", r->g->lt->err);
+        return e;
+}
+
+static int gemm_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
+        (void)ctx;
+        (void)d;
+        struct gemm_run *r = arg;
+        double alpha64 = 1, beta64 = 0;
+        float alpha32 = 1, beta32 = 0;
+        bool f64 = r->p->scale_type == CUDA_R_64F;
+        cublasStatus_t st = r->g->lt->fn.cublasLtMatmul(
+                r->g->handle, r->op, f64 ? (void *)&alpha64 : (void *)&alpha32, (void *)(uintptr_t)r->pa, r->la,
+                (void *)(uintptr_t)r->pb, r->lb, f64 ? (void *)&beta64 : (void *)&beta32, (void *)(uintptr_t)r->pd, r->ld,
+                (void *)(uintptr_t)r->pd, r->ld, r->algo, r->g->ws_bytes ? (void *)(uintptr_t)r->pw : NULL,
+                r->g->ws_bytes, r->g->stream);
+        if (st != CUBLAS_STATUS_SUCCESS)
+                return lt_fail(r, "cublasLtMatmul", st);
+        return 0;
+}
+
+/* Fill a device matrix of rows x cols (column-major, ld = rows) through a host chunk. */
+static int upload(const struct bench_ctx *ctx, struct gemm_dev *g, struct dev_buf *buf, enum gemm_elem e,
+                  unsigned rows, unsigned cols, bool is_a, struct measurement *m) {
+        size_t es = elem_size(e), total = (size_t)rows * cols, chunk = GEMM_CHUNK_BYTES / es;
+        void *host = malloc((chunk < total ? chunk : total) * es);
+        if (!host) {
+                measurement_fail(m, STATUS_ERROR, "out of memory (host staging buffer)");
+                return -ENOMEM;
+        }
+        int r = 0;
+        for (size_t start = 0; start < total && r == 0; start += chunk) {
+                size_t cnt = total - start < chunk ? total - start : chunk;
+                for (size_t i = 0; i < cnt; i++) {
+                        size_t idx = start + i;
+                        uint32_t inner = (uint32_t)(idx % rows), outer = (uint32_t)(idx / rows);
+                        /* A: stored K x M, element (k, i) = A^T(i, k); B: (k, j) */
+                        store_elem(e, host, i, is_a ? value_a(outer, inner) : value_b(inner, outer));
+                }
+                if ((r = ctx->ops->copy_h2d(g->d.ctx, buf, start * es, host, cnt * es)) < 0 ||
+                    (r = ctx->ops->synchronize(g->d.ctx)) < 0)
+                        measurement_fail(m, STATUS_ERROR, "uploading the inputs: %s", bench_dev_error(ctx));
+        }
+        free(host);
+        return r;
+}
+
+/* Check D(i, j) for every i of column j against the exact reference. */
+static bool verify_column(const struct gemm_run *r, const void *col, unsigned j, unsigned i0, unsigned i1,
+                          struct measurement *m) {
+        unsigned k_n = r->n;
+        double *bcol = malloc(k_n * sizeof(double));
+        if (!bcol) {
+                snprintf(m->verify_error, sizeof(m->verify_error), "out of memory verifying");
+                return false;
+        }
+        for (unsigned k = 0; k < k_n; k++)
+                bcol[k] = value_b(k, j);
+        bool ok = true;
+        for (unsigned i = i0; i < i1 && ok; i++) {
+                double want = 0, mag = 0;
+                for (unsigned k = 0; k < k_n; k++) {
+                        double prod = value_a(i, k) * bcol[k];
+                        want += prod; /* exact: multiples of 0.25 far below 2^53 */
+                        mag += fabs(prod);
+                }
+                double got = load_elem(r->p->d, col, i - i0);
+                double tol = r->p->out_eps * fabs(want) + r->p->acc_eps * mag + 1e-300;
+                if (!(fabs(got - want) <= tol)) {
+                        snprintf(m->verify_error, sizeof(m->verify_error),
+                                 "D(%u,%u) = %.9g, expected %.9g (tolerance %.3g, n=%u)", i, j, got, want, tol, r->n);
+                        ok = false;
+                }
+        }
+        free(bcol);
+        return ok;
+}
+
+static void verify(const struct bench_ctx *ctx, struct gemm_run *r, struct measurement *m) {
+        unsigned n = r->n;
+        size_t es = elem_size(r->p->d);
+        void *col = malloc((size_t)n * es);
+        if (!col) {
+                snprintf(m->verify_error, sizeof(m->verify_error), "out of memory verifying");
+                return;
+        }
+        unsigned cols[3] = {0, n / 2, n - 1};
+        unsigned n_cols = n <= GEMM_FULL_VERIFY_N ? n : 3;
+        bool ok = true;
+        for (unsigned c = 0; c < n_cols && ok; c++) {
+                unsigned j = n <= GEMM_FULL_VERIFY_N ? c : cols[c];
+                if (ctx->ops->copy_d2h(r->g->d.ctx, col, r->dd, (size_t)j * n * es, (size_t)n * es) < 0 ||
+                    ctx->ops->synchronize(r->g->d.ctx) < 0) {
+                        measurement_fail(m, STATUS_ERROR, "reading the result back: %s", bench_dev_error(ctx));
+                        free(col);
+                        return;
+                }
+                ok = verify_column(r, col, j, 0, n, m);
+        }
+        /* Scattered elements elsewhere (a wrong tile in the middle of a large matrix). */
+        uint32_t h = 0x9e3779b9u ^ n;
+        for (unsigned s = 0; ok && n > GEMM_FULL_VERIFY_N && s < GEMM_VERIFY_SAMPLES; s++) {
+                h = h * 1664525u + 1013904223u;
+                unsigned i = (h >> 8) % n;
+                h = h * 1664525u + 1013904223u;
+                unsigned j = (h >> 8) % n;
+                if (ctx->ops->copy_d2h(r->g->d.ctx, col, r->dd, ((size_t)j * n + i) * es, es) < 0 ||
+                    ctx->ops->synchronize(r->g->d.ctx) < 0) {
+                        measurement_fail(m, STATUS_ERROR, "reading the result back: %s", bench_dev_error(ctx));
+                        free(col);
+                        return;
+                }
+                ok = verify_column(r, col, j, i, i + 1, m);
+        }
+        free(col);
+        m->verified = ok;
+}
+
+/* Median milliseconds of one candidate algorithm; negative errno on failure (message in
+ * the measurement when it is a cuBLASLt or device error that ends the size). */
+static int time_candidate(const struct bench_ctx *ctx, struct gemm_run *r, double *ret_ms, bool *ret_lt) {
+        const struct dev_ops *ops = ctx->ops;
+        struct dev_event *e0 = NULL, *e1 = NULL;
+        double ms[GEMM_CAND_REPS];
+        *ret_lt = false;
+        int e = ops->event_create(r->g->d.ctx, &e0);
+        if (e == 0)
+                e = ops->event_create(r->g->d.ctx, &e1);
+        for (unsigned i = 0; e == 0 && i < GEMM_CAND_WARMUP + GEMM_CAND_REPS; i++) {
+                double t = 0;
+                if ((e = ops->event_record(r->g->d.ctx, e0)) < 0)
+                        break;
+                if ((e = gemm_enqueue(ctx, &r->g->d, r)) < 0) {
+                        *ret_lt = true;
+                        break;
+                }
+                if ((e = ops->event_record(r->g->d.ctx, e1)) < 0 || (e = ops->synchronize(r->g->d.ctx)) < 0 ||
+                    (e = ops->event_elapsed_ms(r->g->d.ctx, e0, e1, &t)) < 0)
+                        break;
+                if (i >= GEMM_CAND_WARMUP)
+                        ms[i - GEMM_CAND_WARMUP] = t;
+        }
+        if (e0)
+                ops->event_destroy(r->g->d.ctx, e0);
+        if (e1)
+                ops->event_destroy(r->g->d.ctx, e1);
+        if (e < 0)
+                return e;
+        /* median of three */
+        double a = ms[0], b = ms[1], c = ms[2];
+        *ret_ms = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+        return 0;
+}
+
+static void free_run(const struct bench_ctx *ctx, struct gemm_run *r) {
+        const struct cublaslt_fns *fn = &r->g->lt->fn;
+        /* Teardown failures leave nothing to do; the handles are gone either way. */
+        if (r->pref)
+                (void)fn->cublasLtMatmulPreferenceDestroy(r->pref);
+        if (r->la)
+                (void)fn->cublasLtMatrixLayoutDestroy(r->la);
+        if (r->lb)
+                (void)fn->cublasLtMatrixLayoutDestroy(r->lb);
+        if (r->ld)
+                (void)fn->cublasLtMatrixLayoutDestroy(r->ld);
+        if (r->op)
+                (void)fn->cublasLtMatmulDescDestroy(r->op);
+        ctx->ops->free(r->g->d.ctx, r->a);
+        ctx->ops->free(r->g->d.ctx, r->b);
+        ctx->ops->free(r->g->d.ctx, r->dd);
+}
+
+static int setup_descriptors(struct gemm_run *r) {
+        const struct cublaslt_fns *fn = &r->g->lt->fn;
+        const struct gemm_prec *p = r->p;
+        cublasStatus_t st;
+        int32_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+        uint64_t ws = r->g->ws_bytes;
+        uint64_t n = r->n;
+        if ((st = fn->cublasLtMatmulDescCreate(&r->op, p->compute, p->scale_type)) != CUBLAS_STATUS_SUCCESS) {
+                r->op = NULL;
+                return lt_fail(r, "cublasLtMatmulDescCreate", st);
+        }
+        if ((st = fn->cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta))) ||
+            (st = fn->cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb))))
+                return lt_fail(r, "cublasLtMatmulDescSetAttribute", st);
+        if ((st = fn->cublasLtMatrixLayoutCreate(&r->la, p->ab_type, n, n, (int64_t)n)) != CUBLAS_STATUS_SUCCESS) {
+                r->la = NULL;
+                return lt_fail(r, "cublasLtMatrixLayoutCreate", st);
+        }
+        if ((st = fn->cublasLtMatrixLayoutCreate(&r->lb, p->ab_type, n, n, (int64_t)n)) != CUBLAS_STATUS_SUCCESS) {
+                r->lb = NULL;
+                return lt_fail(r, "cublasLtMatrixLayoutCreate", st);
+        }
+        if ((st = fn->cublasLtMatrixLayoutCreate(&r->ld, p->d_type, n, n, (int64_t)n)) != CUBLAS_STATUS_SUCCESS) {
+                r->ld = NULL;
+                return lt_fail(r, "cublasLtMatrixLayoutCreate", st);
+        }
+        if ((st = fn->cublasLtMatmulPreferenceCreate(&r->pref)) != CUBLAS_STATUS_SUCCESS) {
+                r->pref = NULL;
+                return lt_fail(r, "cublasLtMatmulPreferenceCreate", st);
+        }
+        if ((st = fn->cublasLtMatmulPreferenceSetAttribute(r->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                                           sizeof(ws))) != CUBLAS_STATUS_SUCCESS)
+                return lt_fail(r, "cublasLtMatmulPreferenceSetAttribute", st);
+        return 0;
+}
+
+static unsigned size_from_bytes(uint64_t bytes, size_t es) {
+        double n = floor(sqrt((double)bytes / (double)es));
+        unsigned u = n > 65536 ? 65536 : (unsigned)n;
+        u -= u % 16;
+        return u < 16 ? 16 : u;
+}
+
+/* One precision at one size: measurement "<name>". Returns the index of the measurement
+ * in rep when it has samples, else -1. */
+static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, struct gemm_dev *g,
+                     const struct gemm_prec *p, unsigned n, const char *name) {
+        const struct dev_ops *ops = ctx->ops;
+        struct measurement *m = bench_measurement_new(rep, "gemm", name, g->d.subject, "TFLOPS", true);
+        if (rep->out_of_memory)
+                return -1; /* m is the report's sink, not an entry */
+        long index = (long)(m - rep->m);
+        measurement_param(m, "device", "%s", g->d.info.name);
+        measurement_param(m, "n", "%u", n);
+        measurement_param(m, "shape", "%ux%ux%u TN", n, n, n);
+        measurement_param(m, "types", "%s", p->types);
+        measurement_param(m, "cublaslt", "%s %zu", g->lt->lib_name, g->lt->version);
+
+        size_t ab = elem_size(p->ab), dsz = elem_size(p->d), nn = (size_t)n * n;
+        double need = (double)nn * (2.0 * (double)ab + (double)dsz) + (double)g->ws_bytes;
+        double have = (double)g->d.info.global_mem_bytes;
+        if (need > GEMM_MEM_FRACTION * have) {
+                measurement_fail(m, STATUS_SKIP, "n=%u needs %.0f MiB, more than %.0f%% of the device's %.0f MiB", n,
+                                 need / 1048576, GEMM_MEM_FRACTION * 100, have / 1048576);
+                return -1;
+        }
+        struct gemm_run r = {.g = g, .p = p, .n = n, .m = m};
+        int e;
+        if ((e = ops->alloc(g->d.ctx, nn * ab, &r.a)) < 0 || (e = ops->alloc(g->d.ctx, nn * ab, &r.b)) < 0 ||
+            (e = ops->alloc(g->d.ctx, nn * dsz, &r.dd)) < 0) {
+                measurement_fail(m, e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR, "%s", bench_dev_error(ctx));
+                free_run(ctx, &r);
+                return -1;
+        }
+        (void)cuda_buf_ptr(r.a, &r.pa);
+        (void)cuda_buf_ptr(r.b, &r.pb);
+        (void)cuda_buf_ptr(r.dd, &r.pd);
+        if (g->ws)
+                (void)cuda_buf_ptr(g->ws, &r.pw);
+        if (upload(ctx, g, r.a, p->ab, n, n, true, m) < 0 || upload(ctx, g, r.b, p->ab, n, n, false, m) < 0 ||
+            setup_descriptors(&r) < 0) {
+                free_run(ctx, &r);
+                return -1;
+        }
+        if ((e = cuda_ctx_stream(g->d.ctx, (void **)&g->stream)) < 0) {
+                measurement_fail(m, STATUS_ERROR, "%s", bench_dev_error(ctx));
+                free_run(ctx, &r);
+                return -1;
+        }
+
+        cublasLtMatmulHeuristicResult_t res[GEMM_TOP_K];
+        memset(res, 0, sizeof(res));
+        int count = 0;
+        cublasStatus_t st = g->lt->fn.cublasLtMatmulAlgoGetHeuristic(g->handle, r.op, r.la, r.lb, r.ld, r.ld, r.pref,
+                                                                      GEMM_TOP_K, res, &count);
+        if (st != CUBLAS_STATUS_SUCCESS || count <= 0) {
+                if (st == CUBLAS_STATUS_SUCCESS)
+                        measurement_fail(m, STATUS_SKIP, "cublasLtMatmulAlgoGetHeuristic: no algorithm for %s at n=%u",
+                                         p->name, n);
+                else
+                        lt_fail(&r, "cublasLtMatmulAlgoGetHeuristic", st);
+                free_run(ctx, &r);
+                return -1;
+        }
+        if (count > GEMM_TOP_K)
+                count = GEMM_TOP_K;
+
+        /* Time every candidate, keep the fastest. A candidate the library refuses to run
+         * (not supported, invalid for this shape) is passed over; any other failure ends
+         * the size, since a failed matmul may leave the device in error. */
+        int best = -1, tried = 0;
+        double best_ms = 0;
+        char refused[160] = "";
+        for (int i = 0; i < count; i++) {
+                if (res[i].state != CUBLAS_STATUS_SUCCESS || res[i].workspaceSize > g->ws_bytes)
+                        continue;
+                r.algo = &res[i].algo;
+                r.m = NULL; /* a refused candidate is not the measurement's failure */
+                double ms = 0;
+                bool from_lt = false;
+                e = time_candidate(ctx, &r, &ms, &from_lt);
+                tried++;
+                if (from_lt && (e == -ENOTSUP || e == -EINVAL)) {
+                        if (!refused[0])
+                                snprintf(refused, sizeof(refused), "%.159s", g->lt->err);
+                        continue;
+                }
+                if (e < 0) {
+                        measurement_fail(m, STATUS_ERROR, "%s", from_lt ? g->lt->err : bench_dev_error(ctx));
+                        free_run(ctx, &r);
+                        return -1;
+                }
+                if (best < 0 || ms < best_ms) {
+                        best = i;
+                        best_ms = ms;
+                }
+        }
+        if (best < 0) {
+                measurement_fail(m, STATUS_SKIP, "none of %d cuBLASLt algorithms ran %s at n=%u%s%s", count, p->name, n,
+                                 refused[0] ? ": " : "", refused);
+                free_run(ctx, &r);
+                return -1;
+        }
+        measurement_param(m, "algo", "heuristic #%d of %d (%d timed)", best + 1, count, tried);
+
+        r.algo = &res[best].algo;
+        r.m = m;
+        g->lt->err[0] = '\0';
+        unsigned reps = bench_reps(ctx, 10), warmup = bench_warmup(ctx, 2);
+        double *samples = calloc(reps, sizeof(double));
+        double tflop = 2.0 * (double)n * n * n / 1e12;
+        if (!samples) {
+                measurement_fail(m, STATUS_ERROR, "out of memory");
+        } else if (ops->memset(g->d.ctx, r.dd, 0xff, nn * dsz) < 0) {
+                /* NaN everywhere first: a matmul that writes nothing cannot pass */
+                measurement_fail(m, STATUS_ERROR, "%s", bench_dev_error(ctx));
+        } else if (bench_time_reps(ctx, &g->d, m, warmup, reps, gemm_enqueue, &r, tflop, samples) == 0) {
+                verify(ctx, &r, m);
+        }
+        free(samples);
+        free_run(ctx, &r);
+        return m->n_samples > 0 && !m->summary[0] ? index : -1;
+}
+
+/* The best of the sizes again as "<precision>", with the peak: the judged figure. */
+static void add_headline(struct bench_report *rep, size_t best, const struct gemm_dev *g, const struct gemm_prec *p,
+                         const unsigned *sizes, size_t n_sizes) {
+        struct measurement *m = bench_measurement_new(rep, "gemm", p->name, g->d.subject, "TFLOPS", true);
+        const struct measurement *src = &rep->m[best]; /* after the append: rep->m may have moved */
+        measurement_param(m, "device", "%s", g->d.info.name);
+        char list[64] = "";
+        for (size_t i = 0; i < n_sizes; i++)
+                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u", i ? "," : "", sizes[i]);
+        measurement_param(m, "best_of_n", "%s", list);
+        measurement_param(m, "types", "%s", p->types);
+        measurement_param(m, "cublaslt", "%s %zu", g->lt->lib_name, g->lt->version);
+        if (measurement_set_samples(m, src->samples, src->n_samples, src->warmup) < 0) {
+                measurement_fail(m, STATUS_ERROR, "out of memory");
+                return;
+        }
+        m->verified = src->verified;
+        memcpy(m->verify_error, src->verify_error, sizeof(m->verify_error));
+}
+
+static void set_peak(struct measurement *m, const struct gemm_dev *g, const struct gemm_prec *p) {
+        const struct gpu_model *model = g->d.model;
+        if (!model)
+                return;
+        const struct gpu_tflops *t = &model->tflops;
+        double tf = 0;
+        const char *col = p->name;
+        if (!strcmp(p->name, "fp64")) {
+                tf = t->fp64_tc > 0 ? t->fp64_tc : t->fp64;
+                col = t->fp64_tc > 0 ? "fp64_tc" : "fp64";
+        } else if (!strcmp(p->name, "fp32")) {
+                tf = t->fp32;
+        } else if (!strcmp(p->name, "tf32")) {
+                tf = t->tf32;
+        } else if (!strcmp(p->name, "fp16")) {
+                tf = t->fp16;
+        } else if (!strcmp(p->name, "bf16")) {
+                tf = t->bf16;
+        } else if (!strcmp(p->name, "fp8")) {
+                tf = t->fp8;
+        }
+        if (tf > 0) {
+                m->peak = tf;
+                snprintf(m->peak_source, sizeof(m->peak_source), "%s spec sheet, dense %s (data/gpus.json)",
+                         model->name, col);
+        }
+}
+
+/* Test-only (docs/bench.md): GPUVET_BENCH_TEST_GEMM_SIZES=32,48,64 replaces the default
+ * sweep, so the sweep-and-headline path runs on the fake library at sizes its host loops
+ * finish in milliseconds. Returns how many sizes it gave (0: unset or malformed). */
+static size_t test_sizes(unsigned *sizes) {
+        const char *s = getenv("GPUVET_BENCH_TEST_GEMM_SIZES");
+        size_t n = 0;
+        while (s && *s && n < GEMM_MAX_SIZES) {
+                char *end;
+                unsigned long v = strtoul(s, &end, 10);
+                if (end == s || v < 16 || v > 65536 || v % 16)
+                        return 0;
+                sizes[n++] = (unsigned)v;
+                s = *end == ',' ? end + 1 : end;
+        }
+        return s && !*s ? n : 0;
+}
+
+static void run_precision(const struct bench_ctx *ctx, struct bench_report *rep, struct gemm_dev *g,
+                          const struct gemm_prec *p) {
+        if (g->cc < p->min_cc) {
+                struct measurement *m = bench_measurement_new(rep, "gemm", p->name, g->d.subject, "TFLOPS", true);
+                measurement_param(m, "device", "%s", g->d.info.name);
+                measurement_fail(m, STATUS_SKIP, "%s: %s; this GPU is %d.%d", g->d.info.name, p->min_cc_why,
+                                 g->cc / 10, g->cc % 10);
+                return;
+        }
+        unsigned sizes[GEMM_MAX_SIZES];
+        size_t n_sizes = 0;
+        if (ctx->opt && ctx->opt->size_bytes)
+                sizes[n_sizes++] = size_from_bytes(ctx->opt->size_bytes, elem_size(p->ab));
+        else if (!(n_sizes = test_sizes(sizes)))
+                for (size_t i = 0; i < GEMM_MAX_SIZES; i++)
+                        sizes[n_sizes++] = default_sizes[i];
+        if (n_sizes == 1) {
+                long i = run_size(ctx, rep, g, p, sizes[0], p->name);
+                if (i >= 0)
+                        set_peak(&rep->m[i], g, p);
+                return;
+        }
+        long best = -1;
+        double best_median = 0;
+        unsigned ran[GEMM_MAX_SIZES];
+        size_t n_ran = 0;
+        for (size_t s = 0; s < n_sizes; s++) {
+                char name[32];
+                snprintf(name, sizeof(name), "%s_%u", p->name, sizes[s]);
+                long i = run_size(ctx, rep, g, p, sizes[s], name);
+                if (i < 0)
+                        continue;
+                ran[n_ran++] = sizes[s];
+                struct bench_stats st;
+                if (bench_stats_compute(rep->m[i].samples, rep->m[i].n_samples, &st) == 0 &&
+                    (best < 0 || st.median > best_median)) {
+                        best = i;
+                        best_median = st.median;
+                }
+        }
+        if (best >= 0) {
+                add_headline(rep, (size_t)best, g, p, ran, n_ran);
+                set_peak(&rep->m[rep->n - 1], g, p);
+        }
+}
+
+static bool gemm_open_dev(const struct bench_ctx *ctx, struct bench_report *rep, struct cublaslt *lt, int index,
+                          struct gemm_dev *g) {
+        memset(g, 0, sizeof(*g));
+        g->lt = lt;
+        if (bench_dev_open(ctx, rep, "gemm", index, &g->d) < 0)
+                return false;
+        int major = 0, minor = 0;
+        (void)cuda_ctx_cc(g->d.ctx, &major, &minor);
+        g->cc = major * 10 + minor;
+        struct measurement *m = NULL;
+        int e = cuda_ctx_stream(g->d.ctx, (void **)&g->stream);
+        if (e < 0) {
+                m = bench_measurement_new(rep, "gemm", "cublaslt", g->d.subject, "", true);
+                measurement_fail(m, STATUS_ERROR, "%s", bench_dev_error(ctx));
+                return false;
+        }
+        cublasStatus_t st = lt->fn.cublasLtCreate(&g->handle);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+                g->handle = NULL;
+                cublaslt_fail(lt, "cublasLtCreate", st, NULL);
+                m = bench_measurement_new(rep, "gemm", "cublaslt", g->d.subject, "", true);
+                measurement_fail(m, STATUS_ERROR, "%s (%s)", lt->err, lt->lib_name);
+                return false;
+        }
+        /* The workspace lets cuBLASLt pick split-K and other fast kernels; without one it
+         * still runs, with fewer algorithms. */
+        g->ws_bytes = GEMM_WORKSPACE_BYTES;
+        if (ctx->ops->alloc(g->d.ctx, g->ws_bytes, &g->ws) < 0) {
+                g->ws = NULL;
+                g->ws_bytes = 0;
+        }
+        return true;
+}
+
+static void gemm_close_dev(const struct bench_ctx *ctx, struct gemm_dev *g) {
+        if (g->d.ctx) {
+                ctx->ops->free(g->d.ctx, g->ws);
+                if (g->handle && cuda_ctx_stream(g->d.ctx, (void **)&g->stream) == 0)
+                        (void)g->lt->fn.cublasLtDestroy(g->handle); /* teardown: nothing to do on failure */
+        }
+        bench_dev_close(ctx, &g->d);
+}
+
+static void gemm_run(const struct bench_ctx *ctx, struct bench_report *rep) {
+        int *idx;
+        size_t n;
+        if (bench_dev_indices(ctx, rep, "gemm", &idx, &n) < 0)
+                return;
+        const char *want = ctx->opt ? ctx->opt->precision : NULL;
+        bool known = !want;
+        for (size_t p = 0; p < N_PRECS; p++)
+                known |= want && !strcmp(want, precs[p].name);
+        if (!known) {
+                struct measurement *m = bench_measurement_new(rep, "gemm", "setup", "node", "TFLOPS", true);
+                measurement_fail(m, STATUS_ERROR, "unknown precision '%s' for gemm: fp64, fp32, tf32, fp16, bf16 or fp8",
+                                 want);
+                free(idx);
+                return;
+        }
+        if (ctx->ops != &dev_ops_cuda) {
+                struct measurement *m = bench_measurement_new(rep, "gemm", "backend", "node", "TFLOPS", true);
+                measurement_fail(m, STATUS_SKIP, "GEMM needs CUDA (cuBLASLt); the %s backend has none",
+                                 ctx->ops->name);
+                free(idx);
+                return;
+        }
+        struct cublaslt *lt = NULL;
+        char err[512];
+        int e = cublaslt_open(&lt, err, sizeof(err));
+        if (e < 0) {
+                struct measurement *m = bench_measurement_new(rep, "gemm", "cublaslt", "node", "TFLOPS", true);
+                measurement_fail(m, e == -ENOENT ? STATUS_SKIP : STATUS_ERROR, "%s", err);
+                free(idx);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct gemm_dev g;
+                if (gemm_open_dev(ctx, rep, lt, idx[i], &g))
+                        for (size_t p = 0; p < N_PRECS; p++)
+                                if (!want || !strcmp(want, precs[p].name))
+                                        run_precision(ctx, rep, &g, &precs[p]);
+                gemm_close_dev(ctx, &g);
+        }
+        cublaslt_close(lt);
+        free(idx);
+}
+
+const struct bench_info bench_gemm = {
+        .name = "gemm",
+        .title = "Matrix multiply TFLOPS through cuBLASLt (FP64, FP32, TF32, FP16, BF16, FP8)",
+        .needs_device = true,
+        .default_timeout_s = 900,
+        .run = gemm_run,
+};

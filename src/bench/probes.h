@@ -1,0 +1,97 @@
+/* The device probes of `gpuvet check --level standard` (and full): a short functional and
+ * bandwidth set run through the bench runner, so each probe is a forked child under its
+ * own deadline whose report comes back checksummed (bench/runner.h). The judged
+ * measurements become facts (facts.probes); the pure checks of checks/device.c and
+ * pcie.link_under_load judge them.
+ *
+ * The probes, in order (sizes and repetitions fixed for the 60 s budget on 8 GPUs; the
+ * arithmetic is in docs/checks/device.md):
+ *   functional  per GPU: allocate 64 MiB, fill it with the fill_u32 kernel, read it back
+ *               and verify every word. Also lists every device the backend shows, so the
+ *               checks can say why none was probed (a CPU OpenCL device is not a GPU).
+ *   transfer    per GPU: pinned H2D and D2H of 64 MiB, 1 warm-up + 5 timed copies each,
+ *               verified; then 200 ms of back-to-back H2D copies while the GPU's
+ *               current_link_speed/width are read through fsroot (the link under load).
+ *   memory      per GPU: STREAM triad over three arrays of min(256 MiB, memory / 16),
+ *               1 + 5 repetitions, verified.
+ *   p2p         every ordered pair of GPUs (two or more): 32 MiB peer copy, 1 + 3
+ *               repetitions, the destination verified.
+ * Only devices whose PCI address is one of the node's NVIDIA GPUs (facts.gpus) are probed;
+ * other devices (PoCL's CPU device, a GPU of another vendor) are listed, never judged. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "bench/measurement.h"
+
+struct facts;
+struct fsroot;
+
+enum probe_id {
+        PROBE_FUNCTIONAL,
+        PROBE_TRANSFER,
+        PROBE_MEMORY,
+        PROBE_P2P,
+        _PROBE_COUNT,
+};
+
+/* Per-probe deadlines, s: their sum (55) plus gathering stays under the 60 s budget even
+ * when every probe hangs (docs/checks/device.md). */
+#define PROBE_FUNCTIONAL_TIMEOUT_S 15
+#define PROBE_TRANSFER_TIMEOUT_S 15
+#define PROBE_MEMORY_TIMEOUT_S 10
+#define PROBE_P2P_TIMEOUT_S 15
+
+struct probe_run {
+        const char *name;     /* "functional", "transfer", "memory", "p2p" */
+        bool ran;
+        unsigned timeout_s;
+        double duration_ms;
+        size_t first, count;  /* its measurements in probe_facts.rep */
+        char backend[16];     /* the backend its child used, "" when none opened */
+        char note[256];       /* runner-level failure ("timed out after 15 s in probe-transfer"), "" */
+        char not_run[160];    /* why it did not run, "" when it ran */
+};
+
+struct probe_facts {
+        char backend[16];            /* asked: "auto", "cuda", "opencl" */
+        char skip_reason[256];       /* why no probe ran at all, "" when they ran */
+        struct bench_report rep;     /* the judged measurements of every probe */
+        struct probe_run runs[_PROBE_COUNT];
+        double duration_ms;
+};
+
+/* Run the probes on the live devices: backend "auto", "cuda" or "opencl"; data_dir as
+ * --data-dir (baselines.json), NULL for the built-in table; fs is read by the children for
+ * the link under load. Never fails: problems become measurements, notes or skip_reason.
+ * Free with probes_done. */
+void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, const char *data_dir,
+                struct probe_facts *ret);
+void probes_done(struct probe_facts *p);
+
+/* Facts without running anything: every probe marked as not run because of why (replayed
+ * captures, tests). */
+void probes_not_run(struct probe_facts *ret, const char *why);
+
+/* Whether the check with this id judges probe measurements (device.*, pcie.link_under_load):
+ * check runs the probes only when one of those is selected. */
+bool probes_wanted_by(const char *check_id);
+
+/* ---- lookups for the checks (pure) ---- */
+
+/* The measurement bench/name of the GPU at PCI address bus (subject "gpuN (bus)"); for
+ * p2p, of the source GPU. NULL when absent. With after, the next one after that
+ * measurement (several p2p measurements per source GPU). */
+const struct measurement *probe_find(const struct probe_facts *p, const char *bench, const char *name,
+                                     const char *bus, const struct measurement *after);
+/* The best PCIe link p can train to: its own max_link_speed/width, capped by the port
+ * above it (a Gen5 GPU in a Gen4 slot). False when sysfs shows no link. */
+struct pci_dev;
+bool probe_link_best(const struct facts *f, const struct pci_dev *p, unsigned *ret_mts, unsigned *ret_width);
+/* The value of a measurement's parameter, "" when absent. */
+const char *probe_param(const struct measurement *m, const char *key);
+/* Whether PCI addresses a and b name the same function (case and domain width aside). */
+bool probe_same_bus(const char *a, const char *b);
+/* True when no device of the node was probed; why says why ("no GPU device for the probes
+ * (only a CPU OpenCL device: ...)", the backends' errors, the skip reason). */
+bool probes_no_gpu(const struct probe_facts *p, char *why, size_t size);

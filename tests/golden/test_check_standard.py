@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""`gpuvet check --level standard` end to end: the device probes (src/bench/probes.c) run
+through the fake libcuda (tests/fakes/fake_cuda.c) with 8 devices at the PCI addresses of
+the dgx-h100 fixture, NVML answered by the fake libnvidia-ml playing the healthy 8x H100
+scenario, and the device checks (src/checks/device.c) judge them.
+
+    test_check_standard.py GPUVET FAKE_LIBCUDA FAKE_LIBNVML OUTDIR
+
+Cases: healthy (every device.* and pcie.link_under_load result passes, exit 0, and the
+wall time of the 8-GPU run is printed and must stay under the 60 s budget); one GPU's H2D
+slow (device.h2d fails for that GPU only); a kernel computing wrong results and a kernel
+launch failing (device.functional fails); a hung peer copy (device.p2p becomes an error
+naming the probe, and the run still ends within its deadlines); the degraded fixture (a
+link that stays at Gen4 x8 or Gen1 under load fails pcie.link_under_load); PoCL's CPU
+device only (never judged as a GPU); a capture replayed without a device library (the
+probes do not run). Exit 0 when every case holds, 1 otherwise."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.join(HERE, "..")
+MKFIXTURE = os.path.join(TESTS, "fixtures", "mkfixture.py")
+PCI_IDS = os.path.join(TESTS, "fixtures", "pci.ids")
+SCENARIO = os.path.join(HERE, "nvml-scenarios", "golden-h100-sxm-8gpu.scn")
+GPUS = ["0000:1b:00.0", "0000:43:00.0", "0000:52:00.0", "0000:61:00.0",
+        "0000:9d:00.0", "0000:c3:00.0", "0000:d1:00.0", "0000:df:00.0"]
+PROBED = ["device.functional", "device.h2d", "device.d2h", "device.memory_bandwidth", "device.p2p",
+          "pcie.link_under_load"]
+# A healthy 8x H100 SXM as the fake plays it: PCIe 55 GB/s per direction (the H100
+# baseline), HBM 3000 GB/s (triad baseline 2848), NVLink peer copies 400 GB/s (376).
+HEALTHY = {"FAKE_CUDA_DEVICES": "8", "FAKE_CUDA_PCI_BUS_IDS": ",".join(GPUS), "FAKE_CUDA_PCIE_GBPS": "55",
+           "FAKE_CUDA_BW_GBPS": "3000", "FAKE_CUDA_P2P_GBPS": "400"}
+BUDGET_S = 60.0
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+class Runner:
+    def __init__(self, gpuvet, cuda, nvml, tmp):
+        self.gpuvet, self.cuda, self.tmp = gpuvet, cuda, tmp
+        libdir = os.path.join(tmp, "nvml")
+        os.makedirs(libdir, exist_ok=True)
+        self.nvml = os.path.join(libdir, "libnvidia-ml.so.1")
+        shutil.copyfile(nvml, self.nvml)
+
+    def run(self, root, fake_env, args=(), cuda=True, timeout=120):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_CUDA_", "FAKE_NVML_", "GPUVET_"))}
+        env.update(GPUVET_PCI_IDS=PCI_IDS, GPUVET_NVML_LIB=self.nvml, FAKE_NVML_SCENARIO=SCENARIO)
+        if cuda:
+            env["GPUVET_CUDA_LIB"] = self.cuda
+        env.update(fake_env)
+        out = os.path.join(self.tmp, "report.json")
+        if os.path.exists(out):
+            os.unlink(out)
+        cmd = [self.gpuvet, "check", "--level", "standard", "--root", root, "--json", out, "--quiet"] + list(args)
+        start = time.monotonic()
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        wall = time.monotonic() - start
+        try:
+            with open(out) as f:
+                report = json.load(f)
+        except (OSError, ValueError):
+            report = {"checks": []}
+            check(False, "%s: no JSON report (exit %d): %s" % (" ".join(args) or "run", p.returncode, p.stderr[-500:]))
+        return p, report, wall
+
+
+def results(report, check_id):
+    return {r["subject"]: r for r in report.get("checks", []) if r["id"] == check_id}
+
+
+def main():
+    gpuvet, cuda, nvml, outdir = sys.argv[1:5]
+    # --- the option: documented, and a bad value is a usage error
+    p = subprocess.run([gpuvet, "check", "--help"], capture_output=True, text=True)
+    check("--backend NAME" in p.stdout and "cuda, opencl or auto" in p.stdout, "check --help documents --backend")
+    p = subprocess.run([gpuvet, "check", "--level", "standard", "--backend", "nope"], capture_output=True, text=True)
+    check(p.returncode == 2 and "--backend: expected cuda, opencl or auto" in p.stderr,
+          "--backend nope: exit 2 with a message, got %d %s" % (p.returncode, p.stderr))
+    subprocess.run([sys.executable, MKFIXTURE, outdir, "dgx-h100", "dgx-h100-degraded", "cpu-only"], check=True)
+    root = os.path.join(outdir, "dgx-h100")
+    with tempfile.TemporaryDirectory() as tmp:
+        r = Runner(gpuvet, cuda, nvml, tmp)
+
+        # --- healthy: every probed check passes on all 8 GPUs, within the budget
+        p, rep, wall = r.run(root, HEALTHY)
+        check(p.returncode == 0, "healthy: exit 0, got %d: %s" % (p.returncode, p.stderr[-500:]))
+        for cid in PROBED:
+            got = results(rep, cid)
+            check(sorted(got) == GPUS, "healthy: %s has a result per GPU, got %s" % (cid, sorted(got)))
+            for subj, res in got.items():
+                check(res["status"] == "pass", "healthy: %s %s passes: %s" % (cid, subj, res["summary"]))
+        h2d = results(rep, "device.h2d").get(GPUS[0], {})
+        check("of the 55 GB/s baseline" in (h2d.get("observed") or ""), "healthy: H2D against the baseline: %s" % h2d)
+        ev = {e["key"]: e["value"] for e in h2d.get("evidence", [])} if isinstance(h2d.get("evidence"), list) else h2d.get("evidence", {})
+        check("Gen5 x16" in json.dumps(ev), "healthy: H2D names the PCIe link the node reports: %s" % ev)
+        print("check --level standard, dgx-h100 fixture, 8 fake GPUs: %.2f s wall (budget %.0f s)" % (wall, BUDGET_S))
+        check(wall < BUDGET_S, "healthy run took %.1f s, over the %.0f s budget" % (wall, BUDGET_S))
+
+        # --- one GPU's H2D slow: device.h2d fails for it alone
+        env = dict(HEALTHY, FAKE_CUDA_PCIE_GBPS="55,55,55,20,55")
+        p, rep, _ = r.run(root, env)
+        check(p.returncode == 1, "slow h2d: exit 1, got %d" % p.returncode)
+        got = results(rep, "device.h2d")
+        for i, bus in enumerate(GPUS):
+            want = "fail" if i == 3 else "pass"
+            check(got.get(bus, {}).get("status") == want, "slow h2d: device.h2d %s %s, got %s" %
+                  (bus, want, got.get(bus, {}).get("summary")))
+
+        # --- a kernel that computes wrong results; a kernel launch that fails
+        p, rep, _ = r.run(root, dict(HEALTHY, FAKE_CUDA_WRONG_KERNEL="fill_u32"))
+        got = results(rep, "device.functional")
+        check(p.returncode == 1 and len(got) == 8 and all(x["status"] == "fail" and "wrong kernel result" in x["summary"]
+                                                          for x in got.values()),
+              "wrong fill_u32: device.functional fails on every GPU: %s" % [x["summary"] for x in got.values()][:2])
+        p, rep, _ = r.run(root, dict(HEALTHY, FAKE_CUDA_FAIL="cuLaunchKernel:CUDA_ERROR_LAUNCH_FAILED:call=3"))
+        got = results(rep, "device.functional")
+        for i, bus in enumerate(GPUS):
+            res = got.get(bus, {})
+            if i == 2:
+                check(res.get("status") == "fail" and "CUDA_ERROR_LAUNCH_FAILED" in res.get("summary", ""),
+                      "failing launch: device.functional fails for GPU 2 naming the error: %s" % res)
+            else:
+                check(res.get("status") == "pass", "failing launch: GPU %d still passes: %s" % (i, res.get("summary")))
+
+        # --- a peer copy that never returns: the p2p probe's deadline makes it an error
+        p, rep, wall = r.run(root, dict(HEALTHY, FAKE_CUDA_HANG="cuMemcpyPeerAsync"))
+        got = results(rep, "device.p2p")
+        host = got.get("host", {})
+        check(host.get("status") == "error" and "the p2p probe failed: timed out" in host.get("summary", ""),
+              "hung peer copy: device.p2p errors naming the probe: %s" % host)
+        check(all(x["status"] == "pass" for x in results(rep, "device.h2d").values()),
+              "hung peer copy: the other probes still pass")
+        print("hung peer copy: %.2f s wall" % wall)
+        check(wall < BUDGET_S, "hung run took %.1f s, over the %.0f s budget" % (wall, BUDGET_S))
+
+        # --- the degraded fixture: links that stay down under load
+        p, rep, _ = r.run(os.path.join(outdir, "dgx-h100-degraded"), HEALTHY)
+        got = results(rep, "pcie.link_under_load")
+        for bus in GPUS:
+            want = "fail" if bus in ("0000:61:00.0", "0000:d1:00.0") else "pass"
+            check(got.get(bus, {}).get("status") == want, "degraded: pcie.link_under_load %s %s, got %s" %
+                  (bus, want, got.get(bus, {}).get("summary")))
+        check("Gen4 x8 under load" in (got.get("0000:61:00.0", {}).get("observed") or ""),
+              "degraded: the observed link under load is Gen4 x8: %s" % got.get("0000:61:00.0"))
+
+        # --- PoCL's CPU device only: never judged as a GPU
+        have_pocl = os.path.isdir("/etc/OpenCL/vendors") and os.listdir("/etc/OpenCL/vendors")
+        if have_pocl:
+            p, rep, _ = r.run(os.path.join(outdir, "cpu-only"), {}, ["--backend", "opencl"], cuda=False)
+            for cid in PROBED:
+                got = results(rep, cid).get("host", {})
+                check(got.get("status") == "skip" and
+                      "no GPU device for the probes (only a CPU OpenCL device" in got.get("summary", ""),
+                      "cpu opencl only: %s skips naming the CPU device: %s" % (cid, got))
+            p, rep, _ = r.run(root, {}, ["--backend", "opencl"], cuda=False)
+            got = results(rep, "device.functional").get("host", {})
+            check(got.get("status") == "error" and "cannot probe the node's 8 GPU(s)" in got.get("summary", ""),
+                  "cpu opencl only on an 8-GPU node: device.functional errors: %s" % got)
+        else:
+            print("note: no OpenCL ICD installed, the CPU-device case is not exercised")
+
+        # --- a capture replayed without naming a device library: no probe runs
+        p, rep, _ = r.run(root, {}, cuda=False)
+        for cid in PROBED:
+            got = results(rep, cid).get("host", {})
+            check(got.get("status") == "skip" and "--root names a capture" in got.get("summary", ""),
+                  "replay: %s skips: %s" % (cid, got))
+
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
