@@ -67,7 +67,11 @@ int bench_dev_open(const struct bench_ctx *ctx, struct bench_report *rep, const 
                 measurement_fail(m, STATUS_ERROR, "device %d: %s", index, bench_dev_error(ctx));
                 return r;
         }
-        if (d->info.pci_bus_id[0])
+        /* A CPU device (PoCL) is named as one: "gpu" subjects get GPU baselines and are
+         * compared with their GPU siblings. */
+        if (d->info.is_cpu)
+                snprintf(d->subject, sizeof(d->subject), "cpu%d", index);
+        else if (d->info.pci_bus_id[0])
                 snprintf(d->subject, sizeof(d->subject), "gpu%d (%s)", index, d->info.pci_bus_id);
         find_model(ctx, d);
         r = ctx->ops->ctx_open(ctx->dev, index, &d->ctx);

@@ -32,6 +32,7 @@ struct dev_info {
         int cc_major, cc_minor;   /* CUDA compute capability; 0 for OpenCL */
         bool fp64, fp16;          /* supported in kernels */
         bool unified_memory;      /* host and device share memory (PoCL, integrated GPUs) */
+        bool is_cpu;              /* a CPU device (PoCL): measured, never judged as a GPU */
 };
 
 /* One kernel argument: a device buffer, or a scalar passed by value. */

@@ -372,6 +372,9 @@ static int cl_info(struct dev_backend *b, int index, struct dev_info *ret) {
         ret->fp64 = fp64 != 0;
         ret->fp16 = has_extension(b, d, "cl_khr_fp16");
         ret->unified_memory = unified != 0;
+        cl_device_type type = 0;
+        if (dev_num(b, d, CL_DEVICE_TYPE, "clGetDeviceInfo(CL_DEVICE_TYPE)", &type, sizeof(type)) == 0)
+                ret->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
         pci_bus_id(b, d, ret->pci_bus_id, sizeof(ret->pci_bus_id));
         return 0;
 }
