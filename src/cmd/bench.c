@@ -4,7 +4,6 @@
 #include "bench/bench.h"
 #include "bench/runner.h"
 #include "cmd/cmd.h"
-#include "core/atomic_file.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "report/bench_json.h"
@@ -372,25 +371,8 @@ int cmd_bench(int argc, char **argv) {
                                       .timeout_s = common.timeout_s, .duration_ms = now_ms() - start, .verdict = verdict};
         bool json_to_stdout = json_path && strcmp(json_path, "-") == 0;
         code = verdict == STATUS_FAIL || verdict == STATUS_ERROR ? EXIT_FAILED : EXIT_PASS;
-        if (json_path) {
-                char *json = bench_json_report(&jrun, &facts, &rep, runs, n_sel);
-                if (!json) {
-                        fprintf(stderr, "gpuvet bench: out of memory building the JSON report\n");
-                        code = EXIT_INTERNAL;
-                } else if (json_to_stdout) {
-                        fputs(json, stdout);
-                        fputc('\n', stdout);
-                } else {
-                        size_t len = strlen(json);
-                        json[len] = '\n';
-                        r = atomic_write(json_path, json, len + 1);
-                        if (r < 0) {
-                                fprintf(stderr, "gpuvet bench: writing %s: %s\n", json_path, strerror(-r));
-                                code = EXIT_INTERNAL;
-                        }
-                }
-                free(json);
-        }
+        if (json_path && write_json_output("bench", json_path, bench_json_report(&jrun, &facts, &rep, runs, n_sel)) != EXIT_PASS)
+                code = EXIT_INTERNAL;
         if (!quiet && !json_to_stdout)
                 print_text(stdout, &rep, runs, n_sel, verdict);
         if (rep.out_of_memory)

@@ -2,7 +2,6 @@
 #include "checks/check.h"
 #include "cmd/cmd.h"
 #include "cmd/nvml_use.h"
-#include "core/atomic_file.h"
 #include "core/fsroot.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
@@ -240,25 +239,8 @@ int cmd_check(int argc, char **argv) {
         };
         bool json_to_stdout = json_path && strcmp(json_path, "-") == 0;
         code = EXIT_PASS;
-        if (json_path) {
-                char *json = report_json(&facts, &rep, &run);
-                if (!json) {
-                        fprintf(stderr, "gpuvet check: out of memory building the JSON report\n");
-                        code = EXIT_INTERNAL;
-                } else if (json_to_stdout) {
-                        fputs(json, stdout);
-                        fputc('\n', stdout);
-                } else {
-                        size_t len = strlen(json);
-                        json[len] = '\n';
-                        r = atomic_write(json_path, json, len + 1);
-                        if (r < 0) {
-                                fprintf(stderr, "gpuvet check: writing %s: %s\n", json_path, strerror(-r));
-                                code = EXIT_INTERNAL;
-                        }
-                }
-                free(json);
-        }
+        if (json_path && write_json_output("check", json_path, report_json(&facts, &rep, &run)) != EXIT_PASS)
+                code = EXIT_INTERNAL;
         if (!quiet && !json_to_stdout) {
                 text.color = strcmp(color, "always") == 0 || (strcmp(color, "auto") == 0 && text_want_color(stdout));
                 report_text(stdout, &facts, &rep, &run, &text);

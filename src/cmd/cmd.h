@@ -53,5 +53,10 @@ int open_inputs(const struct common_options *o, struct fsroot **ret_fs, struct g
  * after seconds, print what was stuck and _exit(3). 0 disarms. */
 void watchdog_arm(unsigned seconds, const char *what);
 
+/* Write a JSON report for --json PATH: "-" prints it on standard output, anything else is
+ * written atomically. Takes json (NULL: out of memory) and frees it. Returns EXIT_PASS or
+ * EXIT_INTERNAL after printing why. */
+int write_json_output(const char *cmd, const char *path, char *json);
+
 /* Parse a positive number of seconds for --timeout; false on bad input. */
 bool parse_seconds(const char *s, unsigned *ret);

@@ -1,4 +1,5 @@
 #include "cmd/cmd.h"
+#include "core/atomic_file.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "data/gpudb.h"
@@ -90,4 +91,25 @@ bool parse_seconds(const char *s, unsigned *ret) {
                 return false;
         *ret = (unsigned)v;
         return true;
+}
+
+int write_json_output(const char *cmd, const char *path, char *json) {
+        int code = EXIT_PASS;
+        if (!json) {
+                fprintf(stderr, "gpuvet %s: out of memory building the JSON report\n", cmd);
+                return EXIT_INTERNAL;
+        }
+        size_t len = strlen(json);
+        json[len] = '\n'; /* json_dumps leaves no newline; its NUL slot takes one */
+        if (strcmp(path, "-") == 0) {
+                fwrite(json, 1, len + 1, stdout);
+        } else {
+                int r = atomic_write(path, json, len + 1);
+                if (r < 0) {
+                        fprintf(stderr, "gpuvet %s: writing %s: %s\n", cmd, path, strerror(-r));
+                        code = EXIT_INTERNAL;
+                }
+        }
+        free(json);
+        return code;
 }
