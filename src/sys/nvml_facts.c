@@ -81,6 +81,13 @@ static nvmlReturn_t call_leave(struct gctx *c, nvmlReturn_t rc) {
         (call_enter((c), #name, (c)->lib->name != NULL, (limit_ms)) ? call_leave((c), (c)->lib->name(__VA_ARGS__)) \
                                                                     : NVML_ERROR_UNKNOWN)
 #define NVCALL(c, name, ...) NVCALL_MS(c, 0, name, __VA_ARGS__)
+/* The common case: one unsigned value from name(device, &value) into a reading. */
+#define READ_U32(c, device, reading, name)                                    \
+        do {                                                                  \
+                unsigned int v_ = 0;                                          \
+                nvmlReturn_t r_ = NVCALL(c, name, device, &v_);               \
+                put_u32(c, &(reading), r_, v_);                               \
+        } while (0)
 
 /* Settle a reading's state/rc/fn after an NVCALL; true when its value should be stored. */
 static bool settle(struct gctx *c, unsigned char *state, int *rc, const char **fn, nvmlReturn_t r) {
@@ -337,11 +344,7 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 r = NVCALL(c, nvmlDeviceGetVbiosVersion, d, buf, sizeof(buf));
                 put_str(c, &g->vbios, r, buf, sizeof(buf));
         }
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetMinorNumber, d, &v);
-                put_u32(c, &g->minor_number, r, v);
-        }
+        READ_U32(c, d, g->minor_number, nvmlDeviceGetMinorNumber);
         {
                 nvmlBrandType_t v = NVML_BRAND_UNKNOWN;
                 r = NVCALL(c, nvmlDeviceGetBrand, d, &v);
@@ -416,26 +419,10 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
         }
 
         /* Power */
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetPowerUsage, d, &v);
-                put_u32(c, &g->power_mw, r, v);
-        }
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetPowerManagementLimit, d, &v);
-                put_u32(c, &g->power_limit_mw, r, v);
-        }
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetPowerManagementDefaultLimit, d, &v);
-                put_u32(c, &g->power_default_limit_mw, r, v);
-        }
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetEnforcedPowerLimit, d, &v);
-                put_u32(c, &g->power_enforced_limit_mw, r, v);
-        }
+        READ_U32(c, d, g->power_mw, nvmlDeviceGetPowerUsage);
+        READ_U32(c, d, g->power_limit_mw, nvmlDeviceGetPowerManagementLimit);
+        READ_U32(c, d, g->power_default_limit_mw, nvmlDeviceGetPowerManagementDefaultLimit);
+        READ_U32(c, d, g->power_enforced_limit_mw, nvmlDeviceGetEnforcedPowerLimit);
         {
                 unsigned int lo = 0, hi = 0;
                 r = NVCALL(c, nvmlDeviceGetPowerManagementLimitConstraints, d, &lo, &hi);
@@ -487,11 +474,7 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 r = NVCALL(c, nvmlDeviceGetPerformanceState, d, &v);
                 put_u32(c, &g->pstate, r, (unsigned int)v);
         }
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetFanSpeed, d, &v);
-                put_u32(c, &g->fan_pct, r, v);
-        }
+        READ_U32(c, d, g->fan_pct, nvmlDeviceGetFanSpeed);
 
         /* ECC */
         {
@@ -554,31 +537,11 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
         }
 
         /* PCIe */
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetCurrPcieLinkGeneration, d, &v);
-                put_u32(c, &g->pcie_gen, r, v);
-        }
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetCurrPcieLinkWidth, d, &v);
-                put_u32(c, &g->pcie_width, r, v);
-        }
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetMaxPcieLinkGeneration, d, &v);
-                put_u32(c, &g->pcie_max_gen, r, v);
-        }
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetMaxPcieLinkWidth, d, &v);
-                put_u32(c, &g->pcie_max_width, r, v);
-        }
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetPcieReplayCounter, d, &v);
-                put_u32(c, &g->pcie_replay, r, v);
-        }
+        READ_U32(c, d, g->pcie_gen, nvmlDeviceGetCurrPcieLinkGeneration);
+        READ_U32(c, d, g->pcie_width, nvmlDeviceGetCurrPcieLinkWidth);
+        READ_U32(c, d, g->pcie_max_gen, nvmlDeviceGetMaxPcieLinkGeneration);
+        READ_U32(c, d, g->pcie_max_width, nvmlDeviceGetMaxPcieLinkWidth);
+        READ_U32(c, d, g->pcie_replay, nvmlDeviceGetPcieReplayCounter);
 
         read_nvlinks(c, g, d);
 
@@ -611,11 +574,7 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 put_u32(c, &g->mig_mode_current, r, cur);
                 put_u32(c, &g->mig_mode_pending, r, pend);
         }
-        {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetMaxMigDeviceCount, d, &v);
-                put_u32(c, &g->mig_max_devices, r, v);
-        }
+        READ_U32(c, d, g->mig_max_devices, nvmlDeviceGetMaxMigDeviceCount);
         if (nv_ok(g->mig_mode_current) && g->mig_mode_current.v == 1 && nv_ok(g->mig_max_devices)) {
                 unsigned int n = 0;
                 nvmlReturn_t result = NVML_SUCCESS;
