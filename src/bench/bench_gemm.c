@@ -50,6 +50,13 @@
 #define GEMM_MEM_FRACTION 0.9
 #define GEMM_MAX_SIZES 4
 
+
+/* The library's file name for a parameter (values are short): "libcublasLt.so.13". */
+static const char *lib_basename(const char *path) {
+        const char *slash = strrchr(path, '/');
+        return slash ? slash + 1 : path;
+}
+
 static const unsigned default_sizes[GEMM_MAX_SIZES] = {1024, 2048, 4096, 8192};
 
 enum gemm_elem { ELEM_F64, ELEM_F32, ELEM_F16, ELEM_BF16, ELEM_E4M3 };
@@ -440,7 +447,7 @@ static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, stru
         measurement_param(m, "n", "%u", n);
         measurement_param(m, "shape", "%ux%ux%u TN", n, n, n);
         measurement_param(m, "types", "%s", p->types);
-        measurement_param(m, "cublaslt", "%s %zu", g->lt->lib_name, g->lt->version);
+        measurement_param(m, "cublaslt", "%s %zu", lib_basename(g->lt->lib_name), g->lt->version);
 
         size_t ab = elem_size(p->ab), dsz = elem_size(p->d), nn = (size_t)n * n;
         double need = (double)nn * (2.0 * (double)ab + (double)dsz) + (double)g->ws_bytes;
@@ -559,7 +566,7 @@ static void add_headline(struct bench_report *rep, size_t best, const struct gem
                 snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u", i ? "," : "", sizes[i]);
         measurement_param(m, "best_of_n", "%s", list);
         measurement_param(m, "types", "%s", p->types);
-        measurement_param(m, "cublaslt", "%s %zu", g->lt->lib_name, g->lt->version);
+        measurement_param(m, "cublaslt", "%s %zu", lib_basename(g->lt->lib_name), g->lt->version);
         if (measurement_set_samples(m, src->samples, src->n_samples, src->warmup) < 0) {
                 measurement_fail(m, STATUS_ERROR, "out of memory");
                 return;

@@ -16,7 +16,7 @@
 
 struct measurement_param {
         char key[24];   /* "size_bytes", "threads", "direction" */
-        char value[48];
+        char value[128]; /* long enough for a device name; paths are given as file names */
 };
 
 struct measurement {
