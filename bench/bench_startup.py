@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Start-up and one-shot costs quoted in docs/perf.md: wall time (hyperfine) and
+instruction counts (callgrind, which are repeatable whatever the machine's load).
+
+Usage: bench/bench_startup.py [--gpuvet build/gpuvet] [--fake-lib build/tests/libnvidia-ml.so.1]
+
+Measures `gpuvet --version`, `gpuvet check -q` on this machine, `gpuvet check` on the
+dgx-h100 fixture (instructions), and `gpuvet query` of every supported field on the 8-GPU
+fake NVML. Needs hyperfine and valgrind (Debian packages of those names).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def hyperfine(cmd, env):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run(["hyperfine", "-N", "--warmup", "5", "--runs", "100", "--export-json", out.name, cmd],
+                       env=env, check=True, capture_output=True)
+        r = json.load(open(out.name))["results"][0]
+    return r["mean"] * 1e3, r["stddev"] * 1e3
+
+
+def instructions(argv, env):
+    with tempfile.TemporaryDirectory() as tmp:
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.path.join(tmp, "cg")] + argv,
+                           env=env, capture_output=True, text=True)
+        m = re.search(r"I\s+refs:\s+([\d,]+)", p.stderr)
+        if not m:
+            sys.exit("callgrind gave no count for %s:\n%s" % (argv, p.stderr[-500:]))
+        return int(m.group(1).replace(",", ""))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpuvet", default=os.path.join(REPO, "build", "gpuvet"))
+    ap.add_argument("--fake-lib", default=os.path.join(REPO, "build", "tests", "libnvidia-ml.so.1"))
+    args = ap.parse_args()
+    for tool in ("hyperfine", "valgrind"):
+        if not shutil.which(tool):
+            sys.exit("bench_startup: %s is not installed (apt-get install %s)" % (tool, tool))
+    gpuvet = os.path.abspath(args.gpuvet)
+    env = dict(os.environ)
+
+    mean, sd = hyperfine(gpuvet + " --version", env)
+    print("gpuvet --version: %.2f ms +- %.2f wall, %d instructions" % (mean, sd, instructions([gpuvet, "--version"], env)))
+    mean, sd = hyperfine(gpuvet + " check -q", env)
+    print("gpuvet check -q (this machine): %.2f ms +- %.2f wall" % (mean, sd))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "mkfixture.py"), tmp, "dgx-h100"],
+                       check=True, capture_output=True)
+        n = instructions([gpuvet, "check", "--root", os.path.join(tmp, "dgx-h100"), "-q", "--json",
+                          os.path.join(tmp, "r.json")], env)
+        print("gpuvet check --root <dgx-h100> (no NVML): %d instructions" % n)
+
+    help_text = subprocess.run([gpuvet, "query", "--help-query-gpu"], capture_output=True, text=True).stdout
+    fields = ",".join(re.findall(r'^"([^"]+)"', help_text, re.M))
+    fake_env = dict(env, GPUVET_NVML_LIB=os.path.abspath(args.fake_lib),
+                    FAKE_NVML_SCENARIO=os.path.join(REPO, "tests", "fakes", "scenarios", "h100-sxm-8gpu.scn"))
+    mean, sd = hyperfine("%s query --query-gpu=%s --format=csv" % (gpuvet, fields), fake_env)
+    print("gpuvet query, %d fields, 8-GPU fake: %.2f ms +- %.2f wall" % (fields.count(",") + 1, mean, sd))
+
+
+if __name__ == "__main__":
+    main()
