@@ -252,6 +252,23 @@ static void run_persistenced(const struct check_info *self, const struct facts *
                                  "daemon's state.");
                 return;
         }
+        /* Persistence mode set on every GPU (`nvidia-smi -pm 1`, the legacy way) keeps the
+         * driver state just as the daemon does: nothing is torn down, so no warning. */
+        unsigned int bound = gpus_bound_to(f, "nvidia"), persistent = 0;
+        for (size_t i = 0; i < f->gpus.n && f->nvml.init_state == NVML_INIT_OK; i++) {
+                const struct pci_dev *d = gpu_pci(f, i);
+                const struct nvml_gpu *g = strcmp(d->driver, "nvidia") == 0 ? nvml_gpu_at(f, d->addr) : NULL;
+                if (g && nv_ok(g->persistence_mode) && g->persistence_mode.v == NVML_FEATURE_ENABLED)
+                        persistent++;
+        }
+        if (persistent == bound) {
+                result_observed(r, "not running; persistence mode on for all %u GPU%s", bound, bound == 1 ? "" : "s");
+                result_evidence(r, "persistence_source", "nvmlDeviceGetPersistenceMode");
+                result_status(r, STATUS_PASS,
+                              "persistence mode is on for every GPU (set without the daemon, e.g. `nvidia-smi -pm 1`): "
+                              "driver state is kept between clients");
+                return;
+        }
         result_observed(r, "not running");
         result_status(r, STATUS_WARN,
                       "nvidia-persistenced is not running: the driver tears GPU state down whenever the last "

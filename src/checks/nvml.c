@@ -49,12 +49,7 @@ static long sysfs_gpu_of(const struct facts *f, const struct nvml_gpu *g) {
 }
 
 static bool nvml_sees(const struct facts *f, const char *addr) {
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                if (nv_ok(g->pci_bus_id) && strcasecmp(g->pci_bus_id.v, addr) == 0)
-                        return true;
-        }
-        return false;
+        return nvml_gpu_at(f, addr) != NULL;
 }
 
 /* The address of a GPU whose PCI address NVML cannot read (a GPU fallen off the bus answers
@@ -908,11 +903,14 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 char desc[NV_DESC_MAX];
                 struct result *r = nv_result(self, f, rep, g, desc);
                 const struct gpu_model *m = nv_model(f, g);
-                /* SXM boards carry their NVLinks on the baseboard; PCIe cards only through an
-                 * optional bridge, so no links there is not a fault. */
-                bool must_have = m && m->nvlink_links > 0 && m->form && strcmp(m->form, "pcie") != 0;
+                /* SXM boards carry their NVLinks on the baseboard; PCIe and NVL cards only
+                 * through optional bridges, so no links there is not a fault. */
+                bool bridged = m && m->form && (strcmp(m->form, "pcie") == 0 || strcmp(m->form, "nvl") == 0);
+                bool must_have = m && m->nvlink_links > 0 && !bridged;
                 if (must_have)
                         result_expected(r, "%u NVLinks active, no errors", m->nvlink_links);
+                else if (bridged && m->nvlink_links)
+                        result_expected(r, "no NVLink bridge, or %u bridged links active, no errors", m->nvlink_links);
                 else
                         result_expected(r, "every NVLink active, no errors");
                 result_evidence(r, "source", "nvmlDeviceGetNvLinkState, nvmlDeviceGetNvLinkErrorCounter");
@@ -937,6 +935,17 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                         continue;
                 if (g->nvlink_count == 0) {
                         result_observed(r, "no NVLink");
+                        /* A hypervisor passes an SXM GPU's NVLinks through only with its whole
+                         * NVLink domain (all GPUs of the baseboard, or a Fabric Manager
+                         * partition); a guest given one GPU has none, and NVML answers
+                         * NOT_SUPPORTED for every link (seen on an H100 SXM guest, driver 580). */
+                        if (must_have && f->virt.is_vm && f->gpus.n == 1) {
+                                result_status(r, STATUS_SKIP,
+                                              "NVLink is not exposed to this VM: %s is its only GPU, so its %u links "
+                                              "have no peer here (the host keeps them)",
+                                              desc, m->nvlink_links);
+                                continue;
+                        }
                         if (must_have) {
                                 result_status(r, STATUS_FAIL, "NVML reports no NVLink on %s, which has %u", desc,
                                               m->nvlink_links);
@@ -975,6 +984,10 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                                                        "(nvmlDeviceGetNvLinkErrorCounter): not judged");
                 char down[256] = "", errors[512] = "";
                 unsigned int n_down = 0, n_err_links = 0;
+                /* NVML numbers link slots, not wires: an H100 PCIe answers for 18 slots of
+                 * which its bridges wire 12, an H800 for more than its 8. Only the SKU's link
+                 * count is judged; the rest of the slots are expected down. */
+                unsigned int wired = m && m->nvlink_links ? m->nvlink_links : g->nvlink_count;
                 unsigned long long totals[NVML_NVL_COUNTER_COUNT] = {0};
                 for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++) {
                         const struct nvml_nvlink *k = &g->nvlink[l];
@@ -1001,6 +1014,27 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 result_observed(r, "%u of %u links active%s%s", active, g->nvlink_count, n_down ? ", down: " : "", down);
                 if (errors[0])
                         result_evidence(r, "errors", "%s", errors);
+                if (bridged) {
+                        if (active == 0) {
+                                result_status(r, STATUS_PASS, "no NVLink bridge on %s (a PCIe card: links are optional)",
+                                              desc);
+                                continue;
+                        }
+                        if (active < wired) {
+                                result_status(r, STATUS_WARN,
+                                              "%u of the %u bridged NVLinks of %s are active: a bridge is missing or "
+                                              "not seated",
+                                              active, wired, desc);
+                                result_remedy(r, "Every bridge between a pair of cards must be fitted (`nvidia-smi "
+                                                 "nvlink -s -i %u` shows each link); reseat the bridges with the "
+                                                 "node powered off.",
+                                              g->index);
+                                continue;
+                        }
+                        n_down = 0; /* the remaining slots are not wired on this SKU */
+                } else if (n_down && active >= wired) {
+                        n_down = 0;
+                }
                 if (n_down) {
                         result_status(r, STATUS_FAIL, "NVLink%s %s of %s %s down", n_down == 1 ? "" : "s", down, desc,
                                       n_down == 1 ? "is" : "are");
@@ -1011,7 +1045,7 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                                       g->index);
                         continue;
                 }
-                if (must_have && g->nvlink_count < m->nvlink_links) {
+                if (must_have && active < m->nvlink_links) {
                         result_status(r, STATUS_FAIL, "NVML reports %u NVLinks on %s, which has %u", g->nvlink_count,
                                       desc, m->nvlink_links);
                         result_remedy(r, "Check `nvidia-smi nvlink -s -i %u`; reset the GPU or reboot.", g->index);
@@ -1028,7 +1062,7 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                                       g->index, g->index);
                         continue;
                 }
-                result_status(r, STATUS_PASS, "all %u NVLinks active, %s", g->nvlink_count,
+                result_status(r, STATUS_PASS, "all %u NVLinks active, %s", active,
                               counter_unsupported ? "error counters not supported" : "no errors");
         }
 }

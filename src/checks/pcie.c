@@ -369,28 +369,45 @@ static void run_bar1(const struct check_info *self, const struct facts *f, struc
         for (size_t i = 0; i < f->gpus.n; i++) {
                 const struct pci_dev *d = gpu_pci(f, i);
                 const struct gpu_model *m = f->gpus.gpus[i].model;
+                const struct nvml_gpu *g = nvml_gpu_at(f, d->addr);
+                uint64_t nvml_bar1 = g && nv_ok(g->bar1_total_bytes) ? g->bar1_total_bytes.v : 0;
                 struct result *r = result_new(rep, self, d->addr);
                 result_evidence(r, "source", "%s/resource", d->sysfs_path);
-                if (!d->have_bars) {
+                if (nvml_bar1)
+                        result_evidence(r, "nvml_bar1_total_bytes", "%llu", (unsigned long long)nvml_bar1);
+                if (!d->have_bars && !nvml_bar1) {
                         result_status(r, STATUS_SKIP, "BAR sizes of %s unknown: %s/resource absent or unparsable",
                                       d->addr, d->sysfs_path);
                         continue;
                 }
-                /* NVIDIA GPUs: resource line 0 = BAR0 (registers, 16 MiB, 32-bit), line 1 = BAR1
-                 * (framebuffer aperture, 64-bit prefetchable: it also uses register 2, whose line
-                 * stays 0), line 3 = BAR3 (32 MiB, 64-bit). The line index is the BAR number. */
-                uint64_t bar1 = d->bar_bytes[1];
+                int reg = pci_gpu_aperture(d);
+                uint64_t bar1 = reg >= 0 ? d->bars[reg].size : 0;
+                bool assigned = reg >= 0 && pci_bar_assigned(&d->bars[reg]);
+                if (reg >= 0)
+                        result_evidence(r, "aperture_register", "%d", reg);
+                /* The driver maps the aperture it was given: NVML's size is the proof of an
+                 * assigned BAR1 when the sysfs layout is one we do not recognise. */
+                if (!assigned && nvml_bar1) {
+                        bar1 = nvml_bar1;
+                        assigned = true;
+                        result_evidence(r, "size_source", "NVML (nvmlDeviceGetBAR1MemoryInfo)");
+                }
                 uint64_t mem = m && m->memory_gb > 0 ? (uint64_t)(m->memory_gb * (double)GIB) : 0;
                 char size[32], memtext[32] = "";
                 bytes_text(bar1, size, sizeof(size));
                 if (mem)
                         bytes_text(mem, memtext, sizeof(memtext));
-                result_observed(r, "BAR1 %s%s%s", bar1 ? size : "unassigned", mem ? ", GPU memory " : "", memtext);
                 if (mem)
                         result_expected(r, "BAR1 >= GPU memory (%s): Above 4G decoding / Resizable BAR on", memtext);
                 else
                         result_expected(r, "BAR1 > 256 MiB: Above 4G decoding / Resizable BAR on");
-                if (bar1 == 0) {
+                if (!assigned) {
+                        if (bar1)
+                                result_observed(r, "BAR1 (register %d) of %s has no address%s%s", reg, size,
+                                                mem ? ", GPU memory " : "", memtext);
+                        else
+                                result_observed(r, "no framebuffer aperture among the BARs%s%s",
+                                                mem ? ", GPU memory " : "", memtext);
                         result_status(r, STATUS_FAIL,
                                       "BAR1 of %s is not assigned: the firmware found no room for the framebuffer "
                                       "aperture; the driver cannot use the GPU",
@@ -398,6 +415,9 @@ static void run_bar1(const struct check_info *self, const struct facts *f, struc
                         remedy_bar1(f, r);
                         continue;
                 }
+                result_observed(r, "BAR1 %s%s%s", size, mem ? ", GPU memory " : "", memtext);
+                if (nvml_bar1 && nvml_bar1 != bar1)
+                        result_evidence(r, "sysfs_bar1_bytes", "%llu", (unsigned long long)bar1);
                 if (bar1 <= BAR1_LEGACY_BYTES) {
                         bool dc = !m || m->datacenter;
                         if (!dc) {

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 const struct check_info *const check_registry[] = {
 #define CHECK(name) &check_##name,
@@ -21,6 +22,15 @@ const struct check_info *check_find(const char *id) {
 
 const struct pci_dev *gpu_pci(const struct facts *f, size_t gpu_index) {
         return &f->pci.devs[f->gpus.gpus[gpu_index].pci_index];
+}
+
+const struct nvml_gpu *nvml_gpu_at(const struct facts *f, const char *addr) {
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                if (nv_ok(g->pci_bus_id) && strcasecmp(g->pci_bus_id.v, addr) == 0)
+                        return g;
+        }
+        return NULL;
 }
 
 const char *gpu_subject(const struct facts *f, size_t gpu_index) {

@@ -327,7 +327,7 @@ int parse_aer_total(const char *text, uint64_t *ret_total) {
         return -EINVAL;
 }
 
-int parse_pci_resource(const char *text, uint64_t *sizes, size_t n, size_t *ret_n) {
+int parse_pci_resource(const char *text, struct pci_resource_line *lines, size_t n, size_t *ret_n) {
         size_t i = 0;
         for (const char *line = text; line && *line && i < n;) {
                 unsigned long long start, end, flags;
@@ -336,7 +336,7 @@ int parse_pci_resource(const char *text, uint64_t *sizes, size_t n, size_t *ret_
                         return -EINVAL;
                 if (end < start)
                         return -EINVAL;
-                sizes[i++] = (start == 0 && end == 0) ? 0 : (uint64_t)(end - start + 1);
+                lines[i++] = (struct pci_resource_line){.start = start, .end = end, .flags = flags};
                 const char *eol = strchr(line, '\n');
                 line = eol ? eol + 1 : NULL;
         }

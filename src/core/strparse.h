@@ -42,9 +42,16 @@ int cmdline_get(const char *cmdline, const char *key, char *buf, size_t size);
 /* AER counter files ("RxErr 0\nBadTLP 0\n...TOTAL_ERR_COR 3") -> the TOTAL_* value. */
 int parse_aer_total(const char *text, uint64_t *ret_total);
 
-/* PCI "resource" file: one "start end flags" line per BAR. Writes up to n sizes in bytes
- * (0 for unused BARs) and the number of lines parsed. */
-int parse_pci_resource(const char *text, uint64_t *sizes, size_t n, size_t *ret_n);
+/* One line of a PCI "resource" file, as the kernel prints it: bus-independent start and
+ * end addresses (inclusive) and the IORESOURCE_* flags. An unimplemented BAR, or the upper
+ * half of a 64-bit one, is all zeros. */
+struct pci_resource_line {
+        uint64_t start, end, flags;
+};
+
+/* PCI "resource" file: one "start end flags" line per resource. Writes up to n lines and
+ * the number parsed. -EINVAL when a line is not three hex numbers or ends before it starts. */
+int parse_pci_resource(const char *text, struct pci_resource_line *lines, size_t n, size_t *ret_n);
 
 /* "/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ..."
  * -> "550.54.15". */

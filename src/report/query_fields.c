@@ -3,6 +3,7 @@
 #include "report/query_fields.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/strbuf.h"
@@ -22,6 +23,7 @@ enum qf_kind {
         QK_U32,         /* nv_u32 -> "%u" [unit] */
         QK_U64,         /* nv_u64 -> "%llu" */
         QK_ENABLED,     /* nv_u32 nvmlEnableState_t -> "Enabled"/"Disabled" */
+        QK_DISPLAY_MODE, /* QK_ENABLED, but deprecated from driver 580 on (below) */
         QK_YESNO,       /* nv_u32 -> "Yes"/"No" */
         QK_PSTATE,      /* nv_u32 -> "P0" */
         QK_REASONS,     /* nv_u64 -> "0x0000000000000001" */
@@ -79,7 +81,7 @@ static const struct query_field fields[] = {
         {"pcie.link.width.max", {NULL}, NULL, QK_U32, G(pcie_max_width), 0,
          "Widest PCIe link possible with this GPU and system."},
         {"index", {NULL}, NULL, QK_INDEX, 0, 0, "NVML's zero-based index of the GPU (may change at boot)."},
-        {"display_mode", {NULL}, NULL, QK_ENABLED, G(display_mode), 0,
+        {"display_mode", {NULL}, NULL, QK_DISPLAY_MODE, G(display_mode), 0,
          "Whether a display may be initialised on the GPU (deprecated by NVIDIA)."},
         {"display_active", {NULL}, NULL, QK_ENABLED, G(display_active), 0,
          "Whether a display is initialised on the GPU, \"Enabled\" or \"Disabled\"."},
@@ -270,6 +272,12 @@ static struct reading_head field_head(const struct query_field *f, const void *p
 }
 
 /* Write the cell for a reading that holds no value; false when it holds one. */
+/* The driver's major version ("580" of "580.159.04"), 0 when unknown. */
+static unsigned int driver_major(const struct query_row *row) {
+        const struct nv_str *v = &row->facts->driver_version;
+        return nv_ok(*v) ? (unsigned int)strtoul(v->v, NULL, 10) : 0;
+}
+
 static bool missing(const struct query_row *row, struct reading_head h, char *buf, size_t size) {
         if (h.state == NV_OK)
                 return false;
@@ -313,6 +321,15 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
         case QK_INDEX:
                 snprintf(buf, size, "%u", g->index);
                 return;
+        case QK_DISPLAY_MODE:
+                /* nvidia-smi of drivers 580 on prints this whatever NVML answers (NVML 580.159.04
+                 * still returned Enabled; 535.86.05 printed the mode; 590.48.01 and 595.80
+                 * captures print this too). */
+                if (driver_major(row) >= 580) {
+                        snprintf(buf, size, "[Requested functionality has been deprecated]");
+                        return;
+                }
+                break;
         default:
                 break;
         }
@@ -362,6 +379,7 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
                 snprintf(buf, size, "%llu", u64->v);
                 break;
         case QK_ENABLED:
+        case QK_DISPLAY_MODE:
                 snprintf(buf, size, "%s", enabled_text(u32->v));
                 break;
         case QK_YESNO:

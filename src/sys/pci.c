@@ -148,10 +148,46 @@ static void gather_bars(struct fsroot *fs, struct pci_dev *d) {
         snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", d->addr);
         if (fsroot_read_alloc(fs, path, &text, NULL) < 0)
                 return;
+        struct pci_resource_line lines[PCI_NUM_BARS];
         size_t n;
-        if (parse_pci_resource(text, d->bar_bytes, PCI_NUM_BARS, &n) == 0)
+        if (parse_pci_resource(text, lines, PCI_NUM_BARS, &n) == 0) {
                 d->have_bars = true;
+                for (size_t i = 0; i < n; i++) {
+                        const struct pci_resource_line *l = &lines[i];
+                        bool empty = l->start == 0 && l->end == 0;
+                        d->bars[i] = (struct pci_bar){
+                                .start = l->start,
+                                .size = empty ? 0 : l->end - l->start + 1,
+                                .flags = l->flags,
+                        };
+                }
+        }
         free(text);
+}
+
+bool pci_bar_assigned(const struct pci_bar *b) {
+        return b->size > 0 && b->start != 0 && !(b->flags & (PCI_RES_UNSET | PCI_RES_DISABLED));
+}
+
+int pci_gpu_aperture(const struct pci_dev *d) {
+        if (!d->have_bars)
+                return -1;
+        int mem[PCI_NUM_BARS], n = 0;
+        for (int i = 0; i < PCI_NUM_BARS; i++) {
+                const struct pci_bar *b = &d->bars[i];
+                if (!(b->flags & PCI_RES_MEM))
+                        continue;
+                mem[n++] = i;
+                if (b->flags & PCI_RES_MEM_64)
+                        i++; /* its upper half */
+        }
+        if (n >= 3)
+                return mem[1];
+        /* Two memory BARs: the aperture's line may have been cleared by a failed assignment,
+         * leaving registers + the small BAR (32 MiB on every NVIDIA GPU); an aperture is larger. */
+        if (n == 2 && d->bars[mem[1]].size > PCI_GPU_SMALL_BAR_BYTES)
+                return mem[1];
+        return -1;
 }
 
 static uint32_t le32(const unsigned char *p) {

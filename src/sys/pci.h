@@ -15,6 +15,25 @@ struct fsroot;
 #define PCI_CLASS_BRIDGE_PCI 0x0604
 #define PCI_NUM_BARS 6
 
+/* IORESOURCE_* flags of include/linux/ioport.h that BAR judging needs (a kernel ABI:
+ * they are what sysfs "resource" prints in its third column). */
+#define PCI_RES_IO 0x00000100u
+#define PCI_RES_MEM 0x00000200u
+#define PCI_RES_PREFETCH 0x00002000u
+#define PCI_RES_MEM_64 0x00100000u
+#define PCI_RES_DISABLED 0x10000000u
+#define PCI_RES_UNSET 0x20000000u
+
+/* NVIDIA's third memory BAR ("BAR3"): 32 MiB on every generation since Fermi. */
+#define PCI_GPU_SMALL_BAR_BYTES (32ull << 20)
+
+/* A BAR as the kernel holds it (one line of sysfs "resource"). */
+struct pci_bar {
+        uint64_t start;       /* 0 when the firmware or kernel gave it no address */
+        uint64_t size;        /* bytes; 0 for an unimplemented BAR or a 64-bit BAR's upper half */
+        uint64_t flags;       /* PCI_RES_* */
+};
+
 struct pci_dev {
         char addr[16];        /* "0000:1b:00.0" */
         char sysfs_path[512]; /* resolved, root-relative: "/sys/devices/pci0000:00/..." */
@@ -43,8 +62,8 @@ struct pci_dev {
         bool have_aer;        /* aer_dev_* counters present */
         uint64_t aer_correctable, aer_nonfatal, aer_fatal;
 
-        bool have_bars;
-        uint64_t bar_bytes[PCI_NUM_BARS];
+        bool have_bars;       /* the resource file was read: bars[] holds its first 6 lines */
+        struct pci_bar bars[PCI_NUM_BARS];
 
         /* ACS extended capability, from config space (readable past 256 bytes only by root). */
         enum { PCI_ACS_UNKNOWN, PCI_ACS_ABSENT, PCI_ACS_PRESENT } acs;
@@ -73,3 +92,17 @@ bool pci_is_nvswitch(const struct pci_dev *d);
 bool pci_is_network(const struct pci_dev *d);
 bool pci_is_bridge(const struct pci_dev *d);
 const struct pci_dev *pci_find(const struct pci_facts *p, const char *addr);
+
+/* The framebuffer aperture of an NVIDIA GPU, found by the BAR layout rather than by its
+ * register number. NVIDIA GPUs implement three memory BARs in order: the registers
+ * (NVIDIA's "BAR0", 16-32 MiB), the framebuffer aperture ("BAR1", 64-bit prefetchable,
+ * the size NVML's BAR1 memory info reports) and a small 64-bit BAR. A 64-bit BAR takes two
+ * registers, and sysfs prints its upper half as an all-zero line, so the aperture is
+ * register 1 when the register BAR is 32-bit (bare metal) and register 2 when it is 64-bit
+ * (as QEMU guests show it). Returns the register index, or -1 when the layout has no
+ * second memory BAR (never assigned, or released by the kernel). */
+int pci_gpu_aperture(const struct pci_dev *d);
+
+/* Whether a BAR has an address: the kernel marks one it could not place with
+ * IORESOURCE_UNSET (start 0, end = size - 1) or DISABLED. */
+bool pci_bar_assigned(const struct pci_bar *b);

@@ -173,7 +173,9 @@ class Converter:
         put("architecture", self.choice(g.get("Product Architecture"), {
             "Volta": "volta", "Turing": "turing", "Ampere": "ampere", "Ada Lovelace": "ada", "Hopper": "hopper",
             "Blackwell": "blackwell"}))
-        put("display_mode", self.choice(g.get("Display Mode"), enabled, "nvmlDeviceGetDisplayMode"))
+        # nvidia-smi of drivers 580 on prints "deprecated" for the display mode whatever NVML
+        # answers (NVML 580.159.04 still returned Enabled), so that text says nothing of NVML.
+        put("display_mode", self.choice(g.get("Display Mode"), enabled, None))
         put("display_active", self.choice(g.get("Display Active"), enabled, "nvmlDeviceGetDisplayActive"))
         put("persistence_mode", self.choice(g.get("Persistence Mode"), enabled, "nvmlDeviceGetPersistenceMode"))
         put("mig_mode_current", self.choice(g.get("MIG Mode", "Current"), enabled))

@@ -80,10 +80,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_str(parse_bracketed_choice(s, buf, sizeof(buf)), buf, sizeof(buf));
         check_str(parse_bracketed_choice(s, tiny, sizeof(tiny)), tiny, sizeof(tiny));
         (void)parse_aer_total(s, &u64);
-        uint64_t sizes[17];
+        struct pci_resource_line res[17];
         size_t n;
-        (void)parse_pci_resource(s, sizes, 6, &n);
-        (void)parse_pci_resource(s, sizes, 17, &n);
+        (void)parse_pci_resource(s, res, 6, &n);
+        (void)parse_pci_resource(s, res, 17, &n);
         check_str(parse_nvidia_version(s, buf, sizeof(buf)), buf, sizeof(buf));
         check_str(parse_nvidia_version(s, tiny, sizeof(tiny)), tiny, sizeof(tiny));
 

@@ -92,7 +92,9 @@ def main(argv):
 
     # Each must exit 2 and name the offending word on stderr.
     for args, word in ((["check", "--bogus"], "--bogus"), (["check", "--level", "nope"], "nope"),
-                       (["frobnicate"], "frobnicate"), (["check", "--root", "/nonexistent"], "/nonexistent")):
+                       (["frobnicate"], "frobnicate"), (["check", "--root", "/nonexistent"], "/nonexistent"),
+                       # no stress test yet: full must not run standard under its name
+                       (["check", "--level", "full"], "--level full")):
         p = run(gpuvet, *args)
         if p.returncode != 2:
             errors.append("gpuvet %s: exit %d, want 2" % (" ".join(args), p.returncode))

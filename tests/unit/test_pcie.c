@@ -223,12 +223,24 @@ static void test_acs(void **state) {
         report_done(&rep);
 }
 
+#define MEM32 (PCI_RES_MEM | 0x40000u)                                   /* 0x40200 */
+#define MEM64_PREF (PCI_RES_MEM | PCI_RES_PREFETCH | PCI_RES_MEM_64 | 0x40000u | 0xcu) /* 0x14220c */
+
+static void bar(struct pci_dev *d, int reg, uint64_t start, uint64_t size, uint64_t flags) {
+        d->bars[reg] = (struct pci_bar){.start = start, .size = size, .flags = flags};
+}
+
+/* Bare metal (lspci of an HGX H100): 32-bit registers at 0, the aperture at 1-2, the small
+ * 64-bit BAR at 3-4. bar1 = 0: the aperture's register is left without an address. */
 static void bars(struct pci_dev *d, uint64_t bar1) {
+        memset(d->bars, 0, sizeof(d->bars));
         d->have_bars = true;
-        d->bar_bytes[0] = 16 * MIB;
-        d->bar_bytes[1] = bar1;
-        d->bar_bytes[2] = 0;
-        d->bar_bytes[3] = 32 * MIB;
+        bar(d, 0, 0xfa000000, 16 * MIB, MEM32);
+        if (bar1)
+                bar(d, 1, 0x2000000000000, bar1, MEM64_PREF);
+        else
+                bar(d, 1, 0, 128 * GIB, MEM64_PREF | PCI_RES_UNSET);
+        bar(d, 3, 0x2002000000000, 32 * MIB, MEM64_PREF);
 }
 
 static void test_bar1(void **state) {
@@ -266,7 +278,14 @@ static void test_bar1(void **state) {
         bars(&x.devs[3], 0);
         r = run_one(&check_pcie_bar1, &x.f, &rep);
         assert_int_equal(r->status, STATUS_FAIL);
-        assert_string_equal(r->observed, "BAR1 unassigned, GPU memory 80 GiB");
+        assert_string_equal(r->observed, "BAR1 (register 1) of 128 GiB has no address, GPU memory 80 GiB");
+        report_done(&rep);
+
+        /* The aperture's line cleared by a failed assignment: the small BAR is not taken for it. */
+        memset(&x.devs[3].bars[1], 0, sizeof(x.devs[3].bars[1]));
+        r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->observed, "no framebuffer aperture among the BARs, GPU memory 80 GiB");
         report_done(&rep);
 
         /* Unknown model: any aperture past the legacy 256 MiB shows Above 4G decoding on. */
@@ -286,12 +305,55 @@ static void test_bar1(void **state) {
         report_done(&rep);
 }
 
+/* The H100 SXM passed through to a QEMU guest (sysfs resource captured on driver 580.159.04,
+ * tests/fixtures/captured/SOURCES.md): the register BAR is 64-bit, so the 128 GiB aperture
+ * is register 2 and register 1 is the registers' upper half. It was reported "not assigned". */
+static void test_bar1_layout_64bit_registers(void **state) {
+        (void)state;
+        struct fixture x;
+        setup(&x);
+        x.gpu.model = &x.model;
+        struct pci_dev *d = &x.devs[3];
+        d->have_bars = true;
+        bar(d, 0, 0x102002000000, 16 * MIB, MEM64_PREF);
+        bar(d, 2, 0x100000000000, 128 * GIB, MEM64_PREF);
+        bar(d, 4, 0x102000000000, 32 * MIB, MEM64_PREF);
+        assert_int_equal(pci_gpu_aperture(d), 2);
+        struct report rep;
+        const struct result *r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "BAR1 128 GiB, GPU memory 80 GiB");
+        report_done(&rep);
+
+        /* A layout we cannot read, but NVML reports the aperture the driver mapped. */
+        memset(d->bars, 0, sizeof(d->bars));
+        struct nvml_gpu g;
+        memset(&g, 0, sizeof(g));
+        g.pci_bus_id.state = NV_OK;
+        snprintf(g.pci_bus_id.v, sizeof(g.pci_bus_id.v), "0000:03:00.0");
+        g.bar1_total_bytes.state = NV_OK;
+        g.bar1_total_bytes.v = 128 * GIB;
+        x.f.nvml.gpus = &g;
+        x.f.nvml.n_gpus = 1;
+        r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "BAR1 128 GiB, GPU memory 80 GiB");
+        report_done(&rep);
+
+        /* NVML's size also stands in when the resource file is missing. */
+        d->have_bars = false;
+        r = run_one(&check_pcie_bar1, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_aer),
                 cmocka_unit_test(test_link_read_errors),
                 cmocka_unit_test(test_acs),
                 cmocka_unit_test(test_bar1),
+                cmocka_unit_test(test_bar1_layout_64bit_registers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

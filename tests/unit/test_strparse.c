@@ -99,15 +99,18 @@ static void test_meminfo_aer_resource(void **state) {
         assert_int_equal(parse_aer_total("RxErr 0\nBadTLP 2\nTOTAL_ERR_COR 5\n", &total), 0);
         assert_int_equal(total, 5);
         assert_int_equal(parse_aer_total("RxErr 0\n", &total), -EINVAL);
-        uint64_t sizes[6];
+        struct pci_resource_line res[6];
         size_t n;
         assert_int_equal(parse_pci_resource("0x00000000fa000000 0x00000000faffffff 0x0000000000040200\n"
                                             "0x0000000000000000 0x0000000000000000 0x0000000000000000\n",
-                                            sizes, 6, &n), 0);
+                                            res, 6, &n), 0);
         assert_int_equal(n, 2);
-        assert_int_equal(sizes[0], 16u << 20);
-        assert_int_equal(sizes[1], 0);
-        assert_int_equal(parse_pci_resource("garbage", sizes, 6, &n), -EINVAL);
+        assert_int_equal(res[0].start, 0xfa000000u);
+        assert_int_equal(res[0].end - res[0].start + 1, 16u << 20);
+        assert_int_equal(res[0].flags, 0x40200);
+        assert_int_equal(res[1].end, 0);
+        assert_int_equal(parse_pci_resource("garbage", res, 6, &n), -EINVAL);
+        assert_int_equal(parse_pci_resource("0x2000 0x1000 0x200\n", res, 6, &n), -EINVAL);
 }
 
 static void test_versions(void **state) {
