@@ -43,14 +43,15 @@ step() {
         local name=$1 limit=$2
         shift 2
         local t0 t1 rc
-        t0=$(date +%s.%N)
+        t0=$(date +%s%N)
         timeout -k 10 "$limit" "$@" >"$out/$name.log" 2>&1
         rc=$?
-        t1=$(date +%s.%N)
+        t1=$(date +%s%N)
         local what
         what=$(grep -m1 -E '^Verdict:|^verdict|^query-compare:|^anchor' "$out/$name.log" | cut -c1-120)
         [ $rc -eq 124 ] && what="TIMED OUT after ${limit}s"
-        printf '| %s | %d | %.2f | %s |\n' "$name" "$rc" "$(echo "$t1 - $t0" | bc)" "${what//|/\\|}" >>"$summary"
+        local ms=$(((t1 - t0) / 1000000))
+        printf '| %s | %d | %d.%03d | %s |\n' "$name" "$rc" $((ms / 1000)) $((ms % 1000)) "${what//|/\\|}" >>"$summary"
         echo "gpu-run: $name exit $rc"
         return 0
 }

@@ -13,6 +13,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture_tree  # noqa: E402
+
 GPUVET, FAKE = sys.argv[1], sys.argv[2]
 failures = []
 
@@ -53,6 +56,15 @@ def main():
         if m["bench"] != "compute" or "fma" in m["name"]:
             if m["name"] not in ("launch_latency_host", "launch_latency_device"):
                 check(m["verified"], "%s/%s verified" % (m["bench"], m["name"]))
+    # device_copy counts bytes once but moves them twice: its ceiling is half the spec
+    # bandwidth (the fixture's H100: 3350 GB/s)
+    with tempfile.TemporaryDirectory() as root:
+        fixture_tree.build(root)
+        _, mrep = bench("memory", None, ["-s", "4M", "-r", root])
+        mm = {m["name"]: m for m in (mrep or {}).get("measurements", [])}
+        check(mm.get("triad", {}).get("peak") == 3350 and mm.get("device_copy", {}).get("peak") == 1675,
+              "device_copy peak is half the memory peak: %s vs %s" % (mm.get("device_copy", {}).get("peak"),
+                                                                     mm.get("triad", {}).get("peak")))
     # the fake's figures: p2p 300 GB/s with 2 us per copy on 4 MiB, PCIe 25 GB/s
     uni = [m for m in ms if m["bench"] == "p2p" and m["name"] == "write_uni"]
     if uni:
