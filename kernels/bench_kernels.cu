@@ -18,53 +18,92 @@
         if (GID() >= gsize)     \
                 return
 
+/* The STREAM-like kernels move float4s: one 16-byte access per thread and iteration. With
+ * 4-byte accesses an H100 (132 SMs x 2048 threads) keeps too few bytes in flight to cover
+ * HBM latency: copy ran at 70% of the spec bandwidth and read at 64% (docs/perf.md).
+ * cuMemAlloc aligns to 256 bytes, so the vector body always applies to whole buffers;
+ * the scalar tail [n / 4 * 4, n) is grid-strided like the body. */
+#define VEC_BODY(n4) for (unsigned long long i = GID(); i < (n4); i += GSIZE())
+#define VEC_TAIL(n) for (unsigned long long i = (n) / 4 * 4 + GID(); i < (n); i += GSIZE())
+
 extern "C" __global__ void copy_f32(float *__restrict__ out, const float *__restrict__ in, unsigned long long n, unsigned long long gsize)
 {
         GUARD();
-        for (unsigned long long i = GID(); i < n; i += GSIZE())
-                out[i] = in[i];
+        const float4 *in4 = reinterpret_cast<const float4 *>(in);
+        float4 *out4 = reinterpret_cast<float4 *>(out);
+        VEC_BODY(n / 4) out4[i] = in4[i];
+        VEC_TAIL(n) out[i] = in[i];
 }
 
 extern "C" __global__ void scale_f32(float *__restrict__ out, const float *__restrict__ in, float s,
                                      unsigned long long n, unsigned long long gsize)
 {
         GUARD();
-        for (unsigned long long i = GID(); i < n; i += GSIZE())
-                out[i] = s * in[i];
+        const float4 *in4 = reinterpret_cast<const float4 *>(in);
+        float4 *out4 = reinterpret_cast<float4 *>(out);
+        VEC_BODY(n / 4) {
+                float4 v = in4[i];
+                out4[i] = make_float4(s * v.x, s * v.y, s * v.z, s * v.w);
+        }
+        VEC_TAIL(n) out[i] = s * in[i];
 }
 
 extern "C" __global__ void add_f32(float *__restrict__ out, const float *__restrict__ a, const float *__restrict__ b,
                                    unsigned long long n, unsigned long long gsize)
 {
         GUARD();
-        for (unsigned long long i = GID(); i < n; i += GSIZE())
-                out[i] = a[i] + b[i];
+        const float4 *a4 = reinterpret_cast<const float4 *>(a), *b4 = reinterpret_cast<const float4 *>(b);
+        float4 *out4 = reinterpret_cast<float4 *>(out);
+        VEC_BODY(n / 4) {
+                float4 x = a4[i], y = b4[i];
+                out4[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+        }
+        VEC_TAIL(n) out[i] = a[i] + b[i];
 }
 
 extern "C" __global__ void triad_f32(float *__restrict__ out, const float *__restrict__ a,
                                      const float *__restrict__ b, float s, unsigned long long n, unsigned long long gsize)
 {
         GUARD();
-        for (unsigned long long i = GID(); i < n; i += GSIZE())
-                out[i] = a[i] + s * b[i];
+        const float4 *a4 = reinterpret_cast<const float4 *>(a), *b4 = reinterpret_cast<const float4 *>(b);
+        float4 *out4 = reinterpret_cast<float4 *>(out);
+        VEC_BODY(n / 4) {
+                float4 x = a4[i], y = b4[i];
+                out4[i] = make_float4(x.x + s * y.x, x.y + s * y.y, x.z + s * y.z, x.w + s * y.w);
+        }
+        VEC_TAIL(n) out[i] = a[i] + s * b[i];
 }
 
 /* Read-only bandwidth: each work item sums what it visits and writes one float, so the
- * loads cannot be dropped and the writes are negligible (global size floats). */
+ * loads cannot be dropped and the writes are negligible (global size floats). Two
+ * accumulators, so that two loads are in flight before their adds. */
 extern "C" __global__ void read_f32(float *__restrict__ partial, const float *__restrict__ in, unsigned long long n, unsigned long long gsize)
 {
         GUARD();
-        float sum = 0.0f;
-        for (unsigned long long i = GID(); i < n; i += GSIZE())
-                sum += in[i];
+        const float4 *in4 = reinterpret_cast<const float4 *>(in);
+        unsigned long long n4 = n / 4, i = GID();
+        float4 acc0 = make_float4(0.f, 0.f, 0.f, 0.f), acc1 = acc0;
+        for (; i + GSIZE() < n4; i += 2 * GSIZE()) {
+                float4 x = in4[i], y = in4[i + GSIZE()];
+                acc0.x += x.x; acc0.y += x.y; acc0.z += x.z; acc0.w += x.w;
+                acc1.x += y.x; acc1.y += y.y; acc1.z += y.z; acc1.w += y.w;
+        }
+        for (; i < n4; i += GSIZE()) {
+                float4 x = in4[i];
+                acc0.x += x.x; acc0.y += x.y; acc0.z += x.z; acc0.w += x.w;
+        }
+        float sum = (acc0.x + acc1.x) + (acc0.y + acc1.y) + (acc0.z + acc1.z) + (acc0.w + acc1.w);
+        VEC_TAIL(n) sum += in[i];
         partial[GID()] = sum;
 }
 
 extern "C" __global__ void write_f32(float *__restrict__ out, float value, unsigned long long n, unsigned long long gsize)
 {
         GUARD();
-        for (unsigned long long i = GID(); i < n; i += GSIZE())
-                out[i] = value;
+        float4 *out4 = reinterpret_cast<float4 *>(out);
+        const float4 v = make_float4(value, value, value, value);
+        VEC_BODY(n / 4) out4[i] = v;
+        VEC_TAIL(n) out[i] = value;
 }
 
 /* A pattern the host recomputes: the low 32 bits of i * 2654435761 (Knuth's multiplicative

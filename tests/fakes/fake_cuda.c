@@ -695,9 +695,13 @@ static void k_read_f32(struct launch *l) {
         unsigned long long n = ARG(l, 2, unsigned long long);
         /* Wrong: a kernel that stops half way (an off-by-half loop bound). */
         unsigned long long end = l->wrong ? n / 2 : n;
+        /* As the CUDA kernel: work item g sums float4 number g, g + gsize, ..., then the
+         * scalar tail element n / 4 * 4 + g. */
         for (unsigned long long g = 0; g < l->gsize; g++) {
                 float sum = 0.0f;
-                for (unsigned long long i = g; i < end; i += l->gsize)
+                for (unsigned long long v = g; v < end / 4; v += l->gsize)
+                        sum += in[4 * v] + in[4 * v + 1] + in[4 * v + 2] + in[4 * v + 3];
+                for (unsigned long long i = end / 4 * 4 + g; i < end; i += l->gsize)
                         sum += in[i];
                 partial[g] = sum;
         }

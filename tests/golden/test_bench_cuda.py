@@ -60,11 +60,17 @@ def main():
     # bandwidth (the fixture's H100: 3350 GB/s)
     with tempfile.TemporaryDirectory() as root:
         fixture_tree.build(root)
-        _, mrep = bench("memory", None, ["-s", "4M", "-r", root])
+        _, mrep = bench("memory", None, ["-s", "128M", "-r", root])
         mm = {m["name"]: m for m in (mrep or {}).get("measurements", [])}
         check(mm.get("triad", {}).get("peak") == 3350 and mm.get("device_copy", {}).get("peak") == 1675,
               "device_copy peak is half the memory peak: %s vs %s" % (mm.get("device_copy", {}).get("peak"),
                                                                      mm.get("triad", {}).get("peak")))
+        # 4 MiB moves in ~4 us at 3350 GB/s: launch latency, not memory, so no peak
+        _, mrep = bench("memory", None, ["-s", "4M", "-r", root])
+        small = {m["name"]: m for m in (mrep or {}).get("measurements", [])}
+        check(small.get("triad", {}).get("peak") is None and
+              "launch latency" in small.get("triad", {}).get("params", {}).get("peak", ""),
+              "a 4 MiB triad has no peak and says why: %s" % small.get("triad", {}).get("params"))
     # the fake's figures: p2p 300 GB/s with 2 us per copy on 4 MiB, PCIe 25 GB/s
     uni = [m for m in ms if m["bench"] == "p2p" and m["name"] == "write_uni"]
     if uni:
