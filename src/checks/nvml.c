@@ -20,10 +20,13 @@
  * threshold; this is gpuvet's. */
 #define ECC_CORRECTED_WARN 100ull
 /* Pre-Ampere page retirement keeps at most 64 pages (NVIDIA, "A100 GPU memory error
- * management": "a maximum of 64 retirements for the frame buffer"); warn once three
- * quarters are used, before new bad cells can no longer be retired. */
+ * management": "a maximum of 64 retirements for the frame buffer"). DCGM's health check
+ * and diagnostic fail a GPU at 63 retired pages in total (DCGM_LIMIT_MAX_RETIRED_PAGES in
+ * its GPU hardware limits header) and use 15 as the soft limit; gpuvet
+ * fails and warns at the same counts. */
 #define RETIRED_PAGES_MAX 64u
-#define RETIRED_PAGES_WARN 48u
+#define RETIRED_PAGES_FAIL 63u
+#define RETIRED_PAGES_WARN 15u
 
 #define MW_TO_W(mw) ((mw) / 1000u)
 
@@ -608,6 +611,21 @@ static void run_ecc_errors(const struct check_info *self, const struct facts *f,
                                       g->index);
                         continue;
                 }
+                /* Lifetime counts survive resets: uncorrectable errors there with a clean volatile
+                 * count mean the GPU failed before and was put back to work. */
+                unsigned long long agg_unc = nv_ok(g->ecc_aggregate_uncorrected) ? g->ecc_aggregate_uncorrected.v : 0;
+                if (agg_unc > 0) {
+                        result_status(r, STATUS_WARN,
+                                      "%llu uncorrectable ECC error%s in the lifetime of %s (none since the driver "
+                                      "loaded)",
+                                      agg_unc, agg_unc == 1 ? "" : "s", desc);
+                        result_remedy(r, "Check that the errors were serviced: gpu.memory_health shows the rows remapped "
+                                         "or pages retired for them; `nvidia-smi -q -d ECC,ROW_REMAPPER -i %u` shows "
+                                         "whether they are DRAM or SRAM. If uncorrectable errors keep accruing, have the "
+                                         "GPU replaced.",
+                                      g->index);
+                        continue;
+                }
                 if (cor >= ECC_CORRECTED_WARN) {
                         result_status(r, STATUS_WARN, "%llu corrected ECC errors since the driver loaded on %s", cor, desc);
                         result_remedy(r, "Watch the count (`nvidia-smi -q -d ECC -i %u`): a growing number of corrected "
@@ -635,10 +653,13 @@ static void judge_remap(struct result *r, const struct nvml_gpu *g, const char *
                                  "documentation treats a remapping failure as a replacement case.");
                 return;
         }
+        /* Pending, correctable or not: the faulty row stays in use until a reset, and DCGM
+         * fails the GPU (DCGM_FR_ROW_REMAP_PENDING) until it has been reset. */
         if (g->remap_pending.v) {
-                result_status(r, STATUS_WARN, "a row remap is pending on %s: reset the GPU to apply it", desc);
-                result_remedy(r, "Reset the GPU with no process using it (`nvidia-smi -r -i %u`) or reboot; until "
-                                 "then the faulty row stays in use.",
+                result_status(r, STATUS_FAIL, "a row remap is pending on %s: the GPU must be reset before it takes work",
+                              desc);
+                result_remedy(r, "Drain the GPU, then reset it with no process using it (`nvidia-smi -r -i %u`) or "
+                                 "reboot; until then the faulty row stays in use.",
                               g->index);
                 return;
         }
@@ -650,16 +671,27 @@ static void judge_retired(struct result *r, const struct nvml_gpu *g, const char
         result_evidence(r, "source", "nvmlDeviceGetRetiredPages, nvmlDeviceGetRetiredPagesPendingStatus");
         result_expected(r, "no retirement pending, fewer than %u of %u pages retired", RETIRED_PAGES_WARN,
                         RETIRED_PAGES_MAX);
+        result_evidence(r, "thresholds", "fail at %u retired pages, warn at %u (DCGM's limits)", RETIRED_PAGES_FAIL,
+                        RETIRED_PAGES_WARN);
         unsigned int total = g->retired_pages_sbe.v + g->retired_pages_dbe.v;
         bool pending = nv_ok(g->retired_pages_pending) && g->retired_pages_pending.v == NVML_FEATURE_ENABLED;
         result_observed(r, "retired pages: %u double-bit, %u single-bit; pending %s", g->retired_pages_dbe.v,
                         g->retired_pages_sbe.v,
                         nv_ok(g->retired_pages_pending) ? (pending ? "yes" : "no") : "unknown");
         if (pending) {
-                result_status(r, STATUS_WARN, "a page retirement is pending on %s: reset the GPU to apply it", desc);
-                result_remedy(r, "Reset the GPU with no process using it (`nvidia-smi -r -i %u`), reload the driver or "
-                                 "reboot; until then the bad page stays in use.",
+                result_status(r, STATUS_FAIL, "a page retirement is pending on %s: the GPU must be reset before it takes "
+                                              "work", desc);
+                result_remedy(r, "Drain the GPU, then reset it with no process using it (`nvidia-smi -r -i %u`), reload "
+                                 "the driver or reboot; until then the bad page stays in use.",
                               g->index);
+                return;
+        }
+        if (total >= RETIRED_PAGES_FAIL) {
+                result_status(r, STATUS_FAIL, "%u of at most %u pages retired on %s: the retirement table is full",
+                              total, RETIRED_PAGES_MAX, desc);
+                result_remedy(r, "Take the GPU out of service and have it replaced: new bad cells can no longer be "
+                                 "retired (DCGM fails a GPU at %u retired pages).",
+                              RETIRED_PAGES_FAIL);
                 return;
         }
         if (total >= RETIRED_PAGES_WARN) {

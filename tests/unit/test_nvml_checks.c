@@ -444,6 +444,15 @@ static void test_ecc_errors(void **state) {
         expect(run(&n, "gpu.ecc_errors"), STATUS_FAIL, "2 uncorrectable ECC errors since the driver loaded on " DESC,
                "volatile: 2 uncorrected, 0 corrected", "0 uncorrected and < 100 corrected volatile ECC errors");
         ok64(&g->ecc_volatile_uncorrected, 0, "nvmlDeviceGetTotalEccErrors");
+        /* Lifetime uncorrectable errors with a clean volatile count: judged on their own. */
+        ok64(&g->ecc_aggregate_uncorrected, 3, "nvmlDeviceGetTotalEccErrors");
+        ok64(&g->ecc_aggregate_corrected, 44, "nvmlDeviceGetTotalEccErrors");
+        expect(run(&n, "gpu.ecc_errors"), STATUS_WARN,
+               "3 uncorrectable ECC errors in the lifetime of " DESC " (none since the driver loaded)",
+               "volatile: 0 uncorrected, 0 corrected", "0 uncorrected and < 100 corrected volatile ECC errors");
+        ok64(&g->ecc_aggregate_uncorrected, 0, "nvmlDeviceGetTotalEccErrors");
+        expect(run(&n, "gpu.ecc_errors"), STATUS_PASS, "no uncorrectable ECC errors (0 corrected)",
+               "volatile: 0 uncorrected, 0 corrected", "0 uncorrected and < 100 corrected volatile ECC errors");
         ok64(&g->ecc_volatile_corrected, 100, "nvmlDeviceGetTotalEccErrors");
         expect(run(&n, "gpu.ecc_errors"), STATUS_WARN, "100 corrected ECC errors since the driver loaded on " DESC,
                "volatile: 0 uncorrected, 100 corrected", "0 uncorrected and < 100 corrected volatile ECC errors");
@@ -459,10 +468,18 @@ static void test_memory_health(void **state) {
         struct node n;
         node_init(&n);
         struct nvml_gpu *g = &n.ngpus[0];
-        ok32(&g->remap_uncorrected, 1, "nvmlDeviceGetRemappedRows");
+        /* A pending remap is a failure whether the row was remapped for a correctable or an
+         * uncorrectable error: the GPU must be reset before it takes work (DCGM). */
+        ok32(&g->remap_corrected, 1, "nvmlDeviceGetRemappedRows");
         ok32(&g->remap_pending, 1, "nvmlDeviceGetRemappedRows");
-        expect(run(&n, "gpu.memory_health"), STATUS_WARN,
-               "a row remap is pending on " DESC ": reset the GPU to apply it",
+        expect(run(&n, "gpu.memory_health"), STATUS_FAIL,
+               "a row remap is pending on " DESC ": the GPU must be reset before it takes work",
+               "rows remapped: 0 for uncorrectable, 1 for correctable errors; pending yes; failure no",
+               "no remap failure, none pending");
+        ok32(&g->remap_corrected, 0, "nvmlDeviceGetRemappedRows");
+        ok32(&g->remap_uncorrected, 1, "nvmlDeviceGetRemappedRows");
+        expect(run(&n, "gpu.memory_health"), STATUS_FAIL,
+               "a row remap is pending on " DESC ": the GPU must be reset before it takes work",
                "rows remapped: 1 for uncorrectable, 0 for correctable errors; pending yes; failure no",
                "no remap failure, none pending");
         ok32(&g->remap_failure, 1, "nvmlDeviceGetRemappedRows");
@@ -475,20 +492,30 @@ static void test_memory_health(void **state) {
         ok32(&g->retired_pages_sbe, 2, "nvmlDeviceGetRetiredPages");
         ok32(&g->retired_pages_dbe, 1, "nvmlDeviceGetRetiredPages");
         ok32(&g->retired_pages_pending, 1, "nvmlDeviceGetRetiredPagesPendingStatus");
-        expect(run(&n, "gpu.memory_health"), STATUS_WARN,
-               "a page retirement is pending on " DESC ": reset the GPU to apply it",
+        expect(run(&n, "gpu.memory_health"), STATUS_FAIL,
+               "a page retirement is pending on " DESC ": the GPU must be reset before it takes work",
                "retired pages: 1 double-bit, 2 single-bit; pending yes",
-               "no retirement pending, fewer than 48 of 64 pages retired");
+               "no retirement pending, fewer than 15 of 64 pages retired");
         ok32(&g->retired_pages_pending, 0, "nvmlDeviceGetRetiredPagesPendingStatus");
-        ok32(&g->retired_pages_dbe, 46, "nvmlDeviceGetRetiredPages");
+        /* DCGM's limits: 63 in total fails, 15 (its soft limit) warns. */
+        ok32(&g->retired_pages_dbe, 61, "nvmlDeviceGetRetiredPages");
+        expect(run(&n, "gpu.memory_health"), STATUS_FAIL,
+               "63 of at most 64 pages retired on " DESC ": the retirement table is full",
+               "retired pages: 61 double-bit, 2 single-bit; pending no",
+               "no retirement pending, fewer than 15 of 64 pages retired");
+        ok32(&g->retired_pages_dbe, 60, "nvmlDeviceGetRetiredPages");
         expect(run(&n, "gpu.memory_health"), STATUS_WARN,
-               "48 of at most 64 pages retired on " DESC ": the memory is wearing out",
-               "retired pages: 46 double-bit, 2 single-bit; pending no",
-               "no retirement pending, fewer than 48 of 64 pages retired");
+               "62 of at most 64 pages retired on " DESC ": the memory is wearing out",
+               "retired pages: 60 double-bit, 2 single-bit; pending no",
+               "no retirement pending, fewer than 15 of 64 pages retired");
+        ok32(&g->retired_pages_dbe, 13, "nvmlDeviceGetRetiredPages");
+        assert_int_equal(run(&n, "gpu.memory_health")->status, STATUS_WARN);
+        ok32(&g->retired_pages_dbe, 12, "nvmlDeviceGetRetiredPages");
+        assert_int_equal(run(&n, "gpu.memory_health")->status, STATUS_PASS);
         ok32(&g->retired_pages_dbe, 1, "nvmlDeviceGetRetiredPages");
         expect(run(&n, "gpu.memory_health"), STATUS_PASS, "no page retirement pending (3 pages retired)",
                "retired pages: 1 double-bit, 2 single-bit; pending no",
-               "no retirement pending, fewer than 48 of 64 pages retired");
+               "no retirement pending, fewer than 15 of 64 pages retired");
 
         /* Neither mechanism (a consumer GPU). */
         err32(&g->retired_pages_sbe, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRetiredPages");
