@@ -1313,8 +1313,9 @@ static void run_mig(const struct check_info *self, const struct facts *f, struct
                                       g->index);
                         continue;
                 }
+                /* An admission gate: a job placed here finds no CUDA device at all. */
                 if (cur && have_count && g->mig_device_count.v == 0) {
-                        result_status(r, STATUS_WARN, "MIG is enabled on %s but no instance exists: CUDA sees no device "
+                        result_status(r, STATUS_FAIL, "MIG is enabled on %s but no instance exists: CUDA sees no device "
                                                       "on it",
                                       desc);
                         result_remedy(r, "Create GPU and compute instances (`nvidia-smi mig -i %u -cgi <profiles> -C`, "

@@ -724,7 +724,7 @@ static void test_mig(void **state) {
                exp);
         ok32(&g->mig_mode_current, 1, "nvmlDeviceGetMigMode");
         ok32(&g->mig_device_count, 0, "nvmlDeviceGetMigDeviceHandleByIndex");
-        expect(run(&n, "gpu.mig"), STATUS_WARN, "MIG is enabled on " DESC " but no instance exists: CUDA sees no device on it",
+        expect(run(&n, "gpu.mig"), STATUS_FAIL, "MIG is enabled on " DESC " but no instance exists: CUDA sees no device on it",
                "enabled, 0 MIG devices", exp);
         ok32(&g->mig_device_count, 4, "nvmlDeviceGetMigDeviceHandleByIndex");
         expect(run(&n, "gpu.mig"), STATUS_PASS, "MIG enabled, 4 MIG devices", "enabled, 4 MIG devices", exp);
