@@ -16,6 +16,14 @@ static void link_text(unsigned mts, unsigned width, char *buf, size_t size) {
                 snprintf(buf, size, "%.1f GT/s x%u", mts / 1000.0, width);
 }
 
+static void gen_text(unsigned mts, char *buf, size_t size) {
+        unsigned gen = pcie_gen_from_mts(mts);
+        if (gen)
+                snprintf(buf, size, "Gen%u", gen);
+        else
+                snprintf(buf, size, "%.1f GT/s", mts / 1000.0);
+}
+
 /* source_attr names the file the caller's result is judged from, for evidence. */
 static bool skip_without_link(const struct check_info *self, const struct facts *f, size_t i, struct report *rep,
                               const char *source_attr) {
@@ -41,6 +49,46 @@ static bool skip_without_link(const struct check_info *self, const struct facts 
         return true;
 }
 
+/* What the slot can give the GPU: the lesser of the GPU's and its upstream port's maximum
+ * (the port's max_link_* is the slot's wiring and generation). A port whose link cannot
+ * be read, or no port at all (a root bus device, as in most VMs), leaves the GPU's own. */
+struct link_cap {
+        unsigned width, speed_mts;
+        const struct pci_dev *port; /* NULL when the port told us nothing */
+};
+
+static struct link_cap slot_cap(const struct facts *f, const struct pci_dev *d) {
+        struct link_cap c = {.width = d->max_width, .speed_mts = d->max_speed_mts, .port = NULL};
+        if (d->parent < 0 || (size_t)d->parent >= f->pci.n)
+                return c;
+        const struct pci_dev *p = &f->pci.devs[d->parent];
+        if (!p->have_link || !p->max_width || !p->max_speed_mts)
+                return c;
+        /* An emulated port (QEMU's pcie-root-port reports 2.5 GT/s x1 above a GPU training at
+         * Gen5 x16) describes nothing real: a port slower or narrower than the link that
+         * trained through it is not the slot's capability. */
+        if (f->virt.is_vm || d->cur_width > p->max_width || d->cur_speed_mts > p->max_speed_mts)
+                return c;
+        c.port = p;
+        if (p->max_width < c.width)
+                c.width = p->max_width;
+        if (p->max_speed_mts < c.speed_mts)
+                c.speed_mts = p->max_speed_mts;
+        return c;
+}
+
+static void link_evidence(struct result *r, const struct pci_dev *d, const struct link_cap *c, const char *attr) {
+        char gpu_max[32];
+        link_text(d->max_speed_mts, d->max_width, gpu_max, sizeof(gpu_max));
+        result_evidence(r, "source", "%s/%s", d->sysfs_path, attr);
+        result_evidence(r, "gpu_max", "%s", gpu_max);
+        if (c->port) {
+                char port_max[32];
+                link_text(c->port->max_speed_mts, c->port->max_width, port_max, sizeof(port_max));
+                result_evidence(r, "port_max", "%s (upstream port %s)", port_max, c->port->addr);
+        }
+}
+
 static void run_link_width(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (check_skip_without_gpus(self, f, rep))
                 return;
@@ -48,18 +96,32 @@ static void run_link_width(const struct check_info *self, const struct facts *f,
                 if (skip_without_link(self, f, i, rep, "current_link_width"))
                         continue;
                 const struct pci_dev *d = gpu_pci(f, i);
+                struct link_cap c = slot_cap(f, d);
                 struct result *r = result_new(rep, self, d->addr);
-                result_observed(r, "x%u", d->cur_width);
-                result_expected(r, "x%u", d->max_width);
-                result_evidence(r, "source", "%s/current_link_width", d->sysfs_path);
-                if (d->cur_width >= d->max_width) {
-                        result_status(r, STATUS_PASS, "link runs at its full width x%u", d->max_width);
+                char cur[32];
+                link_text(d->cur_speed_mts, d->cur_width, cur, sizeof(cur));
+                result_observed(r, "%s", cur);
+                result_expected(r, "x%u%s", c.width, c.width < d->max_width ? " (the slot's width)" : "");
+                link_evidence(r, d, &c, "current_link_width");
+                if (d->cur_width >= c.width && c.width >= d->max_width) {
+                        result_status(r, STATUS_PASS, "link runs at its full width x%u (now %s)", d->max_width, cur);
+                        continue;
+                }
+                if (d->cur_width >= c.width) {
+                        /* The slot, not the GPU's seating: wired narrower than the card. */
+                        result_status(r, STATUS_WARN,
+                                      "slot limits the GPU to x%u of its x%u (now %s): %u%% of the host bandwidth",
+                                      c.width, d->max_width, cur, 100 * c.width / d->max_width);
+                        result_remedy(r, "Move the GPU to an x%u slot, or check the BIOS bifurcation of port %s; "
+                                         "a site that accepts this slot can allow it in its policy.",
+                                      d->max_width, c.port ? c.port->addr : "above it");
                         continue;
                 }
                 /* Unlike speed, width does not drop to save power at idle: a narrow link
                  * is a seating, riser or slot problem. */
-                result_status(r, STATUS_FAIL, "link trained at x%u of x%u: %u%% of the lanes are missing",
-                              d->cur_width, d->max_width, 100 * (d->max_width - d->cur_width) / d->max_width);
+                result_status(r, STATUS_FAIL, "link trained at x%u of the x%u its slot gives (now %s): %u%% of the "
+                                              "lanes are missing",
+                              d->cur_width, c.width, cur, 100 * (c.width - d->cur_width) / c.width);
                 result_remedy(r,
                               "Reseat the GPU at %s and inspect its riser/cable and slot; check the BIOS slot "
                               "bifurcation setting. Confirm with `lspci -vv -s %s` (LnkSta).",
@@ -74,22 +136,35 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
                 if (skip_without_link(self, f, i, rep, "current_link_speed"))
                         continue;
                 const struct pci_dev *d = gpu_pci(f, i);
+                struct link_cap c = slot_cap(f, d);
                 struct result *r = result_new(rep, self, d->addr);
-                char cur[32], max[32];
+                char cur[32], max[32], gpu_gen[32];
                 link_text(d->cur_speed_mts, d->cur_width, cur, sizeof(cur));
-                link_text(d->max_speed_mts, d->max_width, max, sizeof(max));
+                link_text(c.speed_mts, c.width, max, sizeof(max));
+                link_text(d->max_speed_mts, d->max_width, gpu_gen, sizeof(gpu_gen));
                 result_observed(r, "%s", cur);
-                result_expected(r, "%s", max);
-                result_evidence(r, "source", "%s/current_link_speed", d->sysfs_path);
-                if (d->cur_speed_mts >= d->max_speed_mts) {
-                        result_status(r, STATUS_PASS, "link runs at its maximum speed (%s)", max);
+                result_expected(r, "%s%s", max, c.speed_mts < d->max_speed_mts ? " (the port's maximum)" : "");
+                link_evidence(r, d, &c, "current_link_speed");
+                if (d->cur_speed_mts >= c.speed_mts && c.speed_mts >= d->max_speed_mts) {
+                        result_status(r, STATUS_PASS, "link runs at its maximum speed (%s)", cur);
+                        continue;
+                }
+                if (d->cur_speed_mts >= c.speed_mts) {
+                        char port_gen[16], own_gen[16];
+                        gen_text(c.speed_mts, port_gen, sizeof(port_gen));
+                        gen_text(d->max_speed_mts, own_gen, sizeof(own_gen));
+                        result_status(r, STATUS_WARN, "the port above allows %s: the %s GPU runs at %s", port_gen,
+                                      own_gen, cur);
+                        result_remedy(r, "The GPU (%s capable) sits under a slower port %s: move it to a slot of its "
+                                         "own generation, or accept the limit in the site policy.",
+                                      gpu_gen, c.port ? c.port->addr : "");
                         continue;
                 }
                 /* GPUs drop the link to Gen1 when idle to save power: a lower speed here is
                  * only a hint until a load test confirms it. */
                 result_status(r, STATUS_WARN,
-                              "link at %s below its maximum %s; normal at idle (power saving), the standard level "
-                              "confirms it under load",
+                              "link at %s below the %s its slot gives; normal at idle (power saving), the standard "
+                              "level confirms it under load",
                               cur, max);
                 result_remedy(r,
                               "Run `gpuvet check --level standard` to measure the link under load; if it stays "

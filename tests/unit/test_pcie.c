@@ -347,12 +347,79 @@ static void test_bar1_layout_64bit_registers(void **state) {
         report_done(&rep);
 }
 
+static void set_link(struct pci_dev *d, unsigned cur_mts, unsigned cur_w, unsigned max_mts, unsigned max_w) {
+        d->have_link = true;
+        d->cur_speed_mts = cur_mts;
+        d->cur_width = cur_w;
+        d->max_speed_mts = max_mts;
+        d->max_width = max_w;
+}
+
+/* Width and speed are judged against what the slot gives: the lesser of the GPU's and its
+ * upstream port's maximum. An x16 card in a slot wired x8 is the slot's doing, not missing
+ * lanes; a Gen5 card under a Gen4 port likewise. */
+static void test_link_vs_slot(void **state) {
+        (void)state;
+        struct fixture x;
+        setup(&x);
+        struct pci_dev *gpu = &x.devs[3], *port = &x.devs[2];
+        set_link(gpu, 32000, 8, 32000, 16);
+        set_link(port, 32000, 8, 32000, 8);
+        struct report rep;
+        const struct result *r = run_one(&check_pcie_link_width, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->summary, "slot limits the GPU to x8 of its x16 (now Gen5 x8): 50% of the host bandwidth");
+        assert_string_equal(r->observed, "Gen5 x8");
+        assert_string_equal(r->expected, "x8 (the slot's width)");
+        assert_null(strstr(r->remedy, "Reseat"));
+        report_done(&rep);
+
+        /* The same card trained at x4 in that x8 slot: lanes missing, judged against x8. */
+        set_link(gpu, 32000, 4, 32000, 16);
+        r = run_one(&check_pcie_link_width, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->summary, "link trained at x4 of the x8 its slot gives (now Gen5 x4): 50% of the lanes "
+                                        "are missing");
+        report_done(&rep);
+
+        /* A Gen5 GPU under a Gen4 switch port, running at Gen4. */
+        set_link(gpu, 16000, 16, 32000, 16);
+        set_link(port, 16000, 16, 16000, 16);
+        r = run_one(&check_pcie_link_speed, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->summary, "the port above allows Gen4: the Gen5 GPU runs at Gen4 x16");
+        assert_string_equal(r->expected, "Gen4 x16 (the port's maximum)");
+        report_done(&rep);
+        r = run_one(&check_pcie_link_width, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+
+        /* Idle at Gen1 under that port: the idle hint, against the port's Gen4. */
+        set_link(gpu, 2500, 16, 32000, 16);
+        r = run_one(&check_pcie_link_speed, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->summary, "link at Gen1 x16 below the Gen4 x16 its slot gives"));
+        report_done(&rep);
+
+        /* An emulated port slower than the link that trained through it says nothing. */
+        set_link(gpu, 32000, 16, 32000, 16);
+        set_link(port, 2500, 1, 2500, 1);
+        r = run_one(&check_pcie_link_width, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+        r = run_one(&check_pcie_link_speed, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->summary, "link runs at its maximum speed (Gen5 x16)");
+        report_done(&rep);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_aer),
                 cmocka_unit_test(test_link_read_errors),
                 cmocka_unit_test(test_acs),
                 cmocka_unit_test(test_bar1),
+                cmocka_unit_test(test_link_vs_slot),
                 cmocka_unit_test(test_bar1_layout_64bit_registers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
