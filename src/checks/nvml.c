@@ -134,6 +134,28 @@ static struct result *nv_result(const struct check_info *self, const struct fact
         return r;
 }
 
+/* The function whose GPU_IS_LOST answer shows that g has fallen off the bus, or NULL. The
+ * readings every collection makes, in the order it makes them. */
+static const char *lost_by(const struct nvml_gpu *g) {
+#define LOST(x)                                                              \
+        if ((x).state == NV_ERROR && (x).rc == NVML_ERROR_GPU_IS_LOST)       \
+                return (x).fn ? (x).fn : "NVML"
+        LOST(g->name);
+        LOST(g->uuid);
+        LOST(g->pci_bus_id);
+        LOST(g->mem_total_bytes);
+        LOST(g->temp_c);
+        LOST(g->power_mw);
+        LOST(g->persistence_mode);
+        LOST(g->ecc_mode_current);
+        LOST(g->ecc_volatile_uncorrected);
+        LOST(g->remap_pending);
+        LOST(g->clocks_event_reasons);
+        LOST(g->mig_mode_current);
+#undef LOST
+        return NULL;
+}
+
 /* Judge a reading that holds no value into r (status, summary, observed, remedy, the
  * "source" evidence). Returns true when it did, so the caller stops judging this GPU;
  * false for NV_OK. what names the fact in the summary ("ECC mode"). */
@@ -174,6 +196,23 @@ static bool reading_unusable(struct result *r, const struct facts *f, const stru
                 result_status(r, STATUS_SKIP, "%s: not supported on this GPU/driver (%s)", what, func);
                 break;
         case NVML_ERROR_GPU_IS_LOST:
+                /* One cause, one failure: gpu.nvml fails for a GPU lost_by() finds and names
+                 * it; the other checks of that GPU say why they could not judge. A lone
+                 * GPU_IS_LOST that gpu.nvml does not see stays a failure here. */
+                if (lost_by(g) && g->pci_bus_id.state == NV_OK) {
+                        result_status(r, STATUS_SKIP,
+                                      "GPU lost: %s has fallen off the bus (%s returned %s; see gpu.nvml)", desc, func,
+                                      name);
+                        break;
+                }
+                if (!nv_ok(g->pci_bus_id) && g->pci_bus_id.state == NV_ERROR &&
+                    g->pci_bus_id.rc == NVML_ERROR_GPU_IS_LOST) {
+                        /* gpu.nvml fails for a GPU whose address is unreadable */
+                        result_status(r, STATUS_SKIP,
+                                      "GPU lost: %s has fallen off the bus (%s returned %s; see gpu.nvml)", desc, func,
+                                      name);
+                        break;
+                }
                 result_status(r, STATUS_FAIL, "%s has fallen off the bus (%s returned %s)", desc, func, name);
                 result_remedy(r, "%s", lost_remedy);
                 break;
@@ -423,10 +462,31 @@ static void run_nvml(const struct check_info *self, const struct facts *f, struc
         }
         if (n_unknown)
                 result_evidence(r, "unidentified", "%s", unknown);
+        /* GPUs NVML lists with their address but which answer GPU_IS_LOST. */
+        char lost[512] = "";
+        size_t n_lost = 0;
+        for (unsigned int i = 0; i < n->n_gpus; i++) {
+                const struct nvml_gpu *g = &n->gpus[i];
+                const char *fn = lost_by(g);
+                if (!fn || !nv_ok(g->pci_bus_id))
+                        continue;
+                strbuf_appendf(lost, sizeof(lost), "%s%s (%s)", n_lost ? ", " : "", g->pci_bus_id.v, fn);
+                n_lost++;
+        }
         size_t seen = bound - n_missing;
         result_observed(r, "NVML %s sees %zu of the %zu GPUs bound to nvidia (device count %u)",
                         nv_ok(n->nvml_version) ? n->nvml_version.v : "(version unknown)", seen, bound,
                         n->device_count.v);
+        if (n_lost) {
+                result_evidence(r, "lost", "%s", lost);
+                if (n_missing)
+                        result_evidence(r, "missing", "%s", missing);
+                result_status(r, STATUS_FAIL, "%zu GPU%s fallen off the bus: %s%s%s", n_lost + n_missing,
+                              n_lost + n_missing == 1 ? " has" : "s have", lost, n_missing ? ", and NVML does not see " : "",
+                              missing);
+                result_remedy(r, "%s", lost_remedy);
+                return;
+        }
         if (n_missing == 0) {
                 result_status(r, STATUS_PASS, "NVML sees all %zu GPU%s (driver %s%s%s)", bound, bound == 1 ? "" : "s",
                               nv_ok(n->driver_version) ? n->driver_version.v : "version unknown",

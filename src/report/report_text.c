@@ -24,6 +24,38 @@ bool text_want_color(FILE *out) {
 
 static const char *c(const struct text_options *opt, const char *code) { return opt->color ? code : ""; }
 
+static bool is_problem(const struct result *r) {
+        return r->status == STATUS_WARN || r->status == STATUS_FAIL || r->status == STATUS_ERROR;
+}
+
+static bool same_remedy(const struct result *a, const struct result *b) {
+        return a->check == b->check && is_problem(b) && b->remedy && strcmp(a->remedy, b->remedy) == 0;
+}
+
+/* One remedy for many subjects is printed once, under the last of them, with the list: eight
+ * GPUs with the same fault need one instruction, not eight. */
+static void print_remedy(FILE *out, const struct report *rep, size_t i, size_t id_width) {
+        const struct result *r = &rep->results[i];
+        for (size_t j = i + 1; j < rep->n_results; j++)
+                if (same_remedy(r, &rep->results[j]))
+                        return; /* a later result of the group prints it */
+        size_t n = 0;
+        for (size_t j = 0; j <= i; j++)
+                n += same_remedy(r, &rep->results[j]);
+        if (n <= 1) {
+                fprintf(out, "   %*s remedy: %s\n", (int)id_width, "", r->remedy);
+                return;
+        }
+        fprintf(out, "   %*s remedy (the %zu above: ", (int)id_width, "", n);
+        const char *sep = "";
+        for (size_t j = 0; j <= i; j++)
+                if (same_remedy(r, &rep->results[j])) {
+                        fprintf(out, "%s%s", sep, rep->results[j].subject);
+                        sep = ", ";
+                }
+        fprintf(out, "): %s\n", r->remedy);
+}
+
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
                  const struct text_options *opt) {
         size_t id_width = 0;
@@ -41,12 +73,12 @@ void report_text(FILE *out, const struct facts *f, const struct report *rep, con
                 const char *subject = strcmp(r->subject, "host") == 0 ? "" : r->subject;
                 fprintf(out, " %s%s%s %-*s %-12s %s\n", c(opt, status_color[r->status]), status_glyph[r->status],
                         c(opt, ANSI_RESET), (int)id_width, r->check->id, subject, r->summary ? r->summary : "");
-                bool problem = r->status == STATUS_WARN || r->status == STATUS_FAIL || r->status == STATUS_ERROR;
+                bool problem = is_problem(r);
                 if ((problem || opt->verbose) && (r->observed || r->expected))
                         fprintf(out, "   %*s %sobserved: %s; expected: %s%s\n", (int)id_width, "", c(opt, ANSI_DIM),
                                 r->observed ? r->observed : "-", r->expected ? r->expected : "-", c(opt, ANSI_RESET));
                 if (problem && r->remedy)
-                        fprintf(out, "   %*s remedy: %s\n", (int)id_width, "", r->remedy);
+                        print_remedy(out, rep, i, id_width);
         }
 
         enum status verdict = report_verdict(rep);

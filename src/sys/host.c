@@ -80,6 +80,12 @@ static void read_into(struct fsroot *fs, const char *path, char *buf, size_t siz
 int host_gather(struct fsroot *fs, struct host_facts *h) {
         memset(h, 0, sizeof(*h));
         read_into(fs, "/proc/sys/kernel/hostname", h->hostname, sizeof(h->hostname));
+        /* A capture or a container may lack the kernel's name ("(none)" before it is set):
+         * the name the system gives itself at boot is the next best. */
+        if (!h->hostname[0] || strcmp(h->hostname, "(none)") == 0) {
+                read_into(fs, "/etc/hostname", h->hostname, sizeof(h->hostname));
+                h->hostname[strcspn(h->hostname, " \t\n#")] = '\0';
+        }
         read_into(fs, "/proc/sys/kernel/osrelease", h->kernel_release, sizeof(h->kernel_release));
         read_into(fs, "/proc/version", h->kernel_version, sizeof(h->kernel_version));
         read_into(fs, "/sys/class/dmi/id/sys_vendor", h->dmi_sys_vendor, sizeof(h->dmi_sys_vendor));

@@ -61,6 +61,9 @@ def normalise(report):
     report.get("summary", {}).pop("duration_ms", None)
     for r in report.get("checks", []):
         r.pop("duration_ms", None)
+        # where the fake library was built differs between checkouts
+        if (r.get("evidence") or {}).get("library"):
+            r["evidence"]["library"] = "<fake libnvidia-ml.so.1>"
     return report
 
 

@@ -101,6 +101,15 @@ def main(argv):
         if word not in p.stderr:
             errors.append("gpuvet %s: stderr does not name %r: %r" % (" ".join(args), word, p.stderr.strip()))
 
+    # A root without /proc/sys/kernel/hostname (a capture, a container): /etc/hostname names it.
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "etc"))
+        with open(os.path.join(root, "etc", "hostname"), "w") as f:
+            f.write("gpu-node-17\n")
+        p = run(gpuvet, "check", "--root", root, "--no-nvml", "--color", "never")
+        if not p.stdout.startswith("gpuvet check — gpu-node-17,"):
+            errors.append("host name from /etc/hostname: %r" % p.stdout.split("\n")[0])
+
     for e in errors:
         print("FAIL " + e)
     return 1 if errors else 0

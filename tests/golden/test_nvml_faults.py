@@ -21,7 +21,8 @@ hang. Every run must:
 - write a complete JSON report (schema, every result with id/status/summary, skip and
   error summaries non-empty, the same checks as the healthy run);
 - give the documented status for every result whose evidence.source names FN:
-  GPU_IS_LOST -> fail; NOT_SUPPORTED -> skip (or what TOLERATED documents); any other
+  GPU_IS_LOST -> fail, or a skip "see gpu.nvml" while gpu.nvml fails for the lost GPU (one
+  cause, one failure); NOT_SUPPORTED -> skip (or what TOLERATED documents); any other
   error -> error naming the code (never pass). gpu.nvml fails whenever nvmlInit_v2 does,
   with its own message for DRIVER_NOT_LOADED and NO_PERMISSION, and the other NVML checks
   skip;
@@ -252,8 +253,17 @@ def fault_problems(fn, err, report):
                 bad.append("%s: %s %r, want fail naming %s" % (where, st, summary, code))
             continue
         if err == "GPU_IS_LOST":
-            if st != "fail" or "fallen off the bus" not in summary:
-                bad.append("%s: %s %r, want fail \"fallen off the bus\"" % (where, st, summary))
+            # One cause, one failure: a skip pointing at gpu.nvml is right only when gpu.nvml
+            # fails for the lost GPU; otherwise the check itself must fail.
+            nv_fails = any(x["status"] == "fail" and "fallen off the bus" in x["summary"] or
+                           x["status"] == "fail" and "GPU_IS_LOST" in x["summary"] for x in byid.get("gpu.nvml", []))
+            if st == "skip" and "see gpu.nvml" in summary and "fallen off the bus" in summary:
+                if not nv_fails:
+                    bad.append("%s: skips for gpu.nvml, but gpu.nvml does not fail: %s" %
+                               (where, [(x["status"], x["summary"]) for x in byid.get("gpu.nvml", [])]))
+            elif st != "fail" or "fallen off the bus" not in summary:
+                bad.append("%s: %s %r, want fail \"fallen off the bus\" (or a skip naming gpu.nvml)" %
+                           (where, st, summary))
         elif err == "NOT_SUPPORTED":
             if st == "skip":
                 if "not supported" not in summary:

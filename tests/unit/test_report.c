@@ -10,6 +10,7 @@
 #include "checks/check.h"
 #include "core/result.h"
 #include "report/json_text.h"
+#include "report/report_text.h"
 
 static const struct check_info dummy = {.id = "test.dummy", .category = "test", .level = LEVEL_QUICK, .title = "t"};
 
@@ -92,6 +93,42 @@ static void test_registry_ids_unique_and_well_formed(void **state) {
         assert_null(check_find("no.such"));
 }
 
+/* The same remedy for many subjects is printed once, under the last, with the list. */
+static void test_text_remedy_once(void **state) {
+        (void)state;
+        struct report rep;
+        report_init(&rep);
+        const char *subjects[] = {"0000:1b:00.0", "0000:43:00.0", "0000:52:00.0"};
+        for (int i = 0; i < 3; i++) {
+                struct result *r = result_new(&rep, &dummy, subjects[i]);
+                result_status(r, STATUS_FAIL, "too hot");
+                result_remedy(r, "Check the fans.");
+        }
+        struct result *r = result_new(&rep, &dummy, "0000:61:00.0");
+        result_status(r, STATUS_WARN, "warm");
+        result_remedy(r, "Watch it.");
+        report_tally(&rep);
+        struct facts f;
+        memset(&f, 0, sizeof(f));
+        struct run_info run = {.command = "check", .level = LEVEL_QUICK};
+        struct text_options opt = {0};
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&buf, &len);
+        assert_non_null(out);
+        report_text(out, &f, &rep, &run, &opt);
+        fclose(out);
+        const char *once = "remedy (the 3 above: 0000:1b:00.0, 0000:43:00.0, 0000:52:00.0): Check the fans.";
+        const char *at = strstr(buf, once);
+        assert_non_null(at);
+        assert_null(strstr(at + strlen(once), "Check the fans."));
+        assert_true(strstr(buf, "Check the fans.") == at + strlen("remedy (the 3 above: 0000:1b:00.0, 0000:43:00.0, "
+                                                                  "0000:52:00.0): "));
+        assert_non_null(strstr(buf, "remedy: Watch it."));
+        free(buf);
+        report_done(&rep);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_json_text_sanitises),
@@ -99,6 +136,7 @@ int main(void) {
                 cmocka_unit_test(test_new_result_defaults_to_error),
                 cmocka_unit_test(test_levels),
                 cmocka_unit_test(test_registry_ids_unique_and_well_formed),
+                cmocka_unit_test(test_text_remedy_once),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
