@@ -42,15 +42,20 @@ class Node:
         self.children = []
 
     def get(self, *path):
+        """Labels match case-insensitively: drivers spell them "GPU"/"Gpu", "ECC"/"Ecc"."""
         node = self
         for key in path:
-            node = next((c for c in node.children if c.key == key), None)
+            node = next((c for c in node.children if same(c.key, key)), None)
             if node is None:
                 return None
         return node
 
     def all(self, key):
-        return [c for c in self.children if c.key == key]
+        return [c for c in self.children if same(c.key, key)]
+
+
+def same(label, key):
+    return label.casefold() == key.casefold()
 
 
 KV_RE = re.compile(r"^( *)(\S.*?)\s+:(?: (.*?))?\s*$")
@@ -145,9 +150,10 @@ class Converter:
         v = self.value(node, fault_fn)
         if v is None:
             return None
-        if v not in table:
-            self.fail(node, f"'{node.key}': cannot parse value '{v}' (expected one of {', '.join(sorted(table))})")
-        return table[v]
+        for k, out in table.items():
+            if same(v, k):
+                return out
+        self.fail(node, f"'{node.key}': cannot parse value '{v}' (expected one of {', '.join(sorted(table))})")
 
     # -- sections ------------------------------------------------------------------------
     def put(self, key, value):
@@ -217,13 +223,14 @@ class Converter:
             def walk(node):
                 nonlocal active, supported, seen
                 for c in node.children:
-                    if c.key in bits:
+                    bit = next((b for k, b in bits.items() if same(c.key, k)), None)
+                    if bit is not None:
                         st = self.choice(c, {"Active": True, "Not Active": False})
                         if st is not None:
                             seen = True
-                            supported |= bits[c.key]
+                            supported |= bit
                             if st:
-                                active |= bits[c.key]
+                                active |= bit
                     walk(c)
             walk(reasons)
             if seen:
@@ -334,11 +341,11 @@ class Converter:
             return
         gi = ci = None
         for c in procs.children:
-            if c.key == "GPU instance ID":
+            if same(c.key, "GPU instance ID"):
                 gi = self.number(c)
-            elif c.key == "Compute instance ID":
+            elif same(c.key, "Compute instance ID"):
                 ci = self.number(c)
-            elif c.key == "Process ID":
+            elif same(c.key, "Process ID"):
                 pid = self.number(c)
                 kind = self.value(c.get("Type")) or "C"
                 name = self.value(c.get("Name")) or "[unknown]"
@@ -435,7 +442,7 @@ def side_sections(lines):
 def convert(text, fname):
     q, offset, all_lines = extract_q(text)
     root = parse_tree(q, offset, fname)
-    gpus = [c for c in root.children if re.fullmatch(r"GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]", c.key)]
+    gpus = [c for c in root.children if re.fullmatch(r"GPU [0-9A-F]{4,8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]", c.key, re.I)]
     if not gpus:
         line = offset + 1
         raise ConvertError(f"{fname}:{line}: no GPU section (expected 'GPU 00000000:BB:DD.F' in nvidia-smi -q output)")

@@ -188,6 +188,27 @@ GPU 00000000:18:00.0
         self.assertEqual(r.returncode, 1)
         self.assertRegex(r.stderr, rf"smi2scenario: {re.escape(name)}:\d+: 'Used': cannot parse value '3 parsecs'")
 
+    # Labels as older drivers spell them (4xx: "Ecc Mode", "Gpu" utilization, "Clocks
+    # Throttle Reasons") or in another case: the converter must read them all alike.
+    OLD_LABELS = [("    ECC Mode\n", "    Ecc Mode\n"), ("        GPU       ", "        Gpu       "),
+                  ("Clocks Event Reasons\n", "Clocks Throttle Reasons\n"), ("Persistence Mode", "persistence mode"),
+                  ("FB Memory Usage", "Fb Memory Usage"), ("Remapped Rows", "Remapped rows")]
+
+    def test_older_label_spellings(self):
+        q = os.path.join(fakeenv.HERE, "..", "captures", "h100-sxm-vm-580", "nvidia-smi-q.txt")
+        text = open(q).read()
+        want = convert(q)
+        self.assertEqual(want.returncode, 0, want.stderr)
+        old = text
+        for new_label, old_label in self.OLD_LABELS:
+            self.assertIn(new_label, old, "the capture has no %r to respell" % new_label)
+            old = old.replace(new_label, old_label)
+        got, _ = self.run_tool(old)
+        self.assertEqual(got.returncode, 0, got.stderr)
+        body = lambda out: [l for l in out.splitlines() if not l.startswith("# Converted")]  # noqa: E731
+        self.assertEqual(body(got.stdout), body(want.stdout))
+        self.assertIn("ecc_mode_current = enabled", got.stdout.splitlines())
+
     def test_missing_file(self):
         r = convert("/nonexistent/capture.txt")
         self.assertEqual(r.returncode, 1)
