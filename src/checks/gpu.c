@@ -86,6 +86,38 @@ static void run_driver_binding(const struct check_info *self, const struct facts
                 } else if (strcmp(d->driver, "nouveau") == 0) {
                         result_status(r, STATUS_FAIL, "%s is driven by nouveau, which runs no CUDA", name);
                         result_remedy(r, "%s", nouveau_remedy);
+                } else if (!d->driver[0] && (f->nvidia.module_loaded || gpus_bound_to(f, "nvidia") > 0)) {
+                        /* The driver runs (it drives other GPUs, or its module is loaded) yet
+                         * did not take this one: its initialisation failed. Installing a driver
+                         * would change nothing; the GPU or its slot is at fault. */
+                        char log[200] = "";
+                        size_t n_log = 0;
+                        bool too_new = false;
+                        for (size_t k = 0; k < f->xid.n_faults; k++) {
+                                const struct xid_event *ev = &f->xid.faults[k];
+                                if (ev->addr[0] && strncmp(ev->addr, d->addr, 10) != 0)
+                                        continue;
+                                too_new |= strstr(ev->text, "is not supported by the") != NULL;
+                                if (!n_log++)
+                                        snprintf(log, sizeof(log), "%s", ev->text);
+                        }
+                        if (too_new) {
+                                result_evidence(r, "kernel_log", "%s", log);
+                                result_status(r, STATUS_FAIL, "the installed nvidia driver does not support %s at %s: "
+                                                              "CUDA cannot use it", name, d->addr);
+                                result_remedy(r, "Install a driver branch that supports this GPU (`gpuvet detect` names "
+                                                 "it), then reboot.");
+                                continue;
+                        }
+                        if (n_log)
+                                result_evidence(r, "kernel_log", "%s%s", log, n_log > 1 ? " (and more)" : "");
+                        result_status(r, STATUS_FAIL,
+                                      "the nvidia driver failed to initialise %s at %s%s%s: CUDA cannot use it", name,
+                                      d->addr, n_log ? "; kernel log: " : "", n_log ? log : "");
+                        result_remedy(r, "Drain the node and power-cycle it (a reboot may not retrain the link); if the "
+                                         "GPU still fails, reseat it and its riser/cable, then have it replaced (RMA). "
+                                         "`dmesg | grep -i nvrm` shows the driver's messages for %s.",
+                                      d->addr);
                 } else if (!d->driver[0]) {
                         result_status(r, STATUS_FAIL, "no driver is bound to %s: CUDA cannot use it", name);
                         result_remedy(r, "%s", driver_remedy);

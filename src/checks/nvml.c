@@ -487,10 +487,25 @@ static void run_nvml(const struct check_info *self, const struct facts *f, struc
                 result_remedy(r, "%s", lost_remedy);
                 return;
         }
+        /* NVIDIA GPUs on the bus that no driver took: NVML cannot see them either. They are
+         * named here, and fail once, in gpu.driver_binding (the cause). */
+        char unbound[256] = "";
+        size_t n_unbound = 0;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct pci_dev *d = gpu_pci(f, i);
+                if (d->driver[0])
+                        continue;
+                strbuf_appendf(unbound, sizeof(unbound), "%s%s", n_unbound ? ", " : "", d->addr);
+                n_unbound++;
+        }
+        if (n_unbound)
+                result_evidence(r, "no_driver", "%s", unbound);
         if (n_missing == 0) {
-                result_status(r, STATUS_PASS, "NVML sees all %zu GPU%s (driver %s%s%s)", bound, bound == 1 ? "" : "s",
+                result_status(r, STATUS_PASS, "NVML sees all %zu GPU%s%s (driver %s%s%s)%s%s", bound,
+                              bound == 1 ? "" : "s", n_unbound ? " bound to nvidia" : "",
                               nv_ok(n->driver_version) ? n->driver_version.v : "version unknown",
-                              n->cuda_driver_version_str[0] ? ", CUDA " : "", n->cuda_driver_version_str);
+                              n->cuda_driver_version_str[0] ? ", CUDA " : "", n->cuda_driver_version_str,
+                              n_unbound ? "; not seen, no driver bound (gpu.driver_binding): " : "", unbound);
                 return;
         }
         result_evidence(r, "missing", "%s", missing);

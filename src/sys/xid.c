@@ -74,20 +74,84 @@ int xid_parse_line(const char *line, size_t len, struct xid_event *ev) {
         return 1;
 }
 
-static void add_event(struct xid_facts *x, const struct xid_event *ev) {
-        if (x->n >= XID_EVENTS_MAX) {
-                x->n_dropped++;
+static void add_to(struct xid_event **events, size_t *n, size_t *dropped, const struct xid_event *ev) {
+        if (*n >= XID_EVENTS_MAX) {
+                (*dropped)++;
                 return;
         }
-        if (x->n % 64 == 0) {
-                struct xid_event *grown = realloc(x->events, (x->n + 64) * sizeof(*grown));
+        if (*n % 64 == 0) {
+                struct xid_event *grown = realloc(*events, (*n + 64) * sizeof(*grown));
                 if (!grown) {
-                        x->n_dropped++;
+                        (*dropped)++;
                         return;
                 }
-                x->events = grown;
+                *events = grown;
         }
-        x->events[x->n++] = *ev;
+        (*events)[(*n)++] = *ev;
+}
+
+static void add_event(struct xid_facts *x, const struct xid_event *ev) {
+        add_to(&x->events, &x->n, &x->n_dropped, ev);
+}
+
+static const char *find(const char *hay, size_t len, const char *needle) {
+        size_t nl = strlen(needle);
+        for (size_t i = 0; i + nl <= len; i++)
+                if (memcmp(hay + i, needle, nl) == 0)
+                        return hay + i;
+        return NULL;
+}
+
+/* What the driver logs when it cannot bring a GPU up (no Xid number): NVRM's own lines and
+ * the PCI core's report of the failed probe. */
+static const char *const fault_markers[] = {
+        "RmInitAdapter failed", "rm_init_adapter failed", "GPU has fallen off the bus",
+        "probe routine failed", "probe routine was not called", "probe with driver nvidia failed",
+        "is not supported by the", /* "... installed in this system is not supported by the 470.xx ... release" */
+};
+
+int nvrm_fault_parse_line(const char *line, size_t len, struct xid_event *ev) {
+        if (find(line, len, "NVRM: Xid ("))
+                return 0; /* an Xid line: xid_parse_line's */
+        const char *hit = NULL;
+        for (size_t i = 0; i < sizeof(fault_markers) / sizeof(fault_markers[0]) && !hit; i++)
+                hit = find(line, len, fault_markers[i]);
+        if (!hit || !(find(line, len, "NVRM") || find(line, len, "nvidia")))
+                return 0;
+        memset(ev, 0, sizeof(*ev));
+        /* The first "dddd:bb:dd.f" (or NVRM's "PCI:dddd:bb:dd") names the GPU. */
+        for (size_t i = 0; i + 10 <= len; i++) {
+                unsigned dom, bus, dev, fn = 0;
+                char tmp[16];
+                size_t n = len - i < sizeof(tmp) - 1 ? len - i : sizeof(tmp) - 1;
+                memcpy(tmp, line + i, n);
+                tmp[n] = '\0';
+                if (!isxdigit((unsigned char)tmp[0]) || (i > 0 && isxdigit((unsigned char)line[i - 1])))
+                        continue;
+                int used = 0;
+                if (sscanf(tmp, "%4x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) == 4 && used == 12 &&
+                    dev <= 0x1f && fn <= 7) {
+                        snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.0", dom, bus, dev);
+                        break;
+                }
+                if (sscanf(tmp, "%4x:%2x:%2x%n", &dom, &bus, &dev, &used) == 3 && used == 10 && dev <= 0x1f &&
+                    i >= 4 && memcmp(line + i - 4, "PCI:", 4) == 0) {
+                        snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.0", dom, bus, dev);
+                        break;
+                }
+        }
+        /* Evidence: the line from its NVRM/nvidia tag on, without the kmsg header. */
+        const char *from = find(line, len, "NVRM");
+        if (!from)
+                from = find(line, len, "nvidia");
+        size_t tlen = (size_t)(line + len - from);
+        while (tlen > 0 && (from[tlen - 1] == '\n' || from[tlen - 1] == '\r'))
+                tlen--;
+        if (tlen >= sizeof(ev->text))
+                tlen = sizeof(ev->text) - 1;
+        memcpy(ev->text, from, tlen);
+        ev->text[tlen] = '\0';
+        return 1;
 }
 
 /* Where the current boot starts in a syslog file: after the last kernel banner. */
@@ -118,6 +182,9 @@ int xid_parse_log(const char *text, int is_kmsg, struct xid_facts *x) {
                         if (is_kmsg && sscanf(p, "%u,%llu,%llu", &prio, &seq, &usec) == 3)
                                 ev.usec = (int64_t)usec;
                         add_event(x, &ev);
+                } else if (nvrm_fault_parse_line(p, len, &ev)) {
+                        ev.usec = -1;
+                        add_to(&x->faults, &x->n_faults, &x->n_dropped, &ev);
                 }
                 if (!eol)
                         break;
@@ -151,5 +218,6 @@ int xid_gather(struct fsroot *fs, struct facts *f) {
 
 void xid_facts_done(struct xid_facts *x) {
         free(x->events);
+        free(x->faults);
         memset(x, 0, sizeof(*x));
 }

@@ -24,6 +24,11 @@ struct xid_facts {
         struct xid_event *events;
         size_t n;
         size_t n_dropped;     /* events past the cap, counted but not kept */
+        /* NVRM lines of a GPU the driver could not bring up, which carry no Xid number:
+         * "RmInitAdapter failed", "GPU has fallen off the bus", "probe routine failed".
+         * code is 0; addr is "" when the line names no GPU. Capped like events. */
+        struct xid_event *faults;
+        size_t n_faults;
 };
 
 int xid_gather(struct fsroot *fs, struct facts *f);
@@ -32,6 +37,10 @@ void xid_facts_done(struct xid_facts *x);
 /* Parse one log line; returns 1 and fills ev when it is an Xid line, 0 when not, with
  * usec left for the caller. Pure: fuzzed and unit-tested. */
 int xid_parse_line(const char *line, size_t len, struct xid_event *ev);
+
+/* Parse one log line; returns 1 and fills ev (code 0) when it is an NVRM fault line of the
+ * kind xid_facts.faults keeps, 0 when not. Pure: fuzzed and unit-tested. */
+int nvrm_fault_parse_line(const char *line, size_t len, struct xid_event *ev);
 
 /* Parse a whole log: kmsg records or syslog text. For syslog text only the lines after
  * the last kernel boot banner ("Linux version ") count. Appends to x (events capped). */

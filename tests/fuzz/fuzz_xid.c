@@ -17,6 +17,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (int is_kmsg = 0; is_kmsg <= 1; is_kmsg++) {
                 struct xid_facts x = {0};
                 xid_parse_log(text, is_kmsg, &x);
+                for (size_t k = 0; k < x.n_faults; k++)
+                        if (strlen(x.faults[k].addr) >= sizeof(x.faults[k].addr) ||
+                            strlen(x.faults[k].text) >= sizeof(x.faults[k].text))
+                                abort();
                 for (size_t i = 0; i < x.n; i++)
                         if (strlen(x.events[i].addr) != 12 || x.events[i].code < 0)
                                 abort(); /* the parser promised a PCI address and a code */

@@ -127,9 +127,47 @@ static void test_driver_binding(void **state) {
         assert_int_equal(r[2].status, STATUS_FAIL);
         assert_string_equal(r[2].observed, "nouveau");
         assert_non_null(strstr(r[2].remedy, "blacklist nouveau"));
+        /* nvidia drives GPU 0, so GPU 3 without a driver failed to initialise: the GPU or
+         * its slot, never "install the driver". */
         assert_int_equal(r[3].status, STATUS_FAIL);
         assert_string_equal(r[3].observed, "no driver");
-        assert_non_null(strstr(r[3].summary, "no driver is bound"));
+        assert_string_equal(r[3].summary, "the nvidia driver failed to initialise NVIDIA H100 80GB HBM3 at 0000:1e:00.0: "
+                                          "CUDA cannot use it");
+        assert_non_null(strstr(r[3].remedy, "RMA"));
+        assert_null(strstr(r[3].remedy, "Install"));
+        node_done(&n);
+
+        /* The kernel log names it: the line is quoted (another GPU's line is not). */
+        node_init(&n, 4, ids, drv);
+        struct xid_event faults[2] = {
+                {.addr = "0000:1c:00.0", .text = "NVRM: GPU 0000:1c:00.0: RmInitAdapter failed! (0x24:0x72:1568)"},
+                {.addr = "0000:1e:00.0", .text = "NVRM: GPU 0000:1e:00.0: GPU has fallen off the bus."},
+        };
+        n.f.xid.faults = faults;
+        n.f.xid.n_faults = 2;
+        run(&n, &check_gpu_driver_binding);
+        r = n.rep.results;
+        assert_string_equal(r[3].summary, "the nvidia driver failed to initialise NVIDIA H100 80GB HBM3 at 0000:1e:00.0; "
+                                          "kernel log: NVRM: GPU 0000:1e:00.0: GPU has fallen off the bus.: CUDA "
+                                          "cannot use it");
+        /* A driver too old for the GPU says so: upgrading is the remedy. */
+        snprintf(faults[1].text, sizeof(faults[1].text), "NVRM: The NVIDIA GPU 10de:2330 (PCI ID: 10de:2330) installed "
+                                                         "in this system is not supported by the 470.256.02 NVIDIA");
+        faults[1].addr[0] = '\0';
+        run(&n, &check_gpu_driver_binding);
+        r = n.rep.results;
+        assert_non_null(strstr(r[3].summary, "does not support"));
+        assert_non_null(strstr(r[3].remedy, "gpuvet detect"));
+        n.f.xid.faults = NULL;
+        n.f.xid.n_faults = 0;
+        node_done(&n);
+
+        /* No driver anywhere and no module: a fresh install. */
+        const char *const none[] = {"", "", "", ""};
+        node_init(&n, 4, ids, none);
+        run(&n, &check_gpu_driver_binding);
+        assert_non_null(strstr(n.rep.results[0].summary, "no driver is bound"));
+        assert_non_null(strstr(n.rep.results[0].remedy, "Install the NVIDIA driver"));
         node_done(&n);
 }
 

@@ -44,6 +44,44 @@ static void test_parse_line(void **state) {
                 assert_int_equal(xid_parse_line(not_xid[i], strlen(not_xid[i]), &ev), 0);
 }
 
+/* The NVRM lines of a GPU the driver could not bring up, which carry no Xid number. */
+static void test_parse_fault_lines(void **state) {
+        (void)state;
+        struct xid_event ev;
+        const char *l = "4,1201,8842211,-;NVRM: GPU 0000:c3:00.0: RmInitAdapter failed! (0x24:0x72:1568)";
+        assert_int_equal(nvrm_fault_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.addr, "0000:c3:00.0");
+        assert_string_equal(ev.text, "NVRM: GPU 0000:c3:00.0: RmInitAdapter failed! (0x24:0x72:1568)");
+        assert_int_equal(ev.code, 0);
+        l = "Nov 19 22:40:13 h kernel: NVRM: GPU at PCI:0000:41:00: GPU-5c4e8a27-...\n";
+        assert_int_equal(nvrm_fault_parse_line(l, strlen(l), &ev), 0); /* no fault in it */
+        l = "Nov 19 22:40:13 h kernel: NVRM: GPU 0000:41:00.0: GPU has fallen off the bus.";
+        assert_int_equal(nvrm_fault_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.addr, "0000:41:00.0");
+        l = "nvidia 0000:9d:00.0: probe with driver nvidia failed with error -1";
+        assert_int_equal(nvrm_fault_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.addr, "0000:9d:00.0");
+        /* The summary lines name no GPU. */
+        l = "NVRM: The NVIDIA probe routine failed for 1 device(s).";
+        assert_int_equal(nvrm_fault_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.addr, "");
+        /* An Xid line is xid_parse_line's, not a fault line. */
+        l = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
+        assert_int_equal(nvrm_fault_parse_line(l, strlen(l), &ev), 0);
+        l = "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15";
+        assert_int_equal(nvrm_fault_parse_line(l, strlen(l), &ev), 0);
+
+        struct xid_facts x = {0};
+        xid_parse_log("6,1,0,-;Linux version 6.8\n"
+                      "3,2,9000,-;NVRM: GPU 0000:c3:00.0: RmInitAdapter failed! (0x24:0x72:1568)\n"
+                      "4,3,9001,-;NVRM: Xid (PCI:0000:61:00): 94, pid=48211, name=python3\n",
+                      1, &x);
+        assert_int_equal(x.n, 1);
+        assert_int_equal(x.n_faults, 1);
+        assert_string_equal(x.faults[0].addr, "0000:c3:00.0");
+        xid_facts_done(&x);
+}
+
 static void test_parse_log_sources(void **state) {
         (void)state;
         struct xid_facts x = {0};
@@ -177,6 +215,7 @@ static void test_check(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_line),
+                cmocka_unit_test(test_parse_fault_lines),
                 cmocka_unit_test(test_parse_log_sources),
                 cmocka_unit_test(test_gather_prefers_kmsg),
                 cmocka_unit_test(test_check),
