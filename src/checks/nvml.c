@@ -738,8 +738,9 @@ static void judge_remap(struct result *r, const struct nvml_gpu *g, const char *
                               g->index);
                 return;
         }
-        result_status(r, STATUS_PASS, "no pending row remap and no remap failure (%u rows remapped)",
-                      g->remap_uncorrected.v + g->remap_corrected.v);
+        unsigned int rows = g->remap_uncorrected.v + g->remap_corrected.v;
+        result_status(r, STATUS_PASS, "no pending row remap and no remap failure (%u row%s remapped)", rows,
+                      rows == 1 ? "" : "s");
 }
 
 static void judge_retired(struct result *r, const struct nvml_gpu *g, const char *desc) {
@@ -776,7 +777,7 @@ static void judge_retired(struct result *r, const struct nvml_gpu *g, const char
                                  "longer be retired.");
                 return;
         }
-        result_status(r, STATUS_PASS, "no page retirement pending (%u pages retired)", total);
+        result_status(r, STATUS_PASS, "no page retirement pending (%u page%s retired)", total, total == 1 ? "" : "s");
 }
 
 static void run_memory_health(const struct check_info *self, const struct facts *f, struct report *rep) {

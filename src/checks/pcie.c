@@ -393,10 +393,21 @@ static void run_acs(const struct check_info *self, const struct facts *f, struct
                         }
                         continue;
                 }
-                result_expected(r, "no P2P redirect (RR CR EC) on the switch ports above the GPU (bare metal)");
+                /* A GPU on a root port has one bridge above it; behind a switch, three or more. */
+                bool switched = n_up > 1;
+                result_expected(r, "no P2P redirect (RR CR EC) on the %s above the GPU (bare metal)",
+                                switched ? "switch ports" : "root port");
                 if (n_redirect == 0) {
-                        result_status(r, STATUS_PASS, "no ACS redirect on the switch ports above %s: peers below a switch meet there",
-                                      d->addr);
+                        if (switched)
+                                result_status(r, STATUS_PASS,
+                                              "no ACS redirect on the switch ports above %s: peers below a switch meet "
+                                              "there",
+                                              d->addr);
+                        else
+                                result_status(r, STATUS_PASS,
+                                              "no ACS redirect on the root port above %s: its P2P traffic goes where "
+                                              "the root complex routes it",
+                                              d->addr);
                         continue;
                 }
                 if (!node_has_peers(f)) {
