@@ -156,6 +156,19 @@ static const char *lost_by(const struct nvml_gpu *g) {
         return NULL;
 }
 
+/* The deadline g's hung call ran past: the GPU's budget or the per-call deadline. Reported
+ * instead of the measured time, which a loaded machine stretches by a few ms. */
+static unsigned int deadline_of(const struct facts *f, const struct nvml_gpu *g) {
+        const struct nvml_facts *n = &f->nvml;
+        bool budget = false;
+        for (unsigned int i = 0; i < n->n_timeouts; i++)
+                if (n->timeouts[i].gpu == (int)g->index)
+                        budget = n->timeouts[i].budget;
+        unsigned int call = n->dl.call_ms ? n->dl.call_ms : NVML_DEADLINE_CALL_MS_DEFAULT;
+        unsigned int gpu = n->dl.gpu_ms ? n->dl.gpu_ms : NVML_DEADLINE_GPU_MS_DEFAULT;
+        return budget ? gpu : call;
+}
+
 /* Judge a reading that holds no value into r (status, summary, observed, remedy, the
  * "source" evidence). Returns true when it did, so the caller stops judging this GPU;
  * false for NV_OK. what names the fact in the summary ("ECC mode"). */
@@ -172,7 +185,7 @@ static bool reading_unusable(struct result *r, const struct facts *f, const stru
                 result_observed(r, "unknown: %s did not return", func);
                 result_evidence(r, "nvml_return", "timeout after %u ms", g->timeout_ms);
                 result_status(r, STATUS_ERROR, "%s did not return within %u ms on %s: %s unknown", func,
-                              g->timeout_ms, desc, what);
+                              deadline_of(f, g), desc, what);
                 result_remedy(r, "%s", timeout_remedy);
                 return true;
         case NV_NO_FUNCTION:

@@ -407,7 +407,7 @@ static void test_driver_compat(void **state) {
         n.f.nvml.driver_version.state = NV_TIMEOUT;
         n.f.nvml.driver_version.fn = "nvmlSystemGetDriverVersion";
         expect(run(&n, "gpu.driver_compat"), STATUS_ERROR,
-               "nvmlSystemGetDriverVersion did not return within 0 ms on " DESC ": driver version unknown",
+               "nvmlSystemGetDriverVersion did not return within 2000 ms on " DESC ": driver version unknown",
                "unknown: nvmlSystemGetDriverVersion did not return", "driver >= 520.61.05 (Hopper)");
         node_done(&n);
 }
