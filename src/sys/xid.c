@@ -13,6 +13,17 @@
 
 static const char *const syslog_files[] = {"/var/log/kern.log", "/var/log/messages", "/var/log/syslog"};
 
+/* ev->text = [p, end) without the line end, cut to fit. */
+static void set_text(struct xid_event *ev, const char *p, const char *end) {
+        size_t tlen = (size_t)(end - p);
+        while (tlen > 0 && (p[tlen - 1] == '\n' || p[tlen - 1] == '\r'))
+                tlen--;
+        if (tlen >= sizeof(ev->text))
+                tlen = sizeof(ev->text) - 1;
+        memcpy(ev->text, p, tlen);
+        ev->text[tlen] = '\0';
+}
+
 int xid_parse_line(const char *line, size_t len, struct xid_event *ev) {
         static const char marker[] = "NVRM: Xid (";
         const char *end = line + len;
@@ -64,13 +75,7 @@ int xid_parse_line(const char *line, size_t len, struct xid_event *ev) {
                 p++;
         snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.0", dom, bus, dev);
         ev->code = (int)code;
-        size_t tlen = (size_t)(end - p);
-        while (tlen > 0 && (p[tlen - 1] == '\n' || p[tlen - 1] == '\r'))
-                tlen--;
-        if (tlen >= sizeof(ev->text))
-                tlen = sizeof(ev->text) - 1;
-        memcpy(ev->text, p, tlen);
-        ev->text[tlen] = '\0';
+        set_text(ev, p, end);
         return 1;
 }
 
@@ -144,13 +149,7 @@ int nvrm_fault_parse_line(const char *line, size_t len, struct xid_event *ev) {
         const char *from = find(line, len, "NVRM");
         if (!from)
                 from = find(line, len, "nvidia");
-        size_t tlen = (size_t)(line + len - from);
-        while (tlen > 0 && (from[tlen - 1] == '\n' || from[tlen - 1] == '\r'))
-                tlen--;
-        if (tlen >= sizeof(ev->text))
-                tlen = sizeof(ev->text) - 1;
-        memcpy(ev->text, from, tlen);
-        ev->text[tlen] = '\0';
+        set_text(ev, from, line + len);
         return 1;
 }
 
