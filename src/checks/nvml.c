@@ -28,6 +28,10 @@
 #define RETIRED_PAGES_FAIL 63u
 #define RETIRED_PAGES_WARN 15u
 
+/* PCIe replays a minute above which the link is judged faulty: DCGM's
+ * DCGM_LIMIT_MAX_PCIREPLAY_RATE, "the maximum recommended by RM". */
+#define PCIE_REPLAY_RATE_MAX 8u
+
 #define MW_TO_W(mw) ((mw) / 1000u)
 
 static const char lost_remedy[] =
@@ -944,9 +948,11 @@ static void run_pcie_nvml(const struct check_info *self, const struct facts *f, 
                 char desc[NV_DESC_MAX];
                 struct result *r = nv_result(self, f, rep, g, desc);
                 if (nv_ok(g->pcie_max_gen) && nv_ok(g->pcie_max_width))
-                        result_expected(r, "Gen%u x%u, 0 replays", g->pcie_max_gen.v, g->pcie_max_width.v);
+                        result_expected(r, "Gen%u x%u, at most %u replays a minute", g->pcie_max_gen.v,
+                                        g->pcie_max_width.v, PCIE_REPLAY_RATE_MAX);
                 else
-                        result_expected(r, "the maximum link generation and width, 0 replays");
+                        result_expected(r, "the maximum link generation and width, at most %u replays a minute",
+                                        PCIE_REPLAY_RATE_MAX);
                 if (UNUSABLE(r, f, g, "PCIe link width", g->pcie_width) ||
                     UNUSABLE(r, f, g, "maximum PCIe link width", g->pcie_max_width) ||
                     UNUSABLE(r, f, g, "PCIe link generation", g->pcie_gen) ||
@@ -992,10 +998,27 @@ static void run_pcie_nvml(const struct check_info *self, const struct facts *f, 
                                       g->pcie_max_gen.v);
                         continue;
                 }
+                /* DCGM judges replays as a rate: more than 8 a minute is what RM recommends
+                 * against (DCGM_LIMIT_MAX_PCIREPLAY_RATE). The counter runs since the driver
+                 * loaded, a little after boot, so the rate over the uptime is a lower bound. */
+                double minutes = f->host.uptime_s / 60.0;
+                if (replay > 0 && minutes > 0) {
+                        double rate = replay / minutes;
+                        result_evidence(r, "replay_rate", "%.3g per minute over %.0f minutes of uptime (limit %u)", rate,
+                                        minutes, PCIE_REPLAY_RATE_MAX);
+                        if (rate <= PCIE_REPLAY_RATE_MAX) {
+                                result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %u replay%s since boot "
+                                                              "(%.2g a minute, under DCGM's %u)",
+                                              g->pcie_max_gen.v, g->pcie_max_width.v, replay, replay == 1 ? "" : "s",
+                                              rate, PCIE_REPLAY_RATE_MAX);
+                                continue;
+                        }
+                }
                 if (replay > 0) {
-                        result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s: signal errors on the "
+                        result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s%s: signal errors on the "
                                                       "link",
-                                      desc, replay, replay == 1 ? "" : "s");
+                                      desc, replay, replay == 1 ? "" : "s",
+                                      minutes > 0 ? ", more than 8 a minute since boot" : "");
                         result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
                                          "(pcie.aer). A count that keeps growing points at the slot or cable.");
                         continue;

@@ -88,6 +88,13 @@ int host_gather(struct fsroot *fs, struct host_facts *h) {
         }
         read_into(fs, "/proc/sys/kernel/osrelease", h->kernel_release, sizeof(h->kernel_release));
         read_into(fs, "/proc/version", h->kernel_version, sizeof(h->kernel_version));
+        char uptime[64];
+        if (fsroot_read_str(fs, "/proc/uptime", uptime, sizeof(uptime)) == 0) {
+                char *end;
+                double v = strtod(uptime, &end);
+                if (end != uptime && v > 0 && v < 1e10)
+                        h->uptime_s = v;
+        }
         read_into(fs, "/sys/class/dmi/id/sys_vendor", h->dmi_sys_vendor, sizeof(h->dmi_sys_vendor));
         read_into(fs, "/sys/class/dmi/id/product_name", h->dmi_product_name, sizeof(h->dmi_product_name));
 

@@ -20,6 +20,7 @@ struct host_facts {
         char **modules;           /* loaded modules (/proc/modules), NULL-terminated */
         bool have_modules;
         char dmi_sys_vendor[128], dmi_product_name[128]; /* "" when unknown */
+        double uptime_s;          /* /proc/uptime's first field; 0 when unknown */
 };
 
 int host_gather(struct fsroot *fs, struct host_facts *ret);

@@ -594,7 +594,7 @@ static void test_pcie_nvml(void **state) {
         struct nvml_gpu *g = &n.ngpus[0];
         ok32(&g->pcie_width, 8, "nvmlDeviceGetCurrPcieLinkWidth");
         expect(run(&n, "gpu.pcie_nvml"), STATUS_FAIL, "NVML reports the link of " DESC " at x8 of x16", "Gen5 x8, 0 replays",
-               "Gen5 x16, 0 replays");
+               "Gen5 x16, at most 8 replays a minute");
         ok32(&g->pcie_width, 16, "nvmlDeviceGetCurrPcieLinkWidth");
         ok32(&g->pcie_gen, 1, "nvmlDeviceGetCurrPcieLinkGeneration");
         const struct result *r = run(&n, "gpu.pcie_nvml");
@@ -602,12 +602,27 @@ static void test_pcie_nvml(void **state) {
         expect_str(r->observed, "Gen1 x16, 0 replays", "observed");
         ok32(&g->pcie_gen, 5, "nvmlDeviceGetCurrPcieLinkGeneration");
         ok32(&g->pcie_replay, 1, "nvmlDeviceGetPcieReplayCounter");
+        /* Uptime unknown: any replay is judged. */
         expect(run(&n, "gpu.pcie_nvml"), STATUS_WARN,
                "the PCIe link of " DESC " replayed 1 packet: signal errors on the link", "Gen5 x16, 1 replay",
-               "Gen5 x16, 0 replays");
+               "Gen5 x16, at most 8 replays a minute");
+        /* As a rate (DCGM: 8 a minute): a handful over a year of uptime passes ... */
+        n.f.host.uptime_s = 365.0 * 24 * 3600;
+        ok32(&g->pcie_replay, 12, "nvmlDeviceGetPcieReplayCounter");
+        expect(run(&n, "gpu.pcie_nvml"), STATUS_PASS,
+               "link at its maximum Gen5 x16, 12 replays since boot (2.3e-05 a minute, under DCGM's 8)",
+               "Gen5 x16, 12 replays", "Gen5 x16, at most 8 replays a minute");
+        /* ... a burst in the ten minutes since boot does not. */
+        n.f.host.uptime_s = 600;
+        ok32(&g->pcie_replay, 500, "nvmlDeviceGetPcieReplayCounter");
+        expect(run(&n, "gpu.pcie_nvml"), STATUS_WARN,
+               "the PCIe link of " DESC " replayed 500 packets, more than 8 a minute since boot: signal errors on the "
+               "link",
+               "Gen5 x16, 500 replays", "Gen5 x16, at most 8 replays a minute");
+        n.f.host.uptime_s = 0;
         err32(&g->pcie_replay, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetPcieReplayCounter");
         r = run(&n, "gpu.pcie_nvml");
-        expect(r, STATUS_PASS, "link at its maximum Gen5 x16", "Gen5 x16, replays unknown", "Gen5 x16, 0 replays");
+        expect(r, STATUS_PASS, "link at its maximum Gen5 x16", "Gen5 x16, replays unknown", "Gen5 x16, at most 8 replays a minute");
         expect_str(evidence(r, "replay_counter"), "NVML_ERROR_NOT_SUPPORTED", "replay_counter");
         node_done(&n);
 }
