@@ -22,7 +22,7 @@ LIB = os.environ.get("FAKE_NVML_LIB", os.path.join(SRC_ROOT, "build-fake", "test
 LIB_DIR = os.path.dirname(LIB)
 BUILD_DIR = os.environ.get("FAKE_NVML_BUILD_DIR", os.path.join(SRC_ROOT, "build-fake", "tests"))
 REALDATA = os.environ.get("FAKE_NVML_REALDATA",
-                          os.path.join(SRC_ROOT, "..", "shared", "realdata", "nvidia_gpu_exporter"))
+                          os.path.join(SRC_ROOT, "tests", "realdata", "nvidia_gpu_exporter"))
 CLIENTS = ["nvidia-ml-py", "gpustat", "nvitop"]
 
 # the init errors scenarios use, by value

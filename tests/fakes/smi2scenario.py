@@ -4,7 +4,7 @@
     smi2scenario.py CAPTURE.txt > out.scn
 
 CAPTURE is either plain `nvidia-smi -q` output or an nvidia_gpu_exporter capture
-(../shared/realdata/nvidia_gpu_exporter/*.txt), whose first "# $ nvidia-smi -q" section
+(tests/realdata/nvidia_gpu_exporter/*.txt), whose first "# $ nvidia-smi -q" section
 is used; from such a capture the `nvidia-smi nvlink -s` section also gives the NVLink
 states and `nvidia-smi -L` the MIG device names and UUIDs.
 

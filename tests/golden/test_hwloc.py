@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Judge real machines captured by hwloc-gather-topology and compare with hwloc's answer.
 
-    test_hwloc.py GPUVET [SHARED_DIR]
+    test_hwloc.py GPUVET [DATA_DIR]
 
-SHARED_DIR (default: ../shared beside the repository) holds realdata/hwloc/NAME.tar.bz2,
+DATA_DIR (default: tests/realdata/hwloc, see tests/realdata/SOURCES.md) holds NAME.tar.bz2,
 the trees hwloc's own test suite gathered from real machines, and NAME.console, what
 lstopo printed for them. Each tree is unpacked to a temporary directory and judged with
 `gpuvet check --root`; from the JSON report this asserts that
@@ -159,11 +159,10 @@ def check_machine(gpuvet, data_dir, name):
 
 def main(argv):
     if len(argv) < 2:
-        sys.stderr.write("usage: test_hwloc.py GPUVET [SHARED_DIR]\n")
+        sys.stderr.write("usage: test_hwloc.py GPUVET [DATA_DIR]\n")
         return 2
     gpuvet = os.path.abspath(argv[1])
-    shared = argv[2] if len(argv) > 2 else os.path.join(REPO, "..", "shared")
-    data_dir = os.path.join(shared, "realdata", "hwloc")
+    data_dir = argv[2] if len(argv) > 2 else os.path.join(REPO, "tests", "realdata", "hwloc")
     missing = [n for n in MACHINES if not os.path.exists(os.path.join(data_dir, n + ".tar.bz2"))]
     if missing:
         print("skipped: hwloc captures not found in %s (%s)" % (data_dir, ", ".join(missing)))

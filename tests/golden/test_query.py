@@ -26,7 +26,7 @@ import time
 GPUVET, SRC_ROOT, FAKE_LIB, BUILD_DIR = sys.argv[1:5]
 FAKES = os.path.join(SRC_ROOT, "tests", "fakes")
 SCENARIOS = os.path.join(FAKES, "scenarios")
-REALDATA = os.path.join(SRC_ROOT, "..", "shared", "realdata", "nvidia_gpu_exporter")
+REALDATA = os.path.join(SRC_ROOT, "tests", "realdata", "nvidia_gpu_exporter")
 
 os.environ.setdefault("FAKE_NVML_LIB", FAKE_LIB)
 os.environ.setdefault("FAKE_NVML_BUILD_DIR", BUILD_DIR)
