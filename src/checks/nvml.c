@@ -216,15 +216,10 @@ static bool reading_unusable(struct result *r, const struct facts *f, const stru
                 /* One cause, one failure: gpu.nvml fails for a GPU lost_by() finds and names
                  * it; the other checks of that GPU say why they could not judge. A lone
                  * GPU_IS_LOST that gpu.nvml does not see stays a failure here. */
-                if (lost_by(g) && g->pci_bus_id.state == NV_OK) {
-                        result_status(r, STATUS_SKIP,
-                                      "GPU lost: %s has fallen off the bus (%s returned %s; see gpu.nvml)", desc, func,
-                                      name);
-                        break;
-                }
-                if (!nv_ok(g->pci_bus_id) && g->pci_bus_id.state == NV_ERROR &&
-                    g->pci_bus_id.rc == NVML_ERROR_GPU_IS_LOST) {
-                        /* gpu.nvml fails for a GPU whose address is unreadable */
+                /* gpu.nvml names a lost GPU by its address, and fails for one whose address
+                 * was lost too (it is then missing from NVML). */
+                if (lost_by(g) && (nv_ok(g->pci_bus_id) || (g->pci_bus_id.state == NV_ERROR &&
+                                                              g->pci_bus_id.rc == NVML_ERROR_GPU_IS_LOST))) {
                         result_status(r, STATUS_SKIP,
                                       "GPU lost: %s has fallen off the bus (%s returned %s; see gpu.nvml)", desc, func,
                                       name);
@@ -1015,10 +1010,12 @@ static void run_pcie_nvml(const struct check_info *self, const struct facts *f, 
                         }
                 }
                 if (replay > 0) {
+                        char over[64] = "";
+                        if (minutes > 0)
+                                snprintf(over, sizeof(over), ", more than %u a minute since boot", PCIE_REPLAY_RATE_MAX);
                         result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s%s: signal errors on the "
                                                       "link",
-                                      desc, replay, replay == 1 ? "" : "s",
-                                      minutes > 0 ? ", more than 8 a minute since boot" : "");
+                                      desc, replay, replay == 1 ? "" : "s", over);
                         result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
                                          "(pcie.aer). A count that keeps growing points at the slot or cable.");
                         continue;
@@ -1175,10 +1172,9 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                                               g->index);
                                 continue;
                         }
-                        n_down = 0; /* the remaining slots are not wired on this SKU */
-                } else if (n_down && active >= wired) {
-                        n_down = 0;
                 }
+                if (active >= wired)
+                        n_down = 0; /* the remaining slots are not wired on this SKU */
                 if (n_down) {
                         result_status(r, STATUS_FAIL, "NVLink%s %s of %s %s down", n_down == 1 ? "" : "s", down, desc,
                                       n_down == 1 ? "is" : "are");

@@ -668,6 +668,51 @@ static void test_nvlink(void **state) {
         node_done(&n);
 }
 
+/* NVML numbers link slots, not wires: an H100 PCIe answers for 18 slots of which its
+ * bridges wire 12. A bridged card without a bridge passes, a partial bridge warns, and the
+ * unwired slots are never "down"; an SXM board with its links all up ignores spare slots. */
+static void test_nvlink_wired_links(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        ok32(&g->pci_device_id, 0x233110de, "nvmlDeviceGetPciInfo_v3");
+        n.gpus[0].model = gpudb_find(n.db, 0x10de, 0x2331);
+        n.devs[0].device = 0x2331;
+        okstr(&g->name, "NVIDIA H100 PCIe", "nvmlDeviceGetName");
+        const char *exp = "no NVLink bridge, or 12 bridged links active, no errors";
+        for (unsigned int l = 0; l < 18; l++)
+                ok32(&g->nvlink[l].state, 0, "nvmlDeviceGetNvLinkState");
+        const struct result *r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->summary, "no NVLink bridge on"));
+        expect_str(r->expected, exp, "expected");
+        for (unsigned int l = 0; l < 8; l++)
+                ok32(&g->nvlink[l].state, 1, "nvmlDeviceGetNvLinkState");
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->summary, "8 of the 12 bridged NVLinks"));
+        for (unsigned int l = 0; l < 12; l++)
+                ok32(&g->nvlink[l].state, 1, "nvmlDeviceGetNvLinkState");
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_PASS);
+        expect_str(r->summary, "all 12 NVLinks active, no errors", "summary");
+        node_done(&n);
+
+        /* An SXM H100 (18 links) whose NVML answered for 20 slots, two of them down. */
+        node_init(&n);
+        g = &n.ngpus[0];
+        g->nvlink_count = 20;
+        ok32(&g->nvlink[18].state, 0, "nvmlDeviceGetNvLinkState");
+        ok32(&g->nvlink[19].state, 0, "nvmlDeviceGetNvLinkState");
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_PASS);
+        expect_str(r->summary, "all 18 NVLinks active, no errors", "summary");
+        ok32(&g->nvlink[3].state, 0, "nvmlDeviceGetNvLinkState");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_FAIL);
+        node_done(&n);
+}
+
 static void test_fabric_manager(void **state) {
         (void)state;
         struct node n;
@@ -783,6 +828,7 @@ int main(void) {
                 cmocka_unit_test(test_ecc_errors),     cmocka_unit_test(test_memory_health),
                 cmocka_unit_test(test_temperature),    cmocka_unit_test(test_clock_events),
                 cmocka_unit_test(test_pcie_nvml),      cmocka_unit_test(test_nvlink),
+                cmocka_unit_test(test_nvlink_wired_links),
                 cmocka_unit_test(test_fabric_manager), cmocka_unit_test(test_power_limit),
                 cmocka_unit_test(test_app_clocks),     cmocka_unit_test(test_mig),
                 cmocka_unit_test(test_no_gpus),
