@@ -17,7 +17,6 @@ struct fsroot;
 
 /* IORESOURCE_* flags of include/linux/ioport.h that BAR judging needs (a kernel ABI:
  * they are what sysfs "resource" prints in its third column). */
-#define PCI_RES_IO 0x00000100u
 #define PCI_RES_MEM 0x00000200u
 #define PCI_RES_PREFETCH 0x00002000u
 #define PCI_RES_MEM_64 0x00100000u
