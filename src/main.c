@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
         {"detect", cmd_detect, "GPU -> architecture -> driver, CUDA, PyTorch wheels and NGC images to use"},
         {"snapshot", cmd_snapshot, "capture the files checks read, to replay with --root elsewhere"},
         {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},
+        {"policy", cmd_policy, "capture this node as the site's reference, or validate a policy file"},
 };
 
 static void print_usage(FILE *out) {

@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(
   meson ninja-build gcc clang pkg-config python3
-  libjansson-dev libarchive-dev libcmocka-dev libpci-dev pci.ids
+  libjansson-dev libyaml-dev libarchive-dev libcmocka-dev libpci-dev pci.ids
   libclang-rt-14-dev   # sanitizer and libFuzzer runtimes for clang
   ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL ICD loader (dlopen'd at run time) + PoCL's CPU device for the OpenCL tests
 )

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/result.h"
+#include "policy/policy.h"
 #include "sys/facts.h"
 
 struct check_info {
@@ -37,5 +38,7 @@ void gpu_describe(const struct facts *f, size_t gpu_index, char *buf, size_t siz
 const struct nvml_gpu *nvml_gpu_at(const struct facts *f, const char *addr);
 /* GPUs the host driver should own: those not reserved for a VM through vfio-pci. */
 size_t check_count_host_gpus(const struct facts *f);
+/* The thresholds to judge by: the site policy's, else gpuvet's defaults. */
+const struct policy_thresholds *check_thresholds(const struct facts *f);
 /* Skip with a reason when the node has no NVIDIA GPU; returns true when it skipped. */
 bool check_skip_without_gpus(const struct check_info *self, const struct facts *f, struct report *rep);

@@ -13,12 +13,9 @@
 #include <string.h>
 #include <strings.h>
 
-/* Warn when the temperature is this close to the slowdown threshold. */
-#define TEMP_MARGIN_C 5u
-/* Corrected (single-bit) volatile ECC errors since the driver loaded from which gpuvet
- * warns: a few are normal on HBM, a steady stream is a cell going bad. NVIDIA publishes no
- * threshold; this is gpuvet's. */
-#define ECC_CORRECTED_WARN 100ull
+/* The adjustable thresholds (temperature margin, corrected ECC errors, the retired-page
+ * warning, the PCIe replay rate, the power-cap fraction) come from check_thresholds(): a
+ * site policy's, else policy_thresholds_default, whose comments give their sources. */
 /* Pre-Ampere page retirement keeps at most 64 pages (NVIDIA, "A100 GPU memory error
  * management": "a maximum of 64 retirements for the frame buffer"). DCGM's health check
  * and diagnostic fail a GPU at 63 retired pages in total (DCGM_LIMIT_MAX_RETIRED_PAGES in
@@ -26,11 +23,6 @@
  * fails and warns at the same counts. */
 #define RETIRED_PAGES_MAX 64u
 #define RETIRED_PAGES_FAIL 63u
-#define RETIRED_PAGES_WARN 15u
-
-/* PCIe replays a minute above which the link is judged faulty: DCGM's
- * DCGM_LIMIT_MAX_PCIREPLAY_RATE, "the maximum recommended by RM". */
-#define PCIE_REPLAY_RATE_MAX 8u
 
 #define MW_TO_W(mw) ((mw) / 1000u)
 
@@ -673,7 +665,8 @@ static void run_ecc_errors(const struct check_info *self, const struct facts *f,
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
                 char desc[NV_DESC_MAX];
                 struct result *r = nv_result(self, f, rep, g, desc);
-                result_expected(r, "0 uncorrected and < %llu corrected volatile ECC errors", ECC_CORRECTED_WARN);
+                unsigned long long corrected_warn = check_thresholds(f)->ecc_corrected_warn;
+                result_expected(r, "0 uncorrected and < %llu corrected volatile ECC errors", corrected_warn);
                 if (nv_ok(g->ecc_mode_current) && g->ecc_mode_current.v != NVML_FEATURE_ENABLED) {
                         result_observed(r, "ECC disabled");
                         result_evidence(r, "source", "nvmlDeviceGetEccMode");
@@ -713,7 +706,7 @@ static void run_ecc_errors(const struct check_info *self, const struct facts *f,
                                       g->index);
                         continue;
                 }
-                if (cor >= ECC_CORRECTED_WARN) {
+                if (cor >= corrected_warn) {
                         result_status(r, STATUS_WARN, "%llu corrected ECC errors since the driver loaded on %s", cor, desc);
                         result_remedy(r, "Watch the count (`nvidia-smi -q -d ECC -i %u`): a growing number of corrected "
                                          "errors often precedes uncorrectable ones and row remapping.",
@@ -755,12 +748,12 @@ static void judge_remap(struct result *r, const struct nvml_gpu *g, const char *
                       rows == 1 ? "" : "s");
 }
 
-static void judge_retired(struct result *r, const struct nvml_gpu *g, const char *desc) {
+static void judge_retired(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        unsigned warn_at = check_thresholds(f)->retired_pages_warn;
         result_evidence(r, "source", "nvmlDeviceGetRetiredPages, nvmlDeviceGetRetiredPagesPendingStatus");
-        result_expected(r, "no retirement pending, fewer than %u of %u pages retired", RETIRED_PAGES_WARN,
-                        RETIRED_PAGES_MAX);
-        result_evidence(r, "thresholds", "fail at %u retired pages, warn at %u (DCGM's limits)", RETIRED_PAGES_FAIL,
-                        RETIRED_PAGES_WARN);
+        result_expected(r, "no retirement pending, fewer than %u of %u pages retired", warn_at, RETIRED_PAGES_MAX);
+        result_evidence(r, "thresholds", "fail at %u retired pages (DCGM's limit), warn at %u", RETIRED_PAGES_FAIL,
+                        warn_at);
         unsigned int total = g->retired_pages_sbe.v + g->retired_pages_dbe.v;
         bool pending = nv_ok(g->retired_pages_pending) && g->retired_pages_pending.v == NVML_FEATURE_ENABLED;
         result_observed(r, "retired pages: %u double-bit, %u single-bit; pending %s", g->retired_pages_dbe.v,
@@ -782,7 +775,7 @@ static void judge_retired(struct result *r, const struct nvml_gpu *g, const char
                               RETIRED_PAGES_FAIL);
                 return;
         }
-        if (total >= RETIRED_PAGES_WARN) {
+        if (total >= warn_at) {
                 result_status(r, STATUS_WARN, "%u of at most %u pages retired on %s: the memory is wearing out", total,
                               RETIRED_PAGES_MAX, desc);
                 result_remedy(r, "Plan to replace the GPU: once the retirement table is full, new bad cells can no "
@@ -806,7 +799,7 @@ static void run_memory_health(const struct check_info *self, const struct facts 
                         continue;
                 }
                 if (nv_ok(g->retired_pages_dbe) && nv_ok(g->retired_pages_sbe)) {
-                        judge_retired(r, g, desc);
+                        judge_retired(r, f, g, desc);
                         continue;
                 }
                 /* Neither: report the more telling failure (a real error over not supported). */
@@ -832,12 +825,13 @@ static void run_temperature(const struct check_info *self, const struct facts *f
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
                 char desc[NV_DESC_MAX];
                 struct result *r = nv_result(self, f, rep, g, desc);
+                unsigned margin = check_thresholds(f)->temp_margin_c;
                 if (nv_ok(g->temp_slowdown_c))
                         result_expected(r, "below %u C (slowdown %u C, margin %u C)",
-                                        g->temp_slowdown_c.v > TEMP_MARGIN_C ? g->temp_slowdown_c.v - TEMP_MARGIN_C : 0,
-                                        g->temp_slowdown_c.v, TEMP_MARGIN_C);
+                                        g->temp_slowdown_c.v > margin ? g->temp_slowdown_c.v - margin : 0,
+                                        g->temp_slowdown_c.v, margin);
                 else
-                        result_expected(r, "at least %u C below the slowdown threshold", TEMP_MARGIN_C);
+                        result_expected(r, "at least %u C below the slowdown threshold", margin);
                 if (UNUSABLE(r, f, g, "GPU temperature", g->temp_c) ||
                     UNUSABLE(r, f, g, "slowdown temperature", g->temp_slowdown_c))
                         continue;
@@ -856,9 +850,9 @@ static void run_temperature(const struct check_info *self, const struct facts *f
                                       g->index);
                         continue;
                 }
-                if (t + TEMP_MARGIN_C >= slow) {
+                if (t + margin >= slow) {
                         result_status(r, STATUS_WARN, "%s is at %u C, within %u C of its slowdown threshold %u C", desc,
-                                      t, TEMP_MARGIN_C, slow);
+                                      t, margin, slow);
                         result_remedy(r, "Check the cooling before the GPU starts slowing down: fans, airflow, inlet "
                                          "temperature.");
                         continue;
@@ -942,12 +936,13 @@ static void run_pcie_nvml(const struct check_info *self, const struct facts *f, 
                 const struct nvml_gpu *g = &f->nvml.gpus[i];
                 char desc[NV_DESC_MAX];
                 struct result *r = nv_result(self, f, rep, g, desc);
+                double replay_max = check_thresholds(f)->pcie_replays_per_minute;
                 if (nv_ok(g->pcie_max_gen) && nv_ok(g->pcie_max_width))
-                        result_expected(r, "Gen%u x%u, at most %u replays a minute", g->pcie_max_gen.v,
-                                        g->pcie_max_width.v, PCIE_REPLAY_RATE_MAX);
+                        result_expected(r, "Gen%u x%u, at most %g replays a minute", g->pcie_max_gen.v,
+                                        g->pcie_max_width.v, replay_max);
                 else
-                        result_expected(r, "the maximum link generation and width, at most %u replays a minute",
-                                        PCIE_REPLAY_RATE_MAX);
+                        result_expected(r, "the maximum link generation and width, at most %g replays a minute",
+                                        replay_max);
                 if (UNUSABLE(r, f, g, "PCIe link width", g->pcie_width) ||
                     UNUSABLE(r, f, g, "maximum PCIe link width", g->pcie_max_width) ||
                     UNUSABLE(r, f, g, "PCIe link generation", g->pcie_gen) ||
@@ -999,20 +994,21 @@ static void run_pcie_nvml(const struct check_info *self, const struct facts *f, 
                 double minutes = f->host.uptime_s / 60.0;
                 if (replay > 0 && minutes > 0) {
                         double rate = replay / minutes;
-                        result_evidence(r, "replay_rate", "%.3g per minute over %.0f minutes of uptime (limit %u)", rate,
-                                        minutes, PCIE_REPLAY_RATE_MAX);
-                        if (rate <= PCIE_REPLAY_RATE_MAX) {
+                        result_evidence(r, "replay_rate", "%.3g per minute over %.0f minutes of uptime (limit %g)", rate,
+                                        minutes, replay_max);
+                        if (rate <= replay_max) {
+                                bool dcgm = replay_max == policy_thresholds_default.pcie_replays_per_minute;
                                 result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %u replay%s since boot "
-                                                              "(%.2g a minute, under DCGM's %u)",
+                                                              "(%.2g a minute, under %s %g)",
                                               g->pcie_max_gen.v, g->pcie_max_width.v, replay, replay == 1 ? "" : "s",
-                                              rate, PCIE_REPLAY_RATE_MAX);
+                                              rate, dcgm ? "DCGM's" : "the site's", replay_max);
                                 continue;
                         }
                 }
                 if (replay > 0) {
                         char over[64] = "";
                         if (minutes > 0)
-                                snprintf(over, sizeof(over), ", more than %u a minute since boot", PCIE_REPLAY_RATE_MAX);
+                                snprintf(over, sizeof(over), ", more than %g a minute since boot", replay_max);
                         result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s%s: signal errors on the "
                                                       "link",
                                       desc, replay, replay == 1 ? "" : "s", over);
@@ -1341,7 +1337,12 @@ static void run_power_limit(const struct check_info *self, const struct facts *f
                 } else {
                         result_observed(r, "%u W (default %u W)", w, def);
                 }
-                if (lim->v < g->power_default_limit_mw.v) {
+                /* A site that caps power on purpose sets the fraction it accepts. */
+                double fraction = check_thresholds(f)->power_cap_fraction;
+                if (fraction < 1.0)
+                        result_evidence(r, "threshold", "warn below %.0f%% of the default limit (site policy)",
+                                        fraction * 100);
+                if ((double)lim->v < fraction * g->power_default_limit_mw.v) {
                         result_status(r, STATUS_WARN, "the power limit of %s is capped at %u W, below its default %u W: "
                                                       "it runs slower under load",
                                       desc, w, def);
@@ -1351,7 +1352,12 @@ static void run_power_limit(const struct check_info *self, const struct facts *f
                                       g->index, def);
                         continue;
                 }
-                result_status(r, STATUS_PASS, "power limit %u W (default %u W)", w, def);
+                if (lim->v < g->power_default_limit_mw.v)
+                        result_status(r, STATUS_PASS, "power limit %u W, %.0f%% of the default %u W: within the site's "
+                                                      "cap",
+                                      w, 100.0 * lim->v / g->power_default_limit_mw.v, def);
+                else
+                        result_status(r, STATUS_PASS, "power limit %u W (default %u W)", w, def);
         }
 }
 
@@ -1402,6 +1408,7 @@ static void run_mig(const struct check_info *self, const struct facts *f, struct
                         continue;
                 result_evidence(r, "source", "nvmlDeviceGetMigMode");
                 bool cur = g->mig_mode_current.v == NVML_FEATURE_ENABLED;
+                enum policy_mig want_mig = f->policy ? f->policy->mig : POLICY_MIG_UNSET;
                 bool have_pending = nv_ok(g->mig_mode_pending);
                 bool pend = have_pending ? g->mig_mode_pending.v == NVML_FEATURE_ENABLED : cur;
                 bool have_count = cur && nv_ok(g->mig_device_count);
@@ -1421,7 +1428,25 @@ static void run_mig(const struct check_info *self, const struct facts *f, struct
                                       g->index);
                         continue;
                 }
-                /* An admission gate: a job placed here finds no CUDA device at all. */
+                if ((want_mig == POLICY_MIG_ENABLED && !cur) || (want_mig == POLICY_MIG_DISABLED && cur)) {
+                        result_status(r, STATUS_FAIL, "MIG is %s on %s; the site policy expects it %s", cur ? "enabled" : "disabled",
+                                      desc, cur ? "disabled" : "enabled");
+                        result_evidence(r, "policy", "%s:%u (expect.mig)", f->policy->path, f->policy->expect_line);
+                        result_remedy(r, "Set it as the site expects: `nvidia-smi -i %u -mig %d`, then reset the GPU "
+                                         "(`nvidia-smi -r -i %u`)%s.",
+                                      g->index, cur ? 0 : 1, g->index,
+                                      cur ? "" : " and create the instances the site's MIG layout names");
+                        continue;
+                }
+                /* An admission gate: a job placed here finds no CUDA device at all, unless a MIG
+                 * manager creates instances as jobs arrive. */
+                if (cur && have_count && g->mig_device_count.v == 0 && want_mig == POLICY_MIG_MANAGED) {
+                        result_status(r, STATUS_PASS, "MIG enabled with no instance yet: the site policy leaves "
+                                                      "instances to its MIG manager");
+                        result_evidence(r, "policy", "%s:%u (expect.mig: managed)", f->policy->path,
+                                        f->policy->expect_line);
+                        continue;
+                }
                 if (cur && have_count && g->mig_device_count.v == 0) {
                         result_status(r, STATUS_FAIL, "MIG is enabled on %s but no instance exists: CUDA sees no device "
                                                       "on it",

@@ -89,6 +89,20 @@ static void link_evidence(struct result *r, const struct pci_dev *d, const struc
         }
 }
 
+/* A slot the site accepts as narrower or slower than the GPU (policy exceptions with
+ * width or gen): judged as if that were the slot's capability, so the accepted link
+ * passes and a link below it still does not. */
+static const struct policy_exception *allowance(const struct check_info *self, const struct facts *f,
+                                                const struct pci_dev *d) {
+        const struct policy_exception *e = policy_exception_for(f->policy, self->id, d->addr);
+        return e && (e->width || e->gen) ? e : NULL;
+}
+
+static void allowance_evidence(struct result *r, const struct facts *f, const struct policy_exception *e) {
+        result_evidence(r, "policy", "%s:%u allows %s%u: %s", f->policy->path, e->line, e->width ? "x" : "Gen",
+                        e->width ? e->width : e->gen, e->reason);
+}
+
 static void run_link_width(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (check_skip_without_gpus(self, f, rep))
                 return;
@@ -97,12 +111,24 @@ static void run_link_width(const struct check_info *self, const struct facts *f,
                         continue;
                 const struct pci_dev *d = gpu_pci(f, i);
                 struct link_cap c = slot_cap(f, d);
+                const struct policy_exception *allowed = allowance(self, f, d);
+                bool by_policy = allowed && allowed->width < c.width;
+                if (by_policy)
+                        c.width = allowed->width;
                 struct result *r = result_new(rep, self, d->addr);
                 char cur[32];
                 link_text(d->cur_speed_mts, d->cur_width, cur, sizeof(cur));
                 result_observed(r, "%s", cur);
-                result_expected(r, "x%u%s", c.width, c.width < d->max_width ? " (the slot's width)" : "");
+                result_expected(r, "x%u%s", c.width,
+                                by_policy ? " (allowed by site policy)" : c.width < d->max_width ? " (the slot's width)" : "");
                 link_evidence(r, d, &c, "current_link_width");
+                if (allowed)
+                        allowance_evidence(r, f, allowed);
+                if (by_policy && d->cur_width >= c.width) {
+                        result_status(r, STATUS_PASS, "link at x%u of the GPU's x%u (now %s), allowed by site policy: %s",
+                                      d->cur_width, d->max_width, cur, allowed->reason);
+                        continue;
+                }
                 if (d->cur_width >= c.width && c.width >= d->max_width) {
                         result_status(r, STATUS_PASS, "link runs at its full width x%u (now %s)", d->max_width, cur);
                         continue;
@@ -137,14 +163,28 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
                         continue;
                 const struct pci_dev *d = gpu_pci(f, i);
                 struct link_cap c = slot_cap(f, d);
+                const struct policy_exception *allowed = allowance(self, f, d);
+                static const unsigned gen_mts[] = {0, 2500, 5000, 8000, 16000, 32000, 64000};
+                unsigned allowed_mts = allowed && allowed->gen < sizeof(gen_mts) / sizeof(gen_mts[0]) ? gen_mts[allowed->gen] : 0;
+                bool by_policy = allowed_mts && allowed_mts < c.speed_mts;
+                if (by_policy)
+                        c.speed_mts = allowed_mts;
                 struct result *r = result_new(rep, self, d->addr);
                 char cur[32], max[32], gpu_gen[32];
                 link_text(d->cur_speed_mts, d->cur_width, cur, sizeof(cur));
                 link_text(c.speed_mts, c.width, max, sizeof(max));
                 link_text(d->max_speed_mts, d->max_width, gpu_gen, sizeof(gpu_gen));
                 result_observed(r, "%s", cur);
-                result_expected(r, "%s%s", max, c.speed_mts < d->max_speed_mts ? " (the port's maximum)" : "");
+                result_expected(r, "%s%s", max,
+                                by_policy ? " (allowed by site policy)"
+                                          : c.speed_mts < d->max_speed_mts ? " (the port's maximum)" : "");
                 link_evidence(r, d, &c, "current_link_speed");
+                if (allowed)
+                        allowance_evidence(r, f, allowed);
+                if (by_policy && d->cur_speed_mts >= c.speed_mts) {
+                        result_status(r, STATUS_PASS, "link at %s, allowed by site policy: %s", cur, allowed->reason);
+                        continue;
+                }
                 if (d->cur_speed_mts >= c.speed_mts && c.speed_mts >= d->max_speed_mts) {
                         result_status(r, STATUS_PASS, "link runs at its maximum speed (%s)", cur);
                         continue;

@@ -63,3 +63,7 @@ bool check_skip_without_gpus(const struct check_info *self, const struct facts *
         result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus");
         return true;
 }
+
+const struct policy_thresholds *check_thresholds(const struct facts *f) {
+        return f->policy ? &f->policy->thresholds : &policy_thresholds_default;
+}

@@ -3,6 +3,7 @@
 #include "cmd/cmd.h"
 #include "cmd/nvml_use.h"
 #include "core/fsroot.h"
+#include "policy/policy.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
 #include "sys/nvml_facts.h"
@@ -33,6 +34,11 @@ static const char usage[] =
         "  -j, --json FILE       also write the JSON report (schema gpuvet.report/1) to FILE\n"
         "                        (\"-\" for standard output, which then holds only the JSON)\n"
         "      --strict          exit 1 on warnings too\n"
+        "      --policy FILE     judge by this site policy (docs/policy.md): expected GPUs,\n"
+        "                        driver and CUDA, severities, thresholds, exceptions and a\n"
+        "                        reference node; default /etc/gpuvet/policy.yaml (or .yml)\n"
+        "                        under --root when it exists\n"
+        "      --no-policy       ignore the default policy file\n"
         "      --only LIST       run only these checks: ids or categories, comma-separated\n"
         "                        (\"pcie,gpu.nouveau\")\n"
         "      --list            list the checks of the level and exit\n"
@@ -95,6 +101,58 @@ static bool only_is_valid(const char *only) {
         return ok;
 }
 
+/* The default policy under the root being judged, named in messages as the operator
+ * would find it. -ENOENT when there is none. */
+static int read_default_policy(struct fsroot *fs, char *name, size_t size, struct policy *p, char **errors) {
+        static const char *const defaults[] = {"/etc/gpuvet/policy.yaml", "/etc/gpuvet/policy.yml"};
+        for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+                char *text = NULL;
+                size_t len = 0;
+                int r = fsroot_read_alloc(fs, defaults[i], &text, &len);
+                if (r == -ENOENT)
+                        continue;
+                snprintf(name, size, "%s%s", fsroot_is_live(fs) ? "" : fsroot_dir(fs), defaults[i]);
+                if (r == 0)
+                        r = policy_parse(name, text, len, p, errors);
+                free(text);
+                return r;
+        }
+        return -ENOENT;
+}
+
+/* The policy to judge by: --policy FILE (a path on this machine), else the default file
+ * under the root, when there is one. Returns 0 (*loaded telling whether one was read), or
+ * an exit code after printing every problem of the file. */
+static int load_policy(const char *path, bool no_policy, struct fsroot *fs, struct policy *p, bool *loaded) {
+        *loaded = false;
+        if (!path && no_policy)
+                return EXIT_PASS;
+        char name[4096];
+        char *errors = NULL;
+        int r;
+        if (path) {
+                snprintf(name, sizeof(name), "%s", path);
+                r = policy_load(path, p, &errors);
+        } else {
+                r = read_default_policy(fs, name, sizeof(name), p, &errors);
+                if (r == -ENOENT)
+                        return EXIT_PASS;
+        }
+        if (r == -EINVAL && errors) {
+                fputs(errors, stderr);
+                fprintf(stderr, "gpuvet check: the site policy %s has problems (above): fix them%s\n", name,
+                        path ? "" : ", or run with --no-policy");
+                free(errors);
+                return EXIT_USAGE;
+        }
+        if (r < 0) {
+                fprintf(stderr, "gpuvet check: policy %s: %s\n", name, strerror(-r));
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        *loaded = true;
+        return EXIT_PASS;
+}
+
 static double now_ms(void) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -117,14 +175,15 @@ int cmd_check(int argc, char **argv) {
                 {"list", no_argument, NULL, 'L'},         {"verbose", no_argument, NULL, 'v'},
                 {"quiet", no_argument, NULL, 'q'},        {"color", required_argument, NULL, 'C'},
                 {"backend", required_argument, NULL, 'B'},
+                {"policy", required_argument, NULL, 'P'}, {"no-policy", no_argument, NULL, 'p' | 0x100},
                 NVML_LONG_OPTIONS,
                 COMMON_LONG_OPTIONS,
         };
         struct common_options common;
         common_options_init(&common);
         enum level level = LEVEL_QUICK;
-        const char *json_path = NULL, *only = NULL, *color = "auto", *backend = NULL;
-        bool strict = false, list = false, quiet = false;
+        const char *json_path = NULL, *only = NULL, *color = "auto", *backend = NULL, *policy_path = NULL;
+        bool strict = false, list = false, quiet = false, no_policy = false;
         struct nvml_options nopt = {0};
         struct text_options text = {0};
 
@@ -151,6 +210,8 @@ int cmd_check(int argc, char **argv) {
                         backend = optarg;
                         break;
                 case 'O': only = optarg; break;
+                case 'P': policy_path = optarg; break;
+                case 'p' | 0x100: no_policy = true; break;
                 case 'L': list = true; break;
                 case 'v': text.verbose = true; break;
                 case 'q': quiet = true; break;
@@ -191,6 +252,15 @@ int cmd_check(int argc, char **argv) {
         code = open_inputs(&common, &fs, &db);
         if (code)
                 return code;
+        /* Before gathering: a bad policy is bad input, named before any slow work. */
+        struct policy policy;
+        bool have_policy;
+        code = load_policy(policy_path, no_policy, fs, &policy, &have_policy);
+        if (code) {
+                gpudb_free(db);
+                fsroot_free(fs);
+                return code;
+        }
 
         watchdog_arm(common.timeout_s, "gathering facts");
         struct facts facts;
@@ -204,6 +274,8 @@ int cmd_check(int argc, char **argv) {
                 if (code) {
                         code = nvml_use_end(&nvml, code);
                         facts_done(&facts);
+                        if (have_policy)
+                                policy_free(&policy);
                         gpudb_free(db);
                         fsroot_free(fs);
                         return code;
@@ -212,16 +284,21 @@ int cmd_check(int argc, char **argv) {
         if (r < 0) {
                 fprintf(stderr, "gpuvet check: gathering facts: %s\n", strerror(-r));
                 facts_done(&facts);
+                if (have_policy)
+                        policy_free(&policy);
                 gpudb_free(db);
                 fsroot_free(fs);
                 return EXIT_INTERNAL;
         }
+
+        facts.policy = have_policy ? &policy : NULL;
 
         /* Device probes, when a selected check judges them (bench/probes.h). */
         struct probe_facts probes;
         bool want_probes = false;
         for (size_t i = 0; i < check_registry_count && level >= LEVEL_STANDARD; i++)
                 want_probes |= check_registry[i]->level <= level && selected(check_registry[i], only) &&
+                               policy_severity_of(facts.policy, check_registry[i], NULL) != POLICY_SEVERITY_OFF &&
                                probes_wanted_by(check_registry[i]->id);
         if (want_probes) {
                 if (fsroot_is_live(fs) || backend || getenv("GPUVET_CUDA_LIB"))
@@ -236,14 +313,22 @@ int cmd_check(int argc, char **argv) {
         report_init(&rep);
         for (size_t i = 0; i < check_registry_count; i++) {
                 const struct check_info *c = check_registry[i];
-                if (c->level <= level && selected(c, only))
-                        c->run(c, &facts, &rep);
+                if (!(c->level <= level && selected(c, only)))
+                        continue;
+                unsigned line = 0;
+                if (policy_severity_of(facts.policy, c, &line) == POLICY_SEVERITY_OFF) {
+                        struct result *off = result_new(&rep, c, "host");
+                        result_status(off, STATUS_SKIP, "off by site policy (%s:%u)", policy.path, line);
+                        continue;
+                }
+                c->run(c, &facts, &rep);
         }
         report_tally(&rep);
+        policy_apply(facts.policy, &rep);
 
         struct run_info run = {
                 .command = "check", .level = level, .root = common.root, .strict = strict,
-                .duration_ms = now_ms() - start,
+                .duration_ms = now_ms() - start, .policy = have_policy ? policy.path : NULL,
         };
         bool json_to_stdout = json_path && strcmp(json_path, "-") == 0;
         code = EXIT_PASS;
@@ -266,6 +351,8 @@ int cmd_check(int argc, char **argv) {
                 probes_done(&probes);
         code = nvml_use_end(&nvml, code); /* _exits when an NVML call never returned */
         facts_done(&facts);
+        if (have_policy)
+                policy_free(&policy);
         gpudb_free(db);
         fsroot_free(fs);
         return code;

@@ -119,6 +119,7 @@ char *report_json(const struct facts *f, const struct report *rep, const struct 
         json_object_set_new(root, "command", json_string(run->command));
         json_object_set_new(root, "level", json_string(level_name(run->level)));
         json_object_set_new(root, "root", json_string(run->root));
+        json_object_set_new(root, "policy", run->policy ? json_string(run->policy) : json_null());
         json_object_set_new(root, "host", report_json_host(f));
         json_object_set_new(root, "gpus", report_json_gpus(f));
 

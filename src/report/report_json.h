@@ -10,6 +10,7 @@ struct run_info {
         const char *root;    /* the --root used */
         double duration_ms;
         bool strict;
+        const char *policy;  /* the site policy's path, NULL when none */
 };
 
 /* Build the report as a JSON string (caller frees); NULL on out of memory. */

@@ -64,9 +64,10 @@ void report_text(FILE *out, const struct facts *f, const struct report *rep, con
                 if (n > id_width)
                         id_width = n;
         }
-        fprintf(out, "%sgpuvet %s%s — %s, %zu NVIDIA GPU%s, level %s\n", c(opt, ANSI_BOLD), run->command,
+        fprintf(out, "%sgpuvet %s%s — %s, %zu NVIDIA GPU%s, level %s%s%s\n", c(opt, ANSI_BOLD), run->command,
                 c(opt, ANSI_RESET), f->host.hostname[0] ? f->host.hostname : "(unknown host)", f->gpus.n,
-                f->gpus.n == 1 ? "" : "s", level_name(run->level));
+                f->gpus.n == 1 ? "" : "s", level_name(run->level), run->policy ? ", policy " : "",
+                run->policy ? run->policy : "");
 
         for (size_t i = 0; i < rep->n_results; i++) {
                 const struct result *r = &rep->results[i];

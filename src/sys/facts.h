@@ -20,6 +20,7 @@
 #include "sys/xid.h"
 
 struct fsroot;
+struct policy;
 struct probe_facts;
 
 struct facts {
@@ -49,6 +50,10 @@ struct facts {
         /* Device probes (bench/probes.h), run by cmd/check.c at --level standard and full;
          * NULL when not run. Owned by the caller, not released by facts_done. */
         const struct probe_facts *probes;
+
+        /* The site policy (policy/policy.h) that check runs under; NULL when none. Owned by
+         * the caller. Checks read their thresholds through check_thresholds(). */
+        const struct policy *policy;
 };
 
 /* Gather all facts from fs. Returns 0, or a negative errno only for failures that make a

@@ -344,6 +344,11 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 r = NVCALL(c, nvmlDeviceGetVbiosVersion, d, buf, sizeof(buf));
                 put_str(c, &g->vbios, r, buf, sizeof(buf));
         }
+        {
+                char buf[NV_STR_MAX] = "";
+                r = NVCALL(c, nvmlDeviceGetInforomImageVersion, d, buf, sizeof(buf));
+                put_str(c, &g->inforom_image, r, buf, sizeof(buf));
+        }
         READ_U32(c, d, g->minor_number, nvmlDeviceGetMinorNumber);
         {
                 nvmlBrandType_t v = NVML_BRAND_UNKNOWN;

@@ -118,6 +118,7 @@ struct nvml_gpu {
         struct nv_str uuid;
         struct nv_str serial;
         struct nv_str vbios;
+        struct nv_str inforom_image;    /* InfoROM image version, "G520.0200.00.05" */
         struct nv_str pci_bus_id;       /* nvmlDeviceGetPciInfo_v3, normalised to sysfs form */
         struct nv_u32 pci_device_id;    /* device << 16 | vendor (0x233010de: H100 SXM) */
         struct nv_u32 pci_subsystem_id;

@@ -57,7 +57,7 @@ struct nvmlEventSet_st {
         X(nvmlDeviceGetNvLinkCapability) X(nvmlDeviceGetSamples) X(nvmlDeviceGetProcessUtilization)      \
         X(nvmlDeviceGetAccountingMode) X(nvmlDeviceGetAccountingStats) X(nvmlDeviceGetAccountingPids)    \
         X(nvmlDeviceGetMemoryErrorCounter) X(nvmlDeviceGetGpuOperationMode) X(nvmlDeviceGetBoardId)      \
-        X(nvmlDeviceGetInforomVersion) X(nvmlDeviceGetInforomImageVersion) X(nvmlDeviceGetBoardPartNumber) \
+        X(nvmlDeviceGetInforomVersion) X(nvmlDeviceGetBoardPartNumber) \
         X(nvmlDeviceGetVirtualizationMode) X(nvmlDeviceGetMultiGpuBoard) X(nvmlDeviceGetTargetFanSpeed)  \
         X(nvmlDeviceGetFanControlPolicy_v2) X(nvmlDeviceGetMinMaxFanSpeed) X(nvmlDeviceGetFanSpeedRPM)   \
         X(nvmlDeviceGetMaxCustomerBoostClock) X(nvmlDeviceGetSupportedMemoryClocks)                      \
@@ -629,6 +629,7 @@ STRING_GETTER(nvmlDeviceGetName, K_NAME)
 STRING_GETTER(nvmlDeviceGetUUID, K_UUID)
 STRING_GETTER(nvmlDeviceGetSerial, K_SERIAL)
 STRING_GETTER(nvmlDeviceGetVbiosVersion, K_VBIOS)
+STRING_GETTER(nvmlDeviceGetInforomImageVersion, K_INFOROM_IMAGE)
 
 static nvmlReturn_t fill_pci(const char *bus_id, unsigned int device_id, unsigned int subsystem_id,
                              nvmlPciInfo_t *pci)

@@ -20,6 +20,7 @@
         KEY(UUID, "uuid", KT_STR, NULL)                                         \
         KEY(SERIAL, "serial", KT_STR, NULL)                                     \
         KEY(VBIOS, "vbios", KT_STR, NULL)                                       \
+        KEY(INFOROM_IMAGE, "inforom_image", KT_STR, NULL)                       \
         KEY(PCI_BUS_ID, "pci_bus_id", KT_BUSID, NULL)                           \
         KEY(PCI_DEVICE_ID, "pci_device_id", KT_U32, NULL)                       \
         KEY(PCI_SUBSYSTEM_ID, "pci_subsystem_id", KT_U32, NULL)                 \

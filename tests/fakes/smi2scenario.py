@@ -190,6 +190,7 @@ class Converter:
         put("uuid", self.value(g.get("GPU UUID")))
         put("minor_number", self.number(g.get("Minor Number")))
         put("vbios", self.value(g.get("VBIOS Version")))
+        put("inforom_image", self.value(g.get("Inforom Version", "Image Version")))
 
         bus_id = self.value(g.get("PCI", "Bus Id"))
         if bus_id is not None and not re.fullmatch(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]", bus_id):

@@ -1,0 +1,148 @@
+/* A site policy: what an operator expects of a node, beyond gpuvet's built-in rules.
+ *
+ * It is a YAML file (docs/policy.md), by default /etc/gpuvet/policy.yaml under the root
+ * being judged. Sections:
+ *   expect      GPU count and model, driver branch or version, minimum CUDA, MIG mode
+ *   checks      per-check (or per-category) severity: fail, warn or off
+ *   thresholds  the numbers some checks judge by (temperature margin, power cap, rates)
+ *   exceptions  a result allowed on one subject (an x8 slot, a known warning), with why
+ *   reference   the golden node written by `gpuvet policy capture`; drift from it fails
+ *
+ * policy_load() reads and validates it completely: every unknown key, wrong type or bad
+ * value is reported as "FILE:LINE: problem", so a typo never silently loosens a gate. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/result.h"
+
+struct check_info;
+
+#define POLICY_FORMAT_VERSION 1
+
+enum policy_severity {
+        POLICY_SEVERITY_DEFAULT = 0,
+        POLICY_SEVERITY_FAIL, /* its warnings fail */
+        POLICY_SEVERITY_WARN, /* its failures only warn */
+        POLICY_SEVERITY_OFF,  /* not run: one skip result says so */
+};
+
+enum policy_mig {
+        POLICY_MIG_UNSET = 0,
+        POLICY_MIG_DISABLED, /* every GPU must have MIG off */
+        POLICY_MIG_ENABLED,  /* every GPU must have MIG on, with instances */
+        POLICY_MIG_MANAGED,  /* a MIG manager owns it: instances may come and go */
+};
+
+struct policy_override {
+        char *check; /* a check id ("pcie.link_width") or a category ("cpu") */
+        enum policy_severity severity;
+        unsigned line;
+};
+
+/* A result allowed on one subject. With width or gen, the pcie.link_* check treats that
+ * as the slot's capability (a narrower link still fails); without, any warning or failure
+ * of the check on the subject becomes a pass that quotes the reason. */
+struct policy_exception {
+        char *check;   /* a check id */
+        char *subject; /* "host" or a PCI address in sysfs form ("0000:17:00.0") */
+        char *reason;
+        unsigned width; /* pcie.link_width: allowed lanes, 0 when not given */
+        unsigned gen;   /* pcie.link_speed: allowed PCIe generation, 0 when not given */
+        unsigned line;
+};
+
+struct policy_thresholds {
+        unsigned temp_margin_c;             /* warn this close to the slowdown temperature */
+        double power_cap_fraction;          /* warn below this fraction of the default limit */
+        double pcie_replays_per_minute;     /* DCGM: 8 */
+        unsigned long long ecc_corrected_warn; /* volatile corrected ECC errors */
+        unsigned retired_pages_warn;        /* DCGM soft limit: 15 */
+};
+
+/* gpuvet's own numbers, used where a policy sets none. */
+extern const struct policy_thresholds policy_thresholds_default;
+
+struct policy_ref_gpu {
+        char *bus_id;    /* sysfs form */
+        char *device_id; /* "10de:2330": what the PCI bus says, with or without a driver */
+        char *model;     /* NVML name, or the GPU table's name without NVML */
+        char *vbios;   /* NULL when not captured */
+        char *inforom; /* InfoROM image version, NULL when not captured */
+        int numa_node; /* -1 when not captured */
+        unsigned line;
+};
+
+struct policy_ref_nic {
+        char *bus_id;
+        char *name; /* "mlx5_0" or "ens1f0np0", NULL when none */
+        int numa_node;
+        unsigned line;
+};
+
+struct policy_reference {
+        bool present;
+        unsigned line;
+        char *captured; /* when, ISO 8601 */
+        char *host;
+        char *driver_version; /* NULL when not captured */
+        struct policy_ref_gpu *gpus;
+        size_t n_gpus;
+        struct policy_ref_nic *nics;
+        size_t n_nics;
+        /* topology.devices: bus ids (GPUs, then NICs); pcie: n_topo x n_topo relations
+         * (enum topo_pcie), row-major. nvlink: n_gpus x n_gpus link counts in gpus order,
+         * NULL when the capture had no NVML. */
+        char **topo_devices;
+        size_t n_topo;
+        unsigned char *pcie;
+        unsigned *nvlink;
+        unsigned topology_line;
+};
+
+struct policy {
+        char *path;
+        unsigned version;
+
+        /* expect (0 / NULL / UNSET when not set) */
+        unsigned gpu_count;
+        char *gpu_model;
+        unsigned driver_branch;  /* 570 */
+        char *driver_version;    /* "570.133.20" */
+        char *cuda_version;      /* minimum "12.8" */
+        enum policy_mig mig;
+        unsigned expect_line;
+
+        struct policy_override *overrides;
+        size_t n_overrides;
+        struct policy_exception *exceptions;
+        size_t n_exceptions;
+        struct policy_thresholds thresholds;
+        struct policy_reference reference;
+};
+
+/* Read and validate the policy at path (a real path, not under --root). On success
+ * returns 0 with *ret filled. On a bad file returns -EINVAL with every problem, one
+ * "path:line: ..." per line, in *errors (caller frees); on an unreadable file a negative
+ * errno (errors NULL). */
+int policy_load(const char *path, struct policy *ret, char **errors);
+/* The same from text already in memory (name stands for the file in messages). */
+int policy_parse(const char *name, const char *text, size_t len, struct policy *ret, char **errors);
+void policy_free(struct policy *p);
+
+/* The severity the policy gives check c (its id beats its category), with the line that
+ * says so; POLICY_SEVERITY_DEFAULT when none. p may be NULL. */
+enum policy_severity policy_severity_of(const struct policy *p, const struct check_info *c, unsigned *line);
+
+/* The exception for check_id on subject, or NULL. p may be NULL. */
+const struct policy_exception *policy_exception_for(const struct policy *p, const char *check_id,
+                                                    const char *subject);
+
+/* Apply the severity overrides and the plain exceptions (those without width/gen) to the
+ * results of a report, in place; then report_tally. */
+void policy_apply(const struct policy *p, struct report *rep);
+
+/* Normalise a PCI address as a user may write it ("17:00.0", "0000:17:00.0", upper
+ * case) to sysfs form; false when it is not one. Pure. */
+bool policy_normalise_bus_id(const char *in, char *out, size_t size);
