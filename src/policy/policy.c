@@ -55,12 +55,22 @@ static void problem(struct walk *w, const yaml_node_t *at, const char *fmt, ...)
 static void problem(struct walk *w, const yaml_node_t *at, const char *fmt, ...) {
         if (++w->n_errors > POLICY_MAX_ERRORS)
                 return;
-        char msg[768];
+        char raw[768], msg[768 * 4];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        vsnprintf(raw, sizeof(raw), fmt, ap);
         va_end(ap);
-        char line[1024];
+        /* Messages quote the file's values: a control character in one must not break the
+         * one-problem-per-line output (or write to the terminal). */
+        size_t o = 0;
+        for (const unsigned char *c = (const unsigned char *)raw; *c; c++) {
+                if (*c < 0x20 || *c == 0x7f)
+                        o += (size_t)snprintf(msg + o, sizeof(msg) - o, "\\x%02x", *c);
+                else
+                        msg[o++] = (char)*c;
+        }
+        msg[o] = '\0';
+        char line[sizeof(msg) + 256];
         int n = snprintf(line, sizeof(line), "%s:%u: %s\n", w->name, line_of(at), msg);
         if (n < 0)
                 return;
@@ -433,7 +443,9 @@ static void load_exceptions(struct walk *w, yaml_node_t *seq, struct policy *p) 
                 if (e->gen && strcmp(e->check, "pcie.link_speed") != 0)
                         problem(w, item, "exceptions: gen applies to pcie.link_speed only, not %s", e->check);
                 for (size_t j = 0; j + 1 < p->n_exceptions; j++)
-                        if (strcmp(p->exceptions[j].check, e->check) == 0 &&
+                        /* An earlier entry that was refused may lack either. */
+                        if (p->exceptions[j].check && p->exceptions[j].subject &&
+                            strcmp(p->exceptions[j].check, e->check) == 0 &&
                             strcmp(p->exceptions[j].subject, e->subject) == 0)
                                 problem(w, item, "exceptions: %s on %s is already allowed at line %u", e->check,
                                         e->subject, p->exceptions[j].line);
