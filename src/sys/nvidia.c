@@ -15,6 +15,8 @@
 #define PERSISTENCED_PIDFILE "/run/nvidia-persistenced/nvidia-persistenced.pid"
 /* nv-fabricmanager's comm, cut to 15 characters likewise. */
 #define FABRICMANAGER_COMM "nv-fabricmanage"
+/* nvidia-imex fits in comm whole. */
+#define IMEX_COMM "nvidia-imex"
 #define DPKG_STATUS "/var/lib/dpkg/status"
 
 static void gather_version(struct fsroot *fs, struct nvidia_facts *x) {
@@ -148,17 +150,20 @@ static int gather_persistenced(struct fsroot *fs, struct nvidia_facts *x) {
         return 0;
 }
 
-static void gather_fabricmanager_pid(struct fsroot *fs, struct nvidia_facts *x) {
+/* The fabric daemons, in one walk of /proc: the Fabric Manager (NVSwitch baseboards) and
+ * the IMEX daemon (multi-node NVLink compute trays). */
+static void gather_fabric_daemon_pids(struct fsroot *fs, struct nvidia_facts *x) {
         char **names;
         if (fsroot_list(fs, "/proc", &names) < 0)
                 return; /* proc_errno already says why, from the persistenced walk */
-        for (char **n = names; *n; n++) {
+        for (char **n = names; *n && !(x->fabricmanager_pid && x->imex_pid); n++) {
                 char comm[32];
-                if (!all_digits(*n) || fsroot_read_strf(fs, comm, sizeof(comm), "/proc/%s/comm", *n) < 0 ||
-                    strcmp(comm, FABRICMANAGER_COMM) != 0)
+                if (!all_digits(*n) || fsroot_read_strf(fs, comm, sizeof(comm), "/proc/%s/comm", *n) < 0)
                         continue;
-                (void)parse_int(*n, &x->fabricmanager_pid);
-                break;
+                if (!x->fabricmanager_pid && strcmp(comm, FABRICMANAGER_COMM) == 0)
+                        (void)parse_int(*n, &x->fabricmanager_pid);
+                else if (!x->imex_pid && strcmp(comm, IMEX_COMM) == 0)
+                        (void)parse_int(*n, &x->imex_pid);
         }
         strv_free(names);
 }
@@ -214,7 +219,7 @@ int nvidia_gather(struct fsroot *fs, struct facts *f) {
         if ((r = gather_modprobe(fs, x)) < 0 || (r = gather_persistenced(fs, x)) < 0)
                 return r;
         if (x->module_loaded) {
-                gather_fabricmanager_pid(fs, x);
+                gather_fabric_daemon_pids(fs, x);
                 gather_fabricmanager_version(fs, x);
         }
         return 0;

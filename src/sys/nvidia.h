@@ -34,6 +34,10 @@ struct nvidia_facts {
         int fabricmanager_pid;              /* 0 when not running */
         char fabricmanager_version[32];     /* "550.54.15" (Debian revision dropped) */
         char fabricmanager_package[64];     /* "nvidia-fabricmanager-550" */
+
+        /* NVIDIA IMEX daemon (multi-node NVLink compute trays: GB200/GB300 NVL72), looked for
+         * the same way: a process named nvidia-imex. */
+        int imex_pid;                       /* 0 when not running */
 };
 
 /* Fills f->nvidia; reads /proc/driver/nvidia/version, /sys/module/nvidia/taint,

@@ -605,12 +605,35 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
         read_procs(c, &g->graphics_procs, d, false);
 
         {
+                /* The versioned call first: it adds the fabric's health (degraded bandwidth,
+                 * unhealthy routes, a wrong configuration). A library without it, or one
+                 * that knows another version, is asked the v1 question. */
+                nvmlGpuFabricInfo_v3_t v3;
+                memset(&v3, 0, sizeof(v3));
+                v3.version = nvmlGpuFabricInfo_v3;
+                r = NVCALL(c, nvmlDeviceGetGpuFabricInfoV, d, &v3);
+                bool v3_answered = c->last == LAST_CALLED &&
+                                   r != NVML_ERROR_ARGUMENT_VERSION_MISMATCH && r != NVML_ERROR_FUNCTION_NOT_FOUND;
+                put_u32(c, &g->fabric_health_mask, r, v3.healthMask);
+                put_u32(c, &g->fabric_health_summary, r, v3.healthSummary);
                 nvmlGpuFabricInfo_t fi;
                 memset(&fi, 0, sizeof(fi));
-                r = NVCALL(c, nvmlDeviceGetGpuFabricInfo, d, &fi);
+                if (v3_answered) {
+                        memcpy(fi.clusterUuid, v3.clusterUuid, sizeof(fi.clusterUuid));
+                        fi.status = v3.status;
+                        fi.cliqueId = v3.cliqueId;
+                        fi.state = v3.state;
+                } else if (g->fabric_health_mask.state != NV_TIMEOUT) {
+                        r = NVCALL(c, nvmlDeviceGetGpuFabricInfo, d, &fi);
+                }
                 put_u32(c, &g->fabric_state, r, fi.state);
                 put_u32(c, &g->fabric_status, r, (unsigned int)fi.status);
                 put_u32(c, &g->fabric_clique_id, r, fi.cliqueId);
+                char uuid[40] = "";
+                for (unsigned int k = 0; k < NVML_GPU_FABRIC_UUID_LEN; k++)
+                        snprintf(uuid + strlen(uuid), sizeof(uuid) - strlen(uuid), "%s%02x",
+                                 k == 4 || k == 6 || k == 8 || k == 10 ? "-" : "", fi.clusterUuid[k]);
+                put_str(c, &g->fabric_cluster_uuid, r, uuid, sizeof(uuid));
         }
 }
 

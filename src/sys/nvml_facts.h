@@ -222,6 +222,10 @@ struct nvml_gpu {
         struct nv_u32 fabric_state;
         struct nv_u32 fabric_status;
         struct nv_u32 fabric_clique_id;
+        struct nv_str fabric_cluster_uuid;   /* "8f1c...-...", all zero when in no cluster */
+        /* nvmlDeviceGetGpuFabricInfoV (v3) only: NV_NO_FUNCTION / NOT_SUPPORTED before it */
+        struct nv_u32 fabric_health_mask;    /* NVML_GPU_FABRIC_HEALTH_MASK_* fields */
+        struct nv_u32 fabric_health_summary; /* NVML_GPU_FABRIC_HEALTH_SUMMARY_* */
 };
 
 /* How nvmlInit_v2 went: each failure its own state so that checks give their own result. */

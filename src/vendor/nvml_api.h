@@ -239,6 +239,31 @@ typedef struct {
         unsigned int cliqueId;
         nvmlGpuFabricState_t state;
 } nvmlGpuFabricInfo_t;
+/* nvmlDeviceGetGpuFabricInfoV's v3 (drivers 550+ on NVLink-switch systems): v1's fields,
+ * a version word first, and the fabric's health. */
+typedef struct {
+        unsigned int version; /* nvmlGpuFabricInfo_v3 */
+        unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+        nvmlReturn_t status;
+        unsigned int cliqueId;
+        nvmlGpuFabricState_t state;
+        unsigned int healthMask;     /* NVML_GPU_FABRIC_HEALTH_MASK_* fields */
+        unsigned char healthSummary; /* NVML_GPU_FABRIC_HEALTH_SUMMARY_* */
+} nvmlGpuFabricInfo_v3_t;
+#define nvmlGpuFabricInfo_v3 ((unsigned int)(sizeof(nvmlGpuFabricInfo_v3_t) | (3u << 24)))
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED 0
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY 1
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY 2
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY 3
+/* Two-bit fields of healthMask (four bits for the configuration): value 1 is "true" (a
+ * problem), 2 "false", 0 not supported. */
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW 0
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY 2
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY 4
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY 6
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION 8
+#define NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION 0xf
+#define NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE 1
 
 /* Function pointer types, <symbol>_fn, from the list of functions gpuvet calls. */
 #define NVML_FN(required, name, params) typedef nvmlReturn_t(*name##_fn) params;

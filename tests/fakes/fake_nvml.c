@@ -73,7 +73,7 @@ struct nvmlEventSet_st {
         X(nvmlDeviceGetDriverModel) X(nvmlDeviceGetDriverModel_v2) X(nvmlDeviceGetBoardPartNumber_v2)   \
         X(nvmlDeviceGetModuleId) X(nvmlDeviceGetC2cModeInfoV) X(nvmlDeviceGetDramEncryptionMode)         \
         X(nvmlDeviceGetConfComputeMemSizeInfo) X(nvmlDeviceGetMarginTemperature) X(nvmlDeviceGetThermalSettings)   \
-        X(nvmlDeviceGetGpuFabricInfoV) X(nvmlDeviceGetHostVgpuMode) X(nvmlDeviceGetVgpuCapabilities)     \
+        X(nvmlDeviceGetHostVgpuMode) X(nvmlDeviceGetVgpuCapabilities)     \
         X(nvmlDeviceGetCpuAffinity) X(nvmlDeviceGetMemoryAffinity) X(nvmlDeviceGetCpuAffinityWithinScope) \
         X(nvmlDeviceGetNvLinkRemoteDeviceType) X(nvmlDeviceGetP2PStatus) X(nvmlDeviceGetAttributes_v2)  \
         X(nvmlDeviceGetCurrentClockFreqs) X(nvmlDeviceGetPerformanceModes) X(nvmlDeviceGetDynamicPstatesInfo) \
@@ -1303,6 +1303,21 @@ static unsigned char hexval(char c)
         return (unsigned char)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
 }
 
+static void fill_fabric(const struct fake_dev *d, unsigned char *uuid, nvmlReturn_t *status, unsigned int *clique,
+                        nvmlGpuFabricState_t *state)
+{
+        *state = (nvmlGpuFabricState_t)d->u[K_FABRIC_STATE];
+        *status = d->set[K_FABRIC_STATUS] ? (nvmlReturn_t)d->u[K_FABRIC_STATUS] : NVML_SUCCESS;
+        *clique = (unsigned int)d->u[K_FABRIC_CLIQUE];
+        const char *u = d->s[K_FABRIC_CLUSTER];
+        for (unsigned int i = 0; u && *u && i < NVML_GPU_FABRIC_UUID_LEN * 2; u++) {
+                if (*u == '-')
+                        continue;
+                uuid[i / 2] |= (unsigned char)(hexval(*u) << (i % 2 ? 0 : 4));
+                i++;
+        }
+}
+
 nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo)
 {
         ENTER_DEV(nvmlDeviceGetGpuFabricInfo, device, d);
@@ -1311,16 +1326,28 @@ nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t
         if (!d->set[K_FABRIC_STATE])
                 return leave(NVML_ERROR_NOT_SUPPORTED);
         memset(gpuFabricInfo, 0, sizeof(*gpuFabricInfo));
-        gpuFabricInfo->state = (nvmlGpuFabricState_t)d->u[K_FABRIC_STATE];
-        gpuFabricInfo->status = d->set[K_FABRIC_STATUS] ? (nvmlReturn_t)d->u[K_FABRIC_STATUS] : NVML_SUCCESS;
-        gpuFabricInfo->cliqueId = (unsigned int)d->u[K_FABRIC_CLIQUE];
-        const char *u = d->s[K_FABRIC_CLUSTER];
-        for (unsigned int i = 0; u && *u && i < NVML_GPU_FABRIC_UUID_LEN * 2; u++) {
-                if (*u == '-')
-                        continue;
-                gpuFabricInfo->clusterUuid[i / 2] |= (unsigned char)(hexval(*u) << (i % 2 ? 0 : 4));
-                i++;
-        }
+        fill_fabric(d, gpuFabricInfo->clusterUuid, &gpuFabricInfo->status, &gpuFabricInfo->cliqueId,
+                    &gpuFabricInfo->state);
+        return leave(NVML_SUCCESS);
+}
+
+/* The versioned form: v3 only (as a driver that knows v3 answers v3; an unknown version is
+ * ARGUMENT_VERSION_MISMATCH, which is what NVML answers too). */
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info)
+{
+        ENTER_DEV(nvmlDeviceGetGpuFabricInfoV, device, d);
+        if (!info)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (info->version != nvmlGpuFabricInfo_v3)
+                return leave(NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+        if (!d->set[K_FABRIC_STATE])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        unsigned int version = info->version;
+        memset(info, 0, sizeof(*info));
+        info->version = version;
+        fill_fabric(d, info->clusterUuid, &info->status, &info->cliqueId, &info->state);
+        info->healthMask = (unsigned int)d->u[K_FABRIC_HEALTH_MASK];
+        info->healthSummary = (unsigned char)d->u[K_FABRIC_HEALTH_SUMMARY];
         return leave(NVML_SUCCESS);
 }
 

@@ -46,6 +46,12 @@ static const struct enum_name compute_mode_names[] = {
         {"prohibited", NVML_COMPUTEMODE_PROHIBITED}, {"exclusive_process", NVML_COMPUTEMODE_EXCLUSIVE_PROCESS},
         {NULL, 0},
 };
+static const struct enum_name fabric_health_names[] = {
+        {"not_supported", NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED}, {"healthy", NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY},
+        {"unhealthy", NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY},
+        {"limited_capacity", NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY},
+        {NULL, 0},
+};
 static const struct enum_name fabric_state_names[] = {
         {"not_supported", NVML_GPU_FABRIC_STATE_NOT_SUPPORTED}, {"not_started", NVML_GPU_FABRIC_STATE_NOT_STARTED},
         {"in_progress", NVML_GPU_FABRIC_STATE_IN_PROGRESS}, {"completed", NVML_GPU_FABRIC_STATE_COMPLETED},

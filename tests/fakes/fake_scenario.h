@@ -103,6 +103,8 @@
         KEY(FABRIC_STATUS, "fabric_status", KT_RETURN, NULL)                    \
         KEY(FABRIC_CLIQUE, "fabric_clique_id", KT_U32, NULL)                    \
         KEY(FABRIC_CLUSTER, "fabric_cluster_uuid", KT_UUID128, NULL)            \
+        KEY(FABRIC_HEALTH_MASK, "fabric_health_mask", KT_U32, NULL)             \
+        KEY(FABRIC_HEALTH_SUMMARY, "fabric_health_summary", KT_ENUM, fabric_health_names) \
         KEY(SUPPORTED_EVENTS, "supported_events", KT_U64, NULL)                 \
         KEY(TOPO_SWITCH, "topo_pcie_switch", KT_U32, NULL)                      \
         KEY(TOPO_HOSTBRIDGE, "topo_host_bridge", KT_U32, NULL)                  \

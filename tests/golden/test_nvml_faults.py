@@ -99,9 +99,10 @@ MIG_BASE_SCN = os.path.join(HERE, "nvml-scenarios", "golden-mig-enabled.scn")
 MIG_FNS = {"nvmlDeviceGetMigDeviceHandleByIndex"}
 
 # Functions gather reads only when another one is missing from the library (the fake
-# exports both): the older name of the clock event reasons, and memory info v1 (read when
-# v2 is missing or refuses). No hang row for those.
-FALLBACK_ONLY = {"nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceGetMemoryInfo"}
+# exports both): the older name of the clock event reasons, memory info v1 (read when v2
+# is missing or refuses) and fabric info v1 (read when the versioned call is missing or
+# knows no v3). No hang row for those.
+FALLBACK_ONLY = {"nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetGpuFabricInfo"}
 
 # System-level calls: no GPU to name; a hang there is reported on the host.
 SYSTEM_FNS = {"nvmlInit_v2", "nvmlSystemGetDriverVersion", "nvmlSystemGetNVMLVersion",

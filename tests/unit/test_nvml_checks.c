@@ -718,8 +718,23 @@ static void test_fabric_manager(void **state) {
         struct node n;
         node_init(&n);
         struct nvml_gpu *g = &n.ngpus[0];
-        /* Hopper reports a fabric state: an NVSwitch system even without sysfs switches. */
+        /* A fabric GPU without an NVSwitch on this PCI bus (a VM given GPUs while the
+         * switches stay with the host): the Fabric Manager runs elsewhere; the GPU's own
+         * registration is still judged. */
         const struct result *r = run(&n, "gpu.fabric_manager");
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_non_null(strstr(r->summary, "the Fabric Manager runs where the switches are"));
+        expect(run_id(&n, "gpu.fabric_manager", 1), STATUS_PASS, "joined the NVLink fabric",
+               "completed, status NVML_SUCCESS", "fabric registration completed, status NVML_SUCCESS, fabric healthy");
+        /* An HGX baseboard: its NVSwitch on the PCI bus. */
+        struct pci_dev *sw = &n.devs[1];
+        snprintf(sw->addr, sizeof(sw->addr), "0000:05:00.0");
+        sw->have_ids = true;
+        sw->vendor = 0x10de;
+        sw->device = 0x22a3;
+        sw->class_code = 0x068000;
+        n.f.pci.n = 2;
+        r = run(&n, "gpu.fabric_manager");
         expect(r, STATUS_FAIL, "NVSwitch system without the Fabric Manager: CUDA fails with error 802", "not running",
                "nv-fabricmanager running, version 550.54.15");
         assert_non_null(strstr(r->remedy, "systemctl enable --now nvidia-fabricmanager"));
@@ -734,19 +749,64 @@ static void test_fabric_manager(void **state) {
         expect(r, STATUS_PASS, "the Fabric Manager runs (pid 3302), same version as the driver",
                "running (pid 3302), version 550.54.15", "nv-fabricmanager running, version 550.54.15");
         expect(run_id(&n, "gpu.fabric_manager", 1), STATUS_PASS, "joined the NVLink fabric",
-               "completed, status NVML_SUCCESS", "fabric registration completed, status NVML_SUCCESS");
+               "completed, status NVML_SUCCESS", "fabric registration completed, status NVML_SUCCESS, fabric healthy");
         ok32(&g->fabric_state, NVML_GPU_FABRIC_STATE_IN_PROGRESS, "nvmlDeviceGetGpuFabricInfo");
         expect(run_id(&n, "gpu.fabric_manager", 1), STATUS_FAIL,
                DESC " has not joined the NVLink fabric (state in progress): CUDA fails with error 802 until it does",
-               "in progress, status NVML_SUCCESS", "fabric registration completed, status NVML_SUCCESS");
+               "in progress, status NVML_SUCCESS", "fabric registration completed, status NVML_SUCCESS, fabric healthy");
         ok32(&g->fabric_state, NVML_GPU_FABRIC_STATE_COMPLETED, "nvmlDeviceGetGpuFabricInfo");
         ok32(&g->fabric_status, NVML_ERROR_UNKNOWN, "nvmlDeviceGetGpuFabricInfo");
         expect(run_id(&n, "gpu.fabric_manager", 1), STATUS_FAIL, "fabric registration of " DESC " failed: NVML_ERROR_UNKNOWN",
-               "completed, status NVML_ERROR_UNKNOWN", "fabric registration completed, status NVML_SUCCESS");
+               "completed, status NVML_ERROR_UNKNOWN", "fabric registration completed, status NVML_SUCCESS, fabric healthy");
         /* No NVSwitch and no fabric: not needed. */
+        n.f.pci.n = 1;
         ok32(&g->fabric_state, NVML_GPU_FABRIC_STATE_NOT_SUPPORTED, "nvmlDeviceGetGpuFabricInfo");
         expect(run(&n, "gpu.fabric_manager"), STATUS_SKIP, "no NVSwitch on this node: the Fabric Manager is not needed",
                NULL, NULL);
+        node_done(&n);
+}
+
+/* A GB200/GB300 NVL72 compute tray: no NVSwitch on its PCI bus (they sit in the switch
+ * trays), GPUs in a fabric cluster; IMEX, not the Fabric Manager, runs here. */
+static void test_fabric_compute_tray(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        const char *fn = "nvmlDeviceGetGpuFabricInfoV";
+        okstr(&g->fabric_cluster_uuid, "5c2b7e1a-9d0f-4c1e-8a77-3b6f0e2d9a41", fn);
+        ok32(&g->fabric_clique_id, 32766, fn);
+        ok32(&g->fabric_health_summary, NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY, fn);
+        ok32(&g->fabric_health_mask, 0x1aa, fn); /* every field "false": healthy, configuration NONE */
+        const struct result *r = run(&n, "gpu.fabric_manager");
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->summary, "no IMEX daemon on this multi-node NVLink compute tray"));
+        assert_non_null(strstr(r->remedy, "systemctl enable --now nvidia-imex"));
+        n.f.nvidia.imex_pid = 4242;
+        r = run(&n, "gpu.fabric_manager");
+        assert_int_equal(r->status, STATUS_PASS);
+        expect_str(r->summary, "the IMEX daemon runs (pid 4242) for this tray's 1 GPU in the NVLink cluster", "summary");
+        expect(run_id(&n, "gpu.fabric_manager", 1), STATUS_PASS, "joined the NVLink fabric, healthy",
+               "completed, status NVML_SUCCESS", "fabric registration completed, status NVML_SUCCESS, fabric healthy");
+        /* Degraded bandwidth (bits 0-1 = 1): warn. */
+        ok32(&g->fabric_health_mask, 0x1a9, fn);
+        r = run_id(&n, "gpu.fabric_manager", 1);
+        assert_int_equal(r->status, STATUS_WARN);
+        expect_str(r->summary, "the NVLink fabric of " DESC " runs at degraded bandwidth", "summary");
+        /* A route unhealthy (bits 4-5 = 1): fail. */
+        ok32(&g->fabric_health_mask, 0x19a, fn);
+        r = run_id(&n, "gpu.fabric_manager", 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        expect_str(r->summary, "the NVLink fabric of " DESC " is unhealthy: a route through it is down", "summary");
+        /* Too few NVLinks for the partition (configuration field 5): fail, named. */
+        ok32(&g->fabric_health_mask, 0x5aa, fn);
+        r = run_id(&n, "gpu.fabric_manager", 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        expect_str(r->summary, DESC " is in the NVLink fabric with a wrong configuration: too few NVLinks", "summary");
+        /* The summary alone says limited capacity: warn. */
+        ok32(&g->fabric_health_mask, 0x1aa, fn);
+        ok32(&g->fabric_health_summary, NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY, fn);
+        assert_int_equal(run_id(&n, "gpu.fabric_manager", 1)->status, STATUS_WARN);
         node_done(&n);
 }
 
@@ -829,7 +889,8 @@ int main(void) {
                 cmocka_unit_test(test_temperature),    cmocka_unit_test(test_clock_events),
                 cmocka_unit_test(test_pcie_nvml),      cmocka_unit_test(test_nvlink),
                 cmocka_unit_test(test_nvlink_wired_links),
-                cmocka_unit_test(test_fabric_manager), cmocka_unit_test(test_power_limit),
+                cmocka_unit_test(test_fabric_manager),
+                cmocka_unit_test(test_fabric_compute_tray), cmocka_unit_test(test_power_limit),
                 cmocka_unit_test(test_app_clocks),     cmocka_unit_test(test_mig),
                 cmocka_unit_test(test_no_gpus),
         };
