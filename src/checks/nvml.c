@@ -927,6 +927,22 @@ static void run_clock_events(const struct check_info *self, const struct facts *
         }
 }
 
+/* The same GPU in the read after the probes (facts.nvml_after), or NULL. */
+static const struct nvml_gpu *gpu_after(const struct facts *f, const struct nvml_gpu *g) {
+        if (!f->nvml_after || g->index >= f->nvml_after->n_gpus)
+                return NULL;
+        const struct nvml_gpu *a = &f->nvml_after->gpus[g->index];
+        if (!nv_ok(a->pci_bus_id) || !nv_ok(g->pci_bus_id) || strcmp(a->pci_bus_id.v, g->pci_bus_id.v) != 0)
+                return NULL;
+        return a;
+}
+
+/* How much a counter grew between the reads; a counter that went down was reset (by
+ * `nvidia-smi nvlink -r` or a GPU reset) and counts from zero. */
+static unsigned long long grew(unsigned long long before, unsigned long long after) {
+        return after >= before ? after - before : after;
+}
+
 /* ---- gpu.pcie_nvml --------------------------------------------------------------- */
 
 static void run_pcie_nvml(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -991,6 +1007,28 @@ static void run_pcie_nvml(const struct check_info *self, const struct facts *f, 
                 /* DCGM judges replays as a rate: more than 8 a minute is what RM recommends
                  * against (DCGM_LIMIT_MAX_PCIREPLAY_RATE). The counter runs since the driver
                  * loaded, a little after boot, so the rate over the uptime is a lower bound. */
+                /* The standard level read the counter again after the probes pushed traffic
+                 * over the link: what it did under load is the verdict, not its history. */
+                const struct nvml_gpu *a = gpu_after(f, g);
+                if (have_replay && a && nv_ok(a->pcie_replay) && f->nvml_window_s > 0) {
+                        unsigned long long d = grew(replay, a->pcie_replay.v);
+                        double w = f->nvml_window_s, rate = d / (w / 60.0);
+                        result_evidence(r, "window", "%llu replay%s in %.1f s around the device probes (%u since boot)",
+                                        d, d == 1 ? "" : "s", w, a->pcie_replay.v);
+                        if (rate > replay_max) {
+                                result_status(r, STATUS_WARN, "the PCIe link of %s replayed %llu packet%s while the probes "
+                                                              "ran (%.0f s): %.3g a minute, over %g",
+                                              desc, d, d == 1 ? "" : "s", w, rate, replay_max);
+                                result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
+                                                 "(pcie.aer). Replays under load cost bandwidth and point at the slot or "
+                                                 "cable.");
+                                continue;
+                        }
+                        result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %llu replay%s under load (%u since "
+                                                      "boot)",
+                                      g->pcie_max_gen.v, g->pcie_max_width.v, d, d == 1 ? "" : "s", a->pcie_replay.v);
+                        continue;
+                }
                 double minutes = f->host.uptime_s / 60.0;
                 if (replay > 0 && minutes > 0) {
                         double rate = replay / minutes;
@@ -1026,6 +1064,86 @@ static void run_pcie_nvml(const struct check_info *self, const struct facts *f, 
 static bool not_supported(unsigned char state, int rc) {
         return state == NV_NO_FUNCTION ||
                (state == NV_ERROR && (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT));
+}
+
+/* NVLink error counters as DCGM's health watch judges them, over a window: any replay or
+ * recovery error in it fails (DCGM_FR_NVLINK_ERROR_CRITICAL, DCGM_LIMIT_MAX_NVLINK_ERROR
+ * = 1); CRC errors fail at 100 a second (DCGM_LIMIT_MAX_NVLINK_CRC_ERROR: "RM has informed
+ * us that CRC errors only matter at rates of 100+ per second") and warn below. */
+#define NVLINK_CRC_RATE_FAIL 100.0
+/* The quick level has only the counts since the driver loaded: CRC errors by the same
+ * per-second rate over the uptime, replays and recoveries warn from one an hour on average
+ * (gpuvet's: DCGM has no since-boot limit; a handful in months of uptime is benign). */
+#define NVLINK_REPLAY_PER_HOUR_WARN 1.0
+
+/* Judge the error counters of g's active links: returns true when it set a warning or a
+ * failure. totals: the counts since the driver loaded, summed over the active links. */
+static bool judge_nvlink_errors(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc,
+                                const unsigned long long totals[NVML_NVL_COUNTER_COUNT], unsigned n_err_links) {
+        unsigned long long crc = totals[NVML_NVL_CRC_FLIT] + totals[NVML_NVL_CRC_DATA];
+        unsigned long long replays = totals[NVML_NVL_REPLAY] + totals[NVML_NVL_RECOVERY];
+        const struct nvml_gpu *a = gpu_after(f, g);
+        if (a && f->nvml_window_s > 0) {
+                unsigned long long d[NVML_NVL_COUNTER_COUNT] = {0};
+                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && l < a->nvlink_count; l++)
+                        for (int c = 0; c < NVML_NVL_COUNTER_COUNT; c++)
+                                if (g->nvlink[l].state.v == NVML_FEATURE_ENABLED && nv_ok(g->nvlink[l].errors[c]) &&
+                                    nv_ok(a->nvlink[l].errors[c]))
+                                        d[c] += grew(g->nvlink[l].errors[c].v, a->nvlink[l].errors[c].v);
+                unsigned long long d_crc = d[NVML_NVL_CRC_FLIT] + d[NVML_NVL_CRC_DATA];
+                unsigned long long d_replay = d[NVML_NVL_REPLAY], d_recovery = d[NVML_NVL_RECOVERY];
+                double w = f->nvml_window_s, crc_rate = d_crc / w;
+                result_evidence(r, "window", "%.1f s around the device probes: %llu replay, %llu recovery, %llu CRC "
+                                             "(since boot: %llu replay and recovery, %llu CRC)",
+                                w, d_replay, d_recovery, d_crc, replays, crc);
+                if (d_replay || d_recovery || crc_rate >= NVLINK_CRC_RATE_FAIL) {
+                        result_status(r, STATUS_FAIL, "NVLink errors on %s while the probes ran (%.0f s): %llu replay, "
+                                                      "%llu recovery, %llu CRC (%.3g a second)",
+                                      desc, w, d_replay, d_recovery, d_crc, crc_rate);
+                        result_remedy(r, "A link that replays or retrains under load is failing: drain the node, check "
+                                         "`nvidia-smi nvlink -e -i %u` and `dmesg` (Xid 74), reset the GPU; if errors "
+                                         "return, have the baseboard or GPU seen to.",
+                                      g->index);
+                        return true;
+                }
+                if (d_crc) {
+                        result_status(r, STATUS_WARN, "%llu NVLink CRC error%s on %s while the probes ran (%.3g a "
+                                                      "second, under DCGM's %.0f)",
+                                      d_crc, d_crc == 1 ? "" : "s", desc, crc_rate, NVLINK_CRC_RATE_FAIL);
+                        result_remedy(r, "Watch whether they keep coming (`nvidia-smi nvlink -e -i %u`); a steady "
+                                         "stream points at a link that needs the board seen to.",
+                                      g->index);
+                        return true;
+                }
+                return false; /* counts from before the run are history: the links were clean under load */
+        }
+        if (!n_err_links)
+                return false;
+        double hours = f->host.uptime_s / 3600.0;
+        if (hours > 0) {
+                double crc_rate = crc / (hours * 3600.0), replay_rate = replays / hours;
+                result_evidence(r, "rates", "since boot (%.1f h): %.3g CRC a second (fail at %.0f), %.3g replay and "
+                                            "recovery an hour (warn at %.0f)",
+                                hours, crc_rate, NVLINK_CRC_RATE_FAIL, replay_rate, NVLINK_REPLAY_PER_HOUR_WARN);
+                if (crc_rate >= NVLINK_CRC_RATE_FAIL) {
+                        result_status(r, STATUS_FAIL, "NVLink CRC errors on %s at %.3g a second since boot, over "
+                                                      "DCGM's %.0f",
+                                      desc, crc_rate, NVLINK_CRC_RATE_FAIL);
+                        result_remedy(r, "Drain the node and have the link seen to; `nvidia-smi nvlink -e -i %u` shows "
+                                         "which.",
+                                      g->index);
+                        return true;
+                }
+                if (replay_rate < NVLINK_REPLAY_PER_HOUR_WARN)
+                        return false; /* a few since boot: history, named in evidence */
+        }
+        result_status(r, STATUS_WARN, "%u NVLink%s of %s logged errors since boot: %llu replay, %llu recovery, %llu CRC",
+                      n_err_links, n_err_links == 1 ? "" : "s", desc, totals[NVML_NVL_REPLAY],
+                      totals[NVML_NVL_RECOVERY], crc);
+        result_remedy(r, "Run `gpuvet check --level standard`: it counts the errors while the links carry traffic. "
+                         "`nvidia-smi nvlink -e -i %u` shows them per link; `nvidia-smi nvlink -r 0 -i %u` resets them.",
+                      g->index, g->index);
+        return true;
 }
 
 static void run_nvlink(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -1187,17 +1305,8 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                         result_remedy(r, "Check `nvidia-smi nvlink -s -i %u`; reset the GPU or reboot.", g->index);
                         continue;
                 }
-                if (n_err_links) {
-                        result_status(r, STATUS_WARN,
-                                      "%u NVLink%s of %s logged errors: %llu replay, %llu recovery, %llu CRC", n_err_links,
-                                      n_err_links == 1 ? "" : "s", desc, totals[NVML_NVL_REPLAY], totals[NVML_NVL_RECOVERY],
-                                      totals[NVML_NVL_CRC_FLIT] + totals[NVML_NVL_CRC_DATA]);
-                        result_remedy(r, "Watch whether the counts grow (`nvidia-smi nvlink -e -i %u`); reset them with "
-                                         "`nvidia-smi nvlink -r 0 -i %u`. Recovery errors and growing CRC counts point "
-                                         "at a link that needs the board seen to.",
-                                      g->index, g->index);
+                if (judge_nvlink_errors(r, f, g, desc, totals, n_err_links))
                         continue;
-                }
                 result_status(r, STATUS_PASS, "all %u NVLinks active, %s", active,
                               counter_unsupported ? "error counters not supported" : "no errors");
         }

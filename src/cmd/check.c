@@ -267,10 +267,12 @@ int cmd_check(int argc, char **argv) {
         int r = facts_gather(fs, db, &facts);
         watchdog_arm(0, "");
         struct nvml_use nvml = {0};
+        double nvml_read_at = 0;
         if (r == 0) {
                 /* NVML keeps its own deadlines (per call, per GPU, for init): it returns on
                  * time even when a call never does, so the watchdog is not armed here. */
                 code = nvml_use_start(&nvml, &nopt, fs, &facts);
+                nvml_read_at = now_ms();
                 if (code) {
                         code = nvml_use_end(&nvml, code);
                         facts_done(&facts);
@@ -307,6 +309,20 @@ int cmd_check(int argc, char **argv) {
                         probes_not_run(&probes, "device probes not run: --root names a capture, not this machine's "
                                                 "devices (--backend probes them anyway)");
                 facts.probes = &probes;
+        }
+        /* The counters again, after the probes loaded every GPU and link: what grew while
+         * they ran is judged as a rate over that window (DCGM's health watches do the same). */
+        struct nvml_facts nvml_after;
+        bool have_after = false;
+        if (want_probes && facts.nvml.init_state == NVML_INIT_OK && !facts.nvml.abandoned && nvml.lib) {
+                int ra = nvml_facts_gather(nvml.lib, &nopt.dl, &nvml_after);
+                have_after = true;
+                if (nvml_after.abandoned)
+                        facts.nvml.abandoned = true; /* nvml_use_end then leaves with _exit */
+                if (ra == 0 && nvml_after.init_state == NVML_INIT_OK) {
+                        facts.nvml_after = &nvml_after;
+                        facts.nvml_window_s = (now_ms() - nvml_read_at) / 1e3;
+                }
         }
 
         struct report rep;
@@ -349,6 +365,8 @@ int cmd_check(int argc, char **argv) {
         report_done(&rep);
         if (want_probes)
                 probes_done(&probes);
+        if (have_after)
+                nvml_facts_done(&nvml_after);
         code = nvml_use_end(&nvml, code); /* _exits when an NVML call never returned */
         facts_done(&facts);
         if (have_policy)

@@ -51,6 +51,13 @@ struct facts {
          * NULL when not run. Owned by the caller, not released by facts_done. */
         const struct probe_facts *probes;
 
+        /* NVML read again after the device probes (standard level), for the counters that
+         * are judged by how much they grew while the GPUs worked (PCIe replays, NVLink
+         * errors); NULL when not read. window_s: seconds between the two reads. Owned by
+         * the caller. */
+        const struct nvml_facts *nvml_after;
+        double nvml_window_s;
+
         /* The site policy (policy/policy.h) that check runs under; NULL when none. Owned by
          * the caller. Checks read their thresholds through check_thresholds(). */
         const struct policy *policy;

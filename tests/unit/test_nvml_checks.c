@@ -619,6 +619,22 @@ static void test_pcie_nvml(void **state) {
                "the PCIe link of " DESC " replayed 500 packets, more than 8 a minute since boot: signal errors on the "
                "link",
                "Gen5 x16, 500 replays", "Gen5 x16, at most 8 replays a minute");
+        /* The standard level: under load, 2 more in 30 s pass (4 a minute); 10 more warn. */
+        struct nvml_facts after = n.f.nvml;
+        struct nvml_gpu ga = *g;
+        after.gpus = &ga;
+        n.f.nvml_after = &after;
+        n.f.nvml_window_s = 30.0;
+        ok32(&ga.pcie_replay, 502, "nvmlDeviceGetPcieReplayCounter");
+        r = run(&n, "gpu.pcie_nvml");
+        expect(r, STATUS_PASS, "link at its maximum Gen5 x16, 2 replays under load (502 since boot)",
+               "Gen5 x16, 500 replays", "Gen5 x16, at most 8 replays a minute");
+        expect_str(evidence(r, "window"), "2 replays in 30.0 s around the device probes (502 since boot)", "window");
+        ok32(&ga.pcie_replay, 510, "nvmlDeviceGetPcieReplayCounter");
+        expect(run(&n, "gpu.pcie_nvml"), STATUS_WARN,
+               "the PCIe link of " DESC " replayed 10 packets while the probes ran (30 s): 20 a minute, over 8",
+               "Gen5 x16, 500 replays", "Gen5 x16, at most 8 replays a minute");
+        n.f.nvml_after = NULL;
         n.f.host.uptime_s = 0;
         err32(&g->pcie_replay, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetPcieReplayCounter");
         r = run(&n, "gpu.pcie_nvml");
@@ -640,9 +656,54 @@ static void test_nvlink(void **state) {
         ok64(&g->nvlink[2].errors[NVML_NVL_REPLAY], 40, "nvmlDeviceGetNvLinkErrorCounter");
         ok64(&g->nvlink[2].errors[NVML_NVL_RECOVERY], 3, "nvmlDeviceGetNvLinkErrorCounter");
         const struct result *r = run(&n, "gpu.nvlink");
-        expect(r, STATUS_WARN, "1 NVLink of " DESC " logged errors: 40 replay, 3 recovery, 1523 CRC",
+        /* No uptime: any error since boot warns. */
+        expect(r, STATUS_WARN, "1 NVLink of " DESC " logged errors since boot: 40 replay, 3 recovery, 1523 CRC",
                "18 of 18 links active", exp);
         expect_str(evidence(r, "errors"), "link 2: replay 40, recovery 3, CRC flit 1523", "errors");
+        /* Up for 100 days: 43 replays and recoveries (0.018 an hour) and 1523 CRC are history. */
+        n.f.host.uptime_s = 100 * 86400.0;
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(evidence(r, "rates"), "since boot (2400.0 h)"));
+        /* Up for 10 hours with 43: 4.3 an hour warns. */
+        n.f.host.uptime_s = 36000.0;
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_WARN);
+        /* CRC at 100 a second since boot fails (DCGM's CRC limit). */
+        ok64(&g->nvlink[2].errors[NVML_NVL_CRC_FLIT], 3600000ull, "nvmlDeviceGetNvLinkErrorCounter");
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->summary, "CRC errors on " DESC " at 100 a second since boot"));
+
+        /* The standard level: the counters read again after the probes, 20 s later. */
+        ok64(&g->nvlink[2].errors[NVML_NVL_CRC_FLIT], 1523, "nvmlDeviceGetNvLinkErrorCounter");
+        struct nvml_facts after = n.f.nvml;
+        struct nvml_gpu ga = *g;
+        after.gpus = &ga;
+        n.f.nvml_after = &after;
+        n.f.nvml_window_s = 20.0;
+        r = run(&n, "gpu.nvlink");
+        expect(r, STATUS_PASS, "all 18 NVLinks active, no errors", "18 of 18 links active", exp);
+        assert_non_null(strstr(evidence(r, "window"), "20.0 s around the device probes: 0 replay, 0 recovery, 0 CRC"));
+        ok64(&ga.nvlink[2].errors[NVML_NVL_CRC_FLIT], 1530, "nvmlDeviceGetNvLinkErrorCounter");
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_WARN);
+        expect_str(r->summary, "7 NVLink CRC errors on " DESC " while the probes ran (0.35 a second, under DCGM's 100)",
+                   "summary");
+        ok64(&ga.nvlink[2].errors[NVML_NVL_REPLAY], 41, "nvmlDeviceGetNvLinkErrorCounter");
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_FAIL);
+        expect_str(r->summary, "NVLink errors on " DESC " while the probes ran (20 s): 1 replay, 0 recovery, 7 CRC "
+                               "(0.35 a second)", "summary");
+        /* A counter reset between the reads (nvidia-smi nvlink -r) counts from zero. */
+        ok64(&ga.nvlink[2].errors[NVML_NVL_REPLAY], 0, "nvmlDeviceGetNvLinkErrorCounter");
+        ok64(&ga.nvlink[2].errors[NVML_NVL_CRC_FLIT], 0, "nvmlDeviceGetNvLinkErrorCounter");
+        ok64(&ga.nvlink[2].errors[NVML_NVL_RECOVERY], 0, "nvmlDeviceGetNvLinkErrorCounter");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
+        n.f.nvml_after = NULL;
+        n.f.host.uptime_s = 0;
+        ok64(&g->nvlink[2].errors[NVML_NVL_CRC_FLIT], 0, "nvmlDeviceGetNvLinkErrorCounter");
+        ok64(&g->nvlink[2].errors[NVML_NVL_REPLAY], 0, "nvmlDeviceGetNvLinkErrorCounter");
+        ok64(&g->nvlink[2].errors[NVML_NVL_RECOVERY], 0, "nvmlDeviceGetNvLinkErrorCounter");
 
         /* An SXM board whose links NVML does not report. */
         g->nvlink_count = 0;
