@@ -658,6 +658,15 @@ static void run_ecc_mode(const struct check_info *self, const struct facts *f, s
 
 /* ---- gpu.ecc_errors ------------------------------------------------------------------ */
 
+/* ", DRAM 2, SRAM 1" from the per-location counts, "" when the driver gives neither. */
+static void where_text(const struct nv_u64 *dram, const struct nv_u64 *sram, char *buf, size_t size) {
+        buf[0] = '\0';
+        if (nv_ok(*dram))
+                strbuf_appendf(buf, size, ", DRAM %llu", dram->v);
+        if (nv_ok(*sram))
+                strbuf_appendf(buf, size, ", SRAM %llu", sram->v);
+}
+
 static void run_ecc_errors(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (nvml_unavailable(self, f, rep))
                 return;
@@ -682,13 +691,49 @@ static void run_ecc_errors(const struct check_info *self, const struct facts *f,
                 if (nv_ok(g->ecc_aggregate_uncorrected) && nv_ok(g->ecc_aggregate_corrected))
                         result_evidence(r, "aggregate", "%llu uncorrected, %llu corrected (lifetime)",
                                         g->ecc_aggregate_uncorrected.v, g->ecc_aggregate_corrected.v);
-                if (unc > 0) {
-                        result_status(r, STATUS_FAIL, "%llu uncorrectable ECC error%s since the driver loaded on %s",
-                                      unc, unc == 1 ? "" : "s", desc);
-                        result_remedy(r, "Drain the GPU; look for Xid 48/63/64/94/95 in `dmesg`; check gpu.memory_health "
-                                         "for a pending row remap or page retirement and reset the GPU (`nvidia-smi "
-                                         "-r -i %u`) to apply it. If uncorrectable errors recur, have the GPU replaced.",
+                /* Where they happened, when the driver tells (Turing+): DRAM errors are
+                 * repaired by row remapping, SRAM ones (caches, register files) are not. */
+                char vol_where[96] = "", agg_where[96] = "";
+                where_text(&g->ecc_volatile_uncorrected_dram, &g->ecc_volatile_uncorrected_sram, vol_where,
+                           sizeof(vol_where));
+                where_text(&g->ecc_aggregate_uncorrected_dram, &g->ecc_aggregate_uncorrected_sram, agg_where,
+                           sizeof(agg_where));
+                if (vol_where[0])
+                        result_evidence(r, "volatile_uncorrected", "%s", vol_where + 2);
+                if (agg_where[0])
+                        result_evidence(r, "aggregate_uncorrected", "%s", agg_where + 2);
+                bool sram_over = nv_ok(g->sram_threshold_exceeded) && g->sram_threshold_exceeded.v;
+                if (nv_ok(g->sram_threshold_exceeded))
+                        result_evidence(r, "sram_threshold_exceeded", "%s (nvmlDeviceGetSramEccErrorStatus)",
+                                        sram_over ? "yes" : "no");
+                if (sram_over) {
+                        result_status(r, STATUS_FAIL, "SRAM uncorrectable errors on %s passed NVIDIA's field "
+                                                      "threshold (\"SRAM Threshold Exceeded\")",
+                                      desc);
+                        result_remedy(r, "Take the GPU out of service and have it replaced (RMA): SRAM errors are not "
+                                         "repaired by row remapping, and the board has passed the count NVIDIA's field "
+                                         "diagnostic allows (`nvidia-smi -q -d ECC -i %u`).",
                                       g->index);
+                        continue;
+                }
+                if (unc > 0) {
+                        bool sram = nv_ok(g->ecc_volatile_uncorrected_sram) && g->ecc_volatile_uncorrected_sram.v > 0;
+                        result_status(r, STATUS_FAIL, "%llu uncorrectable ECC error%s since the driver loaded on %s%s%s%s",
+                                      unc, unc == 1 ? "" : "s", desc, vol_where[0] ? " (" : "",
+                                      vol_where[0] ? vol_where + 2 : "", vol_where[0] ? ")" : "");
+                        if (sram)
+                                result_remedy(r, "Drain the GPU and reset it (`nvidia-smi -r -i %u`, or reboot): an "
+                                                 "uncorrectable SRAM error (Xid 94/95) leaves the GPU unusable until "
+                                                 "reset and is not repaired by row remapping. If SRAM errors recur, or "
+                                                 "`nvidia-smi -q -d ECC` shows \"SRAM Threshold Exceeded: Yes\", have "
+                                                 "the GPU replaced.",
+                                              g->index);
+                        else
+                                result_remedy(r, "Drain the GPU; look for Xid 48/63/64/94/95 in `dmesg`; check "
+                                                 "gpu.memory_health for a pending row remap or page retirement and reset "
+                                                 "the GPU (`nvidia-smi -r -i %u`) to apply it. If uncorrectable errors "
+                                                 "recur, have the GPU replaced.",
+                                              g->index);
                         continue;
                 }
                 /* Lifetime counts survive resets: uncorrectable errors there with a clean volatile
@@ -696,9 +741,10 @@ static void run_ecc_errors(const struct check_info *self, const struct facts *f,
                 unsigned long long agg_unc = nv_ok(g->ecc_aggregate_uncorrected) ? g->ecc_aggregate_uncorrected.v : 0;
                 if (agg_unc > 0) {
                         result_status(r, STATUS_WARN,
-                                      "%llu uncorrectable ECC error%s in the lifetime of %s (none since the driver "
+                                      "%llu uncorrectable ECC error%s in the lifetime of %s (%s%snone since the driver "
                                       "loaded)",
-                                      agg_unc, agg_unc == 1 ? "" : "s", desc);
+                                      agg_unc, agg_unc == 1 ? "" : "s", desc, agg_where[0] ? agg_where + 2 : "",
+                                      agg_where[0] ? "; " : "");
                         result_remedy(r, "Check that the errors were serviced: gpu.memory_health shows the rows remapped "
                                          "or pages retired for them; `nvidia-smi -q -d ECC,ROW_REMAPPER -i %u` shows "
                                          "whether they are DRAM or SRAM. If uncorrectable errors keep accruing, have the "

@@ -509,6 +509,31 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 }
         }
         {
+                static const struct {
+                        nvmlEccCounterType_t k;
+                        nvmlMemoryLocation_t where;
+                        size_t off;
+                } split[] = {
+                        {NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_DRAM, offsetof(struct nvml_gpu, ecc_volatile_uncorrected_dram)},
+                        {NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_SRAM, offsetof(struct nvml_gpu, ecc_volatile_uncorrected_sram)},
+                        {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_DRAM,
+                         offsetof(struct nvml_gpu, ecc_aggregate_uncorrected_dram)},
+                        {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_SRAM,
+                         offsetof(struct nvml_gpu, ecc_aggregate_uncorrected_sram)},
+                };
+                for (size_t i = 0; i < sizeof(split) / sizeof(split[0]); i++) {
+                        unsigned long long v = 0;
+                        r = NVCALL(c, nvmlDeviceGetMemoryErrorCounter, d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, split[i].k,
+                                   split[i].where, &v);
+                        put_u64(c, (struct nv_u64 *)((char *)g + split[i].off), r, v);
+                }
+                nvmlEccSramErrorStatus_v1_t sram;
+                memset(&sram, 0, sizeof(sram));
+                sram.version = nvmlEccSramErrorStatus_v1;
+                r = NVCALL(c, nvmlDeviceGetSramEccErrorStatus, d, &sram);
+                put_u32(c, &g->sram_threshold_exceeded, r, sram.bThresholdExceeded);
+        }
+        {
                 /* pageCount 0 with no buffer asks for the count; NVML answers SUCCESS or,
                  * on some drivers, INSUFFICIENT_SIZE with the count set. */
                 static const struct {

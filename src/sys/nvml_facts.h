@@ -174,6 +174,15 @@ struct nvml_gpu {
         struct nv_u64 ecc_volatile_uncorrected;
         struct nv_u64 ecc_aggregate_corrected;
         struct nv_u64 ecc_aggregate_uncorrected;
+        /* Uncorrectable errors by where they happened (nvmlDeviceGetMemoryErrorCounter,
+         * Turing+): device memory (DRAM) or on-chip SRAM. */
+        struct nv_u64 ecc_volatile_uncorrected_dram;
+        struct nv_u64 ecc_volatile_uncorrected_sram;
+        struct nv_u64 ecc_aggregate_uncorrected_dram;
+        struct nv_u64 ecc_aggregate_uncorrected_sram;
+        /* nvmlDeviceGetSramEccErrorStatus (Ampere+, root): SRAM errors past the field
+         * diagnostic's threshold (nvidia-smi: "SRAM Threshold Exceeded"). */
+        struct nv_u32 sram_threshold_exceeded;
         /* Page retirement (pre-Ampere; Ampere+ answer NOT_SUPPORTED and remap rows) */
         struct nv_u32 retired_pages_sbe;     /* cause MULTIPLE_SINGLE_BIT_ECC_ERRORS */
         struct nv_u32 retired_pages_dbe;     /* cause DOUBLE_BIT_ECC_ERROR */

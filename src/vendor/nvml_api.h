@@ -102,6 +102,31 @@ typedef enum nvmlEccCounterType_enum {
         NVML_AGGREGATE_ECC = 1
 } nvmlEccCounterType_t;
 
+/* Where an ECC error happened (nvmlDeviceGetMemoryErrorCounter); the values gpuvet asks. */
+typedef enum nvmlMemoryLocation_enum {
+        NVML_MEMORY_LOCATION_DRAM = 2, /* Turing+: device memory (HBM/GDDR) */
+        NVML_MEMORY_LOCATION_SRAM = 7, /* Turing+: on-chip SRAM (caches, register files) */
+} nvmlMemoryLocation_t;
+
+/* nvmlDeviceGetSramEccErrorStatus (Ampere+, root): SRAM uncorrectable errors and whether
+ * they passed the field diagnostic's threshold. */
+typedef struct {
+        unsigned int version; /* nvmlEccSramErrorStatus_v1 */
+        unsigned long long aggregateUncParity;
+        unsigned long long aggregateUncSecDed;
+        unsigned long long aggregateCor;
+        unsigned long long volatileUncParity;
+        unsigned long long volatileUncSecDed;
+        unsigned long long volatileCor;
+        unsigned long long aggregateUncBucketL2;
+        unsigned long long aggregateUncBucketSm;
+        unsigned long long aggregateUncBucketPcie;
+        unsigned long long aggregateUncBucketMcu;
+        unsigned long long aggregateUncBucketOther;
+        unsigned int bThresholdExceeded;
+} nvmlEccSramErrorStatus_v1_t;
+#define nvmlEccSramErrorStatus_v1 ((unsigned int)(sizeof(nvmlEccSramErrorStatus_v1_t) | (1u << 24)))
+
 typedef enum nvmlPStates_enum {
         NVML_PSTATE_0 = 0,
         NVML_PSTATE_15 = 15,

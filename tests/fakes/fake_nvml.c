@@ -56,7 +56,7 @@ struct nvmlEventSet_st {
         X(nvmlDeviceGetPcieThroughput) X(nvmlDeviceGetNvLinkVersion) X(nvmlDeviceGetNvLinkUtilizationCounter) \
         X(nvmlDeviceGetNvLinkCapability) X(nvmlDeviceGetSamples) X(nvmlDeviceGetProcessUtilization)      \
         X(nvmlDeviceGetAccountingMode) X(nvmlDeviceGetAccountingStats) X(nvmlDeviceGetAccountingPids)    \
-        X(nvmlDeviceGetMemoryErrorCounter) X(nvmlDeviceGetGpuOperationMode) X(nvmlDeviceGetBoardId)      \
+        X(nvmlDeviceGetGpuOperationMode) X(nvmlDeviceGetBoardId)      \
         X(nvmlDeviceGetInforomVersion) X(nvmlDeviceGetBoardPartNumber) \
         X(nvmlDeviceGetVirtualizationMode) X(nvmlDeviceGetMultiGpuBoard) X(nvmlDeviceGetTargetFanSpeed)  \
         X(nvmlDeviceGetFanControlPolicy_v2) X(nvmlDeviceGetMinMaxFanSpeed) X(nvmlDeviceGetFanSpeedRPM)   \
@@ -79,7 +79,7 @@ struct nvmlEventSet_st {
         X(nvmlDeviceGetCurrentClockFreqs) X(nvmlDeviceGetPerformanceModes) X(nvmlDeviceGetDynamicPstatesInfo) \
         X(nvmlDeviceGetPowerManagementMode) X(nvmlDeviceGetBridgeChipInfo) X(nvmlDeviceGetIrqNum)        \
         X(nvmlDeviceGetNumaNodeId) X(nvmlDeviceGetPdi) X(nvmlDeviceGetAddressingMode)                    \
-        X(nvmlDeviceGetSramEccErrorStatus) X(nvmlDeviceGetRowRemapperHistogram)                          \
+        X(nvmlDeviceGetRowRemapperHistogram)                          \
         X(nvmlDeviceGetDetailedEccErrors) X(nvmlDeviceGetPgpuMetadataString)
 
 enum fn_id {
@@ -1000,6 +1000,42 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
                 return leave(NVML_ERROR_INVALID_ARGUMENT);
         static const enum fake_key k[2][2] = {{K_ECC_VOL_CORR, K_ECC_AGG_CORR}, {K_ECC_VOL_UNC, K_ECC_AGG_UNC}};
         return leave(get_u64(d, k[e][c], eccCounts));
+}
+
+/* Uncorrected errors by location (DRAM, SRAM) as the scenario gives them; corrected
+ * errors and the other locations are not modelled (NOT_SUPPORTED). */
+nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
+                                             nvmlEccCounterType_t counterType, nvmlMemoryLocation_t locationType,
+                                             unsigned long long *count)
+{
+        ENTER_DEV(nvmlDeviceGetMemoryErrorCounter, device, d);
+        unsigned int e = (unsigned int)errorType, c = (unsigned int)counterType, l = (unsigned int)locationType;
+        if (e > 1 || c > 1 || l > 7 || !count)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (e != NVML_MEMORY_ERROR_TYPE_UNCORRECTED || (l != NVML_MEMORY_LOCATION_DRAM && l != NVML_MEMORY_LOCATION_SRAM))
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        static const enum fake_key k[2][2] = {{K_ECC_VOL_UNC_DRAM, K_ECC_VOL_UNC_SRAM},
+                                              {K_ECC_AGG_UNC_DRAM, K_ECC_AGG_UNC_SRAM}};
+        return leave(get_u64(d, k[c][l == NVML_MEMORY_LOCATION_SRAM], count));
+}
+
+/* Only the threshold flag and the SRAM totals the scenario gives (as SEC-DED errors). */
+nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t device, nvmlEccSramErrorStatus_v1_t *status)
+{
+        ENTER_DEV(nvmlDeviceGetSramEccErrorStatus, device, d);
+        if (!status)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (status->version != nvmlEccSramErrorStatus_v1)
+                return leave(NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+        if (!d->set[K_SRAM_THRESHOLD])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        unsigned int version = status->version;
+        memset(status, 0, sizeof(*status));
+        status->version = version;
+        status->volatileUncSecDed = d->u[K_ECC_VOL_UNC_SRAM];
+        status->aggregateUncSecDed = d->u[K_ECC_AGG_UNC_SRAM];
+        status->bThresholdExceeded = (unsigned int)d->u[K_SRAM_THRESHOLD];
+        return leave(NVML_SUCCESS);
 }
 
 nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int *pageCount,

@@ -77,6 +77,11 @@
         KEY(ECC_VOL_UNC, "ecc_volatile_uncorrected", KT_U64, NULL)              \
         KEY(ECC_AGG_CORR, "ecc_aggregate_corrected", KT_U64, NULL)              \
         KEY(ECC_AGG_UNC, "ecc_aggregate_uncorrected", KT_U64, NULL)             \
+        KEY(ECC_VOL_UNC_DRAM, "ecc_volatile_uncorrected_dram", KT_U64, NULL)    \
+        KEY(ECC_VOL_UNC_SRAM, "ecc_volatile_uncorrected_sram", KT_U64, NULL)    \
+        KEY(ECC_AGG_UNC_DRAM, "ecc_aggregate_uncorrected_dram", KT_U64, NULL)   \
+        KEY(ECC_AGG_UNC_SRAM, "ecc_aggregate_uncorrected_sram", KT_U64, NULL)   \
+        KEY(SRAM_THRESHOLD, "sram_threshold_exceeded", KT_BOOL, NULL)           \
         KEY(RETIRED_SBE, "retired_pages_sbe", KT_U32, NULL)                     \
         KEY(RETIRED_DBE, "retired_pages_dbe", KT_U32, NULL)                     \
         KEY(RETIRED_PENDING, "retired_pages_pending", KT_BOOL, NULL)            \

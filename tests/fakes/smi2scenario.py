@@ -259,6 +259,11 @@ class Converter:
             corr, unc = self.ecc_totals(node)
             put(f"ecc_{kind.lower()}_corrected", corr)
             put(f"ecc_{kind.lower()}_uncorrected", unc)
+            dram, sram = self.ecc_uncorrected_by_location(node)
+            put(f"ecc_{kind.lower()}_uncorrected_dram", dram)
+            put(f"ecc_{kind.lower()}_uncorrected_sram", sram)
+            if kind == "Aggregate":
+                put("sram_threshold_exceeded", self.choice(node.get("SRAM Threshold Exceeded"), yes_no))
 
         put("retired_pages_sbe", self.number(g.get("Retired Pages", "Single Bit ECC")))
         put("retired_pages_dbe", self.number(g.get("Retired Pages", "Double Bit ECC")))
@@ -387,6 +392,16 @@ class Converter:
     def watts(self, node, fault_fn=None):
         n = self.number(node, "W", fault_fn=fault_fn, decimals=True)
         return None if n is None else f"{n} W"
+
+    def ecc_uncorrected_by_location(self, node):
+        """(DRAM, SRAM) uncorrectable counts as nvmlDeviceGetMemoryErrorCounter gives them;
+        SRAM sums its parity and SEC-DED lines (drivers 535+ split them). None where
+        nvidia-smi had no such line (older drivers name locations differently)."""
+        dram = self.number(node.get("DRAM Uncorrectable"))
+        parts = [self.number(node.get(k)) for k in ("SRAM Uncorrectable", "SRAM Uncorrectable Parity",
+                                                   "SRAM Uncorrectable SEC-DED")]
+        parts = [int(n) for n in parts if n is not None]
+        return dram, (str(sum(parts)) if parts else None)
 
     def ecc_totals(self, node):
         """(corrected, uncorrected) as nvmlDeviceGetTotalEccErrors counts them: every

@@ -464,6 +464,39 @@ static void test_ecc_errors(void **state) {
         ok64(&g->ecc_aggregate_uncorrected, 0, "nvmlDeviceGetTotalEccErrors");
         expect(run(&n, "gpu.ecc_errors"), STATUS_PASS, "no uncorrectable ECC errors (0 corrected)",
                "volatile: 0 uncorrected, 0 corrected", "0 uncorrected and < 100 corrected volatile ECC errors");
+        /* SRAM vs DRAM (nvmlDeviceGetMemoryErrorCounter): the split is named, and an SRAM
+         * error's remedy is a reset, not a row remap. */
+        const char *mec = "nvmlDeviceGetMemoryErrorCounter";
+        ok64(&g->ecc_volatile_uncorrected, 1, "nvmlDeviceGetTotalEccErrors");
+        ok64(&g->ecc_volatile_uncorrected_dram, 0, mec);
+        ok64(&g->ecc_volatile_uncorrected_sram, 1, mec);
+        const struct result *r = run(&n, "gpu.ecc_errors");
+        expect(r, STATUS_FAIL, "1 uncorrectable ECC error since the driver loaded on " DESC " (DRAM 0, SRAM 1)",
+               "volatile: 1 uncorrected, 0 corrected", "0 uncorrected and < 100 corrected volatile ECC errors");
+        assert_non_null(strstr(r->remedy, "not repaired by row remapping"));
+        ok64(&g->ecc_volatile_uncorrected_dram, 1, mec);
+        ok64(&g->ecc_volatile_uncorrected_sram, 0, mec);
+        r = run(&n, "gpu.ecc_errors");
+        assert_non_null(strstr(r->summary, "(DRAM 1, SRAM 0)"));
+        assert_non_null(strstr(r->remedy, "pending row remap"));
+        ok64(&g->ecc_volatile_uncorrected, 0, "nvmlDeviceGetTotalEccErrors");
+        ok64(&g->ecc_volatile_uncorrected_dram, 0, mec);
+        ok64(&g->ecc_aggregate_uncorrected, 2, "nvmlDeviceGetTotalEccErrors");
+        ok64(&g->ecc_aggregate_uncorrected_dram, 0, mec);
+        ok64(&g->ecc_aggregate_uncorrected_sram, 2, mec);
+        expect(run(&n, "gpu.ecc_errors"), STATUS_WARN,
+               "2 uncorrectable ECC errors in the lifetime of " DESC " (DRAM 0, SRAM 2; none since the driver loaded)",
+               "volatile: 0 uncorrected, 0 corrected", "0 uncorrected and < 100 corrected volatile ECC errors");
+        /* Past NVIDIA's SRAM field threshold: replace, whatever the volatile count. */
+        ok32(&g->sram_threshold_exceeded, 1, "nvmlDeviceGetSramEccErrorStatus");
+        r = run(&n, "gpu.ecc_errors");
+        assert_int_equal(r->status, STATUS_FAIL);
+        expect_str(r->summary, "SRAM uncorrectable errors on " DESC " passed NVIDIA's field threshold (\"SRAM Threshold "
+                               "Exceeded\")", "summary");
+        assert_non_null(strstr(r->remedy, "RMA"));
+        ok32(&g->sram_threshold_exceeded, 0, "nvmlDeviceGetSramEccErrorStatus");
+        ok64(&g->ecc_aggregate_uncorrected, 0, "nvmlDeviceGetTotalEccErrors");
+        ok64(&g->ecc_aggregate_uncorrected_sram, 0, mec);
         ok64(&g->ecc_volatile_corrected, 100, "nvmlDeviceGetTotalEccErrors");
         expect(run(&n, "gpu.ecc_errors"), STATUS_WARN, "100 corrected ECC errors since the driver loaded on " DESC,
                "volatile: 0 uncorrected, 100 corrected", "0 uncorrected and < 100 corrected volatile ECC errors");
