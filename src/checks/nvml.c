@@ -658,6 +658,8 @@ static void run_ecc_mode(const struct check_info *self, const struct facts *f, s
 
 /* ---- gpu.ecc_errors ------------------------------------------------------------------ */
 
+static bool not_supported(unsigned char state, int rc);
+
 /* ", DRAM 2, SRAM 1" from the per-location counts, "" when the driver gives neither. */
 static void where_text(const struct nv_u64 *dram, const struct nv_u64 *sram, char *buf, size_t size) {
         buf[0] = '\0';
@@ -691,6 +693,20 @@ static void run_ecc_errors(const struct check_info *self, const struct facts *f,
                 if (nv_ok(g->ecc_aggregate_uncorrected) && nv_ok(g->ecc_aggregate_corrected))
                         result_evidence(r, "aggregate", "%llu uncorrected, %llu corrected (lifetime)",
                                         g->ecc_aggregate_uncorrected.v, g->ecc_aggregate_corrected.v);
+                /* The optional readings below: a GPU lost or a call hung while reading them is
+                 * reported like any other reading; only "not supported" is left out. */
+                const struct nv_u64 *split[] = {&g->ecc_volatile_uncorrected_dram, &g->ecc_volatile_uncorrected_sram,
+                                                &g->ecc_aggregate_uncorrected_dram, &g->ecc_aggregate_uncorrected_sram};
+                bool unusable = false;
+                for (size_t k = 0; k < sizeof(split) / sizeof(split[0]) && !unusable; k++)
+                        if (!nv_ok(*split[k]) && split[k]->state != NV_UNREAD && !not_supported(split[k]->state, split[k]->rc))
+                                unusable = UNUSABLE(r, f, g, "ECC errors by location", *split[k]);
+                if (!unusable && !nv_ok(g->sram_threshold_exceeded) && g->sram_threshold_exceeded.state != NV_UNREAD &&
+                    !not_supported(g->sram_threshold_exceeded.state, g->sram_threshold_exceeded.rc) &&
+                    g->sram_threshold_exceeded.rc != NVML_ERROR_NO_PERMISSION)
+                        unusable = UNUSABLE(r, f, g, "SRAM ECC error status", g->sram_threshold_exceeded);
+                if (unusable)
+                        continue;
                 /* Where they happened, when the driver tells (Turing+): DRAM errors are
                  * repaired by row remapping, SRAM ones (caches, register files) are not. */
                 char vol_where[96] = "", agg_where[96] = "";
@@ -1192,6 +1208,55 @@ static bool judge_nvlink_errors(struct result *r, const struct facts *f, const s
         return true;
 }
 
+/* NVLink bridges join PCIe cards in pairs: every active link of a bridged card ends at the
+ * same peer GPU, and the peer sees as many links coming back. Returns true when it set a
+ * warning; else names the peer in peer (when NVML told the far ends). */
+static bool bridge_pair_problem(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc,
+                                unsigned active, char *peer, size_t size) {
+        const char *first = NULL;
+        unsigned to_first = 0, known = 0;
+        for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++) {
+                const struct nvml_nvlink *k = &g->nvlink[l];
+                if (k->state.v != NVML_FEATURE_ENABLED || !nv_ok(k->remote_bus_id))
+                        continue;
+                known++;
+                if (!first)
+                        first = k->remote_bus_id.v;
+                to_first += strcasecmp(k->remote_bus_id.v, first) == 0;
+        }
+        if (!first)
+                return false; /* the far ends are unknown: nothing to pair */
+        if (to_first != known) {
+                result_status(r, STATUS_WARN, "the bridged NVLinks of %s end at more than one GPU: a bridge joins one "
+                                              "pair of cards",
+                              desc);
+                result_remedy(r, "Check the bridges with the node powered off: each must join the same two cards "
+                                 "(`nvidia-smi nvlink -R -i %u` shows where each link ends).",
+                              g->index);
+                return true;
+        }
+        const struct nvml_gpu *p = NULL;
+        for (unsigned int i = 0; i < f->nvml.n_gpus && !p; i++)
+                if (nv_ok(f->nvml.gpus[i].pci_bus_id) && strcasecmp(f->nvml.gpus[i].pci_bus_id.v, first) == 0)
+                        p = &f->nvml.gpus[i];
+        snprintf(peer, size, "%s", first);
+        if (!p)
+                return false; /* a peer NVML does not list (another partition, a VM's neighbour) */
+        unsigned back = 0;
+        for (unsigned int l = 0; l < p->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++)
+                back += p->nvlink[l].state.v == NVML_FEATURE_ENABLED && nv_ok(p->nvlink[l].remote_bus_id) &&
+                        nv_ok(g->pci_bus_id) && strcasecmp(p->nvlink[l].remote_bus_id.v, g->pci_bus_id.v) == 0;
+        if (back != active) {
+                result_status(r, STATUS_WARN, "the NVLink bridge pair %s and %s is lopsided: %u active link%s from this "
+                                              "card, %u from its peer",
+                              desc, first, active, active == 1 ? "" : "s", back);
+                result_remedy(r, "Reseat the bridges between the two cards with the node powered off; `nvidia-smi "
+                                 "nvlink -s` on both shows which links are down.");
+                return true;
+        }
+        return false;
+}
+
 static void run_nvlink(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (nvml_unavailable(self, f, rep))
                 return;
@@ -1283,7 +1348,7 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 if (counter_unsupported)
                         result_evidence(r, "counters", "some not supported on this GPU/driver "
                                                        "(nvmlDeviceGetNvLinkErrorCounter): not judged");
-                char down[256] = "", errors[512] = "";
+                char down[256] = "", errors[512] = "", bridge_peer[32] = "";
                 unsigned int n_down = 0, n_err_links = 0;
                 /* NVML numbers link slots, not wires: an H100 PCIe answers for 18 slots of
                  * which its bridges wire 12, an H800 for more than its 8. Only the SKU's link
@@ -1332,6 +1397,8 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                                               g->index);
                                 continue;
                         }
+                        if (bridge_pair_problem(r, f, g, desc, active, bridge_peer, sizeof(bridge_peer)))
+                                continue;
                 }
                 if (active >= wired)
                         n_down = 0; /* the remaining slots are not wired on this SKU */
@@ -1353,8 +1420,8 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 }
                 if (judge_nvlink_errors(r, f, g, desc, totals, n_err_links))
                         continue;
-                result_status(r, STATUS_PASS, "all %u NVLinks active, %s", active,
-                              counter_unsupported ? "error counters not supported" : "no errors");
+                result_status(r, STATUS_PASS, "all %u NVLinks active%s%s, %s", active, bridge_peer[0] ? ", bridged to " : "",
+                              bridge_peer, counter_unsupported ? "error counters not supported" : "no errors");
         }
 }
 

@@ -16,6 +16,7 @@
 
 #define ADDR "0000:1b:00.0"
 #define DESC "NVIDIA H100 80GB HBM3 " ADDR
+#define DESC_PCIE "NVIDIA H100 PCIe " ADDR
 
 struct node {
         struct facts f;
@@ -791,6 +792,36 @@ static void test_nvlink_wired_links(void **state) {
         r = run(&n, "gpu.nvlink");
         assert_int_equal(r->status, STATUS_PASS);
         expect_str(r->summary, "all 12 NVLinks active, no errors", "summary");
+
+        /* Bridges by pairs: its peer, an H100 PCIe at 0000:2a:00.0, sees the 12 links back. */
+        struct nvml_gpu *p = &n.ngpus[1];
+        healthy_gpu(p, 1, "0000:2a:00.0");
+        ok32(&p->pci_device_id, 0x233110de, "nvmlDeviceGetPciInfo_v3");
+        okstr(&p->name, "NVIDIA H100 PCIe", "nvmlDeviceGetName");
+        for (unsigned int l = 0; l < 18; l++) {
+                ok32(&p->nvlink[l].state, l < 12, "nvmlDeviceGetNvLinkState");
+                if (l < 12) {
+                        okstr(&g->nvlink[l].remote_bus_id, "0000:2a:00.0", "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+                        okstr(&p->nvlink[l].remote_bus_id, ADDR, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+                }
+        }
+        n.f.nvml.n_gpus = 2;
+        r = run(&n, "gpu.nvlink");
+        expect_str(r->summary, "all 12 NVLinks active, bridged to 0000:2a:00.0, no errors", "summary");
+        /* The peer has only 8 of them up: lopsided. */
+        for (unsigned int l = 8; l < 12; l++)
+                ok32(&p->nvlink[l].state, 0, "nvmlDeviceGetNvLinkState");
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_WARN);
+        expect_str(r->summary, "the NVLink bridge pair " DESC_PCIE " and 0000:2a:00.0 is lopsided: 12 active links from "
+                               "this card, 8 from its peer", "summary");
+        for (unsigned int l = 8; l < 12; l++)
+                ok32(&p->nvlink[l].state, 1, "nvmlDeviceGetNvLinkState");
+        /* One link ends at a third GPU: a bridge joins one pair. */
+        okstr(&g->nvlink[11].remote_bus_id, "0000:99:00.0", "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->summary, "end at more than one GPU"));
         node_done(&n);
 
         /* An SXM H100 (18 links) whose NVML answered for 20 slots, two of them down. */
