@@ -2,6 +2,10 @@
 """Benchmark `gpuvet check --level quick` on the 8-GPU fixture: CPU time and wall time per run.
 
 Usage: bench/bench_check.py [--gpuvet build/gpuvet] [--fixture dgx-h100] [--runs 200]
+                            [--policy-capture]
+
+--policy-capture first writes the fixture's own reference (`gpuvet policy capture`) and
+judges every run by it (`--policy FILE`): the cost of a site policy with a golden node.
 
 CPU time is user+sys of the children (os.wait4), so it excludes Python's own overhead. The
 kernel accounts it in scheduler ticks, so a single short run reads 0 or a whole tick: the
@@ -40,6 +44,7 @@ def main():
     ap.add_argument("--gpuvet", default=os.path.join(REPO, "build", "gpuvet"))
     ap.add_argument("--fixture", default="dgx-h100")
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--policy-capture", action="store_true")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -48,6 +53,10 @@ def main():
         root = os.path.join(tmp, args.fixture)
         report = os.path.join(tmp, "report.json")
         argv = [os.path.abspath(args.gpuvet), "check", "--level", "quick", "--root", root, "--json", report]
+        if args.policy_capture:
+            policy = os.path.join(tmp, "policy.yaml")
+            subprocess.run([argv[0], "policy", "capture", "--root", root, "-o", policy], check=True)
+            argv += ["--policy", policy]
         for _ in range(5):  # warm the page cache
             run_once(argv)
         cpu, wall, user, system = zip(*(run_once(argv) for _ in range(args.runs)))
@@ -57,7 +66,7 @@ def main():
         return f"{name}: median {statistics.median(xs):.2f} ms, p5 {q[0]:.2f}, p95 {q[-1]:.2f}, max {max(xs):.2f}"
 
     n = args.runs
-    print(f"gpuvet check --level quick --root <{args.fixture}> --json FILE, {n} runs")
+    print(f"gpuvet check --level quick --root <{args.fixture}> --json FILE{' --policy <capture>' if args.policy_capture else ''}, {n} runs")
     print(f"cpu per run (total / runs): {sum(cpu) / n:.2f} ms (user {sum(user) / n:.2f}, sys {sum(system) / n:.2f})")
     print(line("wall", wall))
     print(f"target: cpu per run < 20 ms -> {'met' if sum(cpu) / n < 20 else 'NOT met'}")
