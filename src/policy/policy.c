@@ -494,18 +494,26 @@ static size_t seq_len(const yaml_node_t *seq) {
         return (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
 }
 
-static void load_ref_gpus(struct walk *w, yaml_node_t *seq, struct policy_reference *r) {
-        if (!want(w, seq, YAML_SEQUENCE_NODE, "reference.gpus"))
-                return;
+/* A list of devices (reference.gpus, reference.nics): its entries allocated, zeroed, for
+ * the list's length (bounded by what a node can hold); NULL when it is not a list, is too
+ * long (named) or empty. */
+static void *device_list(struct walk *w, yaml_node_t *seq, const char *what, size_t elem_size) {
+        if (!want(w, seq, YAML_SEQUENCE_NODE, what))
+                return NULL;
         size_t n = seq_len(seq);
         if (n > POLICY_MAX_DEVICES) {
-                problem(w, seq, "reference.gpus: %zu GPUs is more than any node has (%u)", n, POLICY_MAX_DEVICES);
-                return;
+                problem(w, seq, "%s: %zu entries is more than any node has (%u)", what, n, POLICY_MAX_DEVICES);
+                return NULL;
         }
-        if (n && !(r->gpus = calloc(n, sizeof(*r->gpus)))) {
+        void *list = n ? calloc(n, elem_size) : NULL;
+        if (n && !list)
                 w->oom = true;
+        return list;
+}
+
+static void load_ref_gpus(struct walk *w, yaml_node_t *seq, struct policy_reference *r) {
+        if (!(r->gpus = device_list(w, seq, "reference.gpus", sizeof(*r->gpus))))
                 return;
-        }
         for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
                 yaml_node_t *item = node(w, *it);
                 struct policy_ref_gpu *g = &r->gpus[r->n_gpus++];
@@ -515,28 +523,16 @@ static void load_ref_gpus(struct walk *w, yaml_node_t *seq, struct policy_refere
                 each_pair(w, item, "reference.gpus", ref_gpu_pair, g);
                 if (w->n_errors == before && (!g->bus_id || !g->device_id || !g->model))
                         problem(w, item, "a reference GPU needs bus_id, device_id and model");
+                for (size_t j = 0; g->bus_id && j + 1 < r->n_gpus; j++)
+                        if (r->gpus[j].bus_id && strcmp(r->gpus[j].bus_id, g->bus_id) == 0)
+                                problem(w, item, "reference.gpus: %s is listed twice (lines %u and %u)", g->bus_id,
+                                        r->gpus[j].line, g->line);
         }
-        for (size_t i = 0; i < r->n_gpus; i++)
-                for (size_t j = 0; j < i; j++)
-                        if (r->gpus[i].bus_id && r->gpus[j].bus_id && strcmp(r->gpus[i].bus_id, r->gpus[j].bus_id) == 0) {
-                                problem(w, seq, "reference.gpus: %s is listed twice (lines %u and %u)", r->gpus[i].bus_id,
-                                        r->gpus[j].line, r->gpus[i].line);
-                                break;
-                        }
 }
 
 static void load_ref_nics(struct walk *w, yaml_node_t *seq, struct policy_reference *r) {
-        if (!want(w, seq, YAML_SEQUENCE_NODE, "reference.nics"))
+        if (!(r->nics = device_list(w, seq, "reference.nics", sizeof(*r->nics))))
                 return;
-        size_t n = seq_len(seq);
-        if (n > POLICY_MAX_DEVICES) {
-                problem(w, seq, "reference.nics: %zu NICs is more than any node has (%u)", n, POLICY_MAX_DEVICES);
-                return;
-        }
-        if (n && !(r->nics = calloc(n, sizeof(*r->nics)))) {
-                w->oom = true;
-                return;
-        }
         for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
                 yaml_node_t *item = node(w, *it);
                 struct policy_ref_nic *nic = &r->nics[r->n_nics++];
@@ -546,6 +542,10 @@ static void load_ref_nics(struct walk *w, yaml_node_t *seq, struct policy_refere
                 each_pair(w, item, "reference.nics", ref_nic_pair, nic);
                 if (w->n_errors == before && !nic->bus_id)
                         problem(w, item, "a reference NIC needs bus_id");
+                for (size_t j = 0; nic->bus_id && j + 1 < r->n_nics; j++)
+                        if (r->nics[j].bus_id && strcmp(r->nics[j].bus_id, nic->bus_id) == 0)
+                                problem(w, item, "reference.nics: %s is listed twice (lines %u and %u)", nic->bus_id,
+                                        r->nics[j].line, nic->line);
         }
 }
 

@@ -138,6 +138,10 @@ BAD = {
                                     "      - [X, PIX]\n      - [SYS, X]\n", 6, r'differs from row 1 column 0'),
     "reference-matrix-cell": ("policy: 1\nreference:\n  topology:\n    devices: [1b:00.0, 1c:00.0]\n    pcie:\n"
                               "      - [X, NV18]\n      - [NV18, X]\n", 6, r'expected X, PIX, PXB, PHB, NODE or SYS, not "NV18"'),
+    "reference-nic-twice": ("policy: 1\nreference:\n  nics:\n    - {bus_id: 1c:00.0}\n    - {bus_id: 0000:1c:00.0}\n", 5,
+                            r'0000:1c:00.0 is listed twice \(lines 4 and 5\)'),
+    "reference-too-many": ("policy: 1\nreference:\n  nics: [" + ", ".join(["{bus_id: 1c:00.0}"] * 1025) + "]\n", 3,
+                           r'1025 entries is more than any node has'),
     "reference-unknown-key": ("policy: 1\nreference:\n  gpus: []\n  switches: []\n", 4, r'unknown key "switches" in reference'),
     "binary-garbage": ("policy: 1\nexpect:\n  gpu_model: \"a\\0b\"\n", 3, r'contains a NUL character'),
 }
