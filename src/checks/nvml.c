@@ -1345,6 +1345,17 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 }
                 if (bad_counter && UNUSABLE(r, f, g, "NVLink error counters", *bad_counter))
                         continue;
+                /* Where each active link ends (bridge pairs, the topology): a lost GPU or a hung
+                 * call there is reported too, never read as "no peer". */
+                const struct nv_str *bad_peer = NULL;
+                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && !bad_peer; l++) {
+                        const struct nv_str *e = &g->nvlink[l].remote_bus_id;
+                        if (g->nvlink[l].state.v == NVML_FEATURE_ENABLED && !nv_ok(*e) && e->state != NV_UNREAD &&
+                            !not_supported(e->state, e->rc))
+                                bad_peer = e;
+                }
+                if (bad_peer && UNUSABLE(r, f, g, "NVLink remote PCI info", *bad_peer))
+                        continue;
                 if (counter_unsupported)
                         result_evidence(r, "counters", "some not supported on this GPU/driver "
                                                        "(nvmlDeviceGetNvLinkErrorCounter): not judged");
