@@ -3,6 +3,7 @@
 #include "policy/policy.h"
 #include "checks/check.h"
 #include "core/strparse.h"
+#include "sys/nvml_facts.h"
 #include "sys/topo.h"
 
 #include <ctype.h>
@@ -255,16 +256,14 @@ static bool get_bus_id(struct walk *w, yaml_node_t *v, const char *what, char **
 }
 
 bool policy_normalise_bus_id(const char *in, char *out, size_t size) {
-        if (!in || !*in || strlen(in) > 12 || strspn(in, "0123456789abcdefABCDEF:.") != strlen(in))
+        /* People write "17:00.0" as often as "0000:17:00.0": the short form is domain 0.
+         * NVML's normaliser does the rest (strict hex, ranges, sysfs form). */
+        if (!in || strlen(in) > 16)
                 return false;
-        unsigned dom = 0, bus, dev, fn;
-        int used = 0;
-        bool with_domain = strchr(in, ':') != strrchr(in, ':');
-        int got = with_domain ? sscanf(in, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &used)
-                              : sscanf(in, "%2x:%2x.%1x%n", &bus, &dev, &fn, &used);
-        if (got != (with_domain ? 4 : 3) || (size_t)used != strlen(in) || dev > 0x1f || fn > 7)
-                return false;
-        return snprintf(out, size, "%04x:%02x:%02x.%x", dom, bus, dev, fn) < (int)size;
+        char full[24];
+        const char *colon = strchr(in, ':');
+        snprintf(full, sizeof(full), "%s%s", colon && strchr(colon + 1, ':') ? "" : "0000:", in);
+        return size <= UINT32_MAX && nvml_bus_id_normalise(full, out, (unsigned)size) == 0;
 }
 
 /* ---- sections ----------------------------------------------------------------------- */
