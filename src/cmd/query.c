@@ -338,7 +338,9 @@ static volatile sig_atomic_t stop_signal;
 static void on_stop(int sig) { stop_signal = sig; }
 
 /* Sleep until deadline_ns (CLOCK_MONOTONIC) or a stop signal; the signals are blocked
- * except inside ppoll, so one that arrives while we gather or print waits for here. */
+ * except inside ppoll, so one that arrives while we gather or print waits for here. A
+ * round that overran its interval still passes through ppoll once, so a pending signal
+ * is taken even when the loop never sleeps. */
 static void wait_until(unsigned long long deadline_ns, const sigset_t *open_mask) {
         for (;;) {
                 if (stop_signal)
@@ -346,12 +348,20 @@ static void wait_until(unsigned long long deadline_ns, const sigset_t *open_mask
                 struct timespec now;
                 clock_gettime(CLOCK_MONOTONIC, &now);
                 unsigned long long now_ns = (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
-                if (now_ns >= deadline_ns)
-                        return;
-                unsigned long long left = deadline_ns - now_ns;
+                unsigned long long left = now_ns < deadline_ns ? deadline_ns - now_ns : 0;
                 struct timespec ts = {.tv_sec = (time_t)(left / 1000000000ULL), .tv_nsec = (long)(left % 1000000000ULL)};
                 (void)ppoll(NULL, 0, &ts, open_mask); /* EINTR: a signal; re-check */
+                if (left == 0)
+                        return;
         }
+}
+
+/* Asked by the deadline supervisor while a round's NVML calls run: takes a pending stop
+ * signal, so that Ctrl-C ends a slow round within DEADLINE_STOP_POLL_MS. */
+static bool stop_requested(void *open_mask) {
+        struct timespec zero = {0, 0};
+        (void)ppoll(NULL, 0, &zero, open_mask);
+        return stop_signal != 0;
 }
 
 static unsigned long long monotonic_ns(void) {
@@ -507,10 +517,21 @@ static int run(const struct query_opts *o) {
                 goto done;
         }
 
+        struct nvml_deadlines dl = {0};
+        if (o->loop_ms) {
+                dl.stop_requested = stop_requested;
+                dl.stop_ctx = &open_mask;
+        }
         unsigned long long next_ns = monotonic_ns();
         for (unsigned int iter = 0;; iter++) {
-                r = nvml_facts_gather(lib, NULL, cur);
+                r = nvml_facts_gather(lib, &dl, cur);
                 abandoned = abandoned || cur->abandoned;
+                if (cur->stopped) {
+                        /* Stopped on request during the round: nothing half-read is printed,
+                         * and no nvmlShutdown for prev while cur's call may still run. */
+                        prev->abandoned = true;
+                        break;
+                }
                 if (r == -ENOMEM || r == -EAGAIN) {
                         fprintf(stderr, "gpuvet query: %s\n",
                                 r == -ENOMEM ? "out of memory" : "could not start the NVML threads");
@@ -520,7 +541,10 @@ static int run(const struct query_opts *o) {
                 /* NVML's init is reference-counted: the previous iteration's facts are
                  * released only now, so NVML stays initialised across a loop. */
                 nvml_facts_done(prev);
-                abandoned = abandoned || prev->abandoned;
+                /* prev's calls all returned (or the loop had stopped): only its
+                 * nvmlShutdown can have hung. */
+                bool shutdown_hung = prev->abandoned;
+                abandoned = abandoned || shutdown_hung;
 
                 int e = explain_no_gpus(cur, err);
                 if (e >= 0) {
@@ -573,6 +597,12 @@ static int run(const struct query_opts *o) {
                         r = nvml_events_start(lib, cur, NULL, 0, &events);
                         if (r < 0)
                                 fprintf(stderr, "gpuvet query: NVML events: %s, logging without them\n", strerror(-r));
+                }
+                if (shutdown_hung) {
+                        fprintf(stderr, "gpuvet query: stopping the loop: nvmlShutdown did not return within %u ms\n",
+                                cur->dl.call_ms);
+                        code = EXIT_INTERNAL;
+                        goto done;
                 }
                 if (cur->abandoned) {
                         /* Another round would strand one more thread in the library each time. */

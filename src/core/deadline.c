@@ -44,6 +44,7 @@ struct deadline_group {
         /* When the supervisor will next wake on its own; a call whose deadline is earlier
          * must wake it. ULLONG_MAX: it sleeps until signalled. */
         unsigned long long sup_wake_ms;
+        bool stopping; /* stop_requested said yes: no call starts any more */
         unsigned int n;
         struct deadline_worker *workers;
 };
@@ -84,6 +85,7 @@ static void group_unref(struct deadline_group *g) {
 /* Called with the mutex held. */
 static void abandon_locked(struct deadline_worker *w, const char *what, unsigned long long elapsed_ms, bool budget) {
         struct deadline_group *g = w->g;
+        w->out.stopped = g->stopping && !budget;
         g->spec.publish(w->block, w->dest, w->index, what, clamp_ms(elapsed_ms), g->spec.userdata);
         w->abandoned = true;
         w->finished = true;
@@ -101,6 +103,10 @@ bool deadline_begin(struct deadline_worker *w, const char *what, unsigned int li
         pthread_mutex_lock(&g->mu);
         if (w->abandoned)
                 goto out;
+        if (g->stopping) {
+                abandon_locked(w, what, 0, false);
+                goto out;
+        }
         unsigned long long now = deadline_now_ms();
         if (g->spec.budget_ms > 0 && now - g->start_ms >= g->spec.budget_ms) {
                 /* Between calls the worker runs our own code, which does not hang, so the
@@ -164,6 +170,9 @@ static void supervise_locked(struct deadline_group *g) {
                 unsigned long long wake = ULLONG_MAX;
                 unsigned int pending = 0;
 
+                if (!g->stopping && g->spec.stop_requested && g->spec.stop_requested(g->spec.stop_ctx))
+                        g->stopping = true;
+
                 for (unsigned int i = 0; i < g->n; i++) {
                         struct deadline_worker *w = &g->workers[i];
                         if (w->finished)
@@ -175,7 +184,10 @@ static void supervise_locked(struct deadline_group *g) {
                         unsigned long long budget_end =
                                 g->spec.budget_ms > 0 ? g->start_ms + g->spec.budget_ms : ULLONG_MAX;
                         unsigned long long end = call_end < budget_end ? call_end : budget_end;
-                        if (now >= end) {
+                        if (g->stopping) {
+                                abandon_locked(w, w->what, now - w->call_start_ms, false);
+                                pending--;
+                        } else if (now >= end) {
                                 abandon_locked(w, w->what, now - w->call_start_ms, end == budget_end && end < call_end);
                                 pending--;
                         } else if (end < wake) {
@@ -184,6 +196,9 @@ static void supervise_locked(struct deadline_group *g) {
                 }
                 if (pending == 0)
                         return;
+                /* Workers between calls reach deadline_begin soon and stop there. */
+                if (g->spec.stop_requested && !g->stopping && wake - now > DEADLINE_STOP_POLL_MS)
+                        wake = now + DEADLINE_STOP_POLL_MS;
 
                 g->sup_wake_ms = wake;
                 if (wake == ULLONG_MAX) {

@@ -39,7 +39,11 @@ struct deadline_outcome {
         const char *what;        /* ABANDONED: the call that was running (as given to begin) */
         unsigned int elapsed_ms; /* ABANDONED: how long that call had run; DONE: work() time */
         bool budget;             /* ABANDONED because the worker's budget ran out */
+        bool stopped;            /* ABANDONED because spec.stop_requested said so */
 };
+
+/* How often the supervisor asks spec.stop_requested while workers run. */
+#define DEADLINE_STOP_POLL_MS 100u
 
 struct deadline_spec {
         unsigned int call_ms;   /* default limit of one call (deadline_begin with limit 0) */
@@ -50,6 +54,12 @@ struct deadline_spec {
                         void *userdata);
         void (*free_block)(void *block);
         void *userdata;
+        /* NULL, or asked on the supervising thread at least every DEADLINE_STOP_POLL_MS
+         * (under the group mutex: keep it short). Once it returns true, a call in flight
+         * is abandoned at once and every later deadline_begin fails, so deadline_run
+         * returns promptly: how a loop honours Ctrl-C during a slow round. */
+        bool (*stop_requested)(void *stop_ctx);
+        void *stop_ctx;
 };
 
 /* Run n workers: worker i gets blocks[i] (ownership passes to it, even on failure) and

@@ -812,8 +812,12 @@ static void shutdown_publish(void *block, void *dest, unsigned int index, const 
 /* --- the whole gather ----------------------------------------------------------------- */
 
 static void add_timeout(struct nvml_facts *f, const struct deadline_outcome *o, int gpu) {
-        struct nvml_timeout *t = realloc(f->timeouts, (f->n_timeouts + 1) * sizeof(*t));
         f->abandoned = true;
+        if (o->stopped) {
+                f->stopped = true; /* not a timeout: nobody waited for it */
+                return;
+        }
+        struct nvml_timeout *t = realloc(f->timeouts, (f->n_timeouts + 1) * sizeof(*t));
         if (!t)
                 return; /* the GPU's own facts still say timeout */
         f->timeouts = t;
@@ -859,6 +863,8 @@ static void gather_system(struct nvml_facts *f, int *ret_r) {
                 .work = sys_work,
                 .publish = sys_publish,
                 .free_block = free,
+                .stop_requested = f->dl.stop_requested,
+                .stop_ctx = f->dl.stop_ctx,
         };
         void *blocks[1] = {b};
         void *dests[1] = {&s};
@@ -941,6 +947,8 @@ int nvml_facts_gather(struct nvml_lib *lib, const struct nvml_deadlines *dl, str
                 .work = gpu_work,
                 .publish = gpu_publish,
                 .free_block = gpu_free_block,
+                .stop_requested = f->dl.stop_requested,
+                .stop_ctx = f->dl.stop_ctx,
         };
         int rr = deadline_run(&spec, n, blocks, dests, o);
         if (rr < 0)

@@ -263,6 +263,10 @@ struct nvml_deadlines {
         unsigned int call_ms; /* one NVML call */
         unsigned int gpu_ms;  /* all calls for one GPU */
         unsigned int init_ms; /* nvmlInit_v2 (slow without persistence mode: it wakes GPUs) */
+        /* NULL, or polled while the calls run (see deadline_spec.stop_requested): true
+         * cuts the gather short, leaving facts->stopped set. */
+        bool (*stop_requested)(void *stop_ctx);
+        void *stop_ctx;
 };
 #define NVML_DEADLINE_CALL_MS_DEFAULT 2000u
 #define NVML_DEADLINE_GPU_MS_DEFAULT 20000u
@@ -293,6 +297,9 @@ struct nvml_facts {
          * leave with _exit once the report is written (exit handlers could block). Stays
          * valid after nvml_facts_done. */
         bool abandoned;
+        /* The gather was cut short because dl->stop_requested said so: the facts are
+         * incomplete and must not be reported. Implies abandoned. */
+        bool stopped;
 
         unsigned int gather_ms; /* wall time of nvml_facts_gather */
 

@@ -36,6 +36,17 @@ def init_error(path):
     return INIT_ERROR_VALUES[v] if v and v not in ("none", "N/A") else 0
 
 
+def time_scale():
+    """How much slower than a quiet machine the tests may run (GPUVET_TEST_TIME_SCALE, set by
+    tests/meson.build: larger under sanitizers). Wall-clock bounds in tests are multiplied
+    by it, so that no verdict depends on the machine being idle."""
+    try:
+        v = float(os.environ.get("GPUVET_TEST_TIME_SCALE", "1"))
+    except ValueError:
+        return 1.0
+    return v if v >= 1 else 1.0
+
+
 def hangs(path):
     return bool(load_scenario(path)["hangs"])
 

@@ -13,6 +13,8 @@ Usage: test_query.py GPUVET SRC_ROOT FAKE_LIB BUILD_DIR
 3. Conventions: aliases, -i by index/UUID/bus id, -f, an unknown field (exit 2, named),
    SIGTERM during -lms (exit 0, whole lines only), a hung call (finishes, [N/A], exit 1),
    no driver (exit 1, says so).
+4. Loops that must end: a round slower than the interval still stops within a second of
+   SIGINT/SIGTERM; a wedged nvmlShutdown between rounds stops the loop (exit 3, named).
 """
 import json
 import os
@@ -335,12 +337,63 @@ def test_conventions(tmp):
     print("ok: conventions")
 
 
+def stop_loop(args, scenario_text, tmp, sig, settle_s):
+    """Start `query ARGS` on SCENARIO_TEXT, send SIG after SETTLE_S; (exit, seconds to exit, out, err)."""
+    scn = os.path.join(tmp, "loop.scn")
+    with open(scn, "w") as f:
+        f.write(scenario_text)
+    p = subprocess.Popen([GPUVET, "query"] + args, env=gpuvet_env_for(scn), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(settle_s)
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    try:
+        out, err = p.communicate(timeout=30 * fakeenv.time_scale())
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return None, None, out, err
+    return p.returncode, time.monotonic() - t0, out, err
+
+
+def test_loops_end(tmp):
+    base = "include %s\n" % os.path.join(SCENARIOS, "h100-sxm-8gpu.scn")
+    scale = fakeenv.time_scale()
+    # Every round outlasts -l 1: the signal arrives while NVML is being read, never while
+    # the loop sleeps. It must still be taken, within the supervisor's 100 ms poll.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        rc, dt, out, err = stop_loop(["--query-gpu=index,power.draw", "--format=csv", "-l", "1"],
+                                     base + "latency nvmlDeviceGetPowerUsage 1100\n", tmp, sig, 3.0)
+        if check(rc is not None, "slow round + %s: still running 30 s after the signal" % sig.name):
+            check(rc == 0, "slow round + %s: exit %s %s" % (sig.name, rc, err))
+            check(dt < 1.0 * scale, "slow round + %s: took %.2f s to stop (> 1 s)" % (sig.name, dt))
+            check(out.endswith("\n") and all(len(split_row(x)) == 2 for x in out.split("\n")[1:] if x),
+                  "slow round + %s: partial rows %r" % (sig.name, out[-200:]))
+    # nvmlShutdown never returns: the first round's release hangs; the loop must end on
+    # its own (exit 3, the call named) instead of stranding a thread per round.
+    scn = os.path.join(tmp, "shutdown-hang.scn")
+    with open(scn, "w") as f:
+        f.write(base + "hang nvmlShutdown *\n")
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run([GPUVET, "query", "--query-gpu=index", "--format=csv", "-lms", "200"],
+                           env=gpuvet_env_for(scn), capture_output=True, text=True, timeout=30 * scale)
+        dt = time.monotonic() - t0
+        check(r.returncode == 3, "nvmlShutdown hang in a loop: exit %d, not 3 %s" % (r.returncode, r.stderr))
+        check("nvmlShutdown" in r.stderr, "nvmlShutdown hang in a loop: not named: %r" % r.stderr)
+        check(dt < 10 * scale, "nvmlShutdown hang in a loop: took %.1f s" % dt)
+    except subprocess.TimeoutExpired:
+        check(False, "nvmlShutdown hang in a loop: still running after 30 s")
+    print("ok: loops end")
+
+
 def main():
     fakeenv.ensure_loadable()
     fields = supported_fields()
     with tempfile.TemporaryDirectory() as tmp:
         test_captures(fields, tmp)
         test_conventions(tmp)
+        test_loops_end(tmp)
     for scn in ("h100-sxm-8gpu.scn", "thermal-slowdown.scn"):
         test_clients(scn)
     if failures:

@@ -243,6 +243,50 @@ static void test_many_hang(void **state) {
         drain();
 }
 
+/* Stop on request: the hung call is given up at once and the busy worker at its next
+ * begin, both reported as stopped (not as timeouts), each published once. */
+static unsigned long long stop_at_ms;
+static bool stop_after(void *ctx) {
+        (*(unsigned int *)ctx)++;
+        return deadline_now_ms() >= stop_at_ms;
+}
+
+static void test_stop_requested(void **state) {
+        (void)state;
+        enum { N = 2 };
+        void *blocks[N], *dests[N];
+        struct dest d[N];
+        struct deadline_outcome o[N];
+        memset(d, 0, sizeof(d));
+        unsigned int asked = 0;
+        struct deadline_spec spec = spec_default;
+        spec.call_ms = 60000;
+        spec.budget_ms = 0;
+        spec.stop_requested = stop_after;
+        spec.stop_ctx = &asked;
+        blocks[0] = new_block(4, 1, 1);      /* hangs in call1 */
+        blocks[1] = new_block(100000, 1, -1); /* busy for ~100 s */
+        dests[0] = &d[0];
+        dests[1] = &d[1];
+        unsigned long long t0 = deadline_now_ms();
+        stop_at_ms = t0 + 150;
+        assert_int_equal(deadline_run(&spec, N, blocks, dests, o), 0);
+        unsigned long long took = deadline_now_ms() - t0;
+        print_message("stopped after %llu ms (asked %u times)\n", took, asked);
+        assert_true(took >= 150);
+        assert_true(took < 150 + DEADLINE_STOP_POLL_MS + 5000); /* bounded, not 60 s or 100 s */
+        assert_true(asked >= 2);
+        for (int i = 0; i < N; i++) {
+                assert_int_equal(o[i].state, DEADLINE_ABANDONED);
+                assert_true(o[i].stopped);
+                assert_false(o[i].budget);
+                assert_int_equal(d[i].publishes, 1);
+        }
+        assert_string_equal(o[0].what, "call1");
+        assert_true(d[1].done > 0 && d[1].done < 100000);
+        drain();
+}
+
 static void test_bad_args(void **state) {
         (void)state;
         struct deadline_spec spec = spec_default;
@@ -261,6 +305,7 @@ int main(void) {
                 cmocka_unit_test(test_budget),
                 cmocka_unit_test(test_budget_in_call),
                 cmocka_unit_test(test_many_hang),
+                cmocka_unit_test(test_stop_requested),
                 cmocka_unit_test(test_bad_args),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
