@@ -50,15 +50,15 @@ int main(int argc, char **argv) {
         const char *name = argv[1];
         if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
                 print_usage(stdout);
-                return EXIT_PASS;
+                return stdout_finish(EXIT_PASS);
         }
         if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
                 printf("gpuvet %s\n", GPUVET_VERSION);
-                return EXIT_PASS;
+                return stdout_finish(EXIT_PASS);
         }
         for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
                 if (strcmp(name, subcommands[i].name) == 0)
-                        return subcommands[i].run(argc - 1, argv + 1);
+                        return stdout_finish(subcommands[i].run(argc - 1, argv + 1));
         fprintf(stderr, "gpuvet: unknown command \"%s\" (see gpuvet --help)\n", name);
         return EXIT_USAGE;
 }

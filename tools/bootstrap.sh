@@ -6,6 +6,7 @@ packages=(
   meson ninja-build gcc clang pkg-config python3
   libjansson-dev libyaml-dev libarchive-dev libcmocka-dev libpci-dev pci.ids
   libclang-rt-14-dev   # sanitizer and libFuzzer runtimes for clang
+  strace               # tests/golden/test_output.py holds a syscall to signal gpuvet exactly there
   ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL ICD loader (dlopen'd at run time) + PoCL's CPU device for the OpenCL tests
 )
 

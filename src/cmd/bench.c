@@ -322,6 +322,8 @@ int cmd_bench(int argc, char **argv) {
         size_t n_sel = 0;
         if (!select_benchmarks(names, sel, &n_sel))
                 return EXIT_USAGE;
+        if (json_path && (code = output_path_usable("bench", "--json", json_path)) != 0)
+                return code;
 
         double start = now_ms();
         struct fsroot *fs;

@@ -236,6 +236,8 @@ int cmd_check(int argc, char **argv) {
                 return code;
         if (only && !only_is_valid(only))
                 return EXIT_USAGE;
+        if (json_path && (code = output_path_usable("check", "--json", json_path)) != 0)
+                return code;
         if (list)
                 return list_checks(level, only);
         /* Running standard under the name full would let a gate pass a node that was never

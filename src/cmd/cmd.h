@@ -59,5 +59,17 @@ void watchdog_arm(unsigned seconds, const char *what);
  * EXIT_INTERNAL after printing why. */
 int write_json_output(const char *cmd, const char *path, char *json);
 
+/* Refuse a bad output path (opt names the option, e.g. "--json") before any work: its
+ * directory must exist and be writable, and it must not be a directory. "-" (standard
+ * output) is always usable. Returns 0, or EXIT_USAGE after a message naming path. */
+int output_path_usable(const char *cmd, const char *opt, const char *path);
+
+/* Flush standard output and check that every write to it succeeded (a full disk,
+ * /dev/full, an I/O error): a truncated report must not pass for success. Returns code,
+ * or EXIT_INTERNAL after a message. Call it before any _exit, and main calls it last. */
+int stdout_finish(int code);
+/* Report a failed write to standard output (err: its errno, 0 if unknown), once. */
+void stdout_failed(int err);
+
 /* Parse a positive number of seconds for --timeout; false on bad input. */
 bool parse_seconds(const char *s, unsigned *ret);

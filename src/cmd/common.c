@@ -4,11 +4,13 @@
 #include "core/strparse.h"
 #include "data/gpudb.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEFAULT_TIMEOUT_S 30
@@ -102,7 +104,11 @@ int write_json_output(const char *cmd, const char *path, char *json) {
         size_t len = strlen(json);
         json[len] = '\n'; /* json_dumps leaves no newline; its NUL slot takes one */
         if (strcmp(path, "-") == 0) {
-                fwrite(json, 1, len + 1, stdout);
+                errno = 0;
+                if (fwrite(json, 1, len + 1, stdout) != len + 1 || fflush(stdout) != 0) {
+                        stdout_failed(errno);
+                        code = EXIT_INTERNAL;
+                }
         } else {
                 int r = atomic_write(path, json, len + 1);
                 if (r < 0) {
@@ -112,4 +118,61 @@ int write_json_output(const char *cmd, const char *path, char *json) {
         }
         free(json);
         return code;
+}
+
+int output_path_usable(const char *cmd, const char *opt, const char *path) {
+        if (strcmp(path, "-") == 0)
+                return 0;
+        if (!*path) {
+                fprintf(stderr, "gpuvet %s: %s: empty path\n", cmd, opt);
+                return EXIT_USAGE;
+        }
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "gpuvet %s: %s %s: is a directory\n", cmd, opt, path);
+                return EXIT_USAGE;
+        }
+        char dir[4096];
+        if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
+                fprintf(stderr, "gpuvet %s: %s %s: %s\n", cmd, opt, path, strerror(ENAMETOOLONG));
+                return EXIT_USAGE;
+        }
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+                snprintf(dir, sizeof(dir), ".");
+        else if (slash == dir)
+                dir[1] = '\0';
+        else
+                *slash = '\0';
+        if (stat(dir, &st) < 0) {
+                fprintf(stderr, "gpuvet %s: %s %s: directory %s: %s\n", cmd, opt, path, dir, strerror(errno));
+                return EXIT_USAGE;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "gpuvet %s: %s %s: %s is not a directory\n", cmd, opt, path, dir);
+                return EXIT_USAGE;
+        }
+        if (access(dir, W_OK) < 0) {
+                fprintf(stderr, "gpuvet %s: %s %s: directory %s: %s\n", cmd, opt, path, dir, strerror(errno));
+                return EXIT_USAGE;
+        }
+        return 0;
+}
+
+static bool stdout_error_reported;
+
+void stdout_failed(int err) {
+        if (stdout_error_reported)
+                return;
+        stdout_error_reported = true;
+        fprintf(stderr, "gpuvet: writing standard output: %s\n", err ? strerror(err) : "write error");
+}
+
+int stdout_finish(int code) {
+        errno = 0;
+        if (fflush(stdout) != 0 || ferror(stdout))
+                stdout_failed(errno);
+        if (!stdout_error_reported)
+                return code;
+        return code > EXIT_INTERNAL ? code : EXIT_INTERNAL;
 }

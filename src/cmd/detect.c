@@ -422,7 +422,7 @@ int cmd_detect(int argc, char **argv) {
                 code = EXIT_INTERNAL;
         } else if (json) {
                 if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', stdout) == EOF) {
-                        fprintf(stderr, "gpuvet detect: writing the JSON to standard output failed\n");
+                        stdout_failed(errno);
                         code = EXIT_INTERNAL;
                 }
         } else {

@@ -439,14 +439,9 @@ int cmd_info(int argc, char **argv) {
         if ((code = machine_read("info", &common, &nopt, &m)))
                 return code;
         if (json) {
-                char *out = build_json(m.facts, &m.nvml);
-                if (!out) {
-                        fprintf(stderr, "gpuvet info: out of memory building the JSON\n");
-                        code = EXIT_INTERNAL;
-                } else {
-                        printf("%s\n", out);
-                        free(out);
-                }
+                int r = write_json_output("info", "-", build_json(m.facts, &m.nvml));
+                if (r != EXIT_PASS)
+                        code = r;
         } else {
                 print_text(m.facts, &m.nvml);
         }

@@ -113,7 +113,7 @@ int nvml_use_end(struct nvml_use *u, int code) {
                 return code;
         nvml_facts_done(u->nv);
         if (u->nv->abandoned) {
-                fflush(stdout);
+                code = stdout_finish(code);
                 fflush(stderr);
                 _exit(code);
         }

@@ -74,6 +74,8 @@ static int capture(int argc, char **argv) {
         }
         if ((code = common_no_operands("policy capture", argc, argv)) >= 0)
                 return code;
+        if (output && (code = output_path_usable("policy capture", "-o", output)) != 0)
+                return code;
 
         struct machine m;
         if ((code = machine_read("policy capture", &common, &nopt, &m)) != 0)

@@ -469,10 +469,9 @@ static int wait_events(struct nvml_events *ev, unsigned long long deadline_ns, c
 static int finish(FILE *out, bool abandoned, int code) {
         if (out && out != stdout)
                 fclose(out);
-        fflush(stdout);
         fflush(stderr);
         if (abandoned)
-                _exit(code);
+                _exit(stdout_finish(code));
         return code;
 }
 

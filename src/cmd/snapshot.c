@@ -474,47 +474,6 @@ static int build_archive(struct capture *c, const struct facts *f, const char *r
         return r;
 }
 
-/* Refuse a bad -o before spending time gathering: its directory must exist and be
- * writable, and it must not name a directory. */
-static int check_output(const char *path) {
-        if (strcmp(path, "-") == 0)
-                return 0;
-        struct stat st;
-        if (!*path) {
-                fprintf(stderr, "gpuvet snapshot: -o: empty path\n");
-                return EXIT_USAGE;
-        }
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-                fprintf(stderr, "gpuvet snapshot: -o %s: is a directory\n", path);
-                return EXIT_USAGE;
-        }
-        char dir[4096];
-        if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
-                fprintf(stderr, "gpuvet snapshot: -o %s: %s\n", path, strerror(ENAMETOOLONG));
-                return EXIT_USAGE;
-        }
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-                snprintf(dir, sizeof(dir), ".");
-        else if (slash == dir)
-                dir[1] = '\0';
-        else
-                *slash = '\0';
-        if (stat(dir, &st) < 0) {
-                fprintf(stderr, "gpuvet snapshot: -o %s: directory %s: %s\n", path, dir, strerror(errno));
-                return EXIT_USAGE;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-                fprintf(stderr, "gpuvet snapshot: -o %s: %s is not a directory\n", path, dir);
-                return EXIT_USAGE;
-        }
-        if (access(dir, W_OK) < 0) {
-                fprintf(stderr, "gpuvet snapshot: -o %s: directory %s: %s\n", path, dir, strerror(errno));
-                return EXIT_USAGE;
-        }
-        return 0;
-}
-
 static int write_output(const char *path, const struct membuf *m) {
         if (strcmp(path, "-") != 0)
                 return atomic_write(path, m->data, m->len);
@@ -556,7 +515,7 @@ int cmd_snapshot(int argc, char **argv) {
                 fprintf(stderr, "gpuvet snapshot: -o FILE.tar is required (see gpuvet snapshot --help)\n");
                 return EXIT_USAGE;
         }
-        code = check_output(output);
+        code = output_path_usable("snapshot", "-o", output);
         if (code)
                 return code;
         char lib_err[512];

@@ -200,14 +200,7 @@ int cmd_topo(int argc, char **argv) {
         }
         if (code == 0) {
                 if (json) {
-                        char *out = build_json(m.facts, &t, &m.nvml);
-                        if (!out) {
-                                fprintf(stderr, "gpuvet topo: out of memory building the JSON\n");
-                                code = EXIT_INTERNAL;
-                        } else {
-                                printf("%s\n", out);
-                                free(out);
-                        }
+                        code = write_json_output("topo", "-", build_json(m.facts, &t, &m.nvml));
                 } else {
                         print_text(m.facts, &t);
                         /* Two GPUs or more: say why NV# cannot appear. */

@@ -1,12 +1,44 @@
+/* Atomic report files: see atomic_file.h.
+ *
+ * No temporary file may outlive the run, whatever ends it:
+ *  - the data goes first into an unnamed O_TMPFILE inode, which the kernel frees if the
+ *    process dies before it is named; it is named (linkat) only to be renamed over the
+ *    target at once;
+ *  - SIGINT, SIGTERM, SIGHUP and SIGQUIT stay blocked while a named temporary exists, so
+ *    they are taken after the rename or the unlink, never between;
+ *  - SIGKILL cannot be blocked: a temporary it strands carries the writer's pid in its
+ *    name (TARGET.gpuvet-PID-XXXXXX), and the next write to the same target removes those
+ *    whose writer is gone.
+ * Filesystems without O_TMPFILE get a named temporary from the start (mkostemp). */
 #include "core/atomic_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#define TEMP_TAG ".gpuvet-"
+
+static int write_all(int fd, const void *data, size_t len) {
+        const char *p = data;
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
 
 /* A target that exists and is not a regular file (/dev/stdout, a FIFO) gets a plain write:
  * renaming over it would replace a device node with a file. */
@@ -14,20 +46,121 @@ static int write_in_place(const char *path, const void *data, size_t len) {
         int fd = open(path, O_WRONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        const char *p = data;
-        while (len > 0) {
-                ssize_t n = write(fd, p, len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        int r = -errno;
-                        close(fd);
-                        return r;
-                }
-                p += n;
-                len -= (size_t)n;
+        int r = write_all(fd, data, len);
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+static void split_path(const char *path, char *dir, size_t dirsize, const char **base) {
+        const char *slash = strrchr(path, '/');
+        if (!slash) {
+                snprintf(dir, dirsize, ".");
+                *base = path;
+        } else if (slash == path) {
+                snprintf(dir, dirsize, "/");
+                *base = slash + 1;
+        } else {
+                snprintf(dir, dirsize, "%.*s", (int)(slash - path), path);
+                *base = slash + 1;
         }
-        return close(fd) < 0 ? -errno : 0;
+}
+
+/* Remove BASE.gpuvet-PID-XXXXXX in dir whose PID no longer runs: what a SIGKILL left. */
+static void remove_stale_temps(const char *dir, const char *base) {
+        DIR *d = opendir(dir);
+        if (!d)
+                return; /* creating the new temporary will say what is wrong */
+        size_t blen = strlen(base), tlen = strlen(TEMP_TAG);
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+                const char *n = e->d_name;
+                if (strncmp(n, base, blen) != 0 || strncmp(n + blen, TEMP_TAG, tlen) != 0)
+                        continue;
+                const char *p = n + blen + tlen;
+                char *end;
+                errno = 0;
+                long pid = strtol(p, &end, 10);
+                if (errno || end == p || *end != '-' || strlen(end + 1) != 6 || pid <= 0)
+                        continue;
+                if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                        continue; /* alive, or not ours to judge */
+                (void)unlinkat(dirfd(d), n, 0);
+        }
+        closedir(d);
+}
+
+/* The mode a new file would get from open(2) under the current umask: a report is for
+ * sharing, and mkostemp/O_TMPFILE leave 0600. */
+static mode_t report_mode(void) {
+        mode_t mask = umask(0);
+        umask(mask);
+        return 0666 & ~mask;
+}
+
+static int fill(int fd, const void *data, size_t len) {
+        int r = write_all(fd, data, len);
+        if (r == 0 && fchmod(fd, report_mode()) < 0)
+                r = -errno;
+        if (r == 0 && fsync(fd) < 0)
+                r = -errno;
+        return r;
+}
+
+/* Data into an unnamed inode in dir; then name it tmp (pattern ending XXXXXX, filled
+ * here) and rename it over path. -EOPNOTSUPP etc.: O_TMPFILE cannot be used here. */
+static int write_via_tmpfile(const char *dir, const char *path, char *tmp, const void *data, size_t len,
+                             bool *ret_unsupported) {
+        int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                *ret_unsupported = errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL || errno == ENOENT;
+                return -errno;
+        }
+        int r = fill(fd, data, len);
+        if (r == 0) {
+                char proc[64];
+                snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+                size_t n = strlen(tmp);
+                for (int attempt = 0; attempt < 100; attempt++) {
+                        /* A name nobody has: the same letters mkostemp would pick from. */
+                        static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+                        unsigned long long x = (unsigned long long)random() ^ ((unsigned long long)getpid() << 20) ^
+                                               (unsigned long long)attempt * 0x9e3779b97f4a7c15ULL;
+                        for (size_t i = n - 6; i < n; i++, x /= 62)
+                                tmp[i] = letters[x % 62];
+                        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) {
+                                r = 0;
+                                break;
+                        }
+                        r = -errno;
+                        if (errno != EEXIST) {
+                                /* No /proc: fall back to a named temporary. */
+                                *ret_unsupported = errno == ENOENT;
+                                break;
+                        }
+                }
+                if (r == 0 && rename(tmp, path) < 0) {
+                        r = -errno;
+                        (void)unlink(tmp);
+                }
+        }
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+static int write_via_mkostemp(const char *path, char *tmp, const void *data, size_t len) {
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        int r = fill(fd, data, len);
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlink(tmp);
+        return r;
 }
 
 int atomic_write(const char *path, const void *data, size_t len) {
@@ -37,38 +170,32 @@ int atomic_write(const char *path, const void *data, size_t len) {
                         return -EISDIR;
                 return write_in_place(path, data, len);
         }
-        char tmp[4096];
-        if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+        char dir[4096], tmp[4096];
+        const char *base;
+        if (strlen(path) >= sizeof(dir))
                 return -ENAMETOOLONG;
-        int fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        int r = 0;
-        const char *p = data;
-        size_t left = len;
-        while (left > 0) {
-                ssize_t n = write(fd, p, left);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
-                        break;
-                }
-                p += n;
-                left -= (size_t)n;
+        split_path(path, dir, sizeof(dir), &base);
+        if (!*base)
+                return -EISDIR;
+        if (snprintf(tmp, sizeof(tmp), "%s" TEMP_TAG "%ld-XXXXXX", path, (long)getpid()) >= (int)sizeof(tmp))
+                return -ENAMETOOLONG;
+
+        sigset_t term, old;
+        sigemptyset(&term);
+        sigaddset(&term, SIGINT);
+        sigaddset(&term, SIGTERM);
+        sigaddset(&term, SIGHUP);
+        sigaddset(&term, SIGQUIT);
+        pthread_sigmask(SIG_BLOCK, &term, &old);
+
+        remove_stale_temps(dir, base);
+        bool unsupported = false;
+        int r = write_via_tmpfile(dir, path, tmp, data, len, &unsupported);
+        if (r < 0 && unsupported) {
+                snprintf(tmp, sizeof(tmp), "%s" TEMP_TAG "%ld-XXXXXX", path, (long)getpid());
+                r = write_via_mkostemp(path, tmp, data, len);
         }
-        /* mkostemp creates 0600; a report is for sharing, so honour the umask like open(2). */
-        mode_t mask = umask(0);
-        umask(mask);
-        if (r == 0 && fchmod(fd, 0666 & ~mask) < 0)
-                r = -errno;
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r == 0)
-                r = -errno;
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                (void)unlink(tmp);
+
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         return r;
 }

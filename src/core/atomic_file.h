@@ -3,5 +3,6 @@
 #pragma once
 #include <stddef.h>
 
-/* 0 or a negative errno; on failure the target is untouched and the temporary removed. */
+/* 0 or a negative errno; on failure the target is untouched and the temporary removed.
+ * No temporary outlives the run, even one ended by a signal (see atomic_file.c). */
 int atomic_write(const char *path, const void *data, size_t len);
