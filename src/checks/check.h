@@ -40,5 +40,10 @@ const struct nvml_gpu *nvml_gpu_at(const struct facts *f, const char *addr);
 size_t check_count_host_gpus(const struct facts *f);
 /* The thresholds to judge by: the site policy's, else gpuvet's defaults. */
 const struct policy_thresholds *check_thresholds(const struct facts *f);
+/* No GPU was found because /sys/bus/pci/devices could not be listed: they are unknown,
+ * not absent (gpu.inventory reports the error; the others skip pointing at it). */
+bool check_gpus_unknown(const struct facts *f);
+/* "no NVIDIA GPU on the PCI bus", or why the GPUs are unknown. */
+const char *check_no_gpu_reason(const struct facts *f);
 /* Skip with a reason when the node has no NVIDIA GPU; returns true when it skipped. */
 bool check_skip_without_gpus(const struct check_info *self, const struct facts *f, struct report *rep);

@@ -86,7 +86,10 @@ static void run_toolkit(const struct check_info *self, const struct facts *f, st
         }
         result_observed(r, "not installed");
         if (f->gpus.n == 0) {
-                result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: containers need no toolkit");
+                if (check_gpus_unknown(f))
+                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
+                else
+                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: containers need no toolkit");
                 return;
         }
         result_status(r, STATUS_WARN,
@@ -126,7 +129,10 @@ static void run_docker_runtime(const struct check_info *self, const struct facts
                 return;
         }
         if (f->gpus.n == 0) {
-                result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: docker needs no nvidia runtime");
+                if (check_gpus_unknown(f))
+                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
+                else
+                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: docker needs no nvidia runtime");
                 return;
         }
         if (c->docker_default_runtime[0])
@@ -215,7 +221,10 @@ static void run_containerd_runtime(const struct check_info *self, const struct f
                 return;
         }
         if (f->gpus.n == 0) {
-                result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: containerd needs no nvidia runtime");
+                if (check_gpus_unknown(f))
+                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
+                else
+                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: containerd needs no nvidia runtime");
                 return;
         }
         if (c->containerd_default_runtime[0])
@@ -280,7 +289,10 @@ static void run_cdi(const struct check_info *self, const struct facts *f, struct
                 return;
         }
         if (f->gpus.n == 0) {
-                result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: no CDI spec needed");
+                if (check_gpus_unknown(f))
+                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
+                else
+                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: no CDI spec needed");
                 return;
         }
         result_observed(r, "no nvidia.com/gpu spec (%u other spec%s)", c->cdi_specs, c->cdi_specs == 1 ? "" : "s");

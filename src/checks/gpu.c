@@ -29,6 +29,17 @@ static size_t gpus_bound_to(const struct facts *f, const char *driver) {
 }
 
 static void run_inventory(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_gpus_unknown(f)) {
+                struct result *r = result_new(rep, self, "host");
+                result_evidence(r, "source", "/sys/bus/pci/devices");
+                result_expected(r, "the PCI devices listed");
+                result_observed(r, "unlisted: %s", strerror(f->pci.list_errno));
+                result_status(r, STATUS_ERROR, "cannot list /sys/bus/pci/devices (%s): the node's GPUs are unknown",
+                              strerror(f->pci.list_errno));
+                result_remedy(r, "Run gpuvet as root, or check that sysfs is mounted and readable "
+                                 "(`ls /sys/bus/pci/devices`).");
+                return;
+        }
         if (check_skip_without_gpus(self, f, rep))
                 return;
         for (size_t i = 0; i < f->gpus.n; i++) {
@@ -151,8 +162,9 @@ static void run_nouveau(const struct check_info *self, const struct facts *f, st
         const struct nvidia_facts *x = &f->nvidia;
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/proc/modules");
-        if (!f->host.have_modules) {
-                result_status(r, STATUS_ERROR, "cannot read /proc/modules: the loaded modules are unknown");
+        if (!f->host.have_modules && !x->nouveau_loaded) {
+                result_status(r, STATUS_ERROR, "cannot read /proc/modules (%s): the loaded modules are unknown",
+                              strerror(-f->host.modules_errno));
                 result_remedy(r, "Check that /proc is mounted and readable (`cat /proc/modules`).");
                 return;
         }
@@ -214,6 +226,16 @@ static void run_driver_version(const struct check_info *self, const struct facts
         else
                 result_expected(r, "nvidia module loaded");
 
+        if (!x->module_state_known) {
+                result_observed(r, "unknown: /proc/modules unreadable, no /sys/module/nvidia, no %s",
+                                NVIDIA_VERSION_FILE);
+                result_status(r, STATUS_ERROR, "cannot read /proc/modules (%s): whether the nvidia module is loaded "
+                                               "is unknown",
+                              strerror(-f->host.modules_errno));
+                result_remedy(r, "Check that /proc is mounted and readable (`cat /proc/modules`), then run the "
+                                 "check again.");
+                return;
+        }
         if (!x->module_loaded) {
                 result_observed(r, "nvidia module not loaded");
                 if (check_count_host_gpus(f) == 0) {

@@ -244,7 +244,7 @@ static bool nvml_unavailable(const struct check_info *self, const struct facts *
         const char *why = NULL;
         char buf[640];
         if (f->gpus.n == 0 && n->n_gpus == 0)
-                why = "no NVIDIA GPU on the PCI bus";
+                why = check_no_gpu_reason(f);
         else if (f->gpus.n > 0 && check_count_host_gpus(f) == 0 && n->n_gpus == 0)
                 why = "every GPU is bound to vfio-pci for passthrough: NVML on this host does not see them";
         else if (n->init_state == NVML_INIT_NOT_TRIED) {
@@ -1650,7 +1650,7 @@ static void run_fabric_manager(const struct check_info *self, const struct facts
                 struct result *r = result_new(rep, self, "host");
                 result_evidence(r, "source", "/sys/bus/pci/devices (class 0680 NVIDIA bridge), nvmlDeviceGetGpuFabricInfo");
                 if (f->gpus.n == 0)
-                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus");
+                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
                 else
                         result_status(r, STATUS_SKIP, "no NVSwitch on this node: the Fabric Manager is not needed");
                 return;

@@ -1,6 +1,7 @@
 #include "checks/check.h"
 #include "data/gpudb.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -56,11 +57,22 @@ size_t check_count_host_gpus(const struct facts *f) {
         return n;
 }
 
+bool check_gpus_unknown(const struct facts *f) {
+        /* No /sys/bus/pci at all is a machine without PCI (or a capture without it);
+         * anything else that stops the listing leaves the GPUs unknown. */
+        return f->gpus.n == 0 && f->pci.list_errno != 0 && f->pci.list_errno != ENOENT;
+}
+
+const char *check_no_gpu_reason(const struct facts *f) {
+        return check_gpus_unknown(f) ? "the GPUs are unknown: /sys/bus/pci/devices cannot be listed (see gpu.inventory)"
+                                     : "no NVIDIA GPU on the PCI bus";
+}
+
 bool check_skip_without_gpus(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (f->gpus.n > 0)
                 return false;
         struct result *r = result_new(rep, self, "host");
-        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus");
+        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
         return true;
 }
 

@@ -75,10 +75,15 @@ static const char usage[] =
         "      --data-dir DIR    GPU table from DIR ($GPUVET_DATA_DIR); not captured\n"
         "  -h, --help            this help\n"
         "\n"
-        "Files the current user cannot read (root-only attributes) are left out and\n"
-        "counted in a warning.\n"
+        "      --partial         accept a partial capture: exit 0 even when files or\n"
+        "                        directories could not be read\n"
         "\n"
-        "Exit status: 0 written, 2 usage or bad output path, 3 internal error.\n";
+        "Files and directories the current user cannot read (root-only attributes) are\n"
+        "left out and each named in a warning; a replay of such a capture may judge\n"
+        "differently, so the run exits 1 unless --partial is given.\n"
+        "\n"
+        "Exit status: 0 written, 1 written but partial, 2 usage or bad output path,\n"
+        "3 internal error.\n";
 
 /* Why a path is in the snapshot; a path met more than once keeps the strongest reason. */
 enum reason {
@@ -99,10 +104,20 @@ struct capture {
         struct entry *entries;
         size_t n, cap;
         unsigned n_files, n_dirs, n_links, n_truncated;
-        unsigned n_denied;      /* EACCES/EPERM: root-only files read as a user */
-        unsigned n_unreadable;  /* other read errors, and FIFOs/devices */
-        char first_denied[256]; /* named in the warning, so the user knows what is missing */
+        unsigned n_denied;     /* EACCES/EPERM: root-only files read as a user */
+        unsigned n_unreadable; /* other read errors, and FIFOs/devices */
+        /* Every path left out, named in the warnings and the info file: a replay of a
+         * partial capture can judge differently, so the user must know what is missing. */
+        struct left_out *left_out;
+        size_t n_left_out, cap_left_out;
 };
+
+struct left_out {
+        char *path; /* root-relative */
+        int err;    /* errno, or NOT_REGULAR */
+        bool dir;   /* a directory that could not be listed */
+};
+#define NOT_REGULAR (-1)
 
 struct membuf {
         char *data;
@@ -162,16 +177,36 @@ static void sort_unique(struct capture *c) {
         c->n = out;
 }
 
-static void note_denied(struct capture *c, const char *path) {
-        if (c->n_denied++ == 0)
-                snprintf(c->first_denied, sizeof(c->first_denied), "/%s", path);
+/* err: the errno that kept path out, or NOT_REGULAR. */
+static int note_left_out(struct capture *c, const char *path, int err, bool dir) {
+        if (err == EACCES || err == EPERM)
+                c->n_denied++;
+        else
+                c->n_unreadable++;
+        if (c->n_left_out == c->cap_left_out) {
+                size_t cap = c->cap_left_out ? 2 * c->cap_left_out : 16;
+                struct left_out *grown = realloc(c->left_out, cap * sizeof(*grown));
+                if (!grown)
+                        return -ENOMEM;
+                c->left_out = grown;
+                c->cap_left_out = cap;
+        }
+        char *copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        c->left_out[c->n_left_out++] = (struct left_out){.path = copy, .err = err, .dir = dir};
+        return 0;
 }
 
 /* Add the names in a directory the gatherers listed. */
 static int add_children(struct capture *c, const char *dir) {
         int fd = openat(c->root_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return 0; /* reported when the directory itself is captured */
+        if (fd < 0) {
+                /* The gatherers could not list it either; the replay would see it empty. */
+                if (errno == ENOENT || errno == ENOTDIR)
+                        return 0;
+                return note_left_out(c, dir, errno, true);
+        }
         DIR *d = fdopendir(fd);
         if (!d) {
                 close(fd);
@@ -327,11 +362,7 @@ static int capture_one(struct capture *c, const struct entry *en, struct item *i
         if (fstatat(c->root_fd, en->path, &it->st, AT_SYMLINK_NOFOLLOW) < 0) {
                 if (errno == ENOENT || errno == ENOTDIR)
                         return 0; /* a recorded miss: absent here, absent in the replay */
-                if (errno == EACCES || errno == EPERM)
-                        note_denied(c, en->path);
-                else
-                        c->n_unreadable++;
-                return 0;
+                return note_left_out(c, en->path, errno, false);
         }
         if (S_ISDIR(it->st.st_mode)) {
                 it->type = AE_IFDIR;
@@ -339,10 +370,8 @@ static int capture_one(struct capture *c, const struct entry *en, struct item *i
         } else if (S_ISLNK(it->st.st_mode)) {
                 char target[4096];
                 ssize_t n = readlinkat(c->root_fd, en->path, target, sizeof(target) - 1);
-                if (n < 0) {
-                        c->n_unreadable++;
-                        return 0;
-                }
+                if (n < 0)
+                        return note_left_out(c, en->path, errno, false);
                 target[n] = '\0';
                 it->link = strdup(target);
                 if (!it->link)
@@ -355,15 +384,8 @@ static int capture_one(struct capture *c, const struct entry *en, struct item *i
                         int r = read_content(c, en->path, &it->content, &it->len, &truncated);
                         if (r == -ENOMEM)
                                 return r;
-                        if (r == -EACCES || r == -EPERM) {
-                                note_denied(c, en->path);
-                                return 0;
-                        }
-                        if (r < 0) {
-                                /* The gatherer met the same error; the file is left out. */
-                                c->n_unreadable++;
-                                return 0;
-                        }
+                        if (r < 0) /* the gatherer met the same error */
+                                return note_left_out(c, en->path, -r, false);
                         c->n_truncated += truncated;
                 }
                 it->type = AE_IFREG;
@@ -374,21 +396,23 @@ static int capture_one(struct capture *c, const struct entry *en, struct item *i
                 int r = fsroot_read_kmsg(c->fs, &it->content, &it->len);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0) {
-                        if (r == -EPERM || r == -EACCES)
-                                note_denied(c, en->path);
-                        else
-                                c->n_unreadable++;
-                        return 0;
-                }
+                if (r < 0)
+                        return note_left_out(c, en->path, -r, false);
                 it->st.st_mode = S_IFREG | 0644;
                 it->type = AE_IFREG;
                 c->n_files++;
         } else {
                 /* FIFOs and devices are not read by fsroot (a FIFO would block). */
-                c->n_unreadable++;
+                return note_left_out(c, en->path, NOT_REGULAR, false);
         }
         return 0;
+}
+
+/* Left-out paths named on stderr; the info file in the archive lists them all. */
+#define LEFT_OUT_SHOWN 20
+
+static const char *left_out_why(const struct left_out *l) {
+        return l->err == NOT_REGULAR ? "not a regular file (a FIFO or a device)" : strerror(l->err);
 }
 
 static void write_info(struct membuf *info, const struct facts *f, const char *root, const struct capture *c) {
@@ -420,6 +444,9 @@ static void write_info(struct membuf *info, const struct facts *f, const char *r
                 "replay: mkdir DIR && tar -xf FILE.tar -C DIR && gpuvet check --root DIR\n",
                 GPUVET_VERSION, host, date, root, c->n_files, c->n_dirs, c->n_links, c->n_denied,
                 c->n_unreadable);
+        for (size_t i = 0; i < c->n_left_out; i++)
+                fprintf(out, "left_out: /%s%s: %s\n", c->left_out[i].path, c->left_out[i].dir ? "/" : "",
+                        left_out_why(&c->left_out[i]));
         if (fclose(out) == 0) {
                 info->data = text;
                 info->len = len;
@@ -492,11 +519,13 @@ static int write_output(const char *path, const struct membuf *m) {
 int cmd_snapshot(int argc, char **argv) {
         static const struct option options[] = {
                 {"output", required_argument, NULL, 'o'},
+                {"partial", no_argument, NULL, 'P'},
                 COMMON_LONG_OPTIONS,
         };
         struct common_options common;
         common_options_init(&common);
         const char *output = NULL;
+        bool partial_ok = false;
 
         optind = 1;
         opterr = 0;
@@ -504,6 +533,7 @@ int cmd_snapshot(int argc, char **argv) {
         while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "o:", options, NULL)) != -1) {
                 switch (opt) {
                 case 'o': output = optarg; break;
+                case 'P': partial_ok = true; break;
                 default:
                         if ((code = common_option("snapshot", opt, usage, &common, argv)) >= 0)
                                 return code;
@@ -574,14 +604,20 @@ int cmd_snapshot(int argc, char **argv) {
                 }
         }
         if (code == EXIT_PASS) {
-                if (c.n_denied)
-                        fprintf(stderr,
-                                "gpuvet snapshot: warning: %u file(s) left out, permission denied (first: %s); "
-                                "run as root to capture them\n",
-                                c.n_denied, c.first_denied);
-                if (c.n_unreadable)
-                        fprintf(stderr, "gpuvet snapshot: warning: %u file(s) left out, unreadable or not regular files\n",
-                                c.n_unreadable);
+                for (size_t i = 0; i < c.n_left_out && i < LEFT_OUT_SHOWN; i++)
+                        fprintf(stderr, "gpuvet snapshot: warning: left out /%s%s: %s\n", c.left_out[i].path,
+                                c.left_out[i].dir ? " (a directory: its entries)" : "", left_out_why(&c.left_out[i]));
+                if (c.n_left_out > LEFT_OUT_SHOWN)
+                        fprintf(stderr, "gpuvet snapshot: warning: ... and %zu more (all listed in %s in the archive)\n",
+                                c.n_left_out - LEFT_OUT_SHOWN, INFO_NAME);
+                if (c.n_left_out) {
+                        fprintf(stderr, "gpuvet snapshot: the capture is partial: %u left out for permissions%s, %u "
+                                        "unreadable; a replay may judge differently%s\n",
+                                c.n_denied, c.n_denied ? " (run as root to capture them)" : "", c.n_unreadable,
+                                partial_ok ? " (accepted: --partial)" : " (exit 1; --partial accepts it)");
+                        if (!partial_ok)
+                                code = EXIT_FAILED;
+                }
                 if (c.n_truncated)
                         fprintf(stderr, "gpuvet snapshot: warning: %u file(s) over %u MiB kept to that size "
                                         "(gpuvet refuses files this large, and the replay will too)\n",
@@ -592,6 +628,9 @@ int cmd_snapshot(int argc, char **argv) {
         }
 
         free(archive.data);
+        for (size_t i = 0; i < c.n_left_out; i++)
+                free(c.left_out[i].path);
+        free(c.left_out);
         for (size_t i = 0; i < c.n; i++)
                 free(c.entries[i].path);
         free(c.entries);

@@ -53,23 +53,44 @@ static void gather_cpuinfo(struct fsroot *fs, struct host_facts *h) {
         free(text);
 }
 
+/* One /proc/modules line: "name size refcount deps state address [taints]". Garbage (a
+ * damaged capture, binary bytes) must not pass for a list that lacks a module. */
+static bool module_line_valid(const char *line) {
+        size_t n = strspn(line, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+        return n > 0 && n < 64 && line[n] == ' ' && line[n + 1] >= '0' && line[n + 1] <= '9';
+}
+
 static void gather_modules(struct fsroot *fs, struct host_facts *h) {
         char *text;
-        if (fsroot_read_alloc(fs, "/proc/modules", &text, NULL) < 0)
+        int r = fsroot_read_alloc(fs, "/proc/modules", &text, NULL);
+        if (r < 0) {
+                h->modules_errno = r;
                 return;
-        h->have_modules = true;
+        }
         for (char *line = text; line && *line;) {
                 char *eol = strchr(line, '\n');
                 if (eol)
                         *eol = '\0';
+                if (*line && !module_line_valid(line)) {
+                        h->modules_errno = -EBADMSG;
+                        break;
+                }
                 char *sp = strchr(line, ' ');
                 if (sp)
                         *sp = '\0';
-                if (*line)
-                        (void)strv_push(&h->modules, line);
+                if (*line && strv_push(&h->modules, line) < 0) {
+                        h->modules_errno = -ENOMEM;
+                        break;
+                }
                 line = eol ? eol + 1 : NULL;
         }
         free(text);
+        if (h->modules_errno) {
+                strv_free(h->modules);
+                h->modules = NULL;
+                return;
+        }
+        h->have_modules = true;
 }
 
 static void read_into(struct fsroot *fs, const char *path, char *buf, size_t size) {

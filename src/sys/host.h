@@ -19,6 +19,7 @@ struct host_facts {
         uint64_t mem_total_kb;    /* 0 when unknown */
         char **modules;           /* loaded modules (/proc/modules), NULL-terminated */
         bool have_modules;
+        int modules_errno;        /* why not: a read error, -EBADMSG (not /proc/modules' format) */
         char dmi_sys_vendor[128], dmi_product_name[128]; /* "" when unknown */
         double uptime_s;          /* /proc/uptime's first field; 0 when unknown */
 };

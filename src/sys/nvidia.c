@@ -208,9 +208,15 @@ static void gather_fabricmanager_version(struct fsroot *fs, struct nvidia_facts 
 int nvidia_gather(struct fsroot *fs, struct facts *f) {
         struct nvidia_facts *x = &f->nvidia;
         memset(x, 0, sizeof(*x));
-        x->module_loaded = host_module_loaded(&f->host, "nvidia");
-        x->nouveau_loaded = host_module_loaded(&f->host, "nouveau");
         gather_version(fs, x);
+        /* /proc/modules is the first witness. When it cannot be read, or leaves a module
+         * out, the module's own /sys/module directory (there only while it is loaded, as
+         * neither driver is built in) or the driver's /proc file still prove it loaded. */
+        x->module_loaded = host_module_loaded(&f->host, "nvidia") || fsroot_access(fs, "/sys/module/nvidia") == 0 ||
+                           x->have_version || (x->version_errno && x->version_errno != -ENOENT);
+        x->nouveau_loaded = host_module_loaded(&f->host, "nouveau") || fsroot_access(fs, "/sys/module/nouveau") == 0;
+        /* Absent from everywhere, yet nothing to show it absent when /proc/modules is unreadable. */
+        x->module_state_known = x->module_loaded || f->host.have_modules;
         /* taint is "" for an untainted module; "O" out-of-tree, "E" unsigned, "P" proprietary. */
         x->have_taint = fsroot_read_str(fs, "/sys/module/nvidia/taint", x->module_taint, sizeof(x->module_taint)) == 0;
         if (!x->have_taint)
@@ -218,7 +224,7 @@ int nvidia_gather(struct fsroot *fs, struct facts *f) {
         int r;
         if ((r = gather_modprobe(fs, x)) < 0 || (r = gather_persistenced(fs, x)) < 0)
                 return r;
-        if (x->module_loaded) {
+        if (x->module_loaded || !x->module_state_known) {
                 gather_fabric_daemon_pids(fs, x);
                 gather_fabricmanager_version(fs, x);
         }

@@ -7,13 +7,14 @@ struct fsroot;
 struct facts;
 
 struct nvidia_facts {
-        bool module_loaded;          /* "nvidia" in /proc/modules */
+        bool module_loaded;          /* "nvidia" in /proc/modules, /sys/module/nvidia or its /proc file */
+        bool module_state_known;     /* module_loaded, or /proc/modules was read and lacks it */
         bool have_version;
         char driver_version[32];     /* "550.54.15", from /proc/driver/nvidia/version */
         char version_line[256];      /* its first line, for evidence */
         bool open_kernel_module;     /* "Open Kernel Module" in that line */
         char module_taint[16];       /* /sys/module/nvidia/taint: "OE" = out-of-tree, unsigned */
-        bool nouveau_loaded;         /* "nouveau" in /proc/modules */
+        bool nouveau_loaded;         /* "nouveau" in /proc/modules or /sys/module/nouveau */
         bool nouveau_blacklisted;    /* "blacklist nouveau" in /etc/modprobe.d or /lib/modprobe.d */
         bool persistenced_running;   /* a process named nvidia-persistenced ("nvidia-persiste" in comm) */
         int persistenced_pid;        /* 0 when not running */

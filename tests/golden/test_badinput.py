@@ -293,6 +293,66 @@ class BadInput(unittest.TestCase):
             with self.subTest(name=name):
                 self.damage(self.gpu_file(name), make=unreadable, prefix=runas, what=f"chmod 000 {name}")
 
+    def runas(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root to switch to an unprivileged user")
+        if shutil.which("setpriv"):
+            return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        if shutil.which("runuser"):
+            return ["runuser", "-u", "nobody", "--"]
+        self.skipTest("neither setpriv nor runuser is available")
+
+    def statuses(self, report, ids):
+        return {key(r): r["status"] for r in report["checks"] if r["id"] in ids}
+
+    def test_unknown_modules_are_not_absent(self):
+        """An unreadable or garbled /proc/modules leaves the modules unknown: the driver,
+        loaded by every other sign, must not be judged missing (review B4)."""
+        runas = self.runas()
+        ids = ("gpu.driver_version", "gpu.fabric_manager", "gpu.persistence")
+        healthy = self.statuses(self.healthy, ids)
+
+        def unreadable(path, backup):
+            shutil.copyfile(backup, path)
+            os.chmod(path, 0)
+        # Empty is a valid list (no module loaded), so nouveau may pass on it.
+        for what, content, make, prefix, allowed in (
+                ("chmod 000 /proc/modules", None, unreadable, runas, ("skip", "error")),
+                ("binary /proc/modules", bytes(range(1, 256)) * 16, None, (), ("skip", "error")),
+                ("empty /proc/modules", b"", None, (), ("skip", "error", "pass"))):
+            with self.subTest(what=what):
+                report = self.damage("proc/modules", content, make=make, prefix=prefix, what=what, allowed=allowed)
+                now = self.statuses(report, ids)
+                for k, st in now.items():
+                    self.assertIn(st, (healthy.get(k), "error"), f"{what}: {k} {st} (healthy: {healthy.get(k)})")
+                nouveau = [r for r in report["checks"] if r["id"] == "gpu.nouveau"]
+                if content != b"":
+                    self.assertTrue(nouveau and nouveau[0]["status"] == "error" and "/proc/modules" in
+                                    nouveau[0]["summary"], f"{what}: gpu.nouveau {nouveau}")
+
+    def test_unlisted_pci_bus_is_not_empty(self):
+        """/sys/bus/pci/devices that cannot be listed leaves the GPUs unknown, not absent:
+        gpu.inventory errors, the verdict is not PASS (review B5)."""
+        runas = self.runas()
+
+        def unreadable_dir(path, backup):
+            shutil.copytree(backup, path, symlinks=True)
+            os.chmod(path, 0)
+        with self.moved_aside("sys/bus/pci/devices") as (path, backup):
+            unreadable_dir(path, backup)
+            try:
+                code, report = self.assert_survives(self.base, runas, "chmod 000 /sys/bus/pci/devices")
+            finally:
+                os.chmod(path, 0o755)
+        self.assertEqual(code, 1, "the verdict of a node whose GPUs are unknown")
+        inv = [r for r in report["checks"] if r["id"] == "gpu.inventory"]
+        self.assertEqual(len(inv), 1, inv)
+        self.assertEqual(inv[0]["status"], "error", inv)
+        self.assertIn("/sys/bus/pci/devices", inv[0]["summary"])
+        self.assertIn("Permission denied", inv[0]["summary"])
+        for r in report["checks"]:
+            self.assertNotEqual(r["summary"], "no NVIDIA GPU on the PCI bus", r)
+
     # --- missing pieces ----------------------------------------------------------------
 
     def test_no_pci_bus(self):

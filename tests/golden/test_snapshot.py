@@ -159,18 +159,42 @@ class Snapshot(unittest.TestCase):
         os.makedirs(outdir)
         os.chown(outdir, 65534, 65534)
         out = os.path.join(outdir, "user.tar")
-        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUVET,
-                            "snapshot", "-o", out, "--root", root],
+        user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        r = subprocess.run(user + [GPUVET, "snapshot", "-o", out, "--root", root],
                            capture_output=True, text=True, timeout=120)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("permission denied", r.stderr)
+        # A partial capture is written, each missing path named, and exit 1 ...
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("Permission denied", r.stderr)
         self.assertIn("/0000:3b:00.0/current_link_width", r.stderr)
+        self.assertIn("--partial", r.stderr)
         with tarfile.open(out) as t:
             names = t.getnames()
             info = t.extractfile("gpuvet-snapshot.txt").read().decode()
         self.assertNotIn(os.path.relpath(secret, root), names)
         self.assertIn("left_out_permission_denied: 1", info)
+        self.assertIn("left_out: /sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/current_link_width: "
+                      "Permission denied", info)
         self.assertTrue(stat.S_ISREG(os.stat(out).st_mode))
+        # ... unless the user accepts it.
+        r = subprocess.run(user + [GPUVET, "snapshot", "-o", out, "--root", root, "--partial"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("accepted: --partial", r.stderr)
+
+        # An unreadable directory is named too (the source check errors on it; a replay
+        # that silently lacked its entries would pass).
+        groups = os.path.join(root, "sys/kernel/iommu_groups")
+        os.chmod(groups, 0)
+        try:
+            r = subprocess.run(user + [GPUVET, "snapshot", "-o", out, "--root", root],
+                               capture_output=True, text=True, timeout=120)
+        finally:
+            os.chmod(groups, 0o755)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("left out /sys/kernel/iommu_groups (a directory: its entries): Permission denied", r.stderr)
+        with tarfile.open(out) as t:
+            info = t.extractfile("gpuvet-snapshot.txt").read().decode()
+        self.assertIn("left_out: /sys/kernel/iommu_groups/: Permission denied", info)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ static void node_init(struct node *n, size_t count, const uint32_t *ids, const c
         n->f.gpus.gpus = n->gpus;
         n->f.gpus.n = count;
         n->f.host.have_modules = true;
+        n->f.nvidia.module_state_known = true;
         report_init(&n->rep);
 }
 
@@ -222,6 +223,17 @@ static void test_driver_version(void **state) {
         assert_string_equal(r->observed, "nvidia module not loaded");
         assert_string_equal(r->expected, "nvidia module >= 520.61.05 (Hopper, NVIDIA H100 80GB HBM3)");
         assert_non_null(r->remedy);
+
+        /* /proc/modules unreadable and nothing else shows the module: unknown, not absent. */
+        n.f.host.have_modules = false;
+        n.f.host.modules_errno = -EACCES;
+        n.f.nvidia.module_state_known = false;
+        r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_string_equal(r->summary, "cannot read /proc/modules (Permission denied): whether the nvidia module is "
+                                        "loaded is unknown");
+        n.f.host.have_modules = true;
+        n.f.nvidia.module_state_known = true;
 
         n.f.nvidia.module_loaded = true;
         n.f.nvidia.version_errno = -ENOENT;
