@@ -4,9 +4,11 @@
 #include "cmd/cmd.h"
 #include "cmd/nvml_use.h"
 #include "core/fsroot.h"
+#include "report/json_text.h"
 #include "report/report_json.h"
 #include "sys/facts.h"
 #include "sys/nvml_facts.h"
+#include "sys/topo.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -113,6 +115,13 @@ static bool nvml_has_sysfs_gpu(const struct facts *f, const struct nvml_gpu *g) 
                 if (strcmp(gpu_pci(f, i)->addr, norm) == 0)
                         return true;
         return false;
+}
+
+/* An NVML GPU whose PCI address NVML could not give: it matches no PCI device, and is
+ * neither "NVML only" nor a second copy of one on the bus. */
+static bool nvml_unplaced(const struct nvml_gpu *g) {
+        char norm[32];
+        return !nv_ok(g->pci_bus_id) || nvml_bus_id_normalise(g->pci_bus_id.v, norm, sizeof(norm)) < 0;
 }
 
 static unsigned active_links(const struct nvml_gpu *g) {
@@ -230,10 +239,16 @@ static void print_text(const struct facts *f, const struct nvml_use *u) {
                 FIELD(4, "NVML", "%s", u->why);
         else if (u->lib)
                 FIELD(4, "NVML Library", "%s", u->lib->path);
+        if (u->problem[0])
+                FIELD(4, "NVML", "%s", u->problem);
 
-        unsigned extra = 0;
-        for (unsigned i = 0; nv->init_state == NVML_INIT_OK && i < nv->n_gpus; i++)
-                extra += !nvml_has_sysfs_gpu(f, &nv->gpus[i]);
+        unsigned extra = 0, unplaced = 0;
+        for (unsigned i = 0; nv->init_state == NVML_INIT_OK && i < nv->n_gpus; i++) {
+                if (nvml_unplaced(&nv->gpus[i]))
+                        unplaced++;
+                else
+                        extra += !nvml_has_sysfs_gpu(f, &nv->gpus[i]);
+        }
         printf("\n");
         FIELD(0, "Attached GPUs", "%zu", f->gpus.n + extra);
         for (size_t i = 0; i < f->gpus.n; i++) {
@@ -275,16 +290,27 @@ static void print_text(const struct facts *f, const struct nvml_use *u) {
                 FIELD(4, "Driver", "%s", *d->driver ? d->driver : "none");
                 /* Without a reading every NVML field shows [N/A]; the Driver section said why. */
                 static const struct nvml_gpu unread;
-                if (!ng && nv->init_state == NVML_INIT_OK)
+                if (!ng && nv->init_state == NVML_INIT_OK && !nv_ok(nv->device_count))
+                        FIELD(4, "NVML", "not read: %s", u->problem);
+                else if (!ng && nv->init_state == NVML_INIT_OK && unplaced)
+                        FIELD(4, "NVML", "not matched: NVML could not give the PCI address of %u GPU%s (below)",
+                              unplaced, unplaced == 1 ? "" : "s");
+                else if (!ng && nv->init_state == NVML_INIT_OK)
                         FIELD(4, "NVML", "not seen by NVML (driver %s)", *d->driver ? d->driver : "none");
                 print_nvml_gpu(ng ? ng : &unread);
         }
         for (unsigned i = 0; nv->init_state == NVML_INIT_OK && i < nv->n_gpus; i++) {
                 const struct nvml_gpu *ng = &nv->gpus[i];
-                if (nvml_has_sysfs_gpu(f, ng))
+                if (nvml_unplaced(ng)) {
+                        char why[256];
+                        const char *p = nvml_reading_problem(u, (int)i, ng->pci_bus_id.state, ng->pci_bus_id.rc,
+                                                             ng->pci_bus_id.fn, why, sizeof(why));
+                        printf("\nNVML GPU %u (PCI address unknown: %s)\n", ng->index, p ? p : "not a PCI address");
+                } else if (nvml_has_sysfs_gpu(f, ng)) {
                         continue;
-                printf("\nGPU %s (NVML only: not on this root's PCI bus)\n",
-                       nv_ok(ng->pci_bus_id) ? ng->pci_bus_id.v : "[N/A]");
+                } else {
+                        printf("\nGPU %s (NVML only: not on this root's PCI bus)\n", ng->pci_bus_id.v);
+                }
                 FIELD(4, "Index", "NVML %u", ng->index);
                 FIELD(4, "Product Name", "%s", fmt_ok(&a, ng->name.state, ng->name.rc, "%s", ng->name.v));
                 print_nvml_gpu(ng);
@@ -293,72 +319,114 @@ static void print_text(const struct facts *f, const struct nvml_use *u) {
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-static json_t *j_str(const struct nv_str *r) { return nv_ok(*r) ? json_string(r->v) : json_null(); }
-static json_t *j_u32(const struct nv_u32 *r) { return nv_ok(*r) ? json_integer(r->v) : json_null(); }
-static json_t *j_mib(const struct nv_u64 *r) { return nv_ok(*r) ? json_integer((json_int_t)(r->v >> 20)) : json_null(); }
-static json_t *j_w(const struct nv_u32 *r) { return nv_ok(*r) ? json_real(r->v / 1000.0) : json_null(); }
-static json_t *j_bool(const struct nv_u32 *r) { return nv_ok(*r) ? json_boolean(r->v == 1) : json_null(); }
+/* Where the readings of one GPU (or the system) note their failures: each NVML function
+ * that failed or hung once, with NVML's error text, so a null says why it is null. */
+struct jerr {
+        const struct nvml_use *u;
+        int gpu;      /* NVML index, -1 for the system */
+        json_t *list; /* [{"function", "error"}] */
+};
+
+static json_t *noted(struct jerr *e, unsigned char state, int rc, const char *fn) {
+        char buf[256];
+        const char *p = nvml_reading_problem(e->u, e->gpu, state, rc, fn, buf, sizeof(buf));
+        if (!p || !fn)
+                return json_null();
+        size_t i;
+        json_t *v;
+        json_array_foreach(e->list, i, v) {
+                if (strcmp(json_string_value(json_object_get(v, "function")), fn) == 0)
+                        return json_null();
+        }
+        json_t *o = json_object();
+        json_object_set_new(o, "function", json_string(fn));
+        json_object_set_new(o, "error", json_text(p + strlen(fn) + (state == NV_TIMEOUT ? 1 : 2)));
+        json_array_append_new(e->list, o);
+        return json_null();
+}
+#define NOTE(e, r) noted((e), (r).state, (r).rc, (r).fn)
+
+static json_t *j_str(struct jerr *e, const struct nv_str *r) { return nv_ok(*r) ? json_text(r->v) : NOTE(e, *r); }
+static json_t *j_u32(struct jerr *e, const struct nv_u32 *r) { return nv_ok(*r) ? json_integer(r->v) : NOTE(e, *r); }
+static json_t *j_mib(struct jerr *e, const struct nv_u64 *r) {
+        return nv_ok(*r) ? json_integer((json_int_t)(r->v >> 20)) : NOTE(e, *r);
+}
+static json_t *j_w(struct jerr *e, const struct nv_u32 *r) { return nv_ok(*r) ? json_real(r->v / 1000.0) : NOTE(e, *r); }
+static json_t *j_bool(struct jerr *e, const struct nv_u32 *r) { return nv_ok(*r) ? json_boolean(r->v == 1) : NOTE(e, *r); }
 static json_t *j_or_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
 
-static json_t *nvml_gpu_json(const struct nvml_gpu *g) {
+static json_t *nvml_gpu_json(const struct nvml_use *u, const struct nvml_gpu *g) {
+        struct jerr e = {.u = u, .gpu = (int)g->index, .list = json_array()};
         json_t *o = json_object();
         json_object_set_new(o, "index", json_integer(g->index));
-        json_object_set_new(o, "name", j_str(&g->name));
-        json_object_set_new(o, "uuid", j_str(&g->uuid));
-        json_object_set_new(o, "serial", j_str(&g->serial));
-        json_object_set_new(o, "vbios", j_str(&g->vbios));
-        json_object_set_new(o, "pci_bus_id", j_str(&g->pci_bus_id));
+        json_object_set_new(o, "name", j_str(&e, &g->name));
+        json_object_set_new(o, "uuid", j_str(&e, &g->uuid));
+        json_object_set_new(o, "serial", j_str(&e, &g->serial));
+        json_object_set_new(o, "vbios", j_str(&e, &g->vbios));
+        json_object_set_new(o, "pci_bus_id", j_str(&e, &g->pci_bus_id));
         char buf[32];
         if (nv_ok(g->pci_device_id)) {
                 snprintf(buf, sizeof(buf), "%04x:%04x", g->pci_device_id.v & 0xffff, g->pci_device_id.v >> 16);
                 json_object_set_new(o, "pci_id", json_string(buf));
         } else {
-                json_object_set_new(o, "pci_id", json_null());
+                json_object_set_new(o, "pci_id", NOTE(&e, g->pci_device_id));
         }
-        json_object_set_new(o, "minor_number", j_u32(&g->minor_number));
+        json_object_set_new(o, "minor_number", j_u32(&e, &g->minor_number));
         if (nv_ok(g->cc_major) && nv_ok(g->cc_minor)) {
                 snprintf(buf, sizeof(buf), "%d.%d", g->cc_major.v, g->cc_minor.v);
                 json_object_set_new(o, "compute_capability", json_string(buf));
         } else {
-                json_object_set_new(o, "compute_capability", json_null());
+                json_decref(NOTE(&e, g->cc_major));
+                json_object_set_new(o, "compute_capability", NOTE(&e, g->cc_minor));
         }
-        json_object_set_new(o, "memory_total_mib", j_mib(&g->mem_total_bytes));
-        json_object_set_new(o, "bar1_total_mib", j_mib(&g->bar1_total_bytes));
+        json_object_set_new(o, "memory_total_mib", j_mib(&e, &g->mem_total_bytes));
+        json_object_set_new(o, "bar1_total_mib", j_mib(&e, &g->bar1_total_bytes));
         json_t *p = json_object();
-        json_object_set_new(p, "current_gen", j_u32(&g->pcie_gen));
-        json_object_set_new(p, "max_gen", j_u32(&g->pcie_max_gen));
-        json_object_set_new(p, "current_width", j_u32(&g->pcie_width));
-        json_object_set_new(p, "max_width", j_u32(&g->pcie_max_width));
+        json_object_set_new(p, "current_gen", j_u32(&e, &g->pcie_gen));
+        json_object_set_new(p, "max_gen", j_u32(&e, &g->pcie_max_gen));
+        json_object_set_new(p, "current_width", j_u32(&e, &g->pcie_width));
+        json_object_set_new(p, "max_width", j_u32(&e, &g->pcie_max_width));
         json_object_set_new(o, "pcie", p);
-        json_object_set_new(o, "persistence_mode", j_bool(&g->persistence_mode));
+        json_object_set_new(o, "persistence_mode", j_bool(&e, &g->persistence_mode));
         json_object_set_new(o, "compute_mode",
-                            nv_ok(g->compute_mode) ? json_string(compute_mode_name(g->compute_mode.v)) : json_null());
-        json_object_set_new(o, "ecc_mode_current", j_bool(&g->ecc_mode_current));
-        json_object_set_new(o, "ecc_mode_pending", j_bool(&g->ecc_mode_pending));
-        json_object_set_new(o, "mig_mode_current", j_bool(&g->mig_mode_current));
-        json_object_set_new(o, "mig_mode_pending", j_bool(&g->mig_mode_pending));
+                            nv_ok(g->compute_mode) ? json_string(compute_mode_name(g->compute_mode.v))
+                                                   : NOTE(&e, g->compute_mode));
+        json_object_set_new(o, "ecc_mode_current", j_bool(&e, &g->ecc_mode_current));
+        json_object_set_new(o, "ecc_mode_pending", j_bool(&e, &g->ecc_mode_pending));
+        json_object_set_new(o, "mig_mode_current", j_bool(&e, &g->mig_mode_current));
+        json_object_set_new(o, "mig_mode_pending", j_bool(&e, &g->mig_mode_pending));
         json_t *w = json_object();
-        json_object_set_new(w, "limit", j_w(&g->power_limit_mw));
-        json_object_set_new(w, "default", j_w(&g->power_default_limit_mw));
-        json_object_set_new(w, "enforced", j_w(&g->power_enforced_limit_mw));
-        json_object_set_new(w, "min", j_w(&g->power_min_limit_mw));
-        json_object_set_new(w, "max", j_w(&g->power_max_limit_mw));
+        json_object_set_new(w, "limit", j_w(&e, &g->power_limit_mw));
+        json_object_set_new(w, "default", j_w(&e, &g->power_default_limit_mw));
+        json_object_set_new(w, "enforced", j_w(&e, &g->power_enforced_limit_mw));
+        json_object_set_new(w, "min", j_w(&e, &g->power_min_limit_mw));
+        json_object_set_new(w, "max", j_w(&e, &g->power_max_limit_mw));
         json_object_set_new(o, "power_limits_w", w);
         json_t *c = json_object();
-        json_object_set_new(c, "graphics", j_u32(&g->clock_max_mhz[NVML_CLK_GRAPHICS]));
-        json_object_set_new(c, "sm", j_u32(&g->clock_max_mhz[NVML_CLK_SM]));
-        json_object_set_new(c, "memory", j_u32(&g->clock_max_mhz[NVML_CLK_MEM]));
-        json_object_set_new(c, "video", j_u32(&g->clock_max_mhz[NVML_CLK_VIDEO]));
+        json_object_set_new(c, "graphics", j_u32(&e, &g->clock_max_mhz[NVML_CLK_GRAPHICS]));
+        json_object_set_new(c, "sm", j_u32(&e, &g->clock_max_mhz[NVML_CLK_SM]));
+        json_object_set_new(c, "memory", j_u32(&e, &g->clock_max_mhz[NVML_CLK_MEM]));
+        json_object_set_new(c, "video", j_u32(&e, &g->clock_max_mhz[NVML_CLK_VIDEO]));
         json_object_set_new(o, "clocks_max_mhz", c);
-        json_object_set_new(o, "nvlinks", json_integer(g->nvlink_count));
-        json_object_set_new(o, "nvlinks_active", json_integer(active_links(g)));
+        unsigned char lstate;
+        int lrc;
+        const char *lfn;
+        if (topo_nvlinks_readable(g, &lstate, &lrc, &lfn)) {
+                json_object_set_new(o, "nvlinks", json_integer(g->nvlink_count));
+                json_object_set_new(o, "nvlinks_active", json_integer(active_links(g)));
+        } else {
+                /* A walk cut short before the first link read is a hang: NV_UNREAD. */
+                json_object_set_new(o, "nvlinks", noted(&e, lstate == NV_UNREAD ? NV_TIMEOUT : lstate, lrc, lfn));
+                json_object_set_new(o, "nvlinks_active", json_null());
+        }
         json_t *t = json_object();
-        json_object_set_new(t, "shutdown", j_u32(&g->temp_shutdown_c));
-        json_object_set_new(t, "slowdown", j_u32(&g->temp_slowdown_c));
-        json_object_set_new(t, "gpu_max", j_u32(&g->temp_gpu_max_c));
-        json_object_set_new(t, "memory_max", j_u32(&g->temp_mem_max_c));
+        json_object_set_new(t, "shutdown", j_u32(&e, &g->temp_shutdown_c));
+        json_object_set_new(t, "slowdown", j_u32(&e, &g->temp_slowdown_c));
+        json_object_set_new(t, "gpu_max", j_u32(&e, &g->temp_gpu_max_c));
+        json_object_set_new(t, "memory_max", j_u32(&e, &g->temp_mem_max_c));
         json_object_set_new(o, "temperature_thresholds_c", t);
         json_object_set_new(o, "timed_out_in", g->timed_out ? json_string(g->timeout_fn) : json_null());
+        json_object_set_new(o, "errors", e.list);
         return o;
 }
 
@@ -369,22 +437,25 @@ static char *build_json(const struct facts *f, const struct nvml_use *u) {
         json_object_set_new(root, "host", report_json_host(f));
 
         const struct nvidia_facts *nd = &f->nvidia;
+        struct jerr e = {.u = u, .gpu = -1, .list = json_array()};
         json_t *drv = json_object();
         json_object_set_new(drv, "module_loaded", json_boolean(nd->module_loaded));
         json_object_set_new(drv, "module_version", nd->have_version ? json_string(nd->driver_version) : json_null());
         json_object_set_new(drv, "open_kernel_module", nd->have_version ? json_boolean(nd->open_kernel_module) : json_null());
         json_object_set_new(drv, "nouveau_loaded", json_boolean(nd->nouveau_loaded));
-        json_object_set_new(drv, "nvml_driver_version", j_str(&nv->driver_version));
-        json_object_set_new(drv, "nvml_version", j_str(&nv->nvml_version));
+        json_object_set_new(drv, "nvml_driver_version", j_str(&e, &nv->driver_version));
+        json_object_set_new(drv, "nvml_version", j_str(&e, &nv->nvml_version));
         json_object_set_new(drv, "cuda_driver_version",
-                            nv_ok(nv->cuda_driver_version) ? j_or_null(nv->cuda_driver_version_str) : json_null());
+                            nv_ok(nv->cuda_driver_version) ? j_or_null(nv->cuda_driver_version_str)
+                                                           : NOTE(&e, nv->cuda_driver_version));
         json_object_set_new(root, "driver", drv);
 
         json_t *n = json_object();
-        json_object_set_new(n, "status", json_string(nvml_init_state_name(nv->init_state)));
-        json_object_set_new(n, "reason", nv->init_state == NVML_INIT_OK ? json_null() : j_or_null(u->why));
+        json_object_set_new(n, "status", json_string(u->status));
+        json_object_set_new(n, "reason", nv->init_state != NVML_INIT_OK ? j_or_null(u->why) : j_or_null(u->problem));
         json_object_set_new(n, "library", u->lib ? json_string(u->lib->path) : json_null());
-        json_object_set_new(n, "device_count", j_u32(&nv->device_count));
+        json_object_set_new(n, "device_count", j_u32(&e, &nv->device_count));
+        json_object_set_new(n, "errors", e.list);
         json_object_set_new(root, "nvml", n);
 
         json_t *gpus = report_json_gpus(f);
@@ -395,14 +466,18 @@ static char *build_json(const struct facts *f, const struct nvml_use *u) {
                 snprintf(buf, sizeof(buf), "%04x:%04x", d->subsys_vendor, d->subsys_device);
                 json_object_set_new(o, "pci_subsystem_id", d->have_ids ? json_string(buf) : json_null());
                 const struct nvml_gpu *ng = nvml_for(u, d->addr);
-                json_object_set_new(o, "nvml", ng ? nvml_gpu_json(ng) : json_null());
+                json_object_set_new(o, "nvml", ng ? nvml_gpu_json(u, ng) : json_null());
         }
         json_object_set_new(root, "gpus", gpus);
-        json_t *only = json_array();
-        for (unsigned i = 0; nv->init_state == NVML_INIT_OK && i < nv->n_gpus; i++)
-                if (!nvml_has_sysfs_gpu(f, &nv->gpus[i]))
-                        json_array_append_new(only, nvml_gpu_json(&nv->gpus[i]));
+        json_t *only = json_array(), *unmatched = json_array();
+        for (unsigned i = 0; nv->init_state == NVML_INIT_OK && i < nv->n_gpus; i++) {
+                if (nvml_unplaced(&nv->gpus[i]))
+                        json_array_append_new(unmatched, nvml_gpu_json(u, &nv->gpus[i]));
+                else if (!nvml_has_sysfs_gpu(f, &nv->gpus[i]))
+                        json_array_append_new(only, nvml_gpu_json(u, &nv->gpus[i]));
+        }
         json_object_set_new(root, "nvml_only_gpus", only);
+        json_object_set_new(root, "nvml_unmatched_gpus", unmatched);
         char *out = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         json_decref(root);
         return out;

@@ -42,11 +42,61 @@ int nvml_option(const char *cmd, int opt, struct nvml_options *o) {
         }
 }
 
+/* How long the call that hung had run: its timeout record (system calls are gpu -1). */
+static unsigned int hung_ms(const struct nvml_facts *nv, const char *fn, int gpu) {
+        for (unsigned int i = 0; i < nv->n_timeouts; i++)
+                if (nv->timeouts[i].gpu == gpu && nv->timeouts[i].fn && fn && strcmp(nv->timeouts[i].fn, fn) == 0)
+                        return nv->timeouts[i].elapsed_ms;
+        return nv->dl.call_ms;
+}
+
+const char *nvml_reading_problem(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
+                                 char *buf, size_t size) {
+        const char *name = fn ? fn : "an NVML call";
+        switch (state) {
+        case NV_TIMEOUT:
+                snprintf(buf, size, "%s did not return within %u ms", name, hung_ms(u->nv, fn, gpu));
+                return buf;
+        case NV_ERROR:
+                if (rc == NVML_ERROR_NOT_SUPPORTED)
+                        return NULL;
+                snprintf(buf, size, "%s: %s", name, nvml_return_text(u->lib, (nvmlReturn_t)rc));
+                return buf;
+        default:
+                return NULL;
+        }
+}
+
+/* After a good init: the first system reading that failed or hung makes the status. The
+ * device count comes first: without it no GPU is read at all. */
+static void explain_system(struct nvml_use *u) {
+        const struct nvml_facts *nv = u->nv;
+        struct {
+                unsigned char state;
+                int rc;
+                const char *fn;
+        } r[] = {
+                {nv->device_count.state, nv->device_count.rc, nv->device_count.fn},
+                {nv->driver_version.state, nv->driver_version.rc, nv->driver_version.fn},
+                {nv->nvml_version.state, nv->nvml_version.rc, nv->nvml_version.fn},
+                {nv->cuda_driver_version.state, nv->cuda_driver_version.rc, nv->cuda_driver_version.fn},
+        };
+        for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+                if (nvml_reading_problem(u, -1, r[i].state, r[i].rc, r[i].fn, u->problem, sizeof(u->problem))) {
+                        u->status = r[i].state == NV_TIMEOUT ? "timeout" : "error";
+                        return;
+                }
+        }
+}
+
 static void explain_init(struct nvml_use *u) {
         const struct nvml_facts *nv = u->nv;
         const char *lib = u->lib ? u->lib->path : "libnvidia-ml";
+        u->status = nvml_init_state_name(nv->init_state);
         switch (nv->init_state) {
         case NVML_INIT_OK:
+                explain_system(u);
+                return;
         case NVML_INIT_NOT_TRIED:
         case NVML_INIT_NO_LIBRARY:
         case NVML_INIT_STATE_COUNT:
@@ -71,6 +121,7 @@ static void explain_init(struct nvml_use *u) {
 int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsroot *fs, struct facts *f) {
         memset(u, 0, sizeof(*u));
         u->nv = &f->nvml;
+        u->status = nvml_init_state_name(NVML_INIT_NOT_TRIED);
         const char *env = getenv(NVML_LIB_ENV);
         bool named = (o->lib && *o->lib) || (env && *env);
         if (o->off) {

@@ -1,6 +1,7 @@
 /* gpuvet query: nvidia-smi's --query-gpu CSV, from NVML facts read under deadlines
  * (docs/query.md). */
 #include "cmd/cmd.h"
+#include "cmd/nvml_use.h"
 #include "core/strparse.h"
 #include "data/xiddb.h"
 #include "report/query_fields.h"
@@ -38,6 +39,9 @@ static const char usage[] =
         "  -i, --id=ID[,ID...]     only these GPUs: NVML index, UUID or PCI bus id\n"
         "      --help-query-gpu    list the supported fields\n"
         "      --nvml-lib=PATH     load NVML from PATH (default $" NVML_LIB_ENV ", then libnvidia-ml.so.1)\n"
+        "      --nvml-call-timeout-ms=MS  abandon an NVML call after MS ms (default 2000)\n"
+        "      --nvml-gpu-timeout-ms=MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
+        "      --nvml-init-timeout-ms=MS  give up on nvmlInit after MS ms (default 20000)\n"
         "  -h, --help              this help\n"
         "\n"
         "Exit status: 0 rows written; 1 NVML or a GPU could not answer (no driver, no GPU, a GPU\n"
@@ -61,6 +65,7 @@ struct query_opts {
         const char *file;
         const char *ids;
         const char *nvml_lib;
+        struct nvml_deadlines dl; /* 0 fields: the defaults */
 };
 
 /* ---- options ---- */
@@ -516,7 +521,7 @@ static int run(const struct query_opts *o) {
                 goto done;
         }
 
-        struct nvml_deadlines dl = {0};
+        struct nvml_deadlines dl = o->dl;
         if (o->loop_ms) {
                 dl.stop_requested = stop_requested;
                 dl.stop_ctx = &open_mask;
@@ -673,6 +678,9 @@ int cmd_query(int argc, char **argv) {
                 {"id", required_argument, NULL, 'i'},
                 {"help-query-gpu", no_argument, NULL, OPT_HELP_FIELDS},
                 {"nvml-lib", required_argument, NULL, OPT_NVML_LIB},
+                {"nvml-call-timeout-ms", required_argument, NULL, 'c'},
+                {"nvml-gpu-timeout-ms", required_argument, NULL, 'g'},
+                {"nvml-init-timeout-ms", required_argument, NULL, 'i' | 0x100},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
@@ -709,6 +717,15 @@ int cmd_query(int argc, char **argv) {
                 case 'i': o.ids = optarg; break;
                 case OPT_HELP_FIELDS: help_fields = true; break;
                 case OPT_NVML_LIB: o.nvml_lib = optarg; break;
+                case 'c':
+                case 'g':
+                case 'i' | 0x100: {
+                        struct nvml_options nopt = {.dl = o.dl};
+                        if (nvml_option("query", opt, &nopt) < 0)
+                                return EXIT_USAGE;
+                        o.dl = nopt.dl;
+                        break;
+                }
                 case 'h': fputs(usage, stdout); return EXIT_PASS;
                 case ':':
                         if (optopt == 'l') {

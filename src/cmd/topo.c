@@ -3,6 +3,7 @@
 #include "cmd/cmd.h"
 #include "cmd/nvml_use.h"
 #include "core/fsroot.h"
+#include "report/json_text.h"
 #include "sys/facts.h"
 #include "sys/nvml_facts.h"
 #include "sys/topo.h"
@@ -45,7 +46,8 @@ static const char legend[] =
         "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
         "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
         "  PIX  = Connection traversing at most a single PCIe bridge\n"
-        "  NV#  = Connection traversing a bonded set of # NVLinks\n";
+        "  NV#  = Connection traversing a bonded set of # NVLinks\n"
+        "  NV?  = NVLinks unknown: NVML failed to tell (the reason is on stderr)\n";
 
 /* A NIC's name in the legend: its RDMA device as nvidia-smi shows, else its interface,
  * else its PCI address. */
@@ -95,13 +97,79 @@ static json_t *str_or_null(const char *s) {
         return s && *s ? json_string(s) : json_null();
 }
 
+/* Why NVML matched a GPU of the bus to none of its own: the first NVML GPU whose PCI
+ * address it could not give; NULL when every address is known (NVML lacks the GPU). */
+static const char *unmatched_problem(const struct nvml_use *use, char *buf, size_t size) {
+        const struct nvml_facts *nv = use->nv;
+        if (nv->init_state != NVML_INIT_OK)
+                return NULL;
+        if (!nv_ok(nv->device_count))
+                return use->problem;
+        for (unsigned i = 0; i < nv->n_gpus; i++) {
+                const struct nv_str *b = &nv->gpus[i].pci_bus_id;
+                char norm[32];
+                if (nv_ok(*b) && nvml_bus_id_normalise(b->v, norm, sizeof(norm)) == 0)
+                        continue;
+                char why[192];
+                if (!nvml_reading_problem(use, (int)i, b->state == NV_UNREAD ? NV_TIMEOUT : b->state, b->rc,
+                                          b->fn ? b->fn : nv->gpus[i].timeout_fn, why, sizeof(why)))
+                        snprintf(why, sizeof(why), "no PCI address");
+                snprintf(buf, size, "not matched to NVML: NVML GPU %u: %s", i, why);
+                return buf;
+        }
+        return NULL;
+}
+
+/* Why a GPU's NVLinks are unknown, in one line; "" when they are known. */
+static const char *nvlink_problem(const struct nvml_use *use, const struct topo_dev *d, char *buf, size_t size) {
+        buf[0] = '\0';
+        if (d->kind == TOPO_GPU && d->nvml_index < 0) {
+                const char *p = unmatched_problem(use, buf, size);
+                if (p && p != buf)
+                        snprintf(buf, size, "not matched to NVML: %.200s", p);
+                return buf;
+        }
+        if (!d->nvlinks_unknown)
+                return buf;
+        const struct nvml_gpu *g = &use->nv->gpus[d->nvml_index];
+        unsigned char state = d->nvlink_state == NV_UNREAD ? NV_TIMEOUT : d->nvlink_state;
+        if (!nvml_reading_problem(use, d->nvml_index, state, d->nvlink_rc, d->nvlink_fn, buf, size))
+                snprintf(buf, size, "%s: %s", d->nvlink_fn ? d->nvlink_fn : "NVML",
+                         g->timed_out ? "the GPU's reads were abandoned" : "no answer");
+        return buf;
+}
+
+/* The NVML status topo reports: the system's, else the first GPU whose NVLinks are unknown. */
+static const char *nvml_status(const struct nvml_use *use, const struct topo *t, char *reason, size_t size) {
+        reason[0] = '\0';
+        if (use->nv->init_state != NVML_INIT_OK) {
+                snprintf(reason, size, "%s", use->why);
+                return use->status;
+        }
+        if (use->problem[0]) {
+                snprintf(reason, size, "%s", use->problem);
+                return use->status;
+        }
+        for (size_t i = 0; i < t->n_gpus; i++) {
+                const struct topo_dev *d = &t->devs[i];
+                char why[256];
+                if (!*nvlink_problem(use, d, why, sizeof(why)))
+                        continue;
+                snprintf(reason, size, "NVLinks of %s unknown: %s", d->label, why);
+                return d->nvlinks_unknown && d->nvlink_state == NV_ERROR ? "error" : d->nvlinks_unknown ? "timeout"
+                                                                                                         : "error";
+        }
+        return use->status;
+}
+
 static char *build_json(const struct facts *f, const struct topo *t, const struct nvml_use *use) {
         json_t *root = json_object();
         json_object_set_new(root, "schema", json_string("gpuvet.topo/1"));
         json_t *nvml = json_object();
         json_object_set_new(nvml, "used", json_boolean(use->nv->init_state == NVML_INIT_OK));
-        json_object_set_new(nvml, "status", json_string(nvml_init_state_name(use->nv->init_state)));
-        json_object_set_new(nvml, "reason", str_or_null(use->why));
+        char reason[1024];
+        json_object_set_new(nvml, "status", json_string(nvml_status(use, t, reason, sizeof(reason))));
+        json_object_set_new(nvml, "reason", json_text(reason));
         json_object_set_new(root, "nvml", nvml);
 
         json_t *devs = json_array();
@@ -118,6 +186,7 @@ static char *build_json(const struct facts *f, const struct topo *t, const struc
                         json_object_set_new(o, "name", json_string(buf));
                         json_object_set_new(o, "gpu_index", json_integer((json_int_t)d->gpu_index));
                         json_object_set_new(o, "nvml_index", d->nvml_index >= 0 ? json_integer(d->nvml_index) : json_null());
+                        json_object_set_new(o, "nvlink_error", json_text(nvlink_problem(use, d, buf, sizeof(buf))));
                 } else {
                         json_object_set_new(o, "name", json_string(nic_name(f, d)));
                         json_object_set_new(o, "rdma_device", str_or_null(d->rdma));
@@ -148,7 +217,8 @@ static char *build_json(const struct facts *f, const struct topo *t, const struc
                         json_array_append_new(mr, json_string(c->pcie == TOPO_SELF ? "X" : text));
                         json_array_append_new(pr, json_string(topo_pcie_name(c->pcie)));
                         /* null: not known (no NVML, a NIC, or a GPU NVML does not see). */
-                        bool known = i != j && t->devs[i].nvml_index >= 0 && t->devs[j].nvml_index >= 0;
+                        bool known = i != j && t->devs[i].nvml_index >= 0 && t->devs[j].nvml_index >= 0 &&
+                                     !c->nvlinks_unknown;
                         json_array_append_new(nr, known ? json_integer(c->nvlinks) : json_null());
                 }
                 json_array_append_new(matrix, mr);
@@ -206,6 +276,14 @@ int cmd_topo(int argc, char **argv) {
                         /* Two GPUs or more: say why NV# cannot appear. */
                         if (t.n_gpus >= 2 && m.nvml.nv->init_state != NVML_INIT_OK)
                                 fprintf(stderr, "gpuvet topo: NVLinks not shown: %s\n", m.nvml.why);
+                        else if (m.nvml.problem[0])
+                                fprintf(stderr, "gpuvet topo: NVML: %s\n", m.nvml.problem);
+                        for (size_t i = 0; m.nvml.nv->init_state == NVML_INIT_OK && i < t.n_gpus; i++) {
+                                char why[256];
+                                if (*nvlink_problem(&m.nvml, &t.devs[i], why, sizeof(why)))
+                                        fprintf(stderr, "gpuvet topo: NVLinks of %s unknown: %s\n", t.devs[i].label,
+                                                why);
+                        }
                 }
                 topo_done(&t);
         }

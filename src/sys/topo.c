@@ -24,6 +24,8 @@ const char *topo_pcie_name(enum topo_pcie r) {
 const char *topo_cell_text(const struct topo_cell *c, char *buf, size_t size) {
         if (c->pcie == TOPO_SELF)
                 snprintf(buf, size, " X ");
+        else if (c->nvlinks_unknown)
+                snprintf(buf, size, "NV?");
         else if (c->nvlinks > 0)
                 snprintf(buf, size, "NV%u", c->nvlinks);
         else
@@ -164,6 +166,35 @@ unsigned topo_nvlinks(const struct pci_facts *p, const struct nvml_gpu *a, const
         return direct + via_switch;
 }
 
+bool topo_nvlinks_readable(const struct nvml_gpu *g, unsigned char *ret_state, int *ret_rc, const char **ret_fn) {
+        const struct nv_u32 *end = &g->nvlink_end;
+        bool walk_done = g->nvlink_count >= NVML_NVLINK_MAX_LINKS ||
+                         (end->state == NV_ERROR &&
+                          (end->rc == NVML_ERROR_NOT_SUPPORTED || end->rc == NVML_ERROR_INVALID_ARGUMENT));
+        if (!walk_done) {
+                *ret_state = end->state;
+                *ret_rc = end->rc;
+                *ret_fn = end->fn ? end->fn : g->timed_out ? g->timeout_fn : NULL;
+                return false;
+        }
+        for (unsigned l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++) {
+                const struct nvml_nvlink *k = &g->nvlink[l];
+                if (!nv_ok(k->state)) { /* the walk went past it: an error on a link that exists */
+                        *ret_state = k->state.state;
+                        *ret_rc = k->state.rc;
+                        *ret_fn = k->state.fn;
+                        return false;
+                }
+                if (!link_active(k) || nv_ok(k->remote_bus_id) || nv_ok(k->remote_device_id))
+                        continue;
+                *ret_state = k->remote_bus_id.state;
+                *ret_rc = k->remote_bus_id.rc;
+                *ret_fn = k->remote_bus_id.fn;
+                return false;
+        }
+        return true;
+}
+
 static int numa_of(const struct facts *f, const struct pci_dev *d) {
         enum numa_gpu_source src;
         return numa_resolve_node(&f->numa, d->have_numa_node, d->numa_node, d->local_cpulist, &src);
@@ -203,6 +234,9 @@ int topo_build(const struct facts *f, const struct nvml_facts *nv, struct topo *
                 snprintf(d->label, sizeof(d->label), "GPU%zu", g);
                 d->numa_node = g < f->numa.n_gpus ? f->numa.gpus[g].node : numa_of(f, &p->devs[d->pci_index]);
                 d->nvml_index = t->nvlink_known ? nvml_index_of(nv, p->devs[d->pci_index].addr) : -1;
+                if (d->nvml_index >= 0)
+                        d->nvlinks_unknown = !topo_nvlinks_readable(&nv->gpus[d->nvml_index], &d->nvlink_state,
+                                                                    &d->nvlink_rc, &d->nvlink_fn);
                 t->n_gpus++;
         }
         for (size_t i = 0; i < p->n; i++) {
@@ -230,8 +264,10 @@ int topo_build(const struct facts *f, const struct nvml_facts *nv, struct topo *
                         c->pcie = a == b ? TOPO_SELF
                                          : topo_pcie_relation(p, da->pci_index, db->pci_index, da->numa_node,
                                                               db->numa_node, t->n_cpu_nodes);
-                        if (a != b && da->nvml_index >= 0 && db->nvml_index >= 0)
+                        if (a != b && da->nvml_index >= 0 && db->nvml_index >= 0) {
                                 c->nvlinks = topo_nvlinks(p, &nv->gpus[da->nvml_index], &nv->gpus[db->nvml_index]);
+                                c->nvlinks_unknown = da->nvlinks_unknown || db->nvlinks_unknown;
+                        }
                 }
         return 0;
 }

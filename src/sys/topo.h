@@ -57,11 +57,19 @@ struct topo_dev {
         char netdev[64];       /* "ens1f0np0", else "" */
         char host_bridge[24];  /* "pci0000:16", "" when the sysfs path tells none */
         int numa_node;         /* resolved node, -1 when unknown */
+        /* A GPU whose NVLinks NVML could not tell (a call failed or hung): the reading
+         * that says why (state NV_ERROR/NV_TIMEOUT/NV_UNREAD, rc, fn; fn may be NULL
+         * when the GPU's reads stopped before its links). */
+        bool nvlinks_unknown;
+        unsigned char nvlink_state;
+        int nvlink_rc;
+        const char *nvlink_fn;
 };
 
 struct topo_cell {
         enum topo_pcie pcie;
         unsigned nvlinks;      /* 0 unless NVML told; NV# when > 0 */
+        bool nvlinks_unknown;  /* NVML failed to tell for one of the two GPUs: "NV?" */
 };
 
 struct topo {
@@ -93,6 +101,11 @@ enum topo_pcie topo_pcie_relation(const struct pci_facts *p, size_t a, size_t b,
 /* Active NVLinks between two GPUs as NVML reports them (see above); p tells which remote
  * bus ids are NVSwitches when NVML gives no remote device id. */
 unsigned topo_nvlinks(const struct pci_facts *p, const struct nvml_gpu *a, const struct nvml_gpu *b);
+
+/* False when NVML could not tell g's NVLinks: a link state that failed (other than "no
+ * such link") or hung, a walk cut short, or an active link whose far end is unknown.
+ * *ret_state, *ret_rc and *ret_fn then name the reading at fault. */
+bool topo_nvlinks_readable(const struct nvml_gpu *g, unsigned char *ret_state, int *ret_rc, const char **ret_fn);
 
 /* True for the PCI id (device << 16 | vendor, as NVML's pciDeviceId) of an NVSwitch. */
 bool topo_is_nvswitch_id(unsigned int pci_device_id);

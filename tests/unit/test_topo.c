@@ -215,6 +215,9 @@ static void links(struct nvml_gpu *g, const char *bus_id, unsigned n, const char
         memset(g, 0, sizeof(*g));
         set_str(&g->pci_bus_id, bus_id);
         g->nvlink_count = n;
+        /* As the gather ends its walk: the first index past the last link. */
+        g->nvlink_end = (struct nv_u32){.state = NV_ERROR, .rc = NVML_ERROR_NOT_SUPPORTED,
+                                        .fn = "nvmlDeviceGetNvLinkState"};
         for (unsigned l = 0; l < n; l++) {
                 set_u32(&g->nvlink[l].state, 1);
                 set_str(&g->nvlink[l].remote_bus_id, remote);
@@ -350,6 +353,27 @@ static void test_build(void **state) {
         assert_string_equal(topo_cell_text(topo_at(&m, 2, 0), buf, sizeof(buf)), "PIX");
         assert_string_equal(topo_cell_text(topo_at(&m, 1, 2), buf, sizeof(buf)), "SYS");
         topo_done(&m);
+
+        /* A link NVML failed to read: that GPU's cells say NV?, never a guessed 0. */
+        ngpus[0].nvlink[3].state = (struct nv_u32){.state = NV_ERROR, .rc = NVML_ERROR_UNKNOWN,
+                                                   .fn = "nvmlDeviceGetNvLinkState"};
+        assert_int_equal(topo_build(&f, &nv, &m), 0);
+        assert_true(m.devs[1].nvlinks_unknown);
+        assert_false(m.devs[0].nvlinks_unknown);
+        assert_string_equal(m.devs[1].nvlink_fn, "nvmlDeviceGetNvLinkState");
+        assert_int_equal(m.devs[1].nvlink_rc, NVML_ERROR_UNKNOWN);
+        assert_string_equal(topo_cell_text(topo_at(&m, 0, 1), buf, sizeof(buf)), "NV?");
+        assert_string_equal(topo_cell_text(topo_at(&m, 1, 0), buf, sizeof(buf)), "NV?");
+        assert_string_equal(topo_cell_text(topo_at(&m, 0, 2), buf, sizeof(buf)), "PIX");
+        topo_done(&m);
+        /* A walk cut short by a hang: unknown too. */
+        set_u32(&ngpus[0].nvlink[3].state, 1);
+        ngpus[0].nvlink_end = (struct nv_u32){.state = NV_TIMEOUT, .fn = "nvmlDeviceGetNvLinkState"};
+        assert_int_equal(topo_build(&f, &nv, &m), 0);
+        assert_true(m.devs[1].nvlinks_unknown);
+        assert_int_equal(m.devs[1].nvlink_state, NV_TIMEOUT);
+        topo_done(&m);
+        links(&ngpus[0], "00000000:99:00.0", 18, "00000000:07:00.0", 0x22a310de);
 
         /* Without NVML: the PCIe relation shows, never a guessed NV#. */
         nv.init_state = NVML_INIT_NO_LIBRARY;

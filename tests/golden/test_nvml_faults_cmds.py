@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""The NVML fault matrix for info, topo and query loops (test_nvml_faults.py drives check).
+
+    test_nvml_faults_cmds.py GPUVET FAKE_LIB [--jobs N] [-v]
+
+On the dgx-h100 fixture with the fake NVML playing tests/golden/nvml-scenarios/golden-dgx-h100.scn:
+
+- `fault FN * NVML_ERROR_{GPU_IS_LOST,UNKNOWN} always`, for every function of
+  src/vendor/nvml_functions.def, under `info --json` and `topo --json`;
+- `hang FN * always`, for every function gather calls, under `info --json`, `topo --json`
+  (call and init deadlines 200 ms) and a `query -lms 200` loop.
+
+Every info/topo run must exit 0 within HANG_MAX_S with valid JSON and no sanitizer report,
+and explain itself: when its JSON differs from the healthy run's, FN must be named in it
+(a value that went null says why). info must list the 8 GPUs of the bus once each (a
+failed PCI-info or handle call must not add 8 "NVML only" copies); topo's NVLink cells
+must be the healthy count or null, never a made-up 0. A query loop must end by itself
+within HANG_MAX_S, exit 1 (init) or 3 (the loop stopped), and name FN on stderr."""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "fakes"))
+import fakeenv  # noqa: E402
+import test_nvml_faults as matrix  # noqa: E402  (the function lists and the scenario)
+
+ERRORS = ["GPU_IS_LOST", "UNKNOWN"]
+HANG_MS = 200
+HANG_MAX_S = 5.0 * fakeenv.time_scale()
+QUERY_FIELDS = "index,name,uuid,pci.bus_id,temperature.gpu,power.draw,memory.used,utilization.gpu,clocks.sm"
+GPUS = 8
+
+
+def run(cmd, env, timeout):
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", "", time.monotonic() - start
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - start
+
+
+def gpuvet_cmd(gpuvet, cmd, root, lib, hang):
+    deadlines = ["--nvml-call-timeout-ms", str(HANG_MS), "--nvml-init-timeout-ms", str(HANG_MS)] if hang else []
+    if cmd == "query":
+        return [gpuvet, "query", "--query-gpu=" + QUERY_FIELDS, "--format=csv", "-lms", "200"] + deadlines
+    return [gpuvet, cmd, "--root", root, "--json", "--nvml-lib", lib] + deadlines
+
+
+def info_problems(doc, healthy, fn):
+    bad = []
+    if len(doc.get("gpus", [])) != GPUS:
+        bad.append("%d GPUs listed, the bus has %d" % (len(doc.get("gpus", [])), GPUS))
+    if doc.get("nvml_only_gpus"):
+        bad.append("%d GPUs listed as NVML only (each is on the bus)" % len(doc["nvml_only_gpus"]))
+    return bad
+
+
+def topo_problems(doc, healthy, fn):
+    bad = []
+    for i, row in enumerate(doc.get("nvlinks", [])):
+        for j, v in enumerate(row):
+            want = healthy["nvlinks"][i][j]
+            if v is not None and v != want:
+                bad.append("nvlinks[%d][%d] is %r, healthy %r: a made-up count (null where unknown)" % (i, j, v, want))
+                return bad
+    return bad
+
+
+def judge_json(cmd, rc, out, err, healthy, fn):
+    bad = []
+    for mark in matrix.SANITIZER_MARKS:
+        if mark in err:
+            bad.append("sanitizer report: %s" % err[-400:])
+            return bad
+    if rc != 0:
+        bad.append("exit %s, want 0: %s" % (rc, err[-300:]))
+        return bad
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        return ["invalid JSON: %s" % e]
+    bad += (info_problems if cmd == "info" else topo_problems)(doc, healthy, fn)
+    if doc != healthy and fn not in out:
+        bad.append("the output differs from the healthy run but names %s nowhere" % fn)
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("gpuvet")
+    ap.add_argument("fake_lib")
+    ap.add_argument("--jobs", type=int, default=max(2, min(4, os.cpu_count() or 2)))
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    gpuvet = os.path.abspath(args.gpuvet)
+    lib = os.path.abspath(args.fake_lib)
+    fns = matrix.parse_functions()
+    called = matrix.called_functions()
+
+    t0 = time.monotonic()
+    failures = []
+    n_runs = 0
+    with tempfile.TemporaryDirectory(prefix="gpuvet-faults-cmds-") as tmp:
+        subprocess.run([sys.executable, matrix.MKFIXTURE, tmp, "dgx-h100"], check=True, stdout=subprocess.DEVNULL)
+        root = os.path.join(tmp, "dgx-h100")
+        base_env = dict(os.environ, GPUVET_PCI_IDS=matrix.PCI_IDS, GPUVET_NVML_LIB=lib)
+
+        healthy = {}  # (command, base scenario) -> JSON
+        for base in (matrix.BASE_SCN, matrix.MIG_BASE_SCN):
+            for cmd in ("info", "topo"):
+                rc, out, err, _ = run(gpuvet_cmd(gpuvet, cmd, root, lib, False),
+                                      dict(base_env, FAKE_NVML_SCENARIO=base), 120)
+                if rc != 0:
+                    print("FAIL the healthy %s run on %s: exit %s\n%s" % (cmd, base, rc, err))
+                    return 1
+                healthy[cmd, base] = json.loads(out)
+
+        jobs = []
+        for fn in fns:
+            for err in ERRORS:
+                for cmd in ("info", "topo"):
+                    jobs.append((cmd, "fault", fn, err))
+        for fn in sorted(called):
+            for cmd in ("info", "topo", "query"):
+                jobs.append((cmd, "hang", fn, None))
+
+        def one(job):
+            cmd, kind, fn, err = job
+            scn = os.path.join(tmp, "%s-%s-%s-%s.scn" % (cmd, kind, fn, err or ""))
+            with open(scn, "w") as f:
+                f.write("include %s\n" % (matrix.MIG_BASE_SCN if fn in matrix.MIG_FNS else matrix.BASE_SCN))
+                f.write("fault %s * NVML_ERROR_%s always\n" % (fn, err) if kind == "fault" else "hang %s * always\n" % fn)
+            env = dict(base_env, FAKE_NVML_SCENARIO=scn)
+            return job, run(gpuvet_cmd(gpuvet, cmd, root, lib, kind == "hang"), env, 60 * fakeenv.time_scale())
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for job, (rc, out, err, wall) in pool.map(one, jobs):
+                cmd, kind, fn, e = job
+                n_runs += 1
+                bad = []
+                if rc is None:
+                    bad.append("still running after %.0f s" % wall)
+                elif kind == "hang" and wall > HANG_MAX_S:
+                    bad.append("took %.1f s, more than %.1f s" % (wall, HANG_MAX_S))
+                if rc is not None and cmd == "query":
+                    want = (1,) if fn == "nvmlInit_v2" else (1, 3)
+                    if rc not in want:
+                        bad.append("exit %d, want %s" % (rc, " or ".join(map(str, want))))
+                    if fn not in err:
+                        bad.append("stderr does not name %s: %r" % (fn, err[-300:]))
+                elif rc is not None:
+                    # A hang in nvmlShutdown comes after the output: nothing to explain.
+                    base = matrix.MIG_BASE_SCN if fn in matrix.MIG_FNS else matrix.BASE_SCN
+                    bad += judge_json(cmd, rc, out, err, healthy[cmd, base], fn if fn != "nvmlShutdown" else "")
+                label = "%s %s %s %s" % (cmd, kind, fn, e or "")
+                if bad:
+                    failures.append(label)
+                    print("FAIL %s (exit %s, %.2f s):\n  %s" % (label, rc, wall, "\n  ".join(bad)))
+                elif args.verbose:
+                    print("ok   %s (%.2f s)" % (label, wall))
+
+    print("%d runs in %.1f s: info and topo under %d functions x %d errors, and info, topo and a query loop "
+          "under a hang in each of %d functions" % (n_runs, time.monotonic() - t0, len(fns), len(ERRORS), len(called)))
+    if failures:
+        print("%d of %d runs FAILED" % (len(failures), n_runs))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
