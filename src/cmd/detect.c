@@ -4,6 +4,7 @@
 #include "core/strparse.h"
 #include "data/compat.h"
 #include "data/gpudb.h"
+#include "report/json_text.h"
 #include "sys/facts.h"
 #include "version.h"
 
@@ -34,7 +35,8 @@ static const char usage[] =
 
 /* ---- the document ---- */
 
-static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+/* Machine text: json_text replaces invalid UTF-8 (json_string would drop the key); "" stays "". */
+static json_t *str_or_null(const char *s) { return !s ? json_null() : *s ? json_text(s) : json_string(""); }
 
 static bool valid_version(const char *s) {
         int cmp;
@@ -77,7 +79,7 @@ static json_t *driver_object(const struct facts *f, const struct compat *c, cons
 static void set_judgement(json_t *o, const struct compat_judgement *j) {
         json_object_set_new(o, "runs", json_boolean(compat_verdict_runs(j->verdict)));
         json_object_set_new(o, "verdict", json_string(compat_verdict_name(j->verdict)));
-        json_object_set_new(o, "reason", json_string(j->reason));
+        json_object_set_new(o, "reason", str_or_null(j->reason));
 }
 
 static json_t *cuda_list(const struct compat *c, const struct compat_gpu *gpu, const char *driver,
@@ -159,7 +161,7 @@ static json_t *gpu_group(const struct facts *f, const struct compat *c, const st
                 char why[160];
                 snprintf(why, sizeof(why),
                          "PCI device %s is not in gpuvet's GPU table: add it to gpus.json (see docs/data-files.md)", id);
-                json_object_set_new(g, "problem", json_string(why));
+                json_object_set_new(g, "problem", str_or_null(why));
                 return g;
         }
         char cc[16], sm[16];
@@ -190,7 +192,7 @@ static json_t *gpu_group(const struct facts *f, const struct compat *c, const st
         char why[192] = "";
         bool supported = compat_driver_supports_gpu(c, &gpu, eval, why, sizeof(why));
         json_object_set_new(g, "driver_supports_gpu", eval ? json_boolean(supported) : json_null());
-        json_object_set_new(g, "problem", supported ? json_null() : json_string(why));
+        json_object_set_new(g, "problem", supported ? json_null() : str_or_null(why));
         const char *newest;
         json_t *cuda = cuda_list(c, &gpu, eval, &newest);
         json_object_set_new(g, "newest_cuda", str_or_null(newest));
@@ -206,7 +208,7 @@ json_t *detect_report(const struct facts *f, const struct compat *c, const char 
                 return NULL;
         json_object_set_new(doc, "schema", json_string("gpuvet.detect/1"));
         json_object_set_new(doc, "gpuvet_version", json_string(GPUVET_VERSION));
-        json_object_set_new(doc, "root", json_string(root));
+        json_object_set_new(doc, "root", str_or_null(root));
         json_t *data = json_object();
         json_object_set_new(data, "gpus", json_string(f->db ? f->db->source : ""));
         json_object_set_new(data, "compat", json_string(c->source));

@@ -5,6 +5,7 @@
 #include "cmd/nvml_use.h"
 #include "core/fsroot.h"
 #include "report/json_text.h"
+#include "report/text_safe.h"
 #include "report/report_json.h"
 #include "sys/facts.h"
 #include "sys/nvml_facts.h"
@@ -134,11 +135,14 @@ static unsigned active_links(const struct nvml_gpu *g) {
 
 /* ---- text ----------------------------------------------------------------------------- */
 
-#define FIELD(indent, name, ...)                                     \
-        do {                                                         \
+/* Values quote machine text (hostnames, NVML names): written terminal-safe. */
+#define FIELD(indent, name, ...)                                          \
+        do {                                                              \
+                char field_value_[2048];                                  \
                 printf("%*s%-*s: ", (indent), "", 34 - (indent), (name)); \
-                printf(__VA_ARGS__);                                 \
-                printf("\n");                                        \
+                snprintf(field_value_, sizeof(field_value_), __VA_ARGS__); \
+                text_safe_write(stdout, field_value_);                    \
+                printf("\n");                                             \
         } while (0)
 
 static const char *mw_text(struct val *v, const struct nv_u32 *r) {
@@ -305,11 +309,15 @@ static void print_text(const struct facts *f, const struct nvml_use *u) {
                         char why[256];
                         const char *p = nvml_reading_problem(u, (int)i, ng->pci_bus_id.state, ng->pci_bus_id.rc,
                                                              ng->pci_bus_id.fn, why, sizeof(why));
-                        printf("\nNVML GPU %u (PCI address unknown: %s)\n", ng->index, p ? p : "not a PCI address");
+                        printf("\nNVML GPU %u (PCI address unknown: ", ng->index);
+                        text_safe_write(stdout, p ? p : "not a PCI address");
+                        printf(")\n");
                 } else if (nvml_has_sysfs_gpu(f, ng)) {
                         continue;
                 } else {
-                        printf("\nGPU %s (NVML only: not on this root's PCI bus)\n", ng->pci_bus_id.v);
+                        printf("\nGPU ");
+                        text_safe_write(stdout, ng->pci_bus_id.v);
+                        printf(" (NVML only: not on this root's PCI bus)\n");
                 }
                 FIELD(4, "Index", "NVML %u", ng->index);
                 FIELD(4, "Product Name", "%s", fmt_ok(&a, ng->name.state, ng->name.rc, "%s", ng->name.v));
@@ -353,7 +361,7 @@ static json_t *j_mib(struct jerr *e, const struct nv_u64 *r) {
 }
 static json_t *j_w(struct jerr *e, const struct nv_u32 *r) { return nv_ok(*r) ? json_real(r->v / 1000.0) : NOTE(e, *r); }
 static json_t *j_bool(struct jerr *e, const struct nv_u32 *r) { return nv_ok(*r) ? json_boolean(r->v == 1) : NOTE(e, *r); }
-static json_t *j_or_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
+static json_t *j_or_null(const char *s) { return json_text(s); }
 
 static json_t *nvml_gpu_json(const struct nvml_use *u, const struct nvml_gpu *g) {
         struct jerr e = {.u = u, .gpu = (int)g->index, .list = json_array()};

@@ -5,6 +5,7 @@
 #include "core/strparse.h"
 #include "data/xiddb.h"
 #include "report/query_fields.h"
+#include "report/text_safe.h"
 #include "sys/nvml_events.h"
 #include "sys/nvml_facts.h"
 #include "vendor/nvml.h"
@@ -244,7 +245,9 @@ static int print_rows(FILE *out, const struct query_opts *o, const struct nvml_f
                         .facts = f, .gpu = &f->gpus[i], .lib = f->lib, .timestamp = ts, .nounits = o->nounits};
                 for (unsigned int k = 0; k < o->n_fields; k++) {
                         query_field_value(o->fields[k], &row, cell, sizeof(cell));
-                        fprintf(mem, "%s%s", k ? ", " : "", cell);
+                        if (k)
+                                fputs(", ", mem);
+                        text_safe_write(mem, cell); /* NVML strings: no raw control bytes */
                 }
                 fputc('\n', mem);
         }

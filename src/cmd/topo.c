@@ -4,6 +4,7 @@
 #include "cmd/nvml_use.h"
 #include "core/fsroot.h"
 #include "report/json_text.h"
+#include "report/text_safe.h"
 #include "sys/facts.h"
 #include "sys/nvml_facts.h"
 #include "sys/topo.h"
@@ -80,21 +81,26 @@ static void print_text(const struct facts *f, const struct topo *t) {
                                 snprintf(node, sizeof(node), "%d", d->numa_node);
                         /* GPU NUMA ID: the node of the GPU's own memory (Grace Hopper); N/A
                          * for every GPU whose memory is not a NUMA node. */
-                        printf("\t%s\t%s\t\tN/A", *cpus ? cpus : "N/A", node);
+                        printf("\t");
+                        text_safe_write(stdout, *cpus ? cpus : "N/A");
+                        printf("\t%s\t\tN/A", node);
                 }
                 printf("\n");
         }
         printf("\n%s", legend);
         if (t->n_nics) {
                 printf("\nNIC Legend:\n\n");
-                for (size_t i = t->n_gpus; i < t->n; i++)
-                        printf("  %s: %s\n", t->devs[i].label, nic_name(f, &t->devs[i]));
+                for (size_t i = t->n_gpus; i < t->n; i++) {
+                        printf("  %s: ", t->devs[i].label);
+                        text_safe_write(stdout, nic_name(f, &t->devs[i]));
+                        printf("\n");
+                }
         }
         printf("\n");
 }
 
 static json_t *str_or_null(const char *s) {
-        return s && *s ? json_string(s) : json_null();
+        return json_text(s); /* machine text: invalid UTF-8 is replaced, never a dropped key */
 }
 
 /* Why NVML matched a GPU of the bus to none of its own: the first NVML GPU whose PCI
@@ -183,12 +189,12 @@ static char *build_json(const struct facts *f, const struct topo *t, const struc
                 char buf[96];
                 if (d->kind == TOPO_GPU) {
                         gpu_describe(f, d->gpu_index, buf, sizeof(buf));
-                        json_object_set_new(o, "name", json_string(buf));
+                        json_object_set_new(o, "name", json_text(buf));
                         json_object_set_new(o, "gpu_index", json_integer((json_int_t)d->gpu_index));
                         json_object_set_new(o, "nvml_index", d->nvml_index >= 0 ? json_integer(d->nvml_index) : json_null());
                         json_object_set_new(o, "nvlink_error", json_text(nvlink_problem(use, d, buf, sizeof(buf))));
                 } else {
-                        json_object_set_new(o, "name", json_string(nic_name(f, d)));
+                        json_object_set_new(o, "name", json_text(nic_name(f, d)));
                         json_object_set_new(o, "rdma_device", str_or_null(d->rdma));
                         json_object_set_new(o, "netdev", str_or_null(d->netdev));
                         json_object_set_new(o, "infiniband", json_boolean(pd->have_ids && pci_class_sub(pd) == 0x0207));

@@ -1,4 +1,5 @@
 #include "report/report_json.h"
+#include "report/json_text.h"
 #include "checks/check.h"
 #include "version.h"
 
@@ -8,7 +9,10 @@
 
 #define REPORT_SCHEMA "gpuvet.report/1"
 
-static json_t *str_or_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
+/* Machine text (hostnames, os-release, sysfs strings, NVML names) can hold any bytes:
+ * json_text keeps the key with the invalid bytes replaced, where json_string would give
+ * NULL and drop it. */
+static json_t *str_or_null(const char *s) { return json_text(s); }
 
 void *report_json_host(const struct facts *f) {
         const struct host_facts *h = &f->host;
@@ -30,7 +34,7 @@ void *report_json_host(const struct facts *f) {
                 const struct numa_node *nd = &f->numa.nodes[i];
                 json_t *n = json_object();
                 json_object_set_new(n, "node", json_integer(nd->id));
-                json_object_set_new(n, "cpulist", nd->cpulist ? json_string(nd->cpulist) : json_null());
+                json_object_set_new(n, "cpulist", nd->cpulist ? json_text(nd->cpulist) : json_null());
                 json_object_set_new(n, "mem_total_mib",
                                     nd->mem_err == 0 ? json_integer((json_int_t)(nd->mem_total_kb / 1024)) : json_null());
                 json_array_append_new(nodes, n);
@@ -49,7 +53,7 @@ void *report_json_gpus(const struct facts *f) {
                 json_object_set_new(o, "index", json_integer((json_int_t)i));
                 json_object_set_new(o, "pci_bus_id", json_string(d->addr));
                 gpu_describe(f, i, buf, sizeof(buf));
-                json_object_set_new(o, "name", json_string(buf));
+                json_object_set_new(o, "name", json_text(buf));
                 if (d->have_ids) {
                         snprintf(buf, sizeof(buf), "%04x:%04x", d->vendor, d->device);
                         json_object_set_new(o, "pci_id", json_string(buf));
@@ -96,7 +100,7 @@ static json_t *result_json(const struct result *r) {
         json_object_set_new(o, "id", json_string(r->check->id));
         json_object_set_new(o, "category", json_string(r->check->category));
         json_object_set_new(o, "level", json_string(level_name(r->check->level)));
-        json_object_set_new(o, "subject", json_string(r->subject));
+        json_object_set_new(o, "subject", json_text(r->subject));
         json_object_set_new(o, "status", json_string(status_name(r->status)));
         json_object_set_new(o, "summary", str_or_null(r->summary));
         json_object_set_new(o, "observed", str_or_null(r->observed));
@@ -104,7 +108,8 @@ static json_t *result_json(const struct result *r) {
         json_object_set_new(o, "remedy", str_or_null(r->remedy));
         json_t *ev = json_object();
         for (size_t i = 0; i < r->n_evidence; i++)
-                json_object_set_new(ev, r->evidence[i].key, json_string(r->evidence[i].value));
+                json_object_set_new(ev, r->evidence[i].key,
+                                    *r->evidence[i].value ? json_text(r->evidence[i].value) : json_string(""));
         json_object_set_new(o, "evidence", ev);
         return o;
 }
@@ -118,8 +123,8 @@ char *report_json(const struct facts *f, const struct report *rep, const struct 
         json_object_set_new(root, "tool", tool);
         json_object_set_new(root, "command", json_string(run->command));
         json_object_set_new(root, "level", json_string(level_name(run->level)));
-        json_object_set_new(root, "root", json_string(run->root));
-        json_object_set_new(root, "policy", run->policy ? json_string(run->policy) : json_null());
+        json_object_set_new(root, "root", json_text(run->root));
+        json_object_set_new(root, "policy", json_text(run->policy));
         json_object_set_new(root, "host", report_json_host(f));
         json_object_set_new(root, "gpus", report_json_gpus(f));
 

@@ -1,5 +1,6 @@
 #include "report/report_text.h"
 #include "checks/check.h"
+#include "report/text_safe.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,17 +44,22 @@ static void print_remedy(FILE *out, const struct report *rep, size_t i, size_t i
         for (size_t j = 0; j <= i; j++)
                 n += same_remedy(r, &rep->results[j]);
         if (n <= 1) {
-                fprintf(out, "   %*s remedy: %s\n", (int)id_width, "", r->remedy);
+                fprintf(out, "   %*s remedy: ", (int)id_width, "");
+                text_safe_write(out, r->remedy);
+                fputc('\n', out);
                 return;
         }
         fprintf(out, "   %*s remedy (the %zu above: ", (int)id_width, "", n);
         const char *sep = "";
         for (size_t j = 0; j <= i; j++)
                 if (same_remedy(r, &rep->results[j])) {
-                        fprintf(out, "%s%s", sep, rep->results[j].subject);
+                        fputs(sep, out);
+                        text_safe_write(out, rep->results[j].subject);
                         sep = ", ";
                 }
-        fprintf(out, "): %s\n", r->remedy);
+        fputs("): ", out);
+        text_safe_write(out, r->remedy);
+        fputc('\n', out);
 }
 
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
@@ -64,20 +70,26 @@ void report_text(FILE *out, const struct facts *f, const struct report *rep, con
                 if (n > id_width)
                         id_width = n;
         }
+        char host[1024], policy[1024];
         fprintf(out, "%sgpuvet %s%s — %s, %zu NVIDIA GPU%s, level %s%s%s\n", c(opt, ANSI_BOLD), run->command,
-                c(opt, ANSI_RESET), f->host.hostname[0] ? f->host.hostname : "(unknown host)", f->gpus.n,
+                c(opt, ANSI_RESET),
+                f->host.hostname[0] ? text_safe(f->host.hostname, host, sizeof(host)) : "(unknown host)", f->gpus.n,
                 f->gpus.n == 1 ? "" : "s", level_name(run->level), run->policy ? ", policy " : "",
-                run->policy ? run->policy : "");
+                text_safe(run->policy, policy, sizeof(policy)));
 
         for (size_t i = 0; i < rep->n_results; i++) {
                 const struct result *r = &rep->results[i];
                 const char *subject = strcmp(r->subject, "host") == 0 ? "" : r->subject;
+                /* Results quote machine text (names, versions, log lines): made terminal-safe. */
+                char sub[256], sum[4096], obs[4096], exp[4096];
                 fprintf(out, " %s%s%s %-*s %-12s %s\n", c(opt, status_color[r->status]), status_glyph[r->status],
-                        c(opt, ANSI_RESET), (int)id_width, r->check->id, subject, r->summary ? r->summary : "");
+                        c(opt, ANSI_RESET), (int)id_width, r->check->id, text_safe(subject, sub, sizeof(sub)),
+                        text_safe(r->summary, sum, sizeof(sum)));
                 bool problem = is_problem(r);
                 if ((problem || opt->verbose) && (r->observed || r->expected))
                         fprintf(out, "   %*s %sobserved: %s; expected: %s%s\n", (int)id_width, "", c(opt, ANSI_DIM),
-                                r->observed ? r->observed : "-", r->expected ? r->expected : "-", c(opt, ANSI_RESET));
+                                r->observed ? text_safe(r->observed, obs, sizeof(obs)) : "-",
+                                r->expected ? text_safe(r->expected, exp, sizeof(exp)) : "-", c(opt, ANSI_RESET));
                 if (problem && r->remedy)
                         print_remedy(out, rep, i, id_width);
         }

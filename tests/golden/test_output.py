@@ -5,7 +5,10 @@
    report exits 3 and says "writing standard output", never 0 with a truncated report.
 2. A bad output path (--json, -o) is a usage error (exit 2) that names it, given before
    any check runs.
-3. Signals during `check --json FILE`: SIGKILL, SIGTERM and SIGINT at many moments never
+3. Machine text that is not clean (a hostname with invalid UTF-8, an os-release name with
+   terminal escapes): the JSON keeps the keys (the bytes replaced), the text output shows
+   no raw control character.
+4. Signals during `check --json FILE`: SIGKILL, SIGTERM and SIGINT at many moments never
    leave a partial target nor a temporary beside it; a temporary stranded by a writer
    that is gone (FILE.gpuvet-PID-XXXXXX) is removed by the next write, one of a live
    writer is kept.
@@ -147,6 +150,39 @@ def test_signals_leave_no_temp(root, tmp):
     print("ok: signals leave no temporary, stale ones are removed")
 
 
+def test_hygiene(root, tmp):
+    import shutil
+    dirty = os.path.join(tmp, "dirty")
+    shutil.copytree(root, dirty, symlinks=True)
+    name = b"dgx\xff\x1b]0;pwned\x07\x1b[31mRED\x9b2J\n"
+    for rel in ("etc/hostname", "proc/sys/kernel/hostname"):
+        with open(os.path.join(dirty, rel), "wb") as f:
+            f.write(name)
+    osr = os.path.join(dirty, "etc/os-release")
+    with open(osr, "rb") as f:
+        text = f.read()
+    with open(osr, "wb") as f:
+        f.write(b'PRETTY_NAME="Ubuntu\x1b[2J\xc2\x9b 22.04"\n' + text)
+    for args in (["check", "--root", dirty, "--color", "never"], ["info", "--root", dirty],
+                 ["topo", "--root", dirty]):
+        r = subprocess.run([GPUVET] + args, capture_output=True, timeout=120 * fakeenv.time_scale())
+        check(r.returncode in (0, 1), "%s on dirty names: exit %d" % (args[0], r.returncode))
+        out = r.stdout  # no colour asked for: any control byte but \n and \t came from the machine
+        bad = sorted({b for b in out if (b < 0x20 and b not in (0x09, 0x0a)) or b == 0x7f})
+        check(not bad and b"\xc2\x9b" not in out and b"\xff" not in out,
+              "%s prints raw control characters from machine text %s: %r" % (args[0], bad, out[:200]))
+        check(b"pwned" not in out or b"\\x1b]0;pwned\\x07" in out,
+              "%s: the escape sequence is not shown escaped: %r" % (args[0], out[:200]))
+    r = run(["check", "--root", dirty, "--json", "-", "-q"])
+    doc = json.loads(r.stdout)
+    check(doc["host"].get("hostname", "").startswith("dgx\ufffd"), "hostname key: %r" % doc["host"].get("hostname"))
+    check("Ubuntu" in (doc["host"].get("os") or ""), "os key: %r" % doc["host"].get("os"))
+    r = run(["info", "--root", dirty, "--json"])
+    doc = json.loads(r.stdout)
+    check("hostname" in doc["host"] and doc["host"]["hostname"], "info: hostname key dropped")
+    print("ok: machine text is made safe")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         gen = os.path.join(SRCDIR, "tests", "fixtures", "mkfixture.py")
@@ -154,6 +190,7 @@ def main():
         root = os.path.join(tmp, "dgx-h100")
         test_stdout_full(root)
         test_bad_output_paths(root, tmp)
+        test_hygiene(root, tmp)
         test_signals_leave_no_temp(root, tmp)
     if failures:
         print("%d failure(s)" % len(failures))

@@ -10,6 +10,7 @@
 #include "checks/check.h"
 #include "core/result.h"
 #include "report/json_text.h"
+#include "report/text_safe.h"
 #include "report/report_text.h"
 
 static const struct check_info dummy = {.id = "test.dummy", .category = "test", .level = LEVEL_QUICK, .title = "t"};
@@ -28,6 +29,26 @@ static void test_json_text_sanitises(void **state) {
         j = json_text("\xed\xa0\x80"); /* a UTF-16 surrogate encoded as UTF-8 */
         assert_string_equal(json_string_value(j), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
         json_decref(j);
+}
+
+static void test_text_safe(void **state) {
+        (void)state;
+        char buf[64];
+        const char *clean = "GPU \xc3\xa9 \xe2\x9c\x93 \\ [31m";
+        assert_ptr_equal(text_safe(clean, buf, sizeof(buf)), clean); /* nothing to do: no copy */
+        /* ESC, BEL, DEL, a C1 CSI (U+009B) and a byte that is not UTF-8 */
+        assert_string_equal(text_safe("a\x1b[31mb\x07" "c\x7f\xc2\x9b" "d\xff", buf, sizeof(buf)),
+                            "a\\x1b[31mb\\x07c\\x7f\\xc2\\x9bd\\xff");
+        assert_string_equal(text_safe("\x1b\x1b\x1b", buf, 9), "\\x1b\\x1b"); /* cut at an escape's end */
+        assert_string_equal(text_safe(NULL, buf, sizeof(buf)), "");
+        char *mem = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&mem, &len);
+        assert_non_null(f);
+        text_safe_write(f, "x\ny\x1b");
+        fclose(f);
+        assert_string_equal(mem, "x\\x0ay\\x1b");
+        free(mem);
 }
 
 static void test_report_tally_and_verdict(void **state) {
@@ -132,6 +153,7 @@ static void test_text_remedy_once(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_json_text_sanitises),
+                cmocka_unit_test(test_text_safe),
                 cmocka_unit_test(test_report_tally_and_verdict),
                 cmocka_unit_test(test_new_result_defaults_to_error),
                 cmocka_unit_test(test_levels),
