@@ -54,6 +54,19 @@ static void run_inventory(const struct check_info *self, const struct facts *f, 
                 if (f->db)
                         result_evidence(r, "gpu_table", "%s", f->db->source);
                 result_expected(r, "a GPU model in gpuvet's table");
+                if (!d->have_ids) {
+                        /* Known as a GPU only from the driver's own list: its ids are damaged
+                         * or missing, which no update of the table fixes. */
+                        result_evidence(r, "source", "%s/%s", d->sysfs_path, d->ids_attr ? d->ids_attr : "vendor");
+                        result_observed(r, "PCI ids unknown: %s unreadable (%s)", d->ids_attr ? d->ids_attr : "vendor",
+                                        strerror(d->ids_errno ? d->ids_errno : EINVAL));
+                        result_status(r, STATUS_ERROR, "cannot read the PCI %s of this GPU (%s): its model is unknown",
+                                      d->ids_attr ? d->ids_attr : "ids", strerror(d->ids_errno ? d->ids_errno : EINVAL));
+                        result_remedy(r, "Read %s/%s: a damaged or partial capture needs taking again; on a live "
+                                         "node, check the device with `lspci -vs %s`.",
+                                      d->sysfs_path, d->ids_attr ? d->ids_attr : "vendor", d->addr);
+                        continue;
+                }
                 if (!m) {
                         char name[96];
                         gpu_describe(f, i, name, sizeof(name));

@@ -1721,6 +1721,27 @@ static void run_power_limit(const struct check_info *self, const struct facts *f
                 } else {
                         result_observed(r, "%u W (default %u W)", w, def);
                 }
+                /* Values no working GPU reports (a 0 W limit, min above max, a default outside
+                 * its own range) say NVML's power readings cannot be trusted, not that the
+                 * GPU is fine or capped. */
+                bool constraints = nv_ok(g->power_min_limit_mw) && nv_ok(g->power_max_limit_mw);
+                const char *implausible = lim->v == 0                              ? "a power limit of 0 W"
+                                          : g->power_default_limit_mw.v == 0      ? "a default power limit of 0 W"
+                                          : constraints && g->power_min_limit_mw.v > g->power_max_limit_mw.v
+                                                  ? "a minimum power limit above the maximum"
+                                          : constraints && (g->power_default_limit_mw.v < g->power_min_limit_mw.v ||
+                                                            g->power_default_limit_mw.v > g->power_max_limit_mw.v)
+                                                  ? "a default power limit outside its own min-max range"
+                                                  : NULL;
+                if (implausible) {
+                        result_status(r, STATUS_ERROR, "NVML reports %s for %s: its power readings cannot be judged",
+                                      implausible, desc);
+                        result_remedy(r, "Compare with `nvidia-smi -q -d POWER -i %u`; values like these point at a "
+                                         "driver or firmware fault: update the driver, reset the GPU (`nvidia-smi -r "
+                                         "-i %u`) or have it serviced if they stay.",
+                                      g->index, g->index);
+                        continue;
+                }
                 /* A site that caps power on purpose sets the fraction it accepts. */
                 double fraction = check_thresholds(f)->power_cap_fraction;
                 if (fraction < 1.0)

@@ -152,6 +152,8 @@ static bool select_benchmarks(const char *arg, const struct bench_info **sel, si
                 if (want[i])
                         sel[n++] = bench_registry[i];
         *ret_n = n;
+        if (ok && n == 0)
+                fprintf(stderr, "gpuvet bench: \"%s\" names no benchmark (see gpuvet bench --list)\n", arg);
         return ok && n > 0;
 }
 

@@ -88,8 +88,10 @@ static bool only_is_valid(const char *only) {
         if (!copy)
                 return false;
         bool ok = true;
+        size_t n = 0;
         for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
                 bool known = false;
+                n++;
                 for (size_t i = 0; i < check_registry_count && !known; i++)
                         known = strcmp(tok, check_registry[i]->id) == 0 || strcmp(tok, check_registry[i]->category) == 0;
                 if (!known) {
@@ -98,6 +100,11 @@ static bool only_is_valid(const char *only) {
                 }
         }
         free(copy);
+        if (n == 0) {
+                /* Running nothing would print a PASS for a node nobody looked at. */
+                fprintf(stderr, "gpuvet check: --only \"%s\" names no check or category (see --list)\n", only);
+                return false;
+        }
         return ok;
 }
 

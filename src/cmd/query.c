@@ -226,7 +226,8 @@ static void print_header(FILE *out, const struct query_opts *o) {
 /* One iteration's rows, built whole and written with one fwrite, so that a signal or a
  * full disk never leaves half a line behind a complete one. Returns 0 or -errno. */
 static int print_rows(FILE *out, const struct query_opts *o, const struct nvml_facts *f, const bool *selected,
-                      unsigned int n_sel) {
+                      unsigned int n_sel,
+                      bool *lost) {
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
         char ts[64];
@@ -245,6 +246,8 @@ static int print_rows(FILE *out, const struct query_opts *o, const struct nvml_f
                         .facts = f, .gpu = &f->gpus[i], .lib = f->lib, .timestamp = ts, .nounits = o->nounits};
                 for (unsigned int k = 0; k < o->n_fields; k++) {
                         query_field_value(o->fields[k], &row, cell, sizeof(cell));
+                        if (strcmp(cell, "[GPU is lost]") == 0)
+                                lost[i] = true;
                         if (k)
                                 fputs(", ", mem);
                         text_safe_write(mem, cell); /* NVML strings: no raw control bytes */
@@ -266,7 +269,7 @@ static int print_rows(FILE *out, const struct query_opts *o, const struct nvml_f
 
 /* Say on stderr what did not answer: GPUs without a handle, calls that never returned.
  * Returns true when something did not. */
-static bool report_problems(const struct nvml_facts *f, const bool *selected, unsigned int n_sel) {
+static bool report_problems(const struct nvml_facts *f, const bool *selected, unsigned int n_sel, const bool *lost) {
         bool any = false;
         for (unsigned int i = 0; i < f->n_gpus && i < n_sel; i++) {
                 const struct nvml_gpu *g = &f->gpus[i];
@@ -284,6 +287,13 @@ static bool report_problems(const struct nvml_facts *f, const bool *selected, un
                 } else if (n->state == NV_ERROR && n->rc == NVML_ERROR_GPU_IS_LOST) {
                         fn = n->fn;
                         rc = n->rc;
+                }
+                if (!fn && lost[i]) {
+                        /* One call said so while others answered: the GPU is going or gone. */
+                        fprintf(stderr, "gpuvet query: GPU %u: a call answered \"GPU is lost\" ([GPU is lost] cells): "
+                                        "it may have fallen off the bus\n", i);
+                        any = true;
+                        continue;
                 }
                 if (!fn)
                         continue;
@@ -511,6 +521,7 @@ static int run(const struct query_opts *o) {
         struct nvml_facts *cur = calloc(1, sizeof(*cur));
         struct nvml_facts *prev = calloc(1, sizeof(*prev));
         bool *selected = NULL;
+        bool *lost = NULL; /* per GPU, this round: a [GPU is lost] cell was printed */
         unsigned int n_sel = 0;
         FILE *out = NULL;
         bool abandoned = false;
@@ -560,7 +571,8 @@ static int run(const struct query_opts *o) {
                 }
                 if (iter == 0) {
                         selected = calloc(cur->n_gpus, sizeof(*selected));
-                        if (!selected) {
+                        lost = calloc(cur->n_gpus ? cur->n_gpus : 1, sizeof(*lost));
+                        if (!selected || !lost) {
                                 fprintf(stderr, "gpuvet query: out of memory\n");
                                 code = EXIT_INTERNAL;
                                 goto done;
@@ -582,13 +594,14 @@ static int run(const struct query_opts *o) {
                         n_sel = cur->n_gpus;
                 }
                 /* A GPU NVML lists later than the first round was not selected. */
-                r = print_rows(out, o, cur, selected, n_sel);
+                memset(lost, 0, n_sel * sizeof(*lost));
+                r = print_rows(out, o, cur, selected, n_sel, lost);
                 if (r < 0) {
                         fprintf(stderr, "gpuvet query: writing %s: %s\n", o->file ? o->file : "stdout", strerror(-r));
                         code = EXIT_INTERNAL;
                         goto done;
                 }
-                if (report_problems(cur, selected, n_sel))
+                if (report_problems(cur, selected, n_sel, lost))
                         code = EXIT_FAILED;
                 if (!o->loop_ms)
                         break;
@@ -658,6 +671,7 @@ done:
         free(prev);
         free(cur);
         free(selected);
+        free(lost);
         if (!abandoned)
                 nvml_lib_free(lib);
         if (o->loop_ms && stop_signal && code == EXIT_FAILED)
@@ -757,6 +771,11 @@ int cmd_query(int argc, char **argv) {
         int r = parse_fields(query, &o);
         if (r >= 0)
                 return r;
+        if (o.ids && strspn(o.ids, ", \t") == strlen(o.ids)) {
+                /* Selecting nothing would print a header and pass. */
+                fprintf(stderr, "gpuvet query: -i \"%s\" names no GPU: give an index, UUID or PCI bus id\n", o.ids);
+                return EXIT_USAGE;
+        }
         r = parse_format(format, &o);
         if (r >= 0)
                 return r;

@@ -34,11 +34,16 @@ static int read_hex_attr(struct fsroot *fs, const char *addr, const char *attr, 
 }
 
 static void gather_ids(struct fsroot *fs, struct pci_dev *d) {
-        int r = read_hex_attr(fs, d->addr, "vendor", &d->vendor);
-        if (r == 0)
-                r = read_hex_attr(fs, d->addr, "device", &d->device);
-        if (r == 0)
-                r = read_hex_attr(fs, d->addr, "class", &d->class_code);
+        static const char *const attrs[] = {"vendor", "device", "class"};
+        uint32_t *dest[] = {&d->vendor, &d->device, &d->class_code};
+        int r = 0;
+        for (size_t i = 0; i < 3 && r == 0; i++) {
+                r = read_hex_attr(fs, d->addr, attrs[i], dest[i]);
+                if (r < 0) {
+                        d->ids_attr = attrs[i];
+                        d->ids_errno = -r;
+                }
+        }
         note_error(d, r);
         d->have_ids = r == 0;
         /* Older kernels and some captures lack subsystem ids: optional. */

@@ -39,6 +39,8 @@ struct pci_dev {
         int parent;           /* index of the upstream PCI device, -1 at a host bridge */
 
         bool have_ids;        /* vendor/device/class readable */
+        const char *ids_attr; /* when not: the attribute that failed ("vendor" ...) */
+        int ids_errno;        /* and why (ENOENT: absent, EINVAL: not a hex id ...) */
         uint32_t vendor, device, subsys_vendor, subsys_device;
         uint32_t class_code;  /* 24-bit: 0x030200 = 3D controller */
         char name[128];       /* "Mellanox Technologies MT2910 Family [ConnectX-7]" from pci.ids;

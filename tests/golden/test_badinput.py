@@ -224,9 +224,18 @@ class BadInput(unittest.TestCase):
                      "aer_dev_fatal", "resource"):
             with self.subTest(name=name):
                 self.damage(self.gpu_file(name), b"garbage\n", what=f"garbage in {name}")
+        addr = os.path.basename(self.gpus[-1])
         for name in ("vendor", "class"):
             with self.subTest(name=name):
-                self.damage(self.gpu_file(name), b"garbage\n", what=f"garbage in {name}")
+                report = self.damage(self.gpu_file(name), b"garbage\n", what=f"garbage in {name}")
+                # Known as a GPU from the driver's list alone: its model is unknown because
+                # the id is damaged, not because the table is old (review B17).
+                inv = [r for r in report["checks"] if r["id"] == "gpu.inventory" and r["subject"] == addr]
+                self.assertTrue(inv, f"garbage in {name}: no gpu.inventory result for {addr}")
+                if inv:
+                    self.assertEqual(inv[0]["status"], "error", inv[0])
+                    self.assertIn(name, inv[0]["summary"], inv[0])
+                    self.assertNotIn("Update gpuvet", inv[0].get("remedy") or "", inv[0])
 
     def test_garbage_governor(self):
         cpufreq = "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"

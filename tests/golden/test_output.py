@@ -70,6 +70,24 @@ def test_bad_output_paths(root, tmp):
     print("ok: bad output paths are usage errors")
 
 
+def test_usage_errors(root):
+    """An empty selection runs nothing: a usage error with a message, never a PASS for a node
+    nobody looked at (review B12-B14)."""
+    for args, needle in ((["check", "--root", root, "--only", ""], "--only"),
+                         (["check", "--root", root, "--only", ","], "--only"),
+                         (["check", "--root", root, "--only", "," * 100000, "--strict"], "--only"),
+                         (["bench", ""], "names no benchmark"),
+                         (["query", "--query-gpu=index", "--format=csv", "-i", ""], "-i"),
+                         (["query", "--query-gpu=index", "--format=csv", "-i", " , "], "-i")):
+        r = run(args)
+        what = " ".join(a if len(a) < 20 else a[:10] + "..." for a in args[:1] + args[3:])
+        check(r.returncode == 2, "%s: exit %d, not 2" % (what, r.returncode))
+        check(needle in r.stderr, "%s: no message naming %s: %r" % (what, needle, r.stderr[:200]))
+        check("Verdict" not in r.stdout and r.stdout.strip() in ("", "index"),
+              "%s: ran anyway: %r" % (what, r.stdout[:200]))
+    print("ok: empty selections are usage errors")
+
+
 def leftovers(d, name):
     return sorted(x for x in os.listdir(d) if x.startswith(name + "."))
 
@@ -191,6 +209,7 @@ def main():
         test_stdout_full(root)
         test_bad_output_paths(root, tmp)
         test_hygiene(root, tmp)
+        test_usage_errors(root)
         test_signals_leave_no_temp(root, tmp)
     if failures:
         print("%d failure(s)" % len(failures))

@@ -334,6 +334,16 @@ def test_conventions(tmp):
     r = gpuvet(["--query-gpu=index,name,temperature.gpu", "--format=csv,noheader"],
                os.path.join(SCENARIOS, "xid79-lost.scn"))
     check(r.returncode == 1 and "[GPU is lost]" in r.stdout, "xid79-lost: %d %r" % (r.returncode, r.stdout))
+    # One field's call answering GPU_IS_LOST while the others answer: exit 1 too, as the
+    # docs say for [GPU is lost] cells (review B19).
+    lost = os.path.join(tmp, "temp-lost.scn")
+    with open(lost, "w") as f:
+        f.write("include %s\nfault nvmlDeviceGetTemperature 2 GPU_IS_LOST\n" % h100)
+    r = gpuvet(["--query-gpu=index,name,temperature.gpu", "--format=csv,noheader"], lost)
+    rows = [split_row(x) for x in r.stdout.strip().split("\n")]
+    check(r.returncode == 1 and rows[2][2] == "[GPU is lost]" and rows[1][2] != "[GPU is lost]",
+          "one call GPU_IS_LOST: exit %d %r" % (r.returncode, rows))
+    check("GPU 2" in r.stderr and "lost" in r.stderr, "one call GPU_IS_LOST: stderr %r" % r.stderr)
     print("ok: conventions")
 
 

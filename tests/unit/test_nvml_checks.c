@@ -945,6 +945,21 @@ static void test_power_limit(void **state) {
                "the power limit of " DESC " is capped at 500 W, below its default 700 W: it runs slower under load",
                "500 W (min 200 W, default 700 W, max 700 W)", ">= 700 W (the default limit)");
         assert_non_null(strstr(r->remedy, "nvidia-smi -i 0 -pl 700"));
+
+        /* Values no working GPU reports are an error, never a pass (review B18). */
+        ok32(&n.ngpus[0].power_enforced_limit_mw, 0, "nvmlDeviceGetEnforcedPowerLimit");
+        ok32(&n.ngpus[0].power_default_limit_mw, 0, "nvmlDeviceGetPowerManagementDefaultLimit");
+        ok32(&n.ngpus[0].power_min_limit_mw, 4294967295u, "nvmlDeviceGetPowerManagementLimitConstraints");
+        ok32(&n.ngpus[0].power_max_limit_mw, 0, "nvmlDeviceGetPowerManagementLimitConstraints");
+        r = run(&n, "gpu.power_limit");
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_string_equal(r->summary, "NVML reports a power limit of 0 W for " DESC ": its power readings cannot be "
+                                        "judged");
+        ok32(&n.ngpus[0].power_enforced_limit_mw, 700000, "nvmlDeviceGetEnforcedPowerLimit");
+        ok32(&n.ngpus[0].power_default_limit_mw, 700000, "nvmlDeviceGetPowerManagementDefaultLimit");
+        r = run(&n, "gpu.power_limit");
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_non_null(strstr(r->summary, "a minimum power limit above the maximum"));
         node_done(&n);
 }
 
