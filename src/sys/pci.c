@@ -253,6 +253,27 @@ static void gather_device(struct fsroot *fs, struct pci_dev *d) {
         gather_bars(fs, d);
 }
 
+static int cmp_addr(const void *key, const void *dev) {
+        return strcmp(key, ((const struct pci_dev *)dev)->addr);
+}
+
+/* devs is in the order of the sorted directory listing, so sorted by address: a binary
+ * search, not a scan (20,000 devices would make link_parents quadratic). */
+static int index_of(const struct pci_facts *p, const char *addr) {
+        char key[16];
+        size_t n = strlen(addr);
+        if (n >= sizeof(key))
+                return -1;
+        for (size_t k = 0; k <= n; k++)
+                key[k] = (char)tolower((unsigned char)addr[k]);
+        const struct pci_dev *d = bsearch(key, p->devs, p->n, sizeof(*p->devs), cmp_addr);
+        return d ? (int)(d - p->devs) : -1;
+}
+
+static int cmp_dev(const void *a, const void *b) {
+        return strcmp(((const struct pci_dev *)a)->addr, ((const struct pci_dev *)b)->addr);
+}
+
 /* The parent is the path component before the device's own, when it is a PCI address:
  * /sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0 -> 0000:00:01.0. */
 static void link_parents(struct pci_facts *p) {
@@ -269,9 +290,7 @@ static void link_parents(struct pci_facts *p) {
                 const char *up = prev ? prev + 1 : tmp;
                 if (!looks_like_pci_addr(up))
                         continue;
-                for (size_t j = 0; j < p->n; j++)
-                        if (strcmp(p->devs[j].addr, up) == 0)
-                                d->parent = (int)j;
+                d->parent = index_of(p, up);
         }
 }
 
@@ -310,6 +329,12 @@ int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
                 gather_device(fs, d);
         }
         strv_free(names);
+        /* Sorted already unless a capture spelled addresses in upper case. */
+        for (size_t i = 1; i < ret->n; i++)
+                if (strcmp(ret->devs[i - 1].addr, ret->devs[i].addr) > 0) {
+                        qsort(ret->devs, ret->n, sizeof(*ret->devs), cmp_dev);
+                        break;
+                }
         link_parents(ret);
 
         /* ACS matters only on the path from a GPU to its root port, and config space reads
@@ -353,8 +378,6 @@ bool pci_is_bridge(const struct pci_dev *d) {
 }
 
 const struct pci_dev *pci_find(const struct pci_facts *p, const char *addr) {
-        for (size_t i = 0; i < p->n; i++)
-                if (strcmp(p->devs[i].addr, addr) == 0)
-                        return &p->devs[i];
-        return NULL;
+        int i = index_of(p, addr);
+        return i >= 0 ? &p->devs[i] : NULL;
 }
