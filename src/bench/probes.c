@@ -764,8 +764,10 @@ void probes_not_run(struct probe_facts *ret, const char *why) {
 }
 
 void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, const char *data_dir,
-                struct probe_facts *ret) {
+                unsigned timeout_s, struct probe_facts *ret) {
         init(ret, backend);
+        for (size_t i = 0; timeout_s && i < _PROBE_COUNT; i++)
+                ret->runs[i].timeout_s = timeout_s;
         double start = now_ms();
         char err[512];
         struct baselines *bl = NULL;

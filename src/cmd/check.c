@@ -31,6 +31,8 @@ static const char usage[] =
         "      --backend NAME    device probes through cuda, opencl or auto (default: CUDA\n"
         "                        when it has a device, else OpenCL); a CPU OpenCL device\n"
         "                        is never judged as a GPU\n"
+        "      --probe-timeout SEC  deadline of each device probe (default 10-15 s per\n"
+        "                        probe); a probe past it is an error naming it\n"
         "  -j, --json FILE       also write the JSON report (schema gpuvet.report/1) to FILE\n"
         "                        (\"-\" for standard output, which then holds only the JSON)\n"
         "      --strict          exit 1 on warnings too\n"
@@ -182,6 +184,7 @@ int cmd_check(int argc, char **argv) {
                 {"list", no_argument, NULL, 'L'},         {"verbose", no_argument, NULL, 'v'},
                 {"quiet", no_argument, NULL, 'q'},        {"color", required_argument, NULL, 'C'},
                 {"backend", required_argument, NULL, 'B'},
+                {"probe-timeout", required_argument, NULL, 'T' | 0x100},
                 {"policy", required_argument, NULL, 'P'}, {"no-policy", no_argument, NULL, 'p' | 0x100},
                 NVML_LONG_OPTIONS,
                 COMMON_LONG_OPTIONS,
@@ -191,6 +194,7 @@ int cmd_check(int argc, char **argv) {
         enum level level = LEVEL_QUICK;
         const char *json_path = NULL, *only = NULL, *color = "auto", *backend = NULL, *policy_path = NULL;
         bool strict = false, list = false, quiet = false, no_policy = false;
+        unsigned probe_timeout_s = 0; /* 0: each probe's own */
         struct nvml_options nopt = {0};
         struct text_options text = {0};
 
@@ -215,6 +219,13 @@ int cmd_check(int argc, char **argv) {
                                 return EXIT_USAGE;
                         }
                         backend = optarg;
+                        break;
+                case 'T' | 0x100:
+                        if (!parse_seconds(optarg, &probe_timeout_s) || probe_timeout_s > 3600) {
+                                fprintf(stderr, "gpuvet check: --probe-timeout: expected whole seconds 1..3600, not "
+                                                "\"%s\"\n", optarg);
+                                return EXIT_USAGE;
+                        }
                         break;
                 case 'O': only = optarg; break;
                 case 'P': policy_path = optarg; break;
@@ -313,7 +324,8 @@ int cmd_check(int argc, char **argv) {
                                probes_wanted_by(check_registry[i]->id);
         if (want_probes) {
                 if (fsroot_is_live(fs) || backend || getenv("GPUVET_CUDA_LIB"))
-                        probes_run(fs, &facts, backend ? backend : "auto", common.data_dir, &probes);
+                        probes_run(fs, &facts, backend ? backend : "auto", common.data_dir, probe_timeout_s,
+                                   &probes);
                 else
                         probes_not_run(&probes, "device probes not run: --root names a capture, not this machine's "
                                                 "devices (--backend probes them anyway)");

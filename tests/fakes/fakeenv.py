@@ -37,14 +37,18 @@ def init_error(path):
 
 
 def time_scale():
-    """How much slower than a quiet machine the tests may run (GPUVET_TEST_TIME_SCALE, set by
-    tests/meson.build: larger under sanitizers). Wall-clock bounds in tests are multiplied
-    by it, so that no verdict depends on the machine being idle."""
-    try:
-        v = float(os.environ.get("GPUVET_TEST_TIME_SCALE", "1"))
-    except ValueError:
-        return 1.0
-    return v if v >= 1 else 1.0
+    """How much slower than a quiet machine the tests may run: the larger of
+    GPUVET_TEST_TIME_SCALE (the caller's: a busy CI machine sets it) and
+    GPUVET_TEST_TIME_SCALE_BUILD (tests/meson.build: 3 under sanitizers). Wall-clock bounds
+    and the short deadlines tests give gpuvet are multiplied by it, so that no verdict
+    depends on the machine being idle (docs/testing.md)."""
+    scale = 1.0
+    for var in ("GPUVET_TEST_TIME_SCALE", "GPUVET_TEST_TIME_SCALE_BUILD"):
+        try:
+            scale = max(scale, float(os.environ.get(var, "1")))
+        except ValueError:
+            pass
+    return scale
 
 
 def hangs(path):

@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes"))
+import fakeenv  # noqa: E402  (time_scale)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected-nvml")
@@ -56,7 +58,8 @@ CASES = {
                        ["gpu.ecc_mode", "gpu.ecc_errors", "gpu.memory_health", "gpu.driver_compat"], [], None),
     # nvmlDeviceGetPowerUsage never returns on GPU 3: with a 500 ms call deadline the run
     # ends well within 5 s, reports errors naming the function and GPU, and exits 1.
-    "hang": ("golden/nvml-scenarios/golden-hang.scn", "libnvidia-ml.so.1", NVML_CHECKS, ["--nvml-call-timeout-ms", "500"], 5.0),
+    "hang": ("golden/nvml-scenarios/golden-hang.scn", "libnvidia-ml.so.1", NVML_CHECKS, ["--nvml-call-timeout-ms", str(int(500 * fakeenv.time_scale()))],
+             5.0 * fakeenv.time_scale()),
 }
 
 

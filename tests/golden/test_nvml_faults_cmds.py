@@ -33,7 +33,7 @@ import fakeenv  # noqa: E402
 import test_nvml_faults as matrix  # noqa: E402  (the function lists and the scenario)
 
 ERRORS = ["GPU_IS_LOST", "UNKNOWN"]
-HANG_MS = 200
+HANG_MS = int(200 * fakeenv.time_scale())
 HANG_MAX_S = 5.0 * fakeenv.time_scale()
 QUERY_FIELDS = "index,name,uuid,pci.bus_id,temperature.gpu,power.draw,memory.used,utilization.gpu,clocks.sm"
 GPUS = 8

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "timescale.h"
 #include "core/deadline.h"
 #include "sys/nvml_events.h"
 #include "sys/xid.h"
@@ -281,7 +282,7 @@ static void test_delivered(void **state) {
         unsigned long long t0 = now_ms();
         /* Returns as soon as something came: the queued burst in one call, not after 2 s. */
         assert_int_equal(nvml_events_poll(ev, 2000, collect, &got), 4);
-        assert_true(now_ms() - t0 < 1000);
+        assert_true(now_ms() - t0 < SCALED_MS(1000));
         assert_int_equal(got.n, 4);
         assert_int_equal(got.r[0].kind, NVML_EVENT_XID);
         assert_int_equal(got.r[0].gpu, 3);
@@ -394,7 +395,7 @@ static void test_not_supported(void **state) {
         clear_got();
         unsigned long long t0 = now_ms();
         assert_int_equal(nvml_events_poll(ev, 5000, collect, &got), -ENODEV);
-        assert_true(now_ms() - t0 < 1000);
+        assert_true(now_ms() - t0 < SCALED_MS(1000));
         assert_int_equal(count_kind(NVML_EVENT_UNSUPPORTED), 2);
         assert_int_equal(atomic_load(&waits), 0);
         assert_false(nvml_events_stop(ev));
@@ -545,7 +546,7 @@ static void test_wait_hangs(void **state) {
         assert_int_equal(nvml_events_poll(ev, 100, collect, &got), -ETIMEDOUT);
         unsigned long long dt = now_ms() - t0;
         assert_true(dt >= 240);
-        assert_true(dt < 1500);
+        assert_true(dt < SCALED_MS(1500));
         assert_int_equal(got.n, 1);
         assert_int_equal(got.r[0].kind, NVML_EVENT_HUNG);
         assert_string_equal(got.r[0].fn, "nvmlEventSetWait_v2");
@@ -558,7 +559,7 @@ static void test_wait_hangs(void **state) {
         clear_got();
         t0 = now_ms();
         assert_int_equal(nvml_events_poll(ev, 1000, collect, &got), -ETIMEDOUT);
-        assert_true(now_ms() - t0 < 100);
+        assert_true(now_ms() - t0 < SCALED_MS(100));
         assert_int_equal(got.n, 0);
         assert_int_equal(atomic_load(&waits), w);
         /* stop frees nothing NVML holds and makes no call: the caller must _exit. */
@@ -579,7 +580,7 @@ static void test_register_hangs(void **state) {
         struct nvml_events *ev = NULL;
         unsigned long long t0 = now_ms();
         assert_int_equal(nvml_events_start(&lib, &facts, &dl, 0, &ev), 0);
-        assert_true(now_ms() - t0 < 1500);
+        assert_true(now_ms() - t0 < SCALED_MS(1500));
         assert_true(nvml_events_abandoned(ev));
         assert_int_equal(nvml_events_types_of(ev, 0), NVML_EVENTS_DEFAULT_TYPES);
         clear_got();
