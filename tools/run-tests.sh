@@ -51,6 +51,19 @@ CC=clang run_suite build-clang -Dnvml_include_dir="$nvml_include_dir"
 run_suite build-sanitize -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
   -Dnvml_include_dir="$nvml_include_dir"
 
+# libFuzzer: each target fuzzed for a short bounded time from its corpus (the corpora are
+# also replayed by every suite above as fuzz_* tests). Only the fuzz targets are built.
+echo "== build-fuzz: meson setup -Dfuzzing=true (clang, ASan+UBSan)"
+fuzz_args=(-Dfuzzing=true -Db_lundef=false -Dfuzz_seconds="${GPUVET_FUZZ_SECONDS:-20}")
+if [ -d build-fuzz ]; then
+  CC=clang meson setup --reconfigure build-fuzz "${fuzz_args[@]}" >/dev/null
+else
+  CC=clang meson setup build-fuzz "${fuzz_args[@]}" >/dev/null
+fi
+ninja -C build-fuzz $(ls tests/fuzz/corpus | sed 's|^|tests/fuzz_|')
+meson test -C build-fuzz --suite fuzzrun --no-rebuild --print-errorlogs --num-processes 2 || true
+results+=("build-fuzz/meson-logs/testlog.json")
+
 python3 - "${results[@]}" <<'PY'
 import json, sys
 passed = failed = skipped = 0

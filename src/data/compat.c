@@ -312,24 +312,14 @@ static int load_from(struct loader *l, json_t *root, struct compat *c) {
         return 0;
 }
 
-int compat_load(const char *dir, struct compat **ret, char *err, size_t errsize) {
-        struct compat *c = calloc(1, sizeof(*c));
-        if (!c)
-                return -ENOMEM;
-        json_error_t jerr;
-        json_t *root;
-        if (dir) {
-                snprintf(c->source, sizeof(c->source), "%s/compat.json", dir);
-                root = json_load_file(c->source, JSON_REJECT_DUPLICATES, &jerr);
-        } else {
-                snprintf(c->source, sizeof(c->source), "built-in compat.json");
-                root = json_loadb(embedded_compat_json, embedded_compat_json_len, JSON_REJECT_DUPLICATES, &jerr);
-        }
+/* Take root (NULL: jerr says why it did not parse) into c, or free c. */
+static int load_root(struct compat *c, json_t *root, const json_error_t *jerr, struct compat **ret, char *err,
+                     size_t errsize) {
         if (!root) {
-                if (jerr.line > 0)
-                        snprintf(err, errsize, "%s: line %d: %s", c->source, jerr.line, jerr.text);
+                if (jerr->line > 0)
+                        snprintf(err, errsize, "%s: line %d: %s", c->source, jerr->line, jerr->text);
                 else
-                        snprintf(err, errsize, "%s", jerr.text); /* jansson names the file itself */
+                        snprintf(err, errsize, "%s", jerr->text); /* jansson names the file itself */
                 compat_free(c);
                 return -EINVAL;
         }
@@ -344,6 +334,30 @@ int compat_load(const char *dir, struct compat **ret, char *err, size_t errsize)
         }
         *ret = c;
         return 0;
+}
+
+int compat_load(const char *dir, struct compat **ret, char *err, size_t errsize) {
+        if (!dir)
+                return compat_load_buffer((const char *)embedded_compat_json, embedded_compat_json_len,
+                                          "built-in compat.json", ret, err, errsize);
+        struct compat *c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        json_error_t jerr;
+        snprintf(c->source, sizeof(c->source), "%s/compat.json", dir);
+        json_t *root = json_load_file(c->source, JSON_REJECT_DUPLICATES, &jerr);
+        return load_root(c, root, &jerr, ret, err, errsize);
+}
+
+int compat_load_buffer(const char *buf, size_t len, const char *source, struct compat **ret, char *err,
+                       size_t errsize) {
+        struct compat *c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        json_error_t jerr;
+        snprintf(c->source, sizeof(c->source), "%s", source);
+        json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+        return load_root(c, root, &jerr, ret, err, errsize);
 }
 
 struct compat *compat_free(struct compat *c) {

@@ -115,6 +115,9 @@ struct compat {
  * file returns -EINVAL and writes a message naming the file (and the line, for JSON
  * syntax errors) to err; -ENOMEM when out of memory. */
 int compat_load(const char *dir, struct compat **ret, char *err, size_t errsize);
+/* The same from len bytes at buf; messages name source. */
+int compat_load_buffer(const char *buf, size_t len, const char *source, struct compat **ret, char *err,
+                       size_t errsize);
 struct compat *compat_free(struct compat *c);
 
 /* How something can run on a driver, or why it cannot. */

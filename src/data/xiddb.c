@@ -60,22 +60,11 @@ static int parse(json_t *root, struct xiddb *x, char *why, size_t whysize) {
         return 0;
 }
 
-int xiddb_load(const char *dir, struct xiddb *ret, char *err, size_t errsize) {
-        memset(ret, 0, sizeof(*ret));
-        char source[512] = "built-in xid.json";
-        json_error_t jerr;
-        json_t *root;
-        if (dir) {
-                snprintf(source, sizeof(source), "%s/xid.json", dir);
-                if (access(source, F_OK) < 0) {
-                        snprintf(source, sizeof(source), "built-in xid.json");
-                        dir = NULL;
-                }
-        }
-        root = dir ? json_load_file(source, JSON_REJECT_DUPLICATES, &jerr)
-                   : json_loadb(embedded_xid_json, embedded_xid_json_len, JSON_REJECT_DUPLICATES, &jerr);
+/* Take root (NULL: jerr says why it did not parse) into ret. */
+static int load_root(json_t *root, const json_error_t *jerr, const char *source, struct xiddb *ret, char *err,
+                     size_t errsize) {
         if (!root) {
-                snprintf(err, errsize, "%s: line %d: %s", source, jerr.line, jerr.text);
+                snprintf(err, errsize, "%s: line %d: %s", source, jerr->line, jerr->text);
                 return -EINVAL;
         }
         ret->json = root;
@@ -86,6 +75,25 @@ int xiddb_load(const char *dir, struct xiddb *ret, char *err, size_t errsize) {
                 xiddb_done(ret);
         }
         return r;
+}
+
+int xiddb_load(const char *dir, struct xiddb *ret, char *err, size_t errsize) {
+        memset(ret, 0, sizeof(*ret));
+        char source[512];
+        if (!dir || (snprintf(source, sizeof(source), "%s/xid.json", dir), access(source, F_OK) < 0))
+                return xiddb_load_buffer((const char *)embedded_xid_json, embedded_xid_json_len, "built-in xid.json",
+                                         ret, err, errsize);
+        json_error_t jerr;
+        json_t *root = json_load_file(source, JSON_REJECT_DUPLICATES, &jerr);
+        return load_root(root, &jerr, source, ret, err, errsize);
+}
+
+int xiddb_load_buffer(const char *buf, size_t len, const char *source, struct xiddb *ret, char *err,
+                      size_t errsize) {
+        memset(ret, 0, sizeof(*ret));
+        json_error_t jerr;
+        json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+        return load_root(root, &jerr, source, ret, err, errsize);
 }
 
 void xiddb_done(struct xiddb *x) {

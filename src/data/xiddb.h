@@ -27,6 +27,9 @@ struct xiddb {
 /* Load DIR/xid.json when dir has one, else the compiled-in table. -EINVAL with a message
  * naming the file and the problem in err for a malformed one. */
 int xiddb_load(const char *dir, struct xiddb *ret, char *err, size_t errsize);
+/* The same from len bytes at buf; messages name source. */
+int xiddb_load_buffer(const char *buf, size_t len, const char *source, struct xiddb *ret, char *err,
+                      size_t errsize);
 void xiddb_done(struct xiddb *x);
 
 /* NULL for a code the table does not know. */
