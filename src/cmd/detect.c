@@ -25,6 +25,8 @@ static const char usage[] =
         "\n"
         "Options:\n"
         "  -j, --json            write the answer as JSON (schema gpuvet.detect/1, see docs/detect.md)\n"
+        "      --list-gpus       print the GPU table gpuvet judges by (architectures, models,\n"
+        "                        figures, PCI ids) instead; with --json as gpuvet.gpus/1\n"
         "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
         "  -r, --root DIR        read /sys and /proc under DIR (a fixture or snapshot);\n"
         "                        default / or $GPUVET_FSROOT\n"
@@ -373,14 +375,41 @@ void detect_write_text(FILE *out, const json_t *doc) {
 
 /* ---- the command ---- */
 
+static int list_gpu_table(const struct common_options *common, bool json) {
+        struct gpudb *db;
+        char err[512];
+        int r = gpudb_load(common->data_dir, &db, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading gpus.json" : err);
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        json_t *doc = detect_gpu_table(db);
+        int code = EXIT_PASS;
+        if (!doc) {
+                fprintf(stderr, "gpuvet detect: out of memory building the table\n");
+                code = EXIT_INTERNAL;
+        } else if (json) {
+                if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', stdout) == EOF) {
+                        stdout_failed(errno);
+                        code = EXIT_INTERNAL;
+                }
+        } else {
+                detect_write_gpu_table(stdout, doc);
+        }
+        json_decref(doc);
+        gpudb_free(db);
+        return code;
+}
+
 int cmd_detect(int argc, char **argv) {
         static const struct option options[] = {
                 {"json", no_argument, NULL, 'j'},
+                {"list-gpus", no_argument, NULL, 'G'},
                 COMMON_LONG_OPTIONS,
         };
         struct common_options common;
         common_options_init(&common);
-        bool json = false;
+        bool json = false, list_gpus = false;
 
         optind = 1;
         opterr = 0;
@@ -388,6 +417,7 @@ int cmd_detect(int argc, char **argv) {
         while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "j", options, NULL)) != -1) {
                 switch (opt) {
                 case 'j': json = true; break;
+                case 'G': list_gpus = true; break;
                 default:
                         if ((code = common_option("detect", opt, usage, &common, argv)) >= 0)
                                 return code;
@@ -395,6 +425,8 @@ int cmd_detect(int argc, char **argv) {
         }
         if ((code = common_no_operands("detect", argc, argv)) >= 0)
                 return code;
+        if (list_gpus)
+                return list_gpu_table(&common, json);
 
         struct compat *c;
         char err[512];

@@ -10,6 +10,7 @@
 
 struct compat;
 struct facts;
+struct gpudb;
 
 /* Build the gpuvet.detect/1 document from gathered facts (pure: no I/O). root is echoed
  * into the document. Returns NULL when out of memory. */
@@ -17,3 +18,8 @@ json_t *detect_report(const struct facts *f, const struct compat *c, const char 
 
 /* Render the document as readable text: the driver, then one short table per GPU model. */
 void detect_write_text(FILE *out, const json_t *doc);
+
+/* `detect --list-gpus`: the GPU table as a gpuvet.gpus/1 document (architectures, then
+ * models with their figures and PCI ids; unknown figures null), and as text. */
+json_t *detect_gpu_table(const struct gpudb *db);
+void detect_write_gpu_table(FILE *out, const json_t *doc);

@@ -161,6 +161,42 @@ static void test_unknown_and_none(void **state) {
         json_decref(doc);
 }
 
+static void test_gpu_table(void **state) {
+        (void)state;
+        struct gpudb *db;
+        char err[512];
+        assert_int_equal(gpudb_load(NULL, &db, err, sizeof(err)), 0);
+        json_t *doc = detect_gpu_table(db);
+        assert_non_null(doc);
+        assert_string_equal(str(doc, "schema"), "gpuvet.gpus/1");
+        assert_int_equal(json_array_size(json_object_get(doc, "architectures")), db->n_archs);
+        assert_int_equal(json_array_size(json_object_get(doc, "gpus")), db->n_models);
+        const json_t *h100 = find(json_object_get(doc, "gpus"), "name", "NVIDIA H100 80GB HBM3");
+        assert_string_equal(str(h100, "architecture"), "hopper");
+        assert_string_equal(str(h100, "compute_capability"), "9.0");
+        const json_t *ids = json_object_get(h100, "pci_ids");
+        bool has_2330 = false;
+        for (size_t i = 0; i < json_array_size(ids); i++)
+                has_2330 = has_2330 || strcmp(json_string_value(json_array_get(ids, i)), "10de:2330") == 0;
+        assert_true(has_2330);
+        const json_t *hopper = find(json_object_get(doc, "architectures"), "id", "hopper");
+        assert_string_equal(str(hopper, "sm"), "sm_90");
+        char *mem = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&mem, &len);
+        assert_non_null(f);
+        detect_write_gpu_table(f, doc);
+        fclose(f);
+        assert_non_null(strstr(mem, "NVIDIA H100 80GB HBM3"));
+        assert_non_null(strstr(mem, "10de:2330"));
+        assert_non_null(strstr(mem, "sm_90"));
+        free(mem);
+        json_decref(doc);
+        gpudb_free(db);
+        char *list[] = {"detect", "--list-gpus", "--data-dir", "/nonexistent/gpuvet", NULL};
+        assert_int_equal(cmd_detect(4, list), EXIT_USAGE);
+}
+
 static void test_usage(void **state) {
         (void)state;
         char *bad_option[] = {"detect", "--bogus", NULL};
@@ -178,6 +214,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_h100_node, make_root, remove_root),
                 cmocka_unit_test_setup_teardown(test_no_driver, make_root, remove_root),
                 cmocka_unit_test_setup_teardown(test_unknown_and_none, make_root, remove_root),
+                cmocka_unit_test(test_gpu_table),
                 cmocka_unit_test(test_usage),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
