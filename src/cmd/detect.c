@@ -375,6 +375,15 @@ void detect_write_text(FILE *out, const json_t *doc) {
 
 /* ---- the command ---- */
 
+/* doc on standard output, in key order; EXIT_PASS or EXIT_INTERNAL after a failed write. */
+static int print_json(const json_t *doc) {
+        if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', stdout) == EOF) {
+                stdout_failed(errno);
+                return EXIT_INTERNAL;
+        }
+        return EXIT_PASS;
+}
+
 static int list_gpu_table(const struct common_options *common, bool json) {
         struct gpudb *db;
         char err[512];
@@ -389,10 +398,7 @@ static int list_gpu_table(const struct common_options *common, bool json) {
                 fprintf(stderr, "gpuvet detect: out of memory building the table\n");
                 code = EXIT_INTERNAL;
         } else if (json) {
-                if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', stdout) == EOF) {
-                        stdout_failed(errno);
-                        code = EXIT_INTERNAL;
-                }
+                code = print_json(doc);
         } else {
                 detect_write_gpu_table(stdout, doc);
         }
@@ -455,10 +461,7 @@ int cmd_detect(int argc, char **argv) {
                 fprintf(stderr, "gpuvet detect: out of memory building the answer\n");
                 code = EXIT_INTERNAL;
         } else if (json) {
-                if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', stdout) == EOF) {
-                        stdout_failed(errno);
-                        code = EXIT_INTERNAL;
-                }
+                code = print_json(doc);
         } else {
                 detect_write_text(stdout, doc);
         }

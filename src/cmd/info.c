@@ -337,8 +337,8 @@ struct jerr {
 
 static json_t *noted(struct jerr *e, unsigned char state, int rc, const char *fn) {
         char buf[256];
-        const char *p = nvml_reading_problem(e->u, e->gpu, state, rc, fn, buf, sizeof(buf));
-        if (!p || !fn)
+        const char *err = nvml_reading_error(e->u, e->gpu, state, rc, fn, buf, sizeof(buf));
+        if (!err || !fn)
                 return json_null();
         size_t i;
         json_t *v;
@@ -348,7 +348,7 @@ static json_t *noted(struct jerr *e, unsigned char state, int rc, const char *fn
         }
         json_t *o = json_object();
         json_object_set_new(o, "function", json_string(fn));
-        json_object_set_new(o, "error", json_text(p + strlen(fn) + (state == NV_TIMEOUT ? 1 : 2)));
+        json_object_set_new(o, "error", json_text(err));
         json_array_append_new(e->list, o);
         return json_null();
 }

@@ -50,21 +50,29 @@ static unsigned int hung_ms(const struct nvml_facts *nv, const char *fn, int gpu
         return nv->dl.call_ms;
 }
 
-const char *nvml_reading_problem(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
-                                 char *buf, size_t size) {
-        const char *name = fn ? fn : "an NVML call";
+const char *nvml_reading_error(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
+                               char *buf, size_t size) {
         switch (state) {
         case NV_TIMEOUT:
-                snprintf(buf, size, "%s did not return within %u ms", name, hung_ms(u->nv, fn, gpu));
+                snprintf(buf, size, "did not return within %u ms", hung_ms(u->nv, fn, gpu));
                 return buf;
         case NV_ERROR:
                 if (rc == NVML_ERROR_NOT_SUPPORTED)
                         return NULL;
-                snprintf(buf, size, "%s: %s", name, nvml_return_text(u->lib, (nvmlReturn_t)rc));
+                snprintf(buf, size, "%s", nvml_return_text(u->lib, (nvmlReturn_t)rc));
                 return buf;
         default:
                 return NULL;
         }
+}
+
+const char *nvml_reading_problem(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
+                                 char *buf, size_t size) {
+        char err[160];
+        if (!nvml_reading_error(u, gpu, state, rc, fn, err, sizeof(err)))
+                return NULL;
+        snprintf(buf, size, "%s%s %s", fn ? fn : "an NVML call", state == NV_TIMEOUT ? "" : ":", err);
+        return buf;
 }
 
 /* After a good init: the first system reading that failed or hung makes the status. The

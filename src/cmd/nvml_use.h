@@ -49,6 +49,11 @@ struct nvml_use {
  * message when memory ran out. */
 int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsroot *fs, struct facts *f);
 
+/* What went wrong with an NVML reading, without the function: "Unknown Error", "did not
+ * return within 1000 ms"; NULL when it is fine or merely unsupported. */
+const char *nvml_reading_error(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
+                               char *buf, size_t size);
+
 /* One line on an NVML reading that failed or hung ("nvmlDeviceGetPciInfo_v3: Unknown
  * Error", "nvmlDeviceGetNvLinkState did not return within 1000 ms") of GPU gpu (NVML
  * index; -1 for system calls), or NULL when it is fine or merely unsupported. */

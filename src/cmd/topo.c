@@ -103,14 +103,17 @@ static json_t *str_or_null(const char *s) {
         return json_text(s); /* machine text: invalid UTF-8 is replaced, never a dropped key */
 }
 
-/* Why NVML matched a GPU of the bus to none of its own: the first NVML GPU whose PCI
- * address it could not give; NULL when every address is known (NVML lacks the GPU). */
+/* Why NVML matched a GPU of the bus to none of its own, into buf: the device count
+ * failed, or the first NVML GPU whose PCI address it could not give. NULL when every
+ * address is known (NVML simply lacks the GPU). */
 static const char *unmatched_problem(const struct nvml_use *use, char *buf, size_t size) {
         const struct nvml_facts *nv = use->nv;
         if (nv->init_state != NVML_INIT_OK)
                 return NULL;
-        if (!nv_ok(nv->device_count))
-                return use->problem;
+        if (!nv_ok(nv->device_count)) {
+                snprintf(buf, size, "not matched to NVML: %.200s", use->problem);
+                return buf;
+        }
         for (unsigned i = 0; i < nv->n_gpus; i++) {
                 const struct nv_str *b = &nv->gpus[i].pci_bus_id;
                 char norm[32];
@@ -130,9 +133,8 @@ static const char *unmatched_problem(const struct nvml_use *use, char *buf, size
 static const char *nvlink_problem(const struct nvml_use *use, const struct topo_dev *d, char *buf, size_t size) {
         buf[0] = '\0';
         if (d->kind == TOPO_GPU && d->nvml_index < 0) {
-                const char *p = unmatched_problem(use, buf, size);
-                if (p && p != buf)
-                        snprintf(buf, size, "not matched to NVML: %.200s", p);
+                if (!unmatched_problem(use, buf, size))
+                        buf[0] = '\0';
                 return buf;
         }
         if (!d->nvlinks_unknown)
@@ -162,8 +164,8 @@ static const char *nvml_status(const struct nvml_use *use, const struct topo *t,
                 if (!*nvlink_problem(use, d, why, sizeof(why)))
                         continue;
                 snprintf(reason, size, "NVLinks of %s unknown: %s", d->label, why);
-                return d->nvlinks_unknown && d->nvlink_state == NV_ERROR ? "error" : d->nvlinks_unknown ? "timeout"
-                                                                                                         : "error";
+                /* A link state that hung, or a walk cut short by a hang, is a timeout. */
+                return d->nvlinks_unknown && d->nvlink_state != NV_ERROR ? "timeout" : "error";
         }
         return use->status;
 }

@@ -16,6 +16,7 @@
 Usage: test_output.py GPUVET SRCDIR"""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -169,7 +170,6 @@ def test_signals_leave_no_temp(root, tmp):
 
 
 def test_hygiene(root, tmp):
-    import shutil
     dirty = os.path.join(tmp, "dirty")
     shutil.copytree(root, dirty, symlinks=True)
     name = b"dgx\xff\x1b]0;pwned\x07\x1b[31mRED\x9b2J\n"
