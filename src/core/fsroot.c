@@ -164,6 +164,8 @@ static int resolve(struct fsroot *fs, const char *path, bool follow_last, char *
         return 0;
 }
 
+#define OPENAT2_EAGAIN_RETRIES 8
+
 static int open_in_root(struct fsroot *fs, const char *path, int flags) {
         const char *rel = relative(path);
         if (fs->recording) {
@@ -180,13 +182,21 @@ static int open_in_root(struct fsroot *fs, const char *path, int flags) {
                         .flags = (unsigned long long)(flags | O_CLOEXEC),
                         .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
                 };
-                long fd = syscall(SYS_openat2, fs->dir_fd, rel, &how, sizeof(how));
-                if (fd >= 0)
-                        return (int)fd;
-                if (errno != ENOSYS && errno != EPERM)
-                        return -errno;
-                /* Kernel older than 5.6, or a seccomp filter that refuses openat2. */
-                fs->have_openat2 = false;
+                /* With RESOLVE_IN_ROOT the kernel answers EAGAIN when a rename anywhere on
+                 * the system raced a ".." step (sysfs links are full of them): a few
+                 * retries, then this one path goes through the resolver below. */
+                for (int attempt = 0; attempt < OPENAT2_EAGAIN_RETRIES; attempt++) {
+                        long fd = syscall(SYS_openat2, fs->dir_fd, rel, &how, sizeof(how));
+                        if (fd >= 0)
+                                return (int)fd;
+                        if (errno == EAGAIN)
+                                continue;
+                        if (errno != ENOSYS && errno != EPERM)
+                                return -errno;
+                        /* Kernel older than 5.6, or a seccomp filter that refuses openat2. */
+                        fs->have_openat2 = false;
+                        break;
+                }
         }
         char real[4096];
         int r = resolve(fs, path, true, real, sizeof(real));
