@@ -46,9 +46,10 @@ static void gather_ids(struct fsroot *fs, struct pci_dev *d) {
         }
         note_error(d, r);
         d->have_ids = r == 0;
-        /* Older kernels and some captures lack subsystem ids: optional. */
-        (void)read_hex_attr(fs, d->addr, "subsystem_vendor", &d->subsys_vendor);
-        (void)read_hex_attr(fs, d->addr, "subsystem_device", &d->subsys_device);
+        /* Older kernels and some captures lack subsystem ids: optional, but one that is
+         * there and unreadable is an error, not a zero id. */
+        note_error(d, read_hex_attr(fs, d->addr, "subsystem_vendor", &d->subsys_vendor));
+        note_error(d, read_hex_attr(fs, d->addr, "subsystem_device", &d->subsys_device));
         if (!d->have_ids) {
                 /* A capture may hold the class alone (hwloc's gathered trees do). */
                 uint32_t cls;
