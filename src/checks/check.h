@@ -36,6 +36,8 @@ void gpu_describe(const struct facts *f, size_t gpu_index, char *buf, size_t siz
 /* The NVML GPU at this PCI address (sysfs form), or NULL when NVML was not asked or does
  * not see it. */
 const struct nvml_gpu *nvml_gpu_at(const struct facts *f, const char *addr);
+/* GPUs bound to this kernel driver ("nvidia", "vfio-pci"). */
+size_t check_gpus_bound_to(const struct facts *f, const char *driver);
 /* GPUs the host driver should own: those not reserved for a VM through vfio-pci. */
 size_t check_count_host_gpus(const struct facts *f);
 /* The thresholds to judge by: the site policy's, else gpuvet's defaults. */

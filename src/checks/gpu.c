@@ -20,14 +20,6 @@ static const char driver_remedy[] =
         "CUDA repository: `dnf install nvidia-open` for Turing and newer, `dnf module install "
         "nvidia-driver:latest-dkms` for older GPUs) and load it with `modprobe nvidia`; `dmesg | grep -i nvrm` shows why a module refused to load.";
 
-static size_t gpus_bound_to(const struct facts *f, const char *driver) {
-        size_t n = 0;
-        for (size_t i = 0; i < f->gpus.n; i++)
-                if (strcmp(gpu_pci(f, i)->driver, driver) == 0)
-                        n++;
-        return n;
-}
-
 static void run_inventory(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (check_gpus_unknown(f)) {
                 struct result *r = result_new(rep, self, "host");
@@ -110,7 +102,7 @@ static void run_driver_binding(const struct check_info *self, const struct facts
                 } else if (strcmp(d->driver, "nouveau") == 0) {
                         result_status(r, STATUS_FAIL, "%s is driven by nouveau, which runs no CUDA", name);
                         result_remedy(r, "%s", nouveau_remedy);
-                } else if (!d->driver[0] && (f->nvidia.module_loaded || gpus_bound_to(f, "nvidia") > 0)) {
+                } else if (!d->driver[0] && (f->nvidia.module_loaded || check_gpus_bound_to(f, "nvidia") > 0)) {
                         /* The driver runs (it drives other GPUs, or its module is loaded) yet
                          * did not take this one: its initialisation failed. Installing a driver
                          * would change nothing; the GPU or its slot is at fault. */
@@ -298,7 +290,7 @@ static void run_persistenced(const struct check_info *self, const struct facts *
                 return;
         const struct nvidia_facts *x = &f->nvidia;
         struct result *r = result_new(rep, self, "host");
-        if (gpus_bound_to(f, "nvidia") == 0) {
+        if (check_gpus_bound_to(f, "nvidia") == 0) {
                 result_status(r, STATUS_SKIP, "no GPU is bound to the nvidia driver");
                 result_evidence(r, "source", "/sys/bus/pci/devices/*/driver");
                 return;
@@ -321,7 +313,7 @@ static void run_persistenced(const struct check_info *self, const struct facts *
         }
         /* Persistence mode set on every GPU (`nvidia-smi -pm 1`, the legacy way) keeps the
          * driver state just as the daemon does: nothing is torn down, so no warning. */
-        unsigned int bound = gpus_bound_to(f, "nvidia"), persistent = 0;
+        unsigned int bound = check_gpus_bound_to(f, "nvidia"), persistent = 0;
         for (size_t i = 0; i < f->gpus.n && f->nvml.init_state == NVML_INIT_OK; i++) {
                 const struct pci_dev *d = gpu_pci(f, i);
                 const struct nvml_gpu *g = strcmp(d->driver, "nvidia") == 0 ? nvml_gpu_at(f, d->addr) : NULL;

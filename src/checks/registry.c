@@ -49,6 +49,14 @@ void gpu_describe(const struct facts *f, size_t gpu_index, char *buf, size_t siz
                 snprintf(buf, size, "NVIDIA GPU");
 }
 
+size_t check_gpus_bound_to(const struct facts *f, const char *driver) {
+        size_t n = 0;
+        for (size_t i = 0; i < f->gpus.n; i++)
+                if (strcmp(gpu_pci(f, i)->driver, driver) == 0)
+                        n++;
+        return n;
+}
+
 size_t check_count_host_gpus(const struct facts *f) {
         size_t n = 0;
         for (size_t i = 0; i < f->gpus.n; i++)

@@ -35,7 +35,7 @@
  * pay for it and what it pulls in (core/dynlib.h). */
 #define LIBARCHIVE_FUNCTIONS(X)                                                                          \
         X(archive_entry_free) X(archive_entry_new) X(archive_entry_set_filetype) X(archive_entry_set_mtime) \
-        X(archive_entry_set_pathname) X(archive_entry_set_perm) X(archive_entry_set_size)                   \
+        X(archive_entry_set_pathname) X(archive_entry_set_perm) X(archive_entry_set_rdev) X(archive_entry_set_size)                   \
         X(archive_entry_set_symlink) X(archive_error_string) X(archive_set_error) X(archive_write_close)     \
         X(archive_write_data) X(archive_write_free) X(archive_write_header) X(archive_write_new)            \
         X(archive_write_open) X(archive_write_set_format_pax_restricted)
@@ -103,7 +103,7 @@ struct capture {
         struct fsroot *fs; /* for what must be read the way gatherers read it (/dev/kmsg) */
         struct entry *entries;
         size_t n, cap;
-        unsigned n_files, n_dirs, n_links, n_truncated;
+        unsigned n_files, n_dirs, n_links, n_devices, n_truncated;
         unsigned n_denied;     /* EACCES/EPERM: root-only files read as a user */
         unsigned n_unreadable; /* other read errors, and FIFOs/devices */
         /* Every path left out, named in the warnings and the info file: a replay of a
@@ -340,6 +340,8 @@ static int write_entry(struct archive *a, const char *path, const struct stat *s
         la.archive_entry_set_size(e, type == AE_IFREG ? (la_int64_t)len : 0);
         if (link_target)
                 la.archive_entry_set_symlink(e, link_target);
+        if (st && (type == AE_IFCHR || type == AE_IFBLK))
+                la.archive_entry_set_rdev(e, st->st_rdev);
         int r = la.archive_write_header(a, e) == ARCHIVE_OK ? 0 : -EIO;
         if (r == 0 && type == AE_IFREG && len > 0 && la.archive_write_data(a, content, len) != (la_ssize_t)len)
                 r = -EIO;
@@ -401,6 +403,11 @@ static int capture_one(struct capture *c, const struct entry *en, struct item *i
                 it->st.st_mode = S_IFREG | 0644;
                 it->type = AE_IFREG;
                 c->n_files++;
+        } else if ((S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode)) && en->reason == REASON_NAME) {
+                /* A device node the gatherer stat'ed (/dev/nvidia*): kept as a node, as tar
+                 * does; unpacking it needs root, like any archive of /dev. */
+                it->type = S_ISCHR(it->st.st_mode) ? AE_IFCHR : AE_IFBLK;
+                c->n_devices++;
         } else {
                 /* FIFOs and devices are not read by fsroot (a FIFO would block). */
                 return note_left_out(c, en->path, NOT_REGULAR, false);
@@ -439,10 +446,11 @@ static void write_info(struct membuf *info, const struct facts *f, const char *r
                 "files: %u\n"
                 "directories: %u\n"
                 "symlinks: %u\n"
+                "device_nodes: %u\n"
                 "left_out_permission_denied: %u\n"
                 "left_out_unreadable: %u\n"
                 "replay: mkdir DIR && tar -xf FILE.tar -C DIR && gpuvet check --root DIR\n",
-                GPUVET_VERSION, host, date, root, c->n_files, c->n_dirs, c->n_links, c->n_denied,
+                GPUVET_VERSION, host, date, root, c->n_files, c->n_dirs, c->n_links, c->n_devices, c->n_denied,
                 c->n_unreadable);
         for (size_t i = 0; i < c->n_left_out; i++)
                 fprintf(out, "left_out: /%s%s: %s\n", c->left_out[i].path, c->left_out[i].dir ? "/" : "",

@@ -391,6 +391,18 @@ int fsroot_realpath(struct fsroot *fs, const char *path, char *buf, size_t size)
         return 0;
 }
 
+int fsroot_stat(struct fsroot *fs, const char *path, struct stat *ret) {
+        char real[4096];
+        int r = resolve(fs, path, true, real, sizeof(real));
+        if (r < 0)
+                return r;
+        if (fstatat(fs->dir_fd, real, ret, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (fs->recording)
+                record(fs, real, false);
+        return 0;
+}
+
 int fsroot_access(struct fsroot *fs, const char *path) {
         char real[4096];
         int r = resolve(fs, path, true, real, sizeof(real));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -47,6 +48,9 @@ int fsroot_readlink(struct fsroot *fs, const char *path, char *buf, size_t size)
 int fsroot_readlink_base(struct fsroot *fs, const char *path, char *buf, size_t size);
 /* The absolute (root-relative) path a symlink resolves to, with .. folded. */
 int fsroot_realpath(struct fsroot *fs, const char *path, char *buf, size_t size);
+
+/* stat() of path inside the root, following symlinks within it (a device node, say). */
+int fsroot_stat(struct fsroot *fs, const char *path, struct stat *ret);
 
 /* 0 if present (any type), -ENOENT etc. otherwise. */
 int fsroot_access(struct fsroot *fs, const char *path);

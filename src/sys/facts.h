@@ -6,6 +6,8 @@
 #include "data/gpudb.h"
 #include "sys/container.h"
 #include "sys/cpu.h"
+#include "sys/cuda_env.h"
+#include "sys/devnodes.h"
 #include "sys/gpu.h"
 #include "sys/host.h"
 #include "sys/iommu.h"
@@ -38,6 +40,8 @@ struct facts {
         struct container_facts container;
         struct xid_facts xid;
         struct netdev_facts netdev;
+        struct devnode_facts devnodes;
+        struct cuda_env_facts cuda_env;
 
         /* NVML, gathered by the caller after facts_gather (cmd/check.c) and released with
          * nvml_facts_done before facts_done; zero (init_state NVML_INIT_NOT_TRIED) when NVML

@@ -16,7 +16,6 @@
 Usage: test_output.py GPUVET SRCDIR"""
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +27,12 @@ sys.path.insert(0, os.path.join(SRCDIR, "tests", "fakes"))
 import fakeenv  # noqa: E402
 
 failures = []
+
+
+def copy_fixture(src, dst):
+    """A copy of a fixture tree: `cp -a` keeps its symlinks and its /dev/nvidia* nodes
+    (shutil.copytree would open the nodes)."""
+    subprocess.run(["cp", "-a", src, dst], check=True)
 
 
 def check(cond, what):
@@ -171,7 +176,7 @@ def test_signals_leave_no_temp(root, tmp):
 
 def test_hygiene(root, tmp):
     dirty = os.path.join(tmp, "dirty")
-    shutil.copytree(root, dirty, symlinks=True)
+    copy_fixture(root, dirty)
     name = b"dgx\xff\x1b]0;pwned\x07\x1b[31mRED\x9b2J\n"
     for rel in ("etc/hostname", "proc/sys/kernel/hostname"):
         with open(os.path.join(dirty, rel), "wb") as f:

@@ -19,7 +19,6 @@ NVML playing the healthy H100 scenario or a variant of it written here:
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,12 @@ MKFIXTURE = os.path.join(TESTS, "fixtures", "mkfixture.py")
 HEALTHY_SCN = os.path.join(HERE, "nvml-scenarios", "golden-h100-sxm-8gpu.scn")
 
 failures = []
+
+
+def copy_fixture(src, dst):
+    """A copy of a fixture tree: `cp -a` keeps its symlinks and its /dev/nvidia* nodes
+    (shutil.copytree would open the nodes)."""
+    subprocess.run(["cp", "-a", src, dst], check=True)
 
 
 def fail(name, msg):
@@ -203,7 +208,7 @@ def scenario_with(tmp, name, gpu0_lines, top_lines=""):
 def test_keys(tmp):
     # The dgx-h100 fixture, up for 10 hours: counters become rates.
     root = os.path.join(tmp, "dgx-h100-up")
-    shutil.copytree(os.path.join(WORKDIR, "dgx-h100"), root, symlinks=True)
+    copy_fixture(os.path.join(WORKDIR, "dgx-h100"), root)
     write(os.path.join(root, "proc", "uptime"), "36000.00 70000.00\n")
     degraded = os.path.join(WORKDIR, "dgx-h100-degraded")
     gpu0 = "0000:1b:00.0"
@@ -427,7 +432,7 @@ def test_reference(tmp):
 
 def test_default_file(tmp):
     root = os.path.join(tmp, "root-with-policy")
-    shutil.copytree(os.path.join(WORKDIR, "dgx-h100"), root, symlinks=True)
+    copy_fixture(os.path.join(WORKDIR, "dgx-h100"), root)
     os.makedirs(os.path.join(root, "etc", "gpuvet"), exist_ok=True)
     write(os.path.join(root, "etc", "gpuvet", "policy.yaml"), "policy: 1\nexpect:\n  gpu_count: 4\n")
     rc, rep, err = check_json(root, None)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "checks/check.h"
 #include "core/fsroot.h"
@@ -374,6 +375,176 @@ static void test_gather(void **state) {
         tree_remove(root);
 }
 
+static struct devnode node_of(const char *name, mode_t mode, unsigned major, unsigned minor) {
+        struct devnode d = {.mode = mode, .major = major, .minor = minor};
+        snprintf(d.name, sizeof(d.name), "%s", name);
+        return d;
+}
+
+static void test_device_nodes(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 2, h100, nvidia2);
+        struct devnode nodes[4] = {
+                node_of("nvidiactl", S_IFCHR | 0666, 195, 255), node_of("nvidia-uvm", S_IFCHR | 0666, 508, 0),
+                node_of("nvidia0", S_IFCHR | 0666, 195, 0), node_of("nvidia1", S_IFCHR | 0666, 195, 1)};
+        struct devnode_facts *x = &n.f.devnodes;
+        x->nodes = nodes;
+        x->n = 4;
+        x->any_device_node = true;
+        x->params.mode = 0666;
+        x->params.uid = x->params.gid = -1;
+        x->modprobe_present = x->modprobe_setuid = true;
+        const struct result *r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->summary, "every user may open them"));
+        assert_non_null(strstr(r->observed, "nvidiactl 0666 195:255"));
+
+        /* A group-only setup names the group. */
+        for (int i = 0; i < 4; i++)
+                nodes[i].mode = S_IFCHR | 0660;
+        x->params.gid = 44;
+        strcpy(x->group_name, "video");
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->summary, "only members of group video / gid 44"));
+
+        /* Root only: every other user's CUDA job fails. */
+        nodes[2].mode = S_IFCHR | 0600;
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->summary, "only root may open /dev/nvidia0"));
+
+        /* Missing uvm: nvidia-modprobe makes it on first use (warn), unless it cannot (fail). */
+        nodes[2].mode = S_IFCHR | 0660;
+        nodes[1].err = ENOENT;
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->summary, "/dev/nvidia-uvm missing"));
+        x->modprobe_setuid = false;
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_FAIL);
+
+        /* The driver's own minors decide which GPU nodes must exist. */
+        nodes[1].err = 0;
+        x->modprobe_setuid = true;
+        struct gpu_minor minors[2] = {{"0000:1b:00.0", 0}, {"0000:1c:00.0", 5}};
+        x->gpu_minors = minors;
+        x->n_gpu_minors = 2;
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->summary, "/dev/nvidia5 missing"));
+
+        /* A regular file where a node should be. */
+        x->n_gpu_minors = 0;
+        nodes[0].mode = S_IFREG | 0644;
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->summary, "/dev/nvidiactl is not a character device"));
+
+        /* A capture without nodes cannot tell; no GPU on nvidia: nothing to judge. */
+        x->any_device_node = false;
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_SKIP);
+        x->live = true;
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_FAIL);
+        x->nodes = NULL;
+        x->n = 0;
+        x->gpu_minors = NULL;
+        strcpy(n.devs[0].driver, "vfio-pci");
+        strcpy(n.devs[1].driver, "vfio-pci");
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_SKIP);
+        node_done(&n);
+}
+
+static void test_cuda_env(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 2, h100, nvidia2);
+        struct cuda_env_var vars[3] = {
+                {"CUDA_HOME", "/usr/local/cuda", "/etc/profile.d/cuda.sh:1"},
+                {"CUDA_LAUNCH_BLOCKING", "0", "/etc/environment:2"},
+                {"CUDA_VISIBLE_DEVICES", "3", "environment"},
+        };
+        n.f.cuda_env.vars = vars;
+        n.f.cuda_env.n = 3;
+        /* Harmless: a path, a flag turned off, a job's own GPU list. */
+        const struct result *r = run(&n, &check_gpu_cuda_env);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->observed, "CUDA_HOME=/usr/local/cuda (/etc/profile.d/cuda.sh:1)"));
+
+        strcpy(vars[1].value, "1");
+        strcpy(vars[2].where, "/etc/environment:3");
+        r = run(&n, &check_gpu_cuda_env);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->summary, "CUDA_LAUNCH_BLOCKING=1 in /etc/environment:2"));
+        assert_non_null(strstr(r->summary, "CUDA_VISIBLE_DEVICES=3 in /etc/environment:3"));
+        assert_non_null(strstr(r->remedy, "/etc/environment:2, /etc/environment:3"));
+
+        n.f.cuda_env.n = 0;
+        r = run(&n, &check_gpu_cuda_env);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "no CUDA variables set");
+        node_done(&n);
+}
+
+/* The two gatherers on a tree (regular files stand where nodes would be: no mknod here). */
+static void test_gather_env_and_nodes(void **state) {
+        (void)state;
+        char *root = tree_new("env");
+        tree_put(root, "/etc/environment", "PATH=\"/usr/bin\"\nCUDA_CACHE_MAXSIZE=\"4294967296\"\n");
+        tree_put(root, "/etc/profile.d/cuda.sh",
+                 "# CUDA\nexport PATH=/usr/local/cuda/bin:$PATH\n  export CUDA_INJECTION64_PATH='/opt/t/libinj.so';\n");
+        tree_put(root, "/etc/profile.d/notes.txt", "CUDA_PROFILE=1\n");
+        const char environ[] = "HOME=/root\0CUDA_VISIBLE_DEVICES=0,1\0NSIGHT_CUDA_DEBUGGER=1";
+        tree_put_bytes(root, "/proc/self/environ", environ, sizeof(environ));
+        tree_put(root, "/proc/driver/nvidia/params", "ModifyDeviceFiles: 1\nDeviceFileUID: 0\nDeviceFileGID: 44\n"
+                                                      "DeviceFileMode: 432\n");
+        tree_put(root, "/proc/driver/nvidia/gpus/0000:1b:00.0/information", "Model: x\nDevice Minor: 3\n");
+        tree_put(root, "/etc/group", "root:x:0:\nvideo::44:alice\n");
+        tree_put(root, "/dev/nvidia3", "");
+        tree_put(root, "/dev/nvidia10", "");
+        tree_put(root, "/dev/nvidiactl", "");
+
+        struct fsroot *fs;
+        assert_int_equal(fsroot_open(root, &fs), 0);
+        struct facts f;
+        memset(&f, 0, sizeof(f));
+        assert_int_equal(cuda_env_gather(fs, &f), 0);
+        assert_int_equal(f.cuda_env.n, 4);
+        assert_string_equal(f.cuda_env.vars[0].name, "CUDA_VISIBLE_DEVICES");
+        assert_string_equal(f.cuda_env.vars[0].where, "environment");
+        assert_string_equal(f.cuda_env.vars[1].name, "NSIGHT_CUDA_DEBUGGER");
+        assert_string_equal(f.cuda_env.vars[2].name, "CUDA_CACHE_MAXSIZE");
+        assert_string_equal(f.cuda_env.vars[2].value, "4294967296");
+        assert_string_equal(f.cuda_env.vars[2].where, "/etc/environment:2");
+        assert_string_equal(f.cuda_env.vars[3].name, "CUDA_INJECTION64_PATH");
+        assert_string_equal(f.cuda_env.vars[3].value, "/opt/t/libinj.so");
+        assert_string_equal(f.cuda_env.vars[3].where, "/etc/profile.d/cuda.sh:3");
+
+        assert_int_equal(devnodes_gather(fs, &f), 0);
+        assert_int_equal(f.devnodes.params.mode, 0660);
+        assert_int_equal(f.devnodes.params.gid, 44);
+        assert_string_equal(f.devnodes.group_name, "video");
+        assert_int_equal(f.devnodes.n_gpu_minors, 1);
+        assert_int_equal(f.devnodes.gpu_minors[0].minor, 3);
+        assert_false(f.devnodes.any_device_node);
+        assert_false(f.devnodes.caps_dir);
+        /* Fixed names first, then GPU nodes in numeric order. */
+        assert_int_equal(f.devnodes.n, 6);
+        assert_string_equal(f.devnodes.nodes[0].name, "nvidiactl");
+        assert_int_equal(f.devnodes.nodes[1].err, ENOENT);
+        assert_string_equal(f.devnodes.nodes[4].name, "nvidia3");
+        assert_string_equal(f.devnodes.nodes[5].name, "nvidia10");
+        assert_true(S_ISREG(f.devnodes.nodes[4].mode));
+        devnodes_facts_done(&f.devnodes);
+        cuda_env_facts_done(&f.cuda_env);
+        fsroot_free(fs);
+        tree_remove(root);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_no_gpus),
@@ -384,6 +555,9 @@ int main(void) {
                 cmocka_unit_test(test_driver_version_passthrough),
                 cmocka_unit_test(test_persistenced),
                 cmocka_unit_test(test_gather),
+                cmocka_unit_test(test_device_nodes),
+                cmocka_unit_test(test_cuda_env),
+                cmocka_unit_test(test_gather_env_and_nodes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
