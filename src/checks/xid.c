@@ -4,6 +4,7 @@
 #include "core/strbuf.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MAX_CODES 64
@@ -47,6 +48,51 @@ static size_t count_codes(const struct facts *f, const char *addr, struct code_c
         return n_codes;
 }
 
+/* The latest Xid 154 of that address: the driver's current recovery action. */
+static const struct xid_event *last_recovery_event(const struct facts *f, const char *addr) {
+        const struct xid_event *last = NULL;
+        for (size_t i = 0; i < f->xid.n; i++)
+                if (f->xid.events[i].code == XID_RECOVERY_ACTION_CHANGED && event_is_for(f, &f->xid.events[i], addr))
+                        last = &f->xid.events[i];
+        return last;
+}
+
+struct verdict_of_code {
+        enum xid_severity severity;
+        bool known;
+        const char *name;
+        const char *action;
+        char detail[160]; /* Xid 154: "now 0x2 Node Reboot Required" */
+};
+
+static struct verdict_of_code judge_code(const struct facts *f, const char *addr, int code) {
+        const struct xiddb *table = &f->db->xids;
+        const struct xid_info *info = xiddb_find(table, code);
+        struct verdict_of_code v = {
+                .severity = info ? info->severity : XID_WARNING,
+                .known = info != NULL,
+                .name = info ? info->name : "not in gpuvet's Xid table",
+                .action = info ? info->action
+                               : "look it up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors)",
+        };
+        if (code != XID_RECOVERY_ACTION_CHANGED)
+                return v;
+        /* Judged by the action the latest line names: 0x0 (None) means it recovered. */
+        const struct xid_event *ev = last_recovery_event(f, addr);
+        if (!ev || ev->recovery_action < 0)
+                return v;
+        const struct xid_recovery_action *a = xiddb_find_recovery(table, (unsigned)ev->recovery_action);
+        if (!a) {
+                snprintf(v.detail, sizeof(v.detail), "now 0x%x, an action gpuvet does not know", (unsigned)ev->recovery_action);
+                v.severity = XID_WARNING;
+                return v;
+        }
+        snprintf(v.detail, sizeof(v.detail), "now 0x%x %s", a->value, a->name);
+        v.severity = a->severity;
+        v.action = a->action;
+        return v;
+}
+
 static void judge(const struct check_info *self, const struct facts *f, struct report *rep, const char *subject,
                   const char *addr) {
         struct code_count codes[MAX_CODES];
@@ -62,24 +108,24 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
                 result_status(r, STATUS_PASS, "no Xid logged since boot");
                 return;
         }
-        const struct xiddb *table = &f->db->xids;
         char observed[1024] = "", actions[2048] = "";
         enum status worst = STATUS_PASS;
-        size_t n_app = 0;
+        size_t n_app = 0, n_ignored = 0;
         for (size_t k = 0; k < n_codes; k++) {
-                const struct xid_info *info = xiddb_find(table, codes[k].code);
-                strbuf_appendf(observed, sizeof(observed), "%sXid %d x%zu (%s)", observed[0] ? ", " : "", codes[k].code,
-                               codes[k].n, info ? info->name : "not in gpuvet's Xid table");
-                enum status s = !info                              ? STATUS_WARN
-                                : info->severity == XID_CRITICAL    ? STATUS_FAIL
-                                : info->severity == XID_WARNING     ? STATUS_WARN
-                                                                    : STATUS_PASS;
-                if (info && info->severity == XID_APPLICATION)
-                        n_app++;
+                struct verdict_of_code v = judge_code(f, addr, codes[k].code);
+                strbuf_appendf(observed, sizeof(observed), "%sXid %d x%zu (%s%s%s%s)", observed[0] ? ", " : "",
+                               codes[k].code, codes[k].n, v.name, v.detail[0] ? ": " : "", v.detail,
+                               v.known && v.severity == XID_IGNORE ? "; ignored per NVIDIA's catalog" : "");
+                enum status s = v.severity == XID_CRITICAL  ? STATUS_FAIL
+                                : v.severity == XID_WARNING ? STATUS_WARN
+                                                            : STATUS_PASS;
+                n_app += v.severity == XID_APPLICATION;
+                n_ignored += v.severity == XID_IGNORE;
                 if (s == STATUS_FAIL || (s == STATUS_WARN && worst == STATUS_PASS))
                         worst = s;
-                strbuf_appendf(actions, sizeof(actions), "%sXid %d: %s", actions[0] ? "; " : "", codes[k].code,
-                               info ? info->action : "look it up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors)");
+                if (s != STATUS_PASS)
+                        strbuf_appendf(actions, sizeof(actions), "%sXid %d: %s", actions[0] ? "; " : "", codes[k].code,
+                                       v.action);
         }
         result_observed(r, "%s", observed);
         result_evidence(r, "last", "%s Xid %d: %s", last->addr, last->code, last->text);
@@ -93,8 +139,14 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
                 result_status(r, STATUS_WARN, "GPU fault Xid logged since boot%s: recoverable, act if it repeats", where);
                 break;
         default:
-                result_status(r, STATUS_PASS, "%zu application Xid code%s since boot: faults of programs, not of the GPU",
-                              n_app, n_app == 1 ? "" : "s");
+                if (n_ignored == 0)
+                        result_status(r, STATUS_PASS, "%zu application Xid code%s since boot: faults of programs, not of the GPU",
+                                      n_app, n_app == 1 ? "" : "s");
+                else
+                        result_status(r, STATUS_PASS,
+                                      "%zu application and %zu informational Xid code%s since boot (NVIDIA's catalog: "
+                                      "restart the program, or ignore): nothing to do on the node",
+                                      n_app, n_ignored, n_app + n_ignored == 1 ? "" : "s");
                 return;
         }
         result_remedy(r, "%s", actions);

@@ -1,10 +1,14 @@
 /* gpuvet's table of NVIDIA Xid codes: meaning, severity and the recommended action
- * (data/xid.json, compiled in; DIR/xid.json overrides it when --data-dir has one). */
+ * (data/xid.json, compiled in; DIR/xid.json overrides it when --data-dir has one).
+ * Schema gpuvet.xid/2 gives each code the catalog's resolution bucket, whose severity and
+ * action apply unless the code names its own; gpuvet.xid/1 files (severity and action on
+ * every code) still load. */
 #pragma once
 
 #include <stddef.h>
 
 enum xid_severity {
+        XID_IGNORE,      /* NVIDIA's catalog says to ignore it: reported, not judged */
         XID_APPLICATION, /* caused by the program that ran */
         XID_WARNING,     /* recoverable fault of the GPU */
         XID_CRITICAL,    /* faulty GPU, or one that needs a reset or reboot */
@@ -16,11 +20,24 @@ struct xid_info {
         const char *name;
         enum xid_severity severity;
         const char *action;
+        const char *mnemonic;   /* "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"; NULL when not given */
+        const char *resolution; /* the catalog's immediate action, "RESET_GPU"; NULL when not given */
+};
+
+/* A driver recovery action (Xid 154's "to 0x2 (Node Reboot Required)", NVML's
+ * nvmlDeviceGpuRecoveryAction_t). */
+struct xid_recovery_action {
+        unsigned value;
+        const char *name;
+        enum xid_severity severity;
+        const char *action;
 };
 
 struct xiddb {
         struct xid_info *xids;
         size_t n;
+        struct xid_recovery_action *recovery;
+        size_t n_recovery;
         void *json; /* keeps the strings alive */
 };
 
@@ -35,3 +52,5 @@ void xiddb_done(struct xiddb *x);
 /* NULL for a code the table does not know. */
 const struct xid_info *xiddb_find(const struct xiddb *x, int code);
 const char *xid_severity_name(enum xid_severity s);
+/* NULL for a value the table does not know. */
+const struct xid_recovery_action *xiddb_find_recovery(const struct xiddb *x, unsigned value);

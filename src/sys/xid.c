@@ -24,6 +24,27 @@ static void set_text(struct xid_event *ev, const char *p, const char *end) {
         ev->text[tlen] = '\0';
 }
 
+/* "... changed from 0x0 (None) to 0x1 (GPU Reset Required)": the value after " to 0x".
+ * The value, not its text, is read: R610 renamed 0x1 "PF FLR" and 0x2 "OS Reboot". */
+static int parse_recovery_action(const char *p, const char *end) {
+        static const char to[] = " to 0x";
+        for (const char *q = p; q + sizeof(to) - 1 < end; q++) {
+                if (memcmp(q, to, sizeof(to) - 1) != 0)
+                        continue;
+                const char *h = q + sizeof(to) - 1;
+                int v = 0, digits = 0;
+                while (h < end && isxdigit((unsigned char)*h) && digits < 4) {
+                        v = v * 16 + (isdigit((unsigned char)*h) ? *h - '0' : (tolower((unsigned char)*h) - 'a' + 10));
+                        h++;
+                        digits++;
+                }
+                if (digits > 0 && (h == end || !isxdigit((unsigned char)*h)))
+                        return v;
+                return -1;
+        }
+        return -1;
+}
+
 int xid_parse_line(const char *line, size_t len, struct xid_event *ev) {
         static const char marker[] = "NVRM: Xid (";
         const char *end = line + len;
@@ -76,6 +97,7 @@ int xid_parse_line(const char *line, size_t len, struct xid_event *ev) {
         snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.0", dom, bus, dev);
         ev->code = (int)code;
         set_text(ev, p, end);
+        ev->recovery_action = code == XID_RECOVERY_ACTION_CHANGED ? parse_recovery_action(p, end) : -1;
         return 1;
 }
 
@@ -124,6 +146,7 @@ int nvrm_fault_parse_line(const char *line, size_t len, struct xid_event *ev) {
         if (!hit || !(find(line, len, "NVRM") || find(line, len, "nvidia")))
                 return 0;
         memset(ev, 0, sizeof(*ev));
+        ev->recovery_action = -1;
         /* The first "dddd:bb:dd.f" (or NVRM's "PCI:dddd:bb:dd") names the GPU. */
         for (size_t i = 0; i + 10 <= len; i++) {
                 unsigned dom, bus, dev, fn = 0;

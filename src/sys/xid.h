@@ -11,11 +11,17 @@
 struct fsroot;
 struct facts;
 
+/* The Xid whose line carries the driver's recovery action (R565 and later). */
+#define XID_RECOVERY_ACTION_CHANGED 154
+
 struct xid_event {
         char addr[16];     /* GPU PCI address, function 0: "0000:3b:00.0" */
         int code;
         char text[160];    /* the rest of the log line, for evidence */
         int64_t usec;      /* microseconds after boot (kmsg), -1 when unknown */
+        /* Xid 154 "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot
+         * Required)": the action it changed to; -1 for other Xids or a line without one. */
+        int recovery_action;
 };
 
 struct xid_facts {

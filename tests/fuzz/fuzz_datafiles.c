@@ -79,6 +79,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         if (xiddb_find(&x, x.xids[i].code) == NULL || !x.xids[i].name || !x.xids[i].action)
                                 abort(); /* every entry kept is complete and found by its code */
                 (void)xiddb_find(&x, -1);
+                for (size_t i = 0; i < x.n_recovery; i++)
+                        if (xiddb_find_recovery(&x, x.recovery[i].value) == NULL || !x.recovery[i].name ||
+                            !x.recovery[i].action)
+                                abort();
                 xiddb_done(&x);
                 return 0;
         }

@@ -260,7 +260,7 @@ def test_keys(tmp):
 
     # checks: severities by id and by category
     for name, text, check, subject, want, summary in (
-            ("warn-to-fail", "checks:\n  gpu.xid: fail\n", "gpu.xid", "0000:61:00.0", "fail", r"a failure by site policy"),
+            ("warn-to-fail", "checks:\n  gpu.cuda_env: fail\n", "gpu.cuda_env", "host", "fail", r"a failure by site policy"),
             ("fail-to-warn", "checks:\n  pcie.aer: warn\n", "pcie.aer", "0000:61:00.0", "warn", r"a warning by site policy"),
             ("category-off", "checks:\n  pcie: off\n", "pcie.link_width", "host", "skip", r"off by site policy \(.*:3\)"),
             ("id-beats-category", "checks:\n  pcie: off\n  pcie.aer: warn\n", "pcie.aer", "0000:61:00.0", "warn", None)):
@@ -271,7 +271,7 @@ def test_keys(tmp):
         expect_status("checks/" + name, rep, check, want, subject=subject, summary_re=summary)
     # warn -> fail decides the exit code; fail -> warn lets a node pass.
     rc, rep, err = check_json(degraded, policy("exit-fail-to-warn",
-                                               "checks:\n  pcie.aer: warn\n  pcie.link_width: warn\n"),
+                                               "checks:\n  pcie.aer: warn\n  pcie.link_width: warn\n  gpu.xid: warn\n"),
                               nvml=False, extra=["--no-nvml"])
     if rc != 0 or rep["summary"]["verdict"] != "warn":
         fail("checks/exit-fail-to-warn", "exit %d, verdict %s" % (rc, rep and rep["summary"]["verdict"]))

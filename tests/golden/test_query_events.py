@@ -25,7 +25,16 @@ os.environ.setdefault("FAKE_NVML_LIB", FAKE_LIB)
 sys.path.insert(0, FAKES)
 import fakeenv  # noqa: E402
 
-XIDS = {x["code"]: x for x in json.load(open(os.path.join(SRC_ROOT, "data", "xid.json")))["xids"]}
+XID_TABLE = json.load(open(os.path.join(SRC_ROOT, "data", "xid.json")))
+
+
+def effective(x):
+    """A code's severity and action: its own, else its resolution bucket's."""
+    bucket = XID_TABLE.get("resolutions", {}).get(x.get("resolution"), {})
+    return dict(x, severity=x.get("severity", bucket.get("severity")), action=x.get("action", bucket.get("action")))
+
+
+XIDS = {x["code"]: effective(x) for x in XID_TABLE["xids"]}
 LOST = "GPU is lost (fallen off the bus or otherwise inaccessible)"
 
 failures = []

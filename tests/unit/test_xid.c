@@ -32,6 +32,27 @@ static void test_parse_line(void **state) {
         assert_string_equal(ev.addr, "0000:9d:00.0");
         assert_int_equal(ev.code, 43);
 
+        assert_int_equal(ev.recovery_action, -1);
+
+        /* Xid 154 names the driver's recovery action; R610 renamed the texts, so the value
+         * is what counts (open-gpu-kernel-modules gpu.c; issue 1353). */
+        l = "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_int_equal(ev.code, 154);
+        assert_int_equal(ev.recovery_action, 2);
+        l = "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (PF FLR)";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_int_equal(ev.recovery_action, 1);
+        l = "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x4 (Drain and Reset) to 0x0 (None)";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_int_equal(ev.recovery_action, 0);
+        l = "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed to 0xzz";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_int_equal(ev.recovery_action, -1);
+        l = "NVRM: Xid (PCI:0000:01:00): 154, changed from 0x0 (None) to 0x123456 (x)";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_int_equal(ev.recovery_action, -1); /* too long to be an action */
+
         const char *not_xid[] = {
                 "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15",
                 "NVRM: Xid (PCI:0000:3b:00) 79",          /* no colon after the address */
@@ -134,7 +155,7 @@ struct node {
         struct pci_dev dev;
         struct gpu gpu;
         struct gpudb *db;
-        struct xid_event events[4];
+        struct xid_event events[8];
 };
 
 static void node_init(struct node *n) {
@@ -151,11 +172,13 @@ static void node_init(struct node *n) {
         n->f.xid.events = n->events;
 }
 
-static void add(struct node *n, const char *addr, int code) {
+static struct xid_event *add(struct node *n, const char *addr, int code) {
         struct xid_event *ev = &n->events[n->f.xid.n++];
         snprintf(ev->addr, sizeof(ev->addr), "%s", addr);
         ev->code = code;
         snprintf(ev->text, sizeof(ev->text), "text %d", code);
+        ev->recovery_action = -1;
+        return ev;
 }
 
 static const struct result *run(struct node *n, struct report *rep, size_t expect_results) {
@@ -179,13 +202,16 @@ static void test_check(void **state) {
         add(&n, "0000:41:00.0", 13);
         r = run(&n, &rep, 1);
         assert_int_equal(r->status, STATUS_PASS);
-        assert_string_equal(r->observed, "Xid 13 x2 (Graphics engine exception)");
+        assert_string_equal(r->observed, "Xid 13 x2 (Graphics engine exception (usually an application fault))");
         report_done(&rep);
 
+        /* 63 (a row marked for remapping) is IGNORE in NVIDIA's catalog: reported, not judged. */
         add(&n, "0000:41:00.0", 63);
         r = run(&n, &rep, 1);
-        assert_int_equal(r->status, STATUS_WARN);
-        assert_non_null(strstr(r->remedy, "Xid 63: a memory row was marked for remapping"));
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->observed, "Xid 63 x1 (Memory row remap / page retirement event recorded; ignored per "
+                                            "NVIDIA's catalog)"));
+        assert_non_null(strstr(r->summary, "1 application and 1 informational Xid codes"));
         report_done(&rep);
 
         /* A GPU that fell off the bus and is gone from it: reported on the host. */
@@ -203,6 +229,51 @@ static void test_check(void **state) {
         assert_string_equal(rep.results[1].observed, "Xid 4242 x1 (not in gpuvet's Xid table)");
         report_done(&rep);
 
+        gpudb_free(n.db);
+
+        /* 38 is IGNORE and 109 RESET_GPU in NVIDIA's catalog (the old table had them the
+         * other way round). */
+        node_init(&n);
+        add(&n, "0000:41:00.0", 38);
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+        add(&n, "0000:41:00.0", 109);
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->remedy, "Xid 109: drain the node and reset the GPU"));
+        assert_null(strstr(r->remedy, "Xid 38"));
+        report_done(&rep);
+        gpudb_free(n.db);
+
+        /* Xid 154: the latest line's action decides; back to None means recovered. */
+        node_init(&n);
+        add(&n, "0000:41:00.0", 79);
+        n.events[0].code = 119;
+        add(&n, "0000:41:00.0", 154)->recovery_action = 2;
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->observed, "Xid 154 x1 (Driver changed the GPU recovery action: now 0x2 Node Reboot "
+                                            "Required)"));
+        assert_non_null(strstr(r->remedy, "Xid 154: drain the node and reboot it"));
+        report_done(&rep);
+        n.f.xid.n = 0;
+        add(&n, "0000:41:00.0", 154)->recovery_action = 3;
+        add(&n, "0000:41:00.0", 154)->recovery_action = 0;
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->observed, "Xid 154 x2 (Driver changed the GPU recovery action: now 0x0 None; ignored"));
+        report_done(&rep);
+        n.events[1].recovery_action = 9; /* a value newer than the table */
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->observed, "now 0x9, an action gpuvet does not know"));
+        report_done(&rep);
+        n.events[1].recovery_action = -1; /* a line without one: the table's own entry */
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_WARN);
+        report_done(&rep);
+
         n.f.xid.source = NULL;
         n.f.xid.kmsg_errno = EPERM;
         r = run(&n, &rep, 1);
@@ -212,6 +283,55 @@ static void test_check(void **state) {
         gpudb_free(n.db);
 }
 
+/* The loader: the catalog's buckets, a code's own words winning, the older schema. */
+static void test_table(void **state) {
+        (void)state;
+        struct xiddb x;
+        char err[256];
+        assert_int_equal(xiddb_load(NULL, &x, err, sizeof(err)), 0);
+        const struct xid_info *i = xiddb_find(&x, 46);
+        assert_non_null(i);
+        assert_int_equal(i->severity, XID_CRITICAL);
+        assert_string_equal(i->resolution, "RESET_GPU");
+        assert_string_equal(i->mnemonic, "ROBUST_CHANNEL_GPU_TIMEOUT_ERROR");
+        assert_non_null(strstr(xiddb_find(&x, 79)->action, "power-cycle"));
+        for (int code = 144; code <= 150; code++)
+                assert_int_equal(xiddb_find(&x, code)->severity, XID_CRITICAL);
+        assert_int_equal(xiddb_find_recovery(&x, 4)->severity, XID_CRITICAL);
+        assert_null(xiddb_find_recovery(&x, 99));
+        xiddb_done(&x);
+
+        static const char v1[] = "{\"schema\": \"gpuvet.xid/1\", \"xids\": [{\"code\": 79, \"name\": \"off the bus\", "
+                                 "\"severity\": \"critical\", \"action\": \"reboot\"}]}";
+        assert_int_equal(xiddb_load_buffer(v1, sizeof(v1) - 1, "v1.json", &x, err, sizeof(err)), 0);
+        assert_int_equal(xiddb_find(&x, 79)->severity, XID_CRITICAL);
+        assert_null(xiddb_find(&x, 79)->resolution);
+        xiddb_done(&x);
+
+        static const char own[] = "{\"schema\": \"gpuvet.xid/2\", \"resolutions\": {\"IGNORE\": {\"severity\": \"ignore\", "
+                                  "\"action\": \"none\"}}, \"xids\": [{\"code\": 63, \"name\": \"n\", \"resolution\": "
+                                  "\"IGNORE\", \"severity\": \"warning\"}]}";
+        assert_int_equal(xiddb_load_buffer(own, sizeof(own) - 1, "own.json", &x, err, sizeof(err)), 0);
+        assert_int_equal(xiddb_find(&x, 63)->severity, XID_WARNING);
+        assert_string_equal(xiddb_find(&x, 63)->action, "none");
+        xiddb_done(&x);
+
+        static const char *const bad[] = {
+                "{\"schema\": \"gpuvet.xid/2\", \"xids\": [{\"code\": 1, \"name\": \"n\", \"resolution\": \"NOPE\"}]}",
+                "{\"schema\": \"gpuvet.xid/2\", \"resolutions\": {\"A\": {\"severity\": \"fatal\", \"action\": \"x\"}}, "
+                "\"xids\": []}",
+                "{\"schema\": \"gpuvet.xid/2\", \"recovery_actions\": {\"values\": [{\"value\": 1}]}, \"xids\": []}",
+                "{\"schema\": \"gpuvet.xid/3\", \"xids\": []}",
+        };
+        static const char *const why[] = {"resolution must name an entry", "resolution A needs", "recovery action 0 needs",
+                                          "\"schema\" must be"};
+        for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+                assert_int_equal(xiddb_load_buffer(bad[k], strlen(bad[k]), "bad.json", &x, err, sizeof(err)), -EINVAL);
+                assert_non_null(strstr(err, why[k]));
+                assert_non_null(strstr(err, "bad.json: "));
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_line),
@@ -219,6 +339,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_log_sources),
                 cmocka_unit_test(test_gather_prefers_kmsg),
                 cmocka_unit_test(test_check),
+                cmocka_unit_test(test_table),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
