@@ -69,7 +69,8 @@ static json_t *driver_object(const struct facts *f, const struct compat *c, cons
                 snprintf(branch, sizeof(branch), "R%lu", strtoul(version, NULL, 10));
         json_object_set_new(d, "branch", version ? json_string(branch) : json_null());
         const struct compat_branch *b = compat_branch_of(c, version);
-        json_object_set_new(d, "branch_supported", version ? json_boolean(b != NULL) : json_null());
+        json_object_set_new(d, "branch_supported", version ? json_boolean(b && b->supported) : json_null());
+        json_object_set_new(d, "branch_kind", str_or_null(b ? b->kind : NULL));
         json_object_set_new(d, "branch_eol", str_or_null(b ? b->eol : NULL));
         const struct compat_toolkit *native = compat_max_native(c, version), *minor = compat_max_minor(c, version);
         json_object_set_new(d, "max_cuda_native", str_or_null(native ? native->cuda : NULL));
@@ -176,7 +177,10 @@ static json_t *gpu_group(const struct facts *f, const struct compat *c, const st
         json_object_set_new(g, "datacenter", json_boolean(m->datacenter));
 
         const struct compat_recommendation *rec = compat_recommendation(c, arch->id);
-        const struct compat_toolkit *best = compat_newest_toolkit_for(c, m->cc_major, m->cc_minor);
+        /* The CUDA to pair with the recommended branch: the newest it runs natively. */
+        const struct compat_toolkit *best =
+                rec ? compat_newest_native_toolkit_for(c, m->cc_major, m->cc_minor, rec->branch->reference_driver)
+                    : compat_newest_toolkit_for(c, m->cc_major, m->cc_minor);
         json_t *r = json_object();
         json_object_set_new(r, "driver_branch", str_or_null(rec ? rec->branch->id : NULL));
         json_object_set_new(r, "branch_kind", str_or_null(rec ? rec->branch->kind : NULL));
@@ -353,10 +357,18 @@ static void write_gpu(FILE *out, const json_t *g) {
 void detect_write_text(FILE *out, const json_t *doc) {
         const json_t *d = json_object_get(doc, "driver"), *gpus = json_object_get(doc, "gpus");
         if (json_is_true(json_object_get(d, "installed"))) {
+                char branch_state[96];
+                const char *kind = jstr(d, "branch_kind"), *eol = jstr(d, "branch_eol");
+                if (json_is_true(json_object_get(d, "branch_supported")))
+                        snprintf(branch_state, sizeof(branch_state), "a supported %s branch%s%s", kind,
+                                 *eol ? " to " : "", eol);
+                else if (*kind)
+                        snprintf(branch_state, sizeof(branch_state), "a %s branch past its end of life%s%s", kind,
+                                 *eol ? " in " : "", eol);
+                else
+                        snprintf(branch_state, sizeof(branch_state), "not a datacenter branch NVIDIA lists");
                 fprintf(out, "Driver %s (%s, %s): CUDA <= %s natively, <= %s with minor-version compatibility\n",
-                        jstr(d, "version"), jstr(d, "branch"),
-                        json_is_true(json_object_get(d, "branch_supported")) ? "a supported datacenter branch"
-                                                                              : "not a supported datacenter branch",
+                        jstr(d, "version"), jstr(d, "branch"), branch_state,
                         *jstr(d, "max_cuda_native") ? jstr(d, "max_cuda_native") : "none",
                         *jstr(d, "max_cuda_minor_compat") ? jstr(d, "max_cuda_minor_compat") : "none");
         } else {

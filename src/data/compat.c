@@ -127,9 +127,14 @@ static int load_branch(struct loader *l, json_t *o, size_t i, struct compat_bran
         if (!b->id || sscanf(b->id, "R%u", &b->number) != 1)
                 return fail(l, "%s: \"branch\" must look like \"R580\"", where);
         b->kind = opt_str(o, "kind");
+        json_t *eol = json_object_get(o, "eol"), *supported = json_object_get(o, "supported");
         b->eol = opt_str(o, "eol");
-        if (!b->kind || !b->eol)
-                return fail(l, "%s (%s): lacks \"kind\" or \"eol\"", where, b->id);
+        if (!b->kind || (!b->eol && !json_is_null(eol)))
+                return fail(l, "%s (%s): lacks \"kind\", or \"eol\" (a \"YYYY-MM\" string, or null when none was published)",
+                            where, b->id);
+        if (supported && !json_is_boolean(supported))
+                return fail(l, "%s (%s): \"supported\" must be true or false", where, b->id);
+        b->supported = !supported || json_is_true(supported);
         int r;
         if ((r = get_uint(l, o, "cuda_major", where, 99, &b->cuda_major)) < 0 ||
             (r = get_version(l, o, "reference_driver", where, &b->reference_driver)) < 0)
@@ -475,6 +480,20 @@ const struct compat_toolkit *compat_newest_toolkit_for(const struct compat *c, i
         for (size_t i = 0; c && i < c->n_toolkits; i++)
                 if (compat_cuda_builds_sm(c, c->toolkits[i].cuda, sm) && toolkit_newer(&c->toolkits[i], best))
                         best = &c->toolkits[i];
+        return best;
+}
+
+const struct compat_toolkit *compat_newest_native_toolkit_for(const struct compat *c, int cc_major, int cc_minor,
+                                                              const char *driver) {
+        const struct compat_toolkit *best = NULL;
+        unsigned sm = (unsigned)(cc_major * 10 + cc_minor);
+        for (size_t i = 0; c && driver && i < c->n_toolkits; i++) {
+                const struct compat_toolkit *t = &c->toolkits[i];
+                int cmp;
+                if (compat_cuda_builds_sm(c, t->cuda, sm) && version_compare(t->min_driver, driver, &cmp) == 0 &&
+                    cmp <= 0 && toolkit_newer(t, best))
+                        best = t;
+        }
         return best;
 }
 

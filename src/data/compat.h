@@ -35,8 +35,9 @@ struct compat_minor_floor {
 struct compat_branch {
         const char *id;               /* "R580" */
         unsigned number;              /* 580 */
-        const char *kind;             /* "LTSB" (long-term support) or "PB" (production) */
-        const char *eol;              /* "2028-08" */
+        const char *kind;             /* "LTSB" (long-term support), "PB" (production), "NFB" (new feature) */
+        const char *eol;              /* "2028-06"; NULL when NVIDIA published none */
+        bool supported;               /* NVIDIA still supports it, as of the data's "as_of" date */
         unsigned cuda_major;          /* the CUDA major it ships: 13 */
         const char *reference_driver; /* newest driver of the branch the data names */
 };
@@ -162,6 +163,10 @@ const struct compat_toolkit *compat_toolkit(const struct compat *c, const char *
 bool compat_cuda_builds_sm(const struct compat *c, const char *cuda, unsigned sm);
 /* Newest toolkit that builds for the GPU's exact sm; NULL if none. */
 const struct compat_toolkit *compat_newest_toolkit_for(const struct compat *c, int cc_major, int cc_minor);
+/* Newest toolkit that builds for the GPU and runs natively on driver (no minor-version
+ * compatibility); NULL if none. */
+const struct compat_toolkit *compat_newest_native_toolkit_for(const struct compat *c, int cc_major, int cc_minor,
+                                                              const char *driver);
 const struct compat_recommendation *compat_recommendation(const struct compat *c, const char *arch);
 const struct compat_branch *compat_branch_of(const struct compat *c, const char *driver);
 const struct compat_wheel *compat_wheel(const struct compat *c, const char *tag);

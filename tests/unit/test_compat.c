@@ -55,7 +55,9 @@ static void test_max_cuda(void **state) {
         assert_string_equal(compat_max_native(c, "525.60.13")->cuda, "12.0");
         assert_string_equal(compat_max_native(c, "570.26")->cuda, "12.8");
         assert_string_equal(compat_max_minor(c, "550.54.15")->cuda, "12.9");
-        assert_string_equal(compat_max_minor(c, "580.65.06")->cuda, "13.0");
+        assert_string_equal(compat_max_minor(c, "580.65.06")->cuda, "13.3");
+        assert_string_equal(compat_max_native(c, "595.58.03")->cuda, "13.2");
+        assert_string_equal(compat_max_native(c, "610.43.02")->cuda, "13.3");
         assert_string_equal(compat_max_minor(c, "470.82.01")->cuda, "11.8");
         assert_null(compat_max_native(c, "440.33.01"));
         assert_null(compat_max_native(c, "garbage"));
@@ -72,11 +74,30 @@ static void test_lookups(void **state) {
         assert_true(compat_cuda_builds_sm(c, "12.8.1", 120));
         assert_false(compat_cuda_builds_sm(c, "13.0", 70));
         assert_string_equal(compat_newest_toolkit_for(c, 7, 0)->cuda, "12.9");
-        assert_string_equal(compat_newest_toolkit_for(c, 7, 5)->cuda, "13.0");
+        assert_string_equal(compat_newest_toolkit_for(c, 7, 5)->cuda, "13.3");
+        /* GA10x (sm_86) came with CUDA 11.1, not 11.0 (CUDA 11.1 release notes). */
+        assert_false(compat_cuda_builds_sm(c, "11.0", 86));
+        assert_true(compat_cuda_builds_sm(c, "11.1", 86));
+        assert_true(compat_cuda_builds_sm(c, "12.9", 103));
+        assert_false(compat_cuda_builds_sm(c, "12.8", 103));
         assert_string_equal(compat_recommendation(c, "volta")->branch->id, "R580");
         assert_int_equal(compat_recommendation(c, "volta")->last_branch, 580);
         assert_string_equal(compat_recommendation(c, "blackwell_consumer")->branch->id, "R580");
         assert_string_equal(compat_branch_of(c, "535.104.05")->eol, "2026-06");
+        /* Every branch NVIDIA lists, with whether it is still supported (as of the data). */
+        assert_false(compat_branch_of(c, "535.104.05")->supported);
+        assert_true(compat_branch_of(c, "580.95.05")->supported);
+        assert_string_equal(compat_branch_of(c, "580.95.05")->eol, "2028-06");
+        assert_true(compat_branch_of(c, "595.58.03")->supported);
+        assert_string_equal(compat_branch_of(c, "595.58.03")->kind, "PB");
+        assert_string_equal(compat_branch_of(c, "610.43.02")->kind, "NFB");
+        assert_false(compat_branch_of(c, "610.43.02")->supported);
+        assert_null(compat_branch_of(c, "590.48.01")->eol);
+        assert_true(compat_branch_of(c, "620.70.06")->supported);
+        assert_false(compat_branch_of(c, "570.195.03")->supported);
+        assert_string_equal(compat_recommendation(c, "pascal")->branch->id, "R580");
+        assert_int_equal(compat_recommendation(c, "pascal")->last_branch, 580);
+        assert_string_equal(compat_wheel(c, "cu132")->native_driver, "595.58.03");
         assert_null(compat_branch_of(c, "550.54.15"));
 }
 
@@ -133,7 +154,11 @@ static void test_wheels(void **state) {
         assert_string_equal(j.torch_last, "2.9");
         compat_judge_wheel(c, compat_wheel(c, "cu128"), &h100, "570.124.06", &j);
         assert_string_equal(j.torch_first, "2.7");
-        assert_null(j.torch_last);
+        assert_string_equal(j.torch_last, "2.11"); /* cu126, cu130 and cu132 from 2.12 */
+        compat_judge_wheel(c, compat_wheel(c, "cu132"), &h100, "580.95.05", &j);
+        expect(&j, COMPAT_MINOR,
+               "driver 580.95.05 < 595.58.03 but >= 580: CUDA 13.x minor-version compatibility (no JIT of newer PTX)");
+        assert_string_equal(j.torch_first, "2.12");
         /* No wheel ships sm_89: Ada runs the sm_86 cubins. */
         compat_judge_wheel(c, compat_wheel(c, "cu118"), &l40s, "550.54.15", &j);
         expect(&j, COMPAT_NATIVE, "driver 550.54.15 >= 520.61.05, cu118's own minimum");
