@@ -318,8 +318,8 @@ static void test_table(void **state) {
 
         static const char *const bad[] = {
                 "{\"schema\": \"gpuvet.xid/2\", \"xids\": [{\"code\": 1, \"name\": \"n\", \"resolution\": \"NOPE\"}]}",
-                "{\"schema\": \"gpuvet.xid/2\", \"resolutions\": {\"A\": {\"severity\": \"fatal\", \"action\": \"x\"}}, "
-                "\"xids\": []}",
+                ("{\"schema\": \"gpuvet.xid/2\", \"resolutions\": {\"A\": {\"severity\": \"fatal\", \"action\": \"x\"}}, "
+                 "\"xids\": []}"),
                 "{\"schema\": \"gpuvet.xid/2\", \"recovery_actions\": {\"values\": [{\"value\": 1}]}, \"xids\": []}",
                 "{\"schema\": \"gpuvet.xid/3\", \"xids\": []}",
         };
