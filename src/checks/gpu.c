@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NVIDIA_VERSION_FILE "/proc/driver/nvidia/version"
@@ -204,18 +205,38 @@ static void run_nouveau(const struct check_info *self, const struct facts *f, st
 }
 
 /* The newest architecture among the GPUs decides the oldest usable driver. */
-static const struct gpu_arch *newest_arch(const struct facts *f, const char **ret_model) {
-        const struct gpu_arch *best = NULL;
+/* The highest driver floor among the node's GPUs (a model's own, else its
+ * architecture's), and the lowest last branch (Pascal and Volta end at R580). */
+struct driver_bounds {
+        const char *floor;            /* NULL when no GPU is in the table */
+        const char *floor_model;
+        const char *floor_arch;       /* the architecture's name, or "this model" */
+        unsigned last_branch;         /* 0 = no GPU has one */
+        const char *last_branch_arch;
+        const char *last_branch_model;
+};
+
+static struct driver_bounds driver_bounds_of(const struct facts *f) {
+        struct driver_bounds b = {0};
         for (size_t i = 0; f->db && i < f->gpus.n; i++) {
                 const struct gpu_model *m = f->gpus.gpus[i].model;
                 const struct gpu_arch *a = m ? gpudb_arch(f->db, m->arch) : NULL;
-                int cmp;
-                if (!a || (best && (version_compare(a->min_driver, best->min_driver, &cmp) < 0 || cmp <= 0)))
+                if (!a)
                         continue;
-                best = a;
-                *ret_model = m->name;
+                const char *floor = gpudb_min_driver(f->db, m);
+                int cmp;
+                if (floor && (!b.floor || (version_compare(floor, b.floor, &cmp) == 0 && cmp > 0))) {
+                        b.floor = floor;
+                        b.floor_model = m->name;
+                        b.floor_arch = m->min_driver ? "this model" : a->name;
+                }
+                if (a->last_branch && (!b.last_branch || a->last_branch < b.last_branch)) {
+                        b.last_branch = a->last_branch;
+                        b.last_branch_arch = a->name;
+                        b.last_branch_model = m->name;
+                }
         }
-        return best;
+        return b;
 }
 
 static void run_driver_version(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -224,10 +245,12 @@ static void run_driver_version(const struct check_info *self, const struct facts
         const struct nvidia_facts *x = &f->nvidia;
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "%s", x->module_loaded ? NVIDIA_VERSION_FILE : "/proc/modules");
-        const char *model = NULL;
-        const struct gpu_arch *a = newest_arch(f, &model);
-        if (a)
-                result_expected(r, "nvidia module >= %s (%s, %s)", a->min_driver, a->name, model);
+        struct driver_bounds b = driver_bounds_of(f);
+        if (b.floor && b.last_branch)
+                result_expected(r, "nvidia module >= %s (%s, %s), of branch R%u or older (%s)", b.floor, b.floor_arch,
+                                b.floor_model, b.last_branch, b.last_branch_arch);
+        else if (b.floor)
+                result_expected(r, "nvidia module >= %s (%s, %s)", b.floor, b.floor_arch, b.floor_model);
         else
                 result_expected(r, "nvidia module loaded");
 
@@ -274,12 +297,24 @@ static void run_driver_version(const struct check_info *self, const struct facts
         result_observed(r, "%s (%s)", x->driver_version, flavour);
         result_evidence(r, "version_line", "%s", x->version_line);
         int cmp;
-        if (a && version_compare(x->driver_version, a->min_driver, &cmp) == 0 && cmp < 0) {
+        if (b.floor && version_compare(x->driver_version, b.floor, &cmp) == 0 && cmp < 0) {
                 result_status(r, STATUS_FAIL, "driver %s is older than %s, the first to support %s (%s)",
-                              x->driver_version, a->min_driver, a->name, model);
+                              x->driver_version, b.floor, b.floor_arch, b.floor_model);
                 result_remedy(r, "Install a driver branch of %s or newer from NVIDIA's repository or your "
                                  "distribution, then reboot.",
-                              a->min_driver);
+                              b.floor);
+                return;
+        }
+        /* NVIDIA ends support for old architectures at a branch: newer drivers do not drive
+         * them, and the GPU then looks absent to NVML rather than unsupported. */
+        unsigned branch = (unsigned)strtoul(x->driver_version, NULL, 10);
+        if (b.last_branch && branch > b.last_branch) {
+                result_status(r, STATUS_FAIL,
+                              "driver %s (R%u) does not support %s (%s): R%u is the last branch that does",
+                              x->driver_version, branch, b.last_branch_arch, b.last_branch_model, b.last_branch);
+                result_remedy(r, "Install the newest R%u driver (e.g. `apt install nvidia-driver-%u-server` or "
+                                 "`dnf module install nvidia-driver:%u`), then reboot; keep the node on CUDA 12.x.",
+                              b.last_branch, b.last_branch, b.last_branch);
                 return;
         }
         result_status(r, STATUS_PASS, "nvidia driver %s loaded (%s)", x->driver_version, flavour);

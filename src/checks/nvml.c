@@ -94,7 +94,8 @@ static const char *nv_subject(const struct facts *f, const struct nvml_gpu *g, c
 static const struct gpu_model *nv_model(const struct facts *f, const struct nvml_gpu *g) {
         const struct gpu_model *m = NULL;
         if (f->db && nv_ok(g->pci_device_id))
-                m = gpudb_find(f->db, g->pci_device_id.v & 0xffffu, g->pci_device_id.v >> 16);
+                m = gpudb_find_subsystem(f->db, g->pci_device_id.v & 0xffffu, g->pci_device_id.v >> 16,
+                                         nv_ok(g->pci_subsystem_id) ? g->pci_subsystem_id.v >> 16 : 0);
         if (!m) {
                 long i = sysfs_gpu_of(f, g);
                 const char *addr = i < 0 && !nv_ok(g->pci_bus_id) ? inferred_addr(f) : NULL;
@@ -1271,7 +1272,8 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 const struct gpu_model *m = nv_model(f, g);
                 /* SXM boards carry their NVLinks on the baseboard; PCIe and NVL cards only
                  * through optional bridges, so no links there is not a fault. */
-                bool bridged = m && m->form && (strcmp(m->form, "pcie") == 0 || strcmp(m->form, "nvl") == 0);
+                bool bridged = m && (m->nvlink_bridge || (m->form && (strcmp(m->form, "pcie") == 0 ||
+                                                                      strcmp(m->form, "nvl") == 0)));
                 bool must_have = m && m->nvlink_links > 0 && !bridged;
                 if (must_have)
                         result_expected(r, "%u NVLinks active, no errors", m->nvlink_links);

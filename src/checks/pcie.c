@@ -28,6 +28,15 @@ static void gen_text(unsigned mts, char *buf, size_t size) {
 static bool skip_without_link(const struct check_info *self, const struct facts *f, size_t i, struct report *rep,
                               const char *source_attr) {
         const struct pci_dev *d = gpu_pci(f, i);
+        const struct gpu_model *m = f->gpus.gpus[i].model;
+        /* GH200, GB200, GB300: the GPU's data path to the CPU is NVLink-C2C; whatever PCIe
+         * link sysfs shows is not what jobs use, so its width and speed are not judged. */
+        if (m && strcmp(m->host_link, "c2c") == 0) {
+                struct result *r = result_new(rep, self, d->addr);
+                result_status(r, STATUS_SKIP, "%s reaches the CPU over NVLink-C2C, not PCIe", m->name);
+                result_evidence(r, "host_link", "c2c (%s)", f->db ? f->db->source : "GPU table");
+                return true;
+        }
         if (d->have_link)
                 return false;
         struct result *r = result_new(rep, self, d->addr);

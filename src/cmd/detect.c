@@ -194,7 +194,8 @@ static json_t *gpu_group(const struct facts *f, const struct compat *c, const st
         const char *eval = driver ? driver : rec ? rec->branch->reference_driver : NULL;
         json_object_set_new(g, "evaluated_driver", str_or_null(eval));
         json_object_set_new(g, "driver_assumed", json_boolean(!driver && eval));
-        struct compat_gpu gpu = {.cc_major = m->cc_major, .cc_minor = m->cc_minor, .datacenter = m->datacenter, .arch = arch};
+        struct compat_gpu gpu = {.cc_major = m->cc_major, .cc_minor = m->cc_minor, .datacenter = m->datacenter, .arch = arch,
+                                 .min_driver = m->min_driver};
         char why[192] = "";
         bool supported = compat_driver_supports_gpu(c, &gpu, eval, why, sizeof(why));
         json_object_set_new(g, "driver_supports_gpu", eval ? json_boolean(supported) : json_null());

@@ -530,9 +530,10 @@ bool compat_driver_supports_gpu(const struct compat *c, const struct compat_gpu 
                                 char *why, size_t whysize) {
         if (!driver || !gpu->arch)
                 return true;
-        if (!version_ge(driver, gpu->arch->min_driver)) {
-                snprintf(why, whysize, "driver %s predates %s (needs >= %s)", driver, gpu->arch->name,
-                         gpu->arch->min_driver);
+        const char *floor = gpu->min_driver ? gpu->min_driver : gpu->arch->min_driver;
+        if (!version_ge(driver, floor)) {
+                snprintf(why, whysize, "driver %s predates %s (needs >= %s)", driver,
+                         gpu->min_driver ? "this GPU" : gpu->arch->name, floor);
                 return false;
         }
         const struct compat_recommendation *rec = compat_recommendation(c, gpu->arch->id);

@@ -144,6 +144,7 @@ struct compat_gpu {
         int cc_major, cc_minor;
         bool datacenter;
         const struct gpu_arch *arch;
+        const char *min_driver; /* the model's own floor above the architecture's; NULL: the architecture's */
 };
 
 struct compat_judgement {

@@ -41,6 +41,12 @@ static int load_arch(json_t *a, struct gpu_arch *out, char *why, size_t whysize)
         out->min_driver = opt_str(a, "min_driver");
         out->last_cuda_major = opt_str(a, "last_cuda_major");
         out->min_cuda = opt_str(a, "min_cuda");
+        const char *last = opt_str(a, "last_branch");
+        char tail;
+        if (last && (sscanf(last, "R%u%c", &out->last_branch, &tail) != 1 || out->last_branch == 0)) {
+                snprintf(why, whysize, "architecture %s: \"last_branch\" must look like \"R580\"", out->id ? out->id : "?");
+                return -EINVAL;
+        }
         if (!out->id || !out->name || !out->sm || !out->min_driver || !out->min_cuda) {
                 snprintf(why, whysize, "architecture %s lacks id, name, sm, min_driver or min_cuda",
                          out->id ? out->id : "(no id)");
@@ -70,6 +76,22 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
                 return -EINVAL;
         }
         out->datacenter = json_is_true(json_object_get(m, "datacenter"));
+        out->host_link = opt_str(m, "host_link");
+        if (!out->host_link)
+                out->host_link = strcmp(out->form, "superchip") == 0 ? "c2c" : "pcie";
+        if (strcmp(out->host_link, "pcie") != 0 && strcmp(out->host_link, "c2c") != 0) {
+                snprintf(why, whysize, "GPU %s: \"host_link\" must be \"pcie\" or \"c2c\"", out->name);
+                return -EINVAL;
+        }
+        out->memory_type = opt_str(m, "memory_type");
+        out->min_driver = opt_str(m, "min_driver");
+        int ma, mi;
+        if (out->min_driver && sscanf(out->min_driver, "%d.%d", &ma, &mi) < 1) {
+                snprintf(why, whysize, "GPU %s: \"min_driver\" must be a dotted version", out->name);
+                return -EINVAL;
+        }
+        out->nvlink_known = json_object_get(m, "nvlink_links") != NULL;
+        out->nvlink_bridge = json_is_true(json_object_get(m, "nvlink_bridge"));
         out->memory_gb = opt_num(m, "memory_gb");
         out->mem_bw_gbps = opt_num(m, "mem_bw_gbps");
         if (opt_uint(m, "pcie_gen", 16, &out->pcie_gen) < 0 || opt_uint(m, "pcie_width", 32, &out->pcie_width) < 0 ||
@@ -102,6 +124,21 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
                         return -EINVAL;
                 }
                 out->device_ids[out->n_device_ids++] = (uint16_t)v;
+        }
+        json_t *subs = json_object_get(m, "subsystem_ids");
+        if (subs && (!json_is_array(subs) ||
+                     json_array_size(subs) > sizeof(out->subsystem_ids) / sizeof(out->subsystem_ids[0]))) {
+                snprintf(why, whysize, "GPU %s: \"subsystem_ids\" must be a list of at most 8 hex ids", out->name);
+                return -EINVAL;
+        }
+        json_array_foreach(subs, i, id) {
+                unsigned v;
+                char tail;
+                if (!json_is_string(id) || sscanf(json_string_value(id), "%4x%c", &v, &tail) != 1) {
+                        snprintf(why, whysize, "GPU %s: subsystem id %zu is not a 4-digit hex string", out->name, i);
+                        return -EINVAL;
+                }
+                out->subsystem_ids[out->n_subsystem_ids++] = (uint16_t)v;
         }
         return 0;
 }
@@ -209,6 +246,38 @@ const struct gpu_model *gpudb_find(const struct gpudb *db, uint32_t vendor, uint
                         if (db->models[i].device_ids[k] == device)
                                 return &db->models[i];
         return NULL;
+}
+
+const struct gpu_model *gpudb_find_subsystem(const struct gpudb *db, uint32_t vendor, uint32_t device,
+                                             uint32_t subsys_device) {
+        if (!db || vendor != 0x10de)
+                return NULL;
+        const struct gpu_model *first = NULL, *unrestricted = NULL;
+        for (size_t i = 0; i < db->n_models; i++) {
+                const struct gpu_model *m = &db->models[i];
+                bool has_id = false;
+                for (size_t k = 0; k < m->n_device_ids && !has_id; k++)
+                        has_id = m->device_ids[k] == device;
+                if (!has_id)
+                        continue;
+                for (size_t k = 0; k < m->n_subsystem_ids; k++)
+                        if (m->subsystem_ids[k] == subsys_device)
+                                return m;
+                if (!first)
+                        first = m;
+                if (!unrestricted && m->n_subsystem_ids == 0)
+                        unrestricted = m;
+        }
+        return unrestricted ? unrestricted : first;
+}
+
+const char *gpudb_min_driver(const struct gpudb *db, const struct gpu_model *m) {
+        if (!m)
+                return NULL;
+        if (m->min_driver)
+                return m->min_driver;
+        const struct gpu_arch *a = gpudb_arch(db, m->arch);
+        return a ? a->min_driver : NULL;
 }
 
 const struct gpu_arch *gpudb_arch(const struct gpudb *db, const char *id) {

@@ -21,16 +21,25 @@ struct gpu_model {
         const char *arch;  /* key into the architecture list: "hopper" */
         int cc_major, cc_minor;
         const char *form;  /* "sxm", "pcie", "nvl", "superchip" */
+        const char *host_link;   /* "pcie", or "c2c" (NVLink-C2C to a Grace CPU: GH200, GB200, GB300) */
+        const char *memory_type; /* "HBM3e", "GDDR7"; NULL when not known */
+        const char *min_driver;  /* a model's own floor above its architecture's (GA10x, RTX PRO 6000); NULL if none */
         bool datacenter;   /* ECC and persistence expectations differ */
         double memory_gb;
         double mem_bw_gbps;
         unsigned pcie_gen, pcie_width;
         unsigned nvlink_links;
+        bool nvlink_known;  /* nvlink_links was given: 0 means the board has no NVLink */
+        bool nvlink_bridge; /* the links exist only with an optional bridge (PCIe and NVL boards) */
         double nvlink_gbps_per_dir;
         unsigned max_power_w;
         struct gpu_tflops tflops;
         uint16_t device_ids[12];
         size_t n_device_ids;
+        /* Subsystem device ids that pick this model among several of one device id (A16
+         * and A2 are both 10de:25b6); none: any. */
+        uint16_t subsystem_ids[8];
+        size_t n_subsystem_ids;
 };
 
 struct gpu_arch {
@@ -41,6 +50,7 @@ struct gpu_arch {
         const char *min_driver;       /* oldest driver that supports the architecture */
         const char *last_cuda_major;  /* "12" for Volta (CUDA 13 dropped it); NULL if current */
         const char *min_cuda;         /* oldest CUDA that knows it: "11.8" for Hopper */
+        unsigned last_branch;         /* newest driver branch that drives it (580 for Pascal, Volta); 0 = current */
 };
 
 struct gpudb {
@@ -64,4 +74,10 @@ int gpudb_load_buffer(const char *buf, size_t len, const char *source, struct gp
 struct gpudb *gpudb_free(struct gpudb *db);
 
 const struct gpu_model *gpudb_find(const struct gpudb *db, uint32_t vendor, uint32_t device);
+/* The same, choosing by subsystem device id among models that share a device id: the
+ * model listing subsys_device, else the first without a subsystem list, else the first. */
+const struct gpu_model *gpudb_find_subsystem(const struct gpudb *db, uint32_t vendor, uint32_t device,
+                                             uint32_t subsys_device);
+/* The model's driver floor: its own, else its architecture's; NULL when unknown. */
+const char *gpudb_min_driver(const struct gpudb *db, const struct gpu_model *m);
 const struct gpu_arch *gpudb_arch(const struct gpudb *db, const char *id);

@@ -17,7 +17,7 @@ int gpu_gather(const struct pci_facts *pci, const struct gpudb *db, struct gpu_f
                         continue;
                 struct gpu *g = &ret->gpus[ret->n++];
                 g->pci_index = i;
-                g->model = d->have_ids ? gpudb_find(db, d->vendor, d->device) : NULL;
+                g->model = d->have_ids ? gpudb_find_subsystem(db, d->vendor, d->device, d->subsys_device) : NULL;
         }
         return 0;
 }

@@ -21,7 +21,7 @@ static void refused(int r, const char *err, size_t errsize) {
 
 static void ask_compat(const struct compat *c) {
         static const char *const drivers[] = {"550.54.15", "535.86.10", "470", "", "999.99.99", "not-a-version"};
-        const struct compat_gpu gpus[] = {{9, 0, true, NULL}, {12, 0, false, NULL}, {7, 0, true, NULL}};
+        const struct compat_gpu gpus[] = {{9, 0, true, NULL, NULL}, {12, 0, false, NULL, NULL}, {7, 0, true, NULL, "455.23"}};
         for (size_t d = 0; d < sizeof(drivers) / sizeof(drivers[0]); d++) {
                 (void)compat_max_native(c, drivers[d]);
                 (void)compat_max_minor(c, drivers[d]);

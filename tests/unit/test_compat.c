@@ -37,7 +37,7 @@ static struct compat_gpu gpu(uint32_t device) {
         const struct gpu_model *m = gpudb_find(db, 0x10de, device);
         assert_non_null(m);
         return (struct compat_gpu){.cc_major = m->cc_major, .cc_minor = m->cc_minor, .datacenter = m->datacenter,
-                                   .arch = gpudb_arch(db, m->arch)};
+                                   .arch = gpudb_arch(db, m->arch), .min_driver = m->min_driver};
 }
 
 #define V100 0x1db5
@@ -121,8 +121,15 @@ static void test_toolkits(void **state) {
         expect(&j, COMPAT_ARCH_UNSUPPORTED, "CUDA 13.0 cannot build for sm_70");
         compat_judge_toolkit(c, compat_toolkit(c, "11.8"), &h100, "470.82.01", &j);
         expect(&j, COMPAT_GPU_UNSUPPORTED, "driver 470.82.01 predates Hopper (needs >= 520.61.05)");
+        compat_judge_toolkit(c, compat_toolkit(c, "12.8"), &b200, "570.133.20", &j);
+        expect(&j, COMPAT_NATIVE, "driver 570.133.20 >= 570.26, CUDA 12.8's own minimum");
+        /* HGX B200 needs 570.133.20 (NVIDIA's GPU Operator); 570.26 was a CUDA GA driver. */
         compat_judge_toolkit(c, compat_toolkit(c, "12.8"), &b200, "570.124.06", &j);
-        expect(&j, COMPAT_NATIVE, "driver 570.124.06 >= 570.26, CUDA 12.8's own minimum");
+        expect(&j, COMPAT_GPU_UNSUPPORTED, "driver 570.124.06 predates Blackwell (needs >= 570.133.20)");
+        /* A model's own floor: GA10x (sm_86) came with the CUDA 11.1 driver. */
+        struct compat_gpu a10 = gpu(0x2236);
+        compat_judge_toolkit(c, compat_toolkit(c, "11.8"), &a10, "450.80.02", &j);
+        expect(&j, COMPAT_GPU_UNSUPPORTED, "driver 450.80.02 predates this GPU (needs >= 455.23)");
         /* R580 is Volta's last branch. */
         compat_judge_toolkit(c, compat_toolkit(c, "12.9"), &v100, "590.44.01", &j);
         expect(&j, COMPAT_GPU_UNSUPPORTED, "driver 590.44.01 is past R580, the last branch that supports Volta");

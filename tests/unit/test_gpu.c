@@ -260,6 +260,29 @@ static void test_driver_version(void **state) {
         assert_string_equal(r->summary,
                             "driver 515.105.01 is older than 520.61.05, the first to support Hopper (NVIDIA H100 80GB HBM3)");
         node_done(&n);
+
+        /* R580 is the last branch for Volta (and Pascal): a newer driver does not drive it. */
+        static const uint32_t mixed[] = {0x1db5, 0x2235};
+        node_init(&n, 2, mixed, nvidia2);
+        n.f.nvidia.module_loaded = n.f.nvidia.have_version = true;
+        strcpy(n.f.nvidia.driver_version, "590.48.01");
+        r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->expected, "nvidia module >= 455.23 (this model, NVIDIA A40), of branch R580 or older "
+                                         "(Volta)");
+        assert_string_equal(r->summary, "driver 590.48.01 (R590) does not support Volta (Tesla V100-SXM2-32GB): R580 is "
+                                        "the last branch that does");
+        assert_non_null(strstr(r->remedy, "newest R580 driver"));
+        strcpy(n.f.nvidia.driver_version, "580.95.05");
+        r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_PASS);
+        /* GA10x (A40, sm_86) needs the CUDA 11.1 driver, above Ampere's 450.36.06. */
+        strcpy(n.f.nvidia.driver_version, "450.80.02");
+        r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->summary, "driver 450.80.02 is older than 455.23, the first to support this model "
+                                        "(NVIDIA A40)");
+        node_done(&n);
 }
 
 static void test_driver_version_passthrough(void **state) {

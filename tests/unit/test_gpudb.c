@@ -46,7 +46,27 @@ static void test_lookups(void **state) {
         assert_null(gpudb_find(db, 0x8086, 0x2330));
         assert_string_equal(gpudb_arch(db, "volta")->last_cuda_major, "12");
         assert_null(gpudb_arch(db, "hopper")->last_cuda_major);
-        assert_null(gpudb_arch(db, "pascal"));
+        assert_int_equal(gpudb_arch(db, "pascal")->last_branch, 580);
+        assert_int_equal(gpudb_arch(db, "volta")->last_branch, 580);
+        assert_int_equal(gpudb_arch(db, "hopper")->last_branch, 0);
+        assert_string_equal(gpudb_arch(db, "blackwell_ultra")->sm, "sm_103");
+        /* Host link, memory and NVLink expectations per model. */
+        m = gpudb_find(db, 0x10de, 0x2941);
+        assert_string_equal(m->host_link, "c2c");
+        assert_string_equal(gpudb_find(db, 0x10de, 0x2330)->host_link, "pcie");
+        assert_string_equal(gpudb_find(db, 0x10de, 0x2330)->memory_type, "HBM3");
+        m = gpudb_find(db, 0x10de, 0x26b9);
+        assert_true(m->nvlink_known);
+        assert_int_equal(m->nvlink_links, 0);
+        assert_true(gpudb_find(db, 0x10de, 0x2321)->nvlink_bridge);
+        assert_false(gpudb_find(db, 0x10de, 0x2330)->nvlink_bridge);
+        assert_string_equal(gpudb_find(db, 0x10de, 0x3182)->arch, "blackwell_ultra");
+        assert_string_equal(gpudb_find(db, 0x10de, 0x20b1)->name, "NVIDIA A100-PCIE-40GB");
+        /* A16 and A2 share 10de:25b6: the subsystem id tells them apart. */
+        assert_string_equal(gpudb_find_subsystem(db, 0x10de, 0x25b6, 0x14a9)->name, "NVIDIA A16");
+        assert_string_equal(gpudb_find_subsystem(db, 0x10de, 0x25b6, 0x157e)->name, "NVIDIA A2");
+        assert_string_equal(gpudb_min_driver(db, gpudb_find(db, 0x10de, 0x2235)), "455.23");
+        assert_string_equal(gpudb_min_driver(db, gpudb_find(db, 0x10de, 0x2330)), "520.61.05");
         gpudb_free(db);
 }
 
@@ -61,7 +81,10 @@ static void test_table_consistent(void **state) {
                 assert_non_null(a);
                 assert_int_equal(m->cc_major, a->cc_major);
                 for (size_t k = 0; k < m->n_device_ids; k++)
-                        assert_ptr_equal(gpudb_find(db, 0x10de, m->device_ids[k]), m);
+                        if (m->n_subsystem_ids == 0)
+                                assert_ptr_equal(gpudb_find(db, 0x10de, m->device_ids[k]), m);
+                        else
+                                assert_ptr_equal(gpudb_find_subsystem(db, 0x10de, m->device_ids[k], m->subsystem_ids[0]), m);
         }
         gpudb_free(db);
 }
