@@ -358,13 +358,17 @@ static void write_gpu(FILE *out, const json_t *g) {
 void detect_write_text(FILE *out, const json_t *doc) {
         const json_t *d = json_object_get(doc, "driver"), *gpus = json_object_get(doc, "gpus");
         if (json_is_true(json_object_get(d, "installed"))) {
-                char branch_state[96];
+                char branch_state[128];
                 const char *kind = jstr(d, "branch_kind"), *eol = jstr(d, "branch_eol");
+                const char *kind_words = strcmp(kind, "LTSB") == 0 ? "long-term support branch"
+                                         : strcmp(kind, "PB") == 0 ? "production branch"
+                                         : strcmp(kind, "NFB") == 0 ? "new feature branch"
+                                                                    : "branch";
                 if (json_is_true(json_object_get(d, "branch_supported")))
-                        snprintf(branch_state, sizeof(branch_state), "a supported %s branch%s%s", kind,
+                        snprintf(branch_state, sizeof(branch_state), "a supported %s%s%s", kind_words,
                                  *eol ? " to " : "", eol);
                 else if (*kind)
-                        snprintf(branch_state, sizeof(branch_state), "a %s branch past its end of life%s%s", kind,
+                        snprintf(branch_state, sizeof(branch_state), "a %s past its end of life%s%s", kind_words,
                                  *eol ? " in " : "", eol);
                 else
                         snprintf(branch_state, sizeof(branch_state), "not a datacenter branch NVIDIA lists");

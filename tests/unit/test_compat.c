@@ -171,7 +171,7 @@ static void test_wheels(void **state) {
         expect(&j, COMPAT_NATIVE, "driver 550.54.15 >= 520.61.05, cu118's own minimum");
         /* Blackwell needs R570 even where the wheel's minor-compat floor is lower. */
         compat_judge_wheel(c, compat_wheel(c, "cu128"), &rtx5090, "550.54.15", &j);
-        expect(&j, COMPAT_GPU_UNSUPPORTED, "driver 550.54.15 predates Blackwell (consumer) (needs >= 570.26)");
+        expect(&j, COMPAT_GPU_UNSUPPORTED, "driver 550.54.15 predates Blackwell (RTX) (needs >= 570.26)");
 }
 
 /* A GPU of a compute capability major no cubin has (13.0), reached only through PTX. */

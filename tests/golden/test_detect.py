@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Golden tests of `gpuvet detect` on four GPU servers (tests/fixtures/machines.py):
+
+- hgx-b300: 8x B300 (Blackwell Ultra, sm_103) on R580 580.95.05
+- rtxpro6000-server: 2x RTX PRO 6000 Blackwell Server Edition on 570.133.20, below the
+  card's own floor (575.57.08)
+- p100-node: 4x P100 SXM2 on R590, past Pascal's last branch (R580)
+- a40-node: 4x A40 (GA102, sm_86) with no driver installed
+
+    test_detect.py GPUVET FIXTURE_OUTDIR
+
+Each report (--json) is compared with tests/golden/expected-detect/<name>.json after
+dropping what changes between runs (root, gpuvet_version), and the facts the fixture
+exists for are asserted on their own, so a golden rewritten by mistake still fails.
+GPUVET_UPDATE_GOLDEN=1 rewrites the expected files. Exit 0 when all hold."""
+
+import difflib
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPECTED = os.path.join(HERE, "expected-detect")
+MKFIXTURE = os.path.join(HERE, "..", "fixtures", "mkfixture.py")
+PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
+NAMES = ("hgx-b300", "rtxpro6000-server", "p100-node", "a40-node")
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL " + what)
+
+
+def by(items, key, value):
+    return next((i for i in items if i.get(key) == value), {})
+
+
+def facts(name, doc):
+    """What each fixture is for, asserted outside the golden file."""
+    gpu = doc["gpus"][0]
+    rec = gpu["recommended"]
+    wheels = gpu["pytorch"]
+    cuda = gpu["cuda"]
+    if name == "hgx-b300":
+        check(gpu["architecture"] == "blackwell_ultra" and gpu["sm"] == "sm_103", name + ": Blackwell Ultra, sm_103")
+        check(doc["driver"]["branch"] == "R580" and doc["driver"]["branch_supported"], name + ": R580 is supported")
+        check(rec["driver_branch"] == "R580" and rec["cuda"] == "13.0", name + ": R580 with CUDA 13.0 recommended")
+        check(by(cuda, "version", "12.8")["verdict"] == "arch_unsupported", name + ": CUDA 12.8 has no sm_103")
+        check(by(cuda, "version", "12.9")["verdict"] == "native", name + ": CUDA 12.9 builds sm_103")
+        check(by(wheels, "wheel", "cu130")["verdict"] == "native", name + ": cu130 runs (sm_100 cubins)")
+        check(by(wheels, "wheel", "cu126")["verdict"] == "arch_unsupported", name + ": cu126 has no Blackwell code")
+    elif name == "rtxpro6000-server":
+        check(gpu["datacenter"] is True, name + ": a datacenter card")
+        check(gpu["driver_supports_gpu"] is False and "575.57.08" in (gpu["problem"] or ""),
+              name + ": 570.133.20 is below the card's 575.57.08 floor")
+        check(doc["driver"]["branch_supported"] is False, name + ": R570 is past its end of life")
+        check(all(w["verdict"] != "native" for w in wheels), name + ": no wheel runs on this driver")
+    elif name == "p100-node":
+        check(gpu["architecture"] == "pascal", name + ": Pascal")
+        check("past R580" in (gpu["problem"] or ""), name + ": R590 is past Pascal's last branch")
+        check(rec["driver_branch"] == "R580" and rec["cuda"] == "12.9", name + ": R580 with CUDA 12.9 recommended")
+        check(by(cuda, "version", "13.0")["verdict"] == "arch_unsupported", name + ": CUDA 13 cannot run Pascal")
+        check(by(wheels, "wheel", "cu130")["verdict"] == "arch_unsupported", name + ": cu130 cannot run Pascal")
+    elif name == "a40-node":
+        check(doc["driver"]["installed"] is False and gpu["driver_assumed"] is True, name + ": no driver, R580 assumed")
+        check(gpu["compute_capability"] == "8.6", name + ": GA102 is 8.6")
+        check(by(cuda, "version", "11.0")["verdict"] == "arch_unsupported", name + ": sm_86 came with CUDA 11.1")
+        check(by(cuda, "version", "11.1")["verdict"] == "native", name + ": CUDA 11.1 builds sm_86")
+        check(by(wheels, "wheel", "cu126")["verdict"] == "native", name + ": cu126 runs natively on R580")
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write("usage: test_detect.py GPUVET FIXTURE_OUTDIR\n")
+        return 2
+    gpuvet, outdir = os.path.abspath(argv[1]), argv[2]
+    if subprocess.run([sys.executable, MKFIXTURE, outdir] + list(NAMES)).returncode != 0:
+        print("FAIL: mkfixture.py")
+        return 1
+    update = os.environ.get("GPUVET_UPDATE_GOLDEN") == "1"
+    for name in NAMES:
+        root = os.path.join(outdir, name)
+        proc = subprocess.run([gpuvet, "detect", "--root", root, "--json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True,
+                              env=dict(os.environ, GPUVET_PCI_IDS=PCI_IDS))
+        if proc.returncode != 0:
+            check(False, "%s: gpuvet detect exited %d: %s" % (name, proc.returncode, proc.stderr.strip()))
+            continue
+        doc = json.loads(proc.stdout)
+        doc.pop("root", None)
+        doc.pop("gpuvet_version", None)
+        facts(name, doc)
+        got = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        path = os.path.join(EXPECTED, name + ".json")
+        if update:
+            os.makedirs(EXPECTED, exist_ok=True)
+            with open(path, "w") as f:
+                f.write(got)
+            print("updated " + os.path.relpath(path))
+            continue
+        try:
+            with open(path) as f:
+                want = f.read()
+        except OSError as e:
+            check(False, "%s: %s (GPUVET_UPDATE_GOLDEN=1 creates it)" % (name, e))
+            continue
+        if got != want:
+            sys.stdout.writelines(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
+                                                       "expected-detect/%s.json" % name, "got"))
+            check(False, "%s: report differs from the golden file" % name)
+        else:
+            print("ok   " + name)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
