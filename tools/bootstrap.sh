@@ -7,6 +7,7 @@ packages=(
   libjansson-dev libyaml-dev libarchive-dev libcmocka-dev libpci-dev pci.ids
   libclang-rt-14-dev   # sanitizer and libFuzzer runtimes for clang
   strace               # tests/golden/test_output.py holds a syscall to signal gpuvet exactly there
+  python3-jsonschema   # tests/data/test_datafiles.py validates data/*.json against data/schema/
   ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL ICD loader (dlopen'd at run time) + PoCL's CPU device for the OpenCL tests
 )
 

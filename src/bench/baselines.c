@@ -99,9 +99,14 @@ static int load_baseline(json_t *e, struct baseline *out, char *why, size_t whys
         out->bench = opt_str(e, "bench");
         out->name = opt_str(e, "name");
         out->unit = opt_str(e, "unit");
-        out->source = opt_str(e, "source");
+        /* Reports quote where a figure comes from: the row's words (source_note), else its
+         * source when that is a string. */
+        out->source = opt_str(e, "source_note");
+        if (!out->source)
+                out->source = opt_str(e, "source");
         if (!out->gpu || !out->bench || !out->name || !out->unit || !out->source) {
-                snprintf(why, whysize, "a baseline needs \"gpu\", \"bench\", \"name\", \"unit\" and \"source\" strings");
+                snprintf(why, whysize, "a baseline needs \"gpu\", \"bench\", \"name\", \"unit\" strings and a "
+                                       "\"source_note\" or \"source\" string");
                 return -EINVAL;
         }
         json_t *v = json_object_get(e, "value");
