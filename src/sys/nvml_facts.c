@@ -349,6 +349,8 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 r = NVCALL(c, nvmlDeviceGetInforomImageVersion, d, buf, sizeof(buf));
                 put_str(c, &g->inforom_image, r, buf, sizeof(buf));
         }
+        r = NVCALL(c, nvmlDeviceValidateInforom, d);
+        put_u32(c, &g->inforom_valid, r, 1);
         READ_U32(c, d, g->minor_number, nvmlDeviceGetMinorNumber);
         {
                 nvmlBrandType_t v = NVML_BRAND_UNKNOWN;
@@ -564,6 +566,13 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 put_u32(c, &g->remap_uncorrected, r, unc);
                 put_u32(c, &g->remap_pending, r, pend);
                 put_u32(c, &g->remap_failure, r, fail);
+        }
+        {
+                nvmlRowRemapperHistogramValues_t h = {0};
+                r = NVCALL(c, nvmlDeviceGetRowRemapperHistogram, d, &h);
+                const unsigned int banks[5] = {h.max, h.high, h.partial, h.low, h.none};
+                for (int i = 0; i < 5; i++)
+                        put_u32(c, &g->remap_hist[i], r, banks[i]);
         }
 
         /* PCIe */

@@ -119,6 +119,9 @@ struct nvml_gpu {
         struct nv_str serial;
         struct nv_str vbios;
         struct nv_str inforom_image;    /* InfoROM image version, "G520.0200.00.05" */
+        /* nvmlDeviceValidateInforom: v = 1 when its checksum holds; rc
+         * NVML_ERROR_CORRUPTED_INFOROM when it does not. */
+        struct nv_u32 inforom_valid;
         struct nv_str pci_bus_id;       /* nvmlDeviceGetPciInfo_v3, normalised to sysfs form */
         struct nv_u32 pci_device_id;    /* device << 16 | vendor (0x233010de: H100 SXM) */
         struct nv_u32 pci_subsystem_id;
@@ -192,6 +195,9 @@ struct nvml_gpu {
         struct nv_u32 remap_uncorrected;
         struct nv_u32 remap_pending;
         struct nv_u32 remap_failure;
+        /* Banks by spare rows left (nvmlDeviceGetRowRemapperHistogram): max, high,
+         * partial, low, none (no spare row left). */
+        struct nv_u32 remap_hist[5];
 
         /* PCIe */
         struct nv_u32 pcie_gen;

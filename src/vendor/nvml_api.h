@@ -257,6 +257,16 @@ typedef struct nvmlEventData_st {
         unsigned int computeInstanceId;
 } nvmlEventData_t;
 
+/* nvmlDeviceGetRowRemapperHistogram (Ampere+): how many memory banks have each level of
+ * spare rows left; none = banks where no row can be remapped any more. */
+typedef struct nvmlRowRemapperHistogramValues_st {
+        unsigned int max;
+        unsigned int high;
+        unsigned int partial;
+        unsigned int low;
+        unsigned int none;
+} nvmlRowRemapperHistogramValues_t;
+
 typedef unsigned char nvmlGpuFabricState_t;
 typedef struct {
         unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];

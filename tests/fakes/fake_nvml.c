@@ -79,7 +79,7 @@ struct nvmlEventSet_st {
         X(nvmlDeviceGetCurrentClockFreqs) X(nvmlDeviceGetPerformanceModes) X(nvmlDeviceGetDynamicPstatesInfo) \
         X(nvmlDeviceGetPowerManagementMode) X(nvmlDeviceGetBridgeChipInfo) X(nvmlDeviceGetIrqNum)        \
         X(nvmlDeviceGetNumaNodeId) X(nvmlDeviceGetPdi) X(nvmlDeviceGetAddressingMode)                    \
-        X(nvmlDeviceGetRowRemapperHistogram)                          \
+        \
         X(nvmlDeviceGetDetailedEccErrors) X(nvmlDeviceGetPgpuMetadataString)
 
 enum fn_id {
@@ -1076,6 +1076,31 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRo
         *isPending = (unsigned int)d->u[K_REMAP_PENDING];
         *failureOccurred = (unsigned int)d->u[K_REMAP_FAILURE];
         return leave(NVML_SUCCESS);
+}
+
+/* "remapper_histogram = max,high,partial,low,none" bank counts. */
+nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemapperHistogramValues_t *values)
+{
+        ENTER_DEV(nvmlDeviceGetRowRemapperHistogram, device, d);
+        if (!values)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (!d->set[K_REMAP_HIST])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        unsigned int v[5];
+        char tail;
+        if (sscanf(d->s[K_REMAP_HIST], "%u,%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &v[4], &tail) != 5)
+                return leave(NVML_ERROR_UNKNOWN);
+        *values = (nvmlRowRemapperHistogramValues_t){v[0], v[1], v[2], v[3], v[4]};
+        return leave(NVML_SUCCESS);
+}
+
+/* "inforom_valid = false": the checksum fails, as on a board nvidia-smi exits 14 for. */
+nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t device)
+{
+        ENTER_DEV(nvmlDeviceValidateInforom, device, d);
+        if (!d->set[K_INFOROM_VALID])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        return leave(d->u[K_INFOROM_VALID] ? NVML_SUCCESS : NVML_ERROR_CORRUPTED_INFOROM);
 }
 
 /* --- PCIe, NVLink --------------------------------------------------------------------- */

@@ -140,8 +140,11 @@ class Arguments(unittest.TestCase):
     def test_null_pointers(self):
         with Fake(scn("h100-sxm-8gpu.scn")) as f:
             h = f.handle(0)
+            takes_pointer = {name for name, params in def_functions()
+                             if any("*" in p or p.startswith("nvmlEventSet_t") for p in params)}
             for name, r in self.call_all(f, h, None).items():
-                self.assertEqual(r, INVALID, name)
+                if name in takes_pointer:  # nvmlDeviceValidateInforom has nothing to be NULL
+                    self.assertEqual(r, INVALID, name)
 
     def test_foreign_handles(self):
         buf = ctypes.create_string_buffer(4096)

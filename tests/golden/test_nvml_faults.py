@@ -78,6 +78,10 @@ TOLERATED = {
     # gpu.nvlink: "fail: ... an SXM board that gpuvet's table lists with NVLinks reports
     # none": link 0 not supported is "no NVLink" on an H100 SXM, which has 18.
     ("gpu.nvlink", "nvmlDeviceGetNvLinkState", "NOT_SUPPORTED"): {"fail"},
+    # gpu.inforom: a firmware version the board does not give is left out of the
+    # comparison; the InfoROM's own validity is still judged.
+    ("gpu.inforom", "nvmlDeviceGetVbiosVersion", "NOT_SUPPORTED"): {"pass", "warn"},
+    ("gpu.inforom", "nvmlDeviceGetInforomImageVersion", "NOT_SUPPORTED"): {"pass", "warn"},
     # gpu.nvlink: counters "not supported" are left out, the links still judged.
     ("gpu.nvlink", "nvmlDeviceGetNvLinkErrorCounter", "NOT_SUPPORTED"): {"pass", "warn", "fail"},
     # gpu.pcie_nvml: a replay counter "not supported" leaves the link judged ("replays
