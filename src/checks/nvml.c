@@ -611,6 +611,17 @@ static void run_persistence_mode(const struct check_info *self, const struct fac
 
 static bool not_supported(unsigned char state, int rc);
 
+/* A reading the GPU or driver does not support: skip, saying so (why: "" or " (...)"). */
+static bool skip_unsupported(struct result *r, unsigned char state, int rc, const char *fn, const char *what,
+                             const char *desc, const char *why) {
+        if (!not_supported(state, rc))
+                return false;
+        result_evidence(r, "source", "%s", fn);
+        result_observed(r, "not supported");
+        result_status(r, STATUS_SKIP, "%s not supported on %s%s", what, desc, why);
+        return true;
+}
+
 /* ---- gpu.inforom --------------------------------------------------------------------- */
 
 /* How many GPUs of g's model (by PCI device id) on the node report this firmware
@@ -667,12 +678,9 @@ static void run_inforom(const struct check_info *self, const struct facts *f, st
                                          "board replaced.");
                         continue;
                 }
-                if (not_supported(valid->state, valid->rc)) {
-                        result_evidence(r, "source", "nvmlDeviceValidateInforom");
-                        result_observed(r, "not supported");
-                        result_status(r, STATUS_SKIP, "InfoROM validation not supported on %s", desc);
+                if (skip_unsupported(r, valid->state, valid->rc, "nvmlDeviceValidateInforom", "InfoROM validation", desc,
+                                     ""))
                         continue;
-                }
                 if (UNUSABLE(r, f, g, "InfoROM validity", *valid))
                         continue;
                 result_evidence(r, "source", "nvmlDeviceValidateInforom, nvmlDeviceGetVbiosVersion, "
@@ -736,12 +744,9 @@ static void run_graphics_processes(const struct check_info *self, const struct f
                 bool compute_gpu = !m || m->datacenter;
                 result_expected(r, compute_gpu ? "no graphics process on a compute GPU" : "any (a workstation GPU)");
                 const struct nvml_procs *p = &g->graphics_procs;
-                if (not_supported(p->state, p->rc)) {
-                        result_evidence(r, "source", "nvmlDeviceGetGraphicsRunningProcesses_v3");
-                        result_observed(r, "not supported");
-                        result_status(r, STATUS_SKIP, "graphics process list not supported on %s", desc);
+                if (skip_unsupported(r, p->state, p->rc, "nvmlDeviceGetGraphicsRunningProcesses_v3",
+                                     "graphics process list", desc, ""))
                         continue;
-                }
                 if (reading_unusable(r, f, g, "graphics processes", p->state, p->rc, p->fn))
                         continue;
                 result_evidence(r, "source", "nvmlDeviceGetGraphicsRunningProcesses_v3");
@@ -782,12 +787,9 @@ static void run_row_remapper(const struct check_info *self, const struct facts *
                 struct result *r = nv_result(self, f, rep, g, desc);
                 result_expected(r, "every memory bank has spare rows left for remapping");
                 const struct nv_u32 *h = g->remap_hist;
-                if (not_supported(h[0].state, h[0].rc)) {
-                        result_evidence(r, "source", "nvmlDeviceGetRowRemapperHistogram");
-                        result_observed(r, "not supported");
-                        result_status(r, STATUS_SKIP, "row-remapper histogram not supported on %s (GPUs before Ampere retire pages instead)", desc);
+                if (skip_unsupported(r, h[0].state, h[0].rc, "nvmlDeviceGetRowRemapperHistogram", "row-remapper histogram",
+                                     desc, " (GPUs before Ampere retire pages instead)"))
                         continue;
-                }
                 if (UNUSABLE(r, f, g, "row remapper histogram", h[0]))
                         continue;
                 result_evidence(r, "source", "nvmlDeviceGetRowRemapperHistogram");
