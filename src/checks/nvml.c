@@ -776,6 +776,46 @@ static void run_graphics_processes(const struct check_info *self, const struct f
         }
 }
 
+/* ---- gpu.recovery_action -------------------------------------------------------------- */
+
+/* The driver's own verdict on the GPU (R565+): what it takes to make the GPU usable
+ * again. The values and remedies are xid.json's recovery_actions, shared with Xid 154. */
+static void run_recovery_action(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nvml_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
+                result_expected(r, "recovery action 0x0 (None)");
+                const struct nv_u32 *a = &g->recovery_action;
+                if (skip_unsupported(r, a->state, a->rc, "nvmlDeviceGetFieldValues", "the GPU recovery action field",
+                                     desc, " (drivers before R565 do not report it)"))
+                        continue;
+                if (UNUSABLE(r, f, g, "recovery action", *a))
+                        continue;
+                result_evidence(r, "source", "nvmlDeviceGetFieldValues (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)");
+                const struct xid_recovery_action *known = f->db ? xiddb_find_recovery(&f->db->xids, a->v) : NULL;
+                result_observed(r, "0x%x (%s)", a->v, known ? known->name : "unknown to gpuvet");
+                if (a->v == 0) {
+                        result_status(r, STATUS_PASS, "the driver asks for no recovery of %s", desc);
+                        continue;
+                }
+                if (!known) {
+                        result_status(r, STATUS_WARN, "the driver asks for recovery action 0x%x on %s, a value gpuvet "
+                                                      "does not know",
+                                      a->v, desc);
+                        result_remedy(r, "See `nvidia-smi -q -i %u` (GPU Recovery Action) and NVIDIA's documentation "
+                                         "for the driver in use.",
+                                      g->index);
+                        continue;
+                }
+                result_status(r, known->severity == XID_CRITICAL ? STATUS_FAIL : STATUS_WARN,
+                              "the driver asks for \"%s\" on %s before new work", known->name, desc);
+                result_remedy(r, "%s.", known->action);
+        }
+}
+
 /* ---- gpu.row_remapper ---------------------------------------------------------------- */
 
 static void run_row_remapper(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -2121,4 +2161,12 @@ const struct check_info check_gpu_graphics_processes = {
         .level = LEVEL_QUICK,
         .title = "No graphics process (display server, desktop) on a compute GPU",
         .run = run_graphics_processes,
+};
+
+const struct check_info check_gpu_recovery_action = {
+        .id = "gpu.recovery_action",
+        .category = "gpu",
+        .level = LEVEL_QUICK,
+        .title = "The driver asks for no recovery of the GPU (reset, reboot, drain)",
+        .run = run_recovery_action,
 };

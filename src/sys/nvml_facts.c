@@ -568,6 +568,18 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 put_u32(c, &g->remap_failure, r, fail);
         }
         {
+                /* The call's own answer, then the field's: an old driver answers the call
+                 * but not the field (NVML_ERROR_NOT_SUPPORTED in nvmlReturn). */
+                nvmlFieldValue_t fv = {.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION};
+                r = NVCALL(c, nvmlDeviceGetFieldValues, d, 1, &fv);
+                if (r == NVML_SUCCESS && fv.nvmlReturn != NVML_SUCCESS)
+                        r = fv.nvmlReturn;
+                unsigned int action = fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG ? (unsigned int)fv.value.ullVal
+                                      : fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG  ? (unsigned int)fv.value.ulVal
+                                                                                        : fv.value.uiVal;
+                put_u32(c, &g->recovery_action, r, action);
+        }
+        {
                 nvmlRowRemapperHistogramValues_t h = {0};
                 r = NVCALL(c, nvmlDeviceGetRowRemapperHistogram, d, &h);
                 const unsigned int banks[5] = {h.max, h.high, h.partial, h.low, h.none};

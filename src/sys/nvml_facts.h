@@ -198,6 +198,9 @@ struct nvml_gpu {
         /* Banks by spare rows left (nvmlDeviceGetRowRemapperHistogram): max, high,
          * partial, low, none (no spare row left). */
         struct nv_u32 remap_hist[5];
+        /* The driver's recovery action (field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): 0 none,
+         * 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset ... */
+        struct nv_u32 recovery_action;
 
         /* PCIe */
         struct nv_u32 pcie_gen;

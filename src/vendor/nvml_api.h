@@ -257,6 +257,37 @@ typedef struct nvmlEventData_st {
         unsigned int computeInstanceId;
 } nvmlEventData_t;
 
+/* nvmlDeviceGetFieldValues: one request and answer per field id. */
+typedef enum {
+        NVML_VALUE_TYPE_DOUBLE = 0,
+        NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+        NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+        NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+        NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+        NVML_VALUE_TYPE_SIGNED_INT = 5,
+        NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+} nvmlValueType_t;
+typedef union nvmlValue_st {
+        double dVal;
+        int siVal;
+        unsigned int uiVal;
+        unsigned long ulVal;
+        unsigned long long ullVal;
+        signed long long sllVal;
+        unsigned short usVal;
+} nvmlValue_t;
+typedef struct nvmlFieldValue_st {
+        unsigned int fieldId;
+        unsigned int scopeId;
+        long long timestamp;
+        long long latencyUsec;
+        nvmlValueType_t valueType;
+        nvmlReturn_t nvmlReturn; /* this field's own answer */
+        nvmlValue_t value;
+} nvmlFieldValue_t;
+/* The driver's recovery action for the GPU (R565+), nvmlDeviceGpuRecoveryAction_t. */
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+
 /* nvmlDeviceGetRowRemapperHistogram (Ampere+): how many memory banks have each level of
  * spare rows left; none = banks where no row can be remapped any more. */
 typedef struct nvmlRowRemapperHistogramValues_st {

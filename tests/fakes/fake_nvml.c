@@ -1094,6 +1094,28 @@ nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemap
         return leave(NVML_SUCCESS);
 }
 
+/* Field values: the recovery action (230); every other field answers NOT_SUPPORTED in
+ * its own nvmlReturn, as a driver does for fields it lacks. */
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
+{
+        ENTER_DEV(nvmlDeviceGetFieldValues, device, d);
+        if (valuesCount < 0 || !values)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        for (int i = 0; i < valuesCount; i++) {
+                nvmlFieldValue_t *v = &values[i];
+                v->timestamp = 0;
+                v->latencyUsec = 0;
+                if (v->fieldId == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION && d->set[K_RECOVERY_ACTION]) {
+                        v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+                        v->value.uiVal = (unsigned int)d->u[K_RECOVERY_ACTION];
+                        v->nvmlReturn = NVML_SUCCESS;
+                } else {
+                        v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+                }
+        }
+        return leave(NVML_SUCCESS);
+}
+
 /* "inforom_valid = false": the checksum fails, as on a board nvidia-smi exits 14 for. */
 nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t device)
 {

@@ -91,6 +91,7 @@
         KEY(REMAP_FAILURE, "remapped_rows_failure", KT_BOOL, NULL)              \
         KEY(REMAP_HIST, "remapper_histogram", KT_STR, NULL)                     \
         KEY(INFOROM_VALID, "inforom_valid", KT_BOOL, NULL)                      \
+        KEY(RECOVERY_ACTION, "recovery_action", KT_U32, NULL)                   \
         KEY(PCIE_GEN_CUR, "pcie_gen_current", KT_U32, NULL)                     \
         KEY(PCIE_GEN_MAX, "pcie_gen_max", KT_U32, NULL)                         \
         KEY(PCIE_WIDTH_CUR, "pcie_width_current", KT_U32, "x")                  \

@@ -35,7 +35,7 @@ TESTS = os.path.join(HERE, "..")
 MKFIXTURE = os.path.join(HERE, "..", "fixtures", "mkfixture.py")
 PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
 
-NVML_CHECKS = ["gpu.nvml", "gpu.driver_compat", "gpu.persistence_mode", "gpu.ecc_mode", "gpu.ecc_errors",
+NVML_CHECKS = ["gpu.nvml", "gpu.recovery_action", "gpu.driver_compat", "gpu.persistence_mode", "gpu.ecc_mode", "gpu.ecc_errors",
                "gpu.memory_health", "gpu.row_remapper", "gpu.inforom", "gpu.graphics_processes", "gpu.temperature", "gpu.clock_events", "gpu.pcie_nvml", "gpu.nvlink",
                "gpu.fabric_manager", "gpu.power_limit", "gpu.app_clocks", "gpu.mig"]
 
@@ -56,7 +56,7 @@ CASES = {
     # scenario lacks, so the memory and ECC checks alone are judged.
     "a100-dbe-remap": ("golden/nvml-scenarios/golden-a100-dbe-remap.scn", "libnvidia-ml.so.1",
                        ["gpu.ecc_mode", "gpu.ecc_errors", "gpu.memory_health", "gpu.row_remapper", "gpu.inforom",
-                        "gpu.graphics_processes", "gpu.driver_compat"], [], None),
+                        "gpu.graphics_processes", "gpu.recovery_action", "gpu.driver_compat"], [], None),
     # nvmlDeviceGetPowerUsage never returns on GPU 3: with a 500 ms call deadline the run
     # ends well within 5 s, reports errors naming the function and GPU, and exits 1.
     "hang": ("golden/nvml-scenarios/golden-hang.scn", "libnvidia-ml.so.1", NVML_CHECKS,
