@@ -755,9 +755,11 @@ static void run_graphics_processes(const struct check_info *self, const struct f
                         result_status(r, STATUS_PASS, "no graphics process on %s", desc);
                         continue;
                 }
-                char pids[256] = "";
-                for (unsigned int k = 0; k < p->count && p->v; k++)
+                char pids[256] = "", pid_arg[256] = "";
+                for (unsigned int k = 0; k < p->count && p->v; k++) {
                         strbuf_appendf(pids, sizeof(pids), "%s%u", pids[0] ? ", " : "", p->v[k].pid);
+                        strbuf_appendf(pid_arg, sizeof(pid_arg), "%s%u", pid_arg[0] ? "," : "", p->v[k].pid);
+                }
                 result_observed(r, "%u graphics process%s (pid %s)", p->count, p->count == 1 ? "" : "es", pids);
                 if (!compute_gpu) {
                         result_status(r, STATUS_PASS, "%u graphics process%s on %s, a workstation GPU that may drive "
@@ -772,7 +774,7 @@ static void run_graphics_processes(const struct check_info *self, const struct f
                 result_remedy(r, "See what they are (`ps -o pid,comm -p %s`); stop the display manager and boot to "
                                  "text (`systemctl set-default multi-user.target`), or drive the console from the "
                                  "BMC's VGA device instead.",
-                              pids);
+                              pid_arg);
         }
 }
 

@@ -1005,6 +1005,104 @@ static void test_mig(void **state) {
         node_done(&n);
 }
 
+static void test_row_remapper(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        unsigned int banks[5] = {2560, 0, 0, 0, 0};
+        for (int i = 0; i < 5; i++)
+                ok32(&g->remap_hist[i], banks[i], "nvmlDeviceGetRowRemapperHistogram");
+        const char *want = "every memory bank has spare rows left for remapping";
+        expect(run(&n, "gpu.row_remapper"), STATUS_PASS, "every memory bank of " DESC " has spare rows",
+               "banks by spare rows left: max 2560, high 0, partial 0, low 0, none 0", want);
+        ok32(&g->remap_hist[3], 2, "nvmlDeviceGetRowRemapperHistogram");
+        expect(run(&n, "gpu.row_remapper"), STATUS_WARN, "2 memory banks of " DESC " have few spare rows left",
+               "banks by spare rows left: max 2560, high 0, partial 0, low 2, none 0", want);
+        ok32(&g->remap_hist[4], 1, "nvmlDeviceGetRowRemapperHistogram");
+        const struct result *r = run(&n, "gpu.row_remapper");
+        expect(r, STATUS_FAIL,
+               "1 memory bank of " DESC " has no spare row left: the next uncorrectable error there cannot be remapped",
+               "banks by spare rows left: max 2560, high 0, partial 0, low 2, none 1", want);
+        assert_non_null(strstr(r->remedy, "RMA"));
+        for (int i = 0; i < 5; i++)
+                err32(&g->remap_hist[i], NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRowRemapperHistogram");
+        expect(run(&n, "gpu.row_remapper"), STATUS_SKIP,
+               "row-remapper histogram not supported on " DESC " (GPUs before Ampere retire pages instead)",
+               "not supported", want);
+        node_done(&n);
+}
+
+static void test_inforom(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        ok32(&g->inforom_valid, 1, "nvmlDeviceValidateInforom");
+        okstr(&g->vbios, "96.00.74.00.1A", "nvmlDeviceGetVbiosVersion");
+        okstr(&g->inforom_image, "G520.0200.00.05", "nvmlDeviceGetInforomImageVersion");
+        const char *want = "InfoROM checksum valid; VBIOS and InfoROM image as on the node's other GPUs of the model";
+        expect(run(&n, "gpu.inforom"), STATUS_PASS, "InfoROM of " DESC " valid, firmware as on its siblings",
+               "InfoROM valid; VBIOS 96.00.74.00.1A; InfoROM image G520.0200.00.05", want);
+        err32(&g->inforom_valid, NV_ERROR, NVML_ERROR_CORRUPTED_INFOROM, "nvmlDeviceValidateInforom");
+        expect(run(&n, "gpu.inforom"), STATUS_FAIL,
+               "the InfoROM of " DESC " is corrupted (its checksum fails): ECC counts, retired pages and remapped rows "
+               "are kept there",
+               "InfoROM corrupted", want);
+        err32(&g->inforom_valid, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceValidateInforom");
+        expect(run(&n, "gpu.inforom"), STATUS_SKIP, "InfoROM validation not supported on " DESC, "not supported", want);
+        err32(&g->inforom_valid, NV_ERROR, NVML_ERROR_UNKNOWN, "nvmlDeviceValidateInforom");
+        assert_int_equal(run(&n, "gpu.inforom")->status, STATUS_ERROR);
+        node_done(&n);
+}
+
+static void test_recovery_action(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        const char *want = "recovery action 0x0 (None)";
+        ok32(&g->recovery_action, 0, "nvmlDeviceGetFieldValues");
+        expect(run(&n, "gpu.recovery_action"), STATUS_PASS, "the driver asks for no recovery of " DESC, "0x0 (None)",
+               want);
+        ok32(&g->recovery_action, 2, "nvmlDeviceGetFieldValues");
+        const struct result *r = run(&n, "gpu.recovery_action");
+        expect(r, STATUS_FAIL, "the driver asks for \"Node Reboot Required\" on " DESC " before new work",
+               "0x2 (Node Reboot Required)", want);
+        assert_non_null(strstr(r->remedy, "reboot"));
+        ok32(&g->recovery_action, 42, "nvmlDeviceGetFieldValues");
+        expect(run(&n, "gpu.recovery_action"), STATUS_WARN,
+               "the driver asks for recovery action 0x2a on " DESC ", a value gpuvet does not know",
+               "0x2a (unknown to gpuvet)", want);
+        err32(&g->recovery_action, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetFieldValues");
+        expect(run(&n, "gpu.recovery_action"), STATUS_SKIP,
+               "the GPU recovery action field not supported on " DESC " (drivers before R565 do not report it)",
+               "not supported", want);
+        node_done(&n);
+}
+
+static void test_graphics_processes(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        struct nvml_process procs[2] = {{.pid = 2301}, {.pid = 2455}};
+        g->graphics_procs = (struct nvml_procs){NV_OK, 0, "nvmlDeviceGetGraphicsRunningProcesses_v3", 0, NULL};
+        const char *want = "no graphics process on a compute GPU";
+        expect(run(&n, "gpu.graphics_processes"), STATUS_PASS, "no graphics process on " DESC, "none", want);
+        g->graphics_procs.count = 2;
+        g->graphics_procs.v = procs;
+        const struct result *r = run(&n, "gpu.graphics_processes");
+        expect(r, STATUS_WARN,
+               "2 graphics processes (pid 2301, 2455) on " DESC ": a display server or desktop on a compute GPU takes "
+               "memory and time slices from jobs",
+               "2 graphics processes (pid 2301, 2455)", want);
+        assert_non_null(strstr(r->remedy, "`ps -o pid,comm -p 2301,2455`"));
+        g->graphics_procs.v = NULL;
+        g->graphics_procs.count = 0;
+        node_done(&n);
+}
+
 static void test_no_gpus(void **state) {
         (void)state;
         struct node n;
@@ -1032,7 +1130,9 @@ int main(void) {
                 cmocka_unit_test(test_fabric_manager),
                 cmocka_unit_test(test_fabric_compute_tray), cmocka_unit_test(test_power_limit),
                 cmocka_unit_test(test_app_clocks),     cmocka_unit_test(test_mig),
-                cmocka_unit_test(test_no_gpus),
+                cmocka_unit_test(test_no_gpus),        cmocka_unit_test(test_row_remapper),
+                cmocka_unit_test(test_inforom),        cmocka_unit_test(test_recovery_action),
+                cmocka_unit_test(test_graphics_processes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
