@@ -33,11 +33,14 @@ static void describe_node(char *sb, size_t size, const struct devnode *d) {
                        d->minor);
 }
 
+/* "nvidia7" and the like: a GPU's own node, not nvidiactl or nvidia-uvm. */
+static bool is_gpu_node(const char *name) { return strncmp(name, "nvidia", 6) == 0 && name[6] >= '0' && name[6] <= '9'; }
+
 struct node_problems {
         char missing[512];   /* names, comma separated */
         char broken[512];    /* "/dev/nvidia0 is not a character device" */
         char root_only[512]; /* names only root can open */
-        enum node_access widest_needed; /* the most restrictive access among the needed nodes */
+        enum node_access narrowest; /* the most restrictive access among the needed nodes */
 };
 
 static void judge_needed(struct node_problems *p, const struct devnode *d) {
@@ -51,8 +54,8 @@ static void judge_needed(struct node_problems *p, const struct devnode *d) {
                 enum node_access a = access_of(d->mode);
                 if (a == ACCESS_ROOT)
                         strbuf_appendf(p->root_only, sizeof(p->root_only), "%s/dev/%s", p->root_only[0] ? ", " : "", d->name);
-                if (a > p->widest_needed)
-                        p->widest_needed = a;
+                if (a > p->narrowest)
+                        p->narrowest = a;
         }
 }
 
@@ -93,9 +96,7 @@ static void run_device_nodes(const struct check_info *self, const struct facts *
         judge_needed(&p, devnodes_find(x, "nvidia-uvm"));
         size_t gpu_nodes = 0;
         for (size_t i = 0; i < x->n; i++)
-                if (strncmp(x->nodes[i].name, "nvidia", 6) == 0 && x->nodes[i].name[6] >= '0' &&
-                    x->nodes[i].name[6] <= '9')
-                        gpu_nodes++;
+                gpu_nodes += is_gpu_node(x->nodes[i].name);
         if (x->n_gpu_minors > 0) {
                 for (size_t i = 0; i < x->n_gpu_minors; i++) {
                         char name[24];
@@ -110,8 +111,7 @@ static void run_device_nodes(const struct check_info *self, const struct facts *
                 }
         } else {
                 for (size_t i = 0; i < x->n; i++)
-                        if (strncmp(x->nodes[i].name, "nvidia", 6) == 0 && x->nodes[i].name[6] >= '0' &&
-                            x->nodes[i].name[6] <= '9')
+                        if (is_gpu_node(x->nodes[i].name))
                                 judge_needed(&p, &x->nodes[i]);
                 if (gpu_nodes < bound)
                         strbuf_appendf(p.missing, sizeof(p.missing), "%s%zu of %zu /dev/nvidia<N> GPU nodes", p.missing[0] ? ", " : "",
@@ -152,7 +152,7 @@ static void run_device_nodes(const struct check_info *self, const struct facts *
                 result_remedy(r, "Set the nvidia module's NVreg_DeviceFileMode=0666 (or 0660 with "
                                  "NVreg_DeviceFileGID=<the job users' group>) in /etc/modprobe.d and reload the "
                                  "driver, or fix the udev rule that changed them.");
-        } else if (p.widest_needed == ACCESS_GROUP) {
+        } else if (p.narrowest == ACCESS_GROUP) {
                 result_status(r, STATUS_PASS, "NVIDIA device files present; only members of group %s%s%ld may open them",
                               x->group_name[0] ? x->group_name : "", x->group_name[0] ? " / gid " : "gid ",
                               x->params.gid >= 0 ? x->params.gid : -1L);

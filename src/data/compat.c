@@ -474,27 +474,27 @@ bool compat_cuda_builds_sm(const struct compat *c, const char *cuda, unsigned sm
         return false;
 }
 
-const struct compat_toolkit *compat_newest_toolkit_for(const struct compat *c, int cc_major, int cc_minor) {
+/* Newest toolkit that builds for the GPU; with a driver, only those it runs natively. */
+static const struct compat_toolkit *newest_toolkit(const struct compat *c, int cc_major, int cc_minor,
+                                                   const char *driver) {
         const struct compat_toolkit *best = NULL;
         unsigned sm = (unsigned)(cc_major * 10 + cc_minor);
-        for (size_t i = 0; c && i < c->n_toolkits; i++)
-                if (compat_cuda_builds_sm(c, c->toolkits[i].cuda, sm) && toolkit_newer(&c->toolkits[i], best))
-                        best = &c->toolkits[i];
+        for (size_t i = 0; c && i < c->n_toolkits; i++) {
+                const struct compat_toolkit *t = &c->toolkits[i];
+                if (compat_cuda_builds_sm(c, t->cuda, sm) && (!driver || version_ge(driver, t->min_driver)) &&
+                    toolkit_newer(t, best))
+                        best = t;
+        }
         return best;
+}
+
+const struct compat_toolkit *compat_newest_toolkit_for(const struct compat *c, int cc_major, int cc_minor) {
+        return newest_toolkit(c, cc_major, cc_minor, NULL);
 }
 
 const struct compat_toolkit *compat_newest_native_toolkit_for(const struct compat *c, int cc_major, int cc_minor,
                                                               const char *driver) {
-        const struct compat_toolkit *best = NULL;
-        unsigned sm = (unsigned)(cc_major * 10 + cc_minor);
-        for (size_t i = 0; c && driver && i < c->n_toolkits; i++) {
-                const struct compat_toolkit *t = &c->toolkits[i];
-                int cmp;
-                if (compat_cuda_builds_sm(c, t->cuda, sm) && version_compare(t->min_driver, driver, &cmp) == 0 &&
-                    cmp <= 0 && toolkit_newer(t, best))
-                        best = t;
-        }
-        return best;
+        return driver ? newest_toolkit(c, cc_major, cc_minor, driver) : NULL;
 }
 
 const struct compat_recommendation *compat_recommendation(const struct compat *c, const char *arch) {

@@ -78,7 +78,8 @@ static int gather_nodes(struct fsroot *fs, struct devnode_facts *x) {
                 unsigned m;
                 if (gpu_node_minor(*n, &m) && n_minors < sizeof(minors) / sizeof(minors[0]))
                         minors[n_minors++] = m;
-                if (!x->any_device_node) {
+                /* Only a capture can lack device nodes altogether: asked there alone. */
+                if (!x->live && !x->any_device_node) {
                         char path[300];
                         struct stat st;
                         snprintf(path, sizeof(path), "/dev/%s", *n);
@@ -179,12 +180,12 @@ static void gather_group_name(struct fsroot *fs, struct devnode_facts *x) {
 
 int devnodes_gather(struct fsroot *fs, struct facts *f) {
         struct devnode_facts *x = &f->devnodes;
+        x->live = fsroot_is_live(fs);
         int r;
         if ((r = gather_nodes(fs, x)) < 0 || (r = gather_gpu_minors(fs, x)) < 0)
                 return r;
         gather_params(fs, x);
         gather_group_name(fs, x);
-        x->live = fsroot_is_live(fs);
         struct stat st;
         if (fsroot_stat(fs, "/usr/bin/nvidia-modprobe", &st) == 0 && S_ISREG(st.st_mode)) {
                 x->modprobe_present = true;

@@ -30,7 +30,7 @@ struct devnode_facts {
         struct devnode *nodes; /* the fixed names first, then nvidia<N> by minor */
         size_t n;
         int list_errno;        /* 0, or why /dev could not be listed */
-        bool any_device_node;  /* some character or block device exists in /dev */
+        bool any_device_node;  /* some character or block device exists in /dev (looked for in captures only) */
         bool caps_dir;         /* /dev/nvidia-caps is a directory */
         struct devnode_params params;
         /* Device minors the driver gave the GPUs ("Device Minor:" in
