@@ -27,6 +27,9 @@ static const char usage[] =
         "  -j, --json            write the answer as JSON (schema gpuvet.detect/1, see docs/detect.md)\n"
         "      --list-gpus       print the GPU table gpuvet judges by (architectures, models,\n"
         "                        figures, PCI ids) instead; with --json as gpuvet.gpus/1\n"
+        "      --for-driver D    judge for driver D instead of the installed one: a version\n"
+        "                        (535.154.05) or a branch (580, R580: its newest known driver);\n"
+        "                        what an installer asks before it installs D\n"
         "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
         "  -r, --root DIR        read /sys and /proc under DIR (a fixture or snapshot);\n"
         "                        default / or $GPUVET_FSROOT\n"
@@ -43,6 +46,21 @@ static json_t *str_or_null(const char *s) { return !s ? json_null() : *s ? json_
 static bool valid_version(const char *s) {
         int cmp;
         return s && *s && version_compare(s, s, &cmp) == 0;
+}
+
+/* What compat.json says of a driver version: its branch, support and CUDA reach. */
+static void describe_driver(json_t *d, const struct compat *c, const char *version) {
+        char branch[16] = "";
+        if (version)
+                snprintf(branch, sizeof(branch), "R%lu", strtoul(version, NULL, 10));
+        json_object_set_new(d, "branch", version ? json_string(branch) : json_null());
+        const struct compat_branch *b = compat_branch_of(c, version);
+        json_object_set_new(d, "branch_supported", version ? json_boolean(b && b->supported) : json_null());
+        json_object_set_new(d, "branch_kind", str_or_null(b ? b->kind : NULL));
+        json_object_set_new(d, "branch_eol", str_or_null(b ? b->eol : NULL));
+        const struct compat_toolkit *native = compat_max_native(c, version), *minor = compat_max_minor(c, version);
+        json_object_set_new(d, "max_cuda_native", str_or_null(native ? native->cuda : NULL));
+        json_object_set_new(d, "max_cuda_minor_compat", str_or_null(minor ? minor->cuda : NULL));
 }
 
 static json_t *driver_object(const struct facts *f, const struct compat *c, const char **ret_version) {
@@ -64,19 +82,53 @@ static json_t *driver_object(const struct facts *f, const struct compat *c, cons
                         problem = "could not read " DRIVER_VERSION_FILE;
         }
         json_object_set_new(d, "problem", str_or_null(problem));
-        char branch[16] = "";
-        if (version)
-                snprintf(branch, sizeof(branch), "R%lu", strtoul(version, NULL, 10));
-        json_object_set_new(d, "branch", version ? json_string(branch) : json_null());
-        const struct compat_branch *b = compat_branch_of(c, version);
-        json_object_set_new(d, "branch_supported", version ? json_boolean(b && b->supported) : json_null());
-        json_object_set_new(d, "branch_kind", str_or_null(b ? b->kind : NULL));
-        json_object_set_new(d, "branch_eol", str_or_null(b ? b->eol : NULL));
-        const struct compat_toolkit *native = compat_max_native(c, version), *minor = compat_max_minor(c, version);
-        json_object_set_new(d, "max_cuda_native", str_or_null(native ? native->cuda : NULL));
-        json_object_set_new(d, "max_cuda_minor_compat", str_or_null(minor ? minor->cuda : NULL));
+        describe_driver(d, c, version);
         json_object_set_new(d, "source", json_string(DRIVER_VERSION_FILE));
         return d;
+}
+
+/* --for-driver: the driver an installer is about to put on the node. */
+static json_t *for_driver_object(const struct compat *c, const struct detect_for_driver *planned) {
+        if (!planned)
+                return json_null();
+        json_t *d = json_object();
+        json_object_set_new(d, "requested", str_or_null(planned->requested));
+        json_object_set_new(d, "version", str_or_null(planned->version));
+        describe_driver(d, c, planned->version);
+        return d;
+}
+
+int detect_resolve_driver(const struct compat *c, const char *requested, struct detect_for_driver *out, char *err,
+                          size_t errlen) {
+        out->requested = requested;
+        out->version = NULL;
+        const char *digits = requested[0] == 'R' || requested[0] == 'r' ? requested + 1 : requested;
+        if (strchr(digits, '.')) {
+                if (digits != requested || !valid_version(digits)) {
+                        snprintf(err, errlen, "--for-driver \"%s\": expected a driver version like 580.95.05 or a branch like 580",
+                                 requested);
+                        return -EINVAL;
+                }
+                out->version = digits;
+                return 0;
+        }
+        int number;
+        if (parse_int(digits, &number) < 0 || number <= 0) {
+                snprintf(err, errlen, "--for-driver \"%s\": expected a driver version like 580.95.05 or a branch like 580",
+                         requested);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < c->n_branches; i++)
+                if (c->branches[i].number == (unsigned)number) {
+                        out->version = c->branches[i].reference_driver;
+                        return 0;
+                }
+        int n = snprintf(err, errlen, "--for-driver %s: %s lists no branch R%d (it knows", requested, c->source, number);
+        for (size_t i = 0; i < c->n_branches && n > 0 && (size_t)n < errlen; i++)
+                n += snprintf(err + n, errlen - (size_t)n, "%s %s", i ? "," : "", c->branches[i].id);
+        if (n > 0 && (size_t)n < errlen)
+                snprintf(err + n, errlen - (size_t)n, "); give the full version instead, e.g. %d.10.05", number);
+        return -ENOENT;
 }
 
 static void set_judgement(json_t *o, const struct compat_judgement *j) {
@@ -143,7 +195,7 @@ static json_t *ngc_list(const struct compat *c, const struct compat_gpu *gpu, co
 
 /* One entry per GPU model (identical GPUs grouped); unknown devices grouped by id. */
 static json_t *gpu_group(const struct facts *f, const struct compat *c, const struct gpu_model *m,
-                         uint32_t device, const char *driver) {
+                         uint32_t device, const char *driver, bool assumed) {
         json_t *g = json_object();
         char id[16];
         snprintf(id, sizeof(id), "10de:%04x", device);
@@ -193,7 +245,7 @@ static json_t *gpu_group(const struct facts *f, const struct compat *c, const st
         /* Without a driver, answer for the recommended branch. */
         const char *eval = driver ? driver : rec ? rec->branch->reference_driver : NULL;
         json_object_set_new(g, "evaluated_driver", str_or_null(eval));
-        json_object_set_new(g, "driver_assumed", json_boolean(!driver && eval));
+        json_object_set_new(g, "driver_assumed", json_boolean((assumed || !driver) && eval));
         struct compat_gpu gpu = {.cc_major = m->cc_major, .cc_minor = m->cc_minor, .datacenter = m->datacenter, .arch = arch,
                                  .min_driver = m->min_driver};
         char why[192] = "";
@@ -209,7 +261,8 @@ static json_t *gpu_group(const struct facts *f, const struct compat *c, const st
         return g;
 }
 
-json_t *detect_report(const struct facts *f, const struct compat *c, const char *root) {
+json_t *detect_report(const struct facts *f, const struct compat *c, const char *root,
+                      const struct detect_for_driver *planned) {
         json_t *doc = json_object();
         if (!doc)
                 return NULL;
@@ -222,6 +275,10 @@ json_t *detect_report(const struct facts *f, const struct compat *c, const char 
         json_object_set_new(doc, "data", data);
         const char *driver;
         json_object_set_new(doc, "driver", driver_object(f, c, &driver));
+        json_object_set_new(doc, "for_driver", for_driver_object(c, planned));
+        bool assumed = planned != NULL;
+        if (planned)
+                driver = planned->version;
         json_t *gpus = json_array();
         for (size_t i = 0; i < f->gpus.n; i++) {
                 const struct gpu *x = &f->gpus.gpus[i];
@@ -232,7 +289,7 @@ json_t *detect_report(const struct facts *f, const struct compat *c, const char 
                         seen = x->model ? y->model == x->model : !y->model && f->pci.devs[y->pci_index].device == d->device;
                 }
                 if (!seen)
-                        json_array_append_new(gpus, gpu_group(f, c, x->model, d->device, driver));
+                        json_array_append_new(gpus, gpu_group(f, c, x->model, d->device, driver, assumed));
         }
         json_object_set_new(doc, "gpus", gpus);
         return doc;
@@ -309,7 +366,7 @@ static void write_wheels(FILE *out, const json_t *list) {
         }
 }
 
-static void write_gpu(FILE *out, const json_t *g) {
+static void write_gpu(FILE *out, const json_t *g, const json_t *planned) {
         json_int_t count = json_integer_value(json_object_get(g, "count"));
         const json_t *addrs = json_object_get(g, "pci_addresses");
         if (!json_is_true(json_object_get(g, "known"))) {
@@ -341,7 +398,11 @@ static void write_gpu(FILE *out, const json_t *g) {
                 fprintf(out, "\n");
                 return;
         }
-        if (json_is_true(json_object_get(g, "driver_assumed")))
+        if (json_is_true(json_object_get(g, "driver_assumed")) && planned)
+                fprintf(out, "  %-10sjudged for %s (--for-driver %s): newest CUDA for this GPU %s\n", "Driver",
+                        jstr(g, "evaluated_driver"), jstr(planned, "requested"),
+                        *jstr(g, "newest_cuda") ? jstr(g, "newest_cuda") : "none");
+        else if (json_is_true(json_object_get(g, "driver_assumed")))
                 fprintf(out, "  %-10sno driver installed; below assumes %s %s\n", "Driver", jstr(r, "driver_branch"),
                         jstr(g, "evaluated_driver"));
         else
@@ -355,29 +416,38 @@ static void write_gpu(FILE *out, const json_t *g) {
         fputc('\n', out);
 }
 
+/* "R580, a supported long-term support branch to 2028-06" and its CUDA reach. */
+static void write_branch_state(FILE *out, const json_t *d) {
+        char branch_state[128];
+        const char *kind = jstr(d, "branch_kind"), *eol = jstr(d, "branch_eol");
+        const char *kind_words = strcmp(kind, "LTSB") == 0 ? "long-term support branch"
+                                 : strcmp(kind, "PB") == 0 ? "production branch"
+                                 : strcmp(kind, "NFB") == 0 ? "new feature branch"
+                                                            : "branch";
+        if (json_is_true(json_object_get(d, "branch_supported")))
+                snprintf(branch_state, sizeof(branch_state), "a supported %s%s%s", kind_words, *eol ? " to " : "", eol);
+        else if (*kind)
+                snprintf(branch_state, sizeof(branch_state), "a %s past its end of life%s%s", kind_words,
+                         *eol ? " in " : "", eol);
+        else
+                snprintf(branch_state, sizeof(branch_state), "not a datacenter branch NVIDIA lists");
+        fprintf(out, "%s, %s): CUDA <= %s natively, <= %s with minor-version compatibility\n", jstr(d, "branch"),
+                branch_state, *jstr(d, "max_cuda_native") ? jstr(d, "max_cuda_native") : "none",
+                *jstr(d, "max_cuda_minor_compat") ? jstr(d, "max_cuda_minor_compat") : "none");
+}
+
 void detect_write_text(FILE *out, const json_t *doc) {
         const json_t *d = json_object_get(doc, "driver"), *gpus = json_object_get(doc, "gpus");
+        const json_t *planned = json_object_get(doc, "for_driver");
         if (json_is_true(json_object_get(d, "installed"))) {
-                char branch_state[128];
-                const char *kind = jstr(d, "branch_kind"), *eol = jstr(d, "branch_eol");
-                const char *kind_words = strcmp(kind, "LTSB") == 0 ? "long-term support branch"
-                                         : strcmp(kind, "PB") == 0 ? "production branch"
-                                         : strcmp(kind, "NFB") == 0 ? "new feature branch"
-                                                                    : "branch";
-                if (json_is_true(json_object_get(d, "branch_supported")))
-                        snprintf(branch_state, sizeof(branch_state), "a supported %s%s%s", kind_words,
-                                 *eol ? " to " : "", eol);
-                else if (*kind)
-                        snprintf(branch_state, sizeof(branch_state), "a %s past its end of life%s%s", kind_words,
-                                 *eol ? " in " : "", eol);
-                else
-                        snprintf(branch_state, sizeof(branch_state), "not a datacenter branch NVIDIA lists");
-                fprintf(out, "Driver %s (%s, %s): CUDA <= %s natively, <= %s with minor-version compatibility\n",
-                        jstr(d, "version"), jstr(d, "branch"), branch_state,
-                        *jstr(d, "max_cuda_native") ? jstr(d, "max_cuda_native") : "none",
-                        *jstr(d, "max_cuda_minor_compat") ? jstr(d, "max_cuda_minor_compat") : "none");
+                fprintf(out, "Driver %s (", jstr(d, "version"));
+                write_branch_state(out, d);
         } else {
                 fprintf(out, "Driver: none (%s)\n", jstr(d, "problem"));
+        }
+        if (json_is_object(planned)) {
+                fprintf(out, "Judged for driver %s (--for-driver %s; ", jstr(planned, "version"), jstr(planned, "requested"));
+                write_branch_state(out, planned);
         }
         if (json_array_size(gpus) == 0) {
                 fprintf(out, "No NVIDIA GPU found under %s/sys/bus/pci/devices.\n",
@@ -387,7 +457,9 @@ void detect_write_text(FILE *out, const json_t *doc) {
         fputc('\n', out);
         size_t i;
         const json_t *g;
-        json_array_foreach(gpus, i, g) write_gpu(out, g);
+        if (!json_is_object(planned))
+                planned = NULL;
+        json_array_foreach(gpus, i, g) write_gpu(out, g, planned);
 }
 
 /* ---- the command ---- */
@@ -428,11 +500,13 @@ int cmd_detect(int argc, char **argv) {
         static const struct option options[] = {
                 {"json", no_argument, NULL, 'j'},
                 {"list-gpus", no_argument, NULL, 'G'},
+                {"for-driver", required_argument, NULL, 'D'},
                 COMMON_LONG_OPTIONS,
         };
         struct common_options common;
         common_options_init(&common);
         bool json = false, list_gpus = false;
+        const char *for_driver = NULL;
 
         optind = 1;
         opterr = 0;
@@ -441,6 +515,7 @@ int cmd_detect(int argc, char **argv) {
                 switch (opt) {
                 case 'j': json = true; break;
                 case 'G': list_gpus = true; break;
+                case 'D': for_driver = optarg; break;
                 default:
                         if ((code = common_option("detect", opt, usage, &common, argv)) >= 0)
                                 return code;
@@ -458,6 +533,12 @@ int cmd_detect(int argc, char **argv) {
                 fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading compat.json" : err);
                 return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
         }
+        struct detect_for_driver planned;
+        if (for_driver && detect_resolve_driver(c, for_driver, &planned, err, sizeof(err)) < 0) {
+                fprintf(stderr, "gpuvet detect: %s\n", err);
+                compat_free(c);
+                return EXIT_USAGE;
+        }
         struct fsroot *fs;
         struct gpudb *db;
         code = open_inputs(&common, &fs, &db);
@@ -469,7 +550,7 @@ int cmd_detect(int argc, char **argv) {
         struct facts facts;
         r = facts_gather(fs, db, &facts);
         watchdog_arm(0, "");
-        json_t *doc = r < 0 ? NULL : detect_report(&facts, c, common.root);
+        json_t *doc = r < 0 ? NULL : detect_report(&facts, c, common.root, for_driver ? &planned : NULL);
         code = EXIT_PASS;
         if (r < 0) {
                 fprintf(stderr, "gpuvet detect: gathering facts: %s\n", strerror(-r));

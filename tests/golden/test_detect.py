@@ -114,7 +114,51 @@ def main(argv):
             check(False, "%s: report differs from the golden file" % name)
         else:
             print("ok   " + name)
+    for_driver(gpuvet, outdir)
     return 1 if failures else 0
+
+
+def run_detect(gpuvet, *args):
+    return subprocess.run([gpuvet, "detect"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, env=dict(os.environ, GPUVET_PCI_IDS=PCI_IDS))
+
+
+def for_driver(gpuvet, outdir):
+    """--for-driver: what an installer asks before it installs a driver."""
+    p100 = os.path.join(outdir, "p100-node")
+    proc = run_detect(gpuvet, "--root", p100, "--json", "--for-driver", "535")
+    if proc.returncode != 0:
+        check(False, "--for-driver 535 exited %d: %s" % (proc.returncode, proc.stderr.strip()))
+        return
+    doc = json.loads(proc.stdout)
+    planned, gpu = doc["for_driver"], doc["gpus"][0]
+    check(planned["requested"] == "535" and planned["version"] == "535.309.01" and planned["branch"] == "R535",
+          "--for-driver 535 means R535's newest known driver: %s" % planned)
+    check(planned["max_cuda_native"] == "12.2" and planned["max_cuda_minor_compat"] == "12.9",
+          "R535 runs CUDA 12.2 natively and 12.9 with minor-version compatibility")
+    check(doc["driver"]["installed"] and doc["driver"]["version"] == "590.48.01",
+          "the installed driver is still described as installed")
+    check(gpu["evaluated_driver"] == "535.309.01" and gpu["driver_assumed"] is True,
+          "every GPU is judged for the planned driver")
+    check(gpu["driver_supports_gpu"] is True and gpu["problem"] is None, "R535 drives Pascal (R590 does not)")
+    check(by(gpu["cuda"], "version", "12.8")["verdict"] == "minor_compat", "CUDA 12.8 on R535: minor compat")
+    check(by(gpu["cuda"], "version", "12.2")["verdict"] == "native", "CUDA 12.2 on R535: native")
+    b300 = run_detect(gpuvet, "--root", os.path.join(outdir, "hgx-b300"), "--json", "--for-driver", "R535")
+    gpu = json.loads(b300.stdout)["gpus"][0] if b300.returncode == 0 else {}
+    check(gpu.get("driver_supports_gpu") is False and "580.82.07" in (gpu.get("problem") or ""),
+          "R535 cannot drive Blackwell Ultra, and the problem names the floor")
+    exact = run_detect(gpuvet, "--root", p100, "--json", "--for-driver", "580.65.06")
+    check(exact.returncode == 0 and json.loads(exact.stdout)["for_driver"]["version"] == "580.65.06",
+          "a full version is judged as given")
+    text = run_detect(gpuvet, "--root", p100, "--for-driver", "580")
+    check(text.returncode == 0 and "Judged for driver 580.95.05 (--for-driver 580; R580" in text.stdout,
+          "the text names the driver it judges for")
+    for bad, words in (("999", "lists no branch R999"), ("abc", "expected a driver version"),
+                       ("R580.1", "expected a driver version"), ("", "expected a driver version")):
+        proc = run_detect(gpuvet, "--root", p100, "--for-driver", bad)
+        check(proc.returncode == 2 and words in proc.stderr and proc.stdout == "",
+              "--for-driver %r: exit 2 naming the problem (got %d: %s)" % (bad, proc.returncode, proc.stderr.strip()))
+    print("ok   --for-driver")
 
 
 if __name__ == "__main__":

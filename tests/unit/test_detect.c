@@ -53,7 +53,7 @@ static json_t *detect_root(void) {
         assert_int_equal(compat_load(NULL, &c, err, sizeof(err)), 0);
         struct facts f;
         assert_int_equal(facts_gather(fs, db, &f), 0);
-        json_t *doc = detect_report(&f, c, root);
+        json_t *doc = detect_report(&f, c, root, NULL);
         assert_non_null(doc);
         facts_done(&f);
         compat_free(c);
