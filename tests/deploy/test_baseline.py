@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""setup_gpu_baseline.yml (role gpu_baseline) with real ansible-core, in throw-away roots.
+
+    test_baseline.py GPUVET OUTDIR
+
+Each run happens in an overlay of this machine's / entered with chroot
+(throwaway_root.py), with /etc/os-release (and lsb-release or redhat-release) of the
+platform it plays, and a fixture tree for `gpuvet detect --root`:
+
+- --check --diff per OS family (Ubuntu 22.04 and 24.04, Debian 12, Rocky 8 and 9), each
+  with a different GPU and method: the plan written to baseline_results/<host>/plan.json is
+  asserted (branch and CUDA chosen by detect, kernel module flavour, the family's package
+  names and repositories, precompiled falling back to native, the driver container image),
+  and nothing is written on the node;
+- the parts that need no GPU and no network applied for real on Debian 12 (package and
+  repository tasks skipped: NVIDIA's repositories are out of reach), with stand-ins for
+  nvidia-ctk (tests/fakes/fake_nvidia_ctk.py) and update-initramfs: nouveau blacklist,
+  initramfs rebuilt once, docker's daemon.json (other keys kept) or containerd's drop-in,
+  the CDI spec, the persistenced drop-in and unit enabled, the power limit unit, the
+  detection report; a second run changes nothing and calls neither stand-in again;
+- bad input stops the play before anything is written, naming the variable: an unknown
+  driver_installation_method, a CUDA the chosen driver cannot run, a driver that cannot
+  drive the GPU, a GPU gpuvet detect does not know.
+Skips (exit 77) without ansible-playbook or without root and overlayfs."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, finish  # noqa: E402
+import throwaway_root  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+ANSIBLE = os.path.join(REPO, "deploy", "ansible")
+MKFIXTURE = os.path.join(REPO, "tests", "fixtures", "mkfixture.py")
+FAKE_CTK = os.path.join(REPO, "tests", "fakes", "fake_nvidia_ctk.py")
+
+OS_RELEASE = {
+    "ubuntu2204": {"etc/os-release": 'NAME="Ubuntu"\nVERSION_ID="22.04"\nVERSION="22.04.5 LTS (Jammy Jellyfish)"\n'
+                                     'VERSION_CODENAME=jammy\nID=ubuntu\nID_LIKE=debian\n',
+                   "etc/lsb-release": "DISTRIB_ID=Ubuntu\nDISTRIB_RELEASE=22.04\nDISTRIB_CODENAME=jammy\n"},
+    "ubuntu2404": {"etc/os-release": 'NAME="Ubuntu"\nVERSION_ID="24.04"\nVERSION="24.04.1 LTS (Noble Numbat)"\n'
+                                     'VERSION_CODENAME=noble\nID=ubuntu\nID_LIKE=debian\n',
+                   "etc/lsb-release": "DISTRIB_ID=Ubuntu\nDISTRIB_RELEASE=24.04\nDISTRIB_CODENAME=noble\n"},
+    "debian12": {},
+    "rocky8": {"etc/os-release": 'NAME="Rocky Linux"\nVERSION="8.10 (Green Obsidian)"\nID="rocky"\n'
+                                 'ID_LIKE="rhel centos fedora"\nVERSION_ID="8.10"\nPLATFORM_ID="platform:el8"\n',
+               "etc/redhat-release": "Rocky Linux release 8.10 (Green Obsidian)\n"},
+    "rocky9": {"etc/os-release": 'NAME="Rocky Linux"\nVERSION="9.4 (Blue Onyx)"\nID="rocky"\n'
+                                 'ID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\nPLATFORM_ID="platform:el9"\n',
+               "etc/redhat-release": "Rocky Linux release 9.4 (Blue Onyx)\n"},
+}
+
+# What a distribution's NVIDIA packages install: Ubuntu's unit, which keeps persistence off.
+PERSISTENCED_UNIT = """[Unit]
+Description=NVIDIA Persistence Daemon
+Wants=syslog.target
+StopWhenUnneeded=true
+
+[Service]
+Type=forking
+ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode --verbose
+ExecStopPost=/bin/rm -rf /var/run/nvidia-persistenced
+"""
+
+
+class Baseline:
+    def __init__(self, gpuvet, outdir):
+        self.outdir = outdir
+        self.fixtures = os.path.join(outdir, "fixtures")
+        self.bin = os.path.join(outdir, "bin")
+        os.makedirs(self.bin, exist_ok=True)
+        link = os.path.join(self.bin, "gpuvet")
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.symlink(gpuvet, link)
+        self.inventory = os.path.join(outdir, "inventory")
+        os.makedirs(os.path.join(self.inventory, "group_vars"), exist_ok=True)
+        # The shipped group_vars: the defaults a user gets.
+        shutil.copy(os.path.join(ANSIBLE, "inventory", "group_vars", "gpu_nodes.yml"),
+                    os.path.join(self.inventory, "group_vars", "gpu_nodes.yml"))
+        with open(os.path.join(self.inventory, "hosts.yml"), "w") as f:
+            f.write("all:\n  children:\n    gpu_nodes:\n      vars:\n        ansible_connection: local\n"
+                    "        ansible_python_interpreter: /usr/bin/python3\n        gpuvet_become: false\n"
+                    "      hosts:\n        node:\n")
+
+    def seed(self, name, platform, stand_ins):
+        """The files copied over the root: os-release, and the stand-ins of a node whose
+        driver packages are in (persistenced's unit) and whose tools the role calls."""
+        seed = os.path.join(self.outdir, "seed-" + name)
+        shutil.rmtree(seed, ignore_errors=True)
+        os.makedirs(seed)
+        files = dict(OS_RELEASE[platform])
+        if stand_ins:
+            files["usr/local/sbin/nvidia-ctk"] = open(FAKE_CTK).read()
+            files["usr/local/sbin/update-initramfs"] = (
+                '#!/bin/sh\necho "update-initramfs $*" >> %s/initramfs.log\n' % os.path.join(self.outdir, name))
+            files["usr/lib/systemd/system/nvidia-persistenced.service"] = PERSISTENCED_UNIT
+            files["etc/docker/daemon.json"] = '{"log-driver": "json-file"}\n'
+        for rel, text in files.items():
+            path = os.path.join(seed, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+            if rel.startswith("usr/local/sbin/"):
+                os.chmod(path, 0o755)
+        return seed, sorted(files)
+
+    def play(self, name, platform, fixture, args, stand_ins=False, keep=False):
+        """Run setup_gpu_baseline.yml in the throw-away root `name`; returns (process, scratch, seeded)."""
+        scratch = os.path.join(self.outdir, name)
+        if not keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+        os.makedirs(scratch, exist_ok=True)
+        seed, seeded = self.seed(name, platform, stand_ins)
+        results = os.path.join(scratch, "results")
+        env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
+                   ANSIBLE_CONFIG=os.path.join(ANSIBLE, "ansible.cfg"),
+                   PATH=self.bin + ":" + os.environ.get("PATH", ""),
+                   FAKE_NVIDIA_CTK_LOG=os.path.join(scratch, "nvidia-ctk.log"))
+        argv = ["sh", "-c", 'cd "$0" && exec "$@"', ANSIBLE, shutil.which("ansible-playbook"),
+                "-i", os.path.join(self.inventory, "hosts.yml"), "playbooks/setup_gpu_baseline.yml",
+                "-e", "gpu_baseline_detect_root=" + os.path.join(self.fixtures, fixture),
+                "-e", "gpu_baseline_results_dir=" + results] + list(args)
+        # A continued root keeps what the first run made of the seeded files.
+        proc = throwaway_root.run(scratch, argv, seed=None if keep else seed, keep=keep, env=env)
+        return proc, scratch, seeded
+
+
+def recap(out):
+    import re
+    m = re.search(r"^node\s+:\s+((?:\w+=\d+\s*)+)$", out, re.M)
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(1))} if m else {}
+
+
+def written(scratch, seeded):
+    """What the play wrote on the node: the upper layer less the seeded files and the
+    interpreter's own droppings."""
+    return [p for p in throwaway_root.changed_files(scratch) if p not in seeded and "__pycache__" not in p]
+
+
+def plan_of(scratch):
+    with open(os.path.join(scratch, "results", "node", "plan.json")) as f:
+        return json.load(f)
+
+
+def check_mode_per_family(b):
+    cases = [
+        # name, platform, fixture, extra -e, expectations on the plan
+        ("ubuntu2204", "ubuntu2204", "a100-nouveau", [], {
+            "platform": "ubuntu2204", "driver_branch": "R580", "cuda": "13.0", "kernel_modules": "open",
+            "method_used": "native", "container_packages": ["docker.io", "nvidia-container-toolkit"],
+            "cuda_packages": ["cuda-toolkit-13-0"], "chosen_by": "driver: gpuvet detect, CUDA: gpuvet detect"}),
+        ("ubuntu2404", "ubuntu2404", "hgx-b300", ["-e", "driver_installation_method=precompiled"], {
+            "platform": "ubuntu2404", "kernel_modules": "open", "method": "precompiled", "method_used": "native"}),
+        ("debian12", "debian12", "p100-node", ["-e", "driver_installation_method=precompiled"], {
+            "platform": "debian12", "cuda": "12.9", "kernel_modules": "proprietary", "method_used": "native",
+            "cuda_packages": ["cuda-toolkit-12-9"]}),
+        ("rocky8", "rocky8", "a40-node", ["-e", "container_runtime=containerd"], {
+            "platform": "rhel8", "kernel_modules": "open", "container_runtime": "containerd",
+            "container_packages": ["containerd.io", "nvidia-container-toolkit"]}),
+        ("rocky9", "rocky9", "dgx-h100", ["-e", "driver_installation_method=driver-container",
+                                          "-e", "nvidia_driver_version=580.95.05", "-e", "cuda_version=12-8"], {
+            "platform": "rhel9", "method_used": "driver-container", "driver_packages": [],
+            "driver_container_image": "nvcr.io/nvidia/driver:580.95.05-rhel9", "cuda": "12.8",
+            "chosen_by": "driver: nvidia_driver_version, CUDA: cuda_version"}),
+    ]
+    for name, platform, fixture, extra, want in cases:
+        proc, scratch, seeded = b.play("check-" + name, platform, fixture,
+                                       ["--check", "--diff", "--skip-tags", "packages,repos"] + extra)
+        if not check(proc.returncode == 0, "%s --check: the play succeeds (rc %d)" % (name, proc.returncode)):
+            print(proc.stdout[-4000:], proc.stderr[-2000:])
+            continue
+        plan = plan_of(scratch)
+        for key, value in want.items():
+            check(plan.get(key) == value, "%s --check: plan %s = %r (got %r)" % (name, key, value, plan.get(key)))
+        pkgs = plan["driver_packages"]
+        kernel = plan["kernel"]
+        if name == "ubuntu2204":
+            check(pkgs == ["linux-headers-" + kernel, "dkms", "nvidia-driver-pinning-580", "nvidia-open"],
+                  "ubuntu2204: headers, DKMS, the R580 pin and nvidia-open: %s" % pkgs)
+            check(plan["repositories"][0].endswith("/cuda/repos/ubuntu2204/x86_64/"), "ubuntu2204: NVIDIA's ubuntu2204 repository")
+            check("+blacklist nouveau" in proc.stdout and "blacklist-nouveau.conf" in proc.stdout,
+                  "ubuntu2204: --diff shows the nouveau blacklist")
+            check(plan["reboot_needed"] is True, "ubuntu2204: nouveau is loaded, so a reboot is due")
+        elif name == "ubuntu2404":
+            check(pkgs[-2:] == ["nvidia-driver-pinning-580", "nvidia-open"], "ubuntu2404: fell back to the native packages")
+            check("no precompiled open modules of R580 for kernel " + kernel in plan["method_note"]
+                  and "apt-cache show linux-modules-nvidia-580-server-open-" + kernel in plan["method_note"],
+                  "ubuntu2404: the fallback names the package it looked for: " + plan["method_note"])
+            check(plan["architectures"] == ["blackwell_ultra"], "ubuntu2404: Blackwell Ultra needs the open modules")
+        elif name == "debian12":
+            check(pkgs[-2:] == ["nvidia-driver-pinning-580", "cuda-drivers"], "debian12: Pascal gets cuda-drivers (proprietary)")
+            check("(the platform has none)" in plan["method_note"], "debian12: no precompiled modules exist: " + plan["method_note"])
+        elif name == "rocky8":
+            check(pkgs == ["kernel-devel-" + kernel, "kernel-headers", "@nvidia-driver:580-open"],
+                  "rocky8: kernel-devel and the 580-open module stream: %s" % pkgs)
+            check(plan["repositories"] == [
+                "https://developer.download.nvidia.com/compute/cuda/repos/rhel8/x86_64/cuda-rhel8.repo",
+                "https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo",
+                "https://download.docker.com/linux/rhel/docker-ce.repo"], "rocky8: the three .repo files")
+        elif name == "rocky9":
+            check("nvcr.io/nvidia/driver:580.95.05-rhel9" in proc.stdout, "rocky9: --diff shows the driver container unit")
+        stray = written(scratch, seeded)
+        check(stray == [], "%s --check: nothing written on the node (%s)" % (name, stray[:5]))
+
+
+def apply_for_real(b):
+    # docker, driver loaded (the CDI spec can be generated), a power limit.
+    args = ["--diff", "--skip-tags", "packages,repos", "-e", "gpu_power_limit=300"]
+    proc, scratch, seeded = b.play("apply-docker", "debian12", "dgx-h100", args, stand_ins=True)
+    if not check(proc.returncode == 0, "apply (docker): the play succeeds (rc %d)" % proc.returncode):
+        print(proc.stdout[-5000:], proc.stderr[-2000:])
+        return
+    upper = os.path.join(scratch, "upper")
+
+    def read(rel):
+        try:
+            with open(os.path.join(upper, rel)) as f:
+                return f.read()
+        except OSError:
+            return None
+    blacklist = read("etc/modprobe.d/blacklist-nouveau.conf") or ""
+    check("blacklist nouveau\n" in blacklist and "options nouveau modeset=0\n" in blacklist,
+          "apply: /etc/modprobe.d/blacklist-nouveau.conf blacklists nouveau")
+    log = os.path.join(scratch, "initramfs.log")
+    check(os.path.exists(log) and open(log).read() == "update-initramfs -u\n", "apply: the initramfs is rebuilt once")
+    daemon = json.loads(read("etc/docker/daemon.json") or "{}")
+    check(daemon.get("runtimes", {}).get("nvidia") == {"args": [], "path": "nvidia-container-runtime"}
+          and daemon.get("log-driver") == "json-file", "apply: daemon.json gains the nvidia runtime, keeps log-driver")
+    check((read("etc/cdi/nvidia.yaml") or "").startswith("---\ncdiVersion:"), "apply: the CDI spec is written")
+    dropin = read("etc/systemd/system/nvidia-persistenced.service.d/gpuvet.conf") or ""
+    check("ExecStart=\nExecStart=/usr/bin/nvidia-persistenced --persistence-mode --verbose" in dropin
+          and "StopWhenUnneeded=false" in dropin, "apply: the persistenced drop-in turns persistence mode on")
+    check(os.path.islink(os.path.join(upper, "etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service")),
+          "apply: nvidia-persistenced is enabled")
+    power = read("etc/systemd/system/gpuvet-power-limit.service") or ""
+    check("ExecStart=/usr/bin/nvidia-smi --power-limit=300" in power
+          and os.path.islink(os.path.join(upper, "etc/systemd/system/multi-user.target.wants/gpuvet-power-limit.service")),
+          "apply: the power limit unit is installed and enabled")
+    report = read("var/log/gpu_baseline/gpu_detection.txt") or ""
+    check("8x NVIDIA H100 80GB HBM3" in report and "Install   driver R580" in report,
+          "apply: /var/log/gpu_baseline/gpu_detection.txt is gpuvet detect's report")
+    node_plan = json.loads(read("var/log/gpu_baseline/plan.json") or "{}")
+    check(node_plan.get("power_limit_w") in (300, "300") and node_plan.get("reboot_needed") is True,
+          "apply: the node keeps the plan; R550 is loaded and R580 planned, so a reboot is due")
+
+    again, _, _ = b.play("apply-docker", "debian12", "dgx-h100", args, stand_ins=True, keep=True)
+    r = recap(again.stdout)
+    check(again.returncode == 0 and r.get("changed") == 0, "apply: a second run changes nothing (%s)" % r)
+    if r.get("changed"):
+        print("\n".join(line for line in again.stdout.splitlines() if line.startswith("changed:") or "TASK" in line)[-3000:])
+    ctk = open(os.path.join(scratch, "nvidia-ctk.log")).read().splitlines()
+    check([c for c in ctk if c.startswith("runtime configure")] == ["runtime configure --runtime=docker"],
+          "apply: nvidia-ctk runtime configure ran once over both runs: %s" % ctk)
+    check(open(log).read() == "update-initramfs -u\n", "apply: the second run did not rebuild the initramfs")
+
+    # containerd, no driver loaded yet (a100-nouveau), persistence mode off.
+    proc, scratch, seeded = b.play("apply-containerd", "debian12", "a100-nouveau",
+                                   ["--skip-tags", "packages,repos", "-e", "container_runtime=containerd",
+                                    "-e", "gpu_persistence_mode=false"], stand_ins=True)
+    if not check(proc.returncode == 0, "apply (containerd): the play succeeds (rc %d)" % proc.returncode):
+        print(proc.stdout[-5000:], proc.stderr[-2000:])
+        return
+    upper = os.path.join(scratch, "upper")
+    drop_in = read("etc/containerd/conf.d/99-nvidia.toml") or ""
+    check('containerd.runtimes.nvidia.options]' in drop_in and 'BinaryName = "/usr/bin/nvidia-container-runtime"' in drop_in,
+          "apply (containerd): conf.d/99-nvidia.toml registers the nvidia runtime")
+    check('imports = ["/etc/containerd/conf.d/*.toml"]' in (read("etc/containerd/config.toml") or ""),
+          "apply (containerd): config.toml imports the drop-in")
+    check(read("etc/cdi/nvidia.yaml") is None, "apply (containerd): no CDI spec before a driver is loaded")
+    check(read("etc/systemd/system/nvidia-persistenced.service.d/gpuvet.conf") is None,
+          "apply (containerd): gpu_persistence_mode=false writes no drop-in")
+    check("needs a reboot to load the R580 driver" in proc.stdout, "apply (containerd): the play says a reboot is due")
+
+
+def bad_input(b):
+    unknown = os.path.join(b.fixtures, "unknown-gpu")
+    shutil.rmtree(unknown, ignore_errors=True)
+    shutil.copytree(os.path.join(b.fixtures, "a40-node"), unknown, symlinks=True)
+    for dev in os.listdir(os.path.join(unknown, "sys", "bus", "pci", "devices")):
+        path = os.path.join(unknown, "sys", "bus", "pci", "devices", dev)
+        real = os.path.realpath(path) if os.path.islink(path) else path
+        try:
+            if open(os.path.join(real, "vendor")).read().strip() == "0x10de":
+                with open(os.path.join(real, "device"), "w") as f:
+                    f.write("0x1fff\n")  # no NVIDIA GPU has this id in gpus.json
+        except OSError:
+            pass
+    cases = [
+        ("method", "a40-node", ["-e", "driver_installation_method=dkms"],
+         'driver_installation_method is "dkms": expected native, driver-container or precompiled'),
+        ("cuda", "a40-node", ["-e", "nvidia_driver_version=535", "-e", "cuda_version=13-0"],
+         "cuda_version is 13.0: "),
+        ("driver", "hgx-b300", ["-e", "nvidia_driver_version=535"],
+         "nvidia_driver_version is 535 (535.309.01): NVIDIA B300"),
+        ("unknown-gpu", "unknown-gpu", [],
+         "auto_detect_cuda_version is on, but gpuvet detect does not know 10de:1fff"),
+        ("runtime", "a40-node", ["-e", "container_runtime=podman"], 'container_runtime is "podman"'),
+        ("container-debian", "a40-node", ["-e", "driver_installation_method=driver-container"],
+         "NVIDIA publishes no driver container image for debian12"),
+    ]
+    for name, fixture, extra, words in cases:
+        proc, scratch, seeded = b.play("bad-" + name, "debian12", fixture, extra, stand_ins=True)
+        out = " ".join((proc.stdout + proc.stderr).split())
+        check(proc.returncode != 0 and words in out, "bad %s: the play stops naming it: %r" % (name, words))
+        if words not in out:
+            print(out[-1500:])
+        stray = written(scratch, seeded)
+        check(stray == [], "bad %s: nothing written on the node (%s)" % (name, stray[:5]))
+
+
+def main():
+    gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    if not shutil.which("ansible-playbook"):
+        print("SKIP: ansible-playbook not installed (tools/run-tests.sh installs ansible-core)")
+        return 77
+    if not throwaway_root.available():
+        print("SKIP: needs root and overlayfs in a mount namespace for the throw-away roots")
+        return 77
+    os.makedirs(outdir, exist_ok=True)
+    b = Baseline(gpuvet, outdir)
+    subprocess.run([sys.executable, MKFIXTURE, b.fixtures, "a100-nouveau", "hgx-b300", "p100-node", "a40-node",
+                    "dgx-h100"], check=True, stdout=subprocess.DEVNULL)
+    check_mode_per_family(b)
+    apply_for_real(b)
+    bad_input(b)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
