@@ -86,7 +86,7 @@ class Baseline:
                     "        ansible_python_interpreter: /usr/bin/python3\n        gpuvet_become: false\n"
                     "      hosts:\n        node:\n")
 
-    def seed(self, name, platform, stand_ins):
+    def seed(self, name, platform, stand_ins, extra=None):
         """The files copied over the root: os-release, and the stand-ins of a node whose
         driver packages are in (persistenced's unit) and whose tools the role calls."""
         seed = os.path.join(self.outdir, "seed-" + name)
@@ -99,31 +99,35 @@ class Baseline:
                 '#!/bin/sh\necho "update-initramfs $*" >> %s/initramfs.log\n' % os.path.join(self.outdir, name))
             files["usr/lib/systemd/system/nvidia-persistenced.service"] = PERSISTENCED_UNIT
             files["etc/docker/daemon.json"] = '{"log-driver": "json-file"}\n'
+        files.update(extra or {})
         for rel, text in files.items():
             path = os.path.join(seed, rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w") as f:
                 f.write(text)
-            if rel.startswith("usr/local/sbin/"):
+            if rel.startswith("usr/local/sbin/") or rel.startswith("usr/local/bin/"):
                 os.chmod(path, 0o755)
         return seed, sorted(files)
 
-    def play(self, name, platform, fixture, args, stand_ins=False, keep=False):
-        """Run setup_gpu_baseline.yml in the throw-away root `name`; returns (process, scratch, seeded)."""
+    def play(self, name, platform, fixture, args, stand_ins=False, keep=False, playbook="setup_gpu_baseline.yml",
+             command=None, extra_seed=None):
+        """Run a playbook (or command, an argv run from deploy/ansible) in the throw-away root
+        `name`; returns (process, scratch, seeded)."""
         scratch = os.path.join(self.outdir, name)
         if not keep:
             shutil.rmtree(scratch, ignore_errors=True)
         os.makedirs(scratch, exist_ok=True)
-        seed, seeded = self.seed(name, platform, stand_ins)
+        seed, seeded = self.seed(name, platform, stand_ins, extra_seed)
         results = os.path.join(scratch, "results")
         env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
                    ANSIBLE_CONFIG=os.path.join(ANSIBLE, "ansible.cfg"),
                    PATH=self.bin + ":" + os.environ.get("PATH", ""),
                    FAKE_NVIDIA_CTK_LOG=os.path.join(scratch, "nvidia-ctk.log"))
-        argv = ["sh", "-c", 'cd "$0" && exec "$@"', ANSIBLE, shutil.which("ansible-playbook"),
-                "-i", os.path.join(self.inventory, "hosts.yml"), "playbooks/setup_gpu_baseline.yml",
-                "-e", "gpu_baseline_detect_root=" + os.path.join(self.fixtures, fixture),
-                "-e", "gpu_baseline_results_dir=" + results] + list(args)
+        vars_ = ["-e", "gpu_baseline_detect_root=" + os.path.join(self.fixtures, fixture),
+                 "-e", "gpu_baseline_results_dir=" + results]
+        run = (list(command) if command else
+               [shutil.which("ansible-playbook"), "-i", os.path.join(self.inventory, "hosts.yml"), "playbooks/" + playbook])
+        argv = ["sh", "-c", 'cd "$0" && exec "$@"', ANSIBLE] + run + vars_ + list(args)
         # A continued root keeps what the first run made of the seeded files.
         proc = throwaway_root.run(scratch, argv, seed=None if keep else seed, keep=keep, env=env)
         return proc, scratch, seeded

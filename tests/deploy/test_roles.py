@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""benchmark_tools, ngc_images and install_gpu_driver.sh with real ansible-core, in
+throw-away roots (see test_baseline.py for how they are made).
+
+    test_roles.py GPUVET OUTDIR
+
+- benchmark_tools: --check on Rocky 9 names the dnf packages (EPEL, ocl-icd, clinfo,
+  perftest, libcublas-X-Y, libnccl); on Debian 12 the distribution's packages are
+  installed for real with apt (NVIDIA's repository skipped: out of reach), a second run
+  changes nothing;
+- ngc_images: with a stand-in docker (records pulls, answers inspect), the NGC release is
+  the newest gpuvet detect judges native on R580 for the H100s; a second run pulls nothing;
+  an unknown image name and a non-monthly image without a version stop the play naming
+  ngc_images_to_pull;
+- install_gpu_driver.sh --check --method M [--auto-detect]: the playbook runs in check mode
+  on this machine as inventory/local.yml's only node and writes the plan; a bad method and
+  driver-container on Debian stop with the reason.
+Skips (exit 77) without ansible-playbook or without root and overlayfs."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, finish  # noqa: E402
+import throwaway_root  # noqa: E402
+from test_baseline import ANSIBLE, MKFIXTURE, REPO, Baseline, recap  # noqa: E402
+
+INSTALL_DRIVER = os.path.join(REPO, "deploy", "scripts", "install", "install_gpu_driver.sh")
+
+# A docker that knows which images it holds (a state file beside the log) and lists GPUs.
+FAKE_DOCKER = r'''#!/bin/sh
+state=%(dir)s/docker-images
+echo "docker $*" >> %(dir)s/docker.log
+case "$1 $2" in
+"image inspect") grep -qxF "$3" "$state" 2>/dev/null && { echo '[{"Id": "sha256:0123"}]'; exit 0; }
+                 echo "Error: No such image: $3" >&2; exit 1 ;;
+"pull "*) echo "$2" >> "$state"; echo "Status: Downloaded newer image for $2"; exit 0 ;;
+"run --rm") echo "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)"; exit 0 ;;
+esac
+echo "fake docker: unsupported: $*" >&2; exit 2
+'''
+
+
+def benchmark_tools(b):
+    proc, scratch, _ = b.play("bench-rocky9", "rocky9", "dgx-h100", ["--check", "--skip-tags", "packages",
+                              "-e", "cuda_version=13-0"], playbook="setup_benchmark_tools.yml")
+    if check(proc.returncode == 0, "benchmark_tools --check on Rocky 9: the play succeeds (rc %d)" % proc.returncode):
+        check("node (dnf): epel-release ocl-icd clinfo perftest infiniband-diags libibverbs-utils libcublas-13-0 libnccl"
+              in proc.stdout, "benchmark_tools rocky9: EPEL, ocl-icd, clinfo, the fabric tools, cuBLAS and NCCL for 13-0")
+    else:
+        print(proc.stdout[-3000:])
+    args = ["--skip-tags", "nvidia_repo", "-e", "cuda_version=13-0", "-v"]
+    proc, scratch, _ = b.play("bench-debian", "debian12", "dgx-h100", args, playbook="setup_benchmark_tools.yml")
+    if not check(proc.returncode == 0, "benchmark_tools on Debian 12: apt installs the tools (rc %d)" % proc.returncode):
+        print(proc.stdout[-4000:], proc.stderr[-2000:])
+        return
+    status = open(os.path.join(scratch, "upper", "var", "lib", "dpkg", "status")).read() \
+        if os.path.exists(os.path.join(scratch, "upper", "var", "lib", "dpkg", "status")) else ""
+    for pkg in ("perftest", "clinfo", "infiniband-diags", "ibverbs-utils"):
+        check(re.search(r"^Package: %s\nStatus: install ok installed" % re.escape(pkg), status, re.M) is not None,
+              "benchmark_tools debian12: %s is installed in the throw-away root" % pkg)
+    check(shutil.which("perftest") is None and not os.path.exists("/usr/bin/ib_write_bw"),
+          "benchmark_tools debian12: the real root is untouched")
+    check("libcublas-13-0" not in status, "benchmark_tools debian12: NVIDIA's packages were skipped (no repository)")
+    again, _, _ = b.play("bench-debian", "debian12", "dgx-h100", args, playbook="setup_benchmark_tools.yml", keep=True)
+    check(again.returncode == 0 and recap(again.stdout).get("changed") == 0,
+          "benchmark_tools debian12: a second run changes nothing (%s)" % recap(again.stdout))
+
+
+def ngc_images(b):
+    def seed_for(name):
+        d = os.path.join(b.outdir, name)
+        return {"usr/local/bin/docker": FAKE_DOCKER % {"dir": d}}
+    args = ["-e", "ngc_images_for_driver=580"]
+    proc, scratch, _ = b.play("ngc", "debian12", "dgx-h100", args, playbook="setup_ngc_images.yml",
+                              extra_seed=seed_for("ngc"))
+    if not check(proc.returncode == 0, "ngc_images: the play succeeds (rc %d)" % proc.returncode):
+        print(proc.stdout[-4000:], proc.stderr[-2000:])
+        return
+    detect = json.loads(subprocess.run([os.path.join(b.bin, "gpuvet"), "detect", "--json", "--for-driver", "580",
+                                        "--root", os.path.join(b.fixtures, "dgx-h100")],
+                                       capture_output=True, text=True).stdout)
+    native = sorted(n["release"] for n in detect["gpus"][0]["ngc"] if n["verdict"] == "native")
+    want = "nvcr.io/nvidia/pytorch:%s-py3" % native[-1]
+    log = open(os.path.join(scratch, "docker.log")).read().splitlines()
+    check(("docker pull " + want) in log, "ngc_images: pulls %s, the newest release native on R580 (%s)" % (want, log))
+    check(not any(line.startswith("docker run") for line in log),
+          "ngc_images: no GPU test, since this machine has no NVIDIA driver loaded")
+    manifest = json.loads(open(os.path.join(scratch, "upper", "var", "log", "gpu_baseline", "ngc_images.json")).read())
+    check(manifest["images"] == [want] and manifest["release_chosen"] == native[-1], "ngc_images: the manifest names it")
+    again, _, _ = b.play("ngc", "debian12", "dgx-h100", args, playbook="setup_ngc_images.yml", keep=True)
+    log2 = open(os.path.join(scratch, "docker.log")).read().splitlines()
+    check(again.returncode == 0 and recap(again.stdout).get("changed") == 0
+          and [x for x in log2 if x.startswith("docker pull")] == ["docker pull " + want],
+          "ngc_images: a second run pulls nothing and changes nothing (%s)" % recap(again.stdout))
+    for name, images, words in (
+            ("unknown", '[{"name": "pytorchh", "version": "25.01"}]', "ngc_images_to_pull names pytorchh"),
+            ("nemo", '[{"name": "nemo", "version": ""}]', "ngc_images_to_pull: nemo has no monthly NGC release")):
+        proc, scratch, _ = b.play("ngc-bad-" + name, "debian12", "dgx-h100", ["-e", '{"ngc_images_to_pull": %s}' % images],
+                                  playbook="setup_ngc_images.yml", extra_seed=seed_for("ngc-bad-" + name))
+        out = " ".join(proc.stdout.split())
+        check(proc.returncode != 0 and words in out, "ngc_images bad %s: stops naming it: %r" % (name, words))
+        check(not os.path.exists(os.path.join(scratch, "docker.log")), "ngc_images bad %s: docker never ran" % name)
+
+
+def install_driver_script(b):
+    base = [INSTALL_DRIVER]
+    proc, scratch, _ = b.play("script-native", "ubuntu2204", "a100-nouveau", ["--skip-tags", "packages,repos"],
+                              command=base + ["--method", "native", "--auto-detect", "--check", "--"])
+    if check(proc.returncode == 0, "install_gpu_driver.sh --method native --auto-detect --check: succeeds (rc %d)"
+             % proc.returncode):
+        plan = json.load(open(os.path.join(scratch, "results", "localhost", "plan.json")))
+        check(plan["method"] == "native" and plan["driver_branch"] == "R580" and plan["platform"] == "ubuntu2204",
+              "install_gpu_driver.sh: the plan for localhost is R580, native")
+        check("+blacklist nouveau" in proc.stdout, "install_gpu_driver.sh --check: shows the diff")
+    else:
+        print(proc.stdout[-3000:], proc.stderr[-1000:])
+    proc, scratch, _ = b.play("script-container", "debian12", "a100-nouveau", [],
+                              command=base + ["--method", "driver-container", "--check", "--"])
+    check(proc.returncode != 0 and "NVIDIA publishes no driver container image for debian12" in " ".join(proc.stdout.split()),
+          "install_gpu_driver.sh --method driver-container on Debian: stops with the reason")
+    p = subprocess.run(base + ["--method", "dkms"], capture_output=True, text=True)
+    check(p.returncode == 2 and 'expected native, driver-container or precompiled' in p.stderr,
+          "install_gpu_driver.sh --method dkms: exit 2 naming the choices")
+    p = subprocess.run(base, capture_output=True, text=True)
+    check(p.returncode == 2 and "--method is required" in p.stderr, "install_gpu_driver.sh without --method: exit 2")
+
+
+def main():
+    gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    if not shutil.which("ansible-playbook"):
+        print("SKIP: ansible-playbook not installed (tools/run-tests.sh installs ansible-core)")
+        return 77
+    if not throwaway_root.available():
+        print("SKIP: needs root and overlayfs in a mount namespace for the throw-away roots")
+        return 77
+    os.makedirs(outdir, exist_ok=True)
+    b = Baseline(gpuvet, outdir)
+    subprocess.run([sys.executable, MKFIXTURE, b.fixtures, "a100-nouveau", "dgx-h100"], check=True,
+                   stdout=subprocess.DEVNULL)
+    benchmark_tools(b)
+    ngc_images(b)
+    install_driver_script(b)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
