@@ -108,8 +108,9 @@ def main():
           gpu_validation_gpuvet: %s
           gpu_validation_root: %s
           gpu_validation_report_dir: %s
+          gpu_baseline_detect_root: %s
 """ % (name, h.addr, os.path.join(prefix, "usr", "bin", "gpuvet"), os.path.join(outdir, fixture),
-                        os.path.join(h.dir, "reports")))
+                        os.path.join(h.dir, "reports"), os.path.join(outdir, fixture)))
             inventory = os.path.join(tmp, "hosts.yml")
             results = os.path.join(tmp, "results")
             with open(inventory, "w") as f:
@@ -142,6 +143,28 @@ def main():
                           "%s: the report judged %s (%s)" % (name, fixture, verdict))
             check("gpu-node-b failed validation" in out and "gpu-node-a failed validation" not in out,
                   "only gpu-node-b fails the play")
+
+            # setup_gpu_baseline.yml --check with the package: each node detects with a scratch
+            # copy of gpuvet unpacked from the .deb the control node sends, plans, and keeps nothing.
+            baseline = os.path.join(tmp, "baseline")
+            before = set(os.listdir("/tmp"))
+            p = subprocess.run(["ansible-playbook", "-i", inventory, "playbooks/setup_gpu_baseline.yml", "--check", "--diff",
+                                "--skip-tags", "packages,repos", "-e", "gpuvet_become=false",
+                                "-e", "gpu_baseline_gpuvet_package=" + deb, "-e", "gpu_baseline_results_dir=" + baseline],
+                               cwd=ANSIBLE, env=env, capture_output=True, text=True, timeout=600)
+            if not check(p.returncode == 0, "setup_gpu_baseline.yml --check over SSH with the .deb: succeeds (rc %d)"
+                         % p.returncode):
+                print((p.stdout + p.stderr)[-3000:])
+            for name, fixture, _ in HOSTS:
+                path = os.path.join(baseline, name, "plan.json")
+                if check(os.path.exists(path), "%s: plan.json fetched" % name):
+                    with open(path) as f:
+                        plan = json.load(f)
+                    check(plan["driver_branch"] == "R580" and plan["gpus"] == ["NVIDIA H100 80GB HBM3"]
+                          and plan["kernel_modules"] == "open",
+                          "%s: R580 with open modules for the H100s (gpuvet from the .deb answered)" % name)
+            left = [d for d in set(os.listdir("/tmp")) - before if d.endswith(".gpuvet")]
+            check(left == [], "the scratch copies of gpuvet are removed (%s)" % left)
         finally:
             for h in hosts:
                 h.close()
