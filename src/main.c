@@ -22,6 +22,7 @@ static const struct subcommand subcommands[] = {
         {"snapshot", cmd_snapshot, "capture the files checks read, to replay with --root elsewhere"},
         {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},
         {"policy", cmd_policy, "capture this node as the site's reference, or validate a policy file"},
+        {"tune", cmd_tune, "apply the OS settings check recommends (plan, apply, revert, status)"},
 };
 
 static void print_usage(FILE *out) {

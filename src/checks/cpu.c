@@ -11,9 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An idle state whose exit latency exceeds this is "deep": C1/C1E wake in 1-10 us, C6 and
- * package states in 50-200 us, which a launch-bound GPU loop pays on every wake-up. */
-#define CSTATE_DEEP_LATENCY_US 20
 /* Below this share of cpuinfo_max_freq a CPU on the performance governor is held down by
  * something else (power cap, thermal limit, BIOS power profile); sampling noise on idle
  * cores stays well above it. */

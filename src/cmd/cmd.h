@@ -19,6 +19,7 @@ int cmd_topo(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 /* Shared by subcommands: --root/--data-dir defaults from the environment. */
 struct common_options {

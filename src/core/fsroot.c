@@ -206,6 +206,83 @@ static int open_in_root(struct fsroot *fs, const char *path, int flags) {
         return fd < 0 ? -errno : fd;
 }
 
+static int write_all(int fd, const char *data, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, data, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                data += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+/* "always [madvise] never" with value "always" -> "[always] madvise never\n"; 0, or
+ * -EINVAL when text is not a choice list offering value. */
+static int rebracket(const char *text, const char *value, char *out, size_t size) {
+        if (!strchr(text, '['))
+                return -EINVAL;
+        size_t len = 0, vlen = strlen(value);
+        bool found = false;
+        const char *p = text;
+        while (*p) {
+                while (*p == ' ' || *p == '\n')
+                        p++;
+                if (!*p)
+                        break;
+                const char *start = p;
+                while (*p && *p != ' ' && *p != '\n')
+                        p++;
+                size_t wlen = (size_t)(p - start);
+                if (*start == '[' && wlen >= 2 && start[wlen - 1] == ']')
+                        start++, wlen -= 2;
+                bool chosen = wlen == vlen && strncmp(start, value, vlen) == 0;
+                found |= chosen;
+                int n = snprintf(out + len, size - len, "%s%s%.*s%s", len ? " " : "", chosen ? "[" : "", (int)wlen,
+                                 start, chosen ? "]" : "");
+                if (n < 0 || (size_t)n >= size - len)
+                        return -ENAMETOOLONG;
+                len += (size_t)n;
+        }
+        if (!found || len + 2 > size)
+                return -EINVAL;
+        out[len++] = '\n';
+        out[len] = '\0';
+        return 0;
+}
+
+int fsroot_write_attr(struct fsroot *fs, const char *path, const char *value) {
+        if (fs->live) {
+                int fd = open_in_root(fs, path, O_WRONLY);
+                if (fd < 0)
+                        return fd;
+                int r = write_all(fd, value, strlen(value));
+                if (close(fd) < 0 && r == 0)
+                        r = -errno;
+                return r;
+        }
+        char current[4096], next[4096];
+        int r = fsroot_read_str(fs, path, current, sizeof(current));
+        if (r < 0)
+                return r;
+        if (rebracket(current, value, next, sizeof(next)) < 0) {
+                if (strchr(current, '['))
+                        return -EINVAL; /* the kernel refuses a choice it does not offer */
+                if (snprintf(next, sizeof(next), "%s\n", value) >= (int)sizeof(next))
+                        return -ENAMETOOLONG;
+        }
+        int fd = open_in_root(fs, path, O_WRONLY | O_TRUNC);
+        if (fd < 0)
+                return fd;
+        r = write_all(fd, next, strlen(next));
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
 int fsroot_read_alloc(struct fsroot *fs, const char *path, char **ret, size_t *ret_len) {
         int fd = open_in_root(fs, path, O_RDONLY | O_NONBLOCK);
         if (fd < 0)

@@ -49,6 +49,14 @@ int fsroot_readlink_base(struct fsroot *fs, const char *path, char *buf, size_t 
 /* The absolute (root-relative) path a symlink resolves to, with .. folded. */
 int fsroot_realpath(struct fsroot *fs, const char *path, char *buf, size_t size);
 
+/* Set a sysfs/procfs attribute to value: one write() of value (no newline) on the live
+ * system, which is what the kernel parses. In a captured tree (a regular file) the write
+ * does what the kernel would show after it: a choice list ("always [madvise] never") gets
+ * its brackets moved to value when value is one of its choices; any other file becomes
+ * value and a newline. Negative errno: the kernel's refusal (-EINVAL, -EBUSY, -EACCES,
+ * -EROFS) or -ENOENT when the attribute does not exist. */
+int fsroot_write_attr(struct fsroot *fs, const char *path, const char *value);
+
 /* stat() of path inside the root, following symlinks within it (a device node, say). */
 int fsroot_stat(struct fsroot *fs, const char *path, struct stat *ret);
 

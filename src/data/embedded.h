@@ -8,3 +8,5 @@ extern const char embedded_compat_json[];
 extern const size_t embedded_compat_json_len;
 extern const char embedded_xid_json[];
 extern const size_t embedded_xid_json_len;
+extern const char embedded_tune_profiles_json[];
+extern const size_t embedded_tune_profiles_json_len;

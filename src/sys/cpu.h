@@ -30,6 +30,11 @@ struct cpu_freq {
         int scaling_max_err;
 };
 
+/* An idle state whose exit latency exceeds this is "deep": C1/C1E wake in 1-10 us, C6 and
+ * package states in 50-200 us, which a launch-bound GPU loop pays on every wake-up. The
+ * cpu.cstates check warns about them and `gpuvet tune` (cpu.cstates=shallow) disables them. */
+#define CSTATE_DEEP_LATENCY_US 20
+
 struct cpu_idle_state {
         unsigned index;             /* N of stateN */
         char name[32];              /* "C6", "POLL" */

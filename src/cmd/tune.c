@@ -1,0 +1,628 @@
+/* gpuvet tune plan|apply|revert|status|profiles: the OS settings `check` recommends,
+ * applied reversibly (src/tune/, docs/tune.md). */
+#include "cmd/cmd.h"
+#include "core/fsroot.h"
+#include "tune/tune.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+        "Usage: gpuvet tune plan|apply|revert|status|profiles [OPTIONS]\n"
+        "\n"
+        "The OS settings gpuvet check recommends for GPU work (CPU governor, EPP, boost, idle\n"
+        "states, transparent huge pages, swappiness, dirty ratios, NUMA balancing), applied so\n"
+        "that they can be undone exactly.\n"
+        "\n"
+        "  plan      what would change, per setting (current -> wanted, the check that wants it);\n"
+        "            changes nothing; exit 0 nothing to do, 1 changes pending\n"
+        "  apply     snapshot every value it changes into the state file, apply, re-read each;\n"
+        "            exit 0 done (settings the machine does not offer are reported, not fatal),\n"
+        "            1 a value did not take\n"
+        "  revert    restore the snapshot exactly, then forget it; refuses when there is none\n"
+        "            or it was taken on another boot\n"
+        "  status    what is applied, and what drifted since; exit 1 when something drifted\n"
+        "  profiles  the profiles and their settings\n"
+        "\n"
+        "Options:\n"
+        "  -p, --profile NAME    throughput (default), passthrough-host or balanced\n"
+        "                        (data/tune-profiles.json)\n"
+        "  -s, --set KEY=VALUE   set or override one setting (repeatable), e.g.\n"
+        "                        --set vm.swappiness=1; with --profile none only these\n"
+        "  -j, --json            plan and status as JSON (schemas in docs/tune.md)\n"
+        "      --state FILE      the state file (default <root>/var/lib/gpuvet/tune-state.json)\n"
+        "      --lock-timeout SEC  wait this long for another tune run (default 10)\n"
+        "  -r, --root DIR        act on the tree under DIR instead of / (a writable copy of a\n"
+        "                        fixture or snapshot)\n"
+        "      --data-dir DIR    tune-profiles.json from DIR ($GPUVET_DATA_DIR)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Exit status: 0 done / nothing to do, 1 changes pending (plan), a value did not take\n"
+        "(apply, revert) or drift (status), 2 usage, bad input or refused, 3 internal error.\n";
+
+#define MAX_SETS 32
+
+struct tune_cli {
+        const char *action;
+        const char *profile;
+        char *sets[MAX_SETS];
+        size_t n_sets;
+        bool json;
+        const char *state_override;
+        unsigned lock_timeout_s;
+        struct common_options common;
+};
+
+/* ---- test hook: stop dead after step N of apply (tests/golden/test_tune.py) ---- */
+
+static int stop_after = -1, step;
+
+static void reached_step(void) {
+        if (++step == stop_after)
+                raise(SIGKILL);
+}
+
+/* ---- plan ---- */
+
+struct setting_summary {
+        const struct tune_setting *s;
+        const char *value;
+        size_t change, ok, cannot;
+        const struct tune_target *first_change, *first_cannot;
+};
+
+static void summarise(const struct tune_request *req, const struct tune_targets *t, size_t i,
+                      struct setting_summary *sum) {
+        memset(sum, 0, sizeof(*sum));
+        sum->s = tune_settings[i];
+        for (size_t k = 0; k < req->n_wanted; k++)
+                if (req->wanted[k].setting == sum->s)
+                        sum->value = req->wanted[k].value;
+        for (size_t k = 0; k < t->n; k++) {
+                const struct tune_target *x = &t->v[k];
+                if (strcmp(x->setting, sum->s->key) != 0)
+                        continue;
+                switch (tune_target_need(x)) {
+                case TUNE_CHANGE:
+                        if (!sum->change++)
+                                sum->first_change = x;
+                        break;
+                case TUNE_OK: sum->ok++; break;
+                case TUNE_CANNOT:
+                        if (!sum->cannot++)
+                                sum->first_cannot = x;
+                        break;
+                }
+        }
+}
+
+static void write_plan_text(const struct tune_cli *o, const struct tune_request *req, const struct tune_targets *t) {
+        size_t settings_changing = 0, files = 0, already = 0, cannot = 0;
+        printf("gpuvet tune plan: %s%s, root %s\n", o->profile ? "profile " : "", o->profile ? o->profile : "--set only",
+               o->common.root);
+        for (size_t i = 0; tune_settings[i]; i++) {
+                struct setting_summary sum;
+                summarise(req, t, i, &sum);
+                if (!sum.value)
+                        continue;
+                char label[96];
+                snprintf(label, sizeof(label), "%s=%s", sum.s->key, sum.value);
+                if (sum.change) {
+                        settings_changing++;
+                        files += sum.change;
+                        const struct tune_target *x = sum.first_change;
+                        if (sum.change == 1 && sum.ok == 0)
+                                printf("  change  %-34s %s: %s -> %s  [%s]\n", label, x->path, x->current, x->wanted,
+                                       sum.s->check_id);
+                        else
+                                printf("  change  %-34s %zu of %zu files, e.g. %s: %s -> %s  [%s]\n", label, sum.change,
+                                       sum.change + sum.ok, x->path, x->current, x->wanted, sum.s->check_id);
+                } else if (sum.ok) {
+                        already++;
+                        printf("  ok      %s\n", label);
+                }
+                if (sum.cannot) {
+                        cannot++;
+                        printf("  cannot  %-34s %s%s\n", label, sum.first_cannot->cannot,
+                               sum.cannot > 1 ? " (and more files)" : "");
+                }
+        }
+        if (settings_changing)
+                printf("%zu setting%s to change (%zu file%s), %zu already set, %zu cannot be set here.\n",
+                       settings_changing, settings_changing == 1 ? "" : "s", files, files == 1 ? "" : "s", already,
+                       cannot);
+        else
+                printf("Nothing to change: %zu setting%s already set, %zu cannot be set here.\n", already,
+                       already == 1 ? "" : "s", cannot);
+}
+
+static json_t *plan_json(const struct tune_cli *o, const struct tune_request *req, const struct tune_targets *t) {
+        json_t *doc = json_object(), *settings = json_array();
+        size_t changes = 0;
+        json_object_set_new(doc, "schema", json_string("gpuvet.tune-plan/1"));
+        json_object_set_new(doc, "profile", o->profile ? json_string(o->profile) : json_null());
+        json_object_set_new(doc, "root", json_string(o->common.root));
+        for (size_t i = 0; tune_settings[i]; i++) {
+                struct setting_summary sum;
+                summarise(req, t, i, &sum);
+                if (!sum.value)
+                        continue;
+                json_t *s = json_object(), *targets = json_array();
+                json_object_set_new(s, "setting", json_string(sum.s->key));
+                json_object_set_new(s, "value", json_string(sum.value));
+                json_object_set_new(s, "check", json_string(sum.s->check_id));
+                json_object_set_new(s, "state", json_string(sum.change ? "change" : sum.ok ? "ok" : "cannot"));
+                for (size_t k = 0; k < t->n; k++) {
+                        const struct tune_target *x = &t->v[k];
+                        if (strcmp(x->setting, sum.s->key) != 0)
+                                continue;
+                        enum tune_need need = tune_target_need(x);
+                        json_t *j = json_object();
+                        json_object_set_new(j, "path", json_string(x->path));
+                        json_object_set_new(j, "current", need == TUNE_CANNOT && !x->current[0] ? json_null()
+                                                                                                 : json_string(x->current));
+                        json_object_set_new(j, "wanted", json_string(x->wanted));
+                        json_object_set_new(j, "need", json_string(need == TUNE_CHANGE ? "change" : need == TUNE_OK ? "ok"
+                                                                                                                   : "cannot"));
+                        if (need == TUNE_CANNOT)
+                                json_object_set_new(j, "reason", json_string(x->cannot));
+                        json_array_append_new(targets, j);
+                }
+                changes += sum.change;
+                json_object_set_new(s, "targets", targets);
+                json_array_append_new(settings, s);
+        }
+        json_object_set_new(doc, "changes", json_integer((json_int_t)changes));
+        json_object_set_new(doc, "settings", settings);
+        return doc;
+}
+
+static int print_json_doc(json_t *doc) {
+        int r = doc && json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', stdout) != EOF
+                        ? EXIT_PASS
+                        : EXIT_INTERNAL;
+        json_decref(doc);
+        return r;
+}
+
+static size_t count_changes(const struct tune_targets *t) {
+        size_t n = 0;
+        for (size_t i = 0; i < t->n; i++)
+                n += tune_target_need(&t->v[i]) == TUNE_CHANGE;
+        return n;
+}
+
+/* ---- apply ---- */
+
+static void now_iso(char *buf, size_t size) {
+        time_t t = time(NULL);
+        struct tm tm;
+        strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+}
+
+static int refuse_non_root(const char *cmd, struct fsroot *fs, const struct tune_targets *t) {
+        if (!fsroot_is_live(fs) || geteuid() == 0)
+                return -1;
+        for (size_t i = 0; i < t->n; i++)
+                if (tune_target_need(&t->v[i]) == TUNE_CHANGE) {
+                        fprintf(stderr, "gpuvet tune %s: %s needs root (it writes %s); run it as root, or see the changes "
+                                        "with `gpuvet tune plan`\n", cmd, t->v[i].setting, t->v[i].path);
+                        return EXIT_USAGE;
+                }
+        return -1;
+}
+
+static int take_lock(const char *cmd, const char *state_path, unsigned timeout_s) {
+        long holder;
+        int fd = tune_lock(state_path, timeout_s * 1000u, &holder);
+        if (fd == -EWOULDBLOCK) {
+                fprintf(stderr, "gpuvet tune %s: another gpuvet tune (pid %ld) holds %s.lock; waited %u s\n", cmd, holder,
+                        state_path, timeout_s);
+                return -EXIT_USAGE;
+        }
+        if (fd < 0) {
+                fprintf(stderr, "gpuvet tune %s: cannot lock %s.lock: %s\n", cmd, state_path, strerror(-fd));
+                return -EXIT_USAGE;
+        }
+        return fd;
+}
+
+static int do_apply(const struct tune_cli *o, struct fsroot *fs, const struct tune_request *req,
+                    struct tune_targets *t, const char *state_path) {
+        int code = refuse_non_root("apply", fs, t);
+        if (code >= 0)
+                return code;
+        int lock = take_lock("apply", state_path, o->lock_timeout_s);
+        if (lock < 0)
+                return -lock;
+        /* Re-read under the lock: another run may have changed the values since the plan. */
+        tune_targets_free(t);
+        if (tune_plan(fs, req, t) < 0) {
+                close(lock);
+                fprintf(stderr, "gpuvet tune apply: out of memory\n");
+                return EXIT_INTERNAL;
+        }
+
+        char boot[64], err[512];
+        tune_boot_id(fs, boot, sizeof(boot));
+        struct tune_state st;
+        int r = tune_state_load(state_path, &st, err, sizeof(err));
+        if (r == -EINVAL) {
+                fprintf(stderr, "gpuvet tune apply: %s; move it aside (it holds the values revert restores)\n", err);
+                close(lock);
+                return EXIT_USAGE;
+        }
+        /* A snapshot from another boot describes values the reboot already reset. */
+        if (r < 0 || strcmp(st.boot_id, boot) != 0) {
+                tune_state_free(&st);
+                memset(&st, 0, sizeof(st));
+                now_iso(st.started, sizeof(st.started));
+        }
+        snprintf(st.profile, sizeof(st.profile), "%s", o->profile ? o->profile : "");
+        snprintf(st.boot_id, sizeof(st.boot_id), "%s", boot);
+        snprintf(st.status, sizeof(st.status), "applying");
+        for (size_t i = 0; i < t->n; i++) {
+                const struct tune_target *x = &t->v[i];
+                if (tune_target_need(x) == TUNE_CANNOT)
+                        continue;
+                struct tune_entry *e = tune_state_find(&st, x->path);
+                if (!e && tune_target_need(x) == TUNE_OK)
+                        continue;
+                if (!e) {
+                        if (!(e = tune_state_add(&st))) {
+                                tune_state_free(&st);
+                                close(lock);
+                                fprintf(stderr, "gpuvet tune apply: out of memory\n");
+                                return EXIT_INTERNAL;
+                        }
+                        snprintf(e->setting, sizeof(e->setting), "%s", x->setting);
+                        snprintf(e->path, sizeof(e->path), "%s", x->path);
+                        snprintf(e->before, sizeof(e->before), "%s", x->current);
+                }
+                snprintf(e->after, sizeof(e->after), "%s", x->wanted);
+                snprintf(e->result, sizeof(e->result), "pending");
+                e->detail[0] = '\0';
+        }
+        if ((r = tune_state_save(state_path, &st)) < 0) {
+                fprintf(stderr, "gpuvet tune apply: writing %s: %s; nothing was changed\n", state_path, strerror(-r));
+                tune_state_free(&st);
+                close(lock);
+                return EXIT_USAGE;
+        }
+        reached_step();
+
+        size_t applied = 0, refused = 0, failed = 0;
+        for (size_t i = 0; i < t->n; i++) {
+                const struct tune_target *x = &t->v[i];
+                if (tune_target_need(x) != TUNE_CHANGE)
+                        continue;
+                struct tune_entry *e = tune_state_find(&st, x->path);
+                int w = fsroot_write_attr(fs, x->path, x->wanted);
+                if (w < 0) {
+                        refused++;
+                        snprintf(e->result, sizeof(e->result), "refused");
+                        snprintf(e->detail, sizeof(e->detail), "cannot be set here: the kernel refused %s (%s)",
+                                 x->wanted, strerror(-w));
+                }
+                reached_step();
+        }
+        for (size_t i = 0; i < st.n; i++) {
+                struct tune_entry *e = &st.entries[i];
+                if (strcmp(e->result, "refused") == 0)
+                        continue;
+                char now[TUNE_VALUE_MAX];
+                int rr = tune_read_value(fs, e->path, now, sizeof(now));
+                if (rr == 0 && strcmp(now, e->after) == 0) {
+                        snprintf(e->result, sizeof(e->result), "applied");
+                        applied++;
+                } else {
+                        failed++;
+                        snprintf(e->result, sizeof(e->result), "did not take");
+                        snprintf(e->detail, sizeof(e->detail), "reads %s after writing %s", rr == 0 ? now : strerror(-rr),
+                                 e->after);
+                }
+        }
+        reached_step();
+        snprintf(st.status, sizeof(st.status), "applied");
+        if ((r = tune_state_save(state_path, &st)) < 0)
+                fprintf(stderr, "gpuvet tune apply: updating %s: %s (its snapshot is still the one written before "
+                                "any change)\n", state_path, strerror(-r));
+        for (size_t i = 0; i < st.n; i++)
+                if (strcmp(st.entries[i].result, "applied") != 0)
+                        printf("  %-14s %s: %s\n", st.entries[i].result, st.entries[i].path, st.entries[i].detail);
+        for (size_t i = 0; i < t->n; i++)
+                if (tune_target_need(&t->v[i]) == TUNE_CANNOT)
+                        printf("  cannot         %s: %s\n", t->v[i].setting, t->v[i].cannot);
+        printf("gpuvet tune apply: %zu file%s hold the profile, %zu refused by this machine, %zu did not take; "
+               "snapshot in %s (gpuvet tune revert restores it)\n",
+               applied, applied == 1 ? "" : "s", refused, failed, state_path);
+        tune_state_free(&st);
+        close(lock);
+        return failed ? EXIT_FAILED : EXIT_PASS;
+}
+
+/* ---- revert and status ---- */
+
+static int load_for(const char *cmd, const char *state_path, struct fsroot *fs, struct tune_state *st, bool *other_boot) {
+        char err[512], boot[64];
+        int r = tune_state_load(state_path, st, err, sizeof(err));
+        if (r == -ENOENT)
+                return -ENOENT;
+        if (r < 0) {
+                fprintf(stderr, "gpuvet tune %s: %s\n", cmd, r == -EINVAL ? err : strerror(-r));
+                return r;
+        }
+        tune_boot_id(fs, boot, sizeof(boot));
+        *other_boot = strcmp(st->boot_id, boot) != 0;
+        return 0;
+}
+
+static int do_revert(const struct tune_cli *o, struct fsroot *fs, const char *state_path) {
+        int lock = take_lock("revert", state_path, o->lock_timeout_s);
+        if (lock < 0)
+                return -lock;
+        struct tune_state st;
+        bool other_boot = false;
+        int r = load_for("revert", state_path, fs, &st, &other_boot);
+        if (r == -ENOENT) {
+                fprintf(stderr, "gpuvet tune revert: nothing to revert: no %s (gpuvet tune apply writes it)\n", state_path);
+                close(lock);
+                return EXIT_USAGE;
+        }
+        if (r < 0) {
+                close(lock);
+                return EXIT_USAGE;
+        }
+        if (other_boot) {
+                fprintf(stderr, "gpuvet tune revert: %s was taken on another boot (boot id %s): the settings it holds "
+                                "do not survive a reboot and were reset then, so restoring them now would undo what was "
+                                "set since; delete the file to forget it\n", state_path,
+                        st.boot_id[0] ? st.boot_id : "unknown");
+                tune_state_free(&st);
+                close(lock);
+                return EXIT_USAGE;
+        }
+        if (!fsroot_is_live(fs) || geteuid() == 0) {
+                /* fine */
+        } else if (st.n) {
+                fprintf(stderr, "gpuvet tune revert: %s needs root (it writes %s); run it as root\n", st.entries[0].setting,
+                        st.entries[0].path);
+                tune_state_free(&st);
+                close(lock);
+                return EXIT_USAGE;
+        }
+        size_t restored = 0, failed = 0;
+        /* Newest first: the governor goes back before the EPP it constrains. */
+        for (size_t i = st.n; i-- > 0;) {
+                struct tune_entry *e = &st.entries[i];
+                if (strcmp(e->result, "refused") == 0)
+                        continue;
+                char now[TUNE_VALUE_MAX];
+                int w = 0;
+                if (tune_read_value(fs, e->path, now, sizeof(now)) < 0 || strcmp(now, e->before) != 0)
+                        w = fsroot_write_attr(fs, e->path, e->before);
+                if (w == 0 && tune_read_value(fs, e->path, now, sizeof(now)) == 0 && strcmp(now, e->before) == 0) {
+                        restored++;
+                        snprintf(e->result, sizeof(e->result), "restored");
+                } else {
+                        failed++;
+                        printf("  not restored  %s: %s (wanted %s)\n", e->path, w < 0 ? strerror(-w) : "reads otherwise",
+                               e->before);
+                }
+        }
+        if (failed == 0) {
+                if (unlink(state_path) < 0)
+                        fprintf(stderr, "gpuvet tune revert: removing %s: %s\n", state_path, strerror(errno));
+                printf("gpuvet tune revert: %zu file%s restored; %s removed\n", restored, restored == 1 ? "" : "s",
+                       state_path);
+        } else {
+                /* Keep the snapshot: what failed can be retried. */
+                printf("gpuvet tune revert: %zu restored, %zu not; %s kept for another try\n", restored, failed,
+                       state_path);
+        }
+        tune_state_free(&st);
+        close(lock);
+        return failed ? EXIT_FAILED : EXIT_PASS;
+}
+
+static int do_status(const struct tune_cli *o, struct fsroot *fs, const char *state_path) {
+        struct tune_state st;
+        bool other_boot = false;
+        int r = load_for("status", state_path, fs, &st, &other_boot);
+        if (r == -ENOENT) {
+                if (o->json)
+                        return print_json_doc(json_pack("{s:s, s:s, s:[]}", "schema", "gpuvet.tune-status/1", "state",
+                                                        "none", "entries"));
+                printf("Nothing applied by gpuvet tune (no %s).\n", state_path);
+                return EXIT_PASS;
+        }
+        if (r < 0)
+                return EXIT_USAGE;
+        size_t drifted = 0;
+        json_t *entries = json_array();
+        for (size_t i = 0; i < st.n; i++) {
+                struct tune_entry *e = &st.entries[i];
+                char now[TUNE_VALUE_MAX] = "";
+                bool refused = strcmp(e->result, "refused") == 0;
+                int rr = tune_read_value(fs, e->path, now, sizeof(now));
+                bool held = rr == 0 && strcmp(now, e->after) == 0;
+                if (!refused && !held)
+                        drifted++;
+                json_array_append_new(entries, json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "setting", e->setting, "path",
+                                                         e->path, "before", e->before, "after", e->after, "now",
+                                                         rr == 0 ? now : NULL, "state",
+                                                         refused ? "refused" : held ? "held" : "drifted"));
+                if (!o->json && !refused && !held)
+                        printf("  drifted  %s: %s, applied %s (was %s)\n", e->path, rr == 0 ? now : strerror(-rr), e->after,
+                               e->before);
+        }
+        const char *state = other_boot ? "other-boot" : st.status;
+        if (o->json) {
+                tune_state_free(&st);
+                return print_json_doc(json_pack("{s:s, s:s, s:I, s:o}", "schema", "gpuvet.tune-status/1", "state", state,
+                                                 "drifted", (json_int_t)drifted, "entries", entries)) == EXIT_PASS
+                               ? (drifted ? EXIT_FAILED : EXIT_PASS)
+                               : EXIT_INTERNAL;
+        }
+        json_decref(entries);
+        if (other_boot)
+                printf("gpuvet tune status: %s was written on another boot; the reboot reset what it applied "
+                       "(gpuvet tune apply sets it again)\n", state_path);
+        else
+                printf("gpuvet tune status: profile %s %s at %s: %zu file%s, %zu drifted since\n",
+                       st.profile[0] ? st.profile : "(--set only)", strcmp(st.status, "applied") == 0 ? "applied" :
+                       "interrupted while applying (run apply again, or revert)", st.started, st.n, st.n == 1 ? "" : "s",
+                       drifted);
+        tune_state_free(&st);
+        return drifted || other_boot ? EXIT_FAILED : EXIT_PASS;
+}
+
+static int do_profiles(const struct tune_cli *o) {
+        char err[512];
+        json_t *list = tune_profiles_list(o->common.data_dir, err, sizeof(err));
+        if (!list) {
+                fprintf(stderr, "gpuvet tune profiles: %s\n", err);
+                return EXIT_USAGE;
+        }
+        if (o->json)
+                return print_json_doc(list);
+        const char *name;
+        json_t *p;
+        json_object_foreach(list, name, p) {
+                printf("%s: %s\n", name, json_string_value(json_object_get(p, "description")) ?: "");
+                const char *key;
+                json_t *v;
+                json_object_foreach(json_object_get(p, "settings"), key, v) printf("  %s=%s\n", key,
+                                                                                   json_string_value(v) ?: "?");
+        }
+        json_decref(list);
+        return EXIT_PASS;
+}
+
+/* ---- the command ---- */
+
+int cmd_tune(int argc, char **argv) {
+        static const struct option options[] = {
+                {"profile", required_argument, NULL, 'p'},
+                {"set", required_argument, NULL, 's'},
+                {"json", no_argument, NULL, 'j'},
+                {"state", required_argument, NULL, 'S'},
+                {"lock-timeout", required_argument, NULL, 'L'},
+                COMMON_LONG_OPTIONS,
+        };
+        struct tune_cli o = {.profile = "throughput", .lock_timeout_s = 10};
+        common_options_init(&o.common);
+        if (argc < 2 || argv[1][0] == '-') {
+                if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+                        fputs(usage, stdout);
+                        return EXIT_PASS;
+                }
+                fprintf(stderr, "gpuvet tune: name an action: plan, apply, revert, status or profiles (see gpuvet tune --help)\n");
+                return EXIT_USAGE;
+        }
+        o.action = argv[1];
+        static const char *const actions[] = {"plan", "apply", "revert", "status", "profiles", NULL};
+        size_t a = 0;
+        while (actions[a] && strcmp(actions[a], o.action) != 0)
+                a++;
+        if (!actions[a]) {
+                fprintf(stderr, "gpuvet tune: unknown action \"%s\": expected plan, apply, revert, status or profiles\n",
+                        o.action);
+                return EXIT_USAGE;
+        }
+        optind = 2;
+        opterr = 0;
+        int opt, code;
+        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "p:s:j", options, NULL)) != -1) {
+                switch (opt) {
+                case 'p': o.profile = strcmp(optarg, "none") == 0 ? NULL : optarg; break;
+                case 's':
+                        if (o.n_sets == MAX_SETS) {
+                                fprintf(stderr, "gpuvet tune: more than %d --set options\n", MAX_SETS);
+                                return EXIT_USAGE;
+                        }
+                        o.sets[o.n_sets++] = optarg;
+                        break;
+                case 'j': o.json = true; break;
+                case 'S': o.state_override = optarg; break;
+                case 'L': {
+                        char *end;
+                        unsigned long v = strtoul(optarg, &end, 10);
+                        if (*optarg < '0' || *optarg > '9' || *end || v > 3600) {
+                                fprintf(stderr, "gpuvet tune: --lock-timeout: expected whole seconds 0..3600, not \"%s\"\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
+                        o.lock_timeout_s = (unsigned)v;
+                        break;
+                }
+                default:
+                        if ((code = common_option("tune", opt, usage, &o.common, argv)) >= 0)
+                                return code;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "gpuvet tune %s: unexpected argument \"%s\" (see gpuvet tune --help)\n", o.action, argv[optind]);
+                return EXIT_USAGE;
+        }
+        const char *hook = getenv("GPUVET_TUNE_STOP_AFTER");
+        stop_after = hook && *hook ? atoi(hook) : -1;
+        if (strcmp(o.action, "profiles") == 0)
+                return do_profiles(&o);
+        if (!o.profile && o.n_sets == 0 && (strcmp(o.action, "plan") == 0 || strcmp(o.action, "apply") == 0)) {
+                fprintf(stderr, "gpuvet tune %s: --profile none leaves nothing to do: add --set KEY=VALUE\n", o.action);
+                return EXIT_USAGE;
+        }
+
+        struct fsroot *fs;
+        int r = fsroot_open(o.common.root, &fs);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet tune: --root %s: %s\n", o.common.root, strerror(-r));
+                return EXIT_USAGE;
+        }
+        char state_path[4096];
+        tune_state_path(fs, o.state_override, state_path, sizeof(state_path));
+        if (strcmp(o.action, "revert") == 0) {
+                code = do_revert(&o, fs, state_path);
+                fsroot_free(fs);
+                return code;
+        }
+        if (strcmp(o.action, "status") == 0) {
+                code = do_status(&o, fs, state_path);
+                fsroot_free(fs);
+                return code;
+        }
+        struct tune_request req;
+        char err[1024];
+        if (tune_request_build(o.common.data_dir, o.profile, o.sets, o.n_sets, &req, err, sizeof(err)) < 0) {
+                fprintf(stderr, "gpuvet tune %s: %s\n", o.action, err);
+                fsroot_free(fs);
+                return EXIT_USAGE;
+        }
+        struct tune_targets t;
+        if (tune_plan(fs, &req, &t) < 0) {
+                fprintf(stderr, "gpuvet tune %s: out of memory\n", o.action);
+                fsroot_free(fs);
+                return EXIT_INTERNAL;
+        }
+        if (strcmp(o.action, "plan") == 0) {
+                size_t changes = count_changes(&t);
+                if (o.json)
+                        code = print_json_doc(plan_json(&o, &req, &t));
+                else
+                        write_plan_text(&o, &req, &t), code = EXIT_PASS;
+                if (code == EXIT_PASS && changes)
+                        code = EXIT_FAILED;
+        } else {
+                code = do_apply(&o, fs, &req, &t, state_path);
+        }
+        tune_targets_free(&t);
+        fsroot_free(fs);
+        return code;
+}

@@ -1,0 +1,128 @@
+#include "tune/tune.h"
+#include "data/embedded.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static json_t *load_profiles(const char *data_dir, char *source, size_t srclen, char *err, size_t errlen) {
+        json_error_t jerr;
+        json_t *root;
+        if (data_dir) {
+                snprintf(source, srclen, "%s/tune-profiles.json", data_dir);
+                root = json_load_file(source, JSON_REJECT_DUPLICATES, &jerr);
+        } else {
+                snprintf(source, srclen, "built-in tune-profiles.json");
+                root = json_loadb(embedded_tune_profiles_json, embedded_tune_profiles_json_len, JSON_REJECT_DUPLICATES,
+                                  &jerr);
+        }
+        if (!root) {
+                snprintf(err, errlen, "%s:%d: %s", source, jerr.line, jerr.text);
+                return NULL;
+        }
+        json_t *profiles = json_object_get(root, "profiles");
+        if (strcmp(json_string_value(json_object_get(root, "schema")) ?: "", "gpuvet.tune-profiles/1") != 0 ||
+            !json_is_object(profiles)) {
+                snprintf(err, errlen, "%s: not a gpuvet.tune-profiles/1 file (no \"profiles\" object)", source);
+                json_decref(root);
+                return NULL;
+        }
+        return root;
+}
+
+json_t *tune_profiles_list(const char *data_dir, char *err, size_t errlen) {
+        char source[512];
+        json_t *root = load_profiles(data_dir, source, sizeof(source), err, errlen);
+        if (!root)
+                return NULL;
+        json_t *list = json_deep_copy(json_object_get(root, "profiles"));
+        json_decref(root);
+        return list;
+}
+
+static int add_wanted(struct tune_request *req, const char *key, const char *value, bool from_set, const char *where,
+                      char *err, size_t errlen) {
+        const struct tune_setting *s = tune_setting_find(key);
+        if (!s) {
+                int n = snprintf(err, errlen, "%s: unknown setting \"%s\" (known:", where, key);
+                for (size_t i = 0; tune_settings[i] && n > 0 && (size_t)n < errlen; i++)
+                        n += snprintf(err + n, errlen - (size_t)n, " %s", tune_settings[i]->key);
+                if (n > 0 && (size_t)n < errlen)
+                        snprintf(err + n, errlen - (size_t)n, ")");
+                return -EINVAL;
+        }
+        if (s->valid(value) < 0) {
+                snprintf(err, errlen, "%s: %s=\"%s\": expected %s", where, key, value, s->values);
+                return -EINVAL;
+        }
+        size_t i = 0;
+        while (i < req->n_wanted && req->wanted[i].setting != s)
+                i++;
+        if (i == req->n_wanted) {
+                if (req->n_wanted == TUNE_MAX_WANTED) {
+                        snprintf(err, errlen, "%s: more than %d settings", where, TUNE_MAX_WANTED);
+                        return -EINVAL;
+                }
+                req->n_wanted++;
+        }
+        req->wanted[i].setting = s;
+        req->wanted[i].from_set = from_set;
+        snprintf(req->wanted[i].value, sizeof(req->wanted[i].value), "%s", value);
+        return 0;
+}
+
+int tune_request_build(const char *data_dir, const char *name, char *const *sets, size_t n_sets,
+                       struct tune_request *req, char *err, size_t errlen) {
+        memset(req, 0, sizeof(*req));
+        req->profile = name;
+        char source[512];
+        json_t *root = load_profiles(data_dir, source, sizeof(source), err, errlen);
+        if (!root)
+                return -EINVAL;
+        json_t *profiles = json_object_get(root, "profiles");
+        int r = 0;
+        if (name) {
+                json_t *p = json_object_get(profiles, name);
+                if (!json_is_object(p)) {
+                        int n = snprintf(err, errlen, "--profile %s: %s has no such profile (it has", name, source);
+                        const char *key;
+                        json_t *v;
+                        json_object_foreach(profiles, key, v) {
+                                if (n > 0 && (size_t)n < errlen)
+                                        n += snprintf(err + n, errlen - (size_t)n, " %s", key);
+                        }
+                        if (n > 0 && (size_t)n < errlen)
+                                snprintf(err + n, errlen - (size_t)n, ")");
+                        r = -ENOENT;
+                        goto out;
+                }
+                const char *key;
+                json_t *v;
+                char where[600];
+                snprintf(where, sizeof(where), "%s, profile %s", source, name);
+                json_object_foreach(json_object_get(p, "settings"), key, v) {
+                        if (!json_is_string(v)) {
+                                snprintf(err, errlen, "%s: %s must be a string", where, key);
+                                r = -EINVAL;
+                                goto out;
+                        }
+                        if ((r = add_wanted(req, key, json_string_value(v), false, where, err, errlen)) < 0)
+                                goto out;
+                }
+        }
+        for (size_t i = 0; i < n_sets; i++) {
+                char key[64];
+                const char *eq = strchr(sets[i], '=');
+                if (!eq || eq == sets[i] || (size_t)(eq - sets[i]) >= sizeof(key)) {
+                        snprintf(err, errlen, "--set \"%s\": expected KEY=VALUE", sets[i]);
+                        r = -EINVAL;
+                        goto out;
+                }
+                snprintf(key, sizeof(key), "%.*s", (int)(eq - sets[i]), sets[i]);
+                if ((r = add_wanted(req, key, eq + 1, true, "--set", err, errlen)) < 0)
+                        goto out;
+        }
+out:
+        json_decref(root);
+        return r;
+}

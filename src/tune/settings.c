@@ -1,0 +1,326 @@
+#include "tune/settings.h"
+#include "core/fsroot.h"
+#include "core/strparse.h"
+#include "core/strv.h"
+#include "sys/cpu.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CPU_DIR "/sys/devices/system/cpu"
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
+
+/* ---- reading ---- */
+
+int tune_read_value(struct fsroot *fs, const char *path, char *buf, size_t size) {
+        char text[1024];
+        int r = fsroot_read_str(fs, path, text, sizeof(text));
+        if (r < 0)
+                return r;
+        const char *open = strchr(text, '['), *close = open ? strchr(open, ']') : NULL;
+        const char *start = open && close ? open + 1 : text;
+        size_t len = open && close ? (size_t)(close - open - 1) : strcspn(text, "\n");
+        while (len > 0 && isspace((unsigned char)start[len - 1]))
+                len--;
+        if (len >= size)
+                return -ENAMETOOLONG;
+        memcpy(buf, start, len);
+        buf[len] = '\0';
+        return 0;
+}
+
+/* Is word one of the space-separated words of list (brackets ignored)? */
+static bool offers(const char *list, const char *word) {
+        size_t wlen = strlen(word);
+        for (const char *p = list; *p;) {
+                while (*p == ' ' || *p == '[' || *p == ']')
+                        p++;
+                const char *start = p;
+                while (*p && *p != ' ' && *p != '[' && *p != ']')
+                        p++;
+                if ((size_t)(p - start) == wlen && strncmp(start, word, wlen) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* ---- targets ---- */
+
+static struct tune_target *add(struct tune_targets *t, const struct tune_setting *s, const char *path) {
+        if (t->n == t->cap) {
+                size_t cap = t->cap ? t->cap * 2 : 16;
+                struct tune_target *v = realloc(t->v, cap * sizeof(*v));
+                if (!v)
+                        return NULL;
+                t->v = v;
+                t->cap = cap;
+        }
+        struct tune_target *x = &t->v[t->n++];
+        memset(x, 0, sizeof(*x));
+        x->setting = s->key;
+        snprintf(x->path, sizeof(x->path), "%s", path);
+        return x;
+}
+
+void tune_targets_free(struct tune_targets *t) {
+        free(t->v);
+        t->v = NULL;
+        t->n = t->cap = 0;
+}
+
+/* One target for path: its current value, or why it cannot be set. */
+static int add_file(struct fsroot *fs, const struct tune_setting *s, struct tune_targets *out, const char *path,
+                    const char *wanted) {
+        struct tune_target *x = add(out, s, path);
+        if (!x)
+                return -ENOMEM;
+        snprintf(x->wanted, sizeof(x->wanted), "%s", wanted);
+        int r = tune_read_value(fs, path, x->current, sizeof(x->current));
+        if (r < 0)
+                snprintf(x->cannot, sizeof(x->cannot), "%s: %s", path, strerror(-r));
+        return 0;
+}
+
+/* A setting with no file here: one target that says so. */
+static int add_absent(const struct tune_setting *s, struct tune_targets *out, const char *path, const char *why) {
+        struct tune_target *x = add(out, s, path);
+        if (!x)
+                return -ENOMEM;
+        snprintf(x->cannot, sizeof(x->cannot), "%s", why);
+        return 0;
+}
+
+/* The cpuN directories, in CPU order. */
+static int list_cpus(struct fsroot *fs, char ***ret) {
+        char **names;
+        int r = fsroot_list(fs, CPU_DIR, &names);
+        if (r < 0)
+                return r == -ENOMEM ? r : (*ret = NULL, 0);
+        size_t keep = 0;
+        for (size_t i = 0; names[i]; i++) {
+                unsigned n;
+                char tail;
+                if (sscanf(names[i], "cpu%u%c", &n, &tail) == 1)
+                        names[keep++] = names[i];
+                else
+                        free(names[i]);
+        }
+        names[keep] = NULL;
+        /* fsroot_list sorts by name: cpu10 before cpu2. Order by number for readable plans. */
+        for (size_t i = 1; i < keep; i++)
+                for (size_t k = i; k > 0 && strtoul(names[k - 1] + 3, NULL, 10) > strtoul(names[k] + 3, NULL, 10); k--) {
+                        char *tmp = names[k];
+                        names[k] = names[k - 1];
+                        names[k - 1] = tmp;
+                }
+        *ret = names;
+        return 0;
+}
+
+/* A per-CPU cpufreq file (governor, EPP): one target per CPU that has it; the value must
+ * be one the CPU's "available" file offers. */
+static int expand_per_cpu(struct fsroot *fs, const struct tune_setting *s, struct tune_targets *out,
+                          const char *file, const char *available, const char *value, const char *absent_why) {
+        char **cpus;
+        int r = list_cpus(fs, &cpus);
+        if (r < 0)
+                return r;
+        size_t before = out->n;
+        for (size_t i = 0; cpus && cpus[i]; i++) {
+                char path[TUNE_PATH_MAX], offer_path[TUNE_PATH_MAX], offer[1024];
+                snprintf(path, sizeof(path), CPU_DIR "/%s/cpufreq/%s", cpus[i], file);
+                if (fsroot_access(fs, path) < 0)
+                        continue;
+                if ((r = add_file(fs, s, out, path, value)) < 0)
+                        break;
+                snprintf(offer_path, sizeof(offer_path), CPU_DIR "/%s/cpufreq/%s", cpus[i], available);
+                struct tune_target *x = &out->v[out->n - 1];
+                if (!x->cannot[0] && fsroot_read_str(fs, offer_path, offer, sizeof(offer)) == 0 && !offers(offer, value))
+                        snprintf(x->cannot, sizeof(x->cannot), "%s offers %.150s, not %s", available, offer, value);
+        }
+        strv_free(cpus);
+        if (r < 0)
+                return r;
+        if (out->n == before) {
+                char pattern[TUNE_PATH_MAX];
+                snprintf(pattern, sizeof(pattern), CPU_DIR "/cpu*/cpufreq/%s", file);
+                return add_absent(s, out, pattern, absent_why);
+        }
+        return 0;
+}
+
+static int expand_governor(struct fsroot *fs, const struct tune_setting *s, const char *value,
+                           struct tune_targets *out) {
+        return expand_per_cpu(fs, s, out, "scaling_governor", "scaling_available_governors", value,
+                              "no cpufreq here (a VM, or frequency scaling left to the firmware)");
+}
+
+static int expand_epp(struct fsroot *fs, const struct tune_setting *s, const char *value, struct tune_targets *out) {
+        return expand_per_cpu(fs, s, out, "energy_performance_preference", "energy_performance_available_preferences",
+                              value, "no energy_performance_preference (the cpufreq driver has no EPP)");
+}
+
+static int expand_boost(struct fsroot *fs, const struct tune_setting *s, const char *value, struct tune_targets *out) {
+        bool on = strcmp(value, "on") == 0;
+        /* intel_pstate says it the other way round. */
+        if (fsroot_access(fs, CPU_DIR "/intel_pstate/no_turbo") == 0)
+                return add_file(fs, s, out, CPU_DIR "/intel_pstate/no_turbo", on ? "0" : "1");
+        if (fsroot_access(fs, CPU_DIR "/cpufreq/boost") == 0)
+                return add_file(fs, s, out, CPU_DIR "/cpufreq/boost", on ? "1" : "0");
+        return add_absent(s, out, CPU_DIR "/cpufreq/boost",
+                          "neither intel_pstate/no_turbo nor cpufreq/boost (a VM, or boost fixed by the firmware)");
+}
+
+/* shallow: disable every idle state deeper than CSTATE_DEEP_LATENCY_US; all: enable all. */
+static int expand_cstates(struct fsroot *fs, const struct tune_setting *s, const char *value,
+                          struct tune_targets *out) {
+        bool shallow = strcmp(value, "shallow") == 0;
+        char **cpus;
+        int r = list_cpus(fs, &cpus);
+        if (r < 0)
+                return r;
+        bool any_idle = false;
+        for (size_t i = 0; r == 0 && cpus && cpus[i]; i++) {
+                char dir[TUNE_PATH_MAX], **states;
+                snprintf(dir, sizeof(dir), CPU_DIR "/%s/cpuidle", cpus[i]);
+                if (fsroot_list(fs, dir, &states) < 0)
+                        continue;
+                for (size_t k = 0; states[k]; k++) {
+                        char path[TUNE_PATH_MAX], latency[32];
+                        uint64_t us;
+                        if (strncmp(states[k], "state", 5) != 0)
+                                continue;
+                        any_idle = true;
+                        if (snprintf(path, sizeof(path), "%s/%s/latency", dir, states[k]) >= (int)sizeof(path) ||
+                            fsroot_read_str(fs, path, latency, sizeof(latency)) < 0 || parse_u64(latency, &us) < 0)
+                                continue;
+                        if (shallow && us <= CSTATE_DEEP_LATENCY_US)
+                                continue;
+                        if (snprintf(path, sizeof(path), "%s/%s/disable", dir, states[k]) >= (int)sizeof(path))
+                                continue;
+                        if ((r = add_file(fs, s, out, path, shallow ? "1" : "0")) < 0)
+                                break;
+                }
+                strv_free(states);
+        }
+        strv_free(cpus);
+        if (r < 0)
+                return r;
+        if (!any_idle)
+                return add_absent(s, out, CPU_DIR "/cpu*/cpuidle", "no cpuidle states here (a VM, or idle=poll)");
+        return 0;
+}
+
+/* A single choice-list file ("always [madvise] never"): the value must be offered. */
+static int expand_choice(struct fsroot *fs, const struct tune_setting *s, struct tune_targets *out, const char *path,
+                         const char *value, const char *absent_why) {
+        char text[1024];
+        int r = fsroot_read_str(fs, path, text, sizeof(text));
+        if (r == -ENOENT)
+                return add_absent(s, out, path, absent_why);
+        if ((r = add_file(fs, s, out, path, value)) < 0)
+                return r;
+        struct tune_target *x = &out->v[out->n - 1];
+        if (!x->cannot[0] && !offers(text, value))
+                snprintf(x->cannot, sizeof(x->cannot), "%s offers %.150s, not %s", path, text, value);
+        return 0;
+}
+
+static int expand_thp(struct fsroot *fs, const struct tune_setting *s, const char *value, struct tune_targets *out) {
+        return expand_choice(fs, s, out, THP_DIR "/enabled", value, "the kernel has no transparent huge pages");
+}
+
+static int expand_thp_defrag(struct fsroot *fs, const struct tune_setting *s, const char *value,
+                             struct tune_targets *out) {
+        return expand_choice(fs, s, out, THP_DIR "/defrag", value, "the kernel has no transparent huge pages");
+}
+
+/* A sysctl under /proc/sys: key "vm.swappiness" is /proc/sys/vm/swappiness. */
+static int expand_sysctl(struct fsroot *fs, const struct tune_setting *s, const char *value,
+                         struct tune_targets *out) {
+        char path[TUNE_PATH_MAX];
+        int n = snprintf(path, sizeof(path), "/proc/sys/%s", s->key);
+        for (char *p = path + strlen("/proc/sys/"); n > 0 && *p; p++)
+                if (*p == '.')
+                        *p = '/';
+        if (fsroot_access(fs, path) < 0)
+                return add_absent(s, out, path, "the kernel has no such sysctl");
+        return add_file(fs, s, out, path, value);
+}
+
+/* ---- values ---- */
+
+static int one_of(const char *value, const char *const *choices) {
+        for (size_t i = 0; choices[i]; i++)
+                if (strcmp(value, choices[i]) == 0)
+                        return 0;
+        return -EINVAL;
+}
+
+static int in_range(const char *value, int min, int max) {
+        int v;
+        return parse_int(value, &v) == 0 && v >= min && v <= max ? 0 : -EINVAL;
+}
+
+/* Governors and EPP names vary by driver; the kernel's own list decides, so accept a word. */
+static int valid_word(const char *value) {
+        if (!*value || strlen(value) >= TUNE_VALUE_MAX)
+                return -EINVAL;
+        for (const char *p = value; *p; p++)
+                if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+                        return -EINVAL;
+        return 0;
+}
+static int valid_on_off(const char *v) { return one_of(v, (const char *const[]){"on", "off", NULL}); }
+static int valid_cstates(const char *v) { return one_of(v, (const char *const[]){"shallow", "all", NULL}); }
+static int valid_thp(const char *v) { return one_of(v, (const char *const[]){"always", "madvise", "never", NULL}); }
+static int valid_defrag(const char *v) {
+        return one_of(v, (const char *const[]){"always", "defer", "defer+madvise", "madvise", "never", NULL});
+}
+static int valid_swappiness(const char *v) { return in_range(v, 0, 200); }
+static int valid_percent(const char *v) { return in_range(v, 1, 100); }
+static int valid_bool01(const char *v) { return in_range(v, 0, 1); }
+
+/* ---- the table ---- */
+
+static const struct tune_setting epp = {"cpu.epp", "cpu.governor", "energy/performance preference of every CPU",
+                                        "a preference the driver offers (performance)", valid_word, expand_epp};
+static const struct tune_setting governor = {"cpu.governor", "cpu.governor", "cpufreq governor of every CPU",
+                                             "a governor the driver offers (performance)", valid_word, expand_governor};
+static const struct tune_setting boost = {"cpu.boost", "cpu.boost", "turbo / boost frequencies", "on|off", valid_on_off,
+                                          expand_boost};
+static const struct tune_setting cstates = {"cpu.cstates", "cpu.cstates",
+                                            "idle states deeper than 20 us exit latency, on every CPU",
+                                            "shallow|all", valid_cstates, expand_cstates};
+static const struct tune_setting thp = {"memory.thp", "memory.thp", "transparent huge pages",
+                                        "always|madvise|never", valid_thp, expand_thp};
+static const struct tune_setting thp_defrag = {"memory.thp_defrag", "memory.thp", "transparent huge page defrag",
+                                               "always|defer|defer+madvise|madvise|never", valid_defrag,
+                                               expand_thp_defrag};
+static const struct tune_setting swappiness = {"vm.swappiness", "memory.swappiness", "swap tendency", "0..200",
+                                               valid_swappiness, expand_sysctl};
+static const struct tune_setting dirty_ratio = {"vm.dirty_ratio", "memory.dirty_ratio",
+                                                "dirty page cache that blocks writers (% of RAM)", "1..100",
+                                                valid_percent, expand_sysctl};
+static const struct tune_setting dirty_background = {"vm.dirty_background_ratio", "memory.dirty_ratio",
+                                                     "dirty page cache that starts writeback (% of RAM)", "1..100",
+                                                     valid_percent, expand_sysctl};
+static const struct tune_setting numa_balancing = {"kernel.numa_balancing", "numa.balancing",
+                                                   "automatic NUMA page migration", "0|1", valid_bool01,
+                                                   expand_sysctl};
+
+const struct tune_setting *const tune_settings[] = {
+        &epp, &governor, &boost, &cstates, &thp, &thp_defrag, &swappiness, &dirty_ratio, &dirty_background,
+        &numa_balancing, NULL,
+};
+
+const struct tune_setting *tune_setting_find(const char *key) {
+        for (size_t i = 0; tune_settings[i]; i++)
+                if (strcmp(tune_settings[i]->key, key) == 0)
+                        return tune_settings[i];
+        return NULL;
+}
