@@ -500,7 +500,7 @@ int cmd_detect(int argc, char **argv) {
         static const struct option options[] = {
                 {"json", no_argument, NULL, 'j'},
                 {"list-gpus", no_argument, NULL, 'G'},
-                {"for-driver", required_argument, NULL, 'D'},
+                {"for-driver", required_argument, NULL, 'F'},
                 COMMON_LONG_OPTIONS,
         };
         struct common_options common;
@@ -515,7 +515,7 @@ int cmd_detect(int argc, char **argv) {
                 switch (opt) {
                 case 'j': json = true; break;
                 case 'G': list_gpus = true; break;
-                case 'D': for_driver = optarg; break;
+                case 'F': for_driver = optarg; break;
                 default:
                         if ((code = common_option("detect", opt, usage, &common, argv)) >= 0)
                                 return code;
