@@ -464,11 +464,13 @@ static int do_status(const struct tune_cli *o, struct fsroot *fs, const char *st
         }
         const char *state = other_boot ? "other-boot" : st.status;
         if (o->json) {
+                json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o}", "schema", "gpuvet.tune-status/1", "state", state,
+                                        "profile", st.profile, "started", st.started, "drifted", (json_int_t)drifted,
+                                        "entries", entries);
                 tune_state_free(&st);
-                return print_json_doc(json_pack("{s:s, s:s, s:I, s:o}", "schema", "gpuvet.tune-status/1", "state", state,
-                                                 "drifted", (json_int_t)drifted, "entries", entries)) == EXIT_PASS
-                               ? (drifted ? EXIT_FAILED : EXIT_PASS)
-                               : EXIT_INTERNAL;
+                if (print_json_doc(doc) != EXIT_PASS)
+                        return EXIT_INTERNAL;
+                return drifted || other_boot ? EXIT_FAILED : EXIT_PASS;
         }
         json_decref(entries);
         if (other_boot)

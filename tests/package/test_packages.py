@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from testlib import check, finish  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TABLES = ["baselines.json", "compat.json", "gpus.json", "xid.json"]
+TABLES = ["baselines.json", "compat.json", "gpus.json", "tune-profiles.json", "xid.json"]
 
 
 def run(cmd, **kw):
@@ -101,6 +101,13 @@ def check_installed_data():
             f.write(text.replace('"NVIDIA H100 80GB HBM3"', '"%s"' % marker, 1))
         p = run([gpuvet, "detect", "--list-gpus"], env={"PATH": "/usr/bin:/bin"})
         check(marker in p.stdout, "detect --list-gpus reads the installed gpus.json")
+        profiles = os.path.join(datadir, "tune-profiles.json")
+        with open(profiles) as f:
+            text = f.read()
+        with open(profiles, "w") as f:
+            f.write(text.replace('"vm.swappiness": "10"', '"vm.swappiness": "7"', 1))
+        p = run([gpuvet, "tune", "profiles"], env={"PATH": "/usr/bin:/bin"})
+        check("  vm.swappiness=7" in p.stdout, "tune profiles reads the installed tune-profiles.json")
         # The same binary anywhere else keeps the tables built into it.
         copy = os.path.join(tmp, "gpuvet-copy")
         shutil.copy(gpuvet, copy)

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""gpuvet tune on writable copies of every fixture.
+
+    test_tune.py GPUVET OUTDIR
+
+- `tune plan` (profile throughput) per fixture against tests/golden/expected-tune/NAME.txt
+  (GPUVET_UPDATE_GOLDEN=1 rewrites them); exit 1 when changes are pending, 0 after apply;
+- apply, then revert, leaves every file of the fixture byte-identical (symlinks included);
+  only gpuvet's own /var/lib/gpuvet appears;
+- apply killed with SIGKILL after each of its steps (GPUVET_TUNE_STOP_AFTER=N): revert
+  restores the original exactly, and apply run again completes;
+- a second apply while the lock is held refuses (--lock-timeout 0) or waits and completes;
+- revert with no snapshot, or with one from another boot, refuses with the reason;
+- an attribute the kernel refuses to write (a read-only bind mount, as in a VM) is
+  reported as refused and the rest still applies and reverts;
+- apply as a non-root user on the live system refuses naming the first setting;
+- bad input: unknown profile, setting, value, action; --profile none without --set.
+Exit 0 when every case holds, 1 otherwise."""
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, finish  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+MKFIXTURE = os.path.join(REPO, "tests", "fixtures", "mkfixture.py")
+EXPECTED = os.path.join(HERE, "expected-tune")
+NAMES = ["dgx-h100", "dgx-h100-degraded", "a100-nouveau", "vm-guest", "vfio-host", "cpu-only", "hgx-b300",
+         "rtxpro6000-server", "p100-node", "a40-node"]
+
+
+def tree_digest(root):
+    """{relative path: content digest or link target} for every file and symlink, without
+    following links; gpuvet's own state directory left out."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        if rel_dir == os.path.join("var", "lib", "gpuvet") or rel_dir.startswith(os.path.join("var", "lib", "gpuvet") + os.sep):
+            continue
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            if os.path.islink(path):
+                out[rel] = "-> " + os.readlink(path)
+            elif not os.path.isfile(path):
+                continue
+            else:
+                with open(path, "rb") as f:
+                    out[rel] = hashlib.sha1(f.read()).hexdigest()
+    return out
+
+
+def _skip_devices(directory, names):
+    """Device nodes (the fixtures' /dev/nvidia*) are not tune's business and cannot be copied
+    without their driver."""
+    import stat
+    return [n for n in names if not os.path.islink(os.path.join(directory, n))
+            and stat.S_ISCHR(os.lstat(os.path.join(directory, n)).st_mode) | stat.S_ISBLK(os.lstat(os.path.join(directory, n)).st_mode)]
+
+
+def copy_fixture(fixtures, name, dest):
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(os.path.join(fixtures, name), dest, symlinks=True, ignore=_skip_devices)
+
+
+def tune(gpuvet, *args, env=None):
+    return subprocess.run([gpuvet, "tune"] + list(args), capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})), timeout=120)
+
+
+def differences(a, b):
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def golden_and_round_trip(gpuvet, fixtures, work):
+    update = os.environ.get("GPUVET_UPDATE_GOLDEN") == "1"
+    for name in NAMES:
+        root = os.path.join(work, name)
+        copy_fixture(fixtures, name, root)
+        original = tree_digest(root)
+        p = tune(gpuvet, "plan", "--root", root)
+        text = p.stdout.replace(root, "ROOT")
+        path = os.path.join(EXPECTED, name + ".txt")
+        if update:
+            os.makedirs(EXPECTED, exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+            print("updated " + os.path.relpath(path, REPO))
+        else:
+            want = open(path).read() if os.path.exists(path) else None
+            if not check(text == want, "%s: tune plan matches expected-tune/%s.txt" % (name, name)):
+                print(text)
+        pending = "setting to change" in text or "settings to change" in text
+        check(p.returncode == (1 if pending else 0), "%s: plan exits %d (changes pending: %s)"
+              % (name, p.returncode, pending))
+        p = tune(gpuvet, "apply", "--root", root)
+        check(p.returncode == 0 and "0 did not take" in p.stdout, "%s: apply succeeds (%s)" % (name, p.stdout.strip()[-200:]))
+        again = tune(gpuvet, "plan", "--root", root)
+        check(again.returncode == 0 and "Nothing to change" in again.stdout, "%s: after apply, plan has nothing to do" % name)
+        st = tune(gpuvet, "status", "--root", root, "--json")
+        doc = json.loads(st.stdout) if st.returncode in (0, 1) and st.stdout else {}
+        check(st.returncode == 0 and doc.get("state") == "applied" and doc.get("drifted") == 0,
+              "%s: status: applied, nothing drifted" % name)
+        second = tune(gpuvet, "apply", "--root", root)
+        check(second.returncode == 0, "%s: a second apply succeeds (idempotent)" % name)
+        p = tune(gpuvet, "revert", "--root", root)
+        check(p.returncode == 0, "%s: revert succeeds (%s)" % (name, (p.stdout + p.stderr).strip()[-200:]))
+        diff = differences(original, tree_digest(root))
+        check(diff == [], "%s: apply + revert is byte-identical (%s)" % (name, diff[:5]))
+        check(not os.path.exists(os.path.join(root, "var", "lib", "gpuvet", "tune-state.json")),
+              "%s: revert removes the snapshot" % name)
+
+
+def killed_at_every_step(gpuvet, fixtures, work):
+    root = os.path.join(work, "kill")
+    copy_fixture(fixtures, "a100-nouveau", root)
+    original = tree_digest(root)
+    # Three single-file settings: step 1 the snapshot, 2-4 the writes, 5 the check.
+    args = ["--root", root, "--profile", "none", "--set", "memory.thp=always", "--set", "vm.swappiness=10",
+            "--set", "cpu.boost=off"]
+    steps = 5
+    for n in range(1, steps + 1):
+        killed = tune(gpuvet, "apply", *args, env={"GPUVET_TUNE_STOP_AFTER": str(n)})
+        check(killed.returncode == -9, "killed after step %d (rc %d)" % (n, killed.returncode))
+        state = os.path.join(root, "var", "lib", "gpuvet", "tune-state.json")
+        check(os.path.exists(state), "after a kill at step %d the snapshot exists" % n)
+        p = tune(gpuvet, "revert", "--root", root)
+        diff = differences(original, tree_digest(root))
+        check(p.returncode == 0 and diff == [], "kill at step %d, revert: byte-identical (%s)" % (n, diff[:3]))
+        tune(gpuvet, "apply", *args, env={"GPUVET_TUNE_STOP_AFTER": str(n)})
+        p = tune(gpuvet, "apply", *args)
+        st = tune(gpuvet, "status", "--root", root, "--json")
+        check(p.returncode == 0 and json.loads(st.stdout).get("drifted") == 0,
+              "kill at step %d, apply again: completes" % n)
+        p = tune(gpuvet, "revert", "--root", root)
+        diff = differences(original, tree_digest(root))
+        check(p.returncode == 0 and diff == [], "kill at step %d, apply again, revert: byte-identical (%s)" % (n, diff[:3]))
+    # The full profile (258 files on this fixture): a kill mid-way through the writes.
+    full = ["--root", root]
+    for n in (2, 100, 259):
+        killed = tune(gpuvet, "apply", *full, env={"GPUVET_TUNE_STOP_AFTER": str(n)})
+        p = tune(gpuvet, "revert", "--root", root)
+        diff = differences(original, tree_digest(root))
+        check(killed.returncode == -9 and p.returncode == 0 and diff == [],
+              "throughput killed after step %d, revert: byte-identical (%s)" % (n, diff[:3]))
+
+
+def locking(gpuvet, fixtures, work):
+    root = os.path.join(work, "lock")
+    copy_fixture(fixtures, "vm-guest", root)
+    lock_path = os.path.join(root, "var", "lib", "gpuvet", "tune-state.json.lock")
+    os.makedirs(os.path.dirname(lock_path), exist_ok=True)
+    with open(lock_path, "w") as holder:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        holder.write("4242\n")
+        holder.flush()
+        p = tune(gpuvet, "apply", "--root", root, "--lock-timeout", "0")
+        check(p.returncode == 2 and "another gpuvet tune (pid 4242) holds" in p.stderr,
+              "a second apply refuses while the lock is held: " + p.stderr.strip())
+        waiter = subprocess.Popen([gpuvet, "tune", "apply", "--root", root, "--lock-timeout", "120"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        check(waiter.poll() is None, "with --lock-timeout the second apply waits")
+        fcntl.flock(holder, fcntl.LOCK_UN)
+    out, err = waiter.communicate(timeout=120)
+    check(waiter.returncode == 0, "and completes once the lock is free (%s)" % (out + err).strip()[-200:])
+    tune(gpuvet, "revert", "--root", root)
+
+
+def refusals(gpuvet, fixtures, work):
+    root = os.path.join(work, "refuse")
+    copy_fixture(fixtures, "a100-nouveau", root)
+    p = tune(gpuvet, "revert", "--root", root)
+    check(p.returncode == 2 and "nothing to revert" in p.stderr, "revert without a snapshot refuses: " + p.stderr.strip())
+    boot = os.path.join(root, "proc", "sys", "kernel", "random", "boot_id")
+    os.makedirs(os.path.dirname(boot), exist_ok=True)
+    with open(boot, "w") as f:
+        f.write("11111111-2222-3333-4444-555555555555\n")
+    tune(gpuvet, "apply", "--root", root)
+    with open(boot, "w") as f:
+        f.write("99999999-2222-3333-4444-555555555555\n")
+    p = tune(gpuvet, "revert", "--root", root)
+    check(p.returncode == 2 and "was taken on another boot (boot id 11111111" in p.stderr,
+          "revert of a snapshot from another boot refuses: " + p.stderr.strip()[:160])
+    st = tune(gpuvet, "status", "--root", root)
+    check(st.returncode == 1 and "another boot" in st.stdout, "status says the snapshot is from another boot")
+
+    # A read-only attribute: the kernel refuses the write; the rest applies and reverts.
+    root = os.path.join(work, "readonly")
+    copy_fixture(fixtures, "vm-guest", root)
+    original = tree_digest(root)
+    thp = os.path.join(root, "sys", "kernel", "mm", "transparent_hugepage", "enabled")
+    script = ('mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && "$2" tune apply --root "$3" && '
+              '"$2" tune revert --root "$3"')
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", thp, gpuvet, root],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0 and "mount" in p.stderr:
+        print("SKIP read-only attribute: cannot bind-mount here: " + p.stderr.strip())
+    else:
+        check(p.returncode == 0 and "refused" in p.stdout and "Read-only file system" in p.stdout,
+              "a read-only attribute is reported as refused, the rest applies: " + p.stdout.strip()[-300:])
+        diff = differences(original, tree_digest(root))
+        check(diff == [], "and revert restores the rest byte-identically (%s)" % diff[:3])
+
+    # Non-root on the live system: refused before anything is written.
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        try:
+            current = int(open("/proc/sys/vm/swappiness").read())
+        except OSError:
+            current = None
+        if current is not None:
+            other = (current + 1) % 101
+            p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", gpuvet, "tune", "apply",
+                                "--profile", "none", "--set", "vm.swappiness=%d" % other, "--state",
+                                os.path.join(work, "nonroot-state.json")], capture_output=True, text=True, timeout=60)
+            check(p.returncode == 2 and "vm.swappiness needs root (it writes /proc/sys/vm/swappiness)" in p.stderr,
+                  "non-root apply on the live system refuses naming the setting: " + p.stderr.strip())
+            check(int(open("/proc/sys/vm/swappiness").read()) == current, "and writes nothing")
+
+
+def bad_input(gpuvet, fixtures, work):
+    root = os.path.join(fixtures, "vm-guest")
+    cases = [
+        (["plan", "--root", root, "--profile", "fast"], "--profile fast: built-in tune-profiles.json has no such profile (it has throughput passthrough-host balanced)"),
+        (["plan", "--root", root, "--set", "cpu.turbo=on"], '--set: unknown setting "cpu.turbo"'),
+        (["plan", "--root", root, "--set", "vm.swappiness=300"], '--set: vm.swappiness="300": expected 0..200'),
+        (["plan", "--root", root, "--set", "novalue"], '--set "novalue": expected KEY=VALUE'),
+        (["plan", "--root", root, "--profile", "none"], "--profile none leaves nothing to do"),
+        (["tweak"], 'unknown action "tweak"'),
+        ([], "name an action"),
+        (["plan", "--root", "/nonexistent/root"], "--root /nonexistent/root"),
+        (["plan", "--root", root, "--data-dir", "/nonexistent"], "/nonexistent/tune-profiles.json"),
+    ]
+    for args, words in cases:
+        p = tune(gpuvet, *args)
+        check(p.returncode == 2 and words in p.stderr, "tune %s: exit 2 with %r (got %d: %s)"
+              % (" ".join(args), words, p.returncode, p.stderr.strip()[:200]))
+    p = tune(gpuvet, "plan", "--root", root, "--json")
+    doc = json.loads(p.stdout)
+    check(doc["schema"] == "gpuvet.tune-plan/1" and doc["changes"] == 2
+          and [s["setting"] for s in doc["settings"] if s["state"] == "change"] == ["memory.thp", "vm.swappiness"],
+          "plan --json on vm-guest: THP and swappiness change")
+    p = tune(gpuvet, "profiles")
+    check(p.returncode == 0 and "throughput:" in p.stdout and "  vm.swappiness=10" in p.stdout, "tune profiles lists them")
+
+
+def main():
+    gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    fixtures = os.path.join(outdir, "fixtures")
+    work = os.path.join(outdir, "work")
+    os.makedirs(work, exist_ok=True)
+    subprocess.run([sys.executable, MKFIXTURE, fixtures] + NAMES, check=True, stdout=subprocess.DEVNULL)
+    golden_and_round_trip(gpuvet, fixtures, work)
+    killed_at_every_step(gpuvet, fixtures, work)
+    locking(gpuvet, fixtures, work)
+    refusals(gpuvet, fixtures, work)
+    bad_input(gpuvet, fixtures, work)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
