@@ -1,6 +1,7 @@
 /* gpuvet tune plan|apply|revert|status|profiles: the OS settings `check` recommends,
  * applied reversibly (src/tune/, docs/tune.md). */
 #include "cmd/cmd.h"
+#include "core/atomic_file.h"
 #include "core/fsroot.h"
 #include "tune/tune.h"
 
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +31,8 @@ static const char usage[] =
         "            or it was taken on another boot\n"
         "  status    what is applied, and what drifted since; exit 1 when something drifted\n"
         "  profiles  the profiles and their settings\n"
+        "  install-unit  write gpuvet-tune.service, which runs this apply (same --profile and\n"
+        "            --set) at every boot, and enable it for multi-user.target\n"
         "\n"
         "Options:\n"
         "  -p, --profile NAME    throughput (default), passthrough-host or balanced\n"
@@ -507,6 +511,116 @@ static int do_profiles(const struct tune_cli *o) {
         return EXIT_PASS;
 }
 
+/* ---- install-unit ---- */
+
+#define UNIT_NAME "gpuvet-tune.service"
+
+/* Profile names and values end up on an ExecStart line: allow what needs no quoting. */
+static bool unit_safe(const char *s) {
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+                      strchr("._-+=", *s)))
+                        return false;
+        return true;
+}
+
+static int do_install_unit(const struct tune_cli *o, struct fsroot *fs) {
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0) {
+                fprintf(stderr, "gpuvet tune install-unit: cannot find this gpuvet (/proc/self/exe): %s\n", strerror(errno));
+                return EXIT_INTERNAL;
+        }
+        self[n] = '\0';
+        if (o->profile && !unit_safe(o->profile)) {
+                fprintf(stderr, "gpuvet tune install-unit: profile name \"%s\" cannot go on a unit's command line\n",
+                        o->profile);
+                return EXIT_USAGE;
+        }
+        char cmd[2048];
+        int len = snprintf(cmd, sizeof(cmd), "%s tune apply --profile %s", self, o->profile ? o->profile : "none");
+        for (size_t i = 0; i < o->n_sets && len > 0 && (size_t)len < sizeof(cmd); i++) {
+                if (!unit_safe(o->sets[i])) {
+                        fprintf(stderr, "gpuvet tune install-unit: --set %s cannot go on a unit's command line\n",
+                                o->sets[i]);
+                        return EXIT_USAGE;
+                }
+                len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " --set %s", o->sets[i]);
+        }
+        if (o->state_override)
+                len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " --state %s", o->state_override);
+        if (len <= 0 || (size_t)len >= sizeof(cmd)) {
+                fprintf(stderr, "gpuvet tune install-unit: the command line is too long\n");
+                return EXIT_USAGE;
+        }
+        char unit[4096];
+        int ulen = snprintf(unit, sizeof(unit),
+                            "# Written by `gpuvet tune install-unit`: the settings are runtime state, so apply them at "
+                            "every boot.\n"
+                            "[Unit]\n"
+                            "Description=gpuvet tune: apply the %s settings\n"
+                            "After=systemd-sysctl.service systemd-modules-load.service\n"
+                            "\n"
+                            "[Service]\n"
+                            "Type=oneshot\n"
+                            "RemainAfterExit=yes\n"
+                            "ExecStart=%s\n"
+                            "\n"
+                            "[Install]\n"
+                            "WantedBy=multi-user.target\n",
+                            o->profile ? o->profile : "--set", cmd);
+        if (ulen <= 0 || (size_t)ulen >= sizeof(unit))
+                return EXIT_INTERNAL;
+        const char *dir = fsroot_dir(fs);
+        const char *prefix = strcmp(dir, "/") == 0 ? "" : dir;
+        char path[4096], wants[4096], link[4200], existing[4096];
+        if (snprintf(path, sizeof(path), "%s/etc/systemd/system/" UNIT_NAME, prefix) >= (int)sizeof(path) ||
+            snprintf(wants, sizeof(wants), "%s/etc/systemd/system/multi-user.target.wants", prefix) >= (int)sizeof(wants)) {
+                fprintf(stderr, "gpuvet tune install-unit: --root %s: path too long\n", dir);
+                return EXIT_USAGE;
+        }
+        snprintf(link, sizeof(link), "%s/" UNIT_NAME, wants);
+        if (fsroot_is_live(fs) && geteuid() != 0) {
+                fprintf(stderr, "gpuvet tune install-unit: writing %s needs root\n", path);
+                return EXIT_USAGE;
+        }
+        FILE *f = fopen(path, "r");
+        size_t have = f ? fread(existing, 1, sizeof(existing) - 1, f) : 0;
+        if (f)
+                fclose(f);
+        existing[have] = '\0';
+        bool same = f && strcmp(existing, unit) == 0;
+        if (!same) {
+                int r = tune_mkdirs_for(path);
+                if (r == 0)
+                        r = atomic_write(path, unit, (size_t)ulen);
+                if (r < 0) {
+                        fprintf(stderr, "gpuvet tune install-unit: writing %s: %s\n", path, strerror(-r));
+                        return EXIT_USAGE;
+                }
+        }
+        char target[4096];
+        ssize_t tl = readlink(link, target, sizeof(target) - 1);
+        bool linked = tl > 0 && (target[tl] = '\0', strcmp(target, "../" UNIT_NAME) == 0);
+        if (!linked) {
+                int r = tune_mkdirs_for(link);
+                if (r < 0) {
+                        fprintf(stderr, "gpuvet tune install-unit: %s: %s\n", wants, strerror(-r));
+                        return EXIT_USAGE;
+                }
+                unlink(link);
+                if (symlink("../" UNIT_NAME, link) < 0) {
+                        fprintf(stderr, "gpuvet tune install-unit: enabling (%s): %s\n", link, strerror(errno));
+                        return EXIT_USAGE;
+                }
+        }
+        printf("gpuvet tune install-unit: %s %s and %s; at boot it runs: %s\n", path,
+               same ? "unchanged" : "written", linked ? "already enabled" : "enabled", cmd);
+        return EXIT_PASS;
+}
+
 /* ---- the command ---- */
 
 int cmd_tune(int argc, char **argv) {
@@ -529,12 +643,13 @@ int cmd_tune(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         o.action = argv[1];
-        static const char *const actions[] = {"plan", "apply", "revert", "status", "profiles", NULL};
+        static const char *const actions[] = {"plan", "apply", "revert", "status", "profiles", "install-unit", NULL};
         size_t a = 0;
         while (actions[a] && strcmp(actions[a], o.action) != 0)
                 a++;
         if (!actions[a]) {
-                fprintf(stderr, "gpuvet tune: unknown action \"%s\": expected plan, apply, revert, status or profiles\n",
+                fprintf(stderr, "gpuvet tune: unknown action \"%s\": expected plan, apply, revert, status, profiles or "
+                                "install-unit\n",
                         o.action);
                 return EXIT_USAGE;
         }
@@ -577,7 +692,7 @@ int cmd_tune(int argc, char **argv) {
         stop_after = hook && *hook ? atoi(hook) : -1;
         if (strcmp(o.action, "profiles") == 0)
                 return do_profiles(&o);
-        if (!o.profile && o.n_sets == 0 && (strcmp(o.action, "plan") == 0 || strcmp(o.action, "apply") == 0)) {
+        if (!o.profile && o.n_sets == 0 && strcmp(o.action, "revert") != 0 && strcmp(o.action, "status") != 0) {
                 fprintf(stderr, "gpuvet tune %s: --profile none leaves nothing to do: add --set KEY=VALUE\n", o.action);
                 return EXIT_USAGE;
         }
@@ -613,7 +728,9 @@ int cmd_tune(int argc, char **argv) {
                 fsroot_free(fs);
                 return EXIT_INTERNAL;
         }
-        if (strcmp(o.action, "plan") == 0) {
+        if (strcmp(o.action, "install-unit") == 0) {
+                code = do_install_unit(&o, fs);
+        } else if (strcmp(o.action, "plan") == 0) {
                 size_t changes = count_changes(&t);
                 if (o.json)
                         code = print_json_doc(plan_json(&o, &req, &t));

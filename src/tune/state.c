@@ -123,7 +123,7 @@ out:
         return r;
 }
 
-static int mkdirs_for(const char *path) {
+int tune_mkdirs_for(const char *path) {
         char dir[4096];
         snprintf(dir, sizeof(dir), "%s", path);
         char *slash = strrchr(dir, '/');
@@ -169,7 +169,7 @@ int tune_state_save(const char *path, const struct tune_state *st) {
         json_decref(root);
         if (!text)
                 return -ENOMEM;
-        int r = mkdirs_for(path);
+        int r = tune_mkdirs_for(path);
         if (r == 0) {
                 size_t len = strlen(text);
                 text[len] = '\n'; /* json_dumps leaves room: its buffer is len + 1 */
@@ -183,7 +183,7 @@ int tune_lock(const char *state_path, unsigned wait_ms, long *holder) {
         char path[4096];
         *holder = 0;
         snprintf(path, sizeof(path), "%s.lock", state_path);
-        int r = mkdirs_for(path);
+        int r = tune_mkdirs_for(path);
         if (r < 0)
                 return r;
         int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);

@@ -75,6 +75,9 @@ struct tune_entry *tune_state_add(struct tune_state *st);
 /* This boot's id (/proc/sys/kernel/random/boot_id under fs), "" when unreadable. */
 void tune_boot_id(struct fsroot *fs, char *buf, size_t size);
 
+/* mkdir -p of path's directory. 0 or a negative errno. */
+int tune_mkdirs_for(const char *path);
+
 /* Take the lock beside the state file, waiting up to wait_ms: >= 0 the lock fd (close it
  * to release), -EWOULDBLOCK when another run holds it (holder's pid in *holder). */
 int tune_lock(const char *state_path, unsigned wait_ms, long *holder);

@@ -246,6 +246,18 @@ def bad_input(gpuvet, fixtures, work):
     check(doc["schema"] == "gpuvet.tune-plan/1" and doc["changes"] == 2
           and [s["setting"] for s in doc["settings"] if s["state"] == "change"] == ["memory.thp", "vm.swappiness"],
           "plan --json on vm-guest: THP and swappiness change")
+    unit_root = os.path.join(work, "unit")
+    copy_fixture(os.path.dirname(root), "vm-guest", unit_root)
+    p = tune(gpuvet, "install-unit", "--root", unit_root, "--profile", "balanced", "--set", "vm.swappiness=5")
+    unit = os.path.join(unit_root, "etc", "systemd", "system", "gpuvet-tune.service")
+    text = open(unit).read() if os.path.exists(unit) else ""
+    check(p.returncode == 0 and "ExecStart=%s tune apply --profile balanced --set vm.swappiness=5\n" % gpuvet in text
+          and "Type=oneshot" in text and "WantedBy=multi-user.target" in text,
+          "install-unit writes gpuvet-tune.service with the same profile and --set")
+    link = os.path.join(unit_root, "etc", "systemd", "system", "multi-user.target.wants", "gpuvet-tune.service")
+    check(os.path.islink(link) and os.readlink(link) == "../gpuvet-tune.service", "install-unit enables it")
+    p = tune(gpuvet, "install-unit", "--root", unit_root, "--profile", "balanced", "--set", "vm.swappiness=5")
+    check(p.returncode == 0 and "unchanged and already enabled" in p.stdout, "install-unit a second time changes nothing")
     p = tune(gpuvet, "profiles")
     check(p.returncode == 0 and "throughput:" in p.stdout and "  vm.swappiness=10" in p.stdout, "tune profiles lists them")
 
