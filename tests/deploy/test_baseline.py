@@ -110,7 +110,7 @@ class Baseline:
         return seed, sorted(files)
 
     def play(self, name, platform, fixture, args, stand_ins=False, keep=False, playbook="setup_gpu_baseline.yml",
-             command=None, extra_seed=None):
+             command=None, extra_seed=None, binds=()):
         """Run a playbook (or command, an argv run from deploy/ansible) in the throw-away root
         `name`; returns (process, scratch, seeded)."""
         scratch = os.path.join(self.outdir, name)
@@ -129,7 +129,7 @@ class Baseline:
                [shutil.which("ansible-playbook"), "-i", os.path.join(self.inventory, "hosts.yml"), "playbooks/" + playbook])
         argv = ["sh", "-c", 'cd "$0" && exec "$@"', ANSIBLE] + run + vars_ + list(args)
         # A continued root keeps what the first run made of the seeded files.
-        proc = throwaway_root.run(scratch, argv, seed=None if keep else seed, keep=keep, env=env)
+        proc = throwaway_root.run(scratch, argv, seed=None if keep else seed, keep=keep, env=env, binds=binds)
         return proc, scratch, seeded
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""benchmark_tools, ngc_images and install_gpu_driver.sh with real ansible-core, in
+"""benchmark_tools, ngc_images, install_gpu_driver.sh, cpu_optimization and
+full_deployment_optimized.yml with real ansible-core, in
 throw-away roots (see test_baseline.py for how they are made).
 
     test_roles.py GPUVET OUTDIR
@@ -14,7 +15,12 @@ throw-away roots (see test_baseline.py for how they are made).
   ngc_images_to_pull;
 - install_gpu_driver.sh --check --method M [--auto-detect]: the playbook runs in check mode
   on this machine as inventory/local.yml's only node and writes the plan; a bad method and
-  driver-container on Debian stop with the reason.
+  driver-container on Debian stop with the reason;
+- cpu_optimization: gpuvet tune on a writable fixture copy (never this machine) sets the
+  seed's variables, installs gpuvet-tune.service, writes the GRUB drop-in (stand-in
+  update-grub); a second run changes nothing; gpuvet tune revert undoes it; a bad
+  thp_enabled stops the play;
+- full_deployment_optimized.yml --check runs all four roles and writes nothing.
 Skips (exit 77) without ansible-playbook or without root and overlayfs."""
 import json
 import os
@@ -105,6 +111,71 @@ def ngc_images(b):
         check(not os.path.exists(os.path.join(scratch, "docker.log")), "ngc_images bad %s: docker never ran" % name)
 
 
+def cpu_optimization(b):
+    # gpuvet tune acts on a writable copy of a fixture (--root), never on the test machine.
+    tree = os.path.join(b.outdir, "cpu-tree")
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(os.path.join(b.fixtures, "a100-nouveau"), tree, symlinks=True,
+                    ignore=lambda d, names: [n for n in names if n.startswith("nvidia") and d.endswith("/dev")])
+    stand_in = {"usr/local/sbin/update-grub": '#!/bin/sh\necho update-grub >> %s/update-grub.log\n'
+                % os.path.join(b.outdir, "cpu")}
+    args = ["-e", "cpu_optimization_root=" + tree, "-e", "vm_swappiness=5"]
+    proc, scratch, _ = b.play("cpu", "debian12", "a100-nouveau", args, playbook="setup_cpu_optimization.yml",
+                              extra_seed=stand_in, binds=[tree])
+    if not check(proc.returncode == 0, "cpu_optimization: the play succeeds (rc %d)" % proc.returncode):
+        print(proc.stdout[-4000:], proc.stderr[-1500:])
+        return
+
+    def value(rel):
+        with open(os.path.join(tree, rel)) as f:
+            return f.read().strip()
+    check(value("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") == "performance"
+          and value("sys/devices/system/cpu/cpu127/cpufreq/scaling_governor") == "performance",
+          "cpu_optimization: every CPU's governor is performance (gpuvet tune apply)")
+    check(value("proc/sys/vm/swappiness") == "5" and value("sys/kernel/mm/transparent_hugepage/enabled")
+          == "[always] madvise never", "cpu_optimization: vm_swappiness=5 (-e) and thp_enabled=always")
+    unit = os.path.join(tree, "etc", "systemd", "system", "gpuvet-tune.service")
+    check(os.path.exists(unit) and "--set vm.swappiness=5 --set kernel.numa_balancing=0" in open(unit).read(),
+          "cpu_optimization: install_perf_service installs gpuvet-tune.service with the same settings")
+    grub = os.path.join(scratch, "upper", "etc", "default", "grub.d", "90-gpuvet-cstates.cfg")
+    check(os.path.exists(grub) and "intel_idle.max_cstate=1 processor.max_cstate=1" in open(grub).read(),
+          "cpu_optimization: max_cstate=1 goes on the kernel command line (GRUB drop-in)")
+    log = os.path.join(scratch, "update-grub.log")
+    check(os.path.exists(log) and open(log).read() == "update-grub\n", "cpu_optimization: update-grub ran once")
+    again, _, _ = b.play("cpu", "debian12", "a100-nouveau", args, playbook="setup_cpu_optimization.yml", keep=True,
+                         binds=[tree])
+    check(again.returncode == 0 and recap(again.stdout).get("changed") == 0,
+          "cpu_optimization: a second run changes nothing (%s)" % recap(again.stdout))
+    p = subprocess.run([os.path.join(b.bin, "gpuvet"), "tune", "revert", "--root", tree], capture_output=True, text=True)
+    check(p.returncode == 0 and value("proc/sys/vm/swappiness") == "60", "cpu_optimization: gpuvet tune revert undoes it")
+    proc, _, _ = b.play("cpu-bad", "debian12", "a100-nouveau", ["-e", "cpu_optimization_root=" + tree, "-e", "thp_enabled=sometimes"],
+                        playbook="setup_cpu_optimization.yml", extra_seed=stand_in, binds=[tree])
+    check(proc.returncode != 0 and 'thp_enabled is "sometimes": expected always, madvise or never' in proc.stdout,
+          "cpu_optimization: a bad thp_enabled stops the play naming it")
+
+
+def full_deployment(b):
+    tree = os.path.join(b.outdir, "full-tree")
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(os.path.join(b.fixtures, "a100-nouveau"), tree, symlinks=True,
+                    ignore=lambda d, names: [n for n in names if n.startswith("nvidia") and d.endswith("/dev")])
+    proc, scratch, seeded = b.play("full", "ubuntu2204", "a100-nouveau",
+                                   ["--check", "--diff", "--skip-tags", "packages,repos", "-e", "cpu_optimization_root=" + tree,
+                                    "-e", "ngc_images_for_driver=580"], playbook="full_deployment_optimized.yml",
+                                   binds=[tree])
+    if not check(proc.returncode == 0, "full_deployment_optimized.yml --check: succeeds (rc %d)" % proc.returncode):
+        print(proc.stdout[-4000:], proc.stderr[-1500:])
+        return
+    for role in ("gpu_baseline", "cpu_optimization", "benchmark_tools", "ngc_images"):
+        check("TASK [%s : " % role in proc.stdout, "full_deployment_optimized.yml runs %s" % role)
+    check("node: R580 (open modules, native)" in proc.stdout and "nvcr.io/nvidia/pytorch:" in proc.stdout,
+          "full_deployment_optimized.yml: plans R580 and a PyTorch NGC image")
+    from test_baseline import written
+    check(written(scratch, seeded) == [], "full_deployment_optimized.yml --check writes nothing on the node")
+    check(open(os.path.join(tree, "proc", "sys", "vm", "swappiness")).read().strip() == "60",
+          "full_deployment_optimized.yml --check leaves the CPU settings alone")
+
+
 def install_driver_script(b):
     base = [INSTALL_DRIVER]
     proc, scratch, _ = b.play("script-native", "ubuntu2204", "a100-nouveau", ["--skip-tags", "packages,repos"],
@@ -143,6 +214,8 @@ def main():
     benchmark_tools(b)
     ngc_images(b)
     install_driver_script(b)
+    cpu_optimization(b)
+    full_deployment(b)
     return finish()
 
 

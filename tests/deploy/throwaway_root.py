@@ -11,11 +11,12 @@ import subprocess
 
 _SCRIPT = r'''
 set -e
-scratch=$1; seed=$2; shift 2
+scratch=$1; seed=$2; binds=$3; shift 3
 m=$scratch/merged
 mount -t overlay overlay -o lowerdir=/,upperdir=$scratch/upper,workdir=$scratch/work "$m"
 for d in proc sys dev; do mount --rbind /$d "$m/$d"; done
 mount --bind "$scratch" "$m$scratch"
+for b in $binds; do mount --bind "$b" "$m$b"; done
 if [ -n "$seed" ]; then
     (cd "$seed" && find . -type f) | while read -r f; do
         mkdir -p "$(dirname "$m/$f")"; rm -f "$m/$f"; cp -p "$seed/$f" "$m/$f"
@@ -40,10 +41,11 @@ def available():
         shutil.rmtree(probe, ignore_errors=True)
 
 
-def run(scratch, argv, seed=None, keep=False, env=None, timeout=900):
+def run(scratch, argv, seed=None, keep=False, env=None, timeout=900, binds=()):
     """Run argv inside the throw-away root kept in scratch (made if absent). seed: a
     directory whose files are copied over the root first (e.g. etc/os-release). keep=False
-    starts from a clean upper layer; keep=True continues the previous run's root."""
+    starts from a clean upper layer; keep=True continues the previous run's root. binds:
+    directories (absolute, no spaces) the command writes through to, as the scratch dir."""
     upper, work = os.path.join(scratch, "upper"), os.path.join(scratch, "work")
     if not keep:
         shutil.rmtree(upper, ignore_errors=True)
@@ -51,7 +53,7 @@ def run(scratch, argv, seed=None, keep=False, env=None, timeout=900):
     for d in (upper, work, os.path.join(scratch, "merged")):
         os.makedirs(d, exist_ok=True)
     return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", _SCRIPT, "sh",
-                           scratch, seed or ""] + list(argv), capture_output=True, text=True, env=env,
+                           scratch, seed or "", " ".join(binds)] + list(argv), capture_output=True, text=True, env=env,
                           timeout=timeout)
 
 
