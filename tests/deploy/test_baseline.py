@@ -316,18 +316,26 @@ def bad_input(b):
         check(stray == [], "bad %s: nothing written on the node (%s)" % (name, stray[:5]))
 
 
-def main():
-    gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+def prepare(argv, fixtures):
+    """(Baseline, None) for `test_X.py GPUVET OUTDIR` with the fixtures made, or (None, 77)
+    when this machine cannot run the playbooks in throw-away roots."""
+    gpuvet, outdir = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     if not shutil.which("ansible-playbook"):
         print("SKIP: ansible-playbook not installed (tools/run-tests.sh installs ansible-core)")
-        return 77
+        return None, 77
     if not throwaway_root.available():
         print("SKIP: needs root and overlayfs in a mount namespace for the throw-away roots")
-        return 77
+        return None, 77
     os.makedirs(outdir, exist_ok=True)
     b = Baseline(gpuvet, outdir)
-    subprocess.run([sys.executable, MKFIXTURE, b.fixtures, "a100-nouveau", "hgx-b300", "p100-node", "a40-node",
-                    "dgx-h100"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, MKFIXTURE, b.fixtures] + list(fixtures), check=True, stdout=subprocess.DEVNULL)
+    return b, None
+
+
+def main():
+    b, skip = prepare(sys.argv, ["a100-nouveau", "hgx-b300", "p100-node", "a40-node", "dgx-h100"])
+    if skip:
+        return skip
     check_mode_per_family(b)
     apply_for_real(b)
     bad_input(b)

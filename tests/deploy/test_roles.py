@@ -30,8 +30,7 @@ import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-import throwaway_root  # noqa: E402
-from test_baseline import ANSIBLE, MKFIXTURE, REPO, Baseline, recap  # noqa: E402
+from test_baseline import REPO, prepare, recap  # noqa: E402
 
 INSTALL_DRIVER = os.path.join(REPO, "deploy", "scripts", "install", "install_gpu_driver.sh")
 
@@ -200,17 +199,9 @@ def install_driver_script(b):
 
 
 def main():
-    gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    if not shutil.which("ansible-playbook"):
-        print("SKIP: ansible-playbook not installed (tools/run-tests.sh installs ansible-core)")
-        return 77
-    if not throwaway_root.available():
-        print("SKIP: needs root and overlayfs in a mount namespace for the throw-away roots")
-        return 77
-    os.makedirs(outdir, exist_ok=True)
-    b = Baseline(gpuvet, outdir)
-    subprocess.run([sys.executable, MKFIXTURE, b.fixtures, "a100-nouveau", "dgx-h100"], check=True,
-                   stdout=subprocess.DEVNULL)
+    b, skip = prepare(sys.argv, ["a100-nouveau", "dgx-h100"])
+    if skip:
+        return skip
     benchmark_tools(b)
     ngc_images(b)
     install_driver_script(b)
