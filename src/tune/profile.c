@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+static json_t *check_profiles(json_t *root, const json_error_t *jerr, const char *source, char *err, size_t errlen);
+
 static json_t *load_profiles(const char *data_dir, char *source, size_t srclen, char *err, size_t errlen) {
         json_error_t jerr;
         json_t *root;
@@ -16,8 +18,12 @@ static json_t *load_profiles(const char *data_dir, char *source, size_t srclen, 
                 root = json_loadb(embedded_tune_profiles_json, embedded_tune_profiles_json_len, JSON_REJECT_DUPLICATES,
                                   &jerr);
         }
+        return check_profiles(root, &jerr, source, err, errlen);
+}
+
+static json_t *check_profiles(json_t *root, const json_error_t *jerr, const char *source, char *err, size_t errlen) {
         if (!root) {
-                snprintf(err, errlen, "%s:%d: %s", source, jerr.line, jerr.text);
+                snprintf(err, errlen, "%s:%d: %s", source, jerr->line, jerr->text);
                 return NULL;
         }
         json_t *profiles = json_object_get(root, "profiles");
@@ -71,14 +77,29 @@ static int add_wanted(struct tune_request *req, const char *key, const char *val
         return 0;
 }
 
+static int build_from(json_t *root, const char *source, const char *name, char *const *sets, size_t n_sets,
+                      struct tune_request *req, char *err, size_t errlen);
+
 int tune_request_build(const char *data_dir, const char *name, char *const *sets, size_t n_sets,
                        struct tune_request *req, char *err, size_t errlen) {
-        memset(req, 0, sizeof(*req));
-        req->profile = name;
         char source[512];
+        memset(req, 0, sizeof(*req));
         json_t *root = load_profiles(data_dir, source, sizeof(source), err, errlen);
-        if (!root)
-                return -EINVAL;
+        return root ? build_from(root, source, name, sets, n_sets, req, err, errlen) : -EINVAL;
+}
+
+int tune_request_from_text(const char *text, size_t len, const char *source, const char *name, char *const *sets,
+                           size_t n_sets, struct tune_request *req, char *err, size_t errlen) {
+        json_error_t jerr;
+        memset(req, 0, sizeof(*req));
+        json_t *root = check_profiles(json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr), &jerr, source, err, errlen);
+        return root ? build_from(root, source, name, sets, n_sets, req, err, errlen) : -EINVAL;
+}
+
+/* Takes root (decrefs it). */
+static int build_from(json_t *root, const char *source, const char *name, char *const *sets, size_t n_sets,
+                      struct tune_request *req, char *err, size_t errlen) {
+        req->profile = name;
         json_t *profiles = json_object_get(root, "profiles");
         int r = 0;
         if (name) {

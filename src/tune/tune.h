@@ -32,6 +32,10 @@ struct tune_request {
 int tune_request_build(const char *data_dir, const char *name, char *const *sets, size_t n_sets,
                        struct tune_request *req, char *err, size_t errlen);
 
+/* The same from the text of a profiles file (source names it in messages). */
+int tune_request_from_text(const char *text, size_t len, const char *source, const char *name, char *const *sets,
+                           size_t n_sets, struct tune_request *req, char *err, size_t errlen);
+
 /* The profile names and descriptions, as a JSON object (caller decrefs); NULL on error. */
 json_t *tune_profiles_list(const char *data_dir, char *err, size_t errlen);
 
@@ -67,6 +71,9 @@ void tune_state_path(struct fsroot *fs, const char *override, char *buf, size_t 
 
 /* 0 loaded; -ENOENT none; -EINVAL malformed (err says where); other negative errno. */
 int tune_state_load(const char *path, struct tune_state *st, char *err, size_t errlen);
+/* The same from text (source names it in messages): 0 or -EINVAL/-ENOMEM. */
+int tune_state_parse(const char *text, size_t len, const char *source, struct tune_state *st, char *err,
+                     size_t errlen);
 int tune_state_save(const char *path, const struct tune_state *st);
 void tune_state_free(struct tune_state *st);
 struct tune_entry *tune_state_find(struct tune_state *st, const char *path);
