@@ -242,6 +242,11 @@ static int do_apply(const struct tune_cli *o, struct fsroot *fs, const struct tu
         int code = refuse_non_root("apply", fs, t);
         if (code >= 0)
                 return code;
+        if (count_changes(t) == 0 && access(state_path, F_OK) < 0) {
+                /* Nothing to snapshot: leave no state behind (and need no write access). */
+                printf("gpuvet tune apply: nothing to change\n");
+                return EXIT_PASS;
+        }
         int lock = take_lock("apply", state_path, o->lock_timeout_s);
         if (lock < 0)
                 return -lock;

@@ -246,6 +246,12 @@ def bad_input(gpuvet, fixtures, work):
     check(doc["schema"] == "gpuvet.tune-plan/1" and doc["changes"] == 2
           and [s["setting"] for s in doc["settings"] if s["state"] == "change"] == ["memory.thp", "vm.swappiness"],
           "plan --json on vm-guest: THP and swappiness change")
+    quiet = os.path.join(work, "quiet")
+    copy_fixture(os.path.dirname(root), "vm-guest", quiet)
+    p = tune(gpuvet, "apply", "--root", quiet, "--profile", "none", "--set", "vm.swappiness=60")
+    check(p.returncode == 0 and "nothing to change" in p.stdout
+          and not os.path.exists(os.path.join(quiet, "var", "lib", "gpuvet")),
+          "apply with nothing to change writes no snapshot")
     unit_root = os.path.join(work, "unit")
     copy_fixture(os.path.dirname(root), "vm-guest", unit_root)
     p = tune(gpuvet, "install-unit", "--root", unit_root, "--profile", "balanced", "--set", "vm.swappiness=5")
