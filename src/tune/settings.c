@@ -164,6 +164,51 @@ static int expand_epp(struct fsroot *fs, const struct tune_setting *s, const cha
                               value, "no energy_performance_preference (the cpufreq driver has no EPP)");
 }
 
+/* max: every CPU's floor at its cpuinfo_max_freq (no ramp-up after idle); min: back at
+ * cpuinfo_min_freq; a number: that many kHz, within the CPU's range. */
+static int expand_min_freq(struct fsroot *fs, const struct tune_setting *s, const char *value,
+                           struct tune_targets *out) {
+        char **cpus;
+        int r = list_cpus(fs, &cpus);
+        if (r < 0)
+                return r;
+        size_t before = out->n;
+        for (size_t i = 0; cpus && cpus[i]; i++) {
+                char path[TUNE_PATH_MAX], lo_path[TUNE_PATH_MAX], hi_path[TUNE_PATH_MAX], lo[32], hi[32], wanted[32];
+                snprintf(path, sizeof(path), CPU_DIR "/%s/cpufreq/scaling_min_freq", cpus[i]);
+                if (fsroot_access(fs, path) < 0)
+                        continue;
+                snprintf(lo_path, sizeof(lo_path), CPU_DIR "/%s/cpufreq/cpuinfo_min_freq", cpus[i]);
+                snprintf(hi_path, sizeof(hi_path), CPU_DIR "/%s/cpufreq/cpuinfo_max_freq", cpus[i]);
+                uint64_t min_khz = 0, max_khz = 0, want = 0;
+                bool range = fsroot_read_str(fs, lo_path, lo, sizeof(lo)) == 0 && parse_u64(lo, &min_khz) == 0 &&
+                             fsroot_read_str(fs, hi_path, hi, sizeof(hi)) == 0 && parse_u64(hi, &max_khz) == 0;
+                if (strcmp(value, "max") == 0)
+                        want = max_khz;
+                else if (strcmp(value, "min") == 0)
+                        want = min_khz;
+                else
+                        (void)parse_u64(value, &want);
+                snprintf(wanted, sizeof(wanted), "%" PRIu64, want);
+                if ((r = add_file(fs, s, out, path, wanted)) < 0)
+                        break;
+                struct tune_target *x = &out->v[out->n - 1];
+                if (!x->cannot[0] && !range)
+                        snprintf(x->cannot, sizeof(x->cannot), "%s: no cpuinfo_min_freq/cpuinfo_max_freq to bound it",
+                                 cpus[i]);
+                else if (!x->cannot[0] && (want < min_khz || want > max_khz))
+                        snprintf(x->cannot, sizeof(x->cannot), "%s runs %" PRIu64 "-%" PRIu64 " kHz, not %" PRIu64,
+                                 cpus[i], min_khz, max_khz, want);
+        }
+        strv_free(cpus);
+        if (r < 0)
+                return r;
+        if (out->n == before)
+                return add_absent(s, out, CPU_DIR "/cpu*/cpufreq/scaling_min_freq",
+                                  "no cpufreq here (a VM, or frequency scaling left to the firmware)");
+        return 0;
+}
+
 static int expand_boost(struct fsroot *fs, const struct tune_setting *s, const char *value, struct tune_targets *out) {
         bool on = strcmp(value, "on") == 0;
         /* intel_pstate says it the other way round. */
@@ -275,6 +320,10 @@ static int valid_word(const char *value) {
                         return -EINVAL;
         return 0;
 }
+static int valid_min_freq(const char *v) {
+        uint64_t khz;
+        return strcmp(v, "max") == 0 || strcmp(v, "min") == 0 || (parse_u64(v, &khz) == 0 && khz > 0) ? 0 : -EINVAL;
+}
 static int valid_on_off(const char *v) { return one_of(v, (const char *const[]){"on", "off", NULL}); }
 static int valid_cstates(const char *v) { return one_of(v, (const char *const[]){"shallow", "all", NULL}); }
 static int valid_thp(const char *v) { return one_of(v, (const char *const[]){"always", "madvise", "never", NULL}); }
@@ -291,6 +340,8 @@ static const struct tune_setting epp = {"cpu.epp", "cpu.governor", "energy/perfo
                                         "a preference the driver offers (performance)", valid_word, expand_epp};
 static const struct tune_setting governor = {"cpu.governor", "cpu.governor", "cpufreq governor of every CPU",
                                              "a governor the driver offers (performance)", valid_word, expand_governor};
+static const struct tune_setting min_freq = {"cpu.min_freq", "cpu.frequency", "lowest frequency of every CPU",
+                                             "max|min|kHz", valid_min_freq, expand_min_freq};
 static const struct tune_setting boost = {"cpu.boost", "cpu.boost", "turbo / boost frequencies", "on|off", valid_on_off,
                                           expand_boost};
 static const struct tune_setting cstates = {"cpu.cstates", "cpu.cstates",
@@ -314,7 +365,7 @@ static const struct tune_setting numa_balancing = {"kernel.numa_balancing", "num
                                                    expand_sysctl};
 
 const struct tune_setting *const tune_settings[] = {
-        &epp, &governor, &boost, &cstates, &thp, &thp_defrag, &swappiness, &dirty_ratio, &dirty_background,
+        &epp, &governor, &min_freq, &boost, &cstates, &thp, &thp_defrag, &swappiness, &dirty_ratio, &dirty_background,
         &numa_balancing, NULL,
 };
 

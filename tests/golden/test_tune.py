@@ -246,6 +246,17 @@ def bad_input(gpuvet, fixtures, work):
     check(doc["schema"] == "gpuvet.tune-plan/1" and doc["changes"] == 2
           and [s["setting"] for s in doc["settings"] if s["state"] == "change"] == ["memory.thp", "vm.swappiness"],
           "plan --json on vm-guest: THP and swappiness change")
+    floor = os.path.join(work, "floor")
+    copy_fixture(os.path.dirname(root), "a100-nouveau", floor)
+    original = tree_digest(floor)
+    p = tune(gpuvet, "apply", "--root", floor, "--profile", "none", "--set", "cpu.min_freq=max")
+    cpu0 = os.path.join(floor, "sys", "devices", "system", "cpu", "cpu0", "cpufreq")
+    check(p.returncode == 0 and open(os.path.join(cpu0, "scaling_min_freq")).read()
+          == open(os.path.join(cpu0, "cpuinfo_max_freq")).read(), "cpu.min_freq=max raises every CPU's floor to its maximum")
+    p = tune(gpuvet, "revert", "--root", floor)
+    check(p.returncode == 0 and differences(original, tree_digest(floor)) == [], "and revert restores it")
+    p = tune(gpuvet, "plan", "--root", floor, "--profile", "none", "--set", "cpu.min_freq=99")
+    check(p.returncode == 0 and "cpu0 runs 1500000-3529052 kHz, not 99" in p.stdout, "cpu.min_freq outside the range: cannot")
     quiet = os.path.join(work, "quiet")
     copy_fixture(os.path.dirname(root), "vm-guest", quiet)
     p = tune(gpuvet, "apply", "--root", quiet, "--profile", "none", "--set", "vm.swappiness=60")
