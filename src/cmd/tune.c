@@ -325,6 +325,12 @@ static int do_apply(const struct tune_cli *o, struct fsroot *fs, const struct tu
                 struct tune_entry *e = &st.entries[i];
                 if (strcmp(e->result, "refused") == 0)
                         continue;
+                /* An entry of an earlier apply that this one does not touch keeps its result. */
+                bool planned = false;
+                for (size_t k = 0; k < t->n && !planned; k++)
+                        planned = strcmp(t->v[k].path, e->path) == 0;
+                if (!planned)
+                        continue;
                 char now[TUNE_VALUE_MAX];
                 int rr = tune_read_value(fs, e->path, now, sizeof(now));
                 if (rr == 0 && strcmp(now, e->after) == 0) {
@@ -348,7 +354,7 @@ static int do_apply(const struct tune_cli *o, struct fsroot *fs, const struct tu
         for (size_t i = 0; i < t->n; i++)
                 if (tune_target_need(&t->v[i]) == TUNE_CANNOT)
                         printf("  cannot         %s: %s\n", t->v[i].setting, t->v[i].cannot);
-        printf("gpuvet tune apply: %zu file%s hold the profile, %zu refused by this machine, %zu did not take; "
+        printf("gpuvet tune apply: %zu file%s set, %zu refused by this machine, %zu did not take; "
                "snapshot in %s (gpuvet tune revert restores it)\n",
                applied, applied == 1 ? "" : "s", refused, failed, state_path);
         tune_state_free(&st);

@@ -257,6 +257,21 @@ def bad_input(gpuvet, fixtures, work):
     check(p.returncode == 0 and differences(original, tree_digest(floor)) == [], "and revert restores it")
     p = tune(gpuvet, "plan", "--root", floor, "--profile", "none", "--set", "cpu.min_freq=99")
     check(p.returncode == 0 and "cpu0 runs 1500000-3529052 kHz, not 99" in p.stdout, "cpu.min_freq outside the range: cannot")
+    # A second apply of other settings keeps the first one's entries, drifted or not.
+    layered = os.path.join(work, "layered")
+    copy_fixture(os.path.dirname(root), "vm-guest", layered)
+    original = tree_digest(layered)
+    tune(gpuvet, "apply", "--root", layered, "--profile", "none", "--set", "vm.swappiness=10")
+    with open(os.path.join(layered, "proc", "sys", "vm", "swappiness"), "w") as f:
+        f.write("33\n")
+    p = tune(gpuvet, "apply", "--root", layered, "--profile", "none", "--set", "memory.thp=never")
+    check(p.returncode == 0 and "0 did not take" in p.stdout, "a later apply does not judge an earlier apply's drift")
+    st = tune(gpuvet, "status", "--root", layered)
+    check(st.returncode == 1 and "drifted  /proc/sys/vm/swappiness: 33, applied 10 (was 60)" in st.stdout,
+          "status reports that drift")
+    p = tune(gpuvet, "revert", "--root", layered)
+    check(p.returncode == 0 and differences(original, tree_digest(layered)) == [],
+          "revert restores both applies' files byte-identically")
     quiet = os.path.join(work, "quiet")
     copy_fixture(os.path.dirname(root), "vm-guest", quiet)
     p = tune(gpuvet, "apply", "--root", quiet, "--profile", "none", "--set", "vm.swappiness=60")
