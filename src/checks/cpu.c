@@ -126,7 +126,9 @@ static void run_governor(const struct check_info *self, const struct facts *f, s
         }
         result_status(r, STATUS_WARN, "%zu of %zu CPUs are not on the performance governor: they clock down between "
                       "bursts and add latency to GPU launches", c->n_cpufreq - n_perf, c->n_cpufreq);
-        result_remedy(r, "Run `cpupower frequency-set -g performance` (now, all CPUs); to keep it across reboots set "
+        result_remedy(r, "Run `gpuvet tune apply --set cpu.governor=performance` (all CPUs; `gpuvet tune revert` "
+                      "undoes it, `gpuvet tune install-unit --set cpu.governor=performance` keeps it across reboots), "
+                      "or `cpupower frequency-set -g performance`; to keep that across reboots set "
                       "governor='performance' in /etc/default/cpupower and `systemctl enable --now cpupower`, or "
                       "`tuned-adm profile throughput-performance`.");
 }
@@ -151,7 +153,8 @@ static void run_boost(const struct check_info *self, const struct facts *f, stru
                 }
                 result_status(r, STATUS_WARN, "turbo boost is disabled (intel_pstate no_turbo=1): single-thread speed "
                               "of the CPU threads that feed the GPUs is capped at base clock");
-                result_remedy(r, "Run `echo 0 > /sys/devices/system/cpu/intel_pstate/no_turbo` as root. If the write "
+                result_remedy(r, "Run `gpuvet tune apply --set cpu.boost=on` as root (it writes 0 to "
+                              "/sys/devices/system/cpu/intel_pstate/no_turbo; `gpuvet tune revert` undoes it). If the write "
                               "is refused, turbo is off in the BIOS: enable \"Intel Turbo Boost Technology\" in the "
                               "processor power settings.");
                 return;
@@ -173,7 +176,8 @@ static void run_boost(const struct check_info *self, const struct facts *f, stru
                 }
                 result_status(r, STATUS_WARN, "CPU boost is disabled (cpufreq boost=0): single-thread speed of the CPU "
                               "threads that feed the GPUs is capped at base clock");
-                result_remedy(r, "Run `echo 1 > /sys/devices/system/cpu/cpufreq/boost` as root; if it does not stick, "
+                result_remedy(r, "Run `gpuvet tune apply --set cpu.boost=on` as root (it writes 1 to "
+                              "/sys/devices/system/cpu/cpufreq/boost); if it does not stick, "
                               "enable \"Core Performance Boost\" (AMD) or \"Turbo Boost\" (Intel) in the BIOS.");
                 return;
         }
@@ -269,7 +273,8 @@ static void run_cstates(const struct check_info *self, const struct facts *f, st
         result_status(r, STATUS_WARN, "%zu deep C-state%s enabled (%s): waking from them adds tens to hundreds of "
                       "microseconds to GPU launches and collectives", n_deep, n_deep == 1 ? "" : "s", deep);
         /* processor.max_cstate only limits acpi_idle; intel_idle has its own parameter. */
-        result_remedy(r, "Now: `cpupower idle-set -D %d` (disables states with exit latency >= %d us, until reboot). "
+        result_remedy(r, "Now: `gpuvet tune apply --set cpu.cstates=shallow` or `cpupower idle-set -D %d` (disable "
+                      "states with exit latency >= %d us, until reboot). "
                       "Persistently: add `intel_idle.max_cstate=1 processor.max_cstate=1` to GRUB_CMDLINE_LINUX in "
                       "/etc/default/grub, run `update-grub` (or `grub2-mkconfig -o /boot/grub2/grub.cfg`) and "
                       "reboot; or set the BIOS power profile to maximum performance.",

@@ -60,7 +60,8 @@ static void run_thp(const struct check_info *self, const struct facts *f, struct
         }
         result_status(r, STATUS_WARN, "transparent huge pages are off: large host buffers (pinned staging, data "
                       "loader tensors) use 4 KiB pages and pay more TLB misses");
-        result_remedy(r, "Run `echo madvise > /sys/kernel/mm/transparent_hugepage/enabled` as root; to keep it, add "
+        result_remedy(r, "Run `gpuvet tune apply --set memory.thp=madvise` as root (`gpuvet tune revert` undoes "
+                      "it); to keep it, add "
                       "`transparent_hugepage=madvise` to GRUB_CMDLINE_LINUX in /etc/default/grub, run `update-grub` "
                       "(or `grub2-mkconfig -o /boot/grub2/grub.cfg`) and reboot.");
 }
@@ -84,8 +85,9 @@ static void run_swappiness(const struct check_info *self, const struct facts *f,
         }
         result_status(r, STATUS_WARN, "vm.swappiness=%" PRIu64 " with swap active: the kernel swaps out process "
                       "memory rather than page cache, stalling training and data loading", m->swappiness);
-        result_remedy(r, "Run `sysctl -w vm.swappiness=%d`, and persist it: `echo 'vm.swappiness = %d' >> %s`.",
-                      SWAPPINESS_MAX, SWAPPINESS_MAX, SYSCTL_FILE);
+        result_remedy(r, "Run `gpuvet tune apply --set vm.swappiness=%d` (or `sysctl -w vm.swappiness=%d`), and "
+                      "persist it: `echo 'vm.swappiness = %d' >> %s`.",
+                      SWAPPINESS_MAX, SWAPPINESS_MAX, SWAPPINESS_MAX, SYSCTL_FILE);
 }
 
 static void run_dirty(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -121,7 +123,8 @@ static void run_dirty(const struct check_info *self, const struct facts *f, stru
         }
         result_status(r, STATUS_WARN, "dirty page cache may grow to %.0f%% of RAM: a large checkpoint write "
                       "then blocks for minutes while storage drains it", pct);
-        result_remedy(r, "Run `sysctl -w vm.dirty_ratio=20 vm.dirty_background_ratio=10`, and persist it: `printf "
+        result_remedy(r, "Run `gpuvet tune apply --set vm.dirty_ratio=20 --set vm.dirty_background_ratio=10` (or "
+                      "`sysctl -w vm.dirty_ratio=20 vm.dirty_background_ratio=10`), and persist it: `printf "
                       "'vm.dirty_ratio = 20\\nvm.dirty_background_ratio = 10\\n' >> %s`.", SYSCTL_FILE);
 }
 

@@ -173,7 +173,8 @@ static void run_balancing(const struct check_info *self, const struct facts *f, 
         result_status(r, STATUS_WARN, "automatic NUMA balancing is on across %zu nodes: it unmaps pages to sample "
                       "access and migrates them, which stalls processes bound next to their GPU",
                       n->n_nodes);
-        result_remedy(r, "Run `sysctl -w kernel.numa_balancing=0`, and persist it: `echo 'kernel.numa_balancing = 0' "
+        result_remedy(r, "Run `gpuvet tune apply --set kernel.numa_balancing=0` (or `sysctl -w "
+                      "kernel.numa_balancing=0`), and persist it: `echo 'kernel.numa_balancing = 0' "
                       "> /etc/sysctl.d/90-gpu-numa.conf` (or add `numa_balancing=disable` to the kernel command "
                       "line).");
 }

@@ -116,7 +116,8 @@ static void test_boost(void **state) {
         r = run_one(&check_cpu_boost, &f, &rep);
         assert_int_equal(r->status, STATUS_WARN);
         assert_string_equal(r->observed, "intel_pstate no_turbo=1");
-        assert_non_null(strstr(r->remedy, "echo 0 > /sys/devices/system/cpu/intel_pstate/no_turbo"));
+        assert_non_null(strstr(r->remedy, "gpuvet tune apply --set cpu.boost=on"));
+        assert_non_null(strstr(r->remedy, "/sys/devices/system/cpu/intel_pstate/no_turbo"));
         report_done(&rep);
 
         f.cpu.no_turbo_err = -ENOENT;

@@ -55,7 +55,7 @@ static void test_thp(void **state) {
         r = run_one(&check_memory_thp, &f, &rep);
         assert_int_equal(r->status, STATUS_WARN);
         assert_string_equal(r->observed, "enabled=never, defrag=unknown");
-        assert_non_null(strstr(r->remedy, "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled"));
+        assert_non_null(strstr(r->remedy, "gpuvet tune apply --set memory.thp=madvise"));
         assert_non_null(strstr(r->remedy, "transparent_hugepage=madvise"));
         report_done(&rep);
 
