@@ -68,42 +68,31 @@ static int take(const json_t *o, const char *key, char *buf, size_t size, bool o
         return 0;
 }
 
+static int state_from_json(json_t *root, const json_error_t *jerr, const char *path, struct tune_state *st,
+                           char *err, size_t errlen);
+
 int tune_state_load(const char *path, struct tune_state *st, char *err, size_t errlen) {
         memset(st, 0, sizeof(*st));
-        FILE *f = fopen(path, "r");
-        if (!f) {
-                int e = errno;
-                snprintf(err, errlen, "%s: %s", path, strerror(e));
-                return e == ENOENT ? -ENOENT : -e;
-        }
-        /* A snapshot holds a few hundred entries; anything past this is not one of ours. */
-        static const size_t max = 8u << 20;
-        char *text = malloc(max);
-        size_t len = text ? fread(text, 1, max, f) : 0;
-        bool failed = ferror(f) || len == max;
-        fclose(f);
-        if (!text)
-                return -ENOMEM;
-        if (failed) {
-                free(text);
-                snprintf(err, errlen, "%s: unreadable or larger than %zu bytes", path, max);
-                return -EINVAL;
-        }
-        int r = tune_state_parse(text, len, path, st, err, errlen);
-        free(text);
-        return r;
+        if (access(path, F_OK) < 0 && errno == ENOENT)
+                return -ENOENT;
+        json_error_t jerr;
+        return state_from_json(json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), &jerr, path, st, err, errlen);
 }
 
 int tune_state_parse(const char *text, size_t len, const char *source, struct tune_state *st, char *err,
                      size_t errlen) {
         memset(st, 0, sizeof(*st));
         json_error_t jerr;
-        json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        return state_from_json(json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr), &jerr, source, st, err, errlen);
+}
+
+/* Takes root (NULL when jansson refused the text: jerr says why). */
+static int state_from_json(json_t *root, const json_error_t *jerr, const char *path, struct tune_state *st,
+                           char *err, size_t errlen) {
         if (!root) {
-                snprintf(err, errlen, "%s:%d: %s", source, jerr.line, jerr.text);
+                snprintf(err, errlen, "%s:%d: %s", path, jerr->line, jerr->text);
                 return -EINVAL;
         }
-        const char *path = source;
         int r = -EINVAL;
         const char *schema = json_string_value(json_object_get(root, "schema"));
         if (!schema || strcmp(schema, STATE_SCHEMA) != 0) {
