@@ -121,26 +121,27 @@ static int list_cpus(struct fsroot *fs, char ***ret) {
         return 0;
 }
 
-/* A per-CPU cpufreq file (governor, EPP): one target per CPU that has it; the value must
- * be one the CPU's "available" file offers. */
+/* Judge one CPU's target after its file was read: may set wanted and, when the target
+ * has no reason yet, why the value cannot be set. */
+typedef void (*per_cpu_judge)(struct fsroot *fs, const char *cpu, const char *value, struct tune_target *x);
+
+/* A per-CPU cpufreq file: one target per CPU that has it, wanting value unless judge says
+ * otherwise; when no CPU has the file, one target saying absent_why. */
 static int expand_per_cpu(struct fsroot *fs, const struct tune_setting *s, struct tune_targets *out,
-                          const char *file, const char *available, const char *value, const char *absent_why) {
+                          const char *file, const char *value, per_cpu_judge judge, const char *absent_why) {
         char **cpus;
         int r = list_cpus(fs, &cpus);
         if (r < 0)
                 return r;
         size_t before = out->n;
         for (size_t i = 0; cpus && cpus[i]; i++) {
-                char path[TUNE_PATH_MAX], offer_path[TUNE_PATH_MAX], offer[1024];
+                char path[TUNE_PATH_MAX];
                 snprintf(path, sizeof(path), CPU_DIR "/%s/cpufreq/%s", cpus[i], file);
                 if (fsroot_access(fs, path) < 0)
                         continue;
                 if ((r = add_file(fs, s, out, path, value)) < 0)
                         break;
-                snprintf(offer_path, sizeof(offer_path), CPU_DIR "/%s/cpufreq/%s", cpus[i], available);
-                struct tune_target *x = &out->v[out->n - 1];
-                if (!x->cannot[0] && fsroot_read_str(fs, offer_path, offer, sizeof(offer)) == 0 && !offers(offer, value))
-                        snprintf(x->cannot, sizeof(x->cannot), "%s offers %.150s, not %s", available, offer, value);
+                judge(fs, cpus[i], value, &out->v[out->n - 1]);
         }
         strv_free(cpus);
         if (r < 0)
@@ -153,60 +154,61 @@ static int expand_per_cpu(struct fsroot *fs, const struct tune_setting *s, struc
         return 0;
 }
 
+/* The value must be one the CPU's "available" list offers. */
+static void judge_offered(struct fsroot *fs, const char *cpu, const char *available, const char *value,
+                          struct tune_target *x) {
+        char path[TUNE_PATH_MAX], offer[1024];
+        snprintf(path, sizeof(path), CPU_DIR "/%s/cpufreq/%s", cpu, available);
+        if (!x->cannot[0] && fsroot_read_str(fs, path, offer, sizeof(offer)) == 0 && !offers(offer, value))
+                snprintf(x->cannot, sizeof(x->cannot), "%s offers %.150s, not %s", available, offer, value);
+}
+
+static void judge_governor(struct fsroot *fs, const char *cpu, const char *value, struct tune_target *x) {
+        judge_offered(fs, cpu, "scaling_available_governors", value, x);
+}
+
+static void judge_epp(struct fsroot *fs, const char *cpu, const char *value, struct tune_target *x) {
+        judge_offered(fs, cpu, "energy_performance_available_preferences", value, x);
+}
+
+/* max: the CPU's cpuinfo_max_freq (no ramp-up after idle); min: its cpuinfo_min_freq; a
+ * number: that many kHz, within the CPU's range. */
+static void judge_min_freq(struct fsroot *fs, const char *cpu, const char *value, struct tune_target *x) {
+        char lo_path[TUNE_PATH_MAX], hi_path[TUNE_PATH_MAX], lo[32], hi[32];
+        snprintf(lo_path, sizeof(lo_path), CPU_DIR "/%s/cpufreq/cpuinfo_min_freq", cpu);
+        snprintf(hi_path, sizeof(hi_path), CPU_DIR "/%s/cpufreq/cpuinfo_max_freq", cpu);
+        uint64_t min_khz = 0, max_khz = 0, want = 0;
+        bool range = fsroot_read_str(fs, lo_path, lo, sizeof(lo)) == 0 && parse_u64(lo, &min_khz) == 0 &&
+                     fsroot_read_str(fs, hi_path, hi, sizeof(hi)) == 0 && parse_u64(hi, &max_khz) == 0;
+        if (strcmp(value, "max") == 0)
+                want = max_khz;
+        else if (strcmp(value, "min") == 0)
+                want = min_khz;
+        else
+                (void)parse_u64(value, &want);
+        snprintf(x->wanted, sizeof(x->wanted), "%" PRIu64, want);
+        if (!x->cannot[0] && !range)
+                snprintf(x->cannot, sizeof(x->cannot), "%s: no cpuinfo_min_freq/cpuinfo_max_freq to bound it", cpu);
+        else if (!x->cannot[0] && (want < min_khz || want > max_khz))
+                snprintf(x->cannot, sizeof(x->cannot), "%s runs %" PRIu64 "-%" PRIu64 " kHz, not %" PRIu64, cpu,
+                         min_khz, max_khz, want);
+}
+
+#define NO_CPUFREQ "no cpufreq here (a VM, or frequency scaling left to the firmware)"
+
 static int expand_governor(struct fsroot *fs, const struct tune_setting *s, const char *value,
                            struct tune_targets *out) {
-        return expand_per_cpu(fs, s, out, "scaling_governor", "scaling_available_governors", value,
-                              "no cpufreq here (a VM, or frequency scaling left to the firmware)");
+        return expand_per_cpu(fs, s, out, "scaling_governor", value, judge_governor, NO_CPUFREQ);
 }
 
 static int expand_epp(struct fsroot *fs, const struct tune_setting *s, const char *value, struct tune_targets *out) {
-        return expand_per_cpu(fs, s, out, "energy_performance_preference", "energy_performance_available_preferences",
-                              value, "no energy_performance_preference (the cpufreq driver has no EPP)");
+        return expand_per_cpu(fs, s, out, "energy_performance_preference", value, judge_epp,
+                              "no energy_performance_preference (the cpufreq driver has no EPP)");
 }
 
-/* max: every CPU's floor at its cpuinfo_max_freq (no ramp-up after idle); min: back at
- * cpuinfo_min_freq; a number: that many kHz, within the CPU's range. */
 static int expand_min_freq(struct fsroot *fs, const struct tune_setting *s, const char *value,
                            struct tune_targets *out) {
-        char **cpus;
-        int r = list_cpus(fs, &cpus);
-        if (r < 0)
-                return r;
-        size_t before = out->n;
-        for (size_t i = 0; cpus && cpus[i]; i++) {
-                char path[TUNE_PATH_MAX], lo_path[TUNE_PATH_MAX], hi_path[TUNE_PATH_MAX], lo[32], hi[32], wanted[32];
-                snprintf(path, sizeof(path), CPU_DIR "/%s/cpufreq/scaling_min_freq", cpus[i]);
-                if (fsroot_access(fs, path) < 0)
-                        continue;
-                snprintf(lo_path, sizeof(lo_path), CPU_DIR "/%s/cpufreq/cpuinfo_min_freq", cpus[i]);
-                snprintf(hi_path, sizeof(hi_path), CPU_DIR "/%s/cpufreq/cpuinfo_max_freq", cpus[i]);
-                uint64_t min_khz = 0, max_khz = 0, want = 0;
-                bool range = fsroot_read_str(fs, lo_path, lo, sizeof(lo)) == 0 && parse_u64(lo, &min_khz) == 0 &&
-                             fsroot_read_str(fs, hi_path, hi, sizeof(hi)) == 0 && parse_u64(hi, &max_khz) == 0;
-                if (strcmp(value, "max") == 0)
-                        want = max_khz;
-                else if (strcmp(value, "min") == 0)
-                        want = min_khz;
-                else
-                        (void)parse_u64(value, &want);
-                snprintf(wanted, sizeof(wanted), "%" PRIu64, want);
-                if ((r = add_file(fs, s, out, path, wanted)) < 0)
-                        break;
-                struct tune_target *x = &out->v[out->n - 1];
-                if (!x->cannot[0] && !range)
-                        snprintf(x->cannot, sizeof(x->cannot), "%s: no cpuinfo_min_freq/cpuinfo_max_freq to bound it",
-                                 cpus[i]);
-                else if (!x->cannot[0] && (want < min_khz || want > max_khz))
-                        snprintf(x->cannot, sizeof(x->cannot), "%s runs %" PRIu64 "-%" PRIu64 " kHz, not %" PRIu64,
-                                 cpus[i], min_khz, max_khz, want);
-        }
-        strv_free(cpus);
-        if (r < 0)
-                return r;
-        if (out->n == before)
-                return add_absent(s, out, CPU_DIR "/cpu*/cpufreq/scaling_min_freq",
-                                  "no cpufreq here (a VM, or frequency scaling left to the firmware)");
-        return 0;
+        return expand_per_cpu(fs, s, out, "scaling_min_freq", value, judge_min_freq, NO_CPUFREQ);
 }
 
 static int expand_boost(struct fsroot *fs, const struct tune_setting *s, const char *value, struct tune_targets *out) {
