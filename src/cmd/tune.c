@@ -403,9 +403,7 @@ static int do_revert(const struct tune_cli *o, struct fsroot *fs, const char *st
                 close(lock);
                 return EXIT_USAGE;
         }
-        if (!fsroot_is_live(fs) || geteuid() == 0) {
-                /* fine */
-        } else if (st.n) {
+        if (fsroot_is_live(fs) && geteuid() != 0 && st.n) {
                 fprintf(stderr, "gpuvet tune revert: %s needs root (it writes %s); run it as root\n", st.entries[0].setting,
                         st.entries[0].path);
                 tune_state_free(&st);

@@ -110,12 +110,19 @@ def ngc_images(b):
         check(not os.path.exists(os.path.join(scratch, "docker.log")), "ngc_images bad %s: docker never ran" % name)
 
 
+def writable_tree(b, fixture, name):
+    """A copy of a fixture for gpuvet tune to write (its /dev/nvidia* nodes left out: they
+    cannot be copied without the driver)."""
+    tree = os.path.join(b.outdir, name)
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(os.path.join(b.fixtures, fixture), tree, symlinks=True,
+                    ignore=lambda d, names: [n for n in names if n.startswith("nvidia") and d.endswith("/dev")])
+    return tree
+
+
 def cpu_optimization(b):
     # gpuvet tune acts on a writable copy of a fixture (--root), never on the test machine.
-    tree = os.path.join(b.outdir, "cpu-tree")
-    shutil.rmtree(tree, ignore_errors=True)
-    shutil.copytree(os.path.join(b.fixtures, "a100-nouveau"), tree, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if n.startswith("nvidia") and d.endswith("/dev")])
+    tree = writable_tree(b, "a100-nouveau", "cpu-tree")
     stand_in = {"usr/local/sbin/update-grub": '#!/bin/sh\necho update-grub >> %s/update-grub.log\n'
                 % os.path.join(b.outdir, "cpu")}
     args = ["-e", "cpu_optimization_root=" + tree, "-e", "vm_swappiness=5"]
@@ -154,10 +161,7 @@ def cpu_optimization(b):
 
 
 def full_deployment(b):
-    tree = os.path.join(b.outdir, "full-tree")
-    shutil.rmtree(tree, ignore_errors=True)
-    shutil.copytree(os.path.join(b.fixtures, "a100-nouveau"), tree, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if n.startswith("nvidia") and d.endswith("/dev")])
+    tree = writable_tree(b, "a100-nouveau", "full-tree")
     proc, scratch, seeded = b.play("full", "ubuntu2204", "a100-nouveau",
                                    ["--check", "--diff", "--skip-tags", "packages,repos", "-e", "cpu_optimization_root=" + tree,
                                     "-e", "ngc_images_for_driver=580"], playbook="full_deployment_optimized.yml",
