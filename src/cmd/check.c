@@ -2,6 +2,7 @@
 #include "checks/check.h"
 #include "cmd/cmd.h"
 #include "cmd/nvml_use.h"
+#include "cmd/site_policy.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "policy/policy.h"
@@ -119,58 +120,6 @@ static bool only_is_valid(const char *only) {
                 return false;
         }
         return ok;
-}
-
-/* The default policy under the root being judged, named in messages as the operator
- * would find it. -ENOENT when there is none. */
-static int read_default_policy(struct fsroot *fs, char *name, size_t size, struct policy *p, char **errors) {
-        static const char *const defaults[] = {"/etc/gpuvet/policy.yaml", "/etc/gpuvet/policy.yml"};
-        for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
-                char *text = NULL;
-                size_t len = 0;
-                int r = fsroot_read_alloc(fs, defaults[i], &text, &len);
-                if (r == -ENOENT)
-                        continue;
-                snprintf(name, size, "%s%s", fsroot_is_live(fs) ? "" : fsroot_dir(fs), defaults[i]);
-                if (r == 0)
-                        r = policy_parse(name, text, len, p, errors);
-                free(text);
-                return r;
-        }
-        return -ENOENT;
-}
-
-/* The policy to judge by: --policy FILE (a path on this machine), else the default file
- * under the root, when there is one. Returns 0 (*loaded telling whether one was read), or
- * an exit code after printing every problem of the file. */
-static int load_policy(const char *path, bool no_policy, struct fsroot *fs, struct policy *p, bool *loaded) {
-        *loaded = false;
-        if (!path && no_policy)
-                return EXIT_PASS;
-        char name[4096];
-        char *errors = NULL;
-        int r;
-        if (path) {
-                snprintf(name, sizeof(name), "%s", path);
-                r = policy_load(path, p, &errors);
-        } else {
-                r = read_default_policy(fs, name, sizeof(name), p, &errors);
-                if (r == -ENOENT)
-                        return EXIT_PASS;
-        }
-        if (r == -EINVAL && errors) {
-                fputs(errors, stderr);
-                fprintf(stderr, "gpuvet check: the site policy %s has problems (above): fix them%s\n", name,
-                        path ? "" : ", or run with --no-policy");
-                free(errors);
-                return EXIT_USAGE;
-        }
-        if (r < 0) {
-                fprintf(stderr, "gpuvet check: policy %s: %s\n", name, strerror(-r));
-                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
-        }
-        *loaded = true;
-        return EXIT_PASS;
 }
 
 static double now_ms(void) {
@@ -348,7 +297,7 @@ int cmd_check(int argc, char **argv) {
         /* Before gathering: a bad policy is bad input, named before any slow work. */
         struct policy policy;
         bool have_policy;
-        code = load_policy(policy_path, no_policy, fs, &policy, &have_policy);
+        code = site_policy_load("check", policy_path, no_policy, fs, &policy, &have_policy);
         if (code) {
                 gpudb_free(db);
                 fsroot_free(fs);

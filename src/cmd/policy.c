@@ -131,9 +131,13 @@ static int validate(int argc, char **argv) {
                 fprintf(stderr, "gpuvet policy validate: %s: %s\n", argv[1], strerror(-r));
                 return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
         }
-        printf("%s: valid (%zu severity override%s, %zu exception%s, %s)\n", argv[1], p.n_overrides,
+        printf("%s: valid (%zu severity override%s, %zu exception%s, %s", argv[1], p.n_overrides,
                p.n_overrides == 1 ? "" : "s", p.n_exceptions, p.n_exceptions == 1 ? "" : "s",
                p.reference.present ? "a reference node" : "no reference node");
+        if (p.tune_profile || p.n_tune_settings)
+                printf(", tune: profile %s and %zu setting%s", p.tune_profile ? p.tune_profile : "(default)",
+                       p.n_tune_settings, p.n_tune_settings == 1 ? "" : "s");
+        printf(")\n");
         policy_free(&p);
         return EXIT_PASS;
 }

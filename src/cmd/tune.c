@@ -1,8 +1,10 @@
 /* gpuvet tune plan|apply|revert|status|profiles: the OS settings `check` recommends,
  * applied reversibly (src/tune/, docs/tune.md). */
 #include "cmd/cmd.h"
+#include "cmd/site_policy.h"
 #include "core/atomic_file.h"
 #include "core/fsroot.h"
+#include "policy/policy.h"
 #include "tune/tune.h"
 
 #include <errno.h>
@@ -35,10 +37,15 @@ static const char usage[] =
         "            --set) at every boot, and enable it for multi-user.target\n"
         "\n"
         "Options:\n"
-        "  -p, --profile NAME    throughput (default), passthrough-host or balanced\n"
-        "                        (data/tune-profiles.json)\n"
+        "  -p, --profile NAME    throughput, passthrough-host or balanced\n"
+        "                        (data/tune-profiles.json); default: the site policy's\n"
+        "                        tune.profile, else throughput\n"
         "  -s, --set KEY=VALUE   set or override one setting (repeatable), e.g.\n"
         "                        --set vm.swappiness=1; with --profile none only these\n"
+        "                        (and the site policy's tune.settings)\n"
+        "  -P, --policy FILE     the site policy whose tune section overrides the profile;\n"
+        "                        default /etc/gpuvet/policy.yaml (or .yml) under --root\n"
+        "      --no-policy       ignore the default policy file\n"
         "  -j, --json            plan and status as JSON (schemas in docs/tune.md)\n"
         "      --state FILE      the state file (default <root>/var/lib/gpuvet/tune-state.json)\n"
         "      --lock-timeout SEC  wait this long for another tune run (default 10)\n"
@@ -55,6 +62,10 @@ static const char usage[] =
 struct tune_cli {
         const char *action;
         const char *profile;
+        bool profile_given; /* --profile on the command line, not the policy's */
+        const char *policy_path;
+        bool no_policy;
+        const struct policy *site; /* NULL: none read */
         char *sets[MAX_SETS];
         size_t n_sets;
         bool json;
@@ -77,6 +88,8 @@ static void reached_step(void) {
 struct setting_summary {
         const struct tune_setting *s;
         const char *value;
+        enum tune_source source;
+        unsigned line;
         size_t change, ok, cannot;
         const struct tune_target *first_change, *first_cannot;
 };
@@ -86,8 +99,11 @@ static void summarise(const struct tune_request *req, const struct tune_targets 
         memset(sum, 0, sizeof(*sum));
         sum->s = tune_settings[i];
         for (size_t k = 0; k < req->n_wanted; k++)
-                if (req->wanted[k].setting == sum->s)
+                if (req->wanted[k].setting == sum->s) {
                         sum->value = req->wanted[k].value;
+                        sum->source = req->wanted[k].source;
+                        sum->line = req->wanted[k].line;
+                }
         for (size_t k = 0; k < t->n; k++) {
                 const struct tune_target *x = &t->v[k];
                 if (strcmp(x->setting, sum->s->key) != 0)
@@ -106,17 +122,27 @@ static void summarise(const struct tune_request *req, const struct tune_targets 
         }
 }
 
+/* "vm.swappiness=1", with where the value came from when not the profile. */
+static void setting_label(const struct tune_cli *o, const struct setting_summary *sum, char *buf, size_t size) {
+        if (sum->source == TUNE_FROM_POLICY)
+                snprintf(buf, size, "%s=%s (policy line %u)", sum->s->key, sum->value, sum->line);
+        else if (sum->source == TUNE_FROM_SET && o->profile)
+                snprintf(buf, size, "%s=%s (--set)", sum->s->key, sum->value);
+        else
+                snprintf(buf, size, "%s=%s", sum->s->key, sum->value);
+}
+
 static void write_plan_text(const struct tune_cli *o, const struct tune_request *req, const struct tune_targets *t) {
         size_t settings_changing = 0, files = 0, already = 0, cannot = 0;
-        printf("gpuvet tune plan: %s%s, root %s\n", o->profile ? "profile " : "", o->profile ? o->profile : "--set only",
-               o->common.root);
+        printf("gpuvet tune plan: %s%s%s%s, root %s\n", o->profile ? "profile " : "", o->profile ? o->profile : "--set only",
+               o->site ? ", site policy " : "", o->site ? o->site->path : "", o->common.root);
         for (size_t i = 0; tune_settings[i]; i++) {
                 struct setting_summary sum;
                 summarise(req, t, i, &sum);
                 if (!sum.value)
                         continue;
-                char label[96];
-                snprintf(label, sizeof(label), "%s=%s", sum.s->key, sum.value);
+                char label[192];
+                setting_label(o, &sum, label, sizeof(label));
                 if (sum.change) {
                         settings_changing++;
                         files += sum.change;
@@ -152,6 +178,7 @@ static json_t *plan_json(const struct tune_cli *o, const struct tune_request *re
         json_object_set_new(doc, "schema", json_string("gpuvet.tune-plan/1"));
         json_object_set_new(doc, "profile", o->profile ? json_string(o->profile) : json_null());
         json_object_set_new(doc, "root", json_string(o->common.root));
+        json_object_set_new(doc, "policy", o->site ? json_string(o->site->path) : json_null());
         for (size_t i = 0; tune_settings[i]; i++) {
                 struct setting_summary sum;
                 summarise(req, t, i, &sum);
@@ -161,6 +188,11 @@ static json_t *plan_json(const struct tune_cli *o, const struct tune_request *re
                 json_object_set_new(s, "setting", json_string(sum.s->key));
                 json_object_set_new(s, "value", json_string(sum.value));
                 json_object_set_new(s, "check", json_string(sum.s->check_id));
+                static const char *const from[] = {[TUNE_FROM_PROFILE] = "profile", [TUNE_FROM_POLICY] = "policy",
+                                                   [TUNE_FROM_SET] = "set"};
+                json_object_set_new(s, "from", json_string(from[sum.source]));
+                if (sum.source == TUNE_FROM_POLICY)
+                        json_object_set_new(s, "policy_line", json_integer(sum.line));
                 json_object_set_new(s, "state", json_string(sum.change ? "change" : sum.ok ? "ok" : "cannot"));
                 for (size_t k = 0; k < t->n; k++) {
                         const struct tune_target *x = &t->v[k];
@@ -530,7 +562,7 @@ static bool unit_safe(const char *s) {
                 return false;
         for (; *s; s++)
                 if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-                      strchr("._-+=", *s)))
+                      strchr("._-+=/", *s)))
                         return false;
         return true;
 }
@@ -543,13 +575,25 @@ static int do_install_unit(const struct tune_cli *o, struct fsroot *fs) {
                 return EXIT_INTERNAL;
         }
         self[n] = '\0';
-        if (o->profile && !unit_safe(o->profile)) {
+        if (o->profile_given && o->profile && !unit_safe(o->profile)) {
                 fprintf(stderr, "gpuvet tune install-unit: profile name \"%s\" cannot go on a unit's command line\n",
                         o->profile);
                 return EXIT_USAGE;
         }
+        if (o->policy_path && (o->policy_path[0] != '/' || !unit_safe(o->policy_path))) {
+                fprintf(stderr, "gpuvet tune install-unit: --policy %s: give an absolute path of plain characters "
+                                "(it goes on the unit's command line)\n", o->policy_path);
+                return EXIT_USAGE;
+        }
+        /* Without --profile the unit follows the site policy as it is at each boot. */
         char cmd[2048];
-        int len = snprintf(cmd, sizeof(cmd), "%s tune apply --profile %s", self, o->profile ? o->profile : "none");
+        int len = snprintf(cmd, sizeof(cmd), "%s tune apply", self);
+        if (o->profile_given)
+                len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " --profile %s", o->profile ? o->profile : "none");
+        if (o->policy_path)
+                len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " --policy %s", o->policy_path);
+        else if (o->no_policy)
+                len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " --no-policy");
         for (size_t i = 0; i < o->n_sets && len > 0 && (size_t)len < sizeof(cmd); i++) {
                 if (!unit_safe(o->sets[i])) {
                         fprintf(stderr, "gpuvet tune install-unit: --set %s cannot go on a unit's command line\n",
@@ -632,6 +676,54 @@ static int do_install_unit(const struct tune_cli *o, struct fsroot *fs) {
 
 /* ---- the command ---- */
 
+/* plan, apply and install-unit: the request from the profile, the site policy and --set,
+ * then the plan from it. */
+static int plan_and_act(struct tune_cli *o, struct fsroot *fs, const struct policy *site, const char *state_path) {
+        char profile_from[4200] = "--profile";
+        o->site = site;
+        if (!o->profile_given && site && site->tune_profile) {
+                o->profile = site->tune_profile;
+                snprintf(profile_from, sizeof(profile_from), "%s:%u: tune.profile", site->path, site->tune_profile_line);
+        } else if (!o->profile_given) {
+                o->profile = "throughput";
+        }
+        if (!o->profile && o->n_sets == 0 && !(site && site->n_tune_settings)) {
+                fprintf(stderr, "gpuvet tune %s: --profile none leaves nothing to do: add --set KEY=VALUE\n", o->action);
+                return EXIT_USAGE;
+        }
+        struct tune_inputs in = {.profile = o->profile, .profile_from = profile_from, .site = site, .sets = o->sets,
+                                 .n_sets = o->n_sets};
+        struct tune_request req;
+        char err[1024];
+        if (tune_request_build(o->common.data_dir, &in, &req, err, sizeof(err)) < 0) {
+                fprintf(stderr, "gpuvet tune %s: %s\n", o->action, err);
+                return EXIT_USAGE;
+        }
+        struct tune_targets t;
+        if (tune_plan(fs, &req, &t) < 0) {
+                fprintf(stderr, "gpuvet tune %s: out of memory\n", o->action);
+                return EXIT_INTERNAL;
+        }
+        int code;
+        if (strcmp(o->action, "install-unit") == 0) {
+                code = do_install_unit(o, fs);
+        } else if (strcmp(o->action, "plan") == 0) {
+                size_t changes = count_changes(&t);
+                if (o->json)
+                        code = print_json_doc(plan_json(o, &req, &t));
+                else
+                        write_plan_text(o, &req, &t), code = EXIT_PASS;
+                if (code == EXIT_PASS && changes)
+                        code = EXIT_FAILED;
+        } else {
+                code = do_apply(o, fs, &req, &t, state_path);
+        }
+        tune_targets_free(&t);
+        return code;
+}
+
+/* ---- the command ---- */
+
 int cmd_tune(int argc, char **argv) {
         static const struct option options[] = {
                 {"profile", required_argument, NULL, 'p'},
@@ -639,9 +731,11 @@ int cmd_tune(int argc, char **argv) {
                 {"json", no_argument, NULL, 'j'},
                 {"state", required_argument, NULL, 'S'},
                 {"lock-timeout", required_argument, NULL, 'L'},
+                {"policy", required_argument, NULL, 'P'},
+                {"no-policy", no_argument, NULL, 'N'},
                 COMMON_LONG_OPTIONS,
         };
-        struct tune_cli o = {.profile = "throughput", .lock_timeout_s = 10};
+        struct tune_cli o = {.lock_timeout_s = 10};
         common_options_init(&o.common);
         if (argc < 2 || argv[1][0] == '-') {
                 if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -665,9 +759,14 @@ int cmd_tune(int argc, char **argv) {
         optind = 2;
         opterr = 0;
         int opt, code;
-        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "p:s:j", options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "p:s:jP:", options, NULL)) != -1) {
                 switch (opt) {
-                case 'p': o.profile = strcmp(optarg, "none") == 0 ? NULL : optarg; break;
+                case 'p':
+                        o.profile = strcmp(optarg, "none") == 0 ? NULL : optarg;
+                        o.profile_given = true;
+                        break;
+                case 'P': o.policy_path = optarg; break;
+                case 'N': o.no_policy = true; break;
                 case 's':
                         if (o.n_sets == MAX_SETS) {
                                 fprintf(stderr, "gpuvet tune: more than %d --set options\n", MAX_SETS);
@@ -701,11 +800,6 @@ int cmd_tune(int argc, char **argv) {
         stop_after = hook && *hook ? atoi(hook) : -1;
         if (strcmp(o.action, "profiles") == 0)
                 return do_profiles(&o);
-        if (!o.profile && o.n_sets == 0 && strcmp(o.action, "revert") != 0 && strcmp(o.action, "status") != 0) {
-                fprintf(stderr, "gpuvet tune %s: --profile none leaves nothing to do: add --set KEY=VALUE\n", o.action);
-                return EXIT_USAGE;
-        }
-
         struct fsroot *fs;
         int r = fsroot_open(o.common.root, &fs);
         if (r < 0) {
@@ -724,33 +818,15 @@ int cmd_tune(int argc, char **argv) {
                 fsroot_free(fs);
                 return code;
         }
-        struct tune_request req;
-        char err[1024];
-        if (tune_request_build(o.common.data_dir, o.profile, o.sets, o.n_sets, &req, err, sizeof(err)) < 0) {
-                fprintf(stderr, "gpuvet tune %s: %s\n", o.action, err);
+        struct policy site;
+        bool have_site;
+        if ((code = site_policy_load("tune", o.policy_path, o.no_policy, fs, &site, &have_site)) != EXIT_PASS) {
                 fsroot_free(fs);
-                return EXIT_USAGE;
+                return code;
         }
-        struct tune_targets t;
-        if (tune_plan(fs, &req, &t) < 0) {
-                fprintf(stderr, "gpuvet tune %s: out of memory\n", o.action);
-                fsroot_free(fs);
-                return EXIT_INTERNAL;
-        }
-        if (strcmp(o.action, "install-unit") == 0) {
-                code = do_install_unit(&o, fs);
-        } else if (strcmp(o.action, "plan") == 0) {
-                size_t changes = count_changes(&t);
-                if (o.json)
-                        code = print_json_doc(plan_json(&o, &req, &t));
-                else
-                        write_plan_text(&o, &req, &t), code = EXIT_PASS;
-                if (code == EXIT_PASS && changes)
-                        code = EXIT_FAILED;
-        } else {
-                code = do_apply(&o, fs, &req, &t, state_path);
-        }
-        tune_targets_free(&t);
+        code = plan_and_act(&o, fs, have_site ? &site : NULL, state_path);
+        if (have_site)
+                policy_free(&site);
         fsroot_free(fs);
         return code;
 }

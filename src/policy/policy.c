@@ -5,6 +5,7 @@
 #include "core/strparse.h"
 #include "sys/nvml_facts.h"
 #include "sys/topo.h"
+#include "tune/settings.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -718,6 +719,52 @@ static void load_reference(struct walk *w, yaml_node_t *map, struct policy_refer
 
 /* ---- the document ------------------------------------------------------------------- */
 
+/* ---- tune ---------------------------------------------------------------------------- */
+
+static void tune_setting_pair(struct walk *w, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx) {
+        struct policy *p = ctx;
+        const struct tune_setting *s = tune_setting_find(key);
+        if (!s) {
+                problem(w, k, "tune.settings: no setting named \"%s\" (see `gpuvet tune profiles` and docs/tune.md)",
+                        key);
+                return;
+        }
+        char what[96], *value = NULL;
+        snprintf(what, sizeof(what), "tune.settings.%s", key);
+        if (!get_string(w, v, what, &value))
+                return;
+        if (s->valid(value) < 0) {
+                problem(w, v, "%s: expected %s, not \"%s\"", what, s->values, value);
+                free(value);
+                return;
+        }
+        struct policy_tune_setting *t = realloc(p->tune_settings, (p->n_tune_settings + 1) * sizeof(*t));
+        char *copy = strdup(key);
+        if (t)
+                p->tune_settings = t;
+        if (!t || !copy) {
+                free(value);
+                free(copy);
+                w->oom = true;
+                return;
+        }
+        t[p->n_tune_settings++] = (struct policy_tune_setting){.key = copy, .value = value, .line = line_of(k)};
+}
+
+static void tune_pair(struct walk *w, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx) {
+        struct policy *p = ctx;
+        if (strcmp(key, "profile") == 0) {
+                /* Which profiles exist depends on the data directory tune runs with: tune
+                 * names an unknown one then. */
+                if (get_string(w, v, "tune.profile", &p->tune_profile))
+                        p->tune_profile_line = line_of(k);
+        } else if (strcmp(key, "settings") == 0) {
+                each_pair(w, v, "tune.settings", tune_setting_pair, p);
+        } else {
+                unknown_key(w, k, "tune", key, "profile, settings");
+        }
+}
+
 struct root_ctx {
         struct policy *p;
         bool have_version;
@@ -744,8 +791,10 @@ static void root_pair(struct walk *w, const char *key, yaml_node_t *k, yaml_node
                 load_exceptions(w, v, p);
         } else if (strcmp(key, "reference") == 0) {
                 load_reference(w, v, &p->reference);
+        } else if (strcmp(key, "tune") == 0) {
+                each_pair(w, v, "tune", tune_pair, p);
         } else {
-                unknown_key(w, k, "the policy", key, "policy, expect, checks, thresholds, exceptions, reference");
+                unknown_key(w, k, "the policy", key, "policy, expect, checks, thresholds, exceptions, reference, tune");
         }
 }
 
@@ -907,5 +956,11 @@ void policy_free(struct policy *p) {
         free(r->topo_devices);
         free(r->pcie);
         free(r->nvlink);
+        free(p->tune_profile);
+        for (size_t i = 0; i < p->n_tune_settings; i++) {
+                free(p->tune_settings[i].key);
+                free(p->tune_settings[i].value);
+        }
+        free(p->tune_settings);
         memset(p, 0, sizeof(*p));
 }

@@ -7,6 +7,7 @@
  *   thresholds  the numbers some checks judge by (temperature margin, power cap, rates)
  *   exceptions  a result allowed on one subject (an x8 slot, a known warning), with why
  *   reference   the golden node written by `gpuvet policy capture`; drift from it fails
+ *   tune        the site's gpuvet tune profile and the settings it overrides
  *
  * policy_load() reads and validates it completely: every unknown key, wrong type or bad
  * value is reported as "FILE:LINE: problem", so a typo never silently loosens a gate. */
@@ -101,6 +102,13 @@ struct policy_reference {
         unsigned topology_line;
 };
 
+/* One tune setting the site sets (tune.settings), over whatever the profile says. */
+struct policy_tune_setting {
+        char *key;   /* a gpuvet tune setting: "vm.swappiness" */
+        char *value; /* valid for it (checked when the policy is read) */
+        unsigned line;
+};
+
 struct policy {
         char *path;
         unsigned version;
@@ -120,6 +128,12 @@ struct policy {
         size_t n_exceptions;
         struct policy_thresholds thresholds;
         struct policy_reference reference;
+
+        /* tune (NULL / 0 when not set) */
+        char *tune_profile; /* the profile `gpuvet tune` uses when --profile is not given */
+        unsigned tune_profile_line;
+        struct policy_tune_setting *tune_settings;
+        size_t n_tune_settings;
 };
 
 /* Read and validate the policy at path (a real path, not under --root). On success

@@ -1,5 +1,6 @@
 #include "tune/tune.h"
 #include "data/embedded.h"
+#include "policy/policy.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -46,8 +47,8 @@ json_t *tune_profiles_list(const char *data_dir, char *err, size_t errlen) {
         return list;
 }
 
-static int add_wanted(struct tune_request *req, const char *key, const char *value, bool from_set, const char *where,
-                      char *err, size_t errlen) {
+static int add_wanted(struct tune_request *req, const char *key, const char *value, enum tune_source source,
+                      unsigned line, const char *where, char *err, size_t errlen) {
         const struct tune_setting *s = tune_setting_find(key);
         if (!s) {
                 int n = snprintf(err, errlen, "%s: unknown setting \"%s\" (known:", where, key);
@@ -72,40 +73,43 @@ static int add_wanted(struct tune_request *req, const char *key, const char *val
                 req->n_wanted++;
         }
         req->wanted[i].setting = s;
-        req->wanted[i].from_set = from_set;
+        req->wanted[i].source = source;
+        req->wanted[i].line = line;
         snprintf(req->wanted[i].value, sizeof(req->wanted[i].value), "%s", value);
         return 0;
 }
 
-static int build_from(json_t *root, const char *source, const char *name, char *const *sets, size_t n_sets,
-                      struct tune_request *req, char *err, size_t errlen);
+static int build_from(json_t *root, const char *source, const struct tune_inputs *in, struct tune_request *req,
+                      char *err, size_t errlen);
 
-int tune_request_build(const char *data_dir, const char *name, char *const *sets, size_t n_sets,
-                       struct tune_request *req, char *err, size_t errlen) {
+int tune_request_build(const char *data_dir, const struct tune_inputs *in, struct tune_request *req, char *err,
+                       size_t errlen) {
         char source[512];
         memset(req, 0, sizeof(*req));
         json_t *root = load_profiles(data_dir, source, sizeof(source), err, errlen);
-        return root ? build_from(root, source, name, sets, n_sets, req, err, errlen) : -EINVAL;
+        return root ? build_from(root, source, in, req, err, errlen) : -EINVAL;
 }
 
-int tune_request_from_text(const char *text, size_t len, const char *source, const char *name, char *const *sets,
-                           size_t n_sets, struct tune_request *req, char *err, size_t errlen) {
+int tune_request_from_text(const char *text, size_t len, const char *source, const struct tune_inputs *in,
+                           struct tune_request *req, char *err, size_t errlen) {
         json_error_t jerr;
         memset(req, 0, sizeof(*req));
         json_t *root = check_profiles(json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr), &jerr, source, err, errlen);
-        return root ? build_from(root, source, name, sets, n_sets, req, err, errlen) : -EINVAL;
+        return root ? build_from(root, source, in, req, err, errlen) : -EINVAL;
 }
 
 /* Takes root (decrefs it). */
-static int build_from(json_t *root, const char *source, const char *name, char *const *sets, size_t n_sets,
-                      struct tune_request *req, char *err, size_t errlen) {
+static int build_from(json_t *root, const char *source, const struct tune_inputs *in, struct tune_request *req,
+                      char *err, size_t errlen) {
+        const char *name = in->profile;
         req->profile = name;
         json_t *profiles = json_object_get(root, "profiles");
         int r = 0;
         if (name) {
                 json_t *p = json_object_get(profiles, name);
                 if (!json_is_object(p)) {
-                        int n = snprintf(err, errlen, "--profile %s: %s has no such profile (it has", name, source);
+                        int n = snprintf(err, errlen, "%s %s: %s has no such profile (it has",
+                                         in->profile_from ? in->profile_from : "--profile", name, source);
                         const char *key;
                         json_t *v;
                         json_object_foreach(profiles, key, v) {
@@ -127,20 +131,28 @@ static int build_from(json_t *root, const char *source, const char *name, char *
                                 r = -EINVAL;
                                 goto out;
                         }
-                        if ((r = add_wanted(req, key, json_string_value(v), false, where, err, errlen)) < 0)
+                        if ((r = add_wanted(req, key, json_string_value(v), TUNE_FROM_PROFILE, 0, where, err, errlen)) < 0)
                                 goto out;
                 }
         }
-        for (size_t i = 0; i < n_sets; i++) {
+        for (size_t i = 0; in->site && i < in->site->n_tune_settings; i++) {
+                const struct policy_tune_setting *t = &in->site->tune_settings[i];
+                char where[600];
+                snprintf(where, sizeof(where), "%s:%u: tune.settings", in->site->path, t->line);
+                if ((r = add_wanted(req, t->key, t->value, TUNE_FROM_POLICY, t->line, where, err, errlen)) < 0)
+                        goto out;
+        }
+        for (size_t i = 0; i < in->n_sets; i++) {
+                const char *set = in->sets[i];
                 char key[64];
-                const char *eq = strchr(sets[i], '=');
-                if (!eq || eq == sets[i] || (size_t)(eq - sets[i]) >= sizeof(key)) {
-                        snprintf(err, errlen, "--set \"%s\": expected KEY=VALUE", sets[i]);
+                const char *eq = strchr(set, '=');
+                if (!eq || eq == set || (size_t)(eq - set) >= sizeof(key)) {
+                        snprintf(err, errlen, "--set \"%s\": expected KEY=VALUE", set);
                         r = -EINVAL;
                         goto out;
                 }
-                snprintf(key, sizeof(key), "%.*s", (int)(eq - sets[i]), sets[i]);
-                if ((r = add_wanted(req, key, eq + 1, true, "--set", err, errlen)) < 0)
+                snprintf(key, sizeof(key), "%.*s", (int)(eq - set), set);
+                if ((r = add_wanted(req, key, eq + 1, TUNE_FROM_SET, 0, "--set", err, errlen)) < 0)
                         goto out;
         }
 out:

@@ -17,24 +17,40 @@ struct fsroot;
 
 #define TUNE_MAX_WANTED 32
 
+struct policy;
+
+/* Where a wanted value comes from; a later one overrides an earlier one. */
+enum tune_source { TUNE_FROM_PROFILE, TUNE_FROM_POLICY, TUNE_FROM_SET };
+
+/* What a request is built from. */
+struct tune_inputs {
+        const char *profile;      /* a name in the profiles file, NULL for none */
+        const char *profile_from; /* where the name was given, for messages: "--profile" */
+        const struct policy *site; /* its tune.settings override the profile; NULL for none */
+        char *const *sets;        /* "key=value", overriding both */
+        size_t n_sets;
+};
+
 struct tune_request {
         const char *profile; /* name in the profiles file */
         struct {
                 const struct tune_setting *setting;
                 char value[TUNE_VALUE_MAX];
-                bool from_set; /* --set rather than the profile */
+                enum tune_source source;
+                unsigned line; /* TUNE_FROM_POLICY: the policy line that sets it */
         } wanted[TUNE_MAX_WANTED];
         size_t n_wanted;
 };
 
 /* Load the profiles (dir/tune-profiles.json, or the built-in table when dir is NULL), pick
- * name, then apply "key=value" overrides. 0, or -EINVAL/-ENOENT with err naming the input. */
-int tune_request_build(const char *data_dir, const char *name, char *const *sets, size_t n_sets,
-                       struct tune_request *req, char *err, size_t errlen);
+ * the profile, then apply the site's and --set's overrides. 0, or -EINVAL/-ENOENT with err
+ * naming the input. */
+int tune_request_build(const char *data_dir, const struct tune_inputs *in, struct tune_request *req, char *err,
+                       size_t errlen);
 
 /* The same from the text of a profiles file (source names it in messages). */
-int tune_request_from_text(const char *text, size_t len, const char *source, const char *name, char *const *sets,
-                           size_t n_sets, struct tune_request *req, char *err, size_t errlen);
+int tune_request_from_text(const char *text, size_t len, const char *source, const struct tune_inputs *in,
+                           struct tune_request *req, char *err, size_t errlen);
 
 /* The profile names and descriptions, as a JSON object (caller decrefs); NULL on error. */
 json_t *tune_profiles_list(const char *data_dir, char *err, size_t errlen);

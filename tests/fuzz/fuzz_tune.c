@@ -45,7 +45,8 @@ static void profiles(const char *text, size_t len) {
         for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
                 struct tune_request req;
                 char err[1024] = "";
-                int r = tune_request_from_text(text, len, "fuzz", names[n], sets, 2, &req, err, sizeof(err));
+                struct tune_inputs in = {.profile = names[n], .sets = sets, .n_sets = 2};
+                int r = tune_request_from_text(text, len, "fuzz", &in, &req, err, sizeof(err));
                 if (r < 0) {
                         refused(r, err, sizeof(err));
                         continue;

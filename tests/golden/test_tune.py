@@ -14,7 +14,9 @@
 - an attribute the kernel refuses to write (a read-only bind mount, as in a VM) is
   reported as refused and the rest still applies and reverts;
 - apply as a non-root user on the live system refuses naming the first setting;
-- bad input: unknown profile, setting, value, action; --profile none without --set.
+- bad input: unknown profile, setting, value, action; --profile none without --set;
+- the site policy's tune section: its profile is the default, its settings override the
+  profile, --set overrides them, --no-policy ignores them, and a bad one is named by line.
 Exit 0 when every case holds, 1 otherwise."""
 import fcntl
 import hashlib
@@ -294,6 +296,62 @@ def bad_input(gpuvet, fixtures, work):
     check(p.returncode == 0 and "throughput:" in p.stdout and "  vm.swappiness=10" in p.stdout, "tune profiles lists them")
 
 
+SITE_POLICY = """policy: 1
+tune:
+  profile: balanced
+  settings:
+    vm.swappiness: 1
+    cpu.boost: off
+"""
+
+
+def site_policy(gpuvet, fixtures, work):
+    root = os.path.join(work, "site")
+    copy_fixture(fixtures, "dgx-h100", root)
+    os.makedirs(os.path.join(root, "etc", "gpuvet"))
+    policy = os.path.join(root, "etc", "gpuvet", "policy.yaml")
+    with open(policy, "w") as f:
+        f.write(SITE_POLICY)
+    original = tree_digest(root)
+    p = tune(gpuvet, "plan", "--root", root, "--json")
+    doc = json.loads(p.stdout) if p.stdout else {}
+    by_key = {s["setting"]: s for s in doc.get("settings", [])}
+    check(p.returncode == 1 and doc.get("profile") == "balanced" and doc.get("policy") == policy,
+          "the default policy's tune.profile picks the profile (%s)" % doc.get("profile"))
+    check(by_key.get("vm.swappiness", {}).get("value") == "1" and by_key["vm.swappiness"].get("from") == "policy"
+          and by_key["vm.swappiness"].get("policy_line") == 5, "its tune.settings override the profile, with the line")
+    check(by_key.get("cpu.boost", {}).get("value") == "off" and "cpu.governor" not in by_key,
+          "and add settings the profile leaves out")
+    p = tune(gpuvet, "plan", "--root", root, "--profile", "throughput", "--set", "vm.swappiness=5")
+    check("vm.swappiness=5 (--set)" in p.stdout and "cpu.boost=off (policy line 6)" in p.stdout
+          and "profile throughput" in p.stdout, "--profile beats tune.profile, --set beats tune.settings")
+    p = tune(gpuvet, "plan", "--root", root, "--no-policy", "--json")
+    doc = json.loads(p.stdout) if p.stdout else {}
+    check(doc.get("profile") == "throughput" and doc.get("policy") is None, "--no-policy ignores it")
+    p = tune(gpuvet, "apply", "--root", root)
+    check(p.returncode == 0 and open(os.path.join(root, "proc", "sys", "vm", "swappiness")).read().strip() == "1",
+          "apply sets the policy's values")
+    p = tune(gpuvet, "revert", "--root", root)
+    check(p.returncode == 0 and differences(original, tree_digest(root)) == [], "and revert restores them")
+    p = tune(gpuvet, "install-unit", "--root", root)
+    unit = os.path.join(root, "etc", "systemd", "system", "gpuvet-tune.service")
+    text = open(unit).read() if os.path.exists(unit) else ""
+    check(p.returncode == 0 and "ExecStart=%s tune apply\n" % gpuvet in text,
+          "install-unit without --profile leaves the choice to the policy at each boot")
+    bad = os.path.join(work, "bad-policy.yaml")
+    with open(bad, "w") as f:
+        f.write("policy: 1\ntune:\n  settings:\n    vm.swapiness: 1\n    cpu.boost: maybe\n  extra: 1\n")
+    p = tune(gpuvet, "plan", "--root", root, "--policy", bad)
+    check(p.returncode == 2 and bad + ':4: tune.settings: no setting named "vm.swapiness"' in p.stderr
+          and bad + ':5: tune.settings.cpu.boost: expected on|off, not "maybe"' in p.stderr
+          and bad + ':6: unknown key "extra" in tune' in p.stderr, "a bad tune section is named line by line")
+    with open(bad, "w") as f:
+        f.write("policy: 1\ntune:\n  profile: fast\n")
+    p = tune(gpuvet, "plan", "--root", root, "--policy", bad)
+    check(p.returncode == 2 and bad + ":3: tune.profile fast: built-in tune-profiles.json has no such profile" in p.stderr,
+          "an unknown tune.profile names the policy line: " + p.stderr.strip()[:200])
+
+
 def main():
     gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     fixtures = os.path.join(outdir, "fixtures")
@@ -305,6 +363,7 @@ def main():
     locking(gpuvet, fixtures, work)
     refusals(gpuvet, fixtures, work)
     bad_input(gpuvet, fixtures, work)
+    site_policy(gpuvet, fixtures, work)
     return finish()
 
 
