@@ -614,8 +614,8 @@ static void run_persistence_mode(const struct check_info *self, const struct fac
                               "persistence mode is off: the driver tears the GPU down when the last client exits, "
                               "so each job pays seconds of initialisation and GPU state is lost");
                 result_remedy(r, "Enable the nvidia-persistenced service (`systemctl enable --now "
-                                 "nvidia-persistenced`), NVIDIA's recommended way, or `nvidia-smi -pm 1` (lost "
-                                 "at reboot).");
+                                 "nvidia-persistenced`), NVIDIA's recommended way, or run `gpuvet tune apply --set "
+                                 "gpu.persistence=on` (`gpuvet tune revert` undoes it; lost at reboot).");
         }
 }
 
@@ -2145,9 +2145,10 @@ static void run_power_limit(const struct check_info *self, const struct facts *f
                         result_status(r, STATUS_WARN, "the power limit of %s is capped at %u W, below its default %u W: "
                                                       "it runs slower under load",
                                       desc, w, def);
-                        result_remedy(r, "If nobody capped it on purpose, restore the default: `nvidia-smi -i %u -pl %u` "
-                                         "(lost at reboot; look for a service or script that sets it, and the BMC's "
-                                         "power capping).",
+                        result_remedy(r, "If nobody capped it on purpose, restore the default: `gpuvet tune apply --set "
+                                         "gpu.power_limit=default` (every GPU; `gpuvet tune revert` undoes it) or "
+                                         "`nvidia-smi -i %u -pl %u`. Both are lost at reboot: look for a service or "
+                                         "script that sets it, and the BMC's power capping.",
                                       g->index, def);
                         continue;
                 }
@@ -2186,7 +2187,10 @@ static void run_app_clocks(const struct check_info *self, const struct facts *f,
                         result_status(r, STATUS_WARN, "applications clocks of %s are set to graphics %u MHz, memory %u "
                                                       "MHz instead of the defaults %u/%u MHz",
                                       desc, sm->v, mem->v, dsm->v, dmem->v);
-                        result_remedy(r, "If nobody set them on purpose, reset them: `nvidia-smi -rac -i %u`.", g->index);
+                        result_remedy(r, "If nobody set them on purpose, reset them: `gpuvet tune apply --set "
+                                         "gpu.app_clocks=default` (every GPU; `gpuvet tune revert` undoes it) or "
+                                         "`nvidia-smi -rac -i %u`.",
+                                      g->index);
                         continue;
                 }
                 result_status(r, STATUS_PASS, "applications clocks at their defaults");

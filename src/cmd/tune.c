@@ -1,10 +1,12 @@
 /* gpuvet tune plan|apply|revert|status|profiles: the OS settings `check` recommends,
  * applied reversibly (src/tune/, docs/tune.md). */
 #include "cmd/cmd.h"
+#include "cmd/nvml_use.h"
 #include "cmd/site_policy.h"
 #include "core/atomic_file.h"
 #include "core/fsroot.h"
 #include "policy/policy.h"
+#include "tune/gpu.h"
 #include "tune/tune.h"
 
 #include <errno.h>
@@ -20,8 +22,9 @@
 static const char usage[] =
         "Usage: gpuvet tune plan|apply|revert|status|profiles [OPTIONS]\n"
         "\n"
-        "The OS settings gpuvet check recommends for GPU work (CPU governor, EPP, boost, idle\n"
-        "states, transparent huge pages, swappiness, dirty ratios, NUMA balancing), applied so\n"
+        "The settings gpuvet check recommends for GPU work (CPU governor, EPP, boost, idle\n"
+        "states, transparent huge pages, swappiness, dirty ratios, NUMA balancing; GPU\n"
+        "persistence mode, power limit and applications clocks through NVML), applied so\n"
         "that they can be undone exactly.\n"
         "\n"
         "  plan      what would change, per setting (current -> wanted, the check that wants it);\n"
@@ -52,6 +55,11 @@ static const char usage[] =
         "  -r, --root DIR        act on the tree under DIR instead of / (a writable copy of a\n"
         "                        fixture or snapshot)\n"
         "      --data-dir DIR    tune-profiles.json from DIR ($GPUVET_DATA_DIR)\n"
+        "      --nvml-lib PATH   NVML for the GPU settings (default $GPUVET_NVML_LIB, then\n"
+        "                        libnvidia-ml.so.1); under another --root only when named\n"
+        "      --no-nvml         leave the GPUs alone (their settings: cannot)\n"
+        "      --nvml-call-timeout-ms MS  abandon an NVML call after MS ms (default 2000)\n"
+        "      --nvml-init-timeout-ms MS  the same for nvmlInit_v2 (default 20000)\n"
         "  -h, --help            this help\n"
         "\n"
         "Exit status: 0 done / nothing to do, 1 changes pending (plan), a value did not take\n"
@@ -66,6 +74,7 @@ struct tune_cli {
         const char *policy_path;
         bool no_policy;
         const struct policy *site; /* NULL: none read */
+        struct nvml_options nvml;
         char *sets[MAX_SETS];
         size_t n_sets;
         bool json;
@@ -122,6 +131,10 @@ static void summarise(const struct tune_request *req, const struct tune_targets 
         }
 }
 
+static bool is_gpu_path(const char *path) {
+        return strncmp(path, TUNE_GPU_PATH_PREFIX, strlen(TUNE_GPU_PATH_PREFIX)) == 0;
+}
+
 /* "vm.swappiness=1", with where the value came from when not the profile. */
 static void setting_label(const struct tune_cli *o, const struct setting_summary *sum, char *buf, size_t size) {
         if (sum->source == TUNE_FROM_POLICY)
@@ -151,8 +164,9 @@ static void write_plan_text(const struct tune_cli *o, const struct tune_request 
                                 printf("  change  %-34s %s: %s -> %s  [%s]\n", label, x->path, x->current, x->wanted,
                                        sum.s->check_id);
                         else
-                                printf("  change  %-34s %zu of %zu files, e.g. %s: %s -> %s  [%s]\n", label, sum.change,
-                                       sum.change + sum.ok, x->path, x->current, x->wanted, sum.s->check_id);
+                                printf("  change  %-34s %zu of %zu %s, e.g. %s: %s -> %s  [%s]\n", label, sum.change,
+                                       sum.change + sum.ok, is_gpu_path(x->path) ? "GPUs" : "files", x->path, x->current,
+                                       x->wanted, sum.s->check_id);
                 } else if (sum.ok) {
                         already++;
                         printf("  ok      %s\n", label);
@@ -160,11 +174,12 @@ static void write_plan_text(const struct tune_cli *o, const struct tune_request 
                 if (sum.cannot) {
                         cannot++;
                         printf("  cannot  %-34s %s%s\n", label, sum.first_cannot->cannot,
-                               sum.cannot > 1 ? " (and more files)" : "");
+                               sum.cannot > 1 ? (is_gpu_path(sum.first_cannot->path) ? " (and more GPUs)" : " (and more files)")
+                                              : "");
                 }
         }
         if (settings_changing)
-                printf("%zu setting%s to change (%zu file%s), %zu already set, %zu cannot be set here.\n",
+                printf("%zu setting%s to change (%zu value%s), %zu already set, %zu cannot be set here.\n",
                        settings_changing, settings_changing == 1 ? "" : "s", files, files == 1 ? "" : "s", already,
                        cannot);
         else
@@ -242,8 +257,8 @@ static void now_iso(char *buf, size_t size) {
         strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
 }
 
-static int refuse_non_root(const char *cmd, struct fsroot *fs, const struct tune_targets *t) {
-        if (!fsroot_is_live(fs) || geteuid() == 0)
+static int refuse_non_root(const char *cmd, struct tune_ctx *c, const struct tune_targets *t) {
+        if (!fsroot_is_live(c->fs) || geteuid() == 0)
                 return -1;
         for (size_t i = 0; i < t->n; i++)
                 if (tune_target_need(&t->v[i]) == TUNE_CHANGE) {
@@ -269,9 +284,9 @@ static int take_lock(const char *cmd, const char *state_path, unsigned timeout_s
         return fd;
 }
 
-static int do_apply(const struct tune_cli *o, struct fsroot *fs, const struct tune_request *req,
+static int do_apply(const struct tune_cli *o, struct tune_ctx *c, const struct tune_request *req,
                     struct tune_targets *t, const char *state_path) {
-        int code = refuse_non_root("apply", fs, t);
+        int code = refuse_non_root("apply", c, t);
         if (code >= 0)
                 return code;
         if (count_changes(t) == 0 && access(state_path, F_OK) < 0) {
@@ -284,14 +299,14 @@ static int do_apply(const struct tune_cli *o, struct fsroot *fs, const struct tu
                 return -lock;
         /* Re-read under the lock: another run may have changed the values since the plan. */
         tune_targets_free(t);
-        if (tune_plan(fs, req, t) < 0) {
+        if (tune_plan(c, req, t) < 0) {
                 close(lock);
                 fprintf(stderr, "gpuvet tune apply: out of memory\n");
                 return EXIT_INTERNAL;
         }
 
         char boot[64], err[512];
-        tune_boot_id(fs, boot, sizeof(boot));
+        tune_boot_id(c->fs, boot, sizeof(boot));
         struct tune_state st;
         int r = tune_state_load(state_path, &st, err, sizeof(err));
         if (r == -EINVAL) {
@@ -344,12 +359,17 @@ static int do_apply(const struct tune_cli *o, struct fsroot *fs, const struct tu
                 if (tune_target_need(x) != TUNE_CHANGE)
                         continue;
                 struct tune_entry *e = tune_state_find(&st, x->path);
-                int w = fsroot_write_attr(fs, x->path, x->wanted);
-                if (w < 0) {
+                char why[256];
+                int w = tune_ctx_write(c, x->path, x->wanted, why, sizeof(why));
+                if (w == -ETIMEDOUT) {
+                        /* The GPU stopped answering: not a refusal but a failure, judged below. */
+                        snprintf(e->detail, sizeof(e->detail), "%.300s", why);
+                } else if (w < 0) {
                         refused++;
                         snprintf(e->result, sizeof(e->result), "refused");
-                        snprintf(e->detail, sizeof(e->detail), "cannot be set here: the kernel refused %s (%s)",
-                                 x->wanted, strerror(-w));
+                        snprintf(e->detail, sizeof(e->detail), "cannot be set here: %s refused %.100s (%.160s)",
+                                 is_gpu_path(x->path) ? "NVML" : "the kernel",
+                                 x->wanted, why);
                 }
                 reached_step();
         }
@@ -363,16 +383,18 @@ static int do_apply(const struct tune_cli *o, struct fsroot *fs, const struct tu
                         planned = strcmp(t->v[k].path, e->path) == 0;
                 if (!planned)
                         continue;
-                char now[TUNE_VALUE_MAX];
-                int rr = tune_read_value(fs, e->path, now, sizeof(now));
+                char now[TUNE_VALUE_MAX], why[256];
+                int rr = tune_ctx_read(c, e->path, now, sizeof(now), why, sizeof(why));
                 if (rr == 0 && strcmp(now, e->after) == 0) {
                         snprintf(e->result, sizeof(e->result), "applied");
                         applied++;
                 } else {
                         failed++;
                         snprintf(e->result, sizeof(e->result), "did not take");
-                        snprintf(e->detail, sizeof(e->detail), "reads %s after writing %s", rr == 0 ? now : strerror(-rr),
-                                 e->after);
+                        if (!e->detail[0])
+                                snprintf(e->detail, sizeof(e->detail), rr == 0 ? "reads %.160s after writing %.100s"
+                                                                               : "cannot be read back (%.160s) after writing %.100s",
+                                         rr == 0 ? now : why, e->after);
                 }
         }
         reached_step();
@@ -386,7 +408,7 @@ static int do_apply(const struct tune_cli *o, struct fsroot *fs, const struct tu
         for (size_t i = 0; i < t->n; i++)
                 if (tune_target_need(&t->v[i]) == TUNE_CANNOT)
                         printf("  cannot         %s: %s\n", t->v[i].setting, t->v[i].cannot);
-        printf("gpuvet tune apply: %zu file%s set, %zu refused by this machine, %zu did not take; "
+        printf("gpuvet tune apply: %zu value%s set, %zu refused by this machine, %zu did not take; "
                "snapshot in %s (gpuvet tune revert restores it)\n",
                applied, applied == 1 ? "" : "s", refused, failed, state_path);
         tune_state_free(&st);
@@ -396,7 +418,7 @@ static int do_apply(const struct tune_cli *o, struct fsroot *fs, const struct tu
 
 /* ---- revert and status ---- */
 
-static int load_for(const char *cmd, const char *state_path, struct fsroot *fs, struct tune_state *st, bool *other_boot) {
+static int load_for(const char *cmd, const char *state_path, struct tune_ctx *c, struct tune_state *st, bool *other_boot) {
         char err[512], boot[64];
         int r = tune_state_load(state_path, st, err, sizeof(err));
         if (r == -ENOENT)
@@ -405,18 +427,18 @@ static int load_for(const char *cmd, const char *state_path, struct fsroot *fs, 
                 fprintf(stderr, "gpuvet tune %s: %s\n", cmd, r == -EINVAL ? err : strerror(-r));
                 return r;
         }
-        tune_boot_id(fs, boot, sizeof(boot));
+        tune_boot_id(c->fs, boot, sizeof(boot));
         *other_boot = strcmp(st->boot_id, boot) != 0;
         return 0;
 }
 
-static int do_revert(const struct tune_cli *o, struct fsroot *fs, const char *state_path) {
+static int do_revert(const struct tune_cli *o, struct tune_ctx *c, const char *state_path) {
         int lock = take_lock("revert", state_path, o->lock_timeout_s);
         if (lock < 0)
                 return -lock;
         struct tune_state st;
         bool other_boot = false;
-        int r = load_for("revert", state_path, fs, &st, &other_boot);
+        int r = load_for("revert", state_path, c, &st, &other_boot);
         if (r == -ENOENT) {
                 fprintf(stderr, "gpuvet tune revert: nothing to revert: no %s (gpuvet tune apply writes it)\n", state_path);
                 close(lock);
@@ -435,7 +457,7 @@ static int do_revert(const struct tune_cli *o, struct fsroot *fs, const char *st
                 close(lock);
                 return EXIT_USAGE;
         }
-        if (fsroot_is_live(fs) && geteuid() != 0 && st.n) {
+        if (fsroot_is_live(c->fs) && geteuid() != 0 && st.n) {
                 fprintf(stderr, "gpuvet tune revert: %s needs root (it writes %s); run it as root\n", st.entries[0].setting,
                         st.entries[0].path);
                 tune_state_free(&st);
@@ -448,23 +470,22 @@ static int do_revert(const struct tune_cli *o, struct fsroot *fs, const char *st
                 struct tune_entry *e = &st.entries[i];
                 if (strcmp(e->result, "refused") == 0)
                         continue;
-                char now[TUNE_VALUE_MAX];
+                char now[TUNE_VALUE_MAX], why[256] = "reads otherwise";
                 int w = 0;
-                if (tune_read_value(fs, e->path, now, sizeof(now)) < 0 || strcmp(now, e->before) != 0)
-                        w = fsroot_write_attr(fs, e->path, e->before);
-                if (w == 0 && tune_read_value(fs, e->path, now, sizeof(now)) == 0 && strcmp(now, e->before) == 0) {
+                if (tune_ctx_read(c, e->path, now, sizeof(now), NULL, 0) < 0 || strcmp(now, e->before) != 0)
+                        w = tune_ctx_write(c, e->path, e->before, why, sizeof(why));
+                if (w == 0 && tune_ctx_read(c, e->path, now, sizeof(now), NULL, 0) == 0 && strcmp(now, e->before) == 0) {
                         restored++;
                         snprintf(e->result, sizeof(e->result), "restored");
                 } else {
                         failed++;
-                        printf("  not restored  %s: %s (wanted %s)\n", e->path, w < 0 ? strerror(-w) : "reads otherwise",
-                               e->before);
+                        printf("  not restored  %s: %s (wanted %s)\n", e->path, why, e->before);
                 }
         }
         if (failed == 0) {
                 if (unlink(state_path) < 0)
                         fprintf(stderr, "gpuvet tune revert: removing %s: %s\n", state_path, strerror(errno));
-                printf("gpuvet tune revert: %zu file%s restored; %s removed\n", restored, restored == 1 ? "" : "s",
+                printf("gpuvet tune revert: %zu value%s restored; %s removed\n", restored, restored == 1 ? "" : "s",
                        state_path);
         } else {
                 /* Keep the snapshot: what failed can be retried. */
@@ -476,10 +497,10 @@ static int do_revert(const struct tune_cli *o, struct fsroot *fs, const char *st
         return failed ? EXIT_FAILED : EXIT_PASS;
 }
 
-static int do_status(const struct tune_cli *o, struct fsroot *fs, const char *state_path) {
+static int do_status(const struct tune_cli *o, struct tune_ctx *c, const char *state_path) {
         struct tune_state st;
         bool other_boot = false;
-        int r = load_for("status", state_path, fs, &st, &other_boot);
+        int r = load_for("status", state_path, c, &st, &other_boot);
         if (r == -ENOENT) {
                 if (o->json)
                         return print_json_doc(json_pack("{s:s, s:s, s:[]}", "schema", "gpuvet.tune-status/1", "state",
@@ -495,7 +516,8 @@ static int do_status(const struct tune_cli *o, struct fsroot *fs, const char *st
                 struct tune_entry *e = &st.entries[i];
                 char now[TUNE_VALUE_MAX] = "";
                 bool refused = strcmp(e->result, "refused") == 0;
-                int rr = tune_read_value(fs, e->path, now, sizeof(now));
+                char why[256];
+                int rr = tune_ctx_read(c, e->path, now, sizeof(now), why, sizeof(why));
                 bool held = rr == 0 && strcmp(now, e->after) == 0;
                 if (!refused && !held)
                         drifted++;
@@ -504,7 +526,7 @@ static int do_status(const struct tune_cli *o, struct fsroot *fs, const char *st
                                                          rr == 0 ? now : NULL, "state",
                                                          refused ? "refused" : held ? "held" : "drifted"));
                 if (!o->json && !refused && !held)
-                        printf("  drifted  %s: %s, applied %s (was %s)\n", e->path, rr == 0 ? now : strerror(-rr), e->after,
+                        printf("  drifted  %s: %s, applied %s (was %s)\n", e->path, rr == 0 ? now : why, e->after,
                                e->before);
         }
         const char *state = other_boot ? "other-boot" : st.status;
@@ -522,7 +544,7 @@ static int do_status(const struct tune_cli *o, struct fsroot *fs, const char *st
                 printf("gpuvet tune status: %s was written on another boot; the reboot reset what it applied "
                        "(gpuvet tune apply sets it again)\n", state_path);
         else
-                printf("gpuvet tune status: profile %s %s at %s: %zu file%s, %zu drifted since\n",
+                printf("gpuvet tune status: profile %s %s at %s: %zu value%s, %zu drifted since\n",
                        st.profile[0] ? st.profile : "(--set only)", strcmp(st.status, "applied") == 0 ? "applied" :
                        "interrupted while applying (run apply again, or revert)", st.started, st.n, st.n == 1 ? "" : "s",
                        drifted);
@@ -678,7 +700,7 @@ static int do_install_unit(const struct tune_cli *o, struct fsroot *fs) {
 
 /* plan, apply and install-unit: the request from the profile, the site policy and --set,
  * then the plan from it. */
-static int plan_and_act(struct tune_cli *o, struct fsroot *fs, const struct policy *site, const char *state_path) {
+static int plan_and_act(struct tune_cli *o, struct tune_ctx *c, const struct policy *site, const char *state_path) {
         char profile_from[4200] = "--profile";
         o->site = site;
         if (!o->profile_given && site && site->tune_profile) {
@@ -700,13 +722,13 @@ static int plan_and_act(struct tune_cli *o, struct fsroot *fs, const struct poli
                 return EXIT_USAGE;
         }
         struct tune_targets t;
-        if (tune_plan(fs, &req, &t) < 0) {
+        if (tune_plan(c, &req, &t) < 0) {
                 fprintf(stderr, "gpuvet tune %s: out of memory\n", o->action);
                 return EXIT_INTERNAL;
         }
         int code;
         if (strcmp(o->action, "install-unit") == 0) {
-                code = do_install_unit(o, fs);
+                code = do_install_unit(o, c->fs);
         } else if (strcmp(o->action, "plan") == 0) {
                 size_t changes = count_changes(&t);
                 if (o->json)
@@ -716,7 +738,7 @@ static int plan_and_act(struct tune_cli *o, struct fsroot *fs, const struct poli
                 if (code == EXIT_PASS && changes)
                         code = EXIT_FAILED;
         } else {
-                code = do_apply(o, fs, &req, &t, state_path);
+                code = do_apply(o, c, &req, &t, state_path);
         }
         tune_targets_free(&t);
         return code;
@@ -732,7 +754,8 @@ int cmd_tune(int argc, char **argv) {
                 {"state", required_argument, NULL, 'S'},
                 {"lock-timeout", required_argument, NULL, 'L'},
                 {"policy", required_argument, NULL, 'P'},
-                {"no-policy", no_argument, NULL, 'N'},
+                {"no-policy", no_argument, NULL, 'p' | 0x100},
+                NVML_LONG_OPTIONS,
                 COMMON_LONG_OPTIONS,
         };
         struct tune_cli o = {.lock_timeout_s = 10};
@@ -766,7 +789,7 @@ int cmd_tune(int argc, char **argv) {
                         o.profile_given = true;
                         break;
                 case 'P': o.policy_path = optarg; break;
-                case 'N': o.no_policy = true; break;
+                case 'p' | 0x100: o.no_policy = true; break;
                 case 's':
                         if (o.n_sets == MAX_SETS) {
                                 fprintf(stderr, "gpuvet tune: more than %d --set options\n", MAX_SETS);
@@ -787,9 +810,13 @@ int cmd_tune(int argc, char **argv) {
                         o.lock_timeout_s = (unsigned)v;
                         break;
                 }
-                default:
-                        if ((code = common_option("tune", opt, usage, &o.common, argv)) >= 0)
+                default: {
+                        int nv = nvml_option("tune", opt, &o.nvml);
+                        if (nv < 0)
+                                return EXIT_USAGE;
+                        if (nv == 0 && (code = common_option("tune", opt, usage, &o.common, argv)) >= 0)
                                 return code;
+                }
                 }
         }
         if (optind < argc) {
@@ -808,25 +835,29 @@ int cmd_tune(int argc, char **argv) {
         }
         char state_path[4096];
         tune_state_path(fs, o.state_override, state_path, sizeof(state_path));
+        struct tune_gpu_options gpu_options = {.lib = o.nvml.lib, .off = o.nvml.off, .call_ms = o.nvml.dl.call_ms,
+                                               .init_ms = o.nvml.dl.init_ms};
+        struct tune_ctx ctx = {.fs = fs, .gpu_options = &gpu_options};
         if (strcmp(o.action, "revert") == 0) {
-                code = do_revert(&o, fs, state_path);
-                fsroot_free(fs);
-                return code;
+                code = do_revert(&o, &ctx, state_path);
+        } else if (strcmp(o.action, "status") == 0) {
+                code = do_status(&o, &ctx, state_path);
+        } else {
+                struct policy site;
+                bool have_site;
+                code = site_policy_load("tune", o.policy_path, o.no_policy, fs, &site, &have_site);
+                if (code == EXIT_PASS)
+                        code = plan_and_act(&o, &ctx, have_site ? &site : NULL, state_path);
+                if (have_site)
+                        policy_free(&site);
         }
-        if (strcmp(o.action, "status") == 0) {
-                code = do_status(&o, fs, state_path);
-                fsroot_free(fs);
-                return code;
+        if (tune_gpus_close(ctx.gpus)) {
+                /* A call never returned: its thread may hold NVML's locks, so no exit handlers. */
+                fprintf(stderr, "gpuvet tune: an NVML call never returned; leaving it behind\n");
+                code = stdout_finish(code);
+                fflush(stderr);
+                _exit(code);
         }
-        struct policy site;
-        bool have_site;
-        if ((code = site_policy_load("tune", o.policy_path, o.no_policy, fs, &site, &have_site)) != EXIT_PASS) {
-                fsroot_free(fs);
-                return code;
-        }
-        code = plan_and_act(&o, fs, have_site ? &site : NULL, state_path);
-        if (have_site)
-                policy_free(&site);
         fsroot_free(fs);
         return code;
 }

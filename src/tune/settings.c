@@ -3,6 +3,7 @@
 #include "core/strparse.h"
 #include "core/strv.h"
 #include "sys/cpu.h"
+#include "tune/gpu.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -33,6 +34,65 @@ int tune_read_value(struct fsroot *fs, const char *path, char *buf, size_t size)
         return 0;
 }
 
+struct tune_gpus *tune_ctx_gpus(struct tune_ctx *c) {
+        static const struct tune_gpu_options defaults;
+        if (!c->gpus)
+                c->gpus = tune_gpus_open(c->gpu_options ? c->gpu_options : &defaults, c->fs);
+        return c->gpus;
+}
+
+/* "nvml:0000:18:00.0/power_limit" into its bus id and attribute; false when path is not one. */
+static bool gpu_path(const char *path, char *bus, size_t size, enum tune_gpu_attr *attr) {
+        if (strncmp(path, TUNE_GPU_PATH_PREFIX, strlen(TUNE_GPU_PATH_PREFIX)) != 0)
+                return false;
+        const char *start = path + strlen(TUNE_GPU_PATH_PREFIX), *slash = strrchr(start, '/');
+        if (!slash || (size_t)(slash - start) >= size)
+                return false;
+        for (int a = 0; a < TUNE_GPU_ATTR_COUNT; a++)
+                if (strcmp(slash + 1, tune_gpu_attr_name((enum tune_gpu_attr)a)) == 0) {
+                        snprintf(bus, size, "%.*s", (int)(slash - start), start);
+                        *attr = (enum tune_gpu_attr)a;
+                        return true;
+                }
+        return false;
+}
+
+int tune_ctx_read(struct tune_ctx *c, const char *path, char *buf, size_t size, char *err, size_t errlen) {
+        char bus[32], scratch[256];
+        enum tune_gpu_attr attr;
+        if (!err)
+                err = scratch, errlen = sizeof(scratch);
+        if (gpu_path(path, bus, sizeof(bus), &attr)) {
+                struct tune_gpus *g = tune_ctx_gpus(c);
+                if (!g) {
+                        snprintf(err, errlen, "out of memory");
+                        return -ENOMEM;
+                }
+                return tune_gpus_read(g, bus, attr, buf, size, err, errlen);
+        }
+        int r = tune_read_value(c->fs, path, buf, size);
+        if (r < 0)
+                snprintf(err, errlen, "%s", strerror(-r));
+        return r;
+}
+
+int tune_ctx_write(struct tune_ctx *c, const char *path, const char *value, char *err, size_t errlen) {
+        char bus[32];
+        enum tune_gpu_attr attr;
+        if (gpu_path(path, bus, sizeof(bus), &attr)) {
+                struct tune_gpus *g = tune_ctx_gpus(c);
+                if (!g) {
+                        snprintf(err, errlen, "out of memory");
+                        return -ENOMEM;
+                }
+                return tune_gpus_write(g, bus, attr, value, err, errlen);
+        }
+        int r = fsroot_write_attr(c->fs, path, value);
+        if (r < 0)
+                snprintf(err, errlen, "%s", strerror(-r));
+        return r;
+}
+
 /* Is word one of the space-separated words of list (brackets ignored)? */
 static bool offers(const char *list, const char *word) {
         size_t wlen = strlen(word);
@@ -50,7 +110,7 @@ static bool offers(const char *list, const char *word) {
 
 /* ---- targets ---- */
 
-static struct tune_target *add(struct tune_targets *t, const struct tune_setting *s, const char *path) {
+struct tune_target *tune_targets_add(struct tune_targets *t, const struct tune_setting *s, const char *path) {
         if (t->n == t->cap) {
                 size_t cap = t->cap ? t->cap * 2 : 16;
                 struct tune_target *v = realloc(t->v, cap * sizeof(*v));
@@ -75,7 +135,7 @@ void tune_targets_free(struct tune_targets *t) {
 /* One target for path: its current value, or why it cannot be set. */
 static int add_file(struct fsroot *fs, const struct tune_setting *s, struct tune_targets *out, const char *path,
                     const char *wanted) {
-        struct tune_target *x = add(out, s, path);
+        struct tune_target *x = tune_targets_add(out, s, path);
         if (!x)
                 return -ENOMEM;
         snprintf(x->wanted, sizeof(x->wanted), "%s", wanted);
@@ -86,8 +146,8 @@ static int add_file(struct fsroot *fs, const struct tune_setting *s, struct tune
 }
 
 /* A setting with no file here: one target that says so. */
-static int add_absent(const struct tune_setting *s, struct tune_targets *out, const char *path, const char *why) {
-        struct tune_target *x = add(out, s, path);
+int tune_targets_add_absent(const struct tune_setting *s, struct tune_targets *out, const char *path, const char *why) {
+        struct tune_target *x = tune_targets_add(out, s, path);
         if (!x)
                 return -ENOMEM;
         snprintf(x->cannot, sizeof(x->cannot), "%s", why);
@@ -149,7 +209,7 @@ static int expand_per_cpu(struct fsroot *fs, const struct tune_setting *s, struc
         if (out->n == before) {
                 char pattern[TUNE_PATH_MAX];
                 snprintf(pattern, sizeof(pattern), CPU_DIR "/cpu*/cpufreq/%s", file);
-                return add_absent(s, out, pattern, absent_why);
+                return tune_targets_add_absent(s, out, pattern, absent_why);
         }
         return 0;
 }
@@ -196,35 +256,42 @@ static void judge_min_freq(struct fsroot *fs, const char *cpu, const char *value
 
 #define NO_CPUFREQ "no cpufreq here (a VM, or frequency scaling left to the firmware)"
 
-static int expand_governor(struct fsroot *fs, const struct tune_setting *s, const char *value,
+static int expand_governor(struct tune_ctx *c, const struct tune_setting *s, const char *value,
                            struct tune_targets *out) {
+        struct fsroot *fs = c->fs;
         return expand_per_cpu(fs, s, out, "scaling_governor", value, judge_governor, NO_CPUFREQ);
 }
 
-static int expand_epp(struct fsroot *fs, const struct tune_setting *s, const char *value, struct tune_targets *out) {
+static int expand_epp(struct tune_ctx *c, const struct tune_setting *s, const char *value,
+                           struct tune_targets *out) {
+        struct fsroot *fs = c->fs;
         return expand_per_cpu(fs, s, out, "energy_performance_preference", value, judge_epp,
                               "no energy_performance_preference (the cpufreq driver has no EPP)");
 }
 
-static int expand_min_freq(struct fsroot *fs, const struct tune_setting *s, const char *value,
+static int expand_min_freq(struct tune_ctx *c, const struct tune_setting *s, const char *value,
                            struct tune_targets *out) {
+        struct fsroot *fs = c->fs;
         return expand_per_cpu(fs, s, out, "scaling_min_freq", value, judge_min_freq, NO_CPUFREQ);
 }
 
-static int expand_boost(struct fsroot *fs, const struct tune_setting *s, const char *value, struct tune_targets *out) {
+static int expand_boost(struct tune_ctx *c, const struct tune_setting *s, const char *value,
+                           struct tune_targets *out) {
+        struct fsroot *fs = c->fs;
         bool on = strcmp(value, "on") == 0;
         /* intel_pstate says it the other way round. */
         if (fsroot_access(fs, CPU_DIR "/intel_pstate/no_turbo") == 0)
                 return add_file(fs, s, out, CPU_DIR "/intel_pstate/no_turbo", on ? "0" : "1");
         if (fsroot_access(fs, CPU_DIR "/cpufreq/boost") == 0)
                 return add_file(fs, s, out, CPU_DIR "/cpufreq/boost", on ? "1" : "0");
-        return add_absent(s, out, CPU_DIR "/cpufreq/boost",
+        return tune_targets_add_absent(s, out, CPU_DIR "/cpufreq/boost",
                           "neither intel_pstate/no_turbo nor cpufreq/boost (a VM, or boost fixed by the firmware)");
 }
 
 /* shallow: disable every idle state deeper than CSTATE_DEEP_LATENCY_US; all: enable all. */
-static int expand_cstates(struct fsroot *fs, const struct tune_setting *s, const char *value,
-                          struct tune_targets *out) {
+static int expand_cstates(struct tune_ctx *c, const struct tune_setting *s, const char *value,
+                           struct tune_targets *out) {
+        struct fsroot *fs = c->fs;
         bool shallow = strcmp(value, "shallow") == 0;
         char **cpus;
         int r = list_cpus(fs, &cpus);
@@ -258,7 +325,7 @@ static int expand_cstates(struct fsroot *fs, const struct tune_setting *s, const
         if (r < 0)
                 return r;
         if (!any_idle)
-                return add_absent(s, out, CPU_DIR "/cpu*/cpuidle", "no cpuidle states here (a VM, or idle=poll)");
+                return tune_targets_add_absent(s, out, CPU_DIR "/cpu*/cpuidle", "no cpuidle states here (a VM, or idle=poll)");
         return 0;
 }
 
@@ -268,7 +335,7 @@ static int expand_choice(struct fsroot *fs, const struct tune_setting *s, struct
         char text[1024];
         int r = fsroot_read_str(fs, path, text, sizeof(text));
         if (r == -ENOENT)
-                return add_absent(s, out, path, absent_why);
+                return tune_targets_add_absent(s, out, path, absent_why);
         if ((r = add_file(fs, s, out, path, value)) < 0)
                 return r;
         struct tune_target *x = &out->v[out->n - 1];
@@ -277,25 +344,29 @@ static int expand_choice(struct fsroot *fs, const struct tune_setting *s, struct
         return 0;
 }
 
-static int expand_thp(struct fsroot *fs, const struct tune_setting *s, const char *value, struct tune_targets *out) {
+static int expand_thp(struct tune_ctx *c, const struct tune_setting *s, const char *value,
+                           struct tune_targets *out) {
+        struct fsroot *fs = c->fs;
         return expand_choice(fs, s, out, THP_DIR "/enabled", value, "the kernel has no transparent huge pages");
 }
 
-static int expand_thp_defrag(struct fsroot *fs, const struct tune_setting *s, const char *value,
-                             struct tune_targets *out) {
+static int expand_thp_defrag(struct tune_ctx *c, const struct tune_setting *s, const char *value,
+                           struct tune_targets *out) {
+        struct fsroot *fs = c->fs;
         return expand_choice(fs, s, out, THP_DIR "/defrag", value, "the kernel has no transparent huge pages");
 }
 
 /* A sysctl under /proc/sys: key "vm.swappiness" is /proc/sys/vm/swappiness. */
-static int expand_sysctl(struct fsroot *fs, const struct tune_setting *s, const char *value,
-                         struct tune_targets *out) {
+static int expand_sysctl(struct tune_ctx *c, const struct tune_setting *s, const char *value,
+                           struct tune_targets *out) {
+        struct fsroot *fs = c->fs;
         char path[TUNE_PATH_MAX];
         int n = snprintf(path, sizeof(path), "/proc/sys/%s", s->key);
         for (char *p = path + strlen("/proc/sys/"); n > 0 && *p; p++)
                 if (*p == '.')
                         *p = '/';
         if (fsroot_access(fs, path) < 0)
-                return add_absent(s, out, path, "the kernel has no such sysctl");
+                return tune_targets_add_absent(s, out, path, "the kernel has no such sysctl");
         return add_file(fs, s, out, path, value);
 }
 
@@ -368,7 +439,9 @@ static const struct tune_setting numa_balancing = {"kernel.numa_balancing", "num
 
 const struct tune_setting *const tune_settings[] = {
         &epp, &governor, &min_freq, &boost, &cstates, &thp, &thp_defrag, &swappiness, &dirty_ratio, &dirty_background,
-        &numa_balancing, NULL,
+        &numa_balancing,
+        /* Persistence first: NVML says a power limit lasts only while the driver stays loaded. */
+        &tune_gpu_persistence, &tune_gpu_power_limit, &tune_gpu_app_clocks, NULL,
 };
 
 const struct tune_setting *tune_setting_find(const char *key) {

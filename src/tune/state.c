@@ -79,6 +79,11 @@ int tune_state_load(const char *path, struct tune_state *st, char *err, size_t e
         return state_from_json(json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), &jerr, path, st, err, errlen);
 }
 
+/* A file under the root, or a GPU attribute (settings.h). */
+static bool target_path(const char *path) {
+        return path[0] == '/' || strncmp(path, TUNE_GPU_PATH_PREFIX, strlen(TUNE_GPU_PATH_PREFIX)) == 0;
+}
+
 int tune_state_parse(const char *text, size_t len, const char *source, struct tune_state *st, char *err,
                      size_t errlen) {
         memset(st, 0, sizeof(*st));
@@ -124,8 +129,8 @@ static int state_from_json(json_t *root, const json_error_t *jerr, const char *p
                     take(e, "before", x->before, sizeof(x->before), false) < 0 ||
                     take(e, "after", x->after, sizeof(x->after), false) < 0 ||
                     take(e, "result", x->result, sizeof(x->result), false) < 0 ||
-                    take(e, "detail", x->detail, sizeof(x->detail), true) < 0 || x->path[0] != '/') {
-                        snprintf(err, errlen, "%s: entries[%zu] lacks setting, an absolute path, before, after or result",
+                    take(e, "detail", x->detail, sizeof(x->detail), true) < 0 || !target_path(x->path)) {
+                        snprintf(err, errlen, "%s: entries[%zu] lacks setting, a path (absolute, or nvml:BUS/ATTRIBUTE), before, after or result",
                                  path, i);
                         goto out;
                 }

@@ -56,7 +56,7 @@ int tune_request_from_text(const char *text, size_t len, const char *source, con
 json_t *tune_profiles_list(const char *data_dir, char *err, size_t errlen);
 
 /* Expand every wanted setting into targets, in tune_settings order. -ENOMEM only. */
-int tune_plan(struct fsroot *fs, const struct tune_request *req, struct tune_targets *out);
+int tune_plan(struct tune_ctx *c, const struct tune_request *req, struct tune_targets *out);
 
 /* What a target needs: a write, nothing, or nothing possible. */
 enum tune_need { TUNE_CHANGE, TUNE_OK, TUNE_CANNOT };

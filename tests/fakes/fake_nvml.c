@@ -60,8 +60,7 @@ struct nvmlEventSet_st {
         X(nvmlDeviceGetInforomVersion) X(nvmlDeviceGetBoardPartNumber) \
         X(nvmlDeviceGetVirtualizationMode) X(nvmlDeviceGetMultiGpuBoard) X(nvmlDeviceGetTargetFanSpeed)  \
         X(nvmlDeviceGetFanControlPolicy_v2) X(nvmlDeviceGetMinMaxFanSpeed) X(nvmlDeviceGetFanSpeedRPM)   \
-        X(nvmlDeviceGetMaxCustomerBoostClock) X(nvmlDeviceGetSupportedMemoryClocks)                      \
-        X(nvmlDeviceGetSupportedGraphicsClocks) X(nvmlDeviceGetAutoBoostedClocksEnabled)                 \
+        X(nvmlDeviceGetMaxCustomerBoostClock) X(nvmlDeviceGetAutoBoostedClocksEnabled)                   \
         X(nvmlDeviceGetClock) X(nvmlDeviceGetGspFirmwareMode) X(nvmlDeviceGetGspFirmwareVersion)         \
         X(nvmlDeviceGetPcieSpeed) X(nvmlDeviceGetPcieLinkMaxSpeed) X(nvmlDeviceGetGpuMaxPcieLinkGeneration) \
         X(nvmlDeviceGetMemoryBusWidth) X(nvmlDeviceGetNumGpuCores) X(nvmlDeviceGetPowerSource)           \
@@ -376,7 +375,7 @@ static nvmlReturn_t do_init(enum fn_id fn)
                         fprintf(stderr, "fake-nvml: FAKE_NVML_SCENARIO is not set (it names the scenario file)\n");
                         return leave(NVML_ERROR_UNKNOWN);
                 }
-                struct fake_scenario *n = fake_scenario_load(path);
+                struct fake_scenario *n = fake_scenario_load(path, getenv("FAKE_NVML_STATE"));
                 if (!n)
                         return leave(NVML_ERROR_UNKNOWN);
                 fake_scenario_free(sc);
@@ -863,6 +862,63 @@ nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlCloc
                                                    unsigned int *clockMHz)
 {
         return clock_of(FN_nvmlDeviceGetDefaultApplicationsClock, K_DEF_CLOCK_GRAPHICS, device, clockType, clockMHz);
+}
+
+/* A scenario clock list ("1980 1755 345") into out; the count. */
+static unsigned int clock_list(const char *text, unsigned int *out, unsigned int max)
+{
+        unsigned int n = 0;
+        for (const char *p = text; p && *p && n < max;) {
+                char *end;
+                unsigned long v = strtoul(p, &end, 10);
+                if (end == p)
+                        break;
+                out[n++] = (unsigned int)v;
+                p = end;
+        }
+        return n;
+}
+
+static nvmlReturn_t give_clocks(const unsigned int *list, unsigned int n, unsigned int *count, unsigned int *clocksMHz)
+{
+        if (*count < n) {
+                *count = n;
+                return NVML_ERROR_INSUFFICIENT_SIZE;
+        }
+        if (n && !clocksMHz)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        memcpy(clocksMHz, list, n * sizeof(*list));
+        *count = n;
+        return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int *count, unsigned int *clocksMHz)
+{
+        ENTER_DEV(nvmlDeviceGetSupportedMemoryClocks, device, d);
+        if (!count)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (!d->s[K_SUPPORTED_MEM_CLOCKS])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        unsigned int list[64];
+        return leave(give_clocks(list, clock_list(d->s[K_SUPPORTED_MEM_CLOCKS], list, 64), count, clocksMHz));
+}
+
+/* The scenario's graphics clocks hold for each of its memory clocks. */
+nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int *count,
+                                                  unsigned int *clocksMHz)
+{
+        ENTER_DEV(nvmlDeviceGetSupportedGraphicsClocks, device, d);
+        if (!count)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (!d->s[K_SUPPORTED_MEM_CLOCKS] || !d->s[K_SUPPORTED_GR_CLOCKS])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        unsigned int mem[64], list[64], nmem = clock_list(d->s[K_SUPPORTED_MEM_CLOCKS], mem, 64);
+        bool known = false;
+        for (unsigned int i = 0; i < nmem; i++)
+                known |= mem[i] == memoryClockMHz;
+        if (!known)
+                return leave(NVML_ERROR_NOT_FOUND);
+        return leave(give_clocks(list, clock_list(d->s[K_SUPPORTED_GR_CLOCKS], list, 64), count, clocksMHz));
 }
 
 static nvmlReturn_t u64_of(enum fn_id fn, enum fake_key k, nvmlDevice_t device, unsigned long long *out)
@@ -1566,3 +1622,105 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
                 return leave(NVML_ERROR_NOT_SUPPORTED);        \
         }
 FAKE_STUB_DEV_FUNCTIONS(FAKE_STUB_DEV)
+
+/* --- setters ------------------------------------------------------------------------- */
+
+/* What a setter changed, appended to $FAKE_NVML_STATE as scenario lines, so that the next
+ * process (and the next nvmlInit) sees it: gpuvet tune apply, then status, then revert. */
+static void record(unsigned int g, const char *key, unsigned long long value)
+{
+        const char *path = getenv("FAKE_NVML_STATE");
+        if (!path || !*path)
+                return;
+        FILE *f = fopen(path, "a");
+        if (!f) {
+                fprintf(stderr, "fake-nvml: FAKE_NVML_STATE %s: %s\n", path, strerror(errno));
+                return;
+        }
+        fprintf(f, "[gpu %u]\n%s = %llu\n", g, key, value);
+        fclose(f);
+}
+
+/* Setters need root, as NVML's do; a MIG device handle is refused (they act on the GPU). */
+static nvmlReturn_t enter_setter(enum fn_id fn, nvmlDevice_t device, struct fake_dev **d, unsigned int *g)
+{
+        unsigned int m;
+        nvmlReturn_t r = enter_dev_ex(fn, device, false, d, g, &m);
+        if (r != NVML_SUCCESS)
+                return r;
+        if (m != 0)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (geteuid() != 0)
+                return leave(NVML_ERROR_NO_PERMISSION);
+        return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode)
+{
+        struct fake_dev *d;
+        unsigned int g;
+        nvmlReturn_t r = enter_setter(FN_nvmlDeviceSetPersistenceMode, device, &d, &g);
+        if (r != NVML_SUCCESS)
+                return r;
+        if (mode != NVML_FEATURE_ENABLED && mode != NVML_FEATURE_DISABLED)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (!d->set[K_PERSISTENCE])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        d->u[K_PERSISTENCE] = mode == NVML_FEATURE_ENABLED;
+        record(g, "persistence_mode", d->u[K_PERSISTENCE]);
+        return leave(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit)
+{
+        struct fake_dev *d;
+        unsigned int g;
+        nvmlReturn_t r = enter_setter(FN_nvmlDeviceSetPowerManagementLimit, device, &d, &g);
+        if (r != NVML_SUCCESS)
+                return r;
+        if (!d->set[K_POWER_LIMIT] || !d->set[K_POWER_MIN] || !d->set[K_POWER_MAX])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        if (limit < d->u[K_POWER_MIN] || limit > d->u[K_POWER_MAX])
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        d->u[K_POWER_LIMIT] = limit;
+        record(g, "power_limit", limit);
+        if (d->set[K_POWER_ENFORCED]) {
+                d->u[K_POWER_ENFORCED] = limit;
+                record(g, "power_enforced_limit", limit);
+        }
+        return leave(NVML_SUCCESS);
+}
+
+static bool in_list(const char *text, unsigned int mhz)
+{
+        unsigned int list[64], n = clock_list(text, list, 64);
+        for (unsigned int i = 0; i < n; i++)
+                if (list[i] == mhz)
+                        return true;
+        return false;
+}
+
+nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t device, unsigned int memClockMHz,
+                                             unsigned int graphicsClockMHz)
+{
+        struct fake_dev *d;
+        unsigned int g;
+        nvmlReturn_t r = enter_setter(FN_nvmlDeviceSetApplicationsClocks, device, &d, &g);
+        if (r != NVML_SUCCESS)
+                return r;
+        if (!d->set[K_APP_CLOCK_MEM] || !d->set[K_APP_CLOCK_GRAPHICS])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        /* Without lists the scenario accepts any pair, as no real GPU does: keep them given. */
+        if ((d->s[K_SUPPORTED_MEM_CLOCKS] && !in_list(d->s[K_SUPPORTED_MEM_CLOCKS], memClockMHz)) ||
+            (d->s[K_SUPPORTED_GR_CLOCKS] && !in_list(d->s[K_SUPPORTED_GR_CLOCKS], graphicsClockMHz)))
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        d->u[K_APP_CLOCK_MEM] = memClockMHz;
+        d->u[K_APP_CLOCK_GRAPHICS] = graphicsClockMHz;
+        record(g, "app_clock_memory", memClockMHz);
+        record(g, "app_clock_graphics", graphicsClockMHz);
+        if (d->set[K_APP_CLOCK_SM]) {
+                d->u[K_APP_CLOCK_SM] = graphicsClockMHz;
+                record(g, "app_clock_sm", graphicsClockMHz);
+        }
+        return leave(NVML_SUCCESS);
+}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "fake_scenario.h"
 
@@ -926,7 +927,7 @@ struct fake_scenario *fake_scenario_free(struct fake_scenario *sc)
         return NULL;
 }
 
-struct fake_scenario *fake_scenario_load(const char *path)
+struct fake_scenario *fake_scenario_load(const char *path, const char *overlay)
 {
         struct fake_scenario *sc = calloc(1, sizeof(*sc));
         if (!sc) {
@@ -936,6 +937,11 @@ struct fake_scenario *fake_scenario_load(const char *path)
         struct parse p = {.sc = sc, .file = path, .mig = -1};
         if (!parse_file(&p, path, 0))
                 return fake_scenario_free(sc);
+        if (overlay && *overlay && access(overlay, F_OK) == 0) {
+                p.mig = -1;
+                if (!parse_file(&p, overlay, 0))
+                        return fake_scenario_free(sc);
+        }
         p.file = path;
         unsigned int n = p.gpu_count_set ? p.gpu_count : p.max_defined;
         for (unsigned int g = 0; g < n; g++)

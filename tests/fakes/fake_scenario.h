@@ -68,6 +68,8 @@
         KEY(DEF_CLOCK_SM, "default_app_clock_sm", KT_U32, "MHz")                \
         KEY(DEF_CLOCK_MEM, "default_app_clock_memory", KT_U32, "MHz")           \
         KEY(DEF_CLOCK_VIDEO, "default_app_clock_video", KT_U32, "MHz")          \
+        KEY(SUPPORTED_MEM_CLOCKS, "supported_memory_clocks", KT_STR, NULL)      \
+        KEY(SUPPORTED_GR_CLOCKS, "supported_graphics_clocks", KT_STR, NULL)     \
         KEY(EVENT_REASONS, "clocks_event_reasons", KT_U64, NULL)                \
         KEY(EVENT_REASONS_SUPPORTED, "clocks_event_reasons_supported", KT_U64, NULL) \
         KEY(UTIL_GPU, "utilization_gpu", KT_U32, "%")                           \
@@ -198,9 +200,10 @@ struct fake_scenario {
 /* The function names that rules may name: fn_lookup returns an index or -1. */
 int fake_fn_lookup(const char *name);
 
-/* Parses PATH (and what it includes) into a new scenario. On error prints
- * "fake-nvml: FILE:LINE: problem" to stderr and returns NULL. */
-struct fake_scenario *fake_scenario_load(const char *path);
+/* Parses PATH (and what it includes) into a new scenario, then, when overlay names a file
+ * that exists, that file over it (what the setters recorded: $FAKE_NVML_STATE). On error
+ * prints "fake-nvml: FILE:LINE: problem" to stderr and returns NULL. */
+struct fake_scenario *fake_scenario_load(const char *path, const char *overlay);
 struct fake_scenario *fake_scenario_free(struct fake_scenario *sc);
 
 /* NVML_ERROR_* name -> value; false if unknown. Accepts the name with or without the

@@ -2,7 +2,7 @@
  * any state: the snapshot (tune-state.json, read by revert and status) and the profiles
  * table (--data-dir). The first byte picks which (even: snapshot, odd: profiles), the rest
  * is the content. A refusal must say why in a terminated message; an accepted snapshot
- * holds only absolute paths and terminated strings; an accepted profile only settings
+ * holds only absolute paths (or nvml: GPU targets) and terminated strings; an accepted profile only settings
  * tune knows, with values they accept. */
 #include "tune/tune.h"
 
@@ -28,7 +28,7 @@ static void snapshot(const char *text, size_t len) {
         }
         for (size_t i = 0; i < st.n; i++) {
                 const struct tune_entry *e = &st.entries[i];
-                if (e->path[0] != '/' || strnlen(e->before, sizeof(e->before)) == sizeof(e->before) ||
+                if ((e->path[0] != '/' && strncmp(e->path, "nvml:", 5) != 0) || strnlen(e->before, sizeof(e->before)) == sizeof(e->before) ||
                     strnlen(e->after, sizeof(e->after)) == sizeof(e->after) ||
                     strnlen(e->result, sizeof(e->result)) == sizeof(e->result))
                         abort();

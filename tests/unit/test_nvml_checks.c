@@ -421,7 +421,7 @@ static void test_persistence_mode(void **state) {
         const struct result *r = run(&n, "gpu.persistence_mode");
         assert_int_equal(r->status, STATUS_WARN);
         expect_str(r->observed, "disabled", "observed");
-        assert_non_null(strstr(r->remedy, "nvidia-smi -pm 1"));
+        assert_non_null(strstr(r->remedy, "gpuvet tune apply --set gpu.persistence=on"));
         n.f.nvidia.persistenced_running = true;
         n.f.nvidia.persistenced_pid = 2417;
         expect(run(&n, "gpu.persistence_mode"), STATUS_PASS,
@@ -1026,7 +1026,7 @@ static void test_power_limit(void **state) {
         expect(r, STATUS_WARN,
                "the power limit of " DESC " is capped at 500 W, below its default 700 W: it runs slower under load",
                "500 W (min 200 W, default 700 W, max 700 W)", ">= 700 W (the default limit)");
-        assert_non_null(strstr(r->remedy, "nvidia-smi -i 0 -pl 700"));
+        assert_non_null(strstr(r->remedy, "gpuvet tune apply --set gpu.power_limit=default"));
 
         /* Values no working GPU reports are an error, never a pass (review B18). */
         ok32(&n.ngpus[0].power_enforced_limit_mw, 0, "nvmlDeviceGetEnforcedPowerLimit");
@@ -1055,7 +1055,7 @@ static void test_app_clocks(void **state) {
                "applications clocks of " DESC " are set to graphics 1410 MHz, memory 2619 MHz instead of the "
                "defaults 1755/2619 MHz",
                "graphics 1410 MHz, memory 2619 MHz", "graphics 1755 MHz, memory 2619 MHz (the defaults)");
-        assert_non_null(strstr(r->remedy, "nvidia-smi -rac"));
+        assert_non_null(strstr(r->remedy, "gpuvet tune apply --set gpu.app_clocks=default"));
         err32(&n.ngpus[0].clock_app_mhz[NVML_CLK_GRAPHICS], NV_ERROR, NVML_ERROR_NOT_SUPPORTED,
               "nvmlDeviceGetApplicationsClock");
         expect(run(&n, "gpu.app_clocks"), STATUS_SKIP,
