@@ -6,6 +6,7 @@
 #include "core/atomic_file.h"
 #include "core/fsroot.h"
 #include "policy/policy.h"
+#include "tune/cmdline.h"
 #include "tune/gpu.h"
 #include "tune/tune.h"
 
@@ -24,7 +25,8 @@ static const char usage[] =
         "\n"
         "The settings gpuvet check recommends for GPU work (CPU governor, EPP, boost, idle\n"
         "states, transparent huge pages, swappiness, dirty ratios, NUMA balancing; GPU\n"
-        "persistence mode, power limit and applications clocks through NVML), applied so\n"
+        "persistence mode, power limit and applications clocks through NVML; kernel\n"
+        "command-line parameters in the boot loader's files, at the next boot), applied so\n"
         "that they can be undone exactly.\n"
         "\n"
         "  plan      what would change, per setting (current -> wanted, the check that wants it);\n"
@@ -100,7 +102,7 @@ struct setting_summary {
         enum tune_source source;
         unsigned line;
         size_t change, ok, cannot;
-        const struct tune_target *first_change, *first_cannot;
+        const struct tune_target *first_change, *first_cannot, *first_ok;
 };
 
 static void summarise(const struct tune_request *req, const struct tune_targets *t, size_t i,
@@ -122,7 +124,10 @@ static void summarise(const struct tune_request *req, const struct tune_targets 
                         if (!sum->change++)
                                 sum->first_change = x;
                         break;
-                case TUNE_OK: sum->ok++; break;
+                case TUNE_OK:
+                        if (!sum->ok++)
+                                sum->first_ok = x;
+                        break;
                 case TUNE_CANNOT:
                         if (!sum->cannot++)
                                 sum->first_cannot = x;
@@ -133,6 +138,27 @@ static void summarise(const struct tune_request *req, const struct tune_targets 
 
 static bool is_gpu_path(const char *path) {
         return strncmp(path, TUNE_GPU_PATH_PREFIX, strlen(TUNE_GPU_PATH_PREFIX)) == 0;
+}
+
+/* A kernel command-line value in a boot loader file: the only kind that survives a reboot. */
+static bool is_boot_path(const char *path) {
+        return path[0] == '/' && strchr(path, TUNE_CMDLINE_SEP);
+}
+
+static bool is_grub_path(const char *path) {
+        return is_boot_path(path) && strncmp(path, "/etc/default/grub", strlen("/etc/default/grub")) == 0;
+}
+
+/* After boot loader files changed: rebuild grub.cfg when GRUB's were among them, and say
+ * that it all takes effect at the next boot. */
+static void after_boot_writes(struct tune_ctx *c, size_t n_boot, bool grub) {
+        if (!n_boot)
+                return;
+        char msg[512] = "";
+        if (grub)
+                tune_cmdline_regenerate(c->fs, msg, sizeof(msg));
+        printf("  next boot      %zu kernel command-line value%s written%s%s; they take effect at the next boot\n",
+               n_boot, n_boot == 1 ? "" : "s", msg[0] ? ": " : "", msg);
 }
 
 /* "vm.swappiness=1", with where the value came from when not the profile. */
@@ -160,16 +186,20 @@ static void write_plan_text(const struct tune_cli *o, const struct tune_request 
                         settings_changing++;
                         files += sum.change;
                         const struct tune_target *x = sum.first_change;
+                        const char *when = x->at_boot ? " (at the next boot)" : "";
                         if (sum.change == 1 && sum.ok == 0)
-                                printf("  change  %-34s %s: %s -> %s  [%s]\n", label, x->path, x->current, x->wanted,
-                                       sum.s->check_id);
+                                printf("  change  %-34s %s: %s -> %s  [%s]%s\n", label, x->path, x->current, x->wanted,
+                                       sum.s->check_id, when);
                         else
-                                printf("  change  %-34s %zu of %zu %s, e.g. %s: %s -> %s  [%s]\n", label, sum.change,
+                                printf("  change  %-34s %zu of %zu %s, e.g. %s: %s -> %s  [%s]%s\n", label, sum.change,
                                        sum.change + sum.ok, is_gpu_path(x->path) ? "GPUs" : "files", x->path, x->current,
-                                       x->wanted, sum.s->check_id);
+                                       x->wanted, sum.s->check_id, when);
                 } else if (sum.ok) {
                         already++;
-                        printf("  ok      %s\n", label);
+                        printf("  ok      %s%s\n", label,
+                               sum.first_ok && sum.first_ok->at_boot && !sum.first_ok->in_effect
+                                       ? " (written; the running kernel has not booted with it yet)"
+                                       : "");
                 }
                 if (sum.cannot) {
                         cannot++;
@@ -314,10 +344,17 @@ static int do_apply(const struct tune_cli *o, struct tune_ctx *c, const struct t
                 close(lock);
                 return EXIT_USAGE;
         }
-        /* A snapshot from another boot describes values the reboot already reset. */
-        if (r < 0 || strcmp(st.boot_id, boot) != 0) {
-                tune_state_free(&st);
+        if (r < 0) {
                 memset(&st, 0, sizeof(st));
+                now_iso(st.started, sizeof(st.started));
+        } else if (strcmp(st.boot_id, boot) != 0) {
+                /* The reboot reset the runtime values of that snapshot; what it holds for the
+                 * boot loader files is still what revert must put back. */
+                size_t keep = 0;
+                for (size_t i = 0; i < st.n; i++)
+                        if (is_boot_path(st.entries[i].path))
+                                st.entries[keep++] = st.entries[i];
+                st.n = keep;
                 now_iso(st.started, sizeof(st.started));
         }
         snprintf(st.profile, sizeof(st.profile), "%s", o->profile ? o->profile : "");
@@ -353,7 +390,8 @@ static int do_apply(const struct tune_cli *o, struct tune_ctx *c, const struct t
         }
         reached_step();
 
-        size_t applied = 0, refused = 0, failed = 0;
+        size_t applied = 0, refused = 0, failed = 0, boot_written = 0;
+        bool grub_written = false;
         for (size_t i = 0; i < t->n; i++) {
                 const struct tune_target *x = &t->v[i];
                 if (tune_target_need(x) != TUNE_CHANGE)
@@ -370,6 +408,9 @@ static int do_apply(const struct tune_cli *o, struct tune_ctx *c, const struct t
                         snprintf(e->detail, sizeof(e->detail), "cannot be set here: %s refused %.100s (%.160s)",
                                  is_gpu_path(x->path) ? "NVML" : "the kernel",
                                  x->wanted, why);
+                } else if (is_boot_path(x->path)) {
+                        boot_written++;
+                        grub_written |= is_grub_path(x->path);
                 }
                 reached_step();
         }
@@ -397,6 +438,7 @@ static int do_apply(const struct tune_cli *o, struct tune_ctx *c, const struct t
                                          rr == 0 ? now : why, e->after);
                 }
         }
+        after_boot_writes(c, boot_written, grub_written);
         reached_step();
         snprintf(st.status, sizeof(st.status), "applied");
         if ((r = tune_state_save(state_path, &st)) < 0)
@@ -448,7 +490,10 @@ static int do_revert(const struct tune_cli *o, struct tune_ctx *c, const char *s
                 close(lock);
                 return EXIT_USAGE;
         }
-        if (other_boot) {
+        size_t persistent = 0;
+        for (size_t i = 0; i < st.n; i++)
+                persistent += is_boot_path(st.entries[i].path);
+        if (other_boot && !persistent) {
                 fprintf(stderr, "gpuvet tune revert: %s was taken on another boot (boot id %s): the settings it holds "
                                 "do not survive a reboot and were reset then, so restoring them now would undo what was "
                                 "set since; delete the file to forget it\n", state_path,
@@ -457,6 +502,10 @@ static int do_revert(const struct tune_cli *o, struct tune_ctx *c, const char *s
                 close(lock);
                 return EXIT_USAGE;
         }
+        if (other_boot)
+                printf("  other boot     %s was taken on another boot: the reboot reset its runtime values (%zu, "
+                       "left as they are); its kernel command-line values (%zu) are restored\n",
+                       state_path, st.n - persistent, persistent);
         if (fsroot_is_live(c->fs) && geteuid() != 0 && st.n) {
                 fprintf(stderr, "gpuvet tune revert: %s needs root (it writes %s); run it as root\n", st.entries[0].setting,
                         st.entries[0].path);
@@ -464,16 +513,22 @@ static int do_revert(const struct tune_cli *o, struct tune_ctx *c, const char *s
                 close(lock);
                 return EXIT_USAGE;
         }
-        size_t restored = 0, failed = 0;
+        size_t restored = 0, failed = 0, boot_written = 0;
+        bool grub_written = false;
         /* Newest first: the governor goes back before the EPP it constrains. */
         for (size_t i = st.n; i-- > 0;) {
                 struct tune_entry *e = &st.entries[i];
-                if (strcmp(e->result, "refused") == 0)
+                if (strcmp(e->result, "refused") == 0 || (other_boot && !is_boot_path(e->path)))
                         continue;
                 char now[TUNE_VALUE_MAX], why[256] = "reads otherwise";
                 int w = 0;
-                if (tune_ctx_read(c, e->path, now, sizeof(now), NULL, 0) < 0 || strcmp(now, e->before) != 0)
+                if (tune_ctx_read(c, e->path, now, sizeof(now), NULL, 0) < 0 || strcmp(now, e->before) != 0) {
                         w = tune_ctx_write(c, e->path, e->before, why, sizeof(why));
+                        if (w == 0 && is_boot_path(e->path)) {
+                                boot_written++;
+                                grub_written |= is_grub_path(e->path);
+                        }
+                }
                 if (w == 0 && tune_ctx_read(c, e->path, now, sizeof(now), NULL, 0) == 0 && strcmp(now, e->before) == 0) {
                         restored++;
                         snprintf(e->result, sizeof(e->result), "restored");
@@ -482,6 +537,7 @@ static int do_revert(const struct tune_cli *o, struct tune_ctx *c, const char *s
                         printf("  not restored  %s: %s (wanted %s)\n", e->path, why, e->before);
                 }
         }
+        after_boot_writes(c, boot_written, grub_written);
         if (failed == 0) {
                 if (unlink(state_path) < 0)
                         fprintf(stderr, "gpuvet tune revert: removing %s: %s\n", state_path, strerror(errno));
@@ -510,10 +566,19 @@ static int do_status(const struct tune_cli *o, struct tune_ctx *c, const char *s
         }
         if (r < 0)
                 return EXIT_USAGE;
-        size_t drifted = 0;
+        size_t drifted = 0, waiting = 0, persistent = 0;
         json_t *entries = json_array();
         for (size_t i = 0; i < st.n; i++) {
                 struct tune_entry *e = &st.entries[i];
+                bool boot = is_boot_path(e->path);
+                persistent += boot;
+                if (other_boot && !boot) {
+                        /* The reboot reset it: nothing to judge. */
+                        json_array_append_new(entries, json_pack("{s:s, s:s, s:s, s:s, s:s}", "setting", e->setting,
+                                                                 "path", e->path, "before", e->before, "after", e->after,
+                                                                 "state", "reset"));
+                        continue;
+                }
                 char now[TUNE_VALUE_MAX] = "";
                 bool refused = strcmp(e->result, "refused") == 0;
                 char why[256];
@@ -521,14 +586,22 @@ static int do_status(const struct tune_cli *o, struct tune_ctx *c, const char *s
                 bool held = rr == 0 && strcmp(now, e->after) == 0;
                 if (!refused && !held)
                         drifted++;
-                json_array_append_new(entries, json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "setting", e->setting, "path",
-                                                         e->path, "before", e->before, "after", e->after, "now",
-                                                         rr == 0 ? now : NULL, "state",
-                                                         refused ? "refused" : held ? "held" : "drifted"));
+                json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "setting", e->setting, "path", e->path, "before",
+                                      e->before, "after", e->after, "now", rr == 0 ? now : NULL, "state",
+                                      refused ? "refused" : held ? "held" : "drifted");
+                if (boot) {
+                        const char *sep = strrchr(e->path, TUNE_CMDLINE_SEP);
+                        bool in_effect = tune_cmdline_in_effect(c->fs, tune_cmdline_keys(sep + 1), e->after);
+                        waiting += held && !in_effect;
+                        json_object_set_new(j, "in_effect", json_boolean(in_effect));
+                }
+                json_array_append_new(entries, j);
                 if (!o->json && !refused && !held)
                         printf("  drifted  %s: %s, applied %s (was %s)\n", e->path, rr == 0 ? now : why, e->after,
                                e->before);
         }
+        /* Only runtime values from another boot: nothing of it is in force. */
+        bool stale = other_boot && !persistent;
         const char *state = other_boot ? "other-boot" : st.status;
         if (o->json) {
                 json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o}", "schema", "gpuvet.tune-status/1", "state", state,
@@ -537,19 +610,23 @@ static int do_status(const struct tune_cli *o, struct tune_ctx *c, const char *s
                 tune_state_free(&st);
                 if (print_json_doc(doc) != EXIT_PASS)
                         return EXIT_INTERNAL;
-                return drifted || other_boot ? EXIT_FAILED : EXIT_PASS;
+                return drifted || stale ? EXIT_FAILED : EXIT_PASS;
         }
         json_decref(entries);
+        if (waiting)
+                printf("  next boot  %zu kernel command-line value%s written but not yet booted with\n", waiting,
+                       waiting == 1 ? "" : "s");
         if (other_boot)
-                printf("gpuvet tune status: %s was written on another boot; the reboot reset what it applied "
-                       "(gpuvet tune apply sets it again)\n", state_path);
+                printf("gpuvet tune status: %s was written on another boot; the reboot reset its runtime values "
+                       "(gpuvet tune apply sets them again)%s\n", state_path,
+                       persistent ? "; its kernel command-line values are judged above" : "");
         else
                 printf("gpuvet tune status: profile %s %s at %s: %zu value%s, %zu drifted since\n",
                        st.profile[0] ? st.profile : "(--set only)", strcmp(st.status, "applied") == 0 ? "applied" :
                        "interrupted while applying (run apply again, or revert)", st.started, st.n, st.n == 1 ? "" : "s",
                        drifted);
         tune_state_free(&st);
-        return drifted || other_boot ? EXIT_FAILED : EXIT_PASS;
+        return drifted || stale ? EXIT_FAILED : EXIT_PASS;
 }
 
 static int do_profiles(const struct tune_cli *o) {

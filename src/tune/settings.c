@@ -3,6 +3,7 @@
 #include "core/strparse.h"
 #include "core/strv.h"
 #include "sys/cpu.h"
+#include "tune/cmdline.h"
 #include "tune/gpu.h"
 
 #include <ctype.h>
@@ -57,11 +58,27 @@ static bool gpu_path(const char *path, char *bus, size_t size, enum tune_gpu_att
         return false;
 }
 
+/* "FILE#SETTING" into the file and the setting's keys; false when path is not one. */
+static bool cmdline_path(const char *path, char *file, size_t size, const char *const **keys) {
+        const char *sep = strrchr(path, TUNE_CMDLINE_SEP);
+        if (!sep || path[0] != '/' || (size_t)(sep - path) >= size || !(*keys = tune_cmdline_keys(sep + 1)))
+                return false;
+        snprintf(file, size, "%.*s", (int)(sep - path), path);
+        return true;
+}
+
 int tune_ctx_read(struct tune_ctx *c, const char *path, char *buf, size_t size, char *err, size_t errlen) {
-        char bus[32], scratch[256];
+        char bus[32], scratch[256], file[TUNE_PATH_MAX];
         enum tune_gpu_attr attr;
+        const char *const *keys;
         if (!err)
                 err = scratch, errlen = sizeof(scratch);
+        if (cmdline_path(path, file, sizeof(file), &keys)) {
+                int r = tune_cmdline_read(c->fs, file, keys, buf, size);
+                if (r < 0)
+                        snprintf(err, errlen, "%s", strerror(-r));
+                return r;
+        }
         if (gpu_path(path, bus, sizeof(bus), &attr)) {
                 struct tune_gpus *g = tune_ctx_gpus(c);
                 if (!g) {
@@ -77,8 +94,15 @@ int tune_ctx_read(struct tune_ctx *c, const char *path, char *buf, size_t size, 
 }
 
 int tune_ctx_write(struct tune_ctx *c, const char *path, const char *value, char *err, size_t errlen) {
-        char bus[32];
+        char bus[32], file[TUNE_PATH_MAX];
         enum tune_gpu_attr attr;
+        const char *const *keys;
+        if (cmdline_path(path, file, sizeof(file), &keys)) {
+                int r = tune_cmdline_write(c->fs, file, keys, value);
+                if (r < 0)
+                        snprintf(err, errlen, "%s", strerror(-r));
+                return r;
+        }
         if (gpu_path(path, bus, sizeof(bus), &attr)) {
                 struct tune_gpus *g = tune_ctx_gpus(c);
                 if (!g) {
@@ -441,7 +465,8 @@ const struct tune_setting *const tune_settings[] = {
         &epp, &governor, &min_freq, &boost, &cstates, &thp, &thp_defrag, &swappiness, &dirty_ratio, &dirty_background,
         &numa_balancing,
         /* Persistence first: NVML says a power limit lasts only while the driver stays loaded. */
-        &tune_gpu_persistence, &tune_gpu_power_limit, &tune_gpu_app_clocks, NULL,
+        &tune_gpu_persistence, &tune_gpu_power_limit, &tune_gpu_app_clocks,
+        &tune_boot_max_cstate, &tune_boot_iommu, &tune_boot_pcie_aspm, NULL,
 };
 
 const struct tune_setting *tune_setting_find(const char *key) {

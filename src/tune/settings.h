@@ -3,7 +3,8 @@
  *
  * A setting expands to targets, one per file (one per CPU for the governor) or per GPU. A
  * target is named by a path: a file under the root ("/proc/sys/vm/swappiness"), or
- * "nvml:BUS/ATTRIBUTE" for a GPU setting ("nvml:0000:18:00.0/power_limit", src/tune/gpu.h).
+ * "nvml:BUS/ATTRIBUTE" for a GPU setting ("nvml:0000:18:00.0/power_limit", src/tune/gpu.h),
+ * or "FILE#SETTING" for a kernel command-line setting in a boot loader file (cmdline.h).
  * A target whose file or GPU is absent, or that does not offer the value, carries the
  * reason it cannot be set here instead of a write; tune reports it and goes on. */
 #pragma once
@@ -45,6 +46,8 @@ struct tune_target {
         char current[TUNE_VALUE_MAX]; /* what the file holds: the chosen word of a choice list */
         char wanted[TUNE_VALUE_MAX];  /* what to write */
         char cannot[256];             /* non-empty: why it cannot be set here */
+        bool at_boot;                 /* a kernel command-line value: effective at the next boot */
+        bool in_effect;               /* at_boot: the running kernel has it already */
 };
 
 struct tune_targets {
@@ -79,3 +82,6 @@ void tune_targets_free(struct tune_targets *t);
 struct tune_target *tune_targets_add(struct tune_targets *t, const struct tune_setting *s, const char *path);
 int tune_targets_add_absent(const struct tune_setting *s, struct tune_targets *out, const char *path, const char *why);
 extern const struct tune_setting tune_gpu_persistence, tune_gpu_power_limit, tune_gpu_app_clocks;
+extern const struct tune_setting tune_boot_max_cstate, tune_boot_iommu, tune_boot_pcie_aspm;
+/* A kernel command-line setting's parameter keys (cmdline_settings.c), NULL for others. */
+const char *const *tune_cmdline_keys(const char *setting);

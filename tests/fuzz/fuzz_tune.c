@@ -1,9 +1,12 @@
-/* libFuzzer target: the two files gpuvet tune reads that a user (or a crash) can leave in
- * any state: the snapshot (tune-state.json, read by revert and status) and the profiles
- * table (--data-dir). The first byte picks which (even: snapshot, odd: profiles), the rest
- * is the content. A refusal must say why in a terminated message; an accepted snapshot
+/* libFuzzer target: the files gpuvet tune reads that a user (or a crash) can leave in any
+ * state: the snapshot (tune-state.json, read by revert and status), the profiles table
+ * (--data-dir), and the boot loader files it edits (GRUB, BLS entries, /etc/kernel/cmdline).
+ * The first byte picks which (modulo 3: snapshot, profiles, boot file), the rest is the
+ * content. A boot file edit must read back as what was set, and setting the old value
+ * again must read back as the old value. A refusal must say why in a terminated message; an accepted snapshot
  * holds only absolute paths (or nvml: GPU targets) and terminated strings; an accepted profile only settings
  * tune knows, with values they accept. */
+#include "tune/cmdline.h"
 #include "tune/tune.h"
 
 #include <errno.h>
@@ -57,12 +60,42 @@ static void profiles(const char *text, size_t len) {
         }
 }
 
+/* Set wanted, read it back; then the old value again, read it back. */
+static void boot_file(const char *text, size_t len) {
+        static const char *const keys[] = {"intel_idle.max_cstate", "processor.max_cstate", NULL};
+        static const char *const wanted[] = {"intel_idle.max_cstate=1 processor.max_cstate=1", "none",
+                                             "processor.max_cstate=3"};
+        for (int kind = CMDLINE_GRUB_DROPIN; kind <= CMDLINE_KERNEL; kind++) {
+                char before[TUNE_VALUE_MAX], now[TUNE_VALUE_MAX];
+                if (tune_cmdline_get(text, len, (enum cmdline_file_kind)kind, keys, before, sizeof(before)) < 0)
+                        continue;
+                for (size_t w = 0; w < sizeof(wanted) / sizeof(wanted[0]); w++) {
+                        char *out = NULL, *back = NULL;
+                        size_t out_len = 0, back_len = 0;
+                        if (tune_cmdline_set(text, len, (enum cmdline_file_kind)kind, keys, wanted[w], &out, &out_len) < 0)
+                                continue;
+                        if (tune_cmdline_get(out, out_len, (enum cmdline_file_kind)kind, keys, now, sizeof(now)) < 0 ||
+                            strcmp(now, wanted[w]) != 0)
+                                abort();
+                        if (tune_cmdline_set(out, out_len, (enum cmdline_file_kind)kind, keys, before, &back,
+                                             &back_len) == 0 &&
+                            (tune_cmdline_get(back, back_len, (enum cmdline_file_kind)kind, keys, now, sizeof(now)) < 0 ||
+                             strcmp(now, before) != 0))
+                                abort();
+                        free(out);
+                        free(back);
+                }
+        }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (size < 1)
                 return 0;
-        if (data[0] % 2 == 0)
+        if (data[0] % 3 == 0)
                 snapshot((const char *)data + 1, size - 1);
-        else
+        else if (data[0] % 3 == 1)
                 profiles((const char *)data + 1, size - 1);
+        else
+                boot_file((const char *)data + 1, size - 1);
         return 0;
 }

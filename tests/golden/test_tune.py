@@ -16,7 +16,12 @@
 - apply as a non-root user on the live system refuses naming the first setting;
 - bad input: unknown profile, setting, value, action; --profile none without --set;
 - the site policy's tune section: its profile is the default, its settings override the
-  profile, --set overrides them, --no-policy ignores them, and a bad one is named by line.
+  profile, --set overrides them, --no-policy ignores them, and a bad one is named by line;
+- kernel command-line settings: a GRUB drop-in on a Debian tree, the BLS entries and their
+  templates on a RHEL tree (a parameter the line has replaced in place, RHEL 8's
+  "$kernelopts" entry cannot), byte-identical after revert, also after a kill at every
+  step; after a reboot revert restores them (and leaves the runtime values), status tells
+  written from in effect.
 Exit 0 when every case holds, 1 otherwise."""
 import fcntl
 import hashlib
@@ -352,6 +357,100 @@ def site_policy(gpuvet, fixtures, work):
           "an unknown tune.profile names the policy line: " + p.stderr.strip()[:200])
 
 
+BLS_ENTRY = ("title Red Hat Enterprise Linux (5.14.0-427.el9.x86_64) 9.4\nversion 5.14.0-427.el9.x86_64\n"
+             "linux /vmlinuz-5.14.0-427.el9.x86_64\ninitrd /initramfs-5.14.0-427.el9.x86_64.img $tuned_initrd\n"
+             "options root=/dev/mapper/rhel-root ro crashkernel=1G-4G:192M intel_idle.max_cstate=5 rhgb quiet "
+             "$tuned_params\ngrub_users $grub_users\ngrub_arg --unrestricted\ngrub_class rhel\n")
+
+
+def boot_tree(fixtures, work, name, fixture, files):
+    root = os.path.join(work, name)
+    copy_fixture(fixtures, fixture, root)
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    return root
+
+
+def boot_cmdline(gpuvet, fixtures, work):
+    deb = boot_tree(fixtures, work, "boot-deb", "a100-nouveau", {
+        "etc/default/grub": 'GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT="quiet splash"\nGRUB_CMDLINE_LINUX=""\n',
+        "etc/debian_version": "12.8\n"})
+    original = tree_digest(deb)
+    p = tune(gpuvet, "apply", "--root", deb)
+    dropin = os.path.join(deb, "etc", "default", "grub.d", "90-gpuvet.cfg")
+    text = open(dropin).read() if os.path.exists(dropin) else ""
+    check(p.returncode == 0 and 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX intel_idle.max_cstate=1 '
+          'processor.max_cstate=1"\n' in text and "take effect at the next boot" in p.stdout
+          and "run update-grub" in p.stdout, "throughput on a Debian tree: the GRUB drop-in, update-grub named")
+    p = tune(gpuvet, "plan", "--root", deb)
+    check(p.returncode == 0 and "ok      boot.max_cstate=1 (written; the running kernel has not booted with it yet)"
+          in p.stdout, "plan: written but not booted with yet")
+    p = tune(gpuvet, "revert", "--root", deb)
+    check(p.returncode == 0 and differences(original, tree_digest(deb)) == [] and not os.path.exists(dropin),
+          "revert removes the drop-in: byte-identical")
+
+    bls = boot_tree(fixtures, work, "boot-bls", "dgx-h100", {
+        "boot/loader/entries/1f2e-5.14.0-427.el9.x86_64.conf": BLS_ENTRY,
+        "boot/loader/entries/1f2e-4.18.0-553.el8.x86_64.conf": "title RHEL 8 kernel\noptions $kernelopts\n",
+        "etc/kernel/cmdline": "root=/dev/mapper/rhel-root ro crashkernel=1G-4G:192M rhgb quiet\n",
+        "etc/default/grub": 'GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX="crashkernel=1G-4G:192M rhgb quiet "\n'
+                            'GRUB_ENABLE_BLSCFG=true\n'})
+    original = tree_digest(bls)
+    args = ["--root", bls, "--profile", "none", "--set", "boot.max_cstate=1", "--set", "boot.iommu=pt"]
+    p = tune(gpuvet, "plan", *args)
+    check(p.returncode == 1 and "3 of 3 files" in p.stdout and '"options $kernelopts"' in p.stdout
+          and "grubby --update-kernel=ALL" in p.stdout, "BLS: 3 files to change, the $kernelopts entry cannot")
+    p = tune(gpuvet, "apply", *args)
+    entry = open(os.path.join(bls, "boot/loader/entries/1f2e-5.14.0-427.el9.x86_64.conf")).read()
+    check(p.returncode == 0 and "options root=/dev/mapper/rhel-root ro crashkernel=1G-4G:192M intel_idle.max_cstate=1 "
+          "rhgb quiet $tuned_params processor.max_cstate=1 intel_iommu=on iommu=pt\n" in entry,
+          "BLS: the options line gets the parameters, one it had replaced in place")
+    check(open(os.path.join(bls, "etc/kernel/cmdline")).read().startswith(
+          "root=/dev/mapper/rhel-root ro crashkernel=1G-4G:192M rhgb quiet intel_idle.max_cstate=1"),
+          "BLS: /etc/kernel/cmdline (new kernels) too")
+    p = tune(gpuvet, "revert", "--root", bls)
+    check(p.returncode == 0 and differences(original, tree_digest(bls)) == [], "BLS: revert is byte-identical")
+    # 1 snapshot, 2..7 the writes (2 settings x 3 files), 8 the checks.
+    for n in range(1, 9):
+        k = tune(gpuvet, "apply", *args, env={"GPUVET_TUNE_STOP_AFTER": str(n)})
+        r = tune(gpuvet, "revert", "--root", bls)
+        check(k.returncode == -9 and r.returncode == 0 and differences(original, tree_digest(bls)) == [],
+              "BLS: killed after step %d, revert: byte-identical" % n)
+        tune(gpuvet, "apply", *args, env={"GPUVET_TUNE_STOP_AFTER": str(n)})
+        a = tune(gpuvet, "apply", *args)
+        check(a.returncode == 0 and "0 did not take" in a.stdout, "BLS: killed after step %d, apply again completes" % n)
+        tune(gpuvet, "revert", "--root", bls)
+    check(differences(original, tree_digest(bls)) == [], "BLS: byte-identical after the kills")
+
+    # A reboot between apply and revert: the command line is restored, runtime values left.
+    boot = os.path.join(bls, "proc", "sys", "kernel", "random", "boot_id")
+    os.makedirs(os.path.dirname(boot), exist_ok=True)
+    with open(boot, "w") as f:
+        f.write("11111111-2222-3333-4444-555555555555\n")
+    original = tree_digest(bls)
+    tune(gpuvet, "apply", *args, "--set", "vm.swappiness=33")
+    with open(boot, "w") as f:
+        f.write("99999999-2222-3333-4444-555555555555\n")
+    with open(os.path.join(bls, "proc", "cmdline"), "w") as f:
+        f.write("BOOT_IMAGE=(hd0,gpt2)/vmlinuz root=/dev/mapper/rhel-root ro intel_idle.max_cstate=1 "
+                "processor.max_cstate=1 intel_iommu=on iommu=pt\n")
+    st = tune(gpuvet, "status", "--root", bls, "--json")
+    doc = json.loads(st.stdout) if st.stdout else {}
+    states = sorted({e["state"] for e in doc.get("entries", [])})
+    in_effect = [e.get("in_effect") for e in doc.get("entries", []) if "in_effect" in e]
+    check(st.returncode == 0 and states == ["held", "reset"] and in_effect and all(in_effect),
+          "after a reboot, status: the command line held and in effect, the runtime value reset (%s)" % states)
+    r = tune(gpuvet, "revert", "--root", bls)
+    swappiness = open(os.path.join(bls, "proc", "sys", "vm", "swappiness")).read().strip()
+    diff = differences(original, tree_digest(bls))
+    check(r.returncode == 0 and "the reboot reset its runtime values (1, left as they are)" in r.stdout
+          and diff == ["proc/cmdline", "proc/sys/kernel/random/boot_id", "proc/sys/vm/swappiness"] and swappiness == "33",
+          "after a reboot, revert restores the boot loader files only (%s)" % diff)
+
+
 def main():
     gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     fixtures = os.path.join(outdir, "fixtures")
@@ -364,6 +463,7 @@ def main():
     refusals(gpuvet, fixtures, work)
     bad_input(gpuvet, fixtures, work)
     site_policy(gpuvet, fixtures, work)
+    boot_cmdline(gpuvet, fixtures, work)
     return finish()
 
 
