@@ -80,7 +80,11 @@ static int find_section(const char *text, size_t len, enum cmdline_file_kind kin
                                 continue;
                         const char *s = p + klen, *nl = memchr(s, '\n', (size_t)(stop - s)), *e = nl ? nl : stop;
                         char quote = kind == CMDLINE_GRUB_DROPIN ? '"' : (s < e && (*s == '"' || *s == '\'')) ? *s++ : 0;
-                        const char *q = quote ? memchr(s, quote, (size_t)(e - s)) : e;
+                        /* An unquoted value is one shell word: a second parameter would make the
+                         * line a command. */
+                        if (!quote)
+                                return -EILSEQ;
+                        const char *q = memchr(s, quote, (size_t)(e - s));
                         if (!q)
                                 return -ENOENT;
                         *start = (size_t)(s - t);

@@ -36,7 +36,8 @@ enum cmdline_file_kind tune_cmdline_kind(const char *file);
 /* The parameters of text (a file of kind) whose key is one of keys (NULL-terminated),
  * first of each key in keys order, space-separated; "none" when there is none. 0, or
  * -ENOENT when text has no command line of that kind (a drop-in: never), -ENOTSUP when it
- * defers to a variable ("options $kernelopts"), -EINVAL when the line holds a NUL byte,
+ * defers to a variable ("options $kernelopts"), -EILSEQ for an unquoted GRUB_CMDLINE_LINUX
+ * value, -EINVAL when the line holds a NUL byte,
  * -ENAMETOOLONG when buf is too small. */
 int tune_cmdline_get(const char *text, size_t len, enum cmdline_file_kind kind, const char *const *keys, char *buf,
                      size_t size);

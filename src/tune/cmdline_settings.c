@@ -71,6 +71,9 @@ static int expand_cmdline(struct tune_ctx *c, const struct tune_setting *s, cons
                         snprintf(x->cannot, sizeof(x->cannot), "%s: %s", files[i],
                                  tune_cmdline_kind(files[i]) == CMDLINE_BLS_ENTRY ? "no options line"
                                                                                    : "no GRUB_CMDLINE_LINUX line");
+                else if (r == -EILSEQ)
+                        snprintf(x->cannot, sizeof(x->cannot), "%s: GRUB_CMDLINE_LINUX is not quoted: put its value in "
+                                 "double quotes", files[i]);
                 else if (r == -EINVAL)
                         snprintf(x->cannot, sizeof(x->cannot), "%s: the command line holds a NUL byte (a damaged file)",
                                  files[i]);

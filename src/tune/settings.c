@@ -463,7 +463,7 @@ static const struct tune_setting numa_balancing = {"kernel.numa_balancing", "num
 
 const struct tune_setting *const tune_settings[] = {
         &epp, &governor, &min_freq, &boost, &cstates, &thp, &thp_defrag, &swappiness, &dirty_ratio, &dirty_background,
-        &numa_balancing,
+        &numa_balancing, &tune_net_irq_affinity,
         /* Persistence first: NVML says a power limit lasts only while the driver stays loaded. */
         &tune_gpu_persistence, &tune_gpu_power_limit, &tune_gpu_app_clocks,
         &tune_boot_max_cstate, &tune_boot_iommu, &tune_boot_pcie_aspm, NULL,

@@ -83,5 +83,6 @@ struct tune_target *tune_targets_add(struct tune_targets *t, const struct tune_s
 int tune_targets_add_absent(const struct tune_setting *s, struct tune_targets *out, const char *path, const char *why);
 extern const struct tune_setting tune_gpu_persistence, tune_gpu_power_limit, tune_gpu_app_clocks;
 extern const struct tune_setting tune_boot_max_cstate, tune_boot_iommu, tune_boot_pcie_aspm;
+extern const struct tune_setting tune_net_irq_affinity;
 /* A kernel command-line setting's parameter keys (cmdline_settings.c), NULL for others. */
 const char *const *tune_cmdline_keys(const char *setting);

@@ -21,7 +21,9 @@
   templates on a RHEL tree (a parameter the line has replaced in place, RHEL 8's
   "$kernelopts" entry cannot), byte-identical after revert, also after a kill at every
   step; after a reboot revert restores them (and leaves the runtime values), status tells
-  written from in effect.
+  written from in effect;
+- net.irq_affinity: the MSI interrupts of the NICs on a GPU's NUMA node go to that node's
+  CPUs and back; with irqbalance running they cannot.
 Exit 0 when every case holds, 1 otherwise."""
 import fcntl
 import hashlib
@@ -451,6 +453,36 @@ def boot_cmdline(gpuvet, fixtures, work):
           "after a reboot, revert restores the boot loader files only (%s)" % diff)
 
 
+def irq_affinity(gpuvet, fixtures, work):
+    irq = {"0000:1c:00.0": ["120", "121"], "0000:9e:00.0": ["300"]}
+    files = {}
+    for nic, numbers in irq.items():
+        for n in numbers:
+            files["sys/bus/pci/devices/%s/msi_irqs/%s" % (nic, n)] = "msix\n"
+            files["proc/irq/%s/smp_affinity_list" % n] = "0-223\n"
+    root = boot_tree(fixtures, work, "irq", "dgx-h100", files)
+    # sys/bus/pci/devices entries are symlinks into sys/devices: the files went through them.
+    original = tree_digest(root)
+    args = ["--root", root, "--profile", "none", "--set", "net.irq_affinity=local"]
+    p = tune(gpuvet, "plan", "--json", *args)
+    doc = json.loads(p.stdout) if p.stdout else {}
+    targets = {t["path"]: t for s in doc.get("settings", []) for t in s["targets"] if t["need"] == "change"}
+    check(p.returncode == 1 and targets.get("/proc/irq/120/smp_affinity_list", {}).get("wanted") == "0-55,112-167"
+          and targets.get("/proc/irq/300/smp_affinity_list", {}).get("wanted") == "56-111,168-223" and len(targets) == 3,
+          "net.irq_affinity=local: each NIC's interrupts to its node's CPUs (%s)" % sorted(targets))
+    p = tune(gpuvet, "apply", *args)
+    check(p.returncode == 0 and open(os.path.join(root, "proc/irq/121/smp_affinity_list")).read().strip() == "0-55,112-167",
+          "apply writes them")
+    p = tune(gpuvet, "revert", "--root", root)
+    check(p.returncode == 0 and differences(original, tree_digest(root)) == [], "revert: byte-identical")
+    os.makedirs(os.path.join(root, "proc", "4242"))
+    with open(os.path.join(root, "proc", "4242", "comm"), "w") as f:
+        f.write("irqbalance\n")
+    p = tune(gpuvet, "plan", *args)
+    check(p.returncode == 0 and "irqbalance runs and would move the interrupts back" in p.stdout,
+          "with irqbalance running: cannot, saying why")
+
+
 def main():
     gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     fixtures = os.path.join(outdir, "fixtures")
@@ -464,6 +496,7 @@ def main():
     bad_input(gpuvet, fixtures, work)
     site_policy(gpuvet, fixtures, work)
     boot_cmdline(gpuvet, fixtures, work)
+    irq_affinity(gpuvet, fixtures, work)
     return finish()
 
 
