@@ -67,54 +67,40 @@ static bool cmdline_path(const char *path, char *file, size_t size, const char *
         return true;
 }
 
-int tune_ctx_read(struct tune_ctx *c, const char *path, char *buf, size_t size, char *err, size_t errlen) {
-        char bus[32], scratch[256], file[TUNE_PATH_MAX];
+/* Read a target into buf (value NULL) or set it to value, by the kind its path names. */
+static int target_io(struct tune_ctx *c, const char *path, const char *value, char *buf, size_t size, char *err,
+                     size_t errlen) {
+        char bus[32], file[TUNE_PATH_MAX];
         enum tune_gpu_attr attr;
         const char *const *keys;
-        if (!err)
-                err = scratch, errlen = sizeof(scratch);
+        int r;
         if (cmdline_path(path, file, sizeof(file), &keys)) {
-                int r = tune_cmdline_read(c->fs, file, keys, buf, size);
-                if (r < 0)
-                        snprintf(err, errlen, "%s", strerror(-r));
-                return r;
-        }
-        if (gpu_path(path, bus, sizeof(bus), &attr)) {
+                r = value ? tune_cmdline_write(c->fs, file, keys, value) : tune_cmdline_read(c->fs, file, keys, buf, size);
+        } else if (gpu_path(path, bus, sizeof(bus), &attr)) {
                 struct tune_gpus *g = tune_ctx_gpus(c);
                 if (!g) {
                         snprintf(err, errlen, "out of memory");
                         return -ENOMEM;
                 }
-                return tune_gpus_read(g, bus, attr, buf, size, err, errlen);
+                /* NVML's own words, filled by the call. */
+                return value ? tune_gpus_write(g, bus, attr, value, err, errlen)
+                             : tune_gpus_read(g, bus, attr, buf, size, err, errlen);
+        } else {
+                r = value ? fsroot_write_attr(c->fs, path, value) : tune_read_value(c->fs, path, buf, size);
         }
-        int r = tune_read_value(c->fs, path, buf, size);
         if (r < 0)
                 snprintf(err, errlen, "%s", strerror(-r));
         return r;
 }
 
+int tune_ctx_read(struct tune_ctx *c, const char *path, char *buf, size_t size, char *err, size_t errlen) {
+        char scratch[256];
+        return err ? target_io(c, path, NULL, buf, size, err, errlen)
+                   : target_io(c, path, NULL, buf, size, scratch, sizeof(scratch));
+}
+
 int tune_ctx_write(struct tune_ctx *c, const char *path, const char *value, char *err, size_t errlen) {
-        char bus[32], file[TUNE_PATH_MAX];
-        enum tune_gpu_attr attr;
-        const char *const *keys;
-        if (cmdline_path(path, file, sizeof(file), &keys)) {
-                int r = tune_cmdline_write(c->fs, file, keys, value);
-                if (r < 0)
-                        snprintf(err, errlen, "%s", strerror(-r));
-                return r;
-        }
-        if (gpu_path(path, bus, sizeof(bus), &attr)) {
-                struct tune_gpus *g = tune_ctx_gpus(c);
-                if (!g) {
-                        snprintf(err, errlen, "out of memory");
-                        return -ENOMEM;
-                }
-                return tune_gpus_write(g, bus, attr, value, err, errlen);
-        }
-        int r = fsroot_write_attr(c->fs, path, value);
-        if (r < 0)
-                snprintf(err, errlen, "%s", strerror(-r));
-        return r;
+        return target_io(c, path, value, NULL, 0, err, errlen);
 }
 
 /* Is word one of the space-separated words of list (brackets ignored)? */
