@@ -253,6 +253,8 @@ static json_t *plan_json(const struct tune_cli *o, const struct tune_request *re
                                                                                                                    : "cannot"));
                         if (need == TUNE_CANNOT)
                                 json_object_set_new(j, "reason", json_string(x->cannot));
+                        if (x->at_boot)
+                                json_object_set_new(j, "in_effect", json_boolean(x->in_effect));
                         json_array_append_new(targets, j);
                 }
                 changes += sum.change;

@@ -439,6 +439,10 @@ def boot_cmdline(gpuvet, fixtures, work):
     with open(os.path.join(bls, "proc", "cmdline"), "w") as f:
         f.write("BOOT_IMAGE=(hd0,gpt2)/vmlinuz root=/dev/mapper/rhel-root ro intel_idle.max_cstate=1 "
                 "processor.max_cstate=1 intel_iommu=on iommu=pt\n")
+    p = tune(gpuvet, "plan", "--json", *args)
+    effect = [t.get("in_effect") for x in (json.loads(p.stdout) if p.stdout else {}).get("settings", [])
+              for t in x["targets"] if t["need"] == "ok"]
+    check(p.returncode == 0 and effect and all(effect), "after the reboot, plan: ok and in effect")
     st = tune(gpuvet, "status", "--root", bls, "--json")
     doc = json.loads(st.stdout) if st.stdout else {}
     states = sorted({e["state"] for e in doc.get("entries", [])})
