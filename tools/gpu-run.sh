@@ -7,7 +7,7 @@
 # bench all through CUDA and, when an NVIDIA OpenCL ICD is there, through OpenCL; query of
 # every field compared cell by cell with nvidia-smi (tools/gpu_query_compare.py); snapshot
 # and its replay; and the anchors found in ANCHOR_DIR (an nvbandwidth binary built outside
-# the tree) plus our own PyTorch yardstick (bench/anchor_torch.py). burn is listed as not
+# the tree) plus our own PyTorch yardstick (perf/anchor_torch.py). burn is listed as not
 # built until it exists. -q runs a short subset (check, query, bench memory/transfer).
 #
 # OUTDIR gets one log per step, the JSON reports, summary.md (one row per step: exit code,

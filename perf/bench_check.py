@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark `gpuvet check --level quick` on the 8-GPU fixture: CPU time and wall time per run.
 
-Usage: bench/bench_check.py [--gpuvet build/gpuvet] [--fixture dgx-h100] [--runs 200]
+Usage: perf/bench_check.py [--gpuvet build/gpuvet] [--fixture dgx-h100] [--runs 200]
                             [--policy-capture]
 
 --policy-capture first writes the fixture's own reference (`gpuvet policy capture`) and

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark `gpuvet check --level quick` on the 8-GPU fake NVML with injected latency per call.
 
-Usage: bench/bench_check_nvml.py [--gpuvet build/gpuvet] [--fake-lib build/tests/libnvidia-ml.so.1]
+Usage: perf/bench_check_nvml.py [--gpuvet build/gpuvet] [--fake-lib build/tests/libnvidia-ml.so.1]
                                  [--runs 40] [--latency-ms 1] [--no-strace]
 
 Issue 3's target: on the 8-GPU fake with 1 ms injected per NVML call, under 0.5 s wall, the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark what gpu.cuda_driver's cuInit probe costs `gpuvet check --level quick`.
 
-    bench/bench_check_cuinit.py [--gpuvet build/gpuvet] [--nvml build/tests/libnvidia-ml.so.1]
+    perf/bench_check_cuinit.py [--gpuvet build/gpuvet] [--nvml build/tests/libnvidia-ml.so.1]
                                 [--cuda build/tests/libcuda.so.1] [--runs 30] [--init-ms 200]
 
 On the dgx-h100 fixture with the fake NVML playing golden-dgx-h100.scn plus `latency * 1`

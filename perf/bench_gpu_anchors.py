@@ -7,7 +7,7 @@
 Each round runs, one after the other on GPU 0: `gpuvet bench transfer -b cuda --size 256M
 --reps 20`, `nvbandwidth -t host_to_device_memcpy_ce device_to_host_memcpy_ce
 device_local_copy` (its default 512 MiB buffers), `gpuvet bench memory -b cuda --reps 20`
-(1 GiB arrays). After the rounds, once: `gpuvet bench gemm -b cuda` and bench/anchor_torch.py
+(1 GiB arrays). After the rounds, once: `gpuvet bench gemm -b cuda` and perf/anchor_torch.py
 (skipped when PyTorch sees no GPU). Prints each round and then the medians with their ratios.
 nvbandwidth is built outside the tree (docs/perf.md gives the commands); never commit it.
 """

@@ -3,7 +3,7 @@
 device, in the same run: clpeak and gpuvet alternate N times (the order flips every run,
 so drift and neighbours' load hit both alike); the medians and ratios are printed.
 
-    bench/bench_opencl_vs_clpeak.py --gpuvet build/gpuvet --clpeak /tmp/anchors/clpeak/build/clpeak [--runs 5]
+    perf/bench_opencl_vs_clpeak.py --gpuvet build/gpuvet --clpeak /tmp/anchors/clpeak/build/clpeak [--runs 5]
 
 clpeak is built outside the tree (docs/perf.md says how); nothing of it is in this repo.
 Compared figures:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gpuvet bench host-memory against the reference STREAM, alternately, on the same machine.
 
-    bench/bench_host_memory.py GPUVET STREAM_BINARY [--runs N] [--elems N] [--threads N]
+    perf/bench_host_memory.py GPUVET STREAM_BINARY [--runs N] [--elems N] [--threads N]
 
 STREAM_BINARY is stream.c built outside this tree with the same array size, e.g.
     gcc -O3 -fopenmp -DSTREAM_ARRAY_SIZE=80000000 -DNTIMES=10 stream.c -o stream_omp_80M

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark `gpuvet query` of every supported field against gpustat and pynvml, same fake.
 
-Usage: bench/bench_query.py [--gpuvet build/gpuvet] [--fake-lib build/tests/libnvidia-ml.so.1]
+Usage: perf/bench_query.py [--gpuvet build/gpuvet] [--fake-lib build/tests/libnvidia-ml.so.1]
                             [--build-dir build/tests] [--scenario h100-sxm-8gpu] [--runs 30]
 
 All three read the same fake libnvidia-ml.so.1 (tests/fakes) on the same scenario, in the

@@ -2,7 +2,7 @@
 """Start-up and one-shot costs quoted in docs/perf.md: wall time (hyperfine) and
 instruction counts (callgrind, which are repeatable whatever the machine's load).
 
-Usage: bench/bench_startup.py [--gpuvet build/gpuvet] [--fake-lib build/tests/libnvidia-ml.so.1]
+Usage: perf/bench_startup.py [--gpuvet build/gpuvet] [--fake-lib build/tests/libnvidia-ml.so.1]
 
 Measures `gpuvet --version`, `gpuvet check -q` on this machine, `gpuvet check` on the
 dgx-h100 fixture (instructions), and `gpuvet query` of every supported field on the 8-GPU

@@ -2,7 +2,7 @@
 """How `gpuvet check` scales with the number of PCI devices (reliability review: 20,000
 entries in /sys/bus/pci/devices took 4.8 s when matching each device's parent was a scan).
 
-Usage: bench/bench_pci_scale.py [--gpuvet build/gpuvet] [--sizes 0,2500,5000,10000,20000] [--runs 3]
+Usage: perf/bench_pci_scale.py [--gpuvet build/gpuvet] [--sizes 0,2500,5000,10000,20000] [--runs 3]
 
 The dgx-h100 fixture gets N extra PCI functions (an Ethernet controller each: vendor,
 device, class, a sysfs directory under a root port of the fixture and the bus symlink).
