@@ -117,7 +117,7 @@ if [ -n "$anchors" ] && [ -x "$anchors/nvbandwidth" ]; then
                 host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce device_local_copy
 fi
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-        step anchor-torch 240 python3 "$here/bench/anchor_torch.py" --json "$out/anchor-torch.json"
+        step anchor-torch 240 python3 "$here/perf/anchor_torch.py" --json "$out/anchor-torch.json"
 fi
 
 (cd "$out" && tar -czf all.tar.gz --exclude=all.tar.gz --exclude=snapshot.tar ./*)
