@@ -9,11 +9,18 @@
 #include "policy/policy.h"
 #include "sys/facts.h"
 
+/* What a check reads beyond the facts every run gathers, so that a command gathers only what
+ * its selected checks need (`check --only cpu` never loads NVML). */
+enum check_need {
+        CHECK_NEEDS_NVML = 1u << 0, /* f->nvml: NVML loaded and read */
+};
+
 struct check_info {
         const char *id;       /* "pcie.link_width": category, dot, name */
         const char *category; /* "pcie" */
         enum level level;
         const char *title;    /* one line, for --list and docs */
+        unsigned needs;       /* enum check_need flags */
         void (*run)(const struct check_info *self, const struct facts *f, struct report *rep);
 };
 

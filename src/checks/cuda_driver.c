@@ -228,4 +228,5 @@ const struct check_info check_gpu_cuda_driver = {
         .level = LEVEL_QUICK,
         .title = "libcuda loads, matches the kernel module, and cuInit counts every GPU",
         .run = run_cuda_driver,
+        .needs = CHECK_NEEDS_NVML,
 };

@@ -157,4 +157,5 @@ const struct check_info check_dcgm_diag = {
         .level = LEVEL_QUICK,
         .title = "DCGM's own diagnostic passes (`--with-dcgm LEVEL` runs dcgmi diag)",
         .run = run_dcgm_diag,
+        .needs = CHECK_NEEDS_NVML,
 };

@@ -409,4 +409,5 @@ const struct check_info check_gpu_persistenced = {
         .level = LEVEL_QUICK,
         .title = "nvidia-persistenced keeps GPU state initialised",
         .run = run_persistenced,
+        .needs = CHECK_NEEDS_NVML,
 };

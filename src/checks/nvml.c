@@ -2271,6 +2271,7 @@ static void run_mig(const struct check_info *self, const struct facts *f, struct
 #define GPU_CHECK(cname, cid, ctitle, crun)                                                             \
         const struct check_info check_gpu_##cname = {                                                   \
                 .id = "gpu." cid, .category = "gpu", .level = LEVEL_QUICK, .title = ctitle, .run = crun, \
+                .needs = CHECK_NEEDS_NVML,                                                              \
         }
 
 GPU_CHECK(nvml, "nvml", "NVML loads and sees every NVIDIA GPU on the PCI bus", run_nvml);
@@ -2302,6 +2303,7 @@ const struct check_info check_gpu_inforom = {
         .level = LEVEL_QUICK,
         .title = "InfoROM valid; VBIOS and InfoROM versions alike across the node's GPUs of a model",
         .run = run_inforom,
+        .needs = CHECK_NEEDS_NVML,
 };
 
 const struct check_info check_gpu_row_remapper = {
@@ -2310,6 +2312,7 @@ const struct check_info check_gpu_row_remapper = {
         .level = LEVEL_QUICK,
         .title = "Every memory bank has spare rows left for remapping (row-remapper histogram)",
         .run = run_row_remapper,
+        .needs = CHECK_NEEDS_NVML,
 };
 
 const struct check_info check_gpu_graphics_processes = {
@@ -2318,6 +2321,7 @@ const struct check_info check_gpu_graphics_processes = {
         .level = LEVEL_QUICK,
         .title = "No graphics process (display server, desktop) on a compute GPU",
         .run = run_graphics_processes,
+        .needs = CHECK_NEEDS_NVML,
 };
 
 const struct check_info check_gpu_recovery_action = {
@@ -2326,4 +2330,5 @@ const struct check_info check_gpu_recovery_action = {
         .level = LEVEL_QUICK,
         .title = "The driver asks for no recovery of the GPU (reset, reboot, drain)",
         .run = run_recovery_action,
+        .needs = CHECK_NEEDS_NVML,
 };

@@ -602,4 +602,5 @@ const struct check_info check_pcie_bar1 = {
         .level = LEVEL_QUICK,
         .title = "Each GPU's BAR1 aperture is large (Above 4G decoding / Resizable BAR on)",
         .run = run_bar1,
+        .needs = CHECK_NEEDS_NVML,
 };

@@ -355,6 +355,7 @@ const struct check_info check_policy_expect = {
         .level = LEVEL_QUICK,
         .title = "The node is what the site policy expects: GPU count and model, driver, CUDA",
         .run = run_expect,
+        .needs = CHECK_NEEDS_NVML,
 };
 
 const struct check_info check_policy_reference = {
@@ -363,4 +364,5 @@ const struct check_info check_policy_reference = {
         .level = LEVEL_QUICK,
         .title = "No drift from the policy's reference node: GPUs, firmware, NUMA, NICs, topology",
         .run = run_reference,
+        .needs = CHECK_NEEDS_NVML,
 };

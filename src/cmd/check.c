@@ -314,7 +314,14 @@ int cmd_check(int argc, char **argv) {
         struct cuda_driver_probe *cuda = NULL;
         if (r == 0)
                 cuda = start_cuda_probe(fs, &facts, have_policy ? &policy : NULL, level, only, cuda_timeout_ms);
-        if (r == 0) {
+        unsigned needs = 0;
+        for (size_t i = 0; i < check_registry_count; i++)
+                if (will_run(check_registry[i], level, only, have_policy ? &policy : NULL))
+                        needs |= check_registry[i]->needs;
+        if (r == 0 && !(needs & CHECK_NEEDS_NVML)) {
+                /* No selected check reads it: loading libnvidia-ml would wake the GPUs for nothing. */
+                snprintf(facts.nvml_note, sizeof(facts.nvml_note), "not needed by the selected checks");
+        } else if (r == 0) {
                 /* NVML keeps its own deadlines (per call, per GPU, for init): it returns on
                  * time even when a call never does, so the watchdog is not armed here. */
                 code = nvml_use_start(&nvml, &nopt, fs, &facts);

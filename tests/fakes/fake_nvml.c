@@ -353,6 +353,20 @@ static nvmlReturn_t get_u64(const struct fake_dev *d, enum fake_key k, unsigned 
 
 /* --- init, shutdown, errors ---------------------------------------------------------- */
 
+/* Whether a command loaded NVML at all (gpuvet check --only cpu must not): each load
+ * appends a line to $FAKE_NVML_LOAD_LOG. */
+__attribute__((constructor)) static void fake_load(void)
+{
+        const char *path = getenv("FAKE_NVML_LOAD_LOG");
+        if (!path || !*path)
+                return;
+        FILE *f = fopen(path, "a");
+        if (f) {
+                fprintf(f, "loaded by pid %d\n", (int)getpid());
+                fclose(f);
+        }
+}
+
 /* The scenario outlives nvmlShutdown (clients keep handles and may call again, getting
  * UNINITIALIZED), so it is freed when the library is unloaded or the process exits: then
  * LeakSanitizer in the caller sees the fake's memory returned. A thread still hung in the
