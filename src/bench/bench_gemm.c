@@ -603,11 +603,16 @@ static void set_peak(struct measurement *m, const struct gemm_dev *g, const stru
         }
 }
 
-/* Test-only (docs/bench.md): GPUVET_BENCH_TEST_GEMM_SIZES=32,48,64 replaces the default
- * sweep, so the sweep-and-headline path runs on the fake library at sizes its host loops
- * finish in milliseconds. Returns how many sizes it gave (0: unset or malformed). */
+/* Test-only (docs/bench.md), in the test build (gpuvet-test-hooks) alone:
+ * GPUVET_BENCH_TEST_GEMM_SIZES=32,48,64 replaces the default sweep, so the sweep-and-headline
+ * path runs on the fake library at sizes its host loops finish in milliseconds. Returns how
+ * many sizes it gave (0: unset, malformed, or the released gpuvet). */
 static size_t test_sizes(unsigned *sizes) {
+#ifdef GPUVET_TEST_HOOKS
         const char *s = getenv("GPUVET_BENCH_TEST_GEMM_SIZES");
+#else
+        const char *s = NULL;
+#endif
         size_t n = 0;
         while (s && *s && n < GEMM_MAX_SIZES) {
                 char *end;

@@ -85,14 +85,20 @@ struct tune_cli {
         struct common_options common;
 };
 
-/* ---- test hook: stop dead after step N of apply (tests/golden/test_tune.py) ---- */
+/* ---- test hook: stop dead after step N of apply (tests/golden/test_tune.py) ----
+ * Only in the test build (gpuvet-test-hooks, -DGPUVET_TEST_HOOKS): the released gpuvet has
+ * no switch that kills it. */
 
+#ifdef GPUVET_TEST_HOOKS
 static int stop_after = -1, step;
 
 static void reached_step(void) {
         if (++step == stop_after)
                 raise(SIGKILL);
 }
+#else
+static void reached_step(void) {}
+#endif
 
 /* ---- plan ---- */
 
@@ -902,8 +908,10 @@ int cmd_tune(int argc, char **argv) {
                 fprintf(stderr, "gpuvet tune %s: unexpected argument \"%s\" (see gpuvet tune --help)\n", o.action, argv[optind]);
                 return EXIT_USAGE;
         }
+#ifdef GPUVET_TEST_HOOKS
         const char *hook = getenv("GPUVET_TUNE_STOP_AFTER");
         stop_after = hook && *hook ? atoi(hook) : -1;
+#endif
         if (strcmp(o.action, "profiles") == 0)
                 return do_profiles(&o);
         struct fsroot *fs;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gpuvet tune on writable copies of every fixture.
 
-    test_tune.py GPUVET OUTDIR
+    test_tune.py GPUVET OUTDIR [GPUVET_TEST_HOOKS]
 
 - `tune plan` (profile throughput) per fixture against tests/golden/expected-tune/NAME.txt
   (GPUVET_UPDATE_GOLDEN=1 rewrites them); exit 1 when changes are pending, 0 after apply;
@@ -78,8 +78,14 @@ def copy_fixture(fixtures, name, dest):
     shutil.copytree(os.path.join(fixtures, name), dest, symlinks=True, ignore=_skip_devices)
 
 
+# gpuvet-test-hooks: the same gpuvet with GPUVET_TUNE_STOP_AFTER compiled in (main's third
+# argument); runs that set it use that binary, the released one ignores it.
+HOOKS = None
+
+
 def tune(gpuvet, *args, env=None):
-    return subprocess.run([gpuvet, "tune"] + list(args), capture_output=True, text=True,
+    exe = HOOKS if HOOKS and env and "GPUVET_TUNE_STOP_AFTER" in env else gpuvet
+    return subprocess.run([exe, "tune"] + list(args), capture_output=True, text=True,
                           env=dict(os.environ, **(env or {})), timeout=120)
 
 
@@ -487,14 +493,30 @@ def irq_affinity(gpuvet, fixtures, work):
           "with irqbalance running: cannot, saying why")
 
 
+def release_ignores_hook(gpuvet, fixtures, work):
+    root = os.path.join(work, "no-hook")
+    copy_fixture(fixtures, "vm-guest", root)
+    p = subprocess.run([gpuvet, "tune", "apply", "--root", root], capture_output=True, text=True,
+                       env=dict(os.environ, GPUVET_TUNE_STOP_AFTER="1"), timeout=120)
+    check(p.returncode == 0 and "0 did not take" in p.stdout,
+          "the released gpuvet ignores GPUVET_TUNE_STOP_AFTER (rc %d)" % p.returncode)
+    tune(gpuvet, "revert", "--root", root)
+
+
 def main():
+    global HOOKS
     gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    HOOKS = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
     fixtures = os.path.join(outdir, "fixtures")
     work = os.path.join(outdir, "work")
     os.makedirs(work, exist_ok=True)
     subprocess.run([sys.executable, MKFIXTURE, fixtures] + NAMES, check=True, stdout=subprocess.DEVNULL)
     golden_and_round_trip(gpuvet, fixtures, work)
-    killed_at_every_step(gpuvet, fixtures, work)
+    if HOOKS:
+        killed_at_every_step(gpuvet, fixtures, work)
+        release_ignores_hook(gpuvet, fixtures, work)
+    else:
+        print("SKIP kills: no gpuvet-test-hooks given (third argument)")
     locking(gpuvet, fixtures, work)
     refusals(gpuvet, fixtures, work)
     bad_input(gpuvet, fixtures, work)

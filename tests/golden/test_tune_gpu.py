@@ -2,7 +2,7 @@
 """gpuvet tune's GPU settings (persistence mode, power limit, applications clocks) on the
 fake NVML, with the setters' changes kept in $FAKE_NVML_STATE between processes.
 
-    test_tune_gpu.py GPUVET FAKE_NVML_LIB OUTDIR
+    test_tune_gpu.py GPUVET FAKE_NVML_LIB OUTDIR GPUVET_TEST_HOOKS
 
 - plan reads every GPU and judges the wanted values against the GPU's own limits (default,
   max and min power, the default and the highest supported clocks); out of range: cannot;
@@ -34,6 +34,9 @@ QUERY = ("pci.bus_id,persistence_mode,power.limit,enforced.power.limit,clocks.ap
          "clocks.applications.graphics")
 
 
+HOOKS = None  # gpuvet-test-hooks (main's fourth argument)
+
+
 class Machine:
     """A fixture copy plus a fake NVML scenario whose setters persist in a state file."""
 
@@ -57,7 +60,9 @@ class Machine:
                     FAKE_NVML_STATE=self.state, **(extra or {}))
 
     def tune(self, *args, extra=None, timeout=120):
-        return subprocess.run([self.gpuvet, "tune"] + list(args) + ["--root", self.root], capture_output=True,
+        # The kill switch exists only in gpuvet-test-hooks.
+        exe = HOOKS if extra and "GPUVET_TUNE_STOP_AFTER" in extra else self.gpuvet
+        return subprocess.run([exe, "tune"] + list(args) + ["--root", self.root], capture_output=True,
                               text=True, env=self.env(extra), timeout=timeout)
 
     def query(self):
@@ -195,7 +200,8 @@ def digest(root):
 
 
 def main():
-    gpuvet, lib, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
+    global HOOKS
+    gpuvet, lib, outdir, HOOKS = (os.path.abspath(a) for a in sys.argv[1:5])
     fixtures, work = os.path.join(outdir, "fixtures"), os.path.join(outdir, "work")
     os.makedirs(work, exist_ok=True)
     subprocess.run([sys.executable, MKFIXTURE, fixtures, "dgx-h100"], check=True, stdout=subprocess.DEVNULL)
