@@ -21,6 +21,7 @@ import fakeenv  # noqa: E402  (time_scale)
 
 GPUVET = None
 SRCDIR = None
+HOOKS = None  # gpuvet-test-hooks: the runs that set a test switch use it
 GRACE_S = 2  # BENCH_GRACE_S in src/bench/runner.h
 
 
@@ -29,7 +30,8 @@ def run(*args, env=None, timeout=120):
     for k in ("GPUVET_BENCH_TEST_HANG", "GPUVET_BENCH_TEST_GARBLE"):
         e.pop(k, None)
     e.update(env or {})
-    return subprocess.run([GPUVET, "bench", *args], capture_output=True, text=True, env=e, timeout=timeout)
+    exe = HOOKS if any(k.startswith("GPUVET_BENCH_TEST_") for k in (env or {})) else GPUVET
+    return subprocess.run([exe, "bench", *args], capture_output=True, text=True, env=e, timeout=timeout)
 
 
 class BenchCli(unittest.TestCase):
@@ -135,6 +137,12 @@ class BenchCli(unittest.TestCase):
         self.assertEqual(doc["verdict"], "error")
         self.assertIn("timed out after 2 s in host-memory", p.stdout)
 
+    def test_release_has_no_hang_switch(self):
+        e = dict(os.environ, GPUVET_BENCH_TEST_HANG="host-memory")
+        p = subprocess.run([GPUVET, "bench", "host-memory", "--size", "8M", "--reps", "1"], capture_output=True,
+                           text=True, env=e, timeout=120)
+        self.assertNotIn("timed out", p.stdout, "the released gpuvet obeyed a test switch")
+
     def test_torn_report(self):
         p = run("host-memory", "--size", "8M", "--reps", "1", env={"GPUVET_BENCH_TEST_GARBLE": "host-memory"})
         self.assertEqual(p.returncode, 1, p.stderr)
@@ -144,4 +152,5 @@ class BenchCli(unittest.TestCase):
 if __name__ == "__main__":
     GPUVET = os.path.abspath(sys.argv.pop(1))
     SRCDIR = os.path.abspath(sys.argv.pop(1))
+    HOOKS = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)
