@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
                 return stdout_finish(EXIT_PASS);
         }
         if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
-                const char *env = getenv("GPUVET_DATA_DIR"), *installed = installed_data_dir();
+                const char *env = secure_getenv("GPUVET_DATA_DIR"), *installed = installed_data_dir();
                 printf("gpuvet %s\ndata: %s\n", GPUVET_VERSION,
                        env && *env ? env : installed ? installed : "built in (gpus.json, compat.json, xid.json, baselines.json)");
                 return stdout_finish(EXIT_PASS);

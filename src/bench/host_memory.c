@@ -166,7 +166,7 @@ struct stream_kernels {
 /* GPUVET_HOST_MEMORY_ISA=c|sse2|sse2-store|avx2|avx512 forces one family (diagnostics and
  * docs/perf.md comparisons; documented in docs/bench.md). */
 static struct stream_kernels pick_kernels(void) {
-        const char *force = getenv("GPUVET_HOST_MEMORY_ISA");
+        const char *force = secure_getenv("GPUVET_HOST_MEMORY_ISA");
         struct stream_kernels k = {"c", copy_c, scale_c, add_c, triad_c};
 #if defined(__x86_64__)
         __builtin_cpu_init();

@@ -197,7 +197,7 @@ static int cl_open(struct dev_backend **ret, char *err, size_t errsize) {
                 snprintf(err, errsize, "out of memory");
                 return -ENOMEM;
         }
-        const char *names[] = {getenv("GPUVET_OPENCL_LIB"), "libOpenCL.so.1", "libOpenCL.so"};
+        const char *names[] = {secure_getenv("GPUVET_OPENCL_LIB"), "libOpenCL.so.1", "libOpenCL.so"};
         char tried[512] = "";
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !b->lib; i++) {
                 if (!names[i] || !names[i][0])

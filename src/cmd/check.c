@@ -359,7 +359,7 @@ int cmd_check(int argc, char **argv) {
                 want_probes |= will_run(check_registry[i], level, only, facts.policy) &&
                                probes_wanted_by(check_registry[i]->id);
         if (want_probes) {
-                if (fsroot_is_live(fs) || backend || getenv("GPUVET_CUDA_LIB"))
+                if (fsroot_is_live(fs) || backend || secure_getenv("GPUVET_CUDA_LIB"))
                         probes_run(fs, &facts, backend ? backend : "auto", common.data_dir, probe_timeout_s,
                                    &probes);
                 else

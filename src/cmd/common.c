@@ -32,8 +32,8 @@ const char *installed_data_dir(void) {
 }
 
 void common_options_init(struct common_options *o) {
-        const char *env_root = getenv("GPUVET_FSROOT");
-        const char *env_data = getenv("GPUVET_DATA_DIR");
+        const char *env_root = secure_getenv("GPUVET_FSROOT");
+        const char *env_data = secure_getenv("GPUVET_DATA_DIR");
         o->root = env_root && *env_root ? env_root : "/";
         o->data_dir = env_data && *env_data ? env_data : installed_data_dir();
         o->timeout_s = DEFAULT_TIMEOUT_S;

@@ -130,7 +130,7 @@ int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsro
         memset(u, 0, sizeof(*u));
         u->nv = &f->nvml;
         u->status = nvml_init_state_name(NVML_INIT_NOT_TRIED);
-        const char *env = getenv(NVML_LIB_ENV);
+        const char *env = secure_getenv(NVML_LIB_ENV);
         bool named = (o->lib && *o->lib) || (env && *env);
         if (o->off) {
                 snprintf(f->nvml_note, sizeof(f->nvml_note), "--no-nvml");

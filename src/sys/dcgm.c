@@ -81,7 +81,7 @@ void dcgm_run(int level, unsigned int timeout_s, struct dcgm_facts *out) {
         struct command_result cr;
         int r = run_command(argv, out->timeout_s * 1000u, MAX_JSON, &cr);
         if (r < 0) {
-                out->state = r == -ENOENT && getenv(DCGMI_ENV) == NULL ? DCGM_NOT_INSTALLED : DCGM_START_ERROR;
+                out->state = r == -ENOENT && secure_getenv(DCGMI_ENV) == NULL ? DCGM_NOT_INSTALLED : DCGM_START_ERROR;
                 snprintf(out->note, sizeof(out->note), "%s: %s", out->dcgmi, strerror(-r));
                 return;
         }

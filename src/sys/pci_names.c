@@ -64,7 +64,7 @@ static void names_init(void) {
                 init_failed = true;
                 return; /* a is leaked on purpose: its state after the escape is unknown */
         }
-        const char *ids = getenv("GPUVET_PCI_IDS");
+        const char *ids = secure_getenv("GPUVET_PCI_IDS");
         if (ids && *ids)
                 libpci.pci_set_name_list_path(a, (char *)ids, 0);
         libpci.pci_init(a);
