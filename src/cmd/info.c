@@ -5,6 +5,7 @@
 #include "cmd/nvml_use.h"
 #include "core/fsroot.h"
 #include "report/json_text.h"
+#include "report/metrics_json.h"
 #include "report/text_safe.h"
 #include "report/report_json.h"
 #include "sys/facts.h"
@@ -354,6 +355,8 @@ static json_t *noted(struct jerr *e, unsigned char state, int rc, const char *fn
 }
 #define NOTE(e, r) noted((e), (r).state, (r).rc, (r).fn)
 
+static json_t *note_metric(void *e, unsigned char state, int rc, const char *fn) { return noted(e, state, rc, fn); }
+
 static json_t *j_str(struct jerr *e, const struct nv_str *r) { return nv_ok(*r) ? json_text(r->v) : NOTE(e, *r); }
 static json_t *j_u32(struct jerr *e, const struct nv_u32 *r) { return nv_ok(*r) ? json_integer(r->v) : NOTE(e, *r); }
 static json_t *j_mib(struct jerr *e, const struct nv_u64 *r) {
@@ -433,6 +436,7 @@ static json_t *nvml_gpu_json(const struct nvml_use *u, const struct nvml_gpu *g)
         json_object_set_new(t, "gpu_max", j_u32(&e, &g->temp_gpu_max_c));
         json_object_set_new(t, "memory_max", j_u32(&e, &g->temp_mem_max_c));
         json_object_set_new(o, "temperature_thresholds_c", t);
+        json_object_set_new(o, "metrics", metrics_json(u->nv, g, false, note_metric, &e));
         json_object_set_new(o, "timed_out_in", g->timed_out ? json_string(g->timeout_fn) : json_null());
         json_object_set_new(o, "errors", e.list);
         return o;
@@ -463,6 +467,7 @@ static char *build_json(const struct facts *f, const struct nvml_use *u) {
         json_object_set_new(n, "reason", nv->init_state != NVML_INIT_OK ? j_or_null(u->why) : j_or_null(u->problem));
         json_object_set_new(n, "library", u->lib ? json_string(u->lib->path) : json_null());
         json_object_set_new(n, "device_count", j_u32(&e, &nv->device_count));
+        json_object_set_new(n, "metrics", metrics_json(nv, NULL, true, note_metric, &e));
         json_object_set_new(n, "errors", e.list);
         json_object_set_new(root, "nvml", n);
 

@@ -39,6 +39,8 @@ static const char usage[] =
         "  -f, --filename=FILE     write to FILE (truncated first, as nvidia-smi does)\n"
         "  -i, --id=ID[,ID...]     only these GPUs: NVML index, UUID or PCI bus id\n"
         "      --help-query-gpu    list the supported fields\n"
+        "      --help-metrics      list gpuvet's metrics: id, type, unit, nvidia-smi and\n"
+        "                          dcgm-exporter names (tab-separated; docs/metrics.md)\n"
         "      --nvml-lib=PATH     load NVML from PATH (default $" NVML_LIB_ENV ", then libnvidia-ml.so.1)\n"
         "      --nvml-call-timeout-ms=MS  abandon an NVML call after MS ms (default 2000)\n"
         "      --nvml-gpu-timeout-ms=MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
@@ -493,6 +495,22 @@ static int finish(FILE *out, bool abandoned, int code) {
         return code;
 }
 
+/* Only what the fields show is read (two calls per GPU for "name", not every fact), plus
+ * what -i matches on and the bus id the event lines name. */
+static nvml_groups query_groups(const struct query_opts *o) {
+        nvml_groups g = 0;
+        for (unsigned int k = 0; k < o->n_fields; k++) {
+                const struct metric *m = query_field_metric(o->fields[k]);
+                if (m)
+                        g |= metric_groups(&m, 1);
+        }
+        if (o->ids)
+                g |= nvml_group_bit(NVML_GROUP_UUID) | nvml_group_bit(NVML_GROUP_PCI);
+        if (o->loop_ms)
+                g |= nvml_group_bit(NVML_GROUP_PCI);
+        return g;
+}
+
 static int run(const struct query_opts *o) {
         char err[512] = "";
         struct nvml_lib *lib = NULL;
@@ -540,9 +558,10 @@ static int run(const struct query_opts *o) {
                 dl.stop_requested = stop_requested;
                 dl.stop_ctx = &open_mask;
         }
+        nvml_groups groups = query_groups(o);
         unsigned long long next_ns = monotonic_ns();
         for (unsigned int iter = 0;; iter++) {
-                r = nvml_facts_gather(lib, &dl, cur);
+                r = nvml_facts_gather_some(lib, &dl, groups, cur);
                 abandoned = abandoned || cur->abandoned;
                 if (cur->stopped) {
                         /* Stopped on request during the round: nothing half-read is printed,
@@ -683,8 +702,8 @@ int cmd_query(int argc, char **argv) {
         struct query_opts o = {0};
         const char *query = NULL;
         const char *format = "csv";
-        bool help_fields = false;
-        enum { OPT_QUERY = 256, OPT_FORMAT, OPT_LOOP_MS, OPT_HELP_FIELDS, OPT_NVML_LIB };
+        bool help_fields = false, help_metrics = false;
+        enum { OPT_QUERY = 256, OPT_FORMAT, OPT_LOOP_MS, OPT_HELP_FIELDS, OPT_HELP_METRICS, OPT_NVML_LIB };
         static const struct option options[] = {
                 {"query-gpu", required_argument, NULL, OPT_QUERY},
                 {"format", required_argument, NULL, OPT_FORMAT},
@@ -694,6 +713,7 @@ int cmd_query(int argc, char **argv) {
                 {"filename", required_argument, NULL, 'f'},
                 {"id", required_argument, NULL, 'i'},
                 {"help-query-gpu", no_argument, NULL, OPT_HELP_FIELDS},
+                {"help-metrics", no_argument, NULL, OPT_HELP_METRICS},
                 {"nvml-lib", required_argument, NULL, OPT_NVML_LIB},
                 {"nvml-call-timeout-ms", required_argument, NULL, 'c'},
                 {"nvml-gpu-timeout-ms", required_argument, NULL, 'g'},
@@ -733,6 +753,7 @@ int cmd_query(int argc, char **argv) {
                 case 'f': o.file = optarg; break;
                 case 'i': o.ids = optarg; break;
                 case OPT_HELP_FIELDS: help_fields = true; break;
+                case OPT_HELP_METRICS: help_metrics = true; break;
                 case OPT_NVML_LIB: o.nvml_lib = optarg; break;
                 case 'c':
                 case 'g':
@@ -762,6 +783,10 @@ int cmd_query(int argc, char **argv) {
         }
         if (help_fields) {
                 query_fields_help(stdout);
+                return EXIT_PASS;
+        }
+        if (help_metrics) {
+                query_metrics_help(stdout);
                 return EXIT_PASS;
         }
         if (!query) {

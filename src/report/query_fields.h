@@ -1,5 +1,6 @@
-/* The fields of `gpuvet query --query-gpu=...`: nvidia-smi's names, aliases, header units
- * and value formats, answered from struct nvml_facts (docs/query.md).
+/* The fields of `gpuvet query --query-gpu=...`: the nvidia-smi names of the metrics
+ * registry (metrics/metrics.h), with nvidia-smi's header units and value formats, answered
+ * from struct nvml_facts (docs/query.md).
  *
  * Pure formatting: nothing here calls NVML except, for an error cell, the library's
  * nvmlErrorString (a table lookup in every NVML), so that "[...]" reads as nvidia-smi's.
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "metrics/metrics.h"
 #include "sys/nvml_facts.h"
 
 struct query_field;
@@ -33,6 +35,9 @@ const struct query_field *query_field_lookup(const char *name);
 /* The canonical name ("clocks.current.sm" for "clocks.sm"). */
 const char *query_field_name(const struct query_field *f);
 
+/* The metric the field shows; NULL for "timestamp". */
+const struct metric *query_field_metric(const struct query_field *f);
+
 /* The header cell: the canonical name, then " [unit]" when the field has one
  * ("memory.total [MiB]"). nvidia-smi keeps the unit in the header with nounits too. */
 void query_field_header(const struct query_field *f, char *buf, size_t size);
@@ -47,6 +52,10 @@ const struct query_field *query_field_at(size_t i);
 
 /* --help-query-gpu: the supported fields with their aliases and a line on each. */
 void query_fields_help(FILE *out);
+
+/* --help-metrics: one tab-separated line per metric of the registry: id, type, unit,
+ * nvidia-smi names (space-separated), dcgm-exporter field, description; "-" for none. */
+void query_metrics_help(FILE *out);
 
 /* nvidia-smi's timestamp, "2026/07/14 08:12:38.696" in local time. */
 void query_timestamp(const struct timespec *ts, char *buf, size_t size);

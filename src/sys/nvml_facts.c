@@ -32,6 +32,7 @@ struct gctx {
         struct deadline_worker *w; /* NULL in replay mode */
         const struct nvml_lib *lib;
         enum gctx_mode mode;
+        nvml_groups groups; /* what gather_gpu reads */
         bool stop;
         unsigned char replay_state;
         int replay_rc;
@@ -335,57 +336,49 @@ static void read_procs(struct gctx *c, struct nvml_procs *p, nvmlDevice_t d, boo
         }
 }
 
-/* Every per-GPU fact, in order. Runs on the GPU's worker (MODE_CALL) or as a replay over
- * a copy (MODE_REPLAY); see the top of the file. */
-static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
-        const struct nvml_lib *lib = c->lib;
-        nvmlDevice_t d = NULL;
+static void read_name(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         nvmlReturn_t r;
+        char buf[NV_STR_MAX] = "";
+        r = NVCALL(c, nvmlDeviceGetName, d, buf, sizeof(buf));
+        put_str(c, &g->name, r, buf, sizeof(buf));
+}
 
-        r = NVCALL(c, nvmlDeviceGetHandleByIndex_v2, g->index, &d);
+static void read_uuid(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        char buf[NV_STR_MAX] = "";
+        r = NVCALL(c, nvmlDeviceGetUUID, d, buf, sizeof(buf));
+        put_str(c, &g->uuid, r, buf, sizeof(buf));
+}
+
+static void read_serial(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        char buf[NV_STR_MAX] = "";
+        r = NVCALL(c, nvmlDeviceGetSerial, d, buf, sizeof(buf));
+        put_str(c, &g->serial, r, buf, sizeof(buf));
+}
+
+static void read_pci_info(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlPciInfo_t pci;
+        memset(&pci, 0, sizeof(pci));
+        char bus[NV_STR_MAX] = "";
+        r = NVCALL(c, nvmlDeviceGetPciInfo_v3, d, &pci);
         if (c->last == LAST_CALLED && r == NVML_SUCCESS)
-                g->device = d;
-        if (!put_u32(c, &g->handle, r, 0) && c->mode == MODE_CALL && !c->stop) {
-                /* No handle, no facts: each says why, naming the handle call. */
-                c->mode = MODE_REPLAY;
-                c->replay_state = g->handle.state;
-                c->replay_rc = g->handle.rc;
-                c->replay_fn = g->handle.fn;
-        }
-        d = g->device;
+                bus_id_from_pci(&pci, bus, sizeof(bus));
+        put_str(c, &g->pci_bus_id, r, bus, sizeof(bus));
+        put_u32(c, &g->pci_device_id, r, pci.pciDeviceId);
+        put_u32(c, &g->pci_subsystem_id, r, pci.pciSubSystemId);
+}
 
-        /* Identity */
-        {
-                char buf[NV_STR_MAX] = "";
-                r = NVCALL(c, nvmlDeviceGetName, d, buf, sizeof(buf));
-                put_str(c, &g->name, r, buf, sizeof(buf));
-        }
-        {
-                char buf[NV_STR_MAX] = "";
-                r = NVCALL(c, nvmlDeviceGetUUID, d, buf, sizeof(buf));
-                put_str(c, &g->uuid, r, buf, sizeof(buf));
-        }
-        {
-                char buf[NV_STR_MAX] = "";
-                r = NVCALL(c, nvmlDeviceGetSerial, d, buf, sizeof(buf));
-                put_str(c, &g->serial, r, buf, sizeof(buf));
-        }
-        {
-                nvmlPciInfo_t pci;
-                memset(&pci, 0, sizeof(pci));
-                char bus[NV_STR_MAX] = "";
-                r = NVCALL(c, nvmlDeviceGetPciInfo_v3, d, &pci);
-                if (c->last == LAST_CALLED && r == NVML_SUCCESS)
-                        bus_id_from_pci(&pci, bus, sizeof(bus));
-                put_str(c, &g->pci_bus_id, r, bus, sizeof(bus));
-                put_u32(c, &g->pci_device_id, r, pci.pciDeviceId);
-                put_u32(c, &g->pci_subsystem_id, r, pci.pciSubSystemId);
-        }
-        {
-                char buf[NV_STR_MAX] = "";
-                r = NVCALL(c, nvmlDeviceGetVbiosVersion, d, buf, sizeof(buf));
-                put_str(c, &g->vbios, r, buf, sizeof(buf));
-        }
+static void read_vbios(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        char buf[NV_STR_MAX] = "";
+        r = NVCALL(c, nvmlDeviceGetVbiosVersion, d, buf, sizeof(buf));
+        put_str(c, &g->vbios, r, buf, sizeof(buf));
+}
+
+static void read_inforom(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
         {
                 char buf[NV_STR_MAX] = "";
                 r = NVCALL(c, nvmlDeviceGetInforomImageVersion, d, buf, sizeof(buf));
@@ -393,201 +386,260 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
         }
         r = NVCALL(c, nvmlDeviceValidateInforom, d);
         put_u32(c, &g->inforom_valid, r, 1);
+}
+
+static void read_minor_number(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         READ_U32(c, d, g->minor_number, nvmlDeviceGetMinorNumber);
-        {
-                nvmlBrandType_t v = NVML_BRAND_UNKNOWN;
-                r = NVCALL(c, nvmlDeviceGetBrand, d, &v);
-                put_u32(c, &g->brand, r, (unsigned int)v);
-        }
-        {
-                nvmlDeviceArchitecture_t v = 0;
-                r = NVCALL(c, nvmlDeviceGetArchitecture, d, &v);
-                put_u32(c, &g->architecture, r, v);
-        }
-        {
-                int major = 0, minor = 0;
-                r = NVCALL(c, nvmlDeviceGetCudaComputeCapability, d, &major, &minor);
-                put_i32(c, &g->cc_major, r, major);
-                put_i32(c, &g->cc_minor, r, minor);
-        }
+}
 
-        /* Memory: v2 adds "reserved"; fall back to v1 when v2 is missing or refuses. */
-        {
-                nvmlMemory_v2_t m2;
-                memset(&m2, 0, sizeof(m2));
-                m2.version = nvmlMemory_v2;
-                r = NVCALL(c, nvmlDeviceGetMemoryInfo_v2, d, &m2);
-                if (put_u64(c, &g->mem_reserved_bytes, r, m2.reserved)) {
-                        put_u64(c, &g->mem_total_bytes, r, m2.total);
-                        put_u64(c, &g->mem_used_bytes, r, m2.used);
-                        put_u64(c, &g->mem_free_bytes, r, m2.free);
-                } else if (g->mem_reserved_bytes.state != NV_TIMEOUT) {
-                        nvmlMemory_t m1;
-                        memset(&m1, 0, sizeof(m1));
-                        r = NVCALL(c, nvmlDeviceGetMemoryInfo, d, &m1);
-                        put_u64(c, &g->mem_total_bytes, r, m1.total);
-                        put_u64(c, &g->mem_used_bytes, r, m1.used);
-                        put_u64(c, &g->mem_free_bytes, r, m1.free);
-                } else {
-                        /* The v2 call hung (replay): the rest of memory follows it. */
-                        put_u64(c, &g->mem_total_bytes, r, 0);
-                        put_u64(c, &g->mem_used_bytes, r, 0);
-                        put_u64(c, &g->mem_free_bytes, r, 0);
-                }
-        }
-        {
-                nvmlBAR1Memory_t b;
-                memset(&b, 0, sizeof(b));
-                r = NVCALL(c, nvmlDeviceGetBAR1MemoryInfo, d, &b);
-                put_u64(c, &g->bar1_total_bytes, r, b.bar1Total);
-                put_u64(c, &g->bar1_used_bytes, r, b.bar1Used);
-                put_u64(c, &g->bar1_free_bytes, r, b.bar1Free);
-        }
+static void read_brand(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlBrandType_t v = NVML_BRAND_UNKNOWN;
+        r = NVCALL(c, nvmlDeviceGetBrand, d, &v);
+        put_u32(c, &g->brand, r, (unsigned int)v);
+}
 
-        /* Thermal */
-        {
+static void read_architecture(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlDeviceArchitecture_t v = 0;
+        r = NVCALL(c, nvmlDeviceGetArchitecture, d, &v);
+        put_u32(c, &g->architecture, r, v);
+}
+
+static void read_compute_capability(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        int major = 0, minor = 0;
+        r = NVCALL(c, nvmlDeviceGetCudaComputeCapability, d, &major, &minor);
+        put_i32(c, &g->cc_major, r, major);
+        put_i32(c, &g->cc_minor, r, minor);
+}
+
+/* Memory: v2 adds "reserved"; fall back to v1 when v2 is missing or refuses. */
+static void read_memory(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlMemory_v2_t m2;
+        memset(&m2, 0, sizeof(m2));
+        m2.version = nvmlMemory_v2;
+        r = NVCALL(c, nvmlDeviceGetMemoryInfo_v2, d, &m2);
+        if (put_u64(c, &g->mem_reserved_bytes, r, m2.reserved)) {
+                put_u64(c, &g->mem_total_bytes, r, m2.total);
+                put_u64(c, &g->mem_used_bytes, r, m2.used);
+                put_u64(c, &g->mem_free_bytes, r, m2.free);
+        } else if (g->mem_reserved_bytes.state != NV_TIMEOUT) {
+                nvmlMemory_t m1;
+                memset(&m1, 0, sizeof(m1));
+                r = NVCALL(c, nvmlDeviceGetMemoryInfo, d, &m1);
+                put_u64(c, &g->mem_total_bytes, r, m1.total);
+                put_u64(c, &g->mem_used_bytes, r, m1.used);
+                put_u64(c, &g->mem_free_bytes, r, m1.free);
+        } else {
+                /* The v2 call hung (replay): the rest of memory follows it. */
+                put_u64(c, &g->mem_total_bytes, r, 0);
+                put_u64(c, &g->mem_used_bytes, r, 0);
+                put_u64(c, &g->mem_free_bytes, r, 0);
+        }
+}
+
+static void read_bar1(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlBAR1Memory_t b;
+        memset(&b, 0, sizeof(b));
+        r = NVCALL(c, nvmlDeviceGetBAR1MemoryInfo, d, &b);
+        put_u64(c, &g->bar1_total_bytes, r, b.bar1Total);
+        put_u64(c, &g->bar1_used_bytes, r, b.bar1Used);
+        put_u64(c, &g->bar1_free_bytes, r, b.bar1Free);
+}
+
+static void read_temperature(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        unsigned int v = 0;
+        r = NVCALL(c, nvmlDeviceGetTemperature, d, NVML_TEMPERATURE_GPU, &v);
+        put_u32(c, &g->temp_c, r, v);
+}
+
+static void read_temperature_thresholds(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        static const struct {
+                nvmlTemperatureThresholds_t t;
+                size_t off;
+        } th[] = {
+                {NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, offsetof(struct nvml_gpu, temp_slowdown_c)},
+                {NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, offsetof(struct nvml_gpu, temp_shutdown_c)},
+                {NVML_TEMPERATURE_THRESHOLD_GPU_MAX, offsetof(struct nvml_gpu, temp_gpu_max_c)},
+                {NVML_TEMPERATURE_THRESHOLD_MEM_MAX, offsetof(struct nvml_gpu, temp_mem_max_c)},
+        };
+        for (size_t i = 0; i < sizeof(th) / sizeof(th[0]); i++) {
                 unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetTemperature, d, NVML_TEMPERATURE_GPU, &v);
-                put_u32(c, &g->temp_c, r, v);
+                r = NVCALL(c, nvmlDeviceGetTemperatureThreshold, d, th[i].t, &v);
+                put_u32(c, (struct nv_u32 *)((char *)g + th[i].off), r, v);
         }
-        {
-                static const struct {
-                        nvmlTemperatureThresholds_t t;
-                        size_t off;
-                } th[] = {
-                        {NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, offsetof(struct nvml_gpu, temp_slowdown_c)},
-                        {NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, offsetof(struct nvml_gpu, temp_shutdown_c)},
-                        {NVML_TEMPERATURE_THRESHOLD_GPU_MAX, offsetof(struct nvml_gpu, temp_gpu_max_c)},
-                        {NVML_TEMPERATURE_THRESHOLD_MEM_MAX, offsetof(struct nvml_gpu, temp_mem_max_c)},
-                };
-                for (size_t i = 0; i < sizeof(th) / sizeof(th[0]); i++) {
-                        unsigned int v = 0;
-                        r = NVCALL(c, nvmlDeviceGetTemperatureThreshold, d, th[i].t, &v);
-                        put_u32(c, (struct nv_u32 *)((char *)g + th[i].off), r, v);
-                }
-        }
-        {
-                nvmlMarginTemperature_t m = {.version = nvmlMarginTemperature_v1};
-                r = NVCALL(c, nvmlDeviceGetMarginTemperature, d, &m);
-                put_i32(c, &g->temp_margin_c, r, m.marginTemperature);
-        }
-        read_thermal_fields(c, g, d);
+}
 
-        /* Power */
+static void read_temperature_margin(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlMarginTemperature_t m = {.version = nvmlMarginTemperature_v1};
+        r = NVCALL(c, nvmlDeviceGetMarginTemperature, d, &m);
+        put_i32(c, &g->temp_margin_c, r, m.marginTemperature);
+}
+
+static void read_power_draw(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         READ_U32(c, d, g->power_mw, nvmlDeviceGetPowerUsage);
-        READ_U32(c, d, g->power_limit_mw, nvmlDeviceGetPowerManagementLimit);
-        READ_U32(c, d, g->power_default_limit_mw, nvmlDeviceGetPowerManagementDefaultLimit);
-        READ_U32(c, d, g->power_enforced_limit_mw, nvmlDeviceGetEnforcedPowerLimit);
-        {
-                unsigned int lo = 0, hi = 0;
-                r = NVCALL(c, nvmlDeviceGetPowerManagementLimitConstraints, d, &lo, &hi);
-                put_u32(c, &g->power_min_limit_mw, r, lo);
-                put_u32(c, &g->power_max_limit_mw, r, hi);
-        }
+}
 
-        /* Clocks */
+static void read_power_limit(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        READ_U32(c, d, g->power_limit_mw, nvmlDeviceGetPowerManagementLimit);
+}
+
+static void read_power_default_limit(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        READ_U32(c, d, g->power_default_limit_mw, nvmlDeviceGetPowerManagementDefaultLimit);
+}
+
+static void read_power_enforced_limit(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        READ_U32(c, d, g->power_enforced_limit_mw, nvmlDeviceGetEnforcedPowerLimit);
+}
+
+static void read_power_constraints(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        unsigned int lo = 0, hi = 0;
+        r = NVCALL(c, nvmlDeviceGetPowerManagementLimitConstraints, d, &lo, &hi);
+        put_u32(c, &g->power_min_limit_mw, r, lo);
+        put_u32(c, &g->power_max_limit_mw, r, hi);
+}
+
+static void read_clocks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
         for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
                 unsigned int v = 0;
                 r = NVCALL(c, nvmlDeviceGetClockInfo, d, (nvmlClockType_t)t, &v);
                 put_u32(c, &g->clock_mhz[t], r, v);
         }
+}
+
+static void read_clocks_max(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
         for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
                 unsigned int v = 0;
                 r = NVCALL(c, nvmlDeviceGetMaxClockInfo, d, (nvmlClockType_t)t, &v);
                 put_u32(c, &g->clock_max_mhz[t], r, v);
         }
+}
+
+static void read_clocks_app(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
         for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
                 unsigned int v = 0;
                 r = NVCALL(c, nvmlDeviceGetApplicationsClock, d, (nvmlClockType_t)t, &v);
                 put_u32(c, &g->clock_app_mhz[t], r, v);
         }
+}
+
+static void read_clocks_default_app(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
         for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
                 unsigned int v = 0;
                 r = NVCALL(c, nvmlDeviceGetDefaultApplicationsClock, d, (nvmlClockType_t)t, &v);
                 put_u32(c, &g->clock_default_app_mhz[t], r, v);
         }
-        {
-                /* "Throttle" was renamed "event" in CUDA 12.2's NVML; older drivers only have
-                 * the old name, same bits. */
-                unsigned long long v = 0;
-                if (lib->nvmlDeviceGetCurrentClocksEventReasons)
-                        r = NVCALL(c, nvmlDeviceGetCurrentClocksEventReasons, d, &v);
-                else
-                        r = NVCALL(c, nvmlDeviceGetCurrentClocksThrottleReasons, d, &v);
-                put_u64(c, &g->clocks_event_reasons, r, v);
-        }
+}
 
-        {
-                nvmlUtilization_t u;
-                memset(&u, 0, sizeof(u));
-                r = NVCALL(c, nvmlDeviceGetUtilizationRates, d, &u);
-                put_u32(c, &g->util_gpu_pct, r, u.gpu);
-                put_u32(c, &g->util_mem_pct, r, u.memory);
-        }
-        {
-                nvmlPstates_t v = NVML_PSTATE_UNKNOWN;
-                r = NVCALL(c, nvmlDeviceGetPerformanceState, d, &v);
-                put_u32(c, &g->pstate, r, (unsigned int)v);
-        }
+/* "Throttle" was renamed "event" in CUDA 12.2's NVML; older drivers only have the old
+ * name, same bits. */
+static void read_clock_event_reasons(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        unsigned long long v = 0;
+        if (c->lib->nvmlDeviceGetCurrentClocksEventReasons)
+                r = NVCALL(c, nvmlDeviceGetCurrentClocksEventReasons, d, &v);
+        else
+                r = NVCALL(c, nvmlDeviceGetCurrentClocksThrottleReasons, d, &v);
+        put_u64(c, &g->clocks_event_reasons, r, v);
+}
+
+static void read_utilization(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlUtilization_t u;
+        memset(&u, 0, sizeof(u));
+        r = NVCALL(c, nvmlDeviceGetUtilizationRates, d, &u);
+        put_u32(c, &g->util_gpu_pct, r, u.gpu);
+        put_u32(c, &g->util_mem_pct, r, u.memory);
+}
+
+static void read_pstate(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlPstates_t v = NVML_PSTATE_UNKNOWN;
+        r = NVCALL(c, nvmlDeviceGetPerformanceState, d, &v);
+        put_u32(c, &g->pstate, r, (unsigned int)v);
+}
+
+static void read_fan(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         READ_U32(c, d, g->fan_pct, nvmlDeviceGetFanSpeed);
+}
 
-        /* ECC */
-        {
-                nvmlEnableState_t cur = NVML_FEATURE_DISABLED, pend = NVML_FEATURE_DISABLED;
-                r = NVCALL(c, nvmlDeviceGetEccMode, d, &cur, &pend);
-                put_u32(c, &g->ecc_mode_current, r, (unsigned int)cur);
-                put_u32(c, &g->ecc_mode_pending, r, (unsigned int)pend);
+static void read_ecc_mode(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlEnableState_t cur = NVML_FEATURE_DISABLED, pend = NVML_FEATURE_DISABLED;
+        r = NVCALL(c, nvmlDeviceGetEccMode, d, &cur, &pend);
+        put_u32(c, &g->ecc_mode_current, r, (unsigned int)cur);
+        put_u32(c, &g->ecc_mode_pending, r, (unsigned int)pend);
+}
+
+static void read_ecc_default_mode(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlEnableState_t def = NVML_FEATURE_DISABLED;
+        r = NVCALL(c, nvmlDeviceGetDefaultEccMode, d, &def);
+        put_u32(c, &g->ecc_mode_default, r, (unsigned int)def);
+}
+
+static void read_ecc_counts(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        static const struct {
+                nvmlMemoryErrorType_t e;
+                nvmlEccCounterType_t k;
+                size_t off;
+        } ecc[] = {
+                {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, offsetof(struct nvml_gpu, ecc_volatile_corrected)},
+                {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
+                 offsetof(struct nvml_gpu, ecc_volatile_uncorrected)},
+                {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
+                 offsetof(struct nvml_gpu, ecc_aggregate_corrected)},
+                {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+                 offsetof(struct nvml_gpu, ecc_aggregate_uncorrected)},
+        };
+        for (size_t i = 0; i < sizeof(ecc) / sizeof(ecc[0]); i++) {
+                unsigned long long v = 0;
+                r = NVCALL(c, nvmlDeviceGetTotalEccErrors, d, ecc[i].e, ecc[i].k, &v);
+                put_u64(c, (struct nv_u64 *)((char *)g + ecc[i].off), r, v);
         }
-        {
-                nvmlEnableState_t def = NVML_FEATURE_DISABLED;
-                r = NVCALL(c, nvmlDeviceGetDefaultEccMode, d, &def);
-                put_u32(c, &g->ecc_mode_default, r, (unsigned int)def);
+}
+
+static void read_ecc_by_location(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        static const struct {
+                nvmlEccCounterType_t k;
+                nvmlMemoryLocation_t where;
+                size_t off;
+        } split[] = {
+                {NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_DRAM, offsetof(struct nvml_gpu, ecc_volatile_uncorrected_dram)},
+                {NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_SRAM, offsetof(struct nvml_gpu, ecc_volatile_uncorrected_sram)},
+                {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_DRAM,
+                 offsetof(struct nvml_gpu, ecc_aggregate_uncorrected_dram)},
+                {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_SRAM,
+                 offsetof(struct nvml_gpu, ecc_aggregate_uncorrected_sram)},
+        };
+        for (size_t i = 0; i < sizeof(split) / sizeof(split[0]); i++) {
+                unsigned long long v = 0;
+                r = NVCALL(c, nvmlDeviceGetMemoryErrorCounter, d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, split[i].k,
+                           split[i].where, &v);
+                put_u64(c, (struct nv_u64 *)((char *)g + split[i].off), r, v);
         }
-        {
-                static const struct {
-                        nvmlMemoryErrorType_t e;
-                        nvmlEccCounterType_t k;
-                        size_t off;
-                } ecc[] = {
-                        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, offsetof(struct nvml_gpu, ecc_volatile_corrected)},
-                        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
-                         offsetof(struct nvml_gpu, ecc_volatile_uncorrected)},
-                        {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
-                         offsetof(struct nvml_gpu, ecc_aggregate_corrected)},
-                        {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
-                         offsetof(struct nvml_gpu, ecc_aggregate_uncorrected)},
-                };
-                for (size_t i = 0; i < sizeof(ecc) / sizeof(ecc[0]); i++) {
-                        unsigned long long v = 0;
-                        r = NVCALL(c, nvmlDeviceGetTotalEccErrors, d, ecc[i].e, ecc[i].k, &v);
-                        put_u64(c, (struct nv_u64 *)((char *)g + ecc[i].off), r, v);
-                }
-        }
-        {
-                static const struct {
-                        nvmlEccCounterType_t k;
-                        nvmlMemoryLocation_t where;
-                        size_t off;
-                } split[] = {
-                        {NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_DRAM, offsetof(struct nvml_gpu, ecc_volatile_uncorrected_dram)},
-                        {NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_SRAM, offsetof(struct nvml_gpu, ecc_volatile_uncorrected_sram)},
-                        {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_DRAM,
-                         offsetof(struct nvml_gpu, ecc_aggregate_uncorrected_dram)},
-                        {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_SRAM,
-                         offsetof(struct nvml_gpu, ecc_aggregate_uncorrected_sram)},
-                };
-                for (size_t i = 0; i < sizeof(split) / sizeof(split[0]); i++) {
-                        unsigned long long v = 0;
-                        r = NVCALL(c, nvmlDeviceGetMemoryErrorCounter, d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, split[i].k,
-                                   split[i].where, &v);
-                        put_u64(c, (struct nv_u64 *)((char *)g + split[i].off), r, v);
-                }
-                nvmlEccSramErrorStatus_v1_t sram;
-                memset(&sram, 0, sizeof(sram));
-                sram.version = nvmlEccSramErrorStatus_v1;
-                r = NVCALL(c, nvmlDeviceGetSramEccErrorStatus, d, &sram);
-                put_u32(c, &g->sram_threshold_exceeded, r, sram.bThresholdExceeded);
-        }
+        nvmlEccSramErrorStatus_v1_t sram;
+        memset(&sram, 0, sizeof(sram));
+        sram.version = nvmlEccSramErrorStatus_v1;
+        r = NVCALL(c, nvmlDeviceGetSramEccErrorStatus, d, &sram);
+        put_u32(c, &g->sram_threshold_exceeded, r, sram.bThresholdExceeded);
+}
+
+static void read_retired_pages(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
         {
                 /* pageCount 0 with no buffer asks for the count; NVML answers SUCCESS or,
                  * on some drivers, INSUFFICIENT_SIZE with the count set. */
@@ -612,54 +664,68 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 r = NVCALL(c, nvmlDeviceGetRetiredPagesPendingStatus, d, &v);
                 put_u32(c, &g->retired_pages_pending, r, (unsigned int)v);
         }
-        {
-                unsigned int corr = 0, unc = 0, pend = 0, fail = 0;
-                r = NVCALL(c, nvmlDeviceGetRemappedRows, d, &corr, &unc, &pend, &fail);
-                put_u32(c, &g->remap_corrected, r, corr);
-                put_u32(c, &g->remap_uncorrected, r, unc);
-                put_u32(c, &g->remap_pending, r, pend);
-                put_u32(c, &g->remap_failure, r, fail);
-        }
-        {
-                /* The call's own answer, then the field's: an old driver answers the call
-                 * but not the field (NVML_ERROR_NOT_SUPPORTED in nvmlReturn). */
-                nvmlFieldValue_t fv = {.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION};
-                r = NVCALL(c, nvmlDeviceGetFieldValues, d, 1, &fv);
-                if (r == NVML_SUCCESS && fv.nvmlReturn != NVML_SUCCESS)
-                        r = fv.nvmlReturn;
-                unsigned int action = fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG ? (unsigned int)fv.value.ullVal
-                                      : fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG  ? (unsigned int)fv.value.ulVal
-                                                                                        : fv.value.uiVal;
-                put_u32(c, &g->recovery_action, r, action);
-        }
-        {
-                nvmlRowRemapperHistogramValues_t h = {0};
-                r = NVCALL(c, nvmlDeviceGetRowRemapperHistogram, d, &h);
-                const unsigned int banks[5] = {h.max, h.high, h.partial, h.low, h.none};
-                for (int i = 0; i < 5; i++)
-                        put_u32(c, &g->remap_hist[i], r, banks[i]);
-        }
+}
 
-        /* PCIe */
+static void read_remapped_rows(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        unsigned int corr = 0, unc = 0, pend = 0, fail = 0;
+        r = NVCALL(c, nvmlDeviceGetRemappedRows, d, &corr, &unc, &pend, &fail);
+        put_u32(c, &g->remap_corrected, r, corr);
+        put_u32(c, &g->remap_uncorrected, r, unc);
+        put_u32(c, &g->remap_pending, r, pend);
+        put_u32(c, &g->remap_failure, r, fail);
+}
+
+/* The call's own answer, then the field's: an old driver answers the call but not the
+ * field (NVML_ERROR_NOT_SUPPORTED in nvmlReturn). */
+static void read_recovery_action(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlFieldValue_t fv = {.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION};
+        r = NVCALL(c, nvmlDeviceGetFieldValues, d, 1, &fv);
+        if (r == NVML_SUCCESS && fv.nvmlReturn != NVML_SUCCESS)
+                r = fv.nvmlReturn;
+        unsigned int action = fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG ? (unsigned int)fv.value.ullVal
+                              : fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG  ? (unsigned int)fv.value.ulVal
+                                                                                : fv.value.uiVal;
+        put_u32(c, &g->recovery_action, r, action);
+}
+
+static void read_remap_histogram(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlRowRemapperHistogramValues_t h = {0};
+        r = NVCALL(c, nvmlDeviceGetRowRemapperHistogram, d, &h);
+        const unsigned int banks[5] = {h.max, h.high, h.partial, h.low, h.none};
+        for (int i = 0; i < 5; i++)
+                put_u32(c, &g->remap_hist[i], r, banks[i]);
+}
+
+static void read_pcie_link(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         READ_U32(c, d, g->pcie_gen, nvmlDeviceGetCurrPcieLinkGeneration);
         READ_U32(c, d, g->pcie_width, nvmlDeviceGetCurrPcieLinkWidth);
         READ_U32(c, d, g->pcie_max_gen, nvmlDeviceGetMaxPcieLinkGeneration);
         READ_U32(c, d, g->pcie_max_width, nvmlDeviceGetMaxPcieLinkWidth);
+}
+
+static void read_pcie_replay(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         READ_U32(c, d, g->pcie_replay, nvmlDeviceGetPcieReplayCounter);
+}
 
-        read_nvlinks(c, g, d);
+static void read_persistence_mode(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlEnableState_t v = NVML_FEATURE_DISABLED;
+        r = NVCALL(c, nvmlDeviceGetPersistenceMode, d, &v);
+        put_u32(c, &g->persistence_mode, r, (unsigned int)v);
+}
 
-        /* Modes */
-        {
-                nvmlEnableState_t v = NVML_FEATURE_DISABLED;
-                r = NVCALL(c, nvmlDeviceGetPersistenceMode, d, &v);
-                put_u32(c, &g->persistence_mode, r, (unsigned int)v);
-        }
-        {
-                nvmlComputeMode_t v = NVML_COMPUTEMODE_DEFAULT;
-                r = NVCALL(c, nvmlDeviceGetComputeMode, d, &v);
-                put_u32(c, &g->compute_mode, r, (unsigned int)v);
-        }
+static void read_compute_mode(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlComputeMode_t v = NVML_COMPUTEMODE_DEFAULT;
+        r = NVCALL(c, nvmlDeviceGetComputeMode, d, &v);
+        put_u32(c, &g->compute_mode, r, (unsigned int)v);
+}
+
+static void read_display(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
         {
                 nvmlEnableState_t v = NVML_FEATURE_DISABLED;
                 r = NVCALL(c, nvmlDeviceGetDisplayMode, d, &v);
@@ -670,8 +736,10 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 r = NVCALL(c, nvmlDeviceGetDisplayActive, d, &v);
                 put_u32(c, &g->display_active, r, (unsigned int)v);
         }
+}
 
-        /* MIG */
+static void read_mig(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
         {
                 unsigned int cur = 0, pend = 0;
                 r = NVCALL(c, nvmlDeviceGetMigMode, d, &cur, &pend);
@@ -699,54 +767,132 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                         r = result;
                 put_u32(c, &g->mig_device_count, r, n);
         }
+}
 
+static void read_processes(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         read_procs(c, &g->compute_procs, d, true);
         read_procs(c, &g->graphics_procs, d, false);
+}
 
-        {
-                /* The versioned call first: it adds the fabric's health (degraded bandwidth,
-                 * unhealthy routes, a wrong configuration). A library without it, or one
-                 * that knows another version, is asked the v1 question. */
-                nvmlGpuFabricInfo_v3_t v3;
-                memset(&v3, 0, sizeof(v3));
-                v3.version = nvmlGpuFabricInfo_v3;
-                r = NVCALL(c, nvmlDeviceGetGpuFabricInfoV, d, &v3);
-                bool v3_answered = c->last == LAST_CALLED &&
-                                   r != NVML_ERROR_ARGUMENT_VERSION_MISMATCH && r != NVML_ERROR_FUNCTION_NOT_FOUND;
-                put_u32(c, &g->fabric_health_mask, r, v3.healthMask);
-                put_u32(c, &g->fabric_health_summary, r, v3.healthSummary);
-                nvmlGpuFabricInfo_t fi;
-                memset(&fi, 0, sizeof(fi));
-                if (v3_answered) {
-                        memcpy(fi.clusterUuid, v3.clusterUuid, sizeof(fi.clusterUuid));
-                        fi.status = v3.status;
-                        fi.cliqueId = v3.cliqueId;
-                        fi.state = v3.state;
-                } else if (g->fabric_health_mask.state != NV_TIMEOUT) {
-                        r = NVCALL(c, nvmlDeviceGetGpuFabricInfo, d, &fi);
-                }
-                put_u32(c, &g->fabric_state, r, fi.state);
-                put_u32(c, &g->fabric_status, r, (unsigned int)fi.status);
-                put_u32(c, &g->fabric_clique_id, r, fi.cliqueId);
-                char uuid[40] = "";
-                for (unsigned int k = 0; k < NVML_GPU_FABRIC_UUID_LEN; k++)
-                        snprintf(uuid + strlen(uuid), sizeof(uuid) - strlen(uuid), "%s%02x",
-                                 k == 4 || k == 6 || k == 8 || k == 10 ? "-" : "", fi.clusterUuid[k]);
-                put_str(c, &g->fabric_cluster_uuid, r, uuid, sizeof(uuid));
+/* The versioned call first: it adds the fabric's health (degraded bandwidth, unhealthy
+ * routes, a wrong configuration). A library without it, or one that knows another
+ * version, is asked the v1 question. */
+static void read_fabric(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlReturn_t r;
+        nvmlGpuFabricInfo_v3_t v3;
+        memset(&v3, 0, sizeof(v3));
+        v3.version = nvmlGpuFabricInfo_v3;
+        r = NVCALL(c, nvmlDeviceGetGpuFabricInfoV, d, &v3);
+        bool v3_answered = c->last == LAST_CALLED &&
+                           r != NVML_ERROR_ARGUMENT_VERSION_MISMATCH && r != NVML_ERROR_FUNCTION_NOT_FOUND;
+        put_u32(c, &g->fabric_health_mask, r, v3.healthMask);
+        put_u32(c, &g->fabric_health_summary, r, v3.healthSummary);
+        nvmlGpuFabricInfo_t fi;
+        memset(&fi, 0, sizeof(fi));
+        if (v3_answered) {
+                memcpy(fi.clusterUuid, v3.clusterUuid, sizeof(fi.clusterUuid));
+                fi.status = v3.status;
+                fi.cliqueId = v3.cliqueId;
+                fi.state = v3.state;
+        } else if (g->fabric_health_mask.state != NV_TIMEOUT) {
+                r = NVCALL(c, nvmlDeviceGetGpuFabricInfo, d, &fi);
         }
+        put_u32(c, &g->fabric_state, r, fi.state);
+        put_u32(c, &g->fabric_status, r, (unsigned int)fi.status);
+        put_u32(c, &g->fabric_clique_id, r, fi.cliqueId);
+        char uuid[40] = "";
+        for (unsigned int k = 0; k < NVML_GPU_FABRIC_UUID_LEN; k++)
+                snprintf(uuid + strlen(uuid), sizeof(uuid) - strlen(uuid), "%s%02x",
+                         k == 4 || k == 6 || k == 8 || k == 10 ? "-" : "", fi.clusterUuid[k]);
+        put_str(c, &g->fabric_cluster_uuid, r, uuid, sizeof(uuid));
+}
+
+/* Every per-GPU reading group in reading order (a group may read at several places). */
+static const struct {
+        unsigned int group; /* enum nvml_group */
+        void (*read)(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d);
+} readers[] = {
+        {NVML_GROUP_NAME, read_name},
+        {NVML_GROUP_UUID, read_uuid},
+        {NVML_GROUP_SERIAL, read_serial},
+        {NVML_GROUP_PCI, read_pci_info},
+        {NVML_GROUP_VBIOS, read_vbios},
+        {NVML_GROUP_INFOROM, read_inforom},
+        {NVML_GROUP_MINOR, read_minor_number},
+        {NVML_GROUP_BRAND, read_brand},
+        {NVML_GROUP_ARCH, read_architecture},
+        {NVML_GROUP_CC, read_compute_capability},
+        {NVML_GROUP_MEMORY, read_memory},
+        {NVML_GROUP_BAR1, read_bar1},
+        {NVML_GROUP_TEMP, read_temperature},
+        {NVML_GROUP_TEMP_THRESHOLDS, read_temperature_thresholds},
+        {NVML_GROUP_TEMP_MARGIN, read_temperature_margin},
+        {NVML_GROUP_THERMAL_FIELDS, read_thermal_fields},
+        {NVML_GROUP_POWER_DRAW, read_power_draw},
+        {NVML_GROUP_POWER_LIMIT, read_power_limit},
+        {NVML_GROUP_POWER_DEFAULT_LIMIT, read_power_default_limit},
+        {NVML_GROUP_POWER_ENFORCED_LIMIT, read_power_enforced_limit},
+        {NVML_GROUP_POWER_CONSTRAINTS, read_power_constraints},
+        {NVML_GROUP_CLOCKS, read_clocks},
+        {NVML_GROUP_CLOCKS_MAX, read_clocks_max},
+        {NVML_GROUP_CLOCKS_APP, read_clocks_app},
+        {NVML_GROUP_CLOCKS_DEFAULT_APP, read_clocks_default_app},
+        {NVML_GROUP_CLOCK_REASONS, read_clock_event_reasons},
+        {NVML_GROUP_UTIL, read_utilization},
+        {NVML_GROUP_PSTATE, read_pstate},
+        {NVML_GROUP_FAN, read_fan},
+        {NVML_GROUP_ECC_MODE, read_ecc_mode},
+        {NVML_GROUP_ECC_DEFAULT_MODE, read_ecc_default_mode},
+        {NVML_GROUP_ECC_COUNTS, read_ecc_counts},
+        {NVML_GROUP_ECC_LOCATION, read_ecc_by_location},
+        {NVML_GROUP_RETIRED_PAGES, read_retired_pages},
+        {NVML_GROUP_REMAP, read_remapped_rows},
+        {NVML_GROUP_RECOVERY, read_recovery_action},
+        {NVML_GROUP_REMAP_HIST, read_remap_histogram},
+        {NVML_GROUP_PCIE_LINK, read_pcie_link},
+        {NVML_GROUP_PCIE_REPLAY, read_pcie_replay},
+        {NVML_GROUP_NVLINK, read_nvlinks},
+        {NVML_GROUP_PERSISTENCE, read_persistence_mode},
+        {NVML_GROUP_COMPUTE_MODE, read_compute_mode},
+        {NVML_GROUP_DISPLAY, read_display},
+        {NVML_GROUP_MIG, read_mig},
+        {NVML_GROUP_PROCS, read_processes},
+        {NVML_GROUP_FABRIC, read_fabric},
+};
+
+/* The handle, then every selected group in order. Runs on the GPU's worker (MODE_CALL) or
+ * as a replay over a copy (MODE_REPLAY); see the top of the file. */
+static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
+        nvmlDevice_t d = NULL;
+        nvmlReturn_t r;
+
+        r = NVCALL(c, nvmlDeviceGetHandleByIndex_v2, g->index, &d);
+        if (c->last == LAST_CALLED && r == NVML_SUCCESS)
+                g->device = d;
+        if (!put_u32(c, &g->handle, r, 0) && c->mode == MODE_CALL && !c->stop) {
+                /* No handle, no facts: each says why, naming the handle call. */
+                c->mode = MODE_REPLAY;
+                c->replay_state = g->handle.state;
+                c->replay_rc = g->handle.rc;
+                c->replay_fn = g->handle.fn;
+        }
+        for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++)
+                if (c->groups & nvml_group_bit(readers[i].group))
+                        readers[i].read(c, g, g->device);
 }
 
 /* --- the per-GPU workers ---------------------------------------------------------------- */
 
 struct gpu_block {
         const struct nvml_lib *lib;
+        nvml_groups groups;
         unsigned long long start_ms;
         struct nvml_gpu gpu;
 };
 
 static void gpu_work(struct deadline_worker *w, void *block) {
         struct gpu_block *b = block;
-        struct gctx c = {.w = w, .lib = b->lib, .mode = MODE_CALL};
+        struct gctx c = {.w = w, .lib = b->lib, .mode = MODE_CALL, .groups = b->groups};
         gather_gpu(&c, &b->gpu);
 }
 
@@ -772,6 +918,7 @@ static void gpu_publish(void *block, void *dest, unsigned int index, const char 
         struct gctx c = {
                 .lib = b->lib,
                 .mode = MODE_REPLAY,
+                .groups = b->groups,
                 .replay_state = NV_TIMEOUT,
                 .replay_rc = NVML_ERROR_TIMEOUT,
                 .replay_fn = hung,
@@ -972,12 +1119,18 @@ static void normalise_deadlines(const struct nvml_deadlines *in, struct nvml_dea
 }
 
 int nvml_facts_gather(struct nvml_lib *lib, const struct nvml_deadlines *dl, struct nvml_facts *ret) {
+        return nvml_facts_gather_some(lib, dl, NVML_GROUPS_ALL, ret);
+}
+
+int nvml_facts_gather_some(struct nvml_lib *lib, const struct nvml_deadlines *dl, nvml_groups groups,
+                           struct nvml_facts *ret) {
         struct nvml_facts *f = ret;
         int r = 0;
         unsigned long long t0 = deadline_now_ms();
 
         memset(f, 0, sizeof(*f));
         f->lib = lib;
+        f->groups = groups;
         normalise_deadlines(dl, &f->dl);
         if (!lib) {
                 f->init_state = NVML_INIT_NO_LIBRARY;
@@ -1008,6 +1161,7 @@ int nvml_facts_gather(struct nvml_lib *lib, const struct nvml_deadlines *dl, str
                         goto free_arrays;
                 }
                 b->lib = lib;
+                b->groups = groups;
                 b->start_ms = start;
                 b->gpu.index = i;
                 f->gpus[i].index = i;

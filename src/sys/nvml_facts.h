@@ -282,6 +282,31 @@ struct nvml_timeout {
         bool budget;             /* the GPU's budget (gpu_ms) ran out, not the call's own deadline */
 };
 
+/* What a gather reads: the GPU's handle always, then these groups, each one NVML call or
+ * a few (docs/nvml.md). A reading of a group not asked for stays NV_UNREAD. The readers
+ * run in this order, which is the order of the facts above. */
+#define NVML_GROUP_LIST(X)                                                                           \
+        X(NAME) X(UUID) X(SERIAL) X(PCI) X(VBIOS) X(INFOROM) X(MINOR) X(BRAND) X(ARCH) X(CC)        \
+        X(MEMORY) X(BAR1) X(TEMP) X(TEMP_THRESHOLDS) X(TEMP_MARGIN) X(THERMAL_FIELDS) X(POWER_DRAW) \
+        X(POWER_LIMIT) X(POWER_DEFAULT_LIMIT) X(POWER_ENFORCED_LIMIT) X(POWER_CONSTRAINTS) X(CLOCKS) \
+        X(CLOCKS_MAX) X(CLOCKS_APP) X(CLOCKS_DEFAULT_APP) X(CLOCK_REASONS) X(UTIL) X(PSTATE) X(FAN)  \
+        X(ECC_MODE) X(ECC_DEFAULT_MODE) X(ECC_COUNTS) X(ECC_LOCATION) X(RETIRED_PAGES) X(REMAP)      \
+        X(RECOVERY) X(REMAP_HIST) X(PCIE_LINK) X(PCIE_REPLAY) X(NVLINK) X(PERSISTENCE)               \
+        X(COMPUTE_MODE) X(DISPLAY) X(MIG) X(PROCS) X(FABRIC)
+
+enum nvml_group {
+#define NVML_GROUP_ENUM(name) NVML_GROUP_##name,
+        NVML_GROUP_LIST(NVML_GROUP_ENUM)
+#undef NVML_GROUP_ENUM
+        NVML_GROUP_COUNT
+};
+
+/* A set of groups; NVML_GROUPS_ALL reads every fact. */
+typedef unsigned long long nvml_groups;
+#define NVML_GROUPS_ALL (~0ULL)
+_Static_assert(NVML_GROUP_COUNT <= 64, "nvml_groups holds one bit per group");
+static inline nvml_groups nvml_group_bit(enum nvml_group g) { return 1ULL << g; }
+
 /* Deadlines in milliseconds; 0 in a field (or a NULL struct) means its default. */
 struct nvml_deadlines {
         unsigned int call_ms; /* one NVML call */
@@ -326,6 +351,7 @@ struct nvml_facts {
         bool stopped;
 
         unsigned int gather_ms; /* wall time of nvml_facts_gather */
+        nvml_groups groups;     /* what was read (NVML_GROUPS_ALL: everything) */
 
         /* private */
         struct nvml_lib *lib;
@@ -338,6 +364,11 @@ struct nvml_facts {
  * recorded in the facts, never returned. Returns 0, -ENOMEM, or -EAGAIN when a thread
  * could not be created (the facts then hold what was read). */
 int nvml_facts_gather(struct nvml_lib *lib, const struct nvml_deadlines *dl, struct nvml_facts *ret);
+
+/* nvml_facts_gather, reading only the groups asked for: `query --query-gpu=name` makes two
+ * calls per GPU (handle, name), not the ~190 of every fact. */
+int nvml_facts_gather_some(struct nvml_lib *lib, const struct nvml_deadlines *dl, nvml_groups groups,
+                           struct nvml_facts *ret);
 
 /* Free what gather allocated and nvmlShutdown (under the call deadline) unless a call was
  * abandoned. Safe while abandoned workers still run: they own their memory. Does not

@@ -1,5 +1,7 @@
 #include "tune/settings.h"
+
 #include "core/fsroot.h"
+#include "core/strbuf.h"
 #include "core/strparse.h"
 #include "core/strv.h"
 #include "sys/cpu.h"
@@ -150,8 +152,11 @@ static int add_file(struct fsroot *fs, const struct tune_setting *s, struct tune
                 return -ENOMEM;
         snprintf(x->wanted, sizeof(x->wanted), "%s", wanted);
         int r = tune_read_value(fs, path, x->current, sizeof(x->current));
-        if (r < 0)
-                snprintf(x->cannot, sizeof(x->cannot), "%s: %s", path, strerror(-r));
+        if (r < 0) {
+                /* Cut to fit when the path is very long (appendf: -O3 proves snprintf may truncate). */
+                x->cannot[0] = '\0';
+                strbuf_appendf(x->cannot, sizeof(x->cannot), "%s: %s", path, strerror(-r));
+        }
         return 0;
 }
 

@@ -13,6 +13,7 @@
  * the init count. It is never held while sleeping for an injected latency or hanging, so
  * one hung call does not stop the other threads. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -178,6 +179,24 @@ static void hang_forever(void)
                 pause();
 }
 
+/* With $FAKE_NVML_CALL_LOG set, every call that reaches the rules appends "FUNCTION GPU"
+ * (GPU -1: a call that names none) to that file: a test counts what a command asked.
+ * Called with the lock held. */
+static void log_call(enum fn_id fn, int gpu)
+{
+        static int fd = -2; /* -2: not opened yet, -1: no log */
+        if (fd == -2) {
+                const char *path = getenv("FAKE_NVML_CALL_LOG");
+                fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+        }
+        if (fd < 0)
+                return;
+        char line[160];
+        int n = snprintf(line, sizeof(line), "%s %d\n", fn_names[fn], gpu);
+        if (n > 0 && (size_t)n < sizeof(line) && write(fd, line, (size_t)n) < 0)
+                fd = -1;
+}
+
 /* Applies the scenario's rules to one call. Called and returns with the lock held;
  * drops it while sleeping or hanging. Returns the injected error or NVML_SUCCESS, or
  * UNINITIALIZED if the library was shut down or reloaded meanwhile. */
@@ -187,6 +206,7 @@ static nvmlReturn_t instrument(enum fn_id fn, int gpu)
         bool ms_set = false, hang = false, fault = false;
         nvmlReturn_t err = NVML_SUCCESS;
 
+        log_call(fn, gpu);
         for (unsigned int i = 0; i < sc->nrules; i++) {
                 struct fake_rule *r = &sc->rules[i];
                 if ((r->fn >= 0 && r->fn != (int)fn) || (r->gpu >= 0 && r->gpu != gpu))

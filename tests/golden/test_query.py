@@ -15,6 +15,8 @@ Usage: test_query.py GPUVET SRC_ROOT FAKE_LIB BUILD_DIR
    no driver (exit 1, says so).
 4. Loops that must end: a round slower than the interval still stops within a second of
    SIGINT/SIGTERM; a wedged nvmlShutdown between rounds stops the loop (exit 3, named).
+5. Only what is asked is read (the fake's call log): --query-gpu=name makes at most 5 NVML
+   calls per GPU, a power field never walks NVLinks, and every field still answers.
 """
 import json
 import os
@@ -399,6 +401,53 @@ def test_loops_end(tmp):
     print("ok: loops end")
 
 
+def call_log(args, scenario, tmp):
+    """Run query with the fake's call log on; return (result, [(function, gpu)])."""
+    log = os.path.join(tmp, "calls.log")
+    if os.path.exists(log):
+        os.unlink(log)
+    r = gpuvet(args, scenario, extra={"FAKE_NVML_CALL_LOG": log})
+    calls = []
+    if os.path.exists(log):
+        with open(log) as f:
+            calls = [(fn, int(gpu)) for fn, gpu in (line.split() for line in f if line.strip())]
+    return r, calls
+
+
+def test_reads_only_what_is_asked(tmp):
+    scn = os.path.join(SCENARIOS, "h100-sxm-8gpu.scn")
+    gpus = 8
+    r, calls = call_log(["--query-gpu=name", "--format=csv,noheader"], scn, tmp)
+    check(r.returncode == 0 and len(r.stdout.splitlines()) == gpus, "name: %d rows, exit %d %s" %
+          (len(r.stdout.splitlines()), r.returncode, r.stderr))
+    per_gpu = [sum(1 for _, g in calls if g == i) for i in range(gpus)]
+    system = sum(1 for _, g in calls if g < 0)
+    print("query --query-gpu=name: %d NVML calls for %d GPUs (per GPU %s, %d system)" %
+          (len(calls), gpus, per_gpu, system))
+    check(max(per_gpu) <= 5, "name: at most 5 NVML calls per GPU, got %s" % per_gpu)
+    check(system <= 8, "name: %d system calls (init, versions, count, shutdown expected)" % system)
+
+    r, calls = call_log(["--query-gpu=power.draw,power.limit", "--format=csv,noheader"], scn, tmp)
+    fns = {fn for fn, _ in calls}
+    check("nvmlDeviceGetPowerUsage" in fns and "nvmlDeviceGetPowerManagementLimit" in fns,
+          "power fields: the power calls were not made: %s" % sorted(fns))
+    check(not any("NvLink" in fn or "Ecc" in fn or "Processes" in fn for fn in fns),
+          "power fields: unrelated calls made: %s" % sorted(fns))
+
+    # Each field asked alone reads all it needs: its cell equals the one it gets among
+    # every field (compute_cap needs the minor number, fabric.status the state). The
+    # timestamp differs by nature.
+    fields = supported_fields()
+    r = gpuvet(["--query-gpu=" + ",".join(fields), "--format=csv,noheader", "-i", "0"], scn)
+    together = split_row(r.stdout.splitlines()[0]) if r.returncode == 0 and r.stdout else []
+    check(len(together) == len(fields), "all fields: %d cells for %d fields, exit %d %s" %
+          (len(together), len(fields), r.returncode, r.stderr))
+    for field, cell in list(zip(fields, together))[1:]:
+        alone = gpuvet(["--query-gpu=" + field, "--format=csv,noheader", "-i", "0"], scn)
+        check(alone.stdout.strip() == cell, "%s alone: %r, among all fields: %r" % (field, alone.stdout.strip(), cell))
+    print("ok: reads only what is asked")
+
+
 def main():
     fakeenv.ensure_loadable()
     fields = supported_fields()
@@ -406,6 +455,7 @@ def main():
         test_captures(fields, tmp)
         test_conventions(tmp)
         test_loops_end(tmp)
+        test_reads_only_what_is_asked(tmp)
     for scn in ("h100-sxm-8gpu.scn", "thermal-slowdown.scn"):
         test_clients(scn)
     if failures:
