@@ -22,6 +22,21 @@ base units (bytes, watts, hertz, celsius); `percent` is 0-100 as NVML gives it.
 A metric without a value is `null` in JSON, and the GPU's `errors` say which NVML function
 failed or hung; query prints `[N/A]` or nvidia-smi's bracketed error.
 
+## Sampling
+
+`src/metrics/sampler.c` reads a chosen set of metrics (their NVML reading groups) of every
+GPU at an interval, on a thread of its own, every call under the NVML deadlines
+(docs/nvml.md), and publishes each round as an immutable sample. A reader takes the latest
+sample without waiting for the round in progress, however slow a GPU is. A GPU that does
+not answer within its deadline is published as it is: its unread metrics are missing,
+naming the call that hung, never the previous value again and never zero. A round in which
+a call never returned is the last one (another would strand one more thread inside the
+driver); the sampler then says so and its user leaves without nvmlShutdown. NVML stays
+initialised for the sampler's life. `query -l`/`-lms` prints its rounds; the exporter and
+`top` are to read it too.
+
+## The metrics
+
 This table is generated: `python3 tools/gen-metrics-doc.py build/gpuvet` (list it with
 `gpuvet query --help-metrics`). To add a metric, see HACKING.md.
 

@@ -4,6 +4,7 @@
 #include "cmd/nvml_use.h"
 #include "core/strparse.h"
 #include "data/xiddb.h"
+#include "metrics/sampler.h"
 #include "report/query_fields.h"
 #include "report/text_safe.h"
 #include "sys/nvml_events.h"
@@ -357,33 +358,6 @@ static volatile sig_atomic_t stop_signal;
 
 static void on_stop(int sig) { stop_signal = sig; }
 
-/* Sleep until deadline_ns (CLOCK_MONOTONIC) or a stop signal; the signals are blocked
- * except inside ppoll, so one that arrives while we gather or print waits for here. A
- * round that overran its interval still passes through ppoll once, so a pending signal
- * is taken even when the loop never sleeps. */
-static void wait_until(unsigned long long deadline_ns, const sigset_t *open_mask) {
-        for (;;) {
-                if (stop_signal)
-                        return;
-                struct timespec now;
-                clock_gettime(CLOCK_MONOTONIC, &now);
-                unsigned long long now_ns = (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
-                unsigned long long left = now_ns < deadline_ns ? deadline_ns - now_ns : 0;
-                struct timespec ts = {.tv_sec = (time_t)(left / 1000000000ULL), .tv_nsec = (long)(left % 1000000000ULL)};
-                (void)ppoll(NULL, 0, &ts, open_mask); /* EINTR: a signal; re-check */
-                if (left == 0)
-                        return;
-        }
-}
-
-/* Asked by the deadline supervisor while a round's NVML calls run: takes a pending stop
- * signal, so that Ctrl-C ends a slow round within DEADLINE_STOP_POLL_MS. */
-static bool stop_requested(void *open_mask) {
-        struct timespec zero = {0, 0};
-        (void)ppoll(NULL, 0, &zero, open_mask);
-        return stop_signal != 0;
-}
-
 static unsigned long long monotonic_ns(void) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -464,27 +438,6 @@ static void print_event(const struct nvml_event *e, void *userdata) {
         }
 }
 
-/* wait_until, taking NVML events meanwhile instead of sleeping. Returns 0 at the
- * deadline or on a stop signal; a negative nvml_events_poll answer when the events can
- * no longer be waited on (-ENODEV: none registered; -ETIMEDOUT: a call hung). */
-static int wait_events(struct nvml_events *ev, unsigned long long deadline_ns, const sigset_t *open_mask,
-                       struct event_ctx *c) {
-        for (;;) {
-                if (stop_signal)
-                        return 0;
-                unsigned long long now = monotonic_ns();
-                if (now >= deadline_ns)
-                        return 0;
-                unsigned long long left_ms = (deadline_ns - now + 999999ULL) / 1000000ULL;
-                int r = nvml_events_poll(ev, left_ms < EVENT_SLICE_MS ? (unsigned int)left_ms : EVENT_SLICE_MS,
-                                         print_event, c);
-                struct timespec zero = {0, 0};
-                (void)ppoll(NULL, 0, &zero, open_mask); /* take a stop signal that came meanwhile */
-                if (r < 0)
-                        return r;
-        }
-}
-
 /* Leave without exit handlers or nvmlShutdown when a call still runs inside the library. */
 static int finish(FILE *out, bool abandoned, int code) {
         if (out && out != stdout)
@@ -511,6 +464,231 @@ static nvml_groups query_groups(const struct query_opts *o) {
         return g;
 }
 
+/* What the rounds share: the GPUs -i selected (fixed at the first round), the output. */
+struct rounds {
+        bool *selected;
+        bool *lost; /* per GPU, this round: a [GPU is lost] cell was printed */
+        unsigned int n_sel;
+        FILE *out;
+        int code; /* EXIT_FAILED once something did not answer */
+};
+
+/* The first round: say why there is no GPU, select, open the output, print the header.
+ * Returns -1 to go on, else the exit code. */
+static int first_round(const struct query_opts *o, const struct nvml_facts *f, const char *load_err,
+                       struct rounds *st) {
+        int e = explain_no_gpus(f, load_err);
+        if (e >= 0)
+                return e;
+        st->selected = calloc(f->n_gpus, sizeof(*st->selected));
+        st->lost = calloc(f->n_gpus ? f->n_gpus : 1, sizeof(*st->lost));
+        if (!st->selected || !st->lost) {
+                fprintf(stderr, "gpuvet query: out of memory\n");
+                return EXIT_INTERNAL;
+        }
+        e = select_gpus(o->ids, f, st->selected);
+        if (e >= 0)
+                return e;
+        /* Opened only now: a bad query or a missing driver leaves the file be. */
+        st->out = o->file ? fopen(o->file, "w") : stdout;
+        if (!st->out) {
+                fprintf(stderr, "gpuvet query: -f %s: %s\n", o->file, strerror(errno));
+                return EXIT_USAGE;
+        }
+        if (!o->noheader)
+                print_header(st->out, o);
+        st->n_sel = f->n_gpus;
+        return -1;
+}
+
+/* One round's rows, then what did not answer. Returns -1 to go on, else the exit code. */
+static int print_round(const struct query_opts *o, const struct nvml_facts *f, struct rounds *st) {
+        /* A GPU NVML lists later than the first round was not selected. */
+        memset(st->lost, 0, st->n_sel * sizeof(*st->lost));
+        int r = print_rows(st->out, o, f, st->selected, st->n_sel, st->lost);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet query: writing %s: %s\n", o->file ? o->file : "stdout", strerror(-r));
+                return EXIT_INTERNAL;
+        }
+        if (report_problems(f, st->selected, st->n_sel, st->lost))
+                st->code = EXIT_FAILED;
+        return -1;
+}
+
+static int run_once(const struct query_opts *o, struct nvml_lib *lib, const char *load_err) {
+        struct rounds st = {.code = EXIT_PASS};
+        struct nvml_facts *f = calloc(1, sizeof(*f));
+        int code = EXIT_INTERNAL;
+        if (!f) {
+                fprintf(stderr, "gpuvet query: out of memory\n");
+                goto done;
+        }
+        int r = nvml_facts_gather_some(lib, &o->dl, query_groups(o), f);
+        if (r == -ENOMEM || r == -EAGAIN) {
+                fprintf(stderr, "gpuvet query: %s\n", r == -ENOMEM ? "out of memory" : "could not start the NVML threads");
+                goto done;
+        }
+        code = first_round(o, f, load_err, &st);
+        if (code < 0)
+                code = print_round(o, f, &st);
+        if (code < 0)
+                code = st.code;
+done:;
+        bool abandoned = false;
+        if (f) {
+                nvml_facts_done(f);
+                abandoned = f->abandoned;
+        }
+        free(f);
+        free(st.selected);
+        free(st.lost);
+        if (!abandoned)
+                nvml_lib_free(lib);
+        return finish(st.out, abandoned, code);
+}
+
+enum wait_outcome { WAIT_SAMPLE, WAIT_STOP, WAIT_ENDED, WAIT_EVENTS_HUNG, WAIT_EVENTS_GONE };
+
+/* Wait for a sample newer than after (due about expect_ns), taking NVML events meanwhile
+ * and a stop signal at any time: the signals are blocked except inside ppoll, and the
+ * sampler's threads never unblock them. */
+static enum wait_outcome wait_sample(struct sampler *smp, unsigned long long after, unsigned long long expect_ns,
+                                     struct nvml_events *ev, const sigset_t *open_mask, struct event_ctx *c,
+                                     struct sample **ret) {
+        for (;;) {
+                if (stop_signal)
+                        return WAIT_STOP;
+                struct sample *x = sampler_next(smp, after, 0);
+                if (x) {
+                        *ret = x;
+                        return WAIT_SAMPLE;
+                }
+                if (sampler_ended(smp, NULL))
+                        return WAIT_ENDED;
+                unsigned long long now = monotonic_ns();
+                if (ev && now < expect_ns) {
+                        /* Until the next round is due; NVML queues events meanwhile. */
+                        unsigned long long left_ms = (expect_ns - now + 999999ULL) / 1000000ULL;
+                        int r = nvml_events_poll(ev, left_ms < EVENT_SLICE_MS ? (unsigned int)left_ms : EVENT_SLICE_MS,
+                                                 print_event, c);
+                        struct timespec zero = {0, 0};
+                        (void)ppoll(NULL, 0, &zero, open_mask); /* take a stop signal that came meanwhile */
+                        if (r == -ETIMEDOUT)
+                                return WAIT_EVENTS_HUNG;
+                        if (r < 0)
+                                return WAIT_EVENTS_GONE; /* none registered, or no memory */
+                        continue;
+                }
+                struct pollfd p = {.fd = sampler_fd(smp), .events = POLLIN};
+                struct timespec slice = {.tv_sec = 0, .tv_nsec = EVENT_SLICE_MS * 1000000L};
+                (void)ppoll(&p, 1, ev ? &slice : NULL, open_mask); /* a sample, a signal, or back to events */
+        }
+}
+
+/* Why the sampler stopped, said; the exit code. */
+static int sampler_end_code(struct sampler *smp) {
+        struct sampler_status st;
+        sampler_ended(smp, &st);
+        switch (st.end) {
+        case SAMPLER_CALL_HUNG:
+                /* Another round would strand one more thread in the library each time. */
+                fprintf(stderr, "gpuvet query: stopping the loop: an NVML call never returned\n");
+                break;
+        case SAMPLER_SHUTDOWN_HUNG:
+                fprintf(stderr, "gpuvet query: stopping the loop: nvmlShutdown did not return within %u ms\n",
+                        st.call_ms);
+                break;
+        case SAMPLER_FAILED:
+                fprintf(stderr, "gpuvet query: %s\n",
+                        st.end_errno == ENOMEM ? "out of memory" : "could not start the NVML threads");
+                break;
+        default:
+                fprintf(stderr, "gpuvet query: the sampler stopped unasked\n");
+                break;
+        }
+        return EXIT_INTERNAL;
+}
+
+/* -l / -lms: rows from the sampler's rounds until a stop signal (docs/query.md). */
+static int run_loop(const struct query_opts *o, struct nvml_lib *lib, const char *load_err) {
+        /* Blocked before the sampler starts, so its threads and NVML's inherit the mask and
+         * a stop signal is taken only in wait_sample. */
+        sigset_t stop_mask, open_mask;
+        sigemptyset(&stop_mask);
+        sigaddset(&stop_mask, SIGINT);
+        sigaddset(&stop_mask, SIGTERM);
+        struct sigaction sa = {.sa_handler = on_stop};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigprocmask(SIG_BLOCK, &stop_mask, &open_mask);
+        sigdelset(&open_mask, SIGINT);
+        sigdelset(&open_mask, SIGTERM);
+
+        struct rounds st = {.code = EXIT_PASS};
+        struct nvml_events *events = NULL;
+        struct xiddb xids = {0};
+        struct event_ctx ectx = {0};
+        bool abandoned = false;
+        int code = -1;
+        struct sampler *smp = NULL;
+        struct sampler_options so = {.lib = lib, .dl = o->dl, .groups = query_groups(o), .interval_ms = o->loop_ms};
+        int r = sampler_start(&so, &smp);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet query: %s\n", r == -ENOMEM ? "out of memory" : "could not start the sampler");
+                code = EXIT_INTERNAL;
+        }
+        unsigned long long seq = 0, expect_ns = 0;
+        while (code < 0) {
+                struct sample *x = NULL;
+                switch (wait_sample(smp, seq, expect_ns, events, &open_mask, &ectx, &x)) {
+                case WAIT_STOP: code = EXIT_PASS; continue; /* the problems were reported as they came */
+                case WAIT_ENDED: code = sampler_end_code(smp); continue;
+                case WAIT_EVENTS_HUNG:
+                        fprintf(stderr, "gpuvet query: stopping the loop: an NVML call never returned\n");
+                        code = EXIT_INTERNAL;
+                        continue;
+                case WAIT_EVENTS_GONE:
+                        abandoned = nvml_events_stop(events) || abandoned;
+                        events = NULL;
+                        continue;
+                case WAIT_SAMPLE: break;
+                }
+                const struct nvml_facts *f = &x->facts;
+                bool first = seq == 0;
+                seq = x->seq;
+                expect_ns = x->started_ns + o->loop_ms * 1000000ULL;
+                if (first)
+                        code = first_round(o, f, load_err, &st);
+                if (code < 0)
+                        code = print_round(o, f, &st);
+                if (code < 0 && first && !f->abandoned) {
+                        /* After the first rows, so that they never wait for it. */
+                        char xerr[256];
+                        if (xiddb_load(NULL, &xids, xerr, sizeof(xerr)) == 0)
+                                ectx.db = &xids;
+                        else
+                                fprintf(stderr, "gpuvet query: %s; Xids are shown without meaning\n", xerr);
+                        ectx.selected = st.selected;
+                        ectx.n_sel = st.n_sel;
+                        r = nvml_events_start(lib, f, NULL, 0, &events);
+                        if (r < 0)
+                                fprintf(stderr, "gpuvet query: NVML events: %s, logging without them\n", strerror(-r));
+                }
+                sample_put(smp, x);
+        }
+        if (events)
+                abandoned = nvml_events_stop(events) || abandoned;
+        xiddb_done(&xids);
+        if (smp)
+                abandoned = sampler_stop(smp) || abandoned;
+        free(st.selected);
+        free(st.lost);
+        if (!abandoned)
+                nvml_lib_free(lib);
+        return finish(st.out, abandoned, code);
+}
+
 static int run(const struct query_opts *o) {
         char err[512] = "";
         struct nvml_lib *lib = NULL;
@@ -519,183 +697,7 @@ static int run(const struct query_opts *o) {
                 fprintf(stderr, "gpuvet query: out of memory\n");
                 return EXIT_INTERNAL;
         }
-
-        sigset_t stop_mask, open_mask;
-        sigemptyset(&stop_mask);
-        sigaddset(&stop_mask, SIGINT);
-        sigaddset(&stop_mask, SIGTERM);
-        if (o->loop_ms) {
-                /* Blocked before the first gather, so NVML's threads inherit the mask and a
-                 * stop signal is taken only between iterations. */
-                struct sigaction sa = {.sa_handler = on_stop};
-                sigemptyset(&sa.sa_mask);
-                sigaction(SIGINT, &sa, NULL);
-                sigaction(SIGTERM, &sa, NULL);
-                sigprocmask(SIG_BLOCK, &stop_mask, &open_mask);
-                sigdelset(&open_mask, SIGINT);
-                sigdelset(&open_mask, SIGTERM);
-        }
-
-        struct nvml_facts *cur = calloc(1, sizeof(*cur));
-        struct nvml_facts *prev = calloc(1, sizeof(*prev));
-        bool *selected = NULL;
-        bool *lost = NULL; /* per GPU, this round: a [GPU is lost] cell was printed */
-        unsigned int n_sel = 0;
-        FILE *out = NULL;
-        bool abandoned = false;
-        int code = EXIT_PASS;
-        struct nvml_events *events = NULL;
-        struct xiddb xids = {0};
-        struct event_ctx ectx = {0};
-        if (!cur || !prev) {
-                fprintf(stderr, "gpuvet query: out of memory\n");
-                code = EXIT_INTERNAL;
-                goto done;
-        }
-
-        struct nvml_deadlines dl = o->dl;
-        if (o->loop_ms) {
-                dl.stop_requested = stop_requested;
-                dl.stop_ctx = &open_mask;
-        }
-        nvml_groups groups = query_groups(o);
-        unsigned long long next_ns = monotonic_ns();
-        for (unsigned int iter = 0;; iter++) {
-                r = nvml_facts_gather_some(lib, &dl, groups, cur);
-                abandoned = abandoned || cur->abandoned;
-                if (cur->stopped) {
-                        /* Stopped on request during the round: nothing half-read is printed,
-                         * and no nvmlShutdown for prev while cur's call may still run. */
-                        prev->abandoned = true;
-                        break;
-                }
-                if (r == -ENOMEM || r == -EAGAIN) {
-                        fprintf(stderr, "gpuvet query: %s\n",
-                                r == -ENOMEM ? "out of memory" : "could not start the NVML threads");
-                        code = EXIT_INTERNAL;
-                        goto done;
-                }
-                /* NVML's init is reference-counted: the previous iteration's facts are
-                 * released only now, so NVML stays initialised across a loop. */
-                nvml_facts_done(prev);
-                /* prev's calls all returned (or the loop had stopped): only its
-                 * nvmlShutdown can have hung. */
-                bool shutdown_hung = prev->abandoned;
-                abandoned = abandoned || shutdown_hung;
-
-                int e = explain_no_gpus(cur, err);
-                if (e >= 0) {
-                        code = e;
-                        goto done;
-                }
-                if (iter == 0) {
-                        selected = calloc(cur->n_gpus, sizeof(*selected));
-                        lost = calloc(cur->n_gpus ? cur->n_gpus : 1, sizeof(*lost));
-                        if (!selected || !lost) {
-                                fprintf(stderr, "gpuvet query: out of memory\n");
-                                code = EXIT_INTERNAL;
-                                goto done;
-                        }
-                        e = select_gpus(o->ids, cur, selected);
-                        if (e >= 0) {
-                                code = e;
-                                goto done;
-                        }
-                        /* Opened only now: a bad query or a missing driver leaves the file be. */
-                        out = o->file ? fopen(o->file, "w") : stdout;
-                        if (!out) {
-                                fprintf(stderr, "gpuvet query: -f %s: %s\n", o->file, strerror(errno));
-                                code = EXIT_USAGE;
-                                goto done;
-                        }
-                        if (!o->noheader)
-                                print_header(out, o);
-                        n_sel = cur->n_gpus;
-                }
-                /* A GPU NVML lists later than the first round was not selected. */
-                memset(lost, 0, n_sel * sizeof(*lost));
-                r = print_rows(out, o, cur, selected, n_sel, lost);
-                if (r < 0) {
-                        fprintf(stderr, "gpuvet query: writing %s: %s\n", o->file ? o->file : "stdout", strerror(-r));
-                        code = EXIT_INTERNAL;
-                        goto done;
-                }
-                if (report_problems(cur, selected, n_sel, lost))
-                        code = EXIT_FAILED;
-                if (!o->loop_ms)
-                        break;
-                if (iter == 0 && !cur->abandoned) {
-                        /* After the first rows, so that they never wait for it. */
-                        char xerr[256];
-                        if (xiddb_load(NULL, &xids, xerr, sizeof(xerr)) == 0)
-                                ectx.db = &xids;
-                        else
-                                fprintf(stderr, "gpuvet query: %s; Xids are shown without meaning\n", xerr);
-                        ectx.selected = selected;
-                        ectx.n_sel = n_sel;
-                        r = nvml_events_start(lib, cur, NULL, 0, &events);
-                        if (r < 0)
-                                fprintf(stderr, "gpuvet query: NVML events: %s, logging without them\n", strerror(-r));
-                }
-                if (shutdown_hung) {
-                        fprintf(stderr, "gpuvet query: stopping the loop: nvmlShutdown did not return within %u ms\n",
-                                cur->dl.call_ms);
-                        code = EXIT_INTERNAL;
-                        goto done;
-                }
-                if (cur->abandoned) {
-                        /* Another round would strand one more thread in the library each time. */
-                        fprintf(stderr, "gpuvet query: stopping the loop: an NVML call never returned\n");
-                        code = EXIT_INTERNAL;
-                        goto done;
-                }
-                struct nvml_facts *t = prev;
-                prev = cur;
-                cur = t;
-                next_ns += o->loop_ms * 1000000ULL;
-                unsigned long long now = monotonic_ns();
-                if (next_ns < now)
-                        next_ns = now; /* a slow gather: no burst of catch-up rows */
-                if (events) {
-                        r = wait_events(events, next_ns, &open_mask, &ectx);
-                        if (r == -ETIMEDOUT) {
-                                fprintf(stderr, "gpuvet query: stopping the loop: an NVML call never returned\n");
-                                code = EXIT_INTERNAL;
-                                goto done;
-                        }
-                        if (r < 0) { /* nothing to wait for (no GPU has events), or no memory */
-                                abandoned = nvml_events_stop(events) || abandoned;
-                                events = NULL;
-                        }
-                }
-                wait_until(next_ns, &open_mask);
-                if (stop_signal) {
-                        code = EXIT_PASS;
-                        break;
-                }
-        }
-
-done:
-        if (events)
-                abandoned = nvml_events_stop(events) || abandoned;
-        xiddb_done(&xids);
-        if (prev) {
-                nvml_facts_done(prev);
-                abandoned = abandoned || prev->abandoned;
-        }
-        if (cur) {
-                nvml_facts_done(cur);
-                abandoned = abandoned || cur->abandoned;
-        }
-        free(prev);
-        free(cur);
-        free(selected);
-        free(lost);
-        if (!abandoned)
-                nvml_lib_free(lib);
-        if (o->loop_ms && stop_signal && code == EXIT_FAILED)
-                code = EXIT_PASS; /* stopped on request; the problems were reported as they came */
-        return finish(out, abandoned, code);
+        return o->loop_ms ? run_loop(o, lib, err) : run_once(o, lib, err);
 }
 
 int cmd_query(int argc, char **argv) {

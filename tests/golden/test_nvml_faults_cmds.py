@@ -15,12 +15,16 @@ and explain itself: when its JSON differs from the healthy run's, FN must be nam
 (a value that went null says why). info must list the 8 GPUs of the bus once each (a
 failed PCI-info or handle call must not add 8 "NVML only" copies); topo's NVLink cells
 must be the healthy count or null, never a made-up 0. A query loop must end by itself
-within HANG_MAX_S, exit 1 (init) or 3 (the loop stopped), and name FN on stderr."""
+within HANG_MAX_S, exit 1 (init) or 3 (the loop stopped), and name FN on stderr. The query
+loop reads only what its fields show, so it is hung in each function a healthy loop calls
+(the fake's call log says which); a hang in a function it does not call must leave the loop
+running, rows coming, until SIGTERM ends it with exit 0."""
 
 import argparse
 import concurrent.futures
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -53,6 +57,34 @@ def gpuvet_cmd(gpuvet, cmd, root, lib, hang):
     if cmd == "query":
         return [gpuvet, "query", "--query-gpu=" + QUERY_FIELDS, "--format=csv", "-lms", "200"] + deadlines
     return [gpuvet, cmd, "--root", root, "--json", "--nvml-lib", lib] + deadlines
+
+
+def loop_calls(gpuvet, env, tmp):
+    """The functions a healthy query loop calls in about a second."""
+    log = os.path.join(tmp, "query-calls.log")
+    p = subprocess.Popen(gpuvet_cmd(gpuvet, "query", None, None, False), env=dict(env, FAKE_NVML_CALL_LOG=log),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0 * fakeenv.time_scale())
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+    with open(log) as f:
+        return {line.split()[0] for line in f if line.strip()}
+
+
+def loop_unbothered(gpuvet, env, fn):
+    """A hang in fn, which the loop never calls: rows keep coming, SIGTERM ends it (exit 0)."""
+    p = subprocess.Popen(gpuvet_cmd(gpuvet, "query", None, None, True), env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5 * fakeenv.time_scale())
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    rows = len(out.splitlines()) - 1
+    bad = []
+    if p.returncode != 0:
+        bad.append("exit %d after SIGTERM, want 0: %r" % (p.returncode, err[-300:]))
+    if rows < 2 * GPUS:
+        bad.append("%d rows in 1.5 s of a 200 ms loop: it did not keep going" % rows)
+    return bad
 
 
 def info_problems(doc, healthy, fn):
@@ -129,9 +161,22 @@ def main():
             for err in ERRORS:
                 for cmd in ("info", "topo"):
                     jobs.append((cmd, "fault", fn, err))
+        query_called = loop_calls(gpuvet, dict(base_env, FAKE_NVML_SCENARIO=matrix.BASE_SCN), tmp)
         for fn in sorted(called):
             for cmd in ("info", "topo", "query"):
-                jobs.append((cmd, "hang", fn, None))
+                if cmd != "query" or fn in query_called:
+                    jobs.append((cmd, "hang", fn, None))
+        # A function the loop never calls: hung, it must not matter.
+        quiet_fn = "nvmlDeviceGetNvLinkState"
+        assert quiet_fn in called and quiet_fn not in query_called, (quiet_fn, sorted(query_called))
+        quiet_scn = os.path.join(tmp, "query-quiet.scn")
+        with open(quiet_scn, "w") as f:
+            f.write("include %s\nhang %s * always\n" % (matrix.BASE_SCN, quiet_fn))
+        bad = loop_unbothered(gpuvet, dict(base_env, FAKE_NVML_SCENARIO=quiet_scn), quiet_fn)
+        if bad:
+            failures.append("query hang %s (not read)" % quiet_fn)
+            print("FAIL query hang %s, a function the loop does not call:\n  %s" % (quiet_fn, "\n  ".join(bad)))
+        n_runs += 1
 
         def one(job):
             cmd, kind, fn, err = job
@@ -169,7 +214,8 @@ def main():
                     print("ok   %s (%.2f s)" % (label, wall))
 
     print("%d runs in %.1f s: info and topo under %d functions x %d errors, and info, topo and a query loop "
-          "under a hang in each of %d functions" % (n_runs, time.monotonic() - t0, len(fns), len(ERRORS), len(called)))
+          "under a hang in each of %d functions (the loop: the %d it calls)" %
+          (n_runs, time.monotonic() - t0, len(fns), len(ERRORS), len(called), len(query_called & called)))
     if failures:
         print("%d of %d runs FAILED" % (len(failures), n_runs))
         return 1

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "core/deadline.h"
+#include "metrics/sampler.h"
 #include "sys/nvml_facts.h"
 
 #define MAX_GPUS 8
@@ -1100,6 +1101,123 @@ static void test_hang_forever(void **state) {
         assert_int_equal(deadline_threads_alive(), 1);
 }
 
+/* --- the sampler (metrics/sampler.c) ------------------------------------------------- */
+
+static const nvml_groups name_only = 1ULL << NVML_GROUP_NAME;
+
+static void test_sampler_rounds(void **state) {
+        (void)state;
+        reset(2);
+        struct nvml_lib lib = stub_lib();
+        struct sampler *smp;
+        struct sampler_options o = {.lib = &lib, .dl = short_dl, .groups = name_only, .interval_ms = 20};
+        assert_int_equal(sampler_start(&o, &smp), 0);
+        unsigned long long seq = 0;
+        for (int round = 0; round < 4; round++) {
+                struct sample *x = sampler_next(smp, seq, 5000);
+                assert_non_null(x);
+                assert_true(x->seq > seq);
+                seq = x->seq;
+                assert_int_equal(x->facts.n_gpus, 2);
+                assert_int_equal(x->facts.gpus[1].name.state, NV_OK);
+                /* Only the group asked for: nothing else was read. */
+                assert_int_equal(x->facts.gpus[1].temp_c.state, NV_UNREAD);
+                assert_int_equal(x->facts.gpus[1].nvlink_count, 0);
+                sample_put(smp, x);
+        }
+        assert_false(sampler_ended(smp, NULL));
+        assert_false(sampler_stop(smp));
+        /* Every round's init was balanced by a shutdown once its sample was released. */
+        assert_true(atomic_load(&shutdowns) >= 4);
+        drain();
+}
+
+static void test_sampler_reader_never_waits(void **state) {
+        (void)state;
+        reset(2);
+        cfg.latency_us = 150000; /* every call 150 ms: a round takes ~1 s */
+        struct nvml_lib lib = stub_lib();
+        struct sampler *smp;
+        struct nvml_deadlines dl = {.call_ms = 5000, .gpu_ms = 20000, .init_ms = 5000};
+        struct sampler_options o = {.lib = &lib, .dl = dl, .groups = name_only, .interval_ms = 10};
+        assert_int_equal(sampler_start(&o, &smp), 0);
+        struct sample *first = sampler_next(smp, 0, 20000);
+        assert_non_null(first);
+        sample_put(smp, first);
+        /* The next round is under way now; taking the latest must not wait for it. */
+        unsigned long long worst = 0;
+        for (int i = 0; i < 20; i++) {
+                unsigned long long t0 = deadline_now_ms();
+                struct sample *x = sampler_latest(smp);
+                unsigned long long took = deadline_now_ms() - t0;
+                worst = took > worst ? took : worst;
+                assert_non_null(x);
+                sample_put(smp, x);
+                struct timespec ts = {0, 10000000};
+                nanosleep(&ts, NULL);
+        }
+        print_message("sampler_latest during a 1 s round: worst %llu ms\n", worst);
+        assert_true(worst < 50);
+        /* Stopped mid-round: that round's calls are abandoned (they return later). */
+        (void)sampler_stop(smp);
+        drain();
+}
+
+static void test_sampler_hung_gpu_stale(void **state) {
+        (void)state;
+        reset(2);
+        cfg.hang_fn = "nvmlDeviceGetName";
+        cfg.hang_gpu = 1;
+        cfg.hang_nth = 2; /* the second round */
+        struct nvml_lib lib = stub_lib();
+        struct sampler *smp;
+        struct sampler_options o = {.lib = &lib, .dl = short_dl, .groups = name_only, .interval_ms = 20};
+        assert_int_equal(sampler_start(&o, &smp), 0);
+        struct sample *a = sampler_next(smp, 0, 5000);
+        assert_non_null(a);
+        assert_int_equal(a->facts.gpus[1].name.state, NV_OK);
+        struct sample *b = sampler_next(smp, a->seq, 5000);
+        assert_non_null(b);
+        /* GPU 1 hung this round: its name is a timeout naming the call, not round 1's value
+         * again and not empty-but-ok; GPU 0 answered. The older sample is unchanged. */
+        assert_true(b->facts.gpus[1].timed_out);
+        assert_int_equal(b->facts.gpus[1].name.state, NV_TIMEOUT);
+        assert_string_equal(b->facts.gpus[1].name.fn, "nvmlDeviceGetName");
+        assert_int_equal(b->facts.gpus[0].name.state, NV_OK);
+        assert_int_equal(a->facts.gpus[1].name.state, NV_OK);
+        sample_put(smp, a);
+        sample_put(smp, b);
+        /* A call never returned: no further round (another would strand one more thread). */
+        struct sample *c = sampler_next(smp, b->seq, 1000);
+        assert_null(c);
+        struct sampler_status st;
+        assert_true(sampler_ended(smp, &st));
+        assert_int_equal(st.end, SAMPLER_CALL_HUNG);
+        unsigned int shut = atomic_load(&shutdowns);
+        assert_true(sampler_stop(smp)); /* abandoned: the caller must _exit */
+        assert_int_equal(atomic_load(&shutdowns), shut); /* no nvmlShutdown while a call hangs */
+        drain();
+}
+
+static void test_sampler_stop_cuts_a_slow_round(void **state) {
+        (void)state;
+        reset(2);
+        cfg.hang_fn = "nvmlDeviceGetName";
+        cfg.hang_gpu = 0;
+        struct nvml_lib lib = stub_lib();
+        struct sampler *smp;
+        struct nvml_deadlines dl = {.call_ms = 60000, .gpu_ms = 60000, .init_ms = 60000};
+        struct sampler_options o = {.lib = &lib, .dl = dl, .groups = name_only, .interval_ms = 20};
+        assert_int_equal(sampler_start(&o, &smp), 0);
+        assert_null(sampler_next(smp, 0, 300)); /* the first round hangs, within its long deadline */
+        unsigned long long t0 = deadline_now_ms();
+        assert_true(sampler_stop(smp));
+        unsigned long long took = deadline_now_ms() - t0;
+        print_message("sampler_stop during a hung round: %llu ms\n", took);
+        assert_true(took < 2000);
+        drain();
+}
+
 static void test_bus_id(void **state) {
         (void)state;
         char out[32];
@@ -1133,6 +1251,10 @@ int main(void) {
                 cmocka_unit_test(test_gpu_budget),
                 cmocka_unit_test(test_parallel_latency),
                 cmocka_unit_test(test_hang_forever),
+                cmocka_unit_test(test_sampler_rounds),
+                cmocka_unit_test(test_sampler_reader_never_waits),
+                cmocka_unit_test(test_sampler_hung_gpu_stale),
+                cmocka_unit_test(test_sampler_stop_cuts_a_slow_round),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
