@@ -1,4 +1,4 @@
-/* The NVML checks (src/checks/nvml.c) on hand-built facts: one healthy H100 SXM as sysfs
+/* The NVML checks (src/checks/gpu/) on hand-built facts: one healthy H100 SXM as sysfs
  * and NVML see it, then each fault and each way a reading can lack a value (not
  * supported, no function, an NVML error, a timeout, GPU lost), asserting the exact status,
  * observed and expected of the result. */

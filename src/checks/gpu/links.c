@@ -1,0 +1,457 @@
+/* The GPU's links as NVML sees them: gpu.pcie_nvml and gpu.nvlink.
+ * docs/checks/gpu.md documents each; the shared NVML judging is in nvml_common.c. */
+#include "checks/check.h"
+#include "checks/gpu/nvml_common.h"
+#include "core/strbuf.h"
+#include "core/strparse.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- gpu.pcie_nvml --------------------------------------------------------------- */
+
+static void run_pcie_nvml(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nv_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
+                double replay_max = check_thresholds(f)->pcie_replays_per_minute;
+                if (nv_ok(g->pcie_max_gen) && nv_ok(g->pcie_max_width))
+                        result_expected(r, "Gen%u x%u, at most %g replays a minute", g->pcie_max_gen.v,
+                                        g->pcie_max_width.v, replay_max);
+                else
+                        result_expected(r, "the maximum link generation and width, at most %g replays a minute",
+                                        replay_max);
+                if (UNUSABLE(r, f, g, "PCIe link width", g->pcie_width) ||
+                    UNUSABLE(r, f, g, "maximum PCIe link width", g->pcie_max_width) ||
+                    UNUSABLE(r, f, g, "PCIe link generation", g->pcie_gen) ||
+                    UNUSABLE(r, f, g, "maximum PCIe link generation", g->pcie_max_gen))
+                        continue;
+                /* The replay counter only adds to the link's judgement: when the GPU does not
+                 * support it the link is still judged ("replays unknown"), but a lost GPU, a
+                 * hung call or another error must not pass as a healthy link. */
+                bool replay_unsupported = g->pcie_replay.state == NV_NO_FUNCTION ||
+                                          (g->pcie_replay.state == NV_ERROR && g->pcie_replay.rc == NVML_ERROR_NOT_SUPPORTED);
+                if (!replay_unsupported && g->pcie_replay.state != NV_UNREAD &&
+                    UNUSABLE(r, f, g, "PCIe replay counter", g->pcie_replay))
+                        continue;
+                result_evidence(r, "source", "nvmlDeviceGetCurrPcieLinkWidth, nvmlDeviceGetCurrPcieLinkGeneration, "
+                                             "nvmlDeviceGetMaxPcieLink{Width,Generation}, nvmlDeviceGetPcieReplayCounter");
+                bool have_replay = nv_ok(g->pcie_replay);
+                unsigned int replay = have_replay ? g->pcie_replay.v : 0;
+                if (have_replay) {
+                        result_observed(r, "Gen%u x%u, %u replay%s", g->pcie_gen.v, g->pcie_width.v, replay,
+                                        replay == 1 ? "" : "s");
+                } else {
+                        result_observed(r, "Gen%u x%u, replays unknown", g->pcie_gen.v, g->pcie_width.v);
+                        result_evidence(r, "replay_counter", "%s",
+                                        g->pcie_replay.state == NV_TIMEOUT
+                                                ? "timeout"
+                                                : nvml_return_name((nvmlReturn_t)g->pcie_replay.rc));
+                }
+                if (g->pcie_width.v < g->pcie_max_width.v) {
+                        result_status(r, STATUS_FAIL, "NVML reports the link of %s at x%u of x%u", desc, g->pcie_width.v,
+                                      g->pcie_max_width.v);
+                        result_remedy(r, "Reseat the GPU and inspect its riser/cable and slot; check the BIOS slot "
+                                         "bifurcation setting (pcie.link_width shows the same from sysfs).");
+                        continue;
+                }
+                if (g->pcie_gen.v < g->pcie_max_gen.v) {
+                        /* As pcie.link_speed: GPUs drop to Gen1 at idle to save power. */
+                        result_status(r, STATUS_WARN, "link of %s at Gen%u below its maximum Gen%u%s; normal at idle "
+                                                      "(power saving), the standard level confirms it under load",
+                                      desc, g->pcie_gen.v, g->pcie_max_gen.v,
+                                      replay ? ", and the link has replayed packets" : "");
+                        result_remedy(r, "Run `gpuvet check --level standard` to measure the link under load; if it "
+                                         "stays below Gen%u there, reseat the GPU and check BIOS PCIe speed settings.",
+                                      g->pcie_max_gen.v);
+                        continue;
+                }
+                /* DCGM judges replays as a rate: more than 8 a minute is what RM recommends
+                 * against (DCGM_LIMIT_MAX_PCIREPLAY_RATE). The counter runs since the driver
+                 * loaded, a little after boot, so the rate over the uptime is a lower bound. */
+                /* The standard level read the counter again after the probes pushed traffic
+                 * over the link: what it did under load is the verdict, not its history. */
+                const struct nvml_gpu *a = nv_gpu_after(f, g);
+                if (have_replay && a && nv_ok(a->pcie_replay) && f->nvml_window_s > 0) {
+                        unsigned long long d = counter_grew(replay, a->pcie_replay.v);
+                        double w = f->nvml_window_s, rate = d / (w / 60.0);
+                        result_evidence(r, "window", "%llu replay%s in %.1f s around the device probes (%u since boot)",
+                                        d, d == 1 ? "" : "s", w, a->pcie_replay.v);
+                        if (rate > replay_max) {
+                                result_status(r, STATUS_WARN, "the PCIe link of %s replayed %llu packet%s while the probes "
+                                                              "ran (%.0f s): %.3g a minute, over %g",
+                                              desc, d, d == 1 ? "" : "s", w, rate, replay_max);
+                                result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
+                                                 "(pcie.aer). Replays under load cost bandwidth and point at the slot or "
+                                                 "cable.");
+                                continue;
+                        }
+                        result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %llu replay%s under load (%u since "
+                                                      "boot)",
+                                      g->pcie_max_gen.v, g->pcie_max_width.v, d, d == 1 ? "" : "s", a->pcie_replay.v);
+                        continue;
+                }
+                double minutes = f->host.uptime_s / 60.0;
+                if (replay > 0 && minutes > 0) {
+                        double rate = replay / minutes;
+                        result_evidence(r, "replay_rate", "%.3g per minute over %.0f minutes of uptime (limit %g)", rate,
+                                        minutes, replay_max);
+                        if (rate <= replay_max) {
+                                bool dcgm = replay_max == policy_thresholds_default.pcie_replays_per_minute;
+                                result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %u replay%s since boot "
+                                                              "(%.2g a minute, under %s %g)",
+                                              g->pcie_max_gen.v, g->pcie_max_width.v, replay, replay == 1 ? "" : "s",
+                                              rate, dcgm ? "DCGM's" : "the site's", replay_max);
+                                continue;
+                        }
+                }
+                if (replay > 0) {
+                        char over[64] = "";
+                        if (minutes > 0)
+                                snprintf(over, sizeof(over), ", more than %g a minute since boot", replay_max);
+                        result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s%s: signal errors on the "
+                                                      "link",
+                                      desc, replay, replay == 1 ? "" : "s", over);
+                        result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
+                                         "(pcie.aer). A count that keeps growing points at the slot or cable.");
+                        continue;
+                }
+                result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u%s", g->pcie_max_gen.v,
+                              g->pcie_max_width.v, have_replay ? ", no replays" : "");
+        }
+}
+
+/* ---- gpu.nvlink ---------------------------------------------------------------------- */
+
+/* NVLink error counters as DCGM's health watch judges them, over a window: any replay or
+ * recovery error in it fails (DCGM_FR_NVLINK_ERROR_CRITICAL, DCGM_LIMIT_MAX_NVLINK_ERROR
+ * = 1); CRC errors fail at 100 a second (DCGM_LIMIT_MAX_NVLINK_CRC_ERROR: "RM has informed
+ * us that CRC errors only matter at rates of 100+ per second") and warn below. */
+#define NVLINK_CRC_RATE_FAIL 100.0
+/* The quick level has only the counts since the driver loaded: CRC errors by the same
+ * per-second rate over the uptime, replays and recoveries warn from one an hour on average
+ * (gpuvet's: DCGM has no since-boot limit; a handful in months of uptime is benign). */
+#define NVLINK_REPLAY_PER_HOUR_WARN 1.0
+
+/* Judge the error counters of g's active links: returns true when it set a warning or a
+ * failure. totals: the counts since the driver loaded, summed over the active links. */
+static bool judge_nvlink_errors(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc,
+                                const unsigned long long totals[NVML_NVL_COUNTER_COUNT], unsigned n_err_links) {
+        unsigned long long crc = totals[NVML_NVL_CRC_FLIT] + totals[NVML_NVL_CRC_DATA];
+        unsigned long long replays = totals[NVML_NVL_REPLAY] + totals[NVML_NVL_RECOVERY];
+        const struct nvml_gpu *a = nv_gpu_after(f, g);
+        if (a && f->nvml_window_s > 0) {
+                unsigned long long d[NVML_NVL_COUNTER_COUNT] = {0};
+                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && l < a->nvlink_count; l++)
+                        for (int c = 0; c < NVML_NVL_COUNTER_COUNT; c++)
+                                if (g->nvlink[l].state.v == NVML_FEATURE_ENABLED && nv_ok(g->nvlink[l].errors[c]) &&
+                                    nv_ok(a->nvlink[l].errors[c]))
+                                        d[c] += counter_grew(g->nvlink[l].errors[c].v, a->nvlink[l].errors[c].v);
+                unsigned long long d_crc = d[NVML_NVL_CRC_FLIT] + d[NVML_NVL_CRC_DATA];
+                unsigned long long d_replay = d[NVML_NVL_REPLAY], d_recovery = d[NVML_NVL_RECOVERY];
+                double w = f->nvml_window_s, crc_rate = d_crc / w;
+                result_evidence(r, "window", "%.1f s around the device probes: %llu replay, %llu recovery, %llu CRC "
+                                             "(since boot: %llu replay and recovery, %llu CRC)",
+                                w, d_replay, d_recovery, d_crc, replays, crc);
+                if (d_replay || d_recovery || crc_rate >= NVLINK_CRC_RATE_FAIL) {
+                        result_status(r, STATUS_FAIL, "NVLink errors on %s while the probes ran (%.0f s): %llu replay, "
+                                                      "%llu recovery, %llu CRC (%.3g a second)",
+                                      desc, w, d_replay, d_recovery, d_crc, crc_rate);
+                        result_remedy(r, "A link that replays or retrains under load is failing: drain the node, check "
+                                         "`nvidia-smi nvlink -e -i %u` and `dmesg` (Xid 74), reset the GPU; if errors "
+                                         "return, have the baseboard or GPU seen to.",
+                                      g->index);
+                        return true;
+                }
+                if (d_crc) {
+                        result_status(r, STATUS_WARN, "%llu NVLink CRC error%s on %s while the probes ran (%.3g a "
+                                                      "second, under DCGM's %.0f)",
+                                      d_crc, d_crc == 1 ? "" : "s", desc, crc_rate, NVLINK_CRC_RATE_FAIL);
+                        result_remedy(r, "Watch whether they keep coming (`nvidia-smi nvlink -e -i %u`); a steady "
+                                         "stream points at a link that needs the board seen to.",
+                                      g->index);
+                        return true;
+                }
+                return false; /* counts from before the run are history: the links were clean under load */
+        }
+        if (!n_err_links)
+                return false;
+        double hours = f->host.uptime_s / 3600.0;
+        if (hours > 0) {
+                double crc_rate = crc / (hours * 3600.0), replay_rate = replays / hours;
+                result_evidence(r, "rates", "since boot (%.1f h): %.3g CRC a second (fail at %.0f), %.3g replay and "
+                                            "recovery an hour (warn at %.0f)",
+                                hours, crc_rate, NVLINK_CRC_RATE_FAIL, replay_rate, NVLINK_REPLAY_PER_HOUR_WARN);
+                if (crc_rate >= NVLINK_CRC_RATE_FAIL) {
+                        result_status(r, STATUS_FAIL, "NVLink CRC errors on %s at %.3g a second since boot, over "
+                                                      "DCGM's %.0f",
+                                      desc, crc_rate, NVLINK_CRC_RATE_FAIL);
+                        result_remedy(r, "Drain the node and have the link seen to; `nvidia-smi nvlink -e -i %u` shows "
+                                         "which.",
+                                      g->index);
+                        return true;
+                }
+                if (replay_rate < NVLINK_REPLAY_PER_HOUR_WARN)
+                        return false; /* a few since boot: history, named in evidence */
+        }
+        result_status(r, STATUS_WARN, "%u NVLink%s of %s logged errors since boot: %llu replay, %llu recovery, %llu CRC",
+                      n_err_links, n_err_links == 1 ? "" : "s", desc, totals[NVML_NVL_REPLAY],
+                      totals[NVML_NVL_RECOVERY], crc);
+        result_remedy(r, "Run `gpuvet check --level standard`: it counts the errors while the links carry traffic. "
+                         "`nvidia-smi nvlink -e -i %u` shows them per link; `nvidia-smi nvlink -r 0 -i %u` resets them.",
+                      g->index, g->index);
+        return true;
+}
+
+/* NVLink bridges join PCIe cards in pairs: every active link of a bridged card ends at the
+ * same peer GPU, and the peer sees as many links coming back. Returns true when it set a
+ * warning; else names the peer in peer (when NVML told the far ends). */
+static bool bridge_pair_problem(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc,
+                                unsigned active, char *peer, size_t size) {
+        const char *first = NULL;
+        unsigned to_first = 0, known = 0;
+        for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++) {
+                const struct nvml_nvlink *k = &g->nvlink[l];
+                if (k->state.v != NVML_FEATURE_ENABLED || !nv_ok(k->remote_bus_id))
+                        continue;
+                known++;
+                if (!first)
+                        first = k->remote_bus_id.v;
+                to_first += strcasecmp(k->remote_bus_id.v, first) == 0;
+        }
+        if (!first)
+                return false; /* the far ends are unknown: nothing to pair */
+        if (to_first != known) {
+                result_status(r, STATUS_WARN, "the bridged NVLinks of %s end at more than one GPU: a bridge joins one "
+                                              "pair of cards",
+                              desc);
+                result_remedy(r, "Check the bridges with the node powered off: each must join the same two cards "
+                                 "(`nvidia-smi nvlink -R -i %u` shows where each link ends).",
+                              g->index);
+                return true;
+        }
+        const struct nvml_gpu *p = NULL;
+        for (unsigned int i = 0; i < f->nvml.n_gpus && !p; i++)
+                if (nv_ok(f->nvml.gpus[i].pci_bus_id) && strcasecmp(f->nvml.gpus[i].pci_bus_id.v, first) == 0)
+                        p = &f->nvml.gpus[i];
+        snprintf(peer, size, "%s", first);
+        if (!p)
+                return false; /* a peer NVML does not list (another partition, a VM's neighbour) */
+        unsigned back = 0;
+        for (unsigned int l = 0; l < p->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++)
+                back += p->nvlink[l].state.v == NVML_FEATURE_ENABLED && nv_ok(p->nvlink[l].remote_bus_id) &&
+                        nv_ok(g->pci_bus_id) && strcasecmp(p->nvlink[l].remote_bus_id.v, g->pci_bus_id.v) == 0;
+        if (back != active) {
+                result_status(r, STATUS_WARN, "the NVLink bridge pair %s and %s is lopsided: %u active link%s from this "
+                                              "card, %u from its peer",
+                              desc, first, active, active == 1 ? "" : "s", back);
+                result_remedy(r, "Reseat the bridges between the two cards with the node powered off; `nvidia-smi "
+                                 "nvlink -s` on both shows which links are down.");
+                return true;
+        }
+        return false;
+}
+
+static void run_nvlink(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (nv_unavailable(self, f, rep))
+                return;
+        static const char *const counter_names[NVML_NVL_COUNTER_COUNT] = {
+                [NVML_NVL_REPLAY] = "replay",     [NVML_NVL_RECOVERY] = "recovery", [NVML_NVL_CRC_FLIT] = "CRC flit",
+                [NVML_NVL_CRC_DATA] = "CRC data", [NVML_NVL_ECC_DATA] = "ECC data",
+        };
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char desc[NV_DESC_MAX];
+                struct result *r = nv_result(self, f, rep, g, desc);
+                const struct gpu_model *m = nv_model(f, g);
+                /* SXM boards carry their NVLinks on the baseboard; PCIe and NVL cards only
+                 * through optional bridges, so no links there is not a fault. */
+                bool bridged = m && (m->nvlink_bridge || (m->form && (strcmp(m->form, "pcie") == 0 ||
+                                                                      strcmp(m->form, "nvl") == 0)));
+                bool must_have = m && m->nvlink_links > 0 && !bridged;
+                if (must_have)
+                        result_expected(r, "%u NVLinks active, no errors", m->nvlink_links);
+                else if (bridged && m->nvlink_links)
+                        result_expected(r, "no NVLink bridge, or %u bridged links active, no errors", m->nvlink_links);
+                else
+                        result_expected(r, "every NVLink active, no errors");
+                result_evidence(r, "source", "nvmlDeviceGetNvLinkState, nvmlDeviceGetNvLinkErrorCounter");
+                bool end_bad = g->nvlink_end.state != NV_UNREAD && !nv_not_supported(g->nvlink_end.state, g->nvlink_end.rc);
+                if (end_bad) {
+                        (void)UNUSABLE(r, f, g, "NVLink state", g->nvlink_end);
+                        continue;
+                }
+                /* NVLink is not available while MIG is on (NVIDIA MIG user guide). */
+                if (nv_ok(g->mig_mode_current) && g->mig_mode_current.v == NVML_FEATURE_ENABLED) {
+                        result_observed(r, "%u NVLinks reported, MIG enabled", g->nvlink_count);
+                        result_status(r, STATUS_SKIP, "MIG is enabled on %s: NVLink is not used in MIG mode", desc);
+                        continue;
+                }
+                /* A link whose state NVML could not read (GPU lost, an error) says more
+                 * than "down". */
+                bool unreadable = false;
+                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && !unreadable; l++)
+                        if (g->nvlink[l].state.state != NV_OK)
+                                unreadable = UNUSABLE(r, f, g, "NVLink state", g->nvlink[l].state);
+                if (unreadable)
+                        continue;
+                if (g->nvlink_count == 0) {
+                        result_observed(r, "no NVLink");
+                        /* A hypervisor passes an SXM GPU's NVLinks through only with its whole
+                         * NVLink domain (all GPUs of the baseboard, or a Fabric Manager
+                         * partition); a guest given one GPU has none, and NVML answers
+                         * NOT_SUPPORTED for every link (seen on an H100 SXM guest, driver 580). */
+                        if (must_have && f->virt.is_vm && f->gpus.n == 1) {
+                                result_status(r, STATUS_SKIP,
+                                              "NVLink is not exposed to this VM: %s is its only GPU, so its %u links "
+                                              "have no peer here (the host keeps them)",
+                                              desc, m->nvlink_links);
+                                continue;
+                        }
+                        if (must_have) {
+                                result_status(r, STATUS_FAIL, "NVML reports no NVLink on %s, which has %u", desc,
+                                              m->nvlink_links);
+                                result_remedy(r, "Check `nvidia-smi nvlink -s -i %u` and the NVRM messages in `dmesg`; "
+                                                 "NVLinks missing on an SXM board need a reset or the board seen to.",
+                                              g->index);
+                        } else {
+                                result_status(r, STATUS_SKIP, "no NVLink on this board");
+                        }
+                        continue;
+                }
+                /* An error counter of an active link that NVML could not read: a lost GPU,
+                 * a hung call or another error says more than "no errors". ECC data errors
+                 * are not judged (below); a counter the board does not support is left out
+                 * and evidence says so. */
+                const struct nv_u64 *bad_counter = NULL;
+                bool counter_unsupported = false;
+                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && !bad_counter; l++) {
+                        const struct nvml_nvlink *k = &g->nvlink[l];
+                        if (k->state.v != NVML_FEATURE_ENABLED)
+                                continue;
+                        for (int c = 0; c < NVML_NVL_COUNTER_COUNT && !bad_counter; c++) {
+                                const struct nv_u64 *e = &k->errors[c];
+                                if (c == NVML_NVL_ECC_DATA || nv_ok(*e) || e->state == NV_UNREAD)
+                                        continue;
+                                if (nv_not_supported(e->state, e->rc))
+                                        counter_unsupported = true;
+                                else
+                                        bad_counter = e;
+                        }
+                }
+                if (bad_counter && UNUSABLE(r, f, g, "NVLink error counters", *bad_counter))
+                        continue;
+                /* Where each active link ends (bridge pairs, the topology): a lost GPU or a hung
+                 * call there is reported too, never read as "no peer". */
+                const struct nv_str *bad_peer = NULL;
+                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && !bad_peer; l++) {
+                        const struct nv_str *e = &g->nvlink[l].remote_bus_id;
+                        if (g->nvlink[l].state.v == NVML_FEATURE_ENABLED && !nv_ok(*e) && e->state != NV_UNREAD &&
+                            !nv_not_supported(e->state, e->rc))
+                                bad_peer = e;
+                }
+                if (bad_peer && UNUSABLE(r, f, g, "NVLink remote PCI info", *bad_peer))
+                        continue;
+                if (counter_unsupported)
+                        result_evidence(r, "counters", "some not supported on this GPU/driver "
+                                                       "(nvmlDeviceGetNvLinkErrorCounter): not judged");
+                char down[256] = "", errors[512] = "", bridge_peer[32] = "";
+                unsigned int n_down = 0, n_err_links = 0;
+                /* NVML numbers link slots, not wires: an H100 PCIe answers for 18 slots of
+                 * which its bridges wire 12, an H800 for more than its 8. Only the SKU's link
+                 * count is judged; the rest of the slots are expected down. */
+                unsigned int wired = m && m->nvlink_links ? m->nvlink_links : g->nvlink_count;
+                unsigned long long totals[NVML_NVL_COUNTER_COUNT] = {0};
+                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++) {
+                        const struct nvml_nvlink *k = &g->nvlink[l];
+                        if (k->state.v != NVML_FEATURE_ENABLED) {
+                                strbuf_appendf(down, sizeof(down), "%s%u", n_down ? ", " : "", l);
+                                n_down++;
+                                continue;
+                        }
+                        char one[160] = "";
+                        for (int c = 0; c < NVML_NVL_COUNTER_COUNT; c++) {
+                                /* ECC data errors are corrected by the link itself. */
+                                if (c == NVML_NVL_ECC_DATA || !nv_ok(k->errors[c]) || k->errors[c].v == 0)
+                                        continue;
+                                totals[c] += k->errors[c].v;
+                                strbuf_appendf(one, sizeof(one), "%s%s %llu", one[0] ? ", " : "", counter_names[c],
+                                               k->errors[c].v);
+                        }
+                        if (one[0]) {
+                                strbuf_appendf(errors, sizeof(errors), "%slink %u: %s", n_err_links ? "; " : "", l, one);
+                                n_err_links++;
+                        }
+                }
+                unsigned int active = g->nvlink_count - n_down;
+                result_observed(r, "%u of %u links active%s%s", active, g->nvlink_count, n_down ? ", down: " : "", down);
+                if (errors[0])
+                        result_evidence(r, "errors", "%s", errors);
+                if (bridged) {
+                        if (active == 0) {
+                                result_status(r, STATUS_PASS, "no NVLink bridge on %s (a PCIe card: links are optional)",
+                                              desc);
+                                continue;
+                        }
+                        if (active < wired) {
+                                result_status(r, STATUS_WARN,
+                                              "%u of the %u bridged NVLinks of %s are active: a bridge is missing or "
+                                              "not seated",
+                                              active, wired, desc);
+                                result_remedy(r, "Every bridge between a pair of cards must be fitted (`nvidia-smi "
+                                                 "nvlink -s -i %u` shows each link); reseat the bridges with the "
+                                                 "node powered off.",
+                                              g->index);
+                                continue;
+                        }
+                        if (bridge_pair_problem(r, f, g, desc, active, bridge_peer, sizeof(bridge_peer)))
+                                continue;
+                }
+                if (active >= wired)
+                        n_down = 0; /* the remaining slots are not wired on this SKU */
+                if (n_down) {
+                        result_status(r, STATUS_FAIL, "NVLink%s %s of %s %s down", n_down == 1 ? "" : "s", down, desc,
+                                      n_down == 1 ? "is" : "are");
+                        result_remedy(r, "Check `nvidia-smi nvlink -s -i %u` and `dmesg` for NVLink errors (Xid 74); "
+                                         "reset the GPU or reboot, and on NVSwitch systems make sure the Fabric "
+                                         "Manager runs (gpu.fabric_manager). A link that stays down needs the "
+                                         "baseboard or GPU seen to.",
+                                      g->index);
+                        continue;
+                }
+                if (must_have && active < m->nvlink_links) {
+                        result_status(r, STATUS_FAIL, "NVML reports %u NVLinks on %s, which has %u", g->nvlink_count,
+                                      desc, m->nvlink_links);
+                        result_remedy(r, "Check `nvidia-smi nvlink -s -i %u`; reset the GPU or reboot.", g->index);
+                        continue;
+                }
+                if (judge_nvlink_errors(r, f, g, desc, totals, n_err_links))
+                        continue;
+                result_status(r, STATUS_PASS, "all %u NVLinks active%s%s, %s", active, bridge_peer[0] ? ", bridged to " : "",
+                              bridge_peer, counter_unsupported ? "error counters not supported" : "no errors");
+        }
+}
+
+/* ---- descriptors ---- */
+
+const struct check_info check_gpu_pcie_nvml = {
+        .id = "gpu.pcie_nvml",
+        .category = "gpu",
+        .level = LEVEL_QUICK,
+        .title = "The PCIe link NVML reports is at its maximum, without replays",
+        .run = run_pcie_nvml,
+        .needs = CHECK_NEEDS_NVML,
+};
+
+const struct check_info check_gpu_nvlink = {
+        .id = "gpu.nvlink",
+        .category = "gpu",
+        .level = LEVEL_QUICK,
+        .title = "Every NVLink is up and error-free (boards with NVLink)",
+        .run = run_nvlink,
+        .needs = CHECK_NEEDS_NVML,
+};
