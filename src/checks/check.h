@@ -24,6 +24,14 @@ struct check_info {
         void (*run)(const struct check_info *self, const struct facts *f, struct report *rep);
 };
 
+/* A check's descriptor, one per check next to its run function, greppable by its id:
+ * CHECK_INFO(gpu_mig, "gpu", "gpu.mig", LEVEL_QUICK, CHECK_NEEDS_NVML, "title", run_mig);
+ * defines check_gpu_mig, which checks.def lists. */
+#define CHECK_INFO(name, cat, cid, clevel, cneeds, ctitle, crun)                                          \
+        const struct check_info check_##name = {                                                       \
+                .id = cid, .category = cat, .level = clevel, .title = ctitle, .run = crun, .needs = cneeds, \
+        }
+
 #define CHECK(name) extern const struct check_info check_##name;
 #include "checks/checks.def"
 #undef CHECK

@@ -303,42 +303,22 @@ static void run_cdi(const struct check_info *self, const struct facts *f, struct
                          "list`.");
 }
 
-const struct check_info check_container_runtime = {
-        .id = "container.runtime",
-        .category = "container",
-        .level = LEVEL_QUICK,
-        .title = "Container runtimes installed (informational)",
-        .run = run_runtime,
-};
+CHECK_INFO(container_runtime, "container", "container.runtime", LEVEL_QUICK, 0,
+           "Container runtimes installed (informational)",
+           run_runtime);
 
-const struct check_info check_container_toolkit = {
-        .id = "container.toolkit",
-        .category = "container",
-        .level = LEVEL_QUICK,
-        .title = "The NVIDIA Container Toolkit is installed next to a container runtime",
-        .run = run_toolkit,
-};
+CHECK_INFO(container_toolkit, "container", "container.toolkit", LEVEL_QUICK, 0,
+           "The NVIDIA Container Toolkit is installed next to a container runtime",
+           run_toolkit);
 
-const struct check_info check_container_docker_runtime = {
-        .id = "container.docker_runtime",
-        .category = "container",
-        .level = LEVEL_QUICK,
-        .title = "docker can run GPU containers (nvidia runtime or CDI)",
-        .run = run_docker_runtime,
-};
+CHECK_INFO(container_docker_runtime, "container", "container.docker_runtime", LEVEL_QUICK, 0,
+           "docker can run GPU containers (nvidia runtime or CDI)",
+           run_docker_runtime);
 
-const struct check_info check_container_containerd_runtime = {
-        .id = "container.containerd_runtime",
-        .category = "container",
-        .level = LEVEL_QUICK,
-        .title = "containerd has an nvidia runtime",
-        .run = run_containerd_runtime,
-};
+CHECK_INFO(container_containerd_runtime, "container", "container.containerd_runtime", LEVEL_QUICK, 0,
+           "containerd has an nvidia runtime",
+           run_containerd_runtime);
 
-const struct check_info check_container_cdi = {
-        .id = "container.cdi",
-        .category = "container",
-        .level = LEVEL_QUICK,
-        .title = "CDI specs describe the GPUs (and match the installed driver)",
-        .run = run_cdi,
-};
+CHECK_INFO(container_cdi, "container", "container.cdi", LEVEL_QUICK, 0,
+           "CDI specs describe the GPUs (and match the installed driver)",
+           run_cdi);

@@ -393,42 +393,18 @@ static void run_frequency(const struct check_info *self, const struct facts *f, 
                       "maximum", FREQ_LOW_PERCENT);
 }
 
-const struct check_info check_cpu_governor = {
-        .id = "cpu.governor",
-        .category = "cpu",
-        .level = LEVEL_QUICK,
-        .title = "Every CPU uses the performance frequency governor",
-        .run = run_governor,
-};
+CHECK_INFO(cpu_governor, "cpu", "cpu.governor", LEVEL_QUICK, 0,
+           "Every CPU uses the performance frequency governor",
+           run_governor);
 
-const struct check_info check_cpu_boost = {
-        .id = "cpu.boost",
-        .category = "cpu",
-        .level = LEVEL_QUICK,
-        .title = "CPU turbo/boost is enabled",
-        .run = run_boost,
-};
+CHECK_INFO(cpu_boost, "cpu", "cpu.boost", LEVEL_QUICK, 0, "CPU turbo/boost is enabled", run_boost);
 
-const struct check_info check_cpu_cstates = {
-        .id = "cpu.cstates",
-        .category = "cpu",
-        .level = LEVEL_QUICK,
-        .title = "No deep C-state (exit latency > 20 us) is enabled",
-        .run = run_cstates,
-};
+CHECK_INFO(cpu_cstates, "cpu", "cpu.cstates", LEVEL_QUICK, 0,
+           "No deep C-state (exit latency > 20 us) is enabled",
+           run_cstates);
 
-const struct check_info check_cpu_smt = {
-        .id = "cpu.smt",
-        .category = "cpu",
-        .level = LEVEL_QUICK,
-        .title = "SMT (hyper-threading) state, reported",
-        .run = run_smt,
-};
+CHECK_INFO(cpu_smt, "cpu", "cpu.smt", LEVEL_QUICK, 0, "SMT (hyper-threading) state, reported", run_smt);
 
-const struct check_info check_cpu_frequency = {
-        .id = "cpu.frequency",
-        .category = "cpu",
-        .level = LEVEL_QUICK,
-        .title = "CPUs are not capped and run near their maximum frequency",
-        .run = run_frequency,
-};
+CHECK_INFO(cpu_frequency, "cpu", "cpu.frequency", LEVEL_QUICK, 0,
+           "CPUs are not capped and run near their maximum frequency",
+           run_frequency);

@@ -151,11 +151,6 @@ static void run_dcgm_diag(const struct check_info *self, const struct facts *f, 
                 judge_result(self, f, x, &d->results[i], rep);
 }
 
-const struct check_info check_dcgm_diag = {
-        .id = "dcgm.diag",
-        .category = "dcgm",
-        .level = LEVEL_QUICK,
-        .title = "DCGM's own diagnostic passes (`--with-dcgm LEVEL` runs dcgmi diag)",
-        .run = run_dcgm_diag,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(dcgm_diag, "dcgm", "dcgm.diag", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "DCGM's own diagnostic passes (`--with-dcgm LEVEL` runs dcgmi diag)",
+           run_dcgm_diag);

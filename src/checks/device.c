@@ -389,50 +389,26 @@ static void run_link_under_load(const struct check_info *self, const struct fact
         }
 }
 
-const struct check_info check_device_functional = {
-        .id = "device.functional",
-        .category = "device",
-        .level = LEVEL_STANDARD,
-        .title = "Every GPU allocates memory and runs a kernel whose result verifies",
-        .run = run_functional,
-};
+CHECK_INFO(device_functional, "device", "device.functional", LEVEL_STANDARD, 0,
+           "Every GPU allocates memory and runs a kernel whose result verifies",
+           run_functional);
 
-const struct check_info check_device_h2d = {
-        .id = "device.h2d",
-        .category = "device",
-        .level = LEVEL_STANDARD,
-        .title = "Pinned host-to-device bandwidth per GPU against its baseline and PCIe link",
-        .run = run_h2d,
-};
+CHECK_INFO(device_h2d, "device", "device.h2d", LEVEL_STANDARD, 0,
+           "Pinned host-to-device bandwidth per GPU against its baseline and PCIe link",
+           run_h2d);
 
-const struct check_info check_device_d2h = {
-        .id = "device.d2h",
-        .category = "device",
-        .level = LEVEL_STANDARD,
-        .title = "Pinned device-to-host bandwidth per GPU against its baseline and PCIe link",
-        .run = run_d2h,
-};
+CHECK_INFO(device_d2h, "device", "device.d2h", LEVEL_STANDARD, 0,
+           "Pinned device-to-host bandwidth per GPU against its baseline and PCIe link",
+           run_d2h);
 
-const struct check_info check_device_memory_bandwidth = {
-        .id = "device.memory_bandwidth",
-        .category = "device",
-        .level = LEVEL_STANDARD,
-        .title = "Device memory bandwidth (triad) per GPU against its baseline and spec",
-        .run = run_memory_bandwidth,
-};
+CHECK_INFO(device_memory_bandwidth, "device", "device.memory_bandwidth", LEVEL_STANDARD, 0,
+           "Device memory bandwidth (triad) per GPU against its baseline and spec",
+           run_memory_bandwidth);
 
-const struct check_info check_device_p2p = {
-        .id = "device.p2p",
-        .category = "device",
-        .level = LEVEL_STANDARD,
-        .title = "Peer copies between every pair of GPUs arrive intact; bandwidth reported",
-        .run = run_p2p,
-};
+CHECK_INFO(device_p2p, "device", "device.p2p", LEVEL_STANDARD, 0,
+           "Peer copies between every pair of GPUs arrive intact; bandwidth reported",
+           run_p2p);
 
-const struct check_info check_pcie_link_under_load = {
-        .id = "pcie.link_under_load",
-        .category = "pcie",
-        .level = LEVEL_STANDARD,
-        .title = "Each GPU's PCIe link reaches its maximum speed under load",
-        .run = run_link_under_load,
-};
+CHECK_INFO(pcie_link_under_load, "pcie", "pcie.link_under_load", LEVEL_STANDARD, 0,
+           "Each GPU's PCIe link reaches its maximum speed under load",
+           run_link_under_load);

@@ -271,18 +271,10 @@ static void run_gpu_groups(const struct check_info *self, const struct facts *f,
         }
 }
 
-const struct check_info check_iommu_enabled = {
-        .id = "iommu.enabled",
-        .category = "iommu",
-        .level = LEVEL_QUICK,
-        .title = "IOMMU state fits the node's role (off or iommu=pt for GPU work, on for passthrough)",
-        .run = run_enabled,
-};
+CHECK_INFO(iommu_enabled, "iommu", "iommu.enabled", LEVEL_QUICK, 0,
+           "IOMMU state fits the node's role (off or iommu=pt for GPU work, on for passthrough)",
+           run_enabled);
 
-const struct check_info check_iommu_gpu_groups = {
-        .id = "iommu.gpu_groups",
-        .category = "iommu",
-        .level = LEVEL_QUICK,
-        .title = "Each GPU's IOMMU group holds no unrelated device",
-        .run = run_gpu_groups,
-};
+CHECK_INFO(iommu_gpu_groups, "iommu", "iommu.gpu_groups", LEVEL_QUICK, 0,
+           "Each GPU's IOMMU group holds no unrelated device",
+           run_gpu_groups);

@@ -254,26 +254,14 @@ static void run_secure_boot(const struct check_info *self, const struct facts *f
         result_remedy(r, "%s", secure_boot_remedy);
 }
 
-const struct check_info check_kernel_version = {
-        .id = "kernel.version",
-        .category = "kernel",
-        .level = LEVEL_QUICK,
-        .title = "Kernel release (informational; warns below 4.15)",
-        .run = run_version,
-};
+CHECK_INFO(kernel_version, "kernel", "kernel.version", LEVEL_QUICK, 0,
+           "Kernel release (informational; warns below 4.15)",
+           run_version);
 
-const struct check_info check_kernel_cmdline = {
-        .id = "kernel.cmdline",
-        .category = "kernel",
-        .level = LEVEL_QUICK,
-        .title = "Kernel command-line parameters that matter for GPU work",
-        .run = run_cmdline,
-};
+CHECK_INFO(kernel_cmdline, "kernel", "kernel.cmdline", LEVEL_QUICK, 0,
+           "Kernel command-line parameters that matter for GPU work",
+           run_cmdline);
 
-const struct check_info check_kernel_secure_boot = {
-        .id = "kernel.secure_boot",
-        .category = "kernel",
-        .level = LEVEL_QUICK,
-        .title = "Secure Boot and module signing let the nvidia module load",
-        .run = run_secure_boot,
-};
+CHECK_INFO(kernel_secure_boot, "kernel", "kernel.secure_boot", LEVEL_QUICK, 0,
+           "Secure Boot and module signing let the nvidia module load",
+           run_secure_boot);

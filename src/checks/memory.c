@@ -184,42 +184,20 @@ static void run_host_vs_gpu(const struct check_info *self, const struct facts *f
                       gpu_gib, 2 * gpu_gib);
 }
 
-const struct check_info check_memory_thp = {
-        .id = "memory.thp",
-        .category = "memory",
-        .level = LEVEL_QUICK,
-        .title = "Transparent huge pages are available (always or madvise)",
-        .run = run_thp,
-};
+CHECK_INFO(memory_thp, "memory", "memory.thp", LEVEL_QUICK, 0,
+           "Transparent huge pages are available (always or madvise)",
+           run_thp);
 
-const struct check_info check_memory_swappiness = {
-        .id = "memory.swappiness",
-        .category = "memory",
-        .level = LEVEL_QUICK,
-        .title = "vm.swappiness is low while swap is active",
-        .run = run_swappiness,
-};
+CHECK_INFO(memory_swappiness, "memory", "memory.swappiness", LEVEL_QUICK, 0,
+           "vm.swappiness is low while swap is active",
+           run_swappiness);
 
-const struct check_info check_memory_dirty_ratio = {
-        .id = "memory.dirty_ratio",
-        .category = "memory",
-        .level = LEVEL_QUICK,
-        .title = "The dirty page-cache limit is not excessive",
-        .run = run_dirty,
-};
+CHECK_INFO(memory_dirty_ratio, "memory", "memory.dirty_ratio", LEVEL_QUICK, 0,
+           "The dirty page-cache limit is not excessive",
+           run_dirty);
 
-const struct check_info check_memory_swap = {
-        .id = "memory.swap",
-        .category = "memory",
-        .level = LEVEL_QUICK,
-        .title = "Swap areas, reported",
-        .run = run_swap,
-};
+CHECK_INFO(memory_swap, "memory", "memory.swap", LEVEL_QUICK, 0, "Swap areas, reported", run_swap);
 
-const struct check_info check_memory_host_vs_gpu = {
-        .id = "memory.host_vs_gpu",
-        .category = "memory",
-        .level = LEVEL_QUICK,
-        .title = "Host RAM is at least the GPUs' total memory",
-        .run = run_host_vs_gpu,
-};
+CHECK_INFO(memory_host_vs_gpu, "memory", "memory.host_vs_gpu", LEVEL_QUICK, 0,
+           "Host RAM is at least the GPUs' total memory",
+           run_host_vs_gpu);

@@ -179,26 +179,14 @@ static void run_balancing(const struct check_info *self, const struct facts *f, 
                       "line).");
 }
 
-const struct check_info check_numa_nodes = {
-        .id = "numa.nodes",
-        .category = "numa",
-        .level = LEVEL_QUICK,
-        .title = "NUMA nodes: with CPUs and memory-only, reported",
-        .run = run_nodes,
-};
+CHECK_INFO(numa_nodes, "numa", "numa.nodes", LEVEL_QUICK, 0,
+           "NUMA nodes: with CPUs and memory-only, reported",
+           run_nodes);
 
-const struct check_info check_numa_gpu_affinity = {
-        .id = "numa.gpu_affinity",
-        .category = "numa",
-        .level = LEVEL_QUICK,
-        .title = "Each GPU belongs to a NUMA node on a multi-node host",
-        .run = run_gpu_affinity,
-};
+CHECK_INFO(numa_gpu_affinity, "numa", "numa.gpu_affinity", LEVEL_QUICK, 0,
+           "Each GPU belongs to a NUMA node on a multi-node host",
+           run_gpu_affinity);
 
-const struct check_info check_numa_balancing = {
-        .id = "numa.balancing",
-        .category = "numa",
-        .level = LEVEL_QUICK,
-        .title = "Automatic NUMA balancing is off on a multi-node GPU host",
-        .run = run_balancing,
-};
+CHECK_INFO(numa_balancing, "numa", "numa.balancing", LEVEL_QUICK, 0,
+           "Automatic NUMA balancing is off on a multi-node GPU host",
+           run_balancing);

@@ -233,18 +233,10 @@ static void run_guest(const struct check_info *self, const struct facts *f, stru
                               f->gpus.n == 1 ? "" : "s");
 }
 
-const struct check_info check_passthrough_host = {
-        .id = "passthrough.host",
-        .category = "passthrough",
-        .level = LEVEL_QUICK,
-        .title = "A host passing GPUs to VMs has vfio, an IOMMU, interrupt remapping and clean groups",
-        .run = run_host,
-};
+CHECK_INFO(passthrough_host, "passthrough", "passthrough.host", LEVEL_QUICK, 0,
+           "A host passing GPUs to VMs has vfio, an IOMMU, interrupt remapping and clean groups",
+           run_host);
 
-const struct check_info check_passthrough_guest = {
-        .id = "passthrough.guest",
-        .category = "passthrough",
-        .level = LEVEL_QUICK,
-        .title = "In a VM: the hypervisor and the GPUs passed through",
-        .run = run_guest,
-};
+CHECK_INFO(passthrough_guest, "passthrough", "passthrough.guest", LEVEL_QUICK, 0,
+           "In a VM: the hypervisor and the GPUs passed through",
+           run_guest);

@@ -222,21 +222,13 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
         }
 }
 
-const struct check_info check_pcie_link_width = {
-        .id = "pcie.link_width",
-        .category = "pcie",
-        .level = LEVEL_QUICK,
-        .title = "Each GPU's PCIe link runs at its full width",
-        .run = run_link_width,
-};
+CHECK_INFO(pcie_link_width, "pcie", "pcie.link_width", LEVEL_QUICK, 0,
+           "Each GPU's PCIe link runs at its full width",
+           run_link_width);
 
-const struct check_info check_pcie_link_speed = {
-        .id = "pcie.link_speed",
-        .category = "pcie",
-        .level = LEVEL_QUICK,
-        .title = "Each GPU's PCIe link runs at its maximum speed (warns at idle)",
-        .run = run_link_speed,
-};
+CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, 0,
+           "Each GPU's PCIe link runs at its maximum speed (warns at idle)",
+           run_link_speed);
 
 /* ---- AER, ACS and BAR1 (docs/checks/pcie.md) ---- */
 
@@ -580,27 +572,14 @@ static void run_bar1(const struct check_info *self, const struct facts *f, struc
         }
 }
 
-const struct check_info check_pcie_aer = {
-        .id = "pcie.aer",
-        .category = "pcie",
-        .level = LEVEL_QUICK,
-        .title = "No PCIe AER errors logged on each GPU and the bridges above it",
-        .run = run_aer,
-};
+CHECK_INFO(pcie_aer, "pcie", "pcie.aer", LEVEL_QUICK, 0,
+           "No PCIe AER errors logged on each GPU and the bridges above it",
+           run_aer);
 
-const struct check_info check_pcie_acs = {
-        .id = "pcie.acs",
-        .category = "pcie",
-        .level = LEVEL_QUICK,
-        .title = "ACS on the bridges above each GPU fits the node's role (off for P2P, on for passthrough)",
-        .run = run_acs,
-};
+CHECK_INFO(pcie_acs, "pcie", "pcie.acs", LEVEL_QUICK, 0,
+           "ACS on the bridges above each GPU fits the node's role (off for P2P, on for passthrough)",
+           run_acs);
 
-const struct check_info check_pcie_bar1 = {
-        .id = "pcie.bar1",
-        .category = "pcie",
-        .level = LEVEL_QUICK,
-        .title = "Each GPU's BAR1 aperture is large (Above 4G decoding / Resizable BAR on)",
-        .run = run_bar1,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(pcie_bar1, "pcie", "pcie.bar1", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "Each GPU's BAR1 aperture is large (Above 4G decoding / Resizable BAR on)",
+           run_bar1);

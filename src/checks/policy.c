@@ -349,20 +349,10 @@ static void run_reference(const struct check_info *self, const struct facts *f, 
         golden_done(&g);
 }
 
-const struct check_info check_policy_expect = {
-        .id = "policy.expect",
-        .category = "policy",
-        .level = LEVEL_QUICK,
-        .title = "The node is what the site policy expects: GPU count and model, driver, CUDA",
-        .run = run_expect,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(policy_expect, "policy", "policy.expect", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "The node is what the site policy expects: GPU count and model, driver, CUDA",
+           run_expect);
 
-const struct check_info check_policy_reference = {
-        .id = "policy.reference",
-        .category = "policy",
-        .level = LEVEL_QUICK,
-        .title = "No drift from the policy's reference node: GPUs, firmware, NUMA, NICs, topology",
-        .run = run_reference,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(policy_reference, "policy", "policy.reference", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "No drift from the policy's reference node: GPUs, firmware, NUMA, NICs, topology",
+           run_reference);

@@ -222,11 +222,6 @@ static void run_cuda_driver(const struct check_info *self, const struct facts *f
         }
 }
 
-const struct check_info check_gpu_cuda_driver = {
-        .id = "gpu.cuda_driver",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "libcuda loads, matches the kernel module, and cuInit counts every GPU",
-        .run = run_cuda_driver,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_cuda_driver, "gpu", "gpu.cuda_driver", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "libcuda loads, matches the kernel module, and cuInit counts every GPU",
+           run_cuda_driver);

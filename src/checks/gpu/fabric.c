@@ -270,11 +270,6 @@ static void run_fabric_manager(const struct check_info *self, const struct facts
 
 /* ---- descriptors ---- */
 
-const struct check_info check_gpu_fabric_manager = {
-        .id = "gpu.fabric_manager",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "NVLink fabric: the Fabric Manager (NVSwitch) or IMEX (multi-node tray) runs; each GPU joined, healthy",
-        .run = run_fabric_manager,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_fabric_manager, "gpu", "gpu.fabric_manager", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "NVLink fabric: the Fabric Manager (NVSwitch) or IMEX (multi-node tray) runs; each GPU joined, healthy",
+           run_fabric_manager);

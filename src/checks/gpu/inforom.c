@@ -120,11 +120,6 @@ static void run_inforom(const struct check_info *self, const struct facts *f, st
 
 /* ---- descriptors ---- */
 
-const struct check_info check_gpu_inforom = {
-        .id = "gpu.inforom",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "InfoROM valid; VBIOS and InfoROM versions alike across the node's GPUs of a model",
-        .run = run_inforom,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_inforom, "gpu", "gpu.inforom", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "InfoROM valid; VBIOS and InfoROM versions alike across the node's GPUs of a model",
+           run_inforom);

@@ -371,43 +371,20 @@ static void run_persistenced(const struct check_info *self, const struct facts *
                          "install the nvidia-persistenced or nvidia-compute-utils package if the unit is missing).");
 }
 
-const struct check_info check_gpu_inventory = {
-        .id = "gpu.inventory",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "Each NVIDIA GPU is known: model, architecture, compute capability",
-        .run = run_inventory,
-};
+CHECK_INFO(gpu_inventory, "gpu", "gpu.inventory", LEVEL_QUICK, 0,
+           "Each NVIDIA GPU is known: model, architecture, compute capability",
+           run_inventory);
 
-const struct check_info check_gpu_driver_binding = {
-        .id = "gpu.driver_binding",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "Each GPU is bound to the nvidia driver (or vfio-pci for passthrough)",
-        .run = run_driver_binding,
-};
+CHECK_INFO(gpu_driver_binding, "gpu", "gpu.driver_binding", LEVEL_QUICK, 0,
+           "Each GPU is bound to the nvidia driver (or vfio-pci for passthrough)",
+           run_driver_binding);
 
-const struct check_info check_gpu_nouveau = {
-        .id = "gpu.nouveau",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "The nouveau driver is not loaded",
-        .run = run_nouveau,
-};
+CHECK_INFO(gpu_nouveau, "gpu", "gpu.nouveau", LEVEL_QUICK, 0, "The nouveau driver is not loaded", run_nouveau);
 
-const struct check_info check_gpu_driver_version = {
-        .id = "gpu.driver_version",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "The nvidia module is loaded and new enough for the GPUs' architecture",
-        .run = run_driver_version,
-};
+CHECK_INFO(gpu_driver_version, "gpu", "gpu.driver_version", LEVEL_QUICK, 0,
+           "The nvidia module is loaded and new enough for the GPUs' architecture",
+           run_driver_version);
 
-const struct check_info check_gpu_persistenced = {
-        .id = "gpu.persistenced",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "nvidia-persistenced keeps GPU state initialised",
-        .run = run_persistenced,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_persistenced, "gpu", "gpu.persistenced", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "nvidia-persistenced keeps GPU state initialised",
+           run_persistenced);

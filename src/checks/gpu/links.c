@@ -438,20 +438,10 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
 
 /* ---- descriptors ---- */
 
-const struct check_info check_gpu_pcie_nvml = {
-        .id = "gpu.pcie_nvml",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "The PCIe link NVML reports is at its maximum, without replays",
-        .run = run_pcie_nvml,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_pcie_nvml, "gpu", "gpu.pcie_nvml", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "The PCIe link NVML reports is at its maximum, without replays",
+           run_pcie_nvml);
 
-const struct check_info check_gpu_nvlink = {
-        .id = "gpu.nvlink",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "Every NVLink is up and error-free (boards with NVLink)",
-        .run = run_nvlink,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_nvlink, "gpu", "gpu.nvlink", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "Every NVLink is up and error-free (boards with NVLink)",
+           run_nvlink);

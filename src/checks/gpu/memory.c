@@ -332,38 +332,18 @@ static void run_memory_health(const struct check_info *self, const struct facts 
 
 /* ---- descriptors ---- */
 
-const struct check_info check_gpu_row_remapper = {
-        .id = "gpu.row_remapper",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "Every memory bank has spare rows left for remapping (row-remapper histogram)",
-        .run = run_row_remapper,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_row_remapper, "gpu", "gpu.row_remapper", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "Every memory bank has spare rows left for remapping (row-remapper histogram)",
+           run_row_remapper);
 
-const struct check_info check_gpu_ecc_mode = {
-        .id = "gpu.ecc_mode",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "ECC is enabled on datacenter GPUs, with no change pending",
-        .run = run_ecc_mode,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_ecc_mode, "gpu", "gpu.ecc_mode", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "ECC is enabled on datacenter GPUs, with no change pending",
+           run_ecc_mode);
 
-const struct check_info check_gpu_ecc_errors = {
-        .id = "gpu.ecc_errors",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "No uncorrectable ECC errors since the driver loaded",
-        .run = run_ecc_errors,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_ecc_errors, "gpu", "gpu.ecc_errors", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "No uncorrectable ECC errors since the driver loaded",
+           run_ecc_errors);
 
-const struct check_info check_gpu_memory_health = {
-        .id = "gpu.memory_health",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "No pending row remap or page retirement, no remap failure",
-        .run = run_memory_health,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_memory_health, "gpu", "gpu.memory_health", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "No pending row remap or page retirement, no remap failure",
+           run_memory_health);

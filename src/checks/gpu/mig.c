@@ -80,11 +80,6 @@ static void run_mig(const struct check_info *self, const struct facts *f, struct
 
 /* ---- descriptors ---- */
 
-const struct check_info check_gpu_mig = {
-        .id = "gpu.mig",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "MIG mode as configured: nothing pending, instances created",
-        .run = run_mig,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_mig, "gpu", "gpu.mig", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "MIG mode as configured: nothing pending, instances created",
+           run_mig);

@@ -355,29 +355,14 @@ static void run_persistence_mode(const struct check_info *self, const struct fac
 
 /* ---- descriptors ---- */
 
-const struct check_info check_gpu_nvml = {
-        .id = "gpu.nvml",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "NVML loads and sees every NVIDIA GPU on the PCI bus",
-        .run = run_nvml,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_nvml, "gpu", "gpu.nvml", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "NVML loads and sees every NVIDIA GPU on the PCI bus",
+           run_nvml);
 
-const struct check_info check_gpu_driver_compat = {
-        .id = "gpu.driver_compat",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "The driver NVML reports supports each GPU's architecture",
-        .run = run_driver_compat,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_driver_compat, "gpu", "gpu.driver_compat", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "The driver NVML reports supports each GPU's architecture",
+           run_driver_compat);
 
-const struct check_info check_gpu_persistence_mode = {
-        .id = "gpu.persistence_mode",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "Persistence mode is on for every GPU",
-        .run = run_persistence_mode,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_persistence_mode, "gpu", "gpu.persistence_mode", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "Persistence mode is on for every GPU",
+           run_persistence_mode);

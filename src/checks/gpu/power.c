@@ -119,20 +119,10 @@ static void run_app_clocks(const struct check_info *self, const struct facts *f,
 
 /* ---- descriptors ---- */
 
-const struct check_info check_gpu_power_limit = {
-        .id = "gpu.power_limit",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "The power limit is not capped below the default",
-        .run = run_power_limit,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_power_limit, "gpu", "gpu.power_limit", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "The power limit is not capped below the default",
+           run_power_limit);
 
-const struct check_info check_gpu_app_clocks = {
-        .id = "gpu.app_clocks",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "Applications clocks are not locked away from their defaults",
-        .run = run_app_clocks,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_app_clocks, "gpu", "gpu.app_clocks", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "Applications clocks are not locked away from their defaults",
+           run_app_clocks);

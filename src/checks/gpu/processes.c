@@ -98,20 +98,10 @@ static void run_recovery_action(const struct check_info *self, const struct fact
 
 /* ---- descriptors ---- */
 
-const struct check_info check_gpu_graphics_processes = {
-        .id = "gpu.graphics_processes",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "No graphics process (display server, desktop) on a compute GPU",
-        .run = run_graphics_processes,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_graphics_processes, "gpu", "gpu.graphics_processes", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "No graphics process (display server, desktop) on a compute GPU",
+           run_graphics_processes);
 
-const struct check_info check_gpu_recovery_action = {
-        .id = "gpu.recovery_action",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "The driver asks for no recovery of the GPU (reset, reboot, drain)",
-        .run = run_recovery_action,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_recovery_action, "gpu", "gpu.recovery_action", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "The driver asks for no recovery of the GPU (reset, reboot, drain)",
+           run_recovery_action);

@@ -162,13 +162,9 @@ static void run_device_nodes(const struct check_info *self, const struct facts *
         }
 }
 
-const struct check_info check_gpu_device_nodes = {
-        .id = "gpu.device_nodes",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "NVIDIA device files exist and job users may open them",
-        .run = run_device_nodes,
-};
+CHECK_INFO(gpu_device_nodes, "gpu", "gpu.device_nodes", LEVEL_QUICK, 0,
+           "NVIDIA device files exist and job users may open them",
+           run_device_nodes);
 
 /* Variables documented by NVIDIA (CUDA Programming Guide, "CUDA Environment Variables",
  * and DCGM's software plugin) that no node should set for every job. */
@@ -241,10 +237,6 @@ static void run_cuda_env(const struct check_info *self, const struct facts *f, s
         }
 }
 
-const struct check_info check_gpu_cuda_env = {
-        .id = "gpu.cuda_env",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "no environment variable slows, hangs or redirects CUDA jobs",
-        .run = run_cuda_env,
-};
+CHECK_INFO(gpu_cuda_env, "gpu", "gpu.cuda_env", LEVEL_QUICK, 0,
+           "no environment variable slows, hangs or redirects CUDA jobs",
+           run_cuda_env);

@@ -246,29 +246,14 @@ static void run_clock_events(const struct check_info *self, const struct facts *
 
 /* ---- descriptors ---- */
 
-const struct check_info check_gpu_temperature = {
-        .id = "gpu.temperature",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "Each GPU runs below its slowdown temperature (or T.Limit) with margin",
-        .run = run_temperature,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_temperature, "gpu", "gpu.temperature", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "Each GPU runs below its slowdown temperature (or T.Limit) with margin",
+           run_temperature);
 
-const struct check_info check_gpu_memory_temperature = {
-        .id = "gpu.memory_temperature",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "GPU memory (HBM) runs below its temperature limit with margin",
-        .run = run_memory_temperature,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_memory_temperature, "gpu", "gpu.memory_temperature", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "GPU memory (HBM) runs below its temperature limit with margin",
+           run_memory_temperature);
 
-const struct check_info check_gpu_clock_events = {
-        .id = "gpu.clock_events",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "No hardware, thermal or power-brake clock slowdown active",
-        .run = run_clock_events,
-        .needs = CHECK_NEEDS_NVML,
-};
+CHECK_INFO(gpu_clock_events, "gpu", "gpu.clock_events", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "No hardware, thermal or power-brake clock slowdown active",
+           run_clock_events);

@@ -173,10 +173,6 @@ static void run_xid(const struct check_info *self, const struct facts *f, struct
         judge(self, f, rep, "host", NULL);
 }
 
-const struct check_info check_gpu_xid = {
-        .id = "gpu.xid",
-        .category = "gpu",
-        .level = LEVEL_QUICK,
-        .title = "No hardware Xid error logged since boot (each with its meaning and action)",
-        .run = run_xid,
-};
+CHECK_INFO(gpu_xid, "gpu", "gpu.xid", LEVEL_QUICK, 0,
+           "No hardware Xid error logged since boot (each with its meaning and action)",
+           run_xid);
