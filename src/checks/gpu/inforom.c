@@ -42,80 +42,77 @@ static void firmware_peers(const struct facts *f, const struct nvml_gpu *g, size
         *ret_peers = peers;
 }
 
-static void run_inforom(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (nv_unavailable(self, f, rep))
+static void judge_inforom(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        result_expected(r, "InfoROM checksum valid; VBIOS and InfoROM image as on the node's other GPUs of "
+                           "the model");
+        const struct nv_u32 *valid = &g->inforom_valid;
+        if (valid->state == NV_ERROR && valid->rc == NVML_ERROR_CORRUPTED_INFOROM) {
+                result_evidence(r, "source", "nvmlDeviceValidateInforom");
+                result_evidence(r, "nvml_return", "%s", nvml_return_name(NVML_ERROR_CORRUPTED_INFOROM));
+                result_observed(r, "InfoROM corrupted");
+                result_status(r, STATUS_FAIL,
+                              "the InfoROM of %s is corrupted (its checksum fails): ECC counts, retired pages "
+                              "and remapped rows are kept there",
+                              desc);
+                result_remedy(r, "`nvidia-smi -q` exits 14 on such a board. Drain the node and contact "
+                                 "NVIDIA or the system vendor: the InfoROM is reflashed in service, or the "
+                                 "board replaced.");
                 return;
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char desc[NV_DESC_MAX];
-                struct result *r = nv_result(self, f, rep, g, desc);
-                result_expected(r, "InfoROM checksum valid; VBIOS and InfoROM image as on the node's other GPUs of "
-                                   "the model");
-                const struct nv_u32 *valid = &g->inforom_valid;
-                if (valid->state == NV_ERROR && valid->rc == NVML_ERROR_CORRUPTED_INFOROM) {
-                        result_evidence(r, "source", "nvmlDeviceValidateInforom");
-                        result_evidence(r, "nvml_return", "%s", nvml_return_name(NVML_ERROR_CORRUPTED_INFOROM));
-                        result_observed(r, "InfoROM corrupted");
-                        result_status(r, STATUS_FAIL,
-                                      "the InfoROM of %s is corrupted (its checksum fails): ECC counts, retired pages "
-                                      "and remapped rows are kept there",
-                                      desc);
-                        result_remedy(r, "`nvidia-smi -q` exits 14 on such a board. Drain the node and contact "
-                                         "NVIDIA or the system vendor: the InfoROM is reflashed in service, or the "
-                                         "board replaced.");
-                        continue;
-                }
-                if (nv_skip_unsupported(r, valid->state, valid->rc, "nvmlDeviceValidateInforom", "InfoROM validation", desc,
-                                     ""))
-                        continue;
-                if (UNUSABLE(r, f, g, "InfoROM validity", *valid))
-                        continue;
-                result_evidence(r, "source", "nvmlDeviceValidateInforom, nvmlDeviceGetVbiosVersion, "
-                                             "nvmlDeviceGetInforomImageVersion");
-                const struct {
-                        const char *what;
-                        size_t offset;
-                } firmware[] = {
-                        {"VBIOS", offsetof(struct nvml_gpu, vbios)},
-                        {"InfoROM image", offsetof(struct nvml_gpu, inforom_image)},
-                };
-                /* A version NVML failed to read (the GPU lost, a hung call) is reported like
-                 * any reading; one the board does not give is left out. */
-                bool unusable = false;
-                for (size_t k = 0; k < sizeof(firmware) / sizeof(firmware[0]) && !unusable; k++) {
-                        const struct nv_str *v = (const struct nv_str *)((const char *)g + firmware[k].offset);
-                        if (!nv_ok(*v) && !nv_not_supported(v->state, v->rc))
-                                unusable = UNUSABLE(r, f, g, firmware[k].what, *v);
-                }
-                if (unusable)
-                        continue;
-                char observed[256] = "InfoROM valid", odd[384] = "";
-                for (size_t k = 0; k < sizeof(firmware) / sizeof(firmware[0]); k++) {
-                        const struct nv_str *v = (const struct nv_str *)((const char *)g + firmware[k].offset);
-                        if (!nv_ok(*v))
-                                continue;
-                        strbuf_appendf(observed, sizeof(observed), "; %s %s", firmware[k].what, v->v);
-                        unsigned int same, peers;
-                        const char *common;
-                        firmware_peers(f, g, firmware[k].offset, &same, &peers, &common);
-                        /* One board differing from its siblings is the odd one out; with no
-                         * majority (2 GPUs, 2 versions) both are reported. */
-                        if (peers > 1 && same < peers && common && (strcmp(common, v->v) != 0 || same * 2 <= peers))
-                                strbuf_appendf(odd, sizeof(odd), "%s%s %s, while %u of the node's %u GPUs of this model "
-                                                                 "run %s",
-                                               odd[0] ? "; " : "", firmware[k].what, v->v, peers - same, peers,
-                                               strcmp(common, v->v) != 0 ? common : "another");
-                }
-                result_observed(r, "%s", observed);
-                if (odd[0]) {
-                        result_status(r, STATUS_WARN, "%s: firmware differs from its siblings (%s)", desc, odd);
-                        result_remedy(r, "Bring every GPU of the node to the same firmware with the system vendor's "
-                                         "firmware bundle (or NVIDIA's nvfwupd on HGX/DGX): mixed VBIOS versions "
-                                         "behave differently under load and complicate support cases.");
-                } else {
-                        result_status(r, STATUS_PASS, "InfoROM of %s valid, firmware as on its siblings", desc);
-                }
         }
+        if (nv_skip_unsupported(r, valid->state, valid->rc, "nvmlDeviceValidateInforom", "InfoROM validation", desc,
+                             ""))
+                return;
+        if (UNUSABLE(r, f, g, "InfoROM validity", *valid))
+                return;
+        result_evidence(r, "source", "nvmlDeviceValidateInforom, nvmlDeviceGetVbiosVersion, "
+                                     "nvmlDeviceGetInforomImageVersion");
+        const struct {
+                const char *what;
+                size_t offset;
+        } firmware[] = {
+                {"VBIOS", offsetof(struct nvml_gpu, vbios)},
+                {"InfoROM image", offsetof(struct nvml_gpu, inforom_image)},
+        };
+        /* A version NVML failed to read (the GPU lost, a hung call) is reported like
+         * any reading; one the board does not give is left out. */
+        bool unusable = false;
+        for (size_t k = 0; k < sizeof(firmware) / sizeof(firmware[0]) && !unusable; k++) {
+                const struct nv_str *v = (const struct nv_str *)((const char *)g + firmware[k].offset);
+                if (!nv_ok(*v) && !nv_not_supported(v->state, v->rc))
+                        unusable = UNUSABLE(r, f, g, firmware[k].what, *v);
+        }
+        if (unusable)
+                return;
+        char observed[256] = "InfoROM valid", odd[384] = "";
+        for (size_t k = 0; k < sizeof(firmware) / sizeof(firmware[0]); k++) {
+                const struct nv_str *v = (const struct nv_str *)((const char *)g + firmware[k].offset);
+                if (!nv_ok(*v))
+                        continue;
+                strbuf_appendf(observed, sizeof(observed), "; %s %s", firmware[k].what, v->v);
+                unsigned int same, peers;
+                const char *common;
+                firmware_peers(f, g, firmware[k].offset, &same, &peers, &common);
+                /* One board differing from its siblings is the odd one out; with no
+                 * majority (2 GPUs, 2 versions) both are reported. */
+                if (peers > 1 && same < peers && common && (strcmp(common, v->v) != 0 || same * 2 <= peers))
+                        strbuf_appendf(odd, sizeof(odd), "%s%s %s, while %u of the node's %u GPUs of this model "
+                                                         "run %s",
+                                       odd[0] ? "; " : "", firmware[k].what, v->v, peers - same, peers,
+                                       strcmp(common, v->v) != 0 ? common : "another");
+        }
+        result_observed(r, "%s", observed);
+        if (odd[0]) {
+                result_status(r, STATUS_WARN, "%s: firmware differs from its siblings (%s)", desc, odd);
+                result_remedy(r, "Bring every GPU of the node to the same firmware with the system vendor's "
+                                 "firmware bundle (or NVIDIA's nvfwupd on HGX/DGX): mixed VBIOS versions "
+                                 "behave differently under load and complicate support cases.");
+        } else {
+                result_status(r, STATUS_PASS, "InfoROM of %s valid, firmware as on its siblings", desc);
+        }
+}
+
+static void run_inforom(const struct check_info *self, const struct facts *f, struct report *rep) {
+        nv_each_gpu(self, f, rep, judge_inforom);
 }
 
 /* ---- descriptors ---- */

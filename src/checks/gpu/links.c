@@ -11,118 +11,115 @@
 
 /* ---- gpu.pcie_nvml --------------------------------------------------------------- */
 
-static void run_pcie_nvml(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (nv_unavailable(self, f, rep))
+static void judge_pcie_nvml(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        double replay_max = check_thresholds(f)->pcie_replays_per_minute;
+        if (nv_ok(g->pcie_max_gen) && nv_ok(g->pcie_max_width))
+                result_expected(r, "Gen%u x%u, at most %g replays a minute", g->pcie_max_gen.v,
+                                g->pcie_max_width.v, replay_max);
+        else
+                result_expected(r, "the maximum link generation and width, at most %g replays a minute",
+                                replay_max);
+        if (UNUSABLE(r, f, g, "PCIe link width", g->pcie_width) ||
+            UNUSABLE(r, f, g, "maximum PCIe link width", g->pcie_max_width) ||
+            UNUSABLE(r, f, g, "PCIe link generation", g->pcie_gen) ||
+            UNUSABLE(r, f, g, "maximum PCIe link generation", g->pcie_max_gen))
                 return;
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char desc[NV_DESC_MAX];
-                struct result *r = nv_result(self, f, rep, g, desc);
-                double replay_max = check_thresholds(f)->pcie_replays_per_minute;
-                if (nv_ok(g->pcie_max_gen) && nv_ok(g->pcie_max_width))
-                        result_expected(r, "Gen%u x%u, at most %g replays a minute", g->pcie_max_gen.v,
-                                        g->pcie_max_width.v, replay_max);
-                else
-                        result_expected(r, "the maximum link generation and width, at most %g replays a minute",
-                                        replay_max);
-                if (UNUSABLE(r, f, g, "PCIe link width", g->pcie_width) ||
-                    UNUSABLE(r, f, g, "maximum PCIe link width", g->pcie_max_width) ||
-                    UNUSABLE(r, f, g, "PCIe link generation", g->pcie_gen) ||
-                    UNUSABLE(r, f, g, "maximum PCIe link generation", g->pcie_max_gen))
-                        continue;
-                /* The replay counter only adds to the link's judgement: when the GPU does not
-                 * support it the link is still judged ("replays unknown"), but a lost GPU, a
-                 * hung call or another error must not pass as a healthy link. */
-                bool replay_unsupported = g->pcie_replay.state == NV_NO_FUNCTION ||
-                                          (g->pcie_replay.state == NV_ERROR && g->pcie_replay.rc == NVML_ERROR_NOT_SUPPORTED);
-                if (!replay_unsupported && g->pcie_replay.state != NV_UNREAD &&
-                    UNUSABLE(r, f, g, "PCIe replay counter", g->pcie_replay))
-                        continue;
-                result_evidence(r, "source", "nvmlDeviceGetCurrPcieLinkWidth, nvmlDeviceGetCurrPcieLinkGeneration, "
-                                             "nvmlDeviceGetMaxPcieLink{Width,Generation}, nvmlDeviceGetPcieReplayCounter");
-                bool have_replay = nv_ok(g->pcie_replay);
-                unsigned int replay = have_replay ? g->pcie_replay.v : 0;
-                if (have_replay) {
-                        result_observed(r, "Gen%u x%u, %u replay%s", g->pcie_gen.v, g->pcie_width.v, replay,
-                                        replay == 1 ? "" : "s");
-                } else {
-                        result_observed(r, "Gen%u x%u, replays unknown", g->pcie_gen.v, g->pcie_width.v);
-                        result_evidence(r, "replay_counter", "%s",
-                                        g->pcie_replay.state == NV_TIMEOUT
-                                                ? "timeout"
-                                                : nvml_return_name((nvmlReturn_t)g->pcie_replay.rc));
-                }
-                if (g->pcie_width.v < g->pcie_max_width.v) {
-                        result_status(r, STATUS_FAIL, "NVML reports the link of %s at x%u of x%u", desc, g->pcie_width.v,
-                                      g->pcie_max_width.v);
-                        result_remedy(r, "Reseat the GPU and inspect its riser/cable and slot; check the BIOS slot "
-                                         "bifurcation setting (pcie.link_width shows the same from sysfs).");
-                        continue;
-                }
-                if (g->pcie_gen.v < g->pcie_max_gen.v) {
-                        /* As pcie.link_speed: GPUs drop to Gen1 at idle to save power. */
-                        result_status(r, STATUS_WARN, "link of %s at Gen%u below its maximum Gen%u%s; normal at idle "
-                                                      "(power saving), the standard level confirms it under load",
-                                      desc, g->pcie_gen.v, g->pcie_max_gen.v,
-                                      replay ? ", and the link has replayed packets" : "");
-                        result_remedy(r, "Run `gpuvet check --level standard` to measure the link under load; if it "
-                                         "stays below Gen%u there, reseat the GPU and check BIOS PCIe speed settings.",
-                                      g->pcie_max_gen.v);
-                        continue;
-                }
-                /* DCGM judges replays as a rate: more than 8 a minute is what RM recommends
-                 * against (DCGM_LIMIT_MAX_PCIREPLAY_RATE). The counter runs since the driver
-                 * loaded, a little after boot, so the rate over the uptime is a lower bound. */
-                /* The standard level read the counter again after the probes pushed traffic
-                 * over the link: what it did under load is the verdict, not its history. */
-                const struct nvml_gpu *a = nv_gpu_after(f, g);
-                if (have_replay && a && nv_ok(a->pcie_replay) && f->nvml_window_s > 0) {
-                        unsigned long long d = counter_grew(replay, a->pcie_replay.v);
-                        double w = f->nvml_window_s, rate = d / (w / 60.0);
-                        result_evidence(r, "window", "%llu replay%s in %.1f s around the device probes (%u since boot)",
-                                        d, d == 1 ? "" : "s", w, a->pcie_replay.v);
-                        if (rate > replay_max) {
-                                result_status(r, STATUS_WARN, "the PCIe link of %s replayed %llu packet%s while the probes "
-                                                              "ran (%.0f s): %.3g a minute, over %g",
-                                              desc, d, d == 1 ? "" : "s", w, rate, replay_max);
-                                result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
-                                                 "(pcie.aer). Replays under load cost bandwidth and point at the slot or "
-                                                 "cable.");
-                                continue;
-                        }
-                        result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %llu replay%s under load (%u since "
-                                                      "boot)",
-                                      g->pcie_max_gen.v, g->pcie_max_width.v, d, d == 1 ? "" : "s", a->pcie_replay.v);
-                        continue;
-                }
-                double minutes = f->host.uptime_s / 60.0;
-                if (replay > 0 && minutes > 0) {
-                        double rate = replay / minutes;
-                        result_evidence(r, "replay_rate", "%.3g per minute over %.0f minutes of uptime (limit %g)", rate,
-                                        minutes, replay_max);
-                        if (rate <= replay_max) {
-                                bool dcgm = replay_max == policy_thresholds_default.pcie_replays_per_minute;
-                                result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %u replay%s since boot "
-                                                              "(%.2g a minute, under %s %g)",
-                                              g->pcie_max_gen.v, g->pcie_max_width.v, replay, replay == 1 ? "" : "s",
-                                              rate, dcgm ? "DCGM's" : "the site's", replay_max);
-                                continue;
-                        }
-                }
-                if (replay > 0) {
-                        char over[64] = "";
-                        if (minutes > 0)
-                                snprintf(over, sizeof(over), ", more than %g a minute since boot", replay_max);
-                        result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s%s: signal errors on the "
-                                                      "link",
-                                      desc, replay, replay == 1 ? "" : "s", over);
-                        result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
-                                         "(pcie.aer). A count that keeps growing points at the slot or cable.");
-                        continue;
-                }
-                result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u%s", g->pcie_max_gen.v,
-                              g->pcie_max_width.v, have_replay ? ", no replays" : "");
+        /* The replay counter only adds to the link's judgement: when the GPU does not
+         * support it the link is still judged ("replays unknown"), but a lost GPU, a
+         * hung call or another error must not pass as a healthy link. */
+        bool replay_unsupported = g->pcie_replay.state == NV_NO_FUNCTION ||
+                                  (g->pcie_replay.state == NV_ERROR && g->pcie_replay.rc == NVML_ERROR_NOT_SUPPORTED);
+        if (!replay_unsupported && g->pcie_replay.state != NV_UNREAD &&
+            UNUSABLE(r, f, g, "PCIe replay counter", g->pcie_replay))
+                return;
+        result_evidence(r, "source", "nvmlDeviceGetCurrPcieLinkWidth, nvmlDeviceGetCurrPcieLinkGeneration, "
+                                     "nvmlDeviceGetMaxPcieLink{Width,Generation}, nvmlDeviceGetPcieReplayCounter");
+        bool have_replay = nv_ok(g->pcie_replay);
+        unsigned int replay = have_replay ? g->pcie_replay.v : 0;
+        if (have_replay) {
+                result_observed(r, "Gen%u x%u, %u replay%s", g->pcie_gen.v, g->pcie_width.v, replay,
+                                replay == 1 ? "" : "s");
+        } else {
+                result_observed(r, "Gen%u x%u, replays unknown", g->pcie_gen.v, g->pcie_width.v);
+                result_evidence(r, "replay_counter", "%s",
+                                g->pcie_replay.state == NV_TIMEOUT
+                                        ? "timeout"
+                                        : nvml_return_name((nvmlReturn_t)g->pcie_replay.rc));
         }
+        if (g->pcie_width.v < g->pcie_max_width.v) {
+                result_status(r, STATUS_FAIL, "NVML reports the link of %s at x%u of x%u", desc, g->pcie_width.v,
+                              g->pcie_max_width.v);
+                result_remedy(r, "Reseat the GPU and inspect its riser/cable and slot; check the BIOS slot "
+                                 "bifurcation setting (pcie.link_width shows the same from sysfs).");
+                return;
+        }
+        if (g->pcie_gen.v < g->pcie_max_gen.v) {
+                /* As pcie.link_speed: GPUs drop to Gen1 at idle to save power. */
+                result_status(r, STATUS_WARN, "link of %s at Gen%u below its maximum Gen%u%s; normal at idle "
+                                              "(power saving), the standard level confirms it under load",
+                              desc, g->pcie_gen.v, g->pcie_max_gen.v,
+                              replay ? ", and the link has replayed packets" : "");
+                result_remedy(r, "Run `gpuvet check --level standard` to measure the link under load; if it "
+                                 "stays below Gen%u there, reseat the GPU and check BIOS PCIe speed settings.",
+                              g->pcie_max_gen.v);
+                return;
+        }
+        /* DCGM judges replays as a rate: more than 8 a minute is what RM recommends
+         * against (DCGM_LIMIT_MAX_PCIREPLAY_RATE). The counter runs since the driver
+         * loaded, a little after boot, so the rate over the uptime is a lower bound. */
+        /* The standard level read the counter again after the probes pushed traffic
+         * over the link: what it did under load is the verdict, not its history. */
+        const struct nvml_gpu *a = nv_gpu_after(f, g);
+        if (have_replay && a && nv_ok(a->pcie_replay) && f->nvml_window_s > 0) {
+                unsigned long long d = counter_grew(replay, a->pcie_replay.v);
+                double w = f->nvml_window_s, rate = d / (w / 60.0);
+                result_evidence(r, "window", "%llu replay%s in %.1f s around the device probes (%u since boot)",
+                                d, d == 1 ? "" : "s", w, a->pcie_replay.v);
+                if (rate > replay_max) {
+                        result_status(r, STATUS_WARN, "the PCIe link of %s replayed %llu packet%s while the probes "
+                                                      "ran (%.0f s): %.3g a minute, over %g",
+                                      desc, d, d == 1 ? "" : "s", w, rate, replay_max);
+                        result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
+                                         "(pcie.aer). Replays under load cost bandwidth and point at the slot or "
+                                         "cable.");
+                        return;
+                }
+                result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %llu replay%s under load (%u since "
+                                              "boot)",
+                              g->pcie_max_gen.v, g->pcie_max_width.v, d, d == 1 ? "" : "s", a->pcie_replay.v);
+                return;
+        }
+        double minutes = f->host.uptime_s / 60.0;
+        if (replay > 0 && minutes > 0) {
+                double rate = replay / minutes;
+                result_evidence(r, "replay_rate", "%.3g per minute over %.0f minutes of uptime (limit %g)", rate,
+                                minutes, replay_max);
+                if (rate <= replay_max) {
+                        bool dcgm = replay_max == policy_thresholds_default.pcie_replays_per_minute;
+                        result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %u replay%s since boot "
+                                                      "(%.2g a minute, under %s %g)",
+                                      g->pcie_max_gen.v, g->pcie_max_width.v, replay, replay == 1 ? "" : "s",
+                                      rate, dcgm ? "DCGM's" : "the site's", replay_max);
+                        return;
+                }
+        }
+        if (replay > 0) {
+                char over[64] = "";
+                if (minutes > 0)
+                        snprintf(over, sizeof(over), ", more than %g a minute since boot", replay_max);
+                result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s%s: signal errors on the "
+                                              "link",
+                              desc, replay, replay == 1 ? "" : "s", over);
+                result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
+                                 "(pcie.aer). A count that keeps growing points at the slot or cable.");
+                return;
+        }
+        result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u%s", g->pcie_max_gen.v,
+                      g->pcie_max_width.v, have_replay ? ", no replays" : "");
+}
+
+static void run_pcie_nvml(const struct check_info *self, const struct facts *f, struct report *rep) {
+        nv_each_gpu(self, f, rep, judge_pcie_nvml);
 }
 
 /* ---- gpu.nvlink ---------------------------------------------------------------------- */

@@ -11,39 +11,36 @@
 
 /* ---- gpu.row_remapper ---------------------------------------------------------------- */
 
-static void run_row_remapper(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (nv_unavailable(self, f, rep))
+static void judge_row_remapper(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        result_expected(r, "every memory bank has spare rows left for remapping");
+        const struct nv_u32 *h = g->remap_hist;
+        if (nv_skip_unsupported(r, h[0].state, h[0].rc, "nvmlDeviceGetRowRemapperHistogram", "row-remapper histogram",
+                             desc, " (GPUs before Ampere retire pages instead)"))
                 return;
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char desc[NV_DESC_MAX];
-                struct result *r = nv_result(self, f, rep, g, desc);
-                result_expected(r, "every memory bank has spare rows left for remapping");
-                const struct nv_u32 *h = g->remap_hist;
-                if (nv_skip_unsupported(r, h[0].state, h[0].rc, "nvmlDeviceGetRowRemapperHistogram", "row-remapper histogram",
-                                     desc, " (GPUs before Ampere retire pages instead)"))
-                        continue;
-                if (UNUSABLE(r, f, g, "row remapper histogram", h[0]))
-                        continue;
-                result_evidence(r, "source", "nvmlDeviceGetRowRemapperHistogram");
-                result_observed(r, "banks by spare rows left: max %u, high %u, partial %u, low %u, none %u", h[0].v,
-                                h[1].v, h[2].v, h[3].v, h[4].v);
-                if (h[4].v > 0) {
-                        result_status(r, STATUS_FAIL,
-                                      "%u memory bank%s of %s %s no spare row left: the next uncorrectable error "
-                                      "there cannot be remapped",
-                                      h[4].v, h[4].v == 1 ? "" : "s", desc, h[4].v == 1 ? "has" : "have");
-                        result_remedy(r, "Drain the node and open an RMA with NVIDIA or the system vendor now, "
-                                         "before a remap fails (Xid 64) and the GPU must be taken out in a hurry.");
-                } else if (h[3].v > 0) {
-                        result_status(r, STATUS_WARN, "%u memory bank%s of %s %s few spare rows left", h[3].v,
-                                      h[3].v == 1 ? "" : "s", desc, h[3].v == 1 ? "has" : "have");
-                        result_remedy(r, "Watch gpu.ecc_errors and gpu.memory_health; plan the board's replacement "
-                                         "if remapped rows keep growing.");
-                } else {
-                        result_status(r, STATUS_PASS, "every memory bank of %s has spare rows", desc);
-                }
+        if (UNUSABLE(r, f, g, "row remapper histogram", h[0]))
+                return;
+        result_evidence(r, "source", "nvmlDeviceGetRowRemapperHistogram");
+        result_observed(r, "banks by spare rows left: max %u, high %u, partial %u, low %u, none %u", h[0].v,
+                        h[1].v, h[2].v, h[3].v, h[4].v);
+        if (h[4].v > 0) {
+                result_status(r, STATUS_FAIL,
+                              "%u memory bank%s of %s %s no spare row left: the next uncorrectable error "
+                              "there cannot be remapped",
+                              h[4].v, h[4].v == 1 ? "" : "s", desc, h[4].v == 1 ? "has" : "have");
+                result_remedy(r, "Drain the node and open an RMA with NVIDIA or the system vendor now, "
+                                 "before a remap fails (Xid 64) and the GPU must be taken out in a hurry.");
+        } else if (h[3].v > 0) {
+                result_status(r, STATUS_WARN, "%u memory bank%s of %s %s few spare rows left", h[3].v,
+                              h[3].v == 1 ? "" : "s", desc, h[3].v == 1 ? "has" : "have");
+                result_remedy(r, "Watch gpu.ecc_errors and gpu.memory_health; plan the board's replacement "
+                                 "if remapped rows keep growing.");
+        } else {
+                result_status(r, STATUS_PASS, "every memory bank of %s has spare rows", desc);
         }
+}
+
+static void run_row_remapper(const struct check_info *self, const struct facts *f, struct report *rep) {
+        nv_each_gpu(self, f, rep, judge_row_remapper);
 }
 
 /* ---- gpu.ecc_mode -------------------------------------------------------------------- */
@@ -299,35 +296,32 @@ static void judge_retired(struct result *r, const struct facts *f, const struct 
         result_status(r, STATUS_PASS, "no page retirement pending (%u page%s retired)", total, total == 1 ? "" : "s");
 }
 
-static void run_memory_health(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (nv_unavailable(self, f, rep))
+static void judge_memory_health(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        /* Ampere and newer remap rows and answer NOT_SUPPORTED for page retirement;
+         * older GPUs the other way round. */
+        if (nv_ok(g->remap_pending)) {
+                judge_remap(r, g, desc);
                 return;
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char desc[NV_DESC_MAX];
-                struct result *r = nv_result(self, f, rep, g, desc);
-                /* Ampere and newer remap rows and answer NOT_SUPPORTED for page retirement;
-                 * older GPUs the other way round. */
-                if (nv_ok(g->remap_pending)) {
-                        judge_remap(r, g, desc);
-                        continue;
-                }
-                if (nv_ok(g->retired_pages_dbe) && nv_ok(g->retired_pages_sbe)) {
-                        judge_retired(r, f, g, desc);
-                        continue;
-                }
-                /* Neither: report the more telling failure (a real error over not supported). */
-                const struct nv_u32 *why = &g->remap_pending;
-                bool remap_unsupported = g->remap_pending.state == NV_NO_FUNCTION ||
-                                         (g->remap_pending.state == NV_ERROR && g->remap_pending.rc == NVML_ERROR_NOT_SUPPORTED);
-                if (remap_unsupported) {
-                        why = nv_ok(g->retired_pages_dbe) ? &g->retired_pages_sbe : &g->retired_pages_dbe;
-                        if (why->state == NV_UNREAD)
-                                why = &g->remap_pending;
-                }
-                result_expected(r, "no remap failure, no pending remap or page retirement");
-                (void)UNUSABLE(r, f, g, "row remapping and page retirement", *why);
         }
+        if (nv_ok(g->retired_pages_dbe) && nv_ok(g->retired_pages_sbe)) {
+                judge_retired(r, f, g, desc);
+                return;
+        }
+        /* Neither: report the more telling failure (a real error over not supported). */
+        const struct nv_u32 *why = &g->remap_pending;
+        bool remap_unsupported = g->remap_pending.state == NV_NO_FUNCTION ||
+                                 (g->remap_pending.state == NV_ERROR && g->remap_pending.rc == NVML_ERROR_NOT_SUPPORTED);
+        if (remap_unsupported) {
+                why = nv_ok(g->retired_pages_dbe) ? &g->retired_pages_sbe : &g->retired_pages_dbe;
+                if (why->state == NV_UNREAD)
+                        why = &g->remap_pending;
+        }
+        result_expected(r, "no remap failure, no pending remap or page retirement");
+        (void)UNUSABLE(r, f, g, "row remapping and page retirement", *why);
+}
+
+static void run_memory_health(const struct check_info *self, const struct facts *f, struct report *rep) {
+        nv_each_gpu(self, f, rep, judge_memory_health);
 }
 
 /* ---- descriptors ---- */

@@ -287,3 +287,13 @@ bool nv_not_supported(unsigned char state, int rc) {
         return state == NV_NO_FUNCTION ||
                (state == NV_ERROR && (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT));
 }
+
+void nv_each_gpu(const struct check_info *self, const struct facts *f, struct report *rep, nv_judge_fn *judge) {
+        if (nv_unavailable(self, f, rep))
+                return;
+        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
+                const struct nvml_gpu *g = &f->nvml.gpus[i];
+                char desc[NV_DESC_MAX];
+                judge(nv_result(self, f, rep, g, desc), f, g, desc);
+        }
+}

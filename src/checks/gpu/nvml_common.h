@@ -66,3 +66,8 @@ bool nv_skip_unsupported(struct result *r, unsigned char state, int rc, const ch
 const struct nvml_gpu *nv_gpu_after(const struct facts *f, const struct nvml_gpu *g);
 /* How much a counter grew between two reads; one that went down was reset and counts from zero. */
 unsigned long long counter_grew(unsigned long long before, unsigned long long after);
+
+/* A check that judges each NVML GPU on its own: judge gets the GPU's result (its subject
+ * set) and description; nothing when NVML cannot answer at all (nv_unavailable). */
+typedef void nv_judge_fn(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc);
+void nv_each_gpu(const struct check_info *self, const struct facts *f, struct report *rep, nv_judge_fn *judge);

@@ -11,49 +11,47 @@
 
 /* ---- gpu.graphics_processes ---------------------------------------------------------- */
 
-static void run_graphics_processes(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (nv_unavailable(self, f, rep))
+static void judge_graphics_processes(struct result *r, const struct facts *f, const struct nvml_gpu *g,
+                                     const char *desc) {
+        const struct gpu_model *m = nv_model(f, g);
+        bool compute_gpu = !m || m->datacenter;
+        result_expected(r, compute_gpu ? "no graphics process on a compute GPU" : "any (a workstation GPU)");
+        const struct nvml_procs *p = &g->graphics_procs;
+        if (nv_skip_unsupported(r, p->state, p->rc, "nvmlDeviceGetGraphicsRunningProcesses_v3",
+                             "graphics process list", desc, ""))
                 return;
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char desc[NV_DESC_MAX];
-                struct result *r = nv_result(self, f, rep, g, desc);
-                const struct gpu_model *m = nv_model(f, g);
-                bool compute_gpu = !m || m->datacenter;
-                result_expected(r, compute_gpu ? "no graphics process on a compute GPU" : "any (a workstation GPU)");
-                const struct nvml_procs *p = &g->graphics_procs;
-                if (nv_skip_unsupported(r, p->state, p->rc, "nvmlDeviceGetGraphicsRunningProcesses_v3",
-                                     "graphics process list", desc, ""))
-                        continue;
-                if (nv_reading_unusable(r, f, g, "graphics processes", p->state, p->rc, p->fn))
-                        continue;
-                result_evidence(r, "source", "nvmlDeviceGetGraphicsRunningProcesses_v3");
-                if (p->count == 0) {
-                        result_observed(r, "none");
-                        result_status(r, STATUS_PASS, "no graphics process on %s", desc);
-                        continue;
-                }
-                char pids[256] = "", pid_arg[256] = "";
-                for (unsigned int k = 0; k < p->count && p->v; k++) {
-                        strbuf_appendf(pids, sizeof(pids), "%s%u", pids[0] ? ", " : "", p->v[k].pid);
-                        strbuf_appendf(pid_arg, sizeof(pid_arg), "%s%u", pid_arg[0] ? "," : "", p->v[k].pid);
-                }
-                result_observed(r, "%u graphics process%s (pid %s)", p->count, p->count == 1 ? "" : "es", pids);
-                if (!compute_gpu) {
-                        result_status(r, STATUS_PASS, "%u graphics process%s on %s, a workstation GPU that may drive "
-                                                      "a display",
-                                      p->count, p->count == 1 ? "" : "es", desc);
-                        continue;
-                }
-                result_status(r, STATUS_WARN,
-                              "%u graphics process%s (pid %s) on %s: a display server or desktop on a compute GPU "
-                              "takes memory and time slices from jobs",
-                              p->count, p->count == 1 ? "" : "es", pids, desc);
-                result_remedy(r, "See what they are (`ps -o pid,comm -p %s`); stop the display manager and boot to "
-                                 "text (`systemctl set-default multi-user.target`), or drive the console from the "
-                                 "BMC's VGA device instead.",
-                              pid_arg);
+        if (nv_reading_unusable(r, f, g, "graphics processes", p->state, p->rc, p->fn))
+                return;
+        result_evidence(r, "source", "nvmlDeviceGetGraphicsRunningProcesses_v3");
+        if (p->count == 0) {
+                result_observed(r, "none");
+                result_status(r, STATUS_PASS, "no graphics process on %s", desc);
+                return;
         }
+        char pids[256] = "", pid_arg[256] = "";
+        for (unsigned int k = 0; k < p->count && p->v; k++) {
+                strbuf_appendf(pids, sizeof(pids), "%s%u", pids[0] ? ", " : "", p->v[k].pid);
+                strbuf_appendf(pid_arg, sizeof(pid_arg), "%s%u", pid_arg[0] ? "," : "", p->v[k].pid);
+        }
+        result_observed(r, "%u graphics process%s (pid %s)", p->count, p->count == 1 ? "" : "es", pids);
+        if (!compute_gpu) {
+                result_status(r, STATUS_PASS, "%u graphics process%s on %s, a workstation GPU that may drive "
+                                              "a display",
+                              p->count, p->count == 1 ? "" : "es", desc);
+                return;
+        }
+        result_status(r, STATUS_WARN,
+                      "%u graphics process%s (pid %s) on %s: a display server or desktop on a compute GPU "
+                      "takes memory and time slices from jobs",
+                      p->count, p->count == 1 ? "" : "es", pids, desc);
+        result_remedy(r, "See what they are (`ps -o pid,comm -p %s`); stop the display manager and boot to "
+                         "text (`systemctl set-default multi-user.target`), or drive the console from the "
+                         "BMC's VGA device instead.",
+                      pid_arg);
+}
+
+static void run_graphics_processes(const struct check_info *self, const struct facts *f, struct report *rep) {
+        nv_each_gpu(self, f, rep, judge_graphics_processes);
 }
 
 /* ---- gpu.recovery_action -------------------------------------------------------------- */

@@ -62,52 +62,49 @@ static void judge_margin(struct result *r, const struct facts *f, const struct n
         }
 }
 
-static void run_temperature(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (nv_unavailable(self, f, rep))
+static void judge_temperature(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        if (nv_ok(g->temp_margin_c)) {
+                judge_margin(r, f, g, desc);
                 return;
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char desc[NV_DESC_MAX];
-                struct result *r = nv_result(self, f, rep, g, desc);
-                if (nv_ok(g->temp_margin_c)) {
-                        judge_margin(r, f, g, desc);
-                        continue;
-                }
-                unsigned margin = check_thresholds(f)->temp_margin_c;
-                if (nv_ok(g->temp_slowdown_c))
-                        result_expected(r, "below %u C (slowdown %u C, margin %u C)",
-                                        g->temp_slowdown_c.v > margin ? g->temp_slowdown_c.v - margin : 0,
-                                        g->temp_slowdown_c.v, margin);
-                else
-                        result_expected(r, "at least %u C below the slowdown threshold", margin);
-                /* A GPU or driver without the margin is judged by the absolute thresholds; a
-                 * margin call that failed otherwise is reported, not papered over. */
-                if (!nv_reading_absent(g->temp_margin_c.state, g->temp_margin_c.rc) && UNUSABLE(r, f, g, "T.Limit margin", g->temp_margin_c))
-                        continue;
-                if (UNUSABLE(r, f, g, "GPU temperature", g->temp_c) ||
-                    UNUSABLE(r, f, g, "slowdown temperature", g->temp_slowdown_c))
-                        continue;
-                unsigned int t = g->temp_c.v, slow = g->temp_slowdown_c.v;
-                result_observed(r, "%u C", t);
-                result_evidence(r, "source", "nvmlDeviceGetTemperature, nvmlDeviceGetTemperatureThreshold");
-                if (nv_ok(g->temp_shutdown_c))
-                        result_evidence(r, "shutdown_c", "%u", g->temp_shutdown_c.v);
-                if (t >= slow) {
-                        result_status(r, STATUS_FAIL, "%s is at %u C, at or above its slowdown threshold %u C: clocks "
-                                                      "are being cut",
-                                      desc, t, slow);
-                        result_remedy(r, thermal_remedy_fmt, g->index);
-                        continue;
-                }
-                if (t + margin >= slow) {
-                        result_status(r, STATUS_WARN, "%s is at %u C, within %u C of its slowdown threshold %u C", desc,
-                                      t, margin, slow);
-                        result_remedy(r, "Check the cooling before the GPU starts slowing down: fans, airflow, inlet "
-                                         "temperature.");
-                        continue;
-                }
-                result_status(r, STATUS_PASS, "%u C, %u C below the slowdown threshold", t, slow - t);
         }
+        unsigned margin = check_thresholds(f)->temp_margin_c;
+        if (nv_ok(g->temp_slowdown_c))
+                result_expected(r, "below %u C (slowdown %u C, margin %u C)",
+                                g->temp_slowdown_c.v > margin ? g->temp_slowdown_c.v - margin : 0,
+                                g->temp_slowdown_c.v, margin);
+        else
+                result_expected(r, "at least %u C below the slowdown threshold", margin);
+        /* A GPU or driver without the margin is judged by the absolute thresholds; a
+         * margin call that failed otherwise is reported, not papered over. */
+        if (!nv_reading_absent(g->temp_margin_c.state, g->temp_margin_c.rc) && UNUSABLE(r, f, g, "T.Limit margin", g->temp_margin_c))
+                return;
+        if (UNUSABLE(r, f, g, "GPU temperature", g->temp_c) ||
+            UNUSABLE(r, f, g, "slowdown temperature", g->temp_slowdown_c))
+                return;
+        unsigned int t = g->temp_c.v, slow = g->temp_slowdown_c.v;
+        result_observed(r, "%u C", t);
+        result_evidence(r, "source", "nvmlDeviceGetTemperature, nvmlDeviceGetTemperatureThreshold");
+        if (nv_ok(g->temp_shutdown_c))
+                result_evidence(r, "shutdown_c", "%u", g->temp_shutdown_c.v);
+        if (t >= slow) {
+                result_status(r, STATUS_FAIL, "%s is at %u C, at or above its slowdown threshold %u C: clocks "
+                                              "are being cut",
+                              desc, t, slow);
+                result_remedy(r, thermal_remedy_fmt, g->index);
+                return;
+        }
+        if (t + margin >= slow) {
+                result_status(r, STATUS_WARN, "%s is at %u C, within %u C of its slowdown threshold %u C", desc,
+                              t, margin, slow);
+                result_remedy(r, "Check the cooling before the GPU starts slowing down: fans, airflow, inlet "
+                                 "temperature.");
+                return;
+        }
+        result_status(r, STATUS_PASS, "%u C, %u C below the slowdown threshold", t, slow - t);
+}
+
+static void run_temperature(const struct check_info *self, const struct facts *f, struct report *rep) {
+        nv_each_gpu(self, f, rep, judge_temperature);
 }
 
 /* ---- gpu.memory_temperature ----------------------------------------------------------- */
