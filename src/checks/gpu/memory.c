@@ -47,64 +47,61 @@ static void run_row_remapper(const struct check_info *self, const struct facts *
 
 static const char *on_off(unsigned int v) { return v == NVML_FEATURE_ENABLED ? "enabled" : "disabled"; }
 
-static void run_ecc_mode(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (nv_unavailable(self, f, rep))
+static void judge_ecc_mode(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        const struct gpu_model *m = nv_model(f, g);
+        /* The board's factory setting where the driver gives it, else our table. */
+        bool have_default = nv_ok(g->ecc_mode_default);
+        bool datacenter = have_default ? g->ecc_mode_default.v == NVML_FEATURE_ENABLED : m && m->datacenter;
+        if (have_default)
+                result_expected(r, datacenter ? "ECC enabled (the board ships with it on)"
+                                              : "ECC as configured (the board ships with it off)");
+        else
+                result_expected(r, datacenter ? "ECC enabled (a datacenter GPU)"
+                                              : "ECC as configured (optional on this GPU)");
+        if (UNUSABLE(r, f, g, "ECC mode", g->ecc_mode_current))
                 return;
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char desc[NV_DESC_MAX];
-                struct result *r = nv_result(self, f, rep, g, desc);
-                const struct gpu_model *m = nv_model(f, g);
-                /* The board's factory setting where the driver gives it, else our table. */
-                bool have_default = nv_ok(g->ecc_mode_default);
-                bool datacenter = have_default ? g->ecc_mode_default.v == NVML_FEATURE_ENABLED : m && m->datacenter;
-                if (have_default)
-                        result_expected(r, datacenter ? "ECC enabled (the board ships with it on)"
-                                                      : "ECC as configured (the board ships with it off)");
-                else
-                        result_expected(r, datacenter ? "ECC enabled (a datacenter GPU)"
-                                                      : "ECC as configured (optional on this GPU)");
-                if (UNUSABLE(r, f, g, "ECC mode", g->ecc_mode_current))
-                        continue;
-                if (!nv_reading_absent(g->ecc_mode_default.state, g->ecc_mode_default.rc) &&
-                    UNUSABLE(r, f, g, "default ECC mode", g->ecc_mode_default))
-                        continue;
-                result_evidence(r, "source", "%s", have_default ? "nvmlDeviceGetEccMode, nvmlDeviceGetDefaultEccMode"
-                                                                : "nvmlDeviceGetEccMode");
-                if (have_default)
-                        result_evidence(r, "default_mode", "%s", on_off(g->ecc_mode_default.v));
-                bool cur = g->ecc_mode_current.v == NVML_FEATURE_ENABLED;
-                bool have_pending = nv_ok(g->ecc_mode_pending);
-                bool pend = have_pending ? g->ecc_mode_pending.v == NVML_FEATURE_ENABLED : cur;
-                if (have_pending && pend != cur)
-                        result_observed(r, "%s, %s pending", on_off(g->ecc_mode_current.v),
-                                        on_off(g->ecc_mode_pending.v));
-                else
-                        result_observed(r, "%s", on_off(g->ecc_mode_current.v));
-                if (pend != cur) {
-                        result_status(r, STATUS_WARN, "ECC is %s but %s is pending: reboot or reset the GPU to apply",
-                                      on_off(g->ecc_mode_current.v), on_off(g->ecc_mode_pending.v));
-                        result_remedy(r, "Reset the GPU with no process using it (`nvidia-smi -r -i %u`) or reboot.",
-                                      g->index);
-                        continue;
-                }
-                if (cur) {
-                        result_status(r, STATUS_PASS, "ECC is enabled");
-                        continue;
-                }
-                if (!datacenter) {
-                        if (have_default)
-                                result_status(r, STATUS_PASS, "ECC is disabled, as %s ships", desc);
-                        else
-                                result_status(r, STATUS_PASS, "ECC is disabled (%s: optional on this GPU)", desc);
-                        continue;
-                }
-                result_status(r, STATUS_FAIL,
-                              "ECC is disabled on %s: memory errors go undetected and corrupt results silently", desc);
-                result_remedy(r, "Enable it with `nvidia-smi -i %u -e 1`, then reset the GPU (`nvidia-smi -r -i %u`) "
-                                 "or reboot.",
-                              g->index, g->index);
+        if (!nv_reading_absent(g->ecc_mode_default.state, g->ecc_mode_default.rc) &&
+            UNUSABLE(r, f, g, "default ECC mode", g->ecc_mode_default))
+                return;
+        result_evidence(r, "source", "%s", have_default ? "nvmlDeviceGetEccMode, nvmlDeviceGetDefaultEccMode"
+                                                        : "nvmlDeviceGetEccMode");
+        if (have_default)
+                result_evidence(r, "default_mode", "%s", on_off(g->ecc_mode_default.v));
+        bool cur = g->ecc_mode_current.v == NVML_FEATURE_ENABLED;
+        bool have_pending = nv_ok(g->ecc_mode_pending);
+        bool pend = have_pending ? g->ecc_mode_pending.v == NVML_FEATURE_ENABLED : cur;
+        if (have_pending && pend != cur)
+                result_observed(r, "%s, %s pending", on_off(g->ecc_mode_current.v),
+                                on_off(g->ecc_mode_pending.v));
+        else
+                result_observed(r, "%s", on_off(g->ecc_mode_current.v));
+        if (pend != cur) {
+                result_status(r, STATUS_WARN, "ECC is %s but %s is pending: reboot or reset the GPU to apply",
+                              on_off(g->ecc_mode_current.v), on_off(g->ecc_mode_pending.v));
+                result_remedy(r, "Reset the GPU with no process using it (`nvidia-smi -r -i %u`) or reboot.",
+                              g->index);
+                return;
         }
+        if (cur) {
+                result_status(r, STATUS_PASS, "ECC is enabled");
+                return;
+        }
+        if (!datacenter) {
+                if (have_default)
+                        result_status(r, STATUS_PASS, "ECC is disabled, as %s ships", desc);
+                else
+                        result_status(r, STATUS_PASS, "ECC is disabled (%s: optional on this GPU)", desc);
+                return;
+        }
+        result_status(r, STATUS_FAIL,
+                      "ECC is disabled on %s: memory errors go undetected and corrupt results silently", desc);
+        result_remedy(r, "Enable it with `nvidia-smi -i %u -e 1`, then reset the GPU (`nvidia-smi -r -i %u`) "
+                         "or reboot.",
+                      g->index, g->index);
+}
+
+static void run_ecc_mode(const struct check_info *self, const struct facts *f, struct report *rep) {
+        nv_each_gpu(self, f, rep, judge_ecc_mode);
 }
 
 /* ---- gpu.ecc_errors ------------------------------------------------------------------ */
@@ -118,114 +115,111 @@ static void where_text(const struct nv_u64 *dram, const struct nv_u64 *sram, cha
                 strbuf_appendf(buf, size, ", SRAM %llu", sram->v);
 }
 
-static void run_ecc_errors(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (nv_unavailable(self, f, rep))
+static void judge_ecc_errors(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        unsigned long long corrected_warn = check_thresholds(f)->ecc_corrected_warn;
+        result_expected(r, "0 uncorrected and < %llu corrected volatile ECC errors", corrected_warn);
+        if (nv_ok(g->ecc_mode_current) && g->ecc_mode_current.v != NVML_FEATURE_ENABLED) {
+                result_observed(r, "ECC disabled");
+                result_evidence(r, "source", "nvmlDeviceGetEccMode");
+                result_status(r, STATUS_SKIP, "ECC is disabled on %s: no error counters (gpu.ecc_mode)", desc);
                 return;
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char desc[NV_DESC_MAX];
-                struct result *r = nv_result(self, f, rep, g, desc);
-                unsigned long long corrected_warn = check_thresholds(f)->ecc_corrected_warn;
-                result_expected(r, "0 uncorrected and < %llu corrected volatile ECC errors", corrected_warn);
-                if (nv_ok(g->ecc_mode_current) && g->ecc_mode_current.v != NVML_FEATURE_ENABLED) {
-                        result_observed(r, "ECC disabled");
-                        result_evidence(r, "source", "nvmlDeviceGetEccMode");
-                        result_status(r, STATUS_SKIP, "ECC is disabled on %s: no error counters (gpu.ecc_mode)", desc);
-                        continue;
-                }
-                if (UNUSABLE(r, f, g, "volatile uncorrected ECC errors", g->ecc_volatile_uncorrected) ||
-                    UNUSABLE(r, f, g, "volatile corrected ECC errors", g->ecc_volatile_corrected))
-                        continue;
-                unsigned long long unc = g->ecc_volatile_uncorrected.v, cor = g->ecc_volatile_corrected.v;
-                result_evidence(r, "source", "nvmlDeviceGetTotalEccErrors");
-                result_observed(r, "volatile: %llu uncorrected, %llu corrected", unc, cor);
-                if (nv_ok(g->ecc_aggregate_uncorrected) && nv_ok(g->ecc_aggregate_corrected))
-                        result_evidence(r, "aggregate", "%llu uncorrected, %llu corrected (lifetime)",
-                                        g->ecc_aggregate_uncorrected.v, g->ecc_aggregate_corrected.v);
-                /* The optional readings below: a GPU lost or a call hung while reading them is
-                 * reported like any other reading; only "not supported" is left out. */
-                const struct nv_u64 *split[] = {&g->ecc_volatile_uncorrected_dram, &g->ecc_volatile_uncorrected_sram,
-                                                &g->ecc_aggregate_uncorrected_dram, &g->ecc_aggregate_uncorrected_sram};
-                bool unusable = false;
-                for (size_t k = 0; k < sizeof(split) / sizeof(split[0]) && !unusable; k++)
-                        if (!nv_ok(*split[k]) && split[k]->state != NV_UNREAD && !nv_not_supported(split[k]->state, split[k]->rc))
-                                unusable = UNUSABLE(r, f, g, "ECC errors by location", *split[k]);
-                if (!unusable && !nv_ok(g->sram_threshold_exceeded) && g->sram_threshold_exceeded.state != NV_UNREAD &&
-                    !nv_not_supported(g->sram_threshold_exceeded.state, g->sram_threshold_exceeded.rc) &&
-                    g->sram_threshold_exceeded.rc != NVML_ERROR_NO_PERMISSION)
-                        unusable = UNUSABLE(r, f, g, "SRAM ECC error status", g->sram_threshold_exceeded);
-                if (unusable)
-                        continue;
-                /* Where they happened, when the driver tells (Turing+): DRAM errors are
-                 * repaired by row remapping, SRAM ones (caches, register files) are not. */
-                char vol_where[96] = "", agg_where[96] = "";
-                where_text(&g->ecc_volatile_uncorrected_dram, &g->ecc_volatile_uncorrected_sram, vol_where,
-                           sizeof(vol_where));
-                where_text(&g->ecc_aggregate_uncorrected_dram, &g->ecc_aggregate_uncorrected_sram, agg_where,
-                           sizeof(agg_where));
-                if (vol_where[0])
-                        result_evidence(r, "volatile_uncorrected", "%s", vol_where + 2);
-                if (agg_where[0])
-                        result_evidence(r, "aggregate_uncorrected", "%s", agg_where + 2);
-                bool sram_over = nv_ok(g->sram_threshold_exceeded) && g->sram_threshold_exceeded.v;
-                if (nv_ok(g->sram_threshold_exceeded))
-                        result_evidence(r, "sram_threshold_exceeded", "%s (nvmlDeviceGetSramEccErrorStatus)",
-                                        sram_over ? "yes" : "no");
-                if (sram_over) {
-                        result_status(r, STATUS_FAIL, "SRAM uncorrectable errors on %s passed NVIDIA's field "
-                                                      "threshold (\"SRAM Threshold Exceeded\")",
-                                      desc);
-                        result_remedy(r, "Take the GPU out of service and have it replaced (RMA): SRAM errors are not "
-                                         "repaired by row remapping, and the board has passed the count NVIDIA's field "
-                                         "diagnostic allows (`nvidia-smi -q -d ECC -i %u`).",
-                                      g->index);
-                        continue;
-                }
-                if (unc > 0) {
-                        bool sram = nv_ok(g->ecc_volatile_uncorrected_sram) && g->ecc_volatile_uncorrected_sram.v > 0;
-                        result_status(r, STATUS_FAIL, "%llu uncorrectable ECC error%s since the driver loaded on %s%s%s%s",
-                                      unc, unc == 1 ? "" : "s", desc, vol_where[0] ? " (" : "",
-                                      vol_where[0] ? vol_where + 2 : "", vol_where[0] ? ")" : "");
-                        if (sram)
-                                result_remedy(r, "Drain the GPU and reset it (`nvidia-smi -r -i %u`, or reboot): an "
-                                                 "uncorrectable SRAM error (Xid 94/95) leaves the GPU unusable until "
-                                                 "reset and is not repaired by row remapping. If SRAM errors recur, or "
-                                                 "`nvidia-smi -q -d ECC` shows \"SRAM Threshold Exceeded: Yes\", have "
-                                                 "the GPU replaced.",
-                                              g->index);
-                        else
-                                result_remedy(r, "Drain the GPU; look for Xid 48/63/64/94/95 in `dmesg`; check "
-                                                 "gpu.memory_health for a pending row remap or page retirement and reset "
-                                                 "the GPU (`nvidia-smi -r -i %u`) to apply it. If uncorrectable errors "
-                                                 "recur, have the GPU replaced.",
-                                              g->index);
-                        continue;
-                }
-                /* Lifetime counts survive resets: uncorrectable errors there with a clean volatile
-                 * count mean the GPU failed before and was put back to work. */
-                unsigned long long agg_unc = nv_ok(g->ecc_aggregate_uncorrected) ? g->ecc_aggregate_uncorrected.v : 0;
-                if (agg_unc > 0) {
-                        result_status(r, STATUS_WARN,
-                                      "%llu uncorrectable ECC error%s in the lifetime of %s (%s%snone since the driver "
-                                      "loaded)",
-                                      agg_unc, agg_unc == 1 ? "" : "s", desc, agg_where[0] ? agg_where + 2 : "",
-                                      agg_where[0] ? "; " : "");
-                        result_remedy(r, "Check that the errors were serviced: gpu.memory_health shows the rows remapped "
-                                         "or pages retired for them; `nvidia-smi -q -d ECC,ROW_REMAPPER -i %u` shows "
-                                         "whether they are DRAM or SRAM. If uncorrectable errors keep accruing, have the "
-                                         "GPU replaced.",
-                                      g->index);
-                        continue;
-                }
-                if (cor >= corrected_warn) {
-                        result_status(r, STATUS_WARN, "%llu corrected ECC errors since the driver loaded on %s", cor, desc);
-                        result_remedy(r, "Watch the count (`nvidia-smi -q -d ECC -i %u`): a growing number of corrected "
-                                         "errors often precedes uncorrectable ones and row remapping.",
-                                      g->index);
-                        continue;
-                }
-                result_status(r, STATUS_PASS, "no uncorrectable ECC errors (%llu corrected)", cor);
         }
+        if (UNUSABLE(r, f, g, "volatile uncorrected ECC errors", g->ecc_volatile_uncorrected) ||
+            UNUSABLE(r, f, g, "volatile corrected ECC errors", g->ecc_volatile_corrected))
+                return;
+        unsigned long long unc = g->ecc_volatile_uncorrected.v, cor = g->ecc_volatile_corrected.v;
+        result_evidence(r, "source", "nvmlDeviceGetTotalEccErrors");
+        result_observed(r, "volatile: %llu uncorrected, %llu corrected", unc, cor);
+        if (nv_ok(g->ecc_aggregate_uncorrected) && nv_ok(g->ecc_aggregate_corrected))
+                result_evidence(r, "aggregate", "%llu uncorrected, %llu corrected (lifetime)",
+                                g->ecc_aggregate_uncorrected.v, g->ecc_aggregate_corrected.v);
+        /* The optional readings below: a GPU lost or a call hung while reading them is
+         * reported like any other reading; only "not supported" is left out. */
+        const struct nv_u64 *split[] = {&g->ecc_volatile_uncorrected_dram, &g->ecc_volatile_uncorrected_sram,
+                                        &g->ecc_aggregate_uncorrected_dram, &g->ecc_aggregate_uncorrected_sram};
+        bool unusable = false;
+        for (size_t k = 0; k < sizeof(split) / sizeof(split[0]) && !unusable; k++)
+                if (!nv_ok(*split[k]) && split[k]->state != NV_UNREAD && !nv_not_supported(split[k]->state, split[k]->rc))
+                        unusable = UNUSABLE(r, f, g, "ECC errors by location", *split[k]);
+        if (!unusable && !nv_ok(g->sram_threshold_exceeded) && g->sram_threshold_exceeded.state != NV_UNREAD &&
+            !nv_not_supported(g->sram_threshold_exceeded.state, g->sram_threshold_exceeded.rc) &&
+            g->sram_threshold_exceeded.rc != NVML_ERROR_NO_PERMISSION)
+                unusable = UNUSABLE(r, f, g, "SRAM ECC error status", g->sram_threshold_exceeded);
+        if (unusable)
+                return;
+        /* Where they happened, when the driver tells (Turing+): DRAM errors are
+         * repaired by row remapping, SRAM ones (caches, register files) are not. */
+        char vol_where[96] = "", agg_where[96] = "";
+        where_text(&g->ecc_volatile_uncorrected_dram, &g->ecc_volatile_uncorrected_sram, vol_where,
+                   sizeof(vol_where));
+        where_text(&g->ecc_aggregate_uncorrected_dram, &g->ecc_aggregate_uncorrected_sram, agg_where,
+                   sizeof(agg_where));
+        if (vol_where[0])
+                result_evidence(r, "volatile_uncorrected", "%s", vol_where + 2);
+        if (agg_where[0])
+                result_evidence(r, "aggregate_uncorrected", "%s", agg_where + 2);
+        bool sram_over = nv_ok(g->sram_threshold_exceeded) && g->sram_threshold_exceeded.v;
+        if (nv_ok(g->sram_threshold_exceeded))
+                result_evidence(r, "sram_threshold_exceeded", "%s (nvmlDeviceGetSramEccErrorStatus)",
+                                sram_over ? "yes" : "no");
+        if (sram_over) {
+                result_status(r, STATUS_FAIL, "SRAM uncorrectable errors on %s passed NVIDIA's field "
+                                              "threshold (\"SRAM Threshold Exceeded\")",
+                              desc);
+                result_remedy(r, "Take the GPU out of service and have it replaced (RMA): SRAM errors are not "
+                                 "repaired by row remapping, and the board has passed the count NVIDIA's field "
+                                 "diagnostic allows (`nvidia-smi -q -d ECC -i %u`).",
+                              g->index);
+                return;
+        }
+        if (unc > 0) {
+                bool sram = nv_ok(g->ecc_volatile_uncorrected_sram) && g->ecc_volatile_uncorrected_sram.v > 0;
+                result_status(r, STATUS_FAIL, "%llu uncorrectable ECC error%s since the driver loaded on %s%s%s%s",
+                              unc, unc == 1 ? "" : "s", desc, vol_where[0] ? " (" : "",
+                              vol_where[0] ? vol_where + 2 : "", vol_where[0] ? ")" : "");
+                if (sram)
+                        result_remedy(r, "Drain the GPU and reset it (`nvidia-smi -r -i %u`, or reboot): an "
+                                         "uncorrectable SRAM error (Xid 94/95) leaves the GPU unusable until "
+                                         "reset and is not repaired by row remapping. If SRAM errors recur, or "
+                                         "`nvidia-smi -q -d ECC` shows \"SRAM Threshold Exceeded: Yes\", have "
+                                         "the GPU replaced.",
+                                      g->index);
+                else
+                        result_remedy(r, "Drain the GPU; look for Xid 48/63/64/94/95 in `dmesg`; check "
+                                         "gpu.memory_health for a pending row remap or page retirement and reset "
+                                         "the GPU (`nvidia-smi -r -i %u`) to apply it. If uncorrectable errors "
+                                         "recur, have the GPU replaced.",
+                                      g->index);
+                return;
+        }
+        /* Lifetime counts survive resets: uncorrectable errors there with a clean volatile
+         * count mean the GPU failed before and was put back to work. */
+        unsigned long long agg_unc = nv_ok(g->ecc_aggregate_uncorrected) ? g->ecc_aggregate_uncorrected.v : 0;
+        if (agg_unc > 0) {
+                result_status(r, STATUS_WARN,
+                              "%llu uncorrectable ECC error%s in the lifetime of %s (%s%snone since the driver "
+                              "loaded)",
+                              agg_unc, agg_unc == 1 ? "" : "s", desc, agg_where[0] ? agg_where + 2 : "",
+                              agg_where[0] ? "; " : "");
+                result_remedy(r, "Check that the errors were serviced: gpu.memory_health shows the rows remapped "
+                                 "or pages retired for them; `nvidia-smi -q -d ECC,ROW_REMAPPER -i %u` shows "
+                                 "whether they are DRAM or SRAM. If uncorrectable errors keep accruing, have the "
+                                 "GPU replaced.",
+                              g->index);
+                return;
+        }
+        if (cor >= corrected_warn) {
+                result_status(r, STATUS_WARN, "%llu corrected ECC errors since the driver loaded on %s", cor, desc);
+                result_remedy(r, "Watch the count (`nvidia-smi -q -d ECC -i %u`): a growing number of corrected "
+                                 "errors often precedes uncorrectable ones and row remapping.",
+                              g->index);
+                return;
+        }
+        result_status(r, STATUS_PASS, "no uncorrectable ECC errors (%llu corrected)", cor);
+}
+
+static void run_ecc_errors(const struct check_info *self, const struct facts *f, struct report *rep) {
+        nv_each_gpu(self, f, rep, judge_ecc_errors);
 }
 
 /* ---- gpu.memory_health ----------------------------------------------------------- */

@@ -58,40 +58,37 @@ static void run_graphics_processes(const struct check_info *self, const struct f
 
 /* The driver's own verdict on the GPU (R565+): what it takes to make the GPU usable
  * again. The values and remedies are xid.json's recovery_actions, shared with Xid 154. */
-static void run_recovery_action(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (nv_unavailable(self, f, rep))
+static void judge_recovery_action(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        result_expected(r, "recovery action 0x0 (None)");
+        const struct nv_u32 *a = &g->recovery_action;
+        if (nv_skip_unsupported(r, a->state, a->rc, "nvmlDeviceGetFieldValues", "the GPU recovery action field",
+                             desc, " (drivers before R565 do not report it)"))
                 return;
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char desc[NV_DESC_MAX];
-                struct result *r = nv_result(self, f, rep, g, desc);
-                result_expected(r, "recovery action 0x0 (None)");
-                const struct nv_u32 *a = &g->recovery_action;
-                if (nv_skip_unsupported(r, a->state, a->rc, "nvmlDeviceGetFieldValues", "the GPU recovery action field",
-                                     desc, " (drivers before R565 do not report it)"))
-                        continue;
-                if (UNUSABLE(r, f, g, "recovery action", *a))
-                        continue;
-                result_evidence(r, "source", "nvmlDeviceGetFieldValues (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)");
-                const struct xid_recovery_action *known = f->db ? xiddb_find_recovery(&f->db->xids, a->v) : NULL;
-                result_observed(r, "0x%x (%s)", a->v, known ? known->name : "unknown to gpuvet");
-                if (a->v == 0) {
-                        result_status(r, STATUS_PASS, "the driver asks for no recovery of %s", desc);
-                        continue;
-                }
-                if (!known) {
-                        result_status(r, STATUS_WARN, "the driver asks for recovery action 0x%x on %s, a value gpuvet "
-                                                      "does not know",
-                                      a->v, desc);
-                        result_remedy(r, "See `nvidia-smi -q -i %u` (GPU Recovery Action) and NVIDIA's documentation "
-                                         "for the driver in use.",
-                                      g->index);
-                        continue;
-                }
-                result_status(r, known->severity == XID_CRITICAL ? STATUS_FAIL : STATUS_WARN,
-                              "the driver asks for \"%s\" on %s before new work", known->name, desc);
-                result_remedy(r, "%s.", known->action);
+        if (UNUSABLE(r, f, g, "recovery action", *a))
+                return;
+        result_evidence(r, "source", "nvmlDeviceGetFieldValues (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)");
+        const struct xid_recovery_action *known = f->db ? xiddb_find_recovery(&f->db->xids, a->v) : NULL;
+        result_observed(r, "0x%x (%s)", a->v, known ? known->name : "unknown to gpuvet");
+        if (a->v == 0) {
+                result_status(r, STATUS_PASS, "the driver asks for no recovery of %s", desc);
+                return;
         }
+        if (!known) {
+                result_status(r, STATUS_WARN, "the driver asks for recovery action 0x%x on %s, a value gpuvet "
+                                              "does not know",
+                              a->v, desc);
+                result_remedy(r, "See `nvidia-smi -q -i %u` (GPU Recovery Action) and NVIDIA's documentation "
+                                 "for the driver in use.",
+                              g->index);
+                return;
+        }
+        result_status(r, known->severity == XID_CRITICAL ? STATUS_FAIL : STATUS_WARN,
+                      "the driver asks for \"%s\" on %s before new work", known->name, desc);
+        result_remedy(r, "%s.", known->action);
+}
+
+static void run_recovery_action(const struct check_info *self, const struct facts *f, struct report *rep) {
+        nv_each_gpu(self, f, rep, judge_recovery_action);
 }
 
 /* ---- descriptors ---- */

@@ -191,52 +191,49 @@ static const struct {
         {nvmlClocksEventReasonDisplayClockSetting, "display clock setting", STATUS_PASS},
 };
 
-static void run_clock_events(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (nv_unavailable(self, f, rep))
+static void judge_clock_events(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        result_expected(r, "no hardware, thermal or power-brake slowdown");
+        if (UNUSABLE(r, f, g, "clock event reasons", g->clocks_event_reasons))
                 return;
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                char desc[NV_DESC_MAX];
-                struct result *r = nv_result(self, f, rep, g, desc);
-                result_expected(r, "no hardware, thermal or power-brake slowdown");
-                if (UNUSABLE(r, f, g, "clock event reasons", g->clocks_event_reasons))
+        unsigned long long v = g->clocks_event_reasons.v;
+        result_evidence(r, "source", "%s", g->clocks_event_reasons.fn);
+        result_evidence(r, "reasons", "0x%llx", v);
+        char active[256] = "", bad[256] = "";
+        enum status worst = STATUS_PASS;
+        for (size_t k = 0; k < sizeof(clock_reasons) / sizeof(clock_reasons[0]); k++) {
+                if (!(v & clock_reasons[k].bit))
                         continue;
-                unsigned long long v = g->clocks_event_reasons.v;
-                result_evidence(r, "source", "%s", g->clocks_event_reasons.fn);
-                result_evidence(r, "reasons", "0x%llx", v);
-                char active[256] = "", bad[256] = "";
-                enum status worst = STATUS_PASS;
-                for (size_t k = 0; k < sizeof(clock_reasons) / sizeof(clock_reasons[0]); k++) {
-                        if (!(v & clock_reasons[k].bit))
-                                continue;
-                        strbuf_appendf(active, sizeof(active), "%s%s", active[0] ? ", " : "", clock_reasons[k].name);
-                        if (clock_reasons[k].status == STATUS_PASS)
-                                continue;
-                        strbuf_appendf(bad, sizeof(bad), "%s%s", bad[0] ? ", " : "", clock_reasons[k].name);
-                        if (worst != STATUS_FAIL)
-                                worst = clock_reasons[k].status;
-                }
-                result_observed(r, "%s", active[0] ? active : "none");
-                if (worst == STATUS_FAIL) {
-                        result_status(r, STATUS_FAIL, "%s is slowed down by hardware: %s", desc, bad);
-                        result_remedy(r, "HW thermal: check cooling (fans, airflow, inlet temperature). HW power brake: "
-                                         "the board or chassis signalled a power fault (PSU, power cable, BMC power "
-                                         "capping). HW slowdown alone: external signal; check the BMC event log and "
-                                         "`nvidia-smi -q -d PERFORMANCE -i %u`.",
-                                      g->index);
+                strbuf_appendf(active, sizeof(active), "%s%s", active[0] ? ", " : "", clock_reasons[k].name);
+                if (clock_reasons[k].status == STATUS_PASS)
                         continue;
-                }
-                if (worst == STATUS_WARN) {
-                        result_status(r, STATUS_WARN, "%s is slowed down by the driver to stay within its thermal "
-                                                      "limit: %s",
-                                      desc, bad);
-                        result_remedy(r, "Improve cooling: the GPU is running hot enough for the driver to lower its "
-                                         "clocks (gpu.temperature).");
-                        continue;
-                }
-                result_status(r, STATUS_PASS, "no slowdown active%s%s%s", active[0] ? " (" : "", active,
-                              active[0] ? ")" : "");
+                strbuf_appendf(bad, sizeof(bad), "%s%s", bad[0] ? ", " : "", clock_reasons[k].name);
+                if (worst != STATUS_FAIL)
+                        worst = clock_reasons[k].status;
         }
+        result_observed(r, "%s", active[0] ? active : "none");
+        if (worst == STATUS_FAIL) {
+                result_status(r, STATUS_FAIL, "%s is slowed down by hardware: %s", desc, bad);
+                result_remedy(r, "HW thermal: check cooling (fans, airflow, inlet temperature). HW power brake: "
+                                 "the board or chassis signalled a power fault (PSU, power cable, BMC power "
+                                 "capping). HW slowdown alone: external signal; check the BMC event log and "
+                                 "`nvidia-smi -q -d PERFORMANCE -i %u`.",
+                              g->index);
+                return;
+        }
+        if (worst == STATUS_WARN) {
+                result_status(r, STATUS_WARN, "%s is slowed down by the driver to stay within its thermal "
+                                              "limit: %s",
+                              desc, bad);
+                result_remedy(r, "Improve cooling: the GPU is running hot enough for the driver to lower its "
+                                 "clocks (gpu.temperature).");
+                return;
+        }
+        result_status(r, STATUS_PASS, "no slowdown active%s%s%s", active[0] ? " (" : "", active,
+                      active[0] ? ")" : "");
+}
+
+static void run_clock_events(const struct check_info *self, const struct facts *f, struct report *rep) {
+        nv_each_gpu(self, f, rep, judge_clock_events);
 }
 
 /* The same GPU in the read after the probes (facts.nvml_after), or NULL. */
