@@ -90,6 +90,22 @@ static nvmlReturn_t call_leave(struct gctx *c, nvmlReturn_t rc) {
                 put_u32(c, &(reading), r_, v_);                               \
         } while (0)
 
+/* One value of an enum type from name(device, &value) into a u32 reading. */
+#define READ_AS(c, device, reading, name, type, init)                                 \
+        do {                                                                          \
+                type v_ = (init);                                                     \
+                nvmlReturn_t r_ = NVCALL(c, name, device, &v_);                       \
+                put_u32(c, &(reading), r_, (unsigned int)v_);                         \
+        } while (0)
+
+/* One string from name(device, buf, size) into a reading. */
+#define READ_STR(c, device, reading, name)                                            \
+        do {                                                                          \
+                char buf_[NV_STR_MAX] = "";                                           \
+                nvmlReturn_t r_ = NVCALL(c, name, device, buf_, sizeof(buf_));        \
+                put_str(c, &(reading), r_, buf_, sizeof(buf_));                       \
+        } while (0)
+
 /* Settle a reading's state/rc/fn after an NVCALL; true when its value should be stored. */
 static bool settle(struct gctx *c, unsigned char *state, int *rc, const char **fn, nvmlReturn_t r) {
         switch (c->last) {
@@ -337,24 +353,15 @@ static void read_procs(struct gctx *c, struct nvml_procs *p, nvmlDevice_t d, boo
 }
 
 static void read_name(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        char buf[NV_STR_MAX] = "";
-        r = NVCALL(c, nvmlDeviceGetName, d, buf, sizeof(buf));
-        put_str(c, &g->name, r, buf, sizeof(buf));
+        READ_STR(c, d, g->name, nvmlDeviceGetName);
 }
 
 static void read_uuid(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        char buf[NV_STR_MAX] = "";
-        r = NVCALL(c, nvmlDeviceGetUUID, d, buf, sizeof(buf));
-        put_str(c, &g->uuid, r, buf, sizeof(buf));
+        READ_STR(c, d, g->uuid, nvmlDeviceGetUUID);
 }
 
 static void read_serial(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        char buf[NV_STR_MAX] = "";
-        r = NVCALL(c, nvmlDeviceGetSerial, d, buf, sizeof(buf));
-        put_str(c, &g->serial, r, buf, sizeof(buf));
+        READ_STR(c, d, g->serial, nvmlDeviceGetSerial);
 }
 
 static void read_pci_info(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
@@ -371,20 +378,12 @@ static void read_pci_info(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
 }
 
 static void read_vbios(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        char buf[NV_STR_MAX] = "";
-        r = NVCALL(c, nvmlDeviceGetVbiosVersion, d, buf, sizeof(buf));
-        put_str(c, &g->vbios, r, buf, sizeof(buf));
+        READ_STR(c, d, g->vbios, nvmlDeviceGetVbiosVersion);
 }
 
 static void read_inforom(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        {
-                char buf[NV_STR_MAX] = "";
-                r = NVCALL(c, nvmlDeviceGetInforomImageVersion, d, buf, sizeof(buf));
-                put_str(c, &g->inforom_image, r, buf, sizeof(buf));
-        }
-        r = NVCALL(c, nvmlDeviceValidateInforom, d);
+        READ_STR(c, d, g->inforom_image, nvmlDeviceGetInforomImageVersion);
+        nvmlReturn_t r = NVCALL(c, nvmlDeviceValidateInforom, d);
         put_u32(c, &g->inforom_valid, r, 1);
 }
 
@@ -393,17 +392,11 @@ static void read_minor_number(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d
 }
 
 static void read_brand(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        nvmlBrandType_t v = NVML_BRAND_UNKNOWN;
-        r = NVCALL(c, nvmlDeviceGetBrand, d, &v);
-        put_u32(c, &g->brand, r, (unsigned int)v);
+        READ_AS(c, d, g->brand, nvmlDeviceGetBrand, nvmlBrandType_t, NVML_BRAND_UNKNOWN);
 }
 
 static void read_architecture(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        nvmlDeviceArchitecture_t v = 0;
-        r = NVCALL(c, nvmlDeviceGetArchitecture, d, &v);
-        put_u32(c, &g->architecture, r, v);
+        READ_AS(c, d, g->architecture, nvmlDeviceGetArchitecture, nvmlDeviceArchitecture_t, 0);
 }
 
 static void read_compute_capability(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
@@ -564,10 +557,7 @@ static void read_utilization(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d)
 }
 
 static void read_pstate(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        nvmlPstates_t v = NVML_PSTATE_UNKNOWN;
-        r = NVCALL(c, nvmlDeviceGetPerformanceState, d, &v);
-        put_u32(c, &g->pstate, r, (unsigned int)v);
+        READ_AS(c, d, g->pstate, nvmlDeviceGetPerformanceState, nvmlPstates_t, NVML_PSTATE_UNKNOWN);
 }
 
 static void read_fan(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
@@ -711,17 +701,11 @@ static void read_pcie_replay(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d)
 }
 
 static void read_persistence_mode(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        nvmlEnableState_t v = NVML_FEATURE_DISABLED;
-        r = NVCALL(c, nvmlDeviceGetPersistenceMode, d, &v);
-        put_u32(c, &g->persistence_mode, r, (unsigned int)v);
+        READ_AS(c, d, g->persistence_mode, nvmlDeviceGetPersistenceMode, nvmlEnableState_t, NVML_FEATURE_DISABLED);
 }
 
 static void read_compute_mode(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        nvmlComputeMode_t v = NVML_COMPUTEMODE_DEFAULT;
-        r = NVCALL(c, nvmlDeviceGetComputeMode, d, &v);
-        put_u32(c, &g->compute_mode, r, (unsigned int)v);
+        READ_AS(c, d, g->compute_mode, nvmlDeviceGetComputeMode, nvmlComputeMode_t, NVML_COMPUTEMODE_DEFAULT);
 }
 
 static void read_display(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
