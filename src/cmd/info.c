@@ -4,6 +4,7 @@
 #include "cmd/cmd.h"
 #include "cmd/nvml_use.h"
 #include "core/fsroot.h"
+#include "metrics/metrics.h"
 #include "report/json_text.h"
 #include "report/metrics_json.h"
 #include "report/text_safe.h"
@@ -77,16 +78,6 @@ static const char *fmt_ok(struct val *v, unsigned char state, int rc, const char
 #define U32(v, r, fmt, ...) fmt_ok(v, (r).state, (r).rc, fmt, __VA_ARGS__)
 
 static const char *enabled_name(unsigned int v) { return v == 1 ? "Enabled" : "Disabled"; }
-
-static const char *compute_mode_name(unsigned int v) {
-        switch (v) {
-        case NVML_COMPUTEMODE_DEFAULT: return "Default";
-        case NVML_COMPUTEMODE_EXCLUSIVE_THREAD: return "Exclusive_Thread";
-        case NVML_COMPUTEMODE_PROHIBITED: return "Prohibited";
-        case NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: return "Exclusive_Process";
-        default: return "Unknown";
-        }
-}
 
 static unsigned pcie_gen(unsigned mts) {
         static const unsigned speeds[] = {2500, 5000, 8000, 16000, 32000, 64000};
@@ -164,7 +155,7 @@ static void print_nvml_gpu(const struct nvml_gpu *g) {
               U32(&b, g->pcie_max_width, "%ux", g->pcie_max_width.v));
         FIELD(4, "Persistence Mode", "%s",
               U32(&a, g->persistence_mode, "%s", enabled_name(g->persistence_mode.v)));
-        FIELD(4, "Compute Mode", "%s", U32(&a, g->compute_mode, "%s", compute_mode_name(g->compute_mode.v)));
+        FIELD(4, "Compute Mode", "%s", U32(&a, g->compute_mode, "%s", metric_compute_mode_name(g->compute_mode.v)));
         FIELD(4, "ECC Mode", "current %s, pending %s",
               U32(&a, g->ecc_mode_current, "%s", enabled_name(g->ecc_mode_current.v)),
               U32(&b, g->ecc_mode_pending, "%s", enabled_name(g->ecc_mode_pending.v)));
@@ -400,7 +391,7 @@ static json_t *nvml_gpu_json(const struct nvml_use *u, const struct nvml_gpu *g)
         json_object_set_new(o, "pcie", p);
         json_object_set_new(o, "persistence_mode", j_bool(&e, &g->persistence_mode));
         json_object_set_new(o, "compute_mode",
-                            nv_ok(g->compute_mode) ? json_string(compute_mode_name(g->compute_mode.v))
+                            nv_ok(g->compute_mode) ? json_string(metric_compute_mode_name(g->compute_mode.v))
                                                    : NOTE(&e, g->compute_mode));
         json_object_set_new(o, "ecc_mode_current", j_bool(&e, &g->ecc_mode_current));
         json_object_set_new(o, "ecc_mode_pending", j_bool(&e, &g->ecc_mode_pending));

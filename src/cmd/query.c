@@ -169,17 +169,16 @@ static bool id_matches(const char *id, const struct nvml_gpu *g) {
                 return true;
         if (!nv_ok(g->pci_bus_id))
                 return false;
-        unsigned int d1 = 0, b1, s1, f1, d2, b2, s2, f2;
+        unsigned int want[4] = {0}, have[4];
         int end = 0;
-        if (sscanf(id, "%x:%x:%x.%x%n", &d1, &b1, &s1, &f1, &end) == 4 && id[end] == '\0') {
-        } else if (end = 0, d1 = 0, sscanf(id, "%x:%x.%x%n", &b1, &s1, &f1, &end) == 3 && id[end] == '\0') {
-        } else {
-                return false;
+        if (!metric_bus_id_parts(id, want)) {
+                want[0] = 0; /* "1b:00.0": domain 0 (a failed parse may have set it) */
+                if (sscanf(id, "%x:%x.%x%n", &want[1], &want[2], &want[3], &end) != 3 || id[end] != '\0')
+                        return false;
         }
-        end = 0;
-        if (sscanf(g->pci_bus_id.v, "%x:%x:%x.%x%n", &d2, &b2, &s2, &f2, &end) != 4)
+        if (!metric_bus_id_parts(g->pci_bus_id.v, have))
                 return false;
-        return d1 == d2 && b1 == b2 && s1 == s2 && f1 == f2;
+        return memcmp(want, have, sizeof(want)) == 0;
 }
 
 /* Mark the GPUs -i names in selected (all when ids is NULL). */
@@ -451,12 +450,12 @@ static int finish(FILE *out, bool abandoned, int code) {
 /* Only what the fields show is read (two calls per GPU for "name", not every fact), plus
  * what -i matches on and the bus id the event lines name. */
 static nvml_groups query_groups(const struct query_opts *o) {
-        nvml_groups g = 0;
-        for (unsigned int k = 0; k < o->n_fields; k++) {
-                const struct metric *m = query_field_metric(o->fields[k]);
-                if (m)
-                        g |= metric_groups(&m, 1);
-        }
+        const struct metric *shown[MAX_FIELDS];
+        size_t n = 0;
+        for (unsigned int k = 0; k < o->n_fields; k++)
+                if (query_field_metric(o->fields[k]))
+                        shown[n++] = query_field_metric(o->fields[k]);
+        nvml_groups g = metric_groups(shown, n);
         if (o->ids)
                 g |= nvml_group_bit(NVML_GROUP_UUID) | nvml_group_bit(NVML_GROUP_PCI);
         if (o->loop_ms)

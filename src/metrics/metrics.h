@@ -26,7 +26,7 @@ enum smi_format {
         SMI_INDEX,          /* the GPU's NVML index: no reading */
         SMI_STR,            /* nv_str as is */
         SMI_BUS_ID,         /* nv_str sysfs form -> "00000000:1B:00.0" */
-        SMI_PCI_DOMAIN,     /* nv_str -> "0x0000" */
+        SMI_PCI_DOMAIN,     /* nv_str -> "0x0000" (DOMAIN, BUS, DEVICE in bus-id order) */
         SMI_PCI_BUS,        /* nv_str -> "0x1B" */
         SMI_PCI_DEVICE,     /* nv_str -> "0x00" */
         SMI_HEX32,          /* nv_u32 -> "0x233010DE" */
@@ -99,3 +99,10 @@ void metric_read(const struct metric *m, const struct nvml_facts *facts, const s
                  struct metric_value *ret);
 
 const char *metric_type_name(enum metric_type t); /* "gauge", "counter", "info", "state" */
+
+/* nvmlComputeMode_t as nvidia-smi writes it ("Default", "Exclusive_Process"), "Unknown". */
+const char *metric_compute_mode_name(unsigned int mode);
+
+/* Domain, bus, device and function of a bus id "0000:1b:00.0" (any hex, NVML's
+ * "00000000:1B:00.0" too); false when id is not one. */
+bool metric_bus_id_parts(const char *id, unsigned int parts[4]);

@@ -34,14 +34,14 @@ static void text(struct metric_value *v, const char *s) {
         snprintf(v->text, sizeof(v->text), "%s", s);
 }
 
-/* Domain, bus or device of a sysfs-form bus id ("0000:1b:00.0"); false when unparsable. */
-static bool bus_part(const char *id, enum smi_format which, unsigned int *ret) {
-        unsigned int domain, bus, dev, fn;
+bool metric_bus_id_parts(const char *id, unsigned int parts[4]) {
         int end = 0;
-        if (sscanf(id, "%x:%x:%x.%x%n", &domain, &bus, &dev, &fn, &end) != 4 || id[end] != '\0')
-                return false;
-        *ret = which == SMI_PCI_DOMAIN ? domain : which == SMI_PCI_BUS ? bus : dev;
-        return true;
+        return sscanf(id, "%x:%x:%x.%x%n", &parts[0], &parts[1], &parts[2], &parts[3], &end) == 4 && id[end] == '\0';
+}
+
+const char *metric_compute_mode_name(unsigned int mode) {
+        static const char *const modes[] = {"Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process"};
+        return mode < sizeof(modes) / sizeof(modes[0]) ? modes[mode] : "Unknown";
 }
 
 void metric_read(const struct metric *m, const struct nvml_facts *facts, const struct nvml_gpu *gpu,
@@ -67,11 +67,11 @@ void metric_read(const struct metric *m, const struct nvml_facts *facts, const s
         case SMI_PCI_DOMAIN:
         case SMI_PCI_BUS:
         case SMI_PCI_DEVICE: {
-                unsigned int part;
+                unsigned int parts[4];
                 if (!take(v, HEAD(str)))
                         return;
-                if (bus_part(str->v, m->smi.format, &part)) {
-                        number(v, m, part);
+                if (metric_bus_id_parts(str->v, parts)) {
+                        number(v, m, parts[m->smi.format - SMI_PCI_DOMAIN]);
                 } else {
                         /* NVML gave an id the collector kept as is, unparsed. */
                         v->state = NV_ERROR;
@@ -110,12 +110,10 @@ void metric_read(const struct metric *m, const struct nvml_facts *facts, const s
                 if (take(v, HEAD(u64)))
                         flag(v, (u64->v & m->bit) != 0);
                 return;
-        case SMI_COMPUTE_MODE: {
-                static const char *const modes[] = {"Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process"};
+        case SMI_COMPUTE_MODE:
                 if (take(v, HEAD(u32)))
-                        text(v, u32->v < sizeof(modes) / sizeof(modes[0]) ? modes[u32->v] : "Unknown");
+                        text(v, metric_compute_mode_name(u32->v));
                 return;
-        }
         case SMI_FABRIC_STATE: {
                 static const char *const states[] = {"Not Supported", "Not Started", "In Progress", "Completed"};
                 if (take(v, HEAD(u32)))

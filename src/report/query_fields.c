@@ -159,12 +159,6 @@ static void with_unit(const struct query_row *row, const char *unit, char *buf, 
                 strbuf_appendf(buf, size, " %s", unit);
 }
 
-static bool parse_bus_id(const char *s, unsigned int *domain, unsigned int *bus, unsigned int *dev,
-                         unsigned int *fn) {
-        int end = 0;
-        return sscanf(s, "%x:%x:%x.%x%n", domain, bus, dev, fn, &end) == 4 && s[end] == '\0';
-}
-
 static const char *enabled_text(unsigned int v) { return v ? "Enabled" : "Disabled"; }
 
 void query_field_value(const struct query_field *f, const struct query_row *row, char *buf, size_t size) {
@@ -215,7 +209,7 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
         const struct nv_u32 *u32 = p;
         const struct nv_u64 *u64 = p;
         const struct nv_str *str = p;
-        unsigned int domain = 0, bus = 0, dev = 0, fn = 0;
+        unsigned int bus_id[4] = {0};
 
         switch (fmt) {
         case SMI_STR:
@@ -225,19 +219,17 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
         case SMI_PCI_DOMAIN:
         case SMI_PCI_BUS:
         case SMI_PCI_DEVICE:
-                if (!parse_bus_id(str->v, &domain, &bus, &dev, &fn)) {
+                if (!metric_bus_id_parts(str->v, bus_id)) {
                         /* The collector keeps an id it could not parse as NVML gave it. */
                         snprintf(buf, size, "%s", fmt == SMI_BUS_ID ? str->v : "[N/A]");
                         break;
                 }
                 if (fmt == SMI_BUS_ID)
-                        snprintf(buf, size, "%08X:%02X:%02X.%X", domain, bus, dev, fn);
+                        snprintf(buf, size, "%08X:%02X:%02X.%X", bus_id[0], bus_id[1], bus_id[2], bus_id[3]);
                 else if (fmt == SMI_PCI_DOMAIN)
-                        snprintf(buf, size, "0x%04X", domain);
-                else if (fmt == SMI_PCI_BUS)
-                        snprintf(buf, size, "0x%02X", bus);
+                        snprintf(buf, size, "0x%04X", bus_id[0]);
                 else
-                        snprintf(buf, size, "0x%02X", dev);
+                        snprintf(buf, size, "0x%02X", bus_id[fmt - SMI_PCI_DOMAIN]);
                 break;
         case SMI_HEX32:
                 snprintf(buf, size, "0x%08X", u32->v);
@@ -281,14 +273,9 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
                 snprintf(buf, size, "%.2f", u32->v / 1000.0);
                 with_unit(row, m->smi.unit, buf, size);
                 break;
-        case SMI_COMPUTE_MODE: {
-                static const char *const modes[] = {"Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process"};
-                if (u32->v < sizeof(modes) / sizeof(modes[0]))
-                        snprintf(buf, size, "%s", modes[u32->v]);
-                else
-                        snprintf(buf, size, "Unknown");
+        case SMI_COMPUTE_MODE:
+                snprintf(buf, size, "%s", metric_compute_mode_name(u32->v));
                 break;
-        }
         case SMI_COMPUTE_CAP: {
                 const struct nv_i32 *minor = &g->cc_minor;
                 if (!missing(row, head_of(minor), buf, size))

@@ -98,6 +98,17 @@ static nvmlReturn_t call_leave(struct gctx *c, nvmlReturn_t rc) {
                 put_u32(c, &(reading), r_, (unsigned int)v_);                         \
         } while (0)
 
+/* Every clock type (graphics, SM, memory, video) from name(device, type, &mhz) into an
+ * array indexed by enum nvml_clock. */
+#define READ_CLOCKS(c, device, readings, name)                                        \
+        do {                                                                          \
+                for (unsigned int t_ = 0; t_ < NVML_CLK_COUNT; t_++) {                \
+                        unsigned int v_ = 0;                                          \
+                        nvmlReturn_t r_ = NVCALL(c, name, device, (nvmlClockType_t)t_, &v_); \
+                        put_u32(c, &(readings)[t_], r_, v_);                          \
+                }                                                                     \
+        } while (0)
+
 /* One string from name(device, buf, size) into a reading. */
 #define READ_STR(c, device, reading, name)                                            \
         do {                                                                          \
@@ -500,39 +511,19 @@ static void read_power_constraints(struct gctx *c, struct nvml_gpu *g, nvmlDevic
 }
 
 static void read_clocks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetClockInfo, d, (nvmlClockType_t)t, &v);
-                put_u32(c, &g->clock_mhz[t], r, v);
-        }
+        READ_CLOCKS(c, d, g->clock_mhz, nvmlDeviceGetClockInfo);
 }
 
 static void read_clocks_max(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetMaxClockInfo, d, (nvmlClockType_t)t, &v);
-                put_u32(c, &g->clock_max_mhz[t], r, v);
-        }
+        READ_CLOCKS(c, d, g->clock_max_mhz, nvmlDeviceGetMaxClockInfo);
 }
 
 static void read_clocks_app(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetApplicationsClock, d, (nvmlClockType_t)t, &v);
-                put_u32(c, &g->clock_app_mhz[t], r, v);
-        }
+        READ_CLOCKS(c, d, g->clock_app_mhz, nvmlDeviceGetApplicationsClock);
 }
 
 static void read_clocks_default_app(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        for (unsigned int t = 0; t < NVML_CLK_COUNT; t++) {
-                unsigned int v = 0;
-                r = NVCALL(c, nvmlDeviceGetDefaultApplicationsClock, d, (nvmlClockType_t)t, &v);
-                put_u32(c, &g->clock_default_app_mhz[t], r, v);
-        }
+        READ_CLOCKS(c, d, g->clock_default_app_mhz, nvmlDeviceGetDefaultApplicationsClock);
 }
 
 /* "Throttle" was renamed "event" in CUDA 12.2's NVML; older drivers only have the old
