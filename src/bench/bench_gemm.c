@@ -37,7 +37,7 @@
 
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
-#include "bench/cublaslt.h"
+#include "vendor/cublaslt.h"
 #include "bench/cuda_raw.h"
 
 #define GEMM_TOP_K 8
@@ -447,7 +447,7 @@ static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, stru
         measurement_param(m, "n", "%u", n);
         measurement_param(m, "shape", "%ux%ux%u TN", n, n, n);
         measurement_param(m, "types", "%s", p->types);
-        measurement_param(m, "cublaslt", "%s %zu", lib_basename(g->lt->lib_name), g->lt->version);
+        measurement_param(m, "cublaslt", "%s %zu", lib_basename(g->lt->dl.name), g->lt->version);
 
         size_t ab = elem_size(p->ab), dsz = elem_size(p->d), nn = (size_t)n * n;
         double need = (double)nn * (2.0 * (double)ab + (double)dsz) + (double)g->ws_bytes;
@@ -566,7 +566,7 @@ static void add_headline(struct bench_report *rep, size_t best, const struct gem
                 snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u", i ? "," : "", sizes[i]);
         measurement_param(m, "best_of_n", "%s", list);
         measurement_param(m, "types", "%s", p->types);
-        measurement_param(m, "cublaslt", "%s %zu", lib_basename(g->lt->lib_name), g->lt->version);
+        measurement_param(m, "cublaslt", "%s %zu", lib_basename(g->lt->dl.name), g->lt->version);
         if (measurement_set_samples(m, src->samples, src->n_samples, src->warmup) < 0) {
                 measurement_fail(m, STATUS_ERROR, "out of memory");
                 return;
@@ -692,7 +692,7 @@ static bool gemm_open_dev(const struct bench_ctx *ctx, struct bench_report *rep,
                 g->handle = NULL;
                 cublaslt_fail(lt, "cublasLtCreate", st, NULL);
                 m = bench_measurement_new(rep, "gemm", "cublaslt", g->d.subject, "", true);
-                measurement_fail(m, STATUS_ERROR, "%s (%s)", lt->err, lt->lib_name);
+                measurement_fail(m, STATUS_ERROR, "%s (%s)", lt->err, lt->dl.name);
                 return false;
         }
         /* The workspace lets cuBLASLt pick split-K and other fast kernels; without one it

@@ -1,24 +1,23 @@
-/* The CUDA backend of dev_ops: the driver API (libcuda.so.1) loaded with dlopen, one
+/* The CUDA backend of dev_ops: the driver API (libcuda.so.1, vendor/cuda.h), one
  * primary context and one non-blocking stream per opened device, kernels from the fatbin
  * nvcc built from kernels/bench_kernels.cu and embedded in the binary (meson.build).
  *
- * Library: $GPUVET_CUDA_LIB when set (tests point it at tests/fakes/fake_cuda.c), else
- * libcuda.so.1. No libcuda at all means no NVIDIA driver; the toolkit's stub libcuda
- * (lib64/stubs) answers cuInit with CUDA_ERROR_STUB_LIBRARY (34): a stub, no driver.
+ * Library: vendor/cuda.h ($GPUVET_CUDA_LIB, else libcuda.so.1). No libcuda at all means
+ * no NVIDIA driver; the toolkit's stub libcuda (lib64/stubs) answers cuInit with
+ * CUDA_ERROR_STUB_LIBRARY (34): a stub, no driver.
  *
  * Architectures: CUDA 13's nvcc builds for compute capability 7.5 and newer only (sm_70
  * is rejected), and PTX built for compute_75 cannot be JIT-compiled for a 7.0 device, so
  * a Volta GPU gets no CUDA kernels from this binary. Such a device is refused with a
  * message naming the OpenCL backend, which NVIDIA's OpenCL runs on Volta (docs/bench.md,
  * "The Volta question"). */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/cuda_api.h"
+#include "vendor/cuda.h"
 #include "bench/cuda_raw.h"
 #include "bench/device.h"
 #include "vendor/cuda_errors.h"
@@ -33,7 +32,6 @@ extern const size_t embedded_cuda_fatbin_len;
 #define CUDA_MIN_CC_MAJOR 7
 #define CUDA_MIN_CC_MINOR 5
 
-#define CUDA_LIB_ENV "GPUVET_CUDA_LIB"
 #define CUDA_MAX_DEVICES 64
 #define CUDA_BLOCK_DEFAULT 256u
 #define CUDA_GRID_MAX 0x7fffffffu
@@ -54,12 +52,6 @@ static const struct cuda_kernel cuda_kernels[] = {
 
 /* ---- state ------------------------------------------------------------------------------ */
 
-struct cuda_fns {
-#define CUDA_FN_PTR(req, name, fallback, params) name##_fn name;
-        CUDA_FUNCTIONS(CUDA_FN_PTR)
-#undef CUDA_FN_PTR
-};
-
 struct cuda_device {
         CUdevice dev;
         struct dev_info info;
@@ -67,9 +59,7 @@ struct cuda_device {
 };
 
 struct dev_backend {
-        void *lib;
-        char lib_name[256];
-        struct cuda_fns fn;
+        struct cuda_lib *fn;
         int driver_version; /* 13000 */
         int n;
         struct cuda_device *devs;
@@ -105,9 +95,9 @@ static void cuda_describe(const struct dev_backend *b, CUresult rc, const char *
         if (*name)
                 return;
         /* Codes we do not list: ask the driver, which knows its own. */
-        if (b && b->fn.cuGetErrorName && b->fn.cuGetErrorName(rc, name) != CUDA_SUCCESS)
+        if (b && b->fn && b->fn->cuGetErrorName && b->fn->cuGetErrorName(rc, name) != CUDA_SUCCESS)
                 *name = NULL;
-        if (b && b->fn.cuGetErrorString && b->fn.cuGetErrorString(rc, text) != CUDA_SUCCESS)
+        if (b && b->fn && b->fn->cuGetErrorString && b->fn->cuGetErrorString(rc, text) != CUDA_SUCCESS)
                 *text = NULL;
 }
 
@@ -157,42 +147,17 @@ static int cuda_fail(struct dev_backend *b, const char *fn, CUresult rc, const c
 /* Call a driver function and turn a failure into an error return naming it. */
 #define CU_CHECK(b, call_name, args, context)                                          \
         do {                                                                           \
-                CUresult rc_ = (b)->fn.call_name args;                                 \
+                CUresult rc_ = (b)->fn->call_name args;                                 \
                 if (rc_ != CUDA_SUCCESS)                                               \
                         return cuda_fail((b), #call_name, rc_, (context));             \
         } while (0)
 
 /* ---- loading ----------------------------------------------------------------------------- */
 
-static int cuda_resolve(struct dev_backend *b, char *err, size_t errsize) {
-        static const struct {
-                const char *name, *fallback;
-                bool required;
-                size_t offset;
-        } syms[] = {
-#define CUDA_FN_SYM(req, name, fallback, params) {#name, fallback, req, offsetof(struct cuda_fns, name)},
-                CUDA_FUNCTIONS(CUDA_FN_SYM)
-#undef CUDA_FN_SYM
-        };
-        _Static_assert(sizeof(void *) == sizeof(cuInit_fn), "function pointers are not object-pointer sized");
-        for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-                void *p = dlsym(b->lib, syms[i].name);
-                if (!p && syms[i].fallback)
-                        p = dlsym(b->lib, syms[i].fallback);
-                if (!p && syms[i].required) {
-                        snprintf(err, errsize, "%s has no %s%s%s: driver too old for gpuvet's CUDA backend", b->lib_name,
-                                 syms[i].name, syms[i].fallback ? " nor " : "", syms[i].fallback ? syms[i].fallback : "");
-                        return -ENOSYS;
-                }
-                memcpy((char *)&b->fn + syms[i].offset, &p, sizeof(p));
-        }
-        return 0;
-}
-
 static void cuda_close(struct dev_backend *b) {
         if (!b)
                 return;
-        /* No dlclose: the driver keeps threads and atexit handlers that outlive a close. */
+        cuda_lib_free(b->fn);
         free(b->devs);
         free(b);
 }
@@ -255,30 +220,26 @@ static int cuda_open(struct dev_backend **ret, char *err, size_t errsize) {
                 snprintf(err, errsize, "out of memory");
                 return -ENOMEM;
         }
-        /* secure_getenv: a privileged gpuvet must not load a library a caller names. */
-        const char *env = secure_getenv(CUDA_LIB_ENV);
-        const char *name = env && env[0] ? env : "libcuda.so.1";
-        snprintf(b->lib_name, sizeof(b->lib_name), "%s", name);
-        b->lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-        if (!b->lib) {
-                const char *why = dlerror();
-                if (env && env[0])
-                        snprintf(err, errsize, "cannot load CUDA driver library %s (from $" CUDA_LIB_ENV "): %s", name,
-                                 why ? why : "unknown dynamic loader error");
-                else
-                        snprintf(err, errsize,
-                                 "no NVIDIA driver: cannot load libcuda.so.1 (%s); install the NVIDIA driver, or use "
-                                 "--backend opencl",
-                                 why ? why : "unknown dynamic loader error");
-                cuda_close(b);
-                return -ENOENT;
-        }
-        int r = cuda_resolve(b, err, errsize);
+        bool from_env = false;
+        const char *name = cuda_lib_name(&from_env);
+        char why[512];
+        int r = cuda_lib_load(name, CUDA_NEED_COMPUTE, &b->fn, NULL, why, sizeof(why));
+        if (r == -ENOENT && from_env)
+                snprintf(err, errsize, "cannot load CUDA driver library %s (from $" CUDA_LIB_ENV "): %s", name, why);
+        else if (r == -ENOENT)
+                snprintf(err, errsize,
+                         "no NVIDIA driver: cannot load " CUDA_LIB_DEFAULT " (%s); install the NVIDIA driver, or use "
+                         "--backend opencl",
+                         why);
+        else if (r == -ENOSYS)
+                snprintf(err, errsize, "%s: driver too old for gpuvet's CUDA backend", why);
+        else if (r < 0)
+                snprintf(err, errsize, "%s", why);
         if (r < 0) {
                 cuda_close(b);
                 return r;
         }
-        CUresult rc = b->fn.cuInit(0);
+        CUresult rc = b->fn->cuInit(0);
         if (rc == CUDA_ERROR_STUB_LIBRARY) {
                 snprintf(err, errsize,
                          "cuInit: CUDA_ERROR_STUB_LIBRARY: %s is the CUDA toolkit's stub library, no driver (the NVIDIA "
@@ -294,9 +255,9 @@ static int cuda_open(struct dev_backend **ret, char *err, size_t errsize) {
                 return r == -EIO || r == -ENODEV ? -ENODEV : r;
         }
         int count = 0;
-        rc = b->fn.cuDriverGetVersion(&b->driver_version);
+        rc = b->fn->cuDriverGetVersion(&b->driver_version);
         if (rc == CUDA_SUCCESS)
-                rc = b->fn.cuDeviceGetCount(&count);
+                rc = b->fn->cuDeviceGetCount(&count);
         if (rc != CUDA_SUCCESS) {
                 r = cuda_fail(b, b->driver_version ? "cuDeviceGetCount" : "cuDriverGetVersion", rc, NULL);
                 snprintf(err, errsize, "%s", b->err);
@@ -318,7 +279,7 @@ static int cuda_open(struct dev_backend **ret, char *err, size_t errsize) {
         }
         int n_supported = 0;
         for (int i = 0; i < count; i++) {
-                rc = b->fn.cuDeviceGet(&b->devs[i].dev, i);
+                rc = b->fn->cuDeviceGet(&b->devs[i].dev, i);
                 r = rc == CUDA_SUCCESS ? cuda_device_info(b, &b->devs[i]) : cuda_fail(b, "cuDeviceGet", rc, NULL);
                 if (r < 0) {
                         snprintf(err, errsize, "GPU %d: %s", i, b->err);
@@ -373,16 +334,16 @@ static void cuda_ctx_close(struct dev_ctx *c) {
          * the last error so a caller can still see it. */
         if (c->ctx) {
                 /* Release by handle even when the context cannot be made current. */
-                (void)b->fn.cuCtxSetCurrent(c->ctx);
+                (void)b->fn->cuCtxSetCurrent(c->ctx);
                 if (c->module)
-                        (void)b->fn.cuModuleUnload(c->module);
+                        (void)b->fn->cuModuleUnload(c->module);
                 if (c->stream)
-                        (void)b->fn.cuStreamDestroy_v2(c->stream);
+                        (void)b->fn->cuStreamDestroy_v2(c->stream);
                 if (c->stream2)
-                        (void)b->fn.cuStreamDestroy_v2(c->stream2);
+                        (void)b->fn->cuStreamDestroy_v2(c->stream2);
         }
         if (c->ctx)
-                (void)b->fn.cuDevicePrimaryCtxRelease_v2(c->dev);
+                (void)b->fn->cuDevicePrimaryCtxRelease_v2(c->dev);
         free(c->image);
         free(c);
 }
@@ -405,14 +366,14 @@ static int cuda_ctx_open(struct dev_backend *b, int index, struct dev_ctx **ret)
         c->b = b;
         c->index = index;
         c->dev = b->devs[index].dev;
-        CUresult rc = b->fn.cuDevicePrimaryCtxRetain(&c->ctx, c->dev);
+        CUresult rc = b->fn->cuDevicePrimaryCtxRetain(&c->ctx, c->dev);
         int r = 0;
         if (rc != CUDA_SUCCESS) {
                 c->ctx = NULL;
                 r = cuda_fail(b, "cuDevicePrimaryCtxRetain", rc, NULL);
-        } else if ((rc = b->fn.cuCtxSetCurrent(c->ctx)) != CUDA_SUCCESS) {
+        } else if ((rc = b->fn->cuCtxSetCurrent(c->ctx)) != CUDA_SUCCESS) {
                 r = cuda_fail(b, "cuCtxSetCurrent", rc, NULL);
-        } else if ((rc = b->fn.cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
+        } else if ((rc = b->fn->cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
                 c->stream = NULL;
                 r = cuda_fail(b, "cuStreamCreate", rc, NULL);
         }
@@ -443,7 +404,7 @@ static int cuda_alloc(struct dev_ctx *c, size_t bytes, struct dev_buf **ret) {
                 set_err(c->b, "out of memory");
                 return -ENOMEM;
         }
-        CUresult rc = c->b->fn.cuMemAlloc_v2(&buf->ptr, bytes);
+        CUresult rc = c->b->fn->cuMemAlloc_v2(&buf->ptr, bytes);
         if (rc != CUDA_SUCCESS) {
                 free(buf);
                 char what[64];
@@ -459,7 +420,7 @@ static void cuda_free(struct dev_ctx *c, struct dev_buf *buf) {
         if (!buf)
                 return;
         (void)ctx_current(c); /* as in cuda_event_destroy: free by handle regardless */
-        (void)c->b->fn.cuMemFree_v2(buf->ptr);
+        (void)c->b->fn->cuMemFree_v2(buf->ptr);
         free(buf);
 }
 
@@ -483,7 +444,7 @@ static int cuda_host_alloc(struct dev_ctx *c, size_t bytes, bool pinned, void **
         if (r < 0)
                 return r;
         void *p = NULL;
-        CUresult rc = c->b->fn.cuMemAllocHost_v2(&p, bytes);
+        CUresult rc = c->b->fn->cuMemAllocHost_v2(&p, bytes);
         if (rc != CUDA_SUCCESS) {
                 char what[64];
                 snprintf(what, sizeof(what), "%zu bytes of pinned host memory", bytes);
@@ -501,7 +462,7 @@ static void cuda_host_free(struct dev_ctx *c, void *p, bool pinned) {
                 return;
         }
         if (ctx_current(c) == 0)
-                (void)c->b->fn.cuMemFreeHost(p);
+                (void)c->b->fn->cuMemFreeHost(p);
 }
 
 static int check_range(struct dev_backend *b, const char *what, const struct dev_buf *buf, size_t off, size_t bytes) {
@@ -543,7 +504,7 @@ static int enable_one_way(struct dev_ctx *from, struct dev_ctx *to) {
         int r = ctx_current(from);
         if (r < 0)
                 return r;
-        CUresult rc = b->fn.cuCtxEnablePeerAccess(to->ctx, 0);
+        CUresult rc = b->fn->cuCtxEnablePeerAccess(to->ctx, 0);
         if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
                 char what[48];
                 snprintf(what, sizeof(what), "GPU %d -> GPU %d", from->index, to->index);
@@ -612,7 +573,7 @@ static int load_module(struct dev_ctx *c) {
         char log[1024] = "";
         CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
         void *vals[] = {log, (void *)(uintptr_t)sizeof(log)};
-        CUresult rc = b->fn.cuModuleLoadDataEx(&c->module, c->image, 2, opts, vals);
+        CUresult rc = b->fn->cuModuleLoadDataEx(&c->module, c->image, 2, opts, vals);
         if (rc != CUDA_SUCCESS) {
                 c->module = NULL;
                 log[sizeof(log) - 1] = '\0';
@@ -708,7 +669,7 @@ static int cuda_launch(struct dev_ctx *c, const char *kernel, size_t global_size
         if (!c->module && (r = load_module(c)) < 0)
                 return r;
         if (!c->fns[k]) {
-                CUresult rc = b->fn.cuModuleGetFunction(&c->fns[k], c->module, kernel);
+                CUresult rc = b->fn->cuModuleGetFunction(&c->fns[k], c->module, kernel);
                 if (rc != CUDA_SUCCESS) {
                         c->fns[k] = NULL;
                         return cuda_fail(b, "cuModuleGetFunction", rc, kernel);
@@ -762,7 +723,7 @@ static int cuda_event_create(struct dev_ctx *c, struct dev_event **ret) {
                 set_err(c->b, "out of memory");
                 return -ENOMEM;
         }
-        CUresult rc = c->b->fn.cuEventCreate(&e->ev, CU_EVENT_DEFAULT);
+        CUresult rc = c->b->fn->cuEventCreate(&e->ev, CU_EVENT_DEFAULT);
         if (rc != CUDA_SUCCESS) {
                 free(e);
                 return cuda_fail(c->b, "cuEventCreate", rc, NULL);
@@ -777,7 +738,7 @@ static void cuda_event_destroy(struct dev_ctx *c, struct dev_event *e) {
         /* Destroy even when the context could not be made current: the call takes the
          * handle, and skipping it would leak the event for the life of the process. */
         (void)ctx_current(c);
-        (void)c->b->fn.cuEventDestroy_v2(e->ev);
+        (void)c->b->fn->cuEventDestroy_v2(e->ev);
         free(e);
 }
 
@@ -829,7 +790,7 @@ static int stream_of(struct dev_ctx *c, int queue, const char *call, CUstream *r
         if (r < 0)
                 return r;
         if (queue == 1 && !c->stream2) {
-                CUresult rc = c->b->fn.cuStreamCreate(&c->stream2, CU_STREAM_NON_BLOCKING);
+                CUresult rc = c->b->fn->cuStreamCreate(&c->stream2, CU_STREAM_NON_BLOCKING);
                 if (rc != CUDA_SUCCESS) {
                         c->stream2 = NULL;
                         return cuda_fail(c->b, "cuStreamCreate", rc, "second stream");

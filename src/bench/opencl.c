@@ -1,5 +1,5 @@
-/* The OpenCL device backend: the ICD loader (libOpenCL.so.1) loaded with dlopen, our own
- * declarations of the API (bench/cl_api.h), kernels built from the embedded OpenCL C source
+/* The OpenCL device backend: the ICD loader (libOpenCL.so.1) loaded by vendor/opencl.h, our
+ * own declarations of the API (vendor/opencl_api.h), kernels built from the embedded OpenCL C source
  * (kernels/gpuvet.cl) once per context.
  *
  * Devices: GPUs and accelerators of every platform first, then CPU devices (PoCL's CPU
@@ -19,14 +19,13 @@
  * binary ignores these variables): GPUVET_TEST_WRONG_KERNEL=name builds that kernel
  * intentionally wrong (so verification must catch it); GPUVET_TEST_CL_TUNING=gpu builds the
  * GPU variant on any device (so the GPU variant is exercised on PoCL). */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/cl_api.h"
+#include "vendor/opencl.h"
 #include "bench/device.h"
 
 extern const char embedded_opencl_kernels[];
@@ -36,56 +35,8 @@ extern const size_t embedded_opencl_kernels_len;
 #define MAX_KERNELS 16
 #define MAX_WAITING 16
 
-struct cl_sym {
-        cl_get_platform_ids_fn *GetPlatformIDs;
-        cl_get_platform_info_fn *GetPlatformInfo;
-        cl_get_device_ids_fn *GetDeviceIDs;
-        cl_get_device_info_fn *GetDeviceInfo;
-        cl_create_context_fn *CreateContext;
-        cl_release_context_fn *ReleaseContext;
-        cl_create_command_queue_fn *CreateCommandQueue;
-        cl_release_command_queue_fn *ReleaseCommandQueue;
-        cl_create_buffer_fn *CreateBuffer;
-        cl_release_mem_object_fn *ReleaseMemObject;
-        cl_enqueue_map_buffer_fn *EnqueueMapBuffer;
-        cl_enqueue_unmap_mem_object_fn *EnqueueUnmapMemObject;
-        cl_enqueue_write_buffer_fn *EnqueueWriteBuffer;
-        cl_enqueue_read_buffer_fn *EnqueueReadBuffer;
-        cl_enqueue_copy_buffer_fn *EnqueueCopyBuffer;
-        cl_enqueue_fill_buffer_fn *EnqueueFillBuffer;
-        cl_create_program_with_source_fn *CreateProgramWithSource;
-        cl_build_program_fn *BuildProgram;
-        cl_get_program_build_info_fn *GetProgramBuildInfo;
-        cl_release_program_fn *ReleaseProgram;
-        cl_create_kernel_fn *CreateKernel;
-        cl_release_kernel_fn *ReleaseKernel;
-        cl_set_kernel_arg_fn *SetKernelArg;
-        cl_enqueue_nd_range_kernel_fn *EnqueueNDRangeKernel;
-        cl_wait_for_events_fn *WaitForEvents;
-        cl_get_event_profiling_info_fn *GetEventProfilingInfo;
-        cl_retain_event_fn *RetainEvent;
-        cl_release_event_fn *ReleaseEvent;
-        cl_finish_fn *Finish;
-};
-
-#define SYM(name) { "cl" #name, offsetof(struct cl_sym, name) }
-static const struct {
-        const char *name;
-        size_t offset;
-} cl_symbols[] = {
-        SYM(GetPlatformIDs), SYM(GetPlatformInfo), SYM(GetDeviceIDs), SYM(GetDeviceInfo),
-        SYM(CreateContext), SYM(ReleaseContext), SYM(CreateCommandQueue), SYM(ReleaseCommandQueue),
-        SYM(CreateBuffer), SYM(ReleaseMemObject), SYM(EnqueueMapBuffer), SYM(EnqueueUnmapMemObject),
-        SYM(EnqueueWriteBuffer), SYM(EnqueueReadBuffer), SYM(EnqueueCopyBuffer), SYM(EnqueueFillBuffer),
-        SYM(CreateProgramWithSource), SYM(BuildProgram), SYM(GetProgramBuildInfo), SYM(ReleaseProgram),
-        SYM(CreateKernel), SYM(ReleaseKernel), SYM(SetKernelArg), SYM(EnqueueNDRangeKernel),
-        SYM(WaitForEvents), SYM(GetEventProfilingInfo), SYM(RetainEvent), SYM(ReleaseEvent), SYM(Finish),
-};
-#undef SYM
-
 struct dev_backend {
-        void *lib;
-        struct cl_sym cl;
+        struct opencl_lib *cl;
         cl_device_id devs[MAX_DEVICES];
         cl_platform_id plats[MAX_DEVICES];
         int n;
@@ -190,6 +141,8 @@ static int cl_fail(struct dev_backend *b, const char *call, cl_int rc) {
 
 /* -- loading and devices ------------------------------------------------------------ */
 
+static void cl_close(struct dev_backend *b);
+
 static int cl_open(struct dev_backend **ret, char *err, size_t errsize) {
         *ret = NULL;
         struct dev_backend *b = calloc(1, sizeof(*b));
@@ -197,39 +150,19 @@ static int cl_open(struct dev_backend **ret, char *err, size_t errsize) {
                 snprintf(err, errsize, "out of memory");
                 return -ENOMEM;
         }
-        const char *names[] = {secure_getenv("GPUVET_OPENCL_LIB"), "libOpenCL.so.1", "libOpenCL.so"};
-        char tried[512] = "";
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !b->lib; i++) {
-                if (!names[i] || !names[i][0])
-                        continue;
-                b->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-                size_t len = strlen(tried);
-                snprintf(tried + len, sizeof(tried) - len, "%s%s", len ? ", " : "", names[i]);
-        }
-        if (!b->lib) {
-                snprintf(err, errsize, "OpenCL ICD loader not found (tried %s): install ocl-icd-libopencl1 and a driver (pocl-opencl-icd for CPUs)",
-                         tried);
+        int r = opencl_lib_load(&b->cl, err, errsize);
+        if (r < 0) {
                 free(b);
-                return -ENOENT;
-        }
-        for (size_t i = 0; i < sizeof(cl_symbols) / sizeof(cl_symbols[0]); i++) {
-                void *p = dlsym(b->lib, cl_symbols[i].name);
-                if (!p) {
-                        snprintf(err, errsize, "OpenCL library lacks %s (OpenCL 1.2 needed)", cl_symbols[i].name);
-                        dlclose(b->lib);
-                        free(b);
-                        return -ENOENT;
-                }
-                memcpy((char *)&b->cl + cl_symbols[i].offset, &p, sizeof(p));
+                return r;
         }
 
         cl_platform_id plats[16];
         cl_uint np = 0;
-        cl_int rc = b->cl.GetPlatformIDs(16, plats, &np);
+        cl_int rc = b->cl->clGetPlatformIDs(16, plats, &np);
         if (rc != CL_SUCCESS || np == 0) {
                 snprintf(err, errsize, "clGetPlatformIDs: %s (%d): no OpenCL platform (is an ICD installed under /etc/OpenCL/vendors?)",
                          rc == CL_SUCCESS ? "no platform" : cl_error_name(rc), (int)rc);
-                free(b); /* the library stays loaded: see cl_close */
+                cl_close(b); /* the library stays loaded: see opencl_lib_free */
                 return -ENODEV;
         }
         if (np > 16)
@@ -240,7 +173,7 @@ static int cl_open(struct dev_backend **ret, char *err, size_t errsize) {
                 for (cl_uint p = 0; p < np; p++) {
                         cl_device_id ids[MAX_DEVICES];
                         cl_uint nd = 0;
-                        rc = b->cl.GetDeviceIDs(plats[p], passes[pass], MAX_DEVICES, ids, &nd);
+                        rc = b->cl->clGetDeviceIDs(plats[p], passes[pass], MAX_DEVICES, ids, &nd);
                         if (rc != CL_SUCCESS) /* CL_DEVICE_NOT_FOUND: none of this type */
                                 continue;
                         for (cl_uint d = 0; d < nd && d < MAX_DEVICES && b->n < MAX_DEVICES; d++) {
@@ -250,7 +183,7 @@ static int cl_open(struct dev_backend **ret, char *err, size_t errsize) {
                 }
         if (b->n == 0) {
                 snprintf(err, errsize, "clGetDeviceIDs: CL_DEVICE_NOT_FOUND (-1) on %u platform(s)", (unsigned)np);
-                free(b); /* the library stays loaded: see cl_close */
+                cl_close(b); /* the library stays loaded: see opencl_lib_free */
                 return -ENODEV;
         }
         *ret = b;
@@ -262,6 +195,8 @@ static int cl_open(struct dev_backend **ret, char *err, size_t errsize) {
  * run on in unmapped code. (Unloading also turns their static allocations into reports of
  * leaks from an unknown module under LeakSanitizer.) */
 static void cl_close(struct dev_backend *b) {
+        if (b)
+                opencl_lib_free(b->cl);
         free(b);
 }
 
@@ -272,7 +207,7 @@ static int dev_str(struct dev_backend *b, cl_device_id d, cl_device_info what, c
         out[0] = 0;
         char buf[4096];
         size_t len = 0;
-        cl_int rc = b->cl.GetDeviceInfo(d, what, sizeof(buf) - 1, buf, &len);
+        cl_int rc = b->cl->clGetDeviceInfo(d, what, sizeof(buf) - 1, buf, &len);
         if (rc != CL_SUCCESS)
                 return cl_fail(b, call, rc);
         buf[len < sizeof(buf) ? len : sizeof(buf) - 1] = 0;
@@ -289,7 +224,7 @@ static int dev_str(struct dev_backend *b, cl_device_id d, cl_device_info what, c
 static int dev_num(struct dev_backend *b, cl_device_id d, cl_device_info what, const char *call, void *out,
                    size_t size) {
         memset(out, 0, size);
-        cl_int rc = b->cl.GetDeviceInfo(d, what, size, out, NULL);
+        cl_int rc = b->cl->clGetDeviceInfo(d, what, size, out, NULL);
         return rc == CL_SUCCESS ? 0 : cl_fail(b, call, rc);
 }
 
@@ -310,7 +245,7 @@ static void pci_bus_id(struct dev_backend *b, cl_device_id d, char *out, size_t 
         out[0] = 0;
         if (has_extension(b, d, "cl_khr_pci_bus_info")) {
                 cl_device_pci_bus_info_khr info;
-                if (b->cl.GetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(info), &info, NULL) == CL_SUCCESS) {
+                if (b->cl->clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(info), &info, NULL) == CL_SUCCESS) {
                         snprintf(out, size, "%04x:%02x:%02x.%x", info.pci_domain & 0xffff, info.pci_bus & 0xff,
                                  info.pci_device & 0x1f, info.pci_function & 7);
                         return;
@@ -318,10 +253,10 @@ static void pci_bus_id(struct dev_backend *b, cl_device_id d, char *out, size_t 
         }
         if (has_extension(b, d, "cl_nv_device_attribute_query")) {
                 cl_uint bus = 0, slot = 0, domain = 0;
-                if (b->cl.GetDeviceInfo(d, CL_DEVICE_PCI_BUS_ID_NV, sizeof(bus), &bus, NULL) == CL_SUCCESS &&
-                    b->cl.GetDeviceInfo(d, CL_DEVICE_PCI_SLOT_ID_NV, sizeof(slot), &slot, NULL) == CL_SUCCESS) {
+                if (b->cl->clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_ID_NV, sizeof(bus), &bus, NULL) == CL_SUCCESS &&
+                    b->cl->clGetDeviceInfo(d, CL_DEVICE_PCI_SLOT_ID_NV, sizeof(slot), &slot, NULL) == CL_SUCCESS) {
                         /* CL_DEVICE_PCI_DOMAIN_ID_NV is newer (R470+); 0 when absent */
-                        if (b->cl.GetDeviceInfo(d, CL_DEVICE_PCI_DOMAIN_ID_NV, sizeof(domain), &domain, NULL) !=
+                        if (b->cl->clGetDeviceInfo(d, CL_DEVICE_PCI_DOMAIN_ID_NV, sizeof(domain), &domain, NULL) !=
                             CL_SUCCESS)
                                 domain = 0;
                         /* the "slot" packs device << 3 | function */
@@ -332,7 +267,7 @@ static void pci_bus_id(struct dev_backend *b, cl_device_id d, char *out, size_t 
         }
         if (has_extension(b, d, "cl_amd_device_attribute_query")) {
                 cl_device_topology_amd t;
-                if (b->cl.GetDeviceInfo(d, CL_DEVICE_TOPOLOGY_AMD, sizeof(t), &t, NULL) == CL_SUCCESS &&
+                if (b->cl->clGetDeviceInfo(d, CL_DEVICE_TOPOLOGY_AMD, sizeof(t), &t, NULL) == CL_SUCCESS &&
                     t.raw.type == CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD)
                         snprintf(out, size, "0000:%02x:%02x.%x", (unsigned char)t.pcie.bus,
                                  (unsigned char)t.pcie.device, (unsigned char)t.pcie.function);
@@ -412,16 +347,16 @@ static int cl_ctx_open(struct dev_backend *b, int index, struct dev_ctx **ret) {
         c->cpu_tuning = (type & CL_DEVICE_TYPE_CPU) && !test_gpu_tuning();
         cl_int rc = 0;
         cl_context_properties props[] = {0x1084 /* CL_CONTEXT_PLATFORM */, (cl_context_properties)b->plats[index], 0};
-        c->ctx = b->cl.CreateContext(props, 1, &c->dev, NULL, NULL, &rc);
+        c->ctx = b->cl->clCreateContext(props, 1, &c->dev, NULL, NULL, &rc);
         if (!c->ctx || rc != CL_SUCCESS) {
                 int r = cl_fail(b, "clCreateContext", rc ? rc : CL_INVALID_VALUE);
                 free(c);
                 return r;
         }
-        c->q = b->cl.CreateCommandQueue(c->ctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &rc);
+        c->q = b->cl->clCreateCommandQueue(c->ctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &rc);
         if (!c->q || rc != CL_SUCCESS) {
                 int r = cl_fail(b, "clCreateCommandQueue", rc ? rc : CL_INVALID_VALUE);
-                (void)b->cl.ReleaseContext(c->ctx);
+                (void)b->cl->clReleaseContext(c->ctx);
                 free(c);
                 return r;
         }
@@ -434,37 +369,37 @@ static void cl_host_free(struct dev_ctx *c, void *p, bool pinned);
 static void cl_ctx_close(struct dev_ctx *c) {
         if (!c)
                 return;
-        struct cl_sym *cl = &c->b->cl;
-        (void)cl->Finish(c->q); /* a failure here has nowhere to go, ignoring */
+        const struct opencl_lib *cl = c->b->cl;
+        (void)cl->clFinish(c->q); /* a failure here has nowhere to go, ignoring */
         if (c->q2)
-                (void)cl->Finish(c->q2);
+                (void)cl->clFinish(c->q2);
         while (c->pinned)
                 cl_host_free(c, c->pinned->p, true);
         for (size_t i = 0; i < c->n_kernels; i++)
-                (void)cl->ReleaseKernel(c->kernels[i].k);
+                (void)cl->clReleaseKernel(c->kernels[i].k);
         if (c->prog)
-                (void)cl->ReleaseProgram(c->prog);
+                (void)cl->clReleaseProgram(c->prog);
         if (c->last)
-                (void)cl->ReleaseEvent(c->last);
+                (void)cl->clReleaseEvent(c->last);
         if (c->last2)
-                (void)cl->ReleaseEvent(c->last2);
+                (void)cl->clReleaseEvent(c->last2);
         if (c->q2)
-                (void)cl->ReleaseCommandQueue(c->q2);
-        (void)cl->ReleaseCommandQueue(c->q);
-        (void)cl->ReleaseContext(c->ctx);
+                (void)cl->clReleaseCommandQueue(c->q2);
+        (void)cl->clReleaseCommandQueue(c->q);
+        (void)cl->clReleaseContext(c->ctx);
         free(c);
 }
 
 /* Every enqueued command passes its event here: it becomes the queue's last command and the
  * "after" of every event recorded since the previous command. */
 static void track(struct dev_ctx *c, cl_event ev) {
-        struct cl_sym *cl = &c->b->cl;
+        const struct opencl_lib *cl = c->b->cl;
         for (size_t i = 0; i < c->n_waiting; i++)
-                if (cl->RetainEvent(ev) == CL_SUCCESS)
+                if (cl->clRetainEvent(ev) == CL_SUCCESS)
                         c->waiting[i]->after = ev;
         c->n_waiting = 0;
         if (c->last)
-                (void)cl->ReleaseEvent(c->last);
+                (void)cl->clReleaseEvent(c->last);
         c->last = ev; /* takes the enqueue's reference */
 }
 
@@ -482,7 +417,7 @@ static int cl_alloc(struct dev_ctx *c, size_t bytes, struct dev_buf **ret) {
                 return -ENOMEM;
         }
         cl_int rc = 0;
-        buf->mem = c->b->cl.CreateBuffer(c->ctx, CL_MEM_READ_WRITE, bytes, NULL, &rc);
+        buf->mem = c->b->cl->clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, bytes, NULL, &rc);
         if (!buf->mem || rc != CL_SUCCESS) {
                 free(buf);
                 return cl_fail(c->b, "clCreateBuffer", rc ? rc : CL_MEM_OBJECT_ALLOCATION_FAILURE);
@@ -495,7 +430,7 @@ static int cl_alloc(struct dev_ctx *c, size_t bytes, struct dev_buf **ret) {
 static void cl_free(struct dev_ctx *c, struct dev_buf *buf) {
         if (!buf)
                 return;
-        (void)c->b->cl.ReleaseMemObject(buf->mem);
+        (void)c->b->cl->clReleaseMemObject(buf->mem);
         free(buf);
 }
 
@@ -523,15 +458,15 @@ static int cl_host_alloc(struct dev_ctx *c, size_t bytes, bool pinned, void **re
                 return -ENOMEM;
         }
         cl_int rc = 0;
-        pn->mem = c->b->cl.CreateBuffer(c->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &rc);
+        pn->mem = c->b->cl->clCreateBuffer(c->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &rc);
         if (!pn->mem || rc != CL_SUCCESS) {
                 free(pn);
                 return cl_fail(c->b, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", rc ? rc : CL_MEM_OBJECT_ALLOCATION_FAILURE);
         }
-        pn->p = c->b->cl.EnqueueMapBuffer(c->q, pn->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL,
+        pn->p = c->b->cl->clEnqueueMapBuffer(c->q, pn->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL,
                                           &rc);
         if (!pn->p || rc != CL_SUCCESS) {
-                (void)c->b->cl.ReleaseMemObject(pn->mem);
+                (void)c->b->cl->clReleaseMemObject(pn->mem);
                 free(pn);
                 return cl_fail(c->b, "clEnqueueMapBuffer", rc ? rc : CL_MAP_FAILURE);
         }
@@ -554,11 +489,11 @@ static void cl_host_free(struct dev_ctx *c, void *p, bool pinned) {
                         continue;
                 *pp = pn->next;
                 cl_event ev = NULL;
-                if (c->b->cl.EnqueueUnmapMemObject(c->q, pn->mem, pn->p, 0, NULL, &ev) == CL_SUCCESS && ev) {
-                        (void)c->b->cl.WaitForEvents(1, &ev);
-                        (void)c->b->cl.ReleaseEvent(ev);
+                if (c->b->cl->clEnqueueUnmapMemObject(c->q, pn->mem, pn->p, 0, NULL, &ev) == CL_SUCCESS && ev) {
+                        (void)c->b->cl->clWaitForEvents(1, &ev);
+                        (void)c->b->cl->clReleaseEvent(ev);
                 }
-                (void)c->b->cl.ReleaseMemObject(pn->mem);
+                (void)c->b->cl->clReleaseMemObject(pn->mem);
                 free(pn);
                 return;
         }
@@ -577,7 +512,7 @@ static int cl_copy_h2d(struct dev_ctx *c, struct dev_buf *dst, size_t dst_off, c
         if (r < 0)
                 return r;
         cl_event ev = NULL;
-        cl_int rc = c->b->cl.EnqueueWriteBuffer(c->q, dst->mem, CL_FALSE, dst_off, bytes, src, 0, NULL, &ev);
+        cl_int rc = c->b->cl->clEnqueueWriteBuffer(c->q, dst->mem, CL_FALSE, dst_off, bytes, src, 0, NULL, &ev);
         if (rc != CL_SUCCESS)
                 return cl_fail(c->b, "clEnqueueWriteBuffer", rc);
         track(c, ev);
@@ -589,7 +524,7 @@ static int cl_copy_d2h(struct dev_ctx *c, void *dst, struct dev_buf *src, size_t
         if (r < 0)
                 return r;
         cl_event ev = NULL;
-        cl_int rc = c->b->cl.EnqueueReadBuffer(c->q, src->mem, CL_FALSE, src_off, bytes, dst, 0, NULL, &ev);
+        cl_int rc = c->b->cl->clEnqueueReadBuffer(c->q, src->mem, CL_FALSE, src_off, bytes, dst, 0, NULL, &ev);
         if (rc != CL_SUCCESS)
                 return cl_fail(c->b, "clEnqueueReadBuffer", rc);
         track(c, ev);
@@ -603,7 +538,7 @@ static int cl_copy_d2d(struct dev_ctx *c, struct dev_buf *dst, size_t dst_off, s
             (r = check_range(c, "clEnqueueCopyBuffer", src, src_off, bytes)) < 0)
                 return r;
         cl_event ev = NULL;
-        cl_int rc = c->b->cl.EnqueueCopyBuffer(c->q, src->mem, dst->mem, src_off, dst_off, bytes, 0, NULL, &ev);
+        cl_int rc = c->b->cl->clEnqueueCopyBuffer(c->q, src->mem, dst->mem, src_off, dst_off, bytes, 0, NULL, &ev);
         if (rc != CL_SUCCESS)
                 return cl_fail(c->b, "clEnqueueCopyBuffer", rc);
         track(c, ev);
@@ -631,7 +566,7 @@ static int cl_memset(struct dev_ctx *c, struct dev_buf *buf, uint8_t value, size
         if (r < 0)
                 return r;
         cl_event ev = NULL;
-        cl_int rc = c->b->cl.EnqueueFillBuffer(c->q, buf->mem, &value, 1, 0, bytes, 0, NULL, &ev);
+        cl_int rc = c->b->cl->clEnqueueFillBuffer(c->q, buf->mem, &value, 1, 0, bytes, 0, NULL, &ev);
         if (rc != CL_SUCCESS)
                 return cl_fail(c->b, "clEnqueueFillBuffer", rc);
         track(c, ev);
@@ -655,11 +590,11 @@ static size_t coarsen(const struct dev_ctx *c, const char *kernel) {
 static bool is_fma(const char *kernel) { return !strncmp(kernel, "fma_", 4); }
 
 static int build(struct dev_ctx *c) {
-        struct cl_sym *cl = &c->b->cl;
+        const struct opencl_lib *cl = c->b->cl;
         const char *src = embedded_opencl_kernels;
         size_t len = embedded_opencl_kernels_len;
         cl_int rc = 0;
-        c->prog = cl->CreateProgramWithSource(c->ctx, 1, &src, &len, &rc);
+        c->prog = cl->clCreateProgramWithSource(c->ctx, 1, &src, &len, &rc);
         if (!c->prog || rc != CL_SUCCESS) {
                 c->prog = NULL;
                 return cl_fail(c->b, "clCreateProgramWithSource", rc ? rc : CL_INVALID_VALUE);
@@ -675,11 +610,11 @@ static int build(struct dev_ctx *c) {
                 snprintf(opts + n, sizeof(opts) - n, " -DGPUVET_WRONG_%.40s", wrong);
         }
 #endif
-        rc = cl->BuildProgram(c->prog, 1, &c->dev, opts, NULL, NULL);
+        rc = cl->clBuildProgram(c->prog, 1, &c->dev, opts, NULL, NULL);
         if (rc != CL_SUCCESS) {
                 char log[768] = "";
                 size_t n = 0;
-                if (cl->GetProgramBuildInfo(c->prog, c->dev, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, &n) !=
+                if (cl->clGetProgramBuildInfo(c->prog, c->dev, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, &n) !=
                     CL_SUCCESS)
                         snprintf(log, sizeof(log), "(no build log)");
                 log[n < sizeof(log) ? n : sizeof(log) - 1] = 0;
@@ -687,7 +622,7 @@ static int build(struct dev_ctx *c) {
                         if (*p == '\n')
                                 *p = ' ';
                 set_err(c->b, "clBuildProgram: %s (%d): %s", cl_error_name(rc), (int)rc, log);
-                (void)cl->ReleaseProgram(c->prog);
+                (void)cl->clReleaseProgram(c->prog);
                 c->prog = NULL;
                 return -EIO;
         }
@@ -710,7 +645,7 @@ static int get_kernel(struct dev_ctx *c, const char *name, cl_kernel *ret) {
                 return -EINVAL;
         }
         cl_int rc = 0;
-        cl_kernel k = c->b->cl.CreateKernel(c->prog, name, &rc);
+        cl_kernel k = c->b->cl->clCreateKernel(c->prog, name, &rc);
         if (!k || rc != CL_SUCCESS) {
                 char call[64];
                 snprintf(call, sizeof(call), "clCreateKernel(%s)", name);
@@ -734,17 +669,17 @@ static int cl_launch(struct dev_ctx *c, const char *kernel, size_t global_size, 
         int r = get_kernel(c, kernel, &k);
         if (r < 0)
                 return r;
-        struct cl_sym *cl = &c->b->cl;
+        const struct opencl_lib *cl = c->b->cl;
         cl_uint i = 0;
         for (; i < n_args; i++) {
                 const struct dev_arg *a = &args[i];
                 cl_int rc;
                 switch (a->kind) {
-                case DEV_ARG_BUF: rc = cl->SetKernelArg(k, i, sizeof(cl_mem), &a->v.buf->mem); break;
-                case DEV_ARG_U32: rc = cl->SetKernelArg(k, i, sizeof(a->v.u32), &a->v.u32); break;
-                case DEV_ARG_U64: rc = cl->SetKernelArg(k, i, sizeof(a->v.u64), &a->v.u64); break;
-                case DEV_ARG_F32: rc = cl->SetKernelArg(k, i, sizeof(a->v.f32), &a->v.f32); break;
-                case DEV_ARG_F64: rc = cl->SetKernelArg(k, i, sizeof(a->v.f64), &a->v.f64); break;
+                case DEV_ARG_BUF: rc = cl->clSetKernelArg(k, i, sizeof(cl_mem), &a->v.buf->mem); break;
+                case DEV_ARG_U32: rc = cl->clSetKernelArg(k, i, sizeof(a->v.u32), &a->v.u32); break;
+                case DEV_ARG_U64: rc = cl->clSetKernelArg(k, i, sizeof(a->v.u64), &a->v.u64); break;
+                case DEV_ARG_F32: rc = cl->clSetKernelArg(k, i, sizeof(a->v.f32), &a->v.f32); break;
+                case DEV_ARG_F64: rc = cl->clSetKernelArg(k, i, sizeof(a->v.f64), &a->v.f64); break;
                 default: rc = CL_INVALID_VALUE;
                 }
                 if (rc != CL_SUCCESS) {
@@ -758,7 +693,7 @@ static int cl_launch(struct dev_ctx *c, const char *kernel, size_t global_size, 
         if (is_fma(kernel)) {
                 /* hidden last argument of the FMA kernels: the logical work-item count */
                 cl_ulong logical = global_size;
-                cl_int rc = cl->SetKernelArg(k, i, sizeof(logical), &logical);
+                cl_int rc = cl->clSetKernelArg(k, i, sizeof(logical), &logical);
                 if (rc != CL_SUCCESS)
                         return cl_fail(c->b, "clSetKernelArg(fma, logical size)", rc);
                 global = (global_size + factor - 1) / factor;
@@ -767,7 +702,7 @@ static int cl_launch(struct dev_ctx *c, const char *kernel, size_t global_size, 
         if (local) /* the loops are grid-stride or bounds-checked: rounding up is safe */
                 global = (global + local - 1) / local * local;
         cl_event ev = NULL;
-        cl_int rc = cl->EnqueueNDRangeKernel(c->q, k, 1, NULL, &global, local ? &local : NULL, 0, NULL, &ev);
+        cl_int rc = cl->clEnqueueNDRangeKernel(c->q, k, 1, NULL, &global, local ? &local : NULL, 0, NULL, &ev);
         if (rc != CL_SUCCESS) {
                 char call[80];
                 snprintf(call, sizeof(call), "clEnqueueNDRangeKernel(%s)", kernel);
@@ -800,9 +735,9 @@ static void event_clear(struct dev_ctx *c, struct dev_event *e) {
                         break;
                 }
         if (e->before)
-                (void)c->b->cl.ReleaseEvent(e->before);
+                (void)c->b->cl->clReleaseEvent(e->before);
         if (e->after)
-                (void)c->b->cl.ReleaseEvent(e->after);
+                (void)c->b->cl->clReleaseEvent(e->after);
         e->before = e->after = NULL;
 }
 
@@ -819,17 +754,17 @@ static int cl_event_record(struct dev_ctx *c, struct dev_event *e) {
                 set_err(c->b, "too many events recorded with no command between them");
                 return -ENOSPC;
         }
-        if (c->last && c->b->cl.RetainEvent(c->last) == CL_SUCCESS)
+        if (c->last && c->b->cl->clRetainEvent(c->last) == CL_SUCCESS)
                 e->before = c->last;
         c->waiting[c->n_waiting++] = e;
         return 0;
 }
 
 static int profile(struct dev_ctx *c, cl_event ev, cl_profiling_info what, cl_ulong *ret) {
-        cl_int rc = c->b->cl.WaitForEvents(1, &ev);
+        cl_int rc = c->b->cl->clWaitForEvents(1, &ev);
         if (rc != CL_SUCCESS)
                 return cl_fail(c->b, "clWaitForEvents", rc);
-        rc = c->b->cl.GetEventProfilingInfo(ev, what, sizeof(*ret), ret, NULL);
+        rc = c->b->cl->clGetEventProfilingInfo(ev, what, sizeof(*ret), ret, NULL);
         if (rc != CL_SUCCESS)
                 return cl_fail(c->b, what == CL_PROFILING_COMMAND_START ? "clGetEventProfilingInfo(START)"
                                                                         : "clGetEventProfilingInfo(END)", rc);
@@ -856,9 +791,9 @@ static int cl_event_elapsed_ms(struct dev_ctx *c, struct dev_event *start, struc
 }
 
 static int cl_synchronize(struct dev_ctx *c) {
-        cl_int rc = c->b->cl.Finish(c->q);
+        cl_int rc = c->b->cl->clFinish(c->q);
         if (rc == CL_SUCCESS && c->q2)
-                rc = c->b->cl.Finish(c->q2);
+                rc = c->b->cl->clFinish(c->q2);
         return rc == CL_SUCCESS ? 0 : cl_fail(c->b, "clFinish", rc);
 }
 
@@ -874,7 +809,7 @@ static int second_queue(struct dev_ctx *c, int queue, const char *call) {
         if (queue == 0 || c->q2)
                 return 0;
         cl_int rc = 0;
-        c->q2 = c->b->cl.CreateCommandQueue(c->ctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &rc);
+        c->q2 = c->b->cl->clCreateCommandQueue(c->ctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &rc);
         if (!c->q2 || rc != CL_SUCCESS) {
                 c->q2 = NULL;
                 return cl_fail(c->b, "clCreateCommandQueue (second queue)", rc ? rc : CL_INVALID_VALUE);
@@ -884,13 +819,13 @@ static int second_queue(struct dev_ctx *c, int queue, const char *call) {
 
 /* track() for the second queue. */
 static void track2(struct dev_ctx *c, cl_event ev) {
-        struct cl_sym *cl = &c->b->cl;
+        const struct opencl_lib *cl = c->b->cl;
         for (size_t i = 0; i < c->n_waiting2; i++)
-                if (cl->RetainEvent(ev) == CL_SUCCESS)
+                if (cl->clRetainEvent(ev) == CL_SUCCESS)
                         c->waiting2[i]->after = ev;
         c->n_waiting2 = 0;
         if (c->last2)
-                (void)cl->ReleaseEvent(c->last2);
+                (void)cl->clReleaseEvent(c->last2);
         c->last2 = ev;
 }
 
@@ -902,7 +837,7 @@ static int cl_copy_h2d_on(struct dev_ctx *c, int queue, struct dev_buf *dst, siz
         if ((r = check_range(c, "clEnqueueWriteBuffer", dst, dst_off, bytes)) < 0)
                 return r;
         cl_event ev = NULL;
-        cl_int rc = c->b->cl.EnqueueWriteBuffer(c->q2, dst->mem, CL_FALSE, dst_off, bytes, src, 0, NULL, &ev);
+        cl_int rc = c->b->cl->clEnqueueWriteBuffer(c->q2, dst->mem, CL_FALSE, dst_off, bytes, src, 0, NULL, &ev);
         if (rc != CL_SUCCESS)
                 return cl_fail(c->b, "clEnqueueWriteBuffer", rc);
         track2(c, ev);
@@ -917,7 +852,7 @@ static int cl_copy_d2h_on(struct dev_ctx *c, int queue, void *dst, struct dev_bu
         if ((r = check_range(c, "clEnqueueReadBuffer", src, src_off, bytes)) < 0)
                 return r;
         cl_event ev = NULL;
-        cl_int rc = c->b->cl.EnqueueReadBuffer(c->q2, src->mem, CL_FALSE, src_off, bytes, dst, 0, NULL, &ev);
+        cl_int rc = c->b->cl->clEnqueueReadBuffer(c->q2, src->mem, CL_FALSE, src_off, bytes, dst, 0, NULL, &ev);
         if (rc != CL_SUCCESS)
                 return cl_fail(c->b, "clEnqueueReadBuffer", rc);
         track2(c, ev);
@@ -933,7 +868,7 @@ static int cl_event_record_on(struct dev_ctx *c, int queue, struct dev_event *e)
                 set_err(c->b, "too many events recorded with no command between them");
                 return -ENOSPC;
         }
-        if (c->last2 && c->b->cl.RetainEvent(c->last2) == CL_SUCCESS)
+        if (c->last2 && c->b->cl->clRetainEvent(c->last2) == CL_SUCCESS)
                 e->before = c->last2;
         c->waiting2[c->n_waiting2++] = e;
         return 0;

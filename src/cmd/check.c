@@ -148,8 +148,7 @@ static bool will_run(const struct check_info *c, enum level level, const char *o
 static struct cuda_driver_probe *start_cuda_probe(struct fsroot *fs, struct facts *f, const struct policy *policy,
                                                   enum level level, const char *only, unsigned timeout_ms) {
         const struct check_info *c = check_find("gpu.cuda_driver");
-        const char *named = secure_getenv(CUDA_DRIVER_LIB_ENV);
-        bool named_lib = named && *named;
+        bool named_lib = cuda_driver_lib_named();
         if (!will_run(c, level, only, policy)) {
                 cuda_driver_not_probed(&f->cuda_driver, "not selected");
                 return NULL;

@@ -234,7 +234,7 @@ static void print_text(const struct facts *f, const struct nvml_use *u) {
         if (nv->init_state != NVML_INIT_OK)
                 FIELD(4, "NVML", "%s", u->why);
         else if (u->lib)
-                FIELD(4, "NVML Library", "%s", u->lib->path);
+                FIELD(4, "NVML Library", "%s", u->lib->dl.path);
         if (u->problem[0])
                 FIELD(4, "NVML", "%s", u->problem);
 
@@ -456,7 +456,7 @@ static char *build_json(const struct facts *f, const struct nvml_use *u) {
         json_t *n = json_object();
         json_object_set_new(n, "status", json_string(u->status));
         json_object_set_new(n, "reason", nv->init_state != NVML_INIT_OK ? j_or_null(u->why) : j_or_null(u->problem));
-        json_object_set_new(n, "library", u->lib ? json_string(u->lib->path) : json_null());
+        json_object_set_new(n, "library", u->lib ? json_string(u->lib->dl.path) : json_null());
         json_object_set_new(n, "device_count", j_u32(&e, &nv->device_count));
         json_object_set_new(n, "metrics", metrics_json(nv, NULL, true, note_metric, &e));
         json_object_set_new(n, "errors", e.list);

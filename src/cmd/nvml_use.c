@@ -99,7 +99,7 @@ static void explain_system(struct nvml_use *u) {
 
 static void explain_init(struct nvml_use *u) {
         const struct nvml_facts *nv = u->nv;
-        const char *lib = u->lib ? u->lib->path : "libnvidia-ml";
+        const char *lib = u->lib ? u->lib->dl.path : "libnvidia-ml";
         u->status = nvml_init_state_name(nv->init_state);
         switch (nv->init_state) {
         case NVML_INIT_OK:
@@ -147,7 +147,7 @@ int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsro
                          NVML_LIB_ENV " to read one)", fsroot_dir(fs));
                 return 0;
         }
-        int r = nvml_lib_load(o->lib, NULL, &u->lib, f->nvml_note, sizeof(f->nvml_note));
+        int r = nvml_lib_load(o->lib, &u->lib, f->nvml_note, sizeof(f->nvml_note));
         if (r == -ENOMEM) {
                 fprintf(stderr, "gpuvet: %s\n", f->nvml_note);
                 return EXIT_INTERNAL;
@@ -155,7 +155,7 @@ int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsro
         if (r < 0)
                 snprintf(u->why, sizeof(u->why), "%s", f->nvml_note); /* gather records NO_LIBRARY */
         else
-                snprintf(f->nvml_lib_path, sizeof(f->nvml_lib_path), "%s", u->lib->path);
+                snprintf(f->nvml_lib_path, sizeof(f->nvml_lib_path), "%s", u->lib->dl.path);
         r = nvml_facts_gather(u->lib, &o->dl, &f->nvml);
         if (r == -ENOMEM) {
                 fprintf(stderr, "gpuvet: out of memory reading NVML\n");

@@ -691,7 +691,7 @@ static int run_loop(const struct query_opts *o, struct nvml_lib *lib, const char
 static int run(const struct query_opts *o) {
         char err[512] = "";
         struct nvml_lib *lib = NULL;
-        int r = nvml_lib_load(o->nvml_lib, NULL, &lib, err, sizeof(err));
+        int r = nvml_lib_load(o->nvml_lib, &lib, err, sizeof(err));
         if (r == -ENOMEM) {
                 fprintf(stderr, "gpuvet query: out of memory\n");
                 return EXIT_INTERNAL;

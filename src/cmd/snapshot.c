@@ -46,16 +46,16 @@ static struct {
 } la;
 
 static int libarchive_load(char *err, size_t errsize) {
-        static const char *const sonames[] = {"libarchive.so.13", NULL};
-        static const struct dynlib_sym syms[] = {
-#define X(f) {#f, offsetof(__typeof__(la), f)},
+        static const char *const sonames[] = {"libarchive.so.13"};
+        static const struct dynlib_fn fns[] = {
+#define X(f) {#f, NULL, true, offsetof(__typeof__(la), f)},
                 LIBARCHIVE_FUNCTIONS(X)
 #undef X
         };
-        static void *handle;
-        if (handle)
+        static struct dynlib lib;
+        if (lib.handle)
                 return 0;
-        return dynlib_load(sonames, syms, sizeof(syms) / sizeof(syms[0]), &la, &handle, err, errsize);
+        return dynlib_load(sonames, DYNLIB_COUNT(sonames), fns, DYNLIB_COUNT(fns), &la, &lib, err, errsize);
 }
 
 #define INFO_NAME "gpuvet-snapshot.txt"

@@ -1,20 +1,71 @@
-/* Loading a shared library on first use and resolving a table of its symbols.
+/* The one loader of shared libraries: every library gpuvet loads at run time (NVML, the
+ * CUDA driver, cuBLASLt, the OpenCL ICD loader, libpci, libarchive) is opened and its
+ * functions resolved here, through one seam that tests replace.
  *
- * For libraries only some commands need (libarchive for snapshot, libpci for device
- * names): linking them would make every run pay their loading and relocation (libarchive
- * pulls in libxml2, ICU and libstdc++; ~5 M instructions before main). Declarations still
- * come from the libraries' own headers; only the link is deferred. */
+ * Why at run time: the vendor libraries may be absent (no driver is a finding, not a
+ * crash), and the others are needed by few commands (libarchive pulls in libxml2, ICU and
+ * libstdc++: ~5 M instructions before main for every run if linked). Declarations of the
+ * vendor APIs are gpuvet's own (src/vendor/ *_api.h); the others come from the libraries'
+ * headers. Nothing here logs; callers phrase the errors from what these functions report. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
-struct dynlib_sym {
-        const char *name;
-        size_t offset; /* where the pointer goes in the caller's table */
+/* What the loader calls; the system's is dlopen, dlsym, dlclose, dlerror and the link map. */
+struct dynlib_seam {
+        void *(*open)(const char *file, int flags);
+        void *(*sym)(void *handle, const char *name);
+        int (*close)(void *handle);
+        char *(*error)(void);
+        /* Optional: write the file a handle came from (links followed) into buf; 0 on
+         * success. NULL, or a failure, records the name that was opened instead. */
+        int (*origin)(void *handle, char *buf, size_t size);
+};
+extern const struct dynlib_seam dynlib_system;
+
+/* Tests: every later load goes through seam (NULL: the system's). A library keeps the
+ * seam it was opened with, for its close. */
+void dynlib_set_seam(const struct dynlib_seam *seam);
+
+struct dynlib {
+        void *handle;
+        const struct dynlib_seam *seam;
+        char name[512]; /* what was opened: a soname or a path */
+        char path[512]; /* the file behind it, links followed; name when unknown */
 };
 
-/* dlopen the first soname that loads, then resolve every symbol into table. Returns 0,
- * -ENOENT when no soname loads, -ENOSYS when a symbol is missing; err says which (with
- * dlerror's text). On failure the library is closed and table left untouched. */
-int dynlib_load(const char *const *sonames, const struct dynlib_sym *syms, size_t n_syms, void *table,
-                void **ret_handle, char *err, size_t errsize);
+/* One function to resolve: its symbol, an older export with the same signature tried when
+ * the symbol is absent (NULL: none), whether the library is refused without it, and where
+ * its pointer goes in the caller's table. A function not found gets a NULL pointer. */
+struct dynlib_fn {
+        const char *name;
+        const char *fallback;
+        bool required;
+        size_t offset;
+};
+
+/* Open file into *ret. Returns 0, or -ENOENT with why holding the loader's reason without
+ * the file name it usually starts with ("cannot open shared object file: No such file or
+ * directory"), for a message that names the file itself. */
+int dynlib_open_file(const char *file, struct dynlib *ret, char *why, size_t whysize);
+/* Open the first of files[0..n) that loads (NULL or empty entries are skipped) into *ret.
+ * Returns 0, or -ENOENT with tried listing each file with the loader's reason:
+ * "libfoo.so.1 (cannot open shared object file: No such file or directory), libfoo.so (...)". */
+int dynlib_open(const char *const *files, size_t n, struct dynlib *ret, char *tried, size_t triedsize);
+/* Resolve fns into table. Returns 0, or -ENOSYS with *missing naming the first required
+ * symbol absent (the table is then partly filled). */
+int dynlib_resolve(const struct dynlib *lib, const struct dynlib_fn *fns, size_t n, void *table,
+                   const char **missing);
+/* Close the library (through the seam that opened it); NULL-safe and idempotent. Libraries
+ * that keep threads or atexit handlers past a close (the CUDA driver, cuBLASLt) are never
+ * closed: their callers just drop the handle. */
+void dynlib_close(struct dynlib *lib);
+
+/* Both steps for a library whose every function is required (libpci, libarchive). Returns
+ * 0, -ENOENT or -ENOSYS with err saying which file or symbol; on failure the library is
+ * closed and table untouched. */
+int dynlib_load(const char *const *files, size_t n, const struct dynlib_fn *fns, size_t n_fns, void *table,
+                struct dynlib *ret, char *err, size_t errsize);
+
+#define DYNLIB_COUNT(a) (sizeof(a) / sizeof((a)[0]))

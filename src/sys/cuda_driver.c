@@ -4,11 +4,9 @@
  * parent never reads half of one). The last message read is what the child got to. */
 #include "sys/cuda_driver.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <link.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,16 +18,13 @@
 
 #include "core/deadline.h"
 #include "core/run_command.h"
+#include "vendor/cuda.h"
 
 _Static_assert(sizeof(struct cuda_driver_facts) <= PIPE_BUF, "a report must fit one atomic pipe write");
 
 /* After the child said it is done: how long to wait for it to leave before leaving it
  * to be reaped by init (driver teardown on exit can be slow on a sick GPU). */
 #define EXIT_WAIT_MS 200u
-
-typedef int (*cu_init_fn)(unsigned int);
-typedef int (*cu_int_out_fn)(int *);
-typedef int (*cu_error_name_fn)(int, const char **);
 
 struct cuda_driver_probe {
         pid_t pid;          /* 0 when fork failed */
@@ -103,12 +98,8 @@ static _Noreturn void finish(int fd, struct cuda_driver_facts *m, enum cuda_driv
         _exit(0);
 }
 
-static void loaded_file(void *handle, struct cuda_driver_facts *m) {
-        struct link_map *map = NULL;
-        if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name || !map->l_name[0])
-                return;
-        char real[PATH_MAX];
-        const char *name = realpath(map->l_name, real) ? real : map->l_name;
+static void loaded_file(const struct dynlib *dl, struct cuda_driver_facts *m) {
+        const char *name = dl->path;
         cuda_driver_version_from_name(name, m->lib_version, sizeof(m->lib_version));
         /* cuda-compat installs under /usr/local/cuda-X.Y/compat; distributions package it
          * as cuda-compat-X-Y. */
@@ -131,51 +122,48 @@ static _Noreturn void child_main(int fd, struct cuda_driver_facts m) {
                 m.visible_devices_cleared = true;
         }
         at_stage(fd, &m, CUDA_STAGE_DLOPEN);
-        void *h = dlopen(m.lib_name, RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-                const char *why = dlerror();
-                snprintf(m.note, sizeof(m.note), "%s", why && *why ? why : "unknown dynamic loader error");
-                finish(fd, &m, CUDA_DRIVER_NO_LIBRARY);
-        }
-        loaded_file(h, &m);
-        cu_init_fn init;
-        cu_int_out_fn driver_version, device_count;
-        cu_error_name_fn error_name;
-        *(void **)&init = dlsym(h, "cuInit");
-        *(void **)&driver_version = dlsym(h, "cuDriverGetVersion");
-        *(void **)&device_count = dlsym(h, "cuDeviceGetCount");
-        *(void **)&error_name = dlsym(h, "cuGetErrorName");
-        if (!init || !driver_version || !device_count) {
-                snprintf(m.note, sizeof(m.note), "%s", !init ? "cuInit" : !driver_version ? "cuDriverGetVersion"
-                                                                                          : "cuDeviceGetCount");
+        struct cuda_lib *cu;
+        const char *missing = NULL;
+        int r = cuda_lib_load(m.lib_name, CUDA_NEED_PROBE, &cu, &missing, m.note, sizeof(m.note));
+        if (r == -ENOSYS) {
+                snprintf(m.note, sizeof(m.note), "%s", missing);
                 finish(fd, &m, CUDA_DRIVER_NO_SYMBOL);
         }
+        if (r < 0)
+                finish(fd, &m, CUDA_DRIVER_NO_LIBRARY);
+        loaded_file(&cu->dl, &m);
 
         /* The version needs no cuInit: it is known even when initialisation fails. */
         at_stage(fd, &m, CUDA_STAGE_DRIVER_VERSION);
         int v = 0;
-        m.api_version_rc = driver_version(&v);
+        m.api_version_rc = cu->cuDriverGetVersion(&v);
         m.api_version = m.api_version_rc == 0 ? v : 0;
 
         at_stage(fd, &m, CUDA_STAGE_INIT);
         unsigned long long t0 = deadline_now_ms();
-        m.init_rc = init(0);
+        m.init_rc = cu->cuInit(0);
         m.init_ms = ms_since(t0);
         if (m.init_rc != 0) {
                 const char *name = NULL;
-                if (error_name && error_name(m.init_rc, &name) == 0 && name)
+                if (cu->cuGetErrorName && cu->cuGetErrorName(m.init_rc, &name) == 0 && name)
                         snprintf(m.init_rc_name, sizeof(m.init_rc_name), "%s", name);
                 finish(fd, &m, CUDA_DRIVER_INIT_FAILED);
         }
 
         at_stage(fd, &m, CUDA_STAGE_DEVICE_COUNT);
         int n = -1;
-        m.device_count_rc = device_count(&n);
+        m.device_count_rc = cu->cuDeviceGetCount(&n);
         m.device_count = m.device_count_rc == 0 ? n : -1;
         finish(fd, &m, CUDA_DRIVER_OK);
 }
 
 /* ---- the parent ------------------------------------------------------------------------ */
+
+bool cuda_driver_lib_named(void) {
+        bool from_env = false;
+        cuda_lib_name(&from_env);
+        return from_env;
+}
 
 struct cuda_driver_probe *cuda_driver_probe_start(const char *lib, unsigned int timeout_ms) {
         struct cuda_driver_probe *p = calloc(1, sizeof(*p));
@@ -186,9 +174,7 @@ struct cuda_driver_probe *cuda_driver_probe_start(const char *lib, unsigned int 
         struct cuda_driver_facts *m = &p->last;
         m->device_count = -1;
         m->timeout_ms = timeout_ms ? timeout_ms : CUDA_DRIVER_TIMEOUT_MS_DEFAULT;
-        /* secure_getenv: a privileged gpuvet must not load a library its caller names. */
-        const char *env = secure_getenv(CUDA_DRIVER_LIB_ENV);
-        snprintf(m->lib_name, sizeof(m->lib_name), "%s", lib && *lib ? lib : env && *env ? env : "libcuda.so.1");
+        snprintf(m->lib_name, sizeof(m->lib_name), "%s", lib && *lib ? lib : cuda_lib_name(NULL));
 
         int fds[2];
         if (pipe2(fds, O_CLOEXEC) < 0) {

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CUDA_DRIVER_LIB_ENV "GPUVET_CUDA_LIB"
+#define CUDA_DRIVER_LIB_ENV "GPUVET_CUDA_LIB" /* vendor/cuda.h's CUDA_LIB_ENV, for messages */
 #define CUDA_DRIVER_TIMEOUT_MS_DEFAULT 20000u /* cuInit wakes every GPU without persistence mode */
 
 enum cuda_driver_state {
@@ -62,6 +62,8 @@ struct cuda_driver_probe;
  * runs library code after fork. Returns NULL only when out of memory; a failed fork is
  * reported by cuda_driver_probe_finish as CUDA_DRIVER_PROBE_ERROR. */
 struct cuda_driver_probe *cuda_driver_probe_start(const char *lib, unsigned int timeout_ms);
+/* Whether $GPUVET_CUDA_LIB names a library to probe (instead of libcuda.so.1). */
+bool cuda_driver_lib_named(void);
 /* Wait for the probe until its deadline, fill *out and free p. */
 void cuda_driver_probe_finish(struct cuda_driver_probe *p, struct cuda_driver_facts *out);
 /* *out for a probe that was not run, saying why. */

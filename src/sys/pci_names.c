@@ -40,15 +40,15 @@ static void names_cleanup(void) {
 }
 
 static void names_init(void) {
-        static const char *const sonames[] = {"libpci.so.3", NULL};
-        static const struct dynlib_sym syms[] = {
-#define X(f) {#f, offsetof(__typeof__(libpci), f)},
+        static const char *const sonames[] = {"libpci.so.3"};
+        static const struct dynlib_fn fns[] = {
+#define X(f) {#f, NULL, true, offsetof(__typeof__(libpci), f)},
                 LIBPCI_FUNCTIONS(X)
 #undef X
         };
-        void *handle;
+        static struct dynlib lib;
         char err[256];
-        if (dynlib_load(sonames, syms, sizeof(syms) / sizeof(syms[0]), &libpci, &handle, err, sizeof(err)) < 0) {
+        if (dynlib_load(sonames, DYNLIB_COUNT(sonames), fns, DYNLIB_COUNT(fns), &libpci, &lib, err, sizeof(err)) < 0) {
                 init_failed = true; /* no names: lookups answer with the numeric ids */
                 return;
         }

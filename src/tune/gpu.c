@@ -221,7 +221,7 @@ struct tune_gpus *tune_gpus_open(const struct tune_gpu_options *o, struct fsroot
                 return g;
         }
         char err[400];
-        int r = nvml_lib_load(o->lib, NULL, &g->lib, err, sizeof(err));
+        int r = nvml_lib_load(o->lib, &g->lib, err, sizeof(err));
         if (r == -ENOMEM) {
                 free(g);
                 return NULL;
@@ -232,13 +232,13 @@ struct tune_gpus *tune_gpus_open(const struct tune_gpu_options *o, struct fsroot
         }
         struct op op = {.kind = OP_INIT, .limit_ms = g->init_ms};
         if ((r = outcome(g, &op, run_op(g, &op), err, sizeof(err))) < 0) {
-                unavailable(g, "NVML (%s): %s", g->lib->path, err);
+                unavailable(g, "NVML (%s): %s", g->lib->dl.path, err);
                 return g;
         }
         g->initialised = true;
         op = (struct op){.kind = OP_COUNT};
         if (outcome(g, &op, run_op(g, &op), err, sizeof(err)) < 0) {
-                unavailable(g, "NVML (%s): %s", g->lib->path, err);
+                unavailable(g, "NVML (%s): %s", g->lib->dl.path, err);
                 return g;
         }
         unsigned count = op.out[0] < TUNE_MAX_GPUS ? op.out[0] : TUNE_MAX_GPUS;
@@ -261,7 +261,7 @@ struct tune_gpus *tune_gpus_open(const struct tune_gpu_options *o, struct fsroot
                 g->n++;
         }
         if (g->abandoned)
-                unavailable(g, "NVML (%s): %s", g->lib->path, g->hung);
+                unavailable(g, "NVML (%s): %s", g->lib->dl.path, g->hung);
         return g;
 }
 

@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "bench/cuda_api.h"
+#include "vendor/cuda_api.h"
 
 /* Our own names: the stub library has none (cuGetErrorName returns 34 and leaves NULL),
  * a probe that died cannot ask the driver, and a message must still name the code. */

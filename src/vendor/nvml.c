@@ -2,182 +2,103 @@
  * nvml_functions.def, and the names and sentences of NVML's return codes. */
 #include "vendor/nvml.h"
 
-#include <dlfcn.h>
 #include <errno.h>
-#include <limits.h>
-#include <link.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/strbuf.h"
 
-/* ---- the system seam ----------------------------------------------------------------- */
+/* ---- loading ------------------------------------------------------------------------- */
 
-static void *system_open(const char *file, int flags) {
-        return dlopen(file, flags);
-}
-
-static void *system_sym(void *handle, const char *name) {
-        return dlsym(handle, name);
-}
-
-static int system_close(void *handle) {
-        return dlclose(handle);
-}
-
-static char *system_error(void) {
-        return dlerror();
-}
-
-/* The link map holds the file the dynamic linker actually opened (the soname resolved
- * through its search path); realpath then follows libnvidia-ml.so.1 to the versioned
- * file, e.g. libnvidia-ml.so.570.86.10, which is what evidence should name. */
-static int system_origin(void *handle, char *buf, size_t size) {
-        struct link_map *map = NULL;
-        if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name || !map->l_name[0])
-                return -ENOENT;
-        char real[PATH_MAX];
-        const char *name = realpath(map->l_name, real) ? real : map->l_name;
-        if (strlen(name) >= size)
-                return -ENAMETOOLONG;
-        memcpy(buf, name, strlen(name) + 1);
-        return 0;
-}
-
-const struct dl_seam dl_seam_system = {
-        .open = system_open,
-        .sym = system_sym,
-        .close = system_close,
-        .error = system_error,
-        .origin = system_origin,
-};
-
-/* ---- the symbol table ---------------------------------------------------------------- */
-
-struct nvml_symbol {
-        const char *name;
-        bool required;
-        size_t offset; /* of the pointer in struct nvml_lib */
-};
-
-static const struct nvml_symbol nvml_symbols[] = {
-#define NVML_FN(req, name, params) {#name, req, offsetof(struct nvml_lib, name)},
+static const struct dynlib_fn nvml_fns[] = {
+#define NVML_FN(req, name, params) {#name, NULL, req, offsetof(struct nvml_lib, name)},
 #include "vendor/nvml_functions.def"
 #undef NVML_FN
         /* Every NVML has it; optional anyway, since our own table can stand in. */
-        {"nvmlErrorString", false, offsetof(struct nvml_lib, nvmlErrorString)},
+        {"nvmlErrorString", NULL, false, offsetof(struct nvml_lib, nvmlErrorString)},
 };
 
-/* dlsym hands back a void *; POSIX guarantees it converts to a function pointer, and the
- * copy below relies on both having one size and representation. */
-_Static_assert(sizeof(void *) == sizeof(nvmlInit_v2_fn), "function pointers are not object-pointer sized");
+/* Older exports with the same signature and structures, tried when the newer symbol is
+ * absent (as nvtop does). Only where nvml.h kept the types: the _v2 process and event
+ * structures grew fields, so their older calls are not stand-ins. */
+static const struct {
+        const char *name, *older;
+} nvml_fallbacks[] = {
+        {"nvmlInit_v2", "nvmlInit"},
+        {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"},
+        {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"},
+        {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"},
+};
 
-static const char *dl_error_text(const struct dl_seam *seam) {
-        const char *e = seam->error ? seam->error() : NULL;
-        return e && e[0] ? e : "unknown dynamic loader error";
-}
-
-/* dlerror usually starts with the file name ("libnvidia-ml.so.1: cannot open shared
- * object file: ..."); drop it where the message names the file already. */
-static const char *strip_name(const char *text, const char *name) {
-        size_t n = strlen(name);
-        if (strncmp(text, name, n) == 0 && text[n] == ':' && text[n + 1] == ' ')
-                return text + n + 2;
-        return text;
-}
-
-static void set_err(char *err, size_t errsize, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errsize, const char *fmt, ...) {
-        if (!err || errsize == 0)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errsize, fmt, ap);
-        va_end(ap);
+const char *nvml_fallback_of(const char *name) {
+        for (size_t i = 0; i < DYNLIB_COUNT(nvml_fallbacks); i++)
+                if (strcmp(nvml_fallbacks[i].name, name) == 0)
+                        return nvml_fallbacks[i].older;
+        return NULL;
 }
 
 /* Open the first library that loads: path, else $GPUVET_NVML_LIB, else the sonames.
  * On failure err lists every file tried with the loader's reason. */
-static void *open_library(const char *path, const struct dl_seam *seam, const char **opened, char *err,
-                          size_t errsize) {
+static int open_library(const char *path, struct dynlib *dl, char *err, size_t errsize) {
         static const char *const sonames[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
-        const int flags = RTLD_NOW | RTLD_LOCAL;
-
+        char why[512];
         if (path && path[0]) {
-                void *h = seam->open(path, flags);
-                if (!h)
-                        set_err(err, errsize, "cannot load NVML library %s: %s", path,
-                                strip_name(dl_error_text(seam), path));
-                *opened = path;
-                return h;
+                if (dynlib_open_file(path, dl, why, sizeof(why)) == 0)
+                        return 0;
+                snprintf(err, errsize, "cannot load NVML library %s: %s", path, why);
+                return -ENOENT;
         }
         /* secure_getenv: a privileged (setuid) gpuvet must not load a library a caller names. */
         const char *env = secure_getenv(NVML_LIB_ENV);
         if (env && env[0]) {
-                void *h = seam->open(env, flags);
-                if (!h)
-                        set_err(err, errsize, "cannot load NVML library %s (from $" NVML_LIB_ENV "): %s", env,
-                                strip_name(dl_error_text(seam), env));
-                *opened = env;
-                return h;
+                if (dynlib_open_file(env, dl, why, sizeof(why)) == 0)
+                        return 0;
+                snprintf(err, errsize, "cannot load NVML library %s (from $" NVML_LIB_ENV "): %s", env, why);
+                return -ENOENT;
         }
-        if (err && errsize)
-                err[0] = '\0';
-        for (size_t i = 0; i < sizeof(sonames) / sizeof(sonames[0]); i++) {
-                void *h = seam->open(sonames[i], flags);
-                if (h) {
-                        *opened = sonames[i];
-                        return h;
-                }
-                if (err && errsize)
-                        strbuf_appendf(err, errsize, "%s%s (%s)", i == 0 ? "cannot load NVML library: tried " : ", ",
-                                       sonames[i], strip_name(dl_error_text(seam), sonames[i]));
-        }
-        if (err && errsize)
-                strbuf_appendf(err, errsize,
-                               "; is the NVIDIA driver installed? ($" NVML_LIB_ENV " names another file)");
-        return NULL;
+        if (dynlib_open(sonames, DYNLIB_COUNT(sonames), dl, why, sizeof(why)) == 0)
+                return 0;
+        snprintf(err, errsize,
+                 "cannot load NVML library: tried %s; is the NVIDIA driver installed? ($" NVML_LIB_ENV
+                 " names another file)",
+                 why);
+        return -ENOENT;
 }
 
-int nvml_lib_load(const char *path, const struct dl_seam *seam, struct nvml_lib **ret, char *err, size_t errsize) {
-        if (!seam)
-                seam = &dl_seam_system;
+int nvml_lib_load(const char *path, struct nvml_lib **ret, char *err, size_t errsize) {
+        char dummy[8];
+        if (!err || errsize == 0) {
+                err = dummy;
+                errsize = sizeof(dummy);
+        }
         *ret = NULL;
-        if (err && errsize)
-                err[0] = '\0';
-
-        const char *opened = NULL;
-        void *handle = open_library(path, seam, &opened, err, errsize);
-        if (!handle)
-                return -ENOENT;
-
+        err[0] = '\0';
+        struct dynlib dl;
+        int r = open_library(path, &dl, err, errsize);
+        if (r < 0)
+                return r;
         struct nvml_lib *lib = calloc(1, sizeof(*lib));
         if (!lib) {
-                seam->close(handle);
-                set_err(err, errsize, "out of memory loading %s", opened);
+                snprintf(err, errsize, "out of memory loading %s", dl.name);
+                dynlib_close(&dl);
                 return -ENOMEM;
         }
-        lib->handle = handle;
-        lib->seam = seam;
-        if (!seam->origin || seam->origin(handle, lib->path, sizeof(lib->path)) != 0)
-                snprintf(lib->path, sizeof(lib->path), "%s", opened);
-
-        for (size_t i = 0; i < sizeof(nvml_symbols) / sizeof(nvml_symbols[0]); i++) {
-                const struct nvml_symbol *s = &nvml_symbols[i];
-                void *p = seam->sym(handle, s->name);
-                if (!p && s->required) {
-                        if (strcmp(lib->path, opened) == 0)
-                                set_err(err, errsize, "%s: missing required symbol %s", opened, s->name);
-                        else
-                                set_err(err, errsize, "%s: missing required symbol %s (loaded %s)", opened, s->name,
-                                        lib->path);
-                        nvml_lib_free(lib);
-                        return -ENOSYS;
-                }
-                memcpy((char *)lib + s->offset, &p, sizeof(p));
+        lib->dl = dl;
+        struct dynlib_fn fns[DYNLIB_COUNT(nvml_fns)];
+        for (size_t i = 0; i < DYNLIB_COUNT(nvml_fns); i++) {
+                fns[i] = nvml_fns[i];
+                fns[i].fallback = nvml_fallback_of(fns[i].name);
+        }
+        const char *missing = NULL;
+        if (dynlib_resolve(&lib->dl, fns, DYNLIB_COUNT(fns), lib, &missing) < 0) {
+                if (strcmp(dl.path, dl.name) == 0)
+                        snprintf(err, errsize, "%s: missing required symbol %s", dl.name, missing);
+                else
+                        snprintf(err, errsize, "%s: missing required symbol %s (loaded %s)", dl.name, missing,
+                                 dl.path);
+                nvml_lib_free(lib);
+                return -ENOSYS;
         }
         *ret = lib;
         return 0;
@@ -186,12 +107,7 @@ int nvml_lib_load(const char *path, const struct dl_seam *seam, struct nvml_lib 
 struct nvml_lib *nvml_lib_free(struct nvml_lib *lib) {
         if (!lib)
                 return NULL;
-        if (lib->handle) {
-                if (lib->seam && lib->seam->close)
-                        lib->seam->close(lib->handle);
-                else if (!lib->seam)
-                        dlclose(lib->handle);
-        }
+        dynlib_close(&lib->dl);
         free(lib);
         return NULL;
 }

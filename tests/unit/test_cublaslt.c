@@ -1,5 +1,5 @@
-/* The cuBLASLt loader (src/bench/cublaslt.c): the soname order and the message when none
- * loads (through the dlopen seam), $GPUVET_CUBLASLT_LIB as a file and as a directory, the
+/* The cuBLASLt loader (src/vendor/cublaslt.c): the soname order and the message when none
+ * loads (through core/dynlib.h's seam), $GPUVET_CUBLASLT_LIB as a file and as a directory, the
  * fake library (tests/fakes/fake_cublaslt.c) resolving every symbol, status names and
  * errno mapping, and, when the toolkit's real libcublasLt.so.13 is on this machine, every
  * symbol of cublaslt_functions.def resolving in it.
@@ -18,7 +18,8 @@
 
 #include <cmocka.h>
 
-#include "bench/cublaslt.h"
+#include "core/dynlib.h"
+#include "vendor/cublaslt.h"
 
 static const char *fake_path;
 static char tried[8][64];
@@ -38,17 +39,29 @@ static void *only_12(const char *file, int mode) {
         return strcmp(file, "libcublasLt.so.12") == 0 ? dlopen(fake_path, mode) : NULL;
 }
 
+static void *system_sym(void *handle, const char *name) {
+        return dlsym(handle, name);
+}
+static int system_close(void *handle) {
+        return dlclose(handle);
+}
+static char *system_error(void) {
+        return dlerror();
+}
+static const struct dynlib_seam failing_seam = {failing_dlopen, system_sym, system_close, system_error, NULL};
+static const struct dynlib_seam only_12_seam = {only_12, system_sym, system_close, system_error, NULL};
+
 static int reset(void **state) {
         (void)state;
         n_tried = 0;
         unsetenv("GPUVET_CUBLASLT_LIB");
-        cublaslt_set_dlopen(NULL);
+        dynlib_set_seam(NULL);
         return 0;
 }
 
 static void test_none_found(void **state) {
         (void)state;
-        cublaslt_set_dlopen(failing_dlopen);
+        dynlib_set_seam(&failing_seam);
         struct cublaslt *lt = (struct cublaslt *)1;
         char err[512];
         assert_int_equal(cublaslt_open(&lt, err, sizeof(err)), -ENOENT);
@@ -62,11 +75,11 @@ static void test_none_found(void **state) {
 
 static void test_older_soname(void **state) {
         (void)state;
-        cublaslt_set_dlopen(only_12);
+        dynlib_set_seam(&only_12_seam);
         struct cublaslt *lt = NULL;
         char err[512] = "";
         assert_int_equal(cublaslt_open(&lt, err, sizeof(err)), 0);
-        assert_string_equal(lt->lib_name, "libcublasLt.so.12");
+        assert_string_equal(lt->dl.name, "libcublasLt.so.12");
         assert_int_equal(n_tried, 2);
         cublaslt_close(lt);
 }
@@ -113,7 +126,7 @@ static void test_env_dir(void **state) {
         snprintf(link, sizeof(link), "%s/libcublasLt.so.11", dir);
         assert_int_equal(symlink(fake_path, link), 0);
         assert_int_equal(cublaslt_open(&lt, err, sizeof(err)), 0);
-        assert_string_equal(lt->lib_name, link);
+        assert_string_equal(lt->dl.name, link);
         cublaslt_close(lt);
         unlink(link);
         rmdir(dir);
@@ -142,11 +155,11 @@ static void test_real_library(void **state) {
         struct cublaslt *lt = NULL;
         char err[512] = "";
         assert_int_equal(cublaslt_open(&lt, err, sizeof(err)), 0);
-        assert_string_equal(lt->lib_name, "libcublasLt.so.13");
+        assert_string_equal(lt->dl.name, "libcublasLt.so.13");
         assert_true(lt->version >= 130000 && lt->version < 140000);
         assert_non_null(lt->fn.cublasLtGetStatusName);
         assert_string_equal(cublaslt_status_name(lt, (cublasStatus_t)14), "CUBLAS_STATUS_INTERNAL_ERROR");
-        printf("# real %s: version %zu, every symbol resolved\n", lt->lib_name, lt->version);
+        printf("# real %s: version %zu, every symbol resolved\n", lt->dl.name, lt->version);
         cublaslt_close(lt);
 }
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/cuda_api.h"
+#include "vendor/cuda_api.h"
 #include "bench/device.h"
 
 extern const size_t embedded_cuda_fatbin_len;
@@ -446,9 +446,9 @@ static bool ignored(const char *fn) {
 static void test_each_call_fails(void **state) {
         (void)state;
         static const char *const fns[] = {
-#define CUDA_FN_NAME(req, name, fallback, params) #name,
-                CUDA_FUNCTIONS(CUDA_FN_NAME)
-#undef CUDA_FN_NAME
+#define CUDA_FN(need, name, fallback, params) #name,
+#include "vendor/cuda_functions.def"
+#undef CUDA_FN
         };
         static const char *const calls[] = {"", ":call=2", ":call=3"};
         for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {

@@ -1,4 +1,4 @@
-/* The NVML loader through a fake dl seam (open failing, symbols missing), through the
+/* The NVML loader through a fake core/dynlib.h seam (open failing, symbols missing), through the
  * real dynamic loader on files that are not NVML, and, given --fake PATH, against the
  * fake libnvidia-ml built in tests/fakes: every symbol of nvml_functions.def resolves. */
 #include <stdarg.h>
@@ -29,6 +29,7 @@ static struct {
 
 static int fake_handle;
 static char fake_symbol[1];
+static char fake_older_symbol[1]; /* what nvmlDeviceGetCount resolves to */
 
 static const char *fake_error_string(nvmlReturn_t rc) {
         return rc == NVML_ERROR_GPU_IS_LOST ? "GPU is lost (from the library)" : NULL;
@@ -50,6 +51,8 @@ static void *fake_sym(void *handle, const char *name) {
         for (size_t i = 0; i < 4; i++)
                 if (fake.missing[i] && strcmp(fake.missing[i], name) == 0)
                         return NULL;
+        if (strcmp(name, "nvmlDeviceGetCount") == 0)
+                return fake_older_symbol;
         if (strcmp(name, "nvmlErrorString") == 0) {
                 /* POSIX: a function pointer survives the round trip through void *. */
                 nvmlErrorString_fn f = fake_error_string;
@@ -82,7 +85,7 @@ static int fake_origin(void *handle, char *buf, size_t size) {
         return 0;
 }
 
-static const struct dl_seam seam = {
+static const struct dynlib_seam seam = {
         .open = fake_open,
         .sym = fake_sym,
         .close = fake_close,
@@ -94,6 +97,7 @@ static int reset(void **state) {
         (void)state;
         memset(&fake, 0, sizeof(fake));
         unsetenv(NVML_LIB_ENV);
+        dynlib_set_seam(&seam);
         return 0;
 }
 
@@ -103,7 +107,7 @@ static void test_open_fails(void **state) {
         (void)state;
         struct nvml_lib *lib = (struct nvml_lib *)&fake_handle; /* must be cleared */
         char err[512];
-        assert_int_equal(nvml_lib_load(NULL, &seam, &lib, err, sizeof(err)), -ENOENT);
+        assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), -ENOENT);
         assert_null(lib);
         assert_int_equal(fake.n_open, 2);
         assert_string_equal(fake.opened[0], "libnvidia-ml.so.1");
@@ -122,16 +126,16 @@ static void test_open_explicit_path(void **state) {
         struct nvml_lib *lib;
         char err[512];
         setenv(NVML_LIB_ENV, "/not/used.so", 1);
-        assert_int_equal(nvml_lib_load("/opt/x/libnvidia-ml.so.1", &seam, &lib, err, sizeof(err)), -ENOENT);
+        assert_int_equal(nvml_lib_load("/opt/x/libnvidia-ml.so.1", &lib, err, sizeof(err)), -ENOENT);
         /* An explicit path is the only file tried: no falling back to the sonames. */
         assert_int_equal(fake.n_open, 1);
         assert_string_equal(err, "cannot load NVML library /opt/x/libnvidia-ml.so.1: cannot open shared object file: "
                                  "No such file or directory");
 
         fake.open_ok = "/opt/x/libnvidia-ml.so.1";
-        assert_int_equal(nvml_lib_load("/opt/x/libnvidia-ml.so.1", &seam, &lib, err, sizeof(err)), 0);
+        assert_int_equal(nvml_lib_load("/opt/x/libnvidia-ml.so.1", &lib, err, sizeof(err)), 0);
         assert_string_equal(err, "");
-        assert_string_equal(lib->path, "/opt/x/libnvidia-ml.so.1");
+        assert_string_equal(lib->dl.path, "/opt/x/libnvidia-ml.so.1");
         lib = nvml_lib_free(lib);
         assert_null(lib);
         assert_int_equal(fake.n_close, 1);
@@ -142,7 +146,7 @@ static void test_open_env(void **state) {
         struct nvml_lib *lib;
         char err[512];
         setenv(NVML_LIB_ENV, "/tmp/fake/libnvidia-ml.so.1", 1);
-        assert_int_equal(nvml_lib_load(NULL, &seam, &lib, err, sizeof(err)), -ENOENT);
+        assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), -ENOENT);
         assert_int_equal(fake.n_open, 1);
         assert_string_equal(fake.opened[0], "/tmp/fake/libnvidia-ml.so.1");
         assert_non_null(strstr(err, "/tmp/fake/libnvidia-ml.so.1 (from $GPUVET_NVML_LIB)"));
@@ -151,7 +155,7 @@ static void test_open_env(void **state) {
         setenv(NVML_LIB_ENV, "", 1);
         fake.n_open = 0;
         fake.open_ok = "libnvidia-ml.so.1";
-        assert_int_equal(nvml_lib_load(NULL, &seam, &lib, err, sizeof(err)), 0);
+        assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), 0);
         assert_string_equal(fake.opened[0], "libnvidia-ml.so.1");
         nvml_lib_free(lib);
 }
@@ -161,10 +165,10 @@ static void test_open_second_soname(void **state) {
         struct nvml_lib *lib;
         char err[512];
         fake.open_ok = "libnvidia-ml.so";
-        assert_int_equal(nvml_lib_load(NULL, &seam, &lib, err, sizeof(err)), 0);
+        assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), 0);
         assert_int_equal(fake.n_open, 2);
         /* origin fails: the name opened stands in for the file. */
-        assert_string_equal(lib->path, "libnvidia-ml.so");
+        assert_string_equal(lib->dl.path, "libnvidia-ml.so");
         nvml_lib_free(lib);
 }
 
@@ -176,14 +180,14 @@ static void test_missing_required(void **state) {
         char err[512];
         fake.open_ok = "libnvidia-ml.so.1";
         fake.missing[0] = "nvmlDeviceGetPciInfo_v3";
-        assert_int_equal(nvml_lib_load(NULL, &seam, &lib, err, sizeof(err)), -ENOSYS);
+        assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), -ENOSYS);
         assert_null(lib);
         assert_string_equal(err, "libnvidia-ml.so.1: missing required symbol nvmlDeviceGetPciInfo_v3");
         assert_int_equal(fake.n_close, 1);
 
         /* With the real file known, the message names it too (an old driver's version). */
         fake.origin = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.418.67";
-        assert_int_equal(nvml_lib_load(NULL, &seam, &lib, err, sizeof(err)), -ENOSYS);
+        assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), -ENOSYS);
         assert_string_equal(err, "libnvidia-ml.so.1: missing required symbol nvmlDeviceGetPciInfo_v3 (loaded "
                                  "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.418.67)");
         assert_int_equal(fake.n_close, 2);
@@ -200,7 +204,8 @@ static void test_each_required(void **state) {
                 reset(NULL);                                                                                 \
                 fake.open_ok = "libnvidia-ml.so.1";                                                          \
                 fake.missing[0] = #name;                                                                     \
-                assert_int_equal(nvml_lib_load(NULL, &seam, &lib, err, sizeof(err)), -ENOSYS);              \
+                fake.missing[1] = nvml_fallback_of(#name);                                                   \
+                assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), -ENOSYS);                      \
                 assert_string_equal(err, "libnvidia-ml.so.1: missing required symbol " #name);               \
                 assert_int_equal(fake.n_close, 1);                                                           \
                 n++;                                                                                         \
@@ -208,6 +213,22 @@ static void test_each_required(void **state) {
 #include "vendor/nvml_functions.def"
 #undef NVML_FN
         assert_true(n >= 5);
+}
+
+/* A driver without the _v2 entry point still loads through the older one it exports. */
+static void test_older_export(void **state) {
+        (void)state;
+        struct nvml_lib *lib;
+        char err[512];
+        fake.open_ok = "libnvidia-ml.so.1";
+        fake.missing[0] = "nvmlDeviceGetCount_v2";
+        assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), 0);
+        void *p;
+        memcpy(&p, &lib->nvmlDeviceGetCount_v2, sizeof(p));
+        assert_ptr_equal(p, fake_older_symbol);
+        nvml_lib_free(lib);
+        assert_string_equal(nvml_fallback_of("nvmlInit_v2"), "nvmlInit");
+        assert_null(nvml_fallback_of("nvmlDeviceGetComputeRunningProcesses_v3"));
 }
 
 static void test_missing_optional(void **state) {
@@ -218,7 +239,7 @@ static void test_missing_optional(void **state) {
         fake.missing[0] = "nvmlDeviceGetGpuFabricInfo";
         fake.missing[1] = "nvmlDeviceGetCurrentClocksEventReasons";
         fake.missing[2] = "nvmlErrorString";
-        assert_int_equal(nvml_lib_load(NULL, &seam, &lib, err, sizeof(err)), 0);
+        assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), 0);
         assert_null(lib->nvmlDeviceGetGpuFabricInfo);
         assert_null(lib->nvmlDeviceGetCurrentClocksEventReasons);
         assert_null(lib->nvmlErrorString);
@@ -236,9 +257,9 @@ static void test_all_resolved(void **state) {
         char err[512];
         fake.open_ok = "libnvidia-ml.so.1";
         fake.origin = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.570.86.10";
-        assert_int_equal(nvml_lib_load(NULL, &seam, &lib, err, sizeof(err)), 0);
-        assert_ptr_equal(lib->handle, &fake_handle);
-        assert_string_equal(lib->path, "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.570.86.10");
+        assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), 0);
+        assert_ptr_equal(lib->dl.handle, &fake_handle);
+        assert_string_equal(lib->dl.path, "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.570.86.10");
 #define NVML_FN(required, name, params) assert_non_null(lib->name);
 #include "vendor/nvml_functions.def"
 #undef NVML_FN
@@ -266,7 +287,8 @@ static void test_system_missing_file(void **state) {
         (void)state;
         struct nvml_lib *lib;
         char err[512];
-        assert_int_equal(nvml_lib_load("/nonexistent/libnvidia-ml.so.1", NULL, &lib, err, sizeof(err)), -ENOENT);
+        dynlib_set_seam(NULL);
+        assert_int_equal(nvml_lib_load("/nonexistent/libnvidia-ml.so.1", &lib, err, sizeof(err)), -ENOENT);
         assert_null(lib);
         assert_non_null(strstr(err, "/nonexistent/libnvidia-ml.so.1"));
         assert_non_null(strstr(err, "No such file or directory"));
@@ -278,7 +300,8 @@ static void test_system_not_nvml(void **state) {
         (void)state;
         struct nvml_lib *lib;
         char err[512];
-        assert_int_equal(nvml_lib_load("libc.so.6", &dl_seam_system, &lib, err, sizeof(err)), -ENOSYS);
+        dynlib_set_seam(NULL);
+        assert_int_equal(nvml_lib_load("libc.so.6", &lib, err, sizeof(err)), -ENOSYS);
         assert_null(lib);
         assert_non_null(strstr(err, "libc.so.6: missing required symbol nvmlInit_v2"));
         assert_non_null(strstr(err, "(loaded /"));
@@ -323,7 +346,8 @@ static void test_fake_library(void **state) {
         (void)state;
         struct nvml_lib *lib;
         char err[512];
-        int r = nvml_lib_load(fake_library, NULL, &lib, err, sizeof(err));
+        dynlib_set_seam(NULL);
+        int r = nvml_lib_load(fake_library, &lib, err, sizeof(err));
         if (r < 0)
                 fail_msg("%s: %s", fake_library, err);
         int missing = 0;
@@ -339,7 +363,7 @@ static void test_fake_library(void **state) {
                 missing++;
         }
         assert_int_equal(missing, 0);
-        assert_non_null(strstr(lib->path, "/"));
+        assert_non_null(strstr(lib->dl.path, "/"));
         nvml_lib_free(lib);
 }
 
@@ -358,6 +382,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test_setup(test_open_second_soname, reset),
                 cmocka_unit_test_setup(test_missing_required, reset),
                 cmocka_unit_test_setup(test_each_required, reset),
+                cmocka_unit_test_setup(test_older_export, reset),
                 cmocka_unit_test_setup(test_missing_optional, reset),
                 cmocka_unit_test_setup(test_all_resolved, reset),
                 cmocka_unit_test_setup(test_free_null, reset),

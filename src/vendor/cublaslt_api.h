@@ -88,6 +88,6 @@ typedef struct {
 
 #define CUBLASLT_FN_TYPEDEF(req, ret, name, params) typedef ret(*name##_fn) params;
 #define CUBLASLT_FN CUBLASLT_FN_TYPEDEF
-#include "bench/cublaslt_functions.def"
+#include "vendor/cublaslt_functions.def"
 #undef CUBLASLT_FN
 #undef CUBLASLT_FN_TYPEDEF

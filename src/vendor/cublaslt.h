@@ -1,4 +1,4 @@
-/* cuBLASLt loaded with dlopen, for the gemm benchmark (src/bench/bench_gemm.c).
+/* cuBLASLt loaded at run time (core/dynlib.h), for the gemm benchmark (src/bench/bench_gemm.c).
  *
  * Library: $GPUVET_CUBLASLT_LIB when set: a file, loaded as is, or a directory, searched
  * for the sonames (a pip-installed nvidia-cublas wheel keeps its library in such a
@@ -13,17 +13,17 @@
 
 #include <stddef.h>
 
-#include "bench/cublaslt_api.h"
+#include "core/dynlib.h"
+#include "vendor/cublaslt_api.h"
 
 struct cublaslt_fns {
 #define CUBLASLT_FN(req, ret, name, params) name##_fn name;
-#include "bench/cublaslt_functions.def"
+#include "vendor/cublaslt_functions.def"
 #undef CUBLASLT_FN
 };
 
 struct cublaslt {
-        void *lib;
-        char lib_name[256]; /* the file or soname that loaded */
+        struct dynlib dl;   /* dl.name: the file or soname that loaded */
         size_t version;     /* cublasLtGetVersion(): 130100 for 13.1.0 */
         struct cublaslt_fns fn;
         char err[512];
@@ -41,6 +41,3 @@ const char *cublaslt_status_name(const struct cublaslt *lt, cublasStatus_t st);
 /* Record "call: NAME (code)[, context]" in lt->err; return -ENOTSUP for NOT_SUPPORTED and
  * ARCH_MISMATCH, -ENOMEM for ALLOC_FAILED, -EINVAL for INVALID_VALUE, else -EIO. */
 int cublaslt_fail(struct cublaslt *lt, const char *call, cublasStatus_t st, const char *context);
-
-/* Test seam: the dlopen the loader calls (NULL restores dlopen). */
-void cublaslt_set_dlopen(void *(*fn)(const char *file, int mode));
