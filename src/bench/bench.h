@@ -37,6 +37,7 @@ struct bench_ctx {
 struct bench_info {
         const char *name;   /* "memory", "host-memory" */
         const char *title;
+        const char *remedy; /* what to do about a measurement that warns or fails (docs/bench.md) */
         bool needs_device;  /* false: runs without a GPU backend (host-memory) */
         unsigned default_timeout_s; /* the runner's deadline without --timeout; 0: 120 s */
         void (*run)(const struct bench_ctx *ctx, struct bench_report *rep);

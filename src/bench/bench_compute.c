@@ -287,6 +287,10 @@ static void compute_run(const struct bench_ctx *ctx, struct bench_report *rep) {
 const struct bench_info bench_compute = {
         .name = "compute",
         .title = "Peak FMA throughput (FP32, FP64, FP16) and kernel launch latency",
+        .remedy = "FMA throughput below its reference: look at SM clocks and what limits them "
+                  "(gpu.clock_events: power, thermal; gpu.power_limit, gpu.app_clocks), the temperature "
+                  "(gpu.temperature) and other processes on the GPU (`nvidia-smi`). FP64 far below FP32 on a "
+                  "part built for FP32 is its design: compare with the model's peak.",
         .needs_device = true,
         .run = compute_run,
 };

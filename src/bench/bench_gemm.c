@@ -761,6 +761,10 @@ static void gemm_run(const struct bench_ctx *ctx, struct bench_report *rep) {
 const struct bench_info bench_gemm = {
         .name = "gemm",
         .title = "Matrix multiply TFLOPS through cuBLASLt (FP64, FP32, TF32, FP16, BF16, FP8)",
+        .remedy = "Matrix-multiply TFLOPS below the reference: look at clocks, the power limit and throttling "
+                  "(gpu.clock_events, gpu.power_limit), the temperature and other processes; then the cuBLAS "
+                  "version (an older cuBLAS may lack tuned kernels for this architecture: use the one of the "
+                  "toolkit matching the driver).",
         .needs_device = true,
         .default_timeout_s = 900,
         .run = gemm_run,

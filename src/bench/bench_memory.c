@@ -286,6 +286,10 @@ static void memory_run(const struct bench_ctx *ctx, struct bench_report *rep) {
 const struct bench_info bench_memory = {
         .name = "memory",
         .title = "Device memory bandwidth (STREAM copy/scale/add/triad, read, write, device copy)",
+        .remedy = "Device memory bandwidth below the reference: look at memory clocks and throttling "
+                  "(gpu.clock_events), memory errors and remapped rows (gpu.ecc_errors, gpu.row_remapper) and "
+                  "other processes (`nvidia-smi`). A GPU well below its siblings with clean counters is a "
+                  "hardware case for the vendor.",
         .needs_device = true,
         .run = memory_run,
 };

@@ -347,6 +347,10 @@ out:
 const struct bench_info bench_p2p = {
         .name = "p2p",
         .title = "GPU x GPU bandwidth (uni- and bidirectional) and latency, NVLink or PCIe per pair",
+        .remedy = "Peer bandwidth below the reference: over NVLink, look at the links (gpu.nvlink, `nvidia-smi "
+                  "nvlink -s`); over PCIe, at the pair's path (`gpuvet topo`: PIX and PXB beat NODE and SYS) "
+                  "and ACS redirecting peer traffic through the root complex (pcie.acs). In a VM the hypervisor "
+                  "must expose peer access.",
         .needs_device = true,
         .run = p2p_run,
 };

@@ -377,6 +377,10 @@ static void transfer_run(const struct bench_ctx *ctx, struct bench_report *rep) 
 const struct bench_info bench_transfer = {
         .name = "transfer",
         .title = "Host<->device bandwidth, pinned and pageable, over a sweep of sizes",
+        .remedy = "Host-device bandwidth below the reference: look at the GPU's PCIe link (pcie.link_speed, "
+                  "pcie.link_width; `lspci -vv` LnkSta), at the CPU socket the copy ran from (numa.*: bind it "
+                  "to the GPU's node with `numactl`), and for pageable copies at the host's memory bandwidth "
+                  "(`gpuvet bench host-memory`).",
         .needs_device = true,
         .run = transfer_run,
 };

@@ -707,6 +707,10 @@ static void run_host_memory(const struct bench_ctx *ctx, struct bench_report *re
 const struct bench_info bench_host_memory = {
         .name = "host-memory",
         .title = "Host memory bandwidth (STREAM copy/scale/add/triad) and host FMA throughput",
+        .remedy = "Host memory bandwidth below the reference: check that every memory channel is populated and "
+                  "runs at its rated speed (`dmidecode -t memory`: Configured Memory Speed), the BIOS power "
+                  "profile (performance, no memory power-down) and the CPU governor (cpu.governor), and that "
+                  "nothing else loads the memory.",
         .needs_device = false,
         .default_timeout_s = 300,
         .run = run_host_memory,

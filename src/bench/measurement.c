@@ -103,6 +103,8 @@ void bench_judge(struct measurement *m, const struct bench_limits *limits) {
                 snprintf(m->summary, sizeof(m->summary), "%s; no reference for this device", figure);
                 return;
         }
+        m->limits.pass_ratio = limits->pass_ratio;
+        m->limits.warn_ratio = limits->warn_ratio;
         m->status = r >= limits->pass_ratio ? STATUS_PASS : r >= limits->warn_ratio ? STATUS_WARN : STATUS_FAIL;
         snprintf(m->summary, sizeof(m->summary), "%s = %.0f%% of %s", figure, r * 100, ref);
 }
@@ -143,4 +145,34 @@ void bench_compare_siblings(struct bench_report *r, double tolerance) {
                                  (1 - rel) * 100, node, m->unit);
                 }
         }
+}
+
+/* A wrong result is a fault whatever the benchmark, never slowness. */
+static const char verify_remedy[] =
+        "A wrong result is a fault, not slowness: look for Xid and ECC errors (gpu.xid, gpu.ecc_errors), then run the "
+        "benchmark again; a GPU that computes wrongly twice must be drained and reported to the vendor.";
+
+void measurement_outcome(const struct measurement *m, const char *bench_remedy, struct measurement_outcome *out) {
+        memset(out, 0, sizeof(*out));
+        const struct bench_stats *st = &m->stats;
+        if (st->n)
+                snprintf(out->observed, sizeof(out->observed), "%.4g %s, median of %zu (min %.4g, max %.4g, cv %.1f%%)",
+                         st->median, m->unit, st->n, st->min, st->max, st->cv * 100);
+        bool on_baseline = m->ratio_baseline > 0;
+        double ref = on_baseline ? m->baseline : m->peak;
+        const char *source = on_baseline ? m->baseline_source : m->peak_source;
+        if (m->limits.pass_ratio > 0 && ref > 0) {
+                /* The ratio is figure/reference, or reference/figure when lower is better. */
+                const char *sep = source[0] ? ": " : "", *what = on_baseline ? "baseline" : "peak";
+                if (m->higher_is_better)
+                        snprintf(out->expected, sizeof(out->expected), "at least %.4g %s (%.0f%% of the %s %.4g %s%s%s)",
+                                 ref * m->limits.pass_ratio, m->unit, m->limits.pass_ratio * 100, what, ref, m->unit,
+                                 sep, source);
+                else
+                        snprintf(out->expected, sizeof(out->expected), "at most %.4g %s (the %s %.4g %s / %.0f%%%s%s)",
+                                 ref / m->limits.pass_ratio, m->unit, what, ref, m->unit, m->limits.pass_ratio * 100,
+                                 sep, source);
+        }
+        if (m->status == STATUS_WARN || m->status == STATUS_FAIL)
+                out->remedy = m->verify_error[0] ? verify_remedy : bench_remedy;
 }

@@ -44,6 +44,10 @@ struct measurement {
         double baseline;          char baseline_source[96];
         double ratio_peak, ratio_baseline;
 
+        struct bench_limits_used {
+                double pass_ratio, warn_ratio; /* what bench_judge judged the ratio against; 0: none */
+        } limits;
+
         enum status status;
         char summary[256];
 };
@@ -77,6 +81,16 @@ void measurement_fail(struct measurement *m, enum status s, const char *fmt, ...
  * The baseline is preferred for the verdict when both exist (achieved figures are what a
  * healthy part reaches); the peak ratio is reported alongside. */
 void bench_judge(struct measurement *m, const struct bench_limits *limits);
+
+/* A measurement told the way a check result is (core/result.h), so that a benchmark's
+ * verdict reads like a check's: what was observed, what was expected, and what to do. */
+struct measurement_outcome {
+        char observed[160]; /* "2843 GB/s, median of 5 (min 2811, max 2851, cv 0.5%)"; "" without samples */
+        char expected[224]; /* "at least 90% of the baseline 3000 GB/s (...)"; "" without a reference */
+        const char *remedy; /* for warn and fail: the benchmark's remedy, or verification's; else NULL */
+};
+/* bench_remedy: the remedy of the measurement's benchmark (struct bench_info), or NULL. */
+void measurement_outcome(const struct measurement *m, const char *bench_remedy, struct measurement_outcome *out);
 
 /* Within one node, flag GPUs well below their siblings' median for the same measurement
  * (bench, name, params alike): below (1 - tolerance) x median -> at least warn. */

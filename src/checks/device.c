@@ -247,12 +247,6 @@ static bool nvlink_model(const struct facts *f, size_t i) {
 }
 
 /* error and fail outrank warn, warn outranks pass */
-static enum status worse(enum status a, enum status b) {
-        static const int rank[_STATUS_COUNT] = {[STATUS_SKIP] = 0, [STATUS_PASS] = 1, [STATUS_WARN] = 2,
-                                                [STATUS_FAIL] = 3, [STATUS_ERROR] = 4};
-        return rank[b] > rank[a] ? b : a;
-}
-
 static void run_p2p(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (probe_unavailable(self, f, PROBE_P2P, rep) || skip_without_probed(self, f, rep))
                 return;
@@ -283,7 +277,7 @@ static void run_p2p(const struct check_info *self, const struct facts *f, struct
                                 hi = good == 1 || m->stats.median > hi ? m->stats.median : hi;
                                 continue;
                         }
-                        worst = worse(worst, m->verify_error[0] ? STATUS_FAIL : m->status);
+                        worst = status_worse(worst, m->verify_error[0] ? STATUS_FAIL : m->status);
                         strbuf_appendf(bad, sizeof(bad), "%sto %s: %s", bad[0] ? "; " : "", peer,
                                        m->verify_error[0] ? m->verify_error : m->summary);
                         if (m->status == STATUS_WARN && m->stats.n) {
@@ -305,7 +299,7 @@ static void run_p2p(const struct check_info *self, const struct facts *f, struct
                 }
                 /* No peer access is normal on some PCIe nodes, a fault on an NVLink board. */
                 if (no_access && nvlink_model(f, i))
-                        worst = worse(worst, STATUS_FAIL);
+                        worst = status_worse(worst, STATUS_FAIL);
                 char range[96] = "";
                 if (good)
                         snprintf(range, sizeof(range), lo == hi ? "%.4g GB/s" : "%.4g-%.4g GB/s", lo, hi);

@@ -4,12 +4,14 @@
 #include "bench/bench.h"
 #include "bench/runner.h"
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "report/bench_json.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +170,24 @@ static void fmt_value(char *buf, size_t size, double v) {
                 snprintf(buf, size, "%.3g", v);
 }
 
+/* Each distinct remedy of a run's warnings and failures, once, under its table (as check's
+ * text gives a remedy under the results it applies to). */
+static void print_remedies(FILE *out, const struct bench_report *rep, const struct bench_run_result *run) {
+        const char *shown[4] = {NULL};
+        size_t n_shown = 0;
+        for (size_t i = run->first; i < run->first + run->count && n_shown < 4; i++) {
+                struct measurement_outcome o;
+                measurement_outcome(&rep->m[i], run->info->remedy, &o);
+                bool seen = !o.remedy;
+                for (size_t k = 0; k < n_shown && !seen; k++)
+                        seen = shown[k] == o.remedy;
+                if (seen)
+                        continue;
+                shown[n_shown++] = o.remedy;
+                fprintf(out, "  remedy: %s\n", o.remedy);
+        }
+}
+
 static void print_text(FILE *out, const struct bench_report *rep, const struct bench_run_result *runs, size_t n_runs,
                        enum status verdict) {
         for (size_t r = 0; r < n_runs; r++) {
@@ -198,6 +218,7 @@ static void print_text(FILE *out, const struct bench_report *rep, const struct b
                         if (m->status != STATUS_PASS || m->stats.n == 0)
                                 fprintf(out, "      %s\n", m->summary);
                 }
+                print_remedies(out, rep, run);
                 fputc('\n', out);
         }
         unsigned counts[_STATUS_COUNT] = {0};
@@ -208,158 +229,112 @@ static void print_text(FILE *out, const struct bench_report *rep, const struct b
                 counts[STATUS_SKIP], counts[STATUS_ERROR]);
 }
 
-static enum status worst(enum status a, enum status b) {
-        /* error and fail outrank warn, warn outranks pass, pass outranks skip (a skipped
-         * measurement does not spoil a passing run; only skips make a skip) */
-        static const int rank[_STATUS_COUNT] = {[STATUS_SKIP] = 0, [STATUS_PASS] = 1, [STATUS_WARN] = 2,
-                                                [STATUS_FAIL] = 3, [STATUS_ERROR] = 4};
-        return rank[a] >= rank[b] ? a : b;
+/* What `gpuvet bench` was asked to do. */
+struct bench_cli {
+        struct bench_options bopt;
+        int gpus[MAX_GPUS];
+        const char *json_path;
+        bool list, quiet;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("gpuvet bench: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+        return EXIT_USAGE;
 }
 
-int cmd_bench(int argc, char **argv) {
-        static const struct option options[] = {
-                {"list", no_argument, NULL, 'L'},          {"backend", required_argument, NULL, 'b'},
-                {"gpus", required_argument, NULL, 'g'},    {"reps", required_argument, NULL, 'n'},
-                {"warmup", required_argument, NULL, 'w'},  {"size", required_argument, NULL, 's'},
-                {"threads", required_argument, NULL, 't'}, {"precision", required_argument, NULL, 'p'},
-                {"json", required_argument, NULL, 'j'},    {"quiet", no_argument, NULL, 'q'},
-                COMMON_LONG_OPTIONS,
-        };
-        struct common_options common;
-        common_options_init(&common);
-        common.timeout_s = 0; /* 0: each benchmark's own deadline */
-        struct bench_options bopt = {.backend = "auto"};
-        static int gpus[MAX_GPUS];
-        const char *json_path = NULL;
-        bool list = false, quiet = false;
+static bool known_precision(const char *name) {
+        for (size_t i = 0; i < sizeof(precisions) / sizeof(precisions[0]); i++)
+                if (strcmp(name, precisions[i]) == 0)
+                        return true;
+        return false;
+}
 
-        optind = 1;
-        opterr = 0;
-        int opt, code;
-        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "b:g:n:w:s:t:p:j:q", options, NULL)) != -1) {
-                switch (opt) {
-                case 'L': list = true; break;
-                case 'b':
-                        if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl") && strcmp(optarg, "auto")) {
-                                fprintf(stderr, "gpuvet bench: --backend: expected cuda, opencl or auto, not \"%s\"\n",
-                                        optarg);
-                                return EXIT_USAGE;
-                        }
-                        bopt.backend = optarg;
-                        break;
-                case 'g':
-                        if (!parse_gpus(optarg, gpus, &bopt.n_gpus)) {
-                                fprintf(stderr,
-                                        "gpuvet bench: --gpus: expected device indices 0-%d such as \"0,2\" or \"0-3\", "
-                                        "not \"%s\"\n",
-                                        MAX_GPUS - 1, optarg);
-                                return EXIT_USAGE;
-                        }
-                        bopt.gpus = gpus;
-                        break;
-                case 'n':
-                        if (!parse_count(optarg, 1, 100000, &bopt.reps)) {
-                                fprintf(stderr, "gpuvet bench: --reps: expected a whole number 1-100000, not \"%s\"\n",
-                                        optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'w':
-                        if (!parse_count(optarg, 1, 10000, &bopt.warmup)) {
-                                fprintf(stderr, "gpuvet bench: --warmup: expected a whole number 1-10000, not \"%s\"\n",
-                                        optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 's':
-                        if (!parse_size(optarg, &bopt.size_bytes)) {
-                                fprintf(stderr,
-                                        "gpuvet bench: --size: expected bytes 4K-1T such as 268435456, 256M or 1G, "
-                                        "not \"%s\"\n",
-                                        optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 't':
-                        if (!parse_count(optarg, 1, 4096, &bopt.threads)) {
-                                fprintf(stderr, "gpuvet bench: --threads: expected a whole number 1-4096, not \"%s\"\n",
-                                        optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'p': {
-                        bool known = false;
-                        for (size_t i = 0; i < sizeof(precisions) / sizeof(precisions[0]); i++)
-                                known |= strcmp(optarg, precisions[i]) == 0;
-                        if (!known) {
-                                fprintf(stderr,
-                                        "gpuvet bench: --precision: unknown precision \"%s\" (fp64, fp32, tf32, fp16, "
-                                        "bf16, fp8)\n",
-                                        optarg);
-                                return EXIT_USAGE;
-                        }
-                        bopt.precision = optarg;
-                        break;
-                }
-                case 'j': json_path = optarg; break;
-                case 'q': quiet = true; break;
-                default:
-                        if ((code = common_option("bench", opt, usage, &common, argv)) >= 0)
-                                return code;
-                }
+static int bench_option(int opt, const char *arg, void *ctx) {
+        struct bench_cli *o = ctx;
+        struct bench_options *b = &o->bopt;
+        switch (opt) {
+        case 'L': o->list = true; break;
+        case 'b':
+                if (strcmp(arg, "cuda") && strcmp(arg, "opencl") && strcmp(arg, "auto"))
+                        return usage_error("--backend: expected cuda, opencl or auto, not \"%s\"", arg);
+                b->backend = arg;
+                break;
+        case 'g':
+                if (!parse_gpus(arg, o->gpus, &b->n_gpus))
+                        return usage_error("--gpus: expected device indices 0-%d such as \"0,2\" or \"0-3\", not \"%s\"",
+                                           MAX_GPUS - 1, arg);
+                b->gpus = o->gpus;
+                break;
+        case 'n':
+                if (!parse_count(arg, 1, 100000, &b->reps))
+                        return usage_error("--reps: expected a whole number 1-100000, not \"%s\"", arg);
+                break;
+        case 'w':
+                if (!parse_count(arg, 1, 10000, &b->warmup))
+                        return usage_error("--warmup: expected a whole number 1-10000, not \"%s\"", arg);
+                break;
+        case 's':
+                if (!parse_size(arg, &b->size_bytes))
+                        return usage_error("--size: expected bytes 4K-1T such as 268435456, 256M or 1G, not \"%s\"", arg);
+                break;
+        case 't':
+                if (!parse_count(arg, 1, 4096, &b->threads))
+                        return usage_error("--threads: expected a whole number 1-4096, not \"%s\"", arg);
+                break;
+        case 'p':
+                if (!known_precision(arg))
+                        return usage_error("--precision: unknown precision \"%s\" (fp64, fp32, tf32, fp16, bf16, fp8)",
+                                           arg);
+                b->precision = arg;
+                break;
+        case 'j': o->json_path = arg; break;
+        case 'q': o->quiet = true; break;
         }
-        if (list) {
-                if ((code = common_no_operands("bench", argc, argv)) >= 0)
-                        return code;
-                return list_benchmarks();
-        }
-        if (optind >= argc) {
-                fprintf(stderr, "gpuvet bench: name a benchmark, or all (see gpuvet bench --list)\n");
-                return EXIT_USAGE;
-        }
-        const char *names = argv[optind++];
-        if ((code = common_no_operands("bench", argc, argv)) >= 0)
-                return code;
-        const struct bench_info *sel[64];
-        size_t n_sel = 0;
-        if (!select_benchmarks(names, sel, &n_sel))
-                return EXIT_USAGE;
-        if (json_path && (code = output_path_usable("bench", "--json", json_path)) != 0)
-                return code;
+        return -1;
+}
 
+/* Run the selected benchmarks, each in a child under its deadline, judge them and write
+ * the reports. Returns the exit code. */
+static int bench_run(const struct bench_cli *o, const struct common_options *common, const char *names,
+                     const struct bench_info *const *sel, size_t n_sel) {
         double start = now_ms();
         struct fsroot *fs;
         struct gpudb *db;
-        if ((code = open_inputs(&common, &fs, &db)))
+        int code = open_inputs(common, &fs, &db);
+        if (code)
                 return code;
         char err[512];
         struct baselines *bl = NULL;
-        if (baselines_load(common.data_dir, &bl, err, sizeof(err)) < 0) {
+        struct facts facts;
+        bool have_facts = false;
+        if (baselines_load(common->data_dir, &bl, err, sizeof(err)) < 0) {
                 fprintf(stderr, "gpuvet bench: %s\n", err);
-                gpudb_free(db);
-                fsroot_free(fs);
-                return EXIT_USAGE;
+                code = EXIT_USAGE;
+                goto done;
         }
         watchdog_arm(30, "gathering facts");
-        struct facts facts;
         int r = facts_gather(fs, db, &facts);
         watchdog_arm(0, "");
+        have_facts = true;
         if (r < 0) {
                 fprintf(stderr, "gpuvet bench: gathering facts: %s\n", strerror(-r));
-                facts_done(&facts);
-                baselines_free(bl);
-                gpudb_free(db);
-                fsroot_free(fs);
-                return EXIT_INTERNAL;
+                code = EXIT_INTERNAL;
+                goto done;
         }
 
-        struct bench_ctx ctx = {.opt = &bopt, .facts = &facts, .baselines = bl};
+        struct bench_ctx ctx = {.opt = &o->bopt, .facts = &facts, .baselines = bl};
         struct bench_report rep;
         bench_report_init(&rep);
         struct bench_run_result runs[64];
         enum status verdict = STATUS_SKIP;
         for (size_t i = 0; i < n_sel; i++) {
-                bench_run_child(sel[i], &ctx, common.timeout_s, &rep, &runs[i]);
+                bench_run_child(sel[i], &ctx, common->timeout_s, &rep, &runs[i]);
                 bench_judge_range(&rep, runs[i].first, &facts, bl);
         }
         /* GPUs of one node against each other; a spread of ~5% is normal (gpu-specs §4). */
@@ -367,24 +342,64 @@ int cmd_bench(int argc, char **argv) {
         for (size_t i = 0; i < n_sel; i++) {
                 runs[i].status = STATUS_SKIP;
                 for (size_t k = runs[i].first; k < runs[i].first + runs[i].count; k++)
-                        runs[i].status = worst(runs[i].status, rep.m[k].status);
-                verdict = worst(verdict, runs[i].status);
+                        runs[i].status = status_worse(runs[i].status, rep.m[k].status);
+                verdict = status_worse(verdict, runs[i].status);
         }
 
-        struct bench_json_run jrun = {.benchmarks = names, .backend = bopt.backend, .opt = &bopt,
-                                      .timeout_s = common.timeout_s, .duration_ms = now_ms() - start, .verdict = verdict};
-        bool json_to_stdout = json_path && strcmp(json_path, "-") == 0;
+        struct bench_json_run jrun = {.benchmarks = names, .backend = o->bopt.backend, .opt = &o->bopt,
+                                      .timeout_s = common->timeout_s, .duration_ms = now_ms() - start, .verdict = verdict};
+        bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
         code = verdict == STATUS_FAIL || verdict == STATUS_ERROR ? EXIT_FAILED : EXIT_PASS;
-        if (json_path && write_json_output("bench", json_path, bench_json_report(&jrun, &facts, &rep, runs, n_sel)) != EXIT_PASS)
+        if (o->json_path &&
+            write_json_output("bench", o->json_path, bench_json_report(&jrun, &facts, &rep, runs, n_sel)) != EXIT_PASS)
                 code = EXIT_INTERNAL;
-        if (!quiet && !json_to_stdout)
+        if (!o->quiet && !json_to_stdout)
                 print_text(stdout, &rep, runs, n_sel, verdict);
         if (rep.out_of_memory)
                 code = EXIT_INTERNAL;
         bench_report_done(&rep);
-        facts_done(&facts);
+done:
+        if (have_facts)
+                facts_done(&facts);
         baselines_free(bl);
         gpudb_free(db);
         fsroot_free(fs);
         return code;
+}
+
+int cmd_bench(int argc, char **argv) {
+        static const struct option own[] = {
+                {"list", no_argument, NULL, 'L'},          {"backend", required_argument, NULL, 'b'},
+                {"gpus", required_argument, NULL, 'g'},    {"reps", required_argument, NULL, 'n'},
+                {"warmup", required_argument, NULL, 'w'},  {"size", required_argument, NULL, 's'},
+                {"threads", required_argument, NULL, 't'}, {"precision", required_argument, NULL, 'p'},
+                {"json", required_argument, NULL, 'j'},    {"quiet", no_argument, NULL, 'q'},
+                {NULL, 0, NULL, 0},
+        };
+        /* No default --timeout: 0 lets each benchmark keep its own deadline. */
+        static const struct cmd_spec spec = {
+                .name = "bench", .usage = usage, .short_opts = "b:g:n:w:s:t:p:j:q", .own = own, .operands = true,
+                .no_default_timeout = true, .own_option = bench_option,
+        };
+        struct bench_cli o = {.bopt = {.backend = "auto"}};
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        if (code >= 0)
+                return code;
+        int next = args.first_operand;
+        if (o.list)
+                return next < argc ? usage_error("unexpected argument \"%s\" (see gpuvet bench --help)", argv[next])
+                                   : list_benchmarks();
+        if (next >= argc)
+                return usage_error("name a benchmark, or all (see gpuvet bench --list)");
+        if (next + 1 < argc)
+                return usage_error("unexpected argument \"%s\" (see gpuvet bench --help)", argv[next + 1]);
+        const char *names = argv[next];
+        const struct bench_info *sel[64];
+        size_t n_sel = 0;
+        if (!select_benchmarks(names, sel, &n_sel))
+                return EXIT_USAGE;
+        if (o.json_path && (code = output_path_usable("bench", "--json", o.json_path)) != 0)
+                return code;
+        return bench_run(&o, &args.common, names, sel, n_sel);
 }

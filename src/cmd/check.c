@@ -1,6 +1,7 @@
 #include "bench/probes.h"
 #include "checks/check.h"
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "cmd/nvml_use.h"
 #include "cmd/site_policy.h"
 #include "core/fsroot.h"
@@ -11,9 +12,9 @@
 #include "sys/cuda_driver.h"
 #include "sys/dcgm.h"
 #include "sys/nvml_facts.h"
-#include "vendor/nvml.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,8 +169,252 @@ static struct cuda_driver_probe *start_cuda_probe(struct fsroot *fs, struct fact
         return p;
 }
 
+/* What `gpuvet check` was asked to do. */
+struct check_cli {
+        enum level level;
+        const char *json_path, *only, *color, *backend, *policy_path;
+        bool strict, list, quiet, no_policy;
+        unsigned probe_timeout_s; /* 0: each probe's own */
+        unsigned cuda_timeout_ms; /* 0: CUDA_DRIVER_TIMEOUT_MS_DEFAULT */
+        int dcgm_level;           /* 0: DCGM not run */
+        unsigned dcgm_timeout_s;  /* 0: the level's default */
+        struct text_options text;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("gpuvet check: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+        return EXIT_USAGE;
+}
+
+static bool one_of(const char *arg, const char *a, const char *b, const char *c) {
+        return strcmp(arg, a) == 0 || strcmp(arg, b) == 0 || strcmp(arg, c) == 0;
+}
+
+static int check_option(int opt, const char *arg, void *ctx) {
+        struct check_cli *o = ctx;
+        int v;
+        switch (opt) {
+        case 'l':
+                o->level = level_from_name(arg);
+                if (o->level == _LEVEL_INVALID)
+                        return usage_error("--level: unknown level \"%s\" (quick, standard, full)", arg);
+                break;
+        case 'j': o->json_path = arg; break;
+        case 'S': o->strict = true; break;
+        case 'B':
+                if (!one_of(arg, "cuda", "opencl", "auto"))
+                        return usage_error("--backend: expected cuda, opencl or auto, not \"%s\"", arg);
+                o->backend = arg;
+                break;
+        case 'T' | 0x100:
+                if (!parse_seconds(arg, &o->probe_timeout_s) || o->probe_timeout_s > 3600)
+                        return usage_error("--probe-timeout: expected whole seconds 1..3600, not \"%s\"", arg);
+                break;
+        case 'c' | 0x200:
+                if (parse_int(arg, &v) < 0 || v < 1 || v > 600000)
+                        return usage_error("--cuda-init-timeout-ms: expected milliseconds 1..600000, not \"%s\"", arg);
+                o->cuda_timeout_ms = (unsigned)v;
+                break;
+        case 'D' | 0x200:
+                if (parse_int(arg, &o->dcgm_level) < 0 || o->dcgm_level < 1 || o->dcgm_level > 4)
+                        return usage_error("--with-dcgm: expected a dcgmi diag level 1..4, not \"%s\"", arg);
+                break;
+        case 'd' | 0x200:
+                if (!parse_seconds(arg, &o->dcgm_timeout_s))
+                        return usage_error("--dcgm-timeout: expected whole seconds 1..86400, not \"%s\"", arg);
+                break;
+        case 'O': o->only = arg; break;
+        case 'P': o->policy_path = arg; break;
+        case 'p' | 0x100: o->no_policy = true; break;
+        case 'L': o->list = true; break;
+        case 'v': o->text.verbose = true; break;
+        case 'q': o->quiet = true; break;
+        case 'C':
+                if (!one_of(arg, "auto", "always", "never"))
+                        return usage_error("--color: expected auto, always or never, not \"%s\"", arg);
+                o->color = arg;
+                break;
+        }
+        return -1;
+}
+
+/* Everything one run holds; check_run_end frees it. */
+struct check_run {
+        const struct check_cli *cli;
+        const struct cmd_args *args;
+        struct fsroot *fs;
+        struct gpudb *db;
+        struct policy policy;
+        bool have_policy, have_facts, want_probes, have_after, have_report;
+        struct facts facts;
+        struct nvml_use nvml;
+        double nvml_read_at;
+        struct probe_facts probes;
+        struct nvml_facts nvml_after;
+        struct report rep;
+};
+
+/* The inputs, the site policy, the facts, the CUDA driver probe, and NVML when a selected
+ * check reads it. Returns 0 or an exit code after printing why. */
+static int check_gather(struct check_run *c) {
+        const struct check_cli *o = c->cli;
+        int code = open_inputs(&c->args->common, &c->fs, &c->db);
+        if (code)
+                return code;
+        /* Before gathering: a bad policy is bad input, named before any slow work. */
+        code = site_policy_load("check", o->policy_path, o->no_policy, c->fs, &c->policy, &c->have_policy);
+        if (code)
+                return code;
+        const struct policy *policy = c->have_policy ? &c->policy : NULL;
+
+        watchdog_arm(c->args->common.timeout_s, "gathering facts");
+        int r = facts_gather(c->fs, c->db, &c->facts);
+        watchdog_arm(0, "");
+        c->have_facts = true;
+        if (r < 0) {
+                fprintf(stderr, "gpuvet check: gathering facts: %s\n", strerror(-r));
+                return EXIT_INTERNAL;
+        }
+        /* Before NVML starts its threads: the probe forks, and overlaps NVML's reads. */
+        struct cuda_driver_probe *cuda = start_cuda_probe(c->fs, &c->facts, policy, o->level, o->only,
+                                                          o->cuda_timeout_ms);
+        unsigned needs = 0;
+        for (size_t i = 0; i < check_registry_count; i++)
+                if (will_run(check_registry[i], o->level, o->only, policy))
+                        needs |= check_registry[i]->needs;
+        if (!(needs & CHECK_NEEDS_NVML)) {
+                /* No selected check reads it: loading libnvidia-ml would wake the GPUs for nothing. */
+                snprintf(c->facts.nvml_note, sizeof(c->facts.nvml_note), "not needed by the selected checks");
+        } else {
+                /* NVML keeps its own deadlines (per call, per GPU, for init): it returns on
+                 * time even when a call never does, so the watchdog is not armed here. */
+                code = nvml_use_start(&c->nvml, &c->args->nvml, c->fs, &c->facts);
+                c->nvml_read_at = now_ms();
+        }
+        if (cuda)
+                cuda_driver_probe_finish(cuda, &c->facts.cuda_driver);
+        c->facts.policy = policy;
+        return code;
+}
+
+/* The device probes, when a selected check judges them (bench/probes.h); then the counters
+ * again, after the probes loaded every GPU and link: what grew while they ran is judged as
+ * a rate over that window (DCGM's health watches do the same). */
+static void check_probe(struct check_run *c) {
+        const struct check_cli *o = c->cli;
+        struct facts *f = &c->facts;
+        for (size_t i = 0; i < check_registry_count && o->level >= LEVEL_STANDARD; i++)
+                c->want_probes |= will_run(check_registry[i], o->level, o->only, f->policy) &&
+                                  probes_wanted_by(check_registry[i]->id);
+        if (!c->want_probes)
+                return;
+        if (fsroot_is_live(c->fs) || o->backend || cuda_driver_lib_named())
+                probes_run(c->fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, o->probe_timeout_s,
+                           &c->probes);
+        else
+                probes_not_run(&c->probes, "device probes not run: --root names a capture, not this machine's "
+                                           "devices (--backend probes them anyway)");
+        f->probes = &c->probes;
+
+        if (f->nvml.init_state != NVML_INIT_OK || f->nvml.abandoned || !c->nvml.lib)
+                return;
+        int r = nvml_facts_gather(c->nvml.lib, &c->args->nvml.dl, &c->nvml_after);
+        c->have_after = true;
+        if (c->nvml_after.abandoned)
+                f->nvml.abandoned = true; /* nvml_use_end then leaves with _exit */
+        if (r == 0 && c->nvml_after.init_state == NVML_INIT_OK) {
+                f->nvml_after = &c->nvml_after;
+                f->nvml_window_s = (now_ms() - c->nvml_read_at) / 1e3;
+        }
+}
+
+/* DCGM's diagnostic loads the GPUs: after the probes and their second NVML read. */
+static void check_dcgm(struct check_run *c) {
+        const struct check_cli *o = c->cli;
+        struct facts *f = &c->facts;
+        if (!o->dcgm_level)
+                return;
+        const char *named = secure_getenv(DCGMI_ENV);
+        f->dcgm.state = DCGM_NOT_RUN;
+        f->dcgm.level = o->dcgm_level;
+        if (!fsroot_is_live(c->fs) && !(named && *named))
+                snprintf(f->dcgm.note, sizeof(f->dcgm.note),
+                         "not run: --root names a capture, and dcgmi would test this machine's GPUs");
+        else if (will_run(check_find("dcgm.diag"), o->level, o->only, f->policy) && f->gpus.n > 0)
+                dcgm_run(o->dcgm_level, o->dcgm_timeout_s, &f->dcgm);
+}
+
+/* Run the selected checks (one the policy turns off is a skip naming the policy line). */
+static void check_judge(struct check_run *c) {
+        const struct check_cli *o = c->cli;
+        report_init(&c->rep);
+        c->have_report = true;
+        for (size_t i = 0; i < check_registry_count; i++) {
+                const struct check_info *ci = check_registry[i];
+                if (!(ci->level <= o->level && selected(ci, o->only)))
+                        continue;
+                unsigned line = 0;
+                if (policy_severity_of(c->facts.policy, ci, &line) == POLICY_SEVERITY_OFF) {
+                        struct result *off = result_new(&c->rep, ci, "host");
+                        result_status(off, STATUS_SKIP, "off by site policy (%s:%u)", c->policy.path, line);
+                        continue;
+                }
+                ci->run(ci, &c->facts, &c->rep);
+        }
+        report_tally(&c->rep);
+        policy_apply(c->facts.policy, &c->rep);
+}
+
+/* The JSON report and the text; the exit code from the verdict. */
+static int check_output(struct check_run *c, double start) {
+        const struct check_cli *o = c->cli;
+        struct run_info run = {
+                .command = "check", .level = o->level, .root = c->args->common.root, .strict = o->strict,
+                .duration_ms = now_ms() - start, .policy = c->have_policy ? c->policy.path : NULL,
+        };
+        bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
+        int code = EXIT_PASS;
+        if (o->json_path &&
+            write_json_output("check", o->json_path, report_json(&c->facts, &c->rep, &run)) != EXIT_PASS)
+                code = EXIT_INTERNAL;
+        if (!o->quiet && !json_to_stdout) {
+                struct text_options text = o->text;
+                text.color = strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && text_want_color(stdout));
+                report_text(stdout, &c->facts, &c->rep, &run, &text);
+        }
+        if (code == EXIT_PASS) {
+                enum status verdict = report_verdict(&c->rep);
+                if (verdict == STATUS_FAIL || (o->strict && verdict == STATUS_WARN))
+                        code = EXIT_FAILED;
+        }
+        return c->rep.out_of_memory ? EXIT_INTERNAL : code;
+}
+
+static int check_run_end(struct check_run *c, int code) {
+        if (c->have_report)
+                report_done(&c->rep);
+        if (c->want_probes)
+                probes_done(&c->probes);
+        if (c->have_after)
+                nvml_facts_done(&c->nvml_after);
+        code = nvml_use_end(&c->nvml, code); /* _exits when an NVML call never returned */
+        if (c->have_facts)
+                facts_done(&c->facts);
+        if (c->have_policy)
+                policy_free(&c->policy);
+        gpudb_free(c->db);
+        fsroot_free(c->fs);
+        return code;
+}
+
 int cmd_check(int argc, char **argv) {
-        static const struct option options[] = {
+        static const struct option own[] = {
                 {"level", required_argument, NULL, 'l'},  {"json", required_argument, NULL, 'j'},
                 {"strict", no_argument, NULL, 'S'},       {"only", required_argument, NULL, 'O'},
                 {"list", no_argument, NULL, 'L'},         {"verbose", no_argument, NULL, 'v'},
@@ -180,267 +425,37 @@ int cmd_check(int argc, char **argv) {
                 {"with-dcgm", required_argument, NULL, 'D' | 0x200},
                 {"dcgm-timeout", required_argument, NULL, 'd' | 0x200},
                 {"policy", required_argument, NULL, 'P'}, {"no-policy", no_argument, NULL, 'p' | 0x100},
-                NVML_LONG_OPTIONS,
-                COMMON_LONG_OPTIONS,
+                {NULL, 0, NULL, 0},
         };
-        struct common_options common;
-        common_options_init(&common);
-        enum level level = LEVEL_QUICK;
-        const char *json_path = NULL, *only = NULL, *color = "auto", *backend = NULL, *policy_path = NULL;
-        bool strict = false, list = false, quiet = false, no_policy = false;
-        unsigned probe_timeout_s = 0; /* 0: each probe's own */
-        unsigned cuda_timeout_ms = 0;  /* 0: CUDA_DRIVER_TIMEOUT_MS_DEFAULT */
-        int dcgm_level = 0;            /* 0: DCGM not run */
-        unsigned dcgm_timeout_s = 0;   /* 0: the level's default */
-        struct nvml_options nopt = {0};
-        struct text_options text = {0};
-
-        optind = 1;
-        opterr = 0;
-        int opt, code;
-        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "l:j:vq", options, NULL)) != -1) {
-                switch (opt) {
-                case 'l':
-                        level = level_from_name(optarg);
-                        if (level == _LEVEL_INVALID) {
-                                fprintf(stderr, "gpuvet check: --level: unknown level \"%s\" (quick, standard, full)\n", optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'j': json_path = optarg; break;
-                case 'S': strict = true; break;
-                case 'B':
-                        if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl") && strcmp(optarg, "auto")) {
-                                fprintf(stderr, "gpuvet check: --backend: expected cuda, opencl or auto, not \"%s\"\n",
-                                        optarg);
-                                return EXIT_USAGE;
-                        }
-                        backend = optarg;
-                        break;
-                case 'T' | 0x100:
-                        if (!parse_seconds(optarg, &probe_timeout_s) || probe_timeout_s > 3600) {
-                                fprintf(stderr, "gpuvet check: --probe-timeout: expected whole seconds 1..3600, not "
-                                                "\"%s\"\n", optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'c' | 0x200: {
-                        int v;
-                        if (parse_int(optarg, &v) < 0 || v < 1 || v > 600000) {
-                                fprintf(stderr, "gpuvet check: --cuda-init-timeout-ms: expected milliseconds 1..600000, "
-                                                "not \"%s\"\n", optarg);
-                                return EXIT_USAGE;
-                        }
-                        cuda_timeout_ms = (unsigned)v;
-                        break;
-                }
-                case 'D' | 0x200:
-                        if (parse_int(optarg, &dcgm_level) < 0 || dcgm_level < 1 || dcgm_level > 4) {
-                                fprintf(stderr, "gpuvet check: --with-dcgm: expected a dcgmi diag level 1..4, not \"%s\"\n",
-                                        optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'd' | 0x200:
-                        if (!parse_seconds(optarg, &dcgm_timeout_s)) {
-                                fprintf(stderr, "gpuvet check: --dcgm-timeout: expected whole seconds 1..86400, not "
-                                                "\"%s\"\n", optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'O': only = optarg; break;
-                case 'P': policy_path = optarg; break;
-                case 'p' | 0x100: no_policy = true; break;
-                case 'L': list = true; break;
-                case 'v': text.verbose = true; break;
-                case 'q': quiet = true; break;
-                case 'C':
-                        if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never")) {
-                                fprintf(stderr, "gpuvet check: --color: expected auto, always or never, not \"%s\"\n", optarg);
-                                return EXIT_USAGE;
-                        }
-                        color = optarg;
-                        break;
-                default:
-                        if ((code = nvml_option("check", opt, &nopt)) != 0) {
-                                if (code < 0)
-                                        return EXIT_USAGE;
-                                break;
-                        }
-                        if ((code = common_option("check", opt, usage, &common, argv)) >= 0)
-                                return code;
-                }
-        }
-        if ((code = common_no_operands("check", argc, argv)) >= 0)
+        static const struct cmd_spec spec = {
+                .name = "check", .usage = usage, .short_opts = "l:j:vq", .own = own, .nvml = true,
+                .own_option = check_option,
+        };
+        struct check_cli o = {.level = LEVEL_QUICK, .color = "auto"};
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        if (code >= 0)
                 return code;
-        if (only && !only_is_valid(only))
+        if (o.only && !only_is_valid(o.only))
                 return EXIT_USAGE;
-        if (json_path && (code = output_path_usable("check", "--json", json_path)) != 0)
+        if (o.json_path && (code = output_path_usable("check", "--json", o.json_path)) != 0)
                 return code;
-        if (list)
-                return list_checks(level, only);
+        if (o.list)
+                return list_checks(o.level, o.only);
         /* Running standard under the name full would let a gate pass a node that was never
          * stressed. --list still shows what the level will hold. */
-        if (level == LEVEL_FULL) {
-                fprintf(stderr, "gpuvet check: --level full needs the stress test (gpuvet burn), which this "
-                                "version does not have yet; use --level standard\n");
-                return EXIT_USAGE;
-        }
+        if (o.level == LEVEL_FULL)
+                return usage_error("--level full needs the stress test (gpuvet burn), which this version does not "
+                                   "have yet; use --level standard");
 
         double start = now_ms();
-        struct fsroot *fs;
-        struct gpudb *db;
-        code = open_inputs(&common, &fs, &db);
-        if (code)
-                return code;
-        /* Before gathering: a bad policy is bad input, named before any slow work. */
-        struct policy policy;
-        bool have_policy;
-        code = site_policy_load("check", policy_path, no_policy, fs, &policy, &have_policy);
-        if (code) {
-                gpudb_free(db);
-                fsroot_free(fs);
-                return code;
+        struct check_run c = {.cli = &o, .args = &args};
+        code = check_gather(&c);
+        if (code == 0) {
+                check_probe(&c);
+                check_dcgm(&c);
+                check_judge(&c);
+                code = check_output(&c, start);
         }
-
-        watchdog_arm(common.timeout_s, "gathering facts");
-        struct facts facts;
-        int r = facts_gather(fs, db, &facts);
-        watchdog_arm(0, "");
-        struct nvml_use nvml = {0};
-        double nvml_read_at = 0;
-        /* Before NVML starts its threads: the probe forks, and overlaps NVML's reads. */
-        struct cuda_driver_probe *cuda = NULL;
-        if (r == 0)
-                cuda = start_cuda_probe(fs, &facts, have_policy ? &policy : NULL, level, only, cuda_timeout_ms);
-        unsigned needs = 0;
-        for (size_t i = 0; i < check_registry_count; i++)
-                if (will_run(check_registry[i], level, only, have_policy ? &policy : NULL))
-                        needs |= check_registry[i]->needs;
-        if (r == 0 && !(needs & CHECK_NEEDS_NVML)) {
-                /* No selected check reads it: loading libnvidia-ml would wake the GPUs for nothing. */
-                snprintf(facts.nvml_note, sizeof(facts.nvml_note), "not needed by the selected checks");
-        } else if (r == 0) {
-                /* NVML keeps its own deadlines (per call, per GPU, for init): it returns on
-                 * time even when a call never does, so the watchdog is not armed here. */
-                code = nvml_use_start(&nvml, &nopt, fs, &facts);
-                nvml_read_at = now_ms();
-                if (code) {
-                        if (cuda)
-                                cuda_driver_probe_finish(cuda, &facts.cuda_driver);
-                        code = nvml_use_end(&nvml, code);
-                        facts_done(&facts);
-                        if (have_policy)
-                                policy_free(&policy);
-                        gpudb_free(db);
-                        fsroot_free(fs);
-                        return code;
-                }
-        }
-        if (r < 0) {
-                fprintf(stderr, "gpuvet check: gathering facts: %s\n", strerror(-r));
-                facts_done(&facts);
-                if (have_policy)
-                        policy_free(&policy);
-                gpudb_free(db);
-                fsroot_free(fs);
-                return EXIT_INTERNAL;
-        }
-
-        facts.policy = have_policy ? &policy : NULL;
-        if (cuda)
-                cuda_driver_probe_finish(cuda, &facts.cuda_driver);
-
-        /* Device probes, when a selected check judges them (bench/probes.h). */
-        struct probe_facts probes;
-        bool want_probes = false;
-        for (size_t i = 0; i < check_registry_count && level >= LEVEL_STANDARD; i++)
-                want_probes |= will_run(check_registry[i], level, only, facts.policy) &&
-                               probes_wanted_by(check_registry[i]->id);
-        if (want_probes) {
-                if (fsroot_is_live(fs) || backend || secure_getenv("GPUVET_CUDA_LIB"))
-                        probes_run(fs, &facts, backend ? backend : "auto", common.data_dir, probe_timeout_s,
-                                   &probes);
-                else
-                        probes_not_run(&probes, "device probes not run: --root names a capture, not this machine's "
-                                                "devices (--backend probes them anyway)");
-                facts.probes = &probes;
-        }
-        /* The counters again, after the probes loaded every GPU and link: what grew while
-         * they ran is judged as a rate over that window (DCGM's health watches do the same). */
-        struct nvml_facts nvml_after;
-        bool have_after = false;
-        if (want_probes && facts.nvml.init_state == NVML_INIT_OK && !facts.nvml.abandoned && nvml.lib) {
-                int ra = nvml_facts_gather(nvml.lib, &nopt.dl, &nvml_after);
-                have_after = true;
-                if (nvml_after.abandoned)
-                        facts.nvml.abandoned = true; /* nvml_use_end then leaves with _exit */
-                if (ra == 0 && nvml_after.init_state == NVML_INIT_OK) {
-                        facts.nvml_after = &nvml_after;
-                        facts.nvml_window_s = (now_ms() - nvml_read_at) / 1e3;
-                }
-        }
-
-        /* DCGM's diagnostic loads the GPUs: after the probes and their second NVML read. */
-        if (dcgm_level && r == 0) {
-                const struct check_info *dc = check_find("dcgm.diag");
-                const char *named = secure_getenv(DCGMI_ENV);
-                facts.dcgm.state = DCGM_NOT_RUN;
-                facts.dcgm.level = dcgm_level;
-                if (!fsroot_is_live(fs) && !(named && *named))
-                        snprintf(facts.dcgm.note, sizeof(facts.dcgm.note),
-                                 "not run: --root names a capture, and dcgmi would test this machine's GPUs");
-                else if (will_run(dc, level, only, facts.policy) && facts.gpus.n > 0)
-                        dcgm_run(dcgm_level, dcgm_timeout_s, &facts.dcgm);
-        }
-
-        struct report rep;
-        report_init(&rep);
-        for (size_t i = 0; i < check_registry_count; i++) {
-                const struct check_info *c = check_registry[i];
-                if (!(c->level <= level && selected(c, only)))
-                        continue;
-                unsigned line = 0;
-                if (policy_severity_of(facts.policy, c, &line) == POLICY_SEVERITY_OFF) {
-                        struct result *off = result_new(&rep, c, "host");
-                        result_status(off, STATUS_SKIP, "off by site policy (%s:%u)", policy.path, line);
-                        continue;
-                }
-                c->run(c, &facts, &rep);
-        }
-        report_tally(&rep);
-        policy_apply(facts.policy, &rep);
-
-        struct run_info run = {
-                .command = "check", .level = level, .root = common.root, .strict = strict,
-                .duration_ms = now_ms() - start, .policy = have_policy ? policy.path : NULL,
-        };
-        bool json_to_stdout = json_path && strcmp(json_path, "-") == 0;
-        code = EXIT_PASS;
-        if (json_path && write_json_output("check", json_path, report_json(&facts, &rep, &run)) != EXIT_PASS)
-                code = EXIT_INTERNAL;
-        if (!quiet && !json_to_stdout) {
-                text.color = strcmp(color, "always") == 0 || (strcmp(color, "auto") == 0 && text_want_color(stdout));
-                report_text(stdout, &facts, &rep, &run, &text);
-        }
-
-        if (code == EXIT_PASS) {
-                enum status verdict = report_verdict(&rep);
-                if (verdict == STATUS_FAIL || (strict && verdict == STATUS_WARN))
-                        code = EXIT_FAILED;
-        }
-        if (rep.out_of_memory)
-                code = EXIT_INTERNAL;
-        report_done(&rep);
-        if (want_probes)
-                probes_done(&probes);
-        if (have_after)
-                nvml_facts_done(&nvml_after);
-        code = nvml_use_end(&nvml, code); /* _exits when an NVML call never returned */
-        facts_done(&facts);
-        if (have_policy)
-                policy_free(&policy);
-        gpudb_free(db);
-        fsroot_free(fs);
-        return code;
+        return check_run_end(&c, code);
 }

@@ -1,5 +1,6 @@
 #include "cmd/detect.h"
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "data/compat.h"
@@ -496,34 +497,40 @@ static int list_gpu_table(const struct common_options *common, bool json) {
         return code;
 }
 
+struct detect_cli {
+        bool json, list_gpus;
+        const char *for_driver;
+};
+
+static int detect_option(int opt, const char *arg, void *ctx) {
+        struct detect_cli *o = ctx;
+        switch (opt) {
+        case 'j': o->json = true; break;
+        case 'G': o->list_gpus = true; break;
+        case 'F': o->for_driver = arg; break;
+        }
+        return -1;
+}
+
 int cmd_detect(int argc, char **argv) {
-        static const struct option options[] = {
+        static const struct option own[] = {
                 {"json", no_argument, NULL, 'j'},
                 {"list-gpus", no_argument, NULL, 'G'},
                 {"for-driver", required_argument, NULL, 'F'},
-                COMMON_LONG_OPTIONS,
+                {NULL, 0, NULL, 0},
         };
-        struct common_options common;
-        common_options_init(&common);
-        bool json = false, list_gpus = false;
-        const char *for_driver = NULL;
-
-        optind = 1;
-        opterr = 0;
-        int opt, code;
-        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "j", options, NULL)) != -1) {
-                switch (opt) {
-                case 'j': json = true; break;
-                case 'G': list_gpus = true; break;
-                case 'F': for_driver = optarg; break;
-                default:
-                        if ((code = common_option("detect", opt, usage, &common, argv)) >= 0)
-                                return code;
-                }
-        }
-        if ((code = common_no_operands("detect", argc, argv)) >= 0)
+        static const struct cmd_spec spec = {
+                .name = "detect", .usage = usage, .short_opts = "j", .own = own, .own_option = detect_option,
+        };
+        struct detect_cli o = {0};
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        if (code >= 0)
                 return code;
-        if (list_gpus)
+        struct common_options common = args.common;
+        bool json = o.json;
+        const char *for_driver = o.for_driver;
+        if (o.list_gpus)
                 return list_gpu_table(&common, json);
 
         struct compat *c;

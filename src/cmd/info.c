@@ -2,6 +2,7 @@
  * and lspci tell, from sysfs and (when it describes this machine) NVML. */
 #include "checks/check.h"
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "cmd/nvml_use.h"
 #include "core/fsroot.h"
 #include "metrics/metrics.h"
@@ -488,34 +489,18 @@ static char *build_json(const struct facts *f, const struct nvml_use *u) {
 }
 
 int cmd_info(int argc, char **argv) {
-        static const struct option options[] = {
-                {"json", no_argument, NULL, 'J'},
-                NVML_LONG_OPTIONS,
-                COMMON_LONG_OPTIONS,
+        static const struct option own[] = {{"json", no_argument, NULL, 'J'}, {NULL, 0, NULL, 0}};
+        static const struct cmd_spec spec = {
+                .name = "info", .usage = usage, .own = own, .nvml = true, .own_option = cmd_json_flag,
         };
-        struct common_options common;
-        common_options_init(&common);
-        struct nvml_options nopt = {0};
         bool json = false;
-
-        optind = 1;
-        opterr = 0;
-        int opt, code;
-        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS, options, NULL)) != -1) {
-                if (opt == 'J')
-                        json = true;
-                else if ((code = nvml_option("info", opt, &nopt)) != 0) {
-                        if (code < 0)
-                                return EXIT_USAGE;
-                }
-                else if ((code = common_option("info", opt, usage, &common, argv)) >= 0)
-                        return code;
-        }
-        if ((code = common_no_operands("info", argc, argv)) >= 0)
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &json, &args);
+        if (code >= 0)
                 return code;
 
         struct machine m;
-        if ((code = machine_read("info", &common, &nopt, &m)))
+        if ((code = machine_read("info", &args.common, &args.nvml, &m)))
                 return code;
         if (json) {
                 int r = write_json_output("info", "-", build_json(m.facts, &m.nvml));

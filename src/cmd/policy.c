@@ -1,6 +1,7 @@
 /* gpuvet policy capture | validate: write this node as a site policy's reference, or read
  * a policy and name every problem in it (policy/policy.h, docs/policy.md). */
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "cmd/nvml_use.h"
 #include "core/atomic_file.h"
 #include "policy/capture.h"
@@ -46,39 +47,28 @@ static void iso_now(char *buf, size_t size) {
                 snprintf(buf, size, "unknown");
 }
 
+static int capture_option(int opt, const char *arg, void *ctx) {
+        (void)opt; /* -o is its one option */
+        *(const char **)ctx = arg;
+        return -1;
+}
+
 static int capture(int argc, char **argv) {
-        static const struct option options[] = {
-                {"output", required_argument, NULL, 'o'},
-                NVML_LONG_OPTIONS,
-                COMMON_LONG_OPTIONS,
+        static const struct option own[] = {{"output", required_argument, NULL, 'o'}, {NULL, 0, NULL, 0}};
+        static const struct cmd_spec spec = {
+                .name = "policy capture", .usage = usage, .short_opts = "o:", .own = own, .nvml = true,
+                .own_option = capture_option,
         };
-        struct common_options common;
-        common_options_init(&common);
-        struct nvml_options nopt = {0};
         const char *output = NULL;
-        optind = 1;
-        opterr = 0;
-        int opt, code;
-        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "o:", options, NULL)) != -1) {
-                if (opt == 'o') {
-                        output = optarg;
-                        continue;
-                }
-                if ((code = nvml_option("policy capture", opt, &nopt)) != 0) {
-                        if (code < 0)
-                                return EXIT_USAGE;
-                        continue;
-                }
-                if ((code = common_option("policy capture", opt, usage, &common, argv)) >= 0)
-                        return code;
-        }
-        if ((code = common_no_operands("policy capture", argc, argv)) >= 0)
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &output, &args);
+        if (code >= 0)
                 return code;
         if (output && (code = output_path_usable("policy capture", "-o", output)) != 0)
                 return code;
 
         struct machine m;
-        if ((code = machine_read("policy capture", &common, &nopt, &m)) != 0)
+        if ((code = machine_read("policy capture", &args.common, &args.nvml, &m)) != 0)
                 return code;
         code = EXIT_PASS;
         struct golden g;

@@ -699,11 +699,15 @@ static int run(const struct query_opts *o) {
         return o->loop_ms ? run_loop(o, lib, err) : run_once(o, lib, err);
 }
 
-int cmd_query(int argc, char **argv) {
-        struct query_opts o = {0};
-        const char *query = NULL;
-        const char *format = "csv";
-        bool help_fields = false, help_metrics = false;
+/* The command line beyond the output options: what to print and the help switches. */
+struct query_args {
+        const char *query, *format;
+        bool help_fields, help_metrics;
+};
+
+/* nvidia-smi's syntax, so this parses itself rather than through cmd_parse: long options
+ * with one dash (-lms), -l with an optional value. Returns -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, struct query_opts *o, struct query_args *a) {
         enum { OPT_QUERY = 256, OPT_FORMAT, OPT_LOOP_MS, OPT_HELP_FIELDS, OPT_HELP_METRICS, OPT_NVML_LIB };
         static const struct option options[] = {
                 {"query-gpu", required_argument, NULL, OPT_QUERY},
@@ -728,47 +732,47 @@ int cmd_query(int argc, char **argv) {
         /* getopt_long_only: nvidia-smi spells -lms with one dash. A lone "-l" stays short. */
         while ((opt = getopt_long_only(argc, argv, ":l:f:i:h", options, NULL)) != -1) {
                 switch (opt) {
-                case OPT_QUERY: query = optarg; break;
-                case OPT_FORMAT: format = optarg; break;
+                case OPT_QUERY: a->query = optarg; break;
+                case OPT_FORMAT: a->format = optarg; break;
                 case 'l':
                         /* nvidia-smi's -l takes an optional interval: "-l --format=csv" and a
                          * trailing "-l" mean 5 s. */
                         if (optarg[0] == '-') {
                                 optind--;
-                                o.loop_ms = DEFAULT_LOOP_S * 1000ULL;
-                        } else if (!parse_count(optarg, 86400, &o.loop_ms)) {
+                                o->loop_ms = DEFAULT_LOOP_S * 1000ULL;
+                        } else if (!parse_count(optarg, 86400, &o->loop_ms)) {
                                 fprintf(stderr, "gpuvet query: -l: expected whole seconds 1..86400, not \"%s\"\n",
                                         optarg);
                                 return EXIT_USAGE;
                         } else {
-                                o.loop_ms *= 1000ULL;
+                                o->loop_ms *= 1000ULL;
                         }
                         break;
                 case OPT_LOOP_MS:
-                        if (!parse_count(optarg, 86400000ULL, &o.loop_ms)) {
+                        if (!parse_count(optarg, 86400000ULL, &o->loop_ms)) {
                                 fprintf(stderr, "gpuvet query: -lms: expected milliseconds 1..86400000, not \"%s\"\n",
                                         optarg);
                                 return EXIT_USAGE;
                         }
                         break;
-                case 'f': o.file = optarg; break;
-                case 'i': o.ids = optarg; break;
-                case OPT_HELP_FIELDS: help_fields = true; break;
-                case OPT_HELP_METRICS: help_metrics = true; break;
-                case OPT_NVML_LIB: o.nvml_lib = optarg; break;
+                case 'f': o->file = optarg; break;
+                case 'i': o->ids = optarg; break;
+                case OPT_HELP_FIELDS: a->help_fields = true; break;
+                case OPT_HELP_METRICS: a->help_metrics = true; break;
+                case OPT_NVML_LIB: o->nvml_lib = optarg; break;
                 case 'c':
                 case 'g':
                 case 'i' | 0x100: {
-                        struct nvml_options nopt = {.dl = o.dl};
+                        struct nvml_options nopt = {.dl = o->dl};
                         if (nvml_option("query", opt, &nopt) < 0)
                                 return EXIT_USAGE;
-                        o.dl = nopt.dl;
+                        o->dl = nopt.dl;
                         break;
                 }
                 case 'h': fputs(usage, stdout); return EXIT_PASS;
                 case ':':
                         if (optopt == 'l') {
-                                o.loop_ms = DEFAULT_LOOP_S * 1000ULL;
+                                o->loop_ms = DEFAULT_LOOP_S * 1000ULL;
                                 break;
                         }
                         fprintf(stderr, "gpuvet query: option %s needs a value\n", argv[optind - 1]);
@@ -782,19 +786,28 @@ int cmd_query(int argc, char **argv) {
                 fprintf(stderr, "gpuvet query: unexpected argument \"%s\" (see gpuvet query --help)\n", argv[optind]);
                 return EXIT_USAGE;
         }
-        if (help_fields) {
+        return -1;
+}
+
+int cmd_query(int argc, char **argv) {
+        struct query_opts o = {0};
+        struct query_args a = {.format = "csv"};
+        int r = parse_args(argc, argv, &o, &a);
+        if (r >= 0)
+                return r;
+        if (a.help_fields) {
                 query_fields_help(stdout);
                 return EXIT_PASS;
         }
-        if (help_metrics) {
+        if (a.help_metrics) {
                 query_metrics_help(stdout);
                 return EXIT_PASS;
         }
-        if (!query) {
+        if (!a.query) {
                 fprintf(stderr, "gpuvet query: --query-gpu=FIELDS is required (see gpuvet query --help)\n");
                 return EXIT_USAGE;
         }
-        int r = parse_fields(query, &o);
+        r = parse_fields(a.query, &o);
         if (r >= 0)
                 return r;
         if (o.ids && strspn(o.ids, ", \t") == strlen(o.ids)) {
@@ -802,7 +815,7 @@ int cmd_query(int argc, char **argv) {
                 fprintf(stderr, "gpuvet query: -i \"%s\" names no GPU: give an index, UUID or PCI bus id\n", o.ids);
                 return EXIT_USAGE;
         }
-        r = parse_format(format, &o);
+        r = parse_format(a.format, &o);
         if (r >= 0)
                 return r;
         return run(&o);

@@ -9,6 +9,7 @@
  * listing replays with the same names. The archive is built in memory and written with
  * atomic_write(), so a failed run never leaves a torn FILE.tar behind. */
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "core/atomic_file.h"
 #include "core/dynlib.h"
 #include "core/fsroot.h"
@@ -524,126 +525,136 @@ static int write_output(const char *path, const struct membuf *m) {
         return 0;
 }
 
-int cmd_snapshot(int argc, char **argv) {
-        static const struct option options[] = {
-                {"output", required_argument, NULL, 'o'},
-                {"partial", no_argument, NULL, 'P'},
-                COMMON_LONG_OPTIONS,
-        };
-        struct common_options common;
-        common_options_init(&common);
-        const char *output = NULL;
-        bool partial_ok = false;
+struct snapshot_cli {
+        const char *output;
+        bool partial_ok;
+};
 
-        optind = 1;
-        opterr = 0;
-        int opt, code;
-        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "o:", options, NULL)) != -1) {
-                switch (opt) {
-                case 'o': output = optarg; break;
-                case 'P': partial_ok = true; break;
-                default:
-                        if ((code = common_option("snapshot", opt, usage, &common, argv)) >= 0)
-                                return code;
-                }
-        }
-        if ((code = common_no_operands("snapshot", argc, argv)) >= 0)
-                return code;
-        if (!output) {
-                fprintf(stderr, "gpuvet snapshot: -o FILE.tar is required (see gpuvet snapshot --help)\n");
-                return EXIT_USAGE;
-        }
-        code = output_path_usable("snapshot", "-o", output);
-        if (code)
-                return code;
-        char lib_err[512];
-        if (libarchive_load(lib_err, sizeof(lib_err)) < 0) {
-                fprintf(stderr, "gpuvet snapshot: %s (install libarchive13)\n", lib_err);
-                return EXIT_INTERNAL;
-        }
+static int snapshot_option(int opt, const char *arg, void *ctx) {
+        struct snapshot_cli *o = ctx;
+        if (opt == 'o')
+                o->output = arg;
+        else
+                o->partial_ok = true;
+        return -1;
+}
 
-        struct fsroot *fs;
-        struct gpudb *db;
-        code = open_inputs(&common, &fs, &db);
-        if (code)
-                return code;
+/* What did not go into the archive, and its size; 1 (EXIT_FAILED) for a partial capture
+ * without --partial, else 0. */
+static int report_capture(const struct capture *c, const struct snapshot_cli *o, size_t archive_len) {
+        int code = EXIT_PASS;
+        for (size_t i = 0; i < c->n_left_out && i < LEFT_OUT_SHOWN; i++)
+                fprintf(stderr, "gpuvet snapshot: warning: left out /%s%s: %s\n", c->left_out[i].path,
+                        c->left_out[i].dir ? " (a directory: its entries)" : "", left_out_why(&c->left_out[i]));
+        if (c->n_left_out > LEFT_OUT_SHOWN)
+                fprintf(stderr, "gpuvet snapshot: warning: ... and %zu more (all listed in %s in the archive)\n",
+                        c->n_left_out - LEFT_OUT_SHOWN, INFO_NAME);
+        if (c->n_left_out) {
+                fprintf(stderr, "gpuvet snapshot: the capture is partial: %u left out for permissions%s, %u "
+                                "unreadable; a replay may judge differently%s\n",
+                        c->n_denied, c->n_denied ? " (run as root to capture them)" : "", c->n_unreadable,
+                        o->partial_ok ? " (accepted: --partial)" : " (exit 1; --partial accepts it)");
+                if (!o->partial_ok)
+                        code = EXIT_FAILED;
+        }
+        if (c->n_truncated)
+                fprintf(stderr, "gpuvet snapshot: warning: %u file(s) over %u MiB kept to that size "
+                                "(gpuvet refuses files this large, and the replay will too)\n",
+                        c->n_truncated, FSROOT_MAX_FILE >> 20);
+        if (strcmp(o->output, "-") != 0)
+                fprintf(stderr, "gpuvet snapshot: wrote %s: %u files, %u directories, %u symlinks, %zu bytes\n",
+                        o->output, c->n_files, c->n_dirs, c->n_links, archive_len);
+        return code;
+}
 
-        struct capture c = {.root_fd = open(common.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+static void capture_free(struct capture *c) {
+        for (size_t i = 0; i < c->n_left_out; i++)
+                free(c->left_out[i].path);
+        free(c->left_out);
+        for (size_t i = 0; i < c->n; i++)
+                free(c->entries[i].path);
+        free(c->entries);
+        close(c->root_fd);
+}
+
+/* Gather the facts while recording which files they read, capture those files, and write
+ * the archive. Returns the exit code. */
+static int take_snapshot(const struct snapshot_cli *o, const struct common_options *common, struct fsroot *fs,
+                         struct gpudb *db) {
+        struct capture c = {.root_fd = open(common->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
         if (c.root_fd < 0) {
-                fprintf(stderr, "gpuvet snapshot: --root %s: %s\n", common.root, strerror(errno));
-                gpudb_free(db);
-                fsroot_free(fs);
+                fprintf(stderr, "gpuvet snapshot: --root %s: %s\n", common->root, strerror(errno));
                 return EXIT_USAGE;
         }
-
         fsroot_record(fs, true);
-        watchdog_arm(common.timeout_s, "gathering facts");
+        watchdog_arm(common->timeout_s, "gathering facts");
         struct facts facts;
         int r = facts_gather(fs, db, &facts);
         watchdog_arm(0, "");
         struct membuf archive = {0};
         char err[512] = "";
-        code = EXIT_PASS;
+        int code = EXIT_PASS;
         if (r < 0) {
                 fprintf(stderr, "gpuvet snapshot: gathering facts: %s\n", strerror(-r));
                 code = EXIT_INTERNAL;
         }
         if (code == EXIT_PASS) {
                 /* The capture reads the same files again, so it can block the same way. */
-                watchdog_arm(common.timeout_s, "capturing files");
+                watchdog_arm(common->timeout_s, "capturing files");
                 fsroot_record(fs, false);
                 c.fs = fs;
                 r = collect(&c, fs);
                 if (r == 0)
-                        r = build_archive(&c, &facts, common.root, &archive, err, sizeof(err));
+                        r = build_archive(&c, &facts, common->root, &archive, err, sizeof(err));
                 watchdog_arm(0, "");
                 if (r < 0) {
                         fprintf(stderr, "gpuvet snapshot: %s\n", err[0] ? err : strerror(-r));
                         code = EXIT_INTERNAL;
                 }
         }
-        if (code == EXIT_PASS) {
-                r = write_output(output, &archive);
-                if (r < 0) {
-                        fprintf(stderr, "gpuvet snapshot: writing %s: %s\n", output, strerror(-r));
-                        code = r == -EACCES || r == -ENOENT || r == -ENOTDIR || r == -EISDIR || r == -EROFS
-                                       ? EXIT_USAGE
-                                       : EXIT_INTERNAL;
-                }
+        if (code == EXIT_PASS && (r = write_output(o->output, &archive)) < 0) {
+                fprintf(stderr, "gpuvet snapshot: writing %s: %s\n", o->output, strerror(-r));
+                code = r == -EACCES || r == -ENOENT || r == -ENOTDIR || r == -EISDIR || r == -EROFS ? EXIT_USAGE
+                                                                                                    : EXIT_INTERNAL;
         }
-        if (code == EXIT_PASS) {
-                for (size_t i = 0; i < c.n_left_out && i < LEFT_OUT_SHOWN; i++)
-                        fprintf(stderr, "gpuvet snapshot: warning: left out /%s%s: %s\n", c.left_out[i].path,
-                                c.left_out[i].dir ? " (a directory: its entries)" : "", left_out_why(&c.left_out[i]));
-                if (c.n_left_out > LEFT_OUT_SHOWN)
-                        fprintf(stderr, "gpuvet snapshot: warning: ... and %zu more (all listed in %s in the archive)\n",
-                                c.n_left_out - LEFT_OUT_SHOWN, INFO_NAME);
-                if (c.n_left_out) {
-                        fprintf(stderr, "gpuvet snapshot: the capture is partial: %u left out for permissions%s, %u "
-                                        "unreadable; a replay may judge differently%s\n",
-                                c.n_denied, c.n_denied ? " (run as root to capture them)" : "", c.n_unreadable,
-                                partial_ok ? " (accepted: --partial)" : " (exit 1; --partial accepts it)");
-                        if (!partial_ok)
-                                code = EXIT_FAILED;
-                }
-                if (c.n_truncated)
-                        fprintf(stderr, "gpuvet snapshot: warning: %u file(s) over %u MiB kept to that size "
-                                        "(gpuvet refuses files this large, and the replay will too)\n",
-                                c.n_truncated, FSROOT_MAX_FILE >> 20);
-                if (strcmp(output, "-") != 0)
-                        fprintf(stderr, "gpuvet snapshot: wrote %s: %u files, %u directories, %u symlinks, %zu bytes\n",
-                                output, c.n_files, c.n_dirs, c.n_links, archive.len);
-        }
-
+        if (code == EXIT_PASS)
+                code = report_capture(&c, o, archive.len);
         free(archive.data);
-        for (size_t i = 0; i < c.n_left_out; i++)
-                free(c.left_out[i].path);
-        free(c.left_out);
-        for (size_t i = 0; i < c.n; i++)
-                free(c.entries[i].path);
-        free(c.entries);
-        close(c.root_fd);
+        capture_free(&c);
         facts_done(&facts);
+        return code;
+}
+
+int cmd_snapshot(int argc, char **argv) {
+        static const struct option own[] = {
+                {"output", required_argument, NULL, 'o'},
+                {"partial", no_argument, NULL, 'P'},
+                {NULL, 0, NULL, 0},
+        };
+        static const struct cmd_spec spec = {
+                .name = "snapshot", .usage = usage, .short_opts = "o:", .own = own, .own_option = snapshot_option,
+        };
+        struct snapshot_cli o = {0};
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        if (code >= 0)
+                return code;
+        if (!o.output) {
+                fprintf(stderr, "gpuvet snapshot: -o FILE.tar is required (see gpuvet snapshot --help)\n");
+                return EXIT_USAGE;
+        }
+        if ((code = output_path_usable("snapshot", "-o", o.output)) != 0)
+                return code;
+        char lib_err[512];
+        if (libarchive_load(lib_err, sizeof(lib_err)) < 0) {
+                fprintf(stderr, "gpuvet snapshot: %s (install libarchive13)\n", lib_err);
+                return EXIT_INTERNAL;
+        }
+        struct fsroot *fs;
+        struct gpudb *db;
+        if ((code = open_inputs(&args.common, &fs, &db)) != 0)
+                return code;
+        code = take_snapshot(&o, &args.common, fs, db);
         gpudb_free(db);
         fsroot_free(fs);
         return code;

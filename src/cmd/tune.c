@@ -1,6 +1,7 @@
 /* gpuvet tune plan|apply|revert|status|profiles: the OS settings `check` recommends,
  * applied reversibly (src/tune/, docs/tune.md). */
 #include "cmd/cmd.h"
+#include "cmd/options.h"
 #include "cmd/nvml_use.h"
 #include "cmd/site_policy.h"
 #include "core/atomic_file.h"
@@ -831,8 +832,80 @@ static int plan_and_act(struct tune_cli *o, struct tune_ctx *c, const struct pol
 
 /* ---- the command ---- */
 
+static int tune_option(int opt, const char *arg, void *ctx) {
+        struct tune_cli *o = ctx;
+        switch (opt) {
+        case 'p':
+                o->profile = strcmp(arg, "none") == 0 ? NULL : arg;
+                o->profile_given = true;
+                break;
+        case 'P': o->policy_path = arg; break;
+        case 'p' | 0x100: o->no_policy = true; break;
+        case 's':
+                if (o->n_sets == MAX_SETS) {
+                        fprintf(stderr, "gpuvet tune: more than %d --set options\n", MAX_SETS);
+                        return EXIT_USAGE;
+                }
+                o->sets[o->n_sets++] = (char *)arg; /* argv's own string */
+                break;
+        case 'j': o->json = true; break;
+        case 'S': o->state_override = arg; break;
+        case 'L': {
+                char *end;
+                unsigned long v = strtoul(arg, &end, 10);
+                if (*arg < '0' || *arg > '9' || *end || v > 3600) {
+                        fprintf(stderr, "gpuvet tune: --lock-timeout: expected whole seconds 0..3600, not \"%s\"\n", arg);
+                        return EXIT_USAGE;
+                }
+                o->lock_timeout_s = (unsigned)v;
+                break;
+        }
+        }
+        return -1;
+}
+
+/* Run the action o->action names (all but profiles read the machine under --root). */
+static int tune_act(struct tune_cli *o) {
+        if (strcmp(o->action, "profiles") == 0)
+                return do_profiles(o);
+        int code;
+        struct fsroot *fs;
+        int r = fsroot_open(o->common.root, &fs);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet tune: --root %s: %s\n", o->common.root, strerror(-r));
+                return EXIT_USAGE;
+        }
+        char state_path[4096];
+        tune_state_path(fs, o->state_override, state_path, sizeof(state_path));
+        struct tune_gpu_options gpu_options = {.lib = o->nvml.lib, .off = o->nvml.off, .call_ms = o->nvml.dl.call_ms,
+                                               .init_ms = o->nvml.dl.init_ms};
+        struct tune_ctx ctx = {.fs = fs, .gpu_options = &gpu_options};
+        if (strcmp(o->action, "revert") == 0) {
+                code = do_revert(o, &ctx, state_path);
+        } else if (strcmp(o->action, "status") == 0) {
+                code = do_status(o, &ctx, state_path);
+        } else {
+                struct policy site;
+                bool have_site;
+                code = site_policy_load("tune", o->policy_path, o->no_policy, fs, &site, &have_site);
+                if (code == EXIT_PASS)
+                        code = plan_and_act(o, &ctx, have_site ? &site : NULL, state_path);
+                if (have_site)
+                        policy_free(&site);
+        }
+        if (tune_gpus_close(ctx.gpus)) {
+                /* A call never returned: its thread may hold NVML's locks, so no exit handlers. */
+                fprintf(stderr, "gpuvet tune: an NVML call never returned; leaving it behind\n");
+                code = stdout_finish(code);
+                fflush(stderr);
+                _exit(code);
+        }
+        fsroot_free(fs);
+        return code;
+}
+
 int cmd_tune(int argc, char **argv) {
-        static const struct option options[] = {
+        static const struct option own[] = {
                 {"profile", required_argument, NULL, 'p'},
                 {"set", required_argument, NULL, 's'},
                 {"json", no_argument, NULL, 'j'},
@@ -840,11 +913,9 @@ int cmd_tune(int argc, char **argv) {
                 {"lock-timeout", required_argument, NULL, 'L'},
                 {"policy", required_argument, NULL, 'P'},
                 {"no-policy", no_argument, NULL, 'p' | 0x100},
-                NVML_LONG_OPTIONS,
-                COMMON_LONG_OPTIONS,
+                {NULL, 0, NULL, 0},
         };
         struct tune_cli o = {.lock_timeout_s = 10};
-        common_options_init(&o.common);
         if (argc < 2 || argv[1][0] == '-') {
                 if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
                         fputs(usage, stdout);
@@ -864,87 +935,22 @@ int cmd_tune(int argc, char **argv) {
                         o.action);
                 return EXIT_USAGE;
         }
-        optind = 2;
-        opterr = 0;
-        int opt, code;
-        while ((opt = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "p:s:jP:", options, NULL)) != -1) {
-                switch (opt) {
-                case 'p':
-                        o.profile = strcmp(optarg, "none") == 0 ? NULL : optarg;
-                        o.profile_given = true;
-                        break;
-                case 'P': o.policy_path = optarg; break;
-                case 'p' | 0x100: o.no_policy = true; break;
-                case 's':
-                        if (o.n_sets == MAX_SETS) {
-                                fprintf(stderr, "gpuvet tune: more than %d --set options\n", MAX_SETS);
-                                return EXIT_USAGE;
-                        }
-                        o.sets[o.n_sets++] = optarg;
-                        break;
-                case 'j': o.json = true; break;
-                case 'S': o.state_override = optarg; break;
-                case 'L': {
-                        char *end;
-                        unsigned long v = strtoul(optarg, &end, 10);
-                        if (*optarg < '0' || *optarg > '9' || *end || v > 3600) {
-                                fprintf(stderr, "gpuvet tune: --lock-timeout: expected whole seconds 0..3600, not \"%s\"\n",
-                                        optarg);
-                                return EXIT_USAGE;
-                        }
-                        o.lock_timeout_s = (unsigned)v;
-                        break;
-                }
-                default: {
-                        int nv = nvml_option("tune", opt, &o.nvml);
-                        if (nv < 0)
-                                return EXIT_USAGE;
-                        if (nv == 0 && (code = common_option("tune", opt, usage, &o.common, argv)) >= 0)
-                                return code;
-                }
-                }
-        }
-        if (optind < argc) {
-                fprintf(stderr, "gpuvet tune %s: unexpected argument \"%s\" (see gpuvet tune --help)\n", o.action, argv[optind]);
-                return EXIT_USAGE;
-        }
+        /* Parsed from the action on: "gpuvet tune apply: unexpected argument ..." */
+        char name[32];
+        snprintf(name, sizeof(name), "tune %s", o.action);
+        const struct cmd_spec spec = {
+                .name = name, .usage = usage, .short_opts = "p:s:jP:", .own = own, .nvml = true,
+                .own_option = tune_option,
+        };
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc - 1, argv + 1, &o, &args);
+        if (code >= 0)
+                return code;
+        o.common = args.common;
+        o.nvml = args.nvml;
 #ifdef GPUVET_TEST_HOOKS
         const char *hook = getenv("GPUVET_TUNE_STOP_AFTER");
         stop_after = hook && *hook ? atoi(hook) : -1;
 #endif
-        if (strcmp(o.action, "profiles") == 0)
-                return do_profiles(&o);
-        struct fsroot *fs;
-        int r = fsroot_open(o.common.root, &fs);
-        if (r < 0) {
-                fprintf(stderr, "gpuvet tune: --root %s: %s\n", o.common.root, strerror(-r));
-                return EXIT_USAGE;
-        }
-        char state_path[4096];
-        tune_state_path(fs, o.state_override, state_path, sizeof(state_path));
-        struct tune_gpu_options gpu_options = {.lib = o.nvml.lib, .off = o.nvml.off, .call_ms = o.nvml.dl.call_ms,
-                                               .init_ms = o.nvml.dl.init_ms};
-        struct tune_ctx ctx = {.fs = fs, .gpu_options = &gpu_options};
-        if (strcmp(o.action, "revert") == 0) {
-                code = do_revert(&o, &ctx, state_path);
-        } else if (strcmp(o.action, "status") == 0) {
-                code = do_status(&o, &ctx, state_path);
-        } else {
-                struct policy site;
-                bool have_site;
-                code = site_policy_load("tune", o.policy_path, o.no_policy, fs, &site, &have_site);
-                if (code == EXIT_PASS)
-                        code = plan_and_act(&o, &ctx, have_site ? &site : NULL, state_path);
-                if (have_site)
-                        policy_free(&site);
-        }
-        if (tune_gpus_close(ctx.gpus)) {
-                /* A call never returned: its thread may hold NVML's locks, so no exit handlers. */
-                fprintf(stderr, "gpuvet tune: an NVML call never returned; leaving it behind\n");
-                code = stdout_finish(code);
-                fflush(stderr);
-                _exit(code);
-        }
-        fsroot_free(fs);
-        return code;
+        return tune_act(&o);
 }

@@ -123,10 +123,18 @@ void report_tally(struct report *rep) {
                 rep->counts[rep->results[i].status]++;
 }
 
+enum status status_worse(enum status a, enum status b) {
+        static const int rank[_STATUS_COUNT] = {[STATUS_SKIP] = 0, [STATUS_PASS] = 1, [STATUS_WARN] = 2,
+                                                [STATUS_FAIL] = 3, [STATUS_ERROR] = 4};
+        return rank[b] > rank[a] ? b : a;
+}
+
 enum status report_verdict(const struct report *rep) {
-        if (rep->counts[STATUS_FAIL] || rep->counts[STATUS_ERROR] || rep->out_of_memory)
+        if (rep->out_of_memory)
                 return STATUS_FAIL;
-        if (rep->counts[STATUS_WARN])
-                return STATUS_WARN;
-        return STATUS_PASS;
+        enum status worst = STATUS_SKIP;
+        for (int s = 0; s < _STATUS_COUNT; s++)
+                if (rep->counts[s])
+                        worst = status_worse(worst, (enum status)s);
+        return worst == STATUS_ERROR ? STATUS_FAIL : worst == STATUS_SKIP ? STATUS_PASS : worst;
 }

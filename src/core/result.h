@@ -27,6 +27,9 @@ enum level {
 };
 
 const char *status_name(enum status s);
+/* The one ordering of statuses every verdict in gpuvet folds with: error > fail > warn >
+ * pass > skip (a skipped part does not spoil a passing whole; only skips make a skip). */
+enum status status_worse(enum status a, enum status b);
 const char *level_name(enum level l);
 enum level level_from_name(const char *name);
 
@@ -73,5 +76,7 @@ void result_evidence(struct result *r, const char *key, const char *fmt, ...) __
 /* Recount statuses after checks ran (results may be amended in place). */
 void report_tally(struct report *rep);
 
-/* Worst status of the report, for the verdict: fail/error beat warn beat pass. */
+/* The node's verdict: the worst status of the report (status_worse), told as pass, warn or
+ * fail: an error is a fail (the node could not be cleared), and a report of skips alone
+ * passes (nothing that ran found a fault). */
 enum status report_verdict(const struct report *rep);

@@ -1,4 +1,5 @@
 #include "report/bench_json.h"
+#include "bench/bench.h"
 #include "report/json_text.h"
 #include "report/report_json.h"
 #include "version.h"
@@ -146,8 +147,17 @@ char *bench_json_report(const struct bench_json_run *run, const struct facts *fa
         }
         json_object_set_new(root, "benchmarks", benches);
         json_t *ms = json_array();
-        for (size_t i = 0; i < rep->n; i++)
-                json_array_append_new(ms, bench_json_measurement(&rep->m[i]));
+        for (size_t i = 0; i < rep->n; i++) {
+                /* Judged now: told like a check result (observed, expected, remedy). */
+                const struct measurement *m = &rep->m[i];
+                const struct bench_info *info = bench_find(m->bench);
+                struct measurement_outcome out;
+                measurement_outcome(m, info ? info->remedy : NULL, &out);
+                json_t *mo = bench_json_measurement(m);
+                report_json_outcome(mo, out.observed[0] ? out.observed : NULL, out.expected[0] ? out.expected : NULL,
+                                    out.remedy);
+                json_array_append_new(ms, mo);
+        }
         json_object_set_new(root, "measurements", ms);
         json_object_set_new(root, "verdict", json_string(status_name(run->verdict)));
         json_object_set_new(root, "duration_ms", json_real(run->duration_ms));

@@ -95,6 +95,12 @@ void *report_json_gpus(const struct facts *f) {
         return a;
 }
 
+void report_json_outcome(void *o, const char *observed, const char *expected, const char *remedy) {
+        json_object_set_new(o, "observed", str_or_null(observed));
+        json_object_set_new(o, "expected", str_or_null(expected));
+        json_object_set_new(o, "remedy", str_or_null(remedy));
+}
+
 static json_t *result_json(const struct result *r) {
         json_t *o = json_object();
         json_object_set_new(o, "id", json_string(r->check->id));
@@ -103,9 +109,7 @@ static json_t *result_json(const struct result *r) {
         json_object_set_new(o, "subject", json_text(r->subject));
         json_object_set_new(o, "status", json_string(status_name(r->status)));
         json_object_set_new(o, "summary", str_or_null(r->summary));
-        json_object_set_new(o, "observed", str_or_null(r->observed));
-        json_object_set_new(o, "expected", str_or_null(r->expected));
-        json_object_set_new(o, "remedy", str_or_null(r->remedy));
+        report_json_outcome(o, r->observed, r->expected, r->remedy);
         json_t *ev = json_object();
         for (size_t i = 0; i < r->n_evidence; i++)
                 json_object_set_new(ev, r->evidence[i].key,

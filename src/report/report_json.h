@@ -17,4 +17,8 @@ struct run_info {
 char *report_json(const struct facts *f, const struct report *rep, const struct run_info *run);
 /* The host and gpus sections alone, as jansson objects, for other commands (info, detect). */
 void *report_json_host(const struct facts *f);
+/* The outcome fields every judged thing carries in gpuvet's JSON, check result or benchmark
+ * measurement alike: observed, expected and remedy (null when absent), set into the jansson
+ * object o. */
+void report_json_outcome(void *o, const char *observed, const char *expected, const char *remedy);
 void *report_json_gpus(const struct facts *f);

@@ -9,6 +9,7 @@ OpenCL.
 Usage: test_bench_cuda.py GPUVET FAKE_LIBCUDA"""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,6 +54,7 @@ def main():
         check(want in names, "measurement %s/%s present" % want)
     for m in ms:
         check(m["status"] == "pass", "%s/%s %s passes: %s" % (m["bench"], m["name"], m["subject"], m["summary"]))
+        check(m["remedy"] is None, "%s/%s passes without a remedy" % (m["bench"], m["name"]))
         if m["bench"] != "compute" or "fma" in m["name"]:
             if m["name"] not in ("launch_latency_host", "launch_latency_device"):
                 check(m["verified"], "%s/%s verified" % (m["bench"], m["name"]))
@@ -62,6 +64,16 @@ def main():
         fixture_tree.build(root)
         _, mrep = bench("memory", None, ["-s", "128M", "-r", root])
         mm = {m["name"]: m for m in (mrep or {}).get("measurements", [])}
+        # judged like a check result: what was observed, what was expected, what to do
+        tri = mm.get("triad", {})
+        check(tri.get("status") in ("warn", "fail") and (tri.get("observed") or "").startswith("%.4g GB/s, median of 3" %
+                                                                                            tri["stats"]["median"]),
+              "triad's observed figure: %s" % tri.get("observed"))
+        check(re.match(r"at least [\d.]+ GB/s \(\d+% of the (baseline [\d.]+|peak 3350) GB/s: ", tri.get("expected") or ""),
+              "triad's expected figure names its reference: %s" % tri.get("expected"))
+        check("Device memory bandwidth below the reference" in (tri.get("remedy") or ""),
+              "a slow triad carries the memory benchmark's remedy: %s" % tri.get("remedy"))
+        check(mrep and mrep["verdict"] in ("warn", "fail"), "the run's verdict folds its measurements")
         check(mm.get("triad", {}).get("peak") == 3350 and mm.get("device_copy", {}).get("peak") == 1675,
               "device_copy peak is half the memory peak: %s vs %s" % (mm.get("device_copy", {}).get("peak"),
                                                                      mm.get("triad", {}).get("peak")))
@@ -88,6 +100,8 @@ def main():
         bad = [m for m in (rep or {}).get("measurements", []) if m["name"] == meas]
         check(bad and all(m["status"] == "fail" and not m["verified"] and m["verify_error"] for m in bad),
               "wrong %s fails %s/%s verification" % (kernel, bench_name, meas))
+        check(bad and all("A wrong result is a fault" in (m["remedy"] or "") for m in bad),
+              "wrong %s: the remedy is verification's, not slowness's" % kernel)
 
     # --- an error in each driver call the runs make: no crash, error measurements naming it
     with tempfile.NamedTemporaryFile(mode="r") as log:
