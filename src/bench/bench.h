@@ -20,8 +20,12 @@ struct bench_options {
         unsigned reps;            /* repetitions after warm-up (0: the benchmark's default) */
         unsigned warmup;          /* warm-up repetitions (0: default) */
         uint64_t size_bytes;      /* working set (0: default) */
+        unsigned size_share;      /* memory: arrays of at most 1/size_share of the device's memory
+                                   * (the probes' light load; 0: size_bytes as given) */
         unsigned threads;         /* host benchmarks (0: all online CPUs) */
         const char *precision;    /* gemm: "fp64", "fp32", "tf32", "fp16", "bf16", "fp8"; NULL = all */
+        const char *only;         /* memory: the one measurement to run ("triad", the standard level's
+                                   * probe); NULL = all */
 };
 
 struct baselines;

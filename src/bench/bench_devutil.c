@@ -148,3 +148,9 @@ double bench_pcie_gbps(unsigned speed_mts, unsigned width) {
         }
         return lane * width;
 }
+
+int copy_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
+        struct copy_run *r = arg;
+        return r->h2d ? ctx->ops->copy_h2d(d->ctx, r->dev, 0, r->host, r->bytes)
+                      : ctx->ops->copy_d2h(d->ctx, r->host, r->dev, 0, r->bytes);
+}

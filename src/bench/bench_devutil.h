@@ -33,6 +33,16 @@ void bench_dev_close(const struct bench_ctx *ctx, struct bench_dev *d);
 /* The backend's last error message. */
 const char *bench_dev_error(const struct bench_ctx *ctx);
 
+/* One host<->device copy for bench_time_reps (transfer, and the standard level's transfer
+ * probe): copy_enqueue copies bytes between host and dev, H2D when h2d. */
+struct copy_run {
+        bool h2d, pinned;
+        void *host;
+        struct dev_buf *dev;
+        uint64_t bytes;
+};
+int copy_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg);
+
 /* Repetitions and warm-up from the options, or the benchmark's defaults. */
 unsigned bench_reps(const struct bench_ctx *ctx, unsigned def);
 unsigned bench_warmup(const struct bench_ctx *ctx, unsigned def);

@@ -34,6 +34,7 @@
 #define MEM_MIN_JUDGED_US 50.0
 #define MEM_MIN_BYTES 4096ull
 #define MEM_RETRY_MIN_BYTES (1ull << 20)
+#define MIB (1ull << 20)
 #define MEM_LOCAL 256
 #define SCALAR 3.0f
 #define WRITE_VALUE 1.5f
@@ -177,6 +178,12 @@ static const struct {
 static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d) {
         const struct dev_ops *ops = ctx->ops;
         uint64_t asked = ctx->opt ? ctx->opt->size_bytes : 0;
+        unsigned share = ctx->opt ? ctx->opt->size_share : 0;
+        if (asked && share && d->info.global_mem_bytes && asked > d->info.global_mem_bytes / share) {
+                asked = d->info.global_mem_bytes / share / MIB * MIB;
+                if (asked < MEM_RETRY_MIN_BYTES)
+                        asked = MEM_RETRY_MIN_BYTES;
+        }
         uint64_t bytes = asked ? asked : d->info.unified_memory ? MEM_DEFAULT_UNIFIED_BYTES : MEM_DEFAULT_BYTES;
         char reduced[96] = "";
         if (asked && (asked < MEM_MIN_BYTES || asked % sizeof(float))) {
@@ -219,7 +226,10 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
         }
         unsigned reps = bench_reps(ctx, 10), warmup = bench_warmup(ctx, 2);
         double *samples = calloc(reps, sizeof(double));
+        const char *only = ctx->opt ? ctx->opt->only : NULL;
         for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++) {
+                if (only && strcmp(only, tests[t].name) != 0)
+                        continue;
                 struct measurement *m = bench_measurement_new(rep, "memory", tests[t].name, d->subject, "GB/s", true);
                 measurement_param(m, "size_bytes", "%" PRIu64, bytes);
                 measurement_param(m, "bytes_counted", "%u x size", tests[t].arrays);

@@ -35,19 +35,6 @@
 #define XFER_DEFAULT_MAX (256ull << 20)
 #define XFER_LOCAL 256
 
-struct xfer_run {
-        bool h2d, pinned;
-        void *host;
-        struct dev_buf *dev;
-        uint64_t bytes;
-};
-
-static int xfer_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
-        struct xfer_run *r = arg;
-        return r->h2d ? ctx->ops->copy_h2d(d->ctx, r->dev, 0, r->host, r->bytes)
-                      : ctx->ops->copy_d2h(d->ctx, r->host, r->dev, 0, r->bytes);
-}
-
 static uint32_t fill_word(uint32_t seed, uint64_t i) { return seed ^ (uint32_t)(i * 2654435761ull); }
 
 static void set_peak(struct bench_dev *d, struct measurement *m) {
@@ -67,7 +54,7 @@ static void set_peak(struct bench_dev *d, struct measurement *m) {
         }
 }
 
-static void verify(const struct bench_ctx *ctx, struct bench_dev *d, struct xfer_run *r, uint32_t seed,
+static void verify(const struct bench_ctx *ctx, struct bench_dev *d, struct copy_run *r, uint32_t seed,
                    uint32_t *check, struct measurement *m) {
         const struct dev_ops *ops = ctx->ops;
         const uint32_t *got = r->host;
@@ -110,7 +97,7 @@ static void sized_name(char *buf, size_t size, const char *base, uint64_t bytes,
                 snprintf(buf, size, "%s_%" PRIu64 "K", base, bytes >> 10);
 }
 
-static void run_one(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d, struct xfer_run *r,
+static void run_one(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d, struct copy_run *r,
                     bool headline, uint32_t *check, double *samples, unsigned warmup, unsigned reps) {
         const struct dev_ops *ops = ctx->ops;
         char base[32], name[64]; /* base, "_", up to 17 digits, unit */
@@ -141,7 +128,7 @@ static void run_one(const struct bench_ctx *ctx, struct bench_report *rep, struc
                 measurement_fail(m, STATUS_ERROR, "%s", bench_dev_error(ctx));
                 return;
         }
-        if (bench_time_reps(ctx, d, m, warmup, reps, xfer_enqueue, r, (double)r->bytes / 1e9, samples) == 0)
+        if (bench_time_reps(ctx, d, m, warmup, reps, copy_enqueue, r, (double)r->bytes / 1e9, samples) == 0)
                 verify(ctx, d, r, seed, check, m);
 }
 
@@ -195,8 +182,8 @@ static void run_bidir(const struct bench_ctx *ctx, struct bench_report *rep, str
                 measurement_param(m, "peak", "none: pageable copies may not overlap");
         }
         uint32_t seed = (uint32_t)(b->bytes >> 10) * 7919u + (b->pinned ? 1 : 0);
-        struct xfer_run up = {.h2d = true, .pinned = b->pinned, .host = b->host, .dev = b->dev, .bytes = b->bytes};
-        struct xfer_run down = {.h2d = false, .pinned = b->pinned, .host = b->host2, .dev = b->dev2, .bytes = b->bytes};
+        struct copy_run up = {.h2d = true, .pinned = b->pinned, .host = b->host, .dev = b->dev, .bytes = b->bytes};
+        struct copy_run down = {.h2d = false, .pinned = b->pinned, .host = b->host2, .dev = b->dev2, .bytes = b->bytes};
         uint32_t *host = b->host;
         for (uint64_t i = 0; i < b->bytes / 4; i++)
                 host[i] = fill_word(seed + 4, i);
@@ -340,7 +327,7 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
                 }
                 for (uint64_t bytes = XFER_MIN_BYTES; bytes <= max; bytes = bytes * 4 > max && bytes < max ? max : bytes * 4) {
                         for (int h2d = 1; h2d >= 0; h2d--) {
-                                struct xfer_run r = {.h2d = h2d, .pinned = pinned, .host = host, .dev = dev, .bytes = bytes};
+                                struct copy_run r = {.h2d = h2d, .pinned = pinned, .host = host, .dev = dev, .bytes = bytes};
                                 run_one(ctx, rep, d, &r, bytes == max, check, samples, warmup, reps);
                         }
                         if (host2) {

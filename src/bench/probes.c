@@ -29,15 +29,13 @@
 #define LOAD_MS 200.0
 #define LOAD_MIN_READS 4
 #define LOAD_MAX_COPIES 4000
-#define MEM_MAX_BYTES (256 * MIB) /* per array: past any GPU's L2 (B200: 126 MB) */
-#define MEM_MIN_BYTES (1 * MIB)
+#define MEM_BYTES (256ull << 20) /* per array: past any GPU's L2 (B200: 126 MB); halved on ENOMEM */
 #define MEM_WARMUP 1
 #define MEM_REPS 5
 #define P2P_BYTES (32 * MIB)
 #define P2P_WARMUP 1
 #define P2P_REPS 3
 #define LOCAL 256
-#define TRIAD_SCALAR 3.0f
 
 /* The root the children read the link under load from (they inherit it across fork). */
 static struct fsroot *probe_fs;
@@ -352,19 +350,6 @@ static void set_link_peak(const struct bench_ctx *ctx, const struct bench_dev *d
         }
 }
 
-struct xfer_run {
-        bool h2d;
-        void *host;
-        struct dev_buf *dev;
-        uint64_t bytes;
-};
-
-static int xfer_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
-        struct xfer_run *r = arg;
-        return r->h2d ? ctx->ops->copy_h2d(d->ctx, r->dev, 0, r->host, r->bytes)
-                      : ctx->ops->copy_d2h(d->ctx, r->host, r->dev, 0, r->bytes);
-}
-
 static int read_link(const struct pci_dev *p, unsigned *mts, unsigned *width) {
         char buf[64];
         int r = fsroot_read_strf(probe_fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/current_link_speed", p->addr);
@@ -381,7 +366,7 @@ static int read_link(const struct pci_dev *p, unsigned *mts, unsigned *width) {
 }
 
 static void link_under_load(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d,
-                            struct xfer_run *r) {
+                            struct copy_run *r) {
         struct measurement *m = bench_measurement_new(rep, "pcie", "link_under_load", d->subject, "GT/s", true);
         if (!d->pci || !d->pci->have_link || !probe_fs) {
                 measurement_fail(m, STATUS_SKIP, "sysfs shows no PCIe link attributes for %s",
@@ -438,7 +423,7 @@ static void link_under_load(const struct bench_ctx *ctx, struct bench_report *re
 static void transfer_one(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d, uint32_t *check) {
         const struct dev_ops *ops = ctx->ops;
         uint64_t bytes = cap_alloc(d, XFER_BYTES);
-        struct xfer_run r = {.bytes = bytes};
+        struct copy_run r = {.bytes = bytes};
         double samples[XFER_REPS];
         int e = ops->alloc(d->ctx, bytes, &r.dev);
         if (e == 0 && (e = ops->host_alloc(d->ctx, bytes, true, &r.host)) < 0)
@@ -471,7 +456,7 @@ static void transfer_one(const struct bench_ctx *ctx, struct bench_report *rep, 
                         measurement_fail(m, STATUS_ERROR, "preparing the copy: %s", bench_dev_error(ctx));
                         continue;
                 }
-                if (bench_time_reps(ctx, d, m, XFER_WARMUP, XFER_REPS, xfer_enqueue, &r, (double)bytes / 1e9, samples) < 0)
+                if (bench_time_reps(ctx, d, m, XFER_WARMUP, XFER_REPS, copy_enqueue, &r, (double)bytes / 1e9, samples) < 0)
                         continue;
                 if (h2d)
                         (void)read_verify(ctx, d, r.dev, bytes, seed, check, " on the device", m);
@@ -507,123 +492,30 @@ static void transfer_run(const struct bench_ctx *ctx, struct bench_report *rep) 
         close_gpus(ctx, devs, n);
 }
 
-/* ---- memory: STREAM triad ---- */
+/* ---- memory: the memory benchmark's triad, at the probe's size and repetitions ---- */
 
-static float pat_a(uint64_t i) { return (float)((i * 7) & 15); }
-static float pat_b(uint64_t i) { return (float)((i * 3 + 1) & 7); }
-
-struct triad_run {
-        struct dev_buf *out, *a, *b;
-        uint64_t n;
-        size_t global;
-};
-
-static int triad_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
-        struct triad_run *r = arg;
-        struct dev_arg args[] = {{.kind = DEV_ARG_BUF, .v.buf = r->out}, {.kind = DEV_ARG_BUF, .v.buf = r->a},
-                                 {.kind = DEV_ARG_BUF, .v.buf = r->b}, {.kind = DEV_ARG_F32, .v.f32 = TRIAD_SCALAR},
-                                 {.kind = DEV_ARG_U64, .v.u64 = r->n}};
-        return ctx->ops->launch(d->ctx, "triad_f32", r->global, LOCAL, args, 5);
-}
-
-/* Host arrays shared by every device of the run, filled once for the largest size. */
-struct triad_host {
-        float *a, *b, *check;
-        uint64_t n;
-};
-
-static int triad_host_fit(struct triad_host *h, uint64_t n) {
-        if (n <= h->n)
-                return 0;
-        free(h->a);
-        free(h->b);
-        free(h->check);
-        h->a = malloc(n * sizeof(float));
-        h->b = malloc(n * sizeof(float));
-        h->check = malloc(n * sizeof(float));
-        if (!h->a || !h->b || !h->check) {
-                h->n = 0;
-                return -ENOMEM;
+/* The backend indices of the node's GPUs (from each device's PCI address; nothing opened). */
+static size_t node_gpu_indices(const struct bench_ctx *ctx, int *idx, size_t cap) {
+        int count = ctx->ops->count(ctx->dev);
+        size_t n = 0;
+        for (int i = 0; i < count && n < cap; i++) {
+                struct dev_info info;
+                if (ctx->ops->info(ctx->dev, i, &info) == 0 && node_gpu(ctx->facts, info.pci_bus_id))
+                        idx[n++] = i;
         }
-        for (uint64_t i = 0; i < n; i++) {
-                h->a[i] = pat_a(i);
-                h->b[i] = pat_b(i);
-        }
-        h->n = n;
-        return 0;
-}
-
-static void memory_one(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d, struct triad_host *h) {
-        const struct dev_ops *ops = ctx->ops;
-        uint64_t bytes = MEM_MAX_BYTES;
-        if (d->info.global_mem_bytes && bytes > d->info.global_mem_bytes / 16)
-                bytes = d->info.global_mem_bytes / 16;
-        bytes = cap_alloc(d, bytes) / MIB * MIB;
-        if (bytes < MEM_MIN_BYTES)
-                bytes = MEM_MIN_BYTES;
-        struct measurement *m = bench_measurement_new(rep, "memory", "triad", d->subject, "GB/s", true);
-        measurement_param(m, "size_bytes", "%" PRIu64, bytes);
-        measurement_param(m, "bytes_counted", "3 x size");
-        measurement_param(m, "device", "%.46s", d->info.name);
-        if (d->model && d->model->mem_bw_gbps > 0) {
-                m->peak = d->model->mem_bw_gbps;
-                snprintf(m->peak_source, sizeof(m->peak_source), "%.60s spec sheet (data/gpus.json)", d->model->name);
-        }
-        struct triad_run r = {.n = bytes / sizeof(float)};
-        r.global = work_items(d, r.n);
-        if (triad_host_fit(h, r.n) < 0) {
-                measurement_fail(m, STATUS_ERROR, "out of memory (host arrays of %" PRIu64 " bytes)", bytes);
-                return;
-        }
-        measurement_param(m, "work_items", "%zu", r.global);
-        double samples[MEM_REPS];
-        int e;
-        if ((e = ops->alloc(d->ctx, bytes, &r.a)) < 0 || (e = ops->alloc(d->ctx, bytes, &r.b)) < 0 ||
-            (e = ops->alloc(d->ctx, bytes, &r.out)) < 0) {
-                measurement_fail(m, e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR, "allocating 3 x %" PRIu64 " bytes: %s", bytes,
-                                 bench_dev_error(ctx));
-                goto out;
-        }
-        if ((e = ops->copy_h2d(d->ctx, r.a, 0, h->a, bytes)) < 0 || (e = ops->copy_h2d(d->ctx, r.b, 0, h->b, bytes)) < 0 ||
-            (e = ops->memset(d->ctx, r.out, 0xff, bytes)) < 0 || (e = ops->synchronize(d->ctx)) < 0) {
-                measurement_fail(m, STATUS_ERROR, "filling the arrays: %s", bench_dev_error(ctx));
-                goto out;
-        }
-        if (bench_time_reps(ctx, d, m, MEM_WARMUP, MEM_REPS, triad_enqueue, &r, 3.0 * (double)bytes / 1e9, samples) < 0)
-                goto out;
-        if ((e = ops->copy_d2h(d->ctx, h->check, r.out, 0, bytes)) < 0 || (e = ops->synchronize(d->ctx)) < 0) {
-                measurement_fail(m, STATUS_ERROR, "reading the result back: %s", bench_dev_error(ctx));
-                goto out;
-        }
-        for (uint64_t i = 0; i < r.n; i++) {
-                float want = pat_a(i) + TRIAD_SCALAR * pat_b(i);
-                if (h->check[i] != want) {
-                        snprintf(m->verify_error, sizeof(m->verify_error), "element %" PRIu64 " is %g, expected %g", i,
-                                 (double)h->check[i], (double)want);
-                        goto out;
-                }
-        }
-        m->verified = true;
-out:
-        if (r.a)
-                ops->free(d->ctx, r.a);
-        if (r.b)
-                ops->free(d->ctx, r.b);
-        if (r.out)
-                ops->free(d->ctx, r.out);
+        return n;
 }
 
 static void memory_run(const struct bench_ctx *ctx, struct bench_report *rep) {
-        struct bench_dev *devs;
-        size_t n;
-        open_gpus(ctx, rep, "memory", false, &devs, &n);
-        struct triad_host h = {0};
-        for (size_t i = 0; i < n; i++)
-                memory_one(ctx, rep, &devs[i], &h);
-        free(h.a);
-        free(h.b);
-        free(h.check);
-        close_gpus(ctx, devs, n);
+        int idx[64];
+        size_t n = node_gpu_indices(ctx, idx, sizeof(idx) / sizeof(idx[0]));
+        if (n == 0)
+                return; /* device.functional says why no GPU was probed */
+        const struct bench_options opt = {.gpus = idx, .n_gpus = n, .size_bytes = MEM_BYTES, .size_share = 16,
+                                          .warmup = MEM_WARMUP, .reps = MEM_REPS, .only = "triad"};
+        struct bench_ctx fixed = *ctx;
+        fixed.opt = &opt;
+        bench_memory.run(&fixed, rep);
 }
 
 /* ---- p2p: every ordered pair copies and verifies ---- */

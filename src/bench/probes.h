@@ -12,7 +12,8 @@
  *   transfer    per GPU: pinned H2D and D2H of 64 MiB, 1 warm-up + 5 timed copies each,
  *               verified; then 200 ms of back-to-back H2D copies while the GPU's
  *               current_link_speed/width are read through fsroot (the link under load).
- *   memory      per GPU: STREAM triad over three arrays of min(256 MiB, memory / 16),
+ *   memory      per GPU: the memory benchmark's triad (bench_memory with fixed options,
+ *               not a copy of it) over three arrays of min(256 MiB, memory / 16),
  *               1 + 5 repetitions, verified.
  *   p2p         every ordered pair of GPUs (two or more): 32 MiB peer copy, 1 + 3
  *               repetitions, the destination verified.

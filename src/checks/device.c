@@ -321,14 +321,6 @@ static void run_p2p(const struct check_info *self, const struct facts *f, struct
 
 /* ---- pcie.link_under_load ---- */
 
-static void link_text(unsigned mts, unsigned width, char *buf, size_t size) {
-        unsigned gen = pcie_gen_from_mts(mts);
-        if (gen)
-                snprintf(buf, size, "Gen%u x%u", gen, width);
-        else
-                snprintf(buf, size, "%.1f GT/s x%u", mts / 1000.0, width);
-}
-
 static void run_link_under_load(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (probe_unavailable(self, f, PROBE_TRANSFER, rep) ||
             skip_without_probed(self, f, rep))
@@ -360,9 +352,9 @@ static void run_link_under_load(const struct check_info *self, const struct fact
                 unsigned got_mts = (unsigned)lround(m->stats.max * 1000);
                 unsigned got_width = (unsigned)strtoul(probe_param(m, "min_width_under_load"), NULL, 10);
                 char got[32], best[32], idle[32];
-                link_text(got_mts, got_width, got, sizeof(got));
-                link_text(best_mts, best_width, best, sizeof(best));
-                link_text(d->cur_speed_mts, d->cur_width, idle, sizeof(idle));
+                pcie_link_text(got_mts, got_width, got, sizeof(got));
+                pcie_link_text(best_mts, best_width, best, sizeof(best));
+                pcie_link_text(d->cur_speed_mts, d->cur_width, idle, sizeof(idle));
                 samples_evidence(r, m);
                 result_evidence(r, "idle", "%s (facts: current_link_* before the probes)", idle);
                 result_observed(r, "%s under load (highest of %zu readings)", got, m->stats.n);

@@ -124,20 +124,9 @@ static void run_cmdline(const struct check_info *self, const struct facts *f, st
         }
         result_evidence(r, "cmdline", "%s", f->host.cmdline);
         char shown[2048] = "", reasons[1024] = "", words[256] = "";
-        for (const char *p = f->host.cmdline; *p;) {
-                while (isspace((unsigned char)*p))
-                        p++;
-                const char *start = p;
-                bool quoted = false;
-                while (*p && (quoted || !isspace((unsigned char)*p))) {
-                        if (*p == '"')
-                                quoted = !quoted;
-                        p++;
-                }
-                size_t len = (size_t)(p - start);
-                /* Everything after a bare "--" goes to init, not the kernel. */
-                if (len == 0 || (len == 2 && strncmp(start, "--", 2) == 0))
-                        break;
+        const char *p = f->host.cmdline, *start;
+        size_t len;
+        while ((start = cmdline_next_word(&p, &len))) {
                 size_t klen = strcspn(start, "= \t\n");
                 if (klen > len)
                         klen = len;

@@ -8,14 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void link_text(unsigned mts, unsigned width, char *buf, size_t size) {
-        unsigned gen = pcie_gen_from_mts(mts);
-        if (gen)
-                snprintf(buf, size, "Gen%u x%u", gen, width);
-        else
-                snprintf(buf, size, "%.1f GT/s x%u", mts / 1000.0, width);
-}
-
 static void gen_text(unsigned mts, char *buf, size_t size) {
         unsigned gen = pcie_gen_from_mts(mts);
         if (gen)
@@ -88,12 +80,12 @@ static struct link_cap slot_cap(const struct facts *f, const struct pci_dev *d) 
 
 static void link_evidence(struct result *r, const struct pci_dev *d, const struct link_cap *c, const char *attr) {
         char gpu_max[32];
-        link_text(d->max_speed_mts, d->max_width, gpu_max, sizeof(gpu_max));
+        pcie_link_text(d->max_speed_mts, d->max_width, gpu_max, sizeof(gpu_max));
         result_evidence(r, "source", "%s/%s", d->sysfs_path, attr);
         result_evidence(r, "gpu_max", "%s", gpu_max);
         if (c->port) {
                 char port_max[32];
-                link_text(c->port->max_speed_mts, c->port->max_width, port_max, sizeof(port_max));
+                pcie_link_text(c->port->max_speed_mts, c->port->max_width, port_max, sizeof(port_max));
                 result_evidence(r, "port_max", "%s (upstream port %s)", port_max, c->port->addr);
         }
 }
@@ -126,7 +118,7 @@ static void run_link_width(const struct check_info *self, const struct facts *f,
                         c.width = allowed->width;
                 struct result *r = result_new(rep, self, d->addr);
                 char cur[32];
-                link_text(d->cur_speed_mts, d->cur_width, cur, sizeof(cur));
+                pcie_link_text(d->cur_speed_mts, d->cur_width, cur, sizeof(cur));
                 result_observed(r, "%s", cur);
                 result_expected(r, "x%u%s", c.width,
                                 by_policy ? " (allowed by site policy)" : c.width < d->max_width ? " (the slot's width)" : "");
@@ -180,9 +172,9 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
                         c.speed_mts = allowed_mts;
                 struct result *r = result_new(rep, self, d->addr);
                 char cur[32], max[32], gpu_gen[32];
-                link_text(d->cur_speed_mts, d->cur_width, cur, sizeof(cur));
-                link_text(c.speed_mts, c.width, max, sizeof(max));
-                link_text(d->max_speed_mts, d->max_width, gpu_gen, sizeof(gpu_gen));
+                pcie_link_text(d->cur_speed_mts, d->cur_width, cur, sizeof(cur));
+                pcie_link_text(c.speed_mts, c.width, max, sizeof(max));
+                pcie_link_text(d->max_speed_mts, d->max_width, gpu_gen, sizeof(gpu_gen));
                 result_observed(r, "%s", cur);
                 result_expected(r, "%s%s", max,
                                 by_policy ? " (allowed by site policy)"

@@ -28,21 +28,15 @@ struct common_options {
         unsigned timeout_s;   /* --timeout, default 30 */
 };
 
-/* The long options every command that reads a machine takes; put them last in its table. */
-#define COMMON_LONG_OPTIONS                                                                 \
-        {"timeout", required_argument, NULL, 'T'}, {"root", required_argument, NULL, 'r'},  \
-                {"data-dir", required_argument, NULL, 'D'}, {"help", no_argument, NULL, 'h'}, \
-                {NULL, 0, NULL, 0}
-/* Their short forms, and getopt's error reporting (leading ':'), for the optstring. */
-#define COMMON_SHORT_OPTIONS ":r:h"
-
+/* The options every command takes (--timeout, --root, --data-dir, --help) are parsed by
+ * cmd_parse (cmd/options.h) into this. */
 void common_options_init(struct common_options *o);
 /* The installed data directory (GPUVET_INSTALLED_DATADIR) when this process is the
  * installed gpuvet and the directory holds the tables, else NULL: then the tables built
  * into the binary are used. */
 const char *installed_data_dir(void);
 
-/* Handle an option from COMMON_LONG_OPTIONS, or one of getopt's errors, for command cmd.
+/* Handle one of the common options, or one of getopt's errors, for command cmd.
  * Returns -1 when parsing goes on, else the exit code to return (0 after --help). */
 int common_option(const char *cmd, int opt, const char *usage, struct common_options *o, char **argv);
 

@@ -489,19 +489,12 @@ static char *build_json(const struct facts *f, const struct nvml_use *u) {
 }
 
 int cmd_info(int argc, char **argv) {
-        static const struct option own[] = {{"json", no_argument, NULL, 'J'}, {NULL, 0, NULL, 0}};
-        static const struct cmd_spec spec = {
-                .name = "info", .usage = usage, .own = own, .nvml = true, .own_option = cmd_json_flag,
-        };
-        bool json = false;
-        struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &json, &args);
+        bool json;
+        struct machine m;
+        int code = cmd_show_machine("info", usage, argc, argv, &json, &m);
         if (code >= 0)
                 return code;
-
-        struct machine m;
-        if ((code = machine_read("info", &args.common, &args.nvml, &m)))
-                return code;
+        code = 0;
         if (json) {
                 int r = write_json_output("info", "-", build_json(m.facts, &m.nvml));
                 if (r != EXIT_PASS)

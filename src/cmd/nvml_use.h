@@ -21,14 +21,7 @@ struct nvml_options {
         struct nvml_deadlines dl; /* --nvml-{call,gpu,init}-timeout-ms (0: default) */
 };
 
-/* Put these in the command's long options (before COMMON_LONG_OPTIONS). */
-#define NVML_LONG_OPTIONS                                                                        \
-        {"nvml-lib", required_argument, NULL, 'N'}, {"no-nvml", no_argument, NULL, 'n'},          \
-                {"nvml-call-timeout-ms", required_argument, NULL, 'c'},                           \
-                {"nvml-gpu-timeout-ms", required_argument, NULL, 'g'},                            \
-                {"nvml-init-timeout-ms", required_argument, NULL, 'i' | 0x100}
-
-/* Handle opt if it is one of NVML_LONG_OPTIONS (reads optarg). Returns 1 when handled, 0
+/* Handle opt if it is one of the NVML options (cmd/options.c's NVML fragment; reads optarg). Returns 1 when handled, 0
  * when opt is not an NVML option, -1 after printing an error for a bad value. */
 int nvml_option(const char *cmd, int opt, struct nvml_options *o);
 

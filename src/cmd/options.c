@@ -107,3 +107,17 @@ int cmd_json_flag(int opt, const char *arg, void *ctx) {
         *(bool *)ctx = true;
         return -1;
 }
+
+int cmd_show_machine(const char *name, const char *usage, int argc, char **argv, bool *json, struct machine *m) {
+        static const struct option own[] = {{"json", no_argument, NULL, 'J'}, {NULL, 0, NULL, 0}};
+        const struct cmd_spec spec = {
+                .name = name, .usage = usage, .own = own, .nvml = true, .own_option = cmd_json_flag,
+        };
+        *json = false;
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, json, &args);
+        if (code >= 0)
+                return code;
+        code = machine_read(name, &args.common, &args.nvml, m);
+        return code ? code : -1;
+}

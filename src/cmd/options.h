@@ -40,3 +40,8 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *ctx, str
 
 /* own_option for a command whose one option of its own is --json (val 'J'): ctx is a bool. */
 int cmd_json_flag(int opt, const char *arg, void *ctx);
+
+/* The front of a command that shows the machine and has --json as its one option of its own
+ * (info, topo): parse, then machine_read. Returns -1 with *m read and *json set, else the
+ * exit code to leave with. */
+int cmd_show_machine(const char *name, const char *usage, int argc, char **argv, bool *json, struct machine *m);

@@ -13,6 +13,7 @@
 #include "core/atomic_file.h"
 #include "core/dynlib.h"
 #include "core/fsroot.h"
+#include "core/read_fd.h"
 #include "core/strv.h"
 #include "data/gpudb.h"
 #include "sys/facts.h"
@@ -250,47 +251,15 @@ static int collect(struct capture *c, struct fsroot *fs) {
 /* Read a regular file relative to the root: at most FSROOT_MAX_FILE bytes, which is
  * exactly enough for the replay to refuse it with -EFBIG as the live read did. */
 static int read_content(struct capture *c, const char *path, char **ret, size_t *ret_len, bool *ret_truncated) {
+        *ret_truncated = false;
         int fd = openat(c->root_fd, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        size_t cap = 4096, len = 0;
-        char *buf = malloc(cap);
-        if (!buf) {
-                close(fd);
-                return -ENOMEM;
-        }
-        *ret_truncated = false;
-        for (;;) {
-                if (len == cap) {
-                        if (cap >= FSROOT_MAX_FILE) {
-                                *ret_truncated = true;
-                                break;
-                        }
-                        char *grown = realloc(buf, cap * 2);
-                        if (!grown) {
-                                free(buf);
-                                close(fd);
-                                return -ENOMEM;
-                        }
-                        buf = grown;
-                        cap *= 2;
-                }
-                ssize_t got = read(fd, buf + len, cap - len);
-                if (got < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        int r = -errno;
-                        free(buf);
-                        close(fd);
-                        return r;
-                }
-                if (got == 0)
-                        break;
-                len += (size_t)got;
-        }
+        int r = read_fd_alloc(fd, FSROOT_MAX_FILE, ret, ret_len);
         close(fd);
-        *ret = buf;
-        *ret_len = len;
+        if (r < 0)
+                return r;
+        *ret_truncated = r == 1;
         return 0;
 }
 

@@ -243,19 +243,12 @@ static char *build_json(const struct facts *f, const struct topo *t, const struc
 }
 
 int cmd_topo(int argc, char **argv) {
-        static const struct option own[] = {{"json", no_argument, NULL, 'J'}, {NULL, 0, NULL, 0}};
-        static const struct cmd_spec spec = {
-                .name = "topo", .usage = usage, .own = own, .nvml = true, .own_option = cmd_json_flag,
-        };
-        bool json = false;
-        struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &json, &args);
+        bool json;
+        struct machine m;
+        int code = cmd_show_machine("topo", usage, argc, argv, &json, &m);
         if (code >= 0)
                 return code;
-
-        struct machine m;
-        if ((code = machine_read("topo", &args.common, &args.nvml, &m)))
-                return code;
+        code = 0;
         struct topo t;
         if (topo_build(m.facts, m.nvml.nv, &t) < 0) {
                 fprintf(stderr, "gpuvet topo: out of memory\n");

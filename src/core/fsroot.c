@@ -1,4 +1,5 @@
 #include "core/fsroot.h"
+#include "core/read_fd.h"
 #include "core/strv.h"
 
 #include <dirent.h>
@@ -304,43 +305,18 @@ int fsroot_read_alloc(struct fsroot *fs, const char *path, char **ret, size_t *r
                 return -EINVAL;
         }
 
-        size_t cap = 4096, len = 0;
-        char *buf = malloc(cap);
-        if (!buf) {
-                close(fd);
-                return -ENOMEM;
-        }
-        for (;;) {
-                if (len + 1 >= cap) {
-                        if (cap >= FSROOT_MAX_FILE) {
-                                free(buf);
-                                close(fd);
-                                return -EFBIG;
-                        }
-                        char *grown = realloc(buf, cap * 2);
-                        if (!grown) {
-                                free(buf);
-                                close(fd);
-                                return -ENOMEM;
-                        }
-                        buf = grown;
-                        cap *= 2;
-                }
-                ssize_t n = read(fd, buf + len, cap - len - 1);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        int r = -errno;
-                        free(buf);
-                        close(fd);
-                        return r;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
+        /* A file of FSROOT_MAX_FILE - 1 bytes or more is refused: what a snapshot keeps of a
+         * larger one (FSROOT_MAX_FILE bytes) is refused the same way on replay. */
+        char *buf;
+        size_t len;
+        int r = read_fd_alloc(fd, FSROOT_MAX_FILE - 1, &buf, &len);
         close(fd);
-        buf[len] = '\0';
+        if (r == 1) {
+                free(buf);
+                return -EFBIG;
+        }
+        if (r < 0)
+                return r;
         *ret = buf;
         if (ret_len)
                 *ret_len = len;
@@ -416,15 +392,20 @@ int fsroot_read_str(struct fsroot *fs, const char *path, char *buf, size_t size)
         return 0;
 }
 
-int fsroot_read_strf(struct fsroot *fs, char *buf, size_t size, const char *fmt, ...) {
+int fsroot_vread_strf(struct fsroot *fs, char *buf, size_t size, const char *fmt, va_list ap) {
         char path[4096];
-        va_list ap;
-        va_start(ap, fmt);
         int n = vsnprintf(path, sizeof(path), fmt, ap);
-        va_end(ap);
         if (n < 0 || n >= (int)sizeof(path))
                 return -ENAMETOOLONG;
         return fsroot_read_str(fs, path, buf, size);
+}
+
+int fsroot_read_strf(struct fsroot *fs, char *buf, size_t size, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = fsroot_vread_strf(fs, buf, size, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 int fsroot_readlink(struct fsroot *fs, const char *path, char *buf, size_t size) {

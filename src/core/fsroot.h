@@ -10,6 +10,7 @@
  * what the checks read. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <stddef.h>
@@ -42,6 +43,8 @@ int fsroot_read_kmsg(struct fsroot *fs, char **ret, size_t *ret_len);
 /* printf-style path variants of the above. */
 int fsroot_read_strf(struct fsroot *fs, char *buf, size_t size, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
+int fsroot_vread_strf(struct fsroot *fs, char *buf, size_t size, const char *fmt, va_list ap)
+        __attribute__((format(printf, 4, 0)));
 
 int fsroot_readlink(struct fsroot *fs, const char *path, char *buf, size_t size);
 /* The last component of a symlink's target ("../../bus/pci/drivers/nvidia" -> "nvidia"). */

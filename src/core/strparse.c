@@ -263,26 +263,40 @@ int parse_meminfo_kb(const char *text, const char *key, uint64_t *ret_kb) {
         return -ENOENT;
 }
 
+bool text_next_line(const char **p, char *buf, size_t size) {
+        const char *line = *p;
+        if (!line || !*line)
+                return false;
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        snprintf(buf, size, "%.*s", (int)len, line);
+        *p = eol ? eol + 1 : line + len;
+        return true;
+}
+
+const char *cmdline_next_word(const char **p, size_t *len) {
+        const char *start = skip_ws(*p);
+        /* A word runs to the next unquoted space. */
+        const char *end = start;
+        bool quoted = false;
+        while (*end && (quoted || !isspace((unsigned char)*end))) {
+                if (*end == '"')
+                        quoted = !quoted;
+                end++;
+        }
+        *p = end;
+        *len = (size_t)(end - start);
+        /* Everything after a bare "--" goes to init, not the kernel. */
+        if (*len == 0 || (*len == 2 && strncmp(start, "--", 2) == 0))
+                return NULL;
+        return start;
+}
+
 int cmdline_get(const char *cmdline, const char *key, char *buf, size_t size) {
-        size_t klen = strlen(key);
+        size_t klen = strlen(key), wlen;
         int found = -ENOENT;
-        const char *p = cmdline;
-        while (*p) {
-                p = skip_ws(p);
-                if (!*p)
-                        break;
-                /* A word runs to the next unquoted space. */
-                const char *start = p;
-                bool quoted = false;
-                while (*p && (quoted || !isspace((unsigned char)*p))) {
-                        if (*p == '"')
-                                quoted = !quoted;
-                        p++;
-                }
-                size_t wlen = (size_t)(p - start);
-                /* Everything after a bare "--" goes to init, not the kernel. */
-                if (wlen == 2 && strncmp(start, "--", 2) == 0)
-                        break;
+        const char *p = cmdline, *start;
+        while ((start = cmdline_next_word(&p, &wlen))) {
                 if (wlen < klen || strncmp(start, key, klen) != 0)
                         continue;
                 if (wlen == klen) {
@@ -424,4 +438,12 @@ int parse_env_value(const char *text, const char *key, char *buf, size_t size) {
                 line = eol ? eol + 1 : NULL;
         }
         return -ENOENT;
+}
+
+void pcie_link_text(unsigned mts, unsigned width, char *buf, size_t size) {
+        unsigned gen = pcie_gen_from_mts(mts);
+        if (gen)
+                snprintf(buf, size, "Gen%u x%u", gen, width);
+        else
+                snprintf(buf, size, "%.1f GT/s x%u", mts / 1000.0, width);
 }

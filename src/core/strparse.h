@@ -28,6 +28,8 @@ int format_cpulist(const uint64_t *mask, size_t mask_bits, char *buf, size_t siz
 int parse_link_speed(const char *s, unsigned *ret_mts);
 /* GT/s in MT/s -> PCIe generation (2500 -> 1 ... 64000 -> 6); 0 if unknown. */
 unsigned pcie_gen_from_mts(unsigned mts);
+/* A link for people: "Gen5 x16", or "4.0 GT/s x1" for a rate that is no generation's. */
+void pcie_link_text(unsigned mts, unsigned width, char *buf, size_t size);
 
 /* "[always] madvise never" -> "always". */
 int parse_bracketed_choice(const char *s, char *buf, size_t size);
@@ -35,6 +37,13 @@ int parse_bracketed_choice(const char *s, char *buf, size_t size);
 /* /proc/meminfo style "Key:   1234 kB" -> value in kB for key; -ENOENT when absent. */
 int parse_meminfo_kb(const char *text, const char *key, uint64_t *ret_kb);
 
+/* The next line of text at *p into buf (without its newline; cut to size), advancing *p
+ * past it. Returns false at the end of the text. */
+bool text_next_line(const char **p, char *buf, size_t size);
+/* The next word of a kernel command line at *p, advancing *p past it: its start, with its
+ * length in *len (quotes keep spaces inside a word); NULL at the end, and at a bare "--"
+ * (what follows goes to init, not the kernel). */
+const char *cmdline_next_word(const char **p, size_t *len);
 /* Kernel command line: value of "key=value", or "" for a bare "key"; -ENOENT when absent.
  * The last occurrence wins, as in the kernel. Quoted values are unquoted. */
 int cmdline_get(const char *cmdline, const char *key, char *buf, size_t size);

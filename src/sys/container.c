@@ -1,5 +1,6 @@
 #include "sys/container.h"
 #include "core/fsroot.h"
+#include "core/strparse.h"
 #include "core/strv.h"
 #include "sys/facts.h"
 
@@ -128,12 +129,8 @@ static void quoted_value(const char *line, char *buf, size_t size) {
 static bool scan_containerd(const char *text, const char *path, struct container_facts *c) {
         bool imports_dropins = false;
         unsigned lineno = 0;
-        for (const char *line = text; line && *line;) {
-                const char *eol = strchr(line, '\n');
-                size_t len = eol ? (size_t)(eol - line) : strlen(line);
-                char buf[512];
-                snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
-                line = eol ? eol + 1 : NULL;
+        char buf[512];
+        for (const char *line = text; text_next_line(&line, buf, sizeof(buf));) {
                 lineno++;
 
                 char *s = buf;
@@ -227,12 +224,8 @@ static int cdi_scan_yaml(const char *text, char *kind, size_t kind_size, unsigne
         int item_indent = -1;
         unsigned devices = 0;
         kind[0] = '\0';
-        for (const char *line = text; line && *line;) {
-                const char *eol = strchr(line, '\n');
-                size_t len = eol ? (size_t)(eol - line) : strlen(line);
-                char buf[512];
-                snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
-                line = eol ? eol + 1 : NULL;
+        char buf[512];
+        for (const char *line = text; text_next_line(&line, buf, sizeof(buf));) {
 
                 int indent = (int)strspn(buf, " ");
                 const char *s = buf + indent;

@@ -17,32 +17,21 @@
 static int read_word(struct fsroot *fs, char *buf, size_t size, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 static int read_word(struct fsroot *fs, char *buf, size_t size, const char *fmt, ...) {
-        char path[512];
         va_list ap;
         va_start(ap, fmt);
-        int n = vsnprintf(path, sizeof(path), fmt, ap);
+        int r = fsroot_vread_strf(fs, buf, size, fmt, ap);
         va_end(ap);
-        if (n < 0 || (size_t)n >= sizeof(path))
-                return -ENAMETOOLONG;
-        int r = fsroot_read_str(fs, path, buf, size);
-        if (r < 0)
-                return r;
-        return buf[0] ? 0 : -EINVAL;
+        return r < 0 ? r : buf[0] ? 0 : -EINVAL;
 }
 
 static int read_u64(struct fsroot *fs, uint64_t *ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int read_u64(struct fsroot *fs, uint64_t *ret, const char *fmt, ...) {
-        char path[512], buf[64];
+        char buf[64];
         va_list ap;
         va_start(ap, fmt);
-        int n = vsnprintf(path, sizeof(path), fmt, ap);
+        int r = fsroot_vread_strf(fs, buf, sizeof(buf), fmt, ap);
         va_end(ap);
-        if (n < 0 || (size_t)n >= sizeof(path))
-                return -ENAMETOOLONG;
-        int r = fsroot_read_str(fs, path, buf, sizeof(buf));
-        if (r < 0)
-                return r;
-        return parse_u64(buf, ret);
+        return r < 0 ? r : parse_u64(buf, ret);
 }
 
 static int read_01(struct fsroot *fs, const char *path, int *ret) {

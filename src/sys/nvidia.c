@@ -48,12 +48,8 @@ static bool has_suffix(const char *s, const char *suffix) {
 
 /* One modprobe.d file: "blacklist nouveau" and "options nouveau ... modeset=0". */
 static void scan_modprobe_conf(const char *text, const char *path, struct nvidia_facts *x) {
-        for (const char *line = text; line && *line;) {
-                const char *eol = strchr(line, '\n');
-                size_t len = eol ? (size_t)(eol - line) : strlen(line);
-                char buf[512];
-                snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
-                line = eol ? eol + 1 : NULL;
+        char buf[512];
+        for (const char *line = text; text_next_line(&line, buf, sizeof(buf));) {
 
                 char *save = NULL;
                 const char *cmd = strtok_r(buf, " \t\r", &save);
