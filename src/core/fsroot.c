@@ -462,15 +462,8 @@ int fsroot_stat(struct fsroot *fs, const char *path, struct stat *ret) {
 }
 
 int fsroot_access(struct fsroot *fs, const char *path) {
-        char real[4096];
-        int r = resolve(fs, path, true, real, sizeof(real));
-        if (r < 0)
-                return r;
-        if (faccessat(fs->dir_fd, real, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-                return -errno;
-        if (fs->recording)
-                record(fs, real, false);
-        return 0;
+        struct stat st;
+        return fsroot_stat(fs, path, &st);
 }
 
 bool fsroot_is_dir(struct fsroot *fs, const char *path) {

@@ -263,6 +263,20 @@ int parse_meminfo_kb(const char *text, const char *key, uint64_t *ret_kb) {
         return -ENOENT;
 }
 
+/* Copy value v (vlen bytes) into buf without the quotes around it, when it starts and ends
+ * with the same one of quotes. Returns 0, or -ENOSPC when it does not fit. */
+static int copy_unquoted(const char *v, size_t vlen, const char *quotes, char *buf, size_t size) {
+        if (vlen >= 2 && v[0] && strchr(quotes, v[0]) && v[vlen - 1] == v[0]) {
+                v++;
+                vlen -= 2;
+        }
+        if (vlen >= size)
+                return -ENOSPC;
+        memcpy(buf, v, vlen);
+        buf[vlen] = '\0';
+        return 0;
+}
+
 bool text_next_line(const char **p, char *buf, size_t size) {
         const char *line = *p;
         if (!line || !*line)
@@ -305,16 +319,8 @@ int cmdline_get(const char *cmdline, const char *key, char *buf, size_t size) {
                         buf[0] = '\0';
                         found = 0;
                 } else if (start[klen] == '=') {
-                        const char *v = start + klen + 1;
-                        size_t vlen = wlen - klen - 1;
-                        if (vlen >= 2 && v[0] == '"' && v[vlen - 1] == '"') {
-                                v++;
-                                vlen -= 2;
-                        }
-                        if (vlen >= size)
+                        if (copy_unquoted(start + klen + 1, wlen - klen - 1, "\"", buf, size) < 0)
                                 return -ENOSPC;
-                        memcpy(buf, v, vlen);
-                        buf[vlen] = '\0';
                         found = 0;
                 }
         }
@@ -423,17 +429,7 @@ int parse_env_value(const char *text, const char *key, char *buf, size_t size) {
                 const char *eol = strchr(line, '\n');
                 size_t len = eol ? (size_t)(eol - line) : strlen(line);
                 if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == '=') {
-                        const char *v = line + klen + 1;
-                        size_t vlen = len - klen - 1;
-                        if (vlen >= 2 && (v[0] == '"' || v[0] == '\'') && v[vlen - 1] == v[0]) {
-                                v++;
-                                vlen -= 2;
-                        }
-                        if (vlen >= size)
-                                return -ENOSPC;
-                        memcpy(buf, v, vlen);
-                        buf[vlen] = '\0';
-                        return 0;
+                        return copy_unquoted(line + klen + 1, len - klen - 1, "\"'", buf, size);
                 }
                 line = eol ? eol + 1 : NULL;
         }
