@@ -44,8 +44,22 @@ struct mem_run {
         uint64_t n;           /* floats per array */
         size_t global;        /* work items per launch (a multiple of MEM_LOCAL) */
         const char *kernel;   /* NULL: device-local copy */
-        float *ha, *hb, *hcheck;
+        float *ha, *hb, *hcheck; /* the run's host arrays (struct mem_host), not owned */
 };
+
+/* Host arrays shared by every device of a run: filled once, at the largest size asked (a
+ * fill per GPU faulted in and wrote 2 x size again for each). */
+struct mem_host {
+        float *a, *b, *check;
+        uint64_t n, n_check; /* floats filled in a and b; floats in check */
+};
+
+static void mem_host_free(struct mem_host *h) {
+        free(h->a);
+        free(h->b);
+        free(h->check);
+        memset(h, 0, sizeof(*h));
+}
 
 static void free_bufs(const struct bench_ctx *ctx, struct bench_dev *d, struct mem_run *r) {
         struct dev_buf **bufs[] = {&r->a, &r->b, &r->out, &r->partial};
@@ -54,32 +68,52 @@ static void free_bufs(const struct bench_ctx *ctx, struct bench_dev *d, struct m
                         ctx->ops->free(d->ctx, *bufs[i]);
                         *bufs[i] = NULL;
                 }
-        free(r->ha);
-        free(r->hb);
-        free(r->hcheck);
         r->ha = r->hb = r->hcheck = NULL;
 }
 
 static float pat_a(uint64_t i) { return (float)((i * 7) & 15); }
 static float pat_b(uint64_t i) { return (float)((i * 3 + 1) & 7); }
 
+/* Make h hold n floats of the patterns and a check array of n_check floats. */
+static int mem_host_fit(struct mem_host *h, uint64_t n, uint64_t n_check) {
+        if (n > h->n) {
+                float *a = realloc(h->a, n * sizeof(float)), *b = a ? realloc(h->b, n * sizeof(float)) : NULL;
+                if (a)
+                        h->a = a;
+                if (b)
+                        h->b = b;
+                if (!a || !b)
+                        return -ENOMEM;
+                for (uint64_t i = h->n; i < n; i++) {
+                        h->a[i] = pat_a(i);
+                        h->b[i] = pat_b(i);
+                }
+                h->n = n;
+        }
+        if (n_check > h->n_check) {
+                float *c = realloc(h->check, n_check * sizeof(float));
+                if (!c)
+                        return -ENOMEM;
+                h->check = c;
+                h->n_check = n_check;
+        }
+        return 0;
+}
+
 /* Allocate and fill the arrays of bytes each; -ENOMEM to let the caller retry smaller. */
-static int setup(const struct bench_ctx *ctx, struct bench_dev *d, struct mem_run *r, uint64_t bytes) {
+static int setup(const struct bench_ctx *ctx, struct bench_dev *d, struct mem_run *r, struct mem_host *h,
+                 uint64_t bytes) {
         const struct dev_ops *ops = ctx->ops;
         r->n = bytes / sizeof(float);
         size_t cu = d->info.compute_units ? d->info.compute_units : 1;
         size_t want = cu * 2048, max = (size_t)((r->n + MEM_LOCAL - 1) / MEM_LOCAL) * MEM_LOCAL;
         r->global = want < max ? want : max;
         r->global = (r->global + MEM_LOCAL - 1) / MEM_LOCAL * MEM_LOCAL;
-        r->ha = malloc(bytes);
-        r->hb = malloc(bytes);
-        r->hcheck = malloc(bytes > r->global * sizeof(float) ? bytes : r->global * sizeof(float));
-        if (!r->ha || !r->hb || !r->hcheck)
+        if (mem_host_fit(h, r->n, r->n > r->global ? r->n : r->global) < 0)
                 return -ENOMEM;
-        for (uint64_t i = 0; i < r->n; i++) {
-                r->ha[i] = pat_a(i);
-                r->hb[i] = pat_b(i);
-        }
+        r->ha = h->a;
+        r->hb = h->b;
+        r->hcheck = h->check;
         int e;
         if ((e = ops->alloc(d->ctx, bytes, &r->a)) < 0 || (e = ops->alloc(d->ctx, bytes, &r->b)) < 0 ||
             (e = ops->alloc(d->ctx, bytes, &r->out)) < 0 ||
@@ -118,16 +152,27 @@ static int enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) 
         return ops->launch(d->ctx, k, r->global, MEM_LOCAL, (struct dev_arg[]){out, v, n}, 3);
 }
 
-static float expected(const char *name, uint64_t i) {
+static float want_copy(uint64_t i) { return pat_a(i); } /* copy, device_copy */
+static float want_scale(uint64_t i) { return SCALAR * pat_a(i); }
+static float want_add(uint64_t i) { return pat_a(i) + pat_b(i); }
+static float want_triad(uint64_t i) { return pat_a(i) + SCALAR * pat_b(i); }
+static float want_write(uint64_t i) {
+        (void)i;
+        return WRITE_VALUE;
+}
+
+/* What element i of the output holds after the test of this name: chosen once per
+ * verification, not per element (a name compare per element cost more than the check). */
+static float (*expected(const char *name))(uint64_t) {
         if (!strcmp(name, "scale"))
-                return SCALAR * pat_a(i);
+                return want_scale;
         if (!strcmp(name, "add"))
-                return pat_a(i) + pat_b(i);
+                return want_add;
         if (!strcmp(name, "triad"))
-                return pat_a(i) + SCALAR * pat_b(i);
+                return want_triad;
         if (!strcmp(name, "write"))
-                return WRITE_VALUE;
-        return pat_a(i); /* copy, device_copy */
+                return want_write;
+        return want_copy;
 }
 
 /* Read the result back and compare; fills m->verify_error on a mismatch. */
@@ -155,8 +200,9 @@ static int verify(const struct bench_ctx *ctx, struct bench_dev *d, struct mem_r
         if ((e = ops->copy_d2h(d->ctx, r->hcheck, r->out, 0, r->n * sizeof(float))) < 0 ||
             (e = ops->synchronize(d->ctx)) < 0)
                 return e;
+        float (*want_at)(uint64_t) = expected(name);
         for (uint64_t i = 0; i < r->n; i++) {
-                float want = expected(name, i);
+                float want = want_at(i);
                 if (r->hcheck[i] != want) {
                         snprintf(m->verify_error, sizeof(m->verify_error), "element %" PRIu64 " is %g, expected %g",
                                  i, (double)r->hcheck[i], (double)want);
@@ -175,7 +221,7 @@ static const struct {
         {"read", "read_f32", 1}, {"write", "write_f32", 1}, {"device_copy", NULL, 1},
 };
 
-static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d) {
+static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d, struct mem_host *h) {
         const struct dev_ops *ops = ctx->ops;
         uint64_t asked = ctx->opt ? ctx->opt->size_bytes : 0;
         unsigned share = ctx->opt ? ctx->opt->size_share : 0;
@@ -208,7 +254,7 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
         struct mem_run r = {0};
         int e;
         /* Out of memory: retry with half the size, down to 1 MiB, and say so. */
-        while ((e = setup(ctx, d, &r, bytes)) == -ENOMEM && bytes / 2 >= MEM_RETRY_MIN_BYTES) {
+        while ((e = setup(ctx, d, &r, h, bytes)) == -ENOMEM && bytes / 2 >= MEM_RETRY_MIN_BYTES) {
                 free_bufs(ctx, d, &r);
                 (void)ops->synchronize(d->ctx); /* a failed queue may hold errors, ignoring */
                 snprintf(reduced, sizeof(reduced), "%s", bench_dev_error(ctx));
@@ -284,12 +330,14 @@ static void memory_run(const struct bench_ctx *ctx, struct bench_report *rep) {
         size_t n;
         if (bench_dev_indices(ctx, rep, "memory", &idx, &n) < 0)
                 return;
+        struct mem_host h = {0};
         for (size_t i = 0; i < n; i++) {
                 struct bench_dev d;
                 if (bench_dev_open(ctx, rep, "memory", idx[i], &d) == 0)
-                        run_device(ctx, rep, &d);
+                        run_device(ctx, rep, &d, &h);
                 bench_dev_close(ctx, &d);
         }
+        mem_host_free(&h);
         free(idx);
 }
 
