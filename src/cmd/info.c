@@ -49,9 +49,9 @@ static const char usage[] =
 static const char *state_text(unsigned char state, int rc, char *buf, size_t size) {
         switch (state) {
         case NV_ERROR:
-                if (rc == NVML_ERROR_NOT_SUPPORTED)
+                if (rc == NV_RC_NOT_SUPPORTED)
                         return "[Not Supported]";
-                snprintf(buf, size, "[Error: %s]", nvml_return_name((nvmlReturn_t)rc));
+                snprintf(buf, size, "[Error: %s]", nv_rc_name(rc));
                 return buf;
         case NV_TIMEOUT: return "[Timeout]";
         case NV_NO_FUNCTION: return "[Not Supported by library]";
@@ -120,7 +120,7 @@ static bool nvml_unplaced(const struct nvml_gpu *g) {
 
 static unsigned active_links(const struct nvml_gpu *g) {
         unsigned n = 0;
-        for (unsigned l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++)
+        for (unsigned l = 0; l < g->nvlink_count && l < NV_NVLINK_MAX; l++)
                 if (nv_ok(g->nvlink[l].state) && g->nvlink[l].state.v == 1)
                         n++;
         return n;
@@ -175,7 +175,7 @@ static void print_nvml_gpu(const struct nvml_gpu *g) {
         if (g->nvlink_count)
                 FIELD(4, "NVLinks", "%u (%u active)", g->nvlink_count, active_links(g));
         else
-                FIELD(4, "NVLinks", "%s", g->nvlink_end.state == NV_ERROR && g->nvlink_end.rc == NVML_ERROR_NOT_SUPPORTED
+                FIELD(4, "NVLinks", "%s", g->nvlink_end.state == NV_ERROR && g->nvlink_end.rc == NV_RC_NOT_SUPPORTED
                                                   ? "none"
                                                   : state_text(g->nvlink_end.state, g->nvlink_end.rc, a.buf, sizeof(a.buf)));
         FIELD(4, "Temperature Thresholds", "shutdown %s, slowdown %s, GPU max %s, memory max %s",
@@ -235,7 +235,7 @@ static void print_text(const struct facts *f, const struct nvml_use *u) {
         if (nv->init_state != NVML_INIT_OK)
                 FIELD(4, "NVML", "%s", u->why);
         else if (u->lib)
-                FIELD(4, "NVML Library", "%s", u->lib->dl.path);
+                FIELD(4, "NVML Library", "%s", f->nvml_lib_path);
         if (u->problem[0])
                 FIELD(4, "NVML", "%s", u->problem);
 
@@ -457,7 +457,7 @@ static char *build_json(const struct facts *f, const struct nvml_use *u) {
         json_t *n = json_object();
         json_object_set_new(n, "status", json_string(u->status));
         json_object_set_new(n, "reason", nv->init_state != NVML_INIT_OK ? j_or_null(u->why) : j_or_null(u->problem));
-        json_object_set_new(n, "library", u->lib ? json_string(u->lib->dl.path) : json_null());
+        json_object_set_new(n, "library", u->lib ? json_string(f->nvml_lib_path) : json_null());
         json_object_set_new(n, "device_count", j_u32(&e, &nv->device_count));
         json_object_set_new(n, "metrics", metrics_json(nv, NULL, true, note_metric, &e));
         json_object_set_new(n, "errors", e.list);

@@ -1,4 +1,5 @@
 #include "cmd/nvml_use.h"
+#include "vendor/nvml.h"
 #include "cmd/cmd.h"
 #include "core/fsroot.h"
 #include "data/gpudb.h"

@@ -75,7 +75,7 @@ void metric_read(const struct metric *m, const struct nvml_facts *facts, const s
                 } else {
                         /* NVML gave an id the collector kept as is, unparsed. */
                         v->state = NV_ERROR;
-                        v->rc = NVML_ERROR_UNKNOWN;
+                        v->rc = NV_RC_UNKNOWN;
                 }
                 return;
         }
@@ -85,7 +85,7 @@ void metric_read(const struct metric *m, const struct nvml_facts *facts, const s
         case SMI_U32_BARE_NA:
         case SMI_PSTATE:
         case SMI_WATTS:
-        case SMI_FABRIC_STATUS: /* the nvmlReturn_t of the registration: 0 is success */
+        case SMI_FABRIC_STATUS: /* the int of the registration: 0 is success */
         case SMI_FABRIC_CLIQUE:
                 if (take(v, HEAD(u32)))
                         number(v, m, u32->v);

@@ -9,7 +9,6 @@
 
 #include "core/strbuf.h"
 #include "metrics/metrics.h"
-#include "vendor/nvml.h"
 
 /* A --query-gpu field: one of a metric's nvidia-smi names, or the row's timestamp. */
 struct query_field {
@@ -147,8 +146,8 @@ static unsigned int driver_major(const struct query_row *row) {
 static bool missing(const struct query_row *row, struct reading_head h, char *buf, size_t size) {
         if (h.state == NV_OK)
                 return false;
-        if (h.state == NV_ERROR && h.rc != NVML_ERROR_NOT_SUPPORTED)
-                snprintf(buf, size, "[%s]", nvml_return_text(row->lib, (nvmlReturn_t)h.rc));
+        if (h.state == NV_ERROR && h.rc != NV_RC_NOT_SUPPORTED)
+                snprintf(buf, size, "[%s]", nv_rc_text(row->lib, h.rc));
         else
                 snprintf(buf, size, "[N/A]"); /* not supported, no entry point, timed out, not read */
         return true;
@@ -254,7 +253,7 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
                 snprintf(buf, size, "%s", u32->v ? "Yes" : "No");
                 break;
         case SMI_PSTATE:
-                if (u32->v == NVML_PSTATE_UNKNOWN)
+                if (u32->v == NV_PSTATE_UNKNOWN)
                         snprintf(buf, size, "Unknown");
                 else
                         snprintf(buf, size, "P%u", u32->v);
@@ -284,7 +283,7 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
         }
         case SMI_FABRIC_STATE: {
                 static const char *const states[] = {"N/A", "Not Started", "In Progress", "Completed"};
-                /* NVML_GPU_FABRIC_STATE_NOT_SUPPORTED (0) reads as the call's NOT_SUPPORTED. */
+                /* NV_FABRIC_STATE_NOT_SUPPORTED (0) reads as the call's NOT_SUPPORTED. */
                 if (u32->v < sizeof(states) / sizeof(states[0]))
                         snprintf(buf, size, "%s", states[u32->v]);
                 else
@@ -293,13 +292,13 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
         }
         case SMI_FABRIC_STATUS:
                 /* The status means something only once registration completed. */
-                if (nv_ok(g->fabric_state) && g->fabric_state.v == NVML_GPU_FABRIC_STATE_COMPLETED)
-                        snprintf(buf, size, "%s", nvml_return_text(row->lib, (nvmlReturn_t)u32->v));
+                if (nv_ok(g->fabric_state) && g->fabric_state.v == NV_FABRIC_STATE_COMPLETED)
+                        snprintf(buf, size, "%s", nv_rc_text(row->lib, u32->v));
                 else
                         snprintf(buf, size, "N/A");
                 break;
         case SMI_FABRIC_CLIQUE:
-                if (nv_ok(g->fabric_state) && g->fabric_state.v != NVML_GPU_FABRIC_STATE_NOT_SUPPORTED)
+                if (nv_ok(g->fabric_state) && g->fabric_state.v != NV_FABRIC_STATE_NOT_SUPPORTED)
                         snprintf(buf, size, "%u", u32->v);
                 else
                         snprintf(buf, size, "N/A");

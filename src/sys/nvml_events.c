@@ -8,6 +8,11 @@
  * worker, which may come back at any time or never, writes nothing the caller reads or
  * frees, and struct nvml_events itself is never seen by a worker. */
 #include "sys/nvml_events.h"
+#include "vendor/nvml.h"
+
+_Static_assert(NV_EVENT_SINGLE_BIT_ECC == (unsigned long long)nvmlEventTypeSingleBitEccError, "event bit");
+_Static_assert(NV_EVENT_DOUBLE_BIT_ECC == (unsigned long long)nvmlEventTypeDoubleBitEccError, "event bit");
+_Static_assert(NV_EVENT_XID_CRITICAL == (unsigned long long)nvmlEventTypeXidCriticalError, "event bit");
 
 #include <errno.h>
 #include <limits.h>

@@ -69,8 +69,11 @@ struct nvml_event {
 typedef void (*nvml_event_fn)(const struct nvml_event *ev, void *userdata);
 
 /* The event types start asks for by default. */
-#define NVML_EVENTS_DEFAULT_TYPES \
-        ((unsigned long long)(nvmlEventTypeXidCriticalError | nvmlEventTypeDoubleBitEccError | nvmlEventTypeSingleBitEccError))
+#define NVML_EVENTS_DEFAULT_TYPES (NV_EVENT_XID_CRITICAL | NV_EVENT_DOUBLE_BIT_ECC | NV_EVENT_SINGLE_BIT_ECC)
+/* NVML's event type bits (nvmlEventType*; nvml_events.c asserts they match). */
+#define NV_EVENT_SINGLE_BIT_ECC 0x1ULL
+#define NV_EVENT_DOUBLE_BIT_ECC 0x2ULL
+#define NV_EVENT_XID_CRITICAL 0x8ULL
 
 /* Most events one poll returns; more stay queued in NVML for the next poll. */
 #define NVML_EVENTS_BATCH 64u

@@ -1,11 +1,16 @@
 /* Everything gpuvet reads from NVML, per GPU and for the system, as plain structs.
  *
  * Every reading records how it was obtained (the nv_* value types below): read (NV_OK),
- * refused by NVML (NV_ERROR, rc = the nvmlReturn_t), never answered within our deadline
+ * refused by NVML (NV_ERROR, rc = NVML's return code), never answered within our deadline
  * (NV_TIMEOUT, fn = the function that never returned), or not exported by this library
- * (NV_NO_FUNCTION, rc = NVML_ERROR_FUNCTION_NOT_FOUND). NV_UNREAD means gpuvet did not
- * ask (e.g. NVLink counters of a link that is not active). A check tells "not supported
- * here" (NV_ERROR with NVML_ERROR_NOT_SUPPORTED, NV_NO_FUNCTION) apart from "call failed".
+ * (NV_NO_FUNCTION, rc = NV_RC_FUNCTION_NOT_FOUND). NV_UNREAD means gpuvet did not ask
+ * (e.g. NVLink counters of a link that is not active). A check tells "not supported here"
+ * (NV_ERROR with NV_RC_NOT_SUPPORTED, NV_NO_FUNCTION) apart from "call failed".
+ *
+ * This header is the line between NVML and the rest: it includes no NVML header, and the
+ * values readings hold (return codes, enable states, clock event bits, fabric states) have
+ * gpuvet's names here. Only the readers (nvml_facts.c, nvml_events.c) and the writers
+ * (tune/gpu.c), and the commands that load the library, include vendor/nvml.h.
  *
  * Collection never hangs (docs/nvml.md): each GPU is read by its own thread, every call
  * under a per-call deadline and every GPU under a budget; a call that does not return in
@@ -14,7 +19,61 @@
 
 #include <stdbool.h>
 
-#include "vendor/nvml.h"
+/* gpuvet's own names for the NVML values readings and checks use: nothing that reads these
+ * facts needs NVML's header (sys/nvml_facts.c asserts each equals NVML's). */
+enum nv_rc {
+        NV_RC_SUCCESS = 0,
+        NV_RC_INVALID_ARGUMENT = 2,
+        NV_RC_NOT_SUPPORTED = 3,
+        NV_RC_NO_PERMISSION = 4,
+        NV_RC_DRIVER_NOT_LOADED = 9,
+        NV_RC_TIMEOUT = 10,
+        NV_RC_FUNCTION_NOT_FOUND = 13,
+        NV_RC_CORRUPTED_INFOROM = 14,
+        NV_RC_GPU_IS_LOST = 15,
+        NV_RC_ARGUMENT_VERSION_MISMATCH = 25,
+        NV_RC_UNKNOWN = 999,
+};
+#define NV_ENABLED 1     /* nvmlEnableState_t's NVML_FEATURE_ENABLED */
+#define NV_NVLINK_MAX 36 /* NVML_NVLINK_MAX_LINKS */
+#define NV_PSTATE_UNKNOWN 32 /* nvmlPstates_t's NVML_PSTATE_UNKNOWN */
+
+/* The clock event (throttle) reason bits of clock_events (nvmlClocksEventReason*). */
+#define NV_CLOCKS_EVENT_GPU_IDLE 0x1ULL
+#define NV_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING 0x2ULL
+#define NV_CLOCKS_EVENT_SW_POWER_CAP 0x4ULL
+#define NV_CLOCKS_EVENT_HW_SLOWDOWN 0x8ULL
+#define NV_CLOCKS_EVENT_SYNC_BOOST 0x10ULL
+#define NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN 0x20ULL
+#define NV_CLOCKS_EVENT_HW_THERMAL_SLOWDOWN 0x40ULL
+#define NV_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN 0x80ULL
+#define NV_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING 0x100ULL
+
+/* Fabric registration states, health summaries and health mask fields (NVML_GPU_FABRIC_*). */
+#define NV_FABRIC_STATE_NOT_SUPPORTED 0
+#define NV_FABRIC_STATE_NOT_STARTED 1
+#define NV_FABRIC_STATE_IN_PROGRESS 2
+#define NV_FABRIC_STATE_COMPLETED 3
+#define NV_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED 0
+#define NV_FABRIC_HEALTH_SUMMARY_HEALTHY 1
+#define NV_FABRIC_HEALTH_SUMMARY_UNHEALTHY 2
+#define NV_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY 3
+#define NV_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW 0
+#define NV_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY 2
+#define NV_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY 4
+#define NV_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY 6
+#define NV_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION 8
+#define NV_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION 0xf
+#define NV_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE 1
+
+/* "NVML_ERROR_GPU_IS_LOST" for a return code; "NVML_ERROR_<n>" for unknown codes. */
+const char *nv_rc_name(int rc);
+struct nvml_lib;
+/* A sentence for a return code: the library's nvmlErrorString when lib is loaded, else
+ * gpuvet's own. */
+const char *nv_rc_text(const struct nvml_lib *lib, int rc);
+
+struct nvmlDevice_st;
 
 enum nv_state {
         NV_UNREAD = 0,   /* not asked */
@@ -111,7 +170,7 @@ struct nvml_gpu {
          * its rc and fn. device is valid while NVML stays initialised (until
          * nvml_facts_done), for callers that need further calls (topology, events). */
         struct nv_u32 handle; /* v unused */
-        nvmlDevice_t device;
+        struct nvmlDevice_st *device; /* NVML's nvmlDevice_t */
 
         /* Identity */
         struct nv_str name;
@@ -231,7 +290,7 @@ struct nvml_gpu {
          * nvlink_end NOT_SUPPORTED: a board without NVLink. */
         unsigned int nvlink_count;
         struct nv_u32 nvlink_end;
-        struct nvml_nvlink nvlink[NVML_NVLINK_MAX_LINKS];
+        struct nvml_nvlink nvlink[NV_NVLINK_MAX];
 
         /* Modes */
         struct nv_u32 persistence_mode; /* nvmlEnableState_t */

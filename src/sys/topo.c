@@ -137,7 +137,7 @@ static unsigned direct_links(const struct nvml_gpu *a, const struct nvml_gpu *b)
         if (!nv_ok(b->pci_bus_id))
                 return 0;
         unsigned n = 0;
-        for (unsigned l = 0; l < a->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++)
+        for (unsigned l = 0; l < a->nvlink_count && l < NV_NVLINK_MAX; l++)
                 if (link_active(&a->nvlink[l]) && nv_ok(a->nvlink[l].remote_bus_id) &&
                     same_bus_id(a->nvlink[l].remote_bus_id.v, b->pci_bus_id.v))
                         n++;
@@ -146,7 +146,7 @@ static unsigned direct_links(const struct nvml_gpu *a, const struct nvml_gpu *b)
 
 static unsigned switch_links(const struct pci_facts *p, const struct nvml_gpu *a) {
         unsigned n = 0;
-        for (unsigned l = 0; l < a->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++)
+        for (unsigned l = 0; l < a->nvlink_count && l < NV_NVLINK_MAX; l++)
                 if (link_active(&a->nvlink[l]) && link_to_switch(p, &a->nvlink[l]))
                         n++;
         return n;
@@ -168,16 +168,16 @@ unsigned topo_nvlinks(const struct pci_facts *p, const struct nvml_gpu *a, const
 
 bool topo_nvlinks_readable(const struct nvml_gpu *g, unsigned char *ret_state, int *ret_rc, const char **ret_fn) {
         const struct nv_u32 *end = &g->nvlink_end;
-        bool walk_done = g->nvlink_count >= NVML_NVLINK_MAX_LINKS ||
+        bool walk_done = g->nvlink_count >= NV_NVLINK_MAX ||
                          (end->state == NV_ERROR &&
-                          (end->rc == NVML_ERROR_NOT_SUPPORTED || end->rc == NVML_ERROR_INVALID_ARGUMENT));
+                          (end->rc == NV_RC_NOT_SUPPORTED || end->rc == NV_RC_INVALID_ARGUMENT));
         if (!walk_done) {
                 *ret_state = end->state;
                 *ret_rc = end->rc;
                 *ret_fn = end->fn ? end->fn : g->timed_out ? g->timeout_fn : NULL;
                 return false;
         }
-        for (unsigned l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++) {
+        for (unsigned l = 0; l < g->nvlink_count && l < NV_NVLINK_MAX; l++) {
                 const struct nvml_nvlink *k = &g->nvlink[l];
                 if (!nv_ok(k->state)) { /* the walk went past it: an error on a link that exists */
                         *ret_state = k->state.state;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "checks/check.h"
+#include "vendor/nvml.h"
 #include "data/gpudb.h"
 
 #define ADDR "0000:1b:00.0"

@@ -13,10 +13,10 @@
 
 static const char *fabric_state_name(unsigned int s) {
         switch (s) {
-        case NVML_GPU_FABRIC_STATE_NOT_SUPPORTED: return "not supported";
-        case NVML_GPU_FABRIC_STATE_NOT_STARTED: return "not started";
-        case NVML_GPU_FABRIC_STATE_IN_PROGRESS: return "in progress";
-        case NVML_GPU_FABRIC_STATE_COMPLETED: return "completed";
+        case NV_FABRIC_STATE_NOT_SUPPORTED: return "not supported";
+        case NV_FABRIC_STATE_NOT_STARTED: return "not started";
+        case NV_FABRIC_STATE_IN_PROGRESS: return "in progress";
+        case NV_FABRIC_STATE_COMPLETED: return "completed";
         default: return "unknown";
         }
 }
@@ -46,7 +46,7 @@ static bool in_fabric_cluster(const struct nvml_gpu *g) {
 }
 
 static bool fabric_supported(const struct nvml_gpu *g) {
-        return nv_ok(g->fabric_state) && g->fabric_state.v != NVML_GPU_FABRIC_STATE_NOT_SUPPORTED;
+        return nv_ok(g->fabric_state) && g->fabric_state.v != NV_FABRIC_STATE_NOT_SUPPORTED;
 }
 
 /* The daemon the fabric needs on this node: the Fabric Manager where the NVSwitches are on
@@ -142,20 +142,20 @@ static void judge_fabric_gpu(const struct check_info *self, const struct facts *
         if (UNUSABLE(rg, f, g, "fabric state", g->fabric_state))
                 return;
         result_evidence(rg, "source", "%s", g->fabric_state.fn);
-        const char *st = nvml_return_name((nvmlReturn_t)g->fabric_status.v);
+        const char *st = nv_rc_name(g->fabric_status.v);
         result_observed(rg, "%s, status %s", fabric_state_name(g->fabric_state.v), st);
         if (nv_ok(g->fabric_clique_id))
                 result_evidence(rg, "clique_id", "%u", g->fabric_clique_id.v);
         if (in_fabric_cluster(g))
                 result_evidence(rg, "cluster_uuid", "%s", g->fabric_cluster_uuid.v);
-        if (g->fabric_state.v != NVML_GPU_FABRIC_STATE_COMPLETED) {
+        if (g->fabric_state.v != NV_FABRIC_STATE_COMPLETED) {
                 result_status(rg, STATUS_FAIL, "%s has not joined the NVLink fabric (state %s): CUDA fails "
                                                "with error 802 until it does",
                               desc, fabric_state_name(g->fabric_state.v));
                 result_remedy(rg, "%s", remedy);
                 return;
         }
-        if (g->fabric_status.v != NVML_SUCCESS) {
+        if (g->fabric_status.v != NV_RC_SUCCESS) {
                 result_status(rg, STATUS_FAIL, "fabric registration of %s failed: %s", desc, st);
                 result_remedy(rg, "The fabric daemon's log shows why (`journalctl -u nvidia-fabricmanager`, or on a "
                                   "compute tray the switch trays' Fabric Manager and `journalctl -u nvidia-imex`); "
@@ -166,24 +166,24 @@ static void judge_fabric_gpu(const struct check_info *self, const struct facts *
                 result_evidence(rg, "health", "not reported (nvmlDeviceGetGpuFabricInfoV v3: %s)",
                                 g->fabric_health_mask.state == NV_NO_FUNCTION ? "not in this driver"
                                 : g->fabric_health_mask.state == NV_UNREAD    ? "not read"
-                                        : nvml_return_name((nvmlReturn_t)g->fabric_health_mask.rc));
+                                        : nv_rc_name(g->fabric_health_mask.rc));
                 result_status(rg, STATUS_PASS, "joined the NVLink fabric");
                 return;
         }
         unsigned mask = g->fabric_health_mask.v, summary = g->fabric_health_summary.v;
         /* Single-node NVSwitch boards (HGX H100: "Summary : N/A") report no health. */
-        if (summary == NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED && mask == 0) {
+        if (summary == NV_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED && mask == 0) {
                 result_status(rg, STATUS_PASS, "joined the NVLink fabric");
                 return;
         }
         result_evidence(rg, "health_mask", "0x%x", mask);
-        unsigned config = health_field(mask, NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION,
-                                       NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION);
-        bool route_bad = health_field(mask, NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY, 3) == 1;
-        bool degraded = health_field(mask, NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW, 3) == 1;
-        bool recovering = health_field(mask, NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY, 3) == 1 ||
-                          health_field(mask, NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY, 3) == 1;
-        if (config > NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE) {
+        unsigned config = health_field(mask, NV_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION,
+                                       NV_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION);
+        bool route_bad = health_field(mask, NV_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY, 3) == 1;
+        bool degraded = health_field(mask, NV_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW, 3) == 1;
+        bool recovering = health_field(mask, NV_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY, 3) == 1 ||
+                          health_field(mask, NV_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY, 3) == 1;
+        if (config > NV_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE) {
                 result_status(rg, STATUS_FAIL, "%s is in the NVLink fabric with a wrong configuration: %s", desc,
                               fabric_config_problem(config));
                 result_remedy(rg, "Correct the tray's fabric configuration (its location, serial number and firmware "
@@ -191,14 +191,14 @@ static void judge_fabric_gpu(const struct check_info *self, const struct facts *
                                   "the GPUs.");
                 return;
         }
-        if (route_bad || summary == NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY) {
+        if (route_bad || summary == NV_FABRIC_HEALTH_SUMMARY_UNHEALTHY) {
                 result_status(rg, STATUS_FAIL, "the NVLink fabric of %s is unhealthy%s", desc,
                               route_bad ? ": a route through it is down" : "");
                 result_remedy(rg, "Drain the node; `nvidia-smi -q -d FABRIC` and the Fabric Manager's log on the "
                                   "switch trays show which link or switch failed; reset the GPUs once it is repaired.");
                 return;
         }
-        if (degraded || recovering || summary == NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY) {
+        if (degraded || recovering || summary == NV_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY) {
                 result_status(rg, STATUS_WARN, "the NVLink fabric of %s runs at %s", desc,
                               recovering ? "reduced capacity while a route recovers" : "degraded bandwidth");
                 result_remedy(rg, "Check `nvidia-smi -q -d FABRIC` and the switch trays' Fabric Manager log for a "
@@ -237,7 +237,7 @@ static void run_fabric_manager(const struct check_info *self, const struct facts
         for (unsigned int i = 0; i < n->n_gpus; i++) {
                 const struct nvml_gpu *g = &n->gpus[i];
                 if (nv_not_supported(g->fabric_state.state, g->fabric_state.rc) ||
-                    (nv_ok(g->fabric_state) && g->fabric_state.v == NVML_GPU_FABRIC_STATE_NOT_SUPPORTED))
+                    (nv_ok(g->fabric_state) && g->fabric_state.v == NV_FABRIC_STATE_NOT_SUPPORTED))
                         continue; /* pre-Hopper: no per-GPU fabric state */
                 judge_fabric_gpu(self, f, rep, g, remedy);
         }

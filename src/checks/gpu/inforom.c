@@ -46,9 +46,9 @@ static void judge_inforom(struct result *r, const struct facts *f, const struct 
         result_expected(r, "InfoROM checksum valid; VBIOS and InfoROM image as on the node's other GPUs of "
                            "the model");
         const struct nv_u32 *valid = &g->inforom_valid;
-        if (valid->state == NV_ERROR && valid->rc == NVML_ERROR_CORRUPTED_INFOROM) {
+        if (valid->state == NV_ERROR && valid->rc == NV_RC_CORRUPTED_INFOROM) {
                 result_evidence(r, "source", "nvmlDeviceValidateInforom");
-                result_evidence(r, "nvml_return", "%s", nvml_return_name(NVML_ERROR_CORRUPTED_INFOROM));
+                result_evidence(r, "nvml_return", "%s", nv_rc_name(NV_RC_CORRUPTED_INFOROM));
                 result_observed(r, "InfoROM corrupted");
                 result_status(r, STATUS_FAIL,
                               "the InfoROM of %s is corrupted (its checksum fails): ECC counts, retired pages "

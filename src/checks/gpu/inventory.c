@@ -352,7 +352,7 @@ static void run_persistenced(const struct check_info *self, const struct facts *
         for (size_t i = 0; i < f->gpus.n && f->nvml.init_state == NVML_INIT_OK; i++) {
                 const struct pci_dev *d = gpu_pci(f, i);
                 const struct nvml_gpu *g = strcmp(d->driver, "nvidia") == 0 ? nvml_gpu_at(f, d->addr) : NULL;
-                if (g && nv_ok(g->persistence_mode) && g->persistence_mode.v == NVML_FEATURE_ENABLED)
+                if (g && nv_ok(g->persistence_mode) && g->persistence_mode.v == NV_ENABLED)
                         persistent++;
         }
         if (persistent == bound) {

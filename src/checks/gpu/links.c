@@ -28,7 +28,7 @@ static void judge_pcie_nvml(struct result *r, const struct facts *f, const struc
          * support it the link is still judged ("replays unknown"), but a lost GPU, a
          * hung call or another error must not pass as a healthy link. */
         bool replay_unsupported = g->pcie_replay.state == NV_NO_FUNCTION ||
-                                  (g->pcie_replay.state == NV_ERROR && g->pcie_replay.rc == NVML_ERROR_NOT_SUPPORTED);
+                                  (g->pcie_replay.state == NV_ERROR && g->pcie_replay.rc == NV_RC_NOT_SUPPORTED);
         if (!replay_unsupported && g->pcie_replay.state != NV_UNREAD &&
             UNUSABLE(r, f, g, "PCIe replay counter", g->pcie_replay))
                 return;
@@ -44,7 +44,7 @@ static void judge_pcie_nvml(struct result *r, const struct facts *f, const struc
                 result_evidence(r, "replay_counter", "%s",
                                 g->pcie_replay.state == NV_TIMEOUT
                                         ? "timeout"
-                                        : nvml_return_name((nvmlReturn_t)g->pcie_replay.rc));
+                                        : nv_rc_name(g->pcie_replay.rc));
         }
         if (g->pcie_width.v < g->pcie_max_width.v) {
                 result_status(r, STATUS_FAIL, "NVML reports the link of %s at x%u of x%u", desc, g->pcie_width.v,
@@ -143,9 +143,9 @@ static bool judge_nvlink_errors(struct result *r, const struct facts *f, const s
         const struct nvml_gpu *a = nv_gpu_after(f, g);
         if (a && f->nvml_window_s > 0) {
                 unsigned long long d[NVML_NVL_COUNTER_COUNT] = {0};
-                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && l < a->nvlink_count; l++)
+                for (unsigned int l = 0; l < g->nvlink_count && l < NV_NVLINK_MAX && l < a->nvlink_count; l++)
                         for (int c = 0; c < NVML_NVL_COUNTER_COUNT; c++)
-                                if (g->nvlink[l].state.v == NVML_FEATURE_ENABLED && nv_ok(g->nvlink[l].errors[c]) &&
+                                if (g->nvlink[l].state.v == NV_ENABLED && nv_ok(g->nvlink[l].errors[c]) &&
                                     nv_ok(a->nvlink[l].errors[c]))
                                         d[c] += counter_grew(g->nvlink[l].errors[c].v, a->nvlink[l].errors[c].v);
                 unsigned long long d_crc = d[NVML_NVL_CRC_FLIT] + d[NVML_NVL_CRC_DATA];
@@ -211,9 +211,9 @@ static bool bridge_pair_problem(struct result *r, const struct facts *f, const s
                                 unsigned active, char *peer, size_t size) {
         const char *first = NULL;
         unsigned to_first = 0, known = 0;
-        for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++) {
+        for (unsigned int l = 0; l < g->nvlink_count && l < NV_NVLINK_MAX; l++) {
                 const struct nvml_nvlink *k = &g->nvlink[l];
-                if (k->state.v != NVML_FEATURE_ENABLED || !nv_ok(k->remote_bus_id))
+                if (k->state.v != NV_ENABLED || !nv_ok(k->remote_bus_id))
                         continue;
                 known++;
                 if (!first)
@@ -239,8 +239,8 @@ static bool bridge_pair_problem(struct result *r, const struct facts *f, const s
         if (!p)
                 return false; /* a peer NVML does not list (another partition, a VM's neighbour) */
         unsigned back = 0;
-        for (unsigned int l = 0; l < p->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++)
-                back += p->nvlink[l].state.v == NVML_FEATURE_ENABLED && nv_ok(p->nvlink[l].remote_bus_id) &&
+        for (unsigned int l = 0; l < p->nvlink_count && l < NV_NVLINK_MAX; l++)
+                back += p->nvlink[l].state.v == NV_ENABLED && nv_ok(p->nvlink[l].remote_bus_id) &&
                         nv_ok(g->pci_bus_id) && strcasecmp(p->nvlink[l].remote_bus_id.v, g->pci_bus_id.v) == 0;
         if (back != active) {
                 result_status(r, STATUS_WARN, "the NVLink bridge pair %s and %s is lopsided: %u active link%s from this "
@@ -283,7 +283,7 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                         continue;
                 }
                 /* NVLink is not available while MIG is on (NVIDIA MIG user guide). */
-                if (nv_ok(g->mig_mode_current) && g->mig_mode_current.v == NVML_FEATURE_ENABLED) {
+                if (nv_ok(g->mig_mode_current) && g->mig_mode_current.v == NV_ENABLED) {
                         result_observed(r, "%u NVLinks reported, MIG enabled", g->nvlink_count);
                         result_status(r, STATUS_SKIP, "MIG is enabled on %s: NVLink is not used in MIG mode", desc);
                         continue;
@@ -291,7 +291,7 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 /* A link whose state NVML could not read (GPU lost, an error) says more
                  * than "down". */
                 bool unreadable = false;
-                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && !unreadable; l++)
+                for (unsigned int l = 0; l < g->nvlink_count && l < NV_NVLINK_MAX && !unreadable; l++)
                         if (g->nvlink[l].state.state != NV_OK)
                                 unreadable = UNUSABLE(r, f, g, "NVLink state", g->nvlink[l].state);
                 if (unreadable)
@@ -326,9 +326,9 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                  * and evidence says so. */
                 const struct nv_u64 *bad_counter = NULL;
                 bool counter_unsupported = false;
-                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && !bad_counter; l++) {
+                for (unsigned int l = 0; l < g->nvlink_count && l < NV_NVLINK_MAX && !bad_counter; l++) {
                         const struct nvml_nvlink *k = &g->nvlink[l];
-                        if (k->state.v != NVML_FEATURE_ENABLED)
+                        if (k->state.v != NV_ENABLED)
                                 continue;
                         for (int c = 0; c < NVML_NVL_COUNTER_COUNT && !bad_counter; c++) {
                                 const struct nv_u64 *e = &k->errors[c];
@@ -345,9 +345,9 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 /* Where each active link ends (bridge pairs, the topology): a lost GPU or a hung
                  * call there is reported too, never read as "no peer". */
                 const struct nv_str *bad_peer = NULL;
-                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS && !bad_peer; l++) {
+                for (unsigned int l = 0; l < g->nvlink_count && l < NV_NVLINK_MAX && !bad_peer; l++) {
                         const struct nv_str *e = &g->nvlink[l].remote_bus_id;
-                        if (g->nvlink[l].state.v == NVML_FEATURE_ENABLED && !nv_ok(*e) && e->state != NV_UNREAD &&
+                        if (g->nvlink[l].state.v == NV_ENABLED && !nv_ok(*e) && e->state != NV_UNREAD &&
                             !nv_not_supported(e->state, e->rc))
                                 bad_peer = e;
                 }
@@ -363,9 +363,9 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                  * count is judged; the rest of the slots are expected down. */
                 unsigned int wired = m && m->nvlink_links ? m->nvlink_links : g->nvlink_count;
                 unsigned long long totals[NVML_NVL_COUNTER_COUNT] = {0};
-                for (unsigned int l = 0; l < g->nvlink_count && l < NVML_NVLINK_MAX_LINKS; l++) {
+                for (unsigned int l = 0; l < g->nvlink_count && l < NV_NVLINK_MAX; l++) {
                         const struct nvml_nvlink *k = &g->nvlink[l];
-                        if (k->state.v != NVML_FEATURE_ENABLED) {
+                        if (k->state.v != NV_ENABLED) {
                                 strbuf_appendf(down, sizeof(down), "%s%u", n_down ? ", " : "", l);
                                 n_down++;
                                 continue;

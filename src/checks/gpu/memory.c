@@ -45,13 +45,13 @@ static void run_row_remapper(const struct check_info *self, const struct facts *
 
 /* ---- gpu.ecc_mode -------------------------------------------------------------------- */
 
-static const char *on_off(unsigned int v) { return v == NVML_FEATURE_ENABLED ? "enabled" : "disabled"; }
+static const char *on_off(unsigned int v) { return v == NV_ENABLED ? "enabled" : "disabled"; }
 
 static void judge_ecc_mode(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
         const struct gpu_model *m = nv_model(f, g);
         /* The board's factory setting where the driver gives it, else our table. */
         bool have_default = nv_ok(g->ecc_mode_default);
-        bool datacenter = have_default ? g->ecc_mode_default.v == NVML_FEATURE_ENABLED : m && m->datacenter;
+        bool datacenter = have_default ? g->ecc_mode_default.v == NV_ENABLED : m && m->datacenter;
         if (have_default)
                 result_expected(r, datacenter ? "ECC enabled (the board ships with it on)"
                                               : "ECC as configured (the board ships with it off)");
@@ -67,9 +67,9 @@ static void judge_ecc_mode(struct result *r, const struct facts *f, const struct
                                                         : "nvmlDeviceGetEccMode");
         if (have_default)
                 result_evidence(r, "default_mode", "%s", on_off(g->ecc_mode_default.v));
-        bool cur = g->ecc_mode_current.v == NVML_FEATURE_ENABLED;
+        bool cur = g->ecc_mode_current.v == NV_ENABLED;
         bool have_pending = nv_ok(g->ecc_mode_pending);
-        bool pend = have_pending ? g->ecc_mode_pending.v == NVML_FEATURE_ENABLED : cur;
+        bool pend = have_pending ? g->ecc_mode_pending.v == NV_ENABLED : cur;
         if (have_pending && pend != cur)
                 result_observed(r, "%s, %s pending", on_off(g->ecc_mode_current.v),
                                 on_off(g->ecc_mode_pending.v));
@@ -118,7 +118,7 @@ static void where_text(const struct nv_u64 *dram, const struct nv_u64 *sram, cha
 static void judge_ecc_errors(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
         unsigned long long corrected_warn = check_thresholds(f)->ecc_corrected_warn;
         result_expected(r, "0 uncorrected and < %llu corrected volatile ECC errors", corrected_warn);
-        if (nv_ok(g->ecc_mode_current) && g->ecc_mode_current.v != NVML_FEATURE_ENABLED) {
+        if (nv_ok(g->ecc_mode_current) && g->ecc_mode_current.v != NV_ENABLED) {
                 result_observed(r, "ECC disabled");
                 result_evidence(r, "source", "nvmlDeviceGetEccMode");
                 result_status(r, STATUS_SKIP, "ECC is disabled on %s: no error counters (gpu.ecc_mode)", desc);
@@ -143,7 +143,7 @@ static void judge_ecc_errors(struct result *r, const struct facts *f, const stru
                         unusable = UNUSABLE(r, f, g, "ECC errors by location", *split[k]);
         if (!unusable && !nv_ok(g->sram_threshold_exceeded) && g->sram_threshold_exceeded.state != NV_UNREAD &&
             !nv_not_supported(g->sram_threshold_exceeded.state, g->sram_threshold_exceeded.rc) &&
-            g->sram_threshold_exceeded.rc != NVML_ERROR_NO_PERMISSION)
+            g->sram_threshold_exceeded.rc != NV_RC_NO_PERMISSION)
                 unusable = UNUSABLE(r, f, g, "SRAM ECC error status", g->sram_threshold_exceeded);
         if (unusable)
                 return;
@@ -260,7 +260,7 @@ static void judge_retired(struct result *r, const struct facts *f, const struct 
         result_evidence(r, "thresholds", "fail at %u retired pages (DCGM's limit), warn at %u", RETIRED_PAGES_FAIL,
                         warn_at);
         unsigned int total = g->retired_pages_sbe.v + g->retired_pages_dbe.v;
-        bool pending = nv_ok(g->retired_pages_pending) && g->retired_pages_pending.v == NVML_FEATURE_ENABLED;
+        bool pending = nv_ok(g->retired_pages_pending) && g->retired_pages_pending.v == NV_ENABLED;
         result_observed(r, "retired pages: %u double-bit, %u single-bit; pending %s", g->retired_pages_dbe.v,
                         g->retired_pages_sbe.v,
                         nv_ok(g->retired_pages_pending) ? (pending ? "yes" : "no") : "unknown");
@@ -304,7 +304,7 @@ static void judge_memory_health(struct result *r, const struct facts *f, const s
         /* Neither: report the more telling failure (a real error over not supported). */
         const struct nv_u32 *why = &g->remap_pending;
         bool remap_unsupported = g->remap_pending.state == NV_NO_FUNCTION ||
-                                 (g->remap_pending.state == NV_ERROR && g->remap_pending.rc == NVML_ERROR_NOT_SUPPORTED);
+                                 (g->remap_pending.state == NV_ERROR && g->remap_pending.rc == NV_RC_NOT_SUPPORTED);
         if (remap_unsupported) {
                 why = nv_ok(g->retired_pages_dbe) ? &g->retired_pages_sbe : &g->retired_pages_dbe;
                 if (why->state == NV_UNREAD)

@@ -16,10 +16,10 @@ static void judge_mig(struct result *r, const struct facts *f, const struct nvml
         if (UNUSABLE(r, f, g, "MIG mode", g->mig_mode_current))
                 return;
         result_evidence(r, "source", "nvmlDeviceGetMigMode");
-        bool cur = g->mig_mode_current.v == NVML_FEATURE_ENABLED;
+        bool cur = g->mig_mode_current.v == NV_ENABLED;
         enum policy_mig want_mig = f->policy ? f->policy->mig : POLICY_MIG_UNSET;
         bool have_pending = nv_ok(g->mig_mode_pending);
-        bool pend = have_pending ? g->mig_mode_pending.v == NVML_FEATURE_ENABLED : cur;
+        bool pend = have_pending ? g->mig_mode_pending.v == NV_ENABLED : cur;
         bool have_count = cur && nv_ok(g->mig_device_count);
         char count[48] = "";
         if (have_count)

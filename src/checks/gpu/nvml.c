@@ -100,7 +100,7 @@ static void nvml_init_failed(struct result *r, const struct facts *f) {
                 return;
         }
         default: {
-                const char *name = nvml_return_name((nvmlReturn_t)n->init_rc);
+                const char *name = nv_rc_name(n->init_rc);
                 result_observed(r, "nvmlInit_v2: %s", name);
                 result_evidence(r, "source", "nvmlInit_v2");
                 result_status(r, STATUS_FAIL, "NVML failed to initialise: nvmlInit_v2 returned %s", name);
@@ -131,11 +131,11 @@ static void device_count_failed(struct result *r, const struct facts *f) {
                 result_remedy(r, "%s", nv_timeout_remedy);
                 return;
         }
-        const char *name = c->state == NV_NO_FUNCTION ? nvml_return_name(NVML_ERROR_FUNCTION_NOT_FOUND)
-                                                      : nvml_return_name((nvmlReturn_t)c->rc);
+        const char *name = c->state == NV_NO_FUNCTION ? nv_rc_name(NV_RC_FUNCTION_NOT_FOUND)
+                                                      : nv_rc_name(c->rc);
         result_evidence(r, "nvml_return", "%s", name);
         result_observed(r, "unknown: %s returned %s", func, name);
-        if (c->state == NV_ERROR && c->rc == NVML_ERROR_GPU_IS_LOST) {
+        if (c->state == NV_ERROR && c->rc == NV_RC_GPU_IS_LOST) {
                 result_status(r, STATUS_FAIL, "NVML cannot count the GPUs: %s returned %s (a GPU has fallen off the "
                                               "bus)", func, name);
                 result_remedy(r, "%s", nv_lost_remedy);
@@ -206,7 +206,7 @@ static void run_nvml(const struct check_info *self, const struct facts *f, struc
                                g->index,
                                g->pci_bus_id.fn ? g->pci_bus_id.fn : "nvmlDeviceGetPciInfo_v3",
                                g->pci_bus_id.state == NV_TIMEOUT ? "timeout"
-                                                                 : nvml_return_name((nvmlReturn_t)g->pci_bus_id.rc));
+                                                                 : nv_rc_name(g->pci_bus_id.rc));
                 n_unknown++;
         }
         if (n_unknown)
@@ -330,7 +330,7 @@ static void run_persistence_mode(const struct check_info *self, const struct fac
                 if (UNUSABLE(r, f, g, "persistence mode", g->persistence_mode))
                         continue;
                 result_evidence(r, "source", "nvmlDeviceGetPersistenceMode");
-                if (g->persistence_mode.v == NVML_FEATURE_ENABLED) {
+                if (g->persistence_mode.v == NV_ENABLED) {
                         result_observed(r, "enabled");
                         result_status(r, STATUS_PASS, "persistence mode is on");
                         continue;

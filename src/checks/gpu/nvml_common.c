@@ -116,7 +116,7 @@ struct result *nv_result(const struct check_info *self, const struct facts *f, s
  * readings every collection makes, in the order it makes them. */
 const char *nv_lost_by(const struct nvml_gpu *g) {
 #define LOST(x)                                                              \
-        if ((x).state == NV_ERROR && (x).rc == NVML_ERROR_GPU_IS_LOST)       \
+        if ((x).state == NV_ERROR && (x).rc == NV_RC_GPU_IS_LOST)       \
                 return (x).fn ? (x).fn : "NVML"
         LOST(g->name);
         LOST(g->uuid);
@@ -168,7 +168,7 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
                 return true;
         case NV_NO_FUNCTION:
                 result_observed(r, "unknown: libnvidia-ml has no %s", func);
-                result_evidence(r, "nvml_return", "%s", nvml_return_name(NVML_ERROR_FUNCTION_NOT_FOUND));
+                result_evidence(r, "nvml_return", "%s", nv_rc_name(NV_RC_FUNCTION_NOT_FOUND));
                 result_status(r, STATUS_SKIP, "%s: not supported on this GPU/driver (libnvidia-ml lacks %s)", what,
                               func);
                 return true;
@@ -179,21 +179,21 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
         default:
                 break;
         }
-        const char *name = nvml_return_name((nvmlReturn_t)rc);
+        const char *name = nv_rc_name(rc);
         result_evidence(r, "nvml_return", "%s", name);
         result_observed(r, "unknown: %s returned %s", func, name);
         switch (rc) {
-        case NVML_ERROR_NOT_SUPPORTED:
+        case NV_RC_NOT_SUPPORTED:
                 result_status(r, STATUS_SKIP, "%s: not supported on this GPU/driver (%s)", what, func);
                 break;
-        case NVML_ERROR_GPU_IS_LOST:
+        case NV_RC_GPU_IS_LOST:
                 /* One cause, one failure: gpu.nvml fails for a GPU nv_lost_by() finds and names
                  * it; the other checks of that GPU say why they could not judge. A lone
                  * GPU_IS_LOST that gpu.nvml does not see stays a failure here. */
                 /* gpu.nvml names a lost GPU by its address, and fails for one whose address
                  * was lost too (it is then missing from NVML). */
                 if (nv_lost_by(g) && (nv_ok(g->pci_bus_id) || (g->pci_bus_id.state == NV_ERROR &&
-                                                              g->pci_bus_id.rc == NVML_ERROR_GPU_IS_LOST))) {
+                                                              g->pci_bus_id.rc == NV_RC_GPU_IS_LOST))) {
                         result_status(r, STATUS_SKIP,
                                       "GPU lost: %s has fallen off the bus (%s returned %s; see gpu.nvml)", desc, func,
                                       name);
@@ -202,7 +202,7 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
                 result_status(r, STATUS_FAIL, "%s has fallen off the bus (%s returned %s)", desc, func, name);
                 result_remedy(r, "%s", nv_lost_remedy);
                 break;
-        case NVML_ERROR_NO_PERMISSION:
+        case NV_RC_NO_PERMISSION:
                 result_status(r, STATUS_ERROR, "%s of %s: %s refused (%s)", what, desc, func, name);
                 result_remedy(r, "Run gpuvet as root: NVML reads some facts only with CAP_SYS_ADMIN.");
                 break;
@@ -223,7 +223,7 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
  * board's last link meets it as "no such thing". */
 bool nv_reading_absent(unsigned char state, int rc) {
         return state == NV_UNREAD || state == NV_NO_FUNCTION ||
-               (state == NV_ERROR && (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH));
+               (state == NV_ERROR && (rc == NV_RC_NOT_SUPPORTED || rc == NV_RC_ARGUMENT_VERSION_MISMATCH));
 }
 
 
@@ -285,7 +285,7 @@ unsigned long long counter_grew(unsigned long long before, unsigned long long af
 
 bool nv_not_supported(unsigned char state, int rc) {
         return state == NV_NO_FUNCTION ||
-               (state == NV_ERROR && (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT));
+               (state == NV_ERROR && (rc == NV_RC_NOT_SUPPORTED || rc == NV_RC_INVALID_ARGUMENT));
 }
 
 void nv_each_gpu(const struct check_info *self, const struct facts *f, struct report *rep, nv_judge_fn *judge) {

@@ -180,15 +180,15 @@ static const struct {
         const char *name;
         enum status status; /* PASS: informational */
 } clock_reasons[] = {
-        {nvmlClocksThrottleReasonHwSlowdown, "HW slowdown", STATUS_FAIL},
-        {nvmlClocksThrottleReasonHwThermalSlowdown, "HW thermal slowdown", STATUS_FAIL},
-        {nvmlClocksThrottleReasonHwPowerBrakeSlowdown, "HW power brake slowdown", STATUS_FAIL},
-        {nvmlClocksEventReasonSwThermalSlowdown, "SW thermal slowdown", STATUS_WARN},
-        {nvmlClocksEventReasonGpuIdle, "GPU idle", STATUS_PASS},
-        {nvmlClocksEventReasonApplicationsClocksSetting, "applications clocks setting", STATUS_PASS},
-        {nvmlClocksEventReasonSwPowerCap, "SW power cap", STATUS_PASS},
-        {nvmlClocksEventReasonSyncBoost, "sync boost", STATUS_PASS},
-        {nvmlClocksEventReasonDisplayClockSetting, "display clock setting", STATUS_PASS},
+        {NV_CLOCKS_EVENT_HW_SLOWDOWN, "HW slowdown", STATUS_FAIL},
+        {NV_CLOCKS_EVENT_HW_THERMAL_SLOWDOWN, "HW thermal slowdown", STATUS_FAIL},
+        {NV_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN, "HW power brake slowdown", STATUS_FAIL},
+        {NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN, "SW thermal slowdown", STATUS_WARN},
+        {NV_CLOCKS_EVENT_GPU_IDLE, "GPU idle", STATUS_PASS},
+        {NV_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING, "applications clocks setting", STATUS_PASS},
+        {NV_CLOCKS_EVENT_SW_POWER_CAP, "SW power cap", STATUS_PASS},
+        {NV_CLOCKS_EVENT_SYNC_BOOST, "sync boost", STATUS_PASS},
+        {NV_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING, "display clock setting", STATUS_PASS},
 };
 
 static void judge_clock_events(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
