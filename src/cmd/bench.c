@@ -237,17 +237,6 @@ struct bench_cli {
         bool list, quiet;
 };
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        fputs("gpuvet bench: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-        return EXIT_USAGE;
-}
-
 static bool known_precision(const char *name) {
         for (size_t i = 0; i < sizeof(precisions) / sizeof(precisions[0]); i++)
                 if (strcmp(name, precisions[i]) == 0)
@@ -262,34 +251,37 @@ static int bench_option(int opt, const char *arg, void *ctx) {
         case 'L': o->list = true; break;
         case 'b':
                 if (strcmp(arg, "cuda") && strcmp(arg, "opencl") && strcmp(arg, "auto"))
-                        return usage_error("--backend: expected cuda, opencl or auto, not \"%s\"", arg);
+                        return cmd_usage_error("bench", "--backend: expected cuda, opencl or auto, not \"%s\"", arg);
                 b->backend = arg;
                 break;
         case 'g':
                 if (!parse_gpus(arg, o->gpus, &b->n_gpus))
-                        return usage_error("--gpus: expected device indices 0-%d such as \"0,2\" or \"0-3\", not \"%s\"",
+                        return cmd_usage_error("bench",
+                                               "--gpus: expected device indices 0-%d such as \"0,2\" or \"0-3\", not \"%s\"",
                                            MAX_GPUS - 1, arg);
                 b->gpus = o->gpus;
                 break;
         case 'n':
                 if (!parse_count(arg, 1, 100000, &b->reps))
-                        return usage_error("--reps: expected a whole number 1-100000, not \"%s\"", arg);
+                        return cmd_usage_error("bench", "--reps: expected a whole number 1-100000, not \"%s\"", arg);
                 break;
         case 'w':
                 if (!parse_count(arg, 1, 10000, &b->warmup))
-                        return usage_error("--warmup: expected a whole number 1-10000, not \"%s\"", arg);
+                        return cmd_usage_error("bench", "--warmup: expected a whole number 1-10000, not \"%s\"", arg);
                 break;
         case 's':
                 if (!parse_size(arg, &b->size_bytes))
-                        return usage_error("--size: expected bytes 4K-1T such as 268435456, 256M or 1G, not \"%s\"", arg);
+                        return cmd_usage_error("bench",
+                                               "--size: expected bytes 4K-1T such as 268435456, 256M or 1G, not \"%s\"", arg);
                 break;
         case 't':
                 if (!parse_count(arg, 1, 4096, &b->threads))
-                        return usage_error("--threads: expected a whole number 1-4096, not \"%s\"", arg);
+                        return cmd_usage_error("bench", "--threads: expected a whole number 1-4096, not \"%s\"", arg);
                 break;
         case 'p':
                 if (!known_precision(arg))
-                        return usage_error("--precision: unknown precision \"%s\" (fp64, fp32, tf32, fp16, bf16, fp8)",
+                        return cmd_usage_error("bench",
+                                               "--precision: unknown precision \"%s\" (fp64, fp32, tf32, fp16, bf16, fp8)",
                                            arg);
                 b->precision = arg;
                 break;
@@ -387,13 +379,14 @@ int cmd_bench(int argc, char **argv) {
         if (code >= 0)
                 return code;
         int next = args.first_operand;
+        if (o.list && next < argc)
+                return cmd_usage_error("bench", "unexpected argument \"%s\" (see gpuvet bench --help)", argv[next]);
         if (o.list)
-                return next < argc ? usage_error("unexpected argument \"%s\" (see gpuvet bench --help)", argv[next])
-                                   : list_benchmarks();
+                return list_benchmarks();
         if (next >= argc)
-                return usage_error("name a benchmark, or all (see gpuvet bench --list)");
+                return cmd_usage_error("bench", "name a benchmark, or all (see gpuvet bench --list)");
         if (next + 1 < argc)
-                return usage_error("unexpected argument \"%s\" (see gpuvet bench --help)", argv[next + 1]);
+                return cmd_usage_error("bench", "unexpected argument \"%s\" (see gpuvet bench --help)", argv[next + 1]);
         const char *names = argv[next];
         const struct bench_info *sel[64];
         size_t n_sel = 0;

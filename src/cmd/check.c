@@ -181,17 +181,6 @@ struct check_cli {
         struct text_options text;
 };
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        fputs("gpuvet check: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-        return EXIT_USAGE;
-}
-
 static bool one_of(const char *arg, const char *a, const char *b, const char *c) {
         return strcmp(arg, a) == 0 || strcmp(arg, b) == 0 || strcmp(arg, c) == 0;
 }
@@ -203,31 +192,35 @@ static int check_option(int opt, const char *arg, void *ctx) {
         case 'l':
                 o->level = level_from_name(arg);
                 if (o->level == _LEVEL_INVALID)
-                        return usage_error("--level: unknown level \"%s\" (quick, standard, full)", arg);
+                        return cmd_usage_error("check", "--level: unknown level \"%s\" (quick, standard, full)", arg);
                 break;
         case 'j': o->json_path = arg; break;
         case 'S': o->strict = true; break;
         case 'B':
                 if (!one_of(arg, "cuda", "opencl", "auto"))
-                        return usage_error("--backend: expected cuda, opencl or auto, not \"%s\"", arg);
+                        return cmd_usage_error("check", "--backend: expected cuda, opencl or auto, not \"%s\"", arg);
                 o->backend = arg;
                 break;
         case 'T' | 0x100:
                 if (!parse_seconds(arg, &o->probe_timeout_s) || o->probe_timeout_s > 3600)
-                        return usage_error("--probe-timeout: expected whole seconds 1..3600, not \"%s\"", arg);
+                        return cmd_usage_error("check",
+                                               "--probe-timeout: expected whole seconds 1..3600, not \"%s\"", arg);
                 break;
         case 'c' | 0x200:
                 if (parse_int(arg, &v) < 0 || v < 1 || v > 600000)
-                        return usage_error("--cuda-init-timeout-ms: expected milliseconds 1..600000, not \"%s\"", arg);
+                        return cmd_usage_error("check",
+                                               "--cuda-init-timeout-ms: expected milliseconds 1..600000, not \"%s\"", arg);
                 o->cuda_timeout_ms = (unsigned)v;
                 break;
         case 'D' | 0x200:
                 if (parse_int(arg, &o->dcgm_level) < 0 || o->dcgm_level < 1 || o->dcgm_level > 4)
-                        return usage_error("--with-dcgm: expected a dcgmi diag level 1..4, not \"%s\"", arg);
+                        return cmd_usage_error("check",
+                                               "--with-dcgm: expected a dcgmi diag level 1..4, not \"%s\"", arg);
                 break;
         case 'd' | 0x200:
                 if (!parse_seconds(arg, &o->dcgm_timeout_s))
-                        return usage_error("--dcgm-timeout: expected whole seconds 1..86400, not \"%s\"", arg);
+                        return cmd_usage_error("check",
+                                               "--dcgm-timeout: expected whole seconds 1..86400, not \"%s\"", arg);
                 break;
         case 'O': o->only = arg; break;
         case 'P': o->policy_path = arg; break;
@@ -237,7 +230,7 @@ static int check_option(int opt, const char *arg, void *ctx) {
         case 'q': o->quiet = true; break;
         case 'C':
                 if (!one_of(arg, "auto", "always", "never"))
-                        return usage_error("--color: expected auto, always or never, not \"%s\"", arg);
+                        return cmd_usage_error("check", "--color: expected auto, always or never, not \"%s\"", arg);
                 o->color = arg;
                 break;
         }
@@ -445,7 +438,8 @@ int cmd_check(int argc, char **argv) {
         /* Running standard under the name full would let a gate pass a node that was never
          * stressed. --list still shows what the level will hold. */
         if (o.level == LEVEL_FULL)
-                return usage_error("--level full needs the stress test (gpuvet burn), which this version does not "
+                return cmd_usage_error("check",
+                                       "--level full needs the stress test (gpuvet burn), which this version does not "
                                    "have yet; use --level standard");
 
         double start = now_ms();

@@ -1,5 +1,6 @@
 #include "cmd/options.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -120,4 +121,14 @@ int cmd_show_machine(const char *name, const char *usage, int argc, char **argv,
                 return code;
         code = machine_read(name, &args.common, &args.nvml, m);
         return code ? code : -1;
+}
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "gpuvet %s: ", cmd);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+        return EXIT_USAGE;
 }

@@ -45,3 +45,6 @@ int cmd_json_flag(int opt, const char *arg, void *ctx);
  * (info, topo): parse, then machine_read. Returns -1 with *m read and *json set, else the
  * exit code to leave with. */
 int cmd_show_machine(const char *name, const char *usage, int argc, char **argv, bool *json, struct machine *m);
+
+/* Print "gpuvet <cmd>: <message>" on standard error; returns EXIT_USAGE. */
+int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -39,20 +39,13 @@ static void *only_12(const char *file, int mode) {
         return strcmp(file, "libcublasLt.so.12") == 0 ? dlopen(fake_path, mode) : NULL;
 }
 
-static void *system_sym(void *handle, const char *name) {
-        return dlsym(handle, name);
-}
-static int system_close(void *handle) {
-        return dlclose(handle);
-}
-static char *system_error(void) {
-        return dlerror();
-}
-static const struct dynlib_seam failing_seam = {failing_dlopen, system_sym, system_close, system_error, NULL};
-static const struct dynlib_seam only_12_seam = {only_12, system_sym, system_close, system_error, NULL};
-
+/* The system's loader, with open replaced. */
+static struct dynlib_seam failing_seam, only_12_seam;
 static int reset(void **state) {
         (void)state;
+        failing_seam = only_12_seam = dynlib_system;
+        failing_seam.open = failing_dlopen;
+        only_12_seam.open = only_12;
         n_tried = 0;
         unsetenv("GPUVET_CUBLASLT_LIB");
         dynlib_set_seam(NULL);
