@@ -24,11 +24,15 @@ struct bench_options {
                                    * (the probes' light load; 0: size_bytes as given) */
         unsigned threads;         /* host benchmarks (0: all online CPUs) */
         const char *precision;    /* gemm: "fp64", "fp32", "tf32", "fp16", "bf16", "fp8"; NULL = all */
-        const char *only;         /* memory: the one measurement to run ("triad", the standard level's
-                                   * probe); NULL = all */
+        const char *only;         /* the part to run, for the standard level's probes; NULL = all.
+                                   * memory: "triad"; transfer: "pinned" (h2d_pinned and d2h_pinned
+                                   * at size_bytes, no sweep, no bidirectional); p2p: "write_uni" */
+        bool link_under_load;     /* transfer: read each GPU's PCIe link while pinned H2D copies run
+                                   * (measurement pcie/link_under_load; needs bench_ctx.fs) */
 };
 
 struct baselines;
+struct fsroot;
 
 struct bench_ctx {
         const struct bench_options *opt;
@@ -36,7 +40,11 @@ struct bench_ctx {
         const struct baselines *baselines;  /* achieved figures per model */
         const struct dev_ops *ops;          /* NULL for host-only benchmarks */
         struct dev_backend *dev;
+        struct fsroot *fs;                  /* the machine's files, for readings taken under load */
 };
+
+/* Whether opt->only asks for exactly this part. */
+bool bench_only(const struct bench_ctx *ctx, const char *part);
 
 struct bench_info {
         const char *name;   /* "memory", "host-memory" */

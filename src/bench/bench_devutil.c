@@ -1,11 +1,13 @@
 #include "bench/bench_devutil.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "core/strparse.h"
 #include "sys/facts.h"
 
 const char *bench_dev_error(const struct bench_ctx *ctx) {
@@ -153,4 +155,71 @@ int copy_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
         struct copy_run *r = arg;
         return r->h2d ? ctx->ops->copy_h2d(d->ctx, r->dev, 0, r->host, r->bytes)
                       : ctx->ops->copy_d2h(d->ctx, r->host, r->dev, 0, r->bytes);
+}
+
+void bench_pattern_fill(uint32_t *host, uint64_t bytes, uint32_t seed) {
+        for (uint64_t i = 0; i < bytes / 4; i++)
+                host[i] = bench_pattern(seed, i);
+}
+
+void bench_verify_words(const uint32_t *host, uint64_t bytes, uint32_t seed, const char *where, struct measurement *m) {
+        for (uint64_t i = 0; i < bytes / 4; i++)
+                if (host[i] != bench_pattern(seed, i)) {
+                        snprintf(m->verify_error, sizeof(m->verify_error), "word %" PRIu64 "%s is 0x%08x, expected 0x%08x",
+                                 i, where, host[i], bench_pattern(seed, i));
+                        return;
+                }
+        m->verified = true;
+}
+
+int bench_read_verify(const struct bench_ctx *ctx, struct bench_dev *d, struct dev_buf *buf, uint64_t bytes,
+                      uint32_t seed, uint32_t *host, const char *where, struct measurement *m) {
+        int e;
+        if ((e = ctx->ops->copy_d2h(d->ctx, host, buf, 0, bytes)) < 0 || (e = ctx->ops->synchronize(d->ctx)) < 0) {
+                measurement_fail(m, STATUS_ERROR, "reading the result back: %s", bench_dev_error(ctx));
+                return e;
+        }
+        bench_verify_words(host, bytes, seed, where, m);
+        return 0;
+}
+
+#define FILL_LOCAL 256
+
+int bench_fill_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
+        const struct bench_fill *f = arg;
+        uint64_t words = f->bytes / 4;
+        /* 2048 work items per compute unit fill any GPU; never more than the words (rounded
+         * up to a work group), which the kernel's bounds check would idle. */
+        size_t cu = d->info.compute_units ? d->info.compute_units : 1;
+        size_t want = cu * 2048, max = (size_t)((words + FILL_LOCAL - 1) / FILL_LOCAL) * FILL_LOCAL;
+        struct dev_arg args[] = {{.kind = DEV_ARG_BUF, .v.buf = f->buf},
+                                 {.kind = DEV_ARG_U32, .v.u32 = f->seed},
+                                 {.kind = DEV_ARG_U64, .v.u64 = words}};
+        return ctx->ops->launch(d->ctx, "fill_u32", want < max ? want : max, FILL_LOCAL, args, 3);
+}
+
+double bench_pcie_peak(const struct bench_ctx *ctx, const struct bench_dev *d, char *source, size_t size) {
+        static const unsigned gen_mts[] = {0, 2500, 5000, 8000, 16000, 32000, 64000};
+        unsigned mts, width;
+        source[0] = '\0';
+        if (d->pci && ctx->facts && pci_link_best(&ctx->facts->pci, d->pci, &mts, &width) && width) {
+                snprintf(source, size, "PCIe link of %s at its best: Gen%u x%u (sysfs max_link_*)", d->pci->addr,
+                         pcie_gen_from_mts(mts), width);
+                return bench_pcie_gbps(mts, width);
+        }
+        if (d->model && d->model->pcie_gen > 0 && d->model->pcie_gen <= 6 && d->model->pcie_width) {
+                snprintf(source, size, "%.50s: PCIe Gen%u x%u (data/gpus.json)", d->model->name, d->model->pcie_gen,
+                         d->model->pcie_width);
+                return bench_pcie_gbps(gen_mts[d->model->pcie_gen], d->model->pcie_width);
+        }
+        return 0;
+}
+
+void bench_set_pcie_peak(const struct bench_ctx *ctx, const struct bench_dev *d, struct measurement *m) {
+        char source[sizeof(m->peak_source)];
+        double peak = bench_pcie_peak(ctx, d, source, sizeof(source));
+        if (peak > 0) {
+                m->peak = peak;
+                snprintf(m->peak_source, sizeof(m->peak_source), "%s", source);
+        }
 }

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bench/bench.h"
 
@@ -43,6 +44,26 @@ struct copy_run {
 };
 int copy_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg);
 
+/* The fill_u32 pattern (kernels.def): word i of a buffer filled with seed. Every device
+ * benchmark and probe writes it, from the host or with the kernel, and verifies it. */
+static inline uint32_t bench_pattern(uint32_t seed, uint64_t i) { return seed ^ (uint32_t)(i * 2654435761ull); }
+void bench_pattern_fill(uint32_t *host, uint64_t bytes, uint32_t seed);
+/* Compare host with the pattern of seed: sets m->verified, or m->verify_error ("word N<where>
+ * is 0x..., expected 0x..."). */
+void bench_verify_words(const uint32_t *host, uint64_t bytes, uint32_t seed, const char *where, struct measurement *m);
+/* Read buf back into host, then bench_verify_words; a failed read is an error measurement. */
+int bench_read_verify(const struct bench_ctx *ctx, struct bench_dev *d, struct dev_buf *buf, uint64_t bytes,
+                      uint32_t seed, uint32_t *host, const char *where, struct measurement *m);
+
+/* The fill_u32 kernel over a buffer, as a bench_enqueue_fn (arg: struct bench_fill); not
+ * waited for. */
+struct bench_fill {
+        struct dev_buf *buf;
+        uint32_t seed;
+        uint64_t bytes;
+};
+int bench_fill_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg);
+
 /* Repetitions and warm-up from the options, or the benchmark's defaults. */
 unsigned bench_reps(const struct bench_ctx *ctx, unsigned def);
 unsigned bench_warmup(const struct bench_ctx *ctx, unsigned def);
@@ -60,5 +81,13 @@ int bench_time_reps(const struct bench_ctx *ctx, struct bench_dev *d, struct mea
 /* PCIe bandwidth of one direction in GB/s for a link of speed_mts and width lanes
  * (encoding overhead included); 0 when unknown. */
 double bench_pcie_gbps(unsigned speed_mts, unsigned width);
+/* The PCIe peak of one direction for d's link at its best (sysfs max_link_*, capped by the
+ * port above: pci_link_best), else its model's (data/gpus.json): m->peak and
+ * m->peak_source. The best, not the current link: an idle GPU drops its link to Gen1 to
+ * save power, so the speed read before a copy says nothing of what it can carry. Nothing
+ * is set when neither is known. */
+void bench_set_pcie_peak(const struct bench_ctx *ctx, const struct bench_dev *d, struct measurement *m);
+/* That peak in GB/s (0: unknown), its source written to source. */
+double bench_pcie_peak(const struct bench_ctx *ctx, const struct bench_dev *d, char *source, size_t size);
 
 

@@ -10,6 +10,9 @@
  *   before either completes, they overlap for all but the launch skew.)
  * - Latency: 100 copies of 4 bytes a->b between two events; us per copy.
  * Verified: the destination is read back and compared with the source pattern.
+ * Every measurement's subject is "gpuA->gpuB", its parameters "from" and "to" the two GPUs
+ * with their PCI addresses. The standard level's p2p probe runs this benchmark with only =
+ * "write_uni": the unidirectional copies alone.
  *
  * Link of each pair (a parameter of every measurement, and the peak): from NVML's
  * NVLink facts when the bench command gathered them (links whose remote PCI address is
@@ -76,15 +79,6 @@ static void count_links(const struct facts *f, const struct nvml_gpu *g, const c
         }
 }
 
-static double pcie_peak(const struct bench_dev *d) {
-        static const unsigned gen_mts[] = {0, 2500, 5000, 8000, 16000, 32000, 64000};
-        if (d->pci && d->pci->have_link && d->pci->cur_width)
-                return bench_pcie_gbps(d->pci->cur_speed_mts, d->pci->cur_width);
-        if (d->model && d->model->pcie_gen > 0 && d->model->pcie_gen <= 6)
-                return bench_pcie_gbps(gen_mts[d->model->pcie_gen], d->model->pcie_width);
-        return 0;
-}
-
 static void find_link(const struct bench_ctx *ctx, const struct bench_dev *a, const struct bench_dev *b,
                       struct p2p_link *ret) {
         memset(ret, 0, sizeof(*ret));
@@ -125,64 +119,59 @@ static void find_link(const struct bench_ctx *ctx, const struct bench_dev *a, co
                 snprintf(ret->source, sizeof(ret->source), "default (NVML not read, model not SXM)");
         }
         snprintf(ret->kind, sizeof(ret->kind), "pcie");
-        double pa = pcie_peak(a), pb = pcie_peak(b);
+        char unused[160];
+        double pa = bench_pcie_peak(ctx, a, unused, sizeof(unused)), pb = bench_pcie_peak(ctx, b, unused, sizeof(unused));
         ret->peak_gbps = pa && pb ? (pa < pb ? pa : pb) : 0;
         if (ret->peak_gbps)
                 snprintf(ret->peak_source, sizeof(ret->peak_source), "slower PCIe link of the pair: %.1f GB/s",
                          ret->peak_gbps);
 }
 
+/* Each GPU's two buffers: src, filled once with the GPU's own pattern by the fill kernel,
+ * and dst, which every peer copies into (cleared before each measurement, so a copy that
+ * moved nothing cannot pass on an earlier pair's data). */
+struct p2p_bufs {
+        struct dev_buf *src, *dst;
+        uint32_t seed;
+        bool ok;
+        enum status status; /* when not ok: skip for out of memory, else error */
+        char error[256];    /* why not ok */
+};
+
 struct p2p_pair {
-        const struct bench_ctx *ctx;
         struct bench_dev *a, *b;
-        struct dev_buf *src_a, *dst_b, *src_b, *dst_a;
+        struct p2p_bufs *ba, *bb;
         uint64_t bytes;
 };
 
 static int enqueue_uni(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
         struct p2p_pair *p = arg;
         (void)d;
-        return ctx->ops->copy_peer(p->b->ctx, p->dst_b, p->a->ctx, p->src_a, p->bytes);
+        return ctx->ops->copy_peer(p->b->ctx, p->bb->dst, p->a->ctx, p->ba->src, p->bytes);
 }
 
 static int enqueue_lat(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
         struct p2p_pair *p = arg;
         (void)d;
         for (int i = 0; i < P2P_LAT_COPIES; i++) {
-                int r = ctx->ops->copy_peer(p->b->ctx, p->dst_b, p->a->ctx, p->src_a, P2P_LAT_BYTES);
+                int r = ctx->ops->copy_peer(p->b->ctx, p->bb->dst, p->a->ctx, p->ba->src, P2P_LAT_BYTES);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-static uint32_t pattern(uint32_t seed, uint64_t i) {
-        return seed ^ (uint32_t)(i * 2654435761ull);
-}
-
-/* Fill src from the host with the pattern of seed. */
-static int fill(const struct bench_ctx *ctx, struct bench_dev *d, struct dev_buf *buf, uint64_t bytes, uint32_t seed,
-                uint32_t *host) {
-        for (uint64_t i = 0; i < bytes / 4; i++)
-                host[i] = pattern(seed, i);
-        int r = ctx->ops->copy_h2d(d->ctx, buf, 0, host, bytes);
+static int clear(const struct bench_ctx *ctx, struct bench_dev *d, struct dev_buf *buf, uint64_t bytes) {
+        int r = ctx->ops->memset(d->ctx, buf, 0, bytes);
         return r < 0 ? r : ctx->ops->synchronize(d->ctx);
 }
 
+/* The destination on d read back and compared with the source's pattern. */
 static void verify(const struct bench_ctx *ctx, struct bench_dev *d, struct dev_buf *buf, uint64_t bytes, uint32_t seed,
                    uint32_t *host, struct measurement *m) {
-        if (ctx->ops->copy_d2h(d->ctx, host, buf, 0, bytes) < 0 || ctx->ops->synchronize(d->ctx) < 0) {
-                measurement_fail(m, STATUS_ERROR, "reading the destination back: %s", bench_dev_error(ctx));
-                return;
-        }
-        for (uint64_t i = 0; i < bytes / 4; i++)
-                if (host[i] != pattern(seed, i)) {
-                        snprintf(m->verify_error, sizeof(m->verify_error),
-                                 "word %" PRIu64 " on %s is 0x%08x, expected 0x%08x", i, d->subject, host[i],
-                                 pattern(seed, i));
-                        return;
-                }
-        m->verified = true;
+        char where[64];
+        snprintf(where, sizeof(where), " on %s", d->subject);
+        (void)bench_read_verify(ctx, d, buf, bytes, seed, host, where, m);
 }
 
 static struct measurement *pair_measurement(struct bench_report *rep, const char *name, const struct bench_dev *a,
@@ -191,6 +180,8 @@ static struct measurement *pair_measurement(struct bench_report *rep, const char
         char subject[48];
         snprintf(subject, sizeof(subject), "gpu%d->gpu%d", a->index, b->index);
         struct measurement *m = bench_measurement_new(rep, "p2p", name, subject, unit, higher);
+        measurement_param(m, "from", "%s", a->subject);
+        measurement_param(m, "to", "%s", b->subject);
         measurement_param(m, "link", "%s", link->kind);
         measurement_param(m, "link_source", "%s", link->source);
         measurement_param(m, "size_bytes", "%" PRIu64, bytes);
@@ -213,8 +204,8 @@ static int time_bidir(const struct bench_ctx *ctx, struct p2p_pair *p, struct me
         for (unsigned i = 0; r == 0 && i < warmup + reps; i++) {
                 double ms_a = 0, ms_b = 0;
                 if ((r = ops->event_record(p->a->ctx, ea0)) < 0 || (r = ops->event_record(p->b->ctx, eb0)) < 0 ||
-                    (r = ops->copy_peer(p->b->ctx, p->dst_b, p->a->ctx, p->src_a, p->bytes)) < 0 ||
-                    (r = ops->copy_peer(p->a->ctx, p->dst_a, p->b->ctx, p->src_b, p->bytes)) < 0 ||
+                    (r = ops->copy_peer(p->b->ctx, p->bb->dst, p->a->ctx, p->ba->src, p->bytes)) < 0 ||
+                    (r = ops->copy_peer(p->a->ctx, p->ba->dst, p->b->ctx, p->bb->src, p->bytes)) < 0 ||
                     (r = ops->event_record(p->a->ctx, ea1)) < 0 || (r = ops->event_record(p->b->ctx, eb1)) < 0 ||
                     (r = ops->synchronize(p->a->ctx)) < 0 || (r = ops->synchronize(p->b->ctx)) < 0 ||
                     (r = ops->event_elapsed_ms(p->a->ctx, ea0, ea1, &ms_a)) < 0 ||
@@ -240,13 +231,18 @@ static int time_bidir(const struct bench_ctx *ctx, struct p2p_pair *p, struct me
         return r;
 }
 
-static void run_pair(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *a, struct bench_dev *b,
-                     uint64_t bytes, uint32_t *host) {
+static void run_pair(const struct bench_ctx *ctx, struct bench_report *rep, struct p2p_pair *p, uint32_t *host) {
         const struct dev_ops *ops = ctx->ops;
+        struct bench_dev *a = p->a, *b = p->b;
         struct p2p_link link;
         find_link(ctx, a, b, &link);
         unsigned reps = bench_reps(ctx, P2P_DEFAULT_REPS), warmup = bench_warmup(ctx, P2P_DEFAULT_WARMUP);
-        struct measurement *uni = pair_measurement(rep, "write_uni", a, b, "GB/s", true, &link, bytes);
+        struct measurement *uni = pair_measurement(rep, "write_uni", a, b, "GB/s", true, &link, p->bytes);
+        if (!p->ba->ok || !p->bb->ok) {
+                struct p2p_bufs *bad = !p->ba->ok ? p->ba : p->bb;
+                measurement_fail(uni, bad->status, "%s: %s", !p->ba->ok ? a->subject : b->subject, bad->error);
+                return;
+        }
         int r = ops->p2p_enable(a->ctx, b->ctx);
         if (r == -ENOTSUP) {
                 /* Not a fault of the node by itself (PCIe peer access off behind some root
@@ -259,53 +255,64 @@ static void run_pair(const struct bench_ctx *ctx, struct bench_report *rep, stru
                 measurement_fail(uni, STATUS_ERROR, "enabling peer access: %s", bench_dev_error(ctx));
                 return;
         }
-        struct p2p_pair p = {.ctx = ctx, .a = a, .b = b, .bytes = bytes};
         double *samples = calloc(reps, sizeof(double));
         if (!samples) {
                 measurement_fail(uni, STATUS_ERROR, "out of memory");
                 return;
         }
-        if ((r = ops->alloc(a->ctx, bytes, &p.src_a)) < 0 || (r = ops->alloc(b->ctx, bytes, &p.dst_b)) < 0 ||
-            (r = ops->alloc(b->ctx, bytes, &p.src_b)) < 0 || (r = ops->alloc(a->ctx, bytes, &p.dst_a)) < 0) {
-                measurement_fail(uni, r == -ENOMEM ? STATUS_SKIP : STATUS_ERROR, "allocating 4 x %" PRIu64 " bytes: %s (try a smaller --size)",
-                                 bytes, bench_dev_error(ctx));
-                goto out;
-        }
-        if ((r = fill(ctx, a, p.src_a, bytes, 0x5eed0001u, host)) < 0 || (r = fill(ctx, b, p.src_b, bytes, 0x5eed0002u, host)) < 0) {
-                measurement_fail(uni, STATUS_ERROR, "filling the source: %s", bench_dev_error(ctx));
-                goto out;
-        }
-
         uni->peak = link.peak_gbps;
         snprintf(uni->peak_source, sizeof(uni->peak_source), "%s", link.peak_source);
-        if (bench_time_reps(ctx, a, uni, warmup, reps, enqueue_uni, &p, (double)bytes / 1e9, samples) == 0)
-                verify(ctx, b, p.dst_b, bytes, 0x5eed0001u, host, uni);
+        if ((r = clear(ctx, b, p->bb->dst, p->bytes)) < 0)
+                measurement_fail(uni, STATUS_ERROR, "clearing the destination: %s", bench_dev_error(ctx));
+        else if (bench_time_reps(ctx, a, uni, warmup, reps, enqueue_uni, p, (double)p->bytes / 1e9, samples) == 0)
+                verify(ctx, b, p->bb->dst, p->bytes, p->ba->seed, host, uni);
+        if (bench_only(ctx, "write_uni"))
+                goto out; /* the standard level's probe */
 
-        struct measurement *bi = pair_measurement(rep, "write_bidir", a, b, "GB/s", true, &link, bytes);
+        struct measurement *bi = pair_measurement(rep, "write_bidir", a, b, "GB/s", true, &link, p->bytes);
         bi->peak = 2 * link.peak_gbps;
         snprintf(bi->peak_source, sizeof(bi->peak_source), "%.70s, both directions", link.peak_source);
-        if (time_bidir(ctx, &p, bi, warmup, reps, samples) == 0) {
-                verify(ctx, a, p.dst_a, bytes, 0x5eed0002u, host, bi);
+        if ((r = clear(ctx, a, p->ba->dst, p->bytes)) < 0 || (r = clear(ctx, b, p->bb->dst, p->bytes)) < 0)
+                measurement_fail(bi, STATUS_ERROR, "clearing the destinations: %s", bench_dev_error(ctx));
+        else if (time_bidir(ctx, p, bi, warmup, reps, samples) == 0) {
+                verify(ctx, a, p->ba->dst, p->bytes, p->bb->seed, host, bi);
                 if (bi->verified) {
                         bi->verified = false;
-                        verify(ctx, b, p.dst_b, bytes, 0x5eed0001u, host, bi);
+                        verify(ctx, b, p->bb->dst, p->bytes, p->ba->seed, host, bi);
                 }
         }
 
         struct measurement *lat = pair_measurement(rep, "latency", a, b, "us", false, &link, P2P_LAT_BYTES);
         /* bench_time_reps' samples are work / s, here copies per second; 1e6 over that is
          * microseconds per copy */
-        if (bench_time_reps(ctx, a, lat, warmup, reps, enqueue_lat, &p, P2P_LAT_COPIES, samples) == 0) {
+        if (bench_time_reps(ctx, a, lat, warmup, reps, enqueue_lat, p, P2P_LAT_COPIES, samples) == 0) {
                 for (size_t i = 0; i < lat->n_samples; i++)
                         lat->samples[i] = 1e6 / lat->samples[i];
                 lat->verified = true; /* 4 bytes of the verified buffers */
         }
 out:
         free(samples);
-        ops->free(a->ctx, p.src_a);
-        ops->free(b->ctx, p.dst_b);
-        ops->free(b->ctx, p.src_b);
-        ops->free(a->ctx, p.dst_a);
+}
+
+/* d's source (filled with its pattern) and destination buffers. */
+static void alloc_bufs(const struct bench_ctx *ctx, struct bench_dev *d, uint64_t bytes, struct p2p_bufs *b) {
+        const struct dev_ops *ops = ctx->ops;
+        b->seed = 0x5eed0000u + (uint32_t)d->index;
+        struct bench_fill f = {.seed = b->seed, .bytes = bytes};
+        int r;
+        if ((r = ops->alloc(d->ctx, bytes, &b->src)) < 0 || (r = ops->alloc(d->ctx, bytes, &b->dst)) < 0) {
+                b->status = r == -ENOMEM ? STATUS_SKIP : STATUS_ERROR;
+                snprintf(b->error, sizeof(b->error), "allocating 2 x %" PRIu64 " bytes: %.150s%s", bytes,
+                         bench_dev_error(ctx), r == -ENOMEM ? " (try a smaller --size)" : "");
+                return;
+        }
+        f.buf = b->src;
+        if ((r = bench_fill_enqueue(ctx, d, &f)) < 0 || (r = ops->synchronize(d->ctx)) < 0) {
+                b->status = STATUS_ERROR;
+                snprintf(b->error, sizeof(b->error), "filling the source: %.150s", bench_dev_error(ctx));
+                return;
+        }
+        b->ok = true;
 }
 
 static void p2p_run(const struct bench_ctx *ctx, struct bench_report *rep) {
@@ -322,8 +329,9 @@ static void p2p_run(const struct bench_ctx *ctx, struct bench_report *rep) {
         uint64_t bytes = ctx->opt && ctx->opt->size_bytes ? ctx->opt->size_bytes : P2P_DEFAULT_BYTES;
         bytes &= ~(uint64_t)3;
         struct bench_dev *devs = calloc(n, sizeof(*devs));
+        struct p2p_bufs *bufs = calloc(n, sizeof(*bufs));
         uint32_t *host = NULL;
-        if (!devs || bytes < 4 || !(host = malloc(bytes))) {
+        if (!devs || !bufs || bytes < 4 || !(host = malloc(bytes))) {
                 struct measurement *m = bench_measurement_new(rep, "p2p", "pairs", "node", "", true);
                 measurement_fail(m, STATUS_ERROR, bytes < 4 ? "size %" PRIu64 " bytes: at least 4" : "out of memory (%" PRIu64 " bytes)",
                                  bytes);
@@ -332,13 +340,24 @@ static void p2p_run(const struct bench_ctx *ctx, struct bench_report *rep) {
         for (size_t i = 0; i < n; i++)
                 if (bench_dev_open(ctx, rep, "p2p", idx[i], &devs[i]) < 0)
                         devs[i].ctx = NULL;
+                else
+                        alloc_bufs(ctx, &devs[i], bytes, &bufs[i]);
         for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j < n; j++)
-                        if (i != j && devs[i].ctx && devs[j].ctx)
-                                run_pair(ctx, rep, &devs[i], &devs[j], bytes, host);
+                        if (i != j && devs[i].ctx && devs[j].ctx) {
+                                struct p2p_pair p = {.a = &devs[i], .b = &devs[j], .ba = &bufs[i], .bb = &bufs[j],
+                                                     .bytes = bytes};
+                                run_pair(ctx, rep, &p, host);
+                        }
 out:
-        for (size_t i = 0; devs && i < n; i++)
+        for (size_t i = 0; devs && bufs && i < n; i++) {
+                if (bufs[i].src)
+                        ctx->ops->free(devs[i].ctx, bufs[i].src);
+                if (bufs[i].dst)
+                        ctx->ops->free(devs[i].ctx, bufs[i].dst);
                 bench_dev_close(ctx, &devs[i]);
+        }
+        free(bufs);
         free(devs);
         free(host);
         free(idx);

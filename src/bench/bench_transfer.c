@@ -7,8 +7,9 @@
  * kept mapped), pageable is plain malloc'd memory. Verified: after the timed H2D copies the
  * device buffer is read back and compared with the source; for D2H the device buffer is
  * filled by the fill_u32 kernel and the host copy is checked against its formula.
- * Peak: PCIe generation x width of the device's current link (facts.pci), else the
- * model's (data/gpus.json), per direction after line encoding. On a device that shares
+ * Peak: PCIe generation x width of the device's link at its best (facts.pci: max_link_*,
+ * capped by the port above), else the model's (data/gpus.json), per direction after line
+ * encoding; not the current link, which an idle GPU drops to Gen1. On a device that shares
  * memory with the host (PoCL, integrated GPUs) a "transfer" is a memcpy: no PCIe peak.
  *
  * Bidirectional (bidir_pinned, bidir_pageable): at every size, an H2D copy on the context's
@@ -20,67 +21,59 @@
  * as the parameters h2d_gbps and d2h_gbps: docs/bench.md). Peak, pinned only: 2 x the
  * per-direction PCIe figure (PCIe is full duplex). Pageable copies are staged by the driver
  * through its own pinned buffers, so whether they overlap at all is the driver's business:
- * no peak. Both directions' data are verified as the unidirectional copies'. */
+ * no peak. Both directions' data are verified as the unidirectional copies'.
+ *
+ * The standard level's transfer probe runs this benchmark with only = "pinned" (pinned H2D
+ * and D2H at one size) and link_under_load: then, per GPU, back-to-back pinned H2D copies
+ * run for 200 ms while the link's current speed and width are read through ctx->fs after
+ * each copy is enqueued (measurement pcie/link_under_load, judged by the check of that
+ * name): GPUs leave their idle link speed within a few ms of traffic. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
+#include "core/fsroot.h"
 #include "sys/facts.h"
 
 #define XFER_MIN_BYTES (64ull << 10)
 #define XFER_DEFAULT_MAX (256ull << 20)
-#define XFER_LOCAL 256
+/* The link under load: copies for this long, and at least this many link reads. */
+#define LOAD_MS 200.0
+#define LOAD_MIN_READS 4
+#define LOAD_MAX_COPIES 4000
 
-static uint32_t fill_word(uint32_t seed, uint64_t i) { return seed ^ (uint32_t)(i * 2654435761ull); }
-
-static void set_peak(struct bench_dev *d, struct measurement *m) {
-        if (d->info.unified_memory) {
-                measurement_param(m, "unified_memory", "yes: host and device share memory, a copy is a memcpy");
-                return;
-        }
-        static const unsigned gen_mts[] = {0, 2500, 5000, 8000, 16000, 32000, 64000};
-        if (d->pci && d->pci->have_link && d->pci->cur_width) {
-                m->peak = bench_pcie_gbps(d->pci->cur_speed_mts, d->pci->cur_width);
-                snprintf(m->peak_source, sizeof(m->peak_source), "PCIe link of %s: %.1f GT/s x%u (current)",
-                         d->pci->addr, d->pci->cur_speed_mts / 1000.0, d->pci->cur_width);
-        } else if (d->model && d->model->pcie_gen > 0 && d->model->pcie_gen <= 6 && d->model->pcie_width) {
-                m->peak = bench_pcie_gbps(gen_mts[d->model->pcie_gen], d->model->pcie_width);
-                snprintf(m->peak_source, sizeof(m->peak_source), "%s: PCIe Gen%u x%u (data/gpus.json)",
-                         d->model->name, d->model->pcie_gen, d->model->pcie_width);
-        }
+static double now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static void set_peak(const struct bench_ctx *ctx, const struct bench_dev *d, struct measurement *m) {
+        if (d->info.unified_memory)
+                measurement_param(m, "unified_memory", "yes: host and device share memory, a copy is a memcpy");
+        else
+                bench_set_pcie_peak(ctx, d, m);
+}
+
+/* H2D: read the device buffer back into check; D2H: the host buffer holds the result. */
 static void verify(const struct bench_ctx *ctx, struct bench_dev *d, struct copy_run *r, uint32_t seed,
                    uint32_t *check, struct measurement *m) {
-        const struct dev_ops *ops = ctx->ops;
-        const uint32_t *got = r->host;
-        if (r->h2d) {
-                if (ops->copy_d2h(d->ctx, check, r->dev, 0, r->bytes) < 0 || ops->synchronize(d->ctx) < 0) {
-                        measurement_fail(m, STATUS_ERROR, "reading back: %s", bench_dev_error(ctx));
-                        return;
-                }
-                got = check;
-        }
-        for (uint64_t i = 0; i < r->bytes / 4; i++)
-                if (got[i] != fill_word(seed, i)) {
-                        snprintf(m->verify_error, sizeof(m->verify_error), "word %" PRIu64 " is 0x%08x, expected 0x%08x",
-                                 i, got[i], fill_word(seed, i));
-                        return;
-                }
-        m->verified = true;
+        if (r->h2d)
+                (void)bench_read_verify(ctx, d, r->dev, r->bytes, seed, check, "", m);
+        else
+                bench_verify_words(r->host, r->bytes, seed, "", m);
 }
 
 static int fill_device(const struct bench_ctx *ctx, struct bench_dev *d, struct dev_buf *buf, uint32_t seed,
                        uint64_t bytes) {
-        size_t cu = d->info.compute_units ? d->info.compute_units : 1;
-        struct dev_arg args[] = {{.kind = DEV_ARG_BUF, .v.buf = buf},
-                                 {.kind = DEV_ARG_U32, .v.u32 = seed},
-                                 {.kind = DEV_ARG_U64, .v.u64 = bytes / 4}};
-        int e = ctx->ops->launch(d->ctx, "fill_u32", cu * 2048, XFER_LOCAL, args, 3);
+        struct bench_fill f = {.buf = buf, .seed = seed, .bytes = bytes};
+        int e = bench_fill_enqueue(ctx, d, &f);
         return e < 0 ? e : ctx->ops->synchronize(d->ctx);
 }
 
@@ -112,16 +105,14 @@ static void run_one(const struct bench_ctx *ctx, struct bench_report *rep, struc
         if (!r->pinned)
                 measurement_param(m, "peak", "none: pageable copies are staged through the driver's pinned buffers");
         else if (headline)
-                set_peak(d, m);
+                set_peak(ctx, d, m);
         uint32_t seed = (uint32_t)(r->bytes >> 10) * 7919u + (r->pinned ? 1 : 0) + (r->h2d ? 2 : 0);
-        uint32_t *host = r->host;
         int e;
         if (r->h2d) {
-                for (uint64_t i = 0; i < r->bytes / 4; i++)
-                        host[i] = fill_word(seed, i);
+                bench_pattern_fill(r->host, r->bytes, seed);
                 e = ops->memset(d->ctx, r->dev, 0, r->bytes);
         } else {
-                memset(host, 0, r->bytes);
+                memset(r->host, 0, r->bytes);
                 e = fill_device(ctx, d, r->dev, seed, r->bytes);
         }
         if (e < 0) {
@@ -171,7 +162,7 @@ static void run_bidir(const struct bench_ctx *ctx, struct bench_report *rep, str
         measurement_param(m, "device", "%s", d->info.name);
         measurement_param(m, "bytes_counted", "2 x size: both directions");
         if (b->pinned && headline) {
-                set_peak(d, m);
+                set_peak(ctx, d, m);
                 if (m->peak > 0) {
                         char src[sizeof(m->peak_source)];
                         snprintf(src, sizeof(src), "%s", m->peak_source);
@@ -184,9 +175,7 @@ static void run_bidir(const struct bench_ctx *ctx, struct bench_report *rep, str
         uint32_t seed = (uint32_t)(b->bytes >> 10) * 7919u + (b->pinned ? 1 : 0);
         struct copy_run up = {.h2d = true, .pinned = b->pinned, .host = b->host, .dev = b->dev, .bytes = b->bytes};
         struct copy_run down = {.h2d = false, .pinned = b->pinned, .host = b->host2, .dev = b->dev2, .bytes = b->bytes};
-        uint32_t *host = b->host;
-        for (uint64_t i = 0; i < b->bytes / 4; i++)
-                host[i] = fill_word(seed + 4, i);
+        bench_pattern_fill(b->host, b->bytes, seed + 4);
         memset(b->host2, 0, b->bytes);
         int r = ops->memset(d->ctx, b->dev, 0, b->bytes);
         if (r == 0)
@@ -248,35 +237,97 @@ static void run_bidir(const struct bench_ctx *ctx, struct bench_report *rep, str
         free(dir);
 }
 
-static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d) {
+/* The link under load: back-to-back H2D copies of the pinned buffer, the link read after
+ * each is enqueued (while it is in flight), for LOAD_MS and at least LOAD_MIN_READS reads.
+ * Without a buffer (why: the allocation's error), an error measurement says so. */
+static void link_under_load(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d,
+                            const struct copy_run *r, const char *why) {
+        struct measurement *m = bench_measurement_new(rep, "pcie", "link_under_load", d->subject, "GT/s", true);
+        if (why) {
+                measurement_fail(m, STATUS_ERROR, "no load to read the link under: %s", why);
+                return;
+        }
+        if (!d->pci || !d->pci->have_link || !ctx->fs) {
+                measurement_fail(m, STATUS_SKIP, "sysfs shows no PCIe link attributes for %s",
+                                 d->pci ? d->pci->addr : d->subject);
+                return;
+        }
+        double *speeds = calloc(LOAD_MAX_COPIES, sizeof(double));
+        if (!speeds) {
+                measurement_fail(m, STATUS_ERROR, "out of memory");
+                return;
+        }
+        size_t reads = 0, copies = 0;
+        unsigned min_width = UINT_MAX;
+        double start = now_ms(), elapsed = 0;
+        int e = 0, read_err = 0;
+        while (copies < LOAD_MAX_COPIES) {
+                if ((e = ctx->ops->copy_h2d(d->ctx, r->dev, 0, r->host, r->bytes)) < 0)
+                        break;
+                copies++;
+                unsigned mts = 0, width = 0;
+                if ((read_err = pci_read_link_now(ctx->fs, d->pci, &mts, &width)) < 0) {
+                        (void)ctx->ops->synchronize(d->ctx); /* the failure is the read's, ignoring */
+                        break;
+                }
+                speeds[reads++] = mts / 1000.0;
+                if (width < min_width)
+                        min_width = width;
+                if ((e = ctx->ops->synchronize(d->ctx)) < 0)
+                        break;
+                elapsed = now_ms() - start;
+                if (elapsed >= LOAD_MS && reads >= LOAD_MIN_READS)
+                        break;
+        }
+        if (e < 0)
+                measurement_fail(m, STATUS_ERROR, "H2D copy under load: %s", bench_dev_error(ctx));
+        else if (read_err < 0)
+                measurement_fail(m, STATUS_ERROR, "reading /sys/bus/pci/devices/%s/current_link_speed under load: %s",
+                                 d->pci->addr,
+                                 read_err == -ENODATA ? "\"Unknown\": the link is down"
+                                 : read_err == -EINVAL ? "not a link speed/width value"
+                                                       : strerror(-read_err));
+        else {
+                measurement_param(m, "load", "%zu H2D copies of %" PRIu64 " bytes in %.0f ms", copies, r->bytes, elapsed);
+                measurement_param(m, "min_width_under_load", "%u", min_width);
+                if (measurement_set_samples(m, speeds, reads, 0) < 0)
+                        measurement_fail(m, STATUS_ERROR, "out of memory");
+                m->verified = true; /* a reading, nothing computed */
+        }
+        free(speeds);
+}
+
+/* The largest size asked for (or the default) that the device can allocate: *ret_dev
+ * cleared, *ret_check a host buffer as large. On failure an error or skip measurement says
+ * why (out of memory halves the size down to the smallest of the sweep first). */
+static int alloc_largest(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d,
+                         uint64_t *ret_max, struct dev_buf **ret_dev, uint32_t **ret_check, char *why, size_t why_size) {
         const struct dev_ops *ops = ctx->ops;
         uint64_t asked = ctx->opt ? ctx->opt->size_bytes : 0;
         uint64_t max = asked ? asked : XFER_DEFAULT_MAX;
+        struct measurement *m = NULL;
         if (asked && (asked < XFER_MIN_BYTES || asked % 4)) {
-                struct measurement *m = bench_measurement_new(rep, "transfer", "setup", d->subject, "GB/s", true);
+                m = bench_measurement_new(rep, "transfer", "setup", d->subject, "GB/s", true);
                 measurement_fail(m, STATUS_ERROR, "invalid size %" PRIu64 " bytes: at least %llu and a multiple of 4",
                                  asked, XFER_MIN_BYTES);
-                return;
+        } else if (d->info.max_alloc_bytes && max > d->info.max_alloc_bytes && asked) {
+                m = bench_measurement_new(rep, "transfer", "setup", d->subject, "GB/s", true);
+                measurement_fail(m, STATUS_ERROR, "size %" PRIu64 " bytes exceeds the device's largest allocation (%" PRIu64 " bytes)",
+                                 asked, d->info.max_alloc_bytes);
         }
-        if (d->info.max_alloc_bytes && max > d->info.max_alloc_bytes) {
-                if (asked) {
-                        struct measurement *m = bench_measurement_new(rep, "transfer", "setup", d->subject, "GB/s", true);
-                        measurement_fail(m, STATUS_ERROR, "size %" PRIu64 " bytes exceeds the device's largest allocation (%" PRIu64 " bytes)",
-                                         asked, d->info.max_alloc_bytes);
-                        return;
-                }
+        if (m) {
+                snprintf(why, why_size, "%s", m->summary);
+                return -EINVAL;
+        }
+        if (d->info.max_alloc_bytes && max > d->info.max_alloc_bytes)
                 max = d->info.max_alloc_bytes;
-        }
-        unsigned reps = bench_reps(ctx, 10), warmup = bench_warmup(ctx, 2);
-        double *samples = calloc(reps, sizeof(double));
         uint32_t *check = NULL;
         struct dev_buf *dev = NULL;
         int e = -ENOMEM;
-        /* Out of memory: retry with half the largest size, and say so in the setup result. */
         for (; max >= XFER_MIN_BYTES; max /= 2) {
                 check = malloc(max);
-                if (check && samples && (e = ops->alloc(d->ctx, max, &dev)) == 0 &&
-                    (e = ops->memset(d->ctx, dev, 0, max)) == 0 && (e = ops->synchronize(d->ctx)) == 0)
+                if (check && (e = ops->alloc(d->ctx, max, &dev)) == 0 && (e = ops->memset(d->ctx, dev, 0, max)) == 0 &&
+                    (e = ops->synchronize(d->ctx)) == 0)
                         break;
                 if (dev)
                         ops->free(d->ctx, dev);
@@ -287,64 +338,121 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
                         break;
         }
         if (!dev) {
-                struct measurement *m = bench_measurement_new(rep, "transfer", "setup", d->subject, "GB/s", true);
+                m = bench_measurement_new(rep, "transfer", "setup", d->subject, "GB/s", true);
                 measurement_fail(m, e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR, "allocating %" PRIu64 " bytes: %s", max,
-                                 e == -ENOMEM && !samples ? "out of memory" : bench_dev_error(ctx));
-                free(samples);
+                                 bench_dev_error(ctx));
+                snprintf(why, why_size, "%s", m->summary);
+                return e;
+        }
+        *ret_max = max;
+        *ret_dev = dev;
+        *ret_check = check;
+        return 0;
+}
+
+struct device_run {
+        struct bench_dev *d;
+        uint64_t max;
+        struct dev_buf *dev, *dev2; /* dev2: the second buffer of bidirectional runs, NULL without */
+        uint32_t *check;
+        double *samples;
+        unsigned warmup, reps;
+        bool sweep;                 /* sizes from XFER_MIN_BYTES up, else max only */
+};
+
+/* Every size of one host memory kind: H2D, D2H and (with a second buffer) bidirectional;
+ * then, pinned and asked for, the link under load. */
+static void run_host_kind(const struct bench_ctx *ctx, struct bench_report *rep, struct device_run *x, bool pinned,
+                          const char *bidir_why, enum status bidir_status) {
+        const struct dev_ops *ops = ctx->ops;
+        struct bench_dev *d = x->d;
+        bool under_load = pinned && ctx->opt && ctx->opt->link_under_load;
+        void *host = NULL, *host2 = NULL;
+        int e;
+        if ((e = ops->host_alloc(d->ctx, x->max, pinned, &host)) < 0) {
+                struct measurement *m = bench_measurement_new(rep, "transfer", pinned ? "h2d_pinned" : "h2d_pageable",
+                                                              d->subject, "GB/s", true);
+                measurement_fail(m, e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR, "host allocation of %" PRIu64 " bytes: %s",
+                                 x->max, bench_dev_error(ctx));
+                if (under_load)
+                        link_under_load(ctx, rep, d, NULL, m->summary);
+                return;
+        }
+        if (x->dev2 && (e = ops->host_alloc(d->ctx, x->max, pinned, &host2)) < 0) {
+                struct measurement *m = bench_measurement_new(rep, "transfer", pinned ? "bidir_pinned" : "bidir_pageable",
+                                                              d->subject, "GB/s", true);
+                measurement_fail(m, e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR, "second host buffer of %" PRIu64 " bytes: %s",
+                                 x->max, bench_dev_error(ctx));
+                host2 = NULL;
+        } else if (!x->dev2 && bidir_why) {
+                struct measurement *m = bench_measurement_new(rep, "transfer", pinned ? "bidir_pinned" : "bidir_pageable",
+                                                              d->subject, "GB/s", true);
+                measurement_fail(m, bidir_status, "%s", bidir_why);
+        }
+        uint64_t max = x->max;
+        for (uint64_t bytes = x->sweep ? XFER_MIN_BYTES : max; bytes <= max;
+             bytes = bytes * 4 > max && bytes < max ? max : bytes * 4) {
+                for (int h2d = 1; h2d >= 0; h2d--) {
+                        struct copy_run r = {.h2d = h2d, .pinned = pinned, .host = host, .dev = x->dev, .bytes = bytes};
+                        run_one(ctx, rep, d, &r, bytes == max, x->check, x->samples, x->warmup, x->reps);
+                }
+                if (host2) {
+                        struct bidir_run b = {.pinned = pinned, .host = host, .host2 = host2, .dev = x->dev,
+                                              .dev2 = x->dev2, .bytes = bytes};
+                        run_bidir(ctx, rep, d, &b, bytes == max, x->check, x->samples, x->warmup, x->reps);
+                }
+        }
+        if (under_load) {
+                struct copy_run r = {.h2d = true, .pinned = true, .host = host, .dev = x->dev, .bytes = max};
+                link_under_load(ctx, rep, d, &r, NULL);
+        }
+        if (host2)
+                ops->host_free(d->ctx, host2, pinned);
+        ops->host_free(d->ctx, host, pinned);
+}
+
+static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d) {
+        const struct dev_ops *ops = ctx->ops;
+        /* The probe's part: pinned copies at one size, nothing bidirectional. */
+        bool pinned_only = bench_only(ctx, "pinned");
+        struct device_run x = {.d = d, .reps = bench_reps(ctx, 10), .warmup = bench_warmup(ctx, 2), .sweep = !pinned_only};
+        char why[256];
+        if (!(x.samples = calloc(x.reps, sizeof(double)))) {
+                struct measurement *m = bench_measurement_new(rep, "transfer", "setup", d->subject, "GB/s", true);
+                measurement_fail(m, STATUS_ERROR, "out of memory");
+                snprintf(why, sizeof(why), "%s", m->summary);
+        } else if (alloc_largest(ctx, rep, d, &x.max, &x.dev, &x.check, why, sizeof(why)) == 0) {
+                why[0] = '\0';
+        }
+        if (why[0]) {
+                if (ctx->opt && ctx->opt->link_under_load)
+                        link_under_load(ctx, rep, d, NULL, why);
+                free(x.samples);
                 return;
         }
         /* Bidirectional: a second device buffer, and per host memory kind a second host one. */
-        struct dev_buf *dev2 = NULL;
-        char bidir_why[200] = "";
+        const char *bidir_why = NULL;
         enum status bidir_status = STATUS_SKIP;
-        if (!ops->copy_h2d_on || !ops->copy_d2h_on || !ops->event_record_on || !ops->event_span_ms) {
-                snprintf(bidir_why, sizeof(bidir_why), "not measured: the %s backend has no second queue", ops->name);
-        } else if ((e = ops->alloc(d->ctx, max, &dev2)) < 0) {
-                dev2 = NULL;
+        int e;
+        if (pinned_only) {
+                /* not measured, not reported */
+        } else if (!ops->copy_h2d_on || !ops->copy_d2h_on || !ops->event_record_on || !ops->event_span_ms) {
+                snprintf(why, sizeof(why), "not measured: the %s backend has no second queue", ops->name);
+                bidir_why = why;
+        } else if ((e = ops->alloc(d->ctx, x.max, &x.dev2)) < 0) {
+                x.dev2 = NULL;
                 bidir_status = e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR;
-                snprintf(bidir_why, sizeof(bidir_why), "second device buffer of %" PRIu64 " bytes: %s", max,
-                         bench_dev_error(ctx));
+                snprintf(why, sizeof(why), "second device buffer of %" PRIu64 " bytes: %s", x.max, bench_dev_error(ctx));
+                bidir_why = why;
         }
-        for (int pinned = 1; pinned >= 0; pinned--) {
-                void *host = NULL, *host2 = NULL;
-                if ((e = ops->host_alloc(d->ctx, max, pinned, &host)) < 0) {
-                        struct measurement *m = bench_measurement_new(rep, "transfer", pinned ? "h2d_pinned" : "h2d_pageable",
-                                                                      d->subject, "GB/s", true);
-                        measurement_fail(m, e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR, "host allocation of %" PRIu64 " bytes: %s",
-                                         max, bench_dev_error(ctx));
-                        continue;
-                }
-                if (dev2 && (e = ops->host_alloc(d->ctx, max, pinned, &host2)) < 0) {
-                        struct measurement *m = bench_measurement_new(rep, "transfer", pinned ? "bidir_pinned" : "bidir_pageable",
-                                                                      d->subject, "GB/s", true);
-                        measurement_fail(m, e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR, "second host buffer of %" PRIu64 " bytes: %s",
-                                         max, bench_dev_error(ctx));
-                        host2 = NULL;
-                } else if (!dev2) {
-                        struct measurement *m = bench_measurement_new(rep, "transfer", pinned ? "bidir_pinned" : "bidir_pageable",
-                                                                      d->subject, "GB/s", true);
-                        measurement_fail(m, bidir_status, "%s", bidir_why);
-                }
-                for (uint64_t bytes = XFER_MIN_BYTES; bytes <= max; bytes = bytes * 4 > max && bytes < max ? max : bytes * 4) {
-                        for (int h2d = 1; h2d >= 0; h2d--) {
-                                struct copy_run r = {.h2d = h2d, .pinned = pinned, .host = host, .dev = dev, .bytes = bytes};
-                                run_one(ctx, rep, d, &r, bytes == max, check, samples, warmup, reps);
-                        }
-                        if (host2) {
-                                struct bidir_run b = {.pinned = pinned, .host = host, .host2 = host2, .dev = dev,
-                                                      .dev2 = dev2, .bytes = bytes};
-                                run_bidir(ctx, rep, d, &b, bytes == max, check, samples, warmup, reps);
-                        }
-                }
-                if (host2)
-                        ops->host_free(d->ctx, host2, pinned);
-                ops->host_free(d->ctx, host, pinned);
-        }
-        if (dev2)
-                ops->free(d->ctx, dev2);
-        ops->free(d->ctx, dev);
-        free(check);
-        free(samples);
+        run_host_kind(ctx, rep, &x, true, bidir_why, bidir_status);
+        if (!pinned_only)
+                run_host_kind(ctx, rep, &x, false, bidir_why, bidir_status);
+        if (x.dev2)
+                ops->free(d->ctx, x.dev2);
+        ops->free(d->ctx, x.dev);
+        free(x.check);
+        free(x.samples);
 }
 
 static void transfer_run(const struct bench_ctx *ctx, struct bench_report *rep) {

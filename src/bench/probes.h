@@ -9,14 +9,18 @@
  *   functional  per GPU: allocate 64 MiB, fill it with the fill_u32 kernel, read it back
  *               and verify every word. Also lists every device the backend shows, so the
  *               checks can say why none was probed (a CPU OpenCL device is not a GPU).
- *   transfer    per GPU: pinned H2D and D2H of 64 MiB, 1 warm-up + 5 timed copies each,
- *               verified; then 200 ms of back-to-back H2D copies while the GPU's
- *               current_link_speed/width are read through fsroot (the link under load).
+ *   transfer    per GPU: the transfer benchmark's pinned H2D and D2H (bench_transfer with
+ *               fixed options) of 64 MiB, 1 warm-up + 5 timed copies each, verified; then
+ *               200 ms of back-to-back H2D copies while the GPU's current_link_speed/width
+ *               are read through fsroot (the link under load).
  *   memory      per GPU: the memory benchmark's triad (bench_memory with fixed options,
  *               not a copy of it) over three arrays of min(256 MiB, memory / 16),
  *               1 + 5 repetitions, verified.
- *   p2p         every ordered pair of GPUs (two or more): 32 MiB peer copy, 1 + 3
+ *   p2p         every ordered pair of GPUs (two or more): the p2p benchmark's
+ *               unidirectional copy (bench_p2p with fixed options) of 32 MiB, 1 + 3
  *               repetitions, the destination verified.
+ * The functional probe is the probes' own: no benchmark allocates, fills and verifies
+ * every GPU and lists the devices it did not probe.
  * Only devices whose PCI address is one of the node's NVIDIA GPUs (facts.gpus) are probed;
  * other devices (PoCL's CPU device, a GPU of another vendor) are listed, never judged. */
 #pragma once
@@ -81,14 +85,10 @@ bool probes_wanted_by(const char *check_id);
 /* ---- lookups for the checks (pure) ---- */
 
 /* The measurement bench/name of the GPU at PCI address bus (subject "gpuN (bus)"); for
- * p2p, of the source GPU. NULL when absent. With after, the next one after that
+ * a pair ("gpuA->gpuB", parameter "from"), of the source GPU. NULL when absent. With after, the next one after that
  * measurement (several p2p measurements per source GPU). */
 const struct measurement *probe_find(const struct probe_facts *p, const char *bench, const char *name,
                                      const char *bus, const struct measurement *after);
-/* The best PCIe link p can train to: its own max_link_speed/width, capped by the port
- * above it (a Gen5 GPU in a Gen4 slot). False when sysfs shows no link. */
-struct pci_dev;
-bool probe_link_best(const struct facts *f, const struct pci_dev *p, unsigned *ret_mts, unsigned *ret_width);
 /* The value of a measurement's parameter, "" when absent. */
 const char *probe_param(const struct measurement *m, const char *key);
 /* Whether PCI addresses a and b name the same function (case and domain width aside). */

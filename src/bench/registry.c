@@ -27,3 +27,7 @@ const struct dev_ops *dev_ops_by_name(const char *name) {
                 return &dev_ops_opencl;
         return NULL;
 }
+
+bool bench_only(const struct bench_ctx *ctx, const char *part) {
+        return ctx->opt && ctx->opt->only && strcmp(ctx->opt->only, part) == 0;
+}

@@ -172,7 +172,12 @@ static void judge_bandwidth(const struct check_info *self, const struct facts *f
         const struct probe_facts *p = f->probes;
         for (size_t i = 0; i < f->gpus.n; i++) {
                 const char *bus = gpu_subject(f, i);
-                const struct measurement *m = reserved_for_vm(f, i) ? NULL : probe_find(p, bench, name, bus, NULL);
+                const struct measurement *m = NULL;
+                if (!reserved_for_vm(f, i))
+                        /* without the measurement, why it is missing: the benchmark's setup
+                         * (allocation) or opening the device */
+                        if (!(m = probe_find(p, bench, name, bus, NULL)) && !(m = probe_find(p, bench, "setup", bus, NULL)))
+                                m = probe_find(p, bench, "open", bus, NULL);
                 if (!m) {
                         not_probed(self, f, i, rep);
                         continue;
@@ -257,7 +262,7 @@ static void run_p2p(const struct check_info *self, const struct facts *f, struct
                         not_probed(self, f, i, rep);
                         continue;
                 }
-                const struct measurement *setup = probe_find(p, "p2p", "setup", bus, NULL);
+                const struct measurement *setup = probe_find(p, "p2p", "open", bus, NULL);
                 size_t peers = 0, good = 0, no_access = 0;
                 double lo = 0, hi = 0;
                 enum status worst = STATUS_PASS;
@@ -265,7 +270,7 @@ static void run_p2p(const struct check_info *self, const struct facts *f, struct
                 const struct measurement *m = NULL;
                 while ((m = probe_find(p, "p2p", "write_uni", bus, m))) {
                         peers++;
-                        const char *peer = probe_param(m, "peer");
+                        const char *peer = probe_param(m, "to");
                         if (m->status == STATUS_SKIP) {
                                 no_access++;
                                 strbuf_appendf(bad, sizeof(bad), "%sno peer access to %s", bad[0] ? "; " : "", peer);
@@ -345,7 +350,7 @@ static void run_link_under_load(const struct check_info *self, const struct fact
                 }
                 const struct pci_dev *d = gpu_pci(f, i);
                 unsigned best_mts, best_width;
-                if (!probe_link_best(f, d, &best_mts, &best_width)) {
+                if (!pci_link_best(&f->pci, d, &best_mts, &best_width)) {
                         result_status(r, STATUS_SKIP, "sysfs shows no maximum link speed for %s", bus);
                         continue;
                 }

@@ -101,6 +101,11 @@ static int read_link_attr(struct fsroot *fs, const struct pci_dev *d, const char
         return 0;
 }
 
+int pci_read_link_now(struct fsroot *fs, const struct pci_dev *d, unsigned *ret_mts, unsigned *ret_width) {
+        int r = read_link_attr(fs, d, "current_link_speed", ret_mts);
+        return r < 0 ? r : read_link_attr(fs, d, "current_link_width", ret_width);
+}
+
 static void gather_link(struct fsroot *fs, struct pci_dev *d) {
         const struct {
                 const char *attr;
@@ -381,4 +386,20 @@ bool pci_is_bridge(const struct pci_dev *d) {
 const struct pci_dev *pci_find(const struct pci_facts *p, const char *addr) {
         int i = index_of(p, addr);
         return i >= 0 ? &p->devs[i] : NULL;
+}
+
+bool pci_link_best(const struct pci_facts *p, const struct pci_dev *d, unsigned *ret_mts, unsigned *ret_width) {
+        *ret_mts = *ret_width = 0;
+        if (!d || !d->have_link || !d->max_speed_mts)
+                return false;
+        *ret_mts = d->max_speed_mts;
+        *ret_width = d->max_width;
+        if (p && d->parent >= 0 && (size_t)d->parent < p->n) {
+                const struct pci_dev *up = &p->devs[d->parent];
+                if (up->have_link && up->max_speed_mts && up->max_speed_mts < *ret_mts)
+                        *ret_mts = up->max_speed_mts;
+                if (up->have_link && up->max_width && up->max_width < *ret_width)
+                        *ret_width = up->max_width;
+        }
+        return true;
 }

@@ -93,6 +93,13 @@ bool pci_is_nvswitch(const struct pci_dev *d);
 bool pci_is_network(const struct pci_dev *d);
 bool pci_is_bridge(const struct pci_dev *d);
 const struct pci_dev *pci_find(const struct pci_facts *p, const char *addr);
+/* The best link d can train to: its own max_link_speed/width, capped by the port above it
+ * (a Gen5 GPU in a Gen4 slot). False when sysfs shows no link. */
+/* d's link as it is now (current_link_speed, current_link_width): read again while a copy
+ * is in flight, it is the link under load. -ENODATA for "Unknown" (the link is down),
+ * -EINVAL for a value that is not a speed or width, else the read's errno. */
+int pci_read_link_now(struct fsroot *fs, const struct pci_dev *d, unsigned *ret_mts, unsigned *ret_width);
+bool pci_link_best(const struct pci_facts *p, const struct pci_dev *d, unsigned *ret_mts, unsigned *ret_width);
 
 /* The framebuffer aperture of an NVIDIA GPU, found by the BAR layout rather than by its
  * register number. NVIDIA GPUs implement three memory BARs in order: the registers

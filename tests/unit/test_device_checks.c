@@ -114,8 +114,11 @@ static void node_init(struct node *n) {
         p->runs[PROBE_MEMORY].count = p->rep.n - p->runs[PROBE_MEMORY].first;
         p->runs[PROBE_P2P].first = p->rep.n;
         for (int g = 0; g < 2; g++) {
+                /* as bench_p2p names a pair */
                 struct measurement *m = add(n, "p2p", "write_uni", g, "GB/s", 380, 3);
-                measurement_param(m, "peer", "gpu%d (%s)", 1 - g, addrs[1 - g]);
+                snprintf(m->subject, sizeof(m->subject), "gpu%d->gpu%d", g, 1 - g);
+                measurement_param(m, "from", "gpu%d (%s)", g, addrs[g]);
+                measurement_param(m, "to", "gpu%d (%s)", 1 - g, addrs[1 - g]);
                 judge(m, 450, 376, 0.85, 0.7);
         }
         p->runs[PROBE_P2P].count = p->rep.n - p->runs[PROBE_P2P].first;
@@ -194,6 +197,17 @@ static void test_slow_h2d(void **state) {
         assert_contains(r->observed, "20 GB/s");
         assert_contains(r->observed, "36% of the 55 GB/s baseline");
         assert_non_null(r->remedy);
+        node_done(&n);
+
+        /* The benchmark could not allocate on GPU 1: no h2d_pinned, its "setup" says why. */
+        node_init(&n);
+        m = find(&n, "transfer", "h2d_pinned", 1);
+        snprintf(m->name, sizeof(m->name), "setup");
+        measurement_fail(m, STATUS_ERROR, "allocating 67108864 bytes: CUDA_ERROR_UNKNOWN");
+        run(&n, "device.h2d");
+        r = result_of(&n, "device.h2d", ADDR1);
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_contains(r->summary, "allocating 67108864 bytes");
         node_done(&n);
 }
 
