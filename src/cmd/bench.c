@@ -8,6 +8,7 @@
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "report/bench_json.h"
+#include "report/bench_text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -38,7 +39,7 @@ static const char usage[] =
         "                        (K/M/G/T = 2^10/2^20/2^30/2^40; 4K-1T)\n"
         "  -t, --threads N       host threads, 1-4096 (default: every CPU this process may use)\n"
         "  -p, --precision P     fp64, fp32, tf32, fp16, bf16 or fp8 (default all that apply)\n"
-        "  -j, --json FILE       also write the JSON report (schema gpuvet.bench/1) to FILE\n"
+        "  -j, --json FILE       also write the JSON report (schema gpuvet.bench/2) to FILE\n"
         "                        (\"-\": standard output, which then holds only the JSON)\n"
         "  -q, --quiet           no text report\n"
         "      --timeout SEC     deadline per benchmark (default per benchmark, 120 s for most);\n"
@@ -159,76 +160,6 @@ static bool select_benchmarks(const char *arg, const struct bench_info **sel, si
         return ok && n > 0;
 }
 
-static const char *status_word(enum status s) { return status_name(s); }
-
-static void fmt_value(char *buf, size_t size, double v) {
-        if (v >= 1000)
-                snprintf(buf, size, "%.0f", v);
-        else if (v >= 10)
-                snprintf(buf, size, "%.1f", v);
-        else
-                snprintf(buf, size, "%.3g", v);
-}
-
-/* Each distinct remedy of a run's warnings and failures, once, under its table (as check's
- * text gives a remedy under the results it applies to). */
-static void print_remedies(FILE *out, const struct bench_report *rep, const struct bench_run_result *run) {
-        const char *shown[4] = {NULL};
-        size_t n_shown = 0;
-        for (size_t i = run->first; i < run->first + run->count && n_shown < 4; i++) {
-                struct measurement_outcome o;
-                measurement_outcome(&rep->m[i], run->info->remedy, &o);
-                bool seen = !o.remedy;
-                for (size_t k = 0; k < n_shown && !seen; k++)
-                        seen = shown[k] == o.remedy;
-                if (seen)
-                        continue;
-                shown[n_shown++] = o.remedy;
-                fprintf(out, "  remedy: %s\n", o.remedy);
-        }
-}
-
-static void print_text(FILE *out, const struct bench_report *rep, const struct bench_run_result *runs, size_t n_runs,
-                       enum status verdict) {
-        for (size_t r = 0; r < n_runs; r++) {
-                const struct bench_run_result *run = &runs[r];
-                fprintf(out, "%s: %s (%.1f s%s%s)\n", run->info->name, run->info->title, run->duration_ms / 1e3,
-                        run->backend[0] ? ", backend " : "", run->backend);
-                fprintf(out, "  %-22s %-21s %14s %21s %7s %7s %7s  %s\n", "subject", "measurement", "median", "min-max",
-                        "cv", "%peak", "%base", "verdict");
-                for (size_t i = run->first; i < run->first + run->count; i++) {
-                        const struct measurement *m = &rep->m[i];
-                        char med[32] = "-", range[48] = "-", cv[16] = "-", pk[16] = "-", bl[16] = "-";
-                        if (m->stats.n) {
-                                char lo[24], hi[24];
-                                fmt_value(med, sizeof(med), m->stats.median);
-                                size_t l = strlen(med);
-                                snprintf(med + l, sizeof(med) - l, " %s", m->unit);
-                                fmt_value(lo, sizeof(lo), m->stats.min);
-                                fmt_value(hi, sizeof(hi), m->stats.max);
-                                snprintf(range, sizeof(range), "%s-%s", lo, hi);
-                                snprintf(cv, sizeof(cv), "%.1f%%", m->stats.cv * 100);
-                        }
-                        if (m->ratio_peak > 0)
-                                snprintf(pk, sizeof(pk), "%.0f%%", m->ratio_peak * 100);
-                        if (m->ratio_baseline > 0)
-                                snprintf(bl, sizeof(bl), "%.0f%%", m->ratio_baseline * 100);
-                        fprintf(out, "  %-22s %-21s %14s %21s %7s %7s %7s  %s\n", m->subject, m->name, med, range, cv, pk,
-                                bl, status_word(m->status));
-                        if (m->status != STATUS_PASS || m->stats.n == 0)
-                                fprintf(out, "      %s\n", m->summary);
-                }
-                print_remedies(out, rep, run);
-                fputc('\n', out);
-        }
-        unsigned counts[_STATUS_COUNT] = {0};
-        for (size_t i = 0; i < rep->n; i++)
-                counts[rep->m[i].status]++;
-        fprintf(out, "verdict: %s (%zu measurements: %u pass, %u warn, %u fail, %u skip, %u error)\n",
-                status_word(verdict), rep->n, counts[STATUS_PASS], counts[STATUS_WARN], counts[STATUS_FAIL],
-                counts[STATUS_SKIP], counts[STATUS_ERROR]);
-}
-
 /* What `gpuvet bench` was asked to do. */
 struct bench_cli {
         struct bench_options bopt;
@@ -249,11 +180,7 @@ static int bench_option(int opt, const char *arg, void *ctx) {
         struct bench_options *b = &o->bopt;
         switch (opt) {
         case 'L': o->list = true; break;
-        case 'b':
-                if (strcmp(arg, "cuda") && strcmp(arg, "opencl") && strcmp(arg, "auto"))
-                        return cmd_usage_error("bench", "--backend: expected cuda, opencl or auto, not \"%s\"", arg);
-                b->backend = arg;
-                break;
+        case 'b': return cmd_backend_option("bench", arg, &b->backend);
         case 'g':
                 if (!parse_gpus(arg, o->gpus, &b->n_gpus))
                         return cmd_usage_error("bench",
@@ -320,7 +247,7 @@ static int bench_run(const struct bench_cli *o, const struct common_options *com
                 goto done;
         }
 
-        struct bench_ctx ctx = {.opt = &o->bopt, .facts = &facts, .baselines = bl};
+        struct bench_ctx ctx = {.opt = &o->bopt, .facts = &facts, .baselines = bl, .fs = fs};
         struct bench_report rep;
         bench_report_init(&rep);
         struct bench_run_result runs[64];
@@ -345,8 +272,10 @@ static int bench_run(const struct bench_cli *o, const struct common_options *com
         if (o->json_path &&
             write_json_output("bench", o->json_path, bench_json_report(&jrun, &facts, &rep, runs, n_sel)) != EXIT_PASS)
                 code = EXIT_INTERNAL;
-        if (!o->quiet && !json_to_stdout)
-                print_text(stdout, &rep, runs, n_sel, verdict);
+        if (!o->quiet && !json_to_stdout) {
+                struct text_options text = {.color = text_want_color(stdout)};
+                bench_text(stdout, &rep, runs, n_sel, verdict, jrun.duration_ms, &text);
+        }
         if (rep.out_of_memory)
                 code = EXIT_INTERNAL;
         bench_report_done(&rep);

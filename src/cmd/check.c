@@ -196,11 +196,7 @@ static int check_option(int opt, const char *arg, void *ctx) {
                 break;
         case 'j': o->json_path = arg; break;
         case 'S': o->strict = true; break;
-        case 'B':
-                if (!one_of(arg, "cuda", "opencl", "auto"))
-                        return cmd_usage_error("check", "--backend: expected cuda, opencl or auto, not \"%s\"", arg);
-                o->backend = arg;
-                break;
+        case 'B': return cmd_backend_option("check", arg, &o->backend);
         case 'T' | 0x100:
                 if (!parse_seconds(arg, &o->probe_timeout_s) || o->probe_timeout_s > 3600)
                         return cmd_usage_error("check",

@@ -187,7 +187,7 @@ static void print_nvml_gpu(const struct nvml_gpu *g) {
                 FIELD(4, "NVML", "%s did not return within %u ms: later values unknown", g->timeout_fn, g->timeout_ms);
 }
 
-static void print_text(const struct facts *f, const struct nvml_use *u) {
+static void print_host(const struct facts *f) {
         const struct host_facts *h = &f->host;
         printf("Host\n");
         FIELD(4, "Hostname", "%s", *h->hostname ? h->hostname : NA);
@@ -215,7 +215,9 @@ static void print_text(const struct facts *f, const struct nvml_use *u) {
                 else
                         FIELD(8, label, "CPUs %s", cpus);
         }
+}
 
+static void print_driver(const struct facts *f, const struct nvml_use *u) {
         const struct nvidia_facts *nd = &f->nvidia;
         const struct nvml_facts *nv = u->nv;
         struct val a;
@@ -238,64 +240,65 @@ static void print_text(const struct facts *f, const struct nvml_use *u) {
                 FIELD(4, "NVML Library", "%s", f->nvml_lib_path);
         if (u->problem[0])
                 FIELD(4, "NVML", "%s", u->problem);
+}
 
-        unsigned extra = 0, unplaced = 0;
-        for (unsigned i = 0; nv->init_state == NVML_INIT_OK && i < nv->n_gpus; i++) {
-                if (nvml_unplaced(&nv->gpus[i]))
-                        unplaced++;
-                else
-                        extra += !nvml_has_sysfs_gpu(f, &nv->gpus[i]);
-        }
-        printf("\n");
-        FIELD(0, "Attached GPUs", "%zu", f->gpus.n + extra);
-        for (size_t i = 0; i < f->gpus.n; i++) {
-                const struct gpu *g = &f->gpus.gpus[i];
-                const struct pci_dev *d = gpu_pci(f, i);
-                const struct nvml_gpu *ng = nvml_for(u, d->addr);
-                char name[96];
-                gpu_describe(f, i, name, sizeof(name));
-                printf("\nGPU %s\n", d->addr);
-                if (ng)
-                        FIELD(4, "Index", "%zu (NVML %u)", i, ng->index);
-                else
-                        FIELD(4, "Index", "%zu", i);
-                FIELD(4, "Product Name", "%s", ng && nv_ok(ng->name) ? ng->name.v : name);
-                if (d->have_ids)
-                        FIELD(4, "PCI Device Id", "%04x:%04x (subsystem %04x:%04x)", d->vendor, d->device,
-                              d->subsys_vendor, d->subsys_device);
-                const struct gpu_arch *arch = g->model ? gpudb_arch(f->db, g->model->arch) : NULL;
-                if (g->model)
-                        FIELD(4, "Architecture", "%s (compute capability %d.%d)", arch ? arch->name : g->model->arch,
-                              g->model->cc_major, g->model->cc_minor);
-                else
-                        FIELD(4, "Architecture", "unknown (device not in the GPU table)");
-                if (d->have_link)
-                        FIELD(4, "PCIe Link", "current Gen%u x%u, max Gen%u x%u", pcie_gen(d->cur_speed_mts),
-                              d->cur_width, pcie_gen(d->max_speed_mts), d->max_width);
-                else
-                        FIELD(4, "PCIe Link", NA);
-                int node = i < f->numa.n_gpus ? f->numa.gpus[i].node : -1;
-                if (node >= 0)
-                        FIELD(4, "NUMA Node", "%d", node);
-                else
-                        FIELD(4, "NUMA Node", NA);
-                FIELD(4, "Local CPUs", "%s", *d->local_cpulist ? d->local_cpulist : NA);
-                if (d->iommu_group >= 0)
-                        FIELD(4, "IOMMU Group", "%d", d->iommu_group);
-                else
-                        FIELD(4, "IOMMU Group", "none");
-                FIELD(4, "Driver", "%s", *d->driver ? d->driver : "none");
-                /* Without a reading every NVML field shows [N/A]; the Driver section said why. */
-                static const struct nvml_gpu unread;
-                if (!ng && nv->init_state == NVML_INIT_OK && !nv_ok(nv->device_count))
-                        FIELD(4, "NVML", "not read: %s", u->problem);
-                else if (!ng && nv->init_state == NVML_INIT_OK && unplaced)
-                        FIELD(4, "NVML", "not matched: NVML could not give the PCI address of %u GPU%s (below)",
-                              unplaced, unplaced == 1 ? "" : "s");
-                else if (!ng && nv->init_state == NVML_INIT_OK)
-                        FIELD(4, "NVML", "not seen by NVML (driver %s)", *d->driver ? d->driver : "none");
-                print_nvml_gpu(ng ? ng : &unread);
-        }
+/* GPU i of the PCI bus, with its NVML reading when NVML saw it; unplaced: how many of
+ * NVML's GPUs have no PCI address (why an unmatched GPU may be one of them). */
+static void print_gpu(const struct facts *f, const struct nvml_use *u, size_t i, unsigned unplaced) {
+        const struct nvml_facts *nv = u->nv;
+        const struct gpu *g = &f->gpus.gpus[i];
+        const struct pci_dev *d = gpu_pci(f, i);
+        const struct nvml_gpu *ng = nvml_for(u, d->addr);
+        char name[96];
+        gpu_describe(f, i, name, sizeof(name));
+        printf("\nGPU %s\n", d->addr);
+        if (ng)
+                FIELD(4, "Index", "%zu (NVML %u)", i, ng->index);
+        else
+                FIELD(4, "Index", "%zu", i);
+        FIELD(4, "Product Name", "%s", ng && nv_ok(ng->name) ? ng->name.v : name);
+        if (d->have_ids)
+                FIELD(4, "PCI Device Id", "%04x:%04x (subsystem %04x:%04x)", d->vendor, d->device, d->subsys_vendor,
+                      d->subsys_device);
+        const struct gpu_arch *arch = g->model ? gpudb_arch(f->db, g->model->arch) : NULL;
+        if (g->model)
+                FIELD(4, "Architecture", "%s (compute capability %d.%d)", arch ? arch->name : g->model->arch,
+                      g->model->cc_major, g->model->cc_minor);
+        else
+                FIELD(4, "Architecture", "unknown (device not in the GPU table)");
+        if (d->have_link)
+                FIELD(4, "PCIe Link", "current Gen%u x%u, max Gen%u x%u", pcie_gen(d->cur_speed_mts), d->cur_width,
+                      pcie_gen(d->max_speed_mts), d->max_width);
+        else
+                FIELD(4, "PCIe Link", NA);
+        int node = i < f->numa.n_gpus ? f->numa.gpus[i].node : -1;
+        if (node >= 0)
+                FIELD(4, "NUMA Node", "%d", node);
+        else
+                FIELD(4, "NUMA Node", NA);
+        FIELD(4, "Local CPUs", "%s", *d->local_cpulist ? d->local_cpulist : NA);
+        if (d->iommu_group >= 0)
+                FIELD(4, "IOMMU Group", "%d", d->iommu_group);
+        else
+                FIELD(4, "IOMMU Group", "none");
+        FIELD(4, "Driver", "%s", *d->driver ? d->driver : "none");
+        /* Without a reading every NVML field shows [N/A]; the Driver section said why. */
+        static const struct nvml_gpu unread;
+        if (!ng && nv->init_state == NVML_INIT_OK && !nv_ok(nv->device_count))
+                FIELD(4, "NVML", "not read: %s", u->problem);
+        else if (!ng && nv->init_state == NVML_INIT_OK && unplaced)
+                FIELD(4, "NVML", "not matched: NVML could not give the PCI address of %u GPU%s (below)", unplaced,
+                      unplaced == 1 ? "" : "s");
+        else if (!ng && nv->init_state == NVML_INIT_OK)
+                FIELD(4, "NVML", "not seen by NVML (driver %s)", *d->driver ? d->driver : "none");
+        print_nvml_gpu(ng ? ng : &unread);
+}
+
+/* The GPUs NVML shows that are not on this root's PCI bus, or whose address it could not
+ * give. */
+static void print_nvml_only_gpus(const struct facts *f, const struct nvml_use *u) {
+        const struct nvml_facts *nv = u->nv;
+        struct val a;
         for (unsigned i = 0; nv->init_state == NVML_INIT_OK && i < nv->n_gpus; i++) {
                 const struct nvml_gpu *ng = &nv->gpus[i];
                 if (nvml_unplaced(ng)) {
@@ -316,6 +319,24 @@ static void print_text(const struct facts *f, const struct nvml_use *u) {
                 FIELD(4, "Product Name", "%s", fmt_ok(&a, ng->name.state, ng->name.rc, "%s", ng->name.v));
                 print_nvml_gpu(ng);
         }
+}
+
+static void print_text(const struct facts *f, const struct nvml_use *u) {
+        const struct nvml_facts *nv = u->nv;
+        print_host(f);
+        print_driver(f, u);
+        unsigned extra = 0, unplaced = 0;
+        for (unsigned i = 0; nv->init_state == NVML_INIT_OK && i < nv->n_gpus; i++) {
+                if (nvml_unplaced(&nv->gpus[i]))
+                        unplaced++;
+                else
+                        extra += !nvml_has_sysfs_gpu(f, &nv->gpus[i]);
+        }
+        printf("\n");
+        FIELD(0, "Attached GPUs", "%zu", f->gpus.n + extra);
+        for (size_t i = 0; i < f->gpus.n; i++)
+                print_gpu(f, u, i, unplaced);
+        print_nvml_only_gpus(f, u);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------ */

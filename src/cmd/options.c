@@ -132,3 +132,10 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...) {
         va_end(ap);
         return EXIT_USAGE;
 }
+
+int cmd_backend_option(const char *cmd, const char *arg, const char **ret) {
+        if (strcmp(arg, "cuda") && strcmp(arg, "opencl") && strcmp(arg, "auto"))
+                return cmd_usage_error(cmd, "--backend: expected cuda, opencl or auto, not \"%s\"", arg);
+        *ret = arg;
+        return -1;
+}

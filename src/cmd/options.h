@@ -48,3 +48,7 @@ int cmd_show_machine(const char *name, const char *usage, int argc, char **argv,
 
 /* Print "gpuvet <cmd>: <message>" on standard error; returns EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --backend of check and bench: "cuda", "opencl" or "auto" into *ret and -1 (an own_option's
+ * "go on"); else cmd's usage error, its exit code. */
+int cmd_backend_option(const char *cmd, const char *arg, const char **ret);

@@ -6,6 +6,7 @@
 #include "cmd/site_policy.h"
 #include "core/atomic_file.h"
 #include "core/fsroot.h"
+#include "core/strbuf.h"
 #include "policy/policy.h"
 #include "tune/cmdline.h"
 #include "tune/gpu.h"
@@ -675,7 +676,9 @@ static bool unit_safe(const char *s) {
         return true;
 }
 
-static int do_install_unit(const struct tune_cli *o, struct fsroot *fs) {
+/* The unit's ExecStart: this gpuvet's `tune apply` with the options that install-unit was
+ * given. 0, or the exit code after saying why (a value that cannot go on a command line). */
+static int unit_command(const struct tune_cli *o, char *cmd, size_t size) {
         char self[4096];
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
         if (n <= 0) {
@@ -694,28 +697,78 @@ static int do_install_unit(const struct tune_cli *o, struct fsroot *fs) {
                 return EXIT_USAGE;
         }
         /* Without --profile the unit follows the site policy as it is at each boot. */
-        char cmd[2048];
-        int len = snprintf(cmd, sizeof(cmd), "%s tune apply", self);
+        cmd[0] = '\0';
+        strbuf_appendf(cmd, size, "%s tune apply", self);
         if (o->profile_given)
-                len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " --profile %s", o->profile ? o->profile : "none");
+                strbuf_appendf(cmd, size, " --profile %s", o->profile ? o->profile : "none");
         if (o->policy_path)
-                len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " --policy %s", o->policy_path);
+                strbuf_appendf(cmd, size, " --policy %s", o->policy_path);
         else if (o->no_policy)
-                len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " --no-policy");
-        for (size_t i = 0; i < o->n_sets && len > 0 && (size_t)len < sizeof(cmd); i++) {
+                strbuf_appendf(cmd, size, " --no-policy");
+        for (size_t i = 0; i < o->n_sets; i++) {
                 if (!unit_safe(o->sets[i])) {
                         fprintf(stderr, "gpuvet tune install-unit: --set %s cannot go on a unit's command line\n",
                                 o->sets[i]);
                         return EXIT_USAGE;
                 }
-                len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " --set %s", o->sets[i]);
+                strbuf_appendf(cmd, size, " --set %s", o->sets[i]);
         }
         if (o->state_override)
-                len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " --state %s", o->state_override);
-        if (len <= 0 || (size_t)len >= sizeof(cmd)) {
+                strbuf_appendf(cmd, size, " --state %s", o->state_override);
+        if (strlen(cmd) + 1 >= size) { /* cut: strbuf_appendf fills the buffer to its end */
                 fprintf(stderr, "gpuvet tune install-unit: the command line is too long\n");
                 return EXIT_USAGE;
         }
+        return 0;
+}
+
+/* Write the unit at path unless it already says exactly that (*same). */
+static int write_unit(const char *path, const char *unit, size_t len, bool *same) {
+        char existing[4096];
+        FILE *f = fopen(path, "r");
+        size_t have = f ? fread(existing, 1, sizeof(existing) - 1, f) : 0;
+        if (f)
+                fclose(f);
+        existing[have] = '\0';
+        *same = f && strcmp(existing, unit) == 0;
+        if (*same)
+                return 0;
+        int r = tune_mkdirs_for(path);
+        if (r == 0)
+                r = atomic_write(path, unit, len);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet tune install-unit: writing %s: %s\n", path, strerror(-r));
+                return EXIT_USAGE;
+        }
+        return 0;
+}
+
+/* Enable it as systemctl enable does: the symlink in multi-user.target.wants (*linked: it
+ * was there already). */
+static int enable_unit(const char *wants, const char *link, bool *linked) {
+        char target[4096];
+        ssize_t tl = readlink(link, target, sizeof(target) - 1);
+        *linked = tl > 0 && (target[tl] = '\0', strcmp(target, "../" UNIT_NAME) == 0);
+        if (*linked)
+                return 0;
+        int r = tune_mkdirs_for(link);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet tune install-unit: %s: %s\n", wants, strerror(-r));
+                return EXIT_USAGE;
+        }
+        unlink(link);
+        if (symlink("../" UNIT_NAME, link) < 0) {
+                fprintf(stderr, "gpuvet tune install-unit: enabling (%s): %s\n", link, strerror(errno));
+                return EXIT_USAGE;
+        }
+        return 0;
+}
+
+static int do_install_unit(const struct tune_cli *o, struct fsroot *fs) {
+        char cmd[2048];
+        int code = unit_command(o, cmd, sizeof(cmd));
+        if (code)
+                return code;
         char unit[4096];
         int ulen = snprintf(unit, sizeof(unit),
                             "# Written by `gpuvet tune install-unit`: the settings are runtime state, so apply them at "
@@ -736,7 +789,7 @@ static int do_install_unit(const struct tune_cli *o, struct fsroot *fs) {
                 return EXIT_INTERNAL;
         const char *dir = fsroot_dir(fs);
         const char *prefix = strcmp(dir, "/") == 0 ? "" : dir;
-        char path[4096], wants[4096], link[4200], existing[4096];
+        char path[4096], wants[4096], link[4200];
         if (snprintf(path, sizeof(path), "%s/etc/systemd/system/" UNIT_NAME, prefix) >= (int)sizeof(path) ||
             snprintf(wants, sizeof(wants), "%s/etc/systemd/system/multi-user.target.wants", prefix) >= (int)sizeof(wants)) {
                 fprintf(stderr, "gpuvet tune install-unit: --root %s: path too long\n", dir);
@@ -747,38 +800,11 @@ static int do_install_unit(const struct tune_cli *o, struct fsroot *fs) {
                 fprintf(stderr, "gpuvet tune install-unit: writing %s needs root\n", path);
                 return EXIT_USAGE;
         }
-        FILE *f = fopen(path, "r");
-        size_t have = f ? fread(existing, 1, sizeof(existing) - 1, f) : 0;
-        if (f)
-                fclose(f);
-        existing[have] = '\0';
-        bool same = f && strcmp(existing, unit) == 0;
-        if (!same) {
-                int r = tune_mkdirs_for(path);
-                if (r == 0)
-                        r = atomic_write(path, unit, (size_t)ulen);
-                if (r < 0) {
-                        fprintf(stderr, "gpuvet tune install-unit: writing %s: %s\n", path, strerror(-r));
-                        return EXIT_USAGE;
-                }
-        }
-        char target[4096];
-        ssize_t tl = readlink(link, target, sizeof(target) - 1);
-        bool linked = tl > 0 && (target[tl] = '\0', strcmp(target, "../" UNIT_NAME) == 0);
-        if (!linked) {
-                int r = tune_mkdirs_for(link);
-                if (r < 0) {
-                        fprintf(stderr, "gpuvet tune install-unit: %s: %s\n", wants, strerror(-r));
-                        return EXIT_USAGE;
-                }
-                unlink(link);
-                if (symlink("../" UNIT_NAME, link) < 0) {
-                        fprintf(stderr, "gpuvet tune install-unit: enabling (%s): %s\n", link, strerror(errno));
-                        return EXIT_USAGE;
-                }
-        }
-        printf("gpuvet tune install-unit: %s %s and %s; at boot it runs: %s\n", path,
-               same ? "unchanged" : "written", linked ? "already enabled" : "enabled", cmd);
+        bool same, linked;
+        if ((code = write_unit(path, unit, (size_t)ulen, &same)) || (code = enable_unit(wants, link, &linked)))
+                return code;
+        printf("gpuvet tune install-unit: %s %s and %s; at boot it runs: %s\n", path, same ? "unchanged" : "written",
+               linked ? "already enabled" : "enabled", cmd);
         return EXIT_PASS;
 }
 

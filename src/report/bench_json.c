@@ -1,5 +1,6 @@
 #include "report/bench_json.h"
 #include "bench/bench.h"
+#include "report/envelope.h"
 #include "report/json_text.h"
 #include "report/report_json.h"
 #include "version.h"
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BENCH_SCHEMA "gpuvet.bench/1"
+#define BENCH_SCHEMA "gpuvet.bench/2"
 
 static json_t *num_or_null(double v) { return v > 0 && isfinite(v) ? json_real(v) : json_null(); }
 
@@ -115,9 +116,7 @@ int bench_json_parse_measurement(json_t *o, struct bench_report *rep, char *why,
 
 char *bench_json_report(const struct bench_json_run *run, const struct facts *facts, const struct bench_report *rep,
                         const struct bench_run_result *runs, size_t n_runs) {
-        json_t *root = json_object();
-        json_object_set_new(root, "schema", json_string(BENCH_SCHEMA));
-        json_object_set_new(root, "gpuvet_version", json_string(GPUVET_VERSION));
+        json_t *root = envelope_new(BENCH_SCHEMA, "bench");
         const struct bench_options *opt = run->opt;
         json_t *o = json_object();
         json_object_set_new(o, "benchmarks", json_text(run->benchmarks));
@@ -134,7 +133,10 @@ char *bench_json_report(const struct bench_json_run *run, const struct facts *fa
         json_object_set_new(o, "timeout_s", run->timeout_s ? json_integer(run->timeout_s) : json_null());
         json_object_set_new(root, "options", o);
         if (facts)
+        {
                 json_object_set_new(root, "host", report_json_host(facts));
+                json_object_set_new(root, "gpus", report_json_gpus(facts));
+        }
         json_t *benches = json_array();
         for (size_t i = 0; i < n_runs; i++) {
                 const struct bench_run_result *r = &runs[i];
@@ -147,9 +149,11 @@ char *bench_json_report(const struct bench_json_run *run, const struct facts *fa
         }
         json_object_set_new(root, "benchmarks", benches);
         json_t *ms = json_array();
+        unsigned counts[_STATUS_COUNT] = {0};
         for (size_t i = 0; i < rep->n; i++) {
                 /* Judged now: told like a check result (observed, expected, remedy). */
                 const struct measurement *m = &rep->m[i];
+                counts[m->status]++;
                 const struct bench_info *info = bench_find(m->bench);
                 struct measurement_outcome out;
                 measurement_outcome(m, info ? info->remedy : NULL, &out);
@@ -159,8 +163,7 @@ char *bench_json_report(const struct bench_json_run *run, const struct facts *fa
                 json_array_append_new(ms, mo);
         }
         json_object_set_new(root, "measurements", ms);
-        json_object_set_new(root, "verdict", json_string(status_name(run->verdict)));
-        json_object_set_new(root, "duration_ms", json_real(run->duration_ms));
+        json_object_set_new(root, "summary", envelope_summary(counts, run->verdict, run->duration_ms));
         char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
         json_decref(root);
         return s;

@@ -1,4 +1,4 @@
-/* JSON of benchmark measurements and of a bench report (schema gpuvet.bench/1,
+/* JSON of benchmark measurements and of a bench report (schema gpuvet.bench/2,
  * documented in docs/bench.md). The same measurement encoding travels over the runner's
  * pipe from child to parent, so a measurement survives the trip field for field. */
 #pragma once

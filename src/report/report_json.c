@@ -1,4 +1,5 @@
 #include "report/report_json.h"
+#include "report/envelope.h"
 #include "report/json_text.h"
 #include "checks/check.h"
 #include "version.h"
@@ -119,13 +120,7 @@ static json_t *result_json(const struct result *r) {
 }
 
 char *report_json(const struct facts *f, const struct report *rep, const struct run_info *run) {
-        json_t *root = json_object();
-        json_object_set_new(root, "schema", json_string(REPORT_SCHEMA));
-        json_t *tool = json_object();
-        json_object_set_new(tool, "name", json_string("gpuvet"));
-        json_object_set_new(tool, "version", json_string(GPUVET_VERSION));
-        json_object_set_new(root, "tool", tool);
-        json_object_set_new(root, "command", json_string(run->command));
+        json_t *root = envelope_new(REPORT_SCHEMA, run->command);
         json_object_set_new(root, "level", json_string(level_name(run->level)));
         json_object_set_new(root, "root", json_text(run->root));
         json_object_set_new(root, "policy", json_text(run->policy));
@@ -137,13 +132,8 @@ char *report_json(const struct facts *f, const struct report *rep, const struct 
                 json_array_append_new(checks, result_json(&rep->results[i]));
         json_object_set_new(root, "checks", checks);
 
-        json_t *summary = json_object();
-        for (int s = 0; s < _STATUS_COUNT; s++)
-                json_object_set_new(summary, status_name((enum status)s), json_integer(rep->counts[s]));
-        enum status verdict = report_verdict(rep);
-        json_object_set_new(summary, "verdict", json_string(status_name(verdict)));
+        json_t *summary = envelope_summary(rep->counts, report_verdict(rep), run->duration_ms);
         json_object_set_new(summary, "strict", json_boolean(run->strict));
-        json_object_set_new(summary, "duration_ms", json_real(run->duration_ms));
         json_object_set_new(root, "summary", summary);
 
         char *out = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));

@@ -97,9 +97,20 @@ void report_text(FILE *out, const struct facts *f, const struct report *rep, con
         enum status verdict = report_verdict(rep);
         if (run->strict && verdict == STATUS_WARN)
                 verdict = STATUS_FAIL;
-        const char *word = verdict == STATUS_PASS ? "PASS" : verdict == STATUS_WARN ? "PASS with warnings" : "FAIL";
-        fprintf(out, "%sVerdict: %s%s%s — %u pass, %u warn, %u fail, %u skip, %u error (%.0f ms)\n",
-                c(opt, ANSI_BOLD), c(opt, status_color[verdict]), word, c(opt, ANSI_RESET), rep->counts[STATUS_PASS],
-                rep->counts[STATUS_WARN], rep->counts[STATUS_FAIL], rep->counts[STATUS_SKIP], rep->counts[STATUS_ERROR],
-                run->duration_ms);
+        report_text_verdict(out, opt, verdict, rep->counts, run->duration_ms);
+}
+
+void report_text_verdict(FILE *out, const struct text_options *opt, enum status verdict,
+                         const unsigned counts[_STATUS_COUNT], double duration_ms) {
+        static const char *const word[_STATUS_COUNT] = {
+                [STATUS_PASS] = "PASS", [STATUS_WARN] = "PASS with warnings", [STATUS_FAIL] = "FAIL",
+                [STATUS_SKIP] = "SKIP (nothing was judged)", [STATUS_ERROR] = "ERROR"};
+        fprintf(out, "%sVerdict: %s%s%s — %u pass, %u warn, %u fail, %u skip, %u error (%.0f ms)\n", c(opt, ANSI_BOLD),
+                c(opt, status_color[verdict]), word[verdict], c(opt, ANSI_RESET), counts[STATUS_PASS], counts[STATUS_WARN],
+                counts[STATUS_FAIL], counts[STATUS_SKIP], counts[STATUS_ERROR], duration_ms);
+}
+
+const char *report_text_glyph(enum status s, const struct text_options *opt, char *buf, size_t size) {
+        snprintf(buf, size, "%s%s%s", c(opt, status_color[s]), status_glyph[s], c(opt, ANSI_RESET));
+        return buf;
 }

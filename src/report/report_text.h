@@ -17,3 +17,11 @@ bool text_want_color(FILE *out);
 
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
                  const struct text_options *opt);
+
+/* The last line of check's and bench's text: "Verdict: PASS — 6 pass, 0 warn, 0 fail, 0 skip,
+ * 0 error (200 ms)". */
+void report_text_verdict(FILE *out, const struct text_options *opt, enum status verdict,
+                         const unsigned counts[_STATUS_COUNT], double duration_ms);
+
+/* A status as check's text shows it (✓ ⚠ ✗ - !), coloured when opt says so; written to buf. */
+const char *report_text_glyph(enum status s, const struct text_options *opt, char *buf, size_t size);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gpuvet bench from the command line: --list, bad options (exit 2 with a message naming
-the option), a small host-memory run whose JSON (schema gpuvet.bench/1) holds verified
+the option), a small host-memory run whose JSON (schema gpuvet.bench/2) holds verified
 samples, and the runner's deadline: a benchmark whose child hangs (test-only switch
 GPUVET_BENCH_TEST_HANG, SIGTERM ignored) is killed and reported as an error naming the
 timeout, exit 1, within the deadline plus the grace period. A torn report
@@ -89,7 +89,10 @@ class BenchCli(unittest.TestCase):
             self.assertIn(p.returncode, (0, 1), p.stderr)
             with open(path) as f:
                 doc = json.load(f)
-        self.assertEqual(doc["schema"], "gpuvet.bench/1")
+        self.assertEqual(doc["schema"], "gpuvet.bench/2")
+        # the envelope check's report has (docs/report-schema.md)
+        self.assertEqual(doc["tool"]["name"], "gpuvet")
+        self.assertEqual(doc["command"], "bench")
         self.assertEqual(doc["options"]["size_bytes"], 64 << 20)
         self.assertEqual([b["name"] for b in doc["benchmarks"]], ["host-memory"])
         ms = {(m["subject"], m["name"]): m for m in doc["measurements"]}
@@ -106,12 +109,13 @@ class BenchCli(unittest.TestCase):
         self.assertEqual(ms[("host", "triad")]["params"]["bytes_per_element"], "24")
         self.assertEqual(ms[("host", "copy")]["params"]["bytes_per_element"], "16")
         self.assertEqual(ms[("host", "triad")]["unit"], "GB/s")
-        self.assertEqual(doc["verdict"], "pass")
+        self.assertEqual(doc["summary"]["verdict"], "pass")
+        self.assertEqual(doc["summary"]["pass"], len(doc["measurements"]))
         self.assertEqual(p.returncode, 0)
         # The text report: one table, one verdict line.
         self.assertIn("host-memory:", p.stdout)
         self.assertIn("triad", p.stdout)
-        self.assertIn("verdict: pass", p.stdout)
+        self.assertIn("Verdict: PASS — ", p.stdout)
 
     def test_json_to_stdout(self):
         p = run("host-memory", "--size", "8M", "--reps", "1", "--precision", "fp64", "--json", "-")
@@ -134,7 +138,7 @@ class BenchCli(unittest.TestCase):
         errors = [m for m in doc["measurements"] if m["status"] == "error"]
         self.assertEqual(len(errors), 1)
         self.assertIn("timed out after 2 s in host-memory", errors[0]["summary"])
-        self.assertEqual(doc["verdict"], "error")
+        self.assertEqual(doc["summary"]["verdict"], "error")
         self.assertIn("timed out after 2 s in host-memory", p.stdout)
 
     def test_release_has_no_hang_switch(self):

@@ -73,7 +73,7 @@ def main():
               "triad's expected figure names its reference: %s" % tri.get("expected"))
         check("Device memory bandwidth below the reference" in (tri.get("remedy") or ""),
               "a slow triad carries the memory benchmark's remedy: %s" % tri.get("remedy"))
-        check(mrep and mrep["verdict"] in ("warn", "fail"), "the run's verdict folds its measurements")
+        check(mrep and mrep["summary"]["verdict"] in ("warn", "fail"), "the run's verdict folds its measurements")
         check(mm.get("triad", {}).get("peak") == 3350 and mm.get("device_copy", {}).get("peak") == 1675,
               "device_copy peak is half the memory peak: %s vs %s" % (mm.get("device_copy", {}).get("peak"),
                                                                      mm.get("triad", {}).get("peak")))

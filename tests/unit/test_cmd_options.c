@@ -94,6 +94,19 @@ static void test_operands_and_timeout(void **state) {
 }
 
 /* A table reusing a shared option's value would lose one of the two options silently. */
+/* --backend: the three names go on (-1), anything else is a usage error. */
+static void test_backend(void **state) {
+        (void)state;
+        const char *b = NULL;
+        assert_int_equal(cmd_backend_option("bench", "opencl", &b), -1);
+        assert_string_equal(b, "opencl");
+        assert_int_equal(cmd_backend_option("check", "auto", &b), -1);
+        assert_string_equal(b, "auto");
+        assert_int_equal(cmd_backend_option("check", "rocm", &b), EXIT_USAGE);
+        assert_string_equal(b, "auto"); /* untouched */
+        assert_int_equal(cmd_backend_option("check", "", &b), EXIT_USAGE);
+}
+
 static void test_collisions(void **state) {
         (void)state;
         static const struct option root_again[] = {{"rank", required_argument, NULL, 'r'}, {NULL, 0, NULL, 0}};
@@ -116,6 +129,7 @@ int main(void) {
                 cmocka_unit_test(test_own_and_shared),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_operands_and_timeout),
+                cmocka_unit_test(test_backend),
                 cmocka_unit_test(test_collisions),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

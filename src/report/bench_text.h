@@ -1,0 +1,13 @@
+/* The terminal report of `gpuvet bench`: per benchmark a table of its measurements, each
+ * row led by its status as check's text shows it, the summary of every row that did not
+ * pass and the benchmark's remedy under the table; then check's verdict line. */
+#pragma once
+
+#include <stdio.h>
+
+#include "bench/measurement.h"
+#include "bench/runner.h"
+#include "report/report_text.h"
+
+void bench_text(FILE *out, const struct bench_report *rep, const struct bench_run_result *runs, size_t n_runs,
+                enum status verdict, double duration_ms, const struct text_options *opt);
