@@ -4,6 +4,7 @@
 #include "bench/bench.h"
 #include "bench/runner.h"
 #include "cmd/cmd.h"
+#include "cmd/machine.h"
 #include "cmd/options.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
@@ -223,38 +224,31 @@ static int bench_option(int opt, const char *arg, void *ctx) {
 static int bench_run(const struct bench_cli *o, const struct common_options *common, const char *names,
                      const struct bench_info *const *sel, size_t n_sel) {
         double start = now_ms();
-        struct fsroot *fs;
-        struct gpudb *db;
-        int code = open_inputs(common, &fs, &db);
+        struct machine m;
+        int code = machine_open("bench", common, &m);
         if (code)
                 return code;
         char err[512];
         struct baselines *bl = NULL;
-        struct facts facts;
-        bool have_facts = false;
         if (baselines_load(common->data_dir, &bl, err, sizeof(err)) < 0) {
                 fprintf(stderr, "gpuvet bench: %s\n", err);
                 code = EXIT_USAGE;
                 goto done;
         }
-        watchdog_arm(30, "gathering facts");
-        int r = facts_gather(fs, db, &facts);
-        watchdog_arm(0, "");
-        have_facts = true;
-        if (r < 0) {
-                fprintf(stderr, "gpuvet bench: gathering facts: %s\n", strerror(-r));
-                code = EXIT_INTERNAL;
+        /* The facts give the peaks and the node's GPUs; the benchmarks' own deadlines start
+         * after them (common->timeout_s is per benchmark). */
+        if ((code = machine_gather(&m, 30)) != 0)
                 goto done;
-        }
+        const struct facts *facts = m.facts;
 
-        struct bench_ctx ctx = {.opt = &o->bopt, .facts = &facts, .baselines = bl, .fs = fs};
+        struct bench_ctx ctx = {.opt = &o->bopt, .facts = facts, .baselines = bl, .fs = m.fs};
         struct bench_report rep;
         bench_report_init(&rep);
         struct bench_run_result runs[64];
         enum status verdict = STATUS_SKIP;
         for (size_t i = 0; i < n_sel; i++) {
                 bench_run_child(sel[i], &ctx, common->timeout_s, &rep, &runs[i]);
-                bench_judge_range(&rep, runs[i].first, &facts, bl);
+                bench_judge_range(&rep, runs[i].first, facts, bl);
         }
         /* GPUs of one node against each other; a spread of ~5% is normal (gpu-specs §4). */
         bench_compare_siblings(&rep, 0.10);
@@ -270,7 +264,7 @@ static int bench_run(const struct bench_cli *o, const struct common_options *com
         bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
         code = verdict == STATUS_FAIL || verdict == STATUS_ERROR ? EXIT_FAILED : EXIT_PASS;
         if (o->json_path &&
-            write_json_output("bench", o->json_path, bench_json_report(&jrun, &facts, &rep, runs, n_sel)) != EXIT_PASS)
+            write_json_output("bench", o->json_path, bench_json_report(&jrun, facts, &rep, runs, n_sel)) != EXIT_PASS)
                 code = EXIT_INTERNAL;
         if (!o->quiet && !json_to_stdout) {
                 struct text_options text = {.color = text_want_color(stdout)};
@@ -280,12 +274,8 @@ static int bench_run(const struct bench_cli *o, const struct common_options *com
                 code = EXIT_INTERNAL;
         bench_report_done(&rep);
 done:
-        if (have_facts)
-                facts_done(&facts);
         baselines_free(bl);
-        gpudb_free(db);
-        fsroot_free(fs);
-        return code;
+        return machine_done(&m, code);
 }
 
 int cmd_bench(int argc, char **argv) {

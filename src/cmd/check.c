@@ -2,7 +2,7 @@
 #include "checks/check.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
-#include "cmd/nvml_use.h"
+#include "cmd/machine.h"
 #include "cmd/site_policy.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
@@ -237,12 +237,9 @@ static int check_option(int opt, const char *arg, void *ctx) {
 struct check_run {
         const struct check_cli *cli;
         const struct cmd_args *args;
-        struct fsroot *fs;
-        struct gpudb *db;
+        struct machine m;
         struct policy policy;
-        bool have_policy, have_facts, want_probes, have_after, have_report;
-        struct facts facts;
-        struct nvml_use nvml;
+        bool have_policy, want_probes, have_after, have_report;
         double nvml_read_at;
         struct probe_facts probes;
         struct nvml_facts nvml_after;
@@ -253,25 +250,20 @@ struct check_run {
  * check reads it. Returns 0 or an exit code after printing why. */
 static int check_gather(struct check_run *c) {
         const struct check_cli *o = c->cli;
-        int code = open_inputs(&c->args->common, &c->fs, &c->db);
+        int code = machine_open("check", &c->args->common, &c->m);
         if (code)
                 return code;
         /* Before gathering: a bad policy is bad input, named before any slow work. */
-        code = site_policy_load("check", o->policy_path, o->no_policy, c->fs, &c->policy, &c->have_policy);
+        code = site_policy_load("check", o->policy_path, o->no_policy, c->m.fs, &c->policy, &c->have_policy);
         if (code)
                 return code;
         const struct policy *policy = c->have_policy ? &c->policy : NULL;
 
-        watchdog_arm(c->args->common.timeout_s, "gathering facts");
-        int r = facts_gather(c->fs, c->db, &c->facts);
-        watchdog_arm(0, "");
-        c->have_facts = true;
-        if (r < 0) {
-                fprintf(stderr, "gpuvet check: gathering facts: %s\n", strerror(-r));
-                return EXIT_INTERNAL;
-        }
+        if ((code = machine_gather(&c->m, c->args->common.timeout_s)) != 0)
+                return code;
+        struct facts *f = c->m.facts;
         /* Before NVML starts its threads: the probe forks, and overlaps NVML's reads. */
-        struct cuda_driver_probe *cuda = start_cuda_probe(c->fs, &c->facts, policy, o->level, o->only,
+        struct cuda_driver_probe *cuda = start_cuda_probe(c->m.fs, f, policy, o->level, o->only,
                                                           o->cuda_timeout_ms);
         unsigned needs = 0;
         for (size_t i = 0; i < check_registry_count; i++)
@@ -279,16 +271,14 @@ static int check_gather(struct check_run *c) {
                         needs |= check_registry[i]->needs;
         if (!(needs & CHECK_NEEDS_NVML)) {
                 /* No selected check reads it: loading libnvidia-ml would wake the GPUs for nothing. */
-                snprintf(c->facts.nvml_note, sizeof(c->facts.nvml_note), "not needed by the selected checks");
+                snprintf(f->nvml_note, sizeof(f->nvml_note), "not needed by the selected checks");
         } else {
-                /* NVML keeps its own deadlines (per call, per GPU, for init): it returns on
-                 * time even when a call never does, so the watchdog is not armed here. */
-                code = nvml_use_start(&c->nvml, &c->args->nvml, c->fs, &c->facts);
+                code = machine_nvml(&c->m, &c->args->nvml);
                 c->nvml_read_at = now_ms();
         }
         if (cuda)
-                cuda_driver_probe_finish(cuda, &c->facts.cuda_driver);
-        c->facts.policy = policy;
+                cuda_driver_probe_finish(cuda, &f->cuda_driver);
+        f->policy = policy;
         return code;
 }
 
@@ -297,23 +287,23 @@ static int check_gather(struct check_run *c) {
  * a rate over that window (DCGM's health watches do the same). */
 static void check_probe(struct check_run *c) {
         const struct check_cli *o = c->cli;
-        struct facts *f = &c->facts;
+        struct facts *f = c->m.facts;
         for (size_t i = 0; i < check_registry_count && o->level >= LEVEL_STANDARD; i++)
                 c->want_probes |= will_run(check_registry[i], o->level, o->only, f->policy) &&
                                   probes_wanted_by(check_registry[i]->id);
         if (!c->want_probes)
                 return;
-        if (fsroot_is_live(c->fs) || o->backend || cuda_driver_lib_named())
-                probes_run(c->fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, o->probe_timeout_s,
+        if (fsroot_is_live(c->m.fs) || o->backend || cuda_driver_lib_named())
+                probes_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, o->probe_timeout_s,
                            &c->probes);
         else
                 probes_not_run(&c->probes, "device probes not run: --root names a capture, not this machine's "
                                            "devices (--backend probes them anyway)");
         f->probes = &c->probes;
 
-        if (f->nvml.init_state != NVML_INIT_OK || f->nvml.abandoned || !c->nvml.lib)
+        if (f->nvml.init_state != NVML_INIT_OK || f->nvml.abandoned || !c->m.nvml.lib)
                 return;
-        int r = nvml_facts_gather(c->nvml.lib, &c->args->nvml.dl, &c->nvml_after);
+        int r = nvml_facts_gather(c->m.nvml.lib, &c->args->nvml.dl, &c->nvml_after);
         c->have_after = true;
         if (c->nvml_after.abandoned)
                 f->nvml.abandoned = true; /* nvml_use_end then leaves with _exit */
@@ -326,13 +316,13 @@ static void check_probe(struct check_run *c) {
 /* DCGM's diagnostic loads the GPUs: after the probes and their second NVML read. */
 static void check_dcgm(struct check_run *c) {
         const struct check_cli *o = c->cli;
-        struct facts *f = &c->facts;
+        struct facts *f = c->m.facts;
         if (!o->dcgm_level)
                 return;
         const char *named = secure_getenv(DCGMI_ENV);
         f->dcgm.state = DCGM_NOT_RUN;
         f->dcgm.level = o->dcgm_level;
-        if (!fsroot_is_live(c->fs) && !(named && *named))
+        if (!fsroot_is_live(c->m.fs) && !(named && *named))
                 snprintf(f->dcgm.note, sizeof(f->dcgm.note),
                          "not run: --root names a capture, and dcgmi would test this machine's GPUs");
         else if (will_run(check_find("dcgm.diag"), o->level, o->only, f->policy) && f->gpus.n > 0)
@@ -349,15 +339,15 @@ static void check_judge(struct check_run *c) {
                 if (!(ci->level <= o->level && selected(ci, o->only)))
                         continue;
                 unsigned line = 0;
-                if (policy_severity_of(c->facts.policy, ci, &line) == POLICY_SEVERITY_OFF) {
+                if (policy_severity_of(c->m.facts->policy, ci, &line) == POLICY_SEVERITY_OFF) {
                         struct result *off = result_new(&c->rep, ci, "host");
                         result_status(off, STATUS_SKIP, "off by site policy (%s:%u)", c->policy.path, line);
                         continue;
                 }
-                ci->run(ci, &c->facts, &c->rep);
+                ci->run(ci, c->m.facts, &c->rep);
         }
         report_tally(&c->rep);
-        policy_apply(c->facts.policy, &c->rep);
+        policy_apply(c->m.facts->policy, &c->rep);
 }
 
 /* The JSON report and the text; the exit code from the verdict. */
@@ -370,12 +360,12 @@ static int check_output(struct check_run *c, double start) {
         bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
         int code = EXIT_PASS;
         if (o->json_path &&
-            write_json_output("check", o->json_path, report_json(&c->facts, &c->rep, &run)) != EXIT_PASS)
+            write_json_output("check", o->json_path, report_json(c->m.facts, &c->rep, &run)) != EXIT_PASS)
                 code = EXIT_INTERNAL;
         if (!o->quiet && !json_to_stdout) {
                 struct text_options text = o->text;
                 text.color = strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && text_want_color(stdout));
-                report_text(stdout, &c->facts, &c->rep, &run, &text);
+                report_text(stdout, c->m.facts, &c->rep, &run, &text);
         }
         if (code == EXIT_PASS) {
                 enum status verdict = report_verdict(&c->rep);
@@ -392,13 +382,9 @@ static int check_run_end(struct check_run *c, int code) {
                 probes_done(&c->probes);
         if (c->have_after)
                 nvml_facts_done(&c->nvml_after);
-        code = nvml_use_end(&c->nvml, code); /* _exits when an NVML call never returned */
-        if (c->have_facts)
-                facts_done(&c->facts);
+        code = machine_done(&c->m, code); /* _exits when an NVML call never returned */
         if (c->have_policy)
                 policy_free(&c->policy);
-        gpudb_free(c->db);
-        fsroot_free(c->fs);
         return code;
 }
 

@@ -180,38 +180,3 @@ int nvml_use_end(struct nvml_use *u, int code) {
         u->lib = nvml_lib_free(u->lib);
         return code;
 }
-
-int machine_read(const char *cmd, const struct common_options *common, const struct nvml_options *nopt,
-                 struct machine *m) {
-        memset(m, 0, sizeof(*m));
-        int code = open_inputs(common, &m->fs, &m->db);
-        if (code)
-                return code;
-        m->facts = calloc(1, sizeof(*m->facts));
-        if (!m->facts) {
-                fprintf(stderr, "gpuvet %s: out of memory\n", cmd);
-                gpudb_free(m->db);
-                fsroot_free(m->fs);
-                return EXIT_INTERNAL;
-        }
-        watchdog_arm(common->timeout_s, "gathering facts");
-        int r = facts_gather(m->fs, m->db, m->facts);
-        watchdog_arm(0, "");
-        if (r < 0) {
-                fprintf(stderr, "gpuvet %s: gathering facts: %s\n", cmd, strerror(-r));
-                return machine_done(m, EXIT_INTERNAL);
-        }
-        code = nvml_use_start(&m->nvml, nopt, m->fs, m->facts);
-        return code ? machine_done(m, code) : 0;
-}
-
-int machine_done(struct machine *m, int code) {
-        code = nvml_use_end(&m->nvml, code);
-        if (m->facts)
-                facts_done(m->facts);
-        free(m->facts);
-        gpudb_free(m->db);
-        fsroot_free(m->fs);
-        memset(m, 0, sizeof(*m));
-        return code;
-}

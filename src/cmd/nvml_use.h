@@ -57,21 +57,3 @@ const char *nvml_reading_problem(const struct nvml_use *u, int gpu, unsigned cha
 /* Shut NVML down and unload it. When a call was abandoned (a hung GPU), flush the output
  * and _exit(code) instead: the stuck thread may hold the library's locks. Returns code. */
 int nvml_use_end(struct nvml_use *u, int code);
-
-struct common_options;
-struct gpudb;
-
-/* A machine read for a command: its inputs, facts and NVML (info, topo). */
-struct machine {
-        struct fsroot *fs;
-        struct gpudb *db;
-        struct facts *facts;
-        struct nvml_use nvml;
-};
-
-/* open_inputs, facts_gather under the watchdog, then nvml_use_start. Returns 0, or an exit
- * code after printing why (everything then freed). */
-int machine_read(const char *cmd, const struct common_options *common, const struct nvml_options *nopt,
-                 struct machine *m);
-/* nvml_use_end (which _exits when an NVML call never returned), then free. Returns code. */
-int machine_done(struct machine *m, int code);

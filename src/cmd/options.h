@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #include "cmd/cmd.h"
-#include "cmd/nvml_use.h"
+#include "cmd/machine.h"
 
 struct cmd_spec {
         const char *name;         /* "check", "policy capture": messages say "gpuvet <name>: ..." */

@@ -2,7 +2,7 @@
  * a policy and name every problem in it (policy/policy.h, docs/policy.md). */
 #include "cmd/cmd.h"
 #include "cmd/options.h"
-#include "cmd/nvml_use.h"
+#include "cmd/machine.h"
 #include "core/atomic_file.h"
 #include "policy/capture.h"
 #include "policy/golden.h"

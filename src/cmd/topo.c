@@ -2,7 +2,7 @@
 #include "checks/check.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
-#include "cmd/nvml_use.h"
+#include "cmd/machine.h"
 #include "core/fsroot.h"
 #include "report/json_text.h"
 #include "report/text_safe.h"

@@ -1,0 +1,35 @@
+/* Reading the machine, the one front of every command that judges or shows it (check,
+ * bench, info, topo, policy capture): open the inputs (--root, the GPU table), gather the
+ * facts under the watchdog, read NVML under its own deadlines. The steps are separate so a
+ * command can act between them — check loads the site policy once the inputs are open and
+ * starts the CUDA driver probe before NVML's threads; bench reads no NVML — and
+ * machine_read takes all three. machine_done frees whatever was reached. */
+#pragma once
+
+#include "cmd/nvml_use.h"
+
+struct common_options;
+struct facts;
+struct fsroot;
+struct gpudb;
+
+struct machine {
+        const char *cmd;     /* "check": messages are "gpuvet check: ..." */
+        struct fsroot *fs;
+        struct gpudb *db;
+        struct facts *facts; /* NULL before machine_gather */
+        struct nvml_use nvml;
+};
+
+/* The inputs: --root and the GPU table. Returns 0, or an exit code after printing why. */
+int machine_open(const char *cmd, const struct common_options *common, struct machine *m);
+/* The facts, under a watchdog of timeout_s (0: none). Returns 0 or an exit code. */
+int machine_gather(struct machine *m, unsigned timeout_s);
+/* NVML into facts->nvml (nvml_use_start: what was not read is recorded, not returned).
+ * Returns 0, or EXIT_INTERNAL when memory ran out. */
+int machine_nvml(struct machine *m, const struct nvml_options *nopt);
+/* All three, with common's timeout for the facts. On failure everything is freed. */
+int machine_read(const char *cmd, const struct common_options *common, const struct nvml_options *nopt,
+                 struct machine *m);
+/* nvml_use_end (which _exits when an NVML call never returned), then free. Returns code. */
+int machine_done(struct machine *m, int code);
