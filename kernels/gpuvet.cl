@@ -1,6 +1,6 @@
 /* gpuvet's device kernels in OpenCL C 1.2: every kernel of src/bench/kernels.def, with the
  * same names, arguments and meaning as kernels/bench_kernels.cu. Embedded into the binary
- * (tools/embed.py) and built once per context by src/bench/opencl.c.
+ * (tools/embed.py) and built once per context by src/vendor/opencl_device.c.
  *
  * Build options set by opencl.c per device type:
  *   VEC          vector width of the memory kernels (16 on CPU devices, 4 on GPUs)

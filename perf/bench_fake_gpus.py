@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Wall time of `gpuvet check --level standard` (and its memory probe) and of `gpuvet bench
-memory` on 8 GPUs played by the fake libcuda and fake NVML, per binary, runs interleaved
-(docs/perf.md, "Issue 12's redesign against its starting point").
+"""Wall time of `gpuvet check --level standard` (and each of its probes) and of `gpuvet bench
+memory` and `gpuvet bench p2p` on 8 GPUs played by the fake libcuda and fake NVML, per
+binary, runs interleaved (docs/perf.md, "Issue 12's redesign against its starting point").
 
 Usage: bench_fake_gpus.py --gpuvet A [--gpuvet B] [--runs N]   (from the repository root,
 after tools/build.sh and `python3 tests/fixtures/mkfixture.py tests/fixtures/out`)"""
@@ -43,11 +43,16 @@ def main():
             for g in a.gpuvet:
                 rc, wall = timed([g, "check", "--level", "standard", "--root", "tests/fixtures/out/dgx-h100",
                                   "--json", report, "-q"])
-                probe = [c["evidence"].get("probe") for c in json.load(open(report))["checks"]
-                         if c["id"] == "device.memory_bandwidth" and "probe" in c["evidence"]]
-                print("%s check standard: exit %d, %.2f s wall; %s" % (g, rc, wall, probe[0] if probe else "no probe"))
+                probes = []
+                for c in json.load(open(report))["checks"]:
+                    p = c["evidence"].get("probe") if isinstance(c.get("evidence"), dict) else None
+                    if p and p not in probes:
+                        probes.append(p)
+                print("%s check standard: exit %d, %.2f s wall; %s" % (g, rc, wall, "; ".join(probes) or "no probe"))
                 rc, wall = timed([g, "bench", "memory", "-s", "64M", "-n", "3", "-w", "1", "-q", "--json", report])
                 print("%s bench memory: exit %d, %.2f s wall" % (g, rc, wall))
+                rc, wall = timed([g, "bench", "p2p", "-s", "32M", "-n", "3", "-w", "1", "-q", "--json", report])
+                print("%s bench p2p: exit %d, %.2f s wall" % (g, rc, wall))
 
 
 if __name__ == "__main__":

@@ -37,8 +37,8 @@
 
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
-#include "vendor/cublaslt.h"
 #include "bench/cuda_raw.h"
+#include "bench/matmul.h"
 
 #define GEMM_TOP_K 8
 #define GEMM_CAND_WARMUP 1
@@ -51,12 +51,6 @@
 #define GEMM_MAX_SIZES 4
 
 
-/* The library's file name for a parameter (values are short): "libcublasLt.so.13". */
-static const char *lib_basename(const char *path) {
-        const char *slash = strrchr(path, '/');
-        return slash ? slash + 1 : path;
-}
-
 static const unsigned default_sizes[GEMM_MAX_SIZES] = {1024, 2048, 4096, 8192};
 
 enum gemm_elem { ELEM_F64, ELEM_F32, ELEM_F16, ELEM_BF16, ELEM_E4M3 };
@@ -64,28 +58,27 @@ enum gemm_elem { ELEM_F64, ELEM_F32, ELEM_F16, ELEM_BF16, ELEM_E4M3 };
 static const struct gemm_prec {
         const char *name;
         enum gemm_elem ab, d;
-        cudaDataType_t ab_type, d_type, scale_type;
-        cublasComputeType_t compute;
+        struct lt_precision lt;
         int min_cc;            /* major * 10 + minor */
         const char *min_cc_why;
         double out_eps;        /* unit roundoff of D's type */
         double acc_eps;        /* accumulation error per unit of sum |a b| */
         const char *types;
 } precs[] = {
-        {"fp64", ELEM_F64, ELEM_F64, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 0, NULL, 0x1p-53, 0x1p-50,
+        {"fp64", ELEM_F64, ELEM_F64, {LT_F64, LT_F64, LT_F64, LT_COMPUTE_64F}, 0, NULL, 0x1p-53, 0x1p-50,
          "A/B/D fp64, compute 64F"},
-        {"fp32", ELEM_F32, ELEM_F32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 0, NULL, 0x1p-24, 0x1p-20,
+        {"fp32", ELEM_F32, ELEM_F32, {LT_F32, LT_F32, LT_F32, LT_COMPUTE_32F}, 0, NULL, 0x1p-24, 0x1p-20,
          "A/B/D fp32, compute 32F"},
-        {"tf32", ELEM_F32, ELEM_F32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 80,
+        {"tf32", ELEM_F32, ELEM_F32, {LT_F32, LT_F32, LT_F32, LT_COMPUTE_32F_FAST_TF32}, 80,
          "TF32 Tensor Cores need compute capability 8.0 (Ampere) or newer", 0x1p-24, 0x1p-20,
          "A/B/D fp32, compute 32F_FAST_TF32"},
-        {"fp16", ELEM_F16, ELEM_F16, CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 0, NULL, 0x1p-11, 0x1p-20,
+        {"fp16", ELEM_F16, ELEM_F16, {LT_F16, LT_F16, LT_F32, LT_COMPUTE_32F}, 0, NULL, 0x1p-11, 0x1p-20,
          "A/B/D fp16, compute 32F"},
-        {"bf16", ELEM_BF16, ELEM_BF16, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 80,
+        {"bf16", ELEM_BF16, ELEM_BF16, {LT_BF16, LT_BF16, LT_F32, LT_COMPUTE_32F}, 80,
          "BF16 Tensor Cores need compute capability 8.0 (Ampere) or newer", 0x1p-8, 0x1p-20,
          "A/B/D bf16, compute 32F"},
         /* Hopper's FP8 Tensor Cores keep about 14 bits of the running sum between promotions. */
-        {"fp8", ELEM_E4M3, ELEM_BF16, CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 89,
+        {"fp8", ELEM_E4M3, ELEM_BF16, {LT_E4M3, LT_BF16, LT_F32, LT_COMPUTE_32F}, 89,
          "FP8 Tensor Cores need compute capability 8.9 (Ada, Hopper, Blackwell) or newer", 0x1p-8, 0x1p-13,
          "A/B e4m3, D bf16, compute 32F"},
 };
@@ -195,9 +188,8 @@ static double value_b(uint32_t k, uint32_t j) { return gemm_value(SEED_B, k, j);
 
 struct gemm_dev {
         struct bench_dev d;
-        struct cublaslt *lt;
-        cublasLtHandle_t handle;
-        cudaStream_t stream;
+        struct lt_library *lib;
+        struct lt_device *lt;
         struct dev_buf *ws;
         size_t ws_bytes;
         int cc;
@@ -209,35 +201,19 @@ struct gemm_run {
         unsigned n;
         struct dev_buf *a, *b, *dd;
         uint64_t pa, pb, pd, pw;
-        cublasLtMatmulDesc_t op;
-        cublasLtMatrixLayout_t la, lb, ld;
-        cublasLtMatmulPreference_t pref;
-        const cublasLtMatmulAlgo_t *algo;
-        struct measurement *m; /* where a failed cublasLtMatmul is reported */
+        struct lt_matmul *mm;
+        unsigned algo;
+        struct measurement *m; /* where a failed matmul is reported */
 };
-
-static int lt_fail(struct gemm_run *r, const char *call, cublasStatus_t st) {
-        int e = cublaslt_fail(r->g->lt, call, st, NULL);
-        if (r->m && !r->m->summary[0])
-                measurement_fail(r->m, e == -ENOTSUP ? STATUS_SKIP : STATUS_ERROR, "%s", r->g->lt->err);
-        return e;
-}
 
 static int gemm_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
         (void)ctx;
         (void)d;
         struct gemm_run *r = arg;
-        double alpha64 = 1, beta64 = 0;
-        float alpha32 = 1, beta32 = 0;
-        bool f64 = r->p->scale_type == CUDA_R_64F;
-        cublasStatus_t st = r->g->lt->fn.cublasLtMatmul(
-                r->g->handle, r->op, f64 ? (void *)&alpha64 : (void *)&alpha32, (void *)(uintptr_t)r->pa, r->la,
-                (void *)(uintptr_t)r->pb, r->lb, f64 ? (void *)&beta64 : (void *)&beta32, (void *)(uintptr_t)r->pd, r->ld,
-                (void *)(uintptr_t)r->pd, r->ld, r->algo, r->g->ws_bytes ? (void *)(uintptr_t)r->pw : NULL,
-                r->g->ws_bytes, r->g->stream);
-        if (st != CUBLAS_STATUS_SUCCESS)
-                return lt_fail(r, "cublasLtMatmul", st);
-        return 0;
+        int e = lt_matmul_run(r->mm, r->algo, r->pa, r->pb, r->pd, r->pw);
+        if (e < 0 && r->m && !r->m->summary[0])
+                measurement_fail(r->m, e == -ENOTSUP ? STATUS_SKIP : STATUS_ERROR, "%s", lt_library_error(r->g->lib));
+        return e;
 }
 
 /* Fill a device matrix of rows x cols (column-major, ld = rows) through a host chunk. */
@@ -374,57 +350,10 @@ static int time_candidate(const struct bench_ctx *ctx, struct gemm_run *r, doubl
 }
 
 static void free_run(const struct bench_ctx *ctx, struct gemm_run *r) {
-        const struct cublaslt_fns *fn = &r->g->lt->fn;
-        /* Teardown failures leave nothing to do; the handles are gone either way. */
-        if (r->pref)
-                (void)fn->cublasLtMatmulPreferenceDestroy(r->pref);
-        if (r->la)
-                (void)fn->cublasLtMatrixLayoutDestroy(r->la);
-        if (r->lb)
-                (void)fn->cublasLtMatrixLayoutDestroy(r->lb);
-        if (r->ld)
-                (void)fn->cublasLtMatrixLayoutDestroy(r->ld);
-        if (r->op)
-                (void)fn->cublasLtMatmulDescDestroy(r->op);
+        lt_matmul_free(r->mm);
         ctx->ops->free(r->g->d.ctx, r->a);
         ctx->ops->free(r->g->d.ctx, r->b);
         ctx->ops->free(r->g->d.ctx, r->dd);
-}
-
-static int setup_descriptors(struct gemm_run *r) {
-        const struct cublaslt_fns *fn = &r->g->lt->fn;
-        const struct gemm_prec *p = r->p;
-        cublasStatus_t st;
-        int32_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-        uint64_t ws = r->g->ws_bytes;
-        uint64_t n = r->n;
-        if ((st = fn->cublasLtMatmulDescCreate(&r->op, p->compute, p->scale_type)) != CUBLAS_STATUS_SUCCESS) {
-                r->op = NULL;
-                return lt_fail(r, "cublasLtMatmulDescCreate", st);
-        }
-        if ((st = fn->cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta))) ||
-            (st = fn->cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb))))
-                return lt_fail(r, "cublasLtMatmulDescSetAttribute", st);
-        if ((st = fn->cublasLtMatrixLayoutCreate(&r->la, p->ab_type, n, n, (int64_t)n)) != CUBLAS_STATUS_SUCCESS) {
-                r->la = NULL;
-                return lt_fail(r, "cublasLtMatrixLayoutCreate", st);
-        }
-        if ((st = fn->cublasLtMatrixLayoutCreate(&r->lb, p->ab_type, n, n, (int64_t)n)) != CUBLAS_STATUS_SUCCESS) {
-                r->lb = NULL;
-                return lt_fail(r, "cublasLtMatrixLayoutCreate", st);
-        }
-        if ((st = fn->cublasLtMatrixLayoutCreate(&r->ld, p->d_type, n, n, (int64_t)n)) != CUBLAS_STATUS_SUCCESS) {
-                r->ld = NULL;
-                return lt_fail(r, "cublasLtMatrixLayoutCreate", st);
-        }
-        if ((st = fn->cublasLtMatmulPreferenceCreate(&r->pref)) != CUBLAS_STATUS_SUCCESS) {
-                r->pref = NULL;
-                return lt_fail(r, "cublasLtMatmulPreferenceCreate", st);
-        }
-        if ((st = fn->cublasLtMatmulPreferenceSetAttribute(r->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                                           sizeof(ws))) != CUBLAS_STATUS_SUCCESS)
-                return lt_fail(r, "cublasLtMatmulPreferenceSetAttribute", st);
-        return 0;
 }
 
 static unsigned size_from_bytes(uint64_t bytes, size_t es) {
@@ -447,7 +376,9 @@ static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, stru
         measurement_param(m, "n", "%u", n);
         measurement_param(m, "shape", "%ux%ux%u TN", n, n, n);
         measurement_param(m, "types", "%s", p->types);
-        measurement_param(m, "cublaslt", "%s %zu", lib_basename(g->lt->dl.name), g->lt->version);
+        char lib[160];
+        lt_library_describe(g->lib, lib, sizeof(lib));
+        measurement_param(m, "cublaslt", "%s", lib);
 
         size_t ab = elem_size(p->ab), dsz = elem_size(p->d), nn = (size_t)n * n;
         double need = (double)nn * (2.0 * (double)ab + (double)dsz) + (double)g->ws_bytes;
@@ -470,33 +401,27 @@ static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, stru
         (void)cuda_buf_ptr(r.dd, &r.pd);
         if (g->ws)
                 (void)cuda_buf_ptr(g->ws, &r.pw);
-        if (upload(ctx, g, r.a, p->ab, n, n, true, m) < 0 || upload(ctx, g, r.b, p->ab, n, n, false, m) < 0 ||
-            setup_descriptors(&r) < 0) {
+        if (upload(ctx, g, r.a, p->ab, n, n, true, m) < 0 || upload(ctx, g, r.b, p->ab, n, n, false, m) < 0) {
                 free_run(ctx, &r);
                 return -1;
         }
-        if ((e = cuda_ctx_stream(g->d.ctx, (void **)&g->stream)) < 0) {
+        /* the stream's context current on this thread: cuBLASLt runs in the current one */
+        void *stream;
+        if ((e = cuda_ctx_stream(g->d.ctx, &stream)) < 0) {
                 measurement_fail(m, STATUS_ERROR, "%s", bench_dev_error(ctx));
                 free_run(ctx, &r);
                 return -1;
         }
-
-        cublasLtMatmulHeuristicResult_t res[GEMM_TOP_K];
-        memset(res, 0, sizeof(res));
-        int count = 0;
-        cublasStatus_t st = g->lt->fn.cublasLtMatmulAlgoGetHeuristic(g->handle, r.op, r.la, r.lb, r.ld, r.ld, r.pref,
-                                                                      GEMM_TOP_K, res, &count);
-        if (st != CUBLAS_STATUS_SUCCESS || count <= 0) {
-                if (st == CUBLAS_STATUS_SUCCESS)
+        if ((e = lt_matmul_plan(g->lt, &p->lt, n, g->ws_bytes, GEMM_TOP_K, &r.mm)) < 0) {
+                if (e == -ENODATA)
                         measurement_fail(m, STATUS_SKIP, "cublasLtMatmulAlgoGetHeuristic: no algorithm for %s at n=%u",
                                          p->name, n);
                 else
-                        lt_fail(&r, "cublasLtMatmulAlgoGetHeuristic", st);
+                        measurement_fail(m, e == -ENOTSUP ? STATUS_SKIP : STATUS_ERROR, "%s", lt_library_error(g->lib));
                 free_run(ctx, &r);
                 return -1;
         }
-        if (count > GEMM_TOP_K)
-                count = GEMM_TOP_K;
+        int count = (int)lt_matmul_algos(r.mm);
 
         /* Time every candidate, keep the fastest. A candidate the library refuses to run
          * (not supported, invalid for this shape) is passed over; any other failure ends
@@ -505,9 +430,9 @@ static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, stru
         double best_ms = 0;
         char refused[160] = "";
         for (int i = 0; i < count; i++) {
-                if (res[i].state != CUBLAS_STATUS_SUCCESS || res[i].workspaceSize > g->ws_bytes)
+                if (!lt_matmul_usable(r.mm, (unsigned)i))
                         continue;
-                r.algo = &res[i].algo;
+                r.algo = (unsigned)i;
                 r.m = NULL; /* a refused candidate is not the measurement's failure */
                 double ms = 0;
                 bool from_lt = false;
@@ -515,11 +440,11 @@ static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, stru
                 tried++;
                 if (from_lt && (e == -ENOTSUP || e == -EINVAL)) {
                         if (!refused[0])
-                                snprintf(refused, sizeof(refused), "%.159s", g->lt->err);
+                                snprintf(refused, sizeof(refused), "%.159s", lt_library_error(g->lib));
                         continue;
                 }
                 if (e < 0) {
-                        measurement_fail(m, STATUS_ERROR, "%s", from_lt ? g->lt->err : bench_dev_error(ctx));
+                        measurement_fail(m, STATUS_ERROR, "%s", from_lt ? lt_library_error(g->lib) : bench_dev_error(ctx));
                         free_run(ctx, &r);
                         return -1;
                 }
@@ -536,9 +461,8 @@ static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, stru
         }
         measurement_param(m, "algo", "heuristic #%d of %d (%d timed)", best + 1, count, tried);
 
-        r.algo = &res[best].algo;
+        r.algo = (unsigned)best;
         r.m = m;
-        g->lt->err[0] = '\0';
         unsigned reps = bench_reps(ctx, 10), warmup = bench_warmup(ctx, 2);
         double *samples = calloc(reps, sizeof(double));
         double tflop = 2.0 * (double)n * n * n / 1e12;
@@ -566,7 +490,9 @@ static void add_headline(struct bench_report *rep, size_t best, const struct gem
                 snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u", i ? "," : "", sizes[i]);
         measurement_param(m, "best_of_n", "%s", list);
         measurement_param(m, "types", "%s", p->types);
-        measurement_param(m, "cublaslt", "%s %zu", lib_basename(g->lt->dl.name), g->lt->version);
+        char lib[160];
+        lt_library_describe(g->lib, lib, sizeof(lib));
+        measurement_param(m, "cublaslt", "%s", lib);
         if (measurement_set_samples(m, src->samples, src->n_samples, src->warmup) < 0) {
                 measurement_fail(m, STATUS_ERROR, "out of memory");
                 return;
@@ -671,28 +597,28 @@ static void run_precision(const struct bench_ctx *ctx, struct bench_report *rep,
         }
 }
 
-static bool gemm_open_dev(const struct bench_ctx *ctx, struct bench_report *rep, struct cublaslt *lt, int index,
+static bool gemm_open_dev(const struct bench_ctx *ctx, struct bench_report *rep, struct lt_library *lib, int index,
                           struct gemm_dev *g) {
         memset(g, 0, sizeof(*g));
-        g->lt = lt;
+        g->lib = lib;
         if (bench_dev_open(ctx, rep, "gemm", index, &g->d) < 0)
                 return false;
         int major = 0, minor = 0;
         (void)cuda_ctx_cc(g->d.ctx, &major, &minor);
         g->cc = major * 10 + minor;
         struct measurement *m = NULL;
-        int e = cuda_ctx_stream(g->d.ctx, (void **)&g->stream);
+        void *stream;
+        int e = cuda_ctx_stream(g->d.ctx, &stream);
         if (e < 0) {
                 m = bench_measurement_new(rep, "gemm", "cublaslt", g->d.subject, "", true);
                 measurement_fail(m, STATUS_ERROR, "%s", bench_dev_error(ctx));
                 return false;
         }
-        cublasStatus_t st = lt->fn.cublasLtCreate(&g->handle);
-        if (st != CUBLAS_STATUS_SUCCESS) {
-                g->handle = NULL;
-                cublaslt_fail(lt, "cublasLtCreate", st, NULL);
+        if (lt_device_open(lib, stream, &g->lt) < 0) {
+                char name[160];
+                lt_library_describe(lib, name, sizeof(name));
                 m = bench_measurement_new(rep, "gemm", "cublaslt", g->d.subject, "", true);
-                measurement_fail(m, STATUS_ERROR, "%s (%s)", lt->err, lt->dl.name);
+                measurement_fail(m, STATUS_ERROR, "%s (%s)", lt_library_error(lib), name);
                 return false;
         }
         /* The workspace lets cuBLASLt pick split-K and other fast kernels; without one it
@@ -708,8 +634,8 @@ static bool gemm_open_dev(const struct bench_ctx *ctx, struct bench_report *rep,
 static void gemm_close_dev(const struct bench_ctx *ctx, struct gemm_dev *g) {
         if (g->d.ctx) {
                 ctx->ops->free(g->d.ctx, g->ws);
-                if (g->handle && cuda_ctx_stream(g->d.ctx, (void **)&g->stream) == 0)
-                        (void)g->lt->fn.cublasLtDestroy(g->handle); /* teardown: nothing to do on failure */
+                void *stream;
+                lt_device_close(g->lt, cuda_ctx_stream(g->d.ctx, &stream) == 0);
         }
         bench_dev_close(ctx, &g->d);
 }
@@ -737,9 +663,9 @@ static void gemm_run(const struct bench_ctx *ctx, struct bench_report *rep) {
                 free(idx);
                 return;
         }
-        struct cublaslt *lt = NULL;
+        struct lt_library *lib = NULL;
         char err[512];
-        int e = cublaslt_open(&lt, err, sizeof(err));
+        int e = lt_library_open(&lib, err, sizeof(err));
         if (e < 0) {
                 struct measurement *m = bench_measurement_new(rep, "gemm", "cublaslt", "node", "TFLOPS", true);
                 measurement_fail(m, e == -ENOENT ? STATUS_SKIP : STATUS_ERROR, "%s", err);
@@ -748,13 +674,13 @@ static void gemm_run(const struct bench_ctx *ctx, struct bench_report *rep) {
         }
         for (size_t i = 0; i < n; i++) {
                 struct gemm_dev g;
-                if (gemm_open_dev(ctx, rep, lt, idx[i], &g))
+                if (gemm_open_dev(ctx, rep, lib, idx[i], &g))
                         for (size_t p = 0; p < N_PRECS; p++)
                                 if (!want || !strcmp(want, precs[p].name))
                                         run_precision(ctx, rep, &g, &precs[p]);
                 gemm_close_dev(ctx, &g);
         }
-        cublaslt_close(lt);
+        lt_library_close(lib);
         free(idx);
 }
 

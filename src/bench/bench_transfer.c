@@ -38,6 +38,7 @@
 
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
+#include "core/deadline.h"
 #include "core/fsroot.h"
 #include "sys/facts.h"
 
@@ -47,12 +48,6 @@
 #define LOAD_MS 200.0
 #define LOAD_MIN_READS 4
 #define LOAD_MAX_COPIES 4000
-
-static double now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static void set_peak(const struct bench_ctx *ctx, const struct bench_dev *d, struct measurement *m) {
         if (d->info.unified_memory)
@@ -259,7 +254,7 @@ static void link_under_load(const struct bench_ctx *ctx, struct bench_report *re
         }
         size_t reads = 0, copies = 0;
         unsigned min_width = UINT_MAX;
-        double start = now_ms(), elapsed = 0;
+        double start = monotonic_ms(), elapsed = 0;
         int e = 0, read_err = 0;
         while (copies < LOAD_MAX_COPIES) {
                 if ((e = ctx->ops->copy_h2d(d->ctx, r->dev, 0, r->host, r->bytes)) < 0)
@@ -275,7 +270,7 @@ static void link_under_load(const struct bench_ctx *ctx, struct bench_report *re
                         min_width = width;
                 if ((e = ctx->ops->synchronize(d->ctx)) < 0)
                         break;
-                elapsed = now_ms() - start;
+                elapsed = monotonic_ms() - start;
                 if (elapsed >= LOAD_MS && reads >= LOAD_MIN_READS)
                         break;
         }
@@ -310,7 +305,8 @@ static int alloc_largest(const struct bench_ctx *ctx, struct bench_report *rep, 
                 m = bench_measurement_new(rep, "transfer", "setup", d->subject, "GB/s", true);
                 measurement_fail(m, STATUS_ERROR, "invalid size %" PRIu64 " bytes: at least %llu and a multiple of 4",
                                  asked, XFER_MIN_BYTES);
-        } else if (d->info.max_alloc_bytes && max > d->info.max_alloc_bytes && asked) {
+        } else if (d->info.max_alloc_bytes && max > d->info.max_alloc_bytes && asked && !bench_only(ctx, "pinned")) {
+                /* --size the user gave is refused; the probe's fixed size is an upper bound */
                 m = bench_measurement_new(rep, "transfer", "setup", d->subject, "GB/s", true);
                 measurement_fail(m, STATUS_ERROR, "size %" PRIu64 " bytes exceeds the device's largest allocation (%" PRIu64 " bytes)",
                                  asked, d->info.max_alloc_bytes);

@@ -14,6 +14,7 @@
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
 #include "bench/runner.h"
+#include "core/deadline.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "sys/facts.h"
@@ -29,12 +30,6 @@
 #define P2P_BYTES (32 * MIB)
 #define P2P_WARMUP 1
 #define P2P_REPS 3
-
-static double now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- pure helpers ---------------------------------------------------------------- */
 
@@ -346,7 +341,7 @@ void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, c
         init(ret, backend);
         for (size_t i = 0; timeout_s && i < _PROBE_COUNT; i++)
                 ret->runs[i].timeout_s = timeout_s;
-        double start = now_ms();
+        double start = monotonic_ms();
         char err[512];
         struct baselines *bl = NULL;
         if (baselines_load(data_dir, &bl, err, sizeof(err)) < 0) {
@@ -387,7 +382,7 @@ void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, c
          * normal, gpu-specs §4): catches one slow GPU where no baseline exists. */
         bench_compare_siblings(&ret->rep, 0.10);
         baselines_free(bl);
-        ret->duration_ms = now_ms() - start;
+        ret->duration_ms = monotonic_ms() - start;
 }
 
 void probes_done(struct probe_facts *p) {

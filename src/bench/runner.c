@@ -1,5 +1,6 @@
 #include "bench/runner.h"
 #include "bench/baselines.h"
+#include "core/deadline.h"
 #include "core/run_command.h"
 #include "report/bench_json.h"
 
@@ -21,12 +22,6 @@
 #define FRAME_MAGIC "GPUVET-BENCH/1"
 /* A report larger than this is not one a benchmark writes: refuse rather than grow. */
 #define FRAME_MAX (64u << 20)
-
-static double now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 uint32_t bench_fnv1a32(const void *data, size_t len) {
         const unsigned char *p = data;
@@ -219,7 +214,7 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
         ret->first = rep->n;
         if (!timeout_s)
                 timeout_s = b->default_timeout_s ? b->default_timeout_s : BENCH_DEFAULT_TIMEOUT_S;
-        double start = now_ms();
+        double start = monotonic_ms();
         int fds[2];
         if (pipe2(fds, O_CLOEXEC) < 0) {
                 int e = errno;
@@ -262,7 +257,7 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
         bool timed_out = false, too_big = false;
         double deadline = start + timeout_s * 1e3;
         for (;;) {
-                double left = deadline - now_ms();
+                double left = deadline - monotonic_ms();
                 if (left <= 0) {
                         timed_out = true;
                         break;
@@ -296,7 +291,7 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
         bool reaped = false;
         if (!timed_out && !too_big) {
                 /* The report is complete; give the child the rest of the deadline to exit. */
-                double left = deadline - now_ms();
+                double left = deadline - monotonic_ms();
                 reaped = child_reap(pid, left > 0 ? (unsigned int)left : 0, &wstatus);
                 timed_out = !reaped;
         }
@@ -311,7 +306,7 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
                         reaped = child_reap(pid, 5000, &wstatus);
                 }
         }
-        ret->duration_ms = now_ms() - start;
+        ret->duration_ms = monotonic_ms() - start;
 
         char exitdesc[96];
         describe_exit(wstatus, exitdesc, sizeof(exitdesc));

@@ -6,6 +6,7 @@
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
 #include "cmd/options.h"
+#include "core/deadline.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "report/bench_json.h"
@@ -120,12 +121,6 @@ static int list_benchmarks(void) {
         return EXIT_PASS;
 }
 
-static double now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* The selected benchmarks in registry order; false (message printed) on an unknown name. */
 static bool select_benchmarks(const char *arg, const struct bench_info **sel, size_t *ret_n) {
         size_t n = 0;
@@ -223,7 +218,7 @@ static int bench_option(int opt, const char *arg, void *ctx) {
  * the reports. Returns the exit code. */
 static int bench_run(const struct bench_cli *o, const struct common_options *common, const char *names,
                      const struct bench_info *const *sel, size_t n_sel) {
-        double start = now_ms();
+        double start = monotonic_ms();
         struct machine m;
         int code = machine_open("bench", common, &m);
         if (code)
@@ -260,7 +255,7 @@ static int bench_run(const struct bench_cli *o, const struct common_options *com
         }
 
         struct bench_json_run jrun = {.benchmarks = names, .backend = o->bopt.backend, .opt = &o->bopt,
-                                      .timeout_s = common->timeout_s, .duration_ms = now_ms() - start, .verdict = verdict};
+                                      .timeout_s = common->timeout_s, .duration_ms = monotonic_ms() - start, .verdict = verdict};
         bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
         code = verdict == STATUS_FAIL || verdict == STATUS_ERROR ? EXIT_FAILED : EXIT_PASS;
         if (o->json_path &&

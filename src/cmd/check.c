@@ -4,6 +4,7 @@
 #include "cmd/options.h"
 #include "cmd/machine.h"
 #include "cmd/site_policy.h"
+#include "core/deadline.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "policy/policy.h"
@@ -121,12 +122,6 @@ static bool only_is_valid(const char *only) {
                 return false;
         }
         return ok;
-}
-
-static double now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int list_checks(enum level level, const char *only) {
@@ -274,7 +269,7 @@ static int check_gather(struct check_run *c) {
                 snprintf(f->nvml_note, sizeof(f->nvml_note), "not needed by the selected checks");
         } else {
                 code = machine_nvml(&c->m, &c->args->nvml);
-                c->nvml_read_at = now_ms();
+                c->nvml_read_at = monotonic_ms();
         }
         if (cuda)
                 cuda_driver_probe_finish(cuda, &f->cuda_driver);
@@ -309,7 +304,7 @@ static void check_probe(struct check_run *c) {
                 f->nvml.abandoned = true; /* nvml_use_end then leaves with _exit */
         if (r == 0 && c->nvml_after.init_state == NVML_INIT_OK) {
                 f->nvml_after = &c->nvml_after;
-                f->nvml_window_s = (now_ms() - c->nvml_read_at) / 1e3;
+                f->nvml_window_s = (monotonic_ms() - c->nvml_read_at) / 1e3;
         }
 }
 
@@ -355,7 +350,7 @@ static int check_output(struct check_run *c, double start) {
         const struct check_cli *o = c->cli;
         struct run_info run = {
                 .command = "check", .level = o->level, .root = c->args->common.root, .strict = o->strict,
-                .duration_ms = now_ms() - start, .policy = c->have_policy ? c->policy.path : NULL,
+                .duration_ms = monotonic_ms() - start, .policy = c->have_policy ? c->policy.path : NULL,
         };
         bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
         int code = EXIT_PASS;
@@ -424,7 +419,7 @@ int cmd_check(int argc, char **argv) {
                                        "--level full needs the stress test (gpuvet burn), which this version does not "
                                    "have yet; use --level standard");
 
-        double start = now_ms();
+        double start = monotonic_ms();
         struct check_run c = {.cli = &o, .args = &args};
         code = check_gather(&c);
         if (code == 0) {

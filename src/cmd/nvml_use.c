@@ -1,5 +1,4 @@
 #include "cmd/nvml_use.h"
-#include "vendor/nvml.h"
 #include "cmd/cmd.h"
 #include "core/fsroot.h"
 #include "data/gpudb.h"
@@ -58,9 +57,9 @@ const char *nvml_reading_error(const struct nvml_use *u, int gpu, unsigned char 
                 snprintf(buf, size, "did not return within %u ms", hung_ms(u->nv, fn, gpu));
                 return buf;
         case NV_ERROR:
-                if (rc == NVML_ERROR_NOT_SUPPORTED)
+                if (rc == NV_RC_NOT_SUPPORTED)
                         return NULL;
-                snprintf(buf, size, "%s", nvml_return_text(u->lib, (nvmlReturn_t)rc));
+                snprintf(buf, size, "%s", nv_rc_text(u->lib, rc));
                 return buf;
         default:
                 return NULL;
@@ -100,7 +99,7 @@ static void explain_system(struct nvml_use *u) {
 
 static void explain_init(struct nvml_use *u) {
         const struct nvml_facts *nv = u->nv;
-        const char *lib = u->lib ? u->lib->dl.path : "libnvidia-ml";
+        const char *lib = u->lib ? nv_lib_path(u->lib) : "libnvidia-ml";
         u->status = nvml_init_state_name(nv->init_state);
         switch (nv->init_state) {
         case NVML_INIT_OK:
@@ -117,12 +116,12 @@ static void explain_init(struct nvml_use *u) {
         case NVML_INIT_VERSION_MISMATCH:
                 snprintf(u->why, sizeof(u->why),
                          "NVML (%s): nvmlInit_v2: %s (%s): the loaded kernel module and the library differ; "
-                         "reload the nvidia module or reboot", lib, nvml_return_name(nv->init_rc),
-                         nvml_return_text(u->lib, nv->init_rc));
+                         "reload the nvidia module or reboot", lib, nv_rc_name(nv->init_rc),
+                         nv_rc_text(u->lib, nv->init_rc));
                 return;
         default:
                 snprintf(u->why, sizeof(u->why), "NVML (%s): nvmlInit_v2: %s (%s)", lib,
-                         nvml_return_name(nv->init_rc), nvml_return_text(u->lib, nv->init_rc));
+                         nv_rc_name(nv->init_rc), nv_rc_text(u->lib, nv->init_rc));
                 return;
         }
 }
@@ -131,7 +130,7 @@ int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsro
         memset(u, 0, sizeof(*u));
         u->nv = &f->nvml;
         u->status = nvml_init_state_name(NVML_INIT_NOT_TRIED);
-        const char *env = secure_getenv(NVML_LIB_ENV);
+        const char *env = secure_getenv(NV_LIB_ENV);
         bool named = (o->lib && *o->lib) || (env && *env);
         if (o->off) {
                 snprintf(f->nvml_note, sizeof(f->nvml_note), "--no-nvml");
@@ -142,13 +141,13 @@ int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsro
                 snprintf(f->nvml_note, sizeof(f->nvml_note),
                          "--root names a capture, not this machine (name a library with --nvml-lib or %s to ask "
                          "one anyway)",
-                         NVML_LIB_ENV);
+                         NV_LIB_ENV);
                 snprintf(u->why, sizeof(u->why),
                          "NVML not used: --root %s is not this machine (name a library with --nvml-lib or $"
-                         NVML_LIB_ENV " to read one)", fsroot_dir(fs));
+                         NV_LIB_ENV " to read one)", fsroot_dir(fs));
                 return 0;
         }
-        int r = nvml_lib_load(o->lib, &u->lib, f->nvml_note, sizeof(f->nvml_note));
+        int r = nv_lib_open(o->lib, &u->lib, f->nvml_note, sizeof(f->nvml_note));
         if (r == -ENOMEM) {
                 fprintf(stderr, "gpuvet: %s\n", f->nvml_note);
                 return EXIT_INTERNAL;
@@ -156,7 +155,7 @@ int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsro
         if (r < 0)
                 snprintf(u->why, sizeof(u->why), "%s", f->nvml_note); /* gather records NO_LIBRARY */
         else
-                snprintf(f->nvml_lib_path, sizeof(f->nvml_lib_path), "%s", u->lib->dl.path);
+                snprintf(f->nvml_lib_path, sizeof(f->nvml_lib_path), "%s", nv_lib_path(u->lib));
         r = nvml_facts_gather(u->lib, &o->dl, &f->nvml);
         if (r == -ENOMEM) {
                 fprintf(stderr, "gpuvet: out of memory reading NVML\n");
@@ -177,6 +176,6 @@ int nvml_use_end(struct nvml_use *u, int code) {
                 fflush(stderr);
                 _exit(code);
         }
-        u->lib = nvml_lib_free(u->lib);
+        u->lib = nv_lib_close(u->lib);
         return code;
 }

@@ -9,7 +9,6 @@
 #include "report/text_safe.h"
 #include "sys/nvml_events.h"
 #include "sys/nvml_facts.h"
-#include "vendor/nvml.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -42,7 +41,7 @@ static const char usage[] =
         "      --help-query-gpu    list the supported fields\n"
         "      --help-metrics      list gpuvet's metrics: id, type, unit, nvidia-smi and\n"
         "                          dcgm-exporter names (tab-separated; docs/metrics.md)\n"
-        "      --nvml-lib=PATH     load NVML from PATH (default $" NVML_LIB_ENV ", then libnvidia-ml.so.1)\n"
+        "      --nvml-lib=PATH     load NVML from PATH (default $" NV_LIB_ENV ", then libnvidia-ml.so.1)\n"
         "      --nvml-call-timeout-ms=MS  abandon an NVML call after MS ms (default 2000)\n"
         "      --nvml-gpu-timeout-ms=MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
         "      --nvml-init-timeout-ms=MS  give up on nvmlInit after MS ms (default 20000)\n"
@@ -286,7 +285,7 @@ static bool report_problems(const struct nvml_facts *f, const bool *selected, un
                 if (h->state == NV_ERROR) {
                         fn = h->fn;
                         rc = h->rc;
-                } else if (n->state == NV_ERROR && n->rc == NVML_ERROR_GPU_IS_LOST) {
+                } else if (n->state == NV_ERROR && n->rc == NV_RC_GPU_IS_LOST) {
                         fn = n->fn;
                         rc = n->rc;
                 }
@@ -299,7 +298,7 @@ static bool report_problems(const struct nvml_facts *f, const bool *selected, un
                 }
                 if (!fn)
                         continue;
-                fprintf(stderr, "gpuvet query: GPU %u: %s: %s\n", i, fn, nvml_return_text(f->lib, (nvmlReturn_t)rc));
+                fprintf(stderr, "gpuvet query: GPU %u: %s: %s\n", i, fn, nv_rc_text(f->lib, rc));
                 any = true;
         }
         for (unsigned int t = 0; t < f->n_timeouts; t++) {
@@ -334,14 +333,14 @@ static int explain_no_gpus(const struct nvml_facts *f, const char *load_err) {
                 return EXIT_FAILED;
         default:
                 fprintf(stderr, "gpuvet query: nvmlInit_v2: %s (%s)\n",
-                        nvml_return_text(f->lib, (nvmlReturn_t)f->init_rc), nvml_init_state_name(f->init_state));
+                        nv_rc_text(f->lib, f->init_rc), nvml_init_state_name(f->init_state));
                 return EXIT_FAILED;
         }
         if (!nv_ok(f->device_count)) {
                 fprintf(stderr, "gpuvet query: %s: %s\n", f->device_count.fn ? f->device_count.fn : "nvmlDeviceGetCount_v2",
                         f->device_count.state == NV_TIMEOUT
                                 ? "did not return in time"
-                                : nvml_return_text(f->lib, (nvmlReturn_t)f->device_count.rc));
+                                : nv_rc_text(f->lib, f->device_count.rc));
                 return EXIT_FAILED;
         }
         if (f->n_gpus == 0) {
@@ -387,7 +386,7 @@ static void print_event(const struct nvml_event *e, void *userdata) {
                 snprintf(gpu, sizeof(gpu), "GPU %d", e->gpu);
         else
                 snprintf(gpu, sizeof(gpu), "a GPU NVML did not name");
-        const char *text = nvml_return_text(NULL, (nvmlReturn_t)e->rc);
+        const char *text = nv_rc_text(NULL, e->rc);
         const struct xid_info *info;
         switch (e->kind) {
         case NVML_EVENT_XID:
@@ -415,7 +414,7 @@ static void print_event(const struct nvml_event *e, void *userdata) {
                 fprintf(stderr, "gpuvet: NVML event 0x%llx on %s (data %llu)\n", e->type, gpu, e->data);
                 break;
         case NVML_EVENT_UNSUPPORTED:
-                if (e->rc == NVML_SUCCESS)
+                if (e->rc == NV_RC_SUCCESS)
                         fprintf(stderr, "gpuvet: %s: no Xid or ECC events from NVML (it supports 0x%llx); "
                                         "its Xids show only in the kernel log\n", gpu, e->data);
                 else
@@ -542,7 +541,7 @@ done:;
         free(st.selected);
         free(st.lost);
         if (!abandoned)
-                nvml_lib_free(lib);
+                (void)nv_lib_close(lib);
         return finish(st.out, abandoned, code);
 }
 
@@ -684,14 +683,14 @@ static int run_loop(const struct query_opts *o, struct nvml_lib *lib, const char
         free(st.selected);
         free(st.lost);
         if (!abandoned)
-                nvml_lib_free(lib);
+                (void)nv_lib_close(lib);
         return finish(st.out, abandoned, code);
 }
 
 static int run(const struct query_opts *o) {
         char err[512] = "";
         struct nvml_lib *lib = NULL;
-        int r = nvml_lib_load(o->nvml_lib, &lib, err, sizeof(err));
+        int r = nv_lib_open(o->nvml_lib, &lib, err, sizeof(err));
         if (r == -ENOMEM) {
                 fprintf(stderr, "gpuvet query: out of memory\n");
                 return EXIT_INTERNAL;

@@ -62,6 +62,12 @@ unsigned long long deadline_now_ms(void) {
         return (unsigned long long)ts.tv_sec * 1000ull + (unsigned long long)ts.tv_nsec / 1000000ull;
 }
 
+double monotonic_ms(void) {
+        struct timespec ts;
+        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 unsigned int deadline_worker_index(const struct deadline_worker *w) {
         return w->index;
 }

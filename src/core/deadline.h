@@ -84,5 +84,6 @@ unsigned int deadline_worker_index(const struct deadline_worker *w);
  * deciding whether the process must leave with _exit). */
 unsigned int deadline_threads_alive(void);
 
-/* Milliseconds on CLOCK_MONOTONIC. */
+/* Milliseconds on CLOCK_MONOTONIC; monotonic_ms with the fraction, for durations. */
 unsigned long long deadline_now_ms(void);
+double monotonic_ms(void);

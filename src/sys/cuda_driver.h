@@ -71,6 +71,11 @@ void cuda_driver_not_probed(struct cuda_driver_facts *out, const char *why);
 
 /* The CUDA call a stage stands for ("cuInit"); "starting the probe" for START. */
 const char *cuda_driver_stage_call(enum cuda_driver_stage s);
+
+/* A CUresult the probe recorded: its name ("CUDA_ERROR_NO_DEVICE") and sentence from
+ * gpuvet's table (vendor/cuda_errors.c), NULL for a code not in it. */
+const char *cuda_driver_rc_name(int rc);
+const char *cuda_driver_rc_text(int rc);
 /* The driver version in a library file name: "libcuda.so.570.86.10" -> "570.86.10".
  * Returns false (buf "") when the name carries none ("libcuda.so.1"). */
 bool cuda_driver_version_from_name(const char *path, char *buf, size_t size);

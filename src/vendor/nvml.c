@@ -1,6 +1,7 @@
 /* Loading libnvidia-ml at run time: the search order, the symbol table from
  * nvml_functions.def, and the names and sentences of NVML's return codes. */
 #include "vendor/nvml.h"
+#include "sys/nvml_facts.h" /* NV_LIB_ENV */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -50,17 +51,17 @@ static int open_library(const char *path, struct dynlib *dl, char *err, size_t e
                 return -ENOENT;
         }
         /* secure_getenv: a privileged (setuid) gpuvet must not load a library a caller names. */
-        const char *env = secure_getenv(NVML_LIB_ENV);
+        const char *env = secure_getenv(NV_LIB_ENV);
         if (env && env[0]) {
                 if (dynlib_open_file(env, dl, why, sizeof(why)) == 0)
                         return 0;
-                snprintf(err, errsize, "cannot load NVML library %s (from $" NVML_LIB_ENV "): %s", env, why);
+                snprintf(err, errsize, "cannot load NVML library %s (from $" NV_LIB_ENV "): %s", env, why);
                 return -ENOENT;
         }
         if (dynlib_open(sonames, DYNLIB_COUNT(sonames), dl, why, sizeof(why)) == 0)
                 return 0;
         snprintf(err, errsize,
-                 "cannot load NVML library: tried %s; is the NVIDIA driver installed? ($" NVML_LIB_ENV
+                 "cannot load NVML library: tried %s; is the NVIDIA driver installed? ($" NV_LIB_ENV
                  " names another file)",
                  why);
         return -ENOENT;

@@ -22,9 +22,6 @@ struct nvml_lib {
         nvmlErrorString_fn nvmlErrorString;
 };
 
-/* Environment variable naming the library to load instead of the sonames. */
-#define NVML_LIB_ENV "GPUVET_NVML_LIB"
-
 /* Load the library (path NULL: $GPUVET_NVML_LIB, then the sonames). On success *ret has
  * every required pointer set, a NULL for each optional symbol the library lacks, and
  * dl.path names the file loaded. Returns 0, -ENOENT

@@ -1,4 +1,4 @@
-/* The part of the OpenCL 1.2 API that gpuvet's OpenCL backend (bench/opencl.c) uses,
+/* The part of the OpenCL 1.2 API that gpuvet's OpenCL backend (vendor/opencl_device.c) uses,
  * declared here so that gpuvet builds without the OpenCL SDK and loads the ICD loader
  * (libOpenCL.so.1) at run time with dlopen. Names and values are Khronos' own
  * (CL/cl.h, CL/cl_ext.h of opencl-headers 2023.02.06); only what opencl.c calls or

@@ -31,7 +31,7 @@ hang. Every run must:
   it documents would pass here.
 
 Then one run with the library missing (GPUVET_NVML_LIB=/nonexistent/...), and one `hang FN
-*` per function `check` calls (those NVCALL()ed by src/sys/nvml_facts.c with the fake's
+*` per function `check` calls (those NVCALL()ed by src/vendor/nvml_facts.c with the fake's
 defaults; --nvml-call-timeout-ms and --nvml-init-timeout-ms 200): it must end within
 HANG_MAX_S, name FN (and the GPU)
 in an error result and exit 1.
@@ -56,7 +56,7 @@ import fakeenv  # noqa: E402  (time_scale)
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
 FUNCTIONS_DEF = os.path.join(SRC, "src", "vendor", "nvml_functions.def")
-FACTS_C = os.path.join(SRC, "src", "sys", "nvml_facts.c")
+FACTS_C = os.path.join(SRC, "src", "vendor", "nvml_facts.c")
 GPU_DOC = os.path.join(SRC, "docs", "checks", "gpu.md")
 BASE_SCN = os.path.join(HERE, "nvml-scenarios", "golden-dgx-h100.scn")
 MKFIXTURE = os.path.join(SRC, "tests", "fixtures", "mkfixture.py")
@@ -130,7 +130,7 @@ def parse_functions():
 
 
 def called_functions():
-    """What `check` calls: NVCALL()ed in sys/nvml_facts.c, plus init and shutdown."""
+    """What `check` calls: NVCALL()ed in vendor/nvml_facts.c, plus init and shutdown."""
     with open(FACTS_C) as f:
         text = f.read()
     called = set(re.findall(r"NVCALL(?:_MS)?\(\s*c\s*,\s*(?:\w+\s*,\s*)?(nvml\w+)", text))

@@ -1,4 +1,4 @@
-/* The CUDA backend (src/bench/cuda.c) against the fake libcuda (tests/fakes/fake_cuda.c):
+/* The CUDA backend (src/vendor/cuda_device.c) against the fake libcuda (tests/fakes/fake_cuda.c):
  * loading (no library, the toolkit's stub, no device), device facts, a workload through
  * every dev_ops call with results checked against the host, synthetic event times, peer
  * copies, Volta refused with the documented message, bad arguments, out of memory, and

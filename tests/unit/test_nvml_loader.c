@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sys/nvml_facts.h"
 #include "vendor/nvml.h"
 
 /* ---- a fake seam ---------------------------------------------------------------------- */
@@ -96,7 +97,7 @@ static const struct dynlib_seam seam = {
 static int reset(void **state) {
         (void)state;
         memset(&fake, 0, sizeof(fake));
-        unsetenv(NVML_LIB_ENV);
+        unsetenv(NV_LIB_ENV);
         dynlib_set_seam(&seam);
         return 0;
 }
@@ -125,7 +126,7 @@ static void test_open_explicit_path(void **state) {
         (void)state;
         struct nvml_lib *lib;
         char err[512];
-        setenv(NVML_LIB_ENV, "/not/used.so", 1);
+        setenv(NV_LIB_ENV, "/not/used.so", 1);
         assert_int_equal(nvml_lib_load("/opt/x/libnvidia-ml.so.1", &lib, err, sizeof(err)), -ENOENT);
         /* An explicit path is the only file tried: no falling back to the sonames. */
         assert_int_equal(fake.n_open, 1);
@@ -145,14 +146,14 @@ static void test_open_env(void **state) {
         (void)state;
         struct nvml_lib *lib;
         char err[512];
-        setenv(NVML_LIB_ENV, "/tmp/fake/libnvidia-ml.so.1", 1);
+        setenv(NV_LIB_ENV, "/tmp/fake/libnvidia-ml.so.1", 1);
         assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), -ENOENT);
         assert_int_equal(fake.n_open, 1);
         assert_string_equal(fake.opened[0], "/tmp/fake/libnvidia-ml.so.1");
         assert_non_null(strstr(err, "/tmp/fake/libnvidia-ml.so.1 (from $GPUVET_NVML_LIB)"));
 
         /* An empty variable counts as unset. */
-        setenv(NVML_LIB_ENV, "", 1);
+        setenv(NV_LIB_ENV, "", 1);
         fake.n_open = 0;
         fake.open_ok = "libnvidia-ml.so.1";
         assert_int_equal(nvml_lib_load(NULL, &lib, err, sizeof(err)), 0);

@@ -1,9 +1,8 @@
 /* gpu.cuda_driver: what every CUDA program does first, done the way it does it (DCGM's
  * level-1 "CUDA main library" test): load libcuda.so.1, check it belongs to the loaded
  * kernel module, call cuInit under a deadline, count the devices. The probe itself is
- * sys/cuda_driver.c; this file judges its facts. */
+ * vendor/cuda_probe.c; this file judges its facts. */
 #include "checks/check.h"
-#include "vendor/cuda_errors.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -56,7 +55,7 @@ static const struct init_failure *failure_of(int rc) {
 
 /* "CUDA_ERROR_NO_DEVICE (100)" */
 static void rc_label(const struct cuda_driver_facts *x, char *buf, size_t size) {
-        const char *name = cuda_error_name(x->init_rc);
+        const char *name = cuda_driver_rc_name(x->init_rc);
         if (!name && x->init_rc_name[0])
                 name = x->init_rc_name;
         if (name)
@@ -95,7 +94,7 @@ static void judge_failed_init(struct result *r, const struct facts *f, const str
         result_observed(r, "cuInit: %s", code);
         const struct init_failure *k = failure_of(x->init_rc);
         if (!k) {
-                const char *text = cuda_error_text(x->init_rc);
+                const char *text = cuda_driver_rc_text(x->init_rc);
                 result_status(r, STATUS_FAIL, "CUDA cannot initialise: cuInit returned %s%s%s", code, text ? ": " : "",
                               text ? text : "");
                 result_remedy(r, "Read the driver's own account in the kernel log (`journalctl -k | grep -i -e nvrm -e xid`) "
@@ -124,7 +123,7 @@ static void judge_working(struct result *r, const struct facts *f, const struct 
         bool same = versions_known && strcmp(x->lib_version, f->nvidia.driver_version) == 0;
         if (x->device_count_rc != 0) {
                 char code[96];
-                const char *name = cuda_error_name(x->device_count_rc);
+                const char *name = cuda_driver_rc_name(x->device_count_rc);
                 snprintf(code, sizeof(code), "%s (%d)", name ? name : "CUDA error", x->device_count_rc);
                 result_status(r, STATUS_FAIL, "cuInit succeeded but cuDeviceGetCount returned %s", code);
                 result_remedy(r, "Look for Xid errors (`journalctl -k | grep -i xid`) and check `nvidia-smi`; reset the GPU "

@@ -209,7 +209,7 @@ struct tune_gpus *tune_gpus_open(const struct tune_gpu_options *o, struct fsroot
                 return NULL;
         g->call_ms = o->call_ms ? o->call_ms : NVML_DEADLINE_CALL_MS_DEFAULT;
         g->init_ms = o->init_ms ? o->init_ms : NVML_DEADLINE_INIT_MS_DEFAULT;
-        const char *env = secure_getenv(NVML_LIB_ENV);
+        const char *env = secure_getenv(NV_LIB_ENV);
         bool named = (o->lib && *o->lib) || (env && *env);
         if (o->off) {
                 unavailable(g, "NVML not used (--no-nvml)", "", "");
@@ -217,7 +217,7 @@ struct tune_gpus *tune_gpus_open(const struct tune_gpu_options *o, struct fsroot
         }
         if (!fsroot_is_live(fs) && !named) {
                 unavailable(g, "NVML not used: --root %s is not this machine (name a library with --nvml-lib or $%s)",
-                            fsroot_dir(fs), NVML_LIB_ENV);
+                            fsroot_dir(fs), NV_LIB_ENV);
                 return g;
         }
         char err[400];

@@ -19,6 +19,7 @@
 #include "core/deadline.h"
 #include "core/run_command.h"
 #include "vendor/cuda.h"
+#include "vendor/cuda_errors.h"
 
 _Static_assert(sizeof(struct cuda_driver_facts) <= PIPE_BUF, "a report must fit one atomic pipe write");
 
@@ -290,3 +291,7 @@ void cuda_driver_probe_finish(struct cuda_driver_probe *p, struct cuda_driver_fa
         *out = *m;
         free(p);
 }
+
+const char *cuda_driver_rc_name(int rc) { return cuda_error_name(rc); }
+
+const char *cuda_driver_rc_text(int rc) { return cuda_error_text(rc); }

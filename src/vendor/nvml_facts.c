@@ -71,6 +71,14 @@ const char *nv_rc_text(const struct nvml_lib *lib, int rc) {
         return nvml_return_text(lib, (nvmlReturn_t)rc);
 }
 
+int nv_lib_open(const char *path, struct nvml_lib **ret, char *err, size_t size) {
+        return nvml_lib_load(path, ret, err, size);
+}
+
+struct nvml_lib *nv_lib_close(struct nvml_lib *lib) { return nvml_lib_free(lib); }
+
+const char *nv_lib_path(const struct nvml_lib *lib) { return lib ? lib->dl.path : ""; }
+
 enum gctx_mode { MODE_CALL, MODE_REPLAY };
 enum gctx_last {
         LAST_CALLED,      /* the call was made and returned in time: store its rc */
