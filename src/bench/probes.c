@@ -367,7 +367,8 @@ void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, c
                         continue;
                 }
                 struct bench_run_result res;
-                bench_run_child(&probe_infos[id], &ctx, 0, &ret->rep, &res);
+                /* the run's deadline: its own, or --probe-timeout's */
+                bench_run_child(&probe_infos[id], &ctx, pr->timeout_s, &ret->rep, &res);
                 bench_judge_range(&ret->rep, res.first, f, bl);
                 pr->ran = true;
                 pr->duration_ms = res.duration_ms;

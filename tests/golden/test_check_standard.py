@@ -148,6 +148,10 @@ def main():
         host = got.get("host", {})
         check(host.get("status") == "error" and "the p2p probe failed: timed out" in host.get("summary", ""),
               "hung peer copy: device.p2p errors naming the probe: %s" % host)
+        # the deadline it ran under: --probe-timeout when given (scaled runs), else p2p's 15 s
+        deadline = PROBE_TIMEOUT_S if PROBE_TIMEOUT_S > 15 else 15
+        check("timed out after %d s in probe-p2p" % deadline in host.get("summary", ""),
+              "hung peer copy: the probe ran under the %d s deadline asked for: %s" % (deadline, host.get("summary")))
         check(all(x["status"] == "pass" for x in results(rep, "device.h2d").values()),
               "hung peer copy: the other probes still pass")
         print("hung peer copy: %.2f s wall" % wall)
