@@ -292,11 +292,27 @@ static void link_under_load(const struct bench_ctx *ctx, struct bench_report *re
         free(speeds);
 }
 
+/* The host buffer device data is read back into for verification, shared by the run's
+ * devices: allocated (and its pages faulted in) once, not once per GPU. */
+struct read_back {
+        uint32_t *buf;
+        uint64_t size;
+};
+
+static bool read_back_fit(struct read_back *rb, uint64_t bytes) {
+        if (rb->size >= bytes)
+                return true;
+        free(rb->buf);
+        rb->buf = malloc(bytes);
+        rb->size = rb->buf ? bytes : 0;
+        return rb->buf != NULL;
+}
+
 /* The largest size asked for (or the default) that the device can allocate: *ret_dev
- * cleared, *ret_check a host buffer as large. On failure an error or skip measurement says
- * why (out of memory halves the size down to the smallest of the sweep first). */
+ * cleared, rb at least as large. On failure an error or skip measurement says why (out of
+ * memory halves the size down to the smallest of the sweep first). */
 static int alloc_largest(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d,
-                         uint64_t *ret_max, struct dev_buf **ret_dev, uint32_t **ret_check, char *why, size_t why_size) {
+                         uint64_t *ret_max, struct dev_buf **ret_dev, struct read_back *rb, char *why, size_t why_size) {
         const struct dev_ops *ops = ctx->ops;
         uint64_t asked = ctx->opt ? ctx->opt->size_bytes : 0;
         uint64_t max = asked ? asked : XFER_DEFAULT_MAX;
@@ -317,19 +333,15 @@ static int alloc_largest(const struct bench_ctx *ctx, struct bench_report *rep, 
         }
         if (d->info.max_alloc_bytes && max > d->info.max_alloc_bytes)
                 max = d->info.max_alloc_bytes;
-        uint32_t *check = NULL;
         struct dev_buf *dev = NULL;
         int e = -ENOMEM;
         for (; max >= XFER_MIN_BYTES; max /= 2) {
-                check = malloc(max);
-                if (check && (e = ops->alloc(d->ctx, max, &dev)) == 0 && (e = ops->memset(d->ctx, dev, 0, max)) == 0 &&
-                    (e = ops->synchronize(d->ctx)) == 0)
+                if (read_back_fit(rb, max) && (e = ops->alloc(d->ctx, max, &dev)) == 0 &&
+                    (e = ops->memset(d->ctx, dev, 0, max)) == 0 && (e = ops->synchronize(d->ctx)) == 0)
                         break;
                 if (dev)
                         ops->free(d->ctx, dev);
                 dev = NULL;
-                free(check);
-                check = NULL;
                 if (e != -ENOMEM)
                         break;
         }
@@ -342,7 +354,6 @@ static int alloc_largest(const struct bench_ctx *ctx, struct bench_report *rep, 
         }
         *ret_max = max;
         *ret_dev = dev;
-        *ret_check = check;
         return 0;
 }
 
@@ -407,7 +418,7 @@ static void run_host_kind(const struct bench_ctx *ctx, struct bench_report *rep,
         ops->host_free(d->ctx, host, pinned);
 }
 
-static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d) {
+static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, struct bench_dev *d, struct read_back *rb) {
         const struct dev_ops *ops = ctx->ops;
         /* The probe's part: pinned copies at one size, nothing bidirectional. */
         bool pinned_only = bench_only(ctx, "pinned");
@@ -417,8 +428,9 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
                 struct measurement *m = bench_measurement_new(rep, "transfer", "setup", d->subject, "GB/s", true);
                 measurement_fail(m, STATUS_ERROR, "out of memory");
                 snprintf(why, sizeof(why), "%s", m->summary);
-        } else if (alloc_largest(ctx, rep, d, &x.max, &x.dev, &x.check, why, sizeof(why)) == 0) {
+        } else if (alloc_largest(ctx, rep, d, &x.max, &x.dev, rb, why, sizeof(why)) == 0) {
                 why[0] = '\0';
+                x.check = rb->buf;
         }
         if (why[0]) {
                 if (ctx->opt && ctx->opt->link_under_load)
@@ -447,7 +459,6 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
         if (x.dev2)
                 ops->free(d->ctx, x.dev2);
         ops->free(d->ctx, x.dev);
-        free(x.check);
         free(x.samples);
 }
 
@@ -456,12 +467,14 @@ static void transfer_run(const struct bench_ctx *ctx, struct bench_report *rep) 
         size_t n;
         if (bench_dev_indices(ctx, rep, "transfer", &idx, &n) < 0)
                 return;
+        struct read_back rb = {NULL, 0};
         for (size_t i = 0; i < n; i++) {
                 struct bench_dev d;
                 if (bench_dev_open(ctx, rep, "transfer", idx[i], &d) == 0)
-                        run_device(ctx, rep, &d);
+                        run_device(ctx, rep, &d, &rb);
                 bench_dev_close(ctx, &d);
         }
+        free(rb.buf);
         free(idx);
 }
 
