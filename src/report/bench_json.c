@@ -3,7 +3,6 @@
 #include "report/envelope.h"
 #include "report/json_text.h"
 #include "report/report_json.h"
-#include "version.h"
 
 #include <errno.h>
 #include <math.h>
@@ -132,8 +131,7 @@ char *bench_json_report(const struct bench_json_run *run, const struct facts *fa
         json_object_set_new(o, "gpus", opt->gpus ? gpus : (json_decref(gpus), json_null()));
         json_object_set_new(o, "timeout_s", run->timeout_s ? json_integer(run->timeout_s) : json_null());
         json_object_set_new(root, "options", o);
-        if (facts)
-        {
+        if (facts) {
                 json_object_set_new(root, "host", report_json_host(facts));
                 json_object_set_new(root, "gpus", report_json_gpus(facts));
         }

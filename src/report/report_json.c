@@ -2,7 +2,6 @@
 #include "report/envelope.h"
 #include "report/json_text.h"
 #include "checks/check.h"
-#include "version.h"
 
 #include <jansson.h>
 #include <stdio.h>

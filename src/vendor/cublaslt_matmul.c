@@ -89,7 +89,7 @@ int lt_device_open(struct lt_library *lib, void *stream, struct lt_device **ret)
         dev->stream = stream;
         cublasStatus_t st = lib->lt->fn.cublasLtCreate(&dev->handle);
         if (st != CUBLAS_STATUS_SUCCESS) {
-                int e = cublaslt_fail(lib->lt, "cublasLtCreate", st, lib->lt->dl.name);
+                int e = cublaslt_fail(lib->lt, "cublasLtCreate", st, NULL);
                 free(dev);
                 return e;
         }
