@@ -42,39 +42,6 @@ int nvml_option(const char *cmd, int opt, struct nvml_options *o) {
         }
 }
 
-/* How long the call that hung had run: its timeout record (system calls are gpu -1). */
-static unsigned int hung_ms(const struct nvml_facts *nv, const char *fn, int gpu) {
-        for (unsigned int i = 0; i < nv->n_timeouts; i++)
-                if (nv->timeouts[i].gpu == gpu && nv->timeouts[i].fn && fn && strcmp(nv->timeouts[i].fn, fn) == 0)
-                        return nv->timeouts[i].elapsed_ms;
-        return nv->dl.call_ms;
-}
-
-const char *nvml_reading_error(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
-                               char *buf, size_t size) {
-        switch (state) {
-        case NV_TIMEOUT:
-                snprintf(buf, size, "did not return within %u ms", hung_ms(u->nv, fn, gpu));
-                return buf;
-        case NV_ERROR:
-                if (rc == NV_RC_NOT_SUPPORTED)
-                        return NULL;
-                snprintf(buf, size, "%s", nv_rc_text(u->lib, rc));
-                return buf;
-        default:
-                return NULL;
-        }
-}
-
-const char *nvml_reading_problem(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
-                                 char *buf, size_t size) {
-        char err[160];
-        if (!nvml_reading_error(u, gpu, state, rc, fn, err, sizeof(err)))
-                return NULL;
-        snprintf(buf, size, "%s%s %s", fn ? fn : "an NVML call", state == NV_TIMEOUT ? "" : ":", err);
-        return buf;
-}
-
 /* After a good init: the first system reading that failed or hung makes the status. The
  * device count comes first: without it no GPU is read at all. */
 static void explain_system(struct nvml_use *u) {

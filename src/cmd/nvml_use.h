@@ -26,16 +26,6 @@ struct nvml_options {
  * when opt is not an NVML option, -1 after printing an error for a bad value. */
 int nvml_option(const char *cmd, int opt, struct nvml_options *o);
 
-struct nvml_use {
-        struct nvml_lib *lib;  /* NULL when not loaded */
-        struct nvml_facts *nv; /* f->nvml of the facts given to nvml_use_start */
-        char why[768];         /* when nv->init_state != NVML_INIT_OK: one line saying why */
-        /* The state to report: nvml_init_state_name(), or after a good init "error" or
-         * "timeout" when a system call (versions, device count) failed or hung; then
-         * problem says which and how, else it is "". */
-        const char *status;
-        char problem[256];
-};
 
 /* Decide, load and gather into f->nvml (with f->nvml_note saying why NVML was not asked or
  * why no library loaded, and f->nvml_lib_path the file loaded). Failures to load or
@@ -43,16 +33,7 @@ struct nvml_use {
  * message when memory ran out. */
 int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsroot *fs, struct facts *f);
 
-/* What went wrong with an NVML reading, without the function: "Unknown Error", "did not
- * return within 1000 ms"; NULL when it is fine or merely unsupported. */
-const char *nvml_reading_error(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
-                               char *buf, size_t size);
 
-/* One line on an NVML reading that failed or hung ("nvmlDeviceGetPciInfo_v3: Unknown
- * Error", "nvmlDeviceGetNvLinkState did not return within 1000 ms") of GPU gpu (NVML
- * index; -1 for system calls), or NULL when it is fine or merely unsupported. */
-const char *nvml_reading_problem(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
-                                 char *buf, size_t size);
 
 /* Shut NVML down and unload it. When a call was abandoned (a hung GPU), flush the output
  * and _exit(code) instead: the stuck thread may hold the library's locks. Returns code. */

@@ -83,6 +83,30 @@ int nv_lib_open(const char *path, struct nvml_lib **ret, char *err, size_t size)
 struct nvml_lib *nv_lib_close(struct nvml_lib *lib);
 const char *nv_lib_path(const struct nvml_lib *lib);
 
+/* A command's NVML reading as it shows it (cmd/nvml_use.c fills it; info, topo and the
+ * checks' reports read it). */
+struct nvml_facts;
+struct nvml_use {
+        struct nvml_lib *lib;  /* NULL when not loaded */
+        struct nvml_facts *nv; /* f->nvml of the facts given to nvml_use_start */
+        char why[768];         /* when nv->init_state != NVML_INIT_OK: one line saying why */
+        /* The state to report: nvml_init_state_name(), or after a good init "error" or
+         * "timeout" when a system call (versions, device count) failed or hung; then
+         * problem says which and how, else it is "". */
+        const char *status;
+        char problem[256];
+};
+
+/* What went wrong with an NVML reading, without the function: "Unknown Error", "did not
+ * return within 1000 ms"; NULL when it is fine or merely unsupported. */
+const char *nvml_reading_error(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
+                               char *buf, size_t size);
+/* One line on an NVML reading that failed or hung ("nvmlDeviceGetPciInfo_v3: Unknown
+ * Error", "nvmlDeviceGetNvLinkState did not return within 1000 ms") of GPU gpu (NVML
+ * index; -1 for system calls), or NULL when it is fine or merely unsupported. */
+const char *nvml_reading_problem(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
+                                 char *buf, size_t size);
+
 struct nvmlDevice_st;
 
 enum nv_state {

@@ -79,6 +79,39 @@ struct nvml_lib *nv_lib_close(struct nvml_lib *lib) { return nvml_lib_free(lib);
 
 const char *nv_lib_path(const struct nvml_lib *lib) { return lib ? lib->dl.path : ""; }
 
+/* How long the call that hung had run: its timeout record (system calls are gpu -1). */
+static unsigned int hung_ms(const struct nvml_facts *nv, const char *fn, int gpu) {
+        for (unsigned int i = 0; i < nv->n_timeouts; i++)
+                if (nv->timeouts[i].gpu == gpu && nv->timeouts[i].fn && fn && strcmp(nv->timeouts[i].fn, fn) == 0)
+                        return nv->timeouts[i].elapsed_ms;
+        return nv->dl.call_ms;
+}
+
+const char *nvml_reading_error(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
+                               char *buf, size_t size) {
+        switch (state) {
+        case NV_TIMEOUT:
+                snprintf(buf, size, "did not return within %u ms", hung_ms(u->nv, fn, gpu));
+                return buf;
+        case NV_ERROR:
+                if (rc == NV_RC_NOT_SUPPORTED)
+                        return NULL;
+                snprintf(buf, size, "%s", nv_rc_text(u->lib, rc));
+                return buf;
+        default:
+                return NULL;
+        }
+}
+
+const char *nvml_reading_problem(const struct nvml_use *u, int gpu, unsigned char state, int rc, const char *fn,
+                                 char *buf, size_t size) {
+        char err[160];
+        if (!nvml_reading_error(u, gpu, state, rc, fn, err, sizeof(err)))
+                return NULL;
+        snprintf(buf, size, "%s%s %s", fn ? fn : "an NVML call", state == NV_TIMEOUT ? "" : ":", err);
+        return buf;
+}
+
 enum gctx_mode { MODE_CALL, MODE_REPLAY };
 enum gctx_last {
         LAST_CALLED,      /* the call was made and returned in time: store its rc */
