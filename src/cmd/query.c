@@ -57,7 +57,6 @@ static const char usage[] =
 
 #define DEFAULT_LOOP_S 5
 #define MAX_FIELDS 256
-#define CELL_MAX 256
 
 struct query_opts {
         const struct query_field *fields[MAX_FIELDS];
@@ -215,61 +214,6 @@ static int select_gpus(const char *ids, const struct nvml_facts *f, bool *select
 
 /* ---- output ---- */
 
-static void print_header(FILE *out, const struct query_opts *o) {
-        char cell[CELL_MAX];
-        for (unsigned int k = 0; k < o->n_fields; k++) {
-                query_field_header(o->fields[k], cell, sizeof(cell));
-                fprintf(out, "%s%s", k ? ", " : "", cell);
-        }
-        fputc('\n', out);
-}
-
-/* One iteration's rows, built whole and written with one fwrite, so that a signal or a
- * full disk never leaves half a line behind a complete one. Returns 0 or -errno. */
-static int print_rows(FILE *out, const struct query_opts *o, const struct nvml_facts *f, const bool *selected,
-                      unsigned int n_sel,
-                      bool *lost) {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        char ts[64];
-        query_timestamp(&now, ts, sizeof(ts));
-
-        char *text = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&text, &len);
-        if (!mem)
-                return -ENOMEM;
-        char cell[CELL_MAX];
-        for (unsigned int i = 0; i < f->n_gpus && i < n_sel; i++) {
-                if (!selected[i])
-                        continue;
-                struct query_row row = {
-                        .facts = f, .gpu = &f->gpus[i], .lib = f->lib, .timestamp = ts, .nounits = o->nounits};
-                for (unsigned int k = 0; k < o->n_fields; k++) {
-                        query_field_value(o->fields[k], &row, cell, sizeof(cell));
-                        if (strcmp(cell, "[GPU is lost]") == 0)
-                                lost[i] = true;
-                        if (k)
-                                fputs(", ", mem);
-                        text_safe_write(mem, cell); /* NVML strings: no raw control bytes */
-                }
-                fputc('\n', mem);
-        }
-        if (fclose(mem) != 0) {
-                free(text);
-                return -ENOMEM;
-        }
-        int r = 0;
-        if (len && fwrite(text, 1, len, out) != len)
-                r = -errno;
-        if (fflush(out) != 0 && r == 0)
-                r = -errno;
-        free(text);
-        return r;
-}
-
-/* Say on stderr what did not answer: GPUs without a handle, calls that never returned.
- * Returns true when something did not. */
 static bool report_problems(const struct nvml_facts *f, const bool *selected, unsigned int n_sel, const bool *lost) {
         bool any = false;
         for (unsigned int i = 0; i < f->n_gpus && i < n_sel; i++) {
@@ -494,7 +438,7 @@ static int first_round(const struct query_opts *o, const struct nvml_facts *f, c
                 return EXIT_USAGE;
         }
         if (!o->noheader)
-                print_header(st->out, o);
+                query_csv_header(st->out, o->fields, o->n_fields);
         st->n_sel = f->n_gpus;
         return -1;
 }
@@ -503,7 +447,7 @@ static int first_round(const struct query_opts *o, const struct nvml_facts *f, c
 static int print_round(const struct query_opts *o, const struct nvml_facts *f, struct rounds *st) {
         /* A GPU NVML lists later than the first round was not selected. */
         memset(st->lost, 0, st->n_sel * sizeof(*st->lost));
-        int r = print_rows(st->out, o, f, st->selected, st->n_sel, st->lost);
+        int r = query_csv_rows(st->out, o->fields, o->n_fields, o->nounits, f, st->selected, st->n_sel, st->lost);
         if (r < 0) {
                 fprintf(stderr, "gpuvet query: writing %s: %s\n", o->file ? o->file : "stdout", strerror(-r));
                 return EXIT_INTERNAL;

@@ -2,12 +2,14 @@
  * 590.48/595.80 captures (tests/golden/test_query.py compares against them). */
 #include "report/query_fields.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "report/text_safe.h"
 #include "metrics/metrics.h"
 
 /* A --query-gpu field: one of a metric's nvidia-smi names, or the row's timestamp. */
@@ -309,3 +311,56 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
                 break;
         }
 }
+
+void query_csv_header(FILE *out, const struct query_field *const *cols, unsigned n_cols) {
+        char cell[QUERY_CELL_MAX];
+        for (unsigned int k = 0; k < n_cols; k++) {
+                query_field_header(cols[k], cell, sizeof(cell));
+                fprintf(out, "%s%s", k ? ", " : "", cell);
+        }
+        fputc('\n', out);
+}
+
+int query_csv_rows(FILE *out, const struct query_field *const *cols, unsigned n_cols, bool nounits,
+                   const struct nvml_facts *f, const bool *selected, unsigned n_sel, bool *lost) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        char ts[64];
+        query_timestamp(&now, ts, sizeof(ts));
+
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        if (!mem)
+                return -ENOMEM;
+        char cell[QUERY_CELL_MAX];
+        for (unsigned int i = 0; i < f->n_gpus && i < n_sel; i++) {
+                if (!selected[i])
+                        continue;
+                struct query_row row = {
+                        .facts = f, .gpu = &f->gpus[i], .lib = f->lib, .timestamp = ts, .nounits = nounits};
+                for (unsigned int k = 0; k < n_cols; k++) {
+                        query_field_value(cols[k], &row, cell, sizeof(cell));
+                        if (strcmp(cell, "[GPU is lost]") == 0)
+                                lost[i] = true;
+                        if (k)
+                                fputs(", ", mem);
+                        text_safe_write(mem, cell); /* NVML strings: no raw control bytes */
+                }
+                fputc('\n', mem);
+        }
+        if (fclose(mem) != 0) {
+                free(text);
+                return -ENOMEM;
+        }
+        int r = 0;
+        if (len && fwrite(text, 1, len, out) != len)
+                r = -errno;
+        if (fflush(out) != 0 && r == 0)
+                r = -errno;
+        free(text);
+        return r;
+}
+
+/* Say on stderr what did not answer: GPUs without a handle, calls that never returned.
+ * Returns true when something did not. */

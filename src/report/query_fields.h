@@ -59,3 +59,14 @@ void query_metrics_help(FILE *out);
 
 /* nvidia-smi's timestamp, "2026/07/14 08:12:38.696" in local time. */
 void query_timestamp(const struct timespec *ts, char *buf, size_t size);
+
+/* The CSV nvidia-smi --query-gpu writes, for these fields: */
+#define QUERY_CELL_MAX 256 /* the longest cell */
+/* the header line ("name, memory.used [MiB]"); */
+void query_csv_header(FILE *out, const struct query_field *const *cols, unsigned n_cols);
+/* one round's rows, one per selected GPU of f (selected and lost: n_sel entries; lost[i]
+ * set for a GPU whose cells say "[GPU is lost]"), built whole and written with one fwrite,
+ * so that a signal or a full disk never leaves half a line behind a complete one. Returns
+ * 0 or -errno. */
+int query_csv_rows(FILE *out, const struct query_field *const *cols, unsigned n_cols, bool nounits,
+                   const struct nvml_facts *f, const bool *selected, unsigned n_sel, bool *lost);
