@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/detect.h"
+#include "report/detect_report.h"
 #include "core/fsroot.h"
 #include "data/compat.h"
 #include "data/gpudb.h"

@@ -1,6 +1,6 @@
 /* gpuvet detect --list-gpus: the GPU table gpuvet judges by (data/gpus.json, or the
  * --data-dir copy), as JSON (schema gpuvet.gpus/1) and as a text table rendered from it. */
-#include "cmd/detect.h"
+#include "report/detect_report.h"
 #include "data/gpudb.h"
 #include "report/json_text.h"
 

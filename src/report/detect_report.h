@@ -1,5 +1,6 @@
-/* gpuvet detect: GPU model -> architecture -> driver branch and CUDA to install, and which
- * CUDA toolkits, PyTorch wheels and NGC releases run on the installed driver.
+/* The answer of `gpuvet detect`: GPU model -> architecture -> driver branch and CUDA to
+ * install, and which CUDA toolkits, PyTorch wheels and NGC releases run on the installed
+ * driver.
  *
  * The answer is built once as a JSON document (schema gpuvet.detect/1, docs/detect.md);
  * the text output is rendered from that same document, so both always agree. */
