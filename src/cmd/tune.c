@@ -8,6 +8,7 @@
 #include "core/fsroot.h"
 #include "core/strbuf.h"
 #include "report/tune_plan.h"
+#include "report/tune_status.h"
 #include "policy/policy.h"
 #include "tune/cmdline.h"
 #include "tune/gpu.h"
@@ -419,80 +420,69 @@ static int do_revert(const struct tune_cli *o, struct tune_ctx *c, const char *s
         return failed ? EXIT_FAILED : EXIT_PASS;
 }
 
-static int do_status(const struct tune_cli *o, struct tune_ctx *c, const char *state_path) {
-        struct tune_state st;
-        bool other_boot = false;
-        int r = load_for("status", state_path, c, &st, &other_boot);
-        if (r == -ENOENT) {
-                if (o->json)
-                        return print_json_doc(json_pack("{s:s, s:s, s:[]}", "schema", "gpuvet.tune-status/1", "state",
-                                                        "none", "entries"));
-                printf("Nothing applied by gpuvet tune (no %s).\n", state_path);
-                return EXIT_PASS;
-        }
-        if (r < 0)
-                return EXIT_USAGE;
-        size_t drifted = 0, waiting = 0, persistent = 0;
-        json_t *entries = json_array();
-        for (size_t i = 0; i < st.n; i++) {
-                struct tune_entry *e = &st.entries[i];
-                bool boot = is_boot_path(e->path);
-                persistent += boot;
-                if (other_boot && !boot) {
-                        /* The reboot reset it: nothing to judge. */
-                        json_array_append_new(entries, json_pack("{s:s, s:s, s:s, s:s, s:s}", "setting", e->setting,
-                                                                 "path", e->path, "before", e->before, "after", e->after,
-                                                                 "state", "reset"));
+/* Each recorded value against the machine now. */
+static void judge_status(struct tune_ctx *c, struct tune_status *s, char (*now)[TUNE_VALUE_MAX], char (*why)[256]) {
+        const struct tune_state *st = s->st;
+        for (size_t i = 0; i < st->n; i++) {
+                const struct tune_entry *e = &st->entries[i];
+                struct tune_status_entry *x = &s->entries[i];
+                x->e = e;
+                x->boot = is_boot_path(e->path);
+                s->persistent += x->boot;
+                if (s->other_boot && !x->boot) {
+                        x->held = TUNE_RESET;
                         continue;
                 }
-                char now[TUNE_VALUE_MAX] = "";
-                bool refused = strcmp(e->result, "refused") == 0;
-                char why[256];
-                int rr = tune_ctx_read(c, e->path, now, sizeof(now), why, sizeof(why));
-                bool held = rr == 0 && strcmp(now, e->after) == 0;
-                if (!refused && !held)
-                        drifted++;
-                json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "setting", e->setting, "path", e->path, "before",
-                                      e->before, "after", e->after, "now", rr == 0 ? now : NULL, "state",
-                                      refused ? "refused" : held ? "held" : "drifted");
-                if (boot) {
+                int rr = tune_ctx_read(c, e->path, now[i], sizeof(now[i]), why[i], sizeof(why[i]));
+                x->now = rr == 0 ? now[i] : NULL;
+                x->why = why[i];
+                bool held = rr == 0 && strcmp(now[i], e->after) == 0;
+                x->held = strcmp(e->result, "refused") == 0 ? TUNE_REFUSED : held ? TUNE_HELD : TUNE_DRIFTED;
+                s->drifted += x->held == TUNE_DRIFTED;
+                if (x->boot) {
                         const char *sep = strrchr(e->path, TUNE_CMDLINE_SEP);
-                        bool in_effect = tune_cmdline_in_effect(c->fs, tune_cmdline_keys(sep + 1), e->after);
-                        waiting += held && !in_effect;
-                        json_object_set_new(j, "in_effect", json_boolean(in_effect));
+                        x->in_effect = tune_cmdline_in_effect(c->fs, tune_cmdline_keys(sep + 1), e->after);
+                        s->waiting += held && !x->in_effect;
                 }
-                json_array_append_new(entries, j);
-                if (!o->json && !refused && !held)
-                        printf("  drifted  %s: %s, applied %s (was %s)\n", e->path, rr == 0 ? now : why, e->after,
-                               e->before);
         }
-        /* Only runtime values from another boot: nothing of it is in force. */
-        bool stale = other_boot && !persistent;
-        const char *state = other_boot ? "other-boot" : st.status;
-        if (o->json) {
-                json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o}", "schema", "gpuvet.tune-status/1", "state", state,
-                                        "profile", st.profile, "started", st.started, "drifted", (json_int_t)drifted,
-                                        "entries", entries);
-                tune_state_free(&st);
-                if (print_json_doc(doc) != EXIT_PASS)
-                        return EXIT_INTERNAL;
-                return drifted || stale ? EXIT_FAILED : EXIT_PASS;
+}
+
+static int do_status(const struct tune_cli *o, struct tune_ctx *c, const char *state_path) {
+        struct tune_state st;
+        struct tune_status s = {.state_path = state_path};
+        int r = load_for("status", state_path, c, &st, &s.other_boot);
+        if (r < 0 && r != -ENOENT)
+                return EXIT_USAGE;
+        char (*now)[TUNE_VALUE_MAX] = NULL, (*why)[256] = NULL;
+        if (r == 0) {
+                s.st = &st;
+                s.entries = calloc(st.n ? st.n : 1, sizeof(*s.entries));
+                now = calloc(st.n ? st.n : 1, sizeof(*now));
+                why = calloc(st.n ? st.n : 1, sizeof(*why));
+                if (!s.entries || !now || !why) {
+                        fprintf(stderr, "gpuvet tune status: out of memory\n");
+                        r = -ENOMEM;
+                } else {
+                        judge_status(c, &s, now, why);
+                }
         }
-        json_decref(entries);
-        if (waiting)
-                printf("  next boot  %zu kernel command-line value%s written but not yet booted with\n", waiting,
-                       waiting == 1 ? "" : "s");
-        if (other_boot)
-                printf("gpuvet tune status: %s was written on another boot; the reboot reset its runtime values "
-                       "(gpuvet tune apply sets them again)%s\n", state_path,
-                       persistent ? "; its kernel command-line values are judged above" : "");
+        int code = EXIT_PASS;
+        if (r == -ENOMEM)
+                code = EXIT_INTERNAL;
+        else if (o->json)
+                code = print_json_doc(tune_status_json(&s));
         else
-                printf("gpuvet tune status: profile %s %s at %s: %zu value%s, %zu drifted since\n",
-                       st.profile[0] ? st.profile : "(--set only)", strcmp(st.status, "applied") == 0 ? "applied" :
-                       "interrupted while applying (run apply again, or revert)", st.started, st.n, st.n == 1 ? "" : "s",
-                       drifted);
-        tune_state_free(&st);
-        return drifted || stale ? EXIT_FAILED : EXIT_PASS;
+                tune_status_text(stdout, &s);
+        /* Only runtime values from another boot: nothing of it is in force. */
+        bool stale = s.other_boot && !s.persistent;
+        if (code == EXIT_PASS && s.st && (s.drifted || stale))
+                code = EXIT_FAILED;
+        free(s.entries);
+        free(now);
+        free(why);
+        if (r == 0)
+                tune_state_free(&st);
+        return code;
 }
 
 static int do_profiles(const struct tune_cli *o) {
