@@ -5,6 +5,7 @@
 #include "core/strparse.h"
 #include "data/xiddb.h"
 #include "metrics/sampler.h"
+#include "report/event_text.h"
 #include "report/query_fields.h"
 #include "report/text_safe.h"
 #include "sys/nvml_events.h"
@@ -323,61 +324,7 @@ static void print_event(const struct nvml_event *e, void *userdata) {
         const struct event_ctx *c = userdata;
         if (e->gpu >= 0 && ((unsigned int)e->gpu >= c->n_sel || !c->selected[e->gpu]))
                 return;
-        char gpu[48];
-        if (e->addr[0])
-                snprintf(gpu, sizeof(gpu), "GPU %s", e->addr);
-        else if (e->gpu >= 0)
-                snprintf(gpu, sizeof(gpu), "GPU %d", e->gpu);
-        else
-                snprintf(gpu, sizeof(gpu), "a GPU NVML did not name");
-        const char *text = nv_rc_text(NULL, e->rc);
-        const struct xid_info *info;
-        switch (e->kind) {
-        case NVML_EVENT_XID:
-                info = e->data <= 0x7fffffffULL ? xiddb_find(c->db, (int)e->data) : NULL;
-                if (info)
-                        fprintf(stderr, "gpuvet: Xid %llu on %s (%s, %s): %s\n", e->data, gpu, info->name,
-                                xid_severity_name(info->severity), info->action);
-                else
-                        fprintf(stderr,
-                                "gpuvet: Xid %llu on %s (not in gpuvet's Xid table): look it up in NVIDIA's Xid "
-                                "catalog (docs.nvidia.com/deploy/xid-errors)\n",
-                                e->data, gpu);
-                break;
-        case NVML_EVENT_ECC_DBE:
-                /* The driver logs the same error as Xid 48: same meaning, same action. */
-                info = xiddb_find(c->db, 48);
-                fprintf(stderr, "gpuvet: double-bit ECC error on %s (uncorrectable, critical): %s\n", gpu,
-                        info ? info->action : "drain the node and reset the GPU (nvidia-smi -r)");
-                break;
-        case NVML_EVENT_ECC_SBE:
-                fprintf(stderr, "gpuvet: single-bit ECC error on %s (corrected; if they keep coming, see gpu.ecc)\n",
-                        gpu);
-                break;
-        case NVML_EVENT_OTHER:
-                fprintf(stderr, "gpuvet: NVML event 0x%llx on %s (data %llu)\n", e->type, gpu, e->data);
-                break;
-        case NVML_EVENT_UNSUPPORTED:
-                if (e->rc == NV_RC_SUCCESS)
-                        fprintf(stderr, "gpuvet: %s: no Xid or ECC events from NVML (it supports 0x%llx); "
-                                        "its Xids show only in the kernel log\n", gpu, e->data);
-                else
-                        fprintf(stderr, "gpuvet: %s: no Xid or ECC events from NVML (%s: %s); "
-                                        "its Xids show only in the kernel log\n", gpu, e->fn, text);
-                break;
-        case NVML_EVENT_GPU_LOST:
-                fprintf(stderr, "gpuvet: %s is lost (%s: %s)\n", gpu, e->fn, text);
-                break;
-        case NVML_EVENT_HUNG:
-                fprintf(stderr, "gpuvet: %s did not return within %u ms\n", e->fn, e->elapsed_ms);
-                break;
-        default:
-                if (e->gpu >= 0 || e->addr[0])
-                        fprintf(stderr, "gpuvet: events: %s: %s: %s\n", gpu, e->fn, text);
-                else
-                        fprintf(stderr, "gpuvet: events: %s: %s\n", e->fn, text);
-                break;
-        }
+        event_text(stderr, e, c->db);
 }
 
 /* Leave without exit handlers or nvmlShutdown when a call still runs inside the library. */
