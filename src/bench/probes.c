@@ -1,22 +1,16 @@
 #include "bench/probes.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "bench/baselines.h"
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
 #include "bench/runner.h"
 #include "core/deadline.h"
-#include "core/fsroot.h"
-#include "core/strparse.h"
 #include "sys/facts.h"
 
 #define MIB (UINT64_C(1) << 20)

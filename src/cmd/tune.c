@@ -421,7 +421,7 @@ static int do_revert(const struct tune_cli *o, struct tune_ctx *c, const char *s
 }
 
 /* Each recorded value against the machine now. */
-static void judge_status(struct tune_ctx *c, struct tune_status *s, char (*now)[TUNE_VALUE_MAX], char (*why)[256]) {
+static void judge_status(struct tune_ctx *c, struct tune_status *s) {
         const struct tune_state *st = s->st;
         for (size_t i = 0; i < st->n; i++) {
                 const struct tune_entry *e = &st->entries[i];
@@ -433,10 +433,8 @@ static void judge_status(struct tune_ctx *c, struct tune_status *s, char (*now)[
                         x->held = TUNE_RESET;
                         continue;
                 }
-                int rr = tune_ctx_read(c, e->path, now[i], sizeof(now[i]), why[i], sizeof(why[i]));
-                x->now = rr == 0 ? now[i] : NULL;
-                x->why = why[i];
-                bool held = rr == 0 && strcmp(now[i], e->after) == 0;
+                x->readable = tune_ctx_read(c, e->path, x->now, sizeof(x->now), x->why, sizeof(x->why)) == 0;
+                bool held = x->readable && strcmp(x->now, e->after) == 0;
                 x->held = strcmp(e->result, "refused") == 0 ? TUNE_REFUSED : held ? TUNE_HELD : TUNE_DRIFTED;
                 s->drifted += x->held == TUNE_DRIFTED;
                 if (x->boot) {
@@ -453,17 +451,13 @@ static int do_status(const struct tune_cli *o, struct tune_ctx *c, const char *s
         int r = load_for("status", state_path, c, &st, &s.other_boot);
         if (r < 0 && r != -ENOENT)
                 return EXIT_USAGE;
-        char (*now)[TUNE_VALUE_MAX] = NULL, (*why)[256] = NULL;
         if (r == 0) {
                 s.st = &st;
-                s.entries = calloc(st.n ? st.n : 1, sizeof(*s.entries));
-                now = calloc(st.n ? st.n : 1, sizeof(*now));
-                why = calloc(st.n ? st.n : 1, sizeof(*why));
-                if (!s.entries || !now || !why) {
+                if (!(s.entries = calloc(st.n ? st.n : 1, sizeof(*s.entries)))) {
                         fprintf(stderr, "gpuvet tune status: out of memory\n");
                         r = -ENOMEM;
                 } else {
-                        judge_status(c, &s, now, why);
+                        judge_status(c, &s);
                 }
         }
         int code = EXIT_PASS;
@@ -478,8 +472,6 @@ static int do_status(const struct tune_cli *o, struct tune_ctx *c, const char *s
         if (code == EXIT_PASS && s.st && (s.drifted || stale))
                 code = EXIT_FAILED;
         free(s.entries);
-        free(now);
-        free(why);
         if (r == 0)
                 tune_state_free(&st);
         return code;

@@ -14,7 +14,7 @@ void tune_status_text(FILE *out, const struct tune_status *s) {
         for (size_t i = 0; i < st->n; i++) {
                 const struct tune_status_entry *x = &s->entries[i];
                 if (x->held == TUNE_DRIFTED)
-                        fprintf(out, "  drifted  %s: %s, applied %s (was %s)\n", x->e->path, x->now ? x->now : x->why,
+                        fprintf(out, "  drifted  %s: %s, applied %s (was %s)\n", x->e->path, x->readable ? x->now : x->why,
                                 x->e->after, x->e->before);
         }
         if (s->waiting)
@@ -46,7 +46,7 @@ json_t *tune_status_json(const struct tune_status *s) {
                                       e->before, "after", e->after, "state", "reset");
                 } else {
                         j = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "setting", e->setting, "path", e->path, "before",
-                                      e->before, "after", e->after, "now", x->now, "state", held_name[x->held]);
+                                      e->before, "after", e->after, "now", x->readable ? x->now : NULL, "state", held_name[x->held]);
                         if (j && x->boot)
                                 json_object_set_new(j, "in_effect", json_boolean(x->in_effect));
                 }

@@ -15,8 +15,9 @@ enum tune_held { TUNE_HELD, TUNE_DRIFTED, TUNE_REFUSED, TUNE_RESET };
 struct tune_status_entry {
         const struct tune_entry *e;
         enum tune_held held;
-        const char *now;  /* the value read now, NULL when unreadable (why says why) or reset */
-        const char *why;
+        bool readable;    /* now holds the value read now; else why says why (or it was reset) */
+        char now[TUNE_VALUE_MAX];
+        char why[256];
         bool boot;        /* a kernel command-line value in a boot loader file */
         bool in_effect;   /* boot: the running kernel booted with it */
 };
