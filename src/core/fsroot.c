@@ -20,6 +20,7 @@ struct fsroot {
         int dir_fd;
         char *dir;
         bool live;
+        char *kernel_dir; /* see kernel_dir() */
         bool have_openat2;
         bool recording;
         struct fsroot_path *recorded;
@@ -57,6 +58,7 @@ struct fsroot *fsroot_free(struct fsroot *fs) {
         for (size_t i = 0; i < fs->n_recorded; i++)
                 free(fs->recorded[i].path);
         free(fs->recorded);
+        free(fs->kernel_dir);
         free(fs->dir);
         free(fs);
         return NULL;
@@ -167,6 +169,32 @@ static int resolve(struct fsroot *fs, const char *path, bool follow_last, char *
 
 #define OPENAT2_EAGAIN_RETRIES 8
 
+/* openat2(RESOLVE_IN_ROOT) of rel; -ENOSYS when this kernel (older than 5.6) or a seccomp
+ * filter refuses openat2, or when a rename raced every try: the caller then walks. */
+static int openat2_in_root(struct fsroot *fs, const char *rel, int flags) {
+        if (!fs->have_openat2)
+                return -ENOSYS;
+        struct open_how how = {
+                .flags = (unsigned long long)(flags | O_CLOEXEC),
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        /* With RESOLVE_IN_ROOT the kernel answers EAGAIN when a rename anywhere on the
+         * system raced a ".." step (sysfs links are full of them): a few retries, then this
+         * one path goes through the resolver above. */
+        for (int attempt = 0; attempt < OPENAT2_EAGAIN_RETRIES; attempt++) {
+                long fd = syscall(SYS_openat2, fs->dir_fd, rel, &how, sizeof(how));
+                if (fd >= 0)
+                        return (int)fd;
+                if (errno == EAGAIN)
+                        continue;
+                if (errno != ENOSYS && errno != EPERM)
+                        return -errno;
+                fs->have_openat2 = false;
+                return -ENOSYS;
+        }
+        return -ENOSYS;
+}
+
 static int open_in_root(struct fsroot *fs, const char *path, int flags) {
         const char *rel = relative(path);
         if (fs->recording) {
@@ -178,33 +206,29 @@ static int open_in_root(struct fsroot *fs, const char *path, int flags) {
                 int fd = openat(fs->dir_fd, rel, flags | O_CLOEXEC);
                 return fd < 0 ? -errno : fd;
         }
-        if (fs->have_openat2) {
-                struct open_how how = {
-                        .flags = (unsigned long long)(flags | O_CLOEXEC),
-                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-                };
-                /* With RESOLVE_IN_ROOT the kernel answers EAGAIN when a rename anywhere on
-                 * the system raced a ".." step (sysfs links are full of them): a few
-                 * retries, then this one path goes through the resolver below. */
-                for (int attempt = 0; attempt < OPENAT2_EAGAIN_RETRIES; attempt++) {
-                        long fd = syscall(SYS_openat2, fs->dir_fd, rel, &how, sizeof(how));
-                        if (fd >= 0)
-                                return (int)fd;
-                        if (errno == EAGAIN)
-                                continue;
-                        if (errno != ENOSYS && errno != EPERM)
-                                return -errno;
-                        /* Kernel older than 5.6, or a seccomp filter that refuses openat2. */
-                        fs->have_openat2 = false;
-                        break;
-                }
-        }
+        int fd = openat2_in_root(fs, rel, flags);
+        if (fd != -ENOSYS)
+                return fd;
         char real[4096];
         int r = resolve(fs, path, true, real, sizeof(real));
         if (r < 0)
                 return r;
-        int fd = openat(fs->dir_fd, real, flags | O_CLOEXEC | O_NOFOLLOW);
+        fd = openat(fs->dir_fd, real, flags | O_CLOEXEC | O_NOFOLLOW);
         return fd < 0 ? -errno : fd;
+}
+
+/* An O_PATH descriptor of path, the kernel resolving it inside the root: one system call
+ * where the walk above makes one per component. -ENOSYS when the walk must do it: while
+ * recording (a snapshot keeps every link met on the way) or without openat2. */
+static int open_o_path(struct fsroot *fs, const char *path, bool follow_last) {
+        if (fs->recording)
+                return -ENOSYS;
+        int flags = O_PATH | (follow_last ? 0 : O_NOFOLLOW);
+        if (fs->live) {
+                int fd = openat(fs->dir_fd, relative(path), flags | O_CLOEXEC);
+                return fd < 0 ? -errno : fd;
+        }
+        return openat2_in_root(fs, relative(path), flags);
 }
 
 static int write_all(int fd, const char *data, size_t len) {
@@ -284,43 +308,85 @@ int fsroot_write_attr(struct fsroot *fs, const char *path, const char *value) {
         return r;
 }
 
-int fsroot_read_alloc(struct fsroot *fs, const char *path, char **ret, size_t *ret_len) {
-        int fd = open_in_root(fs, path, O_RDONLY | O_NONBLOCK);
-        if (fd < 0)
-                return fd;
+/* What the first read asks for: a sysfs attribute is at most a page, and most procfs files
+ * of interest are smaller, so one read usually brings the whole file. */
+#define FIRST_READ 4096
 
+/* A short read is the end of the file in a captured tree (regular files on a disk) and for
+ * a sysfs attribute, which the kernel renders whole on the first read; a procfs seq_file
+ * may stop short mid-file, so there only a read that returns nothing ends it. */
+static bool short_read_is_end(const struct fsroot *fs, const char *path) {
+        return !fs->live || strncmp(relative(path), "sys/", 4) == 0;
+}
+
+/* fd is not a regular file: a FIFO or a device node in a captured tree, which a reader
+ * must refuse (one may block, another never end). Asked only when the first read came back
+ * empty or full, where such a file would show: the common small attribute needs no fstat. */
+static int refuse_irregular(int fd) {
         struct stat st;
-        if (fstat(fd, &st) < 0) {
-                int r = -errno;
-                close(fd);
-                return r;
-        }
-        if (S_ISDIR(st.st_mode)) {
-                close(fd);
-                return -EISDIR;
-        }
-        if (!S_ISREG(st.st_mode)) {
-                /* A FIFO or device node in a captured tree would block a reader forever. */
-                close(fd);
-                return -EINVAL;
-        }
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        return S_ISREG(st.st_mode) ? 0 : -EINVAL;
+}
 
-        /* A file of FSROOT_MAX_FILE - 1 bytes or more is refused: what a snapshot keeps of a
-         * larger one (FSROOT_MAX_FILE bytes) is refused the same way on replay. */
-        char *buf;
-        size_t len;
-        int r = read_fd_alloc(fd, FSROOT_MAX_FILE - 1, &buf, &len);
-        close(fd);
-        if (r == 1) {
+static int read_whole(int fd, bool short_is_end, char **ret, size_t *ret_len) {
+        char *buf = malloc(FIRST_READ + 1);
+        if (!buf)
+                return -ENOMEM;
+        ssize_t n;
+        do
+                n = read(fd, buf, FIRST_READ);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+                /* EAGAIN: a FIFO or a terminal opened non-blocking, not an attribute. */
+                int r = errno == EAGAIN ? -EINVAL : -errno;
                 free(buf);
-                return -EFBIG;
-        }
-        if (r < 0)
                 return r;
+        }
+        size_t len = (size_t)n;
+        int r = len == 0 || len == FIRST_READ ? refuse_irregular(fd) : 0;
+        if (r == 0 && (len == FIRST_READ || (len > 0 && !short_is_end))) {
+                /* A file of FSROOT_MAX_FILE - 1 bytes or more is refused: what a snapshot
+                 * keeps of a larger one (FSROOT_MAX_FILE bytes) is refused the same way on
+                 * replay. */
+                char *rest;
+                size_t rest_len;
+                int got = read_fd_alloc(fd, FSROOT_MAX_FILE - 1 - len, &rest, &rest_len);
+                if (got < 0) {
+                        r = got;
+                } else if (got == 1) {
+                        r = -EFBIG;
+                        free(rest);
+                } else {
+                        char *grown = rest_len ? realloc(buf, len + rest_len + 1) : buf;
+                        if (grown) {
+                                buf = grown;
+                                memcpy(buf + len, rest, rest_len);
+                                len += rest_len;
+                        } else {
+                                r = -ENOMEM;
+                        }
+                        free(rest);
+                }
+        }
+        if (r < 0) {
+                free(buf);
+                return r;
+        }
+        buf[len] = '\0';
         *ret = buf;
         if (ret_len)
                 *ret_len = len;
         return 0;
+}
+
+int fsroot_read_alloc(struct fsroot *fs, const char *path, char **ret, size_t *ret_len) {
+        int fd = open_in_root(fs, path, O_RDONLY | O_NONBLOCK);
+        if (fd < 0)
+                return fd;
+        int r = read_whole(fd, short_read_is_end(fs, path), ret, ret_len);
+        close(fd);
+        return r;
 }
 
 int fsroot_read_kmsg(struct fsroot *fs, char **ret, size_t *ret_len) {
@@ -409,14 +475,27 @@ int fsroot_read_strf(struct fsroot *fs, char *buf, size_t size, const char *fmt,
 }
 
 int fsroot_readlink(struct fsroot *fs, const char *path, char *buf, size_t size) {
-        char real[4096];
-        /* Resolve every component but the last, which is the link itself. */
-        int r = resolve(fs, path, false, real, sizeof(real));
-        if (r < 0)
-                return r;
-        if (fs->recording)
-                record_one(fs, real);
-        ssize_t n = readlinkat(fs->dir_fd, real, buf, size);
+        ssize_t n;
+        int fd = open_o_path(fs, path, false);
+        if (fd >= 0) {
+                /* An empty name reads the link the O_PATH descriptor stands on. */
+                n = readlinkat(fd, "", buf, size);
+                /* ... and answers ENOENT where the named call says EINVAL: not a link. */
+                int err = n < 0 && errno == ENOENT ? EINVAL : errno;
+                close(fd);
+                errno = err;
+        } else if (fd == -ENOSYS) {
+                char real[4096];
+                /* Resolve every component but the last, which is the link itself. */
+                int r = resolve(fs, path, false, real, sizeof(real));
+                if (r < 0)
+                        return r;
+                if (fs->recording)
+                        record_one(fs, real);
+                n = readlinkat(fs->dir_fd, real, buf, size);
+        } else {
+                return fd;
+        }
         if (n < 0)
                 return -errno;
         if ((size_t)n >= size)
@@ -437,9 +516,55 @@ int fsroot_readlink_base(struct fsroot *fs, const char *path, char *buf, size_t 
         return 0;
 }
 
+/* The root's own path as the kernel names it (symlinks resolved), which prefixes every path
+ * /proc/self/fd shows for a descriptor inside it; "" for the live root. */
+static const char *kernel_dir(struct fsroot *fs) {
+        if (fs->kernel_dir)
+                return fs->kernel_dir;
+        char link[64], target[4096];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fs->dir_fd);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n <= 0 || target[0] != '/')
+                return NULL;
+        target[n] = '\0';
+        if (strcmp(target, "/") == 0)
+                target[0] = '\0';
+        fs->kernel_dir = strdup(target);
+        return fs->kernel_dir;
+}
+
+/* realpath through the kernel: resolve with one openat2, then ask /proc/self/fd where the
+ * descriptor landed. -ENOSYS when that cannot answer (no /proc, a root outside this mount
+ * namespace's view): the walk does it. */
+static int realpath_by_kernel(struct fsroot *fs, const char *path, char *buf, size_t size) {
+        const char *prefix = kernel_dir(fs);
+        if (!prefix)
+                return -ENOSYS;
+        int fd = open_o_path(fs, path, true);
+        if (fd < 0)
+                return fd;
+        char link[64], target[4096];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        close(fd);
+        if (n <= 0)
+                return -ENOSYS;
+        target[n] = '\0';
+        size_t plen = strlen(prefix);
+        if (strncmp(target, prefix, plen) != 0 || (target[plen] != '/' && target[plen] != '\0'))
+                return -ENOSYS;
+        const char *inside = target[plen] ? target + plen : "/";
+        if (snprintf(buf, size, "%s", inside) >= (int)size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
 int fsroot_realpath(struct fsroot *fs, const char *path, char *buf, size_t size) {
+        int r = realpath_by_kernel(fs, path, buf, size);
+        if (r != -ENOSYS)
+                return r;
         char real[4096];
-        int r = resolve(fs, path, true, real, sizeof(real));
+        r = resolve(fs, path, true, real, sizeof(real));
         if (r < 0)
                 return r;
         if (faccessat(fs->dir_fd, real, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
@@ -450,6 +575,14 @@ int fsroot_realpath(struct fsroot *fs, const char *path, char *buf, size_t size)
 }
 
 int fsroot_stat(struct fsroot *fs, const char *path, struct stat *ret) {
+        int fd = open_o_path(fs, path, true);
+        if (fd >= 0) {
+                int r = fstat(fd, ret) < 0 ? -errno : 0;
+                close(fd);
+                return r;
+        }
+        if (fd != -ENOSYS)
+                return fd;
         char real[4096];
         int r = resolve(fs, path, true, real, sizeof(real));
         if (r < 0)
@@ -462,19 +595,18 @@ int fsroot_stat(struct fsroot *fs, const char *path, struct stat *ret) {
 }
 
 int fsroot_access(struct fsroot *fs, const char *path) {
+        int fd = open_o_path(fs, path, true);
+        if (fd >= 0) {
+                close(fd);
+                return 0;
+        }
         struct stat st;
-        return fsroot_stat(fs, path, &st);
+        return fd == -ENOSYS ? fsroot_stat(fs, path, &st) : fd;
 }
 
 bool fsroot_is_dir(struct fsroot *fs, const char *path) {
-        char real[4096];
         struct stat st;
-        if (resolve(fs, path, true, real, sizeof(real)) < 0)
-                return false;
-        bool is_dir = fstatat(fs->dir_fd, real, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-        if (is_dir && fs->recording)
-                record(fs, real, false);
-        return is_dir;
+        return fsroot_stat(fs, path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int fsroot_list(struct fsroot *fs, const char *path, char ***ret) {

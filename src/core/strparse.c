@@ -327,6 +327,52 @@ int cmdline_get(const char *cmdline, const char *key, char *buf, size_t size) {
         return found;
 }
 
+/* "10DE:2330" -> 0x10de, 0x2330: two 16-bit hex ids. */
+static int parse_id_pair(const char *s, uint32_t *a, uint32_t *b) {
+        const char *colon = strchr(s, ':');
+        char first[8];
+        if (!colon || colon == s || (size_t)(colon - s) >= sizeof(first))
+                return -EINVAL;
+        memcpy(first, s, (size_t)(colon - s));
+        first[colon - s] = '\0';
+        if (parse_hex_u32(first, a) < 0 || parse_hex_u32(colon + 1, b) < 0 || *a > 0xffff || *b > 0xffff)
+                return -EINVAL;
+        return 0;
+}
+
+int parse_pci_uevent(const char *text, struct pci_uevent *ret) {
+        memset(ret, 0, sizeof(*ret));
+        bool have_id = false, have_class = false;
+        char line[256];
+        const char *p = text;
+        while (text_next_line(&p, line, sizeof(line))) {
+                char *eq = strchr(line, '=');
+                if (!eq)
+                        continue;
+                *eq = '\0';
+                const char *key = line, *value = eq + 1;
+                if (strcmp(key, "PCI_ID") == 0) {
+                        if (parse_id_pair(value, &ret->vendor, &ret->device) < 0)
+                                return -EINVAL;
+                        have_id = true;
+                } else if (strcmp(key, "PCI_CLASS") == 0) {
+                        if (parse_hex_u32(value, &ret->class_code) < 0 || ret->class_code > 0xffffff)
+                                return -EINVAL;
+                        have_class = true;
+                } else if (strcmp(key, "PCI_SUBSYS_ID") == 0) {
+                        if (parse_id_pair(value, &ret->subsys_vendor, &ret->subsys_device) < 0)
+                                return -EINVAL;
+                        ret->have_subsys = true;
+                } else if (strcmp(key, "DRIVER") == 0) {
+                        size_t len = strlen(value);
+                        if (len == 0 || len >= sizeof(ret->driver) || strchr(value, '/'))
+                                return -EINVAL;
+                        memcpy(ret->driver, value, len + 1);
+                }
+        }
+        return have_id && have_class ? 0 : -EINVAL;
+}
+
 int parse_aer_total(const char *text, uint64_t *ret_total) {
         for (const char *line = text; line && *line;) {
                 const char *eol = strchr(line, '\n');

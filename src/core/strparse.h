@@ -62,6 +62,20 @@ struct pci_resource_line {
  * the number parsed. -EINVAL when a line is not three hex numbers or ends before it starts. */
 int parse_pci_resource(const char *text, struct pci_resource_line *lines, size_t n, size_t *ret_n);
 
+/* What a PCI device's sysfs "uevent" says of it: the kernel's pci_uevent() prints the ids
+ * the vendor/device/class/subsystem_* attributes show, and the driver core adds DRIVER=
+ * for a bound device: six files in one. */
+struct pci_uevent {
+        uint32_t vendor, device, class_code;
+        uint32_t subsys_vendor, subsys_device;
+        bool have_subsys;     /* PCI_SUBSYS_ID= was there */
+        char driver[32];      /* "" when no DRIVER= line: no driver bound */
+};
+
+/* Parse a PCI uevent ("DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2330\n..."). -EINVAL
+ * when PCI_ID or PCI_CLASS is missing or not hex, or PCI_SUBSYS_ID or DRIVER is malformed. */
+int parse_pci_uevent(const char *text, struct pci_uevent *ret);
+
 /* "/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ..."
  * -> "550.54.15". */
 int parse_nvidia_version(const char *text, char *buf, size_t size);

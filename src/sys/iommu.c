@@ -59,7 +59,26 @@ static int cmp_group(const void *a, const void *b) {
         return (ga->id > gb->id) - (ga->id < gb->id);
 }
 
-static int gather_groups(struct fsroot *fs, struct iommu_facts *x) {
+static bool type_tells_mode(const char *type) {
+        return strcmp(type, "DMA") == 0 || strcmp(type, "DMA-FQ") == 0 || strcmp(type, "identity") == 0;
+}
+
+static void read_group(struct fsroot *fs, struct iommu_group *g) {
+        g->read = true;
+        if (fsroot_read_strf(fs, g->type, sizeof(g->type), "/sys/kernel/iommu_groups/%d/type", g->id) < 0)
+                g->type[0] = '\0';
+        char path[96];
+        snprintf(path, sizeof(path), "/sys/kernel/iommu_groups/%d/devices", g->id);
+        /* An unreadable member list stays NULL: checks report the group as unknown. */
+        (void)fsroot_list(fs, path, &g->devices);
+}
+
+/* Every group is listed; the GPUs' groups are read (type, members), and when none of them
+ * shows the host's DMA mode, groups in order until one does: what the iommu checks ask.
+ * A host has a group per device or so (80 on a DGX): reading them all was a tenth of a
+ * quick check's system calls. */
+static int gather_groups(struct fsroot *fs, struct facts *f) {
+        struct iommu_facts *x = &f->iommu;
         char **names = NULL;
         int r = fsroot_list(fs, "/sys/kernel/iommu_groups", &names);
         if (r < 0) {
@@ -76,17 +95,28 @@ static int gather_groups(struct fsroot *fs, struct iommu_facts *x) {
                 int id;
                 if (parse_int(names[i], &id) < 0 || id < 0)
                         continue;
-                struct iommu_group *g = &x->groups[x->n_groups++];
-                g->id = id;
-                if (fsroot_read_strf(fs, g->type, sizeof(g->type), "/sys/kernel/iommu_groups/%s/type", names[i]) < 0)
-                        g->type[0] = '\0';
-                char path[96];
-                snprintf(path, sizeof(path), "/sys/kernel/iommu_groups/%s/devices", names[i]);
-                /* An unreadable member list stays NULL: checks report the group as unknown. */
-                (void)fsroot_list(fs, path, &g->devices);
+                x->groups[x->n_groups++].id = id;
         }
         strv_free(names);
         qsort(x->groups, x->n_groups, sizeof(*x->groups), cmp_group);
+
+        bool mode_known = false;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                int id = f->pci.devs[f->gpus.gpus[i].pci_index].iommu_group;
+                struct iommu_group *g = NULL;
+                for (size_t k = 0; k < x->n_groups && id >= 0 && !g; k++)
+                        if (x->groups[k].id == id)
+                                g = &x->groups[k];
+                if (g && !g->read)
+                        read_group(fs, g);
+                mode_known |= g && type_tells_mode(g->type);
+        }
+        for (size_t i = 0; i < x->n_groups && !mode_known; i++) {
+                struct iommu_group *g = &x->groups[i];
+                if (!g->read)
+                        read_group(fs, g);
+                mode_known = type_tells_mode(g->type);
+        }
         return 0;
 }
 
@@ -141,7 +171,7 @@ int iommu_gather(struct fsroot *fs, struct facts *f) {
         struct iommu_facts *x = &f->iommu;
         memset(x, 0, sizeof(*x));
         int r;
-        if ((r = gather_units(fs, x)) < 0 || (r = gather_groups(fs, x)) < 0)
+        if ((r = gather_units(fs, x)) < 0 || (r = gather_groups(fs, f)) < 0)
                 return r;
         gather_vfio(fs, &f->host, x);
         gather_irq_remapping(fs, x);

@@ -44,6 +44,7 @@ struct iommu_group {
         char type[16];  /* "DMA", "DMA-FQ", "identity", "unmanaged", "blocked"; "" when the
                          * kernel has no type file (< 5.11) */
         char **devices; /* member PCI addresses, sorted, NULL-terminated (may be NULL) */
+        bool read;      /* type and devices were read: see gather_groups in iommu.c */
 };
 
 struct iommu_facts {

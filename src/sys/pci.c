@@ -33,7 +33,41 @@ static int read_hex_attr(struct fsroot *fs, const char *addr, const char *attr, 
         return parse_hex_u32(buf, ret);
 }
 
-static void gather_ids(struct fsroot *fs, struct pci_dev *d) {
+static void read_driver_link(struct fsroot *fs, struct pci_dev *d) {
+        char path[128];
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", d->addr);
+        if (fsroot_readlink_base(fs, path, d->driver, sizeof(d->driver)) < 0)
+                d->driver[0] = '\0';
+}
+
+/* The ids and the driver from the device's uevent, one read where the attributes take six.
+ * -ENOENT (and any read error) sends the caller to the attributes; a uevent that reads but
+ * does not parse is this device's ids error. */
+static int gather_uevent(struct fsroot *fs, struct pci_dev *d) {
+        char buf[1024];
+        int r = fsroot_read_strf(fs, buf, sizeof(buf), "/sys/bus/pci/devices/%s/uevent", d->addr);
+        if (r < 0)
+                return r;
+        struct pci_uevent u;
+        if (parse_pci_uevent(buf, &u) < 0) {
+                d->ids_attr = "uevent";
+                d->ids_errno = EINVAL;
+                note_error(d, -EINVAL);
+                read_driver_link(fs, d);
+                return 0;
+        }
+        d->vendor = u.vendor;
+        d->device = u.device;
+        d->class_code = u.class_code;
+        d->subsys_vendor = u.subsys_vendor;
+        d->subsys_device = u.subsys_device;
+        memcpy(d->driver, u.driver, sizeof(d->driver));
+        d->have_ids = true;
+        return 0;
+}
+
+/* The same from the attributes and the driver link, for trees without uevent files. */
+static void gather_ids_from_attrs(struct fsroot *fs, struct pci_dev *d) {
         static const char *const attrs[] = {"vendor", "device", "class"};
         uint32_t *dest[] = {&d->vendor, &d->device, &d->class_code};
         int r = 0;
@@ -56,6 +90,12 @@ static void gather_ids(struct fsroot *fs, struct pci_dev *d) {
                 if (read_hex_attr(fs, d->addr, "class", &cls) == 0)
                         d->class_code = cls;
         }
+        read_driver_link(fs, d);
+}
+
+static void gather_ids(struct fsroot *fs, struct pci_dev *d) {
+        if (gather_uevent(fs, d) < 0)
+                gather_ids_from_attrs(fs, d);
 }
 
 static void gather_locality(struct fsroot *fs, struct pci_dev *d) {
@@ -236,27 +276,28 @@ static void gather_acs(struct fsroot *fs, struct pci_dev *d) {
         free(cfg);
 }
 
-static void gather_device(struct fsroot *fs, struct pci_dev *d) {
+/* Read the parts of d that are not read yet. */
+static void gather_parts(struct fsroot *fs, struct pci_dev *d, unsigned parts) {
+        parts &= ~d->parts;
+        d->parts |= parts;
         char path[128], buf[64];
-        gather_ids(fs, d);
-
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", d->addr);
-        if (fsroot_realpath(fs, path, d->sysfs_path, sizeof(d->sysfs_path)) < 0)
-                snprintf(d->sysfs_path, sizeof(d->sysfs_path), "%s", path);
-
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", d->addr);
-        if (fsroot_readlink_base(fs, path, d->driver, sizeof(d->driver)) < 0)
-                d->driver[0] = '\0';
-
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", d->addr);
-        d->iommu_group = -1;
-        if (fsroot_readlink_base(fs, path, buf, sizeof(buf)) == 0 && parse_int(buf, &d->iommu_group) < 0)
-                d->iommu_group = -1;
-
-        gather_locality(fs, d);
-        gather_link(fs, d);
-        gather_aer(fs, d);
-        gather_bars(fs, d);
+        if (parts & PCI_PART_PATH) {
+                snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", d->addr);
+                if (fsroot_realpath(fs, path, d->sysfs_path, sizeof(d->sysfs_path)) < 0)
+                        snprintf(d->sysfs_path, sizeof(d->sysfs_path), "%s", path);
+        }
+        if (parts & PCI_PART_PLACE) {
+                snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", d->addr);
+                if (fsroot_readlink_base(fs, path, buf, sizeof(buf)) == 0 && parse_int(buf, &d->iommu_group) < 0)
+                        d->iommu_group = -1;
+                gather_locality(fs, d);
+        }
+        if (parts & PCI_PART_LINK)
+                gather_link(fs, d);
+        if (parts & PCI_PART_AER)
+                gather_aer(fs, d);
+        if (parts & PCI_PART_BARS)
+                gather_bars(fs, d);
 }
 
 static int cmp_addr(const void *key, const void *dev) {
@@ -286,6 +327,8 @@ static void link_parents(struct pci_facts *p) {
         for (size_t i = 0; i < p->n; i++) {
                 struct pci_dev *d = &p->devs[i];
                 d->parent = -1;
+                if (!(d->parts & PCI_PART_PATH))
+                        continue;
                 char tmp[512];
                 snprintf(tmp, sizeof(tmp), "%s", d->sysfs_path);
                 char *last = strrchr(tmp, '/');
@@ -297,6 +340,53 @@ static void link_parents(struct pci_facts *p) {
                 if (!looks_like_pci_addr(up))
                         continue;
                 d->parent = index_of(p, up);
+        }
+}
+
+/* What checks judge, by role: a GPU by everything, the bridges above it by their AER
+ * counters and the port right above it by its link too (the slot's capability); a network
+ * adapter by where it sits and its link. The bridges above either get their place in the
+ * tree, which their resolved path gives without a read. The rest (host bridges, storage,
+ * USB, the BMC's VGA, NVSwitches: named by id) keep their ids: reading their link, AER and
+ * locality files was half of a quick check's system calls, for nothing it reports. */
+struct pci_role {
+        unsigned self, upstream, port;
+};
+
+static const struct pci_role role_gpu = {
+        .self = PCI_PART_PATH | PCI_PART_PLACE | PCI_PART_LINK | PCI_PART_AER | PCI_PART_BARS,
+        .upstream = PCI_PART_PATH | PCI_PART_AER,
+        .port = PCI_PART_PATH | PCI_PART_AER | PCI_PART_LINK,
+};
+static const struct pci_role role_network = {
+        .self = PCI_PART_PATH | PCI_PART_PLACE | PCI_PART_LINK,
+        .upstream = PCI_PART_PATH,
+        .port = PCI_PART_PATH,
+};
+
+/* d's parts, then those of every bridge between it and its host bridge: the PCI addresses
+ * in its resolved path ("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0"), each of
+ * which is also that bridge's own resolved path cut after it. */
+static void gather_role(struct fsroot *fs, struct pci_facts *p, struct pci_dev *d, const struct pci_role *role) {
+        gather_parts(fs, d, role->self);
+        const char *path = d->sysfs_path;
+        for (const char *comp = strchr(path, '/'); comp; comp = strchr(comp + 1, '/')) {
+                char addr[16];
+                size_t len = strcspn(comp + 1, "/");
+                if (len != 12 || !comp[1 + len])
+                        continue; /* not an address, or d's own (the last component) */
+                memcpy(addr, comp + 1, 12);
+                addr[12] = '\0';
+                int up = looks_like_pci_addr(addr) ? index_of(p, addr) : -1;
+                if (up < 0)
+                        continue;
+                struct pci_dev *b = &p->devs[up];
+                if (!(b->parts & PCI_PART_PATH)) {
+                        b->parts |= PCI_PART_PATH;
+                        snprintf(b->sysfs_path, sizeof(b->sysfs_path), "%.*s", (int)(comp + 1 + len - path), path);
+                }
+                bool port = !strchr(comp + 1 + len + 1, '/');
+                gather_parts(fs, b, port ? role->port : role->upstream);
         }
 }
 
@@ -332,7 +422,11 @@ int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
                 struct pci_dev *d = &ret->devs[ret->n++];
                 for (size_t k = 0; k < 12; k++)
                         d->addr[k] = (char)tolower((unsigned char)names[i][k]);
-                gather_device(fs, d);
+                d->parent = -1;
+                d->iommu_group = -1;
+                d->numa_node = -1;
+                snprintf(d->sysfs_path, sizeof(d->sysfs_path), "/sys/bus/pci/devices/%s", d->addr);
+                gather_ids(fs, d);
         }
         strv_free(names);
         /* Sorted already unless a capture spelled addresses in upper case. */
@@ -341,6 +435,13 @@ int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
                         qsort(ret->devs, ret->n, sizeof(*ret->devs), cmp_dev);
                         break;
                 }
+        for (size_t i = 0; i < ret->n; i++) {
+                struct pci_dev *d = &ret->devs[i];
+                if (pci_is_nvidia_gpu(ret, d))
+                        gather_role(fs, ret, d, &role_gpu);
+                else if (pci_is_network(d))
+                        gather_role(fs, ret, d, &role_network);
+        }
         link_parents(ret);
 
         /* ACS matters only on the path from a GPU to its root port, and config space reads

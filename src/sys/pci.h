@@ -1,8 +1,11 @@
 /* PCI devices as sysfs shows them: identity, driver, locality, link, AER, BARs, ACS.
  *
- * Every device under /sys/bus/pci/devices is gathered; upstream bridges are linked by
- * index so checks can walk from a GPU to its root port. A value that could not be read
- * keeps its "unknown" marker (documented per field) and never a made-up zero. */
+ * Every device under /sys/bus/pci/devices is named (ids, driver); what else is read of a
+ * device depends on its role (see struct pci_role in pci.c): everything of a GPU, less of a
+ * network adapter and of the bridges above them, nothing more of the rest. Upstream
+ * bridges are linked by index so checks can walk from a GPU to its root port. A value that
+ * was not or could not be read keeps its "unknown" marker (documented per field) and never
+ * a made-up zero. */
 #pragma once
 
 #include <stdbool.h>
@@ -33,10 +36,22 @@ struct pci_bar {
         uint64_t flags;       /* PCI_RES_* */
 };
 
+/* The groups of a device's fields beyond its ids and driver, read by role. */
+enum pci_part {
+        PCI_PART_PATH = 1 << 0,  /* sysfs_path resolved, parent */
+        PCI_PART_PLACE = 1 << 1, /* iommu_group, numa_node, local_cpulist */
+        PCI_PART_LINK = 1 << 2,  /* link speed and width */
+        PCI_PART_AER = 1 << 3,   /* aer_* */
+        PCI_PART_BARS = 1 << 4,  /* bars */
+};
+
 struct pci_dev {
         char addr[16];        /* "0000:1b:00.0" */
-        char sysfs_path[512]; /* resolved, root-relative: "/sys/devices/pci0000:00/..." */
-        int parent;           /* index of the upstream PCI device, -1 at a host bridge */
+        char sysfs_path[512]; /* resolved, root-relative: "/sys/devices/pci0000:00/..." with
+                               * PCI_PART_PATH, else "/sys/bus/pci/devices/<addr>" */
+        unsigned parts;       /* enum pci_part: which groups of the fields below were read */
+        int parent;           /* index of the upstream PCI device, -1 at a host bridge (or
+                               * without PCI_PART_PATH) */
 
         bool have_ids;        /* vendor/device/class readable */
         const char *ids_attr; /* when not: the attribute that failed ("vendor" ...) */

@@ -84,6 +84,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t n;
         (void)parse_pci_resource(s, res, 6, &n);
         (void)parse_pci_resource(s, res, 17, &n);
+        struct pci_uevent ue;
+        if (parse_pci_uevent(s, &ue) == 0 && (ue.vendor > 0xffff || ue.class_code > 0xffffff ||
+                                              strlen(ue.driver) >= sizeof(ue.driver)))
+                abort();
         check_str(parse_nvidia_version(s, buf, sizeof(buf)), buf, sizeof(buf));
         check_str(parse_nvidia_version(s, tiny, sizeof(tiny)), tiny, sizeof(tiny));
 

@@ -208,13 +208,45 @@ class BadInput(unittest.TestCase):
 
     # --- damaged values ---------------------------------------------------------------
 
+    def ids_damage(self, field, value):
+        """What to damage for a wrong PCI id: the uevent line when the tree has uevent files
+        (gpuvet reads the ids there), else the attribute file. Returns (file name, bytes)."""
+        uevent = os.path.join(self.base, self.gpu_file("uevent"))
+        if not os.path.exists(uevent):
+            return field, value + b"\n"
+        key = {"vendor": "PCI_ID", "class": "PCI_CLASS"}[field]
+        with open(uevent, "rb") as f:
+            lines = f.read().decode().splitlines()
+        if field == "vendor" and value.startswith(b"0x"):
+            device = next(x for x in lines if x.startswith("PCI_ID=")).split(":")[1]
+            value = value[2:] + b":" + device.encode()
+        out = [x if not x.startswith(key + "=") else key + "=" + value.decode() for x in lines]
+        return "uevent", ("\n".join(out) + "\n").encode()
+
     def test_truncated_vendor(self):
-        report = self.damage(self.gpu_file("vendor"), b"0x10")
+        name, content = self.ids_damage("vendor", b"0x10")
+        report = self.damage(self.gpu_file(name), content)
         self.assertEqual(len(report["gpus"]), len(self.healthy["gpus"]) - 1,
                          "a device whose vendor reads 0x10 is not an NVIDIA GPU")
 
+    def test_ids_from_attributes_without_uevent(self):
+        """A capture without uevent files: the ids come from vendor/device/class."""
+        uevent = self.gpu_file("uevent")
+        if not os.path.exists(os.path.join(self.base, uevent)):
+            self.skipTest("this tree has no uevent files")
+        with self.moved_aside(uevent) as (path, backup):
+            code, report = self.assert_survives(self.base, (), "no uevent")
+            self.assertEqual(len(report["gpus"]), len(self.healthy["gpus"]))
+            with self.moved_aside(self.gpu_file("vendor")) as (vpath, vbackup):
+                with open(vpath, "wb") as f:
+                    f.write(b"garbage\n")
+                code, report = self.assert_survives(self.base, (), "no uevent, garbage in vendor")
+        addr = os.path.basename(self.gpus[-1])
+        inv = [r for r in report["checks"] if r["id"] == "gpu.inventory" and r["subject"] == addr]
+        self.assertTrue(inv and inv[0]["status"] == "error" and "vendor" in inv[0]["summary"], inv)
+
     def test_empty_files(self):
-        for name in ("vendor", "current_link_width", "current_link_speed", "numa_node", "resource", "config",
+        for name in ("uevent", "vendor", "current_link_width", "current_link_speed", "numa_node", "resource", "config",
                      "aer_dev_correctable"):
             with self.subTest(name=name):
                 self.damage(self.gpu_file(name), b"", what=f"empty {name}")
@@ -225,9 +257,11 @@ class BadInput(unittest.TestCase):
             with self.subTest(name=name):
                 self.damage(self.gpu_file(name), b"garbage\n", what=f"garbage in {name}")
         addr = os.path.basename(self.gpus[-1])
-        for name in ("vendor", "class"):
-            with self.subTest(name=name):
-                report = self.damage(self.gpu_file(name), b"garbage\n", what=f"garbage in {name}")
+        for field in ("vendor", "class"):
+            name, content = self.ids_damage(field, b"garbage")
+            with self.subTest(name=field):
+                report = self.damage(self.gpu_file(name), content, what=f"garbage in {field}",
+                                     any_citing=True)
                 # Known as a GPU from the driver's list alone: its model is unknown because
                 # the id is damaged, not because the table is old (review B17).
                 inv = [r for r in report["checks"] if r["id"] == "gpu.inventory" and r["subject"] == addr]
@@ -270,7 +304,7 @@ class BadInput(unittest.TestCase):
 
         def directory(path, backup):
             os.mkdir(path)
-        for name in ("current_link_width", "vendor", "config"):
+        for name in ("current_link_width", "uevent", "vendor", "config"):
             with self.subTest(kind="fifo", name=name):
                 self.damage(self.gpu_file(name), make=fifo, what=f"FIFO as {name}")
             with self.subTest(kind="dir", name=name):

@@ -158,10 +158,60 @@ static void test_reads_survive_concurrent_renames(void **state) {
                 fail_msg("%d of 30000 reads failed, the first with %s", failures, strerror(-first_error));
 }
 
+/* Outside recording, stat, access, readlink and realpath let the kernel resolve (openat2);
+ * while recording they walk component by component. Both must answer alike, escapes and
+ * absolute links included. */
+static void test_kernel_resolution_matches_the_walk(void **state) {
+        (void)state;
+        static const char *const paths[] = {
+                "/sys/bus/pci/devices/0000:01:00.0",
+                "/sys/bus/pci/devices/0000:01:00.0/vendor",
+                "/sys/bus/pci/devices/0000:01:00.0/driver",
+                "/sys/bus/pci/devices/0000:01:00.0/../0000:01:00.0/vendor",
+                "/etc/os-release-abs",
+                "/escape",
+                "/",
+                "/sys/../../..",
+                "/no/such/file",
+                "/sys/bus/pci/devices/0000:01:00.0/nothing",
+        };
+        struct fsroot *fs;
+        assert_int_equal(fsroot_open(root, &fs), 0);
+        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+                char real[2][512], link[2][512];
+                int r_real[2], r_link[2], r_access[2];
+                bool is_dir[2];
+                struct stat st[2];
+                int r_stat[2];
+                for (int walk = 0; walk < 2; walk++) {
+                        fsroot_record(fs, walk);
+                        real[walk][0] = link[walk][0] = '\0';
+                        r_real[walk] = fsroot_realpath(fs, paths[i], real[walk], sizeof(real[walk]));
+                        r_link[walk] = fsroot_readlink(fs, paths[i], link[walk], sizeof(link[walk]));
+                        r_access[walk] = fsroot_access(fs, paths[i]);
+                        is_dir[walk] = fsroot_is_dir(fs, paths[i]);
+                        r_stat[walk] = fsroot_stat(fs, paths[i], &st[walk]);
+                }
+                fsroot_record(fs, false);
+                print_message("%s: realpath %d %s, readlink %d %s\n", paths[i], r_real[0], real[0], r_link[0], link[0]);
+                assert_int_equal(r_real[0], r_real[1]);
+                assert_string_equal(real[0], real[1]);
+                assert_int_equal(r_link[0], r_link[1]);
+                assert_string_equal(link[0], link[1]);
+                assert_int_equal(r_access[0], r_access[1]);
+                assert_int_equal(is_dir[0], is_dir[1]);
+                assert_int_equal(r_stat[0], r_stat[1]);
+                if (r_stat[0] == 0)
+                        assert_true(st[0].st_ino == st[1].st_ino && st[0].st_mode == st[1].st_mode);
+        }
+        fsroot_free(fs);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_read_through_symlinks),
                 cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_kernel_resolution_matches_the_walk),
                 cmocka_unit_test(test_fifo_is_refused_not_blocking),
                 cmocka_unit_test(test_recording_keeps_links_and_targets),
                 cmocka_unit_test(test_reads_survive_concurrent_renames),

@@ -113,6 +113,32 @@ static void test_meminfo_aer_resource(void **state) {
         assert_int_equal(parse_pci_resource("0x2000 0x1000 0x200\n", res, 6, &n), -EINVAL);
 }
 
+/* As drivers/pci/pci-driver.c pci_uevent() and the driver core print it. */
+static void test_pci_uevent(void **state) {
+        (void)state;
+        struct pci_uevent u;
+        assert_int_equal(parse_pci_uevent("DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2330\n"
+                                          "PCI_SUBSYS_ID=10DE:16C1\nPCI_SLOT_NAME=0000:1b:00.0\n"
+                                          "MODALIAS=pci:v000010DEd00002330sv000010DEsd000016C1bc03sc02i00\n", &u), 0);
+        assert_int_equal(u.vendor, 0x10de);
+        assert_int_equal(u.device, 0x2330);
+        assert_int_equal(u.class_code, 0x030200);
+        assert_true(u.have_subsys);
+        assert_int_equal(u.subsys_device, 0x16c1);
+        assert_string_equal(u.driver, "nvidia");
+        /* No driver bound: no DRIVER= line. */
+        assert_int_equal(parse_pci_uevent("PCI_CLASS=60400\nPCI_ID=8086:09AB\n", &u), 0);
+        assert_string_equal(u.driver, "");
+        assert_int_equal(u.class_code, 0x060400);
+        assert_false(u.have_subsys);
+        assert_int_equal(parse_pci_uevent("PCI_CLASS=30200\n", &u), -EINVAL);
+        assert_int_equal(parse_pci_uevent("PCI_CLASS=30200\nPCI_ID=10DE\n", &u), -EINVAL);
+        assert_int_equal(parse_pci_uevent("PCI_CLASS=zz\nPCI_ID=10DE:2330\n", &u), -EINVAL);
+        assert_int_equal(parse_pci_uevent("PCI_CLASS=30200\nPCI_ID=10DE0:2330\n", &u), -EINVAL);
+        assert_int_equal(parse_pci_uevent("PCI_CLASS=30200\nPCI_ID=10DE:2330\nDRIVER=a/b\n", &u), -EINVAL);
+        assert_int_equal(parse_pci_uevent("garbage\n", &u), -EINVAL);
+}
+
 static void test_versions(void **state) {
         (void)state;
         char v[32];
@@ -155,7 +181,8 @@ int main(void) {
                 cmocka_unit_test(test_u64),         cmocka_unit_test(test_int),
                 cmocka_unit_test(test_cpulist),     cmocka_unit_test(test_cpumask),
                 cmocka_unit_test(test_link_speed),  cmocka_unit_test(test_cmdline),
-                cmocka_unit_test(test_meminfo_aer_resource), cmocka_unit_test(test_versions),
+                cmocka_unit_test(test_meminfo_aer_resource), cmocka_unit_test(test_pci_uevent),
+                cmocka_unit_test(test_versions),
                 cmocka_unit_test(test_misc),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
