@@ -295,6 +295,15 @@ typedef struct nvmlFieldValue_st {
 #define NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT 194
 #define NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT 195
 #define NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT 196
+/* NVLink: the number of links, each error counter summed over all links, and (Hopper and
+ * later; scopeId = link) one link's state, nvmlEnableState_t. */
+#define NVML_FI_DEV_NVLINK_LINK_COUNT 91
+#define NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL 38
+#define NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL 45
+#define NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL 52
+#define NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL 59
+#define NVML_FI_DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL 160
+#define NVML_FI_DEV_NVLINK_GET_STATE 165
 
 /* nvmlDeviceGetMarginTemperature (R570+): degrees C left to the nearest slowdown
  * threshold, what nvidia-smi prints as "GPU T.Limit Temp". */

@@ -368,17 +368,79 @@ static void read_thermal_fields(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t
         }
 }
 
+/* What one nvmlDeviceGetFieldValues call tells of a GPU's NVLinks: how many there are, the
+ * state of each (Hopper and later answer NVLINK_GET_STATE per link), and each error
+ * counter summed over the links. A counter whose total is 0 is 0 on every link, so on a
+ * healthy GPU the 5 x 18 per-link counter calls are not made; anything the fields do not
+ * answer is asked link by link, as drivers without them need. */
+struct nvlink_fields {
+        bool have_count;
+        unsigned int count;
+        bool have_state[NV_NVLINK_MAX];
+        unsigned int state[NV_NVLINK_MAX];
+        bool total_zero[NVML_NVL_COUNTER_COUNT];
+};
+
+static void read_nvlink_fields(struct gctx *c, nvmlDevice_t d, struct nvlink_fields *out) {
+        /* Indexed by enum nvml_nvlink_counter. */
+        static const unsigned int totals[NVML_NVL_COUNTER_COUNT] = {
+                NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL,   NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL,
+                NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL,
+                NVML_FI_DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL,
+        };
+        enum { N = 1 + NVML_NVL_COUNTER_COUNT + NV_NVLINK_MAX };
+        nvmlFieldValue_t fv[N];
+        memset(fv, 0, sizeof(fv));
+        memset(out, 0, sizeof(*out));
+        fv[0].fieldId = NVML_FI_DEV_NVLINK_LINK_COUNT;
+        for (int k = 0; k < NVML_NVL_COUNTER_COUNT; k++)
+                fv[1 + k].fieldId = totals[k];
+        for (unsigned int l = 0; l < NV_NVLINK_MAX; l++) {
+                fv[1 + NVML_NVL_COUNTER_COUNT + l].fieldId = NVML_FI_DEV_NVLINK_GET_STATE;
+                fv[1 + NVML_NVL_COUNTER_COUNT + l].scopeId = l;
+        }
+        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetFieldValues, d, N, fv);
+        if (c->last != LAST_CALLED || r != NVML_SUCCESS)
+                return;
+        if (fv[0].nvmlReturn == NVML_SUCCESS) {
+                long long n = field_value(&fv[0]);
+                out->have_count = n >= 0 && n <= NV_NVLINK_MAX;
+                out->count = out->have_count ? (unsigned int)n : 0;
+        }
+        for (int k = 0; k < NVML_NVL_COUNTER_COUNT; k++)
+                out->total_zero[k] = fv[1 + k].nvmlReturn == NVML_SUCCESS && field_value(&fv[1 + k]) == 0;
+        for (unsigned int l = 0; l < NV_NVLINK_MAX; l++) {
+                const nvmlFieldValue_t *v = &fv[1 + NVML_NVL_COUNTER_COUNT + l];
+                long long st = field_value(v);
+                out->have_state[l] = v->nvmlReturn == NVML_SUCCESS && (st == NVML_FEATURE_DISABLED || st == NVML_FEATURE_ENABLED);
+                out->state[l] = (unsigned int)st;
+        }
+}
+
+/* A reading the fields answered: as if its own call had returned it. */
+static void put_from_fields(struct nv_u32 *f, unsigned int v) {
+        *f = (struct nv_u32){.state = NV_OK, .rc = NVML_SUCCESS, .fn = "nvmlDeviceGetFieldValues", .v = v};
+}
+
 static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         static const nvmlNvLinkErrorCounter_t counters[NVML_NVL_COUNTER_COUNT] = {
                 NVML_NVLINK_ERROR_DL_REPLAY,    NVML_NVLINK_ERROR_DL_RECOVERY, NVML_NVLINK_ERROR_DL_CRC_FLIT,
                 NVML_NVLINK_ERROR_DL_CRC_DATA, NVML_NVLINK_ERROR_DL_ECC_DATA,
         };
+        struct nvlink_fields fields;
+        read_nvlink_fields(c, d, &fields);
         unsigned int count = 0;
         for (unsigned int i = 0; i < NVML_NVLINK_MAX_LINKS && !c->stop; i++) {
                 struct nvml_nvlink *l = &g->nvlink[i];
-                nvmlEnableState_t st = NVML_FEATURE_DISABLED;
-                nvmlReturn_t r = NVCALL(c, nvmlDeviceGetNvLinkState, d, i, &st);
-                put_u32(c, &l->state, r, (unsigned int)st);
+                /* Past the link count the walk's end is asked the old way: the answer that
+                 * ends it (NOT_SUPPORTED) is then NVML's own. */
+                if (fields.have_count && i < fields.count && fields.have_state[i]) {
+                        put_from_fields(&l->state, fields.state[i]);
+                } else {
+                        nvmlEnableState_t st = NVML_FEATURE_DISABLED;
+                        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetNvLinkState, d, i, &st);
+                        put_u32(c, &l->state, r, (unsigned int)st);
+                }
                 if (nvlink_walk_ends(&l->state)) {
                         g->nvlink_end = l->state;
                         break;
@@ -386,15 +448,20 @@ static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
                 count = i + 1;
                 if (!nv_ok(l->state) || l->state.v != NVML_FEATURE_ENABLED)
                         continue;
-                for (unsigned int k = 0; k < NVML_NVL_COUNTER_COUNT; k++) {
+                for (unsigned int k = 0; k < NVML_NVL_COUNTER_COUNT && !c->stop; k++) {
+                        if (fields.total_zero[k]) {
+                                l->errors[k] = (struct nv_u64){
+                                        .state = NV_OK, .rc = NVML_SUCCESS, .fn = "nvmlDeviceGetFieldValues", .v = 0};
+                                continue;
+                        }
                         unsigned long long v = 0;
-                        r = NVCALL(c, nvmlDeviceGetNvLinkErrorCounter, d, i, counters[k], &v);
+                        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetNvLinkErrorCounter, d, i, counters[k], &v);
                         put_u64(c, &l->errors[k], r, v);
                 }
                 nvmlPciInfo_t pci;
                 memset(&pci, 0, sizeof(pci));
                 char bus[NV_STR_MAX] = "";
-                r = NVCALL(c, nvmlDeviceGetNvLinkRemotePciInfo_v2, d, i, &pci);
+                nvmlReturn_t r = NVCALL(c, nvmlDeviceGetNvLinkRemotePciInfo_v2, d, i, &pci);
                 if (c->last == LAST_CALLED && r == NVML_SUCCESS)
                         bus_id_from_pci(&pci, bus, sizeof(bus));
                 put_str(c, &l->remote_bus_id, r, bus, sizeof(bus));

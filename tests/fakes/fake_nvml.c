@@ -1198,6 +1198,60 @@ nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemap
 
 /* Field values: the recovery action (230); every other field answers NOT_SUPPORTED in
  * its own nvmlReturn, as a driver does for fields it lacks. */
+/* The NVLink fields, from the same links the per-link calls answer for: the link count,
+ * a counter's total over the links (as nvmlNvLinkErrorCounter_t indexes them), and a link's
+ * state by scopeId. A board without "nvlink_count" answers NOT_SUPPORTED, as one without
+ * NVLink does, and so does every one with "nvlink_fields = false". False when v is not an
+ * NVLink field. */
+static bool nvlink_field(const struct fake_dev *d, nvmlFieldValue_t *v)
+{
+        static const unsigned int totals[FAKE_NVLINK_COUNTERS] = {
+                NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL,   NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL,
+                NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL,
+                NVML_FI_DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL,
+        };
+        unsigned int n = d->set[K_NVLINK_COUNT] ? (unsigned int)d->u[K_NVLINK_COUNT] : 0;
+        bool is_nvlink = v->fieldId == NVML_FI_DEV_NVLINK_LINK_COUNT || v->fieldId == NVML_FI_DEV_NVLINK_GET_STATE;
+        for (unsigned int c = 0; c < FAKE_NVLINK_COUNTERS; c++)
+                is_nvlink |= v->fieldId == totals[c];
+        if (!is_nvlink)
+                return false;
+        /* "nvlink_fields = false": a driver without them, NOT_SUPPORTED each. */
+        if (d->set[K_NVLINK_FIELDS] && !d->u[K_NVLINK_FIELDS])
+                return true;
+        if (v->fieldId == NVML_FI_DEV_NVLINK_LINK_COUNT) {
+                if (d->set[K_NVLINK_COUNT]) {
+                        v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+                        v->value.uiVal = n;
+                        v->nvmlReturn = NVML_SUCCESS;
+                }
+                return true;
+        }
+        if (v->fieldId == NVML_FI_DEV_NVLINK_GET_STATE) {
+                if (v->scopeId < n && v->scopeId < NVML_NVLINK_MAX_LINKS) {
+                        const struct fake_link *lk = &d->links[v->scopeId];
+                        v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+                        v->value.uiVal = !lk->state_set || lk->state_up ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+                        v->nvmlReturn = NVML_SUCCESS;
+                }
+                return true;
+        }
+        for (unsigned int c = 0; c < FAKE_NVLINK_COUNTERS; c++) {
+                if (v->fieldId != totals[c])
+                        continue;
+                if (n > 0) {
+                        unsigned long long sum = 0;
+                        for (unsigned int l = 0; l < n && l < NVML_NVLINK_MAX_LINKS; l++)
+                                sum += d->links[l].err_set[c] ? d->links[l].err[c] : 0;
+                        v->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                        v->value.ullVal = sum;
+                        v->nvmlReturn = NVML_SUCCESS;
+                }
+                return true;
+        }
+        return false;
+}
+
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
 {
         ENTER_DEV(nvmlDeviceGetFieldValues, device, d);
@@ -1220,6 +1274,8 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
                         {NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT, K_TLIMIT_GPU_MAX, NVML_VALUE_TYPE_SIGNED_INT},
                 };
                 v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+                if (nvlink_field(d, v))
+                        continue;
                 for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
                         if (v->fieldId != fields[k].field || !d->set[fields[k].key])
                                 continue;

@@ -77,7 +77,10 @@ TOLERATED = {
     ("gpu.memory_health", "nvmlDeviceGetRetiredPagesPendingStatus", None): {"pass", "warn"},
     # gpu.nvlink: "fail: ... an SXM board that gpuvet's table lists with NVLinks reports
     # none": link 0 not supported is "no NVLink" on an H100 SXM, which has 18.
-    ("gpu.nvlink", "nvmlDeviceGetNvLinkState", "NOT_SUPPORTED"): {"fail"},
+    # Where the driver answers each link's state in nvmlDeviceGetFieldValues (Hopper),
+    # nvmlDeviceGetNvLinkState is asked only past the last link, where NOT_SUPPORTED is
+    # the walk's normal end: the 18 links then pass.
+    ("gpu.nvlink", "nvmlDeviceGetNvLinkState", "NOT_SUPPORTED"): {"fail", "pass"},
     # gpu.inforom: a firmware version the board does not give is left out of the
     # comparison; the InfoROM's own validity is still judged.
     ("gpu.inforom", "nvmlDeviceGetVbiosVersion", "NOT_SUPPORTED"): {"pass", "warn"},
@@ -104,6 +107,12 @@ NOT_NAMED = {
 # Read only on a GPU with MIG enabled: these run on the MIG scenario (MIG on GPU 0).
 MIG_BASE_SCN = os.path.join(HERE, "nvml-scenarios", "golden-mig-enabled.scn")
 MIG_FNS = {"nvmlDeviceGetMigDeviceHandleByIndex"}
+
+# Asked only when an error counter's total over the links is not 0 (on a healthy board the
+# totals answer for every link): these run on a scenario whose links count replays.
+NVLINK_COUNTING_SCN = os.path.join(HERE, "nvml-scenarios", "golden-dgx-h100-nvlink-counting.scn")
+NVLINK_COUNTING_FNS = {"nvmlDeviceGetNvLinkErrorCounter"}
+NO_NVLINK_FIELDS_SCN = os.path.join(HERE, "nvml-scenarios", "golden-dgx-h100-no-nvlink-fields.scn")
 
 # Functions gather reads only when another one is missing from the library (the fake
 # exports both): the older name of the clock event reasons, memory info v1 (read when v2
@@ -337,6 +346,15 @@ def main():
         if healthy_bad:
             print("FAIL the healthy run: %s" % "; ".join(healthy_bad))
             return 1
+        # The same board on a driver without the NVLink fields: the per-link walk must see
+        # what the fields saw.
+        _, _, _, walked = run_gpuvet(gpuvet, root, lib, NO_NVLINK_FIELDS_SCN, os.path.join(tmp, "walked.json"))
+
+        def verdicts(rep):
+            return [(r["id"], r.get("subject"), r["status"], r["summary"]) for r in rep["checks"]] if rep else None
+        if verdicts(walked) != verdicts(report):
+            print("FAIL the healthy run without NVLink fields differs from the one with them")
+            return 1
 
         jobs = []
         for fn in fns:
@@ -359,7 +377,9 @@ def main():
                 rc, output, wall, report = run_gpuvet(gpuvet, root, "/nonexistent/libnvidia-ml.so.1", None, out)
                 return job, rc, output, wall, report
             with open(scn, "w") as f:
-                f.write("include %s\n" % (MIG_BASE_SCN if fn in MIG_FNS else BASE_SCN))
+                base = (MIG_BASE_SCN if fn in MIG_FNS else NVLINK_COUNTING_SCN if fn in NVLINK_COUNTING_FNS
+                        else BASE_SCN)
+                f.write("include %s\n" % base)
                 if kind == "fault":
                     f.write("fault %s * NVML_ERROR_%s always\n" % (fn, err))
                 else:
