@@ -16,6 +16,7 @@ import json
 import statistics
 
 import torch
+import machine  # perf/machine.py: the line naming this machine
 
 
 def timed(fn, reps=20, warmup=3):
@@ -65,6 +66,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json")
     args = ap.parse_args()
+    machine.print_header()
     dev = "cuda"
     res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda}
     size = 256 << 20

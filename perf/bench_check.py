@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import machine  # perf/machine.py: the line naming this machine
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -46,6 +47,7 @@ def main():
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--policy-capture", action="store_true")
     args = ap.parse_args()
+    machine.print_header()
 
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "mkfixture.py"), tmp, args.fixture],

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import machine  # perf/machine.py: the line naming this machine
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PCI_IDS = os.path.join(REPO, "tests", "fixtures", "pci.ids")
@@ -32,6 +33,7 @@ def main():
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--init-ms", type=int, default=200)
     args = ap.parse_args()
+    machine.print_header()
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "mkfixture.py"), tmp, "dgx-h100"],
                        check=True, stdout=subprocess.DEVNULL)

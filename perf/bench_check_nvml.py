@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import machine  # perf/machine.py: the line naming this machine
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -74,6 +75,7 @@ def main():
     ap.add_argument("--latency-ms", type=int, default=1)
     ap.add_argument("--no-strace", action="store_true", help="do not count the calls")
     args = ap.parse_args()
+    machine.print_header()
     gpuvet, lib = os.path.abspath(args.gpuvet), os.path.abspath(args.fake_lib)
     ms = args.latency_ms
 

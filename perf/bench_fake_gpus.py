@@ -11,6 +11,7 @@ import os
 import subprocess
 import tempfile
 import time
+import machine  # perf/machine.py: the line naming this machine
 
 GPUS = "0000:1b:00.0,0000:43:00.0,0000:52:00.0,0000:61:00.0,0000:9d:00.0,0000:c3:00.0,0000:d1:00.0,0000:df:00.0"
 
@@ -37,6 +38,7 @@ def main():
     ap.add_argument("--gpuvet", action="append", required=True)
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
+    machine.print_header()
     with tempfile.TemporaryDirectory() as tmp:
         report = os.path.join(tmp, "r.json")
         for _ in range(a.runs):

@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import machine  # perf/machine.py: the line naming this machine
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -49,6 +50,7 @@ def main():
     ap.add_argument("--nvbandwidth", required=True)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
+    machine.print_header()
 
     rows = []
     for i in range(args.rounds):

@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import machine  # perf/machine.py: the line naming this machine
 
 KERNELS = ["copy", "scale", "add", "triad"]
 ARRAYS = {"copy": 2, "scale": 2, "add": 3, "triad": 3}
@@ -68,6 +69,7 @@ def main():
     ap.add_argument("--ntimes", type=int, default=10, help="NTIMES the binary was built with")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     a = ap.parse_args()
+    machine.print_header()
 
     ours = {k: ([], []) for k in KERNELS}
     ref = {k: ([], []) for k in KERNELS}

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import machine  # perf/machine.py: the line naming this machine
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -51,6 +52,7 @@ def main():
     ap.add_argument("--sizes", default="0,2500,5000,10000,20000")
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    machine.print_header()
     sizes = [int(x) for x in args.sizes.split(",")]
     print("extra PCI devices  median wall (s)  per 1000 devices (ms)")
     base_t = None

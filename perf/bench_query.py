@@ -26,6 +26,7 @@ REPO = os.path.dirname(HERE)
 
 PYNVML_SCRIPT = r"""
 import pynvml as N
+import machine  # perf/machine.py: the line naming this machine
 N.nvmlInit()
 def get(f, *a):
     try:
@@ -81,6 +82,7 @@ def main():
     ap.add_argument("--scenario", default="h100-sxm-8gpu")
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
+    machine.print_header()
 
     fake_lib = os.path.abspath(args.fake_lib)
     os.environ.setdefault("FAKE_NVML_LIB", fake_lib)

@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+import machine  # perf/machine.py: the line naming this machine
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIO = os.path.join(HERE, "..", "tests", "fakes", "scenarios", "h100-sxm-8gpu.scn")
@@ -44,6 +45,7 @@ def main():
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
+    machine.print_header()
     for g in a.gpuvet:
         for fields in FIELD_SETS:
             total, gpu0, system = calls(g, a.fake_lib, fields)

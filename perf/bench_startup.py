@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import machine  # perf/machine.py: the line naming this machine
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -43,6 +44,7 @@ def main():
     ap.add_argument("--gpuvet", default=os.path.join(REPO, "build", "gpuvet"))
     ap.add_argument("--fake-lib", default=os.path.join(REPO, "build", "tests", "libnvidia-ml.so.1"))
     args = ap.parse_args()
+    machine.print_header()
     for tool in ("hyperfine", "valgrind"):
         if not shutil.which(tool):
             sys.exit("bench_startup: %s is not installed (apt-get install %s)" % (tool, tool))

@@ -238,6 +238,7 @@ struct check_run {
         double nvml_read_at;
         struct probe_facts probes;
         struct nvml_facts nvml_after;
+        struct nvml_options nvml_opts; /* the command's, reading CHECK_NVML_GROUPS */
         struct report rep;
 };
 
@@ -268,7 +269,9 @@ static int check_gather(struct check_run *c) {
                 /* No selected check reads it: loading libnvidia-ml would wake the GPUs for nothing. */
                 snprintf(f->nvml_note, sizeof(f->nvml_note), "not needed by the selected checks");
         } else {
-                code = machine_nvml(&c->m, &c->args->nvml);
+                c->nvml_opts = c->args->nvml;
+                c->nvml_opts.groups = CHECK_NVML_GROUPS;
+                code = machine_nvml(&c->m, &c->nvml_opts);
                 c->nvml_read_at = monotonic_ms();
         }
         if (cuda)
@@ -298,7 +301,7 @@ static void check_probe(struct check_run *c) {
 
         if (f->nvml.init_state != NVML_INIT_OK || f->nvml.abandoned || !c->m.nvml.lib)
                 return;
-        int r = nvml_facts_gather(c->m.nvml.lib, &c->args->nvml.dl, &c->nvml_after);
+        int r = nvml_facts_gather_some(c->m.nvml.lib, &c->args->nvml.dl, CHECK_NVML_GROUPS, &c->nvml_after);
         c->have_after = true;
         if (c->nvml_after.abandoned)
                 f->nvml.abandoned = true; /* nvml_use_end then leaves with _exit */

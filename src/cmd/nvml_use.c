@@ -123,7 +123,7 @@ int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsro
                 snprintf(u->why, sizeof(u->why), "%s", f->nvml_note); /* gather records NO_LIBRARY */
         else
                 snprintf(f->nvml_lib_path, sizeof(f->nvml_lib_path), "%s", nv_lib_path(u->lib));
-        r = nvml_facts_gather(u->lib, &o->dl, &f->nvml);
+        r = nvml_facts_gather_some(u->lib, &o->dl, o->groups ? o->groups : NVML_GROUPS_ALL, &f->nvml);
         if (r == -ENOMEM) {
                 fprintf(stderr, "gpuvet: out of memory reading NVML\n");
                 return EXIT_INTERNAL;

@@ -20,6 +20,7 @@ struct nvml_options {
         const char *lib;          /* --nvml-lib */
         bool off;                 /* --no-nvml */
         struct nvml_deadlines dl; /* --nvml-{call,gpu,init}-timeout-ms (0: default) */
+        nvml_groups groups;       /* what to read; 0: every group */
 };
 
 /* Handle opt if it is one of the NVML options (cmd/options.c's NVML fragment; reads optarg). Returns 1 when handled, 0
