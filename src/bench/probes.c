@@ -330,11 +330,19 @@ void probes_not_run(struct probe_facts *ret, const char *why) {
                 snprintf(ret->runs[i].not_run, sizeof(ret->runs[i].not_run), "%.159s", why);
 }
 
+int probe_by_name(const char *name) {
+        for (int i = 0; i < _PROBE_COUNT; i++)
+                if (strcmp(name, probe_names[i]) == 0)
+                        return i;
+        return -1;
+}
+
 void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, const char *data_dir,
-                unsigned timeout_s, struct probe_facts *ret) {
+                const unsigned timeout_s[_PROBE_COUNT], struct probe_facts *ret) {
         init(ret, backend);
-        for (size_t i = 0; timeout_s && i < _PROBE_COUNT; i++)
-                ret->runs[i].timeout_s = timeout_s;
+        for (size_t i = 0; i < _PROBE_COUNT; i++)
+                if (timeout_s[i])
+                        ret->runs[i].timeout_s = timeout_s[i];
         double start = monotonic_ms();
         char err[512];
         struct baselines *bl = NULL;

@@ -66,12 +66,15 @@ struct probe_facts {
         double duration_ms;
 };
 
+/* The probe named name ("functional", "transfer", "memory", "p2p"), or -1. */
+int probe_by_name(const char *name);
+
 /* Run the probes on the live devices: backend "auto", "cuda" or "opencl"; data_dir as
- * --data-dir (baselines.json), NULL for the built-in table; timeout_s the deadline of each
- * probe (0: its own default); fs is read by the children for the link under load. Never
- * fails: problems become measurements, notes or skip_reason. Free with probes_done. */
+ * --data-dir (baselines.json), NULL for the built-in table; timeout_s[id] the deadline of
+ * each probe (0: its own default); fs is read by the children for the link under load.
+ * Never fails: problems become measurements, notes or skip_reason. Free with probes_done. */
 void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, const char *data_dir,
-                unsigned timeout_s, struct probe_facts *ret);
+                const unsigned timeout_s[_PROBE_COUNT], struct probe_facts *ret);
 void probes_done(struct probe_facts *p);
 
 /* Facts without running anything: every probe marked as not run because of why (replayed

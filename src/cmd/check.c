@@ -37,8 +37,10 @@ static const char usage[] =
         "      --backend NAME    device probes through cuda, opencl or auto (default: CUDA\n"
         "                        when it has a device, else OpenCL); a CPU OpenCL device\n"
         "                        is never judged as a GPU\n"
-        "      --probe-timeout SEC  deadline of each device probe (default 10-15 s per\n"
-        "                        probe); a probe past it is an error naming it\n"
+        "      --probe-timeout [PROBE=]SEC  deadline of each device probe, or of the one\n"
+        "                        named (functional, transfer, memory, p2p; repeatable;\n"
+        "                        default 10-15 s per probe); a probe past it is an error\n"
+        "                        naming it\n"
         "      --with-dcgm LEVEL also run DCGM's diagnostic, `dcgmi diag -r LEVEL -j` (1-4),\n"
         "                        and fold its results in (dcgm.diag)\n"
         "      --dcgm-timeout SEC  kill dcgmi after SEC (default per level: 300, 900,\n"
@@ -169,7 +171,7 @@ struct check_cli {
         enum level level;
         const char *json_path, *only, *color, *backend, *policy_path;
         bool strict, list, quiet, no_policy;
-        unsigned probe_timeout_s; /* 0: each probe's own */
+        unsigned probe_timeout_s[_PROBE_COUNT]; /* 0: the probe's own */
         unsigned cuda_timeout_ms; /* 0: CUDA_DRIVER_TIMEOUT_MS_DEFAULT */
         int dcgm_level;           /* 0: DCGM not run */
         unsigned dcgm_timeout_s;  /* 0: the level's default */
@@ -178,6 +180,29 @@ struct check_cli {
 
 static bool one_of(const char *arg, const char *a, const char *b, const char *c) {
         return strcmp(arg, a) == 0 || strcmp(arg, b) == 0 || strcmp(arg, c) == 0;
+}
+
+/* "--probe-timeout 30" (every probe) or "--probe-timeout p2p=5" (one); a later one wins. */
+static int probe_timeout_option(const char *arg, unsigned timeout_s[_PROBE_COUNT]) {
+        const char *eq = strchr(arg, '=');
+        char name[16] = "";
+        int id = -1;
+        if (eq) {
+                if ((size_t)(eq - arg) < sizeof(name))
+                        memcpy(name, arg, (size_t)(eq - arg));
+                id = probe_by_name(name);
+                if (id < 0)
+                        return cmd_usage_error("check", "--probe-timeout: no probe named \"%.*s\" (functional, "
+                                               "transfer, memory, p2p)", (int)(eq - arg), arg);
+        }
+        unsigned v;
+        if (!parse_seconds(eq ? eq + 1 : arg, &v) || v > 3600)
+                return cmd_usage_error("check", "--probe-timeout: expected whole seconds 1..3600, not \"%s\"",
+                                       eq ? eq + 1 : arg);
+        for (int i = 0; i < _PROBE_COUNT; i++)
+                if (id < 0 || i == id)
+                        timeout_s[i] = v;
+        return -1;
 }
 
 static int check_option(int opt, const char *arg, void *ctx) {
@@ -193,10 +218,7 @@ static int check_option(int opt, const char *arg, void *ctx) {
         case 'S': o->strict = true; break;
         case 'B': return cmd_backend_option("check", arg, &o->backend);
         case 'T' | 0x100:
-                if (!parse_seconds(arg, &o->probe_timeout_s) || o->probe_timeout_s > 3600)
-                        return cmd_usage_error("check",
-                                               "--probe-timeout: expected whole seconds 1..3600, not \"%s\"", arg);
-                break;
+                return probe_timeout_option(arg, o->probe_timeout_s);
         case 'c' | 0x200:
                 if (parse_int(arg, &v) < 0 || v < 1 || v > 600000)
                         return cmd_usage_error("check",
