@@ -79,15 +79,9 @@ static int online_cpus(struct fsroot *fs, struct cpu_facts *c, uint64_t *mask) {
         return 0;
 }
 
-static void gather_freq(struct fsroot *fs, struct cpu_freq *q) {
-        const unsigned id = q->cpu;
-        char dir[64];
-        snprintf(dir, sizeof(dir), "/sys/devices/system/cpu/cpu%u/cpufreq", id);
+/* The four cpufreq values of one policy (or CPU) directory into q. */
+static void read_freq(struct fsroot *fs, const char *dir, struct cpu_freq *q) {
         q->governor_err = read_word(fs, q->governor, sizeof(q->governor), "%s/scaling_governor", dir);
-        /* Only a missing governor asks whether cpufreq is there at all: one lookup per CPU
-         * saved on a 224-CPU host. */
-        if (q->governor_err == -ENOENT && (q->cpufreq_err = fsroot_access(fs, dir)) < 0)
-                return;
         q->cur_err = read_u64(fs, &q->cur_khz, "%s/scaling_cur_freq", dir);
         q->max_err = read_u64(fs, &q->max_khz, "%s/cpuinfo_max_freq", dir);
         q->scaling_max_err = read_u64(fs, &q->scaling_max_khz, "%s/scaling_max_freq", dir);
@@ -98,6 +92,106 @@ static void gather_freq(struct fsroot *fs, struct cpu_freq *q) {
                 q->max_err = -ERANGE;
         if (q->scaling_max_err == 0 && q->scaling_max_khz > FREQ_KHZ_LIMIT)
                 q->scaling_max_err = -ERANGE;
+}
+
+/* Through cpuN/cpufreq: the policy this CPU links to, whatever its name. */
+static void gather_freq(struct fsroot *fs, struct cpu_freq *q) {
+        char dir[64];
+        snprintf(dir, sizeof(dir), "/sys/devices/system/cpu/cpu%u/cpufreq", q->cpu);
+        q->cpufreq_err = 0;
+        read_freq(fs, dir, q);
+        /* Only a missing governor asks whether cpufreq is there at all. */
+        if (q->governor_err == -ENOENT)
+                q->cpufreq_err = fsroot_access(fs, dir);
+}
+
+static int find_cpu(const struct cpu_facts *c, unsigned id) {
+        size_t lo = 0, hi = c->n_cpus;
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (c->cpus[mid].cpu == id)
+                        return (int)mid;
+                if (c->cpus[mid].cpu < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return -1;
+}
+
+/* cpufreq's policies, read once each (/sys/devices/system/cpu/cpufreq/policyN, named after
+ * the first CPU they govern). When every online CPU N has a policyN, each CPU has its own
+ * (a CPU is in exactly one policy, and a policy's directory is named after its first CPU):
+ * policyN is CPU N's, with no lookup. Otherwise policies are shared (a cluster, a package)
+ * and each one's affected_cpus names its CPUs, which get its values: one read per policy
+ * where the per-CPU links would make one per CPU. False when the policies cannot be listed
+ * (a kernel or capture without them): the caller reads through cpuN/cpufreq. */
+static bool gather_policies(struct fsroot *fs, struct cpu_facts *c) {
+        char **names = NULL;
+        if (fsroot_list(fs, "/sys/devices/system/cpu/cpufreq", &names) < 0)
+                return false;
+        size_t n_policies = 0;
+        bool own = true;
+        char *has = calloc(c->n_cpus ? c->n_cpus : 1, 1);
+        if (!has) {
+                strv_free(names);
+                return false;
+        }
+        for (size_t i = 0; names[i]; i++) {
+                uint64_t id;
+                if (strncmp(names[i], "policy", 6) != 0 || parse_u64(names[i] + 6, &id) < 0)
+                        continue;
+                n_policies++;
+                int k = id < CPU_ID_BITS ? find_cpu(c, (unsigned)id) : -1;
+                if (k >= 0)
+                        has[k] = 1;
+        }
+        for (size_t k = 0; k < c->n_cpus; k++)
+                own &= has[k];
+        free(has);
+        if (n_policies == 0) {
+                strv_free(names);
+                return false;
+        }
+        for (size_t k = 0; k < c->n_cpus; k++)
+                c->cpus[k].cpufreq_err = -ENOENT;
+        for (size_t i = 0; names[i]; i++) {
+                uint64_t id;
+                if (strncmp(names[i], "policy", 6) != 0 || parse_u64(names[i] + 6, &id) < 0 || id >= CPU_ID_BITS)
+                        continue;
+                char dir[320];
+                snprintf(dir, sizeof(dir), "/sys/devices/system/cpu/cpufreq/%.255s", names[i]);
+                /* cpufreq has one driver at a time: any policy's scaling_driver names it. */
+                if (c->scaling_driver_err != 0)
+                        c->scaling_driver_err = read_word(fs, c->scaling_driver, sizeof(c->scaling_driver),
+                                                          "%s/scaling_driver", dir);
+                if (own) {
+                        int k = find_cpu(c, (unsigned)id);
+                        if (k < 0)
+                                continue; /* an offline CPU's policy */
+                        c->cpus[k].cpufreq_err = 0;
+                        read_freq(fs, dir, &c->cpus[k]);
+                        continue;
+                }
+                char path[352], *text = NULL;
+                snprintf(path, sizeof(path), "%s/affected_cpus", dir);
+                if (fsroot_read_alloc(fs, path, &text, NULL) == 0) {
+                        struct cpu_freq values = {0};
+                        read_freq(fs, dir, &values);
+                        /* "0 1 2 3": the online CPUs this policy governs. */
+                        for (char *tok = strtok(text, " \t\n"); tok; tok = strtok(NULL, " \t\n")) {
+                                uint64_t cpu;
+                                int k = parse_u64(tok, &cpu) == 0 && cpu < CPU_ID_BITS ? find_cpu(c, (unsigned)cpu) : -1;
+                                if (k < 0)
+                                        continue;
+                                values.cpu = (unsigned)cpu;
+                                c->cpus[k] = values;
+                        }
+                }
+                free(text);
+        }
+        strv_free(names);
+        return true;
 }
 
 static void gather_idle(struct fsroot *fs, struct cpu_facts *c) {
@@ -142,16 +236,21 @@ int cpu_gather(struct fsroot *fs, struct facts *f) {
                 r = -ENOMEM;
                 goto out;
         }
-        for (unsigned id = 0; id < CPU_ID_BITS; id++) {
-                if (!(mask[id / 64] & (1ull << (id % 64))))
-                        continue;
-                struct cpu_freq *q = &c->cpus[c->n_cpus++];
-                q->cpu = id;
-                gather_freq(fs, q);
-                if (q->cpufreq_err == 0 && c->n_cpufreq++ == 0)
+        for (unsigned id = 0; id < CPU_ID_BITS; id++)
+                if (mask[id / 64] & (1ull << (id % 64)))
+                        c->cpus[c->n_cpus++].cpu = id;
+        c->scaling_driver_err = -ENOENT;
+        bool by_policy = gather_policies(fs, c);
+        /* A CPU no policy claimed (or every CPU, without a policy list) is asked through
+         * its own cpufreq link, which also tells a CPU without cpufreq from a broken one. */
+        for (size_t k = 0; k < c->n_cpus; k++)
+                if (!by_policy || c->cpus[k].cpufreq_err == -ENOENT)
+                        gather_freq(fs, &c->cpus[k]);
+        for (size_t k = 0; k < c->n_cpus; k++)
+                if (c->cpus[k].cpufreq_err == 0 && c->n_cpufreq++ == 0 && c->scaling_driver_err != 0)
                         c->scaling_driver_err = read_word(fs, c->scaling_driver, sizeof(c->scaling_driver),
-                                                          "/sys/devices/system/cpu/cpu%u/cpufreq/scaling_driver", id);
-        }
+                                                          "/sys/devices/system/cpu/cpu%u/cpufreq/scaling_driver",
+                                                          c->cpus[k].cpu);
         if (c->n_cpufreq == 0)
                 c->scaling_driver_err = -ENOENT;
 

@@ -337,6 +337,63 @@ static void test_gather(void **state) {
         tree_remove(tree);
 }
 
+static void put_policy(const char *tree, const char *policy, const char *cpus, const char *governor,
+                       const char *cur) {
+        char path[128];
+        const char *files[][2] = {{"affected_cpus", cpus},         {"scaling_governor", governor},
+                                  {"scaling_cur_freq", cur},      {"cpuinfo_max_freq", "3500000\n"},
+                                  {"scaling_max_freq", "3500000\n"}, {"scaling_driver", "acpi-cpufreq\n"}};
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                snprintf(path, sizeof(path), "sys/devices/system/cpu/cpufreq/%s/%s", policy, files[i][0]);
+                tree_put(tree, path, files[i][1]);
+        }
+}
+
+/* Policies read once each: shared ones give their values to every CPU of affected_cpus;
+ * a CPU no policy claims is asked through its own cpufreq link (here: none, so no cpufreq). */
+static void test_gather_shared_policies(void **state) {
+        (void)state;
+        char *tree = tree_new("cpu");
+        tree_put(tree, "sys/devices/system/cpu/online", "0-8\n");
+        put_policy(tree, "policy0", "0 1 2 3\n", "performance\n", "3400000\n");
+        put_policy(tree, "policy4", "4 5 6 7\n", "powersave\n", "1200000\n");
+        struct fsroot *fs;
+        assert_int_equal(fsroot_open(tree, &fs), 0);
+        struct facts f;
+        memset(&f, 0, sizeof(f));
+        assert_int_equal(cpu_gather(fs, &f), 0);
+        const struct cpu_facts *c = &f.cpu;
+        assert_int_equal(c->n_cpus, 9);
+        assert_int_equal(c->n_cpufreq, 8);
+        for (unsigned i = 0; i < 8; i++) {
+                assert_int_equal(c->cpus[i].cpu, i);
+                assert_int_equal(c->cpus[i].cpufreq_err, 0);
+                assert_string_equal(c->cpus[i].governor, i < 4 ? "performance" : "powersave");
+                assert_int_equal(c->cpus[i].cur_khz, i < 4 ? 3400000 : 1200000);
+                assert_int_equal(c->cpus[i].max_khz, 3500000);
+        }
+        assert_int_equal(c->cpus[8].cpu, 8);
+        assert_int_equal(c->cpus[8].cpufreq_err, -ENOENT);
+        assert_string_equal(c->scaling_driver, "acpi-cpufreq");
+        cpu_facts_done(&f.cpu);
+
+        /* One policy per CPU: policyN is CPU N's. */
+        tree_remove(tree);
+        tree = tree_new("cpu");
+        tree_put(tree, "sys/devices/system/cpu/online", "0-1\n");
+        put_policy(tree, "policy0", "0\n", "performance\n", "3400000\n");
+        put_policy(tree, "policy1", "1\n", "schedutil\n", "800000\n");
+        fsroot_free(fs);
+        assert_int_equal(fsroot_open(tree, &fs), 0);
+        assert_int_equal(cpu_gather(fs, &f), 0);
+        assert_int_equal(c->n_cpufreq, 2);
+        assert_string_equal(c->cpus[1].governor, "schedutil");
+        assert_int_equal(c->cpus[1].cur_khz, 800000);
+        cpu_facts_done(&f.cpu);
+        fsroot_free(fs);
+        tree_remove(tree);
+}
+
 static void test_gather_empty(void **state) {
         (void)state;
         char *tree = tree_new("cpu");
@@ -363,6 +420,7 @@ int main(void) {
                 cmocka_unit_test(test_governor),   cmocka_unit_test(test_governor_vm), cmocka_unit_test(test_boost),
                 cmocka_unit_test(test_cstates),    cmocka_unit_test(test_smt),         cmocka_unit_test(test_frequency),
                 cmocka_unit_test(test_gather),     cmocka_unit_test(test_gather_empty),
+                cmocka_unit_test(test_gather_shared_policies),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
