@@ -296,7 +296,8 @@ typedef struct nvmlFieldValue_st {
 #define NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT 195
 #define NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT 196
 /* NVLink: the number of links, each error counter summed over all links, and (Hopper and
- * later; scopeId = link) one link's state, nvmlEnableState_t. */
+ * later; scopeId = link) one link's state: NVML_NVLINK_STATE_INACTIVE 0, _ACTIVE 1 (the
+ * values of nvmlEnableState_t), _SLEEP 2, _ACTIVE_TRAFFIC_DISABLED 3. */
 #define NVML_FI_DEV_NVLINK_LINK_COUNT 91
 #define NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL 38
 #define NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL 45

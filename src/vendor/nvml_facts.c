@@ -412,6 +412,8 @@ static void read_nvlink_fields(struct gctx *c, nvmlDevice_t d, struct nvlink_fie
         for (unsigned int l = 0; l < NV_NVLINK_MAX; l++) {
                 const nvmlFieldValue_t *v = &fv[1 + NVML_NVL_COUNTER_COUNT + l];
                 long long st = field_value(v);
+                /* Inactive (0) and active (1) are nvmlDeviceGetNvLinkState's own answers; a
+                 * sleeping link, or one active without traffic, is asked that way. */
                 out->have_state[l] = v->nvmlReturn == NVML_SUCCESS && (st == NVML_FEATURE_DISABLED || st == NVML_FEATURE_ENABLED);
                 out->state[l] = (unsigned int)st;
         }
