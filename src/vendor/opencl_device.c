@@ -9,16 +9,21 @@
  * command after it, so elapsed time is END(last command before the end event) -
  * START(first command after the start event), the device's own timestamps.
  *
- * Kernel tuning by device type, as build options of the one source: CPU devices get 16-wide
- * vectors, contiguous per-work-item blocks (so each core streams through memory) and FMA
- * kernels coarsened 16 (f32) / 8 (f64) logical work items per OpenCL work item, so that 8
- * independent vector FMA chains fill the SIMD pipes (PoCL does not vectorise across work
- * items when the kernel body has a loop). GPUs get float4 and grid-stride loops.
+ * Kernel shapes, chosen per device (see "kernel shapes" below): GPUs get float4 memory kernels,
+ * grid-stride loops and scalar FMA chains (the hardware runs work items in SIMD lanes). CPU
+ * devices get memory kernels with 2 x the device's native float vector width (at most 16),
+ * one contiguous block per work item (so each core streams through memory) and non-temporal
+ * stores; their FMA kernels run W logical work items per OpenCL work item as W-wide vector
+ * chains, W calibrated at first use among the widths around the native one (on AVX2 float8
+ * runs 3x faster than float16, whose 8 chains need 16 of the 16 ymm registers and spill; on
+ * AVX-512's 32 zmm registers float16 fits). Cached per device in the backend.
  *
  * Test hooks (only when compiled with -DGPUVET_TEST_HOOKS, i.e. the test driver; the gpuvet
  * binary ignores these variables): GPUVET_TEST_WRONG_KERNEL=name builds that kernel
  * intentionally wrong (so verification must catch it); GPUVET_TEST_CL_TUNING=gpu builds the
- * GPU variant on any device (so the GPU variant is exercised on PoCL). */
+ * GPU variant on any device (so the GPU variant is exercised on PoCL);
+ * GPUVET_TEST_CL_FMA_WIDTH=W skips the calibration and runs the FMA kernels W wide (so every
+ * width is verified on any CPU device). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,14 +37,24 @@ extern const char embedded_opencl_kernels[];
 extern const size_t embedded_opencl_kernels_len;
 
 #define MAX_DEVICES 64
-#define MAX_KERNELS 16
+#define MAX_KERNELS 32
 #define MAX_WAITING 16
+
+/* The FMA families calibrated on CPU devices: fma_f32 and fma_f64. */
+enum { FMA_F32, FMA_F64, N_FMA };
+
+/* The vector width an FMA family runs at on one device: 0 until calibrated. */
+struct fma_shape {
+        unsigned width;
+        char note[224];
+};
 
 struct dev_backend {
         struct opencl_lib *cl;
         cl_device_id devs[MAX_DEVICES];
         cl_platform_id plats[MAX_DEVICES];
         int n;
+        struct fma_shape shapes[MAX_DEVICES][N_FMA]; /* the cache: per device, per family */
         char err[1024];
 };
 
@@ -64,8 +79,13 @@ struct dev_ctx {
         cl_device_id dev;
         cl_context ctx;
         cl_command_queue q;
+        int index;             /* the device's index in b->devs (b->shapes) */
         cl_program prog;       /* built on first launch */
         bool cpu_tuning;       /* the CPU variant of the kernels (see the top of the file) */
+        unsigned mem_vec;      /* VEC of the memory kernels */
+        bool nt_stores;        /* NT_STORES of the memory kernels */
+        unsigned native_width[N_FMA]; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT / _DOUBLE */
+        unsigned compute_units;
         struct kernel_slot kernels[MAX_KERNELS];
         size_t n_kernels;
         struct pinned *pinned;
@@ -325,6 +345,34 @@ static bool test_gpu_tuning(void) {
 #endif
 }
 
+/* The memory kernels' shape, from the device's properties. GPUs: float4, grid-stride (what
+ * coalesces). CPU devices: vectors of twice the native float width (two SIMD registers per
+ * load, 16 floats at most), contiguous blocks, and non-temporal stores when every buffer's base
+ * is aligned to a whole vector (CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bits): a copy then writes
+ * its destination without reading it for ownership first. */
+static void choose_memory_shape(struct dev_ctx *c) {
+        cl_uint nf = 0, nd = 0, align_bits = 0, cu = 0;
+        (void)dev_num(c->b, c->dev, CL_DEVICE_MAX_COMPUTE_UNITS, "clGetDeviceInfo(CL_DEVICE_MAX_COMPUTE_UNITS)", &cu,
+                      sizeof(cu));
+        c->compute_units = cu;
+        (void)dev_num(c->b, c->dev, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT,
+                      "clGetDeviceInfo(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT)", &nf, sizeof(nf));
+        (void)dev_num(c->b, c->dev, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE,
+                      "clGetDeviceInfo(CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE)", &nd, sizeof(nd));
+        (void)dev_num(c->b, c->dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, "clGetDeviceInfo(CL_DEVICE_MEM_BASE_ADDR_ALIGN)",
+                      &align_bits, sizeof(align_bits));
+        c->native_width[FMA_F32] = nf ? nf : 4;
+        c->native_width[FMA_F64] = nd ? nd : 2;
+        if (!c->cpu_tuning) {
+                c->mem_vec = 4;
+                c->nt_stores = false;
+                return;
+        }
+        unsigned vec = 2 * c->native_width[FMA_F32];
+        c->mem_vec = vec >= 16 ? 16 : vec >= 8 ? 8 : 4; /* a width read_f32's reduction has */
+        c->nt_stores = align_bits / 8 >= c->mem_vec * sizeof(float);
+}
+
 static int cl_ctx_open(struct dev_backend *b, int index, struct dev_ctx **ret) {
         *ret = NULL;
         if (!b || index < 0 || index >= b->n) {
@@ -344,7 +392,9 @@ static int cl_ctx_open(struct dev_backend *b, int index, struct dev_ctx **ret) {
                 free(c);
                 return -EIO;
         }
+        c->index = index;
         c->cpu_tuning = (type & CL_DEVICE_TYPE_CPU) && !test_gpu_tuning();
+        choose_memory_shape(c);
         cl_int rc = 0;
         cl_context_properties props[] = {0x1084 /* CL_CONTEXT_PLATFORM */, (cl_context_properties)b->plats[index], 0};
         c->ctx = b->cl->clCreateContext(props, 1, &c->dev, NULL, NULL, &rc);
@@ -575,19 +625,12 @@ static int cl_memset(struct dev_ctx *c, struct dev_buf *buf, uint8_t value, size
 
 /* -- kernels ------------------------------------------------------------------------ */
 
-/* Logical work items per OpenCL work item for the FMA kernels on CPU devices (see the top);
- * must match COARSEN_F32/COARSEN_F64 in kernels/gpuvet.cl's CPU variant. */
-static size_t coarsen(const struct dev_ctx *c, const char *kernel) {
-        if (!c->cpu_tuning)
-                return 1;
-        if (!strcmp(kernel, "fma_f32") || !strcmp(kernel, "fma_f16"))
-                return 16;
-        if (!strcmp(kernel, "fma_f64"))
-                return 8;
-        return 1;
-}
-
 static bool is_fma(const char *kernel) { return !strncmp(kernel, "fma_", 4); }
+
+/* FMA_F32 / FMA_F64 for the kernels with calibrated shapes, -1 for the others. */
+static int fma_family(const char *kernel) {
+        return !strcmp(kernel, "fma_f32") ? FMA_F32 : !strcmp(kernel, "fma_f64") ? FMA_F64 : -1;
+}
 
 static int build(struct dev_ctx *c) {
         const struct opencl_lib *cl = c->b->cl;
@@ -600,9 +643,8 @@ static int build(struct dev_ctx *c) {
                 return cl_fail(c->b, "clCreateProgramWithSource", rc ? rc : CL_INVALID_VALUE);
         }
         char opts[256];
-        snprintf(opts, sizeof(opts), "-cl-std=CL1.2 %s",
-                 c->cpu_tuning ? "-DVEC=16 -DBLOCKED=1 -DCOARSEN_F32=16 -DCOARSEN_F64=8"
-                               : "-DVEC=4 -DBLOCKED=0 -DCOARSEN_F32=1 -DCOARSEN_F64=1");
+        snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DVEC=%u -DBLOCKED=%d -DNT_STORES=%d -DFMA_SHAPES=%d", c->mem_vec,
+                 c->cpu_tuning, c->nt_stores, c->cpu_tuning);
 #ifdef GPUVET_TEST_HOOKS
         const char *wrong = getenv("GPUVET_TEST_WRONG_KERNEL");
         if (wrong && *wrong) {
@@ -629,7 +671,7 @@ static int build(struct dev_ctx *c) {
         return 0;
 }
 
-static int get_kernel(struct dev_ctx *c, const char *name, cl_kernel *ret) {
+static int get_kernel_named(struct dev_ctx *c, const char *name, cl_kernel *ret) {
         for (size_t i = 0; i < c->n_kernels; i++)
                 if (!strcmp(c->kernels[i].name, name)) {
                         *ret = c->kernels[i].k;
@@ -659,6 +701,219 @@ static int get_kernel(struct dev_ctx *c, const char *name, cl_kernel *ret) {
         return 0;
 }
 
+/* -- kernel shapes ---------------------------------------------------------------------
+ *
+ * The FMA kernels on CPU devices: kernels/gpuvet.cl's fma_f32_x<W> / fma_f64_x<W> run W
+ * logical work items per OpenCL work item, each chain a W-wide vector. Which W fills the SIMD
+ * pipes without spilling depends on the vector registers (16 on AVX2, 32 on AVX-512) and
+ * the FMA latency, none of which OpenCL tells, so it is measured, as clpeak does by running
+ * every vector width: the widths around the device's native one (native / 2, native,
+ * 2 x native, within what the source has) run on the device, each timed until a launch lasts
+ * CAL_MIN_MS, best of CAL_REPS, and the fastest is kept for the device (b->shapes) for the
+ * rest of the process. The result is not verified here: the benchmark verifies what it runs. */
+
+static int profile(struct dev_ctx *c, cl_event ev, cl_profiling_info what, cl_ulong *ret);
+
+#define CAL_MIN_MS 5.0
+#define CAL_REPS 3
+#define CAL_MAX_ITERS (1u << 22)
+
+static const struct fma_family_info {
+        const char *kernel, *type;
+        size_t elem;
+        unsigned widths[4]; /* the x<W> variants kernels/gpuvet.cl builds, 0-terminated */
+} fma_families[N_FMA] = {
+        [FMA_F32] = {"fma_f32", "float", sizeof(float), {4, 8, 16, 0}},
+        [FMA_F64] = {"fma_f64", "double", sizeof(double), {2, 4, 8, 16}},
+};
+
+static unsigned test_fma_width(void) {
+#ifdef GPUVET_TEST_HOOKS
+        const char *w = getenv("GPUVET_TEST_CL_FMA_WIDTH");
+        return w ? (unsigned)strtoul(w, NULL, 10) : 0;
+#else
+        return 0;
+#endif
+}
+
+static bool has_width(const struct fma_family_info *f, unsigned w) {
+        for (size_t i = 0; i < 4 && f->widths[i]; i++)
+                if (f->widths[i] == w)
+                        return true;
+        return false;
+}
+
+/* One launch of kernel k over global work items, waited for; its device time in ms. Not
+ * tracked (track()): calibration launches are no command of the caller's. */
+static int time_launch(struct dev_ctx *c, cl_kernel k, size_t global, double *ms) {
+        const struct opencl_lib *cl = c->b->cl;
+        cl_event ev = NULL;
+        cl_int rc = cl->clEnqueueNDRangeKernel(c->q, k, 1, NULL, &global, NULL, 0, NULL, &ev);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clEnqueueNDRangeKernel(calibration)", rc);
+        cl_ulong t0 = 0, t1 = 0;
+        int r = profile(c, ev, CL_PROFILING_COMMAND_START, &t0);
+        if (r == 0)
+                r = profile(c, ev, CL_PROFILING_COMMAND_END, &t1);
+        (void)cl->clReleaseEvent(ev);
+        *ms = t1 > t0 ? (double)(t1 - t0) / 1e6 : 0;
+        return r;
+}
+
+/* GFLOPS of the x<w> variant of family f over n logical work items writing to out. */
+static int time_fma_width(struct dev_ctx *c, int f, unsigned w, cl_mem out, cl_ulong n, double *gflops) {
+        const struct opencl_lib *cl = c->b->cl;
+        const struct fma_family_info *fi = &fma_families[f];
+        char name[32];
+        snprintf(name, sizeof(name), "%s_x%u", fi->kernel, w);
+        cl_kernel k;
+        int r = get_kernel_named(c, name, &k);
+        if (r < 0)
+                return r;
+        float seed32 = 0.5f;
+        double seed64 = 0.5;
+        cl_uint iters = 16;
+        size_t global = (size_t)((n + w - 1) / w);
+        cl_int rc = cl->clSetKernelArg(k, 0, sizeof(out), &out);
+        if (rc == CL_SUCCESS)
+                rc = f == FMA_F64 ? cl->clSetKernelArg(k, 2, sizeof(seed64), &seed64)
+                                  : cl->clSetKernelArg(k, 2, sizeof(seed32), &seed32);
+        if (rc == CL_SUCCESS)
+                rc = cl->clSetKernelArg(k, 3, sizeof(n), &n);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clSetKernelArg(calibration)", rc);
+        double ms = 0, best = 0;
+        /* rep -2: the first launch, which may include compiling the kernel for the device
+         * (PoCL), not timed; rep -1: launches with 4x the iterations until one lasts
+         * CAL_MIN_MS; then CAL_REPS timed launches */
+        for (int rep = -2; rep < CAL_REPS;) {
+                if ((rc = cl->clSetKernelArg(k, 1, sizeof(iters), &iters)) != CL_SUCCESS)
+                        return cl_fail(c->b, "clSetKernelArg(calibration)", rc);
+                if ((r = time_launch(c, k, global, &ms)) < 0)
+                        return r;
+                if (rep == -2) {
+                        rep = -1;
+                        continue;
+                }
+                if (rep == -1) {
+                        if (ms >= CAL_MIN_MS || iters >= CAL_MAX_ITERS)
+                                rep = 0;
+                        else
+                                iters *= 4;
+                        continue;
+                }
+                double g = ms > 0 ? (double)n * 8 * iters * 2 / (ms * 1e6) : 0;
+                if (g > best)
+                        best = g;
+                rep++;
+        }
+        *gflops = best;
+        return 0;
+}
+
+/* The width family f runs at on c's device: the cache, or the test hook, or a calibration. */
+static int fma_width(struct dev_ctx *c, int f, unsigned *ret) {
+        struct fma_shape *sh = &c->b->shapes[c->index][f];
+        const struct fma_family_info *fi = &fma_families[f];
+        *ret = 1;
+        if (!c->cpu_tuning)
+                return 0;
+        if (sh->width) {
+                *ret = sh->width;
+                return 0;
+        }
+        unsigned forced = test_fma_width();
+        if (forced && has_width(fi, forced)) {
+                sh->width = forced;
+                snprintf(sh->note, sizeof(sh->note), "%s%u x 8 chains per work item (set by GPUVET_TEST_CL_FMA_WIDTH)",
+                         fi->type, forced);
+                *ret = forced;
+                return 0;
+        }
+        if (!c->prog) {
+                int r = build(c);
+                if (r < 0)
+                        return r;
+        }
+        cl_ulong n = (cl_ulong)(c->compute_units ? c->compute_units : 1) * 2048 * 4;
+        cl_int rc = 0;
+        cl_mem out = c->b->cl->clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, n * fi->elem, NULL, &rc);
+        if (!out || rc != CL_SUCCESS)
+                return cl_fail(c->b, "clCreateBuffer(calibration)", rc ? rc : CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        unsigned nat = c->native_width[f], best_w = 0;
+        double best = 0;
+        char tried[160] = "";
+        size_t len = 0;
+        int r = 0;
+        for (size_t i = 0; i < 4 && fi->widths[i]; i++) {
+                unsigned w = fi->widths[i];
+                if (w * 2 < nat || w > nat * 2) /* native / 2, native, 2 x native */
+                        continue;
+                double g = 0;
+                if ((r = time_fma_width(c, f, w, out, n, &g)) < 0)
+                        break;
+                if (len < sizeof(tried))
+                        len += (size_t)snprintf(tried + len, sizeof(tried) - len, "%s%s%u %.1f", len ? ", " : "",
+                                                fi->type, w, g);
+                if (g > best) {
+                        best = g;
+                        best_w = w;
+                }
+        }
+        (void)c->b->cl->clReleaseMemObject(out);
+        if (r < 0)
+                return r;
+        if (!best_w) { /* no width near the native one in the source: the scalar kernel */
+                sh->width = 1;
+                snprintf(sh->note, sizeof(sh->note), "scalar: 8 chains per work item (no vector variant near the "
+                         "native width %u)", nat);
+        } else {
+                sh->width = best_w;
+                snprintf(sh->note, sizeof(sh->note), "%s%u x 8 chains per work item, calibrated (GFLOPS: %s)", fi->type,
+                         best_w, tried);
+        }
+        *ret = sh->width;
+        return 0;
+}
+
+/* The kernel to launch for the benchmark's name, and the logical work items each OpenCL work
+ * item runs (the x<W> variants: W). */
+static int get_kernel(struct dev_ctx *c, const char *name, cl_kernel *ret, size_t *factor) {
+        *factor = 1;
+        int f = fma_family(name);
+        unsigned w = 1;
+        if (f >= 0) {
+                int r = fma_width(c, f, &w);
+                if (r < 0)
+                        return r;
+        }
+        if (w <= 1)
+                return get_kernel_named(c, name, ret);
+        char variant[32];
+        snprintf(variant, sizeof(variant), "%s_x%u", name, w);
+        *factor = w;
+        return get_kernel_named(c, variant, ret);
+}
+
+static int cl_kernel_shape(struct dev_ctx *c, const char *kernel, char *out, size_t size) {
+        int f = fma_family(kernel);
+        if (f >= 0 && c->cpu_tuning) {
+                unsigned w;
+                int r = fma_width(c, f, &w);
+                if (r < 0)
+                        return r;
+                snprintf(out, size, "%s", c->b->shapes[c->index][f].note);
+        } else if (is_fma(kernel)) {
+                snprintf(out, size, "scalar: 8 chains per work item");
+        } else if (c->cpu_tuning) {
+                snprintf(out, size, "float%u vectors, a contiguous block per work item%s", c->mem_vec,
+                         c->nt_stores ? ", non-temporal stores where the compiler has them" : "");
+        } else {
+                snprintf(out, size, "float%u vectors, grid-stride", c->mem_vec);
+        }
+        return 0;
+}
+
 static int cl_launch(struct dev_ctx *c, const char *kernel, size_t global_size, size_t local_size,
                      const struct dev_arg *args, size_t n_args) {
         if (global_size == 0) {
@@ -666,7 +921,8 @@ static int cl_launch(struct dev_ctx *c, const char *kernel, size_t global_size, 
                 return -EINVAL;
         }
         cl_kernel k;
-        int r = get_kernel(c, kernel, &k);
+        size_t factor = 1;
+        int r = get_kernel(c, kernel, &k, &factor);
         if (r < 0)
                 return r;
         const struct opencl_lib *cl = c->b->cl;
@@ -689,7 +945,6 @@ static int cl_launch(struct dev_ctx *c, const char *kernel, size_t global_size, 
                 }
         }
         size_t global = global_size, local = local_size;
-        size_t factor = coarsen(c, kernel);
         if (is_fma(kernel)) {
                 /* hidden last argument of the FMA kernels: the logical work-item count */
                 cl_ulong logical = global_size;
@@ -939,5 +1194,6 @@ const struct dev_ops dev_ops_opencl = {
         .copy_d2h_on = cl_copy_d2h_on,
         .event_record_on = cl_event_record_on,
         .event_span_ms = cl_event_span_ms,
+        .kernel_shape = cl_kernel_shape,
         .last_error = cl_last_error,
 };
