@@ -102,6 +102,26 @@ expect_verified(run("memory", *small, env={"GPUVET_TEST_CL_TUNING": "gpu"}), MEM
 expect_verified(run("compute", "--reps", "2", "--precision", "fp32", env={"GPUVET_TEST_CL_TUNING": "gpu"}),
                 ["fp32_fma"], "gpu tuning compute")
 
+# 3b. every vector width of the CPU FMA kernels (their x<W> variants, normally chosen by
+# calibration) computes the chains right, and a wrong fma_f32 fails at every width
+comp = run("compute", "--reps", "2", "--warmup", "1")
+shape = comp.get("fp32_fma", {}).get("params", {}).get("kernel_shape", "")
+expect(shape != "", "compute: fp32_fma names its kernel shape: %s" % comp.get("fp32_fma"))
+if "calibrated" in shape or "scalar" not in shape:  # a CPU device: the variants exist
+    for w in ["2", "4", "8", "16"]:
+        ms = run("compute", "--reps", "2", "--warmup", "1", env={"GPUVET_TEST_CL_FMA_WIDTH": w})
+        for n in ["fp32_fma", "fp64_fma"]:
+            m = ms.get(n, {})
+            if (n, w) == ("fp32_fma", "2"):  # no float2 variant: calibrated as usual
+                continue
+            expect(m.get("status") == "skip" or (m.get("verified") and "%s x 8" % w in m.get("params", {}).get("kernel_shape", "")),
+                   "width %s: %s not verified at that width: %s" % (w, n, json.dumps(m)[:400]))
+        ms = run("compute", "--reps", "2", "--precision", "fp32",
+                 env={"GPUVET_TEST_CL_FMA_WIDTH": w, "GPUVET_TEST_WRONG_KERNEL": "fma_f32"})
+        m = ms.get("fp32_fma", {})
+        expect(m.get("status") == "fail" and not m.get("verified"),
+               "width %s: a wrong fma_f32 should fail verification: %s" % (w, json.dumps(m)[:400]))
+
 # 4. bad input: clear error measurements
 for bench, size, word in [("memory", "1000", "invalid size"), ("memory", "4098", "invalid size"),
                           ("transfer", "4096", "invalid size"), ("memory", str(1 << 40), "exceeds")]:
