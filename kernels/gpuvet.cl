@@ -4,17 +4,21 @@
  *
  * Build options set by opencl_device.c per device (its "kernel shapes" comment says how each
  * is chosen):
- *   VEC          vector width of the memory kernels (2 x the device's native float width on
- *                CPU devices, at most 16; 4 on GPUs)
+ *   VEC          vector width of the memory kernels' base names (copy_f32 ...): 4 on GPUs;
+ *                on CPU devices 2 x the native float width (at most 16), the shape used until
+ *                the calibration has chosen one (MEM_SHAPES)
  *   BLOCKED      1: each work item takes one contiguous block of vectors (a CPU core then
  *                streams through memory and its prefetchers follow); 0: grid-stride, so
  *                neighbouring work items touch neighbouring addresses (GPU coalescing).
- *                Either way any launch size is correct, and the scalar tail
- *                [n / VEC * VEC, n) is grid-strided.
+ *                Either way any launch size is correct, and the scalar tail is grid-strided.
  *   NT_STORES    1: the store kernels write whole vectors with non-temporal stores (CPU
  *                devices: the destination lines are not read for ownership first, so a
  *                copy moves 2 bytes of traffic per byte copied, not 3). Only where the
  *                compiler has __builtin_nontemporal_store (clang: PoCL); ignored otherwise.
+ *   MEM_SHAPES   1: also build the memory kernels at every width: <kernel>_v<W> (W = 4, 8,
+ *                16) for copy, scale, add, triad and write, and read_f32_v<W>s<S> for S = 1,
+ *                4, 8 streams (below). The backend calibrates which runs fastest on the
+ *                device, per kernel, and launches it for the base name. 0 on GPUs.
  *   FMA_SHAPES   1: also build the vector variants of the FMA kernels, fma_f32_x<W> and
  *                fma_f64_x<W> (W = 2, 4, 8, 16): W logical work items per OpenCL work item,
  *                each of the 8 chains a W-wide vector, so 8 independent vector FMA chains fill
@@ -24,6 +28,14 @@
  * The FMA kernels take a hidden last argument appended by opencl_device.c: the logical
  * work-item count (the global size the benchmark asked for).
  *
+ * read_f32 with S streams (CPU devices): the vectors are cut into S equal streams and work
+ * item g reads the same slice of each, one vector of every stream per step. PoCL runs a
+ * work group's items one after another on one core, so that core walks S sequential streams
+ * side by side, as clpeak's read kernels do (16 fetches a work item, local size apart): one
+ * stream keeps too few cache misses in flight to reach the memory bandwidth (on the AVX2
+ * EPYC, S = 4 read 50% faster than S = 1). Store kernels keep one stream: with S streams of
+ * non-temporal stores a copy ran 5x slower (the write-combining buffers run out).
+ *
  * The FMA chains (the host verifies against exactly this, see bench_compute.c):
  *   chain k = 0..7 starts at seed + 0.125 k and steps x = fma(x, A, B), iters times;
  *   out[gid] = sum of the 8 chains. f32/f64: A = 0.999, B = 0.001; f16: A = 0.875,
@@ -31,7 +43,7 @@
  *   logical work item W w + j, with the same start, steps and sum.
  *
  * GPUVET_WRONG_<kernel>: test builds only (opencl_device.c with GPUVET_TEST_HOOKS) compile that
- * kernel (fma_f32: and its x<W> variants) intentionally wrong, so the benchmarks'
+ * kernel (and its _v<W> / _x<W> variants) intentionally wrong, so the benchmarks'
  * verification must fail. */
 
 #ifndef VEC
@@ -42,6 +54,9 @@
 #endif
 #ifndef NT_STORES
 #define NT_STORES 0
+#endif
+#ifndef MEM_SHAPES
+#define MEM_SHAPES 0
 #endif
 #ifndef FMA_SHAPES
 #define FMA_SHAPES 0
@@ -54,9 +69,8 @@
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
-#define floatV CAT(float, VEC)
-#define VLOAD CAT(vload, VEC)
-#define VSTORE CAT(vstore, VEC)
+#define FLOATV(W) CAT(float, W)
+#define LOADV(W, i, p) CAT(vload, W)((i), (p))
 
 /* The vector-index range [beg, end) of this work item over nv vectors. */
 #if BLOCKED
@@ -71,102 +85,133 @@
         ulong end = (nv);                                                          \
         const ulong step = get_global_size(0)
 #endif
-/* Store vector v at vector index i of p: non-temporal where NT_STORES asks for it (the
- * buffers are aligned to at least VEC floats: opencl_device.c checks the device's base
+/* Store W-wide vector v at vector index i of p: non-temporal where NT_STORES asks for it
+ * (the buffers are aligned to at least 16 floats: opencl_device.c checks the device's base
  * address alignment before it sets NT_STORES). */
 #ifdef USE_NT
-#define STOREV(v, i, p) __builtin_nontemporal_store((v), (__global floatV *)(p) + (i))
+#define STOREV(W, v, i, p) __builtin_nontemporal_store((v), (__global FLOATV(W) *)(p) + (i))
 #else
-#define STOREV(v, i, p) VSTORE((v), (i), (p))
+#define STOREV(W, v, i, p) CAT(vstore, W)((v), (i), (p))
 #endif
-#define FOR_TAIL(i, n)                                                             \
-        for (ulong i = (n) / VEC * VEC + get_global_id(0); i < (n); i += get_global_size(0))
+/* The scalar tail [from, n), grid-strided. */
+#define FOR_TAIL(i, from, n)                                                       \
+        for (ulong i = (from) + get_global_id(0); i < (n); i += get_global_size(0))
 
 #ifdef GPUVET_WRONG_copy_f32
 #define COPY_WRONG 1.0f
 #else
 #define COPY_WRONG 0.0f
 #endif
-
-__kernel void copy_f32(__global float *out, __global const float *in, ulong n)
-{
-        RANGE(n / VEC, beg, end, step);
-        for (ulong i = beg; i < end; i += step)
-                STOREV(VLOAD(i, in) + COPY_WRONG, i, out);
-        FOR_TAIL(i, n)
-                out[i] = in[i] + COPY_WRONG;
-}
-
-__kernel void scale_f32(__global float *out, __global const float *in, float s, ulong n)
-{
-        RANGE(n / VEC, beg, end, step);
-        for (ulong i = beg; i < end; i += step)
-                STOREV(s * VLOAD(i, in), i, out);
-        FOR_TAIL(i, n)
-                out[i] = s * in[i];
-}
-
-__kernel void add_f32(__global float *out, __global const float *a, __global const float *b, ulong n)
-{
-        RANGE(n / VEC, beg, end, step);
-        for (ulong i = beg; i < end; i += step)
-                STOREV(VLOAD(i, a) + VLOAD(i, b), i, out);
-        FOR_TAIL(i, n)
-                out[i] = a[i] + b[i];
-}
-
-__kernel void triad_f32(__global float *out, __global const float *a, __global const float *b, float s, ulong n)
-{
 #ifdef GPUVET_WRONG_triad_f32
-        s += 1.0f;
-#endif
-        RANGE(n / VEC, beg, end, step);
-        for (ulong i = beg; i < end; i += step)
-                STOREV(VLOAD(i, a) + s * VLOAD(i, b), i, out);
-        FOR_TAIL(i, n)
-                out[i] = a[i] + s * b[i];
-}
-
-__kernel void read_f32(__global float *partial, __global const float *in, ulong n)
-{
-        RANGE(n / VEC, beg, end, step);
-        /* two accumulators: the adds of one would form a chain longer than a load */
-        floatV acc0 = 0, acc1 = 0;
-        ulong i = beg;
-        for (; i + step < end; i += 2 * step) {
-                acc0 += VLOAD(i, in);
-                acc1 += VLOAD(i + step, in);
-        }
-        for (; i < end; i += step)
-                acc0 += VLOAD(i, in);
-        float sum = 0;
-        FOR_TAIL(j, n)
-                sum += in[j];
-        floatV acc = acc0 + acc1;
-#if VEC == 16
-        float8 h8 = acc.lo + acc.hi;
-        float4 h4 = h8.lo + h8.hi;
-#elif VEC == 8
-        float4 h4 = acc.lo + acc.hi;
+#define TRIAD_WRONG 1.0f
 #else
-        float4 h4 = acc;
+#define TRIAD_WRONG 0.0f
 #endif
-        sum += (h4.x + h4.y) + (h4.z + h4.w);
 #ifdef GPUVET_WRONG_read_f32
-        sum += 1.0f;
+#define READ_WRONG 1.0f
+#else
+#define READ_WRONG 0.0f
 #endif
-        partial[get_global_id(0)] = sum;
+
+/* copy, scale, add, triad and write at vector width W, named <kernel>SFX. */
+#define STORE_KERNELS(SFX, W)                                                                    \
+__kernel void CAT(copy_f32, SFX)(__global float *out, __global const float *in, ulong n)         \
+{                                                                                                \
+        RANGE(n / W, beg, end, step);                                                            \
+        for (ulong i = beg; i < end; i += step)                                                  \
+                STOREV(W, LOADV(W, i, in) + COPY_WRONG, i, out);                                 \
+        FOR_TAIL(i, n / W * W, n)                                                                \
+                out[i] = in[i] + COPY_WRONG;                                                     \
+}                                                                                                \
+__kernel void CAT(scale_f32, SFX)(__global float *out, __global const float *in, float s, ulong n) \
+{                                                                                                \
+        RANGE(n / W, beg, end, step);                                                            \
+        for (ulong i = beg; i < end; i += step)                                                  \
+                STOREV(W, s * LOADV(W, i, in), i, out);                                          \
+        FOR_TAIL(i, n / W * W, n)                                                                \
+                out[i] = s * in[i];                                                              \
+}                                                                                                \
+__kernel void CAT(add_f32, SFX)(__global float *out, __global const float *a, __global const float *b, \
+                                ulong n)                                                         \
+{                                                                                                \
+        RANGE(n / W, beg, end, step);                                                            \
+        for (ulong i = beg; i < end; i += step)                                                  \
+                STOREV(W, LOADV(W, i, a) + LOADV(W, i, b), i, out);                              \
+        FOR_TAIL(i, n / W * W, n)                                                                \
+                out[i] = a[i] + b[i];                                                            \
+}                                                                                                \
+__kernel void CAT(triad_f32, SFX)(__global float *out, __global const float *a,                  \
+                                  __global const float *b, float s, ulong n)                     \
+{                                                                                                \
+        s += TRIAD_WRONG;                                                                        \
+        RANGE(n / W, beg, end, step);                                                            \
+        for (ulong i = beg; i < end; i += step)                                                  \
+                STOREV(W, LOADV(W, i, a) + s * LOADV(W, i, b), i, out);                          \
+        FOR_TAIL(i, n / W * W, n)                                                                \
+                out[i] = a[i] + s * b[i];                                                        \
+}                                                                                                \
+__kernel void CAT(write_f32, SFX)(__global float *out, float value, ulong n)                     \
+{                                                                                                \
+        FLOATV(W) v = value;                                                                     \
+        RANGE(n / W, beg, end, step);                                                            \
+        for (ulong i = beg; i < end; i += step)                                                  \
+                STOREV(W, v, i, out);                                                            \
+        FOR_TAIL(i, n / W * W, n)                                                                \
+                out[i] = value;                                                                  \
 }
 
-__kernel void write_f32(__global float *out, float value, ulong n)
-{
-        floatV v = value;
-        RANGE(n / VEC, beg, end, step);
-        for (ulong i = beg; i < end; i += step)
-                STOREV(v, i, out);
-        FOR_TAIL(i, n)
-                out[i] = value;
+/* The sum of a vector's lanes (macros: a float16 argument has no ABI on AVX2). */
+#define HSUM4(a) (((a).x + (a).y) + ((a).z + (a).w))
+#define HSUM8(a) HSUM4((a).lo + (a).hi)
+#define HSUM16(a) HSUM8((a).lo + (a).hi)
+
+/* read_f32 at vector width W over S streams (the top of the file), named NAME: the nv = n /
+ * W / S * S vectors are S streams of len vectors; this work item's range of each stream
+ * (RANGE over len) is read one vector of each stream per step, an accumulator per stream
+ * (with S = 1 two, alternating: the adds of one would form a chain longer than a load). */
+#define READ_KERNEL(NAME, W, S)                                                                  \
+__kernel void NAME(__global float *partial, __global const float *in, ulong n)                  \
+{                                                                                                \
+        const ulong len = n / W / S;                                                             \
+        RANGE(len, beg, end, step);                                                              \
+        FLOATV(W) acc[S > 1 ? S : 2];                                                            \
+        for (int s = 0; s < (S > 1 ? S : 2); s++)                                                \
+                acc[s] = 0;                                                                      \
+        ulong i = beg;                                                                           \
+        if (S == 1)                                                                              \
+                for (; i + step < end; i += 2 * step) {                                          \
+                        acc[0] += LOADV(W, i, in);                                               \
+                        acc[1] += LOADV(W, i + step, in);                                        \
+                }                                                                                \
+        for (; i < end; i += step)                                                               \
+                for (int s = 0; s < S; s++)                                                      \
+                        acc[s] += LOADV(W, i + s * len, in);                                     \
+        float sum = 0;                                                                           \
+        FOR_TAIL(j, len * S * W, n)                                                              \
+                sum += in[j];                                                                    \
+        for (int s = 1; s < (S > 1 ? S : 2); s++)                                                \
+                acc[0] += acc[s];                                                                \
+        partial[get_global_id(0)] = sum + CAT(HSUM, W)(acc[0]) + READ_WRONG;                     \
 }
+
+/* The base names, at the build's VEC (GPUs: the only shape). */
+STORE_KERNELS(, VEC)
+READ_KERNEL(read_f32, VEC, 1)
+
+#if MEM_SHAPES
+STORE_KERNELS(_v4, 4)
+STORE_KERNELS(_v8, 8)
+STORE_KERNELS(_v16, 16)
+READ_KERNEL(read_f32_v4s1, 4, 1)
+READ_KERNEL(read_f32_v4s4, 4, 4)
+READ_KERNEL(read_f32_v4s8, 4, 8)
+READ_KERNEL(read_f32_v8s1, 8, 1)
+READ_KERNEL(read_f32_v8s4, 8, 4)
+READ_KERNEL(read_f32_v8s8, 8, 8)
+READ_KERNEL(read_f32_v16s1, 16, 1)
+READ_KERNEL(read_f32_v16s4, 16, 4)
+READ_KERNEL(read_f32_v16s8, 16, 8)
+#endif
 
 __kernel void fill_u32(__global uint *out, uint seed, ulong n)
 {
