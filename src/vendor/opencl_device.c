@@ -9,13 +9,14 @@
  * command after it, so elapsed time is END(last command before the end event) -
  * START(first command after the start event), the device's own timestamps.
  *
- * Kernel shapes, chosen per device (see "kernel shapes" below): GPUs get float4 memory kernels,
- * grid-stride loops and scalar FMA chains (the hardware runs work items in SIMD lanes). CPU
- * devices get memory kernels with 2 x the device's native float vector width (at most 16),
- * one contiguous block per work item (so each core streams through memory) and non-temporal
- * stores; their FMA kernels run W logical work items per OpenCL work item as W-wide vector
- * chains, W calibrated at first use among the widths around the native one (on AVX2 float8
- * runs 3x faster than float16, whose 8 chains need 16 of the 16 ymm registers and spill; on
+ * Kernel shapes, chosen per device (see "kernel shapes" and "memory kernel shapes" below):
+ * GPUs get float4 memory kernels, grid-stride loops and scalar FMA chains (the hardware runs
+ * work items in SIMD lanes). CPU devices get memory kernels with one contiguous block per
+ * work item (so each core streams through memory) and non-temporal stores, their vector
+ * width (and read_f32's number of streams) calibrated at each one's first launch; their FMA
+ * kernels run W logical work items per OpenCL work item as W-wide vector chains, W
+ * calibrated at first use among the widths around the native one (on AVX2 float8 runs 3x
+ * faster than float16, whose 8 chains need 16 of the 16 ymm registers and spill; on
  * AVX-512's 32 zmm registers float16 fits). Cached per device in the backend.
  *
  * Test hooks (only when compiled with -DGPUVET_TEST_HOOKS, i.e. the test driver; the gpuvet
@@ -23,7 +24,8 @@
  * intentionally wrong (so verification must catch it); GPUVET_TEST_CL_TUNING=gpu builds the
  * GPU variant on any device (so the GPU variant is exercised on PoCL);
  * GPUVET_TEST_CL_FMA_WIDTH=W skips the calibration and runs the FMA kernels W wide (so every
- * width is verified on any CPU device). */
+ * width is verified on any CPU device); GPUVET_TEST_CL_MEM_WIDTH=W and
+ * GPUVET_TEST_CL_READ_STREAMS=S do the same for the memory kernels. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
