@@ -33,8 +33,9 @@
  * work group's items one after another on one core, so that core walks S sequential streams
  * side by side, as clpeak's read kernels do (16 fetches a work item, local size apart): one
  * stream keeps too few cache misses in flight to reach the memory bandwidth (on the AVX2
- * EPYC, S = 4 read 50% faster than S = 1). Store kernels keep one stream: with S streams of
- * non-temporal stores a copy ran 5x slower (the write-combining buffers run out).
+ * EPYC, 4 or 8 streams read 12-60% faster than one, docs/perf.md). Store kernels keep one
+ * stream: with 4 or more streams of non-temporal stores a copy ran 3-8x slower (the
+ * write-combining buffers run out).
  *
  * The FMA chains (the host verifies against exactly this, see bench_compute.c):
  *   chain k = 0..7 starts at seed + 0.125 k and steps x = fma(x, A, B), iters times;
