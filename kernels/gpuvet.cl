@@ -2,27 +2,50 @@
  * same names, arguments and meaning as kernels/bench_kernels.cu. Embedded into the binary
  * (tools/embed.py) and built once per context by src/vendor/opencl_device.c.
  *
- * Build options set by opencl.c per device type:
- *   VEC          vector width of the memory kernels (16 on CPU devices, 4 on GPUs)
+ * Build options set by opencl_device.c per device (its "kernel shapes" comment says how each
+ * is chosen):
+ *   VEC          vector width of the memory kernels' base names (copy_f32 ...): 4 on GPUs;
+ *                on CPU devices 2 x the native float width (at most 16), the shape used until
+ *                the calibration has chosen one (MEM_SHAPES)
  *   BLOCKED      1: each work item takes one contiguous block of vectors (a CPU core then
  *                streams through memory and its prefetchers follow); 0: grid-stride, so
  *                neighbouring work items touch neighbouring addresses (GPU coalescing).
- *                Either way any launch size is correct, and the scalar tail
- *                [n / VEC * VEC, n) is grid-strided.
- *   COARSEN_F32  logical work items per OpenCL work item in fma_f32/fma_f16 (16 on CPUs:
- *   COARSEN_F64  the 8 chains become 8 independent float16 (double8) chains, which is what
- *                fills a CPU's FMA pipes, since PoCL does not vectorise across work items
- *                when the kernel body holds a loop); 1 on GPUs.
- * The FMA kernels take a hidden last argument appended by opencl.c: the logical work-item
- * count (the global size the benchmark asked for).
+ *                Either way any launch size is correct, and the scalar tail is grid-strided.
+ *   NT_STORES    1: the store kernels write whole vectors with non-temporal stores (CPU
+ *                devices: the destination lines are not read for ownership first, so a
+ *                copy moves 2 bytes of traffic per byte copied, not 3). Only where the
+ *                compiler has __builtin_nontemporal_store (clang: PoCL); ignored otherwise.
+ *   MEM_SHAPES   1: also build the memory kernels at every width: <kernel>_v<W> (W = 4, 8,
+ *                16) for copy, scale, add, triad and write, and read_f32_v<W>s<S> for S = 1,
+ *                4, 8 streams (below). The backend calibrates which runs fastest on the
+ *                device, per kernel, and launches it for the base name. 0 on GPUs.
+ *   FMA_SHAPES   1: also build the vector variants of the FMA kernels, fma_f32_x<W> and
+ *                fma_f64_x<W> (W = 2, 4, 8, 16): W logical work items per OpenCL work item,
+ *                each of the 8 chains a W-wide vector, so 8 independent vector FMA chains fill
+ *                a CPU's SIMD pipes (PoCL does not vectorise across work items when the kernel
+ *                body holds a loop). The backend calibrates which W runs fastest on the
+ *                device and launches it for fma_f32 / fma_f64. 0 on GPUs.
+ * The FMA kernels take a hidden last argument appended by opencl_device.c: the logical
+ * work-item count (the global size the benchmark asked for).
+ *
+ * read_f32 with S streams (CPU devices): the vectors are cut into S equal streams and work
+ * item g reads the same slice of each, one vector of every stream per step. PoCL runs a
+ * work group's items one after another on one core, so that core walks S sequential streams
+ * side by side, as clpeak's read kernels do (16 fetches a work item, local size apart): one
+ * stream keeps too few cache misses in flight to reach the memory bandwidth (on the AVX2
+ * EPYC, 4 or 8 streams read 12-60% faster than one, docs/perf.md). Store kernels keep one
+ * stream: with 4 or more streams of non-temporal stores a copy ran 3-8x slower (the
+ * write-combining buffers run out).
  *
  * The FMA chains (the host verifies against exactly this, see bench_compute.c):
  *   chain k = 0..7 starts at seed + 0.125 k and steps x = fma(x, A, B), iters times;
  *   out[gid] = sum of the 8 chains. f32/f64: A = 0.999, B = 0.001; f16: A = 0.875,
- *   B = 0.125 in half, result widened to float.
+ *   B = 0.125 in half, result widened to float. In the x<W> variants lane j of a chain is
+ *   logical work item W w + j, with the same start, steps and sum.
  *
- * GPUVET_WRONG_<kernel>: test builds only (opencl.c with GPUVET_TEST_HOOKS) compile that
- * kernel intentionally wrong, so the benchmarks' verification must fail. */
+ * GPUVET_WRONG_<kernel>: test builds only (opencl_device.c with GPUVET_TEST_HOOKS) compile that
+ * kernel (and its _v<W> / _x<W> variants) intentionally wrong, so the benchmarks'
+ * verification must fail. */
 
 #ifndef VEC
 #define VEC 4
@@ -30,18 +53,25 @@
 #ifndef BLOCKED
 #define BLOCKED 0
 #endif
-#ifndef COARSEN_F32
-#define COARSEN_F32 1
+#ifndef NT_STORES
+#define NT_STORES 0
 #endif
-#ifndef COARSEN_F64
-#define COARSEN_F64 1
+#ifndef MEM_SHAPES
+#define MEM_SHAPES 0
+#endif
+#ifndef FMA_SHAPES
+#define FMA_SHAPES 0
+#endif
+#if NT_STORES && defined(__has_builtin)
+#if __has_builtin(__builtin_nontemporal_store)
+#define USE_NT 1
+#endif
 #endif
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
-#define floatV CAT(float, VEC)
-#define VLOAD CAT(vload, VEC)
-#define VSTORE CAT(vstore, VEC)
+#define FLOATV(W) CAT(float, W)
+#define LOADV(W, i, p) CAT(vload, W)((i), (p))
 
 /* The vector-index range [beg, end) of this work item over nv vectors. */
 #if BLOCKED
@@ -56,94 +86,133 @@
         ulong end = (nv);                                                          \
         const ulong step = get_global_size(0)
 #endif
-#define FOR_TAIL(i, n)                                                             \
-        for (ulong i = (n) / VEC * VEC + get_global_id(0); i < (n); i += get_global_size(0))
+/* Store W-wide vector v at vector index i of p: non-temporal where NT_STORES asks for it
+ * (the buffers are aligned to at least 16 floats: opencl_device.c checks the device's base
+ * address alignment before it sets NT_STORES). */
+#ifdef USE_NT
+#define STOREV(W, v, i, p) __builtin_nontemporal_store((v), (__global FLOATV(W) *)(p) + (i))
+#else
+#define STOREV(W, v, i, p) CAT(vstore, W)((v), (i), (p))
+#endif
+/* The scalar tail [from, n), grid-strided. */
+#define FOR_TAIL(i, from, n)                                                       \
+        for (ulong i = (from) + get_global_id(0); i < (n); i += get_global_size(0))
 
 #ifdef GPUVET_WRONG_copy_f32
 #define COPY_WRONG 1.0f
 #else
 #define COPY_WRONG 0.0f
 #endif
-
-__kernel void copy_f32(__global float *out, __global const float *in, ulong n)
-{
-        RANGE(n / VEC, beg, end, step);
-        for (ulong i = beg; i < end; i += step)
-                VSTORE(VLOAD(i, in) + COPY_WRONG, i, out);
-        FOR_TAIL(i, n)
-                out[i] = in[i] + COPY_WRONG;
-}
-
-__kernel void scale_f32(__global float *out, __global const float *in, float s, ulong n)
-{
-        RANGE(n / VEC, beg, end, step);
-        for (ulong i = beg; i < end; i += step)
-                VSTORE(s * VLOAD(i, in), i, out);
-        FOR_TAIL(i, n)
-                out[i] = s * in[i];
-}
-
-__kernel void add_f32(__global float *out, __global const float *a, __global const float *b, ulong n)
-{
-        RANGE(n / VEC, beg, end, step);
-        for (ulong i = beg; i < end; i += step)
-                VSTORE(VLOAD(i, a) + VLOAD(i, b), i, out);
-        FOR_TAIL(i, n)
-                out[i] = a[i] + b[i];
-}
-
-__kernel void triad_f32(__global float *out, __global const float *a, __global const float *b, float s, ulong n)
-{
 #ifdef GPUVET_WRONG_triad_f32
-        s += 1.0f;
-#endif
-        RANGE(n / VEC, beg, end, step);
-        for (ulong i = beg; i < end; i += step)
-                VSTORE(VLOAD(i, a) + s * VLOAD(i, b), i, out);
-        FOR_TAIL(i, n)
-                out[i] = a[i] + s * b[i];
-}
-
-__kernel void read_f32(__global float *partial, __global const float *in, ulong n)
-{
-        RANGE(n / VEC, beg, end, step);
-        /* two accumulators: the adds of one would form a chain longer than a load */
-        floatV acc0 = 0, acc1 = 0;
-        ulong i = beg;
-        for (; i + step < end; i += 2 * step) {
-                acc0 += VLOAD(i, in);
-                acc1 += VLOAD(i + step, in);
-        }
-        for (; i < end; i += step)
-                acc0 += VLOAD(i, in);
-        float sum = 0;
-        FOR_TAIL(j, n)
-                sum += in[j];
-        floatV acc = acc0 + acc1;
-#if VEC == 16
-        float8 h8 = acc.lo + acc.hi;
-        float4 h4 = h8.lo + h8.hi;
-#elif VEC == 8
-        float4 h4 = acc.lo + acc.hi;
+#define TRIAD_WRONG 1.0f
 #else
-        float4 h4 = acc;
+#define TRIAD_WRONG 0.0f
 #endif
-        sum += (h4.x + h4.y) + (h4.z + h4.w);
 #ifdef GPUVET_WRONG_read_f32
-        sum += 1.0f;
+#define READ_WRONG 1.0f
+#else
+#define READ_WRONG 0.0f
 #endif
-        partial[get_global_id(0)] = sum;
+
+/* copy, scale, add, triad and write at vector width W, named <kernel>SFX. */
+#define STORE_KERNELS(SFX, W)                                                                    \
+__kernel void CAT(copy_f32, SFX)(__global float *out, __global const float *in, ulong n)         \
+{                                                                                                \
+        RANGE(n / W, beg, end, step);                                                            \
+        for (ulong i = beg; i < end; i += step)                                                  \
+                STOREV(W, LOADV(W, i, in) + COPY_WRONG, i, out);                                 \
+        FOR_TAIL(i, n / W * W, n)                                                                \
+                out[i] = in[i] + COPY_WRONG;                                                     \
+}                                                                                                \
+__kernel void CAT(scale_f32, SFX)(__global float *out, __global const float *in, float s, ulong n) \
+{                                                                                                \
+        RANGE(n / W, beg, end, step);                                                            \
+        for (ulong i = beg; i < end; i += step)                                                  \
+                STOREV(W, s * LOADV(W, i, in), i, out);                                          \
+        FOR_TAIL(i, n / W * W, n)                                                                \
+                out[i] = s * in[i];                                                              \
+}                                                                                                \
+__kernel void CAT(add_f32, SFX)(__global float *out, __global const float *a, __global const float *b, \
+                                ulong n)                                                         \
+{                                                                                                \
+        RANGE(n / W, beg, end, step);                                                            \
+        for (ulong i = beg; i < end; i += step)                                                  \
+                STOREV(W, LOADV(W, i, a) + LOADV(W, i, b), i, out);                              \
+        FOR_TAIL(i, n / W * W, n)                                                                \
+                out[i] = a[i] + b[i];                                                            \
+}                                                                                                \
+__kernel void CAT(triad_f32, SFX)(__global float *out, __global const float *a,                  \
+                                  __global const float *b, float s, ulong n)                     \
+{                                                                                                \
+        s += TRIAD_WRONG;                                                                        \
+        RANGE(n / W, beg, end, step);                                                            \
+        for (ulong i = beg; i < end; i += step)                                                  \
+                STOREV(W, LOADV(W, i, a) + s * LOADV(W, i, b), i, out);                          \
+        FOR_TAIL(i, n / W * W, n)                                                                \
+                out[i] = a[i] + s * b[i];                                                        \
+}                                                                                                \
+__kernel void CAT(write_f32, SFX)(__global float *out, float value, ulong n)                     \
+{                                                                                                \
+        FLOATV(W) v = value;                                                                     \
+        RANGE(n / W, beg, end, step);                                                            \
+        for (ulong i = beg; i < end; i += step)                                                  \
+                STOREV(W, v, i, out);                                                            \
+        FOR_TAIL(i, n / W * W, n)                                                                \
+                out[i] = value;                                                                  \
 }
 
-__kernel void write_f32(__global float *out, float value, ulong n)
-{
-        floatV v = value;
-        RANGE(n / VEC, beg, end, step);
-        for (ulong i = beg; i < end; i += step)
-                VSTORE(v, i, out);
-        FOR_TAIL(i, n)
-                out[i] = value;
+/* The sum of a vector's lanes (macros: a float16 argument has no ABI on AVX2). */
+#define HSUM4(a) (((a).x + (a).y) + ((a).z + (a).w))
+#define HSUM8(a) HSUM4((a).lo + (a).hi)
+#define HSUM16(a) HSUM8((a).lo + (a).hi)
+
+/* read_f32 at vector width W over S streams (the top of the file), named NAME: the nv = n /
+ * W / S * S vectors are S streams of len vectors; this work item's range of each stream
+ * (RANGE over len) is read one vector of each stream per step, an accumulator per stream
+ * (with S = 1 two, alternating: the adds of one would form a chain longer than a load). */
+#define READ_KERNEL(NAME, W, S)                                                                  \
+__kernel void NAME(__global float *partial, __global const float *in, ulong n)                  \
+{                                                                                                \
+        const ulong len = n / W / S;                                                             \
+        RANGE(len, beg, end, step);                                                              \
+        FLOATV(W) acc[S > 1 ? S : 2];                                                            \
+        for (int s = 0; s < (S > 1 ? S : 2); s++)                                                \
+                acc[s] = 0;                                                                      \
+        ulong i = beg;                                                                           \
+        if (S == 1)                                                                              \
+                for (; i + step < end; i += 2 * step) {                                          \
+                        acc[0] += LOADV(W, i, in);                                               \
+                        acc[1] += LOADV(W, i + step, in);                                        \
+                }                                                                                \
+        for (; i < end; i += step)                                                               \
+                for (int s = 0; s < S; s++)                                                      \
+                        acc[s] += LOADV(W, i + s * len, in);                                     \
+        float sum = 0;                                                                           \
+        FOR_TAIL(j, len * S * W, n)                                                              \
+                sum += in[j];                                                                    \
+        for (int s = 1; s < (S > 1 ? S : 2); s++)                                                \
+                acc[0] += acc[s];                                                                \
+        partial[get_global_id(0)] = sum + CAT(HSUM, W)(acc[0]) + READ_WRONG;                     \
 }
+
+/* The base names, at the build's VEC (GPUs: the only shape). */
+STORE_KERNELS(, VEC)
+READ_KERNEL(read_f32, VEC, 1)
+
+#if MEM_SHAPES
+STORE_KERNELS(_v4, 4)
+STORE_KERNELS(_v8, 8)
+STORE_KERNELS(_v16, 16)
+READ_KERNEL(read_f32_v4s1, 4, 1)
+READ_KERNEL(read_f32_v4s4, 4, 4)
+READ_KERNEL(read_f32_v4s8, 4, 8)
+READ_KERNEL(read_f32_v8s1, 8, 1)
+READ_KERNEL(read_f32_v8s4, 8, 4)
+READ_KERNEL(read_f32_v8s8, 8, 8)
+READ_KERNEL(read_f32_v16s1, 16, 1)
+READ_KERNEL(read_f32_v16s4, 16, 4)
+READ_KERNEL(read_f32_v16s8, 16, 8)
+#endif
 
 __kernel void fill_u32(__global uint *out, uint seed, ulong n)
 {
@@ -169,7 +238,6 @@ __kernel void fill_u32(__global uint *out, uint seed, ulong n)
         x##6 = fma(x##6, A, B); x##7 = fma(x##7, A, B)
 #define SUM8(x) (((x##0 + x##1) + (x##2 + x##3)) + ((x##4 + x##5) + (x##6 + (FMA_F32_CHAINS == 8 ? x##7 : 0))))
 
-#if COARSEN_F32 == 1
 __kernel void fma_f32(__global float *out, uint iters, float seed, ulong n)
 {
         for (ulong g = get_global_id(0); g < n; g += get_global_size(0)) {
@@ -181,39 +249,51 @@ __kernel void fma_f32(__global float *out, uint iters, float seed, ulong n)
                 out[g] = SUM8(x);
         }
 }
-#else
-#define floatC CAT(float, COARSEN_F32)
-#define VSTOREC CAT(vstore, COARSEN_F32)
-__kernel void fma_f32(__global float *out, uint iters, float seed, ulong n)
-{
-        /* z is 0 for every iters the benchmarks use (< 2^31), but the compiler cannot know
-         * that: it keeps the lanes of each chain apart, so no splat is scalarised */
-        float z = (float)(iters >> 31);
-        floatC lane = z * (floatC)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        const floatC A = 0.999f, B = 0.001f;
-        for (ulong w = get_global_id(0); w * COARSEN_F32 < n; w += get_global_size(0)) {
-                floatC x0 = seed + lane, x1 = (seed + 0.125f) + lane, x2 = (seed + 0.25f) + lane;
-                floatC x3 = (seed + 0.375f) + lane, x4 = (seed + 0.5f) + lane, x5 = (seed + 0.625f) + lane;
-                floatC x6 = (seed + 0.75f) + lane, x7 = (seed + 0.875f) + lane;
-                for (uint it = 0; it < iters; it++) {
-                        STEP8(x, A, B);
-                }
-                floatC r = SUM8(x);
-                if ((w + 1) * COARSEN_F32 <= n) {
-                        VSTOREC(r, w, out);
-                } else {
-                        float tmp[COARSEN_F32];
-                        VSTOREC(r, 0, tmp);
-                        for (ulong m = 0; w * COARSEN_F32 + m < n; m++)
-                                out[w * COARSEN_F32 + m] = tmp[m];
-                }
-        }
+
+#define LANES_2 (0, 1)
+#define LANES_4 (0, 1, 2, 3)
+#define LANES_8 (0, 1, 2, 3, 4, 5, 6, 7)
+#define LANES_16 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+
+/* The x<W> variant of an FMA kernel: T the scalar type, W its vector width, S the literal
+ * suffix of T's constants (f or nothing), SUM the chains' sum. z is 0 for every iters the
+ * benchmarks use (< 2^31), but the compiler cannot know that: it keeps the lanes of each
+ * chain apart, so no splat is scalarised. */
+#define FMA_SHAPE(name, T, W, S, SUM)                                                            \
+__kernel void name(__global T *out, uint iters, T seed, ulong n)                                 \
+{                                                                                                \
+        T z = (T)(iters >> 31);                                                                  \
+        CAT(T, W) lane = z * (CAT(T, W))LANES_##W;                                               \
+        const CAT(T, W) A = CAT(0.999, S), B = CAT(0.001, S);                                    \
+        for (ulong w = get_global_id(0); w * W < n; w += get_global_size(0)) {                   \
+                CAT(T, W) x0 = seed + lane, x1 = (seed + CAT(0.125, S)) + lane;                  \
+                CAT(T, W) x2 = (seed + CAT(0.25, S)) + lane, x3 = (seed + CAT(0.375, S)) + lane; \
+                CAT(T, W) x4 = (seed + CAT(0.5, S)) + lane, x5 = (seed + CAT(0.625, S)) + lane;  \
+                CAT(T, W) x6 = (seed + CAT(0.75, S)) + lane, x7 = (seed + CAT(0.875, S)) + lane; \
+                for (uint it = 0; it < iters; it++) {                                            \
+                        STEP8(x, A, B);                                                          \
+                }                                                                                \
+                CAT(T, W) r = SUM(x);                                                            \
+                if ((w + 1) * W <= n) {                                                          \
+                        CAT(vstore, W)(r, w, out);                                               \
+                } else {                                                                         \
+                        T tmp[W];                                                                \
+                        CAT(vstore, W)(r, 0, tmp);                                               \
+                        for (ulong m = 0; w * W + m < n; m++)                                    \
+                                out[w * W + m] = tmp[m];                                         \
+                }                                                                                \
+        }                                                                                        \
 }
+
+#if FMA_SHAPES
+FMA_SHAPE(fma_f32_x4, float, 4, f, SUM8)
+FMA_SHAPE(fma_f32_x8, float, 8, f, SUM8)
+FMA_SHAPE(fma_f32_x16, float, 16, f, SUM8)
 #endif
 
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#if COARSEN_F64 == 1
+#define SUM8_F64(x) (((x##0 + x##1) + (x##2 + x##3)) + ((x##4 + x##5) + (x##6 + x##7)))
 __kernel void fma_f64(__global double *out, uint iters, double seed, ulong n)
 {
         for (ulong g = get_global_id(0); g < n; g += get_global_size(0)) {
@@ -222,42 +302,21 @@ __kernel void fma_f64(__global double *out, uint iters, double seed, ulong n)
                 for (uint it = 0; it < iters; it++) {
                         STEP8(x, 0.999, 0.001);
                 }
-                out[g] = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));
+                out[g] = SUM8_F64(x);
         }
 }
-#else
-#define doubleC CAT(double, COARSEN_F64)
-#define VSTORED CAT(vstore, COARSEN_F64)
-__kernel void fma_f64(__global double *out, uint iters, double seed, ulong n)
-{
-        double z = (double)(iters >> 31);
-        doubleC lane = z * (doubleC)(0, 1, 2, 3, 4, 5, 6, 7);
-        const doubleC A = 0.999, B = 0.001;
-        for (ulong w = get_global_id(0); w * COARSEN_F64 < n; w += get_global_size(0)) {
-                doubleC x0 = seed + lane, x1 = (seed + 0.125) + lane, x2 = (seed + 0.25) + lane;
-                doubleC x3 = (seed + 0.375) + lane, x4 = (seed + 0.5) + lane, x5 = (seed + 0.625) + lane;
-                doubleC x6 = (seed + 0.75) + lane, x7 = (seed + 0.875) + lane;
-                for (uint it = 0; it < iters; it++) {
-                        STEP8(x, A, B);
-                }
-                doubleC r = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));
-                if ((w + 1) * COARSEN_F64 <= n) {
-                        VSTORED(r, w, out);
-                } else {
-                        double tmp[COARSEN_F64];
-                        VSTORED(r, 0, tmp);
-                        for (ulong m = 0; w * COARSEN_F64 + m < n; m++)
-                                out[w * COARSEN_F64 + m] = tmp[m];
-                }
-        }
-}
+#if FMA_SHAPES
+FMA_SHAPE(fma_f64_x2, double, 2, , SUM8_F64)
+FMA_SHAPE(fma_f64_x4, double, 4, , SUM8_F64)
+FMA_SHAPE(fma_f64_x8, double, 8, , SUM8_F64)
+FMA_SHAPE(fma_f64_x16, double, 16, , SUM8_F64)
 #endif
 #endif
 
 #ifdef cl_khr_fp16
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
-/* Scalar half chains; devices with fp16 are GPUs, where the hardware pairs them. The
- * coarsened launch still works: the loop below covers every logical item. */
+/* Scalar half chains; devices with fp16 are mostly GPUs, where the hardware pairs them
+ * (no x<W> variants: no device here to measure them on, see docs/perf.md). */
 __kernel void fma_f16(__global float *out, uint iters, float seed, ulong n)
 {
         const half A = (half)0.875f, B = (half)0.125f;

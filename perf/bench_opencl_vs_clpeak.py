@@ -1,63 +1,112 @@
 #!/usr/bin/env python3
-"""gpuvet's OpenCL memory bandwidth and FP32 peak against clpeak's, on the same OpenCL
-device, in the same run: clpeak and gpuvet alternate N times (the order flips every run,
-so drift and neighbours' load hit both alike); the medians and ratios are printed.
+"""gpuvet's OpenCL memory bandwidth and FMA peaks against clpeak's, on the same OpenCL device,
+in the same run: clpeak and gpuvet (and, with --gpuvet-before, a second gpuvet build: the
+code before a change) take turns N times, the order rotating every run so drift and
+neighbours' load hit all alike; per-run ratios and their medians are printed.
 
-    perf/bench_opencl_vs_clpeak.py --gpuvet build/gpuvet --clpeak /tmp/anchors/clpeak/build/clpeak [--runs 5]
+    perf/bench_opencl_vs_clpeak.py --gpuvet build/gpuvet --clpeak /tmp/anchors/clpeak/build/clpeak \\
+        [--gpuvet-before /tmp/gpuvet-before] [--runs 5]
 
 clpeak is built outside the tree (docs/perf.md says how); nothing of it is in this repo.
-Compared figures:
-  global memory bandwidth: clpeak's best vector width of "global_memory_bandwidth" (a
-    read-only kernel over a 128 MiB buffer on CPU devices) vs gpuvet `bench memory`'s
-    "read" (read-only) at --size 128M; gpuvet's triad and copy are printed alongside
-    (STREAM counting).
-  FP32 peak: clpeak's best width of "single_precision_compute" vs gpuvet `bench compute`'s
-    fp32_fma. Each tool's own figure is the median of its repetitions within one run
-    (gpuvet) or its single reading (clpeak); across runs the script takes medians.
-Target (issue 4): ratio >= 1.0 for both."""
+The top of the output names the machine: CPU model, its SIMD flags (avx2, avx512f, fma),
+the OpenCL device (PoCL: "pthread-<llvm cpu>-<model>") and the load average, before and
+after. Compared figures (clpeak: its best vector width of each test, as clpeak reports it):
+  read: clpeak "global_memory_bandwidth" (a read-only kernel, 128 MiB on CPU devices) vs
+    gpuvet `bench memory` "read" (read-only) at --size 128M.
+  copy: clpeak has no copy kernel; gpuvet's "copy" (STREAM counting: bytes read + bytes
+    written) is set against the same clpeak read figure: both are bytes moved per second.
+  fp32 / fp64 / fp16: clpeak "single/double/half_precision_compute" vs gpuvet `bench
+    compute` fp32_fma / fp64_fma / fp16_fma (FLOPs: 2 per FMA on both sides). fp16 only
+    where the device has cl_khr_fp16 (PoCL 3.1's CPU device does not: both skip it).
+gpuvet's figure is the median of its repetitions within one run, clpeak's its single
+reading. Target (issue 13): every ratio >= 1.00. Exit 1 when one is below."""
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 
+TESTS = [  # (key, clpeak test, gpuvet measurement, unit)
+    ("read", "global_memory_bandwidth", "read", "GB/s"),
+    ("copy", "global_memory_bandwidth", "copy", "GB/s"),
+    ("fp32", "single_precision_compute", "fp32_fma", "GFLOPS"),
+    ("fp64", "double_precision_compute", "fp64_fma", "GFLOPS"),
+    ("fp16", "half_precision_compute", "fp16_fma", "GFLOPS"),
+]
 
-def clpeak_run(clpeak, platform, device):
+
+def machine(clinfo_device):
+    model, flags = "?", set()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name") and model == "?":
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    isa = " ".join(f for f in ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512vl", "avx512_fp16"] if f in flags)
+    return "CPU: %s (%d logical CPUs), SIMD flags: %s; OpenCL device: %s; %s" % (
+        model, os.cpu_count() or 0, isa or "none of sse4_2/avx/avx2/fma/avx512f", clinfo_device, platform.platform())
+
+
+def load():
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def clpeak_run(clpeak, platform_idx, device):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         path = f.name
     try:
-        subprocess.run([clpeak, "--opencl", "--cl-platform", str(platform), "--cl-device", str(device),
-                        "--global-memory-bandwidth", "--single-precision-compute", "--json-file", path],
-                       check=True, capture_output=True, text=True, timeout=600)
-        entries = json.load(open(path))["entries"]
+        subprocess.run([clpeak, "--opencl", "--cl-platform", str(platform_idx), "--cl-device", str(device),
+                        "--global-memory-bandwidth", "--single-precision-compute", "--double-precision-compute",
+                        "--half-precision-compute", "--json-file", path],
+                       check=True, capture_output=True, text=True, timeout=900)
+        doc = json.load(open(path))
     finally:
         os.unlink(path)
-    best = {}
-    for e in entries:
-        if "value" in e and e["value"] is not None:
+    best, name = {}, None
+    for e in doc["entries"]:
+        name = name or e.get("device")
+        if e.get("value") is not None:
             best[e["test"]] = max(best.get(e["test"], 0), float(e["value"]))
-    return best.get("global_memory_bandwidth", 0), best.get("single_precision_compute", 0)
+    return {k: best.get(t) for k, t, _, _ in TESTS}, name
 
 
 def gpuvet_run(gpuvet, gpu, size):
-    p = subprocess.run([gpuvet, "bench", "memory,compute", "--backend", "opencl", "--gpus", str(gpu),
-                        "--size", size, "--precision", "fp32", "-q", "-j", "-"],
-                       capture_output=True, text=True, timeout=600)
-    ms = {m["name"]: m for m in json.loads(p.stdout)["measurements"]}
     out = {}
-    for n in ["read", "triad", "copy", "fp32_fma"]:
-        m = ms.get(n)
+    for bench, extra in [("memory", ["--size", size]), ("compute", [])]:
+        p = subprocess.run([gpuvet, "bench", bench, "--backend", "opencl", "--gpus", str(gpu), *extra, "-q", "-j", "-"],
+                           capture_output=True, text=True, timeout=900)
+        for m in json.loads(p.stdout)["measurements"]:
+            out[m["name"]] = m
+    res, shapes = {}, {}
+    for key, _, name, _ in TESTS:
+        m = out.get(name)
+        if m and m.get("status") == "skip":
+            res[key] = None
+            continue
         if not m or not m.get("stats") or not m.get("verified"):
-            sys.exit("gpuvet %s: no verified figure: %s" % (n, m))
-        out[n] = m["stats"]["median"]
-    return out
+            sys.exit("gpuvet %s: %s: no verified figure: %s" % (gpuvet, name, json.dumps(m)[:400]))
+        res[key] = m["stats"]["median"]
+        shapes[key] = m.get("params", {}).get("kernel_shape", "")
+    return res, shapes, out.get("read", {}).get("params", {}).get("device", "?")
+
+
+def fmt(v):
+    return "-" if v is None else "%.2f" % v
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gpuvet", required=True)
+    ap.add_argument("--gpuvet-before", help="a second gpuvet build (before a change), measured alike")
     ap.add_argument("--clpeak", required=True)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--size", default="128M", help="gpuvet memory array size (clpeak uses 128 MiB on CPUs)")
@@ -66,33 +115,57 @@ def main():
     ap.add_argument("--cl-device", type=int, default=0)
     a = ap.parse_args()
 
-    rows = []
+    tools = ["clpeak", "after"] + (["before"] if a.gpuvet_before else [])
+    binary = {"after": a.gpuvet, "before": a.gpuvet_before}
+    rows, header = [], False
     for i in range(a.runs):
-        order = ["clpeak", "gpuvet"] if i % 2 == 0 else ["gpuvet", "clpeak"]
-        row = {}
+        order = tools[i % len(tools):] + tools[:i % len(tools)]
+        row, la0 = {}, load()
         for tool in order:
             if tool == "clpeak":
-                row["clpeak_bw"], row["clpeak_fp32"] = clpeak_run(a.clpeak, a.cl_platform, a.cl_device)
+                row["clpeak"], dev = clpeak_run(a.clpeak, a.cl_platform, a.cl_device)
             else:
-                g = gpuvet_run(a.gpuvet, a.gpu, a.size)
-                row.update({"gpuvet_read": g["read"], "gpuvet_triad": g["triad"], "gpuvet_copy": g["copy"],
-                            "gpuvet_fp32": g["fp32_fma"]})
+                row[tool], shapes, dev = gpuvet_run(binary[tool], a.gpu, a.size)
+                if tool == "after":
+                    row["shapes"] = shapes
+            if not header:
+                print(machine(dev))
+                print("tools: clpeak %s; gpuvet %s%s" % (a.clpeak, a.gpuvet,
+                      "; before: gpuvet %s" % a.gpuvet_before if a.gpuvet_before else ""))
+                header = True
+        row["load"] = "%s -> %s" % (la0, load())
         rows.append(row)
-        print("run %d (%s first): clpeak BW %.1f GB/s, FP32 %.1f GFLOPS | gpuvet read %.1f, triad %.1f, copy %.1f GB/s, "
-              "FP32 %.1f GFLOPS" % (i + 1, order[0], row["clpeak_bw"], row["clpeak_fp32"], row["gpuvet_read"],
-                                    row["gpuvet_triad"], row["gpuvet_copy"], row["gpuvet_fp32"]), flush=True)
+        print("run %d (%s), load average %s" % (i + 1, " > ".join(order), row["load"]), flush=True)
+        for key, _, _, unit in TESTS:
+            c = row["clpeak"][key]
+            line = "  %-4s %-6s clpeak %8s" % (key, unit, fmt(c))
+            for t in tools[1:]:
+                g = row[t][key]
+                line += " | %s %8s x%s" % (t, fmt(g), fmt(g / c) if g is not None and c else "-")
+            print(line, flush=True)
 
-    med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
-    ratio_ratios_bw = statistics.median(r["gpuvet_read"] / r["clpeak_bw"] for r in rows)
-    ratio_ratios_fp = statistics.median(r["gpuvet_fp32"] / r["clpeak_fp32"] for r in rows)
-    print("\nmedians over %d alternating runs" % a.runs)
-    print("  global memory bandwidth: clpeak %.1f GB/s, gpuvet read %.1f GB/s -> ratio %.2f (median of per-run ratios %.2f)"
-          % (med["clpeak_bw"], med["gpuvet_read"], med["gpuvet_read"] / med["clpeak_bw"], ratio_ratios_bw))
-    print("    (gpuvet triad %.1f GB/s, copy %.1f GB/s, STREAM counting)" % (med["gpuvet_triad"], med["gpuvet_copy"]))
-    print("  FP32 peak:               clpeak %.1f GFLOPS, gpuvet fp32_fma %.1f GFLOPS -> ratio %.2f (median of per-run ratios %.2f)"
-          % (med["clpeak_fp32"], med["gpuvet_fp32"], med["gpuvet_fp32"] / med["clpeak_fp32"], ratio_ratios_fp))
-    ok = med["gpuvet_read"] >= med["clpeak_bw"] and med["gpuvet_fp32"] >= med["clpeak_fp32"]
-    print("target (gpuvet >= clpeak on both): %s" % ("met" if ok else "NOT met"))
+    print("\nkernel shapes (gpuvet, last run): " + "; ".join("%s: %s" % (k, v) for k, v in rows[-1]["shapes"].items() if v))
+    print("medians over %d runs (ratio: median of the per-run ratios)" % a.runs)
+    ok = True
+    for key, _, _, unit in TESTS:
+        cs = [r["clpeak"][key] for r in rows if r["clpeak"][key] is not None]
+        if not cs:
+            print("  %-4s: clpeak has no figure on this device (unsupported); gpuvet %s" % (
+                key, "skipped too" if all(r["after"][key] is None for r in rows) else "measured"))
+            continue
+        line = "  %-4s %-6s clpeak %8.2f" % (key, unit, statistics.median(cs))
+        for t in tools[1:]:
+            gs = [r[t][key] for r in rows if r[t][key] is not None]
+            rs = [r[t][key] / r["clpeak"][key] for r in rows if r[t][key] is not None and r["clpeak"][key]]
+            if not rs:
+                line += " | %s -" % t
+                continue
+            ratio = statistics.median(rs)
+            line += " | %s %8.2f ratio %.2f (min %.2f)" % (t, statistics.median(gs), ratio, min(rs))
+            if t == "after" and ratio < 1.0:
+                ok = False
+        print(line)
+    print("target (gpuvet >= clpeak on every figure both measure): %s" % ("met" if ok else "NOT met"))
     return 0 if ok else 1
 
 

@@ -163,10 +163,15 @@ static void run_fma(const struct bench_ctx *ctx, struct bench_report *rep, struc
                 measurement_fail(m, e == -ENOMEM ? STATUS_SKIP : STATUS_ERROR, "%s", bench_dev_error(ctx));
                 return;
         }
+        /* The kernel's shape on this device (OpenCL CPU devices: calibrated here, at the
+         * first use, so not inside any timed launch). */
+        char shape[256] = "";
+        if (ops->kernel_shape && (e = ops->kernel_shape(d->ctx, p->kernel, shape, sizeof(shape))) == 0 && shape[0])
+                measurement_param(m, "kernel_shape", "%s", shape);
         /* Calibrate: one launch (also builds and warms the kernel), one timed, then scale. */
         double one = 0;
         r.iters = CALIBRATE_ITERS;
-        if ((e = ops->memset(d->ctx, r.out, 0xff, r.global * p->elem)) == 0 &&
+        if (e == 0 && (e = ops->memset(d->ctx, r.out, 0xff, r.global * p->elem)) == 0 &&
             (e = bench_time_reps(ctx, d, m, 1, 1, fma_enqueue, &r, 1, &one)) == 0) {
                 double ms = 1e3 / one; /* one = 1 / seconds */
                 double scale = COMPUTE_TARGET_MS / ms;

@@ -318,6 +318,12 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
                 double work = (double)tests[t].arrays * (double)r.n * sizeof(float) / 1e9;
                 if (bench_time_reps(ctx, d, m, warmup, reps, enqueue, &r, work, samples) < 0)
                         continue;
+                /* The kernel's shape, asked after the launches: OpenCL CPU devices choose it at
+                 * the kernel's first launch (a warm-up, or else outside the timed interval). */
+                char shape[400] = "";
+                if (tests[t].kernel && ops->kernel_shape &&
+                    ops->kernel_shape(d->ctx, tests[t].kernel, shape, sizeof(shape)) == 0 && shape[0])
+                        measurement_param(m, "kernel_shape", "%s", shape);
                 if ((e = verify(ctx, d, &r, tests[t].name, m)) < 0)
                         measurement_fail(m, STATUS_ERROR, "reading the result back: %s", bench_dev_error(ctx));
         }

@@ -109,6 +109,17 @@ struct dev_ops {
         int (*event_span_ms)(struct dev_ctx *c, struct dev_event *const *starts, struct dev_event *const *ends,
                              size_t n, double *ret);
 
+        /* How the backend runs the named kernel on this context's device, as one line of text
+         * for reports ("float8 x 8 chains per work item, calibrated: ..."). On OpenCL CPU
+         * devices the first call for fma_f32 / fma_f64 calibrates the kernel's vector width
+         * (a few hundred milliseconds, cached per device for the process); launch() does the
+         * same at the kernel's first launch. A benchmark or burn calls it before its timed
+         * loop, so the calibration is not inside it. The memory kernels (copy_f32 ... read_f32)
+         * are calibrated at their first launch() only, with that launch's buffers (the extra
+         * launches finish before the launch is enqueued, so an event interval around it does
+         * not hold them); asked before that, the shape says "not calibrated yet". */
+        int (*kernel_shape)(struct dev_ctx *c, const char *kernel, char *out, size_t size);
+
         /* The message of the last failed call: "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY
          * (out of memory)". */
         const char *(*last_error)(struct dev_backend *b);

@@ -314,6 +314,18 @@ static int cuda_info(struct dev_backend *b, int index, struct dev_info *ret) {
         return 0;
 }
 
+/* The shapes are those of kernels/bench_kernels.cu, the same on every GPU. */
+static int cuda_kernel_shape(struct dev_ctx *c, const char *kernel, char *out, size_t size) {
+        (void)c;
+        if (!strcmp(kernel, "fma_f16"))
+                snprintf(out, size, "half2 x 4 chains per thread");
+        else if (!strncmp(kernel, "fma_", 4))
+                snprintf(out, size, "scalar: 8 chains per thread");
+        else
+                snprintf(out, size, "float4 vectors, grid-stride");
+        return 0;
+}
+
 static const char *cuda_last_error(struct dev_backend *b) {
         return b ? b->err : "";
 }
@@ -891,6 +903,7 @@ const struct dev_ops dev_ops_cuda = {
         .copy_d2h_on = cuda_copy_d2h_on,
         .event_record_on = cuda_event_record_on,
         .event_span_ms = cuda_event_span_ms,
+        .kernel_shape = cuda_kernel_shape,
         .last_error = cuda_last_error,
 };
 

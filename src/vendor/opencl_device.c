@@ -9,16 +9,23 @@
  * command after it, so elapsed time is END(last command before the end event) -
  * START(first command after the start event), the device's own timestamps.
  *
- * Kernel tuning by device type, as build options of the one source: CPU devices get 16-wide
- * vectors, contiguous per-work-item blocks (so each core streams through memory) and FMA
- * kernels coarsened 16 (f32) / 8 (f64) logical work items per OpenCL work item, so that 8
- * independent vector FMA chains fill the SIMD pipes (PoCL does not vectorise across work
- * items when the kernel body has a loop). GPUs get float4 and grid-stride loops.
+ * Kernel shapes, chosen per device (see "kernel shapes" and "memory kernel shapes" below):
+ * GPUs get float4 memory kernels, grid-stride loops and scalar FMA chains (the hardware runs
+ * work items in SIMD lanes). CPU devices get memory kernels with one contiguous block per
+ * work item (so each core streams through memory) and non-temporal stores, their vector
+ * width (and read_f32's number of streams) calibrated at each one's first launch; their FMA
+ * kernels run W logical work items per OpenCL work item as W-wide vector chains, W
+ * calibrated at first use among the widths around the native one (on AVX2 float8 runs 3x
+ * faster than float16, whose 8 chains need 16 of the 16 ymm registers and spill; on
+ * AVX-512's 32 zmm registers float16 fits). Cached per device in the backend.
  *
  * Test hooks (only when compiled with -DGPUVET_TEST_HOOKS, i.e. the test driver; the gpuvet
  * binary ignores these variables): GPUVET_TEST_WRONG_KERNEL=name builds that kernel
  * intentionally wrong (so verification must catch it); GPUVET_TEST_CL_TUNING=gpu builds the
- * GPU variant on any device (so the GPU variant is exercised on PoCL). */
+ * GPU variant on any device (so the GPU variant is exercised on PoCL);
+ * GPUVET_TEST_CL_FMA_WIDTH=W skips the calibration and runs the FMA kernels W wide (so every
+ * width is verified on any CPU device); GPUVET_TEST_CL_MEM_WIDTH=W and
+ * GPUVET_TEST_CL_READ_STREAMS=S do the same for the memory kernels. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,14 +39,34 @@ extern const char embedded_opencl_kernels[];
 extern const size_t embedded_opencl_kernels_len;
 
 #define MAX_DEVICES 64
-#define MAX_KERNELS 16
+#define MAX_KERNELS 64
 #define MAX_WAITING 16
+
+/* The FMA families calibrated on CPU devices: fma_f32 and fma_f64. */
+enum { FMA_F32, FMA_F64, N_FMA };
+
+/* The vector width an FMA family runs at on one device: 0 until calibrated. */
+struct fma_shape {
+        unsigned width;
+        char note[224];
+};
+
+/* The memory kernels calibrated on CPU devices (see "kernel shapes" below). */
+enum { MEM_COPY, MEM_SCALE, MEM_ADD, MEM_TRIAD, MEM_READ, MEM_WRITE, N_MEM };
+
+/* The shape a memory kernel runs at on one device: width 0 until chosen. */
+struct mem_shape {
+        unsigned width, streams;
+        char note[320];
+};
 
 struct dev_backend {
         struct opencl_lib *cl;
         cl_device_id devs[MAX_DEVICES];
         cl_platform_id plats[MAX_DEVICES];
         int n;
+        struct fma_shape shapes[MAX_DEVICES][N_FMA]; /* the cache: per device, per family */
+        struct mem_shape mem_shapes[MAX_DEVICES][N_MEM]; /* the same for the memory kernels */
         char err[1024];
 };
 
@@ -64,8 +91,13 @@ struct dev_ctx {
         cl_device_id dev;
         cl_context ctx;
         cl_command_queue q;
+        int index;             /* the device's index in b->devs (b->shapes) */
         cl_program prog;       /* built on first launch */
         bool cpu_tuning;       /* the CPU variant of the kernels (see the top of the file) */
+        unsigned mem_vec;      /* VEC of the memory kernels */
+        bool nt_stores;        /* NT_STORES of the memory kernels */
+        unsigned native_width[N_FMA]; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT / _DOUBLE */
+        unsigned compute_units;
         struct kernel_slot kernels[MAX_KERNELS];
         size_t n_kernels;
         struct pinned *pinned;
@@ -325,6 +357,35 @@ static bool test_gpu_tuning(void) {
 #endif
 }
 
+/* The memory kernels' build-time shape, from the device's properties. GPUs: float4,
+ * grid-stride (what coalesces), the only shape. CPU devices: contiguous blocks, the base
+ * names at twice the native float width (two SIMD registers per load, 16 floats at most;
+ * used until the calibration has chosen, see "kernel shapes"), and non-temporal stores when
+ * every buffer's base is aligned to the widest vector, 16 floats (CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+ * in bits): a copy then writes its destination without reading it for ownership first. */
+static void choose_memory_shape(struct dev_ctx *c) {
+        cl_uint nf = 0, nd = 0, align_bits = 0, cu = 0;
+        (void)dev_num(c->b, c->dev, CL_DEVICE_MAX_COMPUTE_UNITS, "clGetDeviceInfo(CL_DEVICE_MAX_COMPUTE_UNITS)", &cu,
+                      sizeof(cu));
+        c->compute_units = cu;
+        (void)dev_num(c->b, c->dev, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT,
+                      "clGetDeviceInfo(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT)", &nf, sizeof(nf));
+        (void)dev_num(c->b, c->dev, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE,
+                      "clGetDeviceInfo(CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE)", &nd, sizeof(nd));
+        (void)dev_num(c->b, c->dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, "clGetDeviceInfo(CL_DEVICE_MEM_BASE_ADDR_ALIGN)",
+                      &align_bits, sizeof(align_bits));
+        c->native_width[FMA_F32] = nf ? nf : 4;
+        c->native_width[FMA_F64] = nd ? nd : 2;
+        if (!c->cpu_tuning) {
+                c->mem_vec = 4;
+                c->nt_stores = false;
+                return;
+        }
+        unsigned vec = 2 * c->native_width[FMA_F32];
+        c->mem_vec = vec >= 16 ? 16 : vec >= 8 ? 8 : 4; /* a width read_f32's reduction has */
+        c->nt_stores = align_bits / 8 >= 16 * sizeof(float);
+}
+
 static int cl_ctx_open(struct dev_backend *b, int index, struct dev_ctx **ret) {
         *ret = NULL;
         if (!b || index < 0 || index >= b->n) {
@@ -344,7 +405,9 @@ static int cl_ctx_open(struct dev_backend *b, int index, struct dev_ctx **ret) {
                 free(c);
                 return -EIO;
         }
+        c->index = index;
         c->cpu_tuning = (type & CL_DEVICE_TYPE_CPU) && !test_gpu_tuning();
+        choose_memory_shape(c);
         cl_int rc = 0;
         cl_context_properties props[] = {0x1084 /* CL_CONTEXT_PLATFORM */, (cl_context_properties)b->plats[index], 0};
         c->ctx = b->cl->clCreateContext(props, 1, &c->dev, NULL, NULL, &rc);
@@ -575,19 +638,12 @@ static int cl_memset(struct dev_ctx *c, struct dev_buf *buf, uint8_t value, size
 
 /* -- kernels ------------------------------------------------------------------------ */
 
-/* Logical work items per OpenCL work item for the FMA kernels on CPU devices (see the top);
- * must match COARSEN_F32/COARSEN_F64 in kernels/gpuvet.cl's CPU variant. */
-static size_t coarsen(const struct dev_ctx *c, const char *kernel) {
-        if (!c->cpu_tuning)
-                return 1;
-        if (!strcmp(kernel, "fma_f32") || !strcmp(kernel, "fma_f16"))
-                return 16;
-        if (!strcmp(kernel, "fma_f64"))
-                return 8;
-        return 1;
-}
-
 static bool is_fma(const char *kernel) { return !strncmp(kernel, "fma_", 4); }
+
+/* FMA_F32 / FMA_F64 for the kernels with calibrated shapes, -1 for the others. */
+static int fma_family(const char *kernel) {
+        return !strcmp(kernel, "fma_f32") ? FMA_F32 : !strcmp(kernel, "fma_f64") ? FMA_F64 : -1;
+}
 
 static int build(struct dev_ctx *c) {
         const struct opencl_lib *cl = c->b->cl;
@@ -600,9 +656,8 @@ static int build(struct dev_ctx *c) {
                 return cl_fail(c->b, "clCreateProgramWithSource", rc ? rc : CL_INVALID_VALUE);
         }
         char opts[256];
-        snprintf(opts, sizeof(opts), "-cl-std=CL1.2 %s",
-                 c->cpu_tuning ? "-DVEC=16 -DBLOCKED=1 -DCOARSEN_F32=16 -DCOARSEN_F64=8"
-                               : "-DVEC=4 -DBLOCKED=0 -DCOARSEN_F32=1 -DCOARSEN_F64=1");
+        snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DVEC=%u -DBLOCKED=%d -DNT_STORES=%d -DMEM_SHAPES=%d -DFMA_SHAPES=%d",
+                 c->mem_vec, c->cpu_tuning, c->nt_stores, c->cpu_tuning, c->cpu_tuning);
 #ifdef GPUVET_TEST_HOOKS
         const char *wrong = getenv("GPUVET_TEST_WRONG_KERNEL");
         if (wrong && *wrong) {
@@ -629,7 +684,7 @@ static int build(struct dev_ctx *c) {
         return 0;
 }
 
-static int get_kernel(struct dev_ctx *c, const char *name, cl_kernel *ret) {
+static int get_kernel_named(struct dev_ctx *c, const char *name, cl_kernel *ret) {
         for (size_t i = 0; i < c->n_kernels; i++)
                 if (!strcmp(c->kernels[i].name, name)) {
                         *ret = c->kernels[i].k;
@@ -659,28 +714,220 @@ static int get_kernel(struct dev_ctx *c, const char *name, cl_kernel *ret) {
         return 0;
 }
 
-static int cl_launch(struct dev_ctx *c, const char *kernel, size_t global_size, size_t local_size,
-                     const struct dev_arg *args, size_t n_args) {
-        if (global_size == 0) {
-                set_err(c->b, "clEnqueueNDRangeKernel(%s): global size 0", kernel);
-                return -EINVAL;
-        }
+/* -- kernel shapes ---------------------------------------------------------------------
+ *
+ * The FMA kernels on CPU devices: kernels/gpuvet.cl's fma_f32_x<W> / fma_f64_x<W> run W
+ * logical work items per OpenCL work item, each chain a W-wide vector. Which W fills the SIMD
+ * pipes without spilling depends on the vector registers (16 on AVX2, 32 on AVX-512) and
+ * the FMA latency, none of which OpenCL tells, so it is measured, as clpeak does by running
+ * every vector width: the widths around the device's native one (native / 2, native,
+ * 2 x native, within what the source has) run on the device, each timed until a launch lasts
+ * CAL_MIN_MS, best of CAL_REPS, and the fastest is kept for the device (b->shapes) for the
+ * rest of the process. The result is not verified here: the benchmark verifies what it runs. */
+
+static int profile(struct dev_ctx *c, cl_event ev, cl_profiling_info what, cl_ulong *ret);
+
+#define CAL_MIN_MS 5.0
+#define CAL_REPS 3
+#define CAL_MAX_ITERS (1u << 22)
+
+static const struct fma_family_info {
+        const char *kernel, *type;
+        size_t elem;
+        unsigned widths[4]; /* the x<W> variants kernels/gpuvet.cl builds, 0-terminated */
+} fma_families[N_FMA] = {
+        [FMA_F32] = {"fma_f32", "float", sizeof(float), {4, 8, 16, 0}},
+        [FMA_F64] = {"fma_f64", "double", sizeof(double), {2, 4, 8, 16}},
+};
+
+static unsigned test_fma_width(void) {
+#ifdef GPUVET_TEST_HOOKS
+        const char *w = getenv("GPUVET_TEST_CL_FMA_WIDTH");
+        return w ? (unsigned)strtoul(w, NULL, 10) : 0;
+#else
+        return 0;
+#endif
+}
+
+static bool has_width(const struct fma_family_info *f, unsigned w) {
+        for (size_t i = 0; i < 4 && f->widths[i]; i++)
+                if (f->widths[i] == w)
+                        return true;
+        return false;
+}
+
+/* One launch of kernel k over global work items (local: 0 for the driver's choice), waited
+ * for; its device time in ms. Not tracked (track()): calibration launches are no command of
+ * the caller's. */
+static int time_launch(struct dev_ctx *c, cl_kernel k, size_t global, size_t local, double *ms) {
+        const struct opencl_lib *cl = c->b->cl;
+        cl_event ev = NULL;
+        cl_int rc = cl->clEnqueueNDRangeKernel(c->q, k, 1, NULL, &global, local ? &local : NULL, 0, NULL, &ev);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clEnqueueNDRangeKernel(calibration)", rc);
+        cl_ulong t0 = 0, t1 = 0;
+        int r = profile(c, ev, CL_PROFILING_COMMAND_START, &t0);
+        if (r == 0)
+                r = profile(c, ev, CL_PROFILING_COMMAND_END, &t1);
+        (void)cl->clReleaseEvent(ev);
+        *ms = t1 > t0 ? (double)(t1 - t0) / 1e6 : 0;
+        return r;
+}
+
+/* GFLOPS of the x<w> variant of family f over n logical work items writing to out. */
+static int time_fma_width(struct dev_ctx *c, int f, unsigned w, cl_mem out, cl_ulong n, double *gflops) {
+        const struct opencl_lib *cl = c->b->cl;
+        const struct fma_family_info *fi = &fma_families[f];
+        char name[32];
+        snprintf(name, sizeof(name), "%s_x%u", fi->kernel, w);
         cl_kernel k;
-        int r = get_kernel(c, kernel, &k);
+        int r = get_kernel_named(c, name, &k);
         if (r < 0)
                 return r;
+        float seed32 = 0.5f;
+        double seed64 = 0.5;
+        cl_uint iters = 16;
+        size_t global = (size_t)((n + w - 1) / w);
+        cl_int rc = cl->clSetKernelArg(k, 0, sizeof(out), &out);
+        if (rc == CL_SUCCESS)
+                rc = f == FMA_F64 ? cl->clSetKernelArg(k, 2, sizeof(seed64), &seed64)
+                                  : cl->clSetKernelArg(k, 2, sizeof(seed32), &seed32);
+        if (rc == CL_SUCCESS)
+                rc = cl->clSetKernelArg(k, 3, sizeof(n), &n);
+        if (rc != CL_SUCCESS)
+                return cl_fail(c->b, "clSetKernelArg(calibration)", rc);
+        double ms = 0, best = 0;
+        /* rep -2: the first launch, which may include compiling the kernel for the device
+         * (PoCL), not timed; rep -1: launches with 4x the iterations until one lasts
+         * CAL_MIN_MS; then CAL_REPS timed launches */
+        for (int rep = -2; rep < CAL_REPS;) {
+                if ((rc = cl->clSetKernelArg(k, 1, sizeof(iters), &iters)) != CL_SUCCESS)
+                        return cl_fail(c->b, "clSetKernelArg(calibration)", rc);
+                if ((r = time_launch(c, k, global, 0, &ms)) < 0)
+                        return r;
+                if (rep == -2) {
+                        rep = -1;
+                        continue;
+                }
+                if (rep == -1) {
+                        if (ms >= CAL_MIN_MS || iters >= CAL_MAX_ITERS)
+                                rep = 0;
+                        else
+                                iters *= 4;
+                        continue;
+                }
+                double g = ms > 0 ? (double)n * 8 * iters * 2 / (ms * 1e6) : 0;
+                if (g > best)
+                        best = g;
+                rep++;
+        }
+        *gflops = best;
+        return 0;
+}
+
+/* The width family f runs at on c's device: the cache, or the test hook, or a calibration. */
+static int fma_width(struct dev_ctx *c, int f, unsigned *ret) {
+        struct fma_shape *sh = &c->b->shapes[c->index][f];
+        const struct fma_family_info *fi = &fma_families[f];
+        *ret = 1;
+        if (!c->cpu_tuning)
+                return 0;
+        if (sh->width) {
+                *ret = sh->width;
+                return 0;
+        }
+        unsigned forced = test_fma_width();
+        if (forced && has_width(fi, forced)) {
+                sh->width = forced;
+                snprintf(sh->note, sizeof(sh->note), "%s%u x 8 chains per work item (set by GPUVET_TEST_CL_FMA_WIDTH)",
+                         fi->type, forced);
+                *ret = forced;
+                return 0;
+        }
+        if (!c->prog) {
+                int r = build(c);
+                if (r < 0)
+                        return r;
+        }
+        cl_ulong n = (cl_ulong)(c->compute_units ? c->compute_units : 1) * 2048 * 4;
+        cl_int rc = 0;
+        cl_mem out = c->b->cl->clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, n * fi->elem, NULL, &rc);
+        if (!out || rc != CL_SUCCESS)
+                return cl_fail(c->b, "clCreateBuffer(calibration)", rc ? rc : CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        unsigned nat = c->native_width[f], best_w = 0;
+        double best = 0;
+        char tried[160] = "";
+        size_t len = 0;
+        int r = 0;
+        for (size_t i = 0; i < 4 && fi->widths[i]; i++) {
+                unsigned w = fi->widths[i];
+                if (w * 2 < nat || w > nat * 2) /* native / 2, native, 2 x native */
+                        continue;
+                double g = 0;
+                if ((r = time_fma_width(c, f, w, out, n, &g)) < 0)
+                        break;
+                if (len < sizeof(tried))
+                        len += (size_t)snprintf(tried + len, sizeof(tried) - len, "%s%s%u %.1f", len ? ", " : "",
+                                                fi->type, w, g);
+                if (g > best) {
+                        best = g;
+                        best_w = w;
+                }
+        }
+        (void)c->b->cl->clReleaseMemObject(out);
+        if (r < 0)
+                return r;
+        if (!best_w) { /* no width near the native one in the source: the scalar kernel */
+                sh->width = 1;
+                snprintf(sh->note, sizeof(sh->note), "scalar: 8 chains per work item (no vector variant near the "
+                         "native width %u)", nat);
+        } else {
+                sh->width = best_w;
+                snprintf(sh->note, sizeof(sh->note), "%s%u x 8 chains per work item, calibrated (GFLOPS: %s)", fi->type,
+                         best_w, tried);
+        }
+        *ret = sh->width;
+        return 0;
+}
+
+/* The kernel to launch for the benchmark's name, and the logical work items each OpenCL work
+ * item runs (the x<W> variants: W). */
+static int get_kernel(struct dev_ctx *c, const char *name, cl_kernel *ret, size_t *factor) {
+        *factor = 1;
+        int f = fma_family(name);
+        unsigned w = 1;
+        if (f >= 0) {
+                int r = fma_width(c, f, &w);
+                if (r < 0)
+                        return r;
+        }
+        if (w <= 1)
+                return get_kernel_named(c, name, ret);
+        char variant[32];
+        snprintf(variant, sizeof(variant), "%s_x%u", name, w);
+        *factor = w;
+        return get_kernel_named(c, variant, ret);
+}
+
+/* Set the launch's arguments on k; n_last, when not NULL, replaces the last argument (the
+ * element count n of the memory kernels, a u64). */
+static int set_args(struct dev_ctx *c, cl_kernel k, const char *kernel, const struct dev_arg *args, size_t n_args,
+                    const cl_ulong *n_last) {
         const struct opencl_lib *cl = c->b->cl;
-        cl_uint i = 0;
-        for (; i < n_args; i++) {
+        for (cl_uint i = 0; i < n_args; i++) {
                 const struct dev_arg *a = &args[i];
                 cl_int rc;
-                switch (a->kind) {
-                case DEV_ARG_BUF: rc = cl->clSetKernelArg(k, i, sizeof(cl_mem), &a->v.buf->mem); break;
-                case DEV_ARG_U32: rc = cl->clSetKernelArg(k, i, sizeof(a->v.u32), &a->v.u32); break;
-                case DEV_ARG_U64: rc = cl->clSetKernelArg(k, i, sizeof(a->v.u64), &a->v.u64); break;
-                case DEV_ARG_F32: rc = cl->clSetKernelArg(k, i, sizeof(a->v.f32), &a->v.f32); break;
-                case DEV_ARG_F64: rc = cl->clSetKernelArg(k, i, sizeof(a->v.f64), &a->v.f64); break;
-                default: rc = CL_INVALID_VALUE;
+                if (n_last && i + 1 == n_args && a->kind == DEV_ARG_U64) {
+                        rc = cl->clSetKernelArg(k, i, sizeof(*n_last), n_last);
+                } else {
+                        switch (a->kind) {
+                        case DEV_ARG_BUF: rc = cl->clSetKernelArg(k, i, sizeof(cl_mem), &a->v.buf->mem); break;
+                        case DEV_ARG_U32: rc = cl->clSetKernelArg(k, i, sizeof(a->v.u32), &a->v.u32); break;
+                        case DEV_ARG_U64: rc = cl->clSetKernelArg(k, i, sizeof(a->v.u64), &a->v.u64); break;
+                        case DEV_ARG_F32: rc = cl->clSetKernelArg(k, i, sizeof(a->v.f32), &a->v.f32); break;
+                        case DEV_ARG_F64: rc = cl->clSetKernelArg(k, i, sizeof(a->v.f64), &a->v.f64); break;
+                        default: rc = CL_INVALID_VALUE;
+                        }
                 }
                 if (rc != CL_SUCCESS) {
                         char call[80];
@@ -688,19 +935,238 @@ static int cl_launch(struct dev_ctx *c, const char *kernel, size_t global_size, 
                         return cl_fail(c->b, call, rc);
                 }
         }
+        return 0;
+}
+
+/* -- memory kernel shapes ----------------------------------------------------------------
+ *
+ * On CPU devices kernels/gpuvet.cl (MEM_SHAPES) also builds every memory kernel at the widths
+ * 4, 8 and 16 (<kernel>_v<W>), and read_f32 over 1, 4 and 8 streams (read_f32_v<W>s<S>).
+ * Which runs fastest depends on the core's load ports, its prefetchers and how many cache
+ * misses it keeps in flight, none of which OpenCL reports, so it is measured, as clpeak runs
+ * its read kernel at every vector width and keeps the best: at the kernel's first launch on
+ * a device, the candidates (the widths native / 2, native and 2 x native of
+ * CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, and for read_f32 each with 1, 4 and 8 streams) run
+ * with the launch's own arguments and work sizes, over the first CAL_MEM_BYTES of each
+ * array: one untimed launch each (PoCL compiles the kernel), then CAL_MEM_ROUNDS rounds that
+ * take the candidates in turn (so a neighbour's burst of load hits all of them alike), each
+ * candidate's fastest launch counts. The fastest is kept for the device (b->mem_shapes) for
+ * the rest of the process. The memory kernels only read their inputs and overwrite their
+ * output, so the extra launches change nothing the launch itself does not write again;
+ * a launch whose output is also an input (scale in place) is not calibrated (the base
+ * kernel runs, and the next launch tries again). */
+
+#define CAL_MEM_BYTES (64ull << 20)
+#define CAL_MEM_ROUNDS 3
+#define MAX_MEM_CANDIDATES 9
+
+static const struct mem_kernel_info {
+        const char *kernel;
+        unsigned arrays; /* arrays moved per element, to print GB/s as the benchmark counts */
+        bool streams;    /* has the S-stream variants */
+} mem_kernels[N_MEM] = {
+        [MEM_COPY] = {"copy_f32", 2, false}, [MEM_SCALE] = {"scale_f32", 2, false},
+        [MEM_ADD] = {"add_f32", 3, false},   [MEM_TRIAD] = {"triad_f32", 3, false},
+        [MEM_READ] = {"read_f32", 1, true},  [MEM_WRITE] = {"write_f32", 1, false},
+};
+static const unsigned mem_widths[] = {4, 8, 16};
+static const unsigned read_streams[] = {1, 4, 8};
+
+/* MEM_* for the memory kernels, -1 for the others. */
+static int mem_family(const char *kernel) {
+        for (int f = 0; f < N_MEM; f++)
+                if (!strcmp(kernel, mem_kernels[f].kernel))
+                        return f;
+        return -1;
+}
+
+static void mem_variant(char *out, size_t size, int f, unsigned w, unsigned s) {
+        if (mem_kernels[f].streams)
+                snprintf(out, size, "%s_v%us%u", mem_kernels[f].kernel, w, s);
+        else
+                snprintf(out, size, "%s_v%u", mem_kernels[f].kernel, w);
+}
+
+static void mem_note(struct dev_ctx *c, int f, struct mem_shape *sh, const char *how) {
+        char streams[32] = "";
+        if (mem_kernels[f].streams)
+                snprintf(streams, sizeof(streams), " x %u stream%s", sh->streams, sh->streams == 1 ? "" : "s");
+        /* short: a measurement parameter holds 127 characters */
+        snprintf(sh->note, sizeof(sh->note), "float%u%s, blocks%s%s%s", sh->width, streams,
+                 c->nt_stores && f != MEM_READ ? ", non-temporal stores" : "", how[0] ? ", " : "", how);
+}
+
+/* The test hooks GPUVET_TEST_CL_MEM_WIDTH=W and GPUVET_TEST_CL_READ_STREAMS=S: 0 when unset
+ * (or not a width / stream count the source has). */
+static unsigned test_mem_hook(const char *var, const unsigned *allowed, size_t n) {
+#ifdef GPUVET_TEST_HOOKS
+        const char *v = getenv(var);
+        unsigned x = v ? (unsigned)strtoul(v, NULL, 10) : 0;
+        for (size_t i = 0; i < n; i++)
+                if (allowed[i] == x)
+                        return x;
+#else
+        (void)var;
+        (void)allowed;
+        (void)n;
+#endif
+        return 0;
+}
+
+/* Choose the shape of memory kernel f on c's device: the cache, the test hooks, or a
+ * calibration with the launch's arguments. *sh stays width 0 when the launch cannot be used
+ * to calibrate (the caller then runs the base kernel). */
+static int mem_shape(struct dev_ctx *c, int f, const struct dev_arg *args, size_t n_args, size_t global, size_t local,
+                     struct mem_shape **ret) {
+        struct mem_shape *sh = &c->b->mem_shapes[c->index][f];
+        *ret = sh;
+        if (sh->width)
+                return 0;
+        unsigned tw = test_mem_hook("GPUVET_TEST_CL_MEM_WIDTH", mem_widths, 3);
+        unsigned ts = test_mem_hook("GPUVET_TEST_CL_READ_STREAMS", read_streams, 3);
+        if (tw || ts) {
+                sh->width = tw ? tw : c->mem_vec;
+                sh->streams = mem_kernels[f].streams && ts ? ts : 1;
+                mem_note(c, f, sh, "set by a test hook");
+                return 0;
+        }
+        /* Usable only when n is the last argument and no buffer is both read and written. */
+        if (n_args == 0 || args[n_args - 1].kind != DEV_ARG_U64)
+                return 0;
+        for (size_t i = 0; i < n_args; i++)
+                for (size_t j = i + 1; j < n_args; j++)
+                        if (args[i].kind == DEV_ARG_BUF && args[j].kind == DEV_ARG_BUF &&
+                            args[i].v.buf->mem == args[j].v.buf->mem)
+                                return 0;
+        cl_ulong n = args[n_args - 1].v.u64, cap = CAL_MEM_BYTES / sizeof(float);
+        cl_ulong n_cal = n < cap ? n : cap;
+        struct {
+                cl_kernel k;
+                unsigned w, s;
+                double ms;
+        } cand[MAX_MEM_CANDIDATES];
+        size_t nc = 0;
+        unsigned nat = c->native_width[FMA_F32];
+        for (size_t wi = 0; wi < 3; wi++) {
+                unsigned w = mem_widths[wi];
+                if (w * 2 < nat || w > nat * 2) /* native / 2, native, 2 x native */
+                        continue;
+                for (size_t si = 0; si < (mem_kernels[f].streams ? 3u : 1u) && nc < MAX_MEM_CANDIDATES; si++) {
+                        char name[32];
+                        mem_variant(name, sizeof(name), f, w, read_streams[si]);
+                        int r = get_kernel_named(c, name, &cand[nc].k);
+                        if (r == 0)
+                                r = set_args(c, cand[nc].k, name, args, n_args, &n_cal);
+                        if (r < 0)
+                                return r;
+                        cand[nc].w = w;
+                        cand[nc].s = read_streams[si];
+                        cand[nc].ms = 0;
+                        nc++;
+                }
+        }
+        if (nc == 0) /* no width near the native one: the base kernel */
+                return 0;
+        for (int round = 0; round <= CAL_MEM_ROUNDS; round++)
+                for (size_t i = 0; i < nc; i++) {
+                        double ms = 0;
+                        int r = time_launch(c, cand[i].k, global, local, &ms);
+                        if (r < 0)
+                                return r;
+                        if (round > 0 && ms > 0 && (cand[i].ms == 0 || ms < cand[i].ms))
+                                cand[i].ms = ms;
+                }
+        size_t best = 0;
+        char tried[160] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < nc; i++) {
+                if (cand[i].ms > 0 && (cand[best].ms == 0 || cand[i].ms < cand[best].ms))
+                        best = i;
+                double gbps = cand[i].ms > 0 ? (double)mem_kernels[f].arrays * (double)n_cal * sizeof(float) /
+                                                       (cand[i].ms * 1e6)
+                                             : 0;
+                if (len < sizeof(tried)) {
+                        if (mem_kernels[f].streams) /* width x streams */
+                                len += (size_t)snprintf(tried + len, sizeof(tried) - len, " %ux%u:%.0f", cand[i].w,
+                                                        cand[i].s, gbps);
+                        else
+                                len += (size_t)snprintf(tried + len, sizeof(tried) - len, " float%u:%.0f", cand[i].w,
+                                                        gbps);
+                }
+        }
+        sh->width = cand[best].w;
+        sh->streams = cand[best].s;
+        char how[sizeof(tried) + 32];
+        snprintf(how, sizeof(how), "calibrated (GB/s%s)", tried);
+        mem_note(c, f, sh, how);
+        return 0;
+}
+
+/* The kernel for memory kernel f's launch on a CPU device: its calibrated variant, or the
+ * base kernel where none is chosen. */
+static int mem_kernel(struct dev_ctx *c, int f, const struct dev_arg *args, size_t n_args, size_t global,
+                      size_t local, cl_kernel *ret) {
+        struct mem_shape *sh;
+        int r = mem_shape(c, f, args, n_args, global, local, &sh);
+        if (r < 0)
+                return r;
+        if (!sh->width)
+                return get_kernel_named(c, mem_kernels[f].kernel, ret);
+        char name[32];
+        mem_variant(name, sizeof(name), f, sh->width, sh->streams);
+        return get_kernel_named(c, name, ret);
+}
+
+static int cl_kernel_shape(struct dev_ctx *c, const char *kernel, char *out, size_t size) {
+        int f = fma_family(kernel), mf = mem_family(kernel);
+        if (f >= 0 && c->cpu_tuning) {
+                unsigned w;
+                int r = fma_width(c, f, &w);
+                if (r < 0)
+                        return r;
+                snprintf(out, size, "%s", c->b->shapes[c->index][f].note);
+        } else if (is_fma(kernel)) {
+                snprintf(out, size, "scalar: 8 chains per work item");
+        } else if (mf >= 0 && c->cpu_tuning && c->b->mem_shapes[c->index][mf].width) {
+                snprintf(out, size, "%s", c->b->mem_shapes[c->index][mf].note);
+        } else if (c->cpu_tuning) {
+                snprintf(out, size, "float%u, blocks%s%s", c->mem_vec, c->nt_stores ? ", non-temporal stores" : "",
+                         mf >= 0 ? ", not calibrated yet (at its first launch)" : "");
+        } else {
+                snprintf(out, size, "float%u vectors, grid-stride", c->mem_vec);
+        }
+        return 0;
+}
+
+static int cl_launch(struct dev_ctx *c, const char *kernel, size_t global_size, size_t local_size,
+                     const struct dev_arg *args, size_t n_args) {
+        if (global_size == 0) {
+                set_err(c->b, "clEnqueueNDRangeKernel(%s): global size 0", kernel);
+                return -EINVAL;
+        }
+        cl_kernel k;
+        size_t factor = 1;
+        int mf = c->cpu_tuning ? mem_family(kernel) : -1;
         size_t global = global_size, local = local_size;
-        size_t factor = coarsen(c, kernel);
+        if (local) /* the loops are grid-stride or bounds-checked: rounding up is safe */
+                global = (global + local - 1) / local * local;
+        int r = mf >= 0 ? mem_kernel(c, mf, args, n_args, global, local, &k) : get_kernel(c, kernel, &k, &factor);
+        if (r < 0)
+                return r;
+        if ((r = set_args(c, k, kernel, args, n_args, NULL)) < 0)
+                return r;
+        const struct opencl_lib *cl = c->b->cl;
         if (is_fma(kernel)) {
                 /* hidden last argument of the FMA kernels: the logical work-item count */
                 cl_ulong logical = global_size;
-                cl_int rc = cl->clSetKernelArg(k, i, sizeof(logical), &logical);
+                cl_int rc = cl->clSetKernelArg(k, (cl_uint)n_args, sizeof(logical), &logical);
                 if (rc != CL_SUCCESS)
                         return cl_fail(c->b, "clSetKernelArg(fma, logical size)", rc);
                 global = (global_size + factor - 1) / factor;
                 local = local_size && local_size % factor == 0 ? local_size / factor : 0;
+                if (local)
+                        global = (global + local - 1) / local * local;
         }
-        if (local) /* the loops are grid-stride or bounds-checked: rounding up is safe */
-                global = (global + local - 1) / local * local;
         cl_event ev = NULL;
         cl_int rc = cl->clEnqueueNDRangeKernel(c->q, k, 1, NULL, &global, local ? &local : NULL, 0, NULL, &ev);
         if (rc != CL_SUCCESS) {
@@ -939,5 +1405,6 @@ const struct dev_ops dev_ops_opencl = {
         .copy_d2h_on = cl_copy_d2h_on,
         .event_record_on = cl_event_record_on,
         .event_span_ms = cl_event_span_ms,
+        .kernel_shape = cl_kernel_shape,
         .last_error = cl_last_error,
 };

@@ -102,6 +102,50 @@ expect_verified(run("memory", *small, env={"GPUVET_TEST_CL_TUNING": "gpu"}), MEM
 expect_verified(run("compute", "--reps", "2", "--precision", "fp32", env={"GPUVET_TEST_CL_TUNING": "gpu"}),
                 ["fp32_fma"], "gpu tuning compute")
 
+# 3b. every vector width of the CPU FMA kernels (their x<W> variants, normally chosen by
+# calibration) computes the chains right, and a wrong fma_f32 fails at every width
+comp = run("compute", "--reps", "2", "--warmup", "1")
+shape = comp.get("fp32_fma", {}).get("params", {}).get("kernel_shape", "")
+expect(shape != "", "compute: fp32_fma names its kernel shape: %s" % comp.get("fp32_fma"))
+if "calibrated" in shape or "scalar" not in shape:  # a CPU device: the variants exist
+    for w in ["2", "4", "8", "16"]:
+        ms = run("compute", "--reps", "2", "--warmup", "1", env={"GPUVET_TEST_CL_FMA_WIDTH": w})
+        for n in ["fp32_fma", "fp64_fma"]:
+            m = ms.get(n, {})
+            if (n, w) == ("fp32_fma", "2"):  # no float2 variant: calibrated as usual
+                continue
+            expect(m.get("status") == "skip" or (m.get("verified") and "%s x 8" % w in m.get("params", {}).get("kernel_shape", "")),
+                   "width %s: %s not verified at that width: %s" % (w, n, json.dumps(m)[:400]))
+        ms = run("compute", "--reps", "2", "--precision", "fp32",
+                 env={"GPUVET_TEST_CL_FMA_WIDTH": w, "GPUVET_TEST_WRONG_KERNEL": "fma_f32"})
+        m = ms.get("fp32_fma", {})
+        expect(m.get("status") == "fail" and not m.get("verified"),
+               "width %s: a wrong fma_f32 should fail verification: %s" % (w, json.dumps(m)[:400]))
+
+# 3c. every shape of the CPU memory kernels (<kernel>_v<W> and read_f32_v<W>s<S>, normally
+# chosen by calibration at the first launch) is verified, and a wrong kernel fails at each
+rshape = mem.get("read", {}).get("params", {}).get("kernel_shape", "")
+expect(rshape != "", "memory: read names its kernel shape: %s" % mem.get("read"))
+if "blocks" in rshape:  # a CPU device: the variants exist
+    expect("calibrated" in rshape, "memory: read's shape is calibrated on a CPU device: %s" % rshape)
+    for w in ["4", "8", "16"]:
+        for st in ["1", "4", "8"]:
+            hooks = {"GPUVET_TEST_CL_MEM_WIDTH": w, "GPUVET_TEST_CL_READ_STREAMS": st}
+            ms = run("memory", *small, *([] if st == "1" else ["--only", "read"]), env=hooks)
+            expect_verified(ms, MEM if st == "1" else ["read"], "memory float%s, read %s streams" % (w, st))
+            for n in (MEM[:-1] if st == "1" else ["read"]):
+                shape = ms.get(n, {}).get("params", {}).get("kernel_shape", "")
+                want = "float%s x %s stream" % (w, st) if n == "read" else "float%s," % w
+                expect(shape.startswith(want), "memory %s: shape %r, expected %r" % (n, shape, want))
+        st = {"4": "1", "8": "4", "16": "8"}[w]
+        for kernel, name in [("read_f32", "read"), ("copy_f32", "copy"), ("triad_f32", "triad")]:
+            ms = run("memory", *small, "--only", name, env={"GPUVET_TEST_CL_MEM_WIDTH": w,
+                                                            "GPUVET_TEST_CL_READ_STREAMS": st,
+                                                            "GPUVET_TEST_WRONG_KERNEL": kernel})
+            m = ms.get(name, {})
+            expect(m.get("status") == "fail" and not m.get("verified"),
+                   "float%s: a wrong %s should fail verification: %s" % (w, kernel, json.dumps(m)[:400]))
+
 # 4. bad input: clear error measurements
 for bench, size, word in [("memory", "1000", "invalid size"), ("memory", "4098", "invalid size"),
                           ("transfer", "4096", "invalid size"), ("memory", str(1 << 40), "exceeds")]:

@@ -4,7 +4,7 @@
  * benchmark's bench_info.run with a hand-made bench_ctx (no facts: no peaks) and prints
  * every measurement as one JSON array on stdout. tests/golden/test_bench_opencl.py runs it.
  *
- *   test_opencl_driver BENCH [--size BYTES] [--reps N] [--warmup N] [--precision P] [--gpus I]
+ *   test_opencl_driver BENCH [--size BYTES] [--reps N] [--warmup N] [--precision P] [--gpus I] [--only TEST]
  *
  * Exit: 0 after printing (the test judges the measurements), 77 when there is no OpenCL
  * platform or device (the caller skips), 2 on bad usage. */
@@ -26,7 +26,7 @@ static const struct bench_info *find(const char *name) {
 
 int main(int argc, char **argv) {
         if (argc < 2) {
-                fprintf(stderr, "usage: %s memory|compute|transfer [--size B] [--reps N] [--warmup N] [--precision P] [--gpus I]\n", argv[0]);
+                fprintf(stderr, "usage: %s memory|compute|transfer [--size B] [--reps N] [--warmup N] [--precision P] [--gpus I] [--only TEST]\n", argv[0]);
                 return 2;
         }
         const struct bench_info *bi = find(argv[1]);
@@ -48,6 +48,8 @@ int main(int argc, char **argv) {
                         opt.precision = v;
                 else if (!strcmp(k, "--gpus"))
                         gpu = atoi(v);
+                else if (!strcmp(k, "--only"))
+                        opt.only = v;
                 else {
                         fprintf(stderr, "unknown option %s\n", k);
                         return 2;
