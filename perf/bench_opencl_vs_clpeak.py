@@ -23,11 +23,12 @@ reading. Target (issue 13): every ratio >= 1.00. Exit 1 when one is below."""
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
+
+import machine  # perf/machine.py: the line naming this machine
 
 TESTS = [  # (key, clpeak test, gpuvet measurement, unit)
     ("read", "global_memory_bandwidth", "read", "GB/s"),
@@ -36,28 +37,6 @@ TESTS = [  # (key, clpeak test, gpuvet measurement, unit)
     ("fp64", "double_precision_compute", "fp64_fma", "GFLOPS"),
     ("fp16", "half_precision_compute", "fp16_fma", "GFLOPS"),
 ]
-
-
-def machine(clinfo_device):
-    model, flags = "?", set()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name") and model == "?":
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags") and not flags:
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    isa = " ".join(f for f in ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512vl", "avx512_fp16"] if f in flags)
-    return "CPU: %s (%d logical CPUs), SIMD flags: %s; OpenCL device: %s; %s" % (
-        model, os.cpu_count() or 0, isa or "none of sse4_2/avx/avx2/fma/avx512f", clinfo_device, platform.platform())
-
-
-def load():
-    try:
-        return " ".join(open("/proc/loadavg").read().split()[:3])
-    except OSError:
-        return "?"
 
 
 def clpeak_run(clpeak, platform_idx, device):
@@ -120,7 +99,7 @@ def main():
     rows, header = [], False
     for i in range(a.runs):
         order = tools[i % len(tools):] + tools[:i % len(tools)]
-        row, la0 = {}, load()
+        row, la0 = {}, machine.load()
         for tool in order:
             if tool == "clpeak":
                 row["clpeak"], dev = clpeak_run(a.clpeak, a.cl_platform, a.cl_device)
@@ -129,11 +108,11 @@ def main():
                 if tool == "after":
                     row["shapes"] = shapes
             if not header:
-                print(machine(dev))
+                machine.print_header("OpenCL device: %s" % dev)
                 print("tools: clpeak %s; gpuvet %s%s" % (a.clpeak, a.gpuvet,
                       "; before: gpuvet %s" % a.gpuvet_before if a.gpuvet_before else ""))
                 header = True
-        row["load"] = "%s -> %s" % (la0, load())
+        row["load"] = "%s -> %s" % (la0, machine.load())
         rows.append(row)
         print("run %d (%s), load average %s" % (i + 1, " > ".join(order), row["load"]), flush=True)
         for key, _, _, unit in TESTS:
