@@ -321,7 +321,9 @@ static bool short_read_is_end(const struct fsroot *fs, const char *path) {
 
 /* fd is not a regular file: a FIFO or a device node in a captured tree, which a reader
  * must refuse (one may block, another never end). Asked only when the first read came back
- * empty or full, where such a file would show: the common small attribute needs no fstat. */
+ * empty or full, where such a file would show: the common small attribute needs no fstat.
+ * The first read itself is non-blocking (O_NONBLOCK); a device that ignored that would
+ * hold it until the gather's watchdog (cmd/common.c) ends the run with a message. */
 static int refuse_irregular(int fd) {
         struct stat st;
         if (fstat(fd, &st) < 0)
