@@ -21,12 +21,13 @@ import subprocess
 import sys
 import time
 
+import machine  # perf/machine.py: the line naming this machine
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 PYNVML_SCRIPT = r"""
 import pynvml as N
-import machine  # perf/machine.py: the line naming this machine
 N.nvmlInit()
 def get(f, *a):
     try:
