@@ -289,8 +289,17 @@ def bad_input(b):
         real = os.path.realpath(path) if os.path.islink(path) else path
         try:
             if open(os.path.join(real, "vendor")).read().strip() == "0x10de":
+                # No NVIDIA GPU has this id in gpus.json. The kernel shows a device's id in
+                # its uevent too (PCI_ID), which gpuvet reads first: change both.
                 with open(os.path.join(real, "device"), "w") as f:
-                    f.write("0x1fff\n")  # no NVIDIA GPU has this id in gpus.json
+                    f.write("0x1fff\n")
+                uevent = os.path.join(real, "uevent")
+                if os.path.exists(uevent):
+                    with open(uevent) as f:
+                        lines = f.read().splitlines()
+                    lines = ["PCI_ID=10DE:1FFF" if x.startswith("PCI_ID=") else x for x in lines]
+                    with open(uevent, "w") as f:
+                        f.write("\n".join(lines) + "\n")
         except OSError:
             pass
     cases = [
