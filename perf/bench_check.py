@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark `gpuvet check --level quick` on the 8-GPU fixture: CPU time and wall time per run.
 
-Usage: perf/bench_check.py [--gpuvet build/gpuvet] [--fixture dgx-h100] [--runs 200]
-                            [--policy-capture]
+Usage: perf/bench_check.py [--gpuvet build/gpuvet ...] [--fixture dgx-h100] [--runs 200]
+                            [--batches 1] [--policy-capture]
 
 --policy-capture first writes the fixture's own reference (`gpuvet policy capture`) and
 judges every run by it (`--policy FILE`): the cost of a site policy with a golden node.
@@ -11,6 +11,11 @@ CPU time is user+sys of the children (os.wait4), so it excludes Python's own ove
 kernel accounts it in scheduler ticks, so a single short run reads 0 or a whole tick: the
 CPU figure is the total over all runs divided by their number; wall time is per run.
 The target (issue 2) is under 20 ms of CPU per run; results go in docs/perf.md.
+
+With several --gpuvet (a commit before and after) or --batches B > 1, each binary runs B
+batches of --runs, the binaries taking turns batch by batch so that the machine's drift
+hits them alike; each binary's line then gives the median, min and max of its batches'
+CPU per run (issue 13's figures: --gpuvet BEFORE --gpuvet AFTER --runs 100 --batches 6).
 """
 import argparse
 import os
@@ -40,28 +45,41 @@ def run_once(argv):
     return (usage.ru_utime + usage.ru_stime) * 1e3, wall * 1e3, usage.ru_utime * 1e3, usage.ru_stime * 1e3
 
 
+def cpu_line(runs):
+    """runs: (cpu, wall, user, sys) per run -> the CPU per run over the batch (ms)."""
+    cpu, _, user, system = zip(*runs)
+    n = len(runs)
+    return sum(cpu) / n, sum(user) / n, sum(system) / n
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpuvet", default=os.path.join(REPO, "build", "gpuvet"))
+    ap.add_argument("--gpuvet", action="append")
     ap.add_argument("--fixture", default="dgx-h100")
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--batches", type=int, default=1)
     ap.add_argument("--policy-capture", action="store_true")
     args = ap.parse_args()
     machine.print_header()
+    binaries = [os.path.abspath(g) for g in (args.gpuvet or [os.path.join(REPO, "build", "gpuvet")])]
 
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "mkfixture.py"), tmp, args.fixture],
                        check=True)
         root = os.path.join(tmp, args.fixture)
         report = os.path.join(tmp, "report.json")
-        argv = [os.path.abspath(args.gpuvet), "check", "--level", "quick", "--root", root, "--json", report]
+        tail = ["check", "--level", "quick", "--root", root, "--json", report]
         if args.policy_capture:
             policy = os.path.join(tmp, "policy.yaml")
-            subprocess.run([argv[0], "policy", "capture", "--root", root, "-o", policy], check=True)
-            argv += ["--policy", policy]
-        for _ in range(5):  # warm the page cache
-            run_once(argv)
-        cpu, wall, user, system = zip(*(run_once(argv) for _ in range(args.runs)))
+            subprocess.run([binaries[0], "policy", "capture", "--root", root, "-o", policy], check=True)
+            tail += ["--policy", policy]
+        batches = [[] for _ in binaries]
+        for g in binaries:
+            for _ in range(5):  # warm the page cache
+                run_once([g] + tail)
+        for _ in range(args.batches):
+            for i, g in enumerate(binaries):
+                batches[i].append([run_once([g] + tail) for _ in range(args.runs)])
 
     def line(name, xs):
         q = statistics.quantiles(xs, n=20)
@@ -69,9 +87,22 @@ def main():
 
     n = args.runs
     print(f"gpuvet check --level quick --root <{args.fixture}> --json FILE{' --policy <capture>' if args.policy_capture else ''}, {n} runs")
-    print(f"cpu per run (total / runs): {sum(cpu) / n:.2f} ms (user {sum(user) / n:.2f}, sys {sum(system) / n:.2f})")
-    print(line("wall", wall))
-    print(f"target: cpu per run < 20 ms -> {'met' if sum(cpu) / n < 20 else 'NOT met'}")
+    for g, own in zip(binaries, batches):
+        if len(binaries) > 1:
+            print(g)
+        if args.batches == 1:
+            runs = own[0]
+            cpu, user, system = cpu_line(runs)
+            print(f"cpu per run (total / runs): {cpu:.2f} ms (user {user:.2f}, sys {system:.2f})")
+            print(line("wall", [r[1] for r in runs]))
+        else:
+            per = [cpu_line(b) for b in own]
+            cpu = statistics.median(p[0] for p in per)
+            print(f"cpu per run, median of {args.batches} batches: {cpu:.2f} ms (batches {min(p[0] for p in per):.2f}"
+                  f"-{max(p[0] for p in per):.2f}; user {statistics.median(p[1] for p in per):.2f}, "
+                  f"sys {statistics.median(p[2] for p in per):.2f})")
+        print(f"target: cpu per run < 20 ms -> {'met' if cpu < 20 else 'NOT met'}")
+
 
 if __name__ == "__main__":
     main()

@@ -518,17 +518,25 @@ int fsroot_readlink_base(struct fsroot *fs, const char *path, char *buf, size_t 
         return 0;
 }
 
+/* Where the kernel says fd points (/proc/self/fd), into buf; false when it cannot say. */
+static bool fd_path(int fd, char *buf, size_t size) {
+        char link[64];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, buf, size - 1);
+        if (n <= 0 || buf[0] != '/')
+                return false;
+        buf[n] = '\0';
+        return true;
+}
+
 /* The root's own path as the kernel names it (symlinks resolved), which prefixes every path
  * /proc/self/fd shows for a descriptor inside it; "" for the live root. */
 static const char *kernel_dir(struct fsroot *fs) {
         if (fs->kernel_dir)
                 return fs->kernel_dir;
-        char link[64], target[4096];
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", fs->dir_fd);
-        ssize_t n = readlink(link, target, sizeof(target) - 1);
-        if (n <= 0 || target[0] != '/')
+        char target[4096];
+        if (!fd_path(fs->dir_fd, target, sizeof(target)))
                 return NULL;
-        target[n] = '\0';
         if (strcmp(target, "/") == 0)
                 target[0] = '\0';
         fs->kernel_dir = strdup(target);
@@ -545,13 +553,11 @@ static int realpath_by_kernel(struct fsroot *fs, const char *path, char *buf, si
         int fd = open_o_path(fs, path, true);
         if (fd < 0)
                 return fd;
-        char link[64], target[4096];
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        char target[4096];
+        bool named = fd_path(fd, target, sizeof(target));
         close(fd);
-        if (n <= 0)
+        if (!named)
                 return -ENOSYS;
-        target[n] = '\0';
         size_t plen = strlen(prefix);
         if (strncmp(target, prefix, plen) != 0 || (target[plen] != '/' && target[plen] != '\0'))
                 return -ENOSYS;

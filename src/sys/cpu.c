@@ -119,6 +119,15 @@ static int find_cpu(const struct cpu_facts *c, unsigned id) {
         return -1;
 }
 
+/* N of a "policyN" directory name; false for any other name. */
+static bool policy_id(const char *name, unsigned *ret) {
+        uint64_t id;
+        if (strncmp(name, "policy", 6) != 0 || parse_u64(name + 6, &id) < 0 || id >= CPU_ID_BITS)
+                return false;
+        *ret = (unsigned)id;
+        return true;
+}
+
 /* cpufreq's policies, read once each (/sys/devices/system/cpu/cpufreq/policyN, named after
  * the first CPU they govern). When every online CPU N has a policyN, each CPU has its own
  * (a CPU is in exactly one policy, and a policy's directory is named after its first CPU):
@@ -130,34 +139,24 @@ static bool gather_policies(struct fsroot *fs, struct cpu_facts *c) {
         char **names = NULL;
         if (fsroot_list(fs, "/sys/devices/system/cpu/cpufreq", &names) < 0)
                 return false;
-        size_t n_policies = 0;
-        bool own = true;
-        char *has = calloc(c->n_cpus ? c->n_cpus : 1, 1);
-        if (!has) {
-                strv_free(names);
-                return false;
-        }
-        for (size_t i = 0; names[i]; i++) {
-                uint64_t id;
-                if (strncmp(names[i], "policy", 6) != 0 || parse_u64(names[i] + 6, &id) < 0)
-                        continue;
-                n_policies++;
-                int k = id < CPU_ID_BITS ? find_cpu(c, (unsigned)id) : -1;
-                if (k >= 0)
-                        has[k] = 1;
-        }
-        for (size_t k = 0; k < c->n_cpus; k++)
-                own &= has[k];
-        free(has);
+        /* Directory names are unique, so counting the policies named after an online CPU
+         * tells whether every online CPU has one. */
+        size_t n_policies = 0, n_named_after_online = 0;
+        unsigned id;
+        for (size_t i = 0; names[i]; i++)
+                if (policy_id(names[i], &id)) {
+                        n_policies++;
+                        n_named_after_online += find_cpu(c, id) >= 0;
+                }
         if (n_policies == 0) {
                 strv_free(names);
                 return false;
         }
+        bool own = n_named_after_online == c->n_cpus;
         for (size_t k = 0; k < c->n_cpus; k++)
                 c->cpus[k].cpufreq_err = -ENOENT;
         for (size_t i = 0; names[i]; i++) {
-                uint64_t id;
-                if (strncmp(names[i], "policy", 6) != 0 || parse_u64(names[i] + 6, &id) < 0 || id >= CPU_ID_BITS)
+                if (!policy_id(names[i], &id))
                         continue;
                 char dir[320];
                 snprintf(dir, sizeof(dir), "/sys/devices/system/cpu/cpufreq/%.255s", names[i]);
@@ -166,7 +165,7 @@ static bool gather_policies(struct fsroot *fs, struct cpu_facts *c) {
                         c->scaling_driver_err = read_word(fs, c->scaling_driver, sizeof(c->scaling_driver),
                                                           "%s/scaling_driver", dir);
                 if (own) {
-                        int k = find_cpu(c, (unsigned)id);
+                        int k = find_cpu(c, id);
                         if (k < 0)
                                 continue; /* an offline CPU's policy */
                         c->cpus[k].cpufreq_err = 0;

@@ -59,6 +59,14 @@ static int cmp_group(const void *a, const void *b) {
         return (ga->id > gb->id) - (ga->id < gb->id);
 }
 
+/* The group numbered id, or NULL (also for id -1: no group). */
+static struct iommu_group *group_by_id(struct iommu_facts *x, int id) {
+        for (size_t i = 0; i < x->n_groups && id >= 0; i++)
+                if (x->groups[i].id == id)
+                        return &x->groups[i];
+        return NULL;
+}
+
 static bool type_tells_mode(const char *type) {
         return strcmp(type, "DMA") == 0 || strcmp(type, "DMA-FQ") == 0 || strcmp(type, "identity") == 0;
 }
@@ -102,11 +110,7 @@ static int gather_groups(struct fsroot *fs, struct facts *f) {
 
         bool mode_known = false;
         for (size_t i = 0; i < f->gpus.n; i++) {
-                int id = f->pci.devs[f->gpus.gpus[i].pci_index].iommu_group;
-                struct iommu_group *g = NULL;
-                for (size_t k = 0; k < x->n_groups && id >= 0 && !g; k++)
-                        if (x->groups[k].id == id)
-                                g = &x->groups[k];
+                struct iommu_group *g = group_by_id(x, f->pci.devs[f->gpus.gpus[i].pci_index].iommu_group);
                 if (g && !g->read)
                         read_group(fs, g);
                 mode_known |= g && type_tells_mode(g->type);
@@ -188,10 +192,7 @@ void iommu_facts_done(struct iommu_facts *x) {
 }
 
 const struct iommu_group *iommu_find_group(const struct iommu_facts *x, int id) {
-        for (size_t i = 0; i < x->n_groups; i++)
-                if (x->groups[i].id == id)
-                        return &x->groups[i];
-        return NULL;
+        return group_by_id((struct iommu_facts *)x, id);
 }
 
 size_t iommu_count_vfio_gpus(const struct gpu_facts *g, const struct pci_facts *p) {
