@@ -81,8 +81,23 @@ const char *probe_param(const struct measurement *m, const char *key) {
         return "";
 }
 
-bool probes_wanted_by(const char *check_id) {
-        return strncmp(check_id, "device.", 7) == 0 || strcmp(check_id, "pcie.link_under_load") == 0;
+unsigned probes_wanted_by(const char *check_id) {
+        static const struct {
+                const char *check;
+                unsigned probes;
+        } judges[] = {
+                {"device.functional", 0},
+                {"device.h2d", PROBE_BIT(PROBE_TRANSFER)},
+                {"device.d2h", PROBE_BIT(PROBE_TRANSFER)},
+                {"pcie.link_under_load", PROBE_BIT(PROBE_TRANSFER)},
+                {"device.memory_bandwidth", PROBE_BIT(PROBE_MEMORY)},
+                {"device.p2p", PROBE_BIT(PROBE_P2P)},
+        };
+        for (size_t i = 0; i < sizeof(judges) / sizeof(judges[0]); i++)
+                if (strcmp(check_id, judges[i].check) == 0)
+                        return PROBE_BIT(PROBE_FUNCTIONAL) | judges[i].probes;
+        /* a device.* check not listed above still gets every probe rather than none */
+        return strncmp(check_id, "device.", 7) == 0 ? PROBE_BIT(_PROBE_COUNT) - 1 : 0;
 }
 
 static size_t count_probed(const struct probe_facts *p) {
@@ -338,7 +353,7 @@ int probe_by_name(const char *name) {
 }
 
 void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, const char *data_dir,
-                const unsigned timeout_s[_PROBE_COUNT], struct probe_facts *ret) {
+                const unsigned timeout_s[_PROBE_COUNT], unsigned wanted, struct probe_facts *ret) {
         init(ret, backend);
         for (size_t i = 0; i < _PROBE_COUNT; i++)
                 if (timeout_s[i])
@@ -358,6 +373,10 @@ void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, c
         size_t probed = 0;
         for (size_t id = 0; id < _PROBE_COUNT; id++) {
                 struct probe_run *pr = &ret->runs[id];
+                if (!(wanted & PROBE_BIT(id))) {
+                        snprintf(pr->not_run, sizeof(pr->not_run), "no selected check judges it");
+                        continue;
+                }
                 if (id != PROBE_FUNCTIONAL && probed == 0) {
                         char why[256];
                         (void)probes_no_gpu(ret, why, sizeof(why));

@@ -69,21 +69,26 @@ struct probe_facts {
 /* The probe named name ("functional", "transfer", "memory", "p2p"), or -1. */
 int probe_by_name(const char *name);
 
-/* Run the probes on the live devices: backend "auto", "cuda" or "opencl"; data_dir as
- * --data-dir (baselines.json), NULL for the built-in table; timeout_s[id] the deadline of
- * each probe (0: its own default); fs is read by the children for the link under load.
+/* Run the probes in `wanted` (a probe_set) on the live devices: backend "auto", "cuda" or
+ * "opencl"; data_dir as --data-dir (baselines.json), NULL for the built-in table;
+ * timeout_s[id] the deadline of each probe (0: its own default); fs is read by the
+ * children for the link under load. A probe left out is marked not run, saying so.
  * Never fails: problems become measurements, notes or skip_reason. Free with probes_done. */
 void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, const char *data_dir,
-                const unsigned timeout_s[_PROBE_COUNT], struct probe_facts *ret);
+                const unsigned timeout_s[_PROBE_COUNT], unsigned wanted, struct probe_facts *ret);
 void probes_done(struct probe_facts *p);
 
 /* Facts without running anything: every probe marked as not run because of why (replayed
  * captures, tests). */
 void probes_not_run(struct probe_facts *ret, const char *why);
 
-/* Whether the check with this id judges probe measurements (device.*, pcie.link_under_load):
- * check runs the probes only when one of those is selected. */
-bool probes_wanted_by(const char *check_id);
+/* A set of probes: bit (1u << id) per enum probe_id. */
+#define PROBE_BIT(id) (1u << (id))
+
+/* The probes the check with this id judges (0: none): check runs only those of the
+ * selected checks. The functional probe comes with any other, as it finds the GPUs the
+ * others measure. */
+unsigned probes_wanted_by(const char *check_id);
 
 /* ---- lookups for the checks (pure) ---- */
 

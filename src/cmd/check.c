@@ -256,7 +256,8 @@ struct check_run {
         const struct cmd_args *args;
         struct machine m;
         struct policy policy;
-        bool have_policy, want_probes, have_after, have_report;
+        bool have_policy, have_after, have_report;
+        unsigned want_probes; /* the probes the selected checks judge (bench/probes.h) */
         double nvml_read_at;
         struct probe_facts probes;
         struct nvml_facts nvml_after;
@@ -309,13 +310,13 @@ static void check_probe(struct check_run *c) {
         const struct check_cli *o = c->cli;
         struct facts *f = c->m.facts;
         for (size_t i = 0; i < check_registry_count && o->level >= LEVEL_STANDARD; i++)
-                c->want_probes |= will_run(check_registry[i], o->level, o->only, f->policy) &&
-                                  probes_wanted_by(check_registry[i]->id);
+                if (will_run(check_registry[i], o->level, o->only, f->policy))
+                        c->want_probes |= probes_wanted_by(check_registry[i]->id);
         if (!c->want_probes)
                 return;
         if (fsroot_is_live(c->m.fs) || o->backend || cuda_driver_lib_named())
                 probes_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, o->probe_timeout_s,
-                           &c->probes);
+                           c->want_probes, &c->probes);
         else
                 probes_not_run(&c->probes, "device probes not run: --root names a capture, not this machine's "
                                            "devices (--backend probes them anyway)");
