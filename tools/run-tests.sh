@@ -46,6 +46,10 @@ export GPUVET_TEST_TIME_SCALE=$scale
 case $scale in ''|*[!0-9.]*) echo "GPUVET_TEST_TIME_SCALE must be a number, not \"$scale\"" >&2; exit 2 ;; esac
 timeout_multiplier() { python3 -c "import math,sys; print(max(1, math.ceil(float(sys.argv[1]) * float(sys.argv[2]))))" "$scale" "$1"; }
 
+# The fixture machines, written once for every build below (tests/fixtures/fixture_cache.py);
+# checked at the end to be as they were written.
+export GPUVET_FIXTURE_CACHE=$PWD/build-deps/fixture-cache
+
 results=()
 run_suite() {
   local dir=$1; shift
@@ -105,13 +109,19 @@ ssh_result=FAIL
 deb=$(ls build-packages/out/gpuvet_*.deb 2>/dev/null | head -n 1 || true)
 if [ -n "$deb" ]; then
   set +e
-  python3 tests/deploy/test_ansible_ssh.py "$deb" build-packages/ssh-fixtures
+  python3 tests/deploy/test_ansible_ssh.py "$deb"
   rc=$?
   set -e
   case $rc in 0) ssh_result=OK ;; 77) ssh_result=SKIP ;; esac
 fi
 echo "{\"name\": \"deploy_ansible_ssh\", \"result\": \"$ssh_result\"}" >> build-packages/testlog.json
 results+=("build-packages/testlog.json")
+
+# No test may have written into the shared fixture trees.
+cache_result=FAIL
+python3 tests/fixtures/fixture_cache.py verify && cache_result=OK
+echo "{\"name\": \"fixture_cache_untouched\", \"result\": \"$cache_result\"}" > build-deps/fixture-cache/testlog.json
+results+=("build-deps/fixture-cache/testlog.json")
 
 python3 - "${results[@]}" <<'PY'
 import json, sys

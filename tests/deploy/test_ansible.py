@@ -23,11 +23,12 @@ import sys
 import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 ANSIBLE = os.path.join(REPO, "deploy", "ansible")
-MKFIXTURE = os.path.join(REPO, "tests", "fixtures", "mkfixture.py")
 PCI_IDS = os.path.join(REPO, "tests", "fixtures", "pci.ids")
 
 
@@ -62,8 +63,7 @@ def main():
         check(p.returncode == 0, "--syntax-check %s: %s" % (os.path.basename(pb), p.stderr[-500:]))
 
     # --- validate_gpu.yml for real, two hosts judging two fixtures
-    subprocess.run([sys.executable, MKFIXTURE, outdir, "dgx-h100", "dgx-h100-degraded"], check=True,
-                   stdout=subprocess.DEVNULL)
+    fixtures = fixture_cache.ensure("dgx-h100", "dgx-h100-degraded")
     with tempfile.TemporaryDirectory() as tmp:
         inventory = os.path.join(tmp, "hosts.yml")
         results = os.path.join(tmp, "results")
@@ -83,8 +83,8 @@ def main():
         node-bad:
           gpu_validation_root: %s
           gpu_validation_report_dir: %s
-""" % (sys.executable, gpuvet, results, os.path.join(outdir, "dgx-h100"), os.path.join(tmp, "good"),
-                os.path.join(outdir, "dgx-h100-degraded"), os.path.join(tmp, "bad")))
+""" % (sys.executable, gpuvet, results, os.path.join(fixtures, "dgx-h100"), os.path.join(tmp, "good"),
+                os.path.join(fixtures, "dgx-h100-degraded"), os.path.join(tmp, "bad")))
 
         def play(*extra):
             return subprocess.run([playbook_bin, "-i", inventory, "playbooks/validate_gpu.yml", "-e", "gpuvet_become=false"]
@@ -104,7 +104,7 @@ def main():
             if check(os.path.exists(path), "%s: JSON report fetched" % host):
                 with open(path) as f:
                     rep = json.load(f)
-                check(rep["summary"]["verdict"] == verdict and rep["root"] == os.path.join(outdir, "dgx-h100" if host == "node-good" else "dgx-h100-degraded"),
+                check(rep["summary"]["verdict"] == verdict and rep["root"] == os.path.join(fixtures, "dgx-h100" if host == "node-good" else "dgx-h100-degraded"),
                       "%s: the fetched report is that host's (%s)" % (host, verdict))
             text = os.path.join(results, host, "gpuvet-check-quick.txt")
             check(os.path.exists(text) and open(text).read().startswith("gpuvet check"), "%s: text report beside it" % host)

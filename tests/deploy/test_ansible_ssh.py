@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """validate_gpu.yml over SSH against two test hosts, each with gpuvet from the Debian package.
 
-    test_ansible_ssh.py GPUVET_DEB OUTDIR
+    test_ansible_ssh.py GPUVET_DEB
 
 Each host is a network namespace on this machine with its own veth link and its own sshd
 (host key, authorized key and config made by the test, listening on the namespace's
@@ -19,10 +19,11 @@ import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ANSIBLE = os.path.join(REPO, "deploy", "ansible")
-MKFIXTURE = os.path.join(REPO, "tests", "fixtures", "mkfixture.py")
 SSHD = "/usr/sbin/sshd"
 HOSTS = [("gpu-node-a", "dgx-h100", "pass"), ("gpu-node-b", "dgx-h100-degraded", "fail")]
 
@@ -79,7 +80,7 @@ class TestHost:
 
 
 def main():
-    deb, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    deb = os.path.abspath(sys.argv[1])
     missing = [t for t in ("ip", "ssh", "ssh-keygen", "ansible-playbook") if not shutil.which(t)]
     if os.geteuid() != 0 or missing or not os.path.exists(SSHD):
         print("SKIP: needs root, sshd and %s" % ", ".join(missing or ["ip, ssh"]))
@@ -90,8 +91,7 @@ def main():
     if root.startswith("!"):
         print("SKIP: root's account is locked (/etc/shadow), so sshd refuses it")
         return 77
-    subprocess.run([sys.executable, MKFIXTURE, outdir, "dgx-h100", "dgx-h100-degraded"], check=True,
-                   stdout=subprocess.DEVNULL)
+    fixtures = fixture_cache.ensure("dgx-h100", "dgx-h100-degraded")
     hosts = []
     with tempfile.TemporaryDirectory() as tmp:
         try:
@@ -109,8 +109,8 @@ def main():
           gpu_validation_root: %s
           gpu_validation_report_dir: %s
           gpu_baseline_detect_root: %s
-""" % (name, h.addr, os.path.join(prefix, "usr", "bin", "gpuvet"), os.path.join(outdir, fixture),
-                        os.path.join(h.dir, "reports"), os.path.join(outdir, fixture)))
+""" % (name, h.addr, os.path.join(prefix, "usr", "bin", "gpuvet"), os.path.join(fixtures, fixture),
+                        os.path.join(h.dir, "reports"), os.path.join(fixtures, fixture)))
             inventory = os.path.join(tmp, "hosts.yml")
             results = os.path.join(tmp, "results")
             with open(inventory, "w") as f:
@@ -139,7 +139,7 @@ def main():
                 if check(os.path.exists(path), "%s: report fetched over SSH" % name):
                     with open(path) as f:
                         rep = json.load(f)
-                    check(rep["summary"]["verdict"] == verdict and rep["root"] == os.path.join(outdir, fixture),
+                    check(rep["summary"]["verdict"] == verdict and rep["root"] == os.path.join(fixtures, fixture),
                           "%s: the report judged %s (%s)" % (name, fixture, verdict))
             check("gpu-node-b failed validation" in out and "gpu-node-a failed validation" not in out,
                   "only gpu-node-b fails the play")

@@ -25,16 +25,16 @@ Skips (exit 77) without ansible-playbook or without root and overlayfs."""
 import json
 import os
 import shutil
-import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
 import throwaway_root  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 ANSIBLE = os.path.join(REPO, "deploy", "ansible")
-MKFIXTURE = os.path.join(REPO, "tests", "fixtures", "mkfixture.py")
 FAKE_CTK = os.path.join(REPO, "tests", "fakes", "fake_nvidia_ctk.py")
 
 OS_RELEASE = {
@@ -69,7 +69,7 @@ ExecStopPost=/bin/rm -rf /var/run/nvidia-persistenced
 class Baseline:
     def __init__(self, gpuvet, outdir):
         self.outdir = outdir
-        self.fixtures = os.path.join(outdir, "fixtures")
+        self.fixtures = None  # the shared cache's directory, once prepare() has made them
         self.bin = os.path.join(outdir, "bin")
         os.makedirs(self.bin, exist_ok=True)
         link = os.path.join(self.bin, "gpuvet")
@@ -281,9 +281,8 @@ def apply_for_real(b):
 
 
 def bad_input(b):
-    unknown = os.path.join(b.fixtures, "unknown-gpu")
-    shutil.rmtree(unknown, ignore_errors=True)
-    shutil.copytree(os.path.join(b.fixtures, "a40-node"), unknown, symlinks=True)
+    # A copy, not an overlay: the throw-away roots overlay / itself, which shows no mounts.
+    unknown = fixture_cache.writable("a40-node", os.path.join(b.outdir, "unknown-gpu"), overlay=False)
     for dev in os.listdir(os.path.join(unknown, "sys", "bus", "pci", "devices")):
         path = os.path.join(unknown, "sys", "bus", "pci", "devices", dev)
         real = os.path.realpath(path) if os.path.islink(path) else path
@@ -309,7 +308,7 @@ def bad_input(b):
          "cuda_version is 13.0: "),
         ("driver", "hgx-b300", ["-e", "nvidia_driver_version=535"],
          "nvidia_driver_version is 535 (535.309.01): NVIDIA B300"),
-        ("unknown-gpu", "unknown-gpu", [],
+        ("unknown-gpu", unknown, [],
          "auto_detect_cuda_version is on, but gpuvet detect does not know 10de:1fff"),
         ("runtime", "a40-node", ["-e", "container_runtime=podman"], 'container_runtime is "podman"'),
         ("container-debian", "a40-node", ["-e", "driver_installation_method=driver-container"],
@@ -337,7 +336,7 @@ def prepare(argv, fixtures):
         return None, 77
     os.makedirs(outdir, exist_ok=True)
     b = Baseline(gpuvet, outdir)
-    subprocess.run([sys.executable, MKFIXTURE, b.fixtures] + list(fixtures), check=True, stdout=subprocess.DEVNULL)
+    b.fixtures = fixture_cache.ensure(*fixtures)
     return b, None
 
 

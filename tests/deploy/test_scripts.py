@@ -13,20 +13,20 @@ import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(REPO, "deploy", "scripts", "validation")
-MKFIXTURE = os.path.join(REPO, "tests", "fixtures", "mkfixture.py")
 
 
 def main():
     gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    subprocess.run([sys.executable, MKFIXTURE, outdir, "dgx-h100", "dgx-h100-degraded"], check=True,
-                   stdout=subprocess.DEVNULL)
+    fixtures = fixture_cache.ensure("dgx-h100", "dgx-h100-degraded")
     env = dict(os.environ, GPUVET=gpuvet, GPUVET_PCI_IDS=os.path.join(REPO, "tests", "fixtures", "pci.ids"))
     for fixture, code, verdict in (("dgx-h100", 0, "pass"), ("dgx-h100-degraded", 1, "fail")):
         out = os.path.join(outdir, fixture + "-quick.json")
-        p = subprocess.run([os.path.join(SCRIPTS, "quick_check.sh"), out], env=dict(env, GPUVET_FSROOT=os.path.join(outdir, fixture)),
+        p = subprocess.run([os.path.join(SCRIPTS, "quick_check.sh"), out], env=dict(env, GPUVET_FSROOT=os.path.join(fixtures, fixture)),
                            capture_output=True, text=True)
         check(p.returncode == code, "quick_check.sh on %s: exit %d, got %d %s" % (fixture, code, p.returncode, p.stderr[-300:]))
         check(p.stdout.startswith("gpuvet check"), "quick_check.sh prints the text report")
@@ -35,7 +35,7 @@ def main():
         check(rep["level"] == "quick" and rep["summary"]["verdict"] == verdict, "%s: JSON report, level quick, %s" % (out, verdict))
     out = os.path.join(outdir, "only.json")
     p = subprocess.run([os.path.join(SCRIPTS, "quick_check.sh"), out, "--only", "pcie"],
-                       env=dict(env, GPUVET_FSROOT=os.path.join(outdir, "dgx-h100-degraded")), capture_output=True, text=True)
+                       env=dict(env, GPUVET_FSROOT=os.path.join(fixtures, "dgx-h100-degraded")), capture_output=True, text=True)
     with open(out) as f:
         ids = {c["id"].split(".")[0] for c in json.load(f)["checks"]}
     check(ids == {"pcie"}, "options after OUT.json pass through (--only pcie): %s" % ids)

@@ -129,19 +129,36 @@ def build(root):
     write(root, "/sys/class/dmi/id/product_name", "SYS-821GE-TNHR\n")
 
 
-def make_fixtures(srcdir, outdir, first_only=False):
-    """The machines of the shared fixture generator (tests/fixtures/mkfixture.py) when it
-    exists and works, else the small tree. Returns [(root, description)]."""
-    gen = os.path.join(srcdir, "tests", "fixtures", "mkfixture.py")
+def _fixture_cache(srcdir):
+    """tests/fixtures/fixture_cache.py of srcdir, or None where it does not exist."""
+    directory = os.path.join(srcdir, "tests", "fixtures")
+    if not os.path.exists(os.path.join(directory, "fixture_cache.py")):
+        return None
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    import fixture_cache
+    return fixture_cache
+
+
+def make_fixtures(srcdir, outdir, first_only=False, writable=False):
+    """The machines of the shared fixture generator (tests/fixtures/mkfixture.py, through
+    its cache) when it exists and works, else the small tree written into outdir. Returns
+    [(root, description)]. The generator's trees are the shared ones, read only, unless
+    `writable`: then each is the caller's own copy (in outdir; give it back with release()),
+    in which directories can be renamed, as an overlay's cannot."""
+    cache = _fixture_cache(srcdir)
     out = []
-    if os.path.exists(gen):
-        for name in fixture_names(gen):
-            dest = os.path.join(outdir, name)
-            r = subprocess.run([sys.executable, gen, outdir, name], capture_output=True, text=True)
-            if r.returncode == 0 and os.path.isdir(dest):
-                out.append((dest, f"mkfixture.py {name}"))
-                if first_only:
-                    break
+    if cache:
+        for name in fixture_names(os.path.join(srcdir, "tests", "fixtures", "mkfixture.py")):
+            try:
+                root = cache.path(name)
+            except (subprocess.CalledProcessError, OSError):
+                continue  # e.g. not root: the generator's /dev/nvidia* nodes need CAP_MKNOD
+            if writable:
+                root = cache.writable(name, os.path.join(outdir, name), overlay=False)
+            out.append((root, f"mkfixture.py {name}"))
+            if first_only:
+                break
     if not out:
         dest = os.path.join(outdir, "small")
         os.makedirs(dest)
@@ -151,8 +168,18 @@ def make_fixtures(srcdir, outdir, first_only=False):
 
 
 def make_fixture(srcdir, outdir):
-    """One fixture with GPUs: the generator's first machine, or the small tree."""
-    return make_fixtures(srcdir, outdir, first_only=True)[0]
+    """One writable fixture with GPUs: the generator's first machine, or the small tree."""
+    return make_fixtures(srcdir, outdir, first_only=True, writable=True)[0]
+
+
+def release(srcdir, root):
+    """Remove a tree make_fixture made."""
+    cache = _fixture_cache(srcdir)
+    if cache:
+        cache.release(root)
+    else:
+        import shutil
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def fixture_names(gen):

@@ -2,9 +2,9 @@
 """Golden tests: judge every fixture machine and compare the JSON report with the
 expected one.
 
-    run_golden.py GPUVET FIXTURE_OUTDIR [NAME ...]
+    run_golden.py GPUVET [NAME ...]
 
-generates the fixtures (tests/fixtures/mkfixture.py) under FIXTURE_OUTDIR, runs
+takes the fixtures from the shared cache (tests/fixtures/fixture_cache.py), runs
 `gpuvet check --root <fixture> --json <file> --quiet` on each, removes the fields that
 change from run to run (summary.duration_ms, root) and diffs the rest against
 tests/golden/expected/<name>.json. It also checks that the exit code agrees with the
@@ -20,13 +20,13 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected")
-MKFIXTURE = os.path.join(HERE, "..", "fixtures", "mkfixture.py")
 # Device names come from this small pci.ids, not the host's, so the expected reports are
 # the same on every distribution.
 PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
 
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 from machines import FIXTURES  # noqa: E402
+import fixture_cache  # noqa: E402
 
 
 def normalise(report):
@@ -92,17 +92,14 @@ def run_one(gpuvet, root, name, update):
 
 
 def main(argv):
-    if len(argv) < 3:
-        sys.stderr.write("usage: run_golden.py GPUVET FIXTURE_OUTDIR [NAME ...]\n")
+    if len(argv) < 2:
+        sys.stderr.write("usage: run_golden.py GPUVET [NAME ...]\n")
         return 2
-    gpuvet, outdir = os.path.abspath(argv[1]), argv[2]
-    names = argv[3:] or list(FIXTURES)
-    gen = subprocess.run([sys.executable, MKFIXTURE, outdir] + names)
-    if gen.returncode != 0:
-        print("FAIL: mkfixture.py exited %d" % gen.returncode)
-        return 1
+    gpuvet = os.path.abspath(argv[1])
+    names = argv[2:] or list(FIXTURES)
+    fixtures = fixture_cache.ensure(*names)
     update = os.environ.get("GPUVET_UPDATE_GOLDEN") == "1"
-    results = [run_one(gpuvet, os.path.join(outdir, n), n, update) for n in names]
+    results = [run_one(gpuvet, os.path.join(fixtures, n), n, update) for n in names]
     return 0 if all(results) else 1
 
 

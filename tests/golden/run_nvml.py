@@ -2,9 +2,9 @@
 """Golden tests of the NVML checks: the dgx-h100 fixture judged with the fake
 libnvidia-ml (tests/fakes) playing each scenario.
 
-    run_nvml.py GPUVET FAKE_LIB FIXTURE_OUTDIR [NAME ...]
+    run_nvml.py GPUVET FAKE_LIB [NAME ...]
 
-generates the dgx-h100 fixture (tests/fixtures/mkfixture.py) under FIXTURE_OUTDIR and runs,
+takes the dgx-h100 fixture from the shared cache (tests/fixtures/fixture_cache.py) and runs,
 per case, `gpuvet check --level quick --root <fixture> --json <file> --quiet --only <gpu
 NVML checks>` with GPUVET_NVML_LIB pointing at a copy of FAKE_LIB and FAKE_NVML_SCENARIO at
 tests/<scenario>. The golden-*.scn scenarios (tests/golden/nvml-scenarios) include the
@@ -26,13 +26,14 @@ import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes"))
 import fakeenv  # noqa: E402  (time_scale)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected-nvml")
 # Scenario paths below are relative to tests/: the golden-*.scn variants live in
 # tests/golden/nvml-scenarios and include the fake's own from tests/fakes/scenarios.
 TESTS = os.path.join(HERE, "..")
-MKFIXTURE = os.path.join(HERE, "..", "fixtures", "mkfixture.py")
 PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
 
 NVML_CHECKS = ["gpu.nvml", "gpu.recovery_action", "gpu.driver_compat", "gpu.persistence_mode", "gpu.ecc_mode", "gpu.ecc_errors",
@@ -149,17 +150,16 @@ def run_case(gpuvet, fake, root, name, update, tmp):
 
 
 def main(argv):
-    if len(argv) < 4:
-        sys.stderr.write("usage: run_nvml.py GPUVET FAKE_LIB FIXTURE_OUTDIR [NAME ...]\n")
+    if len(argv) < 3:
+        sys.stderr.write("usage: run_nvml.py GPUVET FAKE_LIB [NAME ...]\n")
         return 2
-    gpuvet, fake, outdir = argv[1], argv[2], argv[3]
-    names = argv[4:] or list(CASES)
+    gpuvet, fake = argv[1], argv[2]
+    names = argv[3:] or list(CASES)
     unknown = [n for n in names if n not in CASES]
     if unknown:
         sys.stderr.write("run_nvml.py: unknown case %s (known: %s)\n" % (", ".join(unknown), ", ".join(CASES)))
         return 2
-    subprocess.run([sys.executable, MKFIXTURE, outdir, "dgx-h100"], check=True)
-    root = os.path.join(outdir, "dgx-h100")
+    root = fixture_cache.path("dgx-h100")
     update = os.environ.get("GPUVET_UPDATE_GOLDEN") == "1"
     ok = True
     with tempfile.TemporaryDirectory() as tmp:

@@ -123,6 +123,7 @@ class BadInput(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        fixture_tree.release(SRCDIR, cls.base)
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     @contextlib.contextmanager

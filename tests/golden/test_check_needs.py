@@ -14,6 +14,8 @@ import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -50,10 +52,7 @@ def run_check(gpuvet, lib, root, log, only):
 
 def main():
     gpuvet, lib, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
-    fixtures = os.path.join(outdir, "fixtures")
-    subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "mkfixture.py"), fixtures, "dgx-h100"],
-                   check=True, stdout=subprocess.DEVNULL)
-    root = os.path.join(fixtures, "dgx-h100")
+    root = fixture_cache.path("dgx-h100")
     log = os.path.join(outdir, "nvml-loads.log")
     run_check.scenario = matching_scenario(outdir)
     _, loaded, full = run_check(gpuvet, lib, root, log, None)

@@ -4,7 +4,7 @@ through the fake libcuda (tests/fakes/fake_cuda.c) with 8 devices at the PCI add
 the dgx-h100 fixture, NVML answered by the fake libnvidia-ml playing the healthy 8x H100
 scenario, and the device checks (src/checks/device.c) judge them.
 
-    test_check_standard.py GPUVET FAKE_LIBCUDA FAKE_LIBNVML OUTDIR
+    test_check_standard.py GPUVET FAKE_LIBCUDA FAKE_LIBNVML
 
 Cases: healthy (every device.* and pcie.link_under_load result passes, exit 0, and the
 wall time of the 8-GPU run is printed and must stay under the 60 s budget); one GPU's H2D
@@ -23,10 +23,11 @@ import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes"))
 import fakeenv  # noqa: E402  (time_scale)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.join(HERE, "..")
-MKFIXTURE = os.path.join(TESTS, "fixtures", "mkfixture.py")
 PCI_IDS = os.path.join(TESTS, "fixtures", "pci.ids")
 SCENARIO = os.path.join(HERE, "nvml-scenarios", "golden-h100-sxm-8gpu.scn")
 GPUS = ["0000:1b:00.0", "0000:43:00.0", "0000:52:00.0", "0000:61:00.0",
@@ -90,15 +91,15 @@ def results(report, check_id):
 
 
 def main():
-    gpuvet, cuda, nvml, outdir = sys.argv[1:5]
+    gpuvet, cuda, nvml = sys.argv[1:4]
     # --- the option: documented, and a bad value is a usage error
     p = subprocess.run([gpuvet, "check", "--help"], capture_output=True, text=True)
     check("--backend NAME" in p.stdout and "cuda, opencl or auto" in p.stdout, "check --help documents --backend")
     p = subprocess.run([gpuvet, "check", "--level", "standard", "--backend", "nope"], capture_output=True, text=True)
     check(p.returncode == 2 and "--backend: expected cuda, opencl or auto" in p.stderr,
           "--backend nope: exit 2 with a message, got %d %s" % (p.returncode, p.stderr))
-    subprocess.run([sys.executable, MKFIXTURE, outdir, "dgx-h100", "dgx-h100-degraded", "cpu-only"], check=True)
-    root = os.path.join(outdir, "dgx-h100")
+    fixtures = fixture_cache.ensure("dgx-h100", "dgx-h100-degraded", "cpu-only")
+    root = os.path.join(fixtures, "dgx-h100")
     with tempfile.TemporaryDirectory() as tmp:
         r = Runner(gpuvet, cuda, nvml, tmp)
 
@@ -117,10 +118,17 @@ def main():
         print("check --level standard, dgx-h100 fixture, 8 fake GPUs: %.2f s wall (budget %.0f s)" % (wall, BUDGET_S))
         check(wall < BUDGET_S, "healthy run took %.1f s, over the %.0f s budget" % (wall, BUDGET_S))
 
-        # --- one GPU's H2D slow: device.h2d fails for it alone
-        env = dict(HEALTHY, FAKE_CUDA_PCIE_GBPS="55,55,55,20,55")
-        p, rep, _ = r.run(root, env)
+        # --- one GPU's H2D slow: device.h2d fails for it alone. Only the probes the selected
+        # check judges run (functional, transfer): no peer copy is made.
+        log = os.path.join(tmp, "cuda.log")
+        env = dict(HEALTHY, FAKE_CUDA_PCIE_GBPS="55,55,55,20,55", FAKE_CUDA_LOG=log)
+        p, rep, _ = r.run(root, env, ["--only", "device.h2d"])
         check(p.returncode == 1, "slow h2d: exit 1, got %d" % p.returncode)
+        with open(log) as f:
+            calls = {line.split()[0] for line in f if line.strip()}
+        check("cuMemcpyHtoDAsync_v2" in calls and "cuMemcpyPeerAsync" not in calls,
+              "--only device.h2d: the transfer probe runs, the p2p probe does not (%s)" % sorted(calls)[:40])
+        check({x["id"] for x in rep["checks"]} == {"device.h2d"}, "--only device.h2d: only it reports")
         got = results(rep, "device.h2d")
         for i, bus in enumerate(GPUS):
             want = "fail" if i == 3 else "pass"
@@ -128,12 +136,13 @@ def main():
                   (bus, want, got.get(bus, {}).get("summary")))
 
         # --- a kernel that computes wrong results; a kernel launch that fails
-        p, rep, _ = r.run(root, dict(HEALTHY, FAKE_CUDA_WRONG_KERNEL="fill_u32"))
+        p, rep, _ = r.run(root, dict(HEALTHY, FAKE_CUDA_WRONG_KERNEL="fill_u32"), ["--only", "device.functional"])
         got = results(rep, "device.functional")
         check(p.returncode == 1 and len(got) == 8 and all(x["status"] == "fail" and "wrong kernel result" in x["summary"]
                                                           for x in got.values()),
               "wrong fill_u32: device.functional fails on every GPU: %s" % [x["summary"] for x in got.values()][:2])
-        p, rep, _ = r.run(root, dict(HEALTHY, FAKE_CUDA_FAIL="cuLaunchKernel:CUDA_ERROR_LAUNCH_FAILED:call=3"))
+        p, rep, _ = r.run(root, dict(HEALTHY, FAKE_CUDA_FAIL="cuLaunchKernel:CUDA_ERROR_LAUNCH_FAILED:call=3"),
+                          ["--only", "device.functional"])
         got = results(rep, "device.functional")
         for i, bus in enumerate(GPUS):
             res = got.get(bus, {})
@@ -149,7 +158,7 @@ def main():
         # how fast the machine is (the copy never returns).
         deadline = 3
         p, rep, wall = r.run(root, dict(HEALTHY, FAKE_CUDA_HANG="cuMemcpyPeerAsync"),
-                             args=["--probe-timeout", "p2p=%d" % deadline])
+                             args=["--probe-timeout", "p2p=%d" % deadline, "--only", "device.p2p,device.h2d"])
         got = results(rep, "device.p2p")
         host = got.get("host", {})
         check(host.get("status") == "error" and "the p2p probe failed: timed out" in host.get("summary", ""),
@@ -162,7 +171,7 @@ def main():
         check(wall < BUDGET_S, "hung run took %.1f s, over the %.0f s budget" % (wall, BUDGET_S))
 
         # --- the degraded fixture: links that stay down under load
-        p, rep, _ = r.run(os.path.join(outdir, "dgx-h100-degraded"), HEALTHY)
+        p, rep, _ = r.run(os.path.join(fixtures, "dgx-h100-degraded"), HEALTHY, ["--only", "pcie.link_under_load"])
         got = results(rep, "pcie.link_under_load")
         for bus in GPUS:
             want = "fail" if bus in ("0000:61:00.0", "0000:d1:00.0") else "pass"
@@ -174,7 +183,7 @@ def main():
         # --- PoCL's CPU device only: never judged as a GPU
         have_pocl = os.path.isdir("/etc/OpenCL/vendors") and os.listdir("/etc/OpenCL/vendors")
         if have_pocl:
-            p, rep, _ = r.run(os.path.join(outdir, "cpu-only"), {}, ["--backend", "opencl"], cuda=False)
+            p, rep, _ = r.run(os.path.join(fixtures, "cpu-only"), {}, ["--backend", "opencl"], cuda=False)
             for cid in PROBED:
                 got = results(rep, cid).get("host", {})
                 check(got.get("status") == "skip" and

@@ -3,7 +3,7 @@
 (8 GPUs on the nvidia driver, kernel module 550.54.15), its probe process loading the fake
 libcuda (tests/fakes/fake_cuda.c) installed under real driver file names.
 
-    test_cuda_driver.py GPUVET FAKE_LIBCUDA OUTDIR
+    test_cuda_driver.py GPUVET FAKE_LIBCUDA
 
 Cases: healthy (pass); a library of another driver version (warn) and a forward-
 compatibility one (pass); cuInit failing with 34, 100, 802, 803, 804, 999 and a code we
@@ -23,10 +23,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import fakeenv  # noqa: E402  (time_scale)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.join(HERE, "..")
-MKFIXTURE = os.path.join(TESTS, "fixtures", "mkfixture.py")
 PCI_IDS = os.path.join(TESTS, "fixtures", "pci.ids")
 STUB = "/usr/local/cuda/lib64/stubs/libcuda.so"
 MODULE = "550.54.15"
@@ -74,9 +75,9 @@ def expect(name, p, got, status, summary_has, exit_code=None, evidence=None):
 
 
 def main():
-    gpuvet, fake, outdir = sys.argv[1:4]
-    subprocess.run([sys.executable, MKFIXTURE, outdir, "dgx-h100", "cpu-only"], check=True)
-    root = os.path.join(outdir, "dgx-h100")
+    gpuvet, fake = sys.argv[1:3]
+    fixtures = fixture_cache.ensure("dgx-h100", "cpu-only")
+    root = os.path.join(fixtures, "dgx-h100")
     eight = {"FAKE_CUDA_DEVICES": "8"}
     with tempfile.TemporaryDirectory() as tmp:
         same, same_real = install(fake, os.path.join(tmp, "lib"), MODULE)
@@ -136,7 +137,7 @@ def main():
         # Not probed: a capture judged without a library, a node without GPUs.
         p, got, _ = run(gpuvet, root, None, eight)
         expect("capture", p, got, "skip", ["not probed: --root names a capture"], 0)
-        p, got, _ = run(gpuvet, os.path.join(outdir, "cpu-only"), same, eight)
+        p, got, _ = run(gpuvet, os.path.join(fixtures, "cpu-only"), same, eight)
         expect("no GPU", p, got, "skip", ["no NVIDIA GPU"], 0)
 
         for bad in ["0", "abc", "600001", "-5"]:

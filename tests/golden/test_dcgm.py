@@ -3,7 +3,7 @@
 prints dcgmi diag JSON from tests/fakes/dcgmi, on the dgx-h100 fixture with the fake
 libnvidia-ml playing its 8 GPUs (so DCGM's GPU ids map to their PCI addresses).
 
-    test_dcgm.py GPUVET FAKE_LIBNVML OUTDIR
+    test_dcgm.py GPUVET FAKE_LIBNVML
 
 Cases: the real DCGM 3.1 level-1 and level-3 captures and the DCGM 4.x one (pass, one
 result per test and GPU); a failing run (exit 226: fail on the GPU DCGM names); a runtime
@@ -22,10 +22,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import fakeenv  # noqa: E402  (time_scale)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.join(HERE, "..")
-MKFIXTURE = os.path.join(TESTS, "fixtures", "mkfixture.py")
 PCI_IDS = os.path.join(TESTS, "fixtures", "pci.ids")
 SCENARIO = os.path.join(HERE, "nvml-scenarios", "golden-h100-sxm-8gpu.scn")
 CAPTURES = os.path.join(TESTS, "fakes", "dcgmi")
@@ -68,9 +69,8 @@ def capture(name):
 
 
 def main():
-    gpuvet, nvml, outdir = sys.argv[1:4]
-    subprocess.run([sys.executable, MKFIXTURE, outdir, "dgx-h100"], check=True)
-    root = os.path.join(outdir, "dgx-h100")
+    gpuvet, nvml = sys.argv[1:3]
+    root = fixture_cache.path("dgx-h100")
     with tempfile.TemporaryDirectory() as tmp:
         r = Runner(gpuvet, nvml, root, tmp)
 

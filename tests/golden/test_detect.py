@@ -7,7 +7,7 @@
 - p100-node: 4x P100 SXM2 on R590, past Pascal's last branch (R580)
 - a40-node: 4x A40 (GA102, sm_86) with no driver installed
 
-    test_detect.py GPUVET FIXTURE_OUTDIR
+    test_detect.py GPUVET
 
 Each report (--json) is compared with tests/golden/expected-detect/<name>.json after
 dropping what changes between runs (root, gpuvet_version), and the facts the fixture
@@ -19,10 +19,11 @@ import json
 import os
 import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected-detect")
-MKFIXTURE = os.path.join(HERE, "..", "fixtures", "mkfixture.py")
 PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
 NAMES = ("hgx-b300", "rtxpro6000-server", "p100-node", "a40-node")
 
@@ -74,16 +75,14 @@ def facts(name, doc):
 
 
 def main(argv):
-    if len(argv) != 3:
-        sys.stderr.write("usage: test_detect.py GPUVET FIXTURE_OUTDIR\n")
+    if len(argv) != 2:
+        sys.stderr.write("usage: test_detect.py GPUVET\n")
         return 2
-    gpuvet, outdir = os.path.abspath(argv[1]), argv[2]
-    if subprocess.run([sys.executable, MKFIXTURE, outdir] + list(NAMES)).returncode != 0:
-        print("FAIL: mkfixture.py")
-        return 1
+    gpuvet = os.path.abspath(argv[1])
+    fixtures = fixture_cache.ensure(*NAMES)
     update = os.environ.get("GPUVET_UPDATE_GOLDEN") == "1"
     for name in NAMES:
-        root = os.path.join(outdir, name)
+        root = os.path.join(fixtures, name)
         proc = subprocess.run([gpuvet, "detect", "--root", root, "--json"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, universal_newlines=True,
                               env=dict(os.environ, GPUVET_PCI_IDS=PCI_IDS))
@@ -114,7 +113,7 @@ def main(argv):
             check(False, "%s: report differs from the golden file" % name)
         else:
             print("ok   " + name)
-    for_driver(gpuvet, outdir)
+    for_driver(gpuvet, fixtures)
     return 1 if failures else 0
 
 
@@ -123,9 +122,9 @@ def run_detect(gpuvet, *args):
                           universal_newlines=True, env=dict(os.environ, GPUVET_PCI_IDS=PCI_IDS))
 
 
-def for_driver(gpuvet, outdir):
+def for_driver(gpuvet, fixtures):
     """--for-driver: what an installer asks before it installs a driver."""
-    p100 = os.path.join(outdir, "p100-node")
+    p100 = os.path.join(fixtures, "p100-node")
     proc = run_detect(gpuvet, "--root", p100, "--json", "--for-driver", "535")
     if proc.returncode != 0:
         check(False, "--for-driver 535 exited %d: %s" % (proc.returncode, proc.stderr.strip()))
@@ -143,7 +142,7 @@ def for_driver(gpuvet, outdir):
     check(gpu["driver_supports_gpu"] is True and gpu["problem"] is None, "R535 drives Pascal (R590 does not)")
     check(by(gpu["cuda"], "version", "12.8")["verdict"] == "minor_compat", "CUDA 12.8 on R535: minor compat")
     check(by(gpu["cuda"], "version", "12.2")["verdict"] == "native", "CUDA 12.2 on R535: native")
-    b300 = run_detect(gpuvet, "--root", os.path.join(outdir, "hgx-b300"), "--json", "--for-driver", "R535")
+    b300 = run_detect(gpuvet, "--root", os.path.join(fixtures, "hgx-b300"), "--json", "--for-driver", "R535")
     gpu = json.loads(b300.stdout)["gpus"][0] if b300.returncode == 0 else {}
     check(gpu.get("driver_supports_gpu") is False and "580.82.07" in (gpu.get("problem") or ""),
           "R535 cannot drive Blackwell Ultra, and the problem names the floor")

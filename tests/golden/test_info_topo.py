@@ -3,8 +3,8 @@
 
     test_info_topo.py GPUVET SOURCE_ROOT FAKE_NVML_LIB
 
-Generates dgx-h100, vfio-host and a100-nouveau (tests/fixtures/mkfixture.py) into a
-temporary directory and adds to dgx-h100 what its generator does not write: the RDMA
+Makes writable trees of dgx-h100, vfio-host and a100-nouveau (tests/fixtures/fixture_cache.py)
+in a temporary directory and adds to dgx-h100 what its generator does not write: the RDMA
 devices and interfaces of its eight ConnectX-7 (/sys/class/infiniband/mlx5_N,
 /sys/class/net/ibpBs0, linked as the kernel links them). Then:
 
@@ -25,7 +25,8 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected", "info-topo")
@@ -182,9 +183,9 @@ def main():
             text = text.replace(path, "<fake libnvidia-ml.so.1>")
         return text.replace(tmp, "<fixtures>")
 
-    with tempfile.TemporaryDirectory(prefix="gpuvet-info-topo-") as tmp:
-        subprocess.run([sys.executable, os.path.join(source, "tests", "fixtures", "mkfixture.py"), tmp,
-                        "dgx-h100", "vfio-host", "a100-nouveau"], check=True, stdout=subprocess.DEVNULL)
+    with fixture_cache.scratch(prefix="gpuvet-info-topo-") as tmp:
+        for name in ("dgx-h100", "vfio-host", "a100-nouveau"):
+            fixture_cache.writable(name, os.path.join(tmp, name))  # dgx-h100 gets RDMA devices below
         dgx = os.path.join(tmp, "dgx-h100")
         if add_rdma(dgx) != 8:
             fail("dgx-h100: expected 8 ConnectX-7 in the fixture")

@@ -51,6 +51,8 @@ import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes"))
 import fakeenv  # noqa: E402  (time_scale)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -58,7 +60,6 @@ FUNCTIONS_DEF = os.path.join(SRC, "src", "vendor", "nvml_functions.def")
 FACTS_C = os.path.join(SRC, "src", "vendor", "nvml_facts.c")
 GPU_DOC = os.path.join(SRC, "docs", "checks", "gpu.md")
 BASE_SCN = os.path.join(HERE, "nvml-scenarios", "golden-dgx-h100.scn")
-MKFIXTURE = os.path.join(SRC, "tests", "fixtures", "mkfixture.py")
 PCI_IDS = os.path.join(SRC, "tests", "fixtures", "pci.ids")
 
 ERRORS = ["NOT_SUPPORTED", "NO_PERMISSION", "GPU_IS_LOST", "UNKNOWN", "TIMEOUT", "DRIVER_NOT_LOADED"]
@@ -342,8 +343,7 @@ def main():
     counts = {"fault": 0, "missing": 0, "hang": 0, "judged": 0}
     no_effect = []
     with tempfile.TemporaryDirectory(prefix="gpuvet-faults-") as tmp:
-        subprocess.run([sys.executable, MKFIXTURE, tmp, "dgx-h100"], check=True, stdout=subprocess.DEVNULL)
-        root = os.path.join(tmp, "dgx-h100")
+        root = fixture_cache.path("dgx-h100")
 
         # The healthy run: which checks report, as the reference for completeness.
         rc, output, _, report = run_gpuvet(gpuvet, root, lib, BASE_SCN, os.path.join(tmp, "healthy.json"))

@@ -142,8 +142,7 @@ def main():
     failures = []
     n_runs = 0
     with tempfile.TemporaryDirectory(prefix="gpuvet-faults-cmds-") as tmp:
-        subprocess.run([sys.executable, matrix.MKFIXTURE, tmp, "dgx-h100"], check=True, stdout=subprocess.DEVNULL)
-        root = os.path.join(tmp, "dgx-h100")
+        root = matrix.fixture_cache.path("dgx-h100")
         base_env = dict(os.environ, GPUVET_PCI_IDS=matrix.PCI_IDS, GPUVET_NVML_LIB=lib)
 
         healthy = {}  # (command, base scenario) -> JSON

@@ -19,20 +19,15 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 GPUVET, SRCDIR = sys.argv[1:3]
 sys.path.insert(0, os.path.join(SRCDIR, "tests", "fakes"))
 import fakeenv  # noqa: E402
+sys.path.insert(0, os.path.join(SRCDIR, "tests", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 failures = []
-
-
-def copy_fixture(src, dst):
-    """A copy of a fixture tree: `cp -a` keeps its symlinks and its /dev/nvidia* nodes
-    (shutil.copytree would open the nodes)."""
-    subprocess.run(["cp", "-a", src, dst], check=True)
 
 
 def check(cond, what):
@@ -175,8 +170,7 @@ def test_signals_leave_no_temp(root, tmp):
 
 
 def test_hygiene(root, tmp):
-    dirty = os.path.join(tmp, "dirty")
-    copy_fixture(root, dirty)
+    dirty = fixture_cache.writable("dgx-h100", os.path.join(tmp, "dirty"))
     name = b"dgx\xff\x1b]0;pwned\x07\x1b[31mRED\x9b2J\n"
     for rel in ("etc/hostname", "proc/sys/kernel/hostname"):
         with open(os.path.join(dirty, rel), "wb") as f:
@@ -207,10 +201,8 @@ def test_hygiene(root, tmp):
 
 
 def main():
-    with tempfile.TemporaryDirectory() as tmp:
-        gen = os.path.join(SRCDIR, "tests", "fixtures", "mkfixture.py")
-        subprocess.run([sys.executable, gen, tmp, "dgx-h100"], check=True, capture_output=True)
-        root = os.path.join(tmp, "dgx-h100")
+    with fixture_cache.scratch(prefix="gpuvet-output-") as tmp:
+        root = fixture_cache.path("dgx-h100")
         test_stdout_full(root)
         test_bad_output_paths(root, tmp)
         test_hygiene(root, tmp)

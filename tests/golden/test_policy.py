@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Site policies (src/policy/, docs/policy.md), end to end through the gpuvet binary.
 
-Usage: test_policy.py GPUVET FAKE_LIB WORKDIR
+Usage: test_policy.py GPUVET FAKE_LIB
 
-On the dgx-h100 and dgx-h100-degraded fixtures (tests/fixtures/mkfixture.py), with the fake
+On the dgx-h100 and dgx-h100-degraded fixtures (shared: tests/fixtures/fixture_cache.py), with the fake
 NVML playing the healthy H100 scenario or a variant of it written here:
 
 1. bad policy files: each is refused with exit 2 and a message naming FILE:LINE and the
@@ -21,21 +21,15 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
-GPUVET, FAKE_LIB, WORKDIR = sys.argv[1:4]
+GPUVET, FAKE_LIB = sys.argv[1:3]
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
-MKFIXTURE = os.path.join(TESTS, "fixtures", "mkfixture.py")
 HEALTHY_SCN = os.path.join(HERE, "nvml-scenarios", "golden-h100-sxm-8gpu.scn")
 
 failures = []
-
-
-def copy_fixture(src, dst):
-    """A copy of a fixture tree: `cp -a` keeps its symlinks and its /dev/nvidia* nodes
-    (shutil.copytree would open the nodes)."""
-    subprocess.run(["cp", "-a", src, dst], check=True)
 
 
 def fail(name, msg):
@@ -156,7 +150,7 @@ def test_bad_files(tmp):
     for name, (text, line, pattern) in BAD.items():
         path = write(os.path.join(tmp, name + ".yaml"), text)
         for how, args in (("validate", ["policy", "validate", path]),
-                          ("check", ["check", "--root", os.path.join(WORKDIR, "dgx-h100"), "--policy", path])):
+                          ("check", ["check", "--root", fixture_cache.path("dgx-h100"), "--policy", path])):
             rc, out, err = run(args)
             where = "%s:%d: " % (path, line)
             if rc != 2:
@@ -183,7 +177,7 @@ def test_bad_files(tmp):
     else:
         ok("bad/many-problems")
     # A truncated capture: the policy a crash or a full disk leaves behind.
-    full = capture(os.path.join(WORKDIR, "dgx-h100"))
+    full = capture(fixture_cache.path("dgx-h100"))
     for cut in (len(full) // 3, len(full) - 40):
         path = write(os.path.join(tmp, "truncated-%d.yaml" % cut), full[:cut])
         rc, out, err = run(["policy", "validate", path])
@@ -208,9 +202,9 @@ def scenario_with(tmp, name, gpu0_lines, top_lines=""):
 def test_keys(tmp):
     # The dgx-h100 fixture, up for 10 hours: counters become rates.
     root = os.path.join(tmp, "dgx-h100-up")
-    copy_fixture(os.path.join(WORKDIR, "dgx-h100"), root)
+    fixture_cache.writable("dgx-h100", root)
     write(os.path.join(root, "proc", "uptime"), "36000.00 70000.00\n")
-    degraded = os.path.join(WORKDIR, "dgx-h100-degraded")
+    degraded = fixture_cache.path("dgx-h100-degraded")
     gpu0 = "0000:1b:00.0"
 
     def policy(name, text):
@@ -340,7 +334,7 @@ def capture(root, scenario=HEALTHY_SCN):
 
 
 def test_reference(tmp):
-    root = os.path.join(WORKDIR, "dgx-h100")
+    root = fixture_cache.path("dgx-h100")
     text = capture(root)
     try:
         import yaml  # PyYAML: an independent reader of the same file
@@ -432,7 +426,7 @@ def test_reference(tmp):
 
 def test_default_file(tmp):
     root = os.path.join(tmp, "root-with-policy")
-    copy_fixture(os.path.join(WORKDIR, "dgx-h100"), root)
+    fixture_cache.writable("dgx-h100", root)
     os.makedirs(os.path.join(root, "etc", "gpuvet"), exist_ok=True)
     write(os.path.join(root, "etc", "gpuvet", "policy.yaml"), "policy: 1\nexpect:\n  gpu_count: 4\n")
     rc, rep, err = check_json(root, None)
@@ -454,9 +448,8 @@ def test_default_file(tmp):
 
 
 def main():
-    subprocess.run([sys.executable, MKFIXTURE, WORKDIR, "dgx-h100", "dgx-h100-degraded"], check=True,
-                   stdout=subprocess.DEVNULL)
-    with tempfile.TemporaryDirectory() as tmp:
+    fixture_cache.ensure("dgx-h100", "dgx-h100-degraded")
+    with fixture_cache.scratch() as tmp:
         test_bad_files(tmp)
         test_keys(tmp)
         test_reference(tmp)

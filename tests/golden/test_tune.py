@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""gpuvet tune on writable copies of every fixture.
+"""gpuvet tune on writable trees of every fixture (overlays over the shared ones, or copies:
+tests/fixtures/fixture_cache.py).
 
-    test_tune.py GPUVET OUTDIR [GPUVET_TEST_HOOKS]
+    test_tune.py GPUVET [GPUVET_TEST_HOOKS]
 
 - `tune plan` (profile throughput) per fixture against tests/golden/expected-tune/NAME.txt
   (GPUVET_UPDATE_GOLDEN=1 rewrites them); exit 1 when changes are pending, 0 after apply;
@@ -26,7 +27,6 @@
   CPUs and back; with irqbalance running they cannot.
 Exit 0 when every case holds, 1 otherwise."""
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -35,52 +35,28 @@ import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-MKFIXTURE = os.path.join(REPO, "tests", "fixtures", "mkfixture.py")
 EXPECTED = os.path.join(HERE, "expected-tune")
 NAMES = ["dgx-h100", "dgx-h100-degraded", "a100-nouveau", "vm-guest", "vfio-host", "cpu-only", "hgx-b300",
          "rtxpro6000-server", "p100-node", "a40-node"]
 
 
+GPUVET_STATE = os.path.join("var", "lib", "gpuvet")  # tune's own snapshot: not the machine's
+
+
 def tree_digest(root):
-    """{relative path: content digest or link target} for every file and symlink, without
-    following links; gpuvet's own state directory left out."""
-    out = {}
-    for dirpath, dirs, files in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root)
-        if rel_dir == os.path.join("var", "lib", "gpuvet") or rel_dir.startswith(os.path.join("var", "lib", "gpuvet") + os.sep):
-            continue
-        for name in files + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
-            path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, root)
-            if os.path.islink(path):
-                out[rel] = "-> " + os.readlink(path)
-            elif not os.path.isfile(path):
-                continue
-            else:
-                with open(path, "rb") as f:
-                    out[rel] = hashlib.sha1(f.read()).hexdigest()
-    return out
+    """What every file and symlink of the tree holds, gpuvet's own state directory left out
+    (fixture_cache.state: of an overlay, only what was written)."""
+    return fixture_cache.state(root, ignore=(GPUVET_STATE,))
 
 
-def _skip_devices(directory, names):
-    """Device nodes (the fixtures' /dev/nvidia*) are not tune's business and cannot be copied
-    without their driver."""
-    import stat
-    return [n for n in names if not os.path.islink(os.path.join(directory, n))
-            and stat.S_ISCHR(os.lstat(os.path.join(directory, n)).st_mode) | stat.S_ISBLK(os.lstat(os.path.join(directory, n)).st_mode)]
-
-
-def copy_fixture(fixtures, name, dest):
-    shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(os.path.join(fixtures, name), dest, symlinks=True, ignore=_skip_devices)
-
-
-# gpuvet-test-hooks: the same gpuvet with GPUVET_TUNE_STOP_AFTER compiled in (main's third
-# argument); runs that set it use that binary, the released one ignores it.
-HOOKS = None
+def copy_fixture(name, dest):
+    """dest: a writable tree of fixture NAME (an overlay over the shared one, or a copy)."""
+    return fixture_cache.writable(name, dest)
 
 
 def tune(gpuvet, *args, env=None):
@@ -90,14 +66,14 @@ def tune(gpuvet, *args, env=None):
 
 
 def differences(a, b):
-    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return fixture_cache.differences(a, b)
 
 
-def golden_and_round_trip(gpuvet, fixtures, work):
+def golden_and_round_trip(gpuvet, work):
     update = os.environ.get("GPUVET_UPDATE_GOLDEN") == "1"
     for name in NAMES:
         root = os.path.join(work, name)
-        copy_fixture(fixtures, name, root)
+        copy_fixture(name, root)
         original = tree_digest(root)
         p = tune(gpuvet, "plan", "--root", root)
         text = p.stdout.replace(root, "ROOT")
@@ -132,9 +108,9 @@ def golden_and_round_trip(gpuvet, fixtures, work):
               "%s: revert removes the snapshot" % name)
 
 
-def killed_at_every_step(gpuvet, fixtures, work):
+def killed_at_every_step(gpuvet, work):
     root = os.path.join(work, "kill")
-    copy_fixture(fixtures, "a100-nouveau", root)
+    copy_fixture("a100-nouveau", root)
     original = tree_digest(root)
     # Three single-file settings: step 1 the snapshot, 2-4 the writes, 5 the check.
     args = ["--root", root, "--profile", "none", "--set", "memory.thp=always", "--set", "vm.swappiness=10",
@@ -166,9 +142,9 @@ def killed_at_every_step(gpuvet, fixtures, work):
               "throughput killed after step %d, revert: byte-identical (%s)" % (n, diff[:3]))
 
 
-def locking(gpuvet, fixtures, work):
+def locking(gpuvet, work):
     root = os.path.join(work, "lock")
-    copy_fixture(fixtures, "vm-guest", root)
+    copy_fixture("vm-guest", root)
     lock_path = os.path.join(root, "var", "lib", "gpuvet", "tune-state.json.lock")
     os.makedirs(os.path.dirname(lock_path), exist_ok=True)
     with open(lock_path, "w") as holder:
@@ -188,9 +164,9 @@ def locking(gpuvet, fixtures, work):
     tune(gpuvet, "revert", "--root", root)
 
 
-def refusals(gpuvet, fixtures, work):
+def refusals(gpuvet, work):
     root = os.path.join(work, "refuse")
-    copy_fixture(fixtures, "a100-nouveau", root)
+    copy_fixture("a100-nouveau", root)
     p = tune(gpuvet, "revert", "--root", root)
     check(p.returncode == 2 and "nothing to revert" in p.stderr, "revert without a snapshot refuses: " + p.stderr.strip())
     boot = os.path.join(root, "proc", "sys", "kernel", "random", "boot_id")
@@ -208,7 +184,7 @@ def refusals(gpuvet, fixtures, work):
 
     # A read-only attribute: the kernel refuses the write; the rest applies and reverts.
     root = os.path.join(work, "readonly")
-    copy_fixture(fixtures, "vm-guest", root)
+    copy_fixture("vm-guest", root)
     original = tree_digest(root)
     thp = os.path.join(root, "sys", "kernel", "mm", "transparent_hugepage", "enabled")
     script = ('mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && "$2" tune apply --root "$3" && '
@@ -239,8 +215,8 @@ def refusals(gpuvet, fixtures, work):
             check(int(open("/proc/sys/vm/swappiness").read()) == current, "and writes nothing")
 
 
-def bad_input(gpuvet, fixtures, work):
-    root = os.path.join(fixtures, "vm-guest")
+def bad_input(gpuvet, work):
+    root = fixture_cache.path("vm-guest")  # nothing here may write
     cases = [
         (["plan", "--root", root, "--profile", "fast"], "--profile fast: built-in tune-profiles.json has no such profile (it has throughput passthrough-host balanced)"),
         (["plan", "--root", root, "--set", "cpu.turbo=on"], '--set: unknown setting "cpu.turbo"'),
@@ -262,7 +238,7 @@ def bad_input(gpuvet, fixtures, work):
           and [s["setting"] for s in doc["settings"] if s["state"] == "change"] == ["memory.thp", "vm.swappiness"],
           "plan --json on vm-guest: THP and swappiness change")
     floor = os.path.join(work, "floor")
-    copy_fixture(os.path.dirname(root), "a100-nouveau", floor)
+    copy_fixture("a100-nouveau", floor)
     original = tree_digest(floor)
     p = tune(gpuvet, "apply", "--root", floor, "--profile", "none", "--set", "cpu.min_freq=max")
     cpu0 = os.path.join(floor, "sys", "devices", "system", "cpu", "cpu0", "cpufreq")
@@ -274,7 +250,7 @@ def bad_input(gpuvet, fixtures, work):
     check(p.returncode == 0 and "cpu0 runs 1500000-3529052 kHz, not 99" in p.stdout, "cpu.min_freq outside the range: cannot")
     # A second apply of other settings keeps the first one's entries, drifted or not.
     layered = os.path.join(work, "layered")
-    copy_fixture(os.path.dirname(root), "vm-guest", layered)
+    copy_fixture("vm-guest", layered)
     original = tree_digest(layered)
     tune(gpuvet, "apply", "--root", layered, "--profile", "none", "--set", "vm.swappiness=10")
     with open(os.path.join(layered, "proc", "sys", "vm", "swappiness"), "w") as f:
@@ -288,13 +264,13 @@ def bad_input(gpuvet, fixtures, work):
     check(p.returncode == 0 and differences(original, tree_digest(layered)) == [],
           "revert restores both applies' files byte-identically")
     quiet = os.path.join(work, "quiet")
-    copy_fixture(os.path.dirname(root), "vm-guest", quiet)
+    copy_fixture("vm-guest", quiet)
     p = tune(gpuvet, "apply", "--root", quiet, "--profile", "none", "--set", "vm.swappiness=60")
     check(p.returncode == 0 and "nothing to change" in p.stdout
           and not os.path.exists(os.path.join(quiet, "var", "lib", "gpuvet")),
           "apply with nothing to change writes no snapshot")
     unit_root = os.path.join(work, "unit")
-    copy_fixture(os.path.dirname(root), "vm-guest", unit_root)
+    copy_fixture("vm-guest", unit_root)
     p = tune(gpuvet, "install-unit", "--root", unit_root, "--profile", "balanced", "--set", "vm.swappiness=5")
     unit = os.path.join(unit_root, "etc", "systemd", "system", "gpuvet-tune.service")
     text = open(unit).read() if os.path.exists(unit) else ""
@@ -318,9 +294,9 @@ tune:
 """
 
 
-def site_policy(gpuvet, fixtures, work):
+def site_policy(gpuvet, work):
     root = os.path.join(work, "site")
-    copy_fixture(fixtures, "dgx-h100", root)
+    copy_fixture("dgx-h100", root)
     os.makedirs(os.path.join(root, "etc", "gpuvet"))
     policy = os.path.join(root, "etc", "gpuvet", "policy.yaml")
     with open(policy, "w") as f:
@@ -371,9 +347,9 @@ BLS_ENTRY = ("title Red Hat Enterprise Linux (5.14.0-427.el9.x86_64) 9.4\nversio
              "$tuned_params\ngrub_users $grub_users\ngrub_arg --unrestricted\ngrub_class rhel\n")
 
 
-def boot_tree(fixtures, work, name, fixture, files):
+def boot_tree(work, name, fixture, files):
     root = os.path.join(work, name)
-    copy_fixture(fixtures, fixture, root)
+    copy_fixture(fixture, root)
     for rel, text in files.items():
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -382,8 +358,8 @@ def boot_tree(fixtures, work, name, fixture, files):
     return root
 
 
-def boot_cmdline(gpuvet, fixtures, work):
-    deb = boot_tree(fixtures, work, "boot-deb", "a100-nouveau", {
+def boot_cmdline(gpuvet, work):
+    deb = boot_tree(work, "boot-deb", "a100-nouveau", {
         "etc/default/grub": 'GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT="quiet splash"\nGRUB_CMDLINE_LINUX=""\n',
         "etc/debian_version": "12.8\n"})
     original = tree_digest(deb)
@@ -400,7 +376,7 @@ def boot_cmdline(gpuvet, fixtures, work):
     check(p.returncode == 0 and differences(original, tree_digest(deb)) == [] and not os.path.exists(dropin),
           "revert removes the drop-in: byte-identical")
 
-    bls = boot_tree(fixtures, work, "boot-bls", "dgx-h100", {
+    bls = boot_tree(work, "boot-bls", "dgx-h100", {
         "boot/loader/entries/1f2e-5.14.0-427.el9.x86_64.conf": BLS_ENTRY,
         "boot/loader/entries/1f2e-4.18.0-553.el8.x86_64.conf": "title RHEL 8 kernel\noptions $kernelopts\n",
         "etc/kernel/cmdline": "root=/dev/mapper/rhel-root ro crashkernel=1G-4G:192M rhgb quiet\n",
@@ -463,14 +439,14 @@ def boot_cmdline(gpuvet, fixtures, work):
           "after a reboot, revert restores the boot loader files only (%s)" % diff)
 
 
-def irq_affinity(gpuvet, fixtures, work):
+def irq_affinity(gpuvet, work):
     irq = {"0000:1c:00.0": ["120", "121"], "0000:9e:00.0": ["300"]}
     files = {}
     for nic, numbers in irq.items():
         for n in numbers:
             files["sys/bus/pci/devices/%s/msi_irqs/%s" % (nic, n)] = "msix\n"
             files["proc/irq/%s/smp_affinity_list" % n] = "0-223\n"
-    root = boot_tree(fixtures, work, "irq", "dgx-h100", files)
+    root = boot_tree(work, "irq", "dgx-h100", files)
     # sys/bus/pci/devices entries are symlinks into sys/devices: the files went through them.
     original = tree_digest(root)
     args = ["--root", root, "--profile", "none", "--set", "net.irq_affinity=local"]
@@ -493,9 +469,9 @@ def irq_affinity(gpuvet, fixtures, work):
           "with irqbalance running: cannot, saying why")
 
 
-def release_ignores_hook(gpuvet, fixtures, work):
+def release_ignores_hook(gpuvet, work):
     root = os.path.join(work, "no-hook")
-    copy_fixture(fixtures, "vm-guest", root)
+    copy_fixture("vm-guest", root)
     p = subprocess.run([gpuvet, "tune", "apply", "--root", root], capture_output=True, text=True,
                        env=dict(os.environ, GPUVET_TUNE_STOP_AFTER="1"), timeout=120)
     check(p.returncode == 0 and "0 did not take" in p.stdout,
@@ -505,24 +481,22 @@ def release_ignores_hook(gpuvet, fixtures, work):
 
 def main():
     global HOOKS
-    gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    HOOKS = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
-    fixtures = os.path.join(outdir, "fixtures")
-    work = os.path.join(outdir, "work")
-    os.makedirs(work, exist_ok=True)
-    subprocess.run([sys.executable, MKFIXTURE, fixtures] + NAMES, check=True, stdout=subprocess.DEVNULL)
-    golden_and_round_trip(gpuvet, fixtures, work)
-    if HOOKS:
-        killed_at_every_step(gpuvet, fixtures, work)
-        release_ignores_hook(gpuvet, fixtures, work)
-    else:
-        print("SKIP kills: no gpuvet-test-hooks given (third argument)")
-    locking(gpuvet, fixtures, work)
-    refusals(gpuvet, fixtures, work)
-    bad_input(gpuvet, fixtures, work)
-    site_policy(gpuvet, fixtures, work)
-    boot_cmdline(gpuvet, fixtures, work)
-    irq_affinity(gpuvet, fixtures, work)
+    gpuvet = os.path.abspath(sys.argv[1])
+    HOOKS = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
+    fixture_cache.ensure(*NAMES)
+    with fixture_cache.scratch(prefix="gpuvet-tune-") as work:
+        golden_and_round_trip(gpuvet, work)
+        if HOOKS:
+            killed_at_every_step(gpuvet, work)
+            release_ignores_hook(gpuvet, work)
+        else:
+            print("SKIP kills: no gpuvet-test-hooks given (second argument)")
+        locking(gpuvet, work)
+        refusals(gpuvet, work)
+        bad_input(gpuvet, work)
+        site_policy(gpuvet, work)
+        boot_cmdline(gpuvet, work)
+        irq_affinity(gpuvet, work)
     return finish()
 
 

@@ -2,7 +2,7 @@
 """gpuvet tune's GPU settings (persistence mode, power limit, applications clocks) on the
 fake NVML, with the setters' changes kept in $FAKE_NVML_STATE between processes.
 
-    test_tune_gpu.py GPUVET FAKE_NVML_LIB OUTDIR GPUVET_TEST_HOOKS
+    test_tune_gpu.py GPUVET FAKE_NVML_LIB GPUVET_TEST_HOOKS
 
 - plan reads every GPU and judges the wanted values against the GPU's own limits (default,
   max and min power, the default and the highest supported clocks); out of range: cannot;
@@ -17,35 +17,33 @@ fake NVML, with the setters' changes kept in $FAKE_NVML_STATE between processes.
 Exit 0 when every case holds, 1 otherwise."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SCENARIOS = os.path.join(REPO, "tests", "fakes", "scenarios")
-MKFIXTURE = os.path.join(REPO, "tests", "fixtures", "mkfixture.py")
 GPU_SETS = ["--profile", "none", "--set", "gpu.persistence=off", "--set", "gpu.power_limit=600",
             "--set", "gpu.app_clocks=max"]
 QUERY = ("pci.bus_id,persistence_mode,power.limit,enforced.power.limit,clocks.applications.memory,"
          "clocks.applications.graphics")
 
 
-HOOKS = None  # gpuvet-test-hooks (main's fourth argument)
+HOOKS = None  # gpuvet-test-hooks (main's third argument)
 
 
 class Machine:
-    """A fixture copy plus a fake NVML scenario whose setters persist in a state file."""
+    """A writable dgx-h100 fixture plus a fake NVML scenario whose setters persist in a
+    state file."""
 
-    def __init__(self, gpuvet, lib, fixtures, work, name, scenario_text=None, scenario="h100-sxm-8gpu.scn"):
+    def __init__(self, gpuvet, lib, work, name, scenario_text=None, scenario="h100-sxm-8gpu.scn"):
         self.gpuvet, self.lib = gpuvet, lib
-        self.root = os.path.join(work, name)
-        shutil.rmtree(self.root, ignore_errors=True)
-        shutil.copytree(os.path.join(fixtures, "dgx-h100"), self.root, symlinks=True,
-                        ignore=lambda d, names: [n for n in names if n == "dev"])
+        self.root = fixture_cache.writable("dgx-h100", os.path.join(work, name))
         self.scenario = os.path.join(SCENARIOS, scenario)
         if scenario_text:
             self.scenario = os.path.join(work, name + ".scn")
@@ -54,6 +52,10 @@ class Machine:
         self.state = os.path.join(work, name + ".nvstate")
         if os.path.exists(self.state):
             os.unlink(self.state)
+
+    def files_changed(self):
+        """The fixture's files that differ from the pristine tree (tune's own state left out)."""
+        return fixture_cache.changed(self.root, "dgx-h100", ignore=(os.path.join("var", "lib", "gpuvet"),))
 
     def env(self, extra=None):
         return dict(os.environ, GPUVET_NVML_LIB=self.lib, FAKE_NVML_SCENARIO=self.scenario,
@@ -101,7 +103,7 @@ def plan_judges(m):
 
 
 def round_trip(m):
-    before, files = m.query(), digest(m.root)
+    before = m.query()
     check(before.count("\n") == 8 and "Enabled" in before, "query reads the 8 fake GPUs:\n" + before[:200])
     p = m.tune("apply", *GPU_SETS)
     check(p.returncode == 0 and "24 values set, 0 refused by this machine, 0 did not take" in p.stdout,
@@ -113,17 +115,17 @@ def round_trip(m):
     check(p.returncode == 0 and doc.get("drifted") == 0 and len(doc.get("entries", [])) == 24,
           "status (another process): 24 held")
     p = m.tune("revert")
-    check(p.returncode == 0 and m.query() == before and digest(m.root) == files,
+    check(p.returncode == 0 and m.query() == before and not m.files_changed(),
           "revert restores every GPU as query sees it, and every file")
 
 
 def killed(m):
-    before, files = m.query(), digest(m.root)
+    before = m.query()
     # 1 the snapshot, 2..25 the 24 writes, 26 the checks.
     for n in (1, 2, 9, 25, 26):
         k = m.tune("apply", *GPU_SETS, extra={"GPUVET_TUNE_STOP_AFTER": str(n)})
         r = m.tune("revert")
-        check(k.returncode == -9 and r.returncode == 0 and m.query() == before and digest(m.root) == files,
+        check(k.returncode == -9 and r.returncode == 0 and m.query() == before and not m.files_changed(),
               "apply killed after step %d, revert: GPUs and files as before (%s)" % (n, r.stdout.strip()[-120:]))
         m.tune("apply", *GPU_SETS, extra={"GPUVET_TUNE_STOP_AFTER": str(n)})
         a = m.tune("apply", *GPU_SETS)
@@ -132,8 +134,8 @@ def killed(m):
     check(m.query() == before, "and the last revert leaves the GPUs as before")
 
 
-def refused(gpuvet, lib, fixtures, work):
-    m = Machine(gpuvet, lib, fixtures, work, "gpu-refused", "fault nvmlDeviceSetPowerManagementLimit 3 NO_PERMISSION\n")
+def refused(gpuvet, lib, work):
+    m = Machine(gpuvet, lib, work, "gpu-refused", "fault nvmlDeviceSetPowerManagementLimit 3 NO_PERMISSION\n")
     before = m.query()
     p = m.tune("apply", *GPU_SETS)
     check(p.returncode == 0 and "refused" in p.stdout and "Insufficient Permissions" in p.stdout
@@ -143,8 +145,8 @@ def refused(gpuvet, lib, fixtures, work):
     check(p.returncode == 0 and m.query() == before, "and revert restores the rest")
 
 
-def hung(gpuvet, lib, fixtures, work):
-    m = Machine(gpuvet, lib, fixtures, work, "gpu-hang", "hang nvmlDeviceSetApplicationsClocks 5\n")
+def hung(gpuvet, lib, work):
+    m = Machine(gpuvet, lib, work, "gpu-hang", "hang nvmlDeviceSetApplicationsClocks 5\n")
     before = m.query()
     start = time.monotonic()
     p = m.tune("apply", *GPU_SETS, "--nvml-call-timeout-ms", "300", timeout=60)
@@ -159,8 +161,8 @@ def hung(gpuvet, lib, fixtures, work):
     check(r.returncode == 0 and m.query() == before, "revert restores what apply set: " + r.stdout.strip()[-200:])
 
 
-def lost(gpuvet, lib, fixtures, work):
-    m = Machine(gpuvet, lib, fixtures, work, "gpu-lost", scenario="xid79-lost.scn")
+def lost(gpuvet, lib, work):
+    m = Machine(gpuvet, lib, work, "gpu-lost", scenario="xid79-lost.scn")
     rc, plan = m.plan(*GPU_SETS)
     targets = plan.get("gpu.power_limit", {}).get("targets", [])
     cannot = [t for t in targets if t["need"] == "cannot"]
@@ -168,11 +170,8 @@ def lost(gpuvet, lib, fixtures, work):
           "a GPU that fell off the bus: cannot for it alone (%s)" % [t.get("reason") for t in cannot])
 
 
-def no_library(gpuvet, fixtures, work):
-    root = os.path.join(work, "gpu-nolib")
-    shutil.rmtree(root, ignore_errors=True)
-    shutil.copytree(os.path.join(fixtures, "dgx-h100"), root, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if n == "dev"])
+def no_library(gpuvet):
+    root = fixture_cache.path("dgx-h100")  # plan only reads
     env = {k: v for k, v in os.environ.items() if k != "GPUVET_NVML_LIB"}
     p = subprocess.run([gpuvet, "tune", "plan", "--root", root, "--profile", "none", "--set", "gpu.persistence=on"],
                        capture_output=True, text=True, env=env, timeout=60)
@@ -185,34 +184,18 @@ def no_library(gpuvet, fixtures, work):
           "a library that cannot be loaded: cannot, naming it: " + p.stdout.strip()[-200:])
 
 
-def digest(root):
-    import hashlib
-    out = {}
-    for dirpath, dirs, files in os.walk(root):
-        if os.path.relpath(dirpath, root).startswith(os.path.join("var", "lib", "gpuvet")):
-            continue
-        for name in files:
-            path = os.path.join(dirpath, name)
-            if os.path.isfile(path) and not os.path.islink(path):
-                with open(path, "rb") as f:
-                    out[os.path.relpath(path, root)] = hashlib.sha1(f.read()).hexdigest()
-    return out
-
-
 def main():
     global HOOKS
-    gpuvet, lib, outdir, HOOKS = (os.path.abspath(a) for a in sys.argv[1:5])
-    fixtures, work = os.path.join(outdir, "fixtures"), os.path.join(outdir, "work")
-    os.makedirs(work, exist_ok=True)
-    subprocess.run([sys.executable, MKFIXTURE, fixtures, "dgx-h100"], check=True, stdout=subprocess.DEVNULL)
-    m = Machine(gpuvet, lib, fixtures, work, "gpu")
-    plan_judges(m)
-    round_trip(m)
-    killed(m)
-    refused(gpuvet, lib, fixtures, work)
-    hung(gpuvet, lib, fixtures, work)
-    lost(gpuvet, lib, fixtures, work)
-    no_library(gpuvet, fixtures, work)
+    gpuvet, lib, HOOKS = (os.path.abspath(a) for a in sys.argv[1:4])
+    with fixture_cache.scratch(prefix="gpuvet-tune-gpu-") as work:
+        m = Machine(gpuvet, lib, work, "gpu")
+        plan_judges(m)
+        round_trip(m)
+        killed(m)
+        refused(gpuvet, lib, work)
+        hung(gpuvet, lib, work)
+        lost(gpuvet, lib, work)
+        no_library(gpuvet)
     return finish()
 
 
