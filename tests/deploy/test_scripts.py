@@ -23,6 +23,7 @@ SCRIPTS = os.path.join(REPO, "deploy", "scripts", "validation")
 def main():
     gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     fixtures = fixture_cache.ensure("dgx-h100", "dgx-h100-degraded")
+    os.makedirs(outdir, exist_ok=True)
     env = dict(os.environ, GPUVET=gpuvet, GPUVET_PCI_IDS=os.path.join(REPO, "tests", "fixtures", "pci.ids"))
     for fixture, code, verdict in (("dgx-h100", 0, "pass"), ("dgx-h100-degraded", 1, "fail")):
         out = os.path.join(outdir, fixture + "-quick.json")
@@ -41,7 +42,7 @@ def main():
     check(ids == {"pcie"}, "options after OUT.json pass through (--only pcie): %s" % ids)
     out = os.path.join(outdir, "system.json")
     p = subprocess.run([os.path.join(SCRIPTS, "system_check.sh"), out, "--no-nvml"],
-                       env=dict(env, GPUVET_FSROOT=os.path.join(outdir, "dgx-h100")), capture_output=True, text=True)
+                       env=dict(env, GPUVET_FSROOT=os.path.join(fixtures, "dgx-h100")), capture_output=True, text=True)
     with open(out) as f:
         rep = json.load(f)
     check(rep["level"] == "standard", "system_check.sh runs gpuvet check --level standard")
