@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GPUS_SCHEMA "gpuvet.gpus/1"
 
@@ -189,6 +190,7 @@ static int load_document(json_t *root, const json_error_t *jerr, const char *sou
         }
         snprintf(db->source, sizeof(db->source), "%s", source);
         db->json = root;
+        pthread_mutex_init(&db->xids_lock, NULL);
         char why[256] = "";
         int r = load_from(root, db, why, sizeof(why));
         if (r < 0) {
@@ -221,10 +223,32 @@ int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
         }
         if (r < 0)
                 return r;
+        char xid_file[512];
+        if (!dir || (snprintf(xid_file, sizeof(xid_file), "%s/xid.json", dir), access(xid_file, F_OK) < 0))
+                return 0; /* the compiled-in table, parsed by gpudb_xids when a check needs it */
         r = xiddb_load(dir, &(*ret)->xids, err, errsize);
-        if (r < 0)
+        if (r < 0) {
                 *ret = gpudb_free(*ret);
-        return r;
+                return r;
+        }
+        (*ret)->xids_loaded = true;
+        return 0;
+}
+
+const struct xiddb *gpudb_xids(const struct gpudb *db) {
+        if (!db)
+                return NULL;
+        /* A cache filled on first use behind a lock; the db itself was allocated non-const. */
+        struct gpudb *filled = (struct gpudb *)db;
+        pthread_mutex_lock(&filled->xids_lock);
+        if (!filled->xids_loaded) {
+                char err[256];
+                if (xiddb_load(NULL, &filled->xids, err, sizeof(err)) < 0)
+                        memset(&filled->xids, 0, sizeof(filled->xids));
+                filled->xids_loaded = true;
+        }
+        pthread_mutex_unlock(&filled->xids_lock);
+        return &filled->xids;
 }
 
 struct gpudb *gpudb_free(struct gpudb *db) {
@@ -233,7 +257,9 @@ struct gpudb *gpudb_free(struct gpudb *db) {
         free(db->models);
         free(db->archs);
         json_decref(db->json);
-        xiddb_done(&db->xids);
+        if (db->xids_loaded)
+                xiddb_done(&db->xids);
+        pthread_mutex_destroy(&db->xids_lock);
         free(db);
         return NULL;
 }

@@ -12,6 +12,8 @@
 
 #include "data/xiddb.h"
 
+#include <pthread.h>
+
 struct gpu_tflops {
         double fp64, fp64_tc, fp32, tf32, fp16, bf16, fp8, int8; /* dense; 0 = not supported */
 };
@@ -60,7 +62,13 @@ struct gpudb {
         size_t n_archs;
         void *json; /* keeps the strings alive */
         char source[512];
-        struct xiddb xids; /* the Xid table, loaded with the GPU table from the same place */
+        /* The Xid table, read through gpudb_xids(). A DIR/xid.json is read with the GPU table,
+         * so that a bad file stops the command at once; the compiled-in table, known good
+         * (the datafiles test), is parsed on first use: most runs meet no Xid, and its parse
+         * was a third of a quick check's instructions. */
+        struct xiddb xids;
+        bool xids_loaded;
+        pthread_mutex_t xids_lock;
 };
 
 /* Load from DIR/gpus.json, or the compiled-in table when dir is NULL; the Xid table from
@@ -72,6 +80,11 @@ int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize);
 int gpudb_load_buffer(const char *buf, size_t len, const char *source, struct gpudb **ret, char *err,
                       size_t errsize);
 struct gpudb *gpudb_free(struct gpudb *db);
+
+/* The Xid table: DIR/xid.json's when --data-dir had one, else the compiled-in one (parsed
+ * here the first time; thread-safe). Empty, never NULL, if even that could not be
+ * parsed (out of memory): every code then reads as unknown. NULL only for a NULL db. */
+const struct xiddb *gpudb_xids(const struct gpudb *db);
 
 const struct gpu_model *gpudb_find(const struct gpudb *db, uint32_t vendor, uint32_t device);
 /* The same, choosing by subsystem device id among models that share a device id: the

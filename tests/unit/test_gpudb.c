@@ -150,12 +150,43 @@ static void test_load_override(void **state) {
         gpudb_free(db);
 }
 
+/* The compiled-in Xid table is parsed on first use; a --data-dir xid.json at load, so a
+ * bad one is refused at once. */
+static void test_xid_table(void **state) {
+        (void)state;
+        struct gpudb *db = builtin();
+        assert_false(db->xids_loaded);
+        const struct xiddb *x = gpudb_xids(db);
+        assert_true(db->xids_loaded);
+        assert_non_null(xiddb_find(x, 79));
+        assert_ptr_equal(gpudb_xids(db), x);
+        gpudb_free(db);
+        assert_null(gpudb_xids(NULL));
+
+        write_table(ARCHS "\"gpus\": []}");
+        tree_put(dir, "xid.json", "{\"schema\": \"gpuvet.xid/1\", \"xids\": [{\"code\": 79, \"name\": \"gone\", "
+                                  "\"severity\": \"critical\", \"action\": \"reboot\"}]}");
+        char err[512] = "";
+        assert_int_equal(gpudb_load(dir, &db, err, sizeof(err)), 0);
+        assert_true(db->xids_loaded);
+        assert_string_equal(xiddb_find(gpudb_xids(db), 79)->name, "gone");
+        assert_null(xiddb_find(gpudb_xids(db), 13));
+        gpudb_free(db);
+
+        tree_put(dir, "xid.json", "{\"schema\": \"gpuvet.xid/1\", \"xids\": [,]}");
+        db = NULL;
+        assert_int_equal(gpudb_load(dir, &db, err, sizeof(err)), -EINVAL);
+        assert_null(db);
+        assert_non_null(strstr(err, "xid.json"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_lookups),
                 cmocka_unit_test(test_table_consistent),
                 cmocka_unit_test_setup_teardown(test_load_errors, make_dir, remove_dir),
                 cmocka_unit_test_setup_teardown(test_load_override, make_dir, remove_dir),
+                cmocka_unit_test_setup_teardown(test_xid_table, make_dir, remove_dir),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

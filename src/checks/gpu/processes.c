@@ -67,7 +67,7 @@ static void judge_recovery_action(struct result *r, const struct facts *f, const
         if (UNUSABLE(r, f, g, "recovery action", *a))
                 return;
         result_evidence(r, "source", "nvmlDeviceGetFieldValues (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)");
-        const struct xid_recovery_action *known = f->db ? xiddb_find_recovery(&f->db->xids, a->v) : NULL;
+        const struct xid_recovery_action *known = f->db ? xiddb_find_recovery(gpudb_xids(f->db), a->v) : NULL;
         result_observed(r, "0x%x (%s)", a->v, known ? known->name : "unknown to gpuvet");
         if (a->v == 0) {
                 result_status(r, STATUS_PASS, "the driver asks for no recovery of %s", desc);

@@ -66,7 +66,7 @@ struct verdict_of_code {
 };
 
 static struct verdict_of_code judge_code(const struct facts *f, const char *addr, int code) {
-        const struct xiddb *table = &f->db->xids;
+        const struct xiddb *table = gpudb_xids(f->db);
         const struct xid_info *info = xiddb_find(table, code);
         struct verdict_of_code v = {
                 .severity = info ? info->severity : XID_WARNING,
