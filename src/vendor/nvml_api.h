@@ -305,6 +305,41 @@ typedef struct nvmlFieldValue_st {
 #define NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL 59
 #define NVML_FI_DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL 160
 #define NVML_FI_DEV_NVLINK_GET_STATE 165
+/* Memory health, PCIe and power limits, each the same counter as the call named (read in
+ * one nvmlDeviceGetFieldValues call, the call kept as the fallback; docs/nvml.md).
+ * ECC totals over the device, nvmlDeviceGetTotalEccErrors: SBE = corrected, DBE =
+ * uncorrected (nvmlMemoryErrorType_t), VOL = volatile, AGG = aggregate. */
+#define NVML_FI_DEV_ECC_SBE_VOL_TOTAL 3
+#define NVML_FI_DEV_ECC_DBE_VOL_TOTAL 4
+#define NVML_FI_DEV_ECC_SBE_AGG_TOTAL 5
+#define NVML_FI_DEV_ECC_DBE_AGG_TOTAL 6
+/* Uncorrected ECC errors in device memory, nvmlDeviceGetMemoryErrorCounter(UNCORRECTED,
+ * ..., NVML_MEMORY_LOCATION_DEVICE_MEMORY = _DRAM). SRAM has no field. */
+#define NVML_FI_DEV_ECC_DBE_VOL_DEV 12
+#define NVML_FI_DEV_ECC_DBE_AGG_DEV 23
+/* nvmlDeviceGetRetiredPages' counts per cause (single-bit, double-bit) and
+ * nvmlDeviceGetRetiredPagesPendingStatus (1 = yes). */
+#define NVML_FI_DEV_RETIRED_SBE 29
+#define NVML_FI_DEV_RETIRED_DBE 30
+#define NVML_FI_DEV_RETIRED_PENDING 31
+/* nvmlDeviceGetPcieReplayCounter. */
+#define NVML_FI_DEV_PCIE_REPLAY_COUNTER 94
+/* nvmlDeviceGetRemappedRows' four answers (pending, failure: 1 = yes). */
+#define NVML_FI_DEV_REMAPPED_COR 142
+#define NVML_FI_DEV_REMAPPED_UNC 143
+#define NVML_FI_DEV_REMAPPED_PENDING 144
+#define NVML_FI_DEV_REMAPPED_FAILURE 145
+/* Power limits in milliwatts; scopeId picks GPU or module (NVML_POWER_SCOPE_*): min and
+ * max as nvmlDeviceGetPowerManagementLimitConstraints, the default as
+ * ...PowerManagementDefaultLimit, the current (enforced, all limiters, out of band
+ * included) as nvmlDeviceGetEnforcedPowerLimit. The power draw fields (AVERAGE, INSTANT)
+ * are not nvmlDeviceGetPowerUsage's reading, which is averaged on Ampere and later
+ * but instantaneous before; nor is REQUESTED_LIMIT documented as ...PowerManagementLimit. */
+#define NVML_FI_DEV_POWER_MIN_LIMIT 187
+#define NVML_FI_DEV_POWER_MAX_LIMIT 188
+#define NVML_FI_DEV_POWER_DEFAULT_LIMIT 189
+#define NVML_FI_DEV_POWER_CURRENT_LIMIT 190
+#define NVML_POWER_SCOPE_GPU 0U
 
 /* nvmlDeviceGetMarginTemperature (R570+): degrees C left to the nearest slowdown
  * threshold, what nvidia-smi prints as "GPU T.Limit Temp". */

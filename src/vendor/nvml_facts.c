@@ -14,6 +14,7 @@
 #include "vendor/nvml.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,49 @@ enum gctx_last {
         LAST_REPLAY,      /* replay: NV_UNREAD becomes the replay state */
 };
 
+/* The fields of a GPU's one nvmlDeviceGetFieldValues call (fields_call()), each asked only
+ * when its group is read. Past FS_NVLINK_TOTAL: an NVLink error counter's total over the
+ * links (+ enum nvml_nvlink_counter), then one link's state (+ link). */
+enum field_slot {
+        FS_MEMORY_TEMP,
+        FS_TLIMIT_SHUTDOWN,
+        FS_TLIMIT_SLOWDOWN,
+        FS_TLIMIT_MEM_MAX,
+        FS_TLIMIT_GPU_MAX,
+        FS_POWER_DEFAULT_LIMIT,
+        FS_POWER_CURRENT_LIMIT,
+        FS_POWER_MIN_LIMIT,
+        FS_POWER_MAX_LIMIT,
+        FS_ECC_SBE_VOL_TOTAL,
+        FS_ECC_DBE_VOL_TOTAL,
+        FS_ECC_SBE_AGG_TOTAL,
+        FS_ECC_DBE_AGG_TOTAL,
+        FS_ECC_DBE_VOL_DEV,
+        FS_ECC_DBE_AGG_DEV,
+        FS_RETIRED_SBE,
+        FS_RETIRED_DBE,
+        FS_RETIRED_PENDING,
+        FS_REMAPPED_COR,
+        FS_REMAPPED_UNC,
+        FS_REMAPPED_PENDING,
+        FS_REMAPPED_FAILURE,
+        FS_RECOVERY_ACTION,
+        FS_PCIE_REPLAY,
+        FS_NVLINK_LINK_COUNT,
+        FS_NVLINK_TOTAL,
+        FS_NVLINK_STATE = FS_NVLINK_TOTAL + NVML_NVL_COUNTER_COUNT,
+        FS_COUNT = FS_NVLINK_STATE + NV_NVLINK_MAX,
+        FS_NONE = -1,
+};
+
+struct gpu_fields {
+        bool made;           /* the call was made (or replayed): its outcome is below */
+        enum gctx_last last; /* c->last after it */
+        nvmlReturn_t rc;     /* its own answer */
+        short at[FS_COUNT];  /* each slot's index in fv, -1 when not asked */
+        nvmlFieldValue_t fv[FS_COUNT];
+};
+
 struct gctx {
         struct deadline_worker *w; /* NULL in replay mode */
         const struct nvml_lib *lib;
@@ -131,6 +175,7 @@ struct gctx {
         const char *replay_fn;
         enum gctx_last last;
         const char *last_fn;
+        struct gpu_fields fields; /* NVML writes fv: the worker's own, as every buffer */
 };
 
 /* Decide whether to make the call named fn now; records why not in c->last. */
@@ -326,6 +371,104 @@ static bool nvlink_walk_ends(const struct nv_u32 *s) {
         return s->state != NV_OK;
 }
 
+/* The field and scope each slot asks, and the group that wants it. */
+static void slot_field(unsigned int s, unsigned int *ret_group, unsigned int *ret_field, unsigned int *ret_scope) {
+        static const struct {
+                unsigned char group;
+                unsigned short field;
+                unsigned char scope;
+        } named[FS_NVLINK_TOTAL] = {
+                [FS_MEMORY_TEMP] = {NVML_GROUP_THERMAL_FIELDS, NVML_FI_DEV_MEMORY_TEMP, 0},
+                [FS_TLIMIT_SHUTDOWN] = {NVML_GROUP_THERMAL_FIELDS, NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT, 0},
+                [FS_TLIMIT_SLOWDOWN] = {NVML_GROUP_THERMAL_FIELDS, NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT, 0},
+                [FS_TLIMIT_MEM_MAX] = {NVML_GROUP_THERMAL_FIELDS, NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT, 0},
+                [FS_TLIMIT_GPU_MAX] = {NVML_GROUP_THERMAL_FIELDS, NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT, 0},
+                /* The GPU's own limits, as the per-device calls give them (not the module's,
+                 * which on a Grace Hopper board adds the CPU). */
+                [FS_POWER_DEFAULT_LIMIT] = {NVML_GROUP_POWER_DEFAULT_LIMIT, NVML_FI_DEV_POWER_DEFAULT_LIMIT,
+                                            NVML_POWER_SCOPE_GPU},
+                [FS_POWER_CURRENT_LIMIT] = {NVML_GROUP_POWER_ENFORCED_LIMIT, NVML_FI_DEV_POWER_CURRENT_LIMIT,
+                                            NVML_POWER_SCOPE_GPU},
+                [FS_POWER_MIN_LIMIT] = {NVML_GROUP_POWER_CONSTRAINTS, NVML_FI_DEV_POWER_MIN_LIMIT, NVML_POWER_SCOPE_GPU},
+                [FS_POWER_MAX_LIMIT] = {NVML_GROUP_POWER_CONSTRAINTS, NVML_FI_DEV_POWER_MAX_LIMIT, NVML_POWER_SCOPE_GPU},
+                [FS_ECC_SBE_VOL_TOTAL] = {NVML_GROUP_ECC_COUNTS, NVML_FI_DEV_ECC_SBE_VOL_TOTAL, 0},
+                [FS_ECC_DBE_VOL_TOTAL] = {NVML_GROUP_ECC_COUNTS, NVML_FI_DEV_ECC_DBE_VOL_TOTAL, 0},
+                [FS_ECC_SBE_AGG_TOTAL] = {NVML_GROUP_ECC_COUNTS, NVML_FI_DEV_ECC_SBE_AGG_TOTAL, 0},
+                [FS_ECC_DBE_AGG_TOTAL] = {NVML_GROUP_ECC_COUNTS, NVML_FI_DEV_ECC_DBE_AGG_TOTAL, 0},
+                [FS_ECC_DBE_VOL_DEV] = {NVML_GROUP_ECC_LOCATION, NVML_FI_DEV_ECC_DBE_VOL_DEV, 0},
+                [FS_ECC_DBE_AGG_DEV] = {NVML_GROUP_ECC_LOCATION, NVML_FI_DEV_ECC_DBE_AGG_DEV, 0},
+                [FS_RETIRED_SBE] = {NVML_GROUP_RETIRED_PAGES, NVML_FI_DEV_RETIRED_SBE, 0},
+                [FS_RETIRED_DBE] = {NVML_GROUP_RETIRED_PAGES, NVML_FI_DEV_RETIRED_DBE, 0},
+                [FS_RETIRED_PENDING] = {NVML_GROUP_RETIRED_PAGES, NVML_FI_DEV_RETIRED_PENDING, 0},
+                [FS_REMAPPED_COR] = {NVML_GROUP_REMAP, NVML_FI_DEV_REMAPPED_COR, 0},
+                [FS_REMAPPED_UNC] = {NVML_GROUP_REMAP, NVML_FI_DEV_REMAPPED_UNC, 0},
+                [FS_REMAPPED_PENDING] = {NVML_GROUP_REMAP, NVML_FI_DEV_REMAPPED_PENDING, 0},
+                [FS_REMAPPED_FAILURE] = {NVML_GROUP_REMAP, NVML_FI_DEV_REMAPPED_FAILURE, 0},
+                [FS_RECOVERY_ACTION] = {NVML_GROUP_RECOVERY, NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, 0},
+                [FS_PCIE_REPLAY] = {NVML_GROUP_PCIE_REPLAY, NVML_FI_DEV_PCIE_REPLAY_COUNTER, 0},
+                [FS_NVLINK_LINK_COUNT] = {NVML_GROUP_NVLINK, NVML_FI_DEV_NVLINK_LINK_COUNT, 0},
+        };
+        /* Indexed by enum nvml_nvlink_counter. */
+        static const unsigned short totals[NVML_NVL_COUNTER_COUNT] = {
+                NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL,   NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL,
+                NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL,
+                NVML_FI_DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL,
+        };
+        if (s < FS_NVLINK_TOTAL) {
+                *ret_group = named[s].group;
+                *ret_field = named[s].field;
+                *ret_scope = named[s].scope;
+        } else if (s < FS_NVLINK_STATE) {
+                *ret_group = NVML_GROUP_NVLINK;
+                *ret_field = totals[s - FS_NVLINK_TOTAL];
+                *ret_scope = 0;
+        } else {
+                *ret_group = NVML_GROUP_NVLINK;
+                *ret_field = NVML_FI_DEV_NVLINK_GET_STATE;
+                *ret_scope = s - FS_NVLINK_STATE; /* the link */
+        }
+}
+
+/* A GPU's one nvmlDeviceGetFieldValues call, made by the first reader that needs it (in
+ * gather_gpu's order, so a hang in it is where a hang in the first field reader was): it
+ * asks every field of every group being read, and the readers after it take their fields
+ * from it. Leaves c->last and c->last_fn as that call left them (also when called again
+ * after other calls), so that put_*() store its outcome; true when it returned
+ * NVML_SUCCESS in time, each field then holding its own answer. */
+static bool fields_call(struct gctx *c, nvmlDevice_t d) {
+        struct gpu_fields *f = &c->fields;
+        if (!f->made) {
+                int n = 0;
+                for (unsigned int s = 0; s < FS_COUNT; s++) {
+                        unsigned int group, field, scope;
+                        slot_field(s, &group, &field, &scope);
+                        f->at[s] = -1;
+                        if (!(c->groups & nvml_group_bit(group)))
+                                continue;
+                        memset(&f->fv[n], 0, sizeof(f->fv[n]));
+                        f->fv[n].fieldId = field;
+                        f->fv[n].scopeId = scope;
+                        f->at[s] = (short)n++;
+                }
+                f->rc = NVCALL(c, nvmlDeviceGetFieldValues, d, n, f->fv);
+                f->last = c->last;
+                f->made = true;
+        } else if (c->stop) {
+                c->last = LAST_STOPPED;
+        } else {
+                c->last = f->last;
+                c->last_fn = "nvmlDeviceGetFieldValues";
+        }
+        return c->last == LAST_CALLED && f->rc == NVML_SUCCESS;
+}
+
+/* A slot's answer, or NULL when the call did not answer (see c->last) or did not ask it. */
+static const nvmlFieldValue_t *field_of(struct gctx *c, nvmlDevice_t d, enum field_slot s) {
+        if (!fields_call(c, d) || c->fields.at[s] < 0)
+                return NULL;
+        return &c->fields.fv[c->fields.at[s]];
+}
+
 /* A field's value as a signed number, whatever type NVML chose for it. */
 static long long field_value(const nvmlFieldValue_t *fv) {
         switch (fv->valueType) {
@@ -340,20 +483,74 @@ static long long field_value(const nvmlFieldValue_t *fv) {
         return fv->value.siVal;
 }
 
-/* HBM temperature and the T.Limit thresholds, in one call: each field carries its own
- * answer (NOT_SUPPORTED where the board or driver lacks it). A value no sensor gives
- * (past +-1000 C) is stored as NVML_ERROR_UNKNOWN. */
+/* The value of a field that stands for a whole call's answer (the memory health, PCIe
+ * replay and power limit fields): true only when it answered NVML_SUCCESS with a count in
+ * 0..max. Anything else (NOT_SUPPORTED or INVALID_ARGUMENT from a driver that lacks the
+ * field, any other error, a value out of range, no call) sends the reader to the call the
+ * field stands for, whose own answer is then the reading's: the reading is what that call
+ * gives, and names the function that gave it. */
+static bool field_count(struct gctx *c, nvmlDevice_t d, enum field_slot s, unsigned long long max,
+                        unsigned long long *ret) {
+        const nvmlFieldValue_t *fv = field_of(c, d, s);
+        if (!fv || fv->nvmlReturn != NVML_SUCCESS)
+                return false;
+        unsigned long long v;
+        switch (fv->valueType) {
+        case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: v = fv->value.ullVal; break;
+        case NVML_VALUE_TYPE_UNSIGNED_LONG: v = fv->value.ulVal; break;
+        case NVML_VALUE_TYPE_UNSIGNED_INT: v = fv->value.uiVal; break;
+        case NVML_VALUE_TYPE_UNSIGNED_SHORT: v = fv->value.usVal; break;
+        case NVML_VALUE_TYPE_SIGNED_INT:
+        case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        case NVML_VALUE_TYPE_DOUBLE: {
+                long long sv = field_value(fv);
+                if (sv < 0)
+                        return false;
+                v = (unsigned long long)sv;
+                break;
+        }
+        default: return false;
+        }
+        if (v > max)
+                return false;
+        *ret = v;
+        return true;
+}
+
+/* Readings a field answered: as if its own call had returned them, naming the call that did. */
+static void put_from_fields(struct nv_u32 *f, unsigned int v) {
+        *f = (struct nv_u32){.state = NV_OK, .rc = NVML_SUCCESS, .fn = "nvmlDeviceGetFieldValues", .v = v};
+}
+
+static void put_u64_from_fields(struct nv_u64 *f, unsigned long long v) {
+        *f = (struct nv_u64){.state = NV_OK, .rc = NVML_SUCCESS, .fn = "nvmlDeviceGetFieldValues", .v = v};
+}
+
+/* One u32 reading from its field when that answers (max: the largest value it may hold),
+ * else false: the caller makes the reading's own call. */
+static bool u32_from_field(struct gctx *c, nvmlDevice_t d, struct nv_u32 *f, enum field_slot s, unsigned int max) {
+        unsigned long long v;
+        if (!field_count(c, d, s, max, &v))
+                return false;
+        put_from_fields(f, (unsigned int)v);
+        return true;
+}
+
+/* HBM temperature and the T.Limit thresholds: each field carries its own answer
+ * (NOT_SUPPORTED where the board or driver lacks it), and a failed call is every
+ * reading's answer: these fields have no other call. A value no sensor gives (past +-1000
+ * C) is stored as NVML_ERROR_UNKNOWN. */
 static void read_thermal_fields(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlFieldValue_t fv[5] = {
-                {.fieldId = NVML_FI_DEV_MEMORY_TEMP},
-                {.fieldId = NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT},
-                {.fieldId = NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT},
-                {.fieldId = NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT},
-                {.fieldId = NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT},
-        };
+        static const enum field_slot slots[5] = {FS_MEMORY_TEMP, FS_TLIMIT_SHUTDOWN, FS_TLIMIT_SLOWDOWN,
+                                                 FS_TLIMIT_MEM_MAX, FS_TLIMIT_GPU_MAX};
         struct nv_i32 *tlimits[4] = {&g->tlimit_shutdown_c, &g->tlimit_slowdown_c, &g->tlimit_mem_max_c,
                                      &g->tlimit_gpu_max_c};
-        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetFieldValues, d, 5, fv);
+        nvmlFieldValue_t fv[5];
+        memset(fv, 0, sizeof(fv));
+        if (fields_call(c, d))
+                for (int i = 0; i < 5; i++)
+                        fv[i] = c->fields.fv[c->fields.at[slots[i]]];
+        nvmlReturn_t r = c->fields.rc;
         nvmlReturn_t own = r == NVML_SUCCESS ? fv[0].nvmlReturn : r;
         long long t = field_value(&fv[0]);
         if (own == NVML_SUCCESS && (t < 0 || t > 1000))
@@ -368,11 +565,11 @@ static void read_thermal_fields(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t
         }
 }
 
-/* What one nvmlDeviceGetFieldValues call tells of a GPU's NVLinks: how many there are, the
- * state of each (Hopper and later answer NVLINK_GET_STATE per link), and each error
- * counter summed over the links. A counter whose total is 0 is 0 on every link, so on a
- * healthy GPU the 5 x 18 per-link counter calls are not made; anything the fields do not
- * answer is asked link by link, as drivers without them need. */
+/* What the field call tells of a GPU's NVLinks: how many there are, the state of each
+ * (Hopper and later answer NVLINK_GET_STATE per link), and each error counter summed over
+ * the links. A counter whose total is 0 is 0 on every link, so on a healthy GPU the 5 x 18
+ * per-link counter calls are not made; anything the fields do not answer is asked link by
+ * link, as drivers without them need. */
 struct nvlink_fields {
         bool have_count;
         unsigned int count;
@@ -382,46 +579,28 @@ struct nvlink_fields {
 };
 
 static void read_nvlink_fields(struct gctx *c, nvmlDevice_t d, struct nvlink_fields *out) {
-        /* Indexed by enum nvml_nvlink_counter. */
-        static const unsigned int totals[NVML_NVL_COUNTER_COUNT] = {
-                NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL,   NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL,
-                NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL,
-                NVML_FI_DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL,
-        };
-        enum { N = 1 + NVML_NVL_COUNTER_COUNT + NV_NVLINK_MAX };
-        nvmlFieldValue_t fv[N];
-        memset(fv, 0, sizeof(fv));
         memset(out, 0, sizeof(*out));
-        fv[0].fieldId = NVML_FI_DEV_NVLINK_LINK_COUNT;
-        for (int k = 0; k < NVML_NVL_COUNTER_COUNT; k++)
-                fv[1 + k].fieldId = totals[k];
-        for (unsigned int l = 0; l < NV_NVLINK_MAX; l++) {
-                fv[1 + NVML_NVL_COUNTER_COUNT + l].fieldId = NVML_FI_DEV_NVLINK_GET_STATE;
-                fv[1 + NVML_NVL_COUNTER_COUNT + l].scopeId = l;
-        }
-        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetFieldValues, d, N, fv);
-        if (c->last != LAST_CALLED || r != NVML_SUCCESS)
+        if (!fields_call(c, d))
                 return;
-        if (fv[0].nvmlReturn == NVML_SUCCESS) {
-                long long n = field_value(&fv[0]);
+        const nvmlFieldValue_t *fv = field_of(c, d, FS_NVLINK_LINK_COUNT);
+        if (fv && fv->nvmlReturn == NVML_SUCCESS) {
+                long long n = field_value(fv);
                 out->have_count = n >= 0 && n <= NV_NVLINK_MAX;
                 out->count = out->have_count ? (unsigned int)n : 0;
         }
-        for (int k = 0; k < NVML_NVL_COUNTER_COUNT; k++)
-                out->total_zero[k] = fv[1 + k].nvmlReturn == NVML_SUCCESS && field_value(&fv[1 + k]) == 0;
+        for (int k = 0; k < NVML_NVL_COUNTER_COUNT; k++) {
+                fv = field_of(c, d, (enum field_slot)(FS_NVLINK_TOTAL + k));
+                out->total_zero[k] = fv && fv->nvmlReturn == NVML_SUCCESS && field_value(fv) == 0;
+        }
         for (unsigned int l = 0; l < NV_NVLINK_MAX; l++) {
-                const nvmlFieldValue_t *v = &fv[1 + NVML_NVL_COUNTER_COUNT + l];
-                long long st = field_value(v);
+                fv = field_of(c, d, (enum field_slot)(FS_NVLINK_STATE + l));
+                long long st = fv ? field_value(fv) : -1;
                 /* Inactive (0) and active (1) are nvmlDeviceGetNvLinkState's own answers; a
                  * sleeping link, or one active without traffic, is asked that way. */
-                out->have_state[l] = v->nvmlReturn == NVML_SUCCESS && (st == NVML_FEATURE_DISABLED || st == NVML_FEATURE_ENABLED);
+                out->have_state[l] = fv && fv->nvmlReturn == NVML_SUCCESS &&
+                                     (st == NVML_FEATURE_DISABLED || st == NVML_FEATURE_ENABLED);
                 out->state[l] = (unsigned int)st;
         }
-}
-
-/* A reading the fields answered: as if its own call had returned it. */
-static void put_from_fields(struct nv_u32 *f, unsigned int v) {
-        *f = (struct nv_u32){.state = NV_OK, .rc = NVML_SUCCESS, .fn = "nvmlDeviceGetFieldValues", .v = v};
 }
 
 static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
@@ -452,8 +631,7 @@ static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
                         continue;
                 for (unsigned int k = 0; k < NVML_NVL_COUNTER_COUNT && !c->stop; k++) {
                         if (fields.total_zero[k]) {
-                                l->errors[k] = (struct nv_u64){
-                                        .state = NV_OK, .rc = NVML_SUCCESS, .fn = "nvmlDeviceGetFieldValues", .v = 0};
+                                put_u64_from_fields(&l->errors[k], 0);
                                 continue;
                         }
                         unsigned long long v = 0;
@@ -655,16 +833,28 @@ static void read_power_limit(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d)
         READ_U32(c, d, g->power_limit_mw, nvmlDeviceGetPowerManagementLimit);
 }
 
+/* The limits below come from the field call where it answers (docs/nvml.md), else from
+ * their own calls. */
 static void read_power_default_limit(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        READ_U32(c, d, g->power_default_limit_mw, nvmlDeviceGetPowerManagementDefaultLimit);
+        if (!u32_from_field(c, d, &g->power_default_limit_mw, FS_POWER_DEFAULT_LIMIT, UINT_MAX))
+                READ_U32(c, d, g->power_default_limit_mw, nvmlDeviceGetPowerManagementDefaultLimit);
 }
 
 static void read_power_enforced_limit(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        READ_U32(c, d, g->power_enforced_limit_mw, nvmlDeviceGetEnforcedPowerLimit);
+        if (!u32_from_field(c, d, &g->power_enforced_limit_mw, FS_POWER_CURRENT_LIMIT, UINT_MAX))
+                READ_U32(c, d, g->power_enforced_limit_mw, nvmlDeviceGetEnforcedPowerLimit);
 }
 
+/* Min and max are one call's answer: both from the fields, or both from the call. */
 static void read_power_constraints(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         nvmlReturn_t r;
+        unsigned long long fmin, fmax;
+        if (field_count(c, d, FS_POWER_MIN_LIMIT, UINT_MAX, &fmin) &&
+            field_count(c, d, FS_POWER_MAX_LIMIT, UINT_MAX, &fmax)) {
+                put_from_fields(&g->power_min_limit_mw, (unsigned int)fmin);
+                put_from_fields(&g->power_max_limit_mw, (unsigned int)fmax);
+                return;
+        }
         unsigned int lo = 0, hi = 0;
         r = NVCALL(c, nvmlDeviceGetPowerManagementLimitConstraints, d, &lo, &hi);
         put_u32(c, &g->power_min_limit_mw, r, lo);
@@ -731,47 +921,66 @@ static void read_ecc_default_mode(struct gctx *c, struct nvml_gpu *g, nvmlDevice
         put_u32(c, &g->ecc_mode_default, r, (unsigned int)def);
 }
 
+/* Each total from its field where it answers (single-bit = corrected, double-bit =
+ * uncorrected), else from nvmlDeviceGetTotalEccErrors. */
 static void read_ecc_counts(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         nvmlReturn_t r;
         static const struct {
                 nvmlMemoryErrorType_t e;
                 nvmlEccCounterType_t k;
+                enum field_slot slot;
                 size_t off;
         } ecc[] = {
-                {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, offsetof(struct nvml_gpu, ecc_volatile_corrected)},
-                {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
+                {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, FS_ECC_SBE_VOL_TOTAL,
+                 offsetof(struct nvml_gpu, ecc_volatile_corrected)},
+                {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, FS_ECC_DBE_VOL_TOTAL,
                  offsetof(struct nvml_gpu, ecc_volatile_uncorrected)},
-                {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
+                {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, FS_ECC_SBE_AGG_TOTAL,
                  offsetof(struct nvml_gpu, ecc_aggregate_corrected)},
-                {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+                {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, FS_ECC_DBE_AGG_TOTAL,
                  offsetof(struct nvml_gpu, ecc_aggregate_uncorrected)},
         };
         for (size_t i = 0; i < sizeof(ecc) / sizeof(ecc[0]); i++) {
+                struct nv_u64 *f = (struct nv_u64 *)((char *)g + ecc[i].off);
                 unsigned long long v = 0;
+                if (field_count(c, d, ecc[i].slot, ULLONG_MAX, &v)) {
+                        put_u64_from_fields(f, v);
+                        continue;
+                }
                 r = NVCALL(c, nvmlDeviceGetTotalEccErrors, d, ecc[i].e, ecc[i].k, &v);
-                put_u64(c, (struct nv_u64 *)((char *)g + ecc[i].off), r, v);
+                put_u64(c, f, r, v);
         }
 }
 
+/* Uncorrected errors in DRAM from the device memory fields where they answer (DRAM is
+ * NVML_MEMORY_LOCATION_DEVICE_MEMORY); SRAM has no field: nvmlDeviceGetMemoryErrorCounter. */
 static void read_ecc_by_location(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         nvmlReturn_t r;
         static const struct {
                 nvmlEccCounterType_t k;
                 nvmlMemoryLocation_t where;
+                enum field_slot slot;
                 size_t off;
         } split[] = {
-                {NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_DRAM, offsetof(struct nvml_gpu, ecc_volatile_uncorrected_dram)},
-                {NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_SRAM, offsetof(struct nvml_gpu, ecc_volatile_uncorrected_sram)},
-                {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_DRAM,
+                {NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_DRAM, FS_ECC_DBE_VOL_DEV,
+                 offsetof(struct nvml_gpu, ecc_volatile_uncorrected_dram)},
+                {NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_SRAM, FS_NONE,
+                 offsetof(struct nvml_gpu, ecc_volatile_uncorrected_sram)},
+                {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_DRAM, FS_ECC_DBE_AGG_DEV,
                  offsetof(struct nvml_gpu, ecc_aggregate_uncorrected_dram)},
-                {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_SRAM,
+                {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_SRAM, FS_NONE,
                  offsetof(struct nvml_gpu, ecc_aggregate_uncorrected_sram)},
         };
         for (size_t i = 0; i < sizeof(split) / sizeof(split[0]); i++) {
+                struct nv_u64 *f = (struct nv_u64 *)((char *)g + split[i].off);
                 unsigned long long v = 0;
+                if (split[i].slot != FS_NONE && field_count(c, d, split[i].slot, ULLONG_MAX, &v)) {
+                        put_u64_from_fields(f, v);
+                        continue;
+                }
                 r = NVCALL(c, nvmlDeviceGetMemoryErrorCounter, d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, split[i].k,
                            split[i].where, &v);
-                put_u64(c, (struct nv_u64 *)((char *)g + split[i].off), r, v);
+                put_u64(c, f, r, v);
         }
         nvmlEccSramErrorStatus_v1_t sram;
         memset(&sram, 0, sizeof(sram));
@@ -787,13 +996,17 @@ static void read_retired_pages(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t 
                  * on some drivers, INSUFFICIENT_SIZE with the count set. */
                 static const struct {
                         nvmlPageRetirementCause_t cause;
+                        enum field_slot slot;
                         size_t off;
                 } rp[] = {
-                        {NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,
+                        {NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, FS_RETIRED_SBE,
                          offsetof(struct nvml_gpu, retired_pages_sbe)},
-                        {NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, offsetof(struct nvml_gpu, retired_pages_dbe)},
+                        {NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, FS_RETIRED_DBE,
+                         offsetof(struct nvml_gpu, retired_pages_dbe)},
                 };
                 for (size_t i = 0; i < sizeof(rp) / sizeof(rp[0]); i++) {
+                        if (u32_from_field(c, d, (struct nv_u32 *)((char *)g + rp[i].off), rp[i].slot, UINT_MAX))
+                                continue;
                         unsigned int n = 0;
                         r = NVCALL(c, nvmlDeviceGetRetiredPages, d, rp[i].cause, &n, NULL);
                         if (r == NVML_ERROR_INSUFFICIENT_SIZE)
@@ -801,15 +1014,25 @@ static void read_retired_pages(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t 
                         put_u32(c, (struct nv_u32 *)((char *)g + rp[i].off), r, n);
                 }
         }
-        {
+        if (!u32_from_field(c, d, &g->retired_pages_pending, FS_RETIRED_PENDING, NVML_FEATURE_ENABLED)) {
                 nvmlEnableState_t v = NVML_FEATURE_DISABLED;
                 r = NVCALL(c, nvmlDeviceGetRetiredPagesPendingStatus, d, &v);
                 put_u32(c, &g->retired_pages_pending, r, (unsigned int)v);
         }
 }
 
+/* The four are one call's answer: all from the fields, or all from the call. */
 static void read_remapped_rows(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         nvmlReturn_t r;
+        unsigned long long fc, fu, fp, ff;
+        if (field_count(c, d, FS_REMAPPED_COR, UINT_MAX, &fc) && field_count(c, d, FS_REMAPPED_UNC, UINT_MAX, &fu) &&
+            field_count(c, d, FS_REMAPPED_PENDING, 1, &fp) && field_count(c, d, FS_REMAPPED_FAILURE, 1, &ff)) {
+                put_from_fields(&g->remap_corrected, (unsigned int)fc);
+                put_from_fields(&g->remap_uncorrected, (unsigned int)fu);
+                put_from_fields(&g->remap_pending, (unsigned int)fp);
+                put_from_fields(&g->remap_failure, (unsigned int)ff);
+                return;
+        }
         unsigned int corr = 0, unc = 0, pend = 0, fail = 0;
         r = NVCALL(c, nvmlDeviceGetRemappedRows, d, &corr, &unc, &pend, &fail);
         put_u32(c, &g->remap_corrected, r, corr);
@@ -818,12 +1041,14 @@ static void read_remapped_rows(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t 
         put_u32(c, &g->remap_failure, r, fail);
 }
 
-/* The call's own answer, then the field's: an old driver answers the call but not the
- * field (NVML_ERROR_NOT_SUPPORTED in nvmlReturn). */
+/* The field call's own answer, then the field's: an old driver answers the call but not
+ * the field (NVML_ERROR_NOT_SUPPORTED in nvmlReturn). */
 static void read_recovery_action(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        nvmlReturn_t r;
-        nvmlFieldValue_t fv = {.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION};
-        r = NVCALL(c, nvmlDeviceGetFieldValues, d, 1, &fv);
+        nvmlFieldValue_t fv;
+        memset(&fv, 0, sizeof(fv));
+        if (fields_call(c, d))
+                fv = c->fields.fv[c->fields.at[FS_RECOVERY_ACTION]];
+        nvmlReturn_t r = c->fields.rc;
         if (r == NVML_SUCCESS && fv.nvmlReturn != NVML_SUCCESS)
                 r = fv.nvmlReturn;
         unsigned int action = fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG ? (unsigned int)fv.value.ullVal
@@ -849,7 +1074,8 @@ static void read_pcie_link(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
 }
 
 static void read_pcie_replay(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        READ_U32(c, d, g->pcie_replay, nvmlDeviceGetPcieReplayCounter);
+        if (!u32_from_field(c, d, &g->pcie_replay, FS_PCIE_REPLAY, UINT_MAX))
+                READ_U32(c, d, g->pcie_replay, nvmlDeviceGetPcieReplayCounter);
 }
 
 static void read_persistence_mode(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {

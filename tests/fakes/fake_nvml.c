@@ -197,6 +197,42 @@ static void log_call(enum fn_id fn, int gpu)
                 fd = -1;
 }
 
+/* Counts one more call matching a fault or hang rule; true when the rule strikes it. */
+static bool rule_hits(struct fake_rule *r)
+{
+        r->calls++;
+        return r->when == WHEN_ALWAYS || (r->when == WHEN_CALL && r->calls == r->n) ||
+               (r->when == WHEN_AFTER && r->calls > r->n);
+}
+
+/* The fault and hang rules that name fn, applied to a field that stands for one call of
+ * fn (nvmlDeviceGetFieldValues' health fields): the field answers the injected error in
+ * its own nvmlReturn, and a hang hangs the field call, as a wedged driver would. The call
+ * counts for call=N/after=N as one call of fn. Neither logged nor delayed: the call
+ * made is nvmlDeviceGetFieldValues, which instrument() already logged and delayed. Called
+ * with the lock held; a hang never returns. */
+static nvmlReturn_t rules_of(enum fn_id fn, int gpu)
+{
+        bool hang = false, fault = false;
+        nvmlReturn_t err = NVML_SUCCESS;
+        for (unsigned int i = 0; i < sc->nrules; i++) {
+                struct fake_rule *r = &sc->rules[i];
+                if (r->fn != (int)fn || (r->gpu >= 0 && r->gpu != gpu) || r->action == ACT_LATENCY)
+                        continue;
+                if (!rule_hits(r))
+                        continue;
+                if (r->action == ACT_HANG)
+                        hang = true;
+                else if (!fault)
+                        fault = true, err = r->err;
+        }
+        if (hang) {
+                pthread_mutex_unlock(&lock);
+                hang_forever();
+        }
+        return err;
+}
+
 /* Applies the scenario's rules to one call. Called and returns with the lock held;
  * drops it while sleeping or hanging. Returns the injected error or NVML_SUCCESS, or
  * UNINITIALIZED if the library was shut down or reloaded meanwhile. */
@@ -219,10 +255,7 @@ static nvmlReturn_t instrument(enum fn_id fn, int gpu)
                                 any_ms = r->ms;
                         continue;
                 }
-                r->calls++;
-                bool hit = r->when == WHEN_ALWAYS || (r->when == WHEN_CALL && r->calls == r->n) ||
-                           (r->when == WHEN_AFTER && r->calls > r->n);
-                if (!hit)
+                if (!rule_hits(r))
                         continue;
                 if (r->action == ACT_HANG)
                         hang = true;
@@ -1252,11 +1285,127 @@ static bool nvlink_field(const struct fake_dev *d, nvmlFieldValue_t *v)
         return false;
 }
 
+/* The fields that stand for a per-device call's answer (memory health, PCIe replays, power
+ * limits), each from the scenario key that call answers from, so that a field and its call
+ * always agree: NOT_SUPPORTED where the call would be (a key unset; for the calls giving
+ * several values, any of their keys), and the fault and hang rules naming the call apply
+ * to its fields (rules_of(): a field group is one call of it). The power limits answer for
+ * scopeId NVML_POWER_SCOPE_GPU only (the module scope is not modelled). "health_fields =
+ * false": a driver without them, NOT_SUPPORTED each. */
+enum health_call {
+        HC_ECC_VOL_CORR,
+        HC_ECC_VOL_UNC,
+        HC_ECC_AGG_CORR,
+        HC_ECC_AGG_UNC,
+        HC_ECC_VOL_UNC_DRAM,
+        HC_ECC_AGG_UNC_DRAM,
+        HC_RETIRED_SBE,
+        HC_RETIRED_DBE,
+        HC_RETIRED_PENDING,
+        HC_REMAP,
+        HC_PCIE_REPLAY,
+        HC_POWER_DEFAULT,
+        HC_POWER_ENFORCED,
+        HC_POWER_CONSTRAINTS,
+        HC_COUNT
+};
+
+static const struct {
+        unsigned int field;
+        enum health_call call;
+        enum fn_id fn; /* the call the field stands for */
+        enum fake_key key;
+        nvmlValueType_t type;
+} health_fields[] = {
+        {NVML_FI_DEV_ECC_SBE_VOL_TOTAL, HC_ECC_VOL_CORR, FN_nvmlDeviceGetTotalEccErrors, K_ECC_VOL_CORR,
+         NVML_VALUE_TYPE_UNSIGNED_LONG_LONG},
+        {NVML_FI_DEV_ECC_DBE_VOL_TOTAL, HC_ECC_VOL_UNC, FN_nvmlDeviceGetTotalEccErrors, K_ECC_VOL_UNC,
+         NVML_VALUE_TYPE_UNSIGNED_LONG_LONG},
+        {NVML_FI_DEV_ECC_SBE_AGG_TOTAL, HC_ECC_AGG_CORR, FN_nvmlDeviceGetTotalEccErrors, K_ECC_AGG_CORR,
+         NVML_VALUE_TYPE_UNSIGNED_LONG_LONG},
+        {NVML_FI_DEV_ECC_DBE_AGG_TOTAL, HC_ECC_AGG_UNC, FN_nvmlDeviceGetTotalEccErrors, K_ECC_AGG_UNC,
+         NVML_VALUE_TYPE_UNSIGNED_LONG_LONG},
+        {NVML_FI_DEV_ECC_DBE_VOL_DEV, HC_ECC_VOL_UNC_DRAM, FN_nvmlDeviceGetMemoryErrorCounter, K_ECC_VOL_UNC_DRAM,
+         NVML_VALUE_TYPE_UNSIGNED_LONG_LONG},
+        {NVML_FI_DEV_ECC_DBE_AGG_DEV, HC_ECC_AGG_UNC_DRAM, FN_nvmlDeviceGetMemoryErrorCounter, K_ECC_AGG_UNC_DRAM,
+         NVML_VALUE_TYPE_UNSIGNED_LONG_LONG},
+        {NVML_FI_DEV_RETIRED_SBE, HC_RETIRED_SBE, FN_nvmlDeviceGetRetiredPages, K_RETIRED_SBE,
+         NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_RETIRED_DBE, HC_RETIRED_DBE, FN_nvmlDeviceGetRetiredPages, K_RETIRED_DBE,
+         NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_RETIRED_PENDING, HC_RETIRED_PENDING, FN_nvmlDeviceGetRetiredPagesPendingStatus, K_RETIRED_PENDING,
+         NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_REMAPPED_COR, HC_REMAP, FN_nvmlDeviceGetRemappedRows, K_REMAP_CORR, NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_REMAPPED_UNC, HC_REMAP, FN_nvmlDeviceGetRemappedRows, K_REMAP_UNC, NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_REMAPPED_PENDING, HC_REMAP, FN_nvmlDeviceGetRemappedRows, K_REMAP_PENDING,
+         NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_REMAPPED_FAILURE, HC_REMAP, FN_nvmlDeviceGetRemappedRows, K_REMAP_FAILURE,
+         NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_PCIE_REPLAY_COUNTER, HC_PCIE_REPLAY, FN_nvmlDeviceGetPcieReplayCounter, K_PCIE_REPLAY,
+         NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_POWER_DEFAULT_LIMIT, HC_POWER_DEFAULT, FN_nvmlDeviceGetPowerManagementDefaultLimit,
+         K_POWER_DEFAULT, NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_POWER_CURRENT_LIMIT, HC_POWER_ENFORCED, FN_nvmlDeviceGetEnforcedPowerLimit, K_POWER_ENFORCED,
+         NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_POWER_MIN_LIMIT, HC_POWER_CONSTRAINTS, FN_nvmlDeviceGetPowerManagementLimitConstraints,
+         K_POWER_MIN, NVML_VALUE_TYPE_UNSIGNED_INT},
+        {NVML_FI_DEV_POWER_MAX_LIMIT, HC_POWER_CONSTRAINTS, FN_nvmlDeviceGetPowerManagementLimitConstraints,
+         K_POWER_MAX, NVML_VALUE_TYPE_UNSIGNED_INT},
+};
+
+/* Whether the call would answer: every key it answers from is set. */
+static bool health_call_supported(const struct fake_dev *d, enum health_call call)
+{
+        for (size_t k = 0; k < sizeof(health_fields) / sizeof(health_fields[0]); k++)
+                if (health_fields[k].call == call && !d->set[health_fields[k].key])
+                        return false;
+        return true;
+}
+
+/* Answers v when it is a health field (true), else false. answered[] and answer[] hold,
+ * per call, what its rules and keys said for this nvmlDeviceGetFieldValues call. Called
+ * with the lock held; a hang rule never returns. */
+static bool health_field(const struct fake_dev *d, int gpu, nvmlFieldValue_t *v, bool *answered,
+                         nvmlReturn_t *answer)
+{
+        for (size_t k = 0; k < sizeof(health_fields) / sizeof(health_fields[0]); k++) {
+                if (v->fieldId != health_fields[k].field)
+                        continue;
+                enum health_call call = health_fields[k].call;
+                bool power = call == HC_POWER_DEFAULT || call == HC_POWER_ENFORCED || call == HC_POWER_CONSTRAINTS;
+                if ((d->set[K_HEALTH_FIELDS] && !d->u[K_HEALTH_FIELDS]) || (power && v->scopeId != NVML_POWER_SCOPE_GPU))
+                        return true; /* NOT_SUPPORTED, as set by the caller */
+                if (!answered[call]) {
+                        nvmlReturn_t r = rules_of(health_fields[k].fn, gpu);
+                        if (r == NVML_SUCCESS && !health_call_supported(d, call))
+                                r = NVML_ERROR_NOT_SUPPORTED;
+                        answer[call] = r;
+                        answered[call] = true;
+                }
+                v->nvmlReturn = answer[call];
+                if (v->nvmlReturn != NVML_SUCCESS)
+                        return true;
+                v->valueType = health_fields[k].type;
+                if (health_fields[k].type == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG)
+                        v->value.ullVal = d->u[health_fields[k].key];
+                else
+                        v->value.uiVal = (unsigned int)d->u[health_fields[k].key];
+                return true;
+        }
+        return false;
+}
+
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
 {
-        ENTER_DEV(nvmlDeviceGetFieldValues, device, d);
+        struct fake_dev *d;
+        unsigned int gpu;
+        nvmlReturn_t r = enter_dev_ex(FN_nvmlDeviceGetFieldValues, device, false, &d, &gpu, NULL);
+        if (r != NVML_SUCCESS)
+                return r;
         if (valuesCount < 0 || !values)
                 return leave(NVML_ERROR_INVALID_ARGUMENT);
+        bool answered[HC_COUNT] = {false};
+        nvmlReturn_t answer[HC_COUNT];
         for (int i = 0; i < valuesCount; i++) {
                 nvmlFieldValue_t *v = &values[i];
                 v->timestamp = 0;
@@ -1274,7 +1423,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
                         {NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT, K_TLIMIT_GPU_MAX, NVML_VALUE_TYPE_SIGNED_INT},
                 };
                 v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-                if (nvlink_field(d, v))
+                if (nvlink_field(d, v) || health_field(d, (int)gpu, v, answered, answer))
                         continue;
                 for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
                         if (v->fieldId != fields[k].field || !d->set[fields[k].key])

@@ -108,6 +108,7 @@
         KEY(PCIE_REPLAY, "pcie_replay_counter", KT_U32, NULL)                   \
         KEY(NVLINK_COUNT, "nvlink_count", KT_U32, NULL)                         \
         KEY(NVLINK_FIELDS, "nvlink_fields", KT_BOOL, NULL)                      \
+        KEY(HEALTH_FIELDS, "health_fields", KT_BOOL, NULL)                      \
         KEY(PERSISTENCE, "persistence_mode", KT_BOOL, NULL)                     \
         KEY(COMPUTE_MODE, "compute_mode", KT_ENUM, compute_mode_names)          \
         KEY(DISPLAY_MODE, "display_mode", KT_BOOL, NULL)                        \

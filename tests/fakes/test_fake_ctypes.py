@@ -80,6 +80,36 @@ class Fake:
         return r, v.value
 
 
+class FieldValue(ctypes.Structure):
+    """nvmlFieldValue_t; the value union read as its widest member."""
+    _fields_ = [("fieldId", ctypes.c_uint), ("scopeId", ctypes.c_uint), ("timestamp", ctypes.c_longlong),
+                ("latencyUsec", ctypes.c_longlong), ("valueType", ctypes.c_int), ("nvmlReturn", ctypes.c_int),
+                ("value", ctypes.c_ulonglong)]
+
+
+def field_values(f, h, *fields):
+    """[(nvmlReturn, value)] for (fieldId, scopeId) pairs (or bare field ids), in one call; the
+    value of an unsigned int (valueType 1) cut to 32 bits."""
+    pairs = [x if isinstance(x, tuple) else (x, 0) for x in fields]
+    arr = (FieldValue * len(pairs))()
+    for v, (fid, scope) in zip(arr, pairs):
+        v.fieldId, v.scopeId = fid, scope
+    r = f.lib.nvmlDeviceGetFieldValues(h, len(pairs), ctypes.cast(arr, ctypes.c_void_p))
+    assert r == SUCCESS, r
+    return [(v.nvmlReturn, v.value & 0xffffffff if v.valueType == 1 else v.value) for v in arr]
+
+
+# The health fields (nvml.h): ECC totals SBE/DBE volatile/aggregate, DBE in device memory
+# volatile/aggregate, retired pages SBE/DBE/pending, PCIe replays, remapped rows
+# correctable/uncorrectable/pending/failure, power limits min/max/default/current.
+ECC_TOTALS = (3, 4, 5, 6)
+ECC_DEV = (12, 23)
+RETIRED = (29, 30, 31)
+PCIE_REPLAY = 94
+REMAPPED = (142, 143, 144, 145)
+POWER_LIMITS = (187, 188, 189, 190)
+
+
 def scn(name):
     return os.path.join(fakeenv.SCENARIOS, name)
 
@@ -312,6 +342,91 @@ class Scenarios(unittest.TestCase):
             buf = ctypes.create_string_buffer(80)
             f.lib.nvmlSystemGetDriverVersion(buf, 80)
             self.assertEqual(buf.value, b"515.65.01")
+
+
+class HealthFields(unittest.TestCase):
+    """nvmlDeviceGetFieldValues' memory health, PCIe replay and power limit fields answer what
+    the calls they stand for answer."""
+
+    def test_same_as_the_calls(self):
+        with Fake(scn("a100-dbe-remap.scn")) as f:
+            for i in range(2):
+                h = f.handle(i)
+                got = field_values(f, h, *ECC_TOTALS, *REMAPPED, PCIE_REPLAY)
+                want = [f.u64("nvmlDeviceGetTotalEccErrors", h, e, k) for k in (0, 1) for e in (0, 1)]
+                a, b, c, d = (ctypes.c_uint() for _ in range(4))
+                r = f.lib.nvmlDeviceGetRemappedRows(h, *(ctypes.byref(x) for x in (a, b, c, d)))
+                want += [(r, x.value) for x in (a, b, c, d)]
+                want.append(f.u32("nvmlDeviceGetPcieReplayCounter", h))
+                self.assertEqual(got, want, i)
+            self.assertEqual(field_values(f, f.handle(1), ECC_TOTALS[1])[0], (SUCCESS, 1))
+        with Fake(scn("h100-sxm-8gpu.scn")) as f:
+            h = f.handle(0)
+            lo, hi = ctypes.c_uint(), ctypes.c_uint()
+            r = f.lib.nvmlDeviceGetPowerManagementLimitConstraints(h, ctypes.byref(lo), ctypes.byref(hi))
+            want = [(r, lo.value), (r, hi.value), f.u32("nvmlDeviceGetPowerManagementDefaultLimit", h),
+                    f.u32("nvmlDeviceGetEnforcedPowerLimit", h)]
+            self.assertEqual(field_values(f, h, *POWER_LIMITS), want)
+            self.assertEqual(want[0], (SUCCESS, 200000))
+            # The module scope (1) is not modelled.
+            self.assertEqual([r for r, _ in field_values(f, h, *((fid, 1) for fid in POWER_LIMITS))],
+                             [NOT_SUPPORTED] * 4)
+            # Hopper retires no pages: NOT_SUPPORTED, as nvmlDeviceGetRetiredPages answers.
+            self.assertEqual([r for r, _ in field_values(f, h, *RETIRED, *ECC_DEV)], [NOT_SUPPORTED] * 5)
+
+    def test_health_fields_false(self):
+        path = write_scenario(f"include {scn('h100-sxm-8gpu.scn')}\n[gpu *]\nhealth_fields = false\n")
+        try:
+            with Fake(path) as f:
+                h = f.handle(0)
+                got = field_values(f, h, *ECC_TOTALS, *REMAPPED, PCIE_REPLAY, *POWER_LIMITS, 82)
+                self.assertEqual([r for r, _ in got[:-1]], [NOT_SUPPORTED] * 13)
+                self.assertEqual(got[-1], (SUCCESS, 48))  # other fields still answer (memory temperature)
+                self.assertEqual(f.u64("nvmlDeviceGetTotalEccErrors", h, 0, 0), (SUCCESS, 0))
+        finally:
+            os.unlink(path)
+
+    def test_faults_of_the_call(self):
+        # A fault on the call is its fields' answer, counted as one call per field group (the
+        # four remapped rows fields are one call); other GPUs and fields are untouched.
+        path = write_scenario(f"include {scn('h100-sxm-8gpu.scn')}\n"
+                              "fault nvmlDeviceGetTotalEccErrors 0 NVML_ERROR_UNKNOWN call=2\n"
+                              "fault nvmlDeviceGetRemappedRows * GPU_IS_LOST call=2\n")
+        try:
+            with Fake(path) as f:
+                got = [r for r, _ in field_values(f, f.handle(0), *ECC_TOTALS, *REMAPPED, PCIE_REPLAY)]
+                self.assertEqual(got, [SUCCESS, UNKNOWN, SUCCESS, SUCCESS] + [SUCCESS] * 4 + [SUCCESS])
+                got = [r for r, _ in field_values(f, f.handle(1), *ECC_TOTALS, *REMAPPED)]
+                self.assertEqual(got, [SUCCESS] * 4 + [LOST] * 4)
+                self.assertEqual(f.u64("nvmlDeviceGetTotalEccErrors", f.handle(0), 0, 0), (SUCCESS, 0))
+        finally:
+            os.unlink(path)
+
+    def test_hang_of_the_call_hangs_the_field_call(self):
+        path = write_scenario(f"include {scn('h100-sxm-8gpu.scn')}\nhang nvmlDeviceGetRemappedRows 3\n")
+        code = r"""
+import ctypes, os, sys, threading
+l = ctypes.CDLL(sys.argv[1])
+assert l.nvmlInit_v2() == 0
+def handle(i):
+    h = ctypes.c_void_p(); assert l.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(h)) == 0; return h
+def fields(i, fid):
+    buf = ctypes.create_string_buffer(40)
+    ctypes.c_uint.from_buffer(buf, 0).value = fid
+    return l.nvmlDeviceGetFieldValues(handle(i), 1, buf), ctypes.c_int.from_buffer(buf, 28).value
+done = []
+t = threading.Thread(target=lambda: done.append(fields(3, 142)), daemon=True)
+t.start(); t.join(1.0)
+print("hung" if t.is_alive() and not done else "returned", flush=True)
+print("other", fields(3, 3), fields(2, 142), flush=True)
+os._exit(0)
+"""
+        try:
+            r = subprocess.run([sys.executable, "-c", code, fakeenv.LIB], env=fakeenv.run_env(path),
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.stdout.split("\n")[:2], ["hung", "other (0, 0) (0, 0)"], r.stderr)
+        finally:
+            os.unlink(path)
 
 
 class Faults(unittest.TestCase):

@@ -114,6 +114,30 @@ NVLINK_COUNTING_SCN = os.path.join(HERE, "nvml-scenarios", "golden-dgx-h100-nvli
 NVLINK_COUNTING_FNS = {"nvmlDeviceGetNvLinkErrorCounter"}
 NO_NVLINK_FIELDS_SCN = os.path.join(HERE, "nvml-scenarios", "golden-dgx-h100-no-nvlink-fields.scn")
 
+# Facts nvmlDeviceGetFieldValues answers in place of these functions' calls where the driver
+# has the fields (ECC totals and DRAM counts, retired pages, remapped rows, PCIe replays,
+# power limits). The fake answers those fields from the same values, with a fault on the
+# function as the field's own error (gpuvet then asks the function, which fails alike: the
+# fault rows run on the base scenario) and a hang on it as a hang of the field call (which
+# the nvmlDeviceGetFieldValues row covers). Their hang rows run where gpuvet makes the calls
+# themselves: on a driver without the fields.
+FIELD_BACKED_FNS = {"nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetMemoryErrorCounter", "nvmlDeviceGetRetiredPages",
+                    "nvmlDeviceGetRetiredPagesPendingStatus", "nvmlDeviceGetRemappedRows",
+                    "nvmlDeviceGetPcieReplayCounter", "nvmlDeviceGetPowerManagementDefaultLimit",
+                    "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimitConstraints"}
+NO_HEALTH_FIELDS_SCN = os.path.join(HERE, "nvml-scenarios", "golden-dgx-h100-no-health-fields.scn")
+
+
+def base_scenario(fn, kind):
+    """The scenario a fault ("fault") or hang ("hang") row of fn includes."""
+    if fn in MIG_FNS:
+        return MIG_BASE_SCN
+    if fn in NVLINK_COUNTING_FNS:
+        return NVLINK_COUNTING_SCN
+    if kind == "hang" and fn in FIELD_BACKED_FNS:
+        return NO_HEALTH_FIELDS_SCN
+    return BASE_SCN
+
 # Functions gather reads only when another one is missing from the library (the fake
 # exports both): the older name of the clock event reasons, memory info v1 (read when v2
 # is missing or refuses) and fabric info v1 (read when the versioned call is missing or
@@ -150,11 +174,11 @@ def called_functions():
 
 def check_called_functions(gpuvet, root, lib, tmp):
     """What `check` calls: the functions the fake logs (FAKE_NVML_CALL_LOG) while check runs
-    on the base scenario and on those some functions need (MIG on, links counting errors),
-    less the fallbacks. A function nvml_facts.c could call but check does not read (a
-    group no check judges) gets no hang row."""
+    on the base scenario and on those some functions need (MIG on, links counting errors, a
+    driver without the health fields), less the fallbacks. A function nvml_facts.c could
+    call but check does not read (a group no check judges) gets no hang row."""
     called = set()
-    for i, scn in enumerate((BASE_SCN, MIG_BASE_SCN, NVLINK_COUNTING_SCN)):
+    for i, scn in enumerate((BASE_SCN, MIG_BASE_SCN, NVLINK_COUNTING_SCN, NO_HEALTH_FIELDS_SCN)):
         log = os.path.join(tmp, "calls-%d.log" % i)
         run_gpuvet(gpuvet, root, lib, scn, os.path.join(tmp, "calls-%d.json" % i), env_extra={"FAKE_NVML_CALL_LOG": log})
         with open(log) as f:
@@ -369,6 +393,16 @@ def main():
         if verdicts(walked) != verdicts(report):
             print("FAIL the healthy run without NVLink fields differs from the one with them")
             return 1
+        # Without the health fields every fact is asked with its own call: the whole report
+        # (observed, evidence and all) must be the same as with them.
+        _, _, _, called_each = run_gpuvet(gpuvet, root, lib, NO_HEALTH_FIELDS_SCN, os.path.join(tmp, "each.json"))
+
+        def results(rep):
+            return [{k: v for k, v in r.items() if k != "duration_ms"} for r in rep["checks"]] if rep else None
+        if results(called_each) != results(report):
+            diff = [(a, b) for a, b in zip(results(called_each) or [], results(report)) if a != b]
+            print("FAIL the healthy run without the health fields differs from the one with them: %s" % diff[:2])
+            return 1
 
         jobs = []
         for fn in fns:
@@ -391,9 +425,7 @@ def main():
                 rc, output, wall, report = run_gpuvet(gpuvet, root, "/nonexistent/libnvidia-ml.so.1", None, out)
                 return job, rc, output, wall, report
             with open(scn, "w") as f:
-                base = (MIG_BASE_SCN if fn in MIG_FNS else NVLINK_COUNTING_SCN if fn in NVLINK_COUNTING_FNS
-                        else BASE_SCN)
-                f.write("include %s\n" % base)
+                f.write("include %s\n" % base_scenario(fn, kind))
                 if kind == "fault":
                     f.write("fault %s * NVML_ERROR_%s always\n" % (fn, err))
                 else:

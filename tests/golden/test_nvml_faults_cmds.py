@@ -43,6 +43,17 @@ QUERY_FIELDS = "index,name,uuid,pci.bus_id,temperature.gpu,power.draw,memory.use
 GPUS = 8
 
 
+def base_scenario(fn, kind):
+    """The scenario a row includes: MIG on for the MIG functions; for a hang in a function
+    whose facts the health fields give, a driver without them (where gather calls it, see
+    test_nvml_faults.FIELD_BACKED_FNS); else the base."""
+    if fn in matrix.MIG_FNS:
+        return matrix.MIG_BASE_SCN
+    if kind == "hang" and fn in matrix.FIELD_BACKED_FNS:
+        return matrix.NO_HEALTH_FIELDS_SCN
+    return matrix.BASE_SCN
+
+
 def run(cmd, env, timeout):
     start = time.monotonic()
     try:
@@ -146,7 +157,7 @@ def main():
         base_env = dict(os.environ, GPUVET_PCI_IDS=matrix.PCI_IDS, GPUVET_NVML_LIB=lib)
 
         healthy = {}  # (command, base scenario) -> JSON
-        for base in (matrix.BASE_SCN, matrix.MIG_BASE_SCN):
+        for base in (matrix.BASE_SCN, matrix.MIG_BASE_SCN, matrix.NO_HEALTH_FIELDS_SCN):
             for cmd in ("info", "topo"):
                 rc, out, err, _ = run(gpuvet_cmd(gpuvet, cmd, root, lib, False),
                                       dict(base_env, FAKE_NVML_SCENARIO=base), 120)
@@ -154,6 +165,12 @@ def main():
                     print("FAIL the healthy %s run on %s: exit %s\n%s" % (cmd, base, rc, err))
                     return 1
                 healthy[cmd, base] = json.loads(out)
+        # The facts asked with their own calls (a driver without the health fields) are those
+        # the fields gave.
+        for cmd in ("info", "topo"):
+            if healthy[cmd, matrix.NO_HEALTH_FIELDS_SCN] != healthy[cmd, matrix.BASE_SCN]:
+                print("FAIL the healthy %s run without the health fields differs from the one with them" % cmd)
+                return 1
 
         jobs = []
         for fn in fns:
@@ -181,7 +198,7 @@ def main():
             cmd, kind, fn, err = job
             scn = os.path.join(tmp, "%s-%s-%s-%s.scn" % (cmd, kind, fn, err or ""))
             with open(scn, "w") as f:
-                f.write("include %s\n" % (matrix.MIG_BASE_SCN if fn in matrix.MIG_FNS else matrix.BASE_SCN))
+                f.write("include %s\n" % base_scenario(fn, kind))
                 f.write("fault %s * NVML_ERROR_%s always\n" % (fn, err) if kind == "fault" else "hang %s * always\n" % fn)
             env = dict(base_env, FAKE_NVML_SCENARIO=scn)
             return job, run(gpuvet_cmd(gpuvet, cmd, root, lib, kind == "hang"), env, 60 * fakeenv.time_scale())
@@ -203,8 +220,8 @@ def main():
                         bad.append("stderr does not name %s: %r" % (fn, err[-300:]))
                 elif rc is not None:
                     # A hang in nvmlShutdown comes after the output: nothing to explain.
-                    base = matrix.MIG_BASE_SCN if fn in matrix.MIG_FNS else matrix.BASE_SCN
-                    bad += judge_json(cmd, rc, out, err, healthy[cmd, base], fn if fn != "nvmlShutdown" else "")
+                    bad += judge_json(cmd, rc, out, err, healthy[cmd, base_scenario(fn, kind)],
+                                      fn if fn != "nvmlShutdown" else "")
                 label = "%s %s %s %s" % (cmd, kind, fn, e or "")
                 if bad:
                     failures.append(label)

@@ -21,7 +21,11 @@ static void judge_power_limit(struct result *r, const struct facts *f, const str
         if (UNUSABLE(r, f, g, "power limit", *lim) || UNUSABLE(r, f, g, "default power limit", g->power_default_limit_mw))
                 return;
         unsigned int w = MW_TO_W(lim->v), def = MW_TO_W(g->power_default_limit_mw.v);
-        result_evidence(r, "source", "%s, nvmlDeviceGetPowerManagementDefaultLimit", lim->fn);
+        /* The NVML readings judged, by their calls' names as the other checks give them
+         * (the limits may have come from nvmlDeviceGetFieldValues' fields for them). */
+        result_evidence(r, "source", "%s, nvmlDeviceGetPowerManagementDefaultLimit",
+                        lim == &g->power_enforced_limit_mw ? "nvmlDeviceGetEnforcedPowerLimit"
+                                                           : "nvmlDeviceGetPowerManagementLimit");
         if (nv_ok(g->power_min_limit_mw) && nv_ok(g->power_max_limit_mw)) {
                 result_observed(r, "%u W (min %u W, default %u W, max %u W)", w,
                                 MW_TO_W(g->power_min_limit_mw.v), def, MW_TO_W(g->power_max_limit_mw.v));
