@@ -52,6 +52,7 @@ def run_check(gpuvet, lib, root, log, only):
 
 def main():
     gpuvet, lib, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
+    os.makedirs(outdir, exist_ok=True)
     root = fixture_cache.path("dgx-h100")
     log = os.path.join(outdir, "nvml-loads.log")
     run_check.scenario = matching_scenario(outdir)
