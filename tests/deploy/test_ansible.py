@@ -43,6 +43,7 @@ def recap(out):
 
 def main():
     gpuvet, outdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    os.makedirs(outdir, exist_ok=True)
     playbook_bin = shutil.which("ansible-playbook")
     if not playbook_bin:
         print("SKIP: ansible-playbook not installed (tools/run-tests.sh installs ansible-core)")
