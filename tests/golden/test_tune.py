@@ -48,15 +48,10 @@ NAMES = ["dgx-h100", "dgx-h100-degraded", "a100-nouveau", "vm-guest", "vfio-host
 GPUVET_STATE = os.path.join("var", "lib", "gpuvet")  # tune's own snapshot: not the machine's
 
 
-def tree_digest(root):
+def tree_state(root):
     """What every file and symlink of the tree holds, gpuvet's own state directory left out
     (fixture_cache.state: of an overlay, only what was written)."""
     return fixture_cache.state(root, ignore=(GPUVET_STATE,))
-
-
-def copy_fixture(name, dest):
-    """dest: a writable tree of fixture NAME (an overlay over the shared one, or a copy)."""
-    return fixture_cache.writable(name, dest)
 
 
 def tune(gpuvet, *args, env=None):
@@ -65,16 +60,12 @@ def tune(gpuvet, *args, env=None):
                           env=dict(os.environ, **(env or {})), timeout=120)
 
 
-def differences(a, b):
-    return fixture_cache.differences(a, b)
-
-
 def golden_and_round_trip(gpuvet, work):
     update = os.environ.get("GPUVET_UPDATE_GOLDEN") == "1"
     for name in NAMES:
         root = os.path.join(work, name)
-        copy_fixture(name, root)
-        original = tree_digest(root)
+        fixture_cache.writable(name, root)
+        original = tree_state(root)
         p = tune(gpuvet, "plan", "--root", root)
         text = p.stdout.replace(root, "ROOT")
         path = os.path.join(EXPECTED, name + ".txt")
@@ -102,7 +93,7 @@ def golden_and_round_trip(gpuvet, work):
         check(second.returncode == 0, "%s: a second apply succeeds (idempotent)" % name)
         p = tune(gpuvet, "revert", "--root", root)
         check(p.returncode == 0, "%s: revert succeeds (%s)" % (name, (p.stdout + p.stderr).strip()[-200:]))
-        diff = differences(original, tree_digest(root))
+        diff = fixture_cache.differences(original, tree_state(root))
         check(diff == [], "%s: apply + revert is byte-identical (%s)" % (name, diff[:5]))
         check(not os.path.exists(os.path.join(root, "var", "lib", "gpuvet", "tune-state.json")),
               "%s: revert removes the snapshot" % name)
@@ -110,8 +101,8 @@ def golden_and_round_trip(gpuvet, work):
 
 def killed_at_every_step(gpuvet, work):
     root = os.path.join(work, "kill")
-    copy_fixture("a100-nouveau", root)
-    original = tree_digest(root)
+    fixture_cache.writable("a100-nouveau", root)
+    original = tree_state(root)
     # Three single-file settings: step 1 the snapshot, 2-4 the writes, 5 the check.
     args = ["--root", root, "--profile", "none", "--set", "memory.thp=always", "--set", "vm.swappiness=10",
             "--set", "cpu.boost=off"]
@@ -122,7 +113,7 @@ def killed_at_every_step(gpuvet, work):
         state = os.path.join(root, "var", "lib", "gpuvet", "tune-state.json")
         check(os.path.exists(state), "after a kill at step %d the snapshot exists" % n)
         p = tune(gpuvet, "revert", "--root", root)
-        diff = differences(original, tree_digest(root))
+        diff = fixture_cache.differences(original, tree_state(root))
         check(p.returncode == 0 and diff == [], "kill at step %d, revert: byte-identical (%s)" % (n, diff[:3]))
         tune(gpuvet, "apply", *args, env={"GPUVET_TUNE_STOP_AFTER": str(n)})
         p = tune(gpuvet, "apply", *args)
@@ -130,21 +121,21 @@ def killed_at_every_step(gpuvet, work):
         check(p.returncode == 0 and json.loads(st.stdout).get("drifted") == 0,
               "kill at step %d, apply again: completes" % n)
         p = tune(gpuvet, "revert", "--root", root)
-        diff = differences(original, tree_digest(root))
+        diff = fixture_cache.differences(original, tree_state(root))
         check(p.returncode == 0 and diff == [], "kill at step %d, apply again, revert: byte-identical (%s)" % (n, diff[:3]))
     # The full profile (258 files on this fixture): a kill mid-way through the writes.
     full = ["--root", root]
     for n in (2, 100, 259):
         killed = tune(gpuvet, "apply", *full, env={"GPUVET_TUNE_STOP_AFTER": str(n)})
         p = tune(gpuvet, "revert", "--root", root)
-        diff = differences(original, tree_digest(root))
+        diff = fixture_cache.differences(original, tree_state(root))
         check(killed.returncode == -9 and p.returncode == 0 and diff == [],
               "throughput killed after step %d, revert: byte-identical (%s)" % (n, diff[:3]))
 
 
 def locking(gpuvet, work):
     root = os.path.join(work, "lock")
-    copy_fixture("vm-guest", root)
+    fixture_cache.writable("vm-guest", root)
     lock_path = os.path.join(root, "var", "lib", "gpuvet", "tune-state.json.lock")
     os.makedirs(os.path.dirname(lock_path), exist_ok=True)
     with open(lock_path, "w") as holder:
@@ -166,7 +157,7 @@ def locking(gpuvet, work):
 
 def refusals(gpuvet, work):
     root = os.path.join(work, "refuse")
-    copy_fixture("a100-nouveau", root)
+    fixture_cache.writable("a100-nouveau", root)
     p = tune(gpuvet, "revert", "--root", root)
     check(p.returncode == 2 and "nothing to revert" in p.stderr, "revert without a snapshot refuses: " + p.stderr.strip())
     boot = os.path.join(root, "proc", "sys", "kernel", "random", "boot_id")
@@ -184,8 +175,8 @@ def refusals(gpuvet, work):
 
     # A read-only attribute: the kernel refuses the write; the rest applies and reverts.
     root = os.path.join(work, "readonly")
-    copy_fixture("vm-guest", root)
-    original = tree_digest(root)
+    fixture_cache.writable("vm-guest", root)
+    original = tree_state(root)
     thp = os.path.join(root, "sys", "kernel", "mm", "transparent_hugepage", "enabled")
     script = ('mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && "$2" tune apply --root "$3" && '
               '"$2" tune revert --root "$3"')
@@ -196,7 +187,7 @@ def refusals(gpuvet, work):
     else:
         check(p.returncode == 0 and "refused" in p.stdout and "Read-only file system" in p.stdout,
               "a read-only attribute is reported as refused, the rest applies: " + p.stdout.strip()[-300:])
-        diff = differences(original, tree_digest(root))
+        diff = fixture_cache.differences(original, tree_state(root))
         check(diff == [], "and revert restores the rest byte-identically (%s)" % diff[:3])
 
     # Non-root on the live system: refused before anything is written.
@@ -238,20 +229,20 @@ def bad_input(gpuvet, work):
           and [s["setting"] for s in doc["settings"] if s["state"] == "change"] == ["memory.thp", "vm.swappiness"],
           "plan --json on vm-guest: THP and swappiness change")
     floor = os.path.join(work, "floor")
-    copy_fixture("a100-nouveau", floor)
-    original = tree_digest(floor)
+    fixture_cache.writable("a100-nouveau", floor)
+    original = tree_state(floor)
     p = tune(gpuvet, "apply", "--root", floor, "--profile", "none", "--set", "cpu.min_freq=max")
     cpu0 = os.path.join(floor, "sys", "devices", "system", "cpu", "cpu0", "cpufreq")
     check(p.returncode == 0 and open(os.path.join(cpu0, "scaling_min_freq")).read()
           == open(os.path.join(cpu0, "cpuinfo_max_freq")).read(), "cpu.min_freq=max raises every CPU's floor to its maximum")
     p = tune(gpuvet, "revert", "--root", floor)
-    check(p.returncode == 0 and differences(original, tree_digest(floor)) == [], "and revert restores it")
+    check(p.returncode == 0 and fixture_cache.differences(original, tree_state(floor)) == [], "and revert restores it")
     p = tune(gpuvet, "plan", "--root", floor, "--profile", "none", "--set", "cpu.min_freq=99")
     check(p.returncode == 0 and "cpu0 runs 1500000-3529052 kHz, not 99" in p.stdout, "cpu.min_freq outside the range: cannot")
     # A second apply of other settings keeps the first one's entries, drifted or not.
     layered = os.path.join(work, "layered")
-    copy_fixture("vm-guest", layered)
-    original = tree_digest(layered)
+    fixture_cache.writable("vm-guest", layered)
+    original = tree_state(layered)
     tune(gpuvet, "apply", "--root", layered, "--profile", "none", "--set", "vm.swappiness=10")
     with open(os.path.join(layered, "proc", "sys", "vm", "swappiness"), "w") as f:
         f.write("33\n")
@@ -261,16 +252,16 @@ def bad_input(gpuvet, work):
     check(st.returncode == 1 and "drifted  /proc/sys/vm/swappiness: 33, applied 10 (was 60)" in st.stdout,
           "status reports that drift")
     p = tune(gpuvet, "revert", "--root", layered)
-    check(p.returncode == 0 and differences(original, tree_digest(layered)) == [],
+    check(p.returncode == 0 and fixture_cache.differences(original, tree_state(layered)) == [],
           "revert restores both applies' files byte-identically")
     quiet = os.path.join(work, "quiet")
-    copy_fixture("vm-guest", quiet)
+    fixture_cache.writable("vm-guest", quiet)
     p = tune(gpuvet, "apply", "--root", quiet, "--profile", "none", "--set", "vm.swappiness=60")
     check(p.returncode == 0 and "nothing to change" in p.stdout
           and not os.path.exists(os.path.join(quiet, "var", "lib", "gpuvet")),
           "apply with nothing to change writes no snapshot")
     unit_root = os.path.join(work, "unit")
-    copy_fixture("vm-guest", unit_root)
+    fixture_cache.writable("vm-guest", unit_root)
     p = tune(gpuvet, "install-unit", "--root", unit_root, "--profile", "balanced", "--set", "vm.swappiness=5")
     unit = os.path.join(unit_root, "etc", "systemd", "system", "gpuvet-tune.service")
     text = open(unit).read() if os.path.exists(unit) else ""
@@ -296,12 +287,12 @@ tune:
 
 def site_policy(gpuvet, work):
     root = os.path.join(work, "site")
-    copy_fixture("dgx-h100", root)
+    fixture_cache.writable("dgx-h100", root)
     os.makedirs(os.path.join(root, "etc", "gpuvet"))
     policy = os.path.join(root, "etc", "gpuvet", "policy.yaml")
     with open(policy, "w") as f:
         f.write(SITE_POLICY)
-    original = tree_digest(root)
+    original = tree_state(root)
     p = tune(gpuvet, "plan", "--root", root, "--json")
     doc = json.loads(p.stdout) if p.stdout else {}
     by_key = {s["setting"]: s for s in doc.get("settings", [])}
@@ -321,7 +312,7 @@ def site_policy(gpuvet, work):
     check(p.returncode == 0 and open(os.path.join(root, "proc", "sys", "vm", "swappiness")).read().strip() == "1",
           "apply sets the policy's values")
     p = tune(gpuvet, "revert", "--root", root)
-    check(p.returncode == 0 and differences(original, tree_digest(root)) == [], "and revert restores them")
+    check(p.returncode == 0 and fixture_cache.differences(original, tree_state(root)) == [], "and revert restores them")
     p = tune(gpuvet, "install-unit", "--root", root)
     unit = os.path.join(root, "etc", "systemd", "system", "gpuvet-tune.service")
     text = open(unit).read() if os.path.exists(unit) else ""
@@ -349,7 +340,7 @@ BLS_ENTRY = ("title Red Hat Enterprise Linux (5.14.0-427.el9.x86_64) 9.4\nversio
 
 def boot_tree(work, name, fixture, files):
     root = os.path.join(work, name)
-    copy_fixture(fixture, root)
+    fixture_cache.writable(fixture, root)
     for rel, text in files.items():
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -362,7 +353,7 @@ def boot_cmdline(gpuvet, work):
     deb = boot_tree(work, "boot-deb", "a100-nouveau", {
         "etc/default/grub": 'GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT="quiet splash"\nGRUB_CMDLINE_LINUX=""\n',
         "etc/debian_version": "12.8\n"})
-    original = tree_digest(deb)
+    original = tree_state(deb)
     p = tune(gpuvet, "apply", "--root", deb)
     dropin = os.path.join(deb, "etc", "default", "grub.d", "90-gpuvet.cfg")
     text = open(dropin).read() if os.path.exists(dropin) else ""
@@ -373,7 +364,7 @@ def boot_cmdline(gpuvet, work):
     check(p.returncode == 0 and "ok      boot.max_cstate=1 (written; the running kernel has not booted with it yet)"
           in p.stdout, "plan: written but not booted with yet")
     p = tune(gpuvet, "revert", "--root", deb)
-    check(p.returncode == 0 and differences(original, tree_digest(deb)) == [] and not os.path.exists(dropin),
+    check(p.returncode == 0 and fixture_cache.differences(original, tree_state(deb)) == [] and not os.path.exists(dropin),
           "revert removes the drop-in: byte-identical")
 
     bls = boot_tree(work, "boot-bls", "dgx-h100", {
@@ -382,7 +373,7 @@ def boot_cmdline(gpuvet, work):
         "etc/kernel/cmdline": "root=/dev/mapper/rhel-root ro crashkernel=1G-4G:192M rhgb quiet\n",
         "etc/default/grub": 'GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX="crashkernel=1G-4G:192M rhgb quiet "\n'
                             'GRUB_ENABLE_BLSCFG=true\n'})
-    original = tree_digest(bls)
+    original = tree_state(bls)
     args = ["--root", bls, "--profile", "none", "--set", "boot.max_cstate=1", "--set", "boot.iommu=pt"]
     p = tune(gpuvet, "plan", *args)
     check(p.returncode == 1 and "3 of 3 files" in p.stdout and '"options $kernelopts"' in p.stdout
@@ -396,25 +387,25 @@ def boot_cmdline(gpuvet, work):
           "root=/dev/mapper/rhel-root ro crashkernel=1G-4G:192M rhgb quiet intel_idle.max_cstate=1"),
           "BLS: /etc/kernel/cmdline (new kernels) too")
     p = tune(gpuvet, "revert", "--root", bls)
-    check(p.returncode == 0 and differences(original, tree_digest(bls)) == [], "BLS: revert is byte-identical")
+    check(p.returncode == 0 and fixture_cache.differences(original, tree_state(bls)) == [], "BLS: revert is byte-identical")
     # 1 snapshot, 2..7 the writes (2 settings x 3 files), 8 the checks.
     for n in range(1, 9):
         k = tune(gpuvet, "apply", *args, env={"GPUVET_TUNE_STOP_AFTER": str(n)})
         r = tune(gpuvet, "revert", "--root", bls)
-        check(k.returncode == -9 and r.returncode == 0 and differences(original, tree_digest(bls)) == [],
+        check(k.returncode == -9 and r.returncode == 0 and fixture_cache.differences(original, tree_state(bls)) == [],
               "BLS: killed after step %d, revert: byte-identical" % n)
         tune(gpuvet, "apply", *args, env={"GPUVET_TUNE_STOP_AFTER": str(n)})
         a = tune(gpuvet, "apply", *args)
         check(a.returncode == 0 and "0 did not take" in a.stdout, "BLS: killed after step %d, apply again completes" % n)
         tune(gpuvet, "revert", "--root", bls)
-    check(differences(original, tree_digest(bls)) == [], "BLS: byte-identical after the kills")
+    check(fixture_cache.differences(original, tree_state(bls)) == [], "BLS: byte-identical after the kills")
 
     # A reboot between apply and revert: the command line is restored, runtime values left.
     boot = os.path.join(bls, "proc", "sys", "kernel", "random", "boot_id")
     os.makedirs(os.path.dirname(boot), exist_ok=True)
     with open(boot, "w") as f:
         f.write("11111111-2222-3333-4444-555555555555\n")
-    original = tree_digest(bls)
+    original = tree_state(bls)
     tune(gpuvet, "apply", *args, "--set", "vm.swappiness=33")
     with open(boot, "w") as f:
         f.write("99999999-2222-3333-4444-555555555555\n")
@@ -433,7 +424,7 @@ def boot_cmdline(gpuvet, work):
           "after a reboot, status: the command line held and in effect, the runtime value reset (%s)" % states)
     r = tune(gpuvet, "revert", "--root", bls)
     swappiness = open(os.path.join(bls, "proc", "sys", "vm", "swappiness")).read().strip()
-    diff = differences(original, tree_digest(bls))
+    diff = fixture_cache.differences(original, tree_state(bls))
     check(r.returncode == 0 and "the reboot reset its runtime values (1, left as they are)" in r.stdout
           and diff == ["proc/cmdline", "proc/sys/kernel/random/boot_id", "proc/sys/vm/swappiness"] and swappiness == "33",
           "after a reboot, revert restores the boot loader files only (%s)" % diff)
@@ -448,7 +439,7 @@ def irq_affinity(gpuvet, work):
             files["proc/irq/%s/smp_affinity_list" % n] = "0-223\n"
     root = boot_tree(work, "irq", "dgx-h100", files)
     # sys/bus/pci/devices entries are symlinks into sys/devices: the files went through them.
-    original = tree_digest(root)
+    original = tree_state(root)
     args = ["--root", root, "--profile", "none", "--set", "net.irq_affinity=local"]
     p = tune(gpuvet, "plan", "--json", *args)
     doc = json.loads(p.stdout) if p.stdout else {}
@@ -460,7 +451,7 @@ def irq_affinity(gpuvet, work):
     check(p.returncode == 0 and open(os.path.join(root, "proc/irq/121/smp_affinity_list")).read().strip() == "0-55,112-167",
           "apply writes them")
     p = tune(gpuvet, "revert", "--root", root)
-    check(p.returncode == 0 and differences(original, tree_digest(root)) == [], "revert: byte-identical")
+    check(p.returncode == 0 and fixture_cache.differences(original, tree_state(root)) == [], "revert: byte-identical")
     os.makedirs(os.path.join(root, "proc", "4242"))
     with open(os.path.join(root, "proc", "4242", "comm"), "w") as f:
         f.write("irqbalance\n")
@@ -471,7 +462,7 @@ def irq_affinity(gpuvet, work):
 
 def release_ignores_hook(gpuvet, work):
     root = os.path.join(work, "no-hook")
-    copy_fixture("vm-guest", root)
+    fixture_cache.writable("vm-guest", root)
     p = subprocess.run([gpuvet, "tune", "apply", "--root", root], capture_output=True, text=True,
                        env=dict(os.environ, GPUVET_TUNE_STOP_AFTER="1"), timeout=120)
     check(p.returncode == 0 and "0 did not take" in p.stdout,
