@@ -489,3 +489,51 @@ void pcie_link_text(unsigned mts, unsigned width, char *buf, size_t size) {
         else
                 snprintf(buf, size, "%.1f GT/s x%u", mts / 1000.0, width);
 }
+
+/* The units a duration may carry, longest spelling first for each so "ms" is never read
+ * as "m" followed by junk. */
+static const struct {
+        const char *name;
+        uint64_t ms;
+} duration_units[] = {
+        {"ms", 1}, {"s", 1000}, {"sec", 1000}, {"m", 60000}, {"min", 60000}, {"h", 3600000}, {"d", 86400000},
+};
+
+int parse_duration_ms(const char *s, uint64_t *ret) {
+        s = skip_ws(s);
+        uint64_t total = 0;
+        bool any = false, bare = false;
+        while (*s && !isspace((unsigned char)*s)) {
+                if (!isdigit((unsigned char)*s) || bare)
+                        return -EINVAL;
+                char *end;
+                errno = 0;
+                unsigned long long v = strtoull(s, &end, 10);
+                if (errno == ERANGE)
+                        return -ERANGE;
+                size_t ulen = 0;
+                while (isalpha((unsigned char)end[ulen]))
+                        ulen++;
+                uint64_t unit = 0;
+                if (ulen == 0) {
+                        unit = 1000; /* a bare number is seconds, and only alone */
+                        bare = true;
+                        if (any)
+                                return -EINVAL;
+                }
+                for (size_t i = 0; ulen && i < sizeof(duration_units) / sizeof(duration_units[0]); i++)
+                        if (strlen(duration_units[i].name) == ulen && strncasecmp(end, duration_units[i].name, ulen) == 0)
+                                unit = duration_units[i].ms;
+                if (!unit)
+                        return -EINVAL;
+                if (v > UINT64_MAX / unit || total > UINT64_MAX - v * unit)
+                        return -ERANGE;
+                total += v * unit;
+                any = true;
+                s = end + ulen;
+        }
+        if (!any || !only_ws(s))
+                return -EINVAL;
+        *ret = total;
+        return 0;
+}

@@ -12,6 +12,9 @@ int parse_u64(const char *s, uint64_t *ret);
 int parse_int(const char *s, int *ret);
 /* Hex with or without 0x ("0x10de", "10de"). */
 int parse_hex_u32(const char *s, uint32_t *ret);
+/* A duration as people write it: "90" (seconds), "90s", "5m", "1h30m", "2h", "500ms",
+ * "1d" (units ms, s/sec, m/min, h, d; a bare number only alone). Milliseconds in *ret. */
+int parse_duration_ms(const char *s, uint64_t *ret);
 /* "Y"/"N"/"1"/"0"/"on"/"off"/"yes"/"no"/"true"/"false". */
 int parse_bool(const char *s, bool *ret);
 

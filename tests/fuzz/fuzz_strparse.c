@@ -64,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char buf[64], tiny[2];
         (void)parse_u64(s, &u64);
         (void)parse_int(s, &i);
+        (void)parse_duration_ms(s, &u64);
         (void)parse_hex_u32(s, &u32);
         (void)parse_bool(s, &b);
 

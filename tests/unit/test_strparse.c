@@ -31,6 +31,29 @@ static void test_int(void **state) {
         assert_int_equal(parse_int("1 2", &v), -EINVAL);
 }
 
+static void test_duration(void **state) {
+        (void)state;
+        uint64_t ms;
+        static const struct {
+                const char *text;
+                uint64_t ms;
+        } good[] = {
+                {"90", 90000}, {"90s", 90000}, {"5m", 300000}, {"1h30m", 5400000}, {"2h", 7200000},
+                {"500ms", 500}, {" 1d\n", 86400000}, {"1m30s", 90000}, {"10sec", 10000}, {"3min", 180000},
+                {"0s", 0}, {"1H", 3600000},
+        };
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+                assert_int_equal(parse_duration_ms(good[i].text, &ms), 0);
+                assert_int_equal(ms, good[i].ms);
+        }
+        static const char *const bad[] = {"", " ", "m", "5x", "5 m", "-5s", "1.5h", "5m30", "30 5m", "5mm", "s5",
+                                          "5m-"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                assert_int_equal(parse_duration_ms(bad[i], &ms), -EINVAL);
+        assert_int_equal(parse_duration_ms("99999999999999999999", &ms), -ERANGE);
+        assert_int_equal(parse_duration_ms("999999999999999d", &ms), -ERANGE);
+}
+
 static void test_cpulist(void **state) {
         (void)state;
         uint64_t mask[2];
@@ -179,6 +202,7 @@ static void test_misc(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_u64),         cmocka_unit_test(test_int),
+                cmocka_unit_test(test_duration),
                 cmocka_unit_test(test_cpulist),     cmocka_unit_test(test_cpumask),
                 cmocka_unit_test(test_link_speed),  cmocka_unit_test(test_cmdline),
                 cmocka_unit_test(test_meminfo_aer_resource), cmocka_unit_test(test_pci_uevent),
