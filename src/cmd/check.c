@@ -140,6 +140,8 @@ static bool will_run(const struct check_info *c, enum level level, const char *o
         return c && c->level <= level && selected(c, only) && policy_severity_of(policy, c, NULL) != POLICY_SEVERITY_OFF;
 }
 
+#define NO_GPU_ON_NVIDIA "no GPU is bound to the nvidia driver"
+
 /* Probe libcuda and cuInit (gpu.cuda_driver) when the check runs and this machine's
  * driver is the one judged: the live root with a GPU on the nvidia driver, or a library
  * named by $GPUVET_CUDA_LIB (tests, and captures judged with a library on purpose).
@@ -152,6 +154,9 @@ static const char *cuda_probe_unwanted(struct fsroot *fs, const struct policy *p
         if (!fsroot_is_live(fs) && !cuda_driver_lib_named())
                 return "not probed: --root names a capture, not this machine's driver "
                        "($" CUDA_DRIVER_LIB_ENV " probes a library anyway)";
+        /* Without the driver's directory no GPU can be bound to it: no child to fork. */
+        if (!cuda_driver_lib_named() && !fsroot_is_dir(fs, "/sys/bus/pci/drivers/nvidia"))
+                return NO_GPU_ON_NVIDIA;
         return NULL;
 }
 
@@ -161,7 +166,7 @@ static struct cuda_driver_probe *settle_cuda_probe(struct cuda_driver_probe *p, 
                                                    struct facts *f) {
         const char *why = unwanted;
         if (!why && !cuda_driver_lib_named() && check_gpus_bound_to(f, "nvidia") == 0)
-                why = "no GPU is bound to the nvidia driver";
+                why = NO_GPU_ON_NVIDIA;
         if (!why && !p)
                 why = "not probed: out of memory";
         if (!why) {
