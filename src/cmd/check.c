@@ -140,30 +140,45 @@ static bool will_run(const struct check_info *c, enum level level, const char *o
         return c && c->level <= level && selected(c, only) && policy_severity_of(policy, c, NULL) != POLICY_SEVERITY_OFF;
 }
 
+#define NO_GPU_ON_NVIDIA "no GPU is bound to the nvidia driver"
+
 /* Probe libcuda and cuInit (gpu.cuda_driver) when the check runs and this machine's
  * driver is the one judged: the live root with a GPU on the nvidia driver, or a library
- * named by $GPUVET_CUDA_LIB (tests, and captures judged with a library on purpose). */
-static struct cuda_driver_probe *start_cuda_probe(struct fsroot *fs, struct facts *f, const struct policy *policy,
-                                                  enum level level, const char *only, unsigned timeout_ms) {
-        const struct check_info *c = check_find("gpu.cuda_driver");
-        bool named_lib = cuda_driver_lib_named();
-        if (!will_run(c, level, only, policy)) {
-                cuda_driver_not_probed(&f->cuda_driver, "not selected");
-                return NULL;
+ * named by $GPUVET_CUDA_LIB (tests, and captures judged with a library on purpose).
+ * What can be told before the facts: why the probe is not run, or NULL when it may be
+ * (check_gather then forks it, held, before any thread exists). */
+static const char *cuda_probe_unwanted(struct fsroot *fs, const struct policy *policy, enum level level,
+                                       const char *only) {
+        if (!will_run(check_find("gpu.cuda_driver"), level, only, policy))
+                return "not selected";
+        if (!fsroot_is_live(fs) && !cuda_driver_lib_named())
+                return "not probed: --root names a capture, not this machine's driver "
+                       "($" CUDA_DRIVER_LIB_ENV " probes a library anyway)";
+        /* Without the driver's directory no GPU can be bound to it: no child to fork. */
+        if (!cuda_driver_lib_named() && !fsroot_is_dir(fs, "/sys/bus/pci/drivers/nvidia"))
+                return NO_GPU_ON_NVIDIA;
+        return NULL;
+}
+
+/* Once the facts are in: release the held probe p (NULL when it could not be made), or
+ * send it away with the reason f->cuda_driver gives. Returns the probe to finish, or NULL. */
+static struct cuda_driver_probe *settle_cuda_probe(struct cuda_driver_probe *p, const char *unwanted,
+                                                   struct facts *f) {
+        const char *why = unwanted;
+        if (!why && !cuda_driver_lib_named() && check_gpus_bound_to(f, "nvidia") == 0)
+                why = NO_GPU_ON_NVIDIA;
+        if (!why && !p)
+                why = "not probed: out of memory";
+        if (!why) {
+                cuda_driver_probe_release(p);
+                return p;
         }
-        if (!fsroot_is_live(fs) && !named_lib) {
-                cuda_driver_not_probed(&f->cuda_driver, "not probed: --root names a capture, not this machine's driver "
-                                                        "($" CUDA_DRIVER_LIB_ENV " probes a library anyway)");
-                return NULL;
-        }
-        if (!named_lib && check_gpus_bound_to(f, "nvidia") == 0) {
-                cuda_driver_not_probed(&f->cuda_driver, "no GPU is bound to the nvidia driver");
-                return NULL;
-        }
-        struct cuda_driver_probe *p = cuda_driver_probe_start(NULL, timeout_ms);
-        if (!p)
-                cuda_driver_not_probed(&f->cuda_driver, "not probed: out of memory");
-        return p;
+        /* The child leaves without loading libcuda; whether it left by itself changes
+         * nothing in the report, ignoring. */
+        if (p)
+                (void)cuda_driver_probe_cancel(p, NULL, "");
+        cuda_driver_not_probed(&f->cuda_driver, why);
+        return NULL;
 }
 
 /* What `gpuvet check` was asked to do. */
@@ -257,6 +272,7 @@ struct check_run {
         struct machine m;
         struct policy policy;
         bool have_policy, have_after, have_report;
+        struct cuda_driver_probe *cuda; /* forked and held until the facts are in */
         unsigned want_probes; /* the probes the selected checks judge (bench/probes.h) */
         double nvml_read_at;
         struct probe_facts probes;
@@ -266,7 +282,10 @@ struct check_run {
 };
 
 /* The inputs, the site policy, the facts, the CUDA driver probe, and NVML when a selected
- * check reads it. Returns 0 or an exit code after printing why. */
+ * check reads it. NVML is read on a thread while the facts are gathered (neither needs the
+ * other); the probe's child is forked before that thread, held, and released (or sent
+ * away) once the facts tell whether a GPU is on the nvidia driver. Returns 0 or an exit
+ * code after printing why. */
 static int check_gather(struct check_run *c) {
         const struct check_cli *o = c->cli;
         int code = machine_open("check", &c->args->common, &c->m);
@@ -278,24 +297,33 @@ static int check_gather(struct check_run *c) {
                 return code;
         const struct policy *policy = c->have_policy ? &c->policy : NULL;
 
-        if ((code = machine_gather(&c->m, c->args->common.timeout_s)) != 0)
-                return code;
-        struct facts *f = c->m.facts;
-        /* Before NVML starts its threads: the probe forks, and overlaps NVML's reads. */
-        struct cuda_driver_probe *cuda = start_cuda_probe(c->m.fs, f, policy, o->level, o->only,
-                                                          o->cuda_timeout_ms);
+        /* Before any thread: the probe's child runs library code after fork. */
+        const char *cuda_unwanted = cuda_probe_unwanted(c->m.fs, policy, o->level, o->only);
+        if (!cuda_unwanted)
+                c->cuda = cuda_driver_probe_hold(NULL, o->cuda_timeout_ms);
         unsigned needs = 0;
         for (size_t i = 0; i < check_registry_count; i++)
                 if (will_run(check_registry[i], o->level, o->only, policy))
                         needs |= check_registry[i]->needs;
-        if (!(needs & CHECK_NEEDS_NVML)) {
-                /* No selected check reads it: loading libnvidia-ml would wake the GPUs for nothing. */
-                snprintf(f->nvml_note, sizeof(f->nvml_note), "not needed by the selected checks");
-        } else {
+        /* No selected check reads NVML: loading libnvidia-ml would wake the GPUs for nothing. */
+        bool want_nvml = needs & CHECK_NEEDS_NVML;
+        if (want_nvml) {
                 c->nvml_opts = c->args->nvml;
                 c->nvml_opts.groups = CHECK_NVML_GROUPS;
-                code = machine_nvml(&c->m, &c->nvml_opts);
-                c->nvml_read_at = monotonic_ms();
+                if ((code = machine_nvml_begin(&c->m, &c->nvml_opts)) != 0)
+                        return code;
+        }
+
+        if ((code = machine_gather(&c->m, c->args->common.timeout_s)) != 0)
+                return code;
+        struct facts *f = c->m.facts;
+        struct cuda_driver_probe *cuda = settle_cuda_probe(c->cuda, cuda_unwanted, f);
+        c->cuda = NULL;
+        if (!want_nvml) {
+                snprintf(f->nvml_note, sizeof(f->nvml_note), "not needed by the selected checks");
+        } else {
+                code = machine_nvml_join(&c->m);
+                c->nvml_read_at = c->m.nvml.read_ms ? c->m.nvml.read_ms : monotonic_ms();
         }
         if (cuda)
                 cuda_driver_probe_finish(cuda, &f->cuda_driver);
@@ -397,6 +425,8 @@ static int check_output(struct check_run *c, double start) {
 }
 
 static int check_run_end(struct check_run *c, int code) {
+        if (c->cuda) /* held when the facts failed: the child leaves without loading libcuda */
+                (void)cuda_driver_probe_cancel(c->cuda, NULL, "");
         if (c->have_report)
                 report_done(&c->rep);
         if (c->want_probes)

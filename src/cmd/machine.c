@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "core/fsroot.h"
@@ -15,6 +17,18 @@ int machine_open(const char *cmd, const struct common_options *common, struct ma
         return open_inputs(common, &m->fs, &m->db);
 }
 
+#ifdef GPUVET_TEST_HOOKS
+/* GPUVET_TEST_FACTS_HOLD=FILE (gpuvet-test-hooks only): the facts are not done until FILE
+ * exists (at most 60 s), as on a node whose sysfs reads are slow, so that a test can see
+ * what the command does meanwhile (tests/golden/test_check_overlap.py: NVML is read, the
+ * CUDA probe waits). */
+static void test_hold_facts(void) {
+        const char *file = getenv("GPUVET_TEST_FACTS_HOLD");
+        for (int i = 0; file && *file && i < 30000 && access(file, F_OK) != 0; i++)
+                nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
+}
+#endif
+
 int machine_gather(struct machine *m, unsigned timeout_s) {
         m->facts = calloc(1, sizeof(*m->facts));
         if (!m->facts) {
@@ -23,6 +37,9 @@ int machine_gather(struct machine *m, unsigned timeout_s) {
         }
         watchdog_arm(timeout_s, "gathering facts");
         int r = facts_gather(m->fs, m->db, m->facts);
+#ifdef GPUVET_TEST_HOOKS
+        test_hold_facts();
+#endif
         watchdog_arm(0, "");
         if (r < 0) {
                 fprintf(stderr, "gpuvet %s: gathering facts: %s\n", m->cmd, strerror(-r));
@@ -35,6 +52,14 @@ int machine_nvml(struct machine *m, const struct nvml_options *nopt) {
         /* NVML keeps its own deadlines (per call, per GPU, for init): it returns on time even
          * when a call never does, so no watchdog here. */
         return nvml_use_start(&m->nvml, nopt, m->fs, m->facts);
+}
+
+int machine_nvml_begin(struct machine *m, const struct nvml_options *nopt) {
+        return nvml_use_begin(&m->nvml, nopt, m->fs);
+}
+
+int machine_nvml_join(struct machine *m) {
+        return nvml_use_join(&m->nvml, m->facts);
 }
 
 int machine_read(const char *cmd, const struct common_options *common, const struct nvml_options *nopt,

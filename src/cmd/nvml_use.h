@@ -36,6 +36,20 @@ int nvml_use_start(struct nvml_use *u, const struct nvml_options *o, struct fsro
 
 
 
+/* The same reading on a thread of its own, so that the caller gathers the facts meanwhile
+ * (check: docs/nvml.md, "Using it"). nvml_use_begin decides on the caller's thread (the
+ * options, --root) and, when NVML is to be read, starts a thread that loads the library
+ * and gathers into memory of its own, not into struct facts (facts_gather clears it).
+ * Fork nothing between begin and join that runs code after fork: the thread and the
+ * gather's workers exist. When no thread can be created the reading is made at once.
+ * Returns 0, or EXIT_INTERNAL after a message when memory ran out. */
+int nvml_use_begin(struct nvml_use *u, const struct nvml_options *o, struct fsroot *fs);
+/* Wait for the reading (its deadlines bound the wait) and move it into f->nvml,
+ * f->nvml_note and f->nvml_lib_path, then say what went wrong as nvml_use_start does.
+ * Returns 0, or EXIT_INTERNAL after a message when memory ran out. A reading begun and
+ * never joined is cut short and ended by nvml_use_end. */
+int nvml_use_join(struct nvml_use *u, struct facts *f);
+
 /* Shut NVML down and unload it. When a call was abandoned (a hung GPU), flush the output
  * and _exit(code) instead: the stuck thread may hold the library's locks. Returns code. */
 int nvml_use_end(struct nvml_use *u, int code);

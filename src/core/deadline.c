@@ -55,6 +55,14 @@ unsigned int deadline_threads_alive(void) {
         return atomic_load(&threads_alive);
 }
 
+void deadline_thread_enter(void) {
+        atomic_fetch_add(&threads_alive, 1);
+}
+
+void deadline_thread_leave(void) {
+        atomic_fetch_sub(&threads_alive, 1);
+}
+
 unsigned long long deadline_now_ms(void) {
         struct timespec ts;
         /* CLOCK_MONOTONIC cannot fail on Linux with a valid pointer. */
@@ -125,6 +133,50 @@ bool deadline_begin(struct deadline_worker *w, const char *what, unsigned int li
         w->call_start_ms = now;
         w->call_limit_ms = limit_ms > 0 ? limit_ms : g->spec.call_ms;
         unsigned long long end = now + w->call_limit_ms;
+        if (g->spec.budget_ms > 0 && g->start_ms + g->spec.budget_ms < end)
+                end = g->start_ms + g->spec.budget_ms;
+        if (end < g->sup_wake_ms)
+                pthread_cond_signal(&g->cv);
+        ok = true;
+out:
+        pthread_mutex_unlock(&g->mu);
+        return ok;
+}
+
+bool deadline_begin_at(struct deadline_worker *w, const char *what, unsigned int limit_ms, unsigned long long start_ms,
+                       unsigned long long end_ms) {
+        struct deadline_group *g = w->g;
+        bool ok = false;
+
+        pthread_mutex_lock(&g->mu);
+        if (w->abandoned)
+                goto out;
+        if (g->stopping) {
+                abandon_locked(w, what, 0, false);
+                goto out;
+        }
+        unsigned long long now = deadline_now_ms();
+        if (g->spec.budget_ms > 0 && now - g->start_ms >= g->spec.budget_ms) {
+                abandon_locked(w, what, 0, true);
+                goto out;
+        }
+        unsigned long long limit = limit_ms > 0 ? limit_ms : g->spec.call_ms;
+        if (start_ms > now)
+                start_ms = now;
+        bool returned = end_ms != 0;
+        if ((returned && end_ms - start_ms > limit) || (!returned && now - start_ms >= limit)) {
+                /* Past its limit before the worker came to it: abandoned as a supervisor
+                 * watching it would have abandoned it, at the limit. */
+                abandon_locked(w, what, limit, false);
+                goto out;
+        }
+        w->in_call = true;
+        w->what = what;
+        /* A call that returned in time is taken now (a fresh window: nothing to wait
+         * for); one still running keeps its own start. */
+        w->call_start_ms = returned ? now : start_ms;
+        w->call_limit_ms = limit;
+        unsigned long long end = w->call_start_ms + limit;
         if (g->spec.budget_ms > 0 && g->start_ms + g->spec.budget_ms < end)
                 end = g->start_ms + g->spec.budget_ms;
         if (end < g->sup_wake_ms)

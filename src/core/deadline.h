@@ -74,6 +74,17 @@ int deadline_run(const struct deadline_spec *spec, unsigned int n, void **blocks
  * worker is abandoned or its budget is spent (then it is abandoned now, naming what):
  * do not make the call, return. */
 bool deadline_begin(struct deadline_worker *w, const char *what, unsigned int limit_ms);
+/* deadline_begin for a call another thread made on the worker's behalf (ahead of the
+ * worker, which waits for its answer where it would have made the call itself): it started
+ * at start_ms (deadline_now_ms's clock) and returned at end_ms, 0 while it has not. Its
+ * limit (limit_ms, 0 = spec.call_ms) counts from start_ms, so it is judged as if the
+ * worker had made it: a call past its limit (returned too late, or still running) abandons
+ * the worker now, naming what, with the limit as the elapsed time a supervisor would have
+ * recorded, and returns false; otherwise as deadline_begin (the budget included), the
+ * supervisor watching the rest of a running call's limit. The worker then waits for the
+ * answer, writing nothing of block, and calls deadline_end. */
+bool deadline_begin_at(struct deadline_worker *w, const char *what, unsigned int limit_ms, unsigned long long start_ms,
+                       unsigned long long end_ms);
 /* After the call returned. Returns false when the worker was abandoned meanwhile: the
  * call's outputs must be dropped (not stored into block); return. */
 bool deadline_end(struct deadline_worker *w);
@@ -83,6 +94,12 @@ unsigned int deadline_worker_index(const struct deadline_worker *w);
 /* Worker threads of ours still running, abandoned ones included (for tests and for
  * deciding whether the process must leave with _exit). */
 unsigned int deadline_threads_alive(void);
+/* A thread of the caller's own that makes calls on a worker's behalf, and so may be stuck
+ * in one as a worker may: counted by deadline_threads_alive from deadline_thread_enter
+ * (call it before creating the thread; once more deadline_thread_leave when that fails)
+ * until the thread calls deadline_thread_leave, last. */
+void deadline_thread_enter(void);
+void deadline_thread_leave(void);
 
 /* Milliseconds on CLOCK_MONOTONIC; monotonic_ms with the fraction, for durations. */
 unsigned long long deadline_now_ms(void);

@@ -60,11 +60,25 @@ struct cuda_driver_probe;
 /* Start the probe of lib (NULL: $GPUVET_CUDA_LIB or libcuda.so.1) with a deadline of
  * timeout_ms (0: the default) from now. Call it before any thread exists: the child
  * runs library code after fork. Returns NULL only when out of memory; a failed fork is
- * reported by cuda_driver_probe_finish as CUDA_DRIVER_PROBE_ERROR. */
+ * reported by cuda_driver_probe_finish as CUDA_DRIVER_PROBE_ERROR. Same as
+ * cuda_driver_probe_hold, then cuda_driver_probe_release. */
 struct cuda_driver_probe *cuda_driver_probe_start(const char *lib, unsigned int timeout_ms);
+/* Fork the probe's child now but hold it at a gate (a pipe it reads before anything else):
+ * it loads nothing until cuda_driver_probe_release. So a caller forks before it starts
+ * threads and decides later, once it knows whether the probe is wanted. The deadline of
+ * timeout_ms counts from the release. Returns NULL only when out of memory. */
+struct cuda_driver_probe *cuda_driver_probe_hold(const char *lib, unsigned int timeout_ms);
+/* Open the gate: the child loads the library and calls cuInit; the deadline starts now. */
+void cuda_driver_probe_release(struct cuda_driver_probe *p);
+/* Close the gate unopened instead: the child leaves without loading the library and is
+ * reaped (killed if it has not left within 200 ms). *out (when out is not NULL)
+ * becomes NOT_PROBED with note why; p is freed. Returns true when the child exited with
+ * status 0 by itself, false when it had to be killed or was never forked. */
+bool cuda_driver_probe_cancel(struct cuda_driver_probe *p, struct cuda_driver_facts *out, const char *why);
 /* Whether $GPUVET_CUDA_LIB names a library to probe (instead of libcuda.so.1). */
 bool cuda_driver_lib_named(void);
-/* Wait for the probe until its deadline, fill *out and free p. */
+/* Wait for the probe until its deadline, fill *out and free p (a held probe is released
+ * first). */
 void cuda_driver_probe_finish(struct cuda_driver_probe *p, struct cuda_driver_facts *out);
 /* *out for a probe that was not run, saying why. */
 void cuda_driver_not_probed(struct cuda_driver_facts *out, const char *why);

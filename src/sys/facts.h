@@ -45,8 +45,8 @@ struct facts {
         struct devnode_facts devnodes;
         struct cuda_env_facts cuda_env;
 
-        /* NVML, gathered by the caller after facts_gather (cmd/check.c) and released with
-         * nvml_facts_done before facts_done; zero (init_state NVML_INIT_NOT_TRIED) when NVML
+        /* NVML, gathered by the caller (cmd/check.c: on a thread while facts_gather runs,
+         * moved in after it) and released with nvml_facts_done before facts_done; zero (init_state NVML_INIT_NOT_TRIED) when NVML
          * was not asked. nvml_note says why not, or why no library loaded (the loader's
          * message); nvml_lib_path names the library file that was loaded. */
         struct nvml_facts nvml;
@@ -54,7 +54,8 @@ struct facts {
         char nvml_lib_path[512];
 
         /* The CUDA driver library and cuInit (sys/cuda_driver.h), probed by cmd/check.c
-         * in a child process while NVML is read; NOT_PROBED (note saying why) otherwise. */
+         * in a child process (forked before NVML's threads, released once the facts are
+         * in) while NVML is read; NOT_PROBED (note saying why) otherwise. */
         struct cuda_driver_facts cuda_driver;
 
         /* DCGM's diagnostic (sys/dcgm.h), run by cmd/check.c with --with-dcgm; released by

@@ -86,6 +86,7 @@ const char *nv_lib_path(const struct nvml_lib *lib);
 /* A command's NVML reading as it shows it (cmd/nvml_use.c fills it; info, topo and the
  * checks' reports read it). */
 struct nvml_facts;
+struct nvml_reading;
 struct nvml_use {
         struct nvml_lib *lib;  /* NULL when not loaded */
         struct nvml_facts *nv; /* f->nvml of the facts given to nvml_use_start */
@@ -95,6 +96,8 @@ struct nvml_use {
          * problem says which and how, else it is "". */
         const char *status;
         char problem[256];
+        double read_ms;                 /* monotonic_ms() when the gather returned; 0: none */
+        struct nvml_reading *reading;   /* begun on a thread, not joined yet (cmd/nvml_use.c) */
 };
 
 /* What went wrong with an NVML reading, without the function: "Unknown Error", "did not

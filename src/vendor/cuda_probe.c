@@ -30,7 +30,8 @@ _Static_assert(sizeof(struct cuda_driver_facts) <= PIPE_BUF, "a report must fit 
 struct cuda_driver_probe {
         pid_t pid;          /* 0 when fork failed */
         int fd;             /* read end; -1 when none */
-        unsigned long long start_ms;
+        int gate;           /* write end of the child's gate while it is held; -1 when none */
+        unsigned long long start_ms; /* the release: the deadline counts from it */
         struct cuda_driver_facts last; /* the newest message, or the parent's own verdict */
 };
 
@@ -115,6 +116,19 @@ static unsigned int ms_since(unsigned long long t0) {
         return d > UINT_MAX ? UINT_MAX : (unsigned int)d;
 }
 
+/* Held: wait for the parent's word before touching libcuda. One byte opens the gate; end of
+ * file (the parent closed it unopened, or is gone) means leave without loading anything. */
+static void wait_at_gate(int gate) {
+        char go;
+        ssize_t n;
+        do
+                n = read(gate, &go, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+                _exit(0);
+        close(gate);
+}
+
 static _Noreturn void child_main(int fd, struct cuda_driver_facts m) {
         /* The node's view, not the view of the shell that ran gpuvet: gpu.cuda_env
          * reports the variable itself. */
@@ -166,21 +180,29 @@ bool cuda_driver_lib_named(void) {
         return from_env;
 }
 
-struct cuda_driver_probe *cuda_driver_probe_start(const char *lib, unsigned int timeout_ms) {
+struct cuda_driver_probe *cuda_driver_probe_hold(const char *lib, unsigned int timeout_ms) {
         struct cuda_driver_probe *p = calloc(1, sizeof(*p));
         if (!p)
                 return NULL;
         p->fd = -1;
+        p->gate = -1;
         p->start_ms = deadline_now_ms();
         struct cuda_driver_facts *m = &p->last;
         m->device_count = -1;
         m->timeout_ms = timeout_ms ? timeout_ms : CUDA_DRIVER_TIMEOUT_MS_DEFAULT;
         snprintf(m->lib_name, sizeof(m->lib_name), "%s", lib && *lib ? lib : cuda_lib_name(NULL));
 
-        int fds[2];
+        int fds[2], gate[2];
         if (pipe2(fds, O_CLOEXEC) < 0) {
                 m->state = CUDA_DRIVER_PROBE_ERROR;
                 snprintf(m->note, sizeof(m->note), "pipe: %s", strerror(errno));
+                return p;
+        }
+        if (pipe2(gate, O_CLOEXEC) < 0) {
+                m->state = CUDA_DRIVER_PROBE_ERROR;
+                snprintf(m->note, sizeof(m->note), "pipe: %s", strerror(errno));
+                close(fds[0]);
+                close(fds[1]);
                 return p;
         }
         fflush(NULL); /* the child leaves with _exit, but nothing buffered may be written twice */
@@ -190,22 +212,88 @@ struct cuda_driver_probe *cuda_driver_probe_start(const char *lib, unsigned int 
                 snprintf(m->note, sizeof(m->note), "fork: %s", strerror(errno));
                 close(fds[0]);
                 close(fds[1]);
+                close(gate[0]);
+                close(gate[1]);
                 return p;
         }
         if (pid == 0) {
                 close(fds[0]);
+                close(gate[1]);
                 /* A child stopped by the parent's SIGKILL needs nothing else; keep the
                  * parent's alarm (not inherited anyway) and signal handlers out of it. */
                 signal(SIGALRM, SIG_DFL);
                 signal(SIGINT, SIG_DFL);
                 signal(SIGTERM, SIG_DFL);
                 signal(SIGPIPE, SIG_IGN);
+                wait_at_gate(gate[0]);
                 child_main(fds[1], *m);
         }
         close(fds[1]);
+        close(gate[0]);
         p->pid = pid;
         p->fd = fds[0];
+        p->gate = gate[1];
         return p;
+}
+
+void cuda_driver_probe_release(struct cuda_driver_probe *p) {
+        p->start_ms = deadline_now_ms();
+        if (p->gate < 0)
+                return;
+        ssize_t n;
+        do
+                n = write(p->gate, "g", 1);
+        while (n < 0 && errno == EINTR);
+        /* A failed write leaves the gate shut: closing it sends the child away, and
+         * finish reports a child that closed its pipe without a report. Nothing to add,
+         * ignoring. */
+        (void)n;
+        close(p->gate);
+        p->gate = -1;
+}
+
+struct cuda_driver_probe *cuda_driver_probe_start(const char *lib, unsigned int timeout_ms) {
+        struct cuda_driver_probe *p = cuda_driver_probe_hold(lib, timeout_ms);
+        if (p)
+                cuda_driver_probe_release(p);
+        return p;
+}
+
+bool cuda_driver_probe_cancel(struct cuda_driver_probe *p, struct cuda_driver_facts *out, const char *why) {
+        bool clean = false;
+        if (p->pid) {
+                /* The child reads end of file at its gate and leaves: its end of the report
+                 * pipe closes as it exits. */
+                close(p->gate);
+                p->gate = -1;
+                struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
+                int r;
+                do
+                        r = poll(&pfd, 1, (int)EXIT_WAIT_MS);
+                while (r < 0 && errno == EINTR);
+                int status = 0;
+                bool gone = false;
+                if (r > 0) {
+                        /* Hung up: only the child held that end, and only its exit closes
+                         * it, so the wait is short. */
+                        pid_t w;
+                        do
+                                w = waitpid(p->pid, &status, 0);
+                        while (w < 0 && errno == EINTR);
+                        gone = w == p->pid;
+                }
+                if (!gone) {
+                        kill(p->pid, SIGKILL);
+                        gone = child_reap(p->pid, EXIT_WAIT_MS, &status);
+                        status = -1;
+                }
+                clean = gone && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+                close(p->fd);
+        }
+        if (out)
+                cuda_driver_not_probed(out, why);
+        free(p);
+        return clean;
 }
 
 static unsigned int remaining_ms(const struct cuda_driver_probe *p) {
@@ -256,6 +344,8 @@ static int read_reports(struct cuda_driver_probe *p) {
 }
 
 void cuda_driver_probe_finish(struct cuda_driver_probe *p, struct cuda_driver_facts *out) {
+        if (p->gate >= 0)
+                cuda_driver_probe_release(p); /* a held probe is waited for from now */
         if (!p->pid) {
                 *out = p->last;
                 free(p);

@@ -3,7 +3,8 @@
  * Each GPU is read by gather_gpu() on its own thread (core/deadline.c), into a heap block
  * of its own. Every NVML call goes through NVCALL(), which brackets it with
  * deadline_begin/deadline_end and lets NVML write only into the worker's locals; the
- * put_*() helpers then store the outcome into the block.
+ * put_*() helpers then store the outcome into the block. The NVLink remote PCI info is
+ * asked ahead on a helper thread and taken in order (remote_pci_info, below).
  *
  * gather_gpu() also runs in "replay" mode, without calling anything: put_*() then set each
  * reading that is still NV_UNREAD to a given state. That is how a GPU abandoned inside a
@@ -15,6 +16,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +166,8 @@ struct gpu_fields {
         nvmlFieldValue_t fv[FS_COUNT];
 };
 
+struct remote_prefetch;
+
 struct gctx {
         struct deadline_worker *w; /* NULL in replay mode */
         const struct nvml_lib *lib;
@@ -176,6 +180,10 @@ struct gctx {
         enum gctx_last last;
         const char *last_fn;
         struct gpu_fields fields; /* NVML writes fv: the worker's own, as every buffer */
+        /* The NVLink remote PCI info asked ahead on a helper thread (MODE_CALL only; NULL
+         * when not): read_nvlinks takes its answers in order, at the place of its calls. */
+        struct remote_prefetch *prefetch;
+        unsigned int prefetch_next; /* the next of its links read_nvlinks takes */
 };
 
 /* Decide whether to make the call named fn now; records why not in c->last. */
@@ -429,6 +437,8 @@ static void slot_field(unsigned int s, unsigned int *ret_group, unsigned int *re
         }
 }
 
+static void remote_prefetch_start(struct gctx *c, nvmlDevice_t d);
+
 /* A GPU's one nvmlDeviceGetFieldValues call, made by the first reader that needs it (in
  * gather_gpu's order, so a hang in it is where a hang in the first field reader was): it
  * asks every field of every group being read, and the readers after it take their fields
@@ -453,6 +463,8 @@ static bool fields_call(struct gctx *c, nvmlDevice_t d) {
                 f->rc = NVCALL(c, nvmlDeviceGetFieldValues, d, n, f->fv);
                 f->last = c->last;
                 f->made = true;
+                if (c->mode == MODE_CALL && f->last == LAST_CALLED && f->rc == NVML_SUCCESS)
+                        remote_prefetch_start(c, d);
         } else if (c->stop) {
                 c->last = LAST_STOPPED;
         } else {
@@ -603,6 +615,196 @@ static void read_nvlink_fields(struct gctx *c, nvmlDevice_t d, struct nvlink_fie
         }
 }
 
+/* --- the NVLink remote PCI info, asked ahead ---------------------------------------------
+ *
+ * nvmlDeviceGetNvLinkRemotePciInfo_v2 is one call per active link (18 on an H100, a quarter
+ * of a GPU's calls), and the links it is asked for are known as soon as the field call has
+ * answered their states, long before read_nvlinks comes to them. So a helper thread asks
+ * them then, in link order, while the GPU's worker goes on with the other readings; the
+ * worker takes each answer where it would have made the call (remote_pci_info), as if it
+ * had: its deadline counts from the helper's call's start (deadline_begin_at), a call past
+ * it abandons the GPU naming the function, and the facts are stored by the worker, in
+ * gather_gpu's order, so a hang anywhere gives the same facts as the calls made in line.
+ * Only links the fields answered, from link 0 without a gap, are asked ahead: exactly the
+ * remote calls read_nvlinks makes unless the worker stops. Answers the worker never takes
+ * (it was abandoned before) are dropped; the helper asks nothing more once the worker is
+ * done with it.
+ *
+ * Memory: the helper writes only this block, under its mutex, and NVML writes only the
+ * helper's locals; the worker copies answers out under the mutex into its own locals. The
+ * block is freed by whichever of the two lets go of it last. */
+struct remote_slot {
+        bool started, done;
+        unsigned long long start_ms, end_ms;
+        nvmlReturn_t rc;
+        nvmlPciInfo_t pci;
+};
+
+struct remote_prefetch {
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        unsigned int refs; /* the worker and the helper */
+        bool cancelled;    /* the worker is done with it: ask nothing more */
+        const struct nvml_lib *lib;
+        nvmlDevice_t device;
+        pthread_t thread;
+        unsigned int n;
+        unsigned int link[NV_NVLINK_MAX]; /* the links asked, in order */
+        struct remote_slot slot[NV_NVLINK_MAX];
+};
+
+static void prefetch_unref(struct remote_prefetch *pf) {
+        pthread_mutex_lock(&pf->mu);
+        unsigned int refs = --pf->refs;
+        pthread_mutex_unlock(&pf->mu);
+        if (refs > 0)
+                return;
+        pthread_cond_destroy(&pf->cv);
+        pthread_mutex_destroy(&pf->mu);
+        free(pf);
+}
+
+static void *prefetch_main(void *arg) {
+        struct remote_prefetch *pf = arg;
+        for (unsigned int k = 0; k < pf->n; k++) {
+                pthread_mutex_lock(&pf->mu);
+                bool cancelled = pf->cancelled;
+                if (!cancelled) {
+                        pf->slot[k].started = true;
+                        pf->slot[k].start_ms = deadline_now_ms();
+                        pthread_cond_broadcast(&pf->cv);
+                }
+                pthread_mutex_unlock(&pf->mu);
+                if (cancelled)
+                        break;
+                nvmlPciInfo_t pci;
+                memset(&pci, 0, sizeof(pci));
+                nvmlReturn_t rc = pf->lib->nvmlDeviceGetNvLinkRemotePciInfo_v2(pf->device, pf->link[k], &pci);
+                pthread_mutex_lock(&pf->mu);
+                pf->slot[k].rc = rc;
+                pf->slot[k].pci = pci;
+                pf->slot[k].end_ms = deadline_now_ms();
+                if (pf->slot[k].end_ms == 0)
+                        pf->slot[k].end_ms = 1; /* 0 means "not returned" to deadline_begin_at */
+                pf->slot[k].done = true;
+                pthread_cond_broadcast(&pf->cv);
+                pthread_mutex_unlock(&pf->mu);
+        }
+        prefetch_unref(pf);
+        deadline_thread_leave();
+        return NULL;
+}
+
+/* After the field call answered: the links whose state it gave, from 0 without a gap, that
+ * are active. Starts the helper when there is one; without a thread the worker makes the
+ * calls itself. Leaves c->last as the field call left it. */
+static void remote_prefetch_start(struct gctx *c, nvmlDevice_t d) {
+        if (c->prefetch || !(c->groups & nvml_group_bit(NVML_GROUP_NVLINK)) || !d ||
+            !c->lib->nvmlDeviceGetNvLinkRemotePciInfo_v2)
+                return;
+        enum gctx_last last = c->last;
+        const char *last_fn = c->last_fn;
+        struct nvlink_fields fields;
+        read_nvlink_fields(c, d, &fields);
+        c->last = last;
+        c->last_fn = last_fn;
+        unsigned int links[NV_NVLINK_MAX], n = 0;
+        for (unsigned int l = 0; fields.have_count && l < fields.count && fields.have_state[l]; l++)
+                if (fields.state[l] == NVML_FEATURE_ENABLED)
+                        links[n++] = l;
+        if (n == 0)
+                return;
+        struct remote_prefetch *pf = calloc(1, sizeof(*pf));
+        if (!pf)
+                return;
+        if (pthread_mutex_init(&pf->mu, NULL) != 0) {
+                free(pf);
+                return;
+        }
+        if (pthread_cond_init(&pf->cv, NULL) != 0) {
+                pthread_mutex_destroy(&pf->mu);
+                free(pf);
+                return;
+        }
+        pf->refs = 2;
+        pf->lib = c->lib;
+        pf->device = d;
+        pf->n = n;
+        memcpy(pf->link, links, n * sizeof(links[0]));
+        /* The worker blocks every signal (core/deadline.c), and the helper inherits that.
+         * It counts among deadline_threads_alive: it may be stuck in NVML as a worker may. */
+        deadline_thread_enter();
+        if (pthread_create(&pf->thread, NULL, prefetch_main, pf) != 0) {
+                deadline_thread_leave();
+                pf->refs = 1;
+                prefetch_unref(pf);
+                return;
+        }
+        c->prefetch = pf;
+        c->prefetch_next = 0;
+}
+
+/* The worker is done with the helper (gather_gpu's end, however it ended). A helper between
+ * calls stops now and is joined; one inside a call (the worker was abandoned meanwhile:
+ * that call may never return) is left to finish, or not, on its own. */
+static void remote_prefetch_end(struct gctx *c) {
+        struct remote_prefetch *pf = c->prefetch;
+        if (!pf)
+                return;
+        c->prefetch = NULL;
+        pthread_mutex_lock(&pf->mu);
+        pf->cancelled = true;
+        bool in_call = false;
+        for (unsigned int k = 0; k < pf->n; k++)
+                in_call |= pf->slot[k].started && !pf->slot[k].done;
+        pthread_mutex_unlock(&pf->mu);
+        if (in_call)
+                pthread_detach(pf->thread);
+        else
+                pthread_join(pf->thread, NULL);
+        prefetch_unref(pf);
+}
+
+/* nvmlDeviceGetNvLinkRemotePciInfo_v2(d, link, ret) as NVCALL would make it, or its answer
+ * from the helper when it asked this link ahead. */
+static nvmlReturn_t remote_pci_info(struct gctx *c, nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *ret) {
+        struct remote_prefetch *pf = c->prefetch;
+        if (!pf || c->mode != MODE_CALL || c->stop || c->prefetch_next >= pf->n || pf->link[c->prefetch_next] != link)
+                return NVCALL(c, nvmlDeviceGetNvLinkRemotePciInfo_v2, d, link, ret);
+        struct remote_slot *slot = &pf->slot[c->prefetch_next++];
+        c->last_fn = "nvmlDeviceGetNvLinkRemotePciInfo_v2";
+        /* The helper starts a link as soon as the previous one answered, which this worker
+         * took already: a short wait for our own code, not for NVML. */
+        pthread_mutex_lock(&pf->mu);
+        while (!slot->started)
+                pthread_cond_wait(&pf->cv, &pf->mu);
+        unsigned long long start = slot->start_ms, end = slot->done ? slot->end_ms : 0;
+        pthread_mutex_unlock(&pf->mu);
+        if (!deadline_begin_at(c->w, c->last_fn, 0, start, end)) {
+                c->stop = true;
+                c->last = LAST_STOPPED;
+                pthread_mutex_lock(&pf->mu);
+                pf->cancelled = true;
+                pthread_mutex_unlock(&pf->mu);
+                return NVML_ERROR_UNKNOWN;
+        }
+        /* Inside the call as the deadline sees it: abandoned meanwhile, deadline_end says so. */
+        pthread_mutex_lock(&pf->mu);
+        while (!slot->done)
+                pthread_cond_wait(&pf->cv, &pf->mu);
+        nvmlReturn_t rc = slot->rc;
+        *ret = slot->pci;
+        pthread_mutex_unlock(&pf->mu);
+        rc = call_leave(c, rc);
+        if (c->stop) {
+                /* Abandoned while it waited: the helper need ask nothing more. */
+                pthread_mutex_lock(&pf->mu);
+                pf->cancelled = true;
+                pthread_mutex_unlock(&pf->mu);
+        }
+        return rc;
+}
+
 static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         static const nvmlNvLinkErrorCounter_t counters[NVML_NVL_COUNTER_COUNT] = {
                 NVML_NVLINK_ERROR_DL_REPLAY,    NVML_NVLINK_ERROR_DL_RECOVERY, NVML_NVLINK_ERROR_DL_CRC_FLIT,
@@ -641,7 +843,7 @@ static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
                 nvmlPciInfo_t pci;
                 memset(&pci, 0, sizeof(pci));
                 char bus[NV_STR_MAX] = "";
-                nvmlReturn_t r = NVCALL(c, nvmlDeviceGetNvLinkRemotePciInfo_v2, d, i, &pci);
+                nvmlReturn_t r = remote_pci_info(c, d, i, &pci);
                 if (c->last == LAST_CALLED && r == NVML_SUCCESS)
                         bus_id_from_pci(&pci, bus, sizeof(bus));
                 put_str(c, &l->remote_bus_id, r, bus, sizeof(bus));
@@ -1256,6 +1458,7 @@ static void gpu_work(struct deadline_worker *w, void *block) {
         struct gpu_block *b = block;
         struct gctx c = {.w = w, .lib = b->lib, .mode = MODE_CALL, .groups = b->groups};
         gather_gpu(&c, &b->gpu);
+        remote_prefetch_end(&c);
 }
 
 static void gpu_publish(void *block, void *dest, unsigned int index, const char *hung, unsigned int elapsed_ms,

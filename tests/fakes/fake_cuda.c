@@ -36,6 +36,8 @@
  *                                  not SIGSEGV, which ASan builds turn into an exit)
  *   FAKE_CUDA_LOG=FILE             append one line per call ("fn rc"), for tests that
  *                                  list the calls a run makes
+ *   FAKE_CUDA_LOAD_LOG=FILE        append a line at every load of the library (read at
+ *                                  load), for tests that show a process never loaded it
  */
 #include <math.h>
 #include <stdarg.h>
@@ -51,6 +53,19 @@
 #define FAKE_EXPORT __attribute__((visibility("default")))
 #define MAX_DEVICES 16
 #define MAX_FAILS 16
+
+/* Whether a process loaded the library at all (a held CUDA probe sent away must not):
+ * each load appends a line to $FAKE_CUDA_LOAD_LOG. */
+__attribute__((constructor)) static void fake_load(void) {
+        const char *path = getenv("FAKE_CUDA_LOAD_LOG");
+        if (!path || !*path)
+                return;
+        FILE *f = fopen(path, "a");
+        if (f) {
+                fprintf(f, "loaded by pid %d\n", (int)getpid());
+                fclose(f);
+        }
+}
 
 struct fake_ctx {
         int device;

@@ -10,8 +10,9 @@ compatibility one (pass); cuInit failing with 34, 100, 802, 803, 804, 999 and a 
 do not list (fail, the code named); a missing library and a file without cuInit (fail);
 the toolkit's stub library when installed (fail, code 34); cuInit hanging (error naming
 cuInit, the run ending near its deadline) and crashing (error naming the signal); too few
-devices (fail); a capture without $GPUVET_CUDA_LIB and a node without GPUs (skip); a bad
---cuda-init-timeout-ms (exit 2). Exit 0 when every case holds, 1 otherwise."""
+devices (fail); a capture without $GPUVET_CUDA_LIB and a node without GPUs (skip); this live
+machine, without a GPU on the nvidia driver (skip, the held probe sent away: libcuda never
+loaded); a bad --cuda-init-timeout-ms (exit 2). Exit 0 when every case holds, 1 otherwise."""
 import json
 import os
 import shutil
@@ -139,6 +140,27 @@ def main():
         expect("capture", p, got, "skip", ["not probed: --root names a capture"], 0)
         p, got, _ = run(gpuvet, os.path.join(fixtures, "cpu-only"), same, eight)
         expect("no GPU", p, got, "skip", ["no NVIDIA GPU"], 0)
+
+        # This live machine without a GPU on the nvidia driver: check forks the probe before
+        # the facts, held at its gate, and sends it away once they show no such GPU. The
+        # library it would load (libcuda.so.1, found through LD_LIBRARY_PATH) is never loaded.
+        nvidia = "/sys/bus/pci/drivers/nvidia"
+        if os.path.isdir(nvidia) and any(e.name.startswith("0000:") for e in os.scandir(nvidia)):
+            print("skip  live node without nvidia GPUs: this machine has one")
+        else:
+            loads = os.path.join(tmp, "loads")
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_CUDA_", "FAKE_NVML_", "GPUVET_"))}
+            env.update(GPUVET_PCI_IDS=PCI_IDS, FAKE_CUDA_LOAD_LOG=loads, FAKE_CUDA_DEVICES="8",
+                       LD_LIBRARY_PATH=os.path.dirname(same))
+            p = subprocess.run([gpuvet, "check", "--no-nvml", "--only", "gpu.cuda_driver", "--json", "-"], env=env,
+                               capture_output=True, text=True, timeout=120)
+            try:
+                got = json.loads(p.stdout)["checks"][0]
+            except (ValueError, KeyError, IndexError):
+                got = {}
+            expect("live node without nvidia GPUs", p, got, "skip", [], 0)
+            check(not os.path.exists(loads) or os.path.getsize(loads) == 0,
+                  "live node without nvidia GPUs: the held probe never loaded libcuda")
 
         for bad in ["0", "abc", "600001", "-5"]:
             p = subprocess.run([gpuvet, "check", "--cuda-init-timeout-ms", bad], capture_output=True, text=True)

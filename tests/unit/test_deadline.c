@@ -288,6 +288,102 @@ static void test_stop_requested(void **state) {
         drain();
 }
 
+/* deadline_begin_at: a call another thread made for the worker, judged from its own start.
+ * The block says when it started (start_back ms ago) and how long it ran (ran_ms; -1:
+ * still running, and then the worker waits at the gate for it). */
+struct at_block {
+        struct block b; /* first: publish and free_block take it as a struct block */
+        unsigned int start_back_ms;
+        int ran_ms;
+        bool begun;
+        unsigned long long begun_at;
+};
+
+static void at_work(struct deadline_worker *w, void *p) {
+        struct at_block *a = p;
+        unsigned long long now = deadline_now_ms();
+        unsigned long long start = now - a->start_back_ms;
+        unsigned long long end = a->ran_ms >= 0 ? start + (unsigned long long)a->ran_ms : 0;
+        a->begun_at = now;
+        if (!deadline_begin_at(w, "ahead", 0, start, end))
+                return;
+        a->begun = true;
+        if (a->ran_ms < 0)
+                gate_wait();
+        if (deadline_end(w))
+                a->b.done++;
+        else
+                a->b.late = 1;
+}
+
+static struct at_block *new_at_block(unsigned int start_back_ms, int ran_ms) {
+        struct at_block *a = calloc(1, sizeof(*a));
+        assert_non_null(a);
+        a->b.heap = malloc(64);
+        assert_non_null(a->b.heap);
+        a->start_back_ms = start_back_ms;
+        a->ran_ms = ran_ms;
+        return a;
+}
+
+static void test_begin_at(void **state) {
+        (void)state;
+        enum { N = 3 };
+        void *blocks[N], *dests[N];
+        struct dest d[N];
+        struct deadline_outcome o[N];
+        memset(d, 0, sizeof(d));
+        struct deadline_spec spec = spec_default;
+        spec.work = at_work;
+        spec.call_ms = 200;
+        blocks[0] = new_at_block(1000, 50);  /* returned in time long ago: taken */
+        blocks[1] = new_at_block(500, 300);  /* returned, but past its limit: abandoned */
+        blocks[2] = new_at_block(300, -1);   /* still running, past its limit: abandoned */
+        for (int i = 0; i < N; i++)
+                dests[i] = &d[i];
+        assert_int_equal(deadline_run(&spec, N, blocks, dests, o), 0);
+        assert_int_equal(o[0].state, DEADLINE_DONE);
+        assert_int_equal(d[0].done, 1);
+        for (int i = 1; i < N; i++) {
+                assert_int_equal(o[i].state, DEADLINE_ABANDONED);
+                assert_string_equal(o[i].what, "ahead");
+                assert_false(o[i].budget);
+                /* As a supervisor would have recorded it, at the limit. */
+                assert_int_equal(o[i].elapsed_ms, 200);
+                assert_string_equal(d[i].hung, "ahead");
+                assert_int_equal(d[i].publishes, 1);
+                assert_int_equal(d[i].done, 0);
+        }
+        /* None is left waiting: the overdue calls were never waited for, so every worker
+         * leaves (drain's gate is for nothing here). */
+        drain();
+}
+
+static void test_begin_at_running(void **state) {
+        (void)state;
+        /* Started 1000 ms ago with a 1100 ms limit and still running: abandoned about 100 ms
+         * after the worker came to it, not 1100 ms. */
+        void *blocks[1], *dests[1];
+        struct dest d = {0};
+        struct deadline_outcome o;
+        struct deadline_spec spec = spec_default;
+        spec.work = at_work;
+        spec.call_ms = 1100;
+        struct at_block *a = new_at_block(1000, -1);
+        blocks[0] = a;
+        dests[0] = &d;
+        assert_int_equal(deadline_run(&spec, 1, blocks, dests, &o), 0);
+        unsigned long long took = deadline_now_ms() - a->begun_at; /* a is alive: its worker waits */
+        print_message("abandoned %llu ms after the worker came to the call (limit 1100 ms from its start)\n", took);
+        assert_int_equal(o.state, DEADLINE_ABANDONED);
+        assert_string_equal(o.what, "ahead");
+        assert_true(o.elapsed_ms >= 1100);
+        assert_true(took >= 90);
+        assert_true(took < 1000);
+        assert_int_equal(deadline_threads_alive(), 1);
+        drain();
+}
+
 static void test_bad_args(void **state) {
         (void)state;
         struct deadline_spec spec = spec_default;
@@ -307,6 +403,8 @@ int main(void) {
                 cmocka_unit_test(test_budget_in_call),
                 cmocka_unit_test(test_many_hang),
                 cmocka_unit_test(test_stop_requested),
+                cmocka_unit_test(test_begin_at),
+                cmocka_unit_test(test_begin_at_running),
                 cmocka_unit_test(test_bad_args),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,6 +43,7 @@ static struct {
 
 static atomic_uint hang_calls[MAX_GPUS + 1];
 static atomic_uint calls_made;
+static atomic_uint remote_calls; /* nvmlDeviceGetNvLinkRemotePciInfo_v2 */
 static atomic_uint shutdowns;
 
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -71,6 +72,7 @@ static void reset(unsigned int n_gpus) {
         for (unsigned int i = 0; i <= MAX_GPUS; i++)
                 atomic_store(&hang_calls[i], 0);
         atomic_store(&calls_made, 0);
+        atomic_store(&remote_calls, 0);
         atomic_store(&shutdowns, 0);
 }
 
@@ -435,6 +437,7 @@ static nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned int
         return NVML_SUCCESS;
 }
 static nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *p) {
+        atomic_fetch_add(&remote_calls, 1);
         ENTER(d);
         if (link >= N_NVLINKS)
                 return NVML_ERROR_INVALID_ARGUMENT;
@@ -513,6 +516,39 @@ static nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo
         fi->state = NVML_GPU_FABRIC_STATE_COMPLETED;
         fi->status = NVML_SUCCESS;
         fi->cliqueId = 1;
+        return NVML_SUCCESS;
+}
+
+/* A Hopper driver's field call, NVLink fields only (the rest NOT_SUPPORTED, so those
+ * readings are asked by their own calls): 18 links, each up, every error total 0. */
+static nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t *fv) {
+        ENTER(d);
+        for (int i = 0; i < n; i++) {
+                fv[i].nvmlReturn = NVML_SUCCESS;
+                switch (fv[i].fieldId) {
+                case NVML_FI_DEV_NVLINK_LINK_COUNT:
+                        fv[i].valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+                        fv[i].value.uiVal = N_NVLINKS;
+                        break;
+                case NVML_FI_DEV_NVLINK_GET_STATE:
+                        fv[i].valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+                        fv[i].value.uiVal = NVML_FEATURE_ENABLED;
+                        if (fv[i].scopeId >= N_NVLINKS)
+                                fv[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+                        break;
+                case NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL:
+                case NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL:
+                case NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL:
+                case NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL:
+                case NVML_FI_DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL:
+                        fv[i].valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                        fv[i].value.ullVal = 0;
+                        break;
+                default:
+                        fv[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+                        break;
+                }
+        }
         return NVML_SUCCESS;
 }
 
@@ -979,6 +1015,136 @@ static void test_hang_temperature_gpu2(void **state) {
         drain();
 }
 
+/* --- the NVLink remote PCI info asked ahead (a helper thread per GPU) ------------------ */
+
+static struct nvml_lib fields_lib(void) {
+        struct nvml_lib lib = stub_lib();
+        lib.nvmlDeviceGetFieldValues = nvmlDeviceGetFieldValues;
+        return lib;
+}
+
+/* Every link of g: state from the fields, remote end from the helper's answers. */
+static void assert_links_read(const struct nvml_gpu *g, unsigned int i) {
+        assert_int_equal(g->nvlink_count, N_NVLINKS);
+        for (unsigned int l = 0; l < N_NVLINKS; l++) {
+                const struct nvml_nvlink *k = &g->nvlink[l];
+                if (k->state.state != NV_OK || k->remote_bus_id.state != NV_OK || k->remote_device_id.state != NV_OK)
+                        fail_msg("GPU %u link %u: state %s, remote %s", i, l, nv_state_name(k->state.state),
+                                 nv_state_name(k->remote_bus_id.state));
+                assert_string_equal(k->state.fn, "nvmlDeviceGetFieldValues");
+                assert_string_equal(k->remote_bus_id.fn, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+                char want[16];
+                snprintf(want, sizeof(want), "0000:%02x:00.0", 0x05 + l % 4);
+                assert_string_equal(k->remote_bus_id.v, want);
+                assert_int_equal(k->remote_device_id.v, 0x22a310de);
+                assert_int_equal(k->errors[0].state, NV_OK);
+        }
+}
+
+static void test_prefetch_healthy(void **state) {
+        (void)state;
+        reset(8);
+        struct nvml_lib lib = fields_lib();
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        assert_false(f.abandoned);
+        assert_int_equal(f.n_timeouts, 0);
+        for (unsigned int i = 0; i < 8; i++) {
+                assert_false(f.gpus[i].timed_out);
+                assert_links_read(&f.gpus[i], i);
+                assert_int_equal(f.gpus[i].persistence_mode.state, NV_OK);
+                assert_int_equal(f.gpus[i].nvlink_end.state, NV_ERROR); /* link 18: NOT_SUPPORTED */
+        }
+        /* Each remote end asked once, as in line; the helpers are joined. */
+        assert_int_equal(atomic_load(&remote_calls), 8 * N_NVLINKS);
+        assert_int_equal(deadline_threads_alive(), 0);
+        nvml_facts_done(&f);
+}
+
+/* A hang on GPU 2 with the remote ends asked ahead: the facts are those of the calls made
+ * in line (docs/nvml.md): read before the hung call, kept; the hung call's and every later
+ * one's, NV_TIMEOUT naming it, whatever the helper had read meanwhile. */
+static void hang_case(const char *fn, unsigned int nth, unsigned int first_lost_link) {
+        reset(8);
+        cfg.hang_fn = fn;
+        cfg.hang_gpu = 2;
+        cfg.hang_nth = nth;
+        struct nvml_lib lib = fields_lib();
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        assert_true(f.abandoned);
+        assert_int_equal(f.n_timeouts, 1);
+        assert_string_equal(f.timeouts[0].fn, fn);
+        assert_int_equal(f.timeouts[0].gpu, 2);
+        assert_true(f.timeouts[0].elapsed_ms >= short_dl.call_ms);
+        assert_false(f.timeouts[0].budget);
+        for (unsigned int i = 0; i < 8; i++)
+                if (i != 2)
+                        assert_links_read(&f.gpus[i], i);
+        const struct nvml_gpu *g = &f.gpus[2];
+        assert_true(g->timed_out);
+        assert_string_equal(g->timeout_fn, fn);
+        for (unsigned int l = 0; l < first_lost_link && l < N_NVLINKS; l++) {
+                assert_int_equal(g->nvlink[l].remote_bus_id.state, NV_OK);
+                assert_int_equal(g->nvlink[l].remote_device_id.state, NV_OK);
+        }
+        if (first_lost_link < N_NVLINKS) {
+                /* The replay's walk: a link whose state was read gets its remote end as
+                 * NV_TIMEOUT; the next link's state is NV_TIMEOUT and ends the walk; the
+                 * links past it stay unread. */
+                unsigned int end = first_lost_link;
+                const struct nvml_nvlink *k = &g->nvlink[first_lost_link];
+                if (k->state.state == NV_OK) {
+                        assert_int_equal(k->remote_bus_id.state, NV_TIMEOUT);
+                        assert_int_equal(k->remote_device_id.state, NV_TIMEOUT);
+                        assert_string_equal(k->remote_bus_id.fn, fn);
+                        end++;
+                }
+                assert_int_equal(g->nvlink[end].state.state, NV_TIMEOUT);
+                assert_string_equal(g->nvlink[end].state.fn, fn);
+                assert_int_equal(g->nvlink_end.state, NV_TIMEOUT);
+                for (unsigned int l = end; l < N_NVLINKS; l++)
+                        if (g->nvlink[l].remote_bus_id.state != NV_UNREAD)
+                                fail_msg("%s: GPU 2 link %u remote end %s, want unread (the walk ended)", fn, l,
+                                         nv_state_name(g->nvlink[l].remote_bus_id.state));
+        }
+        if (first_lost_link < N_NVLINKS) {
+                /* Everything after the NVLinks as well. */
+                assert_int_equal(g->persistence_mode.state, NV_TIMEOUT);
+                assert_string_equal(g->persistence_mode.fn, fn);
+                assert_int_equal(g->fabric_state.state, NV_TIMEOUT);
+        }
+        nvml_facts_done(&f);
+        drain();
+        /* The helper asked nothing past what the worker could still take. */
+        assert_true(atomic_load(&remote_calls) <= 8 * N_NVLINKS);
+}
+
+static void test_prefetch_hang_before_nvlinks(void **state) {
+        (void)state;
+        /* After the field call (the helper runs), before read_nvlinks: the helper's 18
+         * answers are dropped. */
+        hang_case("nvmlDeviceGetPowerUsage", 0, 0);
+        /* The field call itself: no helper at all. */
+        hang_case("nvmlDeviceGetFieldValues", 0, 0);
+}
+
+static void test_prefetch_hang_in_remote(void **state) {
+        (void)state;
+        /* The helper's call hangs: the worker, waiting for it at link 0 or link 5, is
+         * abandoned at the call's deadline, naming it. */
+        hang_case("nvmlDeviceGetNvLinkRemotePciInfo_v2", 1, 0);
+        hang_case("nvmlDeviceGetNvLinkRemotePciInfo_v2", 6, 5);
+}
+
+static void test_prefetch_hang_after_nvlinks(void **state) {
+        (void)state;
+        /* Past the links (the walk's end, then persistence mode): every remote end kept. */
+        hang_case("nvmlDeviceGetNvLinkState", 0, N_NVLINKS);
+        hang_case("nvmlDeviceGetPersistenceMode", 0, N_NVLINKS);
+        reset(8);
+}
+
 static void test_hang_late_return_into_buffer(void **state) {
         (void)state;
         /* Hang in the second process call, the one given a buffer; when released it writes
@@ -1247,6 +1413,10 @@ int main(void) {
                 cmocka_unit_test(test_init_errors),
                 cmocka_unit_test(test_hang_temperature_gpu2),
                 cmocka_unit_test(test_hang_late_return_into_buffer),
+                cmocka_unit_test(test_prefetch_healthy),
+                cmocka_unit_test(test_prefetch_hang_before_nvlinks),
+                cmocka_unit_test(test_prefetch_hang_in_remote),
+                cmocka_unit_test(test_prefetch_hang_after_nvlinks),
                 cmocka_unit_test(test_hang_init),
                 cmocka_unit_test(test_hang_count),
                 cmocka_unit_test(test_gpu_budget),
