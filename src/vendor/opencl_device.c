@@ -497,6 +497,13 @@ static void cl_free(struct dev_ctx *c, struct dev_buf *buf) {
         free(buf);
 }
 
+/* OpenCL tells the total (CL_DEVICE_GLOBAL_MEM_SIZE) but not what is free now. */
+static int cl_mem_info(struct dev_ctx *c, uint64_t *ret_free_bytes, uint64_t *ret_total_bytes) {
+        *ret_free_bytes = *ret_total_bytes = 0;
+        set_err(c->b, "OpenCL does not report free device memory");
+        return -ENOTSUP;
+}
+
 /* Pinned: a buffer allocated by the driver in host memory (CL_MEM_ALLOC_HOST_PTR) and kept
  * mapped; transfers from its mapped pointer take the driver's DMA path (NVIDIA's and AMD's
  * documented way to get page-locked memory in OpenCL). */
@@ -1387,6 +1394,7 @@ const struct dev_ops dev_ops_opencl = {
         .ctx_close = cl_ctx_close,
         .alloc = cl_alloc,
         .free = cl_free,
+        .mem_info = cl_mem_info,
         .host_alloc = cl_host_alloc,
         .host_free = cl_host_free,
         .copy_h2d = cl_copy_h2d,

@@ -575,6 +575,16 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
         return untrack((void *)(uintptr_t)dptr, true);
 }
 
+FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
+        ENTER();
+        NEED_CTX();
+        if (!free_bytes || !total_bytes)
+                return CUDA_ERROR_INVALID_VALUE;
+        *total_bytes = fk.mem_bytes;
+        *free_bytes = fk.mem_bytes - fk.used[current->device];
+        return CUDA_SUCCESS;
+}
+
 FAKE_EXPORT CUresult cuMemAllocHost_v2(void **p, size_t bytes) {
         ENTER();
         NEED_CTX();
