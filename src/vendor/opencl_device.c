@@ -25,7 +25,11 @@
  * GPU variant on any device (so the GPU variant is exercised on PoCL);
  * GPUVET_TEST_CL_FMA_WIDTH=W skips the calibration and runs the FMA kernels W wide (so every
  * width is verified on any CPU device); GPUVET_TEST_CL_MEM_WIDTH=W and
- * GPUVET_TEST_CL_READ_STREAMS=S do the same for the memory kernels. */
+ * GPUVET_TEST_CL_READ_STREAMS=S do the same for the memory kernels;
+ * GPUVET_TEST_MEM_FAULT=WORD:MASK[:COUNT] makes the memtest verify and invert kernels read
+ * words WORD .. WORD + COUNT - 1 of the tested region (COUNT 1 by default) with MASK's bits
+ * flipped (numbers in C notation: 0x.. for hex), so the memtest's tests can find a fault
+ * at a place they chose on a device that has none. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -662,7 +666,7 @@ static int build(struct dev_ctx *c) {
                 c->prog = NULL;
                 return cl_fail(c->b, "clCreateProgramWithSource", rc ? rc : CL_INVALID_VALUE);
         }
-        char opts[256];
+        char opts[384];
         snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DVEC=%u -DBLOCKED=%d -DNT_STORES=%d -DMEM_SHAPES=%d -DFMA_SHAPES=%d",
                  c->mem_vec, c->cpu_tuning, c->nt_stores, c->cpu_tuning, c->cpu_tuning);
 #ifdef GPUVET_TEST_HOOKS
@@ -670,6 +674,27 @@ static int build(struct dev_ctx *c) {
         if (wrong && *wrong) {
                 size_t n = strlen(opts);
                 snprintf(opts + n, sizeof(opts) - n, " -DGPUVET_WRONG_%.40s", wrong);
+        }
+        const char *fault = getenv("GPUVET_TEST_MEM_FAULT");
+        if (fault && *fault) {
+                /* strtoull, not sscanf: a mask of 0xffffffffffffffff is out of range for %lli */
+                char *end = NULL;
+                unsigned long long word = strtoull(fault, &end, 0), mask = 0, count = 1;
+                bool ok = *end == ':';
+                if (ok)
+                        mask = strtoull(end + 1, &end, 0);
+                if (ok && *end == ':')
+                        count = strtoull(end + 1, &end, 0);
+                if (!ok || *end || count == 0) {
+                        (void)cl->clReleaseProgram(c->prog);
+                        c->prog = NULL;
+                        set_err(c->b, "GPUVET_TEST_MEM_FAULT=%.40s: expected WORD:MASK[:COUNT]", fault);
+                        return -EINVAL;
+                }
+                size_t n = strlen(opts);
+                snprintf(opts + n, sizeof(opts) - n,
+                         " -DGPUVET_MEM_FAULT_WORD=%lluUL -DGPUVET_MEM_FAULT_MASK=%lluUL -DGPUVET_MEM_FAULT_COUNT=%lluUL",
+                         word, mask, count);
         }
 #endif
         rc = cl->clBuildProgram(c->prog, 1, &c->dev, opts, NULL, NULL);
