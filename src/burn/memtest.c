@@ -108,6 +108,13 @@ int64_t memtest_region_bytes(const struct dev_ops *ops, struct dev_ctx *ctx, con
         return bytes > INT64_MAX ? INT64_MAX - INT64_MAX % WORD_BYTES : (int64_t)bytes;
 }
 
+/* Work items for a launch over chunk c: the device's fill, fewer for a small chunk. */
+static size_t launch_size(const struct run *r, const struct chunk *c) {
+        if (r->global_size <= c->words)
+                return r->global_size;
+        return (size_t)((c->words + LOCAL_SIZE - 1) / LOCAL_SIZE * LOCAL_SIZE);
+}
+
 static void free_all(struct run *r) {
         for (unsigned i = 0; i < r->n_chunks; i++)
                 r->ops->free(r->ctx, r->chunks[i].buf);
@@ -167,6 +174,25 @@ static int allocate(struct run *r, uint64_t region, uint64_t max_alloc) {
         if ((rc = r->ops->memset(r->ctx, r->errors, 0, 2 * sizeof(uint32_t))) < 0 ||
             (rc = r->ops->synchronize(r->ctx)) < 0)
                 return fail(r, rc, "zeroing the error counter");
+        /* One untimed write of the whole region before any pattern: OpenCL allocates lazily
+         * (running out of memory may only show here), both backends build or load their
+         * kernels at the first launch, and a host-memory device (PoCL) faults its pages in at
+         * the first touch. None of that belongs to the first pattern's time. */
+        for (unsigned i = 0; i < r->n_chunks; i++) {
+                struct dev_arg args[4] = {
+                        {.kind = DEV_ARG_BUF, .v.buf = r->chunks[i].buf},
+                        {.kind = DEV_ARG_U64, .v.u64 = r->chunks[i].words},
+                        {.kind = DEV_ARG_U64, .v.u64 = r->chunks[i].first_word},
+                        {.kind = DEV_ARG_U64, .v.u64 = 0},
+                };
+                if ((rc = r->ops->launch(r->ctx, "memtest_const_write", launch_size(r, &r->chunks[i]), LOCAL_SIZE,
+                                         args, 4)) < 0 ||
+                    (rc = r->ops->synchronize(r->ctx)) < 0) {
+                        char what[80];
+                        snprintf(what, sizeof(what), "writing chunk %u for the first time", i + 1);
+                        return fail(r, rc, what);
+                }
+        }
         return 0;
 }
 
@@ -224,9 +250,7 @@ static int sweep(struct run *r, const char *kernel, enum sweep_kind kind, uint64
         r->sweep++;
         for (unsigned k = 0; k < r->n_chunks; k++) {
                 const struct chunk *c = &r->chunks[kind == SWEEP_INVERT_DOWN ? r->n_chunks - 1 - k : k];
-                size_t global = r->global_size;
-                if (global > c->words)
-                        global = (size_t)((c->words + LOCAL_SIZE - 1) / LOCAL_SIZE * LOCAL_SIZE);
+                size_t global = launch_size(r, c);
                 struct dev_arg args[7] = {
                         {.kind = DEV_ARG_BUF, .v.buf = c->buf},      {.kind = DEV_ARG_U64, .v.u64 = c->words},
                         {.kind = DEV_ARG_U64, .v.u64 = c->first_word}, {.kind = DEV_ARG_U64, .v.u64 = param},

@@ -370,7 +370,8 @@ static void test_cuda_alloc_fails(void **state) {
 
 static void test_cuda_launch_fails(void **state) {
         (void)state;
-        setenv("FAKE_CUDA_FAIL", "cuLaunchKernel:CUDA_ERROR_LAUNCH_FAILED:call=2", 1);
+        /* launch 1: the untimed first write; 2: walking ones' write; 3: its verify */
+        setenv("FAKE_CUDA_FAIL", "cuLaunchKernel:CUDA_ERROR_LAUNCH_FAILED:call=3", 1);
         struct device d;
         if (!cuda_ready(&d))
                 skip();
@@ -379,6 +380,14 @@ static void test_cuda_launch_fails(void **state) {
         assert_true(memtest_run(d.ops, d.b, d.ctx, &d.info, &o, &res) < 0);
         assert_non_null(strstr(res.error, "launching memtest_walk_verify on chunk 1"));
         assert_non_null(strstr(res.error, "CUDA_ERROR_LAUNCH_FAILED"));
+        assert_all_freed(&d);
+        /* the first launch of all */
+        close_device(&d);
+        setenv("FAKE_CUDA_FAIL", "cuLaunchKernel:CUDA_ERROR_LAUNCH_FAILED:call=1", 1);
+        if (!cuda_ready(&d))
+                skip();
+        assert_true(memtest_run(d.ops, d.b, d.ctx, &d.info, &o, &res) < 0);
+        assert_non_null(strstr(res.error, "writing chunk 1 for the first time"));
         assert_all_freed(&d);
         close_device(&d);
 }
