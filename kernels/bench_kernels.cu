@@ -171,3 +171,148 @@ extern "C" __global__ void empty(unsigned long long gsize)
 {
         (void)gsize;
 }
+
+/* ==== memtest (src/burn/memtest.c; the contract and the patterns: src/bench/kernels.def) ======
+ * 64-bit words, moved two at a time as ulonglong2 (16-byte accesses, as the float4 of the
+ * bandwidth kernels above, so enough bytes are in flight to cover HBM latency); cuMemAlloc
+ * aligns every chunk to 256 bytes, so the pairs are aligned, and an odd last word is the
+ * tail. Checking happens here on the device: the host reads back only the error counter
+ * and the first log_cap mismatches. */
+typedef unsigned long long mt_u64;
+
+__device__ __forceinline__ mt_u64 mt_walk(mt_u64 w, mt_u64 param)
+{
+        unsigned r = (unsigned)(w & 63);
+        return r ? (param << r) | (param >> (64 - r)) : param;
+}
+
+/* splitmix64 of (seed, w): a bijection of w for one seed, so verify recomputes it from the
+ * index and no copy of the data is kept anywhere. */
+__device__ __forceinline__ mt_u64 mt_random(mt_u64 w, mt_u64 seed)
+{
+        mt_u64 z = seed + (w + 1) * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+}
+
+__device__ __forceinline__ mt_u64 mt_address(mt_u64 w, mt_u64 param) { return w ^ param; }
+__device__ __forceinline__ mt_u64 mt_const(mt_u64 w, mt_u64 param) { return (void)w, param; }
+
+/* A mismatch: claim a log slot while there are free ones. The plain read first keeps the
+ * atomic off the hot path once the log is full (memory where every word fails), and bounds
+ * errors[1] to log_cap plus the threads racing past the read, far from wrapping. */
+__device__ __forceinline__ void mt_record(unsigned *errors, mt_u64 *log, unsigned cap, mt_u64 w, mt_u64 want,
+                                          mt_u64 got)
+{
+        if (*(volatile unsigned *)&errors[1] >= cap)
+                return;
+        unsigned slot = atomicAdd(&errors[1], 1u);
+        if (slot < cap) {
+                log[3 * (mt_u64)slot] = w;
+                log[3 * (mt_u64)slot + 1] = want;
+                log[3 * (mt_u64)slot + 2] = got;
+        }
+}
+
+/* A thread's mismatches, added once: saturating at 0xffffffff (a thread that wraps the sum
+ * sets it back to the maximum; any later add starts from there and wraps again). */
+__device__ __forceinline__ void mt_count(unsigned *errors, mt_u64 bad)
+{
+        if (!bad)
+                return;
+        unsigned add = bad > 0xffffffffull ? 0xffffffffu : (unsigned)bad;
+        unsigned old = atomicAdd(&errors[0], add);
+        if (old + add < old)
+                atomicExch(&errors[0], 0xffffffffu);
+}
+
+#define MT_CHECK(w, got, VALUE)                                                         \
+        do {                                                                            \
+                mt_u64 want_ = VALUE((w), param), got_ = (got);                         \
+                if (got_ != want_) {                                                    \
+                        bad++;                                                          \
+                        mt_record(errors, log, log_cap, (w), want_, got_);              \
+                }                                                                       \
+        } while (0)
+
+#define MEMTEST_KERNELS(NAME, VALUE)                                                                            \
+extern "C" __global__ void memtest_##NAME##_write(mt_u64 *__restrict__ data, mt_u64 n, mt_u64 base,            \
+                                                  mt_u64 param, mt_u64 gsize)                                   \
+{                                                                                                               \
+        GUARD();                                                                                                \
+        ulonglong2 *d2 = reinterpret_cast<ulonglong2 *>(data);                                                  \
+        for (mt_u64 j = GID(); j < n / 2; j += GSIZE())                                                         \
+                d2[j] = make_ulonglong2(VALUE(base + 2 * j, param), VALUE(base + 2 * j + 1, param));            \
+        if ((n & 1) && GID() == 0)                                                                              \
+                data[n - 1] = VALUE(base + n - 1, param);                                                       \
+}                                                                                                               \
+extern "C" __global__ void memtest_##NAME##_verify(const mt_u64 *__restrict__ data, mt_u64 n, mt_u64 base,     \
+                                                   mt_u64 param, unsigned *__restrict__ errors,                \
+                                                   mt_u64 *__restrict__ log, unsigned log_cap, mt_u64 gsize)    \
+{                                                                                                               \
+        GUARD();                                                                                                \
+        const ulonglong2 *d2 = reinterpret_cast<const ulonglong2 *>(data);                                      \
+        mt_u64 bad = 0;                                                                                         \
+        for (mt_u64 j = GID(); j < n / 2; j += GSIZE()) {                                                       \
+                ulonglong2 v = d2[j];                                                                           \
+                MT_CHECK(base + 2 * j, v.x, VALUE);                                                             \
+                MT_CHECK(base + 2 * j + 1, v.y, VALUE);                                                         \
+        }                                                                                                       \
+        if ((n & 1) && GID() == 0)                                                                              \
+                MT_CHECK(base + n - 1, data[n - 1], VALUE);                                                     \
+        mt_count(errors, bad);                                                                                  \
+}
+
+MEMTEST_KERNELS(walk, mt_walk)
+MEMTEST_KERNELS(random, mt_random)
+MEMTEST_KERNELS(address, mt_address)
+MEMTEST_KERNELS(const, mt_const)
+
+/* Moving inversions' step: each pair is read, checked against param and written ~param
+ * before the thread moves on. Ascending: thread t takes pair t, then t + gsize ... so the
+ * grid sweeps upwards a wave of gsize pairs at a time; descending mirrors the indices
+ * (thread t takes the pair n2 - 1 - t first), so the waves sweep downwards and, within a
+ * wave, the blocks the GPU starts first take the highest addresses. docs/burn.md says
+ * what that order does and does not guarantee. */
+#define MT_INVERT_PAIR(j)                                                                       \
+        do {                                                                                    \
+                ulonglong2 v = d2[(j)];                                                         \
+                MT_CHECK(base + 2 * (j), v.x, mt_const);                                        \
+                MT_CHECK(base + 2 * (j) + 1, v.y, mt_const);                                    \
+                d2[(j)] = make_ulonglong2(~param, ~param);                                      \
+        } while (0)
+#define MT_INVERT_TAIL()                                                                        \
+        do {                                                                                    \
+                if ((n & 1) && GID() == 0) {                                                    \
+                        MT_CHECK(base + n - 1, data[n - 1], mt_const);                          \
+                        data[n - 1] = ~param;                                                   \
+                }                                                                               \
+        } while (0)
+
+extern "C" __global__ void memtest_invert_up(mt_u64 *__restrict__ data, mt_u64 n, mt_u64 base, mt_u64 param,
+                                             unsigned *__restrict__ errors, mt_u64 *__restrict__ log,
+                                             unsigned log_cap, mt_u64 gsize)
+{
+        GUARD();
+        ulonglong2 *d2 = reinterpret_cast<ulonglong2 *>(data);
+        mt_u64 bad = 0, n2 = n / 2;
+        for (mt_u64 j = GID(); j < n2; j += GSIZE())
+                MT_INVERT_PAIR(j);
+        MT_INVERT_TAIL();
+        mt_count(errors, bad);
+}
+
+extern "C" __global__ void memtest_invert_down(mt_u64 *__restrict__ data, mt_u64 n, mt_u64 base, mt_u64 param,
+                                               unsigned *__restrict__ errors, mt_u64 *__restrict__ log,
+                                               unsigned log_cap, mt_u64 gsize)
+{
+        GUARD();
+        ulonglong2 *d2 = reinterpret_cast<ulonglong2 *>(data);
+        mt_u64 bad = 0, n2 = n / 2;
+        MT_INVERT_TAIL(); /* the highest word first */
+        for (mt_u64 k = GID(); k < n2; k += GSIZE())
+                MT_INVERT_PAIR(n2 - 1 - k);
+        mt_count(errors, bad);
+}
+/* ==== end of memtest ============================================================================ */

@@ -335,3 +335,119 @@ __kernel void fma_f16(__global float *out, uint iters, float seed, ulong n)
 __kernel void empty(void)
 {
 }
+
+/* ==== memtest (src/burn/memtest.c; the contract and the patterns: src/bench/kernels.def) ======
+ * 64-bit words (ulong, which every OpenCL C 1.2 device has); the counter and the log slot
+ * index are 32-bit atomics (atomic_add, atomic_inc, atomic_xchg: core since OpenCL 1.1;
+ * 64-bit atomics are an optional extension). Word order follows the build's BLOCKED shape
+ * (RANGE above): a contiguous block per work item on CPU devices, grid-stride on GPUs.
+ *
+ * GPUVET_MEM_FAULT_WORD / _MASK / _COUNT: test builds only (opencl_device.c with
+ * GPUVET_TEST_HOOKS, GPUVET_TEST_MEM_FAULT): the verify and invert kernels read words
+ * [WORD, WORD + COUNT) of the region with MASK's bits flipped, a flipped bit the tests
+ * must find at that place. */
+#ifdef GPUVET_MEM_FAULT_WORD
+#ifndef GPUVET_MEM_FAULT_COUNT
+#define GPUVET_MEM_FAULT_COUNT 1
+#endif
+#define MT_LOAD(p, i, w) ((p)[i] ^ ((ulong)(w) - (ulong)(GPUVET_MEM_FAULT_WORD) < (ulong)(GPUVET_MEM_FAULT_COUNT) \
+                                    ? (ulong)(GPUVET_MEM_FAULT_MASK) : 0UL))
+#else
+#define MT_LOAD(p, i, w) ((p)[i])
+#endif
+
+ulong mt_walk(ulong w, ulong param) { return rotate(param, w & 63UL); }
+
+/* splitmix64 of (seed, w): a bijection of w for one seed, so verify recomputes it from the
+ * index and no copy of the data is kept anywhere. */
+ulong mt_random(ulong w, ulong seed)
+{
+        ulong z = seed + (w + 1) * 0x9E3779B97F4A7C15UL;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9UL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBUL;
+        return z ^ (z >> 31);
+}
+
+ulong mt_address(ulong w, ulong param) { return w ^ param; }
+ulong mt_const(ulong w, ulong param) { return param; }
+
+/* A mismatch: claim a log slot while there are free ones. The plain read first keeps the
+ * atomic off the hot path once the log is full (memory where every word fails), and bounds
+ * errors[1] to log_cap plus the work items racing past the read, far from wrapping. */
+void mt_record(__global uint *errors, __global ulong *log, uint cap, ulong w, ulong want, ulong got)
+{
+        if (((volatile __global uint *)errors)[1] >= cap)
+                return;
+        uint slot = atomic_inc(&errors[1]);
+        if (slot < cap) {
+                log[3 * (ulong)slot] = w;
+                log[3 * (ulong)slot + 1] = want;
+                log[3 * (ulong)slot + 2] = got;
+        }
+}
+
+/* A work item's mismatches, added once: saturating at 0xffffffff (a work item that wraps
+ * the sum sets it back to the maximum; any later add starts from there and wraps again). */
+void mt_count(__global uint *errors, ulong bad)
+{
+        if (!bad)
+                return;
+        uint add = bad > 0xffffffffUL ? 0xffffffffU : (uint)bad;
+        uint old = atomic_add(&errors[0], add);
+        if (old + add < old)
+                atomic_xchg(&errors[0], 0xffffffffU);
+}
+
+#define MT_CHECK(w, got, VALUE)                                                         \
+        do {                                                                            \
+                ulong want_ = VALUE((w), param), got_ = (got);                          \
+                if (got_ != want_) {                                                    \
+                        bad++;                                                          \
+                        mt_record(errors, log, log_cap, (w), want_, got_);              \
+                }                                                                       \
+        } while (0)
+
+#define MEMTEST_KERNELS(NAME, VALUE)                                                                    \
+__kernel void memtest_##NAME##_write(__global ulong *data, ulong n, ulong base, ulong param)            \
+{                                                                                                       \
+        RANGE(n, beg, end, step);                                                                       \
+        for (ulong i = beg; i < end; i += step)                                                         \
+                data[i] = VALUE(base + i, param);                                                       \
+}                                                                                                       \
+__kernel void memtest_##NAME##_verify(__global const ulong *data, ulong n, ulong base, ulong param,     \
+                                      __global uint *errors, __global ulong *log, uint log_cap)         \
+{                                                                                                       \
+        RANGE(n, beg, end, step);                                                                       \
+        ulong bad = 0;                                                                                  \
+        for (ulong i = beg; i < end; i += step)                                                         \
+                MT_CHECK(base + i, MT_LOAD(data, i, base + i), VALUE);                                  \
+        mt_count(errors, bad);                                                                          \
+}
+
+MEMTEST_KERNELS(walk, mt_walk)
+MEMTEST_KERNELS(random, mt_random)
+MEMTEST_KERNELS(address, mt_address)
+MEMTEST_KERNELS(const, mt_const)
+
+/* Moving inversions' step: each word is read, checked against param and written ~param
+ * before the work item moves on. Ascending: the indices RANGE gives; descending mirrors
+ * them (i = n - 1 - k), so with grid-stride the waves sweep downwards, and with blocks the
+ * first work item takes the top block, from its top. docs/burn.md says what that order
+ * does and does not guarantee. */
+#define MT_INVERT(NAME, INDEX)                                                                          \
+__kernel void NAME(__global ulong *data, ulong n, ulong base, ulong param, __global uint *errors,        \
+                   __global ulong *log, uint log_cap)                                                   \
+{                                                                                                       \
+        RANGE(n, beg, end, step);                                                                       \
+        ulong bad = 0;                                                                                  \
+        for (ulong k = beg; k < end; k += step) {                                                       \
+                ulong i = INDEX;                                                                        \
+                MT_CHECK(base + i, MT_LOAD(data, i, base + i), mt_const);                               \
+                data[i] = ~param;                                                                       \
+        }                                                                                               \
+        mt_count(errors, bad);                                                                          \
+}
+
+MT_INVERT(memtest_invert_up, k)
+MT_INVERT(memtest_invert_down, n - 1 - k)
+/* ==== end of memtest ============================================================================ */

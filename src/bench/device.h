@@ -64,6 +64,10 @@ struct dev_ops {
 
         int (*alloc)(struct dev_ctx *c, size_t bytes, struct dev_buf **ret);
         void (*free)(struct dev_ctx *c, struct dev_buf *buf);
+        /* The device memory free now and in all, in bytes, as the driver sees it (other
+         * processes' allocations count as used). -ENOTSUP where the API does not tell
+         * (OpenCL: CL_DEVICE_GLOBAL_MEM_SIZE is the total only). */
+        int (*mem_info)(struct dev_ctx *c, uint64_t *ret_free_bytes, uint64_t *ret_total_bytes);
         /* Host memory for transfers: pinned (page-locked, DMA-able) or pageable. */
         int (*host_alloc)(struct dev_ctx *c, size_t bytes, bool pinned, void **ret);
         void (*host_free)(struct dev_ctx *c, void *p, bool pinned);

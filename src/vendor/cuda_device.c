@@ -436,6 +436,20 @@ static void cuda_free(struct dev_ctx *c, struct dev_buf *buf) {
         free(buf);
 }
 
+static int cuda_mem_info(struct dev_ctx *c, uint64_t *ret_free_bytes, uint64_t *ret_total_bytes) {
+        *ret_free_bytes = *ret_total_bytes = 0;
+        int r = ctx_current(c);
+        if (r < 0)
+                return r;
+        size_t free_bytes = 0, total_bytes = 0;
+        char what[32];
+        snprintf(what, sizeof(what), "GPU %d", c->index);
+        CU_CHECK(c->b, cuMemGetInfo_v2, (&free_bytes, &total_bytes), what);
+        *ret_free_bytes = free_bytes;
+        *ret_total_bytes = total_bytes;
+        return 0;
+}
+
 static int cuda_host_alloc(struct dev_ctx *c, size_t bytes, bool pinned, void **ret) {
         *ret = NULL;
         if (bytes == 0) {
@@ -885,6 +899,7 @@ const struct dev_ops dev_ops_cuda = {
         .ctx_close = cuda_ctx_close,
         .alloc = cuda_alloc,
         .free = cuda_free,
+        .mem_info = cuda_mem_info,
         .host_alloc = cuda_host_alloc,
         .host_free = cuda_host_free,
         .copy_h2d = cuda_copy_h2d,

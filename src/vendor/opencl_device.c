@@ -25,7 +25,11 @@
  * GPU variant on any device (so the GPU variant is exercised on PoCL);
  * GPUVET_TEST_CL_FMA_WIDTH=W skips the calibration and runs the FMA kernels W wide (so every
  * width is verified on any CPU device); GPUVET_TEST_CL_MEM_WIDTH=W and
- * GPUVET_TEST_CL_READ_STREAMS=S do the same for the memory kernels. */
+ * GPUVET_TEST_CL_READ_STREAMS=S do the same for the memory kernels;
+ * GPUVET_TEST_MEM_FAULT=WORD:MASK[:COUNT] makes the memtest verify and invert kernels read
+ * words WORD .. WORD + COUNT - 1 of the tested region (COUNT 1 by default) with MASK's bits
+ * flipped (numbers in C notation: 0x.. for hex), so the memtest's tests can find a fault
+ * at a place they chose on a device that has none. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -497,6 +501,13 @@ static void cl_free(struct dev_ctx *c, struct dev_buf *buf) {
         free(buf);
 }
 
+/* OpenCL tells the total (CL_DEVICE_GLOBAL_MEM_SIZE) but not what is free now. */
+static int cl_mem_info(struct dev_ctx *c, uint64_t *ret_free_bytes, uint64_t *ret_total_bytes) {
+        *ret_free_bytes = *ret_total_bytes = 0;
+        set_err(c->b, "OpenCL does not report free device memory");
+        return -ENOTSUP;
+}
+
 /* Pinned: a buffer allocated by the driver in host memory (CL_MEM_ALLOC_HOST_PTR) and kept
  * mapped; transfers from its mapped pointer take the driver's DMA path (NVIDIA's and AMD's
  * documented way to get page-locked memory in OpenCL). */
@@ -655,7 +666,7 @@ static int build(struct dev_ctx *c) {
                 c->prog = NULL;
                 return cl_fail(c->b, "clCreateProgramWithSource", rc ? rc : CL_INVALID_VALUE);
         }
-        char opts[256];
+        char opts[384];
         snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DVEC=%u -DBLOCKED=%d -DNT_STORES=%d -DMEM_SHAPES=%d -DFMA_SHAPES=%d",
                  c->mem_vec, c->cpu_tuning, c->nt_stores, c->cpu_tuning, c->cpu_tuning);
 #ifdef GPUVET_TEST_HOOKS
@@ -663,6 +674,27 @@ static int build(struct dev_ctx *c) {
         if (wrong && *wrong) {
                 size_t n = strlen(opts);
                 snprintf(opts + n, sizeof(opts) - n, " -DGPUVET_WRONG_%.40s", wrong);
+        }
+        const char *fault = getenv("GPUVET_TEST_MEM_FAULT");
+        if (fault && *fault) {
+                /* strtoull, not sscanf: a mask of 0xffffffffffffffff is out of range for %lli */
+                char *end = NULL;
+                unsigned long long word = strtoull(fault, &end, 0), mask = 0, count = 1;
+                bool ok = *end == ':';
+                if (ok)
+                        mask = strtoull(end + 1, &end, 0);
+                if (ok && *end == ':')
+                        count = strtoull(end + 1, &end, 0);
+                if (!ok || *end || count == 0) {
+                        (void)cl->clReleaseProgram(c->prog);
+                        c->prog = NULL;
+                        set_err(c->b, "GPUVET_TEST_MEM_FAULT=%.40s: expected WORD:MASK[:COUNT]", fault);
+                        return -EINVAL;
+                }
+                size_t n = strlen(opts);
+                snprintf(opts + n, sizeof(opts) - n,
+                         " -DGPUVET_MEM_FAULT_WORD=%lluUL -DGPUVET_MEM_FAULT_MASK=%lluUL -DGPUVET_MEM_FAULT_COUNT=%lluUL",
+                         word, mask, count);
         }
 #endif
         rc = cl->clBuildProgram(c->prog, 1, &c->dev, opts, NULL, NULL);
@@ -1387,6 +1419,7 @@ const struct dev_ops dev_ops_opencl = {
         .ctx_close = cl_ctx_close,
         .alloc = cl_alloc,
         .free = cl_free,
+        .mem_info = cl_mem_info,
         .host_alloc = cl_host_alloc,
         .host_free = cl_host_free,
         .copy_h2d = cl_copy_h2d,

@@ -38,6 +38,15 @@
  *                                  list the calls a run makes
  *   FAKE_CUDA_LOAD_LOG=FILE        append a line at every load of the library (read at
  *                                  load), for tests that show a process never loaded it
+ *   FAKE_CUDA_MEM_FAULT=OFF:MASK[:ALLOC[:LEN]][,...]   a memory fault (at most 4): the
+ *                                  memtest kernels read bytes OFF .. OFF + LEN - 1 (LEN 8
+ *                                  by default) of device allocation number ALLOC (the
+ *                                  ALLOC-th successful cuMemAlloc_v2 since cuInit, from 1;
+ *                                  default 1) with the bits of MASK flipped: MASK is a
+ *                                  64-bit little-endian word laid over every 8 bytes from
+ *                                  OFF on, so LEN = the allocation's size flips those bits
+ *                                  in every word. Numbers in C notation (0x.. for hex).
+ *                                  The bench kernels and copies see the memory as written.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -88,7 +97,18 @@ struct fake_alloc {
         void *p;
         size_t bytes;
         int device;
+        unsigned long number; /* device allocations: the n-th since cuInit, from 1 */
         struct fake_alloc *next;
+};
+
+#define MAX_MEM_FAULTS 4
+
+/* FAKE_CUDA_MEM_FAULT: where and which bits; lo .. hi is the fault's address range in the
+ * allocation while it is alive (resolved at each memtest launch), NULL otherwise. */
+struct fake_mem_fault {
+        unsigned long long offset, mask, length;
+        unsigned long alloc;
+        const unsigned char *lo, *hi;
 };
 
 struct fake_fail {
@@ -122,6 +142,9 @@ static struct {
         int n_fails;
         struct fake_ctx ctxs[MAX_DEVICES];
         struct fake_alloc *allocs;
+        unsigned long n_device_allocs;
+        struct fake_mem_fault mem_faults[MAX_MEM_FAULTS];
+        int n_mem_faults;
         FILE *log;
 } fk;
 
@@ -255,6 +278,22 @@ static void configure(void) {
                 f->rc = code_by_name(a);
                 f->call = c && strncmp(c, "call=", 5) == 0 ? strtoul(c + 5, NULL, 10) : 0;
                 fk.n_fails++;
+        }
+        fk.n_device_allocs = 0;
+        fk.n_mem_faults = 0;
+        s = getenv("FAKE_CUDA_MEM_FAULT");
+        while (s && *s && fk.n_mem_faults < MAX_MEM_FAULTS) {
+                struct fake_mem_fault *f = &fk.mem_faults[fk.n_mem_faults];
+                char *end;
+                memset(f, 0, sizeof(*f));
+                f->offset = strtoull(s, &end, 0);
+                f->mask = *end == ':' ? strtoull(end + 1, &end, 0) : 0;
+                f->alloc = *end == ':' ? strtoul(end + 1, &end, 0) : 1;
+                f->length = *end == ':' ? strtoull(end + 1, &end, 0) : 8;
+                s = strchr(end, ',');
+                s = s ? s + 1 : NULL;
+                if (f->mask && f->alloc && f->length)
+                        fk.n_mem_faults++;
         }
         s = getenv("FAKE_CUDA_LOG");
         if (fk.log)
@@ -551,6 +590,8 @@ static CUresult track(void **p, size_t bytes, int device) {
         a->p = m;
         a->bytes = bytes;
         a->device = device;
+        if (device >= 0)
+                a->number = ++fk.n_device_allocs;
         a->next = fk.allocs;
         fk.allocs = a;
         if (device >= 0)
@@ -588,6 +629,16 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
         ENTER();
         NEED_CTX();
         return untrack((void *)(uintptr_t)dptr, true);
+}
+
+FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
+        ENTER();
+        NEED_CTX();
+        if (!free_bytes || !total_bytes)
+                return CUDA_ERROR_INVALID_VALUE;
+        *total_bytes = fk.mem_bytes;
+        *free_bytes = fk.mem_bytes - fk.used[current->device];
+        return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuMemAllocHost_v2(void **p, size_t bytes) {
@@ -826,6 +877,121 @@ static void k_empty(struct launch *l) {
         (void)l;
 }
 
+/* ---- memtest kernels (kernels.def, kernels/bench_kernels.cu): the same values, the same
+ * counter and log, word by word in ascending order (descending for invert_down); reads go
+ * through mt_load, where FAKE_CUDA_MEM_FAULT flips its bits. */
+
+/* Where each FAKE_CUDA_MEM_FAULT lies now: allocations come and go between launches. */
+static void mem_faults_resolve(void) {
+        for (int i = 0; i < fk.n_mem_faults; i++) {
+                struct fake_mem_fault *f = &fk.mem_faults[i];
+                f->lo = f->hi = NULL;
+                for (struct fake_alloc *a = fk.allocs; a; a = a->next)
+                        if (a->device >= 0 && a->number == f->alloc && f->offset < a->bytes) {
+                                f->lo = (const unsigned char *)a->p + f->offset;
+                                size_t room = a->bytes - f->offset;
+                                f->hi = f->lo + (f->length < room ? f->length : room);
+                        }
+        }
+}
+
+/* The word at p as the faulty memory reads it back. */
+static uint64_t mt_load(const uint64_t *p) {
+        uint64_t v = *p;
+        const unsigned char *b = (const unsigned char *)p;
+        for (int i = 0; i < fk.n_mem_faults; i++) {
+                const struct fake_mem_fault *f = &fk.mem_faults[i];
+                if (!f->lo || b + 8 <= f->lo || b >= f->hi)
+                        continue;
+                for (int j = 0; j < 8; j++)
+                        if (b + j >= f->lo && b + j < f->hi)
+                                v ^= ((f->mask >> (8 * ((size_t)(b + j - f->lo) % 8))) & 0xffu) << (8 * j);
+        }
+        return v;
+}
+
+static uint64_t mt_walk(uint64_t w, uint64_t param) {
+        unsigned r = (unsigned)(w & 63);
+        return r ? (param << r) | (param >> (64 - r)) : param;
+}
+
+static uint64_t mt_random(uint64_t w, uint64_t seed) {
+        uint64_t z = seed + (w + 1) * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+}
+
+static uint64_t mt_address(uint64_t w, uint64_t param) { return w ^ param; }
+static uint64_t mt_const(uint64_t w, uint64_t param) { return (void)w, param; }
+
+struct mt_launch {
+        uint64_t *data;
+        unsigned long long n, base, param;
+        uint32_t *errors;
+        uint64_t *log;
+        uint32_t log_cap;
+        unsigned long long bad;
+};
+
+static struct mt_launch mt_args(struct launch *l, bool verify) {
+        struct mt_launch m = {
+                .data = PTR(l, 0, uint64_t),
+                .n = ARG(l, 1, unsigned long long),
+                .base = ARG(l, 2, unsigned long long),
+                .param = ARG(l, 3, unsigned long long),
+        };
+        if (verify) {
+                m.errors = PTR(l, 4, uint32_t);
+                m.log = PTR(l, 5, uint64_t);
+                m.log_cap = ARG(l, 6, uint32_t);
+                mem_faults_resolve();
+        }
+        return m;
+}
+
+static void mt_check(struct mt_launch *m, uint64_t w, uint64_t want, uint64_t got) {
+        if (got == want)
+                return;
+        m->bad++;
+        if (m->errors[1] < m->log_cap) {
+                uint32_t slot = m->errors[1]++;
+                m->log[3 * (size_t)slot] = w;
+                m->log[3 * (size_t)slot + 1] = want;
+                m->log[3 * (size_t)slot + 2] = got;
+        }
+}
+
+/* The saturating 32-bit counter of the device kernels. */
+static void mt_count(struct mt_launch *m) {
+        uint32_t add = m->bad > 0xffffffffull ? 0xffffffffu : (uint32_t)m->bad;
+        m->errors[0] = m->errors[0] + add < m->errors[0] ? 0xffffffffu : m->errors[0] + add;
+}
+
+/* Wrong (FAKE_CUDA_WRONG_KERNEL): a write kernel writes one word off, a verify kernel
+ * sees nothing. */
+#define FAKE_MEMTEST_KERNELS(NAME, VALUE)                                                               static void k_memtest_##NAME##_write(struct launch *l) {                                               struct mt_launch m = mt_args(l, false);                                                        for (unsigned long long i = 0; i < m.n; i++)                                                           m.data[i] = VALUE(m.base + i, m.param);                                                if (l->wrong && m.n)                                                                                   m.data[m.n / 2] ^= 1u;                                                                 l->bytes = 8.0 * (double)m.n;                                                          }                                                                                              static void k_memtest_##NAME##_verify(struct launch *l) {                                              struct mt_launch m = mt_args(l, true);                                                         for (unsigned long long i = 0; i < m.n && !l->wrong; i++)                                              mt_check(&m, m.base + i, VALUE(m.base + i, m.param), mt_load(&m.data[i]));                 mt_count(&m);                                                                                  l->bytes = 8.0 * (double)m.n;                                                          }
+
+FAKE_MEMTEST_KERNELS(walk, mt_walk)
+FAKE_MEMTEST_KERNELS(random, mt_random)
+FAKE_MEMTEST_KERNELS(address, mt_address)
+FAKE_MEMTEST_KERNELS(const, mt_const)
+
+static void mt_invert(struct launch *l, bool down) {
+        struct mt_launch m = mt_args(l, true);
+        for (unsigned long long k = 0; k < m.n; k++) {
+                unsigned long long i = down ? m.n - 1 - k : k;
+                if (!l->wrong)
+                        mt_check(&m, m.base + i, m.param, mt_load(&m.data[i]));
+                m.data[i] = ~m.param;
+        }
+        mt_count(&m);
+        l->bytes = 16.0 * (double)m.n;
+}
+
+static void k_memtest_invert_up(struct launch *l) { mt_invert(l, false); }
+static void k_memtest_invert_down(struct launch *l) { mt_invert(l, true); }
+
 /* n_args: the kernels.def arguments; the hidden logical global size follows them. */
 static const struct fake_kernel {
         const char *name;
@@ -836,6 +1002,17 @@ static const struct fake_kernel {
         {"triad_f32", k_triad_f32, 5}, {"read_f32", k_read_f32, 3},   {"write_f32", k_write_f32, 3},
         {"fill_u32", k_fill_u32, 3},   {"fma_f32", k_fma_f32, 3},     {"fma_f64", k_fma_f64, 3},
         {"fma_f16", k_fma_f16, 3},     {"empty", k_empty, 0},
+        /* memtest */
+        {"memtest_walk_write", k_memtest_walk_write, 4},
+        {"memtest_walk_verify", k_memtest_walk_verify, 7},
+        {"memtest_random_write", k_memtest_random_write, 4},
+        {"memtest_random_verify", k_memtest_random_verify, 7},
+        {"memtest_address_write", k_memtest_address_write, 4},
+        {"memtest_address_verify", k_memtest_address_verify, 7},
+        {"memtest_const_write", k_memtest_const_write, 4},
+        {"memtest_const_verify", k_memtest_const_verify, 7},
+        {"memtest_invert_up", k_memtest_invert_up, 7},
+        {"memtest_invert_down", k_memtest_invert_down, 7},
 };
 
 struct fake_module {

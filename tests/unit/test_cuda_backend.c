@@ -220,6 +220,10 @@ static void workload(struct outcome *o) {
         struct dev_info in;
         STEP(ops->info(b, 0, &in));
         STEP(ops->ctx_open(b, 0, &c));
+        uint64_t free_bytes = 0, total_bytes = 0;
+        STEP(ops->mem_info(c, &free_bytes, &total_bytes));
+        if (total_bytes != in.global_mem_bytes || free_bytes > total_bytes)
+                STEP(-EBADMSG);
         STEP(ops->alloc(c, N * sizeof(float), &x));
         STEP(ops->alloc(c, N * sizeof(float), &y));
         STEP(ops->alloc(c, N * sizeof(float), &z));
