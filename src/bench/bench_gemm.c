@@ -282,7 +282,7 @@ static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, stru
                 free_run(ctx, &r);
                 return -1;
         }
-        if ((e = lt_matmul_plan(g->lt, &p->lt, n, g->ws_bytes, GEMM_TOP_K, &r.mm)) < 0) {
+        if ((e = lt_matmul_plan(g->lt, &p->lt, n, g->ws_bytes, GEMM_TOP_K, 0, &r.mm)) < 0) {
                 if (e == -ENODATA)
                         measurement_fail(m, STATUS_SKIP, "cublasLtMatmulAlgoGetHeuristic: no algorithm for %s at n=%u",
                                          p->name, n);

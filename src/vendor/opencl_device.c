@@ -25,7 +25,10 @@
  * GPU variant on any device (so the GPU variant is exercised on PoCL);
  * GPUVET_TEST_CL_FMA_WIDTH=W skips the calibration and runs the FMA kernels W wide (so every
  * width is verified on any CPU device); GPUVET_TEST_CL_MEM_WIDTH=W and
- * GPUVET_TEST_CL_READ_STREAMS=S do the same for the memory kernels. */
+ * GPUVET_TEST_CL_READ_STREAMS=S do the same for the memory kernels;
+ * GPUVET_TEST_CORRUPT_GEMM=<device>:<row>:<col> builds the GEMM kernels of that device (its
+ * index among this backend's devices) so that they add 1 to D(row, col): one silent data
+ * corruption on one device, for the burn's GEMM verification to find (kernels/gpuvet.cl). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -655,7 +658,7 @@ static int build(struct dev_ctx *c) {
                 c->prog = NULL;
                 return cl_fail(c->b, "clCreateProgramWithSource", rc ? rc : CL_INVALID_VALUE);
         }
-        char opts[256];
+        char opts[384];
         snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DVEC=%u -DBLOCKED=%d -DNT_STORES=%d -DMEM_SHAPES=%d -DFMA_SHAPES=%d",
                  c->mem_vec, c->cpu_tuning, c->nt_stores, c->cpu_tuning, c->cpu_tuning);
 #ifdef GPUVET_TEST_HOOKS
@@ -663,6 +666,12 @@ static int build(struct dev_ctx *c) {
         if (wrong && *wrong) {
                 size_t n = strlen(opts);
                 snprintf(opts + n, sizeof(opts) - n, " -DGPUVET_WRONG_%.40s", wrong);
+        }
+        const char *corrupt = getenv("GPUVET_TEST_CORRUPT_GEMM");
+        unsigned cdev, crow, ccol;
+        if (corrupt && sscanf(corrupt, "%u:%u:%u", &cdev, &crow, &ccol) == 3 && cdev == (unsigned)c->index) {
+                size_t n = strlen(opts);
+                snprintf(opts + n, sizeof(opts) - n, " -DGPUVET_CORRUPT_ROW=%u -DGPUVET_CORRUPT_COL=%u", crow, ccol);
         }
 #endif
         rc = cl->clBuildProgram(c->prog, 1, &c->dev, opts, NULL, NULL);
@@ -1127,6 +1136,11 @@ static int cl_kernel_shape(struct dev_ctx *c, const char *kernel, char *out, siz
                 snprintf(out, size, "%s", c->b->shapes[c->index][f].note);
         } else if (is_fma(kernel)) {
                 snprintf(out, size, "scalar: 8 chains per work item");
+        } else if (!strcmp(kernel, "gemm_f32") || !strcmp(kernel, "gemm_f64")) {
+                /* kernels/gpuvet.cl's GEMM_MR_F32 / GEMM_MR_F64 and GEMM_NR */
+                bool f64 = kernel[6] == '6';
+                snprintf(out, size, "a %u x 6 tile of D per work item: 6 %s%u accumulators, k in order", f64 ? 8 : 16,
+                         f64 ? "double" : "float", f64 ? 8 : 16);
         } else if (mf >= 0 && c->cpu_tuning && c->b->mem_shapes[c->index][mf].width) {
                 snprintf(out, size, "%s", c->b->mem_shapes[c->index][mf].note);
         } else if (c->cpu_tuning) {
