@@ -451,3 +451,95 @@ __kernel void NAME(__global ulong *data, ulong n, ulong base, ulong param, __glo
 MT_INVERT(memtest_invert_up, k)
 MT_INVERT(memtest_invert_down, n - 1 - k)
 /* ==== end of memtest ============================================================================ */
+/* ==== GEMM (src/burn/gemm_load.c: the burn's GEMM load) ============================== */
+/*
+ * D = A^T B for n x n matrices, n a multiple of 16; every array column-major: at holds
+ * A^T (at[i + k n] = A^T(i, k)), b holds B (b[k + j n]), d holds D (d[i + j n]).
+ *
+ * One work item computes a tile of GEMM_MR rows x GEMM_NR columns of D (any global size is
+ * correct: the loop over tiles is grid-stride). Tiles are numbered in bands of GEMM_IB row
+ * tiles: within a band, row tile fastest, then column tile, so consecutive work items
+ * share B's columns and the band's GEMM_IB panels of A^T stay in the core's L2 (on the
+ * 2-core EPYC, docs/perf.md: 4 doubled fp64's rate over numbering row tiles fastest across
+ * all of D, and beat 8 and 16). Each tile is a
+ * sum of outer products over k: a GEMM_MR-wide vector of A^T's column k times B(k, j)
+ * broadcast, one accumulator vector per column of the tile, so the NR accumulators are NR
+ * independent FMA chains. 16 x 6 floats (fp32) and 8 x 6 doubles (fp64) are 12 AVX2
+ * registers of accumulators, one or two for A^T and one for the broadcast: the classic
+ * CPU micro-kernel shape that keeps both FMA pipes busy without spilling. PoCL does not
+ * vectorise across work items when the body holds a loop (see the FMA kernels above), so
+ * the vectors are written out. The last tile column past n (n not a multiple of 6) reads
+ * column n - 1 again and stores nothing past n. Each element's sum runs k = 0 .. n - 1 in
+ * order, one FMA per step: the same bits at every run on the same device.
+ *
+ * GPUVET_CORRUPT_ROW / GPUVET_CORRUPT_COL (test builds only: opencl_device.c under
+ * GPUVET_TEST_HOOKS with GPUVET_TEST_CORRUPT_GEMM=<device>:<row>:<col>, on that device
+ * alone): the kernels add 1 to that one element of D, a silent data corruption the
+ * verification must find and place.
+ */
+#ifndef GEMM_MR_F32
+#define GEMM_MR_F32 16
+#endif
+#ifndef GEMM_MR_F64
+#define GEMM_MR_F64 8
+#endif
+#define GEMM_NR 6
+#ifndef GEMM_IB
+#define GEMM_IB 4
+#endif
+
+#ifdef GPUVET_CORRUPT_ROW
+#define GEMM_CORRUPT(T, d, n, i0, j0, MR)                                                           \
+        if ((uint)GPUVET_CORRUPT_ROW >= (i0) && (uint)GPUVET_CORRUPT_ROW < (i0) + (MR) &&            \
+            (uint)GPUVET_CORRUPT_COL >= (j0) && (uint)GPUVET_CORRUPT_COL < (j0) + GEMM_NR &&          \
+            (uint)GPUVET_CORRUPT_COL < (n) && (uint)GPUVET_CORRUPT_ROW < (n))                         \
+                d[GPUVET_CORRUPT_ROW + (ulong)GPUVET_CORRUPT_COL * (n)] += (T)1
+#else
+#define GEMM_CORRUPT(T, d, n, i0, j0, MR)
+#endif
+
+#define GEMM_KERNEL(NAME, T, MR)                                                                  \
+__kernel void NAME(__global T *d, __global const T *at, __global const T *b, uint n)             \
+{                                                                                                 \
+        const uint tiles_i = n / MR, tiles_j = (n + GEMM_NR - 1) / GEMM_NR;                       \
+        const uint bands = (tiles_i + GEMM_IB - 1) / GEMM_IB;                                     \
+        const ulong tiles = (ulong)bands * GEMM_IB * tiles_j;                                     \
+        for (ulong t = get_global_id(0); t < tiles; t += get_global_size(0)) {                    \
+                const ulong band = t / ((ulong)GEMM_IB * tiles_j), r = t % ((ulong)GEMM_IB * tiles_j); \
+                const uint ti = (uint)(band * GEMM_IB + r % GEMM_IB);                             \
+                if (ti >= tiles_i)                                                                \
+                        continue;                                                                 \
+                const uint i0 = ti * MR, j0 = (uint)(r / GEMM_IB) * GEMM_NR;                      \
+                __global const T *b0 = b + (ulong)min(j0, n - 1) * n;                             \
+                __global const T *b1 = b + (ulong)min(j0 + 1, n - 1) * n;                         \
+                __global const T *b2 = b + (ulong)min(j0 + 2, n - 1) * n;                         \
+                __global const T *b3 = b + (ulong)min(j0 + 3, n - 1) * n;                         \
+                __global const T *b4 = b + (ulong)min(j0 + 4, n - 1) * n;                         \
+                __global const T *b5 = b + (ulong)min(j0 + 5, n - 1) * n;                         \
+                __global const T *ap = at + i0;                                                   \
+                CAT(T, MR) c0 = 0, c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0;                        \
+                for (uint k = 0; k < n; k++) {                                                    \
+                        const CAT(T, MR) av = CAT(vload, MR)(0, ap + (ulong)k * n);              \
+                        c0 = fma(av, (CAT(T, MR))b0[k], c0);                                      \
+                        c1 = fma(av, (CAT(T, MR))b1[k], c1);                                      \
+                        c2 = fma(av, (CAT(T, MR))b2[k], c2);                                      \
+                        c3 = fma(av, (CAT(T, MR))b3[k], c3);                                      \
+                        c4 = fma(av, (CAT(T, MR))b4[k], c4);                                      \
+                        c5 = fma(av, (CAT(T, MR))b5[k], c5);                                      \
+                }                                                                                 \
+                __global T *dp = d + i0 + (ulong)j0 * n;                                          \
+                CAT(vstore, MR)(c0, 0, dp);                                                       \
+                if (j0 + 1 < n) CAT(vstore, MR)(c1, 0, dp + (ulong)n);                            \
+                if (j0 + 2 < n) CAT(vstore, MR)(c2, 0, dp + 2 * (ulong)n);                        \
+                if (j0 + 3 < n) CAT(vstore, MR)(c3, 0, dp + 3 * (ulong)n);                        \
+                if (j0 + 4 < n) CAT(vstore, MR)(c4, 0, dp + 4 * (ulong)n);                        \
+                if (j0 + 5 < n) CAT(vstore, MR)(c5, 0, dp + 5 * (ulong)n);                        \
+                GEMM_CORRUPT(T, d, n, i0, j0, MR);                                                \
+        }                                                                                         \
+}
+
+GEMM_KERNEL(gemm_f32, float, GEMM_MR_F32)
+#ifdef cl_khr_fp64
+GEMM_KERNEL(gemm_f64, double, GEMM_MR_F64)
+#endif
+/* ==== end of GEMM ==================================================================== */

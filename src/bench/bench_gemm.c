@@ -38,6 +38,7 @@
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
 #include "bench/cuda_raw.h"
+#include "bench/gemm_ref.h"
 #include "bench/matmul.h"
 
 #define GEMM_TOP_K 8
@@ -50,139 +51,12 @@
 #define GEMM_MEM_FRACTION 0.9
 #define GEMM_MAX_SIZES 4
 
-
 static const unsigned default_sizes[GEMM_MAX_SIZES] = {1024, 2048, 4096, 8192};
 
-enum gemm_elem { ELEM_F64, ELEM_F32, ELEM_F16, ELEM_BF16, ELEM_E4M3 };
+#define N_PRECS gemm_n_precs
+#define precs gemm_precs /* the precisions, their types and tolerances: bench/gemm_ref.c */
 
-static const struct gemm_prec {
-        const char *name;
-        enum gemm_elem ab, d;
-        struct lt_precision lt;
-        int min_cc;            /* major * 10 + minor */
-        const char *min_cc_why;
-        double out_eps;        /* unit roundoff of D's type */
-        double acc_eps;        /* accumulation error per unit of sum |a b| */
-        const char *types;
-} precs[] = {
-        {"fp64", ELEM_F64, ELEM_F64, {LT_F64, LT_F64, LT_F64, LT_COMPUTE_64F}, 0, NULL, 0x1p-53, 0x1p-50,
-         "A/B/D fp64, compute 64F"},
-        {"fp32", ELEM_F32, ELEM_F32, {LT_F32, LT_F32, LT_F32, LT_COMPUTE_32F}, 0, NULL, 0x1p-24, 0x1p-20,
-         "A/B/D fp32, compute 32F"},
-        {"tf32", ELEM_F32, ELEM_F32, {LT_F32, LT_F32, LT_F32, LT_COMPUTE_32F_FAST_TF32}, 80,
-         "TF32 Tensor Cores need compute capability 8.0 (Ampere) or newer", 0x1p-24, 0x1p-20,
-         "A/B/D fp32, compute 32F_FAST_TF32"},
-        {"fp16", ELEM_F16, ELEM_F16, {LT_F16, LT_F16, LT_F32, LT_COMPUTE_32F}, 0, NULL, 0x1p-11, 0x1p-20,
-         "A/B/D fp16, compute 32F"},
-        {"bf16", ELEM_BF16, ELEM_BF16, {LT_BF16, LT_BF16, LT_F32, LT_COMPUTE_32F}, 80,
-         "BF16 Tensor Cores need compute capability 8.0 (Ampere) or newer", 0x1p-8, 0x1p-20,
-         "A/B/D bf16, compute 32F"},
-        /* Hopper's FP8 Tensor Cores keep about 14 bits of the running sum between promotions. */
-        {"fp8", ELEM_E4M3, ELEM_BF16, {LT_E4M3, LT_BF16, LT_F32, LT_COMPUTE_32F}, 89,
-         "FP8 Tensor Cores need compute capability 8.9 (Ada, Hopper, Blackwell) or newer", 0x1p-8, 0x1p-13,
-         "A/B e4m3, D bf16, compute 32F"},
-};
-#define N_PRECS (sizeof(precs) / sizeof(precs[0]))
-
-static size_t elem_size(enum gemm_elem e) {
-        switch (e) {
-        case ELEM_F64: return 8;
-        case ELEM_F32: return 4;
-        case ELEM_F16:
-        case ELEM_BF16: return 2;
-        case ELEM_E4M3: return 1;
-        }
-        return 0;
-}
-
-/* ---- small float formats -------------------------------------------------------------------- */
-
-struct small_fmt {
-        int mbits, bias, emax; /* emax: the largest exponent field of a finite value */
-        bool ieee;             /* all-ones exponent is inf/NaN (fp16, bf16); e4m3 has no inf */
-};
-static const struct small_fmt fmt_f16 = {10, 15, 30, true}, fmt_bf16 = {7, 127, 254, true},
-                              fmt_e4m3 = {3, 7, 15, false};
-
-/* Round to nearest even; out of range gives inf (ieee) or the largest finite value. */
-static uint32_t small_encode(const struct small_fmt *f, double v) {
-        int ebits = f == &fmt_bf16 ? 8 : f == &fmt_f16 ? 5 : 4;
-        uint32_t sign = v < 0 ? 1u << (ebits + f->mbits) : 0;
-        double a = fabs(v);
-        if (a == 0)
-                return sign;
-        int e;
-        double m = frexp(a, &e);  /* a = m 2^e, 0.5 <= m < 1 */
-        int E = e - 1 + f->bias;  /* exponent field of a normal number */
-        if (E <= 0) {             /* subnormal: a = q 2^(1 - bias - mbits) */
-                double q = nearbyint(ldexp(a, f->bias - 1 + f->mbits));
-                return sign | (uint32_t)q; /* q = 2^mbits rounds up into the smallest normal: same bits */
-        }
-        double q = nearbyint(ldexp(m, f->mbits + 1)); /* 2^mbits .. 2^(mbits+1) */
-        if (q == ldexp(1, f->mbits + 1)) {
-                q /= 2;
-                E++;
-        }
-        uint32_t mant = (uint32_t)q - (1u << f->mbits);
-        if (E > f->emax || (!f->ieee && E == f->emax && mant == (1u << f->mbits) - 1)) {
-                if (f->ieee)
-                        return sign | ((uint32_t)(f->emax + 1) << f->mbits);
-                return sign | ((uint32_t)f->emax << f->mbits) | ((1u << f->mbits) - 2);
-        }
-        return sign | ((uint32_t)E << f->mbits) | mant;
-}
-
-static double small_decode(const struct small_fmt *f, uint32_t bits) {
-        int ebits = f == &fmt_bf16 ? 8 : f == &fmt_f16 ? 5 : 4;
-        double sign = bits >> (ebits + f->mbits) & 1 ? -1 : 1;
-        uint32_t E = bits >> f->mbits & ((1u << ebits) - 1), mant = bits & ((1u << f->mbits) - 1);
-        if (f->ieee && E == (1u << ebits) - 1)
-                return mant ? NAN : sign * INFINITY;
-        if (!f->ieee && E == (1u << ebits) - 1 && mant == (1u << f->mbits) - 1)
-                return NAN;
-        if (E == 0)
-                return sign * ldexp(mant, 1 - f->bias - f->mbits);
-        return sign * ldexp((double)(mant | 1u << f->mbits), (int)E - f->bias - f->mbits);
-}
-
-static void store_elem(enum gemm_elem e, void *base, size_t i, double v) {
-        switch (e) {
-        case ELEM_F64: ((double *)base)[i] = v; break;
-        case ELEM_F32: ((float *)base)[i] = (float)v; break;
-        case ELEM_F16: ((uint16_t *)base)[i] = (uint16_t)small_encode(&fmt_f16, v); break;
-        case ELEM_BF16: ((uint16_t *)base)[i] = (uint16_t)small_encode(&fmt_bf16, v); break;
-        case ELEM_E4M3: ((uint8_t *)base)[i] = (uint8_t)small_encode(&fmt_e4m3, v); break;
-        }
-}
-
-static double load_elem(enum gemm_elem e, const void *base, size_t i) {
-        switch (e) {
-        case ELEM_F64: return ((const double *)base)[i];
-        case ELEM_F32: return ((const float *)base)[i];
-        case ELEM_F16: return small_decode(&fmt_f16, ((const uint16_t *)base)[i]);
-        case ELEM_BF16: return small_decode(&fmt_bf16, ((const uint16_t *)base)[i]);
-        case ELEM_E4M3: return small_decode(&fmt_e4m3, ((const uint8_t *)base)[i]);
-        }
-        return NAN;
-}
-
-/* ---- the matrices ----------------------------------------------------------------------------- */
-
-#define SEED_A 0x243f6a88u
-#define SEED_B 0x85a308d3u
-
-/* Element (row, col) of a logical matrix: one of ±0.5, ±1, ±1.5, ±2, from a hash. */
-static double gemm_value(uint32_t seed, uint32_t row, uint32_t col) {
-        static const double v[8] = {-2, -1.5, -1, -0.5, 0.5, 1, 1.5, 2};
-        uint32_t h = (row * 0x9e3779b1u) ^ (col * 0x85ebca6bu) ^ seed;
-        h ^= h >> 15;
-        h *= 0xc2b2ae35u;
-        return v[h >> 29];
-}
-
-/* op(A) = A^T is M x K: A^T(i, k) lives at k + i K. B(k, j) at k + j K. */
-static double value_a(uint32_t i, uint32_t k) { return gemm_value(SEED_A, i, k); }
-static double value_b(uint32_t k, uint32_t j) { return gemm_value(SEED_B, k, j); }
+static const struct gemm_seeds *const seeds = &gemm_seeds_default;
 
 /* ---- per device ------------------------------------------------------------------------------- */
 
@@ -219,7 +93,7 @@ static int gemm_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *
 /* Fill a device matrix of rows x cols (column-major, ld = rows) through a host chunk. */
 static int upload(const struct bench_ctx *ctx, struct gemm_dev *g, struct dev_buf *buf, enum gemm_elem e,
                   unsigned rows, unsigned cols, bool is_a, struct measurement *m) {
-        size_t es = elem_size(e), total = (size_t)rows * cols, chunk = GEMM_CHUNK_BYTES / es;
+        size_t es = gemm_elem_size(e), total = (size_t)rows * cols, chunk = GEMM_CHUNK_BYTES / es;
         void *host = malloc((chunk < total ? chunk : total) * es);
         if (!host) {
                 measurement_fail(m, STATUS_ERROR, "out of memory (host staging buffer)");
@@ -232,7 +106,7 @@ static int upload(const struct bench_ctx *ctx, struct gemm_dev *g, struct dev_bu
                         size_t idx = start + i;
                         uint32_t inner = (uint32_t)(idx % rows), outer = (uint32_t)(idx / rows);
                         /* A: stored K x M, element (k, i) = A^T(i, k); B: (k, j) */
-                        store_elem(e, host, i, is_a ? value_a(outer, inner) : value_b(inner, outer));
+                        gemm_elem_store(e, host, i, is_a ? gemm_value_a(seeds, outer, inner) : gemm_value_b(seeds, inner, outer));
                 }
                 if ((r = ctx->ops->copy_h2d(g->d.ctx, buf, start * es, host, cnt * es)) < 0 ||
                     (r = ctx->ops->synchronize(g->d.ctx)) < 0)
@@ -252,17 +126,13 @@ static bool verify_column(const struct gemm_run *r, const void *col, unsigned j,
                 return false;
         }
         for (unsigned k = 0; k < k_n; k++)
-                bcol[k] = value_b(k, j);
+                bcol[k] = gemm_value_b(seeds, k, j);
         bool ok = true;
         for (unsigned i = i0; i < i1 && ok; i++) {
-                double want = 0, mag = 0;
-                for (unsigned k = 0; k < k_n; k++) {
-                        double prod = value_a(i, k) * bcol[k];
-                        want += prod; /* exact: multiples of 0.25 far below 2^53 */
-                        mag += fabs(prod);
-                }
-                double got = load_elem(r->p->d, col, i - i0);
-                double tol = r->p->out_eps * fabs(want) + r->p->acc_eps * mag + 1e-300;
+                double mag;
+                double want = gemm_ref_element(seeds, k_n, i, j, bcol, &mag);
+                double got = gemm_elem_load(r->p->d, col, i - i0);
+                double tol = gemm_ref_tolerance(r->p, want, mag);
                 if (!(fabs(got - want) <= tol)) {
                         snprintf(m->verify_error, sizeof(m->verify_error),
                                  "D(%u,%u) = %.9g, expected %.9g (tolerance %.3g, n=%u)", i, j, got, want, tol, r->n);
@@ -275,7 +145,7 @@ static bool verify_column(const struct gemm_run *r, const void *col, unsigned j,
 
 static void verify(const struct bench_ctx *ctx, struct gemm_run *r, struct measurement *m) {
         unsigned n = r->n;
-        size_t es = elem_size(r->p->d);
+        size_t es = gemm_elem_size(r->p->d);
         void *col = malloc((size_t)n * es);
         if (!col) {
                 snprintf(m->verify_error, sizeof(m->verify_error), "out of memory verifying");
@@ -380,7 +250,7 @@ static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, stru
         lt_library_describe(g->lib, lib, sizeof(lib));
         measurement_param(m, "cublaslt", "%s", lib);
 
-        size_t ab = elem_size(p->ab), dsz = elem_size(p->d), nn = (size_t)n * n;
+        size_t ab = gemm_elem_size(p->ab), dsz = gemm_elem_size(p->d), nn = (size_t)n * n;
         double need = (double)nn * (2.0 * (double)ab + (double)dsz) + (double)g->ws_bytes;
         double have = (double)g->d.info.global_mem_bytes;
         if (need > GEMM_MEM_FRACTION * have) {
@@ -412,7 +282,7 @@ static long run_size(const struct bench_ctx *ctx, struct bench_report *rep, stru
                 free_run(ctx, &r);
                 return -1;
         }
-        if ((e = lt_matmul_plan(g->lt, &p->lt, n, g->ws_bytes, GEMM_TOP_K, &r.mm)) < 0) {
+        if ((e = lt_matmul_plan(g->lt, &p->lt, n, g->ws_bytes, GEMM_TOP_K, 0, &r.mm)) < 0) {
                 if (e == -ENODATA)
                         measurement_fail(m, STATUS_SKIP, "cublasLtMatmulAlgoGetHeuristic: no algorithm for %s at n=%u",
                                          p->name, n);
@@ -563,7 +433,7 @@ static void run_precision(const struct bench_ctx *ctx, struct bench_report *rep,
         unsigned sizes[GEMM_MAX_SIZES];
         size_t n_sizes = 0;
         if (ctx->opt && ctx->opt->size_bytes)
-                sizes[n_sizes++] = size_from_bytes(ctx->opt->size_bytes, elem_size(p->ab));
+                sizes[n_sizes++] = size_from_bytes(ctx->opt->size_bytes, gemm_elem_size(p->ab));
         else if (!(n_sizes = test_sizes(sizes)))
                 for (size_t i = 0; i < GEMM_MAX_SIZES; i++)
                         sizes[n_sizes++] = default_sizes[i];

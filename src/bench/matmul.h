@@ -42,14 +42,24 @@ int lt_device_open(struct lt_library *lib, void *stream, struct lt_device **ret)
  * not be made current, so the handle is left to the driver and only gpuvet's part freed). */
 void lt_device_close(struct lt_device *dev, bool context_current);
 
+/* lt_matmul_plan's flags. LT_PLAN_NO_SPLIT_K: only algorithms that sum each dot product in
+ * one sequence (CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = CUBLASLT_REDUCTION_SCHEME_NONE),
+ * so no partial sums go through the workspace in a reduced or reordered form: with one
+ * stream, the same algorithm on the same GPU model gives the same bits at every run. */
+#define LT_PLAN_NO_SPLIT_K 0x1u
+
 /* Describe D = A^T B for n x n matrices of precision p with a workspace of ws_bytes, and
- * ask the heuristic for up to max_algos algorithms. -ENODATA when it proposes none. */
+ * ask the heuristic for up to max_algos algorithms (flags: LT_PLAN_*). -ENODATA when it
+ * proposes none. */
 int lt_matmul_plan(struct lt_device *dev, const struct lt_precision *p, unsigned n, uint64_t ws_bytes,
-                   unsigned max_algos, struct lt_matmul **ret);
+                   unsigned max_algos, unsigned flags, struct lt_matmul **ret);
 /* How many algorithms the heuristic proposed, and whether algorithm i can run within the
  * workspace (the heuristic marks the ones it could not configure). */
 unsigned lt_matmul_algos(const struct lt_matmul *mm);
 bool lt_matmul_usable(const struct lt_matmul *mm, unsigned i);
+/* A 64-bit digest of algorithm i's configuration (cublasLtMatmulAlgo_t, opaque): equal
+ * digests, the same algorithm. 0 when i is out of range. */
+uint64_t lt_matmul_algo_digest(const struct lt_matmul *mm, unsigned i);
 /* Enqueue one product with algorithm i on the device's stream (not waited for); a, b, d and
  * ws are device pointers (ws 0 without a workspace). */
 int lt_matmul_run(struct lt_matmul *mm, unsigned i, uint64_t a, uint64_t b, uint64_t d, uint64_t ws);

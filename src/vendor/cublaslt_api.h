@@ -54,7 +54,17 @@ typedef enum {
 typedef enum {
         CUBLASLT_MATMUL_PREF_SEARCH_MODE = 0,
         CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1,
+        CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = 3,
 } cublasLtMatmulPreferenceAttributes_t;
+
+/* How an algorithm sums the parts of a dot product computed in parallel (split-K). */
+typedef enum {
+        CUBLASLT_REDUCTION_SCHEME_NONE = 0,
+        CUBLASLT_REDUCTION_SCHEME_INPLACE = 1,
+        CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE = 2,
+        CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE = 4,
+        CUBLASLT_REDUCTION_SCHEME_MASK = 0x7,
+} cublasLtReductionScheme_t;
 
 typedef struct cublasLtContext *cublasLtHandle_t;
 typedef struct CUstream_st *cudaStream_t; /* the driver's CUstream (cuda_api.h) */

@@ -105,7 +105,7 @@ void lt_device_close(struct lt_device *dev, bool context_current) {
         free(dev);
 }
 
-static int describe(struct lt_matmul *mm, const struct lt_precision *p, uint64_t n) {
+static int describe(struct lt_matmul *mm, const struct lt_precision *p, uint64_t n, unsigned flags) {
         const struct cublaslt_fns *fn = &mm->dev->lt->fn;
         struct cublaslt *lt = mm->dev->lt;
         int32_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -132,11 +132,16 @@ static int describe(struct lt_matmul *mm, const struct lt_precision *p, uint64_t
         if ((st = fn->cublasLtMatmulPreferenceSetAttribute(mm->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                            &mm->ws_bytes, sizeof(mm->ws_bytes))) != CUBLAS_STATUS_SUCCESS)
                 return cublaslt_fail(lt, "cublasLtMatmulPreferenceSetAttribute", st, NULL);
+        uint32_t none = CUBLASLT_REDUCTION_SCHEME_NONE;
+        if ((flags & LT_PLAN_NO_SPLIT_K) &&
+            (st = fn->cublasLtMatmulPreferenceSetAttribute(mm->pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &none,
+                                                           sizeof(none))) != CUBLAS_STATUS_SUCCESS)
+                return cublaslt_fail(lt, "cublasLtMatmulPreferenceSetAttribute(REDUCTION_SCHEME_MASK)", st, NULL);
         return 0;
 }
 
 int lt_matmul_plan(struct lt_device *dev, const struct lt_precision *p, unsigned n, uint64_t ws_bytes,
-                   unsigned max_algos, struct lt_matmul **ret) {
+                   unsigned max_algos, unsigned flags, struct lt_matmul **ret) {
         *ret = NULL;
         struct cublaslt *lt = dev->lt;
         lt->err[0] = '\0';
@@ -148,7 +153,7 @@ int lt_matmul_plan(struct lt_device *dev, const struct lt_precision *p, unsigned
         mm->dev = dev;
         mm->f64_scale = p->scale == LT_F64;
         mm->ws_bytes = ws_bytes;
-        int e = describe(mm, p, n);
+        int e = describe(mm, p, n, flags);
         if (e == 0) {
                 cublasStatus_t st = lt->fn.cublasLtMatmulAlgoGetHeuristic(dev->handle, mm->op, mm->la, mm->lb, mm->ld,
                                                                           mm->ld, mm->pref, (int)max_algos, mm->res,
@@ -173,6 +178,15 @@ unsigned lt_matmul_algos(const struct lt_matmul *mm) { return (unsigned)mm->coun
 bool lt_matmul_usable(const struct lt_matmul *mm, unsigned i) {
         return i < (unsigned)mm->count && mm->res[i].state == CUBLAS_STATUS_SUCCESS &&
                mm->res[i].workspaceSize <= mm->ws_bytes;
+}
+
+uint64_t lt_matmul_algo_digest(const struct lt_matmul *mm, unsigned i) {
+        if (i >= (unsigned)mm->count)
+                return 0;
+        uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over the opaque words */
+        for (size_t w = 0; w < sizeof(mm->res[i].algo.data) / sizeof(mm->res[i].algo.data[0]); w++)
+                h = (h ^ mm->res[i].algo.data[w]) * 0x100000001b3ull;
+        return h ? h : 1;
 }
 
 int lt_matmul_run(struct lt_matmul *mm, unsigned i, uint64_t a, uint64_t b, uint64_t d, uint64_t ws) {

@@ -29,7 +29,10 @@
  * GPUVET_TEST_MEM_FAULT=WORD:MASK[:COUNT] makes the memtest verify and invert kernels read
  * words WORD .. WORD + COUNT - 1 of the tested region (COUNT 1 by default) with MASK's bits
  * flipped (numbers in C notation: 0x.. for hex), so the memtest's tests can find a fault
- * at a place they chose on a device that has none. */
+ * at a place they chose on a device that has none;
+ * GPUVET_TEST_CORRUPT_GEMM=<device>:<row>:<col> builds the GEMM kernels of that device (its
+ * index among this backend's devices) so that they add 1 to D(row, col): one silent data
+ * corruption on one device, for the burn's GEMM verification to find (kernels/gpuvet.cl). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -696,6 +699,12 @@ static int build(struct dev_ctx *c) {
                          " -DGPUVET_MEM_FAULT_WORD=%lluUL -DGPUVET_MEM_FAULT_MASK=%lluUL -DGPUVET_MEM_FAULT_COUNT=%lluUL",
                          word, mask, count);
         }
+        const char *corrupt = getenv("GPUVET_TEST_CORRUPT_GEMM");
+        unsigned cdev, crow, ccol;
+        if (corrupt && sscanf(corrupt, "%u:%u:%u", &cdev, &crow, &ccol) == 3 && cdev == (unsigned)c->index) {
+                size_t n = strlen(opts);
+                snprintf(opts + n, sizeof(opts) - n, " -DGPUVET_CORRUPT_ROW=%u -DGPUVET_CORRUPT_COL=%u", crow, ccol);
+        }
 #endif
         rc = cl->clBuildProgram(c->prog, 1, &c->dev, opts, NULL, NULL);
         if (rc != CL_SUCCESS) {
@@ -1159,6 +1168,11 @@ static int cl_kernel_shape(struct dev_ctx *c, const char *kernel, char *out, siz
                 snprintf(out, size, "%s", c->b->shapes[c->index][f].note);
         } else if (is_fma(kernel)) {
                 snprintf(out, size, "scalar: 8 chains per work item");
+        } else if (!strcmp(kernel, "gemm_f32") || !strcmp(kernel, "gemm_f64")) {
+                /* kernels/gpuvet.cl's GEMM_MR_F32 / GEMM_MR_F64 and GEMM_NR */
+                bool f64 = kernel[6] == '6';
+                snprintf(out, size, "a %u x 6 tile of D per work item: 6 %s%u accumulators, k in order", f64 ? 8 : 16,
+                         f64 ? "double" : "float", f64 ? 8 : 16);
         } else if (mf >= 0 && c->cpu_tuning && c->b->mem_shapes[c->index][mf].width) {
                 snprintf(out, size, "%s", c->b->mem_shapes[c->index][mf].note);
         } else if (c->cpu_tuning) {

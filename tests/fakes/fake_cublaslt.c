@@ -8,7 +8,10 @@
  *   Accumulation is in float for 32F compute, double for 64F; the output is rounded to
  *   nearest even in D's type. Conversions are written independently of bench_gemm.c's,
  *   so an encoding bug on either side shows as a verification failure.
- * - The heuristic returns FAKE_CUBLASLT_ALGOS algorithms (default 4); algorithm i runs at
+ * - The heuristic returns FAKE_CUBLASLT_ALGOS algorithms (default 4); the odd-numbered ones
+ *   play split-K algorithms (reduction scheme COMPUTE_TYPE, in the workspace), the even ones
+ *   sum in one sequence (NONE), and CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK filters them
+ *   as the real heuristic does. Algorithm i runs at
  *   a fraction FAKE_CUBLASLT_EFF[i] of the precision's rate (default 0.6,0.9,0.75,1.0: the
  *   fastest is ranked last, so "best of top-k" is observable).
  * - cublasLtMatmul advances the fake libcuda's stream clock by FLOPs over that rate, so
@@ -23,6 +26,10 @@
  *                                  first of FAKE_CUDA_CC, else 9.0): FP8 needs 8.9, TF32
  *                                  and BF16 8.0, else CUBLAS_STATUS_NOT_SUPPORTED
  *   FAKE_CUBLASLT_WRONG=1           every matmul drops the last term of its K loop
+ *   FAKE_CUBLASLT_CORRUPT=DEV:ROW:COL[:FROM]   matmuls on device DEV (the fake libcuda's
+ *                                  stream device), from its FROM-th on (default 1), add 1
+ *                                  to D(ROW, COL): one silent data corruption (the burn's
+ *                                  GEMM load must find and place it)
  *   FAKE_CUBLASLT_FAIL=fn:STATUS[:call=N][,...]   fn returns STATUS (a CUBLAS_STATUS_*
  *                                  name or a number), at its N-th call or every call
  *   FAKE_CUBLASLT_HANG=fn           fn never returns
@@ -72,6 +79,7 @@ struct fake_layout {
 struct fake_pref {
         uint32_t magic;
         uint64_t max_ws;
+        uint32_t reduction_mask;
 };
 
 #define MAGIC_HANDLE 0x4c544831u
@@ -92,6 +100,10 @@ static struct {
         double eff[MAX_ALGOS];
         int cc;
         bool wrong;
+        int corrupt_dev;              /* -1: none */
+        uint64_t corrupt_row, corrupt_col;
+        unsigned long corrupt_from;
+        unsigned long dev_matmuls[64]; /* matmuls per device so far */
         char hang[64];
         struct fake_fail fails[MAX_FAILS];
         int n_fails;
@@ -168,6 +180,15 @@ static void configure(void) {
         fk.cc = major * 10 + minor;
         s = getenv("FAKE_CUBLASLT_WRONG");
         fk.wrong = s && strcmp(s, "1") == 0;
+        s = getenv("FAKE_CUBLASLT_CORRUPT");
+        unsigned cd, cr, cc, from = 1;
+        fk.corrupt_dev = -1;
+        if (s && sscanf(s, "%u:%u:%u:%u", &cd, &cr, &cc, &from) >= 3 && cd < 64) {
+                fk.corrupt_dev = (int)cd;
+                fk.corrupt_row = cr;
+                fk.corrupt_col = cc;
+                fk.corrupt_from = from;
+        }
         s = getenv("FAKE_CUBLASLT_HANG");
         snprintf(fk.hang, sizeof(fk.hang), "%s", s ? s : "");
         s = getenv("FAKE_CUBLASLT_FAIL");
@@ -346,6 +367,7 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreferen
         if (!f)
                 return CUBLAS_STATUS_ALLOC_FAILED;
         f->magic = MAGIC_PREF;
+        f->reduction_mask = CUBLASLT_REDUCTION_SCHEME_MASK;
         *p = (cublasLtMatmulPreference_t)f;
         return CUBLAS_STATUS_SUCCESS;
 }
@@ -361,10 +383,17 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPr
                                                                 const void *buf, size_t size) {
         ENTER();
         struct fake_pref *f = pref_of(p);
-        if (!f || !buf || attr != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES || size != sizeof(uint64_t))
+        if (!f || !buf)
                 return CUBLAS_STATUS_INVALID_VALUE;
-        memcpy(&f->max_ws, buf, sizeof(f->max_ws));
-        return CUBLAS_STATUS_SUCCESS;
+        if (attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES && size == sizeof(uint64_t)) {
+                memcpy(&f->max_ws, buf, sizeof(f->max_ws));
+                return CUBLAS_STATUS_SUCCESS;
+        }
+        if (attr == CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK && size == sizeof(uint32_t)) {
+                memcpy(&f->reduction_mask, buf, sizeof(f->reduction_mask));
+                return CUBLAS_STATUS_SUCCESS;
+        }
+        return CUBLAS_STATUS_INVALID_VALUE;
 }
 
 /* ---- the operation ------------------------------------------------------------------------------ */
@@ -415,6 +444,18 @@ static bool shapes(const struct fake_desc *d, const struct fake_layout *a, const
                c->ld == dd->ld;
 }
 
+/* The reduction scheme algorithm i plays: odd ones split K and reduce in the workspace. */
+static uint32_t algo_reduction(int i) {
+        return i % 2 ? CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE : CUBLASLT_REDUCTION_SCHEME_NONE;
+}
+
+/* Whether a preference's reduction mask admits scheme: an algorithm that does not split K
+ * (NONE) always; a split-K one when the mask holds its scheme (cublasLt.h: "filters heuristic
+ * result to only include algo configs that use one of the required modes"). */
+static bool reduction_allowed(uint32_t mask, uint32_t scheme) {
+        return scheme == CUBLASLT_REDUCTION_SCHEME_NONE || (mask & scheme) != 0;
+}
+
 static size_t algo_workspace(int i) {
         static const size_t need[MAX_ALGOS] = {0, 4u << 20, 0, 16u << 20, 0, 1u << 20, 0, 64u << 20};
         return need[i];
@@ -443,6 +484,8 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cu
         for (int i = 0; i < fk.n_algos && got < requested; i++) {
                 if (algo_workspace(i) > p->max_ws)
                         continue; /* the real heuristic honours the workspace limit too */
+                if (!reduction_allowed(p->reduction_mask, algo_reduction(i)))
+                        continue;
                 cublasLtMatmulHeuristicResult_t *r = &results[got++];
                 memset(r, 0, sizeof(*r));
                 r->algo.data[0] = (uint64_t)i;
@@ -594,6 +637,12 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc
                                 v += be * load(c->type, C, i + j * (uint64_t)c->ld, false);
                         store(dd->type, D, id, v);
                 }
+        int dev = stream->device;
+        if (dev >= 0 && dev < 64 && ++fk.dev_matmuls[dev] >= fk.corrupt_from && dev == fk.corrupt_dev &&
+            fk.corrupt_row < m && fk.corrupt_col < n) {
+                size_t id = fk.corrupt_row + fk.corrupt_col * (uint64_t)dd->ld;
+                store(dd->type, D, id, load(dd->type, D, id, false) + 1);
+        }
         double eff = ai >= 0 ? fk.eff[ai] : 1.0;
         stream->clock_ms += 2.0 * (double)m * (double)n * (double)k / (fk.tflops[prec] * 1e12 * eff) * 1e3;
         return CUBLAS_STATUS_SUCCESS;
