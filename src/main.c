@@ -18,6 +18,7 @@ static const struct subcommand subcommands[] = {
         {"info", cmd_info, "inventory of the host and its GPUs (deviceQuery, nvidia-smi -q, lspci)"},
         {"topo", cmd_topo, "GPU/NIC connection matrix with CPU and NUMA affinity (nvidia-smi topo -m)"},
         {"bench", cmd_bench, "bandwidth, memory, compute, GEMM and host memory against peaks and baselines"},
+        {"burn", cmd_burn, "stress every GPU with verified GEMM, power, pulse and memory tests; one verdict"},
         {"detect", cmd_detect, "GPU -> architecture -> driver, CUDA, PyTorch wheels and NGC images to use"},
         {"snapshot", cmd_snapshot, "capture the files checks read, to replay with --root elsewhere"},
         {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},

@@ -1,5 +1,7 @@
 #include "bench/probes.h"
+#include "burn/burn.h"
 #include "checks/check.h"
+#include "cmd/check_run.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/machine.h"
@@ -17,6 +19,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +35,10 @@ static const char usage[] =
         "  -l, --level LEVEL     quick (default; OS and PCI state, under a second),\n"
         "                        standard (adds device probes on every GPU: a verified\n"
         "                        kernel, H2D/D2H, memory bandwidth, P2P, the PCIe link\n"
-        "                        under load; under 60 s on 8 GPUs); full (the stress test)\n"
-        "                        is not in this version yet and exits 2\n"
+        "                        under load; under 60 s on 8 GPUs); full (adds the\n"
+        "                        stress test: GEMM with verified results, then the memory\n"
+        "                        test; docs/burn.md)\n"
+        "      --burn-duration D the full level's stress test: 5m (default), 90s, 1h30m\n"
         "      --backend NAME    device probes through cuda, opencl or auto (default: CUDA\n"
         "                        when it has a device, else OpenCL); a CPU OpenCL device\n"
         "                        is never judged as a GPU\n"
@@ -181,18 +186,6 @@ static struct cuda_driver_probe *settle_cuda_probe(struct cuda_driver_probe *p, 
         return NULL;
 }
 
-/* What `gpuvet check` was asked to do. */
-struct check_cli {
-        enum level level;
-        const char *json_path, *only, *color, *backend, *policy_path;
-        bool strict, list, quiet, no_policy;
-        unsigned probe_timeout_s[_PROBE_COUNT]; /* 0: the probe's own */
-        unsigned cuda_timeout_ms; /* 0: CUDA_DRIVER_TIMEOUT_MS_DEFAULT */
-        int dcgm_level;           /* 0: DCGM not run */
-        unsigned dcgm_timeout_s;  /* 0: the level's default */
-        struct text_options text;
-};
-
 static bool one_of(const char *arg, const char *a, const char *b, const char *c) {
         return strcmp(arg, a) == 0 || strcmp(arg, b) == 0 || strcmp(arg, c) == 0;
 }
@@ -250,6 +243,14 @@ static int check_option(int opt, const char *arg, void *ctx) {
                         return cmd_usage_error("check",
                                                "--dcgm-timeout: expected whole seconds 1..86400, not \"%s\"", arg);
                 break;
+        case 'b' | 0x200: {
+                uint64_t ms;
+                if (parse_duration_ms(arg, &ms) < 0 || ms < 1000 || ms > 7ull * 24 * 3600 * 1000)
+                        return cmd_usage_error("check", "--burn-duration: expected a duration from 1s to 7d (\"5m\", "
+                                               "\"90s\", \"1h30m\"), not \"%s\"", arg);
+                o->burn.duration_ms = ms;
+                break;
+        }
         case 'O': o->only = arg; break;
         case 'P': o->policy_path = arg; break;
         case 'p' | 0x100: o->no_policy = true; break;
@@ -276,6 +277,8 @@ struct check_run {
         unsigned want_probes; /* the probes the selected checks judge (bench/probes.h) */
         double nvml_read_at;
         struct probe_facts probes;
+        bool have_burn;
+        struct burn_facts burn;
         struct nvml_facts nvml_after;
         struct nvml_options nvml_opts; /* the command's, reading CHECK_NVML_GROUPS */
         struct report rep;
@@ -288,11 +291,11 @@ struct check_run {
  * code after printing why. */
 static int check_gather(struct check_run *c) {
         const struct check_cli *o = c->cli;
-        int code = machine_open("check", &c->args->common, &c->m);
+        int code = machine_open(o->command, &c->args->common, &c->m);
         if (code)
                 return code;
         /* Before gathering: a bad policy is bad input, named before any slow work. */
-        code = site_policy_load("check", o->policy_path, o->no_policy, c->m.fs, &c->policy, &c->have_policy);
+        code = site_policy_load(o->command, o->policy_path, o->no_policy, c->m.fs, &c->policy, &c->have_policy);
         if (code)
                 return code;
         const struct policy *policy = c->have_policy ? &c->policy : NULL;
@@ -378,6 +381,44 @@ static void check_dcgm(struct check_run *c) {
                 dcgm_run(o->dcgm_level, o->dcgm_timeout_s, &f->dcgm);
 }
 
+static void on_stop_signal(int sig) {
+        (void)sig;
+        burn_request_stop();
+}
+
+/* The stress test, when a selected check judges it (category burn): after the probes, on
+ * the live devices (under another --root only with --backend or $GPUVET_CUDA_LIB, as the
+ * probes). SIGINT and SIGTERM stop it within a second, and what it found is judged and
+ * reported as the run's partial result. */
+static void check_burn(struct check_run *c) {
+        const struct check_cli *o = c->cli;
+        struct facts *f = c->m.facts;
+        bool wanted = false;
+        for (size_t i = 0; i < check_registry_count; i++)
+                wanted |= strcmp(check_registry[i]->category, "burn") == 0 && will_run(check_registry[i], o->level, o->only, f->policy);
+        if (!wanted)
+                return;
+        c->have_burn = true;
+        f->burn = &c->burn;
+        if (!fsroot_is_live(c->m.fs) && !o->backend && !cuda_driver_lib_named()) {
+                burn_not_run(&c->burn, "not run: --root names a capture, not this machine's devices (--backend "
+                                       "loads them anyway)");
+                return;
+        }
+        struct burn_options bo = o->burn;
+        bo.backend = o->backend ? o->backend : "auto";
+        bo.progress = bo.progress && !o->quiet;
+        struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        burn_run(&bo, f, c->m.nvml.lib, &c->args->nvml.dl, &c->burn);
+        if (c->burn.nvml_abandoned)
+                f->nvml.abandoned = true; /* nvml_use_end then leaves with _exit */
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+}
+
 /* Run the selected checks (one the policy turns off is a skip naming the policy line). */
 static void check_judge(struct check_run *c) {
         const struct check_cli *o = c->cli;
@@ -403,13 +444,13 @@ static void check_judge(struct check_run *c) {
 static int check_output(struct check_run *c, double start) {
         const struct check_cli *o = c->cli;
         struct run_info run = {
-                .command = "check", .level = o->level, .root = c->args->common.root, .strict = o->strict,
+                .command = o->command, .level = o->level, .root = c->args->common.root, .strict = o->strict,
                 .duration_ms = monotonic_ms() - start, .policy = c->have_policy ? c->policy.path : NULL,
         };
         bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
         int code = EXIT_PASS;
         if (o->json_path &&
-            write_json_output("check", o->json_path, report_json(c->m.facts, &c->rep, &run)) != EXIT_PASS)
+            write_json_output(o->command, o->json_path, report_json(c->m.facts, &c->rep, &run)) != EXIT_PASS)
                 code = EXIT_INTERNAL;
         if (!o->quiet && !json_to_stdout) {
                 struct text_options text = o->text;
@@ -431,12 +472,28 @@ static int check_run_end(struct check_run *c, int code) {
                 report_done(&c->rep);
         if (c->want_probes)
                 probes_done(&c->probes);
+        if (c->have_burn)
+                burn_done(&c->burn);
         if (c->have_after)
                 nvml_facts_done(&c->nvml_after);
         code = machine_done(&c->m, code); /* _exits when an NVML call never returned */
         if (c->have_policy)
                 policy_free(&c->policy);
         return code;
+}
+
+int check_execute(const struct check_cli *o, const struct cmd_args *args) {
+        double start = monotonic_ms();
+        struct check_run c = {.cli = o, .args = args};
+        int code = check_gather(&c);
+        if (code == 0) {
+                check_probe(&c);
+                check_burn(&c);
+                check_dcgm(&c);
+                check_judge(&c);
+                code = check_output(&c, start);
+        }
+        return check_run_end(&c, code);
 }
 
 int cmd_check(int argc, char **argv) {
@@ -447,6 +504,7 @@ int cmd_check(int argc, char **argv) {
                 {"quiet", no_argument, NULL, 'q'},        {"color", required_argument, NULL, 'C'},
                 {"backend", required_argument, NULL, 'B'},
                 {"probe-timeout", required_argument, NULL, 'T' | 0x100},
+                {"burn-duration", required_argument, NULL, 'b' | 0x200},
                 {"cuda-init-timeout-ms", required_argument, NULL, 'c' | 0x200},
                 {"with-dcgm", required_argument, NULL, 'D' | 0x200},
                 {"dcgm-timeout", required_argument, NULL, 'd' | 0x200},
@@ -457,7 +515,12 @@ int cmd_check(int argc, char **argv) {
                 .name = "check", .usage = usage, .short_opts = "l:j:vq", .own = own, .nvml = true,
                 .own_option = check_option,
         };
-        struct check_cli o = {.level = LEVEL_QUICK, .color = "auto"};
+        struct check_cli o = {
+                .command = "check", .level = LEVEL_QUICK, .color = "auto",
+                /* The full level's stress test: the GEMM load, then the memory test. */
+                .burn = {.modes = BURN_MODE_BIT(BURN_MODE_GEMM) | BURN_MODE_BIT(BURN_MODE_MEMTEST),
+                         .duration_ms = BURN_DEFAULT_DURATION_MS, .progress = true},
+        };
         struct cmd_args args;
         int code = cmd_parse(&spec, argc, argv, &o, &args);
         if (code >= 0)
@@ -468,21 +531,5 @@ int cmd_check(int argc, char **argv) {
                 return code;
         if (o.list)
                 return list_checks(o.level, o.only);
-        /* Running standard under the name full would let a gate pass a node that was never
-         * stressed. --list still shows what the level will hold. */
-        if (o.level == LEVEL_FULL)
-                return cmd_usage_error("check",
-                                       "--level full needs the stress test (gpuvet burn), which this version does not "
-                                   "have yet; use --level standard");
-
-        double start = monotonic_ms();
-        struct check_run c = {.cli = &o, .args = &args};
-        code = check_gather(&c);
-        if (code == 0) {
-                check_probe(&c);
-                check_dcgm(&c);
-                check_judge(&c);
-                code = check_output(&c, start);
-        }
-        return check_run_end(&c, code);
+        return check_execute(&o, &args);
 }

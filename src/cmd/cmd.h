@@ -18,6 +18,7 @@ int cmd_info(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_burn(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 

@@ -40,6 +40,12 @@ const struct policy_thresholds policy_thresholds_default = {
         .ecc_corrected_warn = 100,
         /* DCGM's soft limit on retired pages (it fails at 63). */
         .retired_pages_warn = 15,
+        /* gpuvet's, as gpu-burn-style screening does: GPUs of one model under the same load
+         * agree within a few percent; 10% below the best is a GPU held back (clocks, power,
+         * cooling), and so is a rate that falls 10% from the first quarter of the run to the
+         * last (docs/burn.md). */
+        .burn_throughput_spread = 0.10,
+        .burn_throughput_drop = 0.10,
 };
 
 struct walk {
@@ -365,10 +371,14 @@ static void thresholds_pair(struct walk *w, const char *key, yaml_node_t *k, yam
         } else if (strcmp(key, "retired_pages_warn") == 0)
                 /* DCGM fails at 63; a warning must come before that. */
                 get_unsigned(w, v, "thresholds.retired_pages_warn", 1, 62, &t->retired_pages_warn);
+        else if (strcmp(key, "burn_throughput_spread") == 0)
+                get_number(w, v, "thresholds.burn_throughput_spread", 0.01, 0.9, &t->burn_throughput_spread);
+        else if (strcmp(key, "burn_throughput_drop") == 0)
+                get_number(w, v, "thresholds.burn_throughput_drop", 0.01, 0.9, &t->burn_throughput_drop);
         else
                 unknown_key(w, k, "thresholds", key,
                             "temperature_margin_c, power_cap_fraction, pcie_replays_per_minute, ecc_corrected_warn, "
-                            "retired_pages_warn");
+                            "retired_pages_warn, burn_throughput_spread, burn_throughput_drop");
 }
 
 struct exception_ctx {

@@ -60,6 +60,8 @@ struct policy_thresholds {
         double pcie_replays_per_minute;     /* DCGM: 8 */
         unsigned long long ecc_corrected_warn; /* volatile corrected ECC errors */
         unsigned retired_pages_warn;        /* DCGM soft limit: 15 */
+        double burn_throughput_spread;      /* burn: fail this far below the best GPU of its model */
+        double burn_throughput_drop;        /* burn: fail when the rate falls this much over the run */
 };
 
 /* gpuvet's own numbers, used where a policy sets none. */

@@ -1,4 +1,5 @@
 #include "report/report_json.h"
+#include "report/burn_json.h"
 #include "report/envelope.h"
 #include "report/json_text.h"
 #include "checks/check.h"
@@ -125,6 +126,8 @@ char *report_json(const struct facts *f, const struct report *rep, const struct 
         json_object_set_new(root, "policy", json_text(run->policy));
         json_object_set_new(root, "host", report_json_host(f));
         json_object_set_new(root, "gpus", report_json_gpus(f));
+        if (f->burn)
+                json_object_set_new(root, "burn", burn_json(f->burn));
 
         json_t *checks = json_array();
         for (size_t i = 0; i < rep->n_results; i++)

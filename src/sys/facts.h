@@ -26,6 +26,7 @@
 struct fsroot;
 struct policy;
 struct probe_facts;
+struct burn_facts;
 
 struct facts {
         const struct gpudb *db;
@@ -65,6 +66,10 @@ struct facts {
         /* Device probes (bench/probes.h), run by cmd/check.c at --level standard and full;
          * NULL when not run. Owned by the caller, not released by facts_done. */
         const struct probe_facts *probes;
+
+        /* The stress test (burn/burn.h), run by cmd/burn.c and by check at --level full;
+         * NULL when not run. Owned by the caller. */
+        const struct burn_facts *burn;
 
         /* NVML read again after the device probes (standard level), for the counters that
          * are judged by how much they grew while the GPUs worked (PCIe replays, NVLink

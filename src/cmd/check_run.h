@@ -1,0 +1,30 @@
+/* The check pipeline, shared by `gpuvet check` and `gpuvet burn` (which is check at the
+ * full level with only the burn category selected, and its own options): gather the
+ * facts, run the probes and the stress test the selected checks judge, judge, report. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "bench/probes.h"
+#include "burn/burn.h"
+#include "cmd/options.h"
+#include "core/result.h"
+#include "report/report_text.h"
+
+/* What the command was asked to do. */
+struct check_cli {
+        const char *command;      /* "check", "burn": in messages and the report */
+        enum level level;
+        const char *json_path, *only, *color, *backend, *policy_path;
+        bool strict, list, quiet, no_policy;
+        unsigned probe_timeout_s[_PROBE_COUNT]; /* 0: the probe's own */
+        unsigned cuda_timeout_ms; /* 0: CUDA_DRIVER_TIMEOUT_MS_DEFAULT */
+        int dcgm_level;           /* 0: DCGM not run */
+        unsigned dcgm_timeout_s;  /* 0: the level's default */
+        struct burn_options burn; /* the stress test, when a burn.* check is selected */
+        struct text_options text;
+};
+
+/* Run the pipeline for o (parsed by the command) and args (cmd_parse's). Returns the exit
+ * code: the verdict, or why nothing could be judged. */
+int check_execute(const struct check_cli *o, const struct cmd_args *args);

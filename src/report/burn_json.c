@@ -1,0 +1,89 @@
+#include "report/burn_json.h"
+#include "burn/burn.h"
+#include "report/json_text.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+
+static json_t *fault_json(const struct burn_fault *x) {
+        if (x->mode == BURN_MODE_MEMTEST) {
+                char exp[24], got[24], bits[24];
+                snprintf(exp, sizeof(exp), "0x%" PRIx64, x->mem_expected);
+                snprintf(got, sizeof(got), "0x%" PRIx64, x->mem_got);
+                snprintf(bits, sizeof(bits), "0x%" PRIx64, x->mem_expected ^ x->mem_got);
+                return json_pack("{s:s, s:I, s:s, s:s, s:s, s:o}", "mode", "memtest", "offset", (json_int_t)x->where_a,
+                                 "expected", exp, "got", got, "bits", bits, "pattern", json_text(x->what));
+        }
+        return json_pack("{s:s, s:I, s:I, s:f, s:f, s:o}", "mode", burn_mode_name(x->mode), "row",
+                         (json_int_t)x->where_a, "col", (json_int_t)x->where_b, "expected", x->expected, "got", x->got,
+                         "against", json_text(x->what));
+}
+
+static json_t *device_json(const struct burn_device *d) {
+        json_t *o = json_object();
+        json_object_set_new(o, "index", json_integer(d->index));
+        json_object_set_new(o, "name", json_text(d->name));
+        json_object_set_new(o, "pci_bus_id", d->bus[0] ? json_text(d->bus) : json_null());
+        json_object_set_new(o, "cpu", json_boolean(d->is_cpu));
+        json_object_set_new(o, "backend", json_text(d->backend));
+        json_object_set_new(o, "end", json_string(burn_end_name(d->end)));
+        json_object_set_new(o, "error", d->error[0] ? json_text(d->error) : json_null());
+        json_object_set_new(o, "started_s", json_real(d->started_s));
+        json_object_set_new(o, "ended_s", json_real(d->ended_s));
+        char digest[17];
+        snprintf(digest, sizeof(digest), "%016" PRIx64, d->digest);
+        json_object_set_new(
+                o, "gemm",
+                json_pack("{s:o, s:o, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:o, s:b}", "workload", json_text(d->workload),
+                          "precision", json_text(d->precision), "products", (json_int_t)d->products, "flops", d->flops,
+                          "load_seconds", d->load_seconds, "verifications", (json_int_t)d->verifications,
+                          "elements_sampled", (json_int_t)d->elements_sampled, "faulty_vs_host",
+                          (json_int_t)d->faulty_vs_host, "elements_compared", (json_int_t)d->elements_compared,
+                          "faulty_vs_first", (json_int_t)d->faulty_vs_first, "digest",
+                          d->have_digest ? json_string(digest) : json_null(), "digest_changed", d->digest_changed));
+        json_object_set_new(o, "memtest",
+                            json_pack("{s:I, s:I, s:I, s:I, s:f, s:o}", "bytes", (json_int_t)d->mem_bytes, "passes",
+                                      (json_int_t)d->mem_passes, "words", (json_int_t)d->mem_words, "errors",
+                                      (json_int_t)d->mem_errors, "seconds", d->mem_seconds, "seed",
+                                      d->mem_seed[0] ? json_text(d->mem_seed) : json_null()));
+        json_t *faults = json_array();
+        for (unsigned i = 0; i < d->n_faults; i++)
+                json_array_append_new(faults, fault_json(&d->faults[i]));
+        json_object_set_new(o, "faults", faults);
+        json_object_set_new(o, "faults_total", json_integer((json_int_t)d->faults_total));
+        json_t *rates = json_array();
+        for (size_t i = 0; i < d->n_rates; i++)
+                json_array_append_new(rates, json_pack("{s:f, s:s, s:f}", "t_s", d->rates[i].t_s, "mode",
+                                                       burn_mode_name(d->rates[i].mode), "tflops", d->rates[i].tflops));
+        json_object_set_new(o, "throughput", rates);
+        return o;
+}
+
+void *burn_json(const struct burn_facts *b) {
+        json_t *o = json_object();
+        if (!o)
+                return NULL;
+        json_object_set_new(o, "ran", json_boolean(b->ran));
+        json_object_set_new(o, "not_run", b->ran ? json_null() : json_text(b->not_run));
+        json_object_set_new(o, "interrupted", json_boolean(b->interrupted));
+        json_object_set_new(o, "backend", b->backend[0] ? json_text(b->backend) : json_null());
+        json_object_set_new(o, "duration_s", json_real(b->duration_s));
+        char seed[24];
+        snprintf(seed, sizeof(seed), "%" PRIu64, b->opt.seed);
+        json_object_set_new(o, "seed", json_string(seed));
+        json_object_set_new(o, "precision", b->opt.precision ? json_text(b->opt.precision) : json_null());
+        json_object_set_new(o, "verify_every",
+                            json_integer(b->opt.verify_every ? b->opt.verify_every : BURN_DEFAULT_VERIFY_EVERY));
+        json_t *modes = json_object();
+        for (int m = 0; m < _BURN_MODE_COUNT; m++)
+                if (b->slices_ms[m])
+                        json_object_set_new(modes, burn_mode_name((enum burn_mode)m), json_real(b->slices_ms[m] / 1e3));
+        json_object_set_new(o, "modes_s", modes);
+        json_object_set_new(o, "note", b->census_note[0] ? json_text(b->census_note) : json_null());
+        json_t *devs = json_array();
+        for (size_t i = 0; i < b->n_devs; i++)
+                json_array_append_new(devs, device_json(&b->devs[i]));
+        json_object_set_new(o, "devices", devs);
+        return o;
+}
