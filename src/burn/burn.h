@@ -108,14 +108,22 @@ enum burn_end {
 };
 const char *burn_end_name(enum burn_end e);
 
+/* One GEMM-type mode's load on a device (gemm, power, pulse): what it ran and the digest of
+ * its first verified result, which the parent compares across GPUs of one model. */
+struct burn_load {
+        char workload[256];           /* as the GEMM load module describes it */
+        char precision[8];
+        bool have_digest;
+        uint64_t digest;
+        bool digest_changed;          /* a later result of the mode differed from its first */
+};
+
 struct burn_device {
         int index;                    /* the backend's device index */
         char name[128];
         char bus[16];                 /* "0000:1b:00.0" (lower case), "" when the API does not tell */
         bool is_cpu;
         char backend[16];
-        char workload[256];           /* the gemm load as its module describes it */
-        char precision[8];
         enum burn_end end;
         char error[256];
         double started_s, ended_s;    /* seconds from the run's start */
@@ -126,9 +134,8 @@ struct burn_device {
         double load_seconds;          /* wall time with products running */
         uint64_t verifications;
         uint64_t elements_sampled, faulty_vs_host, elements_compared, faulty_vs_first;
-        bool have_digest;
-        uint64_t digest;              /* of the first result; the parent compares GPUs of one model */
-        bool digest_changed;          /* a later result's digest differed from the first */
+        struct burn_load loads[_BURN_MODE_COUNT]; /* by mode; memtest's unused */
+        double device_seconds;        /* device-timed busy time of the products (0: not timed) */
         struct burn_rate *rates;
         size_t n_rates, cap_rates;
 

@@ -42,9 +42,11 @@ char *burn_wire_mode(enum burn_mode m, const char *workload, const char *precisi
                                  str_or_empty(workload), "precision", str_or_empty(precision)));
 }
 
-char *burn_wire_tick(enum burn_mode m, unsigned long long products, double flops, double seconds) {
-        return line_of(json_pack("{s:s, s:s, s:I, s:f, s:f}", "k", "tick", "mode", burn_mode_name(m), "products",
-                                 (json_int_t)products, "flops", flops, "seconds", seconds));
+char *burn_wire_tick(enum burn_mode m, unsigned long long products, double flops, double seconds,
+                     double device_seconds) {
+        return line_of(json_pack("{s:s, s:s, s:I, s:f, s:f, s:f}", "k", "tick", "mode", burn_mode_name(m), "products",
+                                 (json_int_t)products, "flops", flops, "seconds", seconds, "device_seconds",
+                                 device_seconds));
 }
 
 /* Faults appended until the line would pass the limit; the counts say how many there were. */
@@ -168,7 +170,15 @@ static int mode_of(json_t *o, enum burn_mode *ret) {
         return -EINVAL;
 }
 
+/* Kept once each: the same cell found again by a later pass or verification adds to the
+ * counts, not to the list, so the list shows as many distinct places as it can. */
 static void add_fault(struct burn_device *d, const struct burn_fault *f) {
+        for (unsigned i = 0; i < d->n_faults; i++) {
+                const struct burn_fault *x = &d->faults[i];
+                if (x->mode == f->mode && x->where_a == f->where_a && x->where_b == f->where_b &&
+                    strcmp(x->what, f->what) == 0)
+                        return;
+        }
         if (d->n_faults < BURN_MAX_FAULTS)
                 d->faults[d->n_faults++] = *f;
 }
@@ -176,13 +186,15 @@ static void add_fault(struct burn_device *d, const struct burn_fault *f) {
 static int apply_tick(struct burn_device *d, json_t *o, double t_s, char *why, size_t size) {
         enum burn_mode m;
         uint64_t products;
-        double flops, seconds;
+        double flops, seconds, device_seconds;
         if (mode_of(o, &m) < 0 || !get_count(o, "products", &products) || !get_number(o, "flops", &flops) ||
-            !get_number(o, "seconds", &seconds) || flops < 0 || seconds < 0)
+            !get_number(o, "seconds", &seconds) || !get_number(o, "device_seconds", &device_seconds) || flops < 0 ||
+            seconds < 0 || device_seconds < 0)
                 return refuse(why, size, "malformed tick line");
         d->products += products;
         d->flops += flops;
         d->load_seconds += seconds;
+        d->device_seconds += device_seconds;
         if (d->n_rates == d->cap_rates) {
                 size_t cap = d->cap_rates ? d->cap_rates * 2 : 64;
                 struct burn_rate *r = realloc(d->rates, cap * sizeof(*r));
@@ -192,7 +204,10 @@ static int apply_tick(struct burn_device *d, json_t *o, double t_s, char *why, s
                 d->cap_rates = cap;
         }
         d->rates[d->n_rates++] = (struct burn_rate){
-                .t_s = t_s, .tflops = seconds > 0 ? flops / seconds / 1e12 : 0, .mode = m};
+                .t_s = t_s, .mode = m,
+                /* The GPU's own rate where the device timed it: the host's scheduling of
+                 * the workers (several on few cores) is not the GPU's doing. */
+                .tflops = device_seconds > 0 ? flops / device_seconds / 1e12 : seconds > 0 ? flops / seconds / 1e12 : 0};
         return 0;
 }
 
@@ -224,11 +239,12 @@ static int apply_verify(struct burn_device *d, json_t *o, char *why, size_t size
         d->elements_compared += compared;
         d->faulty_vs_first += faulty_first;
         d->faults_total += faulty_host + faulty_first;
-        if (!d->have_digest) {
-                d->have_digest = true;
-                d->digest = digest;
-        } else if (digest != d->digest) {
-                d->digest_changed = true;
+        struct burn_load *l = &d->loads[d->mode];
+        if (!l->have_digest) {
+                l->have_digest = true;
+                l->digest = digest;
+        } else if (digest != l->digest) {
+                l->digest_changed = true;
         }
         return 0;
 }
@@ -294,17 +310,15 @@ int burn_wire_apply(struct burn_device *d, const char *line, double t_s, char *w
                         r = refuse(why, whysize, "malformed device line");
         } else if (strcmp(k, "mode") == 0) {
                 enum burn_mode m;
-                char workload[sizeof(d->workload)], precision[sizeof(d->precision)];
+                char workload[sizeof(d->loads[0].workload)], precision[sizeof(d->loads[0].precision)];
                 if (mode_of(o, &m) < 0 || !get_text(o, "workload", workload, sizeof(workload)) ||
                     !get_text(o, "precision", precision, sizeof(precision))) {
                         r = refuse(why, whysize, "malformed mode line");
                 } else {
                         d->mode = m;
                         d->in_mode = true;
-                        if (m != BURN_MODE_MEMTEST) { /* the GEMM load's, which the checks compare */
-                                memcpy(d->workload, workload, sizeof(workload));
-                                memcpy(d->precision, precision, sizeof(precision));
-                        }
+                        memcpy(d->loads[m].workload, workload, sizeof(workload));
+                        memcpy(d->loads[m].precision, precision, sizeof(precision));
                 }
         } else if (strcmp(k, "tick") == 0) {
                 r = apply_tick(d, o, t_s, why, whysize);

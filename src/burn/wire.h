@@ -4,7 +4,8 @@
  *
  *   {"k":"device","name":...,"bus":...,"cpu":false,"backend":"cuda"}      once, first
  *   {"k":"mode","mode":"gemm","workload":...,"precision":"fp32"}          a mode begins
- *   {"k":"tick","mode":"gemm","products":40,"flops":1.1e15,"seconds":1.02} every BURN_TICK_MS
+ *   {"k":"tick","mode":"gemm","products":40,"flops":1.1e15,"seconds":1.02,"device_seconds":1.0}
+ *                                                  every BURN_TICK_MS (device_seconds: 0 untimed)
  *   {"k":"verify","sampled":..,"faulty_host":..,"compared":..,"faulty_first":..,
  *    "digest":"0123456789abcdef","faults":[{"row":..,"col":..,"expected":..,"got":..,"what":..}]}
  *   {"k":"memtest","pass":1,"bytes":..,"words":..,"errors":..,"seconds":..,"seed":"..",
@@ -34,7 +35,8 @@ int burn_wire_apply(struct burn_device *d, const char *line, double t_s, char *w
  * BURN_WIRE_LINE_MAX bytes (fault lists are cut to fit), or NULL when out of memory. */
 char *burn_wire_device(const char *name, const char *bus, bool is_cpu, const char *backend);
 char *burn_wire_mode(enum burn_mode m, const char *workload, const char *precision);
-char *burn_wire_tick(enum burn_mode m, unsigned long long products, double flops, double seconds);
+char *burn_wire_tick(enum burn_mode m, unsigned long long products, double flops, double seconds,
+                     double device_seconds);
 char *burn_wire_verify(unsigned long long sampled, unsigned long long faulty_host, unsigned long long compared,
                        unsigned long long faulty_first, unsigned long long digest, const struct burn_fault *faults,
                        size_t n_faults);

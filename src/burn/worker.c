@@ -133,11 +133,15 @@ static void run_gemm(struct worker *w, enum burn_mode m, unsigned long long slic
                 give_up(w, "%s: %s", burn_mode_name(m), err);
         send_line(w, burn_wire_mode(m, gemm_load_describe(g), precision));
 
-        /* Size the batch from one timed product (after one untimed: first-use costs). */
-        double ms = 0;
-        if (gemm_load_enqueue(g, 1) < 0 || gemm_load_wait(g, NULL) < 0 || gemm_load_enqueue(g, 1) < 0 ||
-            gemm_load_wait(g, &ms) < 0)
+        /* Size the batch from one product timed on the host's clock (after one untimed:
+         * first-use costs): the batch bounds how long the worker is deaf to a stop request
+         * and silent to the parent, which is wall time whatever the device's clock says. */
+        if (gemm_load_enqueue(g, 1) < 0 || gemm_load_wait(g, NULL) < 0)
                 give_up(w, "%s: %s", burn_mode_name(m), gemm_load_error(g));
+        double t_one = monotonic_ms();
+        if (gemm_load_enqueue(g, 1) < 0 || gemm_load_wait(g, NULL) < 0)
+                give_up(w, "%s: %s", burn_mode_name(m), gemm_load_error(g));
+        double ms = monotonic_ms() - t_one;
         double target = BATCH_TARGET_MS;
         unsigned long long period = opt->pulse_period_ms ? opt->pulse_period_ms : BURN_DEFAULT_PULSE_MS;
         if (m == BURN_MODE_PULSE && target > period / 8.0)
@@ -150,7 +154,7 @@ static void run_gemm(struct worker *w, enum burn_mode m, unsigned long long slic
         struct gemm_tally t = {.products = 2, .since_verify = 2};
         verify_now(w, g, &t); /* the first result: what every later one is compared with */
         unsigned long long tick_start = deadline_now_ms(), tick_products = 0;
-        double tick_busy = 0;
+        double tick_device_ms = 0;
         while (!should_stop(w, end)) {
                 unsigned long long now = deadline_now_ms();
                 if (m == BURN_MODE_PULSE && (now - start) % period >= period / 2) {
@@ -159,10 +163,10 @@ static void run_gemm(struct worker *w, enum burn_mode m, unsigned long long slic
                                 sleep_ms(idle_end - deadline_now_ms() < 50 ? (double)(idle_end - deadline_now_ms()) : 50);
                         continue;
                 }
-                double t0 = monotonic_ms();
-                if (gemm_load_enqueue(g, batch) < 0 || gemm_load_wait(g, NULL) < 0)
+                double device_ms = 0;
+                if (gemm_load_enqueue(g, batch) < 0 || gemm_load_wait(g, &device_ms) < 0)
                         give_up(w, "%s: %s", burn_mode_name(m), gemm_load_error(g));
-                tick_busy += monotonic_ms() - t0;
+                tick_device_ms += device_ms;
                 t.products += batch;
                 t.since_verify += batch;
                 tick_products += batch;
@@ -170,18 +174,19 @@ static void run_gemm(struct worker *w, enum burn_mode m, unsigned long long slic
                         verify_now(w, g, &t);
                 now = deadline_now_ms();
                 if (now - tick_start >= BURN_TICK_MS) {
-                        send_line(w, burn_wire_tick(m, tick_products, tick_products * flops, (now - tick_start) / 1e3));
+                        send_line(w, burn_wire_tick(m, tick_products, tick_products * flops, (now - tick_start) / 1e3,
+                                                    tick_device_ms / 1e3));
                         tick_start = now;
                         tick_products = 0;
-                        tick_busy = 0;
+                        tick_device_ms = 0;
                 }
         }
         if (t.since_verify)
                 verify_now(w, g, &t);
         unsigned long long now = deadline_now_ms();
         if (tick_products)
-                send_line(w, burn_wire_tick(m, tick_products, tick_products * flops, (now - tick_start) / 1e3));
-        (void)tick_busy;
+                send_line(w, burn_wire_tick(m, tick_products, tick_products * flops, (now - tick_start) / 1e3,
+                                            tick_device_ms / 1e3));
         gemm_load_close(g);
 }
 

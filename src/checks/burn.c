@@ -6,6 +6,7 @@
 #include "checks/check.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,22 +81,33 @@ static void run_run(const struct check_info *self, const struct facts *f, struct
         }
 }
 
-/* The digest most devices of d's model and precision agree on, and how many share it;
- * false when fewer than two such devices have one. */
-static bool model_digest(const struct burn_facts *b, const struct burn_device *d, uint64_t *digest,
-                         size_t *agreeing, size_t *peers) {
+/* Whether the device's own comparisons found a wrong result (host, first result, a result
+ * that changed): it fails on its own, and its digest says nothing of its peers'. */
+static bool own_faults(const struct burn_device *d) {
+        bool changed = false;
+        for (int m = 0; m < _BURN_MODE_COUNT; m++)
+                changed |= d->loads[m].digest_changed;
+        return d->faulty_vs_host || d->faulty_vs_first || changed;
+}
+
+/* Among the devices of d's model whose own comparisons found nothing: the digest most of
+ * them agree on for mode m's load (same workload), how many share it, and how many have
+ * one; false when fewer than two do. */
+static bool model_digest(const struct burn_facts *b, const struct burn_device *d, enum burn_mode m,
+                         uint64_t *digest, size_t *agreeing, size_t *peers) {
+        const struct burn_load *mine = &d->loads[m];
         size_t best = 0, n = 0;
         for (size_t i = 0; i < b->n_devs; i++) {
-                const struct burn_device *a = &b->devs[i];
-                if (!a->have_digest || strcmp(a->name, d->name) != 0 || strcmp(a->precision, d->precision) != 0 ||
-                    strcmp(a->workload, d->workload) != 0)
+                const struct burn_load *a = &b->devs[i].loads[m];
+                if (!a->have_digest || own_faults(&b->devs[i]) || strcmp(b->devs[i].name, d->name) != 0 ||
+                    strcmp(a->workload, mine->workload) != 0)
                         continue;
                 n++;
                 size_t same = 0;
                 for (size_t j = 0; j < b->n_devs; j++) {
-                        const struct burn_device *c = &b->devs[j];
-                        same += c->have_digest && c->digest == a->digest && strcmp(c->name, d->name) == 0 &&
-                                strcmp(c->precision, d->precision) == 0 && strcmp(c->workload, d->workload) == 0;
+                        const struct burn_load *c = &b->devs[j].loads[m];
+                        same += c->have_digest && !own_faults(&b->devs[j]) && c->digest == a->digest &&
+                                strcmp(b->devs[j].name, d->name) == 0 && strcmp(c->workload, mine->workload) == 0;
                 }
                 if (same > best) {
                         best = same;
@@ -144,27 +156,49 @@ static void run_compute(const struct check_info *self, const struct facts *f, st
                                       d->end == BURN_END_DONE ? "no GEMM mode ran" : "see burn.run");
                         continue;
                 }
-                result_evidence(r, "workload", "%s", d->workload);
                 result_evidence(r, "products", "%llu in %.0f s, %llu verified batches", (unsigned long long)d->products,
                                 d->load_seconds, (unsigned long long)d->verifications);
-                result_evidence(r, "digest", "%016llx", (unsigned long long)d->digest);
-                uint64_t majority = 0;
-                size_t agreeing = 0, peers = 0;
-                bool compared = model_digest(b, d, &majority, &agreeing, &peers);
-                bool odd = compared && majority != d->digest;
+                /* Per GEMM-type mode (each runs its own precision): a result that changed, and
+                 * a digest its peers do not share. The peers are the GPUs of its model whose
+                 * own comparisons found nothing; a strict majority among them tells the odd
+                 * one out, and without one (two GPUs that disagree) every GPU off the largest
+                 * group fails: one of them computes wrong, and the node cannot be cleared. */
+                bool changed = false, odd = false, compared = false;
+                char peers_text[200] = "";
+                for (int m = 0; m < _BURN_MODE_COUNT; m++) {
+                        const struct burn_load *l = &d->loads[m];
+                        if (!l->have_digest)
+                                continue;
+                        char key[24];
+                        snprintf(key, sizeof(key), "digest_%s", burn_mode_name((enum burn_mode)m));
+                        result_evidence(r, key, "%016llx (%s)", (unsigned long long)l->digest, l->workload);
+                        changed |= l->digest_changed;
+                        uint64_t majority = 0;
+                        size_t agreeing = 0, peers = 0;
+                        if (!model_digest(b, d, (enum burn_mode)m, &majority, &agreeing, &peers))
+                                continue;
+                        compared = true;
+                        if (own_faults(d) || agreeing == peers)
+                                continue;
+                        if (majority != l->digest || agreeing * 2 <= peers) {
+                                odd = true;
+                                snprintf(peers_text, sizeof(peers_text), "%s: %zu of %zu GPUs of this model agree on %016llx%s",
+                                         burn_mode_name((enum burn_mode)m), agreeing, peers, (unsigned long long)majority,
+                                         agreeing * 2 <= peers ? " (no majority: which one is wrong cannot be told)" : "");
+                        }
+                }
                 result_expected(r, "every product equal to the host reference and, bit for bit, to the first%s",
                                 compared ? " and to the other GPUs of its model" : "");
-                if (d->faulty_vs_host || d->faulty_vs_first || d->digest_changed || odd) {
+                if (d->faulty_vs_host || d->faulty_vs_first || changed || odd) {
                         result_observed(r, "%llu of %llu sampled elements off the host reference, %llu of %llu elements "
                                            "differing from the first result%s%s",
                                         (unsigned long long)d->faulty_vs_host, (unsigned long long)d->elements_sampled,
                                         (unsigned long long)d->faulty_vs_first, (unsigned long long)d->elements_compared,
-                                        d->digest_changed ? ", results changing between products" : "",
+                                        changed ? ", results changing between products" : "",
                                         odd ? ", a result different from the other GPUs'" : "");
                         result_status(r, STATUS_FAIL, "silent data corruption: the GPU computed wrong results under load");
                         if (odd)
-                                result_evidence(r, "peers", "%zu of %zu GPUs of this model agree on %016llx", agreeing,
-                                                peers, (unsigned long long)majority);
+                                result_evidence(r, "peers", "%s", peers_text);
                         first_faults(r, d, BURN_MODE_GEMM);
                         result_remedy(r, "drain the node and take the GPU out of service; rerun gpuvet burn to confirm, "
                                          "then RMA it (wrong results without an error are not recoverable by reset)");
@@ -263,7 +297,9 @@ static void run_throughput(const struct check_info *self, const struct facts *f,
                 const struct burn_device *leader = d;
                 for (size_t j = 0; j < b->n_devs; j++) {
                         const struct burn_device *o = &b->devs[j];
-                        if (strcmp(o->name, d->name) != 0 || strcmp(o->precision, d->precision) != 0 || !gemm_rates(o))
+                        if (strcmp(o->name, d->name) != 0 ||
+                            strcmp(o->loads[BURN_MODE_GEMM].precision, d->loads[BURN_MODE_GEMM].precision) != 0 ||
+                            !gemm_rates(o))
                                 continue;
                         double m = median_rate(o, 0, gemm_rates(o));
                         if (m > best) {
@@ -273,7 +309,7 @@ static void run_throughput(const struct check_info *self, const struct facts *f,
                 }
                 double first = n >= DROP_MIN_RATES ? median_rate(d, 0, n / 4) : 0;
                 double last = n >= DROP_MIN_RATES ? median_rate(d, n - n / 4, n) : 0;
-                result_observed(r, "median %.3f TFLOPS (%s)", mine, d->precision);
+                result_observed(r, "median %.3f TFLOPS (%s)", mine, d->loads[BURN_MODE_GEMM].precision);
                 result_evidence(r, "rates", "%zu ticks of %u ms", n, BURN_TICK_MS);
                 if (first > 0)
                         result_evidence(r, "trend", "first quarter %.3f, last quarter %.3f TFLOPS", first, last);
@@ -298,6 +334,273 @@ static void run_throughput(const struct check_info *self, const struct facts *f,
         }
 }
 
+/* ---- telemetry --------------------------------------------------------------------- */
+
+/* The device's telemetry, or NULL after a skip result saying why there is none. */
+static const struct burn_telemetry *telemetry_of(const struct check_info *self, const struct facts *f,
+                                                 const struct burn_device *d, struct report *rep, struct result **ret) {
+        char subject[160];
+        device_subject(d, subject, sizeof(subject));
+        *ret = result_new(rep, self, subject);
+        if (d->tele.nvml && d->tele.n_samples)
+                return &d->tele;
+        const char *note = f->burn->telemetry_note;
+        if (!d->bus[0])
+                result_status(*ret, STATUS_SKIP, "no telemetry: the device has no PCI address to find it in NVML");
+        else
+                result_status(*ret, STATUS_SKIP, "no telemetry for this device%s%s", note[0] ? ": " : "", note);
+        return NULL;
+}
+
+/* The median of a sample field over the loaded samples of the modes in `modes`, skipping
+ * the first `skip_s` seconds of each device's load (ramp-up); NAN when none. */
+static double loaded_median(const struct burn_telemetry *t, unsigned modes, size_t field_off, double skip_s) {
+        double v[t->n_samples ? t->n_samples : 1];
+        size_t n = 0;
+        double first_t = -1;
+        for (size_t i = 0; i < t->n_samples; i++) {
+                const struct burn_sample *x = &t->samples[i];
+                if (!x->loaded || !(modes & BURN_MODE_BIT(x->mode)))
+                        continue;
+                if (first_t < 0)
+                        first_t = x->t_s;
+                float val;
+                memcpy(&val, (const char *)x + field_off, sizeof(val));
+                if (x->t_s - first_t < skip_s || isnan(val))
+                        continue;
+                v[n++] = val;
+        }
+        if (!n)
+                return NAN;
+        qsort(v, n, sizeof(v[0]), cmp_double);
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double loaded_max(const struct burn_telemetry *t, size_t field_off) {
+        double m = NAN;
+        for (size_t i = 0; i < t->n_samples; i++) {
+                float val;
+                memcpy(&val, (const char *)&t->samples[i] + field_off, sizeof(val));
+                if (t->samples[i].loaded && !isnan(val) && (isnan(m) || val > m))
+                        m = val;
+        }
+        return m;
+}
+
+#define LOAD_MODES (BURN_MODE_BIT(BURN_MODE_GEMM) | BURN_MODE_BIT(BURN_MODE_POWER))
+
+/* The samples at the start of a load that are left out while clocks and power settle:
+ * `most` seconds, or a quarter of the mode's slice when that is shorter (short runs). */
+static double ramp_s(const struct burn_facts *b, enum burn_mode m, double most) {
+        double quarter = b->slices_ms[m] / 4000.0;
+        return quarter < most ? quarter : most;
+}
+
+static const struct {
+        uint64_t bit;
+        const char *name;
+} slowdowns[] = {
+        {NV_CLOCKS_EVENT_HW_SLOWDOWN, "HW slowdown"},
+        {NV_CLOCKS_EVENT_HW_THERMAL_SLOWDOWN, "HW thermal slowdown"},
+        {NV_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN, "HW power brake"},
+        {NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN, "SW thermal slowdown"},
+};
+
+static void run_clock_events(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (!burn_ran(self, f, rep))
+                return;
+        for (size_t i = 0; i < f->burn->n_devs; i++) {
+                struct result *r;
+                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
+                if (!t)
+                        continue;
+                char seen[160] = "";
+                size_t used = 0;
+                for (size_t k = 0; k < sizeof(slowdowns) / sizeof(slowdowns[0]); k++)
+                        if ((t->reasons_loaded & slowdowns[k].bit) && used < sizeof(seen))
+                                used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? ", " : "",
+                                                         slowdowns[k].name);
+                result_observed(r, "clock event reasons under load: 0x%016llx", (unsigned long long)t->reasons_loaded);
+                result_expected(r, "no HW slowdown, thermal slowdown or power brake under load (the SW power cap is "
+                                   "normal)");
+                if (seen[0]) {
+                        result_status(r, STATUS_FAIL, "clocks were cut under load: %s", seen);
+                        result_remedy(r, "HW slowdown and power brake come from the board or the chassis (PSU, power "
+                                         "cabling, the BMC's power policy); thermal slowdown from cooling (airflow, "
+                                         "fans, heatsink contact, inlet temperature): fix it and rerun the burn");
+                } else {
+                        result_status(r, STATUS_PASS, "no slowdown under load%s",
+                                      t->reasons_loaded & NV_CLOCKS_EVENT_SW_POWER_CAP ? " (at its power cap, as expected)"
+                                                                                      : "");
+                }
+        }
+}
+
+static void run_temperature(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (!burn_ran(self, f, rep))
+                return;
+        unsigned margin = check_thresholds(f)->temp_margin_c;
+        for (size_t i = 0; i < f->burn->n_devs; i++) {
+                struct result *r;
+                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
+                if (!t)
+                        continue;
+                double gpu = loaded_max(t, offsetof(struct burn_sample, temp_c));
+                double mem = loaded_max(t, offsetof(struct burn_sample, mem_temp_c));
+                if (isnan(gpu)) {
+                        result_status(r, STATUS_SKIP, "NVML gave no temperature under load");
+                        continue;
+                }
+                result_observed(r, "hottest under load: GPU %.0f C", gpu);
+                if (!isnan(mem))
+                        result_evidence(r, "memory", "%.0f C (limit %.0f C)", mem, t->temp_mem_max_c);
+                if (t->temp_slowdown_c <= 0) {
+                        result_status(r, STATUS_PASS, "hottest %.0f C under load (NVML gives no slowdown temperature)", gpu);
+                        continue;
+                }
+                result_expected(r, "at least %u C below the slowdown temperature (%.0f C)", margin, t->temp_slowdown_c);
+                bool mem_hot = !isnan(mem) && t->temp_mem_max_c > 0 && mem + margin >= t->temp_mem_max_c;
+                if (gpu >= t->temp_slowdown_c) {
+                        result_status(r, STATUS_FAIL, "reached its slowdown temperature under load (%.0f C of %.0f C)", gpu,
+                                      t->temp_slowdown_c);
+                } else if (gpu + margin >= t->temp_slowdown_c || mem_hot) {
+                        result_status(r, STATUS_WARN, "within %u C of slowdown under load (%s %.0f C)", margin,
+                                      mem_hot ? "memory" : "GPU", mem_hot ? mem : gpu);
+                } else {
+                        result_status(r, STATUS_PASS, "hottest %.0f C under load, %.0f C below slowdown", gpu,
+                                      t->temp_slowdown_c - gpu);
+                        continue;
+                }
+                result_remedy(r, "improve the GPU's cooling: airflow and fan policy, blanking panels, inlet "
+                                 "temperature, heatsink contact; compare with its neighbours in the chassis");
+        }
+}
+
+static void run_sm_clock(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (!burn_ran(self, f, rep))
+                return;
+        double fraction = check_thresholds(f)->burn_sm_clock_fraction;
+        for (size_t i = 0; i < f->burn->n_devs; i++) {
+                struct result *r;
+                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
+                if (!t)
+                        continue;
+                double sm = loaded_median(t, LOAD_MODES, offsetof(struct burn_sample, sm_mhz),
+                                          ramp_s(f->burn, BURN_MODE_GEMM, 2.0));
+                if (isnan(sm) || t->sm_max_mhz <= 0) {
+                        result_status(r, STATUS_SKIP, "no SM clock under a GEMM load (or no maximum) from NVML");
+                        continue;
+                }
+                result_observed(r, "median SM clock under load %.0f MHz (%.0f%% of its %.0f MHz maximum)", sm,
+                                sm / t->sm_max_mhz * 100, t->sm_max_mhz);
+                result_expected(r, "at least %.0f%% of the maximum", fraction * 100);
+                if (sm < fraction * t->sm_max_mhz) {
+                        result_status(r, STATUS_FAIL, "SM clock under load only %.0f%% of its maximum",
+                                      sm / t->sm_max_mhz * 100);
+                        result_remedy(r, "see burn.clock_events for why (power brake, thermal slowdown); check "
+                                         "application clocks and clock locks (nvidia-smi -q -d CLOCK) and the power "
+                                         "limit (gpu.power_limit)");
+                } else {
+                        result_status(r, STATUS_PASS, "%.0f MHz under load (%.0f%% of maximum)", sm,
+                                      sm / t->sm_max_mhz * 100);
+                }
+        }
+}
+
+static void run_power(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (!burn_ran(self, f, rep))
+                return;
+        double fraction = check_thresholds(f)->burn_power_fraction;
+        for (size_t i = 0; i < f->burn->n_devs; i++) {
+                const struct burn_device *d = &f->burn->devs[i];
+                if (!f->burn->slices_ms[BURN_MODE_POWER]) {
+                        char subject[160];
+                        device_subject(d, subject, sizeof(subject));
+                        result_status(result_new(rep, self, subject), STATUS_SKIP, "power mode not selected");
+                        continue;
+                }
+                struct result *r;
+                const struct burn_telemetry *t = telemetry_of(self, f, d, rep, &r);
+                if (!t)
+                        continue;
+                /* The first seconds ramp up: clocks and power settle after the load starts. */
+                double w = loaded_median(t, BURN_MODE_BIT(BURN_MODE_POWER), offsetof(struct burn_sample, power_w),
+                                         ramp_s(f->burn, BURN_MODE_POWER, 3.0));
+                double limit = loaded_median(t, BURN_MODE_BIT(BURN_MODE_POWER),
+                                             offsetof(struct burn_sample, power_limit_w), 0);
+                if (isnan(w) || isnan(limit) || limit <= 0) {
+                        result_status(r, STATUS_SKIP, "NVML gave no power draw or enforced limit in the power mode");
+                        continue;
+                }
+                result_observed(r, "median draw %.0f W of an enforced limit of %.0f W (%.0f%%)", w, limit, w / limit * 100);
+                result_expected(r, "at least %.0f%% of the enforced limit", fraction * 100);
+                if (w < fraction * limit) {
+                        result_status(r, STATUS_FAIL, "reached only %.0f%% of its power limit under the power load",
+                                      w / limit * 100);
+                        result_remedy(r, "see burn.clock_events and burn.sm_clock: clocks cut by slowdown keep power "
+                                         "low; otherwise check the power cabling and the board's power delivery "
+                                         "(vendor diagnostics)");
+                } else {
+                        result_status(r, STATUS_PASS, "held %.0f W, %.0f%% of its %.0f W limit", w, w / limit * 100, limit);
+                }
+        }
+}
+
+static void run_ecc(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (!burn_ran(self, f, rep))
+                return;
+        for (size_t i = 0; i < f->burn->n_devs; i++) {
+                struct result *r;
+                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
+                if (!t)
+                        continue;
+                unsigned long long unc = t->have_ecc ? t->ecc_uncorrected_end - t->ecc_uncorrected_start : 0;
+                unsigned long long cor = t->have_ecc ? t->ecc_corrected_end - t->ecc_corrected_start : 0;
+                bool new_remap = t->remap_pending_end && !t->remap_pending_start;
+                result_observed(r, "during the run: %llu uncorrectable and %llu corrected ECC errors (counters), %u "
+                                   "double-bit events%s%s",
+                                unc, cor, t->dbe_events, new_remap ? ", a row remap became pending" : "",
+                                t->retired_pending_end ? ", a page retirement is pending" : "");
+                result_expected(r, "no new uncorrectable error, pending row remap or page retirement");
+                if (unc || t->dbe_events || new_remap || t->retired_pending_end) {
+                        result_status(r, STATUS_FAIL, "the GPU's memory failed under load (%s)",
+                                      unc || t->dbe_events ? "uncorrectable ECC errors" : "a remap or retirement pending");
+                        result_remedy(r, "drain the node and reset the GPU so that pending remaps take effect "
+                                         "(gpu.row_remapper), then rerun the burn; a remap failure or errors that "
+                                         "return mean RMA");
+                } else if (!t->have_ecc) {
+                        result_status(r, STATUS_SKIP, "NVML gave no ECC counters (ECC off or unsupported)");
+                } else {
+                        result_status(r, STATUS_PASS, "no uncorrectable ECC error under load (%llu corrected)", cor);
+                }
+        }
+}
+
+static void run_xid(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (!burn_ran(self, f, rep))
+                return;
+        for (size_t i = 0; i < f->burn->n_devs; i++) {
+                struct result *r;
+                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
+                if (!t)
+                        continue;
+                if (!t->xids) {
+                        result_status(r, STATUS_PASS, "no Xid event during the run");
+                        continue;
+                }
+                char codes[128] = "";
+                size_t used = 0;
+                for (unsigned k = 0; k < t->n_xid_codes && used < sizeof(codes); k++)
+                        used += (size_t)snprintf(codes + used, sizeof(codes) - used, "%s%llu", k ? ", " : "",
+                                                 t->xid_codes[k]);
+                result_observed(r, "%u Xid event%s: %s", t->xids, t->xids == 1 ? "" : "s", codes);
+                result_expected(r, "no Xid event under load");
+                result_status(r, STATUS_FAIL, "the driver reported Xid %s during the run", codes);
+                result_remedy(r, "look each Xid up (gpu.xid gives the meaning and action of each, docs/checks/gpu.md); "
+                                 "drain the node, reset or reboot, and rerun the burn");
+        }
+}
+
 CHECK_INFO(burn_run, "burn", "burn.run", LEVEL_FULL, 0,
            "Every GPU's stress-test worker ran to the end: none hung, crashed or failed to start", run_run);
 
@@ -311,3 +614,20 @@ CHECK_INFO(burn_memory, "burn", "burn.memory", LEVEL_FULL, 0,
 CHECK_INFO(burn_throughput, "burn", "burn.throughput", LEVEL_FULL, 0,
            "Sustained GEMM throughput keeps pace with the GPU's peers of the same model and does not fall",
            run_throughput);
+
+CHECK_INFO(burn_clock_events, "burn", "burn.clock_events", LEVEL_FULL, CHECK_NEEDS_NVML,
+           "No HW slowdown, thermal slowdown or power brake cut the clocks under load", run_clock_events);
+
+CHECK_INFO(burn_temperature, "burn", "burn.temperature", LEVEL_FULL, CHECK_NEEDS_NVML,
+           "GPU and memory temperatures under load stay clear of the slowdown temperature", run_temperature);
+
+CHECK_INFO(burn_sm_clock, "burn", "burn.sm_clock", LEVEL_FULL, CHECK_NEEDS_NVML,
+           "The SM clock under a GEMM load stays above a fraction of its maximum", run_sm_clock);
+
+CHECK_INFO(burn_power, "burn", "burn.power", LEVEL_FULL, CHECK_NEEDS_NVML,
+           "Under the power mode each GPU draws close to its enforced power limit", run_power);
+
+CHECK_INFO(burn_ecc, "burn", "burn.ecc", LEVEL_FULL, CHECK_NEEDS_NVML,
+           "No uncorrectable ECC error, pending row remap or page retirement appears under load", run_ecc);
+
+CHECK_INFO(burn_xid, "burn", "burn.xid", LEVEL_FULL, CHECK_NEEDS_NVML, "The driver reports no Xid event during the run", run_xid);

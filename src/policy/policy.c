@@ -46,6 +46,12 @@ const struct policy_thresholds policy_thresholds_default = {
          * last (docs/burn.md). */
         .burn_throughput_spread = 0.10,
         .burn_throughput_drop = 0.10,
+        /* gpuvet's: dense GEMM at the power limit runs an H100 SXM at ~75-90% of its maximum
+         * SM clock (the normal software power cap); below 60% something else holds it. */
+        .burn_sm_clock_fraction = 0.60,
+        /* gpuvet's: a dense tensor GEMM takes a healthy data-centre GPU to its power limit
+         * within seconds; one that stays under 85% has a power or clock problem. */
+        .burn_power_fraction = 0.85,
 };
 
 struct walk {
@@ -375,10 +381,15 @@ static void thresholds_pair(struct walk *w, const char *key, yaml_node_t *k, yam
                 get_number(w, v, "thresholds.burn_throughput_spread", 0.01, 0.9, &t->burn_throughput_spread);
         else if (strcmp(key, "burn_throughput_drop") == 0)
                 get_number(w, v, "thresholds.burn_throughput_drop", 0.01, 0.9, &t->burn_throughput_drop);
+        else if (strcmp(key, "burn_sm_clock_fraction") == 0)
+                get_number(w, v, "thresholds.burn_sm_clock_fraction", 0.1, 1.0, &t->burn_sm_clock_fraction);
+        else if (strcmp(key, "burn_power_fraction") == 0)
+                get_number(w, v, "thresholds.burn_power_fraction", 0.1, 1.0, &t->burn_power_fraction);
         else
                 unknown_key(w, k, "thresholds", key,
                             "temperature_margin_c, power_cap_fraction, pcie_replays_per_minute, ecc_corrected_warn, "
-                            "retired_pages_warn, burn_throughput_spread, burn_throughput_drop");
+                            "retired_pages_warn, burn_throughput_spread, burn_throughput_drop, "
+                            "burn_sm_clock_fraction, burn_power_fraction");
 }
 
 struct exception_ctx {

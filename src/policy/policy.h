@@ -62,6 +62,8 @@ struct policy_thresholds {
         unsigned retired_pages_warn;        /* DCGM soft limit: 15 */
         double burn_throughput_spread;      /* burn: fail this far below the best GPU of its model */
         double burn_throughput_drop;        /* burn: fail when the rate falls this much over the run */
+        double burn_sm_clock_fraction;      /* burn: fail when the SM clock under load is below this of its max */
+        double burn_power_fraction;         /* burn --mode power: fail below this of the enforced limit */
 };
 
 /* gpuvet's own numbers, used where a policy sets none. */

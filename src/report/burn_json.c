@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 
 static json_t *fault_json(const struct burn_fault *x) {
@@ -20,6 +21,45 @@ static json_t *fault_json(const struct burn_fault *x) {
                          "against", json_text(x->what));
 }
 
+static json_t *num_or_null(float v) { return isnan(v) ? json_null() : json_real(v); }
+
+static json_t *telemetry_json(const struct burn_telemetry *t) {
+        if (!t->nvml)
+                return json_null();
+        char reasons[24];
+        snprintf(reasons, sizeof(reasons), "0x%016" PRIx64, t->reasons_loaded);
+        json_t *xids = json_array();
+        for (unsigned i = 0; i < t->n_xid_codes; i++)
+                json_array_append_new(xids, json_integer((json_int_t)t->xid_codes[i]));
+        json_t *o = json_pack("{s:o, s:o, s:o, s:s, s:I, s:o, s:I, s:I, s:b, s:b, s:I, s:I}", "sm_max_mhz",
+                              num_or_null(t->sm_max_mhz > 0 ? t->sm_max_mhz : NAN), "temperature_slowdown_c",
+                              num_or_null(t->temp_slowdown_c > 0 ? t->temp_slowdown_c : NAN), "memory_temperature_max_c",
+                              num_or_null(t->temp_mem_max_c > 0 ? t->temp_mem_max_c : NAN), "clock_event_reasons_loaded",
+                              reasons, "xids", (json_int_t)t->xids, "xid_codes", xids, "ecc_uncorrected_new",
+                              (json_int_t)(t->have_ecc ? t->ecc_uncorrected_end - t->ecc_uncorrected_start : 0),
+                              "ecc_corrected_new",
+                              (json_int_t)(t->have_ecc ? t->ecc_corrected_end - t->ecc_corrected_start : 0),
+                              "remap_pending", t->remap_pending_end, "retirement_pending", t->retired_pending_end,
+                              "double_bit_events", (json_int_t)t->dbe_events, "single_bit_events",
+                              (json_int_t)t->sbe_events);
+        json_t *series = json_array();
+        for (size_t i = 0; i < t->n_samples; i++) {
+                const struct burn_sample *x = &t->samples[i];
+                char r[24];
+                snprintf(r, sizeof(r), "0x%" PRIx64, x->reasons);
+                json_array_append_new(
+                        series, json_pack("{s:f, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "t_s", x->t_s, "mode",
+                                          burn_mode_name(x->mode), "loaded", x->loaded, "temperature_c",
+                                          num_or_null(x->temp_c), "memory_temperature_c", num_or_null(x->mem_temp_c),
+                                          "power_w", num_or_null(x->power_w), "power_limit_w", num_or_null(x->power_limit_w),
+                                          "sm_clock_mhz", num_or_null(x->sm_mhz), "memory_clock_mhz",
+                                          num_or_null(x->mem_mhz), "utilization_pct", num_or_null(x->util_pct),
+                                          "clock_event_reasons", x->have_reasons ? json_string(r) : json_null()));
+        }
+        json_object_set_new(o, "samples", series);
+        return o;
+}
+
 static json_t *device_json(const struct burn_device *d) {
         json_t *o = json_object();
         json_object_set_new(o, "index", json_integer(d->index));
@@ -31,17 +71,28 @@ static json_t *device_json(const struct burn_device *d) {
         json_object_set_new(o, "error", d->error[0] ? json_text(d->error) : json_null());
         json_object_set_new(o, "started_s", json_real(d->started_s));
         json_object_set_new(o, "ended_s", json_real(d->ended_s));
-        char digest[17];
-        snprintf(digest, sizeof(digest), "%016" PRIx64, d->digest);
         json_object_set_new(
                 o, "gemm",
-                json_pack("{s:o, s:o, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:o, s:b}", "workload", json_text(d->workload),
-                          "precision", json_text(d->precision), "products", (json_int_t)d->products, "flops", d->flops,
-                          "load_seconds", d->load_seconds, "verifications", (json_int_t)d->verifications,
-                          "elements_sampled", (json_int_t)d->elements_sampled, "faulty_vs_host",
-                          (json_int_t)d->faulty_vs_host, "elements_compared", (json_int_t)d->elements_compared,
-                          "faulty_vs_first", (json_int_t)d->faulty_vs_first, "digest",
-                          d->have_digest ? json_string(digest) : json_null(), "digest_changed", d->digest_changed));
+                json_pack("{s:I, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I}", "products", (json_int_t)d->products, "flops",
+                          d->flops, "load_seconds", d->load_seconds, "device_seconds", d->device_seconds,
+                          "verifications", (json_int_t)d->verifications, "elements_sampled",
+                          (json_int_t)d->elements_sampled, "faulty_vs_host", (json_int_t)d->faulty_vs_host,
+                          "elements_compared", (json_int_t)d->elements_compared, "faulty_vs_first",
+                          (json_int_t)d->faulty_vs_first));
+        json_t *loads = json_object();
+        for (int m = 0; m < _BURN_MODE_COUNT; m++) {
+                const struct burn_load *l = &d->loads[m];
+                if (!l->workload[0])
+                        continue;
+                char digest[17];
+                snprintf(digest, sizeof(digest), "%016" PRIx64, l->digest);
+                json_object_set_new(loads, burn_mode_name((enum burn_mode)m),
+                                    json_pack("{s:o, s:o, s:o, s:b}", "workload", json_text(l->workload), "precision",
+                                              l->precision[0] ? json_text(l->precision) : json_null(), "digest",
+                                              l->have_digest ? json_string(digest) : json_null(), "digest_changed",
+                                              l->digest_changed));
+        }
+        json_object_set_new(o, "loads", loads);
         json_object_set_new(o, "memtest",
                             json_pack("{s:I, s:I, s:I, s:I, s:f, s:o}", "bytes", (json_int_t)d->mem_bytes, "passes",
                                       (json_int_t)d->mem_passes, "words", (json_int_t)d->mem_words, "errors",
@@ -57,6 +108,7 @@ static json_t *device_json(const struct burn_device *d) {
                 json_array_append_new(rates, json_pack("{s:f, s:s, s:f}", "t_s", d->rates[i].t_s, "mode",
                                                        burn_mode_name(d->rates[i].mode), "tflops", d->rates[i].tflops));
         json_object_set_new(o, "throughput", rates);
+        json_object_set_new(o, "telemetry", telemetry_json(&d->tele));
         return o;
 }
 
@@ -81,6 +133,9 @@ void *burn_json(const struct burn_facts *b) {
                         json_object_set_new(modes, burn_mode_name((enum burn_mode)m), json_real(b->slices_ms[m] / 1e3));
         json_object_set_new(o, "modes_s", modes);
         json_object_set_new(o, "note", b->census_note[0] ? json_text(b->census_note) : json_null());
+        json_object_set_new(o, "telemetry_note", b->telemetry_note[0] ? json_text(b->telemetry_note) : json_null());
+        json_object_set_new(o, "sample_interval_ms",
+                            json_integer(b->opt.sample_ms ? b->opt.sample_ms : BURN_DEFAULT_SAMPLE_MS));
         json_t *devs = json_array();
         for (size_t i = 0; i < b->n_devs; i++)
                 json_array_append_new(devs, device_json(&b->devs[i]));

@@ -135,6 +135,13 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fake_scenario *sc;
 static unsigned int init_count;
 static unsigned long long generation; /* bumped when the scenario is (re)loaded or shut down */
+/* $FAKE_NVML_SCENARIO_LATER=FILE:MS: MS milliseconds after the scenario was loaded, the
+ * calls answer from FILE instead (the same handles, no reload): a GPU whose state changes
+ * while a command runs, as under a stress test (throttling that starts, an Xid). The
+ * scenario it replaces is kept until unload: a thread may still be reading it. */
+static unsigned long long loaded_at_ms;
+static bool later_done;
+static struct fake_scenario *retired;
 static struct nvmlDevice_st handles[FAKE_MAX_GPUS * (1 + FAKE_MAX_MIG)];
 static struct nvmlEventSet_st event_sets[FAKE_MAX_EVENT_SETS];
 
@@ -163,6 +170,36 @@ static struct nvmlEventSet_st *event_set_of(nvmlEventSet_t s)
                 return NULL;
         struct nvmlEventSet_st *es = &event_sets[(p - base) / sizeof(event_sets[0])];
         return es->live ? es : NULL;
+}
+
+static unsigned long long now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (unsigned long long)ts.tv_sec * 1000ull + (unsigned long long)ts.tv_nsec / 1000000ull;
+}
+
+/* With the lock held: switch to the later scenario when its time has come. A later file
+ * that does not load leaves the first in place, with a message, once. */
+static void maybe_later(void)
+{
+        const char *spec = later_done ? NULL : getenv("FAKE_NVML_SCENARIO_LATER");
+        if (!spec || !*spec)
+                return;
+        const char *colon = strrchr(spec, ':');
+        unsigned long long ms = colon ? strtoull(colon + 1, NULL, 10) : 0;
+        if (now_ms() - loaded_at_ms < ms)
+                return;
+        later_done = true;
+        char path[4096];
+        snprintf(path, sizeof(path), "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec), spec);
+        struct fake_scenario *n = fake_scenario_load(path, NULL);
+        if (!n)
+                return;
+        if (retired)
+                fake_scenario_free(retired);
+        retired = sc;
+        sc = n;
 }
 
 static void sleep_ms(unsigned int ms)
@@ -242,6 +279,7 @@ static nvmlReturn_t instrument(enum fn_id fn, int gpu)
         bool ms_set = false, hang = false, fault = false;
         nvmlReturn_t err = NVML_SUCCESS;
 
+        maybe_later();
         log_call(fn, gpu);
         for (unsigned int i = 0; i < sc->nrules; i++) {
                 struct fake_rule *r = &sc->rules[i];
@@ -430,6 +468,7 @@ __attribute__((destructor)) static void fake_unload(void)
         if (pthread_mutex_trylock(&lock) != 0)
                 return; /* a thread is inside the fake right now: leave everything as it is */
         sc = fake_scenario_free(sc);
+        retired = fake_scenario_free(retired);
         pthread_mutex_unlock(&lock);
 }
 
@@ -448,6 +487,8 @@ static nvmlReturn_t do_init(enum fn_id fn)
                 fake_scenario_free(sc);
                 sc = n;
                 generation++;
+                loaded_at_ms = now_ms();
+                later_done = false;
                 memset(event_sets, 0, sizeof(event_sets));
                 if (sc->init_error_set)
                         return leave(sc->init_error);

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""`gpuvet burn` end to end: for real on PoCL (OpenCL on the CPU, --allow-cpu), and on the
+fake libcuda + fake cuBLASLt with the fake NVML for telemetry.
+
+- PoCL: a clean GEMM + memtest run passes and its report holds the burn section; one
+  corrupted GEMM element on one of two devices fails burn.compute on that device, naming
+  the element; a flipped memory bit fails burn.memory naming its offset and bits; SIGINT
+  stops the run within a second and writes the partial report (burn.run: error).
+- Fake CUDA + NVML (tests/golden/burn-scenarios): a healthy loaded node passes every
+  burn.* check; throttling that starts mid-run (FAKE_NVML_SCENARIO_LATER) fails
+  burn.clock_events, burn.temperature and burn.sm_clock on that GPU only; an Xid with a
+  double-bit error mid-run fails burn.xid and burn.ecc; a GPU that cannot reach its power
+  limit fails burn.power; a matmul that never returns makes every worker hung within the
+  hang deadline, and the report is still written.
+- Bad options exit 2 naming the option; check --level full on a node without an NVIDIA GPU
+  skips the burn checks saying why.
+
+Usage: test_burn.py GPUVET_TEST_HOOKS FAKE_LIBCUDA FAKE_LIBCUBLASLT FAKE_LIBNVML"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+GPUVET, FAKE_CUDA, FAKE_LT, FAKE_NVML = sys.argv[1:5]
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCN = os.path.join(HERE, "burn-scenarios")
+GPU0, GPU1 = "0000:18:00.0", "0000:2a:00.0"
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def clean_env(extra):
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(("FAKE_CUDA_", "FAKE_CUBLASLT_", "FAKE_NVML_", "GPUVET_", "POCL_DEVICES"))}
+    e.update(extra)
+    return e
+
+
+def burn(args, env=None, timeout=120):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        p = subprocess.run([GPUVET, "burn", "--no-progress", "-j", out] + list(args), env=clean_env(env or {}),
+                           capture_output=True, text=True, timeout=timeout)
+        try:
+            rep = json.load(open(out))
+        except (OSError, ValueError):
+            rep = None
+    return p, rep
+
+
+def results(rep, check_id):
+    """{subject: result} of one check."""
+    return {r["subject"]: r for r in (rep or {}).get("checks", []) if r["id"] == check_id}
+
+
+def status(rep, check_id, subject):
+    r = results(rep, check_id).get(subject)
+    return r["status"] if r else None
+
+
+OPENCL = ["--backend", "opencl", "--allow-cpu"]
+CPU0 = None  # the PoCL device's subject, learnt from the first run
+
+
+def opencl_cases():
+    global CPU0
+    p, rep = burn(OPENCL + ["-d", "4s", "-m", "gemm,memtest", "--memtest-size", "16M", "--seed", "42"],
+                  env={"POCL_DEVICES": "pthread"})
+    check(p.returncode == 0, "clean PoCL run exits 0, got %d: %s" % (p.returncode, p.stderr[-600:]))
+    b = (rep or {}).get("burn", {})
+    check(b.get("ran") is True and b.get("seed") == "42", "burn section: ran, seed 42: %s" % str(b)[:300])
+    devs = b.get("devices", [])
+    check(len(devs) == 1 and devs[0]["end"] == "done", "one device, done: %s" % str(devs)[:300])
+    if devs:
+        d = devs[0]
+        CPU0 = "device 0 (%s)" % d["name"]
+        check(d["gemm"]["products"] > 0 and d["gemm"]["verifications"] >= 2 and d["gemm"]["faulty_vs_host"] == 0,
+              "products verified: %s" % d["gemm"])
+        check(d["memtest"]["bytes"] == 16 << 20 and d["memtest"]["passes"] >= 1 and d["memtest"]["errors"] == 0,
+              "memtest of 16 MiB: %s" % d["memtest"])
+        check(len(d["throughput"]) >= 1 and all(x["tflops"] > 0 for x in d["throughput"]), "throughput series")
+    for cid in ("burn.run", "burn.compute", "burn.memory", "burn.throughput"):
+        check(status(rep, cid, CPU0) == "pass", "%s passes on PoCL, got %s" % (cid, status(rep, cid, CPU0)))
+    # No NVML on a CPU device: the telemetry checks say so.
+    check(status(rep, "burn.clock_events", CPU0) == "skip", "no telemetry on a CPU device: skip")
+
+    # One corrupted element on device 1 of two, at a corner the host reference samples.
+    p, rep = burn(OPENCL + ["-d", "3s", "--verify-every", "2"],
+                  env={"POCL_DEVICES": "pthread pthread", "GPUVET_TEST_CORRUPT_GEMM": "1:0:0"})
+    check(p.returncode == 1, "corrupted GEMM exits 1, got %d: %s" % (p.returncode, p.stderr[-400:]))
+    comp = results(rep, "burn.compute")
+    bad = sorted(s for s, r in comp.items() if r["status"] == "fail")
+    check(len(bad) == 1 and bad[0].startswith("device 1 "), "burn.compute fails device 1 only: %s" %
+          {s: r["status"] for s, r in comp.items()})
+    if bad:
+        ev = comp[bad[0]]["evidence"]
+        check("element (0, 0)" in ev.get("fault0", "") and "host reference" in ev.get("fault0", ""),
+              "the fault names element (0, 0) against the host: %s" % ev)
+    good = [s for s, r in comp.items() if s.startswith("device 0 ")]
+    check(good and comp[good[0]]["status"] == "pass", "device 0 passes")
+
+    # An element the host does not sample: the digests tell, the majority of three names
+    # the odd device.
+    p, rep = burn(OPENCL + ["-d", "2s", "--verify-every", "4"],
+                  env={"POCL_DEVICES": "pthread pthread pthread", "GPUVET_TEST_CORRUPT_GEMM": "1:5:7"})
+    comp = results(rep, "burn.compute")
+    verdicts = {s.split(" (")[0]: r["status"] for s, r in comp.items()}
+    check(verdicts == {"device 0": "pass", "device 1": "fail", "device 2": "pass"},
+          "the majority of three names device 1: %s" % verdicts)
+    odd = [r for s, r in comp.items() if s.startswith("device 1 ")]
+    check(odd and "2 of 3 GPUs" in odd[0]["evidence"].get("peers", ""), "evidence names the majority: %s" %
+          (odd[0]["evidence"] if odd else None))
+
+    # A flipped bit at word 0x100 (byte offset 0x800).
+    p, rep = burn(OPENCL + ["-d", "2s", "-m", "memtest", "--memtest-size", "8M"],
+                  env={"POCL_DEVICES": "pthread", "GPUVET_TEST_MEM_FAULT": "0x100:0x4"})
+    check(p.returncode == 1, "memory fault exits 1, got %d" % p.returncode)
+    mem = results(rep, "burn.memory").get(CPU0, {})
+    check(mem.get("status") == "fail", "burn.memory fails: %s" % mem.get("summary"))
+    f0 = mem.get("evidence", {}).get("fault0", "")
+    check("offset 0x800" in f0 and "bits 0x4" in f0, "the fault's offset and bits: %s" % f0)
+
+    # SIGINT: every worker gone within a second, the partial report written.
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        proc = subprocess.Popen([GPUVET, "burn", "--no-progress", "-j", out] + OPENCL + ["-d", "60s"],
+                                env=clean_env({"POCL_DEVICES": "pthread"}), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(4)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        took = time.monotonic() - t0
+        check(took < 3.0, "SIGINT ends the run promptly (%.1f s)" % took)
+        check(proc.returncode == 1, "an interrupted run exits 1, got %s" % proc.returncode)
+        try:
+            rep = json.load(open(out))
+        except (OSError, ValueError):
+            rep = None
+        check(rep is not None and rep["burn"]["interrupted"] is True, "partial report, interrupted")
+        run = results(rep, "burn.run").get(CPU0, {})
+        check(run.get("status") == "error" and "interrupted" in run.get("summary", ""),
+              "burn.run: interrupted is an error: %s" % run.get("summary"))
+
+
+def cuda_env(scenario, extra=None):
+    e = {"GPUVET_CUDA_LIB": FAKE_CUDA, "GPUVET_CUBLASLT_LIB": FAKE_LT, "FAKE_CUDA_DEVICES": "2",
+         "FAKE_CUDA_PCI_BUS_IDS": GPU0 + "," + GPU1, "FAKE_CUDA_MEM_MIB": "4",
+         "FAKE_NVML_SCENARIO": os.path.join(SCN, scenario)}
+    e.update(extra or {})
+    return e
+
+
+CUDA = ["--backend", "cuda", "--nvml-lib", FAKE_NVML]
+TELEMETRY = ("burn.clock_events", "burn.temperature", "burn.sm_clock", "burn.ecc", "burn.xid")
+
+
+def cuda_cases():
+    p, rep = burn(CUDA + ["-d", "4s", "-m", "gemm,power"], env=cuda_env("loaded.scn"))
+    check(p.returncode == 0, "healthy fake node exits 0, got %d: %s" % (p.returncode, p.stderr[-600:]))
+    for cid in ("burn.run", "burn.compute", "burn.throughput", "burn.power") + TELEMETRY:
+        for gpu in (GPU0, GPU1):
+            check(status(rep, cid, gpu) == "pass", "%s passes on %s, got %s (%s)" % (
+                cid, gpu, status(rep, cid, gpu), results(rep, cid).get(gpu, {}).get("summary")))
+    devs = (rep or {}).get("burn", {}).get("devices", [])
+    check(len(devs) == 2 and all(d["loads"]["gemm"]["digest"] == devs[0]["loads"]["gemm"]["digest"] for d in devs),
+          "both GPUs computed the same digest")
+
+    p, rep = burn(CUDA + ["-d", "4s"], env=cuda_env("loaded.scn", {
+        "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "thermal-later.scn") + ":1000"}))
+    check(p.returncode == 1, "throttling mid-run exits 1, got %d" % p.returncode)
+    for cid in ("burn.clock_events", "burn.temperature", "burn.sm_clock"):
+        check(status(rep, cid, GPU1) == "fail", "%s fails on the hot GPU, got %s" % (cid, status(rep, cid, GPU1)))
+        check(status(rep, cid, GPU0) == "pass", "%s passes on the other, got %s" % (cid, status(rep, cid, GPU0)))
+    ce = results(rep, "burn.clock_events").get(GPU1, {})
+    check("HW thermal slowdown" in ce.get("summary", ""), "names the reason: %s" % ce.get("summary"))
+
+    p, rep = burn(CUDA + ["-d", "4s"], env=cuda_env("loaded.scn", {
+        "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "xid-later.scn") + ":1000"}))
+    check(p.returncode == 1, "an Xid mid-run exits 1, got %d" % p.returncode)
+    xid = results(rep, "burn.xid").get(GPU0, {})
+    check(xid.get("status") == "fail" and "48" in xid.get("summary", ""), "burn.xid names Xid 48: %s" %
+          xid.get("summary"))
+    check(status(rep, "burn.ecc", GPU0) == "fail", "burn.ecc fails on the GPU with the DBE")
+    check(status(rep, "burn.xid", GPU1) == "pass", "the other GPU has no Xid")
+
+    p, rep = burn(CUDA + ["-d", "5s", "-m", "power"], env=cuda_env("weak-power.scn"))
+    check(p.returncode == 1, "a weak GPU exits 1, got %d" % p.returncode)
+    check(status(rep, "burn.power", GPU1) == "fail", "burn.power fails at 480 of 700 W")
+    check(status(rep, "burn.power", GPU0) == "pass", "burn.power passes at 690 W")
+
+    t0 = time.monotonic()
+    p, rep = burn(CUDA + ["-d", "60s", "--hang-timeout", "2s"],
+                  env=cuda_env("loaded.scn", {"FAKE_CUBLASLT_HANG": "cublasLtMatmul"}))
+    took = time.monotonic() - t0
+    check(p.returncode == 1, "hung workers exit 1, got %d" % p.returncode)
+    check(took < 20, "hung workers do not hold the run (%.1f s)" % took)
+    for gpu in (GPU0, GPU1):
+        r = results(rep, "burn.run").get(gpu, {})
+        check(r.get("status") == "fail" and "stopped answering" in r.get("summary", ""),
+              "burn.run: %s hung: %s" % (gpu, r.get("summary")))
+
+
+def bad_input_cases():
+    for args, name in ((["-d", "0s"], "--duration"), (["-d", "5x"], "--duration"), (["-m", "foo"], "--mode"),
+                       (["-p", "fp7"], "--precision"), (["--gpus", "x"], "--gpus"),
+                       (["--memtest-size", "1K"], "--memtest-size"), (["--verify-every", "0"], "--verify-every"),
+                       (["--pulse-period", "10ms"], "--pulse-period"), (["--hang-timeout", "1h1s"], "--hang-timeout")):
+        p = subprocess.run([GPUVET, "burn"] + args, capture_output=True, text=True, timeout=30, env=clean_env({}))
+        check(p.returncode == 2 and name in p.stderr, "%s: exit 2 naming %s, got %d: %s" % (
+            args, name, p.returncode, p.stderr.strip()))
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        p = subprocess.run([GPUVET, "check", "--level", "full", "--only", "burn", "--burn-duration", "2s", "-q",
+                            "-j", out, "--no-nvml"], capture_output=True, text=True, timeout=120,
+                           env={k: v for k, v in clean_env({"POCL_DEVICES": "pthread"}).items()
+                                # meson's path to the fakes: this case is the node as it is
+                                if k != "LD_LIBRARY_PATH"})
+        rep = json.load(open(out)) if os.path.exists(out) else None
+    check(p.returncode == 0, "check --level full without a GPU exits 0, got %d: %s" % (p.returncode, p.stderr))
+    runs = results(rep, "burn.run")
+    check(runs.get("host", {}).get("status") == "skip", "burn.run skips without a GPU: %s" % runs)
+
+
+def main():
+    opencl_cases()
+    cuda_cases()
+    bad_input_cases()
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
