@@ -396,6 +396,13 @@ void burn_run(const struct burn_options *o, const struct facts *f, struct nvml_l
                 snprintf(ret->not_run, sizeof(ret->not_run), "%s", census.error);
                 return;
         }
+        for (size_t i = 0; o->gpus && i < o->n_gpus; i++)
+                if (o->gpus[i] < 0 || (size_t)o->gpus[i] >= census.n) {
+                        snprintf(ret->not_run, sizeof(ret->not_run), "--gpus names device %d, but %s has %zu device%s",
+                                 o->gpus[i], census.n ? census.devs[0].backend : "the backend", census.n,
+                                 census.n == 1 ? "" : "s");
+                        return;
+                }
         size_t cpus_left_out = 0;
         ret->devs = calloc(census.n ? census.n : 1, sizeof(*ret->devs));
         if (!ret->devs) {
