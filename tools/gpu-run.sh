@@ -7,8 +7,8 @@
 # bench all through CUDA and, when an NVIDIA OpenCL ICD is there, through OpenCL; query of
 # every field compared cell by cell with nvidia-smi (tools/gpu_query_compare.py); snapshot
 # and its replay; and the anchors found in ANCHOR_DIR (an nvbandwidth binary built outside
-# the tree) plus our own PyTorch yardstick (perf/anchor_torch.py). burn is listed as not
-# built until it exists. -q runs a short subset (check, query, bench memory/transfer).
+# the tree) plus our own PyTorch yardstick (perf/anchor_torch.py); burn in every mode, and
+# stopped by SIGINT. -q runs a short subset (check, query, bench memory/transfer).
 #
 # OUTDIR gets one log per step, the JSON reports, summary.md (one row per step: exit code,
 # seconds, verdict) and all.tar.gz of everything. No step can hang the script: each runs
@@ -85,7 +85,7 @@ step query-compare 300 python3 "$here/tools/gpu_query_compare.py" --gpuvet "$gpu
 step query-loop 3 "$gpuvet" query --query-gpu=timestamp,index,power.draw,clocks.sm,temperature.gpu,utilization.gpu \
         --format=csv -lms 200
 step check-standard 180 "$gpuvet" check --level standard --color never --json "$out/check-standard.json"
-step check-full 180 "$gpuvet" check --level full --color never --json "$out/check-full.json"
+step check-full 900 "$gpuvet" check --level full --burn-duration 2m --color never --json "$out/check-full.json"
 if [ $quick -eq 1 ]; then
         step bench-memory 300 "$gpuvet" bench memory --backend cuda --json "$out/bench-memory.json"
         step bench-transfer 300 "$gpuvet" bench transfer --backend cuda --json "$out/bench-transfer.json"
@@ -98,11 +98,11 @@ else
                 echo "| bench-opencl | - | - | skipped: no NVIDIA OpenCL ICD registered |" >>"$summary"
         fi
 fi
-if "$gpuvet" burn --help >/dev/null 2>&1; then
-        step burn 600 "$gpuvet" burn --duration 60 --json "$out/burn.json"
-else
-        echo "| burn | - | - | not built yet |" >>"$summary"
-fi
+# Every mode for 30 s each; then the SIGINT path on a real GPU (stop within a second,
+# partial report written).
+step burn 600 "$gpuvet" burn --duration 2m --mode all --no-progress --json "$out/burn.json"
+step burn-fp16 300 "$gpuvet" burn --duration 30s --precision fp16 --no-progress --json "$out/burn-fp16.json"
+step burn-sigint 60 timeout -s INT 15 "$gpuvet" burn --duration 5m --no-progress --json "$out/burn-sigint.json"
 step snapshot 120 "$gpuvet" snapshot -o "$out/snapshot.tar"
 if [ -s "$out/snapshot.tar" ]; then
         mkdir -p "$out/snaproot" && tar -xf "$out/snapshot.tar" -C "$out/snaproot"

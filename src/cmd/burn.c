@@ -31,6 +31,7 @@ static const char usage[] =
         "                        on a GPU)\n"
         "      --seed N          inputs and the random memory pattern (default from the clock;\n"
         "                        the report gives it, so a run can be repeated)\n"
+        "      --sample-interval D  telemetry (NVML) every D, 100ms-60s (default 1s)\n"
         "      --hang-timeout D  a worker silent this long is reported hung and killed\n"
         "                        (default 30s)\n"
         "      --allow-cpu       also load CPU OpenCL devices (tests, demos; never judged as\n"
@@ -171,6 +172,11 @@ static int burn_option(int opt, const char *arg, void *ctx) {
                         return r;
                 b->hang_ms = (unsigned)v;
                 break;
+        case 'I' | 0x200:
+                if ((r = duration_option("--sample-interval", arg, 100, 60000, "from 100ms to 60s", &v)) >= 0)
+                        return r;
+                b->sample_ms = (unsigned)v;
+                break;
         case 'A' | 0x100: b->allow_cpu = true; break;
         case 'N' | 0x100: b->progress = false; break;
         case 'j': o->json_path = arg; break;
@@ -200,6 +206,7 @@ int cmd_burn(int argc, char **argv) {
                 {"memtest-size", required_argument, NULL, 'M' | 0x100},
                 {"seed", required_argument, NULL, 'S' | 0x200},
                 {"hang-timeout", required_argument, NULL, 'H' | 0x100},
+                {"sample-interval", required_argument, NULL, 'I' | 0x200},
                 {"allow-cpu", no_argument, NULL, 'A' | 0x100},
                 {"no-progress", no_argument, NULL, 'N' | 0x100},
                 {"json", required_argument, NULL, 'j'},

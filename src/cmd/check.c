@@ -1,4 +1,5 @@
 #include "bench/probes.h"
+#include "bench/suite.h"
 #include "burn/burn.h"
 #include "checks/check.h"
 #include "cmd/check_run.h"
@@ -277,8 +278,9 @@ struct check_run {
         unsigned want_probes; /* the probes the selected checks judge (bench/probes.h) */
         double nvml_read_at;
         struct probe_facts probes;
-        bool have_burn;
+        bool have_burn, have_suite;
         struct burn_facts burn;
+        struct bench_suite_facts suite;
         struct nvml_facts nvml_after;
         struct nvml_options nvml_opts; /* the command's, reading CHECK_NVML_GROUPS */
         struct report rep;
@@ -419,6 +421,25 @@ static void check_burn(struct check_run *c) {
         sigaction(SIGTERM, &old_term, NULL);
 }
 
+/* Every benchmark, when device.benchmarks is selected (the full level): after the stress
+ * test, so that the GPUs are warm as a job finds them. Only on a node with NVIDIA GPUs, on
+ * the live devices (or with --backend / $GPUVET_CUDA_LIB), as the probes. */
+static void check_bench_suite(struct check_run *c) {
+        const struct check_cli *o = c->cli;
+        struct facts *f = c->m.facts;
+        if (!will_run(check_find("device.benchmarks"), o->level, o->only, f->policy))
+                return;
+        c->have_suite = true;
+        f->bench_suite = &c->suite;
+        if (!fsroot_is_live(c->m.fs) && !o->backend && !cuda_driver_lib_named())
+                bench_suite_not_run(&c->suite, "not run: --root names a capture, not this machine's devices "
+                                               "(--backend runs them anyway)");
+        else if (f->gpus.n == 0 && !o->backend)
+                bench_suite_not_run(&c->suite, "no NVIDIA GPU on the PCI bus");
+        else
+                bench_suite_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, &c->suite);
+}
+
 /* Run the selected checks (one the policy turns off is a skip naming the policy line). */
 static void check_judge(struct check_run *c) {
         const struct check_cli *o = c->cli;
@@ -474,6 +495,8 @@ static int check_run_end(struct check_run *c, int code) {
                 probes_done(&c->probes);
         if (c->have_burn)
                 burn_done(&c->burn);
+        if (c->have_suite)
+                bench_suite_done(&c->suite);
         if (c->have_after)
                 nvml_facts_done(&c->nvml_after);
         code = machine_done(&c->m, code); /* _exits when an NVML call never returned */
@@ -489,6 +512,7 @@ int check_execute(const struct check_cli *o, const struct cmd_args *args) {
         if (code == 0) {
                 check_probe(&c);
                 check_burn(&c);
+                check_bench_suite(&c);
                 check_dcgm(&c);
                 check_judge(&c);
                 code = check_output(&c, start);

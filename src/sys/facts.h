@@ -27,6 +27,7 @@ struct fsroot;
 struct policy;
 struct probe_facts;
 struct burn_facts;
+struct bench_suite_facts;
 
 struct facts {
         const struct gpudb *db;
@@ -70,6 +71,10 @@ struct facts {
         /* The stress test (burn/burn.h), run by cmd/burn.c and by check at --level full;
          * NULL when not run. Owned by the caller. */
         const struct burn_facts *burn;
+
+        /* Every benchmark (bench/suite.h), run by cmd/check.c at --level full; NULL when not
+         * run. Owned by the caller. */
+        const struct bench_suite_facts *bench_suite;
 
         /* NVML read again after the device probes (standard level), for the counters that
          * are judged by how much they grew while the GPUs worked (PCIe replays, NVLink

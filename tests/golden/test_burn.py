@@ -163,7 +163,7 @@ def cuda_env(scenario, extra=None):
     return e
 
 
-CUDA = ["--backend", "cuda", "--nvml-lib", FAKE_NVML]
+CUDA = ["--backend", "cuda", "--nvml-lib", FAKE_NVML, "--sample-interval", "250ms"]
 TELEMETRY = ("burn.clock_events", "burn.temperature", "burn.sm_clock", "burn.ecc", "burn.xid")
 
 
@@ -213,11 +213,30 @@ def cuda_cases():
               "burn.run: %s hung: %s" % (gpu, r.get("summary")))
 
 
+def full_level_case():
+    """check --level full on the fake: the stress test and every benchmark in one run; a
+    wrong triad kernel fails device.benchmarks naming it, the burn still passes."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        env = cuda_env("loaded.scn", {"FAKE_CUDA_DEVICES": "1", "FAKE_CUDA_PCI_BUS_IDS": GPU0, "FAKE_CUDA_MEM_MIB": "64",
+                                      "GPUVET_BENCH_TEST_GEMM_SIZES": "64", "FAKE_CUDA_WRONG_KERNEL": "triad_f32"})
+        p = subprocess.run([GPUVET, "check", "--level", "full", "--only", "burn,device.benchmarks", "--backend", "cuda",
+                            "--nvml-lib", FAKE_NVML, "--burn-duration", "3s", "-q", "-j", out],
+                           capture_output=True, text=True, timeout=600, env=clean_env(env))
+        rep = json.load(open(out)) if os.path.exists(out) else None
+    check(p.returncode == 1, "check --level full with a wrong triad exits 1, got %d: %s" % (p.returncode, p.stderr[-400:]))
+    bench = results(rep, "device.benchmarks").get(GPU0, {})
+    check(bench.get("status") == "fail" and "memory/triad" in bench.get("summary", ""),
+          "device.benchmarks names memory/triad: %s" % bench.get("summary"))
+    check(status(rep, "burn.run", GPU0) == "pass", "the burn ran in the same check")
+    check(rep is not None and rep.get("command") == "check" and rep.get("level") == "full", "a full-level check report")
+
+
 def bad_input_cases():
     for args, name in ((["-d", "0s"], "--duration"), (["-d", "5x"], "--duration"), (["-m", "foo"], "--mode"),
                        (["-p", "fp7"], "--precision"), (["--gpus", "x"], "--gpus"),
                        (["--memtest-size", "1K"], "--memtest-size"), (["--verify-every", "0"], "--verify-every"),
-                       (["--pulse-period", "10ms"], "--pulse-period"), (["--hang-timeout", "1h1s"], "--hang-timeout")):
+                       (["--pulse-period", "10ms"], "--pulse-period"), (["--sample-interval", "50ms"], "--sample-interval"), (["--hang-timeout", "1h1s"], "--hang-timeout")):
         p = subprocess.run([GPUVET, "burn"] + args, capture_output=True, text=True, timeout=30, env=clean_env({}))
         check(p.returncode == 2 and name in p.stderr, "%s: exit 2 naming %s, got %d: %s" % (
             args, name, p.returncode, p.stderr.strip()))
@@ -237,6 +256,7 @@ def bad_input_cases():
 def main():
     opencl_cases()
     cuda_cases()
+    full_level_case()
     bad_input_cases()
     if failures:
         print("%d failure(s)" % len(failures))
