@@ -35,6 +35,7 @@ struct worker {
         struct dev_ctx *ctx;
         struct dev_info info;
         bool stopped; /* by a signal, not by the end of the run */
+        unsigned long long last_line_ms; /* when the parent last heard from us */
 };
 
 static void send_line(struct worker *w, char *line) {
@@ -52,6 +53,13 @@ static void send_line(struct worker *w, char *line) {
                 len -= (size_t)n;
         }
         free(line);
+        w->last_line_ms = deadline_now_ms();
+}
+
+/* Alive, when nothing else was said for a tick: the parent's hang deadline counts silence. */
+static void beat_if_quiet(struct worker *w) {
+        if (deadline_now_ms() - w->last_line_ms >= BURN_TICK_MS)
+                send_line(w, burn_wire_beat());
 }
 
 static _Noreturn void give_up(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -159,8 +167,10 @@ static void run_gemm(struct worker *w, enum burn_mode m, unsigned long long slic
                 unsigned long long now = deadline_now_ms();
                 if (m == BURN_MODE_PULSE && (now - start) % period >= period / 2) {
                         unsigned long long idle_end = now + (period - (now - start) % period);
-                        while (!should_stop(w, end) && deadline_now_ms() < idle_end)
+                        while (!should_stop(w, end) && deadline_now_ms() < idle_end) {
+                                beat_if_quiet(w);
                                 sleep_ms(idle_end - deadline_now_ms() < 50 ? (double)(idle_end - deadline_now_ms()) : 50);
+                        }
                         continue;
                 }
                 double device_ms = 0;
@@ -192,23 +202,19 @@ static void run_gemm(struct worker *w, enum burn_mode m, unsigned long long slic
 
 struct memtest_watch {
         struct worker *w;
-        unsigned long long end_ms, last_beat_ms;
+        unsigned long long end_ms;
 };
 
 static bool memtest_should_stop(void *ctx) {
         struct memtest_watch *mw = ctx;
-        unsigned long long now = deadline_now_ms();
-        if (now - mw->last_beat_ms >= BURN_TICK_MS) {
-                send_line(mw->w, burn_wire_beat());
-                mw->last_beat_ms = now;
-        }
+        beat_if_quiet(mw->w);
         return should_stop(mw->w, mw->end_ms);
 }
 
 /* memtest: whole passes over the region until the slice ends (at least one pass). */
 static void run_memtest(struct worker *w, unsigned long long slice_ms) {
         unsigned long long start = deadline_now_ms();
-        struct memtest_watch mw = {.w = w, .end_ms = start + slice_ms, .last_beat_ms = start};
+        struct memtest_watch mw = {.w = w, .end_ms = start + slice_ms};
         struct memtest_options mo = {
                 .bytes = w->spec->opt->memtest_bytes, .seed = w->spec->seed, .stop = memtest_should_stop,
                 .stop_ctx = &mw,
@@ -240,7 +246,7 @@ static void run_memtest(struct worker *w, unsigned long long slice_ms) {
 }
 
 _Noreturn void burn_worker_main(const struct burn_worker_spec *spec, int fd) {
-        struct worker w = {.fd = fd, .spec = spec};
+        struct worker w = {.fd = fd, .spec = spec, .last_line_ms = deadline_now_ms()};
         struct sigaction sa = {.sa_handler = on_stop_signal};
         sigemptyset(&sa.sa_mask);
         sigaction(SIGTERM, &sa, NULL);

@@ -168,15 +168,18 @@ TELEMETRY = ("burn.clock_events", "burn.temperature", "burn.sm_clock", "burn.ecc
 
 
 def cuda_cases():
-    p, rep = burn(CUDA + ["-d", "4s", "-m", "gemm,power"], env=cuda_env("loaded.scn"))
+    p, rep = burn(CUDA + ["-d", "8s", "-m", "all", "--pulse-period", "500ms"], env=cuda_env("loaded.scn"))
     check(p.returncode == 0, "healthy fake node exits 0, got %d: %s" % (p.returncode, p.stderr[-600:]))
-    for cid in ("burn.run", "burn.compute", "burn.throughput", "burn.power") + TELEMETRY:
+    for cid in ("burn.run", "burn.compute", "burn.throughput", "burn.power", "burn.memory") + TELEMETRY:
         for gpu in (GPU0, GPU1):
             check(status(rep, cid, gpu) == "pass", "%s passes on %s, got %s (%s)" % (
                 cid, gpu, status(rep, cid, gpu), results(rep, cid).get(gpu, {}).get("summary")))
     devs = (rep or {}).get("burn", {}).get("devices", [])
     check(len(devs) == 2 and all(d["loads"]["gemm"]["digest"] == devs[0]["loads"]["gemm"]["digest"] for d in devs),
           "both GPUs computed the same digest")
+    check(all(set(d["loads"]) == {"gemm", "power", "pulse", "memtest"} and d["loads"]["power"]["precision"] == "fp16"
+              for d in devs), "every mode ran, power in fp16: %s" % [d["loads"] for d in devs])
+    check(all(d["telemetry"] and len(d["telemetry"]["samples"]) >= 8 for d in devs), "telemetry series in the report")
 
     p, rep = burn(CUDA + ["-d", "4s"], env=cuda_env("loaded.scn", {
         "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "thermal-later.scn") + ":1000"}))
