@@ -190,6 +190,19 @@ def cuda_cases():
     ce = results(rep, "burn.clock_events").get(GPU1, {})
     check("HW thermal slowdown" in ce.get("summary", ""), "names the reason: %s" % ce.get("summary"))
 
+    # The site policy moves the verdict: a lower SM clock floor, temperature only warns.
+    with tempfile.TemporaryDirectory() as d:
+        pol = os.path.join(d, "policy.yaml")
+        with open(pol, "w") as f:
+            f.write("policy: 1\nchecks:\n  burn.temperature: warn\nthresholds:\n  burn_sm_clock_fraction: 0.4\n")
+        p, rep = burn(CUDA + ["-d", "4s", "--policy", pol], env=cuda_env("loaded.scn", {
+            "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "thermal-later.scn") + ":1000"}))
+    check(status(rep, "burn.sm_clock", GPU1) == "pass", "policy floor 0.4: 900 of 1980 MHz passes, got %s" %
+          status(rep, "burn.sm_clock", GPU1))
+    check(status(rep, "burn.temperature", GPU1) == "warn", "policy: burn.temperature only warns, got %s" %
+          status(rep, "burn.temperature", GPU1))
+    check(status(rep, "burn.clock_events", GPU1) == "fail", "the slowdown still fails")
+
     p, rep = burn(CUDA + ["-d", "4s"], env=cuda_env("loaded.scn", {
         "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "xid-later.scn") + ":1000"}))
     check(p.returncode == 1, "an Xid mid-run exits 1, got %d" % p.returncode)
