@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -237,14 +236,7 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
                 close(fds[0]);
                 /* A crash must kill the child, not run handlers it inherited (a test
                  * harness's, the watchdog's); an alarm armed by the parent is not ours. */
-                static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGPIPE, SIGALRM};
-                for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-                        signal(sigs[i], SIG_DFL);
-                alarm(0);
-                setpgid(0, 0);
-                /* Orphaned by a killed gpuvet, the child must not keep a GPU busy. */
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (getppid() != parent)
+                if (!child_own_group(parent))
                         _exit(3);
                 child_main(b, ctx, fds[1]);
                 _exit(3);

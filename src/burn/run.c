@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -116,17 +115,7 @@ static pid_t spawn(void (*body)(const void *arg, int fd), const void *arg, int *
         }
         if (pid == 0) {
                 close(fds[0]);
-                static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGPIPE, SIGALRM};
-                for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-                        signal(sigs[i], SIG_DFL);
-                alarm(0);
-                sigset_t none;
-                sigemptyset(&none);
-                sigprocmask(SIG_SETMASK, &none, NULL);
-                setpgid(0, 0);
-                /* Orphaned by a killed gpuvet, a worker must not keep loading a GPU. */
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (getppid() != parent)
+                if (!child_own_group(parent))
                         _exit(3);
                 body(arg, fds[1]);
                 _exit(3);

@@ -18,6 +18,13 @@ static void device_subject(const struct burn_device *d, char *buf, size_t size) 
                 snprintf(buf, size, "device %d (%s)", d->index, d->name);
 }
 
+/* A result of self on device d. */
+static struct result *device_result(const struct check_info *self, const struct burn_device *d, struct report *rep) {
+        char subject[160];
+        device_subject(d, subject, sizeof(subject));
+        return result_new(rep, self, subject);
+}
+
 /* One skip result when the burn did not run; true when it did (the caller judges). A burn
  * that could not run on a node with NVIDIA GPUs is an error: the level asked for it. */
 static bool burn_ran(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -45,9 +52,7 @@ static void run_run(const struct check_info *self, const struct facts *f, struct
                 planned += b->slices_ms[m] / 1e3;
         for (size_t i = 0; i < b->n_devs; i++) {
                 const struct burn_device *d = &b->devs[i];
-                char subject[160];
-                device_subject(d, subject, sizeof(subject));
-                struct result *r = result_new(rep, self, subject);
+                struct result *r = device_result(self, d, rep);
                 result_evidence(r, "device", "%s (%s device %d)", d->name, d->backend, d->index);
                 result_observed(r, "%s after %.0f s", burn_end_name(d->end), d->ended_s);
                 result_expected(r, "every mode run for %.0f s", planned);
@@ -148,9 +153,7 @@ static void run_compute(const struct check_info *self, const struct facts *f, st
         const struct burn_facts *b = f->burn;
         for (size_t i = 0; i < b->n_devs; i++) {
                 const struct burn_device *d = &b->devs[i];
-                char subject[160];
-                device_subject(d, subject, sizeof(subject));
-                struct result *r = result_new(rep, self, subject);
+                struct result *r = device_result(self, d, rep);
                 if (!d->verifications) {
                         result_status(r, STATUS_SKIP, "no product was verified (%s)",
                                       d->end == BURN_END_DONE ? "no GEMM mode ran" : "see burn.run");
@@ -218,9 +221,7 @@ static void run_memory(const struct check_info *self, const struct facts *f, str
         const struct burn_facts *b = f->burn;
         for (size_t i = 0; i < b->n_devs; i++) {
                 const struct burn_device *d = &b->devs[i];
-                char subject[160];
-                device_subject(d, subject, sizeof(subject));
-                struct result *r = result_new(rep, self, subject);
+                struct result *r = device_result(self, d, rep);
                 if (!b->slices_ms[BURN_MODE_MEMTEST]) {
                         result_status(r, STATUS_SKIP, "memtest not selected");
                         continue;
@@ -285,9 +286,7 @@ static void run_throughput(const struct check_info *self, const struct facts *f,
         const struct policy_thresholds *t = check_thresholds(f);
         for (size_t i = 0; i < b->n_devs; i++) {
                 const struct burn_device *d = &b->devs[i];
-                char subject[160];
-                device_subject(d, subject, sizeof(subject));
-                struct result *r = result_new(rep, self, subject);
+                struct result *r = device_result(self, d, rep);
                 size_t n = gemm_rates(d);
                 if (!n) {
                         result_status(r, STATUS_SKIP, "no GEMM throughput was measured");
@@ -339,9 +338,7 @@ static void run_throughput(const struct check_info *self, const struct facts *f,
 /* The device's telemetry, or NULL after a skip result saying why there is none. */
 static const struct burn_telemetry *telemetry_of(const struct check_info *self, const struct facts *f,
                                                  const struct burn_device *d, struct report *rep, struct result **ret) {
-        char subject[160];
-        device_subject(d, subject, sizeof(subject));
-        *ret = result_new(rep, self, subject);
+        *ret = device_result(self, d, rep);
         if (d->tele.nvml && d->tele.n_samples)
                 return &d->tele;
         const char *note = f->burn->telemetry_note;
@@ -514,9 +511,7 @@ static void run_power(const struct check_info *self, const struct facts *f, stru
         for (size_t i = 0; i < f->burn->n_devs; i++) {
                 const struct burn_device *d = &f->burn->devs[i];
                 if (!f->burn->slices_ms[BURN_MODE_POWER]) {
-                        char subject[160];
-                        device_subject(d, subject, sizeof(subject));
-                        result_status(result_new(rep, self, subject), STATUS_SKIP, "power mode not selected");
+                        result_status(device_result(self, d, rep), STATUS_SKIP, "power mode not selected");
                         continue;
                 }
                 struct result *r;

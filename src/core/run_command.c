@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,4 +175,17 @@ void command_result_done(struct command_result *r) {
         free(r->out);
         r->out = NULL;
         r->out_len = 0;
+}
+
+bool child_own_group(pid_t parent) {
+        static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGPIPE, SIGALRM};
+        for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+                signal(sigs[i], SIG_DFL);
+        alarm(0);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        return getppid() == parent;
 }

@@ -28,3 +28,10 @@ void command_result_done(struct command_result *r);
 /* Wait up to ms for child pid to exit, polling (so a child stuck in the kernel cannot hold
  * the caller). Returns true with *status set once it has been reaped. */
 bool child_reap(pid_t pid, unsigned int ms, int *status);
+
+/* In a child just forked to run gpuvet's own code under the parent's watch (a benchmark, a
+ * burn worker): the default action for every signal the parent handles or ignores, no
+ * alarm, no blocked signal, a process group of its own (the parent's deadline kills the
+ * group), and death with the parent (an orphan must not keep a GPU busy). Returns false
+ * when the parent is already gone: the child should _exit. */
+bool child_own_group(pid_t parent);
