@@ -175,7 +175,7 @@ enum nvml_nvlink_counter {
 /* How long each limiter has held the clocks down since the driver loaded (violation_ns[],
  * nanoseconds, counters). The first six are nvmlPerfPolicyType_t's policies (POWER is the
  * SW power cap reason, THERMAL the SW thermal slowdown reason: NVIDIA's header maps one to
- * the other); the last two reasons have a field and no call (R580+). docs/nvml.md. */
+ * the other); the last two reasons have a field (CUDA 13's header) and no call. docs/nvml.md. */
 enum nvml_violation {
         NVML_VIOL_POWER = 0,          /* NVML_PERF_POLICY_POWER; smi sw_power_cap */
         NVML_VIOL_THERMAL = 1,        /* NVML_PERF_POLICY_THERMAL; smi sw_thermal_slowdown */

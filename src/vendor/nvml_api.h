@@ -319,8 +319,8 @@ typedef struct nvmlFieldValue_st {
 #define NVML_FI_DEV_PERF_POLICY_TOTAL_BASE_CLOCKS 81
 /* The clock event reason counters, ns (nvidia-smi's "Clocks Event Reasons Counters"). SW
  * power cap and sync boost are the policy fields under another name. The other three are
- * numbered as in the R580 / CUDA 13 header: an earlier header (pynvml of 2025) gave them
- * 251-253, numbers R580 gives to power smoothing, so those are never asked. */
+ * numbered as in CUDA 13's header: an earlier header (an nvidia-ml-py of 2025) gave them
+ * 251-253, numbers CUDA 13's gives to power smoothing, so those are never asked. */
 #define NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP NVML_FI_DEV_PERF_POLICY_POWER
 #define NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST NVML_FI_DEV_PERF_POLICY_SYNC_BOOST
 #define NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN 269

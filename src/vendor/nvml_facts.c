@@ -1113,7 +1113,7 @@ static void read_clock_event_reasons(struct gctx *c, struct nvml_gpu *g, nvmlDev
 }
 
 /* How long each limiter held the clocks down (docs/nvml.md, "Violation counters"). Each
- * counter from its field where that answers with a value; the SW thermal one from R580's
+ * counter from its field where that answers with a value; the SW thermal one from CUDA 13's
  * reason field, else the older policy field (NVIDIA's header maps the THERMAL policy to
  * the reason). A counter whose fields do not answer is asked of
  * nvmlDeviceGetViolationStatus, deprecated in NVML 13 but the only source before the

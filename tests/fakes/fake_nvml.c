@@ -1085,7 +1085,7 @@ nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyTyp
 }
 
 /* The violation fields (ns): the policy fields and the clock event reason counters (SW
- * thermal is the THERMAL policy under R580's number; HW thermal and HW power brake have no
+ * thermal is the THERMAL policy under CUDA 13's number; HW thermal and HW power brake have no
  * call). Those standing for a policy carry the fault and hang rules naming
  * nvmlDeviceGetViolationStatus, as the health fields do for theirs (*answered, *answer:
  * once per nvmlDeviceGetFieldValues call). NOT_SUPPORTED where the key is unset, and all

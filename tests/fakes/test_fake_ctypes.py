@@ -345,7 +345,7 @@ class Scenarios(unittest.TestCase):
 
 
 # The violation fields (ns): policies POWER..RELIABILITY, TOTAL_APP_CLOCKS, TOTAL_BASE_CLOCKS
-# (74-81); R580's reason counters SW thermal, HW thermal, HW power brake (269-271).
+# (74-81); CUDA 13's reason counters SW thermal, HW thermal, HW power brake (269-271).
 VIOL_POLICY_FIELDS = (74, 75, 76, 77, 78, 79, 80, 81)
 VIOL_REASON_FIELDS = (269, 270, 271)
 VIOL_KEYS = """[gpu 0]

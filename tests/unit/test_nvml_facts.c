@@ -40,7 +40,7 @@ static struct {
         nvmlReturn_t init_rc;
         bool init_hang;
         /* The field stub's violation fields: 0 none (NOT_SUPPORTED), 1 all, 2 only the
-         * policy fields 74-81 (a driver before R580's reason counters 269-271), 3 all, the
+         * policy fields 74-81 (a driver without the reason counters 269-271), 3 all, the
          * HW thermal one negative. */
         int viol_fields;
 } cfg;
@@ -1255,7 +1255,7 @@ static void test_violations_fields(void **state) {
         nvml_facts_done(&f);
 }
 
-/* A driver before R580's reason counters: SW thermal from the THERMAL policy field (75),
+/* A driver without the reason counters 269-271: SW thermal from the THERMAL policy field (75),
  * the other policies from theirs; HW thermal and power brake NOT_SUPPORTED, naming the
  * field call (they have no other source). */
 static void test_violations_policy_fields_only(void **state) {
