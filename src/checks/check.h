@@ -22,7 +22,8 @@ enum check_need {
         (NVML_GROUPS_ALL &                                                                                 \
          ~(nvml_group_bit(NVML_GROUP_SERIAL) | nvml_group_bit(NVML_GROUP_MINOR) | nvml_group_bit(NVML_GROUP_BRAND) | \
            nvml_group_bit(NVML_GROUP_ARCH) | nvml_group_bit(NVML_GROUP_CLOCKS) |                          \
-           nvml_group_bit(NVML_GROUP_CLOCKS_MAX) | nvml_group_bit(NVML_GROUP_UTIL) |                      \
+           nvml_group_bit(NVML_GROUP_CLOCKS_MAX) | nvml_group_bit(NVML_GROUP_VIOLATIONS) |                \
+           nvml_group_bit(NVML_GROUP_UTIL) |                                                              \
            nvml_group_bit(NVML_GROUP_PSTATE) | nvml_group_bit(NVML_GROUP_FAN) |                           \
            nvml_group_bit(NVML_GROUP_COMPUTE_MODE) | nvml_group_bit(NVML_GROUP_DISPLAY)))
 

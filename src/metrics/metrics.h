@@ -41,6 +41,7 @@ enum smi_format {
         SMI_REASONS,        /* nv_u64 -> "0x0000000000000001" */
         SMI_REASON_BIT,     /* nv_u64 & bit -> "Active"/"Not Active" */
         SMI_MIB,            /* nv_u64 bytes -> "81559 MiB" */
+        SMI_US,             /* nv_u64 ns -> "200740215 us" (whole microseconds) */
         SMI_WATTS,          /* nv_u32 mW -> "69.85 W" */
         SMI_COMPUTE_MODE,
         SMI_COMPUTE_CAP,    /* nv_i32 cc_major, with cc_minor */

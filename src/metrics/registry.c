@@ -20,6 +20,20 @@
                  .format = SMI_REASON_BIT},                                                     \
          .help = text}
 
+/* One clock event reason counter: how long that reason held the clocks down, a reading of
+ * violation_ns (enum nvml_violation), in seconds; nvidia-smi prints whole microseconds
+ * ("Clocks Event Reasons Counters", in the 590.48 and 595.80 captures). */
+#define REASON_COUNTER(suffix, viol, dcgm_field, text)                                          \
+        {.id = "clocks_event_" suffix "_seconds",                                               \
+         .type = METRIC_COUNTER,                                                                \
+         .unit = "seconds",                                                                     \
+         .group = NVML_GROUP_VIOLATIONS,                                                        \
+         .off = G(violation_ns) + (viol) * sizeof(struct nv_u64),                               \
+         .scale = 1e-9,                                                                         \
+         .smi = {.names = {"clocks_event_reasons_counters." suffix}, .unit = "us", .format = SMI_US}, \
+         .dcgm = dcgm_field,                                                                    \
+         .help = text}
+
 static const struct metric metrics[] = {
         {.id = "driver_version",
          .type = METRIC_INFO,
@@ -184,6 +198,18 @@ static const struct metric metrics[] = {
         REASON("hw_power_brake_slowdown", NV_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN, "Hardware power brake: an external power brake signal is asserted."),
         REASON("sw_thermal_slowdown", NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN, "Software thermal capping: temperature above the maximum operating temperature."),
         REASON("sync_boost", NV_CLOCKS_EVENT_SYNC_BOOST, "Clocks held to those of the GPU's sync boost group."),
+        /* DCGM's violation fields read the same NVML counters (its exporter's help says us,
+         * 4.x says ns: NVML counts ns). */
+        REASON_COUNTER("sw_power_cap", NVML_VIOL_POWER, "DCGM_FI_DEV_POWER_VIOLATION",
+                       "Time software power capping held the clocks below those requested, since the driver loaded."),
+        REASON_COUNTER("sync_boost", NVML_VIOL_SYNC_BOOST, "DCGM_FI_DEV_SYNC_BOOST_VIOLATION",
+                       "Time the clocks were held to the slowest GPU of the sync boost group."),
+        REASON_COUNTER("sw_thermal_slowdown", NVML_VIOL_THERMAL, "DCGM_FI_DEV_THERMAL_VIOLATION",
+                       "Time software thermal capping held the clocks down (GPU or memory above its maximum operating temperature)."),
+        REASON_COUNTER("hw_thermal_slowdown", NVML_VIOL_HW_THERMAL, NULL,
+                       "Time hardware thermal slowdown halved the clocks or more (a field of CUDA 13's NVML, no call)."),
+        REASON_COUNTER("hw_power_brake_slowdown", NVML_VIOL_HW_POWER_BRAKE, NULL,
+                       "Time an external power brake signal held the clocks down (a field of CUDA 13's NVML, no call)."),
         {.id = "memory_total_bytes",
          .type = METRIC_INFO,
          .unit = "bytes",

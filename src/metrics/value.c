@@ -97,6 +97,7 @@ void metric_read(const struct metric *m, const struct nvml_facts *facts, const s
         case SMI_U64:
         case SMI_REASONS:
         case SMI_MIB:
+        case SMI_US:
                 if (take(v, HEAD(u64)))
                         number(v, m, (double)u64->v);
                 return;

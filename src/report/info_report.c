@@ -476,7 +476,7 @@ char *info_json(const struct facts *f, const struct nvml_use *u) {
         }
         json_object_set_new(root, "nvml_only_gpus", only);
         json_object_set_new(root, "nvml_unmatched_gpus", unmatched);
-        char *out = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        char *out = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
         json_decref(root);
         return out;
 }

@@ -129,6 +129,7 @@ static struct reading_head field_head(enum smi_format fmt, const void *p) {
         case SMI_REASONS:
         case SMI_REASON_BIT:
         case SMI_MIB:
+        case SMI_US:
                 return head_of((const struct nv_u64 *)p);
         case SMI_COMPUTE_CAP:
         case SMI_I32:
@@ -268,6 +269,10 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
                 break;
         case SMI_MIB:
                 snprintf(buf, size, "%llu", u64->v / (1024ULL * 1024ULL));
+                with_unit(row, m->smi.unit, buf, size);
+                break;
+        case SMI_US:
+                snprintf(buf, size, "%llu", u64->v / 1000ULL);
                 with_unit(row, m->smi.unit, buf, size);
                 break;
         case SMI_WATTS:

@@ -172,6 +172,23 @@ enum nvml_nvlink_counter {
         NVML_NVL_COUNTER_COUNT
 };
 
+/* How long each limiter has held the clocks down since the driver loaded (violation_ns[],
+ * nanoseconds, counters). The first six are nvmlPerfPolicyType_t's policies (POWER is the
+ * SW power cap reason, THERMAL the SW thermal slowdown reason: NVIDIA's header maps one to
+ * the other); the last two reasons have a field (CUDA 13's header) and no call. docs/nvml.md. */
+enum nvml_violation {
+        NVML_VIOL_POWER = 0,          /* NVML_PERF_POLICY_POWER; smi sw_power_cap */
+        NVML_VIOL_THERMAL = 1,        /* NVML_PERF_POLICY_THERMAL; smi sw_thermal_slowdown */
+        NVML_VIOL_SYNC_BOOST = 2,     /* NVML_PERF_POLICY_SYNC_BOOST */
+        NVML_VIOL_BOARD_LIMIT = 3,    /* NVML_PERF_POLICY_BOARD_LIMIT */
+        NVML_VIOL_LOW_UTIL = 4,       /* NVML_PERF_POLICY_LOW_UTILIZATION */
+        NVML_VIOL_RELIABILITY = 5,    /* NVML_PERF_POLICY_RELIABILITY */
+        NVML_VIOL_TOTAL_BASE_CLOCKS,  /* NVML_PERF_POLICY_TOTAL_BASE_CLOCKS: below base clocks */
+        NVML_VIOL_HW_THERMAL,         /* field only; smi hw_thermal_slowdown */
+        NVML_VIOL_HW_POWER_BRAKE,     /* field only; smi hw_power_brake_slowdown */
+        NVML_VIOL_COUNT
+};
+
 struct nvml_nvlink {
         struct nv_u32 state;                           /* nvmlEnableState_t: 1 = active */
         struct nv_u64 errors[NVML_NVL_COUNTER_COUNT];  /* read for active links only */
@@ -272,6 +289,10 @@ struct nvml_gpu {
         /* nvmlClocksEventReason* bits; fn tells which entry point answered
          * (nvmlDeviceGetCurrentClocksEventReasons, else ...ThrottleReasons). */
         struct nv_u64 clocks_event_reasons;
+        /* Time the clocks were held down, per enum nvml_violation (ns): the field call's
+         * NVML_FI_DEV_PERF_POLICY_* / NVML_FI_DEV_CLOCKS_EVENT_REASON_* where it answers,
+         * else nvmlDeviceGetViolationStatus (fn says which). */
+        struct nv_u64 violation_ns[NVML_VIOL_COUNT];
 
         struct nv_u32 util_gpu_pct;
         struct nv_u32 util_mem_pct;
@@ -385,7 +406,7 @@ struct nvml_timeout {
         X(NAME) X(UUID) X(SERIAL) X(PCI) X(VBIOS) X(INFOROM) X(MINOR) X(BRAND) X(ARCH) X(CC)        \
         X(MEMORY) X(BAR1) X(TEMP) X(TEMP_THRESHOLDS) X(TEMP_MARGIN) X(THERMAL_FIELDS) X(POWER_DRAW) \
         X(POWER_LIMIT) X(POWER_DEFAULT_LIMIT) X(POWER_ENFORCED_LIMIT) X(POWER_CONSTRAINTS) X(CLOCKS) \
-        X(CLOCKS_MAX) X(CLOCKS_APP) X(CLOCKS_DEFAULT_APP) X(CLOCK_REASONS) X(UTIL) X(PSTATE) X(FAN)  \
+        X(CLOCKS_MAX) X(CLOCKS_APP) X(CLOCKS_DEFAULT_APP) X(CLOCK_REASONS) X(VIOLATIONS) X(UTIL) X(PSTATE) X(FAN) \
         X(ECC_MODE) X(ECC_DEFAULT_MODE) X(ECC_COUNTS) X(ECC_LOCATION) X(RETIRED_PAGES) X(REMAP)      \
         X(RECOVERY) X(REMAP_HIST) X(PCIE_LINK) X(PCIE_REPLAY) X(NVLINK) X(PERSISTENCE)               \
         X(COMPUTE_MODE) X(DISPLAY) X(MIG) X(PROCS) X(FABRIC)

@@ -242,6 +242,25 @@ typedef struct nvmlUtilization_st {
         unsigned int memory;
 } nvmlUtilization_t;
 
+/* nvmlDeviceGetViolationStatus's policies: how long each limiter held the clocks down
+ * (violationTime, ns). NVML 13 deprecates the call for the fields below (same counters). */
+typedef enum nvmlPerfPolicyType_enum {
+        NVML_PERF_POLICY_POWER = 0,
+        NVML_PERF_POLICY_THERMAL = 1,
+        NVML_PERF_POLICY_SYNC_BOOST = 2,
+        NVML_PERF_POLICY_BOARD_LIMIT = 3,
+        NVML_PERF_POLICY_LOW_UTILIZATION = 4,
+        NVML_PERF_POLICY_RELIABILITY = 5,
+        NVML_PERF_POLICY_TOTAL_APP_CLOCKS = 10,
+        NVML_PERF_POLICY_TOTAL_BASE_CLOCKS = 11,
+        NVML_PERF_POLICY_COUNT
+} nvmlPerfPolicyType_t;
+
+typedef struct nvmlViolationTime_st {
+        unsigned long long referenceTime; /* CPU timestamp, us */
+        unsigned long long violationTime; /* ns */
+} nvmlViolationTime_t;
+
 typedef struct nvmlProcessInfo_v2_st {
         unsigned int pid;
         unsigned long long usedGpuMemory;
@@ -289,6 +308,24 @@ typedef struct nvmlFieldValue_st {
 #define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
 /* Memory (HBM) temperature, degrees C. */
 #define NVML_FI_DEV_MEMORY_TEMP 82
+/* The perf policy (violation) counters, ns: nvmlDeviceGetViolationStatus's, one field each. */
+#define NVML_FI_DEV_PERF_POLICY_POWER 74
+#define NVML_FI_DEV_PERF_POLICY_THERMAL 75
+#define NVML_FI_DEV_PERF_POLICY_SYNC_BOOST 76
+#define NVML_FI_DEV_PERF_POLICY_BOARD_LIMIT 77
+#define NVML_FI_DEV_PERF_POLICY_LOW_UTILIZATION 78
+#define NVML_FI_DEV_PERF_POLICY_RELIABILITY 79
+#define NVML_FI_DEV_PERF_POLICY_TOTAL_APP_CLOCKS 80
+#define NVML_FI_DEV_PERF_POLICY_TOTAL_BASE_CLOCKS 81
+/* The clock event reason counters, ns (nvidia-smi's "Clocks Event Reasons Counters"). SW
+ * power cap and sync boost are the policy fields under another name. The other three are
+ * numbered as in CUDA 13's header: an earlier header (an nvidia-ml-py of 2025) gave them
+ * 251-253, numbers CUDA 13's gives to power smoothing, so those are never asked. */
+#define NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP NVML_FI_DEV_PERF_POLICY_POWER
+#define NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST NVML_FI_DEV_PERF_POLICY_SYNC_BOOST
+#define NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN 269
+#define NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN 270
+#define NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN 271
 /* T.Limit thresholds (Ada and later): degrees C relative to the GPU's T.Limit, where the
  * margin (nvmlDeviceGetMarginTemperature) counts down to 0; H100: shutdown -8, slowdown -2. */
 #define NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT 193

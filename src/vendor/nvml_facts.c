@@ -151,6 +151,16 @@ enum field_slot {
         FS_REMAPPED_FAILURE,
         FS_RECOVERY_ACTION,
         FS_PCIE_REPLAY,
+        FS_VIOL_POWER,
+        FS_VIOL_SW_THERMAL,
+        FS_VIOL_THERMAL,
+        FS_VIOL_SYNC_BOOST,
+        FS_VIOL_BOARD_LIMIT,
+        FS_VIOL_LOW_UTIL,
+        FS_VIOL_RELIABILITY,
+        FS_VIOL_TOTAL_BASE_CLOCKS,
+        FS_VIOL_HW_THERMAL,
+        FS_VIOL_HW_POWER_BRAKE,
         FS_NVLINK_LINK_COUNT,
         FS_NVLINK_TOTAL,
         FS_NVLINK_STATE = FS_NVLINK_TOTAL + NVML_NVL_COUNTER_COUNT,
@@ -414,6 +424,17 @@ static void slot_field(unsigned int s, unsigned int *ret_group, unsigned int *re
                 [FS_REMAPPED_FAILURE] = {NVML_GROUP_REMAP, NVML_FI_DEV_REMAPPED_FAILURE, 0},
                 [FS_RECOVERY_ACTION] = {NVML_GROUP_RECOVERY, NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, 0},
                 [FS_PCIE_REPLAY] = {NVML_GROUP_PCIE_REPLAY, NVML_FI_DEV_PCIE_REPLAY_COUNTER, 0},
+                [FS_VIOL_POWER] = {NVML_GROUP_VIOLATIONS, NVML_FI_DEV_PERF_POLICY_POWER, 0},
+                [FS_VIOL_SW_THERMAL] = {NVML_GROUP_VIOLATIONS, NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN, 0},
+                [FS_VIOL_THERMAL] = {NVML_GROUP_VIOLATIONS, NVML_FI_DEV_PERF_POLICY_THERMAL, 0},
+                [FS_VIOL_SYNC_BOOST] = {NVML_GROUP_VIOLATIONS, NVML_FI_DEV_PERF_POLICY_SYNC_BOOST, 0},
+                [FS_VIOL_BOARD_LIMIT] = {NVML_GROUP_VIOLATIONS, NVML_FI_DEV_PERF_POLICY_BOARD_LIMIT, 0},
+                [FS_VIOL_LOW_UTIL] = {NVML_GROUP_VIOLATIONS, NVML_FI_DEV_PERF_POLICY_LOW_UTILIZATION, 0},
+                [FS_VIOL_RELIABILITY] = {NVML_GROUP_VIOLATIONS, NVML_FI_DEV_PERF_POLICY_RELIABILITY, 0},
+                [FS_VIOL_TOTAL_BASE_CLOCKS] = {NVML_GROUP_VIOLATIONS, NVML_FI_DEV_PERF_POLICY_TOTAL_BASE_CLOCKS, 0},
+                [FS_VIOL_HW_THERMAL] = {NVML_GROUP_VIOLATIONS, NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN, 0},
+                [FS_VIOL_HW_POWER_BRAKE] = {NVML_GROUP_VIOLATIONS, NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN,
+                                            0},
                 [FS_NVLINK_LINK_COUNT] = {NVML_GROUP_NVLINK, NVML_FI_DEV_NVLINK_LINK_COUNT, 0},
         };
         /* Indexed by enum nvml_nvlink_counter. */
@@ -1091,6 +1112,56 @@ static void read_clock_event_reasons(struct gctx *c, struct nvml_gpu *g, nvmlDev
         put_u64(c, &g->clocks_event_reasons, r, v);
 }
 
+/* How long each limiter held the clocks down (docs/nvml.md, "Violation counters"). Each
+ * counter from its field where that answers with a value; the SW thermal one from CUDA 13's
+ * reason field, else the older policy field (NVIDIA's header maps the THERMAL policy to
+ * the reason). A counter whose fields do not answer is asked of
+ * nvmlDeviceGetViolationStatus, deprecated in NVML 13 but the only source before the
+ * fields; HW thermal and power brake have no call: their field's answer (or the field
+ * call's) is the reading. */
+static void read_violations(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        static const struct {
+                enum field_slot slot, alt;
+                int policy; /* nvmlPerfPolicyType_t, -1: none */
+        } viol[NVML_VIOL_COUNT] = {
+                [NVML_VIOL_POWER] = {FS_VIOL_POWER, FS_NONE, NVML_PERF_POLICY_POWER},
+                [NVML_VIOL_THERMAL] = {FS_VIOL_SW_THERMAL, FS_VIOL_THERMAL, NVML_PERF_POLICY_THERMAL},
+                [NVML_VIOL_SYNC_BOOST] = {FS_VIOL_SYNC_BOOST, FS_NONE, NVML_PERF_POLICY_SYNC_BOOST},
+                [NVML_VIOL_BOARD_LIMIT] = {FS_VIOL_BOARD_LIMIT, FS_NONE, NVML_PERF_POLICY_BOARD_LIMIT},
+                [NVML_VIOL_LOW_UTIL] = {FS_VIOL_LOW_UTIL, FS_NONE, NVML_PERF_POLICY_LOW_UTILIZATION},
+                [NVML_VIOL_RELIABILITY] = {FS_VIOL_RELIABILITY, FS_NONE, NVML_PERF_POLICY_RELIABILITY},
+                [NVML_VIOL_TOTAL_BASE_CLOCKS] = {FS_VIOL_TOTAL_BASE_CLOCKS, FS_NONE, NVML_PERF_POLICY_TOTAL_BASE_CLOCKS},
+                [NVML_VIOL_HW_THERMAL] = {FS_VIOL_HW_THERMAL, FS_NONE, -1},
+                [NVML_VIOL_HW_POWER_BRAKE] = {FS_VIOL_HW_POWER_BRAKE, FS_NONE, -1},
+        };
+        for (unsigned int i = 0; i < NVML_VIOL_COUNT; i++) {
+                struct nv_u64 *f = &g->violation_ns[i];
+                unsigned long long ns = 0;
+                if (field_count(c, d, viol[i].slot, ULLONG_MAX, &ns) ||
+                    (viol[i].alt != FS_NONE && field_count(c, d, viol[i].alt, ULLONG_MAX, &ns))) {
+                        put_u64_from_fields(f, ns);
+                        continue;
+                }
+                if (viol[i].policy >= 0) {
+                        nvmlViolationTime_t t;
+                        memset(&t, 0, sizeof(t));
+                        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetViolationStatus, d, (nvmlPerfPolicyType_t)viol[i].policy, &t);
+                        put_u64(c, f, r, t.violationTime);
+                        continue;
+                }
+                /* Field only: its own answer, or the call's (fields_call leaves c->last as
+                 * the call left it, for put_u64); a negative value is no counter's. */
+                bool answered = fields_call(c, d);
+                nvmlReturn_t r = c->fields.rc;
+                if (answered) {
+                        r = c->fields.fv[c->fields.at[viol[i].slot]].nvmlReturn;
+                        if (r == NVML_SUCCESS)
+                                r = NVML_ERROR_UNKNOWN; /* field_count refused its value */
+                }
+                put_u64(c, f, r, 0);
+        }
+}
+
 static void read_utilization(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         nvmlReturn_t r;
         nvmlUtilization_t u;
@@ -1402,6 +1473,7 @@ static const struct {
         {NVML_GROUP_CLOCKS_APP, read_clocks_app},
         {NVML_GROUP_CLOCKS_DEFAULT_APP, read_clocks_default_app},
         {NVML_GROUP_CLOCK_REASONS, read_clock_event_reasons},
+        {NVML_GROUP_VIOLATIONS, read_violations},
         {NVML_GROUP_UTIL, read_utilization},
         {NVML_GROUP_PSTATE, read_pstate},
         {NVML_GROUP_FAN, read_fan},

@@ -1048,6 +1048,89 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsi
         return u64_of(FN_nvmlDeviceGetCurrentClocksThrottleReasons, K_EVENT_REASONS, device, clocksThrottleReasons);
 }
 
+/* The violation (perf policy) counters, ns: each policy from its scenario key, which its
+ * field gives too (violation_field()); TOTAL_APP_CLOCKS is not modelled (NOT_SUPPORTED).
+ * referenceTime is the time of the call, in us, as NVML gives it. */
+static const struct {
+        nvmlPerfPolicyType_t policy;
+        enum fake_key key;
+} violation_keys[] = {
+        {NVML_PERF_POLICY_POWER, K_VIOL_POWER},
+        {NVML_PERF_POLICY_THERMAL, K_VIOL_THERMAL},
+        {NVML_PERF_POLICY_SYNC_BOOST, K_VIOL_SYNC_BOOST},
+        {NVML_PERF_POLICY_BOARD_LIMIT, K_VIOL_BOARD_LIMIT},
+        {NVML_PERF_POLICY_LOW_UTILIZATION, K_VIOL_LOW_UTIL},
+        {NVML_PERF_POLICY_RELIABILITY, K_VIOL_RELIABILITY},
+        {NVML_PERF_POLICY_TOTAL_BASE_CLOCKS, K_VIOL_TOTAL_BASE},
+};
+
+nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType,
+                                          nvmlViolationTime_t *violTime)
+{
+        ENTER_DEV(nvmlDeviceGetViolationStatus, device, d);
+        if (!violTime || (unsigned int)perfPolicyType >= NVML_PERF_POLICY_COUNT)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        for (size_t k = 0; k < sizeof(violation_keys) / sizeof(violation_keys[0]); k++) {
+                if (violation_keys[k].policy != perfPolicyType)
+                        continue;
+                if (!d->set[violation_keys[k].key])
+                        break;
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                violTime->referenceTime = (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
+                violTime->violationTime = d->u[violation_keys[k].key];
+                return leave(NVML_SUCCESS);
+        }
+        return leave(NVML_ERROR_NOT_SUPPORTED);
+}
+
+/* The violation fields (ns): the policy fields and the clock event reason counters (SW
+ * thermal is the THERMAL policy under CUDA 13's number; HW thermal and HW power brake have no
+ * call). Those standing for a policy carry the fault and hang rules naming
+ * nvmlDeviceGetViolationStatus, as the health fields do for theirs (*answered, *answer:
+ * once per nvmlDeviceGetFieldValues call). NOT_SUPPORTED where the key is unset, and all
+ * of them with "violation_fields = false" (a driver without them). False when v is not one. */
+static bool violation_field(const struct fake_dev *d, int gpu, nvmlFieldValue_t *v, bool *answered,
+                            nvmlReturn_t *answer)
+{
+        static const struct {
+                unsigned int field;
+                enum fake_key key;
+                bool policy; /* stands for nvmlDeviceGetViolationStatus */
+        } fields[] = {
+                {NVML_FI_DEV_PERF_POLICY_POWER, K_VIOL_POWER, true},
+                {NVML_FI_DEV_PERF_POLICY_THERMAL, K_VIOL_THERMAL, true},
+                {NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN, K_VIOL_THERMAL, true},
+                {NVML_FI_DEV_PERF_POLICY_SYNC_BOOST, K_VIOL_SYNC_BOOST, true},
+                {NVML_FI_DEV_PERF_POLICY_BOARD_LIMIT, K_VIOL_BOARD_LIMIT, true},
+                {NVML_FI_DEV_PERF_POLICY_LOW_UTILIZATION, K_VIOL_LOW_UTIL, true},
+                {NVML_FI_DEV_PERF_POLICY_RELIABILITY, K_VIOL_RELIABILITY, true},
+                {NVML_FI_DEV_PERF_POLICY_TOTAL_BASE_CLOCKS, K_VIOL_TOTAL_BASE, true},
+                {NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN, K_VIOL_HW_THERMAL, false},
+                {NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN, K_VIOL_HW_POWER_BRAKE, false},
+        };
+        for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
+                if (v->fieldId != fields[k].field)
+                        continue;
+                if ((d->set[K_VIOL_FIELDS] && !d->u[K_VIOL_FIELDS]) || !d->set[fields[k].key])
+                        return true; /* NOT_SUPPORTED, as set by the caller */
+                if (fields[k].policy) {
+                        if (!*answered) {
+                                *answer = rules_of(FN_nvmlDeviceGetViolationStatus, gpu);
+                                *answered = true;
+                        }
+                        v->nvmlReturn = *answer;
+                        if (v->nvmlReturn != NVML_SUCCESS)
+                                return true;
+                }
+                v->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                v->value.ullVal = d->u[fields[k].key];
+                v->nvmlReturn = NVML_SUCCESS;
+                return true;
+        }
+        return false;
+}
+
 nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device, unsigned long long *supported)
 {
         return u64_of(FN_nvmlDeviceGetSupportedClocksEventReasons, K_EVENT_REASONS_SUPPORTED, device, supported);
@@ -1447,6 +1530,8 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
                 return leave(NVML_ERROR_INVALID_ARGUMENT);
         bool answered[HC_COUNT] = {false};
         nvmlReturn_t answer[HC_COUNT];
+        bool viol_answered = false;
+        nvmlReturn_t viol_answer = NVML_SUCCESS;
         for (int i = 0; i < valuesCount; i++) {
                 nvmlFieldValue_t *v = &values[i];
                 v->timestamp = 0;
@@ -1464,7 +1549,8 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
                         {NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT, K_TLIMIT_GPU_MAX, NVML_VALUE_TYPE_SIGNED_INT},
                 };
                 v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-                if (nvlink_field(d, v) || health_field(d, (int)gpu, v, answered, answer))
+                if (nvlink_field(d, v) || health_field(d, (int)gpu, v, answered, answer) ||
+                    violation_field(d, (int)gpu, v, &viol_answered, &viol_answer))
                         continue;
                 for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
                         if (v->fieldId != fields[k].field || !d->set[fields[k].key])

@@ -72,6 +72,16 @@
         KEY(SUPPORTED_GR_CLOCKS, "supported_graphics_clocks", KT_STR, NULL)     \
         KEY(EVENT_REASONS, "clocks_event_reasons", KT_U64, NULL)                \
         KEY(EVENT_REASONS_SUPPORTED, "clocks_event_reasons_supported", KT_U64, NULL) \
+        KEY(VIOL_POWER, "violation_power", KT_U64, "ns")                        \
+        KEY(VIOL_THERMAL, "violation_thermal", KT_U64, "ns")                    \
+        KEY(VIOL_SYNC_BOOST, "violation_sync_boost", KT_U64, "ns")              \
+        KEY(VIOL_BOARD_LIMIT, "violation_board_limit", KT_U64, "ns")            \
+        KEY(VIOL_LOW_UTIL, "violation_low_utilization", KT_U64, "ns")           \
+        KEY(VIOL_RELIABILITY, "violation_reliability", KT_U64, "ns")            \
+        KEY(VIOL_TOTAL_BASE, "violation_total_base_clocks", KT_U64, "ns")       \
+        KEY(VIOL_HW_THERMAL, "violation_hw_thermal", KT_U64, "ns")              \
+        KEY(VIOL_HW_POWER_BRAKE, "violation_hw_power_brake", KT_U64, "ns")      \
+        KEY(VIOL_FIELDS, "violation_fields", KT_BOOL, NULL)                     \
         KEY(UTIL_GPU, "utilization_gpu", KT_U32, "%")                           \
         KEY(UTIL_MEM, "utilization_memory", KT_U32, "%")                        \
         KEY(UTIL_ENC, "utilization_encoder", KT_U32, "%")                       \

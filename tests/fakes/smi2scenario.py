@@ -238,6 +238,17 @@ class Converter:
                 put("clocks_event_reasons", f"0x{active:x}")
                 put("clocks_event_reasons_supported", f"0x{supported:x}")
 
+        # Microseconds each reason held the clocks down (drivers 560+); NVML counts ns.
+        counters = g.get("Clocks Event Reasons Counters")
+        if counters is not None:
+            for label, key in (("SW Power Capping", "violation_power"), ("Sync Boost", "violation_sync_boost"),
+                               ("SW Thermal Slowdown", "violation_thermal"),
+                               ("HW Thermal Slowdown", "violation_hw_thermal"),
+                               ("HW Power Braking", "violation_hw_power_brake")):
+                us = self.number(counters.get(label), "us")
+                if us is not None:
+                    put(key, f"{int(us) * 1000} ns")
+
         for sect, prefix in (("FB Memory Usage", "memory"), ("BAR1 Memory Usage", "bar1")):
             for key in ("Total", "Reserved", "Used", "Free"):
                 if prefix == "bar1" and key == "Reserved":

@@ -344,6 +344,83 @@ class Scenarios(unittest.TestCase):
             self.assertEqual(buf.value, b"515.65.01")
 
 
+# The violation fields (ns): policies POWER..RELIABILITY, TOTAL_APP_CLOCKS, TOTAL_BASE_CLOCKS
+# (74-81); CUDA 13's reason counters SW thermal, HW thermal, HW power brake (269-271).
+VIOL_POLICY_FIELDS = (74, 75, 76, 77, 78, 79, 80, 81)
+VIOL_REASON_FIELDS = (269, 270, 271)
+VIOL_KEYS = """[gpu 0]
+violation_power = 11 ns
+violation_thermal = 22 ns
+violation_sync_boost = 33 ns
+violation_board_limit = 44 ns
+violation_low_utilization = 55 ns
+violation_reliability = 66 ns
+violation_total_base_clocks = 77 ns
+violation_hw_thermal = 88 ns
+violation_hw_power_brake = 99 ns
+"""
+
+
+class ViolationCounters(unittest.TestCase):
+    """nvmlDeviceGetViolationStatus and the violation fields answer the violation_* keys, and
+    NOT_SUPPORTED where a scenario lacks them."""
+
+    def status(self, f, h, policy):
+        t = (ctypes.c_ulonglong * 2)()
+        r = f.lib.nvmlDeviceGetViolationStatus(h, policy, ctypes.cast(t, ctypes.c_void_p))
+        return r, t[1], t[0]
+
+    def with_keys(self, extra=""):
+        return write_scenario(f"include {scn('h100-sxm-8gpu.scn')}\n" + VIOL_KEYS + extra)
+
+    def test_call_and_fields_agree(self):
+        path = self.with_keys()
+        try:
+            with Fake(path) as f:
+                h = f.handle(0)
+                got = [(r, v) for r, v, _ in (self.status(f, h, p) for p in (0, 1, 2, 3, 4, 5, 10, 11))]
+                self.assertEqual(got, [(SUCCESS, 11), (SUCCESS, 22), (SUCCESS, 33), (SUCCESS, 44), (SUCCESS, 55),
+                                       (SUCCESS, 66), (NOT_SUPPORTED, 0), (SUCCESS, 77)])
+                self.assertGreater(self.status(f, h, 0)[2], 1600000000 * 10**6)  # referenceTime, us
+                self.assertEqual(field_values(f, h, *VIOL_POLICY_FIELDS, *VIOL_REASON_FIELDS),
+                                 [(SUCCESS, 11), (SUCCESS, 22), (SUCCESS, 33), (SUCCESS, 44), (SUCCESS, 55),
+                                  (SUCCESS, 66), (NOT_SUPPORTED, 0), (SUCCESS, 77), (SUCCESS, 22), (SUCCESS, 88),
+                                  (SUCCESS, 99)])
+                self.assertEqual(self.status(f, h, 12)[0], INVALID)
+                self.assertEqual(f.lib.nvmlDeviceGetViolationStatus(h, 0, None), INVALID)
+                # GPU 1 has none of the keys: the fake invents nothing.
+                h1 = f.handle(1)
+                self.assertEqual([self.status(f, h1, p)[0] for p in (0, 1, 2, 3, 4, 5, 11)], [NOT_SUPPORTED] * 7)
+                self.assertEqual([r for r, _ in field_values(f, h1, *VIOL_POLICY_FIELDS, *VIOL_REASON_FIELDS)],
+                                 [NOT_SUPPORTED] * 11)
+        finally:
+            os.unlink(path)
+
+    def test_violation_fields_false(self):
+        path = self.with_keys("violation_fields = false\n")
+        try:
+            with Fake(path) as f:
+                h = f.handle(0)
+                self.assertEqual([r for r, _ in field_values(f, h, *VIOL_POLICY_FIELDS, *VIOL_REASON_FIELDS)],
+                                 [NOT_SUPPORTED] * 11)
+                self.assertEqual(self.status(f, h, 0)[:2], (SUCCESS, 11))
+        finally:
+            os.unlink(path)
+
+    def test_faults_of_the_call(self):
+        # A fault on the call is the policy fields' answer; HW thermal and power brake have
+        # no call and still answer.
+        path = self.with_keys("fault nvmlDeviceGetViolationStatus 0 GPU_IS_LOST\n")
+        try:
+            with Fake(path) as f:
+                h = f.handle(0)
+                self.assertEqual(self.status(f, h, 0)[0], LOST)
+                got = [r for r, _ in field_values(f, h, 74, 75, 81, 269, 270, 271)]
+                self.assertEqual(got, [LOST, LOST, LOST, LOST, SUCCESS, SUCCESS])
+        finally:
+            os.unlink(path)
+
+
 class HealthFields(unittest.TestCase):
     """nvmlDeviceGetFieldValues' memory health, PCIe replay and power limit fields answer what
     the calls they stand for answer."""

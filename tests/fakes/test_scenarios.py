@@ -53,6 +53,14 @@ for i in range(N.nvmlDeviceGetCount()):
         g["clock_" + n] = q(N.nvmlDeviceGetClockInfo, h, t)
         g["max_clock_" + n] = q(N.nvmlDeviceGetMaxClockInfo, h, t)
     g["clocks_event_reasons"] = q(N.nvmlDeviceGetCurrentClocksEventReasons, h)
+    for key, pol in (("violation_power", N.NVML_PERF_POLICY_POWER), ("violation_thermal", N.NVML_PERF_POLICY_THERMAL),
+                     ("violation_sync_boost", N.NVML_PERF_POLICY_SYNC_BOOST),
+                     ("violation_board_limit", N.NVML_PERF_POLICY_BOARD_LIMIT),
+                     ("violation_low_utilization", N.NVML_PERF_POLICY_LOW_UTILIZATION),
+                     ("violation_reliability", N.NVML_PERF_POLICY_RELIABILITY),
+                     ("violation_total_base_clocks", N.NVML_PERF_POLICY_TOTAL_BASE_CLOCKS)):
+        v = q(N.nvmlDeviceGetViolationStatus, h, pol)
+        g[key] = v if isinstance(v, dict) else v.violationTime
     g["ecc_volatile_uncorrected"] = q(N.nvmlDeviceGetTotalEccErrors, h, N.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
                                       N.NVML_VOLATILE_ECC)
     g["pcie_gen_current"] = q(N.nvmlDeviceGetCurrPcieLinkGeneration, h)
@@ -116,6 +124,9 @@ class Pynvml(unittest.TestCase):
                     self.assertEqual(d[key], expect_num(g, key, fakeenv.to_int), (where, key))
             for key in ("clocks_event_reasons", "ecc_volatile_uncorrected", "pcie_gen_current", "pcie_width_current",
                         "fan_speed"):
+                self.assertEqual(d[key], expect_num(g, key, fakeenv.to_int), (where, key))
+            for key in ("violation_power", "violation_thermal", "violation_sync_boost", "violation_board_limit",
+                        "violation_low_utilization", "violation_reliability", "violation_total_base_clocks"):
                 self.assertEqual(d[key], expect_num(g, key, fakeenv.to_int), (where, key))
             if "cuda_compute_capability" in g:
                 self.assertEqual(d["cuda_compute_capability"],

@@ -80,6 +80,12 @@ class Captures(unittest.TestCase):
                 self.assertEqual(fakeenv.to_int(g[key]), int(q[field].split()[0]), (cap, key))
             self.assertEqual(fakeenv.to_mw(g["power_default_limit"]),
                              round(float(q["power.default_limit"].split()[0]) * 1000), cap)
+            for key, field in (("violation_power", "sw_power_cap"), ("violation_sync_boost", "sync_boost"),
+                               ("violation_thermal", "sw_thermal_slowdown"),
+                               ("violation_hw_thermal", "hw_thermal_slowdown"),
+                               ("violation_hw_power_brake", "hw_power_brake_slowdown")):
+                us = q["clocks_event_reasons_counters." + field]
+                self.assertEqual(fakeenv.to_int(g[key]), int(us.split()[0]) * 1000, (cap, key))
             ecc = q["ecc.errors.uncorrected.volatile.total"]
             if ecc.isdigit():
                 self.assertEqual(int(g["ecc_volatile_uncorrected"]), int(ecc), cap)

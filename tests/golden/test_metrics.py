@@ -8,7 +8,7 @@ Usage: test_metrics.py GPUVET SRC_ROOT FAKE_LIB
 2. `gpuvet info --json` carries it by id: per GPU in `nvml.metrics`, the system's in
    `nvml.metrics` at the top, on the fake H100 and L40S scenarios;
 3. the JSON value and query's cell are the same reading (bytes vs MiB, watts vs "W",
-   hertz vs MHz, booleans vs Enabled/Yes/Active), GPU by GPU;
+   hertz vs MHz, seconds vs us, booleans vs Enabled/Yes/Active), GPU by GPU;
 and ids and dcgm-exporter names are unique, ids are Prometheus-style names, and
 docs/metrics.md lists every id.
 """
@@ -71,6 +71,8 @@ def same(value, cell, row):
         return int(cell) == value >> 20
     if unit == "hertz":
         return int(cell) == value // 1000000
+    if unit == "seconds":  # query prints whole microseconds
+        return abs(float(cell) - value * 1e6) < 1.0
     if unit == "watts":
         return abs(float(cell) - value) < 0.006
     if cell.startswith("0x"):

@@ -39,6 +39,10 @@ static struct {
         unsigned int latency_us;
         nvmlReturn_t init_rc;
         bool init_hang;
+        /* The field stub's violation fields: 0 none (NOT_SUPPORTED), 1 all, 2 only the
+         * policy fields 74-81 (a driver without the reason counters 269-271), 3 all, the
+         * HW thermal one negative. */
+        int viol_fields;
 } cfg;
 
 static atomic_uint hang_calls[MAX_GPUS + 1];
@@ -334,6 +338,18 @@ static nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsig
         *v = nvmlClocksEventReasonGpuIdle;
         return NVML_SUCCESS;
 }
+/* Policy p of GPU g has been held down (p + 1) * 1000 + g ns. */
+static unsigned long long viol_ns(int policy, int gpu) {
+        return (unsigned long long)(policy + 1) * 1000ULL + (unsigned long long)gpu;
+}
+static nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t d, nvmlPerfPolicyType_t p, nvmlViolationTime_t *t) {
+        ENTER(d);
+        if ((unsigned int)p >= NVML_PERF_POLICY_COUNT)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        t->referenceTime = 1700000000000000ULL;
+        t->violationTime = viol_ns(p, gpu_of(d));
+        return NVML_SUCCESS;
+}
 static nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *v) {
         ENTER(d);
         *v = nvmlClocksEventReasonGpuIdle | nvmlClocksThrottleReasonHwSlowdown;
@@ -544,6 +560,32 @@ static nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldVal
                         fv[i].valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
                         fv[i].value.ullVal = 0;
                         break;
+                case NVML_FI_DEV_PERF_POLICY_POWER:
+                case NVML_FI_DEV_PERF_POLICY_THERMAL:
+                case NVML_FI_DEV_PERF_POLICY_SYNC_BOOST:
+                case NVML_FI_DEV_PERF_POLICY_BOARD_LIMIT:
+                case NVML_FI_DEV_PERF_POLICY_LOW_UTILIZATION:
+                case NVML_FI_DEV_PERF_POLICY_RELIABILITY:
+                case NVML_FI_DEV_PERF_POLICY_TOTAL_APP_CLOCKS:
+                case NVML_FI_DEV_PERF_POLICY_TOTAL_BASE_CLOCKS:
+                        /* The policy's counter plus 5: told apart from the call's. */
+                        fv[i].valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                        fv[i].value.ullVal = viol_ns((int)(fv[i].fieldId - NVML_FI_DEV_PERF_POLICY_POWER), gpu_of(d)) + 5;
+                        if (cfg.viol_fields == 0)
+                                fv[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+                        break;
+                case NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN:
+                case NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN:
+                case NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN:
+                        fv[i].valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                        fv[i].value.ullVal = 100000ULL * (fv[i].fieldId - 268) + (unsigned int)gpu_of(d);
+                        if (cfg.viol_fields == 3 && fv[i].fieldId == NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN) {
+                                fv[i].valueType = NVML_VALUE_TYPE_SIGNED_LONG_LONG;
+                                fv[i].value.sllVal = -1;
+                        }
+                        if (cfg.viol_fields == 0 || cfg.viol_fields == 2)
+                                fv[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+                        break;
                 default:
                         fv[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
                         break;
@@ -587,6 +629,7 @@ static struct nvml_lib stub_lib(void) {
         S(nvmlDeviceGetApplicationsClock);
         S(nvmlDeviceGetDefaultApplicationsClock);
         S(nvmlDeviceGetCurrentClocksEventReasons);
+        S(nvmlDeviceGetViolationStatus);
         S(nvmlDeviceGetCurrentClocksThrottleReasons);
         S(nvmlDeviceGetUtilizationRates);
         S(nvmlDeviceGetPerformanceState);
@@ -682,6 +725,13 @@ static const struct fact {
         F(clock_default_app_mhz[1], "nvmlDeviceGetDefaultApplicationsClock"),
         F(clock_default_app_mhz[2], "nvmlDeviceGetDefaultApplicationsClock"),
         F(clocks_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons"),
+        F(violation_ns[NVML_VIOL_POWER], "nvmlDeviceGetViolationStatus"),
+        F(violation_ns[NVML_VIOL_THERMAL], "nvmlDeviceGetViolationStatus"),
+        F(violation_ns[NVML_VIOL_SYNC_BOOST], "nvmlDeviceGetViolationStatus"),
+        F(violation_ns[NVML_VIOL_BOARD_LIMIT], "nvmlDeviceGetViolationStatus"),
+        F(violation_ns[NVML_VIOL_LOW_UTIL], "nvmlDeviceGetViolationStatus"),
+        F(violation_ns[NVML_VIOL_RELIABILITY], "nvmlDeviceGetViolationStatus"),
+        F(violation_ns[NVML_VIOL_TOTAL_BASE_CLOCKS], "nvmlDeviceGetViolationStatus"),
         F(util_gpu_pct, "nvmlDeviceGetUtilizationRates"),
         F(util_mem_pct, "nvmlDeviceGetUtilizationRates"),
         F(pstate, "nvmlDeviceGetPerformanceState"),
@@ -1145,6 +1195,200 @@ static void test_prefetch_hang_after_nvlinks(void **state) {
         reset(8);
 }
 
+/* --- the violation counters (NVML_GROUP_VIOLATIONS) ------------------------------------ */
+
+/* Each reading's policy (-1: none, field only) and what each source answers for GPU g. */
+static const int viol_policy[NVML_VIOL_COUNT] = {
+        [NVML_VIOL_POWER] = NVML_PERF_POLICY_POWER,
+        [NVML_VIOL_THERMAL] = NVML_PERF_POLICY_THERMAL,
+        [NVML_VIOL_SYNC_BOOST] = NVML_PERF_POLICY_SYNC_BOOST,
+        [NVML_VIOL_BOARD_LIMIT] = NVML_PERF_POLICY_BOARD_LIMIT,
+        [NVML_VIOL_LOW_UTIL] = NVML_PERF_POLICY_LOW_UTILIZATION,
+        [NVML_VIOL_RELIABILITY] = NVML_PERF_POLICY_RELIABILITY,
+        [NVML_VIOL_TOTAL_BASE_CLOCKS] = NVML_PERF_POLICY_TOTAL_BASE_CLOCKS,
+        [NVML_VIOL_HW_THERMAL] = -1,
+        [NVML_VIOL_HW_POWER_BRAKE] = -1,
+};
+static const unsigned int viol_field[NVML_VIOL_COUNT] = {
+        NVML_FI_DEV_PERF_POLICY_POWER,       NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN,
+        NVML_FI_DEV_PERF_POLICY_SYNC_BOOST,  NVML_FI_DEV_PERF_POLICY_BOARD_LIMIT,
+        NVML_FI_DEV_PERF_POLICY_LOW_UTILIZATION, NVML_FI_DEV_PERF_POLICY_RELIABILITY,
+        NVML_FI_DEV_PERF_POLICY_TOTAL_BASE_CLOCKS, NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN,
+        NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN,
+};
+
+/* The field stub's value of field id for GPU g. */
+static unsigned long long viol_field_ns(unsigned int id, int g) {
+        if (id >= NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN)
+                return 100000ULL * (id - 268) + (unsigned long long)g;
+        return viol_ns((int)(id - NVML_FI_DEV_PERF_POLICY_POWER), g) + 5;
+}
+
+static void assert_viol(const struct nvml_gpu *g, unsigned int i, unsigned char state, int rc, const char *fn,
+                        unsigned long long v) {
+        const struct nv_u64 *r = &g->violation_ns[i];
+        if (r->state != state || r->rc != rc || !r->fn || strcmp(r->fn, fn) != 0 || (state == NV_OK && r->v != v))
+                fail_msg("GPU %u violation %u: %s rc %d %s v %llu; want %s rc %d %s v %llu", g->index, i,
+                         nv_state_name(r->state), r->rc, r->fn ? r->fn : "-", r->v, nv_state_name(state), rc, fn, v);
+}
+
+static struct nvml_facts gather_viol(struct nvml_lib *lib, unsigned int n) {
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(lib, &short_dl, &f), 0);
+        assert_int_equal(f.n_gpus, n);
+        return f;
+}
+
+/* Where the driver has every field: all nine from the one field call, no other call (a
+ * failing nvmlDeviceGetViolationStatus would show). */
+static void test_violations_fields(void **state) {
+        (void)state;
+        reset(2);
+        cfg.viol_fields = 1;
+        cfg.fail_fn = "nvmlDeviceGetViolationStatus";
+        cfg.fail_rc = NVML_ERROR_UNKNOWN;
+        struct nvml_lib lib = fields_lib();
+        struct nvml_facts f = gather_viol(&lib, 2);
+        for (unsigned int g = 0; g < 2; g++)
+                for (unsigned int i = 0; i < NVML_VIOL_COUNT; i++)
+                        assert_viol(&f.gpus[g], i, NV_OK, 0, "nvmlDeviceGetFieldValues", viol_field_ns(viol_field[i], (int)g));
+        nvml_facts_done(&f);
+}
+
+/* A driver without the reason counters 269-271: SW thermal from the THERMAL policy field (75),
+ * the other policies from theirs; HW thermal and power brake NOT_SUPPORTED, naming the
+ * field call (they have no other source). */
+static void test_violations_policy_fields_only(void **state) {
+        (void)state;
+        reset(1);
+        cfg.viol_fields = 2;
+        struct nvml_lib lib = fields_lib();
+        struct nvml_facts f = gather_viol(&lib, 1);
+        const struct nvml_gpu *g = &f.gpus[0];
+        assert_viol(g, NVML_VIOL_THERMAL, NV_OK, 0, "nvmlDeviceGetFieldValues",
+                    viol_field_ns(NVML_FI_DEV_PERF_POLICY_THERMAL, 0));
+        assert_viol(g, NVML_VIOL_POWER, NV_OK, 0, "nvmlDeviceGetFieldValues", viol_field_ns(NVML_FI_DEV_PERF_POLICY_POWER, 0));
+        assert_viol(g, NVML_VIOL_HW_THERMAL, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetFieldValues", 0);
+        assert_viol(g, NVML_VIOL_HW_POWER_BRAKE, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetFieldValues", 0);
+        nvml_facts_done(&f);
+}
+
+/* Fields NOT_SUPPORTED (an older driver): each policy from nvmlDeviceGetViolationStatus;
+ * without the field function at all, the two field-only readings are NV_NO_FUNCTION. A
+ * negative value in a field is no counter: UNKNOWN. */
+static void test_violations_fallback(void **state) {
+        (void)state;
+        reset(2);
+        struct nvml_lib lib = fields_lib();
+        struct nvml_facts f = gather_viol(&lib, 2);
+        for (unsigned int g = 0; g < 2; g++) {
+                for (unsigned int i = 0; i < NVML_VIOL_COUNT; i++) {
+                        if (viol_policy[i] >= 0)
+                                assert_viol(&f.gpus[g], i, NV_OK, 0, "nvmlDeviceGetViolationStatus", viol_ns(viol_policy[i], (int)g));
+                        else
+                                assert_viol(&f.gpus[g], i, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetFieldValues", 0);
+                }
+        }
+        nvml_facts_done(&f);
+
+        reset(1);
+        lib = stub_lib();
+        f = gather_viol(&lib, 1);
+        assert_viol(&f.gpus[0], NVML_VIOL_HW_THERMAL, NV_NO_FUNCTION, NVML_ERROR_FUNCTION_NOT_FOUND,
+                    "nvmlDeviceGetFieldValues", 0);
+        assert_viol(&f.gpus[0], NVML_VIOL_RELIABILITY, NV_OK, 0, "nvmlDeviceGetViolationStatus",
+                    viol_ns(NVML_PERF_POLICY_RELIABILITY, 0));
+        nvml_facts_done(&f);
+
+        reset(1);
+        cfg.viol_fields = 3;
+        lib = fields_lib();
+        f = gather_viol(&lib, 1);
+        assert_viol(&f.gpus[0], NVML_VIOL_HW_THERMAL, NV_ERROR, NVML_ERROR_UNKNOWN, "nvmlDeviceGetFieldValues", 0);
+        assert_viol(&f.gpus[0], NVML_VIOL_HW_POWER_BRAKE, NV_OK, 0, "nvmlDeviceGetFieldValues",
+                    viol_field_ns(NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN, 0));
+        nvml_facts_done(&f);
+}
+
+/* Errors: each from the call that gave it, on its GPU only; a missing function. */
+static void test_violations_errors(void **state) {
+        (void)state;
+        static const nvmlReturn_t rcs[] = {NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST,
+                                           NVML_ERROR_UNKNOWN};
+        for (size_t ri = 0; ri < sizeof(rcs) / sizeof(rcs[0]); ri++) {
+                /* The call failing, the fields not answering. */
+                reset(2);
+                cfg.fail_fn = "nvmlDeviceGetViolationStatus";
+                cfg.fail_rc = rcs[ri];
+                cfg.fail_gpu = 1;
+                struct nvml_lib lib = fields_lib();
+                struct nvml_facts f = gather_viol(&lib, 2);
+                for (unsigned int i = 0; i < NVML_VIOL_COUNT; i++) {
+                        if (viol_policy[i] < 0)
+                                continue;
+                        assert_viol(&f.gpus[0], i, NV_OK, 0, "nvmlDeviceGetViolationStatus", viol_ns(viol_policy[i], 0));
+                        assert_viol(&f.gpus[1], i, NV_ERROR, (int)rcs[ri], "nvmlDeviceGetViolationStatus", 0);
+                }
+                nvml_facts_done(&f);
+                /* The field call failing: the policies from the call, the others its error. */
+                reset(2);
+                cfg.viol_fields = 1;
+                cfg.fail_fn = "nvmlDeviceGetFieldValues";
+                cfg.fail_rc = rcs[ri];
+                cfg.fail_gpu = 1;
+                f = gather_viol(&lib, 2);
+                for (unsigned int i = 0; i < NVML_VIOL_COUNT; i++) {
+                        if (viol_policy[i] >= 0)
+                                assert_viol(&f.gpus[1], i, NV_OK, 0, "nvmlDeviceGetViolationStatus", viol_ns(viol_policy[i], 1));
+                        else
+                                assert_viol(&f.gpus[1], i, NV_ERROR, (int)rcs[ri], "nvmlDeviceGetFieldValues", 0);
+                        assert_viol(&f.gpus[0], i, NV_OK, 0, "nvmlDeviceGetFieldValues", viol_field_ns(viol_field[i], 0));
+                }
+                nvml_facts_done(&f);
+        }
+        reset(1);
+        struct nvml_lib lib = fields_lib();
+        lib.nvmlDeviceGetViolationStatus = NULL;
+        struct nvml_facts f = gather_viol(&lib, 1);
+        assert_viol(&f.gpus[0], NVML_VIOL_POWER, NV_NO_FUNCTION, NVML_ERROR_FUNCTION_NOT_FOUND,
+                    "nvmlDeviceGetViolationStatus", 0);
+        nvml_facts_done(&f);
+}
+
+/* A hang in nvmlDeviceGetViolationStatus, then in the field call, on GPU 1 of 3: the
+ * counters and every later reading NV_TIMEOUT naming it, the other GPUs complete. */
+static void test_violations_hang(void **state) {
+        (void)state;
+        static const char *const fns[] = {"nvmlDeviceGetViolationStatus", "nvmlDeviceGetFieldValues"};
+        for (size_t k = 0; k < 2; k++) {
+                reset(3);
+                cfg.hang_fn = fns[k];
+                cfg.hang_gpu = 1;
+                struct nvml_lib lib = fields_lib();
+                struct nvml_facts f = gather_viol(&lib, 3);
+                assert_true(f.abandoned);
+                assert_int_equal(f.n_timeouts, 1);
+                assert_string_equal(f.timeouts[0].fn, fns[k]);
+                assert_int_equal(f.timeouts[0].gpu, 1);
+                const struct nvml_gpu *g = &f.gpus[1];
+                assert_true(g->timed_out);
+                assert_string_equal(g->timeout_fn, fns[k]);
+                for (unsigned int i = 0; i < NVML_VIOL_COUNT; i++)
+                        assert_viol(g, i, NV_TIMEOUT, NVML_ERROR_TIMEOUT, fns[k], 0);
+                assert_int_equal(g->util_gpu_pct.state, NV_TIMEOUT);
+                assert_string_equal(g->util_gpu_pct.fn, fns[k]);
+                for (unsigned int j = 0; j < 3; j += 2) {
+                        assert_false(f.gpus[j].timed_out);
+                        for (unsigned int i = 0; i < NVML_VIOL_COUNT; i++)
+                                if (viol_policy[i] >= 0)
+                                        assert_viol(&f.gpus[j], i, NV_OK, 0, "nvmlDeviceGetViolationStatus",
+                                                    viol_ns(viol_policy[i], (int)j));
+                }
+                nvml_facts_done(&f);
+                drain();
+        }
+}
+
 static void test_hang_late_return_into_buffer(void **state) {
         (void)state;
         /* Hang in the second process call, the one given a buffer; when released it writes
@@ -1413,6 +1657,11 @@ int main(void) {
                 cmocka_unit_test(test_init_errors),
                 cmocka_unit_test(test_hang_temperature_gpu2),
                 cmocka_unit_test(test_hang_late_return_into_buffer),
+                cmocka_unit_test(test_violations_fields),
+                cmocka_unit_test(test_violations_policy_fields_only),
+                cmocka_unit_test(test_violations_fallback),
+                cmocka_unit_test(test_violations_errors),
+                cmocka_unit_test(test_violations_hang),
                 cmocka_unit_test(test_prefetch_healthy),
                 cmocka_unit_test(test_prefetch_hang_before_nvlinks),
                 cmocka_unit_test(test_prefetch_hang_in_remote),
