@@ -93,6 +93,11 @@ struct burn_telemetry {
         bool have_ecc;
         uint64_t ecc_uncorrected_start, ecc_uncorrected_end, ecc_corrected_start, ecc_corrected_end;
         bool remap_pending_start, remap_pending_end, retired_pending_end;
+        /* NVML's clock-event time counters (enum nvml_violation, ns) at the first and last
+         * sample that had each: a reason held between two samples shows here even when no
+         * sample caught its bit. */
+        bool have_violation[9];
+        uint64_t violation_start_ns[9], violation_end_ns[9];
         unsigned xids, dbe_events, sbe_events;
         unsigned long long xid_codes[8]; /* the first Xids, in order */
         unsigned n_xid_codes;

@@ -10,6 +10,10 @@
 #include <string.h>
 #include <strings.h>
 
+_Static_assert(NVML_VIOL_COUNT == sizeof(((struct burn_telemetry *)0)->have_violation) /
+                       sizeof(((struct burn_telemetry *)0)->have_violation[0]),
+               "burn_telemetry keeps one counter per enum nvml_violation");
+
 struct burn_watch {
         struct sampler *sampler;
         struct nvml_events *events;
@@ -21,7 +25,8 @@ unsigned long long burn_watch_groups(void) {
         static const enum nvml_group groups[] = {
                 NVML_GROUP_PCI,        NVML_GROUP_TEMP,          NVML_GROUP_TEMP_THRESHOLDS, NVML_GROUP_THERMAL_FIELDS,
                 NVML_GROUP_POWER_DRAW, NVML_GROUP_POWER_ENFORCED_LIMIT, NVML_GROUP_CLOCKS,    NVML_GROUP_CLOCKS_MAX,
-                NVML_GROUP_CLOCK_REASONS, NVML_GROUP_UTIL,       NVML_GROUP_ECC_COUNTS,     NVML_GROUP_RETIRED_PAGES,
+                NVML_GROUP_CLOCK_REASONS, NVML_GROUP_VIOLATIONS, NVML_GROUP_UTIL,           NVML_GROUP_ECC_COUNTS,
+                NVML_GROUP_RETIRED_PAGES,
                 NVML_GROUP_REMAP,
         };
         unsigned long long set = 0;
@@ -105,6 +110,14 @@ static void file_sample(struct burn_device *d, const struct nvml_gpu *g, double 
                 }
                 t->ecc_uncorrected_end = g->ecc_volatile_uncorrected.v;
                 t->ecc_corrected_end = g->ecc_volatile_corrected.v;
+        }
+        for (int v = 0; v < NVML_VIOL_COUNT; v++) {
+                if (!nv_ok(g->violation_ns[v]))
+                        continue;
+                if (!t->have_violation[v])
+                        t->violation_start_ns[v] = g->violation_ns[v].v;
+                t->have_violation[v] = true;
+                t->violation_end_ns[v] = g->violation_ns[v].v;
         }
         if (nv_ok(g->remap_pending)) {
                 if (!t->n_samples)

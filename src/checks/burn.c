@@ -403,6 +403,24 @@ static const struct {
         {NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN, "SW thermal slowdown"},
 };
 
+/* The counters of reasons that cut the clocks (not the power cap), by what they grew over
+ * the run: NVML counts the time each held, so an event shorter than the sample interval
+ * shows here when no sample caught its bit. */
+static const struct {
+        int viol; /* enum nvml_violation */
+        const char *name;
+} slowdown_counters[] = {
+        {NVML_VIOL_HW_THERMAL, "HW thermal slowdown"},
+        {NVML_VIOL_HW_POWER_BRAKE, "HW power brake"},
+        {NVML_VIOL_THERMAL, "SW thermal slowdown"},
+};
+
+static double counter_grew_s(const struct burn_telemetry *t, int v) {
+        if (!t->have_violation[v] || t->violation_end_ns[v] < t->violation_start_ns[v])
+                return 0;
+        return (t->violation_end_ns[v] - t->violation_start_ns[v]) / 1e9;
+}
+
 static void run_clock_events(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (!burn_ran(self, f, rep))
                 return;
@@ -417,6 +435,15 @@ static void run_clock_events(const struct check_info *self, const struct facts *
                         if ((t->reasons_loaded & slowdowns[k].bit) && used < sizeof(seen))
                                 used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? ", " : "",
                                                          slowdowns[k].name);
+                for (size_t k = 0; k < sizeof(slowdown_counters) / sizeof(slowdown_counters[0]); k++) {
+                        double grew = counter_grew_s(t, slowdown_counters[k].viol);
+                        if (grew > 0 && !strstr(seen, slowdown_counters[k].name) && used < sizeof(seen))
+                                used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s (%.3f s by NVML's counter)",
+                                                         used ? ", " : "", slowdown_counters[k].name, grew);
+                }
+                if (t->have_violation[NVML_VIOL_POWER])
+                        result_evidence(r, "power_cap_s", "%.3f s at the power cap during the run",
+                                        counter_grew_s(t, NVML_VIOL_POWER));
                 result_observed(r, "clock event reasons under load: 0x%016llx", (unsigned long long)t->reasons_loaded);
                 result_expected(r, "no HW slowdown, thermal slowdown or power brake under load (the SW power cap is "
                                    "normal)");

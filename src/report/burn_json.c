@@ -57,6 +57,18 @@ static json_t *telemetry_json(const struct burn_telemetry *t) {
                                           "clock_event_reasons", x->have_reasons ? json_string(r) : json_null()));
         }
         json_object_set_new(o, "samples", series);
+        /* seconds each clock-event counter grew over the run, by nvidia-smi's names */
+        static const char *const names[] = {"sw_power_cap", "sw_thermal_slowdown", "sync_boost", "board_limit",
+                                            "low_utilization", "reliability", "below_base_clocks", "hw_thermal_slowdown",
+                                            "hw_power_brake_slowdown"};
+        json_t *viol = json_object();
+        for (size_t v = 0; v < sizeof(names) / sizeof(names[0]); v++)
+                if (t->have_violation[v])
+                        json_object_set_new(viol, names[v],
+                                            json_real(t->violation_end_ns[v] >= t->violation_start_ns[v]
+                                                              ? (t->violation_end_ns[v] - t->violation_start_ns[v]) / 1e9
+                                                              : 0));
+        json_object_set_new(o, "clock_event_seconds", viol);
         return o;
 }
 

@@ -203,6 +203,18 @@ def cuda_cases():
           status(rep, "burn.temperature", GPU1))
     check(status(rep, "burn.clock_events", GPU1) == "fail", "the slowdown still fails")
 
+    # A power brake between two samples: only NVML's time counter shows it.
+    p, rep = burn(CUDA + ["-d", "3s"], env=cuda_env("loaded.scn", {
+        "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "brake-later.scn") + ":1000"}))
+    ce = results(rep, "burn.clock_events").get(GPU0, {})
+    check(ce.get("status") == "fail" and "HW power brake (2.000 s" in ce.get("summary", ""),
+          "burn.clock_events: the power brake counter: %s" % ce.get("summary"))
+    check(status(rep, "burn.clock_events", GPU1) == "pass", "the other GPU's counters did not grow")
+    devs = {d["pci_bus_id"]: d for d in (rep or {}).get("burn", {}).get("devices", [])}
+    secs = ((devs.get(GPU0) or {}).get("telemetry") or {}).get("clock_event_seconds", {})
+    check(abs(secs.get("hw_power_brake_slowdown", 0) - 2.0) < 1e-6 and abs(secs.get("sw_power_cap", 0) - 5.0) < 1e-6,
+          "the report's counter deltas: %s" % secs)
+
     p, rep = burn(CUDA + ["-d", "4s"], env=cuda_env("loaded.scn", {
         "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "xid-later.scn") + ":1000"}))
     check(p.returncode == 1, "an Xid mid-run exits 1, got %d" % p.returncode)
