@@ -33,6 +33,9 @@
  *   FAKE_CUBLASLT_FAIL=fn:STATUS[:call=N][,...]   fn returns STATUS (a CUBLAS_STATUS_*
  *                                  name or a number), at its N-th call or every call
  *   FAKE_CUBLASLT_HANG=fn           fn never returns
+ *   FAKE_CUBLASLT_HANG_DEVICE=DEV[:FROM]  cublasLtMatmul on device DEV never returns, from
+ *                                  its FROM-th matmul there (default 1): one GPU wedged
+ *                                  mid-run while the others work
  *   FAKE_CUBLASLT_LOG=FILE          append "fn status" per call
  */
 #include <math.h>
@@ -101,6 +104,8 @@ static struct {
         int cc;
         bool wrong;
         int corrupt_dev;              /* -1: none */
+        int hang_dev;                 /* FAKE_CUBLASLT_HANG_DEVICE: -1: none */
+        unsigned long hang_from;
         uint64_t corrupt_row, corrupt_col;
         unsigned long corrupt_from;
         unsigned long dev_matmuls[64]; /* matmuls per device so far */
@@ -191,6 +196,14 @@ static void configure(void) {
         }
         s = getenv("FAKE_CUBLASLT_HANG");
         snprintf(fk.hang, sizeof(fk.hang), "%s", s ? s : "");
+        s = getenv("FAKE_CUBLASLT_HANG_DEVICE");
+        unsigned hd;
+        unsigned long hfrom = 1;
+        fk.hang_dev = -1;
+        if (s && sscanf(s, "%u:%lu", &hd, &hfrom) >= 1 && hd < 64) {
+                fk.hang_dev = (int)hd;
+                fk.hang_from = hfrom;
+        }
         s = getenv("FAKE_CUBLASLT_FAIL");
         while (s && *s && fk.n_fails < MAX_FAILS) {
                 char item[128];
@@ -606,6 +619,9 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc
         int prec = precision_of(d, a, b, c, dd);
         if (prec < 0 || fk.cc < min_cc(prec))
                 return CUBLAS_STATUS_NOT_SUPPORTED;
+        if (stream->device == fk.hang_dev && fk.dev_matmuls[fk.hang_dev] + 1 >= fk.hang_from)
+                for (;;) /* a GPU wedged mid-run: its matmuls never come back, the others' do */
+                        pause();
         int ai = -1;
         if (algo) {
                 if (algo->data[1] != ALGO_MAGIC || algo->data[0] >= (uint64_t)fk.n_algos)

@@ -260,6 +260,29 @@ def full_level_case():
     check(rep is not None and rep.get("command") == "check" and rep.get("level") == "full", "a full-level check report")
 
 
+def one_hung_case():
+    """One GPU wedges mid-run: it is reported hung at the hang deadline, the other runs to
+    the end and passes; a flipped bit in the fake libcuda's memory fails burn.memory."""
+    t0 = time.monotonic()
+    p, rep = burn(CUDA + ["-d", "6s", "--hang-timeout", "2s"],
+                  env=cuda_env("loaded.scn", {"FAKE_CUBLASLT_HANG_DEVICE": "1:8"}))
+    took = time.monotonic() - t0
+    check(p.returncode == 1, "one hung GPU exits 1, got %d" % p.returncode)
+    hung = results(rep, "burn.run").get(GPU1, {})
+    check(hung.get("status") == "fail" and "stopped answering" in hung.get("summary", ""),
+          "burn.run: GPU 1 hung: %s" % hung.get("summary"))
+    check(status(rep, "burn.run", GPU0) == "pass", "burn.run: GPU 0 ran to the end, got %s" %
+          status(rep, "burn.run", GPU0))
+    check(status(rep, "burn.compute", GPU0) == "pass", "GPU 0's results verified")
+    check(took < 30, "the hung GPU did not hold the run (%.1f s)" % took)
+
+    p, rep = burn(CUDA + ["-d", "2s", "-m", "memtest"], env=cuda_env("loaded.scn", {"FAKE_CUDA_MEM_FAULT": "0x40:0x10"}))
+    mem = results(rep, "burn.memory")
+    check(all(r["status"] == "fail" and "offset 0x40" in r["evidence"].get("fault0", "") for r in mem.values())
+          and len(mem) == 2, "burn.memory finds the fake's flipped bit at 0x40 on both GPUs: %s" %
+          {s: (r["status"], r["evidence"].get("fault0")) for s, r in mem.items()})
+
+
 def bad_input_cases():
     for args, name in ((["-d", "0s"], "--duration"), (["-d", "5x"], "--duration"), (["-m", "foo"], "--mode"),
                        (["-p", "fp7"], "--precision"), (["--gpus", "x"], "--gpus"),
@@ -284,6 +307,7 @@ def bad_input_cases():
 def main():
     opencl_cases()
     cuda_cases()
+    one_hung_case()
     full_level_case()
     bad_input_cases()
     if failures:
