@@ -5,7 +5,7 @@ FMA peak as `gpuvet bench compute` measures it, in the same run.
     perf/bench_burn.py --gpuvet build/gpuvet [--seconds 20] [--runs 3] [--precision fp32]
 
 Each run, in turn: `bench compute` (fp32/fp64 FMA median), then `burn -m gemm` for SECONDS
-with the default verification interval (--verify-every 10), then the same with
+with the default verification interval (gpuvet's choice: at least every 10 products), then the same with
 verification only at the start and the end (--verify-every 1000000). From each burn
 report: the GEMM rate (flops / device-timed seconds), and the host's share of the run,
 1 - device_seconds / load_seconds: the launch gaps alone (second burn), and the gaps plus
@@ -42,9 +42,10 @@ def fma_peak(gpuvet, precision):
 
 
 def burn(gpuvet, seconds, precision, verify_every):
+    """verify_every None: gpuvet's own choice (at least 10, more where verifying costs more)."""
+    interval = ["--verify-every", str(verify_every)] if verify_every else []
     doc = run_json([gpuvet, "burn", "--backend", "opencl", "--allow-cpu", "--gpus", "0", "-d", "%ds" % seconds,
-                    "-p", precision, "--verify-every", str(verify_every), "--no-progress", "-q", "-j", "-"],
-                   seconds * 3 + 120)
+                    "-p", precision, *interval, "--no-progress", "-q", "-j", "-"], seconds * 3 + 120)
     d = doc["burn"]["devices"][0]
     g = d["gemm"]
     if d["end"] != "done" or not g["device_seconds"]:
@@ -69,11 +70,11 @@ def main():
     rows = []
     for i in range(a.runs):
         peak, device = fma_peak(a.gpuvet, a.precision)
-        verified = burn(a.gpuvet, a.seconds, a.precision, 10)
+        verified = burn(a.gpuvet, a.seconds, a.precision, None)
         bare = burn(a.gpuvet, a.seconds, a.precision, 1000000)
         rows.append((peak, verified, bare))
         print("run %d: device %s; bench compute %s FMA %.1f GFLOPS; burn GEMM %.1f GFLOPS (%.0f%% of FMA), "
-              "host share %.2f%% with verification every 10 (%d products, %d verifications), %.2f%% without "
+              "host share %.2f%% with the default verification (%d products, %d verifications), %.2f%% without "
               "(%d products)" % (i + 1, device, a.precision, peak or 0, verified["gflops"],
                                  100 * verified["gflops"] / peak if peak else 0, 100 * verified["host_share"],
                                  verified["products"], verified["verifications"], 100 * bare["host_share"],

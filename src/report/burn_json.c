@@ -137,8 +137,7 @@ void *burn_json(const struct burn_facts *b) {
         snprintf(seed, sizeof(seed), "%" PRIu64, b->opt.seed);
         json_object_set_new(o, "seed", json_string(seed));
         json_object_set_new(o, "precision", b->opt.precision ? json_text(b->opt.precision) : json_null());
-        json_object_set_new(o, "verify_every",
-                            json_integer(b->opt.verify_every ? b->opt.verify_every : BURN_DEFAULT_VERIFY_EVERY));
+        json_object_set_new(o, "verify_every", b->opt.verify_every ? json_integer(b->opt.verify_every) : json_null());
         json_t *modes = json_object();
         for (int m = 0; m < _BURN_MODE_COUNT; m++)
                 if (b->slices_ms[m])
