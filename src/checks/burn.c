@@ -349,6 +349,20 @@ static const struct burn_telemetry *telemetry_of(const struct check_info *self, 
         return NULL;
 }
 
+/* Run judge on the telemetry of every device that has some (the others get telemetry_of's
+ * skip). */
+static void each_telemetry(const struct check_info *self, const struct facts *f, struct report *rep,
+                           void (*judge)(const struct facts *f, const struct burn_telemetry *t, struct result *r)) {
+        if (!burn_ran(self, f, rep))
+                return;
+        for (size_t i = 0; i < f->burn->n_devs; i++) {
+                struct result *r;
+                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
+                if (t)
+                        judge(f, t, r);
+        }
+}
+
 /* The median of a sample field over the loaded samples of the modes in `modes`, skipping
  * the first `skip_s` seconds of each device's load (ramp-up); NAN when none. */
 static double loaded_median(const struct burn_telemetry *t, unsigned modes, size_t field_off, double skip_s) {
@@ -421,114 +435,103 @@ static double counter_grew_s(const struct burn_telemetry *t, int v) {
         return (t->violation_end_ns[v] - t->violation_start_ns[v]) / 1e9;
 }
 
-static void run_clock_events(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (!burn_ran(self, f, rep))
-                return;
-        for (size_t i = 0; i < f->burn->n_devs; i++) {
-                struct result *r;
-                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
-                if (!t)
-                        continue;
-                char seen[160] = "";
-                size_t used = 0;
-                for (size_t k = 0; k < sizeof(slowdowns) / sizeof(slowdowns[0]); k++)
-                        if ((t->reasons_loaded & slowdowns[k].bit) && used < sizeof(seen))
-                                used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? ", " : "",
-                                                         slowdowns[k].name);
-                for (size_t k = 0; k < sizeof(slowdown_counters) / sizeof(slowdown_counters[0]); k++) {
-                        double grew = counter_grew_s(t, slowdown_counters[k].viol);
-                        if (grew > 0 && !strstr(seen, slowdown_counters[k].name) && used < sizeof(seen))
-                                used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s (%.3f s by NVML's counter)",
-                                                         used ? ", " : "", slowdown_counters[k].name, grew);
-                }
-                if (t->have_violation[NVML_VIOL_POWER])
-                        result_evidence(r, "power_cap_s", "%.3f s at the power cap during the run",
-                                        counter_grew_s(t, NVML_VIOL_POWER));
-                result_observed(r, "clock event reasons under load: 0x%016llx", (unsigned long long)t->reasons_loaded);
-                result_expected(r, "no HW slowdown, thermal slowdown or power brake under load (the SW power cap is "
-                                   "normal)");
-                if (seen[0]) {
-                        result_status(r, STATUS_FAIL, "clocks were cut under load: %s", seen);
-                        result_remedy(r, "HW slowdown and power brake come from the board or the chassis (PSU, power "
-                                         "cabling, the BMC's power policy); thermal slowdown from cooling (airflow, "
-                                         "fans, heatsink contact, inlet temperature): fix it and rerun the burn");
-                } else {
-                        result_status(r, STATUS_PASS, "no slowdown under load%s",
-                                      t->reasons_loaded & NV_CLOCKS_EVENT_SW_POWER_CAP ? " (at its power cap, as expected)"
-                                                                                      : "");
-                }
+static void judge_clock_events(const struct facts *f, const struct burn_telemetry *t, struct result *r) {
+        (void)f; /* judged by NVML's own limits, not the policy's thresholds */
+        char seen[160] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < sizeof(slowdowns) / sizeof(slowdowns[0]); k++)
+                if ((t->reasons_loaded & slowdowns[k].bit) && used < sizeof(seen))
+                        used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? ", " : "",
+                                                 slowdowns[k].name);
+        for (size_t k = 0; k < sizeof(slowdown_counters) / sizeof(slowdown_counters[0]); k++) {
+                double grew = counter_grew_s(t, slowdown_counters[k].viol);
+                if (grew > 0 && !strstr(seen, slowdown_counters[k].name) && used < sizeof(seen))
+                        used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s (%.3f s by NVML's counter)",
+                                                 used ? ", " : "", slowdown_counters[k].name, grew);
+        }
+        if (t->have_violation[NVML_VIOL_POWER])
+                result_evidence(r, "power_cap_s", "%.3f s at the power cap during the run",
+                                counter_grew_s(t, NVML_VIOL_POWER));
+        result_observed(r, "clock event reasons under load: 0x%016llx", (unsigned long long)t->reasons_loaded);
+        result_expected(r, "no HW slowdown, thermal slowdown or power brake under load (the SW power cap is "
+                           "normal)");
+        if (seen[0]) {
+                result_status(r, STATUS_FAIL, "clocks were cut under load: %s", seen);
+                result_remedy(r, "HW slowdown and power brake come from the board or the chassis (PSU, power "
+                                 "cabling, the BMC's power policy); thermal slowdown from cooling (airflow, "
+                                 "fans, heatsink contact, inlet temperature): fix it and rerun the burn");
+        } else {
+                result_status(r, STATUS_PASS, "no slowdown under load%s",
+                              t->reasons_loaded & NV_CLOCKS_EVENT_SW_POWER_CAP ? " (at its power cap, as expected)"
+                                                                              : "");
         }
 }
 
-static void run_temperature(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (!burn_ran(self, f, rep))
-                return;
+static void run_clock_events(const struct check_info *self, const struct facts *f, struct report *rep) {
+        each_telemetry(self, f, rep, judge_clock_events);
+}
+
+static void judge_temperature(const struct facts *f, const struct burn_telemetry *t, struct result *r) {
         unsigned margin = check_thresholds(f)->temp_margin_c;
-        for (size_t i = 0; i < f->burn->n_devs; i++) {
-                struct result *r;
-                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
-                if (!t)
-                        continue;
-                double gpu = loaded_max(t, offsetof(struct burn_sample, temp_c));
-                double mem = loaded_max(t, offsetof(struct burn_sample, mem_temp_c));
-                if (isnan(gpu)) {
-                        result_status(r, STATUS_SKIP, "NVML gave no temperature under load");
-                        continue;
-                }
-                result_observed(r, "hottest under load: GPU %.0f C", gpu);
-                if (!isnan(mem))
-                        result_evidence(r, "memory", "%.0f C (limit %.0f C)", mem, t->temp_mem_max_c);
-                if (t->temp_slowdown_c <= 0) {
-                        result_status(r, STATUS_PASS, "hottest %.0f C under load (NVML gives no slowdown temperature)", gpu);
-                        continue;
-                }
-                result_expected(r, "at least %u C below the slowdown temperature (%.0f C)", margin, t->temp_slowdown_c);
-                bool mem_hot = !isnan(mem) && t->temp_mem_max_c > 0 && mem + margin >= t->temp_mem_max_c;
-                if (gpu >= t->temp_slowdown_c) {
-                        result_status(r, STATUS_FAIL, "reached its slowdown temperature under load (%.0f C of %.0f C)", gpu,
-                                      t->temp_slowdown_c);
-                } else if (gpu + margin >= t->temp_slowdown_c || mem_hot) {
-                        result_status(r, STATUS_WARN, "within %u C of slowdown under load (%s %.0f C)", margin,
-                                      mem_hot ? "memory" : "GPU", mem_hot ? mem : gpu);
-                } else {
-                        result_status(r, STATUS_PASS, "hottest %.0f C under load, %.0f C below slowdown", gpu,
-                                      t->temp_slowdown_c - gpu);
-                        continue;
-                }
-                result_remedy(r, "improve the GPU's cooling: airflow and fan policy, blanking panels, inlet "
-                                 "temperature, heatsink contact; compare with its neighbours in the chassis");
+        double gpu = loaded_max(t, offsetof(struct burn_sample, temp_c));
+        double mem = loaded_max(t, offsetof(struct burn_sample, mem_temp_c));
+        if (isnan(gpu)) {
+                result_status(r, STATUS_SKIP, "NVML gave no temperature under load");
+                return;
+        }
+        result_observed(r, "hottest under load: GPU %.0f C", gpu);
+        if (!isnan(mem))
+                result_evidence(r, "memory", "%.0f C (limit %.0f C)", mem, t->temp_mem_max_c);
+        if (t->temp_slowdown_c <= 0) {
+                result_status(r, STATUS_PASS, "hottest %.0f C under load (NVML gives no slowdown temperature)", gpu);
+                return;
+        }
+        result_expected(r, "at least %u C below the slowdown temperature (%.0f C)", margin, t->temp_slowdown_c);
+        bool mem_hot = !isnan(mem) && t->temp_mem_max_c > 0 && mem + margin >= t->temp_mem_max_c;
+        if (gpu >= t->temp_slowdown_c) {
+                result_status(r, STATUS_FAIL, "reached its slowdown temperature under load (%.0f C of %.0f C)", gpu,
+                              t->temp_slowdown_c);
+        } else if (gpu + margin >= t->temp_slowdown_c || mem_hot) {
+                result_status(r, STATUS_WARN, "within %u C of slowdown under load (%s %.0f C)", margin,
+                              mem_hot ? "memory" : "GPU", mem_hot ? mem : gpu);
+        } else {
+                result_status(r, STATUS_PASS, "hottest %.0f C under load, %.0f C below slowdown", gpu,
+                              t->temp_slowdown_c - gpu);
+                return;
+        }
+        result_remedy(r, "improve the GPU's cooling: airflow and fan policy, blanking panels, inlet "
+                         "temperature, heatsink contact; compare with its neighbours in the chassis");
+}
+
+static void run_temperature(const struct check_info *self, const struct facts *f, struct report *rep) {
+        each_telemetry(self, f, rep, judge_temperature);
+}
+
+static void judge_sm_clock(const struct facts *f, const struct burn_telemetry *t, struct result *r) {
+        double fraction = check_thresholds(f)->burn_sm_clock_fraction;
+        double sm = loaded_median(t, LOAD_MODES, offsetof(struct burn_sample, sm_mhz),
+                                  ramp_s(f->burn, BURN_MODE_GEMM, 2.0));
+        if (isnan(sm) || t->sm_max_mhz <= 0) {
+                result_status(r, STATUS_SKIP, "no SM clock under a GEMM load (or no maximum) from NVML");
+                return;
+        }
+        result_observed(r, "median SM clock under load %.0f MHz (%.0f%% of its %.0f MHz maximum)", sm,
+                        sm / t->sm_max_mhz * 100, t->sm_max_mhz);
+        result_expected(r, "at least %.0f%% of the maximum", fraction * 100);
+        if (sm < fraction * t->sm_max_mhz) {
+                result_status(r, STATUS_FAIL, "SM clock under load only %.0f%% of its maximum",
+                              sm / t->sm_max_mhz * 100);
+                result_remedy(r, "see burn.clock_events for why (power brake, thermal slowdown); check "
+                                 "application clocks and clock locks (nvidia-smi -q -d CLOCK) and the power "
+                                 "limit (gpu.power_limit)");
+        } else {
+                result_status(r, STATUS_PASS, "%.0f MHz under load (%.0f%% of maximum)", sm,
+                              sm / t->sm_max_mhz * 100);
         }
 }
 
 static void run_sm_clock(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (!burn_ran(self, f, rep))
-                return;
-        double fraction = check_thresholds(f)->burn_sm_clock_fraction;
-        for (size_t i = 0; i < f->burn->n_devs; i++) {
-                struct result *r;
-                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
-                if (!t)
-                        continue;
-                double sm = loaded_median(t, LOAD_MODES, offsetof(struct burn_sample, sm_mhz),
-                                          ramp_s(f->burn, BURN_MODE_GEMM, 2.0));
-                if (isnan(sm) || t->sm_max_mhz <= 0) {
-                        result_status(r, STATUS_SKIP, "no SM clock under a GEMM load (or no maximum) from NVML");
-                        continue;
-                }
-                result_observed(r, "median SM clock under load %.0f MHz (%.0f%% of its %.0f MHz maximum)", sm,
-                                sm / t->sm_max_mhz * 100, t->sm_max_mhz);
-                result_expected(r, "at least %.0f%% of the maximum", fraction * 100);
-                if (sm < fraction * t->sm_max_mhz) {
-                        result_status(r, STATUS_FAIL, "SM clock under load only %.0f%% of its maximum",
-                                      sm / t->sm_max_mhz * 100);
-                        result_remedy(r, "see burn.clock_events for why (power brake, thermal slowdown); check "
-                                         "application clocks and clock locks (nvidia-smi -q -d CLOCK) and the power "
-                                         "limit (gpu.power_limit)");
-                } else {
-                        result_status(r, STATUS_PASS, "%.0f MHz under load (%.0f%% of maximum)", sm,
-                                      sm / t->sm_max_mhz * 100);
-                }
-        }
+        each_telemetry(self, f, rep, judge_sm_clock);
 }
 
 static void run_power(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -568,59 +571,53 @@ static void run_power(const struct check_info *self, const struct facts *f, stru
         }
 }
 
-static void run_ecc(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (!burn_ran(self, f, rep))
-                return;
-        for (size_t i = 0; i < f->burn->n_devs; i++) {
-                struct result *r;
-                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
-                if (!t)
-                        continue;
-                unsigned long long unc = t->have_ecc ? t->ecc_uncorrected_end - t->ecc_uncorrected_start : 0;
-                unsigned long long cor = t->have_ecc ? t->ecc_corrected_end - t->ecc_corrected_start : 0;
-                bool new_remap = t->remap_pending_end && !t->remap_pending_start;
-                result_observed(r, "during the run: %llu uncorrectable and %llu corrected ECC errors (counters), %u "
-                                   "double-bit events%s%s",
-                                unc, cor, t->dbe_events, new_remap ? ", a row remap became pending" : "",
-                                t->retired_pending_end ? ", a page retirement is pending" : "");
-                result_expected(r, "no new uncorrectable error, pending row remap or page retirement");
-                if (unc || t->dbe_events || new_remap || t->retired_pending_end) {
-                        result_status(r, STATUS_FAIL, "the GPU's memory failed under load (%s)",
-                                      unc || t->dbe_events ? "uncorrectable ECC errors" : "a remap or retirement pending");
-                        result_remedy(r, "drain the node and reset the GPU so that pending remaps take effect "
-                                         "(gpu.row_remapper), then rerun the burn; a remap failure or errors that "
-                                         "return mean RMA");
-                } else if (!t->have_ecc) {
-                        result_status(r, STATUS_SKIP, "NVML gave no ECC counters (ECC off or unsupported)");
-                } else {
-                        result_status(r, STATUS_PASS, "no uncorrectable ECC error under load (%llu corrected)", cor);
-                }
+static void judge_ecc(const struct facts *f, const struct burn_telemetry *t, struct result *r) {
+        (void)f; /* judged by NVML's own limits, not the policy's thresholds */
+        unsigned long long unc = t->have_ecc ? t->ecc_uncorrected_end - t->ecc_uncorrected_start : 0;
+        unsigned long long cor = t->have_ecc ? t->ecc_corrected_end - t->ecc_corrected_start : 0;
+        bool new_remap = t->remap_pending_end && !t->remap_pending_start;
+        result_observed(r, "during the run: %llu uncorrectable and %llu corrected ECC errors (counters), %u "
+                           "double-bit events%s%s",
+                        unc, cor, t->dbe_events, new_remap ? ", a row remap became pending" : "",
+                        t->retired_pending_end ? ", a page retirement is pending" : "");
+        result_expected(r, "no new uncorrectable error, pending row remap or page retirement");
+        if (unc || t->dbe_events || new_remap || t->retired_pending_end) {
+                result_status(r, STATUS_FAIL, "the GPU's memory failed under load (%s)",
+                              unc || t->dbe_events ? "uncorrectable ECC errors" : "a remap or retirement pending");
+                result_remedy(r, "drain the node and reset the GPU so that pending remaps take effect "
+                                 "(gpu.row_remapper), then rerun the burn; a remap failure or errors that "
+                                 "return mean RMA");
+        } else if (!t->have_ecc) {
+                result_status(r, STATUS_SKIP, "NVML gave no ECC counters (ECC off or unsupported)");
+        } else {
+                result_status(r, STATUS_PASS, "no uncorrectable ECC error under load (%llu corrected)", cor);
         }
 }
 
-static void run_xid(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (!burn_ran(self, f, rep))
+static void run_ecc(const struct check_info *self, const struct facts *f, struct report *rep) {
+        each_telemetry(self, f, rep, judge_ecc);
+}
+
+static void judge_xid(const struct facts *f, const struct burn_telemetry *t, struct result *r) {
+        (void)f; /* judged by NVML's own limits, not the policy's thresholds */
+        if (!t->xids) {
+                result_status(r, STATUS_PASS, "no Xid event during the run");
                 return;
-        for (size_t i = 0; i < f->burn->n_devs; i++) {
-                struct result *r;
-                const struct burn_telemetry *t = telemetry_of(self, f, &f->burn->devs[i], rep, &r);
-                if (!t)
-                        continue;
-                if (!t->xids) {
-                        result_status(r, STATUS_PASS, "no Xid event during the run");
-                        continue;
-                }
-                char codes[128] = "";
-                size_t used = 0;
-                for (unsigned k = 0; k < t->n_xid_codes && used < sizeof(codes); k++)
-                        used += (size_t)snprintf(codes + used, sizeof(codes) - used, "%s%llu", k ? ", " : "",
-                                                 t->xid_codes[k]);
-                result_observed(r, "%u Xid event%s: %s", t->xids, t->xids == 1 ? "" : "s", codes);
-                result_expected(r, "no Xid event under load");
-                result_status(r, STATUS_FAIL, "the driver reported Xid %s during the run", codes);
-                result_remedy(r, "look each Xid up (gpu.xid gives the meaning and action of each, docs/checks/gpu.md); "
-                                 "drain the node, reset or reboot, and rerun the burn");
         }
+        char codes[128] = "";
+        size_t used = 0;
+        for (unsigned k = 0; k < t->n_xid_codes && used < sizeof(codes); k++)
+                used += (size_t)snprintf(codes + used, sizeof(codes) - used, "%s%llu", k ? ", " : "",
+                                         t->xid_codes[k]);
+        result_observed(r, "%u Xid event%s: %s", t->xids, t->xids == 1 ? "" : "s", codes);
+        result_expected(r, "no Xid event under load");
+        result_status(r, STATUS_FAIL, "the driver reported Xid %s during the run", codes);
+        result_remedy(r, "look each Xid up (gpu.xid gives the meaning and action of each, docs/checks/gpu.md); "
+                         "drain the node, reset or reboot, and rerun the burn");
+}
+
+static void run_xid(const struct check_info *self, const struct facts *f, struct report *rep) {
+        each_telemetry(self, f, rep, judge_xid);
 }
 
 CHECK_INFO(burn_run, "burn", "burn.run", LEVEL_FULL, 0,
