@@ -249,7 +249,7 @@ static int take_census(const char *backend, struct census *c) {
         memset(c, 0, sizeof(*c));
         struct census_arg arg = {.backend = backend};
         struct line_reader r = {0};
-        pid_t pid = spawn((void (*)(const void *, int))census_body, &arg, &r.fd);
+        pid_t pid = spawn(census_body, &arg, &r.fd);
         if (pid < 0) {
                 snprintf(c->error, sizeof(c->error), "cannot start the device census: %s", strerror((int)-pid));
                 return -1;

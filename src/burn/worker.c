@@ -37,7 +37,6 @@ struct worker {
         struct dev_backend *backend;
         struct dev_ctx *ctx;
         struct dev_info info;
-        bool stopped; /* by a signal, not by the end of the run */
         unsigned long long last_line_ms; /* when the parent last heard from us */
 };
 
@@ -77,11 +76,7 @@ static _Noreturn void give_up(struct worker *w, const char *fmt, ...) {
         _exit(0);
 }
 
-static bool should_stop(struct worker *w, unsigned long long end_ms) {
-        if (stop_signalled)
-                w->stopped = true;
-        return stop_signalled || deadline_now_ms() >= end_ms;
-}
+static bool should_stop(unsigned long long end_ms) { return stop_signalled || deadline_now_ms() >= end_ms; }
 
 /* The precision a mode runs when none was asked: fp32 for gemm (exact enough to compare
  * with the host, as gpu-burn's default); for power and pulse the densest the device has,
@@ -101,14 +96,9 @@ static void sleep_ms(double ms) {
         nanosleep(&ts, NULL); /* a stop signal cuts it short: that is wanted */
 }
 
-struct gemm_tally {
-        unsigned long long products;
-        double seconds;
-        unsigned long long since_verify;
-        unsigned verifications;
-};
-
-static void verify_now(struct worker *w, struct gemm_load *g, struct gemm_tally *t) {
+/* Verify the last product and tell the parent; *since_verify (products since the last
+ * verification) starts again. The parent counts products from the ticks. */
+static void verify_now(struct worker *w, struct gemm_load *g, unsigned long long *since_verify) {
         struct gemm_check c;
         if (gemm_load_verify(g, &c) < 0)
                 give_up(w, "verifying a product: %s", gemm_load_error(g));
@@ -124,8 +114,7 @@ static void verify_now(struct worker *w, struct gemm_load *g, struct gemm_tally 
         }
         send_line(w, burn_wire_verify(c.elements_sampled, c.faulty_vs_host, c.elements_compared, c.faulty_vs_first,
                                       c.digest, faults, n));
-        t->since_verify = 0;
-        t->verifications++;
+        *since_verify = 0;
 }
 
 /* gemm, power and pulse: products back to back (pulse: in the first half of each period
@@ -162,9 +151,9 @@ static void run_gemm(struct worker *w, enum burn_mode m, unsigned long long slic
         unsigned verify_every = opt->verify_every ? opt->verify_every : BURN_DEFAULT_VERIFY_EVERY;
         double flops = gemm_load_flops(g);
 
-        struct gemm_tally t = {.products = 2, .since_verify = 2};
+        unsigned long long since_verify = 2;
         double t_verify = monotonic_ms();
-        verify_now(w, g, &t); /* the first result: what every later one is compared with */
+        verify_now(w, g, &since_verify); /* the first result: what every later one is compared with */
         t_verify = monotonic_ms() - t_verify;
         /* Unless asked for an interval: at least as many products between verifications
          * as keep them under VERIFY_SHARE of the time. On PoCL one costs ~7% of a product,
@@ -179,11 +168,11 @@ static void run_gemm(struct worker *w, enum burn_mode m, unsigned long long slic
          * it may be most of what the mode runs. */
         unsigned long long tick_start = (unsigned long long)t_one, tick_products = 1;
         double tick_device_ms = one_device_ms;
-        while (!should_stop(w, end)) {
+        while (!should_stop(end)) {
                 unsigned long long now = deadline_now_ms();
                 if (m == BURN_MODE_PULSE && (now - start) % period >= period / 2) {
                         unsigned long long idle_end = now + (period - (now - start) % period);
-                        while (!should_stop(w, end) && deadline_now_ms() < idle_end) {
+                        while (!should_stop(end) && deadline_now_ms() < idle_end) {
                                 beat_if_quiet(w);
                                 sleep_ms(idle_end - deadline_now_ms() < 50 ? (double)(idle_end - deadline_now_ms()) : 50);
                         }
@@ -193,11 +182,10 @@ static void run_gemm(struct worker *w, enum burn_mode m, unsigned long long slic
                 if (gemm_load_enqueue(g, batch) < 0 || gemm_load_wait(g, &device_ms) < 0)
                         give_up(w, "%s: %s", burn_mode_name(m), gemm_load_error(g));
                 tick_device_ms += device_ms;
-                t.products += batch;
-                t.since_verify += batch;
+                since_verify += batch;
                 tick_products += batch;
-                if (t.since_verify >= verify_every)
-                        verify_now(w, g, &t);
+                if (since_verify >= verify_every)
+                        verify_now(w, g, &since_verify);
                 now = deadline_now_ms();
                 if (now - tick_start >= BURN_TICK_MS) {
                         send_line(w, burn_wire_tick(m, tick_products, tick_products * flops, (now - tick_start) / 1e3,
@@ -207,8 +195,8 @@ static void run_gemm(struct worker *w, enum burn_mode m, unsigned long long slic
                         tick_device_ms = 0;
                 }
         }
-        if (t.since_verify)
-                verify_now(w, g, &t);
+        if (since_verify)
+                verify_now(w, g, &since_verify);
         unsigned long long now = deadline_now_ms();
         if (tick_products)
                 send_line(w, burn_wire_tick(m, tick_products, tick_products * flops, (now - tick_start) / 1e3,
@@ -224,7 +212,7 @@ struct memtest_watch {
 static bool memtest_should_stop(void *ctx) {
         struct memtest_watch *mw = ctx;
         beat_if_quiet(mw->w);
-        return should_stop(mw->w, mw->end_ms);
+        return should_stop(mw->end_ms);
 }
 
 /* memtest: whole passes over the region until the slice ends (at least one pass). */
@@ -237,7 +225,6 @@ static void run_memtest(struct worker *w, unsigned long long slice_ms) {
         };
         char seed[24] = "";
         send_line(w, burn_wire_mode(BURN_MODE_MEMTEST, "memory patterns", ""));
-        unsigned passes = 0;
         do {
                 struct memtest_result res;
                 int r = memtest_run(w->ops, w->backend, w->ctx, &w->info, &mo, &res);
@@ -246,19 +233,17 @@ static void run_memtest(struct worker *w, unsigned long long slice_ms) {
                 snprintf(seed, sizeof(seed), "%llu", (unsigned long long)res.seed);
                 struct burn_fault faults[BURN_WIRE_FAULTS_PER_LINE];
                 size_t n = 0;
-                for (unsigned i = 0; i < res.n_faults && n < BURN_WIRE_FAULTS_PER_LINE; i++, n++)
-                        faults[n] = (struct burn_fault){.mode = BURN_MODE_MEMTEST, .where_a = res.faults[i].offset,
-                                                        .mem_expected = res.faults[i].expected,
-                                                        .mem_got = res.faults[i].actual};
-                for (size_t i = 0; i < n; i++)
-                        snprintf(faults[i].what, sizeof(faults[i].what), "%s", memtest_pattern_name(res.faults[i].pattern));
+                for (; n < res.n_faults && n < BURN_WIRE_FAULTS_PER_LINE; n++) {
+                        const struct memtest_fault *x = &res.faults[n];
+                        faults[n] = (struct burn_fault){.mode = BURN_MODE_MEMTEST, .where_a = x->offset,
+                                                        .mem_expected = x->expected, .mem_got = x->actual};
+                        snprintf(faults[n].what, sizeof(faults[n].what), "%s", memtest_pattern_name(x->pattern));
+                }
                 send_line(w, burn_wire_memtest(res.stopped ? 0 : 1, res.bytes_tested, res.words_checked, res.errors,
                                                res.seconds, seed, faults, n));
-                passes++;
                 if (res.stopped)
                         break;
-        } while (!should_stop(w, mw.end_ms));
-        (void)passes;
+        } while (!should_stop(mw.end_ms));
 }
 
 _Noreturn void burn_worker_main(const struct burn_worker_spec *spec, int fd) {
@@ -290,6 +275,6 @@ _Noreturn void burn_worker_main(const struct burn_worker_spec *spec, int fd) {
         }
         w.ops->ctx_close(w.ctx);
         w.ops->close(w.backend);
-        send_line(&w, burn_wire_done(w.stopped || stop_signalled));
+        send_line(&w, burn_wire_done(stop_signalled));
         _exit(0);
 }
