@@ -8,6 +8,28 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/nccl_math.h"
+
+/* bench/nccl_math.h names NCCL's types and operations in gpuvet's enums, with NCCL's values,
+ * so that the benchmark passes them through unchanged. */
+#define SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " differs from " #b)
+SAME(NCCL_DT_INT8, ncclInt8);
+SAME(NCCL_DT_UINT8, ncclUint8);
+SAME(NCCL_DT_INT32, ncclInt32);
+SAME(NCCL_DT_UINT32, ncclUint32);
+SAME(NCCL_DT_INT64, ncclInt64);
+SAME(NCCL_DT_UINT64, ncclUint64);
+SAME(NCCL_DT_FLOAT16, ncclFloat16);
+SAME(NCCL_DT_FLOAT32, ncclFloat32);
+SAME(NCCL_DT_FLOAT64, ncclFloat64);
+SAME(NCCL_DT_BFLOAT16, ncclBfloat16);
+SAME(NCCL_OP_SUM, ncclSum);
+SAME(NCCL_OP_PROD, ncclProd);
+SAME(NCCL_OP_MAX, ncclMax);
+SAME(NCCL_OP_MIN, ncclMin);
+SAME(NCCL_OP_AVG, ncclAvg);
+SAME(NCCL_OP_COUNT, ncclNumOps);
+
 #define NCCL_LIB_ENV "GPUVET_NCCL_LIB"
 #define NCCL_SONAME "libnccl.so.2"
 

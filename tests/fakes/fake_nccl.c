@@ -158,7 +158,8 @@ static void configure(void) {
         const char *v = getenv("FAKE_NCCL_VERSION");
         fk.version = v && *v ? atoi(v) : 22809;
         fk.busbw_gbps = env_double("FAKE_NCCL_BUSBW_GBPS", 400);
-        fk.lat_us = env_double("FAKE_NCCL_LAT_US", 10);
+        v = getenv("FAKE_NCCL_LAT_US");
+        fk.lat_us = v && *v && strtod(v, NULL) >= 0 ? strtod(v, NULL) : 10;
         v = getenv("FAKE_NCCL_WRONG");
         fk.wrong = v && strcmp(v, "1") == 0;
         v = getenv("FAKE_NCCL_HANG");
