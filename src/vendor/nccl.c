@@ -73,7 +73,9 @@ const char *nccl_result_name(const struct nccl *nc, ncclResult_t rc) {
         for (size_t i = 0; i < DYNLIB_COUNT(results); i++)
                 if (results[i].rc == rc)
                         return results[i].name;
-        (void)nc; /* ncclGetErrorString answers prose ("unhandled cuda error"), not a name */
+        /* not the library's ncclGetErrorString: it answers prose ("unhandled cuda error ..."),
+         * not a name */
+        (void)nc;
         return NULL;
 }
 
@@ -111,13 +113,15 @@ static bool is_dir(const char *path) {
         return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The first existing wheel library, or -ENOENT. */
-static int find_wheel(char *buf, size_t size) {
+int nccl_find_wheel(const char *root, char *buf, size_t size) {
         for (size_t i = 0; i < DYNLIB_COUNT(wheel_globs); i++) {
+                char pattern[1024];
+                snprintf(pattern, sizeof(pattern), "%s%s", root ? root : "", wheel_globs[i]);
                 glob_t g;
-                int r = glob(wheel_globs[i], 0, NULL, &g);
+                int r = glob(pattern, 0, NULL, &g);
                 if (r == 0 && g.gl_pathc > 0) {
-                        /* glob sorts: the last is the newest Python's */
+                        /* glob sorts: the last is the newest Python's (python3.9 sorts after
+                         * python3.12, an old interpreter's wheel is still a working NCCL) */
                         snprintf(buf, size, "%s", g.gl_pathv[g.gl_pathc - 1]);
                         globfree(&g);
                         return 0;
@@ -143,17 +147,15 @@ static int open_library(struct dynlib *dl, char *err, size_t errsize) {
                 return -ENOENT;
         }
         char paths[2][512];
-        const char *files[2];
-        size_t n = 0;
+        const char *files[2] = {paths[0], paths[1]};
+        size_t n = 1;
         if (env) {
-                snprintf(paths[n], sizeof(paths[n]), "%s/" NCCL_SONAME, env);
+                snprintf(paths[0], sizeof(paths[0]), "%s/" NCCL_SONAME, env);
         } else {
-                snprintf(paths[n], sizeof(paths[n]), NCCL_SONAME);
-                if (find_wheel(paths[n + 1], sizeof(paths[n + 1])) == 0)
-                        files[n + 1] = paths[n + 1], n++;
+                snprintf(paths[0], sizeof(paths[0]), NCCL_SONAME);
+                if (nccl_find_wheel("", paths[1], sizeof(paths[1])) == 0)
+                        n = 2;
         }
-        files[0] = paths[0];
-        n++;
         if (dynlib_open(files, n, dl, why, sizeof(why)) == 0)
                 return 0;
         snprintf(err, errsize,

@@ -43,11 +43,15 @@ int nccl_open(struct nccl **ret, char *err, size_t errsize);
  * outlive a close). */
 struct nccl *nccl_close(struct nccl *nc);
 
+/* The first libnccl.so.2 of a pip wheel (nvidia-nccl-cu13, -cu12) under root ("" for /):
+ * <root>/usr/{local/,}lib{,64}/python3.N/{site,dist}-packages/nvidia/nccl/lib/libnccl.so.2 (any N),
+ * into buf. 0, or -ENOENT when there is none. */
+int nccl_find_wheel(const char *root, char *buf, size_t size);
 /* Split an ncclGetVersion() code: 2.28.9 is 22809, 2.8.4 is 2804 (NCCL_VERSION's two
  * encodings). */
 void nccl_version_split(int code, int *ret_major, int *ret_minor, int *ret_patch);
-/* "ncclInvalidArgument" (ours, else the library's ncclGetErrorString), or NULL for a code
- * unknown to both. */
+/* "ncclInvalidArgument", or NULL for a code nccl_api.h does not name (a newer NCCL's);
+ * nc may be NULL. */
 const char *nccl_result_name(const struct nccl *nc, ncclResult_t rc);
 /* Record "call: NAME (code)[: last error][, context]" in nc->err, with the library's
  * ncclGetLastError(comm) when it has one; return -EINVAL for ncclInvalidArgument and

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,6 +117,31 @@ static void test_env_dir(void **state) {
         nccl_close(nc);
         unlink(link);
         rmdir(dir);
+}
+
+/* The wheels' places, under a scratch root: none, then dist-packages of one Python. */
+static void test_find_wheel(void **state) {
+        (void)state;
+        char root[] = "/tmp/gpuvet-nccl-root-XXXXXX", path[PATH_MAX], found[PATH_MAX] = "";
+        assert_non_null(mkdtemp(root));
+        assert_int_equal(nccl_find_wheel(root, found, sizeof(found)), -ENOENT);
+        const char *dirs[] = {"/usr", "/usr/lib", "/usr/lib/python3.12", "/usr/lib/python3.12/dist-packages",
+                              "/usr/lib/python3.12/dist-packages/nvidia", "/usr/lib/python3.12/dist-packages/nvidia/nccl",
+                              "/usr/lib/python3.12/dist-packages/nvidia/nccl/lib"};
+        for (size_t i = 0; i < DYNLIB_COUNT(dirs); i++) {
+                snprintf(path, sizeof(path), "%s%s", root, dirs[i]);
+                assert_int_equal(mkdir(path, 0755), 0);
+        }
+        snprintf(path, sizeof(path), "%s/usr/lib/python3.12/dist-packages/nvidia/nccl/lib/libnccl.so.2", root);
+        assert_int_equal(symlink(fake_path, path), 0);
+        assert_int_equal(nccl_find_wheel(root, found, sizeof(found)), 0);
+        assert_string_equal(found, path);
+        assert_int_equal(unlink(path), 0);
+        for (size_t i = DYNLIB_COUNT(dirs); i-- > 0;) {
+                snprintf(path, sizeof(path), "%s%s", root, dirs[i]);
+                assert_int_equal(rmdir(path), 0);
+        }
+        assert_int_equal(rmdir(root), 0);
 }
 
 /* A library without a required symbol is refused, naming it: libm has none of them. */
@@ -231,7 +257,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test_setup(test_none_found, reset),      cmocka_unit_test_setup(test_env_file, reset),
                 cmocka_unit_test_setup(test_env_dir, reset),         cmocka_unit_test_setup(test_missing_symbol, reset),
                 cmocka_unit_test_setup(test_old_or_failing, reset),  cmocka_unit_test_setup(test_version_split, reset),
-                cmocka_unit_test_setup(test_real_library, reset),
+                cmocka_unit_test_setup(test_find_wheel, reset),      cmocka_unit_test_setup(test_real_library, reset),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
