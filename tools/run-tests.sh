@@ -40,7 +40,11 @@ if [ ! -f /usr/local/cuda/include/nccl.h ]; then
       echo "warning: could not pip install nvidia-nccl-cu13; the nccl_abi test will be skipped" >&2
     fi
   fi
-  [ -f "$nccl_dir/nvidia/nccl/include/nccl.h" ] && nccl_include_dir=$PWD/$nccl_dir/nvidia/nccl/include
+  if [ -f "$nccl_dir/nvidia/nccl/include/nccl.h" ]; then
+    nccl_include_dir=$PWD/$nccl_dir/nvidia/nccl/include
+    # nccl_loader resolves every symbol in this real library too
+    export GPUVET_TEST_NCCL_REAL=$PWD/$nccl_dir/nvidia/nccl/lib/libnccl.so.2
+  fi
 fi
 
 # ansible-core and ansible-lint for tests/deploy (the playbooks run for real), pinned, in a
