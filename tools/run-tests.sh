@@ -24,6 +24,29 @@ fi
 nvml_h=$(find "$nvml_dev_dir" -path '*/include/nvml.h' 2>/dev/null | head -n 1 || true)
 nvml_include_dir=${nvml_h:+$PWD/$(dirname "$nvml_h")}
 
+# The official nccl.h for the NCCL ABI test: the CUDA toolkit's when it has one (13.0 ships
+# NCCL 2.28.9), else PyPI's nvidia-nccl-cu13 of the release src/vendor/nccl_api.h was checked
+# against (nccl.h still needs the toolkit's cuda_runtime.h). Without either, nccl_abi SKIPs.
+nccl_include_dir=
+if [ ! -f /usr/local/cuda/include/nccl.h ]; then
+  nccl_version=2.28.9
+  nccl_dir=build-deps/nvidia-nccl-cu13-$nccl_version
+  if [ ! -f "$nccl_dir/.complete" ]; then
+    rm -rf "$nccl_dir"
+    if PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$nccl_dir" \
+        "nvidia-nccl-cu13==$nccl_version"; then
+      touch "$nccl_dir/.complete"
+    else
+      echo "warning: could not pip install nvidia-nccl-cu13; the nccl_abi test will be skipped" >&2
+    fi
+  fi
+  if [ -f "$nccl_dir/nvidia/nccl/include/nccl.h" ]; then
+    nccl_include_dir=$PWD/$nccl_dir/nvidia/nccl/include
+    # nccl_loader resolves every symbol in this real library too
+    export GPUVET_TEST_NCCL_REAL=$PWD/$nccl_dir/nvidia/nccl/lib/libnccl.so.2
+  fi
+fi
+
 # ansible-core and ansible-lint for tests/deploy (the playbooks run for real), pinned, in a
 # virtual environment beside the build directories; on PATH for the suites below.
 ansible_venv=build-deps/ansible-venv
@@ -71,14 +94,14 @@ run_suite() {
   results+=("$dir/meson-logs/testlog.json")
 }
 
-run_suite build -Dnvml_include_dir="$nvml_include_dir"
+run_suite build -Dnvml_include_dir="$nvml_include_dir" -Dnccl_include_dir="$nccl_include_dir"
 # The second compiler builds everything warning-free (-Werror) and runs the suites that
 # test code paths directly (unit, fuzz corpora, the fake NVML's own tests); the golden
 # suites drive the gpuvet binary, which the gcc and the ASan+UBSan builds already run.
-CC=clang SUITES="unit fuzz nvml" run_suite build-clang -Dnvml_include_dir="$nvml_include_dir"
+CC=clang SUITES="unit fuzz nvml" run_suite build-clang -Dnvml_include_dir="$nvml_include_dir" -Dnccl_include_dir="$nccl_include_dir"
 # The deploy suite drives Ansible; the gpuvet paths it calls run under the golden suites.
 NO_SUITES="deploy" run_suite build-sanitize -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
-  -Dnvml_include_dir="$nvml_include_dir"
+  -Dnvml_include_dir="$nvml_include_dir" -Dnccl_include_dir="$nccl_include_dir"
 
 # libFuzzer: each target fuzzed for a short bounded time from its corpus (the corpora are
 # also replayed by every suite above as fuzz_* tests). Only the fuzz targets are built.
