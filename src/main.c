@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
         {"bench", cmd_bench, "bandwidth, memory, compute, GEMM and host memory against peaks and baselines"},
         {"burn", cmd_burn, "stress every GPU with verified GEMM, power, pulse and memory tests; one verdict"},
         {"detect", cmd_detect, "GPU -> architecture -> driver, CUDA, PyTorch wheels and NGC images to use"},
+        {"estimate", cmd_estimate, "memory per GPU and time of training or serving a model; fits or what to change"},
         {"snapshot", cmd_snapshot, "capture the files checks read, to replay with --root elsewhere"},
         {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},
         {"policy", cmd_policy, "capture this node as the site's reference, or validate a policy file"},
