@@ -266,6 +266,7 @@ struct answer {
         bool judged, fits;
         struct suggestion suggestions[MAX_SUGGESTIONS];
         size_t n_suggestions;
+        bool combined; /* the one suggestion combines several changes (find_combined) */
         /* times, NAN when unknown */
         double tokens_per_second, step_seconds, epoch_seconds, steps_per_epoch, decode_tokens_per_second;
 };
@@ -361,6 +362,37 @@ static void find_suggestions(struct answer *a) {
         }
 }
 
+/* When no single change fits: the memory-saving settings that cost no GPUs (ZeRO 3 over the
+ * data-parallel group and full recomputation; fp8 for inference), then pipeline stages
+ * doubled until it fits, as one combined change. Nothing when even 4096 GPUs do not. */
+static void find_combined(struct answer *a) {
+        struct est_config c = a->config;
+        char change[96] = "";
+        size_t used = 0;
+        if (c.mode == EST_TRAIN) {
+                if (c.dp > 1 && c.zero < 3)
+                        used += (size_t)snprintf(change + used, sizeof(change) - used, "--zero 3 "), c.zero = 3;
+                if (c.recompute != EST_RECOMPUTE_FULL)
+                        used += (size_t)snprintf(change + used, sizeof(change) - used, "--recompute full "),
+                                c.recompute = EST_RECOMPUTE_FULL;
+        } else if (c.precision != EST_FP8) {
+                used += (size_t)snprintf(change + used, sizeof(change) - used, "--precision fp8 "), c.precision = EST_FP8;
+        }
+        double total;
+        while (!fits_with(a, &a->model, &c, &total)) {
+                c.pp *= 2;
+                if (c.tp * c.pp * c.dp > 4096 || (est_model_has_shape(&a->model) && c.pp > a->model.layers))
+                        return;
+        }
+        if (c.pp != a->config.pp)
+                snprintf(change + used, sizeof(change) - used, "--pp %u", c.pp);
+        struct suggestion *s = &a->suggestions[a->n_suggestions++];
+        snprintf(s->change, sizeof(s->change), "%s", change);
+        s->total = total;
+        s->gpus = c.tp * c.pp * c.dp;
+        a->combined = true;
+}
+
 static void compute_times(struct answer *a) {
         const struct est_config *c = &a->config;
         a->tokens_per_second = a->step_seconds = a->epoch_seconds = a->steps_per_epoch = NAN;
@@ -415,7 +447,7 @@ static json_t *answer_json(const struct answer *a) {
                                   "active_params", a->params_active, "params_published",
                                   a->preset ? json_real(a->preset->params_published) : json_null());
         json_t *config = json_pack(
-                "{s:s, s:s, s:s?, s:i, s:i, s:i, s:i, s:i, s:i, s:i?, s:i?, s:s?, s:i?, s:b?, s:f, s:o}", "mode",
+                "{s:s, s:s, s:s?, s:i, s:i, s:i, s:i, s:i, s:i, s:o?, s:o?, s:s?, s:o?, s:o?, s:f, s:o}", "mode",
                 mode_name(c->mode), "precision", est_precision_name(c->precision), "optimizer",
                 c->mode == EST_TRAIN ? est_optimizer_name(c->optimizer) : NULL, "zero", c->zero, "tp", c->tp, "pp",
                 c->pp, "dp", c->dp, "gpus", a->gpus, "seq", c->seq, "micro_batch",
@@ -447,9 +479,10 @@ static json_t *answer_json(const struct answer *a) {
                                     number_or_null(a->step_seconds), "steps_per_epoch", number_or_null(a->steps_per_epoch),
                                     "epoch_seconds", number_or_null(a->epoch_seconds), "decode_tokens_per_second",
                                     number_or_null(a->decode_tokens_per_second));
-        return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:o}", "schema", "gpuvet.estimate/1", "model", model,
+        return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:b, s:o}", "schema", "gpuvet.estimate/1", "model", model,
                          "config", config, "memory_per_gpu", memory, "gpu", gpu, "verdict",
                          !a->judged ? "not_judged" : a->fits ? "fits" : "does_not_fit", "suggestions", suggestions,
+                         "suggestions_combined", a->combined,
                          "compute", compute);
 }
 
@@ -494,7 +527,7 @@ static void answer_text(const struct answer *a) {
                        est_precision_name(c->precision), est_optimizer_name(c->optimizer), c->zero, c->tp, c->pp, c->dp,
                        a->gpus, c->seq, c->micro_batch, c->global_batch, est_recompute_name(c->recompute));
         else
-                printf("inference: %s, TP %u x PP %u = %u GPUs per replica, %u replicas, context %u, batch %u, KV cache %s\n",
+                printf("inference: %s, TP %u x PP %u = %u GPU(s) per replica, DP %u replica(s), context %u, batch %u, KV cache %s\n",
                        est_precision_name(c->precision), c->tp, c->pp, c->tp * c->pp, c->dp, c->seq, c->batch,
                        c->kv_cache ? "yes" : "no");
         printf("\nmemory per GPU\n");
@@ -536,11 +569,13 @@ static void answer_text(const struct answer *a) {
         else {
                 printf("\nverdict: does not fit (%.1f%% of usable memory)\n", 100 * a->memory.total / a->usable_bytes);
                 if (a->n_suggestions == 0)
-                        printf("  no single change fits; combine several (higher ZeRO, more TP/PP, recompute) or use a "
-                               "GPU with more memory\n");
+                        printf("  nothing fits on up to 4096 GPUs of this model\n");
+                else if (a->combined)
+                        printf("  no single change fits; together:\n");
                 for (size_t i = 0; i < a->n_suggestions; i++)
-                        printf("  %-58s -> %.2f GB per GPU, %u GPUs\n", a->suggestions[i].change,
-                               a->suggestions[i].total / 1e9, a->suggestions[i].gpus);
+                        printf("  %-58s -> %.2f GB per GPU, %u GPU%s\n", a->suggestions[i].change,
+                               a->suggestions[i].total / 1e9, a->suggestions[i].gpus,
+                               a->suggestions[i].gpus == 1 ? "" : "s");
         }
         printf("\ncompute\n");
         printf("  %-18s %.4g  (%s)\n", "FLOPs per token", a->flops_per_token,
@@ -746,6 +781,8 @@ static int estimate_run(const struct estimate_cli *o, const struct common_option
                 a.fits = a.judged && a.memory.total <= a.usable_bytes;
                 if (a.judged && !a.fits)
                         find_suggestions(&a);
+                if (a.judged && !a.fits && a.n_suggestions == 0)
+                        find_combined(&a);
         }
         compute_times(&a);
         code = EXIT_PASS;
@@ -753,7 +790,7 @@ static int estimate_run(const struct estimate_cli *o, const struct common_option
                 answer_text(&a);
         if (o->json) {
                 json_t *doc = answer_json(&a);
-                char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+                char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) : NULL;
                 json_decref(doc);
                 code = write_json_output("estimate", o->json, text);
         }
