@@ -27,6 +27,10 @@ static bool get_dim(json_t *e, const char *key, unsigned max, unsigned *ret) {
 
 static int check_sources(json_t *root, json_t *e, const char *id, char *why, size_t whysize) {
         json_t *sources = json_object_get(root, "sources"), *src = json_object_get(e, "source");
+        if (!src) {
+                snprintf(why, whysize, "model %.64s: \"source\" must name one or more keys of \"sources\"", id);
+                return -EINVAL;
+        }
         json_t *list = json_is_string(src) ? json_pack("[O]", src) : json_incref(src);
         if (!list)
                 return -ENOMEM;
