@@ -522,10 +522,10 @@ static void answer_text(const struct answer *a) {
                 printf("; published %.3g B", a->preset->params_published / 1e9);
         printf("\n");
         if (c->mode == EST_TRAIN)
-                printf("training: %s, %s, ZeRO %u, TP %u x PP %u x DP %u = %u GPUs, sequence %u, micro-batch %u, "
+                printf("training: %s, %s, ZeRO %u, TP %u x PP %u x DP %u = %u GPU%s, sequence %u, micro-batch %u, "
                        "global batch %u, recompute %s\n",
                        est_precision_name(c->precision), est_optimizer_name(c->optimizer), c->zero, c->tp, c->pp, c->dp,
-                       a->gpus, c->seq, c->micro_batch, c->global_batch, est_recompute_name(c->recompute));
+                       a->gpus, a->gpus == 1 ? "" : "s", c->seq, c->micro_batch, c->global_batch, est_recompute_name(c->recompute));
         else
                 printf("inference: %s, TP %u x PP %u = %u GPU(s) per replica, DP %u replica(s), context %u, batch %u, KV cache %s\n",
                        est_precision_name(c->precision), c->tp, c->pp, c->tp * c->pp, c->dp, c->seq, c->batch,
@@ -545,12 +545,12 @@ static void answer_text(const struct answer *a) {
                                  : c->recompute == EST_RECOMPUTE_SELECTIVE ? "L x 34sbh/t (selective recompute)"
                                                                            : "L x sbh/t (34 + 5as/h)");
                 else
-                        printf("  %-14s   unknown  needs the shape (--layers, --hidden, --heads)\n", "activations");
+                        printf("  %-14s %12s  needs the shape (--layers, --hidden, --heads)\n", "activations", "unknown");
         } else if (c->kv_cache) {
                 if (est_model_has_shape(m))
                         print_gb("KV cache", a->memory.kv_cache, "2 x L x kv_heads x head_dim x seq x batch x bytes");
                 else
-                        printf("  %-14s   unknown  needs the shape (--layers, --hidden, --heads)\n", "KV cache");
+                        printf("  %-14s %12s  needs the shape (--layers, --hidden, --heads)\n", "KV cache", "unknown");
         }
         print_gb("total", a->memory.total, "");
         if (a->gpu.model) {
@@ -578,8 +578,11 @@ static void answer_text(const struct answer *a) {
                                a->suggestions[i].gpus == 1 ? "" : "s");
         }
         printf("\ncompute\n");
-        printf("  %-18s %.4g  (%s)\n", "FLOPs per token", a->flops_per_token,
-               c->mode == EST_TRAIN ? "6N + 12 L h s" : "2N + 4 L h s");
+        printf("  %-18s %.4g  (%s%s)\n", "FLOPs per token", a->flops_per_token,
+               c->mode == EST_TRAIN ? "6N" : "2N",
+               !est_model_has_shape(m)   ? "; the attention term needs the shape"
+               : c->mode == EST_TRAIN ? " + 12 L h s"
+                                      : " + 4 L h s");
         if (!(a->peak > 0)) {
                 printf("  no peak %s rate for %s in the GPU table: no times\n", est_precision_name(c->precision),
                        a->gpu.model ? a->gpu.model->name : "an unknown GPU");
