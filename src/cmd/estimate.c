@@ -62,6 +62,9 @@ static const char usage[] =
  * allocator's fragmentation and temporary buffers the formulas do not count. */
 #define USABLE_FRACTION 0.9
 #define MAX_SUGGESTIONS 8
+/* A bound on tp x pp x dp that keeps every product of the degrees and batches exact, and is
+ * beyond any job run so far (the largest published runs use tens of thousands of GPUs). */
+#define MAX_GPUS 1048576ull
 
 enum {
         OPT_MODEL = 0x200, OPT_LIST, OPT_PARAMS, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_VOCAB, OPT_FFN,
@@ -271,6 +274,8 @@ struct answer {
         double tokens_per_second, step_seconds, epoch_seconds, steps_per_epoch, decode_tokens_per_second;
 };
 
+static unsigned long long gpus_of(const struct est_config *c) { return (unsigned long long)c->tp * c->pp * c->dp; }
+
 static bool fits_with(const struct answer *a, const struct est_model *m, const struct est_config *c, double *ret_total) {
         struct est_memory mem;
         if (est_memory(m, c, &mem) < 0)
@@ -281,12 +286,12 @@ static bool fits_with(const struct answer *a, const struct est_model *m, const s
 
 static void suggest(struct answer *a, const struct est_config *c, const char *fmt, unsigned value) {
         double total;
-        if (a->n_suggestions >= MAX_SUGGESTIONS || !fits_with(a, &a->model, c, &total))
+        if (a->n_suggestions >= MAX_SUGGESTIONS || gpus_of(c) > MAX_GPUS || !fits_with(a, &a->model, c, &total))
                 return;
         struct suggestion *s = &a->suggestions[a->n_suggestions++];
         snprintf(s->change, sizeof(s->change), fmt, value);
         s->total = total;
-        s->gpus = c->tp * c->pp * c->dp;
+        s->gpus = (unsigned)gpus_of(c);
 }
 
 /* The smallest change of one setting that would fit, for each setting that can help. */
@@ -353,7 +358,10 @@ static void find_suggestions(struct answer *a) {
         if (base.mode == EST_TRAIN && base.zero >= 1) {
                 for (unsigned dp = base.dp * 2; dp <= 4096; dp *= 2) {
                         c = base, c.dp = dp;
-                        c.global_batch = base.global_batch / base.dp * dp;
+                        unsigned long long global = (unsigned long long)base.global_batch / base.dp * dp;
+                        if (global > 1073741824ull)
+                                break;
+                        c.global_batch = (unsigned)global;
                         size_t before = a->n_suggestions;
                         suggest(a, &c, "--dp %u (ZeRO shards over more GPUs)", dp);
                         if (a->n_suggestions > before)
@@ -381,7 +389,7 @@ static void find_combined(struct answer *a) {
         double total;
         while (!fits_with(a, &a->model, &c, &total)) {
                 c.pp *= 2;
-                if (c.tp * c.pp * c.dp > 4096 || (est_model_has_shape(&a->model) && c.pp > a->model.layers))
+                if (gpus_of(&c) > 4096 || (est_model_has_shape(&a->model) && c.pp > a->model.layers))
                         return;
         }
         if (c.pp != a->config.pp)
@@ -389,7 +397,7 @@ static void find_combined(struct answer *a) {
         struct suggestion *s = &a->suggestions[a->n_suggestions++];
         snprintf(s->change, sizeof(s->change), "%s", change);
         s->total = total;
-        s->gpus = c.tp * c.pp * c.dp;
+        s->gpus = (unsigned)gpus_of(&c);
         a->combined = true;
 }
 
@@ -420,7 +428,7 @@ static void compute_times(struct answer *a) {
         double rate_tokens = a->tokens_per_second;
         if (a->decode_tokens_per_second < rate_tokens)
                 rate_tokens = a->decode_tokens_per_second;
-        a->step_seconds = c->batch * c->dp / rate_tokens; /* one decode step of the whole job */
+        a->step_seconds = (double)c->batch * c->dp / rate_tokens; /* one decode step of the whole job */
         if (a->tokens > 0)
                 a->epoch_seconds = a->tokens / rate_tokens;
 }
@@ -715,9 +723,16 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
         if (max_seq && c->seq > max_seq)
                 return cmd_usage_error("estimate", "--seq %u: beyond %s's %u-token context", c->seq, a->preset->name,
                                        max_seq);
-        c->global_batch = c->micro_batch * c->dp;
+        if (gpus_of(c) > MAX_GPUS)
+                return cmd_usage_error("estimate", "--tp %u x --pp %u x --dp %u: more than %llu GPUs", c->tp, c->pp,
+                                       c->dp, MAX_GPUS);
+        unsigned long long per_step = (unsigned long long)c->micro_batch * c->dp;
+        if (per_step > 1073741824ull)
+                return cmd_usage_error("estimate", "--micro-batch %u x --dp %u: more than 2^30 sequences a step",
+                                       c->micro_batch, c->dp);
+        c->global_batch = (unsigned)per_step;
         WHOLE("--global-batch", o->global_batch, 1, 1073741824, &c->global_batch);
-        if (c->global_batch % (c->micro_batch * c->dp))
+        if (c->global_batch % per_step)
                 return cmd_usage_error("estimate",
                                        "--global-batch %u: must be a multiple of micro-batch x dp (%u x %u): "
                                        "gradient accumulation runs whole micro-batches on every data-parallel rank",
@@ -739,7 +754,7 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
         if (o->tokens && parse_count(o->tokens, &a->tokens) < 0)
                 return cmd_usage_error("estimate", "--tokens: \"%s\" is not a count from 1 to 1e18 (300B, 2e12)",
                                        o->tokens);
-        a->gpus = c->tp * c->pp * c->dp;
+        a->gpus = (unsigned)gpus_of(c);
         return -1;
 }
 
