@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
         if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
                 const char *env = secure_getenv("GPUVET_DATA_DIR"), *installed = installed_data_dir();
                 printf("gpuvet %s\ndata: %s\n", GPUVET_VERSION,
-                       env && *env ? env : installed ? installed : "built in (gpus.json, compat.json, xid.json, baselines.json)");
+                       env && *env ? env : installed ? installed : "built in (gpus.json, compat.json, xid.json, baselines.json, models.json)");
                 return stdout_finish(EXIT_PASS);
         }
         for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
