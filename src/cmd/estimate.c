@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,14 +285,21 @@ static bool fits_with(const struct answer *a, const struct est_model *m, const s
         return mem.total <= a->usable_bytes;
 }
 
-static void suggest(struct answer *a, const struct est_config *c, const char *fmt, unsigned value) {
+/* Add the change (printf-style, the option and its value) if c fits; returns whether it did. */
+static bool suggest(struct answer *a, const struct est_config *c, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static bool suggest(struct answer *a, const struct est_config *c, const char *fmt, ...) {
         double total;
         if (a->n_suggestions >= MAX_SUGGESTIONS || gpus_of(c) > MAX_GPUS || !fits_with(a, &a->model, c, &total))
-                return;
+                return false;
         struct suggestion *s = &a->suggestions[a->n_suggestions++];
-        snprintf(s->change, sizeof(s->change), fmt, value);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->change, sizeof(s->change), fmt, ap);
+        va_end(ap);
         s->total = total;
         s->gpus = (unsigned)gpus_of(c);
+        return true;
 }
 
 /* The smallest change of one setting that would fit, for each setting that can help. */
@@ -301,58 +309,43 @@ static void find_suggestions(struct answer *a) {
         if (base.mode == EST_TRAIN) {
                 for (unsigned z = base.zero + 1; z <= 3 && base.dp > 1; z++) {
                         c = base, c.zero = z;
-                        size_t before = a->n_suggestions;
-                        suggest(a, &c, "--zero %u", z);
-                        if (a->n_suggestions > before)
+                        if (suggest(a, &c, "--zero %u", z))
                                 break;
                 }
                 for (int r = base.recompute + 1; r < _EST_RECOMPUTE_COUNT; r++) {
                         c = base, c.recompute = (enum est_recompute)r;
-                        size_t before = a->n_suggestions;
-                        suggest(a, &c, r == EST_RECOMPUTE_SELECTIVE ? "--recompute selective%.0u" : "--recompute full%.0u",
-                                0);
-                        if (a->n_suggestions > before)
+                        if (suggest(a, &c, "--recompute %s", est_recompute_name(c.recompute)))
                                 break;
                 }
                 for (unsigned mb = base.micro_batch / 2; mb >= 1; mb /= 2) {
                         c = base, c.micro_batch = mb;
-                        size_t before = a->n_suggestions;
-                        suggest(a, &c, "--micro-batch %u (gradient accumulation keeps the global batch)", mb);
-                        if (a->n_suggestions > before)
+                        if (suggest(a, &c, "--micro-batch %u (gradient accumulation keeps the global batch)", mb))
                                 break;
                 }
         } else {
                 if (base.precision != EST_FP8) {
                         c = base, c.precision = EST_FP8;
-                        suggest(a, &c, "--precision fp8 (weights%.0u and KV cache in 8 bits)", 0);
+                        suggest(a, &c, "--precision fp8 (weights and KV cache in 8 bits)");
                 }
                 for (unsigned b = base.batch / 2; b >= 1; b /= 2) {
                         c = base, c.batch = b;
-                        size_t before = a->n_suggestions;
-                        suggest(a, &c, "--batch %u", b);
-                        if (a->n_suggestions > before)
+                        if (suggest(a, &c, "--batch %u", b))
                                 break;
                 }
                 for (unsigned s = base.seq / 2; s >= 128; s /= 2) {
                         c = base, c.seq = s;
-                        size_t before = a->n_suggestions;
-                        suggest(a, &c, "--seq %u", s);
-                        if (a->n_suggestions > before)
+                        if (suggest(a, &c, "--seq %u", s))
                                 break;
                 }
         }
         for (unsigned tp = base.tp * 2; tp <= 64; tp *= 2) {
                 c = base, c.tp = tp;
-                size_t before = a->n_suggestions;
-                suggest(a, &c, "--tp %u", tp);
-                if (a->n_suggestions > before)
+                if (suggest(a, &c, "--tp %u", tp))
                         break;
         }
         for (unsigned pp = base.pp * 2; pp <= 256; pp *= 2) {
                 c = base, c.pp = pp;
-                size_t before = a->n_suggestions;
-                suggest(a, &c, "--pp %u", pp);
-                if (a->n_suggestions > before)
+                if (suggest(a, &c, "--pp %u", pp))
                         break;
         }
         if (base.mode == EST_TRAIN && base.zero >= 1) {
@@ -362,9 +355,7 @@ static void find_suggestions(struct answer *a) {
                         if (global > 1073741824ull)
                                 break;
                         c.global_batch = (unsigned)global;
-                        size_t before = a->n_suggestions;
-                        suggest(a, &c, "--dp %u (ZeRO shards over more GPUs)", dp);
-                        if (a->n_suggestions > before)
+                        if (suggest(a, &c, "--dp %u (ZeRO shards over more GPUs)", dp))
                                 break;
                 }
         }
