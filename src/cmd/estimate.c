@@ -583,8 +583,11 @@ static void answer_text(const struct answer *a) {
                : c->mode == EST_TRAIN ? " + 12 L h s"
                                       : " + 4 L h s");
         if (!(a->peak > 0)) {
-                printf("  no peak %s rate for %s in the GPU table: no times\n", est_precision_name(c->precision),
-                       a->gpu.model ? a->gpu.model->name : "an unknown GPU");
+                if (a->gpu.model)
+                        printf("  no peak %s rate for %s in the GPU table: no times\n", est_precision_name(c->precision),
+                               a->gpu.model->name);
+                else
+                        printf("  no GPU to take a peak rate from: no times\n");
                 return;
         }
         printf("  %-18s %.0f TFLOPS %s per GPU x %u at MFU %.2f\n", "peak", a->peak / 1e12,
@@ -767,8 +770,8 @@ static int estimate_run(const struct estimate_cli *o, const struct common_option
         }
         if (o->gpu)
                 code = gpu_by_name(gdb, o->gpu, &a.gpu.model);
-        else
-                code = detected_gpu(common, gdb, &a.gpu) ? EXIT_INTERNAL : -1;
+        else if ((code = detected_gpu(common, gdb, &a.gpu)) == 0)
+                code = -1;
         if (code >= 0) {
                 gpudb_free(gdb);
                 return code;

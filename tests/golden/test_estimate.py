@@ -198,6 +198,19 @@ def main(argv):
         proc = run(gpuvet, ["--data-dir", tmp, "--list-models"])
         check(proc.returncode == 2 and "models.json: line 3" in proc.stderr,
               "truncated models.json: %d %r" % (proc.returncode, proc.stderr))
+    # --json FILE: the text on standard output, the same answer in the file.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "estimate.json")
+        proc = run(gpuvet, ["--model", "llama-2-7b", "--json", out] + H100)
+        try:
+            with open(out) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            doc = {"error": str(e)}
+        check(proc.returncode == 1 and proc.stdout.startswith("model: Llama 2 7B") and
+              doc.get("verdict") == "does_not_fit", "--json FILE: %d %r %s" % (proc.returncode, proc.stderr, doc))
+    proc = run(gpuvet, ["--model", "llama-2-7b", "--root", "/nonexistent-root"])
+    check(proc.returncode == 2 and "--root /nonexistent-root" in proc.stderr, "--root missing: %d" % proc.returncode)
     proc = run(gpuvet, ["--list-models"])
     check(proc.returncode == 0 and "mixtral-8x7b" in proc.stdout and "MoE" in proc.stdout, "--list-models")
     return 1 if failures else 0
