@@ -180,6 +180,12 @@ static int load_root(json_t *root, const json_error_t *jerr, const char *source,
 int modeldb_load(const char *dir, struct modeldb *ret, char *err, size_t errsize) {
         memset(ret, 0, sizeof(*ret));
         char source[512];
+        /* A directory without models.json falls back to the built-in presets (it may hold only
+         * the GPU tables); a directory that is not there is a mistake, as for gpus.json. */
+        if (dir && access(dir, F_OK) < 0) {
+                snprintf(err, errsize, "%s: %s", dir, strerror(errno));
+                return -EINVAL;
+        }
         if (!dir || (snprintf(source, sizeof(source), "%s/models.json", dir), access(source, F_OK) < 0))
                 return modeldb_load_buffer(embedded_models_json, embedded_models_json_len, "built-in models.json", ret,
                                            err, errsize);

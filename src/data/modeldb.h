@@ -22,7 +22,8 @@ struct modeldb {
 };
 
 /* Load DIR/models.json, or the compiled-in table when dir is NULL or DIR has none. Returns
- * 0; -EINVAL with "FILE: problem" in err for a malformed file; -ENOMEM. */
+ * 0; -EINVAL with "FILE: problem" in err for a malformed file or a DIR that does not exist;
+ * -ENOMEM. */
 int modeldb_load(const char *dir, struct modeldb *ret, char *err, size_t errsize);
 /* The same from len bytes (need not be NUL-terminated); source names it in messages. */
 int modeldb_load_buffer(const char *buf, size_t len, const char *source, struct modeldb *ret, char *err,

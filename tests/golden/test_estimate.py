@@ -211,6 +211,9 @@ def main(argv):
               doc.get("verdict") == "does_not_fit", "--json FILE: %d %r %s" % (proc.returncode, proc.stderr, doc))
     proc = run(gpuvet, ["--model", "llama-2-7b", "--root", "/nonexistent-root"])
     check(proc.returncode == 2 and "--root /nonexistent-root" in proc.stderr, "--root missing: %d" % proc.returncode)
+    proc = run(gpuvet, ["--data-dir", "/nonexistent-data", "--list-models"])
+    check(proc.returncode == 2 and "/nonexistent-data: No such file or directory" in proc.stderr,
+          "--data-dir missing: %d %r" % (proc.returncode, proc.stderr))
     proc = run(gpuvet, ["--list-models"])
     check(proc.returncode == 0 and "mixtral-8x7b" in proc.stdout and "MoE" in proc.stdout, "--list-models")
     return 1 if failures else 0
