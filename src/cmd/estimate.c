@@ -317,7 +317,12 @@ static void find_suggestions(struct answer *a) {
                         if (suggest(a, &c, "--recompute %s", est_recompute_name(c.recompute)))
                                 break;
                 }
-                for (unsigned mb = base.micro_batch / 2; mb >= 1; mb /= 2) {
+                /* The largest smaller micro-batch that divides each rank's share of the global
+                 * batch, so that gradient accumulation keeps the global batch as it is. */
+                unsigned per_rank = base.global_batch / base.dp;
+                for (unsigned mb = base.micro_batch - 1; mb >= 1; mb--) {
+                        if (per_rank % mb)
+                                continue;
                         c = base, c.micro_batch = mb;
                         if (suggest(a, &c, "--micro-batch %u (gradient accumulation keeps the global batch)", mb))
                                 break;

@@ -162,9 +162,17 @@ int est_memory(const struct est_model *m, const struct est_config *c, struct est
         if (est_model_has_shape(m)) {
                 if (training) {
                         /* With the 1F1B schedule the first stage holds pp micro-batches of L/pp
-                         * layers in flight: L layers' worth whatever pp is (Korthikanti sec. 4.2.3). */
-                        ret->activations = m->layers * est_activation_bytes_per_layer(c->seq, c->micro_batch, m->hidden,
-                                                                                      m->heads, c->tp, c->recompute);
+                         * layers in flight: L layers' worth whatever pp is (Korthikanti sec. 4.2.3),
+                         * unless a step has fewer micro-batches than stages. */
+                        unsigned in_flight = c->pp;
+                        if (c->global_batch && c->micro_batch) {
+                                unsigned micro_batches = c->global_batch / c->micro_batch / c->dp;
+                                if (micro_batches < in_flight)
+                                        in_flight = micro_batches ? micro_batches : 1;
+                        }
+                        ret->activations = (double)ceil_div(m->layers, c->pp) * in_flight *
+                                           est_activation_bytes_per_layer(c->seq, c->micro_batch, m->hidden, m->heads,
+                                                                          c->tp, c->recompute);
                 } else if (c->kv_cache) {
                         /* Each tensor-parallel rank holds its share of the KV heads, at least one
                          * (vLLM replicates a KV head when tp exceeds kv_heads); each stage its layers. */

@@ -228,6 +228,18 @@ static void test_layout(void **state) {
         assert_int_equal(est_memory(&m, &c, &mem), -EINVAL);
         c.tp = 1, c.pp = 5; /* more stages than layers */
         assert_int_equal(est_memory(&m, &c, &mem), -EINVAL);
+        /* Pipeline: the first stage keeps pp micro-batches of L/pp layers (Korthikanti sec.
+         * 4.2.3), L layers' worth, unless a step has fewer micro-batches than stages. */
+        c.tp = 1, c.pp = 1, c.global_batch = 8;
+        assert_int_equal(est_memory(&m, &c, &mem), 0);
+        double one_stage = mem.activations;
+        c.pp = 4;
+        assert_int_equal(est_memory(&m, &c, &mem), 0);
+        assert_true(mem.activations == one_stage);
+        c.global_batch = 2; /* two micro-batches a step: two in flight on a 4-stage pipeline */
+        assert_int_equal(est_memory(&m, &c, &mem), 0);
+        assert_true(mem.activations == one_stage / 2);
+        c.global_batch = 0;
         c.pp = 1, c.zero = 4;
         assert_int_equal(est_memory(&m, &c, &mem), -EINVAL);
         assert_int_equal(est_precision_from_name("bf16"), EST_BF16);
