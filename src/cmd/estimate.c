@@ -37,6 +37,7 @@ static const char usage[] =
         "      --train | --infer training (default) or inference\n"
         "      --precision P     bf16 (default), fp16, fp8 or fp32\n"
         "      --optimizer O     adam (default) or sgd (with momentum)\n"
+        "      --fp32-grads      gradients kept in fp32 (4 bytes; 18 a parameter with Adam)\n"
         "      --zero N          ZeRO stage 0-3 over the data-parallel group (default 0)\n"
         "      --tp N --pp N --dp N  tensor-, pipeline- and data-parallel degrees (default 1)\n"
         "      --seq N           sequence (training) or context (inference) length; default the\n"
@@ -70,14 +71,14 @@ static const char usage[] =
 enum {
         OPT_MODEL = 0x200, OPT_LIST, OPT_PARAMS, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_VOCAB, OPT_FFN,
         OPT_MLP, OPT_TRAIN, OPT_INFER, OPT_PRECISION, OPT_OPTIMIZER, OPT_ZERO, OPT_TP, OPT_PP, OPT_DP, OPT_SEQ,
-        OPT_MICRO, OPT_GLOBAL, OPT_RECOMPUTE, OPT_BATCH, OPT_KV, OPT_NO_KV, OPT_GPU, OPT_MFU, OPT_TOKENS, OPT_JSON,
+        OPT_MICRO, OPT_GLOBAL, OPT_RECOMPUTE, OPT_BATCH, OPT_KV, OPT_NO_KV, OPT_GPU, OPT_MFU, OPT_TOKENS, OPT_JSON, OPT_FP32_GRADS,
 };
 
 struct estimate_cli {
         const char *model, *params, *layers, *hidden, *heads, *kv_heads, *vocab, *ffn, *mlp;
         const char *precision, *optimizer, *zero, *tp, *pp, *dp, *seq, *micro_batch, *global_batch, *recompute;
         const char *batch, *gpu, *mfu, *tokens, *json;
-        bool list, train, infer, kv_cache, no_kv_cache;
+        bool list, train, infer, kv_cache, no_kv_cache, fp32_grads;
 };
 
 static int estimate_option(int opt, const char *arg, void *ctx) {
@@ -112,6 +113,7 @@ static int estimate_option(int opt, const char *arg, void *ctx) {
         case OPT_MFU: o->mfu = arg; break;
         case OPT_TOKENS: o->tokens = arg; break;
         case OPT_JSON: o->json = arg; break;
+        case OPT_FP32_GRADS: o->fp32_grads = true; break;
         }
         return -1;
 }
@@ -451,9 +453,10 @@ static json_t *answer_json(const struct answer *a) {
                                   "active_params", a->params_active, "params_published",
                                   a->preset ? json_real(a->preset->params_published) : json_null());
         json_t *config = json_pack(
-                "{s:s, s:s, s:s?, s:i, s:i, s:i, s:i, s:i, s:i, s:o?, s:o?, s:s?, s:o?, s:o?, s:f, s:o}", "mode",
+                "{s:s, s:s, s:s?, s:o?, s:i, s:i, s:i, s:i, s:i, s:i, s:o?, s:o?, s:s?, s:o?, s:o?, s:f, s:o}", "mode",
                 mode_name(c->mode), "precision", est_precision_name(c->precision), "optimizer",
-                c->mode == EST_TRAIN ? est_optimizer_name(c->optimizer) : NULL, "zero", c->zero, "tp", c->tp, "pp",
+                c->mode == EST_TRAIN ? est_optimizer_name(c->optimizer) : NULL, "fp32_gradients",
+                c->mode == EST_TRAIN ? json_boolean(c->fp32_gradients) : NULL, "zero", c->zero, "tp", c->tp, "pp",
                 c->pp, "dp", c->dp, "gpus", a->gpus, "seq", c->seq, "micro_batch",
                 c->mode == EST_TRAIN ? json_integer(c->micro_batch) : NULL, "global_batch",
                 c->mode == EST_TRAIN ? json_integer(c->global_batch) : NULL, "recompute",
@@ -512,7 +515,7 @@ static void answer_text(const struct answer *a) {
         const struct est_config *c = &a->config;
         const struct est_model *m = &a->model;
         double wb, gb, ob;
-        est_bytes_per_param(c->mode, c->precision, c->optimizer, &wb, &gb, &ob);
+        est_bytes_per_param(c, &wb, &gb, &ob);
         printf("model: %s", a->preset ? a->preset->name : "custom");
         if (est_model_has_shape(m))
                 printf(", %u layers, hidden %u, FFN %u (%s), %u heads (%u KV), vocab %u", m->layers, m->hidden, m->ffn,
@@ -688,9 +691,9 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
                 bool given_train_only, given_infer_only;
         } misplaced[] = {{"--optimizer", true, false}, {"--zero", true, false},        {"--micro-batch", true, false},
                          {"--global-batch", true, false}, {"--recompute", true, false}, {"--batch", false, true},
-                         {"--kv-cache", false, true},  {"--no-kv-cache", false, true}};
+                         {"--kv-cache", false, true},  {"--no-kv-cache", false, true}, {"--fp32-grads", true, false}};
         const bool given[] = {o->optimizer, o->zero, o->micro_batch, o->global_batch, o->recompute, o->batch,
-                              o->kv_cache, o->no_kv_cache};
+                              o->kv_cache, o->no_kv_cache, o->fp32_grads};
         for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
                 if (given[i] && (c->mode == EST_INFER ? misplaced[i].given_train_only : misplaced[i].given_infer_only))
                         return cmd_usage_error("estimate", "%s is for %s only", misplaced[i].name,
@@ -710,6 +713,7 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
         c->tp = c->pp = c->dp = 1;
         c->micro_batch = c->batch = 1;
         c->kv_cache = !o->no_kv_cache;
+        c->fp32_gradients = o->fp32_grads;
         WHOLE("--zero", o->zero, 0, 3, &c->zero);
         WHOLE("--tp", o->tp, 1, 4096, &c->tp);
         WHOLE("--pp", o->pp, 1, 4096, &c->pp);
@@ -848,6 +852,7 @@ int cmd_estimate(int argc, char **argv) {
                 {"mfu", required_argument, NULL, OPT_MFU},
                 {"tokens", required_argument, NULL, OPT_TOKENS},
                 {"json", required_argument, NULL, OPT_JSON},
+                {"fp32-grads", no_argument, NULL, OPT_FP32_GRADS},
                 {NULL, 0, NULL, 0},
         };
         static const struct cmd_spec spec = {

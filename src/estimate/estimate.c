@@ -80,9 +80,11 @@ static double precision_bytes(enum est_precision p) {
         }
 }
 
-void est_bytes_per_param(enum est_mode mode, enum est_precision p, enum est_optimizer o, double *ret_weights,
-                         double *ret_gradients, double *ret_optimizer) {
-        if (mode == EST_INFER) {
+void est_bytes_per_param(const struct est_config *c, double *ret_weights, double *ret_gradients,
+                         double *ret_optimizer) {
+        enum est_precision p = c->precision;
+        enum est_optimizer o = c->optimizer;
+        if (c->mode == EST_INFER) {
                 *ret_weights = precision_bytes(p);
                 *ret_gradients = *ret_optimizer = 0;
                 return;
@@ -98,7 +100,9 @@ void est_bytes_per_param(enum est_mode mode, enum est_precision p, enum est_opti
          * beside the optimizer's fp32 states. FP8 training as Transformer Engine does it keeps
          * the 16-bit weights and adds an fp8 copy for the GEMMs: 2 + 1. */
         *ret_weights = p == EST_FP8 ? 3 : 2;
-        *ret_gradients = 2;
+        /* Megatron-LM's --accumulate-allreduce-grads-in-fp32 and DeepSpeed's fp32 gradient
+         * accumulation keep 4-byte gradients: 18 bytes a parameter with Adam. */
+        *ret_gradients = c->fp32_gradients ? 4 : 2;
         *ret_optimizer = o == EST_ADAM ? 12 : 8;
 }
 
@@ -149,7 +153,7 @@ int est_memory(const struct est_model *m, const struct est_config *c, struct est
         if (r < 0)
                 return r;
         double weight_b, gradient_b, optimizer_b;
-        est_bytes_per_param(c->mode, c->precision, c->optimizer, &weight_b, &gradient_b, &optimizer_b);
+        est_bytes_per_param(c, &weight_b, &gradient_b, &optimizer_b);
         /* Tensor and pipeline parallelism split the parameters evenly (Megatron-LM; the
          * embedding's imbalance on the first and last stage is ignored). ZeRO then shards, over
          * the data-parallel group, the optimizer states (stage 1), the gradients (2) and the

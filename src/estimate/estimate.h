@@ -40,6 +40,7 @@ struct est_config {
         enum est_recompute recompute;
         unsigned batch;       /* inference: concurrent sequences */
         bool kv_cache;        /* inference: keep keys and values (default on) */
+        bool fp32_gradients;  /* training: gradients kept (or accumulated) in fp32, 4 bytes */
 };
 
 struct est_memory {
@@ -51,12 +52,14 @@ struct est_memory {
 double est_params_total(const struct est_model *m);
 double est_params_active(const struct est_model *m);
 
-/* Bytes per parameter of weights, gradients and optimizer states for training in this
- * precision with this optimizer, before any sharding (Rajbhandari et al. 2019, ZeRO, sec. 3.1:
- * mixed-precision Adam keeps fp16 weights and gradients and an fp32 copy, momentum and variance:
- * 2 + 2 + 12 = 16 bytes). For inference only weights count. */
-void est_bytes_per_param(enum est_mode mode, enum est_precision p, enum est_optimizer o, double *ret_weights,
-                         double *ret_gradients, double *ret_optimizer);
+/* Bytes per parameter of weights, gradients and optimizer states for c's mode, precision,
+ * optimizer and gradient precision, before any sharding (Rajbhandari et al. 2019, ZeRO, sec.
+ * 3.1: mixed-precision Adam keeps fp16 weights and gradients and an fp32 copy, momentum and
+ * variance: 2 + 2 + 12 = 16 bytes; 18 with gradients kept in fp32). For inference only
+ * weights count. */
+struct est_config;
+void est_bytes_per_param(const struct est_config *c, double *ret_weights, double *ret_gradients,
+                         double *ret_optimizer);
 
 /* Activation bytes one transformer layer keeps for one micro-batch of b sequences of s
  * tokens (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer

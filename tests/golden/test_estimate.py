@@ -73,6 +73,7 @@ BAD = [
     (["--model", "llama-2-7b", "--infer", "--zero", "1"], "--zero is for training (--train) only"),
     (["--model", "llama-2-7b", "--batch", "4"], "--batch is for inference (--infer) only"),
     (["--model", "llama-2-7b", "--train", "--infer"], "--train and --infer: give one"),
+    (["--model", "llama-2-7b", "--infer", "--fp32-grads"], "--fp32-grads is for training (--train) only"),
     (["--model", "llama-2-7b", "--gpu", "H100"], "--gpu: \"H100\" names"),
     (["--model", "llama-2-7b", "--gpu", "Voodoo 5"], "--gpu: no GPU of the table is called \"Voodoo 5\""),
     (["--model", "llama-2-7b", "--mlp", "gated"], "give one"),
@@ -212,6 +213,10 @@ def main(argv):
               doc.get("verdict") == "does_not_fit", "--json FILE: %d %r %s" % (proc.returncode, proc.stderr, doc))
     proc = run(gpuvet, ["--model", "llama-2-7b", "--root", "/nonexistent-root"])
     check(proc.returncode == 2 and "--root /nonexistent-root" in proc.stderr, "--root missing: %d" % proc.returncode)
+    # --fp32-grads: 2 + 4 + 12 = 18 bytes a parameter (ZeRO's 16 with 4-byte gradients).
+    proc = run(gpuvet, ["--params", "7.5B", "--fp32-grads", "--json", "-"] + H100)
+    mem = json.loads(proc.stdout)["memory_per_gpu"] if proc.returncode in (0, 1) else {}
+    check(mem.get("gradients") == 30e9 and mem.get("total") == 18 * 7.5e9, "--fp32-grads: %s" % mem)
     proc = run(gpuvet, ["--data-dir", "/nonexistent-data", "--list-models"])
     check(proc.returncode == 2 and "/nonexistent-data: No such file or directory" in proc.stderr,
           "--data-dir missing: %d %r" % (proc.returncode, proc.stderr))

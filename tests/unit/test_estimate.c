@@ -30,10 +30,17 @@
 static void test_zero_paper_figure_1(void **state) {
         (void)state;
         double w, g, o;
-        est_bytes_per_param(EST_TRAIN, EST_FP16, EST_ADAM, &w, &g, &o);
+        struct est_config bytes = {.mode = EST_TRAIN, .precision = EST_FP16, .optimizer = EST_ADAM};
+        est_bytes_per_param(&bytes, &w, &g, &o);
         assert_true(w == 2 && g == 2 && o == 12);
-        est_bytes_per_param(EST_TRAIN, EST_BF16, EST_ADAM, &w, &g, &o);
+        bytes.precision = EST_BF16;
+        est_bytes_per_param(&bytes, &w, &g, &o);
         assert_true(w + g + o == 16);
+        /* Gradients kept in fp32: 2 + 4 + 12 = 18. */
+        bytes.fp32_gradients = true;
+        est_bytes_per_param(&bytes, &w, &g, &o);
+        assert_true(w + g + o == 18);
+        bytes.fp32_gradients = false;
         struct est_model m = {.params_override = 7.5e9};
         struct est_config c = {.mode = EST_TRAIN, .precision = EST_FP16, .optimizer = EST_ADAM, .tp = 1, .pp = 1,
                                .dp = 64, .seq = 1, .micro_batch = 1, .global_batch = 64};
@@ -45,9 +52,11 @@ static void test_zero_paper_figure_1(void **state) {
                 assert_near(mem.total / 1e9, expected_gb[zero], 0.03); /* the paper rounds to 0.1 GB */
         }
         /* fp32 Adam: weights, gradients, momentum, variance: 16 bytes too, with no master copy. */
-        est_bytes_per_param(EST_TRAIN, EST_FP32, EST_ADAM, &w, &g, &o);
+        bytes.precision = EST_FP32;
+        est_bytes_per_param(&bytes, &w, &g, &o);
         assert_true(w == 4 && g == 4 && o == 8);
-        est_bytes_per_param(EST_INFER, EST_FP8, EST_ADAM, &w, &g, &o);
+        bytes.mode = EST_INFER, bytes.precision = EST_FP8;
+        est_bytes_per_param(&bytes, &w, &g, &o);
         assert_true(w == 1 && g == 0 && o == 0);
 }
 
