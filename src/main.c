@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
         {"bench", cmd_bench, "bandwidth, memory, compute, GEMM and host memory against peaks and baselines"},
         {"burn", cmd_burn, "stress every GPU with verified GEMM, power, pulse and memory tests; one verdict"},
         {"detect", cmd_detect, "GPU -> architecture -> driver, CUDA, PyTorch wheels and NGC images to use"},
+        {"estimate", cmd_estimate, "memory per GPU and time of training or serving a model; fits or what to change"},
         {"snapshot", cmd_snapshot, "capture the files checks read, to replay with --root elsewhere"},
         {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},
         {"policy", cmd_policy, "capture this node as the site's reference, or validate a policy file"},
@@ -58,7 +59,7 @@ int main(int argc, char **argv) {
         if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
                 const char *env = secure_getenv("GPUVET_DATA_DIR"), *installed = installed_data_dir();
                 printf("gpuvet %s\ndata: %s\n", GPUVET_VERSION,
-                       env && *env ? env : installed ? installed : "built in (gpus.json, compat.json, xid.json, baselines.json)");
+                       env && *env ? env : installed ? installed : "built in (gpus.json, compat.json, xid.json, baselines.json, models.json)");
                 return stdout_finish(EXIT_PASS);
         }
         for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)

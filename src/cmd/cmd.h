@@ -13,6 +13,7 @@ enum exit_code {
 
 int cmd_check(int argc, char **argv);
 int cmd_detect(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_topo(int argc, char **argv);

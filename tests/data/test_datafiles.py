@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The data files gpuvet judges by (data/gpus.json, compat.json, xid.json, baselines.json):
+"""The data files gpuvet judges by (data/gpus.json, compat.json, xid.json, baselines.json,
+and models.json, the presets of gpuvet estimate):
 
 - each validates against its JSON schema in data/schema/;
 - every "source" key resolves to an entry of the file's own "sources" table, and every
@@ -163,6 +164,11 @@ def main(argv):
             print("ok   %s matches %s" % (name, name.replace(".json", ".schema.json")))
         check_sources(name, docs[name])
     check_consistency(docs["gpus.json"], docs["compat.json"], docs["xid.json"], docs["baselines.json"])
+    # models.json (gpuvet estimate's presets) stands alone: its schema and its sources.
+    models = load(os.path.join(data, "models.json"))
+    if validate("models.json", models, schema_dir):
+        print("ok   models.json matches models.schema.json")
+    check_sources("models.json", models)
     if not failures:
         print("ok   sources resolve and the four files agree")
     return 1 if failures else 0

@@ -1,0 +1,879 @@
+/* gpuvet estimate: memory per GPU and time of training or serving a transformer, for a
+ * preset of data/models.json or a shape given on the command line, judged against the GPU
+ * table's memory and peak rates (docs/estimate.md). */
+#include "cmd/cmd.h"
+#include "cmd/options.h"
+#include "core/fsroot.h"
+#include "data/gpudb.h"
+#include "data/modeldb.h"
+#include "estimate/estimate.h"
+#include "sys/gpu.h"
+#include "sys/pci.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char usage[] =
+        "Usage: gpuvet estimate (--model NAME | --params N | --layers L --hidden H --heads A ...) [OPTIONS]\n"
+        "\n"
+        "Memory per GPU (weights, gradients, optimizer states, activations, KV cache) and time\n"
+        "(FLOPs per token, tokens/s, time per step and per epoch) of training or serving a\n"
+        "transformer; whether it fits the GPU, and if not what would make it fit.\n"
+        "\n"
+        "Model:\n"
+        "      --model NAME      a preset of models.json (--list-models shows them)\n"
+        "      --list-models     print the presets and their sources, then exit\n"
+        "      --params N        parameter count (7B, 70e9, 1.5T); alone, or replacing the shape's\n"
+        "      --layers N --hidden N --heads N [--kv-heads N] [--vocab N] [--ffn N]\n"
+        "      --mlp gated|plain SwiGLU (3 matrices, default with --ffn) or GPT's (2, default 4h FFN)\n"
+        "What:\n"
+        "      --train | --infer training (default) or inference\n"
+        "      --precision P     bf16 (default), fp16, fp8 or fp32\n"
+        "      --optimizer O     adam (default) or sgd (with momentum)\n"
+        "      --fp32-grads      gradients kept in fp32 (4 bytes; 18 a parameter with Adam)\n"
+        "      --zero N          ZeRO stage 0-3 over the data-parallel group (default 0)\n"
+        "      --tp N --pp N --dp N  tensor-, pipeline- and data-parallel degrees (default 1)\n"
+        "      --seq N           sequence (training) or context (inference) length; default the\n"
+        "                        preset's, capped at 4096 for training, or 2048\n"
+        "      --micro-batch N   sequences per micro-batch (default 1)\n"
+        "      --global-batch N  sequences per optimizer step (default micro-batch x dp)\n"
+        "      --recompute R     none (default), selective or full activation recomputation\n"
+        "      --batch N         inference: concurrent sequences (default 1)\n"
+        "      --kv-cache | --no-kv-cache  inference: count the KV cache (default yes)\n"
+        "Where and how fast:\n"
+        "      --gpu MODEL       a GPU of the table (\"H100 80GB HBM3\"); default the node's GPUs\n"
+        "      --mfu F           model FLOPs utilisation, 0 < F <= 1 (default 0.4)\n"
+        "      --tokens N        tokens in an epoch (training) or to generate (inference): 300B\n"
+        "      --json FILE       also write the answer as JSON (schema gpuvet.estimate/1); - for\n"
+        "                        standard output instead of the text\n"
+        "  -r, --root DIR        read /sys under DIR to find the GPUs (a fixture)\n"
+        "      --data-dir DIR    gpus.json and models.json from DIR ($GPUVET_DATA_DIR)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Exit status: 0 fits (or no GPU to judge by), 1 does not fit, 2 usage or bad input,\n"
+        "3 internal error.\n";
+
+/* 10% of the GPU's memory is held back for the CUDA context, NCCL buffers, the caching
+ * allocator's fragmentation and temporary buffers the formulas do not count. */
+#define USABLE_FRACTION 0.9
+#define MAX_SUGGESTIONS 8
+/* A bound on tp x pp x dp that keeps every product of the degrees and batches exact, and is
+ * beyond any job run so far (the largest published runs use tens of thousands of GPUs). */
+#define MAX_GPUS 1048576ull
+
+enum {
+        OPT_MODEL = 0x200, OPT_LIST, OPT_PARAMS, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_VOCAB, OPT_FFN,
+        OPT_MLP, OPT_TRAIN, OPT_INFER, OPT_PRECISION, OPT_OPTIMIZER, OPT_ZERO, OPT_TP, OPT_PP, OPT_DP, OPT_SEQ,
+        OPT_MICRO, OPT_GLOBAL, OPT_RECOMPUTE, OPT_BATCH, OPT_KV, OPT_NO_KV, OPT_GPU, OPT_MFU, OPT_TOKENS, OPT_JSON, OPT_FP32_GRADS,
+};
+
+struct estimate_cli {
+        const char *model, *params, *layers, *hidden, *heads, *kv_heads, *vocab, *ffn, *mlp;
+        const char *precision, *optimizer, *zero, *tp, *pp, *dp, *seq, *micro_batch, *global_batch, *recompute;
+        const char *batch, *gpu, *mfu, *tokens, *json;
+        bool list, train, infer, kv_cache, no_kv_cache, fp32_grads;
+};
+
+static int estimate_option(int opt, const char *arg, void *ctx) {
+        struct estimate_cli *o = ctx;
+        switch (opt) {
+        case OPT_MODEL: o->model = arg; break;
+        case OPT_LIST: o->list = true; break;
+        case OPT_PARAMS: o->params = arg; break;
+        case OPT_LAYERS: o->layers = arg; break;
+        case OPT_HIDDEN: o->hidden = arg; break;
+        case OPT_HEADS: o->heads = arg; break;
+        case OPT_KV_HEADS: o->kv_heads = arg; break;
+        case OPT_VOCAB: o->vocab = arg; break;
+        case OPT_FFN: o->ffn = arg; break;
+        case OPT_MLP: o->mlp = arg; break;
+        case OPT_TRAIN: o->train = true; break;
+        case OPT_INFER: o->infer = true; break;
+        case OPT_PRECISION: o->precision = arg; break;
+        case OPT_OPTIMIZER: o->optimizer = arg; break;
+        case OPT_ZERO: o->zero = arg; break;
+        case OPT_TP: o->tp = arg; break;
+        case OPT_PP: o->pp = arg; break;
+        case OPT_DP: o->dp = arg; break;
+        case OPT_SEQ: o->seq = arg; break;
+        case OPT_MICRO: o->micro_batch = arg; break;
+        case OPT_GLOBAL: o->global_batch = arg; break;
+        case OPT_RECOMPUTE: o->recompute = arg; break;
+        case OPT_BATCH: o->batch = arg; break;
+        case OPT_KV: o->kv_cache = true; break;
+        case OPT_NO_KV: o->no_kv_cache = true; break;
+        case OPT_GPU: o->gpu = arg; break;
+        case OPT_MFU: o->mfu = arg; break;
+        case OPT_TOKENS: o->tokens = arg; break;
+        case OPT_JSON: o->json = arg; break;
+        case OPT_FP32_GRADS: o->fp32_grads = true; break;
+        }
+        return -1;
+}
+
+/* ---- values ---- */
+
+/* A count with an optional K, M, B (or G) or T suffix, decimal: "7B", "1.5T", "70e9".
+ * Returns 0, or -EINVAL for anything else, zero, negative or above 1e18. */
+static int parse_count(const char *s, double *ret) {
+        if (!s || !*s)
+                return -EINVAL;
+        char *end;
+        errno = 0;
+        double v = strtod(s, &end);
+        if (errno || end == s)
+                return -EINVAL;
+        static const struct {
+                char suffix;
+                double scale;
+        } suffixes[] = {{'K', 1e3}, {'M', 1e6}, {'B', 1e9}, {'G', 1e9}, {'T', 1e12}};
+        if (*end) {
+                bool known = false;
+                for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]) && !known; i++)
+                        if ((*end == suffixes[i].suffix || *end == suffixes[i].suffix + ('a' - 'A')) && end[1] == '\0') {
+                                v *= suffixes[i].scale;
+                                known = true;
+                        }
+                if (!known)
+                        return -EINVAL;
+        }
+        if (!(v >= 1 && v <= 1e18)) /* also refuses NaN */
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* A whole number from min to max, for option opt; EXIT_USAGE after a message, else -1. */
+static int whole_option(const char *opt, const char *s, unsigned min, unsigned max, unsigned *ret) {
+        char *end;
+        errno = 0;
+        unsigned long long v = s && *s != '-' ? strtoull(s, &end, 10) : 0;
+        if (!s || *s == '-' || *s == '\0' || errno || *end || v < min || v > max)
+                return cmd_usage_error("estimate", "%s: \"%s\" is not a whole number from %u to %u", opt, s ? s : "",
+                                       min, max);
+        *ret = (unsigned)v;
+        return -1;
+}
+
+#define WHOLE(opt, s, min, max, dst)                                                                                   \
+        do {                                                                                                           \
+                if ((s) && (code = whole_option((opt), (s), (min), (max), (dst))) >= 0)                             \
+                        return code;                                                                                   \
+        } while (0)
+
+/* ---- the GPU ---- */
+
+struct estimate_gpu {
+        const struct gpu_model *model; /* NULL: none to judge by */
+        unsigned count_on_node;        /* detected: how many; --gpu: 0 */
+};
+
+/* --gpu NAME: a model whose name is NAME (case-insensitive), else the one model whose name
+ * contains it. EXIT_USAGE after a message when none or several do, else -1. */
+static int gpu_by_name(const struct gpudb *db, const char *name, const struct gpu_model **ret) {
+        const struct gpu_model *found = NULL;
+        size_t matches = 0;
+        char several[512] = "";
+        for (size_t i = 0; i < db->n_models; i++)
+                if (strcasecmp(db->models[i].name, name) == 0) {
+                        *ret = &db->models[i];
+                        return -1;
+                }
+        for (size_t i = 0; i < db->n_models; i++)
+                if (strcasestr(db->models[i].name, name)) {
+                        found = &db->models[i];
+                        size_t used = strlen(several);
+                        if (++matches <= 6)
+                                snprintf(several + used, sizeof(several) - used, "%s\"%s\"", matches > 1 ? ", " : "",
+                                         found->name);
+                }
+        if (matches == 1) {
+                *ret = found;
+                return -1;
+        }
+        if (matches == 0)
+                return cmd_usage_error("estimate",
+                                       "--gpu: no GPU of the table is called \"%s\" (gpuvet detect --list-gpus lists them)",
+                                       name);
+        return cmd_usage_error("estimate", "--gpu: \"%s\" names %zu GPUs (%s%s); give one name whole", name, matches,
+                               several, matches > 6 ? ", ..." : "");
+}
+
+/* The node's GPUs under the root: the known one with the least memory (the one a job runs
+ * out of first). Leaves ret->model NULL when there are none. Returns 0 or an exit code. */
+static int detected_gpu(const struct common_options *common, const struct gpudb *db, struct estimate_gpu *ret) {
+        struct fsroot *fs;
+        int r = fsroot_open(common->root, &fs);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet estimate: --root %s: %s\n", common->root, strerror(-r));
+                return EXIT_USAGE;
+        }
+        struct pci_facts pci = {0};
+        struct gpu_facts gpus = {0};
+        r = pci_gather(fs, &pci);
+        if (r >= 0)
+                r = gpu_gather(&pci, db, &gpus);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet estimate: finding the GPUs under %s: %s\n", common->root, strerror(-r));
+        } else {
+                for (size_t i = 0; i < gpus.n; i++) {
+                        const struct gpu_model *m = gpus.gpus[i].model;
+                        if (m && m->memory_gb > 0 && (!ret->model || m->memory_gb < ret->model->memory_gb))
+                                ret->model = m;
+                }
+                ret->count_on_node = (unsigned)gpus.n;
+        }
+        gpu_facts_done(&gpus);
+        pci_facts_done(&pci);
+        fsroot_free(fs);
+        return r < 0 ? EXIT_INTERNAL : 0;
+}
+
+/* Dense Tensor Core peak for the precision, FLOP/s; 0 when the table gives none. FP32
+ * training runs its GEMMs as TF32 where the GPU has it (PyTorch's default for convolutions,
+ * Megatron's with --tf32), so TF32 is the peak for fp32 when known. */
+static double peak_flops(const struct gpu_model *g, enum est_precision p) {
+        const struct gpu_tflops *t = &g->tflops;
+        double tflops = 0;
+        switch (p) {
+        case EST_FP32: tflops = t->tf32 > 0 ? t->tf32 : t->fp32; break;
+        case EST_BF16: tflops = t->bf16; break;
+        case EST_FP16: tflops = t->fp16; break;
+        case EST_FP8: tflops = t->fp8; break;
+        default: break;
+        }
+        return tflops * 1e12;
+}
+
+/* ---- the answer ---- */
+
+struct suggestion {
+        char change[96]; /* "--zero 3" */
+        double total;    /* bytes per GPU after it */
+        unsigned gpus;   /* GPUs the job takes after it */
+};
+
+struct answer {
+        const struct model_preset *preset; /* NULL for a shape from the command line */
+        struct est_model model;
+        struct est_config config;
+        struct est_memory memory;
+        double params_total, params_active, flops_per_token, mfu, tokens;
+        unsigned gpus; /* tp x pp x dp */
+        struct estimate_gpu gpu;
+        double usable_bytes, peak;    /* 0: unknown */
+        bool judged, fits;
+        struct suggestion suggestions[MAX_SUGGESTIONS];
+        size_t n_suggestions;
+        bool combined; /* the one suggestion combines several changes (find_combined) */
+        /* times, NAN when unknown */
+        double tokens_per_second, step_seconds, epoch_seconds, steps_per_epoch, decode_tokens_per_second;
+};
+
+static unsigned long long gpus_of(const struct est_config *c) { return (unsigned long long)c->tp * c->pp * c->dp; }
+
+static bool fits_with(const struct answer *a, const struct est_model *m, const struct est_config *c, double *ret_total) {
+        struct est_memory mem;
+        if (est_memory(m, c, &mem) < 0)
+                return false;
+        *ret_total = mem.total;
+        return mem.total <= a->usable_bytes;
+}
+
+/* Add the change (printf-style, the option and its value) if c fits; returns whether it did. */
+static bool suggest(struct answer *a, const struct est_config *c, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static bool suggest(struct answer *a, const struct est_config *c, const char *fmt, ...) {
+        double total;
+        if (a->n_suggestions >= MAX_SUGGESTIONS || gpus_of(c) > MAX_GPUS || !fits_with(a, &a->model, c, &total))
+                return false;
+        struct suggestion *s = &a->suggestions[a->n_suggestions++];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->change, sizeof(s->change), fmt, ap);
+        va_end(ap);
+        s->total = total;
+        s->gpus = (unsigned)gpus_of(c);
+        return true;
+}
+
+/* The smallest change of one setting that would fit, for each setting that can help. */
+static void find_suggestions(struct answer *a) {
+        const struct est_config base = a->config;
+        struct est_config c;
+        if (base.mode == EST_TRAIN) {
+                for (unsigned z = base.zero + 1; z <= 3 && base.dp > 1; z++) {
+                        c = base, c.zero = z;
+                        if (suggest(a, &c, "--zero %u", z))
+                                break;
+                }
+                for (int r = base.recompute + 1; r < _EST_RECOMPUTE_COUNT; r++) {
+                        c = base, c.recompute = (enum est_recompute)r;
+                        if (suggest(a, &c, "--recompute %s", est_recompute_name(c.recompute)))
+                                break;
+                }
+                /* The largest smaller micro-batch that divides each rank's share of the global
+                 * batch, so that gradient accumulation keeps the global batch as it is. */
+                unsigned per_rank = base.global_batch / base.dp;
+                for (unsigned mb = base.micro_batch - 1; mb >= 1; mb--) {
+                        if (per_rank % mb)
+                                continue;
+                        c = base, c.micro_batch = mb;
+                        if (suggest(a, &c, "--micro-batch %u (gradient accumulation keeps the global batch)", mb))
+                                break;
+                }
+        } else {
+                if (base.precision != EST_FP8) {
+                        c = base, c.precision = EST_FP8;
+                        suggest(a, &c, "--precision fp8 (weights and KV cache in 8 bits)");
+                }
+                for (unsigned b = base.batch / 2; b >= 1; b /= 2) {
+                        c = base, c.batch = b;
+                        if (suggest(a, &c, "--batch %u", b))
+                                break;
+                }
+                for (unsigned s = base.seq / 2; s >= 128; s /= 2) {
+                        c = base, c.seq = s;
+                        if (suggest(a, &c, "--seq %u", s))
+                                break;
+                }
+        }
+        for (unsigned tp = base.tp * 2; tp <= 64; tp *= 2) {
+                c = base, c.tp = tp;
+                if (suggest(a, &c, "--tp %u", tp))
+                        break;
+        }
+        for (unsigned pp = base.pp * 2; pp <= 256; pp *= 2) {
+                c = base, c.pp = pp;
+                if (suggest(a, &c, "--pp %u", pp))
+                        break;
+        }
+        if (base.mode == EST_TRAIN && base.zero >= 1) {
+                for (unsigned dp = base.dp * 2; dp <= 4096; dp *= 2) {
+                        c = base, c.dp = dp;
+                        unsigned long long global = (unsigned long long)base.global_batch / base.dp * dp;
+                        if (global > 1073741824ull)
+                                break;
+                        c.global_batch = (unsigned)global;
+                        if (suggest(a, &c, "--dp %u (ZeRO shards over more GPUs)", dp))
+                                break;
+                }
+        }
+}
+
+/* When no single change fits: the memory-saving settings that cost no GPUs (ZeRO 3 over the
+ * data-parallel group and full recomputation; fp8 for inference), then pipeline stages
+ * doubled until it fits, as one combined change. Nothing when even 4096 GPUs do not. */
+static void find_combined(struct answer *a) {
+        struct est_config c = a->config;
+        char change[96] = "";
+        size_t used = 0;
+        if (c.mode == EST_TRAIN) {
+                if (c.dp > 1 && c.zero < 3)
+                        used += (size_t)snprintf(change + used, sizeof(change) - used, "--zero 3 "), c.zero = 3;
+                if (c.recompute != EST_RECOMPUTE_FULL)
+                        used += (size_t)snprintf(change + used, sizeof(change) - used, "--recompute full "),
+                                c.recompute = EST_RECOMPUTE_FULL;
+        } else if (c.precision != EST_FP8) {
+                used += (size_t)snprintf(change + used, sizeof(change) - used, "--precision fp8 "), c.precision = EST_FP8;
+        }
+        double total;
+        while (!fits_with(a, &a->model, &c, &total)) {
+                c.pp *= 2;
+                if (gpus_of(&c) > 4096 || (est_model_has_shape(&a->model) && c.pp > a->model.layers))
+                        return;
+        }
+        if (c.pp != a->config.pp)
+                snprintf(change + used, sizeof(change) - used, "--pp %u", c.pp);
+        struct suggestion *s = &a->suggestions[a->n_suggestions++];
+        snprintf(s->change, sizeof(s->change), "%s", change);
+        s->total = total;
+        s->gpus = (unsigned)gpus_of(&c);
+        a->combined = true;
+}
+
+static void compute_times(struct answer *a) {
+        const struct est_config *c = &a->config;
+        a->tokens_per_second = a->step_seconds = a->epoch_seconds = a->steps_per_epoch = NAN;
+        a->decode_tokens_per_second = NAN;
+        if (!(a->peak > 0))
+                return;
+        double rate = a->gpus * a->peak * a->mfu; /* model FLOP/s of the whole job */
+        a->tokens_per_second = rate / a->flops_per_token;
+        if (c->mode == EST_TRAIN) {
+                double tokens_per_step = (double)c->global_batch * c->seq;
+                a->step_seconds = tokens_per_step / a->tokens_per_second;
+                if (a->tokens > 0) {
+                        a->steps_per_epoch = ceil(a->tokens / tokens_per_step);
+                        a->epoch_seconds = a->tokens / a->tokens_per_second;
+                }
+                return;
+        }
+        /* Decoding reads every weight and the whole KV cache once per step: with batch
+         * sequences per step a replica makes at most batch x bandwidth / bytes tokens a second. */
+        double bw = a->gpu.model->mem_bw_gbps * 1e9, bytes = a->memory.weights + a->memory.kv_cache;
+        if (bw > 0 && bytes > 0) {
+                double per_replica = c->batch * bw / bytes;
+                a->decode_tokens_per_second = per_replica * c->dp;
+        }
+        double rate_tokens = a->tokens_per_second;
+        if (a->decode_tokens_per_second < rate_tokens)
+                rate_tokens = a->decode_tokens_per_second;
+        a->step_seconds = (double)c->batch * c->dp / rate_tokens; /* one decode step of the whole job */
+        if (a->tokens > 0)
+                a->epoch_seconds = a->tokens / rate_tokens;
+}
+
+/* ---- output ---- */
+
+static const char *mode_name(enum est_mode m) { return m == EST_TRAIN ? "train" : "infer"; }
+
+/* A JSON number, or null for NAN (unknown). */
+static json_t *number_or_null(double v) { return isnan(v) ? json_null() : json_real(v); }
+
+static json_t *answer_json(const struct answer *a) {
+        const struct est_config *c = &a->config;
+        const struct est_model *m = &a->model;
+        json_t *shape = est_model_has_shape(m)
+                                ? json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:i, s:i}", "layers", m->layers,
+                                            "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads, "kv_heads",
+                                            m->kv_heads, "vocab", m->vocab, "mlp", est_mlp_name(m->mlp),
+                                            "tied_embeddings", m->tied_embeddings, "experts", m->experts,
+                                            "experts_per_token", m->experts_per_token)
+                                : json_null();
+        json_t *model = json_pack("{s:s?, s:s?, s:o, s:f, s:f, s:o}", "id", a->preset ? a->preset->id : NULL, "name",
+                                  a->preset ? a->preset->name : NULL, "shape", shape, "params", a->params_total,
+                                  "active_params", a->params_active, "params_published",
+                                  a->preset ? json_real(a->preset->params_published) : json_null());
+        json_t *config = json_pack(
+                "{s:s, s:s, s:s?, s:o?, s:i, s:i, s:i, s:i, s:i, s:i, s:o?, s:o?, s:s?, s:o?, s:o?, s:f, s:o}", "mode",
+                mode_name(c->mode), "precision", est_precision_name(c->precision), "optimizer",
+                c->mode == EST_TRAIN ? est_optimizer_name(c->optimizer) : NULL, "fp32_gradients",
+                c->mode == EST_TRAIN ? json_boolean(c->fp32_gradients) : NULL, "zero", c->zero, "tp", c->tp, "pp",
+                c->pp, "dp", c->dp, "gpus", a->gpus, "seq", c->seq, "micro_batch",
+                c->mode == EST_TRAIN ? json_integer(c->micro_batch) : NULL, "global_batch",
+                c->mode == EST_TRAIN ? json_integer(c->global_batch) : NULL, "recompute",
+                c->mode == EST_TRAIN ? est_recompute_name(c->recompute) : NULL, "batch",
+                c->mode == EST_INFER ? json_integer(c->batch) : NULL, "kv_cache",
+                c->mode == EST_INFER ? json_boolean(c->kv_cache) : NULL, "mfu", a->mfu, "tokens",
+                a->tokens > 0 ? json_real(a->tokens) : json_null());
+        json_t *memory = json_pack("{s:f, s:f, s:f, s:o, s:o, s:f}", "weights", a->memory.weights, "gradients",
+                                   a->memory.gradients, "optimizer", a->memory.optimizer, "activations",
+                                   est_model_has_shape(m) ? json_real(a->memory.activations) : json_null(), "kv_cache",
+                                   est_model_has_shape(m) ? json_real(a->memory.kv_cache) : json_null(), "total",
+                                   a->memory.total);
+        json_t *gpu = a->gpu.model ? json_pack("{s:s, s:s, s:f, s:f, s:o, s:o}", "name", a->gpu.model->name, "from",
+                                               a->gpu.count_on_node ? "detected" : "--gpu", "memory_bytes",
+                                               a->gpu.model->memory_gb * 1e9, "usable_bytes", a->usable_bytes,
+                                               "peak_flops", a->peak > 0 ? json_real(a->peak) : json_null(),
+                                               "count_on_node", a->gpu.count_on_node ? json_integer(a->gpu.count_on_node)
+                                                                                     : json_null())
+                                   : json_null();
+        json_t *suggestions = json_array();
+        for (size_t i = 0; suggestions && i < a->n_suggestions; i++)
+                json_array_append_new(suggestions, json_pack("{s:s, s:f, s:i}", "change", a->suggestions[i].change,
+                                                             "total_bytes", a->suggestions[i].total, "gpus",
+                                                             a->suggestions[i].gpus));
+        json_t *compute = json_pack("{s:f, s:o, s:o, s:o, s:o, s:o}", "flops_per_token", a->flops_per_token,
+                                    "tokens_per_second", number_or_null(a->tokens_per_second), "step_seconds",
+                                    number_or_null(a->step_seconds), "steps_per_epoch", number_or_null(a->steps_per_epoch),
+                                    "epoch_seconds", number_or_null(a->epoch_seconds), "decode_tokens_per_second",
+                                    number_or_null(a->decode_tokens_per_second));
+        return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:b, s:o}", "schema", "gpuvet.estimate/1", "model", model,
+                         "config", config, "memory_per_gpu", memory, "gpu", gpu, "verdict",
+                         !a->judged ? "not_judged" : a->fits ? "fits" : "does_not_fit", "suggestions", suggestions,
+                         "suggestions_combined", a->combined,
+                         "compute", compute);
+}
+
+static void print_gb(const char *what, double bytes, const char *how) {
+        printf("  %-14s %9.2f GB%s%s\n", what, bytes / 1e9, *how ? "  " : "", how);
+}
+
+/* 93.4 s, 2.1 h, 3.5 days */
+static void print_duration(const char *what, double s) {
+        if (isnan(s))
+                return;
+        if (s < 120)
+                printf("  %-18s %.3g s\n", what, s);
+        else if (s < 7200)
+                printf("  %-18s %.1f min\n", what, s / 60);
+        else if (s < 3 * 86400)
+                printf("  %-18s %.1f h\n", what, s / 3600);
+        else
+                printf("  %-18s %.1f days\n", what, s / 86400);
+}
+
+static void answer_text(const struct answer *a) {
+        const struct est_config *c = &a->config;
+        const struct est_model *m = &a->model;
+        double wb, gb, ob;
+        est_bytes_per_param(c, &wb, &gb, &ob);
+        printf("model: %s", a->preset ? a->preset->name : "custom");
+        if (est_model_has_shape(m))
+                printf(", %u layers, hidden %u, FFN %u (%s), %u heads (%u KV), vocab %u", m->layers, m->hidden, m->ffn,
+                       est_mlp_name(m->mlp), m->heads, m->kv_heads, m->vocab);
+        if (m->experts)
+                printf(", %u experts (%u per token)", m->experts, m->experts_per_token);
+        printf("\n  parameters %.2f B", a->params_total / 1e9);
+        if (m->experts)
+                printf(" (%.2f B active per token)", a->params_active / 1e9);
+        if (a->preset)
+                printf("; published %.3g B", a->preset->params_published / 1e9);
+        printf("\n");
+        if (c->mode == EST_TRAIN)
+                printf("training: %s, %s, ZeRO %u, TP %u x PP %u x DP %u = %u GPU%s, sequence %u, micro-batch %u, "
+                       "global batch %u, recompute %s\n",
+                       est_precision_name(c->precision), est_optimizer_name(c->optimizer), c->zero, c->tp, c->pp, c->dp,
+                       a->gpus, a->gpus == 1 ? "" : "s", c->seq, c->micro_batch, c->global_batch, est_recompute_name(c->recompute));
+        else
+                printf("inference: %s, TP %u x PP %u = %u GPU(s) per replica, DP %u replica(s), context %u, batch %u, KV cache %s\n",
+                       est_precision_name(c->precision), c->tp, c->pp, c->tp * c->pp, c->dp, c->seq, c->batch,
+                       c->kv_cache ? "yes" : "no");
+        printf("\nmemory per GPU\n");
+        char how[128];
+        snprintf(how, sizeof(how), "%g B/param / (TP x PP)%s", wb, c->mode == EST_TRAIN && c->zero >= 3 ? " / DP" : "");
+        print_gb("weights", a->memory.weights, how);
+        if (c->mode == EST_TRAIN) {
+                snprintf(how, sizeof(how), "%g B/param%s", gb, c->zero >= 2 ? " / DP (ZeRO 2)" : "");
+                print_gb("gradients", a->memory.gradients, how);
+                snprintf(how, sizeof(how), "%g B/param%s", ob, c->zero >= 1 ? " / DP (ZeRO 1)" : "");
+                print_gb("optimizer", a->memory.optimizer, how);
+                if (est_model_has_shape(m))
+                        print_gb("activations", a->memory.activations,
+                                 c->recompute == EST_RECOMPUTE_FULL        ? "L x 2sbh/t (full recompute)"
+                                 : c->recompute == EST_RECOMPUTE_SELECTIVE ? "L x 34sbh/t (selective recompute)"
+                                                                           : "L x sbh/t (34 + 5as/h)");
+                else
+                        printf("  %-14s %12s  needs the shape (--layers, --hidden, --heads)\n", "activations", "unknown");
+        } else if (c->kv_cache) {
+                if (est_model_has_shape(m))
+                        print_gb("KV cache", a->memory.kv_cache, "2 x L x kv_heads x head_dim x seq x batch x bytes");
+                else
+                        printf("  %-14s %12s  needs the shape (--layers, --hidden, --heads)\n", "KV cache", "unknown");
+        }
+        print_gb("total", a->memory.total, "");
+        if (a->gpu.model) {
+                char from[64] = "--gpu";
+                if (a->gpu.count_on_node)
+                        snprintf(from, sizeof(from), "detected, %u on this node", a->gpu.count_on_node);
+                printf("  %-14s %9.2f GB  %s (%s), %.2f GB usable (90%%)\n", "GPU memory", a->gpu.model->memory_gb,
+                       a->gpu.model->name, from, a->usable_bytes / 1e9);
+        }
+        if (!a->judged)
+                printf("\nverdict: not judged: %s\n",
+                       a->gpu.model ? "the GPU table gives no memory size for this GPU"
+                                    : "no GPU found; name one with --gpu MODEL");
+        else if (a->fits)
+                printf("\nverdict: fits (%.1f%% of usable memory)\n", 100 * a->memory.total / a->usable_bytes);
+        else {
+                printf("\nverdict: does not fit (%.1f%% of usable memory)\n", 100 * a->memory.total / a->usable_bytes);
+                if (a->n_suggestions == 0)
+                        printf("  nothing fits on up to 4096 GPUs of this model\n");
+                else if (a->combined)
+                        printf("  no single change fits; together:\n");
+                for (size_t i = 0; i < a->n_suggestions; i++)
+                        printf("  %-58s -> %.2f GB per GPU, %u GPU%s\n", a->suggestions[i].change,
+                               a->suggestions[i].total / 1e9, a->suggestions[i].gpus,
+                               a->suggestions[i].gpus == 1 ? "" : "s");
+        }
+        printf("\ncompute\n");
+        printf("  %-18s %.4g  (%s%s)\n", "FLOPs per token", a->flops_per_token,
+               c->mode == EST_TRAIN ? "6N" : "2N",
+               !est_model_has_shape(m)   ? "; the attention term needs the shape"
+               : c->mode == EST_TRAIN ? " + 12 L h s"
+                                      : " + 4 L h s");
+        if (!(a->peak > 0)) {
+                if (a->gpu.model)
+                        printf("  no peak %s rate for %s in the GPU table: no times\n", est_precision_name(c->precision),
+                               a->gpu.model->name);
+                else
+                        printf("  no GPU to take a peak rate from: no times\n");
+                return;
+        }
+        printf("  %-18s %.0f TFLOPS %s per GPU x %u at MFU %.2f\n", "peak", a->peak / 1e12,
+               est_precision_name(c->precision), a->gpus, a->mfu);
+        printf("  %-18s %.4g%s\n", "tokens/s", a->tokens_per_second, c->mode == EST_INFER ? " (compute bound)" : "");
+        if (!isnan(a->decode_tokens_per_second))
+                printf("  %-18s %.4g (memory bound: weights + KV cache read once per step)\n", "decode tokens/s",
+                       a->decode_tokens_per_second);
+        print_duration(c->mode == EST_TRAIN ? "time per step" : "time per decode step", a->step_seconds);
+        if (!isnan(a->steps_per_epoch))
+                printf("  %-18s %.0f\n", "steps per epoch", a->steps_per_epoch);
+        print_duration(c->mode == EST_TRAIN ? "time per epoch" : "time for --tokens", a->epoch_seconds);
+}
+
+static int list_models(const struct modeldb *db, const char *json_path) {
+        if (json_path) {
+                json_t *list = json_array();
+                for (size_t i = 0; list && i < db->n; i++)
+                        json_array_append_new(list, json_pack("{s:s, s:s, s:f}", "id", db->models[i].id, "name",
+                                                              db->models[i].name, "params_published",
+                                                              db->models[i].params_published));
+                char *text = list ? json_dumps(list, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+                json_decref(list);
+                return write_json_output("estimate", json_path, text);
+        }
+        printf("%-16s %-24s %10s  %s\n", "ID", "NAME", "PARAMS", "SHAPE");
+        for (size_t i = 0; i < db->n; i++) {
+                const struct model_preset *p = &db->models[i];
+                printf("%-16s %-24s %9.3gB  L%u h%u ffn%u a%u kv%u V%u seq%u%s\n", p->id, p->name, p->params_published / 1e9,
+                       p->shape.layers, p->shape.hidden, p->shape.ffn, p->shape.heads, p->shape.kv_heads,
+                       p->shape.vocab, p->shape.max_seq, p->shape.experts ? " MoE" : "");
+        }
+        return EXIT_PASS;
+}
+
+/* ---- the command ---- */
+
+/* The model from --model or the shape options, with --params. Returns -1, or an exit code
+ * after a message naming the option. */
+static int resolve_model(const struct estimate_cli *o, const struct modeldb *db, struct answer *a) {
+        int code;
+        bool shape_given = o->layers || o->hidden || o->heads || o->kv_heads || o->vocab || o->ffn || o->mlp;
+        double params = 0;
+        if (o->params && parse_count(o->params, &params) < 0)
+                return cmd_usage_error("estimate", "--params: \"%s\" is not a count from 1 to 1e18 (7B, 70e9, 1.5T)",
+                                       o->params);
+        if (o->model && shape_given)
+                return cmd_usage_error("estimate", "--model %s and the shape options (--layers, --hidden, ...): give one",
+                                       o->model);
+        if (o->model) {
+                a->preset = modeldb_find(db, o->model);
+                if (!a->preset)
+                        return cmd_usage_error("estimate", "--model: no preset \"%s\" (gpuvet estimate --list-models)",
+                                               o->model);
+                a->model = a->preset->shape;
+        } else if (shape_given) {
+                struct est_model *m = &a->model;
+                if (!o->layers || !o->hidden || !o->heads || !o->vocab)
+                        return cmd_usage_error("estimate", "a shape needs --layers, --hidden, --heads and --vocab%s",
+                                               o->params ? " (or --params alone)" : "");
+                WHOLE("--layers", o->layers, 1, 100000, &m->layers);
+                WHOLE("--hidden", o->hidden, 1, 16777216, &m->hidden);
+                WHOLE("--heads", o->heads, 1, 65536, &m->heads);
+                m->kv_heads = m->heads;
+                WHOLE("--kv-heads", o->kv_heads, 1, 65536, &m->kv_heads);
+                WHOLE("--vocab", o->vocab, 1, 16777216, &m->vocab);
+                m->mlp = o->ffn ? EST_MLP_GATED : EST_MLP_PLAIN;
+                if (o->mlp && (m->mlp = est_mlp_from_name(o->mlp)) == _EST_MLP_INVALID)
+                        return cmd_usage_error("estimate", "--mlp: \"%s\" is not gated or plain", o->mlp);
+                if (m->hidden > 16777216 / 4 && !o->ffn)
+                        return cmd_usage_error("estimate", "--hidden %u: give --ffn (4 x hidden is too large)", m->hidden);
+                m->ffn = 4 * m->hidden; /* GPT's FFN, 4h (Vaswani et al. 2017; GPT-3 Table 2.1) */
+                WHOLE("--ffn", o->ffn, 1, 16777216, &m->ffn);
+                if (m->hidden % m->heads)
+                        return cmd_usage_error("estimate", "--heads %u: must divide --hidden %u", m->heads, m->hidden);
+                if (m->heads % m->kv_heads)
+                        return cmd_usage_error("estimate", "--kv-heads %u: must divide --heads %u", m->kv_heads, m->heads);
+        } else if (!o->params) {
+                return cmd_usage_error("estimate", "which model? --model NAME, --params N or a shape (see --help)");
+        }
+        a->model.params_override = params;
+        return -1;
+}
+
+static int resolve_config(const struct estimate_cli *o, struct answer *a) {
+        int code;
+        struct est_config *c = &a->config;
+        if (o->train && o->infer)
+                return cmd_usage_error("estimate", "--train and --infer: give one");
+        c->mode = o->infer ? EST_INFER : EST_TRAIN;
+        static const struct {
+                const char *name;
+                bool given_train_only, given_infer_only;
+        } misplaced[] = {{"--optimizer", true, false}, {"--zero", true, false},        {"--micro-batch", true, false},
+                         {"--global-batch", true, false}, {"--recompute", true, false}, {"--batch", false, true},
+                         {"--kv-cache", false, true},  {"--no-kv-cache", false, true}, {"--fp32-grads", true, false}};
+        const bool given[] = {o->optimizer, o->zero, o->micro_batch, o->global_batch, o->recompute, o->batch,
+                              o->kv_cache, o->no_kv_cache, o->fp32_grads};
+        for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+                if (given[i] && (c->mode == EST_INFER ? misplaced[i].given_train_only : misplaced[i].given_infer_only))
+                        return cmd_usage_error("estimate", "%s is for %s only", misplaced[i].name,
+                                               misplaced[i].given_train_only ? "training (--train)"
+                                                                             : "inference (--infer)");
+        if (o->kv_cache && o->no_kv_cache)
+                return cmd_usage_error("estimate", "--kv-cache and --no-kv-cache: give one");
+        c->precision = EST_BF16;
+        if (o->precision && (c->precision = est_precision_from_name(o->precision)) == _EST_PRECISION_INVALID)
+                return cmd_usage_error("estimate", "--precision: \"%s\" is not bf16, fp16, fp8 or fp32", o->precision);
+        c->optimizer = EST_ADAM;
+        if (o->optimizer && (c->optimizer = est_optimizer_from_name(o->optimizer)) == _EST_OPTIMIZER_INVALID)
+                return cmd_usage_error("estimate", "--optimizer: \"%s\" is not adam or sgd", o->optimizer);
+        c->recompute = EST_RECOMPUTE_NONE;
+        if (o->recompute && (c->recompute = est_recompute_from_name(o->recompute)) == _EST_RECOMPUTE_INVALID)
+                return cmd_usage_error("estimate", "--recompute: \"%s\" is not none, selective or full", o->recompute);
+        c->tp = c->pp = c->dp = 1;
+        c->micro_batch = c->batch = 1;
+        c->kv_cache = !o->no_kv_cache;
+        c->fp32_gradients = o->fp32_grads;
+        WHOLE("--zero", o->zero, 0, 3, &c->zero);
+        WHOLE("--tp", o->tp, 1, 4096, &c->tp);
+        WHOLE("--pp", o->pp, 1, 4096, &c->pp);
+        WHOLE("--dp", o->dp, 1, 1048576, &c->dp);
+        WHOLE("--micro-batch", o->micro_batch, 1, 1048576, &c->micro_batch);
+        WHOLE("--batch", o->batch, 1, 1048576, &c->batch);
+        unsigned max_seq = a->model.max_seq;
+        c->seq = max_seq ? (max_seq < 4096 ? max_seq : 4096) : 2048;
+        WHOLE("--seq", o->seq, 1, 1073741824, &c->seq);
+        if (max_seq && c->seq > max_seq)
+                return cmd_usage_error("estimate", "--seq %u: beyond %s's %u-token context", c->seq, a->preset->name,
+                                       max_seq);
+        if (gpus_of(c) > MAX_GPUS)
+                return cmd_usage_error("estimate", "--tp %u x --pp %u x --dp %u: more than %llu GPUs", c->tp, c->pp,
+                                       c->dp, MAX_GPUS);
+        unsigned long long per_step = (unsigned long long)c->micro_batch * c->dp;
+        if (per_step > 1073741824ull)
+                return cmd_usage_error("estimate", "--micro-batch %u x --dp %u: more than 2^30 sequences a step",
+                                       c->micro_batch, c->dp);
+        c->global_batch = (unsigned)per_step;
+        WHOLE("--global-batch", o->global_batch, 1, 1073741824, &c->global_batch);
+        if (c->global_batch % per_step)
+                return cmd_usage_error("estimate",
+                                       "--global-batch %u: must be a multiple of micro-batch x dp (%u x %u): "
+                                       "gradient accumulation runs whole micro-batches on every data-parallel rank",
+                                       c->global_batch, c->micro_batch, c->dp);
+        const struct est_model *m = &a->model;
+        if (est_model_has_shape(m) && m->heads % c->tp)
+                return cmd_usage_error("estimate", "--tp %u: must divide the %u attention heads", c->tp, m->heads);
+        if (est_model_has_shape(m) && c->pp > m->layers)
+                return cmd_usage_error("estimate", "--pp %u: more stages than the %u layers", c->pp, m->layers);
+        a->mfu = 0.4;
+        if (o->mfu) {
+                char *end;
+                errno = 0;
+                a->mfu = strtod(o->mfu, &end);
+                if (errno || end == o->mfu || *end || !(a->mfu > 0 && a->mfu <= 1))
+                        return cmd_usage_error("estimate", "--mfu: \"%s\" is not a fraction above 0 and at most 1",
+                                               o->mfu);
+        }
+        if (o->tokens && parse_count(o->tokens, &a->tokens) < 0)
+                return cmd_usage_error("estimate", "--tokens: \"%s\" is not a count from 1 to 1e18 (300B, 2e12)",
+                                       o->tokens);
+        a->gpus = (unsigned)gpus_of(c);
+        return -1;
+}
+
+static int estimate_run(const struct estimate_cli *o, const struct common_options *common, const struct modeldb *db) {
+        struct answer a = {0};
+        int code = resolve_model(o, db, &a);
+        if (code < 0)
+                code = resolve_config(o, &a);
+        if (code >= 0)
+                return code;
+        if (o->json && (code = output_path_usable("estimate", "--json", o->json)) != 0)
+                return code;
+        struct gpudb *gdb;
+        char err[512];
+        int r = gpudb_load(common->data_dir, &gdb, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading gpus.json" : err);
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        if (o->gpu)
+                code = gpu_by_name(gdb, o->gpu, &a.gpu.model);
+        else if ((code = detected_gpu(common, gdb, &a.gpu)) == 0)
+                code = -1;
+        if (code >= 0) {
+                gpudb_free(gdb);
+                return code;
+        }
+        if (est_memory(&a.model, &a.config, &a.memory) < 0) {
+                gpudb_free(gdb);
+                fprintf(stderr, "gpuvet estimate: internal error: a layout resolve_config accepted was refused\n");
+                return EXIT_INTERNAL;
+        }
+        a.params_total = est_params_total(&a.model);
+        a.params_active = est_params_active(&a.model);
+        bool shape = est_model_has_shape(&a.model);
+        a.flops_per_token = est_flops_per_token(a.config.mode, a.params_active, shape ? a.model.layers : 0,
+                                                shape ? a.model.hidden : 0, a.config.seq);
+        if (a.gpu.model) {
+                a.usable_bytes = a.gpu.model->memory_gb * 1e9 * USABLE_FRACTION;
+                a.peak = peak_flops(a.gpu.model, a.config.precision);
+                a.judged = a.usable_bytes > 0;
+                a.fits = a.judged && a.memory.total <= a.usable_bytes;
+                if (a.judged && !a.fits)
+                        find_suggestions(&a);
+                if (a.judged && !a.fits && a.n_suggestions == 0)
+                        find_combined(&a);
+        }
+        compute_times(&a);
+        code = EXIT_PASS;
+        if (!o->json || strcmp(o->json, "-") != 0)
+                answer_text(&a);
+        if (o->json) {
+                json_t *doc = answer_json(&a);
+                char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) : NULL;
+                json_decref(doc);
+                code = write_json_output("estimate", o->json, text);
+        }
+        gpudb_free(gdb);
+        if (code == EXIT_PASS && a.judged && !a.fits)
+                code = EXIT_FAILED;
+        return code;
+}
+
+int cmd_estimate(int argc, char **argv) {
+        static const struct option own[] = {
+                {"model", required_argument, NULL, OPT_MODEL},
+                {"list-models", no_argument, NULL, OPT_LIST},
+                {"params", required_argument, NULL, OPT_PARAMS},
+                {"layers", required_argument, NULL, OPT_LAYERS},
+                {"hidden", required_argument, NULL, OPT_HIDDEN},
+                {"heads", required_argument, NULL, OPT_HEADS},
+                {"kv-heads", required_argument, NULL, OPT_KV_HEADS},
+                {"vocab", required_argument, NULL, OPT_VOCAB},
+                {"ffn", required_argument, NULL, OPT_FFN},
+                {"mlp", required_argument, NULL, OPT_MLP},
+                {"train", no_argument, NULL, OPT_TRAIN},
+                {"infer", no_argument, NULL, OPT_INFER},
+                {"precision", required_argument, NULL, OPT_PRECISION},
+                {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
+                {"zero", required_argument, NULL, OPT_ZERO},
+                {"tp", required_argument, NULL, OPT_TP},
+                {"pp", required_argument, NULL, OPT_PP},
+                {"dp", required_argument, NULL, OPT_DP},
+                {"seq", required_argument, NULL, OPT_SEQ},
+                {"micro-batch", required_argument, NULL, OPT_MICRO},
+                {"global-batch", required_argument, NULL, OPT_GLOBAL},
+                {"recompute", required_argument, NULL, OPT_RECOMPUTE},
+                {"batch", required_argument, NULL, OPT_BATCH},
+                {"kv-cache", no_argument, NULL, OPT_KV},
+                {"no-kv-cache", no_argument, NULL, OPT_NO_KV},
+                {"gpu", required_argument, NULL, OPT_GPU},
+                {"mfu", required_argument, NULL, OPT_MFU},
+                {"tokens", required_argument, NULL, OPT_TOKENS},
+                {"json", required_argument, NULL, OPT_JSON},
+                {"fp32-grads", no_argument, NULL, OPT_FP32_GRADS},
+                {NULL, 0, NULL, 0},
+        };
+        static const struct cmd_spec spec = {
+                .name = "estimate", .usage = usage, .own = own, .own_option = estimate_option,
+        };
+        struct estimate_cli o = {0};
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        if (code >= 0)
+                return code;
+        struct modeldb db;
+        char err[512];
+        int r = modeldb_load(args.common.data_dir, &db, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading models.json" : err);
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        if (o.list)
+                code = list_models(&db, o.json);
+        else
+                code = estimate_run(&o, &args.common, &db);
+        modeldb_done(&db);
+        return code;
+}
