@@ -140,3 +140,8 @@ double nccl_expected(enum nccl_coll c, enum nccl_dtype t, enum nccl_redop op, in
  * (n when none). */
 size_t nccl_verify(const void *buf, enum nccl_dtype t, enum nccl_coll c, enum nccl_redop op, int nranks, int rank,
                    int root, size_t count, size_t n, size_t *ret_first);
+/* The same for the n elements first .. first + n - 1 of the receive buffer, held in buf[0 ..
+ * n - 1] (a chunk copied back from a large buffer); ret_first is an index of the whole
+ * buffer (first + n when none differs). */
+size_t nccl_verify_range(const void *buf, enum nccl_dtype t, enum nccl_coll c, enum nccl_redop op, int nranks,
+                         int rank, int root, size_t count, size_t first, size_t n, size_t *ret_first);
