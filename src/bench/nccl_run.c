@@ -74,6 +74,14 @@ static int open_rank(struct run *r, int i, size_t bytes) {
         l->rank = coll_comm_rank(l->comm);
         if (cuda_ctx_stream(l->ctx, &l->stream) < 0)
                 return dev_fail(r, -EIO, "the stream", l->rank);
+        uint64_t free_bytes, total;
+        /* NCCL keeps its own buffers (a few hundred MiB on a large node): leave a margin */
+        if (ops->mem_info(l->ctx, &free_bytes, &total) == 0 && free_bytes < 2 * (uint64_t)bytes + ((uint64_t)64 << 20))
+                return fail(r, -ENOMEM,
+                            "--maxbytes %zu needs 2 x %zu bytes on each GPU and NCCL's own buffers; rank %d's GPU has "
+                            "%llu MiB free of %llu MiB",
+                            r->o->sweep.max_bytes, bytes, l->rank, (unsigned long long)(free_bytes >> 20),
+                            (unsigned long long)(total >> 20));
         if (ops->alloc(l->ctx, bytes, &l->send) < 0 || ops->alloc(l->ctx, bytes, &l->recv) < 0 ||
             ops->alloc(l->ctx, 8 * sizeof(double), &l->scratch) < 0)
                 return fail(r, -ENOMEM, "cannot allocate 2 x %zu bytes on rank %d: %s", bytes, l->rank,
@@ -319,6 +327,9 @@ int nccl_run(const struct nccl_run_options *o, struct nccl_ranks *ranks, const s
                         .elt = nccl_dtype_size(o->dtype), .err = err, .errsize = errsize};
         if (r.n < 1 || r.n > NCCL_RUN_MAX_LOCAL || o->iters < 1)
                 return fail(&r, -EINVAL, "nothing to run");
+        if (o->root < 0 || o->root >= ranks->nranks)
+                return fail(&r, -EINVAL, "--root-rank %d: the job has %d rank%s", o->root, ranks->nranks,
+                            ranks->nranks == 1 ? "" : "s");
         size_t sizes[64];
         long n_sizes = nccl_sweep_sizes(&o->sweep, sizes, 64);
         if (n_sizes < 1 || n_sizes > 64)
@@ -332,8 +343,13 @@ int nccl_run(const struct nccl_run_options *o, struct nccl_ranks *ranks, const s
                         bool last = s == n_sizes - 1;
                         if (rc == 0 && o->out_of_place)
                                 rc = run_step(&r, sink, o->colls[k], false, sizes[s], last);
-                        if (rc == 0 && o->in_place)
+                        /* a point-to-point exchange within one buffer races with itself: nccl-tests'
+                         * in-place alltoall and sendrecv measure nothing NCCL promises */
+                        bool p2p = o->colls[k] == NCCL_COLL_ALLTOALL || o->colls[k] == NCCL_COLL_SENDRECV;
+                        if (rc == 0 && o->in_place && !p2p)
                                 rc = run_step(&r, sink, o->colls[k], true, sizes[s], last && !o->out_of_place);
+                        else if (rc == 0 && p2p && !o->out_of_place)
+                                rc = run_step(&r, sink, o->colls[k], false, sizes[s], last);
                 }
         for (int i = 0; i < r.n; i++)
                 close_rank(&r, &r.lr[i]);

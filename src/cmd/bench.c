@@ -25,6 +25,7 @@
 
 static const char usage[] =
         "Usage: gpuvet bench NAME[,NAME...]|all [OPTIONS]\n"
+        "       gpuvet bench nccl [OPTIONS]   (gpuvet bench nccl --help)\n"
         "       gpuvet bench --list\n"
         "\n"
         "Measure bandwidth, compute and host memory; compare each figure with the GPU's\n"
@@ -118,6 +119,7 @@ static int list_benchmarks(void) {
                 const struct bench_info *b = bench_registry[i];
                 printf("%-14s %-6s %s\n", b->name, b->needs_device ? "gpu" : "host", b->title);
         }
+        printf("%-14s %-6s %s\n", "nccl", "gpu", "NCCL collectives' bus bandwidth (gpuvet bench nccl --help)");
         return EXIT_PASS;
 }
 
@@ -274,6 +276,9 @@ done:
 }
 
 int cmd_bench(int argc, char **argv) {
+        /* the collective benchmark has nccl-tests' options, not the per-GPU benchmarks' */
+        if (argc > 1 && strcmp(argv[1], "nccl") == 0)
+                return cmd_bench_nccl(argc - 1, argv + 1);
         static const struct option own[] = {
                 {"list", no_argument, NULL, 'L'},          {"backend", required_argument, NULL, 'b'},
                 {"gpus", required_argument, NULL, 'g'},    {"reps", required_argument, NULL, 'n'},
