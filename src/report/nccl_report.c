@@ -56,7 +56,7 @@ static void print_table(FILE *out, const struct nccl_report *rep, enum nccl_coll
         const struct nccl_job_result *job = rep->job;
         const struct nccl_run_options *o = rep->run;
         fprintf(out, "\n%s\n", nccl_coll_name(c));
-        fprintf(out, "%12s %12s %8s %6s %5s  %-34s  %-34s\n", "", "", "", "", "", "out-of-place", "in-place");
+        fprintf(out, "%47s  %-33s  %s\n", "", "out-of-place", "in-place");
         fprintf(out, "%12s %12s %8s %6s %5s  %10s %7s %7s %6s  %10s %7s %7s %6s\n", "size(B)", "count", "type",
                 "redop", "root", "time(us)", "algbw", "busbw", "#wrong", "time(us)", "algbw", "busbw", "#wrong");
         for (size_t i = 0; i < job->n_rows; i++) {
