@@ -272,6 +272,13 @@ static int timed_block(struct run *r, const struct coll_call *calls, unsigned it
         return 0;
 }
 
+/* The step is announced before it runs and again after each phase, so that the parent's
+ * hang deadline bounds one phase (one timed block of iters calls), not the whole step. */
+static void announce(const struct nccl_run_sink *sink, enum nccl_coll c, bool in_place, size_t bytes) {
+        if (sink->begin)
+                sink->begin(sink->ctx, c, in_place, bytes);
+}
+
 static int run_step(struct run *r, const struct nccl_run_sink *sink, enum nccl_coll c, bool in_place, size_t bytes,
                     bool last) {
         const struct nccl_run_options *o = r->o;
@@ -280,8 +287,7 @@ static int run_step(struct run *r, const struct nccl_run_sink *sink, enum nccl_c
                 return fail(r, -EINVAL, "%s: no counts for %zu bytes", nccl_coll_name(c), bytes);
         if (cn.count == 0)
                 return 0; /* below one element per rank: nccl-tests skips the size too */
-        if (sink->begin)
-                sink->begin(sink->ctx, c, in_place, bytes);
+        announce(sink, c, in_place, bytes);
         struct coll_call calls[NCCL_RUN_MAX_LOCAL];
         size_t send_off[NCCL_RUN_MAX_LOCAL], recv_off[NCCL_RUN_MAX_LOCAL];
         plan_calls(r, c, in_place, &cn, calls, send_off, recv_off);
@@ -290,15 +296,21 @@ static int run_step(struct run *r, const struct nccl_run_sink *sink, enum nccl_c
          * blocks' times */
         double figures[2 + NCCL_RUN_FINAL_REPS] = {0};
         int rc = o->check ? check_step(r, c, in_place, &cn, calls, send_off, recv_off, &figures[1]) : 0;
+        if (rc == 0)
+                announce(sink, c, in_place, bytes);
         for (unsigned k = 0; rc == 0 && k < o->warmup; k++)
                 rc = call_all(r, calls);
         if (rc == 0)
                 rc = sync_all(r);
-        if (rc == 0)
+        if (rc == 0) {
+                announce(sink, c, in_place, bytes);
                 rc = timed_block(r, calls, o->iters, &figures[0]);
+        }
         size_t n_final = last ? NCCL_RUN_FINAL_REPS : 0;
-        for (size_t k = 0; rc == 0 && k < n_final; k++)
+        for (size_t k = 0; rc == 0 && k < n_final; k++) {
+                announce(sink, c, in_place, bytes);
                 rc = timed_block(r, calls, o->iters, &figures[2 + k]);
+        }
         if (rc == 0)
                 rc = sum_over_job(r, figures, 2 + n_final);
         if (rc < 0) {
