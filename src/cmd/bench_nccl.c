@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench/baselines.h"
 #include "bench/nccl_expect.h"
@@ -405,9 +407,18 @@ int cmd_bench_nccl(int argc, char **argv) {
                 verdict = status_worse(verdict, STATUS_ERROR);
 
         char **environment = nccl_launch_environment();
+        const char *topo_file = getenv("NCCL_TOPO_FILE");
+        struct stat st;
+        long long topo_bytes = -1;
+        int topo_errno = 0;
+        if (topo_file && stat(topo_file, &st) == 0 && access(topo_file, R_OK) == 0)
+                topo_bytes = (long long)st.st_size;
+        else if (topo_file)
+                topo_errno = errno;
         struct nccl_report rep = {.run = &o.run, .job = &job, .fabric = &fabric, .verdicts = &verdicts,
                                   .verdict = verdict, .nodes = nodes, .launcher = launch.launcher,
-                                  .environment = environment, .hang_s = o.hang_s, .timeout_s = timeout_s,
+                                  .environment = environment, .topo_file = topo_file, .topo_bytes = topo_bytes,
+                                  .topo_errno = topo_errno, .hang_s = o.hang_s, .timeout_s = timeout_s,
                                   .duration_ms = monotonic_ms() - start};
         code = verdict == STATUS_FAIL || verdict == STATUS_ERROR ? EXIT_FAILED : EXIT_PASS;
         /* in a multi-process job rank 0 reports for the job; the others only say when they fail */

@@ -100,6 +100,9 @@ void nccl_report_text(FILE *out, const struct nccl_report *r, const struct text_
                 fprintf(out, "+%zu B", o->sweep.step_bytes);
         fprintf(out, "; %u iterations after %u warm-up; results %s\n", o->iters, o->warmup,
                 o->check ? "verified" : "not verified (--check 0)");
+        if (r->topo_file && r->topo_bytes < 0)
+                fprintf(out, "NCCL_TOPO_FILE %s cannot be read: %s\n", text_safe(r->topo_file, safe, sizeof(safe)),
+                        strerror(r->topo_errno));
         if (r->fabric->peak_gbps > 0)
                 fprintf(out, "Expected bus bandwidth: %.0f GB/s, %s\n", r->fabric->peak_gbps, r->fabric->source);
         for (size_t i = 0; i < o->n_colls; i++)
@@ -180,6 +183,12 @@ char *nccl_report_json(const struct nccl_report *r) {
                 json_object_set_new(env, name, json_text(eq + 1));
         }
         json_object_set_new(jobj, "environment", env);
+        json_t *topo = json_null();
+        if (r->topo_file)
+                topo = json_pack("{s:o, s:o, s:o}", "path", json_text(r->topo_file), "bytes",
+                                 r->topo_bytes >= 0 ? json_integer(r->topo_bytes) : json_null(), "error",
+                                 r->topo_bytes >= 0 ? json_null() : json_text(strerror(r->topo_errno)));
+        json_object_set_new(jobj, "topology_file", topo);
         json_object_set_new(root, "job", jobj);
 
         json_t *fabric = json_object();

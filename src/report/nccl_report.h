@@ -23,6 +23,12 @@ struct nccl_report {
         int nodes;
         const char *launcher;  /* "single process", "slurm", ... */
         char **environment;    /* NCCL_* variables, "NAME=value", NULL-terminated */
+        /* $NCCL_TOPO_FILE, the topology NCCL was told to use instead of probing: NULL when
+         * unset; its size, or -1 with topo_errno when it cannot be read (NCCL then fails or
+         * falls back, and the report should say why) */
+        const char *topo_file;
+        long long topo_bytes;
+        int topo_errno;
         unsigned hang_s, timeout_s;
         double duration_ms;
 };

@@ -145,6 +145,11 @@ def main():
     p, rep = nccl(["-C", "all_reduce", "-e", "64K"], {"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"})
     env = (rep or {}).get("job", {}).get("environment", {})
     check(env.get("NCCL_ALGO") == "Ring" and env.get("NCCL_PROTO") == "Simple", "NCCL_* recorded: %s" % env)
+    p, rep = nccl(["-C", "all_reduce", "-e", "64K"], {"NCCL_TOPO_FILE": "/nonexistent/topo.xml"})
+    topo = (rep or {}).get("job", {}).get("topology_file") or {}
+    check(topo.get("path") == "/nonexistent/topo.xml" and topo.get("bytes") is None and "No such file" in
+          (topo.get("error") or "") and "NCCL_TOPO_FILE /nonexistent/topo.xml cannot be read" in p.stdout,
+          "an unreadable NCCL_TOPO_FILE is reported: %s" % topo)
 
     # --- bad options: exit 2 naming the option
     for args, word in [(["-b", "x"], "--minbytes"), (["-e", "8", "-b", "1G"], "never end"), (["-f", "1"], "--stepfactor"),
