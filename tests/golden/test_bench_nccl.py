@@ -104,6 +104,17 @@ def main():
     check(m.get("status") == "pass" and m.get("baseline") is None and m.get("peak") == 450,
           "2 of the 8 GPUs: judged against NVLink alone, no seed baseline: %s" % m)
 
+    # --- PCIe boards: the slowest GPU's link (Gen5 x16, 63.0 GB/s per direction)
+    root = os.path.join(fixture_cache.ensure("rtxpro6000-server"), "rtxpro6000-server")
+    addrs = sorted(os.listdir(os.path.join(root, "proc/driver/nvidia/gpus")))
+    for bw, status in [("50", "pass"), ("25", "fail")]:
+        p, rep = nccl(["-r", root, "-C", "all_reduce", "-b", "64K", "-e", "1M", "-n", "2"],
+                      {"FAKE_CUDA_PCI_BUS_IDS": ",".join(addrs), "FAKE_NCCL_BUSBW_GBPS": bw})
+        m = verdicts(rep).get("all_reduce", {})
+        check(rep and rep["fabric"]["path"] == "pcie" and abs((m.get("peak") or 0) - 63.02) < 0.01 and
+              m.get("status") == status, "2 PCIe Gen5 GPUs at %s GB/s: %s against 63.0: %s %s" %
+              (bw, status, m.get("peak"), m.get("status")))
+
     # --- wrong results fail, and only while checking
     p, rep = nccl(["-C", "all_reduce", "-e", "64K", "-n", "2"], {"FAKE_NCCL_WRONG": "1"})
     m = verdicts(rep).get("all_reduce", {})
