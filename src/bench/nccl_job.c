@@ -105,6 +105,19 @@ static void child_main(const struct nccl_job_spec *spec, int fd) {
                 send_error(fd, "no CUDA device to run on");
                 _exit(1);
         }
+        if (spec->multi_process) {
+                /* one device per rank: the only one visible (srun --gpus-per-task=1,
+                 * CUDA_VISIBLE_DEVICES per rank), else the local rank's */
+                if (n > 1 && spec->local_rank >= n) {
+                        send_error(fd,
+                                   "rank %d is local rank %d on its node but sees %d CUDA devices: give each rank one "
+                                   "(srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES) or list them with --gpus",
+                                   spec->rank, spec->local_rank, n);
+                        _exit(1);
+                }
+                devices[0] = devices[n > 1 ? spec->local_rank : 0];
+                n = 1;
+        }
         struct nccl_job_info *info = &info_rec.u.info;
         for (int i = 0; i < n; i++) {
                 struct dev_info di;

@@ -19,11 +19,13 @@ struct nccl_job_spec {
         const struct nccl_run_options *run;
         const int *gpus;     /* CUDA device indices this process drives; NULL: all (single process) */
         size_t n_gpus;
-        /* A multi-process job: this process is rank `rank` of `nranks`, on CUDA device
-         * gpus[0]; get_id fills the communicator's id (rank 0: makes it with
-         * coll_unique_id and publishes it; others: receive it), in the child. */
+        /* A multi-process job: this process is rank `rank` of `nranks`, on one CUDA device:
+         * the only one of gpus (or of the visible devices), else the local_rank-th; get_id
+         * fills the communicator's id (rank 0: makes it with coll_unique_id and publishes it;
+         * others: receive it), in the child, once its device and NCCL are open (so a rank that
+         * cannot start never joins, and the others' rendezvous times out naming it). */
         bool multi_process;
-        int rank, nranks;
+        int rank, nranks, local_rank;
         int (*get_id)(void *ctx, struct coll_lib *lib, unsigned char id[COLL_ID_BYTES], char *err, size_t errsize);
         void *get_id_ctx;
         unsigned hang_s, timeout_s;

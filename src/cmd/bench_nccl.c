@@ -21,6 +21,7 @@
 
 #define MAX_GPUS 64
 #define DEFAULT_HANG_S 60
+#define DEFAULT_JOIN_S 120
 #define DEFAULT_TIMEOUT_S 1800
 
 static const char usage[] =
@@ -51,6 +52,7 @@ static const char usage[] =
         "      --rendezvous SPEC where rank 0 hands out NCCL's id in a multi-process job:\n"
         "                        tcp://HOST:PORT or file:PATH (default $GPUVET_RENDEZVOUS, then\n"
         "                        MASTER_ADDR/MASTER_PORT, then the Slurm job's first node)\n"
+        "      --join-timeout SEC  how long ranks wait for each other at the rendezvous (default 120)\n"
         "      --hang-timeout SEC  no progress for SEC seconds is a hung collective (default 60)\n"
         "      --timeout SEC     the whole run's deadline (default 1800)\n"
         "  -j, --json FILE       also write the JSON report (schema gpuvet.bench-nccl/1) to FILE\n"
@@ -71,7 +73,7 @@ struct nccl_cli {
         const char *json_path;
         const char *rendezvous;
         bool quiet, only_in_place, only_out_of_place, colls_given;
-        unsigned hang_s;
+        unsigned hang_s, join_s;
 };
 
 static int parse_colls(struct nccl_cli *o, const char *arg) {
@@ -195,6 +197,11 @@ static int nccl_option(int opt, const char *arg, void *ctx) {
                         return cmd_usage_error("bench nccl", "--hang-timeout: expected seconds 1-86400, not \"%s\"",
                                                arg);
                 break;
+        case 'J':
+                if (!parse_seconds(arg, &o->join_s) || o->join_s == 0)
+                        return cmd_usage_error("bench nccl", "--join-timeout: expected seconds 1-86400, not \"%s\"",
+                                               arg);
+                break;
         case 'j': o->json_path = arg; break;
         case 'q': o->quiet = true; break;
         }
@@ -226,8 +233,12 @@ static int check_cli(struct nccl_cli *o) {
 static void judge(const struct nccl_cli *o, const struct nccl_job_result *job, const struct nccl_fabric *fabric,
                   const struct baselines *bl, int nodes, int per_node, struct bench_report *rep) {
         char subject[48];
-        snprintf(subject, sizeof(subject), "%d rank%s, %d node%s", job->have_info ? job->info.nranks : 0,
-                 job->have_info && job->info.nranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+        int nranks = job->have_info ? job->info.nranks : 0;
+        if (nodes > 0)
+                snprintf(subject, sizeof(subject), "%d rank%s, %d node%s", nranks, nranks == 1 ? "" : "s", nodes,
+                         nodes == 1 ? "" : "s");
+        else
+                snprintf(subject, sizeof(subject), "%d rank%s", nranks, nranks == 1 ? "" : "s");
         const struct bench_limit_set *ls = baselines_limits(bl, "nccl");
         bool failure_told = false;
         for (size_t k = 0; k < o->run.n_colls; k++) {
@@ -307,6 +318,7 @@ int cmd_bench_nccl(int argc, char **argv) {
                 {"check", required_argument, NULL, 'c'},       {"in-place", no_argument, NULL, 'I'},
                 {"out-of-place", no_argument, NULL, 'O'},      {"gpus", required_argument, NULL, 'g'},
                 {"rendezvous", required_argument, NULL, 'V'},  {"hang-timeout", required_argument, NULL, 'H'},
+                {"join-timeout", required_argument, NULL, 'J'},
                 {"json", required_argument, NULL, 'j'},        {"quiet", no_argument, NULL, 'q'},
                 {NULL, 0, NULL, 0},
         };
@@ -319,7 +331,7 @@ int cmd_bench_nccl(int argc, char **argv) {
         struct nccl_cli o = {
                 .run = {.dtype = NCCL_DT_FLOAT32, .op = NCCL_OP_SUM, .iters = 20, .warmup = 5, .check = true,
                         .sweep = {.min_bytes = 8, .max_bytes = (size_t)1 << 30, .step_factor = 2}},
-                .hang_s = DEFAULT_HANG_S,
+                .hang_s = DEFAULT_HANG_S, .join_s = DEFAULT_JOIN_S,
         };
         for (size_t i = 0; i < sizeof(default_colls) / sizeof(default_colls[0]); i++)
                 o.run.colls[o.run.n_colls++] = default_colls[i];
@@ -335,7 +347,7 @@ int cmd_bench_nccl(int argc, char **argv) {
 
         struct nccl_launch launch;
         char err[512];
-        if (nccl_launch_detect(o.rendezvous, &launch, err, sizeof(err)) < 0) {
+        if (nccl_launch_detect(o.rendezvous, o.join_s, &launch, err, sizeof(err)) < 0) {
                 fprintf(stderr, "gpuvet bench nccl: %s\n", err);
                 return EXIT_USAGE;
         }
@@ -358,31 +370,26 @@ int cmd_bench_nccl(int argc, char **argv) {
                 goto done;
 
         struct nccl_job_spec js = {.run = &o.run, .hang_s = o.hang_s, .timeout_s = timeout_s};
-        int device;
+        if (o.gpus_given) {
+                js.gpus = o.gpus;
+                js.n_gpus = o.n_gpus;
+        }
         if (launch.multi_process) {
-                if (nccl_launch_device(&launch, o.gpus_given ? o.gpus : NULL, o.n_gpus, &device, err, sizeof(err)) <
-                    0) {
-                        fprintf(stderr, "gpuvet bench nccl: %s\n", err);
-                        code = EXIT_USAGE;
-                        goto done;
-                }
-                js.gpus = &device;
-                js.n_gpus = 1;
                 js.multi_process = true;
                 js.rank = launch.rank;
                 js.nranks = launch.nranks;
+                js.local_rank = launch.local_rank;
                 js.get_id = nccl_launch_get_id;
                 js.get_id_ctx = &launch;
-        } else if (o.gpus_given) {
-                js.gpus = o.gpus;
-                js.n_gpus = o.n_gpus;
         }
         struct nccl_job_result job;
         (void)nccl_job_run(&js, &job);
 
-        int nodes = launch.nodes > 0 ? launch.nodes : 1;
+        /* 0: the launcher did not say how many ranks share a node, so neither the node count
+         * nor the path between ranks is known, and nothing is expected of it */
+        int nodes = launch.nodes;
         struct nccl_fabric fabric = {0};
-        if (job.have_info) {
+        if (job.have_info && nodes > 0) {
                 const char *ids[NCCL_RUN_MAX_LOCAL];
                 for (int i = 0; i < job.info.n_local; i++)
                         ids[i] = job.info.bus_ids[i];

@@ -7,22 +7,14 @@
 
 extern char **environ;
 
-int nccl_launch_detect(const char *spec, struct nccl_launch *ret, char *err, size_t errsize) {
-        *ret = (struct nccl_launch){.launcher = "single process", .nranks = 1, .local_size = 1, .nodes = 1};
+int nccl_launch_detect(const char *spec, unsigned join_timeout_s, struct nccl_launch *ret, char *err,
+                       size_t errsize) {
+        *ret = (struct nccl_launch){.launcher = "single process", .nranks = 1, .local_size = 1, .nodes = 1,
+                                    .join_timeout_s = join_timeout_s};
         (void)spec;
         (void)err;
         (void)errsize;
         return 0;
-}
-
-int nccl_launch_device(const struct nccl_launch *l, const int *gpus, size_t n_gpus, int *ret, char *err,
-                       size_t errsize) {
-        (void)l;
-        (void)gpus;
-        (void)n_gpus;
-        (void)ret;
-        snprintf(err, errsize, "multi-process runs are not built yet");
-        return -ENOTSUP;
 }
 
 int nccl_launch_get_id(void *launch, struct coll_lib *lib, unsigned char id[COLL_ID_BYTES], char *err,

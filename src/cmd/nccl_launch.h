@@ -17,12 +17,10 @@ struct nccl_launch {
         void *rdv;              /* the rendezvous state, owned */
 };
 
-/* From the environment and --rendezvous (spec may be NULL). 0, or -EINVAL with err naming
- * the variable or value at fault. */
-int nccl_launch_detect(const char *spec, struct nccl_launch *ret, char *err, size_t errsize);
-/* The CUDA device this rank drives: the local_rank-th of gpus (all visible devices when
- * gpus is NULL; the only one when one is visible). */
-int nccl_launch_device(const struct nccl_launch *l, const int *gpus, size_t n_gpus, int *ret, char *err,
+/* From the environment and --rendezvous (spec may be NULL); ranks wait join_timeout_s for
+ * each other. 0, or -EINVAL with err naming the variable or value at fault (and --rendezvous
+ * given to a process that is no rank of a job). */
+int nccl_launch_detect(const char *spec, unsigned join_timeout_s, struct nccl_launch *ret, char *err,
                        size_t errsize);
 /* bench/nccl_job.h's get_id: rank 0 makes the id and publishes it, the others receive it. */
 int nccl_launch_get_id(void *launch, struct coll_lib *lib, unsigned char id[COLL_ID_BYTES], char *err,

@@ -82,10 +82,13 @@ void nccl_report_text(FILE *out, const struct nccl_report *r, const struct text_
         const struct nccl_run_options *o = r->run;
         char safe[512], a[32], b[32];
         if (job->have_info) {
-                fprintf(out, "%s: %d rank%s in %d process%s on %d node%s; this process: %s",
+                char nodes[48] = "an unknown number of nodes";
+                if (r->nodes > 0)
+                        snprintf(nodes, sizeof(nodes), "%d node%s", r->nodes, r->nodes == 1 ? "" : "s");
+                fprintf(out, "%s: %d rank%s in %d process%s on %s; this process: %s",
                         text_safe(job->info.library, safe, sizeof(safe)), job->info.nranks,
-                        job->info.nranks == 1 ? "" : "s", job->info.nprocs, job->info.nprocs == 1 ? "" : "es", r->nodes,
-                        r->nodes == 1 ? "" : "s", text_safe(job->info.device_name, safe, sizeof(safe)));
+                        job->info.nranks == 1 ? "" : "s", job->info.nprocs, job->info.nprocs == 1 ? "" : "es", nodes,
+                        text_safe(job->info.device_name, safe, sizeof(safe)));
                 for (int i = 0; i < job->info.n_local; i++)
                         fprintf(out, "%s%d (%s)", i ? ", " : " x", job->info.cuda_index[i],
                                 text_safe(job->info.bus_ids[i], safe, sizeof(safe)));
@@ -161,7 +164,7 @@ char *nccl_report_json(const struct nccl_report *r) {
 
         json_t *jobj = json_object();
         json_object_set_new(jobj, "launcher", json_text(r->launcher));
-        json_object_set_new(jobj, "nodes", json_integer(r->nodes));
+        json_object_set_new(jobj, "nodes", r->nodes > 0 ? json_integer(r->nodes) : json_null());
         if (job->have_info) {
                 json_object_set_new(jobj, "library", json_text(job->info.library));
                 json_object_set_new(jobj, "ranks", json_integer(job->info.nranks));
