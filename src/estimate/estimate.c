@@ -116,6 +116,11 @@ double est_activation_bytes_per_layer(unsigned s, unsigned b, unsigned h, unsign
         }
 }
 
+unsigned est_attended_tokens(const struct est_model *m, unsigned seq) {
+        /* a rolling buffer of window entries (Mistral's reference code, vLLM) */
+        return m->sliding_window && m->sliding_window < seq ? m->sliding_window : seq;
+}
+
 double est_kv_cache_bytes(unsigned layers, unsigned kv_heads, unsigned head_dim, unsigned seq, unsigned batch,
                           double bytes_per_value) {
         return 2.0 * layers * kv_heads * head_dim * (double)seq * batch * bytes_per_value;
@@ -182,7 +187,8 @@ int est_memory(const struct est_model *m, const struct est_config *c, struct est
                          * (vLLM replicates a KV head when tp exceeds kv_heads); each stage its layers. */
                         unsigned kv_per_rank = c->tp >= m->kv_heads ? 1 : ceil_div(m->kv_heads, c->tp);
                         ret->kv_cache = est_kv_cache_bytes(ceil_div(m->layers, c->pp), kv_per_rank, m->hidden / m->heads,
-                                                           c->seq, c->batch, precision_bytes(c->precision));
+                                                           est_attended_tokens(m, c->seq), c->batch,
+                                                           precision_bytes(c->precision));
                 }
         }
         ret->total = ret->weights + ret->gradients + ret->optimizer + ret->activations + ret->kv_cache;

@@ -69,6 +69,12 @@ static void test_kv_cache(void **state) {
         assert_true(est_kv_cache_bytes(32, 32, 128, 4096, 1, 2) == 2147483648.0);
         assert_true(est_kv_cache_bytes(80, 8, 128, 1, 1, 2) == 320 * 1024);
         assert_true(est_kv_cache_bytes(80, 8, 128, 4096, 1, 2) == 1.25 * 1024 * 1024 * 1024);
+        /* a sliding window caps the tokens kept (Mistral 7B v0.1: 4096) */
+        struct est_model mistral = {.sliding_window = 4096};
+        assert_int_equal(est_attended_tokens(&mistral, 32768), 4096);
+        assert_int_equal(est_attended_tokens(&mistral, 1000), 1000);
+        struct est_model full = {0};
+        assert_int_equal(est_attended_tokens(&full, 32768), 32768);
 
         /* Through est_memory: tensor parallelism splits the KV heads, at least one per rank. */
         struct est_model m = {.layers = 80, .hidden = 8192, .ffn = 28672, .heads = 64, .kv_heads = 8,
