@@ -38,7 +38,8 @@ static const char usage[] =
         "What:\n"
         "      --train | --infer training (default) or inference\n"
         "      --precision P     bf16 (default), fp16, fp8 or fp32\n"
-        "      --optimizer O     adam (default) or sgd (with momentum)\n"
+        "      --optimizer O     adam (default), sgd (with momentum) or adafactor (factored,\n"
+        "                        no momentum)\n"
         "      --fp32-grads      gradients kept in fp32 (4 bytes; 18 a parameter with Adam)\n"
         "      --zero N          ZeRO stage 0-3 over the data-parallel group (default 0)\n"
         "      --tp N --pp N --dp N  tensor-, pipeline- and data-parallel degrees (default 1)\n"
@@ -715,7 +716,7 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
                 return cmd_usage_error("estimate", "--precision: \"%s\" is not bf16, fp16, fp8 or fp32", o->precision);
         c->optimizer = EST_ADAM;
         if (o->optimizer && (c->optimizer = est_optimizer_from_name(o->optimizer)) == _EST_OPTIMIZER_INVALID)
-                return cmd_usage_error("estimate", "--optimizer: \"%s\" is not adam or sgd", o->optimizer);
+                return cmd_usage_error("estimate", "--optimizer: \"%s\" is not adam, sgd or adafactor", o->optimizer);
         c->recompute = EST_RECOMPUTE_NONE;
         if (o->recompute && (c->recompute = est_recompute_from_name(o->recompute)) == _EST_RECOMPUTE_INVALID)
                 return cmd_usage_error("estimate", "--recompute: \"%s\" is not none, selective or full", o->recompute);

@@ -60,7 +60,7 @@ BAD = [
     (["--layers", "4", "--hidden", "64", "--heads", "4", "--kv-heads", "3", "--vocab", "10"], "--kv-heads 3"),
     (["--layers", "0", "--hidden", "64", "--heads", "4", "--vocab", "10"], "--layers: \"0\" is not a whole number"),
     (["--model", "llama-2-7b", "--precision", "int4"], "--precision: \"int4\""),
-    (["--model", "llama-2-7b", "--optimizer", "lion"], "--optimizer: \"lion\""),
+    (["--model", "llama-2-7b", "--optimizer", "lion"], "--optimizer: \"lion\" is not adam, sgd or adafactor"),
     (["--model", "llama-2-7b", "--recompute", "some"], "--recompute: \"some\""),
     (["--model", "llama-2-7b", "--zero", "4"], "--zero: \"4\" is not a whole number from 0 to 3"),
     (["--model", "llama-2-7b", "--tp", "0"], "--tp: \"0\""),

@@ -41,6 +41,19 @@ static void test_zero_paper_figure_1(void **state) {
         est_bytes_per_param(&bytes, &w, &g, &o);
         assert_true(w + g + o == 18);
         bytes.fp32_gradients = false;
+        /* SGD with momentum: the master copy and the momentum; Adafactor: the master copy only
+         * (its factored second moment is not per parameter) */
+        bytes.optimizer = EST_SGD;
+        est_bytes_per_param(&bytes, &w, &g, &o);
+        assert_true(o == 8);
+        bytes.optimizer = EST_ADAFACTOR;
+        est_bytes_per_param(&bytes, &w, &g, &o);
+        assert_true(w + g + o == 8);
+        bytes.precision = EST_FP32;
+        est_bytes_per_param(&bytes, &w, &g, &o);
+        assert_true(w == 4 && g == 4 && o == 0);
+        bytes.precision = EST_BF16;
+        bytes.optimizer = EST_ADAM;
         struct est_model m = {.params_override = 7.5e9};
         struct est_config c = {.mode = EST_TRAIN, .precision = EST_FP16, .optimizer = EST_ADAM, .tp = 1, .pp = 1,
                                .dp = 64, .seq = 1, .micro_batch = 1, .global_batch = 64};
