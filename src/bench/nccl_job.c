@@ -184,6 +184,21 @@ static void child_main(const struct nccl_job_spec *spec, int fd) {
         _exit(0);
 }
 
+struct child_arg {
+        const struct nccl_job_spec *spec;
+        int logfd;
+};
+
+/* In the child: its output to the capture file, then the work. */
+static void child_body(const void *varg, int fd) {
+        const struct child_arg *arg = varg;
+        if (dup2(arg->logfd, STDOUT_FILENO) < 0 || dup2(arg->logfd, STDERR_FILENO) < 0)
+                _exit(3);
+        /* NCCL's warnings are what explains a failure; INFO would drown them */
+        setenv("NCCL_DEBUG", "WARN", 0);
+        child_main(arg->spec, fd);
+}
+
 static int add_row(struct nccl_job_result *res, const struct nccl_row *row) {
         struct nccl_row *grown = realloc(res->rows, (res->n_rows + 1) * sizeof(*grown));
         if (!grown)
@@ -271,39 +286,15 @@ int nccl_job_run(const struct nccl_job_spec *spec, struct nccl_job_result *res) 
                 return -e;
         }
         unlink(path);
-        int fds[2];
-        if (pipe2(fds, O_CLOEXEC) < 0) {
-                int e = errno;
-                close(logfd);
-                snprintf(res->error, sizeof(res->error), "cannot create a pipe: %s", strerror(e));
-                res->failed = true;
-                return -e;
-        }
-        fflush(NULL);
-        pid_t parent = getpid();
-        pid_t pid = fork();
+        struct child_arg arg = {.spec = spec, .logfd = logfd};
+        int readfd;
+        pid_t pid = spawn_watched(child_body, &arg, &readfd);
         if (pid < 0) {
-                int e = errno;
-                close(fds[0]);
-                close(fds[1]);
                 close(logfd);
-                snprintf(res->error, sizeof(res->error), "cannot start the benchmark process: %s", strerror(e));
+                snprintf(res->error, sizeof(res->error), "cannot start the benchmark process: %s", strerror((int)-pid));
                 res->failed = true;
-                return -e;
+                return (int)pid;
         }
-        if (pid == 0) {
-                close(fds[0]);
-                if (!child_own_group(parent))
-                        _exit(3);
-                if (dup2(logfd, STDOUT_FILENO) < 0 || dup2(logfd, STDERR_FILENO) < 0)
-                        _exit(3);
-                /* NCCL's warnings are what explains a failure; INFO would drown them */
-                setenv("NCCL_DEBUG", "WARN", 0);
-                child_main(spec, fds[1]);
-                _exit(3);
-        }
-        setpgid(pid, pid);
-        close(fds[1]);
 
         static struct rec rec; /* one record in the making: large, so not on the stack */
         size_t have = 0;
@@ -324,13 +315,13 @@ int nccl_job_run(const struct nccl_job_spec *spec, struct nccl_job_result *res) 
                 double wait = hang_at - now;
                 if (end && end - now < wait)
                         wait = end - now;
-                struct pollfd p = {.fd = fds[0], .events = POLLIN};
+                struct pollfd p = {.fd = readfd, .events = POLLIN};
                 int pr = poll(&p, 1, wait > 1000 ? 1000 : (int)wait + 1);
                 if (pr < 0 && errno != EINTR)
                         break;
                 if (pr <= 0)
                         continue;
-                ssize_t got = read(fds[0], (char *)&rec + have, sizeof(rec) - have);
+                ssize_t got = read(readfd, (char *)&rec + have, sizeof(rec) - have);
                 if (got < 0 && errno == EINTR)
                         continue;
                 if (got <= 0) {
@@ -349,7 +340,7 @@ int nccl_job_run(const struct nccl_job_spec *spec, struct nccl_job_result *res) 
                 }
                 take_rec(res, &rec);
         }
-        close(fds[0]);
+        close(readfd);
         int wstatus = 0;
         if (eof) {
                 double left = end ? end - monotonic_ms() : 5000;
