@@ -366,7 +366,8 @@ int rdv_address_parse(const char *spec, struct rdv_address *ret, char *err, size
                         return -EINVAL;
                 }
         }
-        if (!colon || host_len == 0 || host_len >= sizeof(a.host) || memchr(host, '/', host_len)) {
+        if (!colon || host_len == 0 || host_len >= sizeof(a.host) || memchr(host, '/', host_len) ||
+            memchr(host, '[', host_len) || memchr(host, ']', host_len)) {
                 say(err, err_size, "%s: not tcp://HOST:PORT", spec);
                 return -EINVAL;
         }
