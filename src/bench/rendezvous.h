@@ -88,7 +88,8 @@ struct rdv_address {
 
 /* "tcp://HOST:PORT" (HOST may be "[v6]") or "file:PATH". 0 or -EINVAL with a message. */
 int rdv_address_parse(const char *spec, struct rdv_address *ret, char *err, size_t err_size);
-/* When the user gave none: MASTER_ADDR and MASTER_PORT (torchrun's convention) -> tcp;
+/* When the user gave no --rendezvous: GPUVET_RENDEZVOUS (a spec as above); else MASTER_ADDR
+ * and MASTER_PORT (torchrun's convention; port RDV_DEFAULT_PORT_BASE without MASTER_PORT) -> tcp;
  * else, in a Slurm job, the first host of SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST)
  * and port rdv_slurm_port(SLURM_JOB_ID, SLURM_STEP_ID); else (with size > 1) -ENOENT
  * with a message saying what to set. A single process needs none: -ENOENT too, and the

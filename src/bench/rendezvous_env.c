@@ -385,6 +385,14 @@ int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, 
                         size_t err_size) {
         struct rdv_address a;
         memset(&a, 0, sizeof(a));
+        const char *spec = env_get(envp, "GPUVET_RENDEZVOUS");
+        if (spec && *spec) {
+                if (rdv_address_parse(spec, ret, err, err_size) < 0) {
+                        say(err, err_size, "GPUVET_RENDEZVOUS=%s: not tcp://HOST:PORT or file:PATH", spec);
+                        return -EINVAL;
+                }
+                return 0;
+        }
         a.transport = RDV_TCP;
         const char *master = env_get(envp, "MASTER_ADDR");
         if (master && *master) {

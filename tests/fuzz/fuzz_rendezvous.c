@@ -66,7 +66,7 @@ static void environment(const uint8_t *data, size_t size) {
         if (rdv_address_default(envp, &r, &a, err, sizeof(err)) < 0) {
                 if (strnlen(err, sizeof(err)) == sizeof(err))
                         abort();
-        } else if (a.transport != RDV_TCP || !a.host[0] || !a.port[0]) {
+        } else if (a.transport == RDV_TCP ? !a.host[0] || !a.port[0] : a.transport != RDV_FILE || !a.path[0]) {
                 abort();
         }
 out:

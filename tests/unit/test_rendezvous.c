@@ -225,6 +225,16 @@ static void test_addresses(void **state) {
         assert_int_equal(rdv_address_default(torch, &two, &a, err, sizeof(err)), 0);
         assert_string_equal(a.host, "10.0.0.1");
         assert_string_equal(a.port, "1234");
+        const char *own[] = {"GPUVET_RENDEZVOUS=file:/shared/r", "MASTER_ADDR=10.0.0.1", NULL};
+        assert_int_equal(rdv_address_default(own, &two, &a, err, sizeof(err)), 0);
+        assert_int_equal(a.transport, RDV_FILE);
+        assert_string_equal(a.path, "/shared/r");
+        const char *own_bad[] = {"GPUVET_RENDEZVOUS=node1:5", NULL};
+        assert_int_equal(rdv_address_default(own_bad, &two, &a, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "GPUVET_RENDEZVOUS=node1:5"));
+        const char *no_port[] = {"MASTER_ADDR=node9", NULL};
+        assert_int_equal(rdv_address_default(no_port, &two, &a, err, sizeof(err)), 0);
+        assert_string_equal(a.port, "29500");
         const char *torch_bad[] = {"MASTER_ADDR=h", "MASTER_PORT=0", NULL};
         assert_int_equal(rdv_address_default(torch_bad, &two, &a, err, sizeof(err)), -EINVAL);
         assert_non_null(strstr(err, "MASTER_PORT=0"));
