@@ -18,7 +18,6 @@
  *   FAKE_NCCL_ASYNC seen through ncclCommGetAsyncError.
  *
  * usage: test_nccl_fake FAKE_LIBNCCL FAKE_LIBCUDA */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -427,13 +426,14 @@ static int proc_clock(ncclComm_t comm, int n, int rank) {
 enum proc_plan { PROC_ALL, PROC_PEER_DIES };
 
 /* A rank in a child: its id from rank 0 (rank 0 makes it and writes it to every other rank's
- * pipe), then its work. The exit status: 0, or the step that failed. */
+ * pipe, and to the parent's, pipes[0]), then its work. The exit status: 0, or the step that
+ * failed. */
 static int proc_rank(int n, int rank, int (*pipes)[2], enum proc_plan plan) {
         ncclUniqueId id;
         if (rank == 0) {
                 if (nc->fn.ncclGetUniqueId(&id) != ncclSuccess)
                         return 10;
-                for (int r = 1; r < n; r++)
+                for (int r = 0; r < n; r++)
                         if (write(pipes[r][1], &id, sizeof(id)) != (ssize_t)sizeof(id))
                                 return 11;
         } else if (read(pipes[rank][0], &id, sizeof(id)) != (ssize_t)sizeof(id)) {
@@ -477,24 +477,18 @@ static int proc_rank(int n, int rank, int (*pipes)[2], enum proc_plan plan) {
         return nc->fn.ncclCommDestroy(comm) == ncclSuccess ? 0 : 32;
 }
 
-/* The fake's shared memory objects in /dev/shm: none may outlive a run. */
-static int shm_leftovers(void) {
-        DIR *d = opendir("/dev/shm");
-        if (!d)
-                return 0;
-        int n = 0;
-        struct dirent *e;
-        while ((e = readdir(d)))
-                if (strncmp(e->d_name, "fake-nccl-", 10) == 0) {
-                        printf("# left in /dev/shm: %s\n", e->d_name);
-                        n++;
-                }
-        closedir(d);
-        return n;
+/* Whether the shared memory object of id is still in /dev/shm (its name is id's bytes; other
+ * runs of this test may have theirs there meanwhile). */
+static bool shm_left(const ncclUniqueId *id) {
+        char path[sizeof(id->internal) + 16];
+        assert_true(strncmp(id->internal, "/fake-nccl-", 11) == 0);
+        snprintf(path, sizeof(path), "/dev/shm%.*s", (int)sizeof(id->internal), id->internal);
+        return access(path, F_OK) == 0;
 }
 
-/* Fork n ranks; their exit statuses into status (-1: killed at the deadline). */
-static void run_ranks(int n, enum proc_plan plan, int *status) {
+/* Fork n ranks; their exit statuses into status (-1: killed at the deadline); the id rank 0
+ * made into *ret_id. */
+static void run_ranks(int n, enum proc_plan plan, int *status, ncclUniqueId *ret_id) {
         int pipes[MAX_N][2];
         for (int r = 0; r < n; r++)
                 assert_int_equal(pipe(pipes[r]), 0);
@@ -508,9 +502,13 @@ static void run_ranks(int n, enum proc_plan plan, int *status) {
                         _exit(proc_rank(n, r, pipes, plan));
         }
         for (int r = 0; r < n; r++) {
-                close(pipes[r][0]);
+                if (r)
+                        close(pipes[r][0]);
                 close(pipes[r][1]);
         }
+        memset(ret_id, 0, sizeof(*ret_id));
+        assert_int_equal(read(pipes[0][0], ret_id, sizeof(*ret_id)), sizeof(*ret_id));
+        close(pipes[0][0]);
         struct timespec t0, t;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (int r = 0; r < n; r++) {
@@ -542,13 +540,14 @@ static void test_processes(void **state) {
         assert_true(memcmp(&a, &b, sizeof(a)) != 0); /* fresh per call */
         for (int n = 2; n <= MAX_N; n++) {
                 int status[MAX_N];
-                run_ranks(n, PROC_ALL, status);
+                ncclUniqueId id;
+                run_ranks(n, PROC_ALL, status, &id);
                 for (int r = 0; r < n; r++)
                         if (status[r] != 0)
                                 fail_msg("%d processes: rank %d ended with %d", n, r, status[r]);
+                assert_false(shm_left(&id));
                 printf("# %d processes: every collective verified, busbw read back\n", n);
         }
-        assert_int_equal(shm_leftovers(), 0);
 }
 
 /* A rank's process exits after init: the others' next collective does not hang, their comm
@@ -556,11 +555,12 @@ static void test_processes(void **state) {
 static void test_process_dies(void **state) {
         (void)state;
         int status[MAX_N];
-        run_ranks(3, PROC_PEER_DIES, status);
+        ncclUniqueId id;
+        run_ranks(3, PROC_PEER_DIES, status, &id);
         for (int r = 0; r < 3; r++)
                 if (status[r] != 0)
                         fail_msg("rank %d ended with %d", r, status[r]);
-        assert_int_equal(shm_leftovers(), 0);
+        assert_false(shm_left(&id));
 }
 
 /* ---- faults, each in a fresh process: this program run again with --fault NAME ------------ */
