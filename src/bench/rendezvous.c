@@ -11,8 +11,10 @@
  *
  * FILE: rank 0 writes PATH (the blob, the job key, its session nonce; temp file + rename,
  * so a reader never sees half of it). The others poll it with backoff up to 50 ms, skip a
- * file of another job key or world size (a stale one), and write PATH.RANK.join with rank
- * 0's nonce; rank 0 waits for all of them. At the gather each writes PATH.RANK (its result,
+ * file of another job key or world size (a stale one), write PATH.RANK.join with rank 0's
+ * nonce, and wait until rank 0 has removed it (taking a newer PATH meanwhile: a stale file of
+ * the same key, an explicit run's, is then replaced); rank 0 waits for all of them. At the
+ * gather each writes PATH.RANK (its result,
  * with the nonce) and waits until it is gone: rank 0 removes them, and PATH, once it holds
  * them all, so that removal is the barrier. */
 
@@ -738,53 +740,83 @@ static int root_share_file(struct rdv_session *s, const void *blob, size_t len, 
         return 0;
 }
 
+/* The blob file at PATH when it is this job's (key and world size). 0 with *m, -ENOENT while
+ * there is none (stale names what is there instead). */
+static int read_blob_file(struct rdv_session *s, uint8_t *buf, struct rdv_msg *m, char *stale, size_t stale_size) {
+        if (read_msg_file(s->addr.path, buf, RDV_MSG_MAX, m) < 0 || m->type != RDV_MSG_BLOB)
+                return -ENOENT;
+        if (strcmp(m->key, s->ranks.job_key) == 0 && m->size == (uint32_t)s->ranks.size)
+                return 0;
+        say(stale, stale_size, "; %s holds another run's (job key \"%s\", %u ranks)", s->addr.path, m->key, m->size);
+        return -ENOENT;
+}
+
+/* Take the blob of m, and say so to rank 0 in PATH.RANK.join with its nonce. */
+static int take_blob(struct rdv_session *s, const struct rdv_msg *m, void *blob, size_t *len, size_t cap,
+                     const char *join_path, char *err, size_t err_size) {
+        if (m->data_len > cap) {
+                say(err, err_size, "rank %d: rank 0's blob (%zu bytes) is over %zu", s->ranks.rank, m->data_len, cap);
+                return -EMSGSIZE;
+        }
+        if (m->data_len)
+                memcpy(blob, m->data, m->data_len);
+        *len = m->data_len;
+        s->nonce = m->nonce;
+        struct rdv_msg j = {.type = RDV_MSG_HELLO, .rank = (uint32_t)s->ranks.rank, .size = (uint32_t)s->ranks.size,
+                            .nonce = s->nonce};
+        memcpy(j.key, s->ranks.job_key, sizeof(j.key));
+        int r = write_msg_file(join_path, &j);
+        if (r < 0)
+                say(err, err_size, "rank %d cannot write %s: %s", s->ranks.rank, join_path, strerror(-r));
+        return r;
+}
+
+/* Wait for this job's blob file, take it, and wait until rank 0 has collected this rank's
+ * join file. A file of the same job key left by an earlier run (an explicit run with no key)
+ * may be taken first: when rank 0 then writes its own (another nonce), the rank takes that
+ * one instead, so the stale id is never the one returned. */
 static int peer_share_file(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsigned timeout_ms, char *err,
                            size_t err_size) {
         int64_t deadline = now_ms() + timeout_ms;
-        int rank = s->ranks.rank, size = s->ranks.size, pause = 1;
+        int rank = s->ranks.rank, size = s->ranks.size, pause = 1, rc = -ETIMEDOUT;
+        bool taken = false;
+        char stale[200] = "", join_path[sizeof(s->addr.path) + 32];
+        file_name(s, rank, ".join", join_path, sizeof(join_path));
         uint8_t *buf = malloc(RDV_MSG_MAX);
         if (!buf) {
                 say(err, err_size, "rendezvous: out of memory");
                 return -ENOMEM;
         }
-        char stale[200] = "";
-        struct rdv_msg m;
         for (;;) {
-                int r = read_msg_file(s->addr.path, buf, RDV_MSG_MAX, &m);
-                if (r == 0 && m.type == RDV_MSG_BLOB) {
-                        if (strcmp(m.key, s->ranks.job_key) == 0 && m.size == (uint32_t)size)
+                if (taken && access(join_path, F_OK) < 0 && errno == ENOENT) {
+                        rc = 0; /* rank 0 read it */
+                        break;
+                }
+                struct rdv_msg m;
+                if (read_blob_file(s, buf, &m, stale, sizeof(stale)) == 0 && (!taken || m.nonce != s->nonce)) {
+                        if ((rc = take_blob(s, &m, blob, len, cap, join_path, err, err_size)) < 0)
                                 break;
-                        say(stale, sizeof(stale), "; %s holds another run's (job key \"%s\", %u ranks)", s->addr.path,
-                                 m.key, m.size);
+                        taken = true;
+                        rc = -ETIMEDOUT;
+                        continue;
                 }
                 int left = left_ms(deadline);
                 if (left == 0) {
-                        say(err, err_size, "rank %d of %d: rank 0 did not write %s within %g s%s", rank, size, s->addr.path,
-                            seconds(timeout_ms), stale);
-                        free(buf);
-                        return -ETIMEDOUT;
+                        if (taken) {
+                                remove_file(join_path);
+                                say(err, err_size, "rank %d of %d: rank 0 did not take its join (%s) within %g s", rank,
+                                    size, join_path, seconds(timeout_ms));
+                        } else {
+                                say(err, err_size, "rank %d of %d: rank 0 did not write %s within %g s%s", rank, size,
+                                    s->addr.path, seconds(timeout_ms), stale);
+                        }
+                        break;
                 }
                 sleep_ms(pause < left ? pause : left);
                 pause = pause * 2 > FILE_POLL_MAX_MS ? FILE_POLL_MAX_MS : pause * 2;
         }
-        if (m.data_len > cap) {
-                say(err, err_size, "rank %d: rank 0's blob (%zu bytes) is over %zu", rank, m.data_len, cap);
-                free(buf);
-                return -EMSGSIZE;
-        }
-        if (m.data_len)
-                memcpy(blob, m.data, m.data_len);
-        *len = m.data_len;
-        s->nonce = m.nonce;
         free(buf);
-        struct rdv_msg j = {.type = RDV_MSG_HELLO, .rank = (uint32_t)rank, .size = (uint32_t)size, .nonce = s->nonce};
-        memcpy(j.key, s->ranks.job_key, sizeof(j.key));
-        char path[sizeof(s->addr.path) + 32];
-        file_name(s, rank, ".join", path, sizeof(path));
-        int r = write_msg_file(path, &j);
-        if (r < 0)
-                say(err, err_size, "rank %d cannot write %s: %s", rank, path, strerror(-r));
-        return r;
+        return rc;
 }
 
 int rdv_share(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsigned timeout_ms, char *err,

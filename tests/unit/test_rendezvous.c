@@ -440,9 +440,17 @@ static void test_file(void **state) {
         rmdir(dir);
 }
 
-/* A file of an earlier job at the path: the ranks wait for this job's, and take its blob. */
+/* A file of an earlier job at the path: the ranks wait for this job's, and take its blob;
+ * with the same job key (explicit runs: none), the earlier run's blob may be read first, but
+ * the one returned is this run's. */
+static void stale_file_run(const char *stale_key);
 static void test_stale_file(void **state) {
         (void)state;
+        stale_file_run("old-job");
+        stale_file_run("new-job");
+}
+
+static void stale_file_run(const char *stale_key) {
         char dir[64], spec[128];
         make_dir(dir, sizeof(dir));
         snprintf(spec, sizeof(spec), "file:%s/rdv", dir);
@@ -452,7 +460,7 @@ static void test_stale_file(void **state) {
         uint8_t buf[RDV_MSG_MAX];
         unsigned char wrong[128] = {0};
         struct rdv_msg stale = {.type = RDV_MSG_BLOB, .size = 3, .nonce = 99, .data = wrong, .data_len = sizeof(wrong)};
-        strcpy(stale.key, "old-job");
+        strcpy(stale.key, stale_key);
         size_t n = rdv_msg_encode(&stale, buf, sizeof(buf));
         FILE *f = fopen(p.addr.path, "w");
         assert_non_null(f);
