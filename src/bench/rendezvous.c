@@ -248,7 +248,8 @@ static void *resolve_thread(void *arg) {
         return NULL;
 }
 
-/* 0 with *ret (freeaddrinfo it), -ETIMEDOUT, or -EHOSTUNREACH with gai's message. */
+/* 0 with *ret (freeaddrinfo it), -ETIMEDOUT, -EHOSTUNREACH with gai's message, or -ENXIO
+ * when the name does not exist (a typo: no use waiting for it). */
 static int resolve(const char *host, const char *port, int64_t deadline, struct addrinfo **ret, char *why, size_t why_size) {
         struct resolve *q = calloc(1, sizeof(*q));
         if (!q)
@@ -290,7 +291,7 @@ static int resolve(const char *host, const char *port, int64_t deadline, struct 
         resolve_free(q);
         if (rc != 0) {
                 say(why, why_size, "%s: %s", host, gai_strerror(rc));
-                return -EHOSTUNREACH;
+                return rc == EAI_NONAME || rc == EAI_SERVICE ? -ENXIO : -EHOSTUNREACH;
         }
         return 0;
 }
@@ -326,14 +327,14 @@ static int connect_one(const struct addrinfo *ai, int limit_ms) {
 }
 
 /* Connect to rank 0, trying again until the deadline. The fd, or -ETIMEDOUT with the last
- * failure in why. */
+ * failure in why (-ENXIO at once for a name that does not exist). */
 static int connect_root(const struct rdv_address *a, int64_t deadline, char *why, size_t why_size) {
         int backoff = 20;
         say(why, why_size, "no answer");
         while (left_ms(deadline) > 0) {
                 struct addrinfo *res = NULL;
                 int r = resolve(a->host, a->port, deadline, &res, why, why_size);
-                if (r == -ENOMEM || r == -EAGAIN)
+                if (r == -ENOMEM || r == -EAGAIN || r == -ENXIO)
                         return r;
                 for (struct addrinfo *ai = res; ai && left_ms(deadline) > 0; ai = ai->ai_next) {
                         int limit = left_ms(deadline);
@@ -586,6 +587,10 @@ static int peer_share_tcp(struct rdv_session *s, void *blob, size_t *len, size_t
         char why[256];
         int rank = s->ranks.rank, size = s->ranks.size;
         int fd = connect_root(&s->addr, deadline, why, sizeof(why));
+        if (fd == -ENXIO) {
+                say(err, err_size, "rank %d of %d: rank 0's host in %s does not exist: %s", rank, size, s->where, why);
+                return fd;
+        }
         if (fd < 0) {
                 say(err, err_size, "rank %d of %d could not reach rank 0 at %s within %g s: %s", rank, size, s->where,
                     seconds(timeout_ms), why);

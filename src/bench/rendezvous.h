@@ -118,7 +118,8 @@ unsigned rdv_bound_port(const struct rdv_session *s);
  * Returns 0; -ETIMEDOUT ("rank 3 of 4 did not join within 30 s (tcp://host:port)", or
  * "rank 2 of 4: rank 0 at ... did not answer within 30 s"); -EPROTO when rank 0 refused
  * this rank or a peer disagreed (world size, duplicate rank, job key: named in the
- * message); -EMSGSIZE (blob over RDV_BLOB_MAX or cap); others from the system calls. */
+ * message); -ENXIO (rank 0's host name does not resolve: told at once, not at the
+ * deadline); -EMSGSIZE (blob over RDV_BLOB_MAX or cap); others from the system calls. */
 int rdv_share(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsigned timeout_ms, char *err,
               size_t err_size);
 

@@ -20,6 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <cmocka.h>
 
 #include "bench/rendezvous.h"
@@ -410,6 +414,70 @@ static void test_tcp(void **state) {
         full_run(&q);
 }
 
+/* Over IPv6 loopback, where this machine has it. */
+static void test_tcp6(void **state) {
+        (void)state;
+        int fd = socket(AF_INET6, SOCK_STREAM, 0);
+        struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+        bool have = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+        if (fd >= 0)
+                close(fd);
+        if (!have) {
+                printf("# no IPv6 loopback here: IPv6 not tried\n");
+                return;
+        }
+        struct plan p = {.size = 3, .failing_rank = 1};
+        assert_int_equal(rdv_address_parse("tcp://[::1]:0", &p.addr, err, sizeof(err)), 0);
+        full_run(&p);
+}
+
+/* Something that is not a rank (a port scanner, a web client) connects first: rank 0 drops
+ * it and goes on. A host name that does not exist is told at once. */
+static void test_strangers(void **state) {
+        (void)state;
+        struct plan p = {.size = 2, .failing_rank = -1};
+        assert_int_equal(rdv_address_parse("tcp://127.0.0.1:0", &p.addr, err, sizeof(err)), 0);
+        struct rdv_session *s = open_root(&p);
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)rdv_bound_port(s)),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(write(fd, "GET / HTTP/1.0\r\n\r\n", 18), 18);
+        int silent = socket(AF_INET, SOCK_STREAM, 0); /* connects and says nothing */
+        assert_int_equal(connect(silent, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        pid_t pid = spawn(&p, 1);
+        unsigned char id[128] = {0};
+        id[0] = 0xab;
+        id[127] = 0xcd;
+        size_t len = sizeof(id);
+        assert_int_equal(rdv_share(s, id, &len, sizeof(id), OK_MS, err, sizeof(err)), 0);
+        char c;
+        assert_int_equal(read(fd, &c, 1), 0); /* dropped */
+        struct rdv_gathered g;
+        assert_int_equal(rdv_gather(s, true, "", 0, &g, OK_MS, err, sizeof(err)), 0);
+        rdv_gathered_free(&g);
+        rdv_close(s);
+        close(fd);
+        close(silent);
+        assert_int_equal(wait_exit(pid), 0);
+
+        struct rdv_ranks r = {.launcher = RDV_LAUNCHER_GPUVET, .rank = 1, .size = 2};
+        struct rdv_address a;
+        assert_int_equal(rdv_address_parse("tcp://no-such-host.invalid:29500", &a, err, sizeof(err)), 0);
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(rdv_open(&r, &a, &s, err, sizeof(err)), 0);
+        int rc = rdv_share(s, id, &len, sizeof(id), 2000, err, sizeof(err));
+        /* -ENXIO at once; a machine whose resolver cannot be reached answers EAI_AGAIN
+         * instead: then the deadline, still no hang */
+        if (rc != -ENXIO && rc != -ETIMEDOUT)
+                fail_msg("no-such-host.invalid: %d %s", rc, err);
+        assert_true(elapsed_ms(&t0) < SCALED_MS(10000));
+        if (rc == -ENXIO && !strstr(err, "does not exist"))
+                fail_msg("message: %s", err);
+        rdv_close(s);
+}
+
 static void make_dir(char *dir, size_t size) {
         snprintf(dir, size, "/tmp/gpuvet-rdv-XXXXXX");
         assert_non_null(mkdtemp(dir));
@@ -585,10 +653,10 @@ static void test_wrong_size(void **state) {
 }
 
 /* A rank that joined but never gives its result: rank 0's gather ends at its deadline with
- * the others' results, the missing one marked. */
+ * the others' results, the missing one marked; a rank whose process ended is a failure. */
 static void test_gather_missing(void **state) {
         (void)state;
-        struct plan p = {.size = 3, .failing_rank = -1};
+        struct plan p = {.size = 4, .failing_rank = -1};
         assert_int_equal(rdv_address_parse("tcp://127.0.0.1:0", &p.addr, err, sizeof(err)), 0);
         struct rdv_session *s = open_root(&p);
         pid_t good = spawn(&p, 1);
@@ -604,15 +672,29 @@ static void test_gather_missing(void **state) {
                 pause(); /* hung in its benchmark: killed below */
                 _exit(0);
         }
+        pid_t dies = fork(); /* rank 3: joins, then its process ends without a result */
+        assert_true(dies >= 0);
+        if (dies == 0) {
+                struct rdv_ranks r = ranks_for(&p, 3);
+                struct rdv_session *ps;
+                unsigned char blob[RDV_BLOB_MAX];
+                size_t len;
+                if (rdv_open(&r, &p.addr, &ps, NULL, 0) < 0 || rdv_share(ps, blob, &len, sizeof(blob), OK_MS, NULL, 0) < 0)
+                        _exit(1);
+                _exit(0);
+        }
         unsigned char id[128] = {0};
         id[0] = 0xab;
         id[127] = 0xcd;
         size_t len = sizeof(id);
         assert_int_equal(rdv_share(s, id, &len, sizeof(id), OK_MS, err, sizeof(err)), 0);
+        assert_int_equal(wait_exit(dies), 0);
         struct rdv_gathered g;
         assert_int_equal(rdv_gather(s, true, "r0", 2, &g, SHORT_MS * 3, err, sizeof(err)), -ETIMEDOUT);
-        if (!strstr(err, "rank 2 of 3 gave no result within 0.9 s"))
+        if (!strstr(err, "rank 2 of 4 gave no result within 0.9 s"))
                 fail_msg("message: %s", err);
+        assert_int_equal(g.ranks[3].state, RDV_RANK_FAILED);
+        assert_string_equal((const char *)g.ranks[3].data, "rank 3 closed its connection before it gave its result");
         assert_int_equal(g.ranks[0].state, RDV_RANK_OK);
         assert_int_equal(g.ranks[1].state, RDV_RANK_OK);
         assert_string_equal((const char *)g.ranks[1].data, "rank 1 busbw 400");
@@ -629,7 +711,8 @@ int main(void) {
                 cmocka_unit_test(test_launchers),     cmocka_unit_test(test_bad_values),
                 cmocka_unit_test(test_tasks_per_node), cmocka_unit_test(test_hostlist),
                 cmocka_unit_test(test_addresses),     cmocka_unit_test(test_messages),
-                cmocka_unit_test(test_tcp),           cmocka_unit_test(test_file),
+                cmocka_unit_test(test_tcp),           cmocka_unit_test(test_tcp6),
+                cmocka_unit_test(test_strangers),     cmocka_unit_test(test_file),
                 cmocka_unit_test(test_stale_file),    cmocka_unit_test(test_missing_rank),
                 cmocka_unit_test(test_wrong_size),    cmocka_unit_test(test_gather_missing),
         };
