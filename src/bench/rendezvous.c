@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -397,6 +398,27 @@ static int listen_any(const struct rdv_address *a, unsigned *ret_port) {
 
 /* ---- the session --------------------------------------------------------------------------- */
 
+/* Rank 0 of tcp holds a connection per rank for the whole run: raise the soft limit on open
+ * files towards the hard one when the ranks need more (1024 is a common default, and a
+ * 128-node job has 1024 ranks). 0, or -EMFILE when even the hard limit is too low. */
+static int enough_files(int size, char *err, size_t err_size) {
+        struct rlimit rl;
+        rlim_t need = (rlim_t)size + 64;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+                return 0;
+        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+                say(err, err_size, "rank 0 needs %d open files for %d ranks, the limit is %llu (ulimit -Hn)", (int)need,
+                    size, (unsigned long long)rl.rlim_max);
+                return -EMFILE;
+        }
+        rl.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                say(err, err_size, "rank 0 needs %d open files for %d ranks: %s", (int)need, size, strerror(errno));
+                return -EMFILE;
+        }
+        return 0;
+}
+
 int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, struct rdv_session **ret, char *err,
              size_t err_size) {
         if (!ranks || !addr || !ret || ranks->size < 1 || ranks->size > RDV_MAX_RANKS || ranks->rank < 0 ||
@@ -424,7 +446,12 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
                         }
                         for (int r = 0; r < ranks->size; r++)
                                 s->peers[r].fd = -1;
-                        int fd = listen_any(addr, &s->port);
+                        int fd = enough_files(ranks->size, err, err_size);
+                        if (fd < 0) {
+                                rdv_close(s);
+                                return fd;
+                        }
+                        fd = listen_any(addr, &s->port);
                         if (fd < 0) {
                                 say(err, err_size, "rank 0 cannot listen on port %s for %s: %s", addr->port, s->where,
                                     strerror(-fd));
@@ -518,6 +545,12 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                                 if (pending[i].fd >= 0)
                                         continue;
                                 int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                                if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+                                        say(err, err_size, "rank 0 cannot take more connections (%s): %s",
+                                            s->where, strerror(errno));
+                                        rc = -errno;
+                                        goto out;
+                                }
                                 if (fd < 0)
                                         break; /* EAGAIN: none left; others: the peer retries */
                                 pending[i].fd = fd;

@@ -105,8 +105,11 @@ void rdv_address_format(const struct rdv_address *a, char *buf, size_t size);
 struct rdv_session;
 
 /* Start this rank's part: rank 0 of a tcp address binds and listens at once (so that a
- * port "0" is known, and peers that come early find it); the others connect in rdv_share.
- * 0, -EADDRINUSE and the like (rank 0 could not listen), -ENOMEM; with a message. */
+ * port "0" is known, and peers that come early find it), on every address of the node, and
+ * raises its soft limit of open files to size + 64 when lower (a connection per rank stays
+ * open until rdv_close); the others connect in rdv_share. 0, -EADDRINUSE and the like (rank
+ * 0 could not listen), -EMFILE (the hard limit of open files is below size + 64), -ENOMEM;
+ * with a message. */
 int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, struct rdv_session **ret, char *err,
              size_t err_size);
 /* The port rank 0 listens on (tcp), 0 otherwise. */

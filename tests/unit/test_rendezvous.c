@@ -2,9 +2,11 @@
  * Slurm's batch script that is one process), Slurm's per-node task counts and host lists,
  * the address specs and their defaults, the message framing, and the exchanges with ranks
  * as fork()ed children on 127.0.0.1 (rank 0 in this process, on a port the kernel picks):
- * tcp and file with 4 ranks, the gather with one rank reporting a failure, a rank that never
- * comes (rank 0 and a waiting rank both end at their deadline), a disagreeing world size,
- * a stale file of another job ignored, and no file left behind.
+ * tcp (IPv4, IPv6, localhost) and file with 4 ranks, the gather with one rank reporting a
+ * failure, a rank that never comes (rank 0 and a waiting rank both end at their deadline), a
+ * disagreeing world size, a rank of another job refused, strangers on the port, a host that
+ * does not exist, the limit of open files, a stale file of another job (and of the same key)
+ * ignored, ranks silent or gone at the gather, and no file left behind.
  * Success paths have deadlines of 30 s (scaled), the expected timeouts 300 ms; elapsed
  * times are bounded from above generously, never from below beyond the deadline itself. */
 #include <errno.h>
@@ -22,6 +24,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <cmocka.h>
@@ -478,6 +481,33 @@ static void test_strangers(void **state) {
         rdv_close(s);
 }
 
+/* Rank 0 of tcp keeps a connection per rank: it raises its soft limit of open files when it
+ * can, and says so when the hard limit is too low. In a child, whose limits may go down. */
+static void test_file_limit(void **state) {
+        (void)state;
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct rlimit rl = {.rlim_cur = 40, .rlim_max = 200};
+                struct rdv_address a;
+                struct rdv_session *s;
+                char e[512];
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rdv_address_parse("tcp://127.0.0.1:0", &a, e, sizeof(e)) < 0)
+                        _exit(10);
+                struct rdv_ranks r = {.launcher = RDV_LAUNCHER_GPUVET, .rank = 0, .size = 100};
+                if (rdv_open(&r, &a, &s, e, sizeof(e)) < 0)
+                        _exit(11);
+                rdv_close(s);
+                if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur != 164)
+                        _exit(12);
+                r.size = 1000;
+                if (rdv_open(&r, &a, &s, e, sizeof(e)) != -EMFILE || !strstr(e, "needs 1064 open files for 1000 ranks"))
+                        _exit(13);
+                _exit(0);
+        }
+        assert_int_equal(wait_exit(pid), 0);
+}
+
 static void make_dir(char *dir, size_t size) {
         snprintf(dir, size, "/tmp/gpuvet-rdv-XXXXXX");
         assert_non_null(mkdtemp(dir));
@@ -712,7 +742,8 @@ int main(void) {
                 cmocka_unit_test(test_tasks_per_node), cmocka_unit_test(test_hostlist),
                 cmocka_unit_test(test_addresses),     cmocka_unit_test(test_messages),
                 cmocka_unit_test(test_tcp),           cmocka_unit_test(test_tcp6),
-                cmocka_unit_test(test_strangers),     cmocka_unit_test(test_file),
+                cmocka_unit_test(test_strangers),     cmocka_unit_test(test_file_limit),
+                cmocka_unit_test(test_file),
                 cmocka_unit_test(test_stale_file),    cmocka_unit_test(test_missing_rank),
                 cmocka_unit_test(test_wrong_size),    cmocka_unit_test(test_gather_missing),
         };
