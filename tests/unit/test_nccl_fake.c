@@ -11,7 +11,9 @@
  *   it to the others' pipes): each runs every collective in place and out of place over
  *   five type/reduction pairs, verified with nccl_verify, and reads busbw back from its own
  *   stream's clock; a process that exits after init makes its peers' next all_reduce end
- *   with ncclRemoteError rather than hang; nothing of the fake stays in /dev/shm;
+ *   with ncclRemoteError rather than hang; FAKE_NCCL_WRONG in one rank's process (this
+ *   program run again with --rank) corrupts that rank's outputs only; nothing of the fake
+ *   stays in /dev/shm;
  * - each fault, in a fresh process (the fake reads its switches once): FAKE_NCCL_FAIL at
  *   ncclCommInitAll and at the 5th ncclAllReduce, FAKE_NCCL_WRONG caught by verification,
  *   FAKE_NCCL_HANG in ncclGroupEnd (the process never finishes: killed at a deadline),
@@ -563,6 +565,76 @@ static void test_process_dies(void **state) {
         assert_false(shm_left(&id));
 }
 
+/* A rank run as this program again (--rank R N ID), so that it reads the fake's switches from
+ * its own environment: all_reduce and all_gather out of place, then "wrong A G" (the elements
+ * each got wrong) on stdout. */
+static int exec_rank_main(int rank, int n, const char *hex) {
+        ncclUniqueId id;
+        memset(&id, 0, sizeof(id));
+        for (size_t i = 0; i < sizeof(id.internal) && hex[2 * i] && hex[2 * i + 1]; i++) {
+                unsigned v;
+                if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+                        return 2;
+                id.internal[i] = (char)v;
+        }
+        ncclComm_t comm;
+        if (nc->fn.ncclCommInitRank(&comm, n, id, rank) != ncclSuccess)
+                return 3;
+        size_t a = proc_run_verify(NCCL_COLL_ALL_REDUCE, comm, n, rank, 4096, NCCL_DT_INT32, NCCL_OP_SUM, 0, false);
+        size_t g = proc_run_verify(NCCL_COLL_ALL_GATHER, comm, n, rank, 4096, NCCL_DT_INT32, NCCL_OP_SUM, 0, false);
+        printf("wrong %zu %zu\n", a, g);
+        return nc->fn.ncclCommDestroy(comm) == ncclSuccess ? 0 : 4;
+}
+
+/* FAKE_NCCL_WRONG=1 in one rank's process only: that rank's outputs are wrong, the others'
+ * right, as each process reads its own switches. */
+static void test_process_switches(void **state) {
+        (void)state;
+        ncclUniqueId id;
+        CHECK_NCCL(nc->fn.ncclGetUniqueId(&id));
+        char hex[2 * sizeof(id.internal) + 1] = "";
+        for (size_t i = 0; i < strlen(id.internal); i++)
+                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)id.internal[i]);
+        enum { N = 3 };
+        int out[N];
+        pid_t pids[N];
+        fflush(stdout);
+        for (int r = 0; r < N; r++) {
+                int fds[2];
+                assert_int_equal(pipe(fds), 0);
+                pids[r] = fork();
+                assert_true(pids[r] >= 0);
+                if (pids[r] == 0) {
+                        close(fds[0]);
+                        dup2(fds[1], 1);
+                        if (r == 1)
+                                setenv("FAKE_NCCL_WRONG", "1", 1);
+                        char rank[16], n[16];
+                        snprintf(rank, sizeof(rank), "%d", r);
+                        snprintf(n, sizeof(n), "%d", N);
+                        execl("/proc/self/exe", "test_nccl_fake", nccl_path, cuda_path, "--rank", rank, n, hex,
+                              (char *)NULL);
+                        _exit(127);
+                }
+                close(fds[1]);
+                out[r] = fds[0];
+        }
+        for (int r = 0; r < N; r++) {
+                char buf[256] = "";
+                size_t got = 0;
+                ssize_t k;
+                while (got < sizeof(buf) - 1 && (k = read(out[r], buf + got, sizeof(buf) - 1 - got)) > 0)
+                        got += (size_t)k;
+                close(out[r]);
+                int st;
+                assert_int_equal(waitpid(pids[r], &st, 0), pids[r]);
+                assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+                /* one flipped byte per output: one element */
+                assert_string_equal(buf, r == 1 ? "wrong 1 1\n" : "wrong 0 0\n");
+        }
+        assert_false(shm_left(&id));
+}
+
 /* ---- faults, each in a fresh process: this program run again with --fault NAME ------------ */
 
 static int fault_main(const char *name) {
@@ -712,10 +784,13 @@ int main(int argc, char **argv) {
         open_nccl();
         if (argc == 5 && strcmp(argv[3], "--fault") == 0)
                 return fault_main(argv[4]);
+        if (argc == 7 && strcmp(argv[3], "--rank") == 0)
+                return exec_rank_main(atoi(argv[4]), atoi(argv[5]), argv[6]);
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_collective),  cmocka_unit_test(test_clock),
                 cmocka_unit_test(test_init_rank_threads), cmocka_unit_test(test_processes),
-                cmocka_unit_test(test_process_dies),      cmocka_unit_test(test_fault_init),
+                cmocka_unit_test(test_process_dies),      cmocka_unit_test(test_process_switches),
+                cmocka_unit_test(test_fault_init),
                 cmocka_unit_test(test_fault_second_call), cmocka_unit_test(test_fault_wrong),
                 cmocka_unit_test(test_fault_hang),        cmocka_unit_test(test_fault_async),
         };
