@@ -46,6 +46,7 @@
 
 struct conn {
         int fd;
+        int64_t since_ms; /* accepted at (rank 0's pending connections) */
         size_t len;
         uint8_t buf[RDV_MSG_MAX];
 };
@@ -540,6 +541,19 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                         say(err, err_size, "rendezvous: poll: %s", strerror(errno));
                         goto out;
                 }
+                if (pfds[0].revents & POLLIN) {
+                        /* every slot taken by connections that say nothing (a scanner, a stuck
+                         * process): the oldest goes, so that ranks still get in, and the
+                         * listening socket, always accepted from, never spins the poll */
+                        int oldest = 0, free_slots = 0;
+                        for (int i = 0; i < MAX_PENDING; i++) {
+                                free_slots += pending[i].fd < 0;
+                                if (pending[i].since_ms < pending[oldest].since_ms)
+                                        oldest = i;
+                        }
+                        if (!free_slots)
+                                close_fd(&pending[oldest].fd);
+                }
                 if (pfds[0].revents & POLLIN)
                         for (int i = 0; i < MAX_PENDING; i++) {
                                 if (pending[i].fd >= 0)
@@ -554,6 +568,7 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                                 if (fd < 0)
                                         break; /* EAGAIN: none left; others: the peer retries */
                                 pending[i].fd = fd;
+                                pending[i].since_ms = now_ms();
                                 pending[i].len = 0;
                         }
                 for (int i = 0; i < MAX_PENDING; i++) {
@@ -882,6 +897,8 @@ int rdv_share(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsign
         }
         if (r == 0)
                 s->shared = true;
+        /* every rank is in: nobody else may join, and the port is free again at once */
+        close_fd(&s->listen_fd);
         return r;
 }
 
