@@ -35,7 +35,7 @@ enum rdv_launcher {
         RDV_LAUNCHER_OPENMPI, /* mpirun of Open MPI: OMPI_COMM_WORLD_* */
         RDV_LAUNCHER_SLURM,   /* a task of srun: SLURM_PROCID with SLURM_STEP_ID */
         RDV_LAUNCHER_PMI,     /* MPICH/Hydra, Intel MPI: PMI_RANK / PMI_SIZE */
-        RDV_LAUNCHER_PMIX,    /* a PMIx server (PRRTE, srun --mpi=pmix): PMIX_RANK */
+        RDV_LAUNCHER_PMIX,    /* a PMIx server (PRRTE): PMIX_RANK */
         RDV_LAUNCHER_COUNT,
 };
 
@@ -50,19 +50,28 @@ struct rdv_ranks {
 const char *rdv_launcher_name(enum rdv_launcher l);
 
 /* The ranks from a NULL-terminated "NAME=value" environment (environ), first launcher
- * that matches wins: GPUVET_RANK/GPUVET_WORLD_SIZE[/GPUVET_LOCAL_RANK/GPUVET_LOCAL_SIZE];
- * OMPI_COMM_WORLD_RANK/_SIZE/_LOCAL_RANK/_LOCAL_SIZE; Slurm's SLURM_PROCID/SLURM_LOCALID
- * with SLURM_STEP_NUM_TASKS (else SLURM_NTASKS) and the local size from
- * SLURM_STEP_TASKS_PER_NODE (else SLURM_TASKS_PER_NODE) at SLURM_NODEID -- only in a task
- * of srun, that is when SLURM_STEP_ID (or SLURM_STEPID) names a step other than the batch
- * or extern one: a batch script (sbatch without srun) or an salloc shell has SLURM_NTASKS
- * and even SLURM_PROCID=0, yet it is one process; PMI_RANK/PMI_SIZE with
- * MPI_LOCALRANKID/MPI_LOCALNRANKS; PMIX_RANK with PMIX_SIZE (else OMPI_UNIVERSE_SIZE).
- * None: one process, rank 0 of 1. The job key is GPUVET_JOB_KEY, else the launcher's job:
- * "SLURM_JOB_ID.SLURM_STEP_ID", OMPI_MCA_ess_base_jobid (else PMIX_NAMESPACE),
- * PMI_KVSNAME, PMIX_NAMESPACE.
+ * that matches wins:
+ *  1. GPUVET_RANK/GPUVET_WORLD_SIZE[/GPUVET_LOCAL_RANK/GPUVET_LOCAL_SIZE];
+ *  2. Open MPI's OMPI_COMM_WORLD_RANK/_SIZE/_LOCAL_RANK/_LOCAL_SIZE;
+ *  3. PMI_RANK/PMI_SIZE with MPI_LOCALRANKID/MPI_LOCALNRANKS (MPICH's Hydra, Intel MPI);
+ *  4. PMIX_RANK with PMIX_SIZE (else OMPI_UNIVERSE_SIZE, else GPUVET_WORLD_SIZE);
+ *  5. Slurm: SLURM_PROCID/SLURM_LOCALID with SLURM_STEP_NUM_TASKS (else SLURM_NTASKS) and
+ *     the local size from SLURM_STEP_TASKS_PER_NODE (else SLURM_TASKS_PER_NODE) at
+ *     SLURM_NODEID -- only in a task of srun, that is when SLURM_STEP_ID (or SLURM_STEPID)
+ *     is a step id up to 0xfffffff0: a batch script (sbatch without srun), an salloc shell
+ *     or its interactive step, or the extern step have SLURM_NTASKS and even SLURM_PROCID=0,
+ *     yet are one process.
+ * The MPI launchers come before Slurm because under Slurm they start their ranks from a
+ * daemon per node that srun launched, whose SLURM_PROCID and step size the ranks inherit;
+ * PMI's and PMIx's variables are skipped where they are srun's own (srun --mpi=pmi2/pmix:
+ * the same rank, and the same size or none), as Slurm's then say more (the local size).
+ * None: one process, rank 0 of 1. Without the launcher's local rank, the local rank is the
+ * rank and the local size 0 (unknown). The job key is GPUVET_JOB_KEY, else the launcher's
+ * job: "SLURM_JOB_ID.SLURM_STEP_ID", OMPI_MCA_ess_base_jobid (else PMIX_NAMESPACE),
+ * PMI_KVSNAME (else PMIX_NAMESPACE), PMIX_NAMESPACE.
  * Returns 0, or -EINVAL with a message naming the variable and its value (a malformed
- * number, rank outside 0..size-1, size over RDV_MAX_RANKS, PMIX_RANK without a size). */
+ * number, rank outside 0..size-1, size over RDV_MAX_RANKS, local rank not below the local
+ * size, PMIX_RANK without a size). */
 int rdv_ranks_from_env(const char *const *envp, struct rdv_ranks *ret, char *err, size_t err_size);
 
 /* Slurm's per-node task counts ("8(x2),4": 8 on nodes 0 and 1, 4 on node 2): the count on

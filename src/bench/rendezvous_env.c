@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Slurm's step ids of the batch script and of the extern step (slurm.h: SLURM_BATCH_SCRIPT,
- * SLURM_EXTERN_CONT): not a task of srun. */
-#define SLURM_BATCH_STEP 4294967294ul
-#define SLURM_EXTERN_STEP 4294967293ul
+/* Slurm's highest step id of a step srun launches (slurm.h, SLURM_MAX_NORMAL_STEP_ID since
+ * 20.11); the ids above are the batch script, extern, interactive and pending steps
+ * (0xfffffffb, 0xfffffffc, 0xfffffffa, 0xfffffffd; before 20.11 the batch and extern steps
+ * were 0xfffffffe and 0xffffffff, above it too). */
+#define SLURM_MAX_NORMAL_STEP 0xfffffff0ul
 
 static void say(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(char *err, size_t err_size, const char *fmt, ...) {
@@ -194,23 +195,46 @@ static bool slurm_task(const char *const *envp) {
         unsigned long id;
         if (!step || !env_get(envp, "SLURM_PROCID"))
                 return false;
-        /* a malformed step id is a step all the same: SLURM_PROCID's checks then apply */
-        return parse_decimal(step, ~0ul, &id) < 0 || (id != SLURM_BATCH_STEP && id != SLURM_EXTERN_STEP);
+        /* a name ("batch", "extern", "interactive", as some tools write them) is no srun step */
+        return parse_decimal(step, ~0ul, &id) == 0 && id <= SLURM_MAX_NORMAL_STEP;
 }
 
-/* Which launcher's variables describe this process. */
+static const char *size_variable(const char *const *envp, const struct launcher_vars *v);
+
+/* Whether v's rank and size are srun's own (srun --mpi=pmi2 or --mpi=pmix sets PMI_RANK or
+ * PMIX_RANK to SLURM_PROCID), rather than those of a launcher that runs under Slurm and
+ * starts its ranks from a daemon per node (Hydra, PRRTE): their ranks inherit the daemon's
+ * SLURM_PROCID and step size, which describe the daemons, not the ranks. */
+static bool same_as_slurm(const char *const *envp, const struct launcher_vars *v) {
+        static const struct launcher_vars slurm = {RDV_LAUNCHER_SLURM, "SLURM_PROCID", NULL, NULL, NULL};
+        const char *size_name = size_variable(envp, v), *slurm_size_name = size_variable(envp, &slurm);
+        const char *size = size_name ? env_get(envp, size_name) : NULL;
+        const char *slurm_size = slurm_size_name ? env_get(envp, slurm_size_name) : NULL;
+        return strcmp(env_get(envp, v->rank), env_get(envp, "SLURM_PROCID")) == 0 &&
+               (!size || (slurm_size && strcmp(size, slurm_size) == 0));
+}
+
+/* Which launcher's variables describe this process: the one that started it. An MPI
+ * launcher's come before Slurm's, since under Slurm it starts its ranks from daemons srun
+ * launched (see same_as_slurm); PMI's and PMIx's only where they differ from srun's. */
 static const struct launcher_vars *which_launcher(const char *const *envp) {
         static const struct launcher_vars vars[] = {
                 {RDV_LAUNCHER_GPUVET, "GPUVET_RANK", "GPUVET_WORLD_SIZE", "GPUVET_LOCAL_RANK", "GPUVET_LOCAL_SIZE"},
                 {RDV_LAUNCHER_OPENMPI, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
                  "OMPI_COMM_WORLD_LOCAL_SIZE"},
-                {RDV_LAUNCHER_SLURM, "SLURM_PROCID", NULL, "SLURM_LOCALID", NULL},
                 {RDV_LAUNCHER_PMI, "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
                 {RDV_LAUNCHER_PMIX, "PMIX_RANK", NULL, NULL, NULL},
+                {RDV_LAUNCHER_SLURM, "SLURM_PROCID", NULL, "SLURM_LOCALID", NULL},
         };
+        bool slurm = slurm_task(envp);
         for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-                if (vars[i].launcher == RDV_LAUNCHER_SLURM ? slurm_task(envp) : env_get(envp, vars[i].rank) != NULL)
-                        return &vars[i];
+                const struct launcher_vars *v = &vars[i];
+                if (v->launcher == RDV_LAUNCHER_SLURM ? slurm
+                    : !env_get(envp, v->rank)      ? false
+                    : v->launcher == RDV_LAUNCHER_PMI || v->launcher == RDV_LAUNCHER_PMIX
+                            ? !slurm || !same_as_slurm(envp, v)
+                            : true)
+                        return v;
         }
         return NULL;
 }
@@ -290,8 +314,12 @@ int rdv_ranks_from_env(const char *const *envp, struct rdv_ranks *ret, char *err
         }
         /* without the launcher's local rank: the global one (a single node) */
         local_rank = rank;
-        if (v->local_rank && (r = env_number(envp, v->local_rank, RDV_MAX_RANKS, &local_rank, err, err_size)) < 0)
-                return r;
+        bool told_local = false;
+        if (v->local_rank) {
+                if ((r = env_number(envp, v->local_rank, RDV_MAX_RANKS, &local_rank, err, err_size)) < 0)
+                        return r;
+                told_local = r == 0;
+        }
         if (v->launcher == RDV_LAUNCHER_SLURM) {
                 int n;
                 if ((r = slurm_local_size(envp, &n, err, err_size)) < 0)
@@ -300,6 +328,8 @@ int rdv_ranks_from_env(const char *const *envp, struct rdv_ranks *ret, char *err
         } else if (v->local_size && (r = env_number(envp, v->local_size, RDV_MAX_RANKS, &local_size, err, err_size)) < 0) {
                 return r;
         }
+        if (!told_local && local_size && local_rank >= local_size)
+                local_size = 0; /* a local size without a local rank: neither is known */
         if (local_size && local_rank >= local_size) {
                 say(err, err_size, "%s=%lu is not below this node's %lu ranks", v->local_rank ? v->local_rank : v->rank,
                     local_rank, local_size);

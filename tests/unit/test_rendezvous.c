@@ -98,6 +98,50 @@ static void test_launchers(void **state) {
         assert_int_equal(ranks_of(batch_step, &r), 0);
         assert_int_equal(r.launcher, RDV_LAUNCHER_NONE);
 
+        /* salloc's interactive step, and the extern step written as a name: one process */
+        const char *interactive[] = {"SLURM_JOB_ID=1", "SLURM_STEP_ID=4294967290", "SLURM_NTASKS=4", "SLURM_PROCID=0",
+                                     NULL};
+        assert_int_equal(ranks_of(interactive, &r), 0);
+        assert_int_equal(r.launcher, RDV_LAUNCHER_NONE);
+        const char *extern_step[] = {"SLURM_JOB_ID=1", "SLURM_STEP_ID=extern", "SLURM_NTASKS=4", "SLURM_PROCID=0", NULL};
+        assert_int_equal(ranks_of(extern_step, &r), 0);
+        assert_int_equal(r.launcher, RDV_LAUNCHER_NONE);
+
+        /* Hydra (mpiexec) under Slurm: its proxies are srun's tasks (one per node), the ranks
+         * inherit a proxy's SLURM_PROCID and step size: PMI's variables are the ranks' */
+        const char *hydra_slurm[] = {"SLURM_JOB_ID=9", "SLURM_STEP_ID=0", "SLURM_PROCID=1", "SLURM_STEP_NUM_TASKS=2",
+                                     "SLURM_NODEID=1", "SLURM_STEP_TASKS_PER_NODE=1(x2)", "PMI_RANK=9", "PMI_SIZE=16",
+                                     "MPI_LOCALRANKID=1", "MPI_LOCALNRANKS=8", NULL};
+        assert_int_equal(ranks_of(hydra_slurm, &r), 0);
+        assert_int_equal(r.launcher, RDV_LAUNCHER_PMI);
+        assert_int_equal(r.rank, 9);
+        assert_int_equal(r.size, 16);
+        assert_int_equal(r.local_size, 8);
+        const char *hydra_slurm0[] = {"SLURM_STEP_ID=0", "SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=2", "PMI_RANK=0",
+                                      "PMI_SIZE=16", NULL};
+        assert_int_equal(ranks_of(hydra_slurm0, &r), 0);
+        assert_int_equal(r.launcher, RDV_LAUNCHER_PMI);
+        assert_int_equal(r.size, 16);
+        /* srun --mpi=pmix: PMIX_RANK is SLURM_PROCID, with no size of its own: Slurm's */
+        const char *srun_pmix[] = {"SLURM_JOB_ID=9", "SLURM_STEP_ID=1", "SLURM_PROCID=3", "SLURM_STEP_NUM_TASKS=4",
+                                   "PMIX_RANK=3", "PMIX_NAMESPACE=slurm.pmix.9.1", NULL};
+        assert_int_equal(ranks_of(srun_pmix, &r), 0);
+        assert_int_equal(r.launcher, RDV_LAUNCHER_SLURM);
+        assert_int_equal(r.size, 4);
+        assert_string_equal(r.job_key, "9.1");
+        /* srun --mpi=pmi2: the same ranks both ways; Slurm's says more (the local size) */
+        const char *srun_pmi2[] = {"SLURM_STEP_ID=1", "SLURM_PROCID=3", "SLURM_STEP_NUM_TASKS=4", "SLURM_NODEID=1",
+                                   "SLURM_STEP_TASKS_PER_NODE=2(x2)", "SLURM_LOCALID=1", "PMI_RANK=3", "PMI_SIZE=4",
+                                   NULL};
+        assert_int_equal(ranks_of(srun_pmi2, &r), 0);
+        assert_int_equal(r.launcher, RDV_LAUNCHER_SLURM);
+        assert_int_equal(r.local_size, 2);
+        /* PRRTE's prterun under Slurm without PMIX_SIZE: a rank that is no srun task's */
+        const char *prte_slurm[] = {"SLURM_STEP_ID=0", "SLURM_PROCID=1", "SLURM_STEP_NUM_TASKS=2", "PMIX_RANK=12",
+                                    NULL};
+        assert_int_equal(ranks_of(prte_slurm, &r), -EINVAL);
+        assert_non_null(strstr(err, "GPUVET_WORLD_SIZE"));
+
         const char *hydra[] = {"PMI_RANK=5", "PMI_SIZE=6", "MPI_LOCALRANKID=1", "MPI_LOCALNRANKS=2",
                                "PMI_KVSNAME=kvs_123_0", NULL};
         assert_int_equal(ranks_of(hydra, &r), 0);
