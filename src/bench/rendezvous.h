@@ -99,8 +99,10 @@ struct rdv_address {
 int rdv_address_parse(const char *spec, struct rdv_address *ret, char *err, size_t err_size);
 /* When the user gave no --rendezvous: GPUVET_RENDEZVOUS (a spec as above); else MASTER_ADDR
  * and MASTER_PORT (torchrun's convention; port RDV_DEFAULT_PORT_BASE without MASTER_PORT) -> tcp;
- * else, in a Slurm job, the first host of SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST)
- * and port rdv_slurm_port(SLURM_JOB_ID, SLURM_STEP_ID); else (with size > 1) -ENOENT
+ * else, for the tasks of srun (ranks->launcher RDV_LAUNCHER_SLURM), the first host of
+ * SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST), where srun's block distribution puts task
+ * 0, and port rdv_slurm_port(SLURM_JOB_ID, SLURM_STEP_ID) -- not for mpirun's ranks inside an
+ * allocation, whose step differs between mpirun's node and the others; else (size > 1) -ENOENT
  * with a message saying what to set. A single process needs none: -ENOENT too, and the
  * caller skips the rendezvous. -EINVAL for a malformed value. */
 int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, struct rdv_address *ret, char *err,

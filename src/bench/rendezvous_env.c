@@ -449,6 +449,11 @@ int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, 
         }
         unsigned long job, step = 0;
         int r = env_number(envp, "SLURM_JOB_ID", ~0ul, &job, err, err_size);
+        /* only for srun's tasks: under mpirun in an allocation, the ranks on mpirun's own node
+         * are not in the step of the daemons srun started on the others, so they would derive
+         * another step id and node list */
+        if (ranks && ranks->launcher != RDV_LAUNCHER_SLURM)
+                list = NULL, r = r < 0 ? 1 : r;
         if (list && r == 0) {
                 if (rdv_hostlist_first(list, a.host, sizeof(a.host)) < 0) {
                         say(err, err_size, "%s=%s: not a Slurm host list", list_name, list);

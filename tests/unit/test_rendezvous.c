@@ -301,6 +301,10 @@ static void test_addresses(void **state) {
         assert_true(rdv_slurm_port(123456, 2) != rdv_slurm_port(123456, 3));
         for (unsigned long j = 0; j < 5000; j += 7)
                 assert_true(rdv_slurm_port(j, j % 5) >= 29500 && rdv_slurm_port(j, j % 5) < 30500);
+        /* mpirun's ranks in an allocation: no address from Slurm's variables */
+        struct rdv_ranks ompi = {.launcher = RDV_LAUNCHER_OPENMPI, .rank = 1, .size = 2};
+        assert_int_equal(rdv_address_default(slurm, &ompi, &a, err, sizeof(err)), -ENOENT);
+        assert_non_null(strstr(err, "launched by openmpi"));
         const char *nothing[] = {NULL};
         assert_int_equal(rdv_address_default(nothing, &two, &a, err, sizeof(err)), -ENOENT);
         assert_non_null(strstr(err, "--rendezvous"));
