@@ -24,8 +24,10 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include <cmocka.h>
 
@@ -561,6 +563,32 @@ static void test_file_limit(void **state) {
         assert_int_equal(wait_exit(pid), 0);
 }
 
+static void tick(int sig) { (void)sig; }
+
+/* Rank 0 interrupted by a signal every millisecond (a handler without SA_RESTART: every
+ * blocking call sees EINTR): the exchanges go on, over tcp and over a file. */
+static void test_signals(void **state) {
+        (void)state;
+        struct sigaction sa = {.sa_handler = tick}, old;
+        sigemptyset(&sa.sa_mask);
+        assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+        struct itimerval every = {{0, 1000}, {0, 1000}}, off = {{0, 0}, {0, 0}};
+        assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
+        struct plan p = {.size = 3, .failing_rank = -1};
+        assert_int_equal(rdv_address_parse("tcp://127.0.0.1:0", &p.addr, err, sizeof(err)), 0);
+        full_run(&p);
+        char dir[64], spec[128];
+        snprintf(dir, sizeof(dir), "/tmp/gpuvet-rdv-XXXXXX");
+        assert_non_null(mkdtemp(dir));
+        snprintf(spec, sizeof(spec), "file:%s/rdv", dir);
+        struct plan q = {.size = 3, .failing_rank = 2};
+        assert_int_equal(rdv_address_parse(spec, &q.addr, err, sizeof(err)), 0);
+        full_run(&q);
+        assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
+        assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
+        rmdir(dir);
+}
+
 static void make_dir(char *dir, size_t size) {
         snprintf(dir, size, "/tmp/gpuvet-rdv-XXXXXX");
         assert_non_null(mkdtemp(dir));
@@ -796,7 +824,7 @@ int main(void) {
                 cmocka_unit_test(test_addresses),     cmocka_unit_test(test_messages),
                 cmocka_unit_test(test_tcp),           cmocka_unit_test(test_tcp6),
                 cmocka_unit_test(test_strangers),     cmocka_unit_test(test_file_limit),
-                cmocka_unit_test(test_file),
+                cmocka_unit_test(test_signals),       cmocka_unit_test(test_file),
                 cmocka_unit_test(test_stale_file),    cmocka_unit_test(test_missing_rank),
                 cmocka_unit_test(test_wrong_size),    cmocka_unit_test(test_gather_missing),
         };
