@@ -904,23 +904,30 @@ int rdv_share(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsign
 
 /* ---- the gather ---------------------------------------------------------------------------- */
 
-static void keep_result(struct rdv_rank_result *res, bool ok, const void *data, size_t len) {
+/* A rank's blob into res, NUL-terminated. false when out of memory (res stays missing). */
+static bool keep_result(struct rdv_rank_result *res, bool ok, const void *data, size_t len) {
+        unsigned char *copy = malloc(len + 1);
+        if (!copy)
+                return false;
+        if (len)
+                memcpy(copy, data, len);
+        copy[len] = '\0';
         res->state = ok ? RDV_RANK_OK : RDV_RANK_FAILED;
         res->len = len;
-        if (len)
-                memcpy(res->data, data, len);
-        res->data[len] = '\0';
+        res->data = copy;
+        return true;
 }
 
-static void left_without(struct rdv_rank_result *res, int rank, const char *how) {
+static bool left_without(struct rdv_rank_result *res, int rank, const char *how) {
         char text[160];
         snprintf(text, sizeof(text), "rank %d %s before it gave its result", rank, how);
-        keep_result(res, false, text, strlen(text));
+        return keep_result(res, false, text, strlen(text));
 }
 
 static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_t deadline, unsigned timeout_ms, char *err,
                            size_t err_size) {
         int size = s->ranks.size, waiting = size - 1;
+        bool kept = true;
         struct pollfd *pfds = calloc((size_t)size, sizeof(*pfds));
         bool *missing = calloc((size_t)size, sizeof(*missing));
         if (!pfds || !missing) {
@@ -951,9 +958,10 @@ static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_
                         if (rc == 0)
                                 continue;
                         if (rc > 0 && m.type == RDV_MSG_RESULT && m.rank == (uint32_t)r)
-                                keep_result(&g->ranks[r], m.status == 0, m.data, m.data_len);
+                                kept &= keep_result(&g->ranks[r], m.status == 0, m.data, m.data_len);
                         else
-                                left_without(&g->ranks[r], r, rc == -ECONNRESET ? "closed its connection" : "sent garbage");
+                                kept &= left_without(&g->ranks[r], r,
+                                                     rc == -ECONNRESET ? "closed its connection" : "sent garbage");
                         if (rc < 0 || m.type != RDV_MSG_RESULT || m.rank != (uint32_t)r)
                                 close_fd(&s->peers[r].fd);
                         missing[r] = false;
@@ -970,6 +978,9 @@ static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_
         if (waiting > 0) {
                 say_missing(err, err_size, missing, size, "gave no result", timeout_ms, s->where, NULL);
                 rc = -ETIMEDOUT;
+        } else if (!kept) {
+                say(err, err_size, "rank 0 ran out of memory keeping the results");
+                rc = -ENOMEM;
         }
         free(pfds);
         free(missing);
@@ -1001,6 +1012,7 @@ static int peer_gather_tcp(struct rdv_session *s, bool ok, const void *data, siz
 static int root_gather_file(struct rdv_session *s, struct rdv_gathered *g, int64_t deadline, unsigned timeout_ms,
                             char *err, size_t err_size) {
         int size = s->ranks.size, waiting = size - 1, pause = 1;
+        bool kept = true;
         bool *missing = calloc((size_t)size, sizeof(*missing));
         uint8_t *buf = malloc(RDV_MSG_MAX);
         char path[sizeof(s->addr.path) + 32];
@@ -1021,7 +1033,7 @@ static int root_gather_file(struct rdv_session *s, struct rdv_gathered *g, int64
                         if (read_msg_file(path, buf, RDV_MSG_MAX, &m) < 0 || m.type != RDV_MSG_RESULT || m.nonce != s->nonce ||
                             m.rank != (uint32_t)r)
                                 continue;
-                        keep_result(&g->ranks[r], m.status == 0, m.data, m.data_len);
+                        kept &= keep_result(&g->ranks[r], m.status == 0, m.data, m.data_len);
                         missing[r] = false;
                         waiting--;
                 }
@@ -1043,6 +1055,9 @@ static int root_gather_file(struct rdv_session *s, struct rdv_gathered *g, int64
         if (waiting > 0) {
                 say_missing(err, err_size, missing, size, "gave no result", timeout_ms, s->where, NULL);
                 rc = -ETIMEDOUT;
+        } else if (!kept) {
+                say(err, err_size, "rank 0 ran out of memory keeping the results");
+                rc = -ENOMEM;
         }
         free(missing);
         free(buf);
@@ -1078,6 +1093,8 @@ static int peer_gather_file(struct rdv_session *s, bool ok, const void *data, si
 
 int rdv_gather(struct rdv_session *s, bool ok, const void *data, size_t len, struct rdv_gathered *ret,
                unsigned timeout_ms, char *err, size_t err_size) {
+        if (ret)
+                *ret = (struct rdv_gathered){0}; /* rdv_gathered_free is safe whatever follows */
         if (!s || (len && !data) || (s->ranks.rank == 0 && !ret)) {
                 say(err, err_size, "rendezvous: invalid arguments");
                 return -EINVAL;
@@ -1100,7 +1117,11 @@ int rdv_gather(struct rdv_session *s, bool ok, const void *data, size_t len, str
                 say(err, err_size, "rendezvous: out of memory");
                 return -ENOMEM;
         }
-        keep_result(&ret->ranks[0], ok, data, len);
+        if (!keep_result(&ret->ranks[0], ok, data, len)) {
+                rdv_gathered_free(ret);
+                say(err, err_size, "rendezvous: out of memory");
+                return -ENOMEM;
+        }
         if (s->ranks.size == 1)
                 return 0;
         return s->addr.transport == RDV_TCP ? root_gather_tcp(s, ret, deadline, timeout_ms, err, err_size)
@@ -1110,6 +1131,8 @@ int rdv_gather(struct rdv_session *s, bool ok, const void *data, size_t len, str
 void rdv_gathered_free(struct rdv_gathered *g) {
         if (!g)
                 return;
+        for (int r = 0; g->ranks && r < g->size; r++)
+                free(g->ranks[r].data);
         free(g->ranks);
         g->ranks = NULL;
         g->size = 0;

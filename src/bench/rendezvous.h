@@ -127,8 +127,9 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
 unsigned rdv_bound_port(const struct rdv_session *s);
 
 /* Rank 0: give blob[0..*len) to every other rank, returning once all size - 1 have joined
- * and been answered. Others: wait for rank 0 (connecting again until the deadline: it may
- * start later) and receive its blob into blob (capacity cap), its length in *len.
+ * and been answered (then it stops listening). Others: wait for rank 0 (connecting again
+ * until the deadline: it may start later) and receive its blob into blob (capacity cap), its
+ * length in *len; over a file, they return once rank 0 has seen them. Once per session.
  * Returns 0; -ETIMEDOUT ("rank 3 of 4 did not join within 30 s (tcp://host:port)", or
  * "rank 2 of 4: rank 0 at ... did not answer within 30 s"); -EPROTO when rank 0 refused
  * this rank or a peer disagreed (world size, duplicate rank, job key: named in the
@@ -148,15 +149,18 @@ struct rdv_gathered {
         struct rdv_rank_result {
                 enum rdv_rank_state state;
                 size_t len;
-                unsigned char data[RDV_GATHER_MAX + 1]; /* NUL after len bytes, for messages */
+                unsigned char *data; /* len bytes and a NUL (for messages); NULL when missing */
         } *ranks; /* size entries, rank 0's own included */
 };
 
 /* Every rank gives one blob (up to RDV_GATHER_MAX): its result when ok, else its error
  * message; rank 0 gets all of them into *ret (others: ret may be NULL). Ends as a barrier:
- * no rank returns 0 before rank 0 holds every rank's blob. On rank 0, *ret is filled even
- * when it returns -ETIMEDOUT (missing ranks RDV_RANK_MISSING, named in the message), so a
- * report can still show the ranks that came. Free with rdv_gathered_free. */
+ * no rank returns 0 before rank 0 holds every rank's blob. A rank whose connection ends
+ * before its blob is RDV_RANK_FAILED with a message saying so (its process died: the gather
+ * need not wait for it). Rank 0 returns 0 when every rank is OK or FAILED; with -ETIMEDOUT
+ * (missing ranks RDV_RANK_MISSING, named in the message) *ret is filled all the same, so a
+ * report can still show the ranks that came. Once only. Free with rdv_gathered_free (also
+ * after an error). */
 int rdv_gather(struct rdv_session *s, bool ok, const void *data, size_t len, struct rdv_gathered *ret,
                unsigned timeout_ms, char *err, size_t err_size);
 void rdv_gathered_free(struct rdv_gathered *g);
