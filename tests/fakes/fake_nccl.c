@@ -21,7 +21,10 @@
  *   A rank whose process is gone (dead, or a zombie) or whose comm was destroyed makes its
  *   peers' pending step end with ncclRemoteError from ncclCommGetAsyncError, not a hang.
  *   A rank of another process knows no device (ranks of another node count from 0 again):
- *   any stream is accepted.
+ *   any stream is accepted. Not modelled: ncclCommAbort from another thread while a step
+ *   waits (NCCL's way to unblock a hung collective; here, end the process), and one thread
+ *   of a process driving ranks of several such communicators in one group (each step waits
+ *   for its peers in turn: give each its own thread, as NCCL asks of blocking calls).
  * - Collectives are queued per rank, as NCCL enqueues them on the stream, and run once every
  *   rank of the communicator has queued its next one (they must match: same collective,
  *   count, type, op and root, else every rank's async error becomes ncclInvalidUsage). So a
