@@ -593,7 +593,7 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                                         rc = -EPROTO;
                                         goto out;
                                 }
-                                snprintf(refused, sizeof(refused), "refused: %s", why);
+                                snprintf(refused, sizeof(refused), "refused: %.*s", (int)sizeof(refused) - 10, why);
                                 continue;
                         }
                         s->peers[m.rank] = *c;
