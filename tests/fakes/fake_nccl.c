@@ -73,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -250,6 +251,20 @@ static void log_call(const char *fn, ncclResult_t rc) {
 
 /* Every exported function starts here, under the lock: count the call, hang or fail it as
  * configured. Returns ncclSuccess to go on. */
+/* NCCL prints its warnings on standard output when NCCL_DEBUG is WARN or INFO, as
+ * "host:pid:tid [device] NCCL WARN message"; an injected failure is told the same way, so
+ * that a caller capturing NCCL's output has a line to capture. */
+static void warn_failure(const char *fn, ncclResult_t rc) {
+        const char *level = getenv("NCCL_DEBUG");
+        if (!level || (strcasecmp(level, "WARN") != 0 && strcasecmp(level, "INFO") != 0))
+                return;
+        char host[64] = "localhost";
+        (void)gethostname(host, sizeof(host) - 1);
+        printf("%s:%d:%d [0] NCCL WARN %s failed: result %d (fake NCCL: FAKE_NCCL_FAIL)\n", host, (int)getpid(),
+               (int)getpid(), fn, (int)rc);
+        fflush(stdout);
+}
+
 static ncclResult_t enter(const char *fn) {
         pthread_once(&once, configure);
         unsigned long n = 0;
@@ -272,6 +287,7 @@ static ncclResult_t enter(const char *fn) {
         for (int j = 0; j < fk.n_fails; j++)
                 if (strcmp(fk.fails[j].fn, fn) == 0 && (fk.fails[j].call == 0 || fk.fails[j].call == n)) {
                         log_call(fn, fk.fails[j].rc);
+                        warn_failure(fn, fk.fails[j].rc);
                         return fk.fails[j].rc;
                 }
         log_call(fn, ncclSuccess);

@@ -144,6 +144,9 @@ def main():
     m = verdicts(rep).get("all_reduce", {})
     check(p.returncode == 1 and "ncclCommInitAll: ncclSystemError (2)" in m.get("summary", ""),
           "an init failure names the call and result: %s" % m.get("summary"))
+    out = ((rep or {}).get("failure") or {}).get("nccl_output") or ""
+    check("NCCL WARN ncclCommInitAll failed" in out and "NCCL WARN ncclCommInitAll failed" in p.stdout,
+          "NCCL's warnings (NCCL_DEBUG=WARN by default) are captured into the report and the text: %r" % out)
     p, rep = nccl(["-C", "all_reduce", "-e", "64K"], {"FAKE_NCCL_ASYNC": "ncclRemoteError:after=3"})
     m = verdicts(rep).get("all_reduce", {})
     check(p.returncode == 1 and "ncclRemoteError" in m.get("summary", ""),
