@@ -14,6 +14,9 @@
  *   with ncclRemoteError rather than hang; FAKE_NCCL_WRONG in one rank's process (this
  *   program run again with --rank) corrupts that rank's outputs only; nothing of the fake
  *   stays in /dev/shm;
+ * - the benchmark's flow: 3 processes find their ranks in the environment, rank 0's id goes
+ *   through bench/rendezvous.h (a file), then ncclCommInitRank, an all_reduce verified, and
+ *   every rank's result gathered to rank 0;
  * - each fault, in a fresh process (the fake reads its switches once): FAKE_NCCL_FAIL at
  *   ncclCommInitAll and at the 5th ncclAllReduce, FAKE_NCCL_WRONG caught by verification,
  *   FAKE_NCCL_HANG in ncclGroupEnd (the process never finishes: killed at a deadline),
@@ -39,6 +42,7 @@
 #include <cmocka.h>
 
 #include "bench/nccl_math.h"
+#include "bench/rendezvous.h"
 #include "vendor/cuda_api.h"
 #include "vendor/nccl.h"
 #include "timescale.h"
@@ -565,6 +569,74 @@ static void test_process_dies(void **state) {
         assert_false(shm_left(&id));
 }
 
+/* The benchmark's flow on these foundations: ranks from the launcher's environment, rank
+ * 0's id through the rendezvous (a file here: no port to agree on), ncclCommInitRank, an
+ * all_reduce verified, each rank's result (or error) gathered to rank 0. A template for
+ * `bench nccl`. The exit status: 0, or the step that failed. */
+static int rdv_rank(int rank, int n, const char *spec) {
+        char e[512], vars[4][64];
+        snprintf(vars[0], sizeof(vars[0]), "GPUVET_RANK=%d", rank);
+        snprintf(vars[1], sizeof(vars[1]), "GPUVET_WORLD_SIZE=%d", n);
+        snprintf(vars[2], sizeof(vars[2]), "GPUVET_JOB_KEY=fake-nccl-test");
+        snprintf(vars[3], sizeof(vars[3]), "GPUVET_RENDEZVOUS=%s", spec);
+        const char *envp[] = {vars[0], vars[1], vars[2], vars[3], NULL};
+        struct rdv_ranks ranks;
+        struct rdv_address addr;
+        struct rdv_session *s;
+        if (rdv_ranks_from_env(envp, &ranks, e, sizeof(e)) < 0 || rdv_address_default(envp, &ranks, &addr, e, sizeof(e)) < 0 ||
+            rdv_open(&ranks, &addr, &s, e, sizeof(e)) < 0)
+                return 40;
+        ncclUniqueId id;
+        size_t len = sizeof(id);
+        if (ranks.rank == 0 && nc->fn.ncclGetUniqueId(&id) != ncclSuccess)
+                return 41;
+        if (rdv_share(s, &id, &len, sizeof(id), (unsigned)SCALED_MS(30000), e, sizeof(e)) < 0 || len != sizeof(id))
+                return 42;
+        ncclComm_t comm;
+        if (nc->fn.ncclCommInitRank(&comm, ranks.size, id, ranks.rank) != ncclSuccess)
+                return 43;
+        size_t bad = proc_run_verify(NCCL_COLL_ALL_REDUCE, comm, n, rank, 1 << 16, NCCL_DT_FLOAT32, NCCL_OP_SUM, 0, false);
+        char result[64];
+        snprintf(result, sizeof(result), "rank %d: %zu wrong", rank, bad);
+        struct rdv_gathered g;
+        int rc = rdv_gather(s, bad == 0, result, strlen(result), &g, (unsigned)SCALED_MS(30000), e, sizeof(e));
+        if (rc == 0 && rank == 0)
+                for (int r = 0; r < n; r++) {
+                        char want[64];
+                        snprintf(want, sizeof(want), "rank %d: 0 wrong", r);
+                        if (g.ranks[r].state != RDV_RANK_OK || strcmp((const char *)g.ranks[r].data, want) != 0)
+                                rc = -1;
+                }
+        rdv_gathered_free(&g);
+        rdv_close(s);
+        if (rc < 0)
+                return 44;
+        return nc->fn.ncclCommDestroy(comm) == ncclSuccess ? 0 : 45;
+}
+
+static void test_rendezvous_then_nccl(void **state) {
+        (void)state;
+        char dir[] = "/tmp/gpuvet-nccl-rdv-XXXXXX", spec[64];
+        assert_non_null(mkdtemp(dir));
+        snprintf(spec, sizeof(spec), "file:%s/id", dir);
+        enum { N = 3 };
+        pid_t pids[N];
+        fflush(stdout);
+        for (int r = 0; r < N; r++) {
+                pids[r] = fork();
+                assert_true(pids[r] >= 0);
+                if (pids[r] == 0)
+                        _exit(rdv_rank(r, N, spec));
+        }
+        for (int r = 0; r < N; r++) {
+                int st;
+                assert_int_equal(waitpid(pids[r], &st, 0), pids[r]);
+                if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                        fail_msg("rank %d ended with %d", r, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+        }
+        assert_int_equal(rmdir(dir), 0); /* empty: the rendezvous removed its files */
+}
+
 /* A rank run as this program again (--rank R N ID), so that it reads the fake's switches from
  * its own environment: all_reduce and all_gather out of place, then "wrong A G" (the elements
  * each got wrong) on stdout. */
@@ -790,6 +862,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_every_collective),  cmocka_unit_test(test_clock),
                 cmocka_unit_test(test_init_rank_threads), cmocka_unit_test(test_processes),
                 cmocka_unit_test(test_process_dies),      cmocka_unit_test(test_process_switches),
+                cmocka_unit_test(test_rendezvous_then_nccl),
                 cmocka_unit_test(test_fault_init),
                 cmocka_unit_test(test_fault_second_call), cmocka_unit_test(test_fault_wrong),
                 cmocka_unit_test(test_fault_hang),        cmocka_unit_test(test_fault_async),
