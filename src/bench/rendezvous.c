@@ -19,6 +19,7 @@
  * them all, so that removal is the barrier. */
 
 #include "bench/rendezvous.h"
+#include "core/strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,16 +66,6 @@ struct rdv_session {
 };
 
 /* ---- small helpers ----------------------------------------------------------------------- */
-
-static void say(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t err_size, const char *fmt, ...) {
-        if (!err || !err_size)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_size, fmt, ap);
-        va_end(ap);
-}
 
 static int64_t now_ms(void) {
         struct timespec ts;
@@ -134,8 +125,8 @@ static void say_missing(char *err, size_t err_size, const bool *missing, int siz
         char names[128];
         int n;
         name_ranks(missing, size, names, sizeof(names), &n);
-        say(err, err_size, "%s %s of %d %s within %g s (%s)%s%s", n == 1 ? "rank" : "ranks", names, size, what,
-            seconds(timeout_ms), where, also && *also ? "; " : "", also ? also : "");
+        strbuf_printf(err, err_size, "%s %s of %d %s within %g s (%s)%s%s", n == 1 ? "rank" : "ranks", names, size,
+                      what, seconds(timeout_ms), where, also && *also ? "; " : "", also ? also : "");
 }
 
 /* ---- sockets ----------------------------------------------------------------------------- */
@@ -283,7 +274,7 @@ static int resolve(const char *host, const char *port, int64_t deadline, struct 
         if (!q->done) {
                 q->abandoned = true; /* the thread frees q */
                 pthread_mutex_unlock(&q->lock);
-                say(why, why_size, "resolving %s took too long", host);
+                strbuf_printf(why, why_size, "resolving %s took too long", host);
                 return -ETIMEDOUT;
         }
         pthread_mutex_unlock(&q->lock);
@@ -292,7 +283,7 @@ static int resolve(const char *host, const char *port, int64_t deadline, struct 
         q->result = NULL;
         resolve_free(q);
         if (rc != 0) {
-                say(why, why_size, "%s: %s", host, gai_strerror(rc));
+                strbuf_printf(why, why_size, "%s: %s", host, gai_strerror(rc));
                 return rc == EAI_NONAME || rc == EAI_SERVICE ? -ENXIO : -EHOSTUNREACH;
         }
         return 0;
@@ -332,7 +323,7 @@ static int connect_one(const struct addrinfo *ai, int limit_ms) {
  * failure in why (-ENXIO at once for a name that does not exist). */
 static int connect_root(const struct rdv_address *a, int64_t deadline, char *why, size_t why_size) {
         int backoff = 20;
-        say(why, why_size, "no answer");
+        strbuf_printf(why, why_size, "no answer");
         while (left_ms(deadline) > 0) {
                 struct addrinfo *res = NULL;
                 int r = resolve(a->host, a->port, deadline, &res, why, why_size);
@@ -345,7 +336,7 @@ static int connect_root(const struct rdv_address *a, int64_t deadline, char *why
                                 freeaddrinfo(res);
                                 return fd;
                         }
-                        say(why, why_size, "%s", strerror(-fd));
+                        strbuf_printf(why, why_size, "%s", strerror(-fd));
                 }
                 if (res)
                         freeaddrinfo(res);
@@ -408,13 +399,14 @@ static int enough_files(int size, char *err, size_t err_size) {
         if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
                 return 0;
         if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
-                say(err, err_size, "rank 0 needs %d open files for %d ranks, the limit is %llu (ulimit -Hn)", (int)need,
-                    size, (unsigned long long)rl.rlim_max);
+                strbuf_printf(err, err_size, "rank 0 needs %d open files for %d ranks, the limit is %llu (ulimit -Hn)",
+                              (int)need, size, (unsigned long long)rl.rlim_max);
                 return -EMFILE;
         }
         rl.rlim_cur = need;
         if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
-                say(err, err_size, "rank 0 needs %d open files for %d ranks: %s", (int)need, size, strerror(errno));
+                strbuf_printf(err, err_size, "rank 0 needs %d open files for %d ranks: %s", (int)need, size,
+                              strerror(errno));
                 return -EMFILE;
         }
         return 0;
@@ -424,12 +416,12 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
              size_t err_size) {
         if (!ranks || !addr || !ret || ranks->size < 1 || ranks->size > RDV_MAX_RANKS || ranks->rank < 0 ||
             ranks->rank >= ranks->size) {
-                say(err, err_size, "rendezvous: invalid ranks");
+                strbuf_printf(err, err_size, "rendezvous: invalid ranks");
                 return -EINVAL;
         }
         struct rdv_session *s = calloc(1, sizeof(*s));
         if (!s) {
-                say(err, err_size, "rendezvous: out of memory");
+                strbuf_printf(err, err_size, "rendezvous: out of memory");
                 return -ENOMEM;
         }
         s->ranks = *ranks;
@@ -442,7 +434,7 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
                         s->peers = calloc((size_t)ranks->size, sizeof(*s->peers));
                         if (!s->peers) {
                                 free(s);
-                                say(err, err_size, "rendezvous: out of memory");
+                                strbuf_printf(err, err_size, "rendezvous: out of memory");
                                 return -ENOMEM;
                         }
                         for (int r = 0; r < ranks->size; r++)
@@ -454,8 +446,8 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
                         }
                         fd = listen_any(addr, &s->port);
                         if (fd < 0) {
-                                say(err, err_size, "rank 0 cannot listen on port %s for %s: %s", addr->port, s->where,
-                                    strerror(-fd));
+                                strbuf_printf(err, err_size, "rank 0 cannot listen on port %s for %s: %s", addr->port,
+                                              s->where, strerror(-fd));
                                 rdv_close(s);
                                 return fd;
                         }
@@ -478,24 +470,26 @@ unsigned rdv_bound_port(const struct rdv_session *s) { return s ? s->port : 0; }
 static int judge_hello(const struct rdv_session *s, const struct rdv_msg *m, char *why, size_t why_size, bool *fatal) {
         *fatal = false;
         if (m->type != RDV_MSG_HELLO) {
-                say(why, why_size, "a connection sent no HELLO");
+                strbuf_printf(why, why_size, "a connection sent no HELLO");
                 return -EPROTO;
         }
         if (strcmp(m->key, s->ranks.job_key) != 0) {
-                say(why, why_size, "rank %u has job key \"%s\", rank 0 \"%s\"", m->rank, m->key, s->ranks.job_key);
+                strbuf_printf(why, why_size, "rank %u has job key \"%s\", rank 0 \"%s\"", m->rank, m->key,
+                              s->ranks.job_key);
                 return -EPROTO;
         }
         *fatal = true;
         if (m->size != (uint32_t)s->ranks.size) {
-                say(why, why_size, "rank %u says the world size is %u, rank 0 says %d", m->rank, m->size, s->ranks.size);
+                strbuf_printf(why, why_size, "rank %u says the world size is %u, rank 0 says %d", m->rank, m->size,
+                              s->ranks.size);
                 return -EPROTO;
         }
         if (m->rank == 0 || m->rank >= (uint32_t)s->ranks.size) {
-                say(why, why_size, "a process says it is rank %u of %d", m->rank, s->ranks.size);
+                strbuf_printf(why, why_size, "a process says it is rank %u of %d", m->rank, s->ranks.size);
                 return -EPROTO;
         }
         if (s->peers[m->rank].fd >= 0) {
-                say(why, why_size, "rank %u joined twice (two processes have that rank)", m->rank);
+                strbuf_printf(why, why_size, "rank %u joined twice (two processes have that rank)", m->rank);
                 return -EPROTO;
         }
         return 0;
@@ -516,7 +510,7 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
         char refused[256] = "", why[256];
         if (!pending || !pfds || !missing) {
                 rc = -ENOMEM;
-                say(err, err_size, "rendezvous: out of memory");
+                strbuf_printf(err, err_size, "rendezvous: out of memory");
                 goto out;
         }
         for (int i = 0; i < MAX_PENDING; i++)
@@ -538,7 +532,7 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                         if (errno == EINTR)
                                 continue;
                         rc = -errno;
-                        say(err, err_size, "rendezvous: poll: %s", strerror(errno));
+                        strbuf_printf(err, err_size, "rendezvous: poll: %s", strerror(errno));
                         goto out;
                 }
                 if (pfds[0].revents & POLLIN) {
@@ -560,8 +554,8 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                                         continue;
                                 int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                                 if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
-                                        say(err, err_size, "rank 0 cannot take more connections (%s): %s",
-                                            s->where, strerror(errno));
+                                        strbuf_printf(err, err_size, "rank 0 cannot take more connections (%s): %s",
+                                                      s->where, strerror(errno));
                                         rc = -errno;
                                         goto out;
                                 }
@@ -589,7 +583,7 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                                 refuse(c->fd, why, now_ms() + 1000);
                                 close_fd(&c->fd);
                                 if (fatal) {
-                                        say(err, err_size, "%s (%s)", why, s->where);
+                                        strbuf_printf(err, err_size, "%s (%s)", why, s->where);
                                         rc = -EPROTO;
                                         goto out;
                                 }
@@ -608,7 +602,8 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                 memcpy(m.key, s->ranks.job_key, sizeof(m.key));
                 int r2 = send_msg(s->peers[r].fd, &m, deadline);
                 if (r2 < 0) {
-                        say(err, err_size, "rank 0 could not answer rank %d (%s): %s", r, s->where, strerror(-r2));
+                        strbuf_printf(err, err_size, "rank 0 could not answer rank %d (%s): %s", r, s->where,
+                                      strerror(-r2));
                         rc = r2;
                         goto out;
                 }
@@ -636,18 +631,19 @@ static int peer_share_tcp(struct rdv_session *s, void *blob, size_t *len, size_t
         int rank = s->ranks.rank, size = s->ranks.size;
         int fd = connect_root(&s->addr, deadline, why, sizeof(why));
         if (fd == -ENXIO) {
-                say(err, err_size, "rank %d of %d: rank 0's host in %s does not exist: %s", rank, size, s->where, why);
+                strbuf_printf(err, err_size, "rank %d of %d: rank 0's host in %s does not exist: %s", rank, size,
+                              s->where, why);
                 return fd;
         }
         if (fd < 0) {
-                say(err, err_size, "rank %d of %d could not reach rank 0 at %s within %g s: %s", rank, size, s->where,
-                    seconds(timeout_ms), why);
+                strbuf_printf(err, err_size, "rank %d of %d could not reach rank 0 at %s within %g s: %s", rank, size,
+                              s->where, seconds(timeout_ms), why);
                 return fd;
         }
         s->to_root = calloc(1, sizeof(*s->to_root));
         if (!s->to_root) {
                 close_fd(&fd);
-                say(err, err_size, "rendezvous: out of memory");
+                strbuf_printf(err, err_size, "rendezvous: out of memory");
                 return -ENOMEM;
         }
         s->to_root->fd = fd;
@@ -659,26 +655,28 @@ static int peer_share_tcp(struct rdv_session *s, void *blob, size_t *len, size_t
         if (r == 0)
                 r = recv_msg(s->to_root, &m, &used, deadline);
         if (r == -ETIMEDOUT) {
-                say(err, err_size, "rank %d of %d: rank 0 at %s did not answer within %g s (it answers once every rank joined)",
-                    rank, size, s->where, seconds(timeout_ms));
+                strbuf_printf(
+                        err, err_size,
+                        "rank %d of %d: rank 0 at %s did not answer within %g s (it answers once every rank joined)",
+                        rank, size, s->where, seconds(timeout_ms));
                 return r;
         }
         if (r < 0) {
-                say(err, err_size, "rank %d of %d: the connection to rank 0 at %s failed: %s", rank, size, s->where,
-                    r == -EBADMSG ? "it does not speak gpuvet's rendezvous" : strerror(-r));
+                strbuf_printf(err, err_size, "rank %d of %d: the connection to rank 0 at %s failed: %s", rank, size,
+                              s->where, r == -EBADMSG ? "it does not speak gpuvet's rendezvous" : strerror(-r));
                 return r;
         }
         if (m.type == RDV_MSG_REFUSE) {
-                say(err, err_size, "rank %d of %d: rank 0 at %s refused it: %.*s", rank, size, s->where, (int)m.data_len,
-                    m.data ? (const char *)m.data : "");
+                strbuf_printf(err, err_size, "rank %d of %d: rank 0 at %s refused it: %.*s", rank, size, s->where,
+                              (int)m.data_len, m.data ? (const char *)m.data : "");
                 return -EPROTO;
         }
         if (m.type != RDV_MSG_BLOB || m.size != (uint32_t)size) {
-                say(err, err_size, "rank %d of %d: rank 0 at %s sent no blob", rank, size, s->where);
+                strbuf_printf(err, err_size, "rank %d of %d: rank 0 at %s sent no blob", rank, size, s->where);
                 return -EPROTO;
         }
         if (m.data_len > cap) {
-                say(err, err_size, "rank %d: rank 0's blob (%zu bytes) is over %zu", rank, m.data_len, cap);
+                strbuf_printf(err, err_size, "rank %d: rank 0's blob (%zu bytes) is over %zu", rank, m.data_len, cap);
                 return -EMSGSIZE;
         }
         if (m.data_len)
@@ -741,7 +739,7 @@ static int root_share_file(struct rdv_session *s, const void *blob, size_t len, 
         memcpy(m.key, s->ranks.job_key, sizeof(m.key));
         int r = write_msg_file(s->addr.path, &m);
         if (r < 0) {
-                say(err, err_size, "rank 0 cannot write %s: %s", s->addr.path, strerror(-r));
+                strbuf_printf(err, err_size, "rank 0 cannot write %s: %s", s->addr.path, strerror(-r));
                 return r;
         }
         s->wrote_file = true;
@@ -750,7 +748,7 @@ static int root_share_file(struct rdv_session *s, const void *blob, size_t len, 
         if (!missing || !buf) {
                 free(missing);
                 free(buf);
-                say(err, err_size, "rendezvous: out of memory");
+                strbuf_printf(err, err_size, "rendezvous: out of memory");
                 return -ENOMEM;
         }
         int waiting = size - 1, pause = 1;
@@ -769,8 +767,9 @@ static int root_share_file(struct rdv_session *s, const void *blob, size_t len, 
                         missing[rank] = false;
                         waiting--;
                         if (j.rank != (uint32_t)rank || j.size != (uint32_t)size) {
-                                say(err, err_size, "rank %d says it is rank %u of %u, rank 0 says %d ranks (%s)", rank, j.rank,
-                                    j.size, size, s->where);
+                                strbuf_printf(err, err_size,
+                                              "rank %d says it is rank %u of %u, rank 0 says %d ranks (%s)", rank,
+                                              j.rank, j.size, size, s->where);
                                 free(missing);
                                 free(buf);
                                 return -EPROTO;
@@ -800,7 +799,8 @@ static int read_blob_file(struct rdv_session *s, uint8_t *buf, struct rdv_msg *m
                 return -ENOENT;
         if (strcmp(m->key, s->ranks.job_key) == 0 && m->size == (uint32_t)s->ranks.size)
                 return 0;
-        say(stale, stale_size, "; %s holds another run's (job key \"%s\", %u ranks)", s->addr.path, m->key, m->size);
+        strbuf_printf(stale, stale_size, "; %s holds another run's (job key \"%s\", %u ranks)", s->addr.path, m->key,
+                      m->size);
         return -ENOENT;
 }
 
@@ -808,7 +808,8 @@ static int read_blob_file(struct rdv_session *s, uint8_t *buf, struct rdv_msg *m
 static int take_blob(struct rdv_session *s, const struct rdv_msg *m, void *blob, size_t *len, size_t cap,
                      const char *join_path, char *err, size_t err_size) {
         if (m->data_len > cap) {
-                say(err, err_size, "rank %d: rank 0's blob (%zu bytes) is over %zu", s->ranks.rank, m->data_len, cap);
+                strbuf_printf(err, err_size, "rank %d: rank 0's blob (%zu bytes) is over %zu", s->ranks.rank,
+                              m->data_len, cap);
                 return -EMSGSIZE;
         }
         if (m->data_len)
@@ -820,7 +821,7 @@ static int take_blob(struct rdv_session *s, const struct rdv_msg *m, void *blob,
         memcpy(j.key, s->ranks.job_key, sizeof(j.key));
         int r = write_msg_file(join_path, &j);
         if (r < 0)
-                say(err, err_size, "rank %d cannot write %s: %s", s->ranks.rank, join_path, strerror(-r));
+                strbuf_printf(err, err_size, "rank %d cannot write %s: %s", s->ranks.rank, join_path, strerror(-r));
         return r;
 }
 
@@ -837,7 +838,7 @@ static int peer_share_file(struct rdv_session *s, void *blob, size_t *len, size_
         file_name(s, rank, ".join", join_path, sizeof(join_path));
         uint8_t *buf = malloc(RDV_MSG_MAX);
         if (!buf) {
-                say(err, err_size, "rendezvous: out of memory");
+                strbuf_printf(err, err_size, "rendezvous: out of memory");
                 return -ENOMEM;
         }
         for (;;) {
@@ -857,11 +858,12 @@ static int peer_share_file(struct rdv_session *s, void *blob, size_t *len, size_
                 if (left == 0) {
                         if (taken) {
                                 remove_file(join_path);
-                                say(err, err_size, "rank %d of %d: rank 0 did not take its join (%s) within %g s", rank,
-                                    size, join_path, seconds(timeout_ms));
+                                strbuf_printf(err, err_size,
+                                              "rank %d of %d: rank 0 did not take its join (%s) within %g s", rank,
+                                              size, join_path, seconds(timeout_ms));
                         } else {
-                                say(err, err_size, "rank %d of %d: rank 0 did not write %s within %g s%s", rank, size,
-                                    s->addr.path, seconds(timeout_ms), stale);
+                                strbuf_printf(err, err_size, "rank %d of %d: rank 0 did not write %s within %g s%s",
+                                              rank, size, s->addr.path, seconds(timeout_ms), stale);
                         }
                         break;
                 }
@@ -875,15 +877,15 @@ static int peer_share_file(struct rdv_session *s, void *blob, size_t *len, size_
 int rdv_share(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsigned timeout_ms, char *err,
               size_t err_size) {
         if (!s || !blob || !len) {
-                say(err, err_size, "rendezvous: invalid arguments");
+                strbuf_printf(err, err_size, "rendezvous: invalid arguments");
                 return -EINVAL;
         }
         if (s->shared) {
-                say(err, err_size, "rendezvous: the blob was shared already");
+                strbuf_printf(err, err_size, "rendezvous: the blob was shared already");
                 return -EINVAL;
         }
         if (s->ranks.rank == 0 && (*len > RDV_BLOB_MAX || *len > cap)) {
-                say(err, err_size, "rendezvous: a blob of %zu bytes is over %d", *len, RDV_BLOB_MAX);
+                strbuf_printf(err, err_size, "rendezvous: a blob of %zu bytes is over %d", *len, RDV_BLOB_MAX);
                 return -EMSGSIZE;
         }
         int r = 0;
@@ -933,7 +935,7 @@ static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_
         if (!pfds || !missing) {
                 free(pfds);
                 free(missing);
-                say(err, err_size, "rendezvous: out of memory");
+                strbuf_printf(err, err_size, "rendezvous: out of memory");
                 return -ENOMEM;
         }
         for (int r = 1; r < size; r++)
@@ -979,7 +981,7 @@ static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_
                 say_missing(err, err_size, missing, size, "gave no result", timeout_ms, s->where, NULL);
                 rc = -ETIMEDOUT;
         } else if (!kept) {
-                say(err, err_size, "rank 0 ran out of memory keeping the results");
+                strbuf_printf(err, err_size, "rank 0 ran out of memory keeping the results");
                 rc = -ENOMEM;
         }
         free(pfds);
@@ -1001,11 +1003,11 @@ static int peer_gather_tcp(struct rdv_session *s, bool ok, const void *data, siz
         if (r == 0 && reply.type != RDV_MSG_RELEASE)
                 r = -EPROTO;
         if (r == -ETIMEDOUT)
-                say(err, err_size, "rank %d of %d: rank 0 at %s did not release the gather within %g s", rank, size, s->where,
-                    seconds(timeout_ms));
+                strbuf_printf(err, err_size, "rank %d of %d: rank 0 at %s did not release the gather within %g s", rank,
+                              size, s->where, seconds(timeout_ms));
         else if (r < 0)
-                say(err, err_size, "rank %d of %d: the gather to rank 0 at %s failed: %s", rank, size, s->where,
-                    strerror(-r));
+                strbuf_printf(err, err_size, "rank %d of %d: the gather to rank 0 at %s failed: %s", rank, size,
+                              s->where, strerror(-r));
         return r;
 }
 
@@ -1019,7 +1021,7 @@ static int root_gather_file(struct rdv_session *s, struct rdv_gathered *g, int64
         if (!missing || !buf) {
                 free(missing);
                 free(buf);
-                say(err, err_size, "rendezvous: out of memory");
+                strbuf_printf(err, err_size, "rendezvous: out of memory");
                 return -ENOMEM;
         }
         for (int r = 1; r < size; r++)
@@ -1056,7 +1058,7 @@ static int root_gather_file(struct rdv_session *s, struct rdv_gathered *g, int64
                 say_missing(err, err_size, missing, size, "gave no result", timeout_ms, s->where, NULL);
                 rc = -ETIMEDOUT;
         } else if (!kept) {
-                say(err, err_size, "rank 0 ran out of memory keeping the results");
+                strbuf_printf(err, err_size, "rank 0 ran out of memory keeping the results");
                 rc = -ENOMEM;
         }
         free(missing);
@@ -1074,15 +1076,15 @@ static int peer_gather_file(struct rdv_session *s, bool ok, const void *data, si
         file_name(s, rank, "", path, sizeof(path));
         int r = write_msg_file(path, &m);
         if (r < 0) {
-                say(err, err_size, "rank %d cannot write %s: %s", rank, path, strerror(-r));
+                strbuf_printf(err, err_size, "rank %d cannot write %s: %s", rank, path, strerror(-r));
                 return r;
         }
         while (access(path, F_OK) == 0) {
                 int left = left_ms(deadline);
                 if (left == 0) {
                         remove_file(path);
-                        say(err, err_size, "rank %d of %d: rank 0 did not collect %s within %g s", rank, size, path,
-                            seconds(timeout_ms));
+                        strbuf_printf(err, err_size, "rank %d of %d: rank 0 did not collect %s within %g s", rank, size,
+                                      path, seconds(timeout_ms));
                         return -ETIMEDOUT;
                 }
                 sleep_ms(pause < left ? pause : left);
@@ -1096,15 +1098,15 @@ int rdv_gather(struct rdv_session *s, bool ok, const void *data, size_t len, str
         if (ret)
                 *ret = (struct rdv_gathered){0}; /* rdv_gathered_free is safe whatever follows */
         if (!s || (len && !data) || (s->ranks.rank == 0 && !ret)) {
-                say(err, err_size, "rendezvous: invalid arguments");
+                strbuf_printf(err, err_size, "rendezvous: invalid arguments");
                 return -EINVAL;
         }
         if (len > RDV_GATHER_MAX) {
-                say(err, err_size, "rendezvous: a result of %zu bytes is over %d", len, RDV_GATHER_MAX);
+                strbuf_printf(err, err_size, "rendezvous: a result of %zu bytes is over %d", len, RDV_GATHER_MAX);
                 return -EMSGSIZE;
         }
         if (s->ranks.size > 1 && !s->shared) {
-                say(err, err_size, "rendezvous: gather before the blob was shared");
+                strbuf_printf(err, err_size, "rendezvous: gather before the blob was shared");
                 return -EINVAL;
         }
         int64_t deadline = now_ms() + timeout_ms;
@@ -1114,12 +1116,12 @@ int rdv_gather(struct rdv_session *s, bool ok, const void *data, size_t len, str
         ret->size = s->ranks.size;
         ret->ranks = calloc((size_t)s->ranks.size, sizeof(*ret->ranks));
         if (!ret->ranks) {
-                say(err, err_size, "rendezvous: out of memory");
+                strbuf_printf(err, err_size, "rendezvous: out of memory");
                 return -ENOMEM;
         }
         if (!keep_result(&ret->ranks[0], ok, data, len)) {
                 rdv_gathered_free(ret);
-                say(err, err_size, "rendezvous: out of memory");
+                strbuf_printf(err, err_size, "rendezvous: out of memory");
                 return -ENOMEM;
         }
         if (s->ranks.size == 1)

@@ -1,6 +1,7 @@
 /* The rendezvous' reading of the launcher's environment: ranks, job key, where rank 0 is
  * (rendezvous.h). Pure functions of an environment array: no getenv, no I/O. */
 #include "bench/rendezvous.h"
+#include "core/strbuf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,16 +14,6 @@
  * (0xfffffffb, 0xfffffffc, 0xfffffffa, 0xfffffffd; before 20.11 the batch and extern steps
  * were 0xfffffffe and 0xffffffff, above it too). */
 #define SLURM_MAX_NORMAL_STEP 0xfffffff0ul
-
-static void say(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t err_size, const char *fmt, ...) {
-        if (!err || !err_size)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_size, fmt, ap);
-        va_end(ap);
-}
 
 static const char *env_get(const char *const *envp, const char *name) {
         size_t n = strlen(name);
@@ -57,11 +48,11 @@ static int env_number(const char *const *envp, const char *name, unsigned long m
                 return 1;
         int r = parse_decimal(v, max, ret);
         if (r == -ERANGE) {
-                say(err, err_size, "%s=%s: over %lu", name, v, max);
+                strbuf_printf(err, err_size, "%s=%s: over %lu", name, v, max);
                 return -EINVAL;
         }
         if (r < 0) {
-                say(err, err_size, "%s=%s: not a number", name, v);
+                strbuf_printf(err, err_size, "%s=%s: not a number", name, v);
                 return -EINVAL;
         }
         return 0;
@@ -180,8 +171,8 @@ static int job_key(const char *const *envp, enum rdv_launcher l, char *key, char
                 }
         }
         if (strlen(buf) >= RDV_KEY_MAX) {
-                say(err, err_size, "the job key \"%.40s...\" is over %d bytes: set a shorter GPUVET_JOB_KEY",
-                    buf, RDV_KEY_MAX - 1);
+                strbuf_printf(err, err_size, "the job key \"%.40s...\" is over %d bytes: set a shorter GPUVET_JOB_KEY",
+                              buf, RDV_KEY_MAX - 1);
                 return -EINVAL;
         }
         memcpy(key, buf, strlen(buf) + 1);
@@ -270,8 +261,8 @@ static int slurm_local_size(const char *const *envp, int *ret, char *err, size_t
                 return 0;
         r = rdv_slurm_tasks_on_node(per_node, (int)node_id, ret);
         if (r < 0) {
-                say(err, err_size, "%s=%s: %s for SLURM_NODEID=%lu", name, per_node,
-                    r == -ERANGE ? "no entry" : "not Slurm's per-node task counts", node_id);
+                strbuf_printf(err, err_size, "%s=%s: %s for SLURM_NODEID=%lu", name, per_node,
+                              r == -ERANGE ? "no entry" : "not Slurm's per-node task counts", node_id);
                 return -EINVAL;
         }
         return 0;
@@ -287,9 +278,10 @@ int rdv_ranks_from_env(const char *const *envp, struct rdv_ranks *ret, char *err
         out.launcher = v->launcher;
         const char *size_name = size_variable(envp, v);
         if (!size_name) {
-                say(err, err_size, "%s=%s but no world size (%s): set GPUVET_WORLD_SIZE to the number of ranks",
-                    v->rank, env_get(envp, v->rank),
-                    v->launcher == RDV_LAUNCHER_PMIX ? "PMIX_SIZE, OMPI_UNIVERSE_SIZE" : "SLURM_NTASKS");
+                strbuf_printf(err, err_size,
+                              "%s=%s but no world size (%s): set GPUVET_WORLD_SIZE to the number of ranks", v->rank,
+                              env_get(envp, v->rank),
+                              v->launcher == RDV_LAUNCHER_PMIX ? "PMIX_SIZE, OMPI_UNIVERSE_SIZE" : "SLURM_NTASKS");
                 return -EINVAL;
         }
         unsigned long rank, size, local_rank = 0, local_size = 0;
@@ -300,16 +292,17 @@ int rdv_ranks_from_env(const char *const *envp, struct rdv_ranks *ret, char *err
         if (r < 0)
                 return r;
         if (r == 1) {
-                say(err, err_size, "%s=%s but %s is not set", v->rank, env_get(envp, v->rank), size_name);
+                strbuf_printf(err, err_size, "%s=%s but %s is not set", v->rank, env_get(envp, v->rank), size_name);
                 return -EINVAL;
         }
         if (size < 1) {
-                say(err, err_size, "%s=%s: the world size must be at least 1", size_name, env_get(envp, size_name));
+                strbuf_printf(err, err_size, "%s=%s: the world size must be at least 1", size_name,
+                              env_get(envp, size_name));
                 return -EINVAL;
         }
         if (rank >= size) {
-                say(err, err_size, "%s=%s is not below the world size %lu (%s)", v->rank, env_get(envp, v->rank), size,
-                    size_name);
+                strbuf_printf(err, err_size, "%s=%s is not below the world size %lu (%s)", v->rank,
+                              env_get(envp, v->rank), size, size_name);
                 return -EINVAL;
         }
         /* without the launcher's local rank: the global one (a single node) */
@@ -331,8 +324,8 @@ int rdv_ranks_from_env(const char *const *envp, struct rdv_ranks *ret, char *err
         if (!told_local && local_size && local_rank >= local_size)
                 local_size = 0; /* a local size without a local rank: neither is known */
         if (local_size && local_rank >= local_size) {
-                say(err, err_size, "%s=%lu is not below this node's %lu ranks", v->local_rank ? v->local_rank : v->rank,
-                    local_rank, local_size);
+                strbuf_printf(err, err_size, "%s=%lu is not below this node's %lu ranks",
+                              v->local_rank ? v->local_rank : v->rank, local_rank, local_size);
                 return -EINVAL;
         }
         out.rank = (int)rank;
@@ -352,7 +345,7 @@ unsigned rdv_slurm_port(unsigned long job_id, unsigned long step_id) {
 static int set_port(struct rdv_address *a, const char *name, const char *port, char *err, size_t err_size) {
         unsigned long p;
         if (parse_decimal(port, 65535, &p) < 0 || (p == 0 && strcmp(name, "spec") != 0)) {
-                say(err, err_size, "%s=%s: not a port (1-65535)", name, port);
+                strbuf_printf(err, err_size, "%s=%s: not a port (1-65535)", name, port);
                 return -EINVAL;
         }
         snprintf(a->port, sizeof(a->port), "%lu", p);
@@ -365,7 +358,8 @@ int rdv_address_parse(const char *spec, struct rdv_address *ret, char *err, size
         if (spec && strncmp(spec, "file:", 5) == 0) {
                 const char *path = spec + 5;
                 if (!*path || strlen(path) + 16 >= sizeof(a.path)) {
-                        say(err, err_size, "%s: the rendezvous file needs a path (file:/shared/dir/name)", spec);
+                        strbuf_printf(err, err_size, "%s: the rendezvous file needs a path (file:/shared/dir/name)",
+                                      spec);
                         return -EINVAL;
                 }
                 a.transport = RDV_FILE;
@@ -374,7 +368,8 @@ int rdv_address_parse(const char *spec, struct rdv_address *ret, char *err, size
                 return 0;
         }
         if (!spec || strncmp(spec, "tcp://", 6) != 0) {
-                say(err, err_size, "%s: not a rendezvous address (tcp://HOST:PORT or file:PATH)", spec ? spec : "(null)");
+                strbuf_printf(err, err_size, "%s: not a rendezvous address (tcp://HOST:PORT or file:PATH)",
+                              spec ? spec : "(null)");
                 return -EINVAL;
         }
         const char *host = spec + 6, *colon;
@@ -382,7 +377,7 @@ int rdv_address_parse(const char *spec, struct rdv_address *ret, char *err, size
         if (*host == '[') {
                 const char *close = strchr(host, ']');
                 if (!close || close[1] != ':') {
-                        say(err, err_size, "%s: an IPv6 address is written [ADDRESS]:PORT", spec);
+                        strbuf_printf(err, err_size, "%s: an IPv6 address is written [ADDRESS]:PORT", spec);
                         return -EINVAL;
                 }
                 host++;
@@ -392,19 +387,20 @@ int rdv_address_parse(const char *spec, struct rdv_address *ret, char *err, size
                 colon = strrchr(host, ':');
                 host_len = colon ? (size_t)(colon - host) : 0;
                 if (colon && memchr(host, ':', host_len)) {
-                        say(err, err_size, "%s: write an IPv6 address in brackets: tcp://[ADDRESS]:PORT", spec);
+                        strbuf_printf(err, err_size, "%s: write an IPv6 address in brackets: tcp://[ADDRESS]:PORT",
+                                      spec);
                         return -EINVAL;
                 }
         }
         if (!colon || host_len == 0 || host_len >= sizeof(a.host) || memchr(host, '/', host_len) ||
             memchr(host, '[', host_len) || memchr(host, ']', host_len)) {
-                say(err, err_size, "%s: not tcp://HOST:PORT", spec);
+                strbuf_printf(err, err_size, "%s: not tcp://HOST:PORT", spec);
                 return -EINVAL;
         }
         a.transport = RDV_TCP;
         memcpy(a.host, host, host_len);
         if (set_port(&a, "spec", colon + 1, err, err_size) < 0) {
-                say(err, err_size, "%s: the port must be a number 0-65535", spec);
+                strbuf_printf(err, err_size, "%s: the port must be a number 0-65535", spec);
                 return -EINVAL;
         }
         *ret = a;
@@ -418,7 +414,7 @@ int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, 
         const char *spec = env_get(envp, "GPUVET_RENDEZVOUS");
         if (spec && *spec) {
                 if (rdv_address_parse(spec, ret, err, err_size) < 0) {
-                        say(err, err_size, "GPUVET_RENDEZVOUS=%s: not tcp://HOST:PORT or file:PATH", spec);
+                        strbuf_printf(err, err_size, "GPUVET_RENDEZVOUS=%s: not tcp://HOST:PORT or file:PATH", spec);
                         return -EINVAL;
                 }
                 return 0;
@@ -427,7 +423,7 @@ int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, 
         const char *master = env_get(envp, "MASTER_ADDR");
         if (master && *master) {
                 if (strlen(master) >= sizeof(a.host) || strchr(master, '/')) {
-                        say(err, err_size, "MASTER_ADDR=%s: not a host name or address", master);
+                        strbuf_printf(err, err_size, "MASTER_ADDR=%s: not a host name or address", master);
                         return -EINVAL;
                 }
                 memcpy(a.host, master, strlen(master) + 1);
@@ -456,7 +452,7 @@ int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, 
                 list = NULL, r = r < 0 ? 1 : r;
         if (list && r == 0) {
                 if (rdv_hostlist_first(list, a.host, sizeof(a.host)) < 0) {
-                        say(err, err_size, "%s=%s: not a Slurm host list", list_name, list);
+                        strbuf_printf(err, err_size, "%s=%s: not a Slurm host list", list_name, list);
                         return -EINVAL;
                 }
                 const char *step_name = env_get(envp, "SLURM_STEP_ID") ? "SLURM_STEP_ID" : "SLURM_STEPID";
@@ -469,13 +465,13 @@ int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, 
         if (r < 0)
                 return r;
         if (ranks && ranks->size <= 1) {
-                say(err, err_size, "a single process: no rendezvous");
+                strbuf_printf(err, err_size, "a single process: no rendezvous");
                 return -ENOENT;
         }
-        say(err, err_size,
-            "rank %d of %d (launched by %s) does not know where rank 0 is: give --rendezvous tcp://HOST:PORT "
-            "(HOST: rank 0's node) or file:PATH (a shared filesystem), or set MASTER_ADDR and MASTER_PORT",
-            ranks ? ranks->rank : 0, ranks ? ranks->size : 1, rdv_launcher_name(ranks ? ranks->launcher : 0));
+        strbuf_printf(err, err_size,
+                      "rank %d of %d (launched by %s) does not know where rank 0 is: give --rendezvous tcp://HOST:PORT "
+                      "(HOST: rank 0's node) or file:PATH (a shared filesystem), or set MASTER_ADDR and MASTER_PORT",
+                      ranks ? ranks->rank : 0, ranks ? ranks->size : 1, rdv_launcher_name(ranks ? ranks->launcher : 0));
         return -ENOENT;
 }
 

@@ -13,3 +13,12 @@ void strbuf_appendf(char *buf, size_t size, const char *fmt, ...) {
         (void)vsnprintf(buf + len, size - len, fmt, ap);
         va_end(ap);
 }
+
+void strbuf_printf(char *buf, size_t size, const char *fmt, ...) {
+        if (!buf || !size)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        (void)vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+}
