@@ -26,6 +26,10 @@
  *                                  first of FAKE_CUDA_CC, else 9.0): FP8 needs 8.9, TF32
  *                                  and BF16 8.0, else CUBLAS_STATUS_NOT_SUPPORTED
  *   FAKE_CUBLASLT_WRONG=1           every matmul drops the last term of its K loop
+ *   FAKE_CUBLASLT_MATH_LIMIT=N      a product of more than N multiply-adds is timed on the
+ *                                  synthetic clock but not computed (D left as it was): model-
+ *                                  sized shapes (bench train's presets) in seconds, not hours;
+ *                                  only the products under N can be verified
  *   FAKE_CUBLASLT_CORRUPT=DEV:ROW:COL[:FROM]   matmuls on device DEV (the fake libcuda's
  *                                  stream device), from its FROM-th on (default 1), add 1
  *                                  to D(ROW, COL): one silent data corruption (the burn's
@@ -103,6 +107,7 @@ static struct {
         double eff[MAX_ALGOS];
         int cc;
         bool wrong;
+        double math_limit;            /* FAKE_CUBLASLT_MATH_LIMIT: 0: compute every product */
         int corrupt_dev;              /* -1: none */
         int hang_dev;                 /* FAKE_CUBLASLT_HANG_DEVICE: -1: none */
         unsigned long hang_from;
@@ -185,6 +190,8 @@ static void configure(void) {
         fk.cc = major * 10 + minor;
         s = getenv("FAKE_CUBLASLT_WRONG");
         fk.wrong = s && strcmp(s, "1") == 0;
+        s = getenv("FAKE_CUBLASLT_MATH_LIMIT");
+        fk.math_limit = s && *s ? strtod(s, NULL) : 0;
         s = getenv("FAKE_CUBLASLT_CORRUPT");
         unsigned cd, cr, cc, from = 1;
         fk.corrupt_dev = -1;
@@ -634,7 +641,8 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc
         double al = f64 ? *(const double *)alpha : *(const float *)alpha;
         double be = f64 ? *(const double *)beta : *(const float *)beta;
         uint64_t kend = fk.wrong && k > 1 ? k - 1 : k; /* the injected bug: an off-by-one K loop */
-        for (uint64_t j = 0; j < n; j++)
+        bool skip_math = fk.math_limit > 0 && (double)m * (double)n * (double)k > fk.math_limit;
+        for (uint64_t j = 0; j < n && !skip_math; j++)
                 for (uint64_t i = 0; i < m; i++) {
                         double acc64 = 0;
                         float acc32 = 0;
