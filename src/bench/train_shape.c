@@ -105,3 +105,7 @@ double train_proxy_flops(const struct train_shape *s) {
 double train_model_flops(const struct train_shape *s) {
         return (double)s->layers * train_layer_flops(s) + train_logit_flops(s);
 }
+
+double train_whole_step_ms(const struct train_shape *s, double forward_ms, double backward_ms, double logits_ms) {
+        return (forward_ms + backward_ms) * (double)s->layers / (double)s->layers_run + logits_ms;
+}

@@ -80,3 +80,7 @@ double train_proxy_flops(const struct train_shape *s);
 /* Model FLOPs of one iteration of the whole model on one micro-batch: all layers plus the
  * logits, the numerator of MFU. */
 double train_model_flops(const struct train_shape *s);
+
+/* The whole model's step in ms from the proxy's parts: every layer as long as the layers
+ * run, one logit layer: (forward + backward) x layers / layers_run + logits. */
+double train_whole_step_ms(const struct train_shape *s, double forward_ms, double backward_ms, double logits_ms);

@@ -2,6 +2,7 @@
  * measurement against peaks and baselines, and print tables and/or the JSON report. */
 #include "bench/baselines.h"
 #include "bench/bench.h"
+#include "bench/bench_train.h"
 #include "bench/runner.h"
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
@@ -26,6 +27,7 @@
 static const char usage[] =
         "Usage: gpuvet bench NAME[,NAME...]|all [OPTIONS]\n"
         "       gpuvet bench --list\n"
+        "       gpuvet bench train [OPTIONS]   (a training-step proxy: gpuvet bench train --help)\n"
         "\n"
         "Measure bandwidth, compute and host memory; compare each figure with the GPU's\n"
         "theoretical peak and with achieved baselines (docs/bench.md).\n"
@@ -118,6 +120,8 @@ static int list_benchmarks(void) {
                 const struct bench_info *b = bench_registry[i];
                 printf("%-14s %-6s %s\n", b->name, b->needs_device ? "gpu" : "host", b->title);
         }
+        /* commands of their own (gpuvet bench NAME --help), not part of "all" */
+        printf("%-14s %-6s %s\n", "train", "gpu", bench_train.title);
         return EXIT_PASS;
 }
 
@@ -274,6 +278,8 @@ done:
 }
 
 int cmd_bench(int argc, char **argv) {
+        if (argc > 1 && !strcmp(argv[1], "train"))
+                return cmd_bench_train(argc - 1, argv + 1);
         static const struct option own[] = {
                 {"list", no_argument, NULL, 'L'},          {"backend", required_argument, NULL, 'b'},
                 {"gpus", required_argument, NULL, 'g'},    {"reps", required_argument, NULL, 'n'},
