@@ -246,8 +246,9 @@ static void apply_baseline(struct bench_report *rep, size_t first, const struct 
                 }
                 m->baseline = b->value;
                 snprintf(m->baseline_source, sizeof(m->baseline_source), "%s", b->source);
-                snprintf(note, size, "the seed's GPT-1.2B figure for %s (%s); the proxy runs the GEMMs alone, so a "
-                         "healthy GPU is well above a framework's figure", model->name, b->source);
+                snprintf(note, size, "the seed's Megatron-LM GPT-1.2B single-GPU figure for %s, %.1f TFLOPS "
+                         "(data/baselines.json); the proxy runs the GEMMs alone, so a healthy GPU is well above a "
+                         "framework's figure", model->name, b->value);
         }
         if (why)
                 snprintf(note, size, "judged against the GPU's peak only (MFU): %s", why);
