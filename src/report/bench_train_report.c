@@ -31,7 +31,7 @@ static void text_shape(FILE *out, const struct train_report *r) {
                 s->micro_batch, s->seq, s->micro_batch * s->seq, s->layers_run, s->layers, r->precision);
         fprintf(out, "FLOPs      %.4g a layer, %.4g the logits: proxy step %.4g, whole model %.4g (Megatron-LM eq. 3)\n",
                 r->layer_flops, r->logit_flops, r->proxy_flops, r->model_flops);
-        fprintf(out, "Run        %s backend, %u GPU%s, %u steps after %u warm-up\n", r->backend[0] ? r->backend : "no",
+        fprintf(out, "Run        %s backend, %u device%s, %u steps after %u warm-up\n", r->backend[0] ? r->backend : "no",
                 r->gpus, r->gpus == 1 ? "" : "s", r->steps, r->warmup);
 }
 
