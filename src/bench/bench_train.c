@@ -7,6 +7,9 @@
  * the shapes and that the inputs are not all zeros (a GPU multiplies zeros at less power,
  * so faster). The inputs are the gemm benchmark's values, {±0.5, ±1, ±1.5, ±2}.
  *
+ * The attention's products, one per (sequence, head), are one strided-batch cuBLASLt call
+ * each, as PyTorch's batched matmul makes them.
+ *
  * On OpenCL every product reads and writes the start of its buffers (a kernel argument is
  * a whole buffer; sub-buffers would be needed for offsets), so the layers share one weight
  * block and the heads one region; each product's m is rounded up to a multiple of 16 (the
@@ -135,7 +138,8 @@ static int fill(const struct bench_ctx *ctx, struct train_dev *t, enum train_ope
         return r;
 }
 
-/* One product (one batch entry) of layer l; enqueued, not waited for. */
+/* One product of layer l (CUDA: its whole batch; OpenCL: batch entry b); enqueued, not
+ * waited for. */
 static int run_one(const struct bench_ctx *ctx, struct train_dev *t, size_t i, unsigned l, uint64_t b) {
         const struct train_gemm *g = &t->g[i];
         if (t->cuda) {
@@ -172,9 +176,9 @@ static int run_part(const struct bench_ctx *ctx, struct train_dev *t, enum part 
                 for (size_t i = 0; i < t->n_g; i++) {
                         if (t->g[i].phase != phase)
                                 continue;
-                        /* attention: one product per (sequence, head) on CUDA; on OpenCL
-                         * the same count at the buffers' start */
-                        for (uint64_t b = 0; b < t->g[i].batch; b++) {
+                        /* attention: CUDA runs a (sequence, head) batch in one call; OpenCL
+                         * launches each product, at the buffers' start */
+                        for (uint64_t b = 0; b < (t->cuda ? 1 : t->g[i].batch); b++) {
                                 int e = run_one(ctx, t, i, l, b);
                                 if (e < 0)
                                         return e;
@@ -322,7 +326,10 @@ static bool plan_cuda(const struct bench_ctx *ctx, struct train_dev *t) {
         }
         for (size_t i = 0; i < t->n_g; i++) {
                 const struct train_gemm *g = &t->g[i];
-                struct lt_shape sh = {g->m, g->n, g->k, g->trans_a, g->trans_b};
+                /* the attention's products per (sequence, head): one strided-batch call */
+                struct lt_shape sh = {g->m, g->n, g->k, g->trans_a, g->trans_b, g->batch,
+                                      (int64_t)entry_elems(t, g, 0), (int64_t)entry_elems(t, g, 1),
+                                      (int64_t)entry_elems(t, g, 2)};
                 if ((e = lt_matmul_plan_shape(t->lt, &t->p->lt, &sh, t->ws_bytes, 8, 0, &t->mm[i])) < 0) {
                         if (e == -ENODATA)
                                 measurement_fail(t->m, STATUS_SKIP, "%s (%llux%llux%llu): cuBLASLt has no algorithm for %s",

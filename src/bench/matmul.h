@@ -56,10 +56,15 @@ void lt_device_close(struct lt_device *dev, bool context_current);
 int lt_matmul_plan(struct lt_device *dev, const struct lt_precision *p, unsigned n, uint64_t ws_bytes,
                    unsigned max_algos, unsigned flags, struct lt_matmul **ret);
 /* D (m x n) = op(A) (m x k) op(B) (k x n): A is stored k x m when trans_a (else m x k), B
- * n x k when trans_b (else k x n), D m x n; each with its stored rows as leading dimension. */
+ * n x k when trans_b (else k x n), D m x n; each with its stored rows as leading dimension.
+ * batch > 1: a strided batch of that many products in one call, entry i of each operand
+ * stride_* elements after entry i - 1 (-ENOTSUP from a library without
+ * cublasLtMatrixLayoutSetAttribute). */
 struct lt_shape {
         uint64_t m, n, k;
         bool trans_a, trans_b;
+        uint64_t batch;                      /* 0 or 1: one product */
+        int64_t stride_a, stride_b, stride_d; /* elements */
 };
 /* lt_matmul_plan for any shape; lt_matmul_plan(n) is {n, n, n, true, false}. */
 int lt_matmul_plan_shape(struct lt_device *dev, const struct lt_precision *p, const struct lt_shape *shape,

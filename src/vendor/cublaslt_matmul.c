@@ -128,6 +128,22 @@ static int describe(struct lt_matmul *mm, const struct lt_precision *p, const st
                         *layouts[i] = NULL;
                         return cublaslt_fail(lt, "cublasLtMatrixLayoutCreate", st, NULL);
                 }
+        if (sh->batch > 1) {
+                if (!fn->cublasLtMatrixLayoutSetAttribute) {
+                        snprintf(lt->err, sizeof(lt->err), "cublasLtMatrixLayoutSetAttribute: not in this library "
+                                                           "(strided batches need it)");
+                        return -ENOTSUP;
+                }
+                int32_t count = (int32_t)sh->batch;
+                int64_t strides[3] = {sh->stride_a, sh->stride_b, sh->stride_d};
+                for (int i = 0; i < 3; i++)
+                        if ((st = fn->cublasLtMatrixLayoutSetAttribute(*layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                                       &count, sizeof(count))) ||
+                            (st = fn->cublasLtMatrixLayoutSetAttribute(*layouts[i],
+                                                                       CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                                       &strides[i], sizeof(strides[i]))))
+                                return cublaslt_fail(lt, "cublasLtMatrixLayoutSetAttribute", st, NULL);
+        }
         if ((st = fn->cublasLtMatmulPreferenceCreate(&mm->pref)) != CUBLAS_STATUS_SUCCESS) {
                 mm->pref = NULL;
                 return cublaslt_fail(lt, "cublasLtMatmulPreferenceCreate", st, NULL);
@@ -145,7 +161,7 @@ static int describe(struct lt_matmul *mm, const struct lt_precision *p, const st
 
 int lt_matmul_plan(struct lt_device *dev, const struct lt_precision *p, unsigned n, uint64_t ws_bytes,
                    unsigned max_algos, unsigned flags, struct lt_matmul **ret) {
-        struct lt_shape square = {n, n, n, true, false};
+        struct lt_shape square = {n, n, n, true, false, 1, 0, 0, 0};
         return lt_matmul_plan_shape(dev, p, &square, ws_bytes, max_algos, flags, ret);
 }
 
