@@ -4,7 +4,8 @@
 #   tools/gpu-run.sh [-b GPUVET] [-o OUTDIR] [-a ANCHOR_DIR] [-q]
 #
 # It runs: info, topo, detect; check --level quick (five times, timed), standard and full;
-# bench all through CUDA and, when an NVIDIA OpenCL ICD is there, through OpenCL; query of
+# bench all through CUDA and, when an NVIDIA OpenCL ICD is there, through OpenCL; bench nccl
+# (every collective, then all_reduce to 8 GiB; needs libnccl.so.2 or $GPUVET_NCCL_LIB); query of
 # every field compared cell by cell with nvidia-smi (tools/gpu_query_compare.py); snapshot
 # and its replay; and the anchors found in ANCHOR_DIR (an nvbandwidth binary built outside
 # the tree) plus our own PyTorch yardstick (perf/anchor_torch.py); burn in every mode, and
@@ -97,6 +98,10 @@ else
         else
                 echo "| bench-opencl | - | - | skipped: no NVIDIA OpenCL ICD registered |" >>"$summary"
         fi
+        # NCCL over every GPU in one process (nccl-tests' -b 8 -e 1G -f 2), every collective;
+        # then the seed's 8G sweep of all_reduce alone
+        step bench-nccl 600 "$gpuvet" bench nccl -C all --json "$out/bench-nccl.json"
+        step bench-nccl-8g 600 "$gpuvet" bench nccl -C all_reduce -e 8G --json "$out/bench-nccl-8g.json"
 fi
 # Every mode for 30 s each; then the SIGINT path on a real GPU (stop within a second,
 # partial report written).

@@ -135,8 +135,14 @@ void nccl_store(void *buf, enum nccl_dtype t, size_t i, double v);
 double nccl_expected(enum nccl_coll c, enum nccl_dtype t, enum nccl_redop op, int nranks, int rank, int root,
                      size_t count, size_t i);
 /* Compare n elements of rank's receive buffer with nccl_expected: the number that differ
- * (floating types within 2 units in the last place of the expected value, as avg's division
- * rounds once on one side and may round twice on the other), and the first in ret_first
+ * (exactly: the fill's results are small integers every type holds; but avg on floating
+ * types, within 2 units in the last place, as its division rounds once on one side and may
+ * round twice on the other), and the first in ret_first
  * (n when none). */
 size_t nccl_verify(const void *buf, enum nccl_dtype t, enum nccl_coll c, enum nccl_redop op, int nranks, int rank,
                    int root, size_t count, size_t n, size_t *ret_first);
+/* The same for the n elements first .. first + n - 1 of the receive buffer, held in buf[0 ..
+ * n - 1] (a chunk copied back from a large buffer); ret_first is an index of the whole
+ * buffer (first + n when none differs). */
+size_t nccl_verify_range(const void *buf, enum nccl_dtype t, enum nccl_coll c, enum nccl_redop op, int nranks,
+                         int rank, int root, size_t count, size_t first, size_t n, size_t *ret_first);

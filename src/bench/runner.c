@@ -206,6 +206,16 @@ static void describe_exit(int wstatus, char *buf, size_t size) {
                 snprintf(buf, size, "status 0x%x", (unsigned)wstatus);
 }
 
+struct child_arg {
+        const struct bench_info *b;
+        const struct bench_ctx *ctx;
+};
+
+static void child_body(const void *varg, int fd) {
+        const struct child_arg *arg = varg;
+        child_main(arg->b, arg->ctx, fd);
+}
+
 int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, unsigned timeout_s,
                     struct bench_report *rep, struct bench_run_result *ret) {
         memset(ret, 0, sizeof(*ret));
@@ -214,35 +224,16 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
         if (!timeout_s)
                 timeout_s = b->default_timeout_s ? b->default_timeout_s : BENCH_DEFAULT_TIMEOUT_S;
         double start = monotonic_ms();
-        int fds[2];
-        if (pipe2(fds, O_CLOEXEC) < 0) {
-                int e = errno;
-                runner_error(rep, b, "cannot create the report pipe: %s", strerror(e));
-                ret->count = rep->n - ret->first;
-                return -e;
-        }
-        fflush(NULL); /* buffered output must not be written twice */
-        pid_t parent = getpid();
-        pid_t pid = fork();
+        /* A crash must kill the child, not run handlers it inherited (a test harness's,
+         * the watchdog's); an alarm armed by the parent is not ours: spawn_watched. */
+        struct child_arg arg = {.b = b, .ctx = ctx};
+        int readfd;
+        pid_t pid = spawn_watched(child_body, &arg, &readfd);
         if (pid < 0) {
-                int e = errno;
-                close(fds[0]);
-                close(fds[1]);
-                runner_error(rep, b, "cannot start the benchmark process: %s", strerror(e));
+                runner_error(rep, b, "cannot start the benchmark process: %s", strerror((int)-pid));
                 ret->count = rep->n - ret->first;
-                return -e;
+                return (int)pid;
         }
-        if (pid == 0) {
-                close(fds[0]);
-                /* A crash must kill the child, not run handlers it inherited (a test
-                 * harness's, the watchdog's); an alarm armed by the parent is not ours. */
-                if (!child_own_group(parent))
-                        _exit(3);
-                child_main(b, ctx, fds[1]);
-                _exit(3);
-        }
-        setpgid(pid, pid); /* both sides: whichever runs first, the group exists before a kill */
-        close(fds[1]);
 
         char *buf = NULL;
         size_t len = 0, cap = 0;
@@ -254,7 +245,7 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
                         timed_out = true;
                         break;
                 }
-                struct pollfd p = {.fd = fds[0], .events = POLLIN};
+                struct pollfd p = {.fd = readfd, .events = POLLIN};
                 int pr = poll(&p, 1, left > 1000 ? 1000 : (int)left + 1);
                 if (pr < 0 && errno != EINTR)
                         break;
@@ -270,14 +261,14 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
                         buf = grown;
                         cap = ncap;
                 }
-                ssize_t got = read(fds[0], buf + len, cap - len - 1);
+                ssize_t got = read(readfd, buf + len, cap - len - 1);
                 if (got < 0 && errno == EINTR)
                         continue;
                 if (got <= 0)
                         break; /* EOF: the child is done (or died) */
                 len += (size_t)got;
         }
-        close(fds[0]);
+        close(readfd);
 
         int wstatus = 0;
         bool reaped = false;

@@ -98,34 +98,6 @@ void burn_done(struct burn_facts *b) {
 
 /* ---- children ---------------------------------------------------------------------- */
 
-/* Fork a child in its own process group, its stdout-like pipe in *ret_fd; the child runs
- * body(arg, fd) and never returns. Returns the pid, or -errno. */
-static pid_t spawn(void (*body)(const void *arg, int fd), const void *arg, int *ret_fd) {
-        int fds[2];
-        if (pipe2(fds, O_CLOEXEC) < 0)
-                return -errno;
-        fflush(NULL);
-        pid_t parent = getpid();
-        pid_t pid = fork();
-        if (pid < 0) {
-                int e = errno;
-                close(fds[0]);
-                close(fds[1]);
-                return -e;
-        }
-        if (pid == 0) {
-                close(fds[0]);
-                if (!child_own_group(parent))
-                        _exit(3);
-                body(arg, fds[1]);
-                _exit(3);
-        }
-        setpgid(pid, pid);
-        close(fds[1]);
-        *ret_fd = fds[0];
-        return pid;
-}
-
 static void kill_group(pid_t pid, int sig) {
         kill(-pid, sig);
         kill(pid, sig);
@@ -249,7 +221,7 @@ static int take_census(const char *backend, struct census *c) {
         memset(c, 0, sizeof(*c));
         struct census_arg arg = {.backend = backend};
         struct line_reader r = {0};
-        pid_t pid = spawn(census_body, &arg, &r.fd);
+        pid_t pid = spawn_watched(census_body, &arg, &r.fd);
         if (pid < 0) {
                 snprintf(c->error, sizeof(c->error), "cannot start the device census: %s", strerror((int)-pid));
                 return -1;
@@ -437,7 +409,7 @@ void burn_run(const struct burn_options *o, const struct facts *f, struct nvml_l
                 s->d->end = BURN_END_NOT_RUN;
                 s->d->last_heard_ms = t0;
                 s->start_ms = t0;
-                s->pid = spawn(worker_body, &s->spec, &s->r.fd);
+                s->pid = spawn_watched(worker_body, &s->spec, &s->r.fd);
                 if (s->pid < 0) {
                         snprintf(s->d->error, sizeof(s->d->error), "cannot start the worker: %s", strerror((int)-s->pid));
                         s->pid = 0;

@@ -26,6 +26,7 @@
 
 static const char usage[] =
         "Usage: gpuvet bench NAME[,NAME...]|all [OPTIONS]\n"
+        "       gpuvet bench nccl [OPTIONS]   (gpuvet bench nccl --help)\n"
         "       gpuvet bench --list\n"
         "       gpuvet bench train [OPTIONS]   (a training-step proxy: gpuvet bench train --help)\n"
         "\n"
@@ -122,6 +123,7 @@ static int list_benchmarks(void) {
         }
         /* commands of their own (gpuvet bench NAME --help), not part of "all" */
         printf("%-14s %-6s %s\n", "train", "gpu", bench_train.title);
+        printf("%-14s %-6s %s\n", "nccl", "gpu", "NCCL collectives' bus bandwidth (gpuvet bench nccl --help)");
         return EXIT_PASS;
 }
 
@@ -280,6 +282,9 @@ done:
 int cmd_bench(int argc, char **argv) {
         if (argc > 1 && !strcmp(argv[1], "train"))
                 return cmd_bench_train(argc - 1, argv + 1);
+        /* the collective benchmark has nccl-tests' options, not the per-GPU benchmarks' */
+        if (argc > 1 && strcmp(argv[1], "nccl") == 0)
+                return cmd_bench_nccl(argc - 1, argv + 1);
         static const struct option own[] = {
                 {"list", no_argument, NULL, 'L'},          {"backend", required_argument, NULL, 'b'},
                 {"gpus", required_argument, NULL, 'g'},    {"reps", required_argument, NULL, 'n'},

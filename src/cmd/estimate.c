@@ -32,11 +32,14 @@ static const char usage[] =
         "      --list-models     print the presets and their sources, then exit\n"
         "      --params N        parameter count (7B, 70e9, 1.5T); alone, or replacing the shape's\n"
         "      --layers N --hidden N --heads N [--kv-heads N] [--vocab N] [--ffn N]\n"
+        "      --sliding-window N  attention sees at most N tokens back, so the KV cache keeps N\n"
+        "                        (0: the whole sequence; default the preset's)\n"
         "      --mlp gated|plain SwiGLU (3 matrices, default with --ffn) or GPT's (2, default 4h FFN)\n"
         "What:\n"
         "      --train | --infer training (default) or inference\n"
         "      --precision P     bf16 (default), fp16, fp8 or fp32\n"
-        "      --optimizer O     adam (default) or sgd (with momentum)\n"
+        "      --optimizer O     adam (default), sgd (with momentum) or adafactor (factored,\n"
+        "                        no momentum)\n"
         "      --fp32-grads      gradients kept in fp32 (4 bytes; 18 a parameter with Adam)\n"
         "      --zero N          ZeRO stage 0-3 over the data-parallel group (default 0)\n"
         "      --tp N --pp N --dp N  tensor-, pipeline- and data-parallel degrees (default 1)\n"
@@ -69,13 +72,13 @@ static const char usage[] =
 #define MAX_GPUS 1048576ull
 
 enum {
-        OPT_MODEL = 0x200, OPT_LIST, OPT_PARAMS, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_VOCAB, OPT_FFN,
+        OPT_MODEL = 0x200, OPT_LIST, OPT_PARAMS, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_WINDOW, OPT_VOCAB, OPT_FFN,
         OPT_MLP, OPT_TRAIN, OPT_INFER, OPT_PRECISION, OPT_OPTIMIZER, OPT_ZERO, OPT_TP, OPT_PP, OPT_DP, OPT_SEQ,
         OPT_MICRO, OPT_GLOBAL, OPT_RECOMPUTE, OPT_BATCH, OPT_KV, OPT_NO_KV, OPT_GPU, OPT_MFU, OPT_TOKENS, OPT_JSON, OPT_FP32_GRADS,
 };
 
 struct estimate_cli {
-        const char *model, *params, *layers, *hidden, *heads, *kv_heads, *vocab, *ffn, *mlp;
+        const char *model, *params, *layers, *hidden, *heads, *kv_heads, *vocab, *ffn, *mlp, *sliding_window;
         const char *precision, *optimizer, *zero, *tp, *pp, *dp, *seq, *micro_batch, *global_batch, *recompute;
         const char *batch, *gpu, *mfu, *tokens, *json;
         bool list, train, infer, kv_cache, no_kv_cache, fp32_grads;
@@ -91,6 +94,7 @@ static int estimate_option(int opt, const char *arg, void *ctx) {
         case OPT_HIDDEN: o->hidden = arg; break;
         case OPT_HEADS: o->heads = arg; break;
         case OPT_KV_HEADS: o->kv_heads = arg; break;
+        case OPT_WINDOW: o->sliding_window = arg; break;
         case OPT_VOCAB: o->vocab = arg; break;
         case OPT_FFN: o->ffn = arg; break;
         case OPT_MLP: o->mlp = arg; break;
@@ -442,11 +446,12 @@ static json_t *answer_json(const struct answer *a) {
         const struct est_config *c = &a->config;
         const struct est_model *m = &a->model;
         json_t *shape = est_model_has_shape(m)
-                                ? json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:i, s:i}", "layers", m->layers,
+                                ? json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:i, s:i, s:o}", "layers", m->layers,
                                             "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads, "kv_heads",
                                             m->kv_heads, "vocab", m->vocab, "mlp", est_mlp_name(m->mlp),
                                             "tied_embeddings", m->tied_embeddings, "experts", m->experts,
-                                            "experts_per_token", m->experts_per_token)
+                                            "experts_per_token", m->experts_per_token, "sliding_window",
+                                            m->sliding_window ? json_integer(m->sliding_window) : json_null())
                                 : json_null();
         json_t *model = json_pack("{s:s?, s:s?, s:o, s:f, s:f, s:o}", "id", a->preset ? a->preset->id : NULL, "name",
                                   a->preset ? a->preset->name : NULL, "shape", shape, "params", a->params_total,
@@ -555,7 +560,10 @@ static void answer_text(const struct answer *a) {
                         printf("  %-14s %12s  needs the shape (--layers, --hidden, --heads)\n", "activations", "unknown");
         } else if (c->kv_cache) {
                 if (est_model_has_shape(m))
-                        print_gb("KV cache", a->memory.kv_cache, "2 x L x kv_heads x head_dim x seq x batch x bytes");
+                        print_gb("KV cache", a->memory.kv_cache,
+                                 m->sliding_window && m->sliding_window < c->seq
+                                         ? "2 x L x kv_heads x head_dim x window x batch x bytes"
+                                         : "2 x L x kv_heads x head_dim x seq x batch x bytes");
                 else
                         printf("  %-14s %12s  needs the shape (--layers, --hidden, --heads)\n", "KV cache", "unknown");
         }
@@ -587,9 +595,10 @@ static void answer_text(const struct answer *a) {
         printf("\ncompute\n");
         printf("  %-18s %.4g  (%s%s)\n", "FLOPs per token", a->flops_per_token,
                c->mode == EST_TRAIN ? "6N" : "2N",
-               !est_model_has_shape(m)   ? "; the attention term needs the shape"
-               : c->mode == EST_TRAIN ? " + 12 L h s"
-                                      : " + 4 L h s");
+               !est_model_has_shape(m) ? "; the attention term needs the shape"
+               : est_attended_tokens(m, c->seq) < c->seq
+                       ? (c->mode == EST_TRAIN ? " + 12 L h window" : " + 4 L h window")
+                       : (c->mode == EST_TRAIN ? " + 12 L h s" : " + 4 L h s"));
         if (!(a->peak > 0)) {
                 if (a->gpu.model)
                         printf("  no peak %s rate for %s in the GPU table: no times\n", est_precision_name(c->precision),
@@ -676,6 +685,7 @@ static int resolve_model(const struct estimate_cli *o, const struct modeldb *db,
         } else if (!o->params) {
                 return cmd_usage_error("estimate", "which model? --model NAME, --params N or a shape (see --help)");
         }
+        WHOLE("--sliding-window", o->sliding_window, 0, 1073741824, &a->model.sliding_window);
         a->model.params_override = params;
         return -1;
 }
@@ -706,7 +716,7 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
                 return cmd_usage_error("estimate", "--precision: \"%s\" is not bf16, fp16, fp8 or fp32", o->precision);
         c->optimizer = EST_ADAM;
         if (o->optimizer && (c->optimizer = est_optimizer_from_name(o->optimizer)) == _EST_OPTIMIZER_INVALID)
-                return cmd_usage_error("estimate", "--optimizer: \"%s\" is not adam or sgd", o->optimizer);
+                return cmd_usage_error("estimate", "--optimizer: \"%s\" is not adam, sgd or adafactor", o->optimizer);
         c->recompute = EST_RECOMPUTE_NONE;
         if (o->recompute && (c->recompute = est_recompute_from_name(o->recompute)) == _EST_RECOMPUTE_INVALID)
                 return cmd_usage_error("estimate", "--recompute: \"%s\" is not none, selective or full", o->recompute);
@@ -794,7 +804,7 @@ static int estimate_run(const struct estimate_cli *o, const struct common_option
         a.params_active = est_params_active(&a.model);
         bool shape = est_model_has_shape(&a.model);
         a.flops_per_token = est_flops_per_token(a.config.mode, a.params_active, shape ? a.model.layers : 0,
-                                                shape ? a.model.hidden : 0, a.config.seq);
+                                                shape ? a.model.hidden : 0, est_attended_tokens(&a.model, a.config.seq));
         if (a.gpu.model) {
                 a.usable_bytes = a.gpu.model->memory_gb * 1e9 * USABLE_FRACTION;
                 a.peak = peak_flops(a.gpu.model, a.config.precision);
@@ -830,6 +840,7 @@ int cmd_estimate(int argc, char **argv) {
                 {"hidden", required_argument, NULL, OPT_HIDDEN},
                 {"heads", required_argument, NULL, OPT_HEADS},
                 {"kv-heads", required_argument, NULL, OPT_KV_HEADS},
+                {"sliding-window", required_argument, NULL, OPT_WINDOW},
                 {"vocab", required_argument, NULL, OPT_VOCAB},
                 {"ffn", required_argument, NULL, OPT_FFN},
                 {"mlp", required_argument, NULL, OPT_MLP},

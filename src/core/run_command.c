@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -188,4 +189,30 @@ bool child_own_group(pid_t parent) {
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         return getppid() == parent;
+}
+
+pid_t spawn_watched(void (*body)(const void *arg, int fd), const void *arg, int *ret_fd) {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        fflush(NULL); /* buffered output must not be written twice */
+        pid_t parent = getpid();
+        pid_t pid = fork();
+        if (pid < 0) {
+                int e = errno;
+                close(fds[0]);
+                close(fds[1]);
+                return -e;
+        }
+        if (pid == 0) {
+                close(fds[0]);
+                if (!child_own_group(parent))
+                        _exit(3);
+                body(arg, fds[1]);
+                _exit(3);
+        }
+        setpgid(pid, pid); /* both sides: whichever runs first, the group exists before a kill */
+        close(fds[1]);
+        *ret_fd = fds[0];
+        return pid;
 }

@@ -35,3 +35,9 @@ bool child_reap(pid_t pid, unsigned int ms, int *status);
  * group), and death with the parent (an orphan must not keep a GPU busy). Returns false
  * when the parent is already gone: the child should _exit. */
 bool child_own_group(pid_t parent);
+
+/* Fork a child of gpuvet's own code under the caller's watch: child_own_group, then
+ * body(arg, fd) with fd the write end of a pipe whose read end is *ret_fd (close-on-exec on
+ * both sides); body never returns (an _exit(3) follows if it does). Returns the child's pid
+ * (the leader of its own process group), or a negative errno. */
+pid_t spawn_watched(void (*body)(const void *arg, int fd), const void *arg, int *ret_fd);

@@ -102,6 +102,11 @@ static int parse_model(json_t *root, json_t *e, size_t i, struct model_preset *p
         }
         m->tied_embeddings = json_is_true(tied);
         m->learned_positions = json_is_true(positions);
+        if (json_object_get(e, "sliding_window") && !get_dim(e, "sliding_window", SEQ_MAX, &m->sliding_window)) {
+                snprintf(why, whysize, "model %.64s: \"sliding_window\" must be an integer from 1 to %u", p->id,
+                         SEQ_MAX);
+                return -EINVAL;
+        }
         json_t *experts = json_object_get(e, "experts");
         if (experts) {
                 if (!get_dim(e, "experts", 4096, &m->experts) ||

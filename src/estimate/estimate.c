@@ -4,7 +4,7 @@
 #include <string.h>
 
 static const char *const precision_names[_EST_PRECISION_COUNT] = {"fp32", "bf16", "fp16", "fp8"};
-static const char *const optimizer_names[_EST_OPTIMIZER_COUNT] = {"adam", "sgd"};
+static const char *const optimizer_names[_EST_OPTIMIZER_COUNT] = {"adam", "sgd", "adafactor"};
 static const char *const recompute_names[_EST_RECOMPUTE_COUNT] = {"none", "selective", "full"};
 static const char *const mlp_names[_EST_MLP_COUNT] = {"gated", "plain"};
 
@@ -89,11 +89,16 @@ void est_bytes_per_param(const struct est_config *c, double *ret_weights, double
                 *ret_gradients = *ret_optimizer = 0;
                 return;
         }
+        /* The optimizer's own states per parameter, in fp32: Adam's momentum and variance (8),
+         * SGD's momentum (4), Adafactor without momentum nothing per parameter: its second
+         * moment is factored into a row and a column vector per matrix (Shazeer & Stern 2018,
+         * sec. 3), (rows + columns) x 4 bytes, under 0.1% of a matrix of h >= 1024 and left out. */
+        double states = o == EST_ADAM ? 8 : o == EST_SGD ? 4 : 0;
         if (p == EST_FP32) {
-                /* No master copy: Adam's momentum and variance (8), SGD's momentum (4). */
+                /* no master copy */
                 *ret_weights = 4;
                 *ret_gradients = 4;
-                *ret_optimizer = o == EST_ADAM ? 8 : 4;
+                *ret_optimizer = states;
                 return;
         }
         /* Mixed precision (ZeRO sec. 3.1): 16-bit weights and gradients, an fp32 master copy
@@ -103,7 +108,7 @@ void est_bytes_per_param(const struct est_config *c, double *ret_weights, double
         /* Megatron-LM's --accumulate-allreduce-grads-in-fp32 and DeepSpeed's fp32 gradient
          * accumulation keep 4-byte gradients: 18 bytes a parameter with Adam. */
         *ret_gradients = c->fp32_gradients ? 4 : 2;
-        *ret_optimizer = o == EST_ADAM ? 12 : 8;
+        *ret_optimizer = 4 + states; /* the fp32 master copy */
 }
 
 double est_activation_bytes_per_layer(unsigned s, unsigned b, unsigned h, unsigned a, unsigned t,
@@ -114,6 +119,11 @@ double est_activation_bytes_per_layer(unsigned s, unsigned b, unsigned h, unsign
         case EST_RECOMPUTE_SELECTIVE: return sbh * 34 / tp;
         default: return sbh / tp * (34 + 5.0 * a * s / h);
         }
+}
+
+unsigned est_attended_tokens(const struct est_model *m, unsigned seq) {
+        /* a rolling buffer of window entries (Mistral's reference code, vLLM) */
+        return m->sliding_window && m->sliding_window < seq ? m->sliding_window : seq;
 }
 
 double est_kv_cache_bytes(unsigned layers, unsigned kv_heads, unsigned head_dim, unsigned seq, unsigned batch,
@@ -187,7 +197,8 @@ int est_memory(const struct est_model *m, const struct est_config *c, struct est
                          * (vLLM replicates a KV head when tp exceeds kv_heads); each stage its layers. */
                         unsigned kv_per_rank = c->tp >= m->kv_heads ? 1 : ceil_div(m->kv_heads, c->tp);
                         ret->kv_cache = est_kv_cache_bytes(ceil_div(m->layers, c->pp), kv_per_rank, m->hidden / m->heads,
-                                                           c->seq, c->batch, precision_bytes(c->precision));
+                                                           est_attended_tokens(m, c->seq), c->batch,
+                                                           precision_bytes(c->precision));
                 }
         }
         ret->total = ret->weights + ret->gradients + ret->optimizer + ret->activations + ret->kv_cache;

@@ -13,7 +13,7 @@ enum est_mlp {
 };
 
 enum est_precision { EST_FP32, EST_BF16, EST_FP16, EST_FP8, _EST_PRECISION_COUNT, _EST_PRECISION_INVALID = -1 };
-enum est_optimizer { EST_ADAM, EST_SGD, _EST_OPTIMIZER_COUNT, _EST_OPTIMIZER_INVALID = -1 };
+enum est_optimizer { EST_ADAM, EST_SGD, EST_ADAFACTOR, _EST_OPTIMIZER_COUNT, _EST_OPTIMIZER_INVALID = -1 };
 enum est_recompute { EST_RECOMPUTE_NONE, EST_RECOMPUTE_SELECTIVE, EST_RECOMPUTE_FULL, _EST_RECOMPUTE_COUNT,
                      _EST_RECOMPUTE_INVALID = -1 };
 enum est_mode { EST_TRAIN, EST_INFER };
@@ -24,6 +24,8 @@ struct est_model {
         bool tied_embeddings;   /* the output layer reuses the input embedding (GPT-2/3) */
         bool learned_positions; /* a max_seq x hidden position table (GPT-2/3) */
         unsigned max_seq;       /* for the position table; 0 when unknown */
+        unsigned sliding_window; /* each token attends to at most this many (Mistral 7B v0.1: 4096),
+                                  * so the KV cache holds no more; 0: the whole sequence */
         unsigned experts, experts_per_token; /* MoE: experts per layer, routed per token; 0 = dense */
         double params_override; /* --params: use this count instead of the shape's; 0 = from the shape */
 };
@@ -70,6 +72,9 @@ void est_bytes_per_param(const struct est_config *c, double *ret_weights, double
 double est_activation_bytes_per_layer(unsigned s, unsigned b, unsigned h, unsigned a, unsigned t,
                                       enum est_recompute r);
 
+/* The tokens a token attends to, and the KV cache keeps per sequence: seq, or the model's
+ * sliding window when that is shorter. */
+unsigned est_attended_tokens(const struct est_model *m, unsigned seq);
 /* KV-cache bytes: 2 (keys and values) x layers x kv_heads x head_dim x seq x batch x bytes. */
 double est_kv_cache_bytes(unsigned layers, unsigned kv_heads, unsigned head_dim, unsigned seq, unsigned batch,
                           double bytes_per_value);

@@ -38,6 +38,9 @@ CASES = [
     ("mixtral-infer", ["--model", "mixtral-8x7b", "--infer", "--tp", "2", "--batch", "8", "--seq", "8192"] + H100, 0),
     ("custom-shape", ["--layers", "24", "--hidden", "2048", "--heads", "16", "--vocab", "50257", "--seq", "1024",
                       "--micro-batch", "8", "--gpu", "NVIDIA A100-SXM4-40GB", "--precision", "fp16"], 1),
+    # Mistral 7B's 4096-token window caps the KV cache at 32k context (0.54 GB a sequence,
+    # not 4.3): 2 x 32 layers x 8 KV heads x 128 x 4096 x 2 bytes
+    ("mistral-infer-window", ["--model", "mistral-7b", "--infer", "--seq", "32768", "--batch", "16"] + H100, 0),
     ("params-only", ["--params", "13B", "--zero", "3", "--dp", "8", "--gpu", "NVIDIA A100-SXM4-80GB"], 0),
     ("gpt3-megatron", ["--model", "gpt3-175b", "--tp", "8", "--pp", "16", "--dp", "8", "--micro-batch", "1",
                        "--global-batch", "1536", "--recompute", "full", "--gpu", "NVIDIA A100-SXM4-80GB",
@@ -57,7 +60,7 @@ BAD = [
     (["--layers", "4", "--hidden", "64", "--heads", "4", "--kv-heads", "3", "--vocab", "10"], "--kv-heads 3"),
     (["--layers", "0", "--hidden", "64", "--heads", "4", "--vocab", "10"], "--layers: \"0\" is not a whole number"),
     (["--model", "llama-2-7b", "--precision", "int4"], "--precision: \"int4\""),
-    (["--model", "llama-2-7b", "--optimizer", "lion"], "--optimizer: \"lion\""),
+    (["--model", "llama-2-7b", "--optimizer", "lion"], "--optimizer: \"lion\" is not adam, sgd or adafactor"),
     (["--model", "llama-2-7b", "--recompute", "some"], "--recompute: \"some\""),
     (["--model", "llama-2-7b", "--zero", "4"], "--zero: \"4\" is not a whole number from 0 to 3"),
     (["--model", "llama-2-7b", "--tp", "0"], "--tp: \"0\""),
@@ -78,6 +81,7 @@ BAD = [
     (["--model", "llama-2-7b", "--gpu", "Voodoo 5"], "--gpu: no GPU of the table is called \"Voodoo 5\""),
     (["--model", "llama-2-7b", "--mlp", "gated"], "give one"),
     (["--model", "llama-2-7b", "--json", "/nonexistent-dir/x.json"], "--json"),
+    (["--model", "mistral-7b", "--sliding-window", "-1"], "--sliding-window"),
 ]
 
 failures = []

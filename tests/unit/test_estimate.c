@@ -41,6 +41,19 @@ static void test_zero_paper_figure_1(void **state) {
         est_bytes_per_param(&bytes, &w, &g, &o);
         assert_true(w + g + o == 18);
         bytes.fp32_gradients = false;
+        /* SGD with momentum: the master copy and the momentum; Adafactor: the master copy only
+         * (its factored second moment is not per parameter) */
+        bytes.optimizer = EST_SGD;
+        est_bytes_per_param(&bytes, &w, &g, &o);
+        assert_true(o == 8);
+        bytes.optimizer = EST_ADAFACTOR;
+        est_bytes_per_param(&bytes, &w, &g, &o);
+        assert_true(w + g + o == 8);
+        bytes.precision = EST_FP32;
+        est_bytes_per_param(&bytes, &w, &g, &o);
+        assert_true(w == 4 && g == 4 && o == 0);
+        bytes.precision = EST_BF16;
+        bytes.optimizer = EST_ADAM;
         struct est_model m = {.params_override = 7.5e9};
         struct est_config c = {.mode = EST_TRAIN, .precision = EST_FP16, .optimizer = EST_ADAM, .tp = 1, .pp = 1,
                                .dp = 64, .seq = 1, .micro_batch = 1, .global_batch = 64};
@@ -69,6 +82,12 @@ static void test_kv_cache(void **state) {
         assert_true(est_kv_cache_bytes(32, 32, 128, 4096, 1, 2) == 2147483648.0);
         assert_true(est_kv_cache_bytes(80, 8, 128, 1, 1, 2) == 320 * 1024);
         assert_true(est_kv_cache_bytes(80, 8, 128, 4096, 1, 2) == 1.25 * 1024 * 1024 * 1024);
+        /* a sliding window caps the tokens kept (Mistral 7B v0.1: 4096) */
+        struct est_model mistral = {.sliding_window = 4096};
+        assert_int_equal(est_attended_tokens(&mistral, 32768), 4096);
+        assert_int_equal(est_attended_tokens(&mistral, 1000), 1000);
+        struct est_model full = {0};
+        assert_int_equal(est_attended_tokens(&full, 32768), 32768);
 
         /* Through est_memory: tensor parallelism splits the KV heads, at least one per rank. */
         struct est_model m = {.layers = 80, .hidden = 8192, .ffn = 28672, .heads = 64, .kv_heads = 8,

@@ -252,11 +252,49 @@ static void test_verify(void **state) {
         assert_int_equal(first, 7);
 }
 
+/* A one-ulp error in an exact sum is caught; avg's rounding is not an error; a chunk read back
+ * from the middle of a buffer is compared with its own elements. */
+static void test_verify_exact_and_range(void **state) {
+        (void)state;
+        enum { N = 64, RANKS = 4 };
+        float buf[N];
+        for (size_t i = 0; i < N; i++)
+                buf[i] = (float)nccl_expected(NCCL_COLL_ALL_REDUCE, NCCL_DT_FLOAT32, NCCL_OP_SUM, RANKS, 0, 0, N, i);
+        size_t first;
+        assert_int_equal(nccl_verify(buf, NCCL_DT_FLOAT32, NCCL_COLL_ALL_REDUCE, NCCL_OP_SUM, RANKS, 0, 0, N, N, &first),
+                         0);
+        assert_int_equal(first, N);
+        buf[5] = nextafterf(buf[5], INFINITY);
+        assert_int_equal(nccl_verify(buf, NCCL_DT_FLOAT32, NCCL_COLL_ALL_REDUCE, NCCL_OP_SUM, RANKS, 0, 0, N, N, &first),
+                         1);
+        assert_int_equal(first, 5);
+        /* avg of 4 ranks: sums divided by 4, exact here, but one ulp either way is rounding */
+        for (size_t i = 0; i < N; i++)
+                buf[i] = (float)nccl_expected(NCCL_COLL_ALL_REDUCE, NCCL_DT_FLOAT32, NCCL_OP_AVG, RANKS, 0, 0, N, i);
+        buf[7] = nextafterf(buf[7], 0);
+        assert_int_equal(nccl_verify(buf, NCCL_DT_FLOAT32, NCCL_COLL_ALL_REDUCE, NCCL_OP_AVG, RANKS, 0, 0, N, N, &first),
+                         0);
+        /* elements 1000..1015 of an all_gather output of 4 x 512, held in buf[0..15] */
+        for (size_t k = 0; k < 16; k++)
+                buf[k] = (float)nccl_expected(NCCL_COLL_ALL_GATHER, NCCL_DT_FLOAT32, NCCL_OP_SUM, RANKS, 2, 0, 512,
+                                              1000 + k);
+        assert_int_equal(nccl_verify_range(buf, NCCL_DT_FLOAT32, NCCL_COLL_ALL_GATHER, NCCL_OP_SUM, RANKS, 2, 0, 512,
+                                           1000, 16, &first),
+                         0);
+        assert_int_equal(first, 1016);
+        buf[3] = -1;
+        assert_int_equal(nccl_verify_range(buf, NCCL_DT_FLOAT32, NCCL_COLL_ALL_GATHER, NCCL_OP_SUM, RANKS, 2, 0, 512,
+                                           1000, 16, &first),
+                         1);
+        assert_int_equal(first, 1003);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_names),  cmocka_unit_test(test_factors),     cmocka_unit_test(test_counts),
                 cmocka_unit_test(test_bandwidth), cmocka_unit_test(test_parse_size), cmocka_unit_test(test_sweep),
                 cmocka_unit_test(test_types),  cmocka_unit_test(test_expected),    cmocka_unit_test(test_verify),
+                cmocka_unit_test(test_verify_exact_and_range),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

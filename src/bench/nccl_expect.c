@@ -1,0 +1,118 @@
+#include "bench/nccl_expect.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fsroot.h"
+#include "core/strv.h"
+#include "data/gpudb.h"
+#include "sys/pci.h"
+
+/* PCIe: GB/s per direction of a link of mts MT/s per lane (Gen3 and later encode 128b/130b,
+ * Gen1 and Gen2 8b/10b). */
+static double pcie_gbps(unsigned mts, unsigned width) {
+        double enc = mts >= 8000 ? 128.0 / 130.0 : 0.8;
+        return mts / 1000.0 * width * enc / 8.0;
+}
+
+double nccl_parse_ib_rate(const char *s) {
+        char *end;
+        double v = strtod(s, &end);
+        if (end == s || v <= 0 || strncmp(end, " Gb/sec", 7) != 0)
+                return 0;
+        return v;
+}
+
+/* The node's active RDMA ports' rates summed, in GB/s; 0 when there is none. */
+static double rdma_gbps(const struct facts *f, struct fsroot *fs, struct nccl_fabric *ret) {
+        double sum = 0;
+        for (size_t i = 0; i < f->netdev.n_rdma; i++) {
+                const char *dev = f->netdev.rdma[i].name;
+                char **ports = NULL;
+                char dir[160];
+                snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", dev);
+                if (fsroot_list(fs, dir, &ports) < 0)
+                        continue;
+                for (char **p = ports; p && *p; p++) {
+                        char state[64], rate[64];
+                        if (fsroot_read_strf(fs, state, sizeof(state), "%s/%s/state", dir, *p) < 0 ||
+                            !strstr(state, "ACTIVE") ||
+                            fsroot_read_strf(fs, rate, sizeof(rate), "%s/%s/rate", dir, *p) < 0)
+                                continue;
+                        double gbits = nccl_parse_ib_rate(rate);
+                        if (gbits <= 0)
+                                continue;
+                        sum += gbits / 8.0;
+                        if (ret->n_ports == 0 || gbits < ret->port_gbits_min)
+                                ret->port_gbits_min = gbits;
+                        if (gbits > ret->port_gbits_max)
+                                ret->port_gbits_max = gbits;
+                        ret->n_ports++;
+                }
+                strv_free(ports);
+        }
+        return sum;
+}
+
+void nccl_expect(const struct facts *f, struct fsroot *fs, const char *const *bus_ids, size_t n, int nodes,
+                 struct nccl_fabric *ret) {
+        *ret = (struct nccl_fabric){0};
+        const struct gpu_model *model = NULL;
+        bool one_model = true, all_nvlink = true;
+        double slowest_pcie = 0;
+        size_t found = 0;
+        for (size_t i = 0; i < n; i++) {
+                const struct pci_dev *d = pci_find(&f->pci, bus_ids[i]);
+                const struct gpu_model *m = NULL;
+                for (size_t g = 0; d && g < f->gpus.n; g++)
+                        if (&f->pci.devs[f->gpus.gpus[g].pci_index] == d)
+                                m = f->gpus.gpus[g].model;
+                if (!d || !m)
+                        continue;
+                found++;
+                if (model && m != model)
+                        one_model = false;
+                model = m;
+                bool board_links = m->nvlink_known && m->nvlink_links > 0 && !m->nvlink_bridge &&
+                                   m->nvlink_gbps_per_dir > 0 && m->form &&
+                                   (strcmp(m->form, "sxm") == 0 || strcmp(m->form, "superchip") == 0);
+                all_nvlink = all_nvlink && board_links;
+                unsigned mts, width;
+                if (pci_link_best(&f->pci, d, &mts, &width) && mts && width) {
+                        double g = pcie_gbps(mts, width);
+                        slowest_pcie = slowest_pcie == 0 || g < slowest_pcie ? g : slowest_pcie;
+                }
+        }
+        if (found != n || n == 0)
+                return; /* a GPU the facts do not know: nothing to judge by */
+        ret->model = one_model ? model->name : NULL;
+        if (n == 1 && nodes <= 1)
+                return; /* one rank: nothing crosses a link */
+        if (n > 1 && all_nvlink && one_model) {
+                ret->path = "nvlink";
+                ret->peak_gbps = model->nvlink_gbps_per_dir;
+                snprintf(ret->source, sizeof(ret->source), "NVLink %u links, %.0f GB/s per direction (%s)",
+                         model->nvlink_links, model->nvlink_gbps_per_dir, model->name);
+        } else if (n > 1 && slowest_pcie > 0) {
+                ret->path = "pcie";
+                ret->peak_gbps = slowest_pcie;
+                snprintf(ret->source, sizeof(ret->source), "PCIe %.1f GB/s per direction (the slowest GPU's link)",
+                         slowest_pcie);
+        }
+        if (nodes > 1) {
+                double net = fs ? rdma_gbps(f, fs, ret) : 0;
+                if (net > 0 && (ret->peak_gbps == 0 || net < ret->peak_gbps)) {
+                        ret->path = "network";
+                        ret->peak_gbps = net;
+                        snprintf(ret->source, sizeof(ret->source),
+                                 "the node's active RDMA ports, %.0f GB/s in all (%.0f Gb/s)", net, net * 8);
+                } else if (net == 0) {
+                        /* across nodes with no RDMA port known: the network is the unknown bound */
+                        ret->path = NULL;
+                        ret->peak_gbps = 0;
+                        snprintf(ret->source, sizeof(ret->source), "no active RDMA port on this node");
+                }
+        }
+}

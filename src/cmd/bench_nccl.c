@@ -1,0 +1,453 @@
+/* gpuvet bench nccl: NCCL's collectives over the node's GPUs (or a launcher's job), swept
+ * over sizes as nccl-tests does, each step verified; the largest size's bus bandwidth judged
+ * against what the node's links carry and the seed's baselines (docs/bench.md, "nccl"). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/baselines.h"
+#include "bench/nccl_expect.h"
+#include "bench/nccl_job.h"
+#include "cmd/cmd.h"
+#include "cmd/machine.h"
+#include "cmd/nccl_launch.h"
+#include "cmd/options.h"
+#include "core/deadline.h"
+#include "core/strparse.h"
+#include "report/nccl_report.h"
+
+#define MAX_GPUS 64
+#define DEFAULT_HANG_S 60
+#define DEFAULT_JOIN_S 120
+#define DEFAULT_TIMEOUT_S 1800
+
+static const char usage[] =
+        "Usage: gpuvet bench nccl [OPTIONS]\n"
+        "\n"
+        "Run NCCL's collectives over this node's GPUs (one process, every GPU), or as one rank\n"
+        "of a job started by srun or mpirun; sweep the sizes as nccl-tests does, verify every\n"
+        "result, and judge the bus bandwidth against what the node's links carry (docs/bench.md).\n"
+        "\n"
+        "Options (nccl-tests' letters where they mean the same):\n"
+        "  -C, --collectives LIST  all_reduce, all_gather, reduce_scatter, broadcast, reduce,\n"
+        "                        alltoall, sendrecv, or all (default: the first four)\n"
+        "  -b, --minbytes SIZE   smallest size (default 8); K, M, G are 1024-based\n"
+        "  -e, --maxbytes SIZE   largest size (default 1G)\n"
+        "  -f, --stepfactor N    multiply the size by N each step (default 2)\n"
+        "  -i, --stepbytes SIZE  add SIZE each step instead\n"
+        "  -n, --iters N         timed calls per size, 1-100000 (default 20)\n"
+        "  -w, --warmup N        warm-up calls per size, 0-10000 (default 5)\n"
+        "  -d, --datatype T      int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
+        "                        (default float)\n"
+        "  -o, --op OP           sum prod max min avg (default sum)\n"
+        "      --root-rank N     root of broadcast and reduce (default 0)\n"
+        "  -c, --check 0|1       verify every step's output (default 1)\n"
+        "      --in-place        only in-place calls; --out-of-place: only out-of-place\n"
+        "                        (default both, as nccl-tests)\n"
+        "  -g, --gpus LIST       CUDA devices to use: \"0,2\", \"0-3\" (default all; a launcher's\n"
+        "                        rank takes the LOCAL_RANK-th of them)\n"
+        "      --rendezvous SPEC where rank 0 hands out NCCL's id in a multi-process job:\n"
+        "                        tcp://HOST:PORT or file:PATH (default $GPUVET_RENDEZVOUS, then\n"
+        "                        MASTER_ADDR/MASTER_PORT, then the Slurm job's first node)\n"
+        "      --join-timeout SEC  how long ranks wait for each other at the rendezvous (default 120)\n"
+        "      --hang-timeout SEC  no progress for SEC seconds is a hung collective (default 60)\n"
+        "      --timeout SEC     the whole run's deadline (default 1800)\n"
+        "  -j, --json FILE       also write the JSON report (schema gpuvet.bench-nccl/1) to FILE\n"
+        "                        (\"-\": standard output, which then holds only the JSON)\n"
+        "  -q, --quiet           no text report\n"
+        "  -r, --root DIR        read /sys under DIR for the node's links (a fixture)\n"
+        "      --data-dir DIR    GPU table and baselines.json from DIR ($GPUVET_DATA_DIR)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Exit status: 0 every collective passed or warned, 1 one failed, gave wrong results, hung\n"
+        "or could not run, 2 usage or bad input, 3 internal error.\n";
+
+struct nccl_cli {
+        struct nccl_run_options run;
+        int gpus[MAX_GPUS];
+        size_t n_gpus;
+        bool gpus_given;
+        const char *json_path;
+        const char *rendezvous;
+        bool quiet, only_in_place, only_out_of_place, colls_given;
+        unsigned hang_s, join_s;
+};
+
+static int parse_colls(struct nccl_cli *o, const char *arg) {
+        o->run.n_colls = 0;
+        if (strcmp(arg, "all") == 0) {
+                for (int c = 0; c < NCCL_COLL_COUNT; c++)
+                        o->run.colls[o->run.n_colls++] = (enum nccl_coll)c;
+                return -1;
+        }
+        char copy[256];
+        snprintf(copy, sizeof(copy), "%s", arg);
+        bool seen[NCCL_COLL_COUNT] = {false};
+        for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                enum nccl_coll c = nccl_coll_from_name(tok);
+                if (c == NCCL_COLL_INVALID)
+                        return cmd_usage_error("bench nccl",
+                                               "--collectives: no collective \"%s\" (all_reduce, all_gather, "
+                                               "reduce_scatter, broadcast, reduce, alltoall, sendrecv, all)",
+                                               tok);
+                if (!seen[c])
+                        o->run.colls[o->run.n_colls++] = c;
+                seen[c] = true;
+        }
+        if (o->run.n_colls == 0)
+                return cmd_usage_error("bench nccl", "--collectives: name at least one collective");
+        return -1;
+}
+
+static bool parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret) {
+        uint64_t v;
+        if (parse_u64(s, &v) < 0 || v < min || v > max)
+                return false;
+        *ret = (unsigned)v;
+        return true;
+}
+
+static int nccl_option(int opt, const char *arg, void *ctx) {
+        struct nccl_cli *o = ctx;
+        struct nccl_run_options *r = &o->run;
+        unsigned u;
+        switch (opt) {
+        case 'C':
+                o->colls_given = true;
+                return parse_colls(o, arg);
+        case 'b':
+        case 'e':
+        case 'i': {
+                size_t v;
+                const char *name = opt == 'b' ? "--minbytes" : opt == 'e' ? "--maxbytes" : "--stepbytes";
+                if (nccl_parse_size(arg, &v) < 0)
+                        return cmd_usage_error("bench nccl", "%s: expected a size such as 8, 64K, 1G, not \"%s\"",
+                                               name, arg);
+                if (opt == 'b')
+                        r->sweep.min_bytes = v;
+                else if (opt == 'e')
+                        r->sweep.max_bytes = v;
+                else {
+                        r->sweep.step_bytes = v;
+                        r->sweep.step_factor = 1;
+                }
+                break;
+        }
+        case 'f':
+                if (!parse_uint(arg, 2, 1024, &u))
+                        return cmd_usage_error("bench nccl", "--stepfactor: expected a whole number 2-1024, not \"%s\"",
+                                               arg);
+                r->sweep.step_factor = u;
+                break;
+        case 'n':
+                if (!parse_uint(arg, 1, 100000, &r->iters))
+                        return cmd_usage_error("bench nccl", "--iters: expected a whole number 1-100000, not \"%s\"",
+                                               arg);
+                break;
+        case 'w':
+                if (!parse_uint(arg, 0, 10000, &r->warmup))
+                        return cmd_usage_error("bench nccl", "--warmup: expected a whole number 0-10000, not \"%s\"",
+                                               arg);
+                break;
+        case 'd':
+                if ((r->dtype = nccl_dtype_from_name(arg)) == NCCL_DT_INVALID)
+                        return cmd_usage_error("bench nccl",
+                                               "--datatype: no type \"%s\" (int8 uint8 int32 uint32 int64 uint64 "
+                                               "half float double bfloat16)",
+                                               arg);
+                break;
+        case 'o':
+                if ((r->op = nccl_redop_from_name(arg)) == NCCL_OP_INVALID)
+                        return cmd_usage_error("bench nccl", "--op: no operation \"%s\" (sum prod max min avg)", arg);
+                break;
+        case 'R':
+                if (!parse_uint(arg, 0, 65535, &u))
+                        return cmd_usage_error("bench nccl", "--root-rank: expected a rank 0-65535, not \"%s\"", arg);
+                r->root = (int)u;
+                break;
+        case 'c':
+                if (strcmp(arg, "0") != 0 && strcmp(arg, "1") != 0)
+                        return cmd_usage_error("bench nccl", "--check: expected 0 or 1, not \"%s\"", arg);
+                r->check = arg[0] == '1';
+                break;
+        case 'I': o->only_in_place = true; break;
+        case 'O': o->only_out_of_place = true; break;
+        case 'g': {
+                uint64_t mask[1] = {0};
+                unsigned count, all;
+                if (!*arg || parse_cpulist(arg, mask, MAX_GPUS, &count) < 0 || count == 0 ||
+                    parse_cpulist(arg, NULL, 0, &all) < 0 || all != count)
+                        return cmd_usage_error("bench nccl",
+                                               "--gpus: expected CUDA device indices 0-%d such as \"0,2\" or \"0-3\", "
+                                               "not \"%s\"",
+                                               MAX_GPUS - 1, arg);
+                o->n_gpus = 0;
+                for (int i = 0; i < MAX_GPUS; i++)
+                        if (mask[0] >> i & 1)
+                                o->gpus[o->n_gpus++] = i;
+                o->gpus_given = true;
+                break;
+        }
+        case 'V': o->rendezvous = arg; break;
+        case 'H':
+                if (!parse_seconds(arg, &o->hang_s) || o->hang_s == 0)
+                        return cmd_usage_error("bench nccl", "--hang-timeout: expected seconds 1-86400, not \"%s\"",
+                                               arg);
+                break;
+        case 'J':
+                if (!parse_seconds(arg, &o->join_s) || o->join_s == 0)
+                        return cmd_usage_error("bench nccl", "--join-timeout: expected seconds 1-86400, not \"%s\"",
+                                               arg);
+                break;
+        case 'j': o->json_path = arg; break;
+        case 'q': o->quiet = true; break;
+        }
+        return -1;
+}
+
+/* Reject what nccl-tests would loop on or what cannot be run. */
+static int check_cli(struct nccl_cli *o) {
+        struct nccl_run_options *r = &o->run;
+        if (o->only_in_place && o->only_out_of_place)
+                return cmd_usage_error("bench nccl", "--in-place and --out-of-place exclude each other");
+        r->in_place = !o->only_out_of_place;
+        r->out_of_place = !o->only_in_place;
+        if (nccl_sweep_check(&r->sweep) < 0)
+                return cmd_usage_error("bench nccl",
+                                       "the sweep from %zu to %zu bytes would never end or is empty (--minbytes must "
+                                       "be at most --maxbytes, and above 0 with --stepfactor)",
+                                       r->sweep.min_bytes, r->sweep.max_bytes);
+        size_t sizes[1];
+        long n = nccl_sweep_sizes(&r->sweep, sizes, 1);
+        if (n > 64)
+                return cmd_usage_error("bench nccl", "the sweep has %ld sizes; at most 64 (raise --stepfactor or "
+                                                     "--stepbytes)",
+                                       n);
+        return -1;
+}
+
+/* The largest size's busbw of each collective, judged: the verdicts. */
+static void judge(const struct nccl_cli *o, const struct nccl_job_result *job, const struct nccl_fabric *fabric,
+                  const struct baselines *bl, int nodes, int per_node, struct bench_report *rep) {
+        char subject[48];
+        int nranks = job->have_info ? job->info.nranks : 0;
+        if (nodes > 0)
+                snprintf(subject, sizeof(subject), "%d rank%s, %d node%s", nranks, nranks == 1 ? "" : "s", nodes,
+                         nodes == 1 ? "" : "s");
+        else
+                snprintf(subject, sizeof(subject), "%d rank%s", nranks, nranks == 1 ? "" : "s");
+        const struct bench_limit_set *ls = baselines_limits(bl, "nccl");
+        bool failure_told = false;
+        for (size_t k = 0; k < o->run.n_colls; k++) {
+                enum nccl_coll c = o->run.colls[k];
+                struct measurement *m = bench_measurement_new(rep, "nccl", nccl_coll_name(c), subject, "GB/s", true);
+                const struct nccl_row *last = NULL;
+                double wrong = 0;
+                const struct nccl_row *first_wrong = NULL;
+                for (size_t i = 0; i < job->n_rows; i++) {
+                        const struct nccl_row *r = &job->rows[i];
+                        if (r->coll != c)
+                                continue;
+                        if (r->n_final)
+                                last = r;
+                        wrong += r->wrong;
+                        if (r->wrong > 0 && !first_wrong)
+                                first_wrong = r;
+                }
+                if (!last) {
+                        /* the failure belongs to the collective that was running (or, before
+                         * any ran, to the first); the ones after it never ran */
+                        bool failed_here = job->failed && !failure_told && (!job->have_step || job->step_coll == c);
+                        if (failed_here) {
+                                measurement_fail(m, STATUS_ERROR, "%s", job->error);
+                                failure_told = true;
+                        } else if (job->failed) {
+                                measurement_fail(m, STATUS_SKIP, "not run: the run stopped before it");
+                        } else {
+                                measurement_fail(m, STATUS_SKIP, "no size of the sweep holds one element per rank");
+                        }
+                        continue;
+                }
+                measurement_param(m, "size_bytes", "%zu", last->bytes);
+                measurement_param(m, "datatype", "%s", nccl_dtype_name(o->run.dtype));
+                if (nccl_coll_reduces(c))
+                        measurement_param(m, "op", "%s", nccl_redop_name(o->run.op));
+                measurement_param(m, "placement", "%s", last->in_place ? "in_place" : "out_of_place");
+                (void)measurement_set_samples(m, last->final_busbw, last->n_final, 0);
+                m->verified = o->run.check && wrong == 0;
+                if (first_wrong)
+                        snprintf(m->verify_error, sizeof(m->verify_error),
+                                 "%.0f wrong elements over the sweep, the first at %zu bytes %s", wrong,
+                                 first_wrong->bytes, first_wrong->in_place ? "in place" : "out of place");
+                int ranks = job->info.nranks;
+                if (ranks > 1 && fabric->peak_gbps > 0) {
+                        m->peak = fabric->peak_gbps;
+                        snprintf(m->peak_source, sizeof(m->peak_source), "%.*s", (int)sizeof(m->peak_source) - 1, fabric->source);
+                }
+                /* the seed's figures hold for its shapes only: 8 GPUs on one node, or nodes of 8
+                 * GPUs with 8 HDR (200 Gb/s) ports each */
+                const char *shape = NULL;
+                if (ranks == 8 && nodes == 1)
+                        shape = "8gpu";
+                else if (nodes > 1 && per_node == 8 && fabric->n_ports == 8 && fabric->port_gbits_min == 200 &&
+                         fabric->port_gbits_max == 200)
+                        shape = "8gpu-hdr";
+                if (fabric->model && shape) {
+                        char name[48];
+                        snprintf(name, sizeof(name), "%s/%s", nccl_coll_name(c), shape);
+                        const struct baseline *b = baselines_find(bl, fabric->model, "nccl", name);
+                        if (b) {
+                                m->baseline = b->value;
+                                snprintf(m->baseline_source, sizeof(m->baseline_source), "%s", b->source);
+                        }
+                }
+                bench_judge(m, ls ? (m->baseline > 0 ? &ls->baseline : &ls->peak) : NULL);
+        }
+}
+
+int cmd_bench_nccl(int argc, char **argv) {
+        static const struct option own[] = {
+                {"collectives", required_argument, NULL, 'C'}, {"minbytes", required_argument, NULL, 'b'},
+                {"maxbytes", required_argument, NULL, 'e'},    {"stepfactor", required_argument, NULL, 'f'},
+                {"stepbytes", required_argument, NULL, 'i'},   {"iters", required_argument, NULL, 'n'},
+                {"warmup", required_argument, NULL, 'w'},      {"datatype", required_argument, NULL, 'd'},
+                {"op", required_argument, NULL, 'o'},          {"root-rank", required_argument, NULL, 'R'},
+                {"check", required_argument, NULL, 'c'},       {"in-place", no_argument, NULL, 'I'},
+                {"out-of-place", no_argument, NULL, 'O'},      {"gpus", required_argument, NULL, 'g'},
+                {"rendezvous", required_argument, NULL, 'V'},  {"hang-timeout", required_argument, NULL, 'H'},
+                {"join-timeout", required_argument, NULL, 'J'},
+                {"json", required_argument, NULL, 'j'},        {"quiet", no_argument, NULL, 'q'},
+                {NULL, 0, NULL, 0},
+        };
+        static const struct cmd_spec spec = {
+                .name = "bench nccl", .usage = usage, .short_opts = "C:b:e:f:i:n:w:d:o:c:g:j:q", .own = own,
+                .no_default_timeout = true, .own_option = nccl_option,
+        };
+        static const enum nccl_coll default_colls[] = {NCCL_COLL_ALL_REDUCE, NCCL_COLL_ALL_GATHER,
+                                                       NCCL_COLL_REDUCE_SCATTER, NCCL_COLL_BROADCAST};
+        struct nccl_cli o = {
+                .run = {.dtype = NCCL_DT_FLOAT32, .op = NCCL_OP_SUM, .iters = 20, .warmup = 5, .check = true,
+                        .sweep = {.min_bytes = 8, .max_bytes = (size_t)1 << 30, .step_factor = 2}},
+                .hang_s = DEFAULT_HANG_S, .join_s = DEFAULT_JOIN_S,
+        };
+        for (size_t i = 0; i < sizeof(default_colls) / sizeof(default_colls[0]); i++)
+                o.run.colls[o.run.n_colls++] = default_colls[i];
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        if (code >= 0)
+                return code;
+        if ((code = check_cli(&o)) >= 0)
+                return code;
+        if (o.json_path && (code = output_path_usable("bench nccl", "--json", o.json_path)) != 0)
+                return code;
+        unsigned timeout_s = args.common.timeout_s ? args.common.timeout_s : DEFAULT_TIMEOUT_S;
+
+        struct nccl_launch launch;
+        char err[512];
+        if (nccl_launch_detect(o.rendezvous, o.join_s, &launch, err, sizeof(err)) < 0) {
+                fprintf(stderr, "gpuvet bench nccl: %s\n", err);
+                return EXIT_USAGE;
+        }
+        if (launch.multi_process && o.run.root >= launch.nranks)
+                return cmd_usage_error("bench nccl", "--root-rank %d: the job has %d ranks", o.run.root, launch.nranks);
+        if (!launch.multi_process && o.gpus_given && o.run.root >= (int)o.n_gpus)
+                return cmd_usage_error("bench nccl", "--root-rank %d: --gpus gives %zu ranks", o.run.root, o.n_gpus);
+
+        double start = monotonic_ms();
+        struct machine m;
+        if ((code = machine_open("bench nccl", &args.common, &m)) != 0)
+                return code;
+        struct baselines *bl = NULL;
+        if (baselines_load(args.common.data_dir, &bl, err, sizeof(err)) < 0) {
+                fprintf(stderr, "gpuvet bench nccl: %s\n", err);
+                code = EXIT_USAGE;
+                goto done;
+        }
+        if ((code = machine_gather(&m, 30)) != 0)
+                goto done;
+
+        struct nccl_job_spec js = {.run = &o.run, .hang_s = o.hang_s, .timeout_s = timeout_s};
+        if (o.gpus_given) {
+                js.gpus = o.gpus;
+                js.n_gpus = o.n_gpus;
+        }
+        if (launch.multi_process) {
+                js.multi_process = true;
+                js.rank = launch.rank;
+                js.nranks = launch.nranks;
+                js.local_rank = launch.local_rank;
+                js.get_id = nccl_launch_get_id;
+                js.get_id_ctx = &launch;
+        }
+        struct nccl_job_result job;
+        (void)nccl_job_run(&js, &job);
+
+        /* 0: the launcher did not say how many ranks share a node, so neither the node count
+         * nor the path between ranks is known, and nothing is expected of it */
+        int nodes = launch.nodes;
+        struct nccl_fabric fabric = {0};
+        if (job.have_info && nodes > 0) {
+                const char *ids[NCCL_RUN_MAX_LOCAL];
+                for (int i = 0; i < job.info.n_local; i++)
+                        ids[i] = job.info.bus_ids[i];
+                /* a multi-process job's ranks on this node: assume the node's other ranks' GPUs
+                 * are like this one's, as many as the launcher put here */
+                size_t n_here = launch.multi_process ? (size_t)(launch.local_size > 0 ? launch.local_size : 1)
+                                                     : (size_t)job.info.n_local;
+                if (launch.multi_process) {
+                        for (size_t i = 1; i < n_here && i < NCCL_RUN_MAX_LOCAL; i++)
+                                ids[i] = ids[0];
+                }
+                nccl_expect(m.facts, m.fs, ids, n_here < NCCL_RUN_MAX_LOCAL ? n_here : NCCL_RUN_MAX_LOCAL, nodes,
+                            &fabric);
+        }
+        struct bench_report verdicts;
+        bench_report_init(&verdicts);
+        judge(&o, &job, &fabric, bl, nodes, launch.multi_process ? launch.local_size : job.info.n_local, &verdicts);
+        enum status verdict = STATUS_SKIP;
+        for (size_t i = 0; i < verdicts.n; i++)
+                verdict = status_worse(verdict, verdicts.m[i].status);
+        if (job.failed)
+                verdict = status_worse(verdict, STATUS_ERROR);
+
+        char **environment = nccl_launch_environment();
+        const char *topo_file = getenv("NCCL_TOPO_FILE");
+        struct stat st;
+        long long topo_bytes = -1;
+        int topo_errno = 0;
+        if (topo_file && stat(topo_file, &st) == 0 && access(topo_file, R_OK) == 0)
+                topo_bytes = (long long)st.st_size;
+        else if (topo_file)
+                topo_errno = errno;
+        struct nccl_report rep = {.run = &o.run, .job = &job, .fabric = &fabric, .verdicts = &verdicts,
+                                  .verdict = verdict, .nodes = nodes, .launcher = launch.launcher,
+                                  .environment = environment, .topo_file = topo_file, .topo_bytes = topo_bytes,
+                                  .topo_errno = topo_errno, .hang_s = o.hang_s, .timeout_s = timeout_s,
+                                  .duration_ms = monotonic_ms() - start};
+        code = verdict == STATUS_FAIL || verdict == STATUS_ERROR ? EXIT_FAILED : EXIT_PASS;
+        /* in a multi-process job rank 0 reports for the job; the others only say when they fail */
+        bool reporter = !launch.multi_process || launch.rank == 0;
+        bool json_to_stdout = o.json_path && strcmp(o.json_path, "-") == 0;
+        if (reporter && o.json_path && write_json_output("bench nccl", o.json_path, nccl_report_json(&rep)) != EXIT_PASS)
+                code = EXIT_INTERNAL;
+        if (reporter && !o.quiet && !json_to_stdout) {
+                struct text_options text = {.color = text_want_color(stdout)};
+                nccl_report_text(stdout, &rep, &text);
+        } else if (!reporter && job.failed) {
+                fprintf(stderr, "gpuvet bench nccl: rank %d: %s\n", launch.rank, job.error);
+        }
+        if (verdicts.out_of_memory)
+                code = EXIT_INTERNAL;
+        for (char **e = environment; e && *e; e++)
+                free(*e);
+        free(environment);
+        bench_report_done(&verdicts);
+        nccl_job_result_done(&job);
+        nccl_launch_done(&launch);
+done:
+        baselines_free(bl);
+        return machine_done(&m, code);
+}
