@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "bench/bench_devutil.h"
+#include "bench/collective.h"
 #include "bench/cuda_raw.h"
 #include "bench/gemm_ref.h"
 #include "bench/matmul.h"
@@ -37,11 +38,14 @@
 #define TRAIN_VERIFY_SAMPLES 64
 #define TRAIN_DEFAULT_STEPS 10
 #define TRAIN_DEFAULT_WARMUP 2
+#define TRAIN_MAX_GPUS 64 /* data-parallel ranks in one process */
 
 static const struct gemm_seeds *const seeds = &gemm_seeds_default;
 
-enum part { PART_FORWARD, PART_LOGITS, PART_BACKWARD, _PART_COUNT };
-static const char *const part_names[_PART_COUNT] = {"forward", "logits", "backward"};
+/* The parts of a step, timed apart, in order; the all-reduce only with more than one GPU. */
+enum part { PART_FORWARD, PART_LOGITS, PART_BACKWARD, PART_ALLREDUCE, _PART_COUNT };
+static const char *const part_names[_PART_COUNT] = {"forward", "logits", "backward", "allreduce"};
+#define TRAIN_ALLREDUCE_VERIFY_ELEMS 4096
 
 struct train_dev {
         struct bench_dev d;
@@ -60,6 +64,10 @@ struct train_dev {
         struct lt_matmul *mm[TRAIN_MAX_GEMMS];
         unsigned algo[TRAIN_MAX_GEMMS];
         struct measurement *m; /* the step measurement: where failures are told */
+        size_t step_index;     /* its index in the report (an append may move the report) */
+        struct coll_comm *comm; /* data parallel: this GPU's rank */
+        struct dev_event *ev[_PART_COUNT + 1];
+        double *tflops, *part_ms[_PART_COUNT]; /* a sample a step */
 };
 
 const char *bench_train_default_precision(enum dev_kind kind) { return kind == DEV_OPENCL ? "fp32" : "bf16"; }
@@ -188,19 +196,64 @@ static int run_part(const struct bench_ctx *ctx, struct train_dev *t, enum part 
         return 0;
 }
 
-/* One step, timed part by part with device events into ms[_PART_COUNT]. */
-static int time_step(const struct bench_ctx *ctx, struct train_dev *t, struct dev_event *const *ev, double *ms) {
+/* Enqueue one step's products with an event before each part and after the backward (not
+ * waited for); the all-reduce, when there is one, is enqueued by the caller after this. */
+static int enqueue_step(const struct bench_ctx *ctx, struct train_dev *t) {
         const struct dev_ops *ops = ctx->ops;
-        int e = ops->event_record(t->d.ctx, ev[0]);
-        for (int part = 0; e == 0 && part < _PART_COUNT; part++)
+        void *stream;
+        int e = t->cuda ? cuda_ctx_stream(t->d.ctx, &stream) : 0; /* cuBLASLt runs in the current context */
+        if (e == 0)
+                e = ops->event_record(t->d.ctx, t->ev[0]);
+        for (int part = 0; e == 0 && part < PART_ALLREDUCE; part++)
                 if ((e = run_part(ctx, t, (enum part)part)) == 0)
-                        e = ops->event_record(t->d.ctx, ev[part + 1]);
+                        e = ops->event_record(t->d.ctx, t->ev[part + 1]);
+        if (e < 0 && !t->m->summary[0])
+                measurement_fail(t->m, STATUS_ERROR, "%s", bench_dev_error(ctx));
+        return e;
+}
+
+/* After the all-reduce (or right after the backward): the last event, the wait, and each
+ * part's milliseconds into ms. */
+static int collect_step(const struct bench_ctx *ctx, struct train_dev *t, double *ms) {
+        const struct dev_ops *ops = ctx->ops;
+        int e = ops->event_record(t->d.ctx, t->ev[_PART_COUNT]);
         if (e == 0)
                 e = ops->synchronize(t->d.ctx);
         for (int part = 0; e == 0 && part < _PART_COUNT; part++)
-                e = ops->event_elapsed_ms(t->d.ctx, ev[part], ev[part + 1], &ms[part]);
+                e = ops->event_elapsed_ms(t->d.ctx, t->ev[part], t->ev[part + 1], &ms[part]);
         if (e < 0 && !t->m->summary[0])
                 measurement_fail(t->m, STATUS_ERROR, "%s", bench_dev_error(ctx));
+        return e;
+}
+
+/* NCCL's type for the gradients: D's element type. */
+static enum nccl_dtype grad_dtype(const struct train_dev *t) {
+        switch (t->p->d) {
+        case GEMM_ELEM_F16: return NCCL_DT_FLOAT16;
+        case GEMM_ELEM_BF16: return NCCL_DT_BFLOAT16;
+        case GEMM_ELEM_F64: return NCCL_DT_FLOAT64;
+        default: return NCCL_DT_FLOAT32;
+        }
+}
+
+/* The gradients' all-reduce (sum, in place) of count elements over every rank, one group:
+ * one thread drives all the ranks of this process. */
+static int allreduce(struct coll_lib *coll, struct train_dev *t, size_t n, size_t count) {
+        int e = coll_group_start(coll);
+        for (size_t i = 0; e == 0 && i < n; i++) {
+                void *stream;
+                if ((e = cuda_ctx_stream(t[i].d.ctx, &stream)) < 0)
+                        break;
+                struct coll_call call = {.coll = NCCL_COLL_ALL_REDUCE, .send = t[i].ptr[TRAIN_GRAD],
+                                         .recv = t[i].ptr[TRAIN_GRAD], .count = count, .dtype = grad_dtype(&t[i]),
+                                         .op = NCCL_OP_SUM, .stream = stream};
+                e = coll_enqueue(t[i].comm, &call);
+        }
+        int end = coll_group_end(coll);
+        e = e < 0 ? e : end;
+        for (size_t i = 0; e < 0 && i < n; i++)
+                if (!t[i].m->summary[0])
+                        measurement_fail(t[i].m, STATUS_ERROR, "all-reduce: %s", coll_lib_error(coll));
         return e;
 }
 
@@ -408,83 +461,208 @@ static void set_peak(struct train_dev *t) {
         }
 }
 
-/* warmup + steps steps; the step measurement's samples are TFLOPS, the parts' ms. */
-static void measure(const struct bench_ctx *ctx, struct bench_report *rep, struct train_dev *t, size_t step_index) {
-        unsigned steps = bench_reps(ctx, TRAIN_DEFAULT_STEPS), warmup = bench_warmup(ctx, TRAIN_DEFAULT_WARMUP);
-        const struct train_shape *s = t->shape;
-        double *tflops = calloc(steps, sizeof(double)), *part_ms[_PART_COUNT];
-        struct dev_event *ev[_PART_COUNT + 1] = {NULL};
-        int e = tflops ? 0 : -ENOMEM;
-        for (int p = 0; p < _PART_COUNT; p++)
-                if (!(part_ms[p] = calloc(steps, sizeof(double))))
-                        e = -ENOMEM;
-        for (int i = 0; e == 0 && i <= _PART_COUNT; i++)
-                e = ctx->ops->event_create(t->d.ctx, &ev[i]);
-        if (e < 0)
-                measurement_fail(t->m, STATUS_ERROR, "%s", e == -ENOMEM ? "out of memory" : bench_dev_error(ctx));
-        double model = train_model_flops(s);
-        for (unsigned i = 0; e == 0 && i < warmup + steps; i++) {
-                double ms[_PART_COUNT];
-                if ((e = time_step(ctx, t, ev, ms)) < 0)
-                        break;
-                if (i < warmup)
-                        continue;
-                double whole_ms = train_whole_step_ms(s, ms[PART_FORWARD], ms[PART_BACKWARD], ms[PART_LOGITS]);
-                tflops[i - warmup] = whole_ms > 0 ? model / whole_ms / 1e9 : 0;
-                for (int p = 0; p < _PART_COUNT; p++)
-                        part_ms[p][i - warmup] = ms[p];
+/* The allreduce measurement's check: rank r's first elements set to (r + 1) / 4, summed by
+ * one all-reduce, must read n (n + 1) / 8 on every rank (exact in every type for n <= 64). */
+static void verify_allreduce(const struct bench_ctx *ctx, struct coll_lib *coll, struct train_dev *t, size_t n,
+                             struct measurement **am) {
+        size_t count = t[0].elems[TRAIN_GRAD] < TRAIN_ALLREDUCE_VERIFY_ELEMS ? t[0].elems[TRAIN_GRAD]
+                                                                              : TRAIN_ALLREDUCE_VERIFY_ELEMS;
+        size_t es = gemm_elem_size(t[0].p->d);
+        void *host = malloc(count * es);
+        int e = host ? 0 : -ENOMEM;
+        for (size_t r = 0; e == 0 && r < n; r++) {
+                for (size_t i = 0; i < count; i++)
+                        gemm_elem_store(t[r].p->d, host, i, (double)(r + 1) / 4);
+                if ((e = ctx->ops->copy_h2d(t[r].d.ctx, t[r].buf[TRAIN_GRAD], 0, host, count * es)) == 0)
+                        e = ctx->ops->synchronize(t[r].d.ctx);
         }
-        for (int i = 0; i <= _PART_COUNT; i++)
-                if (ev[i])
-                        ctx->ops->event_destroy(t->d.ctx, ev[i]);
-        if (e == 0 && measurement_set_samples(t->m, tflops, steps, warmup) == 0) {
-                for (int p = 0; p < _PART_COUNT; p++) {
-                        struct measurement *pm = bench_measurement_new(rep, "train", part_names[p], t->d.subject, "ms", false);
-                        if (measurement_set_samples(pm, part_ms[p], steps, warmup) < 0)
-                                measurement_fail(pm, STATUS_ERROR, "out of memory");
+        if (e == 0)
+                e = allreduce(coll, t, n, count);
+        double want = (double)n * (double)(n + 1) / 8;
+        for (size_t r = 0; r < n; r++) {
+                bool ok = e == 0 && ctx->ops->copy_d2h(t[r].d.ctx, host, t[r].buf[TRAIN_GRAD], 0, count * es) == 0 &&
+                          ctx->ops->synchronize(t[r].d.ctx) == 0;
+                for (size_t i = 0; ok && i < count; i++) {
+                        double got = gemm_elem_load(t[r].p->d, host, i);
+                        if (got != want) {
+                                snprintf(am[r]->verify_error, sizeof(am[r]->verify_error),
+                                         "gradient element %zu after the all-reduce = %.9g, expected %.9g", i, got, want);
+                                ok = false;
+                        }
                 }
-                if (!rep->out_of_memory) {
-                        t->m = &rep->m[step_index]; /* the appends may have moved the report */
-                        verify(ctx, t);
-                }
+                am[r]->verified = ok;
+                if (!ok && !am[r]->verify_error[0])
+                        snprintf(am[r]->verify_error, sizeof(am[r]->verify_error), "the all-reduce could not be checked: %s",
+                                 e == -ENOMEM ? "out of memory" : coll_lib_error(coll));
         }
-        free(tflops);
-        for (int p = 0; p < _PART_COUNT; p++)
-                free(part_ms[p]);
+        free(host);
 }
 
-static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, struct lt_library *lib, int index,
-                       const struct gemm_prec *p) {
-        struct train_dev t = {.shape = ctx->opt->train_shape, .p = p, .cuda = ctx->ops == &dev_ops_cuda, .lib = lib};
-        if (bench_dev_open(ctx, rep, "train", index, &t.d) < 0)
-                return;
-        t.m = bench_measurement_new(rep, "train", "step", t.d.subject, "TFLOPS", true);
-        size_t step_index = rep->n - 1;
-        measurement_param(t.m, "device", "%s", t.d.info.name);
-        measurement_param(t.m, "precision", "%s", p->name);
-        measurement_param(t.m, "types", "%s", t.cuda ? p->types : "A/B/D fp32 (OpenCL gemm_mnk_f32)");
-        if (t.cuda) {
+/* warmup + steps steps on every device at once (data parallel: each its own micro-batch,
+ * then the gradients' all-reduce, after the backward, not overlapped with it). The step
+ * measurement's samples are TFLOPS of the whole model's step; the parts' are ms. */
+static void measure(const struct bench_ctx *ctx, struct bench_report *rep, struct train_dev *t, size_t n,
+                    struct coll_lib *coll) {
+        unsigned steps = bench_reps(ctx, TRAIN_DEFAULT_STEPS), warmup = bench_warmup(ctx, TRAIN_DEFAULT_WARMUP);
+        const struct train_shape *s = t[0].shape;
+        int e = 0;
+        for (size_t d = 0; d < n && e == 0; d++) {
+                if (!(t[d].tflops = calloc(steps, sizeof(double))))
+                        e = -ENOMEM;
+                for (int p = 0; p < _PART_COUNT; p++)
+                        if (!(t[d].part_ms[p] = calloc(steps, sizeof(double))))
+                                e = -ENOMEM;
+                for (int i = 0; e == 0 && i <= _PART_COUNT; i++)
+                        e = ctx->ops->event_create(t[d].d.ctx, &t[d].ev[i]);
+                if (e < 0)
+                        measurement_fail(t[d].m, STATUS_ERROR, "%s", e == -ENOMEM ? "out of memory" : bench_dev_error(ctx));
+        }
+        double model = train_model_flops(s);
+        for (unsigned i = 0; e == 0 && i < warmup + steps; i++) {
+                for (size_t d = 0; d < n && e == 0; d++)
+                        e = enqueue_step(ctx, &t[d]);
+                if (e == 0 && n > 1)
+                        e = allreduce(coll, t, n, t[0].elems[TRAIN_GRAD]);
+                for (size_t d = 0; d < n && e == 0; d++) {
+                        double ms[_PART_COUNT];
+                        if ((e = collect_step(ctx, &t[d], ms)) < 0 || i < warmup)
+                                continue;
+                        double whole_ms = train_whole_step_ms(s, ms[PART_FORWARD], ms[PART_BACKWARD], ms[PART_LOGITS]) +
+                                          train_whole_allreduce_ms(s, ms[PART_ALLREDUCE]);
+                        t[d].tflops[i - warmup] = whole_ms > 0 ? model / whole_ms / 1e9 : 0;
+                        for (int p = 0; p < _PART_COUNT; p++)
+                                t[d].part_ms[p][i - warmup] = ms[p];
+                }
+        }
+        struct measurement *am[TRAIN_MAX_GPUS] = {NULL};
+        for (size_t d = 0; d < n && e == 0; d++) {
+                t[d].m = &rep->m[t[d].step_index]; /* the appends below may move the report */
+                if (measurement_set_samples(t[d].m, t[d].tflops, steps, warmup) < 0) {
+                        e = -ENOMEM;
+                        break;
+                }
+                for (int p = 0; p < (n > 1 ? _PART_COUNT : PART_ALLREDUCE); p++) {
+                        struct measurement *pm = bench_measurement_new(rep, "train", part_names[p], t[d].d.subject, "ms", false);
+                        if (measurement_set_samples(pm, t[d].part_ms[p], steps, warmup) < 0)
+                                measurement_fail(pm, STATUS_ERROR, "out of memory");
+                        if (p == PART_ALLREDUCE) {
+                                measurement_param(pm, "bytes", "%llu", (unsigned long long)(t[d].elems[TRAIN_GRAD] *
+                                                                                           gemm_elem_size(t[d].p->d)));
+                                measurement_param(pm, "overlap", "none: after the backward, on the same stream");
+                                am[d] = pm;
+                        }
+                }
+        }
+        if (e == 0 && !rep->out_of_memory) {
+                /* the report is complete: point at its entries again, then verify */
+                for (size_t d = 0; d < n; d++) {
+                        t[d].m = &rep->m[t[d].step_index];
+                        verify(ctx, &t[d]);
+                }
+                if (n > 1) {
+                        size_t k = 0;
+                        for (size_t i = 0; i < rep->n && k < n; i++)
+                                if (!strcmp(rep->m[i].name, "allreduce"))
+                                        am[k++] = &rep->m[i];
+                        verify_allreduce(ctx, coll, t, n, am);
+                }
+        }
+}
+
+/* Open device index, name its step measurement, plan its products and fill its buffers;
+ * false when it cannot run (the step measurement says why). */
+static bool setup_device(const struct bench_ctx *ctx, struct bench_report *rep, struct lt_library *lib, int index,
+                         const struct gemm_prec *p, struct train_dev *t) {
+        *t = (struct train_dev){.shape = ctx->opt->train_shape, .p = p, .cuda = ctx->ops == &dev_ops_cuda, .lib = lib};
+        if (bench_dev_open(ctx, rep, "train", index, &t->d) < 0)
+                return false;
+        t->m = bench_measurement_new(rep, "train", "step", t->d.subject, "TFLOPS", true);
+        t->step_index = rep->n - 1;
+        measurement_param(t->m, "device", "%s", t->d.info.name);
+        measurement_param(t->m, "precision", "%s", p->name);
+        measurement_param(t->m, "types", "%s", t->cuda ? p->types : "A/B/D fp32 (OpenCL gemm_mnk_f32)");
+        if (t->cuda) {
                 char name[160];
                 lt_library_describe(lib, name, sizeof(name));
-                measurement_param(t.m, "cublaslt", "%s", name);
+                measurement_param(t->m, "cublaslt", "%s", name);
         } else {
                 char shape[160];
-                if (ctx->ops->kernel_shape(t.d.ctx, "gemm_mnk_f32", shape, sizeof(shape)) == 0)
-                        measurement_param(t.m, "kernel", "%s", shape);
+                if (ctx->ops->kernel_shape(t->d.ctx, "gemm_mnk_f32", shape, sizeof(shape)) == 0)
+                        measurement_param(t->m, "kernel", "%s", shape);
         }
-        t.n_g = train_gemms(t.shape, t.g);
+        t->n_g = train_gemms(t->shape, t->g);
         /* FP8 runs "TN" only (cuBLASLt's FP8 kernels; docs/bench.md): same shapes, A transposed */
-        for (size_t i = 0; !strcmp(p->name, "fp8") && i < t.n_g; i++)
-                t.g[i].trans_a = true, t.g[i].trans_b = false;
-        set_peak(&t);
+        for (size_t i = 0; !strcmp(p->name, "fp8") && i < t->n_g; i++)
+                t->g[i].trans_a = true, t->g[i].trans_b = false;
+        set_peak(t);
         int major = 0, minor = 0;
-        if (t.cuda)
-                (void)cuda_ctx_cc(t.d.ctx, &major, &minor);
-        if (t.cuda && major * 10 + minor < p->min_cc)
-                measurement_fail(t.m, STATUS_SKIP, "%s: %s; this GPU is %d.%d", t.d.info.name, p->min_cc_why, major, minor);
-        else if ((!t.cuda || plan_cuda(ctx, &t)) && alloc_buffers(ctx, &t))
-                measure(ctx, rep, &t, step_index);
-        train_dev_close(ctx, &t);
+        if (t->cuda)
+                (void)cuda_ctx_cc(t->d.ctx, &major, &minor);
+        if (t->cuda && major * 10 + minor < p->min_cc) {
+                measurement_fail(t->m, STATUS_SKIP, "%s: %s; this GPU is %d.%d", t->d.info.name, p->min_cc_why, major,
+                                 minor);
+                return false;
+        }
+        return (!t->cuda || plan_cuda(ctx, t)) && alloc_buffers(ctx, t);
+}
+
+/* Data parallel: NCCL's library and one communicator over the devices of this process.
+ * False with every step measurement failed. */
+static bool open_collectives(struct train_dev *t, size_t n, struct coll_lib **ret) {
+        char err[512];
+        int devices[TRAIN_MAX_GPUS];
+        struct coll_comm *comms[TRAIN_MAX_GPUS] = {NULL};
+        int e = coll_lib_open(ret, err, sizeof(err));
+        if (e == 0) {
+                for (size_t i = 0; i < n; i++)
+                        devices[i] = t[i].d.index;
+                if ((e = coll_init_all(*ret, devices, (int)n, comms)) < 0)
+                        snprintf(err, sizeof(err), "%s", coll_lib_error(*ret));
+        }
+        for (size_t i = 0; i < n; i++) {
+                t[i].comm = comms[i];
+                if (e < 0)
+                        measurement_fail(t[i].m, STATUS_ERROR, "%zu GPUs need NCCL's all-reduce: %s", n, err);
+        }
+        return e == 0;
+}
+
+static void train_dev_free(const struct bench_ctx *ctx, struct train_dev *t) {
+        for (int i = 0; i <= _PART_COUNT; i++)
+                if (t->ev[i])
+                        ctx->ops->event_destroy(t->d.ctx, t->ev[i]);
+        free(t->tflops);
+        for (int p = 0; p < _PART_COUNT; p++)
+                free(t->part_ms[p]);
+        train_dev_close(ctx, t);
+}
+
+static void run_devices(const struct bench_ctx *ctx, struct bench_report *rep, struct lt_library *lib,
+                        const int *idx, size_t n, const struct gemm_prec *p) {
+        struct train_dev *t = calloc(n, sizeof(*t));
+        struct coll_lib *coll = NULL;
+        if (!t) {
+                struct measurement *m = bench_measurement_new(rep, "train", "step", "node", "TFLOPS", true);
+                measurement_fail(m, STATUS_ERROR, "out of memory");
+                return;
+        }
+        bool ready = true;
+        size_t opened = 0;
+        for (; opened < n && ready; opened++)
+                ready = setup_device(ctx, rep, lib, idx[opened], p, &t[opened]);
+        for (size_t i = 0; i < opened; i++)
+                t[i].m = &rep->m[t[i].step_index]; /* the report may have moved */
+        if (ready && n > 1)
+                ready = open_collectives(t, n, &coll);
+        if (ready)
+                measure(ctx, rep, t, n, coll);
+        for (size_t i = 0; i < opened; i++) {
+                if (t[i].comm && coll_comm_destroy(t[i].comm) < 0)
+                        coll_comm_abort(t[i].comm); /* teardown: nothing more to do */
+                train_dev_free(ctx, &t[i]);
+        }
+        coll_lib_close(coll);
+        free(t);
 }
 
 static void train_run(const struct bench_ctx *ctx, struct bench_report *rep) {
@@ -504,16 +682,19 @@ static void train_run(const struct bench_ctx *ctx, struct bench_report *rep) {
         } else if (ctx->ops->kind == DEV_OPENCL && strcmp(want, "fp32") != 0) {
                 m = bench_measurement_new(rep, "train", "step", "node", "TFLOPS", true);
                 measurement_fail(m, STATUS_SKIP, "the OpenCL backend runs bench train in fp32 only, not %s", want);
-        } else if (n > 1) {
-                /* data parallelism needs the gradients' all-reduce: NCCL (docs/bench.md) */
+        } else if (n > 1 && ctx->ops->kind != DEV_CUDA) {
+                /* data parallelism needs the gradients' all-reduce: NCCL, CUDA's */
                 m = bench_measurement_new(rep, "train", "step", "node", "TFLOPS", true);
-                measurement_fail(m, STATUS_ERROR, "%zu GPUs: data-parallel steps need NCCL's all-reduce, which this "
-                                 "build of bench train does not have yet; run one GPU (-g 0)", n);
+                measurement_fail(m, STATUS_ERROR, "%zu devices: data-parallel steps need CUDA and NCCL; run one (-g 0)",
+                                 n);
+        } else if (n > TRAIN_MAX_GPUS) {
+                m = bench_measurement_new(rep, "train", "step", "node", "TFLOPS", true);
+                measurement_fail(m, STATUS_ERROR, "%zu GPUs: at most %d in one process", n, TRAIN_MAX_GPUS);
         } else if (ctx->ops->kind == DEV_CUDA && (e = lt_library_open(&lib, err, sizeof(err))) < 0) {
                 m = bench_measurement_new(rep, "train", "step", "node", "TFLOPS", true);
                 measurement_fail(m, e == -ENOENT ? STATUS_SKIP : STATUS_ERROR, "%s", err);
         } else {
-                run_device(ctx, rep, lib, idx[0], p);
+                run_devices(ctx, rep, lib, idx, n, p);
         }
         lt_library_close(lib);
         free(idx);

@@ -109,3 +109,8 @@ double train_model_flops(const struct train_shape *s) {
 double train_whole_step_ms(const struct train_shape *s, double forward_ms, double backward_ms, double logits_ms) {
         return (forward_ms + backward_ms) * (double)s->layers / (double)s->layers_run + logits_ms;
 }
+
+double train_whole_allreduce_ms(const struct train_shape *s, double allreduce_ms) {
+        double layer = (double)train_layer_params(s), logits = (double)s->vocab * s->hidden;
+        return allreduce_ms * ((double)s->layers * layer + logits) / ((double)s->layers_run * layer + logits);
+}

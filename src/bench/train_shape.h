@@ -84,3 +84,8 @@ double train_model_flops(const struct train_shape *s);
 /* The whole model's step in ms from the proxy's parts: every layer as long as the layers
  * run, one logit layer: (forward + backward) x layers / layers_run + logits. */
 double train_whole_step_ms(const struct train_shape *s, double forward_ms, double backward_ms, double logits_ms);
+
+/* The whole model's gradient all-reduce in ms from the proxy's: its bytes scale from the
+ * layers run and the logit layer's weights to every layer's (time taken proportional to
+ * the bytes: the bandwidth-bound regime of large all-reduces). */
+double train_whole_allreduce_ms(const struct train_shape *s, double allreduce_ms);

@@ -48,7 +48,8 @@ static const char usage[] =
         "                        (python3 and torch with a CUDA device; skipped otherwise)\n"
         "Where:\n"
         "  -b, --backend B       cuda, opencl or auto (default: CUDA when it has a device)\n"
-        "  -g, --gpus LIST       device indices (default 0); more than one needs NCCL\n"
+        "  -g, --gpus LIST       device indices (default 0); more than one: data parallel, the\n"
+        "                        gradients all-reduced through NCCL after each backward\n"
         "  -j, --json FILE       also write the JSON report (schema gpuvet.bench-train/1) to FILE\n"
         "                        (\"-\": standard output, which then holds only the JSON)\n"
         "  -q, --quiet           no text report\n"
@@ -208,6 +209,7 @@ static size_t derive_figures(const struct bench_report *rep, const struct train_
                         if (!strcmp(p->name, "forward")) f->forward = p;
                         if (!strcmp(p->name, "backward")) f->backward = p;
                         if (!strcmp(p->name, "logits")) f->logits = p;
+                        if (!strcmp(p->name, "allreduce")) f->allreduce = p;
                 }
                 if (m->stats.n && m->stats.median > 0) {
                         f->whole_step_ms = train_model_flops(s) / m->stats.median / 1e9;
@@ -298,8 +300,14 @@ static int run_train(const struct train_job *job) {
                 train_torch_run(script, job->shape, precision, o->bopt.reps ? o->bopt.reps : 10,
                                 o->bopt.warmup ? o->bopt.warmup : 2, o->bopt.gpus[0], timeout_s, &torch);
         }
-        struct train_figures fig[8];
-        size_t n_fig = derive_figures(&rep, job->shape, fig, 8);
+        struct train_figures fig[64];
+        size_t n_fig = derive_figures(&rep, job->shape, fig, 64);
+        /* synchronous data parallelism: the node moves at its slowest GPU's pace */
+        double slowest_ms = 0, node_tokens_per_s = 0;
+        for (size_t i = 0; i < n_fig; i++)
+                slowest_ms = fig[i].whole_step_ms > slowest_ms ? fig[i].whole_step_ms : slowest_ms;
+        if (n_fig > 1 && n_fig == o->bopt.n_gpus && slowest_ms > 0)
+                node_tokens_per_s = (double)n_fig * job->shape->micro_batch * job->shape->seq / (slowest_ms / 1e3);
         enum status verdict = STATUS_SKIP;
         for (size_t i = 0; i < rep.n; i++)
                 verdict = status_worse(verdict, rep.m[i].status);
@@ -314,7 +322,7 @@ static int run_train(const struct train_job *job) {
                 .timeout_s = timeout_s, .model_flops = train_model_flops(job->shape),
                 .proxy_flops = train_proxy_flops(job->shape), .layer_flops = train_layer_flops(job->shape),
                 .logit_flops = train_logit_flops(job->shape), .layer_params = (double)train_layer_params(job->shape),
-                .m = rep.m, .n_m = rep.n, .fig = fig, .n_fig = n_fig,
+                .m = rep.m, .n_m = rep.n, .fig = fig, .n_fig = n_fig, .node_tokens_per_s = node_tokens_per_s,
                 .torch = o->framework && !strcmp(o->framework, "torch") ? &torch : NULL, .baseline_note = note,
                 .verdict = verdict, .duration_ms = monotonic_ms() - start,
         };

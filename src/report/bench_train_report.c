@@ -46,8 +46,12 @@ static void text_figures(FILE *out, const struct train_figures *f, const struct 
                 fprintf(out, "  %s\n", m->summary);
                 return;
         }
-        fprintf(out, "  proxy step   forward %.4g ms + logits %.4g ms + backward %.4g ms (medians)\n", median(f->forward),
+        fprintf(out, "  proxy step   forward %.4g ms + logits %.4g ms + backward %.4g ms", median(f->forward),
                 median(f->logits), median(f->backward));
+        if (f->allreduce)
+                fprintf(out, " + all-reduce %.4g ms (%s B, after the backward, not overlapped)", median(f->allreduce),
+                        f->allreduce->n_params ? f->allreduce->params[0].value : "?");
+        fprintf(out, " (medians)\n");
         fprintf(out, "  whole model  %.4g ms a step: %.4g tokens/s, %.4g samples/s\n", f->whole_step_ms, f->tokens_per_s,
                 f->samples_per_s);
         fprintf(out, "  achieved     %.2f TFLOPS (median of %zu steps, cv %.1f%%)", m->stats.median, m->stats.n,
@@ -60,6 +64,9 @@ static void text_figures(FILE *out, const struct train_figures *f, const struct 
                         m->ratio_baseline * 100);
         fprintf(out, "  verified     %s\n", m->verified ? "yes (attention scores of the first head, exact reference)"
                                           : m->verify_error[0] ? m->verify_error : "no");
+        if (f->allreduce)
+                fprintf(out, "  all-reduce   %s\n", f->allreduce->verified ? "verified (a known sum on every rank)"
+                                                   : f->allreduce->verify_error[0] ? f->allreduce->verify_error : "not verified");
         fprintf(out, "  %s\n", m->summary);
 }
 
@@ -91,13 +98,17 @@ void train_report_text(FILE *out, const struct train_report *r, const struct tex
                 bool shown = false;
                 for (size_t f = 0; f < r->n_fig; f++)
                         shown |= r->fig[f].step == &r->m[i] || r->fig[f].forward == &r->m[i] ||
-                                 r->fig[f].backward == &r->m[i] || r->fig[f].logits == &r->m[i];
+                                 r->fig[f].backward == &r->m[i] || r->fig[f].logits == &r->m[i] ||
+                                 r->fig[f].allreduce == &r->m[i];
                 if (!shown) {
                         char glyph[32];
                         fprintf(out, "\n%s %s %s: %s\n", report_text_glyph(r->m[i].status, opt, glyph, sizeof(glyph)),
                                 r->m[i].subject, r->m[i].name, r->m[i].summary);
                 }
         }
+        if (r->node_tokens_per_s > 0)
+                fprintf(out, "\nNode       %u GPUs data parallel: %.4g tokens/s (each GPU's micro-batch over the slowest "
+                             "whole-model step)\n", r->gpus, r->node_tokens_per_s);
         if (r->torch)
                 text_torch(out, r->torch, r->n_fig ? &r->fig[0] : NULL, opt);
         if (r->baseline_note && r->baseline_note[0])
@@ -132,6 +143,8 @@ static json_t *json_figures(const struct train_figures *f) {
         json_object_set_new(o, "forward_ms", num_or_null(median(f->forward)));
         json_object_set_new(o, "logits_ms", num_or_null(median(f->logits)));
         json_object_set_new(o, "backward_ms", num_or_null(median(f->backward)));
+        json_object_set_new(o, "allreduce_ms", num_or_null(median(f->allreduce)));
+        json_object_set_new(o, "allreduce_verified", f->allreduce ? json_boolean(f->allreduce->verified) : json_null());
         json_object_set_new(o, "verified", json_boolean(f->step->verified));
         json_object_set_new(o, "status", json_string(status_name(f->step->status)));
         return o;
@@ -173,6 +186,7 @@ char *train_report_json(const struct train_report *r) {
         for (size_t i = 0; i < r->n_fig; i++)
                 json_array_append_new(figs, json_figures(&r->fig[i]));
         json_object_set_new(root, "results", figs);
+        json_object_set_new(root, "node_tokens_per_s", num_or_null(r->node_tokens_per_s));
         json_object_set_new(root, "torch", r->torch ? json_torch(r->torch) : json_null());
         json_object_set_new(root, "baseline_note", json_text(r->baseline_note ? r->baseline_note : ""));
         json_t *list = json_array();

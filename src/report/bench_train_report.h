@@ -24,6 +24,7 @@ struct train_torch_result {
 struct train_figures {
         const struct measurement *step;              /* TFLOPS: model FLOPs over the whole step */
         const struct measurement *forward, *backward, *logits; /* ms of the proxy's parts; NULL: none */
+        const struct measurement *allreduce; /* ms of the gradients' all-reduce; NULL on one GPU */
         double whole_step_ms;  /* the whole model's step the median implies */
         double tokens_per_s, samples_per_s;
         double mfu;            /* the step's ratio to the peak; 0: no GPU peak */
@@ -43,6 +44,7 @@ struct train_report {
         size_t n_m;
         const struct train_figures *fig; /* one per device with a step figure */
         size_t n_fig;
+        double node_tokens_per_s; /* data parallel: every GPU's micro-batch over the slowest step; 0: one GPU */
         const struct train_torch_result *torch; /* NULL without --framework torch */
         const char *baseline_note; /* why the seed's baseline does or does not apply */
         enum status verdict;
