@@ -10,11 +10,13 @@ small enough for the fake's host loops). A real preset's shapes plan and run wit
 fake's big products timed, not computed (FAKE_CUBLASLT_MATH_LIMIT). On PoCL the step runs
 for real on the CPU, verified, labelled as no GPU's and not judged. Bad options exit 2
 naming the option; a hung matmul is an error within the deadline; wrong or corrupted
-results fail; more than one GPU asks for NCCL; --framework torch skips without torch or
+results fail; two GPUs run data parallel with the fake NCCL's all-reduce (its time from the
+fake's latency and bus bandwidth, its sum verified, a wrong sum, a hang and NCCL missing
+caught); --framework torch skips without torch or
 python3, and its JSON contract is checked through a stand-in script (gpuvet-test-hooks'
 GPUVET_TEST_TORCH_SCRIPT).
 
-Usage: test_bench_train.py GPUVET GPUVET_TEST_HOOKS FAKE_LIBCUDA FAKE_LIBCUBLASLT DATA_DIR"""
+Usage: test_bench_train.py GPUVET GPUVET_TEST_HOOKS FAKE_LIBCUDA FAKE_LIBCUBLASLT FAKE_LIBNCCL DATA_DIR"""
 import json
 import os
 import shutil
@@ -26,7 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture_tree  # noqa: E402
 
-GPUVET, HOOKS, FAKE_CUDA, FAKE_LT, DATA = sys.argv[1:6]
+GPUVET, HOOKS, FAKE_CUDA, FAKE_LT, FAKE_NCCL, DATA = sys.argv[1:7]
 SCALE = max(float(os.environ.get("GPUVET_TEST_TIME_SCALE", "1") or 1),
             float(os.environ.get("GPUVET_TEST_TIME_SCALE_BUILD", "1") or 1))
 TINY = ["--layers", "2", "--hidden", "64", "--heads", "4", "--seq", "32", "--micro-batch", "2", "--vocab", "128"]
@@ -52,6 +54,7 @@ def run(args, env=None, binary=None, timeout=120, json_out=True):
          if not k.startswith(("FAKE_CUDA_", "FAKE_CUBLASLT_", "GPUVET_"))}
     e["GPUVET_CUDA_LIB"] = FAKE_CUDA
     e["GPUVET_CUBLASLT_LIB"] = FAKE_LT
+    e["GPUVET_NCCL_LIB"] = FAKE_NCCL
     e.update(env or {})
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         extra = ["--json", f.name] if json_out else []
@@ -183,10 +186,38 @@ def faults(root):
               "score.fwd" in st.get("verify_error", ""), "%s caught: %s" % (what, st.get("verify_error")))
     check("D(1,2)" in step_of(rep).get("verify_error", ""), "the corruption is placed")
 
-    # --- more than one GPU needs NCCL's all-reduce
-    p, rep = run(TINY + ["-b", "cuda", "-g", "0,1"])
-    st = step_of(rep)
-    check(p.returncode == 1 and "NCCL" in st.get("summary", ""), "-g 0,1: %s" % st.get("summary"))
+    # --- two GPUs, data parallel: the gradients' all-reduce through the fake NCCL, whose time
+    # is 10 us + the bus bytes S 2(n-1)/n over 400 GB/s (tests/fakes/fake_nccl.c); S is the
+    # gradients of 2 layers and the logits in bf16
+    two = {"FAKE_CUDA_DEVICES": "2"}
+    grad_bytes = (2 * 49152 + 128 * 64) * 2
+    p, rep = run(TINY + ["-b", "cuda", "-g", "0,1", "-n", "3", "-w", "1"], env=two)  # no peak: latency-bound
+    res = (rep or {}).get("results") or []
+    check(p.returncode == 0 and len(res) == 2, "two GPUs: %d %s" % (p.returncode, p.stderr[-300:]))
+    ar_ms = (10e-6 + grad_bytes / 400e9) * 1e3
+    for r in res:
+        check(near(r.get("allreduce_ms"), ar_ms, 1e-4) and r.get("allreduce_verified") is True and r.get("verified"),
+              "all-reduce %.6g ms expected, got %s" % (ar_ms, r))
+        whole = TINY_MODEL / 480e12 * 1e3 + ar_ms  # 2 of 2 layers run: the all-reduce is the whole model's
+        check(near(r.get("whole_step_ms"), whole, 1e-4), "whole step with the all-reduce: %s vs %.6g" % (
+            r.get("whole_step_ms"), whole))
+    check(near((rep or {}).get("node_tokens_per_s"), 2 * 64 / (TINY_MODEL / 480e12 + ar_ms / 1e3), 1e-4),
+          "node tokens/s: %s" % (rep or {}).get("node_tokens_per_s"))
+    check("not overlapped" in p.stdout and "Node       2 GPUs data parallel" in p.stdout, "text: all-reduce and node")
+    p, rep = run(TINY + ["-b", "cuda", "-g", "0,1", "-n", "2", "-w", "1"], env=dict(two, FAKE_NCCL_WRONG="1"))
+    bad = [m for m in (rep or {}).get("measurements", []) if m["name"] == "allreduce"]
+    check(p.returncode == 1 and bad and all(m["status"] == "fail" and "after the all-reduce" in m["verify_error"]
+                                            for m in bad), "a wrong all-reduce fails: %s" % [m["verify_error"] for m in bad])
+    p, rep = run(TINY + ["-b", "cuda", "-g", "0,1"], env=dict(two, GPUVET_NCCL_LIB="/nonexistent/libnccl.so.2"))
+    check(p.returncode == 1 and "need NCCL" in step_of(rep).get("summary", ""),
+          "no NCCL: %s" % step_of(rep).get("summary"))
+    t0 = time.monotonic()
+    p, rep = run(TINY + ["-b", "cuda", "-g", "0,1", "--timeout", "3"], env=dict(two, FAKE_NCCL_HANG="ncclGroupEnd"))
+    errors = [m["summary"] for m in (rep or {}).get("measurements", []) if m["status"] == "error"]
+    check(p.returncode == 1 and any("timed out" in e for e in errors) and time.monotonic() - t0 < 15 * SCALE,
+          "a hung all-reduce: %s" % errors)
+    p, rep = run(TINY + ["-b", "opencl", "-g", "0,1"])
+    check(p.returncode == 1 and "CUDA and NCCL" in step_of(rep).get("summary", ""), "OpenCL multi-device refused")
 
     # --- cuBLASLt missing: a skip naming it
     p, rep = run(TINY + ["-b", "cuda"], env={"GPUVET_CUBLASLT_LIB": "/nonexistent/libcublasLt.so.13"})

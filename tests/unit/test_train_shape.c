@@ -108,6 +108,19 @@ static void test_gqa_swiglu(void **state) {
         assert_near(train_layer_flops(&s), 3 * fwd, 1e-12);
 }
 
+/* The whole model's step from the proxy's parts: 40 layers from 2 run; the all-reduce by
+ * bytes: (40 layer blocks + the logits) over (2 + the logits). */
+static void test_whole_step(void **state) {
+        (void)state;
+        struct train_shape s = {.layers = 40, .hidden = 1536, .heads = 16, .kv_heads = 16, .ffn = 6144, .vocab = 51200,
+                                .mlp = EST_MLP_PLAIN, .seq = 1024, .micro_batch = 4, .layers_run = 2};
+        assert_near(train_whole_step_ms(&s, 3, 5, 1), (3 + 5) * 20.0 + 1, 1e-12);
+        double layer = 12.0 * 1536 * 1536, logits = 51200.0 * 1536;
+        assert_near(train_whole_allreduce_ms(&s, 2), 2 * (40 * layer + logits) / (2 * layer + logits), 1e-12);
+        s.layers_run = 40;
+        assert_near(train_whole_allreduce_ms(&s, 2), 2, 1e-12);
+}
+
 static void test_shape_checks(void **state) {
         (void)state;
         char why[128];
@@ -133,6 +146,7 @@ int main(void) {
                 cmocka_unit_test(test_tiny_by_hand),      cmocka_unit_test(test_backward_is_twice_forward),
                 cmocka_unit_test(test_presets_match_megatron), cmocka_unit_test(test_gpt3),
                 cmocka_unit_test(test_gqa_swiglu),        cmocka_unit_test(test_shape_checks),
+                cmocka_unit_test(test_whole_step),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
