@@ -257,16 +257,22 @@ static int allreduce(struct coll_lib *coll, struct train_dev *t, size_t n, size_
         return e;
 }
 
-/* ---- verification: the first head's attention scores on known inputs ---------------------- */
+/* ---- verification: the first head's attention products on known inputs ------------------- */
 
-static size_t score_index(const struct train_dev *t) {
+/* One product of each layout cuBLASLt runs in the step: "TN" (scores), "NN" (context), "NT"
+ * (dV); the smallest of the step, each its own plan and kernel. OpenCL runs one kernel and
+ * one layout: the scores alone. */
+static const char *const verified_products[] = {"score.fwd", "context.fwd", "context.dgrad_v"};
+
+static long product_index(const struct train_dev *t, const char *name) {
         for (size_t i = 0; i < t->n_g; i++)
-                if (!strcmp(t->g[i].name, "score.fwd"))
-                        return i;
-        return 0;
+                if (!strcmp(t->g[i].name, name))
+                        return (long)i;
+        return -1;
 }
 
-/* A (as stored for this backend) and B of the score product from the reference's values. */
+/* A and B of product g, as stored for its layout and this backend, from the reference's
+ * values A^T(i, k) and B(k, j); D filled with NaN first (a product that writes nothing fails). */
 static int upload_known(const struct bench_ctx *ctx, struct train_dev *t, const struct train_gemm *g) {
         uint64_t m = rows_m(t, g), n = g->n, k = g->k;
         size_t es = gemm_elem_size(t->p->ab);
@@ -276,12 +282,13 @@ static int upload_known(const struct bench_ctx *ctx, struct train_dev *t, const 
                 for (uint64_t i = 0; i < m; i++)
                         for (uint64_t kk = 0; kk < k; kk++) {
                                 double v = i < g->m ? gemm_value_a(seeds, (uint32_t)i, (uint32_t)kk) : 0;
-                                /* cuBLASLt "TN": A stored k x m; gemm_mnk_f32: A^T stored m x k */
-                                gemm_elem_store(t->p->ab, a, t->cuda ? kk + i * k : i + kk * m, v);
+                                /* op(A) = A^T: A stored k x m; else m x k (gemm_mnk_f32 takes A^T m x k) */
+                                gemm_elem_store(t->p->ab, a, t->cuda && g->trans_a ? kk + i * k : i + kk * m, v);
                         }
                 for (uint64_t j = 0; j < n; j++)
                         for (uint64_t kk = 0; kk < k; kk++)
-                                gemm_elem_store(t->p->ab, b, kk + j * k, gemm_value_b(seeds, (uint32_t)kk, (uint32_t)j));
+                                gemm_elem_store(t->p->ab, b, t->cuda && g->trans_b ? j + kk * n : kk + j * k,
+                                                gemm_value_b(seeds, (uint32_t)kk, (uint32_t)j));
                 r = ctx->ops->copy_h2d(t->d.ctx, t->buf[g->a], 0, a, m * k * es);
                 if (r == 0)
                         r = ctx->ops->copy_h2d(t->d.ctx, t->buf[g->b], 0, b, k * n * es);
@@ -313,8 +320,8 @@ static bool check_column(const struct train_dev *t, const struct train_gemm *g, 
         return true;
 }
 
-static void verify(const struct bench_ctx *ctx, struct train_dev *t) {
-        size_t si = score_index(t);
+/* Run product si once on known inputs (its whole batch; entry 0 is checked) and compare. */
+static bool verify_product(const struct bench_ctx *ctx, struct train_dev *t, size_t si) {
         const struct train_gemm *g = &t->g[si];
         uint64_t m = rows_m(t, g), n = g->n;
         size_t es = gemm_elem_size(t->p->d);
@@ -350,9 +357,19 @@ static void verify(const struct bench_ctx *ctx, struct train_dev *t) {
         if (e < 0 && !t->m->summary[0])
                 measurement_fail(t->m, STATUS_ERROR, "verifying %s: %s", g->name,
                                  e == -ENOMEM ? "out of memory" : bench_dev_error(ctx));
-        t->m->verified = e == 0 && ok;
         free(col);
         free(bcol);
+        return e == 0 && ok;
+}
+
+static void verify(const struct bench_ctx *ctx, struct train_dev *t) {
+        size_t n = t->cuda ? sizeof(verified_products) / sizeof(verified_products[0]) : 1;
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++) {
+                long si = product_index(t, verified_products[i]);
+                ok = si >= 0 && verify_product(ctx, t, (size_t)si);
+        }
+        t->m->verified = ok;
 }
 
 /* ---- setup ----------------------------------------------------------------------------------- */

@@ -10,9 +10,12 @@
  *                     logit layer's; with the GPU's spec peak for the precision, so the
  *                     judged ratio to the peak is the MFU
  *   forward, backward, logits   ms of each part of the proxy's step, as run
- * One product (the attention scores of the first head, S = K^T Q) is then run again on
- * known inputs and checked against the host's exact reference: a wrong kernel fails the
- * step measurement whatever its figure.
+ *   allreduce ms      data parallel only: the gradients' all-reduce through NCCL
+ * One product of each layout (the first head's attention scores "TN", context "NN" and dV
+ * "NT"; OpenCL: the scores) is then run again on known inputs and checked against the
+ * host's exact reference: a wrong kernel fails the step measurement whatever its figure.
+ * With more than one GPU the gradients' all-reduce follows the backward (measurement
+ * allreduce, ms), and one all-reduce of known values is checked on every rank.
  *
  * Not in bench.def: `gpuvet bench train` runs it alone (src/cmd/bench_train.c), with the
  * shape in bench_options.train_shape. */

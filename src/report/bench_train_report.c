@@ -62,7 +62,7 @@ static void text_figures(FILE *out, const struct train_figures *f, const struct 
         if (m->baseline > 0)
                 fprintf(out, "  baseline     %.1f TFLOPS (%s): %.0f%%\n", m->baseline, m->baseline_source,
                         m->ratio_baseline * 100);
-        fprintf(out, "  verified     %s\n", m->verified ? "yes (attention scores of the first head, exact reference)"
+        fprintf(out, "  verified     %s\n", m->verified ? "yes (the first head's attention products against the exact host reference)"
                                           : m->verify_error[0] ? m->verify_error : "no");
         if (f->allreduce)
                 fprintf(out, "  all-reduce   %s\n", f->allreduce->verified ? "verified (a known sum on every rank)"
