@@ -1,13 +1,14 @@
 /* bench train: a training-step proxy (docs/bench.md, "train"). The GEMMs of a transformer
  * layer's forward and backward (bench/train_shape.h) for --layers-run layers, then the
- * logit layer's, run back to back on one device per step and timed with device events:
+ * logit layer's, run back to back on each device per step and timed with device events:
  * cuBLASLt on CUDA (the heuristic's first algorithm for each product, as PyTorch and
  * Megatron-LM take it), the gemm_mnk_f32 kernel on OpenCL (fp32).
  *
  * Measurements (bench "train", subject the device):
  *   step      TFLOPS  model FLOPs of the whole model (train_model_flops) over the step time
  *                     it implies: the measured layers' time x layers / layers_run, plus the
- *                     logit layer's; with the GPU's spec peak for the precision, so the
+ *                     logit layer's (and the whole model's all-reduce on more than one
+ *                     GPU); with the GPU's spec peak for the precision, so the
  *                     judged ratio to the peak is the MFU
  *   forward, backward, logits   ms of each part of the proxy's step, as run
  *   allreduce ms      data parallel only: the gradients' all-reduce through NCCL
