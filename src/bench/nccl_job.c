@@ -20,7 +20,8 @@
 #define LOG_TAIL 8192
 #define GRACE_MS 2000
 
-enum rec_kind { REC_INFO = 1, REC_BEGIN, REC_ROW, REC_ERROR };
+/* REC_ID: the child is ready to join the job (rank 0's carries the id it made). */
+enum rec_kind { REC_INFO = 1, REC_ID, REC_BEGIN, REC_ROW, REC_ERROR };
 
 /* The child's messages: the parent is the same binary, so a plain struct is the format. */
 struct rec {
@@ -34,6 +35,7 @@ struct rec {
                         size_t bytes;
                 } begin;
                 struct nccl_row row;
+                unsigned char id[COLL_ID_BYTES];
                 char error[1024];
         } u;
 };
@@ -79,7 +81,36 @@ static void sink_row(void *ctx, const struct nccl_row *row) {
 
 /* The child: everything that touches CUDA and NCCL. Exits 0 after the sweep, 1 after an
  * error it reported. */
-static void child_main(const struct nccl_job_spec *spec, int fd) {
+/* Rank 0: the id made here goes to the parent, which hands it to the other ranks; every rank
+ * then reads the job's id back from the parent (EOF: the rendezvous failed, and the parent
+ * says why). */
+static int exchange_id(struct coll_lib *lib, int rank, int fd, int id_fd, unsigned char id[COLL_ID_BYTES], char *err,
+                       size_t errsize) {
+        static struct rec r;
+        r = (struct rec){.kind = REC_ID};
+        if (rank == 0) {
+                int rc = coll_unique_id(lib, r.u.id);
+                if (rc < 0) {
+                        snprintf(err, errsize, "%s", coll_lib_error(lib));
+                        return rc;
+                }
+        }
+        send_rec(fd, &r);
+        size_t have = 0;
+        while (have < COLL_ID_BYTES) {
+                ssize_t got = read(id_fd, id + have, COLL_ID_BYTES - have);
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got <= 0) {
+                        snprintf(err, errsize, "the rendezvous failed");
+                        return -EPROTO;
+                }
+                have += (size_t)got;
+        }
+        return 0;
+}
+
+static void child_main(const struct nccl_job_spec *spec, int fd, int id_fd) {
         static struct rec info_rec; /* large: not on the stack */
         char err[1024];
         const struct dev_ops *ops;
@@ -140,7 +171,7 @@ static void child_main(const struct nccl_job_spec *spec, int fd) {
                 void *stream;
                 ranks.nranks = spec->nranks;
                 ranks.nprocs = spec->nranks;
-                if ((rc = spec->get_id(spec->get_id_ctx, ranks.lib, id, err, sizeof(err))) < 0) {
+                if ((rc = exchange_id(ranks.lib, spec->rank, fd, id_fd, id, err, sizeof(err))) < 0) {
                         send_error(fd, "%s", err);
                         _exit(1);
                 }
@@ -187,6 +218,7 @@ static void child_main(const struct nccl_job_spec *spec, int fd) {
 struct child_arg {
         const struct nccl_job_spec *spec;
         int logfd;
+        int id_fd; /* the read end of the parent's pipe for the job's id; -1 alone */
 };
 
 /* In the child: its output to the capture file, then the work. */
@@ -196,7 +228,7 @@ static void child_body(const void *varg, int fd) {
                 _exit(3);
         /* NCCL's warnings are what explains a failure; INFO would drown them */
         setenv("NCCL_DEBUG", "WARN", 0);
-        child_main(arg->spec, fd);
+        child_main(arg->spec, fd, arg->id_fd);
 }
 
 static int add_row(struct nccl_job_result *res, const struct nccl_row *row) {
@@ -286,10 +318,22 @@ int nccl_job_run(const struct nccl_job_spec *spec, struct nccl_job_result *res) 
                 return -e;
         }
         unlink(path);
-        struct child_arg arg = {.spec = spec, .logfd = logfd};
+        int idpipe[2] = {-1, -1};
+        if (spec->multi_process && pipe2(idpipe, O_CLOEXEC) < 0) {
+                int e = errno;
+                close(logfd);
+                snprintf(res->error, sizeof(res->error), "cannot create a pipe: %s", strerror(e));
+                res->failed = true;
+                return -e;
+        }
+        struct child_arg arg = {.spec = spec, .logfd = logfd, .id_fd = idpipe[0]};
         int readfd;
         pid_t pid = spawn_watched(child_body, &arg, &readfd);
+        if (idpipe[0] >= 0)
+                close(idpipe[0]);
         if (pid < 0) {
+                if (idpipe[1] >= 0)
+                        close(idpipe[1]);
                 close(logfd);
                 snprintf(res->error, sizeof(res->error), "cannot start the benchmark process: %s", strerror((int)-pid));
                 res->failed = true;
@@ -338,8 +382,28 @@ int nccl_job_run(const struct nccl_job_spec *spec, struct nccl_job_result *res) 
                         snprintf(res->error, sizeof(res->error), "untrustworthy report from the benchmark process");
                         break;
                 }
+                if (rec.kind == REC_ID) {
+                        /* the rendezvous: rank 0 publishes the child's id, the others get it */
+                        char err[512];
+                        int rc = spec->share_id(spec->share_ctx, rec.u.id, err, sizeof(err));
+                        if (rc < 0) {
+                                res->failed = true;
+                                snprintf(res->error, sizeof(res->error), "%s", err);
+                                break;
+                        }
+                        res->joined = true;
+                        if (write(idpipe[1], rec.u.id, COLL_ID_BYTES) != COLL_ID_BYTES) {
+                                res->failed = true;
+                                snprintf(res->error, sizeof(res->error), "the benchmark process is gone");
+                                break;
+                        }
+                        last_progress = monotonic_ms();
+                        continue;
+                }
                 take_rec(res, &rec);
         }
+        if (idpipe[1] >= 0)
+                close(idpipe[1]);
         close(readfd);
         int wstatus = 0;
         if (eof) {

@@ -20,14 +20,15 @@ struct nccl_job_spec {
         const int *gpus;     /* CUDA device indices this process drives; NULL: all (single process) */
         size_t n_gpus;
         /* A multi-process job: this process is rank `rank` of `nranks`, on one CUDA device:
-         * the only one of gpus (or of the visible devices), else the local_rank-th; get_id
-         * fills the communicator's id (rank 0: makes it with coll_unique_id and publishes it;
-         * others: receive it), in the child, once its device and NCCL are open (so a rank that
-         * cannot start never joins, and the others' rendezvous times out naming it). */
+         * the only one of gpus (or of the visible devices), else the local_rank-th. Once the
+         * child has its device and NCCL open (so a rank that cannot start never joins, and
+         * the others' rendezvous names it), share_id runs in the parent, which outlives a
+         * child killed at a deadline: rank 0 publishes the id its child made with
+         * coll_unique_id, the others fill id with it; the child then joins. */
         bool multi_process;
         int rank, nranks, local_rank;
-        int (*get_id)(void *ctx, struct coll_lib *lib, unsigned char id[COLL_ID_BYTES], char *err, size_t errsize);
-        void *get_id_ctx;
+        int (*share_id)(void *ctx, unsigned char id[COLL_ID_BYTES], char *err, size_t errsize);
+        void *share_ctx;
         unsigned hang_s, timeout_s;
 };
 
@@ -44,6 +45,7 @@ struct nccl_job_result {
         struct nccl_job_info info;
         struct nccl_row *rows;
         size_t n_rows;
+        bool joined;            /* a multi-process job: the rendezvous gave this rank the job's id */
         bool failed;            /* error[] says why */
         bool hung, timed_out;   /* no progress for hang_s / past timeout_s */
         char error[1024];
@@ -54,6 +56,13 @@ struct nccl_job_result {
         size_t step_bytes;
         char *log;              /* the child's output (NCCL's warnings), its last 8 KiB; NULL when empty */
         double duration_ms;
+};
+
+/* One rank's outcome in a multi-process job, as rank 0 gathered it after the job. */
+struct nccl_rank_outcome {
+        int rank;
+        enum { NCCL_RANK_OK, NCCL_RANK_FAILED, NCCL_RANK_MISSING } state;
+        char message[512];      /* its error; "" when ok or missing */
 };
 
 /* Run the job. Returns 0 whatever the job did (see result), or a negative errno when the

@@ -379,11 +379,18 @@ int cmd_bench_nccl(int argc, char **argv) {
                 js.rank = launch.rank;
                 js.nranks = launch.nranks;
                 js.local_rank = launch.local_rank;
-                js.get_id = nccl_launch_get_id;
-                js.get_id_ctx = &launch;
+                js.share_id = nccl_launch_share_id;
+                js.share_ctx = &launch;
         }
         struct nccl_job_result job;
         (void)nccl_job_run(&js, &job);
+        /* every rank's outcome to rank 0, even of a rank whose benchmark process was killed;
+         * the slowest rank may end a hang deadline after the others */
+        struct nccl_rank_outcome *outcomes = NULL;
+        char gather_err[512] = "";
+        if (launch.multi_process && job.joined)
+                (void)nccl_launch_gather(&launch, !job.failed, job.failed ? job.error : "", o.hang_s + o.join_s,
+                                         &outcomes, gather_err, sizeof(gather_err));
 
         /* 0: the launcher did not say how many ranks share a node, so neither the node count
          * nor the path between ranks is known, and nothing is expected of it */
@@ -412,6 +419,9 @@ int cmd_bench_nccl(int argc, char **argv) {
                 verdict = status_worse(verdict, verdicts.m[i].status);
         if (job.failed)
                 verdict = status_worse(verdict, STATUS_ERROR);
+        for (int i = 0; outcomes && i < launch.nranks; i++)
+                if (outcomes[i].state != NCCL_RANK_OK)
+                        verdict = status_worse(verdict, STATUS_ERROR);
 
         char **environment = nccl_launch_environment();
         const char *topo_file = getenv("NCCL_TOPO_FILE");
@@ -425,7 +435,10 @@ int cmd_bench_nccl(int argc, char **argv) {
         struct nccl_report rep = {.run = &o.run, .job = &job, .fabric = &fabric, .verdicts = &verdicts,
                                   .verdict = verdict, .nodes = nodes, .launcher = launch.launcher,
                                   .environment = environment, .topo_file = topo_file, .topo_bytes = topo_bytes,
-                                  .topo_errno = topo_errno, .hang_s = o.hang_s, .timeout_s = timeout_s,
+                                  .topo_errno = topo_errno, .outcomes = outcomes,
+                                  .n_outcomes = outcomes ? (size_t)launch.nranks : 0, .rendezvous = launch.rendezvous,
+                                  .own_rank = launch.rank,
+                                  .hang_s = o.hang_s, .timeout_s = timeout_s,
                                   .duration_ms = monotonic_ms() - start};
         code = verdict == STATUS_FAIL || verdict == STATUS_ERROR ? EXIT_FAILED : EXIT_PASS;
         /* in a multi-process job rank 0 reports for the job; the others only say when they fail */
@@ -446,6 +459,7 @@ int cmd_bench_nccl(int argc, char **argv) {
         free(environment);
         bench_report_done(&verdicts);
         nccl_job_result_done(&job);
+        free(outcomes);
         nccl_launch_done(&launch);
 done:
         baselines_free(bl);

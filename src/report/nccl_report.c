@@ -127,6 +127,16 @@ void nccl_report_text(FILE *out, const struct nccl_report *r, const struct text_
                 if (oc.remedy)
                         remedy = oc.remedy;
         }
+        for (size_t i = 0; i < r->n_outcomes; i++) {
+                const struct nccl_rank_outcome *x = &r->outcomes[i];
+                if (job->have_info && x->rank == r->own_rank)
+                        continue; /* this rank's own failure is the verdicts' */
+                if (x->state == NCCL_RANK_MISSING)
+                        fprintf(out, "rank %d: did not report (its gpuvet ended before the gather, or never started)\n",
+                                x->rank);
+                else if (x->state == NCCL_RANK_FAILED)
+                        fprintf(out, "rank %d: %s\n", x->rank, text_safe(x->message, safe, sizeof(safe)));
+        }
         if (job->failed && job->log) {
                 fprintf(out, "\nNCCL's output (last lines):\n");
                 text_safe_write(out, job->log);
@@ -186,6 +196,19 @@ char *nccl_report_json(const struct nccl_report *r) {
                 json_object_set_new(env, name, json_text(eq + 1));
         }
         json_object_set_new(jobj, "environment", env);
+        json_object_set_new(jobj, "rendezvous", r->rendezvous && r->rendezvous[0] ? json_text(r->rendezvous) : json_null());
+        json_t *ranks = json_null();
+        if (r->n_outcomes) {
+                static const char *const state_names[] = {"ok", "failed", "missing"};
+                ranks = json_array();
+                for (size_t i = 0; i < r->n_outcomes; i++) {
+                        const struct nccl_rank_outcome *x = &r->outcomes[i];
+                        json_array_append_new(ranks, json_pack("{s:i, s:s, s:o}", "rank", x->rank, "state",
+                                                               state_names[x->state], "error",
+                                                               x->message[0] ? json_text(x->message) : json_null()));
+                }
+        }
+        json_object_set_new(jobj, "outcomes", ranks);
         json_t *topo = json_null();
         if (r->topo_file)
                 topo = json_pack("{s:o, s:o, s:o}", "path", json_text(r->topo_file), "bytes",

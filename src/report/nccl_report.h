@@ -29,6 +29,12 @@ struct nccl_report {
         const char *topo_file;
         long long topo_bytes;
         int topo_errno;
+        /* a multi-process job, on rank 0: every rank's outcome (NULL: a single process, or
+         * the ranks never met) and the rendezvous' address */
+        const struct nccl_rank_outcome *outcomes;
+        size_t n_outcomes;
+        const char *rendezvous;
+        int own_rank;
         unsigned hang_s, timeout_s;
         double duration_ms;
 };

@@ -15,6 +15,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
 import fixture_cache  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes"))
+import fakeenv  # noqa: E402  (wall-clock bounds scale with a busy or sanitized run)
+
+SCALE = fakeenv.time_scale()
 
 GPUVET, FAKE_CUDA, FAKE_NCCL = sys.argv[1:4]
 failures = []
@@ -125,21 +129,24 @@ def main():
           "--check 0 verifies nothing")
 
     # --- a hung collective is an error naming the step, within the hang deadline
-    p, rep = nccl(["-C", "all_reduce,all_gather", "-e", "64K", "-n", "2", "--hang-timeout", "2"],
+    p, rep = nccl(["-C", "all_reduce,all_gather", "-e", "64K", "-n", "2", "--hang-timeout", str(round(2 * SCALE))],
                   {"FAKE_NCCL_HANG": "ncclAllGather"}, timeout=60)
     v = verdicts(rep)
-    check(p.returncode == 1 and p.seconds < 20, "a hang exits 1 in time: %d after %.1f s" % (p.returncode, p.seconds))
+    check(p.returncode == 1 and p.seconds < 20 * SCALE, "a hang exits 1 in time: %d after %.1f s" % (p.returncode, p.seconds))
     check(v.get("all_reduce", {}).get("status") == "pass" and v.get("all_gather", {}).get("status") == "error",
           "the collective before the hang keeps its verdict, the hung one is an error")
     f = (rep or {}).get("failure") or {}
     check(f.get("hung") and (f.get("step") or {}).get("collective") == "all_gather" and
-          "no progress for 2 s" in f.get("error", ""), "the failure names the hung step: %s" % f)
+          "no progress for %d s" % round(2 * SCALE) in f.get("error", ""), "the failure names the hung step: %s" % f)
 
     # --- failures NCCL reports
     p, rep = nccl(["-C", "all_reduce", "-e", "64K"], {"FAKE_NCCL_FAIL": "ncclCommInitAll:ncclSystemError"})
     m = verdicts(rep).get("all_reduce", {})
     check(p.returncode == 1 and "ncclCommInitAll: ncclSystemError (2)" in m.get("summary", ""),
           "an init failure names the call and result: %s" % m.get("summary"))
+    out = ((rep or {}).get("failure") or {}).get("nccl_output") or ""
+    check("NCCL WARN ncclCommInitAll failed" in out and "NCCL WARN ncclCommInitAll failed" in p.stdout,
+          "NCCL's warnings (NCCL_DEBUG=WARN by default) are captured into the report and the text: %r" % out)
     p, rep = nccl(["-C", "all_reduce", "-e", "64K"], {"FAKE_NCCL_ASYNC": "ncclRemoteError:after=3"})
     m = verdicts(rep).get("all_reduce", {})
     check(p.returncode == 1 and "ncclRemoteError" in m.get("summary", ""),

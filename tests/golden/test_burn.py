@@ -24,6 +24,15 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes"))
+import fakeenv  # noqa: E402  (the time scale of a busy or sanitized run)
+
+# A worker reports at least every batch and verification; under sanitizers on a busy machine
+# a host verification alone can take seconds, so a hang deadline short enough to keep the
+# test quick is scaled, as every wall-clock bound here (docs/testing.md)
+SCALE = fakeenv.time_scale()
+HANG = "%ds" % round(2 * SCALE)
+
 GPUVET, FAKE_CUDA, FAKE_LT, FAKE_NVML = sys.argv[1:5]
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCN = os.path.join(HERE, "burn-scenarios")
@@ -143,7 +152,7 @@ def opencl_cases():
             proc.kill()
             proc.communicate()
         took = time.monotonic() - t0
-        check(took < 3.0, "SIGINT ends the run promptly (%.1f s)" % took)
+        check(took < 3.0 * SCALE, "SIGINT ends the run promptly (%.1f s)" % took)
         check(proc.returncode == 1, "an interrupted run exits 1, got %s" % proc.returncode)
         try:
             rep = json.load(open(out))
@@ -230,11 +239,11 @@ def cuda_cases():
     check(status(rep, "burn.power", GPU0) == "pass", "burn.power passes at 690 W")
 
     t0 = time.monotonic()
-    p, rep = burn(CUDA + ["-d", "60s", "--hang-timeout", "2s"],
+    p, rep = burn(CUDA + ["-d", "60s", "--hang-timeout", HANG],
                   env=cuda_env("loaded.scn", {"FAKE_CUBLASLT_HANG": "cublasLtMatmul"}))
     took = time.monotonic() - t0
     check(p.returncode == 1, "hung workers exit 1, got %d" % p.returncode)
-    check(took < 20, "hung workers do not hold the run (%.1f s)" % took)
+    check(took < 20 * SCALE, "hung workers do not hold the run (%.1f s)" % took)
     for gpu in (GPU0, GPU1):
         r = results(rep, "burn.run").get(gpu, {})
         check(r.get("status") == "fail" and "stopped answering" in r.get("summary", ""),
@@ -264,7 +273,7 @@ def one_hung_case():
     """One GPU wedges mid-run: it is reported hung at the hang deadline, the other runs to
     the end and passes; a flipped bit in the fake libcuda's memory fails burn.memory."""
     t0 = time.monotonic()
-    p, rep = burn(CUDA + ["-d", "6s", "--hang-timeout", "2s"],
+    p, rep = burn(CUDA + ["-d", "%ds" % round(6 * SCALE), "--hang-timeout", HANG],
                   env=cuda_env("loaded.scn", {"FAKE_CUBLASLT_HANG_DEVICE": "1:8"}))
     took = time.monotonic() - t0
     check(p.returncode == 1, "one hung GPU exits 1, got %d" % p.returncode)
@@ -274,7 +283,7 @@ def one_hung_case():
     check(status(rep, "burn.run", GPU0) == "pass", "burn.run: GPU 0 ran to the end, got %s" %
           status(rep, "burn.run", GPU0))
     check(status(rep, "burn.compute", GPU0) == "pass", "GPU 0's results verified")
-    check(took < 30, "the hung GPU did not hold the run (%.1f s)" % took)
+    check(took < 30 * SCALE, "the hung GPU did not hold the run (%.1f s)" % took)
 
     p, rep = burn(CUDA + ["-d", "2s", "-m", "memtest"], env=cuda_env("loaded.scn", {"FAKE_CUDA_MEM_FAULT": "0x40:0x10"}))
     mem = results(rep, "burn.memory")

@@ -7,6 +7,16 @@
  * - the stream clock: busbw computed with nccl-tests' formulas from events around each
  *   collective reads FAKE_NCCL_BUSBW_GBPS back;
  * - ncclCommInitRank joining 3 threads;
+ * - ncclCommInitRank joining 2, 3 and 4 fork()ed processes (rank 0 makes the id and writes
+ *   it to the others' pipes): each runs every collective in place and out of place over
+ *   five type/reduction pairs, verified with nccl_verify, and reads busbw back from its own
+ *   stream's clock; a process that exits after init makes its peers' next all_reduce end
+ *   with ncclRemoteError rather than hang; FAKE_NCCL_WRONG in one rank's process (this
+ *   program run again with --rank) corrupts that rank's outputs only; nothing of the fake
+ *   stays in /dev/shm;
+ * - the benchmark's flow: 3 processes find their ranks in the environment, rank 0's id goes
+ *   through bench/rendezvous.h (a file), then ncclCommInitRank, an all_reduce verified, and
+ *   every rank's result gathered to rank 0;
  * - each fault, in a fresh process (the fake reads its switches once): FAKE_NCCL_FAIL at
  *   ncclCommInitAll and at the 5th ncclAllReduce, FAKE_NCCL_WRONG caught by verification,
  *   FAKE_NCCL_HANG in ncclGroupEnd (the process never finishes: killed at a deadline),
@@ -32,8 +42,10 @@
 #include <cmocka.h>
 
 #include "bench/nccl_math.h"
+#include "bench/rendezvous.h"
 #include "vendor/cuda_api.h"
 #include "vendor/nccl.h"
+#include "timescale.h"
 
 #define MAX_N 4
 
@@ -112,6 +124,40 @@ static ncclRedOp_t no(enum nccl_redop op) { return (ncclRedOp_t)op; }
                         fail_msg("%s: %s", #call, nccl_result_name(nc, rc_));                               \
         } while (0)
 
+/* Rank r's calls of one collective (alltoall and sendrecv: its sends and receives). */
+static ncclResult_t issue_rank(enum nccl_coll c, ncclComm_t comm, int n, int r, void *send, void *recv, size_t count,
+                               enum nccl_dtype t, enum nccl_redop op, int root, CUstream stream) {
+        size_t es = nccl_dtype_size(t);
+        ncclResult_t rc = ncclSuccess;
+        switch (c) {
+        case NCCL_COLL_ALL_REDUCE:
+                return nc->fn.ncclAllReduce(send, recv, count, nt(t), no(op), comm, stream);
+        case NCCL_COLL_ALL_GATHER:
+                return nc->fn.ncclAllGather(send, recv, count, nt(t), comm, stream);
+        case NCCL_COLL_REDUCE_SCATTER:
+                return nc->fn.ncclReduceScatter(send, recv, count, nt(t), no(op), comm, stream);
+        case NCCL_COLL_BROADCAST:
+                return nc->fn.ncclBroadcast(send, recv, count, nt(t), root, comm, stream);
+        case NCCL_COLL_REDUCE:
+                return nc->fn.ncclReduce(send, recv, count, nt(t), no(op), root, comm, stream);
+        case NCCL_COLL_ALLTOALL: /* nccl-tests' alltoall: a send and a receive per peer */
+                for (int p = 0; p < n && rc == ncclSuccess; p++) {
+                        rc = nc->fn.ncclSend((char *)send + (size_t)p * count * es, count, nt(t), p, comm, stream);
+                        if (rc == ncclSuccess)
+                                rc = nc->fn.ncclRecv((char *)recv + (size_t)p * count * es, count, nt(t), p, comm,
+                                                     stream);
+                }
+                return rc;
+        case NCCL_COLL_SENDRECV:
+                rc = nc->fn.ncclSend(send, count, nt(t), (r + 1) % n, comm, stream);
+                if (rc == ncclSuccess)
+                        rc = nc->fn.ncclRecv(recv, count, nt(t), (r + n - 1) % n, comm, stream);
+                return rc;
+        default:
+                return ncclInvalidArgument;
+        }
+}
+
 /* One collective on every rank, issued from this thread in one group. send[r] and recv[r]
  * hold k's send_count and recv_count elements; in place, send[r] points into recv[r]. */
 static ncclResult_t issue(enum nccl_coll c, ncclComm_t *comms, int n, void **send, void **recv, size_t count,
@@ -119,42 +165,8 @@ static ncclResult_t issue(enum nccl_coll c, ncclComm_t *comms, int n, void **sen
         ncclResult_t rc = nc->fn.ncclGroupStart();
         if (rc != ncclSuccess)
                 return rc;
-        size_t es = nccl_dtype_size(t);
-        for (int r = 0; r < n && rc == ncclSuccess; r++) {
-                switch (c) {
-                case NCCL_COLL_ALL_REDUCE:
-                        rc = nc->fn.ncclAllReduce(send[r], recv[r], count, nt(t), no(op), comms[r], streams[r]);
-                        break;
-                case NCCL_COLL_ALL_GATHER:
-                        rc = nc->fn.ncclAllGather(send[r], recv[r], count, nt(t), comms[r], streams[r]);
-                        break;
-                case NCCL_COLL_REDUCE_SCATTER:
-                        rc = nc->fn.ncclReduceScatter(send[r], recv[r], count, nt(t), no(op), comms[r], streams[r]);
-                        break;
-                case NCCL_COLL_BROADCAST:
-                        rc = nc->fn.ncclBroadcast(send[r], recv[r], count, nt(t), root, comms[r], streams[r]);
-                        break;
-                case NCCL_COLL_REDUCE:
-                        rc = nc->fn.ncclReduce(send[r], recv[r], count, nt(t), no(op), root, comms[r], streams[r]);
-                        break;
-                case NCCL_COLL_ALLTOALL: /* nccl-tests' alltoall: a send and a receive per peer */
-                        for (int p = 0; p < n && rc == ncclSuccess; p++) {
-                                rc = nc->fn.ncclSend((char *)send[r] + (size_t)p * count * es, count, nt(t), p,
-                                                     comms[r], streams[r]);
-                                if (rc == ncclSuccess)
-                                        rc = nc->fn.ncclRecv((char *)recv[r] + (size_t)p * count * es, count, nt(t),
-                                                             p, comms[r], streams[r]);
-                        }
-                        break;
-                case NCCL_COLL_SENDRECV:
-                        rc = nc->fn.ncclSend(send[r], count, nt(t), (r + 1) % n, comms[r], streams[r]);
-                        if (rc == ncclSuccess)
-                                rc = nc->fn.ncclRecv(recv[r], count, nt(t), (r + n - 1) % n, comms[r], streams[r]);
-                        break;
-                default:
-                        rc = ncclInvalidArgument;
-                }
-        }
+        for (int r = 0; r < n && rc == ncclSuccess; r++)
+                rc = issue_rank(c, comms[r], n, r, send[r], recv[r], count, t, op, root, streams[r]);
         ncclResult_t end = nc->fn.ncclGroupEnd();
         return rc != ncclSuccess ? rc : end;
 }
@@ -339,6 +351,362 @@ static void test_init_rank_threads(void **state) {
         pthread_barrier_destroy(&queued);
 }
 
+/* ---- ranks in separate processes: ncclCommInitRank across fork()ed children --------------- */
+
+static const struct {
+        enum nccl_dtype t;
+        enum nccl_redop op;
+} proc_cases[] = {
+        {NCCL_DT_FLOAT32, NCCL_OP_SUM}, {NCCL_DT_INT64, NCCL_OP_MAX},  {NCCL_DT_BFLOAT16, NCCL_OP_AVG},
+        {NCCL_DT_FLOAT16, NCCL_OP_MIN}, {NCCL_DT_UINT8, NCCL_OP_PROD},
+};
+
+/* This process' rank of one collective, filled, run and verified: the wrong elements. */
+static size_t proc_run_verify(enum nccl_coll c, ncclComm_t comm, int n, int rank, size_t bytes, enum nccl_dtype t,
+                              enum nccl_redop op, int root, bool in_place) {
+        struct nccl_counts k;
+        size_t es = nccl_dtype_size(t);
+        if (nccl_counts(c, bytes, es, n, &k) != 0)
+                return SIZE_MAX;
+        size_t elems = k.send_count > k.recv_count ? k.send_count : k.recv_count;
+        char *sendbuf = calloc(elems + 1, es), *recvbuf = calloc(elems + 1, es);
+        if (!sendbuf || !recvbuf)
+                return SIZE_MAX;
+        memset(recvbuf, 0xa5, k.recv_count * es);
+        char *send = in_place ? recvbuf + (size_t)rank * k.send_inplace_offset * es : sendbuf;
+        char *recv = in_place ? recvbuf + (size_t)rank * k.recv_inplace_offset * es : recvbuf;
+        nccl_fill(send, t, op, rank, 0, k.send_count);
+        ncclResult_t rc = nc->fn.ncclGroupStart();
+        if (rc == ncclSuccess)
+                rc = issue_rank(c, comm, n, rank, send, recv, k.count, t, op, root, streams[rank]);
+        ncclResult_t end = nc->fn.ncclGroupEnd();
+        size_t bad = SIZE_MAX, first;
+        if (rc == ncclSuccess && end == ncclSuccess)
+                bad = c == NCCL_COLL_REDUCE && rank != root
+                              ? 0
+                              : nccl_verify(recv, t, c, op, n, rank, root, k.count, k.recv_count, &first);
+        if (bad)
+                fprintf(stderr, "# rank %d of %d: %s %s %s%s: %zu wrong\n", rank, n, nccl_coll_name(c),
+                        nccl_dtype_name(t), nccl_redop_name(op), in_place ? " in place" : "", bad);
+        free(sendbuf);
+        free(recvbuf);
+        return bad;
+}
+
+/* busbw from events around a 4 MiB collective on this rank's stream: the fake's 100 GB/s. */
+static int proc_clock(ncclComm_t comm, int n, int rank) {
+        for (int c = 0; c < NCCL_COLL_COUNT; c++) {
+                struct nccl_counts k;
+                if (nccl_counts((enum nccl_coll)c, 1 << 22, 4, n, &k) != 0)
+                        return 1;
+                float *s = calloc(k.send_count, 4), *r = calloc(k.recv_count, 4);
+                CUevent a, b;
+                if (!s || !r || cu.cuEventCreate(&a, 0) != CUDA_SUCCESS || cu.cuEventCreate(&b, 0) != CUDA_SUCCESS)
+                        return 1;
+                (void)cu.cuEventRecord(a, streams[rank]);
+                ncclResult_t rc = nc->fn.ncclGroupStart();
+                if (rc == ncclSuccess)
+                        rc = issue_rank((enum nccl_coll)c, comm, n, rank, s, r, k.count, NCCL_DT_FLOAT32, NCCL_OP_SUM, 0,
+                                        streams[rank]);
+                if (nc->fn.ncclGroupEnd() != ncclSuccess || rc != ncclSuccess)
+                        return 1;
+                (void)cu.cuEventRecord(b, streams[rank]);
+                float ms = 0;
+                double alg, bus;
+                if (cu.cuEventElapsedTime_v2(&ms, a, b) != CUDA_SUCCESS ||
+                    nccl_bandwidth((enum nccl_coll)c, k.count, 4, n, ms / 1e3, &alg, &bus) != 0)
+                        return 1;
+                if (bus < 99.9 || bus > 100.1) {
+                        fprintf(stderr, "# rank %d of %d: %s busbw %.3f GB/s, the fake runs at 100\n", rank, n,
+                                nccl_coll_name((enum nccl_coll)c), bus);
+                        return 1;
+                }
+                (void)cu.cuEventDestroy_v2(a);
+                (void)cu.cuEventDestroy_v2(b);
+                free(s);
+                free(r);
+        }
+        return 0;
+}
+
+enum proc_plan { PROC_ALL, PROC_PEER_DIES };
+
+/* A rank in a child: its id from rank 0 (rank 0 makes it and writes it to every other rank's
+ * pipe, and to the parent's, pipes[0]), then its work. The exit status: 0, or the step that
+ * failed. */
+static int proc_rank(int n, int rank, int (*pipes)[2], enum proc_plan plan) {
+        ncclUniqueId id;
+        if (rank == 0) {
+                if (nc->fn.ncclGetUniqueId(&id) != ncclSuccess)
+                        return 10;
+                for (int r = 0; r < n; r++)
+                        if (write(pipes[r][1], &id, sizeof(id)) != (ssize_t)sizeof(id))
+                                return 11;
+        } else if (read(pipes[rank][0], &id, sizeof(id)) != (ssize_t)sizeof(id)) {
+                return 12;
+        }
+        ncclComm_t comm;
+        if (nc->fn.ncclCommInitRank(&comm, n, id, rank) != ncclSuccess)
+                return 13;
+        int count = 0, me = -1;
+        if (nc->fn.ncclCommCount(comm, &count) != ncclSuccess || count != n ||
+            nc->fn.ncclCommUserRank(comm, &me) != ncclSuccess || me != rank)
+                return 14;
+        if (plan == PROC_PEER_DIES) {
+                if (rank == n - 1)
+                        _exit(0); /* gone without a word: no destroy, no abort */
+                float x[64] = {0}, y[64];
+                if (nc->fn.ncclAllReduce(x, y, 64, ncclFloat32, ncclSum, comm, streams[rank]) != ncclSuccess)
+                        return 15;
+                ncclResult_t async = ncclSuccess;
+                if (nc->fn.ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclRemoteError)
+                        return 16;
+                return nc->fn.ncclCommAbort(comm) == ncclSuccess ? 0 : 17;
+        }
+        for (int c = 0; c < NCCL_COLL_COUNT; c++)
+                for (size_t i = 0; i < sizeof(proc_cases) / sizeof(proc_cases[0]); i++) {
+                        enum nccl_redop op = nccl_coll_reduces((enum nccl_coll)c) ? proc_cases[i].op : NCCL_OP_SUM;
+                        int root = nccl_coll_rooted((enum nccl_coll)c) ? n - 1 : 0;
+                        for (int ip = 0; ip < 2; ip++) {
+                                if (ip && (c == NCCL_COLL_ALLTOALL || c == NCCL_COLL_SENDRECV))
+                                        continue;
+                                if (proc_run_verify((enum nccl_coll)c, comm, n, rank, 4096, proc_cases[i].t, op, root,
+                                                    ip) != 0)
+                                        return 20 + c;
+                        }
+                }
+        if (proc_clock(comm, n, rank) != 0)
+                return 30;
+        ncclResult_t async = ncclInternalError;
+        if (nc->fn.ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess)
+                return 31;
+        return nc->fn.ncclCommDestroy(comm) == ncclSuccess ? 0 : 32;
+}
+
+/* Whether the shared memory object of id is still in /dev/shm (its name is id's bytes; other
+ * runs of this test may have theirs there meanwhile). */
+static bool shm_left(const ncclUniqueId *id) {
+        char path[sizeof(id->internal) + 16];
+        assert_true(strncmp(id->internal, "/fake-nccl-", 11) == 0);
+        snprintf(path, sizeof(path), "/dev/shm%.*s", (int)sizeof(id->internal), id->internal);
+        return access(path, F_OK) == 0;
+}
+
+/* Fork n ranks; their exit statuses into status (-1: killed at the deadline); the id rank 0
+ * made into *ret_id. */
+static void run_ranks(int n, enum proc_plan plan, int *status, ncclUniqueId *ret_id) {
+        int pipes[MAX_N][2];
+        for (int r = 0; r < n; r++)
+                assert_int_equal(pipe(pipes[r]), 0);
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pids[MAX_N];
+        for (int r = 0; r < n; r++) {
+                pids[r] = fork();
+                assert_true(pids[r] >= 0);
+                if (pids[r] == 0)
+                        _exit(proc_rank(n, r, pipes, plan));
+        }
+        for (int r = 0; r < n; r++) {
+                if (r)
+                        close(pipes[r][0]);
+                close(pipes[r][1]);
+        }
+        memset(ret_id, 0, sizeof(*ret_id));
+        assert_int_equal(read(pipes[0][0], ret_id, sizeof(*ret_id)), sizeof(*ret_id));
+        close(pipes[0][0]);
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int r = 0; r < n; r++) {
+                int st;
+                for (;;) {
+                        pid_t w = waitpid(pids[r], &st, WNOHANG);
+                        if (w == pids[r]) {
+                                status[r] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                                break;
+                        }
+                        clock_gettime(CLOCK_MONOTONIC, &t);
+                        if ((t.tv_sec - t0.tv_sec) * 1000 > (long long)SCALED_MS(30000)) {
+                                for (int k = 0; k < n; k++)
+                                        kill(pids[k], SIGKILL);
+                                waitpid(pids[r], &st, 0);
+                                status[r] = -1;
+                                break;
+                        }
+                        usleep(5000);
+                }
+        }
+}
+
+static void test_processes(void **state) {
+        (void)state;
+        ncclUniqueId a, b;
+        CHECK_NCCL(nc->fn.ncclGetUniqueId(&a));
+        CHECK_NCCL(nc->fn.ncclGetUniqueId(&b));
+        assert_true(memcmp(&a, &b, sizeof(a)) != 0); /* fresh per call */
+        for (int n = 2; n <= MAX_N; n++) {
+                int status[MAX_N];
+                ncclUniqueId id;
+                run_ranks(n, PROC_ALL, status, &id);
+                for (int r = 0; r < n; r++)
+                        if (status[r] != 0)
+                                fail_msg("%d processes: rank %d ended with %d", n, r, status[r]);
+                assert_false(shm_left(&id));
+                printf("# %d processes: every collective verified, busbw read back\n", n);
+        }
+}
+
+/* A rank's process exits after init: the others' next collective does not hang, their comm
+ * reports ncclRemoteError, and nothing stays in /dev/shm. */
+static void test_process_dies(void **state) {
+        (void)state;
+        int status[MAX_N];
+        ncclUniqueId id;
+        run_ranks(3, PROC_PEER_DIES, status, &id);
+        for (int r = 0; r < 3; r++)
+                if (status[r] != 0)
+                        fail_msg("rank %d ended with %d", r, status[r]);
+        assert_false(shm_left(&id));
+}
+
+/* The benchmark's flow on these foundations: ranks from the launcher's environment, rank
+ * 0's id through the rendezvous (a file here: no port to agree on), ncclCommInitRank, an
+ * all_reduce verified, each rank's result (or error) gathered to rank 0. A template for
+ * `bench nccl`. The exit status: 0, or the step that failed. */
+static int rdv_rank(int rank, int n, const char *spec) {
+        char e[512], vars[4][64];
+        snprintf(vars[0], sizeof(vars[0]), "GPUVET_RANK=%d", rank);
+        snprintf(vars[1], sizeof(vars[1]), "GPUVET_WORLD_SIZE=%d", n);
+        snprintf(vars[2], sizeof(vars[2]), "GPUVET_JOB_KEY=fake-nccl-test");
+        snprintf(vars[3], sizeof(vars[3]), "GPUVET_RENDEZVOUS=%s", spec);
+        const char *envp[] = {vars[0], vars[1], vars[2], vars[3], NULL};
+        struct rdv_ranks ranks;
+        struct rdv_address addr;
+        struct rdv_session *s;
+        if (rdv_ranks_from_env(envp, &ranks, e, sizeof(e)) < 0 || rdv_address_default(envp, &ranks, &addr, e, sizeof(e)) < 0 ||
+            rdv_open(&ranks, &addr, &s, e, sizeof(e)) < 0)
+                return 40;
+        ncclUniqueId id;
+        size_t len = sizeof(id);
+        if (ranks.rank == 0 && nc->fn.ncclGetUniqueId(&id) != ncclSuccess)
+                return 41;
+        if (rdv_share(s, &id, &len, sizeof(id), (unsigned)SCALED_MS(30000), e, sizeof(e)) < 0 || len != sizeof(id))
+                return 42;
+        ncclComm_t comm;
+        if (nc->fn.ncclCommInitRank(&comm, ranks.size, id, ranks.rank) != ncclSuccess)
+                return 43;
+        size_t bad = proc_run_verify(NCCL_COLL_ALL_REDUCE, comm, n, rank, 1 << 16, NCCL_DT_FLOAT32, NCCL_OP_SUM, 0, false);
+        char result[64];
+        snprintf(result, sizeof(result), "rank %d: %zu wrong", rank, bad);
+        struct rdv_gathered g;
+        int rc = rdv_gather(s, bad == 0, result, strlen(result), &g, (unsigned)SCALED_MS(30000), e, sizeof(e));
+        if (rc == 0 && rank == 0)
+                for (int r = 0; r < n; r++) {
+                        char want[64];
+                        snprintf(want, sizeof(want), "rank %d: 0 wrong", r);
+                        if (g.ranks[r].state != RDV_RANK_OK || strcmp((const char *)g.ranks[r].data, want) != 0)
+                                rc = -1;
+                }
+        rdv_gathered_free(&g);
+        rdv_close(s);
+        if (rc < 0)
+                return 44;
+        return nc->fn.ncclCommDestroy(comm) == ncclSuccess ? 0 : 45;
+}
+
+static void test_rendezvous_then_nccl(void **state) {
+        (void)state;
+        char dir[] = "/tmp/gpuvet-nccl-rdv-XXXXXX", spec[64];
+        assert_non_null(mkdtemp(dir));
+        snprintf(spec, sizeof(spec), "file:%s/id", dir);
+        enum { N = 3 };
+        pid_t pids[N];
+        fflush(stdout);
+        for (int r = 0; r < N; r++) {
+                pids[r] = fork();
+                assert_true(pids[r] >= 0);
+                if (pids[r] == 0)
+                        _exit(rdv_rank(r, N, spec));
+        }
+        for (int r = 0; r < N; r++) {
+                int st;
+                assert_int_equal(waitpid(pids[r], &st, 0), pids[r]);
+                if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                        fail_msg("rank %d ended with %d", r, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+        }
+        assert_int_equal(rmdir(dir), 0); /* empty: the rendezvous removed its files */
+}
+
+/* A rank run as this program again (--rank R N ID), so that it reads the fake's switches from
+ * its own environment: all_reduce and all_gather out of place, then "wrong A G" (the elements
+ * each got wrong) on stdout. */
+static int exec_rank_main(int rank, int n, const char *hex) {
+        ncclUniqueId id;
+        memset(&id, 0, sizeof(id));
+        for (size_t i = 0; i < sizeof(id.internal) && hex[2 * i] && hex[2 * i + 1]; i++) {
+                unsigned v;
+                if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+                        return 2;
+                id.internal[i] = (char)v;
+        }
+        ncclComm_t comm;
+        if (nc->fn.ncclCommInitRank(&comm, n, id, rank) != ncclSuccess)
+                return 3;
+        size_t a = proc_run_verify(NCCL_COLL_ALL_REDUCE, comm, n, rank, 4096, NCCL_DT_INT32, NCCL_OP_SUM, 0, false);
+        size_t g = proc_run_verify(NCCL_COLL_ALL_GATHER, comm, n, rank, 4096, NCCL_DT_INT32, NCCL_OP_SUM, 0, false);
+        printf("wrong %zu %zu\n", a, g);
+        return nc->fn.ncclCommDestroy(comm) == ncclSuccess ? 0 : 4;
+}
+
+/* FAKE_NCCL_WRONG=1 in one rank's process only: that rank's outputs are wrong, the others'
+ * right, as each process reads its own switches. */
+static void test_process_switches(void **state) {
+        (void)state;
+        ncclUniqueId id;
+        CHECK_NCCL(nc->fn.ncclGetUniqueId(&id));
+        char hex[2 * sizeof(id.internal) + 1] = "";
+        for (size_t i = 0; i < strlen(id.internal); i++)
+                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)id.internal[i]);
+        enum { N = 3 };
+        int out[N];
+        pid_t pids[N];
+        fflush(stdout);
+        for (int r = 0; r < N; r++) {
+                int fds[2];
+                assert_int_equal(pipe(fds), 0);
+                pids[r] = fork();
+                assert_true(pids[r] >= 0);
+                if (pids[r] == 0) {
+                        close(fds[0]);
+                        dup2(fds[1], 1);
+                        if (r == 1)
+                                setenv("FAKE_NCCL_WRONG", "1", 1);
+                        char rank[16], n[16];
+                        snprintf(rank, sizeof(rank), "%d", r);
+                        snprintf(n, sizeof(n), "%d", N);
+                        execl("/proc/self/exe", "test_nccl_fake", nccl_path, cuda_path, "--rank", rank, n, hex,
+                              (char *)NULL);
+                        _exit(127);
+                }
+                close(fds[1]);
+                out[r] = fds[0];
+        }
+        for (int r = 0; r < N; r++) {
+                char buf[256] = "";
+                size_t got = 0;
+                ssize_t k;
+                while (got < sizeof(buf) - 1 && (k = read(out[r], buf + got, sizeof(buf) - 1 - got)) > 0)
+                        got += (size_t)k;
+                close(out[r]);
+                int st;
+                assert_int_equal(waitpid(pids[r], &st, 0), pids[r]);
+                assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+                /* one flipped byte per output: one element */
+                assert_string_equal(buf, r == 1 ? "wrong 1 1\n" : "wrong 0 0\n");
+        }
+        assert_false(shm_left(&id));
+}
+
 /* ---- faults, each in a fresh process: this program run again with --fault NAME ------------ */
 
 static int fault_main(const char *name) {
@@ -488,9 +856,14 @@ int main(int argc, char **argv) {
         open_nccl();
         if (argc == 5 && strcmp(argv[3], "--fault") == 0)
                 return fault_main(argv[4]);
+        if (argc == 7 && strcmp(argv[3], "--rank") == 0)
+                return exec_rank_main(atoi(argv[4]), atoi(argv[5]), argv[6]);
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_collective),  cmocka_unit_test(test_clock),
-                cmocka_unit_test(test_init_rank_threads), cmocka_unit_test(test_fault_init),
+                cmocka_unit_test(test_init_rank_threads), cmocka_unit_test(test_processes),
+                cmocka_unit_test(test_process_dies),      cmocka_unit_test(test_process_switches),
+                cmocka_unit_test(test_rendezvous_then_nccl),
+                cmocka_unit_test(test_fault_init),
                 cmocka_unit_test(test_fault_second_call), cmocka_unit_test(test_fault_wrong),
                 cmocka_unit_test(test_fault_hang),        cmocka_unit_test(test_fault_async),
         };

@@ -1,0 +1,1161 @@
+/* The rendezvous' exchanges (rendezvous.h): rank 0's blob to every rank, every rank's result
+ * to rank 0, over TCP or a shared file. Every wait is a poll() or a sleep bounded by the
+ * caller's deadline on the monotonic clock; sockets are non-blocking; EINTR is retried.
+ *
+ * TCP: rank 0 listens on every address (dual-stack where the kernel has IPv6), because the
+ * name the others reach it by may resolve, on rank 0's own node, to a loopback alias. Each
+ * other rank connects (again and again until the deadline: rank 0 may start later), says
+ * HELLO (rank, world size, job key); once all size - 1 have, rank 0 answers each with the
+ * blob. The connections stay open for the gather: RESULT from every rank, then RELEASE from
+ * rank 0 to each, which is the final barrier.
+ *
+ * FILE: rank 0 writes PATH (the blob, the job key, its session nonce; temp file + rename,
+ * so a reader never sees half of it). The others poll it with backoff up to 50 ms, skip a
+ * file of another job key or world size (a stale one), write PATH.RANK.join with rank 0's
+ * nonce, and wait until rank 0 has removed it (taking a newer PATH meanwhile: a stale file of
+ * the same key, an explicit run's, is then replaced); rank 0 waits for all of them. At the
+ * gather each writes PATH.RANK (its result,
+ * with the nonce) and waits until it is gone: rank 0 removes them, and PATH, once it holds
+ * them all, so that removal is the barrier. */
+
+#include "bench/rendezvous.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/atomic_file.h"
+
+#define MAX_PENDING 64        /* connections accepted but not yet identified */
+#define CONNECT_TRY_MS 2000   /* one connect attempt, within the deadline */
+#define RETRY_MAX_MS 500      /* backoff between connect attempts */
+#define FILE_POLL_MAX_MS 50   /* backoff between looks at a file */
+#define NAMED_RANKS 8         /* ranks named in a message before "..." */
+
+struct conn {
+        int fd;
+        int64_t since_ms; /* accepted at (rank 0's pending connections) */
+        size_t len;
+        uint8_t buf[RDV_MSG_MAX];
+};
+
+struct rdv_session {
+        struct rdv_ranks ranks;
+        struct rdv_address addr;
+        char where[4200]; /* the address, for messages */
+        int listen_fd;
+        unsigned port;
+        struct conn *peers; /* rank 0 (tcp): by rank, fd -1 while absent */
+        struct conn *to_root; /* the others (tcp) */
+        uint64_t nonce;     /* rank 0's; the others learn it from the blob */
+        bool shared;
+        bool wrote_file;
+};
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+static void say(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *err, size_t err_size, const char *fmt, ...) {
+        if (!err || !err_size)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, err_size, fmt, ap);
+        va_end(ap);
+}
+
+static int64_t now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int left_ms(int64_t deadline) {
+        int64_t left = deadline - now_ms();
+        return left < 0 ? 0 : left > 60 * 60 * 1000 ? 60 * 60 * 1000 : (int)left;
+}
+
+static void sleep_ms(int ms) {
+        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+static double seconds(unsigned timeout_ms) { return timeout_ms / 1000.0; }
+
+static void close_fd(int *fd) {
+        if (*fd >= 0)
+                (void)close(*fd); /* a socket or file we only read: nothing to lose, ignoring */
+        *fd = -1;
+}
+
+static uint64_t fresh_nonce(void) {
+        uint64_t n = 0;
+        if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n)) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                n = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 16);
+        }
+        return n ? n : 1;
+}
+
+/* "rank 3", "ranks 2, 3, 5" (the first NAMED_RANKS, then "..."): the ranks whose missing[]
+ * is set. */
+static void name_ranks(const bool *missing, int size, char *buf, size_t cap, int *ret_count) {
+        int n = 0;
+        size_t o = 0;
+        buf[0] = '\0';
+        for (int r = 0; r < size; r++) {
+                if (!missing[r])
+                        continue;
+                if (n < NAMED_RANKS && o < cap)
+                        o += (size_t)snprintf(buf + o, cap - o, "%s%d", n ? ", " : "", r);
+                else if (n == NAMED_RANKS && o < cap)
+                        o += (size_t)snprintf(buf + o, cap - o, ", ...");
+                n++;
+        }
+        *ret_count = n;
+}
+
+static void say_missing(char *err, size_t err_size, const bool *missing, int size, const char *what, unsigned timeout_ms,
+                        const char *where, const char *also) {
+        char names[128];
+        int n;
+        name_ranks(missing, size, names, sizeof(names), &n);
+        say(err, err_size, "%s %s of %d %s within %g s (%s)%s%s", n == 1 ? "rank" : "ranks", names, size, what,
+            seconds(timeout_ms), where, also && *also ? "; " : "", also ? also : "");
+}
+
+/* ---- sockets ----------------------------------------------------------------------------- */
+
+static int send_all(int fd, const uint8_t *p, size_t len, int64_t deadline) {
+        while (len > 0) {
+                ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+                if (n > 0) {
+                        p += n;
+                        len -= (size_t)n;
+                        continue;
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+                        return -errno;
+                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+                int left = left_ms(deadline);
+                if (left == 0)
+                        return -ETIMEDOUT;
+                if (poll(&pfd, 1, left) < 0 && errno != EINTR)
+                        return -errno;
+        }
+        return 0;
+}
+
+static int send_msg(int fd, const struct rdv_msg *m, int64_t deadline) {
+        uint8_t buf[RDV_MSG_MAX];
+        size_t n = rdv_msg_encode(m, buf, sizeof(buf));
+        if (!n)
+                return -EMSGSIZE;
+        return send_all(fd, buf, n, deadline);
+}
+
+/* Read what c's socket has. 1 with *m when a whole message is in (consumed from c's
+ * buffer at the next call), 0 when more is needed, -ECONNRESET at its end, -EBADMSG for a
+ * stream that is not ours, or another -errno. */
+static int conn_read(struct conn *c, struct rdv_msg *m, size_t *consumed) {
+        if (*consumed) {
+                memmove(c->buf, c->buf + *consumed, c->len - *consumed);
+                c->len -= *consumed;
+                *consumed = 0;
+        }
+        int r = rdv_msg_parse(c->buf, c->len, m, consumed);
+        if (r == 0)
+                return 1;
+        if (r != -EAGAIN)
+                return r;
+        for (;;) {
+                ssize_t n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+                if (n == 0)
+                        return -ECONNRESET;
+                c->len += (size_t)n;
+                break;
+        }
+        r = rdv_msg_parse(c->buf, c->len, m, consumed);
+        return r == 0 ? 1 : r == -EAGAIN ? 0 : r;
+}
+
+/* Wait for one whole message on c until deadline. 0, -ETIMEDOUT, or conn_read's errors. */
+static int recv_msg(struct conn *c, struct rdv_msg *m, size_t *consumed, int64_t deadline) {
+        for (;;) {
+                int r = conn_read(c, m, consumed);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+                int left = left_ms(deadline);
+                if (left == 0)
+                        return -ETIMEDOUT;
+                if (poll(&pfd, 1, left) < 0 && errno != EINTR)
+                        return -errno;
+        }
+}
+
+/* Name resolution on a thread of its own, so that a DNS server that never answers is
+ * bounded by the deadline too: the thread is left behind then, and frees what it got. */
+struct resolve {
+        pthread_mutex_t lock;
+        pthread_cond_t done_cond;
+        bool done, abandoned;
+        char host[256], port[8];
+        int rc;
+        struct addrinfo *result;
+};
+
+static void resolve_free(struct resolve *q) {
+        if (q->result)
+                freeaddrinfo(q->result);
+        pthread_mutex_destroy(&q->lock);
+        pthread_cond_destroy(&q->done_cond);
+        free(q);
+}
+
+static void *resolve_thread(void *arg) {
+        struct resolve *q = arg;
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
+        struct addrinfo *res = NULL;
+        int rc = getaddrinfo(q->host, q->port, &hints, &res);
+        pthread_mutex_lock(&q->lock);
+        q->rc = rc;
+        q->result = rc == 0 ? res : NULL;
+        q->done = true;
+        bool abandoned = q->abandoned;
+        pthread_cond_signal(&q->done_cond);
+        pthread_mutex_unlock(&q->lock);
+        if (abandoned)
+                resolve_free(q);
+        return NULL;
+}
+
+/* 0 with *ret (freeaddrinfo it), -ETIMEDOUT, -EHOSTUNREACH with gai's message, or -ENXIO
+ * when the name does not exist (a typo: no use waiting for it). */
+static int resolve(const char *host, const char *port, int64_t deadline, struct addrinfo **ret, char *why, size_t why_size) {
+        struct resolve *q = calloc(1, sizeof(*q));
+        if (!q)
+                return -ENOMEM;
+        pthread_mutex_init(&q->lock, NULL);
+        pthread_cond_init(&q->done_cond, NULL);
+        snprintf(q->host, sizeof(q->host), "%s", host);
+        snprintf(q->port, sizeof(q->port), "%s", port);
+        pthread_t t;
+        if (pthread_create(&t, NULL, resolve_thread, q) != 0) {
+                resolve_free(q);
+                return -EAGAIN;
+        }
+        pthread_detach(t);
+        pthread_mutex_lock(&q->lock);
+        while (!q->done && left_ms(deadline) > 0) {
+                int64_t d = deadline;
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                int64_t left = d - now_ms();
+                ts.tv_sec += left / 1000;
+                ts.tv_nsec += (left % 1000) * 1000000L;
+                if (ts.tv_nsec >= 1000000000L) {
+                        ts.tv_sec++;
+                        ts.tv_nsec -= 1000000000L;
+                }
+                pthread_cond_timedwait(&q->done_cond, &q->lock, &ts);
+        }
+        if (!q->done) {
+                q->abandoned = true; /* the thread frees q */
+                pthread_mutex_unlock(&q->lock);
+                say(why, why_size, "resolving %s took too long", host);
+                return -ETIMEDOUT;
+        }
+        pthread_mutex_unlock(&q->lock);
+        int rc = q->rc;
+        *ret = q->result;
+        q->result = NULL;
+        resolve_free(q);
+        if (rc != 0) {
+                say(why, why_size, "%s: %s", host, gai_strerror(rc));
+                return rc == EAI_NONAME || rc == EAI_SERVICE ? -ENXIO : -EHOSTUNREACH;
+        }
+        return 0;
+}
+
+/* One non-blocking connect to ai within limit_ms. The fd, or -errno. */
+static int connect_one(const struct addrinfo *ai, int limit_ms) {
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+                return fd;
+        if (errno != EINPROGRESS && errno != EINTR) {
+                int e = errno;
+                close_fd(&fd);
+                return -e;
+        }
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        int64_t deadline = now_ms() + limit_ms;
+        int r;
+        while ((r = poll(&pfd, 1, left_ms(deadline))) < 0 && errno == EINTR)
+                ;
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+        if (r == 0)
+                soerr = ETIMEDOUT;
+        else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+                soerr = errno;
+        if (soerr) {
+                close_fd(&fd);
+                return -soerr;
+        }
+        return fd;
+}
+
+/* Connect to rank 0, trying again until the deadline. The fd, or -ETIMEDOUT with the last
+ * failure in why (-ENXIO at once for a name that does not exist). */
+static int connect_root(const struct rdv_address *a, int64_t deadline, char *why, size_t why_size) {
+        int backoff = 20;
+        say(why, why_size, "no answer");
+        while (left_ms(deadline) > 0) {
+                struct addrinfo *res = NULL;
+                int r = resolve(a->host, a->port, deadline, &res, why, why_size);
+                if (r == -ENOMEM || r == -EAGAIN || r == -ENXIO)
+                        return r;
+                for (struct addrinfo *ai = res; ai && left_ms(deadline) > 0; ai = ai->ai_next) {
+                        int limit = left_ms(deadline);
+                        int fd = connect_one(ai, limit < CONNECT_TRY_MS ? limit : CONNECT_TRY_MS);
+                        if (fd >= 0) {
+                                freeaddrinfo(res);
+                                return fd;
+                        }
+                        say(why, why_size, "%s", strerror(-fd));
+                }
+                if (res)
+                        freeaddrinfo(res);
+                int left = left_ms(deadline);
+                sleep_ms(backoff < left ? backoff : left);
+                backoff = backoff * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : backoff * 2;
+        }
+        return -ETIMEDOUT;
+}
+
+/* Rank 0's listening socket on every address at a->port: IPv6 with v4-mapped addresses
+ * where there is IPv6, else IPv4. The fd, or -errno. */
+static int listen_any(const struct rdv_address *a, unsigned *ret_port) {
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+        struct addrinfo *res = NULL;
+        int rc = getaddrinfo(NULL, a->port, &hints, &res);
+        if (rc != 0)
+                return rc == EAI_SYSTEM ? -errno : -EINVAL;
+        int err = -EAFNOSUPPORT;
+        for (int pass = 0; pass < 2; pass++)
+                for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+                        if ((pass == 0) != (ai->ai_family == AF_INET6))
+                                continue;
+                        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+                        if (fd < 0) {
+                                err = -errno;
+                                continue;
+                        }
+                        int one = 1, zero = 0;
+                        (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* a failure only delays a rerun, ignoring */
+                        if (ai->ai_family == AF_INET6)
+                                (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)); /* v4 too where allowed, ignoring */
+                        if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0) {
+                                err = -errno;
+                                close_fd(&fd);
+                                continue;
+                        }
+                        struct sockaddr_storage ss;
+                        socklen_t sl = sizeof(ss);
+                        unsigned port = 0;
+                        if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+                                port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                                                : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+                        freeaddrinfo(res);
+                        *ret_port = port;
+                        return fd;
+                }
+        freeaddrinfo(res);
+        return err;
+}
+
+/* ---- the session --------------------------------------------------------------------------- */
+
+/* Rank 0 of tcp holds a connection per rank for the whole run: raise the soft limit on open
+ * files towards the hard one when the ranks need more (1024 is a common default, and a
+ * 128-node job has 1024 ranks). 0, or -EMFILE when even the hard limit is too low. */
+static int enough_files(int size, char *err, size_t err_size) {
+        struct rlimit rl;
+        rlim_t need = (rlim_t)size + 64;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+                return 0;
+        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+                say(err, err_size, "rank 0 needs %d open files for %d ranks, the limit is %llu (ulimit -Hn)", (int)need,
+                    size, (unsigned long long)rl.rlim_max);
+                return -EMFILE;
+        }
+        rl.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                say(err, err_size, "rank 0 needs %d open files for %d ranks: %s", (int)need, size, strerror(errno));
+                return -EMFILE;
+        }
+        return 0;
+}
+
+int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, struct rdv_session **ret, char *err,
+             size_t err_size) {
+        if (!ranks || !addr || !ret || ranks->size < 1 || ranks->size > RDV_MAX_RANKS || ranks->rank < 0 ||
+            ranks->rank >= ranks->size) {
+                say(err, err_size, "rendezvous: invalid ranks");
+                return -EINVAL;
+        }
+        struct rdv_session *s = calloc(1, sizeof(*s));
+        if (!s) {
+                say(err, err_size, "rendezvous: out of memory");
+                return -ENOMEM;
+        }
+        s->ranks = *ranks;
+        s->addr = *addr;
+        s->listen_fd = -1;
+        rdv_address_format(addr, s->where, sizeof(s->where));
+        if (ranks->rank == 0) {
+                s->nonce = fresh_nonce();
+                if (addr->transport == RDV_TCP && ranks->size > 1) {
+                        s->peers = calloc((size_t)ranks->size, sizeof(*s->peers));
+                        if (!s->peers) {
+                                free(s);
+                                say(err, err_size, "rendezvous: out of memory");
+                                return -ENOMEM;
+                        }
+                        for (int r = 0; r < ranks->size; r++)
+                                s->peers[r].fd = -1;
+                        int fd = enough_files(ranks->size, err, err_size);
+                        if (fd < 0) {
+                                rdv_close(s);
+                                return fd;
+                        }
+                        fd = listen_any(addr, &s->port);
+                        if (fd < 0) {
+                                say(err, err_size, "rank 0 cannot listen on port %s for %s: %s", addr->port, s->where,
+                                    strerror(-fd));
+                                rdv_close(s);
+                                return fd;
+                        }
+                        s->listen_fd = fd;
+                        if (strcmp(addr->port, "0") == 0) {
+                                snprintf(s->addr.port, sizeof(s->addr.port), "%u", s->port);
+                                rdv_address_format(&s->addr, s->where, sizeof(s->where));
+                        }
+                }
+        }
+        *ret = s;
+        return 0;
+}
+
+unsigned rdv_bound_port(const struct rdv_session *s) { return s ? s->port : 0; }
+
+/* Rank 0 judges a HELLO. 0 to keep it; else why, and whether the whole rendezvous fails
+ * (a disagreeing world size, a duplicate or impossible rank) or only this connection (a
+ * rank of another job). */
+static int judge_hello(const struct rdv_session *s, const struct rdv_msg *m, char *why, size_t why_size, bool *fatal) {
+        *fatal = false;
+        if (m->type != RDV_MSG_HELLO) {
+                say(why, why_size, "a connection sent no HELLO");
+                return -EPROTO;
+        }
+        if (strcmp(m->key, s->ranks.job_key) != 0) {
+                say(why, why_size, "rank %u has job key \"%s\", rank 0 \"%s\"", m->rank, m->key, s->ranks.job_key);
+                return -EPROTO;
+        }
+        *fatal = true;
+        if (m->size != (uint32_t)s->ranks.size) {
+                say(why, why_size, "rank %u says the world size is %u, rank 0 says %d", m->rank, m->size, s->ranks.size);
+                return -EPROTO;
+        }
+        if (m->rank == 0 || m->rank >= (uint32_t)s->ranks.size) {
+                say(why, why_size, "a process says it is rank %u of %d", m->rank, s->ranks.size);
+                return -EPROTO;
+        }
+        if (s->peers[m->rank].fd >= 0) {
+                say(why, why_size, "rank %u joined twice (two processes have that rank)", m->rank);
+                return -EPROTO;
+        }
+        return 0;
+}
+
+static void refuse(int fd, const char *why, int64_t deadline) {
+        struct rdv_msg m = {.type = RDV_MSG_REFUSE, .data = (const uint8_t *)why, .data_len = strlen(why)};
+        (void)send_msg(fd, &m, deadline); /* the refused process learns why if it still listens, ignoring */
+}
+
+static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, unsigned timeout_ms, char *err,
+                          size_t err_size) {
+        int64_t deadline = now_ms() + timeout_ms;
+        int size = s->ranks.size, joined = 0, rc = 0;
+        struct conn *pending = calloc(MAX_PENDING, sizeof(*pending));
+        struct pollfd *pfds = calloc(MAX_PENDING + 1, sizeof(*pfds));
+        bool *missing = calloc((size_t)size, sizeof(*missing));
+        char refused[256] = "", why[256];
+        if (!pending || !pfds || !missing) {
+                rc = -ENOMEM;
+                say(err, err_size, "rendezvous: out of memory");
+                goto out;
+        }
+        for (int i = 0; i < MAX_PENDING; i++)
+                pending[i].fd = -1;
+        while (joined < size - 1) {
+                int left = left_ms(deadline);
+                if (left == 0) {
+                        for (int r = 1; r < size; r++)
+                                missing[r] = s->peers[r].fd < 0;
+                        say_missing(err, err_size, missing, size, "did not join", timeout_ms, s->where, refused);
+                        rc = -ETIMEDOUT;
+                        goto out;
+                }
+                int n = 0;
+                pfds[n++] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
+                for (int i = 0; i < MAX_PENDING; i++)
+                        pfds[n++] = (struct pollfd){.fd = pending[i].fd, .events = POLLIN};
+                if (poll(pfds, (nfds_t)n, left) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        rc = -errno;
+                        say(err, err_size, "rendezvous: poll: %s", strerror(errno));
+                        goto out;
+                }
+                if (pfds[0].revents & POLLIN) {
+                        /* every slot taken by connections that say nothing (a scanner, a stuck
+                         * process): the oldest goes, so that ranks still get in, and the
+                         * listening socket, always accepted from, never spins the poll */
+                        int oldest = 0, free_slots = 0;
+                        for (int i = 0; i < MAX_PENDING; i++) {
+                                free_slots += pending[i].fd < 0;
+                                if (pending[i].since_ms < pending[oldest].since_ms)
+                                        oldest = i;
+                        }
+                        if (!free_slots)
+                                close_fd(&pending[oldest].fd);
+                }
+                if (pfds[0].revents & POLLIN)
+                        for (int i = 0; i < MAX_PENDING; i++) {
+                                if (pending[i].fd >= 0)
+                                        continue;
+                                int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                                if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+                                        say(err, err_size, "rank 0 cannot take more connections (%s): %s",
+                                            s->where, strerror(errno));
+                                        rc = -errno;
+                                        goto out;
+                                }
+                                if (fd < 0)
+                                        break; /* EAGAIN: none left; others: the peer retries */
+                                pending[i].fd = fd;
+                                pending[i].since_ms = now_ms();
+                                pending[i].len = 0;
+                        }
+                for (int i = 0; i < MAX_PENDING; i++) {
+                        struct conn *c = &pending[i];
+                        if (c->fd < 0 || !(pfds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+                                continue;
+                        struct rdv_msg m;
+                        size_t used = 0;
+                        int r = conn_read(c, &m, &used);
+                        if (r == 0)
+                                continue;
+                        if (r < 0) { /* gone, or not our protocol: forget it */
+                                close_fd(&c->fd);
+                                continue;
+                        }
+                        bool fatal;
+                        if (judge_hello(s, &m, why, sizeof(why), &fatal) < 0) {
+                                refuse(c->fd, why, now_ms() + 1000);
+                                close_fd(&c->fd);
+                                if (fatal) {
+                                        say(err, err_size, "%s (%s)", why, s->where);
+                                        rc = -EPROTO;
+                                        goto out;
+                                }
+                                snprintf(refused, sizeof(refused), "refused: %.*s", (int)sizeof(refused) - 10, why);
+                                continue;
+                        }
+                        s->peers[m.rank] = *c;
+                        s->peers[m.rank].len = 0; /* a HELLO is all a rank sends before its answer */
+                        c->fd = -1;
+                        joined++;
+                }
+        }
+        for (int r = 1; r < size; r++) {
+                struct rdv_msg m = {.type = RDV_MSG_BLOB, .rank = 0, .size = (uint32_t)size, .nonce = s->nonce,
+                                    .data = blob, .data_len = len};
+                memcpy(m.key, s->ranks.job_key, sizeof(m.key));
+                int r2 = send_msg(s->peers[r].fd, &m, deadline);
+                if (r2 < 0) {
+                        say(err, err_size, "rank 0 could not answer rank %d (%s): %s", r, s->where, strerror(-r2));
+                        rc = r2;
+                        goto out;
+                }
+        }
+out:
+        if (rc < 0 && rc != -ENOMEM && err) {
+                /* tell the ranks that joined, so they fail now rather than at their deadline */
+                for (int r = 1; r < size; r++)
+                        if (s->peers[r].fd >= 0)
+                                refuse(s->peers[r].fd, err, now_ms() + 200);
+        }
+        if (pending)
+                for (int i = 0; i < MAX_PENDING; i++)
+                        close_fd(&pending[i].fd);
+        free(pending);
+        free(pfds);
+        free(missing);
+        return rc;
+}
+
+static int peer_share_tcp(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsigned timeout_ms, char *err,
+                          size_t err_size) {
+        int64_t deadline = now_ms() + timeout_ms;
+        char why[256];
+        int rank = s->ranks.rank, size = s->ranks.size;
+        int fd = connect_root(&s->addr, deadline, why, sizeof(why));
+        if (fd == -ENXIO) {
+                say(err, err_size, "rank %d of %d: rank 0's host in %s does not exist: %s", rank, size, s->where, why);
+                return fd;
+        }
+        if (fd < 0) {
+                say(err, err_size, "rank %d of %d could not reach rank 0 at %s within %g s: %s", rank, size, s->where,
+                    seconds(timeout_ms), why);
+                return fd;
+        }
+        s->to_root = calloc(1, sizeof(*s->to_root));
+        if (!s->to_root) {
+                close_fd(&fd);
+                say(err, err_size, "rendezvous: out of memory");
+                return -ENOMEM;
+        }
+        s->to_root->fd = fd;
+        struct rdv_msg hello = {.type = RDV_MSG_HELLO, .rank = (uint32_t)rank, .size = (uint32_t)size};
+        memcpy(hello.key, s->ranks.job_key, sizeof(hello.key));
+        int r = send_msg(fd, &hello, deadline);
+        struct rdv_msg m;
+        size_t used = 0;
+        if (r == 0)
+                r = recv_msg(s->to_root, &m, &used, deadline);
+        if (r == -ETIMEDOUT) {
+                say(err, err_size, "rank %d of %d: rank 0 at %s did not answer within %g s (it answers once every rank joined)",
+                    rank, size, s->where, seconds(timeout_ms));
+                return r;
+        }
+        if (r < 0) {
+                say(err, err_size, "rank %d of %d: the connection to rank 0 at %s failed: %s", rank, size, s->where,
+                    r == -EBADMSG ? "it does not speak gpuvet's rendezvous" : strerror(-r));
+                return r;
+        }
+        if (m.type == RDV_MSG_REFUSE) {
+                say(err, err_size, "rank %d of %d: rank 0 at %s refused it: %.*s", rank, size, s->where, (int)m.data_len,
+                    m.data ? (const char *)m.data : "");
+                return -EPROTO;
+        }
+        if (m.type != RDV_MSG_BLOB || m.size != (uint32_t)size) {
+                say(err, err_size, "rank %d of %d: rank 0 at %s sent no blob", rank, size, s->where);
+                return -EPROTO;
+        }
+        if (m.data_len > cap) {
+                say(err, err_size, "rank %d: rank 0's blob (%zu bytes) is over %zu", rank, m.data_len, cap);
+                return -EMSGSIZE;
+        }
+        if (m.data_len)
+                memcpy(blob, m.data, m.data_len);
+        *len = m.data_len;
+        s->nonce = m.nonce;
+        memmove(s->to_root->buf, s->to_root->buf + used, s->to_root->len - used);
+        s->to_root->len -= used;
+        return 0;
+}
+
+/* ---- files --------------------------------------------------------------------------------- */
+
+static void file_name(const struct rdv_session *s, int rank, const char *suffix, char *buf, size_t size) {
+        if (rank < 0)
+                snprintf(buf, size, "%s", s->addr.path);
+        else
+                snprintf(buf, size, "%s.%d%s", s->addr.path, rank, suffix);
+}
+
+static int write_msg_file(const char *path, const struct rdv_msg *m) {
+        uint8_t buf[RDV_MSG_MAX];
+        size_t n = rdv_msg_encode(m, buf, sizeof(buf));
+        return n ? atomic_write(path, buf, n) : -EMSGSIZE;
+}
+
+/* Read a message file: 0 with *m (data into buf), -ENOENT, -EBADMSG (torn or foreign). */
+static int read_msg_file(const char *path, uint8_t *buf, size_t cap, struct rdv_msg *m) {
+        int fd;
+        while ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+                ;
+        if (fd < 0)
+                return -errno;
+        size_t len = 0;
+        for (;;) {
+                ssize_t n = read(fd, buf + len, cap - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                len += (size_t)n;
+                if (len == cap)
+                        break;
+        }
+        close_fd(&fd);
+        size_t used;
+        int r = rdv_msg_parse(buf, len, m, &used);
+        return r == 0 && used == len ? 0 : -EBADMSG;
+}
+
+static void remove_file(const char *path) {
+        (void)unlink(path); /* gone already, or a directory we cannot clean: nothing to do, ignoring */
+}
+
+static int root_share_file(struct rdv_session *s, const void *blob, size_t len, unsigned timeout_ms, char *err,
+                           size_t err_size) {
+        int64_t deadline = now_ms() + timeout_ms;
+        int size = s->ranks.size;
+        struct rdv_msg m = {.type = RDV_MSG_BLOB, .size = (uint32_t)size, .nonce = s->nonce, .data = blob, .data_len = len};
+        memcpy(m.key, s->ranks.job_key, sizeof(m.key));
+        int r = write_msg_file(s->addr.path, &m);
+        if (r < 0) {
+                say(err, err_size, "rank 0 cannot write %s: %s", s->addr.path, strerror(-r));
+                return r;
+        }
+        s->wrote_file = true;
+        bool *missing = calloc((size_t)size, sizeof(*missing));
+        uint8_t *buf = malloc(RDV_MSG_MAX);
+        if (!missing || !buf) {
+                free(missing);
+                free(buf);
+                say(err, err_size, "rendezvous: out of memory");
+                return -ENOMEM;
+        }
+        int waiting = size - 1, pause = 1;
+        for (int rank = 1; rank < size; rank++)
+                missing[rank] = true;
+        char path[sizeof(s->addr.path) + 32];
+        while (waiting > 0) {
+                for (int rank = 1; rank < size; rank++) {
+                        if (!missing[rank])
+                                continue;
+                        file_name(s, rank, ".join", path, sizeof(path));
+                        struct rdv_msg j;
+                        if (read_msg_file(path, buf, RDV_MSG_MAX, &j) < 0 || j.type != RDV_MSG_HELLO || j.nonce != s->nonce)
+                                continue; /* not there yet, or another run's */
+                        remove_file(path);
+                        missing[rank] = false;
+                        waiting--;
+                        if (j.rank != (uint32_t)rank || j.size != (uint32_t)size) {
+                                say(err, err_size, "rank %d says it is rank %u of %u, rank 0 says %d ranks (%s)", rank, j.rank,
+                                    j.size, size, s->where);
+                                free(missing);
+                                free(buf);
+                                return -EPROTO;
+                        }
+                }
+                int left = left_ms(deadline);
+                if (waiting > 0 && left == 0) {
+                        say_missing(err, err_size, missing, size, "did not join", timeout_ms, s->where, NULL);
+                        free(missing);
+                        free(buf);
+                        return -ETIMEDOUT;
+                }
+                if (waiting > 0) {
+                        sleep_ms(pause < left ? pause : left);
+                        pause = pause * 2 > FILE_POLL_MAX_MS ? FILE_POLL_MAX_MS : pause * 2;
+                }
+        }
+        free(missing);
+        free(buf);
+        return 0;
+}
+
+/* The blob file at PATH when it is this job's (key and world size). 0 with *m, -ENOENT while
+ * there is none (stale names what is there instead). */
+static int read_blob_file(struct rdv_session *s, uint8_t *buf, struct rdv_msg *m, char *stale, size_t stale_size) {
+        if (read_msg_file(s->addr.path, buf, RDV_MSG_MAX, m) < 0 || m->type != RDV_MSG_BLOB)
+                return -ENOENT;
+        if (strcmp(m->key, s->ranks.job_key) == 0 && m->size == (uint32_t)s->ranks.size)
+                return 0;
+        say(stale, stale_size, "; %s holds another run's (job key \"%s\", %u ranks)", s->addr.path, m->key, m->size);
+        return -ENOENT;
+}
+
+/* Take the blob of m, and say so to rank 0 in PATH.RANK.join with its nonce. */
+static int take_blob(struct rdv_session *s, const struct rdv_msg *m, void *blob, size_t *len, size_t cap,
+                     const char *join_path, char *err, size_t err_size) {
+        if (m->data_len > cap) {
+                say(err, err_size, "rank %d: rank 0's blob (%zu bytes) is over %zu", s->ranks.rank, m->data_len, cap);
+                return -EMSGSIZE;
+        }
+        if (m->data_len)
+                memcpy(blob, m->data, m->data_len);
+        *len = m->data_len;
+        s->nonce = m->nonce;
+        struct rdv_msg j = {.type = RDV_MSG_HELLO, .rank = (uint32_t)s->ranks.rank, .size = (uint32_t)s->ranks.size,
+                            .nonce = s->nonce};
+        memcpy(j.key, s->ranks.job_key, sizeof(j.key));
+        int r = write_msg_file(join_path, &j);
+        if (r < 0)
+                say(err, err_size, "rank %d cannot write %s: %s", s->ranks.rank, join_path, strerror(-r));
+        return r;
+}
+
+/* Wait for this job's blob file, take it, and wait until rank 0 has collected this rank's
+ * join file. A file of the same job key left by an earlier run (an explicit run with no key)
+ * may be taken first: when rank 0 then writes its own (another nonce), the rank takes that
+ * one instead, so the stale id is never the one returned. */
+static int peer_share_file(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsigned timeout_ms, char *err,
+                           size_t err_size) {
+        int64_t deadline = now_ms() + timeout_ms;
+        int rank = s->ranks.rank, size = s->ranks.size, pause = 1, rc = -ETIMEDOUT;
+        bool taken = false;
+        char stale[200] = "", join_path[sizeof(s->addr.path) + 32];
+        file_name(s, rank, ".join", join_path, sizeof(join_path));
+        uint8_t *buf = malloc(RDV_MSG_MAX);
+        if (!buf) {
+                say(err, err_size, "rendezvous: out of memory");
+                return -ENOMEM;
+        }
+        for (;;) {
+                if (taken && access(join_path, F_OK) < 0 && errno == ENOENT) {
+                        rc = 0; /* rank 0 read it */
+                        break;
+                }
+                struct rdv_msg m;
+                if (read_blob_file(s, buf, &m, stale, sizeof(stale)) == 0 && (!taken || m.nonce != s->nonce)) {
+                        if ((rc = take_blob(s, &m, blob, len, cap, join_path, err, err_size)) < 0)
+                                break;
+                        taken = true;
+                        rc = -ETIMEDOUT;
+                        continue;
+                }
+                int left = left_ms(deadline);
+                if (left == 0) {
+                        if (taken) {
+                                remove_file(join_path);
+                                say(err, err_size, "rank %d of %d: rank 0 did not take its join (%s) within %g s", rank,
+                                    size, join_path, seconds(timeout_ms));
+                        } else {
+                                say(err, err_size, "rank %d of %d: rank 0 did not write %s within %g s%s", rank, size,
+                                    s->addr.path, seconds(timeout_ms), stale);
+                        }
+                        break;
+                }
+                sleep_ms(pause < left ? pause : left);
+                pause = pause * 2 > FILE_POLL_MAX_MS ? FILE_POLL_MAX_MS : pause * 2;
+        }
+        free(buf);
+        return rc;
+}
+
+int rdv_share(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsigned timeout_ms, char *err,
+              size_t err_size) {
+        if (!s || !blob || !len) {
+                say(err, err_size, "rendezvous: invalid arguments");
+                return -EINVAL;
+        }
+        if (s->shared) {
+                say(err, err_size, "rendezvous: the blob was shared already");
+                return -EINVAL;
+        }
+        if (s->ranks.rank == 0 && (*len > RDV_BLOB_MAX || *len > cap)) {
+                say(err, err_size, "rendezvous: a blob of %zu bytes is over %d", *len, RDV_BLOB_MAX);
+                return -EMSGSIZE;
+        }
+        int r = 0;
+        if (s->ranks.size > 1) {
+                if (s->addr.transport == RDV_TCP)
+                        r = s->ranks.rank == 0 ? root_share_tcp(s, blob, *len, timeout_ms, err, err_size)
+                                               : peer_share_tcp(s, blob, len, cap, timeout_ms, err, err_size);
+                else
+                        r = s->ranks.rank == 0 ? root_share_file(s, blob, *len, timeout_ms, err, err_size)
+                                               : peer_share_file(s, blob, len, cap, timeout_ms, err, err_size);
+        }
+        if (r == 0)
+                s->shared = true;
+        /* every rank is in: nobody else may join, and the port is free again at once */
+        close_fd(&s->listen_fd);
+        return r;
+}
+
+/* ---- the gather ---------------------------------------------------------------------------- */
+
+/* A rank's blob into res, NUL-terminated. false when out of memory (res stays missing). */
+static bool keep_result(struct rdv_rank_result *res, bool ok, const void *data, size_t len) {
+        unsigned char *copy = malloc(len + 1);
+        if (!copy)
+                return false;
+        if (len)
+                memcpy(copy, data, len);
+        copy[len] = '\0';
+        res->state = ok ? RDV_RANK_OK : RDV_RANK_FAILED;
+        res->len = len;
+        res->data = copy;
+        return true;
+}
+
+static bool left_without(struct rdv_rank_result *res, int rank, const char *how) {
+        char text[160];
+        snprintf(text, sizeof(text), "rank %d %s before it gave its result", rank, how);
+        return keep_result(res, false, text, strlen(text));
+}
+
+static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_t deadline, unsigned timeout_ms, char *err,
+                           size_t err_size) {
+        int size = s->ranks.size, waiting = size - 1;
+        bool kept = true;
+        struct pollfd *pfds = calloc((size_t)size, sizeof(*pfds));
+        bool *missing = calloc((size_t)size, sizeof(*missing));
+        if (!pfds || !missing) {
+                free(pfds);
+                free(missing);
+                say(err, err_size, "rendezvous: out of memory");
+                return -ENOMEM;
+        }
+        for (int r = 1; r < size; r++)
+                missing[r] = true;
+        while (waiting > 0) {
+                int left = left_ms(deadline);
+                if (left == 0)
+                        break;
+                for (int r = 0; r < size; r++)
+                        pfds[r] = (struct pollfd){.fd = missing[r] ? s->peers[r].fd : -1, .events = POLLIN};
+                if (poll(pfds, (nfds_t)size, left) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                for (int r = 1; r < size; r++) {
+                        if (!missing[r] || !(pfds[r].revents & (POLLIN | POLLHUP | POLLERR)))
+                                continue;
+                        struct rdv_msg m;
+                        size_t used = 0;
+                        int rc = conn_read(&s->peers[r], &m, &used);
+                        if (rc == 0)
+                                continue;
+                        if (rc > 0 && m.type == RDV_MSG_RESULT && m.rank == (uint32_t)r)
+                                kept &= keep_result(&g->ranks[r], m.status == 0, m.data, m.data_len);
+                        else
+                                kept &= left_without(&g->ranks[r], r,
+                                                     rc == -ECONNRESET ? "closed its connection" : "sent garbage");
+                        if (rc < 0 || m.type != RDV_MSG_RESULT || m.rank != (uint32_t)r)
+                                close_fd(&s->peers[r].fd);
+                        missing[r] = false;
+                        waiting--;
+                }
+        }
+        /* the barrier: release every rank that gave its result */
+        for (int r = 1; r < size; r++)
+                if (!missing[r] && s->peers[r].fd >= 0) {
+                        struct rdv_msg m = {.type = RDV_MSG_RELEASE, .size = (uint32_t)size, .nonce = s->nonce};
+                        (void)send_msg(s->peers[r].fd, &m, now_ms() + 1000); /* a rank gone after its result loses nothing, ignoring */
+                }
+        int rc = 0;
+        if (waiting > 0) {
+                say_missing(err, err_size, missing, size, "gave no result", timeout_ms, s->where, NULL);
+                rc = -ETIMEDOUT;
+        } else if (!kept) {
+                say(err, err_size, "rank 0 ran out of memory keeping the results");
+                rc = -ENOMEM;
+        }
+        free(pfds);
+        free(missing);
+        return rc;
+}
+
+static int peer_gather_tcp(struct rdv_session *s, bool ok, const void *data, size_t len, int64_t deadline,
+                           unsigned timeout_ms, char *err, size_t err_size) {
+        int rank = s->ranks.rank, size = s->ranks.size;
+        struct rdv_msg m = {.type = RDV_MSG_RESULT, .rank = (uint32_t)rank, .size = (uint32_t)size, .nonce = s->nonce,
+                            .status = ok ? 0 : 1, .data = data, .data_len = len};
+        memcpy(m.key, s->ranks.job_key, sizeof(m.key));
+        int r = send_msg(s->to_root->fd, &m, deadline);
+        size_t used = 0;
+        struct rdv_msg reply;
+        if (r == 0)
+                r = recv_msg(s->to_root, &reply, &used, deadline);
+        if (r == 0 && reply.type != RDV_MSG_RELEASE)
+                r = -EPROTO;
+        if (r == -ETIMEDOUT)
+                say(err, err_size, "rank %d of %d: rank 0 at %s did not release the gather within %g s", rank, size, s->where,
+                    seconds(timeout_ms));
+        else if (r < 0)
+                say(err, err_size, "rank %d of %d: the gather to rank 0 at %s failed: %s", rank, size, s->where,
+                    strerror(-r));
+        return r;
+}
+
+static int root_gather_file(struct rdv_session *s, struct rdv_gathered *g, int64_t deadline, unsigned timeout_ms,
+                            char *err, size_t err_size) {
+        int size = s->ranks.size, waiting = size - 1, pause = 1;
+        bool kept = true;
+        bool *missing = calloc((size_t)size, sizeof(*missing));
+        uint8_t *buf = malloc(RDV_MSG_MAX);
+        char path[sizeof(s->addr.path) + 32];
+        if (!missing || !buf) {
+                free(missing);
+                free(buf);
+                say(err, err_size, "rendezvous: out of memory");
+                return -ENOMEM;
+        }
+        for (int r = 1; r < size; r++)
+                missing[r] = true;
+        for (;;) {
+                for (int r = 1; r < size; r++) {
+                        if (!missing[r])
+                                continue;
+                        file_name(s, r, "", path, sizeof(path));
+                        struct rdv_msg m;
+                        if (read_msg_file(path, buf, RDV_MSG_MAX, &m) < 0 || m.type != RDV_MSG_RESULT || m.nonce != s->nonce ||
+                            m.rank != (uint32_t)r)
+                                continue;
+                        kept &= keep_result(&g->ranks[r], m.status == 0, m.data, m.data_len);
+                        missing[r] = false;
+                        waiting--;
+                }
+                int left = left_ms(deadline);
+                if (waiting == 0 || left == 0)
+                        break;
+                sleep_ms(pause < left ? pause : left);
+                pause = pause * 2 > FILE_POLL_MAX_MS ? FILE_POLL_MAX_MS : pause * 2;
+        }
+        /* the barrier: a rank's file gone tells it rank 0 holds every result (or gave up) */
+        for (int r = 1; r < size; r++)
+                if (!missing[r]) {
+                        file_name(s, r, "", path, sizeof(path));
+                        remove_file(path);
+                }
+        remove_file(s->addr.path);
+        s->wrote_file = false;
+        int rc = 0;
+        if (waiting > 0) {
+                say_missing(err, err_size, missing, size, "gave no result", timeout_ms, s->where, NULL);
+                rc = -ETIMEDOUT;
+        } else if (!kept) {
+                say(err, err_size, "rank 0 ran out of memory keeping the results");
+                rc = -ENOMEM;
+        }
+        free(missing);
+        free(buf);
+        return rc;
+}
+
+static int peer_gather_file(struct rdv_session *s, bool ok, const void *data, size_t len, int64_t deadline,
+                            unsigned timeout_ms, char *err, size_t err_size) {
+        int rank = s->ranks.rank, size = s->ranks.size, pause = 1;
+        struct rdv_msg m = {.type = RDV_MSG_RESULT, .rank = (uint32_t)rank, .size = (uint32_t)size, .nonce = s->nonce,
+                            .status = ok ? 0 : 1, .data = data, .data_len = len};
+        memcpy(m.key, s->ranks.job_key, sizeof(m.key));
+        char path[sizeof(s->addr.path) + 32];
+        file_name(s, rank, "", path, sizeof(path));
+        int r = write_msg_file(path, &m);
+        if (r < 0) {
+                say(err, err_size, "rank %d cannot write %s: %s", rank, path, strerror(-r));
+                return r;
+        }
+        while (access(path, F_OK) == 0) {
+                int left = left_ms(deadline);
+                if (left == 0) {
+                        remove_file(path);
+                        say(err, err_size, "rank %d of %d: rank 0 did not collect %s within %g s", rank, size, path,
+                            seconds(timeout_ms));
+                        return -ETIMEDOUT;
+                }
+                sleep_ms(pause < left ? pause : left);
+                pause = pause * 2 > FILE_POLL_MAX_MS ? FILE_POLL_MAX_MS : pause * 2;
+        }
+        return 0;
+}
+
+int rdv_gather(struct rdv_session *s, bool ok, const void *data, size_t len, struct rdv_gathered *ret,
+               unsigned timeout_ms, char *err, size_t err_size) {
+        if (ret)
+                *ret = (struct rdv_gathered){0}; /* rdv_gathered_free is safe whatever follows */
+        if (!s || (len && !data) || (s->ranks.rank == 0 && !ret)) {
+                say(err, err_size, "rendezvous: invalid arguments");
+                return -EINVAL;
+        }
+        if (len > RDV_GATHER_MAX) {
+                say(err, err_size, "rendezvous: a result of %zu bytes is over %d", len, RDV_GATHER_MAX);
+                return -EMSGSIZE;
+        }
+        if (s->ranks.size > 1 && !s->shared) {
+                say(err, err_size, "rendezvous: gather before the blob was shared");
+                return -EINVAL;
+        }
+        int64_t deadline = now_ms() + timeout_ms;
+        if (s->ranks.rank != 0)
+                return s->addr.transport == RDV_TCP ? peer_gather_tcp(s, ok, data, len, deadline, timeout_ms, err, err_size)
+                                                    : peer_gather_file(s, ok, data, len, deadline, timeout_ms, err, err_size);
+        ret->size = s->ranks.size;
+        ret->ranks = calloc((size_t)s->ranks.size, sizeof(*ret->ranks));
+        if (!ret->ranks) {
+                say(err, err_size, "rendezvous: out of memory");
+                return -ENOMEM;
+        }
+        if (!keep_result(&ret->ranks[0], ok, data, len)) {
+                rdv_gathered_free(ret);
+                say(err, err_size, "rendezvous: out of memory");
+                return -ENOMEM;
+        }
+        if (s->ranks.size == 1)
+                return 0;
+        return s->addr.transport == RDV_TCP ? root_gather_tcp(s, ret, deadline, timeout_ms, err, err_size)
+                                            : root_gather_file(s, ret, deadline, timeout_ms, err, err_size);
+}
+
+void rdv_gathered_free(struct rdv_gathered *g) {
+        if (!g)
+                return;
+        for (int r = 0; g->ranks && r < g->size; r++)
+                free(g->ranks[r].data);
+        free(g->ranks);
+        g->ranks = NULL;
+        g->size = 0;
+}
+
+void rdv_close(struct rdv_session *s) {
+        if (!s)
+                return;
+        close_fd(&s->listen_fd);
+        if (s->peers)
+                for (int r = 0; r < s->ranks.size; r++)
+                        close_fd(&s->peers[r].fd);
+        free(s->peers);
+        if (s->to_root)
+                close_fd(&s->to_root->fd);
+        free(s->to_root);
+        if (s->wrote_file) {
+                char path[sizeof(s->addr.path) + 32];
+                remove_file(s->addr.path);
+                for (int r = 1; r < s->ranks.size; r++) {
+                        file_name(s, r, ".join", path, sizeof(path));
+                        remove_file(path);
+                }
+        }
+        free(s);
+}
