@@ -313,6 +313,8 @@ int cmd_bench(int argc, char **argv) {
         if (next + 1 < argc)
                 return cmd_usage_error("bench", "unexpected argument \"%s\" (see gpuvet bench --help)", argv[next + 1]);
         const char *names = argv[next];
+        if (!strcmp(names, "train")) /* options before it were read as bench's own */
+                return cmd_usage_error("bench", "train takes options of its own: put it first, gpuvet bench train [OPTIONS]");
         const struct bench_info *sel[64];
         size_t n_sel = 0;
         if (!select_benchmarks(names, sel, &n_sel))
