@@ -542,4 +542,60 @@ GEMM_KERNEL(gemm_f32, float, GEMM_MR_F32)
 #ifdef cl_khr_fp64
 GEMM_KERNEL(gemm_f64, double, GEMM_MR_F64)
 #endif
+
+/*
+ * gemm_mnk_f32: D (m x n) = A^T B with A^T m x k and B k x n (bench train's products on
+ * OpenCL), m a multiple of GEMM_MR_F32, any n and k: at[i + k m] = A^T(i, k), b[kk + j k] =
+ * B(kk, j), d[i + j m] = D(i, j). The same micro-kernel and tile order as gemm_f32, with the
+ * three sizes apart (GEMM_CORRUPT's bounds check uses m for rows and n for columns).
+ */
+#ifdef GPUVET_CORRUPT_ROW
+#define GEMM_MNK_CORRUPT(d, m, n, i0, j0)                                                          \
+        if ((uint)GPUVET_CORRUPT_ROW >= (i0) && (uint)GPUVET_CORRUPT_ROW < (i0) + GEMM_MR_F32 &&     \
+            (uint)GPUVET_CORRUPT_COL >= (j0) && (uint)GPUVET_CORRUPT_COL < (j0) + GEMM_NR &&          \
+            (uint)GPUVET_CORRUPT_COL < (n) && (uint)GPUVET_CORRUPT_ROW < (m))                         \
+                d[GPUVET_CORRUPT_ROW + (ulong)GPUVET_CORRUPT_COL * (m)] += 1.0f
+#else
+#define GEMM_MNK_CORRUPT(d, m, n, i0, j0)
+#endif
+
+__kernel void gemm_mnk_f32(__global float *d, __global const float *at, __global const float *b, uint m, uint n,
+                           uint k)
+{
+        const uint tiles_i = m / GEMM_MR_F32, tiles_j = (n + GEMM_NR - 1) / GEMM_NR;
+        const uint bands = (tiles_i + GEMM_IB - 1) / GEMM_IB;
+        const ulong tiles = (ulong)bands * GEMM_IB * tiles_j;
+        for (ulong t = get_global_id(0); t < tiles; t += get_global_size(0)) {
+                const ulong band = t / ((ulong)GEMM_IB * tiles_j), r = t % ((ulong)GEMM_IB * tiles_j);
+                const uint ti = (uint)(band * GEMM_IB + r % GEMM_IB);
+                if (ti >= tiles_i)
+                        continue;
+                const uint i0 = ti * GEMM_MR_F32, j0 = (uint)(r / GEMM_IB) * GEMM_NR;
+                __global const float *b0 = b + (ulong)min(j0, n - 1) * k;
+                __global const float *b1 = b + (ulong)min(j0 + 1, n - 1) * k;
+                __global const float *b2 = b + (ulong)min(j0 + 2, n - 1) * k;
+                __global const float *b3 = b + (ulong)min(j0 + 3, n - 1) * k;
+                __global const float *b4 = b + (ulong)min(j0 + 4, n - 1) * k;
+                __global const float *b5 = b + (ulong)min(j0 + 5, n - 1) * k;
+                __global const float *ap = at + i0;
+                CAT(float, GEMM_MR_F32) c0 = 0, c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0;
+                for (uint kk = 0; kk < k; kk++) {
+                        const CAT(float, GEMM_MR_F32) av = CAT(vload, GEMM_MR_F32)(0, ap + (ulong)kk * m);
+                        c0 = fma(av, (CAT(float, GEMM_MR_F32))b0[kk], c0);
+                        c1 = fma(av, (CAT(float, GEMM_MR_F32))b1[kk], c1);
+                        c2 = fma(av, (CAT(float, GEMM_MR_F32))b2[kk], c2);
+                        c3 = fma(av, (CAT(float, GEMM_MR_F32))b3[kk], c3);
+                        c4 = fma(av, (CAT(float, GEMM_MR_F32))b4[kk], c4);
+                        c5 = fma(av, (CAT(float, GEMM_MR_F32))b5[kk], c5);
+                }
+                __global float *dp = d + i0 + (ulong)j0 * m;
+                CAT(vstore, GEMM_MR_F32)(c0, 0, dp);
+                if (j0 + 1 < n) CAT(vstore, GEMM_MR_F32)(c1, 0, dp + (ulong)m);
+                if (j0 + 2 < n) CAT(vstore, GEMM_MR_F32)(c2, 0, dp + 2 * (ulong)m);
+                if (j0 + 3 < n) CAT(vstore, GEMM_MR_F32)(c3, 0, dp + 3 * (ulong)m);
+                if (j0 + 4 < n) CAT(vstore, GEMM_MR_F32)(c4, 0, dp + 4 * (ulong)m);
+                if (j0 + 5 < n) CAT(vstore, GEMM_MR_F32)(c5, 0, dp + 5 * (ulong)m);
+                GEMM_MNK_CORRUPT(d, m, n, i0, j0);
+        }
+}
 /* ==== end of GEMM ==================================================================== */

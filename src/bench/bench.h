@@ -13,6 +13,8 @@
 #include "bench/measurement.h"
 #include "sys/facts.h"
 
+struct train_shape;
+
 struct bench_options {
         const char *backend;      /* "auto", "cuda", "opencl" */
         const int *gpus;          /* device indices to use; NULL = all */
@@ -29,6 +31,7 @@ struct bench_options {
                                    * at size_bytes, no sweep, no bidirectional); p2p: "write_uni" */
         bool link_under_load;     /* transfer: read each GPU's PCIe link while pinned H2D copies run
                                    * (measurement pcie/link_under_load; needs bench_ctx.fs) */
+        const struct train_shape *train_shape; /* train: the model's shape and the step's sizes */
 };
 
 struct baselines;

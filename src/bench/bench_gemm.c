@@ -375,23 +375,8 @@ static void set_peak(struct measurement *m, const struct gemm_dev *g, const stru
         const struct gpu_model *model = g->d.model;
         if (!model)
                 return;
-        const struct gpu_tflops *t = &model->tflops;
-        double tf = 0;
-        const char *col = p->name;
-        if (!strcmp(p->name, "fp64")) {
-                tf = t->fp64_tc > 0 ? t->fp64_tc : t->fp64;
-                col = t->fp64_tc > 0 ? "fp64_tc" : "fp64";
-        } else if (!strcmp(p->name, "fp32")) {
-                tf = t->fp32;
-        } else if (!strcmp(p->name, "tf32")) {
-                tf = t->tf32;
-        } else if (!strcmp(p->name, "fp16")) {
-                tf = t->fp16;
-        } else if (!strcmp(p->name, "bf16")) {
-                tf = t->bf16;
-        } else if (!strcmp(p->name, "fp8")) {
-                tf = t->fp8;
-        }
+        const char *col;
+        double tf = gemm_prec_peak_tflops(model, p, &col);
         if (tf > 0) {
                 m->peak = tf;
                 snprintf(m->peak_source, sizeof(m->peak_source), "%s spec sheet, dense %s (data/gpus.json)",

@@ -1,5 +1,7 @@
 #include "bench/gemm_ref.h"
 
+#include "data/gpudb.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -22,6 +24,26 @@ const struct gemm_prec gemm_precs[] = {
          "A/B e4m3, D bf16, compute 32F"},
 };
 const size_t gemm_n_precs = sizeof(gemm_precs) / sizeof(gemm_precs[0]);
+
+double gemm_prec_peak_tflops(const struct gpu_model *model, const struct gemm_prec *p, const char **ret_column) {
+        const struct gpu_tflops *t = &model->tflops;
+        *ret_column = p->name;
+        if (!strcmp(p->name, "fp64")) {
+                *ret_column = t->fp64_tc > 0 ? "fp64_tc" : "fp64";
+                return t->fp64_tc > 0 ? t->fp64_tc : t->fp64;
+        }
+        if (!strcmp(p->name, "fp32"))
+                return t->fp32;
+        if (!strcmp(p->name, "tf32"))
+                return t->tf32;
+        if (!strcmp(p->name, "fp16"))
+                return t->fp16;
+        if (!strcmp(p->name, "bf16"))
+                return t->bf16;
+        if (!strcmp(p->name, "fp8"))
+                return t->fp8;
+        return 0;
+}
 
 const struct gemm_prec *gemm_prec_by_name(const char *name) {
         for (size_t i = 0; name && i < gemm_n_precs; i++)

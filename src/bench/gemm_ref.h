@@ -35,6 +35,12 @@ extern const size_t gemm_n_precs;
 /* The precision named name; NULL when none is. */
 const struct gemm_prec *gemm_prec_by_name(const char *name);
 
+struct gpu_model;
+/* The dense spec peak of model for precision p in TFLOPS (data/gpus.json; fp64: the Tensor
+ * Core figure where there is one), and the column it came from in *ret_column; 0 when the
+ * model has none. The gemm and train benchmarks judge against it. */
+double gemm_prec_peak_tflops(const struct gpu_model *model, const struct gemm_prec *p, const char **ret_column);
+
 size_t gemm_elem_size(enum gemm_elem e);
 /* Element i of an array of e: stored rounded to nearest even (out of range: inf, or e4m3's
  * largest finite value), loaded exactly as a double. */

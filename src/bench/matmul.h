@@ -1,7 +1,9 @@
-/* One square matrix product D = A^T B through cuBLASLt, in gpuvet's terms: the gemm
- * benchmark (bench/bench_gemm.c) plans it for a precision and a size, lets cuBLASLt's
- * heuristic propose algorithms, runs the one it chooses on the CUDA backend's stream, and
- * never sees a cuBLASLt type; vendor/cublaslt_matmul.c speaks the library. Matrices are n x n, column-major, leading dimension n; device
+/* One matrix product D = op(A) op(B) through cuBLASLt, in gpuvet's terms: the gemm
+ * benchmark (bench/bench_gemm.c) plans a square D = A^T B for a precision and a size, the
+ * train benchmark (bench/bench_train.c) any m x n x k with either operand transposed; each
+ * lets cuBLASLt's heuristic propose algorithms, runs the one it chooses on the CUDA
+ * backend's stream, and never sees a cuBLASLt type; vendor/cublaslt_matmul.c speaks the
+ * library. Matrices are column-major with the leading dimension of their stored rows; device
  * pointers are the CUDA backend's (bench/cuda_raw.h).
  *
  * Errors are values: 0 or a negative errno (-ENOTSUP: not supported on this GPU or by this
@@ -53,6 +55,20 @@ void lt_device_close(struct lt_device *dev, bool context_current);
  * proposes none. */
 int lt_matmul_plan(struct lt_device *dev, const struct lt_precision *p, unsigned n, uint64_t ws_bytes,
                    unsigned max_algos, unsigned flags, struct lt_matmul **ret);
+/* D (m x n) = op(A) (m x k) op(B) (k x n): A is stored k x m when trans_a (else m x k), B
+ * n x k when trans_b (else k x n), D m x n; each with its stored rows as leading dimension.
+ * batch > 1: a strided batch of that many products in one call, entry i of each operand
+ * stride_* elements after entry i - 1 (-ENOTSUP from a library without
+ * cublasLtMatrixLayoutSetAttribute). */
+struct lt_shape {
+        uint64_t m, n, k;
+        bool trans_a, trans_b;
+        uint64_t batch;                      /* 0 or 1: one product */
+        int64_t stride_a, stride_b, stride_d; /* elements */
+};
+/* lt_matmul_plan for any shape; lt_matmul_plan(n) is {n, n, n, true, false}. */
+int lt_matmul_plan_shape(struct lt_device *dev, const struct lt_precision *p, const struct lt_shape *shape,
+                         uint64_t ws_bytes, unsigned max_algos, unsigned flags, struct lt_matmul **ret);
 /* How many algorithms the heuristic proposed, and whether algorithm i can run within the
  * workspace (the heuristic marks the ones it could not configure). */
 unsigned lt_matmul_algos(const struct lt_matmul *mm);

@@ -349,7 +349,7 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
 /* ---- judging ----------------------------------------------------------------------- */
 
 /* The GPU model named by a subject "gpu0 (0000:1b:00.0)": the PCI address in brackets. */
-static const struct gpu_model *subject_model(const struct facts *f, const char *subject) {
+const struct gpu_model *bench_subject_model(const struct facts *f, const char *subject) {
         if (!f || strncmp(subject, "gpu", 3) != 0)
                 return NULL;
         const char *open = strchr(subject, '(');
@@ -376,7 +376,7 @@ void bench_judge_range(struct bench_report *rep, size_t first, const struct fact
         for (size_t i = first; i < rep->n; i++) {
                 struct measurement *m = &rep->m[i];
                 if (m->baseline <= 0) {
-                        const struct gpu_model *model = subject_model(facts, m->subject);
+                        const struct gpu_model *model = bench_subject_model(facts, m->subject);
                         const struct baseline *bl =
                                 model ? baselines_find(baselines, model->name, m->bench, m->name) : NULL;
                         if (bl && strcmp(bl->unit, m->unit) == 0) {

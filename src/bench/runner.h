@@ -45,6 +45,11 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
 void bench_judge_range(struct bench_report *rep, size_t first, const struct facts *facts,
                        const struct baselines *baselines);
 
+/* The GPU model of the node's GPU a measurement's subject names ("gpu0 (0000:1b:00.0)"),
+ * by its PCI address; NULL when none matches. */
+struct gpu_model;
+const struct gpu_model *bench_subject_model(const struct facts *facts, const char *subject);
+
 /* The frame codec, exposed for tests. bench_frame returns a malloc'd frame of
  * *ret_len bytes around payload. bench_unframe checks it and returns a pointer to the
  * payload inside buf (NUL-terminated in place) or NULL with why. */

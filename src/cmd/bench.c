@@ -2,6 +2,7 @@
  * measurement against peaks and baselines, and print tables and/or the JSON report. */
 #include "bench/baselines.h"
 #include "bench/bench.h"
+#include "bench/bench_train.h"
 #include "bench/runner.h"
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
@@ -27,6 +28,7 @@ static const char usage[] =
         "Usage: gpuvet bench NAME[,NAME...]|all [OPTIONS]\n"
         "       gpuvet bench nccl [OPTIONS]   (gpuvet bench nccl --help)\n"
         "       gpuvet bench --list\n"
+        "       gpuvet bench train [OPTIONS]   (a training-step proxy: gpuvet bench train --help)\n"
         "\n"
         "Measure bandwidth, compute and host memory; compare each figure with the GPU's\n"
         "theoretical peak and with achieved baselines (docs/bench.md).\n"
@@ -119,6 +121,8 @@ static int list_benchmarks(void) {
                 const struct bench_info *b = bench_registry[i];
                 printf("%-14s %-6s %s\n", b->name, b->needs_device ? "gpu" : "host", b->title);
         }
+        /* commands of their own (gpuvet bench NAME --help), not part of "all" */
+        printf("%-14s %-6s %s\n", "train", "gpu", bench_train.title);
         printf("%-14s %-6s %s\n", "nccl", "gpu", "NCCL collectives' bus bandwidth (gpuvet bench nccl --help)");
         return EXIT_PASS;
 }
@@ -276,6 +280,8 @@ done:
 }
 
 int cmd_bench(int argc, char **argv) {
+        if (argc > 1 && !strcmp(argv[1], "train"))
+                return cmd_bench_train(argc - 1, argv + 1);
         /* the collective benchmark has nccl-tests' options, not the per-GPU benchmarks' */
         if (argc > 1 && strcmp(argv[1], "nccl") == 0)
                 return cmd_bench_nccl(argc - 1, argv + 1);
@@ -307,6 +313,8 @@ int cmd_bench(int argc, char **argv) {
         if (next + 1 < argc)
                 return cmd_usage_error("bench", "unexpected argument \"%s\" (see gpuvet bench --help)", argv[next + 1]);
         const char *names = argv[next];
+        if (!strcmp(names, "train")) /* options before it were read as bench's own */
+                return cmd_usage_error("bench", "train takes options of its own: put it first, gpuvet bench train [OPTIONS]");
         const struct bench_info *sel[64];
         size_t n_sel = 0;
         if (!select_benchmarks(names, sel, &n_sel))

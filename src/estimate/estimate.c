@@ -142,6 +142,11 @@ double est_megatron_flops_per_iteration(double batch, double seq, double layers,
                (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden));
 }
 
+double est_megatron_model_flops_per_iteration(double batch, double seq, double layers, double hidden, double vocab) {
+        return 72 * batch * seq * layers * hidden * hidden *
+               (1 + seq / (6 * hidden) + vocab / (12 * layers * hidden));
+}
+
 static unsigned ceil_div(unsigned a, unsigned b) { return (a + b - 1) / b; }
 
 bool est_model_has_shape(const struct est_model *m) { return m->layers && m->hidden && m->heads && m->kv_heads; }

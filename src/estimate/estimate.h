@@ -87,6 +87,11 @@ double est_flops_per_token(enum est_mode mode, double active_params, unsigned la
 /* Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters",
  * eq. 3: FLOPs per iteration with full recomputation, 96 B s l h^2 (1 + s/6h + V/16lh). */
 double est_megatron_flops_per_iteration(double batch, double seq, double layers, double hidden, double vocab);
+/* The same count without recomputation (the forward pass once, the backward pass twice its
+ * FLOPs): 72 B s l h^2 (1 + s/6h + V/12lh), the model FLOPs MFU divides by (Narayanan et al.
+ * 2021, sec. 5.1 and appendix; Chowdhery et al. 2022, appendix B). gpuvet bench train checks
+ * its GEMM-by-GEMM count against it. */
+double est_megatron_model_flops_per_iteration(double batch, double seq, double layers, double hidden, double vocab);
 
 /* The model's shape is known (layers, hidden, heads, kv_heads): without it (--params alone)
  * activations, the KV cache and the attention FLOPs cannot be counted. */

@@ -57,6 +57,14 @@ typedef enum {
         CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = 3,
 } cublasLtMatmulPreferenceAttributes_t;
 
+/* A matrix layout's attributes gpuvet sets: strided batches (bench train's attention, one
+ * product per sequence and head). BATCH_COUNT is an int32_t, STRIDED_BATCH_OFFSET an int64_t
+ * count of elements. */
+typedef enum {
+        CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,
+        CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6,
+} cublasLtMatrixLayoutAttribute_t;
+
 /* How an algorithm sums the parts of a dot product computed in parallel (split-K). */
 typedef enum {
         CUBLASLT_REDUCTION_SCHEME_NONE = 0,

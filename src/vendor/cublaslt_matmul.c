@@ -105,10 +105,10 @@ void lt_device_close(struct lt_device *dev, bool context_current) {
         free(dev);
 }
 
-static int describe(struct lt_matmul *mm, const struct lt_precision *p, uint64_t n, unsigned flags) {
+static int describe(struct lt_matmul *mm, const struct lt_precision *p, const struct lt_shape *sh, unsigned flags) {
         const struct cublaslt_fns *fn = &mm->dev->lt->fn;
         struct cublaslt *lt = mm->dev->lt;
-        int32_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+        int32_t ta = sh->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = sh->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
         cublasStatus_t st;
         if ((st = fn->cublasLtMatmulDescCreate(&mm->op, compute_of(p->compute), type_of(p->scale))) !=
             CUBLAS_STATUS_SUCCESS) {
@@ -119,12 +119,31 @@ static int describe(struct lt_matmul *mm, const struct lt_precision *p, uint64_t
             (st = fn->cublasLtMatmulDescSetAttribute(mm->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb))))
                 return cublaslt_fail(lt, "cublasLtMatmulDescSetAttribute", st, NULL);
         cublasLtMatrixLayout_t *layouts[] = {&mm->la, &mm->lb, &mm->ld};
+        /* stored rows x cols of A, B and D */
+        uint64_t rows[3] = {sh->trans_a ? sh->k : sh->m, sh->trans_b ? sh->n : sh->k, sh->m};
+        uint64_t cols[3] = {sh->trans_a ? sh->m : sh->k, sh->trans_b ? sh->k : sh->n, sh->n};
         for (int i = 0; i < 3; i++)
-                if ((st = fn->cublasLtMatrixLayoutCreate(layouts[i], type_of(i < 2 ? p->ab : p->d), n, n, (int64_t)n)) !=
-                    CUBLAS_STATUS_SUCCESS) {
+                if ((st = fn->cublasLtMatrixLayoutCreate(layouts[i], type_of(i < 2 ? p->ab : p->d), rows[i], cols[i],
+                                                         (int64_t)rows[i])) != CUBLAS_STATUS_SUCCESS) {
                         *layouts[i] = NULL;
                         return cublaslt_fail(lt, "cublasLtMatrixLayoutCreate", st, NULL);
                 }
+        if (sh->batch > 1) {
+                if (!fn->cublasLtMatrixLayoutSetAttribute) {
+                        snprintf(lt->err, sizeof(lt->err), "cublasLtMatrixLayoutSetAttribute: not in this library "
+                                                           "(strided batches need it)");
+                        return -ENOTSUP;
+                }
+                int32_t count = (int32_t)sh->batch;
+                int64_t strides[3] = {sh->stride_a, sh->stride_b, sh->stride_d};
+                for (int i = 0; i < 3; i++)
+                        if ((st = fn->cublasLtMatrixLayoutSetAttribute(*layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                                       &count, sizeof(count))) ||
+                            (st = fn->cublasLtMatrixLayoutSetAttribute(*layouts[i],
+                                                                       CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                                       &strides[i], sizeof(strides[i]))))
+                                return cublaslt_fail(lt, "cublasLtMatrixLayoutSetAttribute", st, NULL);
+        }
         if ((st = fn->cublasLtMatmulPreferenceCreate(&mm->pref)) != CUBLAS_STATUS_SUCCESS) {
                 mm->pref = NULL;
                 return cublaslt_fail(lt, "cublasLtMatmulPreferenceCreate", st, NULL);
@@ -142,6 +161,12 @@ static int describe(struct lt_matmul *mm, const struct lt_precision *p, uint64_t
 
 int lt_matmul_plan(struct lt_device *dev, const struct lt_precision *p, unsigned n, uint64_t ws_bytes,
                    unsigned max_algos, unsigned flags, struct lt_matmul **ret) {
+        struct lt_shape square = {n, n, n, true, false, 1, 0, 0, 0};
+        return lt_matmul_plan_shape(dev, p, &square, ws_bytes, max_algos, flags, ret);
+}
+
+int lt_matmul_plan_shape(struct lt_device *dev, const struct lt_precision *p, const struct lt_shape *shape,
+                         uint64_t ws_bytes, unsigned max_algos, unsigned flags, struct lt_matmul **ret) {
         *ret = NULL;
         struct cublaslt *lt = dev->lt;
         lt->err[0] = '\0';
@@ -153,7 +178,7 @@ int lt_matmul_plan(struct lt_device *dev, const struct lt_precision *p, unsigned
         mm->dev = dev;
         mm->f64_scale = p->scale == LT_F64;
         mm->ws_bytes = ws_bytes;
-        int e = describe(mm, p, n, flags);
+        int e = describe(mm, p, shape, flags);
         if (e == 0) {
                 cublasStatus_t st = lt->fn.cublasLtMatmulAlgoGetHeuristic(dev->handle, mm->op, mm->la, mm->lb, mm->ld,
                                                                           mm->ld, mm->pref, (int)max_algos, mm->res,

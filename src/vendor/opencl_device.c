@@ -1168,6 +1168,8 @@ static int cl_kernel_shape(struct dev_ctx *c, const char *kernel, char *out, siz
                 snprintf(out, size, "%s", c->b->shapes[c->index][f].note);
         } else if (is_fma(kernel)) {
                 snprintf(out, size, "scalar: 8 chains per work item");
+        } else if (!strcmp(kernel, "gemm_mnk_f32")) {
+                snprintf(out, size, "a 16 x 6 tile of D per work item: 6 float16 accumulators, k in order");
         } else if (!strcmp(kernel, "gemm_f32") || !strcmp(kernel, "gemm_f64")) {
                 /* kernels/gpuvet.cl's GEMM_MR_F32 / GEMM_MR_F64 and GEMM_NR */
                 bool f64 = kernel[6] == '6';

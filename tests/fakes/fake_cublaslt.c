@@ -14,6 +14,9 @@
  *   as the real heuristic does. Algorithm i runs at
  *   a fraction FAKE_CUBLASLT_EFF[i] of the precision's rate (default 0.6,0.9,0.75,1.0: the
  *   fastest is ranked last, so "best of top-k" is observable).
+ * - Strided batches (CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT and _STRIDED_BATCH_OFFSET, through
+ *   cublasLtMatrixLayoutSetAttribute): every layout must give the same count, as the real
+ *   library requires; entry i of each operand starts i strides in.
  * - cublasLtMatmul advances the fake libcuda's stream clock by FLOPs over that rate, so
  *   events around it give predictable TFLOPS.
  *
@@ -26,6 +29,10 @@
  *                                  first of FAKE_CUDA_CC, else 9.0): FP8 needs 8.9, TF32
  *                                  and BF16 8.0, else CUBLAS_STATUS_NOT_SUPPORTED
  *   FAKE_CUBLASLT_WRONG=1           every matmul drops the last term of its K loop
+ *   FAKE_CUBLASLT_MATH_LIMIT=N      a product of more than N multiply-adds is timed on the
+ *                                  synthetic clock but not computed (D left as it was): model-
+ *                                  sized shapes (bench train's presets) in seconds, not hours;
+ *                                  only the products under N can be verified
  *   FAKE_CUBLASLT_CORRUPT=DEV:ROW:COL[:FROM]   matmuls on device DEV (the fake libcuda's
  *                                  stream device), from its FROM-th on (default 1), add 1
  *                                  to D(ROW, COL): one silent data corruption (the burn's
@@ -77,6 +84,8 @@ struct fake_layout {
         cudaDataType_t type;
         uint64_t rows, cols;
         int64_t ld;
+        int32_t batch;  /* CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, 1 by default */
+        int64_t stride; /* CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, elements */
 };
 
 struct fake_pref {
@@ -103,6 +112,7 @@ static struct {
         double eff[MAX_ALGOS];
         int cc;
         bool wrong;
+        double math_limit;            /* FAKE_CUBLASLT_MATH_LIMIT: 0: compute every product */
         int corrupt_dev;              /* -1: none */
         int hang_dev;                 /* FAKE_CUBLASLT_HANG_DEVICE: -1: none */
         unsigned long hang_from;
@@ -185,6 +195,8 @@ static void configure(void) {
         fk.cc = major * 10 + minor;
         s = getenv("FAKE_CUBLASLT_WRONG");
         fk.wrong = s && strcmp(s, "1") == 0;
+        s = getenv("FAKE_CUBLASLT_MATH_LIMIT");
+        fk.math_limit = s && *s ? strtod(s, NULL) : 0;
         s = getenv("FAKE_CUBLASLT_CORRUPT");
         unsigned cd, cr, cc, from = 1;
         fk.corrupt_dev = -1;
@@ -361,9 +373,27 @@ FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l,
         struct fake_layout *f = calloc(1, sizeof(*f));
         if (!f)
                 return CUBLAS_STATUS_ALLOC_FAILED;
-        *f = (struct fake_layout){MAGIC_LAYOUT, type, rows, cols, ld};
+        *f = (struct fake_layout){MAGIC_LAYOUT, type, rows, cols, ld, 1, 0};
         *l = (cublasLtMatrixLayout_t)f;
         return CUBLAS_STATUS_SUCCESS;
+}
+
+/* The two attributes gpuvet sets, with the real library's size check. */
+FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr,
+                                                            const void *buf, size_t size) {
+        ENTER();
+        struct fake_layout *f = layout_of(l);
+        if (!f || !buf)
+                return CUBLAS_STATUS_INVALID_VALUE;
+        if (attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT && size == sizeof(int32_t)) {
+                memcpy(&f->batch, buf, size);
+                return f->batch >= 1 ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+        }
+        if (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET && size == sizeof(int64_t)) {
+                memcpy(&f->stride, buf, size);
+                return CUBLAS_STATUS_SUCCESS;
+        }
+        return CUBLAS_STATUS_INVALID_VALUE;
 }
 
 FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l) {
@@ -454,7 +484,7 @@ static bool shapes(const struct fake_desc *d, const struct fake_layout *a, const
         *n = bn;
         *k = ak;
         return ak == bk && dd->rows == am && dd->cols == bn && c->rows == dd->rows && c->cols == dd->cols &&
-               c->ld == dd->ld;
+               c->ld == dd->ld && a->batch == dd->batch && b->batch == dd->batch && c->batch == dd->batch;
 }
 
 /* The reduction scheme algorithm i plays: odd ones split K and reduce in the workspace. */
@@ -600,6 +630,17 @@ static void store(cudaDataType_t t, void *p, size_t i, double v) {
         }
 }
 
+static size_t elem_size(cudaDataType_t t) {
+        switch (t) {
+        case CUDA_R_64F: return 8;
+        case CUDA_R_32F: return 4;
+        case CUDA_R_16F:
+        case CUDA_R_16BF: return 2;
+        case CUDA_R_8F_E4M3: return 1;
+        }
+        return 1;
+}
+
 FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t op, const void *alpha,
                                           const void *A, cublasLtMatrixLayout_t la, const void *B,
                                           cublasLtMatrixLayout_t lb, const void *beta, const void *C,
@@ -634,25 +675,33 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc
         double al = f64 ? *(const double *)alpha : *(const float *)alpha;
         double be = f64 ? *(const double *)beta : *(const float *)beta;
         uint64_t kend = fk.wrong && k > 1 ? k - 1 : k; /* the injected bug: an off-by-one K loop */
-        for (uint64_t j = 0; j < n; j++)
-                for (uint64_t i = 0; i < m; i++) {
-                        double acc64 = 0;
-                        float acc32 = 0;
-                        for (uint64_t kk = 0; kk < kend; kk++) {
-                                size_t ia = d->transa == CUBLAS_OP_T ? kk + i * (uint64_t)a->ld : i + kk * (uint64_t)a->ld;
-                                size_t ib = d->transb == CUBLAS_OP_T ? j + kk * (uint64_t)b->ld : kk + j * (uint64_t)b->ld;
-                                double prod = load(a->type, A, ia, tf32) * load(b->type, B, ib, tf32);
-                                if (f64)
-                                        acc64 += prod;
-                                else
-                                        acc32 += (float)prod;
+        bool skip_math = fk.math_limit > 0 && (double)m * (double)n * (double)k * (double)dd->batch > fk.math_limit;
+        for (int32_t bi = 0; bi < dd->batch; bi++) {
+                /* entry bi of a strided batch: each operand moved by its own stride */
+                const char *Ab = (const char *)A + (size_t)bi * (size_t)a->stride * elem_size(a->type);
+                const char *Bb = (const char *)B + (size_t)bi * (size_t)b->stride * elem_size(b->type);
+                const char *Cb = (const char *)C + (size_t)bi * (size_t)c->stride * elem_size(c->type);
+                char *Db = (char *)D + (size_t)bi * (size_t)dd->stride * elem_size(dd->type);
+                for (uint64_t j = 0; j < n && !skip_math; j++)
+                        for (uint64_t i = 0; i < m; i++) {
+                                double acc64 = 0;
+                                float acc32 = 0;
+                                for (uint64_t kk = 0; kk < kend; kk++) {
+                                        size_t ia = d->transa == CUBLAS_OP_T ? kk + i * (uint64_t)a->ld : i + kk * (uint64_t)a->ld;
+                                        size_t ib = d->transb == CUBLAS_OP_T ? j + kk * (uint64_t)b->ld : kk + j * (uint64_t)b->ld;
+                                        double prod = load(a->type, Ab, ia, tf32) * load(b->type, Bb, ib, tf32);
+                                        if (f64)
+                                                acc64 += prod;
+                                        else
+                                                acc32 += (float)prod;
+                                }
+                                double v = al * (f64 ? acc64 : acc32);
+                                size_t id = i + j * (uint64_t)dd->ld;
+                                if (be != 0)
+                                        v += be * load(c->type, Cb, i + j * (uint64_t)c->ld, false);
+                                store(dd->type, Db, id, v);
                         }
-                        double v = al * (f64 ? acc64 : acc32);
-                        size_t id = i + j * (uint64_t)dd->ld;
-                        if (be != 0)
-                                v += be * load(c->type, C, i + j * (uint64_t)c->ld, false);
-                        store(dd->type, D, id, v);
-                }
+        }
         int dev = stream->device;
         if (dev >= 0 && dev < 64 && ++fk.dev_matmuls[dev] >= fk.corrupt_from && dev == fk.corrupt_dev &&
             fk.corrupt_row < m && fk.corrupt_col < n) {
@@ -660,6 +709,6 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc
                 store(dd->type, D, id, load(dd->type, D, id, false) + 1);
         }
         double eff = ai >= 0 ? fk.eff[ai] : 1.0;
-        stream->clock_ms += 2.0 * (double)m * (double)n * (double)k / (fk.tflops[prec] * 1e12 * eff) * 1e3;
+        stream->clock_ms += 2.0 * (double)m * (double)n * (double)k * (double)dd->batch / (fk.tflops[prec] * 1e12 * eff) * 1e3;
         return CUBLAS_STATUS_SUCCESS;
 }
