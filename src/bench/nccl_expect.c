@@ -17,6 +17,15 @@ static double pcie_gbps(unsigned mts, unsigned width) {
         return mts / 1000.0 * width * enc / 8.0;
 }
 
+const char *nccl_baseline_shape(int nranks, int nodes, int per_node, const struct nccl_fabric *fabric) {
+        if (nranks == 8 && nodes == 1)
+                return "8gpu";
+        if (nodes > 1 && per_node == 8 && fabric->n_ports == 8 && fabric->port_gbits_min == 200 &&
+            fabric->port_gbits_max == 200)
+                return "8gpu-hdr";
+        return NULL;
+}
+
 double nccl_parse_ib_rate(const char *s) {
         char *end;
         double v = strtod(s, &end);

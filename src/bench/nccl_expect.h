@@ -32,5 +32,11 @@ struct nccl_fabric {
 void nccl_expect(const struct facts *f, struct fsroot *fs, const char *const *bus_ids, size_t n, int nodes,
                  struct nccl_fabric *ret);
 
+/* The shape of the seed's baselines this job has, as data/baselines.json names them after
+ * the collective ("all_reduce/8gpu"): "8gpu" for exactly 8 ranks on one node, "8gpu-hdr"
+ * for nodes of 8 ranks (per_node) whose fabric has exactly 8 active ports, all at 200 Gb/s
+ * (HDR); NULL for any other job, which is judged against its links alone. */
+const char *nccl_baseline_shape(int nranks, int nodes, int per_node, const struct nccl_fabric *fabric);
+
 /* "200 Gb/sec (4X HDR)" -> 200; 0 for anything else. Exposed for tests. */
 double nccl_parse_ib_rate(const char *s);

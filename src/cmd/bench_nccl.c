@@ -287,14 +287,8 @@ static void judge(const struct nccl_cli *o, const struct nccl_job_result *job, c
                         m->peak = fabric->peak_gbps;
                         snprintf(m->peak_source, sizeof(m->peak_source), "%.*s", (int)sizeof(m->peak_source) - 1, fabric->source);
                 }
-                /* the seed's figures hold for its shapes only: 8 GPUs on one node, or nodes of 8
-                 * GPUs with 8 HDR (200 Gb/s) ports each */
-                const char *shape = NULL;
-                if (ranks == 8 && nodes == 1)
-                        shape = "8gpu";
-                else if (nodes > 1 && per_node == 8 && fabric->n_ports == 8 && fabric->port_gbits_min == 200 &&
-                         fabric->port_gbits_max == 200)
-                        shape = "8gpu-hdr";
+                /* the seed's figures hold for its shapes only */
+                const char *shape = nccl_baseline_shape(ranks, nodes, per_node, fabric);
                 if (fabric->model && shape) {
                         char name[48];
                         snprintf(name, sizeof(name), "%s/%s", nccl_coll_name(c), shape);
