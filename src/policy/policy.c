@@ -52,6 +52,9 @@ const struct policy_thresholds policy_thresholds_default = {
         /* gpuvet's: a dense tensor GEMM takes a healthy data-centre GPU to its power limit
          * within seconds; one that stays under 85% has a power or clock problem. */
         .burn_power_fraction = 0.85,
+        /* None by default: what a port should run at is the site's fabric (HDR, NDR, 100GbE);
+         * network.port_rate judges against the HCA and the node's other ports without it. */
+        .network_min_rate_gbps = 0,
 };
 
 struct walk {
@@ -385,11 +388,13 @@ static void thresholds_pair(struct walk *w, const char *key, yaml_node_t *k, yam
                 get_number(w, v, "thresholds.burn_sm_clock_fraction", 0.1, 1.0, &t->burn_sm_clock_fraction);
         else if (strcmp(key, "burn_power_fraction") == 0)
                 get_number(w, v, "thresholds.burn_power_fraction", 0.1, 1.0, &t->burn_power_fraction);
+        else if (strcmp(key, "network_min_rate_gbps") == 0)
+                get_number(w, v, "thresholds.network_min_rate_gbps", 0.0, 100000.0, &t->network_min_rate_gbps);
         else
                 unknown_key(w, k, "thresholds", key,
                             "temperature_margin_c, power_cap_fraction, pcie_replays_per_minute, ecc_corrected_warn, "
                             "retired_pages_warn, burn_throughput_spread, burn_throughput_drop, "
-                            "burn_sm_clock_fraction, burn_power_fraction");
+                            "burn_sm_clock_fraction, burn_power_fraction, network_min_rate_gbps");
 }
 
 struct exception_ctx {
