@@ -509,7 +509,7 @@ static void run_gpudirect(const struct check_info *self, const struct facts *f, 
                 result_remedy(r, "Load it now and at boot: `sudo modprobe nvidia-peermem` and `echo nvidia-peermem | "
                                  "sudo tee /etc/modules-load.d/nvidia-peermem.conf` (it ships with the driver; it needs "
                                  "the RDMA stack, ib_core, loaded first). With the open kernel modules on Linux 5.12 "
-                                 "or later, DMA-BUF needs no module (NCCL 2.19+ uses it).");
+                                 "or later, DMA-BUF needs no module (NVIDIA recommends it where supported; NCCL uses it there).");
         }
 }
 
