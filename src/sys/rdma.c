@@ -194,8 +194,10 @@ static void gather_netdev(struct fsroot *fs, const struct facts *f, const struct
         if (v[0] && parse_int(v, &mtu) == 0 && mtu > 0 && mtu <= 1 << 20)
                 p->netdev_mtu = mtu;
         read_text(fs, v, sizeof(v), "/sys/class/net/%s/%s", nd, "operstate");
+        /* "up", "down", "lowerlayerdown" ...: a longer value is not the kernel's. */
         if (strlen(v) < sizeof(p->netdev_operstate))
-                snprintf(p->netdev_operstate, sizeof(p->netdev_operstate), "%s", v);
+                snprintf(p->netdev_operstate, sizeof(p->netdev_operstate), "%.*s",
+                         (int)sizeof(p->netdev_operstate) - 1, v);
 }
 
 static int gather_dev(struct fsroot *fs, const struct facts *f, const struct netdev *nd, struct rdma_dev *d) {
