@@ -135,10 +135,16 @@ static void run_port_state(const struct check_info *self, const struct facts *f,
                                  * interface set down), not a link that fails to train. */
                                 result_status(r, STATUS_WARN, "%s port %u is disabled (%s, %s)", d->name, p->num,
                                               p->state_name, p->phys_state_name);
-                                result_remedy(r, "Enable it if it should carry traffic (%s); a port left unused on "
-                                                 "purpose can be excused in the site policy (exceptions).",
-                                              p->link_layer == RDMA_LL_ETHERNET && p->netdev[0] ? "`ip link set <if> up`"
-                                              : "`ibportstate` on the switch port, or `mlxlink -d <pci> -p <port> -a UP`");
+                                if (p->link_layer == RDMA_LL_ETHERNET && p->netdev[0])
+                                        result_remedy(r, "Enable it if it should carry traffic (`ip link set %s up`); a "
+                                                         "port left unused on purpose can be excused in the site "
+                                                         "policy (exceptions).",
+                                                      p->netdev);
+                                else
+                                        result_remedy(r, "Enable it if it should carry traffic (`mlxlink -d %s -p %u -a "
+                                                         "UP`, or `ibportstate` on the switch port); a port left unused "
+                                                         "on purpose can be excused in the site policy (exceptions).",
+                                                      d->pci_addr[0] ? d->pci_addr : d->name, p->num);
                         } else {
                                 result_status(r, STATUS_FAIL, "%s port %u is down (%s, %s)", d->name, p->num,
                                               p->state_name, p->phys_state_name);
