@@ -7,7 +7,6 @@
 #include "sys/topo.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define CLASS_DIR "/sys/class/infiniband"
@@ -301,26 +300,30 @@ static void run_link_layer(const struct check_info *self, const struct facts *f,
 
 /* ---- network.firmware ---- */
 
+/* Devices d and e are of one model: one PCI device id, or (neither known) one hca_type. */
+static bool same_model(const struct facts *f, const struct rdma_dev *d, const struct rdma_dev *e) {
+        unsigned id = hca_device_id(f, d);
+        return hca_device_id(f, e) == id && (id != 0 || strcmp(e->hca_type, d->hca_type) == 0);
+}
+
 static void run_firmware(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (skip_without_rdma(self, f, rep))
                 return;
-        bool *done = calloc(f->rdma.n, sizeof(*done));
-        if (!done)
-                return;
         for (size_t i = 0; i < f->rdma.n; i++) {
-                if (done[i])
-                        continue;
                 const struct rdma_dev *d = &f->rdma.devs[i];
-                unsigned id = hca_device_id(f, d);
+                bool seen = false;
+                for (size_t j = 0; j < i && !seen; j++)
+                        seen = same_model(f, d, &f->rdma.devs[j]);
+                if (seen)
+                        continue; /* judged with the first device of its model */
                 char subj[96], observed[1024] = "", first_ver[64] = "";
                 snprintf(subj, sizeof(subj), "%s", hca_name(f, d));
                 size_t n = 0, unknown = 0;
                 bool differ = false;
                 for (size_t j = i; j < f->rdma.n; j++) {
                         const struct rdma_dev *e = &f->rdma.devs[j];
-                        if (done[j] || hca_device_id(f, e) != id || (id == 0 && strcmp(e->hca_type, d->hca_type) != 0))
+                        if (!same_model(f, d, e))
                                 continue;
-                        done[j] = true;
                         n++;
                         strbuf_appendf(observed, sizeof(observed), "%s%.63s %.63s", observed[0] ? ", " : "", e->name,
                                        e->fw_ver[0] ? e->fw_ver : "unknown");
@@ -354,7 +357,6 @@ static void run_firmware(const struct check_info *self, const struct facts *f, s
                                       first_ver);
                 }
         }
-        free(done);
 }
 
 /* ---- network.port_errors ---- */
