@@ -183,7 +183,7 @@ static void test_gather(void **state) {
 
 struct fixture {
         struct facts f;
-        struct pci_dev pci[5];
+        struct pci_dev pci[6];
         struct gpu gpu;
         struct netdev nd[MAX_DEVS];
         struct rdma_dev devs[MAX_DEVS];
@@ -259,8 +259,10 @@ static int setup(void **state) {
         pci(&fx->pci[3], "0000:80:01.0", "/sys/devices/pci0000:80/0000:80:01.0", 0x8086, 0x352a, 0x060400, -1, 1);
         pci(&fx->pci[4], "0000:81:00.0", "/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0", 0x15b3, 0x1021,
             0x020700, 3, 1);
+        pci(&fx->pci[5], "0000:01:00.2", "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.2", 0x15b3, 0x1021,
+            0x020700, 0, 0);
         fx->f.pci.devs = fx->pci;
-        fx->f.pci.n = 5;
+        fx->f.pci.n = 6;
         fx->gpu.pci_index = 1;
         fx->f.gpus.gpus = &fx->gpu;
         fx->f.gpus.n = 1;
@@ -483,6 +485,20 @@ static void test_link_layer(void **state) {
         assert_int_equal(r->status, STATUS_WARN);
         assert_non_null(strstr(r->summary, "mlx5_1/1"));
         assert_remedy(r);
+        /* Two GPUs, each with its NIC under its switch: mlx5_0 InfiniBand, mlx5_1 RoCE. */
+        struct gpu gpus[2] = {{.pci_index = 1}, {.pci_index = 5}};
+        pci(&fx->pci[5], "0000:81:00.1", "/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.1", 0x10de, 0x2330,
+            0x030200, 3, 1);
+        snprintf(fx->devs[1].pci_addr, sizeof(fx->devs[1].pci_addr), "0000:81:00.0");
+        fx->ports[1][0].link_layer = RDMA_LL_ETHERNET;
+        fx->f.gpus.gpus = gpus;
+        fx->f.gpus.n = 2;
+        r = run(&check_network_link_layer, 0);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->summary, "the GPUs' nearest NICs mix link layers: 1 InfiniBand, 1 Ethernet");
+        assert_remedy(r);
+        fx->f.gpus.gpus = &fx->gpu;
+        fx->f.gpus.n = 1;
         /* A RoCE NIC away from the GPUs beside an InfiniBand rail: pass. */
         fx->ports[1][0].link_layer = RDMA_LL_ETHERNET;
         snprintf(fx->devs[1].pci_addr, sizeof(fx->devs[1].pci_addr), "0000:81:00.0");
