@@ -250,6 +250,19 @@ static bool get_numa_node(struct walk *w, yaml_node_t *v, const char *what, int 
         return true;
 }
 
+/* An RDMA port as the network checks name their subjects: "mlx5_0/1" (device name of
+ * letters, digits and '_', at most 63; port 1-255). */
+static bool is_rdma_port_subject(const char *s) {
+        size_t name = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        if (name == 0 || name > 63 || s[name] != '/')
+                return false;
+        const char *port = s + name + 1;
+        size_t digits = strspn(port, "0123456789");
+        if (digits == 0 || digits > 3 || port[digits] != '\0' || port[0] == '0')
+                return false;
+        return atoi(port) <= 255;
+}
+
 static bool get_bus_id(struct walk *w, yaml_node_t *v, const char *what, char **ret) {
         char *s = NULL;
         if (!get_string(w, v, what, &s))
@@ -417,7 +430,7 @@ static void exception_pair(struct walk *w, const char *key, yaml_node_t *k, yaml
                 }
         } else if (strcmp(key, "subject") == 0) {
                 const char *s = scalar(v);
-                if (s && strcmp(s, "host") == 0)
+                if (s && (strcmp(s, "host") == 0 || is_rdma_port_subject(s)))
                         get_string(w, v, "exceptions: subject", &e->subject);
                 else
                         get_bus_id(w, v, "exceptions: subject", &e->subject);
