@@ -77,6 +77,17 @@ static bool skip_without_rdma(const struct check_info *self, const struct facts 
         }
         if (count_ports(f) > 0)
                 return false;
+        for (size_t i = 0; i < f->rdma.n; i++)
+                if (f->rdma.devs[i].ports_errno) {
+                        /* Ports unknown, not absent: port_state reports the error, the others
+                         * skip pointing at it. */
+                        if (strcmp(self->id, "network.port_state") == 0)
+                                return false;
+                        struct result *r = result_new(rep, self, "host");
+                        result_evidence(r, "source", CLASS_DIR "/*/ports");
+                        result_status(r, STATUS_SKIP, "the RDMA devices' ports cannot be listed (network.port_state)");
+                        return true;
+                }
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", CLASS_DIR);
         result_status(r, STATUS_SKIP, "no RDMA device with ports in " CLASS_DIR "%s",
@@ -95,6 +106,16 @@ static void run_port_state(const struct check_info *self, const struct facts *f,
                 return;
         for (size_t i = 0; i < f->rdma.n; i++) {
                 const struct rdma_dev *d = &f->rdma.devs[i];
+                if (d->ports_errno) {
+                        /* A device whose ports cannot be listed: its ports are unknown, not absent. */
+                        struct result *r = result_new(rep, self, d->name);
+                        result_evidence(r, "source", CLASS_DIR "/%s/ports", d->name);
+                        result_status(r, STATUS_ERROR, "cannot list the ports of %s (" CLASS_DIR "/%s/ports): %s",
+                                      d->name, d->name, strerror(d->ports_errno));
+                        result_remedy(r, "List them by hand (`ls " CLASS_DIR "/%s/ports`, `ibstat %s`); an RDMA "
+                                         "device without ports did not finish initialising: see `dmesg | grep %s`.",
+                                      d->name, d->name, d->name);
+                }
                 for (size_t k = 0; k < d->n_ports; k++) {
                         const struct rdma_port *p = &d->ports[k];
                         char subj[80];

@@ -353,6 +353,18 @@ static void test_port_state(void **state) {
         r = run(&check_network_port_state, 0);
         assert_int_equal(r->status, STATUS_ERROR);
         assert_remedy(r);
+
+        /* ports/ unlistable: the device's ports are unknown, not absent. */
+        fx->devs[0].ports_errno = EACCES;
+        fx->devs[0].n_ports = 0;
+        r = run(&check_network_port_state, 0);
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_string_equal(r->subject, "mlx5_0");
+        assert_non_null(strstr(r->summary, "/sys/class/infiniband/mlx5_0/ports"));
+        assert_remedy(r);
+        r = run(&check_network_port_rate, 0);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_non_null(strstr(r->summary, "network.port_state"));
 }
 
 static void test_port_rate(void **state) {
