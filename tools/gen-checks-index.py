@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CATEGORY_ORDER = ["cpu", "numa", "iommu", "pcie", "gpu", "memory", "kernel", "container", "passthrough", "policy", "dcgm", "device", "burn"]
+CATEGORY_ORDER = ["cpu", "numa", "iommu", "pcie", "gpu", "memory", "kernel", "container", "passthrough", "network", "policy", "dcgm", "device", "burn"]
 
 HEADER = """# Checks
 

@@ -52,6 +52,9 @@ const struct policy_thresholds policy_thresholds_default = {
         /* gpuvet's: a dense tensor GEMM takes a healthy data-centre GPU to its power limit
          * within seconds; one that stays under 85% has a power or clock problem. */
         .burn_power_fraction = 0.85,
+        /* None by default: what a port should run at is the site's fabric (HDR, NDR, 100GbE);
+         * network.port_rate judges against the HCA and the node's other ports without it. */
+        .network_min_rate_gbps = 0,
 };
 
 struct walk {
@@ -247,6 +250,19 @@ static bool get_numa_node(struct walk *w, yaml_node_t *v, const char *what, int 
         return true;
 }
 
+/* An RDMA port as the network checks name their subjects: "mlx5_0/1" (device name of
+ * letters, digits and '_', at most 63; port 1-255). */
+static bool is_rdma_port_subject(const char *s) {
+        size_t name = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        if (name == 0 || name > 63 || s[name] != '/')
+                return false;
+        const char *port = s + name + 1;
+        size_t digits = strspn(port, "0123456789");
+        if (digits == 0 || digits > 3 || port[digits] != '\0' || port[0] == '0')
+                return false;
+        return atoi(port) <= 255;
+}
+
 static bool get_bus_id(struct walk *w, yaml_node_t *v, const char *what, char **ret) {
         char *s = NULL;
         if (!get_string(w, v, what, &s))
@@ -385,11 +401,13 @@ static void thresholds_pair(struct walk *w, const char *key, yaml_node_t *k, yam
                 get_number(w, v, "thresholds.burn_sm_clock_fraction", 0.1, 1.0, &t->burn_sm_clock_fraction);
         else if (strcmp(key, "burn_power_fraction") == 0)
                 get_number(w, v, "thresholds.burn_power_fraction", 0.1, 1.0, &t->burn_power_fraction);
+        else if (strcmp(key, "network_min_rate_gbps") == 0)
+                get_number(w, v, "thresholds.network_min_rate_gbps", 0.0, 100000.0, &t->network_min_rate_gbps);
         else
                 unknown_key(w, k, "thresholds", key,
                             "temperature_margin_c, power_cap_fraction, pcie_replays_per_minute, ecc_corrected_warn, "
                             "retired_pages_warn, burn_throughput_spread, burn_throughput_drop, "
-                            "burn_sm_clock_fraction, burn_power_fraction");
+                            "burn_sm_clock_fraction, burn_power_fraction, network_min_rate_gbps");
 }
 
 struct exception_ctx {
@@ -412,7 +430,7 @@ static void exception_pair(struct walk *w, const char *key, yaml_node_t *k, yaml
                 }
         } else if (strcmp(key, "subject") == 0) {
                 const char *s = scalar(v);
-                if (s && strcmp(s, "host") == 0)
+                if (s && (strcmp(s, "host") == 0 || is_rdma_port_subject(s)))
                         get_string(w, v, "exceptions: subject", &e->subject);
                 else
                         get_bus_id(w, v, "exceptions: subject", &e->subject);

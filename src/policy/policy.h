@@ -64,6 +64,7 @@ struct policy_thresholds {
         double burn_throughput_drop;        /* burn: fail when the rate falls this much over the run */
         double burn_sm_clock_fraction;      /* burn: fail when the SM clock under load is below this of its max */
         double burn_power_fraction;         /* burn --mode power: fail below this of the enforced limit */
+        double network_min_rate_gbps;       /* network.port_rate: fail an active RDMA port below this; 0 none */
 };
 
 /* gpuvet's own numbers, used where a policy sets none. */

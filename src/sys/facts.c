@@ -13,7 +13,7 @@ int facts_gather(struct fsroot *fs, const struct gpudb *db, struct facts *f) {
         int (*const gatherers[])(struct fsroot *, struct facts *) = {
                 cpu_gather,   numa_gather,   memory_gather, iommu_gather,
                 virt_gather,  nvidia_gather, kernel_gather, container_gather,
-                xid_gather,   netdev_gather, devnodes_gather, cuda_env_gather,
+                xid_gather,   netdev_gather, rdma_gather, devnodes_gather, cuda_env_gather,
         };
         for (size_t i = 0; i < sizeof(gatherers) / sizeof(gatherers[0]); i++)
                 if ((r = gatherers[i](fs, f)) < 0)
@@ -25,6 +25,7 @@ void facts_done(struct facts *f) {
         dcgm_facts_done(&f->dcgm);
         cuda_env_facts_done(&f->cuda_env);
         devnodes_facts_done(&f->devnodes);
+        rdma_facts_done(&f->rdma);
         netdev_facts_done(&f->netdev);
         xid_facts_done(&f->xid);
         container_facts_done(&f->container);

@@ -20,6 +20,7 @@
 #include "sys/nvidia.h"
 #include "sys/nvml_facts.h"
 #include "sys/pci.h"
+#include "sys/rdma.h"
 #include "sys/virt.h"
 #include "sys/xid.h"
 
@@ -44,6 +45,7 @@ struct facts {
         struct container_facts container;
         struct xid_facts xid;
         struct netdev_facts netdev;
+        struct rdma_facts rdma;     /* the RDMA devices of netdev.rdma, their ports */
         struct devnode_facts devnodes;
         struct cuda_env_facts cuda_env;
 

@@ -22,6 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define GPU_DIR "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0"
 #define BRIDGE_DIR "sys/devices/pci0000:00/0000:00:01.0"
+#define NIC_DIR BRIDGE_DIR "/0000:01:00.1"
+#define IB_DIR NIC_DIR "/infiniband/mlx5_0"
 
 /* Fed from the input, in this order (seeds in corpus/gather follow it). */
 static const char *const fuzzed[] = {
@@ -50,6 +52,17 @@ static const char *const fuzzed[] = {
         "sys/module/nvidia/taint",
         "proc/sys/kernel/numa_balancing",
         "dev/kmsg",
+        /* An RDMA device beside the GPU (network checks); appended, so older seeds keep
+         * their meaning. */
+        IB_DIR "/ports/1/state",
+        IB_DIR "/ports/1/phys_state",
+        IB_DIR "/ports/1/rate",
+        IB_DIR "/ports/1/link_layer",
+        IB_DIR "/ports/1/counters/symbol_error",
+        IB_DIR "/fw_ver",
+        IB_DIR "/hca_type",
+        NIC_DIR "/net/ens1np0/mtu",
+        "proc/uptime",
 };
 #define N_FUZZED (sizeof(fuzzed) / sizeof(fuzzed[0]))
 
@@ -92,6 +105,18 @@ static void make_tree(void) {
         link_at("sys/bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0");
         link_at("sys/bus/pci/devices/0000:01:00.0", "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0");
         link_at(GPU_DIR "/driver", "../../../../bus/pci/drivers/nvidia");
+        put(NIC_DIR "/vendor", "0x15b3\n", 7);
+        put(NIC_DIR "/device", "0x1021\n", 7);
+        put(NIC_DIR "/class", "0x020700\n", 9);
+        link_at("sys/bus/pci/devices/0000:01:00.1", "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.1");
+        put(IB_DIR "/ports/1/counters/link_downed", "0\n", 2);
+        put("sys/class/infiniband/.keep", "", 0);
+        put("sys/class/net/.keep", "", 0);
+        link_at("sys/class/infiniband/mlx5_0", "../../devices/pci0000:00/0000:00:01.0/0000:01:00.1/infiniband/mlx5_0");
+        link_at(IB_DIR "/device", "../../../0000:01:00.1");
+        put(NIC_DIR "/net/ens1np0/operstate", "up\n", 3);
+        link_at("sys/class/net/ens1np0", "../../devices/pci0000:00/0000:00:01.0/0000:01:00.1/net/ens1np0");
+        link_at(NIC_DIR "/net/ens1np0/device", "../../../0000:01:00.1");
         put("sys/devices/system/cpu/online", "0\n", 2);
         put("sys/devices/system/node/online", "0\n", 2);
         put("usr/bin/docker", "", 0);

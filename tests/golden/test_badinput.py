@@ -107,19 +107,34 @@ def nvidia_devices(root):
     return out
 
 
-class BadInput(unittest.TestCase):
+class DamageBase(unittest.TestCase):
+    """A writable fixture, its healthy report, and damage() (no tests of its own)."""
+    FIXTURE = None  # a generator machine by name; None: the first one (or the small tree)
+    n = 0           # backups made, across classes (their names must not collide)
+
+    @classmethod
+    def make_base(cls, dest):
+        if cls.FIXTURE is None:
+            return fixture_tree.make_fixture(SRCDIR, dest)
+        cache = fixture_tree._fixture_cache(SRCDIR)
+        if cache is None:
+            raise unittest.SkipTest(f"no fixture generator for {cls.FIXTURE}")
+        try:
+            return cache.writable(cls.FIXTURE, dest, overlay=False), f"mkfixture.py {cls.FIXTURE}"
+        except (subprocess.CalledProcessError, OSError) as e:
+            raise unittest.SkipTest(f"fixture {cls.FIXTURE} cannot be made here: {e}")
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="gpuvet-badinput.")
         os.chmod(cls.tmp, 0o755)
-        cls.base, what = fixture_tree.make_fixture(SRCDIR, os.path.join(cls.tmp, "base"))
+        cls.base, what = cls.make_base(os.path.join(cls.tmp, "base"))
         print(f"fixture: {what}", file=sys.stderr)
         code, report, _, err = run_check(cls.base)
         assert code in (0, 1) and report, f"the healthy fixture does not check cleanly: {code}\n{err}"
         cls.healthy = report
         cls.gpus = nvidia_devices(cls.base)
         assert cls.gpus, "the fixture has no NVIDIA GPU"
-        cls.n = 0
 
     @classmethod
     def tearDownClass(cls):
@@ -130,9 +145,9 @@ class BadInput(unittest.TestCase):
     def moved_aside(self, rel):
         """Move root-relative rel out of the working tree for the duration, then put it back
         (copying the generator's tree, ~20k files, for every case would take minutes)."""
-        BadInput.n += 1
+        DamageBase.n += 1
         path = os.path.join(self.base, rel)
-        backup = os.path.join(self.tmp, f"backup{self.n}")
+        backup = os.path.join(self.tmp, f"backup{DamageBase.n}")
         os.rename(path, backup)
         try:
             yield path, backup
@@ -204,6 +219,9 @@ class BadInput(unittest.TestCase):
             print(f"note: no check cites /{rel} as evidence; checked completeness only", file=sys.stderr)
         return report
 
+
+
+class BadInput(DamageBase):
     def gpu_file(self, name):
         return f"{self.gpus[-1]}/{name}"
 
@@ -459,6 +477,38 @@ class BadInput(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn(os.path.join(data, "gpus.json"), r.stderr)
 
+
+class BadRdmaInput(DamageBase):
+    """The RDMA files of dgx-h100-ib (network checks): every value damaged is unknown, never a
+    crash; the port's results say error or skip and name the file."""
+    FIXTURE = "dgx-h100-ib"
+    PORT = "sys/class/infiniband/mlx5_2/ports/1/"
+
+    def test_damaged_port_values(self):
+        for name in ("state", "phys_state", "rate", "link_layer"):
+            for what, content in (("empty", b""), ("garbage", b"garbage\n"), ("binary", bytes(range(256))),
+                                  ("out of range", b"99999999999: ACTIVE\n")):
+                with self.subTest(name=name, what=what):
+                    # link_layer unknown is judged (network.link_layer warns naming the port).
+                    allowed = ("skip", "error", "warn") if name == "link_layer" else ("skip", "error")
+                    self.damage(self.PORT + name, content, allowed=allowed, any_citing=True,
+                                what=f"{what} {name}")
+
+    def test_damaged_counters_and_device(self):
+        for rel, content in (("counters/symbol_error", b"-1\n"), ("counters/link_downed", b"18446744073709551616\n"),
+                             ("counters/port_rcv_errors", b"\x00\x01\n")):
+            with self.subTest(rel=rel):
+                self.damage(self.PORT + rel, content, allowed=("pass", "skip", "error"), what=f"bad {rel}")
+        for rel in ("sys/class/infiniband/mlx5_2/fw_ver", "sys/class/infiniband/mlx5_2/hca_type"):
+            with self.subTest(rel=rel):
+                self.damage(rel, bytes(range(1, 256)), allowed=("pass", "warn", "skip", "error"), what=f"binary {rel}")
+
+    def test_missing_ports(self):
+        """No ports directory: the device's ports are unknown, and network.port_state says so."""
+        with self.moved_aside("sys/class/infiniband/mlx5_2/ports"):
+            code, report = self.assert_survives(self.base, (), "no ports directory")
+        r = [c for c in report["checks"] if c["id"] == "network.port_state" and c["subject"] == "mlx5_2"]
+        self.assertTrue(r and r[0]["status"] == "error" and "mlx5_2/ports" in r[0]["summary"], r)
 
 if __name__ == "__main__":
     if len(sys.argv) < 3:

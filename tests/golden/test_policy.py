@@ -304,6 +304,31 @@ def test_keys(tmp):
     else:
         fail("thresholds/retired_pages_warn", err0 + err1)
 
+    # network_min_rate_gbps: on dgx-h100-ib-faults mlx5_5/1 runs at 200 Gb/s beside 400 Gb/s
+    # ports (warn without a policy); a site that wants 400 fails it (and passes the others); a
+    # site content with 200 still hears that the port trained below its peers.
+    ib = fixture_cache.path("dgx-h100-ib-faults")
+    for name, text, subject, want in (
+            ("default", None, "mlx5_5/1", "warn"),
+            ("400", "thresholds:\n  network_min_rate_gbps: 400\n", "mlx5_5/1", "fail"),
+            ("400-others-pass", "thresholds:\n  network_min_rate_gbps: 400\n", "mlx5_0/1", "pass"),
+            ("200-still-below-peers", "thresholds:\n  network_min_rate_gbps: 200\n", "mlx5_5/1", "warn")):
+        rc, rep, err = check_json(ib, policy("net-" + name, text) if text else None, nvml=False,
+                                  extra=["--no-nvml"] + (["--no-policy"] if not text else []))
+        if rep is None:
+            fail("thresholds/network_min_rate_gbps/" + name, "no report: " + err)
+            continue
+        expect_status("thresholds/network_min_rate_gbps/" + name, rep, "network.port_rate", want, subject=subject)
+    # A port down on purpose, excused for its subject.
+    rc, rep, err = check_json(ib, policy("net-exc", "exceptions:\n  - check: network.port_state\n    subject: mlx5_3/1\n"
+                                                     "    reason: rail 3 cabled next week\n"),
+                              nvml=False, extra=["--no-nvml"])
+    if rep is None:
+        fail("exceptions/network-port", "no report: " + err)
+    else:
+        expect_status("exceptions/network-port", rep, "network.port_state", "pass", subject="mlx5_3/1",
+                      summary_re=r"allowed by site policy \(rail 3 cabled next week\)")
+
     # exceptions
     for name, text, check, want, summary in (
             ("width-allowed", "exceptions:\n  - check: pcie.link_width\n    subject: 61:00.0\n    width: 8\n"
@@ -448,7 +473,7 @@ def test_default_file(tmp):
 
 
 def main():
-    fixture_cache.ensure("dgx-h100", "dgx-h100-degraded")
+    fixture_cache.ensure("dgx-h100", "dgx-h100-degraded", "dgx-h100-ib-faults")
     with fixture_cache.scratch() as tmp:
         test_bad_files(tmp)
         test_keys(tmp)
