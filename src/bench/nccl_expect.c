@@ -5,10 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/fsroot.h"
-#include "core/strv.h"
 #include "data/gpudb.h"
 #include "sys/pci.h"
+#include "sys/rdma.h"
 
 /* PCIe: GB/s per direction of a link of mts MT/s per lane (Gen3 and later encode 128b/130b,
  * Gen1 and Gen2 8b/10b). */
@@ -26,32 +25,15 @@ const char *nccl_baseline_shape(int nranks, int nodes, int per_node, const struc
         return NULL;
 }
 
-double nccl_parse_ib_rate(const char *s) {
-        char *end;
-        double v = strtod(s, &end);
-        if (end == s || v <= 0 || strncmp(end, " Gb/sec", 7) != 0)
-                return 0;
-        return v;
-}
-
-/* The node's active RDMA ports' rates summed, in GB/s; 0 when there is none. */
-static double rdma_gbps(const struct facts *f, struct fsroot *fs, struct nccl_fabric *ret) {
+/* The node's active RDMA ports' rates summed, in GB/s (0 when there is none), from the
+ * gathered RDMA facts (sys/rdma.h). */
+static double rdma_gbps(const struct facts *f, struct nccl_fabric *ret) {
         double sum = 0;
-        for (size_t i = 0; i < f->netdev.n_rdma; i++) {
-                const char *dev = f->netdev.rdma[i].name;
-                char **ports = NULL;
-                char dir[160];
-                snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", dev);
-                if (fsroot_list(fs, dir, &ports) < 0)
-                        continue;
-                for (char **p = ports; p && *p; p++) {
-                        char state[64], rate[64];
-                        if (fsroot_read_strf(fs, state, sizeof(state), "%s/%s/state", dir, *p) < 0 ||
-                            !strstr(state, "ACTIVE") ||
-                            fsroot_read_strf(fs, rate, sizeof(rate), "%s/%s/rate", dir, *p) < 0)
-                                continue;
-                        double gbits = nccl_parse_ib_rate(rate);
-                        if (gbits <= 0)
+        for (size_t i = 0; i < f->rdma.n; i++)
+                for (size_t k = 0; k < f->rdma.devs[i].n_ports; k++) {
+                        const struct rdma_port *p = &f->rdma.devs[i].ports[k];
+                        double gbits = p->rate_gbps;
+                        if (p->state != RDMA_PORT_ACTIVE || !(gbits > 0))
                                 continue;
                         sum += gbits / 8.0;
                         if (ret->n_ports == 0 || gbits < ret->port_gbits_min)
@@ -60,13 +42,10 @@ static double rdma_gbps(const struct facts *f, struct fsroot *fs, struct nccl_fa
                                 ret->port_gbits_max = gbits;
                         ret->n_ports++;
                 }
-                strv_free(ports);
-        }
         return sum;
 }
 
-void nccl_expect(const struct facts *f, struct fsroot *fs, const char *const *bus_ids, size_t n, int nodes,
-                 struct nccl_fabric *ret) {
+void nccl_expect(const struct facts *f, const char *const *bus_ids, size_t n, int nodes, struct nccl_fabric *ret) {
         *ret = (struct nccl_fabric){0};
         const struct gpu_model *model = NULL;
         bool one_model = true, all_nvlink = true;
@@ -111,7 +90,7 @@ void nccl_expect(const struct facts *f, struct fsroot *fs, const char *const *bu
                          slowest_pcie);
         }
         if (nodes > 1) {
-                double net = fs ? rdma_gbps(f, fs, ret) : 0;
+                double net = rdma_gbps(f, ret);
                 if (net > 0 && (ret->peak_gbps == 0 || net < ret->peak_gbps)) {
                         ret->path = "network";
                         ret->peak_gbps = net;

@@ -7,15 +7,13 @@
  * (their rates summed, bits to bytes), when lower. nccl-tests' busbw is normalised so that
  * it approaches this figure whatever the collective: ring algorithms reach ~80% of it,
  * NVLink SHARP (Hopper and later) slightly more than 100% for all_reduce
- * (shared/reference/gpu-specs-and-compat.md §4, §5.5). Pure but for the RDMA rates, read
- * through fsroot. */
+ * (shared/reference/gpu-specs-and-compat.md §4, §5.5). Pure: the RDMA ports come from the
+ * gathered facts (sys/rdma.h). */
 #pragma once
 
 #include <stddef.h>
 
 #include "sys/facts.h"
-
-struct fsroot;
 
 struct nccl_fabric {
         const char *path;   /* "nvlink", "pcie", "network", or NULL: unknown (nothing to judge by) */
@@ -29,14 +27,10 @@ struct nccl_fabric {
 
 /* bus_ids: the job's GPUs on this node (CUDA's PCI bus ids, any case); nodes: how many
  * nodes the job spans. */
-void nccl_expect(const struct facts *f, struct fsroot *fs, const char *const *bus_ids, size_t n, int nodes,
-                 struct nccl_fabric *ret);
+void nccl_expect(const struct facts *f, const char *const *bus_ids, size_t n, int nodes, struct nccl_fabric *ret);
 
 /* The shape of the seed's baselines this job has, as data/baselines.json names them after
  * the collective ("all_reduce/8gpu"): "8gpu" for exactly 8 ranks on one node, "8gpu-hdr"
  * for nodes of 8 ranks (per_node) whose fabric has exactly 8 active ports, all at 200 Gb/s
  * (HDR); NULL for any other job, which is judged against its links alone. */
 const char *nccl_baseline_shape(int nranks, int nodes, int per_node, const struct nccl_fabric *fabric);
-
-/* "200 Gb/sec (4X HDR)" -> 200; 0 for anything else. Exposed for tests. */
-double nccl_parse_ib_rate(const char *s);

@@ -402,7 +402,7 @@ int cmd_bench_nccl(int argc, char **argv) {
                         for (size_t i = 1; i < n_here && i < NCCL_RUN_MAX_LOCAL; i++)
                                 ids[i] = ids[0];
                 }
-                nccl_expect(m.facts, m.fs, ids, n_here < NCCL_RUN_MAX_LOCAL ? n_here : NCCL_RUN_MAX_LOCAL, nodes,
+                nccl_expect(m.facts, ids, n_here < NCCL_RUN_MAX_LOCAL ? n_here : NCCL_RUN_MAX_LOCAL, nodes,
                             &fabric);
         }
         struct bench_report verdicts;

@@ -1,5 +1,4 @@
-/* src/bench/nccl_expect.c's pure parts: the RDMA port rates sysfs prints, and which of the
- * seed's baselines a job's shape has. */
+/* src/bench/nccl_expect.c: which of the seed's baselines a job's shape has. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,18 +7,6 @@
 #include <cmocka.h>
 
 #include "bench/nccl_expect.h"
-
-static void test_ib_rate(void **state) {
-        (void)state;
-        assert_true(nccl_parse_ib_rate("200 Gb/sec (4X HDR)") == 200);
-        assert_true(nccl_parse_ib_rate("400 Gb/sec (4X NDR)\n") == 400);
-        assert_true(nccl_parse_ib_rate("56 Gb/sec (4X FDR)") == 56);
-        assert_true(nccl_parse_ib_rate("2.5 Gb/sec (1X SDR)") == 2.5);
-        assert_true(nccl_parse_ib_rate("") == 0);
-        assert_true(nccl_parse_ib_rate("fast") == 0);
-        assert_true(nccl_parse_ib_rate("-200 Gb/sec") == 0);
-        assert_true(nccl_parse_ib_rate("200 Mb/sec") == 0);
-}
 
 static void test_baseline_shape(void **state) {
         (void)state;
@@ -43,7 +30,6 @@ static void test_baseline_shape(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_ib_rate),
                 cmocka_unit_test(test_baseline_shape),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
