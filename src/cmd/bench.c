@@ -26,9 +26,9 @@
 
 static const char usage[] =
         "Usage: gpuvet bench NAME[,NAME...]|all [OPTIONS]\n"
-        "       gpuvet bench nccl [OPTIONS]   (gpuvet bench nccl --help)\n"
-        "       gpuvet bench --list\n"
+        "       gpuvet bench nccl [OPTIONS]    (NCCL collectives: gpuvet bench nccl --help)\n"
         "       gpuvet bench train [OPTIONS]   (a training-step proxy: gpuvet bench train --help)\n"
+        "       gpuvet bench --list\n"
         "\n"
         "Measure bandwidth, compute and host memory; compare each figure with the GPU's\n"
         "theoretical peak and with achieved baselines (docs/bench.md).\n"
