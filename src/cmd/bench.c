@@ -58,14 +58,6 @@ static const char usage[] =
 
 static const char *const precisions[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"};
 
-static bool parse_count(const char *s, unsigned min, unsigned max, unsigned *ret) {
-        uint64_t v;
-        if (parse_u64(s, &v) < 0 || v < min || v > max)
-                return false;
-        *ret = (unsigned)v;
-        return true;
-}
-
 /* "268435456", "256M", "1G", "64MiB", "512k": binary multiples. */
 static bool parse_size(const char *s, uint64_t *ret) {
         char *end;
@@ -94,25 +86,6 @@ static bool parse_size(const char *s, uint64_t *ret) {
         if (v < 4096 || v > (1ull << 40))
                 return false;
         *ret = v;
-        return true;
-}
-
-/* "0,2,5-7" -> indices, each 0..MAX_GPUS-1, no duplicates. */
-static bool parse_gpus(const char *s, int *out, size_t *ret_n) {
-        uint64_t mask[MAX_GPUS / 64] = {0};
-        unsigned count;
-        if (!*s || parse_cpulist(s, mask, MAX_GPUS, &count) < 0 || count == 0)
-                return false;
-        size_t n = 0;
-        for (int i = 0; i < MAX_GPUS; i++)
-                if (mask[i / 64] >> (i % 64) & 1)
-                        out[n++] = i;
-        unsigned all;
-        if (parse_cpulist(s, NULL, 0, &all) < 0 || all < n || n != count)
-                return false;
-        if (all > n)
-                return false; /* an index past MAX_GPUS (or one listed twice) */
-        *ret_n = n;
         return true;
 }
 
@@ -184,18 +157,18 @@ static int bench_option(int opt, const char *arg, void *ctx) {
         case 'L': o->list = true; break;
         case 'b': return cmd_backend_option("bench", arg, &b->backend);
         case 'g':
-                if (!parse_gpus(arg, o->gpus, &b->n_gpus))
+                if (!cmd_parse_device_list(arg, MAX_GPUS, o->gpus, &b->n_gpus))
                         return cmd_usage_error("bench",
                                                "--gpus: expected device indices 0-%d such as \"0,2\" or \"0-3\", not \"%s\"",
                                            MAX_GPUS - 1, arg);
                 b->gpus = o->gpus;
                 break;
         case 'n':
-                if (!parse_count(arg, 1, 100000, &b->reps))
+                if (!cmd_parse_uint(arg, 1, 100000, &b->reps))
                         return cmd_usage_error("bench", "--reps: expected a whole number 1-100000, not \"%s\"", arg);
                 break;
         case 'w':
-                if (!parse_count(arg, 1, 10000, &b->warmup))
+                if (!cmd_parse_uint(arg, 1, 10000, &b->warmup))
                         return cmd_usage_error("bench", "--warmup: expected a whole number 1-10000, not \"%s\"", arg);
                 break;
         case 's':
@@ -204,7 +177,7 @@ static int bench_option(int opt, const char *arg, void *ctx) {
                                                "--size: expected bytes 4K-1T such as 268435456, 256M or 1G, not \"%s\"", arg);
                 break;
         case 't':
-                if (!parse_count(arg, 1, 4096, &b->threads))
+                if (!cmd_parse_uint(arg, 1, 4096, &b->threads))
                         return cmd_usage_error("bench", "--threads: expected a whole number 1-4096, not \"%s\"", arg);
                 break;
         case 'p':

@@ -102,14 +102,6 @@ static int parse_colls(struct nccl_cli *o, const char *arg) {
         return -1;
 }
 
-static bool parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret) {
-        uint64_t v;
-        if (parse_u64(s, &v) < 0 || v < min || v > max)
-                return false;
-        *ret = (unsigned)v;
-        return true;
-}
-
 static int nccl_option(int opt, const char *arg, void *ctx) {
         struct nccl_cli *o = ctx;
         struct nccl_run_options *r = &o->run;
@@ -137,18 +129,18 @@ static int nccl_option(int opt, const char *arg, void *ctx) {
                 break;
         }
         case 'f':
-                if (!parse_uint(arg, 2, 1024, &u))
+                if (!cmd_parse_uint(arg, 2, 1024, &u))
                         return cmd_usage_error("bench nccl", "--stepfactor: expected a whole number 2-1024, not \"%s\"",
                                                arg);
                 r->sweep.step_factor = u;
                 break;
         case 'n':
-                if (!parse_uint(arg, 1, 100000, &r->iters))
+                if (!cmd_parse_uint(arg, 1, 100000, &r->iters))
                         return cmd_usage_error("bench nccl", "--iters: expected a whole number 1-100000, not \"%s\"",
                                                arg);
                 break;
         case 'w':
-                if (!parse_uint(arg, 0, 10000, &r->warmup))
+                if (!cmd_parse_uint(arg, 0, 10000, &r->warmup))
                         return cmd_usage_error("bench nccl", "--warmup: expected a whole number 0-10000, not \"%s\"",
                                                arg);
                 break;
@@ -164,7 +156,7 @@ static int nccl_option(int opt, const char *arg, void *ctx) {
                         return cmd_usage_error("bench nccl", "--op: no operation \"%s\" (sum prod max min avg)", arg);
                 break;
         case 'R':
-                if (!parse_uint(arg, 0, 65535, &u))
+                if (!cmd_parse_uint(arg, 0, 65535, &u))
                         return cmd_usage_error("bench nccl", "--root-rank: expected a rank 0-65535, not \"%s\"", arg);
                 r->root = (int)u;
                 break;
@@ -175,22 +167,14 @@ static int nccl_option(int opt, const char *arg, void *ctx) {
                 break;
         case 'I': o->only_in_place = true; break;
         case 'O': o->only_out_of_place = true; break;
-        case 'g': {
-                uint64_t mask[1] = {0};
-                unsigned count, all;
-                if (!*arg || parse_cpulist(arg, mask, MAX_GPUS, &count) < 0 || count == 0 ||
-                    parse_cpulist(arg, NULL, 0, &all) < 0 || all != count)
+        case 'g':
+                if (!cmd_parse_device_list(arg, MAX_GPUS, o->gpus, &o->n_gpus))
                         return cmd_usage_error("bench nccl",
                                                "--gpus: expected CUDA device indices 0-%d such as \"0,2\" or \"0-3\", "
                                                "not \"%s\"",
                                                MAX_GPUS - 1, arg);
-                o->n_gpus = 0;
-                for (int i = 0; i < MAX_GPUS; i++)
-                        if (mask[0] >> i & 1)
-                                o->gpus[o->n_gpus++] = i;
                 o->gpus_given = true;
                 break;
-        }
         case 'V': o->rendezvous = arg; break;
         case 'H':
                 if (!parse_seconds(arg, &o->hang_s) || o->hang_s == 0)

@@ -125,22 +125,13 @@ static int train_option(int opt, const char *arg, void *ctx) {
                 o->bopt.precision = arg;
                 return -1;
         case 'b': return cmd_backend_option("bench train", arg, &o->bopt.backend);
-        case 'g': {
-                uint64_t mask[MAX_GPUS / 64] = {0};
-                unsigned count = 0, all = 0;
-                if (!*arg || parse_cpulist(arg, mask, MAX_GPUS, &count) < 0 || count == 0 ||
-                    parse_cpulist(arg, NULL, 0, &all) < 0 || all != count)
+        case 'g':
+                if (!cmd_parse_device_list(arg, MAX_GPUS, o->gpus, &o->bopt.n_gpus))
                         return cmd_usage_error("bench train",
                                                "--gpus: expected device indices 0-%d such as \"0\" or \"0-3\", not \"%s\"",
                                                MAX_GPUS - 1, arg);
-                size_t n = 0;
-                for (int i = 0; i < MAX_GPUS; i++)
-                        if (mask[i / 64] >> (i % 64) & 1)
-                                o->gpus[n++] = i;
                 o->bopt.gpus = o->gpus;
-                o->bopt.n_gpus = n;
                 return -1;
-        }
         case 'j': o->json_path = arg; return -1;
         case 'q': o->quiet = true; return -1;
         }

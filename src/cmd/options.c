@@ -1,6 +1,8 @@
 #include "cmd/options.h"
+#include "core/strparse.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -138,4 +140,29 @@ int cmd_backend_option(const char *cmd, const char *arg, const char **ret) {
                 return cmd_usage_error(cmd, "--backend: expected cuda, opencl or auto, not \"%s\"", arg);
         *ret = arg;
         return -1;
+}
+
+bool cmd_parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret) {
+        uint64_t v;
+        if (parse_u64(s, &v) < 0 || v < min || v > max)
+                return false;
+        *ret = (unsigned)v;
+        return true;
+}
+
+bool cmd_parse_device_list(const char *s, int max, int *out, size_t *ret_n) {
+        uint64_t mask[CMD_MAX_DEVICES / 64] = {0};
+        unsigned count, all;
+        if (max < 1 || max > CMD_MAX_DEVICES || !*s || parse_cpulist(s, mask, (unsigned)max, &count) < 0 ||
+            count == 0)
+                return false;
+        /* every index listed, counted without the bound: one past max is refused, not dropped */
+        if (parse_cpulist(s, NULL, 0, &all) < 0 || all != count)
+                return false;
+        size_t n = 0;
+        for (int i = 0; i < max; i++)
+                if (mask[i / 64] >> (i % 64) & 1)
+                        out[n++] = i;
+        *ret_n = n;
+        return true;
 }

@@ -52,3 +52,11 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* --backend of check and bench: "cuda", "opencl" or "auto" into *ret and -1 (an own_option's
  * "go on"); else cmd's usage error, its exit code. */
 int cmd_backend_option(const char *cmd, const char *arg, const char **ret);
+
+/* A whole number from min to max into *ret; false for anything else. */
+bool cmd_parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret);
+/* --gpus of the bench commands: "0,2,5-7" -> device indices, ascending and each once, into
+ * out (room for max); false for an empty or malformed list or an index past max - 1. max is
+ * at most CMD_MAX_DEVICES. */
+#define CMD_MAX_DEVICES 256
+bool cmd_parse_device_list(const char *s, int max, int *out, size_t *ret_n);
