@@ -926,6 +926,21 @@ static bool left_without(struct rdv_rank_result *res, int rank, const char *how)
         return keep_result(res, false, text, strlen(text));
 }
 
+/* How rank 0's gather ended: 0, -ETIMEDOUT naming the ranks still missing, or -ENOMEM when
+ * a result could not be kept. */
+static int gather_outcome(const struct rdv_session *s, int waiting, const bool *missing, bool kept,
+                          unsigned timeout_ms, char *err, size_t err_size) {
+        if (waiting > 0) {
+                say_missing(err, err_size, missing, s->ranks.size, "gave no result", timeout_ms, s->where, NULL);
+                return -ETIMEDOUT;
+        }
+        if (!kept) {
+                strbuf_printf(err, err_size, "rank 0 ran out of memory keeping the results");
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_t deadline, unsigned timeout_ms, char *err,
                            size_t err_size) {
         int size = s->ranks.size, waiting = size - 1;
@@ -976,14 +991,7 @@ static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_
                         struct rdv_msg m = {.type = RDV_MSG_RELEASE, .size = (uint32_t)size, .nonce = s->nonce};
                         (void)send_msg(s->peers[r].fd, &m, now_ms() + 1000); /* a rank gone after its result loses nothing, ignoring */
                 }
-        int rc = 0;
-        if (waiting > 0) {
-                say_missing(err, err_size, missing, size, "gave no result", timeout_ms, s->where, NULL);
-                rc = -ETIMEDOUT;
-        } else if (!kept) {
-                strbuf_printf(err, err_size, "rank 0 ran out of memory keeping the results");
-                rc = -ENOMEM;
-        }
+        int rc = gather_outcome(s, waiting, missing, kept, timeout_ms, err, err_size);
         free(pfds);
         free(missing);
         return rc;
@@ -1053,14 +1061,7 @@ static int root_gather_file(struct rdv_session *s, struct rdv_gathered *g, int64
                 }
         remove_file(s->addr.path);
         s->wrote_file = false;
-        int rc = 0;
-        if (waiting > 0) {
-                say_missing(err, err_size, missing, size, "gave no result", timeout_ms, s->where, NULL);
-                rc = -ETIMEDOUT;
-        } else if (!kept) {
-                strbuf_printf(err, err_size, "rank 0 ran out of memory keeping the results");
-                rc = -ENOMEM;
-        }
+        int rc = gather_outcome(s, waiting, missing, kept, timeout_ms, err, err_size);
         free(missing);
         free(buf);
         return rc;
