@@ -1,8 +1,6 @@
 #include "bench/nccl_expect.h"
 
-#include <ctype.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "data/gpudb.h"
