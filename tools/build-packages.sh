@@ -25,19 +25,28 @@ cp "$tarball" "$out/"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "== deb: dpkg-buildpackage -b"
-mkdir -p "$work/deb"
-tar -xf "$tarball" -C "$work/deb"
-(cd "$work/deb/gpuvet-$version" && dpkg-buildpackage -b -us -uc >"$work/deb.log" 2>&1) || {
-  tail -40 "$work/deb.log" >&2; echo "build-packages: dpkg-buildpackage failed" >&2; exit 1; }
-cp "$work"/deb/gpuvet_"$version"_*.deb "$out/"
-
-echo "== rpm: rpmbuild -bb"
-mkdir -p "$work/rpm/SOURCES"
-cp "$tarball" "$work/rpm/SOURCES/"
-nodeps=()
-command -v dnf >/dev/null 2>&1 || command -v yum >/dev/null 2>&1 || nodeps=(--nodeps)
-rpmbuild -bb "${nodeps[@]}" --define "_topdir $work/rpm" packaging/rpm/gpuvet.spec >"$work/rpm.log" 2>&1 || {
-  tail -40 "$work/rpm.log" >&2; echo "build-packages: rpmbuild failed" >&2; exit 1; }
-find "$work/rpm/RPMS" -name '*.rpm' -exec cp {} "$out/" \;
+# The two package builds are independent: run them side by side.
+build_deb() {
+  mkdir -p "$work/deb"
+  tar -xf "$tarball" -C "$work/deb"
+  (cd "$work/deb/gpuvet-$version" && dpkg-buildpackage -b -us -uc >"$work/deb.log" 2>&1) || {
+    tail -40 "$work/deb.log" >&2; echo "build-packages: dpkg-buildpackage failed" >&2; return 1; }
+  cp "$work"/deb/gpuvet_"$version"_*.deb "$out/"
+}
+build_rpm() {
+  mkdir -p "$work/rpm/SOURCES"
+  cp "$tarball" "$work/rpm/SOURCES/"
+  local nodeps=()
+  command -v dnf >/dev/null 2>&1 || command -v yum >/dev/null 2>&1 || nodeps=(--nodeps)
+  rpmbuild -bb "${nodeps[@]}" --define "_topdir $work/rpm" packaging/rpm/gpuvet.spec >"$work/rpm.log" 2>&1 || {
+    tail -40 "$work/rpm.log" >&2; echo "build-packages: rpmbuild failed" >&2; return 1; }
+  find "$work/rpm/RPMS" -name '*.rpm' -exec cp {} "$out/" \;
+}
+echo "== deb: dpkg-buildpackage -b, rpm: rpmbuild -bb"
+build_deb & deb_pid=$!
+build_rpm & rpm_pid=$!
+failed=0
+wait "$deb_pid" || failed=1
+wait "$rpm_pid" || failed=1
+[ "$failed" = 0 ] || exit 1
 ls -1 "$out"

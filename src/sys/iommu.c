@@ -12,9 +12,10 @@
 /* The ecap attribute is printed with "%llx" and no 0x prefix (drivers/iommu/intel/iommu.c). */
 static int parse_hex_u64(const char *s, uint64_t *ret) {
         char buf[40];
-        if (strlen(s) + 3 > sizeof(buf) || strncmp(s, "0x", 2) == 0)
+        size_t len = strlen(s);
+        if (len + 3 > sizeof(buf) || strncmp(s, "0x", 2) == 0)
                 return -EINVAL;
-        snprintf(buf, sizeof(buf), "0x%s", s);
+        snprintf(buf, sizeof(buf), "0x%.*s", (int)len, s);
         return parse_u64(buf, ret);
 }
 
