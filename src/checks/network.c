@@ -4,6 +4,7 @@
 #include "checks/check.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
+#include "data/gpudb.h"
 #include "sys/topo.h"
 
 #include <stdio.h>
@@ -11,28 +12,15 @@
 
 #define CLASS_DIR "/sys/class/infiniband"
 
-/* The HCAs gpuvet knows: the fastest a port of each runs, from NVIDIA's product briefs
- * (ConnectX-5: "up to 100Gb/s" EDR/100GbE; ConnectX-6: HDR 200Gb/s; ConnectX-6 Dx: "up to
- * 2x100GbE or 1x200GbE"; ConnectX-6 Lx: "up to 50GbE"; ConnectX-7: NDR 400Gb/s;
- * ConnectX-8 SuperNIC: XDR 800Gb/s; BlueField-2: 200Gb/s; BlueField-3: 400Gb/s). The PCI
- * device ids are those of pci.ids (vendor 15b3); ib_core's hca_type is "MT" and the same
- * id in decimal ("MT4129" = 0x1021), which names the model when the PCI facts do not. */
-struct hca_model {
-        unsigned pci_device;
-        const char *name;
-        double max_gbps;
-};
-
-static const struct hca_model hca_models[] = {
-        {0x1017, "ConnectX-5", 100},   {0x1019, "ConnectX-5 Ex", 100}, {0x101b, "ConnectX-6", 200},
-        {0x101d, "ConnectX-6 Dx", 200}, {0x101f, "ConnectX-6 Lx", 50},  {0x1021, "ConnectX-7", 400},
-        {0x1023, "ConnectX-8", 800},   {0xa2d6, "BlueField-2", 200},   {0xa2dc, "BlueField-3", 400},
-};
+/* The HCA models and their fastest port are data (data/nics.json, with their sources).
+ * ib_core's hca_type is "MT" and the PCI device id in decimal ("MT4129" = 0x1021), which
+ * names the model when the PCI facts do not. */
+#define MELLANOX_VENDOR 0x15b3
 
 /* The PCI device id of an RDMA device: its PCI function's, else hca_type's; 0 unknown. */
 static unsigned hca_device_id(const struct facts *f, const struct rdma_dev *d) {
         const struct pci_dev *p = d->pci_addr[0] ? pci_find(&f->pci, d->pci_addr) : NULL;
-        if (p && p->have_ids && p->vendor == 0x15b3)
+        if (p && p->have_ids && p->vendor == MELLANOX_VENDOR)
                 return p->device;
         uint64_t id;
         if (strncmp(d->hca_type, "MT", 2) == 0 && parse_u64(d->hca_type + 2, &id) == 0 && id > 0 && id <= 0xffff)
@@ -40,17 +28,14 @@ static unsigned hca_device_id(const struct facts *f, const struct rdma_dev *d) {
         return 0;
 }
 
-static const struct hca_model *hca_model(const struct facts *f, const struct rdma_dev *d) {
+static const struct nic_model *hca_model(const struct facts *f, const struct rdma_dev *d) {
         unsigned id = hca_device_id(f, d);
-        for (size_t i = 0; i < sizeof(hca_models) / sizeof(hca_models[0]); i++)
-                if (hca_models[i].pci_device == id)
-                        return &hca_models[i];
-        return NULL;
+        return id ? nicdb_find(gpudb_nics(f->db), MELLANOX_VENDOR, id) : NULL;
 }
 
 /* "ConnectX-7", else "MT4129", else "unknown HCA". */
 static const char *hca_name(const struct facts *f, const struct rdma_dev *d) {
-        const struct hca_model *m = hca_model(f, d);
+        const struct nic_model *m = hca_model(f, d);
         return m ? m->name : d->hca_type[0] ? d->hca_type : "unknown HCA";
 }
 
@@ -193,12 +178,12 @@ static double fastest_of_model(const struct facts *f, unsigned device_id, enum r
 }
 
 static void judge_rate(const struct facts *f, const struct rdma_dev *d, const struct rdma_port *p, struct result *r) {
-        const struct hca_model *m = hca_model(f, d);
+        const struct nic_model *m = hca_model(f, d);
         double policy_min = check_thresholds(f)->network_min_rate_gbps;
         double node_best = fastest_of_model(f, hca_device_id(f, d), p->link_layer);
         char exp[160] = "";
         if (m)
-                strbuf_appendf(exp, sizeof(exp), "up to %.0f Gb/s (%s)", m->max_gbps, m->name);
+                strbuf_appendf(exp, sizeof(exp), "up to %.0f Gb/s (%s)", m->max_port_gbps, m->name);
         if (policy_min > 0)
                 strbuf_appendf(exp, sizeof(exp), "%sat least %g Gb/s (site policy)", exp[0] ? "; " : "", policy_min);
         if (node_best > p->rate_gbps)
@@ -218,9 +203,9 @@ static void judge_rate(const struct facts *f, const struct rdma_dev *d, const st
                                  "transceiver, check the switch port (`mlxlink -d %s -p %u` shows the negotiated "
                                  "speed and width and the cable's errors).",
                               d->pci_addr[0] ? d->pci_addr : d->name, p->num);
-        } else if (m && p->rate_gbps < m->max_gbps && p->link_layer == RDMA_LL_INFINIBAND && policy_min <= 0) {
+        } else if (m && p->rate_gbps < m->max_port_gbps && p->link_layer == RDMA_LL_INFINIBAND && policy_min <= 0) {
                 result_status(r, STATUS_WARN, "%s port %u runs at %g Gb/s, below the %s's %.0f Gb/s", d->name, p->num,
-                              p->rate_gbps, m->name, m->max_gbps);
+                              p->rate_gbps, m->name, m->max_port_gbps);
                 result_remedy(r, "Every port of this model runs below what the HCA can: the switches or cables are of "
                                  "an older generation, or the port is configured down. If the fabric is built so, "
                                  "set thresholds.network_min_rate_gbps in the site policy to its rate.");

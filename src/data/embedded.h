@@ -10,5 +10,7 @@ extern const char embedded_xid_json[];
 extern const size_t embedded_xid_json_len;
 extern const char embedded_tune_profiles_json[];
 extern const size_t embedded_tune_profiles_json_len;
+extern const char embedded_nics_json[];
+extern const size_t embedded_nics_json_len;
 extern const char embedded_models_json[];
 extern const size_t embedded_models_json_len;

@@ -190,7 +190,7 @@ static int load_document(json_t *root, const json_error_t *jerr, const char *sou
         }
         snprintf(db->source, sizeof(db->source), "%s", source);
         db->json = root;
-        pthread_mutex_init(&db->xids_lock, NULL);
+        pthread_mutex_init(&db->lazy_lock, NULL);
         char why[256] = "";
         int r = load_from(root, db, why, sizeof(why));
         if (r < 0) {
@@ -223,15 +223,24 @@ int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
         }
         if (r < 0)
                 return r;
-        char xid_file[512];
-        if (!dir || (snprintf(xid_file, sizeof(xid_file), "%s/xid.json", dir), access(xid_file, F_OK) < 0))
-                return 0; /* the compiled-in table, parsed by gpudb_xids when a check needs it */
-        r = xiddb_load(dir, &(*ret)->xids, err, errsize);
-        if (r < 0) {
-                *ret = gpudb_free(*ret);
-                return r;
+        char file[512];
+        if (dir && (snprintf(file, sizeof(file), "%s/xid.json", dir), access(file, F_OK) == 0)) {
+                r = xiddb_load(dir, &(*ret)->xids, err, errsize);
+                if (r < 0) {
+                        *ret = gpudb_free(*ret);
+                        return r;
+                }
+                (*ret)->xids_loaded = true;
         }
-        (*ret)->xids_loaded = true;
+        if (dir && (snprintf(file, sizeof(file), "%s/nics.json", dir), access(file, F_OK) == 0)) {
+                r = nicdb_load(dir, &(*ret)->nics, err, errsize);
+                if (r < 0) {
+                        *ret = gpudb_free(*ret);
+                        return r;
+                }
+                (*ret)->nics_loaded = true;
+        }
+        /* Else the compiled-in tables, parsed by gpudb_xids and gpudb_nics when a check needs them. */
         return 0;
 }
 
@@ -240,15 +249,30 @@ const struct xiddb *gpudb_xids(const struct gpudb *db) {
                 return NULL;
         /* A cache filled on first use behind a lock; the db itself was allocated non-const. */
         struct gpudb *filled = (struct gpudb *)db;
-        pthread_mutex_lock(&filled->xids_lock);
+        pthread_mutex_lock(&filled->lazy_lock);
         if (!filled->xids_loaded) {
                 char err[256];
                 if (xiddb_load(NULL, &filled->xids, err, sizeof(err)) < 0)
                         memset(&filled->xids, 0, sizeof(filled->xids));
                 filled->xids_loaded = true;
         }
-        pthread_mutex_unlock(&filled->xids_lock);
+        pthread_mutex_unlock(&filled->lazy_lock);
         return &filled->xids;
+}
+
+const struct nicdb *gpudb_nics(const struct gpudb *db) {
+        if (!db)
+                return NULL;
+        struct gpudb *filled = (struct gpudb *)db;
+        pthread_mutex_lock(&filled->lazy_lock);
+        if (!filled->nics_loaded) {
+                char err[256];
+                if (nicdb_load(NULL, &filled->nics, err, sizeof(err)) < 0)
+                        memset(&filled->nics, 0, sizeof(filled->nics));
+                filled->nics_loaded = true;
+        }
+        pthread_mutex_unlock(&filled->lazy_lock);
+        return &filled->nics;
 }
 
 struct gpudb *gpudb_free(struct gpudb *db) {
@@ -259,7 +283,9 @@ struct gpudb *gpudb_free(struct gpudb *db) {
         json_decref(db->json);
         if (db->xids_loaded)
                 xiddb_done(&db->xids);
-        pthread_mutex_destroy(&db->xids_lock);
+        if (db->nics_loaded)
+                nicdb_done(&db->nics);
+        pthread_mutex_destroy(&db->lazy_lock);
         free(db);
         return NULL;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "data/nicdb.h"
 #include "data/xiddb.h"
 
 #include <pthread.h>
@@ -68,11 +69,15 @@ struct gpudb {
          * was a third of a quick check's instructions. */
         struct xiddb xids;
         bool xids_loaded;
-        pthread_mutex_t xids_lock;
+        /* The RDMA NIC table, read through gpudb_nics(), the same way. */
+        struct nicdb nics;
+        bool nics_loaded;
+        pthread_mutex_t lazy_lock; /* guards the tables parsed on first use */
 };
 
 /* Load from DIR/gpus.json, or the compiled-in table when dir is NULL; the Xid table from
- * DIR/xid.json when present, else the compiled-in one. On a malformed file
+ * DIR/xid.json when present, else the compiled-in one (and so the NIC table, nics.json).
+ * On a malformed file
  * returns -EINVAL and writes a message naming the file and the problem to err. */
 int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize);
 /* The same from a buffer of len bytes (need not be NUL-terminated); source names it in
@@ -85,6 +90,8 @@ struct gpudb *gpudb_free(struct gpudb *db);
  * here the first time; thread-safe). Empty, never NULL, if even that could not be
  * parsed (out of memory): every code then reads as unknown. NULL only for a NULL db. */
 const struct xiddb *gpudb_xids(const struct gpudb *db);
+/* The RDMA NIC table, likewise: DIR/nics.json's, else the compiled-in one. */
+const struct nicdb *gpudb_nics(const struct gpudb *db);
 
 const struct gpu_model *gpudb_find(const struct gpudb *db, uint32_t vendor, uint32_t device);
 /* The same, choosing by subsystem device id among models that share a device id: the

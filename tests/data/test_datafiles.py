@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The data files gpuvet judges by (data/gpus.json, compat.json, xid.json, baselines.json,
-and models.json, the presets of gpuvet estimate):
+nics.json, and models.json, the presets of gpuvet estimate):
 
 - each validates against its JSON schema in data/schema/;
 - every "source" key resolves to an entry of the file's own "sources" table, and every
@@ -8,7 +8,8 @@ and models.json, the presets of gpuvet estimate):
 - the files agree with each other: every architecture of gpus.json has a driver
   recommendation in compat.json and the same last branch there, every recommended
   branch is listed and supported, every GPU's architecture exists, every baseline names
-  a GPU of the table, every Xid bucket exists and every code is listed once.
+  a GPU of the table, every Xid bucket exists and every code is listed once, every NIC's
+  PCI id belongs to one model.
 
     test_datafiles.py SRCDIR
 
@@ -169,6 +170,18 @@ def main(argv):
     if validate("models.json", models, schema_dir):
         print("ok   models.json matches models.schema.json")
     check_sources("models.json", models)
+    # nics.json (the RDMA NICs the network checks know) stands alone too.
+    nics = load(os.path.join(data, "nics.json"))
+    if validate("nics.json", nics, schema_dir):
+        print("ok   nics.json matches nics.schema.json")
+    check_sources("nics.json", nics)
+    seen = {}
+    for i, n in enumerate(nics["nics"]):
+        for dev in n["device_ids"]:
+            key = (n["vendor"], dev)
+            if key in seen:
+                fail("nics.json:/nics/%d" % i, "device %s:%s is also %s" % (n["vendor"], dev, seen[key]))
+            seen[key] = n["name"]
     if not failures:
         print("ok   sources resolve and the four files agree")
     return 1 if failures else 0

@@ -1,10 +1,12 @@
 /* libFuzzer target: the data files a user can replace with --data-dir, other than the
- * GPU table (fuzz_gpudb): compat.json (drivers, CUDA, wheels, NGC), xid.json and
- * baselines.json. The first byte picks the file (mod 3), the rest is its content. A
+ * GPU table (fuzz_gpudb): compat.json (drivers, CUDA, wheels, NGC), xid.json,
+ * baselines.json and nics.json. The first byte picks the file (mod 4), the rest is its
+ * content. A
  * refusal must say why in a terminated message; an accepted file must answer the
  * questions detect and the checks ask of it without crashing. */
 #include "bench/baselines.h"
 #include "data/compat.h"
+#include "data/nicdb.h"
 #include "data/xiddb.h"
 
 #include <errno.h>
@@ -56,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t len = size - 1;
         char err[512];
         err[0] = '\0';
-        switch (data[0] % 3) {
+        switch (data[0] % 4) {
         case 0: {
                 struct compat *c = NULL;
                 int r = compat_load_buffer(buf, len, "fuzz input", &c, err, sizeof(err));
@@ -84,6 +86,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                             !x.recovery[i].action)
                                 abort();
                 xiddb_done(&x);
+                return 0;
+        }
+        case 3: {
+                struct nicdb n;
+                int r = nicdb_load_buffer(buf, len, "fuzz input", &n, err, sizeof(err));
+                if (r < 0) {
+                        refused(r, err, sizeof(err));
+                        return 0;
+                }
+                for (size_t i = 0; i < n.n; i++)
+                        for (size_t k = 0; k < n.models[i].n_device_ids; k++)
+                                if (nicdb_find(&n, n.models[i].vendor, n.models[i].device_ids[k]) != &n.models[i] ||
+                                    !n.models[i].name || !(n.models[i].max_port_gbps > 0))
+                                        abort(); /* every id kept finds its own model, which is complete */
+                (void)nicdb_find(&n, 0xffff, 0xffff);
+                nicdb_done(&n);
                 return 0;
         }
         default: {

@@ -180,6 +180,63 @@ static void test_xid_table(void **state) {
         assert_non_null(strstr(err, "xid.json"));
 }
 
+/* The NIC table, likewise: compiled in and parsed on first use, or DIR/nics.json at load;
+ * each refusal names the file and what is wrong. */
+static void test_nic_table(void **state) {
+        (void)state;
+        struct gpudb *db = builtin();
+        assert_false(db->nics_loaded);
+        const struct nicdb *n = gpudb_nics(db);
+        assert_true(db->nics_loaded);
+        const struct nic_model *cx7 = nicdb_find(n, 0x15b3, 0x1021);
+        assert_non_null(cx7);
+        assert_string_equal(cx7->name, "ConnectX-7");
+        assert_true(cx7->max_port_gbps == 400);
+        assert_null(nicdb_find(n, 0x10de, 0x1021)); /* another vendor's id */
+        assert_ptr_equal(gpudb_nics(db), n);
+        gpudb_free(db);
+        assert_null(gpudb_nics(NULL));
+
+        write_table(ARCHS "\"gpus\": []}");
+        tree_put(dir, "nics.json", "{\"schema\": \"gpuvet.nics/1\", \"nics\": [{\"name\": \"Test NIC\", "
+                                   "\"vendor\": \"15b3\", \"device_ids\": [\"1021\", \"beef\"], \"max_port_gbps\": 100}]}");
+        char err[512] = "";
+        assert_int_equal(gpudb_load(dir, &db, err, sizeof(err)), 0);
+        assert_true(db->nics_loaded);
+        assert_string_equal(nicdb_find(gpudb_nics(db), 0x15b3, 0xbeef)->name, "Test NIC");
+        assert_true(nicdb_find(gpudb_nics(db), 0x15b3, 0x1021)->max_port_gbps == 100);
+        gpudb_free(db);
+
+        static const struct {
+                const char *json, *words;
+        } bad[] = {
+                {"{\"schema\": \"gpuvet.nics/9\", \"nics\": []}", "\"schema\" must be \"gpuvet.nics/1\""},
+                {"{\"schema\": \"gpuvet.nics/1\", \"nics\": [{\"name\": \"A\", \"vendor\": \"15B3\", "
+                 "\"device_ids\": [\"1021\"], \"max_port_gbps\": 1}]}",
+                 "NIC 0 needs a string \"name\" and a \"vendor\" of four hex digits"},
+                {"{\"schema\": \"gpuvet.nics/1\", \"nics\": [{\"name\": \"A\", \"vendor\": \"15b3\", "
+                 "\"device_ids\": [\"1021\"], \"max_port_gbps\": 0}]}",
+                 "NIC A: \"max_port_gbps\" must be a number above 0"},
+                {"{\"schema\": \"gpuvet.nics/1\", \"nics\": [{\"name\": \"A\", \"vendor\": \"15b3\", "
+                 "\"device_ids\": [\"1021\"], \"max_port_gbps\": 1}, {\"name\": \"B\", \"vendor\": \"15b3\", "
+                 "\"device_ids\": [\"1021\"], \"max_port_gbps\": 2}]}",
+                 "device 15b3:1021 is listed for both A and B"},
+                {"{\"schema\": \"gpuvet.nics/1\", \"nics\": [{\"name\": \"A\", \"vendor\": \"15b3\", "
+                 "\"device_ids\": [\"10210\"], \"max_port_gbps\": 1}]}",
+                 "NIC A: device id 0 must be four lowercase hex digits"},
+                {"{\"schema\": \"gpuvet.nics/1\", \"nics\": [,]}", "nics.json: line 1"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                tree_put(dir, "nics.json", bad[i].json);
+                db = NULL;
+                err[0] = '\0';
+                assert_int_equal(gpudb_load(dir, &db, err, sizeof(err)), -EINVAL);
+                assert_null(db);
+                if (!strstr(err, "nics.json") || !strstr(err, bad[i].words))
+                        fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err, bad[i].words);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_lookups),
@@ -187,6 +244,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_load_errors, make_dir, remove_dir),
                 cmocka_unit_test_setup_teardown(test_load_override, make_dir, remove_dir),
                 cmocka_unit_test_setup_teardown(test_xid_table, make_dir, remove_dir),
+                cmocka_unit_test_setup_teardown(test_nic_table, make_dir, remove_dir),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

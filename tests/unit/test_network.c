@@ -11,6 +11,7 @@
 #include "checks/check.h"
 #include "core/fsroot.h"
 #include "core/strv.h"
+#include "data/gpudb.h"
 #include "tree.h"
 
 /* ---- parsers ---- */
@@ -274,6 +275,10 @@ static int setup(void **state) {
         fx->f.host.uptime_s = 86400 * 2;
         snprintf(fx->f.host.kernel_release, sizeof(fx->f.host.kernel_release), "5.15.0-105-generic");
         fx->f.nvidia.have_version = true;
+        char err[256];
+        struct gpudb *db;
+        assert_int_equal(gpudb_load(NULL, &db, err, sizeof(err)), 0);
+        fx->f.db = db; /* the HCA models (data/nics.json) */
         report_init(&fx->rep);
         return 0;
 }
@@ -281,6 +286,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
         (void)state;
         report_done(&fx->rep);
+        gpudb_free((struct gpudb *)fx->f.db);
         free(fx);
         return 0;
 }
