@@ -21,6 +21,24 @@ static const char *const counter_names[RDMA_CTR_COUNT] = {
         [RDMA_CTR_PORT_XMIT_DISCARDS] = "port_xmit_discards",
 };
 
+static const char *const hw_counter_names[RDMA_HW_COUNT] = {
+        [RDMA_HW_OUT_OF_SEQUENCE] = "out_of_sequence",
+        [RDMA_HW_PACKET_SEQ_ERR] = "packet_seq_err",
+        [RDMA_HW_LOCAL_ACK_TIMEOUT_ERR] = "local_ack_timeout_err",
+        [RDMA_HW_NP_ECN_MARKED] = "np_ecn_marked_roce_packets",
+        [RDMA_HW_NP_CNP_SENT] = "np_cnp_sent",
+        [RDMA_HW_RP_CNP_HANDLED] = "rp_cnp_handled",
+        [RDMA_HW_RP_CNP_IGNORED] = "rp_cnp_ignored",
+};
+
+/* A dcbnl answer comes from the kernel's memory at once; the deadline is for a kernel
+ * that does not answer at all. */
+#define PFC_READ_TIMEOUT_MS 250
+
+const char *rdma_hw_counter_name(enum rdma_hw_counter c) {
+        return (unsigned)c < RDMA_HW_COUNT ? hw_counter_names[c] : "?";
+}
+
 const char *rdma_counter_name(enum rdma_counter c) {
         return (unsigned)c < RDMA_CTR_COUNT ? counter_names[c] : "?";
 }
@@ -176,6 +194,13 @@ static void gather_port(struct fsroot *fs, const char *dir, struct rdma_port *p)
                 if (port_attr(fs, dir, name, v, sizeof(v)) == 0 && parse_u64(v, &n) == 0 && n != RDMA_CTR_UNKNOWN)
                         p->counters[c] = n;
         }
+        for (size_t c = 0; c < RDMA_HW_COUNT; c++) {
+                char name[64];
+                uint64_t n;
+                snprintf(name, sizeof(name), "hw_counters/%s", hw_counter_names[c]);
+                if (port_attr(fs, dir, name, v, sizeof(v)) == 0 && parse_u64(v, &n) == 0 && n != RDMA_CTR_UNKNOWN)
+                        p->hw[c] = n;
+        }
 }
 
 static int port_cmp(const void *a, const void *b) {
@@ -198,6 +223,10 @@ static void gather_netdev(struct fsroot *fs, const struct facts *f, const struct
         if (strlen(v) < sizeof(p->netdev_operstate))
                 snprintf(p->netdev_operstate, sizeof(p->netdev_operstate), "%.*s",
                          (int)sizeof(p->netdev_operstate) - 1, v);
+        if (fsroot_is_live(fs)) {
+                p->pfc_asked = true;
+                p->pfc_errno = -dcb_read_pfc(nd, PFC_READ_TIMEOUT_MS, &p->pfc);
+        }
 }
 
 static int gather_dev(struct fsroot *fs, const struct facts *f, const struct netdev *nd, struct rdma_dev *d) {
@@ -236,6 +265,8 @@ static int gather_dev(struct fsroot *fs, const struct facts *f, const struct net
                 p->netdev_mtu = -1;
                 for (size_t c = 0; c < RDMA_CTR_COUNT; c++)
                         p->counters[c] = RDMA_CTR_UNKNOWN;
+                for (size_t c = 0; c < RDMA_HW_COUNT; c++)
+                        p->hw[c] = RDMA_CTR_UNKNOWN;
                 char pdir[512];
                 snprintf(pdir, sizeof(pdir), "%.200s/%.32s", dir, names[i]);
                 gather_port(fs, pdir, p);

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sys/dcb.h"
+
 struct fsroot;
 struct facts;
 
@@ -32,6 +34,19 @@ enum rdma_counter {
 };
 #define RDMA_CTR_UNKNOWN UINT64_MAX
 
+/* The driver's own counters judged for RoCE congestion and loss, as named under
+ * ports/N/hw_counters/ (mlx5: drivers/infiniband/hw/mlx5/counters.c). */
+enum rdma_hw_counter {
+        RDMA_HW_OUT_OF_SEQUENCE,       /* packets received out of order: a packet before them was lost */
+        RDMA_HW_PACKET_SEQ_ERR,        /* NAKs for a sequence error received: the peer lost one of ours */
+        RDMA_HW_LOCAL_ACK_TIMEOUT_ERR, /* our ack timer expired: a packet or its ack was lost */
+        RDMA_HW_NP_ECN_MARKED,         /* np_ecn_marked_roce_packets: ECN-marked packets received */
+        RDMA_HW_NP_CNP_SENT,           /* congestion notifications we sent back */
+        RDMA_HW_RP_CNP_HANDLED,        /* congestion notifications we slowed down for */
+        RDMA_HW_RP_CNP_IGNORED,        /* congestion notifications we ignored: reaction point off */
+        RDMA_HW_COUNT
+};
+
 /* ib_port_state (include/rdma/ib_verbs.h): 4 ACTIVE. ib_port_phys_state: 5 LinkUp. */
 #define RDMA_PORT_ACTIVE 4
 #define RDMA_PHYS_DISABLED 3
@@ -48,10 +63,16 @@ struct rdma_port {
         char speed_name[16];       /* "NDR", "HDR", "" unknown or none given */
         enum rdma_link_layer link_layer;
         uint64_t counters[RDMA_CTR_COUNT]; /* RDMA_CTR_UNKNOWN where absent or malformed */
+        uint64_t hw[RDMA_HW_COUNT];        /* likewise */
         /* Ethernet ports: the network interface on the device's PCI function. */
         char netdev[64];           /* "" when none */
         int netdev_mtu;            /* -1 unknown */
         char netdev_operstate[16]; /* "up", "down", "" unknown */
+        /* Its PFC settings from dcbnl, read on the live system only (a fixture root has no
+         * kernel behind it): pfc_asked false under --root; pfc_errno 0 when pfc holds them. */
+        bool pfc_asked;
+        int pfc_errno;
+        struct dcb_pfc pfc;
 };
 
 struct rdma_dev {
@@ -91,3 +112,4 @@ int rdma_parse_link_layer(const char *s, enum rdma_link_layer *ret);
 
 const char *rdma_link_layer_name(enum rdma_link_layer l);
 const char *rdma_counter_name(enum rdma_counter c);
+const char *rdma_hw_counter_name(enum rdma_hw_counter c);
