@@ -369,6 +369,13 @@ static void *sender(void *arg) {
                                              .raddr = w.raddr};
                         struct wire_resp resp;
                         void *local = (void *)(uintptr_t)w.laddr;
+                        /* the link is busy from this request's start (or the previous one's end) */
+                        if (rate_gbps > 0) {
+                                double t = now_s();
+                                if (q->next_free_s < t)
+                                        q->next_free_s = t;
+                                q->next_free_s += (double)w.len * 8.0 / (rate_gbps * 1e9);
+                        }
                         bool ok = full_io(q->out_fd, &r, sizeof(r), true);
                         if (ok && r.op == 0)
                                 ok = full_io(q->out_fd, local, w.len, true);
@@ -377,10 +384,6 @@ static void *sender(void *arg) {
                                 ok = full_io(q->out_fd, local, w.len, false);
                         st = ok ? (enum ibv_wc_status)resp.status : IBV_WC_RETRY_EXC_ERR;
                         if (rate_gbps > 0) {
-                                double t = now_s();
-                                if (q->next_free_s < t)
-                                        q->next_free_s = t;
-                                q->next_free_s += (double)w.len * 8.0 / (rate_gbps * 1e9);
                                 double wait = q->next_free_s - now_s();
                                 if (wait > 0) {
                                         struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
