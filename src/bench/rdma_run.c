@@ -161,9 +161,13 @@ static int open_port(struct side *s) {
                 return fail(s, RDMA_FAIL_LIBRARY, r, "%s", err);
         int n = 0;
         struct ibv_device **list = s->v->fn.ibv_get_device_list(&n);
-        if (!list)
-                return fail(s, RDMA_FAIL_NO_DEVICE, -errno ? -errno : -ENODEV, "ibv_get_device_list: %s",
-                            strerror(errno ? errno : ENODEV));
+        if (!list) {
+                int e = errno ? errno : ENODEV;
+                return fail(s, RDMA_FAIL_NO_DEVICE, -e, "ibv_get_device_list (%s): %s%s", s->v->dl.name, strerror(e),
+                            e == ENOSYS ? ": this kernel has no RDMA support (the ib_uverbs module, "
+                                          "/sys/class/infiniband_verbs)"
+                                        : "");
+        }
         if (n == 0) {
                 s->v->fn.ibv_free_device_list(list);
                 return fail(s, RDMA_FAIL_NO_DEVICE, -ENODEV,

@@ -56,8 +56,11 @@ int verbs_open(struct verbs **ret, char *err, size_t errsize) {
         int r;
         if (env && *env) {
                 if (dynlib_open_file(env, &v->dl, why, sizeof(why)) < 0) {
-                        snprintf(err, errsize, "cannot load the verbs library %s (from $" VERBS_LIB_ENV "): %s", env,
-                                 why);
+                        snprintf(err, errsize,
+                                 "cannot load the verbs library %s (from $" VERBS_LIB_ENV "): %s; unset it to use "
+                                 "the system's " VERBS_SONAME " (Debian/Ubuntu: apt install libibverbs1 "
+                                 "ibverbs-providers; RHEL/Rocky: dnf install libibverbs)",
+                                 env, why);
                         r = -ENOENT;
                         goto fail;
                 }
