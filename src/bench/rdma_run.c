@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench/rdma_conn.h"
+#include "bench/rdma_gpumem.h"
 #include "core/deadline.h"
 #include "vendor/verbs.h"
 
@@ -30,8 +31,10 @@ struct side {
         struct ibv_mr *mr;
         struct ibv_port_attr port;
         union ibv_gid gid;
-        uint8_t *buf;
+        uint8_t *buf;    /* host memory, or the device address (never dereferenced) with --gpu */
         uint64_t region; /* bytes per region */
+        struct rdma_gpumem *gm; /* --gpu */
+        uint8_t *staging;       /* --gpu: a region's bytes on the host, to fill and check */
         struct rdma_conn conn;
         struct rdma_hello mine, peer;
         uint32_t psn;
@@ -74,6 +77,35 @@ static uint64_t check_pattern(const volatile uint8_t *p, uint64_t size, uint64_t
                 if (p[k] != pattern_byte(size, k))
                         return k;
         return UINT64_MAX;
+}
+
+/* The buffer's regions, in host or GPU memory: zero the receive region, fill the send
+ * region with a size's pattern, and check what the receive region holds. */
+static int mem_prepare(struct side *s, uint64_t size) {
+        if (!s->gm) {
+                memset(s->buf, 0, size);
+                fill_pattern(s->buf + s->region, size, size);
+                return 0;
+        }
+        char err[256];
+        fill_pattern(s->staging, size, size);
+        int r = rdma_gpumem_zero(s->gm, 0, size, err, sizeof(err));
+        if (r == 0)
+                r = rdma_gpumem_write(s->gm, s->region, s->staging, size, err, sizeof(err));
+        return r < 0 ? fail(s, RDMA_FAIL_MEMORY, r, "%s", err) : 0;
+}
+
+static int mem_check(struct side *s, uint64_t size, uint64_t n, uint64_t *ret_off) {
+        if (!s->gm) {
+                *ret_off = check_pattern(s->buf, size, n);
+                return 0;
+        }
+        char err[256];
+        int r = rdma_gpumem_read(s->gm, 0, s->staging, n, err, sizeof(err));
+        if (r < 0)
+                return fail(s, RDMA_FAIL_MEMORY, r, "%s", err);
+        *ret_off = check_pattern(s->staging, size, n);
+        return 0;
 }
 
 static unsigned mtu_bytes(int e) {
@@ -242,28 +274,81 @@ static int open_port(struct side *s) {
         return choose_gid(s);
 }
 
+/* GPU memory: a dma-buf (cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr) when the
+ * driver, rdma-core and the kernel support it, else ibv_reg_mr on the device address,
+ * which works when nvidia_peermem is loaded; res->memory says which. */
+static int register_gpu(struct side *s, size_t bytes, int access) {
+        struct rdma_result *res = s->res;
+        char dmabuf_why[256] = "";
+        if (!s->v->fn.ibv_reg_dmabuf_mr) {
+                snprintf(dmabuf_why, sizeof(dmabuf_why), "%.200s has no ibv_reg_dmabuf_mr (rdma-core 34+)", s->v->dl.name);
+        } else {
+                int fd = -1;
+                if (rdma_gpumem_dmabuf(s->gm, &fd, dmabuf_why, sizeof(dmabuf_why)) == 0) {
+                        s->mr = s->v->fn.ibv_reg_dmabuf_mr(s->pd, 0, bytes, (uint64_t)(uintptr_t)s->buf, fd, access);
+                        int e = errno;
+                        close(fd);
+                        if (s->mr) {
+                                snprintf(res->memory, sizeof(res->memory), "%s, dma-buf (ibv_reg_dmabuf_mr)",
+                                         rdma_gpumem_name(s->gm));
+                                return 0;
+                        }
+                        snprintf(dmabuf_why, sizeof(dmabuf_why), "ibv_reg_dmabuf_mr: %s", strerror(e ? e : EIO));
+                }
+        }
+        errno = 0;
+        s->mr = s->v->fn.ibv_reg_mr(s->pd, s->buf, bytes, access);
+        if (s->mr) {
+                snprintf(res->memory, sizeof(res->memory), "%s, nvidia_peermem (ibv_reg_mr; dma-buf: %.80s)",
+                         rdma_gpumem_name(s->gm), dmabuf_why);
+                return 0;
+        }
+        int e = errno ? errno : EIO;
+        return fail(s, RDMA_FAIL_MEMORY, -e,
+                    "GPU memory of %s could not be registered: dma-buf path: %s; nvidia_peermem path (ibv_reg_mr on "
+                    "the device address): %s (is the nvidia_peermem module loaded? modprobe nvidia-peermem; or use "
+                    "the open kernel modules with rdma-core 34+ for dma-buf)",
+                    rdma_gpumem_name(s->gm), dmabuf_why, strerror(e));
+}
+
 static int create_resources(struct side *s) {
         struct rdma_result *res = s->res;
         const struct rdma_plan *p = &s->o->plan;
         s->region = p->max_bytes;
-        if (s->o->gpu >= 0)
-                return fail(s, RDMA_FAIL_MEMORY, -EOPNOTSUPP,
-                            "--gpu %d: GPU memory (GPUDirect RDMA) is not implemented in this build yet; run without --gpu",
-                            s->o->gpu);
         size_t bytes = (size_t)(2 * s->region);
         size_t rounded = (bytes + 4095) & ~(size_t)4095;
-        s->buf = aligned_alloc(4096, rounded);
-        if (!s->buf)
-                return fail(s, RDMA_FAIL_MEMORY, -ENOMEM, "cannot allocate the %zu-byte buffer", rounded);
-        memset(s->buf, 0, rounded);
-        snprintf(res->memory, sizeof(res->memory), "host");
+        if (s->o->gpu >= 0) {
+                char err[512];
+                uint64_t dptr = 0;
+                int r = rdma_gpumem_open(s->o->gpu, bytes, &s->gm, &dptr, err, sizeof(err));
+                if (r < 0)
+                        return fail(s, r == -ENODEV ? RDMA_FAIL_BAD_INPUT : RDMA_FAIL_MEMORY, r, "%s", err);
+                s->buf = (uint8_t *)(uintptr_t)dptr;
+                s->staging = malloc((size_t)s->region);
+                if (!s->staging)
+                        return fail(s, RDMA_FAIL_MEMORY, -ENOMEM, "out of memory");
+        } else {
+                s->buf = aligned_alloc(4096, rounded);
+                if (!s->buf)
+                        return fail(s, RDMA_FAIL_MEMORY, -ENOMEM, "cannot allocate the %zu-byte buffer", rounded);
+                memset(s->buf, 0, rounded);
+                snprintf(res->memory, sizeof(res->memory), "host");
+        }
         s->pd = s->v->fn.ibv_alloc_pd(s->ctx);
         if (!s->pd)
                 return fail(s, RDMA_FAIL_VERBS, -EIO, "ibv_alloc_pd(%s): %s", res->device, strerror(errno ? errno : EIO));
         int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-        s->mr = s->v->fn.ibv_reg_mr(s->pd, s->buf, bytes, access);
+        if (s->gm) {
+                int r = register_gpu(s, bytes, access);
+                if (r < 0)
+                        return r;
+        } else {
+                s->mr = s->v->fn.ibv_reg_mr(s->pd, s->buf, bytes, access);
+        }
         if (!s->mr) {
                 int e = errno ? errno : EIO;
+                if (s->gm)
+                        return -e; /* register_gpu said why */
                 return fail(s, RDMA_FAIL_MEMORY, -e, "ibv_reg_mr of %zu bytes of host memory on %s: %s%s", bytes,
                             res->device, strerror(e),
                             e == ENOMEM ? " (the locked-memory limit? ulimit -l must allow it: unlimited for RDMA)" : "");
@@ -438,6 +523,13 @@ static int handshake(struct side *s) {
                 res->plan = o->plan;
                 if (memcmp(&s->peer.plan, &o->plan, sizeof(o->plan)) != 0)
                         return fail(s, RDMA_FAIL_PEER, -EPROTO, "the server %s did not accept the plan", s->conn.peer);
+        }
+        /* the latency test polls the receive buffer's last byte from the CPU, which device
+         * memory does not allow: both sides drop it when either uses GPU memory */
+        if ((s->mine.gpu_memory || s->peer.gpu_memory) && (res->plan.tests & (1u << RDMA_TEST_WRITE_LAT))) {
+                res->plan.tests &= ~(1u << RDMA_TEST_WRITE_LAT);
+                snprintf(res->note, sizeof(res->note), "write_lat not run: %s GPU memory, which the CPU cannot poll",
+                         s->mine.gpu_memory ? "this side uses" : "the peer uses");
         }
         return connect_qp(s);
 }
@@ -630,8 +722,8 @@ static int client_tests(struct side *s) {
                         uint64_t size = sizes[i];
                         struct rdma_ctl c = {.verb = RDMA_CTL_STEP, .test = (enum rdma_test)t, .size = size}, a;
                         /* prepare this side: writes come from the pattern; reads land in zeroes */
-                        memset(s->buf, 0, size);
-                        fill_pattern(s->buf + s->region, size, size);
+                        if ((r = mem_prepare(s, size)) < 0)
+                                break;
                         if ((r = send_ctl(s, &c)) < 0 || (r = expect_ctl(s, answer_ms, RDMA_CTL_READY, "waiting for ready", &a)) < 0)
                                 break;
                         if (t == RDMA_TEST_WRITE_LAT) {
@@ -648,7 +740,9 @@ static int client_tests(struct side *s) {
                                         break;
                                 s->res->n_bw++;
                                 if (t == RDMA_TEST_READ_BW) {
-                                        uint64_t off = check_pattern(s->buf, size, size);
+                                        uint64_t off;
+                                        if ((r = mem_check(s, size, size, &off)) < 0)
+                                                break;
                                         row->verified = off == UINT64_MAX;
                                         if (!row->verified)
                                                 corrupt_text(row->verify_error, sizeof(row->verify_error), "the client",
@@ -695,8 +789,8 @@ static int server_tests(struct side *s) {
                 if (c.verb != RDMA_CTL_STEP || c.size > s->region)
                         return fail(s, RDMA_FAIL_PEER, -EPROTO, "the client %s sent a step out of turn", s->conn.peer);
                 uint64_t size = c.size;
-                memset(s->buf, 0, size);
-                fill_pattern(s->buf + s->region, size, size);
+                if ((r = mem_prepare(s, size)) < 0)
+                        return r;
                 a = (struct rdma_ctl){.verb = RDMA_CTL_READY};
                 if ((r = send_ctl(s, &a)) < 0)
                         return r;
@@ -707,9 +801,11 @@ static int server_tests(struct side *s) {
                 /* what the client's writes left here: all of the size, or, for the latency test,
                  * all but the last byte (the round trip's counter) */
                 uint64_t off = UINT64_MAX;
-                if (c.test == RDMA_TEST_WRITE_BW)
-                        off = check_pattern(s->buf, size, size);
-                else if (c.test == RDMA_TEST_WRITE_LAT)
+                if (c.test == RDMA_TEST_WRITE_LAT && s->gm)
+                        return fail(s, RDMA_FAIL_PEER, -EPROTO, "the client asked for write_lat on GPU memory");
+                if (c.test == RDMA_TEST_WRITE_BW && (r = mem_check(s, size, size, &off)) < 0)
+                        return r;
+                if (c.test == RDMA_TEST_WRITE_LAT)
                         off = check_pattern(s->buf, size, size - 1);
                 if (c.test == RDMA_TEST_WRITE_LAT) {
                         struct rdma_lat_row *row = &s->res->lat[s->res->n_lat++ % 64];
@@ -751,8 +847,13 @@ static void teardown(struct side *s) {
         s->v = verbs_close(s->v);
         /* the buffer outlives a QP whose requests may still be in flight at a hung peer: a
          * real HCA would still DMA into it; free it only when the QP was destroyed */
-        if (s->qp || !s->mr)
+        if (s->gm) {
+                if (s->qp || !s->mr)
+                        rdma_gpumem_close(s->gm);
+                free(s->staging);
+        } else if (s->qp || !s->mr) {
                 free(s->buf);
+        }
         free(s->t_post);
         free(s->t_done);
 }

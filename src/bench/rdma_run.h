@@ -81,7 +81,8 @@ struct rdma_result {
         uint8_t active_speed, active_width;
         bool have_rate;
         struct rdma_link_rate rate;
-        char memory[160];   /* "host", or how GPU memory was registered */
+        char memory[256];   /* "host", or the GPU and how its memory was registered */
+        char note[160];     /* what was not run and why ("write_lat not run: ...") */
         /* the peer */
         char peer[128];
         bool peer_ethernet;

@@ -67,6 +67,7 @@ char *rdma_report_json(const struct rdma_report *r) {
         json_object_set_new(root, "device", dev);
         json_object_set_new(root, "memory", res->memory[0] ? json_text(res->memory) : json_null());
         json_object_set_new(root, "peer", res->peer[0] ? json_text(res->peer) : json_null());
+        json_object_set_new(root, "note", res->note[0] ? json_text(res->note) : json_null());
         json_object_set_new(root, "units",
                             json_pack("{s:s, s:s, s:s}", "bandwidth", "Gb/s (10^9 bit/s, perftest --report_gbits)",
                                       "bandwidth_mibps", "MiB/s (2^20 bytes/s, perftest's default MB/sec)", "latency",
@@ -207,6 +208,8 @@ void rdma_report_text(FILE *out, const struct rdma_report *r, const struct text_
                 }
         }
         fprintf(out, RULE);
+        if (res->note[0])
+                fprintf(out, " Note: %s\n", res->note);
         fprintf(out, " Gb/s are 10^9 bit/s (perftest --report_gbits; MiB/s in the JSON). Data: each size's bytes\n"
                      " checked once after its timed loop, on the side that received them.\n");
         if (res->error[0])

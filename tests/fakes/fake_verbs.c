@@ -11,7 +11,8 @@
  *   port has LID 0 and two GIDs, 0 a RoCE v1 link-local one and 1 the RoCE v2 IPv4-mapped
  *   ::ffff:127.0.0.1, as a mlx5 port with an IPv4 address shows them.
  * - Memory regions: any address range; keys from a counter; REMOTE_WRITE/READ checked.
- *   ibv_reg_dmabuf_mr fails with EOPNOTSUPP (no dma-buf here).
+ *   ibv_reg_dmabuf_mr registers the iova range as it is (the fake libcuda's device memory
+ *   is host memory); fault "dmabuf" makes it fail with EOPNOTSUPP.
  * - RC queue pairs really move bytes between processes. Each QP listens on a TCP port of
  *   127.0.0.1 from its creation and that port is its QP number, so a peer that learnt the
  *   QPN (gpuvet's handshake) can reach it. At RTR the QP connects to its destination QP's
@@ -27,7 +28,8 @@
  *   completes no earlier than bytes * 8 / rate after the previous one); unset: as fast as
  *   loopback TCP.
  * - Faults ($FAKE_VERBS_FAULT, comma-separated): "rtr" (ibv_modify_qp to RTR fails with
- *   EINVAL), "reg_mr" (ibv_reg_mr fails with ENOMEM), "wc_error=N" (this process's
+ *   EINVAL), "reg_mr" (ibv_reg_mr fails with ENOMEM), "dmabuf" (ibv_reg_dmabuf_mr fails
+ *   with EOPNOTSUPP), "wc_error=N" (this process's
  *   responder answers its Nth request with a remote access error, so the peer's work
  *   request completes with IBV_WC_REM_ACCESS_ERR), "hang=N" (this process's responder stops
  *   answering after N requests: the peer's requests never complete, as with a peer whose
@@ -36,6 +38,7 @@
  *   library ran). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -66,7 +69,7 @@ static struct ibv_device *dev_ptrs[MAX_DEVS + 1];
 static int n_devs = -1;
 
 /* faults */
-static bool fault_rtr, fault_reg_mr;
+static bool fault_rtr, fault_reg_mr, fault_dmabuf;
 static long fault_wc_error, fault_hang; /* 0: none */
 static long served;                     /* requests this process's responders answered */
 static double rate_gbps;
@@ -136,6 +139,8 @@ static void setup_locked(void) {
                                 fault_rtr = true;
                         else if (strcmp(t, "reg_mr") == 0)
                                 fault_reg_mr = true;
+                        else if (strcmp(t, "dmabuf") == 0)
+                                fault_dmabuf = true;
                         else if (strncmp(t, "wc_error=", 9) == 0)
                                 fault_wc_error = atol(t + 9);
                         else if (strncmp(t, "hang=", 5) == 0)
@@ -585,11 +590,24 @@ FAKE_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t leng
         return &m->mr;
 }
 
+/* A dma-buf region: the fake libcuda's device memory is host memory, so the iova range is
+ * registered as it is (fd must be open). Fault "dmabuf": EOPNOTSUPP, as a kernel or
+ * provider without dma-buf support answers. */
 FAKE_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova, int fd,
                                              int access) {
-        (void)pd, (void)offset, (void)length, (void)iova, (void)fd, (void)access;
-        errno = EOPNOTSUPP;
-        return NULL;
+        pthread_mutex_lock(&lock);
+        setup_locked();
+        bool refuse = fault_dmabuf;
+        pthread_mutex_unlock(&lock);
+        if (refuse) {
+                errno = EOPNOTSUPP;
+                return NULL;
+        }
+        if (fd < 0 || fcntl(fd, F_GETFD) < 0 || offset != 0) {
+                errno = EINVAL;
+                return NULL;
+        }
+        return ibv_reg_mr(pd, (void *)(uintptr_t)iova, length, access);
 }
 
 FAKE_EXPORT int ibv_dereg_mr(struct ibv_mr *mr) {

@@ -8,7 +8,7 @@ Checked: perftest's rows and units, the data verification, the latency section, 
 bad input and faults: an unreachable peer, an unknown device or port, a port down, no
 library, no device, a completion error, a peer that hangs (stopped, or its HCA silent).
 
-Usage: test_bench_rdma.py GPUVET FAKE_LIBIBVERBS"""
+Usage: test_bench_rdma.py GPUVET FAKE_LIBIBVERBS FAKE_LIBCUDA"""
 import json
 import os
 import signal
@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import fakeenv  # noqa: E402  (wall-clock bounds scale with a busy or sanitized run)
 
 SCALE = fakeenv.time_scale()
-GPUVET, FAKE_VERBS = sys.argv[1:3]
+GPUVET, FAKE_VERBS, FAKE_CUDA = sys.argv[1:4]
 failures = []
 TMP = tempfile.mkdtemp(prefix="gpuvet-rdma-")
 
@@ -44,7 +44,8 @@ def free_port():
 
 def env(extra=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "GPUVET_"))}
-    e.update({"GPUVET_VERBS_LIB": FAKE_VERBS, "FAKE_VERBS_DEVICES": "mlx5_0:ib:1x:SDR"})
+    e.update({"GPUVET_VERBS_LIB": FAKE_VERBS, "FAKE_VERBS_DEVICES": "mlx5_0:ib:1x:SDR", "GPUVET_CUDA_LIB": FAKE_CUDA,
+              "FAKE_CUDA_DEVICES": "2"})
     e.update(extra or {})
     return e
 
@@ -174,6 +175,33 @@ def main():
     check(c.returncode == 0 and dev.get("link_layer") == "Ethernet" and dev.get("gid_index") == 1
           and dev.get("roce_v2") is True and dev.get("gid") == "::ffff:127.0.0.1" and dev.get("mtu") == 1024
           and dev.get("link_data_gbps") == 100.0, "RoCE: GID index 1, v2, 100 Gb/s: %d %s %s" % (c.returncode, dev, c.stderr))
+
+    # --- GPU memory (the fake libcuda's device memory is host memory): dma-buf first, then
+    # nvidia_peermem's ibv_reg_mr on the device address, then a message naming both paths
+    gpu = ["--size", "1M", "-n", "6", "--tests", "write_bw,read_bw,write_lat"]
+    srv, c = pair(gpu + ["--gpu", "1"], gpu + ["--gpu", "0"], {"FAKE_VERBS_RATE_GBPS": "1.95"},
+                  {"FAKE_VERBS_RATE_GBPS": "1.95"})
+    rep = c.rep or {}
+    check(c.returncode == 0 and "dma-buf (ibv_reg_dmabuf_mr)" in (rep.get("memory") or "")
+          and rep.get("memory", "").startswith("gpu0 (") and "dma-buf" in ((srv.rep or {}).get("memory") or "")
+          and all(r["verified"] for r in rep.get("write_bw", []) + rep.get("read_bw", []))
+          and rep.get("write_lat") == [] and "write_lat not run" in (rep.get("note") or "")
+          and verdicts(rep).get("write_bw", {}).get("status") == "pass",
+          "GPU memory over dma-buf, verified, write_lat left out: %d %s %s" % (c.returncode, rep.get("memory"), c.stderr))
+    srv, c = pair(gpu, gpu + ["--gpu", "0"],
+                  client_env={"FAKE_CUDA_FAIL": "cuMemGetHandleForAddressRange:CUDA_ERROR_NOT_SUPPORTED"})
+    check(c.returncode == 1 or c.returncode == 0, "peermem run ends: %d %s" % (c.returncode, c.stderr))
+    check("nvidia_peermem (ibv_reg_mr" in ((c.rep or {}).get("memory") or "")
+          and "CUDA_ERROR_NOT_SUPPORTED" in ((c.rep or {}).get("memory") or ""),
+          "without dma-buf, nvidia_peermem's path, saying why: %s" % (c.rep or {}).get("memory"))
+    c = client(["--peer", "127.0.0.1:%d" % free_port(), "--gpu", "0", "--size", "64K"],
+               {"FAKE_VERBS_FAULT": "dmabuf,reg_mr"})
+    check(c.returncode == 1 and "dma-buf path: ibv_reg_dmabuf_mr: Operation not supported" in c.stderr
+          and "nvidia_peermem path" in c.stderr and (c.rep or {}).get("failure") == "memory",
+          "GPU memory that registers neither way names both paths: %d %s" % (c.returncode, c.stderr))
+    c = client(["--peer", "127.0.0.1:%d" % free_port(), "--gpu", "5"])
+    check(c.returncode == 2 and "--gpu 5: this node has 2 CUDA devices" in c.stderr,
+          "a GPU that does not exist: exit 2: %d %s" % (c.returncode, c.stderr))
 
     # --- bad input and faults
     port = free_port()
