@@ -256,6 +256,11 @@ def main():
     check(c.returncode == 1 and "no answer from the peer 127.0.0.1:%d" % port in c.stderr and "hung" in c.stderr
           and c.seconds < (step + 6) * SCALE, "a stopped peer: exit 1 at the deadline: %d %.1fs %s" % (c.returncode, c.seconds, c.stderr))
 
+    # a server started for smaller sizes than the client asks: both say so
+    srv, c = pair(["--size", "64K"], ["--size", "1M", "--tests", "write_bw"])
+    check(c.returncode == 1 and "started for 65536" in c.stderr and srv.returncode == 2,
+          "a server too small for the client's sizes: %d %d %s" % (c.returncode, srv.returncode, c.stderr))
+
     # bad options
     for args, word in ((["--server", "--peer", "x"], "either --server"), ([], "either --server"),
                        (["--peer", "h", "--size", "0"], "--size"), (["--peer", "h", "--tests", "bogus"], "--tests"),
