@@ -227,8 +227,12 @@ static int open_port(struct side *s) {
                         }
                         continue;
                 }
+                /* the port asked for; else the first ACTIVE one of ports 1 and 2 (an HCA's
+                 * two ports), and for a named device without one, its first port at all */
                 unsigned first = s->o->ib_port ? s->o->ib_port : 1, last = s->o->ib_port ? s->o->ib_port : 2;
-                bool chosen = false;
+                bool chosen = false, have_any = false;
+                struct ibv_port_attr any;
+                unsigned any_port = 0;
                 for (unsigned p = first; p <= last && !chosen; p++) {
                         struct ibv_port_attr a;
                         memset(&a, 0, sizeof(a));
@@ -242,13 +246,24 @@ static int open_port(struct side *s) {
                                 }
                                 continue;
                         }
-                        if (a.state != IBV_PORT_ACTIVE && !s->o->device)
-                                continue; /* looking for an active one */
+                        if (!have_any) {
+                                any = a;
+                                any_port = p;
+                                have_any = true;
+                        }
+                        if (a.state != IBV_PORT_ACTIVE)
+                                continue;
                         s->port = a;
-                        snprintf(res->device, sizeof(res->device), "%s", nm);
                         res->ib_port = p;
                         chosen = true;
                 }
+                if (!chosen && have_any && s->o->device) {
+                        s->port = any; /* reported below as not ACTIVE */
+                        res->ib_port = any_port;
+                        chosen = true;
+                }
+                if (chosen)
+                        snprintf(res->device, sizeof(res->device), "%s", nm);
                 if (chosen)
                         s->ctx = ctx;
                 else
