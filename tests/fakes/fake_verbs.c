@@ -358,7 +358,7 @@ static void *sender(void *arg) {
                 pthread_mutex_lock(&q->mu);
                 while (q->count == 0 && !q->stopping)
                         pthread_cond_wait(&q->cv, &q->mu);
-                if (q->stopping) {
+                if (q->stopping) { /* queued requests are dropped with the QP */
                         pthread_mutex_unlock(&q->mu);
                         return NULL;
                 }
@@ -749,12 +749,15 @@ FAKE_EXPORT int ibv_destroy_qp(struct ibv_qp *qp) {
         pthread_cond_signal(&q->cv);
         pthread_mutex_unlock(&q->mu);
         shutdown(q->listen_fd, SHUT_RDWR);
+        /* a sender blocked on a hung peer returns once its socket is shut down */
         if (q->out_fd >= 0)
                 shutdown(q->out_fd, SHUT_RDWR);
-        /* the sender may be blocked on a hung peer: leave it (the process ends soon) */
-        pthread_detach(q->sender);
+        pthread_join(q->sender, NULL);
         pthread_join(q->acceptor, NULL);
         close(q->listen_fd);
-        /* q itself stays allocated: a detached sender may still read it */
+        if (q->out_fd >= 0)
+                close(q->out_fd);
+        free(q->q);
+        free(q);
         return 0;
 }
