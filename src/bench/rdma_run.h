@@ -80,6 +80,7 @@ struct rdma_result {
         unsigned mtu;       /* the path MTU used, bytes */
         uint8_t active_speed, active_width;
         bool have_rate;
+        bool rate_from_sysfs; /* rate read from ports/N/rate (set by the command) */
         struct rdma_link_rate rate;
         char memory[256];   /* "host", or the GPU and how its memory was registered */
         char note[160];     /* what was not run and why ("write_lat not run: ...") */

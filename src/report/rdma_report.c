@@ -63,6 +63,8 @@ char *rdma_report_json(const struct rdma_report *r) {
                 json_object_set_new(dev, "lanes", res->have_rate ? json_integer(res->rate.lanes) : json_null());
                 json_object_set_new(dev, "link_signal_gbps", res->have_rate ? json_real(res->rate.signal_gbps) : json_null());
                 json_object_set_new(dev, "link_data_gbps", res->have_rate ? json_real(res->rate.data_gbps) : json_null());
+                json_object_set_new(dev, "rate_source", res->have_rate ? json_string(res->rate_from_sysfs ? "sysfs" : "ibv_query_port")
+                                                                       : json_null());
         }
         json_object_set_new(root, "device", dev);
         json_object_set_new(root, "memory", res->memory[0] ? json_text(res->memory) : json_null());
@@ -150,7 +152,10 @@ void rdma_report_text(FILE *out, const struct rdma_report *r, const struct text_
         if (res->device[0]) {
                 fprintf(out, " Device         : %s port %u (%s)\n", res->device, res->ib_port,
                         res->ethernet ? (res->gid_roce_v2 ? "Ethernet, RoCE v2" : "Ethernet, RoCE") : "InfiniBand");
-                if (res->have_rate)
+                if (res->have_rate && res->rate_from_sysfs)
+                        fprintf(out, " Link           : %uX %s, %.4g Gb/s (sysfs ports/%u/rate)\n", res->rate.lanes,
+                                res->rate.speed, res->rate.data_gbps, res->ib_port);
+                else if (res->have_rate)
                         fprintf(out, " Link           : %uX %s, %.4g Gb/s signalling, %.4g Gb/s data\n", res->rate.lanes,
                                 res->rate.speed, res->rate.signal_gbps, res->rate.data_gbps);
                 else

@@ -6,7 +6,8 @@
  *
  * - Devices: $FAKE_VERBS_DEVICES, comma-separated NAME:LL:WIDTH:SPEED[:down], e.g.
  *   "mlx5_0:ib:4x:EDR,mlx5_1:eth:1x:SDR:down" (LL ib or eth; WIDTH 1x 2x 4x 8x 12x; SPEED
- *   SDR DDR QDR FDR10 FDR EDR HDR NDR). Unset: one device, mlx5_0:ib:4x:EDR. Empty: none.
+ *   SDR DDR QDR FDR10 FDR EDR HDR NDR, or XDR: active_speed 0, a code gpuvet's table does
+ *   not know, as a speed only active_speed_ex can name). Unset: one device, mlx5_0:ib:4x:EDR. Empty: none.
  *   Each has one port (1). An ib port has LID 1 + its index and one GID (fe80::...); an eth
  *   port has LID 0 and two GIDs, 0 a RoCE v1 link-local one and 1 the RoCE v2 IPv4-mapped
  *   ::ffff:127.0.0.1, as a mlx5 port with an IPv4 address shows them.
@@ -92,7 +93,8 @@ static int parse_width(const char *s) {
 
 static int parse_speed(const char *s) {
         static const struct { const char *n; int v; } t[] = {{"SDR", 1},   {"DDR", 2},  {"QDR", 4},  {"FDR10", 8},
-                                                             {"FDR", 16},  {"EDR", 32}, {"HDR", 64}, {"NDR", 128}};
+                                                             {"FDR", 16},  {"EDR", 32}, {"HDR", 64}, {"NDR", 128},
+                                                             {"XDR", 0}}; /* XDR: only in active_speed_ex */
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
                 if (strcasecmp(s, t[i].n) == 0)
                         return t[i].v;
@@ -123,7 +125,7 @@ static void setup_locked(void) {
                 x->ethernet = strcmp(f[1], "eth") == 0;
                 int w = parse_width(f[2]), s = parse_speed(f[3]);
                 x->width = (uint8_t)(w > 0 ? w : 2);
-                x->speed = (uint8_t)(s > 0 ? s : 32);
+                x->speed = (uint8_t)(s >= 0 ? s : 32);
                 x->down = nf == 5 && strcmp(f[4], "down") == 0;
                 x->index = n_devs;
                 dev_ptrs[n_devs] = (struct ibv_device *)x;

@@ -204,6 +204,25 @@ def main():
     check(c.returncode == 2 and "--gpu 5: this node has 2 CUDA devices" in c.stderr,
           "a GPU that does not exist: exit 2: %d %s" % (c.returncode, c.stderr))
 
+    # --- a speed code the table does not know (XDR: active_speed 0): the rate from sysfs under
+    # --root, else the bandwidth is reported and not judged
+    xdr = {"FAKE_VERBS_DEVICES": "mlx5_0:ib:4x:XDR"}
+    root = os.path.join(TMP, "xdr-root")
+    os.makedirs(os.path.join(root, "sys/class/infiniband/mlx5_0/ports/1"))
+    with open(os.path.join(root, "sys/class/infiniband/mlx5_0/ports/1/rate"), "w") as f:
+        f.write("800 Gb/sec (4X XDR)\n")
+    one = ["--size", "64K", "-n", "4", "--tests", "write_bw"]
+    srv, c = pair(one, one + ["--root", root], xdr, xdr)
+    dev = (c.rep or {}).get("device") or {}
+    v = verdicts(c.rep).get("write_bw", {})
+    check(c.returncode == 1 and dev.get("rate_source") == "sysfs" and dev.get("link_data_gbps") == 800.0
+          and dev.get("speed") == "XDR" and v.get("status") == "fail" and "from sysfs" in v.get("summary", ""),
+          "XDR: 800 Gb/s from sysfs, judged: %d %s %s" % (c.returncode, dev, v))
+    srv, c = pair(one, one, xdr, xdr)
+    v = verdicts(c.rep).get("write_bw", {})
+    check(c.returncode == 0 and ((c.rep or {}).get("device") or {}).get("rate_source") is None
+          and "not judged" in v.get("summary", ""), "an unknown rate is not judged: %d %s" % (c.returncode, v))
+
     # --- bad input and faults
     port = free_port()
     t0 = time.monotonic()
