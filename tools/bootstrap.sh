@@ -11,6 +11,7 @@ packages=(
   python3-venv         # tools/run-tests.sh installs ansible-core and ansible-lint in a venv
   openssh-server openssh-client iproute2   # tests/deploy/test_ansible_ssh.py: test hosts in network namespaces
   dpkg-dev debhelper rpm   # tools/build-packages.sh: the .deb (dpkg-buildpackage) and the RPM (rpmbuild)
+  libibverbs-dev       # tests/abi/verbs_*.c: src/vendor/verbs_api.h against rdma-core's <infiniband/verbs.h>
   ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL ICD loader (dlopen'd at run time) + PoCL's CPU device for the OpenCL tests
 )
 

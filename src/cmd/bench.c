@@ -28,6 +28,7 @@ static const char usage[] =
         "Usage: gpuvet bench NAME[,NAME...]|all [OPTIONS]\n"
         "       gpuvet bench nccl [OPTIONS]    (NCCL collectives: gpuvet bench nccl --help)\n"
         "       gpuvet bench train [OPTIONS]   (a training-step proxy: gpuvet bench train --help)\n"
+        "       gpuvet bench rdma --server | --peer HOST [OPTIONS]  (RDMA between two nodes: gpuvet bench rdma --help)\n"
         "       gpuvet bench --list\n"
         "\n"
         "Measure bandwidth, compute and host memory; compare each figure with the GPU's\n"
@@ -97,6 +98,7 @@ static int list_benchmarks(void) {
         /* commands of their own (gpuvet bench NAME --help), not part of "all" */
         printf("%-14s %-6s %s\n", "train", "gpu", bench_train.title);
         printf("%-14s %-6s %s\n", "nccl", "gpu", "NCCL collectives' bus bandwidth (gpuvet bench nccl --help)");
+        printf("%-14s %-6s %s\n", "rdma", "nic", "RDMA write/read bandwidth and latency between two nodes (gpuvet bench rdma --help)");
         return EXIT_PASS;
 }
 
@@ -258,6 +260,9 @@ int cmd_bench(int argc, char **argv) {
         /* the collective benchmark has nccl-tests' options, not the per-GPU benchmarks' */
         if (argc > 1 && strcmp(argv[1], "nccl") == 0)
                 return cmd_bench_nccl(argc - 1, argv + 1);
+        /* two nodes, perftest's options */
+        if (argc > 1 && strcmp(argv[1], "rdma") == 0)
+                return cmd_bench_rdma(argc - 1, argv + 1);
         static const struct option own[] = {
                 {"list", no_argument, NULL, 'L'},          {"backend", required_argument, NULL, 'b'},
                 {"gpus", required_argument, NULL, 'g'},    {"reps", required_argument, NULL, 'n'},

@@ -22,6 +22,8 @@ int cmd_bench(int argc, char **argv);
 int cmd_bench_train(int argc, char **argv); /* gpuvet bench train (cmd/bench_train.c) */
 /* `gpuvet bench nccl`: argv[0] is "nccl". */
 int cmd_bench_nccl(int argc, char **argv);
+/* `gpuvet bench rdma`: argv[0] is "rdma" (cmd/bench_rdma.c). */
+int cmd_bench_rdma(int argc, char **argv);
 int cmd_burn(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_tune(int argc, char **argv);

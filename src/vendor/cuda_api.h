@@ -18,6 +18,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef int CUdevice_attribute;
 typedef int CUjit_option;
+typedef int CUmemRangeHandleType;
 
 enum {
         CUDA_SUCCESS = 0,
@@ -62,7 +63,12 @@ enum {
         CU_DEVICE_ATTRIBUTE_INTEGRATED = 18,
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+        CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED = 116,
+        CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124,
 };
+
+/* cuMemGetHandleForAddressRange's handle types (CUDA 11.7). */
+enum { CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 0x1 };
 
 enum { CU_STREAM_NON_BLOCKING = 0x1 };
 enum { CU_EVENT_DEFAULT = 0x0 };

@@ -34,6 +34,7 @@
  *   FAKE_CUDA_INIT_MS=N            cuInit takes N ms (a node waking its GPUs; benchmarks)
  *   FAKE_CUDA_CRASH=fn             fn aborts the process (SIGABRT: a driver that crashes;
  *                                  not SIGSEGV, which ASan builds turn into an exit)
+ *   cuMemGetHandleForAddressRange  gives a memfd as the "dma-buf" (FAKE_CUDA_FAIL to refuse)
  *   FAKE_CUDA_LOG=FILE             append one line per call ("fn rc"), for tests that
  *                                  list the calls a run makes
  *   FAKE_CUDA_LOAD_LOG=FILE        append a line at every load of the library (read at
@@ -55,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "vendor/cuda_api.h"
@@ -472,6 +474,8 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice
         case CU_DEVICE_ATTRIBUTE_INTEGRATED: *v = 0; break;
         case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = fk.cc_major[d]; break;
         case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = fk.cc_minor[d]; break;
+        case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: *v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: *v = 1; break;
         default: return CUDA_ERROR_INVALID_VALUE;
         }
         return CUDA_SUCCESS;
@@ -629,6 +633,23 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
         ENTER();
         NEED_CTX();
         return untrack((void *)(uintptr_t)dptr, true);
+}
+
+/* A dma-buf of a device range: here an empty memfd, which the fake libibverbs'
+ * ibv_reg_dmabuf_mr accepts (it registers the iova range, host memory in these fakes).
+ * FAKE_CUDA_FAIL=cuMemGetHandleForAddressRange:CUDA_ERROR_NOT_SUPPORTED plays a driver
+ * without dma-buf (proprietary modules). */
+FAKE_EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                                   CUmemRangeHandleType type, unsigned long long flags) {
+        ENTER();
+        NEED_CTX();
+        if (!handle || !dptr || !size || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags)
+                return CUDA_ERROR_INVALID_VALUE;
+        int fd = memfd_create("fake-cuda-dmabuf", MFD_CLOEXEC);
+        if (fd < 0)
+                return CUDA_ERROR_OPERATING_SYSTEM;
+        *(int *)handle = fd;
+        return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {

@@ -1,0 +1,9 @@
+/* The verbs ABI items as gpuvet declares them (src/vendor/verbs_api.h). */
+#include "vendor/verbs_api.h"
+
+#include "abi.h"
+
+const struct abi_row verbs_abi_ours[] = {
+#include "verbs_items.def"
+};
+const size_t verbs_abi_ours_count = sizeof(verbs_abi_ours) / sizeof(verbs_abi_ours[0]);
