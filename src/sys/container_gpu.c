@@ -1,0 +1,87 @@
+/* container.gpu_access's test (sys/container_gpu.h). */
+#include "sys/container_gpu.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/strparse.h"
+#include "data/compat.h"
+
+static bool driver_at_least(const char *driver, const char *min) {
+        int cmp;
+        return version_compare(driver, min, &cmp) == 0 && cmp >= 0;
+}
+
+int container_default_image(const struct compat *c, const char *driver, char *buf, size_t size, char *why,
+                            size_t whysize) {
+        const struct compat_toolkit *t = driver && *driver ? compat_max_native(c, driver) : NULL;
+        if (!t) {
+                snprintf(why, whysize, driver && *driver ? "driver %s runs no CUDA release of compat.json natively"
+                                                         : "the driver version is unknown",
+                         driver);
+                return -ENOENT;
+        }
+        /* The newest update of that release the driver runs: 12.4.1 needs 550.54.15, 12.4 550.54.14. */
+        char version[32];
+        snprintf(version, sizeof(version), "%s.0", t->cuda);
+        for (size_t i = 0; i < t->n_updates; i++)
+                if (driver_at_least(driver, t->updates[i].driver))
+                        snprintf(version, sizeof(version), "%s", t->updates[i].cuda);
+        bool noble = t->major > 12 || (t->major == 12 && t->minor >= 5);
+        snprintf(buf, size, "nvcr.io/nvidia/cuda:%s-base-ubuntu%s", version, noble ? "24.04" : "22.04");
+        snprintf(why, whysize, "CUDA %s, the newest release driver %s runs natively (NVIDIA's CUDA base image)",
+                 version, driver);
+        return 0;
+}
+
+void container_gpu_parse_uuids(const char *text, struct container_gpu_facts *out) {
+        out->n_uuids = 0;
+        char line[256];
+        for (const char *p = text ? text : ""; text_next_line(&p, line, sizeof(line));) {
+                char *s = line;
+                s += strspn(s, " \t");
+                s[strcspn(s, " \t\r")] = '\0';
+                if ((strncmp(s, "GPU-", 4) == 0 || strncmp(s, "MIG-", 4) == 0) && out->n_uuids < CONTAINER_GPU_MAX)
+                        snprintf(out->uuids[out->n_uuids++], sizeof(out->uuids[0]), "%s", s);
+        }
+}
+
+static void keep(struct container_gpu_facts *out, const char *step, const struct container_result *r) {
+        out->step = step;
+        out->outcome = r->outcome;
+        out->exit_status = r->exit_status;
+        snprintf(out->cause, sizeof(out->cause), "%s", r->cause);
+        snprintf(out->err_tail, sizeof(out->err_tail), "%s", r->err_tail);
+        snprintf(out->command, sizeof(out->command), "%s", r->command);
+        out->elapsed_s += r->elapsed_ms / 1e3;
+}
+
+void container_gpu_run(const struct container_runtime *rt, unsigned timeout_s, struct container_gpu_facts *out) {
+        out->rt = *rt;
+        out->timeout_s = timeout_s ? timeout_s : CONTAINER_GPU_DEFAULT_TIMEOUT_S;
+        out->ran = true;
+        struct container_result r;
+        int e = container_image_inspect(rt, out->image, out->timeout_s * 1000u, &r);
+        if (e == 0)
+                keep(out, "image inspect", &r);
+        container_result_done(&r);
+        if (e < 0 || out->outcome != CONTAINER_OK) {
+                if (e < 0) {
+                        out->outcome = CONTAINER_RUNTIME_ERROR;
+                        snprintf(out->cause, sizeof(out->cause), "%s image inspect: %s", rt->exe, strerror(-e));
+                }
+                return;
+        }
+        static const char *const cmd[] = {"nvidia-smi", "--query-gpu=uuid", "--format=csv,noheader", NULL};
+        e = container_run_gpus(rt, out->image, cmd, out->timeout_s * 1000u, &r);
+        if (e < 0) {
+                out->outcome = CONTAINER_RUNTIME_ERROR;
+                snprintf(out->cause, sizeof(out->cause), "%s run: %s", rt->exe, strerror(-e));
+                return;
+        }
+        keep(out, "run", &r);
+        if (r.outcome == CONTAINER_OK)
+                container_gpu_parse_uuids(r.out, out);
+        container_result_done(&r);
+}
