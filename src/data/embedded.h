@@ -12,3 +12,5 @@ extern const char embedded_tune_profiles_json[];
 extern const size_t embedded_tune_profiles_json_len;
 extern const char embedded_models_json[];
 extern const size_t embedded_models_json_len;
+extern const char embedded_ngc_json[];
+extern const size_t embedded_ngc_json_len;
