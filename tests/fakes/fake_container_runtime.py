@@ -7,9 +7,9 @@ daemon runs on the test machines). It answers the three calls gpuvet makes:
   run --rm --pull=never --network=none (--gpus all | --device nvidia.com/gpu=all) IMAGE CMD...
       nvidia-smi --query-gpu=uuid ...    the UUIDs of the fake NVML's GPUs ($FAKE_NVML_SCENARIO)
       nvidia-smi -L                      "GPU 0: NAME (UUID: ...)" lines
-      python3 -c SCRIPT / python -c ...  the line gpuvet's framework test prints (ngc/test):
-                                         {"framework": ..., "gpus": [uuids], "matmul_ok": true,
-                                          "max_abs_err": ...}
+      python3 -c SCRIPT / python -c ...  the line gpuvet's framework test prints (data/ngc.json):
+                                         {"framework": ..., "gpu_count": N, "gpus": [uuids],
+                                          "matmul_ok": true, "max_abs_err": ...}
 
 $FAKE_CONTAINER_SCENARIO picks a recorded behaviour (default ok); the error texts are the
 ones docker, podman and the NVIDIA Container Toolkit print (tests/fakes/README.md cites
@@ -106,9 +106,11 @@ def run(args, scenario):
         return 0
     if cmd[0] in ("python", "python3") and "-c" in cmd:
         script = cmd[cmd.index("-c") + 1]
-        framework = "tensorflow" if "tensorflow" in script else "pytorch"
+        framework = "tensorflow" if "import tensorflow" in script else "pytorch"
         ok = scenario != "matmul-wrong"
-        print(json.dumps({"framework": framework, "version": "fake", "gpus": [u for _, _, u in seen],
+        # TensorFlow shows no UUIDs: its script reports the count alone.
+        print(json.dumps({"framework": framework, "version": "fake", "gpu_count": len(seen),
+                          "gpus": [] if framework == "tensorflow" else [u for _, _, u in seen],
                           "matmul_ok": ok, "max_abs_err": 1e-6 if ok else 3.5}))
         return 0 if ok else 1
     return fail("docker: Error response from daemon: failed to create task for container: exec: \"%s\": "

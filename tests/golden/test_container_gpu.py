@@ -69,7 +69,7 @@ class Runner:
         if not os.path.exists(self.log):
             return []
         with open(self.log) as f:
-            return [line.split() for line in f]
+            return [line.split() for line in f if line.split()]
 
 
 def main():
