@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/compat.h"
 #include "sys/container.h"
+#include "sys/container_gpu.h"
 #include "sys/container_run.h"
 
 static enum container_outcome classify(int status, bool runs_container, const char *err, char *cause) {
@@ -114,11 +116,43 @@ static void test_missing_runtime(void **state) {
         container_result_done(&r);
 }
 
+/* The default test image: the CUDA base image of the newest CUDA the driver runs natively. */
+static void test_default_image(void **state) {
+        (void)state;
+        struct compat *c;
+        char err[256], image[256], why[192];
+        assert_int_equal(compat_load(NULL, &c, err, sizeof(err)), 0);
+        assert_int_equal(container_default_image(c, "550.54.15", image, sizeof(image), why, sizeof(why)), 0);
+        assert_string_equal(image, "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04");
+        /* 550.54.14 is 12.4's GA driver: 12.4.1 needs 550.54.15. */
+        assert_int_equal(container_default_image(c, "550.54.14", image, sizeof(image), why, sizeof(why)), 0);
+        assert_string_equal(image, "nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04");
+        assert_int_equal(container_default_image(c, "580.95.05", image, sizeof(image), why, sizeof(why)), 0);
+        assert_string_equal(image, "nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04");
+        assert_int_equal(container_default_image(c, NULL, image, sizeof(image), why, sizeof(why)), -ENOENT);
+        assert_string_equal(why, "the driver version is unknown");
+        assert_int_equal(container_default_image(c, "300.1", image, sizeof(image), why, sizeof(why)), -ENOENT);
+        compat_free(c);
+}
+
+static void test_parse_uuids(void **state) {
+        (void)state;
+        static struct container_gpu_facts x;
+        container_gpu_parse_uuids("GPU-aaaa\n  GPU-bbbb  \r\nNo devices were found\nMIG-cccc\n", &x);
+        assert_int_equal(x.n_uuids, 3);
+        assert_string_equal(x.uuids[1], "GPU-bbbb");
+        assert_string_equal(x.uuids[2], "MIG-cccc");
+        container_gpu_parse_uuids("", &x);
+        assert_int_equal(x.n_uuids, 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_classify),
                 cmocka_unit_test(test_choose),
                 cmocka_unit_test(test_missing_runtime),
+                cmocka_unit_test(test_default_image),
+                cmocka_unit_test(test_parse_uuids),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
