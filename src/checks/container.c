@@ -423,6 +423,8 @@ static void run_gpu_access(const struct check_info *self, const struct facts *f,
                         result_evidence(r, "exit_status", "%d", x->exit_status);
                 if (x->cause[0])
                         result_evidence(r, "cause", "%s", x->cause);
+                if (x->cleanup[0])
+                        result_evidence(r, "cleanup", "%s", x->cleanup);
         }
         const char *cause = x->cause[0] ? x->cause : "no message";
         char buf[512];

@@ -139,8 +139,8 @@ static void say_failure(const struct ngc_run *x, const char *step, const struct 
                 break;
         case CONTAINER_TIMEOUT:
                 fprintf(stderr, "gpuvet %s: `%s` did not finish within %.0f s; it was killed (--timeout-run gives "
-                                "it longer)\n",
-                        x->cmd, r->command, (double)r->elapsed_ms / 1e3);
+                                "it longer)%s%s\n",
+                        x->cmd, r->command, (double)r->elapsed_ms / 1e3, r->cleanup[0] ? "; " : "", r->cleanup);
                 break;
         case CONTAINER_GPU_HOOK:
                 fprintf(stderr, "gpuvet %s: the NVIDIA container hook failed (`nvidia-ctk runtime configure "

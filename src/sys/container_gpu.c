@@ -54,6 +54,7 @@ static void keep(struct container_gpu_facts *out, const char *step, const struct
         snprintf(out->cause, sizeof(out->cause), "%s", r->cause);
         snprintf(out->err_tail, sizeof(out->err_tail), "%s", r->err_tail);
         snprintf(out->command, sizeof(out->command), "%s", r->command);
+        snprintf(out->cleanup, sizeof(out->cleanup), "%s", r->cleanup);
         out->elapsed_s += r->elapsed_ms / 1e3;
 }
 

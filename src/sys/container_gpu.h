@@ -35,6 +35,7 @@ struct container_gpu_facts {
         char cause[512];
         char err_tail[1024];
         char command[512];
+        char cleanup[512];          /* a run past its deadline: removing its container */
         double elapsed_s;
         char uuids[CONTAINER_GPU_MAX][96]; /* what the container saw */
         size_t n_uuids;

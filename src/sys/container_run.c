@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/run_command.h"
 #include "sys/container.h"
@@ -189,14 +190,41 @@ static int run(const char *const *argv, bool runs_container, unsigned timeout_ms
 }
 
 #define MAX_CMD 32
+#define REMOVE_TIMEOUT_MS 15000u
+
+/* Killing the runtime's client at the deadline leaves the container running in the daemon
+ * (a hung nvidia-smi keeps its GPUs): it is removed by name, under a deadline of its own. */
+static void remove_container(const struct container_runtime *rt, const char *name, struct container_result *ret) {
+        const char *argv[] = {rt->exe, "rm", "--force", name, NULL};
+        struct command_result cr;
+        int r = run_command((char *const *)argv, REMOVE_TIMEOUT_MS, 4096, &cr);
+        if (r < 0)
+                snprintf(ret->cleanup, sizeof(ret->cleanup), "`%.160s rm --force %.40s` could not start: %s", rt->exe, name,
+                         strerror(-r));
+        else if (cr.timed_out)
+                snprintf(ret->cleanup, sizeof(ret->cleanup), "`%.160s rm --force %.40s` did not finish within %u s", rt->exe,
+                         name, REMOVE_TIMEOUT_MS / 1000);
+        else if (cr.exit_status != 0)
+                snprintf(ret->cleanup, sizeof(ret->cleanup), "`%.160s rm --force %.40s` exited %d: %.200s", rt->exe, name,
+                         cr.exit_status, cr.err_tail);
+        else
+                snprintf(ret->cleanup, sizeof(ret->cleanup), "container %.40s removed", name);
+        if (r == 0)
+                command_result_done(&cr);
+}
 
 int container_run_gpus(const struct container_runtime *rt, const char *image, const char *const *cmd,
                        unsigned timeout_ms, struct container_result *ret) {
-        const char *argv[MAX_CMD + 12];
+        const char *argv[MAX_CMD + 14];
+        static unsigned serial;
+        char name[64];
+        snprintf(name, sizeof(name), "gpuvet-%ld-%u", (long)getpid(), serial++);
         size_t n = 0;
         argv[n++] = rt->exe;
         argv[n++] = "run";
         argv[n++] = "--rm";
+        argv[n++] = "--name";
+        argv[n++] = name;
         argv[n++] = "--pull=never";
         /* The GPU test needs no network: none keeps it from reaching (or waiting on) one. */
         argv[n++] = "--network=none";
@@ -216,7 +244,10 @@ int container_run_gpus(const struct container_runtime *rt, const char *image, co
                 argv[n++] = cmd[i];
         }
         argv[n] = NULL;
-        return run(argv, true, timeout_ms, ret);
+        int r = run(argv, true, timeout_ms, ret);
+        if (r == 0 && ret->outcome == CONTAINER_TIMEOUT)
+                remove_container(rt, name, ret);
+        return r;
 }
 
 int container_image_inspect(const struct container_runtime *rt, const char *image, unsigned timeout_ms,

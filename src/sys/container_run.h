@@ -57,6 +57,7 @@ struct container_result {
         char cause[512];            /* the line of standard error the outcome was read from; "" when none */
         unsigned long long elapsed_ms;
         char command[512];          /* what ran, for evidence and messages */
+        char cleanup[512];          /* a run past its deadline: how removing its container went; "" otherwise */
 };
 
 /* "docker", "podman". */
@@ -80,8 +81,9 @@ int container_runtime_choose(const char *named, const char *named_by, const stru
 enum container_outcome container_classify(int exit_status, bool runs_container, const char *err, char *cause,
                                           size_t cause_size);
 
-/* `RUNTIME run --rm --pull=never --network=none GPUS IMAGE CMD...` with cmd a NULL-ended
- * argv. Returns 0 when the runtime was started (the outcome says how it went; *ret needs
+/* `RUNTIME run --rm --name gpuvet-PID-N --pull=never --network=none GPUS IMAGE CMD...` with
+ * cmd a NULL-ended argv; past the deadline the client is killed and the container removed
+ * (`rm --force NAME`, cleanup says how it went). Returns 0 when the runtime was started (the outcome says how it went; *ret needs
  * container_result_done), or -ENOMEM / -EINVAL. */
 int container_run_gpus(const struct container_runtime *rt, const char *image, const char *const *cmd,
                        unsigned timeout_ms, struct container_result *ret);

@@ -4,7 +4,9 @@ daemon runs on the test machines). It answers the three calls gpuvet makes:
 
   image inspect --format {{.Id}} IMAGE   prints a sha256 id (the image is "local")
   pull IMAGE                             prints docker's progress lines
-  run --rm --pull=never --network=none (--gpus all | --device nvidia.com/gpu=all) IMAGE CMD...
+  rm --force NAME                        prints NAME (in every scenario: the daemon removes a
+                                         hung container)
+  run --rm --name NAME --pull=never --network=none (--gpus all | --device nvidia.com/gpu=all) IMAGE CMD...
       nvidia-smi --query-gpu=uuid ...    the UUIDs of the fake NVML's GPUs ($FAKE_NVML_SCENARIO)
       nvidia-smi -L                      "GPU 0: NAME (UUID: ...)" lines
       python3 -c SCRIPT / python -c ...  the line gpuvet's framework test prints (data/ngc.json):
@@ -25,7 +27,8 @@ where each was seen):
   driver-too-old run: nvidia-container-cli: requirement error: unsatisfied condition: cuda>=...
   cdi-error     run: podman's unresolvable CDI devices nvidia.com/gpu=all (exit 125)
   matmul-wrong  the framework test reports a wrong matmul
-  hang          every call sleeps far past any deadline gpuvet gives
+  hang          every call but rm sleeps far past any deadline gpuvet gives
+  hang-run      only run sleeps so (the container hangs: nvidia-smi on a wedged GPU)
 
 Each call is appended to $FAKE_CONTAINER_LOG (one line, arguments joined by spaces)."""
 import hashlib
@@ -76,7 +79,7 @@ def run(args, scenario):
     """args: what follows `run`."""
     i = 0
     while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in ("--gpus", "--device", "-e", "--env", "-v", "--volume") else 1
+        i += 2 if args[i] in ("--gpus", "--device", "--name", "-e", "--env", "-v", "--volume") else 1
     if i >= len(args):
         return fail("docker: 'docker run' requires at least 1 argument.\n", 125)
     image, cmd = args[i], args[i + 1:]
@@ -123,7 +126,11 @@ def main(args):
         with open(log, "a") as f:
             f.write(" ".join(args) + "\n")
     scenario = os.environ.get("FAKE_CONTAINER_SCENARIO", "ok")
-    if scenario == "hang":
+    if args[:2] == ["rm", "--force"] and len(args) == 3:
+        # The daemon removes a hung container even when its client is gone.
+        print(args[2])
+        return 0
+    if scenario == "hang" or (scenario == "hang-run" and args[:1] == ["run"]):
         time.sleep(3600)
         return 0
     if args[:2] == ["image", "inspect"]:

@@ -85,9 +85,10 @@ def main():
         image = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
         check(len(calls) == 2 and calls[0][:2] == ["image", "inspect"] and calls[0][-1] == image,
               "ok: the image is inspected first (never pulled): %s" % calls[:1])
-        check(len(calls) == 2 and calls[1][:7] == ["run", "--rm", "--pull=never", "--network=none", "--gpus", "all",
-                                                   image] and "nvidia-smi" in calls[1],
-              "ok: docker run --rm --pull=never --network=none --gpus all IMAGE nvidia-smi: %s" % calls[1:])
+        run = calls[1] if len(calls) == 2 else []
+        check(run[:3] == ["run", "--rm", "--name"] and run[3].startswith("gpuvet-")
+              and run[4:9] == ["--pull=never", "--network=none", "--gpus", "all", image] and "nvidia-smi" in run,
+              "ok: docker run --rm --name gpuvet-PID-N --pull=never --network=none --gpus all IMAGE nvidia-smi: %s" % run)
         check(res["evidence"].get("image_from", "").startswith("CUDA 12.4.1, the newest release driver 550"),
               "ok: the default image is the CUDA base image of the driver's CUDA: %s" % res["evidence"].get("image_from"))
 
@@ -132,6 +133,13 @@ def main():
         p, res, wall = r.run(["--container-timeout", "1"], scenario="hang")
         check(res["status"] == "error" and "did not finish within 1 s" in res["summary"],
               "hang: error at the deadline: %s" % res["summary"])
+        p, res, wall2 = r.run(["--container-timeout", "1", "--container-image", "hang-at-run"], scenario="hang-run")
+        rm = [c for c in r.calls() if c[:2] == ["rm", "--force"]]
+        run = [c for c in r.calls() if c[0] == "run"]
+        check(res["status"] == "error" and "`docker run` did not finish" in res["summary"] and run and rm
+              and rm[0][2] == run[0][3] and "removed" in res["evidence"].get("cleanup", ""),
+              "hung container: killed at the deadline, then removed by its name: %s %s" % (res["summary"], rm))
+        wall = max(wall, wall2)
         check(wall < limit, "hang: the run ends near its deadline (%.1f s, limit %.0f s)" % (wall, limit))
 
         p, res, _ = r.run(["--container-runtime", os.path.join(tmp, "no-such-docker")])

@@ -129,7 +129,7 @@ def main():
               and doc.get("container_gpu_count") == 8 and doc.get("matmul_ok") is True,
               "test pytorch: 8 GPUs with the host's UUIDs, matmul verified: %s" % {k: doc.get(k) for k in ("verdict", "container_gpu_count", "matmul_ok")})
         run = [c for c in r.calls() if c[0] == "run"]
-        check(run and run[0][:6] == ["run", "--rm", "--pull=never", "--network=none", "--gpus", "all"]
+        check(run and run[0][:3] == ["run", "--rm", "--name"] and run[0][4:8] == ["--pull=never", "--network=none", "--gpus", "all"]
               and "nvcr.io/nvidia/pytorch:24.05-py3" in run[0] and "python" in run[0],
               "test: docker run --pull=never --gpus all IMAGE python -c SCRIPT")
         p, doc, _ = r.json(["test", "tensorflow:24.05"])
@@ -151,8 +151,8 @@ def main():
         p, _ = r.run(["test", "pytorch"], scenario="hook-error")
         check(p.returncode == 1 and "nvidia-ctk runtime configure" in p.stderr, "test, hook error: the remedy")
         limit = 20 * fakeenv.time_scale()
-        p, wall = r.run(["test", "pytorch", "--timeout-run", "1"], scenario="hang")
-        check(p.returncode == 1 and "did not finish within" in p.stderr and wall < limit,
+        p, wall = r.run(["test", "pytorch", "--timeout-run", "1"], scenario="hang-run")
+        check(p.returncode == 1 and "did not finish within" in p.stderr and "removed" in p.stderr and wall < limit,
               "test, hung runtime: killed at the deadline (%.1f s, limit %.0f s): %s" % (wall, limit, p.stderr.strip()))
 
         # --- bad input
