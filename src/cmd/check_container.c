@@ -8,6 +8,7 @@
 
 #include "core/fsroot.h"
 #include "data/compat.h"
+#include "data/ngcdb.h"
 #include "policy/policy.h"
 #include "sys/container_gpu.h"
 #include "sys/facts.h"
@@ -65,14 +66,18 @@ void check_container_gpu(const struct check_cli *o, struct fsroot *fs, const cha
                 snprintf(out->image_why, sizeof(out->image_why), "site policy (%s)", p->path);
         } else {
                 struct compat *table = NULL;
+                struct ngcdb *db = NULL;
                 char err[512];
-                if (compat_load(data_dir, &table, err, sizeof(err)) < 0) {
+                if (compat_load(data_dir, &table, err, sizeof(err)) < 0 ||
+                    ngcdb_load(data_dir, table, &db, err, sizeof(err)) < 0) {
+                        compat_free(table);
                         snprintf(out->note, sizeof(out->note), "no default image: %.280s", err);
                         return;
                 }
                 const char *driver = f->nvidia.have_version ? f->nvidia.driver_version : NULL;
-                int r = container_default_image(table, driver, out->image, sizeof(out->image), out->image_why,
+                int r = container_default_image(db, driver, out->image, sizeof(out->image), out->image_why,
                                                 sizeof(out->image_why));
+                ngcdb_free(db);
                 compat_free(table);
                 if (r < 0) {
                         char why[192];

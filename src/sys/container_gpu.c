@@ -6,33 +6,33 @@
 #include <string.h>
 
 #include "core/strparse.h"
-#include "data/compat.h"
+#include "data/ngcdb.h"
 
-static bool driver_at_least(const char *driver, const char *min) {
-        int cmp;
-        return version_compare(driver, min, &cmp) == 0 && cmp >= 0;
-}
-
-int container_default_image(const struct compat *c, const char *driver, char *buf, size_t size, char *why,
+int container_default_image(const struct ngcdb *db, const char *driver, char *buf, size_t size, char *why,
                             size_t whysize) {
-        const struct compat_toolkit *t = driver && *driver ? compat_max_native(c, driver) : NULL;
-        if (!t) {
-                snprintf(why, whysize, driver && *driver ? "driver %s runs no CUDA release of compat.json natively"
-                                                         : "the driver version is unknown",
-                         driver);
+        const struct ngc_image *cuda = ngcdb_image(db, "cuda");
+        if (!driver || !*driver) {
+                snprintf(why, whysize, "the driver version is unknown");
                 return -ENOENT;
         }
-        /* The newest update of that release the driver runs: 12.4.1 needs 550.54.15, 12.4 550.54.14. */
-        char version[32];
-        snprintf(version, sizeof(version), "%s.0", t->cuda);
-        for (size_t i = 0; i < t->n_updates; i++)
-                if (driver_at_least(driver, t->updates[i].driver))
-                        snprintf(version, sizeof(version), "%s", t->updates[i].cuda);
-        bool noble = t->major > 12 || (t->major == 12 && t->minor >= 5);
-        snprintf(buf, size, "nvcr.io/nvidia/cuda:%s-base-ubuntu%s", version, noble ? "24.04" : "22.04");
-        snprintf(why, whysize, "CUDA %s, the newest release driver %s runs natively (NVIDIA's CUDA base image)",
-                 version, driver);
-        return 0;
+        if (!cuda) {
+                snprintf(why, whysize, "%s has no cuda image", db->source);
+                return -ENOENT;
+        }
+        /* Newest first: the first release whose own driver the loaded one reaches. */
+        for (size_t i = cuda->n_releases; i-- > 0;) {
+                const struct ngc_release *r = &cuda->releases[i];
+                int cmp;
+                if (version_compare(driver, r->native_driver, &cmp) == 0 && cmp >= 0) {
+                        snprintf(buf, size, "%s:%s", cuda->repository, r->tag);
+                        snprintf(why, whysize,
+                                 "CUDA %s, the newest release driver %s runs natively (NVIDIA's CUDA base image)",
+                                 r->release, driver);
+                        return 0;
+                }
+        }
+        snprintf(why, whysize, "driver %s runs no CUDA release of %s natively", driver, db->source);
+        return -ENOENT;
 }
 
 void container_gpu_parse_uuids(const char *text, struct container_gpu_facts *out) {

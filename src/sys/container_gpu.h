@@ -9,7 +9,7 @@
 
 #include "sys/container_run.h"
 
-struct compat;
+struct ngcdb;
 
 #define CONTAINER_GPU_MAX 256
 #define CONTAINER_GPU_DEFAULT_TIMEOUT_S 60 /* a cold container start with the hook takes seconds */
@@ -41,14 +41,14 @@ struct container_gpu_facts {
         size_t n_uuids;
 };
 
-/* The default test image: NVIDIA's CUDA base image (nvcr.io/nvidia/cuda:X.Y.Z-base-OS) of
- * the newest CUDA release the driver runs natively. The image's NVIDIA_REQUIRE_CUDA makes
- * the toolkit refuse a driver older than its CUDA, so a newer one would fail for a reason
- * that is not the node's fault; the base flavour holds only the CUDA runtime (nvidia-smi is
- * mounted from the host by the toolkit). Ubuntu 24.04 images start at CUDA 12.5, older
- * releases use 22.04. Returns 0, or -ENOENT with why filled when the driver is unknown or
- * runs no CUDA release of the table. */
-int container_default_image(const struct compat *c, const char *driver, char *buf, size_t size, char *why,
+/* The default test image: the NGC catalogue's cuda image (NVIDIA's CUDA base image,
+ * nvcr.io/nvidia/cuda:X.Y.Z-base-OS, data/ngc.json) of the newest CUDA release the driver
+ * runs natively. The image's NVIDIA_REQUIRE_CUDA makes the toolkit refuse a driver older
+ * than its CUDA, so a newer one would fail for a reason that is not the node's fault; the
+ * base flavour holds only the CUDA runtime (nvidia-smi is mounted from the host by the
+ * toolkit). Returns 0, or -ENOENT with why filled when the driver is unknown or runs no
+ * CUDA release of the catalogue. */
+int container_default_image(const struct ngcdb *db, const char *driver, char *buf, size_t size, char *why,
                             size_t whysize);
 
 /* The GPU UUIDs in nvidia-smi's output (one per line, "GPU-..." or "MIG-..."), into out. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "data/compat.h"
+#include "data/ngcdb.h"
 #include "sys/container.h"
 #include "sys/container_gpu.h"
 #include "sys/container_run.h"
@@ -120,18 +121,21 @@ static void test_missing_runtime(void **state) {
 static void test_default_image(void **state) {
         (void)state;
         struct compat *c;
+        struct ngcdb *db;
         char err[256], image[256], why[192];
         assert_int_equal(compat_load(NULL, &c, err, sizeof(err)), 0);
-        assert_int_equal(container_default_image(c, "550.54.15", image, sizeof(image), why, sizeof(why)), 0);
+        assert_int_equal(ngcdb_load(NULL, c, &db, err, sizeof(err)), 0);
+        assert_int_equal(container_default_image(db, "550.54.15", image, sizeof(image), why, sizeof(why)), 0);
         assert_string_equal(image, "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04");
         /* 550.54.14 is 12.4's GA driver: 12.4.1 needs 550.54.15. */
-        assert_int_equal(container_default_image(c, "550.54.14", image, sizeof(image), why, sizeof(why)), 0);
+        assert_int_equal(container_default_image(db, "550.54.14", image, sizeof(image), why, sizeof(why)), 0);
         assert_string_equal(image, "nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04");
-        assert_int_equal(container_default_image(c, "580.95.05", image, sizeof(image), why, sizeof(why)), 0);
+        assert_int_equal(container_default_image(db, "580.95.05", image, sizeof(image), why, sizeof(why)), 0);
         assert_string_equal(image, "nvcr.io/nvidia/cuda:13.0.2-base-ubuntu24.04");
-        assert_int_equal(container_default_image(c, NULL, image, sizeof(image), why, sizeof(why)), -ENOENT);
+        assert_int_equal(container_default_image(db, NULL, image, sizeof(image), why, sizeof(why)), -ENOENT);
         assert_string_equal(why, "the driver version is unknown");
-        assert_int_equal(container_default_image(c, "300.1", image, sizeof(image), why, sizeof(why)), -ENOENT);
+        assert_int_equal(container_default_image(db, "300.1", image, sizeof(image), why, sizeof(why)), -ENOENT);
+        ngcdb_free(db);
         compat_free(c);
 }
 
