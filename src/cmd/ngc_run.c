@@ -10,9 +10,11 @@
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
 #include "cmd/options.h"
+#include "cmd/site_policy.h"
 #include "core/fsroot.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
+#include "policy/policy.h"
 #include "sys/container_gpu.h"
 #include "sys/container_run.h"
 #include "sys/facts.h"
@@ -59,6 +61,8 @@ struct ngc_run {
         const struct ngc_release *rel;
         char ref[256];
         struct container_runtime rt;
+        struct policy policy;
+        bool have_policy;
 };
 
 /* Parse, load the catalogue, resolve the one IMAGE[:TAG], read the machine (NVML when
@@ -99,11 +103,19 @@ static int prepare(struct ngc_run *x, const struct cmd_spec *spec, int argc, cha
                 }
         }
         ngc_ref(x->img, x->rel, x->ref, sizeof(x->ref));
+        /* The site policy's container.runtime, as container.gpu_access takes it. */
+        if ((code = site_policy_load(x->cmd, NULL, false, x->m.fs, &x->policy, &x->have_policy)) != 0)
+                return code;
+        const char *named = x->o.runtime, *named_by = "--container-runtime";
+        if (!named && x->have_policy && x->policy.container_runtime) {
+                named = x->policy.container_runtime;
+                named_by = "site policy";
+        }
         const char *env = secure_getenv(CONTAINER_RUNTIME_ENV);
-        if (!fsroot_is_live(x->m.fs) && !x->o.runtime && !(env && *env))
+        if (!fsroot_is_live(x->m.fs) && !named && !(env && *env))
                 return cmd_usage_error(x->cmd, "--root names a capture, and the container runtime would run on this "
                                                "machine: name it with --container-runtime to run anyway");
-        if (container_runtime_choose(x->o.runtime, "--container-runtime", &x->m.facts->container, &x->rt) < 0) {
+        if (container_runtime_choose(named, named_by, &x->m.facts->container, &x->rt) < 0) {
                 fprintf(stderr, "gpuvet %s: no container runtime: neither docker nor podman is installed (name one "
                                 "with --container-runtime PATH)\n",
                         x->cmd);
@@ -113,6 +125,8 @@ static int prepare(struct ngc_run *x, const struct cmd_spec *spec, int argc, cha
 }
 
 static int finish(struct ngc_run *x, int code) {
+        if (x->have_policy)
+                policy_free(&x->policy);
         code = machine_done(&x->m, code);
         ngc_data_done(&x->d);
         return code;
@@ -172,8 +186,9 @@ static const char pull_usage[] =
         "the release `gpuvet ngc pick` chooses for this node. containerd (ctr) is not driven.\n"
         "\n"
         "Options:\n"
-        "      --container-runtime PATH  docker or podman (default $GPUVET_CONTAINER_RUNTIME, else\n"
-        "                        docker then podman in PATH)\n"
+        "      --container-runtime PATH  docker or podman (default: the site policy's\n"
+        "                        container.runtime, $GPUVET_CONTAINER_RUNTIME, else docker\n"
+        "                        then podman in PATH)\n"
         "      --timeout-run SEC kill the pull after SEC (default 3600)\n"
         "      --for-driver D    pick the tag for driver D instead of the loaded one\n"
         "      --json            the outcome as JSON (schema " NGC_SCHEMA ")\n"
@@ -237,8 +252,9 @@ static const char test_usage[] =
         "`gpuvet ngc pick` chooses.\n"
         "\n"
         "Options:\n"
-        "      --container-runtime PATH  docker or podman (default $GPUVET_CONTAINER_RUNTIME, else\n"
-        "                        docker then podman in PATH)\n"
+        "      --container-runtime PATH  docker or podman (default: the site policy's\n"
+        "                        container.runtime, $GPUVET_CONTAINER_RUNTIME, else docker\n"
+        "                        then podman in PATH)\n"
         "      --timeout-run SEC kill the container after SEC (default 300)\n"
         "      --for-driver D    pick the tag for driver D instead of the loaded one\n"
         "      --json            the result as JSON (schema " NGC_SCHEMA ")\n"

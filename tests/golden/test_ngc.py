@@ -169,6 +169,16 @@ def main():
               "a capture without a named runtime: refused, nothing run")
         p, _ = r.run(["bogus"], root=False)
         check(p.returncode == 2 and "unknown subcommand" in p.stderr, "unknown subcommand: exit 2")
+        data = os.path.join(tmp, "data")
+        os.mkdir(data)
+        src = os.path.join(TESTS, "..", "data")
+        for name in ("gpus.json", "compat.json"):
+            shutil.copyfile(os.path.join(src, name), os.path.join(data, name))
+        with open(os.path.join(data, "ngc.json"), "w") as f:
+            f.write('{"schema": "gpuvet.ngc_catalogue/1", "tests": {}, "images": []}\n')
+        p, _ = r.run(["list", "--data-dir", data], root=False)
+        check(p.returncode == 2 and os.path.join(data, "ngc.json") in p.stderr and "tests" in p.stderr,
+              "a malformed ngc.json: exit 2 naming the file and the problem: %s" % p.stderr.strip())
         p, _ = r.run(["pick", "--for-driver", "banana"])
         check(p.returncode == 2 and "--for-driver" in p.stderr, "pick --for-driver banana: exit 2")
     return finish()
