@@ -382,8 +382,10 @@ static void judge_uuids(const struct facts *f, const struct container_gpu_facts 
         if (n_extra)
                 result_evidence(r, "unknown_to_host", "%s", extra);
         if (!n_missing && !n_extra) {
-                result_status(r, STATUS_PASS, "a container sees all %zu GPU%s of the host (same UUIDs)", n_host,
-                              n_host == 1 ? "" : "s");
+                if (n_host == 1)
+                        result_status(r, STATUS_PASS, "a container sees the host's GPU (same UUID)");
+                else
+                        result_status(r, STATUS_PASS, "a container sees all %zu GPUs of the host (same UUIDs)", n_host);
                 return;
         }
         if (n_missing)
