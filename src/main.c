@@ -24,6 +24,7 @@ static const struct subcommand subcommands[] = {
         {"snapshot", cmd_snapshot, "capture the files checks read, to replay with --root elsewhere"},
         {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},
         {"policy", cmd_policy, "capture this node as the site's reference, or validate a policy file"},
+        {"ngc", cmd_ngc, "the newest NGC image that runs on this driver and GPUs, pulled and tested"},
         {"tune", cmd_tune, "apply the OS settings check recommends (plan, apply, revert, status)"},
 };
 

@@ -1,6 +1,7 @@
 /* container: container runtimes, the NVIDIA Container Toolkit, and whether docker,
  * containerd and CDI are set up to give containers the GPUs. */
 #include "checks/check.h"
+#include "sys/container_gpu.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -303,6 +304,199 @@ static void run_cdi(const struct check_info *self, const struct facts *f, struct
                          "list`.");
 }
 
+static const char hook_remedy[] =
+        "`nvidia-ctk runtime configure --runtime=%s` and restart it (`systemctl restart %s`); check that "
+        "`nvidia-smi` works on the host and read the toolkit's log (/var/log/nvidia-container-toolkit.log)";
+static const char cdi_remedy[] =
+        "Regenerate the CDI spec (`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`; a GPU swapped or a "
+        "driver upgraded since it was written leaves it stale), then `nvidia-ctk cdi list`";
+
+/* hook_remedy for this runtime. */
+static const char *hook_remedy_for(const struct container_gpu_facts *x, char *buf, size_t size) {
+        const char *engine = container_engine_name(x->rt.engine);
+        snprintf(buf, size, hook_remedy, engine, engine);
+        return buf;
+}
+
+/* The host's GPU UUIDs: NVML's, or none when NVML gave none (then counts are compared). */
+static size_t host_uuids(const struct facts *f, const char *uuids[], size_t max) {
+        size_t n = 0;
+        if (f->nvml.init_state != NVML_INIT_OK)
+                return 0;
+        for (unsigned i = 0; i < f->nvml.n_gpus && n < max; i++)
+                if (nv_ok(f->nvml.gpus[i].uuid) && f->nvml.gpus[i].uuid.v[0])
+                        uuids[n++] = f->nvml.gpus[i].uuid.v;
+        return n;
+}
+
+static bool listed(const char *uuid, const char (*list)[96], size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(uuid, list[i]) == 0)
+                        return true;
+        return false;
+}
+
+static bool in_host(const char *uuid, const char *const *host, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(uuid, host[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* The container saw its GPUs: the same UUIDs as the host's passes. */
+static void judge_uuids(const struct facts *f, const struct container_gpu_facts *x, struct result *r) {
+        const char *host[CONTAINER_GPU_MAX];
+        size_t n_host = host_uuids(f, host, CONTAINER_GPU_MAX);
+        char buf[512];
+        result_observed(r, "%zu GPU%s in the container", x->n_uuids, x->n_uuids == 1 ? "" : "s");
+        if (n_host == 0) {
+                /* Without NVML the PCI bus still says how many there are. */
+                size_t want = check_count_host_gpus(f);
+                result_expected(r, "%zu GPU%s (the host's, counted on the PCI bus: NVML gave no UUIDs)", want,
+                                want == 1 ? "" : "s");
+                if (x->n_uuids == want) {
+                        result_status(r, STATUS_PASS, "the container sees %zu GPU%s, as many as the host has (UUIDs "
+                                                      "not compared: NVML gave none)",
+                                      want, want == 1 ? "" : "s");
+                        return;
+                }
+                result_status(r, STATUS_FAIL, "the container sees %zu of the host's %zu GPUs", x->n_uuids, want);
+                result_remedy(r, "%s.", x->rt.gpus == CONTAINER_GPUS_CDI ? cdi_remedy : hook_remedy_for(x, buf, sizeof(buf)));
+                return;
+        }
+        result_expected(r, "the host's %zu GPU%s (same UUIDs)", n_host, n_host == 1 ? "" : "s");
+        char missing[512] = "", extra[512] = "";
+        size_t n_missing = 0, n_extra = 0;
+        for (size_t i = 0; i < n_host; i++)
+                if (!listed(host[i], x->uuids, x->n_uuids)) {
+                        append(missing, sizeof(missing), host[i]);
+                        n_missing++;
+                }
+        for (size_t i = 0; i < x->n_uuids; i++)
+                if (!in_host(x->uuids[i], host, n_host)) {
+                        append(extra, sizeof(extra), x->uuids[i]);
+                        n_extra++;
+                }
+        if (n_missing)
+                result_evidence(r, "missing", "%s", missing);
+        if (n_extra)
+                result_evidence(r, "unknown_to_host", "%s", extra);
+        if (!n_missing && !n_extra) {
+                if (n_host == 1)
+                        result_status(r, STATUS_PASS, "a container sees the host's GPU (same UUID)");
+                else
+                        result_status(r, STATUS_PASS, "a container sees all %zu GPUs of the host (same UUIDs)", n_host);
+                return;
+        }
+        if (n_missing)
+                result_status(r, STATUS_FAIL, "the container sees %zu of the host's %zu GPUs: %zu missing (%s)",
+                              x->n_uuids - n_extra, n_host, n_missing, missing);
+        else
+                result_status(r, STATUS_FAIL, "the container sees %zu GPU%s the host does not have (%s)", n_extra,
+                              n_extra == 1 ? "" : "s", extra);
+        /* A CDI spec lists GPUs by UUID: one written before a GPU was swapped names the old one. */
+        if (x->rt.gpus == CONTAINER_GPUS_CDI)
+                result_remedy(r, "%s.", cdi_remedy);
+        else
+                result_remedy(r, "Check NVIDIA_VISIBLE_DEVICES in the image and the toolkit's configuration; then "
+                                 "%s.", hook_remedy_for(x, buf, sizeof(buf)));
+}
+
+static void run_gpu_access(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct container_gpu_facts *x = f->container_gpu;
+        struct result *r = result_new(rep, self, "host");
+        if (!x) {
+                result_status(r, STATUS_SKIP, "not run");
+                return;
+        }
+        if (!x->ran) {
+                result_status(r, STATUS_SKIP, "%s", x->note);
+                return;
+        }
+        const char *engine = container_engine_name(x->rt.engine);
+        result_evidence(r, "runtime", "%s (%s, from %s)", x->rt.exe, engine, x->rt.chosen_by);
+        result_evidence(r, "image", "%s", x->image);
+        result_evidence(r, "image_from", "%s", x->image_why);
+        result_evidence(r, "command", "%s", x->command);
+        result_evidence(r, "seconds", "%.1f", x->elapsed_s);
+        if (x->outcome != CONTAINER_OK) {
+                result_evidence(r, "outcome", "%s", container_outcome_name(x->outcome));
+                if (x->exit_status >= 0)
+                        result_evidence(r, "exit_status", "%d", x->exit_status);
+                if (x->cause[0])
+                        result_evidence(r, "cause", "%s", x->cause);
+                if (x->cleanup[0])
+                        result_evidence(r, "cleanup", "%s", x->cleanup);
+        }
+        const char *cause = x->cause[0] ? x->cause : "no message";
+        char buf[512];
+        switch (x->outcome) {
+        case CONTAINER_OK:
+                judge_uuids(f, x, r);
+                return;
+        case CONTAINER_NO_RUNTIME:
+                result_status(r, STATUS_ERROR, "%s could not be started: %s", x->rt.exe, cause);
+                result_remedy(r, "Name an installed runtime (--container-runtime, or container.runtime in the site "
+                                 "policy).");
+                return;
+        case CONTAINER_NO_DAEMON:
+                result_status(r, STATUS_SKIP, "%s cannot reach its daemon: %s", engine, cause);
+                return;
+        case CONTAINER_NO_IMAGE:
+                result_status(r, STATUS_SKIP, "image %s is not present locally (never pulled here): pull it with "
+                                              "`%s pull %s`",
+                              x->image, engine, x->image);
+                return;
+        case CONTAINER_TIMEOUT:
+                result_observed(r, "still running after %u s", x->timeout_s);
+                result_expected(r, "done within %u s", x->timeout_s);
+                result_status(r, STATUS_ERROR, "`%s %s` did not finish within %u s; it was killed", engine, x->step,
+                              x->timeout_s);
+                if (strcmp(x->step, "run") == 0)
+                        result_remedy(r, "Run `%s` by hand; a GPU container start that hangs often means a hung driver "
+                                         "(`nvidia-smi` on the host, Xid errors in `journalctl -k`). "
+                                         "--container-timeout gives it longer.",
+                                      x->command);
+                else
+                        result_remedy(r, "The runtime does not answer: `systemctl status %s`, then `%s`.", engine,
+                                      x->command);
+                return;
+        case CONTAINER_GPU_HOOK:
+                result_observed(r, "%s", cause);
+                result_expected(r, "the container starts with the GPUs");
+                result_status(r, STATUS_FAIL, "the NVIDIA container hook failed to hand the GPUs to a container: %s",
+                              cause);
+                result_remedy(r, "%s.", hook_remedy_for(x, buf, sizeof(buf)));
+                return;
+        case CONTAINER_DRIVER_TOO_OLD:
+                result_observed(r, "%s", cause);
+                result_expected(r, "an image whose CUDA the driver runs");
+                result_status(r, STATUS_FAIL, "the driver is too old for image %s: %s", x->image, cause);
+                result_remedy(r, "Test with an image of an older CUDA (container.image in the site policy; `gpuvet ngc "
+                                 "pick cuda` names one), or upgrade the driver.");
+                return;
+        case CONTAINER_CDI:
+                result_observed(r, "%s", cause);
+                result_expected(r, "the CDI device nvidia.com/gpu=all resolves");
+                result_status(r, STATUS_FAIL, "the GPUs could not be handed over through CDI: %s", cause);
+                result_remedy(r, "%s.", cdi_remedy);
+                return;
+        case CONTAINER_EXITED:
+                result_observed(r, "nvidia-smi exited %d: %s", x->exit_status, x->err_tail[0] ? x->err_tail : "");
+                result_expected(r, "nvidia-smi lists the GPUs");
+                result_status(r, STATUS_FAIL, "nvidia-smi in the container failed (exit %d): the container got no "
+                                              "usable GPU",
+                              x->exit_status);
+                result_remedy(r, "%s.", hook_remedy_for(x, buf, sizeof(buf)));
+                return;
+        case CONTAINER_RUNTIME_ERROR:
+        case _CONTAINER_OUTCOME_COUNT:
+                break;
+        }
+        result_status(r, STATUS_ERROR, "%s %s failed: %s", engine, x->step ? x->step : "", cause);
+        result_remedy(r, "Run `%s` by hand and read the runtime's message.", x->command);
+}
+
 CHECK_INFO(container_runtime, "container", "container.runtime", LEVEL_QUICK, 0,
            "Container runtimes installed (informational)",
            run_runtime);
@@ -322,3 +516,7 @@ CHECK_INFO(container_containerd_runtime, "container", "container.containerd_runt
 CHECK_INFO(container_cdi, "container", "container.cdi", LEVEL_QUICK, 0,
            "CDI specs describe the GPUs (and match the installed driver)",
            run_cdi);
+
+CHECK_INFO(container_gpu_access, "container", "container.gpu_access", LEVEL_STANDARD, CHECK_NEEDS_NVML,
+           "A CUDA container started with the GPUs sees every GPU of the host (same UUIDs)",
+           run_gpu_access);

@@ -14,6 +14,7 @@
 #include "report/report_json.h"
 #include "report/report_text.h"
 #include "sys/cuda_driver.h"
+#include "sys/container_gpu.h"
 #include "sys/dcgm.h"
 #include "sys/nvml_facts.h"
 
@@ -51,6 +52,13 @@ static const char usage[] =
         "                        and fold its results in (dcgm.diag)\n"
         "      --dcgm-timeout SEC  kill dcgmi after SEC (default per level: 300, 900,\n"
         "                        3600, 14400)\n"
+        "      --container-runtime PATH  docker or podman for container.gpu_access (standard\n"
+        "                        level; default: the site policy's container.runtime,\n"
+        "                        $GPUVET_CONTAINER_RUNTIME, else docker then podman in PATH)\n"
+        "      --container-image IMAGE  its test image (default: the site policy's\n"
+        "                        container.image, else NVIDIA's CUDA base image of the\n"
+        "                        newest CUDA the driver runs); never pulled\n"
+        "      --container-timeout SEC  kill the container run after SEC (default 60)\n"
         "  -j, --json FILE       also write the JSON report (schema gpuvet.report/1) to FILE\n"
         "                        (\"-\" for standard output, which then holds only the JSON)\n"
         "      --strict          exit 1 on warnings too\n"
@@ -252,6 +260,13 @@ static int check_option(int opt, const char *arg, void *ctx) {
                 o->burn.duration_ms = ms;
                 break;
         }
+        case 'r' | 0x400: o->container_runtime = arg; break;
+        case 'i' | 0x400: o->container_image = arg; break;
+        case 't' | 0x400:
+                if (!parse_seconds(arg, &o->container_timeout_s) || o->container_timeout_s > 3600)
+                        return cmd_usage_error("check",
+                                               "--container-timeout: expected whole seconds 1..3600, not \"%s\"", arg);
+                break;
         case 'O': o->only = arg; break;
         case 'P': o->policy_path = arg; break;
         case 'p' | 0x100: o->no_policy = true; break;
@@ -283,6 +298,7 @@ struct check_run {
         struct bench_suite_facts suite;
         struct nvml_facts nvml_after;
         struct nvml_options nvml_opts; /* the command's, reading CHECK_NVML_GROUPS */
+        struct container_gpu_facts *container_gpu; /* container.gpu_access's run; NULL when not selected */
         struct report rep;
 };
 
@@ -365,6 +381,20 @@ static void check_probe(struct check_run *c) {
                 f->nvml_after = &c->nvml_after;
                 f->nvml_window_s = (monotonic_ms() - c->nvml_read_at) / 1e3;
         }
+}
+
+/* container.gpu_access's container: after the probes, which must find the GPUs idle. */
+static void check_container(struct check_run *c) {
+        const struct check_cli *o = c->cli;
+        struct facts *f = c->m.facts;
+        if (!will_run(check_find("container.gpu_access"), o->level, o->only, f->policy))
+                return;
+        if (!(c->container_gpu = malloc(sizeof(*c->container_gpu)))) {
+                fprintf(stderr, "gpuvet %s: out of memory for container.gpu_access, ignoring\n", o->command);
+                return;
+        }
+        check_container_gpu(o, c->m.fs, c->args->common.data_dir, f, c->container_gpu);
+        f->container_gpu = c->container_gpu;
 }
 
 /* DCGM's diagnostic loads the GPUs: after the probes and their second NVML read. */
@@ -499,6 +529,7 @@ static int check_run_end(struct check_run *c, int code) {
                 bench_suite_done(&c->suite);
         if (c->have_after)
                 nvml_facts_done(&c->nvml_after);
+        free(c->container_gpu);
         code = machine_done(&c->m, code); /* _exits when an NVML call never returned */
         if (c->have_policy)
                 policy_free(&c->policy);
@@ -513,6 +544,7 @@ int check_execute(const struct check_cli *o, const struct cmd_args *args) {
                 check_probe(&c);
                 check_burn(&c);
                 check_bench_suite(&c);
+                check_container(&c);
                 check_dcgm(&c);
                 check_judge(&c);
                 code = check_output(&c, start);
@@ -532,6 +564,9 @@ int cmd_check(int argc, char **argv) {
                 {"cuda-init-timeout-ms", required_argument, NULL, 'c' | 0x200},
                 {"with-dcgm", required_argument, NULL, 'D' | 0x200},
                 {"dcgm-timeout", required_argument, NULL, 'd' | 0x200},
+                {"container-runtime", required_argument, NULL, 'r' | 0x400},
+                {"container-image", required_argument, NULL, 'i' | 0x400},
+                {"container-timeout", required_argument, NULL, 't' | 0x400},
                 {"policy", required_argument, NULL, 'P'}, {"no-policy", no_argument, NULL, 'p' | 0x100},
                 {NULL, 0, NULL, 0},
         };

@@ -21,9 +21,21 @@ struct check_cli {
         unsigned cuda_timeout_ms; /* 0: CUDA_DRIVER_TIMEOUT_MS_DEFAULT */
         int dcgm_level;           /* 0: DCGM not run */
         unsigned dcgm_timeout_s;  /* 0: the level's default */
+        const char *container_runtime, *container_image; /* container.gpu_access; NULL: policy or default */
+        unsigned container_timeout_s; /* 0: CONTAINER_GPU_DEFAULT_TIMEOUT_S */
         struct burn_options burn; /* the stress test, when a burn.* check is selected */
         struct text_options text;
 };
+
+struct fsroot;
+struct facts;
+struct container_gpu_facts;
+
+/* container.gpu_access's container (check_container.c): the runtime from the options, the
+ * site policy, $GPUVET_CONTAINER_RUNTIME or PATH; not run under a capture's --root unless
+ * one is named, nor without GPUs or the NVIDIA toolkit (out->note says why). */
+void check_container_gpu(const struct check_cli *o, struct fsroot *fs, const char *data_dir, const struct facts *f,
+                         struct container_gpu_facts *out);
 
 /* Run the pipeline for o (parsed by the command) and args (cmd_parse's). Returns the exit
  * code: the verdict, or why nothing could be judged. */

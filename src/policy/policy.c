@@ -804,6 +804,21 @@ static void tune_pair(struct walk *w, const char *key, yaml_node_t *k, yaml_node
         }
 }
 
+static void container_pair(struct walk *w, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx) {
+        struct policy *p = ctx;
+        /* Whether the runtime exists and the image is local is for container.gpu_access to
+         * say on the node, not for the policy's reader. */
+        if (strcmp(key, "runtime") == 0) {
+                if (get_string(w, v, "container.runtime", &p->container_runtime) && !p->container_runtime[0])
+                        problem(w, v, "container.runtime: empty (leave it out to use docker or podman from PATH)");
+        } else if (strcmp(key, "image") == 0) {
+                if (get_string(w, v, "container.image", &p->container_image) && !p->container_image[0])
+                        problem(w, v, "container.image: empty (leave it out for the default CUDA base image)");
+        } else {
+                unknown_key(w, k, "container", key, "runtime, image");
+        }
+}
+
 struct root_ctx {
         struct policy *p;
         bool have_version;
@@ -832,8 +847,11 @@ static void root_pair(struct walk *w, const char *key, yaml_node_t *k, yaml_node
                 load_reference(w, v, &p->reference);
         } else if (strcmp(key, "tune") == 0) {
                 each_pair(w, v, "tune", tune_pair, p);
+        } else if (strcmp(key, "container") == 0) {
+                each_pair(w, v, "container", container_pair, p);
         } else {
-                unknown_key(w, k, "the policy", key, "policy, expect, checks, thresholds, exceptions, reference, tune");
+                unknown_key(w, k, "the policy", key,
+                            "policy, expect, checks, thresholds, exceptions, reference, tune, container");
         }
 }
 
@@ -1001,5 +1019,7 @@ void policy_free(struct policy *p) {
                 free(p->tune_settings[i].value);
         }
         free(p->tune_settings);
+        free(p->container_runtime);
+        free(p->container_image);
         memset(p, 0, sizeof(*p));
 }

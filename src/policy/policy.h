@@ -139,6 +139,10 @@ struct policy {
         unsigned tune_profile_line;
         struct policy_tune_setting *tune_settings;
         size_t n_tune_settings;
+
+        /* container (NULL when not set): container.gpu_access's runtime and test image */
+        char *container_runtime; /* "/usr/bin/podman" */
+        char *container_image;   /* "registry.example.com/nvidia/cuda:12.8.1-base-ubuntu24.04" */
 };
 
 /* Read and validate the policy at path (a real path, not under --root). On success

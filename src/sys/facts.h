@@ -28,6 +28,7 @@ struct fsroot;
 struct policy;
 struct probe_facts;
 struct burn_facts;
+struct container_gpu_facts;
 struct bench_suite_facts;
 
 struct facts {
@@ -65,6 +66,10 @@ struct facts {
         /* DCGM's diagnostic (sys/dcgm.h), run by cmd/check.c with --with-dcgm; released by
          * facts_done. */
         struct dcgm_facts dcgm;
+
+        /* container.gpu_access's container run (sys/container_gpu.h), by cmd/check.c at the
+         * standard level; NULL when not run. Owned by the caller. */
+        const struct container_gpu_facts *container_gpu;
 
         /* Device probes (bench/probes.h), run by cmd/check.c at --level standard and full;
          * NULL when not run. Owned by the caller, not released by facts_done. */

@@ -152,6 +152,31 @@ def check_consistency(gpus, compat, xid, baselines):
             fail("xid.json:/xids/%d" % i, "resolution %r is not in resolutions" % x["resolution"])
 
 
+def check_ngc(ngc, compat):
+    releases = {r["release"] for r in compat["ngc"]}
+    toolkits = {t["cuda"] for t in compat["toolkits"]}
+    names = set()
+    for i, img in enumerate(ngc["images"]):
+        where = "ngc.json:/images/%d" % i
+        if img["name"] in names:
+            fail(where, "image %s is listed twice" % img["name"])
+        names.add(img["name"])
+        if img["test"] not in ngc["tests"]:
+            fail(where, "test %r is not in the tests table" % img["test"])
+        rel = img["releases"]
+        if rel.get("train") == "ngc":
+            for key in ("from", "until"):
+                if key in rel and rel[key] not in releases:
+                    fail(where, "%s %s is not a release of compat.json's ngc" % (key, rel[key]))
+        for j, r in enumerate(rel.get("list", [])):
+            if "base" in r and r["base"] not in releases:
+                fail("%s/releases/list/%d" % (where, j), "base %s is not a release of compat.json's ngc" % r["base"])
+            if "cuda" in r and ".".join(r["cuda"].split(".")[:2]) not in toolkits:
+                fail("%s/releases/list/%d" % (where, j), "CUDA %s is not a toolkit of compat.json" % r["cuda"])
+        if "{os}" in img["tag"] and "os" not in img:
+            fail(where, "the tag names {os} but the image has no os table")
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write("usage: test_datafiles.py SRCDIR\n")
@@ -182,8 +207,15 @@ def main(argv):
             if key in seen:
                 fail("nics.json:/nics/%d" % i, "device %s:%s is also %s" % (n["vendor"], dev, seen[key]))
             seen[key] = n["name"]
+    # ngc.json (gpuvet ngc's catalogue): its schema, its sources, and what it names in
+    # compat.json (the release trains, a NeMo release's base) and in its own tests table.
+    ngc = load(os.path.join(data, "ngc.json"))
+    if validate("ngc.json", ngc, schema_dir):
+        print("ok   ngc.json matches ngc.schema.json")
+    check_sources("ngc.json", ngc)
+    check_ngc(ngc, docs["compat.json"])
     if not failures:
-        print("ok   sources resolve and the four files agree")
+        print("ok   sources resolve and the files agree")
     return 1 if failures else 0
 
 

@@ -10,9 +10,9 @@ throw-away roots (see test_baseline.py for how they are made).
   installed for real with apt (NVIDIA's repository skipped: out of reach), a second run
   changes nothing;
 - ngc_images: with a stand-in docker (records pulls, answers inspect), the NGC release is
-  the newest gpuvet detect judges native on R580 for the H100s; a second run pulls nothing;
-  an unknown image name and a non-monthly image without a version stop the play naming
-  ngc_images_to_pull;
+  the one gpuvet ngc pick chooses (native) on R580 for the H100s; a second run pulls
+  nothing; an unknown image name and an empty version with auto-selection off stop the play
+  naming ngc_images_to_pull;
 - install_gpu_driver.sh --check --method M [--auto-detect]: the playbook runs in check mode
   on this machine as inventory/local.yml's only node and writes the plan; a bad method and
   driver-container on Debian stop with the reason;
@@ -84,17 +84,18 @@ def ngc_images(b):
     if not check(proc.returncode == 0, "ngc_images: the play succeeds (rc %d)" % proc.returncode):
         print(proc.stdout[-4000:], proc.stderr[-2000:])
         return
-    detect = json.loads(subprocess.run([os.path.join(b.bin, "gpuvet"), "detect", "--json", "--for-driver", "580",
-                                        "--root", os.path.join(b.fixtures, "dgx-h100")],
-                                       capture_output=True, text=True).stdout)
-    native = sorted(n["release"] for n in detect["gpus"][0]["ngc"] if n["verdict"] == "native")
-    want = "nvcr.io/nvidia/pytorch:%s-py3" % native[-1]
+    picked = json.loads(subprocess.run([os.path.join(b.bin, "gpuvet"), "ngc", "pick", "--json", "--for-driver", "580",
+                                        "--root", os.path.join(b.fixtures, "dgx-h100"), "pytorch"],
+                                       capture_output=True, text=True).stdout)["picks"][0]
+    want, release = picked["ref"], picked["release"]
+    check(picked["verdict"] == "native", "ngc_images: gpuvet ngc pick chooses a native release on R580 (%s)" % release)
     log = open(os.path.join(scratch, "docker.log")).read().splitlines()
-    check(("docker pull " + want) in log, "ngc_images: pulls %s, the newest release native on R580 (%s)" % (want, log))
+    check(("docker pull " + want) in log, "ngc_images: pulls %s, gpuvet ngc pick's choice on R580 (%s)" % (want, log))
     check(not any(line.startswith("docker run") for line in log),
           "ngc_images: no GPU test, since this machine has no NVIDIA driver loaded")
     manifest = json.loads(open(os.path.join(scratch, "upper", "var", "log", "gpu_baseline", "ngc_images.json")).read())
-    check(manifest["images"] == [want] and manifest["release_chosen"] == native[-1], "ngc_images: the manifest names it")
+    check(manifest["images"] == [want] and manifest["release_chosen"] == {"pytorch": release},
+          "ngc_images: the manifest names it: %s" % manifest)
     again, _, _ = b.play("ngc", "debian12", "dgx-h100", args, playbook="setup_ngc_images.yml", keep=True)
     log2 = open(os.path.join(scratch, "docker.log")).read().splitlines()
     check(again.returncode == 0 and recap(again.stdout).get("changed") == 0
@@ -102,7 +103,8 @@ def ngc_images(b):
           "ngc_images: a second run pulls nothing and changes nothing (%s)" % recap(again.stdout))
     for name, images, words in (
             ("unknown", '[{"name": "pytorchh", "version": "25.01"}]', "ngc_images_to_pull names pytorchh"),
-            ("nemo", '[{"name": "nemo", "version": ""}]', "ngc_images_to_pull: nemo has no monthly NGC release")):
+            ("no-auto", '[{"name": "pytorch", "version": ""}], "auto_select_images_by_cuda": false',
+             "ngc_images_to_pull leaves a version empty, but auto_select_images_by_cuda is off")):
         proc, scratch, _ = b.play("ngc-bad-" + name, "debian12", "dgx-h100", ["-e", '{"ngc_images_to_pull": %s}' % images],
                                   playbook="setup_ngc_images.yml", extra_seed=seed_for("ngc-bad-" + name))
         out = " ".join(proc.stdout.split())

@@ -10,6 +10,7 @@
 
 #include "checks/check.h"
 #include "core/fsroot.h"
+#include "sys/container_gpu.h"
 #include "tree.h"
 
 struct node {
@@ -332,6 +333,75 @@ static void test_gather(void **state) {
         tree_remove(root);
 }
 
+/* container.gpu_access judges what sys/container_gpu recorded (the runs themselves are
+ * tests/golden/test_container_gpu.py's). */
+static void test_gpu_access(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n, 1);
+        const struct result *r = run(&n, &check_container_gpu_access);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "not run");
+
+        static struct container_gpu_facts x;
+        memset(&x, 0, sizeof(x));
+        snprintf(x.note, sizeof(x.note), "no container runtime (docker, podman) installed");
+        n.f.container_gpu = &x;
+        r = run(&n, &check_container_gpu_access);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "no container runtime (docker, podman) installed");
+
+        /* It ran; NVML gave the host's UUID. */
+        static struct nvml_gpu host[1];
+        memset(host, 0, sizeof(host));
+        host[0].uuid.state = NV_OK;
+        strcpy(host[0].uuid.v, "GPU-1111");
+        n.f.nvml.init_state = NVML_INIT_OK;
+        n.f.nvml.gpus = host;
+        n.f.nvml.n_gpus = 1;
+        x.ran = true;
+        strcpy(x.rt.exe, "/usr/bin/docker");
+        x.rt.chosen_by = "PATH";
+        strcpy(x.image, "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04");
+        x.step = "run";
+        x.outcome = CONTAINER_OK;
+        strcpy(x.uuids[0], "GPU-1111");
+        x.n_uuids = 1;
+        r = run(&n, &check_container_gpu_access);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->summary, "a container sees the host's GPU (same UUID)");
+
+        x.n_uuids = 0;
+        r = run(&n, &check_container_gpu_access);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->summary, "the container sees 0 of the host's 1 GPUs: 1 missing (GPU-1111)");
+        assert_non_null(strstr(r->remedy, "nvidia-ctk runtime configure --runtime=docker"));
+        x.rt.gpus = CONTAINER_GPUS_CDI;
+        r = run(&n, &check_container_gpu_access);
+        assert_non_null(strstr(r->remedy, "nvidia-ctk cdi generate"));
+
+        x.outcome = CONTAINER_GPU_HOOK;
+        strcpy(x.cause, "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.");
+        r = run(&n, &check_container_gpu_access);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->summary, "driver not loaded"));
+        x.outcome = CONTAINER_NO_IMAGE;
+        r = run(&n, &check_container_gpu_access);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_non_null(strstr(r->summary, "`docker pull nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04`"));
+        x.outcome = CONTAINER_TIMEOUT;
+        x.timeout_s = 60;
+        r = run(&n, &check_container_gpu_access);
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_string_equal(r->summary, "`docker run` did not finish within 60 s; it was killed");
+        x.outcome = CONTAINER_RUNTIME_ERROR;
+        strcpy(x.cause, "docker: something new.");
+        r = run(&n, &check_container_gpu_access);
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_string_equal(r->summary, "docker run failed: docker: something new.");
+        report_done(&n.rep);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_runtime),
@@ -340,6 +410,7 @@ int main(void) {
                 cmocka_unit_test(test_containerd_runtime),
                 cmocka_unit_test(test_cdi),
                 cmocka_unit_test(test_gather),
+                cmocka_unit_test(test_gpu_access),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

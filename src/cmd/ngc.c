@@ -1,0 +1,473 @@
+/* `gpuvet ngc list|pick|pull|test`: the NGC catalogue (data/ngc.json), the release to use on
+ * this node, and (cmd/ngc_run.c) pulling and testing it through the container runtime. */
+#include "cmd/ngc.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/machine.h"
+#include "cmd/options.h"
+#include "core/strbuf.h"
+#include "data/gpudb.h"
+#include "report/detect_report.h"
+#include "sys/facts.h"
+
+static const char usage[] =
+        "Usage: gpuvet ngc list|pick|pull|test [OPTIONS] [IMAGE[:TAG]...]\n"
+        "\n"
+        "NVIDIA's NGC containers (PyTorch, NeMo, Triton, TensorFlow, TensorRT, CUDA, RAPIDS,\n"
+        "DeepStream): which release runs on this node's driver and GPUs, pulled and tested.\n"
+        "\n"
+        "  list              the catalogue: images, tag forms, releases with their CUDA,\n"
+        "                    minimum driver and compute capability\n"
+        "  pick [IMAGE...]   the newest release of each image (default: all) that runs here,\n"
+        "                    and why each newer one does not\n"
+        "  pull IMAGE[:TAG]  pull it (without a tag: the one pick chooses)\n"
+        "  test IMAGE[:TAG]  run it with the GPUs: the framework sees every GPU and a matmul\n"
+        "                    on each matches the CPU (other images: nvidia-smi's GPUs only)\n"
+        "\n"
+        "`gpuvet ngc SUBCOMMAND --help` gives each one's options; docs/ngc.md has the rest.\n"
+        "Exit status: 0 done, 1 no release runs / the pull or test failed, 2 usage or bad\n"
+        "input (an unknown image or tag), 3 internal error.\n";
+
+/* ---- shared ---- */
+
+int ngc_data_load(const char *cmd, const char *data_dir, struct ngc_data *d) {
+        memset(d, 0, sizeof(*d));
+        char err[512];
+        int r = compat_load(data_dir, &d->compat, err, sizeof(err));
+        if (r == 0 && (r = ngcdb_load(data_dir, d->compat, &d->db, err, sizeof(err))) < 0)
+                d->compat = compat_free(d->compat);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet %s: %s\n", cmd, r == -ENOMEM ? "out of memory loading the data files" : err);
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        return 0;
+}
+
+void ngc_data_done(struct ngc_data *d) {
+        d->db = ngcdb_free(d->db);
+        d->compat = compat_free(d->compat);
+}
+
+int ngc_node_read(const char *cmd, const struct facts *f, const struct ngc_data *d, const char *for_driver,
+                  char *driver_buf, size_t driver_size, struct ngc_node *node) {
+        memset(node, 0, sizeof(*node));
+        if (for_driver) {
+                struct detect_for_driver planned;
+                char err[256];
+                if (detect_resolve_driver(d->compat, for_driver, &planned, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "gpuvet %s: --for-driver: %s\n", cmd, err);
+                        return EXIT_USAGE;
+                }
+                snprintf(driver_buf, driver_size, "%s", planned.version);
+                snprintf(node->driver_from, sizeof(node->driver_from), "--for-driver %s", for_driver);
+        } else if (f->nvidia.have_version) {
+                snprintf(driver_buf, driver_size, "%s", f->nvidia.driver_version);
+                snprintf(node->driver_from, sizeof(node->driver_from), "loaded");
+        } else {
+                fprintf(stderr, "gpuvet %s: no NVIDIA driver is loaded (/proc/driver/nvidia/version): name the driver "
+                                "to judge for with --for-driver VERSION or BRANCH\n",
+                        cmd);
+                return EXIT_USAGE;
+        }
+        node->driver = driver_buf;
+        for (size_t i = 0; i < f->gpus.n; i++) {
+                const struct gpu_model *m = f->gpus.gpus[i].model;
+                const struct gpu_arch *arch = m ? gpudb_arch(f->db, m->arch) : NULL;
+                if (!m || !arch) {
+                        node->n_unknown++;
+                        continue;
+                }
+                size_t k = 0;
+                while (k < node->n && strcmp(node->names[k], m->name))
+                        k++;
+                if (k == node->n) {
+                        if (node->n == NGC_MAX_MODELS)
+                                continue;
+                        node->gpus[k] = (struct compat_gpu){.cc_major = m->cc_major, .cc_minor = m->cc_minor,
+                                                            .datacenter = m->datacenter, .arch = arch,
+                                                            .min_driver = m->min_driver};
+                        node->names[k] = m->name;
+                        node->n++;
+                }
+                node->counts[k]++;
+        }
+        if (node->n == 0) {
+                fprintf(stderr, "gpuvet %s: %s: the releases are judged for the node's GPUs\n", cmd,
+                        node->n_unknown ? "no GPU of this node is in gpuvet's GPU table (gpus.json)"
+                                        : "no NVIDIA GPU on the PCI bus");
+                return EXIT_USAGE;
+        }
+        return 0;
+}
+
+static void known_images(const struct ngcdb *db, char *buf, size_t size) {
+        buf[0] = '\0';
+        for (size_t i = 0; i < db->n_images; i++)
+                strbuf_appendf(buf, size, "%s%s", i ? ", " : "", db->images[i].name);
+}
+
+static void known_releases(const struct ngc_image *img, char *buf, size_t size) {
+        buf[0] = '\0';
+        for (size_t i = 0; i < img->n_releases; i++)
+                strbuf_appendf(buf, size, "%s%s", i ? ", " : "", img->releases[i].tag);
+}
+
+int ngc_resolve(const char *cmd, const struct ngcdb *db, const char *arg, const struct ngc_image **ret_img,
+                const struct ngc_release **ret_rel) {
+        *ret_img = NULL;
+        *ret_rel = NULL;
+        char name[256];
+        snprintf(name, sizeof(name), "%s", arg);
+        char *colon = strrchr(name, ':');
+        const char *tag = NULL;
+        if (colon && !strchr(colon, '/')) {
+                *colon = '\0';
+                tag = colon + 1;
+        }
+        const struct ngc_image *img = NULL;
+        for (size_t i = 0; i < db->n_images && !img; i++)
+                if (strcmp(db->images[i].name, name) == 0 || strcmp(db->images[i].repository, name) == 0)
+                        img = &db->images[i];
+        char list[2048];
+        if (!img) {
+                known_images(db, list, sizeof(list));
+                fprintf(stderr, "gpuvet %s: unknown image \"%s\" (known: %s)\n", cmd, name, list);
+                return EXIT_USAGE;
+        }
+        if (tag) {
+                const struct ngc_release *r = ngc_image_release(img, tag);
+                if (!r) {
+                        known_releases(img, list, sizeof(list));
+                        fprintf(stderr, "gpuvet %s: %s has no release \"%s\" in the catalogue (known: %s)\n", cmd,
+                                img->name, tag, list);
+                        return EXIT_USAGE;
+                }
+                *ret_rel = r;
+        }
+        *ret_img = img;
+        return 0;
+}
+
+void ngc_ref(const struct ngc_image *img, const struct ngc_release *r, char *buf, size_t size) {
+        snprintf(buf, size, "%s:%s", img->repository, r->tag);
+}
+
+int ngc_print_json(json_t *doc) {
+        if (!doc) {
+                fprintf(stderr, "gpuvet ngc: out of memory building the answer\n");
+                return EXIT_INTERNAL;
+        }
+        int code = EXIT_PASS;
+        if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', stdout) == EOF) {
+                stdout_failed(errno);
+                code = EXIT_INTERNAL;
+        }
+        json_decref(doc);
+        return code;
+}
+
+static json_t *str_or_null(const char *s) {
+        return s ? json_string(s) : json_null();
+}
+
+/* ---- list ---- */
+
+static const char list_usage[] =
+        "Usage: gpuvet ngc list [OPTIONS]\n"
+        "\n"
+        "The NGC catalogue gpuvet judges by: each image's repository, tag form, test, and its\n"
+        "releases with their CUDA, the driver that CUDA ships with, the minimum driver and the\n"
+        "oldest compute capability.\n"
+        "\n"
+        "Options:\n"
+        "      --json            as JSON (schema " NGC_SCHEMA ", docs/ngc.md)\n"
+        "      --data-dir DIR    compat.json and ngc.json from DIR ($GPUVET_DATA_DIR)\n"
+        "  -h, --help            this help\n";
+
+static json_t *release_json(const struct ngc_image *img, const struct ngc_release *r) {
+        char ref[256], cc[16];
+        ngc_ref(img, r, ref, sizeof(ref));
+        snprintf(cc, sizeof(cc), "%d.%d", r->judge.min_cc_major, r->judge.min_cc_minor);
+        json_t *o = json_object();
+        json_object_set_new(o, "release", json_string(r->release));
+        json_object_set_new(o, "tag", json_string(r->tag));
+        json_object_set_new(o, "ref", json_string(ref));
+        json_object_set_new(o, "cuda", json_string(r->cuda));
+        json_object_set_new(o, "native_driver", json_string(r->native_driver));
+        json_object_set_new(o, "min_driver", json_string(r->min_driver));
+        json_t *fwd = json_array();
+        for (size_t k = 0; k < r->judge.n_forward_compat; k++)
+                json_array_append_new(fwd, json_string(r->judge.forward_compat[k]));
+        json_object_set_new(o, "forward_compat", fwd);
+        json_object_set_new(o, "min_compute_capability", json_string(cc));
+        return o;
+}
+
+static int list(int argc, char **argv) {
+        static const struct option own[] = {{"json", no_argument, NULL, 'J'}, {NULL, 0, NULL, 0}};
+        static const struct cmd_spec spec = {.name = "ngc list", .usage = list_usage, .own = own,
+                                             .own_option = cmd_json_flag};
+        bool json = false;
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &json, &args);
+        if (code >= 0)
+                return code;
+        struct ngc_data d;
+        if ((code = ngc_data_load("ngc list", args.common.data_dir, &d)) != 0)
+                return code;
+        const struct ngcdb *db = d.db;
+        if (json) {
+                json_t *doc = json_object(), *images = json_array();
+                json_object_set_new(doc, "schema", json_string(NGC_SCHEMA));
+                json_object_set_new(doc, "command", json_string("list"));
+                json_object_set_new(doc, "as_of", str_or_null(db->as_of));
+                for (size_t i = 0; i < db->n_images; i++) {
+                        const struct ngc_image *img = &db->images[i];
+                        json_t *o = json_object(), *rels = json_array();
+                        json_object_set_new(o, "name", json_string(img->name));
+                        json_object_set_new(o, "title", json_string(img->title));
+                        json_object_set_new(o, "repository", json_string(img->repository));
+                        json_object_set_new(o, "tag_form", json_string(img->tag_form));
+                        json_object_set_new(o, "test", json_string(img->test->name));
+                        json_object_set_new(o, "note", str_or_null(img->note));
+                        for (size_t k = 0; k < img->n_releases; k++)
+                                json_array_append_new(rels, release_json(img, &img->releases[k]));
+                        json_object_set_new(o, "releases", rels);
+                        json_array_append_new(images, o);
+                }
+                json_object_set_new(doc, "images", images);
+                code = ngc_print_json(doc);
+        } else {
+                printf("NGC catalogue (%s, as of %s)\n", db->source, db->as_of ? db->as_of : "?");
+                for (size_t i = 0; i < db->n_images; i++) {
+                        const struct ngc_image *img = &db->images[i];
+                        const struct ngc_release *old = &img->releases[0], *new = &img->releases[img->n_releases - 1];
+                        printf("\n%s — %s\n  %s:%s, %zu release%s %s .. %s, test: %s\n", img->name, img->title,
+                               img->repository, img->tag_form, img->n_releases, img->n_releases == 1 ? "" : "s",
+                               old->release, new->release, img->test->name);
+                        if (img->note)
+                                printf("  note: %s\n", img->note);
+                        printf("  %-10s %-28s %-12s %-12s %s\n", "release", "tag", "cuda", "driver", "min cc");
+                        for (size_t k = img->n_releases; k-- > 0;) {
+                                const struct ngc_release *r = &img->releases[k];
+                                printf("  %-10s %-28s %-12s %-12s %d.%d\n", r->release, r->tag, r->cuda,
+                                       r->native_driver, r->judge.min_cc_major, r->judge.min_cc_minor);
+                        }
+                }
+        }
+        ngc_data_done(&d);
+        return code;
+}
+
+/* ---- pick ---- */
+
+static const char pick_usage[] =
+        "Usage: gpuvet ngc pick [OPTIONS] [IMAGE...]\n"
+        "\n"
+        "For each image (default: every image of the catalogue), the newest release that runs\n"
+        "natively on this node's driver and every one of its GPUs; else the newest that runs\n"
+        "through CUDA minor-version compatibility (the minimum driver its notes state); else the\n"
+        "newest that runs with forward compatibility, which works only on data-center GPUs and\n"
+        "only through the cuda-compat package in the image. Each newer release is listed with\n"
+        "why it was not chosen.\n"
+        "\n"
+        "Options:\n"
+        "      --json            as JSON (schema " NGC_SCHEMA ", docs/ngc.md)\n"
+        "      --for-driver D    judge for driver D instead of the loaded one: a version\n"
+        "                        (570.133.20) or a branch (580, R580)\n"
+        "  -r, --root DIR        read the GPUs and driver under DIR (a fixture or snapshot)\n"
+        "      --data-dir DIR    gpus.json, compat.json and ngc.json from DIR\n"
+        "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Exit status: 0 a release for every image, 1 some image has none, 2 bad input.\n";
+
+struct pick_cli {
+        bool json;
+        const char *for_driver;
+};
+
+static int pick_option(int opt, const char *arg, void *ctx) {
+        struct pick_cli *o = ctx;
+        if (opt == 'J')
+                o->json = true;
+        else if (opt == ('F' | 0x500))
+                o->for_driver = arg;
+        return -1;
+}
+
+static const char *verdict_words(enum compat_verdict v) {
+        switch (v) {
+        case COMPAT_NATIVE: return "natively";
+        case COMPAT_MINOR: return "through CUDA minor-version compatibility";
+        case COMPAT_FORWARD: return "only with forward compatibility (data-center GPUs, the image's cuda-compat package)";
+        default: return "not at all";
+        }
+}
+
+static json_t *pick_json(const struct ngc_image *img, const struct ngc_pick *p) {
+        json_t *o = json_object();
+        json_object_set_new(o, "image", json_string(img->name));
+        if (p->release) {
+                char ref[256];
+                ngc_ref(img, p->release, ref, sizeof(ref));
+                json_object_set_new(o, "release", json_string(p->release->release));
+                json_object_set_new(o, "tag", json_string(p->release->tag));
+                json_object_set_new(o, "ref", json_string(ref));
+                json_object_set_new(o, "cuda", json_string(p->release->cuda));
+                json_object_set_new(o, "verdict", json_string(compat_verdict_name(p->how.verdict)));
+                json_object_set_new(o, "reason", json_string(p->how.reason));
+        } else {
+                json_object_set_new(o, "release", json_null());
+                json_object_set_new(o, "problem", json_string("no release of the catalogue runs on this driver and GPUs"));
+        }
+        json_t *ex = json_array();
+        for (size_t k = 0; k < p->n_excluded; k++) {
+                json_t *e = json_object();
+                json_object_set_new(e, "release", json_string(p->excluded[k].release->release));
+                json_object_set_new(e, "tag", json_string(p->excluded[k].release->tag));
+                json_object_set_new(e, "verdict", json_string(compat_verdict_name(p->excluded[k].why.verdict)));
+                json_object_set_new(e, "reason", json_string(p->excluded[k].why.reason));
+                json_array_append_new(ex, e);
+        }
+        json_object_set_new(o, "excluded", ex);
+        json_object_set_new(o, "excluded_total", json_integer((json_int_t)p->n_excluded_total));
+        return o;
+}
+
+static void pick_text(const struct ngc_image *img, const struct ngc_pick *p) {
+        if (p->release) {
+                char ref[256];
+                ngc_ref(img, p->release, ref, sizeof(ref));
+                printf("%-12s %s  (CUDA %s; runs %s: %s)\n", img->name, ref, p->release->cuda,
+                       verdict_words(p->how.verdict), p->how.reason);
+        } else {
+                printf("%-12s none: no release of the catalogue runs on this driver and GPUs\n", img->name);
+        }
+        size_t shown = p->n_excluded < 3 ? p->n_excluded : 3;
+        for (size_t k = 0; k < shown; k++)
+                printf("%-12s   not %s: %s%s\n", "", p->excluded[k].release->release,
+                       compat_verdict_runs(p->excluded[k].why.verdict) ? "runs only " : "",
+                       compat_verdict_runs(p->excluded[k].why.verdict) ? verdict_words(p->excluded[k].why.verdict)
+                                                                         : p->excluded[k].why.reason);
+        if (p->n_excluded_total > shown)
+                printf("%-12s   (and %zu newer release%s excluded; --json lists them)\n", "", p->n_excluded_total - shown,
+                       p->n_excluded_total - shown == 1 ? "" : "s");
+}
+
+static int pick(int argc, char **argv) {
+        static const struct option own[] = {{"json", no_argument, NULL, 'J'},
+                                            {"for-driver", required_argument, NULL, 'F' | 0x500},
+                                            {NULL, 0, NULL, 0}};
+        static const struct cmd_spec spec = {.name = "ngc pick", .usage = pick_usage, .own = own,
+                                             .operands = true, .own_option = pick_option};
+        struct pick_cli o = {0};
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        if (code >= 0)
+                return code;
+        struct ngc_data d;
+        if ((code = ngc_data_load("ngc pick", args.common.data_dir, &d)) != 0)
+                return code;
+        const struct ngc_image *asked[64];
+        size_t n_asked = 0;
+        for (int i = args.first_operand; i < argc && code == 0; i++) {
+                const struct ngc_release *rel;
+                if ((code = ngc_resolve("ngc pick", d.db, argv[i], &asked[n_asked], &rel)) == 0 && rel)
+                        code = cmd_usage_error("ngc pick", "%s: pick chooses the tag; name the image alone", argv[i]);
+                if (code == 0 && ++n_asked == 64)
+                        code = cmd_usage_error("ngc pick", "at most 64 images at once");
+        }
+        if (code == 0 && n_asked == 0)
+                for (size_t i = 0; i < d.db->n_images && i < 64; i++)
+                        asked[n_asked++] = &d.db->images[i];
+        struct machine m = {0};
+        if (code == 0)
+                code = machine_open("ngc pick", &args.common, &m);
+        if (code == 0)
+                code = machine_gather(&m, args.common.timeout_s);
+        struct ngc_node node;
+        char driver[64];
+        if (code == 0)
+                code = ngc_node_read("ngc pick", m.facts, &d, o.for_driver, driver, sizeof(driver), &node);
+        if (code == 0) {
+                bool all = true;
+                json_t *doc = o.json ? json_object() : NULL, *picks = o.json ? json_array() : NULL;
+                if (!o.json) {
+                        printf("driver %s (%s); GPUs:", node.driver, node.driver_from);
+                        for (size_t k = 0; k < node.n; k++)
+                                printf("%s %u x %s (cc %d.%d%s)", k ? "," : "", node.counts[k], node.names[k],
+                                       node.gpus[k].cc_major, node.gpus[k].cc_minor,
+                                       node.gpus[k].datacenter ? ", data center" : "");
+                        if (node.n_unknown)
+                                printf("; %zu not in gpuvet's GPU table, not judged", node.n_unknown);
+                        printf("\n\n");
+                }
+                for (size_t i = 0; i < n_asked; i++) {
+                        struct ngc_pick *p = malloc(sizeof(*p));
+                        if (!p) {
+                                code = EXIT_INTERNAL;
+                                break;
+                        }
+                        ngc_pick(d.compat, asked[i], node.gpus, node.n, node.driver, p);
+                        all &= p->release != NULL;
+                        if (o.json)
+                                json_array_append_new(picks, pick_json(asked[i], p));
+                        else
+                                pick_text(asked[i], p);
+                        free(p);
+                }
+                if (o.json) {
+                        json_object_set_new(doc, "schema", json_string(NGC_SCHEMA));
+                        json_object_set_new(doc, "command", json_string("pick"));
+                        json_object_set_new(doc, "driver", json_string(node.driver));
+                        json_object_set_new(doc, "driver_from", json_string(node.driver_from));
+                        json_t *gpus = json_array();
+                        for (size_t k = 0; k < node.n; k++) {
+                                json_t *g = json_object();
+                                char cc[16];
+                                snprintf(cc, sizeof(cc), "%d.%d", node.gpus[k].cc_major, node.gpus[k].cc_minor);
+                                json_object_set_new(g, "model", json_string(node.names[k]));
+                                json_object_set_new(g, "count", json_integer(node.counts[k]));
+                                json_object_set_new(g, "compute_capability", json_string(cc));
+                                json_object_set_new(g, "datacenter", json_boolean(node.gpus[k].datacenter));
+                                json_array_append_new(gpus, g);
+                        }
+                        json_object_set_new(doc, "gpus", gpus);
+                        json_object_set_new(doc, "gpus_not_judged", json_integer((json_int_t)node.n_unknown));
+                        json_object_set_new(doc, "picks", picks);
+                        if (code == 0)
+                                code = ngc_print_json(doc);
+                        else
+                                json_decref(doc);
+                }
+                if (code == 0 && !all)
+                        code = EXIT_FAILED;
+        }
+        code = machine_done(&m, code);
+        ngc_data_done(&d);
+        return code;
+}
+
+int cmd_ngc(int argc, char **argv) {
+        if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+                fputs(usage, argc < 2 ? stderr : stdout);
+                return argc < 2 ? EXIT_USAGE : EXIT_PASS;
+        }
+        if (strcmp(argv[1], "list") == 0)
+                return list(argc - 1, argv + 1);
+        if (strcmp(argv[1], "pick") == 0)
+                return pick(argc - 1, argv + 1);
+        if (strcmp(argv[1], "pull") == 0)
+                return ngc_pull(argc - 1, argv + 1);
+        if (strcmp(argv[1], "test") == 0)
+                return ngc_test(argc - 1, argv + 1);
+        fprintf(stderr, "gpuvet ngc: unknown subcommand \"%s\" (list, pick, pull, test)\n", argv[1]);
+        return EXIT_USAGE;
+}

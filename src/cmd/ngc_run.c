@@ -1,0 +1,448 @@
+/* `gpuvet ngc pull` and `gpuvet ngc test` (cmd/ngc.h): an NGC image through the container
+ * runtime (sys/container_run.h), each step under a deadline. */
+#include "cmd/ngc.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/machine.h"
+#include "cmd/options.h"
+#include "cmd/site_policy.h"
+#include "core/fsroot.h"
+#include "core/strbuf.h"
+#include "core/strparse.h"
+#include "policy/policy.h"
+#include "sys/container_gpu.h"
+#include "sys/container_run.h"
+#include "sys/facts.h"
+
+#define PULL_TIMEOUT_S 3600 /* a 20 GB framework image on a slow link */
+#define TEST_TIMEOUT_S 300  /* start, import the framework, initialise every GPU */
+
+struct run_cli {
+        bool json;
+        const char *runtime, *for_driver;
+        unsigned timeout_s;
+};
+
+static int run_option(int opt, const char *arg, void *ctx) {
+        struct run_cli *o = ctx;
+        switch (opt) {
+        case 'J': o->json = true; break;
+        case 'R' | 0x500: o->runtime = arg; break;
+        case 'F' | 0x500: o->for_driver = arg; break;
+        case 'T' | 0x500:
+                if (!cmd_parse_uint(arg, 1, 86400, &o->timeout_s))
+                        return cmd_usage_error("ngc", "--timeout-run: expected whole seconds 1..86400, not \"%s\"", arg);
+                break;
+        }
+        return -1;
+}
+
+static const struct option run_options[] = {
+        {"json", no_argument, NULL, 'J'},
+        {"container-runtime", required_argument, NULL, 'R' | 0x500},
+        {"for-driver", required_argument, NULL, 'F' | 0x500},
+        {"timeout-run", required_argument, NULL, 'T' | 0x500},
+        {NULL, 0, NULL, 0},
+};
+
+/* What one subcommand run holds. */
+struct ngc_run {
+        const char *cmd;
+        struct run_cli o;
+        struct cmd_args args;
+        struct ngc_data d;
+        struct machine m;
+        const struct ngc_image *img;
+        const struct ngc_release *rel;
+        char ref[256];
+        struct container_runtime rt;
+        struct policy policy;
+        bool have_policy;
+};
+
+/* Parse, load the catalogue, resolve the one IMAGE[:TAG], read the machine (NVML when
+ * asked), pick the tag when none was given, and choose the runtime. Returns -1 to go on,
+ * else the exit code. */
+static int prepare(struct ngc_run *x, const struct cmd_spec *spec, int argc, char **argv, bool nvml) {
+        int code = cmd_parse(spec, argc, argv, &x->o, &x->args);
+        if (code >= 0)
+                return code;
+        if (argc - x->args.first_operand != 1)
+                return cmd_usage_error(x->cmd, "expected one IMAGE[:TAG] (`gpuvet ngc list` names them)");
+        if ((code = ngc_data_load(x->cmd, x->args.common.data_dir, &x->d)) != 0)
+                return code;
+        if ((code = ngc_resolve(x->cmd, x->d.db, argv[x->args.first_operand], &x->img, &x->rel)) != 0)
+                return code;
+        code = nvml ? machine_read(x->cmd, &x->args.common, &x->args.nvml, &x->m)
+                    : machine_open(x->cmd, &x->args.common, &x->m);
+        if (code == 0 && !nvml)
+                code = machine_gather(&x->m, x->args.common.timeout_s);
+        if (code)
+                return code;
+        if (!x->rel) {
+                struct ngc_node node;
+                char driver[64];
+                if ((code = ngc_node_read(x->cmd, x->m.facts, &x->d, x->o.for_driver, driver, sizeof(driver), &node)))
+                        return code;
+                struct ngc_pick *p = malloc(sizeof(*p));
+                if (!p)
+                        return EXIT_INTERNAL;
+                ngc_pick(x->d.compat, x->img, node.gpus, node.n, node.driver, p);
+                x->rel = p->release;
+                free(p);
+                if (!x->rel) {
+                        fprintf(stderr, "gpuvet %s: no release of %s runs on driver %s and these GPUs "
+                                        "(`gpuvet ngc pick %s` says why); name a tag to %s anyway\n",
+                                x->cmd, x->img->name, node.driver, x->img->name, x->cmd + 4);
+                        return EXIT_FAILED;
+                }
+        }
+        ngc_ref(x->img, x->rel, x->ref, sizeof(x->ref));
+        /* The site policy's container.runtime, as container.gpu_access takes it. */
+        if ((code = site_policy_load(x->cmd, NULL, false, x->m.fs, &x->policy, &x->have_policy)) != 0)
+                return code;
+        const char *named = x->o.runtime, *named_by = "--container-runtime";
+        if (!named && x->have_policy && x->policy.container_runtime) {
+                named = x->policy.container_runtime;
+                named_by = "site policy";
+        }
+        const char *env = secure_getenv(CONTAINER_RUNTIME_ENV);
+        if (!fsroot_is_live(x->m.fs) && !named && !(env && *env))
+                return cmd_usage_error(x->cmd, "--root names a capture, and the container runtime would run on this "
+                                               "machine: name it with --container-runtime to run anyway");
+        if (container_runtime_choose(named, named_by, &x->m.facts->container, &x->rt) < 0) {
+                fprintf(stderr, "gpuvet %s: no container runtime: neither docker nor podman is installed (name one "
+                                "with --container-runtime PATH)\n",
+                        x->cmd);
+                return EXIT_FAILED;
+        }
+        return -1;
+}
+
+static int finish(struct ngc_run *x, int code) {
+        if (x->have_policy)
+                policy_free(&x->policy);
+        code = machine_done(&x->m, code);
+        ngc_data_done(&x->d);
+        return code;
+}
+
+/* One line on why the runtime failed, by class. */
+static void say_failure(const struct ngc_run *x, const char *step, const struct container_result *r) {
+        const char *engine = container_engine_name(x->rt.engine);
+        const char *cause = r->cause[0] ? r->cause : r->err_tail;
+        switch (r->outcome) {
+        case CONTAINER_NO_RUNTIME:
+                fprintf(stderr, "gpuvet %s: %s could not be started: %s\n", x->cmd, x->rt.exe, cause);
+                break;
+        case CONTAINER_NO_DAEMON:
+                fprintf(stderr, "gpuvet %s: %s cannot reach its daemon (`systemctl start %s`): %s\n", x->cmd, engine,
+                        engine, cause);
+                break;
+        case CONTAINER_NO_IMAGE:
+                if (strcmp(step, "pull") == 0)
+                        fprintf(stderr, "gpuvet %s: the registry has no %s: %s\n", x->cmd, x->ref, cause);
+                else
+                        fprintf(stderr, "gpuvet %s: %s is not present locally: `gpuvet ngc pull %s:%s` first\n", x->cmd,
+                                x->ref, x->img->name, x->rel->tag);
+                break;
+        case CONTAINER_TIMEOUT:
+                fprintf(stderr, "gpuvet %s: `%s` did not finish within %.0f s; it was killed (--timeout-run gives "
+                                "it longer)%s%s\n",
+                        x->cmd, r->command, (double)r->elapsed_ms / 1e3, r->cleanup[0] ? "; " : "", r->cleanup);
+                break;
+        case CONTAINER_GPU_HOOK:
+                fprintf(stderr, "gpuvet %s: the NVIDIA container hook failed (`nvidia-ctk runtime configure "
+                                "--runtime=%s`, then restart %s): %s\n",
+                        x->cmd, engine, engine, cause);
+                break;
+        case CONTAINER_DRIVER_TOO_OLD:
+                fprintf(stderr, "gpuvet %s: the driver is too old for %s (`gpuvet ngc pick %s` names one that runs): "
+                                "%s\n",
+                        x->cmd, x->ref, x->img->name, cause);
+                break;
+        case CONTAINER_CDI:
+                fprintf(stderr, "gpuvet %s: the CDI device could not be resolved (`nvidia-ctk cdi generate "
+                                "--output=/etc/cdi/nvidia.yaml`): %s\n",
+                        x->cmd, cause);
+                break;
+        default:
+                fprintf(stderr, "gpuvet %s: `%s` failed (exit %d): %s\n", x->cmd, r->command, r->exit_status, cause);
+                break;
+        }
+}
+
+/* ---- pull ---- */
+
+static const char pull_usage[] =
+        "Usage: gpuvet ngc pull [OPTIONS] IMAGE[:TAG]\n"
+        "\n"
+        "Pull an NGC image with docker or podman (`gpuvet ngc list` names them); without a tag,\n"
+        "the release `gpuvet ngc pick` chooses for this node. containerd (ctr) is not driven.\n"
+        "\n"
+        "Options:\n"
+        "      --container-runtime PATH  docker or podman (default: the site policy's\n"
+        "                        container.runtime, $GPUVET_CONTAINER_RUNTIME, else docker\n"
+        "                        then podman in PATH)\n"
+        "      --timeout-run SEC kill the pull after SEC (default 3600)\n"
+        "      --for-driver D    pick the tag for driver D instead of the loaded one\n"
+        "      --json            the outcome as JSON (schema " NGC_SCHEMA ")\n"
+        "  -r, --root DIR        read the GPUs and driver under DIR (with a named runtime)\n"
+        "      --data-dir DIR    gpus.json, compat.json and ngc.json from DIR\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Exit status: 0 pulled, 1 the pull failed (the message says why), 2 bad input.\n";
+
+static json_t *outcome_json(const struct ngc_run *x, const char *command, const struct container_result *r) {
+        json_t *doc = json_object();
+        json_object_set_new(doc, "schema", json_string(NGC_SCHEMA));
+        json_object_set_new(doc, "command", json_string(command));
+        json_object_set_new(doc, "image", json_string(x->img->name));
+        json_object_set_new(doc, "release", json_string(x->rel->release));
+        json_object_set_new(doc, "ref", json_string(x->ref));
+        json_object_set_new(doc, "runtime", json_string(x->rt.exe));
+        json_object_set_new(doc, "outcome", json_string(container_outcome_name(r->outcome)));
+        json_object_set_new(doc, "cause", r->cause[0] ? json_string(r->cause) : json_null());
+        json_object_set_new(doc, "seconds", json_real((double)r->elapsed_ms / 1e3));
+        return doc;
+}
+
+int ngc_pull(int argc, char **argv) {
+        static const struct cmd_spec spec = {.name = "ngc pull", .usage = pull_usage, .own = run_options,
+                                             .operands = true, .own_option = run_option};
+        struct ngc_run x = {.cmd = "ngc pull"};
+        int code = prepare(&x, &spec, argc, argv, false);
+        if (code >= 0)
+                return finish(&x, code);
+        unsigned timeout_s = x.o.timeout_s ? x.o.timeout_s : PULL_TIMEOUT_S;
+        struct container_result r;
+        if (container_pull(&x.rt, x.ref, timeout_s * 1000u, &r) < 0) {
+                fprintf(stderr, "gpuvet ngc pull: out of memory\n");
+                return finish(&x, EXIT_INTERNAL);
+        }
+        if (r.outcome != CONTAINER_OK)
+                say_failure(&x, "pull", &r);
+        code = r.outcome == CONTAINER_OK ? EXIT_PASS : EXIT_FAILED;
+        if (x.o.json) {
+                int c = ngc_print_json(outcome_json(&x, "pull", &r));
+                code = c ? c : code;
+        } else if (code == EXIT_PASS) {
+                printf("pulled %s with %s (%.1f s)\n", x.ref, container_engine_name(x.rt.engine),
+                       (double)r.elapsed_ms / 1e3);
+        }
+        container_result_done(&r);
+        return finish(&x, code);
+}
+
+/* ---- test ---- */
+
+static const char test_usage[] =
+        "Usage: gpuvet ngc test [OPTIONS] IMAGE[:TAG]\n"
+        "\n"
+        "Run an NGC image (already pulled; never pulled here) with every GPU and check, inside it,\n"
+        "that the framework sees each of the host's GPUs (UUIDs, from NVML) and that a 512x512\n"
+        "matmul on each matches the CPU's (PyTorch and NeMo; TensorFlow compares the GPU count,\n"
+        "as it shows no UUIDs). Images without a framework test (CUDA, Triton, TensorRT, RAPIDS,\n"
+        "DeepStream) are checked with nvidia-smi's GPU list only. Without a tag, the release\n"
+        "`gpuvet ngc pick` chooses.\n"
+        "\n"
+        "Options:\n"
+        "      --container-runtime PATH  docker or podman (default: the site policy's\n"
+        "                        container.runtime, $GPUVET_CONTAINER_RUNTIME, else docker\n"
+        "                        then podman in PATH)\n"
+        "      --timeout-run SEC kill the container after SEC (default 300)\n"
+        "      --for-driver D    pick the tag for driver D instead of the loaded one\n"
+        "      --json            the result as JSON (schema " NGC_SCHEMA ")\n"
+        "  -r, --root DIR        read the GPUs under DIR (with a named runtime)\n"
+        "      --data-dir DIR    gpus.json, compat.json and ngc.json from DIR\n"
+        "      --nvml-lib PATH   load this libnvidia-ml for the host's GPUs\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Exit status: 0 pass, 1 the test failed or could not run (the message says why), 2 bad\n"
+        "input.\n";
+
+/* What the container reported. */
+struct seen {
+        char uuids[CONTAINER_GPU_MAX][96];
+        size_t n_uuids;
+        long long count;     /* GPUs the framework counts; -1 unknown */
+        bool have_report;    /* a framework's JSON line was read */
+        bool matmul_ok;
+        double max_abs_err;  /* < 0 unknown */
+        char framework[32], version[64];
+};
+
+static void read_framework(const char *out, struct seen *s) {
+        /* The last line that is a JSON object with "framework": the script prints one. */
+        const char *p = out ? out : "";
+        char line[8192];
+        while (text_next_line(&p, line, sizeof(line))) {
+                json_t *o = json_loads(line, 0, NULL);
+                if (!json_is_object(o) || !json_is_string(json_object_get(o, "framework"))) {
+                        json_decref(o);
+                        continue;
+                }
+                s->have_report = true;
+                snprintf(s->framework, sizeof(s->framework), "%s", json_string_value(json_object_get(o, "framework")));
+                const char *v = json_string_value(json_object_get(o, "version"));
+                snprintf(s->version, sizeof(s->version), "%s", v ? v : "");
+                s->matmul_ok = json_is_true(json_object_get(o, "matmul_ok"));
+                json_t *err = json_object_get(o, "max_abs_err");
+                s->max_abs_err = json_is_number(err) ? json_number_value(err) : -1;
+                json_t *count = json_object_get(o, "gpu_count");
+                s->count = json_is_integer(count) ? json_integer_value(count) : -1;
+                s->n_uuids = 0;
+                size_t i;
+                json_t *u;
+                json_array_foreach(json_object_get(o, "gpus"), i, u) {
+                        if (json_is_string(u) && s->n_uuids < CONTAINER_GPU_MAX)
+                                snprintf(s->uuids[s->n_uuids++], sizeof(s->uuids[0]), "%s", json_string_value(u));
+                }
+                if (s->count < 0)
+                        s->count = (long long)s->n_uuids;
+                json_decref(o);
+        }
+}
+
+static bool has(const char (*list)[96], size_t n, const char *uuid) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(list[i], uuid) == 0)
+                        return true;
+        return false;
+}
+
+int ngc_test(int argc, char **argv) {
+        static const struct cmd_spec spec = {.name = "ngc test", .usage = test_usage, .own = run_options,
+                                             .nvml = true, .operands = true, .own_option = run_option};
+        struct ngc_run x = {.cmd = "ngc test"};
+        int code = prepare(&x, &spec, argc, argv, true);
+        if (code >= 0)
+                return finish(&x, code);
+        const struct facts *f = x.m.facts;
+        const struct ngc_test *t = x.img->test;
+        unsigned timeout_s = x.o.timeout_s ? x.o.timeout_s : TEST_TIMEOUT_S;
+
+        /* The host's GPUs: NVML's UUIDs, else the count on the PCI bus. */
+        char (*host)[96] = calloc(CONTAINER_GPU_MAX, sizeof(*host));
+        struct seen *s = calloc(1, sizeof(*s));
+        if (!host || !s) {
+                free(host);
+                free(s);
+                return finish(&x, EXIT_INTERNAL);
+        }
+        size_t n_host = 0;
+        for (unsigned i = 0; f->nvml.init_state == NVML_INIT_OK && i < f->nvml.n_gpus && n_host < CONTAINER_GPU_MAX; i++)
+                if (nv_ok(f->nvml.gpus[i].uuid) && f->nvml.gpus[i].uuid.v[0])
+                        snprintf(host[n_host++], sizeof(host[0]), "%s", f->nvml.gpus[i].uuid.v);
+        size_t host_count = n_host ? n_host : f->gpus.n;
+
+        struct container_result r;
+        if (container_image_inspect(&x.rt, x.ref, timeout_s * 1000u, &r) < 0) {
+                code = EXIT_INTERNAL;
+                goto out;
+        }
+        if (r.outcome == CONTAINER_OK) {
+                container_result_done(&r);
+                const char *cmd[10];
+                size_t n = 0;
+                for (size_t i = 0; i < t->n_command; i++)
+                        cmd[n++] = t->command[i];
+                if (t->script)
+                        cmd[n++] = t->script;
+                cmd[n] = NULL;
+                if (container_run_gpus(&x.rt, x.ref, cmd, timeout_s * 1000u, &r) < 0) {
+                        code = EXIT_INTERNAL;
+                        goto out;
+                }
+        }
+        /* A framework script that found a wrong matmul exits 1 after printing its report. */
+        bool ran = r.outcome == CONTAINER_OK || (r.outcome == CONTAINER_EXITED && t->script);
+        if (!ran) {
+                say_failure(&x, "run", &r);
+                code = EXIT_FAILED;
+                if (x.o.json)
+                        code = ngc_print_json(outcome_json(&x, "test", &r)) ? EXIT_INTERNAL : code;
+                container_result_done(&r);
+                goto out;
+        }
+        s->count = -1;
+        s->max_abs_err = -1;
+        if (t->script) {
+                read_framework(r.out, s);
+        } else {
+                struct container_gpu_facts *g = calloc(1, sizeof(*g));
+                if (g) {
+                        container_gpu_parse_uuids(r.out, g);
+                        for (size_t i = 0; i < g->n_uuids; i++)
+                                snprintf(s->uuids[i], sizeof(s->uuids[0]), "%s", g->uuids[i]);
+                        s->n_uuids = g->n_uuids;
+                        s->count = (long long)g->n_uuids;
+                        free(g);
+                }
+        }
+        char missing[1024] = "";
+        size_t n_missing = 0;
+        bool compare_uuids = t->compares_uuids && n_host > 0;
+        for (size_t i = 0; compare_uuids && i < n_host; i++)
+                if (!has(s->uuids, s->n_uuids, host[i])) {
+                        strbuf_appendf(missing, sizeof(missing), "%s%s", n_missing ? ", " : "", host[i]);
+                        n_missing++;
+                }
+        bool gpus_ok = s->count == (long long)host_count && (!compare_uuids || (n_missing == 0 && s->n_uuids == n_host));
+        bool report_ok = !t->script || s->have_report;
+        bool matmul_ok = !t->script || s->matmul_ok;
+        bool pass = report_ok && gpus_ok && matmul_ok;
+        code = pass ? EXIT_PASS : EXIT_FAILED;
+        if (x.o.json) {
+                json_t *doc = outcome_json(&x, "test", &r);
+                json_object_set_new(doc, "test", json_string(t->name));
+                json_object_set_new(doc, "note", t->note ? json_string(t->note) : json_null());
+                json_object_set_new(doc, "framework", s->have_report ? json_string(s->framework) : json_null());
+                json_object_set_new(doc, "framework_version", s->have_report ? json_string(s->version) : json_null());
+                json_object_set_new(doc, "host_gpu_count", json_integer((json_int_t)host_count));
+                json_object_set_new(doc, "container_gpu_count", s->count >= 0 ? json_integer(s->count) : json_null());
+                json_t *seen = json_array(), *miss = json_array();
+                for (size_t i = 0; i < s->n_uuids; i++)
+                        json_array_append_new(seen, json_string(s->uuids[i]));
+                for (size_t i = 0; compare_uuids && i < n_host; i++)
+                        if (!has(s->uuids, s->n_uuids, host[i]))
+                                json_array_append_new(miss, json_string(host[i]));
+                json_object_set_new(doc, "container_gpus", seen);
+                json_object_set_new(doc, "missing_gpus", miss);
+                json_object_set_new(doc, "uuids_compared", json_boolean(compare_uuids));
+                json_object_set_new(doc, "matmul_ok", t->script ? json_boolean(s->matmul_ok) : json_null());
+                json_object_set_new(doc, "max_abs_err", s->max_abs_err >= 0 ? json_real(s->max_abs_err) : json_null());
+                json_object_set_new(doc, "verdict", json_string(pass ? "pass" : "fail"));
+                int c = ngc_print_json(doc);
+                code = c ? c : code;
+        } else {
+                printf("%s (%s, with %s)\n", x.ref, x.img->title, container_engine_name(x.rt.engine));
+                if (t->note)
+                        printf("  note: %s\n", t->note);
+                if (!report_ok)
+                        printf("  ✗ the test script printed no report (exit %d): %s\n", r.exit_status,
+                               r.err_tail[0] ? r.err_tail : "no message");
+                else
+                        printf("  %s %s%s%s sees %lld of the host's %zu GPUs%s%s%s\n", gpus_ok ? "✓" : "✗",
+                               t->script ? s->framework : "nvidia-smi", s->version[0] ? " " : "", s->version, s->count,
+                               host_count, compare_uuids ? (n_missing ? "; missing: " : " (same UUIDs)") : " (count only)",
+                               missing, "");
+                if (t->script && report_ok) {
+                        if (s->matmul_ok)
+                                printf("  ✓ a 512x512 matmul on each GPU matches the CPU (max error %.3g)\n", s->max_abs_err);
+                        else
+                                printf("  ✗ the matmul on the GPUs does not match the CPU (max error %.3g)\n", s->max_abs_err);
+                }
+                printf("%s\n", pass ? "PASS" : "FAIL");
+        }
+        container_result_done(&r);
+out:
+        free(host);
+        free(s);
+        return finish(&x, code);
+}
