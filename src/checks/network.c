@@ -602,6 +602,127 @@ static void run_roce_mtu(const struct check_info *self, const struct facts *f, s
         }
 }
 
+/* ---- network.roce_congestion ---- */
+
+/* RoCE runs well either lossless (PFC on the priority it uses) or lossy with congestion
+ * control (ECN marks, DCQCN's CNPs) keeping drops rare. What is judged is the outcome: a
+ * port that keeps losing packets, or one that ignores the congestion notifications sent to
+ * it. Both as rates per day of uptime over the same 10/day as network.port_errors; the
+ * counters are the driver's (mlx5) hw_counters. */
+#define ROCE_PER_DAY_MAX 10
+
+static const enum rdma_hw_counter roce_loss[] = {RDMA_HW_OUT_OF_SEQUENCE, RDMA_HW_PACKET_SEQ_ERR,
+                                                 RDMA_HW_LOCAL_ACK_TIMEOUT_ERR};
+
+/* "PFC on priorities 3", "PFC off on every priority", or why it is unknown; pfc_off set
+ * when it was read and is off everywhere. */
+static void pfc_text(const struct rdma_port *p, char *buf, size_t size, bool *pfc_off) {
+        *pfc_off = false;
+        if (!p->pfc_asked) {
+                snprintf(buf, size, "PFC not read (a capture has no kernel to ask)");
+                return;
+        }
+        if (p->pfc_errno) {
+                snprintf(buf, size, "PFC not readable from dcbnl: %s", strerror(p->pfc_errno));
+                return;
+        }
+        if (!p->pfc.enabled) {
+                *pfc_off = true;
+                snprintf(buf, size, "PFC off on every priority");
+                return;
+        }
+        snprintf(buf, size, "PFC on priorit%s", (p->pfc.enabled & (p->pfc.enabled - 1)) ? "ies" : "y");
+        for (unsigned prio = 0, first = 1; prio < 8; prio++)
+                if (p->pfc.enabled & (1u << prio)) {
+                        strbuf_appendf(buf, size, "%s%u", first ? " " : ",", prio);
+                        first = 0;
+                }
+}
+
+static void judge_roce_port(struct result *r, const struct rdma_dev *d, const struct rdma_port *p, double days) {
+        char pfc[96], counters[320] = "";
+        bool pfc_off;
+        pfc_text(p, pfc, sizeof(pfc), &pfc_off);
+        size_t known = 0;
+        uint64_t loss = 0;
+        for (size_t c = 0; c < RDMA_HW_COUNT; c++) {
+                if (p->hw[c] == RDMA_CTR_UNKNOWN)
+                        continue;
+                known++;
+                strbuf_appendf(counters, sizeof(counters), "%s%s %llu", counters[0] ? ", " : "",
+                               rdma_hw_counter_name(c), (unsigned long long)p->hw[c]);
+        }
+        for (size_t i = 0; i < sizeof(roce_loss) / sizeof(roce_loss[0]); i++)
+                if (p->hw[roce_loss[i]] != RDMA_CTR_UNKNOWN)
+                        loss += p->hw[roce_loss[i]];
+        result_evidence(r, "source", CLASS_DIR "/%s/ports/%u/hw_counters; dcbnl (`dcb pfc show dev %s`)", d->name,
+                        p->num, p->netdev[0] ? p->netdev : "IF");
+        result_expected(r, "per day: at most %d lost-packet signs (out_of_sequence, packet_seq_err, "
+                           "local_ack_timeout_err) and %d ignored congestion notifications (rp_cnp_ignored)",
+                        ROCE_PER_DAY_MAX, ROCE_PER_DAY_MAX);
+        if (known == 0 && (!p->pfc_asked || p->pfc_errno)) {
+                result_status(r, STATUS_SKIP, "%s port %u: no hw_counters and %s", d->name, p->num, pfc);
+                return;
+        }
+        result_observed(r, "%s; %s", pfc, counters[0] ? counters : "no hw_counters");
+        double loss_rate = (double)loss / days;
+        uint64_t ignored = p->hw[RDMA_HW_RP_CNP_IGNORED];
+        double ignored_rate = ignored == RDMA_CTR_UNKNOWN ? 0 : (double)ignored / days;
+        char why[320] = "";
+        if (loss_rate > ROCE_PER_DAY_MAX)
+                strbuf_appendf(why, sizeof(why), "losing packets (%.1f lost-packet signs a day)%s", loss_rate,
+                               pfc_off ? " with PFC off on every priority" : "");
+        if (ignored_rate > ROCE_PER_DAY_MAX)
+                strbuf_appendf(why, sizeof(why), "%signoring congestion notifications (%.1f a day)", why[0] ? "; " : "",
+                               ignored_rate);
+        if (!why[0]) {
+                result_status(r, STATUS_PASS, "%s port %u: %s; no sustained loss", d->name, p->num, pfc);
+                return;
+        }
+        result_status(r, STATUS_WARN, "%s port %u: %s", d->name, p->num, why);
+        if (ignored_rate > ROCE_PER_DAY_MAX)
+                result_remedy(r, "The switches mark congestion but this NIC does not slow down: turn RoCE congestion "
+                                 "control (DCQCN) on for the priority RoCE uses (`mlxconfig -d %s query | grep "
+                                 "ROCE_CC` shows the per-port priority mask and algorithm), and keep ECN marking on the "
+                                 "switches for the same traffic class.",
+                              d->pci_addr[0] ? d->pci_addr : d->name);
+        else if (pfc_off)
+                result_remedy(r, "RoCE is running lossy and dropping: turn PFC on for the RoCE priority on the NIC and "
+                                 "on every switch port of the path (`dcb pfc set dev %s prio-pfc 3:on`, or `mlnx_qos -i "
+                                 "%s --pfc 0,0,0,1,0,0,0,0`; 3 is the usual RoCE priority), or make sure the switches "
+                                 "mark ECN so DCQCN can act before buffers overflow.",
+                              p->netdev[0] ? p->netdev : "IF", p->netdev[0] ? p->netdev : "IF");
+        else
+                result_remedy(r, "Packets are lost on the RoCE path: check the switch ports' drop and pause counters, "
+                                 "that the RoCE traffic's DSCP/priority maps to the traffic class that has PFC and ECN, "
+                                 "and the cables (`mlxlink -d %s -c`).",
+                              d->pci_addr[0] ? d->pci_addr : d->name);
+}
+
+static void run_roce_congestion(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (skip_without_rdma(self, f, rep))
+                return;
+        double days = f->host.uptime_s > 86400 ? f->host.uptime_s / 86400.0 : 1.0;
+        size_t judged = 0;
+        for (size_t i = 0; i < f->rdma.n; i++) {
+                const struct rdma_dev *d = &f->rdma.devs[i];
+                for (size_t k = 0; k < d->n_ports; k++) {
+                        const struct rdma_port *p = &d->ports[k];
+                        if (p->link_layer != RDMA_LL_ETHERNET)
+                                continue;
+                        judged++;
+                        char subj[80];
+                        port_subject(d, p, subj, sizeof(subj));
+                        judge_roce_port(result_new(rep, self, subj), d, p, days);
+                }
+        }
+        if (!judged) {
+                struct result *r = result_new(rep, self, "host");
+                result_evidence(r, "source", CLASS_DIR "/*/ports/*/link_layer");
+                result_status(r, STATUS_SKIP, "no Ethernet (RoCE) RDMA port");
+        }
+}
+
 CHECK_INFO(network_port_state, "network", "network.port_state", LEVEL_QUICK, 0,
            "RDMA ports ACTIVE with the link up", run_port_state);
 CHECK_INFO(network_port_rate, "network", "network.port_rate", LEVEL_QUICK, 0,
@@ -618,5 +739,7 @@ CHECK_INFO(network_gpudirect, "network", "network.gpudirect", LEVEL_QUICK, 0,
            "a GPUDirect RDMA path: nvidia_peermem or DMA-BUF", run_gpudirect);
 CHECK_INFO(network_roce_mtu, "network", "network.roce_mtu", LEVEL_QUICK, 0,
            "RoCE interfaces' MTU allows 4096-byte RDMA messages", run_roce_mtu);
+CHECK_INFO(network_roce_congestion, "network", "network.roce_congestion", LEVEL_QUICK, 0,
+           "RoCE ports neither losing packets nor ignoring congestion notifications", run_roce_congestion);
 CHECK_INFO(network_gds, "network", "network.gds", LEVEL_QUICK, 0,
            "nvidia_fs loaded where GPUDirect Storage is installed", run_gds);

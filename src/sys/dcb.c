@@ -39,6 +39,8 @@ static int parse_message(const struct nlmsghdr *h, struct dcb_pfc *ret) {
         }
         if (h->nlmsg_type != RTM_GETDCB || h->nlmsg_len < NLMSG_LENGTH(NLMSG_ALIGN(sizeof(struct dcbmsg))))
                 return -EINVAL;
+        if (((const struct dcbmsg *)NLMSG_DATA(h))->cmd != DCB_CMD_IEEE_GET)
+                return -EINVAL;
         const char *attrs = (const char *)NLMSG_DATA(h) + NLMSG_ALIGN(sizeof(struct dcbmsg));
         size_t attrs_len = h->nlmsg_len - NLMSG_LENGTH(NLMSG_ALIGN(sizeof(struct dcbmsg)));
         const struct nlattr *ieee = attr_find(attrs, attrs_len, DCB_ATTR_IEEE);

@@ -1,7 +1,11 @@
 /* libFuzzer target: the parsers of ib_core's sysfs values (sys/rdma.h), each on the input
- * as one NUL-terminated string, and on every line of it. A parser that accepts must give
+ * as one NUL-terminated string, and on every line of it; and the same bytes as the kernel's
+ * netlink answer about an interface's PFC (sys/dcb.h). A parser that accepts must give
  * values in its documented range and names that fit their buffers. */
+#include "sys/dcb.h"
 #include "sys/rdma.h"
+
+#include <errno.h>
 
 #include <math.h>
 #include <stdint.h>
@@ -31,6 +35,17 @@ static void one(const char *s) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        /* Netlink messages are read in place, aligned as recv() leaves them. */
+        uint64_t *aligned = malloc(size + 8);
+        if (!aligned)
+                return 0;
+        memcpy(aligned, data, size);
+        struct dcb_pfc pfc;
+        int r = dcb_parse_ieee_reply(aligned, size, &pfc);
+        free(aligned);
+        if (r > 0 || r < -4095)
+                abort(); /* 0 or a negative errno */
+
         char *s = malloc(size + 1);
         if (!s)
                 return 0;
