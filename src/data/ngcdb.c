@@ -294,22 +294,18 @@ static int load_root(struct loader *l, json_t *root, json_error_t *jerr, struct 
         return 0;
 }
 
-int ngcdb_load(const char *dir, const struct compat *c, struct ngcdb **ret, char *err, size_t errsize) {
+/* Take root (NULL: jerr says why it did not parse), read from source, into *ret. */
+static int load_document(json_t *root, json_error_t *jerr, const char *source, const struct compat *c,
+                         struct ngcdb **ret, char *err, size_t errsize) {
         *ret = NULL;
         struct ngcdb *db = calloc(1, sizeof(*db));
-        if (!db)
+        if (!db) {
+                json_decref(root);
                 return -ENOMEM;
-        json_error_t jerr;
-        json_t *root;
-        if (dir) {
-                snprintf(db->source, sizeof(db->source), "%s/ngc.json", dir);
-                root = json_load_file(db->source, JSON_REJECT_DUPLICATES, &jerr);
-        } else {
-                snprintf(db->source, sizeof(db->source), "built-in ngc.json");
-                root = json_loadb(embedded_ngc_json, embedded_ngc_json_len, JSON_REJECT_DUPLICATES, &jerr);
         }
+        snprintf(db->source, sizeof(db->source), "%s", source);
         struct loader l = {.c = c, .source = db->source, .err = err, .errsize = errsize};
-        int r = load_root(&l, root, &jerr, db);
+        int r = load_root(&l, root, jerr, db);
         if (r < 0) {
                 if (r == -ENOMEM)
                         snprintf(err, errsize, "out of memory loading %s", db->source);
@@ -318,6 +314,24 @@ int ngcdb_load(const char *dir, const struct compat *c, struct ngcdb **ret, char
         }
         *ret = db;
         return 0;
+}
+
+int ngcdb_load(const char *dir, const struct compat *c, struct ngcdb **ret, char *err, size_t errsize) {
+        if (!dir)
+                return ngcdb_load_buffer(embedded_ngc_json, embedded_ngc_json_len, "built-in ngc.json", c, ret, err,
+                                         errsize);
+        char source[512];
+        snprintf(source, sizeof(source), "%s/ngc.json", dir);
+        json_error_t jerr;
+        json_t *root = json_load_file(source, JSON_REJECT_DUPLICATES, &jerr);
+        return load_document(root, &jerr, source, c, ret, err, errsize);
+}
+
+int ngcdb_load_buffer(const char *buf, size_t len, const char *source, const struct compat *c, struct ngcdb **ret,
+                      char *err, size_t errsize) {
+        json_error_t jerr;
+        json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+        return load_document(root, &jerr, source, c, ret, err, errsize);
 }
 
 struct ngcdb *ngcdb_free(struct ngcdb *db) {

@@ -48,6 +48,10 @@ struct ngcdb {
  * which must outlive it. -EINVAL with a message naming the file and what is wrong, or
  * -ENOMEM. */
 int ngcdb_load(const char *dir, const struct compat *c, struct ngcdb **ret, char *err, size_t errsize);
+/* The same from len bytes at buf (need not be NUL-terminated); messages name source. Used by
+ * ngcdb_load and the fuzzer (tests/fuzz/fuzz_datafiles.c). */
+int ngcdb_load_buffer(const char *buf, size_t len, const char *source, const struct compat *c, struct ngcdb **ret,
+                      char *err, size_t errsize);
 struct ngcdb *ngcdb_free(struct ngcdb *db);
 
 const struct ngc_image *ngcdb_image(const struct ngcdb *db, const char *name);

@@ -1,11 +1,13 @@
 /* libFuzzer target: the data files a user can replace with --data-dir, other than the
  * GPU table (fuzz_gpudb): compat.json (drivers, CUDA, wheels, NGC), xid.json,
- * baselines.json and nics.json. The first byte picks the file (mod 4), the rest is its
- * content. A
+ * baselines.json, nics.json and ngc.json (over the built-in compat.json). The first byte
+ * picks the file (mod 5), the rest is its content. A
  * refusal must say why in a terminated message; an accepted file must answer the
  * questions detect and the checks ask of it without crashing. */
 #include "bench/baselines.h"
 #include "data/compat.h"
+#include "data/ngc_pick.h"
+#include "data/ngcdb.h"
 #include "data/nicdb.h"
 #include "data/xiddb.h"
 
@@ -58,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t len = size - 1;
         char err[512];
         err[0] = '\0';
-        switch (data[0] % 4) {
+        switch (data[0] % 5) {
         case 0: {
                 struct compat *c = NULL;
                 int r = compat_load_buffer(buf, len, "fuzz input", &c, err, sizeof(err));
@@ -102,6 +104,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                         abort(); /* every id kept finds its own model, which is complete */
                 (void)nicdb_find(&n, 0xffff, 0xffff);
                 nicdb_done(&n);
+                return 0;
+        }
+        case 4: {
+                static struct compat *c;
+                if (!c && compat_load(NULL, &c, err, sizeof(err)) < 0)
+                        abort(); /* the built-in table always loads (the datafiles test) */
+                struct ngcdb *db = NULL;
+                int r = ngcdb_load_buffer(buf, len, "fuzz input", c, &db, err, sizeof(err));
+                if (r < 0) {
+                        refused(r, err, sizeof(err));
+                        return 0;
+                }
+                const struct compat_gpu gpus[] = {{9, 0, true, NULL, NULL}, {8, 6, false, NULL, NULL}};
+                for (size_t i = 0; i < db->n_images; i++) {
+                        const struct ngc_image *img = &db->images[i];
+                        if (ngcdb_image(db, img->name) == NULL || !img->test)
+                                abort(); /* every image kept is found by name and has its test */
+                        for (size_t k = 0; k < img->n_releases; k++)
+                                if (ngc_image_release(img, img->releases[k].tag) == NULL)
+                                        abort();
+                        struct ngc_pick pick;
+                        ngc_pick(c, img, gpus, 2, "550.54.15", &pick);
+                        if (pick.n_excluded > NGC_PICK_MAX_EXCLUDED)
+                                abort();
+                }
+                ngcdb_free(db);
                 return 0;
         }
         default: {
