@@ -1,6 +1,5 @@
 #include "bench/rdma_run.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -10,34 +9,23 @@
 #include <string.h>
 #include <sched.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "bench/rdma_conn.h"
-#include "bench/rdma_gpumem.h"
+#include "bench/rdma_endpoint.h"
 #include "core/deadline.h"
-#include "vendor/verbs.h"
 
-/* One side's resources. The buffer holds two regions of plan.max_bytes: the first receives
- * (the peer writes there, reads land there), the second sends (writes come from it, the
- * peer reads it). */
+/* One side's resources: the endpoint (port, buffer, queue pair; bench/rdma_endpoint.h
+ * says how its buffer's two regions are laid out), the TCP connection and the timings. */
 struct side {
         const struct rdma_options *o;
         struct rdma_result *res;
-        struct verbs *v;
-        struct ibv_context *ctx;
-        struct ibv_pd *pd;
-        struct ibv_cq *cq;
-        struct ibv_qp *qp;
-        struct ibv_mr *mr;
-        struct ibv_port_attr port;
-        union ibv_gid gid;
-        uint8_t *buf;    /* host memory, or the device address (never dereferenced) with --gpu */
-        uint64_t region; /* bytes per region */
-        struct rdma_gpumem *gm; /* --gpu */
-        uint8_t *staging;       /* --gpu: a region's bytes on the host, to fill and check */
+        struct rdma_endpoint *ep;
+        struct rdma_endpoint_error ep_err; /* the endpoint's last failure */
+        uint64_t region;  /* bytes per region */
+        uint8_t *host;    /* the buffer, when in host memory; NULL with --gpu */
+        uint8_t *staging; /* --gpu: a region's bytes on the host, to fill and check */
         struct rdma_conn conn;
         struct rdma_hello mine, peer;
-        uint32_t psn;
         double *t_post, *t_done; /* per message, µs */
         size_t t_cap;
 };
@@ -52,6 +40,11 @@ static int fail(struct side *s, enum rdma_failure f, int r, const char *fmt, ...
                 s->res->failure = f;
         }
         return r < 0 ? r : -EIO;
+}
+
+/* The endpoint's failure as this side's (r its negative errno). */
+static int ep_fail(struct side *s, int r) {
+        return fail(s, s->ep_err.failure, r, "%s", s->ep_err.text);
 }
 
 static double now_us(void) {
@@ -82,355 +75,94 @@ static uint64_t check_pattern(const volatile uint8_t *p, uint64_t size, uint64_t
 /* The buffer's regions, in host or GPU memory: zero the receive region, fill the send
  * region with a size's pattern, and check what the receive region holds. */
 static int mem_prepare(struct side *s, uint64_t size) {
-        if (!s->gm) {
-                memset(s->buf, 0, size);
-                fill_pattern(s->buf + s->region, size, size);
+        if (s->host) {
+                memset(s->host, 0, size);
+                fill_pattern(s->host + s->region, size, size);
                 return 0;
         }
-        char err[256];
         fill_pattern(s->staging, size, size);
-        int r = rdma_gpumem_zero(s->gm, 0, size, err, sizeof(err));
+        int r = rdma_endpoint_gpu_zero(s->ep, 0, size, &s->ep_err);
         if (r == 0)
-                r = rdma_gpumem_write(s->gm, s->region, s->staging, size, err, sizeof(err));
-        return r < 0 ? fail(s, RDMA_FAIL_MEMORY, r, "%s", err) : 0;
+                r = rdma_endpoint_gpu_write(s->ep, s->region, s->staging, size, &s->ep_err);
+        return r < 0 ? ep_fail(s, r) : 0;
 }
 
 static int mem_check(struct side *s, uint64_t size, uint64_t n, uint64_t *ret_off) {
-        if (!s->gm) {
-                *ret_off = check_pattern(s->buf, size, n);
+        if (s->host) {
+                *ret_off = check_pattern(s->host, size, n);
                 return 0;
         }
-        char err[256];
-        int r = rdma_gpumem_read(s->gm, 0, s->staging, n, err, sizeof(err));
+        int r = rdma_endpoint_gpu_read(s->ep, 0, s->staging, n, &s->ep_err);
         if (r < 0)
-                return fail(s, RDMA_FAIL_MEMORY, r, "%s", err);
+                return ep_fail(s, r);
         *ret_off = check_pattern(s->staging, size, n);
         return 0;
 }
 
-static unsigned mtu_bytes(int e) {
-        return e >= IBV_MTU_256 && e <= IBV_MTU_4096 ? 128u << e : 0;
-}
+/* --- the endpoint ---------------------------------------------------------------------- */
 
-static int mtu_enum(unsigned bytes) {
-        for (int e = IBV_MTU_256; e <= IBV_MTU_4096; e++)
-                if (mtu_bytes(e) == bytes)
-                        return e;
-        return IBV_MTU_1024;
-}
-
-static const char *port_state_name(int s) {
-        static const char *const names[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
-        return s >= 0 && s <= 5 ? names[s] : "unknown";
-}
-
-/* --- opening the device and port --------------------------------------------------------- */
-
-static bool gid_is_ipv4_mapped(const union ibv_gid *g) {
-        static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-        return memcmp(g->raw, prefix, 12) == 0;
-}
-
-static bool gid_is_zero(const union ibv_gid *g) {
-        static const uint8_t zero[16];
-        return memcmp(g->raw, zero, 16) == 0;
-}
-
-/* perftest's choice on RoCE: a RoCE v2 GID that is an IPv4-mapped address, else any RoCE
- * v2 one, else the first non-zero one. On InfiniBand: index 0 (the port GID). */
-static int choose_gid(struct side *s) {
-        struct rdma_result *res = s->res;
-        int n = s->port.gid_tbl_len > 0 ? s->port.gid_tbl_len : 1;
-        if (s->o->gid_index >= 0) {
-                if (s->o->gid_index >= n)
-                        return fail(s, RDMA_FAIL_BAD_INPUT, -EINVAL, "--gid-index %d: %s port %u has %d GIDs (0-%d)",
-                                    s->o->gid_index, res->device, res->ib_port, n, n - 1);
-                res->gid_index = s->o->gid_index;
-        } else if (!res->ethernet) {
-                res->gid_index = 0;
-        } else {
-                int best = -1, score = -1;
-                for (int i = 0; i < n && i < 256; i++) {
-                        union ibv_gid g;
-                        if (s->v->fn.ibv_query_gid(s->ctx, (uint8_t)res->ib_port, i, &g) != 0 || gid_is_zero(&g))
-                                continue;
-                        bool v2 = false;
-                        if (s->v->fn._ibv_query_gid_ex) {
-                                struct ibv_gid_entry e;
-                                if (s->v->fn._ibv_query_gid_ex(s->ctx, res->ib_port, (uint32_t)i, &e, 0, sizeof(e)) == 0)
-                                        v2 = e.gid_type == IBV_GID_TYPE_ROCE_V2;
-                        }
-                        int sc = (v2 ? 2 : 0) + (gid_is_ipv4_mapped(&g) ? 1 : 0);
-                        if (sc > score) {
-                                score = sc;
-                                best = i;
-                        }
-                }
-                if (best < 0)
-                        return fail(s, RDMA_FAIL_PORT, -ENODEV,
-                                    "%s port %u (RoCE) has no usable GID: give its network interface an IP address",
-                                    res->device, res->ib_port);
-                res->gid_index = best;
-        }
-        if (s->v->fn.ibv_query_gid(s->ctx, (uint8_t)res->ib_port, res->gid_index, &s->gid) != 0)
-                return fail(s, RDMA_FAIL_VERBS, -EIO, "ibv_query_gid(%s, port %u, index %d) failed", res->device,
-                            res->ib_port, res->gid_index);
-        if (s->v->fn._ibv_query_gid_ex) {
-                struct ibv_gid_entry e;
-                if (s->v->fn._ibv_query_gid_ex(s->ctx, res->ib_port, (uint32_t)res->gid_index, &e, 0, sizeof(e)) == 0)
-                        res->gid_roce_v2 = e.gid_type == IBV_GID_TYPE_ROCE_V2;
-        }
-        if (!inet_ntop(AF_INET6, s->gid.raw, res->gid, sizeof(res->gid)))
-                snprintf(res->gid, sizeof(res->gid), "?");
-        return 0;
+/* What the port's open learned goes into the result, also when it failed part way. */
+static void take_port_info(struct rdma_result *res, const struct rdma_port_info *info) {
+        snprintf(res->device, sizeof(res->device), "%s", info->device);
+        res->ib_port = info->ib_port;
+        res->ethernet = info->ethernet;
+        res->lid = info->lid;
+        res->active_speed = info->active_speed;
+        res->active_width = info->active_width;
+        if (info->have_port)
+                res->have_rate = rdma_link_rate(info->active_speed, info->active_width, &res->rate) == 0;
+        res->gid_index = info->gid_index;
+        snprintf(res->gid, sizeof(res->gid), "%s", info->gid);
+        res->gid_roce_v2 = info->gid_roce_v2;
 }
 
 static int open_port(struct side *s) {
-        struct rdma_result *res = s->res;
-        char err[1024];
-        int r = verbs_open(&s->v, err, sizeof(err));
-        if (r < 0)
-                return fail(s, RDMA_FAIL_LIBRARY, r, "%s", err);
-        int n = 0;
-        struct ibv_device **list = s->v->fn.ibv_get_device_list(&n);
-        if (!list) {
-                int e = errno ? errno : ENODEV;
-                return fail(s, RDMA_FAIL_NO_DEVICE, -e, "ibv_get_device_list (%s): %s%s", s->v->dl.name, strerror(e),
-                            e == ENOSYS ? ": this kernel has no RDMA support (the ib_uverbs module, "
-                                          "/sys/class/infiniband_verbs)"
-                                        : "");
-        }
-        if (n == 0) {
-                s->v->fn.ibv_free_device_list(list);
-                return fail(s, RDMA_FAIL_NO_DEVICE, -ENODEV,
-                            "no RDMA device: libibverbs (%s) found none (is the HCA's driver loaded, e.g. mlx5_ib? "
-                            "ibv_devices lists them)",
-                            s->v->dl.name);
-        }
-        char names[256] = "";
-        for (int i = 0; i < n; i++) {
-                const char *nm = s->v->fn.ibv_get_device_name(list[i]);
-                size_t l = strlen(names);
-                snprintf(names + l, sizeof(names) - l, "%s%s", i ? ", " : "", nm ? nm : "?");
-        }
-        /* the named device, else each in turn until one has an active port */
-        for (int i = 0; i < n && !s->ctx; i++) {
-                const char *nm = s->v->fn.ibv_get_device_name(list[i]);
-                if (s->o->device && (!nm || strcmp(nm, s->o->device) != 0))
-                        continue;
-                struct ibv_context *ctx = s->v->fn.ibv_open_device(list[i]);
-                if (!ctx) {
-                        if (s->o->device) {
-                                int e = errno ? errno : EIO;
-                                s->v->fn.ibv_free_device_list(list);
-                                return fail(s, RDMA_FAIL_VERBS, -e, "ibv_open_device(%s): %s", nm, strerror(e));
-                        }
-                        continue;
-                }
-                /* the port asked for; else the first ACTIVE one of ports 1 and 2 (an HCA's
-                 * two ports), and for a named device without one, its first port at all */
-                unsigned first = s->o->ib_port ? s->o->ib_port : 1, last = s->o->ib_port ? s->o->ib_port : 2;
-                bool chosen = false, have_any = false;
-                struct ibv_port_attr any;
-                unsigned any_port = 0;
-                for (unsigned p = first; p <= last && !chosen; p++) {
-                        struct ibv_port_attr a;
-                        memset(&a, 0, sizeof(a));
-                        int q = s->v->fn.ibv_query_port(ctx, (uint8_t)p, (struct _compat_ibv_port_attr *)&a);
-                        if (q != 0) {
-                                if (s->o->ib_port) {
-                                        s->v->fn.ibv_close_device(ctx);
-                                        s->v->fn.ibv_free_device_list(list);
-                                        return fail(s, RDMA_FAIL_BAD_INPUT, -EINVAL,
-                                                    "%s has no port %u (ibv_query_port: %s)", nm, p, strerror(q > 0 ? q : EINVAL));
-                                }
-                                continue;
-                        }
-                        if (!have_any) {
-                                any = a;
-                                any_port = p;
-                                have_any = true;
-                        }
-                        if (a.state != IBV_PORT_ACTIVE)
-                                continue;
-                        s->port = a;
-                        res->ib_port = p;
-                        chosen = true;
-                }
-                if (!chosen && have_any && s->o->device) {
-                        s->port = any; /* reported below as not ACTIVE */
-                        res->ib_port = any_port;
-                        chosen = true;
-                }
-                if (chosen)
-                        snprintf(res->device, sizeof(res->device), "%s", nm);
-                if (chosen)
-                        s->ctx = ctx;
-                else
-                        s->v->fn.ibv_close_device(ctx);
-        }
-        s->v->fn.ibv_free_device_list(list);
-        if (!s->ctx) {
-                if (s->o->device)
-                        return fail(s, RDMA_FAIL_BAD_INPUT, -ENODEV, "no RDMA device %s (this node has: %s)",
-                                    s->o->device, names);
-                return fail(s, RDMA_FAIL_PORT, -ENODEV, "no RDMA device has an ACTIVE port (this node has: %s)",
-                            names);
-        }
-        res->ethernet = s->port.link_layer == IBV_LINK_LAYER_ETHERNET;
-        res->lid = s->port.lid;
-        res->active_speed = s->port.active_speed;
-        res->active_width = s->port.active_width;
-        res->have_rate = rdma_link_rate(s->port.active_speed, s->port.active_width, &res->rate) == 0;
-        if (s->port.state != IBV_PORT_ACTIVE)
-                return fail(s, RDMA_FAIL_PORT, -ENETDOWN, "%s port %u is %s, not ACTIVE (ibstat shows why: cable, "
-                                                          "switch, subnet manager)",
-                            res->device, res->ib_port, port_state_name(s->port.state));
-        return choose_gid(s);
+        struct rdma_port_choice want = {.device = s->o->device, .ib_port = s->o->ib_port, .gid_index = s->o->gid_index};
+        struct rdma_port_info info;
+        int r = rdma_endpoint_open(&want, &s->ep, &info, &s->ep_err);
+        take_port_info(s->res, &info);
+        return r < 0 ? ep_fail(s, r) : 0;
 }
 
-/* GPU memory: a dma-buf (cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr) when the
- * driver, rdma-core and the kernel support it, else ibv_reg_mr on the device address,
- * which works when nvidia_peermem is loaded; res->memory says which. */
-static int register_gpu(struct side *s, size_t bytes, int access) {
-        struct rdma_result *res = s->res;
-        char dmabuf_why[256] = "";
-        if (!s->v->fn.ibv_reg_dmabuf_mr) {
-                snprintf(dmabuf_why, sizeof(dmabuf_why), "%.200s has no ibv_reg_dmabuf_mr (rdma-core 34+)", s->v->dl.name);
-        } else {
-                int fd = -1;
-                if (rdma_gpumem_dmabuf(s->gm, &fd, dmabuf_why, sizeof(dmabuf_why)) == 0) {
-                        s->mr = s->v->fn.ibv_reg_dmabuf_mr(s->pd, 0, bytes, (uint64_t)(uintptr_t)s->buf, fd, access);
-                        int e = errno;
-                        close(fd);
-                        if (s->mr) {
-                                snprintf(res->memory, sizeof(res->memory), "%s, dma-buf (ibv_reg_dmabuf_mr)",
-                                         rdma_gpumem_name(s->gm));
-                                return 0;
-                        }
-                        snprintf(dmabuf_why, sizeof(dmabuf_why), "ibv_reg_dmabuf_mr: %s", strerror(e ? e : EIO));
-                }
-        }
-        errno = 0;
-        s->mr = s->v->fn.ibv_reg_mr(s->pd, s->buf, bytes, access);
-        if (s->mr) {
-                snprintf(res->memory, sizeof(res->memory), "%s, nvidia_peermem (ibv_reg_mr; dma-buf: %.80s)",
-                         rdma_gpumem_name(s->gm), dmabuf_why);
-                return 0;
-        }
-        int e = errno ? errno : EIO;
-        return fail(s, RDMA_FAIL_MEMORY, -e,
-                    "GPU memory of %s could not be registered: dma-buf path: %s; nvidia_peermem path (ibv_reg_mr on "
-                    "the device address): %s (is the nvidia_peermem module loaded? modprobe nvidia-peermem; or use "
-                    "the open kernel modules with rdma-core 34+ for dma-buf)",
-                    rdma_gpumem_name(s->gm), dmabuf_why, strerror(e));
-}
-
+/* The buffer (and with --gpu its staging copy on the host), its registration, the queue
+ * pair, and the timings' arrays. */
 static int create_resources(struct side *s) {
         struct rdma_result *res = s->res;
         const struct rdma_plan *p = &s->o->plan;
         s->region = p->max_bytes;
-        size_t bytes = (size_t)(2 * s->region);
-        size_t rounded = (bytes + 4095) & ~(size_t)4095;
-        if (s->o->gpu >= 0) {
-                char err[512];
-                uint64_t dptr = 0;
-                int r = rdma_gpumem_open(s->o->gpu, bytes, &s->gm, &dptr, err, sizeof(err));
-                if (r < 0)
-                        return fail(s, r == -ENODEV ? RDMA_FAIL_BAD_INPUT : RDMA_FAIL_MEMORY, r, "%s", err);
-                s->buf = (uint8_t *)(uintptr_t)dptr;
+        int r = rdma_endpoint_alloc(s->ep, s->region, s->o->gpu, &s->ep_err);
+        snprintf(res->memory, sizeof(res->memory), "%s", rdma_endpoint_memory(s->ep));
+        if (r < 0)
+                return ep_fail(s, r);
+        s->host = rdma_endpoint_host_buffer(s->ep);
+        if (!s->host) {
                 s->staging = malloc((size_t)s->region);
                 if (!s->staging)
                         return fail(s, RDMA_FAIL_MEMORY, -ENOMEM, "out of memory");
-        } else {
-                s->buf = aligned_alloc(4096, rounded);
-                if (!s->buf)
-                        return fail(s, RDMA_FAIL_MEMORY, -ENOMEM, "cannot allocate the %zu-byte buffer", rounded);
-                memset(s->buf, 0, rounded);
-                snprintf(res->memory, sizeof(res->memory), "host");
         }
-        s->pd = s->v->fn.ibv_alloc_pd(s->ctx);
-        if (!s->pd)
-                return fail(s, RDMA_FAIL_VERBS, -EIO, "ibv_alloc_pd(%s): %s", res->device, strerror(errno ? errno : EIO));
-        int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-        if (s->gm) {
-                int r = register_gpu(s, bytes, access);
-                if (r < 0)
-                        return r;
-        } else {
-                s->mr = s->v->fn.ibv_reg_mr(s->pd, s->buf, bytes, access);
-        }
-        if (!s->mr) {
-                int e = errno ? errno : EIO;
-                if (s->gm)
-                        return -e; /* register_gpu said why */
-                return fail(s, RDMA_FAIL_MEMORY, -e, "ibv_reg_mr of %zu bytes of host memory on %s: %s%s", bytes,
-                            res->device, strerror(e),
-                            e == ENOMEM ? " (the locked-memory limit? ulimit -l must allow it: unlimited for RDMA)" : "");
-        }
-        int depth = (int)p->tx_depth;
-        s->cq = s->v->fn.ibv_create_cq(s->ctx, 2 * depth + 16, NULL, NULL, 0);
-        if (!s->cq)
-                return fail(s, RDMA_FAIL_VERBS, -EIO, "ibv_create_cq(%d entries) on %s: %s", 2 * depth + 16,
-                            res->device, strerror(errno ? errno : EIO));
-        struct ibv_qp_init_attr ia = {.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_RC,
-                                      .cap = {.max_send_wr = (uint32_t)depth + 4, .max_recv_wr = 1, .max_send_sge = 1,
-                                              .max_recv_sge = 1}};
-        s->qp = s->v->fn.ibv_create_qp(s->pd, &ia);
-        if (!s->qp)
-                return fail(s, RDMA_FAIL_VERBS, -EIO, "ibv_create_qp(RC, %d send requests) on %s: %s", depth + 4,
-                            res->device, strerror(errno ? errno : EIO));
-        struct ibv_qp_attr qa = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = (uint8_t)res->ib_port,
-                                 .qp_access_flags = (unsigned)access};
-        int r = s->v->fn.ibv_modify_qp(s->qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-        if (r != 0)
-                return fail(s, RDMA_FAIL_VERBS, -r, "ibv_modify_qp to INIT: %s", strerror(r > 0 ? r : EIO));
+        r = rdma_endpoint_register(s->ep, &s->ep_err);
+        snprintf(res->memory, sizeof(res->memory), "%s", rdma_endpoint_memory(s->ep));
+        if (r == 0)
+                r = rdma_endpoint_create_qp(s->ep, p->tx_depth, &s->ep_err);
+        if (r < 0)
+                return ep_fail(s, r);
         s->t_cap = p->iters > p->lat_iters ? p->iters : p->lat_iters;
         s->t_post = calloc(s->t_cap, sizeof(double));
         s->t_done = calloc(s->t_cap, sizeof(double));
         if (!s->t_post || !s->t_done)
                 return fail(s, RDMA_FAIL_MEMORY, -ENOMEM, "out of memory");
-        /* perftest draws its PSN at random (lrand48) too */
-        s->psn = (uint32_t)((unsigned)getpid() * 2654435761u ^ (unsigned)now_us()) & 0xffffff;
         return 0;
 }
 
+/* The queue pair to the peer's, from its hello. */
 static int connect_qp(struct side *s) {
-        struct rdma_result *res = s->res;
-        unsigned mtu = mtu_bytes(s->port.active_mtu);
-        if (s->peer.mtu < mtu)
-                mtu = s->peer.mtu;
-        if (mtu == 0)
-                mtu = 1024;
-        res->mtu = mtu;
-        struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR, .path_mtu = (enum ibv_mtu)mtu_enum(mtu),
-                                .dest_qp_num = s->peer.qpn, .rq_psn = s->peer.psn, .max_dest_rd_atomic = 16,
-                                .min_rnr_timer = 12};
-        a.ah_attr.dlid = s->peer.lid;
-        a.ah_attr.port_num = (uint8_t)res->ib_port;
-        /* RoCE always routes by GID; InfiniBand by LID within the subnet */
-        if (res->ethernet || s->peer.lid == 0) {
-                a.ah_attr.is_global = 1;
-                memcpy(a.ah_attr.grh.dgid.raw, s->peer.gid, 16);
-                a.ah_attr.grh.sgid_index = (uint8_t)res->gid_index;
-                a.ah_attr.grh.hop_limit = 64;
-        }
-        int r = s->v->fn.ibv_modify_qp(s->qp, &a,
-                                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                               IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-        if (r != 0)
-                return fail(s, RDMA_FAIL_VERBS, -(r > 0 ? r : EIO),
-                            "ibv_modify_qp to RTR (peer QPN %" PRIu32 ", LID %u, MTU %u): %s", s->peer.qpn, s->peer.lid,
-                            mtu, strerror(r > 0 ? r : EIO));
-        struct ibv_qp_attr b = {.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-                                .sq_psn = s->psn, .max_rd_atomic = 16};
-        r = s->v->fn.ibv_modify_qp(s->qp, &b,
-                                   IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                                           IBV_QP_MAX_QP_RD_ATOMIC);
-        if (r != 0)
-                return fail(s, RDMA_FAIL_VERBS, -(r > 0 ? r : EIO), "ibv_modify_qp to RTS: %s", strerror(r > 0 ? r : EIO));
-        return 0;
+        struct rdma_endpoint_addr peer = {.lid = s->peer.lid, .qpn = s->peer.qpn, .psn = s->peer.psn,
+                                          .rkey = s->peer.rkey, .addr = s->peer.addr, .mtu = s->peer.mtu};
+        memcpy(peer.gid, s->peer.gid, 16);
+        int r = rdma_endpoint_connect(s->ep, &peer, &s->res->mtu, &s->ep_err);
+        return r < 0 ? ep_fail(s, r) : 0;
 }
+
 
 /* --- the handshake ------------------------------------------------------------------------ */
 
@@ -488,13 +220,12 @@ static int handshake(struct side *s) {
         if (r < 0)
                 return fail(s, RDMA_FAIL_PEER, r, "%s", err);
         snprintf(res->peer, sizeof(res->peer), "%s", s->conn.peer);
-        s->mine = (struct rdma_hello){.lid = res->lid, .qpn = s->qp->qp_num & 0xffffff, .psn = s->psn,
-                                      .rkey = s->mr->rkey, .addr = (uint64_t)(uintptr_t)s->buf,
-                                      .buf_bytes = 2 * s->region, .mtu = mtu_bytes(s->port.active_mtu),
+        struct rdma_endpoint_addr local;
+        rdma_endpoint_local(s->ep, &local);
+        s->mine = (struct rdma_hello){.lid = local.lid, .qpn = local.qpn, .psn = local.psn, .rkey = local.rkey,
+                                      .addr = local.addr, .buf_bytes = 2 * s->region, .mtu = local.mtu,
                                       .ethernet = res->ethernet, .gpu_memory = o->gpu >= 0, .plan = o->plan};
-        if (s->mine.mtu == 0)
-                s->mine.mtu = 1024;
-        memcpy(s->mine.gid, s->gid.raw, 16);
+        memcpy(s->mine.gid, local.gid, 16);
         size_t n = rdma_hello_format(&s->mine, line, sizeof(line));
         double deadline = monotonic_ms() + o->step_ms;
         /* the client speaks first; the server answers with the plan it accepted */
@@ -569,57 +300,47 @@ static void bw_idle(unsigned spins) {
         }
 }
 
-static int wc_failed(struct side *s, const struct ibv_wc *wc, const char *test, uint64_t size) {
-        const char *name = verbs_wc_status_name(wc->status);
-        const char *text = s->v->fn.ibv_wc_status_str(wc->status);
+static int wc_failed(struct side *s, const struct rdma_completion *c, const char *test, uint64_t size) {
         return fail(s, RDMA_FAIL_VERBS, -EIO,
                     "%s at %" PRIu64 " bytes: work request %" PRIu64 " completed with %s (%d: %s)%s", test, size,
-                    wc->wr_id, name ? name : "an unknown status", (int)wc->status, text ? text : "?",
-                    wc->status == IBV_WC_RETRY_EXC_ERR ? "; the peer's HCA does not answer: link, routing (GID/LID) "
-                                                          "or the peer itself"
-                    : wc->status == IBV_WC_REM_ACCESS_ERR ? "; the peer refused the access (rkey or address)"
-                                                           : "");
+                    c->wr_id, c->name ? c->name : "an unknown status", c->code, c->text ? c->text : "?",
+                    c->status == RDMA_COMPLETION_RETRY_EXCEEDED ? "; the peer's HCA does not answer: link, routing "
+                                                                  "(GID/LID) or the peer itself"
+                    : c->status == RDMA_COMPLETION_REMOTE_ACCESS ? "; the peer refused the access (rkey or address)"
+                                                                 : "");
 }
 
-static int post_one(struct side *s, enum ibv_wr_opcode op, uint64_t wr_id, uint8_t *local, uint64_t remote,
+/* One request from or into local_off, to or from remote_off of the peer's buffer. */
+static int post_one(struct side *s, enum rdma_op op, uint64_t wr_id, uint64_t local_off, uint64_t remote_off,
                     uint64_t size, bool signaled) {
-        struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)local, .length = (uint32_t)size, .lkey = s->mr->lkey};
-        struct ibv_send_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-                                 .send_flags = signaled ? IBV_SEND_SIGNALED : 0};
-        wr.wr.rdma.remote_addr = remote;
-        wr.wr.rdma.rkey = s->peer.rkey;
-        struct ibv_send_wr *bad = NULL;
-        int r = verbs_post_send(s->qp, &wr, &bad);
-        if (r != 0)
-                return fail(s, RDMA_FAIL_VERBS, -(r > 0 ? r : EIO), "ibv_post_send (%s of %" PRIu64 " bytes): %s",
-                            op == IBV_WR_RDMA_READ ? "RDMA READ" : "RDMA WRITE", size, strerror(r > 0 ? r : EIO));
-        return 0;
+        int r = rdma_endpoint_post(s->ep, op, wr_id, local_off, remote_off, size, signaled, &s->ep_err);
+        return r < 0 ? ep_fail(s, r) : 0;
 }
 
 static int bw_loop(struct side *s, enum rdma_test t, uint64_t size, struct rdma_bw_row *row) {
         const struct rdma_plan *p = &s->res->plan;
         bool rd = t == RDMA_TEST_READ_BW;
-        uint8_t *recv_region = s->buf, *send_region = s->buf + s->region;
-        uint8_t *local = rd ? recv_region : send_region;
-        uint64_t remote = rd ? s->peer.addr + s->region : s->peer.addr;
+        /* reads land in this side's receive region from the peer's send region; writes go
+         * from this side's send region into the peer's receive region */
+        uint64_t local = rd ? 0 : s->region, remote = rd ? s->region : 0;
         unsigned n = p->iters, depth = p->tx_depth, posted = 0, done = 0;
         double deadline = monotonic_ms() + s->o->step_ms;
         unsigned spins = 0;
         while (done < n) {
                 while (posted < n && posted - done < depth) {
                         s->t_post[posted] = now_us();
-                        int r = post_one(s, rd ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE, posted, local, remote, size, true);
+                        int r = post_one(s, rd ? RDMA_OP_READ : RDMA_OP_WRITE, posted, local, remote, size, true);
                         if (r < 0)
                                 return r;
                         posted++;
                 }
-                struct ibv_wc wc[16];
-                int k = verbs_poll_cq(s->cq, 16, wc);
+                struct rdma_completion wc[16];
+                int k = rdma_endpoint_poll(s->ep, wc, 16);
                 if (k < 0)
                         return fail(s, RDMA_FAIL_VERBS, -EIO, "ibv_poll_cq failed (%d)", k);
                 double tnow = now_us();
                 for (int i = 0; i < k; i++) {
-                        if (wc[i].status != IBV_WC_SUCCESS)
+                        if (wc[i].status != RDMA_COMPLETION_OK)
                                 return wc_failed(s, &wc[i], rdma_test_name(t), size);
                         s->t_done[done++] = tnow;
                 }
@@ -642,8 +363,10 @@ static int bw_loop(struct side *s, enum rdma_test t, uint64_t size, struct rdma_
 
 static int lat_loop(struct side *s, uint64_t size, bool initiator, double *rtt_us) {
         unsigned n = s->res->plan.lat_iters;
-        volatile uint8_t *recv_last = s->buf + size - 1;
-        uint8_t *send_region = s->buf + s->region;
+        /* the CPU polls and writes the buffer: host memory only (handshake drops the test
+         * with GPU memory) */
+        volatile uint8_t *recv_last = s->host + size - 1;
+        uint8_t *send_region = s->host + s->region;
         double deadline = monotonic_ms() + s->o->step_ms;
         unsigned outstanding = 0;
         for (unsigned i = 0; i < n; i++) {
@@ -653,10 +376,10 @@ static int lat_loop(struct side *s, uint64_t size, bool initiator, double *rtt_u
                         uint8_t want = initiator ? (uint8_t)((i - 1) % 255 + 1) : val;
                         unsigned spins = 0;
                         while (*recv_last != want) {
-                                struct ibv_wc wc[4];
-                                int k = verbs_poll_cq(s->cq, 4, wc);
+                                struct rdma_completion wc[4];
+                                int k = rdma_endpoint_poll(s->ep, wc, 4);
                                 for (int j = 0; j < k; j++) {
-                                        if (wc[j].status != IBV_WC_SUCCESS)
+                                        if (wc[j].status != RDMA_COMPLETION_OK)
                                                 return wc_failed(s, &wc[j], "write_lat", size);
                                         outstanding--;
                                 }
@@ -672,17 +395,17 @@ static int lat_loop(struct side *s, uint64_t size, bool initiator, double *rtt_u
                         s->t_post[i] = now_us();
                 send_region[size - 1] = val;
                 while (outstanding >= s->res->plan.tx_depth + 2) {
-                        struct ibv_wc wc[4];
-                        int k = verbs_poll_cq(s->cq, 4, wc);
+                        struct rdma_completion wc[4];
+                        int k = rdma_endpoint_poll(s->ep, wc, 4);
                         for (int j = 0; j < k; j++) {
-                                if (wc[j].status != IBV_WC_SUCCESS)
+                                if (wc[j].status != RDMA_COMPLETION_OK)
                                         return wc_failed(s, &wc[j], "write_lat", size);
                                 outstanding--;
                         }
                         if (monotonic_ms() > deadline)
                                 return fail(s, RDMA_FAIL_PEER, -ETIMEDOUT, "write_lat: send queue stuck");
                 }
-                int r = post_one(s, IBV_WR_RDMA_WRITE, i, send_region, s->peer.addr, size, true);
+                int r = post_one(s, RDMA_OP_WRITE, i, s->region, 0, size, true);
                 if (r < 0)
                         return r;
                 outstanding++;
@@ -691,10 +414,10 @@ static int lat_loop(struct side *s, uint64_t size, bool initiator, double *rtt_u
         unsigned spins = 0;
         uint8_t last = (uint8_t)((n - 1) % 255 + 1);
         while ((initiator && *recv_last != last) || outstanding > 0) {
-                struct ibv_wc wc[4];
-                int k = verbs_poll_cq(s->cq, 4, wc);
+                struct rdma_completion wc[4];
+                int k = rdma_endpoint_poll(s->ep, wc, 4);
                 for (int j = 0; j < k; j++) {
-                        if (wc[j].status != IBV_WC_SUCCESS)
+                        if (wc[j].status != RDMA_COMPLETION_OK)
                                 return wc_failed(s, &wc[j], "write_lat", size);
                         outstanding--;
                 }
@@ -828,12 +551,12 @@ static int server_tests(struct side *s) {
                 /* what the client's writes left here: all of the size, or, for the latency test,
                  * all but the last byte (the round trip's counter) */
                 uint64_t off = UINT64_MAX;
-                if (c.test == RDMA_TEST_WRITE_LAT && s->gm)
+                if (c.test == RDMA_TEST_WRITE_LAT && !s->host)
                         return fail(s, RDMA_FAIL_PEER, -EPROTO, "the client asked for write_lat on GPU memory");
                 if (c.test == RDMA_TEST_WRITE_BW && (r = mem_check(s, size, size, &off)) < 0)
                         return r;
                 if (c.test == RDMA_TEST_WRITE_LAT)
-                        off = check_pattern(s->buf, size, size - 1);
+                        off = check_pattern(s->host, size, size - 1);
                 if (c.test == RDMA_TEST_WRITE_LAT) {
                         struct rdma_lat_row *row = &s->res->lat[s->res->n_lat++ % 64];
                         *row = (struct rdma_lat_row){.bytes = size, .iters = p->lat_iters, .verified = off == UINT64_MAX,
@@ -858,29 +581,9 @@ static int server_tests(struct side *s) {
 }
 
 static void teardown(struct side *s) {
-        if (s->v) {
-                if (s->qp)
-                        (void)s->v->fn.ibv_destroy_qp(s->qp);
-                if (s->cq)
-                        (void)s->v->fn.ibv_destroy_cq(s->cq);
-                if (s->mr)
-                        (void)s->v->fn.ibv_dereg_mr(s->mr);
-                if (s->pd)
-                        (void)s->v->fn.ibv_dealloc_pd(s->pd);
-                if (s->ctx)
-                        (void)s->v->fn.ibv_close_device(s->ctx);
-        }
+        rdma_endpoint_close(s->ep);
         rdma_conn_close(&s->conn);
-        s->v = verbs_close(s->v);
-        /* the buffer outlives a QP whose requests may still be in flight at a hung peer: a
-         * real HCA would still DMA into it; free it only when the QP was destroyed */
-        if (s->gm) {
-                if (s->qp || !s->mr)
-                        rdma_gpumem_close(s->gm);
-                free(s->staging);
-        } else if (s->qp || !s->mr) {
-                free(s->buf);
-        }
+        free(s->staging);
         free(s->t_post);
         free(s->t_done);
 }

@@ -1,6 +1,6 @@
 /* The RDMA benchmark between two nodes (`gpuvet bench rdma`): one side serves, the other
- * (the client) drives; both open a device's port through libibverbs (vendor/verbs.h),
- * register a buffer, create an RC queue pair, swap connection data over TCP
+ * (the client) drives; both open a device's port, register a buffer and create an RC
+ * queue pair (bench/rdma_endpoint.h, over libibverbs), swap connection data over TCP
  * (bench/rdma_conn.h, bench/rdma_wire.h) and run, per message size, perftest's three
  * tests: ib_write_bw (RDMA WRITE, tx_depth requests in flight), ib_read_bw (RDMA READ from
  * the server's buffer) and ib_write_lat (RDMA WRITE ping-pong, half the round trip). Every

@@ -1,9 +1,10 @@
-/* GPU memory for `gpuvet bench rdma --gpu N` (GPUDirect RDMA): a buffer allocated with
- * cuMemAlloc on CUDA device N through the driver API gpuvet already loads (vendor/cuda.h),
- * its dma-buf (cuMemGetHandleForAddressRange, CUDA 11.7+ with the open kernel modules) for
- * ibv_reg_dmabuf_mr, and synchronous copies to fill and check it, since the CPU cannot
- * touch device memory. Errors: 0 or a negative errno with a message naming the CUDA call
- * and its CUresult ("cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (2)"). Nothing here prints. */
+/* GPU memory for `gpuvet bench rdma --gpu N` (GPUDirect RDMA), for vendor/rdma_endpoint.c:
+ * a buffer allocated with cuMemAlloc on CUDA device N through the driver API gpuvet already
+ * loads (vendor/cuda.h), its dma-buf (cuMemGetHandleForAddressRange, CUDA 11.7+ with the
+ * open kernel modules) for ibv_reg_dmabuf_mr, and synchronous copies to fill and check it,
+ * since the CPU cannot touch device memory. Errors: 0 or a negative errno with a message
+ * naming the CUDA call and its CUresult ("cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (2)").
+ * Nothing here prints. */
 #pragma once
 
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "bench/rdma_gpumem.h"
+#include "vendor/rdma_gpumem.h"
 
 #include <errno.h>
 #include <stdbool.h>
