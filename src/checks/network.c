@@ -560,7 +560,10 @@ static void run_gds(const struct check_info *self, const struct facts *f, struct
  * bytes): 4096-byte RDMA messages need an interface MTU of about 4200 or more. */
 #define ROCE_MTU_MIN 4200
 
-static void run_roce_mtu(const struct check_info *self, const struct facts *f, struct report *rep) {
+/* Judge every Ethernet (RoCE) port with judge, one result each; a node with none skips. */
+static void each_roce_port(const struct check_info *self, const struct facts *f, struct report *rep,
+                           void (*judge)(struct result *r, const struct facts *f, const struct rdma_dev *d,
+                                         const struct rdma_port *p)) {
         if (skip_without_rdma(self, f, rep))
                 return;
         size_t judged = 0;
@@ -573,26 +576,7 @@ static void run_roce_mtu(const struct check_info *self, const struct facts *f, s
                         judged++;
                         char subj[80];
                         port_subject(d, p, subj, sizeof(subj));
-                        struct result *r = result_new(rep, self, subj);
-                        result_expected(r, "interface MTU >= %d (4096-byte RoCE MTU)", ROCE_MTU_MIN);
-                        if (!p->netdev[0] || p->netdev_mtu < 0) {
-                                result_evidence(r, "source", "/sys/class/net/*/device");
-                                result_status(r, STATUS_SKIP, "no readable network interface on %s's PCI function %s",
-                                              d->name, d->pci_addr[0] ? d->pci_addr : "(unknown)");
-                                continue;
-                        }
-                        result_evidence(r, "source", "/sys/class/net/%s/mtu", p->netdev);
-                        result_observed(r, "%s mtu %d", p->netdev, p->netdev_mtu);
-                        if (p->netdev_mtu >= ROCE_MTU_MIN)
-                                result_status(r, STATUS_PASS, "%s MTU %d", p->netdev, p->netdev_mtu);
-                        else {
-                                result_status(r, STATUS_WARN, "%s MTU %d: RoCE on %s runs below 4096-byte messages",
-                                              p->netdev, p->netdev_mtu, d->name);
-                                result_remedy(r, "Raise the MTU on the interface and every switch port on the path "
-                                                 "(jumbo frames, 9000 is usual): `ip link set %s mtu 9000`, and make "
-                                                 "it persistent in netplan/NetworkManager.",
-                                              p->netdev);
-                        }
+                        judge(result_new(rep, self, subj), f, d, p);
                 }
         }
         if (!judged) {
@@ -600,6 +584,34 @@ static void run_roce_mtu(const struct check_info *self, const struct facts *f, s
                 result_evidence(r, "source", CLASS_DIR "/*/ports/*/link_layer");
                 result_status(r, STATUS_SKIP, "no Ethernet (RoCE) RDMA port");
         }
+}
+
+static void judge_roce_mtu(struct result *r, const struct facts *f, const struct rdma_dev *d,
+                           const struct rdma_port *p) {
+        (void)f;
+        result_expected(r, "interface MTU >= %d (4096-byte RoCE MTU)", ROCE_MTU_MIN);
+        if (!p->netdev[0] || p->netdev_mtu < 0) {
+                result_evidence(r, "source", "/sys/class/net/*/device");
+                result_status(r, STATUS_SKIP, "no readable network interface on %s's PCI function %s",
+                              d->name, d->pci_addr[0] ? d->pci_addr : "(unknown)");
+                return;
+        }
+        result_evidence(r, "source", "/sys/class/net/%s/mtu", p->netdev);
+        result_observed(r, "%s mtu %d", p->netdev, p->netdev_mtu);
+        if (p->netdev_mtu >= ROCE_MTU_MIN)
+                result_status(r, STATUS_PASS, "%s MTU %d", p->netdev, p->netdev_mtu);
+        else {
+                result_status(r, STATUS_WARN, "%s MTU %d: RoCE on %s runs below 4096-byte messages",
+                              p->netdev, p->netdev_mtu, d->name);
+                result_remedy(r, "Raise the MTU on the interface and every switch port on the path "
+                                 "(jumbo frames, 9000 is usual): `ip link set %s mtu 9000`, and make "
+                                 "it persistent in netplan/NetworkManager.",
+                              p->netdev);
+        }
+}
+
+static void run_roce_mtu(const struct check_info *self, const struct facts *f, struct report *rep) {
+        each_roce_port(self, f, rep, judge_roce_mtu);
 }
 
 /* ---- network.roce_congestion ---- */
@@ -639,7 +651,10 @@ static void pfc_text(const struct rdma_port *p, char *buf, size_t size, bool *pf
                 }
 }
 
-static void judge_roce_port(struct result *r, const struct rdma_dev *d, const struct rdma_port *p, double days) {
+static void judge_roce_port(struct result *r, const struct facts *f, const struct rdma_dev *d,
+                            const struct rdma_port *p) {
+        /* A node up less than a day is judged as if a day had passed: a count is not a rate. */
+        double days = f->host.uptime_s > 86400 ? f->host.uptime_s / 86400.0 : 1.0;
         char pfc[96], counters[320] = "";
         bool pfc_off;
         pfc_text(p, pfc, sizeof(pfc), &pfc_off);
@@ -700,27 +715,7 @@ static void judge_roce_port(struct result *r, const struct rdma_dev *d, const st
 }
 
 static void run_roce_congestion(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (skip_without_rdma(self, f, rep))
-                return;
-        double days = f->host.uptime_s > 86400 ? f->host.uptime_s / 86400.0 : 1.0;
-        size_t judged = 0;
-        for (size_t i = 0; i < f->rdma.n; i++) {
-                const struct rdma_dev *d = &f->rdma.devs[i];
-                for (size_t k = 0; k < d->n_ports; k++) {
-                        const struct rdma_port *p = &d->ports[k];
-                        if (p->link_layer != RDMA_LL_ETHERNET)
-                                continue;
-                        judged++;
-                        char subj[80];
-                        port_subject(d, p, subj, sizeof(subj));
-                        judge_roce_port(result_new(rep, self, subj), d, p, days);
-                }
-        }
-        if (!judged) {
-                struct result *r = result_new(rep, self, "host");
-                result_evidence(r, "source", CLASS_DIR "/*/ports/*/link_layer");
-                result_status(r, STATUS_SKIP, "no Ethernet (RoCE) RDMA port");
-        }
+        each_roce_port(self, f, rep, judge_roce_port);
 }
 
 CHECK_INFO(network_port_state, "network", "network.port_state", LEVEL_QUICK, 0,
