@@ -1,5 +1,6 @@
 #include "data/modeldb.h"
 #include "data/embedded.h"
+#include "data/json_doc.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -166,12 +167,10 @@ static int parse(json_t *root, struct modeldb *db, char *why, size_t whysize) {
         return 0;
 }
 
-static int load_root(json_t *root, const json_error_t *jerr, const char *source, struct modeldb *ret, char *err,
-                     size_t errsize) {
-        if (!root) {
-                snprintf(err, errsize, "%s: line %d: %s", source, jerr->line, jerr->text);
+/* Take root (NULL: it did not parse, err says why) into ret. */
+static int take(json_t *root, const char *source, struct modeldb *ret, char *err, size_t errsize) {
+        if (!root)
                 return -EINVAL;
-        }
         ret->json = root;
         char why[256] = "";
         int r = parse(root, ret, why, sizeof(why));
@@ -184,27 +183,22 @@ static int load_root(json_t *root, const json_error_t *jerr, const char *source,
 
 int modeldb_load(const char *dir, struct modeldb *ret, char *err, size_t errsize) {
         memset(ret, 0, sizeof(*ret));
-        char source[512];
         /* A directory without models.json falls back to the built-in presets (it may hold only
          * the GPU tables); a directory that is not there is a mistake, as for gpus.json. */
         if (dir && access(dir, F_OK) < 0) {
                 snprintf(err, errsize, "%s: %s", dir, strerror(errno));
                 return -EINVAL;
         }
-        if (!dir || (snprintf(source, sizeof(source), "%s/models.json", dir), access(source, F_OK) < 0))
-                return modeldb_load_buffer(embedded_models_json, embedded_models_json_len, "built-in models.json", ret,
-                                           err, errsize);
-        json_error_t jerr;
-        json_t *root = json_load_file(source, JSON_REJECT_DUPLICATES, &jerr);
-        return load_root(root, &jerr, source, ret, err, errsize);
+        char source[512];
+        json_t *root = json_doc_open(dir, "models.json", (const char *)embedded_models_json, embedded_models_json_len,
+                                     source, sizeof(source), err, errsize);
+        return take(root, source, ret, err, errsize);
 }
 
 int modeldb_load_buffer(const char *buf, size_t len, const char *source, struct modeldb *ret, char *err,
                         size_t errsize) {
         memset(ret, 0, sizeof(*ret));
-        json_error_t jerr;
-        json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-        return load_root(root, &jerr, source, ret, err, errsize);
+        return take(json_doc_parse(buf, len, source, err, errsize), source, ret, err, errsize);
 }
 
 void modeldb_done(struct modeldb *db) {

@@ -1,12 +1,12 @@
 #include "data/nicdb.h"
 #include "data/embedded.h"
+#include "data/json_doc.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define NICS_SCHEMA "gpuvet.nics/1"
 
@@ -97,13 +97,10 @@ static int parse(json_t *root, struct nicdb *db, char *why, size_t whysize) {
         return 0;
 }
 
-/* Take root (NULL: jerr says why it did not parse) into ret. */
-static int load_root(json_t *root, const json_error_t *jerr, const char *source, struct nicdb *ret, char *err,
-                     size_t errsize) {
-        if (!root) {
-                snprintf(err, errsize, "%s: line %d: %s", source, jerr->line, jerr->text);
+/* Take root (NULL: it did not parse, err says why) into ret. */
+static int take(json_t *root, const char *source, struct nicdb *ret, char *err, size_t errsize) {
+        if (!root)
                 return -EINVAL;
-        }
         ret->json = root;
         char why[256] = "";
         int r = parse(root, ret, why, sizeof(why));
@@ -117,20 +114,14 @@ static int load_root(json_t *root, const json_error_t *jerr, const char *source,
 int nicdb_load(const char *dir, struct nicdb *ret, char *err, size_t errsize) {
         memset(ret, 0, sizeof(*ret));
         char source[512];
-        if (!dir || (snprintf(source, sizeof(source), "%s/nics.json", dir), access(source, F_OK) < 0))
-                return nicdb_load_buffer((const char *)embedded_nics_json, embedded_nics_json_len,
-                                         "built-in nics.json", ret, err, errsize);
-        json_error_t jerr;
-        json_t *root = json_load_file(source, JSON_REJECT_DUPLICATES, &jerr);
-        return load_root(root, &jerr, source, ret, err, errsize);
+        json_t *root = json_doc_open(dir, "nics.json", (const char *)embedded_nics_json, embedded_nics_json_len, source,
+                                     sizeof(source), err, errsize);
+        return take(root, source, ret, err, errsize);
 }
 
-int nicdb_load_buffer(const char *buf, size_t len, const char *source, struct nicdb *ret, char *err,
-                      size_t errsize) {
+int nicdb_load_buffer(const char *buf, size_t len, const char *source, struct nicdb *ret, char *err, size_t errsize) {
         memset(ret, 0, sizeof(*ret));
-        json_error_t jerr;
-        json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-        return load_root(root, &jerr, source, ret, err, errsize);
+        return take(json_doc_parse(buf, len, source, err, errsize), source, ret, err, errsize);
 }
 
 void nicdb_done(struct nicdb *db) {

@@ -1,5 +1,6 @@
 #include "data/xiddb.h"
 #include "data/embedded.h"
+#include "data/json_doc.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -7,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define XID_SCHEMA_V1 "gpuvet.xid/1"
 #define XID_SCHEMA_V2 "gpuvet.xid/2"
@@ -160,13 +160,10 @@ static int parse(json_t *root, struct xiddb *x, char *why, size_t whysize) {
         return 0;
 }
 
-/* Take root (NULL: jerr says why it did not parse) into ret. */
-static int load_root(json_t *root, const json_error_t *jerr, const char *source, struct xiddb *ret, char *err,
-                     size_t errsize) {
-        if (!root) {
-                snprintf(err, errsize, "%s: line %d: %s", source, jerr->line, jerr->text);
+/* Take root (NULL: it did not parse, err says why) into ret. */
+static int take(json_t *root, const char *source, struct xiddb *ret, char *err, size_t errsize) {
+        if (!root)
                 return -EINVAL;
-        }
         ret->json = root;
         char why[256] = "";
         int r = parse(root, ret, why, sizeof(why));
@@ -180,20 +177,14 @@ static int load_root(json_t *root, const json_error_t *jerr, const char *source,
 int xiddb_load(const char *dir, struct xiddb *ret, char *err, size_t errsize) {
         memset(ret, 0, sizeof(*ret));
         char source[512];
-        if (!dir || (snprintf(source, sizeof(source), "%s/xid.json", dir), access(source, F_OK) < 0))
-                return xiddb_load_buffer((const char *)embedded_xid_json, embedded_xid_json_len, "built-in xid.json",
-                                         ret, err, errsize);
-        json_error_t jerr;
-        json_t *root = json_load_file(source, JSON_REJECT_DUPLICATES, &jerr);
-        return load_root(root, &jerr, source, ret, err, errsize);
+        json_t *root = json_doc_open(dir, "xid.json", (const char *)embedded_xid_json, embedded_xid_json_len, source,
+                                     sizeof(source), err, errsize);
+        return take(root, source, ret, err, errsize);
 }
 
-int xiddb_load_buffer(const char *buf, size_t len, const char *source, struct xiddb *ret, char *err,
-                      size_t errsize) {
+int xiddb_load_buffer(const char *buf, size_t len, const char *source, struct xiddb *ret, char *err, size_t errsize) {
         memset(ret, 0, sizeof(*ret));
-        json_error_t jerr;
-        json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-        return load_root(root, &jerr, source, ret, err, errsize);
+        return take(json_doc_parse(buf, len, source, err, errsize), source, ret, err, errsize);
 }
 
 void xiddb_done(struct xiddb *x) {
