@@ -233,6 +233,48 @@ static void run_guest(const struct check_info *self, const struct facts *f, stru
                               f->gpus.n == 1 ? "" : "s");
 }
 
+/* NVIDIA's guide to GPUDirect RDMA in VMs (AI Enterprise, "Optimizing VM configuration",
+ * appendix "ATS and ACS configuration"): for full bandwidth the NIC passed to the VM needs ATS,
+ * which a ConnectX exposes only with ATS_ENABLED set in its firmware. Judged on the host, where
+ * the NIC's config space is the real one. */
+static void run_nic_ats(const struct check_info *self, const struct facts *f, struct report *rep) {
+        size_t judged = 0;
+        for (size_t i = 0; i < f->pci.n; i++) {
+                const struct pci_dev *d = &f->pci.devs[i];
+                if (!pci_is_mellanox_nic(d) || strcmp(d->driver, "vfio-pci") != 0)
+                        continue;
+                judged++;
+                struct result *r = result_new(rep, self, d->addr);
+                result_evidence(r, "source", "/sys/bus/pci/devices/%s/config (extended capability 0x000f)", d->addr);
+                result_expected(r, "the ATS capability, so GPUDirect RDMA in the VM runs at full bandwidth");
+                if (d->ats == PCI_ATS_UNKNOWN) {
+                        result_status(r, STATUS_SKIP, "%s: config space past 256 bytes not readable (run as root)",
+                                      d->addr);
+                        continue;
+                }
+                if (d->ats == PCI_ATS_PRESENT) {
+                        result_observed(r, "ATS capability present (its enable bit %s)", d->ats_enabled ? "set" : "clear");
+                        result_status(r, STATUS_PASS, "%s on vfio-pci has ATS", d->addr);
+                        continue;
+                }
+                result_observed(r, "no ATS capability");
+                result_status(r, STATUS_WARN,
+                              "%s on vfio-pci has no ATS: GPUDirect RDMA in the VM goes through the host's root "
+                              "complex at reduced bandwidth",
+                              d->addr);
+                result_remedy(r, "Turn ATS on in the NIC's firmware on this host: `mst start`, then `mlxconfig -d "
+                                 "%s set ATS_ENABLED=true`, and reboot the host (a VM reboot is not enough); "
+                                 "leave ACS on the PCIe switches and root ports on the path set to allow ATS "
+                                 "(see pcie.acs).",
+                              d->addr);
+        }
+        if (!judged) {
+                struct result *r = result_new(rep, self, "host");
+                result_evidence(r, "source", "/sys/bus/pci/devices/*/driver");
+                result_status(r, STATUS_SKIP, "no NVIDIA (Mellanox) NIC bound to vfio-pci");
+        }
+}
+
 CHECK_INFO(passthrough_host, "passthrough", "passthrough.host", LEVEL_QUICK, 0,
            "A host passing GPUs to VMs has vfio, an IOMMU, interrupt remapping and clean groups",
            run_host);
@@ -240,3 +282,6 @@ CHECK_INFO(passthrough_host, "passthrough", "passthrough.host", LEVEL_QUICK, 0,
 CHECK_INFO(passthrough_guest, "passthrough", "passthrough.guest", LEVEL_QUICK, 0,
            "In a VM: the hypervisor and the GPUs passed through",
            run_guest);
+
+CHECK_INFO(passthrough_nic_ats, "passthrough", "passthrough.nic_ats", LEVEL_QUICK, 0,
+           "ConnectX/BlueField NICs passed to VMs expose ATS, for GPUDirect RDMA at full bandwidth", run_nic_ats);

@@ -8,9 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #define PCI_EXT_CAP_START 0x100
 #define PCI_EXT_CAP_ID_ACS 0x000d
+#define PCI_EXT_CAP_ID_ATS 0x000f
+#define PCI_ATS_CTRL_ENABLE 0x8000
 #define PCI_CONFIG_SPACE_EXT 4096
 #define CPUMASK_BITS 4096
 
@@ -245,35 +248,63 @@ static uint32_t le32(const unsigned char *p) {
         return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static void gather_acs(struct fsroot *fs, struct pci_dev *d) {
+/* Read d's config space: -1 when it cannot be read past the 256 bytes of the standard header
+ * (unprivileged reads stop at 64 or 256 bytes), else its length with *ret to free. */
+static ssize_t read_config(struct fsroot *fs, const struct pci_dev *d, unsigned char **ret) {
         char path[128], *cfg;
         size_t len;
         snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", d->addr);
-        d->acs = PCI_ACS_UNKNOWN;
-        d->acs_read = true;
         if (fsroot_read_alloc(fs, path, &cfg, &len) < 0)
-                return;
-        /* Unprivileged reads stop at 64 or 256 bytes: extended capabilities are then unknown. */
+                return -1;
         if (len < PCI_EXT_CAP_START + 8) {
                 free(cfg);
-                return;
+                return -1;
         }
-        const unsigned char *c = (const unsigned char *)cfg;
+        *ret = (unsigned char *)cfg;
+        return (ssize_t)len;
+}
+
+/* The offset of extended capability id in config space c of len bytes; 0 when absent. */
+static unsigned find_ext_cap(const unsigned char *c, size_t len, uint16_t id) {
         unsigned off = PCI_EXT_CAP_START;
-        d->acs = PCI_ACS_ABSENT;
         for (unsigned hops = 0; off >= PCI_EXT_CAP_START && off + 8 <= len && hops < 64; hops++) {
                 uint32_t hdr = le32(c + off);
                 if (hdr == 0 || hdr == 0xffffffffu)
                         break;
-                if ((hdr & 0xffff) == PCI_EXT_CAP_ID_ACS) {
-                        d->acs = PCI_ACS_PRESENT;
-                        d->acs_cap = (uint16_t)(c[off + 4] | c[off + 5] << 8);
-                        d->acs_ctrl = (uint16_t)(c[off + 6] | c[off + 7] << 8);
-                        break;
-                }
+                if ((hdr & 0xffff) == id)
+                        return off;
                 off = (hdr >> 20) & 0xffc;
         }
-        free(cfg);
+        return 0;
+}
+
+static void gather_acs(struct fsroot *fs, struct pci_dev *d) {
+        unsigned char *c;
+        d->acs = PCI_ACS_UNKNOWN;
+        d->acs_read = true;
+        ssize_t len = read_config(fs, d, &c);
+        if (len < 0)
+                return;
+        unsigned off = find_ext_cap(c, (size_t)len, PCI_EXT_CAP_ID_ACS);
+        d->acs = off ? PCI_ACS_PRESENT : PCI_ACS_ABSENT;
+        if (off) {
+                d->acs_cap = (uint16_t)(c[off + 4] | c[off + 5] << 8);
+                d->acs_ctrl = (uint16_t)(c[off + 6] | c[off + 7] << 8);
+        }
+        free(c);
+}
+
+static void gather_ats(struct fsroot *fs, struct pci_dev *d) {
+        unsigned char *c;
+        d->ats = PCI_ATS_UNKNOWN;
+        ssize_t len = read_config(fs, d, &c);
+        if (len < 0)
+                return;
+        unsigned off = find_ext_cap(c, (size_t)len, PCI_EXT_CAP_ID_ATS);
+        d->ats = off ? PCI_ATS_PRESENT : PCI_ATS_ABSENT;
+        if (off)
+                d->ats_enabled = ((c[off + 6] | c[off + 7] << 8) & PCI_ATS_CTRL_ENABLE) != 0;
+        free(c);
 }
 
 /* Read the parts of d that are not read yet. */
@@ -453,6 +484,10 @@ int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
                         if (ret->devs[up].acs == PCI_ACS_UNKNOWN && !ret->devs[up].acs_read)
                                 gather_acs(fs, &ret->devs[up]);
         }
+        /* ATS on the RDMA NICs: what GPUDirect RDMA inside a VM needs of a NIC passed to it. */
+        for (size_t i = 0; i < ret->n; i++)
+                if (pci_is_mellanox_nic(&ret->devs[i]))
+                        gather_ats(fs, &ret->devs[i]);
         return 0;
 }
 
@@ -474,6 +509,10 @@ bool pci_is_nvidia_gpu(const struct pci_facts *p, const struct pci_dev *d) {
 bool pci_is_nvswitch(const struct pci_dev *d) {
         /* NVSwitch enumerates as an NVIDIA "bridge, other" (class 0x0680). */
         return d->have_ids && d->vendor == PCI_VENDOR_NVIDIA && pci_class_sub(d) == 0x0680;
+}
+
+bool pci_is_mellanox_nic(const struct pci_dev *d) {
+        return d->have_ids && d->vendor == 0x15b3 && pci_is_network(d);
 }
 
 bool pci_is_network(const struct pci_dev *d) {

@@ -85,6 +85,10 @@ struct pci_dev {
         enum { PCI_ACS_UNKNOWN, PCI_ACS_ABSENT, PCI_ACS_PRESENT } acs;
         uint16_t acs_cap, acs_ctrl;
         bool acs_read;        /* config space was read (only bridges above GPUs are) */
+        /* ATS extended capability of an NVIDIA (Mellanox) NIC function, likewise: a ConnectX
+         * shows it only with ATS_ENABLED in its firmware; ats_enabled is its control bit. */
+        enum { PCI_ATS_UNKNOWN, PCI_ATS_ABSENT, PCI_ATS_PRESENT } ats;
+        bool ats_enabled;
 
         int read_errno;       /* first unexpected read error for this device, 0 if none */
 };
@@ -106,6 +110,8 @@ static inline unsigned pci_class_sub(const struct pci_dev *d) { return d->class_
 bool pci_is_nvidia_gpu(const struct pci_facts *p, const struct pci_dev *d);
 bool pci_is_nvswitch(const struct pci_dev *d);
 bool pci_is_network(const struct pci_dev *d);
+/* An NVIDIA (Mellanox, vendor 15b3) network function: ConnectX, BlueField. */
+bool pci_is_mellanox_nic(const struct pci_dev *d);
 bool pci_is_bridge(const struct pci_dev *d);
 const struct pci_dev *pci_find(const struct pci_facts *p, const char *addr);
 /* The best link d can train to: its own max_link_speed/width, capped by the port above it

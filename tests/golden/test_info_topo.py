@@ -116,14 +116,18 @@ def table(names, rows):
 
 
 # vfio-host: GPU0 (17) and GPU1 (31) on node 0 root ports, GPU2 (98) and GPU3 (b3) on node 1;
-# GPU3 and the X710 (b4) on downstream ports of one PLX switch: PIX.
-VFIO_NAMES = ["GPU0", "GPU1", "GPU2", "GPU3", "NIC0"]
+# GPU3 and the X710 (b4) on downstream ports of one PLX switch: PIX. The two ConnectX NICs
+# (ca, cb) on two root ports of one node 1 host bridge: PHB between them, NODE to the rest of
+# node 1.
+VFIO_NAMES = ["GPU0", "GPU1", "GPU2", "GPU3", "NIC0", "NIC1", "NIC2"]
 VFIO = table(VFIO_NAMES, [
-    [" X ", "NODE", "SYS", "SYS", "SYS"],
-    ["NODE", " X ", "SYS", "SYS", "SYS"],
-    ["SYS", "SYS", " X ", "NODE", "NODE"],
-    ["SYS", "SYS", "NODE", " X ", "PIX"],
-    ["SYS", "SYS", "NODE", "PIX", " X "],
+    [" X ", "NODE", "SYS", "SYS", "SYS", "SYS", "SYS"],
+    ["NODE", " X ", "SYS", "SYS", "SYS", "SYS", "SYS"],
+    ["SYS", "SYS", " X ", "NODE", "NODE", "NODE", "NODE"],
+    ["SYS", "SYS", "NODE", " X ", "PIX", "NODE", "NODE"],
+    ["SYS", "SYS", "NODE", "PIX", " X ", "NODE", "NODE"],
+    ["SYS", "SYS", "NODE", "NODE", "NODE", " X ", "PHB"],
+    ["SYS", "SYS", "NODE", "NODE", "NODE", "PHB", " X "],
 ])
 # a100-nouveau: the A100 (40:01.1) and the igb NIC (40:05.1) on two root ports of one root
 # complex: PHB.

@@ -252,11 +252,45 @@ static void test_virt_detect(void **state) {
         assert_string_equal(v.source, "/proc/cpuinfo (hypervisor flag)");
 }
 
+/* ConnectX functions on vfio-pci: with ATS, without, unreadable; one on mlx5_core is not judged. */
+static void test_nic_ats(void **state) {
+        (void)state;
+        struct pci_dev devs[4];
+        memset(devs, 0, sizeof(devs));
+        dev(&devs[0], "0000:ca:00.0", 0x15b3, 0x020700, -1, "vfio-pci");
+        devs[0].ats = PCI_ATS_PRESENT;
+        devs[0].ats_enabled = true;
+        dev(&devs[1], "0000:cb:00.0", 0x15b3, 0x020000, -1, "vfio-pci");
+        devs[1].ats = PCI_ATS_ABSENT;
+        dev(&devs[2], "0000:cc:00.0", 0x15b3, 0x020000, -1, "vfio-pci");
+        dev(&devs[3], "0000:cd:00.0", 0x15b3, 0x020000, -1, "mlx5_core");
+        devs[3].ats = PCI_ATS_ABSENT;
+        struct facts f;
+        memset(&f, 0, sizeof(f));
+        f.pci.devs = devs;
+        f.pci.n = 4;
+        struct report rep;
+        run(&check_passthrough_nic_ats, &f, &rep, 3);
+        assert_int_equal(rep.results[0].status, STATUS_PASS);
+        assert_non_null(strstr(rep.results[0].observed, "enable bit set"));
+        assert_int_equal(rep.results[1].status, STATUS_WARN);
+        assert_string_equal(rep.results[1].subject, "0000:cb:00.0");
+        assert_non_null(strstr(rep.results[1].remedy, "mlxconfig -d 0000:cb:00.0 set ATS_ENABLED=true"));
+        assert_int_equal(rep.results[2].status, STATUS_SKIP); /* not root */
+        report_done(&rep);
+
+        f.pci.n = 0; /* no NIC on vfio-pci */
+        run(&check_passthrough_nic_ats, &f, &rep, 1);
+        assert_int_equal(rep.results[0].status, STATUS_SKIP);
+        report_done(&rep);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_host_healthy),   cmocka_unit_test(test_host_problems),
                 cmocka_unit_test(test_host_dirty_group), cmocka_unit_test(test_host_skip),
                 cmocka_unit_test(test_guest),          cmocka_unit_test(test_virt_detect),
+                cmocka_unit_test(test_nic_ats),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
