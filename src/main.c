@@ -58,9 +58,10 @@ int main(int argc, char **argv) {
                 return stdout_finish(EXIT_PASS);
         }
         if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
+                static const char builtin[] = "built in (gpus.json, compat.json, xid.json, baselines.json, "
+                                              "models.json, nics.json, ngc.json)";
                 const char *env = secure_getenv("GPUVET_DATA_DIR"), *installed = installed_data_dir();
-                printf("gpuvet %s\ndata: %s\n", GPUVET_VERSION,
-                       env && *env ? env : installed ? installed : "built in (gpus.json, compat.json, xid.json, baselines.json, models.json)");
+                printf("gpuvet %s\ndata: %s\n", GPUVET_VERSION, env && *env ? env : installed ? installed : builtin);
                 return stdout_finish(EXIT_PASS);
         }
         for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
