@@ -310,6 +310,19 @@ static int wc_failed(struct side *s, const struct rdma_completion *c, const char
                                                                  : "");
 }
 
+/* write_lat: take the completions there are (never waiting), one fewer outstanding each;
+ * 0, or the failure of the first that did not succeed. */
+static int reap_lat_completions(struct side *s, uint64_t size, unsigned *outstanding) {
+        struct rdma_completion wc[4];
+        int k = rdma_endpoint_poll(s->ep, wc, 4);
+        for (int j = 0; j < k; j++) {
+                if (wc[j].status != RDMA_COMPLETION_OK)
+                        return wc_failed(s, &wc[j], "write_lat", size);
+                (*outstanding)--;
+        }
+        return 0;
+}
+
 /* One request from or into local_off, to or from remote_off of the peer's buffer. */
 static int post_one(struct side *s, enum rdma_op op, uint64_t wr_id, uint64_t local_off, uint64_t remote_off,
                     uint64_t size, bool signaled) {
@@ -376,13 +389,9 @@ static int lat_loop(struct side *s, uint64_t size, bool initiator, double *rtt_u
                         uint8_t want = initiator ? (uint8_t)((i - 1) % 255 + 1) : val;
                         unsigned spins = 0;
                         while (*recv_last != want) {
-                                struct rdma_completion wc[4];
-                                int k = rdma_endpoint_poll(s->ep, wc, 4);
-                                for (int j = 0; j < k; j++) {
-                                        if (wc[j].status != RDMA_COMPLETION_OK)
-                                                return wc_failed(s, &wc[j], "write_lat", size);
-                                        outstanding--;
-                                }
+                                int r = reap_lat_completions(s, size, &outstanding);
+                                if (r < 0)
+                                        return r;
                                 idle(++spins);
                                 if (spins % 4096 == 0 && monotonic_ms() > deadline)
                                         return fail(s, RDMA_FAIL_PEER, -ETIMEDOUT,
@@ -395,13 +404,9 @@ static int lat_loop(struct side *s, uint64_t size, bool initiator, double *rtt_u
                         s->t_post[i] = now_us();
                 send_region[size - 1] = val;
                 while (outstanding >= s->res->plan.tx_depth + 2) {
-                        struct rdma_completion wc[4];
-                        int k = rdma_endpoint_poll(s->ep, wc, 4);
-                        for (int j = 0; j < k; j++) {
-                                if (wc[j].status != RDMA_COMPLETION_OK)
-                                        return wc_failed(s, &wc[j], "write_lat", size);
-                                outstanding--;
-                        }
+                        int r = reap_lat_completions(s, size, &outstanding);
+                        if (r < 0)
+                                return r;
                         if (monotonic_ms() > deadline)
                                 return fail(s, RDMA_FAIL_PEER, -ETIMEDOUT, "write_lat: send queue stuck");
                 }
@@ -414,13 +419,9 @@ static int lat_loop(struct side *s, uint64_t size, bool initiator, double *rtt_u
         unsigned spins = 0;
         uint8_t last = (uint8_t)((n - 1) % 255 + 1);
         while ((initiator && *recv_last != last) || outstanding > 0) {
-                struct rdma_completion wc[4];
-                int k = rdma_endpoint_poll(s->ep, wc, 4);
-                for (int j = 0; j < k; j++) {
-                        if (wc[j].status != RDMA_COMPLETION_OK)
-                                return wc_failed(s, &wc[j], "write_lat", size);
-                        outstanding--;
-                }
+                int r = reap_lat_completions(s, size, &outstanding);
+                if (r < 0)
+                        return r;
                 idle(++spins);
                 if (spins % 4096 == 0 && monotonic_ms() > deadline)
                         return fail(s, RDMA_FAIL_PEER, -ETIMEDOUT,
