@@ -484,9 +484,10 @@ int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
                         if (ret->devs[up].acs == PCI_ACS_UNKNOWN && !ret->devs[up].acs_read)
                                 gather_acs(fs, &ret->devs[up]);
         }
-        /* ATS on the RDMA NICs: what GPUDirect RDMA inside a VM needs of a NIC passed to it. */
+        /* ATS on the NICs handed to VMs (on vfio-pci): what GPUDirect RDMA inside a VM needs of
+         * them. The NICs the host drives itself are not read: nothing judges their ATS. */
         for (size_t i = 0; i < ret->n; i++)
-                if (pci_is_mellanox_nic(&ret->devs[i]))
+                if (pci_is_mellanox_nic(&ret->devs[i]) && strcmp(ret->devs[i].driver, "vfio-pci") == 0)
                         gather_ats(fs, &ret->devs[i]);
         return 0;
 }

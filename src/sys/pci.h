@@ -85,8 +85,9 @@ struct pci_dev {
         enum { PCI_ACS_UNKNOWN, PCI_ACS_ABSENT, PCI_ACS_PRESENT } acs;
         uint16_t acs_cap, acs_ctrl;
         bool acs_read;        /* config space was read (only bridges above GPUs are) */
-        /* ATS extended capability of an NVIDIA (Mellanox) NIC function, likewise: a ConnectX
-         * shows it only with ATS_ENABLED in its firmware; ats_enabled is its control bit. */
+        /* ATS extended capability of an NVIDIA (Mellanox) NIC function bound to vfio-pci,
+         * likewise (read for those only): a ConnectX shows it only with ATS_ENABLED in its
+         * firmware; ats_enabled is its control bit. */
         enum { PCI_ATS_UNKNOWN, PCI_ATS_ABSENT, PCI_ATS_PRESENT } ats;
         bool ats_enabled;
 
