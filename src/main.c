@@ -25,6 +25,7 @@ static const struct subcommand subcommands[] = {
         {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},
         {"policy", cmd_policy, "capture this node as the site's reference, or validate a policy file"},
         {"ngc", cmd_ngc, "the newest NGC image that runs on this driver and GPUs, pulled and tested"},
+        {"slurm-health", cmd_slurm_health, "Slurm's HealthCheckProgram: drain this node on failed checks, resume it after"},
         {"tune", cmd_tune, "apply the OS settings check recommends (plan, apply, revert, status)"},
 };
 

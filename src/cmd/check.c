@@ -113,9 +113,7 @@ static bool selected(const struct check_info *c, const char *only) {
         return hit;
 }
 
-/* Every word of --only must name a check or a category, so a typo is an error, not an
- * empty pass. */
-static bool only_is_valid(const char *only) {
+bool check_only_is_valid(const char *cmd, const char *only) {
         char *copy = strdup(only);
         if (!copy)
                 return false;
@@ -127,14 +125,16 @@ static bool only_is_valid(const char *only) {
                 for (size_t i = 0; i < check_registry_count && !known; i++)
                         known = strcmp(tok, check_registry[i]->id) == 0 || strcmp(tok, check_registry[i]->category) == 0;
                 if (!known) {
-                        fprintf(stderr, "gpuvet check: --only: no check or category named \"%s\" (see --list)\n", tok);
+                        fprintf(stderr, "gpuvet %s: --only: no check or category named \"%s\" (see gpuvet check --list)\n",
+                                cmd, tok);
                         ok = false;
                 }
         }
         free(copy);
         if (n == 0) {
                 /* Running nothing would print a PASS for a node nobody looked at. */
-                fprintf(stderr, "gpuvet check: --only \"%s\" names no check or category (see --list)\n", only);
+                fprintf(stderr, "gpuvet %s: --only \"%s\" names no check or category (see gpuvet check --list)\n", cmd,
+                        only);
                 return false;
         }
         return ok;
@@ -547,6 +547,8 @@ int check_execute(const struct check_cli *o, const struct cmd_args *args) {
                 check_container(&c);
                 check_dcgm(&c);
                 check_judge(&c);
+                if (o->judged)
+                        o->judged(&c.rep, o->judged_ctx);
                 code = check_output(&c, start);
         }
         return check_run_end(&c, code);
@@ -584,7 +586,7 @@ int cmd_check(int argc, char **argv) {
         int code = cmd_parse(&spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
-        if (o.only && !only_is_valid(o.only))
+        if (o.only && !check_only_is_valid("check", o.only))
                 return EXIT_USAGE;
         if (o.json_path && (code = output_path_usable("check", "--json", o.json_path)) != 0)
                 return code;

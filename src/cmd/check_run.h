@@ -25,6 +25,10 @@ struct check_cli {
         unsigned container_timeout_s; /* 0: CONTAINER_GPU_DEFAULT_TIMEOUT_S */
         struct burn_options burn; /* the stress test, when a burn.* check is selected */
         struct text_options text;
+        /* Called with the judged report before it is written (slurm-health sends its
+         * results to its parent); NULL: none. */
+        void (*judged)(const struct report *rep, void *ctx);
+        void *judged_ctx;
 };
 
 struct fsroot;
@@ -36,6 +40,10 @@ struct container_gpu_facts;
  * one is named, nor without GPUs or the NVIDIA toolkit (out->note says why). */
 void check_container_gpu(const struct check_cli *o, struct fsroot *fs, const char *data_dir, const struct facts *f,
                          struct container_gpu_facts *out);
+
+/* Every word of --only must name a check or a category, so a typo is an error, not an
+ * empty pass; false after a message naming cmd and the word. */
+bool check_only_is_valid(const char *cmd, const char *only);
 
 /* Run the pipeline for o (parsed by the command) and args (cmd_parse's). Returns the exit
  * code: the verdict, or why nothing could be judged. */
