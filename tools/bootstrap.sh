@@ -13,6 +13,7 @@ packages=(
   dpkg-dev debhelper rpm   # tools/build-packages.sh: the .deb (dpkg-buildpackage) and the RPM (rpmbuild)
   libibverbs-dev       # tests/abi/verbs_*.c: src/vendor/verbs_api.h against rdma-core's <infiniband/verbs.h>
   ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL ICD loader (dlopen'd at run time) + PoCL's CPU device for the OpenCL tests
+  munge slurmctld slurmd slurm-client   # tests/slurm/test_slurm_health.py: a real one-node cluster (own key, socket, conf)
 )
 
 missing=()

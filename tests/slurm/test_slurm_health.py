@@ -44,6 +44,7 @@ PCI_IDS = os.path.join(TESTS, "fixtures", "pci.ids")
 HEALTHY_SCN = os.path.join(TESTS, "golden", "nvml-scenarios", "golden-dgx-h100.scn")
 HANG_SCN = os.path.join(TESTS, "golden", "nvml-scenarios", "golden-hang.scn")
 HANG_INIT_SCN = os.path.join(HERE, "hang-init.scn")
+DEPLOY = os.path.join(TESTS, "..", "deploy", "slurm")
 DEGRADED_REASON = "gpuvet: pcie.link_width,pcie.aer,gpu.xid"
 
 failures = []
@@ -100,21 +101,13 @@ class Cluster:
         if not wait_for("munged's socket", lambda: os.path.exists(self.sock), 10):
             return False
         self.hc_root = os.path.join(t, "hc-root")
+        self.prolog_root = os.path.join(t, "prolog-root")
         self.hc_log = os.path.join(t, "log", "healthcheck.log")
-        wrapper = os.path.join(t, "healthcheck.sh")
-        # slurmd gives HealthCheckProgram SLURMD_NODENAME and nothing else (not even PATH):
-        # the wrapper sets what the fixture needs. Without hc-root it does nothing, so that
-        # slurmd's runs never race the cases run by hand.
-        with open(wrapper, "w") as f:
-            f.write("#!/bin/sh\n"
-                    "root=$(cat %(root)s 2>/dev/null) || exit 0\n"
-                    "[ -n \"$root\" ] || exit 0\n"
-                    "export SLURM_CONF=%(conf)s GPUVET_PCI_IDS=%(ids)s GPUVET_NVML_LIB=%(lib)s "
-                    "FAKE_NVML_SCENARIO=%(scn)s\n"
-                    "exec %(gpuvet)s slurm-health --root \"$root\" >>%(log)s 2>&1\n"
-                    % {"root": self.hc_root, "conf": self.conf, "ids": PCI_IDS, "lib": self.env["GPUVET_NVML_LIB"],
-                       "scn": HEALTHY_SCN, "gpuvet": os.path.abspath(self.gpuvet), "log": self.hc_log})
-        os.chmod(wrapper, 0o755)
+        self.prolog_log = os.path.join(t, "log", "prolog.log")
+        hc = self.wrapper("healthcheck.sh", os.path.join(DEPLOY, "gpuvet-healthcheck"), self.hc_root,
+                          "GPUVET_SLURM_HEALTH_OPTS", self.hc_log)
+        prolog = self.wrapper("prolog.sh", os.path.join(DEPLOY, "prolog.d", "50-gpuvet-check"), self.prolog_root,
+                              "GPUVET_SLURM_PROLOG_OPTS", self.prolog_log)
         host = socket.gethostname().split(".")[0]
         conf = {
             "ClusterName": "gpuvettest", "SlurmctldHost": "localhost(127.0.0.1)",
@@ -128,7 +121,8 @@ class Cluster:
             "ProctrackType": "proctrack/linuxproc", "TaskPlugin": "task/none", "SelectType": "select/linear",
             "SchedulerType": "sched/builtin", "JobAcctGatherType": "jobacct_gather/none",
             "AccountingStorageType": "accounting_storage/none", "MpiDefault": "none", "ReturnToService": "2",
-            "HealthCheckProgram": wrapper, "HealthCheckInterval": "2", "HealthCheckNodeState": "ANY",
+            "HealthCheckProgram": hc, "HealthCheckInterval": "2", "HealthCheckNodeState": "ANY",
+            "Prolog": prolog,
             "SlurmctldTimeout": "30", "SlurmdTimeout": "30",
         }
         with open(self.conf, "w") as f:
@@ -140,6 +134,26 @@ class Cluster:
         self.spawn("slurmctld", ["slurmctld", "-D", "-i", "-f", self.conf])
         self.spawn("slurmd", ["slurmd", "-D", "-N", NODE, "-f", self.conf])
         return wait_for("the node to be IDLE", lambda: self.state()[0] == "IDLE", 30)
+
+    def wrapper(self, name, script, root_file, opts_var, log):
+        """A script for slurmd that runs deploy/slurm's script on the fixture named in
+        root_file, and does nothing while there is none (so that slurmd's runs never race
+        the cases run by hand). slurmd gives it SLURMD_NODENAME and nothing else, not even
+        PATH: the fixture's environment is set here, the rest is the deploy script's."""
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n"
+                    "root=$(cat %(root)s 2>/dev/null) || exit 0\n"
+                    "[ -n \"$root\" ] || exit 0\n"
+                    "export SLURM_CONF=%(conf)s GPUVET_PCI_IDS=%(ids)s GPUVET_NVML_LIB=%(lib)s FAKE_NVML_SCENARIO=%(scn)s "
+                    "GPUVET_SLURM_DEFAULTS=/dev/null GPUVET=%(gpuvet)s GPUVET_SLURM_LOG=%(log)s "
+                    "%(var)s=\"--root $root\"\n"
+                    "exec %(script)s\n"
+                    % {"root": root_file, "conf": self.conf, "ids": PCI_IDS, "lib": self.env["GPUVET_NVML_LIB"],
+                       "scn": HEALTHY_SCN, "gpuvet": os.path.abspath(self.gpuvet), "log": log, "var": opts_var,
+                       "script": script})
+        os.chmod(path, 0o755)
+        return path
 
     def spawn(self, name, argv):
         out = open(os.path.join(self.tmp, "log", name + ".out"), "w")
@@ -289,7 +303,35 @@ def cases(c, healthy, degraded, tmp):
           "the wrapper's log shows slurmd's runs drain and resume %s" % NODE)
     c.settled()
 
-    # 11. --prolog: a failing node is drained and the prolog exits 1 (Slurm requeues the job).
+    # 11. A job through deploy/slurm's prolog: on a healthy node it runs; on a failing one
+    # the prolog drains the node and exits 1, Slurm fails the job's launch and keeps
+    # gpuvet's reason (its own "Prolog error" drain does not replace it).
+    with open(c.prolog_root, "w") as f:
+        f.write(healthy)
+    p = subprocess.run(["srun", "-N1", "-w", NODE, "-t", "1", "true"], capture_output=True, text=True, env=c.env,
+                       timeout=60 * SCALE)
+    check(p.returncode == 0, "a job on a healthy node passes the prolog (srun exit %d: %s)" % (p.returncode,
+                                                                                               p.stderr.strip()))
+    with open(c.prolog_root, "w") as f:
+        f.write(degraded)
+    p = subprocess.run(["srun", "-N1", "-w", NODE, "-t", "1", "true"], capture_output=True, text=True, env=c.env,
+                       timeout=60 * SCALE)
+    os.unlink(c.prolog_root)
+    st = c.state()
+    check(p.returncode != 0 and "prolog" in p.stderr.lower(), "a job on a failing node: the prolog fails its launch")
+    check("DRAIN" in (st[0] or "") and st[1] == DEGRADED_REASON,
+          "after the prolog failed, the node is drained with gpuvet's reason (%r)" % (st,))
+    try:
+        with open(c.prolog_log) as f:
+            plog = f.read()
+    except OSError:
+        plog = ""
+    check("pre-job GPU check" in plog and "%s: drain (was" % NODE in plog, "the prolog's log tells the drain")
+    p = run(c, healthy, *node)
+    check(p.returncode == 0 and "resume (was" in p.stdout and c.settled() == ("IDLE", None),
+          "the next passing health check resumes the node")
+
+    # 12. --prolog by hand: a failing node is drained and the prolog exits 1.
     p = run(c, degraded, "--prolog", env_extra={"SLURMD_NODENAME": NODE})
     check(p.returncode == 1 and "pre-job GPU check" in p.stderr, "--prolog, fail: exit 1 with a message")
     check(c.state()[1] == DEGRADED_REASON, "--prolog, fail: drained with gpuvet's reason")
@@ -297,7 +339,7 @@ def cases(c, healthy, degraded, tmp):
     check(p.returncode == 0 and "resume" in p.stdout, "--epilog, pass: exit 0, resumed")
     c.settled()
 
-    # 12. scontrol missing, failing, hanging, torn output, a failed update: exit 3, and
+    # 13. scontrol missing, failing, hanging, torn output, a failed update: exit 3, and
     # nothing done on a state half read.
     calls = os.path.join(tmp, "scontrol-calls")
     real = shutil.which("scontrol")
@@ -324,7 +366,7 @@ def cases(c, healthy, degraded, tmp):
     check("Access/permission denied" in p.stderr, "failed update: scontrol's message is shown")
     check(c.state() == ("IDLE", None), "after the scontrol failures the node is untouched")
 
-    # 13. Bad input: exit 2, node untouched.
+    # 14. Bad input: exit 2, node untouched.
     for args, what in (((*node, "--drain-on", "sometimes"), "--drain-on"),
                        (("--node", "bad name"), "--node"),
                        ((*node, "--only", "no.such_check"), "--only"),
