@@ -10,7 +10,7 @@
 #define SLURM_REASON_PREFIX "gpuvet:"
 
 /* The longest reason written, prefix included, in bytes. slurmctld 22.05 takes far longer
- * ones (5,000 bytes were stored whole in tests/slurm), but `sinfo -R` shows 20 characters
+ * ones (5,000 bytes set with scontrol were stored whole, checked by hand), but `sinfo -R` shows 20 characters
  * and `sinfo -l` 20 too: the ids that matter come first, and 128 keeps `scontrol show node`
  * and slurmctld's log line readable. docs/slurm.md, "The reason". */
 #define SLURM_REASON_MAX 128

@@ -14,7 +14,7 @@
 #include "slurm/drain_reason.h"
 #include "slurm/node_state.h"
 
-/* A record as slurmctld 22.05.8 printed it in tests/slurm (`scontrol show node -o`). */
+/* A record as slurmctld 22.05.8 printed it (`scontrol show node -o`) on tests/slurm's configuration. */
 #define HEAD                                                                                                           \
         "NodeName=gpunode1 Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 CPULoad=2.83 "                 \
         "AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.1 NodeHostName=vm "               \
