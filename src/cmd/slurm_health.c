@@ -250,7 +250,7 @@ static int act(const struct slurm_cli *o, const char *node, const struct verdict
                 return EXIT_INTERNAL;
         }
         struct slurm_decision d = slurm_decide(&st, v->healthy, v->reason);
-        char was[320], shown[SLURM_NODE_STATE_MAX + 220];
+        char was[320], shown[SLURM_NODE_STATE_MAX + sizeof(was) + 16];
         printable(st.reason ? st.reason : "", was, sizeof(was));
         snprintf(shown, sizeof(shown), "%s%s%s%s", st.state, st.reason ? ", reason \"" : "", st.reason ? was : "",
                  st.reason ? "\"" : "");
