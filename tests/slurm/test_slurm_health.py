@@ -10,7 +10,8 @@ the end, also on failure.
 Cases: a passing fixture leaves an idle node alone; the dgx-h100-degraded fixture drains it
 with "gpuvet: <failed ids>"; the same failures again change nothing; other failures update
 the reason; a pass resumes it; a node drained by hand ("admin: bad fan") stays drained with
-its reason after a passing and a failing run; --dry-run changes nothing; --json keeps the
+its reason after a passing and a failing run; warnings drain only with --drain-on warn;
+--dry-run changes nothing; --json keeps the
 report; a hung NVML call (check's deadline) and a hung nvmlInit (slurm-health's own
 --timeout) still finish in time and drain naming what hung; slurmd itself runs the
 HealthCheckProgram (a wrapper calling slurm-health, $SLURMD_NODENAME naming the node) and
@@ -205,6 +206,8 @@ def run(c, root, *args, scenario=HEALTHY_SCN, env_extra=None, timeout=60):
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout * SCALE)
     p.wall = time.monotonic() - start
     print("$ slurm-health %s -> %d (%.1f s)\n%s%s" % (" ".join(args), p.returncode, p.wall, p.stdout, p.stderr))
+    if "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
+        check(False, "slurm-health %s: no sanitizer report" % " ".join(args))
     return p
 
 
@@ -216,7 +219,7 @@ def fake_scontrol(tmp, name, body):
     return path
 
 
-def cases(c, healthy, degraded, tmp):
+def cases(c, healthy, degraded, cpu_only, tmp):
     node = ["--node", NODE]
     # 1. Healthy and idle: nothing to do.
     p = run(c, healthy, *node)
@@ -249,6 +252,14 @@ def cases(c, healthy, degraded, tmp):
     p = run(c, healthy, *node, "--dry-run")
     check(p.returncode == 0 and "would resume" in p.stdout and "State=RESUME" in p.stdout, "--dry-run: would resume")
     check("DRAIN" in (c.state()[0] or ""), "--dry-run: still drained")
+
+    # 5b. Warnings (the cpu-only fixture: cpu.cstates) drain only with --drain-on warn.
+    p = run(c, cpu_only, *node, "--no-nvml")
+    check(p.returncode == 0 and "check quick: warn" in p.stdout and "resume (was" in p.stdout,
+          "warnings alone do not drain by default: gpuvet's drain is resumed")
+    c.settled()
+    p = run(c, cpu_only, *node, "--no-nvml", "--drain-on", "warn")
+    check(p.returncode == 0 and c.state()[1] == "gpuvet: cpu.cstates", "--drain-on warn: the reason names the warning")
 
     # 6. Passing again: resumed.
     p = run(c, healthy, *node)
@@ -406,7 +417,7 @@ def main():
             check(False, "the one-node cluster started")
         else:
             print("cluster up in %.1f s" % (time.monotonic() - start))
-            cases(c, healthy, degraded, tmp)
+            cases(c, healthy, degraded, fixture_cache.path("cpu-only"), tmp)
     finally:
         if failures:
             c.dump_logs()
