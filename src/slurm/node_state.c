@@ -113,6 +113,11 @@ int slurm_node_parse(const char *buf, size_t len, const char *name, struct slurm
         size_t sl = (size_t)(se - st);
         if (sl == 0 || sl >= sizeof(out->state))
                 return -EBADMSG;
+        /* Slurm's states are printable ASCII words; anything else (a NUL, a control byte)
+         * is not a state to act on. */
+        for (const char *q = st; q < se; q++)
+                if (*q < 0x21 || *q > 0x7e)
+                        return -EBADMSG;
         memcpy(out->state, st, sl);
         out->state[sl] = '\0';
         out->flags = state_flags(st, sl);

@@ -153,6 +153,11 @@ static void test_parse_records(void **state) {
         memcpy(longstate, "NodeName=gpunode1 State=", 24);
         longstate[sizeof(longstate) - 1] = '\0';
         assert_int_equal(parse(longstate, "gpunode1", &n), -EBADMSG);
+        /* A state with a NUL or a control byte is no state (found by fuzz_slurm_node). */
+        const char nulstate[] = "NodeName=gpunode1 State=\0\0DOWN Reason=a";
+        assert_int_equal(slurm_node_parse(nulstate, sizeof(nulstate) - 1, "gpunode1", &n), -EBADMSG);
+        assert_int_equal(parse("NodeName=gpunode1 State=IDLE\x01+DRAIN Reason=a", "gpunode1", &n), -EBADMSG);
+        assert_int_equal(parse("NodeName=gpunode1 State=IDLE\xff Reason=a", "gpunode1", &n), -EBADMSG);
         /* The length, not a NUL, ends the input. */
         const char nul[] = "NodeName=gpunode1 State=IDLE+DRAIN Reason=a\0b [root@2026-11-25T14:16:17]";
         assert_int_equal(slurm_node_parse(nul, sizeof(nul) - 1, "gpunode1", &n), 0);
