@@ -230,7 +230,12 @@ static int judge(const struct slurm_cli *o, const struct slurm_check_outcome *c,
         for (size_t k = 0; k < kinds; k++)
                 for (size_t i = 0; i < c->n_ids[order[k]]; i++)
                         ids[n++] = c->ids[order[k]][i];
-        v->healthy = n == 0;
+        /* The verdict decides, the ids only name: a report that ran out of memory is a
+         * fail with no id to give. */
+        v->healthy = n == 0 && c->verdict != STATUS_FAIL && !(o->drain_on_warn && c->verdict == STATUS_WARN);
+        if (c->out_of_memory)
+                fprintf(stderr, "gpuvet slurm-health: out of memory reading the check's results: the reason may "
+                                "name fewer checks than failed\n");
         slurm_reason_build(v->reason, sizeof(v->reason), ids, n, "check failed");
         free(ids);
         snprintf(v->said, sizeof(v->said), "%s", status_name(c->verdict));
