@@ -25,7 +25,7 @@ static const struct subcommand subcommands[] = {
         {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},
         {"policy", cmd_policy, "capture this node as the site's reference, or validate a policy file"},
         {"ngc", cmd_ngc, "the newest NGC image that runs on this driver and GPUs, pulled and tested"},
-        {"slurm-health", cmd_slurm_health, "Slurm's HealthCheckProgram: drain this node on failed checks, resume it after"},
+        {"slurm-health", cmd_slurm_health, "Slurm HealthCheckProgram: drain this node on failed checks, resume it later"},
         {"tune", cmd_tune, "apply the OS settings check recommends (plan, apply, revert, status)"},
 };
 
@@ -37,7 +37,7 @@ static void print_usage(FILE *out) {
                 "\n"
                 "Commands:\n");
         for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-                fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].help);
+                fprintf(out, "  %-12s %s\n", subcommands[i].name, subcommands[i].help);
         fprintf(out,
                 "\n"
                 "Run `gpuvet COMMAND --help` for a command's options.\n"
