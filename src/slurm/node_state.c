@@ -102,6 +102,10 @@ int slurm_node_parse(const char *buf, size_t len, const char *name, struct slurm
         const char *rec = find_record(buf, end, name, &le);
         if (!rec)
                 return -ENOENT;
+        /* scontrol ends every record with a newline: one without is output cut short, and
+         * a state read in part is no state to act on. */
+        if (le == end)
+                return -EBADMSG;
         /* State precedes Reason and every free-form field (Comment, Extra) in the record. */
         const char *st = find(rec, le, " State=");
         if (!st)

@@ -29,8 +29,8 @@ struct slurm_node {
  * nothing, the length does). The reason is the text after the first " Reason=" that follows
  * " State=", up to Slurm's " [user@YYYY-MM-DDTHH:MM:SS]" (scontrol run with
  * SLURM_TIME_FORMAT=standard), else to the end of the line. Returns 0, -ENOENT when no line
- * is name's record, -EBADMSG when the record has no State=, an empty one, or one with a
- * byte that is not printable ASCII, -ENOMEM.
+ * is name's record, -EBADMSG when the record does not end with a newline (cut short), has
+ * no State=, an empty one, or one with a byte that is not printable ASCII, -ENOMEM.
  * On success *out holds a reason to free with slurm_node_done. */
 int slurm_node_parse(const char *buf, size_t len, const char *name, struct slurm_node *out);
 void slurm_node_done(struct slurm_node *n);

@@ -64,7 +64,8 @@ int scontrol_show_node(const struct scontrol *sc, const char *node, struct slurm
                 rc = slurm_node_parse(r.out, r.out_len, node, out);
                 if (rc == -ENOENT || rc == -EBADMSG) {
                         strbuf_printf(err, err_size, "%s: `%s show node -o %s` printed no %s", what, sc->path, node,
-                                      rc == -ENOENT ? "record of that node" : "State= in its record");
+                                      rc == -ENOENT ? "record of that node"
+                                                      : "whole record of it (cut short, or no usable State=)");
                         rc = -EBADMSG;
                 } else if (rc < 0) {
                         strbuf_printf(err, err_size, "%s: %s", what, strerror(-rc));

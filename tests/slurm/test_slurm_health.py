@@ -361,6 +361,8 @@ def cases(c, healthy, degraded, cpu_only, tmp):
         "hanging": fake_scontrol(tmp, "sc-hang", "echo \"$@\" >>%s\nexec sleep 600\n" % calls),
         "torn": fake_scontrol(tmp, "sc-torn", "echo \"$@\" >>%s\necho 'NodeName=%s Arch=x86_64 CoresPer'\n"
                               % (calls, NODE)),
+        "cut-short": fake_scontrol(tmp, "sc-cut", "echo \"$@\" >>%s\nprintf 'NodeName=%s State=IDLE+DR'\n"
+                                   % (calls, NODE)),
         "update-fails": fake_scontrol(tmp, "sc-upd", "echo \"$@\" >>%s\ncase \"$1\" in update) echo 'slurm_update "
                                       "error: Access/permission denied' >&2; exit 1;; esac\nexec %s \"$@\"\n"
                                       % (calls, real)),
