@@ -15,7 +15,9 @@ its reason after a passing and a failing run; warnings drain only with --drain-o
 report; a hung NVML call (check's deadline) and a hung nvmlInit (slurm-health's own
 --timeout) still finish in time and drain naming what hung; slurmd itself runs the
 HealthCheckProgram (a wrapper calling slurm-health, $SLURMD_NODENAME naming the node) and
-drains then resumes the node; --prolog exits 1 after draining; scontrol missing, failing,
+drains then resumes the node; jobs through deploy/slurm's prolog (a failing node: the launch
+fails, gpuvet's reason stays) and epilog (the job runs, then the node is drained); --prolog
+exits 1 after draining; scontrol missing, failing,
 timing out, printing a torn record, or failing to update is exit 3 with a message, and no
 update is made on a half-read state; bad input is exit 2.
 Every wait polls with a deadline scaled by fakeenv.time_scale(). SKIP (77) without root or
@@ -105,10 +107,14 @@ class Cluster:
         self.prolog_root = os.path.join(t, "prolog-root")
         self.hc_log = os.path.join(t, "log", "healthcheck.log")
         self.prolog_log = os.path.join(t, "log", "prolog.log")
+        self.epilog_root = os.path.join(t, "epilog-root")
+        self.epilog_log = os.path.join(t, "log", "epilog.log")
         hc = self.wrapper("healthcheck.sh", os.path.join(DEPLOY, "gpuvet-healthcheck"), self.hc_root,
                           "GPUVET_SLURM_HEALTH_OPTS", self.hc_log)
         prolog = self.wrapper("prolog.sh", os.path.join(DEPLOY, "prolog.d", "50-gpuvet-check"), self.prolog_root,
                               "GPUVET_SLURM_PROLOG_OPTS", self.prolog_log)
+        epilog = self.wrapper("epilog.sh", os.path.join(DEPLOY, "epilog.d", "50-gpuvet-check"), self.epilog_root,
+                              "GPUVET_SLURM_EPILOG_OPTS", self.epilog_log)
         host = socket.gethostname().split(".")[0]
         conf = {
             "ClusterName": "gpuvettest", "SlurmctldHost": "localhost(127.0.0.1)",
@@ -123,7 +129,7 @@ class Cluster:
             "SchedulerType": "sched/builtin", "JobAcctGatherType": "jobacct_gather/none",
             "AccountingStorageType": "accounting_storage/none", "MpiDefault": "none", "ReturnToService": "2",
             "HealthCheckProgram": hc, "HealthCheckInterval": "2", "HealthCheckNodeState": "ANY",
-            "Prolog": prolog,
+            "Prolog": prolog, "Epilog": epilog,
             "SlurmctldTimeout": "30", "SlurmdTimeout": "30",
         }
         with open(self.conf, "w") as f:
@@ -341,6 +347,26 @@ def cases(c, healthy, degraded, cpu_only, tmp):
     p = run(c, healthy, *node)
     check(p.returncode == 0 and "resume (was" in p.stdout and c.settled() == ("IDLE", None),
           "the next passing health check resumes the node")
+
+    # 11b. A job through deploy/slurm's epilog on a failing node: the job runs, then the
+    # epilog drains the node with gpuvet's reason and exits 0 (no "Epilog error" drain).
+    with open(c.epilog_root, "w") as f:
+        f.write(degraded)
+    p = subprocess.run(["srun", "-N1", "-w", NODE, "-t", "1", "true"], capture_output=True, text=True, env=c.env,
+                       timeout=60 * SCALE)
+    check(p.returncode == 0, "a job before a failing epilog runs (srun exit %d: %s)" % (p.returncode, p.stderr.strip()))
+    st = wait_for("the epilog to drain the node", lambda: (lambda s: s if s[1] == DEGRADED_REASON else None)(c.state()), 30)
+    check(st is not None and "DRAIN" in st[0], "after the job, the epilog drained the node with gpuvet's reason (%r)" % (st,))
+    os.unlink(c.epilog_root)
+    try:
+        with open(c.epilog_log) as f:
+            elog = f.read()
+    except OSError:
+        elog = ""
+    check("%s: drain (was" % NODE in elog, "the epilog's log tells the drain")
+    p = run(c, healthy, *node)
+    check(p.returncode == 0 and "resume (was" in p.stdout and c.settled() == ("IDLE", None),
+          "the next passing health check resumes the node after the epilog's drain")
 
     # 12. --prolog by hand: a failing node is drained and the prolog exits 1.
     p = run(c, degraded, "--prolog", env_extra={"SLURMD_NODENAME": NODE})
