@@ -28,6 +28,7 @@ int cmd_burn(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_ngc(int argc, char **argv); /* gpuvet ngc list|pick|pull|test (cmd/ngc.c) */
+int cmd_report(int argc, char **argv); /* gpuvet report --html (cmd/report.c) */
 
 /* Shared by subcommands: --root/--data-dir defaults from the environment. */
 struct common_options {
