@@ -81,8 +81,11 @@ void svg_axis_nice(double min, double max, unsigned max_intervals, struct svg_ax
 
 double svg_axis_tick(const struct svg_axis *a, size_t i) {
         double v = a->lo + (double)i * a->step;
-        /* 0.1 * 3 is 0.30000000000000004: snap to the step's own precision. */
-        double r = round(v / a->step) * a->step;
+        /* 0.1 * 3 is 0.30000000000000004: round to one digit finer than the step. */
+        if (!(a->step > 0) || !isfinite(a->step))
+                return v;
+        double scale = pow(10, 1 - floor(log10(a->step)));
+        double r = round(v * scale) / scale;
         return fabs(r) < a->step * 1e-9 ? 0 : r;
 }
 
