@@ -13,6 +13,7 @@ packages=(
   dpkg-dev debhelper rpm   # tools/build-packages.sh: the .deb (dpkg-buildpackage) and the RPM (rpmbuild)
   libibverbs-dev       # tests/abi/verbs_*.c: src/vendor/verbs_api.h against rdma-core's <infiniband/verbs.h>
   ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL ICD loader (dlopen'd at run time) + PoCL's CPU device for the OpenCL tests
+  chromium python3-pil fonts-dejavu-core   # tests/golden/test_report_html.py: headless rendering of report --html, screenshots compared with Pillow, the page's fixed font
 )
 
 missing=()
