@@ -25,7 +25,9 @@ static int pcie_gen(double gts) {
 
 static void link_text(double gts, double width, char *buf, size_t size) {
         int gen = pcie_gen(gts);
-        if (gen)
+        if (!isfinite(gts) || !isfinite(width))
+                snprintf(buf, size, "unknown");
+        else if (gen)
                 snprintf(buf, size, "Gen%d x%.0f", gen, width);
         else
                 snprintf(buf, size, "%.1f GT/s x%.0f", gts, width);
