@@ -11,7 +11,7 @@
 #define WIDTH 960.0
 #define LABEL_W 220.0
 #define TEXT_W 150.0 /* n and the median, right of the plot */
-#define ROW_H 56.0
+#define ROW_H 44.0
 #define BOX_H 18.0
 #define TOP 34.0
 #define AXIS_H 40.0
@@ -89,7 +89,8 @@ static void group_row(struct html_buf *b, const struct svg_group *g, const struc
                                 mid - BOX_H / 2, xq3 - xq1 > 1 ? xq3 - xq1 : 1, BOX_H);
                 html_buf_printf(b, "<line class=\"median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", xm,
                                 mid - BOX_H / 2, xm, mid + BOX_H / 2);
-                snprintf(side, sizeof(side), "n=%ld, median %.4g", count, box.median);
+                char median[48];
+                snprintf(side, sizeof(side), "n=%ld, median %s", count, svg_format_value(box.median, median, sizeof(median)));
         } else {
                 snprintf(side, sizeof(side), "n=0, no value");
         }
@@ -110,13 +111,15 @@ static void group_row(struct html_buf *b, const struct svg_group *g, const struc
                 html_buf_printf(b, "<path class=\"outlier\" d=\"M%.1f %.1fl6 6l-6 6l-6 -6z\"><title>", x, mid - 6);
                 const char *name = g->value_labels ? g->value_labels[i] : NULL;
                 char label[300];
+                char value[48];
+                svg_format_value(v, value, sizeof(value));
                 if (name)
-                        snprintf(label, sizeof(label), "%s: %.4g", name, v);
+                        snprintf(label, sizeof(label), "%s: %s", name, value);
                 else
-                        snprintf(label, sizeof(label), "%.4g", v);
+                        snprintf(label, sizeof(label), "%s", value);
                 html_escape(b, label);
                 html_buf_puts(b, "</title></path>\n");
-                double ty = nth_outlier++ % 2 ? mid + BOX_H / 2 + 15 : mid - BOX_H / 2 - 6;
+                double ty = nth_outlier++ % 2 ? mid + BOX_H / 2 + 13 : mid - BOX_H / 2 - 6;
                 /* Near the right edge the label ends at the mark instead of starting there. */
                 bool right = x > (x0 + x1) / 2;
                 svg_text(b, right ? x - 8 : x + 8, ty, right ? "end" : "start", "outlier-label", label,

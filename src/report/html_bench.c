@@ -10,6 +10,7 @@
 #include "html/html_escape.h"
 #include "html/html_page.h"
 #include "html/svg_bars.h"
+#include "html/svg_distribution.h"
 #include "html/svg_scale.h"
 #include "report/html_sections.h"
 
@@ -98,6 +99,70 @@ static void charts(struct html_buf *b, struct bar_entry *e, size_t n) {
         free(done);
 }
 
+/* The figures of measurement (bench, name, unit) with a value, and their subjects, into
+ * values and labels (room for n). */
+static size_t siblings(const struct figure *f, size_t n, const struct figure *like, double *values,
+                       const char **labels) {
+        size_t k = 0;
+        for (size_t j = 0; j < n; j++)
+                if (isfinite(f[j].value) && same(f[j].bench, like->bench) && same(f[j].name, like->name) &&
+                    same(f[j].unit, like->unit)) {
+                        values[k] = f[j].value;
+                        labels[k++] = f[j].subject ? f[j].subject : "";
+                }
+        return k;
+}
+
+/* The same measurement on three GPUs or more side by side, one chart per benchmark and
+ * unit: a GPU well apart from its siblings is the one to look at, reference or not. */
+static void spread(struct html_buf *b, const struct figure *f, size_t n) {
+        bool *charted = calloc(n ? n : 1, sizeof(*charted)), *named = calloc(n ? n : 1, sizeof(*named));
+        struct svg_group *groups = calloc(n ? n : 1, sizeof(*groups));
+        if (!charted || !named || !groups) {
+                b->failed = true;
+                goto out;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (charted[i])
+                        continue;
+                size_t n_groups = 0;
+                for (size_t j = i; j < n; j++) {
+                        if (!same(f[j].bench, f[i].bench) || !same(f[j].unit, f[i].unit))
+                                continue;
+                        charted[j] = true;
+                        if (named[j])
+                                continue;
+                        for (size_t k = j; k < n; k++)
+                                named[k] = named[k] || (same(f[k].bench, f[j].bench) && same(f[k].name, f[j].name) &&
+                                                        same(f[k].unit, f[j].unit));
+                        double *values = malloc(n * sizeof(*values));
+                        const char **labels = malloc(n * sizeof(*labels));
+                        size_t count = values && labels ? siblings(f, n, &f[j], values, labels) : 0;
+                        if (!values || !labels)
+                                b->failed = true;
+                        if (count < 3) {
+                                free(values);
+                                free(labels);
+                                continue;
+                        }
+                        groups[n_groups++] = (struct svg_group){.label = f[j].name, .values = values,
+                                                                .value_labels = labels, .n = count};
+                }
+                char title[160];
+                snprintf(title, sizeof(title), "%s (%s) across GPUs", f[i].bench ? f[i].bench : "",
+                         f[i].unit ? f[i].unit : "");
+                svg_distribution(b, title, f[i].unit, groups, n_groups);
+                for (size_t g = 0; g < n_groups; g++) {
+                        free((void *)groups[g].values);
+                        free((void *)groups[g].value_labels);
+                }
+        }
+out:
+        free(charted);
+        free(named);
+        free(groups);
+}
+
 static void unreferenced_table(struct html_buf *b, const struct figure *f, size_t n) {
         size_t count = 0;
         for (size_t i = 0; i < n; i++)
@@ -155,6 +220,7 @@ static void bench_doc(struct html_buf *b, struct node_doc *d, const struct basel
                         fill_bar(&f[i], limits, &e[n_bars++]);
         }
         charts(b, e, n_bars);
+        spread(b, f, n);
         unreferenced_table(b, f, n);
 out:
         free(f);

@@ -267,6 +267,23 @@ def check_bench(name, dom, doc):
     for m in judged:
         cls = "st-" + m["status"]
         check(any(dom.has_class(i, cls) for i in bars), "%s: a %s bar for %s" % (name, m["status"], m["name"]))
+    # the same measurement on 3 GPUs or more side by side: a chart per benchmark and unit, a
+    # row per measurement with its number of values
+    counts, order = {}, []
+    for m in doc["measurements"]:
+        if m.get("stats") and finite(m["stats"].get("median")):
+            key = (m["bench"], m["unit"], m["name"])
+            counts[key] = counts.get(key, 0) + 1
+            if key not in order:
+                order.append(key)
+    rows = [k for k in order if counts[k] >= 3]
+    charts = {(b, u) for b, u, _ in rows}
+    spread = [i for i in dom.find("svg") if dom.has_class(i, "distribution")]
+    check(len(spread) == len(charts), "%s: %d charts across GPUs, got %d" % (name, len(charts), len(spread)))
+    got = [int(dom.elements[i][1].get("data-values", -1)) for i in dom.find("g") if dom.has_class(i, "group")]
+    want = [counts[k] for b, u in dict.fromkeys((b, u) for b, u, _ in rows) for k in rows if k[:2] == (b, u)]
+    check(got == want, "%s: values per measurement across GPUs: want %s, got %s" % (name, want, got))
+    check(len(rows) > 0, "%s: the bench input has measurements on 3 GPUs or more" % name)
 
 
 def check_burn(name, dom, doc):
