@@ -10,7 +10,10 @@ node on one page. Chromium loads each once, with its network stack logged, and:
   the passing results, one <svg> per chart with the bars, series and points the documents
   hold, the sections in order;
 - the console logged nothing (--enable-logging=stderr) and the page requested nothing
-  (--log-net-log: no request from the page; the HTML has no src=, href= or url());
+  (--log-net-log: no request from the page; its markup has no element or attribute that
+  fetches or runs anything);
+- a page from a document with markup and control characters in its strings shows them as
+  text (no script, img or onload in the DOM);
 - its screenshot (1280x2000) matches the reference PNG in html-reference/ within a tolerance
   (fonts-dejavu-core named by the page, the times from the documents' mtimes set here);
   GPUVET_UPDATE_GOLDEN=1 rewrites the references;
@@ -86,7 +89,33 @@ PAGES = {
     "bench": ["bench.json"],
     "burn": ["burn.json"],
     "node": ["check-passing.json", "bench.json", "burn.json"],
+    "hostile": ["hostile.json"],  # written by hostile_document(); no screenshot reference
 }
+HOSTNAME = '<script>document.title="owned"</script>"\' \x1b[31m'
+SUMMARY = '<img src=x onerror=alert(1)> & </dd></dl>'
+
+
+def hostile_document(work):
+    """check-failing.json with markup, quotes and a control character in the strings the
+    page shows, to see them as text in the browser's DOM."""
+    d = json.load(open(os.path.join(work, "check-failing.json")))
+    d["host"]["hostname"] = HOSTNAME
+    failing = next(c for c in d["checks"] if c["status"] == "fail")
+    failing["summary"] = SUMMARY
+    failing["remedy"] = "<script>alert(2)</script>"
+    failing["evidence"] = {"<b>key</b>": "\"><svg onload=alert(3)>"}
+    path = os.path.join(work, "hostile.json")
+    json.dump(d, open(path, "w"))
+    os.utime(path, (WRITTEN, WRITTEN))
+
+
+def check_hostile(dom):
+    check(not dom.find("script") and not dom.find("img"), "hostile: no script or img element in the DOM")
+    check(all(dom.elements[i][1].get("onload") is None for i in dom.find("svg")), "hostile: no onload attribute")
+    h1 = dom.find("h1")
+    check(h1 and HOSTNAME.replace("\x1b", "\\x1B") in dom.text_of(h1[0]),
+          "hostile: the hostname shown as text, its escape character as \\x1B: %r" % (dom.text_of(h1[0]) if h1 else None))
+    check(any(SUMMARY in dom.text_of(i) for i in dom.find("dd")), "hostile: the summary shown as text")
 
 
 class Dom(html.parser.HTMLParser):
@@ -306,10 +335,36 @@ def check_burn(name, dom, doc):
     check(len(want) and all(c >= 8 for c in want[0]), "%s: the telemetry has its samples: %s" % (name, want[:1]))
 
 
+class Markup(html.parser.HTMLParser):
+    """What the page's markup (not its text) would make a browser fetch or run."""
+
+    def __init__(self):
+        super().__init__()
+        self.found = []
+        self.in_style = False
+
+    def handle_starttag(self, tag, attrs):
+        self.in_style = tag == "style"
+        if tag in ("script", "link", "img", "iframe", "object", "embed", "base"):
+            self.found.append("<%s>" % tag)
+        for k, v in attrs:
+            if k in ("src", "href", "xlink:href", "srcset", "background") or k.startswith("on"):
+                self.found.append("%s=%s" % (k, v))
+            if k == "style" and v and "url(" in v:
+                self.found.append("style with url(")
+
+    def handle_endtag(self, tag):
+        self.in_style = False
+
+    def handle_data(self, data):
+        if self.in_style and ("url(" in data or "@import" in data):
+            self.found.append("url( or @import in the stylesheet")
+
+
 def static_checks(name, text):
-    low = text.lower()
-    for bad in ("src=", "href=", "url(", "@import", "<script", "<link", "<img", "<iframe"):
-        check(bad not in low, "%s: the page has no %s (self-contained, nothing fetched)" % (name, bad))
+    m = Markup()
+    m.feed(text)
+    check(not m.found, "%s: nothing to fetch or run in the page's markup: %s" % (name, m.found[:5]))
 
 
 def bad_input(work):
@@ -362,6 +417,7 @@ def main():
             shutil.copy(src, os.path.join(work, local))
             os.utime(os.path.join(work, local), (WRITTEN, WRITTEN))
         bad_input(work)
+        hostile_document(work)
         # Every page is written first, then all the Chromiums run at once (each launch takes
         # a second or two, mostly waiting), under one scaled deadline.
         runs = {}
@@ -407,7 +463,9 @@ def main():
                 ids = [dom.find("section", id=s) for s in ("results", "inventory", "bench", "burn")]
                 check(all(ids) and [i[0] for i in ids] == sorted(i[0] for i in ids),
                       "node: results, inventory, bench, burn in that order")
-            if os.path.exists(shot):
+            if name == "hostile":
+                check_hostile(dom)
+            elif os.path.exists(shot):
                 compare(name, shot)
             else:
                 check(False, "%s: chromium wrote no screenshot" % name)
