@@ -73,7 +73,7 @@ static void collect(struct node_doc *d, struct items *it) {
                         it->n--; /* its status may be none: never rendered */
                         return;
                 }
-                p->origin = d->kind == NODE_DOC_CHECK ? d->command : "bench";
+                p->origin = d->command ? d->command : d->kind == NODE_DOC_CHECK ? "check" : "bench";
                 const char *key;
                 json_t *v;
                 json_object_foreach(p->evidence, key, v) {

@@ -17,6 +17,10 @@
 #include "html/svg_distribution.h"
 #include "html/svg_scale.h"
 #include "html/svg_series.h"
+#include "report/html_report.h"
+
+#include <errno.h>
+#include <jansson.h>
 
 static char *escaped(const char *s) {
         struct html_buf b = {0};
@@ -246,12 +250,70 @@ static void test_charts(void **state) {
         free(out);
 }
 
+/* Render one or two documents given as JSON text; returns the result, the page or the error. */
+static int render(const char *a, const char *b, char **html, char *err, size_t errsize) {
+        struct html_report_input in[2] = {{0}};
+        const char *texts[2] = {a, b};
+        size_t n = b ? 2 : 1;
+        for (size_t i = 0; i < n; i++) {
+                json_error_t e;
+                in[i] = (struct html_report_input){.file = i ? "b.json" : "a.json", .doc = json_loads(texts[i], 0, &e)};
+                assert_non_null(in[i].doc);
+        }
+        size_t len = 0;
+        err[0] = '\0';
+        int r = html_report_render(in, n, NULL, html, &len, err, errsize);
+        for (size_t i = 0; i < n; i++)
+                json_decref(in[i].doc);
+        return r;
+}
+
+#define DOC(host, status, extra)                                                                               \
+        "{\"schema\": \"gpuvet.report/1\", \"tool\": {\"name\": \"gpuvet\", \"version\": \"0.1.0\"}, "                 \
+        "\"command\": \"check\", \"host\": {\"hostname\": \"" host "\"}, \"gpus\": [], \"checks\": [{\"id\": "       \
+        "\"pcie.aer\", \"subject\": \"host\", \"status\": " status ", \"summary\": \"s<\", \"remedy\": \"fix it\"}]" \
+        extra ", \"summary\": {\"pass\": 0, \"warn\": 0, \"fail\": 1, \"skip\": 0, \"error\": 0, "                 \
+        "\"verdict\": \"fail\"}}"
+
+static void test_render(void **state) {
+        (void)state;
+        char *html = NULL, err[512];
+        assert_int_equal(render(DOC("n1", "\"fail\"", ""), DOC("n1", "\"fail\"", ""), &html, err, sizeof(err)), 0);
+        assert_non_null(html);
+        assert_non_null(strstr(html, "data-status=\"fail\" data-id=\"pcie.aer\""));
+        assert_non_null(strstr(html, "<dd class=\"remedy\">fix it</dd>"));
+        assert_non_null(strstr(html, "s&lt;"));
+        assert_non_null(strstr(html, "written unknown"));
+        free(html);
+        /* a status of the wrong type, an unknown one, a field of the wrong type, two nodes,
+         * an unknown schema, no schema: refused, naming the file and the field */
+        const struct {
+                const char *a, *b, *want;
+        } bad[] = {
+                {DOC("n1", "3", ""), NULL, "a.json: checks[0].status: expected a string, found an integer"},
+                {DOC("n1", "\"bad\"", ""), NULL, "a.json: checks[0].status: unknown status \"bad\""},
+                {DOC("n1", "\"fail\"", ", \"burn\": []"), NULL, "a.json: burn: expected an object, found an array"},
+                {DOC("n1", "\"fail\"", ""), DOC("n2", "\"fail\"", ""), "b.json: of node \"n2\", but a.json is of \"n1\""},
+                {"{\"schema\": \"gpuvet.report/2\"}", NULL, "a.json: schema: \"gpuvet.report/2\" is not one"},
+                {"{\"checks\": []}", NULL, "a.json: no \"schema\" field"},
+                {"[1]", NULL, "a.json: not a JSON object"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                html = NULL;
+                assert_int_equal(render(bad[i].a, bad[i].b, &html, err, sizeof(err)), -EINVAL);
+                assert_null(html);
+                if (!strstr(err, bad[i].want))
+                        fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err, bad[i].want);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escape), cmocka_unit_test(test_element_and_table),
                 cmocka_unit_test(test_axis),   cmocka_unit_test(test_map),
                 cmocka_unit_test(test_format), cmocka_unit_test(test_fit),
                 cmocka_unit_test(test_box),    cmocka_unit_test(test_charts),
+                cmocka_unit_test(test_render),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
