@@ -14,6 +14,7 @@ packages=(
   libibverbs-dev       # tests/abi/verbs_*.c: src/vendor/verbs_api.h against rdma-core's <infiniband/verbs.h>
   ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL ICD loader (dlopen'd at run time) + PoCL's CPU device for the OpenCL tests
   munge slurmctld slurmd slurm-client   # tests/slurm/test_slurm_health.py: a real one-node cluster (own key, socket, conf)
+  chromium python3-pil fonts-dejavu-core   # tests/golden/test_report_html.py: headless rendering of report --html, screenshots compared with Pillow, the page's fixed font
 )
 
 missing=()

@@ -1,0 +1,163 @@
+/* `gpuvet report --html OUT.html REPORT.json...`: one node's documents (check, burn, bench)
+ * as one self-contained page (report/html_report.c; docs/report-html.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench/baselines.h"
+#include "cmd/cmd.h"
+#include "cmd/options.h"
+#include "core/atomic_file.h"
+#include "report/html_report.h"
+#include "report/text_safe.h"
+
+static const char usage[] =
+        "Usage: gpuvet report --html OUT.html REPORT.json...\n"
+        "\n"
+        "One node's documents as one self-contained HTML page (inline CSS and SVG, nothing\n"
+        "fetched): its verdict, the failures first with their remedies, then warnings and\n"
+        "errors, the passing results folded, the inventory, bench figures as bars against\n"
+        "their baselines, burn telemetry as charts. Takes check's and burn's reports\n"
+        "(gpuvet.report/1), bench's (gpuvet.bench/2) and bench nccl/rdma/train's, all of one\n"
+        "node.\n"
+        "\n"
+        "      --html PATH       the page to write (atomically); - for standard output\n"
+        "      --data-dir DIR    baselines.json from DIR ($GPUVET_DATA_DIR): the pass ratios\n"
+        "                        marked on the bench bars\n"
+        "\n"
+        "Exit status: 0 written, 2 usage or bad input (a document that does not parse, of an\n"
+        "unknown schema, with a field of the wrong type, or of another node: nothing is\n"
+        "written), 3 internal error (the page could not be written).\n";
+
+enum { OPT_HTML = 0x200 };
+
+struct report_cli {
+        const char *html;
+};
+
+static int report_option(int opt, const char *arg, void *ctx) {
+        struct report_cli *o = ctx;
+        if (opt == OPT_HTML)
+                o->html = arg;
+        return -1;
+}
+
+static void say(const char *what) {
+        fputs("gpuvet report: ", stderr);
+        text_safe_write(stderr, what);
+        fputc('\n', stderr);
+}
+
+/* Every document parsed, with its file's mtime as the time it was written. Returns 0 or an
+ * exit code after a message naming the file. */
+static int load_documents(char **files, size_t n, struct html_report_input *in) {
+        for (size_t i = 0; i < n; i++) {
+                char msg[1024];
+                struct stat st;
+                if (stat(files[i], &st) < 0) {
+                        snprintf(msg, sizeof(msg), "%s: %s", files[i], strerror(errno));
+                        say(msg);
+                        return EXIT_USAGE;
+                }
+                if (!S_ISREG(st.st_mode)) {
+                        snprintf(msg, sizeof(msg), "%s: not a regular file", files[i]);
+                        say(msg);
+                        return EXIT_USAGE;
+                }
+                json_error_t e;
+                json_t *doc = json_load_file(files[i], 0, &e);
+                if (!doc) {
+                        if (e.line > 0)
+                                snprintf(msg, sizeof(msg), "%s: line %d: %s: not a JSON document", files[i], e.line,
+                                         e.text);
+                        else
+                                snprintf(msg, sizeof(msg), "%s: %s", files[i], e.text);
+                        say(msg);
+                        return EXIT_USAGE;
+                }
+                in[i] = (struct html_report_input){.file = files[i], .doc = doc, .written = st.st_mtime};
+        }
+        return 0;
+}
+
+static int write_page(const char *path, const char *html, size_t len) {
+        if (strcmp(path, "-") == 0) {
+                errno = 0;
+                if (fwrite(html, 1, len, stdout) != len || fflush(stdout) != 0) {
+                        stdout_failed(errno);
+                        return EXIT_INTERNAL;
+                }
+                return EXIT_PASS;
+        }
+        int r = atomic_write(path, html, len);
+        if (r < 0) {
+                char msg[1024];
+                snprintf(msg, sizeof(msg), "writing %s: %s", path, strerror(-r));
+                say(msg);
+                return EXIT_INTERNAL;
+        }
+        return EXIT_PASS;
+}
+
+static int render(const char *out, const struct html_report_input *in, size_t n, const struct baselines *limits) {
+        char *html = NULL, err[1024];
+        size_t len = 0;
+        int r = html_report_render(in, n, limits, &html, &len, err, sizeof(err));
+        if (r == -ENOMEM) {
+                say("out of memory rendering the page");
+                return EXIT_INTERNAL;
+        }
+        if (r < 0) {
+                say(err);
+                return EXIT_USAGE;
+        }
+        int code = write_page(out, html, len);
+        free(html);
+        return code;
+}
+
+int cmd_report(int argc, char **argv) {
+        static const struct option own[] = {
+                {"html", required_argument, NULL, OPT_HTML},
+                {NULL, 0, NULL, 0},
+        };
+        static const struct cmd_spec spec = {
+                .name = "report", .usage = usage, .own = own, .operands = true, .own_option = report_option,
+        };
+        struct report_cli o = {0};
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        if (code >= 0)
+                return code;
+        if (!o.html)
+                return cmd_usage_error("report", "--html PATH is required (the page to write; - for standard output)");
+        size_t n = (size_t)(argc - args.first_operand);
+        if (n == 0)
+                return cmd_usage_error("report", "no REPORT.json given (check, burn or bench JSON documents)");
+        if ((code = output_path_usable("report", "--html", o.html)) != 0)
+                return code;
+        struct baselines *limits = NULL;
+        char err[512];
+        int r = baselines_load(args.common.data_dir, &limits, err, sizeof(err));
+        if (r < 0) {
+                say(r == -ENOMEM ? "out of memory loading baselines.json" : err);
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        struct html_report_input *in = calloc(n, sizeof(*in));
+        if (!in) {
+                baselines_free(limits);
+                say("out of memory");
+                return EXIT_INTERNAL;
+        }
+        code = load_documents(argv + args.first_operand, n, in);
+        if (code == 0)
+                code = render(o.html, in, n, limits);
+        for (size_t i = 0; i < n; i++)
+                json_decref(in[i].doc);
+        free(in);
+        baselines_free(limits);
+        return code;
+}
