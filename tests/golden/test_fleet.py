@@ -23,6 +23,7 @@ import copy
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -184,6 +185,21 @@ def check_json(doc, vr, tmp, nobody):
         t = triad[0]
         check(t["min"] <= t["p10"] <= t["median"] <= t["p90"] <= t["max"] and t["stddev"] > 0 and
               t["direction"] == "higher", "triad's distribution is ordered, spread, higher is better")
+
+    # The same figures read by Python's own JSON parser give the same statistics.
+    figures = {}
+    for node in NODES:
+        with open(os.path.join(vr, node, "gpuvet-bench.json")) as f:
+            for m in json.load(f)["measurements"]:
+                figures.setdefault("%s/%s" % (m["bench"], m["name"]), []).append(m["stats"]["median"])
+    for metric, values in sorted(figures.items()):
+        got = by(doc["metrics"], metric=metric, model="NVIDIA H100 80GB HBM3")
+        values.sort()
+        q = statistics.quantiles(values, n=10, method="inclusive")
+        want = {"n": len(values), "min": values[0], "max": values[-1], "median": statistics.median(values),
+                "p10": q[0], "p90": q[-1], "mean": statistics.fmean(values), "stddev": statistics.stdev(values)}
+        check(len(got) == 1 and all(abs(got[0][k] - v) <= 1e-6 * max(1, abs(v)) for k, v in want.items()),
+              "%s: n, min, p10, median, p90, max, mean, stddev as Python computes them" % metric)
 
     low = by(doc["outliers"], node=LOW, metric="memory/triad")
     check(len(low) == 1 and low[0]["status"] == "fail" and low[0]["subject"].startswith("gpu2 ") and
