@@ -34,25 +34,13 @@ static int jskip(const struct jdoc *d, int i) {
         return k;
 }
 
-static bool jis(const struct jdoc *d, int i, jsmntype_t type) {
-        return i >= 0 && i < d->n && d->t[i].type == type;
+/* Whether token k lies inside token parent (k after parent). */
+static bool jin(const struct jdoc *d, int k, int parent) {
+        return k < d->n && d->t[k].start < d->t[parent].end;
 }
 
-/* The value of key in the object at i, or -1. */
-static int jget(const struct jdoc *d, int obj, const char *key) {
-        if (!jis(d, obj, JSMN_OBJECT))
-                return -1;
-        size_t klen = strlen(key);
-        int end = jskip(d, obj);
-        for (int k = obj + 1; k < end;) {
-                int v = k + 1;
-                if (d->t[k].type != JSMN_STRING || v >= end)
-                        return -1;
-                if ((size_t)(d->t[k].end - d->t[k].start) == klen && memcmp(d->js + d->t[k].start, key, klen) == 0)
-                        return v;
-                k = jskip(d, v);
-        }
-        return -1;
+static bool jis(const struct jdoc *d, int i, jsmntype_t type) {
+        return i >= 0 && i < d->n && d->t[i].type == type;
 }
 
 /* The values of several keys of the object at obj in one pass: ret[i] for keys[i], -1 when
@@ -75,8 +63,11 @@ static void jfields(const struct jdoc *d, int obj, const char *const *keys, size
         }
 }
 
-static int jget2(const struct jdoc *d, int obj, const char *key1, const char *key2) {
-        return jget(d, jget(d, obj, key1), key2);
+/* The value of key in the object at obj, or -1. */
+static int jget(const struct jdoc *d, int obj, const char *key) {
+        int v;
+        jfields(d, obj, &key, 1, &v);
+        return v;
 }
 
 static void put_utf8(char *out, size_t *o, uint32_t cp) {
@@ -317,9 +308,8 @@ static int read_checks(struct reader *r, int arr) {
         const struct jdoc *d = r->d;
         if (!jis(d, arr, JSMN_ARRAY))
                 return 0;
-        int end = jskip(d, arr);
         static const char *const keys[] = {"id", "status", "subject", "observed", "evidence"};
-        for (int c = arr + 1; c < end; c = jskip(d, c)) {
+        for (int c = arr + 1; jin(d, c, arr); c = jskip(d, c)) {
                 int f[5];
                 jfields(d, c, keys, 5, f);
                 int id = f[0];
@@ -388,9 +378,8 @@ static int read_measurements(struct reader *r, int arr) {
         const struct jdoc *d = r->d;
         if (!jis(d, arr, JSMN_ARRAY))
                 return 0;
-        int end = jskip(d, arr);
         static const char *const keys[] = {"status", "stats", "bench", "name", "unit", "subject", "higher_is_better"};
-        for (int m = arr + 1; m < end; m = jskip(d, m)) {
+        for (int m = arr + 1; jin(d, m, arr); m = jskip(d, m)) {
                 int f[7];
                 jfields(d, m, keys, 7, f);
                 enum status st;
@@ -420,15 +409,13 @@ static int read_measurements(struct reader *r, int arr) {
         return r->oom ? -ENOMEM : 0;
 }
 
-/* bench rdma's verdicts[]: the bandwidth each test reached on the node's device. */
-static int read_rdma(struct reader *r, int root) {
+/* bench rdma's verdicts[] (arr): the bandwidth each test reached on the node's device. */
+static int read_rdma(struct reader *r, int arr, int device_obj) {
         const struct jdoc *d = r->d;
-        int arr = jget(d, root, "verdicts");
         if (!jis(d, arr, JSMN_ARRAY))
                 return 0;
-        char *device = jstr(d, jget2(d, root, "device", "name"), &r->oom);
-        int end = jskip(d, arr);
-        for (int m = arr + 1; m < end && !r->oom; m = jskip(d, m)) {
+        char *device = jstr(d, jget(d, device_obj, "name"), &r->oom);
+        for (int m = arr + 1; jin(d, m, arr) && !r->oom; m = jskip(d, m)) {
                 double v;
                 char *test = jstr(d, jget(d, m, "test"), &r->oom);
                 if (!test || !jnum(d, jget(d, m, "observed_gbps"), &v)) {
@@ -456,8 +443,7 @@ static int read_gpus(struct reader *r, int arr) {
         doc->gpus = calloc(n, sizeof(*doc->gpus));
         if (!doc->gpus)
                 return -ENOMEM;
-        int end = jskip(d, arr);
-        for (int g = arr + 1; g < end && doc->n_gpus < n; g = jskip(d, g)) {
+        for (int g = arr + 1; jin(d, g, arr) && doc->n_gpus < n; g = jskip(d, g)) {
                 char *model = jstr(d, jget(d, g, "name"), &r->oom);
                 if (!model)
                         continue;
@@ -524,8 +510,7 @@ static int tokenize(const char *buf, size_t len, struct fleet_scratch *s, struct
         return 0;
 }
 
-static int read_kind(const struct jdoc *d, enum fleet_doc_kind *ret, char *why, size_t whysize) {
-        int schema = jget(d, 0, "schema");
+static int read_kind(const struct jdoc *d, int schema, enum fleet_doc_kind *ret, char *why, size_t whysize) {
         if (!jis(d, schema, JSMN_STRING)) {
                 strbuf_printf(why, whysize, "no \"schema\" string: not a gpuvet report");
                 return -EINVAL;
@@ -550,28 +535,34 @@ int fleet_doc_parse(const char *buf, size_t len, struct fleet_scratch *scratch, 
         int r = tokenize(buf, len, scratch, &d, why, whysize);
         if (r < 0)
                 return r;
-        if ((r = read_kind(&d, &doc->kind, why, whysize)) < 0)
+        /* The top level in one pass: a report is mostly its checks or measurements. */
+        enum { F_SCHEMA, F_SUMMARY, F_COMMAND, F_HOST, F_GPUS, F_CHECKS, F_MEASUREMENTS, F_VERDICTS, F_DEVICE, F_COUNT };
+        static const char *const keys[F_COUNT] = {"schema", "summary", "command", "host",   "gpus",
+                                                  "checks", "measurements", "verdicts", "device"};
+        int f[F_COUNT];
+        jfields(&d, 0, keys, F_COUNT, f);
+        if ((r = read_kind(&d, f[F_SCHEMA], &doc->kind, why, whysize)) < 0)
                 return r;
-        if (!jstatus(&d, jget2(&d, 0, "summary", "verdict"), &doc->verdict)) {
+        if (!jstatus(&d, jget(&d, f[F_SUMMARY], "verdict"), &doc->verdict)) {
                 strbuf_printf(why, whysize, "no summary.verdict (pass, warn, fail, skip or error)");
                 return -EINVAL;
         }
         struct reader rd = {.d = &d, .doc = doc};
-        doc->command = jstr(&d, jget(&d, 0, "command"), &rd.oom);
-        int host = jget(&d, 0, "host");
+        doc->command = jstr(&d, f[F_COMMAND], &rd.oom);
+        int host = f[F_HOST];
         doc->hostname = jstr(&d, jget(&d, host, "hostname"), &rd.oom);
         if (doc->hostname && !doc->hostname[0]) {
                 free(doc->hostname);
                 doc->hostname = NULL;
         }
         doc->kernel_release = jstr(&d, jget(&d, host, "kernel_release"), &rd.oom);
-        r = rd.oom ? -ENOMEM : read_gpus(&rd, jget(&d, 0, "gpus"));
+        r = rd.oom ? -ENOMEM : read_gpus(&rd, f[F_GPUS]);
         if (r == 0 && doc->kind == FLEET_DOC_REPORT)
-                r = read_checks(&rd, jget(&d, 0, "checks"));
+                r = read_checks(&rd, f[F_CHECKS]);
         if (r == 0 && doc->kind == FLEET_DOC_RDMA)
-                r = read_rdma(&rd, 0);
+                r = read_rdma(&rd, f[F_VERDICTS], f[F_DEVICE]);
         else if (r == 0 && doc->kind != FLEET_DOC_REPORT)
-                r = read_measurements(&rd, jget(&d, 0, "measurements"));
+                r = read_measurements(&rd, f[F_MEASUREMENTS]);
         if (r < 0 || rd.oom) {
                 fleet_doc_clear(doc);
                 strbuf_printf(why, whysize, "out of memory");
