@@ -22,8 +22,9 @@ enum fleet_doc_kind {
         _FLEET_DOC_COUNT,
 };
 
-/* Where a node's name came from: the document's host.hostname, else the directory the
- * document sits in (validation_results/<host>/...), else the file name without ".json". */
+/* Where a node's name came from: the document's host.hostname, else the name of the
+ * directory the file sits in (validation_results/<host>/...), else (a path without one)
+ * the file name without ".json". */
 enum fleet_name_source {
         FLEET_NAME_HOSTNAME,
         FLEET_NAME_DIRECTORY,

@@ -24,7 +24,6 @@
 
 struct input_file {
         char *path;
-        bool in_subdir;   /* found by walking, below the operand directory itself */
         int result;       /* 0 read, else negative errno */
         char *reason;     /* why it was skipped */
         struct fleet_doc doc;
@@ -57,7 +56,7 @@ static int add_skipped(struct fleet *f, size_t *cap, const char *path, const cha
         return 0;
 }
 
-static void add_file(struct file_list *l, const char *path, bool in_subdir) {
+static void add_file(struct file_list *l, const char *path) {
         if (l->n == l->cap) {
                 size_t c = l->cap ? l->cap * 2 : 64;
                 struct input_file *p = realloc(l->v, c * sizeof(*p));
@@ -73,7 +72,7 @@ static void add_file(struct file_list *l, const char *path, bool in_subdir) {
                 l->oom = true;
                 return;
         }
-        l->v[l->n++] = (struct input_file){.path = pc, .in_subdir = in_subdir};
+        l->v[l->n++] = (struct input_file){.path = pc};
 }
 
 static bool ends_with_json(const char *name) {
@@ -116,7 +115,7 @@ static size_t walk(struct file_list *l, const char *dir, int depth) {
                         if (depth < FLEET_MAX_DEPTH)
                                 found += walk(l, path, depth + 1);
                 } else if (ends_with_json(e->d_name)) {
-                        add_file(l, path, depth > 0);
+                        add_file(l, path);
                         found++;
                 }
         }
@@ -133,7 +132,7 @@ static void expand(struct file_list *l, const char *operand) {
                 return;
         }
         if (!S_ISDIR(st.st_mode)) {
-                add_file(l, operand, false);
+                add_file(l, operand);
                 return;
         }
         size_t before = l->f->n_skipped;
@@ -164,7 +163,7 @@ static int name_node(struct input_file *in) {
         if (doc->hostname) {
                 doc->name_source = FLEET_NAME_HOSTNAME;
                 doc->node = strdup(doc->hostname);
-        } else if (in->in_subdir && parent_name(in->path, buf, sizeof(buf))) {
+        } else if (parent_name(in->path, buf, sizeof(buf))) {
                 doc->name_source = FLEET_NAME_DIRECTORY;
                 doc->node = strdup(buf);
         } else {
@@ -276,7 +275,6 @@ int fleet_read_inputs(struct fleet *f, char *const *paths, size_t n_paths, unsig
                 size_t w = 0;
                 for (size_t i = 0; i < l.n; i++) {
                         if (w && strcmp(l.v[w - 1].path, l.v[i].path) == 0) {
-                                l.v[w - 1].in_subdir |= l.v[i].in_subdir;
                                 free(l.v[i].path);
                                 continue;
                         }

@@ -36,7 +36,7 @@ from testlib import check, finish  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import fixture_cache  # noqa: E402  (the shared fixture trees)
 
-GPUVET, FAKE_CUDA = sys.argv[1], sys.argv[2]
+GPUVET, FAKE_CUDA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 TIMEOUT = 30 * fakeenv.time_scale()
 NODES = ["node-%02d" % i for i in range(1, 9)]
 FAILING, LOW, WITHIN, WARNING, ODD = "node-02", "node-03", "node-04", "node-06", "node-05"
@@ -332,6 +332,13 @@ def main():
               "a bad rules file: exit 2 naming it (%d: %s)" % (p.returncode, p.stderr.strip()))
         p = run(good + ["--rules", os.path.join(tmp, "nope.json")])
         check(p.returncode == 2 and "nope.json" in p.stderr, "a missing rules file: exit 2 naming it")
+        # A report without a host named without a directory: named by its file.
+        shutil.copy(os.path.join(vr, "node-09", "gpuvet-bench.json"), os.path.join(tmp, "rack7-node3.json"))
+        p = subprocess.run([GPUVET, "fleet", "rack7-node3.json", "--json", "-"], cwd=tmp, capture_output=True,
+                           text=True, timeout=TIMEOUT)
+        alone = json.loads(p.stdout) if p.stdout.startswith("{") else {"nodes": []}
+        check([(n["name"], n["name_from"]) for n in alone["nodes"]] == [("rack7-node3", "file")],
+              "a hostless report named without a directory: its file name (%s)" % alone["nodes"])
         # Usage.
         p = run([])
         check(p.returncode == 2 and "at least one report" in p.stderr, "no operand: exit 2")
