@@ -46,9 +46,12 @@ static bool jis(const struct jdoc *d, int i, jsmntype_t type) {
 /* The values of several keys of the object at obj in one pass: ret[i] for keys[i], -1 when
  * absent (the first of a repeated key). */
 static void jfields(const struct jdoc *d, int obj, const char *const *keys, size_t n, int *ret) {
-        for (size_t i = 0; i < n; i++)
+        size_t lens[16];
+        for (size_t i = 0; i < n; i++) {
                 ret[i] = -1;
-        if (!jis(d, obj, JSMN_OBJECT))
+                lens[i] = strlen(keys[i]);
+        }
+        if (!jis(d, obj, JSMN_OBJECT) || n > 16)
                 return;
         int end = d->t[obj].end;
         for (int k = obj + 1; k < d->n && d->t[k].start < end;) {
@@ -56,9 +59,12 @@ static void jfields(const struct jdoc *d, int obj, const char *const *keys, size
                 if (d->t[k].type != JSMN_STRING || v >= d->n || d->t[v].start >= end)
                         return;
                 size_t klen = (size_t)(d->t[k].end - d->t[k].start);
+                const char *key = d->js + d->t[k].start;
                 for (size_t i = 0; i < n; i++)
-                        if (ret[i] < 0 && strlen(keys[i]) == klen && memcmp(d->js + d->t[k].start, keys[i], klen) == 0)
+                        if (ret[i] < 0 && lens[i] == klen && key[0] == keys[i][0] && memcmp(key, keys[i], klen) == 0) {
                                 ret[i] = v;
+                                break;
+                        }
                 k = jskip(d, v);
         }
 }
