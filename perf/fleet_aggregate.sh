@@ -32,7 +32,7 @@ if [ ! -d "$tmp/fleet" ]; then
     --json "$tmp/bench.json" -q -n 3 -w 1 -s 4M --root "$tmp/fx/dgx-h100" >/dev/null || true
   python3 perf/fleet_gen.py "$tmp/fleet" "$nodes" tests/golden/expected/dgx-h100.json "$tmp/bench.json" "$share"
 fi
-echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 -c "import sys; sys.path.insert(0, \"perf\"); import machine; machine.print_header()"
 
 cc -O2 -D_GNU_SOURCE -Isrc -I"$build" perf/fleet_parse_bench.c "$build/libgpuvet.a" -ljansson -lm -lpthread -ldl \
   -o "$tmp/parse_bench"
