@@ -399,7 +399,8 @@ static int vbios_drift(struct fleet *f, size_t *cap, struct fleet_drift_node *va
                 for (size_t g = 0; g < f->docs[i].n_gpus && r == 0; g++)
                         if (f->docs[i].gpus[g].vbios && fleet_intern_id(&models, f->docs[i].gpus[g].model) < 0)
                                 r = -ENOMEM;
-        qsort(models.keys, models.n, sizeof(*models.keys), cmp_str);
+        if (models.n)
+                qsort(models.keys, models.n, sizeof(*models.keys), cmp_str);
         for (size_t m = 0; m < models.n && r == 0; m++) {
                 for (size_t n = 0; n < f->n_nodes; n++)
                         values[n] = (struct fleet_drift_node){f->nodes[n].name,
