@@ -215,6 +215,20 @@ static int grow(void **arr, size_t n, size_t *cap, size_t sz) {
         return 0;
 }
 
+/* A copy of pattern that lives as long as f (the rules table may be freed first). */
+static const char *keep_pattern(struct fleet *f, const char *pattern) {
+        for (size_t i = 0; i < f->n_patterns; i++)
+                if (strcmp(f->patterns[i], pattern) == 0)
+                        return f->patterns[i];
+        char **p = realloc(f->patterns, (f->n_patterns + 1) * sizeof(*p));
+        if (!p)
+                return NULL;
+        f->patterns = p;
+        if (!(p[f->n_patterns] = strdup(pattern)))
+                return NULL;
+        return p[f->n_patterns++];
+}
+
 /* One group of samples (one metric, unit and model): its distribution and outliers. */
 static int judge_group(struct fleet *f, const struct fleet_rules *rules, const struct sample *s, size_t n,
                        double *values, size_t *cap_outliers) {
@@ -231,6 +245,7 @@ static int judge_group(struct fleet *f, const struct fleet_rules *rules, const s
         fleet_rules_resolve(rules, dist->metric, dist->model, &rule, &pattern);
         dist->direction = direction_of(rules, &rule, &s[0]);
         f->n_dists++;
+        const char *kept = NULL;
         for (size_t i = 0; i < n; i++) {
                 struct fleet_outlier o = {0};
                 if (!fleet_judge_figure(&rule, dist->direction, &dist->stats, s[i].m->value, &o))
@@ -243,7 +258,9 @@ static int judge_group(struct fleet *f, const struct fleet_rules *rules, const s
                 o.unit = dist->unit;
                 o.model = dist->model;
                 o.subject = s[i].m->subject;
-                o.rule_pattern = pattern;
+                if (!kept && !(kept = keep_pattern(f, pattern)))
+                        return -ENOMEM;
+                o.rule_pattern = kept;
                 f->outliers[f->n_outliers++] = o;
         }
         return 0;
@@ -482,5 +499,8 @@ void fleet_free(struct fleet *f) {
                 fleet_drift_clear(&f->drifts[i]);
         free(f->drifts);
         free(f->rules_source);
+        for (size_t i = 0; i < f->n_patterns; i++)
+                free(f->patterns[i]);
+        free(f->patterns);
         memset(f, 0, sizeof(*f));
 }

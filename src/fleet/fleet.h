@@ -188,6 +188,8 @@ struct fleet {
         struct fleet_drift *drifts; /* every attribute some node reports (n_odd may be 0) */
         size_t n_drifts;
         char *rules_source; /* "built-in fleet_rules.json" or the --rules path */
+        char **patterns;    /* copies of the rules' patterns the outliers name (the rules go first) */
+        size_t n_patterns;
         double duration_ms;
 };
 

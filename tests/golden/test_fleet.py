@@ -146,6 +146,8 @@ def as_nobody():
 
 def run(args, prefix=()):
     p = subprocess.run(list(prefix) + [GPUVET, "fleet"] + args, capture_output=True, text=True, timeout=TIMEOUT)
+    if "Sanitizer" in p.stderr or "runtime error" in p.stderr:
+        check(False, "no sanitizer report from fleet %s: %s" % (" ".join(args), p.stderr[:2000]))
     return p
 
 
