@@ -348,7 +348,8 @@ static int build_figures(struct fleet *f, const struct fleet_rules *rules) {
         free(s);
         if (r == 0) {
                 qsort(f->dists, f->n_dists, sizeof(*f->dists), cmp_dist);
-                qsort(f->outliers, f->n_outliers, sizeof(*f->outliers), cmp_outlier);
+                if (f->n_outliers) /* grown on the first outlier: NULL without one */
+                        qsort(f->outliers, f->n_outliers, sizeof(*f->outliers), cmp_outlier);
         }
         return r;
 }

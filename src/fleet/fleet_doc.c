@@ -47,12 +47,12 @@ static bool jis(const struct jdoc *d, int i, jsmntype_t type) {
  * absent (the first of a repeated key). */
 static void jfields(const struct jdoc *d, int obj, const char *const *keys, size_t n, int *ret) {
         size_t lens[16];
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++)
                 ret[i] = -1;
-                lens[i] = strlen(keys[i]);
-        }
         if (!jis(d, obj, JSMN_OBJECT) || n > 16)
                 return;
+        for (size_t i = 0; i < n; i++)
+                lens[i] = strlen(keys[i]);
         int end = d->t[obj].end;
         for (int k = obj + 1; k < d->n && d->t[k].start < end;) {
                 int v = k + 1;
@@ -461,6 +461,12 @@ static int read_gpus(struct reader *r, int arr) {
 }
 
 static int tokenize(const char *buf, size_t len, struct fleet_scratch *s, struct jdoc *d, char *why, size_t whysize) {
+        /* jsmn's offsets are ints. */
+        if (len > INT32_MAX) {
+                strbuf_printf(why, whysize, "too large to be a report (%zu bytes)", len);
+                return -EINVAL;
+        }
+        /* A token takes at least one byte and all but nested brackets a separator too. */
         if (s->cap < len / 2 + 8) {
                 size_t cap = len / 2 + 8;
                 void *t = realloc(s->tokens, cap * sizeof(jsmntok_t));
@@ -472,11 +478,6 @@ static int tokenize(const char *buf, size_t len, struct fleet_scratch *s, struct
         for (;;) {
                 jsmn_parser p;
                 jsmn_init(&p);
-                /* jsmn's offsets are ints. */
-                if (len > INT32_MAX) {
-                        strbuf_printf(why, whysize, "too large to be a report (%zu bytes)", len);
-                        return -EINVAL;
-                }
                 int n = jsmn_parse(&p, buf, len, s->tokens, (unsigned)(s->cap > UINT32_MAX ? UINT32_MAX : s->cap));
                 if (n == JSMN_ERROR_NOMEM) {
                         void *t = realloc(s->tokens, s->cap * 2 * sizeof(jsmntok_t));
