@@ -24,6 +24,7 @@ static const struct subcommand subcommands[] = {
         {"snapshot", cmd_snapshot, "capture the files checks read, to replay with --root elsewhere"},
         {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},
         {"policy", cmd_policy, "capture this node as the site's reference, or validate a policy file"},
+        {"fleet", cmd_fleet, "aggregate many nodes' reports: verdicts, failing checks, outliers, drift"},
         {"ngc", cmd_ngc, "the newest NGC image that runs on this driver and GPUs, pulled and tested"},
         {"slurm-health", cmd_slurm_health, "Slurm HealthCheckProgram: drain this node on failed checks, resume it later"},
         {"report", cmd_report, "one node's check, bench and burn documents as a self-contained HTML page"},
@@ -61,7 +62,7 @@ int main(int argc, char **argv) {
         }
         if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
                 static const char builtin[] = "built in (gpus.json, compat.json, xid.json, baselines.json, "
-                                              "models.json, nics.json, ngc.json)";
+                                              "models.json, nics.json, ngc.json, fleet_rules.json)";
                 const char *env = secure_getenv("GPUVET_DATA_DIR"), *installed = installed_data_dir();
                 printf("gpuvet %s\ndata: %s\n", GPUVET_VERSION, env && *env ? env : installed ? installed : builtin);
                 return stdout_finish(EXIT_PASS);

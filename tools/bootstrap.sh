@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   meson ninja-build gcc clang pkg-config python3
   libjansson-dev libyaml-dev libarchive-dev libcmocka-dev libpci-dev pci.ids
+  libjsmn-dev          # gpuvet fleet reads node reports with jsmn (src/fleet/fleet_doc.c): the build needs jsmn.h
   libclang-rt-14-dev   # sanitizer and libFuzzer runtimes for clang
   strace               # tests/golden/test_output.py holds a syscall to signal gpuvet exactly there
   python3-jsonschema   # tests/data/test_datafiles.py validates data/*.json against data/schema/

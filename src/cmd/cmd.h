@@ -27,6 +27,7 @@ int cmd_bench_rdma(int argc, char **argv);
 int cmd_burn(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_fleet(int argc, char **argv); /* gpuvet fleet REPORT... (cmd/fleet.c) */
 int cmd_ngc(int argc, char **argv); /* gpuvet ngc list|pick|pull|test (cmd/ngc.c) */
 int cmd_slurm_health(int argc, char **argv); /* gpuvet slurm-health (cmd/slurm_health.c) */
 int cmd_report(int argc, char **argv); /* gpuvet report --html (cmd/report.c) */

@@ -16,3 +16,5 @@ extern const char embedded_models_json[];
 extern const size_t embedded_models_json_len;
 extern const char embedded_ngc_json[];
 extern const size_t embedded_ngc_json_len;
+extern const char embedded_fleet_rules_json[];
+extern const size_t embedded_fleet_rules_json_len;

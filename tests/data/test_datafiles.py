@@ -214,6 +214,11 @@ def main(argv):
         print("ok   ngc.json matches ngc.schema.json")
     check_sources("ngc.json", ngc)
     check_ngc(ngc, docs["compat.json"])
+    # fleet_rules.json (gpuvet fleet's outlier rules) has no sources: its thresholds are
+    # policy, explained in its "about" and each entry's "note".
+    rules = load(os.path.join(data, "fleet_rules.json"))
+    if validate("fleet_rules.json", rules, schema_dir):
+        print("ok   fleet_rules.json matches fleet_rules.schema.json")
     if not failures:
         print("ok   sources resolve and the files agree")
     return 1 if failures else 0

@@ -23,7 +23,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from testlib import check, finish  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TABLES = ["baselines.json", "compat.json", "gpus.json", "models.json", "ngc.json", "nics.json", "tune-profiles.json", "xid.json"]
+TABLES = ["baselines.json", "compat.json", "fleet_rules.json", "gpus.json", "models.json", "ngc.json", "nics.json",
+          "tune-profiles.json", "xid.json"]
 
 
 def run(cmd, **kw):

@@ -1,0 +1,146 @@
+/* `gpuvet fleet REPORT...`: many nodes' reports aggregated (src/fleet/), written as text
+ * or gpuvet.fleet/1 (src/report/fleet_*.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/options.h"
+#include "core/deadline.h"
+#include "data/fleet_rules.h"
+#include "fleet/fleet.h"
+#include "report/fleet_json.h"
+#include "report/fleet_text.h"
+
+static const char usage[] =
+        "Usage: gpuvet fleet [OPTIONS] REPORT|DIR...\n"
+        "\n"
+        "Aggregate node reports: check and burn (gpuvet.report/1), bench (gpuvet.bench/2), bench\n"
+        "nccl, rdma and train. Directories are walked for *.json (validation_results/<host>/ as the\n"
+        "Ansible play fetches them). Gives each node's verdict, the checks that failed where, each\n"
+        "benchmark figure's distribution per GPU model, outliers against the fleet's median, and\n"
+        "nodes whose driver, CUDA, kernel or VBIOS differ from the majority.\n"
+        "\n"
+        "  -j, --json FILE     write gpuvet.fleet/1 to FILE (\"-\": standard output, instead of text)\n"
+        "      --rules FILE    outlier rules (default: fleet_rules.json from --data-dir, else built in)\n"
+        "      --strict        an input that cannot be read is an error (exit 2), not a warning\n"
+        "      --threads N     read with N threads (default: one per online CPU)\n"
+        "\n"
+        "Exit status: 0 every node passes, no outlier, no drift; 1 a node warns, fails or errs, or\n"
+        "an outlier or drift was found; 4 (added to 0 or 1) inputs were skipped; 2 usage, bad\n"
+        "rules, no report read, or (--strict) an input skipped; 3 internal error or output not\n"
+        "written. docs/fleet.md has the rest.\n";
+
+/* Added to the exit status when inputs were skipped: a script tests (status & 4). */
+#define EXIT_FLEET_SKIPPED 4
+
+enum { OPT_RULES = 0x200, OPT_STRICT, OPT_THREADS };
+
+struct fleet_cli {
+        const char *json;
+        const char *rules;
+        bool strict;
+        unsigned threads;
+};
+
+static int fleet_option(int opt, const char *arg, void *ctx) {
+        struct fleet_cli *o = ctx;
+        switch (opt) {
+        case 'j': o->json = arg; break;
+        case OPT_RULES: o->rules = arg; break;
+        case OPT_STRICT: o->strict = true; break;
+        case OPT_THREADS:
+                if (!cmd_parse_uint(arg, 1, 64, &o->threads))
+                        return cmd_usage_error("fleet", "--threads: expected a number from 1 to 64, not \"%s\"", arg);
+                break;
+        default: return EXIT_INTERNAL;
+        }
+        return -1;
+}
+
+static int write_outputs(const struct fleet_cli *o, const struct fleet *f) {
+        if (!o->json || strcmp(o->json, "-") != 0) {
+                struct text_options topt = {.color = text_want_color(stdout)};
+                fleet_text(stdout, f, &topt);
+        }
+        return o->json ? write_json_output("fleet", o->json, fleet_json(f)) : EXIT_PASS;
+}
+
+static int exit_status(const struct fleet_cli *o, const struct fleet *f) {
+        if (f->n_docs == 0) {
+                fprintf(stderr, "gpuvet fleet: no report could be read from the %zu input%s named\n", f->n_skipped,
+                        f->n_skipped == 1 ? "" : "s");
+                return EXIT_USAGE;
+        }
+        if (o->strict && f->n_skipped) {
+                fprintf(stderr, "gpuvet fleet: --strict: %zu input%s skipped\n", f->n_skipped,
+                        f->n_skipped == 1 ? "" : "s");
+                return EXIT_USAGE;
+        }
+        int code = f->overall == STATUS_PASS ? EXIT_PASS : EXIT_FAILED;
+        return code + (f->n_skipped ? EXIT_FLEET_SKIPPED : 0);
+}
+
+static int fleet_run(const struct fleet_cli *o, const struct common_options *common, char *const *paths,
+                     size_t n_paths) {
+        struct fleet_rules rules;
+        char err[1024];
+        int r = fleet_rules_load(common->data_dir, o->rules, &rules, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "gpuvet fleet: %s\n", r == -ENOMEM ? "out of memory loading the rules" : err);
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        double t0 = monotonic_ms();
+        struct fleet f = {0};
+        r = fleet_read_inputs(&f, paths, n_paths, o->threads);
+        for (size_t i = 0; r == 0 && i < f.n_skipped; i++)
+                fprintf(stderr, "gpuvet fleet: skipping %s: %s\n", f.skipped[i].path, f.skipped[i].reason);
+        if (r == 0)
+                r = fleet_aggregate(&f, &rules);
+        fleet_rules_done(&rules);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet fleet: out of memory aggregating %zu documents\n", f.n_docs);
+                fleet_free(&f);
+                return EXIT_INTERNAL;
+        }
+        f.duration_ms = monotonic_ms() - t0;
+        int code = write_outputs(o, &f);
+        if (code == EXIT_PASS)
+                code = exit_status(o, &f);
+        fleet_free(&f);
+        return code;
+}
+
+int cmd_fleet(int argc, char **argv) {
+        static const struct option own[] = {
+                {"json", required_argument, NULL, 'j'},
+                {"rules", required_argument, NULL, OPT_RULES},
+                {"strict", no_argument, NULL, OPT_STRICT},
+                {"threads", required_argument, NULL, OPT_THREADS},
+                {NULL, 0, NULL, 0},
+        };
+        static const struct cmd_spec spec = {
+                .name = "fleet",
+                .usage = usage,
+                .short_opts = "j:",
+                .own = own,
+                .operands = true,
+                .no_default_timeout = true,
+                .own_option = fleet_option,
+        };
+        struct fleet_cli o = {0};
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        if (code >= 0)
+                return code;
+        if (args.first_operand >= argc)
+                return cmd_usage_error("fleet", "name at least one report or directory (--help)");
+        if (o.json && (code = output_path_usable("fleet", "--json", o.json)) != 0)
+                return code;
+        /* Reading regular files cannot block for long; --timeout guards a stuck network mount. */
+        if (args.common.timeout_s)
+                watchdog_arm(args.common.timeout_s, "reading the reports");
+        return fleet_run(&o, &args.common, argv + args.first_operand, (size_t)(argc - args.first_operand));
+}

@@ -1,0 +1,31 @@
+/* Reading one node report (check, burn, bench, bench nccl/rdma/train JSON) into a struct
+ * fleet_doc. A fleet has thousands of them, so this does not build a jansson tree: jsmn
+ * tokenizes the bytes and only the fields fleet uses are copied out (docs/perf.md,
+ * "fleet"). The input is untrusted (tests/fuzz/fuzz_fleet_doc.c). */
+#pragma once
+
+#include <stddef.h>
+
+#include "fleet/fleet.h"
+
+/* Token storage reused from one document to the next (one per reading thread). */
+struct fleet_scratch {
+        void *tokens;
+        size_t cap;
+};
+
+/* Parse len bytes at buf into doc (zeroed first; doc->path, doc->node are left NULL).
+ * Returns 0; -EINVAL when the bytes are not a JSON object fleet can read (why: "truncated
+ * JSON (ends inside a value)", "not JSON (byte 12)", "no summary.verdict"); -EPROTO for a
+ * document of a schema fleet does not read (why names it); -ENOMEM. On error doc holds
+ * nothing to free. */
+int fleet_doc_parse(const char *buf, size_t len, struct fleet_scratch *scratch, struct fleet_doc *doc, char *why,
+                    size_t whysize);
+
+/* Free what doc holds and zero it. */
+void fleet_doc_clear(struct fleet_doc *doc);
+
+void fleet_scratch_free(struct fleet_scratch *scratch);
+
+/* The status named s ("pass", "warn", "fail", "skip", "error") into *ret; -EINVAL for any other. */
+int fleet_status_parse(const char *s, enum status *ret);
