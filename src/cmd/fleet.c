@@ -11,6 +11,8 @@
 #include "core/deadline.h"
 #include "data/fleet_rules.h"
 #include "fleet/fleet.h"
+#include "core/atomic_file.h"
+#include "report/fleet_html.h"
 #include "report/fleet_json.h"
 #include "report/fleet_text.h"
 
@@ -24,6 +26,8 @@ static const char usage[] =
         "nodes whose driver, CUDA, kernel or VBIOS differ from the majority.\n"
         "\n"
         "  -j, --json FILE     write gpuvet.fleet/1 to FILE (\"-\": standard output, instead of text)\n"
+        "      --html FILE     write the fleet's page to FILE (\"-\": standard output, instead of text):\n"
+        "                      one self-contained file, charts of every figure per GPU model\n"
         "      --rules FILE    outlier rules (default: fleet_rules.json from --data-dir, else built in)\n"
         "      --strict        an input that cannot be read is an error (exit 2), not a warning\n"
         "      --threads N     read with N threads (default: one per online CPU)\n"
@@ -36,10 +40,11 @@ static const char usage[] =
 /* Added to the exit status when inputs were skipped: a script tests (status & 4). */
 #define EXIT_FLEET_SKIPPED 4
 
-enum { OPT_RULES = 0x200, OPT_STRICT, OPT_THREADS };
+enum { OPT_RULES = 0x200, OPT_STRICT, OPT_THREADS, OPT_HTML };
 
 struct fleet_cli {
         const char *json;
+        const char *html;
         const char *rules;
         bool strict;
         unsigned threads;
@@ -49,6 +54,7 @@ static int fleet_option(int opt, const char *arg, void *ctx) {
         struct fleet_cli *o = ctx;
         switch (opt) {
         case 'j': o->json = arg; break;
+        case OPT_HTML: o->html = arg; break;
         case OPT_RULES: o->rules = arg; break;
         case OPT_STRICT: o->strict = true; break;
         case OPT_THREADS:
@@ -60,12 +66,44 @@ static int fleet_option(int opt, const char *arg, void *ctx) {
         return -1;
 }
 
+static bool to_stdout(const char *path) {
+        return path && strcmp(path, "-") == 0;
+}
+
+static int write_html(const char *path, const struct fleet *f) {
+        size_t len;
+        char *html = fleet_html(f, &len);
+        if (!html) {
+                fprintf(stderr, "gpuvet fleet: out of memory building the page\n");
+                return EXIT_INTERNAL;
+        }
+        int code = EXIT_PASS;
+        if (to_stdout(path)) {
+                errno = 0;
+                if (fwrite(html, 1, len, stdout) != len || fflush(stdout) != 0) {
+                        stdout_failed(errno);
+                        code = EXIT_INTERNAL;
+                }
+        } else {
+                int r = atomic_write(path, html, len);
+                if (r < 0) {
+                        fprintf(stderr, "gpuvet fleet: writing %s: %s\n", path, strerror(-r));
+                        code = EXIT_INTERNAL;
+                }
+        }
+        free(html);
+        return code;
+}
+
 static int write_outputs(const struct fleet_cli *o, const struct fleet *f) {
-        if (!o->json || strcmp(o->json, "-") != 0) {
+        if (!to_stdout(o->json) && !to_stdout(o->html)) {
                 struct text_options topt = {.color = text_want_color(stdout)};
                 fleet_text(stdout, f, &topt);
         }
-        return o->json ? write_json_output("fleet", o->json, fleet_json(f)) : EXIT_PASS;
+        int code = o->json ? write_json_output("fleet", o->json, fleet_json(f)) : EXIT_PASS;
+        if (code == EXIT_PASS && o->html)
+                code = write_html(o->html, f);
+        return code;
 }
 
 static int exit_status(const struct fleet_cli *o, const struct fleet *f) {
@@ -93,7 +131,7 @@ static int fleet_run(const struct fleet_cli *o, const struct common_options *com
                 return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
         }
         double t0 = monotonic_ms();
-        struct fleet f = {0};
+        struct fleet f = {.keep_values = o->html != NULL};
         r = fleet_read_inputs(&f, paths, n_paths, o->threads);
         for (size_t i = 0; r == 0 && i < f.n_skipped; i++)
                 fprintf(stderr, "gpuvet fleet: skipping %s: %s\n", f.skipped[i].path, f.skipped[i].reason);
@@ -116,6 +154,7 @@ static int fleet_run(const struct fleet_cli *o, const struct common_options *com
 int cmd_fleet(int argc, char **argv) {
         static const struct option own[] = {
                 {"json", required_argument, NULL, 'j'},
+                {"html", required_argument, NULL, OPT_HTML},
                 {"rules", required_argument, NULL, OPT_RULES},
                 {"strict", no_argument, NULL, OPT_STRICT},
                 {"threads", required_argument, NULL, OPT_THREADS},
@@ -137,7 +176,11 @@ int cmd_fleet(int argc, char **argv) {
                 return code;
         if (args.first_operand >= argc)
                 return cmd_usage_error("fleet", "name at least one report or directory (--help)");
+        if (to_stdout(o.json) && to_stdout(o.html))
+                return cmd_usage_error("fleet", "--json - and --html - would both write to standard output: give one a file");
         if (o.json && (code = output_path_usable("fleet", "--json", o.json)) != 0)
+                return code;
+        if (o.html && (code = output_path_usable("fleet", "--html", o.html)) != 0)
                 return code;
         /* Reading regular files cannot block for long; --timeout guards a stuck network mount. */
         if (args.common.timeout_s)

@@ -240,6 +240,22 @@ static int judge_group(struct fleet *f, const struct fleet_rules *rules, const s
         dist->model = s[0].model_name;
         if (fleet_stats_compute(values, n, &dist->stats) < 0)
                 return -ENOMEM;
+        if (f->keep_values) {
+                dist->values = malloc(n * sizeof(*dist->values));
+                dist->value_nodes = malloc(n * sizeof(*dist->value_nodes));
+                if (!dist->values || !dist->value_nodes) {
+                        free(dist->values);
+                        free(dist->value_nodes);
+                        dist->values = NULL;
+                        dist->value_nodes = NULL;
+                        return -ENOMEM;
+                }
+                /* from the samples: fleet_stats_compute sorted values[] */
+                for (size_t i = 0; i < n; i++) {
+                        dist->values[i] = s[i].m->value;
+                        dist->value_nodes[i] = f->nodes[s[i].node].name;
+                }
+        }
         struct fleet_rule rule;
         const char *pattern;
         fleet_rules_resolve(rules, dist->metric, dist->model, &rule, &pattern);
@@ -494,6 +510,10 @@ void fleet_free(struct fleet *f) {
         }
         free(f->nodes);
         free(f->checks);
+        for (size_t i = 0; i < f->n_dists; i++) {
+                free(f->dists[i].values);
+                free(f->dists[i].value_nodes);
+        }
         free(f->dists);
         free(f->outliers);
         for (size_t i = 0; i < f->n_drifts; i++)

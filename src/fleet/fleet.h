@@ -125,6 +125,11 @@ struct fleet_distribution {
         const char *model; /* GPU model, "(no GPU)" for nodes without one */
         enum fleet_direction direction;
         struct fleet_stats stats;
+        /* Every value with its node's name, in the order of the nodes' names; kept only when
+         * struct fleet's keep_values was set before fleet_aggregate (the HTML page draws
+         * them), else NULL. */
+        double *values;
+        const char **value_nodes;
 };
 
 enum fleet_rule_kind {
@@ -191,6 +196,7 @@ struct fleet {
         char **patterns;    /* copies of the rules' patterns the outliers name (the rules go first) */
         size_t n_patterns;
         double duration_ms;
+        bool keep_values; /* set by the caller: keep each distribution's values (see above) */
 };
 
 /* Read every input (files; directories walked for *.json) on threads (0: one per online

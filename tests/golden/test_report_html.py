@@ -19,6 +19,14 @@ node on one page. Chromium loads each once, with its network stack logged, and:
   GPUVET_UPDATE_GOLDEN=1 rewrites the references;
 - the combined page prints to a non-empty PDF.
 
+`gpuvet fleet --html` is rendered the same way, over a small fleet made from the same
+documents (validation_results/<host>/ as the Ansible play fetches them): a failing node, a
+GPU figure 25% below its model's median, a node on another kernel, a truncated report. Its
+DOM holds every node that did not pass, every outlier (failures first), the drift, one
+distribution chart per figure with a row per GPU model holding as many values as the
+aggregate (fleet --json on the same inputs), and the sections in order; the screenshot is
+compared as the others.
+
 Bad input exits 2 naming the file and leaves no page behind. Screenshots, pages, diffs and
 the PDF are kept in OUTDIR (the build's tests/report-html/) as CI artifacts.
 
@@ -157,6 +165,109 @@ class Dom(html.parser.HTMLParser):
 
     def text_of(self, i):
         return "".join(self.text.get(i, []))
+
+
+FLEET_NODES = ["node-%02d" % i for i in range(1, 7)]
+FLEET_FAILING, FLEET_LOW, FLEET_KERNEL = "node-02", "node-04", "node-05"
+
+
+def make_fleet(work):
+    """validation_results/<host>/: a check and a bench report per node, from the inputs."""
+    vr = os.path.join(work, "fleet", "validation_results")
+    passing = json.load(open(os.path.join(work, "check-passing.json")))
+    failing = json.load(open(os.path.join(work, "check-failing.json")))
+    bench = json.load(open(os.path.join(work, "bench.json")))
+    # The fake GPUs' figures are far below an H100's baselines, so bench failed them; the
+    # fleet judges them as a healthy node's would be
+    for m in bench["measurements"]:
+        if m["status"] == "fail":
+            m["status"] = "pass"
+    bench["summary"]["verdict"] = "pass"
+    low_gpu = sorted({m["subject"] for m in bench["measurements"] if m.get("name") == "triad"})[1]
+    for i, node in enumerate(FLEET_NODES):
+        check_doc = json.loads(json.dumps(failing if node == FLEET_FAILING else passing))
+        check_doc["host"]["hostname"] = node
+        if node == FLEET_KERNEL:
+            check_doc["host"]["kernel_release"] = "6.8.0-45-generic"
+        b = json.loads(json.dumps(bench))
+        b["host"]["hostname"] = node
+        if node == FLEET_KERNEL:
+            b["host"]["kernel_release"] = "6.8.0-45-generic"
+        for m in b["measurements"]:
+            if (m.get("stats") or {}).get("median") is not None:
+                # a quiet fleet's spread: 0.2% a node
+                m["stats"]["median"] *= 1 + 0.002 * i
+                if node == FLEET_LOW and m["name"] == "triad" and m["subject"] == low_gpu:
+                    m["stats"]["median"] *= 0.75
+        os.makedirs(os.path.join(vr, node))
+        for name, doc in (("gpuvet-check-quick.json", check_doc), ("gpuvet-bench.json", b)):
+            path = os.path.join(vr, node, name)
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            os.utime(path, (WRITTEN, WRITTEN))
+    os.makedirs(os.path.join(vr, "node-07"))
+    with open(os.path.join(vr, "node-07", "gpuvet-check-quick.json"), "w") as f:
+        f.write(json.dumps(passing)[:5000])
+    return os.path.relpath(vr, work)
+
+
+def fleet(args, cwd):
+    return subprocess.run([GPUVET, "fleet"] + args, cwd=cwd, capture_output=True, text=True, timeout=30 * SCALE)
+
+
+def check_fleet(dom, agg):
+    """The fleet page's DOM against the aggregate fleet --json wrote from the same inputs."""
+    order = [dom.find("section", id=s) for s in ("failing-nodes", "checks", "outliers", "drift", "distributions",
+                                                   "skipped", "all-nodes")]
+    check(all(order) and [i[0] for i in order] == sorted(i[0] for i in order),
+          "fleet: failing nodes, checks, outliers, drift, distributions, skipped inputs, every node, in that order")
+    verdict = dom.find("div", id="verdict")
+    check(verdict and dom.has_class(verdict[0], "st-" + agg["summary"]["verdict"]),
+          "fleet: the verdict box says %s" % agg["summary"]["verdict"])
+    bad = [n for n in agg["nodes"] if n["verdict"] in ("warn", "fail", "error")]
+    rows = [dom.elements[i][1]["data-node-status"] for i in dom.find("tr") if "data-node-status" in dom.elements[i][1]]
+    check(len(rows) == len(bad) and rows == sorted(rows, key=["fail", "error", "warn"].index),
+          "fleet: a row per node that did not pass (%d), failures first: %s" % (len(bad), rows))
+    failing_rows = [dom.text_of(i) for i in dom.find("tr") if dom.elements[i][1].get("data-node-status") == "fail"]
+    check(any(FLEET_FAILING in t for t in failing_rows), "fleet: %s's row is a failure" % FLEET_FAILING)
+    failed_ids = [c["id"] for c in agg["checks"] if c["fail"]]
+    row = [t for t in failing_rows if FLEET_FAILING in t]
+    check(row and all(i in row[0] for i in failed_ids[:6]), "fleet: the failing node's row names its checks %s" %
+          failed_ids[:6])
+    outl = [i for i in dom.find("tr") if "data-outlier-status" in dom.elements[i][1]]
+    statuses = [dom.elements[i][1]["data-outlier-status"] for i in outl]
+    check(len(outl) == len(agg["outliers"]) and statuses == sorted(statuses, key=["fail", "warn"].index),
+          "fleet: a row per outlier (%d), failures first: %s" % (len(agg["outliers"]), statuses))
+    check(any(FLEET_LOW in dom.text_of(i) and "triad" in dom.text_of(i) for i in outl
+              if dom.elements[i][1]["data-outlier-status"] == "fail"),
+          "fleet: %s's low triad is a failing outlier" % FLEET_LOW)
+    drift = dom.find("section", id="drift")
+    text = dom.text_of(drift[0]) if drift else ""
+    check("kernel_release" in text and FLEET_KERNEL in text and "6.8.0-45-generic" in text,
+          "fleet: the drift names %s's kernel" % FLEET_KERNEL)
+    skipped = dom.find("section", id="skipped")
+    check(skipped and "node-07" in dom.text_of(skipped[0]), "fleet: the truncated report is listed as skipped")
+    # one chart per figure and unit, a row per GPU model with the aggregate's count of values
+    figures = []
+    for m in agg["metrics"]:
+        if (m["metric"], m["unit"]) not in figures:
+            figures.append((m["metric"], m["unit"]))
+    charts = [i for i in dom.find("svg") if dom.has_class(i, "distribution")]
+    check(len(charts) == len(figures), "fleet: one distribution chart per figure (%d), got %d" %
+          (len(figures), len(charts)))
+    want = [m["n"] for f in figures for m in agg["metrics"] if (m["metric"], m["unit"]) == f]
+    got = [int(dom.elements[i][1].get("data-values", -1)) for i in dom.find("g") if dom.has_class(i, "group")]
+    check(got == want, "fleet: values per GPU model and figure as aggregated (%d groups)" % len(want))
+    # the low GPU stands out of its chart under its own node's name
+    divs = [i for i in dom.find("div") if dom.elements[i][1].get("data-metric")]
+    triad = [k for k, i in enumerate(divs) if dom.elements[i][1]["data-metric"] == "memory/triad"]
+    labels = []
+    if triad:
+        start = divs[triad[0]]
+        end = divs[triad[0] + 1] if triad[0] + 1 < len(divs) else len(dom.elements)
+        labels = [dom.text_of(i) for i in dom.find("text") if start < i < end and dom.has_class(i, "outlier-label")]
+    check(labels and all(t.startswith(FLEET_LOW + ": ") for t in labels),
+          "fleet: the triad chart labels its outlier %s: %s" % (FLEET_LOW, labels))
 
 
 def gpuvet(args, cwd):
@@ -418,6 +529,12 @@ def main():
             os.utime(os.path.join(work, local), (WRITTEN, WRITTEN))
         bad_input(work)
         hostile_document(work)
+        vr = make_fleet(work)
+        agg_path = os.path.join(work, "fleet.json")
+        p = fleet(["--json", agg_path, "--html", os.path.join(OUTDIR, "fleet.html"), vr], work)
+        check(p.returncode == 5, "fleet: findings and a skipped input, exit 5 (1 + 4), got %d: %s" %
+              (p.returncode, p.stderr[-600:]))
+        agg = json.load(open(agg_path)) if os.path.exists(agg_path) else None
         # Every page is written first, then all the Chromiums run at once (each launch takes
         # a second or two, mostly waiting), under one scaled deadline.
         runs = {}
@@ -435,6 +552,16 @@ def main():
             netlog = os.path.join(work, name + "-net.json")
             runs[name] = (chromium_start(["--log-net-log=" + netlog, "--dump-dom", "--screenshot=" + shot,
                                           "--window-size=%d,%d" % (SHOT_W, SHOT_H), url], work), url, netlog, shot)
+        if agg:
+            page = os.path.join(OUTDIR, "fleet.html")
+            static_checks("fleet", open(page, encoding="utf-8").read())
+            shot = os.path.join(OUTDIR, "fleet.png")
+            if os.path.exists(shot):
+                os.unlink(shot)
+            netlog = os.path.join(work, "fleet-net.json")
+            runs["fleet"] = (chromium_start(["--log-net-log=" + netlog, "--dump-dom", "--screenshot=" + shot,
+                                             "--window-size=%d,%d" % (SHOT_W, SHOT_H), "file://" + page], work),
+                             "file://" + page, netlog, shot)
         pdf = os.path.join(OUTDIR, "node.pdf")
         if os.path.exists(pdf):
             os.unlink(pdf)
@@ -450,9 +577,13 @@ def main():
             check(not console, "%s: nothing on the console: %s" % (name, console[:3]))
             requests = page_requests(netlog, url)
             check(requests == [], "%s: no request from the page: %s" % (name, requests))
-            docs = [json.load(open(os.path.join(work, f))) for f in PAGES[name]]
             dom = Dom()
             dom.feed(out)
+            if name == "fleet":
+                check_fleet(dom, agg)
+                compare(name, shot) if os.path.exists(shot) else check(False, "fleet: chromium wrote no screenshot")
+                continue
+            docs = [json.load(open(os.path.join(work, f))) for f in PAGES[name]]
             check_results(name, dom, docs)
             for d in docs:
                 if d["schema"].startswith("gpuvet.bench"):
