@@ -13,6 +13,7 @@ packages=(
   dpkg-dev debhelper rpm   # tools/build-packages.sh: the .deb (dpkg-buildpackage) and the RPM (rpmbuild)
   libibverbs-dev       # tests/abi/verbs_*.c: src/vendor/verbs_api.h against rdma-core's <infiniband/verbs.h>
   ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL ICD loader (dlopen'd at run time) + PoCL's CPU device for the OpenCL tests
+  shellcheck curl jq openssl python3-yaml   # tests/deploy/test_k8s.py: deploy/k8s/gpuvet-k8s-check linted and run against a stand-in API server over TLS
 )
 
 missing=()
