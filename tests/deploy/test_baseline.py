@@ -161,8 +161,11 @@ class Baseline:
         with open(inventory, "w") as f:  # JSON is YAML
             json.dump({"all": {"children": {"gpu_nodes": {"vars": {"gpuvet_become": False}, "hosts": hosts}}}}, f,
                       indent=1)
+        # The controller runs outside the roots: its own files stay in the output directory.
         env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
                    ANSIBLE_CONFIG=os.path.join(ANSIBLE, "ansible.cfg"),
+                   ANSIBLE_LOCAL_TEMP=os.path.join(self.outdir, "ansible-local"),
+                   ANSIBLE_HOME=os.path.join(self.outdir, "ansible-home"),
                    PATH=self.bin + ":" + os.environ.get("PATH", ""))
         argv = ["sh", "-c", 'cd "$0" && exec "$@"', ANSIBLE, shutil.which("ansible-playbook"), "-i", inventory,
                 "playbooks/" + playbook] + list(args)
