@@ -47,16 +47,19 @@ if [ ! -f /usr/local/cuda/include/nccl.h ]; then
   fi
 fi
 
-# ansible-core and ansible-lint for tests/deploy (the playbooks run for real), pinned, in a
-# virtual environment beside the build directories; on PATH for the suites below.
+# ansible-core and ansible-lint for tests/deploy (the playbooks run for real), and
+# kubernetes-validate for tests/deploy/test_k8s.py (deploy/k8s against Kubernetes' schemas),
+# pinned, in a virtual environment beside the build directories; on PATH for the suites
+# below. The marker names the pins, so changing one rebuilds the environment.
 ansible_venv=build-deps/ansible-venv
-if [ ! -f "$ansible_venv/.complete" ]; then
+venv_pins=("ansible-core==2.19.14" "ansible-lint==26.10.1" "kubernetes-validate==1.37.0")
+if [ "$(cat "$ansible_venv/.complete" 2>/dev/null)" != "${venv_pins[*]}" ]; then
   rm -rf "$ansible_venv"
   if python3 -m venv "$ansible_venv" && "$ansible_venv/bin/pip" install --quiet --disable-pip-version-check \
-      "ansible-core==2.19.14" "ansible-lint==26.10.1"; then
-    touch "$ansible_venv/.complete"
+      "${venv_pins[@]}"; then
+    echo "${venv_pins[*]}" > "$ansible_venv/.complete"
   else
-    echo "warning: could not install ansible-core; the deploy tests will be skipped" >&2
+    echo "warning: could not install ansible-core and kubernetes-validate; the deploy tests will be skipped" >&2
   fi
 fi
 export PATH="$PWD/$ansible_venv/bin:$PATH"

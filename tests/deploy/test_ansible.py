@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """deploy/ansible with real ansible-core: lint and syntax, then validate_gpu.yml run for real.
 
-    test_ansible.py GPUVET OUTDIR
+    test_ansible.py GPUVET OUTDIR [lint|validate]...
 
 - ansible-lint (production profile) on deploy/ansible, and `ansible-playbook --syntax-check`
   on every playbook;
@@ -52,17 +52,38 @@ def main():
                ANSIBLE_FORCE_COLOR="0", GPUVET_PCI_IDS=PCI_IDS, ANSIBLE_LOCAL_TEMP=os.path.join(outdir, "ansible-tmp"),
                ANSIBLE_HOME=os.path.join(outdir, "ansible-home"))
 
-    # --- lint and syntax
+    parts = sys.argv[3:] or ["lint", "validate"]
+    if any(p not in ("lint", "validate") for p in parts):
+        print("test_ansible.py: parts are lint and validate, not %s" % " ".join(parts))
+        return 2
+    if "lint" in parts:
+        lint_and_syntax(playbook_bin, env)
+    if "validate" in parts:
+        validate(gpuvet, playbook_bin, env)
+    return finish()
+
+
+def lint_and_syntax(playbook_bin, env):
     lint = shutil.which("ansible-lint")
     if check(lint is not None, "ansible-lint is installed"):
         p = subprocess.run([lint, "--profile", "production", "--offline", "."], cwd=ANSIBLE, env=env,
                            capture_output=True, text=True)
         if not check(p.returncode == 0, "ansible-lint --profile production: clean"):
             print(p.stdout[-3000:], p.stderr[-3000:])
-    for pb in sorted(glob.glob(os.path.join(ANSIBLE, "playbooks", "*.yml"))):
+    # Every playbook in one --syntax-check run (one start-up); when it fails, one run each
+    # names the playbook.
+    playbooks = sorted(glob.glob(os.path.join(ANSIBLE, "playbooks", "*.yml")))
+    p = subprocess.run([playbook_bin, "--syntax-check"] + playbooks, cwd=ANSIBLE, env=env, capture_output=True, text=True)
+    named = [os.path.basename(pb) for pb in playbooks]
+    if p.returncode == 0:
+        check(all("playbook: " + pb in p.stdout for pb in playbooks), "--syntax-check %s" % " ".join(named))
+        return
+    for pb in playbooks:
         p = subprocess.run([playbook_bin, "--syntax-check", pb], cwd=ANSIBLE, env=env, capture_output=True, text=True)
         check(p.returncode == 0, "--syntax-check %s: %s" % (os.path.basename(pb), p.stderr[-500:]))
 
+
+def validate(gpuvet, playbook_bin, env):
     # --- validate_gpu.yml for real, two hosts judging two fixtures
     fixtures = fixture_cache.ensure("dgx-h100", "dgx-h100-degraded")
     with tempfile.TemporaryDirectory() as tmp:
@@ -129,7 +150,6 @@ def main():
 
         p = play("--check", "--diff")
         check(p.returncode == 2 and "node-good: PASS" in p.stdout, "--check --diff still validates")
-    return finish()
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 full_deployment_optimized.yml with real ansible-core, in
 throw-away roots (see test_baseline.py for how they are made).
 
-    test_roles.py GPUVET OUTDIR
+    test_roles.py GPUVET OUTDIR [PART]...   (parts: benchmark_tools ngc_images install_driver
+                                             cpu_optimization full_deployment)
 
 - benchmark_tools: --check on Rocky 9 names the dnf packages (EPEL, ocl-icd, clinfo,
   perftest, libcublas-X-Y, libnccl); on Debian 12 the distribution's packages are
@@ -30,7 +31,7 @@ import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-from test_baseline import REPO, prepare, recap  # noqa: E402
+from test_baseline import REPO, host_output, prepare, recap  # noqa: E402
 
 INSTALL_DRIVER = os.path.join(REPO, "deploy", "scripts", "install", "install_gpu_driver.sh")
 
@@ -101,15 +102,19 @@ def ngc_images(b):
     check(again.returncode == 0 and recap(again.stdout).get("changed") == 0
           and [x for x in log2 if x.startswith("docker pull")] == ["docker pull " + want],
           "ngc_images: a second run pulls nothing and changes nothing (%s)" % recap(again.stdout))
-    for name, images, words in (
-            ("unknown", '[{"name": "pytorchh", "version": "25.01"}]', "ngc_images_to_pull names pytorchh"),
-            ("no-auto", '[{"name": "pytorch", "version": ""}], "auto_select_images_by_cuda": false',
-             "ngc_images_to_pull leaves a version empty, but auto_select_images_by_cuda is off")):
-        proc, scratch, _ = b.play("ngc-bad-" + name, "debian12", "dgx-h100", ["-e", '{"ngc_images_to_pull": %s}' % images],
-                                  playbook="setup_ngc_images.yml", extra_seed=seed_for("ngc-bad-" + name))
-        out = " ".join(proc.stdout.split())
-        check(proc.returncode != 0 and words in out, "ngc_images bad %s: stops naming it: %r" % (name, words))
-        check(not os.path.exists(os.path.join(scratch, "docker.log")), "ngc_images bad %s: docker never ran" % name)
+    # One run, a host (and a root, with its own stand-in docker) per bad list.
+    bad = (("unknown", {"ngc_images_to_pull": [{"name": "pytorchh", "version": "25.01"}]}, "ngc_images_to_pull names pytorchh"),
+           ("no-auto", {"ngc_images_to_pull": [{"name": "pytorch", "version": ""}], "auto_select_images_by_cuda": False},
+            "ngc_images_to_pull leaves a version empty, but auto_select_images_by_cuda is off"))
+    proc, roots = b.play_hosts("ngc-bad", [{"name": "ngc-bad-" + name, "platform": "debian12", "fixture": "dgx-h100",
+                                            "vars": host, "extra_seed": seed_for("ngc-bad-" + name)}
+                                           for name, host, _ in bad], [], playbook="setup_ngc_images.yml")
+    for name, _, words in bad:
+        host = "ngc-bad-" + name
+        out = " ".join(host_output(proc.stdout, host).split())
+        check(proc.returncode != 0 and recap(proc.stdout, host).get("failed") == 1 and words in out,
+              "ngc_images bad %s: stops naming it: %r" % (name, words))
+        check(not os.path.exists(os.path.join(roots[host][0], "docker.log")), "ngc_images bad %s: docker never ran" % name)
 
 
 def writable_tree(b, fixture, name):
@@ -209,15 +214,23 @@ def install_driver_script(b):
     check(p.returncode == 2 and "--method is required" in p.stderr, "install_gpu_driver.sh without --method: exit 2")
 
 
+PARTS = {"benchmark_tools": benchmark_tools, "ngc_images": ngc_images, "install_driver": install_driver_script,
+         "cpu_optimization": cpu_optimization, "full_deployment": full_deployment}
+
+
 def main():
+    # Optional further arguments run some parts (meson runs them as separate tests, so they
+    # share its slots with the other tests).
+    parts = sys.argv[3:] or list(PARTS)
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        print("test_roles.py: unknown part %s (expected %s)" % (unknown[0], ", ".join(PARTS)))
+        return 2
     b, skip = prepare(sys.argv, ["a100-nouveau", "dgx-h100"])
     if skip:
         return skip
-    benchmark_tools(b)
-    ngc_images(b)
-    install_driver_script(b)
-    cpu_optimization(b)
-    full_deployment(b)
+    for part in parts:
+        PARTS[part](b)
     return finish()
 
 
