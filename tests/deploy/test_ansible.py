@@ -6,9 +6,11 @@
 - ansible-lint (production profile) on deploy/ansible, and `ansible-playbook --syntax-check`
   on every playbook;
 - validate_gpu.yml on two inventory hosts (local connection) judging two fixtures: the
-  healthy dgx-h100 passes, the degraded one fails; both reports (JSON and text) are fetched
-  to validation_results/<host>/, a verdict line is printed per host, and the play fails for
-  the failing host only; with `-e gpu_validation_fail_play=false` it reports and succeeds;
+  healthy dgx-h100 passes, the degraded one fails; the reports (JSON, text and the HTML page
+  of `gpuvet report --html`) are fetched to validation_results/<host>/, a verdict line is
+  printed per host, `gpuvet fleet` aggregates this run's reports on the control node
+  (fleet-<level>.json and .html: two nodes, one failing, the failing node's checks) and
+  prints the fleet's verdict, and the play fails for the failing host only; with `-e gpu_validation_fail_play=false` it reports and succeeds;
   `-e level=standard` runs that level; `-e level=bogus` stops before gpuvet runs, naming the
   variable; a second run changes nothing; `--check --diff` still validates.
 Skips (exit 77) when ansible-playbook is not installed (tools/run-tests.sh installs it).
@@ -97,6 +99,8 @@ def validate(gpuvet, playbook_bin, env):
         ansible_connection: local
         ansible_python_interpreter: %s
         gpu_validation_gpuvet: %s
+        gpu_validation_fleet_gpuvet: %s
+        gpu_validation_fleet_report: true
         gpu_validation_results_dir: %s
       hosts:
         node-good:
@@ -105,7 +109,7 @@ def validate(gpuvet, playbook_bin, env):
         node-bad:
           gpu_validation_root: %s
           gpu_validation_report_dir: %s
-""" % (sys.executable, gpuvet, results, os.path.join(fixtures, "dgx-h100"), os.path.join(tmp, "good"),
+""" % (sys.executable, gpuvet, gpuvet, results, os.path.join(fixtures, "dgx-h100"), os.path.join(tmp, "good"),
                 os.path.join(fixtures, "dgx-h100-degraded"), os.path.join(tmp, "bad")))
 
         def play(*extra):
@@ -130,6 +134,22 @@ def validate(gpuvet, playbook_bin, env):
                       "%s: the fetched report is that host's (%s)" % (host, verdict))
             text = os.path.join(results, host, "gpuvet-check-quick.txt")
             check(os.path.exists(text) and open(text).read().startswith("gpuvet check"), "%s: text report beside it" % host)
+            page = os.path.join(results, host, "gpuvet-check-quick.html")
+            body = open(page, encoding="utf-8").read() if os.path.exists(page) else ""
+            check(body.startswith("<!DOCTYPE html>") and "gpuvet report: dgx-h100" in body
+                  and ('data-status="fail"' in body) == (verdict == "fail"),
+                  "%s: its HTML page beside them, with its failures" % host)
+        agg_path = os.path.join(results, "fleet-quick.json")
+        agg = json.load(open(agg_path)) if os.path.exists(agg_path) else {}
+        nodes = {n["name"]: n["verdict"] for n in agg.get("nodes", [])}
+        check(agg.get("schema") == "gpuvet.fleet/1" and len(nodes) == 2 and sorted(nodes.values()) == ["fail", "pass"]
+              and agg["inputs"]["skipped"] == [],
+              "gpuvet fleet on the control node: this run's two reports, one node failing: %s" % nodes)
+        fleet_page = os.path.join(results, "fleet-quick.html")
+        check(os.path.exists(fleet_page) and 'id="failing-nodes"' in open(fleet_page, encoding="utf-8").read(),
+              "the fleet's page beside it")
+        check(re.search(r"fleet: Verdict: \S+ FAIL .*-> %s/fleet-quick.html" % re.escape(results), out) is not None,
+              "the fleet's verdict line, naming its page")
 
         p = play()
         r = recap(p.stdout)
