@@ -75,20 +75,13 @@ static void metrics_text(FILE *out, const struct fleet *f) {
                 safe(out, d->metric);
                 fputs(" [", out);
                 safe(out, d->model);
-                fprintf(out, "] %s n=%zu min ", d->unit[0] ? d->unit : "", s->n);
-                figure(out, s->min);
-                fputs(" p10 ", out);
-                figure(out, s->p10);
-                fputs(" median ", out);
-                figure(out, s->median);
-                fputs(" p90 ", out);
-                figure(out, s->p90);
-                fputs(" max ", out);
-                figure(out, s->max);
-                fputs(" mean ", out);
-                figure(out, s->mean);
-                fputs(" stddev ", out);
-                figure(out, s->stddev);
+                fprintf(out, "] %s n=%zu", d->unit[0] ? d->unit : "", s->n);
+                const char *const names[] = {"min", "p10", "median", "p90", "max", "mean", "stddev"};
+                const double values[] = {s->min, s->p10, s->median, s->p90, s->max, s->mean, s->stddev};
+                for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
+                        fprintf(out, " %s ", names[k]);
+                        figure(out, values[k]);
+                }
                 fputc('\n', out);
         }
 }
