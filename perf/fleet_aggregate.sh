@@ -8,7 +8,7 @@
 #   1. the parsers, one thread, the files in memory (perf/fleet_parse_bench.c): jansson's
 #      json_loadb, jsmn's tokenizer, fleet_doc_parse;
 #   2. gpuvet fleet under /usr/bin/time -v, on every CPU and on one thread, check reports
-#      only and with the bench reports: wall time, peak RSS, files/s, MB/s;
+#      only and with the bench reports, and with --html: wall time, peak RSS, files/s, MB/s;
 #   3. that every thread count gives the same aggregate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,6 +77,9 @@ for i in 1 2 3; do
   run "check + bench reports, all CPUs (run $i)" "$n_all" "$mb_all" "$tmp/fleet"
 done
 run "check + bench reports, --threads 1" "$n_all" "$mb_all" "$tmp/fleet" --threads 1
+# --html keeps every figure's values for the charts and writes the page beside the JSON.
+run "check + bench reports, --html too" "$n_all" "$mb_all" "$tmp/fleet" --html "$tmp/out.html"
+echo "the page: $(stat -c %s "$tmp/out.html") bytes"
 
 echo "== the same aggregate on 1, 2 and 8 threads"
 for t in 1 2 8; do
