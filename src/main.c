@@ -28,6 +28,7 @@ static const struct subcommand subcommands[] = {
         {"ngc", cmd_ngc, "the newest NGC image that runs on this driver and GPUs, pulled and tested"},
         {"slurm-health", cmd_slurm_health, "Slurm HealthCheckProgram: drain this node on failed checks, resume it later"},
         {"report", cmd_report, "one node's check, bench and burn documents as a self-contained HTML page"},
+        {"serve", cmd_serve, "Prometheus exporter with dcgm-exporter's metric names, hang-proof"},
         {"tune", cmd_tune, "apply the OS settings check recommends (plan, apply, revert, status)"},
 };
 

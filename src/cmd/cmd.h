@@ -31,6 +31,7 @@ int cmd_fleet(int argc, char **argv); /* gpuvet fleet REPORT... (cmd/fleet.c) */
 int cmd_ngc(int argc, char **argv); /* gpuvet ngc list|pick|pull|test (cmd/ngc.c) */
 int cmd_slurm_health(int argc, char **argv); /* gpuvet slurm-health (cmd/slurm_health.c) */
 int cmd_report(int argc, char **argv); /* gpuvet report --html (cmd/report.c) */
+int cmd_serve(int argc, char **argv);  /* gpuvet serve: the Prometheus exporter (cmd/serve.c) */
 
 /* Shared by subcommands: --root/--data-dir defaults from the environment. */
 struct common_options {

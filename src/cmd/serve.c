@@ -1,0 +1,273 @@
+/* gpuvet serve: a Prometheus exporter with dcgm-exporter's metric names and labels
+ * (docs/serve.md). The sampler reads the GPUs on its own thread; scrapes are served from
+ * the latest round (src/serve/), so a wedged GPU never blocks /metrics. */
+#include "cmd/cmd.h"
+#include "cmd/options.h"
+#include "metrics/metrics.h"
+#include "metrics/sampler.h"
+#include "serve/body_cache.h"
+#include "serve/dcgm_series.h"
+#include "serve/http_server.h"
+#include "serve/listen_addr.h"
+#include "sys/nvml_facts.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+        "Usage: gpuvet serve [--listen ADDR:PORT] [--interval-ms MS] [--stale-after-ms MS]\n"
+        "\n"
+        "A Prometheus exporter: /metrics in the Prometheus text format (OpenMetrics when the\n"
+        "Accept header asks for it) with dcgm-exporter's metric names, units and labels, so its\n"
+        "dashboards read it unchanged; /health answers 200 while the readings are fresh, else 503.\n"
+        "The GPUs are read on a thread of their own under NVML deadlines; a scrape is served from\n"
+        "the latest round and never waits for a GPU. Runs until SIGTERM or SIGINT.\n"
+        "\n"
+        "Options:\n"
+        "  -l, --listen=ADDR:PORT  where to listen (default :9400, every address)\n"
+        "      --interval-ms=MS    start a round every MS milliseconds (default 1000)\n"
+        "      --stale-after-ms=MS a round older than MS is stale: its values are left out and\n"
+        "                          /health says 503 (default: the interval plus the GPU deadline)\n"
+        "      --max-connections=N connections open at once (default 4096)\n"
+        "      --connection-timeout=SEC  close a connection idle for SEC seconds (default 10)\n"
+        "      --help-metrics      list the exported series: name, type, unit, gpuvet metric, help\n"
+        "  -T, --timeout=SEC       stop after SEC seconds, as on SIGTERM (default: never)\n"
+        "      --nvml-lib=PATH     load NVML from PATH (default $" NV_LIB_ENV ", then libnvidia-ml.so.1)\n"
+        "      --nvml-call-timeout-ms=MS  abandon an NVML call after MS ms (default 2000)\n"
+        "      --nvml-gpu-timeout-ms=MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
+        "      --nvml-init-timeout-ms=MS  give up on nvmlInit after MS ms (default 20000)\n"
+        "  -h, --help              this help\n"
+        "\n"
+        "Exit status: 0 stopped by a signal (or --timeout); 1 NVML could not be loaded or\n"
+        "initialised, or sees no GPU; 2 usage or bad input (an unusable --listen address);\n"
+        "3 internal error.\n";
+
+#define DEFAULT_LISTEN ":9400"
+#define DEFAULT_INTERVAL_MS 1000u
+#define SHUTDOWN_GRACE_MS 1000u
+
+struct serve_opts {
+        const char *listen;
+        unsigned interval_ms;
+        unsigned stale_after_ms; /* 0: interval + GPU deadline */
+        unsigned max_connections;
+        unsigned connection_timeout_s;
+        bool help_metrics;
+};
+
+static int serve_option(int opt, const char *arg, void *ctx) {
+        struct serve_opts *o = ctx;
+        switch (opt) {
+        case 'l': o->listen = arg; return -1;
+        case 'I' | 0x100:
+                if (!cmd_parse_uint(arg, 10, 3600000, &o->interval_ms))
+                        return cmd_usage_error("serve", "--interval-ms %s: not a number of milliseconds from 10 to 3600000", arg);
+                return -1;
+        case 'S' | 0x100:
+                if (!cmd_parse_uint(arg, 1, 86400000, &o->stale_after_ms))
+                        return cmd_usage_error("serve", "--stale-after-ms %s: not a number of milliseconds from 1 to 86400000", arg);
+                return -1;
+        case 'C' | 0x100:
+                if (!cmd_parse_uint(arg, 1, 1000000, &o->max_connections))
+                        return cmd_usage_error("serve", "--max-connections %s: not a number from 1 to 1000000", arg);
+                return -1;
+        case 'c' | 0x100:
+                if (!cmd_parse_uint(arg, 1, 3600, &o->connection_timeout_s))
+                        return cmd_usage_error("serve", "--connection-timeout %s: not a number of seconds from 1 to 3600", arg);
+                return -1;
+        case 'H' | 0x100: o->help_metrics = true; return -1;
+        }
+        return cmd_usage_error("serve", "unknown option");
+}
+
+static void print_metrics_table(void) {
+        for (size_t k = 0; k < metric_count(); k++) {
+                const struct metric *m = metric_at(k);
+                if (!dcgm_series_exported(m))
+                        continue;
+                const char *unit = dcgm_series_unit(m);
+                printf("%s\t%s\t%s\t%s\t%s\n", m->dcgm, dcgm_series_type(m), unit ? unit : "", m->id, m->help);
+        }
+}
+
+/* What every round reads: the exported series and the labels. */
+static nvml_groups serve_groups(void) {
+        const struct metric *shown[512];
+        size_t n = 0;
+        for (size_t k = 0; k < metric_count() && n < sizeof(shown) / sizeof(shown[0]); k++)
+                if (dcgm_series_exported(metric_at(k)))
+                        shown[n++] = metric_at(k);
+        return metric_groups(shown, n) | nvml_group_bit(NVML_GROUP_NAME) | nvml_group_bit(NVML_GROUP_UUID) |
+               nvml_group_bit(NVML_GROUP_PCI) | nvml_group_bit(NVML_GROUP_MINOR);
+}
+
+/* Thousands of scrapers need as many descriptors: the soft limit up to the hard one. */
+static void raise_fd_limit(void) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void)setrlimit(RLIMIT_NOFILE, &rl); /* the lower limit still works, ignoring */
+        }
+}
+
+/* Why the first round has nothing to serve, said; -1 when it has GPUs. */
+static int first_round_problem(const struct nvml_facts *f, const char *load_err) {
+        switch (f->init_state) {
+        case NVML_INIT_OK: break;
+        case NVML_INIT_NO_LIBRARY:
+                fprintf(stderr, "gpuvet serve: NVML could not be loaded: %s\n", load_err);
+                return EXIT_FAILED;
+        case NVML_INIT_TIMEOUT:
+                fprintf(stderr, "gpuvet serve: nvmlInit_v2 did not return in time (a wedged GPU or driver)\n");
+                return EXIT_FAILED;
+        default:
+                fprintf(stderr, "gpuvet serve: nvmlInit_v2: %s (%s)\n", nv_rc_text(f->lib, f->init_rc),
+                        nvml_init_state_name(f->init_state));
+                return EXIT_FAILED;
+        }
+        if (f->n_gpus == 0) {
+                fprintf(stderr, "gpuvet serve: NVML sees no GPU, nothing to export\n");
+                return EXIT_FAILED;
+        }
+        return -1;
+}
+
+static unsigned long long monotonic_ms(void) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (unsigned long long)t.tv_sec * 1000ULL + (unsigned long long)t.tv_nsec / 1000000ULL;
+}
+
+/* Serve until a stop signal or the --timeout; say once when the sampler stops. */
+static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, unsigned timeout_s) {
+        unsigned long long end = timeout_s ? monotonic_ms() + timeout_s * 1000ULL : 0;
+        bool told = false;
+        for (;;) {
+                struct timespec slice = {0, 200 * 1000000L};
+                int sig = sigtimedwait(stop, NULL, &slice);
+                if (sig == SIGINT || sig == SIGTERM)
+                        return;
+                if (end && monotonic_ms() >= end)
+                        return;
+                struct sampler_status st;
+                if (!told && sampler_ended(smp, &st)) {
+                        fprintf(stderr, "gpuvet serve: the GPUs are no longer read (%s); /metrics shows them stale "
+                                        "and /health answers 503 until gpuvet serve is restarted\n",
+                                st.end == SAMPLER_CALL_HUNG ? "an NVML call never returned" : "the sampler stopped");
+                        told = true;
+                }
+        }
+}
+
+static int run(const struct serve_opts *o, const struct cmd_args *args) {
+        char hostname[256] = "";
+        if (gethostname(hostname, sizeof(hostname) - 1) < 0)
+                snprintf(hostname, sizeof(hostname), "localhost");
+        raise_fd_limit();
+        char err[512] = "";
+        int fd = listen_addr_open(o->listen, 1024, err, sizeof(err));
+        if (fd < 0) {
+                fprintf(stderr, "gpuvet serve: %s\n", err);
+                return EXIT_USAGE;
+        }
+        unsigned port = listen_addr_port(fd);
+        /* Blocked before any thread starts, so that only sigtimedwait takes them. */
+        sigset_t stop;
+        sigemptyset(&stop);
+        sigaddset(&stop, SIGINT);
+        sigaddset(&stop, SIGTERM);
+        sigprocmask(SIG_BLOCK, &stop, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        struct nvml_lib *lib = NULL;
+        if (nv_lib_open(args->nvml.lib, &lib, err, sizeof(err)) == -ENOMEM) {
+                close(fd);
+                fprintf(stderr, "gpuvet serve: out of memory\n");
+                return EXIT_INTERNAL;
+        }
+        struct sampler *smp = NULL;
+        struct sampler_options so = {.lib = lib, .dl = args->nvml.dl, .groups = serve_groups(),
+                                     .interval_ms = o->interval_ms};
+        if (sampler_start(&so, &smp) < 0) {
+                close(fd);
+                fprintf(stderr, "gpuvet serve: could not start the sampler\n");
+                return EXIT_INTERNAL;
+        }
+        unsigned gpu_ms = args->nvml.dl.gpu_ms ? args->nvml.dl.gpu_ms : NVML_DEADLINE_GPU_MS_DEFAULT;
+        unsigned init_ms = args->nvml.dl.init_ms ? args->nvml.dl.init_ms : NVML_DEADLINE_INIT_MS_DEFAULT;
+        int code = -1;
+        struct sample *first = sampler_next(smp, 0, init_ms + gpu_ms + 1000);
+        if (!first) {
+                fprintf(stderr, "gpuvet serve: the first round of the GPUs did not finish\n");
+                code = EXIT_FAILED;
+        } else {
+                code = first_round_problem(&first->facts, err);
+                unsigned n_gpus = first->facts.n_gpus;
+                sample_put(smp, first);
+                struct body_cache *cache = NULL;
+                struct http_server *http = NULL;
+                unsigned stale_ms = o->stale_after_ms ? o->stale_after_ms : o->interval_ms + gpu_ms;
+                struct http_limits lim = {.connections = o->max_connections, .timeout_s = o->connection_timeout_s,
+                                          .connection_memory = 32 * 1024, .threads = 2};
+                if (code < 0 && body_cache_new(smp, hostname, stale_ms, &cache) < 0) {
+                        fprintf(stderr, "gpuvet serve: out of memory\n");
+                        code = EXIT_INTERNAL;
+                }
+                if (code < 0 && http_server_start(fd, &lim, cache, &http, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "gpuvet serve: %s\n", err);
+                        code = EXIT_INTERNAL;
+                }
+                fd = -1; /* the server's, or closed */
+                if (code < 0) {
+                        fprintf(stderr, "gpuvet serve: listening on %s (port %u): %u GPU%s, a round every %u ms\n",
+                                o->listen, port, n_gpus, n_gpus == 1 ? "" : "s", o->interval_ms);
+                        serve_until_stopped(&stop, smp, args->common.timeout_s);
+                        code = EXIT_PASS;
+                }
+                http_server_stop(http, SHUTDOWN_GRACE_MS);
+                body_cache_free(cache);
+        }
+        if (fd >= 0)
+                close(fd);
+        bool abandoned = sampler_stop(smp);
+        fflush(stderr);
+        if (abandoned)
+                _exit(stdout_finish(code)); /* a call still runs inside NVML: no unload, no exit handlers */
+        (void)nv_lib_close(lib);
+        return code;
+}
+
+int cmd_serve(int argc, char **argv) {
+        static const struct option own[] = {
+                {"listen", required_argument, NULL, 'l'},
+                {"interval-ms", required_argument, NULL, 'I' | 0x100},
+                {"stale-after-ms", required_argument, NULL, 'S' | 0x100},
+                {"max-connections", required_argument, NULL, 'C' | 0x100},
+                {"connection-timeout", required_argument, NULL, 'c' | 0x100},
+                {"help-metrics", no_argument, NULL, 'H' | 0x100},
+                {NULL, 0, NULL, 0},
+        };
+        static const struct cmd_spec spec = {
+                .name = "serve", .usage = usage, .short_opts = "l:", .own = own, .nvml = true,
+                .no_default_timeout = true, .own_option = serve_option,
+        };
+        struct serve_opts o = {.listen = DEFAULT_LISTEN, .interval_ms = DEFAULT_INTERVAL_MS, .max_connections = 4096,
+                               .connection_timeout_s = 10};
+        struct cmd_args args;
+        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        if (code >= 0)
+                return code;
+        if (o.help_metrics) {
+                print_metrics_table();
+                return stdout_finish(EXIT_PASS);
+        }
+        if (args.nvml.off)
+                return cmd_usage_error("serve", "--no-nvml: the exporter has nothing to export without NVML");
+        return run(&o, &args);
+}

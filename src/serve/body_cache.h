@@ -1,0 +1,27 @@
+/* The /metrics bodies of the sampler's latest round, rendered once per round and format,
+ * so that a scrape is a copy (docs/serve.md, "Collection and scrapes").
+ *
+ * A scrape never waits on NVML: it takes the latest published sample (sampler.h). A sample
+ * older than stale_after_ms, or any sample once the sampler stopped, is stale: its values
+ * are left out (exposition.h), never served frozen. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "metrics/sampler.h"
+#include "serve/accept.h"
+
+struct body_cache;
+
+/* hostname is copied. Returns 0 or -ENOMEM. */
+int body_cache_new(struct sampler *smp, const char *hostname, unsigned long long stale_after_ms,
+                   struct body_cache **ret);
+void body_cache_free(struct body_cache *c);
+
+/* The body of a scrape now, in fmt, into a malloc'd *ret (*ret_len bytes). Returns 0,
+ * -EAGAIN before the first round was published, -ENOMEM. */
+int body_cache_scrape(struct body_cache *c, enum expo_format fmt, char **ret, size_t *ret_len);
+
+/* Whether the sampler runs and its latest round is fresh; when not, why, into why. */
+bool body_cache_healthy(struct body_cache *c, char *why, size_t size);

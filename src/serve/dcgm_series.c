@@ -1,0 +1,64 @@
+/* Registry metric -> dcgm-exporter series (dcgm_series.h). */
+#include "serve/dcgm_series.h"
+
+#include <string.h>
+
+bool dcgm_series_exported(const struct metric *m) {
+        if (!m->dcgm || m->system)
+                return false;
+        switch (m->smi.format) {
+        case SMI_DRIVER_VERSION:
+        case SMI_COUNT:
+        case SMI_INDEX:
+        case SMI_STR:
+        case SMI_BUS_ID:
+        case SMI_PCI_DOMAIN:
+        case SMI_PCI_BUS:
+        case SMI_PCI_DEVICE:
+        case SMI_HEX32:         /* PCI ids: identity, not a level */
+        case SMI_COMPUTE_MODE:
+        case SMI_COMPUTE_CAP:
+        case SMI_FABRIC_STATE:
+                return false;
+        default:
+                return true;
+        }
+}
+
+struct unit_map {
+        const char *registry;
+        const char *dcgm;
+        double scale;
+};
+
+static const struct unit_map units[] = {
+        {"hertz", "MHz", 1e-6},
+        {"bytes", "MiB", 1.0 / (1024.0 * 1024.0)},
+        {"seconds", "us", 1e6}, /* DCGM's violation counters count microseconds */
+        {"watts", "W", 1.0},
+        {"celsius", "C", 1.0},
+        {"percent", "%", 1.0},
+};
+
+static const struct unit_map *unit_of(const struct metric *m) {
+        if (!m->unit)
+                return NULL;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+                if (strcmp(m->unit, units[i].registry) == 0)
+                        return &units[i];
+        return NULL;
+}
+
+double dcgm_series_scale(const struct metric *m) {
+        const struct unit_map *u = unit_of(m);
+        return u ? u->scale : 1.0;
+}
+
+const char *dcgm_series_unit(const struct metric *m) {
+        const struct unit_map *u = unit_of(m);
+        return u ? u->dcgm : NULL;
+}
+
+const char *dcgm_series_type(const struct metric *m) {
+        return m->type == METRIC_COUNTER ? "counter" : "gauge";
+}

@@ -1,0 +1,176 @@
+/* The exposition writer (exposition.h). */
+#include "serve/exposition.h"
+
+#include "metrics/metrics.h"
+#include "serve/dcgm_series.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void expo_format_value(char *buf, size_t size, double v) {
+        if (isnan(v)) {
+                snprintf(buf, size, "NaN");
+                return;
+        }
+        if (isinf(v)) {
+                snprintf(buf, size, v > 0 ? "+Inf" : "-Inf");
+                return;
+        }
+        for (int prec = 15; prec <= 17; prec++) {
+                snprintf(buf, size, "%.*g", prec, v);
+                if (strtod(buf, NULL) == v)
+                        return;
+        }
+}
+
+/* A label value: backslash, double quote and newline escaped (both formats). */
+static void put_label_value(FILE *out, const char *s) {
+        for (; *s; s++) {
+                if (*s == '\\' || *s == '"')
+                        fputc('\\', out), fputc(*s, out);
+                else if (*s == '\n')
+                        fputs("\\n", out);
+                else
+                        fputc(*s, out);
+        }
+}
+
+/* HELP text: backslash and newline escaped (and the double quote for OpenMetrics). */
+static void put_help(FILE *out, const char *name, const char *help, const char *unit, enum expo_format fmt) {
+        fprintf(out, "# HELP %s ", name);
+        for (const char *s = help; *s; s++) {
+                if (*s == '\\')
+                        fputs("\\\\", out);
+                else if (*s == '\n')
+                        fputs("\\n", out);
+                else if (*s == '"' && fmt == EXPO_OPENMETRICS)
+                        fputs("\\\"", out);
+                else
+                        fputc(*s, out);
+        }
+        if (unit)
+                fprintf(out, " (in %s)", unit);
+        fputc('\n', out);
+}
+
+/* dcgm-exporter's labels of one GPU, in its order. bus id as NVML writes it
+ * ("00000000:1B:00.0"), device as the node (/dev/nvidia<minor>). */
+static void put_labels(FILE *out, const struct nvml_gpu *g, const char *hostname) {
+        fprintf(out, "gpu=\"%u\",UUID=\"", g->index);
+        put_label_value(out, nv_ok(g->uuid) ? g->uuid.v : "");
+        fputs("\",pci_bus_id=\"", out);
+        unsigned int p[4];
+        if (nv_ok(g->pci_bus_id) && metric_bus_id_parts(g->pci_bus_id.v, p))
+                fprintf(out, "%08X:%02X:%02X.%X", p[0], p[1], p[2], p[3]);
+        fputs("\",device=\"", out);
+        if (nv_ok(g->minor_number))
+                fprintf(out, "nvidia%u", g->minor_number.v);
+        fputs("\",modelName=\"", out);
+        put_label_value(out, nv_ok(g->name) ? g->name.v : "");
+        fputs("\",Hostname=\"", out);
+        put_label_value(out, hostname);
+        fputc('"', out);
+}
+
+/* OpenMetrics counters are sample names ending in _total; DCGM's names do not, so that
+ * dashboards keep them, they are declared "unknown" there (docs/serve.md). */
+static const char *family_type(const struct metric *m, enum expo_format fmt) {
+        const char *t = dcgm_series_type(m);
+        if (fmt == EXPO_OPENMETRICS && strcmp(t, "counter") == 0)
+                return "unknown";
+        return t;
+}
+
+static void put_family(FILE *out, const struct metric *m, const struct nvml_facts *f, const char *hostname,
+                       enum expo_format fmt) {
+        bool head = false;
+        for (unsigned int i = 0; i < f->n_gpus; i++) {
+                const struct nvml_gpu *g = &f->gpus[i];
+                struct metric_value v;
+                metric_read(m, f, g, &v);
+                if (v.state != NV_OK || (v.kind != METRIC_NUMBER && v.kind != METRIC_BOOL))
+                        continue; /* an unknown value gives no sample, never a zero */
+                if (!head) {
+                        put_help(out, m->dcgm, m->help, dcgm_series_unit(m), fmt);
+                        fprintf(out, "# TYPE %s %s\n", m->dcgm, family_type(m, fmt));
+                        head = true;
+                }
+                char num[32];
+                expo_format_value(num, sizeof(num), v.kind == METRIC_BOOL ? (v.flag ? 1.0 : 0.0)
+                                                                          : v.number * dcgm_series_scale(m));
+                fprintf(out, "%s{", m->dcgm);
+                put_labels(out, g, hostname);
+                fprintf(out, "} %s\n", num);
+        }
+}
+
+/* A GPU is up in this round when NVML gave its handle and no call on it hung. */
+static bool gpu_up(const struct nvml_gpu *g) {
+        return !g->timed_out && g->handle.state == NV_OK;
+}
+
+int expo_render_sample(const struct nvml_facts *f, const char *hostname, enum expo_format fmt, bool stale,
+                       char **ret, size_t *ret_len) {
+        char *body = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&body, &len);
+        if (!out)
+                return -ENOMEM;
+        if (!stale)
+                for (size_t k = 0; k < metric_count(); k++) {
+                        const struct metric *m = metric_at(k);
+                        if (dcgm_series_exported(m))
+                                put_family(out, m, f, hostname, fmt);
+                }
+        if (f->n_gpus) {
+                put_help(out, "gpuvet_gpu_up",
+                         "1 when every NVML call on the GPU answered within its deadline in the latest fresh round; "
+                         "0 when one hung or the round is stale (its values are then left out, never repeated)",
+                         NULL, fmt);
+                fputs("# TYPE gpuvet_gpu_up gauge\n", out);
+        }
+        for (unsigned int i = 0; i < f->n_gpus; i++) {
+                fputs("gpuvet_gpu_up{", out);
+                put_labels(out, &f->gpus[i], hostname);
+                fprintf(out, "} %d\n", !stale && gpu_up(&f->gpus[i]));
+        }
+        if (fclose(out) != 0) {
+                free(body);
+                return -ENOMEM;
+        }
+        *ret = body;
+        *ret_len = len;
+        return 0;
+}
+
+size_t expo_render_tail(char *buf, size_t size, enum expo_format fmt, double age_s, bool sampler_up) {
+        size_t n = 0;
+        int w = snprintf(buf, size,
+                         "# HELP gpuvet_sampler_up 1 while the sampler publishes rounds; 0 once it stopped "
+                         "(an NVML call never returned)\n"
+                         "# TYPE gpuvet_sampler_up gauge\n"
+                         "gpuvet_sampler_up %d\n",
+                         sampler_up);
+        if (w > 0)
+                n = (size_t)w < size ? (size_t)w : size - 1;
+        if (age_s >= 0 && n < size) {
+                char num[32];
+                expo_format_value(num, sizeof(num), age_s);
+                w = snprintf(buf + n, size - n,
+                             "# HELP gpuvet_sample_age_seconds Seconds since the round these values come from began\n"
+                             "# TYPE gpuvet_sample_age_seconds gauge\n"
+                             "gpuvet_sample_age_seconds %s\n",
+                             num);
+                if (w > 0)
+                        n += (size_t)w < size - n ? (size_t)w : size - n - 1;
+        }
+        if (fmt == EXPO_OPENMETRICS && n < size) {
+                w = snprintf(buf + n, size - n, "# EOF\n");
+                if (w > 0)
+                        n += (size_t)w < size - n ? (size_t)w : size - n - 1;
+        }
+        return n;
+}

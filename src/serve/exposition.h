@@ -1,0 +1,30 @@
+/* The /metrics body: one sample of the sampler written in the Prometheus text format 0.0.4
+ * or OpenMetrics 1.0.0 (docs/serve.md).
+ *
+ * The body has two parts. The sample's part (every series read in that round) is the same
+ * for every scrape of the round, so the server renders it once per round and format
+ * (body_cache.h). The tail (how old the sample is, whether the sampler still runs, and
+ * OpenMetrics' "# EOF") changes with every scrape and is a few lines. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "serve/accept.h"
+#include "sys/nvml_facts.h"
+
+/* The sample's part of the body for facts f, in format fmt, into a malloc'd *ret of
+ * *ret_len bytes. stale: the round is too old or the sampler stopped: then no value of
+ * it is written, only each GPU's gpuvet_gpu_up 0. hostname is the Hostname label.
+ * Returns 0 or -ENOMEM. */
+int expo_render_sample(const struct nvml_facts *f, const char *hostname, enum expo_format fmt, bool stale,
+                       char **ret, size_t *ret_len);
+
+/* The tail into buf (size bytes, EXPO_TAIL_MAX is enough): gpuvet_sampler_up, and when
+ * age_s >= 0 gpuvet_sample_age_seconds; "# EOF" for OpenMetrics. Returns its length. */
+#define EXPO_TAIL_MAX 512
+size_t expo_render_tail(char *buf, size_t size, enum expo_format fmt, double age_s, bool sampler_up);
+
+/* A value as Prometheus writes floats: the shortest text that reads back the same
+ * ("69.85", "1980", "NaN"). buf needs 32 bytes. */
+void expo_format_value(char *buf, size_t size, double v);

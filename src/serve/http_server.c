@@ -1,0 +1,136 @@
+/* libmicrohttpd server (http_server.h). */
+#include "serve/http_server.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct http_server {
+        struct MHD_Daemon *daemon;
+        struct body_cache *cache;
+        int listen_fd;
+};
+
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned int code, const char *type, char *body,
+                               size_t len, bool owned) {
+        struct MHD_Response *r =
+                MHD_create_response_from_buffer(len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+        if (!r) {
+                if (owned)
+                        free(body);
+                return MHD_NO;
+        }
+        (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+        if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+                (void)MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+        enum MHD_Result ret = MHD_queue_response(conn, code, r);
+        MHD_destroy_response(r);
+        return ret;
+}
+
+static enum MHD_Result text(struct MHD_Connection *conn, unsigned int code, const char *msg) {
+        return respond(conn, code, "text/plain; charset=utf-8", (char *)msg, strlen(msg), false);
+}
+
+static enum MHD_Result metrics(struct http_server *s, struct MHD_Connection *conn) {
+        const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+        enum expo_format fmt = accept_format(accept, accept ? strlen(accept) : 0);
+        char *body;
+        size_t len;
+        int r = body_cache_scrape(s->cache, fmt, &body, &len);
+        if (r == -EAGAIN)
+                return text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no round of the GPUs has been read yet\n");
+        if (r < 0)
+                return text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+        return respond(conn, MHD_HTTP_OK, expo_content_type(fmt), body, len, true);
+}
+
+static enum MHD_Result health(struct http_server *s, struct MHD_Connection *conn) {
+        char why[256];
+        if (body_cache_healthy(s->cache, why, sizeof(why) - 1))
+                return text(conn, MHD_HTTP_OK, "ok\n");
+        strcat(why, "\n");
+        char *copy = strdup(why);
+        if (!copy)
+                return text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "unhealthy\n");
+        return respond(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", copy, strlen(copy), true);
+}
+
+static const char index_page[] =
+        "<html><head><title>gpuvet exporter</title></head><body><h1>gpuvet exporter</h1>"
+        "<p><a href=\"/metrics\">Metrics</a> &middot; <a href=\"/health\">Health</a></p></body></html>\n";
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls) {
+        (void)version;
+        (void)upload_data;
+        struct http_server *s = cls;
+        if (*upload_data_size) { /* a body nobody asked for: read and dropped */
+                *upload_data_size = 0;
+                return MHD_YES;
+        }
+        (void)con_cls;
+        if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+                return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+        if (strcmp(url, "/metrics") == 0)
+                return metrics(s, conn);
+        if (strcmp(url, "/health") == 0)
+                return health(s, conn);
+        if (strcmp(url, "/") == 0)
+                return respond(conn, MHD_HTTP_OK, "text/html; charset=utf-8", (char *)index_page,
+                               sizeof(index_page) - 1, false);
+        return text(conn, MHD_HTTP_NOT_FOUND, "not found: /metrics or /health\n");
+}
+
+int http_server_start(int listen_fd, const struct http_limits *lim, struct body_cache *cache,
+                      struct http_server **ret, char *err, size_t errsize) {
+        struct http_server *s = calloc(1, sizeof(*s));
+        if (!s) {
+                close(listen_fd);
+                snprintf(err, errsize, "out of memory");
+                return -1;
+        }
+        s->cache = cache;
+        s->listen_fd = listen_fd;
+        /* ITC: quiescing (stop accepting, keep serving) needs the inter-thread channel. */
+        unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+        s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+                                     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+                                     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)lim->connections,
+                                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)lim->timeout_s,
+                                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)lim->connection_memory,
+                                     MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)lim->threads,
+                                     MHD_OPTION_END);
+        if (!s->daemon) {
+                snprintf(err, errsize, "libmicrohttpd could not start serving (%s)", strerror(errno));
+                close(listen_fd);
+                free(s);
+                return -1;
+        }
+        *ret = s;
+        return 0;
+}
+
+static unsigned int connections(struct http_server *s) {
+        const union MHD_DaemonInfo *i = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        return i ? i->num_connections : 0;
+}
+
+void http_server_stop(struct http_server *s, unsigned int grace_ms) {
+        if (!s)
+                return;
+        MHD_socket fd = MHD_quiesce_daemon(s->daemon);
+        struct timespec slice = {0, 10 * 1000000L};
+        for (unsigned int waited = 0; waited < grace_ms && connections(s) > 0; waited += 10)
+                nanosleep(&slice, NULL);
+        MHD_stop_daemon(s->daemon);
+        if (fd != MHD_INVALID_SOCKET)
+                close(fd);
+        free(s);
+}

@@ -1,0 +1,27 @@
+/* The HTTP side of `gpuvet serve` (docs/serve.md): libmicrohttpd on a listening socket,
+ * /metrics from the body cache, /health, and nothing else. Connections are bounded in
+ * number, time and memory (http_limits), so no client can make a scrape wait or the
+ * process grow without bound. */
+#pragma once
+
+#include <stddef.h>
+
+#include "serve/body_cache.h"
+
+struct http_limits {
+        unsigned int connections;  /* open at once; more wait in the listen backlog */
+        unsigned int timeout_s;    /* idle time before a connection is closed */
+        size_t connection_memory;  /* per connection: request line, headers, buffers */
+        unsigned int threads;      /* serving threads */
+};
+
+struct http_server;
+
+/* Serve on listen_fd (listen_addr.h; owned from now on). Returns 0, or -1 with a message
+ * in err. */
+int http_server_start(int listen_fd, const struct http_limits *lim, struct body_cache *cache,
+                      struct http_server **ret, char *err, size_t errsize);
+
+/* Stop accepting, let requests in flight finish for up to grace_ms, then close every
+ * connection and free. */
+void http_server_stop(struct http_server *s, unsigned int grace_ms);
