@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""gpuvet serve against the fake NVML (suite 'golden'); docs/serve.md.
+
+Usage: test_serve.py GPUVET SRC_ROOT FAKE_LIB
+
+Scrapes /metrics with http.client and compares every series dcgm-exporter's dashboards
+read (names, labels, DCGM units) with the scenario's values; a GPU given other values
+shows them under its own labels. Then: HELP/TYPE for every family; the Accept negotiation
+(OpenMetrics for Prometheus' header, text for none, text/plain or a low OpenMetrics q);
+/health, 404, 405 and a request with a body; a GPU whose call hangs mid-run (its values
+leave, never frozen: gpuvet_gpu_up 0, gpuvet_sampler_up 0, the age grows, /health 503);
+SIGTERM and SIGINT stop it with exit 0 within a bound, also with a call stuck in NVML;
+bad --listen and a busy port exit 2 naming it; promtool check metrics when installed.
+"""
+import http.client
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
+FAKES = os.path.join(SRC_ROOT, "tests", "fakes")
+SCENARIOS = os.path.join(FAKES, "scenarios")
+sys.path.insert(0, FAKES)
+import fakeenv  # noqa: E402
+
+SCALE = fakeenv.time_scale()
+HOST = socket.gethostname()
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+                     "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+    return cond
+
+
+class Serve:
+    """gpuvet serve on a free port of 127.0.0.1, its stderr in a file."""
+
+    def __init__(self, scenario, extra=()):
+        self.err = tempfile.TemporaryFile(mode="w+")
+        env = fakeenv.gpuvet_env(scenario, {"GPUVET_NVML_LIB": FAKE_LIB})
+        self.p = subprocess.Popen([GPUVET, "serve", "--listen", "127.0.0.1:0", "--interval-ms", "100"] + list(extra),
+                                  env=env, stdout=subprocess.DEVNULL, stderr=self.err, text=True)
+        self.port = None
+        deadline = time.monotonic() + 20 * SCALE
+        while time.monotonic() < deadline and self.p.poll() is None:
+            m = re.search(r"\(port (\d+)\)", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+                return
+            time.sleep(0.05)
+        raise RuntimeError("gpuvet serve did not start: rc %s, stderr %r" % (self.p.poll(), self.stderr()))
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read()
+
+    def get(self, path, headers=None, method="GET", body=None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10 * SCALE)
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read().decode()
+        c.close()
+        return r.status, r.getheader("Content-Type"), data
+
+    def stop(self, sig=signal.SIGTERM, bound=5.0):
+        """Send sig; (rc, seconds to exit)."""
+        t0 = time.monotonic()
+        self.p.send_signal(sig)
+        try:
+            rc = self.p.wait(timeout=bound * SCALE)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+            check(False, "still running %.0f s after %s" % (bound * SCALE, sig.name))
+        return rc, time.monotonic() - t0
+
+
+SAMPLE = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)\{([^}]*)\} (\S+)$')
+LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse(body):
+    """{name: {gpu: (labels dict, value)}}, and the families' HELP/TYPE."""
+    series, types, helps = {}, {}, set()
+    for line in body.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, t = line.split(" ", 3)
+            types[name] = t
+        elif line.startswith("# HELP "):
+            helps.add(line.split(" ")[2])
+        elif line and not line.startswith("#"):
+            m = SAMPLE.match(line)
+            if not m:
+                if not line.startswith("gpuvet_sample") and not line.startswith("gpuvet_sampler"):
+                    check(False, "not a sample line: %r" % line)
+                continue
+            labels = dict(LABEL.findall(m.group(2)))
+            series.setdefault(m.group(1), {})[labels.get("gpu")] = (labels, float(m.group(3)))
+    return series, types, helps
+
+
+def scalar(body, name):
+    m = re.search(r"^%s (\S+)$" % name, body, re.M)
+    return float(m.group(1)) if m else None
+
+
+def scenario_with(tmp, name, text):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write("include %s\n%s\n" % (os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), text))
+    return path
+
+
+def test_values(tmp):
+    scn = scenario_with(tmp, "values.scn", "[gpu 3]\ntemperature = 77 C\npower_usage = 412.5 W\nclock_sm = 1980 MHz\n"
+                                           "memory_used = 40000 MiB\nmemory_free = 41081 MiB\nutilization_gpu = 93 %\n")
+    s = Serve(scn)
+    try:
+        status, ctype, body = s.get("/metrics")
+        check(status == 200 and ctype == "text/plain; version=0.0.4; charset=utf-8",
+              "/metrics: %s %s" % (status, ctype))
+        series, types, helps = parse(body)
+        want = {  # name: (value of GPUs but 3, value of GPU 3), in dcgm-exporter's units
+            "DCGM_FI_DEV_GPU_TEMP": (41, 77), "DCGM_FI_DEV_POWER_USAGE": (69.62, 412.5),
+            "DCGM_FI_DEV_SM_CLOCK": (345, 1980), "DCGM_FI_DEV_MEM_CLOCK": (2619, 2619),
+            "DCGM_FI_DEV_FB_USED": (0, 40000), "DCGM_FI_DEV_FB_FREE": (81081, 41081),
+            "DCGM_FI_DEV_GPU_UTIL": (0, 93), "DCGM_FI_DEV_MEMORY_TEMP": (48, 48),
+            "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": (0, 0), "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": (0, 0),
+        }
+        for name, (normal, gpu3) in want.items():
+            got = series.get(name, {})
+            check(sorted(got) == [str(i) for i in range(8)], "%s: GPUs %s" % (name, sorted(got)))
+            for gpu, (labels, value) in got.items():
+                expect = gpu3 if gpu == "3" else normal
+                check(abs(value - expect) < 1e-9, "%s{gpu=%s} = %s, want %s" % (name, gpu, value, expect))
+                check(list(labels) == ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"],
+                      "%s: labels %s (dcgm-exporter's, in its order)" % (name, list(labels)))
+                check(labels["modelName"] == "NVIDIA H100 80GB HBM3" and labels["Hostname"] == HOST
+                      and labels["device"] == "nvidia" + gpu and re.fullmatch(r"GPU-[0-9a-f-]{36}", labels["UUID"])
+                      and re.fullmatch(r"[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-9A-F]", labels["pci_bus_id"]),
+                      "%s{gpu=%s}: labels %s" % (name, gpu, labels))
+            check(name in helps and types.get(name) in ("gauge", "counter"), "%s: HELP/TYPE missing" % name)
+        check(types.get("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL") == "counter", "ECC counter typed %s" %
+              types.get("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"))
+        for name in series:
+            check(name in types and name in helps, "%s: a sample without HELP/TYPE" % name)
+        check(all(v == 1 for _, v in series.get("gpuvet_gpu_up", {}).values()) and
+              len(series.get("gpuvet_gpu_up", {})) == 8, "gpuvet_gpu_up: %s" % series.get("gpuvet_gpu_up"))
+        check(scalar(body, "gpuvet_sampler_up") == 1, "gpuvet_sampler_up not 1")
+        age = scalar(body, "gpuvet_sample_age_seconds")
+        check(age is not None and 0 <= age < 5 * SCALE, "gpuvet_sample_age_seconds %s" % age)
+        check(body.endswith("\n") and "# EOF" not in body, "text body: ends badly or has # EOF")
+        # The same GPUs in query's CSV: one registry, two writers.
+        env = fakeenv.gpuvet_env(scn, {"GPUVET_NVML_LIB": FAKE_LIB})
+        q = subprocess.run([GPUVET, "query", "--query-gpu=index,uuid,temperature.gpu", "--format=csv,noheader,nounits"],
+                           env=env, capture_output=True, text=True, timeout=30 * SCALE)
+        for row in q.stdout.splitlines():
+            idx, uuid, temp = [x.strip() for x in row.split(",")]
+            labels, value = series["DCGM_FI_DEV_GPU_TEMP"][idx]
+            check(labels["UUID"] == uuid and value == float(temp), "GPU %s: query says %s %s, serve %s %s" %
+                  (idx, uuid, temp, labels["UUID"], value))
+
+        # Accept negotiation
+        for accept, om in ((PROMETHEUS_ACCEPT, True), (None, False), ("text/plain;version=0.0.4", False),
+                           ("application/openmetrics-text;q=0.2,text/plain", False),
+                           ("application/openmetrics-text;version=1.0.0", True),
+                           ("application/openmetrics-text;q=0", False), ("garbage;;;q=zz,,", False)):
+            status, ctype, obody = s.get("/metrics", {"Accept": accept} if accept else {})
+            is_om = ctype == "application/openmetrics-text; version=1.0.0; charset=utf-8"
+            check(status == 200 and is_om == om, "Accept %r: %s" % (accept, ctype))
+            check(obody.endswith("# EOF\n") == om, "Accept %r: # EOF %s" % (accept, "missing" if om else "in text"))
+            if om:
+                oseries, otypes, _ = parse(obody)
+                check(otypes.get("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL") == "unknown",
+                      "OpenMetrics: DCGM counter typed %s, not unknown" % otypes.get("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"))
+                check(oseries.get("DCGM_FI_DEV_GPU_TEMP", {}).get("3", (0, 0))[1] == 77, "OpenMetrics: GPU 3 temp")
+
+        status, _, hbody = s.get("/health")
+        check(status == 200 and hbody == "ok\n", "/health: %s %r" % (status, hbody))
+        status, _, _ = s.get("/nope")
+        check(status == 404, "/nope: %s" % status)
+        status, _, _ = s.get("/metrics", method="POST", body="x" * 1000)
+        check(status == 405, "POST /metrics: %s" % status)
+        status, _, body2 = s.get("/metrics", method="GET", body="y" * 5000)
+        check(status == 200 and "DCGM_FI_DEV_GPU_TEMP" in body2, "GET with a body: %s" % status)
+
+        promtool = shutil.which("promtool")
+        if promtool:
+            r = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, text=True,
+                               timeout=60 * SCALE)
+            # Exit 3 is lint only (1: the body did not parse). dcgm-exporter's own names break two
+            # lint rules that dashboards depend on (docs/serve.md): camelCase labels (modelName,
+            # Hostname, UUID) and DCGM counters without "_total". Any other problem fails.
+            problems = [x for x in (r.stdout + r.stderr).splitlines() if x.strip()]
+            other = [x for x in problems if not x.endswith("label names should be written in 'snake_case' not 'camelCase'")
+                     and not (x.startswith("DCGM_FI_") and x.endswith('counter metrics should have "_total" suffix'))]
+            check(r.returncode in (0, 3) and not other, "promtool check metrics: rc %d, %s" % (r.returncode, other[:10]))
+            print("promtool check metrics: rc %d, %d lint lines, all dcgm-exporter's naming" % (r.returncode,
+                                                                                                 len(problems)))
+        else:
+            print("promtool not installed: its lint of the body skipped")
+    finally:
+        rc, took = s.stop(signal.SIGTERM)
+    check(rc == 0, "SIGTERM: exit %s; stderr %r" % (rc, s.stderr()[-500:]))
+    print("values: SIGTERM exit %s in %.2f s" % (rc, took))
+
+
+def test_hang(tmp):
+    # GPU 1's temperature call never returns from the 4th round on (3 calls answer per GPU 1).
+    scn = scenario_with(tmp, "hang.scn", "hang nvmlDeviceGetTemperature 1 after=3\n")
+    s = Serve(scn, ["--nvml-call-timeout-ms", str(int(300 * SCALE)), "--stale-after-ms", str(int(5000 * SCALE))])
+    try:
+        deadline = time.monotonic() + 20 * SCALE
+        body = ""
+        while time.monotonic() < deadline:
+            _, _, body = s.get("/metrics")
+            if scalar(body, "gpuvet_sampler_up") == 0:
+                break
+            time.sleep(0.1)
+        series, _, _ = parse(body)
+        check(scalar(body, "gpuvet_sampler_up") == 0, "hang: gpuvet_sampler_up still %s" %
+              scalar(body, "gpuvet_sampler_up"))
+        up = {g: v for g, (_, v) in series.get("gpuvet_gpu_up", {}).items()}
+        check(up.get("1") == 0 and len(up) == 8, "hang: gpuvet_gpu_up %s" % up)
+        check(not any(n.startswith("DCGM_") for n in series),
+              "hang: values of a stale round still served: %s" % sorted(n for n in series if n.startswith("DCGM_")))
+        age1 = scalar(body, "gpuvet_sample_age_seconds")
+        time.sleep(0.5)
+        status, _, body = s.get("/metrics")
+        age2 = scalar(body, "gpuvet_sample_age_seconds")
+        check(status == 200 and age1 is not None and age2 is not None and age2 > age1,
+              "hang: sample age %s then %s (should grow)" % (age1, age2))
+        status, _, hbody = s.get("/health")
+        check(status == 503 and "never returned" in hbody, "hang: /health %s %r" % (status, hbody))
+        check("an NVML call never returned" in s.stderr(), "hang: not said on stderr: %r" % s.stderr()[-400:])
+    finally:
+        rc, took = s.stop(signal.SIGINT)
+    check(rc == 0, "hang: SIGINT exit %s; stderr %r" % (rc, s.stderr()[-500:]))
+    print("hang: SIGINT exit %s in %.2f s" % (rc, took))
+
+
+def test_stale_before_hang(tmp):
+    # Slow rounds (each temperature call 600 ms) with a stale bound of 300 ms: values leave
+    # while the sampler still runs, and come back with fresh rounds never.
+    scn = scenario_with(tmp, "slow.scn", "latency nvmlDeviceGetTemperature 600\n")
+    s = Serve(scn, ["--stale-after-ms", "300", "--nvml-call-timeout-ms", str(int(5000 * SCALE))])
+    try:
+        time.sleep(1.0)
+        status, _, body = s.get("/metrics")
+        series, _, _ = parse(body)
+        check(status == 200 and scalar(body, "gpuvet_sampler_up") == 1, "slow: sampler_up %s" %
+              scalar(body, "gpuvet_sampler_up"))
+        check("DCGM_FI_DEV_GPU_TEMP" not in series and all(v == 0 for _, v in series.get("gpuvet_gpu_up", {}).values()),
+              "slow: a stale round's values served")
+        status, _, hbody = s.get("/health")
+        check(status == 503 and "stale" in hbody, "slow: /health %s %r" % (status, hbody))
+    finally:
+        rc, _ = s.stop(signal.SIGTERM)
+    check(rc == 0, "slow: SIGTERM exit %s" % rc)
+
+
+def test_bad_listen():
+    env = fakeenv.gpuvet_env(os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), {"GPUVET_NVML_LIB": FAKE_LIB})
+    for spec in ("9400", "1.2.3.4.5:80", "127.0.0.1:99999", "[::1]9400"):
+        r = subprocess.run([GPUVET, "serve", "--listen", spec], env=env, capture_output=True, text=True,
+                           timeout=30 * SCALE)
+        check(r.returncode == 2 and spec in r.stderr, "--listen %s: rc %d %r" % (spec, r.returncode, r.stderr))
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    spec = "127.0.0.1:%d" % busy.getsockname()[1]
+    r = subprocess.run([GPUVET, "serve", "--listen", spec], env=env, capture_output=True, text=True,
+                       timeout=30 * SCALE)
+    check(r.returncode == 2 and spec in r.stderr and "in use" in r.stderr, "busy port: rc %d %r" %
+          (r.returncode, r.stderr))
+    busy.close()
+    r = subprocess.run([GPUVET, "serve", "--listen", "127.0.0.1:0"],
+                       env=fakeenv.gpuvet_env(os.path.join(SCENARIOS, "driver-not-loaded.scn"),
+                                              {"GPUVET_NVML_LIB": FAKE_LIB}),
+                       capture_output=True, text=True, timeout=60 * SCALE)
+    check(r.returncode == 1 and "nvmlInit" in r.stderr, "no driver: rc %d %r" % (r.returncode, r.stderr))
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="gpuvet-serve-") as tmp:
+        t0 = time.monotonic()
+        test_values(tmp)
+        test_hang(tmp)
+        test_stale_before_hang(tmp)
+        test_bad_listen()
+        print("%.1f s" % (time.monotonic() - t0))
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
