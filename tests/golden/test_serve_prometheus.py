@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""A real Prometheus scrapes gpuvet serve (suite 'golden'); docs/serve.md.
+
+Usage: test_serve_prometheus.py GPUVET SRC_ROOT FAKE_LIB
+
+gpuvet serve runs on the fake NVML's 8x H100 scenario (GPU 5 at 66 C) on a free port;
+Prometheus (Debian's, 2.42 here) is started with a configuration of its own in a temporary
+directory (scrape_interval 1s, that one target, its storage there, its web API on another
+free port) and torn down after. Its query API must return DCGM_FI_DEV_GPU_TEMP for the 8
+GPUs with dcgm-exporter's labels (plus job and instance) and the scenario's values, the
+target up, a DCGM counter that OpenMetrics declares "unknown" ingested, and gpuvet_gpu_up
+1 for every GPU. Prometheus asks for OpenMetrics first, so this is the OpenMetrics body.
+Exits 77 (skip) when prometheus is not installed.
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
+FAKES = os.path.join(SRC_ROOT, "tests", "fakes")
+sys.path.insert(0, FAKES)
+import fakeenv  # noqa: E402
+
+SCALE = fakeenv.time_scale()
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+    return cond
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def query(port, expr):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10 * SCALE)
+    c.request("GET", "/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
+    r = c.getresponse()
+    data = json.loads(r.read())
+    c.close()
+    return data["data"]["result"] if data.get("status") == "success" else None
+
+
+def stop(p, bound=10):
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            return p.wait(timeout=bound * SCALE)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            check(False, "%s still running %.0f s after SIGTERM" % (p.args[0], bound * SCALE))
+    return p.returncode
+
+
+def main():
+    prometheus = shutil.which("prometheus")
+    if not prometheus:
+        print("SKIP: prometheus is not installed (Debian: apt-get install prometheus)")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="gpuvet-prom-")
+    serve = prom = None
+    try:
+        scn = os.path.join(tmp, "gpus.scn")
+        with open(scn, "w") as f:
+            f.write("include %s\n[gpu 5]\ntemperature = 66 C\n" % os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn"))
+        serve_err = open(os.path.join(tmp, "serve.err"), "w+")
+        serve = subprocess.Popen([GPUVET, "serve", "--listen", "127.0.0.1:0", "--interval-ms", "500"],
+                                 env=fakeenv.gpuvet_env(scn, {"GPUVET_NVML_LIB": FAKE_LIB}),
+                                 stdout=subprocess.DEVNULL, stderr=serve_err)
+        port = None
+        deadline = time.monotonic() + 20 * SCALE
+        while port is None and time.monotonic() < deadline and serve.poll() is None:
+            serve_err.seek(0)
+            m = re.search(r"\(port (\d+)\)", serve_err.read())
+            port = int(m.group(1)) if m else None
+            time.sleep(0.05)
+        if not check(port is not None, "gpuvet serve did not start"):
+            return 1
+        web = free_port()
+        with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                    "scrape_configs:\n  - job_name: gpuvet\n    static_configs:\n"
+                    "      - targets: ['127.0.0.1:%d']\n" % port)
+        prom_log = open(os.path.join(tmp, "prometheus.log"), "w+")
+        prom = subprocess.Popen([prometheus, "--config.file", os.path.join(tmp, "prometheus.yml"),
+                                 "--storage.tsdb.path", os.path.join(tmp, "data"),
+                                 "--web.listen-address", "127.0.0.1:%d" % web, "--log.level", "warn"],
+                                stdout=prom_log, stderr=subprocess.STDOUT, cwd=tmp)
+        t0 = time.monotonic()
+        temps = None
+        deadline = time.monotonic() + 60 * SCALE
+        while time.monotonic() < deadline and prom.poll() is None:
+            try:
+                temps = query(web, "DCGM_FI_DEV_GPU_TEMP")
+            except (OSError, ValueError, KeyError, http.client.HTTPException):
+                temps = None
+            if temps and len(temps) == 8:
+                break
+            time.sleep(0.5)
+        if not check(temps and len(temps) == 8, "Prometheus has %s series of DCGM_FI_DEV_GPU_TEMP" %
+                     (len(temps) if temps else "no")):
+            prom_log.seek(0)
+            print(prom_log.read()[-2000:])
+            return 1
+        print("Prometheus ingested the 8 GPUs %.1f s after it started" % (time.monotonic() - t0))
+        host = socket.gethostname()
+        for r in temps:
+            m = r["metric"]
+            gpu = m.get("gpu")
+            check(set(m) == {"__name__", "gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "job",
+                             "instance"}, "GPU %s: labels %s" % (gpu, sorted(m)))
+            check(m.get("modelName") == "NVIDIA H100 80GB HBM3" and m.get("Hostname") == host
+                  and m.get("device") == "nvidia%s" % gpu and m.get("job") == "gpuvet"
+                  and m.get("instance") == "127.0.0.1:%d" % port, "GPU %s: labels %s" % (gpu, m))
+            check(float(r["value"][1]) == (66 if gpu == "5" else 41), "GPU %s: %s C" % (gpu, r["value"][1]))
+        up = query(web, 'up{job="gpuvet"}')
+        check(up and up[0]["value"][1] == "1", "up{job=gpuvet}: %s" % up)
+        dbe = query(web, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL")
+        check(dbe and len(dbe) == 8 and all(x["value"][1] == "0" for x in dbe), "DBE counter: %s" % dbe)
+        fb = query(web, 'DCGM_FI_DEV_FB_FREE{gpu="0"}')
+        check(fb and fb[0]["value"][1] == "81081", "FB_FREE of GPU 0: %s" % fb)
+        gup = query(web, "sum(gpuvet_gpu_up)")
+        check(gup and gup[0]["value"][1] == "8", "sum(gpuvet_gpu_up): %s" % gup)
+    finally:
+        if prom:
+            rc = stop(prom)
+            check(rc == 0, "prometheus exit %s" % rc)
+        if serve:
+            rc = stop(serve)
+            check(rc == 0, "gpuvet serve exit %s" % rc)
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
