@@ -5,14 +5,24 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* A round's body in one format: one reference for the cache while the round is the
+ * latest, one per scrape still sending it. */
 struct rendered {
-        char *body; /* NULL: not rendered for this round yet */
+        atomic_uint refs;
+        char *body;
         size_t len;
+};
+
+struct scrape {
+        struct scrape_body pub; /* first: a scrape_body * is a struct scrape * */
+        struct rendered *r;
+        char tail[EXPO_TAIL_MAX];
 };
 
 struct body_cache {
@@ -23,7 +33,7 @@ struct body_cache {
         /* under lock: what rendered[] was rendered from */
         unsigned long long seq;
         bool stale;
-        struct rendered rendered[EXPO_FORMAT_COUNT];
+        struct rendered *rendered[EXPO_FORMAT_COUNT]; /* NULL: not rendered for this round yet */
 };
 
 static unsigned long long monotonic_ns(void) {
@@ -49,11 +59,30 @@ int body_cache_new(struct sampler *smp, const char *hostname, unsigned long long
         return 0;
 }
 
+static void unref(struct rendered *r) {
+        if (r && atomic_fetch_sub(&r->refs, 1) == 1) {
+                free(r->body);
+                free(r);
+        }
+}
+
 static void forget_locked(struct body_cache *c) {
         for (int f = 0; f < EXPO_FORMAT_COUNT; f++) {
-                free(c->rendered[f].body);
-                c->rendered[f] = (struct rendered){0};
+                unref(c->rendered[f]);
+                c->rendered[f] = NULL;
         }
+}
+
+static struct rendered *render(const struct sample *x, const char *hostname, enum expo_format fmt, bool stale) {
+        struct rendered *r = calloc(1, sizeof(*r));
+        if (!r)
+                return NULL;
+        if (expo_render_sample(&x->facts, hostname, fmt, stale, &r->body, &r->len) < 0) {
+                free(r);
+                return NULL;
+        }
+        atomic_init(&r->refs, 1);
+        return r;
 }
 
 void body_cache_free(struct body_cache *c) {
@@ -72,44 +101,51 @@ static bool is_stale(struct body_cache *c, const struct sample *x, bool ended, u
         return ended || *ret_age_ns > c->stale_after_ns;
 }
 
-int body_cache_scrape(struct body_cache *c, enum expo_format fmt, char **ret, size_t *ret_len) {
+int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_body **ret) {
         struct sample *x = sampler_latest(c->smp);
         if (!x)
                 return -EAGAIN;
+        struct scrape *out = malloc(sizeof(*out));
+        if (!out) {
+                sample_put(c->smp, x);
+                return -ENOMEM;
+        }
         bool ended = sampler_ended(c->smp, NULL);
         unsigned long long age_ns;
         bool stale = is_stale(c, x, ended, &age_ns);
-        char tail[EXPO_TAIL_MAX];
-        size_t tail_len = expo_render_tail(tail, sizeof(tail), fmt, (double)age_ns / 1e9, !ended);
+        size_t tail_len = expo_render_tail(out->tail, sizeof(out->tail), fmt, (double)age_ns / 1e9, !ended);
 
-        int r = 0;
         pthread_mutex_lock(&c->lock);
         if (c->seq != x->seq || c->stale != stale) {
                 forget_locked(c);
                 c->seq = x->seq;
                 c->stale = stale;
         }
-        struct rendered *b = &c->rendered[fmt];
-        if (!b->body)
-                r = expo_render_sample(&x->facts, c->hostname, fmt, stale, &b->body, &b->len);
-        char *out = NULL;
-        if (r == 0) {
-                out = malloc(b->len + tail_len + 1);
-                if (out) {
-                        memcpy(out, b->body, b->len);
-                        memcpy(out + b->len, tail, tail_len);
-                        out[b->len + tail_len] = '\0';
-                } else {
-                        r = -ENOMEM;
-                }
-        }
-        if (r == 0) {
-                *ret = out;
-                *ret_len = b->len + tail_len;
-        }
+        if (!c->rendered[fmt])
+                c->rendered[fmt] = render(x, c->hostname, fmt, stale);
+        out->r = c->rendered[fmt];
+        if (out->r)
+                atomic_fetch_add(&out->r->refs, 1);
         pthread_mutex_unlock(&c->lock);
         sample_put(c->smp, x);
-        return r;
+        if (!out->r) {
+                free(out);
+                return -ENOMEM;
+        }
+        out->pub.part[0] = out->r->body;
+        out->pub.len[0] = out->r->len;
+        out->pub.part[1] = out->tail;
+        out->pub.len[1] = tail_len;
+        *ret = &out->pub;
+        return 0;
+}
+
+void body_cache_release(struct scrape_body *b) {
+        if (!b)
+                return;
+        struct scrape *s = (struct scrape *)b;
+        unref(s->r);
+        free(s);
 }
 
 bool body_cache_healthy(struct body_cache *c, char *why, size_t size) {

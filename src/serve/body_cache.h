@@ -1,5 +1,5 @@
 /* The /metrics bodies of the sampler's latest round, rendered once per round and format,
- * so that a scrape is a copy (docs/serve.md, "Collection and scrapes").
+ * so that a scrape copies nothing but a few lines (docs/serve.md, "Collection and scrapes").
  *
  * A scrape never waits on NVML: it takes the latest published sample (sampler.h). A sample
  * older than stale_after_ms, or any sample once the sampler stopped, is stale: its values
@@ -19,9 +19,18 @@ int body_cache_new(struct sampler *smp, const char *hostname, unsigned long long
                    struct body_cache **ret);
 void body_cache_free(struct body_cache *c);
 
-/* The body of a scrape now, in fmt, into a malloc'd *ret (*ret_len bytes). Returns 0,
- * -EAGAIN before the first round was published, -ENOMEM. */
-int body_cache_scrape(struct body_cache *c, enum expo_format fmt, char **ret, size_t *ret_len);
+/* One scrape's body: the round's rendered part, shared with every other scrape of the
+ * round (not copied), then this scrape's tail. Valid until body_cache_release. */
+struct scrape_body {
+        const char *part[2];
+        size_t len[2];
+};
+
+/* The body of a scrape now, in fmt. Returns 0, -EAGAIN before the first round was
+ * published, -ENOMEM. */
+int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_body **ret);
+/* Give a scrape's body back (accepts NULL). */
+void body_cache_release(struct scrape_body *b);
 
 /* Whether the sampler runs and its latest round is fresh; when not, why, into why. */
 bool body_cache_healthy(struct body_cache *c, char *why, size_t size);

@@ -37,17 +37,28 @@ static enum MHD_Result text(struct MHD_Connection *conn, unsigned int code, cons
         return respond(conn, code, "text/plain; charset=utf-8", (char *)msg, strlen(msg), false);
 }
 
+static void release_body(void *cls) { body_cache_release(cls); }
+
 static enum MHD_Result metrics(struct http_server *s, struct MHD_Connection *conn) {
         const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
         enum expo_format fmt = accept_format(accept, accept ? strlen(accept) : 0);
-        char *body;
-        size_t len;
-        int r = body_cache_scrape(s->cache, fmt, &body, &len);
+        struct scrape_body *b;
+        int r = body_cache_scrape(s->cache, fmt, &b);
         if (r == -EAGAIN)
                 return text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no round of the GPUs has been read yet\n");
         if (r < 0)
                 return text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-        return respond(conn, MHD_HTTP_OK, expo_content_type(fmt), body, len, true);
+        /* The round's body is sent from the cache, shared by every scrape of the round. */
+        const struct MHD_IoVec iov[2] = {{b->part[0], b->len[0]}, {b->part[1], b->len[1]}};
+        struct MHD_Response *resp = MHD_create_response_from_iovec(iov, 2, release_body, b);
+        if (!resp) {
+                body_cache_release(b);
+                return MHD_NO;
+        }
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, expo_content_type(fmt));
+        enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+        MHD_destroy_response(resp);
+        return ret;
 }
 
 static enum MHD_Result health(struct http_server *s, struct MHD_Connection *conn) {
