@@ -9,6 +9,7 @@
 #include "serve/dcgm_series.h"
 #include "serve/http_server.h"
 #include "serve/listen_addr.h"
+#include "serve/xid_counter.h"
 #include "sys/nvml_facts.h"
 
 #include <errno.h>
@@ -202,6 +203,7 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
         unsigned gpu_ms = args->nvml.dl.gpu_ms ? args->nvml.dl.gpu_ms : NVML_DEADLINE_GPU_MS_DEFAULT;
         unsigned init_ms = args->nvml.dl.init_ms ? args->nvml.dl.init_ms : NVML_DEADLINE_INIT_MS_DEFAULT;
         int code = -1;
+        struct xid_counter *xids = NULL;
         struct sample *first = sampler_next(smp, 0, init_ms + gpu_ms + 1000);
         if (!first) {
                 fprintf(stderr, "gpuvet serve: the first round of the GPUs did not finish\n");
@@ -209,13 +211,15 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
         } else {
                 code = first_round_problem(&first->facts, err);
                 unsigned n_gpus = first->facts.n_gpus;
+                if (code < 0 && xid_counter_start(lib, &first->facts, &args->nvml.dl, &xids) < 0)
+                        fprintf(stderr, "gpuvet serve: NVML events could not be started; Xids are not exported\n");
                 sample_put(smp, first);
                 struct body_cache *cache = NULL;
                 struct http_server *http = NULL;
                 unsigned stale_ms = o->stale_after_ms ? o->stale_after_ms : o->interval_ms + gpu_ms;
                 struct http_limits lim = {.connections = o->max_connections, .timeout_s = o->connection_timeout_s,
                                           .connection_memory = 32 * 1024, .threads = 2};
-                if (code < 0 && body_cache_new(smp, hostname, stale_ms, &cache) < 0) {
+                if (code < 0 && body_cache_new(smp, xids, hostname, stale_ms, &cache) < 0) {
                         fprintf(stderr, "gpuvet serve: out of memory\n");
                         code = EXIT_INTERNAL;
                 }
@@ -233,9 +237,10 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                 http_server_stop(http, SHUTDOWN_GRACE_MS);
                 body_cache_free(cache);
         }
+        bool abandoned = xid_counter_stop(xids);
         if (fd >= 0)
                 close(fd);
-        bool abandoned = sampler_stop(smp);
+        abandoned = sampler_stop(smp) || abandoned;
         fflush(stderr);
         if (abandoned)
                 _exit(stdout_finish(code)); /* a call still runs inside NVML: no unload, no exit handlers */

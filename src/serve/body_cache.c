@@ -27,12 +27,14 @@ struct scrape {
 
 struct body_cache {
         struct sampler *smp;
+        struct xid_counter *xids;
         char *hostname;
         unsigned long long stale_after_ns;
         pthread_mutex_t lock;
         /* under lock: what rendered[] was rendered from */
         unsigned long long seq;
         bool stale;
+        unsigned long long xid_generation;
         struct rendered *rendered[EXPO_FORMAT_COUNT]; /* NULL: not rendered for this round yet */
 };
 
@@ -42,8 +44,8 @@ static unsigned long long monotonic_ns(void) {
         return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec;
 }
 
-int body_cache_new(struct sampler *smp, const char *hostname, unsigned long long stale_after_ms,
-                   struct body_cache **ret) {
+int body_cache_new(struct sampler *smp, struct xid_counter *xids, const char *hostname,
+                   unsigned long long stale_after_ms, struct body_cache **ret) {
         struct body_cache *c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
@@ -53,6 +55,7 @@ int body_cache_new(struct sampler *smp, const char *hostname, unsigned long long
                 return -ENOMEM;
         }
         c->smp = smp;
+        c->xids = xids;
         c->stale_after_ns = stale_after_ms * 1000000ULL;
         pthread_mutex_init(&c->lock, NULL);
         *ret = c;
@@ -73,11 +76,49 @@ static void forget_locked(struct body_cache *c) {
         }
 }
 
-static struct rendered *render(const struct sample *x, const char *hostname, enum expo_format fmt, bool stale) {
+#define MAX_XID_COUNTS 4096u
+
+/* The Xid counts now, for a render; NULL when not watched or out of memory (then the
+ * body goes without them this once: the generation check renders again next scrape). */
+static struct expo_xids *read_xids(struct xid_counter *xc, unsigned int n_gpus) {
+        if (!xc)
+                return NULL;
+        struct expo_xids *x = calloc(1, sizeof(*x));
+        struct xid_count *counts = calloc(MAX_XID_COUNTS, sizeof(*counts));
+        bool *watched = calloc(n_gpus ? n_gpus : 1, sizeof(*watched));
+        unsigned long long *last = calloc(n_gpus ? n_gpus : 1, sizeof(*last));
+        if (!x || !counts || !watched || !last) {
+                free(x);
+                free(counts);
+                free(watched);
+                free(last);
+                return NULL;
+        }
+        xid_counter_read(xc, counts, MAX_XID_COUNTS, &x->n, n_gpus, watched, last);
+        x->counts = counts;
+        x->watched = watched;
+        x->last = last;
+        return x;
+}
+
+static void free_xids(struct expo_xids *x) {
+        if (!x)
+                return;
+        free((void *)x->counts);
+        free((void *)x->watched);
+        free((void *)x->last);
+        free(x);
+}
+
+static struct rendered *render(const struct sample *x, struct xid_counter *xc, const char *hostname,
+                               enum expo_format fmt, bool stale) {
         struct rendered *r = calloc(1, sizeof(*r));
         if (!r)
                 return NULL;
-        if (expo_render_sample(&x->facts, hostname, fmt, stale, &r->body, &r->len) < 0) {
+        struct expo_xids *xids = read_xids(xc, x->facts.n_gpus);
+        int e = expo_render_sample(&x->facts, xids, hostname, fmt, stale, &r->body, &r->len);
+        free_xids(xids);
+        if (e < 0) {
                 free(r);
                 return NULL;
         }
@@ -115,14 +156,16 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
         bool stale = is_stale(c, x, ended, &age_ns);
         size_t tail_len = expo_render_tail(out->tail, sizeof(out->tail), fmt, (double)age_ns / 1e9, !ended);
 
+        unsigned long long xid_gen = c->xids ? xid_counter_generation(c->xids) : 0;
         pthread_mutex_lock(&c->lock);
-        if (c->seq != x->seq || c->stale != stale) {
+        if (c->seq != x->seq || c->stale != stale || c->xid_generation != xid_gen) {
                 forget_locked(c);
                 c->seq = x->seq;
                 c->stale = stale;
+                c->xid_generation = xid_gen;
         }
         if (!c->rendered[fmt])
-                c->rendered[fmt] = render(x, c->hostname, fmt, stale);
+                c->rendered[fmt] = render(x, c->xids, c->hostname, fmt, stale);
         out->r = c->rendered[fmt];
         if (out->r)
                 atomic_fetch_add(&out->r->refs, 1);

@@ -11,12 +11,13 @@
 
 #include "metrics/sampler.h"
 #include "serve/accept.h"
+#include "serve/xid_counter.h"
 
 struct body_cache;
 
-/* hostname is copied. Returns 0 or -ENOMEM. */
-int body_cache_new(struct sampler *smp, const char *hostname, unsigned long long stale_after_ms,
-                   struct body_cache **ret);
+/* hostname is copied; xids may be NULL (not watched). Returns 0 or -ENOMEM. */
+int body_cache_new(struct sampler *smp, struct xid_counter *xids, const char *hostname,
+                   unsigned long long stale_after_ms, struct body_cache **ret);
 void body_cache_free(struct body_cache *c);
 
 /* One scrape's body: the round's rendered part, shared with every other scrape of the

@@ -112,8 +112,45 @@ static bool gpu_up(const struct nvml_gpu *g) {
         return !g->timed_out && g->handle.state == NV_OK;
 }
 
-int expo_render_sample(const struct nvml_facts *f, const char *hostname, enum expo_format fmt, bool stale,
-                       char **ret, size_t *ret_len) {
+/* DCGM_FI_DEV_XID_ERRORS (dcgm-exporter's: the last Xid, 0 before any) and gpuvet's
+ * per-code counters. */
+static void put_xids(FILE *out, const struct nvml_facts *f, const struct expo_xids *x, const char *hostname,
+                     enum expo_format fmt, bool stale) {
+        /* A stale body has no DCGM series (dashboards read them as current); the counts since
+         * the start stay true. */
+        bool any = false;
+        for (unsigned int i = 0; i < f->n_gpus && !stale; i++)
+                any = any || x->watched[i];
+        if (any) {
+                put_help(out, "DCGM_FI_DEV_XID_ERRORS", "Value of the last Xid error the GPU reported (0: none since "
+                         "gpuvet serve started)", NULL, fmt);
+                fputs("# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n", out);
+                for (unsigned int i = 0; i < f->n_gpus; i++) {
+                        if (!x->watched[i])
+                                continue;
+                        fputs("DCGM_FI_DEV_XID_ERRORS{", out);
+                        put_labels(out, &f->gpus[i], hostname);
+                        fprintf(out, "} %llu\n", x->last[i]);
+                }
+        }
+        if (x->n == 0)
+                return;
+        /* OpenMetrics names the counter family without _total, its samples with it. */
+        const char *family = fmt == EXPO_OPENMETRICS ? "gpuvet_xid_errors" : "gpuvet_xid_errors_total";
+        put_help(out, family, "Xid errors the GPU reported since gpuvet serve started, per Xid code", NULL, fmt);
+        fprintf(out, "# TYPE %s counter\n", family);
+        for (size_t k = 0; k < x->n; k++) {
+                const struct xid_count *c = &x->counts[k];
+                if (c->gpu >= f->n_gpus)
+                        continue;
+                fputs("gpuvet_xid_errors_total{", out);
+                put_labels(out, &f->gpus[c->gpu], hostname);
+                fprintf(out, ",xid=\"%llu\"} %llu\n", c->xid, c->count);
+        }
+}
+
+int expo_render_sample(const struct nvml_facts *f, const struct expo_xids *xids, const char *hostname,
+                       enum expo_format fmt, bool stale, char **ret, size_t *ret_len) {
         char *body = NULL;
         size_t len = 0;
         FILE *out = open_memstream(&body, &len);
@@ -125,6 +162,8 @@ int expo_render_sample(const struct nvml_facts *f, const char *hostname, enum ex
                         if (dcgm_series_exported(m))
                                 put_family(out, m, f, hostname, fmt);
                 }
+        if (xids)
+                put_xids(out, f, xids, hostname, fmt, stale);
         if (f->n_gpus) {
                 put_help(out, "gpuvet_gpu_up",
                          "1 when every NVML call on the GPU answered within its deadline in the latest fresh round; "

@@ -11,14 +11,25 @@
 #include <stddef.h>
 
 #include "serve/accept.h"
+#include "serve/xid_counter.h"
 #include "sys/nvml_facts.h"
+
+/* The Xids counted since the start (xid_counter.h), per GPU index of the sample. */
+struct expo_xids {
+        const struct xid_count *counts;
+        size_t n;
+        const bool *watched;              /* per GPU */
+        const unsigned long long *last;   /* per GPU: the last Xid, 0 none */
+};
 
 /* The sample's part of the body for facts f, in format fmt, into a malloc'd *ret of
  * *ret_len bytes. stale: the round is too old or the sampler stopped: then no value of
- * it is written, only each GPU's gpuvet_gpu_up 0. hostname is the Hostname label.
+ * it is written, only each GPU's gpuvet_gpu_up 0. xids (NULL: not watched) come from
+ * events, not rounds: their counters are written stale or not, the last-Xid gauge only
+ * when fresh. hostname is the Hostname label.
  * Returns 0 or -ENOMEM. */
-int expo_render_sample(const struct nvml_facts *f, const char *hostname, enum expo_format fmt, bool stale,
-                       char **ret, size_t *ret_len);
+int expo_render_sample(const struct nvml_facts *f, const struct expo_xids *xids, const char *hostname,
+                       enum expo_format fmt, bool stale, char **ret, size_t *ret_len);
 
 /* The tail into buf (size bytes, EXPO_TAIL_MAX is enough): gpuvet_sampler_up, and when
  * age_s >= 0 gpuvet_sample_age_seconds; "# EOF" for OpenMetrics. Returns its length. */

@@ -10,6 +10,7 @@ shows them under its own labels. Then: HELP/TYPE for every family; the Accept ne
 /health, 404, 405 and a request with a body; a GPU whose call hangs mid-run (its values
 leave, never frozen: gpuvet_gpu_up 0, gpuvet_sampler_up 0, the age grows, /health 503);
 SIGTERM and SIGINT stop it with exit 0 within a bound, also with a call stuck in NVML;
+Xids from NVML's events as per-code counters and dcgm-exporter's last-Xid gauge;
 bad --listen and a busy port exit 2 naming it; promtool check metrics when installed.
 """
 import http.client
@@ -270,6 +271,36 @@ def test_stale_before_hang(tmp):
     check(rc == 0, "slow: SIGTERM exit %s" % rc)
 
 
+def test_xids(tmp):
+    # Xids delivered by NVML's events: GPU 2 79, 48, 79; GPU 5 31 (tests/fakes/README.md, "xid").
+    scn = scenario_with(tmp, "xids.scn", "[gpu 2]\nxid = 79\nxid = 48\nxid = 79\n[gpu 5]\nxid = 31\n")
+    s = Serve(scn)
+    try:
+        want = {("2", "79"): 2, ("2", "48"): 1, ("5", "31"): 1}
+        deadline = time.monotonic() + 20 * SCALE
+        got = {}
+        while time.monotonic() < deadline:
+            _, _, body = s.get("/metrics")
+            got = {}
+            for m in re.finditer(r'^gpuvet_xid_errors_total\{gpu="(\d+)",.*,xid="(\d+)"\} (\S+)$', body, re.M):
+                got[(m.group(1), m.group(2))] = float(m.group(3))
+            if got == want:
+                break
+            time.sleep(0.1)
+        check(got == want, "Xid counters %s, want %s" % (got, want))
+        series, types, _ = parse(body)
+        last = {g: v for g, (_, v) in series.get("DCGM_FI_DEV_XID_ERRORS", {}).items()}
+        check(last == {str(i): {2: 79, 5: 31}.get(i, 0) for i in range(8)}, "DCGM_FI_DEV_XID_ERRORS %s" % last)
+        check(types.get("gpuvet_xid_errors_total") == "counter", "text: Xid counter typed %s" %
+              types.get("gpuvet_xid_errors_total"))
+        _, _, obody = s.get("/metrics", {"Accept": PROMETHEUS_ACCEPT})
+        check("# TYPE gpuvet_xid_errors counter\n" in obody and 'gpuvet_xid_errors_total{gpu="2"' in obody,
+              "OpenMetrics: the Xid family is not gpuvet_xid_errors with _total samples")
+    finally:
+        rc, _ = s.stop(signal.SIGTERM)
+    check(rc == 0, "xids: SIGTERM exit %s" % rc)
+
+
 def test_bad_listen():
     env = fakeenv.gpuvet_env(os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), {"GPUVET_NVML_LIB": FAKE_LIB})
     for spec in ("9400", "1.2.3.4.5:80", "127.0.0.1:99999", "[::1]9400"):
@@ -297,6 +328,7 @@ def main():
         t0 = time.monotonic()
         test_values(tmp)
         test_hang(tmp)
+        test_xids(tmp)
         test_stale_before_hang(tmp)
         test_bad_listen()
         print("%.1f s" % (time.monotonic() - t0))
