@@ -6,6 +6,7 @@
 #include "metrics/metrics.h"
 #include "metrics/sampler.h"
 #include "serve/body_cache.h"
+#include "serve/check_watch.h"
 #include "serve/dcgm_series.h"
 #include "serve/http_server.h"
 #include "serve/listen_addr.h"
@@ -37,6 +38,8 @@ static const char usage[] =
         "                          /health says 503 (default: the interval plus the GPU deadline)\n"
         "      --max-connections=N connections open at once (default 4096)\n"
         "      --connection-timeout=SEC  close a connection idle for SEC seconds (default 10)\n"
+        "      --check-report=FILE export the statuses of this `gpuvet check --json` report\n"
+        "                          (gpuvet_check_status), re-read whenever it changes\n"
         "      --help-metrics      list the exported series: name, type, unit, gpuvet metric, help\n"
         "  -T, --timeout=SEC       stop after SEC seconds, as on SIGTERM (default: never)\n"
         "      --nvml-lib=PATH     load NVML from PATH (default $" NV_LIB_ENV ", then libnvidia-ml.so.1)\n"
@@ -60,6 +63,7 @@ struct serve_opts {
         unsigned max_connections;
         unsigned connection_timeout_s;
         bool help_metrics;
+        const char *check_report;
 };
 
 static int serve_option(int opt, const char *arg, void *ctx) {
@@ -83,6 +87,7 @@ static int serve_option(int opt, const char *arg, void *ctx) {
                         return cmd_usage_error("serve", "--connection-timeout %s: not a number of seconds from 1 to 3600", arg);
                 return -1;
         case 'H' | 0x100: o->help_metrics = true; return -1;
+        case 'R' | 0x100: o->check_report = arg; return -1;
         }
         return cmd_usage_error("serve", "unknown option");
 }
@@ -145,8 +150,10 @@ static unsigned long long monotonic_ms(void) {
         return (unsigned long long)t.tv_sec * 1000ULL + (unsigned long long)t.tv_nsec / 1000000ULL;
 }
 
-/* Serve until a stop signal or the --timeout; say once when the sampler stops. */
-static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, unsigned timeout_s) {
+/* Serve until a stop signal or the --timeout; say once when the sampler stops; look at the
+ * --check-report file every slice. */
+static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struct check_watch *checks,
+                                unsigned timeout_s) {
         unsigned long long end = timeout_s ? monotonic_ms() + timeout_s * 1000ULL : 0;
         bool told = false;
         for (;;) {
@@ -156,6 +163,8 @@ static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, unsig
                         return;
                 if (end && monotonic_ms() >= end)
                         return;
+                if (checks)
+                        check_watch_poll(checks);
                 struct sampler_status st;
                 if (!told && sampler_ended(smp, &st)) {
                         fprintf(stderr, "gpuvet serve: the GPUs are no longer read (%s); /metrics shows them stale "
@@ -215,11 +224,16 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                         fprintf(stderr, "gpuvet serve: NVML events could not be started; Xids are not exported\n");
                 sample_put(smp, first);
                 struct body_cache *cache = NULL;
+                struct check_watch *checks = NULL;
                 struct http_server *http = NULL;
                 unsigned stale_ms = o->stale_after_ms ? o->stale_after_ms : o->interval_ms + gpu_ms;
                 struct http_limits lim = {.connections = o->max_connections, .timeout_s = o->connection_timeout_s,
                                           .connection_memory = 32 * 1024, .threads = 2};
-                if (code < 0 && body_cache_new(smp, xids, hostname, stale_ms, &cache) < 0) {
+                if (code < 0 && o->check_report && check_watch_new(o->check_report, stderr, &checks) < 0) {
+                        fprintf(stderr, "gpuvet serve: out of memory\n");
+                        code = EXIT_INTERNAL;
+                }
+                if (code < 0 && body_cache_new(smp, xids, checks, hostname, stale_ms, &cache) < 0) {
                         fprintf(stderr, "gpuvet serve: out of memory\n");
                         code = EXIT_INTERNAL;
                 }
@@ -231,11 +245,12 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                 if (code < 0) {
                         fprintf(stderr, "gpuvet serve: listening on %s (port %u): %u GPU%s, a round every %u ms\n",
                                 o->listen, port, n_gpus, n_gpus == 1 ? "" : "s", o->interval_ms);
-                        serve_until_stopped(&stop, smp, args->common.timeout_s);
+                        serve_until_stopped(&stop, smp, checks, args->common.timeout_s);
                         code = EXIT_PASS;
                 }
                 http_server_stop(http, SHUTDOWN_GRACE_MS);
                 body_cache_free(cache);
+                check_watch_free(checks);
         }
         bool abandoned = xid_counter_stop(xids);
         if (fd >= 0)
@@ -256,6 +271,7 @@ int cmd_serve(int argc, char **argv) {
                 {"max-connections", required_argument, NULL, 'C' | 0x100},
                 {"connection-timeout", required_argument, NULL, 'c' | 0x100},
                 {"help-metrics", no_argument, NULL, 'H' | 0x100},
+                {"check-report", required_argument, NULL, 'R' | 0x100},
                 {NULL, 0, NULL, 0},
         };
         static const struct cmd_spec spec = {

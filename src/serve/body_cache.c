@@ -28,6 +28,7 @@ struct scrape {
 struct body_cache {
         struct sampler *smp;
         struct xid_counter *xids;
+        struct check_watch *checks;
         char *hostname;
         unsigned long long stale_after_ns;
         pthread_mutex_t lock;
@@ -35,6 +36,7 @@ struct body_cache {
         unsigned long long seq;
         bool stale;
         unsigned long long xid_generation;
+        unsigned long long check_generation;
         struct rendered *rendered[EXPO_FORMAT_COUNT]; /* NULL: not rendered for this round yet */
 };
 
@@ -44,7 +46,7 @@ static unsigned long long monotonic_ns(void) {
         return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec;
 }
 
-int body_cache_new(struct sampler *smp, struct xid_counter *xids, const char *hostname,
+int body_cache_new(struct sampler *smp, struct xid_counter *xids, struct check_watch *checks, const char *hostname,
                    unsigned long long stale_after_ms, struct body_cache **ret) {
         struct body_cache *c = calloc(1, sizeof(*c));
         if (!c)
@@ -56,6 +58,7 @@ int body_cache_new(struct sampler *smp, struct xid_counter *xids, const char *ho
         }
         c->smp = smp;
         c->xids = xids;
+        c->checks = checks;
         c->stale_after_ns = stale_after_ms * 1000000ULL;
         pthread_mutex_init(&c->lock, NULL);
         *ret = c;
@@ -110,14 +113,42 @@ static void free_xids(struct expo_xids *x) {
         free(x);
 }
 
-static struct rendered *render(const struct sample *x, struct xid_counter *xc, const char *hostname,
-                               enum expo_format fmt, bool stale) {
+/* The check statuses appended to body (realloc'd). */
+static int append_checks(struct check_watch *w, enum expo_format fmt, char **body, size_t *len) {
+        struct check_view *v = check_watch_get(w);
+        if (!v)
+                return 0;
+        char *more = NULL;
+        size_t more_len = 0;
+        int e = expo_render_checks(v, fmt, &more, &more_len);
+        check_view_put(v);
+        if (e < 0)
+                return e;
+        char *grown = realloc(*body, *len + more_len + 1);
+        if (!grown) {
+                free(more);
+                return -ENOMEM;
+        }
+        memcpy(grown + *len, more, more_len + 1);
+        *body = grown;
+        *len += more_len;
+        free(more);
+        return 0;
+}
+
+static struct rendered *render(const struct sample *x, struct xid_counter *xc, struct check_watch *checks,
+                               const char *hostname, enum expo_format fmt, bool stale) {
         struct rendered *r = calloc(1, sizeof(*r));
         if (!r)
                 return NULL;
         struct expo_xids *xids = read_xids(xc, x->facts.n_gpus);
         int e = expo_render_sample(&x->facts, xids, hostname, fmt, stale, &r->body, &r->len);
         free_xids(xids);
+        if (e == 0 && checks) {
+                e = append_checks(checks, fmt, &r->body, &r->len);
+                if (e < 0)
+                        free(r->body);
+        }
         if (e < 0) {
                 free(r);
                 return NULL;
@@ -157,15 +188,18 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
         size_t tail_len = expo_render_tail(out->tail, sizeof(out->tail), fmt, (double)age_ns / 1e9, !ended);
 
         unsigned long long xid_gen = c->xids ? xid_counter_generation(c->xids) : 0;
+        unsigned long long check_gen = c->checks ? check_watch_generation(c->checks) : 0;
         pthread_mutex_lock(&c->lock);
-        if (c->seq != x->seq || c->stale != stale || c->xid_generation != xid_gen) {
+        if (c->seq != x->seq || c->stale != stale || c->xid_generation != xid_gen ||
+            c->check_generation != check_gen) {
                 forget_locked(c);
                 c->seq = x->seq;
                 c->stale = stale;
                 c->xid_generation = xid_gen;
+                c->check_generation = check_gen;
         }
         if (!c->rendered[fmt])
-                c->rendered[fmt] = render(x, c->xids, c->hostname, fmt, stale);
+                c->rendered[fmt] = render(x, c->xids, c->checks, c->hostname, fmt, stale);
         out->r = c->rendered[fmt];
         if (out->r)
                 atomic_fetch_add(&out->r->refs, 1);

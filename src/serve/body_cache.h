@@ -11,12 +11,14 @@
 
 #include "metrics/sampler.h"
 #include "serve/accept.h"
+#include "serve/check_watch.h"
 #include "serve/xid_counter.h"
 
 struct body_cache;
 
-/* hostname is copied; xids may be NULL (not watched). Returns 0 or -ENOMEM. */
-int body_cache_new(struct sampler *smp, struct xid_counter *xids, const char *hostname,
+/* hostname is copied; xids and checks may be NULL (not watched, no --check-report).
+ * Returns 0 or -ENOMEM. */
+int body_cache_new(struct sampler *smp, struct xid_counter *xids, struct check_watch *checks, const char *hostname,
                    unsigned long long stale_after_ms, struct body_cache **ret);
 void body_cache_free(struct body_cache *c);
 

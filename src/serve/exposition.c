@@ -185,6 +185,45 @@ int expo_render_sample(const struct nvml_facts *f, const struct expo_xids *xids,
         return 0;
 }
 
+int expo_render_checks(const struct check_view *v, enum expo_format fmt, char **ret, size_t *ret_len) {
+        char *body = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&body, &len);
+        if (!out)
+                return -ENOMEM;
+        put_help(out, "gpuvet_check_report_up",
+                 "1 when the --check-report file was read as a check report; 0 when it is missing or unreadable "
+                 "(then no gpuvet_check_status)", NULL, fmt);
+        fputs("# TYPE gpuvet_check_report_up gauge\n", out);
+        fprintf(out, "gpuvet_check_report_up %d\n", v->state == CHECK_REPORT_OK);
+        if (v->state == CHECK_REPORT_OK) {
+                char num[32];
+                expo_format_value(num, sizeof(num), v->mtime_s);
+                put_help(out, "gpuvet_check_report_timestamp_seconds", "Modification time of the --check-report file",
+                         NULL, fmt);
+                fprintf(out, "# TYPE gpuvet_check_report_timestamp_seconds gauge\ngpuvet_check_report_timestamp_seconds %s\n",
+                        num);
+                put_help(out, "gpuvet_check_status",
+                         "1 for the status of each check id in the --check-report file (worst over its subjects), 0 "
+                         "for the others", NULL, fmt);
+                fputs("# TYPE gpuvet_check_status gauge\n", out);
+                for (size_t i = 0; i < v->set.n; i++)
+                        for (int k = 0; k < _STATUS_COUNT; k++) {
+                                fputs("gpuvet_check_status{id=\"", out);
+                                put_label_value(out, v->set.items[i].id);
+                                fprintf(out, "\",status=\"%s\"} %d\n", status_name((enum status)k),
+                                        v->set.items[i].status == (enum status)k);
+                        }
+        }
+        if (fclose(out) != 0) {
+                free(body);
+                return -ENOMEM;
+        }
+        *ret = body;
+        *ret_len = len;
+        return 0;
+}
+
 size_t expo_render_tail(char *buf, size_t size, enum expo_format fmt, double age_s, bool sampler_up) {
         size_t n = 0;
         int w = snprintf(buf, size,

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "serve/accept.h"
+#include "serve/check_watch.h"
 #include "serve/xid_counter.h"
 #include "sys/nvml_facts.h"
 
@@ -30,6 +31,12 @@ struct expo_xids {
  * Returns 0 or -ENOMEM. */
 int expo_render_sample(const struct nvml_facts *f, const struct expo_xids *xids, const char *hostname,
                        enum expo_format fmt, bool stale, char **ret, size_t *ret_len);
+
+/* The --check-report statuses (check_watch.h; NULL: no --check-report) into a malloc'd
+ * *ret: gpuvet_check_report_up, and per check id gpuvet_check_status{id,status} with 1 for
+ * its status and 0 for the four others. They are not NVML's, so staleness does not apply.
+ * Returns 0 or -ENOMEM. */
+int expo_render_checks(const struct check_view *v, enum expo_format fmt, char **ret, size_t *ret_len);
 
 /* The tail into buf (size bytes, EXPO_TAIL_MAX is enough): gpuvet_sampler_up, and when
  * age_s >= 0 gpuvet_sample_age_seconds; "# EOF" for OpenMetrics. Returns its length. */

@@ -11,9 +11,11 @@ shows them under its own labels. Then: HELP/TYPE for every family; the Accept ne
 leave, never frozen: gpuvet_gpu_up 0, gpuvet_sampler_up 0, the age grows, /health 503);
 SIGTERM and SIGINT stop it with exit 0 within a bound, also with a call stuck in NVML;
 Xids from NVML's events as per-code counters and dcgm-exporter's last-Xid gauge;
+--check-report's statuses per check id, following a new report, gone for a bad or missing one;
 bad --listen and a busy port exit 2 naming it; promtool check metrics when installed.
 """
 import http.client
+import json
 import os
 import re
 import shutil
@@ -301,6 +303,84 @@ def test_xids(tmp):
     check(rc == 0, "xids: SIGTERM exit %s" % rc)
 
 
+def check_statuses(body):
+    """{id: status} from gpuvet_check_status (the one with value 1), and every id's 5 lines."""
+    got, lines = {}, {}
+    for m in re.finditer(r'^gpuvet_check_status\{id="([^"]+)",status="(\w+)"\} (\d)$', body, re.M):
+        lines[m.group(1)] = lines.get(m.group(1), 0) + 1
+        if m.group(3) == "1":
+            check(m.group(1) not in got, "check %s: two statuses" % m.group(1))
+            got[m.group(1)] = m.group(2)
+    check(all(n == 5 for n in lines.values()), "gpuvet_check_status: an id without its 5 lines")
+    return got
+
+
+def test_check_report(tmp):
+    report = json.load(open(os.path.join(SRC_ROOT, "tests", "golden", "expected", "dgx-h100.json")))
+    # One subject of a check that has several fails: the id fails (worst over its subjects).
+    ids = [c["id"] for c in report["checks"]]
+    multi = next(i for i in ids if ids.count(i) > 1)
+    first = next(c for c in report["checks"] if c["id"] == multi)
+    first["status"] = "fail"
+    want = {}
+    order = ["skip", "pass", "warn", "fail", "error"]
+    for c in report["checks"]:
+        if c["id"] not in want or order.index(c["status"]) > order.index(want[c["id"]]):
+            want[c["id"]] = c["status"]
+    path = os.path.join(tmp, "check.json")
+
+    def write(text):
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
+
+    write(json.dumps(report))
+    s = Serve(os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), ["--check-report", path])
+
+    def wait_for(pred, what):
+        deadline = time.monotonic() + 10 * SCALE
+        body = ""
+        while time.monotonic() < deadline:
+            _, _, body = s.get("/metrics")
+            if pred(body):
+                return body
+            time.sleep(0.1)
+        check(False, what)
+        return body
+
+    try:
+        body = wait_for(lambda b: scalar(b, "gpuvet_check_report_up") == 1, "check report: not up")
+        got = check_statuses(body)
+        check(got == want, "check report: %d ids, %d differ from the report (e.g. %s)" %
+              (len(got), sum(1 for k in want if got.get(k) != want[k]),
+               [(k, got.get(k), want[k]) for k in want if got.get(k) != want[k]][:3]))
+        check(got.get(multi) == "fail", "check report: %s (one of its subjects failing) is %s" % (multi, got.get(multi)))
+        # A new report replaces it: the statuses follow.
+        report["checks"] = [dict(c, status="warn") if c["id"] == ids[0] else c for c in report["checks"]]
+        write(json.dumps(report))
+        body = wait_for(lambda b: check_statuses(b).get(ids[0]) == "warn", "check report: the new report not read")
+        # Garbage, then a JSON that is not a check report, then no file: no statuses, never the old ones.
+        for text, what, said in (("garbage", "garbage", "not JSON"),
+                                 ('{"schema": "gpuvet.fleet/1", "checks": []}', "another schema", "gpuvet.report/1"),
+                                 ('{"schema": "gpuvet.report/1", "checks": [{"id": "x", "status": "bad"}]}',
+                                  "bad status", "status is not"),
+                                 (None, "no file", "not there")):
+            if text is None:
+                os.unlink(path)
+            else:
+                write(text)
+            deadline = time.monotonic() + 10 * SCALE
+            while said not in s.stderr() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            check(said in s.stderr(), "check report %s: not said on stderr (%r)" % (what, s.stderr()[-300:]))
+            _, _, body = s.get("/metrics")
+            check(scalar(body, "gpuvet_check_report_up") == 0, "check report %s: still up" % what)
+            check("gpuvet_check_status{" not in body, "check report %s: old statuses still served" % what)
+    finally:
+        rc, _ = s.stop(signal.SIGTERM)
+    check(rc == 0, "check report: SIGTERM exit %s" % rc)
+
+
 def test_bad_listen():
     env = fakeenv.gpuvet_env(os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), {"GPUVET_NVML_LIB": FAKE_LIB})
     for spec in ("9400", "1.2.3.4.5:80", "127.0.0.1:99999", "[::1]9400"):
@@ -329,6 +409,7 @@ def main():
         test_values(tmp)
         test_hang(tmp)
         test_xids(tmp)
+        test_check_report(tmp)
         test_stale_before_hang(tmp)
         test_bad_listen()
         print("%.1f s" % (time.monotonic() - t0))
