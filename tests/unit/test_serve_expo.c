@@ -1,0 +1,145 @@
+/* gpuvet serve's pure parts: the Accept negotiation, value formatting, the DCGM units, the
+ * exposition of a hand-made sample, and the check report reader (src/serve/). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/metrics.h"
+#include "serve/accept.h"
+#include "serve/check_status.h"
+#include "serve/dcgm_series.h"
+#include "serve/exposition.h"
+
+static enum expo_format fmt_of(const char *h) { return accept_format(h, h ? strlen(h) : 0); }
+
+static void test_accept(void **state) {
+        (void)state;
+        assert_int_equal(fmt_of(NULL), EXPO_TEXT);
+        assert_int_equal(fmt_of(""), EXPO_TEXT);
+        assert_int_equal(fmt_of("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+                                "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+                         EXPO_OPENMETRICS);
+        assert_int_equal(fmt_of("text/plain;version=0.0.4"), EXPO_TEXT);
+        assert_int_equal(fmt_of("application/openmetrics-text;q=0.2, text/plain"), EXPO_TEXT);
+        assert_int_equal(fmt_of("application/openmetrics-text;q=0.5, */*;q=0.4"), EXPO_OPENMETRICS);
+        assert_int_equal(fmt_of("application/openmetrics-text;q=0"), EXPO_TEXT);
+        assert_int_equal(fmt_of("APPLICATION/OpenMetrics-Text"), EXPO_OPENMETRICS);
+        assert_int_equal(fmt_of("application/openmetrics-text;q=1.5"), EXPO_TEXT); /* not a qvalue */
+        assert_int_equal(fmt_of("application/openmetrics-text;q=0.1234"), EXPO_TEXT);
+        assert_int_equal(fmt_of("application/openmetrics-textual"), EXPO_TEXT);
+        assert_string_equal(expo_content_type(EXPO_TEXT), "text/plain; version=0.0.4; charset=utf-8");
+}
+
+static void test_values(void **state) {
+        (void)state;
+        char b[32];
+        expo_format_value(b, sizeof(b), 69.62);
+        assert_string_equal(b, "69.62");
+        expo_format_value(b, sizeof(b), 1980);
+        assert_string_equal(b, "1980");
+        expo_format_value(b, sizeof(b), 0.1 + 0.2); /* needs 17 digits to read back */
+        assert_string_equal(b, "0.30000000000000004");
+        expo_format_value(b, sizeof(b), 1.0 / 0.0);
+        assert_string_equal(b, "+Inf");
+}
+
+static void test_dcgm_units(void **state) {
+        (void)state;
+        const struct metric *sm = metric_lookup("clock_sm_hertz");
+        const struct metric *fb = metric_lookup("memory_used_bytes");
+        const struct metric *viol = metric_lookup("clocks_event_sw_power_cap_seconds");
+        const struct metric *name = metric_lookup("name");
+        assert_non_null(sm);
+        assert_non_null(fb);
+        assert_non_null(viol);
+        assert_non_null(name);
+        assert_true(dcgm_series_exported(sm));
+        assert_string_equal(dcgm_series_unit(sm), "MHz");
+        assert_true(dcgm_series_scale(sm) == 1e-6);
+        assert_string_equal(dcgm_series_unit(fb), "MiB");
+        assert_string_equal(dcgm_series_unit(viol), "us");
+        assert_string_equal(dcgm_series_type(viol), "counter");
+        assert_false(dcgm_series_exported(name)); /* text: a label, not a series */
+}
+
+static void test_render(void **state) {
+        (void)state;
+        struct nvml_gpu g[2];
+        memset(g, 0, sizeof(g));
+        struct nvml_facts f = {.n_gpus = 2, .gpus = g};
+        for (unsigned i = 0; i < 2; i++) {
+                g[i].index = i;
+                g[i].handle.state = NV_OK;
+                g[i].name.state = NV_OK;
+                snprintf(g[i].name.v, sizeof(g[i].name.v), "Model \"X\"");
+                g[i].minor_number.state = NV_OK;
+                g[i].minor_number.v = i;
+                g[i].pci_bus_id.state = NV_OK;
+                snprintf(g[i].pci_bus_id.v, sizeof(g[i].pci_bus_id.v), "0000:1b:00.0");
+        }
+        g[0].temp_c.state = NV_OK;
+        g[0].temp_c.v = 55;
+        g[1].temp_c.state = NV_ERROR; /* no value: no sample, never 0 */
+        g[1].timed_out = true;
+        char *body;
+        size_t len;
+        assert_int_equal(expo_render_sample(&f, NULL, "h", EXPO_TEXT, false, &body, &len), 0);
+        assert_non_null(strstr(body, "# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n"));
+        assert_non_null(strstr(body, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"\",pci_bus_id=\"00000000:1B:00.0\","
+                                     "device=\"nvidia0\",modelName=\"Model \\\"X\\\"\",Hostname=\"h\"} 55\n"));
+        assert_null(strstr(body, "DCGM_FI_DEV_GPU_TEMP{gpu=\"1\""));
+        assert_non_null(strstr(body, "gpuvet_gpu_up{gpu=\"1\""));
+        assert_non_null(strstr(body, "Hostname=\"h\"} 0\n"));
+        free(body);
+        /* stale: no value at all, every GPU down */
+        assert_int_equal(expo_render_sample(&f, NULL, "h", EXPO_TEXT, true, &body, &len), 0);
+        assert_null(strstr(body, "DCGM_"));
+        assert_null(strstr(body, "} 1\n"));
+        free(body);
+        char tail[EXPO_TAIL_MAX];
+        size_t n = expo_render_tail(tail, sizeof(tail), EXPO_OPENMETRICS, 1.5, false);
+        assert_int_equal(n, strlen(tail));
+        assert_non_null(strstr(tail, "gpuvet_sampler_up 0\n"));
+        assert_non_null(strstr(tail, "gpuvet_sample_age_seconds 1.5\n"));
+        assert_true(n > 6 && strcmp(tail + n - 6, "# EOF\n") == 0);
+}
+
+static void test_check_report(void **state) {
+        (void)state;
+        const char *doc = "{\"schema\":\"gpuvet.report/1\",\"checks\":[{\"id\":\"b\",\"status\":\"pass\"},"
+                          "{\"id\":\"a\",\"status\":\"skip\"},{\"id\":\"b\",\"status\":\"fail\"},"
+                          "{\"id\":\"b\",\"status\":\"warn\"}]}";
+        struct check_status_set set;
+        char err[256] = "";
+        assert_int_equal(check_status_parse(doc, strlen(doc), &set, err, sizeof(err)), 0);
+        assert_int_equal(set.n, 2);
+        assert_string_equal(set.items[0].id, "a");
+        assert_int_equal(set.items[0].status, STATUS_SKIP);
+        assert_string_equal(set.items[1].id, "b");
+        assert_int_equal(set.items[1].status, STATUS_FAIL);
+        check_status_done(&set);
+        const char *bad[] = {"", "{", "[]", "{\"schema\":\"gpuvet.fleet/1\",\"checks\":[]}",
+                             "{\"schema\":\"gpuvet.report/1\"}",
+                             "{\"schema\":\"gpuvet.report/1\",\"checks\":[{\"id\":\"a\",\"status\":\"ok\"}]}",
+                             "{\"schema\":\"gpuvet.report/1\",\"checks\":[{\"id\":7,\"status\":\"pass\"}]}"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                err[0] = '\0';
+                assert_int_equal(check_status_parse(bad[i], strlen(bad[i]), &set, err, sizeof(err)), -EINVAL);
+                assert_true(err[0] != '\0');
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_accept),     cmocka_unit_test(test_values),
+                cmocka_unit_test(test_dcgm_units), cmocka_unit_test(test_render),
+                cmocka_unit_test(test_check_report),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
