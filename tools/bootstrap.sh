@@ -6,6 +6,7 @@ packages=(
   meson ninja-build gcc clang pkg-config python3
   libjansson-dev libyaml-dev libarchive-dev libcmocka-dev libpci-dev pci.ids
   libmicrohttpd-dev    # gpuvet serve's HTTP server (src/serve/http_server.c): the build needs it
+  libcrypt-dev         # gpuvet serve's basic auth checks bcrypt hashes with crypt_rn: the build needs it
   prometheus wrk prometheus-node-exporter   # tests/golden/test_serve_prometheus.py: a real Prometheus scrapes gpuvet serve (promtool lints the body in golden_serve); perf/serve_scrape.sh drives /metrics with wrk, node_exporter as its reference point
   libjsmn-dev          # gpuvet fleet reads node reports with jsmn (src/fleet/fleet_doc.c): the build needs jsmn.h
   libclang-rt-14-dev   # sanitizer and libFuzzer runtimes for clang

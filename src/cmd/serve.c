@@ -10,6 +10,7 @@
 #include "serve/dcgm_series.h"
 #include "serve/http_server.h"
 #include "serve/listen_addr.h"
+#include "serve/web_config.h"
 #include "serve/xid_counter.h"
 #include "sys/nvml_facts.h"
 
@@ -40,6 +41,8 @@ static const char usage[] =
         "      --connection-timeout=SEC  close a connection idle for SEC seconds (default 10)\n"
         "      --check-report=FILE export the statuses of this `gpuvet check --json` report\n"
         "                          (gpuvet_check_status), re-read whenever it changes\n"
+        "      --web.config.file=FILE  TLS and basic auth, in the Prometheus exporter-toolkit\n"
+        "                          format (tls_server_config, basic_auth_users with bcrypt)\n"
         "      --help-metrics      list the exported series: name, type, unit, gpuvet metric, help\n"
         "  -T, --timeout=SEC       stop after SEC seconds, as on SIGTERM (default: never)\n"
         "      --nvml-lib=PATH     load NVML from PATH (default $" NV_LIB_ENV ", then libnvidia-ml.so.1)\n"
@@ -64,6 +67,7 @@ struct serve_opts {
         unsigned connection_timeout_s;
         bool help_metrics;
         const char *check_report;
+        const char *web_config;
 };
 
 static int serve_option(int opt, const char *arg, void *ctx) {
@@ -88,6 +92,7 @@ static int serve_option(int opt, const char *arg, void *ctx) {
                 return -1;
         case 'H' | 0x100: o->help_metrics = true; return -1;
         case 'R' | 0x100: o->check_report = arg; return -1;
+        case 'W' | 0x100: o->web_config = arg; return -1;
         }
         return cmd_usage_error("serve", "unknown option");
 }
@@ -111,6 +116,68 @@ static nvml_groups serve_groups(void) {
                         shown[n++] = metric_at(k);
         return metric_groups(shown, n) | nvml_group_bit(NVML_GROUP_NAME) | nvml_group_bit(NVML_GROUP_UUID) |
                nvml_group_bit(NVML_GROUP_PCI) | nvml_group_bit(NVML_GROUP_MINOR);
+}
+
+#define WEB_FILE_MAX (1u << 20)
+
+/* A whole small file as a string; NULL with errno (EFBIG past WEB_FILE_MAX). */
+static char *read_small(const char *path, size_t *ret_len) {
+        FILE *f = fopen(path, "rbe");
+        if (!f)
+                return NULL;
+        char *buf = malloc(WEB_FILE_MAX + 1);
+        size_t n = buf ? fread(buf, 1, WEB_FILE_MAX + 1, f) : 0;
+        int e = ferror(f) ? EIO : 0;
+        fclose(f);
+        if (!buf || e || n > WEB_FILE_MAX) {
+                free(buf);
+                errno = !buf ? ENOMEM : e ? e : EFBIG;
+                return NULL;
+        }
+        buf[n] = '\0';
+        if (ret_len)
+                *ret_len = n;
+        return buf;
+}
+
+/* --web.config.file: the file, then its certificate and key. Returns -1 with *sec filled
+ * (the strings owned by *cfg and the pem pointers), else the exit code after a message. */
+static int load_web_config(const char *path, struct web_config *cfg, struct http_security *sec) {
+        size_t len;
+        char *text = read_small(path, &len);
+        if (!text) {
+                fprintf(stderr, "gpuvet serve: --web.config.file %s: %s\n", path, strerror(errno));
+                return EXIT_USAGE;
+        }
+        char *slash = strrchr(path, '/');
+        char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : NULL;
+        char err[256];
+        int r = web_config_parse(text, len, dir, cfg, err, sizeof(err));
+        free(text);
+        free(dir);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet serve: --web.config.file %s: %s\n", path, err);
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        *sec = (struct http_security){.users = cfg->users, .n_users = cfg->n_users};
+        if (cfg->cert_file) {
+                char *cert = read_small(cfg->cert_file, NULL);
+                if (!cert) {
+                        fprintf(stderr, "gpuvet serve: --web.config.file %s: cert_file %s: %s\n", path, cfg->cert_file,
+                                strerror(errno));
+                        return EXIT_USAGE;
+                }
+                char *key = read_small(cfg->key_file, NULL);
+                if (!key) {
+                        fprintf(stderr, "gpuvet serve: --web.config.file %s: key_file %s: %s\n", path, cfg->key_file,
+                                strerror(errno));
+                        free(cert);
+                        return EXIT_USAGE;
+                }
+                sec->cert_pem = cert;
+                sec->key_pem = key;
+        }
+        return -1;
 }
 
 /* Thousands of scrapers need as many descriptors: the soft limit up to the hard one. */
@@ -181,9 +248,22 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                 snprintf(hostname, sizeof(hostname), "localhost");
         raise_fd_limit();
         char err[512] = "";
+        struct web_config web = {0};
+        struct http_security sec = {0};
+        if (o->web_config) {
+                int e = load_web_config(o->web_config, &web, &sec);
+                if (e >= 0) {
+                        free((char *)sec.cert_pem);
+                        web_config_done(&web);
+                        return e;
+                }
+        }
         int fd = listen_addr_open(o->listen, 1024, err, sizeof(err));
         if (fd < 0) {
                 fprintf(stderr, "gpuvet serve: %s\n", err);
+                free((char *)sec.cert_pem);
+                free((char *)sec.key_pem);
+                web_config_done(&web);
                 return EXIT_USAGE;
         }
         unsigned port = listen_addr_port(fd);
@@ -237,14 +317,17 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                         fprintf(stderr, "gpuvet serve: out of memory\n");
                         code = EXIT_INTERNAL;
                 }
-                if (code < 0 && http_server_start(fd, &lim, cache, &http, err, sizeof(err)) < 0) {
-                        fprintf(stderr, "gpuvet serve: %s\n", err);
-                        code = EXIT_INTERNAL;
+                if (code < 0 && http_server_start(fd, &lim, &sec, cache, &http, err, sizeof(err)) < 0) {
+                        if (sec.cert_pem)
+                                fprintf(stderr, "gpuvet serve: --web.config.file %s: %s\n", o->web_config, err);
+                        else
+                                fprintf(stderr, "gpuvet serve: %s\n", err);
+                        code = sec.cert_pem ? EXIT_USAGE : EXIT_INTERNAL;
                 }
                 fd = -1; /* the server's, or closed */
                 if (code < 0) {
-                        fprintf(stderr, "gpuvet serve: listening on %s (port %u): %u GPU%s, a round every %u ms\n",
-                                o->listen, port, n_gpus, n_gpus == 1 ? "" : "s", o->interval_ms);
+                        fprintf(stderr, "gpuvet serve: listening on %s (port %u%s%s): %u GPU%s, a round every %u ms\n",
+                                o->listen, port, sec.cert_pem ? ", TLS" : "", sec.n_users ? ", basic auth" : "", n_gpus, n_gpus == 1 ? "" : "s", o->interval_ms);
                         serve_until_stopped(&stop, smp, checks, args->common.timeout_s);
                         code = EXIT_PASS;
                 }
@@ -255,6 +338,9 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
         bool abandoned = xid_counter_stop(xids);
         if (fd >= 0)
                 close(fd);
+        free((char *)sec.cert_pem);
+        free((char *)sec.key_pem);
+        web_config_done(&web);
         abandoned = sampler_stop(smp) || abandoned;
         fflush(stderr);
         if (abandoned)
@@ -272,6 +358,7 @@ int cmd_serve(int argc, char **argv) {
                 {"connection-timeout", required_argument, NULL, 'c' | 0x100},
                 {"help-metrics", no_argument, NULL, 'H' | 0x100},
                 {"check-report", required_argument, NULL, 'R' | 0x100},
+                {"web.config.file", required_argument, NULL, 'W' | 0x100},
                 {NULL, 0, NULL, 0},
         };
         static const struct cmd_spec spec = {

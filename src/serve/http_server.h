@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "serve/body_cache.h"
+#include "serve/web_config.h"
 
 struct http_limits {
         unsigned int connections;  /* open at once; more wait in the listen backlog */
@@ -17,10 +18,19 @@ struct http_limits {
 
 struct http_server;
 
-/* Serve on listen_fd (listen_addr.h; owned from now on). Returns 0, or -1 with a message
- * in err. */
-int http_server_start(int listen_fd, const struct http_limits *lim, struct body_cache *cache,
-                      struct http_server **ret, char *err, size_t errsize);
+/* TLS and basic auth (web_config.h): the certificate and key as PEM text (NULL: plain
+ * HTTP), the users (n_users 0: no authentication). */
+struct http_security {
+        const char *cert_pem;
+        const char *key_pem;
+        const struct web_user *users;
+        size_t n_users;
+};
+
+/* Serve on listen_fd (listen_addr.h; owned from now on); sec may be NULL. sec's strings
+ * are copied. Returns 0, or -1 with a message in err. */
+int http_server_start(int listen_fd, const struct http_limits *lim, const struct http_security *sec,
+                      struct body_cache *cache, struct http_server **ret, char *err, size_t errsize);
 
 /* Stop accepting, let requests in flight finish for up to grace_ms, then close every
  * connection and free. */

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""gpuvet serve --web.config.file: TLS and basic auth (suite 'golden'); docs/serve.md.
+
+Usage: test_serve_web.py GPUVET SRC_ROOT FAKE_LIB
+
+A self-signed certificate (openssl) and a bcrypt hash (the system's crypt, libxcrypt) go
+into an exporter-toolkit web configuration with relative paths. Over HTTPS (Python's ssl,
+verifying the certificate): no credentials, a wrong password and an unknown user get 401
+with a Basic challenge; the right ones get /metrics and /health; plain HTTP on the port
+gets no HTTP answer. TLS alone and auth alone work. Bad configurations exit 2 naming the
+file and the reason: not YAML, an unknown key, a plain-text password, a missing
+certificate, a key that is not the certificate's. Skips (77) without openssl or a crypt
+that makes bcrypt hashes.
+"""
+import base64
+import http.client
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
+FAKES = os.path.join(SRC_ROOT, "tests", "fakes")
+sys.path.insert(0, FAKES)
+import fakeenv  # noqa: E402
+
+SCALE = fakeenv.time_scale()
+SCENARIO = os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+    return cond
+
+
+def bcrypt_hash(password):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            import crypt
+        except ImportError:
+            return None
+        h = crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10))
+    return h if h and h.startswith("$2") and len(h) == 60 else None
+
+
+def start(web):
+    err = tempfile.TemporaryFile(mode="w+")
+    p = subprocess.Popen([GPUVET, "serve", "--listen", "127.0.0.1:0", "--web.config.file", web],
+                         env=fakeenv.gpuvet_env(SCENARIO, {"GPUVET_NVML_LIB": FAKE_LIB}),
+                         stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.monotonic() + 20 * SCALE
+    while time.monotonic() < deadline and p.poll() is None:
+        err.seek(0)
+        m = re.search(r"\(port (\d+)", err.read())
+        if m:
+            return p, int(m.group(1))
+        time.sleep(0.05)
+    err.seek(0)
+    raise RuntimeError("gpuvet serve did not start: rc %s %r" % (p.poll(), err.read()))
+
+
+def stop(p):
+    p.send_signal(signal.SIGTERM)
+    try:
+        rc = p.wait(timeout=10 * SCALE)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = p.wait()
+    check(rc == 0, "SIGTERM: exit %s" % rc)
+
+
+def get(port, path, ctx, auth=None):
+    c = (http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10 * SCALE) if ctx
+         else http.client.HTTPConnection("127.0.0.1", port, timeout=10 * SCALE))
+    headers = {"Authorization": "Basic " + base64.b64encode(auth.encode()).decode()} if auth else {}
+    c.request("GET", path, headers=headers)
+    r = c.getresponse()
+    body = r.read().decode()
+    c.close()
+    return r.status, r.getheader("WWW-Authenticate"), body
+
+
+def main():
+    if not shutil.which("openssl"):
+        print("SKIP: openssl is not installed")
+        return 77
+    good = bcrypt_hash("s3cret")
+    if not good:
+        print("SKIP: this Python's crypt makes no bcrypt hashes")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="gpuvet-web-")
+    try:
+        for name, cn in (("server", "127.0.0.1"), ("other", "other")):
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                            "-nodes", "-subj", "/CN=" + cn, "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
+                            "-keyout", os.path.join(tmp, name + ".key"), "-out", os.path.join(tmp, name + ".crt")],
+                           check=True, capture_output=True, timeout=60 * SCALE)
+        ctx = ssl.create_default_context(cafile=os.path.join(tmp, "server.crt"))
+
+        def config(name, text):
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write(text)
+            return path
+
+        tls = "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+        users = "basic_auth_users:\n  alice: %s\n  bob: %s\n" % (good, bcrypt_hash("other"))
+        p, port = start(config("both.yml", tls + users))
+        try:
+            for auth, want in ((None, 401), ("alice:wrong", 401), ("carol:s3cret", 401), ("bob:s3cret", 401),
+                               ("alice:s3cret", 200), ("alice:s3cret", 200), ("bob:other", 200)):
+                status, challenge, body = get(port, "/metrics", ctx, auth)
+                check(status == want, "TLS+auth %s: %s, want %s" % (auth, status, want))
+                if want == 401:
+                    check(challenge and challenge.startswith("Basic") and "gpuvet" in challenge,
+                          "TLS+auth %s: challenge %r" % (auth, challenge))
+                else:
+                    check("DCGM_FI_DEV_GPU_TEMP{" in body, "TLS+auth %s: no series" % auth)
+            status, _, body = get(port, "/health", ctx, "alice:s3cret")
+            check(status == 200 and body == "ok\n", "TLS+auth /health: %s %r" % (status, body))
+            try:
+                get(port, "/metrics", None)
+                check(False, "plain HTTP on the TLS port got an HTTP answer")
+            except (http.client.HTTPException, ConnectionError, socket.timeout, OSError):
+                pass
+        finally:
+            stop(p)
+        p, port = start(config("tls.yml", tls))
+        try:
+            status, _, _ = get(port, "/metrics", ctx)
+            check(status == 200, "TLS alone: %s" % status)
+        finally:
+            stop(p)
+        p, port = start(config("auth.yml", users))
+        try:
+            check(get(port, "/metrics", None)[0] == 401, "auth alone, no credentials: not 401")
+            check(get(port, "/metrics", None, "alice:s3cret")[0] == 200, "auth alone, alice: not 200")
+        finally:
+            stop(p)
+
+        bad = {
+            "not YAML": ("bad1.yml", "tls_server_config: [\n", "not YAML"),
+            "unknown key": ("bad2.yml", "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: x\n",
+                            "only cert_file and key_file"),
+            "plain password": ("bad3.yml", "basic_auth_users:\n  alice: s3cret\n", "not bcrypt"),
+            "missing cert": ("bad4.yml", "tls_server_config:\n  cert_file: nope.crt\n  key_file: server.key\n",
+                             "nope.crt"),
+            "wrong key": ("bad5.yml", "tls_server_config:\n  cert_file: server.crt\n  key_file: other.key\n",
+                          "--web.config.file"),
+            "no file": ("absent.yml", None, "No such file"),
+        }
+        for what, (name, text, said) in bad.items():
+            path = config(name, text) if text is not None else os.path.join(tmp, name)
+            r = subprocess.run([GPUVET, "serve", "--listen", "127.0.0.1:0", "--web.config.file", path],
+                               env=fakeenv.gpuvet_env(SCENARIO, {"GPUVET_NVML_LIB": FAKE_LIB}),
+                               capture_output=True, text=True, timeout=60 * SCALE)
+            check(r.returncode == 2 and path in r.stderr and said in r.stderr,
+                  "%s: rc %d, %r" % (what, r.returncode, r.stderr[-300:]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
