@@ -149,20 +149,39 @@ static void gpu_full(struct top_frame *f, const struct top_layout *l, unsigned i
         cell(f, l, r + 2, c3, "MCLK", ratio(g->mem_mhz, g->mem_max_mhz), live && g->mem_mhz.have, t, &g->h_mclk);
 }
 
+/* "ECC on 0/2" as "ECC 0/2" and no "throttle: ": the one-line form has 80 columns. */
+static void compact_flags(char *out, size_t size, const char *flags) {
+        const char *p = flags + strlen("throttle: ");
+        size_t o = 0;
+        while (*p && o + 1 < size) {
+                if (strncmp(p, "ECC on ", 7) == 0) {
+                        p += 7;
+                        o += (size_t)snprintf(out + o, size - o, "ECC ");
+                        continue;
+                }
+                out[o++] = *p++;
+        }
+        out[o < size ? o : size - 1] = '\0';
+}
+
+/* The name without the vendor, which every row would repeat. */
+static const char *short_name(const char *name) { return strncmp(name, "NVIDIA ", 7) == 0 ? name + 7 : name; }
+
 static void gpu_compact(struct top_frame *f, unsigned int r, const struct top_gpu *g) {
         bool warn = false;
-        char flags[256], bar1[32], bar2[32], t[64];
+        char flags[256], shortf[256], bar1[32], bar2[32], t[64];
         flags_text(flags, sizeof(flags), g, &warn);
         f->attr[r] = gpu_attr(g, warn);
         const char *word = state_word(g);
         if (word) {
-                putf(f, r, 0, "%2u %-20.20s %s: %s", g->index, g->name, word, g->why);
+                putf(f, r, 0, "%2u %-14.14s %s: %s", g->index, short_name(g->name), word, g->why);
                 return;
         }
+        compact_flags(shortf, sizeof(shortf), flags);
         snprintf(t, sizeof(t), "%.0f%%", g->util_pct.v);
-        top_bar(bar1, 12, g->util_pct.v / 100, g->util_pct.have, g->util_pct.have ? t : "--");
+        top_bar(bar1, 8, g->util_pct.v / 100, g->util_pct.have, g->util_pct.have ? t : "--");
         mem_text(t, sizeof(t), g);
-        top_bar(bar2, 14, ratio(g->mem_used_bytes, g->mem_total_bytes), g->mem_used_bytes.have, t);
+        top_bar(bar2, 12, ratio(g->mem_used_bytes, g->mem_total_bytes), g->mem_used_bytes.have, t);
         char temp[16] = "--", pwr[16] = "--", sm[16] = "--";
         if (g->temp_c.have)
                 snprintf(temp, sizeof(temp), "%.0fC", g->temp_c.v);
@@ -170,8 +189,8 @@ static void gpu_compact(struct top_frame *f, unsigned int r, const struct top_gp
                 snprintf(pwr, sizeof(pwr), "%.0fW", g->power_w.v);
         if (g->sm_mhz.have)
                 snprintf(sm, sizeof(sm), "%.0fMHz", g->sm_mhz.v);
-        putf(f, r, 0, "%2u %-16.16s %s %s %4s %5s %7s %s", g->index, g->name, bar1, bar2, temp, pwr, sm,
-             flags + strlen("throttle: "));
+        putf(f, r, 0, "%2u %-14.14s %s %s %4s %5s %7s %s", g->index, short_name(g->name), bar1, bar2, temp, pwr, sm,
+             shortf);
 }
 
 static void bytes_text(char *out, size_t size, const struct top_proc_row *p) {
@@ -274,8 +293,11 @@ static void processes(struct top_frame *f, const struct top_layout *l, const str
         for (unsigned int i = 0; i < l->proc_rows && v->proc_scroll + i < m->n_procs; i++) {
                 unsigned int k = v->proc_scroll + i;
                 proc_row(f, r + i, &m->procs[k]);
-                if ((int)k == sel)
+                if ((int)k == sel) {
+                        /* a mark as well as the highlight: visible without attributes */
+                        line_at(f, r + i)[0] = '>';
                         f->attr[r + i] = TOP_ATTR_SELECTED;
+                }
         }
 }
 
