@@ -58,7 +58,12 @@ int top_status_parse(const char *text, size_t len, struct top_status *ret) {
                         size_t n = (size_t)(eol - v);
                         if (n >= sizeof(ret->name))
                                 n = sizeof(ret->name) - 1;
-                        memcpy(ret->name, v, n);
+                        /* A process names itself (prctl PR_SET_NAME): no control bytes reach
+                         * the terminal. */
+                        for (size_t i = 0; i < n; i++) {
+                                unsigned char c = (unsigned char)v[i];
+                                ret->name[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+                        }
                         ret->name[n] = '\0';
                 } else if (field(line, eol, "Pid")) {
                         known = true;
