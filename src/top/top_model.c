@@ -19,12 +19,10 @@ static bool is_lost(unsigned char state, int rc) { return state == NV_ERROR && r
 /* Lost when the handle or any reading shown says so (NVML may hand out a handle and then
  * answer GPU_IS_LOST to every call). */
 static bool gpu_lost(const struct nvml_gpu *g, const char **fn) {
-        const struct nv_u32 *u[] = {&g->handle, &g->util_gpu_pct, &g->temp_c, &g->power_mw, &g->clock_mhz[NVML_CLK_SM]};
-        for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
-                if (is_lost(u[i]->state, u[i]->rc)) {
-                        *fn = u[i]->fn;
-                        return true;
-                }
+        if (is_lost(g->handle.state, g->handle.rc)) {
+                *fn = g->handle.fn;
+                return true;
+        }
         if (is_lost(g->name.state, g->name.rc)) {
                 *fn = g->name.fn;
                 return true;
@@ -33,6 +31,13 @@ static bool gpu_lost(const struct nvml_gpu *g, const char **fn) {
                 *fn = g->mem_used_bytes.fn;
                 return true;
         }
+        /* in the order they are read, so that the first call that said so is named */
+        const struct nv_u32 *u[] = {&g->temp_c, &g->power_mw, &g->clock_mhz[NVML_CLK_SM], &g->util_gpu_pct};
+        for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+                if (is_lost(u[i]->state, u[i]->rc)) {
+                        *fn = u[i]->fn;
+                        return true;
+                }
         return false;
 }
 
