@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 static unsigned long long monotonic_ns(void) {
@@ -43,13 +44,16 @@ int top_feed_poll(struct top_feed *fd, struct top_model *m) {
                 }
                 return changed;
         }
-        if (m->seq && !m->problem[0]) {
+        if (m->seq) {
+                /* Age from the round's start: a round that took seconds gives values that old. */
                 unsigned long long age_ms = (monotonic_ns() - m->taken_ns) / 1000000ULL;
                 if (age_ms > fd->stale_after_ms) {
                         char why[96];
-                        snprintf(why, sizeof(why), "no reading for %llu s", age_ms / 1000ULL);
-                        top_model_all_stale(m, why);
-                        changed = 1;
+                        snprintf(why, sizeof(why), "readings %llu s old", age_ms / 1000ULL);
+                        if (strcmp(why, m->problem) != 0) {
+                                top_model_all_stale(m, why);
+                                changed = 1;
+                        }
                 }
         }
         return changed;

@@ -169,12 +169,17 @@ int top_model_update(struct top_model *m, const struct nvml_facts *f, unsigned l
 }
 
 void top_model_all_stale(struct top_model *m, const char *why) {
+        char old[sizeof(m->problem)];
+        snprintf(old, sizeof(old), "%s", m->problem);
         snprintf(m->problem, sizeof(m->problem), "%s", why);
-        for (unsigned int i = 0; i < m->n_gpus; i++)
-                if (m->gpus[i].state == TOP_GPU_LIVE) {
-                        m->gpus[i].state = TOP_GPU_STALE;
-                        snprintf(m->gpus[i].why, sizeof(m->gpus[i].why), "%s", why);
+        for (unsigned int i = 0; i < m->n_gpus; i++) {
+                struct top_gpu *g = &m->gpus[i];
+                /* The live ones, and those an earlier call made stale: "readings 3 s old" grows. */
+                if (g->state == TOP_GPU_LIVE || (g->state == TOP_GPU_STALE && old[0] && strcmp(g->why, old) == 0)) {
+                        g->state = TOP_GPU_STALE;
+                        snprintf(g->why, sizeof(g->why), "%s", why);
                 }
+        }
 }
 
 void top_model_done(struct top_model *m) {

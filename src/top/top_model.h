@@ -77,7 +77,8 @@ struct top_lookup {
 int top_model_update(struct top_model *m, const struct nvml_facts *f, unsigned long long taken_ns,
                      const struct top_lookup *look);
 
-/* Mark every live GPU stale (the sampler stopped, or no round came in time), with why. */
+/* Mark every live GPU stale (the sampler stopped, or no round came in time), with why;
+ * the GPUs the previous call marked take the new why. */
 void top_model_all_stale(struct top_model *m, const char *why);
 
 /* Sort the process rows by key. */

@@ -15,7 +15,8 @@ test reads the screen back with `tmux capture-pane -p` and types with send-keys:
 5. A GPU lost while the view runs (FAKE_NVML_SCENARIO_LATER=xid79-lost.scn): GPU 5 LOST,
    the others live.
 6. A call that hangs (hang.scn): GPU 3 STALE naming the call, then every GPU stale once
-   sampling stopped; q still quits at once, exit 0.
+   sampling stopped; q still quits at once, exit 0. Calls each slow but within their
+   deadline (top-scenarios/slow.scn, later): every GPU stale by age, the age counting up.
 7. gpuvet in a nested PID namespace (the root's proc/self/status NSpid has two PIDs):
    "other-ns" rows, never blank.
 8. --once without a terminal: exit 0 on a healthy node, 1 with a lost GPU; bad options
@@ -267,6 +268,28 @@ def test_stale_on_hang():
         t.kill()
 
 
+def test_stale_when_slow():
+    """Calls each within their deadline but a round of seconds: stale by age, counting up."""
+    later = os.path.join(TOP_SCN, "slow.scn") + ":%d" % int(1000 * SCALE)
+    t = Top(["--interval", "0.2", "--nvml-call-timeout-ms", str(int(1000 * SCALE))], HEALTHY, cols=120, rows=40,
+            extra={"FAKE_NVML_SCENARIO_LATER": later})
+    try:
+        s = t.wait(lambda s: s.count("UTIL [") == 8, "slow: 8 GPUs shown first")
+        check("STALE" not in s, "slow: live before the change")
+        s = t.wait(lambda s: "STALE: readings" in s, "slow: every GPU stale by age", seconds=15)
+        check(all("STALE: readings" in line_with(s, " %d NVIDIA H100" % i) for i in range(8)),
+              "slow: all 8 GPUs stale")
+        first = line_with(s, " 0 NVIDIA H100")
+        t.wait(lambda s: line_with(s, " 0 NVIDIA H100") != first and "STALE" in line_with(s, " 0 NVIDIA H100"),
+               "slow: the age counts up")
+        t0 = time.monotonic()
+        t.keys("q")
+        check(t.exit_code() == 0, "slow: q exits 0 (%s)" % t.stderr())
+        check(time.monotonic() - t0 < 5 * SCALE, "slow: q quits within a round's call")
+    finally:
+        t.kill()
+
+
 def test_nested_namespace():
     root = make_root(nested=True)
     t = Top(["--interval", "0.2", "--root", root], BUSY)
@@ -307,7 +330,7 @@ def test_once_and_usage():
 try:
     tmux("start-server", check_rc=False)
     for test in (test_once_and_usage, test_busy_small_keys_resize_quit, test_lost_while_running, test_stale_on_hang,
-                 test_nested_namespace):
+                 test_stale_when_slow, test_nested_namespace):
         t0 = time.monotonic()
         test()
         print("%s: %.1f s" % (test.__name__, time.monotonic() - t0))
