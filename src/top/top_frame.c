@@ -228,7 +228,7 @@ static const char *const help_lines[] = {
         "  s              next sort key        m u p      sort by memory, utilization, pid",
         "  Left/Right     scroll the GPUs when they do not all fit",
         "  h, ?, F1       this help (any key closes it)",
-        "  q, Esc         quit",
+        "  Esc            no selection        q  quit",
         "Columns: GPU, PID (NVML's, the host's), NS-PID (inside its container),",
         "  USER, GPU memory, C compute / G graphics, command line.",
         "A GPU whose readings did not come in time is STALE; one NVML calls lost is LOST.",

@@ -11,9 +11,8 @@ bool top_view_key(struct top_view *v, const struct top_model *m, int key, unsign
         }
         switch (key) {
         case 'q':
-        case 'Q':
-        case 27: /* Esc */
-                return false;
+        case 'Q': return false;
+        case 27: v->have_selected = false; break; /* Esc: no selection, as in nvitop */
         case KEY_UP:
         case 'k': top_view_move(v, m, -1); break;
         case KEY_DOWN:

@@ -8,11 +8,11 @@
 #include "top/top_feed.h"
 #include "top/top_frame.h"
 
-/* Run until q (or Esc), or a stop signal sets *stop; the signals in open_mask are taken
+/* Run until q, or a stop signal sets *stop; the signals in open_mask are taken
  * only while waiting. Restores the terminal before returning. Returns an exit code:
  * EXIT_PASS, or EXIT_INTERNAL after saying why on standard error. */
 int top_screen_run(struct top_feed *feed, struct top_model *m, struct top_view *v, const sigset_t *open_mask,
                    volatile sig_atomic_t *stop);
 
-/* A key's effect on the view; false for q and Esc (quit). Pure, for the tests. */
+/* A key's effect on the view; false for q (quit). Pure, for the tests. */
 bool top_view_key(struct top_view *v, const struct top_model *m, int key, unsigned int page);
