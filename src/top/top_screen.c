@@ -95,6 +95,8 @@ int top_screen_run(struct top_feed *feed, struct top_model *m, struct top_view *
                 }
                 if (p[1].revents & POLLIN)
                         dirty = true; /* top_feed_poll takes it (and drains the pipe) */
+                if ((p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) && !(p[0].revents & POLLIN))
+                        break; /* the terminal went away: polling it again would spin */
                 struct top_layout l;
                 top_layout_compute((unsigned int)LINES, (unsigned int)COLS, m->n_gpus, &l);
                 int ch;
