@@ -5,6 +5,8 @@ set -euo pipefail
 packages=(
   meson ninja-build gcc clang pkg-config python3
   libjansson-dev libyaml-dev libarchive-dev libcmocka-dev libpci-dev pci.ids
+  libncurses-dev       # gpuvet top's screen (src/top/top_screen.c): the build links ncurses
+  tmux                 # tests/golden/test_top.py runs gpuvet top in a detached tmux session and reads the screen back
   libjsmn-dev          # gpuvet fleet reads node reports with jsmn (src/fleet/fleet_doc.c): the build needs jsmn.h
   libclang-rt-14-dev   # sanitizer and libFuzzer runtimes for clang
   strace               # tests/golden/test_output.py holds a syscall to signal gpuvet exactly there
