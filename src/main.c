@@ -23,6 +23,7 @@ static const struct subcommand subcommands[] = {
         {"estimate", cmd_estimate, "memory per GPU and time of training or serving a model; fits or what to change"},
         {"snapshot", cmd_snapshot, "capture the files checks read, to replay with --root elsewhere"},
         {"query", cmd_query, "nvidia-smi --query-gpu compatible CSV, hang-proof"},
+        {"top", cmd_top, "live view of the GPUs and their processes (nvtop, nvitop); stale and lost GPUs shown"},
         {"policy", cmd_policy, "capture this node as the site's reference, or validate a policy file"},
         {"fleet", cmd_fleet, "aggregate many nodes' reports: verdicts, failing checks, outliers, drift"},
         {"ngc", cmd_ngc, "the newest NGC image that runs on this driver and GPUs, pulled and tested"},

@@ -8,6 +8,8 @@ packages=(
   libmicrohttpd-dev    # gpuvet serve's HTTP server (src/serve/http_server.c): the build needs it
   libcrypt-dev         # gpuvet serve's basic auth checks bcrypt hashes with crypt_rn: the build needs it
   prometheus wrk prometheus-node-exporter   # tests/golden/test_serve_prometheus.py: a real Prometheus scrapes gpuvet serve (promtool lints the body in golden_serve); perf/serve_scrape.sh drives /metrics with wrk, node_exporter as its reference point
+  libncurses-dev       # gpuvet top's screen (src/top/top_screen.c): the build links ncurses
+  tmux                 # tests/golden/test_top.py runs gpuvet top in a detached tmux session and reads the screen back
   libjsmn-dev          # gpuvet fleet reads node reports with jsmn (src/fleet/fleet_doc.c): the build needs jsmn.h
   libclang-rt-14-dev   # sanitizer and libFuzzer runtimes for clang
   strace               # tests/golden/test_output.py holds a syscall to signal gpuvet exactly there

@@ -18,6 +18,7 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_query(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_bench_train(int argc, char **argv); /* gpuvet bench train (cmd/bench_train.c) */
 /* `gpuvet bench nccl`: argv[0] is "nccl". */

@@ -1,0 +1,362 @@
+/* A frame from the model (top_frame.h). */
+#include "top/top_frame.h"
+
+#include "top/top_layout.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *line_at(struct top_frame *f, unsigned int r) { return f->text + (unsigned long)r * (f->cols + 1); }
+
+/* Write text at row r from column c, clipped to the width (the last column stays blank). */
+static void put(struct top_frame *f, unsigned int r, unsigned int c, const char *s) {
+        if (r >= f->rows)
+                return;
+        char *line = line_at(f, r);
+        unsigned int end = f->cols ? f->cols - 1 : 0;
+        for (; *s && c < end; s++, c++)
+                line[c] = *s;
+}
+
+__attribute__((format(printf, 4, 5))) static void putf(struct top_frame *f, unsigned int r, unsigned int c,
+                                                       const char *fmt, ...) {
+        char buf[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        put(f, r, c, buf);
+}
+
+/* "12.3/79.6G" */
+static void mem_text(char *out, size_t size, const struct top_gpu *g) {
+        const double gib = 1024.0 * 1024.0 * 1024.0;
+        if (g->mem_used_bytes.have && g->mem_total_bytes.have)
+                snprintf(out, size, "%.1f/%.1fG", g->mem_used_bytes.v / gib, g->mem_total_bytes.v / gib);
+        else
+                snprintf(out, size, "--");
+}
+
+static const struct {
+        unsigned long long bit;
+        const char *name;
+        bool bad; /* the hardware or a limit holds the clocks down, not idleness or a setting */
+} reason_names[] = {
+        {NV_CLOCKS_EVENT_GPU_IDLE, "idle", false},
+        {NV_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING, "app-clocks", false},
+        {NV_CLOCKS_EVENT_SW_POWER_CAP, "sw-power", true},
+        {NV_CLOCKS_EVENT_HW_SLOWDOWN, "hw-slowdown", true},
+        {NV_CLOCKS_EVENT_SYNC_BOOST, "sync-boost", false},
+        {NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN, "sw-thermal", true},
+        {NV_CLOCKS_EVENT_HW_THERMAL_SLOWDOWN, "hw-thermal", true},
+        {NV_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN, "power-brake", true},
+        {NV_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING, "display", false},
+};
+
+/* "throttle: sw-thermal,hw-thermal  ECC on 0/0"; *warn when something is wrong. */
+static void flags_text(char *out, size_t size, const struct top_gpu *g, bool *warn) {
+        char reasons[160] = "";
+        size_t o = 0;
+        if (!g->have_reasons) {
+                snprintf(reasons, sizeof(reasons), "?");
+        } else if (g->reasons == 0) {
+                snprintf(reasons, sizeof(reasons), "none");
+        } else {
+                for (size_t i = 0; i < sizeof(reason_names) / sizeof(reason_names[0]); i++)
+                        if (g->reasons & reason_names[i].bit) {
+                                int n = snprintf(reasons + o, sizeof(reasons) - o, "%s%s", o ? "," : "",
+                                                 reason_names[i].name);
+                                if (n > 0 && (size_t)n < sizeof(reasons) - o)
+                                        o += (size_t)n;
+                                *warn = *warn || reason_names[i].bad;
+                        }
+        }
+        char ecc[64];
+        if (!g->have_ecc_mode)
+                snprintf(ecc, sizeof(ecc), "ECC ?");
+        else if (!g->ecc_on)
+                snprintf(ecc, sizeof(ecc), "ECC off");
+        else if (g->have_ecc_counts)
+                snprintf(ecc, sizeof(ecc), "ECC on %llu/%llu", g->ecc_corrected, g->ecc_uncorrected);
+        else
+                snprintf(ecc, sizeof(ecc), "ECC on");
+        if (g->have_ecc_counts && g->ecc_uncorrected)
+                *warn = true;
+        snprintf(out, size, "throttle: %s  %s", reasons, ecc);
+}
+
+/* One cell: "UTIL [|||   45%] _.,:-=+" in width columns. */
+static void cell(struct top_frame *f, const struct top_layout *l, unsigned int r, unsigned int c, const char *label,
+                 double frac, bool have, const char *text, const struct top_series *s) {
+        char buf[256];
+        unsigned int spark = l->spark_width;
+        unsigned int bar = l->cell_width - 5 - (spark ? spark + 1 : 0);
+        if (bar >= sizeof(buf) || spark >= sizeof(buf))
+                return;
+        putf(f, r, c, "%-4.4s", label);
+        top_bar(buf, bar, frac, have, have ? text : "--");
+        put(f, r, c + 5, buf);
+        if (spark) {
+                top_spark(buf, spark, s);
+                put(f, r, c + 5 + bar + 1, buf);
+        }
+}
+
+static double ratio(struct top_reading a, struct top_reading b) { return a.have && b.have && b.v > 0 ? a.v / b.v : 0; }
+
+static enum top_attr gpu_attr(const struct top_gpu *g, bool warn) {
+        return g->state == TOP_GPU_LOST ? TOP_ATTR_LOST : g->state == TOP_GPU_STALE ? TOP_ATTR_STALE
+                                                        : warn                     ? TOP_ATTR_WARN
+                                                                                   : TOP_ATTR_NORMAL;
+}
+
+static const char *state_word(const struct top_gpu *g) {
+        return g->state == TOP_GPU_LOST ? "LOST" : g->state == TOP_GPU_STALE ? "STALE" : NULL;
+}
+
+static void gpu_full(struct top_frame *f, const struct top_layout *l, unsigned int r, const struct top_gpu *g) {
+        bool warn = false;
+        char flags[256], t[64];
+        flags_text(flags, sizeof(flags), g, &warn);
+        f->attr[r] = gpu_attr(g, warn);
+        const char *word = state_word(g);
+        if (word)
+                putf(f, r, 0, "%2u %s  %s: %s", g->index, g->name, word, g->why);
+        else
+                putf(f, r, 0, "%2u %s  %s", g->index, g->name, flags);
+        bool live = g->state == TOP_GPU_LIVE;
+        unsigned int c2 = l->cell_width + 2, c3 = 2 * (l->cell_width + 2);
+        snprintf(t, sizeof(t), "%.0f%%", g->util_pct.v);
+        cell(f, l, r + 1, 0, "UTIL", g->util_pct.v / 100, live && g->util_pct.have, t, &g->h_util);
+        mem_text(t, sizeof(t), g);
+        cell(f, l, r + 1, c2, "MEM", ratio(g->mem_used_bytes, g->mem_total_bytes),
+             live && g->mem_used_bytes.have && g->mem_total_bytes.have, t, &g->h_mem);
+        snprintf(t, sizeof(t), "%.0fC", g->temp_c.v);
+        cell(f, l, r + 1, c3, "TEMP", ratio(g->temp_c, g->temp_slowdown_c.have ? g->temp_slowdown_c
+                                                                              : (struct top_reading){true, 100}),
+             live && g->temp_c.have, t, &g->h_temp);
+        if (g->power_limit_w.have)
+                snprintf(t, sizeof(t), "%.0f/%.0fW", g->power_w.v, g->power_limit_w.v);
+        else
+                snprintf(t, sizeof(t), "%.0fW", g->power_w.v);
+        cell(f, l, r + 2, 0, "PWR", ratio(g->power_w, g->power_limit_w), live && g->power_w.have, t, &g->h_power);
+        snprintf(t, sizeof(t), "%.0fMHz", g->sm_mhz.v);
+        cell(f, l, r + 2, c2, "SM", ratio(g->sm_mhz, g->sm_max_mhz), live && g->sm_mhz.have, t, &g->h_sm);
+        snprintf(t, sizeof(t), "%.0fMHz", g->mem_mhz.v);
+        cell(f, l, r + 2, c3, "MCLK", ratio(g->mem_mhz, g->mem_max_mhz), live && g->mem_mhz.have, t, &g->h_mclk);
+}
+
+/* "ECC on 0/2" as "ECC 0/2" and no "throttle: ": the one-line form has 80 columns. */
+static void compact_flags(char *out, size_t size, const char *flags) {
+        const char *p = flags + strlen("throttle: ");
+        size_t o = 0;
+        while (*p && o + 1 < size) {
+                if (strncmp(p, "ECC on ", 7) == 0) {
+                        p += 7;
+                        o += (size_t)snprintf(out + o, size - o, "ECC ");
+                        continue;
+                }
+                out[o++] = *p++;
+        }
+        out[o < size ? o : size - 1] = '\0';
+}
+
+/* The name without the vendor, which every row would repeat. */
+static const char *short_name(const char *name) { return strncmp(name, "NVIDIA ", 7) == 0 ? name + 7 : name; }
+
+static void gpu_compact(struct top_frame *f, unsigned int r, const struct top_gpu *g) {
+        bool warn = false;
+        char flags[256], shortf[256], bar1[32], bar2[32], t[64];
+        flags_text(flags, sizeof(flags), g, &warn);
+        f->attr[r] = gpu_attr(g, warn);
+        const char *word = state_word(g);
+        if (word) {
+                putf(f, r, 0, "%2u %-14.14s %s: %s", g->index, short_name(g->name), word, g->why);
+                return;
+        }
+        compact_flags(shortf, sizeof(shortf), flags);
+        snprintf(t, sizeof(t), "%.0f%%", g->util_pct.v);
+        top_bar(bar1, 8, g->util_pct.v / 100, g->util_pct.have, g->util_pct.have ? t : "--");
+        mem_text(t, sizeof(t), g);
+        top_bar(bar2, 12, ratio(g->mem_used_bytes, g->mem_total_bytes), g->mem_used_bytes.have, t);
+        char temp[16] = "--", pwr[16] = "--", sm[16] = "--";
+        if (g->temp_c.have)
+                snprintf(temp, sizeof(temp), "%.0fC", g->temp_c.v);
+        if (g->power_w.have)
+                snprintf(pwr, sizeof(pwr), "%.0fW", g->power_w.v);
+        if (g->sm_mhz.have)
+                snprintf(sm, sizeof(sm), "%.0fMHz", g->sm_mhz.v);
+        putf(f, r, 0, "%2u %-14.14s %s %s %4s %5s %7s %s", g->index, short_name(g->name), bar1, bar2, temp, pwr, sm,
+             shortf);
+}
+
+static void bytes_text(char *out, size_t size, const struct top_proc_row *p) {
+        if (!p->have_mem)
+                snprintf(out, size, "?");
+        else
+                snprintf(out, size, "%lluMiB", p->used_bytes / (1024ULL * 1024ULL));
+}
+
+static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_row *p) {
+        char mem[32], ns[16] = "-";
+        bytes_text(mem, sizeof(mem), p);
+        const char *user = p->info.user, *cmd = p->info.command;
+        switch (p->info.where) {
+        case TOP_PROC_OTHER_NS:
+                snprintf(ns, sizeof(ns), "?");
+                user = "other-ns";
+                cmd = "(other namespace: NVML's PID is not visible from here)";
+                break;
+        case TOP_PROC_GONE:
+                user = "-";
+                cmd = "(exited)";
+                break;
+        case TOP_PROC_FOUND:
+                if (p->info.ns_pid)
+                        snprintf(ns, sizeof(ns), "%u", p->info.ns_pid);
+                break;
+        }
+        putf(f, r, 0, "%3u %7u %7s %-10.10s %9s %c %s", p->gpu, p->pid, ns, user, mem, p->graphics ? 'G' : 'C', cmd);
+}
+
+static const char *const help_lines[] = {
+        "Keys",
+        "  Up/Down, k/j   select a process     PgUp/PgDn  a page of processes",
+        "  s              next sort key        m u p      sort by memory, utilization, pid",
+        "  Left/Right     scroll the GPUs when they do not all fit",
+        "  h, ?, F1       this help (any key closes it)",
+        "  Esc            no selection        q  quit",
+        "Columns: GPU, PID (NVML's, the host's), NS-PID (inside its container),",
+        "  USER, GPU memory, C compute / G graphics, command line.",
+        "A GPU whose readings did not come in time is STALE; one NVML calls lost is LOST.",
+        "Sparklines: the last samples, _.,:-=+*# from low to high, blank: no reading.",
+};
+
+/* Index of the selected row, or -1. */
+static int selected_index(const struct top_view *v, const struct top_model *m) {
+        if (!v->have_selected)
+                return -1;
+        for (unsigned int i = 0; i < m->n_procs; i++)
+                if (m->procs[i].gpu == v->sel_gpu && m->procs[i].pid == v->sel_pid)
+                        return (int)i;
+        return -1;
+}
+
+static void select_index(struct top_view *v, const struct top_model *m, int i) {
+        if (m->n_procs == 0) {
+                v->have_selected = false;
+                return;
+        }
+        if (i < 0)
+                i = 0;
+        if ((unsigned int)i >= m->n_procs)
+                i = (int)m->n_procs - 1;
+        v->have_selected = true;
+        v->sel_gpu = m->procs[i].gpu;
+        v->sel_pid = m->procs[i].pid;
+}
+
+void top_view_move(struct top_view *v, const struct top_model *m, int delta) {
+        int i = selected_index(v, m);
+        select_index(v, m, i < 0 ? 0 : i + delta);
+}
+
+static void processes(struct top_frame *f, const struct top_layout *l, const struct top_model *m, struct top_view *v) {
+        unsigned int r = l->proc_top;
+        f->attr[r] = TOP_ATTR_TITLE;
+        putf(f, r, 0, "%3s %7s %7s %-10s %9s %c %s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", 'T', "COMMAND");
+        r++;
+        if (v->help) {
+                for (unsigned int i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && i < l->proc_rows; i++)
+                        put(f, r + i, 0, help_lines[i]);
+                return;
+        }
+        if (m->n_procs == 0) {
+                if (l->proc_rows)
+                        put(f, r, 0, "  no processes on the GPUs");
+                return;
+        }
+        int sel = selected_index(v, m);
+        if (sel < 0 && v->have_selected) /* it exited: the row that took its place */
+                select_index(v, m, 0), sel = 0;
+        if (sel >= 0) {
+                if ((unsigned int)sel < v->proc_scroll)
+                        v->proc_scroll = (unsigned int)sel;
+                if (l->proc_rows && (unsigned int)sel >= v->proc_scroll + l->proc_rows)
+                        v->proc_scroll = (unsigned int)sel - l->proc_rows + 1;
+        }
+        if (v->proc_scroll >= m->n_procs)
+                v->proc_scroll = 0;
+        for (unsigned int i = 0; i < l->proc_rows && v->proc_scroll + i < m->n_procs; i++) {
+                unsigned int k = v->proc_scroll + i;
+                proc_row(f, r + i, &m->procs[k]);
+                if ((int)k == sel) {
+                        /* a mark as well as the highlight: visible without attributes */
+                        line_at(f, r + i)[0] = '>';
+                        f->attr[r + i] = TOP_ATTR_SELECTED;
+                }
+        }
+}
+
+unsigned int top_frame_rows_for_all(const struct top_model *m) {
+        unsigned int procs = m->n_procs > TOP_MIN_PROC_ROWS ? m->n_procs : TOP_MIN_PROC_ROWS;
+        unsigned int rows = 3 + m->n_gpus * TOP_FULL_LINES + procs;
+        return rows < TOP_MIN_ROWS ? TOP_MIN_ROWS : rows;
+}
+
+int top_frame_render(const struct top_model *m, struct top_view *v, unsigned int rows, unsigned int cols,
+                     struct top_frame *ret) {
+        top_frame_done(ret);
+        if (rows == 0 || cols == 0)
+                return 0;
+        ret->text = malloc((size_t)rows * (cols + 1));
+        ret->attr = calloc(rows, sizeof(*ret->attr));
+        if (!ret->text || !ret->attr) {
+                top_frame_done(ret);
+                return -ENOMEM;
+        }
+        ret->rows = rows;
+        ret->cols = cols;
+        for (unsigned int r = 0; r < rows; r++) {
+                memset(line_at(ret, r), ' ', cols);
+                line_at(ret, r)[cols] = '\0';
+        }
+        struct top_layout l;
+        top_layout_compute(rows, cols, m->n_gpus, &l);
+        if (l.too_small) {
+                putf(ret, 0, 0, "gpuvet top: %ux%u is too small (%ux%u at least); q quits", cols, rows, TOP_MIN_COLS,
+                     TOP_MIN_ROWS);
+                return 0;
+        }
+        ret->attr[0] = TOP_ATTR_TITLE;
+        putf(ret, 0, 0, "gpuvet top  driver %s  %u GPU%s  every %.1fs  sort: %s%s%s", m->driver[0] ? m->driver : "?",
+             m->n_gpus, m->n_gpus == 1 ? "" : "s", (double)v->interval_ms / 1000.0, top_sort_name(v->sort),
+             m->problem[0] ? "  " : "", m->problem);
+        unsigned int hidden = m->n_gpus > l.gpus_shown ? m->n_gpus - l.gpus_shown : 0;
+        if (v->gpu_scroll > hidden)
+                v->gpu_scroll = hidden;
+        unsigned int r = 1;
+        for (unsigned int i = 0; i < l.gpus_shown; i++, r += l.gpu_lines) {
+                const struct top_gpu *g = &m->gpus[v->gpu_scroll + i];
+                if (l.full)
+                        gpu_full(ret, &l, r, g);
+                else
+                        gpu_compact(ret, r, g);
+        }
+        if (l.more_line)
+                putf(ret, r, 0, "   GPUs %u-%u of %u shown (Left/Right scroll)", v->gpu_scroll,
+                     v->gpu_scroll + l.gpus_shown - 1, m->n_gpus);
+        processes(ret, &l, m, v);
+        putf(ret, l.help_row, 0, "q quit  Up/Down select  s sort  m/u/p memory/util/pid  h help%s",
+             v->have_selected ? "" : "");
+        return 0;
+}
+
+void top_frame_done(struct top_frame *f) {
+        free(f->text);
+        free(f->attr);
+        memset(f, 0, sizeof(*f));
+}

@@ -1,0 +1,52 @@
+/* One frame of gpuvet top as text lines with an attribute each (docs/top.md): the curses
+ * screen draws these, --once prints them, the tests read them back from tmux. Pure: the
+ * same model, view and size give the same frame. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "top/top_model.h"
+
+enum top_attr {
+        TOP_ATTR_NORMAL,
+        TOP_ATTR_TITLE,    /* the title and the process header */
+        TOP_ATTR_SELECTED, /* the selected process */
+        TOP_ATTR_WARN,     /* a GPU held down by the hardware, or with uncorrected ECC errors */
+        TOP_ATTR_STALE,
+        TOP_ATTR_LOST,
+};
+
+/* What the person chose: the sort key, the selected process, the help. */
+struct top_view {
+        enum top_sort sort;
+        bool help;
+        bool have_selected;        /* a process is selected: by GPU and PID, so it stays */
+        unsigned int sel_gpu, sel_pid;
+        unsigned int proc_scroll;  /* the first process row shown */
+        unsigned int gpu_scroll;   /* the first GPU shown when not all fit */
+        unsigned long long interval_ms;
+};
+
+struct top_frame {
+        unsigned int rows, cols;
+        char *text;            /* rows lines of cols + 1 bytes, each NUL-terminated, blank-padded */
+        enum top_attr *attr;   /* per line */
+};
+
+/* Render m at rows x cols into ret (freed first with top_frame_done when it holds one).
+ * Moves the selection onto a row that exists and scrolls it into view. Returns 0 or -ENOMEM. */
+int top_frame_render(const struct top_model *m, struct top_view *v, unsigned int rows, unsigned int cols,
+                     struct top_frame *ret);
+
+/* Line r of f. */
+static inline const char *top_frame_line(const struct top_frame *f, unsigned int r) {
+        return f->text + (unsigned long)r * (f->cols + 1);
+}
+
+/* The rows --once needs to show every GPU in full and every process. */
+unsigned int top_frame_rows_for_all(const struct top_model *m);
+
+/* Move the selection by delta rows (up is negative), within the process rows. */
+void top_view_move(struct top_view *v, const struct top_model *m, int delta);
+
+void top_frame_done(struct top_frame *f);

@@ -1,0 +1,30 @@
+/* Where things go on a screen of rows x cols (docs/top.md, "Layout"): pure arithmetic, so
+ * the small sizes are unit-tested rather than found in a terminal.
+ *
+ * From the top: the title line, the GPUs (three lines each when they fit, else one), the
+ * process header and rows, the help line at the bottom. GPUs beyond the room left are
+ * counted on one line ("+3 more GPUs"); at least TOP_MIN_PROC_ROWS process rows stay
+ * visible when there is any room. */
+#pragma once
+
+#include <stdbool.h>
+
+#define TOP_MIN_COLS 40
+#define TOP_MIN_ROWS 8
+#define TOP_MIN_PROC_ROWS 3
+#define TOP_FULL_LINES 3 /* a GPU's lines in the full form */
+
+struct top_layout {
+        bool too_small;            /* below TOP_MIN_COLS x TOP_MIN_ROWS: one line says so */
+        bool full;                 /* GPUs in three lines each, else one */
+        unsigned int gpu_lines;    /* lines per GPU */
+        unsigned int gpus_shown;   /* the first gpus_shown GPUs (from the scroll offset) */
+        bool more_line;            /* a "+N more GPUs" line follows them */
+        unsigned int proc_top;     /* the process header's row */
+        unsigned int proc_rows;    /* process rows under it */
+        unsigned int help_row;     /* the last row */
+        unsigned int cell_width;   /* one of the three cells of a full GPU line */
+        unsigned int spark_width;  /* the sparkline inside a cell (0: none) */
+};
+
+void top_layout_compute(unsigned int rows, unsigned int cols, unsigned int n_gpus, struct top_layout *ret);

@@ -1,0 +1,88 @@
+/* What gpuvet top shows, built from the sampler's samples (docs/top.md): each GPU's
+ * latest readings with their history, whether they are live, stale or lost, and the
+ * processes on the GPUs. The screen and --once render this; nothing here draws or calls
+ * NVML. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "sys/nvml_facts.h"
+#include "top/top_draw.h"
+#include "top/top_proc.h"
+
+enum top_gpu_state {
+        TOP_GPU_LIVE,
+        TOP_GPU_STALE, /* readings did not come in time: the last ones are not shown as live */
+        TOP_GPU_LOST,  /* NVML answers "GPU is lost": fallen off the bus */
+};
+
+/* One reading as shown: have false when this sample has none. */
+struct top_reading {
+        bool have;
+        double v;
+};
+
+struct top_gpu {
+        unsigned int index;
+        char name[NV_STR_MAX];
+        enum top_gpu_state state;
+        char why[160]; /* stale or lost: which call, how long */
+        struct top_reading util_pct, mem_used_bytes, mem_total_bytes, temp_c, temp_slowdown_c, power_w,
+                power_limit_w, sm_mhz, sm_max_mhz, mem_mhz, mem_max_mhz;
+        bool have_reasons;
+        unsigned long long reasons; /* NV_CLOCKS_EVENT_* */
+        bool have_ecc_mode, ecc_on;
+        bool have_ecc_counts;
+        unsigned long long ecc_corrected, ecc_uncorrected; /* volatile: since the driver loaded */
+        struct top_series h_util, h_mem, h_temp, h_power, h_sm, h_mclk;
+};
+
+struct top_proc_row {
+        unsigned int gpu;
+        unsigned int pid;            /* NVML's */
+        bool have_mem;
+        unsigned long long used_bytes;
+        bool graphics;               /* a graphics (not compute) context */
+        double gpu_util;             /* its GPU's utilization, for sorting; -1: none */
+        struct top_proc_info info;
+};
+
+enum top_sort {
+        TOP_SORT_MEMORY, /* GPU memory, largest first */
+        TOP_SORT_UTIL,   /* its GPU's utilization, busiest first (NVML gives no per-process share here) */
+        TOP_SORT_PID,    /* ascending */
+        TOP_SORT_COUNT
+};
+
+struct top_model {
+        unsigned int n_gpus;
+        struct top_gpu *gpus;
+        unsigned int n_procs;
+        struct top_proc_row *procs;
+        unsigned long long seq;      /* of the sample shown */
+        unsigned long long taken_ns; /* CLOCK_MONOTONIC when its round began */
+        char driver[NV_STR_MAX];
+        char problem[200];           /* NVML or the sampler as a whole: "" when fine */
+};
+
+struct fsroot;
+struct top_users;
+struct top_lookup {
+        struct fsroot *fs;
+        const struct top_users *users;
+        bool nested;
+};
+
+/* Take in a sample's facts (grows the GPU table when NVML lists more). Returns 0 or -ENOMEM. */
+int top_model_update(struct top_model *m, const struct nvml_facts *f, unsigned long long taken_ns,
+                     const struct top_lookup *look);
+
+/* Mark every live GPU stale (the sampler stopped, or no round came in time), with why;
+ * the GPUs the previous call marked take the new why. */
+void top_model_all_stale(struct top_model *m, const char *why);
+
+/* Sort the process rows by key. */
+void top_model_sort(struct top_model *m, enum top_sort key);
+const char *top_sort_name(enum top_sort key); /* "memory", "utilization", "pid" */
+
+void top_model_done(struct top_model *m);

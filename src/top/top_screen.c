@@ -1,0 +1,114 @@
+/* The curses screen (top_screen.h). */
+#include "top/top_screen.h"
+
+#include "cmd/cmd.h"
+#include "top/top_layout.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { PAIR_WARN = 1, PAIR_LOST, PAIR_STALE };
+
+static attr_t attr_of(enum top_attr a, bool color) {
+        switch (a) {
+        case TOP_ATTR_TITLE: return A_REVERSE;
+        case TOP_ATTR_SELECTED: return A_REVERSE | A_BOLD;
+        case TOP_ATTR_WARN: return color ? COLOR_PAIR(PAIR_WARN) | A_BOLD : A_BOLD;
+        case TOP_ATTR_STALE: return color ? COLOR_PAIR(PAIR_STALE) | A_DIM : A_DIM;
+        case TOP_ATTR_LOST: return color ? COLOR_PAIR(PAIR_LOST) | A_BOLD : A_BOLD | A_UNDERLINE;
+        case TOP_ATTR_NORMAL: break;
+        }
+        return A_NORMAL;
+}
+
+static void draw(const struct top_frame *f, bool color) {
+        erase();
+        for (unsigned int r = 0; r < f->rows; r++) {
+                attrset(attr_of(f->attr[r], color));
+                /* cols - 1: writing the bottom-right cell would scroll some terminals */
+                mvaddnstr((int)r, 0, top_frame_line(f, r), (int)f->cols - 1);
+        }
+        attrset(A_NORMAL);
+        refresh();
+}
+
+static bool setup_colors(void) {
+        const char *no = getenv("NO_COLOR");
+        if ((no && *no) || !has_colors() || start_color() == ERR)
+                return false;
+        use_default_colors();
+        init_pair(PAIR_WARN, COLOR_YELLOW, -1);
+        init_pair(PAIR_LOST, COLOR_RED, -1);
+        init_pair(PAIR_STALE, COLOR_BLUE, -1);
+        return true;
+}
+
+int top_screen_run(struct top_feed *feed, struct top_model *m, struct top_view *v, const sigset_t *open_mask,
+                   volatile sig_atomic_t *stop) {
+        if (!initscr()) {
+                fprintf(stderr, "gpuvet top: the terminal could not be set up (TERM=%s)\n",
+                        getenv("TERM") ? getenv("TERM") : "");
+                return EXIT_INTERNAL;
+        }
+        cbreak();
+        noecho();
+        keypad(stdscr, TRUE);
+        nodelay(stdscr, TRUE);
+        set_escdelay(25);
+        (void)curs_set(0);
+        bool color = setup_colors();
+
+        struct top_frame frame = {0};
+        int code = EXIT_PASS;
+        bool dirty = true, running = true;
+        while (running && !*stop) {
+                int r = top_feed_poll(feed, m);
+                if (r < 0) {
+                        code = EXIT_INTERNAL;
+                        break;
+                }
+                if (r > 0)
+                        dirty = true;
+                if (dirty) {
+                        top_model_sort(m, v->sort);
+                        if (top_frame_render(m, v, (unsigned int)LINES, (unsigned int)COLS, &frame) < 0) {
+                                code = EXIT_INTERNAL;
+                                break;
+                        }
+                        draw(&frame, color);
+                        dirty = false;
+                }
+                /* Wake for a key, a sample, a signal (SIGWINCH: ncurses' handler then gives
+                 * KEY_RESIZE), or the interval, to see whether readings went stale. */
+                struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
+                                      {.fd = sampler_fd(feed->smp), .events = POLLIN}};
+                unsigned long long wait_ms = feed->interval_ms < 1000 ? feed->interval_ms : 1000;
+                struct timespec t = {.tv_sec = (time_t)(wait_ms / 1000), .tv_nsec = (long)(wait_ms % 1000) * 1000000L};
+                if (ppoll(p, 2, &t, open_mask) < 0 && errno != EINTR) {
+                        code = EXIT_INTERNAL;
+                        break;
+                }
+                if (p[1].revents & POLLIN)
+                        dirty = true; /* top_feed_poll takes it (and drains the pipe) */
+                if ((p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) && !(p[0].revents & POLLIN))
+                        break; /* the terminal went away: polling it again would spin */
+                struct top_layout l;
+                top_layout_compute((unsigned int)LINES, (unsigned int)COLS, m->n_gpus, &l);
+                int ch;
+                while ((ch = getch()) != ERR) {
+                        if (!top_view_key(v, m, ch, l.proc_rows))
+                                running = false;
+                        dirty = true;
+                }
+        }
+        top_frame_done(&frame);
+        endwin();
+        if (code == EXIT_INTERNAL)
+                fprintf(stderr, "gpuvet top: %s\n", errno == ENOMEM ? "out of memory" : strerror(errno));
+        return code;
+}

@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+"""gpuvet top in a real terminal: tmux, against the fake NVML (suite 'golden'; docs/top.md).
+
+Usage: test_top.py GPUVET SRC_ROOT FAKE_LIB
+
+gpuvet top runs in a detached tmux session of a fixed size, on its own tmux server; the
+test reads the screen back with `tmux capture-pane -p` and types with send-keys:
+1. 80x24, the busy scenario and a fixture root (/proc of three processes, one in a
+   container, one exited; etc/passwd): the one-line GPU rows with their values and
+   throttle reasons, the processes sorted by memory with user, NS-PID and command.
+2. Keys: p, u and m sort (title and order), Down moves the selection (reverse video),
+   h shows the help and a key closes it.
+3. tmux resize-window to 120x40: the three-line GPU form with bars; back to 80x24.
+4. q: exit 0, and the terminal is restored (stty: icanon and echo on again).
+5. A GPU lost while the view runs (FAKE_NVML_SCENARIO_LATER=xid79-lost.scn): GPU 5 LOST,
+   the others live.
+6. A call that hangs (hang.scn): GPU 3 STALE naming the call, then every GPU stale once
+   sampling stopped; q still quits at once, exit 0. Calls each slow but within their
+   deadline (top-scenarios/slow.scn, later): every GPU stale by age, the age counting up.
+7. gpuvet in a nested PID namespace (the root's proc/self/status NSpid has two PIDs):
+   "other-ns" rows, never blank.
+8. --once without a terminal: exit 0 on a healthy node, 1 with a lost GPU; bad options
+   exit 2; no terminal without --once exits 2.
+Every wait polls the screen with a deadline scaled by fakeenv.time_scale(). SKIP (77)
+without tmux.
+"""
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
+FAKES = os.path.join(SRC_ROOT, "tests", "fakes")
+SCN = os.path.join(FAKES, "scenarios")
+TOP_SCN = os.path.join(SRC_ROOT, "tests", "golden", "top-scenarios")
+sys.path.insert(0, FAKES)
+import fakeenv  # noqa: E402
+
+SCALE = fakeenv.time_scale()
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+    return cond
+
+
+if not shutil.which("tmux"):
+    print("SKIP: tmux is not installed (Debian package tmux; tools/bootstrap.sh)")
+    sys.exit(77)
+
+TMP = tempfile.mkdtemp(prefix="gpuvet-top-")
+SOCKET = os.path.join(TMP, "tmux.sock")
+
+
+def tmux(*args, check_rc=True):
+    r = subprocess.run(["tmux", "-S", SOCKET, "-f", "/dev/null"] + list(args), capture_output=True, text=True,
+                       timeout=30 * SCALE)
+    if check_rc and r.returncode != 0:
+        raise RuntimeError("tmux %s: %s" % (" ".join(args), r.stderr))
+    return r.stdout
+
+
+def write(path, text, mode="w"):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, mode) as f:
+        f.write(text)
+
+
+def make_root(nested):
+    """A fixture root: the processes of busy.scn as /proc shows them, and etc/passwd."""
+    root = tempfile.mkdtemp(prefix="root-", dir=TMP)
+    write(os.path.join(root, "etc/passwd"),
+          "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000:Alice:/home/alice:/bin/sh\n")
+    write(os.path.join(root, "proc/self/status"),
+          "Name:\tgpuvet\nPid:\t100\nUid:\t0\t0\t0\t0\nNSpid:\t100%s\n" % ("\t7" if nested else ""))
+    # 4242: alice's training, in a container where it is PID 17
+    write(os.path.join(root, "proc/4242/status"), "Name:\tpython3\nPid:\t4242\nUid:\t1000\t1000\t1000\t1000\n"
+          "NSpid:\t4242\t17\n")
+    write(os.path.join(root, "proc/4242/cmdline"), b"python3\0train.py\0--epochs\x003\0", "wb")
+    # 5151: root's, on the host
+    write(os.path.join(root, "proc/5151/status"), "Name:\tpython3\nPid:\t5151\nUid:\t0\t0\t0\t0\nNSpid:\t5151\n")
+    write(os.path.join(root, "proc/5151/cmdline"), b"python3\0eval.py\0", "wb")
+    # 777 has exited: no /proc entry
+    return root
+
+
+class Top:
+    """gpuvet top in a tmux session of its own."""
+    count = 0
+
+    def __init__(self, args, scenario, cols=80, rows=24, extra=None):
+        Top.count += 1
+        self.name = "top%d" % Top.count
+        self.rc_file = os.path.join(TMP, self.name + ".rc")
+        self.stty_file = os.path.join(TMP, self.name + ".stty")
+        env = fakeenv.gpuvet_env(scenario, dict({"GPUVET_NVML_LIB": FAKE_LIB}, **(extra or {})))
+        script = os.path.join(TMP, self.name + ".sh")
+        lines = ["export %s=%s" % (k, shlex.quote(v)) for k, v in env.items()
+                 if k.isidentifier() and k not in ("TERM", "TMUX", "COLUMNS", "LINES")]
+        lines.append("%s top %s 2>%s" % (shlex.quote(GPUVET), " ".join(shlex.quote(a) for a in args),
+                                          shlex.quote(os.path.join(TMP, self.name + ".err"))))
+        lines.append("echo $? > %s.tmp && mv %s.tmp %s" % ((shlex.quote(self.rc_file),) * 3))
+        lines.append("stty -a > %s.tmp && mv %s.tmp %s" % ((shlex.quote(self.stty_file),) * 3))
+        write(script, "\n".join(lines) + "\n")
+        tmux("new-session", "-d", "-s", self.name, "-x", str(cols), "-y", str(rows), "sh " + shlex.quote(script))
+
+    def screen(self, escapes=False):
+        r = tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", self.name, check_rc=False)
+        return r
+
+    def wait(self, pred, what, seconds=10):
+        deadline = time.monotonic() + seconds * SCALE
+        last = ""
+        while time.monotonic() < deadline:
+            last = self.screen()
+            if pred(last):
+                return last
+            time.sleep(0.05)
+        check(False, what + "; the screen was:\n" + last)
+        return last
+
+    def keys(self, *keys):
+        tmux("send-keys", "-t", self.name, *keys)
+
+    def exit_code(self, seconds=10):
+        deadline = time.monotonic() + seconds * SCALE
+        while time.monotonic() < deadline:
+            if os.path.exists(self.rc_file):
+                return int(open(self.rc_file).read().strip())
+            time.sleep(0.05)
+        return None
+
+    def stderr(self):
+        try:
+            return open(os.path.join(TMP, self.name + ".err")).read()
+        except OSError:
+            return ""
+
+    def kill(self):
+        tmux("kill-session", "-t", self.name, check_rc=False)
+
+
+def line_with(screen, text):
+    return next((line for line in screen.split("\n") if text in line), "")
+
+
+def proc_lines(screen):
+    lines = screen.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("GPU     PID"):
+            return [x for x in lines[i + 1:] if x.strip() and not x.startswith("q quit")]
+    return []
+
+
+BUSY = os.path.join(TOP_SCN, "busy.scn")
+HEALTHY = os.path.join(SCN, "h100-sxm-8gpu.scn")
+
+
+def test_busy_small_keys_resize_quit():
+    root = make_root(nested=False)
+    t = Top(["--interval", "0.2", "--root", root], BUSY)
+    try:
+        s = t.wait(lambda s: "train.py" in s, "80x24: the process rows appear")
+        check("8 GPUs" in s and "sort: memory" in s, "80x24: the title names 8 GPUs and the sort")
+        g0 = line_with(s, " 0 H100 80GB")
+        check("87%" in g0 and "78C" in g0 and "612W" in g0 and "1980MHz" in g0 and "sw-power" in g0,
+              "80x24: GPU 0's compact row shows 87%, 78C, 612W, 1980MHz, sw-power: " + g0)
+        check("40.0/79.6G" in g0, "80x24: GPU 0's memory 40.0/79.6G: " + g0)
+        g2 = line_with(s, " 2 H100 80GB")
+        check("hw-thermal" in g2 and "ECC 0/2" in g2, "80x24: GPU 2 shows hw-thermal and 2 uncorrected: " + g2)
+        check(len([x for x in s.split("\n") if " H100 80GB HBM3 [" in x]) == 8, "80x24: all 8 GPU rows fit")
+        rows = proc_lines(s)
+        check(len(rows) == 3, "80x24: three process rows: %r" % rows)
+        if len(rows) == 3:
+            check(rows[0].split()[:5] == ["0", "4242", "17", "alice", "30720MiB"] and
+                  "python3 train.py --epochs 3" in rows[0], "the container's process first: " + rows[0])
+            check(rows[1].split()[:5] == ["0", "5151", "-", "root", "10240MiB"] and "python3 eval.py" in rows[1],
+                  "the host's process second: " + rows[1])
+            check(rows[2].split()[:2] == ["1", "777"] and "(exited)" in rows[2], "an exited PID said: " + rows[2])
+        s = t.screen()
+        check(all(len(line) <= 80 for line in s.split("\n")), "80x24: no line wider than the pane")
+
+        t.keys("p")
+        s = t.wait(lambda s: "sort: pid" in s, "p sorts by pid")
+        check([r.split()[1] for r in proc_lines(s)] == ["777", "4242", "5151"], "by pid: " + repr(proc_lines(s)))
+        t.keys("u")
+        s = t.wait(lambda s: "sort: utilization" in s, "u sorts by utilization")
+        check([r.split()[1] for r in proc_lines(s)] == ["4242", "5151", "777"],
+              "by utilization (GPU 0 at 87% first): " + repr(proc_lines(s)))
+        t.keys("m")
+        t.wait(lambda s: "sort: memory" in s, "m sorts by memory")
+
+        for key, pid in (("Down", "4242"), ("Down", "5151"), ("Up", "4242")):
+            t.keys(key)
+            s = t.wait(lambda s: line_with(s, " %s " % pid).startswith(">"), "%s marks the row of %s" % (key, pid))
+            check(sum(1 for line in proc_lines(s) if line.startswith(">")) == 1, "one row selected")
+        t.keys("h")
+        t.wait(lambda s: "this help" in s and "quit" in s, "h shows the help")
+        t.keys("x")
+        t.wait(lambda s: "this help" not in s and "train.py" in s, "a key closes the help")
+
+        tmux("resize-window", "-t", t.name, "-x", "120", "-y", "40")
+        s = t.wait(lambda s: "UTIL [" in s and "PWR  [" in s, "120x40: the three-line form with bars")
+        check(s.count("UTIL [") == 8, "120x40: 8 GPUs in full")
+        check("[|||||||||||" in line_with(s, "UTIL [||"), "120x40: GPU 0's utilization bar is filled")
+        tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
+        t.wait(lambda s: "UTIL [" not in s and "train.py" in s, "back to 80x24: one line per GPU")
+        tmux("resize-window", "-t", t.name, "-x", "30", "-y", "6")
+        t.wait(lambda s: "too small" in s, "30x6: says the terminal is too small")
+        tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
+        t.wait(lambda s: "train.py" in s, "80x24 again after too small")
+
+        t.keys("q")
+        rc = t.exit_code()
+        check(rc == 0, "q exits 0 (got %r; stderr %r)" % (rc, t.stderr()))
+        deadline = time.monotonic() + 10 * SCALE
+        while not os.path.exists(t.stty_file) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stty = open(t.stty_file).read() if os.path.exists(t.stty_file) else ""
+        words = stty.split()
+        check("icanon" in words and "echo" in words, "the terminal is restored (icanon, echo): " + stty[:300])
+    finally:
+        t.kill()
+
+
+def test_lost_while_running():
+    later = os.path.join(SCN, "xid79-lost.scn") + ":%d" % int(1500 * SCALE)
+    t = Top(["--interval", "0.2"], HEALTHY, cols=120, rows=40, extra={"FAKE_NVML_SCENARIO_LATER": later})
+    try:
+        s = t.wait(lambda s: s.count("UTIL [") == 8, "lost: 8 GPUs shown first", seconds=10)
+        check("LOST" not in s, "lost: no GPU lost before the change")
+        s = t.wait(lambda s: "LOST" in s, "lost: GPU 5 shown lost after the change")
+        g5 = line_with(s, " 5 NVIDIA H100")
+        check("LOST" in g5 and "GPU is lost" in g5, "lost: GPU 5's line says LOST and why: " + g5)
+        check(all("LOST" not in line_with(s, " %d NVIDIA H100" % i) for i in range(8) if i != 5),
+              "lost: the other GPUs stay live")
+        t.keys("q")
+        check(t.exit_code() == 0, "lost: q exits 0 (%s)" % t.stderr())
+    finally:
+        t.kill()
+
+
+def test_stale_on_hang():
+    call_ms = int(400 * SCALE)
+    t = Top(["--interval", "0.2", "--nvml-call-timeout-ms", str(call_ms)], os.path.join(SCN, "hang.scn"),
+            cols=120, rows=40)
+    try:
+        s = t.wait(lambda s: "STALE" in s, "hang: a GPU shown stale", seconds=15)
+        g3 = line_with(s, " 3 NVIDIA H100")
+        check("STALE" in g3 and "nvmlDeviceGetPowerUsage" in g3, "hang: GPU 3 stale, the call named: " + g3)
+        s = t.wait(lambda s: "sampling stopped" in s, "hang: the title says sampling stopped")
+        check(all("STALE" in line_with(s, " %d NVIDIA H100" % i) for i in range(8)),
+              "hang: every GPU stale once no round comes")
+        check("UTIL [        --]" in s or "[" in line_with(s, "UTIL") and "--]" in line_with(s, "UTIL"),
+              "hang: stale bars show no value: " + line_with(s, "UTIL"))
+        t0 = time.monotonic()
+        t.keys("q")
+        rc = t.exit_code()
+        check(rc == 0, "hang: q exits 0 (got %r; %s)" % (rc, t.stderr()))
+        check(time.monotonic() - t0 < 5 * SCALE, "hang: q quits at once")
+    finally:
+        t.kill()
+
+
+def test_stale_when_slow():
+    """Calls each within their deadline but a round of seconds: stale by age, counting up."""
+    later = os.path.join(TOP_SCN, "slow.scn") + ":%d" % int(1000 * SCALE)
+    t = Top(["--interval", "0.2", "--nvml-call-timeout-ms", str(int(1000 * SCALE))], HEALTHY, cols=120, rows=40,
+            extra={"FAKE_NVML_SCENARIO_LATER": later})
+    try:
+        s = t.wait(lambda s: s.count("UTIL [") == 8, "slow: 8 GPUs shown first")
+        check("STALE" not in s, "slow: live before the change")
+        s = t.wait(lambda s: "STALE: readings" in s, "slow: every GPU stale by age", seconds=15)
+        check(all("STALE: readings" in line_with(s, " %d NVIDIA H100" % i) for i in range(8)),
+              "slow: all 8 GPUs stale")
+        first = line_with(s, " 0 NVIDIA H100")
+        t.wait(lambda s: line_with(s, " 0 NVIDIA H100") != first and "STALE" in line_with(s, " 0 NVIDIA H100"),
+               "slow: the age counts up")
+        t0 = time.monotonic()
+        t.keys("q")
+        check(t.exit_code() == 0, "slow: q exits 0 (%s)" % t.stderr())
+        check(time.monotonic() - t0 < 5 * SCALE, "slow: q quits within a round's call")
+    finally:
+        t.kill()
+
+
+def test_nested_namespace():
+    root = make_root(nested=True)
+    t = Top(["--interval", "0.2", "--root", root], BUSY)
+    try:
+        s = t.wait(lambda s: "other-ns" in s, "nested: rows say other-ns")
+        rows = proc_lines(s)
+        check(len(rows) == 3 and all("other-ns" in r and "other namespace" in r for r in rows),
+              "nested: every process row says other namespace: %r" % rows)
+        t.keys("q")
+        check(t.exit_code() == 0, "nested: q exits 0")
+    finally:
+        t.kill()
+
+
+def run_once(args, scenario, extra=None):
+    env = fakeenv.gpuvet_env(scenario, dict({"GPUVET_NVML_LIB": FAKE_LIB}, **(extra or {})))
+    return subprocess.run([GPUVET, "top"] + args, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          timeout=60 * SCALE)
+
+
+def test_once_and_usage():
+    r = run_once(["--once", "--width", "80"], HEALTHY)
+    check(r.returncode == 0, "--once healthy exits 0: %s" % r.stderr)
+    check(r.stdout.count("NVIDIA H100 80GB HBM3  throttle: idle  ECC on 0/0") == 8, "--once: 8 GPU headers")
+    check(all(len(x) <= 80 for x in r.stdout.split("\n")), "--once --width 80: no line wider")
+    r = run_once(["--once"], os.path.join(SCN, "xid79-lost.scn"))
+    check(r.returncode == 1 and "GPU 5 is lost" in r.stderr, "--once with a lost GPU exits 1 naming it: %s" % r.stderr)
+    r = run_once(["--once"], os.path.join(SCN, "driver-not-loaded.scn"))
+    check(r.returncode == 1 and "nvmlInit" in r.stderr, "--once without a driver exits 1 saying so: %s" % r.stderr)
+    for args, what in ((["--interval", "0"], "--interval"), (["--interval", "x"], "--interval"),
+                       (["--sort", "name"], "--sort"), (["--width", "10"], "--width"), (["--no-nvml"], "--no-nvml")):
+        r = run_once(args + ["--once"], HEALTHY)
+        check(r.returncode == 2 and what in r.stderr, "%s exits 2 naming %s: %s" % (args, what, r.stderr))
+    r = run_once([], HEALTHY)
+    check(r.returncode == 2 and "terminal" in r.stderr, "no terminal without --once exits 2: %s" % r.stderr)
+
+
+try:
+    tmux("start-server", check_rc=False)
+    for test in (test_once_and_usage, test_busy_small_keys_resize_quit, test_lost_while_running, test_stale_on_hang,
+                 test_stale_when_slow, test_nested_namespace):
+        t0 = time.monotonic()
+        test()
+        print("%s: %.1f s" % (test.__name__, time.monotonic() - t0))
+finally:
+    tmux("kill-server", check_rc=False)
+    shutil.rmtree(TMP, ignore_errors=True)
+
+if failures:
+    print("%d failure(s)" % len(failures))
+    sys.exit(1)
+print("ok")

@@ -1,0 +1,270 @@
+/* gpuvet top's pure parts: the layout at small sizes, bars and sparklines, /proc status
+ * lines (NSpid, Uid), the process sort orders, keys on the view, a frame at 80x24. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <curses.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "top/top_draw.h"
+#include "top/top_frame.h"
+#include "top/top_layout.h"
+#include "top/top_model.h"
+#include "top/top_proc.h"
+#include "top/top_screen.h"
+
+static void layout_fits(unsigned int rows, unsigned int cols, unsigned int gpus) {
+        struct top_layout l;
+        top_layout_compute(rows, cols, gpus, &l);
+        if (l.too_small)
+                return;
+        unsigned int used = 1 + l.gpus_shown * l.gpu_lines + (l.more_line ? 1 : 0) + 1 + l.proc_rows + 1;
+        assert_int_equal(used, rows);
+        assert_int_equal(l.help_row, rows - 1);
+        assert_true(3 * l.cell_width + 4 <= cols - 1);
+        assert_true(l.gpus_shown <= gpus);
+        assert_true(l.more_line == (l.gpus_shown < gpus));
+}
+
+static void test_layout(void **state) {
+        (void)state;
+        struct top_layout l;
+        top_layout_compute(24, 80, 8, &l);
+        assert_false(l.too_small);
+        assert_false(l.full); /* 8 x 3 lines do not fit in 24 */
+        assert_int_equal(l.gpus_shown, 8);
+        assert_int_equal(l.proc_top, 9);
+        assert_int_equal(l.proc_rows, 13);
+        assert_int_equal(l.cell_width, 25);
+        assert_int_equal(l.spark_width, 7);
+        top_layout_compute(40, 120, 8, &l);
+        assert_true(l.full);
+        assert_int_equal(l.gpu_lines, 3);
+        assert_int_equal(l.proc_rows, 40 - 3 - 24);
+        top_layout_compute(24, 80, 64, &l); /* more GPUs than rows: a count line, 3 process rows */
+        assert_true(l.more_line);
+        assert_int_equal(l.proc_rows, TOP_MIN_PROC_ROWS);
+        assert_int_equal(l.gpus_shown, 24 - 3 - TOP_MIN_PROC_ROWS - 1);
+        top_layout_compute(TOP_MIN_ROWS - 1, 80, 1, &l);
+        assert_true(l.too_small);
+        top_layout_compute(24, TOP_MIN_COLS - 1, 1, &l);
+        assert_true(l.too_small);
+        top_layout_compute(TOP_MIN_ROWS, TOP_MIN_COLS, 0, &l);
+        assert_false(l.too_small);
+        assert_int_equal(l.spark_width, 0); /* too narrow for a sparkline beside the bar */
+        for (unsigned int rows = 0; rows < 60; rows++)
+                for (unsigned int cols = 0; cols < 200; cols += 7)
+                        for (unsigned int gpus = 0; gpus < 20; gpus++)
+                                layout_fits(rows, cols, gpus);
+}
+
+static void test_bar(void **state) {
+        (void)state;
+        char b[64];
+        top_bar(b, 12, 0.5, true, "50%");
+        assert_string_equal(b, "[|||||  50%]");
+        top_bar(b, 12, 1.5, true, "");
+        assert_string_equal(b, "[||||||||||]");
+        top_bar(b, 12, -1, true, "0%");
+        assert_string_equal(b, "[        0%]");
+        top_bar(b, 12, 0.9, false, "--"); /* no reading: no fill */
+        assert_string_equal(b, "[        --]");
+        top_bar(b, 6, 0, true, "123456789"); /* too long: its start kept */
+        assert_string_equal(b, "[1234]");
+        top_bar(b, 2, 1, true, "x");
+        assert_string_equal(b, "[]");
+        top_bar(b, 1, 1, true, "x");
+        assert_string_equal(b, "[");
+        top_bar(b, 0, 1, true, "x");
+        assert_string_equal(b, "");
+}
+
+static void test_spark(void **state) {
+        (void)state;
+        struct top_series s = {0};
+        char b[TOP_HISTORY + 2];
+        top_spark(b, 5, &s);
+        assert_string_equal(b, "     ");
+        top_series_push(&s, 0, true);
+        top_series_push(&s, 1, true);
+        top_series_push(&s, 0.5, false); /* a gap */
+        top_series_push(&s, 0.5, true);
+        top_spark(b, 6, &s);
+        assert_string_equal(b, "  _# -");
+        top_spark(b, 2, &s); /* the newest at the right */
+        assert_string_equal(b, " -");
+        for (int i = 0; i < 3 * TOP_HISTORY; i++)
+                top_series_push(&s, (double)(i % 9) / 8.0, true);
+        assert_int_equal(s.n, TOP_HISTORY);
+        top_spark(b, 9, &s);
+        assert_int_equal(strlen(b), 9);
+        assert_string_equal(b + 9 - 1, (3 * TOP_HISTORY - 1) % 9 == 8 ? "#" : b + 8);
+        top_spark(b, TOP_HISTORY + 1, &s); /* wider than the history: padded */
+        assert_int_equal(b[0], ' ');
+        assert_int_not_equal(b[1], ' ');
+}
+
+static void test_status(void **state) {
+        (void)state;
+        struct top_status st;
+        const char *text = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\nPid:\t4242\n"
+                           "Uid:\t1000\t1000\t1000\t1000\nGid:\t1000\t1000\t1000\t1000\nNSpid:\t4242\t17\n";
+        assert_int_equal(top_status_parse(text, strlen(text), &st), 0);
+        assert_string_equal(st.name, "python3");
+        assert_true(st.have_uid);
+        assert_int_equal(st.uid, 1000);
+        assert_int_equal(st.n_nspid, 2);
+        assert_int_equal(st.nspid[0], 4242);
+        assert_int_equal(st.nspid[1], 17);
+
+        const char *old = "Name:\tx\nPid:\t5\nUid:\t0\t0\t0\t0\n"; /* before Linux 4.1: no NSpid */
+        assert_int_equal(top_status_parse(old, strlen(old), &st), 0);
+        assert_int_equal(st.n_nspid, 0);
+
+        const char *bad = "Name:\tx\nUid:\t0\t0\nNSpid:\t12a\t3\n"; /* malformed lines leave fields unset */
+        assert_int_equal(top_status_parse(bad, strlen(bad), &st), 0);
+        assert_false(st.have_uid);
+        assert_int_equal(st.n_nspid, 0);
+
+        const char *big = "Pid:\t1\nNSpid:\t4294967296\n"; /* does not fit */
+        assert_int_equal(top_status_parse(big, strlen(big), &st), 0);
+        assert_int_equal(st.n_nspid, 0);
+
+        const char *deep = "Pid:\t1\nNSpid:\t1 2 3 4 5 6 7 8 9\n"; /* deeper than we keep: refused */
+        assert_int_equal(top_status_parse(deep, strlen(deep), &st), 0);
+        assert_int_equal(st.n_nspid, 0);
+
+        /* Not NUL-terminated: the length bounds the parse. */
+        const char cut[] = {'P', 'i', 'd', ':', '1', '\n', 'N', 'S', 'p', 'i', 'd', ':', '7', '7'};
+        assert_int_equal(top_status_parse(cut, sizeof(cut), &st), 0);
+        assert_int_equal(st.n_nspid, 1);
+        assert_int_equal(st.nspid[0], 77);
+
+        const char *evil = "Name:\t\x1b[2Jx\x7f\nPid:\t3\n"; /* a process names itself */
+        assert_int_equal(top_status_parse(evil, strlen(evil), &st), 0);
+        assert_string_equal(st.name, "?[2Jx?");
+        assert_int_equal(top_status_parse("garbage\n", 8, &st), -EINVAL);
+        assert_int_equal(top_status_parse("", 0, &st), -EINVAL);
+        const char *longname = "Name:\taaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n";
+        assert_int_equal(top_status_parse(longname, strlen(longname), &st), 0);
+        assert_int_equal(strlen(st.name), sizeof(st.name) - 1);
+}
+
+static struct top_model model_with(unsigned int n) {
+        struct top_model m = {0};
+        m.n_procs = n;
+        m.procs = calloc(n, sizeof(*m.procs));
+        m.n_gpus = 2;
+        m.gpus = calloc(2, sizeof(*m.gpus));
+        return m;
+}
+
+static void pids(const struct top_model *m, const unsigned int *want, unsigned int n) {
+        for (unsigned int i = 0; i < n; i++)
+                assert_int_equal(m->procs[i].pid, want[i]);
+}
+
+static void test_sort(void **state) {
+        (void)state;
+        struct top_model m = model_with(5);
+        struct top_proc_row rows[5] = {
+                {.gpu = 1, .pid = 30, .have_mem = true, .used_bytes = 100, .gpu_util = 10},
+                {.gpu = 0, .pid = 20, .have_mem = true, .used_bytes = 500, .gpu_util = 90},
+                {.gpu = 0, .pid = 10, .have_mem = false, .gpu_util = 90},
+                {.gpu = 1, .pid = 5, .have_mem = true, .used_bytes = 100, .gpu_util = 10},
+                {.gpu = 0, .pid = 40, .have_mem = true, .used_bytes = 100, .gpu_util = -1},
+        };
+        memcpy(m.procs, rows, sizeof(rows));
+        top_model_sort(&m, TOP_SORT_MEMORY); /* largest first, unknown last, ties by GPU then PID */
+        pids(&m, (unsigned int[]){20, 40, 5, 30, 10}, 5);
+        top_model_sort(&m, TOP_SORT_UTIL); /* busiest GPU first, no reading last */
+        pids(&m, (unsigned int[]){10, 20, 5, 30, 40}, 5);
+        top_model_sort(&m, TOP_SORT_PID);
+        pids(&m, (unsigned int[]){5, 10, 20, 30, 40}, 5);
+        assert_string_equal(top_sort_name(TOP_SORT_UTIL), "utilization");
+        top_model_done(&m);
+}
+
+static void test_keys(void **state) {
+        (void)state;
+        struct top_model m = model_with(3);
+        for (unsigned int i = 0; i < 3; i++)
+                m.procs[i] = (struct top_proc_row){.gpu = 0, .pid = 100 + i};
+        struct top_view v = {0};
+        assert_true(top_view_key(&v, &m, KEY_DOWN, 10));
+        assert_true(v.have_selected);
+        assert_int_equal(v.sel_pid, 100);
+        top_view_key(&v, &m, 'j', 10);
+        top_view_key(&v, &m, KEY_DOWN, 10);
+        top_view_key(&v, &m, KEY_DOWN, 10); /* stops at the last */
+        assert_int_equal(v.sel_pid, 102);
+        top_view_key(&v, &m, KEY_PPAGE, 10);
+        assert_int_equal(v.sel_pid, 100);
+        top_view_key(&v, &m, 's', 10);
+        assert_int_equal(v.sort, TOP_SORT_UTIL);
+        top_view_key(&v, &m, 'p', 10);
+        assert_int_equal(v.sort, TOP_SORT_PID);
+        top_view_key(&v, &m, 'h', 10);
+        assert_true(v.help);
+        assert_true(top_view_key(&v, &m, 'x', 10)); /* closes the help */
+        assert_false(v.help);
+        top_view_key(&v, &m, 'h', 10);
+        assert_false(top_view_key(&v, &m, 'q', 10)); /* q quits from the help too */
+        v.help = false;
+        assert_true(top_view_key(&v, &m, 27, 10)); /* Esc clears the selection */
+        assert_false(v.have_selected);
+        top_model_done(&m);
+}
+
+/* A frame at 80x24 from a model: every line exactly as wide, the lost GPU said, the
+ * selection marked; and at every small size, no line past the width. */
+static void test_frame(void **state) {
+        (void)state;
+        struct top_model m = model_with(2);
+        snprintf(m.gpus[0].name, sizeof(m.gpus[0].name), "NVIDIA H100 80GB HBM3");
+        m.gpus[0].util_pct = (struct top_reading){true, 50};
+        m.gpus[1].index = 1;
+        snprintf(m.gpus[1].name, sizeof(m.gpus[1].name), "NVIDIA H100 80GB HBM3");
+        m.gpus[1].state = TOP_GPU_LOST;
+        snprintf(m.gpus[1].why, sizeof(m.gpus[1].why), "nvmlDeviceGetName: GPU is lost");
+        m.procs[0] = (struct top_proc_row){.gpu = 0, .pid = 1, .info = {.where = TOP_PROC_OTHER_NS}};
+        m.procs[1] = (struct top_proc_row){.gpu = 0, .pid = 2, .info = {.where = TOP_PROC_GONE}};
+        struct top_view v = {.interval_ms = 1000, .have_selected = true, .sel_gpu = 0, .sel_pid = 2};
+        struct top_frame f = {0};
+        assert_int_equal(top_frame_render(&m, &v, 24, 80, &f), 0);
+        for (unsigned int r = 0; r < 24; r++)
+                assert_int_equal(strlen(top_frame_line(&f, r)), 80);
+        assert_non_null(strstr(top_frame_line(&f, 0), "2 GPUs"));
+        assert_non_null(strstr(top_frame_line(&f, 1), "throttle: ?  ECC ?"));
+        assert_non_null(strstr(top_frame_line(&f, 2), "UTIL [|||||  50%]"));
+        assert_non_null(strstr(top_frame_line(&f, 4), "LOST: nvmlDeviceGetName: GPU is lost"));
+        assert_int_equal(f.attr[4], TOP_ATTR_LOST);
+        assert_non_null(strstr(top_frame_line(&f, 8), "other-ns"));
+        assert_non_null(strstr(top_frame_line(&f, 9), "(exited)"));
+        assert_int_equal(top_frame_line(&f, 9)[0], '>');
+        assert_int_equal(f.attr[9], TOP_ATTR_SELECTED);
+        for (unsigned int rows = 1; rows < 30; rows++)
+                for (unsigned int cols = 1; cols < 100; cols += 3) {
+                        assert_int_equal(top_frame_render(&m, &v, rows, cols, &f), 0);
+                        for (unsigned int r = 0; r < rows; r++) {
+                                assert_int_equal(strlen(top_frame_line(&f, r)), cols);
+                                assert_int_equal(top_frame_line(&f, r)[cols - 1], ' ');
+                        }
+                }
+        top_frame_done(&f);
+        top_model_done(&m);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_layout), cmocka_unit_test(test_bar),  cmocka_unit_test(test_spark),
+                cmocka_unit_test(test_status), cmocka_unit_test(test_sort), cmocka_unit_test(test_keys),
+                cmocka_unit_test(test_frame),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
