@@ -36,14 +36,8 @@ SCALE = fakeenv.time_scale()
 HOST = socket.gethostname()
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
                      "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, finish  # noqa: E402
 
 
 class Serve:
@@ -413,11 +407,7 @@ def main():
         test_stale_before_hang(tmp)
         test_bad_listen()
         print("%.1f s" % (time.monotonic() - t0))
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
-    print("ok")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -31,14 +31,8 @@ sys.path.insert(0, FAKES)
 import fakeenv  # noqa: E402
 
 SCALE = fakeenv.time_scale()
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, finish  # noqa: E402
 
 
 def free_port():
@@ -147,11 +141,7 @@ def main():
             rc = stop(serve)
             check(rc == 0, "gpuvet serve exit %s" % rc)
         shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
-    print("ok")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

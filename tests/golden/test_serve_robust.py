@@ -34,14 +34,8 @@ import fakeenv  # noqa: E402
 SCALE = fakeenv.time_scale()
 FLOOD = 2000
 IDLE_S = 2
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, finish  # noqa: E402
 
 
 def status_kb(pid, key):
@@ -244,11 +238,7 @@ def main():
     finally:
         stop(p, err)
     print("%.1f s" % (time.monotonic() - t0))
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
-    print("ok")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -33,14 +33,8 @@ import fakeenv  # noqa: E402
 
 SCALE = fakeenv.time_scale()
 SCENARIO = os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, finish  # noqa: E402
 
 
 def bcrypt_hash(password):
@@ -169,11 +163,7 @@ def main():
                   "%s: rc %d, %r" % (what, r.returncode, r.stderr[-300:]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
-    print("ok")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -40,14 +40,8 @@ sys.path.insert(0, FAKES)
 import fakeenv  # noqa: E402
 
 SCALE = fakeenv.time_scale()
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, finish  # noqa: E402
 
 
 if not shutil.which("tmux"):
@@ -342,7 +336,4 @@ finally:
     tmux("kill-server", check_rc=False)
     shutil.rmtree(TMP, ignore_errors=True)
 
-if failures:
-    print("%d failure(s)" % len(failures))
-    sys.exit(1)
-print("ok")
+sys.exit(finish())
