@@ -14,7 +14,6 @@ Xids from NVML's events as per-code counters and dcgm-exporter's last-Xid gauge;
 --check-report's statuses per check id, following a new report, gone for a bad or missing one;
 bad --listen and a busy port exit 2 naming it; promtool check metrics when installed.
 """
-import http.client
 import json
 import os
 import re
@@ -34,82 +33,9 @@ import fakeenv  # noqa: E402
 
 SCALE = fakeenv.time_scale()
 HOST = socket.gethostname()
-PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
-                     "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-
-
-class Serve:
-    """gpuvet serve on a free port of 127.0.0.1, its stderr in a file."""
-
-    def __init__(self, scenario, extra=()):
-        self.err = tempfile.TemporaryFile(mode="w+")
-        env = fakeenv.gpuvet_env(scenario, {"GPUVET_NVML_LIB": FAKE_LIB})
-        self.p = subprocess.Popen([GPUVET, "serve", "--listen", "127.0.0.1:0", "--interval-ms", "100"] + list(extra),
-                                  env=env, stdout=subprocess.DEVNULL, stderr=self.err, text=True)
-        self.port = None
-        deadline = time.monotonic() + 20 * SCALE
-        while time.monotonic() < deadline and self.p.poll() is None:
-            m = re.search(r"\(port (\d+)\)", self.stderr())
-            if m:
-                self.port = int(m.group(1))
-                return
-            time.sleep(0.05)
-        raise RuntimeError("gpuvet serve did not start: rc %s, stderr %r" % (self.p.poll(), self.stderr()))
-
-    def stderr(self):
-        self.err.seek(0)
-        return self.err.read()
-
-    def get(self, path, headers=None, method="GET", body=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10 * SCALE)
-        c.request(method, path, body=body, headers=headers or {})
-        r = c.getresponse()
-        data = r.read().decode()
-        c.close()
-        return r.status, r.getheader("Content-Type"), data
-
-    def stop(self, sig=signal.SIGTERM, bound=5.0):
-        """Send sig; (rc, seconds to exit)."""
-        t0 = time.monotonic()
-        self.p.send_signal(sig)
-        try:
-            rc = self.p.wait(timeout=bound * SCALE)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = self.p.wait()
-            check(False, "still running %.0f s after %s" % (bound * SCALE, sig.name))
-        return rc, time.monotonic() - t0
-
-
-SAMPLE = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)\{([^}]*)\} (\S+)$')
-LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def parse(body):
-    """{name: {gpu: (labels dict, value)}}, and the families' HELP/TYPE."""
-    series, types, helps = {}, {}, set()
-    for line in body.splitlines():
-        if line.startswith("# TYPE "):
-            _, _, name, t = line.split(" ", 3)
-            types[name] = t
-        elif line.startswith("# HELP "):
-            helps.add(line.split(" ")[2])
-        elif line and not line.startswith("#"):
-            m = SAMPLE.match(line)
-            if not m:
-                if not line.startswith("gpuvet_sample") and not line.startswith("gpuvet_sampler"):
-                    check(False, "not a sample line: %r" % line)
-                continue
-            labels = dict(LABEL.findall(m.group(2)))
-            series.setdefault(m.group(1), {})[labels.get("gpu")] = (labels, float(m.group(3)))
-    return series, types, helps
-
-
-def scalar(body, name):
-    m = re.search(r"^%s (\S+)$" % name, body, re.M)
-    return float(m.group(1)) if m else None
+from serve_harness import PROMETHEUS_ACCEPT, Serve, parse, scalar  # noqa: E402
 
 
 def scenario_with(tmp, name, text):
@@ -122,7 +48,7 @@ def scenario_with(tmp, name, text):
 def test_values(tmp):
     scn = scenario_with(tmp, "values.scn", "[gpu 3]\ntemperature = 77 C\npower_usage = 412.5 W\nclock_sm = 1980 MHz\n"
                                            "memory_used = 40000 MiB\nmemory_free = 41081 MiB\nutilization_gpu = 93 %\n")
-    s = Serve(scn)
+    s = Serve(GPUVET, FAKE_LIB, scn)
     try:
         status, ctype, body = s.get("/metrics")
         check(status == 200 and ctype == "text/plain; version=0.0.4; charset=utf-8",
@@ -216,7 +142,8 @@ def test_values(tmp):
 def test_hang(tmp):
     # GPU 1's temperature call never returns from the 4th round on (3 calls answer per GPU 1).
     scn = scenario_with(tmp, "hang.scn", "hang nvmlDeviceGetTemperature 1 after=3\n")
-    s = Serve(scn, ["--nvml-call-timeout-ms", str(int(300 * SCALE)), "--stale-after-ms", str(int(5000 * SCALE))])
+    s = Serve(GPUVET, FAKE_LIB, scn,
+              ["--nvml-call-timeout-ms", str(int(300 * SCALE)), "--stale-after-ms", str(int(5000 * SCALE))])
     try:
         deadline = time.monotonic() + 20 * SCALE
         body = ""
@@ -251,7 +178,7 @@ def test_stale_before_hang(tmp):
     # Slow rounds (each temperature call 600 ms) with a stale bound of 300 ms: values leave
     # while the sampler still runs, and come back with fresh rounds never.
     scn = scenario_with(tmp, "slow.scn", "latency nvmlDeviceGetTemperature 600\n")
-    s = Serve(scn, ["--stale-after-ms", "300", "--nvml-call-timeout-ms", str(int(5000 * SCALE))])
+    s = Serve(GPUVET, FAKE_LIB, scn, ["--stale-after-ms", "300", "--nvml-call-timeout-ms", str(int(5000 * SCALE))])
     try:
         time.sleep(1.0)
         status, _, body = s.get("/metrics")
@@ -270,7 +197,7 @@ def test_stale_before_hang(tmp):
 def test_xids(tmp):
     # Xids delivered by NVML's events: GPU 2 79, 48, 79; GPU 5 31 (tests/fakes/README.md, "xid").
     scn = scenario_with(tmp, "xids.scn", "[gpu 2]\nxid = 79\nxid = 48\nxid = 79\n[gpu 5]\nxid = 31\n")
-    s = Serve(scn)
+    s = Serve(GPUVET, FAKE_LIB, scn)
     try:
         want = {("2", "79"): 2, ("2", "48"): 1, ("5", "31"): 1}
         deadline = time.monotonic() + 20 * SCALE
@@ -329,7 +256,7 @@ def test_check_report(tmp):
         os.replace(path + ".tmp", path)
 
     write(json.dumps(report))
-    s = Serve(os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), ["--check-report", path])
+    s = Serve(GPUVET, FAKE_LIB, os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), ["--check-report", path])
 
     def wait_for(pred, what):
         deadline = time.monotonic() + 10 * SCALE

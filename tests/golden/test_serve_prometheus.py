@@ -15,7 +15,6 @@ Exits 77 (skip) when prometheus is not installed.
 import http.client
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -33,14 +32,7 @@ import fakeenv  # noqa: E402
 SCALE = fakeenv.time_scale()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+from serve_harness import Serve, free_port  # noqa: E402
 
 
 def query(port, expr):
@@ -75,19 +67,8 @@ def main():
         scn = os.path.join(tmp, "gpus.scn")
         with open(scn, "w") as f:
             f.write("include %s\n[gpu 5]\ntemperature = 66 C\n" % os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn"))
-        serve_err = open(os.path.join(tmp, "serve.err"), "w+")
-        serve = subprocess.Popen([GPUVET, "serve", "--listen", "127.0.0.1:0", "--interval-ms", "500"],
-                                 env=fakeenv.gpuvet_env(scn, {"GPUVET_NVML_LIB": FAKE_LIB}),
-                                 stdout=subprocess.DEVNULL, stderr=serve_err)
-        port = None
-        deadline = time.monotonic() + 20 * SCALE
-        while port is None and time.monotonic() < deadline and serve.poll() is None:
-            serve_err.seek(0)
-            m = re.search(r"\(port (\d+)\)", serve_err.read())
-            port = int(m.group(1)) if m else None
-            time.sleep(0.05)
-        if not check(port is not None, "gpuvet serve did not start"):
-            return 1
+        serve = Serve(GPUVET, FAKE_LIB, scn, interval_ms=500)
+        port = serve.port
         web = free_port()
         with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
             f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
@@ -138,7 +119,7 @@ def main():
             rc = stop(prom)
             check(rc == 0, "prometheus exit %s" % rc)
         if serve:
-            rc = stop(serve)
+            rc, _ = serve.stop(bound=10)
             check(rc == 0, "gpuvet serve exit %s" % rc)
         shutil.rmtree(tmp, ignore_errors=True)
     return finish()

@@ -12,18 +12,14 @@ file and the reason: not YAML, an unknown key, a plain-text password, a missing
 certificate, a key that is not the certificate's. Skips (77) without openssl or a crypt
 that makes bcrypt hashes.
 """
-import base64
 import http.client
 import os
-import re
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 
 GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
@@ -35,6 +31,7 @@ SCALE = fakeenv.time_scale()
 SCENARIO = os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
+from serve_harness import Serve  # noqa: E402
 
 
 def bcrypt_hash(password):
@@ -49,40 +46,18 @@ def bcrypt_hash(password):
 
 
 def start(web):
-    err = tempfile.TemporaryFile(mode="w+")
-    p = subprocess.Popen([GPUVET, "serve", "--listen", "127.0.0.1:0", "--web.config.file", web],
-                         env=fakeenv.gpuvet_env(SCENARIO, {"GPUVET_NVML_LIB": FAKE_LIB}),
-                         stdout=subprocess.DEVNULL, stderr=err)
-    deadline = time.monotonic() + 20 * SCALE
-    while time.monotonic() < deadline and p.poll() is None:
-        err.seek(0)
-        m = re.search(r"\(port (\d+)", err.read())
-        if m:
-            return p, int(m.group(1))
-        time.sleep(0.05)
-    err.seek(0)
-    raise RuntimeError("gpuvet serve did not start: rc %s %r" % (p.poll(), err.read()))
+    return Serve(GPUVET, FAKE_LIB, SCENARIO, ["--web.config.file", web], interval_ms=None)
 
 
-def stop(p):
-    p.send_signal(signal.SIGTERM)
-    try:
-        rc = p.wait(timeout=10 * SCALE)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = p.wait()
+def stop(s):
+    rc, _ = s.stop(bound=10)
     check(rc == 0, "SIGTERM: exit %s" % rc)
 
 
-def get(port, path, ctx, auth=None):
-    c = (http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10 * SCALE) if ctx
-         else http.client.HTTPConnection("127.0.0.1", port, timeout=10 * SCALE))
-    headers = {"Authorization": "Basic " + base64.b64encode(auth.encode()).decode()} if auth else {}
-    c.request("GET", path, headers=headers)
-    r = c.getresponse()
-    body = r.read().decode()
-    c.close()
-    return r.status, r.getheader("WWW-Authenticate"), body
+def get(s, path, tls, auth=None):
+    """(status, WWW-Authenticate, body)."""
+    r = s.request(path, tls=tls, auth=auth)
+    return r.status, r.headers.get("WWW-Authenticate"), r.body
 
 
 def main():
@@ -110,38 +85,38 @@ def main():
 
         tls = "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
         users = "basic_auth_users:\n  alice: %s\n  bob: %s\n" % (good, bcrypt_hash("other"))
-        p, port = start(config("both.yml", tls + users))
+        s = start(config("both.yml", tls + users))
         try:
             for auth, want in ((None, 401), ("alice:wrong", 401), ("carol:s3cret", 401), ("bob:s3cret", 401),
                                ("alice:s3cret", 200), ("alice:s3cret", 200), ("bob:other", 200)):
-                status, challenge, body = get(port, "/metrics", ctx, auth)
+                status, challenge, body = get(s, "/metrics", ctx, auth)
                 check(status == want, "TLS+auth %s: %s, want %s" % (auth, status, want))
                 if want == 401:
                     check(challenge and challenge.startswith("Basic") and "gpuvet" in challenge,
                           "TLS+auth %s: challenge %r" % (auth, challenge))
                 else:
                     check("DCGM_FI_DEV_GPU_TEMP{" in body, "TLS+auth %s: no series" % auth)
-            status, _, body = get(port, "/health", ctx, "alice:s3cret")
+            status, _, body = get(s, "/health", ctx, "alice:s3cret")
             check(status == 200 and body == "ok\n", "TLS+auth /health: %s %r" % (status, body))
             try:
-                get(port, "/metrics", None)
+                get(s, "/metrics", None)
                 check(False, "plain HTTP on the TLS port got an HTTP answer")
             except (http.client.HTTPException, ConnectionError, socket.timeout, OSError):
                 pass
         finally:
-            stop(p)
-        p, port = start(config("tls.yml", tls))
+            stop(s)
+        s = start(config("tls.yml", tls))
         try:
-            status, _, _ = get(port, "/metrics", ctx)
+            status, _, _ = get(s, "/metrics", ctx)
             check(status == 200, "TLS alone: %s" % status)
         finally:
-            stop(p)
-        p, port = start(config("auth.yml", users))
+            stop(s)
+        s = start(config("auth.yml", users))
         try:
-            check(get(port, "/metrics", None)[0] == 401, "auth alone, no credentials: not 401")
-            check(get(port, "/metrics", None, "alice:s3cret")[0] == 200, "auth alone, alice: not 200")
+            check(get(s, "/metrics", None)[0] == 401, "auth alone, no credentials: not 401")
+            check(get(s, "/metrics", None, "alice:s3cret")[0] == 200, "auth alone, alice: not 200")
         finally:
-            stop(p)
+            stop(s)
 
         bad = {
             "not YAML": ("bad1.yml", "tls_server_config: [\n", "not YAML"),

@@ -1,0 +1,139 @@
+"""gpuvet serve as the serve tests run it (docs/serve.md): started on a free port of
+127.0.0.1 against a fake-NVML scenario with its standard error kept in a file, asked over
+HTTP or HTTPS, stopped by a signal within a bound; and the text exposition format parsed.
+
+The tests import it after fakeenv and testlib are on sys.path (they put them there).
+"""
+import base64
+import collections
+import http.client
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import fakeenv
+from testlib import check
+
+SCALE = fakeenv.time_scale()
+# What Prometheus 2.x sends: OpenMetrics first.
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+                     "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+SANITIZER_SAYS = ("runtime error", "Sanitizer")
+
+Reply = collections.namedtuple("Reply", "status headers body")
+
+
+class Serve:
+    """One gpuvet serve process. Options beyond --listen go in extra; interval_ms=None
+    leaves --interval-ms at its default."""
+
+    def __init__(self, gpuvet, fake_lib, scenario, extra=(), interval_ms=100, env=None):
+        self.err = tempfile.TemporaryFile(mode="w+")
+        args = [gpuvet, "serve", "--listen", "127.0.0.1:0"]
+        if interval_ms is not None:
+            args += ["--interval-ms", str(interval_ms)]
+        overrides = {"GPUVET_NVML_LIB": fake_lib}
+        overrides.update(env or {})
+        self.p = subprocess.Popen(args + list(extra), env=fakeenv.gpuvet_env(scenario, overrides),
+                                  stdout=subprocess.DEVNULL, stderr=self.err, text=True)
+        self.port = None
+        deadline = time.monotonic() + 20 * SCALE
+        while time.monotonic() < deadline and self.p.poll() is None:
+            m = re.search(r"\(port (\d+)", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+                return
+            time.sleep(0.05)
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+        raise RuntimeError("gpuvet serve did not start: rc %s, stderr %r" % (self.p.returncode, self.stderr()[-2000:]))
+
+    @property
+    def pid(self):
+        return self.p.pid
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read()
+
+    def request(self, path, headers=None, method="GET", body=None, tls=None, auth=None):
+        """One request on a connection of its own; tls is an ssl context for HTTPS, auth
+        "user:password" for basic auth. A Reply; the transport's exceptions pass through."""
+        if tls:
+            c = http.client.HTTPSConnection("127.0.0.1", self.port, context=tls, timeout=10 * SCALE)
+        else:
+            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10 * SCALE)
+        headers = dict(headers or {})
+        if auth:
+            headers["Authorization"] = "Basic " + base64.b64encode(auth.encode()).decode()
+        try:
+            c.request(method, path, body=body, headers=headers)
+            r = c.getresponse()
+            return Reply(r.status, r.headers, r.read().decode())
+        finally:
+            c.close()
+
+    def get(self, path, headers=None, method="GET", body=None):
+        """(status, Content-Type, body) of a plain HTTP request."""
+        r = self.request(path, headers, method, body)
+        return r.status, r.headers.get("Content-Type"), r.body
+
+    def stop(self, sig=signal.SIGTERM, bound=5.0):
+        """Send sig and wait up to bound (scaled) seconds: (exit status, seconds it took).
+        Still running then is a failure (and it is killed); so is a sanitizer's report."""
+        t0 = time.monotonic()
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+        try:
+            rc = self.p.wait(timeout=bound * SCALE)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+            check(False, "gpuvet serve still running %.0f s after %s" % (bound * SCALE, sig.name))
+        took = time.monotonic() - t0
+        err = self.stderr()
+        check(not any(s in err for s in SANITIZER_SAYS), "gpuvet serve: sanitizer report: %s" % err[-2000:])
+        return rc, took
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+SAMPLE = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)\{([^}]*)\} (\S+)$')
+LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse(body):
+    """({name: {gpu: (labels dict, value)}}, {family: type}, {families with HELP}) of a
+    text or OpenMetrics body. Samples without labels (gpuvet_sampler_up and the like) are
+    left to scalar(); any other line that is not a sample fails."""
+    series, types, helps = {}, {}, set()
+    for line in body.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, t = line.split(" ", 3)
+            types[name] = t
+        elif line.startswith("# HELP "):
+            helps.add(line.split(" ")[2])
+        elif line and not line.startswith("#"):
+            m = SAMPLE.match(line)
+            if not m:
+                check(re.fullmatch(r"[A-Za-z_:][A-Za-z0-9_:]* \S+", line) is not None, "not a sample line: %r" % line)
+                continue
+            labels = dict(LABEL.findall(m.group(2)))
+            series.setdefault(m.group(1), {})[labels.get("gpu")] = (labels, float(m.group(3)))
+    return series, types, helps
+
+
+def scalar(body, name):
+    """The value of the unlabelled sample name, or None."""
+    m = re.search(r"^%s (\S+)$" % re.escape(name), body, re.M)
+    return float(m.group(1)) if m else None
