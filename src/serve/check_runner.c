@@ -91,8 +91,9 @@ static enum check_run_result judge_run(int rc, const struct command_result *res,
         }
         if (res->signal) {
                 snprintf(class, class_size, "signal %d", res->signal);
-                snprintf(said, said_size, "gpuvet check was killed by signal %d (%s): no check statuses%s%s",
-                         res->signal, strsignal(res->signal), *line ? "; it said: " : "", line);
+                const char *abbrev = sigabbrev_np(res->signal); /* strsignal is not thread-safe */
+                snprintf(said, said_size, "gpuvet check was killed by signal %d (SIG%s): no check statuses%s%s",
+                         res->signal, abbrev ? abbrev : "?", *line ? "; it said: " : "", line);
                 return CHECK_RUN_FAILED;
         }
         if (res->exit_status != EXIT_PASS && res->exit_status != EXIT_FAILED) {

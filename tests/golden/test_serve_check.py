@@ -48,7 +48,7 @@ ORDER = ["skip", "pass", "warn", "fail", "error"]  # status_worse's order
 # Long NVML deadlines: a hung call holds the child until serve's --check-timeout kills it,
 # rather than becoming an error result at the call's own deadline.
 SLOW_NVML = ["--nvml-call-timeout-ms", "600000", "--nvml-gpu-timeout-ms", "600000"]
-CHECK_TIMEOUT_S = max(2, int(1.5 * SCALE + 0.5))
+CHECK_TIMEOUT_S = max(1, int(SCALE + 0.5))
 
 
 def write_scenario(path, base, extra=""):
