@@ -38,6 +38,7 @@ static const struct unit_map units[] = {
         {"watts", "W", 1.0},
         {"celsius", "C", 1.0},
         {"percent", "%", 1.0},
+        {"joules", "mJ", 1e3}, /* DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION: NVML's millijoules */
 };
 
 static const struct unit_map *unit_of(const struct metric *m) {
