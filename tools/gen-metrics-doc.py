@@ -17,7 +17,7 @@ DCGM field with the same reading, for dashboards that move between the two.
 
 Types: `gauge` goes up and down; `counter` only grows until the driver reloads or the GPU
 resets; `info` does not change while the GPU is up; `state` is a mode or a flag. Units are
-base units (bytes, watts, hertz, celsius); `percent` is 0-100 as NVML gives it.
+base units (bytes, watts, joules, hertz, celsius); `percent` is 0-100 as NVML gives it.
 
 A metric without a value is `null` in JSON, and the GPU's `errors` say which NVML function
 failed or hung; query prints `[N/A]` or nvidia-smi's bracketed error.
@@ -40,6 +40,10 @@ initialised for the sampler's life. `query -l`/`-lms` prints its rounds; the exp
 This table is generated: `python3 tools/gen-metrics-doc.py build/gpuvet` (list it with
 `gpuvet query --help-metrics`). To add a metric, see HACKING.md.
 
+A metric `--query-gpu` has no field for names where `nvidia-smi -q` shows it (`-q`: its
+section and line), or says why nvidia-smi shows it nowhere (none); `query` does not list it,
+`info --json` and the exporter do.
+
 | id | type | unit | nvidia-smi `--query-gpu` | dcgm-exporter | meaning |
 | --- | --- | --- | --- | --- | --- |
 """
@@ -50,8 +54,12 @@ def main():
     out = subprocess.run([gpuvet, "query", "--help-metrics"], capture_output=True, text=True, check=True).stdout
     lines = [HEAD.rstrip("\n")]
     for line in out.splitlines()[1:]:
-        mid, mtype, unit, smi, dcgm, text = line.split("\t")
+        mid, mtype, unit, smi, smi_q, dcgm, text = line.split("\t")
         smi_cell = ", ".join("`%s`" % n for n in smi.split(" ")) if smi != "-" else ""
+        if smi_q.startswith("none: "):
+            smi_cell = "none: " + smi_q[len("none: "):]
+        elif smi_q != "-":
+            smi_cell = "`-q`: %s" % smi_q.replace(">", "&gt;")
         lines.append("| `%s` | %s | %s | %s | %s | %s |" % (
             mid, mtype, "" if unit == "-" else unit, smi_cell, "" if dcgm == "-" else "`%s`" % dcgm,
             text.replace("|", "\\|")))

@@ -16,14 +16,15 @@ enum check_need {
 };
 
 /* The NVML groups checks judge: all but those only info and query show. Reading no more
- * takes 18 calls off each GPU (of 97). tests/layout/test_check_nvml_groups.py fails when a
+ * takes 21 calls off each GPU (of 100). tests/layout/test_check_nvml_groups.py fails when a
  * check, or the report check writes, uses a fact of a group left out here. */
 #define CHECK_NVML_GROUPS                                                                                  \
         (NVML_GROUPS_ALL &                                                                                 \
          ~(nvml_group_bit(NVML_GROUP_SERIAL) | nvml_group_bit(NVML_GROUP_MINOR) | nvml_group_bit(NVML_GROUP_BRAND) | \
            nvml_group_bit(NVML_GROUP_ARCH) | nvml_group_bit(NVML_GROUP_CLOCKS) |                          \
            nvml_group_bit(NVML_GROUP_CLOCKS_MAX) | nvml_group_bit(NVML_GROUP_VIOLATIONS) |                \
-           nvml_group_bit(NVML_GROUP_UTIL) |                                                              \
+           nvml_group_bit(NVML_GROUP_ENERGY) | nvml_group_bit(NVML_GROUP_UTIL) |                          \
+           nvml_group_bit(NVML_GROUP_CODEC_UTIL) |                                                        \
            nvml_group_bit(NVML_GROUP_PSTATE) | nvml_group_bit(NVML_GROUP_FAN) |                           \
            nvml_group_bit(NVML_GROUP_COMPUTE_MODE) | nvml_group_bit(NVML_GROUP_DISPLAY) |                  \
            nvml_group_bit(NVML_GROUP_PROC_UTIL)))

@@ -69,7 +69,14 @@ struct metric {
                 /* Older spellings: accepted, the header shows names[0]. */
                 const char *aliases[METRIC_SMI_ALIASES];
                 const char *unit; /* in the header and after the value ("MiB"); NULL: none */
+                /* How the reading is typed (metric_read), also for a metric without names. */
                 enum smi_format format;
+                /* A metric --query-gpu has no field for: where `nvidia-smi -q` shows it
+                 * ("PCI > Replays Since Reset", its sections and line, as printed), or, when
+                 * nvidia-smi shows it nowhere, none: why ("only per link, `nvidia-smi nvlink
+                 * -e`"). tests/golden/test_metrics.py holds every row to a field or one of these. */
+                const char *q_section;
+                const char *none;
         } smi;
         const char *dcgm; /* dcgm-exporter's field (DCGM_FI_*); NULL when DCGM has none */
         const char *help;

@@ -34,6 +34,18 @@
          .dcgm = dcgm_field,                                                                    \
          .help = text}
 
+/* One NVLink error counter summed over the GPU's active links (nvlink_errors_total, enum
+ * nvml_nvlink_counter), dcgm-exporter's total. nvidia-smi shows these per link only
+ * (`nvidia-smi nvlink -e`), never in --query-gpu or -q. */
+#define NVLINK_ERRORS(suffix, counter, dcgm_field, text)                                        \
+        {.id = "nvlink_" suffix "_errors_total",                                                \
+         .type = METRIC_COUNTER,                                                                \
+         .group = NVML_GROUP_NVLINK,                                                            \
+         .off = G(nvlink_errors_total) + (counter) * sizeof(struct nv_u64),                     \
+         .smi = {.format = SMI_U64, .none = "per link only, `nvidia-smi nvlink -e`"},            \
+         .dcgm = dcgm_field,                                                                    \
+         .help = text}
+
 static const struct metric metrics[] = {
         {.id = "driver_version",
          .type = METRIC_INFO,
@@ -137,6 +149,23 @@ static const struct metric metrics[] = {
          .smi = {.names = {"pcie.link.width.max"}, .format = SMI_U32},
          .dcgm = "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH",
          .help = "Widest PCIe link possible with this GPU and system."},
+        {.id = "pcie_replay_total",
+         .type = METRIC_COUNTER,
+         .group = NVML_GROUP_PCIE_REPLAY,
+         .off = G(pcie_replay),
+         .smi = {.format = SMI_U32, .q_section = "PCI > Replays Since Reset"},
+         .dcgm = "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+         .help = "PCIe packets the GPU's link replayed after transmission errors, since the driver loaded (gpu.pcie_nvml "
+                 "judges the same reading)."},
+        NVLINK_ERRORS("crc_flit", NVML_NVL_CRC_FLIT, "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+                      "NVLink flow-control (flit) CRC errors, summed over the active links, since the driver loaded."),
+        NVLINK_ERRORS("crc_data", NVML_NVL_CRC_DATA, "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+                      "NVLink data CRC errors, summed over the active links, since the driver loaded."),
+        NVLINK_ERRORS("replay", NVML_NVL_REPLAY, "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+                      "NVLink retransmissions (replays), summed over the active links, since the driver loaded."),
+        NVLINK_ERRORS("recovery", NVML_NVL_RECOVERY, "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
+                      "NVLink link recoveries (retraining after errors), summed over the active links, since the driver "
+                      "loaded."),
         {.id = "index",
          .type = METRIC_INFO,
          .group = NVML_GROUP_COUNT,
@@ -272,6 +301,22 @@ static const struct metric metrics[] = {
          .smi = {.names = {"utilization.memory"}, .unit = "%", .format = SMI_U32},
          .dcgm = "DCGM_FI_DEV_MEM_COPY_UTIL",
          .help = "Percent of the last sample period during which device memory was read or written."},
+        {.id = "utilization_encoder_percent",
+         .type = METRIC_GAUGE,
+         .unit = "percent",
+         .group = NVML_GROUP_CODEC_UTIL,
+         .off = G(util_enc_pct),
+         .smi = {.names = {"utilization.encoder"}, .unit = "%", .format = SMI_U32},
+         .dcgm = "DCGM_FI_DEV_ENC_UTIL",
+         .help = "Percent of the last sample period during which the video encoder engine was busy."},
+        {.id = "utilization_decoder_percent",
+         .type = METRIC_GAUGE,
+         .unit = "percent",
+         .group = NVML_GROUP_CODEC_UTIL,
+         .off = G(util_dec_pct),
+         .smi = {.names = {"utilization.decoder"}, .unit = "%", .format = SMI_U32},
+         .dcgm = "DCGM_FI_DEV_DEC_UTIL",
+         .help = "Percent of the last sample period during which the video decoder engine was busy."},
         {.id = "ecc_mode_current",
          .type = METRIC_STATE,
          .group = NVML_GROUP_ECC_MODE,
@@ -396,6 +441,17 @@ static const struct metric metrics[] = {
          .smi = {.names = {"power.draw"}, .unit = "W", .format = SMI_WATTS},
          .dcgm = "DCGM_FI_DEV_POWER_USAGE",
          .help = "Last measured board power draw."},
+        {.id = "energy_consumption_joules",
+         .type = METRIC_COUNTER,
+         .unit = "joules",
+         .group = NVML_GROUP_ENERGY,
+         .off = G(energy_mj),
+         .scale = 0.001,
+         /* 590.48 and 595.80 print it in neither --query-gpu nor -q (the captures under
+          * tests/realdata); DCGM reads the same NVML call. */
+         .smi = {.format = SMI_U64, .none = "neither a --query-gpu field nor a `nvidia-smi -q` line (590.48, 595.80)"},
+         .dcgm = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+         .help = "Energy the GPU used since the driver loaded (Volta and later)."},
         {.id = "power_limit_watts",
          .type = METRIC_GAUGE,
          .unit = "watts",
@@ -569,6 +625,8 @@ static const struct metric metrics[] = {
          .help = "Fabric clique this GPU belongs to."},
 };
 
+#undef NVLINK_ERRORS
+#undef REASON_COUNTER
 #undef REASON
 #undef CLK
 #undef G

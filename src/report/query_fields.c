@@ -84,12 +84,20 @@ void query_fields_help(FILE *out) {
 }
 
 void query_metrics_help(FILE *out) {
-        fputs("id\ttype\tunit\tnvidia-smi\tdcgm-exporter\tdescription\n", out);
+        fputs("id\ttype\tunit\tnvidia-smi\tnvidia-smi -q\tdcgm-exporter\tdescription\n", out);
         for (size_t i = 0; i < metric_count(); i++) {
                 const struct metric *m = metric_at(i);
                 fprintf(out, "%s\t%s\t%s\t", m->id, metric_type_name(m->type), m->unit ? m->unit : "-");
                 for (size_t k = 0; k < METRIC_SMI_NAMES && m->smi.names[k]; k++)
                         fprintf(out, "%s%s", k ? " " : "", m->smi.names[k]);
+                if (!m->smi.names[0])
+                        fputc('-', out);
+                if (m->smi.q_section)
+                        fprintf(out, "\t%s", m->smi.q_section);
+                else if (m->smi.none)
+                        fprintf(out, "\tnone: %s", m->smi.none);
+                else
+                        fputs("\t-", out);
                 fprintf(out, "\t%s\t%s\n", m->dcgm ? m->dcgm : "-", m->help);
         }
 }

@@ -54,7 +54,9 @@ const struct query_field *query_field_at(size_t i);
 void query_fields_help(FILE *out);
 
 /* --help-metrics: one tab-separated line per metric of the registry: id, type, unit,
- * nvidia-smi names (space-separated), dcgm-exporter field, description; "-" for none. */
+ * nvidia-smi names (space-separated), where `nvidia-smi -q` shows a metric without a name
+ * (its section, or "none: " and why nvidia-smi shows it nowhere), dcgm-exporter field,
+ * description; "-" for none. */
 void query_metrics_help(FILE *out);
 
 /* nvidia-smi's timestamp, "2026/07/14 08:12:38.696" in local time. */

@@ -1,6 +1,7 @@
 /* Registry metric -> dcgm-exporter series (dcgm_series.h). */
 #include "serve/dcgm_series.h"
 
+#include <math.h>
 #include <string.h>
 
 bool dcgm_series_exported(const struct metric *m) {
@@ -29,15 +30,19 @@ struct unit_map {
         const char *registry;
         const char *dcgm;
         double scale;
+        bool whole; /* DCGM counts whole units: round away what the two scalings leave */
 };
 
 static const struct unit_map units[] = {
-        {"hertz", "MHz", 1e-6},
-        {"bytes", "MiB", 1.0 / (1024.0 * 1024.0)},
-        {"seconds", "us", 1e6}, /* DCGM's violation counters count microseconds */
-        {"watts", "W", 1.0},
-        {"celsius", "C", 1.0},
-        {"percent", "%", 1.0},
+        {"hertz", "MHz", 1e-6, false},
+        {"bytes", "MiB", 1.0 / (1024.0 * 1024.0), false},
+        {"seconds", "us", 1e6, false}, /* DCGM's violation counters count microseconds */
+        {"watts", "W", 1.0, false},
+        {"celsius", "C", 1.0, false},
+        {"percent", "%", 1.0, false},
+        /* DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION: NVML's whole millijoules, which mJ * 0.001 *
+         * 1000 misses by an ulp for about one value in eight. */
+        {"joules", "mJ", 1e3, true},
 };
 
 static const struct unit_map *unit_of(const struct metric *m) {
@@ -52,6 +57,12 @@ static const struct unit_map *unit_of(const struct metric *m) {
 double dcgm_series_scale(const struct metric *m) {
         const struct unit_map *u = unit_of(m);
         return u ? u->scale : 1.0;
+}
+
+double dcgm_series_value(const struct metric *m, double registry_value) {
+        const struct unit_map *u = unit_of(m);
+        double v = registry_value * (u ? u->scale : 1.0);
+        return u && u->whole ? nearbyint(v) : v;
 }
 
 const char *dcgm_series_unit(const struct metric *m) {

@@ -14,6 +14,9 @@
 bool dcgm_series_exported(const struct metric *m);
 /* Registry value * this = the value dcgm-exporter writes. */
 double dcgm_series_scale(const struct metric *m);
+/* The value dcgm-exporter writes for a registry value: scaled, and whole where DCGM's
+ * field counts whole units (millijoules). */
+double dcgm_series_value(const struct metric *m, double registry_value);
 /* The unit dcgm-exporter's value is in ("MHz", "MiB", "W", "C", "us", "%"), or NULL. */
 const char *dcgm_series_unit(const struct metric *m);
 /* "counter" for counters, "gauge" for everything else (dcgm-exporter's types). */

@@ -100,7 +100,7 @@ static void put_family(FILE *out, const struct metric *m, const struct nvml_fact
                 }
                 char num[32];
                 expo_format_value(num, sizeof(num), v.kind == METRIC_BOOL ? (v.flag ? 1.0 : 0.0)
-                                                                          : v.number * dcgm_series_scale(m));
+                                                                          : dcgm_series_value(m, v.number));
                 fprintf(out, "%s{", m->dcgm);
                 put_labels(out, g, hostname);
                 fprintf(out, "} %s\n", num);

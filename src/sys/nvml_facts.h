@@ -297,6 +297,9 @@ struct nvml_gpu {
 
         /* Power (milliwatts) */
         struct nv_u32 power_mw;
+        /* Energy the GPU used since the driver loaded, millijoules
+         * (nvmlDeviceGetTotalEnergyConsumption; Volta and later, NOT_SUPPORTED before). */
+        struct nv_u64 energy_mj;
         struct nv_u32 power_limit_mw;
         struct nv_u32 power_default_limit_mw;
         struct nv_u32 power_enforced_limit_mw;
@@ -318,6 +321,10 @@ struct nvml_gpu {
 
         struct nv_u32 util_gpu_pct;
         struct nv_u32 util_mem_pct;
+        /* Video encoder and decoder engines, percent of NVML's own sampling period
+         * (nvmlDeviceGetEncoderUtilization / ...DecoderUtilization); NOT_SUPPORTED in MIG mode. */
+        struct nv_u32 util_enc_pct;
+        struct nv_u32 util_dec_pct;
         struct nv_u32 pstate;  /* 0..15, 32 = unknown */
         struct nv_u32 fan_pct; /* NOT_SUPPORTED on passively cooled boards */
 
@@ -371,6 +378,13 @@ struct nvml_gpu {
         unsigned int nvlink_count;
         struct nv_u32 nvlink_end;
         struct nvml_nvlink nvlink[NV_NVLINK_MAX];
+        /* Each error counter summed over the active links, as dcgm-exporter's
+         * DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL: NV_OK only when every link's state and that
+         * counter of every active link were read; else the first failing reading's state, rc
+         * and fn (NOT_SUPPORTED from nvmlDeviceGetNvLinkState on a board without NVLink), so
+         * an unknown total is never written as a partial sum or a zero. 0 when links exist and
+         * none is active. Derived from nvlink[], which the checks judge: one reading. */
+        struct nv_u64 nvlink_errors_total[NVML_NVL_COUNTER_COUNT];
 
         /* Modes */
         struct nv_u32 persistence_mode; /* nvmlEnableState_t */
@@ -428,8 +442,9 @@ struct nvml_timeout {
 #define NVML_GROUP_LIST(X)                                                                           \
         X(NAME) X(UUID) X(SERIAL) X(PCI) X(VBIOS) X(INFOROM) X(MINOR) X(BRAND) X(ARCH) X(CC)        \
         X(MEMORY) X(BAR1) X(TEMP) X(TEMP_THRESHOLDS) X(TEMP_MARGIN) X(THERMAL_FIELDS) X(POWER_DRAW) \
-        X(POWER_LIMIT) X(POWER_DEFAULT_LIMIT) X(POWER_ENFORCED_LIMIT) X(POWER_CONSTRAINTS) X(CLOCKS) \
-        X(CLOCKS_MAX) X(CLOCKS_APP) X(CLOCKS_DEFAULT_APP) X(CLOCK_REASONS) X(VIOLATIONS) X(UTIL) X(PSTATE) X(FAN) \
+        X(ENERGY) X(POWER_LIMIT) X(POWER_DEFAULT_LIMIT) X(POWER_ENFORCED_LIMIT) X(POWER_CONSTRAINTS)      \
+        X(CLOCKS) X(CLOCKS_MAX) X(CLOCKS_APP) X(CLOCKS_DEFAULT_APP) X(CLOCK_REASONS) X(VIOLATIONS)      \
+        X(UTIL) X(CODEC_UTIL) X(PSTATE) X(FAN)                                                          \
         X(ECC_MODE) X(ECC_DEFAULT_MODE) X(ECC_COUNTS) X(ECC_LOCATION) X(RETIRED_PAGES) X(REMAP)      \
         X(RECOVERY) X(REMAP_HIST) X(PCIE_LINK) X(PCIE_REPLAY) X(NVLINK) X(PERSISTENCE)               \
         X(COMPUTE_MODE) X(DISPLAY) X(MIG) X(PROCS) X(PROC_UTIL) X(FABRIC)

@@ -827,6 +827,45 @@ static nvmlReturn_t remote_pci_info(struct gctx *c, nvmlDevice_t d, unsigned int
         return rc;
 }
 
+/* The head of a reading, for a total that cannot be known: its state, rc and fn. */
+static void nvlink_total_unknown(struct nv_u64 *t, unsigned char state, int rc, const char *fn) {
+        *t = (struct nv_u64){.state = state, .rc = rc, .fn = fn};
+}
+
+/* nvlink_errors_total from the per-link readings (nvml_facts.h). Called once the walk is
+ * over, on the worker and again on a replay (whose timeouts then reach the totals); never
+ * on a worker that was abandoned, whose published copy it must not touch. */
+static void sum_nvlink_errors(struct nvml_gpu *g) {
+        const struct nv_u32 *end = &g->nvlink_end;
+        for (unsigned int k = 0; k < NVML_NVL_COUNTER_COUNT; k++) {
+                struct nv_u64 *t = &g->nvlink_errors_total[k];
+                /* No link at all (NOT_SUPPORTED on a board without NVLink), or a walk cut
+                 * short by a hung call or a missing function: links past it are unknown. */
+                if (g->nvlink_count == 0 || end->state == NV_TIMEOUT || end->state == NV_NO_FUNCTION) {
+                        nvlink_total_unknown(t, end->state == NV_UNREAD ? NV_ERROR : end->state,
+                                             end->state == NV_UNREAD ? NVML_ERROR_NOT_SUPPORTED : end->rc,
+                                             end->fn ? end->fn : "nvmlDeviceGetNvLinkState");
+                        continue;
+                }
+                *t = (struct nv_u64){.state = NV_OK, .rc = NVML_SUCCESS, .fn = "nvmlDeviceGetNvLinkErrorCounter"};
+                for (unsigned int l = 0; l < g->nvlink_count && l < NV_NVLINK_MAX; l++) {
+                        const struct nvml_nvlink *link = &g->nvlink[l];
+                        if (!nv_ok(link->state)) {
+                                nvlink_total_unknown(t, link->state.state, link->state.rc, link->state.fn);
+                                break;
+                        }
+                        if (link->state.v != NVML_FEATURE_ENABLED)
+                                continue;
+                        const struct nv_u64 *e = &link->errors[k];
+                        if (!nv_ok(*e)) {
+                                nvlink_total_unknown(t, e->state, e->rc, e->fn);
+                                break;
+                        }
+                        t->v += e->v;
+                }
+        }
+}
+
 static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         static const nvmlNvLinkErrorCounter_t counters[NVML_NVL_COUNTER_COUNT] = {
                 NVML_NVLINK_ERROR_DL_REPLAY,    NVML_NVLINK_ERROR_DL_RECOVERY, NVML_NVLINK_ERROR_DL_CRC_FLIT,
@@ -871,8 +910,10 @@ static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
                 put_str(c, &l->remote_bus_id, r, bus, sizeof(bus));
                 put_u32(c, &l->remote_device_id, r, pci.pciDeviceId);
         }
-        if (!c->stop)
+        if (!c->stop) {
                 g->nvlink_count = count;
+                sum_nvlink_errors(g);
+        }
 }
 
 /* The _v3 process lists: ask the count first, then read with some slack, growing when
@@ -1053,6 +1094,12 @@ static void read_power_draw(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) 
         READ_U32(c, d, g->power_mw, nvmlDeviceGetPowerUsage);
 }
 
+static void read_energy(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        unsigned long long mj = 0;
+        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetTotalEnergyConsumption, d, &mj);
+        put_u64(c, &g->energy_mj, r, mj);
+}
+
 static void read_power_limit(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         READ_U32(c, d, g->power_limit_mw, nvmlDeviceGetPowerManagementLimit);
 }
@@ -1170,6 +1217,17 @@ static void read_utilization(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d)
         r = NVCALL(c, nvmlDeviceGetUtilizationRates, d, &u);
         put_u32(c, &g->util_gpu_pct, r, u.gpu);
         put_u32(c, &g->util_mem_pct, r, u.memory);
+}
+
+/* The video engines. NVML also gives the sampling period the percentage is of; gpuvet,
+ * like nvidia-smi and DCGM, keeps only the percentage. */
+static void read_codec_utilization(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        unsigned int pct = 0, period_us = 0;
+        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetEncoderUtilization, d, &pct, &period_us);
+        put_u32(c, &g->util_enc_pct, r, pct);
+        pct = 0;
+        r = NVCALL(c, nvmlDeviceGetDecoderUtilization, d, &pct, &period_us);
+        put_u32(c, &g->util_dec_pct, r, pct);
 }
 
 static void read_pstate(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
@@ -1527,6 +1585,7 @@ static const struct {
         {NVML_GROUP_TEMP_MARGIN, read_temperature_margin},
         {NVML_GROUP_THERMAL_FIELDS, read_thermal_fields},
         {NVML_GROUP_POWER_DRAW, read_power_draw},
+        {NVML_GROUP_ENERGY, read_energy},
         {NVML_GROUP_POWER_LIMIT, read_power_limit},
         {NVML_GROUP_POWER_DEFAULT_LIMIT, read_power_default_limit},
         {NVML_GROUP_POWER_ENFORCED_LIMIT, read_power_enforced_limit},
@@ -1538,6 +1597,7 @@ static const struct {
         {NVML_GROUP_CLOCK_REASONS, read_clock_event_reasons},
         {NVML_GROUP_VIOLATIONS, read_violations},
         {NVML_GROUP_UTIL, read_utilization},
+        {NVML_GROUP_CODEC_UTIL, read_codec_utilization},
         {NVML_GROUP_PSTATE, read_pstate},
         {NVML_GROUP_FAN, read_fan},
         {NVML_GROUP_ECC_MODE, read_ecc_mode},

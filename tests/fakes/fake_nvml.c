@@ -43,7 +43,6 @@ struct nvmlEventSet_st {
         X(nvmlDeviceGetHandleByPciBusId) X(nvmlDeviceGetPciInfo_v2)                                    \
         X(nvmlDeviceGetComputeRunningProcesses) X(nvmlDeviceGetComputeRunningProcesses_v2)              \
         X(nvmlDeviceGetGraphicsRunningProcesses) X(nvmlDeviceGetGraphicsRunningProcesses_v2)            \
-        X(nvmlDeviceGetEncoderUtilization) X(nvmlDeviceGetDecoderUtilization)                          \
         X(nvmlDeviceGetFanSpeed_v2) X(nvmlDeviceGetNumFans) X(nvmlDeviceGetPowerState)                 \
         X(nvmlDeviceIsMigDeviceHandle) X(nvmlDeviceGetGpuInstanceId) X(nvmlDeviceGetComputeInstanceId) \
         X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle) X(nvmlDeviceGetSupportedClocksEventReasons)     \
@@ -53,7 +52,7 @@ struct nvmlEventSet_st {
  * the usual checks, as NVML does on a board without the feature. */
 #define FAKE_STUB_FUNCTIONS(X) FAKE_STUB_DEV_FUNCTIONS(X)
 #define FAKE_STUB_DEV_FUNCTIONS(X)                                                                   \
-        X(nvmlDeviceGetTotalEnergyConsumption) X(nvmlDeviceGetJpgUtilization) X(nvmlDeviceGetOfaUtilization) \
+        X(nvmlDeviceGetJpgUtilization) X(nvmlDeviceGetOfaUtilization) \
         X(nvmlDeviceGetPcieThroughput) X(nvmlDeviceGetNvLinkVersion) X(nvmlDeviceGetNvLinkUtilizationCounter) \
         X(nvmlDeviceGetNvLinkCapability) X(nvmlDeviceGetSamples)      \
         X(nvmlDeviceGetAccountingMode) X(nvmlDeviceGetAccountingStats) X(nvmlDeviceGetAccountingPids)    \
@@ -922,6 +921,7 @@ nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, nvmlTemperat
 }
 
 GETTER(nvmlDeviceGetPowerUsage, unsigned int, K_POWER_USAGE)
+
 GETTER(nvmlDeviceGetPowerManagementLimit, unsigned int, K_POWER_LIMIT)
 GETTER(nvmlDeviceGetPowerManagementDefaultLimit, unsigned int, K_POWER_DEFAULT)
 GETTER(nvmlDeviceGetEnforcedPowerLimit, unsigned int, K_POWER_ENFORCED)
@@ -1036,6 +1036,13 @@ static nvmlReturn_t u64_of(enum fn_id fn, enum fake_key k, nvmlDevice_t device, 
         if (r != NVML_SUCCESS)
                 return r;
         return leave(get_u64(d, k, out));
+}
+
+/* "total_energy_consumption = N mJ": what the board used since the driver loaded; unset:
+ * NOT_SUPPORTED, as before Volta. */
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long *energy)
+{
+        return u64_of(FN_nvmlDeviceGetTotalEnergyConsumption, K_ENERGY, device, energy);
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long *clocksEventReasons)

@@ -47,6 +47,7 @@
         KEY(TLIMIT_MEM_MAX, "temperature_memory_max_tlimit", KT_S32, "C")       \
         KEY(TLIMIT_GPU_MAX, "temperature_gpu_max_tlimit", KT_S32, "C")          \
         KEY(POWER_USAGE, "power_usage", KT_MW, NULL)                            \
+        KEY(ENERGY, "total_energy_consumption", KT_U64, "mJ")                   \
         KEY(POWER_LIMIT, "power_limit", KT_MW, NULL)                            \
         KEY(POWER_DEFAULT, "power_default_limit", KT_MW, NULL)                  \
         KEY(POWER_ENFORCED, "power_enforced_limit", KT_MW, NULL)                \

@@ -4,7 +4,9 @@
 Usage: test_metrics.py GPUVET SRC_ROOT FAKE_LIB
 
 `gpuvet query --help-metrics` lists the registry. For every row:
-1. each of its nvidia-smi names is a --query-gpu field (--help-query-gpu lists it);
+1. each of its nvidia-smi names is a --query-gpu field (--help-query-gpu lists it); a row
+   --query-gpu has no field for names where `nvidia-smi -q` shows it instead (its section and
+   line, found in the real captures' -q output) or says why nvidia-smi shows it nowhere;
 2. `gpuvet info --json` carries it by id: per GPU in `nvml.metrics`, the system's in
    `nvml.metrics` at the top, on the fake H100 and L40S scenarios;
 3. the JSON value and query's cell are the same reading (bytes vs MiB, watts vs "W",
@@ -20,6 +22,7 @@ import sys
 
 GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
 FAKES = os.path.join(SRC_ROOT, "tests", "fakes")
+REALDATA = os.path.join(SRC_ROOT, "tests", "realdata", "nvidia_gpu_exporter")
 sys.path.insert(0, FAKES)
 import fakeenv  # noqa: E402
 
@@ -43,15 +46,36 @@ def registry():
     r = run(["query", "--help-metrics"])
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].split("\t") == ["id", "type", "unit", "nvidia-smi", "dcgm-exporter", "description"], lines[0]
+    assert lines[0].split("\t") == ["id", "type", "unit", "nvidia-smi", "nvidia-smi -q", "dcgm-exporter",
+                                    "description"], lines[0]
     rows = []
     for line in lines[1:]:
         cells = line.split("\t")
-        check(len(cells) == 6, "--help-metrics: not 6 cells: %r" % line)
-        if len(cells) == 6:
-            rows.append(dict(zip(["id", "type", "unit", "smi", "dcgm", "help"], cells),
+        check(len(cells) == 7, "--help-metrics: not 7 cells: %r" % line)
+        if len(cells) == 7:
+            rows.append(dict(zip(["id", "type", "unit", "smi", "smi_q", "dcgm", "help"], cells),
                              smi_names=cells[3].split(" ") if cells[3] != "-" else []))
     return rows
+
+
+def q_sections():
+    """Every "Section > ... > Line" path of the `nvidia-smi -q` outputs in the real captures."""
+    paths = set()
+    for name in sorted(os.listdir(REALDATA)):
+        if not name.endswith(".txt"):
+            continue
+        with open(os.path.join(REALDATA, name)) as f:
+            text = f.read()
+        for block in re.findall(r"^# \$ nvidia-smi -q\n(.*?)(?=^# )", text, re.M | re.S):
+            stack = []
+            for line in block.splitlines():
+                m = re.match(r"^( +)(\S.*?)\s*(?::.*)?$", line)
+                if not m or line.startswith("GPU "):
+                    continue
+                depth = len(m.group(1)) // 4
+                stack = stack[:depth - 1] + [m.group(2)]
+                paths.add(" > ".join(stack))
+    return paths
 
 
 def same(value, cell, row):
@@ -98,12 +122,25 @@ def test_rows(rows):
         check(r["dcgm"] == "-" or r["dcgm"].startswith("DCGM_FI_"), "%s: dcgm %s" % (r["id"], r["dcgm"]))
         if r["unit"] != "-":
             check(r["id"].endswith("_" + r["unit"]), "%s: the id does not end in its unit %s" % (r["id"], r["unit"]))
-        check(r["smi_names"], "%s: no nvidia-smi name: not reachable from query" % r["id"])
+        # A row without a --query-gpu field is not reachable from query: it must say where
+        # nvidia-smi shows it instead (a -q section, checked below) or why nowhere ("none: ...":
+        # NVLink error counters are per link under `nvidia-smi nvlink -e`, the energy counter
+        # is NVML's alone). Rows that have a field keep being checked against --help-query-gpu.
+        if r["smi_names"]:
+            check(r["smi_q"] == "-", "%s: a --query-gpu field and a -q section %r" % (r["id"], r["smi_q"]))
+        else:
+            check(r["smi_q"] != "-" and r["smi_q"] != "none: ",
+                  "%s: no nvidia-smi name, and neither a -q section nor why none" % r["id"])
     help_fields = run(["query", "--help-query-gpu"]).stdout
     listed = set(re.findall(r'^"([^"]+)"', help_fields, re.M))
     for r in rows:
         for name in r["smi_names"]:
             check(name in listed, "%s: %s is not a --query-gpu field" % (r["id"], name))
+    sections = q_sections()
+    check(len(sections) > 100, "found only %d nvidia-smi -q lines in %s" % (len(sections), REALDATA))
+    for r in rows:
+        if r["smi_q"] != "-" and not r["smi_q"].startswith("none: "):
+            check(r["smi_q"] in sections, "%s: %r is not a line of the captured nvidia-smi -q" % (r["id"], r["smi_q"]))
     with open(os.path.join(SRC_ROOT, "docs", "metrics.md")) as f:
         doc = f.read()
     for r in rows:

@@ -38,6 +38,20 @@ from testlib import check, finish  # noqa: E402
 from serve_harness import PROMETHEUS_ACCEPT, Serve, check_statuses, parse, scalar  # noqa: E402
 
 
+# GPU 3's counters in test_values: NVLink errors on two of its 18 links (dcgm-exporter has
+# their sums), the video engines busy, its own energy and PCIe replays.
+GPU3_COUNTERS = ("[gpu 3]\nnvlink.2.crc_flit = 1523\nnvlink.2.crc_data = 12\nnvlink.2.replay = 2\nnvlink.9.replay = 40\n"
+                 "nvlink.2.recovery = 3\nutilization_encoder = 35 %\nutilization_decoder = 71 %\n"
+                 "total_energy_consumption = 1234567890123 mJ\npcie_replay_counter = 9\n")
+# name: (value of the other GPUs, value of GPU 3), in dcgm-exporter's units (energy in mJ).
+COUNTERS = {
+    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": (0, 9), "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": (60480123457, 1234567890123),
+    "DCGM_FI_DEV_ENC_UTIL": (0, 35), "DCGM_FI_DEV_DEC_UTIL": (0, 71),
+    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": (0, 1523), "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": (0, 12),
+    "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": (0, 42), "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL": (0, 3),
+}
+
+
 def scenario_with(tmp, name, text):
     path = os.path.join(tmp, name)
     with open(path, "w") as f:
@@ -47,7 +61,8 @@ def scenario_with(tmp, name, text):
 
 def test_values(tmp):
     scn = scenario_with(tmp, "values.scn", "[gpu 3]\ntemperature = 77 C\npower_usage = 412.5 W\nclock_sm = 1980 MHz\n"
-                                           "memory_used = 40000 MiB\nmemory_free = 41081 MiB\nutilization_gpu = 93 %\n")
+                                           "memory_used = 40000 MiB\nmemory_free = 41081 MiB\nutilization_gpu = 93 %\n"
+                                           + GPU3_COUNTERS)
     s = Serve(GPUVET, FAKE_LIB, scn)
     try:
         status, ctype, body = s.get("/metrics")
@@ -61,6 +76,7 @@ def test_values(tmp):
             "DCGM_FI_DEV_GPU_UTIL": (0, 93), "DCGM_FI_DEV_MEMORY_TEMP": (48, 48),
             "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": (0, 0), "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": (0, 0),
         }
+        want.update(COUNTERS)
         for name, (normal, gpu3) in want.items():
             got = series.get(name, {})
             check(sorted(got) == [str(i) for i in range(8)], "%s: GPUs %s" % (name, sorted(got)))
@@ -76,6 +92,9 @@ def test_values(tmp):
             check(name in helps and types.get(name) in ("gauge", "counter"), "%s: HELP/TYPE missing" % name)
         check(types.get("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL") == "counter", "ECC counter typed %s" %
               types.get("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"))
+        for name in COUNTERS:
+            want_type = "gauge" if name.endswith("_UTIL") else "counter"
+            check(types.get(name) == want_type, "%s typed %s, not %s" % (name, types.get(name), want_type))
         for name in series:
             check(name in types and name in helps, "%s: a sample without HELP/TYPE" % name)
         check(all(v == 1 for _, v in series.get("gpuvet_gpu_up", {}).values()) and
@@ -124,10 +143,12 @@ def test_values(tmp):
                                timeout=60 * SCALE)
             # Exit 3 is lint only (1: the body did not parse). dcgm-exporter's own names break two
             # lint rules that dashboards depend on (docs/serve.md): camelCase labels (modelName,
-            # Hostname, UUID) and DCGM counters without "_total". Any other problem fails.
+            # Hostname, UUID), DCGM counters without "_total", and DCGM_FI_DEV_PCIE_REPLAY_COUNTER,
+            # whose name holds its type. Any other problem fails.
             problems = [x for x in (r.stdout + r.stderr).splitlines() if x.strip()]
             other = [x for x in problems if not x.endswith("label names should be written in 'snake_case' not 'camelCase'")
-                     and not (x.startswith("DCGM_FI_") and x.endswith('counter metrics should have "_total" suffix'))]
+                     and not (x.startswith("DCGM_FI_") and x.endswith('counter metrics should have "_total" suffix'))
+                     and x != "DCGM_FI_DEV_PCIE_REPLAY_COUNTER metric name should not include type 'counter'"]
             check(r.returncode in (0, 3) and not other, "promtool check metrics: rc %d, %s" % (r.returncode, other[:10]))
             print("promtool check metrics: rc %d, %d lint lines, all dcgm-exporter's naming" % (r.returncode,
                                                                                                  len(problems)))
@@ -137,6 +158,43 @@ def test_values(tmp):
         rc, took = s.stop(signal.SIGTERM)
     check(rc == 0, "SIGTERM: exit %s; stderr %r" % (rc, s.stderr()[-500:]))
     print("values: SIGTERM exit %s in %.2f s" % (rc, took))
+
+
+def test_counters_absent(tmp):
+    """NVML's NOT_SUPPORTED and a failing call give no sample, never a zero: an L40S (no
+    NVLink, no energy counter in its capture) and injected errors on GPUs of the H100s."""
+    s = Serve(GPUVET, FAKE_LIB, os.path.join(SCENARIOS, "captured-l40s.scn"))
+    try:
+        series, _, _ = parse(s.get("/metrics")[2])
+    finally:
+        s.stop()
+    nvlink = [n for n in series if n.startswith("DCGM_FI_DEV_NVLINK_")]
+    check(not nvlink, "L40S (NVLink NOT_SUPPORTED): %s exported" % nvlink)
+    check("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" not in series, "L40S: energy exported with no reading")
+    check(sorted(series.get("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", {})) == ["0"] and
+          sorted(series.get("DCGM_FI_DEV_ENC_UTIL", {})) == ["0"],
+          "L40S: PCIe replays and encoder %s %s" % (series.get("DCGM_FI_DEV_PCIE_REPLAY_COUNTER"),
+                                                     series.get("DCGM_FI_DEV_ENC_UTIL")))
+    # GPU 3 counts NVLink errors, so its links are asked one by one, and the call fails there;
+    # GPU 5 has lost its energy counter and GPU 6 its PCIe replay counter; GPU 2 has no NVLink.
+    scn = scenario_with(tmp, "faults.scn", GPU3_COUNTERS +
+                        "\n[gpu 2]\nnvlink_count = 0\n"
+                        "fault nvmlDeviceGetNvLinkErrorCounter 3 NVML_ERROR_UNKNOWN always\n"
+                        "fault nvmlDeviceGetTotalEnergyConsumption 5 NVML_ERROR_GPU_IS_LOST always\n"
+                        "fault nvmlDeviceGetFieldValues 6 NVML_ERROR_NOT_SUPPORTED always\n"
+                        "fault nvmlDeviceGetPcieReplayCounter 6 NVML_ERROR_NO_PERMISSION always\n")
+    s = Serve(GPUVET, FAKE_LIB, scn)
+    try:
+        series, _, _ = parse(s.get("/metrics")[2])
+    finally:
+        s.stop()
+    for name in COUNTERS:
+        missing = {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": ["5"], "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": ["6"]}.get(
+            name, ["2", "3"] if name.startswith("DCGM_FI_DEV_NVLINK_") else [])
+        want = sorted(set(str(i) for i in range(8)) - set(missing))
+        check(sorted(series.get(name, {})) == want, "faults: %s on GPUs %s, want %s" %
+              (name, sorted(series.get(name, {})), want))
+    print("counters absent where NVML has none: L40S and %d injected faults" % 4)
 
 
 def test_hang(tmp):
@@ -316,6 +374,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="gpuvet-serve-") as tmp:
         t0 = time.monotonic()
         test_values(tmp)
+        test_counters_absent(tmp)
         test_hang(tmp)
         test_xids(tmp)
         test_check_report(tmp)

@@ -361,6 +361,25 @@ static nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilizatio
         u->memory = 0;
         return NVML_SUCCESS;
 }
+/* The video engines: encoder 10 + GPU, decoder 20 + GPU percent. */
+static nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int *v, unsigned int *period_us) {
+        ENTER(d);
+        *v = 10u + (unsigned int)gpu_of(d);
+        *period_us = 167000;
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int *v, unsigned int *period_us) {
+        ENTER(d);
+        *v = 20u + (unsigned int)gpu_of(d);
+        *period_us = 167000;
+        return NVML_SUCCESS;
+}
+/* Energy since the driver loaded: past 2^32 mJ, so a 32-bit path would show. */
+static nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj) {
+        ENTER(d);
+        *mj = 60480123457ULL + (unsigned long long)gpu_of(d);
+        return NVML_SUCCESS;
+}
 static nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t d, nvmlPstates_t *v) {
         ENTER(d);
         *v = NVML_PSTATE_0;
@@ -650,6 +669,9 @@ static struct nvml_lib stub_lib(void) {
         S(nvmlDeviceGetViolationStatus);
         S(nvmlDeviceGetCurrentClocksThrottleReasons);
         S(nvmlDeviceGetUtilizationRates);
+        S(nvmlDeviceGetEncoderUtilization);
+        S(nvmlDeviceGetDecoderUtilization);
+        S(nvmlDeviceGetTotalEnergyConsumption);
         S(nvmlDeviceGetPerformanceState);
         S(nvmlDeviceGetFanSpeed);
         S(nvmlDeviceGetEccMode);
@@ -728,6 +750,7 @@ static const struct fact {
         F(temp_gpu_max_c, "nvmlDeviceGetTemperatureThreshold"),
         F(temp_mem_max_c, "nvmlDeviceGetTemperatureThreshold"),
         F(power_mw, "nvmlDeviceGetPowerUsage"),
+        F(energy_mj, "nvmlDeviceGetTotalEnergyConsumption"),
         F(power_limit_mw, "nvmlDeviceGetPowerManagementLimit"),
         F(power_default_limit_mw, "nvmlDeviceGetPowerManagementDefaultLimit"),
         F(power_enforced_limit_mw, "nvmlDeviceGetEnforcedPowerLimit"),
@@ -753,6 +776,8 @@ static const struct fact {
         F(violation_ns[NVML_VIOL_TOTAL_BASE_CLOCKS], "nvmlDeviceGetViolationStatus"),
         F(util_gpu_pct, "nvmlDeviceGetUtilizationRates"),
         F(util_mem_pct, "nvmlDeviceGetUtilizationRates"),
+        F(util_enc_pct, "nvmlDeviceGetEncoderUtilization"),
+        F(util_dec_pct, "nvmlDeviceGetDecoderUtilization"),
         F(pstate, "nvmlDeviceGetPerformanceState"),
         F(fan_pct, "nvmlDeviceGetFanSpeed"),
         F(ecc_mode_current, "nvmlDeviceGetEccMode"),
@@ -851,6 +876,14 @@ static void test_healthy(void **state) {
                 assert_int_equal(g->nvlink[17].errors[NVML_NVL_ECC_DATA].v, 174);
                 assert_string_equal(g->nvlink[5].remote_bus_id.v, "0000:06:00.0");
                 assert_int_equal(g->nvlink[18].errors[0].state, NV_UNREAD);
+                /* Each counter summed over the 18 active links: sum of (10 * link + counter). */
+                for (unsigned int c = 0; c < NVML_NVL_COUNTER_COUNT; c++) {
+                        assert_int_equal(g->nvlink_errors_total[c].state, NV_OK);
+                        assert_int_equal(g->nvlink_errors_total[c].v, 10 * (17 * 18 / 2) + 18 * c);
+                }
+                assert_int_equal(g->energy_mj.v, 60480123457ULL + i);
+                assert_int_equal(g->util_enc_pct.v, 10 + i);
+                assert_int_equal(g->util_dec_pct.v, 20 + i);
                 assert_int_equal(g->mig_device_count.state, NV_UNREAD); /* MIG off */
                 assert_int_equal(g->compute_procs.count, N_PROCS);
                 /* one entry per PID, its latest sample; above 100 % is unknown */
@@ -941,6 +974,12 @@ static void test_nvlink_not_supported(void **state) {
         assert_int_equal(f.gpus[0].nvlink_count, 0);
         assert_int_equal(f.gpus[0].nvlink_end.state, NV_ERROR);
         assert_int_equal(f.gpus[0].nvlink_end.rc, NVML_ERROR_NOT_SUPPORTED);
+        /* No total either, never a 0: NVML's own answer. */
+        for (unsigned int c = 0; c < NVML_NVL_COUNTER_COUNT; c++) {
+                assert_int_equal(f.gpus[0].nvlink_errors_total[c].state, NV_ERROR);
+                assert_int_equal(f.gpus[0].nvlink_errors_total[c].rc, NVML_ERROR_NOT_SUPPORTED);
+                assert_string_equal(f.gpus[0].nvlink_errors_total[c].fn, "nvmlDeviceGetNvLinkState");
+        }
         nvml_facts_done(&f);
 }
 
@@ -1085,6 +1124,8 @@ static void test_hang_temperature_gpu2(void **state) {
         }
         assert_int_equal(g->nvlink_count, 0);
         assert_int_equal(g->nvlink_end.state, NV_TIMEOUT);
+        assert_int_equal(g->nvlink_errors_total[NVML_NVL_CRC_FLIT].state, NV_TIMEOUT);
+        assert_string_equal(g->nvlink_errors_total[NVML_NVL_CRC_FLIT].fn, "nvmlDeviceGetTemperature");
 
         /* No nvmlShutdown while a thread is inside the library. */
         nvml_facts_done(&f);

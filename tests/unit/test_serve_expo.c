@@ -68,6 +68,25 @@ static void test_dcgm_units(void **state) {
         assert_string_equal(dcgm_series_unit(viol), "us");
         assert_string_equal(dcgm_series_type(viol), "counter");
         assert_false(dcgm_series_exported(name)); /* text: a label, not a series */
+
+        /* Energy: joules in the registry, whole millijoules in DCGM's field. 60480123457 mJ
+         * * 0.001 * 1000 is not 60480123457 in doubles for every value; the series is. */
+        const struct metric *energy = metric_lookup("energy_consumption_joules");
+        assert_non_null(energy);
+        assert_true(dcgm_series_exported(energy));
+        assert_string_equal(dcgm_series_unit(energy), "mJ");
+        assert_string_equal(dcgm_series_type(energy), "counter");
+        unsigned long long misses = 0;
+        for (unsigned long long mj = 60480000000ULL; mj < 60480000000ULL + 100000; mj++) {
+                double v = dcgm_series_value(energy, (double)mj * energy->scale);
+                misses += v != (double)mj;
+        }
+        assert_int_equal(misses, 0);
+        assert_true(dcgm_series_value(sm, 1980e6) == 1980.0);
+        const struct metric *crc = metric_lookup("nvlink_crc_flit_errors_total");
+        assert_non_null(crc);
+        assert_string_equal(dcgm_series_type(crc), "counter");
+        assert_null(dcgm_series_unit(crc));
 }
 
 static void test_render(void **state) {
