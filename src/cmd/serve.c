@@ -49,6 +49,8 @@ static const char usage[] =
         "                          58 s for quick with the default NVML deadlines)\n"
         "      --web.config.file=FILE  TLS and basic auth, in the Prometheus exporter-toolkit\n"
         "                          format (tls_server_config, basic_auth_users with bcrypt)\n"
+        "      --hostname=NAME     the Hostname label (default: this machine's host name; in a\n"
+        "                          Kubernetes pod, give the node's name)\n"
         "      --help-metrics      list the exported series: name, type, unit, gpuvet metric, help\n"
         "  -T, --timeout=SEC       stop after SEC seconds, as on SIGTERM (default: never)\n"
         "      --nvml-lib=PATH     load NVML from PATH (default $" NV_LIB_ENV ", then libnvidia-ml.so.1)\n"
@@ -64,6 +66,7 @@ static const char usage[] =
 #define DEFAULT_LISTEN ":9400"
 #define DEFAULT_INTERVAL_MS 1000u
 #define SHUTDOWN_GRACE_MS 1000u
+#define HOSTNAME_MAX 255
 
 /* The periodic check (--check-interval, src/serve/check_runner.h). */
 struct serve_check_opts {
@@ -83,6 +86,7 @@ struct serve_opts {
         const char *check_report;
         const char *web_config;
         struct serve_check_opts check; /* --check-interval's */
+        const char *hostname;
 };
 
 enum {
@@ -140,6 +144,12 @@ static int serve_option(int opt, const char *arg, void *ctx) {
         case OPT_CHECK_INTERVAL:
         case OPT_CHECK_LEVEL:
         case OPT_CHECK_TIMEOUT: return serve_check_option(opt, arg, &o->check);
+        case 'n' | 0x100:
+                /* A pod's own host name is the pod's: the node's comes in from the downward API. */
+                if (!*arg || strlen(arg) > HOSTNAME_MAX)
+                        return cmd_usage_error("serve", "--hostname '%s': not a name of 1 to %d bytes", arg, HOSTNAME_MAX);
+                o->hostname = arg;
+                return -1;
         }
         return cmd_usage_error("serve", "unknown option");
 }
@@ -372,8 +382,10 @@ static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struc
 }
 
 static int run(const struct serve_opts *o, const struct cmd_args *args) {
-        char hostname[256] = "";
-        if (gethostname(hostname, sizeof(hostname) - 1) < 0)
+        char hostname[HOSTNAME_MAX + 1] = "";
+        if (o->hostname)
+                snprintf(hostname, sizeof(hostname), "%s", o->hostname);
+        else if (gethostname(hostname, sizeof(hostname) - 1) < 0)
                 snprintf(hostname, sizeof(hostname), "localhost");
         raise_fd_limit();
         char err[512] = "";
@@ -495,6 +507,7 @@ int cmd_serve(int argc, char **argv) {
                 {"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
                 {"check-level", required_argument, NULL, OPT_CHECK_LEVEL},
                 {"check-timeout", required_argument, NULL, OPT_CHECK_TIMEOUT},
+                {"hostname", required_argument, NULL, 'n' | 0x100},
                 {NULL, 0, NULL, 0},
         };
         static const struct cmd_spec spec = {

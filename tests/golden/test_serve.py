@@ -348,6 +348,21 @@ def test_check_report(tmp):
     check(rc == 0, "check report: SIGTERM exit %s" % rc)
 
 
+def test_hostname():
+    """--hostname: the node's name in a pod (whose own host name is the pod's) on every series."""
+    s = Serve(GPUVET, FAKE_LIB, os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), ["--hostname", "gpu-node-7"])
+    try:
+        _, _, body = s.get("/metrics")
+        hosts = {labels["Hostname"] for fam in parse(body)[0].values() for labels, _ in fam.values() if "Hostname" in labels}
+        check(hosts == {"gpu-node-7"}, "--hostname gpu-node-7: Hostname labels %s" % sorted(hosts))
+    finally:
+        s.stop()
+    env = fakeenv.gpuvet_env(os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), {"GPUVET_NVML_LIB": FAKE_LIB})
+    r = subprocess.run([GPUVET, "serve", "--listen", "127.0.0.1:0", "--hostname", ""], env=env, capture_output=True,
+                       text=True, timeout=30 * SCALE)
+    check(r.returncode == 2 and "--hostname" in r.stderr, "--hostname '': rc %d %r" % (r.returncode, r.stderr))
+
+
 def test_bad_listen():
     env = fakeenv.gpuvet_env(os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), {"GPUVET_NVML_LIB": FAKE_LIB})
     for spec in ("9400", "1.2.3.4.5:80", "127.0.0.1:99999", "[::1]9400"):
@@ -379,6 +394,7 @@ def main():
         test_xids(tmp)
         test_check_report(tmp)
         test_stale_before_hang(tmp)
+        test_hostname()
         test_bad_listen()
         print("%.1f s" % (time.monotonic() - t0))
     return finish()
