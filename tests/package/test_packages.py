@@ -7,8 +7,8 @@ installed gpuvet finding its data files.
 OUTDIR holds gpuvet-VERSION.tar.xz, gpuvet_VERSION_<arch>.deb and gpuvet-VERSION-*.rpm.
 Checks: the tarball unpacks to gpuvet-VERSION/ with the sources, data, debian/ and the RPM
 spec; the .deb's control fields (version, the run-time libraries gpuvet dlopens among its
-Depends) and files (/usr/bin/gpuvet, the four tables in /usr/share/gpuvet), its binary
-runs and reports VERSION; the RPM's version, files and requirements; and `meson install`
+Depends) and files (/usr/bin/gpuvet, the tables in /usr/share/gpuvet, the systemd units in
+/usr/lib/systemd/system), its binary runs and reports VERSION; the RPM's version, files and requirements; and `meson install`
 into a prefix gives a gpuvet that reads the installed tables (an edit to the installed
 gpus.json shows in `detect --list-gpus`, `--version` names the directory) while a copy of
 the same binary elsewhere keeps its built-in tables. Exit 0 when all hold, 1 otherwise."""
@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from testlib import check, finish  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+UNITS = ["gpuvet-serve.service", "gpuvet-check.service", "gpuvet-check.timer"]
 TABLES = ["baselines.json", "compat.json", "fleet_rules.json", "gpus.json", "models.json", "ngc.json", "nics.json",
           "tune-profiles.json", "xid.json"]
 
@@ -55,7 +56,8 @@ def check_deb(outdir, version):
     for lib in ("libc6", "libjansson4", "libyaml-0-2", "libarchive13", "libpci3"):
         check(lib in depends, "deb Depends names %s (%s)" % (lib, depends))
     files = run(["dpkg-deb", "-c", deb]).stdout
-    for want in ["./usr/bin/gpuvet"] + ["./usr/share/gpuvet/" + t for t in TABLES]:
+    for want in (["./usr/bin/gpuvet"] + ["./usr/share/gpuvet/" + t for t in TABLES]
+                 + ["./usr/lib/systemd/system/" + u for u in UNITS]):
         check((" " + want + "\n") in files or files.endswith(" " + want), "deb installs %s" % want[1:])
     with tempfile.TemporaryDirectory() as tmp:
         run(["dpkg-deb", "-x", deb, tmp], check=True)
@@ -72,7 +74,8 @@ def check_rpm(outdir, version):
     q = run(["rpm", "-qp", "--queryformat", "%{NAME} %{VERSION}", rpm]).stdout
     check(q == "gpuvet %s" % version, "rpm: gpuvet %s, got %r" % (version, q))
     files = run(["rpm", "-qpl", rpm]).stdout.split()
-    for want in ["/usr/bin/gpuvet"] + ["/usr/share/gpuvet/" + t for t in TABLES]:
+    for want in (["/usr/bin/gpuvet"] + ["/usr/share/gpuvet/" + t for t in TABLES]
+                 + ["/usr/lib/systemd/system/" + u for u in UNITS]):
         check(want in files, "rpm installs %s" % want)
     requires = run(["rpm", "-qpR", rpm]).stdout
     for lib in ("libjansson.so.4", "libyaml-0.so.2", "libarchive", "pciutils-libs"):
@@ -91,6 +94,8 @@ def check_installed_data():
         datadir = os.path.join(prefix, "share", "gpuvet")
         for t in TABLES:
             check(os.path.exists(os.path.join(datadir, t)), "installed %s" % t)
+        for u in UNITS:
+            check(os.path.exists(os.path.join(prefix, "lib", "systemd", "system", u)), "installed the unit %s" % u)
         p = run([gpuvet, "--version"], env={"PATH": "/usr/bin:/bin"})
         check("data: %s\n" % datadir in p.stdout, "the installed gpuvet names its data dir: %r" % p.stdout)
         # An edit to the installed table is what the installed binary reads.

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""deploy/systemd: the units checked by systemd and their command lines run for real.
+
+    test_systemd.py GPUVET FAKE_NVML OUTDIR
+
+- systemd-analyze verify accepts gpuvet-check.service, gpuvet-check.timer and
+  gpuvet-serve.service together with no message at all (their /usr/bin/gpuvet replaced by the
+  gpuvet under test, which this machine has), and does print one for a unit with an unknown
+  key (the verification is not a no-op);
+- the timer starts the check service; the check service writes the report the serve unit's
+  --check-report reads, in the state directory systemd makes for it, and counts exit 1 (a
+  failed check, in the report) as success;
+- the check service's ExecStart, run as written on a fixture machine (--root added, the state
+  directory moved to the test's), writes a whole gpuvet.report/1 and leaves no temporary
+  file; a run that fails (exit 2) keeps the previous report byte for byte;
+- the serve unit's ExecStart, run as written on the fake NVML (its port moved to a free one),
+  answers /health, exports every check id of that report, follows the report when the check
+  service rewrites it (a degraded machine's verdicts), and exits 0 on SIGTERM.
+Skips (77) after the rest when systemd-analyze is missing."""
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import fixture_cache  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_process import Served  # noqa: E402
+import fakeenv  # noqa: E402  (serve_process put tests/fakes on the path)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+UNITS_DIR = os.path.join(REPO, "deploy", "systemd")
+UNITS = ("gpuvet-check.service", "gpuvet-check.timer", "gpuvet-serve.service")
+PCI_IDS = os.path.join(REPO, "tests", "fixtures", "pci.ids")
+INSTALLED = "/usr/bin/gpuvet"
+STATE = "/var/lib/gpuvet"
+
+
+def parse_unit(path):
+    """{section: {key: [values]}} of a unit file (keys may repeat; comments dropped)."""
+    unit, section = {}, None
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line[0] in "#;":
+                continue
+            if line.startswith("[") and line.endswith("]"):
+                section = unit.setdefault(line[1:-1], {})
+            else:
+                key, _, value = line.partition("=")
+                section.setdefault(key.strip(), []).append(value.strip())
+    return unit
+
+
+def verify(gpuvet, outdir):
+    """systemd-analyze verify on copies naming the gpuvet under test; False without it."""
+    analyze = shutil.which("systemd-analyze")
+    if not analyze:
+        return False
+    copies = os.path.join(outdir, "units")
+    os.makedirs(copies, exist_ok=True)
+    for name in UNITS:
+        with open(os.path.join(UNITS_DIR, name)) as f:
+            text = f.read()
+        with open(os.path.join(copies, name), "w") as f:
+            f.write(text.replace(INSTALLED, gpuvet))
+    p = subprocess.run([analyze, "verify"] + [os.path.join(copies, n) for n in UNITS], capture_output=True,
+                       text=True, timeout=60 * fakeenv.time_scale())
+    check(p.returncode == 0 and (p.stdout + p.stderr).strip() == "",
+          "systemd-analyze verify %s: rc %d, no message: %r" % (" ".join(UNITS), p.returncode,
+                                                                (p.stdout + p.stderr)[-1500:]))
+    bogus = os.path.join(copies, "gpuvet-bogus.service")
+    with open(os.path.join(copies, "gpuvet-serve.service")) as f:
+        text = f.read().replace("\n[Service]\n", "\n[Service]\nExecStrat=/bin/true\n", 1)
+    with open(bogus, "w") as f:
+        f.write(text)
+    p = subprocess.run([analyze, "verify", bogus], capture_output=True, text=True, timeout=60 * fakeenv.time_scale())
+    check("ExecStrat" in p.stdout + p.stderr, "systemd-analyze verify names an unknown key (ExecStrat)")
+    return True
+
+
+def installed_argv(unit, gpuvet, state):
+    """The unit's ExecStart as an argv, gpuvet and its state directory replaced."""
+    (exec_start,) = unit["Service"]["ExecStart"]
+    argv = shlex.split(exec_start)
+    check(argv[0] == INSTALLED, "ExecStart runs %s: %s" % (INSTALLED, exec_start))
+    return [gpuvet] + [a.replace(STATE, state) for a in argv[1:]]
+
+
+def run_check(argv, root, what):
+    """The check service's argv on a fixture machine; NVML is not asked under --root."""
+    env = dict(os.environ, GPUVET_PCI_IDS=PCI_IDS)
+    env.pop("GPUVET_NVML_LIB", None)
+    p = subprocess.run(argv + ["--root", root], env=env, capture_output=True, text=True,
+                       timeout=120 * fakeenv.time_scale())
+    print("%s: rc %d %s" % (what, p.returncode, p.stderr.strip()[-300:]))
+    return p
+
+
+def structure(units):
+    timer, checker, serve = units["gpuvet-check.timer"], units["gpuvet-check.service"], units["gpuvet-serve.service"]
+    check(timer["Timer"].get("Unit") == ["gpuvet-check.service"] and timer["Timer"].get("OnUnitActiveSec")
+          and timer["Install"]["WantedBy"] == ["timers.target"], "the timer starts gpuvet-check.service periodically")
+    check(checker["Service"]["Type"] == ["oneshot"] and "1" in checker["Service"]["SuccessExitStatus"][0].split(),
+          "the check service is a oneshot for which exit 1 (a failed check) is success")
+    check(checker["Service"].get("StateDirectory") == [os.path.basename(STATE)],
+          "systemd makes %s for the check (StateDirectory=, writable under ProtectSystem=strict)" % STATE)
+    report = shlex.split(checker["Service"]["ExecStart"][0])
+    read = shlex.split(serve["Service"]["ExecStart"][0])
+    json_path = report[report.index("--json") + 1]
+    check(json_path.startswith(STATE + "/") and read[read.index("--check-report") + 1] == json_path,
+          "the serve unit's --check-report is the check's --json (%s)" % json_path)
+    return json_path
+
+
+def statuses(body):
+    """{id: status} of the body's gpuvet_check_status samples that are 1."""
+    out = {}
+    for line in body.splitlines():
+        if line.startswith("gpuvet_check_status{") and line.endswith(" 1"):
+            labels = dict(kv.split("=", 1) for kv in line[line.index("{") + 1:line.index("}")].split(","))
+            out[labels["id"].strip('"')] = labels["status"].strip('"')
+    return out
+
+
+def worst_by_id(report):
+    order = ["skip", "pass", "warn", "fail", "error"]
+    out = {}
+    for c in report["checks"]:
+        if order.index(c["status"]) >= order.index(out.get(c["id"], "skip")):
+            out[c["id"]] = c["status"]
+    return out
+
+
+def run_units(units, gpuvet, fake_lib, outdir, json_path):
+    fixtures = fixture_cache.ensure("dgx-h100", "dgx-h100-degraded")
+    state = os.path.join(outdir, "state")
+    os.makedirs(state)
+    check_argv = installed_argv(units["gpuvet-check.service"], gpuvet, state)
+    report = json_path.replace(STATE, state)
+    p = run_check(check_argv, os.path.join(fixtures, "dgx-h100"), "check service on dgx-h100")
+    with open(report) as f:
+        first = json.load(f)
+    check(p.returncode == 0 and first["schema"] == "gpuvet.report/1" and first["summary"]["verdict"] == "pass",
+          "the check service's command writes a whole report (rc %d, verdict %s)" % (p.returncode,
+                                                                                   first["summary"]["verdict"]))
+    check(os.listdir(state) == [os.path.basename(report)], "nothing else left in the state directory: %s"
+          % os.listdir(state))
+    with open(report, "rb") as f:
+        before = f.read()
+    p = run_check(check_argv, os.path.join(outdir, "no-such-root"), "check service, a root that does not exist")
+    with open(report, "rb") as f:
+        check(p.returncode == 2 and f.read() == before and os.listdir(state) == [os.path.basename(report)],
+              "a failed run (exit %d) keeps the previous report as it was" % p.returncode)
+
+    serve = Served(gpuvet, fake_lib, installed_argv(units["gpuvet-serve.service"], gpuvet, state))
+    try:
+        status, body = serve.get("/health")
+        check(status == 200, "the serve unit's command: /health 200 (%d %r)" % (status, body[:100]))
+        _, body = serve.wait_for("/metrics", lambda s, b: "gpuvet_check_report_up 1" in b)
+        check(statuses(body) == worst_by_id(first), "serve exports the check report's %d ids with their statuses"
+              % len(worst_by_id(first)))
+        p = run_check(check_argv, os.path.join(fixtures, "dgx-h100-degraded"), "check service on dgx-h100-degraded")
+        with open(report) as f:
+            second = json.load(f)
+        want = worst_by_id(second)
+        _, body = serve.wait_for("/metrics", lambda s, b: statuses(b) == want)
+        failing = sorted(i for i, s in want.items() if s == "fail")
+        check(p.returncode == 1 and failing and statuses(body) == want,
+              "the report rewritten (exit 1, a failing machine): serve follows it, %s fail" % ", ".join(failing))
+    finally:
+        rc = serve.stop()
+    check(rc == 0, "the serve unit's command exits 0 on SIGTERM (%s)" % rc)
+
+
+def main():
+    gpuvet, fake_lib, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
+    shutil.rmtree(outdir, ignore_errors=True)
+    os.makedirs(outdir)
+    units = {n: parse_unit(os.path.join(UNITS_DIR, n)) for n in UNITS}
+    json_path = structure(units)
+    run_units(units, gpuvet, fake_lib, outdir, json_path)
+    verified = verify(gpuvet, outdir)
+    if finish():
+        return 1
+    if not verified:
+        print("SKIP: systemd-analyze not installed (package systemd): the units were not verified by systemd")
+        return 77
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
