@@ -13,7 +13,7 @@ packages=(
   libjsmn-dev          # gpuvet fleet reads node reports with jsmn (src/fleet/fleet_doc.c): the build needs jsmn.h
   libclang-rt-14-dev   # sanitizer and libFuzzer runtimes for clang
   strace               # tests/golden/test_output.py holds a syscall to signal gpuvet exactly there
-  python3-jsonschema   # tests/data/test_datafiles.py validates data/*.json against data/schema/
+  python3-jsonschema   # tests/data/test_datafiles.py validates data/*.json against data/schema/; tests/deploy/test_k8s.py the ServiceMonitor against its CRD
   python3-venv         # tools/run-tests.sh installs ansible-core and ansible-lint in a venv
   openssh-server openssh-client iproute2   # tests/deploy/test_ansible_ssh.py: test hosts in network namespaces
   dpkg-dev debhelper rpm   # tools/build-packages.sh: the .deb (dpkg-buildpackage) and the RPM (rpmbuild)
