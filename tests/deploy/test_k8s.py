@@ -35,7 +35,8 @@ for real against a stand-in API server.
   fail: dgx-h100-degraded) against tests/fakes/fake_kube_api.py over HTTPS with a token:
   the label, the annotations, the taint added on fail (GPUVET_TAINT=true) and removed on
   pass and warn, left alone on a gpuvet error (bad arguments, exit 2) and on a hung gpuvet
-  (killed at GPUVET_CHECK_TIMEOUT), the last good report kept through both; a foreign taint, label and annotation kept throughout;
+  (killed at GPUVET_CHECK_TIMEOUT), the last good report kept through both;
+  a foreign taint, label and annotation kept throughout;
   a conflicting write between the read and the patch (409) re-read and kept; no taint
   without GPUVET_TAINT; API errors (bad token, unknown node, no server) exit 1 naming the
   node; bad configuration exits 2 naming the variable; a checking loop ends at SIGTERM.
@@ -398,7 +399,8 @@ def serve_structure(docs):
           and svc["metadata"]["namespace"] == ds["metadata"]["namespace"],
           "a headless Service selects the exporter's pods (one endpoint per node)")
     (port,) = svc["spec"]["ports"]
-    check(port["name"] == "metrics" and port["targetPort"] in ports and port["port"] == ports["metrics"]["containerPort"],
+    check(port["name"] == "metrics" and port["targetPort"] in ports
+          and port["port"] == ports["metrics"]["containerPort"],
           "the Service's port metrics is the container's")
     check(svc["metadata"]["annotations"] == {"prometheus.io/scrape": "true", "prometheus.io/port": str(port["port"]),
                                              "prometheus.io/path": "/metrics"},
@@ -431,8 +433,8 @@ def serve_beside_check(outdir, gpuvet, fake_nvml, fixtures, ds):
     values.update({n: e["value"] for n, e in container_env(container).items() if "value" in e})
     argv = [expand(a, values) for a in container["command"] + container["args"]]
     mount_path = os.path.dirname(option(argv, "--check-report"))
-    argv = [re.sub("^(--check-report=)?" + re.escape(mount_path) + "/", lambda m: (m.group(1) or "") + host_dir + "/", a)
-            for a in argv]
+    at_mount = re.compile("^(--check-report=)?" + re.escape(mount_path) + "/")
+    argv = [at_mount.sub(lambda m: (m.group(1) or "") + host_dir + "/", a) for a in argv]
     try:
         served = Served(gpuvet, fake_nvml, argv)
     except RuntimeError as e:

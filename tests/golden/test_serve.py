@@ -353,7 +353,8 @@ def test_hostname():
     s = Serve(GPUVET, FAKE_LIB, os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), ["--hostname", "gpu-node-7"])
     try:
         _, _, body = s.get("/metrics")
-        hosts = {labels["Hostname"] for fam in parse(body)[0].values() for labels, _ in fam.values() if "Hostname" in labels}
+        hosts = {labels["Hostname"] for family in parse(body)[0].values() for labels, _ in family.values()
+                 if "Hostname" in labels}
         check(hosts == {"gpu-node-7"}, "--hostname gpu-node-7: Hostname labels %s" % sorted(hosts))
     finally:
         s.stop()

@@ -8,10 +8,11 @@ OUTDIR holds gpuvet-VERSION.tar.xz, gpuvet_VERSION_<arch>.deb and gpuvet-VERSION
 Checks: the tarball unpacks to gpuvet-VERSION/ with the sources, data, debian/ and the RPM
 spec; the .deb's control fields (version, the run-time libraries gpuvet dlopens among its
 Depends) and files (/usr/bin/gpuvet, the tables in /usr/share/gpuvet, the systemd units in
-/usr/lib/systemd/system), its binary runs and reports VERSION; the RPM's version, files and requirements; and `meson install`
-into a prefix gives a gpuvet that reads the installed tables (an edit to the installed
-gpus.json shows in `detect --list-gpus`, `--version` names the directory) while a copy of
-the same binary elsewhere keeps its built-in tables. Exit 0 when all hold, 1 otherwise."""
+/usr/lib/systemd/system), its binary runs and reports VERSION; the RPM's version, files
+(the units too) and requirements; and `meson install` into a prefix gives a gpuvet that reads
+the installed tables (an edit to the installed gpus.json shows in `detect --list-gpus`,
+`--version` names the directory) while a copy of the same binary elsewhere keeps its
+built-in tables, and the units under PREFIX/lib/systemd/system. Exit 0 when all hold, 1 otherwise."""
 import glob
 import os
 import shutil
