@@ -3,6 +3,7 @@
  * the latest round (src/serve/), so a wedged GPU never blocks /metrics. */
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "core/fsroot.h"
 #include "metrics/metrics.h"
 #include "metrics/sampler.h"
 #include "serve/body_cache.h"
@@ -10,6 +11,7 @@
 #include "serve/dcgm_series.h"
 #include "serve/http_server.h"
 #include "serve/listen_addr.h"
+#include "serve/proc_workloads.h"
 #include "serve/web_config.h"
 #include "serve/xid_counter.h"
 #include "sys/nvml_facts.h"
@@ -43,8 +45,13 @@ static const char usage[] =
         "                          (gpuvet_check_status), re-read whenever it changes\n"
         "      --web.config.file=FILE  TLS and basic auth, in the Prometheus exporter-toolkit\n"
         "                          format (tls_server_config, basic_auth_users with bcrypt)\n"
+        "      --workload-labels   add dcgm-exporter's pod, namespace, container and hpc_job labels\n"
+        "                          to the DCGM series of a GPU whose processes belong to a\n"
+        "                          Kubernetes pod or a Slurm job (series change identity as jobs do)\n"
         "      --help-metrics      list the exported series: name, type, unit, gpuvet metric, help\n"
         "  -T, --timeout=SEC       stop after SEC seconds, as on SIGTERM (default: never)\n"
+        "  -r, --root=DIR          read /proc, /etc/passwd and /var/log (the processes' workloads)\n"
+        "                          under DIR (default /)\n"
         "      --nvml-lib=PATH     load NVML from PATH (default $" NV_LIB_ENV ", then libnvidia-ml.so.1)\n"
         "      --nvml-call-timeout-ms=MS  abandon an NVML call after MS ms (default 2000)\n"
         "      --nvml-gpu-timeout-ms=MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
@@ -68,6 +75,7 @@ struct serve_opts {
         bool help_metrics;
         const char *check_report;
         const char *web_config;
+        bool workload_labels;
 };
 
 static int serve_option(int opt, const char *arg, void *ctx) {
@@ -93,6 +101,7 @@ static int serve_option(int opt, const char *arg, void *ctx) {
         case 'H' | 0x100: o->help_metrics = true; return -1;
         case 'R' | 0x100: o->check_report = arg; return -1;
         case 'W' | 0x100: o->web_config = arg; return -1;
+        case 'w' | 0x100: o->workload_labels = true; return -1;
         }
         return cmd_usage_error("serve", "unknown option");
 }
@@ -115,7 +124,23 @@ static nvml_groups serve_groups(void) {
                 if (dcgm_series_exported(metric_at(k)))
                         shown[n++] = metric_at(k);
         return metric_groups(shown, n) | nvml_group_bit(NVML_GROUP_NAME) | nvml_group_bit(NVML_GROUP_UUID) |
-               nvml_group_bit(NVML_GROUP_PCI) | nvml_group_bit(NVML_GROUP_MINOR);
+               nvml_group_bit(NVML_GROUP_PCI) | nvml_group_bit(NVML_GROUP_MINOR) | nvml_group_bit(NVML_GROUP_PROCS);
+}
+
+/* The processes' attribution under --root, handed to the body cache. Returns -1 (then
+ * *ret_fs and *ret_pw are the caller's to free), else the exit code after a message. */
+static int start_workloads(const char *root, struct fsroot **ret_fs, struct proc_workloads **ret_pw) {
+        int r = fsroot_open(root, ret_fs);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet serve: --root %s: %s\n", root, strerror(-r));
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        if (proc_workloads_new(*ret_fs, ret_pw) < 0) {
+                fprintf(stderr, "gpuvet serve: out of memory\n");
+                *ret_fs = fsroot_free(*ret_fs);
+                return EXIT_INTERNAL;
+        }
+        return -1;
 }
 
 #define WEB_FILE_MAX (1u << 20)
@@ -258,13 +283,19 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                         return e;
                 }
         }
-        int fd = listen_addr_open(o->listen, 1024, err, sizeof(err));
+        struct fsroot *fs = NULL;
+        struct proc_workloads *pw = NULL;
+        int early = start_workloads(args->common.root, &fs, &pw);
+        int fd = early >= 0 ? -1 : listen_addr_open(o->listen, 1024, err, sizeof(err));
         if (fd < 0) {
-                fprintf(stderr, "gpuvet serve: %s\n", err);
+                if (early < 0)
+                        fprintf(stderr, "gpuvet serve: %s\n", err);
+                proc_workloads_free(pw);
+                fsroot_free(fs);
                 free((char *)sec.cert_pem);
                 free((char *)sec.key_pem);
                 web_config_done(&web);
-                return EXIT_USAGE;
+                return early >= 0 ? early : EXIT_USAGE;
         }
         unsigned port = listen_addr_port(fd);
         /* Blocked before any thread starts, so that only sigtimedwait takes them. */
@@ -278,6 +309,8 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
         struct nvml_lib *lib = NULL;
         if (nv_lib_open(args->nvml.lib, &lib, err, sizeof(err)) == -ENOMEM) {
                 close(fd);
+                proc_workloads_free(pw);
+                fsroot_free(fs);
                 fprintf(stderr, "gpuvet serve: out of memory\n");
                 return EXIT_INTERNAL;
         }
@@ -286,6 +319,8 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                                      .interval_ms = o->interval_ms};
         if (sampler_start(&so, &smp) < 0) {
                 close(fd);
+                proc_workloads_free(pw);
+                fsroot_free(fs);
                 fprintf(stderr, "gpuvet serve: could not start the sampler\n");
                 return EXIT_INTERNAL;
         }
@@ -317,6 +352,8 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                         fprintf(stderr, "gpuvet serve: out of memory\n");
                         code = EXIT_INTERNAL;
                 }
+                if (code < 0)
+                        body_cache_set_workloads(cache, pw, o->workload_labels);
                 if (code < 0 && http_server_start(fd, &lim, &sec, cache, &http, err, sizeof(err)) < 0) {
                         if (sec.cert_pem)
                                 fprintf(stderr, "gpuvet serve: --web.config.file %s: %s\n", o->web_config, err);
@@ -342,6 +379,8 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
         free((char *)sec.key_pem);
         web_config_done(&web);
         abandoned = sampler_stop(smp) || abandoned;
+        proc_workloads_free(pw);
+        fsroot_free(fs);
         fflush(stderr);
         if (abandoned)
                 _exit(stdout_finish(code)); /* a call still runs inside NVML: no unload, no exit handlers */
@@ -359,6 +398,7 @@ int cmd_serve(int argc, char **argv) {
                 {"help-metrics", no_argument, NULL, 'H' | 0x100},
                 {"check-report", required_argument, NULL, 'R' | 0x100},
                 {"web.config.file", required_argument, NULL, 'W' | 0x100},
+                {"workload-labels", no_argument, NULL, 'w' | 0x100},
                 {NULL, 0, NULL, 0},
         };
         static const struct cmd_spec spec = {
