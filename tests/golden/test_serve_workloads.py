@@ -19,6 +19,7 @@ again, while the same process is not (its cgroup is read once); a bad --root exi
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,7 +34,7 @@ import fakeenv  # noqa: E402
 SCALE = fakeenv.time_scale()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-from serve_harness import LABEL, SAMPLE, Serve  # noqa: E402
+from serve_harness import LABEL, PROMETHEUS_ACCEPT, SAMPLE, Serve  # noqa: E402
 
 CID_POD = "3f9a" * 16          # the systemd-driver pod's container
 CID_POD2 = "b7c1" * 16         # the cgroupfs pod's container
@@ -246,12 +247,31 @@ def test_workload_labels(tmp, root):
         check(names == ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "container", "namespace",
                         "pod"], "dcgm-exporter's order: the GPU's labels, then container, namespace, pod: %s" % names)
         check(len(samples(body, "DCGM_FI_DEV_FB_USED")) == 8 + 1, "FB_USED: one sample more (GPU 0's two jobs)")
+        lint(body)
+        status, ctype, om = s.get("/metrics", headers={"Accept": PROMETHEUS_ACCEPT})
+        check(status == 200 and "openmetrics" in ctype and om.endswith("# EOF\n") and
+              len(samples(om, "gpuvet_process_gpu_memory_bytes")) == 8 and
+              len(samples(om, "DCGM_FI_DEV_GPU_TEMP")) == 9, "OpenMetrics: the same process and labelled samples")
         up = samples(body, "gpuvet_gpu_up")
         check(len(up) == 8 and not any("pod" in lab or "hpc_job" in lab for lab, _ in up),
               "gpuvet's own series keep the GPU's labels only")
     finally:
         rc, _ = s.stop()
     check(rc == 0, "SIGTERM: exit %s" % rc)
+
+
+def lint(body):
+    """promtool's lint of a body with the process series and workload labels: nothing but
+    dcgm-exporter's own naming (docs/serve.md), as golden_serve allows."""
+    promtool = shutil.which("promtool")
+    if not promtool:
+        print("promtool not installed: its lint of the body skipped")
+        return
+    r = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, text=True, timeout=60 * SCALE)
+    problems = [x for x in (r.stdout + r.stderr).splitlines() if x.strip()]
+    other = [x for x in problems if not x.endswith("label names should be written in 'snake_case' not 'camelCase'")
+             and not (x.startswith("DCGM_FI_") and x.endswith('counter metrics should have "_total" suffix'))]
+    check(r.returncode in (0, 3) and not other, "promtool check metrics: rc %d, %s" % (r.returncode, other[:10]))
 
 
 def test_leaving(tmp, root):
