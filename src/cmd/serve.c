@@ -59,8 +59,8 @@ static const char usage[] =
         "  -h, --help              this help\n"
         "\n"
         "Exit status: 0 stopped by a signal (or --timeout); 1 NVML could not be loaded or\n"
-        "initialised, or sees no GPU; 2 usage or bad input (an unusable --listen address);\n"
-        "3 internal error.\n";
+        "initialised, or sees no GPU; 2 usage or bad input (an unusable --listen address, a\n"
+        "--root that is not a directory); 3 internal error.\n";
 
 #define DEFAULT_LISTEN ":9400"
 #define DEFAULT_INTERVAL_MS 1000u
