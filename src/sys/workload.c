@@ -345,3 +345,18 @@ void workload_kubernetes_names(struct fsroot *fs, struct workload *w) {
         }
         strv_free(names);
 }
+
+void workload_summary(const struct workload *w, char *out, size_t size) {
+        if (size == 0)
+                return;
+        if (w->slurm_job[0])
+                snprintf(out, size, "job %s", w->slurm_job);
+        else if (w->pod[0] && w->pod_namespace[0])
+                snprintf(out, size, "%s/%s", w->pod_namespace, w->pod);
+        else if (w->pod_uid[0])
+                snprintf(out, size, "pod %.8s", w->pod_uid);
+        else if (w->container_id[0])
+                snprintf(out, size, "%s %.12s", w->runtime[0] ? w->runtime : "container", w->container_id);
+        else
+                out[0] = '\0';
+}

@@ -73,3 +73,8 @@ int workload_read(struct fsroot *fs, unsigned int pid, struct workload *ret);
  * container's entry in /var/log/containers, else the pod's directory in /var/log/pods
  * (pod and namespace only). Nothing when w has no pod uid or nothing is found. */
 void workload_kubernetes_names(struct fsroot *fs, struct workload *w);
+
+/* w in a few words for a person (gpuvet top's JOB/POD column), into out: "job 4242",
+ * "ml-team/trainer-7d9f8" (namespace/pod), "pod 0f2b6e1c" (its uid's start, names
+ * unknown), "docker d0c4e2d0c4e2" (runtime and the id's first 12 digits), "" none. */
+void workload_summary(const struct workload *w, char *out, size_t size);

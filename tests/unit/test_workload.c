@@ -346,11 +346,42 @@ static void test_stat(void **state) {
                         fail_msg("stat %s accepted", bad[i]);
 }
 
+static void test_summary(void **state) {
+        (void)state;
+        char out[48];
+        struct workload w = path_of("/slurm/uid_1/job_4242/step_0");
+        workload_summary(&w, out, sizeof(out));
+        assert_string_equal(out, "job 4242");
+        w = path_of("/kubepods/pod" UID "/" CID);
+        workload_summary(&w, out, sizeof(out));
+        assert_string_equal(out, "pod 0f2b6e1c"); /* names unknown */
+        snprintf(w.pod, sizeof(w.pod), "trainer-7d9f8");
+        snprintf(w.pod_namespace, sizeof(w.pod_namespace), "ml-team");
+        workload_summary(&w, out, sizeof(out));
+        assert_string_equal(out, "ml-team/trainer-7d9f8");
+        w = path_of("/system.slice/docker-" CID ".scope");
+        workload_summary(&w, out, sizeof(out));
+        assert_string_equal(out, "docker 4a1b2c3d4e5f");
+        w = path_of("/docker/" CID);
+        w.runtime[0] = '\0';
+        workload_summary(&w, out, sizeof(out));
+        assert_string_equal(out, "container 4a1b2c3d4e5f");
+        w = path_of("/user.slice");
+        workload_summary(&w, out, sizeof(out));
+        assert_string_equal(out, "");
+        /* A long pod name is cut to the buffer, terminated. */
+        memset(w.pod, 'a', sizeof(w.pod) - 1);
+        w.pod[sizeof(w.pod) - 1] = '\0';
+        snprintf(w.pod_namespace, sizeof(w.pod_namespace), "ns");
+        workload_summary(&w, out, 10);
+        assert_string_equal(out, "ns/aaaaaa");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_slurm),      cmocka_unit_test(test_kubernetes), cmocka_unit_test(test_containers),
                 cmocka_unit_test(test_cgroup_file), cmocka_unit_test(test_log_names), cmocka_unit_test(test_read),
-                cmocka_unit_test(test_stat),
+                cmocka_unit_test(test_stat),       cmocka_unit_test(test_summary),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
