@@ -2,7 +2,8 @@
  * (src/sys/workload.c): /proc/PID/cgroup (a process picks its cgroup names where it may
  * create cgroups: a delegated subtree, a container's own), kubelet's log entry names (any
  * file name under /var/log), and /proc/PID/stat's start time (src/serve/proc_workloads.c;
- * its comm is the process's own). The first byte picks which. */
+ * its comm is the process's own), and gpuvet top's summary of a workload. The first byte
+ * picks which. */
 #include "serve/proc_workloads.h"
 #include "sys/workload.h"
 
@@ -67,6 +68,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         abort();
                 if (w.pod[0] || w.pod_namespace[0] || w.container[0])
                         abort(); /* names come from the log layout, never from the cgroup */
+                char summary[24];
+                memset(summary, 'x', sizeof(summary));
+                workload_summary(&w, summary, sizeof(summary));
+                terminated(summary, sizeof(summary));
+                if (!summary[0] && found)
+                        abort(); /* a workload found is never shown as none */
                 break;
         }
         case 1: {
