@@ -25,7 +25,8 @@ enum check_need {
            nvml_group_bit(NVML_GROUP_CLOCKS_MAX) | nvml_group_bit(NVML_GROUP_VIOLATIONS) |                \
            nvml_group_bit(NVML_GROUP_UTIL) |                                                              \
            nvml_group_bit(NVML_GROUP_PSTATE) | nvml_group_bit(NVML_GROUP_FAN) |                           \
-           nvml_group_bit(NVML_GROUP_COMPUTE_MODE) | nvml_group_bit(NVML_GROUP_DISPLAY)))
+           nvml_group_bit(NVML_GROUP_COMPUTE_MODE) | nvml_group_bit(NVML_GROUP_DISPLAY) |                  \
+           nvml_group_bit(NVML_GROUP_PROC_UTIL)))
 
 struct check_info {
         const char *id;       /* "pcie.link_width": category, dot, name */

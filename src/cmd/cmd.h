@@ -38,8 +38,11 @@ int cmd_serve(int argc, char **argv);  /* gpuvet serve: the Prometheus exporter 
 struct common_options {
         const char *root;     /* --root or GPUVET_FSROOT, default "/" */
         const char *data_dir; /* --data-dir or GPUVET_DATA_DIR, default built-in */
-        unsigned timeout_s;   /* --timeout, default 30 */
+        unsigned timeout_s;   /* --timeout, default COMMON_TIMEOUT_S_DEFAULT */
 };
+
+/* --timeout's default: how long a command's gathering may block. */
+#define COMMON_TIMEOUT_S_DEFAULT 30u
 
 /* The options every command takes (--timeout, --root, --data-dir, --help) are parsed by
  * cmd_parse (cmd/options.h) into this. */

@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_TIMEOUT_S 30
 
 /* The installed data directory, when this process is the installed gpuvet and the
  * directory holds the tables; NULL otherwise (a build tree's binary keeps its built-in
@@ -36,7 +35,7 @@ void common_options_init(struct common_options *o) {
         const char *env_data = secure_getenv("GPUVET_DATA_DIR");
         o->root = env_root && *env_root ? env_root : "/";
         o->data_dir = env_data && *env_data ? env_data : installed_data_dir();
-        o->timeout_s = DEFAULT_TIMEOUT_S;
+        o->timeout_s = COMMON_TIMEOUT_S_DEFAULT;
 }
 
 int common_option(const char *cmd, int opt, const char *usage, struct common_options *o, char **argv) {

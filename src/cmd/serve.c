@@ -7,6 +7,7 @@
 #include "metrics/metrics.h"
 #include "metrics/sampler.h"
 #include "serve/body_cache.h"
+#include "serve/check_runner.h"
 #include "serve/check_watch.h"
 #include "serve/dcgm_series.h"
 #include "serve/http_server.h"
@@ -43,6 +44,11 @@ static const char usage[] =
         "      --connection-timeout=SEC  close a connection idle for SEC seconds (default 10)\n"
         "      --check-report=FILE export the statuses of this `gpuvet check --json` report\n"
         "                          (gpuvet_check_status), re-read whenever it changes\n"
+        "      --check-interval=SEC  instead, run `gpuvet check --json -` every SEC seconds (the\n"
+        "                          first at start) and export its statuses and runs\n"
+        "      --check-level=LEVEL quick (default) or standard\n"
+        "      --check-timeout=SEC kill a run after SEC (default: the check's own bound plus 10 s;\n"
+        "                          58 s for quick with the default NVML deadlines)\n"
         "      --web.config.file=FILE  TLS and basic auth, in the Prometheus exporter-toolkit\n"
         "                          format (tls_server_config, basic_auth_users with bcrypt)\n"
         "      --workload-labels   add dcgm-exporter's pod, namespace, container and hpc_job labels\n"
@@ -66,6 +72,14 @@ static const char usage[] =
 #define DEFAULT_INTERVAL_MS 1000u
 #define SHUTDOWN_GRACE_MS 1000u
 
+/* The periodic check (--check-interval, src/serve/check_runner.h). */
+struct serve_check_opts {
+        unsigned interval_s;  /* 0: none */
+        enum level level;
+        unsigned timeout_s;   /* 0: check_runner_default_timeout_s */
+        const char *level_arg, *timeout_arg; /* as given, for the usage errors */
+};
+
 struct serve_opts {
         const char *listen;
         unsigned interval_ms;
@@ -76,7 +90,37 @@ struct serve_opts {
         const char *check_report;
         const char *web_config;
         bool workload_labels;
+        struct serve_check_opts check; /* --check-interval's */
 };
+
+enum {
+        OPT_CHECK_INTERVAL = 0x2100,
+        OPT_CHECK_LEVEL,
+        OPT_CHECK_TIMEOUT,
+};
+
+/* One of --check-interval, --check-level, --check-timeout into o; -1 to go on, else the exit code. */
+static int serve_check_option(int opt, const char *arg, struct serve_check_opts *o) {
+        switch (opt) {
+        case OPT_CHECK_INTERVAL:
+                if (!cmd_parse_uint(arg, 1, 604800, &o->interval_s))
+                        return cmd_usage_error("serve", "--check-interval %s: not a number of seconds from 1 to 604800", arg);
+                return -1;
+        case OPT_CHECK_LEVEL:
+                o->level = level_from_name(arg);
+                o->level_arg = arg;
+                if (o->level != LEVEL_QUICK && o->level != LEVEL_STANDARD)
+                        return cmd_usage_error("serve", "--check-level %s: quick or standard (full runs a stress test for "
+                                               "minutes: run it apart, not beside the exporter)", arg);
+                return -1;
+        case OPT_CHECK_TIMEOUT:
+                o->timeout_arg = arg;
+                if (!cmd_parse_uint(arg, 1, 86400, &o->timeout_s))
+                        return cmd_usage_error("serve", "--check-timeout %s: not a number of seconds from 1 to 86400", arg);
+                return -1;
+        }
+        return cmd_usage_error("serve", "unknown option");
+}
 
 static int serve_option(int opt, const char *arg, void *ctx) {
         struct serve_opts *o = ctx;
@@ -102,6 +146,9 @@ static int serve_option(int opt, const char *arg, void *ctx) {
         case 'R' | 0x100: o->check_report = arg; return -1;
         case 'W' | 0x100: o->web_config = arg; return -1;
         case 'w' | 0x100: o->workload_labels = true; return -1;
+        case OPT_CHECK_INTERVAL:
+        case OPT_CHECK_LEVEL:
+        case OPT_CHECK_TIMEOUT: return serve_check_option(opt, arg, &o->check);
         }
         return cmd_usage_error("serve", "unknown option");
 }
@@ -242,6 +289,88 @@ static unsigned long long monotonic_ms(void) {
         return (unsigned long long)t.tv_sec * 1000ULL + (unsigned long long)t.tv_nsec / 1000000ULL;
 }
 
+/* --check-interval's companions need it, and it excludes --check-report. Returns -1 to
+ * go on, else EXIT_USAGE after a message naming the options. */
+static int serve_check_options_valid(const struct serve_opts *o) {
+        if (o->check.interval_s && o->check_report)
+                return cmd_usage_error("serve", "--check-interval and --check-report %s: one source of check verdicts, "
+                                       "not both (serve's own periodic check, or a report another run writes)",
+                                       o->check_report);
+        if (!o->check.interval_s && o->check.level_arg)
+                return cmd_usage_error("serve", "--check-level %s: only with --check-interval", o->check.level_arg);
+        if (!o->check.interval_s && o->check.timeout_arg)
+                return cmd_usage_error("serve", "--check-timeout %s: only with --check-interval", o->check.timeout_arg);
+        return -1;
+}
+
+struct check_command {
+        const char *argv[24];
+        char call_ms[16], gpu_ms[16], init_ms[16];
+};
+
+/* The periodic check's command line: this same binary (/proc/self/exe: the running
+ * version, even after an upgrade replaced the file), the level, the JSON report on
+ * standard output, and what makes its verdict that of a manual `gpuvet check` here with
+ * serve's options: the root, the data directory, the NVML library and deadlines. The
+ * environment (GPUVET_NVML_LIB, GPUVET_FSROOT...) is inherited as it is. */
+static void check_command_line(const struct serve_check_opts *c, const struct cmd_args *args, struct check_command *cmd) {
+        size_t n = 0;
+        const char **a = cmd->argv;
+        a[n++] = "/proc/self/exe";
+        a[n++] = "check";
+        a[n++] = "--level";
+        a[n++] = level_name(c->level);
+        a[n++] = "--json";
+        a[n++] = "-";
+        a[n++] = "--root";
+        a[n++] = args->common.root;
+        if (args->common.data_dir) {
+                a[n++] = "--data-dir";
+                a[n++] = args->common.data_dir;
+        }
+        if (args->nvml.lib) {
+                a[n++] = "--nvml-lib";
+                a[n++] = args->nvml.lib;
+        }
+        const struct { const char *opt; unsigned ms; char *buf; } dl[] = {
+                {"--nvml-call-timeout-ms", args->nvml.dl.call_ms, cmd->call_ms},
+                {"--nvml-gpu-timeout-ms", args->nvml.dl.gpu_ms, cmd->gpu_ms},
+                {"--nvml-init-timeout-ms", args->nvml.dl.init_ms, cmd->init_ms},
+        };
+        for (size_t i = 0; i < sizeof(dl) / sizeof(dl[0]); i++)
+                if (dl[i].ms) {
+                        snprintf(dl[i].buf, sizeof(cmd->call_ms), "%u", dl[i].ms);
+                        a[n++] = dl[i].opt;
+                        a[n++] = dl[i].buf;
+                }
+        a[n] = NULL;
+}
+
+/* --check-interval: a watch fed by the runner, which starts its first run now. Returns -1
+ * to go on, else the exit code after a message. */
+static int start_periodic_check(const struct serve_opts *o, const struct cmd_args *args, struct check_watch **ret_watch,
+                                struct check_runner **ret_runner) {
+        struct check_command cmd;
+        check_command_line(&o->check, args, &cmd);
+        unsigned timeout_s = o->check.timeout_s ? o->check.timeout_s
+                                                : check_runner_default_timeout_s(o->check.level, &args->nvml.dl,
+                                                                                 COMMON_TIMEOUT_S_DEFAULT);
+        struct check_runner_options ro = {.argv = (char *const *)cmd.argv, .interval_s = o->check.interval_s,
+                                          .timeout_s = timeout_s, .log = stderr};
+        if (check_watch_new_fed(ret_watch) < 0) {
+                fprintf(stderr, "gpuvet serve: out of memory\n");
+                return EXIT_INTERNAL;
+        }
+        int e = check_runner_start(&ro, *ret_watch, ret_runner);
+        if (e < 0) {
+                fprintf(stderr, "gpuvet serve: --check-interval: the check's thread could not start: %s\n", strerror(-e));
+                return EXIT_INTERNAL;
+        }
+        fprintf(stderr, "gpuvet serve: --check-interval: gpuvet check --level %s every %u s, killed after %u s\n",
+                level_name(o->check.level), o->check.interval_s, timeout_s);
+        return -1;
+}
+
 /* Serve until a stop signal or the --timeout; say once when the sampler stops; look at the
  * --check-report file every slice. */
 static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struct check_watch *checks,
@@ -348,6 +477,9 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                         fprintf(stderr, "gpuvet serve: out of memory\n");
                         code = EXIT_INTERNAL;
                 }
+                struct check_runner *runner = NULL;
+                if (code < 0 && o->check.interval_s)
+                        code = start_periodic_check(o, args, &checks, &runner);
                 if (code < 0 && body_cache_new(smp, xids, checks, hostname, stale_ms, &cache) < 0) {
                         fprintf(stderr, "gpuvet serve: out of memory\n");
                         code = EXIT_INTERNAL;
@@ -368,6 +500,7 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                         serve_until_stopped(&stop, smp, checks, args->common.timeout_s);
                         code = EXIT_PASS;
                 }
+                check_runner_stop(runner); /* a run in flight is killed and reaped */
                 http_server_stop(http, SHUTDOWN_GRACE_MS);
                 body_cache_free(cache);
                 check_watch_free(checks);
@@ -399,6 +532,9 @@ int cmd_serve(int argc, char **argv) {
                 {"check-report", required_argument, NULL, 'R' | 0x100},
                 {"web.config.file", required_argument, NULL, 'W' | 0x100},
                 {"workload-labels", no_argument, NULL, 'w' | 0x100},
+                {"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
+                {"check-level", required_argument, NULL, OPT_CHECK_LEVEL},
+                {"check-timeout", required_argument, NULL, OPT_CHECK_TIMEOUT},
                 {NULL, 0, NULL, 0},
         };
         static const struct cmd_spec spec = {
@@ -417,5 +553,7 @@ int cmd_serve(int argc, char **argv) {
         }
         if (args.nvml.off)
                 return cmd_usage_error("serve", "--no-nvml: the exporter has nothing to export without NVML");
+        if ((code = serve_check_options_valid(&o)) >= 0)
+                return code;
         return run(&o, &args);
 }

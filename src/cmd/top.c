@@ -88,7 +88,7 @@ static nvml_groups top_groups(void) {
                                             NVML_GROUP_TEMP_THRESHOLDS, NVML_GROUP_POWER_DRAW, NVML_GROUP_POWER_LIMIT,
                                             NVML_GROUP_POWER_ENFORCED_LIMIT, NVML_GROUP_CLOCKS, NVML_GROUP_CLOCKS_MAX,
                                             NVML_GROUP_CLOCK_REASONS, NVML_GROUP_UTIL, NVML_GROUP_ECC_MODE,
-                                            NVML_GROUP_ECC_COUNTS, NVML_GROUP_PROCS};
+                                            NVML_GROUP_ECC_COUNTS, NVML_GROUP_PROCS, NVML_GROUP_PROC_UTIL};
         nvml_groups set = 0;
         for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
                 set |= nvml_group_bit(g[i]);

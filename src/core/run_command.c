@@ -74,7 +74,31 @@ bool child_reap(pid_t pid, unsigned int ms, int *status) {
         }
 }
 
+/* child_reap that also returns (false, *cancelled set) as soon as cancel_fd is readable. */
+static bool reap_unless_cancelled(pid_t pid, unsigned int ms, int cancel_fd, int *status, bool *cancelled) {
+        if (cancel_fd < 0)
+                return child_reap(pid, ms, status);
+        unsigned long long end = deadline_now_ms() + ms;
+        for (;;) {
+                pid_t w = waitpid(pid, status, WNOHANG);
+                if (w == pid || (w < 0 && errno != EINTR))
+                        return w == pid;
+                if (deadline_now_ms() >= end)
+                        return false;
+                struct pollfd c = {.fd = cancel_fd, .events = POLLIN};
+                if (poll(&c, 1, 5) > 0 && (c.revents & (POLLIN | POLLHUP | POLLERR))) {
+                        *cancelled = true;
+                        return false;
+                }
+        }
+}
+
 int run_command(char *const argv[], unsigned int timeout_ms, size_t max_out, struct command_result *out) {
+        return run_command_cancellable(argv, timeout_ms, max_out, -1, out);
+}
+
+int run_command_cancellable(char *const argv[], unsigned int timeout_ms, size_t max_out, int cancel_fd,
+                            struct command_result *out) {
         memset(out, 0, sizeof(*out));
         out->exit_status = -1;
         int po[2], pe[2];
@@ -113,7 +137,9 @@ int run_command(char *const argv[], unsigned int timeout_ms, size_t max_out, str
 
         size_t cap = 0;
         int r = append(out, &cap, max_out, "", 0);
-        struct pollfd fds[2] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN}};
+        /* fds[2]: the caller's cancel_fd (a negative fd is ignored by poll). */
+        struct pollfd fds[3] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN},
+                                {.fd = cancel_fd, .events = POLLIN}};
         int open_fds = 2;
         char buf[65536];
         while (open_fds > 0 && r == 0) {
@@ -123,11 +149,15 @@ int run_command(char *const argv[], unsigned int timeout_ms, size_t max_out, str
                         break;
                 }
                 unsigned long long left = end - now;
-                int n = poll(fds, 2, left > INT_MAX ? INT_MAX : (int)left);
+                int n = poll(fds, 3, left > INT_MAX ? INT_MAX : (int)left);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {
                         r = -errno;
+                        break;
+                }
+                if (fds[2].fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+                        out->cancelled = true;
                         break;
                 }
                 for (int i = 0; i < 2; i++) {
@@ -154,12 +184,13 @@ int run_command(char *const argv[], unsigned int timeout_ms, size_t max_out, str
         int status = 0;
         unsigned long long now = deadline_now_ms(), end = start + timeout_ms;
         unsigned int wait_ms = now < end && end - now > REAP_MS ? (unsigned int)(end - now) : REAP_MS;
-        if (out->timed_out || r < 0 || !child_reap(pid, wait_ms, &status)) {
+        if (out->timed_out || out->cancelled || r < 0 ||
+            !reap_unless_cancelled(pid, wait_ms, cancel_fd, &status, &out->cancelled)) {
                 /* The whole group: dcgmi's own children (nvvs) go too. */
                 kill(-pid, SIGKILL);
                 if (!child_reap(pid, REAP_MS, &status))
                         status = -1;
-                if (!out->timed_out && r == 0)
+                if (!out->timed_out && !out->cancelled && r == 0)
                         out->timed_out = true; /* closed its output but would not exit */
         }
         if (status != -1 && WIFEXITED(status))

@@ -13,6 +13,7 @@ struct command_result {
         bool out_truncated;     /* past max_out: the rest was read and dropped */
         char err_tail[1024];    /* the end of standard error */
         bool timed_out;         /* killed at the deadline */
+        bool cancelled;         /* killed because cancel_fd became readable */
         int exit_status;        /* when it exited; -1 otherwise */
         int signal;             /* the signal that ended it; 0 otherwise */
         unsigned long long elapsed_ms;
@@ -23,6 +24,14 @@ struct command_result {
  * started (errno of the exec), or another negative errno; fills *out. Free with
  * command_result_done. */
 int run_command(char *const argv[], unsigned int timeout_ms, size_t max_out, struct command_result *out);
+
+/* run_command that also gives up as soon as cancel_fd (a pipe or eventfd the caller makes
+ * readable to stop it; -1: none) is readable, while the command runs or is being reaped:
+ * then its process group is killed with SIGKILL and reaped, and out->cancelled is set.
+ * For a caller that must stop within its own bound whatever the command does (gpuvet
+ * serve's periodic check on SIGTERM). Returns as run_command. */
+int run_command_cancellable(char *const argv[], unsigned int timeout_ms, size_t max_out, int cancel_fd,
+                            struct command_result *out);
 void command_result_done(struct command_result *r);
 
 /* Wait up to ms for child pid to exit, polling (so a child stuck in the kernel cannot hold

@@ -21,7 +21,7 @@ struct check_watch {
         unsigned long long generation;
 };
 
-static struct check_view *view_new(enum check_report_state state) {
+struct check_view *check_view_new(enum check_report_state state) {
         struct check_view *v = calloc(1, sizeof(*v));
         if (v) {
                 v->state = state;
@@ -70,7 +70,7 @@ static int slurp(int fd, const struct stat *st, char **ret, size_t *ret_len) {
         return 0;
 }
 
-static void publish(struct check_watch *w, struct check_view *v) {
+void check_watch_publish(struct check_watch *w, struct check_view *v) {
         pthread_mutex_lock(&w->lock);
         struct check_view *old = w->view;
         w->view = v;
@@ -85,6 +85,8 @@ static void say(struct check_watch *w, const char *what) {
 }
 
 void check_watch_poll(struct check_watch *w) {
+        if (!w->path)
+                return; /* fed by its owner */
         int fd = open(w->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         struct stat st;
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -96,12 +98,12 @@ void check_watch_poll(struct check_watch *w) {
                 bool changed = !w->view || w->view->state != s;
                 pthread_mutex_unlock(&w->lock);
                 if (changed) {
-                        struct check_view *v = view_new(s);
+                        struct check_view *v = check_view_new(s);
                         if (v) {
                                 say(w, e == ENOENT ? "not there (yet): no check statuses until it is"
                                     : e == EINVAL  ? "not a regular file: no check statuses"
                                                    : strerror(e));
-                                publish(w, v);
+                                check_watch_publish(w, v);
                                 w->seen_any = false;
                         }
                 }
@@ -115,7 +117,7 @@ void check_watch_poll(struct check_watch *w) {
         size_t len = 0;
         int r = slurp(fd, &st, &buf, &len);
         close(fd);
-        struct check_view *v = view_new(CHECK_REPORT_UNREADABLE);
+        struct check_view *v = check_view_new(CHECK_REPORT_UNREADABLE);
         if (!v) {
                 free(buf);
                 return; /* out of memory: the next poll tries again */
@@ -136,7 +138,7 @@ void check_watch_poll(struct check_watch *w) {
         }
         w->seen = st;
         w->seen_any = true;
-        publish(w, v);
+        check_watch_publish(w, v);
 }
 
 int check_watch_new(const char *path, FILE *log, struct check_watch **ret) {
@@ -148,6 +150,15 @@ int check_watch_new(const char *path, FILE *log, struct check_watch **ret) {
         w->log = log;
         pthread_mutex_init(&w->lock, NULL);
         check_watch_poll(w);
+        *ret = w;
+        return 0;
+}
+
+int check_watch_new_fed(struct check_watch **ret) {
+        struct check_watch *w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        pthread_mutex_init(&w->lock, NULL);
         *ret = w;
         return 0;
 }

@@ -283,27 +283,58 @@ int expo_render_sample_workloads(const struct nvml_facts *f, const struct expo_x
         return 0;
 }
 
+/* --check-interval's runs: how many ended each way, when the last one ended and how long it took. */
+static void put_check_runs(FILE *out, const struct check_runs *r, enum expo_format fmt) {
+        static const char *const result[_CHECK_RUN_RESULT_COUNT] = {"ok", "timeout", "failed"};
+        const char *family = fmt == EXPO_OPENMETRICS ? "gpuvet_check_runs" : "gpuvet_check_runs_total";
+        put_help(out, family,
+                 "Periodic gpuvet check runs since gpuvet serve started, by result: ok (a verdict and its report), "
+                 "timeout (killed at --check-timeout), failed (another exit, a signal, or no report)", NULL, fmt);
+        fprintf(out, "# TYPE %s counter\n", family);
+        for (int k = 0; k < _CHECK_RUN_RESULT_COUNT; k++)
+                fprintf(out, "gpuvet_check_runs_total{result=\"%s\"} %llu\n", result[k], r->total[k]);
+        if (r->last_run_s <= 0)
+                return; /* none ended yet: no time to give, never a zero */
+        char num[32];
+        expo_format_value(num, sizeof(num), r->last_run_s);
+        put_help(out, "gpuvet_check_last_run_timestamp_seconds", "When the last periodic gpuvet check run ended, "
+                 "whatever its result", NULL, fmt);
+        fprintf(out, "# TYPE gpuvet_check_last_run_timestamp_seconds gauge\ngpuvet_check_last_run_timestamp_seconds %s\n",
+                num);
+        expo_format_value(num, sizeof(num), r->last_duration_s);
+        put_help(out, "gpuvet_check_duration_seconds", "Wall time of the last periodic gpuvet check run", NULL, fmt);
+        fprintf(out, "# TYPE gpuvet_check_duration_seconds gauge\ngpuvet_check_duration_seconds %s\n", num);
+}
+
 int expo_render_checks(const struct check_view *v, enum expo_format fmt, char **ret, size_t *ret_len) {
         char *body = NULL;
         size_t len = 0;
         FILE *out = open_memstream(&body, &len);
         if (!out)
                 return -ENOMEM;
+        bool periodic = v->runs.periodic;
         put_help(out, "gpuvet_check_report_up",
-                 "1 when the --check-report file was read as a check report; 0 when it is missing or unreadable "
-                 "(then no gpuvet_check_status)", NULL, fmt);
+                 periodic ? "1 when the last periodic gpuvet check run gave a check report; 0 before the first, and "
+                            "after one that timed out or failed (then no gpuvet_check_status)"
+                          : "1 when the --check-report file was read as a check report; 0 when it is missing or "
+                            "unreadable (then no gpuvet_check_status)", NULL, fmt);
         fputs("# TYPE gpuvet_check_report_up gauge\n", out);
         fprintf(out, "gpuvet_check_report_up %d\n", v->state == CHECK_REPORT_OK);
+        if (periodic)
+                put_check_runs(out, &v->runs, fmt);
         if (v->state == CHECK_REPORT_OK) {
                 char num[32];
                 expo_format_value(num, sizeof(num), v->mtime_s);
-                put_help(out, "gpuvet_check_report_timestamp_seconds", "Modification time of the --check-report file",
-                         NULL, fmt);
+                put_help(out, "gpuvet_check_report_timestamp_seconds",
+                         periodic ? "When the periodic gpuvet check run that gave these statuses ended"
+                                  : "Modification time of the --check-report file", NULL, fmt);
                 fprintf(out, "# TYPE gpuvet_check_report_timestamp_seconds gauge\ngpuvet_check_report_timestamp_seconds %s\n",
                         num);
                 put_help(out, "gpuvet_check_status",
-                         "1 for the status of each check id in the --check-report file (worst over its subjects), 0 "
-                         "for the others", NULL, fmt);
+                         periodic ? "1 for the status of each check id in the last periodic check's report (worst "
+                                    "over its subjects), 0 for the others"
+                                  : "1 for the status of each check id in the --check-report file (worst over its "
+                                    "subjects), 0 for the others", NULL, fmt);
                 fputs("# TYPE gpuvet_check_status gauge\n", out);
                 for (size_t i = 0; i < v->set.n; i++)
                         for (int k = 0; k < _STATUS_COUNT; k++) {

@@ -212,6 +212,28 @@ struct nvml_procs {
         struct nvml_process *v;
 };
 
+/* One process's share of the GPU in the driver's latest sample of it
+ * (nvmlProcessUtilizationSample_t), percent of the sample period; NV_UTIL_UNKNOWN where the
+ * driver gave a value above 100. */
+#define NV_UTIL_UNKNOWN 0xFFFFFFFFu
+struct nvml_process_util {
+        unsigned int pid;
+        unsigned long long timestamp_us; /* the sample's CPU time stamp */
+        unsigned int sm, memory, encoder, decoder;
+};
+
+/* The processes sampled in the last NVML_PROC_UTIL_WINDOW_US, one entry per PID (its
+ * latest sample); state/rc/fn as the nv_* readings. A process of the process lists
+ * without an entry did not run on the GPU in the window (0 %). */
+#define NVML_PROC_UTIL_WINDOW_US 3000000ULL
+struct nvml_proc_utils {
+        unsigned char state;
+        int rc;
+        const char *fn;
+        unsigned int count;
+        struct nvml_process_util *v;
+};
+
 /* One GPU as NVML sees it, index = NVML's device index. */
 struct nvml_gpu {
         unsigned int index;
@@ -366,6 +388,7 @@ struct nvml_gpu {
         /* Running processes (_v3 entry points) */
         struct nvml_procs compute_procs;
         struct nvml_procs graphics_procs;
+        struct nvml_proc_utils proc_utils;
 
         /* GPU fabric (NVSwitch systems, Hopper+): state NVML_GPU_FABRIC_STATE_*, status the
          * nvmlReturn_t of the fabric registration, clique id */
@@ -409,7 +432,7 @@ struct nvml_timeout {
         X(CLOCKS_MAX) X(CLOCKS_APP) X(CLOCKS_DEFAULT_APP) X(CLOCK_REASONS) X(VIOLATIONS) X(UTIL) X(PSTATE) X(FAN) \
         X(ECC_MODE) X(ECC_DEFAULT_MODE) X(ECC_COUNTS) X(ECC_LOCATION) X(RETIRED_PAGES) X(REMAP)      \
         X(RECOVERY) X(REMAP_HIST) X(PCIE_LINK) X(PCIE_REPLAY) X(NVLINK) X(PERSISTENCE)               \
-        X(COMPUTE_MODE) X(DISPLAY) X(MIG) X(PROCS) X(FABRIC)
+        X(COMPUTE_MODE) X(DISPLAY) X(MIG) X(PROCS) X(PROC_UTIL) X(FABRIC)
 
 enum nvml_group {
 #define NVML_GROUP_ENUM(name) NVML_GROUP_##name,

@@ -201,7 +201,9 @@ static void bytes_text(char *out, size_t size, const struct top_proc_row *p) {
 }
 
 static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_row *p, bool workload_column) {
-        char mem[32], ns[16] = "-";
+        char mem[32], ns[16] = "-", sm[16] = "-";
+        if (p->sm_pct >= 0)
+                snprintf(sm, sizeof(sm), "%d%%", p->sm_pct);
         bytes_text(mem, sizeof(mem), p);
         const char *user = p->info.user, *cmd = p->info.command;
         switch (p->info.where) {
@@ -220,12 +222,12 @@ static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_
                 break;
         }
         if (workload_column)
-                putf(f, r, 0, "%3u %7u %7s %-10.10s %9s %c %-*.*s %s", p->gpu, p->pid, ns, user, mem,
+                putf(f, r, 0, "%3u %7u %7s %-10.10s %9s %4s %c %-*.*s %s", p->gpu, p->pid, ns, user, mem, sm,
                      p->graphics ? 'G' : 'C', TOP_WORKLOAD_WIDTH, TOP_WORKLOAD_WIDTH,
                      p->info.workload[0] ? p->info.workload : "-", cmd);
         else
-                putf(f, r, 0, "%3u %7u %7s %-10.10s %9s %c %s", p->gpu, p->pid, ns, user, mem, p->graphics ? 'G' : 'C',
-                     cmd);
+                putf(f, r, 0, "%3u %7u %7s %-10.10s %9s %4s %c %s", p->gpu, p->pid, ns, user, mem, sm,
+                     p->graphics ? 'G' : 'C', cmd);
 }
 
 static const char *const help_lines[] = {
@@ -236,7 +238,7 @@ static const char *const help_lines[] = {
         "  h, ?, F1       this help (any key closes it)",
         "  Esc            no selection        q  quit",
         "Columns: GPU, PID (NVML's, the host's), NS-PID (inside its container),",
-        "  USER, GPU memory, C compute / G graphics, command line.",
+        "  USER, GPU memory, SM share (latest sample), C compute/G graphics, command.",
         "A GPU whose readings did not come in time is STALE; one NVML calls lost is LOST.",
         "Sparklines: the last samples, _.,:-=+*# from low to high, blank: no reading.",
 };
@@ -274,10 +276,11 @@ static void processes(struct top_frame *f, const struct top_layout *l, const str
         unsigned int r = l->proc_top;
         f->attr[r] = TOP_ATTR_TITLE;
         if (l->workload_column)
-                putf(f, r, 0, "%3s %7s %7s %-10s %9s %c %-*s %s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", 'T',
-                     TOP_WORKLOAD_WIDTH, "JOB/POD", "COMMAND");
+                putf(f, r, 0, "%3s %7s %7s %-10s %9s %4s %c %-*s %s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", "SM",
+                     'T', TOP_WORKLOAD_WIDTH, "JOB/POD", "COMMAND");
         else
-                putf(f, r, 0, "%3s %7s %7s %-10s %9s %c %s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", 'T', "COMMAND");
+                putf(f, r, 0, "%3s %7s %7s %-10s %9s %4s %c %s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", "SM", 'T',
+                     "COMMAND");
         r++;
         if (v->help) {
                 for (unsigned int i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && i < l->proc_rows; i++)

@@ -14,9 +14,9 @@
 #define TOP_MIN_PROC_ROWS 3
 #define TOP_FULL_LINES 3 /* a GPU's lines in the full form */
 /* The process rows' JOB/POD column, shown from TOP_WORKLOAD_MIN_COLS: the columns before
- * it (43), it, and 40 left for the command. */
+ * it (48), it, and 40 left for the command. */
 #define TOP_WORKLOAD_WIDTH 24
-#define TOP_WORKLOAD_MIN_COLS (43 + TOP_WORKLOAD_WIDTH + 1 + 40)
+#define TOP_WORKLOAD_MIN_COLS (48 + TOP_WORKLOAD_WIDTH + 1 + 40)
 
 struct top_layout {
         bool too_small;            /* below TOP_MIN_COLS x TOP_MIN_ROWS: one line says so */

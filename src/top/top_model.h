@@ -43,13 +43,14 @@ struct top_proc_row {
         bool have_mem;
         unsigned long long used_bytes;
         bool graphics;               /* a graphics (not compute) context */
+        int sm_pct;                  /* its share of the SM in the driver's latest sample, %; -1: unknown */
         double gpu_util;             /* its GPU's utilization, for sorting; -1: none */
         struct top_proc_info info;
 };
 
 enum top_sort {
         TOP_SORT_MEMORY, /* GPU memory, largest first */
-        TOP_SORT_UTIL,   /* its GPU's utilization, busiest first (NVML gives no per-process share here) */
+        TOP_SORT_UTIL,   /* its SM share, busiest first; unknown shares after, by their GPU's utilization */
         TOP_SORT_PID,    /* ascending */
         TOP_SORT_COUNT
 };

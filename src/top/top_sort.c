@@ -24,6 +24,8 @@ static int by_memory(const void *x, const void *y) {
 
 static int by_util(const void *x, const void *y) {
         const struct top_proc_row *a = x, *b = y;
+        if (a->sm_pct != b->sm_pct)
+                return a->sm_pct > b->sm_pct ? -1 : 1;
         if (a->gpu_util != b->gpu_util)
                 return a->gpu_util > b->gpu_util ? -1 : 1;
         return by_gpu_pid(a, b);

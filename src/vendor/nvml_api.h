@@ -268,6 +268,15 @@ typedef struct nvmlProcessInfo_v2_st {
         unsigned int computeInstanceId;
 } nvmlProcessInfo_v2_t, nvmlProcessInfo_t;
 
+typedef struct nvmlProcessUtilizationSample_st {
+        unsigned int pid;
+        unsigned long long timeStamp; /* CPU timestamp, us */
+        unsigned int smUtil;
+        unsigned int memUtil;
+        unsigned int encUtil;
+        unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
 typedef struct nvmlEventData_st {
         nvmlDevice_t device;
         unsigned long long eventType;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/deadline.h"
 
@@ -1409,6 +1410,68 @@ static void read_processes(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         read_procs(c, &g->graphics_procs, d, false);
 }
 
+/* Keep the latest sample of pid among the first n entries of v; the entry count after. */
+static unsigned int keep_latest(struct nvml_process_util *v, unsigned int n, const nvmlProcessUtilizationSample_t *s) {
+        unsigned int pct[4] = {s->smUtil, s->memUtil, s->encUtil, s->decUtil};
+        for (unsigned int k = 0; k < 4; k++)
+                if (pct[k] > 100) /* not a share of a sample period: unknown, not clamped */
+                        pct[k] = NV_UTIL_UNKNOWN;
+        unsigned int i = 0;
+        while (i < n && v[i].pid != s->pid)
+                i++;
+        if (i < n && v[i].timestamp_us >= s->timeStamp)
+                return n;
+        v[i] = (struct nvml_process_util){s->pid, s->timeStamp, pct[0], pct[1], pct[2], pct[3]};
+        return i < n ? n : n + 1;
+}
+
+/* The processes' utilization over the last NVML_PROC_UTIL_WINDOW_US: the count first (a
+ * NULL buffer answers INSUFFICIENT_SIZE with it), then the samples, growing when processes
+ * started meanwhile. NOT_FOUND (no sample in the window) is an empty list, not an error:
+ * nothing ran on the GPU. */
+static void read_process_utilization(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now); /* NVML stamps samples with the CPU's wall clock */
+        unsigned long long now_us = (unsigned long long)now.tv_sec * 1000000ULL + (unsigned long long)now.tv_nsec / 1000;
+        unsigned long long since = now_us > NVML_PROC_UTIL_WINDOW_US ? now_us - NVML_PROC_UTIL_WINDOW_US : 0;
+        unsigned int count = 0;
+        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetProcessUtilization, d, NULL, &count, since);
+        struct nvml_process_util *out = NULL;
+        unsigned int n_out = 0;
+
+        for (unsigned int attempt = 0; c->last == LAST_CALLED && r == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 4;
+             attempt++) {
+                unsigned int cap = count + 8 + attempt * 32;
+                /* The worker's buffer until the call returned in time (as read_procs). */
+                nvmlProcessUtilizationSample_t *buf = calloc(cap, sizeof(*buf));
+                if (!buf) {
+                        r = NVML_ERROR_MEMORY;
+                        break;
+                }
+                count = cap;
+                r = NVCALL(c, nvmlDeviceGetProcessUtilization, d, buf, &count, since);
+                if (c->last == LAST_CALLED && r == NVML_SUCCESS) {
+                        if (count > cap)
+                                count = cap;
+                        out = count ? calloc(count, sizeof(*out)) : NULL;
+                        if (count && !out)
+                                r = NVML_ERROR_MEMORY;
+                        for (unsigned int i = 0; out && i < count; i++)
+                                n_out = keep_latest(out, n_out, &buf[i]);
+                }
+                free(buf);
+        }
+        if (c->last == LAST_CALLED && r == NVML_ERROR_NOT_FOUND)
+                r = NVML_SUCCESS;
+        if (SETTLE(c, &g->proc_utils, r)) {
+                free(g->proc_utils.v);
+                g->proc_utils.v = out;
+                g->proc_utils.count = n_out;
+        } else {
+                free(out);
+        }
+}
+
 /* The versioned call first: it adds the fabric's health (degraded bandwidth, unhealthy
  * routes, a wrong configuration). A library without it, or one that knows another
  * version, is asked the v1 question. */
@@ -1493,6 +1556,7 @@ static const struct {
         {NVML_GROUP_DISPLAY, read_display},
         {NVML_GROUP_MIG, read_mig},
         {NVML_GROUP_PROCS, read_processes},
+        {NVML_GROUP_PROC_UTIL, read_process_utilization},
         {NVML_GROUP_FABRIC, read_fabric},
 };
 
@@ -1546,6 +1610,8 @@ static void gpu_publish(void *block, void *dest, unsigned int index, const char 
         b->gpu.compute_procs.count = 0;
         b->gpu.graphics_procs.v = NULL;
         b->gpu.graphics_procs.count = 0;
+        b->gpu.proc_utils.v = NULL;
+        b->gpu.proc_utils.count = 0;
         g->gather_ms = (unsigned int)(deadline_now_ms() - b->start_ms);
         if (!hung)
                 return;
@@ -1569,6 +1635,7 @@ static void gpu_free_block(void *block) {
                 return;
         free(b->gpu.compute_procs.v);
         free(b->gpu.graphics_procs.v);
+        free(b->gpu.proc_utils.v);
         free(b);
 }
 
@@ -1841,6 +1908,7 @@ void nvml_facts_done(struct nvml_facts *f) {
         for (unsigned int i = 0; i < f->n_gpus; i++) {
                 free(f->gpus[i].compute_procs.v);
                 free(f->gpus[i].graphics_procs.v);
+                free(f->gpus[i].proc_utils.v);
         }
         free(f->gpus);
         f->gpus = NULL;

@@ -55,7 +55,7 @@ struct nvmlEventSet_st {
 #define FAKE_STUB_DEV_FUNCTIONS(X)                                                                   \
         X(nvmlDeviceGetTotalEnergyConsumption) X(nvmlDeviceGetJpgUtilization) X(nvmlDeviceGetOfaUtilization) \
         X(nvmlDeviceGetPcieThroughput) X(nvmlDeviceGetNvLinkVersion) X(nvmlDeviceGetNvLinkUtilizationCounter) \
-        X(nvmlDeviceGetNvLinkCapability) X(nvmlDeviceGetSamples) X(nvmlDeviceGetProcessUtilization)      \
+        X(nvmlDeviceGetNvLinkCapability) X(nvmlDeviceGetSamples)      \
         X(nvmlDeviceGetAccountingMode) X(nvmlDeviceGetAccountingStats) X(nvmlDeviceGetAccountingPids)    \
         X(nvmlDeviceGetGpuOperationMode) X(nvmlDeviceGetBoardId)      \
         X(nvmlDeviceGetInforomVersion) X(nvmlDeviceGetBoardPartNumber) \
@@ -1773,6 +1773,44 @@ static nvmlReturn_t processes(enum fn_id fn, bool graphics, nvmlDevice_t device,
                 j++;
         }
         *count = n;
+        return leave(NVML_SUCCESS);
+}
+
+/* The processes given sm=/mem=/enc=/dec= have one sample each, stamped 100 ms ago on the
+ * wall clock (NVML's samples carry the CPU's time in microseconds); only samples newer than
+ * lastSeenTimeStamp are returned, NOT_FOUND when none is. NOT_SUPPORTED with MIG on, as NVML
+ * documents. */
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp)
+{
+        ENTER_DEV(nvmlDeviceGetProcessUtilization, device, d);
+        if (!processSamplesCount)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (d->set[K_MIG_CURRENT] && d->u[K_MIG_CURRENT] != 0)
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        unsigned long long stamp = (unsigned long long)now.tv_sec * 1000000ULL + (unsigned long long)now.tv_nsec / 1000 -
+                                   100000ULL;
+        unsigned int n = 0;
+        for (unsigned int i = 0; i < d->nprocs; i++)
+                n += d->procs[i].sampled && stamp > lastSeenTimeStamp;
+        if (n == 0)
+                return leave(NVML_ERROR_NOT_FOUND);
+        if (!utilization || *processSamplesCount < n) {
+                *processSamplesCount = n;
+                return leave(NVML_ERROR_INSUFFICIENT_SIZE);
+        }
+        unsigned int j = 0;
+        for (unsigned int i = 0; i < d->nprocs; i++) {
+                const struct fake_proc *p = &d->procs[i];
+                if (!p->sampled || stamp <= lastSeenTimeStamp)
+                        continue;
+                utilization[j++] = (nvmlProcessUtilizationSample_t){
+                        .pid = p->pid, .timeStamp = stamp,
+                        .smUtil = p->util[0], .memUtil = p->util[1], .encUtil = p->util[2], .decUtil = p->util[3]};
+        }
+        *processSamplesCount = n;
         return leave(NVML_SUCCESS);
 }
 

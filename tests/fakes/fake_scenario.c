@@ -490,7 +490,7 @@ static bool parse_nvlink(const struct parse *p, struct fake_dev *d, const char *
         return true;
 }
 
-/* process = PID USED [gi=N] [ci=N] NAME... */
+/* process = PID USED [gi=N] [ci=N] [sm=N] [mem=N] [enc=N] [dec=N] NAME... */
 static bool parse_process(const struct parse *p, struct fake_dev *d, bool graphics, char *v)
 {
         if (strcasecmp(v, "none") == 0) {
@@ -534,19 +534,27 @@ static bool parse_process(const struct parse *p, struct fake_dev *d, bool graphi
         for (;;) {
                 while (name && *name && isspace((unsigned char)*name))
                         name++;
+                static const char *const util_keys[4] = {"sm=", "mem=", "enc=", "dec="};
                 unsigned int *slot = NULL;
+                size_t klen = 3;
                 if (name && strncmp(name, "gi=", 3) == 0)
                         slot = &pr.gpu_instance_id;
                 else if (name && strncmp(name, "ci=", 3) == 0)
                         slot = &pr.compute_instance_id;
+                for (unsigned int k = 0; name && !slot && k < 4; k++)
+                        if (strncmp(name, util_keys[k], strlen(util_keys[k])) == 0) {
+                                slot = &pr.util[k];
+                                klen = strlen(util_keys[k]);
+                                pr.sampled = true;
+                        }
                 if (!slot)
                         break;
-                char *sp = name + 3;
+                char *sp = name + klen;
                 while (*sp && !isspace((unsigned char)*sp))
                         sp++;
                 char saved = *sp;
                 *sp = '\0';
-                if (!parse_ull(name + 3, &x) || x > UINT_MAX)
+                if (!parse_ull(name + klen, &x) || x > UINT_MAX)
                         return perr(p, "process: bad '%s'", name);
                 *slot = (unsigned int)x;
                 *sp = saved;

@@ -163,6 +163,8 @@ struct fake_proc {
         unsigned int gpu_instance_id;
         unsigned int compute_instance_id;
         bool graphics;
+        bool sampled;         /* has a utilization sample (sm=, mem=, enc=, dec=) */
+        unsigned int util[4]; /* percent: SM, memory, encoder, decoder */
         char *name;
 };
 

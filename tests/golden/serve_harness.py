@@ -137,3 +137,15 @@ def scalar(body, name):
     """The value of the unlabelled sample name, or None."""
     m = re.search(r"^%s (\S+)$" % re.escape(name), body, re.M)
     return float(m.group(1)) if m else None
+
+
+def check_statuses(body):
+    """{id: status} from gpuvet_check_status (the one with value 1), and every id's 5 lines."""
+    got, lines = {}, {}
+    for m in re.finditer(r'^gpuvet_check_status\{id="([^"]+)",status="(\w+)"\} (\d)$', body, re.M):
+        lines[m.group(1)] = lines.get(m.group(1), 0) + 1
+        if m.group(3) == "1":
+            check(m.group(1) not in got, "check %s: two statuses" % m.group(1))
+            got[m.group(1)] = m.group(2)
+    check(all(n == 5 for n in lines.values()), "gpuvet_check_status: an id without its 5 lines")
+    return got

@@ -35,7 +35,7 @@ SCALE = fakeenv.time_scale()
 HOST = socket.gethostname()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-from serve_harness import PROMETHEUS_ACCEPT, Serve, parse, scalar  # noqa: E402
+from serve_harness import PROMETHEUS_ACCEPT, Serve, check_statuses, parse, scalar  # noqa: E402
 
 
 def scenario_with(tmp, name, text):
@@ -222,18 +222,6 @@ def test_xids(tmp):
     finally:
         rc, _ = s.stop(signal.SIGTERM)
     check(rc == 0, "xids: SIGTERM exit %s" % rc)
-
-
-def check_statuses(body):
-    """{id: status} from gpuvet_check_status (the one with value 1), and every id's 5 lines."""
-    got, lines = {}, {}
-    for m in re.finditer(r'^gpuvet_check_status\{id="([^"]+)",status="(\w+)"\} (\d)$', body, re.M):
-        lines[m.group(1)] = lines.get(m.group(1), 0) + 1
-        if m.group(3) == "1":
-            check(m.group(1) not in got, "check %s: two statuses" % m.group(1))
-            got[m.group(1)] = m.group(2)
-    check(all(n == 5 for n in lines.values()), "gpuvet_check_status: an id without its 5 lines")
-    return got
 
 
 def test_check_report(tmp):

@@ -180,11 +180,12 @@ def test_busy_small_keys_resize_quit():
         rows = proc_lines(s)
         check(len(rows) == 3, "80x24: three process rows: %r" % rows)
         if len(rows) == 3:
-            check(rows[0].split()[:5] == ["0", "4242", "17", "alice", "30720MiB"] and
-                  "python3 train.py --epochs 3" in rows[0], "the container's process first: " + rows[0])
-            check(rows[1].split()[:5] == ["0", "5151", "-", "root", "10240MiB"] and "python3 eval.py" in rows[1],
-                  "the host's process second: " + rows[1])
-            check(rows[2].split()[:2] == ["1", "777"] and "(exited)" in rows[2], "an exited PID said: " + rows[2])
+            check(rows[0].split()[:7] == ["0", "4242", "17", "alice", "30720MiB", "21%", "C"] and
+                  "python3 train.py --epochs 3" in rows[0], "the container's process first, SM 21%: " + rows[0])
+            check(rows[1].split()[:7] == ["0", "5151", "-", "root", "10240MiB", "64%", "C"] and
+                  "python3 eval.py" in rows[1], "the host's process second, SM 64%: " + rows[1])
+            check(rows[2].split()[:7] == ["1", "777", "-", "-", "2048MiB", "-", "C"] and "(exited)" in rows[2],
+                  "an exited PID said, its SM share above 100 % unknown: " + rows[2])
         s = t.screen()
         check(all(len(line) <= 80 for line in s.split("\n")), "80x24: no line wider than the pane")
 
@@ -194,8 +195,8 @@ def test_busy_small_keys_resize_quit():
         t.wait(lambda s: "sort: pid" in s and [r.split()[1] for r in proc_lines(s)] == ["777", "4242", "5151"],
                "p sorts by pid")
         t.keys("u")
-        t.wait(lambda s: "sort: utilization" in s and [r.split()[1] for r in proc_lines(s)] == ["4242", "5151", "777"],
-               "u sorts by utilization (GPU 0 at 87% first)")
+        t.wait(lambda s: "sort: utilization" in s and [r.split()[1] for r in proc_lines(s)] == ["5151", "4242", "777"],
+               "u sorts by the processes' SM shares (64%, 21%, unknown)")
         t.keys("m")
         t.wait(lambda s: "sort: memory" in s, "m sorts by memory")
 
@@ -217,8 +218,8 @@ def test_busy_small_keys_resize_quit():
         check("[|||||||||||" in line_with(s, "UTIL [||"), "120x40: GPU 0's utilization bar is filled")
         rows = [r.lstrip(">").split() for r in proc_lines(s)]  # the selected row starts with '>'
         check("JOB/POD" in line_with(s, "GPU     PID") and len(rows) == 3 and
-              rows[0][6:8] == ["ml-team/trainer-7d9f8", "python3"] and rows[1][6:9] == ["job", "5151", "python3"]
-              and rows[2][6:8] == ["-", "(exited)"],
+              rows[0][7:9] == ["ml-team/trainer-7d9f8", "python3"] and rows[1][7:10] == ["job", "5151", "python3"]
+              and rows[2][7:9] == ["-", "(exited)"],
               "120x40: the JOB/POD column (pod, Slurm job, none): %r" % rows)
         tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
         t.wait(lambda s: "UTIL [" not in s and "train.py" in s, "back to 80x24: one line per GPU")

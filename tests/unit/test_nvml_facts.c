@@ -526,6 +526,24 @@ static nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, uns
         ENTER(d);
         return procs(d, 0, count, infos);
 }
+/* Three samples of the first two compute processes, within the window gpuvet asks for: the
+ * first PID twice (the later one counts), the second with a value NVML should never give. */
+static nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t *u,
+                                                    unsigned int *count, unsigned long long since) {
+        ENTER(d);
+        if (!count)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        if (!u || *count < 3) {
+                *count = 3;
+                return NVML_ERROR_INSUFFICIENT_SIZE;
+        }
+        unsigned int pid0 = 1000u + 100u * (unsigned int)gpu_of(d);
+        u[0] = (nvmlProcessUtilizationSample_t){pid0, since + 2000, 40, 20, 0, 0};
+        u[1] = (nvmlProcessUtilizationSample_t){pid0, since + 1000, 10, 5, 0, 0};
+        u[2] = (nvmlProcessUtilizationSample_t){pid0 + 1, since + 1500, 250, 7, 0, 0};
+        *count = 3;
+        return NVML_SUCCESS;
+}
 static nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *fi) {
         ENTER(d);
         memset(fi, 0, sizeof(*fi));
@@ -656,6 +674,7 @@ static struct nvml_lib stub_lib(void) {
         S(nvmlDeviceGetMigDeviceHandleByIndex);
         S(nvmlDeviceGetComputeRunningProcesses_v3);
         S(nvmlDeviceGetGraphicsRunningProcesses_v3);
+        S(nvmlDeviceGetProcessUtilization);
         S(nvmlDeviceGetGpuFabricInfo);
 #undef S
         return lib;
@@ -768,6 +787,7 @@ static const struct fact {
         F(mig_max_devices, "nvmlDeviceGetMaxMigDeviceCount"),
         F(compute_procs, "nvmlDeviceGetComputeRunningProcesses_v3"),
         F(graphics_procs, "nvmlDeviceGetGraphicsRunningProcesses_v3"),
+        F(proc_utils, "nvmlDeviceGetProcessUtilization"),
         F(fabric_state, "nvmlDeviceGetGpuFabricInfo"),
         F(fabric_status, "nvmlDeviceGetGpuFabricInfo"),
         F(fabric_clique_id, "nvmlDeviceGetGpuFabricInfo"),
@@ -833,6 +853,14 @@ static void test_healthy(void **state) {
                 assert_int_equal(g->nvlink[18].errors[0].state, NV_UNREAD);
                 assert_int_equal(g->mig_device_count.state, NV_UNREAD); /* MIG off */
                 assert_int_equal(g->compute_procs.count, N_PROCS);
+                /* one entry per PID, its latest sample; above 100 % is unknown */
+                assert_int_equal(g->proc_utils.count, 2);
+                assert_int_equal(g->proc_utils.v[0].pid, 1000u + 100u * i);
+                assert_int_equal(g->proc_utils.v[0].sm, 40);
+                assert_int_equal(g->proc_utils.v[0].memory, 20);
+                assert_int_equal(g->proc_utils.v[1].pid, 1000u + 100u * i + 1);
+                assert_int_equal(g->proc_utils.v[1].sm, NV_UTIL_UNKNOWN);
+                assert_int_equal(g->proc_utils.v[1].memory, 7);
                 assert_non_null(g->compute_procs.v);
                 assert_int_equal(g->compute_procs.v[2].pid, 1000 + 100 * i + 2);
                 assert_int_equal(g->compute_procs.v[2].used_bytes, 3 * 1024 * MIB);

@@ -1,6 +1,7 @@
 /* gpuvet serve's pure parts: the Accept negotiation, value formatting, the DCGM units, the
  * exposition of a hand-made sample and its processes (escaped labels, --workload-labels'
- * samples per workload), and the check report reader (src/serve/). */
+ * samples per workload), the check report reader, and the periodic check's series and
+ * default deadline (src/serve/). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 
 #include "metrics/metrics.h"
 #include "serve/accept.h"
+#include "serve/check_runner.h"
 #include "serve/check_status.h"
 #include "serve/dcgm_series.h"
 #include "serve/exposition.h"
@@ -223,11 +225,70 @@ static void test_check_report(void **state) {
         }
 }
 
+/* The check series of a view, rendered in fmt, into a malloc'd string. */
+static char *render_checks(const struct check_view *v, enum expo_format fmt) {
+        char *body = NULL;
+        size_t len = 0;
+        assert_int_equal(expo_render_checks(v, fmt, &body, &len), 0);
+        assert_int_equal(strlen(body), len);
+        return body;
+}
+
+static void test_check_runs(void **state) {
+        (void)state;
+        struct check_view v = {.state = CHECK_REPORT_ABSENT, .runs = {.periodic = true}};
+        /* Before the first run: down, every result at 0, no time. */
+        char *b = render_checks(&v, EXPO_TEXT);
+        assert_non_null(strstr(b, "gpuvet_check_report_up 0\n"));
+        assert_non_null(strstr(b, "# TYPE gpuvet_check_runs_total counter\n"));
+        assert_non_null(strstr(b, "gpuvet_check_runs_total{result=\"ok\"} 0\ngpuvet_check_runs_total{result=\"timeout\"} 0\n"
+                                  "gpuvet_check_runs_total{result=\"failed\"} 0\n"));
+        assert_null(strstr(b, "gpuvet_check_last_run_timestamp_seconds"));
+        assert_null(strstr(b, "gpuvet_check_duration_seconds"));
+        free(b);
+        /* After a timeout: still down, no statuses, the run's time and duration. */
+        v.state = CHECK_REPORT_UNREADABLE;
+        v.runs.total[CHECK_RUN_OK] = 3;
+        v.runs.total[CHECK_RUN_TIMEOUT] = 1;
+        v.runs.last_run_s = 1795622717.5;
+        v.runs.last_duration_s = 2.25;
+        b = render_checks(&v, EXPO_OPENMETRICS);
+        assert_non_null(strstr(b, "gpuvet_check_report_up 0\n"));
+        assert_non_null(strstr(b, "# TYPE gpuvet_check_runs counter\n"));
+        assert_non_null(strstr(b, "gpuvet_check_runs_total{result=\"ok\"} 3\n"));
+        assert_non_null(strstr(b, "gpuvet_check_runs_total{result=\"timeout\"} 1\n"));
+        assert_non_null(strstr(b, "gpuvet_check_last_run_timestamp_seconds 1795622717.5\n"));
+        assert_non_null(strstr(b, "gpuvet_check_duration_seconds 2.25\n"));
+        assert_null(strstr(b, "gpuvet_check_status{"));
+        free(b);
+        /* --check-report's views have no run series. */
+        struct check_view file = {.state = CHECK_REPORT_ABSENT};
+        b = render_checks(&file, EXPO_TEXT);
+        assert_null(strstr(b, "gpuvet_check_runs"));
+        assert_null(strstr(b, "gpuvet_check_last_run"));
+        free(b);
+}
+
+static void test_check_timeout_default(void **state) {
+        (void)state;
+        /* NVML's defaults: init 20 s + 4 calls of 2 s + one GPU's 20 s, past the 30 s watchdog. */
+        assert_int_equal(check_runner_default_timeout_s(LEVEL_QUICK, NULL, 30), 48 + 10);
+        /* Short NVML deadlines: the watchdog bounds it. */
+        struct nvml_deadlines dl = {.call_ms = 500, .gpu_ms = 2000, .init_ms = 1000};
+        assert_int_equal(check_runner_default_timeout_s(LEVEL_QUICK, &dl, 30), 30 + 10);
+        /* Standard: the probes (15 + 15 + 10 + 15 s) and the container run (60 s) on top. */
+        assert_int_equal(check_runner_default_timeout_s(LEVEL_STANDARD, NULL, 30), 48 + 10 + 55 + 60);
+        /* Huge deadlines are capped at a day. */
+        struct nvml_deadlines huge = {.call_ms = 4000000000u, .gpu_ms = 4000000000u, .init_ms = 4000000000u};
+        assert_int_equal(check_runner_default_timeout_s(LEVEL_QUICK, &huge, 30), 86400);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_accept),     cmocka_unit_test(test_values),
                 cmocka_unit_test(test_dcgm_units), cmocka_unit_test(test_render),
                 cmocka_unit_test(test_check_report), cmocka_unit_test(test_processes),
+                cmocka_unit_test(test_check_runs),   cmocka_unit_test(test_check_timeout_default),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

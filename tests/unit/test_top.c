@@ -45,7 +45,7 @@ static void test_layout(void **state) {
         assert_false(l.workload_column);
         top_layout_compute(40, 120, 8, &l);
         assert_true(l.full);
-        assert_true(l.workload_column); /* JOB/POD from 108 columns, 40 left for the command */
+        assert_true(l.workload_column); /* JOB/POD from 113 columns, 40 left for the command */
         top_layout_compute(40, TOP_WORKLOAD_MIN_COLS - 1, 8, &l);
         assert_false(l.workload_column);
         top_layout_compute(40, 120, 8, &l);
@@ -178,17 +178,18 @@ static void test_sort(void **state) {
         (void)state;
         struct top_model m = model_with(5);
         struct top_proc_row rows[5] = {
-                {.gpu = 1, .pid = 30, .have_mem = true, .used_bytes = 100, .gpu_util = 10},
-                {.gpu = 0, .pid = 20, .have_mem = true, .used_bytes = 500, .gpu_util = 90},
-                {.gpu = 0, .pid = 10, .have_mem = false, .gpu_util = 90},
-                {.gpu = 1, .pid = 5, .have_mem = true, .used_bytes = 100, .gpu_util = 10},
-                {.gpu = 0, .pid = 40, .have_mem = true, .used_bytes = 100, .gpu_util = -1},
+                {.gpu = 1, .pid = 30, .have_mem = true, .used_bytes = 100, .sm_pct = 50, .gpu_util = 10},
+                {.gpu = 0, .pid = 20, .have_mem = true, .used_bytes = 500, .sm_pct = 5, .gpu_util = 90},
+                {.gpu = 0, .pid = 10, .have_mem = false, .sm_pct = -1, .gpu_util = 90},
+                {.gpu = 1, .pid = 5, .have_mem = true, .used_bytes = 100, .sm_pct = 0, .gpu_util = 10},
+                {.gpu = 0, .pid = 40, .have_mem = true, .used_bytes = 100, .sm_pct = -1, .gpu_util = -1},
         };
         memcpy(m.procs, rows, sizeof(rows));
         top_model_sort(&m, TOP_SORT_MEMORY); /* largest first, unknown last, ties by GPU then PID */
         pids(&m, (unsigned int[]){20, 40, 5, 30, 10}, 5);
-        top_model_sort(&m, TOP_SORT_UTIL); /* busiest GPU first, no reading last */
-        pids(&m, (unsigned int[]){10, 20, 5, 30, 40}, 5);
+        /* the busiest process first; unknown shares after, by their GPU's utilization */
+        top_model_sort(&m, TOP_SORT_UTIL);
+        pids(&m, (unsigned int[]){30, 20, 5, 10, 40}, 5);
         top_model_sort(&m, TOP_SORT_PID);
         pids(&m, (unsigned int[]){5, 10, 20, 30, 40}, 5);
         assert_string_equal(top_sort_name(TOP_SORT_UTIL), "utilization");
@@ -238,7 +239,8 @@ static void test_frame(void **state) {
         m.gpus[1].state = TOP_GPU_LOST;
         snprintf(m.gpus[1].why, sizeof(m.gpus[1].why), "nvmlDeviceGetName: GPU is lost");
         m.procs[0] = (struct top_proc_row){.gpu = 0, .pid = 1, .info = {.where = TOP_PROC_OTHER_NS}};
-        m.procs[1] = (struct top_proc_row){.gpu = 0, .pid = 2, .info = {.where = TOP_PROC_GONE}};
+        m.procs[1] = (struct top_proc_row){.gpu = 0, .pid = 2, .sm_pct = -1, .info = {.where = TOP_PROC_GONE}};
+        m.procs[0].sm_pct = 73;
         struct top_view v = {.interval_ms = 1000, .have_selected = true, .sel_gpu = 0, .sel_pid = 2};
         struct top_frame f = {0};
         assert_int_equal(top_frame_render(&m, &v, 24, 80, &f), 0);
@@ -249,7 +251,10 @@ static void test_frame(void **state) {
         assert_non_null(strstr(top_frame_line(&f, 2), "UTIL [|||||  50%]"));
         assert_non_null(strstr(top_frame_line(&f, 4), "LOST: nvmlDeviceGetName: GPU is lost"));
         assert_int_equal(f.attr[4], TOP_ATTR_LOST);
+        assert_non_null(strstr(top_frame_line(&f, 7), "  SM T COMMAND"));
         assert_non_null(strstr(top_frame_line(&f, 8), "other-ns"));
+        assert_non_null(strstr(top_frame_line(&f, 8), " 73% C "));
+        assert_non_null(strstr(top_frame_line(&f, 9), "    - C "));
         assert_non_null(strstr(top_frame_line(&f, 9), "(exited)"));
         assert_int_equal(top_frame_line(&f, 9)[0], '>');
         assert_int_equal(f.attr[9], TOP_ATTR_SELECTED);
