@@ -3,6 +3,7 @@
  * the latest round (src/serve/), so a wedged GPU never blocks /metrics. */
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "core/fsroot.h"
 #include "metrics/metrics.h"
 #include "metrics/sampler.h"
 #include "serve/body_cache.h"
@@ -11,6 +12,7 @@
 #include "serve/dcgm_series.h"
 #include "serve/http_server.h"
 #include "serve/listen_addr.h"
+#include "serve/proc_workloads.h"
 #include "serve/web_config.h"
 #include "serve/xid_counter.h"
 #include "sys/nvml_facts.h"
@@ -51,8 +53,13 @@ static const char usage[] =
         "                          format (tls_server_config, basic_auth_users with bcrypt)\n"
         "      --hostname=NAME     the Hostname label (default: this machine's host name; in a\n"
         "                          Kubernetes pod, give the node's name)\n"
+        "      --workload-labels   add dcgm-exporter's pod, namespace, container and hpc_job labels\n"
+        "                          to the DCGM series of a GPU whose processes belong to a\n"
+        "                          Kubernetes pod or a Slurm job (series change identity as jobs do)\n"
         "      --help-metrics      list the exported series: name, type, unit, gpuvet metric, help\n"
         "  -T, --timeout=SEC       stop after SEC seconds, as on SIGTERM (default: never)\n"
+        "  -r, --root=DIR          read /proc, /etc/passwd and /var/log (the processes' workloads)\n"
+        "                          under DIR (default /)\n"
         "      --nvml-lib=PATH     load NVML from PATH (default $" NV_LIB_ENV ", then libnvidia-ml.so.1)\n"
         "      --nvml-call-timeout-ms=MS  abandon an NVML call after MS ms (default 2000)\n"
         "      --nvml-gpu-timeout-ms=MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
@@ -60,8 +67,8 @@ static const char usage[] =
         "  -h, --help              this help\n"
         "\n"
         "Exit status: 0 stopped by a signal (or --timeout); 1 NVML could not be loaded or\n"
-        "initialised, or sees no GPU; 2 usage or bad input (an unusable --listen address);\n"
-        "3 internal error.\n";
+        "initialised, or sees no GPU; 2 usage or bad input (an unusable --listen address, a\n"
+        "--root that is not a directory); 3 internal error.\n";
 
 #define DEFAULT_LISTEN ":9400"
 #define DEFAULT_INTERVAL_MS 1000u
@@ -85,6 +92,7 @@ struct serve_opts {
         bool help_metrics;
         const char *check_report;
         const char *web_config;
+        bool workload_labels;
         struct serve_check_opts check; /* --check-interval's */
         const char *hostname;
 };
@@ -141,6 +149,7 @@ static int serve_option(int opt, const char *arg, void *ctx) {
         case 'H' | 0x100: o->help_metrics = true; return -1;
         case 'R' | 0x100: o->check_report = arg; return -1;
         case 'W' | 0x100: o->web_config = arg; return -1;
+        case 'w' | 0x100: o->workload_labels = true; return -1;
         case OPT_CHECK_INTERVAL:
         case OPT_CHECK_LEVEL:
         case OPT_CHECK_TIMEOUT: return serve_check_option(opt, arg, &o->check);
@@ -172,7 +181,23 @@ static nvml_groups serve_groups(void) {
                 if (dcgm_series_exported(metric_at(k)))
                         shown[n++] = metric_at(k);
         return metric_groups(shown, n) | nvml_group_bit(NVML_GROUP_NAME) | nvml_group_bit(NVML_GROUP_UUID) |
-               nvml_group_bit(NVML_GROUP_PCI) | nvml_group_bit(NVML_GROUP_MINOR);
+               nvml_group_bit(NVML_GROUP_PCI) | nvml_group_bit(NVML_GROUP_MINOR) | nvml_group_bit(NVML_GROUP_PROCS);
+}
+
+/* The processes' attribution under --root, handed to the body cache. Returns -1 (then
+ * *ret_fs and *ret_pw are the caller's to free), else the exit code after a message. */
+static int start_workloads(const char *root, struct fsroot **ret_fs, struct proc_workloads **ret_pw) {
+        int r = fsroot_open(root, ret_fs);
+        if (r < 0) {
+                fprintf(stderr, "gpuvet serve: --root %s: %s\n", root, strerror(-r));
+                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        if (proc_workloads_new(*ret_fs, ret_pw) < 0) {
+                fprintf(stderr, "gpuvet serve: out of memory\n");
+                *ret_fs = fsroot_free(*ret_fs);
+                return EXIT_INTERNAL;
+        }
+        return -1;
 }
 
 #define WEB_FILE_MAX (1u << 20)
@@ -399,13 +424,19 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                         return e;
                 }
         }
-        int fd = listen_addr_open(o->listen, 1024, err, sizeof(err));
+        struct fsroot *fs = NULL;
+        struct proc_workloads *pw = NULL;
+        int early = start_workloads(args->common.root, &fs, &pw);
+        int fd = early >= 0 ? -1 : listen_addr_open(o->listen, 1024, err, sizeof(err));
         if (fd < 0) {
-                fprintf(stderr, "gpuvet serve: %s\n", err);
+                if (early < 0)
+                        fprintf(stderr, "gpuvet serve: %s\n", err);
+                proc_workloads_free(pw);
+                fsroot_free(fs);
                 free((char *)sec.cert_pem);
                 free((char *)sec.key_pem);
                 web_config_done(&web);
-                return EXIT_USAGE;
+                return early >= 0 ? early : EXIT_USAGE;
         }
         unsigned port = listen_addr_port(fd);
         /* Blocked before any thread starts, so that only sigtimedwait takes them. */
@@ -419,6 +450,8 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
         struct nvml_lib *lib = NULL;
         if (nv_lib_open(args->nvml.lib, &lib, err, sizeof(err)) == -ENOMEM) {
                 close(fd);
+                proc_workloads_free(pw);
+                fsroot_free(fs);
                 fprintf(stderr, "gpuvet serve: out of memory\n");
                 return EXIT_INTERNAL;
         }
@@ -427,6 +460,8 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                                      .interval_ms = o->interval_ms};
         if (sampler_start(&so, &smp) < 0) {
                 close(fd);
+                proc_workloads_free(pw);
+                fsroot_free(fs);
                 fprintf(stderr, "gpuvet serve: could not start the sampler\n");
                 return EXIT_INTERNAL;
         }
@@ -461,6 +496,8 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                         fprintf(stderr, "gpuvet serve: out of memory\n");
                         code = EXIT_INTERNAL;
                 }
+                if (code < 0)
+                        body_cache_set_workloads(cache, pw, o->workload_labels);
                 if (code < 0 && http_server_start(fd, &lim, &sec, cache, &http, err, sizeof(err)) < 0) {
                         if (sec.cert_pem)
                                 fprintf(stderr, "gpuvet serve: --web.config.file %s: %s\n", o->web_config, err);
@@ -487,6 +524,8 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
         free((char *)sec.key_pem);
         web_config_done(&web);
         abandoned = sampler_stop(smp) || abandoned;
+        proc_workloads_free(pw);
+        fsroot_free(fs);
         fflush(stderr);
         if (abandoned)
                 _exit(stdout_finish(code)); /* a call still runs inside NVML: no unload, no exit handlers */
@@ -504,6 +543,7 @@ int cmd_serve(int argc, char **argv) {
                 {"help-metrics", no_argument, NULL, 'H' | 0x100},
                 {"check-report", required_argument, NULL, 'R' | 0x100},
                 {"web.config.file", required_argument, NULL, 'W' | 0x100},
+                {"workload-labels", no_argument, NULL, 'w' | 0x100},
                 {"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
                 {"check-level", required_argument, NULL, OPT_CHECK_LEVEL},
                 {"check-timeout", required_argument, NULL, OPT_CHECK_TIMEOUT},

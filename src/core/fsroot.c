@@ -331,7 +331,7 @@ static int refuse_irregular(int fd) {
         return S_ISREG(st.st_mode) ? 0 : -EINVAL;
 }
 
-static int read_whole(int fd, bool short_is_end, char **ret, size_t *ret_len) {
+static int read_whole(int fd, bool short_is_end, size_t max, char **ret, size_t *ret_len) {
         char *buf = malloc(FIRST_READ + 1);
         if (!buf)
                 return -ENOMEM;
@@ -347,13 +347,15 @@ static int read_whole(int fd, bool short_is_end, char **ret, size_t *ret_len) {
         }
         size_t len = (size_t)n;
         int r = len == 0 || len == FIRST_READ ? refuse_irregular(fd) : 0;
+        if (r == 0 && len >= max - 1)
+                r = -EFBIG;
         if (r == 0 && (len == FIRST_READ || (len > 0 && !short_is_end))) {
                 /* A file of FSROOT_MAX_FILE - 1 bytes or more is refused: what a snapshot
                  * keeps of a larger one (FSROOT_MAX_FILE bytes) is refused the same way on
                  * replay. */
                 char *rest;
                 size_t rest_len;
-                int got = read_fd_alloc(fd, FSROOT_MAX_FILE - 1 - len, &rest, &rest_len);
+                int got = read_fd_alloc(fd, max - 1 - len, &rest, &rest_len);
                 if (got < 0) {
                         r = got;
                 } else if (got == 1) {
@@ -383,10 +385,16 @@ static int read_whole(int fd, bool short_is_end, char **ret, size_t *ret_len) {
 }
 
 int fsroot_read_alloc(struct fsroot *fs, const char *path, char **ret, size_t *ret_len) {
+        return fsroot_read_alloc_max(fs, path, FSROOT_MAX_FILE, ret, ret_len);
+}
+
+int fsroot_read_alloc_max(struct fsroot *fs, const char *path, size_t max, char **ret, size_t *ret_len) {
+        if (max < 2 || max > FSROOT_MAX_FILE)
+                return -EINVAL;
         int fd = open_in_root(fs, path, O_RDONLY | O_NONBLOCK);
         if (fd < 0)
                 return fd;
-        int r = read_whole(fd, short_read_is_end(fs, path), ret, ret_len);
+        int r = read_whole(fd, short_read_is_end(fs, path), max, ret, ret_len);
         close(fd);
         return r;
 }

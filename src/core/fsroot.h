@@ -29,6 +29,9 @@ bool fsroot_is_live(const struct fsroot *fs);
 
 /* Read a whole file into a fresh NUL-terminated buffer (caller frees). -EFBIG past the limit. */
 int fsroot_read_alloc(struct fsroot *fs, const char *path, char **ret, size_t *ret_len);
+/* The same with a smaller limit: a file of max - 1 bytes or more is -EFBIG (max from 2 to
+ * FSROOT_MAX_FILE), so a reader of many small procfs files bounds each. */
+int fsroot_read_alloc_max(struct fsroot *fs, const char *path, size_t max, char **ret, size_t *ret_len);
 
 /* Read a small file into buf (NUL-terminated, trailing newlines stripped). -EFBIG when it
  * does not fit. */

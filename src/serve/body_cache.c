@@ -2,6 +2,7 @@
 #include "serve/body_cache.h"
 
 #include "serve/exposition.h"
+#include "serve/proc_workloads.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -38,6 +39,9 @@ struct body_cache {
         unsigned long long xid_generation;
         unsigned long long check_generation;
         struct rendered *rendered[EXPO_FORMAT_COUNT]; /* NULL: not rendered for this round yet */
+        /* body_cache_set_workloads; used under lock */
+        struct proc_workloads *workloads;
+        bool workload_labels;
 };
 
 static unsigned long long monotonic_ns(void) {
@@ -136,14 +140,48 @@ static int append_checks(struct check_watch *w, enum expo_format fmt, char **bod
         return 0;
 }
 
+/* The processes of a fresh round appended to body (realloc'd). */
+static int append_processes(const struct nvml_facts *f, const struct gpu_procs *procs, const char *hostname,
+                            enum expo_format fmt, char **body, size_t *len) {
+        char *more = NULL;
+        size_t more_len = 0;
+        int e = expo_render_processes(f, procs, hostname, fmt, &more, &more_len);
+        if (e < 0)
+                return e;
+        char *grown = realloc(*body, *len + more_len + 1);
+        if (!grown) {
+                free(more);
+                return -ENOMEM;
+        }
+        memcpy(grown + *len, more, more_len + 1);
+        *body = grown;
+        *len += more_len;
+        free(more);
+        return 0;
+}
+
 static struct rendered *render(const struct sample *x, struct xid_counter *xc, struct check_watch *checks,
-                               const char *hostname, enum expo_format fmt, bool stale) {
+                               const char *hostname, enum expo_format fmt, bool stale, struct proc_workloads *pw,
+                               bool workload_labels) {
         struct rendered *r = calloc(1, sizeof(*r));
         if (!r)
                 return NULL;
+        /* A stale round's processes are as old as its values: neither is written. */
+        struct gpu_procs *procs = NULL;
+        if (pw && !stale && proc_workloads_round(pw, &x->facts, &procs) < 0) {
+                free(r);
+                return NULL;
+        }
         struct expo_xids *xids = read_xids(xc, x->facts.n_gpus);
-        int e = expo_render_sample(&x->facts, xids, hostname, fmt, stale, &r->body, &r->len);
+        int e = expo_render_sample_workloads(&x->facts, xids, workload_labels ? procs : NULL, hostname, fmt, stale,
+                                             &r->body, &r->len);
         free_xids(xids);
+        if (e == 0 && procs) {
+                e = append_processes(&x->facts, procs, hostname, fmt, &r->body, &r->len);
+                if (e < 0)
+                        free(r->body);
+        }
+        free(procs);
         if (e == 0 && checks) {
                 e = append_checks(checks, fmt, &r->body, &r->len);
                 if (e < 0)
@@ -155,6 +193,14 @@ static struct rendered *render(const struct sample *x, struct xid_counter *xc, s
         }
         atomic_init(&r->refs, 1);
         return r;
+}
+
+void body_cache_set_workloads(struct body_cache *c, struct proc_workloads *pw, bool workload_labels) {
+        pthread_mutex_lock(&c->lock);
+        c->workloads = pw;
+        c->workload_labels = workload_labels;
+        forget_locked(c);
+        pthread_mutex_unlock(&c->lock);
 }
 
 void body_cache_free(struct body_cache *c) {
@@ -199,7 +245,8 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
                 c->check_generation = check_gen;
         }
         if (!c->rendered[fmt])
-                c->rendered[fmt] = render(x, c->xids, c->checks, c->hostname, fmt, stale);
+                c->rendered[fmt] = render(x, c->xids, c->checks, c->hostname, fmt, stale, c->workloads,
+                                          c->workload_labels);
         out->r = c->rendered[fmt];
         if (out->r)
                 atomic_fetch_add(&out->r->refs, 1);

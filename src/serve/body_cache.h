@@ -22,6 +22,12 @@ int body_cache_new(struct sampler *smp, struct xid_counter *xids, struct check_w
                    unsigned long long stale_after_ms, struct body_cache **ret);
 void body_cache_free(struct body_cache *c);
 
+struct proc_workloads;
+/* Export the GPUs' processes attributed by pw (kept, not owned; used under the cache's
+ * lock only), and with workload_labels add their workloads' labels to the DCGM series
+ * (--workload-labels). Before the server starts. */
+void body_cache_set_workloads(struct body_cache *c, struct proc_workloads *pw, bool workload_labels);
+
 /* One scrape's body: the round's rendered part, shared with every other scrape of the
  * round (not copied), then this scrape's tail. Valid until body_cache_release. */
 struct scrape_body {

@@ -3,6 +3,7 @@
 
 #include "metrics/metrics.h"
 #include "serve/dcgm_series.h"
+#include "serve/proc_workloads.h"
 
 #include <errno.h>
 #include <math.h>
@@ -84,8 +85,26 @@ static const char *family_type(const struct metric *m, enum expo_format fmt) {
         return t;
 }
 
+/* --workload-labels: per GPU, the distinct label suffixes of its workloads (",container=
+ * ...,namespace=...,pod=..." or ",hpc_job=..."); a GPU with none is written once without. */
+struct label_sets {
+        size_t n;
+        char **v;
+};
+
+/* The GPU's samples: one per label suffix of its workloads, else one plain. */
+static void put_gpu_samples(FILE *out, const char *name, const struct nvml_gpu *g, const char *hostname,
+                            const struct label_sets *sets, const char *value) {
+        size_t n = sets && sets->n ? sets->n : 1;
+        for (size_t k = 0; k < n; k++) {
+                fprintf(out, "%s{", name);
+                put_labels(out, g, hostname);
+                fprintf(out, "%s} %s\n", sets && sets->n ? sets->v[k] : "", value);
+        }
+}
+
 static void put_family(FILE *out, const struct metric *m, const struct nvml_facts *f, const char *hostname,
-                       enum expo_format fmt) {
+                       enum expo_format fmt, const struct label_sets *sets) {
         bool head = false;
         for (unsigned int i = 0; i < f->n_gpus; i++) {
                 const struct nvml_gpu *g = &f->gpus[i];
@@ -101,9 +120,7 @@ static void put_family(FILE *out, const struct metric *m, const struct nvml_fact
                 char num[32];
                 expo_format_value(num, sizeof(num), v.kind == METRIC_BOOL ? (v.flag ? 1.0 : 0.0)
                                                                           : dcgm_series_value(m, v.number));
-                fprintf(out, "%s{", m->dcgm);
-                put_labels(out, g, hostname);
-                fprintf(out, "} %s\n", num);
+                put_gpu_samples(out, m->dcgm, g, hostname, sets ? &sets[i] : NULL, num);
         }
 }
 
@@ -115,7 +132,7 @@ static bool gpu_up(const struct nvml_gpu *g) {
 /* DCGM_FI_DEV_XID_ERRORS (dcgm-exporter's: the last Xid, 0 before any) and gpuvet's
  * per-code counters. */
 static void put_xids(FILE *out, const struct nvml_facts *f, const struct expo_xids *x, const char *hostname,
-                     enum expo_format fmt, bool stale) {
+                     enum expo_format fmt, bool stale, const struct label_sets *sets) {
         /* A stale body has no DCGM series (dashboards read them as current); the counts since
          * the start stay true. */
         bool any = false;
@@ -128,9 +145,9 @@ static void put_xids(FILE *out, const struct nvml_facts *f, const struct expo_xi
                 for (unsigned int i = 0; i < f->n_gpus; i++) {
                         if (!x->watched[i])
                                 continue;
-                        fputs("DCGM_FI_DEV_XID_ERRORS{", out);
-                        put_labels(out, &f->gpus[i], hostname);
-                        fprintf(out, "} %llu\n", x->last[i]);
+                        char num[32];
+                        snprintf(num, sizeof(num), "%llu", x->last[i]);
+                        put_gpu_samples(out, "DCGM_FI_DEV_XID_ERRORS", &f->gpus[i], hostname, sets ? &sets[i] : NULL, num);
                 }
         }
         if (x->n == 0)
@@ -149,21 +166,102 @@ static void put_xids(FILE *out, const struct nvml_facts *f, const struct expo_xi
         }
 }
 
+static struct label_sets *label_sets_free(struct label_sets *s, unsigned int n) {
+        for (unsigned int i = 0; s && i < n; i++) {
+                for (size_t k = 0; k < s[i].n; k++)
+                        free(s[i].v[k]);
+                free(s[i].v);
+        }
+        free(s);
+        return NULL;
+}
+
+/* One label as dcgm-exporter writes an attribute: ,name="value" (escaped). */
+static void put_attribute(FILE *out, const char *name, const char *value) {
+        fprintf(out, ",%s=\"", name);
+        put_label_value(out, value);
+        fputc('"', out);
+}
+
+/* A process's workload labels as dcgm-exporter names them, in its order (Go's templates
+ * range over the attributes sorted by name): container, hpc_job, namespace, pod. Only
+ * what is known: a Kubernetes pod whose names were not found adds none. Malloc'd; "" when
+ * nothing, NULL out of memory. */
+static char *workload_suffix(const struct workload *w) {
+        char *s = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&s, &len);
+        if (!out)
+                return NULL;
+        bool pod = w->pod[0] && w->pod_namespace[0];
+        if (pod && w->container[0])
+                put_attribute(out, "container", w->container);
+        if (w->slurm_job[0])
+                put_attribute(out, "hpc_job", w->slurm_job);
+        if (pod) {
+                put_attribute(out, "namespace", w->pod_namespace);
+                put_attribute(out, "pod", w->pod);
+        }
+        if (fclose(out) != 0) {
+                free(s);
+                return NULL;
+        }
+        return s;
+}
+
+/* The distinct non-empty suffixes of each GPU's processes. NULL out of memory. */
+static struct label_sets *label_sets_of(const struct gpu_procs *procs, unsigned int n_gpus) {
+        struct label_sets *sets = calloc(n_gpus ? n_gpus : 1, sizeof(*sets));
+        if (!sets)
+                return NULL;
+        for (unsigned int i = 0; i < n_gpus; i++) {
+                const struct gpu_procs *g = &procs[i];
+                sets[i].v = calloc(g->n ? g->n : 1, sizeof(char *));
+                if (!sets[i].v)
+                        return label_sets_free(sets, n_gpus);
+                for (unsigned int k = 0; k < g->n; k++) {
+                        char *s = workload_suffix(&g->v[k].w);
+                        if (!s)
+                                return label_sets_free(sets, n_gpus);
+                        bool seen = !s[0];
+                        for (size_t j = 0; j < sets[i].n && !seen; j++)
+                                seen = strcmp(sets[i].v[j], s) == 0;
+                        if (seen)
+                                free(s);
+                        else
+                                sets[i].v[sets[i].n++] = s;
+                }
+        }
+        return sets;
+}
+
 int expo_render_sample(const struct nvml_facts *f, const struct expo_xids *xids, const char *hostname,
                        enum expo_format fmt, bool stale, char **ret, size_t *ret_len) {
+        return expo_render_sample_workloads(f, xids, NULL, hostname, fmt, stale, ret, ret_len);
+}
+
+int expo_render_sample_workloads(const struct nvml_facts *f, const struct expo_xids *xids,
+                                 const struct gpu_procs *workloads, const char *hostname, enum expo_format fmt,
+                                 bool stale, char **ret, size_t *ret_len) {
+        struct label_sets *sets = NULL;
+        if (workloads && !stale && !(sets = label_sets_of(workloads, f->n_gpus)))
+                return -ENOMEM;
         char *body = NULL;
         size_t len = 0;
         FILE *out = open_memstream(&body, &len);
-        if (!out)
+        if (!out) {
+                label_sets_free(sets, f->n_gpus);
                 return -ENOMEM;
+        }
         if (!stale)
                 for (size_t k = 0; k < metric_count(); k++) {
                         const struct metric *m = metric_at(k);
                         if (dcgm_series_exported(m))
-                                put_family(out, m, f, hostname, fmt);
+                                put_family(out, m, f, hostname, fmt, sets);
                 }
         if (xids)
-                put_xids(out, f, xids, hostname, fmt, stale);
+                put_xids(out, f, xids, hostname, fmt, stale, sets);
+        label_sets_free(sets, f->n_gpus);
         if (f->n_gpus) {
                 put_help(out, "gpuvet_gpu_up",
                          "1 when every NVML call on the GPU answered within its deadline in the latest fresh round; "
@@ -282,4 +380,67 @@ size_t expo_render_tail(char *buf, size_t size, enum expo_format fmt, double age
                         n += (size_t)w < size - n ? (size_t)w : size - n - 1;
         }
         return n;
+}
+
+/* The per-process sample's labels after the GPU's: pid, process, user, then the
+ * workload's (empty when not found). */
+static void put_process_labels(FILE *out, const struct attributed_proc *p) {
+        fprintf(out, ",pid=\"%u\"", p->pid);
+        put_attribute(out, "process", p->process);
+        put_attribute(out, "user", p->user);
+        put_attribute(out, "slurm_job", p->w.slurm_job);
+        put_attribute(out, "pod", p->w.pod);
+        put_attribute(out, "namespace", p->w.pod_namespace);
+        put_attribute(out, "container", p->w.container);
+        put_attribute(out, "container_id", p->w.container_id);
+}
+
+int expo_render_processes(const struct nvml_facts *f, const struct gpu_procs *procs, const char *hostname,
+                          enum expo_format fmt, char **ret, size_t *ret_len) {
+        char *body = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&body, &len);
+        if (!out)
+                return -ENOMEM;
+        bool any = false;
+        for (unsigned int i = 0; i < f->n_gpus; i++)
+                any = any || procs[i].known;
+        if (any) {
+                put_help(out, "gpuvet_gpu_processes",
+                         "Processes NVML lists on the GPU (compute and graphics, each PID once)", NULL, fmt);
+                fputs("# TYPE gpuvet_gpu_processes gauge\n", out);
+                for (unsigned int i = 0; i < f->n_gpus; i++) {
+                        if (!procs[i].known)
+                                continue;
+                        fputs("gpuvet_gpu_processes{", out);
+                        put_labels(out, &f->gpus[i], hostname);
+                        fprintf(out, "} %u\n", procs[i].count);
+                }
+        }
+        bool head = false;
+        for (unsigned int i = 0; i < f->n_gpus; i++)
+                for (unsigned int k = 0; k < procs[i].n; k++) {
+                        const struct attributed_proc *p = &procs[i].v[k];
+                        if (p->used_bytes == ~0ULL)
+                                continue; /* an unknown value gives no sample */
+                        if (!head) {
+                                put_help(out, "gpuvet_process_gpu_memory_bytes",
+                                         "GPU memory a process uses, with its command, user and workload (Slurm job, "
+                                         "Kubernetes pod, container; empty when not found)",
+                                         NULL, fmt);
+                                fputs("# TYPE gpuvet_process_gpu_memory_bytes gauge\n", out);
+                                head = true;
+                        }
+                        fputs("gpuvet_process_gpu_memory_bytes{", out);
+                        put_labels(out, &f->gpus[i], hostname);
+                        put_process_labels(out, p);
+                        fprintf(out, "} %llu\n", p->used_bytes);
+                }
+        if (fclose(out) != 0) {
+                free(body);
+                return -ENOMEM;
+        }
+        *ret = body;
+        *ret_len = len;
+        return 0;
 }

@@ -32,6 +32,23 @@ struct expo_xids {
 int expo_render_sample(const struct nvml_facts *f, const struct expo_xids *xids, const char *hostname,
                        enum expo_format fmt, bool stale, char **ret, size_t *ret_len);
 
+struct gpu_procs;
+
+/* expo_render_sample with --workload-labels: workloads (per GPU of f, proc_workloads.h;
+ * NULL: off) add dcgm-exporter's workload labels to the GPU's DCGM series, one sample per
+ * distinct workload (container, hpc_job, namespace, pod; only those known), as
+ * dcgm-exporter does for a shared GPU or several jobs. Returns 0 or -ENOMEM. */
+int expo_render_sample_workloads(const struct nvml_facts *f, const struct expo_xids *xids,
+                                 const struct gpu_procs *workloads, const char *hostname, enum expo_format fmt,
+                                 bool stale, char **ret, size_t *ret_len);
+
+/* The processes of a fresh round (procs: per GPU of f) into a malloc'd *ret:
+ * gpuvet_gpu_processes per GPU whose list NVML gave, and gpuvet_process_gpu_memory_bytes
+ * per exported process whose memory NVML knows, with the GPU's labels then pid, process,
+ * user, slurm_job, pod, namespace, container, container_id. Returns 0 or -ENOMEM. */
+int expo_render_processes(const struct nvml_facts *f, const struct gpu_procs *procs, const char *hostname,
+                          enum expo_format fmt, char **ret, size_t *ret_len);
+
 /* The --check-report statuses (check_watch.h; NULL: no --check-report) into a malloc'd
  * *ret: gpuvet_check_report_up, and per check id gpuvet_check_status{id,status} with 1 for
  * its status and 0 for the four others. They are not NVML's, so staleness does not apply.

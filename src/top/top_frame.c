@@ -200,7 +200,7 @@ static void bytes_text(char *out, size_t size, const struct top_proc_row *p) {
                 snprintf(out, size, "%lluMiB", p->used_bytes / (1024ULL * 1024ULL));
 }
 
-static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_row *p) {
+static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_row *p, bool workload_column) {
         char mem[32], ns[16] = "-", sm[16] = "-";
         if (p->sm_pct >= 0)
                 snprintf(sm, sizeof(sm), "%d%%", p->sm_pct);
@@ -221,8 +221,13 @@ static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_
                         snprintf(ns, sizeof(ns), "%u", p->info.ns_pid);
                 break;
         }
-        putf(f, r, 0, "%3u %7u %7s %-10.10s %9s %4s %c %s", p->gpu, p->pid, ns, user, mem, sm, p->graphics ? 'G' : 'C',
-             cmd);
+        if (workload_column)
+                putf(f, r, 0, "%3u %7u %7s %-10.10s %9s %4s %c %-*.*s %s", p->gpu, p->pid, ns, user, mem, sm,
+                     p->graphics ? 'G' : 'C', TOP_WORKLOAD_WIDTH, TOP_WORKLOAD_WIDTH,
+                     p->info.workload[0] ? p->info.workload : "-", cmd);
+        else
+                putf(f, r, 0, "%3u %7u %7s %-10.10s %9s %4s %c %s", p->gpu, p->pid, ns, user, mem, sm,
+                     p->graphics ? 'G' : 'C', cmd);
 }
 
 static const char *const help_lines[] = {
@@ -270,7 +275,12 @@ void top_view_move(struct top_view *v, const struct top_model *m, int delta) {
 static void processes(struct top_frame *f, const struct top_layout *l, const struct top_model *m, struct top_view *v) {
         unsigned int r = l->proc_top;
         f->attr[r] = TOP_ATTR_TITLE;
-        putf(f, r, 0, "%3s %7s %7s %-10s %9s %4s %c %s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", "SM", 'T', "COMMAND");
+        if (l->workload_column)
+                putf(f, r, 0, "%3s %7s %7s %-10s %9s %4s %c %-*s %s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", "SM",
+                     'T', TOP_WORKLOAD_WIDTH, "JOB/POD", "COMMAND");
+        else
+                putf(f, r, 0, "%3s %7s %7s %-10s %9s %4s %c %s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", "SM", 'T',
+                     "COMMAND");
         r++;
         if (v->help) {
                 for (unsigned int i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && i < l->proc_rows; i++)
@@ -295,7 +305,7 @@ static void processes(struct top_frame *f, const struct top_layout *l, const str
                 v->proc_scroll = 0;
         for (unsigned int i = 0; i < l->proc_rows && v->proc_scroll + i < m->n_procs; i++) {
                 unsigned int k = v->proc_scroll + i;
-                proc_row(f, r + i, &m->procs[k]);
+                proc_row(f, r + i, &m->procs[k], l->workload_column);
                 if ((int)k == sel) {
                         /* a mark as well as the highlight: visible without attributes */
                         line_at(f, r + i)[0] = '>';

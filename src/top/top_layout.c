@@ -35,6 +35,7 @@ void top_layout_compute(unsigned int rows, unsigned int cols, unsigned int n_gpu
         unsigned int gpu_rows = ret->gpus_shown * ret->gpu_lines + (ret->more_line ? 1 : 0);
         ret->proc_top = 1 + gpu_rows;
         ret->proc_rows = rows - fixed - gpu_rows;
+        ret->workload_column = cols >= TOP_WORKLOAD_MIN_COLS;
         unsigned int usable = cols - 1; /* the last column is left blank: no wrap at the edge */
         ret->cell_width = (usable - 2 * CELL_GAP) / 3;
         unsigned int after_label = ret->cell_width > LABEL_WIDTH ? ret->cell_width - LABEL_WIDTH : 0;

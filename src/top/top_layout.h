@@ -13,6 +13,10 @@
 #define TOP_MIN_ROWS 8
 #define TOP_MIN_PROC_ROWS 3
 #define TOP_FULL_LINES 3 /* a GPU's lines in the full form */
+/* The process rows' JOB/POD column, shown from TOP_WORKLOAD_MIN_COLS: the columns before
+ * it (48), it, and 40 left for the command. */
+#define TOP_WORKLOAD_WIDTH 24
+#define TOP_WORKLOAD_MIN_COLS (48 + TOP_WORKLOAD_WIDTH + 1 + 40)
 
 struct top_layout {
         bool too_small;            /* below TOP_MIN_COLS x TOP_MIN_ROWS: one line says so */
@@ -25,6 +29,7 @@ struct top_layout {
         unsigned int help_row;     /* the last row */
         unsigned int cell_width;   /* one of the three cells of a full GPU line */
         unsigned int spark_width;  /* the sparkline inside a cell (0: none) */
+        bool workload_column;      /* the process rows show JOB/POD */
 };
 
 void top_layout_compute(unsigned int rows, unsigned int cols, unsigned int n_gpus, struct top_layout *ret);

@@ -2,6 +2,7 @@
 #include "top/top_proc.h"
 
 #include "core/fsroot.h"
+#include "sys/workload.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -205,4 +206,9 @@ void top_proc_lookup(struct fsroot *fs, const struct top_users *users, bool nest
         else /* a kernel thread or a zombie: no arguments */
                 snprintf(ret->command, sizeof(ret->command), "[%s]", st.name);
         free(text);
+        struct workload w;
+        if (workload_read(fs, pid, &w) == 0) {
+                workload_kubernetes_names(fs, &w);
+                workload_summary(&w, ret->workload, sizeof(ret->workload));
+        }
 }

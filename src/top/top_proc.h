@@ -34,6 +34,7 @@ struct top_proc_info {
         unsigned int ns_pid;     /* its PID in its own (innermost) namespace; 0: the same as NVML's */
         char user[32];           /* name from the root's etc/passwd, else the uid; "" unless found */
         char command[160];       /* cmdline with spaces, printable only; "" unless found */
+        char workload[48];       /* workload_summary of its cgroup (sys/workload.h); "" none */
 };
 
 /* uid -> user name from the root's etc/passwd (read once). */

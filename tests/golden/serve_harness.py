@@ -8,6 +8,7 @@ import base64
 import collections
 import http.client
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -149,3 +150,30 @@ def check_statuses(body):
             got[m.group(1)] = m.group(2)
     check(all(n == 5 for n in lines.values()), "gpuvet_check_status: an id without its 5 lines")
     return got
+
+
+# promtool's lint of dcgm-exporter's own names, kept on purpose because dashboards read
+# them (docs/serve.md): camelCase labels (modelName, Hostname, UUID), DCGM counters without
+# "_total", and DCGM_FI_DEV_PCIE_REPLAY_COUNTER, whose name holds its type.
+DCGM_NAMING_LINT = (
+    lambda x: x.endswith("label names should be written in 'snake_case' not 'camelCase'"),
+    lambda x: x.startswith("DCGM_FI_") and x.endswith('counter metrics should have "_total" suffix'),
+    lambda x: x == "DCGM_FI_DEV_PCIE_REPLAY_COUNTER metric name should not include type 'counter'",
+)
+
+
+def promtool_lint(body, what):
+    """`promtool check metrics` of a text body: it must parse (exit 0, or 3 for lint only)
+    with no problem but dcgm-exporter's naming. Skipped, saying so, without promtool."""
+    promtool = shutil.which("promtool")
+    if not promtool:
+        print("promtool not installed: its lint of the %s skipped" % what)
+        return
+    r = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, text=True,
+                       timeout=60 * SCALE)
+    problems = [x for x in (r.stdout + r.stderr).splitlines() if x.strip()]
+    other = [x for x in problems if not any(known(x) for known in DCGM_NAMING_LINT)]
+    check(r.returncode in (0, 3) and not other, "promtool check metrics, %s: rc %d, %s" %
+          (what, r.returncode, other[:10]))
+    print("promtool check metrics, %s: rc %d, %d lint lines, all dcgm-exporter's naming" %
+          (what, r.returncode, len(problems)))

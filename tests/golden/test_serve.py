@@ -17,7 +17,6 @@ bad --listen and a busy port exit 2 naming it; promtool check metrics when insta
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -35,19 +34,21 @@ SCALE = fakeenv.time_scale()
 HOST = socket.gethostname()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-from serve_harness import PROMETHEUS_ACCEPT, Serve, check_statuses, parse, scalar  # noqa: E402
+from serve_harness import PROMETHEUS_ACCEPT, Serve, check_statuses, parse, promtool_lint, scalar  # noqa: E402
 
 
 # GPU 3's counters in test_values: NVLink errors on two of its 18 links (dcgm-exporter has
 # their sums), the video engines busy, its own energy and PCIe replays.
-GPU3_COUNTERS = ("[gpu 3]\nnvlink.2.crc_flit = 1523\nnvlink.2.crc_data = 12\nnvlink.2.replay = 2\nnvlink.9.replay = 40\n"
+GPU3_COUNTERS = ("[gpu 3]\nnvlink.2.crc_flit = 1523\nnvlink.2.crc_data = 12\nnvlink.2.replay = 2\n"
+                 "nvlink.9.replay = 40\n"
                  "nvlink.2.recovery = 3\nutilization_encoder = 35 %\nutilization_decoder = 71 %\n"
                  "total_energy_consumption = 1234567890123 mJ\npcie_replay_counter = 9\n")
 # name: (value of the other GPUs, value of GPU 3), in dcgm-exporter's units (energy in mJ).
 COUNTERS = {
     "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": (0, 9), "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": (60480123457, 1234567890123),
     "DCGM_FI_DEV_ENC_UTIL": (0, 35), "DCGM_FI_DEV_DEC_UTIL": (0, 71),
-    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": (0, 1523), "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": (0, 12),
+    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": (0, 1523),
+    "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": (0, 12),
     "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": (0, 42), "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL": (0, 3),
 }
 
@@ -137,23 +138,7 @@ def test_values(tmp):
         status, _, body2 = s.get("/metrics", method="GET", body="y" * 5000)
         check(status == 200 and "DCGM_FI_DEV_GPU_TEMP" in body2, "GET with a body: %s" % status)
 
-        promtool = shutil.which("promtool")
-        if promtool:
-            r = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, text=True,
-                               timeout=60 * SCALE)
-            # Exit 3 is lint only (1: the body did not parse). dcgm-exporter's own names break two
-            # lint rules that dashboards depend on (docs/serve.md): camelCase labels (modelName,
-            # Hostname, UUID), DCGM counters without "_total", and DCGM_FI_DEV_PCIE_REPLAY_COUNTER,
-            # whose name holds its type. Any other problem fails.
-            problems = [x for x in (r.stdout + r.stderr).splitlines() if x.strip()]
-            other = [x for x in problems if not x.endswith("label names should be written in 'snake_case' not 'camelCase'")
-                     and not (x.startswith("DCGM_FI_") and x.endswith('counter metrics should have "_total" suffix'))
-                     and x != "DCGM_FI_DEV_PCIE_REPLAY_COUNTER metric name should not include type 'counter'"]
-            check(r.returncode in (0, 3) and not other, "promtool check metrics: rc %d, %s" % (r.returncode, other[:10]))
-            print("promtool check metrics: rc %d, %d lint lines, all dcgm-exporter's naming" % (r.returncode,
-                                                                                                 len(problems)))
-        else:
-            print("promtool not installed: its lint of the body skipped")
+        promtool_lint(body, "8 GPUs' body")
     finally:
         rc, took = s.stop(signal.SIGTERM)
     check(rc == 0, "SIGTERM: exit %s; stderr %r" % (rc, s.stderr()[-500:]))
@@ -321,7 +306,8 @@ def test_check_report(tmp):
         check(got == want, "check report: %d ids, %d differ from the report (e.g. %s)" %
               (len(got), sum(1 for k in want if got.get(k) != want[k]),
                [(k, got.get(k), want[k]) for k in want if got.get(k) != want[k]][:3]))
-        check(got.get(multi) == "fail", "check report: %s (one of its subjects failing) is %s" % (multi, got.get(multi)))
+        check(got.get(multi) == "fail",
+              "check report: %s (one of its subjects failing) is %s" % (multi, got.get(multi)))
         # A new report replaces it: the statuses follow.
         report["checks"] = [dict(c, status="warn") if c["id"] == ids[0] else c for c in report["checks"]]
         write(json.dumps(report))

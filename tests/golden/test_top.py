@@ -10,7 +10,9 @@ test reads the screen back with `tmux capture-pane -p` and types with send-keys:
    throttle reasons, the processes sorted by memory with user, NS-PID and command.
 2. Keys: p, u and m sort (title and order), Down moves the selection (reverse video),
    h shows the help and a key closes it.
-3. tmux resize-window to 120x40: the three-line GPU form with bars; back to 80x24.
+3. tmux resize-window to 120x40: the three-line GPU form with bars, and the JOB/POD column
+   (4242 in a Kubernetes pod named by kubelet's log layout, 5151 in a Slurm job, the
+   exited PID "-"); back to 80x24.
 4. q: exit 0, and the terminal is restored (stty: icanon and echo on again).
 5. A GPU lost while the view runs (FAKE_NVML_SCENARIO_LATER=xid79-lost.scn): GPU 5 LOST,
    the others live.
@@ -77,9 +79,15 @@ def make_root(nested):
     write(os.path.join(root, "proc/4242/status"), "Name:\tpython3\nPid:\t4242\nUid:\t1000\t1000\t1000\t1000\n"
           "NSpid:\t4242\t17\n")
     write(os.path.join(root, "proc/4242/cmdline"), b"python3\0train.py\0--epochs\x003\0", "wb")
+    # its pod (kubelet's systemd driver) and the container's entry in kubelet's log layout
+    cid = "3f9a" * 16
+    write(os.path.join(root, "proc/4242/cgroup"), "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
+          "0f2b6e1c_4d3a_4b8e_9c1d_2a3b4c5d6e7f.slice/cri-containerd-%s.scope\n" % cid)
+    write(os.path.join(root, "var/log/containers/trainer-7d9f8_ml-team_pytorch-%s.log" % cid), "")
     # 5151: root's, on the host
     write(os.path.join(root, "proc/5151/status"), "Name:\tpython3\nPid:\t5151\nUid:\t0\t0\t0\t0\nNSpid:\t5151\n")
     write(os.path.join(root, "proc/5151/cmdline"), b"python3\0eval.py\0", "wb")
+    write(os.path.join(root, "proc/5151/cgroup"), "0::/system.slice/slurmstepd.scope/job_5151/step_0/user/task_0\n")
     # 777 has exited: no /proc entry
     return root
 
@@ -208,6 +216,11 @@ def test_busy_small_keys_resize_quit():
         s = t.wait(lambda s: s.count("UTIL [") == 8 and s.count("PWR  [") == 8,
                    "120x40: the three-line form with bars, 8 GPUs in full")
         check("[|||||||||||" in line_with(s, "UTIL [||"), "120x40: GPU 0's utilization bar is filled")
+        rows = [r.lstrip(">").split() for r in proc_lines(s)]  # the selected row starts with '>'
+        check("JOB/POD" in line_with(s, "GPU     PID") and len(rows) == 3 and
+              rows[0][7:9] == ["ml-team/trainer-7d9f8", "python3"] and rows[1][7:10] == ["job", "5151", "python3"]
+              and rows[2][7:9] == ["-", "(exited)"],
+              "120x40: the JOB/POD column (pod, Slurm job, none): %r" % rows)
         tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
         t.wait(lambda s: "UTIL [" not in s and "train.py" in s, "back to 80x24: one line per GPU")
         tmux("resize-window", "-t", t.name, "-x", "30", "-y", "6")

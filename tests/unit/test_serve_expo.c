@@ -1,6 +1,7 @@
 /* gpuvet serve's pure parts: the Accept negotiation, value formatting, the DCGM units, the
- * exposition of a hand-made sample, the check report reader, and the periodic check's
- * series and default deadline (src/serve/). */
+ * exposition of a hand-made sample and its processes (escaped labels, --workload-labels'
+ * samples per workload), the check report reader, and the periodic check's series and
+ * default deadline (src/serve/). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include "serve/check_status.h"
 #include "serve/dcgm_series.h"
 #include "serve/exposition.h"
+#include "serve/proc_workloads.h"
 
 static enum expo_format fmt_of(const char *h) { return accept_format(h, h ? strlen(h) : 0); }
 
@@ -131,6 +133,92 @@ static void test_render(void **state) {
         assert_true(n > 6 && strcmp(tail + n - 6, "# EOF\n") == 0);
 }
 
+/* Count of non-overlapping occurrences of needle in hay. */
+static int count_of(const char *hay, const char *needle) {
+        int n = 0;
+        for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
+static void test_processes(void **state) {
+        (void)state;
+        struct nvml_gpu g[3];
+        memset(g, 0, sizeof(g));
+        struct nvml_facts f = {.n_gpus = 3, .gpus = g};
+        for (unsigned i = 0; i < 3; i++) {
+                g[i].index = i;
+                g[i].handle.state = NV_OK;
+                g[i].temp_c.state = NV_OK;
+                g[i].temp_c.v = 40 + i;
+        }
+        struct gpu_procs *procs = calloc(3, sizeof(*procs));
+        assert_non_null(procs);
+        /* GPU 0: a process naming itself with a quote and a backslash, in a pod; another
+         * process of the same container; one whose memory NVML does not know. */
+        procs[0].known = true;
+        procs[0].count = 3;
+        procs[0].n = 3;
+        struct attributed_proc *p = &procs[0].v[0];
+        p->pid = 10;
+        p->used_bytes = 1024;
+        snprintf(p->process, sizeof(p->process), "a\"b\\c");
+        snprintf(p->user, sizeof(p->user), "alice");
+        snprintf(p->w.pod, sizeof(p->w.pod), "web-1");
+        snprintf(p->w.pod_namespace, sizeof(p->w.pod_namespace), "prod");
+        snprintf(p->w.container, sizeof(p->w.container), "app");
+        snprintf(p->w.pod_uid, sizeof(p->w.pod_uid), "0f2b6e1c-4d3a-4b8e-9c1d-2a3b4c5d6e7f");
+        procs[0].v[1] = *p;
+        procs[0].v[1].pid = 11;
+        procs[0].v[2].pid = 12;
+        procs[0].v[2].used_bytes = ~0ULL;
+        /* GPU 1: a Slurm job and a pod whose names are unknown (no labels from it). */
+        procs[1].known = true;
+        procs[1].count = 2;
+        procs[1].n = 2;
+        procs[1].v[0].pid = 20;
+        procs[1].v[0].used_bytes = 2048;
+        snprintf(procs[1].v[0].w.slurm_job, sizeof(procs[1].v[0].w.slurm_job), "4242");
+        procs[1].v[1].pid = 21;
+        procs[1].v[1].used_bytes = 4096;
+        snprintf(procs[1].v[1].w.pod_uid, sizeof(procs[1].v[1].w.pod_uid), "5a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d");
+        /* GPU 2: NVML gave no list. */
+        char *body;
+        size_t len;
+        assert_int_equal(expo_render_processes(&f, procs, "h", EXPO_TEXT, &body, &len), 0);
+        assert_int_equal(strlen(body), len);
+        assert_non_null(strstr(body, "gpuvet_gpu_processes{gpu=\"0\",UUID=\"\",pci_bus_id=\"\",device=\"\","
+                                     "modelName=\"\",Hostname=\"h\"} 3\n"));
+        assert_null(strstr(body, "gpuvet_gpu_processes{gpu=\"2\""));
+        assert_non_null(strstr(body, ",pid=\"10\",process=\"a\\\"b\\\\c\",user=\"alice\",slurm_job=\"\",pod=\"web-1\","
+                                     "namespace=\"prod\",container=\"app\",container_id=\"\"} 1024\n"));
+        assert_null(strstr(body, "pid=\"12\"")); /* unknown memory: no sample */
+        assert_non_null(strstr(body, ",pid=\"20\",process=\"\",user=\"\",slurm_job=\"4242\",pod=\"\""));
+        assert_int_equal(count_of(body, "gpuvet_process_gpu_memory_bytes{"), 4);
+        free(body);
+        /* --workload-labels: GPU 0's two processes are one workload; GPU 1 has the job only;
+         * GPU 2 none. */
+        assert_int_equal(expo_render_sample_workloads(&f, NULL, procs, "h", EXPO_TEXT, false, &body, &len), 0);
+        assert_int_equal(count_of(body, "DCGM_FI_DEV_GPU_TEMP{"), 3);
+        assert_non_null(strstr(body, "Hostname=\"h\",container=\"app\",namespace=\"prod\",pod=\"web-1\"} 40\n"));
+        assert_non_null(strstr(body, "DCGM_FI_DEV_GPU_TEMP{gpu=\"1\",UUID=\"\",pci_bus_id=\"\",device=\"\",modelName=\"\","
+                                     "Hostname=\"h\",hpc_job=\"4242\"} 41\n"));
+        assert_non_null(strstr(body, "Hostname=\"h\"} 42\n"));
+        assert_null(strstr(body, "gpuvet_gpu_up{gpu=\"0\",UUID=\"\",pci_bus_id=\"\",device=\"\",modelName=\"\",Hostname=\"h\","));
+        free(body);
+        /* A Slurm job inside a pod: dcgm-exporter's order, by name. */
+        snprintf(procs[0].v[1].w.slurm_job, sizeof(procs[0].v[1].w.slurm_job), "7");
+        assert_int_equal(expo_render_sample_workloads(&f, NULL, procs, "h", EXPO_TEXT, false, &body, &len), 0);
+        assert_non_null(strstr(body, "Hostname=\"h\",container=\"app\",hpc_job=\"7\",namespace=\"prod\",pod=\"web-1\"} 40\n"));
+        assert_int_equal(count_of(body, "DCGM_FI_DEV_GPU_TEMP{"), 4);
+        free(body);
+        /* Stale: no DCGM sample at all, labelled or not. */
+        assert_int_equal(expo_render_sample_workloads(&f, NULL, procs, "h", EXPO_TEXT, true, &body, &len), 0);
+        assert_null(strstr(body, "DCGM_"));
+        free(body);
+        free(procs);
+}
+
 static void test_check_report(void **state) {
         (void)state;
         const char *doc = "{\"schema\":\"gpuvet.report/1\",\"checks\":[{\"id\":\"b\",\"status\":\"pass\"},"
@@ -218,8 +306,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_accept),     cmocka_unit_test(test_values),
                 cmocka_unit_test(test_dcgm_units), cmocka_unit_test(test_render),
-                cmocka_unit_test(test_check_report), cmocka_unit_test(test_check_runs),
-                cmocka_unit_test(test_check_timeout_default),
+                cmocka_unit_test(test_check_report), cmocka_unit_test(test_processes),
+                cmocka_unit_test(test_check_runs),   cmocka_unit_test(test_check_timeout_default),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,8 +42,13 @@ static void test_layout(void **state) {
         assert_int_equal(l.proc_rows, 13);
         assert_int_equal(l.cell_width, 25);
         assert_int_equal(l.spark_width, 7);
+        assert_false(l.workload_column);
         top_layout_compute(40, 120, 8, &l);
         assert_true(l.full);
+        assert_true(l.workload_column); /* JOB/POD from 113 columns, 40 left for the command */
+        top_layout_compute(40, TOP_WORKLOAD_MIN_COLS - 1, 8, &l);
+        assert_false(l.workload_column);
+        top_layout_compute(40, 120, 8, &l);
         assert_int_equal(l.gpu_lines, 3);
         assert_int_equal(l.proc_rows, 40 - 3 - 24);
         top_layout_compute(24, 80, 64, &l); /* more GPUs than rows: a count line, 3 process rows */

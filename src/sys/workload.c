@@ -1,0 +1,362 @@
+/* A process's workload from its cgroup and kubelet's log layout (workload.h). */
+#include "sys/workload.h"
+
+#include "core/fsroot.h"
+#include "core/strv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool workload_found(const struct workload *w) {
+        return w->slurm_job[0] || w->pod_uid[0] || w->container_id[0];
+}
+
+/* One path component: a pointer into the path and its length. */
+struct comp {
+        const char *s;
+        size_t n;
+};
+
+static bool comp_is(struct comp c, const char *word) {
+        return c.n == strlen(word) && memcmp(c.s, word, c.n) == 0;
+}
+
+static bool has_prefix(struct comp c, const char *p) {
+        size_t k = strlen(p);
+        return c.n >= k && memcmp(c.s, p, k) == 0;
+}
+
+static bool has_suffix(struct comp c, const char *p) {
+        size_t k = strlen(p);
+        return c.n >= k && memcmp(c.s + c.n - k, p, k) == 0;
+}
+
+static bool all_of(const char *s, size_t n, const char *set) {
+        if (n == 0)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!s[i] || !strchr(set, s[i]))
+                        return false;
+        return true;
+}
+
+#define DIGITS "0123456789"
+#define HEX "0123456789abcdef"
+/* Crockford's base 32, as Slurm prints a SLUID (src/common/sluid.c). */
+#define CB32 "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+static void copy(char *dst, size_t size, const char *s, size_t n) {
+        if (n >= size)
+                n = size - 1;
+        memcpy(dst, s, n);
+        dst[n] = '\0';
+}
+
+/* A pod uid as kubelet writes it into a cgroup name: a UUID with '-' (cgroupfs) or '_'
+ * (systemd, which reserves '-'), or a static pod's 32 hex digits (a hash of its manifest).
+ * Written canonical (with '-') into out (40 bytes). */
+static bool pod_uid(const char *s, size_t n, char *out) {
+        if (n == 32 && all_of(s, n, HEX)) {
+                copy(out, 40, s, n);
+                return true;
+        }
+        if (n != 36)
+                return false;
+        char uid[37];
+        for (size_t i = 0; i < n; i++) {
+                bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+                if (dash ? (s[i] != '-' && s[i] != '_') : !s[i] || !strchr(HEX, s[i]))
+                        return false;
+                uid[i] = dash ? '-' : s[i];
+        }
+        copy(out, 40, uid, n);
+        return true;
+}
+
+static bool container_id(const char *s, size_t n) { return n == 64 && all_of(s, n, HEX); }
+
+/* "<runtime>-<64 hex>.scope" (systemd) or "crio-<64 hex>" / "libpod-<64 hex>" (cgroupfs):
+ * the container id and its runtime into w. */
+static bool runtime_scope(struct comp c, struct workload *w) {
+        static const char *const runtimes[] = {"cri-containerd", "crio", "docker", "libpod"};
+        for (size_t k = 0; k < sizeof(runtimes) / sizeof(runtimes[0]); k++) {
+                size_t r = strlen(runtimes[k]);
+                if (c.n < r + 1 + 64 || memcmp(c.s, runtimes[k], r) != 0 || c.s[r] != '-')
+                        continue;
+                const char *id = c.s + r + 1;
+                size_t rest = c.n - r - 1;
+                bool scope = rest == 64 + 6 && memcmp(id + 64, ".scope", 6) == 0;
+                if ((rest == 64 || scope) && container_id(id, 64)) {
+                        copy(w->container_id, sizeof(w->container_id), id, 64);
+                        copy(w->runtime, sizeof(w->runtime), runtimes[k], r);
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* A kubelet pod cgroup: "pod<uid>" (cgroupfs) or "<prefix>-pod<uid>.slice" with a prefix
+ * naming kubepods (systemd: kubepods-burstable-pod..., kind's kubelet-kubepods-...). */
+static bool pod_component(struct comp c, struct workload *w) {
+        if (has_prefix(c, "pod"))
+                return pod_uid(c.s + 3, c.n - 3, w->pod_uid);
+        if (!has_suffix(c, ".slice") || c.n < 6 + 4 + 32)
+                return false;
+        const char *end = c.s + c.n - 6;
+        for (const char *p = c.s; p + 4 <= end; p++) {
+                if (memcmp(p, "-pod", 4) != 0)
+                        continue;
+                struct comp prefix = {c.s, (size_t)(p - c.s)};
+                bool kube = false;
+                for (size_t i = 0; i + 8 <= prefix.n && !kube; i++)
+                        kube = memcmp(prefix.s + i, "kubepods", 8) == 0;
+                return kube && pod_uid(p + 4, (size_t)(end - p - 4), w->pod_uid);
+        }
+        return false;
+}
+
+/* Slurm's step directory "step_<id>": a number, "N+M" (a heterogeneous job's component),
+ * or a name (batch, extern, interactive). */
+static bool slurm_step(struct comp c, struct workload *w) {
+        if (!has_prefix(c, "step_") || c.n - 5 >= sizeof(w->slurm_step) ||
+            !all_of(c.s + 5, c.n - 5, DIGITS "+abcdefghijklmnopqrstuvwxyz"))
+                return false;
+        copy(w->slurm_step, sizeof(w->slurm_step), c.s + 5, c.n - 5);
+        return true;
+}
+
+/* "job_<digits>" or a SLUID; the job id into w. */
+static bool slurm_job(struct comp c, struct workload *w) {
+        if (has_prefix(c, "job_") && c.n - 4 <= 10 && all_of(c.s + 4, c.n - 4, DIGITS)) {
+                copy(w->slurm_job, sizeof(w->slurm_job), c.s + 4, c.n - 4);
+                return true;
+        }
+        if (c.n == 14 && c.s[0] == 's' && all_of(c.s + 1, 13, CB32)) {
+                copy(w->slurm_job, sizeof(w->slurm_job), c.s, c.n);
+                return true;
+        }
+        return false;
+}
+
+/* The components of path, without empty ones, "." and "..": a cgroup namespace shows
+ * the cgroups above its root as "..", which name nothing. At most max. */
+static size_t split(const char *path, size_t len, struct comp *out, size_t max) {
+        size_t n = 0;
+        for (size_t i = 0; i < len && n < max;) {
+                size_t j = i;
+                while (j < len && path[j] != '/')
+                        j++;
+                struct comp c = {path + i, j - i};
+                if (c.n && !comp_is(c, ".") && !comp_is(c, ".."))
+                        out[n++] = c;
+                i = j + 1;
+        }
+        return n;
+}
+
+#define MAX_COMPONENTS 64
+
+bool workload_from_path(const char *path, size_t len, struct workload *ret) {
+        memset(ret, 0, sizeof(*ret));
+        if (memchr(path, '\0', len))
+                return false;
+        struct comp c[MAX_COMPONENTS];
+        size_t n = split(path, len, c, MAX_COMPONENTS);
+        for (size_t i = 0; i < n; i++) {
+                /* Slurm cgroup/v1: slurm[_node]/uid_N/job_N[/step_S] */
+                if (!ret->slurm_job[0] && (comp_is(c[i], "slurm") || has_prefix(c[i], "slurm_")) && i + 2 < n &&
+                    has_prefix(c[i + 1], "uid_") && all_of(c[i + 1].s + 4, c[i + 1].n - 4, DIGITS) &&
+                    has_prefix(c[i + 2], "job_") && slurm_job(c[i + 2], ret)) {
+                        if (i + 3 < n)
+                                (void)slurm_step(c[i + 3], ret); /* the job's own cgroup: no step */
+                        i += 2;
+                        continue;
+                }
+                /* Slurm cgroup/v2: [node_]slurmstepd.scope/(job_N|SLUID)[/step_S] */
+                if (!ret->slurm_job[0] && (comp_is(c[i], "slurmstepd.scope") || has_suffix(c[i], "_slurmstepd.scope")) &&
+                    i + 1 < n && slurm_job(c[i + 1], ret)) {
+                        if (i + 2 < n)
+                                (void)slurm_step(c[i + 2], ret);
+                        i += 1;
+                        continue;
+                }
+                if (!ret->pod_uid[0] && pod_component(c[i], ret)) {
+                        /* The pod's container: the next component (cgroupfs: the bare id,
+                         * or CRI-O's crio-<id>; systemd: <runtime>-<id>.scope). */
+                        if (i + 1 < n && !runtime_scope(c[i + 1], ret) && container_id(c[i + 1].s, c[i + 1].n))
+                                copy(ret->container_id, sizeof(ret->container_id), c[i + 1].s, 64);
+                        break;
+                }
+                if (!ret->container_id[0] && !ret->pod_uid[0]) {
+                        /* Plain containers: docker-<id>.scope, libpod-<id>(.scope), docker/<id>. */
+                        if (runtime_scope(c[i], ret))
+                                continue;
+                        if (comp_is(c[i], "docker") && i + 1 < n && container_id(c[i + 1].s, c[i + 1].n)) {
+                                copy(ret->container_id, sizeof(ret->container_id), c[i + 1].s, 64);
+                                snprintf(ret->runtime, sizeof(ret->runtime), "docker");
+                                i++;
+                        }
+                }
+        }
+        return workload_found(ret);
+}
+
+bool workload_from_cgroup(const char *text, size_t len, struct workload *ret) {
+        memset(ret, 0, sizeof(*ret));
+        /* Two passes: the unified hierarchy's line, then the v1 hierarchies in order. */
+        for (int pass = 0; pass < 2; pass++) {
+                const char *end = text + len;
+                for (const char *line = text; line < end;) {
+                        const char *nl = memchr(line, '\n', (size_t)(end - line));
+                        const char *eol = nl ? nl : end;
+                        const char *start = line;
+                        line = nl ? nl + 1 : end;
+                        /* "hierarchy-id:controllers:path"; the path may hold ':' itself. */
+                        const char *c1 = memchr(start, ':', (size_t)(eol - start));
+                        const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
+                        if (!c2)
+                                continue;
+                        bool unified = c1 - start == 1 && start[0] == '0' && c2 == c1 + 1;
+                        if (unified != (pass == 0))
+                                continue;
+                        if (workload_from_path(c2 + 1, (size_t)(eol - c2 - 1), ret))
+                                return true;
+                }
+        }
+        memset(ret, 0, sizeof(*ret));
+        return false;
+}
+
+/* A DNS-1123 label (namespaces, container names): [a-z0-9-], at most 63, alphanumeric at
+ * both ends. */
+static bool dns_label(const char *s, size_t n) {
+        return n > 0 && n <= 63 && all_of(s, n, "abcdefghijklmnopqrstuvwxyz0123456789-") && s[0] != '-' &&
+               s[n - 1] != '-';
+}
+
+/* A DNS-1123 subdomain (pod names): labels joined by '.', at most 253. */
+static bool dns_subdomain(const char *s, size_t n) {
+        if (n == 0 || n > 253)
+                return false;
+        for (size_t i = 0; i <= n;) {
+                const char *dot = memchr(s + i, '.', n - i);
+                size_t j = dot ? (size_t)(dot - s) : n;
+                if (!dns_label(s + i, j - i))
+                        return false;
+                i = j + 1;
+        }
+        return true;
+}
+
+static bool dns_name(const char *s, size_t n, bool subdomain) {
+        return subdomain ? dns_subdomain(s, n) : dns_label(s, n);
+}
+
+/* name split at its two '_' into three parts; false unless there are exactly two. */
+static bool three_parts(const char *name, struct comp *ret) {
+        const char *a = strchr(name, '_');
+        const char *b = a ? strchr(a + 1, '_') : NULL;
+        if (!b || strchr(b + 1, '_'))
+                return false;
+        ret[0] = (struct comp){name, (size_t)(a - name)};
+        ret[1] = (struct comp){a + 1, (size_t)(b - a - 1)};
+        ret[2] = (struct comp){b + 1, strlen(b + 1)};
+        return true;
+}
+
+bool workload_split_pod_dir(const char *name, char *ret_namespace, char *ret_pod, char *ret_uid) {
+        struct comp p[3];
+        char uid[40];
+        /* The uid as the API server wrote it: a UUID with '-' or a static pod's hash. */
+        if (!three_parts(name, p) || !dns_name(p[0].s, p[0].n, false) || !dns_name(p[1].s, p[1].n, true) ||
+            !pod_uid(p[2].s, p[2].n, uid))
+                return false;
+        copy(ret_namespace, sizeof(((struct workload *)0)->pod_namespace), p[0].s, p[0].n);
+        copy(ret_pod, sizeof(((struct workload *)0)->pod), p[1].s, p[1].n);
+        copy(ret_uid, sizeof(((struct workload *)0)->pod_uid), uid, strlen(uid));
+        return true;
+}
+
+bool workload_split_container_log(const char *name, char *ret_pod, char *ret_namespace, char *ret_container,
+                                  char *ret_container_id) {
+        struct comp p[3];
+        if (!three_parts(name, p) || !dns_name(p[0].s, p[0].n, true) || !dns_name(p[1].s, p[1].n, false))
+                return false;
+        /* "<container>-<64 hex>.log" */
+        struct comp t = p[2];
+        if (t.n < 1 + 1 + 64 + 4 || !has_suffix(t, ".log"))
+                return false;
+        const char *id = t.s + t.n - 4 - 64;
+        if (!container_id(id, 64) || id[-1] != '-' || !dns_name(t.s, (size_t)(id - 1 - t.s), false))
+                return false;
+        copy(ret_pod, sizeof(((struct workload *)0)->pod), p[0].s, p[0].n);
+        copy(ret_namespace, sizeof(((struct workload *)0)->pod_namespace), p[1].s, p[1].n);
+        copy(ret_container, sizeof(((struct workload *)0)->container), t.s, (size_t)(id - 1 - t.s));
+        copy(ret_container_id, sizeof(((struct workload *)0)->container_id), id, 64);
+        return true;
+}
+
+int workload_read(struct fsroot *fs, unsigned int pid, struct workload *ret) {
+        memset(ret, 0, sizeof(*ret));
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+        char *text = NULL;
+        size_t len = 0;
+        int r = fsroot_read_alloc_max(fs, path, WORKLOAD_CGROUP_MAX, &text, &len);
+        if (r < 0)
+                return r;
+        (void)workload_from_cgroup(text, len, ret);
+        free(text);
+        return 0;
+}
+
+void workload_kubernetes_names(struct fsroot *fs, struct workload *w) {
+        if (!w->pod_uid[0])
+                return;
+        char **names = NULL;
+        if (w->container_id[0] && fsroot_list(fs, "/var/log/containers", &names) == 0) {
+                for (char **n = names; *n; n++) {
+                        struct workload got;
+                        if (workload_split_container_log(*n, got.pod, got.pod_namespace, got.container, got.container_id) &&
+                            strcmp(got.container_id, w->container_id) == 0) {
+                                memcpy(w->pod, got.pod, sizeof(w->pod));
+                                memcpy(w->pod_namespace, got.pod_namespace, sizeof(w->pod_namespace));
+                                memcpy(w->container, got.container, sizeof(w->container));
+                                break;
+                        }
+                }
+                strv_free(names);
+                names = NULL;
+                if (w->pod[0])
+                        return;
+        }
+        if (fsroot_list(fs, "/var/log/pods", &names) < 0)
+                return;
+        for (char **n = names; *n; n++) {
+                struct workload got;
+                if (workload_split_pod_dir(*n, got.pod_namespace, got.pod, got.pod_uid) &&
+                    strcmp(got.pod_uid, w->pod_uid) == 0) {
+                        memcpy(w->pod, got.pod, sizeof(w->pod));
+                        memcpy(w->pod_namespace, got.pod_namespace, sizeof(w->pod_namespace));
+                        break;
+                }
+        }
+        strv_free(names);
+}
+
+void workload_summary(const struct workload *w, char *out, size_t size) {
+        if (size == 0)
+                return;
+        if (w->slurm_job[0])
+                snprintf(out, size, "job %s", w->slurm_job);
+        else if (w->pod[0] && w->pod_namespace[0])
+                snprintf(out, size, "%s/%s", w->pod_namespace, w->pod);
+        else if (w->pod_uid[0])
+                snprintf(out, size, "pod %.8s", w->pod_uid);
+        else if (w->container_id[0])
+                snprintf(out, size, "%s %.12s", w->runtime[0] ? w->runtime : "container", w->container_id);
+        else
+                out[0] = '\0';
+}
