@@ -483,8 +483,13 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                 struct check_watch *checks = NULL;
                 struct http_server *http = NULL;
                 unsigned stale_ms = o->stale_after_ms ? o->stale_after_ms : o->interval_ms + gpu_ms;
+                /* One serving thread: libmicrohttpd splits the connection limit evenly over a
+                 * pool's threads and closes what a thread accepts beyond its share, so with two a
+                 * flood under --max-connections lost connections whenever the kernel handed one
+                 * thread more than half. A scrape sends a body already rendered (about 0.1 ms of
+                 * CPU), so one thread still serves well over 5,000 a second (docs/perf.md). */
                 struct http_limits lim = {.connections = o->max_connections, .timeout_s = o->connection_timeout_s,
-                                          .connection_memory = 32 * 1024, .threads = 2};
+                                          .connection_memory = 32 * 1024, .threads = 1};
                 if (code < 0 && o->check_report && check_watch_new(o->check_report, stderr, &checks) < 0) {
                         fprintf(stderr, "gpuvet serve: out of memory\n");
                         code = EXIT_INTERNAL;

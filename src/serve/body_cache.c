@@ -181,7 +181,7 @@ static struct rendered *render(const struct sample *x, struct xid_counter *xc, s
                 if (e < 0)
                         free(r->body);
         }
-        free(procs);
+        gpu_procs_free(procs, x->facts.n_gpus);
         if (e == 0 && checks) {
                 e = append_checks(checks, fmt, &r->body, &r->len);
                 if (e < 0)

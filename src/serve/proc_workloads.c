@@ -202,6 +202,12 @@ static struct nvml_process *merged(const struct nvml_gpu *g, unsigned int *ret_n
         return all;
 }
 
+void gpu_procs_free(struct gpu_procs *procs, unsigned int n_gpus) {
+        for (unsigned int i = 0; procs && i < n_gpus; i++)
+                free(procs[i].v);
+        free(procs);
+}
+
 int proc_workloads_round(struct proc_workloads *c, const struct nvml_facts *f, struct gpu_procs **ret) {
         struct gpu_procs *out = calloc(f->n_gpus ? f->n_gpus : 1, sizeof(*out));
         if (!out)
@@ -216,15 +222,22 @@ int proc_workloads_round(struct proc_workloads *c, const struct nvml_facts *f, s
                 unsigned int n = 0;
                 struct nvml_process *all = merged(g, &n);
                 if (!all) {
-                        free(out);
+                        gpu_procs_free(out, f->n_gpus);
                         return -ENOMEM;
                 }
                 gp->count = n;
-                for (unsigned int k = 0; k < n && gp->n < PROC_WORKLOADS_PER_GPU; k++) {
+                unsigned int shown = n < PROC_WORKLOADS_PER_GPU ? n : PROC_WORKLOADS_PER_GPU;
+                gp->v = shown ? calloc(shown, sizeof(*gp->v)) : NULL;
+                if (shown && !gp->v) {
+                        free(all);
+                        gpu_procs_free(out, f->n_gpus);
+                        return -ENOMEM;
+                }
+                for (unsigned int k = 0; k < shown; k++) {
                         struct attributed_proc *p = &gp->v[gp->n++];
                         if (attribute(c, all[k].pid, p) < 0) {
                                 free(all);
-                                free(out);
+                                gpu_procs_free(out, f->n_gpus);
                                 return -ENOMEM;
                         }
                         p->used_bytes = all[k].used_bytes;

@@ -34,7 +34,7 @@ struct gpu_procs {
         bool known;             /* NVML gave at least one of the GPU's process lists */
         unsigned int count;     /* distinct PIDs NVML listed */
         unsigned int n;         /* in v: at most PROC_WORKLOADS_PER_GPU, most memory first */
-        struct attributed_proc v[PROC_WORKLOADS_PER_GPU];
+        struct attributed_proc *v; /* n entries (NULL when none): a round allocates what it lists */
 };
 
 struct proc_workloads;
@@ -45,8 +45,9 @@ struct proc_workloads;
 int proc_workloads_new(struct fsroot *fs, struct proc_workloads **ret);
 void proc_workloads_free(struct proc_workloads *c);
 
-/* The round of f: a calloc'd array of f->n_gpus (free it). Returns 0 or -ENOMEM. */
+/* The round of f: an array of f->n_gpus (free it with gpu_procs_free). Returns 0 or -ENOMEM. */
 int proc_workloads_round(struct proc_workloads *c, const struct nvml_facts *f, struct gpu_procs **ret);
+void gpu_procs_free(struct gpu_procs *procs, unsigned int n_gpus);
 
 /* The start time (clock ticks since boot) from a /proc/PID/stat text; false when the text
  * is no stat line. */

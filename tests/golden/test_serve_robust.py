@@ -232,8 +232,10 @@ def main():
     finally:
         stop(s)
     # The floods, with the default idle timeout: on a loaded machine (or under ASan) 2000
-    # connections at once may wait longer than 2 s for their turn.
-    s = Serve(GPUVET, FAKE_LIB, SCENARIO, ["--max-connections", str(FLOOD + 500)], interval_ms=None)
+    # connections at once may wait longer than 2 s for their turn. The limit is just above the
+    # flood: every connection under --max-connections must be served, however the kernel
+    # hands them out (a libmicrohttpd thread pool splits the limit and dropped some).
+    s = Serve(GPUVET, FAKE_LIB, SCENARIO, ["--max-connections", str(FLOOD + 100)], interval_ms=None)
     try:
         test_flood(s.port, s.pid)
         test_wrk(s.port, s.pid)

@@ -159,6 +159,9 @@ static void test_processes(void **state) {
         procs[0].known = true;
         procs[0].count = 3;
         procs[0].n = 3;
+        procs[0].v = calloc(3, sizeof(*procs[0].v));
+        procs[1].v = calloc(2, sizeof(*procs[1].v));
+        assert_true(procs[0].v && procs[1].v);
         struct attributed_proc *p = &procs[0].v[0];
         p->pid = 10;
         p->used_bytes = 1024;
@@ -216,7 +219,7 @@ static void test_processes(void **state) {
         assert_int_equal(expo_render_sample_workloads(&f, NULL, procs, "h", EXPO_TEXT, true, &body, &len), 0);
         assert_null(strstr(body, "DCGM_"));
         free(body);
-        free(procs);
+        gpu_procs_free(procs, 3);
 }
 
 static void test_check_report(void **state) {
