@@ -181,7 +181,8 @@ static nvml_groups serve_groups(void) {
                 if (dcgm_series_exported(metric_at(k)))
                         shown[n++] = metric_at(k);
         return metric_groups(shown, n) | nvml_group_bit(NVML_GROUP_NAME) | nvml_group_bit(NVML_GROUP_UUID) |
-               nvml_group_bit(NVML_GROUP_PCI) | nvml_group_bit(NVML_GROUP_MINOR) | nvml_group_bit(NVML_GROUP_PROCS);
+               nvml_group_bit(NVML_GROUP_PCI) | nvml_group_bit(NVML_GROUP_MINOR) | nvml_group_bit(NVML_GROUP_PROCS) |
+               nvml_group_bit(NVML_GROUP_PROC_UTIL);
 }
 
 /* The processes' attribution under --root, handed to the body cache. Returns -1 (then

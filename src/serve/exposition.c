@@ -436,6 +436,25 @@ int expo_render_processes(const struct nvml_facts *f, const struct gpu_procs *pr
                         put_process_labels(out, p);
                         fprintf(out, "} %llu\n", p->used_bytes);
                 }
+        head = false;
+        for (unsigned int i = 0; i < f->n_gpus; i++)
+                for (unsigned int k = 0; k < procs[i].n; k++) {
+                        const struct attributed_proc *p = &procs[i].v[k];
+                        if (p->sm_pct < 0)
+                                continue;
+                        if (!head) {
+                                put_help(out, "gpuvet_process_sm_utilization_percent",
+                                         "A process's share of the GPU's SM time in the driver's latest sample of it "
+                                         "(nvmlDeviceGetProcessUtilization, the last 3 s; 0 when it ran no kernels)",
+                                         NULL, fmt);
+                                fputs("# TYPE gpuvet_process_sm_utilization_percent gauge\n", out);
+                                head = true;
+                        }
+                        fputs("gpuvet_process_sm_utilization_percent{", out);
+                        put_labels(out, &f->gpus[i], hostname);
+                        put_process_labels(out, p);
+                        fprintf(out, "} %d\n", p->sm_pct);
+                }
         if (fclose(out) != 0) {
                 free(body);
                 return -ENOMEM;

@@ -241,6 +241,7 @@ int proc_workloads_round(struct proc_workloads *c, const struct nvml_facts *f, s
                                 return -ENOMEM;
                         }
                         p->used_bytes = all[k].used_bytes;
+                        p->sm_pct = nvml_proc_sm_share(g, all[k].pid);
                 }
                 free(all);
         }

@@ -24,6 +24,7 @@ struct fsroot;
 struct attributed_proc {
         unsigned int pid;
         unsigned long long used_bytes; /* NVML's; NVML_VALUE_NOT_AVAILABLE (~0ULL): unknown */
+        int sm_pct;                    /* its SM share, nvml_proc_sm_share(); -1 unknown */
         bool found;                    /* /proc/PID was read */
         char process[32];              /* comm ("Name:" of status), control bytes as '?' */
         char user[32];                 /* from the root's etc/passwd, else the uid */

@@ -439,6 +439,11 @@ struct nvml_timeout {
 /* What a gather reads: the GPU's handle always, then these groups, each one NVML call or
  * a few (docs/nvml.md). A reading of a group not asked for stays NV_UNREAD. The readers
  * run in this order, which is the order of the facts above. */
+/* pid's share of g's SM time in its latest sample: 0 when the samples were read and none
+ * was of pid (it ran no kernels in the window); -1 when they could not be read or the
+ * driver gave a value above 100. gpuvet top's SM column, gpuvet serve's per-process series. */
+int nvml_proc_sm_share(const struct nvml_gpu *g, unsigned int pid);
+
 #define NVML_GROUP_LIST(X)                                                                           \
         X(NAME) X(UUID) X(SERIAL) X(PCI) X(VBIOS) X(INFOROM) X(MINOR) X(BRAND) X(ARCH) X(CC)        \
         X(MEMORY) X(BAR1) X(TEMP) X(TEMP_THRESHOLDS) X(TEMP_MARGIN) X(THERMAL_FIELDS) X(POWER_DRAW) \

@@ -109,18 +109,6 @@ static unsigned int count_procs(const struct nvml_facts *f) {
         return n;
 }
 
-/* pid's SM share on g: its latest sample; 0 when NVML listed none for it in the window
- * (it did not run kernels); -1 when the samples could not be read. */
-static int sm_share(const struct nvml_gpu *g, unsigned int pid) {
-        const struct nvml_proc_utils *u = &g->proc_utils;
-        if (u->state != NV_OK)
-                return -1;
-        for (unsigned int i = 0; i < u->count; i++)
-                if (u->v[i].pid == pid)
-                        return u->v[i].sm == NV_UTIL_UNKNOWN ? -1 : (int)u->v[i].sm;
-        return 0;
-}
-
 static void take_procs(struct top_model *m, const struct nvml_facts *f, const struct top_lookup *look) {
         m->n_procs = 0;
         for (unsigned int i = 0; i < f->n_gpus; i++) {
@@ -138,7 +126,7 @@ static void take_procs(struct top_model *m, const struct nvml_facts *f, const st
                                 r->have_mem = p->used_bytes != ~0ULL;
                                 r->used_bytes = r->have_mem ? p->used_bytes : 0;
                                 r->graphics = l == 1;
-                                r->sm_pct = i < m->n_gpus && m->gpus[i].state == TOP_GPU_LIVE ? sm_share(g, p->pid) : -1;
+                                r->sm_pct = i < m->n_gpus && m->gpus[i].state == TOP_GPU_LIVE ? nvml_proc_sm_share(g, p->pid) : -1;
                                 r->gpu_util = i < m->n_gpus && m->gpus[i].state == TOP_GPU_LIVE &&
                                                               m->gpus[i].util_pct.have
                                                       ? m->gpus[i].util_pct.v

@@ -1530,6 +1530,16 @@ static void read_process_utilization(struct gctx *c, struct nvml_gpu *g, nvmlDev
         }
 }
 
+int nvml_proc_sm_share(const struct nvml_gpu *g, unsigned int pid) {
+        const struct nvml_proc_utils *u = &g->proc_utils;
+        if (u->state != NV_OK)
+                return -1;
+        for (unsigned int i = 0; i < u->count; i++)
+                if (u->v[i].pid == pid)
+                        return u->v[i].sm == NV_UTIL_UNKNOWN ? -1 : (int)u->v[i].sm;
+        return 0;
+}
+
 /* The versioned call first: it adds the fabric's health (degraded bandwidth, unhealthy
  * routes, a wrong configuration). A library without it, or one that knows another
  * version, is asked the v1 question. */

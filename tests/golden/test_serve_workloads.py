@@ -121,13 +121,19 @@ def make_root(tmp):
     return root
 
 
+# The driver's SM samples (process lines' sm=): 3001's above 100 % is unknown, so it has no
+# SM sample; every other process listed has one, 0 when not sampled.
+SM = {1001: 62, 2001: 17, 3001: 250}
+
+
 def scenario(tmp, name, on_gpu, capped, top=()):
     lines = ["include %s" % os.path.join(SCENARIOS, "h100-sxm-8gpu.scn")] + list(top)
     for gpu, procs in sorted(on_gpu.items()):
         lines.append("[gpu %d]" % gpu)
         for pid, mib in procs:
             comm = PROCS.get(pid, ("gone",))[0]
-            lines.append("process = %d %dMiB %s" % (pid, mib, comm))
+            sm = " sm=%d" % SM[pid] if pid in SM else ""
+            lines.append("process = %d %dMiB%s %s" % (pid, mib, sm, comm))
     if capped:
         lines.append("[gpu 4]")
         lines += ["process = %d %dMiB worker" % (pid, mib) for pid, mib in capped]
@@ -191,6 +197,11 @@ def test_processes(tmp, root):
                       "pid %d: process %r user %r (want %r %r)" % (pid, lab["process"], lab["user"], comm, uid))
                 got = (lab["slurm_job"], lab["pod"], lab["namespace"], lab["container"], lab["container_id"])
                 check(got == WANT[pid], "pid %d: workload %s (want %s)" % (pid, got, WANT[pid]))
+        sm = {int(lab["pid"]): v for lab, v in samples(body, "gpuvet_process_sm_utilization_percent")}
+        want_sm = {pid: float(SM.get(pid, 0)) for pid in by_pid if SM.get(pid, 0) <= 100}
+        check(sm == want_sm, "gpuvet_process_sm_utilization_percent: %d processes, differ: %s" %
+              (len(sm), sorted((p, sm.get(p), want_sm.get(p)) for p in set(sm) | set(want_sm)
+                               if sm.get(p) != want_sm.get(p))[:5]))
         counts = {lab["gpu"]: v for lab, v in samples(body, "gpuvet_gpu_processes")}
         want_counts = {str(g): len(ON_GPU.get(g, [])) for g in range(8)}
         want_counts["4"] = len(CAPPED)

@@ -175,6 +175,9 @@ static void test_processes(void **state) {
         procs[0].v[1].pid = 11;
         procs[0].v[2].pid = 12;
         procs[0].v[2].used_bytes = ~0ULL;
+        /* SM shares: 10 sampled at 55 %, 11 unknown, 12 not sampled (0); GPU 1's job at 7 %. */
+        procs[0].v[0].sm_pct = 55;
+        procs[0].v[1].sm_pct = -1;
         /* GPU 1: a Slurm job and a pod whose names are unknown (no labels from it). */
         procs[1].known = true;
         procs[1].count = 2;
@@ -184,6 +187,8 @@ static void test_processes(void **state) {
         snprintf(procs[1].v[0].w.slurm_job, sizeof(procs[1].v[0].w.slurm_job), "4242");
         procs[1].v[1].pid = 21;
         procs[1].v[1].used_bytes = 4096;
+        procs[1].v[0].sm_pct = 7;
+        procs[1].v[1].sm_pct = -1;
         snprintf(procs[1].v[1].w.pod_uid, sizeof(procs[1].v[1].w.pod_uid), "5a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d");
         /* GPU 2: NVML gave no list. */
         char *body;
@@ -195,7 +200,15 @@ static void test_processes(void **state) {
         assert_null(strstr(body, "gpuvet_gpu_processes{gpu=\"2\""));
         assert_non_null(strstr(body, ",pid=\"10\",process=\"a\\\"b\\\\c\",user=\"alice\",slurm_job=\"\",pod=\"web-1\","
                                      "namespace=\"prod\",container=\"app\",container_id=\"\"} 1024\n"));
-        assert_null(strstr(body, "pid=\"12\"")); /* unknown memory: no sample */
+        assert_null(strstr(body, "gpuvet_process_gpu_memory_bytes{gpu=\"0\",UUID=\"\",pci_bus_id=\"\",device=\"\","
+                                 "modelName=\"\",Hostname=\"h\",pid=\"12\"")); /* unknown memory: no sample */
+        assert_int_equal(count_of(body, "gpuvet_process_sm_utilization_percent{"), 3);
+        assert_non_null(strstr(body, "# TYPE gpuvet_process_sm_utilization_percent gauge\n"));
+        assert_non_null(strstr(body, "modelName=\"\",Hostname=\"h\",pid=\"10\",process=\"a\\\"b\\\\c\",user=\"alice\","
+                                     "slurm_job=\"\",pod=\"web-1\",namespace=\"prod\",container=\"app\",container_id=\"\"} 55\n"));
+        assert_non_null(strstr(body, ",pid=\"12\",process=\"\",user=\"\",slurm_job=\"\",pod=\"\",namespace=\"\","
+                                     "container=\"\",container_id=\"\"} 0\n"));
+        assert_non_null(strstr(body, ",slurm_job=\"4242\",pod=\"\",namespace=\"\",container=\"\",container_id=\"\"} 7\n"));
         assert_non_null(strstr(body, ",pid=\"20\",process=\"\",user=\"\",slurm_job=\"4242\",pod=\"\""));
         assert_int_equal(count_of(body, "gpuvet_process_gpu_memory_bytes{"), 4);
         free(body);
