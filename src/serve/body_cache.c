@@ -117,17 +117,8 @@ static void free_xids(struct expo_xids *x) {
         free(x);
 }
 
-/* The check statuses appended to body (realloc'd). */
-static int append_checks(struct check_watch *w, enum expo_format fmt, char **body, size_t *len) {
-        struct check_view *v = check_watch_get(w);
-        if (!v)
-                return 0;
-        char *more = NULL;
-        size_t more_len = 0;
-        int e = expo_render_checks(v, fmt, &more, &more_len);
-        check_view_put(v);
-        if (e < 0)
-                return e;
+/* more (more_len bytes and its NUL; freed) appended to body (realloc'd). */
+static int append(char **body, size_t *len, char *more, size_t more_len) {
         char *grown = realloc(*body, *len + more_len + 1);
         if (!grown) {
                 free(more);
@@ -140,24 +131,25 @@ static int append_checks(struct check_watch *w, enum expo_format fmt, char **bod
         return 0;
 }
 
+/* The check statuses appended to body (realloc'd). */
+static int append_checks(struct check_watch *w, enum expo_format fmt, char **body, size_t *len) {
+        struct check_view *v = check_watch_get(w);
+        if (!v)
+                return 0;
+        char *more = NULL;
+        size_t more_len = 0;
+        int e = expo_render_checks(v, fmt, &more, &more_len);
+        check_view_put(v);
+        return e < 0 ? e : append(body, len, more, more_len);
+}
+
 /* The processes of a fresh round appended to body (realloc'd). */
 static int append_processes(const struct nvml_facts *f, const struct gpu_procs *procs, const char *hostname,
                             enum expo_format fmt, char **body, size_t *len) {
         char *more = NULL;
         size_t more_len = 0;
         int e = expo_render_processes(f, procs, hostname, fmt, &more, &more_len);
-        if (e < 0)
-                return e;
-        char *grown = realloc(*body, *len + more_len + 1);
-        if (!grown) {
-                free(more);
-                return -ENOMEM;
-        }
-        memcpy(grown + *len, more, more_len + 1);
-        *body = grown;
-        *len += more_len;
-        free(more);
-        return 0;
+        return e < 0 ? e : append(body, len, more, more_len);
 }
 
 static struct rendered *render(const struct sample *x, struct xid_counter *xc, struct check_watch *checks,

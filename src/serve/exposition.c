@@ -395,6 +395,43 @@ static void put_process_labels(FILE *out, const struct attributed_proc *p) {
         put_attribute(out, "container_id", p->w.container_id);
 }
 
+/* The per-process families: one sample per process that has the value. */
+enum proc_family { PROC_MEMORY_BYTES, PROC_SM_PERCENT };
+
+static void put_process_family(FILE *out, const struct nvml_facts *f, const struct gpu_procs *procs,
+                               const char *hostname, enum expo_format fmt, enum proc_family which) {
+        static const struct {
+                const char *name, *help;
+        } families[] = {
+                [PROC_MEMORY_BYTES] = {"gpuvet_process_gpu_memory_bytes",
+                                       "GPU memory a process uses, with its command, user and workload (Slurm job, "
+                                       "Kubernetes pod, container; empty when not found)"},
+                [PROC_SM_PERCENT] = {"gpuvet_process_sm_utilization_percent",
+                                     "A process's share of the GPU's SM time in the driver's latest sample of it "
+                                     "(nvmlDeviceGetProcessUtilization, the last 3 s; 0 when it ran no kernels)"},
+        };
+        bool head = false;
+        for (unsigned int i = 0; i < f->n_gpus; i++)
+                for (unsigned int k = 0; k < procs[i].n; k++) {
+                        const struct attributed_proc *p = &procs[i].v[k];
+                        /* an unknown value gives no sample, never a zero */
+                        if (which == PROC_MEMORY_BYTES ? p->used_bytes == ~0ULL : p->sm_pct < 0)
+                                continue;
+                        if (!head) {
+                                put_help(out, families[which].name, families[which].help, NULL, fmt);
+                                fprintf(out, "# TYPE %s gauge\n", families[which].name);
+                                head = true;
+                        }
+                        fprintf(out, "%s{", families[which].name);
+                        put_labels(out, &f->gpus[i], hostname);
+                        put_process_labels(out, p);
+                        if (which == PROC_MEMORY_BYTES)
+                                fprintf(out, "} %llu\n", p->used_bytes);
+                        else
+                                fprintf(out, "} %d\n", p->sm_pct);
+                }
+}
+
 int expo_render_processes(const struct nvml_facts *f, const struct gpu_procs *procs, const char *hostname,
                           enum expo_format fmt, char **ret, size_t *ret_len) {
         char *body = NULL;
@@ -417,44 +454,8 @@ int expo_render_processes(const struct nvml_facts *f, const struct gpu_procs *pr
                         fprintf(out, "} %u\n", procs[i].count);
                 }
         }
-        bool head = false;
-        for (unsigned int i = 0; i < f->n_gpus; i++)
-                for (unsigned int k = 0; k < procs[i].n; k++) {
-                        const struct attributed_proc *p = &procs[i].v[k];
-                        if (p->used_bytes == ~0ULL)
-                                continue; /* an unknown value gives no sample */
-                        if (!head) {
-                                put_help(out, "gpuvet_process_gpu_memory_bytes",
-                                         "GPU memory a process uses, with its command, user and workload (Slurm job, "
-                                         "Kubernetes pod, container; empty when not found)",
-                                         NULL, fmt);
-                                fputs("# TYPE gpuvet_process_gpu_memory_bytes gauge\n", out);
-                                head = true;
-                        }
-                        fputs("gpuvet_process_gpu_memory_bytes{", out);
-                        put_labels(out, &f->gpus[i], hostname);
-                        put_process_labels(out, p);
-                        fprintf(out, "} %llu\n", p->used_bytes);
-                }
-        head = false;
-        for (unsigned int i = 0; i < f->n_gpus; i++)
-                for (unsigned int k = 0; k < procs[i].n; k++) {
-                        const struct attributed_proc *p = &procs[i].v[k];
-                        if (p->sm_pct < 0)
-                                continue;
-                        if (!head) {
-                                put_help(out, "gpuvet_process_sm_utilization_percent",
-                                         "A process's share of the GPU's SM time in the driver's latest sample of it "
-                                         "(nvmlDeviceGetProcessUtilization, the last 3 s; 0 when it ran no kernels)",
-                                         NULL, fmt);
-                                fputs("# TYPE gpuvet_process_sm_utilization_percent gauge\n", out);
-                                head = true;
-                        }
-                        fputs("gpuvet_process_sm_utilization_percent{", out);
-                        put_labels(out, &f->gpus[i], hostname);
-                        put_process_labels(out, p);
-                        fprintf(out, "} %d\n", p->sm_pct);
-                }
+        put_process_family(out, f, procs, hostname, fmt, PROC_MEMORY_BYTES);
+        put_process_family(out, f, procs, hostname, fmt, PROC_SM_PERCENT);
         if (fclose(out) != 0) {
                 free(body);
                 return -ENOMEM;
