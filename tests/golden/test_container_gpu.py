@@ -133,7 +133,11 @@ def main():
         p, res, wall = r.run(["--container-timeout", "1"], scenario="hang")
         check(res["status"] == "error" and "did not finish within 1 s" in res["summary"],
               "hang: error at the deadline: %s" % res["summary"])
-        p, res, wall2 = r.run(["--container-timeout", "1", "--container-image", "hang-at-run"], scenario="hang-run")
+        # Here `image inspect` must answer first (a Python fake: slow to start on a busy
+        # machine), so the deadline is scaled; only `run` hangs.
+        run_timeout = str(max(2, int(round(2 * fakeenv.time_scale()))))
+        p, res, wall2 = r.run(["--container-timeout", run_timeout, "--container-image", "hang-at-run"],
+                              scenario="hang-run")
         rm = [c for c in r.calls() if c[:2] == ["rm", "--force"]]
         run = [c for c in r.calls() if c[0] == "run"]
         check(res["status"] == "error" and "`docker run` did not finish" in res["summary"] and run and rm
