@@ -16,7 +16,7 @@ enum check_need {
 };
 
 /* The NVML groups checks judge: all but those only info and query show. Reading no more
- * takes 21 calls off each GPU (of 100). tests/layout/test_check_nvml_groups.py fails when a
+ * takes 21 calls off each GPU (of 100; GPM asks nothing without the sampler's carry). tests/layout/test_check_nvml_groups.py fails when a
  * check, or the report check writes, uses a fact of a group left out here. */
 #define CHECK_NVML_GROUPS                                                                                  \
         (NVML_GROUPS_ALL &                                                                                 \
@@ -27,7 +27,7 @@ enum check_need {
            nvml_group_bit(NVML_GROUP_CODEC_UTIL) |                                                        \
            nvml_group_bit(NVML_GROUP_PSTATE) | nvml_group_bit(NVML_GROUP_FAN) |                           \
            nvml_group_bit(NVML_GROUP_COMPUTE_MODE) | nvml_group_bit(NVML_GROUP_DISPLAY) |                  \
-           nvml_group_bit(NVML_GROUP_PROC_UTIL)))
+           nvml_group_bit(NVML_GROUP_PROC_UTIL) | nvml_group_bit(NVML_GROUP_GPM)))
 
 struct check_info {
         const char *id;       /* "pcie.link_width": category, dot, name */

@@ -382,6 +382,26 @@ static int start_periodic_check(const struct serve_opts *o, const struct cmd_arg
         return -1;
 }
 
+/* Why the sampler stopped, naming the call that hung and its GPU when the last round
+ * recorded it ("nvmlGpmSampleGet on GPU 3 did not return within 300 ms"). */
+static void sampler_end_reason(struct sampler *smp, const struct sampler_status *st, char *buf, size_t size) {
+        if (st->end != SAMPLER_CALL_HUNG) {
+                snprintf(buf, size, "%s", st->end == SAMPLER_SHUTDOWN_HUNG ? "nvmlShutdown never returned"
+                                                                           : "the sampler stopped");
+                return;
+        }
+        snprintf(buf, size, "an NVML call never returned");
+        struct sample *x = sampler_latest(smp);
+        if (x && x->facts.n_timeouts && x->facts.timeouts[0].fn) {
+                const struct nvml_timeout *t = &x->facts.timeouts[0];
+                char gpu[32] = "";
+                if (t->gpu >= 0)
+                        snprintf(gpu, sizeof(gpu), " on GPU %d", t->gpu);
+                snprintf(buf, size, "%s%s did not return within %u ms", t->fn, gpu, t->elapsed_ms);
+        }
+        sample_put(smp, x);
+}
+
 /* Serve until a stop signal or the --timeout; say once when the sampler stops; look at the
  * --check-report file every slice. */
 static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struct check_watch *checks,
@@ -399,9 +419,11 @@ static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struc
                         check_watch_poll(checks);
                 struct sampler_status st;
                 if (!told && sampler_ended(smp, &st)) {
+                        char why[192];
+                        sampler_end_reason(smp, &st, why, sizeof(why));
                         fprintf(stderr, "gpuvet serve: the GPUs are no longer read (%s); /metrics shows them stale "
                                         "and /health answers 503 until gpuvet serve is restarted\n",
-                                st.end == SAMPLER_CALL_HUNG ? "an NVML call never returned" : "the sampler stopped");
+                                why);
                         told = true;
                 }
         }

@@ -34,6 +34,7 @@ enum smi_format {
         SMI_I32,            /* nv_i32 -> "%d" [unit] */
         SMI_U32_BARE_NA,    /* SMI_U32, but a missing value reads N/A, not [N/A] */
         SMI_U64,            /* nv_u64 -> "%llu" */
+        SMI_F64,            /* nv_f64 -> a number (no nvidia-smi field has one) */
         SMI_ENABLED,        /* nv_u32 nvmlEnableState_t -> "Enabled"/"Disabled" */
         SMI_DISPLAY_MODE,   /* SMI_ENABLED, but deprecated from driver 580 on */
         SMI_YESNO,          /* nv_u32 -> "Yes"/"No" */
@@ -56,7 +57,8 @@ enum smi_format {
 struct metric {
         const char *id;
         enum metric_type type;
-        const char *unit; /* of the JSON value: "bytes", "watts", "celsius", "hertz", "percent"; NULL: none */
+        const char *unit; /* of the JSON value: "bytes", "watts", "celsius", "hertz", "percent", "ratio"
+                             (0-1), "bytes_per_second"; NULL: none */
         bool system;      /* a reading of struct nvml_facts (driver version, GPU count), not of a GPU */
         enum nvml_group group; /* the reading group that fills it (per GPU) */
         size_t off;            /* of the reading in struct nvml_gpu (or nvml_facts when system) */

@@ -46,6 +46,25 @@
          .dcgm = dcgm_field,                                                                    \
          .help = text}
 
+/* One GPM measurement (enum nvml_gpm_metric) over the window between the sampler's two
+ * latest samples of the GPU; DCGM's profiling field with the same meaning. */
+#define GPM(id_, metric, unit_, scale_, dcgm_field, text)                                       \
+        {.id = id_,                                                                             \
+         .type = METRIC_GAUGE,                                                                  \
+         .unit = unit_,                                                                         \
+         .group = NVML_GROUP_GPM,                                                               \
+         .off = G(gpm) + (metric) * sizeof(struct nv_f64),                                      \
+         .scale = scale_,                                                                       \
+         .smi = {.format = SMI_F64,                                                             \
+                 .none = "a rate between two samples (Hopper and later): `nvidia-smi dmon --gpm-metrics`, " \
+                         "the exporter"},                                                       \
+         .dcgm = dcgm_field,                                                                    \
+         .help = text}
+/* NVML gives percent of the window; DCGM's profiling fields are ratios 0-1. */
+#define GPM_RATIO(id_, metric, dcgm_field, text) GPM(id_, metric, "ratio", 0.01, dcgm_field, text)
+/* NVML gives MiB/s. */
+#define GPM_RATE(id_, metric, dcgm_field, text) GPM(id_, metric, "bytes_per_second", 1048576.0, dcgm_field, text)
+
 static const struct metric metrics[] = {
         {.id = "driver_version",
          .type = METRIC_INFO,
@@ -317,6 +336,30 @@ static const struct metric metrics[] = {
          .smi = {.names = {"utilization.decoder"}, .unit = "%", .format = SMI_U32},
          .dcgm = "DCGM_FI_DEV_DEC_UTIL",
          .help = "Percent of the last sample period during which the video decoder engine was busy."},
+        GPM_RATIO("activity_graphics_ratio", NVML_GPM_GRAPHICS, "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+                  "Fraction of the time a graphics or compute context was active on the GPU."),
+        GPM_RATIO("activity_sm_ratio", NVML_GPM_SM_ACTIVE, "DCGM_FI_PROF_SM_ACTIVE",
+                  "Fraction of the time an SM had at least one warp assigned, averaged over all SMs."),
+        GPM_RATIO("sm_occupancy_ratio", NVML_GPM_SM_OCCUPANCY, "DCGM_FI_PROF_SM_OCCUPANCY",
+                  "Resident warps as a fraction of the most the SMs can hold, averaged over all SMs."),
+        GPM_RATIO("activity_tensor_ratio", NVML_GPM_TENSOR, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+                  "Fraction of the time the SMs ran tensor (matrix) operations of any precision."),
+        GPM_RATIO("activity_dram_ratio", NVML_GPM_DRAM, "DCGM_FI_PROF_DRAM_ACTIVE",
+                  "Device memory bandwidth used, as a fraction of its peak."),
+        GPM_RATIO("activity_fp64_ratio", NVML_GPM_FP64, "DCGM_FI_PROF_PIPE_FP64_ACTIVE",
+                  "Fraction of the time the SMs ran non-tensor FP64 math."),
+        GPM_RATIO("activity_fp32_ratio", NVML_GPM_FP32, "DCGM_FI_PROF_PIPE_FP32_ACTIVE",
+                  "Fraction of the time the SMs ran non-tensor FP32 math."),
+        GPM_RATIO("activity_fp16_ratio", NVML_GPM_FP16, "DCGM_FI_PROF_PIPE_FP16_ACTIVE",
+                  "Fraction of the time the SMs ran non-tensor FP16 math."),
+        GPM_RATE("pcie_tx_bytes_per_second", NVML_GPM_PCIE_TX, "DCGM_FI_PROF_PCIE_TX_BYTES",
+                 "PCIe traffic from the GPU."),
+        GPM_RATE("pcie_rx_bytes_per_second", NVML_GPM_PCIE_RX, "DCGM_FI_PROF_PCIE_RX_BYTES",
+                 "PCIe traffic to the GPU."),
+        GPM_RATE("nvlink_tx_bytes_per_second", NVML_GPM_NVLINK_TX, "DCGM_FI_PROF_NVLINK_TX_BYTES",
+                 "NVLink traffic sent by the GPU, over all its links."),
+        GPM_RATE("nvlink_rx_bytes_per_second", NVML_GPM_NVLINK_RX, "DCGM_FI_PROF_NVLINK_RX_BYTES",
+                 "NVLink traffic received by the GPU, over all its links."),
         {.id = "ecc_mode_current",
          .type = METRIC_STATE,
          .group = NVML_GROUP_ECC_MODE,

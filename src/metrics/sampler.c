@@ -28,6 +28,8 @@ struct sampler {
         struct sample *latest;
         struct sample *retired;
         unsigned long long seq;
+        /* The sampler thread's own: GPM's samples from one round to the next. */
+        struct nvml_gpm_carry *gpm;
         struct sampler_status status;
         bool abandoned; /* a call was abandoned inside NVML: no nvmlShutdown any more */
 };
@@ -107,7 +109,7 @@ static void *run(void *arg) {
                 }
                 x->started_ns = monotonic_ns();
                 clock_gettime(CLOCK_REALTIME, &x->taken);
-                int r = nvml_facts_gather_some(s->o.lib, &dl, s->o.groups, &x->facts);
+                int r = nvml_facts_gather_carry(s->o.lib, &dl, s->o.groups, s->gpm, &x->facts);
                 if (x->facts.stopped || r < 0) {
                         /* Cut short on request, or half-read: never published. */
                         pthread_mutex_lock(&s->lock);
@@ -161,6 +163,10 @@ int sampler_start(const struct sampler_options *o, struct sampler **ret) {
         if (!s)
                 return -ENOMEM;
         s->o = *o;
+        if ((o->groups & nvml_group_bit(NVML_GROUP_GPM)) && !(s->gpm = nvml_gpm_carry_new())) {
+                free(s);
+                return -ENOMEM;
+        }
         s->status.call_ms = o->dl.call_ms ? o->dl.call_ms : NVML_DEADLINE_CALL_MS_DEFAULT;
         atomic_init(&s->stopping, false);
         pthread_condattr_t ca;
@@ -197,6 +203,7 @@ fail_conds:
 fail_wake:
         pthread_cond_destroy(&s->wake);
 fail_free:
+        nvml_gpm_carry_free(s->gpm, NULL, NULL, true);
         free(s);
         return r;
 }
@@ -253,6 +260,10 @@ bool sampler_stop(struct sampler *s) {
         pthread_mutex_unlock(&s->lock);
         /* Bounded: a round in progress is cut short within DEADLINE_STOP_POLL_MS. */
         pthread_join(s->thread, NULL);
+        /* GPM's samples go while the latest round still holds NVML initialised. */
+        if (nvml_gpm_carry_free(s->gpm, s->o.lib, &s->o.dl, s->abandoned))
+                s->abandoned = true;
+        s->gpm = NULL;
         pthread_mutex_lock(&s->lock);
         if (s->latest)
                 unref_locked(s, s->latest);

@@ -101,6 +101,12 @@ void metric_read(const struct metric *m, const struct nvml_facts *facts, const s
                 if (take(v, HEAD(u64)))
                         number(v, m, (double)u64->v);
                 return;
+        case SMI_F64: {
+                const struct nv_f64 *f64 = p;
+                if (take(v, HEAD(f64)))
+                        number(v, m, f64->v);
+                return;
+        }
         case SMI_ENABLED:
         case SMI_DISPLAY_MODE:
         case SMI_YESNO:

@@ -142,6 +142,8 @@ static struct reading_head field_head(enum smi_format fmt, const void *p) {
         case SMI_COMPUTE_CAP:
         case SMI_I32:
                 return head_of((const struct nv_i32 *)p);
+        case SMI_F64:
+                return head_of((const struct nv_f64 *)p);
         default:
                 return head_of((const struct nv_u32 *)p);
         }
@@ -255,6 +257,9 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
                 break;
         case SMI_U64:
                 snprintf(buf, size, "%llu", u64->v);
+                break;
+        case SMI_F64:
+                snprintf(buf, size, "%g", ((const struct nv_f64 *)p)->v);
                 break;
         case SMI_ENABLED:
         case SMI_DISPLAY_MODE:

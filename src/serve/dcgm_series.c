@@ -40,6 +40,8 @@ static const struct unit_map units[] = {
         {"watts", "W", 1.0, false},
         {"celsius", "C", 1.0, false},
         {"percent", "%", 1.0, false},
+        {"ratio", NULL, 1.0, false},           /* DCGM's profiling fields are ratios too */
+        {"bytes_per_second", "B/s", 1.0, false},
         /* DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION: NVML's whole millijoules, which mJ * 0.001 *
          * 1000 misses by an ulp for about one value in eight. */
         {"joules", "mJ", 1e3, true},

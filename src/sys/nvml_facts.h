@@ -142,6 +142,12 @@ struct nv_u64 {
         const char *fn;
         unsigned long long v;
 };
+struct nv_f64 {
+        unsigned char state;
+        int rc;
+        const char *fn;
+        double v;
+};
 #define NV_STR_MAX 96
 struct nv_str {
         unsigned char state;
@@ -188,6 +194,27 @@ enum nvml_violation {
         NVML_VIOL_HW_POWER_BRAKE,     /* field only; smi hw_power_brake_slowdown */
         NVML_VIOL_COUNT
 };
+
+/* What GPM measured over the window between two samples of the GPU's counters (Hopper and
+ * later), indexed by gpm[]: activity as percent of the window (nvmlGpmMetricId_t's
+ * "0.0 - 100.0"), traffic in MiB/s, as NVML gives them. */
+enum nvml_gpm_metric {
+        NVML_GPM_GRAPHICS = 0,  /* NVML_GPM_METRIC_GRAPHICS_UTIL: a context was active */
+        NVML_GPM_SM_ACTIVE,     /* NVML_GPM_METRIC_SM_UTIL: SMs with a warp assigned */
+        NVML_GPM_SM_OCCUPANCY,  /* NVML_GPM_METRIC_SM_OCCUPANCY: resident warps of the maximum */
+        NVML_GPM_TENSOR,        /* NVML_GPM_METRIC_ANY_TENSOR_UTIL */
+        NVML_GPM_DRAM,          /* NVML_GPM_METRIC_DRAM_BW_UTIL: of peak DRAM bandwidth */
+        NVML_GPM_FP64,          /* NVML_GPM_METRIC_FP64_UTIL (non-tensor) */
+        NVML_GPM_FP32,          /* NVML_GPM_METRIC_FP32_UTIL */
+        NVML_GPM_FP16,          /* NVML_GPM_METRIC_FP16_UTIL */
+        NVML_GPM_PCIE_TX,       /* NVML_GPM_METRIC_PCIE_TX_PER_SEC, MiB/s */
+        NVML_GPM_PCIE_RX,       /* NVML_GPM_METRIC_PCIE_RX_PER_SEC */
+        NVML_GPM_NVLINK_TX,     /* NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC */
+        NVML_GPM_NVLINK_RX,     /* NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC */
+        NVML_GPM_COUNT
+};
+/* NVML asks for more than this between two samples (its counters refresh at that rate). */
+#define NVML_GPM_MIN_WINDOW_MS 100u
 
 struct nvml_nvlink {
         struct nv_u32 state;                           /* nvmlEnableState_t: 1 = active */
@@ -404,6 +431,15 @@ struct nvml_gpu {
         struct nvml_procs graphics_procs;
         struct nvml_proc_utils proc_utils;
 
+        /* GPM (Hopper+), read only by a gather given an nvml_gpm_carry (NV_UNREAD
+         * otherwise: a one-shot reading has no window): gpm_supported is
+         * nvmlGpmQueryDeviceSupport's answer (1: yes); gpm[] what happened over the
+         * gpm_window_ms between the GPU's previous sample and this round's (NV_UNREAD in
+         * the first round, which has no previous sample). */
+        struct nv_u32 gpm_supported;
+        struct nv_f64 gpm[NVML_GPM_COUNT];
+        unsigned int gpm_window_ms;
+
         /* GPU fabric (NVSwitch systems, Hopper+): state NVML_GPU_FABRIC_STATE_*, status the
          * nvmlReturn_t of the fabric registration, clique id */
         struct nv_u32 fabric_state;
@@ -452,7 +488,7 @@ int nvml_proc_sm_share(const struct nvml_gpu *g, unsigned int pid);
         X(UTIL) X(CODEC_UTIL) X(PSTATE) X(FAN)                                                          \
         X(ECC_MODE) X(ECC_DEFAULT_MODE) X(ECC_COUNTS) X(ECC_LOCATION) X(RETIRED_PAGES) X(REMAP)      \
         X(RECOVERY) X(REMAP_HIST) X(PCIE_LINK) X(PCIE_REPLAY) X(NVLINK) X(PERSISTENCE)               \
-        X(COMPUTE_MODE) X(DISPLAY) X(MIG) X(PROCS) X(PROC_UTIL) X(FABRIC)
+        X(COMPUTE_MODE) X(DISPLAY) X(MIG) X(PROCS) X(PROC_UTIL) X(FABRIC) X(GPM)
 
 enum nvml_group {
 #define NVML_GROUP_ENUM(name) NVML_GROUP_##name,
@@ -529,6 +565,23 @@ int nvml_facts_gather(struct nvml_lib *lib, const struct nvml_deadlines *dl, str
  * calls per GPU (handle, name), not the ~190 of every fact. */
 int nvml_facts_gather_some(struct nvml_lib *lib, const struct nvml_deadlines *dl, nvml_groups groups,
                            struct nvml_facts *ret);
+
+/* GPM's samples of each GPU, kept from one gather to the next by a caller that reads
+ * rounds (the sampler): each round samples every GPU again and reads gpm[] over the time
+ * since its previous sample. One carry per sequence of gathers, never two at once. */
+struct nvml_gpm_carry;
+/* NULL when out of memory. */
+struct nvml_gpm_carry *nvml_gpm_carry_new(void);
+/* nvml_facts_gather_some, keeping GPM samples in carry (NULL: none, gpm[] stays NV_UNREAD).
+ * A GPU abandoned in a call leaves its samples to the stuck thread. */
+int nvml_facts_gather_carry(struct nvml_lib *lib, const struct nvml_deadlines *dl, nvml_groups groups,
+                            struct nvml_gpm_carry *carry, struct nvml_facts *ret);
+/* Free the carry and NVML's samples in it (nvmlGpmSampleFree under the call deadline):
+ * while NVML is still initialised (before the last gather's nvml_facts_done), and with
+ * abandoned true when a call was ever abandoned (then the samples are left, not freed).
+ * Returns true when a free itself hung. Accepts NULL. */
+bool nvml_gpm_carry_free(struct nvml_gpm_carry *carry, struct nvml_lib *lib, const struct nvml_deadlines *dl,
+                         bool abandoned);
 
 /* Free what gather allocated and nvmlShutdown (under the call deadline) unless a call was
  * abandoned. Safe while abandoned workers still run: they own their memory. Does not

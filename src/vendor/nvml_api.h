@@ -439,6 +439,52 @@ typedef struct {
 #define NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION 0xf
 #define NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE 1
 
+/* GPM (GPU Performance Monitoring, Hopper and later): the GPU's own activity counters,
+ * read as samples; nvmlGpmMetricsGet turns two samples into rates over the time between
+ * them. The metric ids gpuvet asks (nvmlGpmMetricId_t has hundreds). */
+typedef enum nvmlGpmMetricId_enum {
+        NVML_GPM_METRIC_GRAPHICS_UTIL = 1,
+        NVML_GPM_METRIC_SM_UTIL = 2,
+        NVML_GPM_METRIC_SM_OCCUPANCY = 3,
+        NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5,
+        NVML_GPM_METRIC_DRAM_BW_UTIL = 10,
+        NVML_GPM_METRIC_FP64_UTIL = 11,
+        NVML_GPM_METRIC_FP32_UTIL = 12,
+        NVML_GPM_METRIC_FP16_UTIL = 13,
+        NVML_GPM_METRIC_PCIE_TX_PER_SEC = 20,
+        NVML_GPM_METRIC_PCIE_RX_PER_SEC = 21,
+        NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC = 60,
+        NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC = 61,
+        /* The header's bound on metric ids, which sizes nvmlGpmMetricsGet_t: 98 in R525's,
+         * 477 in CUDA 13.5's. A library reads and writes only numMetrics entries, so the
+         * newest (largest) size serves every driver. */
+        NVML_GPM_METRIC_MAX = 477,
+} nvmlGpmMetricId_t;
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+typedef struct {
+        unsigned int metricId;   /* in */
+        nvmlReturn_t nvmlReturn; /* out: value holds only when NVML_SUCCESS */
+        double value;            /* out */
+        struct {
+                char *shortName;
+                char *longName;
+                char *unit;
+        } metricInfo;            /* out: the library's strings, may be NULL */
+} nvmlGpmMetric_t;
+typedef struct {
+        unsigned int version;    /* NVML_GPM_METRICS_GET_VERSION */
+        unsigned int numMetrics; /* entries of metrics[] asked */
+        nvmlGpmSample_t sample1; /* the older sample */
+        nvmlGpmSample_t sample2; /* the newer sample */
+        nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+#define NVML_GPM_METRICS_GET_VERSION 1
+typedef struct {
+        unsigned int version; /* NVML_GPM_SUPPORT_VERSION */
+        unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+#define NVML_GPM_SUPPORT_VERSION 1
+
 /* Function pointer types, <symbol>_fn, from the list of functions gpuvet calls. */
 #define NVML_FN(required, name, params) typedef nvmlReturn_t(*name##_fn) params;
 #include "vendor/nvml_functions.def"

@@ -195,6 +195,9 @@ struct gctx {
          * when not): read_nvlinks takes its answers in order, at the place of its calls. */
         struct remote_prefetch *prefetch;
         unsigned int prefetch_next; /* the next of its links read_nvlinks takes */
+        /* This GPU's GPM samples from earlier rounds (the block's copy of its carry entry);
+         * NULL when the caller keeps none. */
+        struct gpm_keep *gpm;
 };
 
 /* Decide whether to make the call named fn now; records why not in c->last. */
@@ -316,6 +319,12 @@ static bool put_i32(struct gctx *c, struct nv_i32 *f, nvmlReturn_t r, int v) {
 }
 
 static bool put_u64(struct gctx *c, struct nv_u64 *f, nvmlReturn_t r, unsigned long long v) {
+        if (SETTLE(c, f, r))
+                f->v = v;
+        return f->state == NV_OK;
+}
+
+static bool put_f64(struct gctx *c, struct nv_f64 *f, nvmlReturn_t r, double v) {
         if (SETTLE(c, f, r))
                 f->v = v;
         return f->state == NV_OK;
@@ -1573,6 +1582,119 @@ static void read_fabric(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         put_str(c, &g->fabric_cluster_uuid, r, uuid, sizeof(uuid));
 }
 
+/* --- GPM ----------------------------------------------------------------------------- */
+
+/* One GPU's samples across rounds: buf[next] takes this round's, buf[next ^ 1] holds the
+ * previous round's when have_prev. */
+struct gpm_keep {
+        nvmlGpmSample_t buf[2];
+        unsigned int next;
+        bool have_prev;
+        unsigned long long prev_ms; /* deadline_now_ms() when the previous sample was taken */
+        nvmlDevice_t device;        /* the handle it was taken with */
+};
+
+struct nvml_gpm_carry {
+        struct gpm_keep keep[NVML_FACTS_MAX_GPUS];
+};
+
+/* enum nvml_gpm_metric -> NVML's metric id. */
+static const unsigned int gpm_ids[NVML_GPM_COUNT] = {
+        [NVML_GPM_GRAPHICS] = NVML_GPM_METRIC_GRAPHICS_UTIL,
+        [NVML_GPM_SM_ACTIVE] = NVML_GPM_METRIC_SM_UTIL,
+        [NVML_GPM_SM_OCCUPANCY] = NVML_GPM_METRIC_SM_OCCUPANCY,
+        [NVML_GPM_TENSOR] = NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+        [NVML_GPM_DRAM] = NVML_GPM_METRIC_DRAM_BW_UTIL,
+        [NVML_GPM_FP64] = NVML_GPM_METRIC_FP64_UTIL,
+        [NVML_GPM_FP32] = NVML_GPM_METRIC_FP32_UTIL,
+        [NVML_GPM_FP16] = NVML_GPM_METRIC_FP16_UTIL,
+        [NVML_GPM_PCIE_TX] = NVML_GPM_METRIC_PCIE_TX_PER_SEC,
+        [NVML_GPM_PCIE_RX] = NVML_GPM_METRIC_PCIE_RX_PER_SEC,
+        [NVML_GPM_NVLINK_TX] = NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC,
+        [NVML_GPM_NVLINK_RX] = NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC,
+};
+
+/* Every metric of gpm[] at once: rc, or each metric's own answer when the call succeeded. */
+static void put_gpm_all(struct gctx *c, struct nvml_gpu *g, nvmlReturn_t r, const nvmlGpmMetricsGet_t *mg) {
+        for (unsigned int i = 0; i < NVML_GPM_COUNT; i++) {
+                nvmlReturn_t ri = r;
+                double v = 0;
+                if (c->last == LAST_CALLED && r == NVML_SUCCESS) {
+                        ri = mg ? mg->metrics[i].nvmlReturn : NVML_ERROR_UNKNOWN;
+                        v = mg ? mg->metrics[i].value : 0;
+                        /* A negative share or rate is no measurement (counters that wrapped or
+                         * were reset between the samples): unknown, never clamped. */
+                        if (ri == NVML_SUCCESS && !(v >= 0))
+                                ri = NVML_ERROR_UNKNOWN;
+                }
+                put_f64(c, &g->gpm[i], ri, v);
+        }
+}
+
+/* Support, then this round's sample, then the metrics over the window since the previous
+ * round's. Without a kept sample (the first round, a failed sample) gpm[] stays NV_UNREAD:
+ * there is no window to measure; a gather without a carry (a one-shot reading) asks nothing. A window shorter than NVML asks
+ * for keeps the older sample for the next round. */
+static void read_gpm(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        struct gpm_keep *k = c->gpm;
+        if (!k)
+                return; /* a one-shot reading has no window: nothing worth a call */
+        nvmlGpmSupport_t support = {.version = NVML_GPM_SUPPORT_VERSION};
+        nvmlReturn_t r = NVCALL(c, nvmlGpmQueryDeviceSupport, d, &support);
+        if (!put_u32(c, &g->gpm_supported, r, support.isSupportedDevice) || c->mode == MODE_REPLAY) {
+                put_gpm_all(c, g, r, NULL);
+                return;
+        }
+        if (!g->gpm_supported.v) {
+                for (unsigned int i = 0; i < NVML_GPM_COUNT; i++)
+                        g->gpm[i] = (struct nv_f64){NV_ERROR, NVML_ERROR_NOT_SUPPORTED, g->gpm_supported.fn, 0};
+                return;
+        }
+        if (k->have_prev && k->device != d)
+                k->have_prev = false; /* another GPU behind the index: start again */
+        if (k->have_prev && deadline_now_ms() - k->prev_ms < NVML_GPM_MIN_WINDOW_MS)
+                return;
+        for (unsigned int i = 0; i < 2; i++) {
+                if (k->buf[i])
+                        continue;
+                nvmlGpmSample_t sample = NULL;
+                r = NVCALL(c, nvmlGpmSampleAlloc, &sample);
+                if (c->last != LAST_CALLED || r != NVML_SUCCESS) {
+                        put_gpm_all(c, g, r, NULL);
+                        return;
+                }
+                k->buf[i] = sample;
+        }
+        r = NVCALL(c, nvmlGpmSampleGet, d, k->buf[k->next]);
+        unsigned long long now = deadline_now_ms();
+        if (c->last != LAST_CALLED || r != NVML_SUCCESS) {
+                k->have_prev = false;
+                put_gpm_all(c, g, r, NULL);
+                return;
+        }
+        if (k->have_prev) {
+                nvmlGpmMetricsGet_t *mg = calloc(1, sizeof(*mg)); /* 19 KB: off the worker's stack */
+                if (!mg) {
+                        put_gpm_all(c, g, NVML_ERROR_MEMORY, NULL);
+                } else {
+                        mg->version = NVML_GPM_METRICS_GET_VERSION;
+                        mg->numMetrics = NVML_GPM_COUNT;
+                        mg->sample1 = k->buf[k->next ^ 1];
+                        mg->sample2 = k->buf[k->next];
+                        for (unsigned int i = 0; i < NVML_GPM_COUNT; i++)
+                                mg->metrics[i].metricId = gpm_ids[i];
+                        r = NVCALL(c, nvmlGpmMetricsGet, mg);
+                        g->gpm_window_ms = (unsigned int)(now - k->prev_ms);
+                        put_gpm_all(c, g, r, mg);
+                        free(mg); /* the call has returned, in time or not */
+                }
+        }
+        k->have_prev = true;
+        k->prev_ms = now;
+        k->device = d;
+        k->next ^= 1;
+}
+
 /* Every per-GPU reading group in reading order (a group may read at several places). */
 static const struct {
         unsigned int group; /* enum nvml_group */
@@ -1628,6 +1750,7 @@ static const struct {
         {NVML_GROUP_PROCS, read_processes},
         {NVML_GROUP_PROC_UTIL, read_process_utilization},
         {NVML_GROUP_FABRIC, read_fabric},
+        {NVML_GROUP_GPM, read_gpm},
 };
 
 /* The handle, then every selected group in order. Runs on the GPU's worker (MODE_CALL) or
@@ -1657,12 +1780,15 @@ struct gpu_block {
         const struct nvml_lib *lib;
         nvml_groups groups;
         unsigned long long start_ms;
+        bool gpm_kept;        /* gpm is the caller's carry entry, handed back at publish */
+        struct gpm_keep gpm;
         struct nvml_gpu gpu;
 };
 
 static void gpu_work(struct deadline_worker *w, void *block) {
         struct gpu_block *b = block;
-        struct gctx c = {.w = w, .lib = b->lib, .mode = MODE_CALL, .groups = b->groups};
+        struct gctx c = {.w = w, .lib = b->lib, .mode = MODE_CALL, .groups = b->groups,
+                         .gpm = b->gpm_kept ? &b->gpm : NULL};
         gather_gpu(&c, &b->gpu);
         remote_prefetch_end(&c);
 }
@@ -1671,8 +1797,12 @@ static void gpu_publish(void *block, void *dest, unsigned int index, const char 
                         void *userdata) {
         struct gpu_block *b = block;
         struct nvml_gpu *g = dest;
-        (void)index;
-        (void)userdata;
+        struct nvml_gpm_carry *carry = userdata;
+
+        /* The samples go back to the carry; a worker abandoned in a call may still be using
+         * them, so the carry forgets them (never freed: the stuck thread owns them). */
+        if (carry && b->gpm_kept)
+                carry->keep[index] = hung ? (struct gpm_keep){0} : b->gpm;
 
         /* Copy, and move the process lists: the block is freed by its worker. */
         *g = b->gpu;
@@ -1804,6 +1934,78 @@ static void shutdown_publish(void *block, void *dest, unsigned int index, const 
         *(nvmlReturn_t *)dest = ((struct shutdown_block *)block)->rc;
 }
 
+/* --- GPM samples kept across gathers ---------------------------------------------------- */
+
+static void normalise_deadlines(const struct nvml_deadlines *in, struct nvml_deadlines *out);
+
+struct nvml_gpm_carry *nvml_gpm_carry_new(void) { return calloc(1, sizeof(struct nvml_gpm_carry)); }
+
+struct gpm_free_block {
+        const struct nvml_lib *lib;
+        struct nvml_gpm_carry *carry;
+};
+
+static void gpm_free_work(struct deadline_worker *w, void *block) {
+        struct gpm_free_block *b = block;
+        for (unsigned int i = 0; i < NVML_FACTS_MAX_GPUS; i++)
+                for (unsigned int k = 0; k < 2; k++) {
+                        nvmlGpmSample_t sample = b->carry->keep[i].buf[k];
+                        if (!sample)
+                                continue;
+                        if (!deadline_begin(w, "nvmlGpmSampleFree", 0))
+                                return;
+                        /* Its error (an invalid sample) changes nothing: the sample is gone. */
+                        (void)b->lib->nvmlGpmSampleFree(sample);
+                        if (!deadline_end(w))
+                                return;
+                }
+        free(b->carry); /* only once every free returned: a stuck one keeps it */
+}
+
+static void gpm_free_publish(void *block, void *dest, unsigned int index, const char *hung, unsigned int elapsed_ms,
+                             void *userdata) {
+        (void)block;
+        (void)index;
+        (void)elapsed_ms;
+        (void)userdata;
+        *(bool *)dest = hung != NULL;
+}
+
+bool nvml_gpm_carry_free(struct nvml_gpm_carry *carry, struct nvml_lib *lib, const struct nvml_deadlines *dl,
+                         bool abandoned) {
+        if (!carry)
+                return false;
+        bool any = false;
+        for (unsigned int i = 0; i < NVML_FACTS_MAX_GPUS && !any; i++)
+                any = carry->keep[i].buf[0] || carry->keep[i].buf[1];
+        if (!any || abandoned || !lib || !lib->nvmlGpmSampleFree) {
+                free(carry); /* the samples, if any, are left to the library */
+                return false;
+        }
+        struct gpm_free_block *b = calloc(1, sizeof(*b));
+        if (!b) {
+                free(carry);
+                return false;
+        }
+        b->lib = lib;
+        b->carry = carry;
+        struct nvml_deadlines d;
+        normalise_deadlines(dl, &d);
+        bool hung = false;
+        struct deadline_spec spec = {
+                .call_ms = d.call_ms,
+                .work = gpm_free_work,
+                .publish = gpm_free_publish,
+                .free_block = free,
+        };
+        void *blocks[1] = {b};
+        void *dests[1] = {&hung};
+        struct deadline_outcome o;
+        if (deadline_run(&spec, 1, blocks, dests, &o) < 0)
+                return false; /* not started: the block (not the carry) was freed; leak it */
+        return hung;
+}
+
 /* --- the whole gather ----------------------------------------------------------------- */
 
 static void add_timeout(struct nvml_facts *f, const struct deadline_outcome *o, int gpu) {
@@ -1898,6 +2100,11 @@ int nvml_facts_gather(struct nvml_lib *lib, const struct nvml_deadlines *dl, str
 
 int nvml_facts_gather_some(struct nvml_lib *lib, const struct nvml_deadlines *dl, nvml_groups groups,
                            struct nvml_facts *ret) {
+        return nvml_facts_gather_carry(lib, dl, groups, NULL, ret);
+}
+
+int nvml_facts_gather_carry(struct nvml_lib *lib, const struct nvml_deadlines *dl, nvml_groups groups,
+                            struct nvml_gpm_carry *carry, struct nvml_facts *ret) {
         struct nvml_facts *f = ret;
         int r = 0;
         unsigned long long t0 = deadline_now_ms();
@@ -1937,6 +2144,10 @@ int nvml_facts_gather_some(struct nvml_lib *lib, const struct nvml_deadlines *dl
                 b->lib = lib;
                 b->groups = groups;
                 b->start_ms = start;
+                if (carry && (groups & nvml_group_bit(NVML_GROUP_GPM))) {
+                        b->gpm_kept = true;
+                        b->gpm = carry->keep[i];
+                }
                 b->gpu.index = i;
                 f->gpus[i].index = i;
                 blocks[i] = b;
@@ -1949,6 +2160,7 @@ int nvml_facts_gather_some(struct nvml_lib *lib, const struct nvml_deadlines *dl
                 .work = gpu_work,
                 .publish = gpu_publish,
                 .free_block = gpu_free_block,
+                .userdata = carry,
                 .stop_requested = f->dl.stop_requested,
                 .stop_ctx = f->dl.stop_ctx,
         };

@@ -18,8 +18,18 @@ def expected_items(text):
     items = []
     struct_fields = None
     in_enum = False
+    nested = False  # inside an anonymous struct member: its closing line names the member
     for line in text.splitlines():
         s = line.strip()
+        if struct_fields is not None and re.fullmatch(r"struct\s*\{", s):
+            nested = True
+            continue
+        if nested:
+            m = re.match(r"\}\s*(\w+)\s*;", s)
+            if m:
+                struct_fields.append(m.group(1))
+                nested = False
+            continue
         m = re.match(r"#define\s+(\w+)\b(?!\()", s)
         if m and m.group(1) != "NVML_FN":
             items.append(f"ABI_DEFINE({m.group(1)})")

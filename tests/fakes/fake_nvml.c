@@ -515,12 +515,18 @@ nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
         return do_init(FN_nvmlInitWithFlags);
 }
 
+/* GPM sample buffers allocated and not freed (nvmlGpmSampleAlloc, below). */
+static unsigned int gpm_unfreed;
+
 nvmlReturn_t nvmlShutdown(void)
 {
         ENTER_SYS(nvmlShutdown);
         if (--init_count == 0) {
                 generation++;
                 memset(event_sets, 0, sizeof(event_sets));
+                /* NVML keeps them; a client that leaves them behind leaks them, so say so. */
+                if (gpm_unfreed)
+                        fprintf(stderr, "fake-nvml: nvmlShutdown with %u GPM samples not freed\n", gpm_unfreed);
         }
         return leave(NVML_SUCCESS);
 }
@@ -1855,6 +1861,171 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned
                                                    nvmlProcessInfo_v1_t *infos)
 {
         return processes(FN_nvmlDeviceGetGraphicsRunningProcesses, true, device, infoCount, infos, sizeof(*infos));
+}
+
+/* --- GPM --------------------------------------------------------------------------------- */
+
+/* A sample buffer: which GPU it was last taken of, and in what order. Buffers live on a list
+ * so that a freed or made-up one is refused (INVALID_ARGUMENT), as NVML refuses them. */
+struct nvmlGpmSample_st {
+        struct nvmlGpmSample_st *next;
+        bool taken;
+        unsigned int gpu, mig;
+        unsigned long long seq;
+};
+static struct nvmlGpmSample_st *gpm_samples;
+static unsigned long long gpm_seq;
+
+static bool gpm_live(nvmlGpmSample_t s)
+{
+        for (nvmlGpmSample_t p = gpm_samples; p; p = p->next)
+                if (p == s)
+                        return true;
+        return false;
+}
+
+static bool gpm_given(const struct fake_dev *d)
+{
+        return d->set[K_GPM_ACTIVITY] || d->set[K_GPM_TRAFFIC];
+}
+
+/* One metric's value from "gpm_activity = GRAPHICS SM OCCUPANCY TENSOR DRAM FP64 FP32 FP16"
+ * (percent) and "gpm_traffic = PCIE_TX PCIE_RX NVLINK_RX NVLINK_TX" (MiB/s); "-" in a
+ * place, a key not given or an id not listed: NOT_SUPPORTED, as for a unit the GPU lacks. */
+static nvmlReturn_t gpm_value(const struct fake_dev *d, unsigned int id, double *ret)
+{
+        static const unsigned int activity[] = {
+                NVML_GPM_METRIC_GRAPHICS_UTIL, NVML_GPM_METRIC_SM_UTIL,     NVML_GPM_METRIC_SM_OCCUPANCY,
+                NVML_GPM_METRIC_ANY_TENSOR_UTIL, NVML_GPM_METRIC_DRAM_BW_UTIL, NVML_GPM_METRIC_FP64_UTIL,
+                NVML_GPM_METRIC_FP32_UTIL,     NVML_GPM_METRIC_FP16_UTIL};
+        static const unsigned int traffic[] = {NVML_GPM_METRIC_PCIE_TX_PER_SEC, NVML_GPM_METRIC_PCIE_RX_PER_SEC,
+                                               NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC,
+                                               NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC};
+        const struct {
+                enum fake_key key;
+                const unsigned int *ids;
+                unsigned int n;
+        } lists[] = {{K_GPM_ACTIVITY, activity, 8}, {K_GPM_TRAFFIC, traffic, 4}};
+        for (unsigned int l = 0; l < 2; l++) {
+                for (unsigned int i = 0; i < lists[l].n; i++) {
+                        if (lists[l].ids[i] != id)
+                                continue;
+                        if (!d->set[lists[l].key])
+                                return NVML_ERROR_NOT_SUPPORTED;
+                        const char *p = d->s[lists[l].key];
+                        for (unsigned int k = 0;; k++) {
+                                char word[32];
+                                int used = 0;
+                                if (sscanf(p, " %31s%n", word, &used) != 1) {
+                                        fprintf(stderr, "fake-nvml: %s has fewer than %u values\n",
+                                                l ? "gpm_traffic" : "gpm_activity", lists[l].n);
+                                        return NVML_ERROR_UNKNOWN;
+                                }
+                                p += used;
+                                if (k < i)
+                                        continue;
+                                if (strcmp(word, "-") == 0)
+                                        return NVML_ERROR_NOT_SUPPORTED;
+                                char *end;
+                                *ret = strtod(word, &end);
+                                if (*end) {
+                                        fprintf(stderr, "fake-nvml: gpm value '%s' is not a number\n", word);
+                                        return NVML_ERROR_UNKNOWN;
+                                }
+                                return NVML_SUCCESS;
+                        }
+                }
+        }
+        return NVML_ERROR_NOT_SUPPORTED;
+}
+
+/* Supported where the scenario gives GPM values (a Hopper or later board). */
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *gpmSupport)
+{
+        ENTER_DEV(nvmlGpmQueryDeviceSupport, device, d);
+        if (!gpmSupport)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (gpmSupport->version != NVML_GPM_SUPPORT_VERSION)
+                return leave(NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+        gpmSupport->isSupportedDevice = gpm_given(d);
+        return leave(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *gpmSample)
+{
+        ENTER_SYS(nvmlGpmSampleAlloc);
+        if (!gpmSample)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        nvmlGpmSample_t s = calloc(1, sizeof(*s));
+        if (!s)
+                return leave(NVML_ERROR_MEMORY);
+        s->next = gpm_samples;
+        gpm_samples = s;
+        gpm_unfreed++;
+        *gpmSample = s;
+        return leave(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample)
+{
+        ENTER_SYS(nvmlGpmSampleFree);
+        for (nvmlGpmSample_t *p = &gpm_samples; *p; p = &(*p)->next) {
+                if (*p != gpmSample)
+                        continue;
+                *p = gpmSample->next;
+                free(gpmSample);
+                gpm_unfreed--;
+                return leave(NVML_SUCCESS);
+        }
+        return leave(NVML_ERROR_INVALID_ARGUMENT);
+}
+
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample)
+{
+        unsigned int g, m;
+        struct fake_dev *d;
+        nvmlReturn_t r = enter_dev_ex(FN_nvmlGpmSampleGet, device, false, &d, &g, &m);
+        if (r != NVML_SUCCESS)
+                return r;
+        if (!gpm_live(gpmSample))
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (!gpm_given(d))
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        *gpmSample = (struct nvmlGpmSample_st){.next = gpmSample->next, .taken = true, .gpu = g, .mig = m,
+                                               .seq = ++gpm_seq};
+        return leave(NVML_SUCCESS);
+}
+
+/* The scenario's values for two samples of one GPU, the older first; the fault rules see
+ * the call as the samples' GPU's. */
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *metricsGet)
+{
+        pthread_mutex_lock(&lock);
+        if (!init_count)
+                return leave(NVML_ERROR_UNINITIALIZED);
+        if (!metricsGet)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        nvmlGpmSample_t s1 = metricsGet->sample1, s2 = metricsGet->sample2;
+        nvmlReturn_t r = instrument(FN_nvmlGpmMetricsGet, gpm_live(s1) && s1->taken ? (int)s1->gpu : -1);
+        if (r != NVML_SUCCESS)
+                return leave(r);
+        if (metricsGet->version != NVML_GPM_METRICS_GET_VERSION)
+                return leave(NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+        if (!gpm_live(s1) || !gpm_live(s2) || s1 == s2 || !s1->taken || !s2->taken || s1->gpu != s2->gpu ||
+            s1->mig != s2->mig || s2->seq <= s1->seq || !dev_valid(s1->gpu, s1->mig))
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (metricsGet->numMetrics == 0 || metricsGet->numMetrics > NVML_GPM_METRIC_MAX)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        const struct fake_dev *d = &sc->devs[s1->gpu][s1->mig];
+        for (unsigned int i = 0; i < metricsGet->numMetrics; i++) {
+                nvmlGpmMetric_t *m = &metricsGet->metrics[i];
+                double v = 0;
+                m->nvmlReturn = m->metricId < NVML_GPM_METRIC_MAX ? gpm_value(d, m->metricId, &v)
+                                                                  : NVML_ERROR_INVALID_ARGUMENT;
+                m->value = m->nvmlReturn == NVML_SUCCESS ? v : 0;
+                m->metricInfo.shortName = m->metricInfo.longName = m->metricInfo.unit = NULL;
+        }
+        return leave(NVML_SUCCESS);
 }
 
 /* --- topology, fabric ---------------------------------------------------------------- */

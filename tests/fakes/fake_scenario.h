@@ -139,6 +139,8 @@
         KEY(TOPO_SWITCH, "topo_pcie_switch", KT_U32, NULL)                      \
         KEY(TOPO_HOSTBRIDGE, "topo_host_bridge", KT_U32, NULL)                  \
         KEY(TOPO_NUMA, "topo_numa_node", KT_U32, NULL)                          \
+        KEY(GPM_ACTIVITY, "gpm_activity", KT_STR, NULL)                         \
+        KEY(GPM_TRAFFIC, "gpm_traffic", KT_STR, NULL)                           \
         KEY(LOST, "lost", KT_U32, NULL)
 
 enum fake_key {

@@ -32,7 +32,7 @@ def def_functions():
 
 
 def ctype_of(param):
-    if "*" in param or param.startswith("nvmlDevice_t") or param.startswith("nvmlEventSet_t"):
+    if "*" in param or param.split()[0] in ("nvmlDevice_t", "nvmlEventSet_t", "nvmlGpmSample_t"):
         return ctypes.c_void_p
     if "long long" in param:
         return ctypes.c_ulonglong
@@ -78,6 +78,17 @@ class Fake:
         v = ctypes.c_ulonglong()
         r = getattr(self.lib, fn)(h, *args, ctypes.byref(v))
         return r, v.value
+
+
+class GpmMetric(ctypes.Structure):
+    _fields_ = [("metricId", ctypes.c_uint), ("nvmlReturn", ctypes.c_int), ("value", ctypes.c_double),
+                ("shortName", ctypes.c_char_p), ("longName", ctypes.c_char_p), ("unit", ctypes.c_char_p)]
+
+
+class GpmMetricsGet(ctypes.Structure):
+    """nvmlGpmMetricsGet_t with R525's 98 metrics: a client built against an older header."""
+    _fields_ = [("version", ctypes.c_uint), ("numMetrics", ctypes.c_uint), ("sample1", ctypes.c_void_p),
+                ("sample2", ctypes.c_void_p), ("metrics", GpmMetric * 98)]
 
 
 class FieldValue(ctypes.Structure):
@@ -669,6 +680,73 @@ class BadScenarios(unittest.TestCase):
                     self.assertIn("fake-nvml: " + f.name + ":", r.stderr)
             finally:
                 os.unlink(f.name)
+
+
+class Gpm(unittest.TestCase):
+    """GPM: support where the scenario gives values, samples that must be live, taken, of one
+    GPU and in order, and the scenario's values per metric id."""
+    SCN = ("[gpu 0-7]\ngpm_activity = 62.5 58 31.25 40.5 55 0.75 21 3\ngpm_traffic = 1024 2048.5 - 38912\n"
+           "[gpu 1]\ngpm_activity = N/A\ngpm_traffic = N/A\n")
+
+    def alloc(self, f):
+        s = ctypes.c_void_p()
+        self.assertEqual(f.lib.nvmlGpmSampleAlloc(ctypes.byref(s)), SUCCESS)
+        return s
+
+    def metrics(self, f, s1, s2, ids, version=1):
+        mg = GpmMetricsGet(version=version, numMetrics=len(ids), sample1=s1, sample2=s2)
+        for i, m in enumerate(ids):
+            mg.metrics[i].metricId = m
+        return f.lib.nvmlGpmMetricsGet(ctypes.byref(mg)), mg
+
+    def test_contract(self):
+        path = write_scenario("include %s\n%s" % (scn("h100-sxm-8gpu.scn"), self.SCN))
+        try:
+            with Fake(path) as f:
+                h0, h1, h2 = f.handle(0), f.handle(1), f.handle(2)
+                support = (ctypes.c_uint * 2)(1, 99)
+                self.assertEqual(f.lib.nvmlGpmQueryDeviceSupport(h0, support), SUCCESS)
+                self.assertEqual(support[1], 1)
+                support[1] = 99
+                self.assertEqual(f.lib.nvmlGpmQueryDeviceSupport(h1, support), SUCCESS)
+                self.assertEqual(support[1], 0)
+                support[0] = 2
+                self.assertEqual(f.lib.nvmlGpmQueryDeviceSupport(h0, support), 25)  # version mismatch
+                a, b, c = self.alloc(f), self.alloc(f), self.alloc(f)
+                self.assertEqual(f.lib.nvmlGpmSampleGet(h1, a), NOT_SUPPORTED)
+                self.assertEqual(self.metrics(f, a, b, [1])[0], INVALID)  # neither taken
+                self.assertEqual(f.lib.nvmlGpmSampleGet(h0, a), SUCCESS)
+                self.assertEqual(f.lib.nvmlGpmSampleGet(h0, b), SUCCESS)
+                self.assertEqual(f.lib.nvmlGpmSampleGet(h2, c), SUCCESS)
+                self.assertEqual(self.metrics(f, b, a, [1])[0], INVALID)  # newer first
+                self.assertEqual(self.metrics(f, a, a, [1])[0], INVALID)  # one sample twice
+                self.assertEqual(self.metrics(f, a, c, [1])[0], INVALID)  # two GPUs
+                self.assertEqual(self.metrics(f, a, b, [1], version=2)[0], 25)
+                self.assertEqual(self.metrics(f, a, b, [])[0], INVALID)
+                r, mg = self.metrics(f, a, b, [1, 2, 3, 5, 10, 11, 12, 13, 20, 21, 60, 61, 4, 500])
+                self.assertEqual(r, SUCCESS)
+                got = [(m.nvmlReturn, m.value) for m in mg.metrics[:14]]
+                want = [(0, 62.5), (0, 58.0), (0, 31.25), (0, 40.5), (0, 55.0), (0, 0.75), (0, 21.0), (0, 3.0),
+                        (0, 1024.0), (0, 2048.5), (NOT_SUPPORTED, 0.0), (0, 38912.0),
+                        (NOT_SUPPORTED, 0.0), (INVALID, 0.0)]
+                self.assertEqual(got, want)
+                for s in (a, b, c):
+                    self.assertEqual(f.lib.nvmlGpmSampleFree(s), SUCCESS)
+                self.assertEqual(f.lib.nvmlGpmSampleFree(a), INVALID)  # freed already
+                self.assertEqual(f.lib.nvmlGpmSampleGet(h0, a), INVALID)
+        finally:
+            os.unlink(path)
+
+    def test_leak_said_at_shutdown(self):
+        path = write_scenario("include %s\n%s" % (scn("h100-sxm-8gpu.scn"), self.SCN))
+        code = ("import ctypes,sys; l=ctypes.CDLL(sys.argv[1]); l.nvmlInit_v2(); s=ctypes.c_void_p(); "
+                "l.nvmlGpmSampleAlloc(ctypes.byref(s)); l.nvmlShutdown()")
+        try:
+            r = subprocess.run([sys.executable, "-c", code, fakeenv.LIB], env=fakeenv.run_env(path),
+                               capture_output=True, text=True, timeout=30)
+            self.assertIn("fake-nvml: nvmlShutdown with 1 GPM samples not freed", r.stderr)
+        finally:
+            os.unlink(path)
 
 
 if __name__ == "__main__":

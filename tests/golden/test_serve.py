@@ -210,7 +210,8 @@ def test_hang(tmp):
               "hang: sample age %s then %s (should grow)" % (age1, age2))
         status, _, hbody = s.get("/health")
         check(status == 503 and "never returned" in hbody, "hang: /health %s %r" % (status, hbody))
-        check("an NVML call never returned" in s.stderr(), "hang: not said on stderr: %r" % s.stderr()[-400:])
+        check("no longer read (nvmlDeviceGetTemperature on GPU 1 did not return within" in s.stderr(),
+              "hang: not said on stderr, naming the call and its GPU: %r" % s.stderr()[-400:])
     finally:
         rc, took = s.stop(signal.SIGINT)
     check(rc == 0, "hang: SIGINT exit %s; stderr %r" % (rc, s.stderr()[-500:]))
