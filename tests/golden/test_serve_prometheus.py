@@ -66,7 +66,8 @@ def main():
     try:
         scn = os.path.join(tmp, "gpus.scn")
         with open(scn, "w") as f:
-            f.write("include %s\n[gpu 5]\ntemperature = 66 C\n" % os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn"))
+            f.write("include %s\n[gpu 0-7]\ngpm_activity = 62.5 58 31.25 40.5 55 0 21 3\n[gpu 5]\ntemperature = 66 C\n" %
+                    os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn"))
         serve = Serve(GPUVET, FAKE_LIB, scn, interval_ms=500)
         port = serve.port
         web = free_port()
@@ -114,6 +115,17 @@ def main():
         check(fb and fb[0]["value"][1] == "81081", "FB_FREE of GPU 0: %s" % fb)
         gup = query(web, "sum(gpuvet_gpu_up)")
         check(gup and gup[0]["value"][1] == "8", "sum(gpuvet_gpu_up): %s" % gup)
+        # The tensor-core panel of NVIDIA's dcgm-exporter dashboard: GPM's rate from the
+        # second round on, so it may take a scrape more than the temperatures.
+        tensor = None
+        deadline = time.monotonic() + 20 * SCALE
+        while time.monotonic() < deadline:
+            tensor = query(web, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE")
+            if tensor and len(tensor) == 8:
+                break
+            time.sleep(0.5)
+        check(tensor and len(tensor) == 8 and all(abs(float(x["value"][1]) - 0.405) < 1e-12 for x in tensor),
+              "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE: %s" % tensor)
     finally:
         if prom:
             rc = stop(prom)
