@@ -1636,7 +1636,7 @@ static void put_gpm_all(struct gctx *c, struct nvml_gpu *g, nvmlReturn_t r, cons
  * there is no window to measure; a gather without a carry (a one-shot reading) asks nothing. A window shorter than NVML asks
  * for keeps the older sample for the next round. */
 static void read_gpm(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
-        struct gpm_keep *k = c->gpm;
+        struct gpm_keep *k = c->gpm; /* not to be dereferenced in MODE_REPLAY */
         if (!k)
                 return; /* a one-shot reading has no window: nothing worth a call */
         nvmlGpmSupport_t support = {.version = NVML_GPM_SUPPORT_VERSION};
@@ -1825,6 +1825,9 @@ static void gpu_publish(void *block, void *dest, unsigned int index, const char 
                 .replay_state = NV_TIMEOUT,
                 .replay_rc = NVML_ERROR_TIMEOUT,
                 .replay_fn = hung,
+                /* Says GPM was read; a replay never touches the samples (the stuck worker
+                 * may be inside a call with them). */
+                .gpm = b->gpm_kept ? &b->gpm : NULL,
         };
         gather_gpu(&c, g);
 }

@@ -702,6 +702,76 @@ static struct nvml_lib stub_lib(void) {
         return lib;
 }
 
+/* --- GPM: samples that remember when they were taken ----------------------------------- */
+
+struct nvmlGpmSample_st {
+        unsigned long long ms; /* when taken (deadline_now_ms), 0 before */
+        int gpu;
+};
+static atomic_uint gpm_allocs, gpm_frees, gpm_metric_calls;
+static atomic_ullong gpm_min_window_ms;
+
+static nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *s) {
+        ENTER(d);
+        if (s->version != NVML_GPM_SUPPORT_VERSION)
+                return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+        s->isSupportedDevice = gpu_of(d) != 1; /* GPU 1: an Ampere board */
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s) {
+        ENTER_SYS();
+        *s = calloc(1, sizeof(**s));
+        if (!*s)
+                return NVML_ERROR_MEMORY;
+        atomic_fetch_add(&gpm_allocs, 1);
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s) {
+        ENTER_SYS();
+        free(s);
+        atomic_fetch_add(&gpm_frees, 1);
+        return NVML_SUCCESS;
+}
+static nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s) {
+        ENTER(d);
+        s->ms = deadline_now_ms();
+        s->gpu = gpu_of(d);
+        return NVML_SUCCESS;
+}
+/* Metric i of the request answers 10 * (i + 1); NVLink RX (id 60) NOT_SUPPORTED. */
+static nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *mg) {
+        ENTER_SYS();
+        if (mg->version != NVML_GPM_METRICS_GET_VERSION || !mg->sample1->ms || !mg->sample2->ms ||
+            mg->sample1->gpu != mg->sample2->gpu || mg->sample2->ms < mg->sample1->ms)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        unsigned long long w = mg->sample2->ms - mg->sample1->ms;
+        unsigned long long seen = atomic_load(&gpm_min_window_ms);
+        while (w < seen && !atomic_compare_exchange_weak(&gpm_min_window_ms, &seen, w))
+                ;
+        atomic_fetch_add(&gpm_metric_calls, 1);
+        for (unsigned int i = 0; i < mg->numMetrics; i++) {
+                mg->metrics[i].nvmlReturn =
+                        mg->metrics[i].metricId == NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC ? NVML_ERROR_NOT_SUPPORTED
+                                                                                           : NVML_SUCCESS;
+                mg->metrics[i].value = 10.0 * (i + 1);
+        }
+        return NVML_SUCCESS;
+}
+
+static struct nvml_lib gpm_lib(void) {
+        struct nvml_lib lib = stub_lib();
+        lib.nvmlGpmQueryDeviceSupport = nvmlGpmQueryDeviceSupport;
+        lib.nvmlGpmSampleAlloc = nvmlGpmSampleAlloc;
+        lib.nvmlGpmSampleFree = nvmlGpmSampleFree;
+        lib.nvmlGpmSampleGet = nvmlGpmSampleGet;
+        lib.nvmlGpmMetricsGet = nvmlGpmMetricsGet;
+        atomic_store(&gpm_allocs, 0);
+        atomic_store(&gpm_frees, 0);
+        atomic_store(&gpm_metric_calls, 0);
+        atomic_store(&gpm_min_window_ms, ~0ULL);
+        return lib;
+}
+
 /* --- every scalar reading of a GPU, by offset, with the function that fills it -------- */
 
 struct hdr {
@@ -1698,6 +1768,89 @@ static void test_sampler_stop_cuts_a_slow_round(void **state) {
         drain();
 }
 
+/* Rounds every 30 ms: GPM's rates come only over windows of 100 ms or more, from the
+ * second sample on, never on the GPU without GPM; the buffers are freed at the stop. */
+static void test_sampler_gpm_windows(void **state) {
+        (void)state;
+        reset(3);
+        struct nvml_lib lib = gpm_lib();
+        struct sampler *smp;
+        struct sampler_options o = {.lib = &lib, .dl = short_dl, .groups = 1ULL << NVML_GROUP_GPM, .interval_ms = 30};
+        assert_int_equal(sampler_start(&o, &smp), 0);
+        unsigned long long seq = 0;
+        unsigned int with_rates = 0, without = 0;
+        for (int round = 0; round < 25; round++) {
+                struct sample *x = sampler_next(smp, seq, 5000);
+                assert_non_null(x);
+                seq = x->seq;
+                const struct nvml_gpu *g0 = &x->facts.gpus[0], *g1 = &x->facts.gpus[1];
+                assert_int_equal(g1->gpm_supported.state, NV_OK);
+                assert_int_equal(g1->gpm_supported.v, 0);
+                assert_int_equal(g1->gpm[NVML_GPM_TENSOR].state, NV_ERROR);
+                assert_int_equal(g1->gpm[NVML_GPM_TENSOR].rc, NVML_ERROR_NOT_SUPPORTED);
+                if (g0->gpm[NVML_GPM_TENSOR].state == NV_OK) {
+                        with_rates++;
+                        assert_true(g0->gpm_window_ms >= NVML_GPM_MIN_WINDOW_MS);
+                        assert_true(g0->gpm[NVML_GPM_GRAPHICS].v == 10.0);
+                        assert_true(g0->gpm[NVML_GPM_TENSOR].v == 40.0);
+                        assert_true(g0->gpm[NVML_GPM_NVLINK_TX].v == 110.0);
+                        assert_int_equal(g0->gpm[NVML_GPM_NVLINK_RX].state, NV_ERROR);
+                        assert_int_equal(g0->gpm[NVML_GPM_NVLINK_RX].rc, NVML_ERROR_NOT_SUPPORTED);
+                } else {
+                        without++;
+                        assert_int_equal(g0->gpm[NVML_GPM_TENSOR].state, NV_UNREAD);
+                }
+                sample_put(smp, x);
+        }
+        assert_false(sampler_stop(smp));
+        /* 25 rounds 30 ms apart: a window closes about every fourth round. */
+        assert_true(with_rates >= 3);
+        assert_true(without >= with_rates);
+        assert_true(atomic_load(&gpm_metric_calls) >= 2 * with_rates);
+        assert_true(atomic_load(&gpm_min_window_ms) >= NVML_GPM_MIN_WINDOW_MS);
+        assert_int_equal(atomic_load(&gpm_allocs), 4); /* two per GPU with GPM */
+        assert_int_equal(atomic_load(&gpm_frees), 4);
+        drain();
+}
+
+/* A one-shot gather (no carry) asks GPM nothing. */
+static void test_gpm_one_shot_asks_nothing(void **state) {
+        (void)state;
+        reset(2);
+        struct nvml_lib lib = gpm_lib();
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather(&lib, &short_dl, &f), 0);
+        assert_int_equal(f.gpus[0].gpm_supported.state, NV_UNREAD);
+        assert_int_equal(f.gpus[0].gpm[NVML_GPM_SM_ACTIVE].state, NV_UNREAD);
+        assert_int_equal(atomic_load(&gpm_allocs), 0);
+        nvml_facts_done(&f);
+        drain();
+}
+
+/* A GPM call that hangs is a timeout of its GPU like any other; the carry forgets that
+ * GPU's buffers (the stuck thread has them) and frees the others'. */
+static void test_gpm_hang(void **state) {
+        (void)state;
+        reset(3);
+        struct nvml_lib lib = gpm_lib();
+        cfg.hang_fn = "nvmlGpmSampleGet";
+        cfg.hang_gpu = 2;
+        struct nvml_gpm_carry *carry = nvml_gpm_carry_new();
+        assert_non_null(carry);
+        struct nvml_facts f;
+        assert_int_equal(nvml_facts_gather_carry(&lib, &short_dl, 1ULL << NVML_GROUP_GPM, carry, &f), 0);
+        assert_true(f.abandoned);
+        assert_int_equal(f.gpus[2].gpm[NVML_GPM_TENSOR].state, NV_TIMEOUT);
+        assert_string_equal(f.gpus[2].gpm[NVML_GPM_TENSOR].fn, "nvmlGpmSampleGet");
+        assert_int_equal(f.gpus[0].gpm[NVML_GPM_TENSOR].state, NV_UNREAD); /* its first sample */
+        assert_int_equal(f.gpus[1].gpm[NVML_GPM_TENSOR].rc, NVML_ERROR_NOT_SUPPORTED);
+        assert_false(nvml_gpm_carry_free(carry, &lib, &short_dl, false));
+        assert_int_equal(atomic_load(&gpm_allocs), 4);
+        assert_int_equal(atomic_load(&gpm_frees), 2); /* GPU 0's; GPU 2's are the stuck thread's */
+        nvml_facts_done(&f);
+        drain();
+}
+
 static void test_bus_id(void **state) {
         (void)state;
         char out[32];
@@ -1744,6 +1897,9 @@ int main(void) {
                 cmocka_unit_test(test_sampler_reader_never_waits),
                 cmocka_unit_test(test_sampler_hung_gpu_stale),
                 cmocka_unit_test(test_sampler_stop_cuts_a_slow_round),
+                cmocka_unit_test(test_sampler_gpm_windows),
+                cmocka_unit_test(test_gpm_one_shot_asks_nothing),
+                cmocka_unit_test(test_gpm_hang),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
