@@ -7,6 +7,7 @@ The tests import it after fakeenv and testlib are on sys.path (they put them the
 import base64
 import collections
 import http.client
+import os
 import re
 import shutil
 import signal
@@ -99,6 +100,17 @@ class Serve:
         err = self.stderr()
         check(not any(s in err for s in SANITIZER_SAYS), "gpuvet serve: sanitizer report: %s" % err[-2000:])
         return rc, took
+
+
+H100_SCENARIO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "scenarios", "h100-sxm-8gpu.scn")
+
+
+def scenario_with(tmp, name, text):
+    """A scenario file in tmp: the fake's 8x H100 with text over it."""
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write("include %s\n%s\n" % (H100_SCENARIO, text))
+    return path
 
 
 def free_port():

@@ -34,7 +34,8 @@ SCALE = fakeenv.time_scale()
 HOST = socket.gethostname()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-from serve_harness import PROMETHEUS_ACCEPT, Serve, check_statuses, parse, promtool_lint, scalar  # noqa: E402
+from serve_harness import (PROMETHEUS_ACCEPT, Serve, check_statuses, parse, promtool_lint, scalar,  # noqa: E402
+                           scenario_with)
 
 
 # GPU 3's counters in test_values: NVLink errors on two of its 18 links (dcgm-exporter has
@@ -51,13 +52,6 @@ COUNTERS = {
     "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": (0, 12),
     "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": (0, 42), "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL": (0, 3),
 }
-
-
-def scenario_with(tmp, name, text):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.write("include %s\n%s\n" % (os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), text))
-    return path
 
 
 def test_values(tmp):

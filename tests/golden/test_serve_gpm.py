@@ -30,7 +30,6 @@ import time
 
 GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
 FAKES = os.path.join(SRC_ROOT, "tests", "fakes")
-SCENARIOS = os.path.join(FAKES, "scenarios")
 sys.path.insert(0, FAKES)
 import fakeenv  # noqa: E402
 
@@ -38,7 +37,7 @@ SCALE = fakeenv.time_scale()
 HOST = socket.gethostname()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-from serve_harness import Serve, parse, promtool_lint, scalar  # noqa: E402
+from serve_harness import Serve, parse, promtool_lint, scalar, scenario_with  # noqa: E402
 
 LABELS = ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"]
 MIB = 1048576
@@ -66,11 +65,15 @@ def expected(activity, traffic):
     return want
 
 
-def scenario(tmp, name, text):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.write("include %s\n%s\n" % (os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), text))
-    return path
+def busy_serve(tmp, name, text=""):
+    """gpuvet serve on the 8x H100 with BUSY's rates and text over them, a round every
+    150 ms, and its first /metrics body that has profiling series."""
+    s = Serve(GPUVET, FAKE_LIB, scenario_with(tmp, name, "[gpu 0-7]\n" + BUSY + text), interval_ms=int(150 * SCALE))
+    try:
+        return s, wait_for(s, lambda b: "DCGM_FI_PROF_SM_ACTIVE{" in b, "%s: a round with GPM values" % name)
+    except BaseException:
+        s.stop()
+        raise
 
 
 def wait_for(s, pred, what, seconds=10):
@@ -96,12 +99,9 @@ def stop_clean(s, what):
 
 def test_values(tmp):
     """Every GPU's series against the scenario; GPU 2 without GPM, GPU 5 without NVLink."""
-    scn = scenario(tmp, "values.scn", "[gpu 0-7]\n" + BUSY +
-                   "[gpu 2]\ngpm_activity = N/A\ngpm_traffic = N/A\n"
-                   "[gpu 5]\ngpm_activity = 10 9 8 7 6 5 4 3\ngpm_traffic = 100 200 - -\n")
-    s = Serve(GPUVET, FAKE_LIB, scn, interval_ms=int(150 * SCALE))
+    s, body = busy_serve(tmp, "values.scn", "[gpu 2]\ngpm_activity = N/A\ngpm_traffic = N/A\n"
+                         "[gpu 5]\ngpm_activity = 10 9 8 7 6 5 4 3\ngpm_traffic = 100 200 - -\n")
     try:
-        body = wait_for(s, lambda b: "DCGM_FI_PROF_SM_ACTIVE{" in b, "a round with GPM values")
         series, types, helps = parse(body)
         for gpu in map(str, range(8)):
             if gpu == "2":
@@ -131,7 +131,7 @@ def test_values(tmp):
 
 def test_first_round(tmp):
     """One sample is no window: the first round has no profiling series; the second has."""
-    scn = scenario(tmp, "first.scn", "[gpu 0-7]\n" + BUSY)
+    scn = scenario_with(tmp, "first.scn", "[gpu 0-7]\n" + BUSY)
     s = Serve(GPUVET, FAKE_LIB, scn, interval_ms=int(1500 * SCALE))
     try:
         body = wait_for(s, lambda b: scalar(b, "gpuvet_sampler_up") == 1, "the first round")
@@ -147,12 +147,9 @@ def test_first_round(tmp):
 
 def test_errors(tmp):
     """An error in one GPU's GPM calls takes only its series away; the GPU stays up."""
-    scn = scenario(tmp, "errors.scn", "[gpu 0-7]\n" + BUSY +
-                   "fault nvmlGpmMetricsGet 4 NVML_ERROR_UNKNOWN always\n"
-                   "fault nvmlGpmSampleGet 6 NVML_ERROR_GPU_IS_LOST always\n")
-    s = Serve(GPUVET, FAKE_LIB, scn, interval_ms=int(150 * SCALE))
+    s, body = busy_serve(tmp, "errors.scn", "fault nvmlGpmMetricsGet 4 NVML_ERROR_UNKNOWN always\n"
+                         "fault nvmlGpmSampleGet 6 NVML_ERROR_GPU_IS_LOST always\n")
     try:
-        body = wait_for(s, lambda b: "DCGM_FI_PROF_SM_ACTIVE{" in b, "a round with GPM values")
         time.sleep(0.4 * SCALE)  # a few rounds more: the failing GPUs fail in each
         body = s.get("/metrics")[2]
         series = parse(body)[0]
@@ -168,8 +165,8 @@ def test_errors(tmp):
 
 def test_follows_changes(tmp):
     """Rates that change while serve runs are exported as they change (never the first)."""
-    later = scenario(tmp, "later.scn", "[gpu 0-7]\ngpm_activity = 5 5 5 5 5 5 5 5\ngpm_traffic = 1 1 1 1\n")
-    scn = scenario(tmp, "before.scn", "[gpu 0-7]\n" + BUSY)
+    later = scenario_with(tmp, "later.scn", "[gpu 0-7]\ngpm_activity = 5 5 5 5 5 5 5 5\ngpm_traffic = 1 1 1 1\n")
+    scn = scenario_with(tmp, "before.scn", "[gpu 0-7]\n" + BUSY)
     s = Serve(GPUVET, FAKE_LIB, scn, interval_ms=int(150 * SCALE),
               env={"FAKE_NVML_SCENARIO_LATER": "%s:%d" % (later, int(1500 * SCALE))})
     try:
@@ -189,7 +186,7 @@ def test_follows_changes(tmp):
 
 def test_hang(tmp):
     """A GPM call that never returns is a hang: the sampler stops, the series leave."""
-    scn = scenario(tmp, "hang.scn", "[gpu 0-7]\n" + BUSY + "hang nvmlGpmSampleGet 3 after=3\n")
+    scn = scenario_with(tmp, "hang.scn", "[gpu 0-7]\n" + BUSY + "hang nvmlGpmSampleGet 3 after=3\n")
     s = Serve(GPUVET, FAKE_LIB, scn, ["--nvml-call-timeout-ms", str(int(300 * SCALE))],
               interval_ms=int(150 * SCALE))
     try:
