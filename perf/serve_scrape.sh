@@ -36,6 +36,9 @@ FAKE_NVML_SCENARIO=$PWD/tests/fakes/scenarios/h100-sxm-8gpu.scn GPUVET_NVML_LIB=
 pids+=($!)
 serve_pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+# The body a Prometheus server sees in steady state: GPM's profiling series come from the
+# second round on (docs/serve.md, "Profiling series").
+for _ in $(seq 50); do curl -s "http://127.0.0.1:$port/metrics" | grep -q '^DCGM_FI_PROF_' && break; sleep 0.1; done
 measure "gpuvet serve (8 fake GPUs)" "$serve_pid" "http://127.0.0.1:$port/metrics"
 
 if command -v prometheus-node-exporter >/dev/null; then
