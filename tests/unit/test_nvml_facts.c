@@ -710,6 +710,31 @@ struct nvmlGpmSample_st {
 };
 static atomic_uint gpm_allocs, gpm_frees, gpm_metric_calls;
 static atomic_ullong gpm_min_window_ms;
+/* The buffers not freed yet, as the library keeps them (gpm_free_leftovers). */
+static pthread_mutex_t gpm_live_mu = PTHREAD_MUTEX_INITIALIZER;
+static nvmlGpmSample_t gpm_live[64];
+
+static void gpm_track(nvmlGpmSample_t s, nvmlGpmSample_t replace) {
+        pthread_mutex_lock(&gpm_live_mu);
+        for (unsigned int i = 0; i < 64; i++)
+                if (gpm_live[i] == replace) {
+                        gpm_live[i] = s;
+                        break;
+                }
+        pthread_mutex_unlock(&gpm_live_mu);
+}
+
+/* Free what gpuvet left to the library (a stuck worker's buffers); how many there were. */
+static unsigned int gpm_free_leftovers(void) {
+        unsigned int n = 0;
+        for (unsigned int i = 0; i < 64; i++)
+                if (gpm_live[i]) {
+                        free(gpm_live[i]);
+                        gpm_live[i] = NULL;
+                        n++;
+                }
+        return n;
+}
 
 static nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *s) {
         ENTER(d);
@@ -723,11 +748,13 @@ static nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s) {
         *s = calloc(1, sizeof(**s));
         if (!*s)
                 return NVML_ERROR_MEMORY;
+        gpm_track(*s, NULL);
         atomic_fetch_add(&gpm_allocs, 1);
         return NVML_SUCCESS;
 }
 static nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s) {
         ENTER_SYS();
+        gpm_track(NULL, s);
         free(s);
         atomic_fetch_add(&gpm_frees, 1);
         return NVML_SUCCESS;
@@ -1811,6 +1838,7 @@ static void test_sampler_gpm_windows(void **state) {
         assert_int_equal(atomic_load(&gpm_allocs), 4); /* two per GPU with GPM */
         assert_int_equal(atomic_load(&gpm_frees), 4);
         drain();
+        assert_int_equal(gpm_free_leftovers(), 0);
 }
 
 /* A one-shot gather (no carry) asks GPM nothing. */
@@ -1849,6 +1877,7 @@ static void test_gpm_hang(void **state) {
         assert_int_equal(atomic_load(&gpm_frees), 2); /* GPU 0's; GPU 2's are the stuck thread's */
         nvml_facts_done(&f);
         drain();
+        assert_int_equal(gpm_free_leftovers(), 2);
 }
 
 static void test_bus_id(void **state) {
