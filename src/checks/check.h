@@ -15,9 +15,9 @@ enum check_need {
         CHECK_NEEDS_NVML = 1u << 0, /* f->nvml: NVML loaded and read */
 };
 
-/* The NVML groups checks judge: all but those only info and query show. Reading no more
- * takes 21 calls off each GPU (of 100; GPM asks nothing without the sampler's carry). tests/layout/test_check_nvml_groups.py fails when a
- * check, or the report check writes, uses a fact of a group left out here. */
+/* The NVML groups checks judge: all but those only info, query and the sampler show.
+ * Reading no more takes 21 calls off each GPU (of 100). tests/layout/test_check_nvml_groups.py
+ * fails when a check, or the report check writes, uses a fact of a group left out here. */
 #define CHECK_NVML_GROUPS                                                                                  \
         (NVML_GROUPS_ALL &                                                                                 \
          ~(nvml_group_bit(NVML_GROUP_SERIAL) | nvml_group_bit(NVML_GROUP_MINOR) | nvml_group_bit(NVML_GROUP_BRAND) | \

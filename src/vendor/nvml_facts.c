@@ -1633,8 +1633,8 @@ static void put_gpm_all(struct gctx *c, struct nvml_gpu *g, nvmlReturn_t r, cons
 
 /* Support, then this round's sample, then the metrics over the window since the previous
  * round's. Without a kept sample (the first round, a failed sample) gpm[] stays NV_UNREAD:
- * there is no window to measure; a gather without a carry (a one-shot reading) asks nothing. A window shorter than NVML asks
- * for keeps the older sample for the next round. */
+ * there is no window to measure; a gather without a carry (a one-shot reading) asks
+ * nothing. A window shorter than NVML asks for keeps the older sample for the next round. */
 static void read_gpm(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         struct gpm_keep *k = c->gpm; /* not to be dereferenced in MODE_REPLAY */
         if (!k)

@@ -135,9 +135,9 @@ def test_first_round(tmp):
     s = Serve(GPUVET, FAKE_LIB, scn, interval_ms=int(1500 * SCALE))
     try:
         body = wait_for(s, lambda b: scalar(b, "gpuvet_sampler_up") == 1, "the first round")
-        first_seq = body.count("DCGM_FI_PROF_")
-        check("DCGM_FI_DEV_GPU_TEMP{" in body and first_seq == 0,
-              "first round: %d profiling lines (want none before a second sample)" % first_seq)
+        prof_lines = body.count("DCGM_FI_PROF_")
+        check("DCGM_FI_DEV_GPU_TEMP{" in body and prof_lines == 0,
+              "first round: %d profiling lines (want none before a second sample)" % prof_lines)
         body = wait_for(s, lambda b: "DCGM_FI_PROF_GR_ENGINE_ACTIVE{" in b, "the second round", 10)
         check(len(parse(body)[0].get("DCGM_FI_PROF_GR_ENGINE_ACTIVE", {})) == 8, "second round: not 8 GPUs")
     finally:
