@@ -35,6 +35,67 @@ static int parse_cc(const char *s, int *major, int *minor) {
         return s && sscanf(s, "%d.%d%c", major, minor, &tail) == 2 ? 0 : -EINVAL;
 }
 
+/* A list of names from a table of (name, bit) into a mask; -EINVAL on an unknown name or
+ * a value that is not a list of strings. */
+struct name_bit {
+        const char *name;
+        unsigned bit;
+};
+
+static int names_to_bits(json_t *list, const struct name_bit *table, size_t n, unsigned *ret) {
+        if (!json_is_array(list) || json_array_size(list) == 0)
+                return -EINVAL;
+        unsigned bits = 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach(list, i, v) {
+                size_t k = 0;
+                while (k < n && !(json_is_string(v) && strcmp(json_string_value(v), table[k].name) == 0))
+                        k++;
+                if (k == n)
+                        return -EINVAL;
+                bits |= table[k].bit;
+        }
+        *ret = bits;
+        return 0;
+}
+
+static const struct name_bit module_names[] = {
+        {"open", GPU_MODULES_OPEN},
+        {"proprietary", GPU_MODULES_PROPRIETARY},
+};
+
+static const struct name_bit fabric_names[] = {
+        {"fabricmanager", GPU_FABRIC_FABRICMANAGER},
+        {"nvlsm", GPU_FABRIC_NVLSM},
+        {"imex", GPU_FABRIC_IMEX},
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static int load_kernel_modules(json_t *obj, unsigned *ret) {
+        json_t *v = json_object_get(obj, "kernel_modules");
+        return v ? names_to_bits(v, module_names, N_OF(module_names), ret) : 0;
+}
+
+static int load_fabric(json_t *a, struct gpu_arch *out) {
+        json_t *fab = json_object_get(a, "fabric_services");
+        if (!fab)
+                return 0;
+        if (!json_is_object(fab) || json_object_size(fab) > N_OF(out->fabric))
+                return -EINVAL;
+        const char *form;
+        json_t *v;
+        json_object_foreach(fab, form, v) {
+                unsigned services;
+                if (names_to_bits(v, fabric_names, N_OF(fabric_names), &services) < 0)
+                        return -EINVAL;
+                out->fabric[out->n_fabric].form = form;
+                out->fabric[out->n_fabric++].services = services;
+        }
+        return 0;
+}
+
 static int load_arch(json_t *a, struct gpu_arch *out, char *why, size_t whysize) {
         out->id = opt_str(a, "id");
         out->name = opt_str(a, "name");
@@ -55,6 +116,17 @@ static int load_arch(json_t *a, struct gpu_arch *out, char *why, size_t whysize)
         }
         if (parse_cc(opt_str(a, "cc"), &out->cc_major, &out->cc_minor) < 0) {
                 snprintf(why, whysize, "architecture %s: \"cc\" must look like \"9.0\"", out->id);
+                return -EINVAL;
+        }
+        if (load_kernel_modules(a, &out->kernel_modules) < 0) {
+                snprintf(why, whysize, "architecture %s: \"kernel_modules\" must list \"open\" and/or \"proprietary\"",
+                         out->id);
+                return -EINVAL;
+        }
+        if (load_fabric(a, out) < 0) {
+                snprintf(why, whysize, "architecture %s: \"fabric_services\" must map forms to lists of "
+                                       "\"fabricmanager\", \"nvlsm\", \"imex\"",
+                         out->id);
                 return -EINVAL;
         }
         return 0;
@@ -82,6 +154,11 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
                 out->host_link = strcmp(out->form, "superchip") == 0 ? "c2c" : "pcie";
         if (strcmp(out->host_link, "pcie") != 0 && strcmp(out->host_link, "c2c") != 0) {
                 snprintf(why, whysize, "GPU %s: \"host_link\" must be \"pcie\" or \"c2c\"", out->name);
+                return -EINVAL;
+        }
+        if (load_kernel_modules(m, &out->kernel_modules) < 0) {
+                snprintf(why, whysize, "GPU %s: \"kernel_modules\" must list \"open\" and/or \"proprietary\"",
+                         out->name);
                 return -EINVAL;
         }
         out->memory_type = opt_str(m, "memory_type");
@@ -337,4 +414,21 @@ const struct gpu_arch *gpudb_arch(const struct gpudb *db, const char *id) {
                 if (strcmp(db->archs[i].id, id) == 0)
                         return &db->archs[i];
         return NULL;
+}
+
+unsigned gpudb_kernel_modules(const struct gpudb *db, const struct gpu_model *m) {
+        if (!m)
+                return 0;
+        if (m->kernel_modules)
+                return m->kernel_modules;
+        const struct gpu_arch *a = gpudb_arch(db, m->arch);
+        return a ? a->kernel_modules : 0;
+}
+
+unsigned gpudb_fabric_services(const struct gpudb *db, const struct gpu_model *m) {
+        const struct gpu_arch *a = m ? gpudb_arch(db, m->arch) : NULL;
+        for (size_t i = 0; a && i < a->n_fabric; i++)
+                if (strcmp(a->fabric[i].form, m->form) == 0)
+                        return a->fabric[i].services;
+        return 0;
 }

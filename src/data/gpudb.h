@@ -15,6 +15,21 @@
 
 #include <pthread.h>
 
+/* The kernel module flavours a GPU runs on (bits): NVIDIA's open GPU kernel modules, the
+ * proprietary ones. 0: not stated, nothing is judged. */
+enum {
+        GPU_MODULES_OPEN = 1u << 0,
+        GPU_MODULES_PROPRIETARY = 1u << 1,
+};
+
+/* The services an NVLink fabric of a board needs on the node (bits). */
+enum {
+        GPU_FABRIC_FABRICMANAGER = 1u << 0, /* nv-fabricmanager: NVSwitch baseboards */
+        GPU_FABRIC_NVLSM = 1u << 1,         /* nvlsm: fourth-generation NVSwitches, reached through the
+                                             * baseboard's ConnectX bridge, not the PCI bus */
+        GPU_FABRIC_IMEX = 1u << 2,          /* nvidia-imex: multi-node NVLink compute trays */
+};
+
 struct gpu_tflops {
         double fp64, fp64_tc, fp32, tf32, fp16, bf16, fp8, int8; /* dense; 0 = not supported */
 };
@@ -43,6 +58,7 @@ struct gpu_model {
          * and A2 are both 10de:25b6); none: any. */
         uint16_t subsystem_ids[8];
         size_t n_subsystem_ids;
+        unsigned kernel_modules; /* GPU_MODULES_*: the model's own (GH200), 0: its architecture's */
 };
 
 struct gpu_arch {
@@ -54,6 +70,14 @@ struct gpu_arch {
         const char *last_cuda_major;  /* "12" for Volta (CUDA 13 dropped it); NULL if current */
         const char *min_cuda;         /* oldest CUDA that knows it: "11.8" for Hopper */
         unsigned last_branch;         /* newest driver branch that drives it (580 for Pascal, Volta); 0 = current */
+        unsigned kernel_modules;      /* GPU_MODULES_*: the flavours that drive it; 0 = not stated */
+        /* The fabric services a board of each form needs (GPU_FABRIC_*): "sxm" HGX
+         * baseboards, "superchip" compute trays. */
+        struct {
+                const char *form;
+                unsigned services;
+        } fabric[4];
+        size_t n_fabric;
 };
 
 struct gpudb {
@@ -101,3 +125,9 @@ const struct gpu_model *gpudb_find_subsystem(const struct gpudb *db, uint32_t ve
 /* The model's driver floor: its own, else its architecture's; NULL when unknown. */
 const char *gpudb_min_driver(const struct gpudb *db, const struct gpu_model *m);
 const struct gpu_arch *gpudb_arch(const struct gpudb *db, const char *id);
+/* The kernel module flavours the model runs on (GPU_MODULES_*): its own, else its
+ * architecture's; 0 when not stated. */
+unsigned gpudb_kernel_modules(const struct gpudb *db, const struct gpu_model *m);
+/* The fabric services a board of this model needs on its node (GPU_FABRIC_*), by its
+ * architecture and form; 0 for none. */
+unsigned gpudb_fabric_services(const struct gpudb *db, const struct gpu_model *m);

@@ -17,6 +17,7 @@ Exit 0 when all hold; each failure is printed with the file and the JSON path.""
 
 import json
 import os
+import re
 import sys
 
 try:
@@ -177,6 +178,22 @@ def check_ngc(ngc, compat):
             fail(where, "the tag names {os} but the image has no os table")
 
 
+def check_ansible_flavours(gpus, srcdir):
+    """The Ansible role installs the module flavour of each architecture from its own copy
+    of gpus.json's kernel_modules (vars/architectures.yml): the two must not drift apart."""
+    path = os.path.join(srcdir, "deploy", "ansible", "roles", "gpu_baseline", "vars", "architectures.yml")
+    role = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^  ([a-z_]+): \[([a-z, ]*)\]\s*$", line)
+            if m:
+                role[m.group(1)] = sorted(x.strip() for x in m.group(2).split(",") if x.strip())
+    for a in gpus["architectures"]:
+        want = sorted(a.get("kernel_modules", []))
+        if role.get(a["id"]) != want:
+            fail("architectures.yml:%s" % a["id"], "module flavours %r, gpus.json says %r" % (role.get(a["id"]), want))
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write("usage: test_datafiles.py SRCDIR\n")
@@ -190,6 +207,7 @@ def main(argv):
             print("ok   %s matches %s" % (name, name.replace(".json", ".schema.json")))
         check_sources(name, docs[name])
     check_consistency(docs["gpus.json"], docs["compat.json"], docs["xid.json"], docs["baselines.json"])
+    check_ansible_flavours(docs["gpus.json"], argv[1])
     # models.json (gpuvet estimate's presets) stands alone: its schema and its sources.
     models = load(os.path.join(data, "models.json"))
     if validate("models.json", models, schema_dir):
