@@ -17,6 +17,9 @@
 #define FABRICMANAGER_COMM "nv-fabricmanage"
 /* nvidia-imex fits in comm whole. */
 #define IMEX_COMM "nvidia-imex"
+/* The NVLink Subnet Manager (/opt/nvidia/nvlsm/sbin/nvlsm) of fourth-generation NVSwitch
+ * baseboards. */
+#define NVLSM_COMM "nvlsm"
 #define DPKG_STATUS "/var/lib/dpkg/status"
 
 static void gather_version(struct fsroot *fs, struct nvidia_facts *x) {
@@ -146,13 +149,14 @@ static int gather_persistenced(struct fsroot *fs, struct nvidia_facts *x) {
         return 0;
 }
 
-/* The fabric daemons, in one walk of /proc: the Fabric Manager (NVSwitch baseboards) and
+/* The fabric daemons, in one walk of /proc: the Fabric Manager and, from the fourth
+ * NVSwitch generation (HGX B200/B300), the NVLink Subnet Manager (NVSwitch baseboards);
  * the IMEX daemon (multi-node NVLink compute trays). */
 static void gather_fabric_daemon_pids(struct fsroot *fs, struct nvidia_facts *x) {
         char **names;
         if (fsroot_list(fs, "/proc", &names) < 0)
                 return; /* proc_errno already says why, from the persistenced walk */
-        for (char **n = names; *n && !(x->fabricmanager_pid && x->imex_pid); n++) {
+        for (char **n = names; *n && !(x->fabricmanager_pid && x->imex_pid && x->nvlsm_pid); n++) {
                 char comm[32];
                 if (!all_digits(*n) || fsroot_read_strf(fs, comm, sizeof(comm), "/proc/%s/comm", *n) < 0)
                         continue;
@@ -160,6 +164,8 @@ static void gather_fabric_daemon_pids(struct fsroot *fs, struct nvidia_facts *x)
                         (void)parse_int(*n, &x->fabricmanager_pid);
                 else if (!x->imex_pid && strcmp(comm, IMEX_COMM) == 0)
                         (void)parse_int(*n, &x->imex_pid);
+                else if (!x->nvlsm_pid && strcmp(comm, NVLSM_COMM) == 0)
+                        (void)parse_int(*n, &x->nvlsm_pid);
         }
         strv_free(names);
 }

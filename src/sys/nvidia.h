@@ -39,6 +39,10 @@ struct nvidia_facts {
         /* NVIDIA IMEX daemon (multi-node NVLink compute trays: GB200/GB300 NVL72), looked for
          * the same way: a process named nvidia-imex. */
         int imex_pid;                       /* 0 when not running */
+
+        /* NVIDIA NVLink Subnet Manager (fourth-generation NVSwitch baseboards: HGX B200,
+         * B300), looked for the same way: a process named nvlsm. */
+        int nvlsm_pid;                      /* 0 when not running */
 };
 
 /* Fills f->nvidia; reads /proc/driver/nvidia/version, /sys/module/nvidia/taint,

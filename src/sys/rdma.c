@@ -278,6 +278,23 @@ static int gather_dev(struct fsroot *fs, const struct facts *f, const struct net
         return 0;
 }
 
+/* PCI VPD is at most 32 KiB (PCI Local Bus spec, the VPD address is 15 bits). */
+#define VPD_MAX (32 * 1024 + 2)
+#define LPF_VPD_MARK "SMDL=SW_MNG"
+
+/* Whether the RDMA device is an NVSwitch management port (LPF), by the vendor field the
+ * Fabric Manager's start-up script looks for in its function's VPD. */
+static bool is_nvswitch_lpf(struct fsroot *fs, const char *name) {
+        char path[256], *vpd;
+        size_t len;
+        snprintf(path, sizeof(path), CLASS_DIR "/%.64s/device/vpd", name);
+        if (fsroot_read_alloc_max(fs, path, VPD_MAX, &vpd, &len) < 0)
+                return false;
+        bool lpf = memmem(vpd, len, LPF_VPD_MARK, strlen(LPF_VPD_MARK)) != NULL;
+        free(vpd);
+        return lpf;
+}
+
 int rdma_gather(struct fsroot *fs, struct facts *f) {
         struct rdma_facts *x = &f->rdma;
         x->gds_config = fsroot_access(fs, "/etc/cufile.json") == 0;
@@ -287,7 +304,15 @@ int rdma_gather(struct fsroot *fs, struct facts *f) {
         if (!x->devs)
                 return -ENOMEM;
         for (size_t i = 0; i < f->netdev.n_rdma; i++) {
-                int r = gather_dev(fs, f, &f->netdev.rdma[i], &x->devs[x->n++]);
+                const struct netdev *nd = &f->netdev.rdma[i];
+                if (is_nvswitch_lpf(fs, nd->name)) {
+                        if (x->n_nvswitch_lpf < RDMA_MAX_LPF)
+                                snprintf(x->nvswitch_lpf[x->n_nvswitch_lpf], sizeof(x->nvswitch_lpf[0]), "%s",
+                                         nd->name);
+                        x->n_nvswitch_lpf++;
+                        continue;
+                }
+                int r = gather_dev(fs, f, nd, &x->devs[x->n++]);
                 if (r < 0)
                         return r;
         }

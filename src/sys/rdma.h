@@ -87,12 +87,21 @@ struct rdma_dev {
         int ports_errno;     /* why ports/ could not be listed, else 0 */
 };
 
+#define RDMA_MAX_LPF 8
+
 struct rdma_facts {
         struct rdma_dev *devs; /* in f->netdev.rdma order (by name) */
         size_t n;
         /* GPUDirect Storage installed: /etc/cufile.json, the cuFile library's configuration
          * that the nvidia-gds package installs. */
         bool gds_config;
+        /* The NVSwitch management ports of fourth-generation NVSwitch baseboards (HGX B200,
+         * B300): the "limited" PCI functions (LPF) of the baseboard's ConnectX bridge, through
+         * which the Fabric Manager and the NVLink Subnet Manager program the switches. Their
+         * PCI VPD carries "SMDL=SW_MNG" (Fabric Manager User Guide). They carry no network
+         * traffic, so they are kept out of devs and the network checks. */
+        char nvswitch_lpf[RDMA_MAX_LPF][64]; /* the first RDMA_MAX_LPF names */
+        size_t n_nvswitch_lpf;               /* all of them */
 };
 
 /* Gather f->rdma for every device of f->netdev.rdma (netdev_gather first). Returns 0, or
