@@ -285,6 +285,61 @@ static void test_driver_version(void **state) {
         node_done(&n);
 }
 
+/* Blackwell (and Grace Hopper) run only on the open kernel modules, Maxwell to Volta only
+ * on the proprietary ones: under the other flavour the GPUs never initialise. */
+static void test_driver_module_flavour(void **state) {
+        (void)state;
+        static const uint32_t b300[] = {0x3182, 0x3182};
+        struct node n;
+        node_init(&n, 2, b300, nvidia2);
+        n.f.nvidia.module_loaded = n.f.nvidia.have_version = true;
+        strcpy(n.f.nvidia.driver_version, "580.95.05");
+        const struct result *r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->summary, "Blackwell Ultra GPUs (NVIDIA B300 SXM6 AC) run only on the open kernel modules, "
+                                        "and the proprietary module is loaded: the GPUs do not initialise");
+        assert_non_null(strstr(r->remedy, "Install the open kernel modules (nvidia-open)"));
+        n.f.nvidia.open_kernel_module = true;
+        r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->summary, "nvidia driver 580.95.05 loaded (open kernel module)");
+        node_done(&n);
+
+        /* GH200 is Hopper, but Grace Hopper runs only the open modules (its own row says so). */
+        static const uint32_t gh200[] = {0x2342, 0x2342};
+        node_init(&n, 2, gh200, nvidia2);
+        n.f.nvidia.module_loaded = n.f.nvidia.have_version = true;
+        strcpy(n.f.nvidia.driver_version, "570.133.20");
+        r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->summary, "NVIDIA GH200 480GB GPUs run only on the open kernel modules"));
+        node_done(&n);
+
+        /* Pascal and Volta: the open modules do not drive them. */
+        static const uint32_t p100[] = {0x15f9, 0x15f9};
+        node_init(&n, 2, p100, nvidia2);
+        n.f.nvidia.module_loaded = n.f.nvidia.have_version = true;
+        n.f.nvidia.open_kernel_module = true;
+        strcpy(n.f.nvidia.driver_version, "580.95.05");
+        r = run(&n, &check_gpu_driver_version);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_string_equal(r->summary, "Pascal GPUs (Tesla P100-SXM2-16GB) run only on the proprietary kernel modules, "
+                                        "and the open module is loaded: the GPUs do not initialise");
+        assert_non_null(strstr(r->remedy, "proprietary kernel modules of an R580 or older branch"));
+        n.f.nvidia.open_kernel_module = false;
+        assert_int_equal(run(&n, &check_gpu_driver_version)->status, STATUS_PASS);
+        node_done(&n);
+
+        /* Hopper and Ampere take either. */
+        node_init(&n, 2, h100, nvidia2);
+        n.f.nvidia.module_loaded = n.f.nvidia.have_version = true;
+        strcpy(n.f.nvidia.driver_version, "550.54.15");
+        assert_int_equal(run(&n, &check_gpu_driver_version)->status, STATUS_PASS);
+        n.f.nvidia.open_kernel_module = true;
+        assert_int_equal(run(&n, &check_gpu_driver_version)->status, STATUS_PASS);
+        node_done(&n);
+}
+
 static void test_driver_version_passthrough(void **state) {
         (void)state;
         const char *const vfio[] = {"vfio-pci", "vfio-pci"};
@@ -575,6 +630,7 @@ int main(void) {
                 cmocka_unit_test(test_driver_binding),
                 cmocka_unit_test(test_nouveau),
                 cmocka_unit_test(test_driver_version),
+                cmocka_unit_test(test_driver_module_flavour),
                 cmocka_unit_test(test_driver_version_passthrough),
                 cmocka_unit_test(test_persistenced),
                 cmocka_unit_test(test_gather),

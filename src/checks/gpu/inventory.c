@@ -214,10 +214,14 @@ struct driver_bounds {
         unsigned last_branch;         /* 0 = no GPU has one */
         const char *last_branch_arch;
         const char *last_branch_model;
+        /* The module flavours every GPU runs on (GPU_MODULES_*, intersected), and a GPU of
+         * the most restrictive architecture, for the message. */
+        unsigned modules;
+        const char *modules_arch, *modules_model;
 };
 
 static struct driver_bounds driver_bounds_of(const struct facts *f) {
-        struct driver_bounds b = {0};
+        struct driver_bounds b = {.modules = GPU_MODULES_OPEN | GPU_MODULES_PROPRIETARY};
         for (size_t i = 0; f->db && i < f->gpus.n; i++) {
                 const struct gpu_model *m = f->gpus.gpus[i].model;
                 const struct gpu_arch *a = m ? gpudb_arch(f->db, m->arch) : NULL;
@@ -230,6 +234,12 @@ static struct driver_bounds driver_bounds_of(const struct facts *f) {
                         b.floor_model = m->name;
                         b.floor_arch = m->min_driver ? "this model" : a->name;
                 }
+                unsigned modules = gpudb_kernel_modules(f->db, m);
+                if (modules && (b.modules & modules) != b.modules) {
+                        b.modules &= modules;
+                        b.modules_arch = m->kernel_modules ? m->name : a->name;
+                        b.modules_model = m->name;
+                }
                 if (a->last_branch && (!b.last_branch || a->last_branch < b.last_branch)) {
                         b.last_branch = a->last_branch;
                         b.last_branch_arch = a->name;
@@ -237,6 +247,48 @@ static struct driver_bounds driver_bounds_of(const struct facts *f) {
                 }
         }
         return b;
+}
+
+/* A GPU the loaded module flavour does not drive stays uninitialised ("NVRM: ... is not
+ * supported by the open/proprietary module"), and every later check points at hardware.
+ * Blackwell and Grace Hopper run only on the open modules, Maxwell to Volta only on the
+ * proprietary ones (gpus.json kernel_modules). True when it judged (FAIL). */
+static bool judge_module_flavour(struct result *r, const struct nvidia_facts *x, const struct driver_bounds *b,
+                                 unsigned branch) {
+        const unsigned have = x->open_kernel_module ? GPU_MODULES_OPEN : GPU_MODULES_PROPRIETARY;
+        if (!b->modules_model || (b->modules & have))
+                return false;
+        if (b->modules == 0) {
+                result_status(r, STATUS_FAIL, "no one kernel module flavour drives all the GPUs: %s needs the %s "
+                                              "kernel modules, other GPUs the other flavour",
+                              b->modules_model, x->open_kernel_module ? "proprietary" : "open");
+                result_remedy(r, "Split these GPUs across nodes: the open kernel modules (nvidia-open) drive Turing "
+                                 "and newer, the proprietary ones Maxwell, Pascal and Volta, and one node loads one.");
+                return true;
+        }
+        char who[160];
+        if (strcmp(b->modules_arch, b->modules_model) == 0)
+                snprintf(who, sizeof(who), "%s GPUs", b->modules_model);
+        else
+                snprintf(who, sizeof(who), "%s GPUs (%s)", b->modules_arch, b->modules_model);
+        if (b->modules & GPU_MODULES_OPEN) {
+                result_status(r, STATUS_FAIL, "%s run only on the open kernel modules, and the proprietary module is "
+                                              "loaded: the GPUs do not initialise",
+                              who);
+                result_remedy(r, "Install the open kernel modules (nvidia-open): `apt install nvidia-open` or `dnf "
+                                 "install nvidia-open` from NVIDIA's CUDA repository (Ubuntu's own packages: "
+                                 "nvidia-driver-%u-server-open), which replaces the proprietary kernel module, then "
+                                 "reboot.",
+                              branch);
+                return true;
+        }
+        result_status(r, STATUS_FAIL, "%s run only on the proprietary kernel modules, and the open module is "
+                                      "loaded: the GPUs do not initialise",
+                      who);
+        result_remedy(r, "Install the proprietary kernel modules of an R580 or older branch (`apt install "
+                         "cuda-drivers-580` from NVIDIA's CUDA repository, or Ubuntu's nvidia-driver-580-server), "
+                         "which replaces nvidia-open, then reboot; R620 and later ship no proprietary modules.");
+        return true;
 }
 
 static void run_driver_version(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -317,6 +369,13 @@ static void run_driver_version(const struct check_info *self, const struct facts
                               b.last_branch, b.last_branch, b.last_branch);
                 return;
         }
+        if (b.modules_model && b.modules)
+                result_evidence(r, "module_flavours", "%s only (%s)",
+                                b.modules == GPU_MODULES_OPEN ? "open" : b.modules == GPU_MODULES_PROPRIETARY
+                                                                          ? "proprietary" : "open or proprietary",
+                                b.modules_arch);
+        if (judge_module_flavour(r, x, &b, branch))
+                return;
         result_status(r, STATUS_PASS, "nvidia driver %s loaded (%s)", x->driver_version, flavour);
 }
 
