@@ -974,6 +974,92 @@ static void test_fabric_manager(void **state) {
         node_done(&n);
 }
 
+/* Make the node's GPU a model of gpus.json by its device id (a B200 of an HGX baseboard, a
+ * GB200 of an NVL72 compute tray). */
+static void node_model(struct node *n, uint16_t device) {
+        n->devs[0].device = device;
+        n->gpus[0].model = gpudb_find(n->db, 0x10de, device);
+        assert_non_null(n->gpus[0].model);
+}
+
+/* An HGX B200 (fourth-generation NVSwitches): the switches are not on the PCI bus but
+ * behind the baseboard's management ports, and the Fabric Manager needs NVLSM beside it.
+ * The board decides, with or without NVML, whatever cluster UUID its GPUs report. */
+static void test_fabric_fourth_generation(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        node_model(&n, 0x2901);
+        const struct result *r = run(&n, "gpu.fabric_manager");
+        expect(r, STATUS_FAIL,
+               "NVSwitch system without the Fabric Manager and the NVLink Subnet Manager: CUDA fails with error 802",
+               "neither nv-fabricmanager nor nvlsm running", "nv-fabricmanager running, version 550.54.15; nvlsm running");
+        assert_non_null(strstr(r->remedy, "nvlsm"));
+        expect_str(evidence(r, "board"), "NVIDIA B200: fourth-generation NVSwitch baseboard (Fabric Manager and NVLSM)",
+                   "board");
+        /* The Fabric Manager alone does not make the fabric: NVLSM missing fails. */
+        n.f.nvidia.fabricmanager_pid = 3302;
+        r = run(&n, "gpu.fabric_manager");
+        expect(r, STATUS_FAIL, "NVSwitch system without the NVLink Subnet Manager (NVLSM): CUDA fails with error 802",
+               "nv-fabricmanager running (pid 3302), nvlsm not running",
+               "nv-fabricmanager running, version 550.54.15; nvlsm running");
+        n.f.nvidia.nvlsm_pid = 3290;
+        snprintf(n.f.rdma.nvswitch_lpf[0], sizeof(n.f.rdma.nvswitch_lpf[0]), "mlx5_8");
+        n.f.rdma.n_nvswitch_lpf = 2;
+        r = run(&n, "gpu.fabric_manager");
+        expect(r, STATUS_PASS, "the Fabric Manager (pid 3302) and the NVLink Subnet Manager (pid 3290) run",
+               "nv-fabricmanager running (pid 3302), nvlsm running (pid 3290)",
+               "nv-fabricmanager running, version 550.54.15; nvlsm running");
+        expect_str(evidence(r, "nvswitch_lpf"), "2 management ports (mlx5_8, ...)", "nvswitch_lpf");
+        /* A GPU that reports a cluster UUID is still on an NVSwitch baseboard, not a tray. */
+        okstr(&n.ngpus[0].fabric_cluster_uuid, "5c2b7e1a-9d0f-4c1e-8a77-3b6f0e2d9a41", "nvmlDeviceGetGpuFabricInfoV");
+        expect_str(run(&n, "gpu.fabric_manager")->summary,
+                   "the Fabric Manager (pid 3302) and the NVLink Subnet Manager (pid 3290) run", "summary");
+        /* A GPU that has not joined: the remedy names NVLSM too. */
+        n.f.nvidia.nvlsm_pid = 0;
+        ok32(&n.ngpus[0].fabric_state, NVML_GPU_FABRIC_STATE_NOT_STARTED, "nvmlDeviceGetGpuFabricInfo");
+        r = run_id(&n, "gpu.fabric_manager", 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->remedy, "NVLink Subnet Manager"));
+        /* Without NVML the board alone decides. */
+        n.f.nvml.init_state = NVML_INIT_NOT_TRIED;
+        expect_str(run(&n, "gpu.fabric_manager")->summary,
+                   "NVSwitch system without the NVLink Subnet Manager (NVLSM): CUDA fails with error 802", "summary");
+        /* A VM given the GPUs but none of the switch ports: the host or a service VM runs the fabric. */
+        n.f.virt.is_vm = true;
+        n.f.rdma.n_nvswitch_lpf = 0;
+        r = run(&n, "gpu.fabric_manager");
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_non_null(strstr(r->summary, "the host or a service VM runs the Fabric Manager"));
+        node_done(&n);
+}
+
+/* An NVL72 compute tray is known by its board: before its GPUs join the fabric (no cluster
+ * UUID yet) it still needs IMEX here, and a GPU that has not joined is not told to start a
+ * Fabric Manager (that runs on the switch trays). */
+static void test_fabric_tray_by_model(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        node_model(&n, 0x2941);
+        ok32(&n.ngpus[0].fabric_state, NVML_GPU_FABRIC_STATE_NOT_STARTED, "nvmlDeviceGetGpuFabricInfo");
+        const struct result *r = run(&n, "gpu.fabric_manager");
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->summary, "no IMEX daemon on this multi-node NVLink compute tray"));
+        r = run_id(&n, "gpu.fabric_manager", 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->remedy, "nvidia-imex"));
+        assert_null(strstr(r->remedy, "Start the Fabric Manager"));
+        n.f.nvidia.imex_pid = 4242;
+        expect_str(run(&n, "gpu.fabric_manager")->summary, "the IMEX daemon runs (pid 4242) on this compute tray",
+                   "summary");
+        /* A superchip board whose GPUs have no fabric at all (GB200 NVL4): nothing to run. */
+        ok32(&n.ngpus[0].fabric_state, NVML_GPU_FABRIC_STATE_NOT_SUPPORTED, "nvmlDeviceGetGpuFabricInfo");
+        expect(run(&n, "gpu.fabric_manager"), STATUS_SKIP, "no NVSwitch on this node: the Fabric Manager is not needed",
+               NULL, NULL);
+        node_done(&n);
+}
+
 /* A GB200/GB300 NVL72 compute tray: no NVSwitch on its PCI bus (they sit in the switch
  * trays), GPUs in a fabric cluster; IMEX, not the Fabric Manager, runs here. */
 static void test_fabric_compute_tray(void **state) {
@@ -1212,7 +1298,8 @@ int main(void) {
                 cmocka_unit_test(test_pcie_nvml),      cmocka_unit_test(test_nvlink),
                 cmocka_unit_test(test_nvlink_wired_links),
                 cmocka_unit_test(test_fabric_manager),
-                cmocka_unit_test(test_fabric_compute_tray), cmocka_unit_test(test_power_limit),
+                cmocka_unit_test(test_fabric_compute_tray), cmocka_unit_test(test_fabric_fourth_generation),
+                cmocka_unit_test(test_fabric_tray_by_model), cmocka_unit_test(test_power_limit),
                 cmocka_unit_test(test_app_clocks),     cmocka_unit_test(test_mig),
                 cmocka_unit_test(test_no_gpus),        cmocka_unit_test(test_row_remapper),
                 cmocka_unit_test(test_inforom),        cmocka_unit_test(test_recovery_action),

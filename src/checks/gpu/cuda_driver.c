@@ -30,8 +30,10 @@ static const struct init_failure {
          "AppArmor denials (`journalctl -k | grep -i denied`), and check the locked-memory limit (`ulimit -l`)."},
         {802, "the system is not ready for CUDA work",
          "On NVSwitch systems (HGX, DGX) CUDA waits for the NVIDIA Fabric Manager: `systemctl enable --now "
-         "nvidia-fabricmanager` (its version must equal the driver's), then check `nvidia-smi -q | grep -A2 Fabric` "
-         "shows the fabric completed (gpu.fabric_manager)."},
+         "nvidia-fabricmanager` (its version must equal the driver's); on HGX/DGX B200 and B300 also for the NVLink "
+         "Subnet Manager (package nvlsm, started by the Fabric Manager's service once ib_umad is loaded); on "
+         "GB200/GB300 NVL72 compute trays for the rack's fabric (switch trays) and nvidia-imex. Then check "
+         "`nvidia-smi -q | grep -A2 Fabric` shows the fabric completed (gpu.fabric_manager)."},
         {803, "the driver's user-space libraries and the loaded kernel module are different versions",
          "Load the kernel module that matches the installed libraries: reboot (or unload and reload the nvidia "
          "modules) after a driver upgrade; if the packages are mixed, reinstall one driver branch."},

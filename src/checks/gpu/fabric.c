@@ -27,11 +27,40 @@ static const char fm_remedy[] =
         "NVSwitch fabric and CUDA fails with error 802 (cudaErrorSystemNotReady, \"system not yet initialized\"). "
         "`journalctl -u nvidia-fabricmanager` shows why it stopped.";
 
+/* Fourth-generation NVSwitch baseboards (HGX B200, B300): the Fabric Manager starts only
+ * once the NVLink Subnet Manager has configured the switches through the baseboard's
+ * management ports, and exits NV_WARN_NOTHING_TO_DO without them. */
+static const char fm_nvlsm_remedy[] =
+        "Start the NVLink Subnet Manager and the Fabric Manager: install nvlsm and nvidia-fabricmanager-<branch> "
+        "(the driver's version), load the InfiniBand management modules (`modprobe ib_umad mlx5_ib`) so that the "
+        "baseboard's NVSwitch management ports (LPF) appear in /sys/class/infiniband, then `systemctl enable --now "
+        "nvidia-fabricmanager` (its start-up script, nvidia-fabricmanager-start.sh, starts nvlsm on the management "
+        "port first). Without both the GPUs never join the NVSwitch fabric and CUDA fails with error 802 "
+        "(cudaErrorSystemNotReady). `journalctl -u nvidia-fabricmanager` shows why they stopped.";
+
 static const char imex_remedy[] =
         "Start the IMEX daemon on every compute tray of the NVLink domain: `systemctl enable --now nvidia-imex` "
         "(package nvidia-imex-<branch>, the driver's version), with /etc/nvidia-imex/nodes_config.cfg listing the "
         "trays' addresses. Where the Kubernetes DRA driver or the scheduler starts IMEX per job, this is expected "
-        "between jobs.";
+        "between jobs. The fabric itself (NVSwitches, Fabric Manager) is run from the NVLink switch trays.";
+
+/* The fabric services the node's GPU boards need, by gpus.json (architecture and form),
+ * and the first model that asks for them. */
+struct fabric_need {
+        unsigned services; /* GPU_FABRIC_* */
+        const char *model;
+};
+
+static struct fabric_need fabric_need_of(const struct facts *f) {
+        struct fabric_need need = {0};
+        for (size_t i = 0; f->db && i < f->gpus.n; i++) {
+                unsigned s = gpudb_fabric_services(f->db, f->gpus.gpus[i].model);
+                if (s && !need.model)
+                        need.model = f->gpus.gpus[i].model->name;
+                need.services |= s;
+        }
+        return need;
+}
 
 /* A GPU registered with a multi-node NVLink fabric (GB200/GB300 NVL72 compute trays, whose
  * NVSwitches sit in switch trays with their own Fabric Manager): NVML gives it a cluster
@@ -49,57 +78,86 @@ static bool fabric_supported(const struct nvml_gpu *g) {
         return nv_ok(g->fabric_state) && g->fabric_state.v != NV_FABRIC_STATE_NOT_SUPPORTED;
 }
 
-/* The daemon the fabric needs on this node: the Fabric Manager where the NVSwitches are on
- * the PCI bus, the IMEX daemon on a multi-node NVLink compute tray, none in a VM or where
- * the switches are managed elsewhere (skip, saying so). */
-static void judge_fabric_service(const struct check_info *self, const struct facts *f, struct report *rep,
-                                 size_t n_switch, unsigned n_cluster) {
+/* A multi-node NVLink compute tray (GB200/GB300 NVL72): the IMEX daemon here, the Fabric
+ * Manager on the switch trays. */
+static void judge_imex(const struct check_info *self, const struct facts *f, struct report *rep,
+                       const struct fabric_need *need, unsigned n_cluster) {
         const struct nvidia_facts *x = &f->nvidia;
-        const struct nvml_facts *n = &f->nvml;
         struct result *r = result_new(rep, self, "host");
-        if (!n_switch && n_cluster) {
-                result_expected(r, "nvidia-imex running (multi-node NVLink compute tray: the Fabric Manager runs on "
-                                   "the switch trays)");
-                result_evidence(r, "source", "/proc/[0-9]*/comm, nvmlDeviceGetGpuFabricInfoV (cluster UUID)");
-                if (x->fabricmanager_pid)
-                        result_evidence(r, "fabric_manager", "running here too (pid %d): not needed on a compute "
-                                                             "tray", x->fabricmanager_pid);
-                if (x->imex_pid) {
-                        result_observed(r, "nvidia-imex running (pid %d)", x->imex_pid);
+        result_expected(r, "nvidia-imex running (multi-node NVLink compute tray: the Fabric Manager runs on "
+                           "the switch trays)");
+        result_evidence(r, "source", "/proc/[0-9]*/comm, nvmlDeviceGetGpuFabricInfoV (cluster UUID), gpu table");
+        if (need->model && (need->services & GPU_FABRIC_IMEX))
+                result_evidence(r, "board", "%s: a compute tray of a multi-node NVLink domain", need->model);
+        if (x->fabricmanager_pid)
+                result_evidence(r, "fabric_manager", "running here too (pid %d): not needed on a compute tray",
+                                x->fabricmanager_pid);
+        if (x->imex_pid) {
+                result_observed(r, "nvidia-imex running (pid %d)", x->imex_pid);
+                if (n_cluster)
                         result_status(r, STATUS_PASS, "the IMEX daemon runs (pid %d) for this tray's %u GPU%s in the "
                                                       "NVLink cluster",
                                       x->imex_pid, n_cluster, n_cluster == 1 ? "" : "s");
-                } else {
-                        result_observed(r, "nvidia-imex not running");
-                        result_status(r, STATUS_WARN, "no IMEX daemon on this multi-node NVLink compute tray: memory "
-                                                      "sharing across trays (IMEX channels, NCCL's MNNVL) is "
-                                                      "unavailable until one runs");
-                        result_remedy(r, "%s", imex_remedy);
-                }
+                else
+                        result_status(r, STATUS_PASS, "the IMEX daemon runs (pid %d) on this compute tray",
+                                      x->imex_pid);
                 return;
         }
-        if (!n_switch) {
-                result_evidence(r, "source", "/sys/bus/pci/devices (class 0680 NVIDIA bridge)");
-                result_status(r, STATUS_SKIP, "the GPUs support an NVSwitch fabric but no NVSwitch is on this node's "
-                                              "PCI bus%s: the Fabric Manager runs where the switches are",
-                              f->virt.is_vm ? " (a VM)" : "");
-                return;
-        }
+        result_observed(r, "nvidia-imex not running");
+        result_status(r, STATUS_WARN, "no IMEX daemon on this multi-node NVLink compute tray: memory sharing across "
+                                      "trays (IMEX channels, NCCL's MNNVL) is unavailable until one runs");
+        result_remedy(r, "%s", imex_remedy);
+}
+
+/* The Fabric Manager (every NVSwitch baseboard) and, on fourth-generation ones, the NVLink
+ * Subnet Manager beside it, at the driver's version. */
+static void judge_fabric_manager(const struct check_info *self, const struct facts *f, struct report *rep,
+                                 size_t n_switch, const struct fabric_need *need) {
+        const struct nvidia_facts *x = &f->nvidia;
+        const struct nvml_facts *n = &f->nvml;
+        const bool want_nvlsm = need->services & GPU_FABRIC_NVLSM;
+        struct result *r = result_new(rep, self, "host");
         const char *drv = nv_ok(n->driver_version) ? n->driver_version.v
                           : x->have_version         ? x->driver_version
                                                     : NULL;
-        result_expected(r, "nv-fabricmanager running, version %s", drv ? drv : "= driver");
-        result_evidence(r, "source", "/proc/[0-9]*/comm, /var/lib/dpkg/status");
-        result_evidence(r, "nvswitches", "%zu on the PCI bus", n_switch);
+        result_expected(r, "nv-fabricmanager running, version %s%s", drv ? drv : "= driver",
+                        want_nvlsm ? "; nvlsm running" : "");
+        result_evidence(r, "source", "/proc/[0-9]*/comm, /var/lib/dpkg/status%s",
+                        want_nvlsm ? ", gpu table, /sys/class/infiniband/*/device/vpd" : "");
+        if (want_nvlsm) {
+                result_evidence(r, "board", "%s: fourth-generation NVSwitch baseboard (Fabric Manager and NVLSM)",
+                                need->model);
+                if (f->rdma.n_nvswitch_lpf)
+                        result_evidence(r, "nvswitch_lpf", "%zu management port%s (%s%s)", f->rdma.n_nvswitch_lpf,
+                                        f->rdma.n_nvswitch_lpf == 1 ? "" : "s", f->rdma.nvswitch_lpf[0],
+                                        f->rdma.n_nvswitch_lpf > 1 ? ", ..." : "");
+                else
+                        result_evidence(r, "nvswitch_lpf", "none in /sys/class/infiniband (ib_umad/mlx5_ib not "
+                                                           "loaded, or the capture lacks it)");
+        } else {
+                result_evidence(r, "nvswitches", "%zu on the PCI bus", n_switch);
+        }
         if (x->fabricmanager_version[0])
                 result_evidence(r, "package", "%s %s", x->fabricmanager_package, x->fabricmanager_version);
         else
                 result_evidence(r, "package", "version unknown: no installed nvidia-fabricmanager package in "
                                               "/var/lib/dpkg/status (RPM databases are not read)");
-        if (!x->fabricmanager_pid) {
-                result_observed(r, "not running");
-                result_status(r, STATUS_FAIL, "NVSwitch system without the Fabric Manager: CUDA fails with error 802");
-                result_remedy(r, "%s", fm_remedy);
+        const bool nvlsm_missing = want_nvlsm && !x->nvlsm_pid;
+        if (!x->fabricmanager_pid || nvlsm_missing) {
+                if (!x->fabricmanager_pid && nvlsm_missing)
+                        result_observed(r, "neither nv-fabricmanager nor nvlsm running");
+                else if (nvlsm_missing)
+                        result_observed(r, "nv-fabricmanager running (pid %d), nvlsm not running",
+                                        x->fabricmanager_pid);
+                else if (want_nvlsm)
+                        result_observed(r, "nv-fabricmanager not running, nvlsm running (pid %d)", x->nvlsm_pid);
+                else
+                        result_observed(r, "not running");
+                result_status(r, STATUS_FAIL, "NVSwitch system without %s: CUDA fails with error 802",
+                              !x->fabricmanager_pid && nvlsm_missing ? "the Fabric Manager and the NVLink Subnet Manager"
+                              : nvlsm_missing                         ? "the NVLink Subnet Manager (NVLSM)"
+                                                                      : "the Fabric Manager");
+                result_remedy(r, "%s", want_nvlsm ? fm_nvlsm_remedy : fm_remedy);
         } else if (drv && x->fabricmanager_version[0] && strcmp(drv, x->fabricmanager_version) != 0) {
                 result_observed(r, "running (pid %d), version %s", x->fabricmanager_pid, x->fabricmanager_version);
                 result_status(r, STATUS_FAIL, "Fabric Manager %s does not match driver %s: it refuses to start or "
@@ -109,12 +167,64 @@ static void judge_fabric_service(const struct check_info *self, const struct fac
                                  "(`systemctl restart nvidia-fabricmanager`); hold both packages so that upgrades "
                                  "move them together.",
                               drv);
+        } else if (want_nvlsm) {
+                result_observed(r, "nv-fabricmanager running (pid %d)%s%s, nvlsm running (pid %d)",
+                                x->fabricmanager_pid, x->fabricmanager_version[0] ? ", version " : "",
+                                x->fabricmanager_version, x->nvlsm_pid);
+                result_status(r, STATUS_PASS, "the Fabric Manager (pid %d) and the NVLink Subnet Manager (pid %d) "
+                                              "run%s",
+                              x->fabricmanager_pid, x->nvlsm_pid,
+                              x->fabricmanager_version[0] ? "; the Fabric Manager has the driver's version" : "");
         } else {
                 result_observed(r, "running (pid %d)%s%s", x->fabricmanager_pid,
                                 x->fabricmanager_version[0] ? ", version " : "", x->fabricmanager_version);
                 result_status(r, STATUS_PASS, "the Fabric Manager runs (pid %d)%s", x->fabricmanager_pid,
                               x->fabricmanager_version[0] ? ", same version as the driver" : "");
         }
+}
+
+/* The daemon the fabric needs on this node, from what the board is (gpus.json) and what
+ * the node shows: IMEX on a multi-node NVLink compute tray; the Fabric Manager and NVLSM
+ * on a fourth-generation NVSwitch baseboard, whose switches are not on the PCI bus; the
+ * Fabric Manager where earlier NVSwitches are on the PCI bus. Which fabric daemon a VM
+ * needs depends on the virtualisation model: without switches or their ports in sight,
+ * the host or a service VM runs it (skip, saying so). Returns the remedy for a GPU that
+ * has not joined the fabric. */
+static const char *judge_fabric_service(const struct check_info *self, const struct facts *f, struct report *rep,
+                                        size_t n_switch, unsigned n_fabric, unsigned n_cluster) {
+        struct fabric_need need = fabric_need_of(f);
+        const bool nvml_ok = f->nvml.init_state == NVML_INIT_OK;
+        /* A superchip board without NVLink to switches (GB200 NVL4) reports no fabric. */
+        const bool tray = (need.services & GPU_FABRIC_IMEX) && !(nvml_ok && n_fabric == 0);
+        const bool gen4 = need.services & GPU_FABRIC_NVLSM;
+        /* The board decides before the cluster UUID: an HGX B200 is judged as the NVSwitch
+         * baseboard it is, whatever its GPUs report, and a tray whose GPUs have not joined
+         * the fabric yet (no cluster UUID) still needs IMEX, not a Fabric Manager. */
+        if (!n_switch && (tray || (n_cluster && !gen4))) {
+                judge_imex(self, f, rep, &need, n_cluster);
+                return imex_remedy;
+        }
+        if (gen4 && !(f->virt.is_vm && f->rdma.n_nvswitch_lpf == 0)) {
+                judge_fabric_manager(self, f, rep, n_switch, &need);
+                return fm_nvlsm_remedy;
+        }
+        if (n_switch) {
+                need.services &= ~(unsigned)GPU_FABRIC_NVLSM;
+                judge_fabric_manager(self, f, rep, n_switch, &need);
+                return fm_remedy;
+        }
+        struct result *r = result_new(rep, self, "host");
+        result_evidence(r, "source", "/sys/bus/pci/devices (class 0680 NVIDIA bridge), /sys/class/infiniband "
+                                     "(NVSwitch management ports), gpu table");
+        if (gen4)
+                result_status(r, STATUS_SKIP, "a VM with the GPUs of an NVSwitch baseboard (%s) but none of its NVSwitch "
+                                              "management ports: the host or a service VM runs the Fabric Manager",
+                              need.model);
+        else
+                result_status(r, STATUS_SKIP, "the GPUs support an NVSwitch fabric but no NVSwitch is on this node's "
+                                              "PCI bus%s: the Fabric Manager runs where the switches are",
+                              f->virt.is_vm ? " (a VM)" : "");
+        return fm_remedy;
 }
 
 /* healthMask's fields (nvml.h NVML_GPU_FABRIC_HEALTH_MASK_*): for the two-bit ones 1 means
@@ -219,21 +329,25 @@ static void run_fabric_manager(const struct check_info *self, const struct facts
                 n_fabric += fabric_supported(&n->gpus[i]);
                 n_cluster += in_fabric_cluster(&n->gpus[i]);
         }
-        if (n_switch == 0 && n_fabric == 0) {
+        /* Without NVML the board alone tells a compute tray; with it, GPUs that report no
+         * fabric at all (a superchip board without switches) need none. */
+        const unsigned need = fabric_need_of(f).services;
+        const bool by_board = (need & GPU_FABRIC_NVLSM) || ((need & GPU_FABRIC_IMEX) && n->init_state != NVML_INIT_OK);
+        if (n_switch == 0 && n_fabric == 0 && !by_board) {
                 struct result *r = result_new(rep, self, "host");
-                result_evidence(r, "source", "/sys/bus/pci/devices (class 0680 NVIDIA bridge), nvmlDeviceGetGpuFabricInfo");
+                result_evidence(r, "source", "/sys/bus/pci/devices (class 0680 NVIDIA bridge), gpu table, "
+                                             "nvmlDeviceGetGpuFabricInfo");
                 if (f->gpus.n == 0)
                         result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
                 else
                         result_status(r, STATUS_SKIP, "no NVSwitch on this node: the Fabric Manager is not needed");
                 return;
         }
-        judge_fabric_service(self, f, rep, n_switch, n_cluster);
+        const char *remedy = judge_fabric_service(self, f, rep, n_switch, n_fabric, n_cluster);
 
         /* Each GPU's registration with the fabric (Hopper and newer). */
         if (n->init_state != NVML_INIT_OK)
                 return;
-        const char *remedy = !n_switch && n_cluster ? imex_remedy : fm_remedy;
         for (unsigned int i = 0; i < n->n_gpus; i++) {
                 const struct nvml_gpu *g = &n->gpus[i];
                 if (nv_not_supported(g->fabric_state.state, g->fabric_state.rc) ||
