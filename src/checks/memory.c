@@ -146,6 +146,11 @@ static void run_swap(const struct check_info *self, const struct facts *f, struc
                       m->n_swaps == 1 ? "" : "s", m->swaps_size_kb / 1024, m->swaps_used_kb / 1024);
 }
 
+/* Host RAM against the GPUs' memory. NVIDIA states no ratio: its DGX systems range from
+ * 0.87x (DGX B300) to over 3x (DGX H100), so the ratio is reported, and only a host well
+ * below its GPUs (the policy's host_memory_min_ratio, 0.5 by default) warns. A Grace
+ * superchip's GPU and CPU memory are one coherent address space over NVLink-C2C: there
+ * the comparison does not apply. */
 static void run_host_vs_gpu(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct memory_facts *m = &f->memory;
         if (check_skip_without_gpus(self, f, rep))
@@ -154,6 +159,7 @@ static void run_host_vs_gpu(const struct check_info *self, const struct facts *f
         result_evidence(r, "source", "/proc/meminfo, gpu table (%s)", f->db ? f->db->source : "built in");
         /* GPU memory_gb figures in the table are binary (an "80GB" H100 has 80 GiB). */
         double gpu_gib = 0;
+        const char *c2c_model = NULL;
         for (size_t i = 0; i < f->gpus.n; i++) {
                 const struct gpu_model *model = f->gpus.gpus[i].model;
                 if (!model || model->memory_gb <= 0) {
@@ -163,6 +169,8 @@ static void run_host_vs_gpu(const struct check_info *self, const struct facts *f
                                       "table", gpu_subject(f, i), name);
                         return;
                 }
+                if (model->host_link && strcmp(model->host_link, "c2c") == 0 && !c2c_model)
+                        c2c_model = model->name;
                 gpu_gib += model->memory_gb;
         }
         if (judge_err(r, m->mem_total_err, "/proc/meminfo", "/proc/meminfo absent"))
@@ -171,17 +179,26 @@ static void run_host_vs_gpu(const struct check_info *self, const struct facts *f
         double ratio = host_gib / gpu_gib;
         result_observed(r, "host %.1f GiB, GPUs %.0f GiB (%zu GPU%s): %.2fx", host_gib, gpu_gib, f->gpus.n,
                         f->gpus.n == 1 ? "" : "s", ratio);
-        result_expected(r, ">= 1.00x the GPUs' memory (NVIDIA DGX sizing: 2x)");
-        if (ratio >= 1.0) {
+        if (c2c_model) {
+                result_status(r, STATUS_SKIP, "%s: CPU and GPU memory are one coherent address space over "
+                                              "NVLink-C2C, so host RAM is not sized against GPU memory (%.2fx)",
+                              c2c_model, ratio);
+                return;
+        }
+        const double min_ratio = check_thresholds(f)->host_memory_min_ratio;
+        result_expected(r, ">= %.2fx the GPUs' memory (NVIDIA states no ratio; its DGX systems ship 0.87x to 3.2x)",
+                        min_ratio);
+        if (ratio >= min_ratio) {
                 result_status(r, STATUS_PASS, "host RAM is %.2fx the GPUs' total memory", ratio);
                 return;
         }
-        result_status(r, STATUS_WARN, "host RAM (%.1f GiB) is less than the GPUs' total memory (%.0f GiB): pinned "
-                      "staging buffers and checkpoints that pass through host memory will not fit",
-                      host_gib, gpu_gib);
-        result_remedy(r, "Fit at least %.0f GiB of RAM, ideally %.0f GiB (twice the GPU memory, as NVIDIA sizes DGX "
-                      "systems); until then, shard checkpoints and limit data-loader workers and pinned memory.",
-                      gpu_gib, 2 * gpu_gib);
+        result_status(r, STATUS_WARN, "host RAM (%.1f GiB) is %.2fx the GPUs' total memory (%.0f GiB), below %.2fx: "
+                      "pinned staging buffers and checkpoints that pass through host memory may not fit",
+                      host_gib, ratio, gpu_gib, min_ratio);
+        result_remedy(r, "Fit more RAM (at least %.0f GiB for %.2fx); until then, shard checkpoints and limit "
+                      "data-loader workers and pinned memory. A site that sizes its nodes differently sets "
+                      "thresholds.host_memory_min_ratio in the site policy.",
+                      gpu_gib * min_ratio, min_ratio);
 }
 
 CHECK_INFO(memory_thp, "memory", "memory.thp", LEVEL_QUICK, 0,
@@ -199,5 +216,5 @@ CHECK_INFO(memory_dirty_ratio, "memory", "memory.dirty_ratio", LEVEL_QUICK, 0,
 CHECK_INFO(memory_swap, "memory", "memory.swap", LEVEL_QUICK, 0, "Swap areas, reported", run_swap);
 
 CHECK_INFO(memory_host_vs_gpu, "memory", "memory.host_vs_gpu", LEVEL_QUICK, 0,
-           "Host RAM is at least the GPUs' total memory",
+           "Host RAM against the GPUs' total memory: reported, warns only well below it",
            run_host_vs_gpu);

@@ -55,6 +55,9 @@ const struct policy_thresholds policy_thresholds_default = {
         /* None by default: what a port should run at is the site's fabric (HDR, NDR, 100GbE);
          * network.port_rate judges against the HCA and the node's other ports without it. */
         .network_min_rate_gbps = 0,
+        /* gpuvet's: NVIDIA states no ratio. The DGX it ships range from 0.87x (DGX B300: 2 TB
+         * for 2.3 TB of HBM) to 3.2x (DGX H100); half the GPU memory is well below all. */
+        .host_memory_min_ratio = 0.5,
 };
 
 struct walk {
@@ -403,11 +406,13 @@ static void thresholds_pair(struct walk *w, const char *key, yaml_node_t *k, yam
                 get_number(w, v, "thresholds.burn_power_fraction", 0.1, 1.0, &t->burn_power_fraction);
         else if (strcmp(key, "network_min_rate_gbps") == 0)
                 get_number(w, v, "thresholds.network_min_rate_gbps", 0.0, 100000.0, &t->network_min_rate_gbps);
+        else if (strcmp(key, "host_memory_min_ratio") == 0)
+                get_number(w, v, "thresholds.host_memory_min_ratio", 0.1, 8.0, &t->host_memory_min_ratio);
         else
                 unknown_key(w, k, "thresholds", key,
                             "temperature_margin_c, power_cap_fraction, pcie_replays_per_minute, ecc_corrected_warn, "
                             "retired_pages_warn, burn_throughput_spread, burn_throughput_drop, "
-                            "burn_sm_clock_fraction, burn_power_fraction, network_min_rate_gbps");
+                            "burn_sm_clock_fraction, burn_power_fraction, network_min_rate_gbps, host_memory_min_ratio");
 }
 
 struct exception_ctx {

@@ -65,6 +65,7 @@ struct policy_thresholds {
         double burn_sm_clock_fraction;      /* burn: fail when the SM clock under load is below this of its max */
         double burn_power_fraction;         /* burn --mode power: fail below this of the enforced limit */
         double network_min_rate_gbps;       /* network.port_rate: fail an active RDMA port below this; 0 none */
+        double host_memory_min_ratio;       /* memory.host_vs_gpu: warn below this host RAM / GPU memory */
 };
 
 /* gpuvet's own numbers, used where a policy sets none. */

@@ -10,6 +10,7 @@
 
 #include "checks/check.h"
 #include "core/fsroot.h"
+#include "policy/policy.h"
 #include "tree.h"
 
 static const struct result *run_one(const struct check_info *check, const struct facts *f, struct report *rep) {
@@ -181,15 +182,48 @@ static void test_host_vs_gpu(void **state) {
         r = run_one(&check_memory_host_vs_gpu, &f, &rep);
         assert_int_equal(r->status, STATUS_PASS);
         assert_string_equal(r->observed, "host 1007.5 GiB, GPUs 640 GiB (8 GPUs): 1.57x");
-        assert_string_equal(r->expected, ">= 1.00x the GPUs' memory (NVIDIA DGX sizing: 2x)");
+        assert_string_equal(r->expected,
+                            ">= 0.50x the GPUs' memory (NVIDIA states no ratio; its DGX systems ship 0.87x to 3.2x)");
         report_done(&rep);
 
+        /* Below 1x is how NVIDIA builds a DGX B300 (2 TB for 2.3 TB of HBM): it passes. */
+        f.memory.mem_total_kb = 512ull << 20;
+        r = run_one(&check_memory_host_vs_gpu, &f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->observed, "host 512.0 GiB, GPUs 640 GiB (8 GPUs): 0.80x");
+        assert_null(r->remedy);
+        report_done(&rep);
+
+        /* Well below: warns, with no claim of NVIDIA's sizing. */
+        f.memory.mem_total_kb = 256ull << 20;
+        r = run_one(&check_memory_host_vs_gpu, &f, &rep);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->remedy, "at least 320 GiB"));
+        assert_null(strstr(r->remedy, "twice"));
+        report_done(&rep);
+
+        /* A site that sizes host RAM at 1x says so in its policy. */
+        struct policy pol = {0};
+        pol.thresholds = policy_thresholds_default;
+        pol.thresholds.host_memory_min_ratio = 1.0;
+        f.policy = &pol;
         f.memory.mem_total_kb = 512ull << 20;
         r = run_one(&check_memory_host_vs_gpu, &f, &rep);
         assert_int_equal(r->status, STATUS_WARN);
-        assert_string_equal(r->observed, "host 512.0 GiB, GPUs 640 GiB (8 GPUs): 0.80x");
         assert_non_null(strstr(r->remedy, "at least 640 GiB"));
         report_done(&rep);
+        f.policy = NULL;
+
+        /* Grace superchips: CPU and GPU memory are one address space over C2C. */
+        struct gpu_model gb200 = { .name = "NVIDIA GB200", .memory_gb = 186, .host_link = "c2c" };
+        for (size_t i = 0; i < 8; i++)
+                gpus[i].model = &gb200;
+        r = run_one(&check_memory_host_vs_gpu, &f, &rep);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_non_null(strstr(r->summary, "NVLink-C2C"));
+        report_done(&rep);
+        for (size_t i = 0; i < 8; i++)
+                gpus[i].model = &h100;
 
         gpus[3].model = NULL;
         r = run_one(&check_memory_host_vs_gpu, &f, &rep);
