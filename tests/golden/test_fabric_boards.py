@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""The fabric services and the kernel module flavour each Blackwell board needs, and host
+memory against GPU memory, end to end through the gpuvet binary (docs/checks/gpu.md
+gpu.fabric_manager and gpu.driver_version, docs/checks/memory.md memory.host_vs_gpu).
+
+Usage: test_fabric_boards.py GPUVET
+
+On the shared fixtures (tests/fixtures/fixture_cache.py), without NVML, as a node whose
+NVML does not answer is judged:
+
+1. the healthy boards pass: hgx-b200 (Fabric Manager and NVLSM on the baseboard's NVSwitch
+   management ports, open modules) and gb200-tray (IMEX, open modules, Grace C2C);
+2. each fault fails, in a copy of the healthy tree with the one fault: NVLSM stopped, the
+   Fabric Manager stopped, the proprietary module on Blackwell (B200 and the GB200 tray),
+   the open module on Pascal (p100-node), IMEX stopped on the tray (a warning, never "start
+   the Fabric Manager"), host RAM well below the GPUs' memory; and a B300 node with a DGX
+   B300's 2 TiB (0.89x its HBM) passes;
+3. hgx-b300, the issue's reproducer (R580's proprietary module, no fabric daemons), fails
+   gpu.driver_version and gpu.fabric_manager.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
+
+GPUVET = sys.argv[1]
+PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
+CHECKS = "gpu.fabric_manager,gpu.driver_version,memory.host_vs_gpu"
+
+failures = []
+
+
+def fail(name, msg):
+    failures.append(name)
+    print("FAIL %s: %s" % (name, msg))
+
+
+def ok(name):
+    print("ok   %s" % name)
+
+
+def results(root):
+    """{check id: its host result} of `gpuvet check --only CHECKS --no-nvml` on root."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "report.json")
+        p = subprocess.run([GPUVET, "check", "--root", root, "--no-nvml", "--only", CHECKS, "--json", out, "--quiet"],
+                           env=dict(os.environ, GPUVET_PCI_IDS=PCI_IDS), capture_output=True, text=True, timeout=120)
+        if p.returncode not in (0, 1):
+            raise RuntimeError("gpuvet exited %d: %s" % (p.returncode, p.stderr))
+        with open(out) as f:
+            report = json.load(f)
+    return {c["id"]: c for c in report["checks"] if c["subject"] == "host"}
+
+
+def expect(name, root, check, status, summary=None, remedy=None, no_remedy=None):
+    r = results(root).get(check)
+    if r is None:
+        fail(name, "no host result for %s" % check)
+        return
+    problems = []
+    if r["status"] != status:
+        problems.append("status %s, want %s" % (r["status"], status))
+    if summary and not re.search(summary, r["summary"] or ""):
+        problems.append("summary %r lacks %r" % (r["summary"], summary))
+    if remedy and remedy not in (r["remedy"] or ""):
+        problems.append("remedy %r lacks %r" % (r["remedy"], remedy))
+    if no_remedy and no_remedy in (r["remedy"] or ""):
+        problems.append("remedy %r names %r" % (r["remedy"], no_remedy))
+    if problems:
+        fail(name, "%s: %s" % (check, "; ".join(problems)))
+    else:
+        ok(name)
+
+
+def edit(path, old, new):
+    with open(path) as f:
+        text = f.read()
+    if old not in text:
+        raise RuntimeError("%s lacks %r" % (path, old))
+    os.chmod(path, 0o644)
+    with open(path, "w") as f:
+        f.write(text.replace(old, new))
+
+
+def set_ram(root, gib):
+    """MemTotal as the fixtures write it: the RAM less 3.5 GiB the firmware keeps."""
+    path = os.path.join(root, "proc/meminfo")
+    with open(path) as f:
+        text = f.read()
+    os.chmod(path, 0o644)
+    with open(path, "w") as f:
+        f.write(re.sub(r"(?m)^MemTotal: +\d+ kB$", "MemTotal:       %d kB" % (gib * 1024 * 1024 - 3584 * 1024), text))
+
+
+def stop(root, pid):
+    shutil.rmtree(os.path.join(root, "proc", str(pid)))
+
+
+def proprietary(root, arch):
+    path = os.path.join(root, "proc/driver/nvidia/version")
+    with open(path) as f:
+        version = re.search(r"  (\d+\.\d+\.\d+)  ", f.read()).group(1)
+    os.chmod(path, 0o644)
+    with open(path, "w") as f:
+        f.write("NVRM version: NVIDIA UNIX %s Kernel Module  %s  Wed Oct  1 19:40:01 UTC 2025\n" % (arch, version))
+
+
+def variant(scratch, name, fixture):
+    return fixture_cache.writable(fixture, os.path.join(scratch, name))
+
+
+def main():
+    shared = {n: fixture_cache.path(n) for n in ("hgx-b200", "gb200-tray", "hgx-b300", "p100-node")}
+
+    # 1. healthy boards
+    b200, tray = shared["hgx-b200"], shared["gb200-tray"]
+    expect("b200 healthy: fabric", b200, "gpu.fabric_manager", "pass",
+           r"the Fabric Manager \(pid 3302\) and the NVLink Subnet Manager \(pid 3290\) run")
+    expect("b200 healthy: open module", b200, "gpu.driver_version", "pass", r"\(open kernel module\)")
+    expect("b200 healthy: host memory", b200, "memory.host_vs_gpu", "pass", r"1\.42x")
+    expect("tray healthy: IMEX", tray, "gpu.fabric_manager", "pass",
+           r"the IMEX daemon runs \(pid 4242\) on this compute tray")
+    expect("tray healthy: open module", tray, "gpu.driver_version", "pass", r"\(open kernel module\)")
+    expect("tray healthy: C2C host memory", tray, "memory.host_vs_gpu", "skip", r"NVLink-C2C")
+
+    with fixture_cache.scratch(prefix="gpuvet-fabric-") as scratch:
+        # 2. one fault each
+        root = variant(scratch, "b200-no-nvlsm", "hgx-b200")
+        stop(root, 3290)
+        expect("b200 without NVLSM", root, "gpu.fabric_manager", "fail",
+               r"without the NVLink Subnet Manager \(NVLSM\): CUDA fails with error 802", remedy="nvlsm")
+
+        root = variant(scratch, "b200-no-fm", "hgx-b200")
+        stop(root, 3302)
+        expect("b200 without the Fabric Manager", root, "gpu.fabric_manager", "fail",
+               r"without the Fabric Manager: CUDA fails with error 802", remedy="nvidia-fabricmanager")
+
+        root = variant(scratch, "b200-proprietary", "hgx-b200")
+        proprietary(root, "x86_64")
+        expect("b200 on the proprietary module", root, "gpu.driver_version", "fail",
+               r"^Blackwell GPUs \(NVIDIA B200\) run only on the open kernel modules",
+               remedy="Install the open kernel modules (nvidia-open)")
+
+        root = variant(scratch, "b200-small-ram", "hgx-b200")
+        set_ram(root, 256)
+        expect("b200 with RAM well below its GPUs", root, "memory.host_vs_gpu", "warn", r"0\.18x",
+               no_remedy="twice")
+
+        # Below 1x is how NVIDIA builds a DGX B300 (2 TB for 2.3 TB of HBM): no warning.
+        root = variant(scratch, "b300-2tib", "hgx-b300")
+        set_ram(root, 2048)
+        expect("b300 with 2 TiB (a DGX B300's RAM)", root, "memory.host_vs_gpu", "pass", r"0\.89x")
+
+        root = variant(scratch, "tray-no-imex", "gb200-tray")
+        stop(root, 4242)
+        expect("tray without IMEX", root, "gpu.fabric_manager", "warn",
+               r"no IMEX daemon on this multi-node NVLink compute tray", remedy="nvidia-imex",
+               no_remedy="Start the Fabric Manager")
+
+        root = variant(scratch, "tray-proprietary", "gb200-tray")
+        proprietary(root, "aarch64")
+        expect("tray on the proprietary module", root, "gpu.driver_version", "fail",
+               r"run only on the open kernel modules", remedy="nvidia-open")
+
+        root = variant(scratch, "p100-open", "p100-node")
+        edit(os.path.join(root, "proc/driver/nvidia/version"), "NVIDIA UNIX x86_64 Kernel Module  590.48.01",
+             "NVIDIA UNIX Open Kernel Module for x86_64  580.95.05")
+        expect("pascal on the open module", root, "gpu.driver_version", "fail",
+               r"^Pascal GPUs \(Tesla P100-SXM2-16GB\) run only on the proprietary kernel modules",
+               remedy="proprietary kernel modules of an R580 or older branch")
+
+    # 3. the reproducer
+    b300 = shared["hgx-b300"]
+    expect("b300 reproducer: proprietary module", b300, "gpu.driver_version", "fail",
+           r"^Blackwell Ultra GPUs \(NVIDIA B300 SXM6 AC\) run only on the open kernel modules")
+    expect("b300 reproducer: no fabric daemons", b300, "gpu.fabric_manager", "fail",
+           r"without the Fabric Manager and the NVLink Subnet Manager")
+
+    print("%d failure(s)" % len(failures) if failures else "all fabric-board cases pass")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
