@@ -36,7 +36,8 @@ static const char fm_nvlsm_remedy[] =
         "baseboard's NVSwitch management ports (LPF) appear in /sys/class/infiniband, then `systemctl enable --now "
         "nvidia-fabricmanager` (its start-up script, nvidia-fabricmanager-start.sh, starts nvlsm on the management "
         "port first). Without both the GPUs never join the NVSwitch fabric and CUDA fails with error 802 "
-        "(cudaErrorSystemNotReady). `journalctl -u nvidia-fabricmanager` shows why they stopped.";
+        "(cudaErrorSystemNotReady). `journalctl -u nvidia-fabricmanager` and /var/log/nvlsm.log show why they "
+        "stopped.";
 
 static const char imex_remedy[] =
         "Start the IMEX daemon on every compute tray of the NVLink domain: `systemctl enable --now nvidia-imex` "
