@@ -2,6 +2,7 @@
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "core/strv.h"
+#include "data/gpudb.h"
 #include "sys/facts.h"
 
 #include <ctype.h>
@@ -295,17 +296,27 @@ static bool is_nvswitch_lpf(struct fsroot *fs, const char *name) {
         return lpf;
 }
 
+/* Only a fourth-generation NVSwitch baseboard has management ports, and a VPD read is
+ * slow (the kernel polls config space for every four bytes): ask only on such a board. */
+static bool board_has_lpf(const struct facts *f) {
+        for (size_t i = 0; f->db && i < f->gpus.n; i++)
+                if (gpudb_fabric_services(f->db, f->gpus.gpus[i].model) & GPU_FABRIC_NVLSM)
+                        return true;
+        return false;
+}
+
 int rdma_gather(struct fsroot *fs, struct facts *f) {
         struct rdma_facts *x = &f->rdma;
         x->gds_config = fsroot_access(fs, "/etc/cufile.json") == 0;
         if (f->netdev.n_rdma == 0)
                 return 0;
+        const bool lpf_board = board_has_lpf(f);
         x->devs = calloc(f->netdev.n_rdma, sizeof(*x->devs));
         if (!x->devs)
                 return -ENOMEM;
         for (size_t i = 0; i < f->netdev.n_rdma; i++) {
                 const struct netdev *nd = &f->netdev.rdma[i];
-                if (is_nvswitch_lpf(fs, nd->name)) {
+                if (lpf_board && is_nvswitch_lpf(fs, nd->name)) {
                         if (x->n_nvswitch_lpf < RDMA_MAX_LPF)
                                 snprintf(x->nvswitch_lpf[x->n_nvswitch_lpf], sizeof(x->nvswitch_lpf[0]), "%s",
                                          nd->name);

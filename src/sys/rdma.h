@@ -99,7 +99,8 @@ struct rdma_facts {
          * B300): the "limited" PCI functions (LPF) of the baseboard's ConnectX bridge, through
          * which the Fabric Manager and the NVLink Subnet Manager program the switches. Their
          * PCI VPD carries "SMDL=SW_MNG" (Fabric Manager User Guide). They carry no network
-         * traffic, so they are kept out of devs and the network checks. */
+         * traffic, so they are kept out of devs and the network checks. Looked for only
+         * when a GPU's board is one (gpus.json: its fabric services include NVLSM). */
         char nvswitch_lpf[RDMA_MAX_LPF][64]; /* the first RDMA_MAX_LPF names */
         size_t n_nvswitch_lpf;               /* all of them */
 };

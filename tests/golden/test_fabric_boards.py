@@ -32,7 +32,7 @@ import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 GPUVET = sys.argv[1]
 PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
-CHECKS = "gpu.fabric_manager,gpu.driver_version,memory.host_vs_gpu"
+CHECKS = "gpu.fabric_manager,gpu.driver_version,memory.host_vs_gpu,network.port_state"
 
 failures = []
 
@@ -59,7 +59,7 @@ def results(root):
     return {c["id"]: c for c in report["checks"] if c["subject"] == "host"}
 
 
-def expect(name, root, check, status, summary=None, remedy=None, no_remedy=None):
+def expect(name, root, check, status, summary=None, remedy=None, no_remedy=None, evidence=None):
     r = results(root).get(check)
     if r is None:
         fail(name, "no host result for %s" % check)
@@ -73,6 +73,9 @@ def expect(name, root, check, status, summary=None, remedy=None, no_remedy=None)
         problems.append("remedy %r lacks %r" % (r["remedy"], remedy))
     if no_remedy and no_remedy in (r["remedy"] or ""):
         problems.append("remedy %r names %r" % (r["remedy"], no_remedy))
+    for key, want in (evidence or {}).items():
+        if r["evidence"].get(key) != want:
+            problems.append("evidence %s %r, want %r" % (key, r["evidence"].get(key), want))
     if problems:
         fail(name, "%s: %s" % (check, "; ".join(problems)))
     else:
@@ -122,7 +125,11 @@ def main():
     # 1. healthy boards
     b200, tray = shared["hgx-b200"], shared["gb200-tray"]
     expect("b200 healthy: fabric", b200, "gpu.fabric_manager", "pass",
-           r"the Fabric Manager \(pid 3302\) and the NVLink Subnet Manager \(pid 3290\) run")
+           r"the Fabric Manager \(pid 3302\) and the NVLink Subnet Manager \(pid 3290\) run",
+           evidence={"nvswitch_lpf": "4 management ports (mlx5_10, ...)",
+                     "package": "nvidia-fabricmanager-580 580.95.05"})
+    # The management ports are no network: the RDMA checks do not judge them.
+    expect("b200 healthy: LPFs are not network ports", b200, "network.port_state", "skip")
     expect("b200 healthy: open module", b200, "gpu.driver_version", "pass", r"\(open kernel module\)")
     expect("b200 healthy: host memory", b200, "memory.host_vs_gpu", "pass", r"1\.42x")
     expect("tray healthy: IMEX", tray, "gpu.fabric_manager", "pass",
