@@ -8,8 +8,9 @@ Usage: test_fabric_boards.py GPUVET
 On the shared fixtures (tests/fixtures/fixture_cache.py), without NVML, as a node whose
 NVML does not answer is judged:
 
-1. the healthy boards pass: hgx-b200 (Fabric Manager and NVLSM on the baseboard's NVSwitch
-   management ports, open modules) and gb200-tray (IMEX, open modules, Grace C2C);
+1. the healthy boards pass: hgx-b200 and hgx-b300-healthy (Fabric Manager and NVLSM on the
+   baseboard's NVSwitch management ports, open modules) and gb200-tray (IMEX, open modules,
+   Grace C2C);
 2. each fault fails, in a copy of the healthy tree with the one fault: NVLSM stopped, the
    Fabric Manager stopped, the proprietary module on Blackwell (B200 and the GB200 tray),
    the open module on Pascal (p100-node), IMEX stopped on the tray (a warning, never "start
@@ -120,7 +121,8 @@ def variant(scratch, name, fixture):
 
 
 def main():
-    shared = {n: fixture_cache.path(n) for n in ("hgx-b200", "gb200-tray", "hgx-b300", "p100-node")}
+    shared = {n: fixture_cache.path(n) for n in ("hgx-b200", "hgx-b300-healthy", "gb200-tray", "hgx-b300",
+                                                 "p100-node")}
 
     # 1. healthy boards
     b200, tray = shared["hgx-b200"], shared["gb200-tray"]
@@ -132,6 +134,11 @@ def main():
     expect("b200 healthy: LPFs are not network ports", b200, "network.port_state", "skip")
     expect("b200 healthy: open module", b200, "gpu.driver_version", "pass", r"\(open kernel module\)")
     expect("b200 healthy: host memory", b200, "memory.host_vs_gpu", "pass", r"1\.42x")
+    b300ok = shared["hgx-b300-healthy"]
+    expect("b300 healthy: fabric", b300ok, "gpu.fabric_manager", "pass",
+           r"the Fabric Manager \(pid 3302\) and the NVLink Subnet Manager \(pid 3290\) run")
+    expect("b300 healthy: open module", b300ok, "gpu.driver_version", "pass", r"\(open kernel module\)")
+    expect("b300 healthy: a DGX B300's RAM", b300ok, "memory.host_vs_gpu", "pass", r"0\.89x")
     expect("tray healthy: IMEX", tray, "gpu.fabric_manager", "pass",
            r"the IMEX daemon runs \(pid 4242\) on this compute tray")
     expect("tray healthy: open module", tray, "gpu.driver_version", "pass", r"\(open kernel module\)")
