@@ -3,10 +3,12 @@
 memory against GPU memory, end to end through the gpuvet binary (docs/checks/gpu.md
 gpu.fabric_manager and gpu.driver_version, docs/checks/memory.md memory.host_vs_gpu).
 
-Usage: test_fabric_boards.py GPUVET
+Usage: test_fabric_boards.py GPUVET FAKE_LIB
 
 On the shared fixtures (tests/fixtures/fixture_cache.py), without NVML, as a node whose
-NVML does not answer is judged:
+NVML does not answer is judged, and for the tray also with the fake NVML (FAKE_LIB) playing
+its GPUs joined to the rack's fabric and not yet joined (W6: the per-GPU remedy is IMEX and
+the switch trays, never the Fabric Manager):
 
 1. the healthy boards pass: hgx-b200 and hgx-b300-healthy (Fabric Manager and NVLSM on the
    baseboard's NVSwitch management ports, open modules) and gb200-tray (IMEX, open modules,
@@ -31,7 +33,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import fixture_cache  # noqa: E402  (the shared fixture trees)
 
-GPUVET = sys.argv[1]
+GPUVET, FAKE_LIB = sys.argv[1:3]
+SCENARIOS = os.path.join(HERE, "nvml-scenarios")
 PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
 CHECKS = "gpu.fabric_manager,gpu.driver_version,memory.host_vs_gpu,network.port_state"
 
@@ -47,21 +50,32 @@ def ok(name):
     print("ok   %s" % name)
 
 
-def results(root):
-    """{check id: its host result} of `gpuvet check --only CHECKS --no-nvml` on root."""
+def run(root, scenario=None):
+    """The results of `gpuvet check --only CHECKS` on root: without NVML, or with the fake
+    NVML playing tests/golden/nvml-scenarios/SCENARIO."""
+    env = dict(os.environ, GPUVET_PCI_IDS=PCI_IDS)
+    env.pop("GPUVET_NVML_LIB", None)
+    nvml = ["--no-nvml"]
+    if scenario:
+        env["FAKE_NVML_SCENARIO"] = os.path.join(SCENARIOS, scenario)
+        nvml = ["--nvml-lib", FAKE_LIB]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "report.json")
-        p = subprocess.run([GPUVET, "check", "--root", root, "--no-nvml", "--only", CHECKS, "--json", out, "--quiet"],
-                           env=dict(os.environ, GPUVET_PCI_IDS=PCI_IDS), capture_output=True, text=True, timeout=120)
+        p = subprocess.run([GPUVET, "check", "--root", root] + nvml + ["--only", CHECKS, "--json", out, "--quiet"],
+                           env=env, capture_output=True, text=True, timeout=120)
         if p.returncode not in (0, 1):
             raise RuntimeError("gpuvet exited %d: %s" % (p.returncode, p.stderr))
         with open(out) as f:
-            report = json.load(f)
-    return {c["id"]: c for c in report["checks"] if c["subject"] == "host"}
+            return json.load(f)["checks"]
 
 
-def expect(name, root, check, status, summary=None, remedy=None, no_remedy=None, evidence=None):
-    r = results(root).get(check)
+def results(root, scenario=None):
+    """{check id: its host result}."""
+    return {c["id"]: c for c in run(root, scenario) if c["subject"] == "host"}
+
+
+def expect(name, root, check, status, summary=None, remedy=None, no_remedy=None, evidence=None, scenario=None):
+    r = results(root, scenario).get(check)
     if r is None:
         fail(name, "no host result for %s" % check)
         return
@@ -189,6 +203,21 @@ def main():
         expect("pascal on the open module", root, "gpu.driver_version", "fail",
                r"^Pascal GPUs \(Tesla P100-SXM2-16GB\) run only on the proprietary kernel modules",
                remedy="proprietary kernel modules of an R580 or older branch")
+
+    # With NVML: a tray whose GPUs joined the rack's fabric, then one whose GPUs have not
+    # (no cluster UUID yet): each GPU's failure points at IMEX and the switch trays.
+    expect("tray with NVML: joined", tray, "gpu.fabric_manager", "pass",
+           r"the IMEX daemon runs \(pid 4242\) for this tray's 4 GPUs in the NVLink cluster",
+           scenario="golden-gb200-tray.scn")
+    gpus = [c for c in run(tray, "golden-gb200-tray-unjoined.scn")
+            if c["id"] == "gpu.fabric_manager" and c["subject"] != "host"]
+    bad = [c for c in gpus if c["status"] != "fail" or "nvidia-imex" not in (c["remedy"] or "") or
+           "Start the Fabric Manager" in (c["remedy"] or "")]
+    if len(gpus) != 4 or bad:
+        fail("tray with NVML: not joined", "want 4 GPU failures with the IMEX remedy, got %r" %
+             [(c["subject"], c["status"], c["remedy"]) for c in gpus])
+    else:
+        ok("tray with NVML: not joined")
 
     # 3. the reproducer
     b300 = shared["hgx-b300"]
