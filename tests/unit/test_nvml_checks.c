@@ -1025,6 +1025,12 @@ static void test_fabric_fourth_generation(void **state) {
         n.f.nvml.init_state = NVML_INIT_NOT_TRIED;
         expect_str(run(&n, "gpu.fabric_manager")->summary,
                    "NVSwitch system without the NVLink Subnet Manager (NVLSM): CUDA fails with error 802", "summary");
+        /* A hypervisor that passes the GPUs through (vfio-pci): the VM runs the fabric. */
+        snprintf(n.devs[0].driver, sizeof(n.devs[0].driver), "vfio-pci");
+        r = run(&n, "gpu.fabric_manager");
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_non_null(strstr(r->summary, "no GPU is bound to the nvidia driver"));
+        snprintf(n.devs[0].driver, sizeof(n.devs[0].driver), "nvidia");
         /* A VM given the GPUs but none of the switch ports: the host or a service VM runs the fabric. */
         n.f.virt.is_vm = true;
         n.f.rdma.n_nvswitch_lpf = 0;

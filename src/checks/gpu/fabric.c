@@ -194,6 +194,16 @@ static void judge_fabric_manager(const struct check_info *self, const struct fac
 static const char *judge_fabric_service(const struct check_info *self, const struct facts *f, struct report *rep,
                                         size_t n_switch, unsigned n_fabric, unsigned n_cluster) {
         struct fabric_need need = fabric_need_of(f);
+        if (f->gpus.n && check_gpus_bound_to(f, "nvidia") == 0) {
+                /* A hypervisor passing the GPUs through: the VM that gets the baseboard, or
+                 * the service VM, runs the fabric daemons. Without any driver the GPUs are
+                 * gpu.driver_binding's finding. */
+                struct result *r = result_new(rep, self, "host");
+                result_evidence(r, "source", "/sys/bus/pci/devices/*/driver");
+                result_status(r, STATUS_SKIP, "no GPU is bound to the nvidia driver: the fabric services run where "
+                                              "the driver drives the GPUs (a VM given them, or a service VM)");
+                return fm_remedy;
+        }
         const bool nvml_ok = f->nvml.init_state == NVML_INIT_OK;
         /* A superchip board without NVLink to switches (GB200 NVL4) reports no fabric. */
         const bool tray = (need.services & GPU_FABRIC_IMEX) && !(nvml_ok && n_fabric == 0);
