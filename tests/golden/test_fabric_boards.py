@@ -7,8 +7,8 @@ Usage: test_fabric_boards.py GPUVET FAKE_LIB
 
 On the shared fixtures (tests/fixtures/fixture_cache.py), without NVML, as a node whose
 NVML does not answer is judged, and for the tray also with the fake NVML (FAKE_LIB) playing
-its GPUs joined to the rack's fabric and not yet joined (W6: the per-GPU remedy is IMEX and
-the switch trays, never the Fabric Manager):
+its GPUs joined to the rack's fabric and not yet joined (W6: the per-GPU remedy is the
+switch trays' fabric, never "start the Fabric Manager" on the tray):
 
 1. the healthy boards pass: hgx-b200 and hgx-b300-healthy (Fabric Manager and NVLSM on the
    baseboard's NVSwitch management ports, open modules) and gb200-tray (IMEX, open modules,
@@ -205,16 +205,16 @@ def main():
                remedy="proprietary kernel modules of an R580 or older branch")
 
     # With NVML: a tray whose GPUs joined the rack's fabric, then one whose GPUs have not
-    # (no cluster UUID yet): each GPU's failure points at IMEX and the switch trays.
+    # (no cluster UUID yet): each GPU's failure points at the switch trays' fabric.
     expect("tray with NVML: joined", tray, "gpu.fabric_manager", "pass",
            r"the IMEX daemon runs \(pid 4242\) for this tray's 4 GPUs in the NVLink cluster",
            scenario="golden-gb200-tray.scn")
     gpus = [c for c in run(tray, "golden-gb200-tray-unjoined.scn")
             if c["id"] == "gpu.fabric_manager" and c["subject"] != "host"]
-    bad = [c for c in gpus if c["status"] != "fail" or "nvidia-imex" not in (c["remedy"] or "") or
+    bad = [c for c in gpus if c["status"] != "fail" or "switch trays" not in (c["remedy"] or "") or
            "Start the Fabric Manager" in (c["remedy"] or "")]
     if len(gpus) != 4 or bad:
-        fail("tray with NVML: not joined", "want 4 GPU failures with the IMEX remedy, got %r" %
+        fail("tray with NVML: not joined", "want 4 GPU failures pointing at the switch trays, got %r" %
              [(c["subject"], c["status"], c["remedy"]) for c in gpus])
     else:
         ok("tray with NVML: not joined")

@@ -45,6 +45,16 @@ static const char imex_remedy[] =
         "trays' addresses. Where the Kubernetes DRA driver or the scheduler starts IMEX per job, this is expected "
         "between jobs. The fabric itself (NVSwitches, Fabric Manager) is run from the NVLink switch trays.";
 
+/* A compute tray's GPUs join the fabric that the rack's NVLink switch trays run: NVOS there
+ * carries NMX-Controller, the Fabric Manager and NVLSM (NVIDIA's multi-node NVLink user
+ * guide), so nothing on the tray itself starts it. */
+static const char tray_gpu_remedy[] =
+        "On a multi-node NVLink compute tray the GPUs join the fabric the rack's NVLink switch trays run (NVOS: "
+        "NMX-Controller, the Fabric Manager and NVLSM), not a daemon on this tray: check the fabric and this tray's "
+        "partition on the switch trays, that this tray's NVLinks are up (`nvidia-smi nvlink -s`), and `nvidia-smi "
+        "-q -d FABRIC` here; then reset the GPUs or reboot the tray. nvidia-imex on this tray shares GPU memory "
+        "across trays once they have joined.";
+
 /* The fabric services the node's GPU boards need, by gpus.json (architecture and form),
  * and the first model that asks for them. */
 struct fabric_need {
@@ -213,7 +223,7 @@ static const char *judge_fabric_service(const struct check_info *self, const str
          * the fabric yet (no cluster UUID) still needs IMEX, not a Fabric Manager. */
         if (!n_switch && (tray || (n_cluster && !gen4))) {
                 judge_imex(self, f, rep, &need, n_cluster);
-                return imex_remedy;
+                return tray_gpu_remedy;
         }
         if (gen4 && !(f->virt.is_vm && f->rdma.n_nvswitch_lpf == 0)) {
                 judge_fabric_manager(self, f, rep, n_switch, &need);
