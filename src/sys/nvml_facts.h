@@ -4,8 +4,9 @@
  * refused by NVML (NV_ERROR, rc = NVML's return code), never answered within our deadline
  * (NV_TIMEOUT, fn = the function that never returned), or not exported by this library
  * (NV_NO_FUNCTION, rc = NV_RC_FUNCTION_NOT_FOUND). NV_UNREAD means gpuvet did not ask
- * (e.g. NVLink counters of a link that is not active). A check tells "not supported here"
- * (NV_ERROR with NV_RC_NOT_SUPPORTED, NV_NO_FUNCTION) apart from "call failed".
+ * (e.g. NVLink counters of a link that is not active). A check tells "not offered here"
+ * (NV_NO_FUNCTION, or NV_ERROR with a code nv_rc_not_offered() accepts) apart from "call
+ * failed".
  *
  * This header is the line between NVML and the rest: it includes no NVML header, and the
  * values readings hold (return codes, enable states, clock event bits, fabric states) have
@@ -33,8 +34,17 @@ enum nv_rc {
         NV_RC_CORRUPTED_INFOROM = 14,
         NV_RC_GPU_IS_LOST = 15,
         NV_RC_ARGUMENT_VERSION_MISMATCH = 25,
+        NV_RC_DEPRECATED = 26,
         NV_RC_UNKNOWN = 999,
 };
+
+/* Whether a return code says "this driver does not offer it", never "the GPU failed": the
+ * GPU or driver lacks the feature (NOT_SUPPORTED), a newer driver withdrew it (DEPRECATED:
+ * R590 and later for the applications clocks), or the library has the entry point but no
+ * implementation behind it (FUNCTION_NOT_FOUND). */
+static inline bool nv_rc_not_offered(int rc) {
+        return rc == NV_RC_NOT_SUPPORTED || rc == NV_RC_DEPRECATED || rc == NV_RC_FUNCTION_NOT_FOUND;
+}
 #define NV_ENABLED 1     /* nvmlEnableState_t's NVML_FEATURE_ENABLED */
 #define NV_NVLINK_MAX 36 /* NVML_NVLINK_MAX_LINKS */
 #define NV_PSTATE_UNKNOWN 32 /* nvmlPstates_t's NVML_PSTATE_UNKNOWN */

@@ -37,6 +37,7 @@ SAME(NV_RC_FUNCTION_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND)
 SAME(NV_RC_CORRUPTED_INFOROM, NVML_ERROR_CORRUPTED_INFOROM)
 SAME(NV_RC_GPU_IS_LOST, NVML_ERROR_GPU_IS_LOST)
 SAME(NV_RC_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+SAME(NV_RC_DEPRECATED, NVML_ERROR_DEPRECATED)
 SAME(NV_RC_UNKNOWN, NVML_ERROR_UNKNOWN)
 SAME(NV_ENABLED, NVML_FEATURE_ENABLED)
 SAME(NV_PSTATE_UNKNOWN, NVML_PSTATE_UNKNOWN)
@@ -98,7 +99,7 @@ const char *nvml_reading_error(const struct nvml_use *u, int gpu, unsigned char 
                 snprintf(buf, size, "did not return within %u ms", hung_ms(u->nv, fn, gpu));
                 return buf;
         case NV_ERROR:
-                if (rc == NV_RC_NOT_SUPPORTED)
+                if (nv_rc_not_offered(rc))
                         return NULL;
                 snprintf(buf, size, "%s", nv_rc_text(u->lib, rc));
                 return buf;

@@ -1063,6 +1063,32 @@ static void test_app_clocks(void **state) {
                "applications clocks: not supported on this GPU/driver (nvmlDeviceGetApplicationsClock)",
                "unknown: nvmlDeviceGetApplicationsClock returned NVML_ERROR_NOT_SUPPORTED",
                "graphics 1755 MHz, memory 2619 MHz (the defaults)");
+        /* R590 and later: the readings are withdrawn, the GPU is fine (a captured H100 on
+         * 590.48.01 answers DEPRECATED for both calls). */
+        err32(&n.ngpus[0].clock_app_mhz[NVML_CLK_GRAPHICS], NV_ERROR, NVML_ERROR_DEPRECATED,
+              "nvmlDeviceGetApplicationsClock");
+        err32(&n.ngpus[0].clock_default_app_mhz[NVML_CLK_GRAPHICS], NV_ERROR, NVML_ERROR_DEPRECATED,
+              "nvmlDeviceGetDefaultApplicationsClock");
+        r = run(&n, "gpu.app_clocks");
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_non_null(strstr(r->summary, "deprecated: this driver no longer offers them"));
+        assert_non_null(strstr(r->summary, "locked clocks"));
+        assert_null(r->remedy);
+        /* Any reading a newer driver withdrew or never implemented is a skip, never an error. */
+        ok32(&n.ngpus[0].clock_app_mhz[NVML_CLK_GRAPHICS], 1755, "nvmlDeviceGetApplicationsClock");
+        ok32(&n.ngpus[0].clock_default_app_mhz[NVML_CLK_GRAPHICS], 1755, "nvmlDeviceGetDefaultApplicationsClock");
+        err32(&n.ngpus[0].power_default_limit_mw, NV_ERROR, NVML_ERROR_DEPRECATED,
+              "nvmlDeviceGetPowerManagementDefaultLimit");
+        expect(run(&n, "gpu.power_limit"), STATUS_SKIP,
+               "default power limit: deprecated: this driver no longer offers it "
+               "(nvmlDeviceGetPowerManagementDefaultLimit)",
+               "unknown: nvmlDeviceGetPowerManagementDefaultLimit returned NVML_ERROR_DEPRECATED", "at or above the default power limit");
+        err32(&n.ngpus[0].power_default_limit_mw, NV_ERROR, NVML_ERROR_FUNCTION_NOT_FOUND,
+              "nvmlDeviceGetPowerManagementDefaultLimit");
+        expect(run(&n, "gpu.power_limit"), STATUS_SKIP,
+               "default power limit: not implemented by this driver's libnvidia-ml "
+               "(nvmlDeviceGetPowerManagementDefaultLimit)",
+               "unknown: nvmlDeviceGetPowerManagementDefaultLimit returned NVML_ERROR_FUNCTION_NOT_FOUND", "at or above the default power limit");
         node_done(&n);
 }
 

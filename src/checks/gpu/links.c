@@ -28,7 +28,7 @@ static void judge_pcie_nvml(struct result *r, const struct facts *f, const struc
          * support it the link is still judged ("replays unknown"), but a lost GPU, a
          * hung call or another error must not pass as a healthy link. */
         bool replay_unsupported = g->pcie_replay.state == NV_NO_FUNCTION ||
-                                  (g->pcie_replay.state == NV_ERROR && g->pcie_replay.rc == NV_RC_NOT_SUPPORTED);
+                                  (g->pcie_replay.state == NV_ERROR && nv_rc_not_offered(g->pcie_replay.rc));
         if (!replay_unsupported && g->pcie_replay.state != NV_UNREAD &&
             UNUSABLE(r, f, g, "PCIe replay counter", g->pcie_replay))
                 return;

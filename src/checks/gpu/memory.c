@@ -304,7 +304,7 @@ static void judge_memory_health(struct result *r, const struct facts *f, const s
         /* Neither: report the more telling failure (a real error over not supported). */
         const struct nv_u32 *why = &g->remap_pending;
         bool remap_unsupported = g->remap_pending.state == NV_NO_FUNCTION ||
-                                 (g->remap_pending.state == NV_ERROR && g->remap_pending.rc == NV_RC_NOT_SUPPORTED);
+                                 (g->remap_pending.state == NV_ERROR && nv_rc_not_offered(g->remap_pending.rc));
         if (remap_unsupported) {
                 why = nv_ok(g->retired_pages_dbe) ? &g->retired_pages_sbe : &g->retired_pages_dbe;
                 if (why->state == NV_UNREAD)

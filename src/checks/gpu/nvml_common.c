@@ -182,10 +182,11 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
         const char *name = nv_rc_name(rc);
         result_evidence(r, "nvml_return", "%s", name);
         result_observed(r, "unknown: %s returned %s", func, name);
+        if (nv_rc_not_offered(rc)) {
+                result_status(r, STATUS_SKIP, "%s: %s (%s)", what, nv_not_offered_phrase(state, rc), func);
+                return true;
+        }
         switch (rc) {
-        case NV_RC_NOT_SUPPORTED:
-                result_status(r, STATUS_SKIP, "%s: not supported on this GPU/driver (%s)", what, func);
-                break;
         case NV_RC_GPU_IS_LOST:
                 /* One cause, one failure: gpu.nvml fails for a GPU nv_lost_by() finds and names
                  * it; the other checks of that GPU say why they could not judge. A lone
@@ -223,7 +224,20 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
  * board's last link meets it as "no such thing". */
 bool nv_reading_absent(unsigned char state, int rc) {
         return state == NV_UNREAD || state == NV_NO_FUNCTION ||
-               (state == NV_ERROR && (rc == NV_RC_NOT_SUPPORTED || rc == NV_RC_ARGUMENT_VERSION_MISMATCH));
+               (state == NV_ERROR && (nv_rc_not_offered(rc) || rc == NV_RC_ARGUMENT_VERSION_MISMATCH));
+}
+
+const char *nv_not_offered_phrase(unsigned char state, int rc) {
+        if (state == NV_NO_FUNCTION)
+                return "not supported on this GPU/driver (libnvidia-ml lacks the function)";
+        switch (rc) {
+        case NV_RC_DEPRECATED:
+                return "deprecated: this driver no longer offers it";
+        case NV_RC_FUNCTION_NOT_FOUND:
+                return "not implemented by this driver's libnvidia-ml";
+        default:
+                return "not supported on this GPU/driver";
+        }
 }
 
 
@@ -261,6 +275,15 @@ bool nv_skip_unsupported(struct result *r, unsigned char state, int rc, const ch
         if (!nv_not_supported(state, rc))
                 return false;
         result_evidence(r, "source", "%s", fn);
+        if (state == NV_ERROR && (rc == NV_RC_DEPRECATED || rc == NV_RC_FUNCTION_NOT_FOUND)) {
+                /* The GPU's own answer ("why") is about NOT_SUPPORTED: a driver that withdrew
+                 * or never implemented the call says nothing about the GPU. */
+                result_evidence(r, "nvml_return", "%s", nv_rc_name(rc));
+                result_observed(r, "%s", nv_not_offered_phrase(state, rc));
+                result_status(r, STATUS_SKIP, "%s of %s: %s (%s returned %s)", what, desc,
+                              nv_not_offered_phrase(state, rc), fn, nv_rc_name(rc));
+                return true;
+        }
         result_observed(r, "not supported");
         result_status(r, STATUS_SKIP, "%s not supported on %s%s", what, desc, why);
         return true;
@@ -285,7 +308,7 @@ unsigned long long counter_grew(unsigned long long before, unsigned long long af
 
 bool nv_not_supported(unsigned char state, int rc) {
         return state == NV_NO_FUNCTION ||
-               (state == NV_ERROR && (rc == NV_RC_NOT_SUPPORTED || rc == NV_RC_INVALID_ARGUMENT));
+               (state == NV_ERROR && (nv_rc_not_offered(rc) || rc == NV_RC_INVALID_ARGUMENT));
 }
 
 void nv_each_gpu(const struct check_info *self, const struct facts *f, struct report *rep, nv_judge_fn *judge) {

@@ -53,11 +53,15 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
                          unsigned char state, int rc, const char *fn);
 #define UNUSABLE(r, f, g, what, reading) \
         nv_reading_unusable((r), (f), (g), (what), (reading).state, (reading).rc, (reading).fn)
-/* Not read, no entry point, or NOT_SUPPORTED / ARGUMENT_VERSION_MISMATCH. */
+/* Not read, no entry point, not offered by this driver (nv_rc_not_offered) or
+ * ARGUMENT_VERSION_MISMATCH. */
 bool nv_reading_absent(unsigned char state, int rc);
+/* How a reading the driver does not offer is told in a skip: "not supported on this
+ * GPU/driver", "deprecated: this driver no longer offers it", ... */
+const char *nv_not_offered_phrase(unsigned char state, int rc);
 /* Why the per-GPU NVML checks cannot judge anything, as one host result; false when they can. */
 bool nv_unavailable(const struct check_info *self, const struct facts *f, struct report *rep);
-/* No entry point, NOT_SUPPORTED or INVALID_ARGUMENT. */
+/* No entry point, not offered by this driver (nv_rc_not_offered), or INVALID_ARGUMENT. */
 bool nv_not_supported(unsigned char state, int rc);
 /* A reading the GPU or driver does not support: skip, saying so (why: "" or " (...)"). */
 bool nv_skip_unsupported(struct result *r, unsigned char state, int rc, const char *fn, const char *what,
