@@ -57,6 +57,17 @@ static void judge_fabric_service(const struct check_info *self, const struct fac
         const struct nvidia_facts *x = &f->nvidia;
         const struct nvml_facts *n = &f->nvml;
         struct result *r = result_new(rep, self, "host");
+        /* Without the process list a daemon that runs looks absent. */
+        if (x->proc_errno && (n_switch || n_cluster)) {
+                if (check_skip_capture_lacks(r, f, "/proc"))
+                        return;
+                result_evidence(r, "source", "/proc/[0-9]*/comm");
+                result_status(r, STATUS_ERROR, "cannot list /proc to look for the fabric's daemons: %s",
+                              strerror(-x->proc_errno));
+                result_remedy(r, "Check that /proc is mounted; `systemctl status nvidia-fabricmanager` shows the "
+                                 "daemon's state.");
+                return;
+        }
         if (!n_switch && n_cluster) {
                 result_expected(r, "nvidia-imex running (multi-node NVLink compute tray: the Fabric Manager runs on "
                                    "the switch trays)");
