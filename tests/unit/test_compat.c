@@ -55,9 +55,13 @@ static void test_max_cuda(void **state) {
         assert_string_equal(compat_max_native(c, "525.60.13")->cuda, "12.0");
         assert_string_equal(compat_max_native(c, "570.26")->cuda, "12.8");
         assert_string_equal(compat_max_minor(c, "550.54.15")->cuda, "12.9");
-        assert_string_equal(compat_max_minor(c, "580.65.06")->cuda, "13.3");
+        assert_string_equal(compat_max_minor(c, "580.65.06")->cuda, "13.5");
         assert_string_equal(compat_max_native(c, "595.58.03")->cuda, "13.2");
         assert_string_equal(compat_max_native(c, "610.43.02")->cuda, "13.3");
+        /* CUDA 13.4 GA needs R615; 13.5 runs on R620's 620.70.06 (compat.json cites both). */
+        assert_string_equal(compat_max_native(c, "615.71.09")->cuda, "13.4");
+        assert_string_equal(compat_max_native(c, "620.70.06")->cuda, "13.5");
+        assert_string_equal(compat_branch_of(c, "615.71.09")->id, "R615");
         assert_string_equal(compat_max_minor(c, "470.82.01")->cuda, "11.8");
         assert_null(compat_max_native(c, "440.33.01"));
         assert_null(compat_max_native(c, "garbage"));
@@ -74,7 +78,7 @@ static void test_lookups(void **state) {
         assert_true(compat_cuda_builds_sm(c, "12.8.1", 120));
         assert_false(compat_cuda_builds_sm(c, "13.0", 70));
         assert_string_equal(compat_newest_toolkit_for(c, 7, 0)->cuda, "12.9");
-        assert_string_equal(compat_newest_toolkit_for(c, 7, 5)->cuda, "13.3");
+        assert_string_equal(compat_newest_toolkit_for(c, 7, 5)->cuda, "13.5");
         /* GA10x (sm_86) came with CUDA 11.1, not 11.0 (CUDA 11.1 release notes). */
         assert_false(compat_cuda_builds_sm(c, "11.0", 86));
         assert_true(compat_cuda_builds_sm(c, "11.1", 86));
