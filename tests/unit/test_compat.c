@@ -210,6 +210,17 @@ static void test_ngc(void **state) {
         assert_true(compat_ngc_release(c, "25.10")->verified);
         assert_false(compat_ngc_release(c, "25.09")->verified);
         assert_null(compat_ngc_release(c, "25.07"));
+        /* The 26.xx releases that could be sourced: 26.02 on CUDA 13.1.1, 26.03 on 13.2.0
+         * (NVIDIA's CUDA DL 26.03 notes); neither verified against its PyTorch notes. */
+        const struct compat_ngc *n = compat_ngc_release(c, "26.03");
+        assert_non_null(n);
+        assert_string_equal(n->cuda, "13.2.0");
+        assert_false(n->verified);
+        compat_judge_ngc(c, n, &b200, "595.45.04", &j);
+        assert_int_equal(j.verdict, COMPAT_NATIVE);
+        compat_judge_ngc(c, n, &b200, "580.95.05", &j);
+        assert_int_equal(j.verdict, COMPAT_MINOR);
+        assert_string_equal(compat_ngc_release(c, "26.02")->cuda, "13.1.1");
 }
 
 static char *dir;
