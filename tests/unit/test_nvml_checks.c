@@ -1134,11 +1134,29 @@ static void test_row_remapper(void **state) {
                "1 memory bank of " DESC " has no spare row left: the next uncorrectable error there cannot be remapped",
                "banks by spare rows left: max 2560, high 0, partial 0, low 2, none 1", want);
         assert_non_null(strstr(r->remedy, "RMA"));
+        /* Not supported: the reason given must hold for the GPU at hand. An H100 (Hopper,
+         * compute capability 9.0 in gpuvet's table) remaps rows, so "before Ampere" is not
+         * why; a V100 retires pages instead. */
         for (int i = 0; i < 5; i++)
                 err32(&g->remap_hist[i], NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRowRemapperHistogram");
-        expect(run(&n, "gpu.row_remapper"), STATUS_SKIP,
-               "row-remapper histogram not supported on " DESC " (GPUs before Ampere retire pages instead)",
+        expect(run(&n, "gpu.row_remapper"), STATUS_SKIP, "row-remapper histogram not supported on " DESC,
                "not supported", want);
+        /* NVML's own compute capability wins over the table: a Blackwell (10.x) likewise. */
+        g->cc_major = (struct nv_i32){NV_OK, 0, "nvmlDeviceGetCudaComputeCapability", 10};
+        expect(run(&n, "gpu.row_remapper"), STATUS_SKIP, "row-remapper histogram not supported on " DESC,
+               "not supported", want);
+        g->cc_major = (struct nv_i32){NV_OK, 0, "nvmlDeviceGetCudaComputeCapability", 7};
+        expect(run(&n, "gpu.row_remapper"), STATUS_SKIP,
+               "row-remapper histogram not supported on " DESC " (GPUs before Ampere retire pages instead: "
+               "gpu.memory_health judges them)",
+               "not supported", want);
+        /* Neither NVML nor the table knows the GPU: no reason is made up. */
+        g->cc_major = (struct nv_i32){NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetCudaComputeCapability", 0};
+        ok32(&g->pci_device_id, 0xffff10de, "nvmlDeviceGetPciInfo_v3");
+        n.gpus[0].model = NULL;
+        const struct result *u = run(&n, "gpu.row_remapper");
+        assert_int_equal(u->status, STATUS_SKIP);
+        assert_null(strstr(u->summary, "Ampere"));
         node_done(&n);
 }
 
@@ -1183,10 +1201,14 @@ static void test_recovery_action(void **state) {
         expect(run(&n, "gpu.recovery_action"), STATUS_WARN,
                "the driver asks for recovery action 0x2a on " DESC ", a value gpuvet does not know",
                "0x2a (unknown to gpuvet)", want);
+        /* Not supported: "drivers before R565" is the reason only on such a driver (550 here). */
         err32(&g->recovery_action, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetFieldValues");
         expect(run(&n, "gpu.recovery_action"), STATUS_SKIP,
                "the GPU recovery action field not supported on " DESC " (drivers before R565 do not report it)",
                "not supported", want);
+        okstr(&n.f.nvml.driver_version, "580.95.05", "nvmlSystemGetDriverVersion");
+        expect(run(&n, "gpu.recovery_action"), STATUS_SKIP,
+               "the GPU recovery action field not supported on " DESC, "not supported", want);
         node_done(&n);
 }
 

@@ -14,8 +14,13 @@
 static void judge_row_remapper(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
         result_expected(r, "every memory bank has spare rows left for remapping");
         const struct nv_u32 *h = g->remap_hist;
+        /* Row remapping came with Ampere (compute capability 8.0); on an Ampere or newer GPU
+         * (an H100, a B200) that is not why the histogram is missing, so say no reason. */
+        int cc = nv_cc_major(f, g);
+        const char *why = cc >= 0 && cc < 8 ? " (GPUs before Ampere retire pages instead: gpu.memory_health judges them)"
+                                            : "";
         if (nv_skip_unsupported(r, h[0].state, h[0].rc, "nvmlDeviceGetRowRemapperHistogram", "row-remapper histogram",
-                             desc, " (GPUs before Ampere retire pages instead)"))
+                             desc, why))
                 return;
         if (UNUSABLE(r, f, g, "row remapper histogram", h[0]))
                 return;

@@ -5,6 +5,7 @@
 #include "core/strparse.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -268,6 +269,21 @@ bool nv_unavailable(const struct check_info *self, const struct facts *f, struct
         return true;
 }
 
+
+int nv_cc_major(const struct facts *f, const struct nvml_gpu *g) {
+        if (nv_ok(g->cc_major) && g->cc_major.v > 0)
+                return g->cc_major.v;
+        const struct gpu_model *m = nv_model(f, g);
+        return m && m->cc_major > 0 ? m->cc_major : -1;
+}
+
+unsigned nv_driver_branch(const struct facts *f) {
+        if (!nv_ok(f->nvml.driver_version))
+                return 0;
+        char *end;
+        unsigned long branch = strtoul(f->nvml.driver_version.v, &end, 10);
+        return end != f->nvml.driver_version.v && branch < 100000 ? (unsigned)branch : 0;
+}
 
 /* A reading the GPU or driver does not support: skip, saying so (why: "" or " (...)"). */
 bool nv_skip_unsupported(struct result *r, unsigned char state, int rc, const char *fn, const char *what,

@@ -37,6 +37,12 @@ const char *nv_inferred_addr(const struct facts *f);
 /* The result subject for g: its PCI address, else "nvml:<index>". */
 const char *nv_subject(const struct facts *f, const struct nvml_gpu *g, char *buf, size_t size);
 const struct gpu_model *nv_model(const struct facts *f, const struct nvml_gpu *g);
+/* g's CUDA compute capability major (7 Volta and Turing, 8 Ampere and Ada, 9 Hopper, 10 and
+ * up Blackwell): NVML's reading, else gpuvet's table for its model; -1 when neither knows.
+ * A skip that gives a generation as its reason asks this first, so the reason holds. */
+int nv_cc_major(const struct facts *f, const struct nvml_gpu *g);
+/* The branch of the driver NVML runs on (550 for 550.54.15); 0 when unknown. */
+unsigned nv_driver_branch(const struct facts *f);
 /* "GPU 0000:1b:00.0 (NVIDIA H100 80GB HBM3)" for summaries. */
 const char *nv_describe(const struct facts *f, const struct nvml_gpu *g, char *buf, size_t size);
 /* A result about NVML GPU g, its subject set; desc (NV_DESC_MAX bytes) gets the GPU's
