@@ -212,8 +212,16 @@ enum nvml_nvlink5_counter {
 
 /* A packed NVLink5 BER: the mantissa in bits 8..11, the exponent in bits 0..7, the rate
  * being mantissa * 10^-exponent (NVML_NVLINK_ERROR_COUNTER_BER_GET). */
-static inline unsigned int nvml_nvlink5_ber_mantissa(unsigned long long v) { return (unsigned int)(v >> 8) & 0xfu; }
-static inline unsigned int nvml_nvlink5_ber_exponent(unsigned long long v) { return (unsigned int)v & 0xffu; }
+#define NV_NVLINK5_BER_MANTISSA_SHIFT 8  /* NVML_NVLINK_BER_MANTISSA_SHIFT */
+#define NV_NVLINK5_BER_MANTISSA_WIDTH 0xf /* NVML_NVLINK_BER_MANTISSA_WIDTH */
+#define NV_NVLINK5_BER_EXP_SHIFT 0        /* NVML_NVLINK_BER_EXP_SHIFT */
+#define NV_NVLINK5_BER_EXP_WIDTH 0xff     /* NVML_NVLINK_BER_EXP_WIDTH */
+static inline unsigned int nvml_nvlink5_ber_mantissa(unsigned long long v) {
+        return (unsigned int)(v >> NV_NVLINK5_BER_MANTISSA_SHIFT) & NV_NVLINK5_BER_MANTISSA_WIDTH;
+}
+static inline unsigned int nvml_nvlink5_ber_exponent(unsigned long long v) {
+        return (unsigned int)(v >> NV_NVLINK5_BER_EXP_SHIFT) & NV_NVLINK5_BER_EXP_WIDTH;
+}
 
 /* How long each limiter has held the clocks down since the driver loaded (violation_ns[],
  * nanoseconds, counters). The first six are nvmlPerfPolicyType_t's policies (POWER is the

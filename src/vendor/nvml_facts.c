@@ -42,6 +42,10 @@ SAME(NV_RC_UNKNOWN, NVML_ERROR_UNKNOWN)
 SAME(NV_ENABLED, NVML_FEATURE_ENABLED)
 SAME(NV_PSTATE_UNKNOWN, NVML_PSTATE_UNKNOWN)
 SAME(NV_NVLINK_MAX, NVML_NVLINK_MAX_LINKS)
+SAME(NV_NVLINK5_BER_MANTISSA_SHIFT, NVML_NVLINK_BER_MANTISSA_SHIFT)
+SAME(NV_NVLINK5_BER_MANTISSA_WIDTH, NVML_NVLINK_BER_MANTISSA_WIDTH)
+SAME(NV_NVLINK5_BER_EXP_SHIFT, NVML_NVLINK_BER_EXP_SHIFT)
+SAME(NV_NVLINK5_BER_EXP_WIDTH, NVML_NVLINK_BER_EXP_WIDTH)
 SAME(NV_CLOCKS_EVENT_GPU_IDLE, nvmlClocksEventReasonGpuIdle)
 SAME(NV_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING, nvmlClocksEventReasonApplicationsClocksSetting)
 SAME(NV_CLOCKS_EVENT_SW_POWER_CAP, nvmlClocksEventReasonSwPowerCap)
@@ -910,6 +914,8 @@ static void read_nvlink5_fields(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t
         bool called = fields_call(c, d);
         for (int k = 0; k < NVML_NVL5_COUNT; k++) {
                 const nvmlFieldValue_t *fv = called ? field_of(c, d, (enum field_slot)(FS_NVLINK5 + k)) : NULL;
+                if (called && !fv)
+                        continue; /* not asked: stays NV_UNREAD */
                 nvmlReturn_t r = fv ? fv->nvmlReturn : c->fields.rc;
                 unsigned long long v = 0;
                 if (fv && r == NVML_SUCCESS) {
