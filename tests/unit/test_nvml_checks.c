@@ -927,6 +927,9 @@ static void test_nvlink5(void **state) {
         assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
         ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(11, 13), "nvmlDeviceGetFieldValues");
         assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_FAIL);
+        /* A raw 0 is a rate of 0, not 0e-0 "over 1e-12". */
+        ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], 0, "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
         ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(2, 12), "nvmlDeviceGetFieldValues");
         r = run(&n, "gpu.nvlink");
         expect(r, STATUS_FAIL, "the NVLink effective BER of " DESC " is 2e-12, over DCGM's 1e-12",

@@ -208,7 +208,7 @@ static bool judge_nvlink_errors(struct result *r, const struct facts *f, const s
  * DcgmHealthWatch.cpp): a bit error rate past its limit fails whenever it is read, and any
  * growth of an error counter over the window fails (DCGM_LIMIT_MAX_NVLINK_ERROR = 1,
  * DCGM_FR_NVLINK_ERROR_CRITICAL). The effective BER fails above 1e-12 (mantissa 15 with
- * exponent 255 is NVML's zero); the symbol BER, summed over the links as read here, fails
+ * exponent 255 is NVML's zero, and so is any mantissa 0); the symbol BER, summed over the links as read here, fails
  * unless it is 0 or no worse than 15e-238 (DCGM_SYMBOL_BER_FLOOR_EXP_AGGREGATED): symbol
  * errors are those the link's FEC did not correct. */
 #define NVL5_EFFECTIVE_BER_FAIL_EXP 12u
@@ -240,7 +240,9 @@ static bool nvl5_counted(int k) {
 
 static bool nvlink5_effective_ber_over(unsigned long long packed) {
         unsigned int m = nvml_nvlink5_ber_mantissa(packed), e = nvml_nvlink5_ber_exponent(packed);
-        if (m == NVL5_BER_ZERO_MANTISSA && e == NVL5_BER_ZERO_EXP)
+        /* A mantissa of 0 is a rate of 0 whatever the exponent (DCGM passes it for the symbol
+         * BER; a raw 0 here must not fail a link that has no errors at all). */
+        if (m == 0 || (m == NVL5_BER_ZERO_MANTISSA && e == NVL5_BER_ZERO_EXP))
                 return false;
         /* 1e-12 written with exponent 13 is 10e-13. */
         return e < NVL5_EFFECTIVE_BER_FAIL_EXP || (e == NVL5_EFFECTIVE_BER_FAIL_EXP && m > 1) ||
