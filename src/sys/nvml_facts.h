@@ -191,7 +191,8 @@ enum nvml_nvlink_counter {
 /* NVLink5 counters (Blackwell and later, whose links answer NOT_SUPPORTED for the counters
  * above), indexed by nvlink5[]: each NVML_FI_DEV_NVLINK_COUNT_* field since the driver
  * loaded, summed over the links by NVML (scopeId UINT_MAX, as DCGM reads them). The error
- * counts come first, then the two bit error rates, as NVML packs them (nvml_nvlink5_ber). */
+ * counts come first, then the two bit error rates, as NVML packs them (nvml_nvlink5_ber),
+ * then the 16 bins of the FEC history. */
 enum nvml_nvlink5_counter {
         NVML_NVL5_SYMBOL_ERRORS = 0,     /* _SYMBOL_ERRORS: rx symbol errors */
         NVML_NVL5_EFFECTIVE_ERRORS,      /* _EFFECTIVE_ERRORS */
@@ -206,7 +207,8 @@ enum nvml_nvlink5_counter {
         NVML_NVL5_LOCAL_LINK_INTEGRITY,  /* _LOCAL_LINK_INTEGRITY_ERRORS */
         NVML_NVL5_SYMBOL_BER,            /* _SYMBOL_BER, packed */
         NVML_NVL5_EFFECTIVE_BER,         /* _EFFECTIVE_BER, packed */
-        NVML_NVL5_COUNT
+        NVML_NVL5_FEC_HISTORY_0,         /* _FEC_HISTORY_0 .. _15: codewords with N symbols corrected */
+        NVML_NVL5_COUNT = NVML_NVL5_FEC_HISTORY_0 + 16
 };
 #define NVML_NVL5_FIRST_BER NVML_NVL5_SYMBOL_BER
 

@@ -43,6 +43,9 @@ SAME(NV_ENABLED, NVML_FEATURE_ENABLED)
 SAME(NV_PSTATE_UNKNOWN, NVML_PSTATE_UNKNOWN)
 SAME(NV_NVLINK_MAX, NVML_NVLINK_MAX_LINKS)
 SAME(NV_NVLINK5_BER_MANTISSA_SHIFT, NVML_NVLINK_BER_MANTISSA_SHIFT)
+/* slot_field numbers the FEC history bins from bin 0's field. */
+SAME(NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_15 - NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_0,
+     NVML_NVL5_COUNT - 1 - NVML_NVL5_FEC_HISTORY_0)
 SAME(NV_NVLINK5_BER_MANTISSA_WIDTH, NVML_NVLINK_BER_MANTISSA_WIDTH)
 SAME(NV_NVLINK5_BER_EXP_SHIFT, NVML_NVLINK_BER_EXP_SHIFT)
 SAME(NV_NVLINK5_BER_EXP_WIDTH, NVML_NVLINK_BER_EXP_WIDTH)
@@ -461,7 +464,7 @@ static void slot_field(unsigned int s, unsigned int *ret_group, unsigned int *re
                 NVML_FI_DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL,
         };
         /* Indexed by enum nvml_nvlink5_counter. */
-        static const unsigned short nvlink5[NVML_NVL5_COUNT] = {
+        static const unsigned short nvlink5[NVML_NVL5_FEC_HISTORY_0] = {
                 [NVML_NVL5_SYMBOL_ERRORS] = NVML_FI_DEV_NVLINK_COUNT_SYMBOL_ERRORS,
                 [NVML_NVL5_EFFECTIVE_ERRORS] = NVML_FI_DEV_NVLINK_COUNT_EFFECTIVE_ERRORS,
                 [NVML_NVL5_RECOVERY_EVENTS] = NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS,
@@ -489,8 +492,11 @@ static void slot_field(unsigned int s, unsigned int *ret_group, unsigned int *re
                 *ret_field = NVML_FI_DEV_NVLINK_GET_STATE;
                 *ret_scope = s - FS_NVLINK_STATE; /* the link */
         } else {
+                unsigned int k = s - FS_NVLINK5;
                 *ret_group = NVML_GROUP_NVLINK;
-                *ret_field = nvlink5[s - FS_NVLINK5];
+                *ret_field = k >= NVML_NVL5_FEC_HISTORY_0
+                                     ? NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_0 + (k - NVML_NVL5_FEC_HISTORY_0)
+                                     : nvlink5[k];
                 *ret_scope = UINT_MAX; /* NVLink5's aggregate over the links */
         }
 }

@@ -1463,6 +1463,25 @@ static bool nvlink5_field(const struct fake_dev *d, nvmlFieldValue_t *v)
                 {NVML_FI_DEV_NVLINK_COUNT_SYMBOL_BER, K_NVL5_SYMBOL_BER},
                 {NVML_FI_DEV_NVLINK_COUNT_EFFECTIVE_BER, K_NVL5_EFFECTIVE_BER},
         };
+        if (v->fieldId >= NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_0 && v->fieldId <= NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_15) {
+                /* "nvlink5_fec_history = N0 N1 ... N15": bin b is the b-th number. */
+                const char *p = d->s[K_NVL5_FEC_HISTORY];
+                unsigned int bin = v->fieldId - NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_0;
+                for (unsigned int b = 0; p && *p && v->scopeId == UINT_MAX; b++) {
+                        char *end;
+                        unsigned long long x = strtoull(p, &end, 10);
+                        if (end == p)
+                                break;
+                        if (b == bin) {
+                                v->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                                v->value.ullVal = x;
+                                v->nvmlReturn = NVML_SUCCESS;
+                                break;
+                        }
+                        p = end;
+                }
+                return true;
+        }
         for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
                 if (v->fieldId != fields[k].field)
                         continue;

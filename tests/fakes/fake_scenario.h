@@ -135,6 +135,7 @@
         KEY(NVL5_LOCAL_LINK_INTEGRITY, "nvlink5_local_link_integrity", KT_U64, NULL) \
         KEY(NVL5_SYMBOL_BER, "nvlink5_symbol_ber", KT_U64, NULL)                \
         KEY(NVL5_EFFECTIVE_BER, "nvlink5_effective_ber", KT_U64, NULL)          \
+        KEY(NVL5_FEC_HISTORY, "nvlink5_fec_history", KT_STR, NULL)              \
         KEY(HEALTH_FIELDS, "health_fields", KT_BOOL, NULL)                      \
         KEY(PERSISTENCE, "persistence_mode", KT_BOOL, NULL)                     \
         KEY(COMPUTE_MODE, "compute_mode", KT_ENUM, compute_mode_names)          \

@@ -917,6 +917,21 @@ static void test_nvlink5(void **state) {
                    "nvlink5_ber");
         assert_non_null(strstr(evidence(r, "counters"), "the NVLink5 counters are judged instead"));
         assert_non_null(strstr(evidence(r, "source"), "NVML_FI_DEV_NVLINK_COUNT_*"));
+        assert_null(evidence(r, "nvlink5_fec_history")); /* all 0: nothing to tell */
+        /* The FEC history is told, not judged: no published limit. */
+        ok64(&g->nvlink5[NVML_NVL5_FEC_HISTORY_0], 900000, "nvmlDeviceGetFieldValues");
+        ok64(&g->nvlink5[NVML_NVL5_FEC_HISTORY_0 + 1], 1200, "nvmlDeviceGetFieldValues");
+        ok64(&g->nvlink5[NVML_NVL5_FEC_HISTORY_0 + 2], 3, "nvmlDeviceGetFieldValues");
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_PASS);
+        expect_str(evidence(r, "nvlink5_fec_history"),
+                   "codewords by symbols FEC corrected, bins 0-15: 900000 1200 3 0 0 0 0 0 0 0 0 0 0 0 0 0",
+                   "nvlink5_fec_history");
+        /* A bin NVML failed to read leaves the links judged on the rest. */
+        g->nvlink5[NVML_NVL5_FEC_HISTORY_0 + 5] = (struct nv_u64){NV_ERROR, NVML_ERROR_UNKNOWN, "nvmlDeviceGetFieldValues", 0};
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_null(evidence(r, "nvlink5_fec_history"));
 
         /* The effective BER: 1e-12 (or 10e-13) passes, more fails. */
         ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(1, 12), "nvmlDeviceGetFieldValues");

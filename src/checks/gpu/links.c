@@ -280,6 +280,22 @@ static void nvl5_list(const unsigned long long d[NVML_NVL5_COUNT], char *buf, si
                         strbuf_appendf(buf, size, "%s%llu %s", buf[0] ? ", " : "", d[k], nvl5_names[k]);
 }
 
+/* The FEC history in evidence when it has a count: how many codewords needed N symbols
+ * corrected. Neither DCGM nor NVIDIA publishes a limit on it, so it is not judged. */
+static void nvl5_fec_evidence(struct result *r, const struct nvml_gpu *g) {
+        char bins[16 * 21 + 1] = "";
+        bool any = false;
+        for (int b = 0; b < NVML_NVL5_COUNT - NVML_NVL5_FEC_HISTORY_0; b++) {
+                const struct nv_u64 *e = &g->nvlink5[NVML_NVL5_FEC_HISTORY_0 + b];
+                if (!nv_ok(*e))
+                        return; /* only a whole histogram tells anything */
+                any |= e->v != 0;
+                strbuf_appendf(bins, sizeof(bins), "%s%llu", b ? " " : "", e->v);
+        }
+        if (any)
+                result_evidence(r, "nvlink5_fec_history", "codewords by symbols FEC corrected, bins 0-15: %s", bins);
+}
+
 static void nvl5_remedy(struct result *r, const struct nvml_gpu *g) {
         result_remedy(r, "A link that takes errors or retrains under load is failing: drain the node, look for NVLink "
                          "Xids (144-150 on Blackwell) in `dmesg`, reset the GPU (`nvidia-smi -r -i %u`); if the "
@@ -299,6 +315,7 @@ static bool judge_nvlink5_errors(struct result *r, const struct facts *f, const 
         char list[512];
         nvl5_list(since, list, sizeof(list));
         result_evidence(r, "nvlink5", "since the driver loaded, over all links: %s", list[0] ? list : "no errors");
+        nvl5_fec_evidence(r, g);
         /* A BER is the rate of the moment: the latest read is judged. */
         const struct nvml_gpu *a = nv_gpu_after(f, g);
         const struct nvml_gpu *latest = a && nv_ok(a->nvlink5[NVML_NVL5_SYMBOL_BER]) ? a : g;
@@ -500,7 +517,7 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 /* Blackwell's links answer NOT_SUPPORTED for those counters and count in the
                  * NVLink5 fields instead: one of those that failed leaves the links unjudged. */
                 const struct nv_u64 *bad5 = NULL;
-                for (int k = 0; k < NVML_NVL5_COUNT && counter_unsupported && !bad5; k++) {
+                for (int k = 0; k < NVML_NVL5_FEC_HISTORY_0 && counter_unsupported && !bad5; k++) {
                         const struct nv_u64 *e = &g->nvlink5[k];
                         if (!nv_ok(*e) && e->state != NV_UNREAD && !nv_not_supported(e->state, e->rc))
                                 bad5 = e;
