@@ -913,7 +913,9 @@ static void test_nvlink5(void **state) {
         const struct result *r = run(&n, "gpu.nvlink");
         expect(r, STATUS_PASS, "all 18 NVLinks active, no errors", "18 of 18 links active", exp);
         expect_str(evidence(r, "nvlink5"), "since the driver loaded, over all links: no errors", "nvlink5");
-        expect_str(evidence(r, "nvlink5_ber"), "symbol BER 0 (fail unless 0), effective BER 0 (fail above 1e-12)",
+        expect_str(evidence(r, "nvlink5_ber"),
+                   "symbol BER 0 (fail above 15e-238, DCGM's floor for the sum over the links), effective BER 0 "
+                   "(fail above 1e-12)",
                    "nvlink5_ber");
         assert_non_null(strstr(evidence(r, "counters"), "the NVLink5 counters are judged instead"));
         assert_non_null(strstr(evidence(r, "source"), "NVML_FI_DEV_NVLINK_COUNT_*"));
@@ -957,6 +959,12 @@ static void test_nvlink5(void **state) {
                "the NVLink symbol BER of " DESC " is 3e-20: errors the links' FEC did not correct",
                "18 of 18 links active", exp);
         ok64(&g->nvlink5[NVML_NVL5_SYMBOL_BER], NVL5_BER(15, 238), "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
+        ok64(&g->nvlink5[NVML_NVL5_SYMBOL_BER], NVL5_BER(15, 237), "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_FAIL);
+        /* A healthy B200's sum as DCGM's tests read it: 73710, bits above the exponent and
+         * mantissa set, 15e-238. */
+        ok64(&g->nvlink5[NVML_NVL5_SYMBOL_BER], 73710, "nvmlDeviceGetFieldValues");
         assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
         ok64(&g->nvlink5[NVML_NVL5_SYMBOL_BER], NVL5_BER(0, 0), "nvmlDeviceGetFieldValues");
         assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);

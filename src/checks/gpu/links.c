@@ -327,7 +327,9 @@ static bool judge_nvlink5_errors(struct result *r, const struct facts *f, const 
                 nvl5_ber_text(sym->v, sym_text, sizeof(sym_text));
         if (nv_ok(*eff))
                 nvl5_ber_text(eff->v, eff_text, sizeof(eff_text));
-        result_evidence(r, "nvlink5_ber", "symbol BER %s (fail unless 0), effective BER %s (fail above 1e-12)",
+        result_evidence(r, "nvlink5_ber",
+                        "symbol BER %s (fail above 15e-238, DCGM's floor for the sum over the links), effective BER %s "
+                        "(fail above 1e-12)",
                         sym_text, eff_text);
         if (nv_ok(*sym) && nvlink5_symbol_ber_over(sym->v)) {
                 result_status(r, STATUS_FAIL, "the NVLink symbol BER of %s is %s: errors the links' FEC did not "
