@@ -982,7 +982,7 @@ static void test_nvlink5(void **state) {
         n.f.host.uptime_s = 100 * 86400.0;
         r = run(&n, "gpu.nvlink");
         expect(r, STATUS_PASS, "all 18 NVLinks active, no errors", "18 of 18 links active", exp);
-        assert_non_null(strstr(evidence(r, "rates"), "since boot (2400.0 h)"));
+        assert_non_null(strstr(evidence(r, "nvlink5_rates"), "since boot (2400.0 h)"));
 
         /* The standard level: read again after the probes, 20 s later. Unchanged passes. */
         struct nvml_facts after = n.f.nvml;
@@ -992,7 +992,7 @@ static void test_nvlink5(void **state) {
         n.f.nvml_window_s = 20.0;
         r = run(&n, "gpu.nvlink");
         expect(r, STATUS_PASS, "all 18 NVLinks active, no errors", "18 of 18 links active", exp);
-        expect_str(evidence(r, "window"), "20.0 s around the device probes: no NVLink5 errors", "window");
+        expect_str(evidence(r, "nvlink5_window"), "20.0 s around the device probes: no NVLink5 errors", "window");
         /* Symbol errors growing under load fail ... */
         ok64(&ga.nvlink5[NVML_NVL5_SYMBOL_ERRORS], 6, "nvmlDeviceGetFieldValues");
         expect(run(&n, "gpu.nvlink"), STATUS_FAIL,

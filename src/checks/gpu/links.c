@@ -208,9 +208,10 @@ static bool judge_nvlink_errors(struct result *r, const struct facts *f, const s
  * DcgmHealthWatch.cpp): a bit error rate past its limit fails whenever it is read, and any
  * growth of an error counter over the window fails (DCGM_LIMIT_MAX_NVLINK_ERROR = 1,
  * DCGM_FR_NVLINK_ERROR_CRITICAL). The effective BER fails above 1e-12 (mantissa 15 with
- * exponent 255 is NVML's zero, and so is any mantissa 0); the symbol BER, summed over the links as read here, fails
- * unless it is 0 or no worse than 15e-238 (DCGM_SYMBOL_BER_FLOOR_EXP_AGGREGATED): symbol
- * errors are those the link's FEC did not correct. */
+ * exponent 255 is NVML's zero, and so is any mantissa 0); the symbol BER, summed over the
+ * links as read here, fails unless it is 0 or no worse than 15e-238
+ * (DCGM_SYMBOL_BER_FLOOR_EXP_AGGREGATED): symbol errors are those the link's FEC did not
+ * correct. Evidence keys are their own (nvlink5_*): the legacy judging's stay apart. */
 #define NVL5_EFFECTIVE_BER_FAIL_EXP 12u
 #define NVL5_BER_ZERO_MANTISSA 15u
 #define NVL5_BER_ZERO_EXP 255u
@@ -353,7 +354,8 @@ static bool judge_nvlink5_errors(struct result *r, const struct facts *f, const 
                 }
                 nvl5_list(d, list, sizeof(list));
                 double w = f->nvml_window_s;
-                result_evidence(r, "window", "%.1f s around the device probes: %s", w, list[0] ? list : "no NVLink5 errors");
+                result_evidence(r, "nvlink5_window", "%.1f s around the device probes: %s", w,
+                                list[0] ? list : "no NVLink5 errors");
                 if (!grew)
                         return false; /* counts from before the run are history: the links were clean under load */
                 result_status(r, STATUS_FAIL, "NVLink errors on %s while the probes ran (%.0f s): %s", desc, w, list);
@@ -365,8 +367,8 @@ static bool judge_nvlink5_errors(struct result *r, const struct facts *f, const 
         double hours = f->host.uptime_s / 3600.0;
         if (hours > 0) {
                 double rate = total / hours;
-                result_evidence(r, "rates", "since boot (%.1f h): %.3g NVLink5 errors an hour (warn at %.0f)", hours, rate,
-                                NVLINK_REPLAY_PER_HOUR_WARN);
+                result_evidence(r, "nvlink5_rates", "since boot (%.1f h): %.3g NVLink5 errors an hour (warn at %.0f)",
+                                hours, rate, NVLINK_REPLAY_PER_HOUR_WARN);
                 if (rate < NVLINK_REPLAY_PER_HOUR_WARN)
                         return false; /* a few since boot: history, named in evidence */
         }
