@@ -295,7 +295,43 @@ static void judge_retired(struct result *r, const struct facts *f, const struct 
         result_status(r, STATUS_PASS, "no page retirement pending (%u page%s retired)", total, total == 1 ? "" : "s");
 }
 
+/* Blackwell repairs an HBM channel (when remapping a bank's rows no longer helps) or a TPC;
+ * like a pending row remap, the repair is applied only by the next GPU reset, and until then
+ * the faulty part stays in use. True when it set the result; a driver or GPU without
+ * nvmlDeviceGetRepairStatus (NOT_SUPPORTED, DEPRECATED, FUNCTION_NOT_FOUND, no entry point)
+ * leaves the verdict to the remapping below. */
+static bool judge_repair(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        const struct nv_u32 *ch = &g->repair_channel_pending, *tpc = &g->repair_tpc_pending;
+        if (nv_reading_absent(ch->state, ch->rc))
+                return false;
+        if (!nv_ok(*ch) || !nv_ok(*tpc)) {
+                /* A lost GPU or a hung call is told once, by the remapping's own reading. */
+                if (!nv_ok(g->remap_pending))
+                        return false;
+                result_expected(r, "no channel or TPC repair pending, no remap failure, none pending");
+                return UNUSABLE(r, f, g, "memory repair status", nv_ok(*ch) ? *tpc : *ch);
+        }
+        result_evidence(r, "repair_status", "channel repair pending: %s; TPC repair pending: %s",
+                        ch->v ? "yes" : "no", tpc->v ? "yes" : "no");
+        if (!ch->v && !tpc->v)
+                return false;
+        const char *what = ch->v && tpc->v ? "an HBM channel and a TPC repair" : ch->v ? "an HBM channel repair"
+                                                                                      : "a TPC repair";
+        result_evidence(r, "source", "nvmlDeviceGetRepairStatus, nvmlDeviceGetRemappedRows");
+        result_expected(r, "no channel or TPC repair pending, no remap failure, none pending");
+        result_observed(r, "channel repair pending %s, TPC repair pending %s", ch->v ? "yes" : "no",
+                        tpc->v ? "yes" : "no");
+        result_status(r, STATUS_FAIL, "%s is pending on %s: the GPU must be reset to apply it", what, desc);
+        result_remedy(r, "Drain the GPU, then reset it with no process using it (`nvidia-smi -r -i %u`) or reboot; "
+                         "until then the faulty memory channel or TPC stays in use. If repairs recur, have the "
+                         "GPU seen to.",
+                      g->index);
+        return true;
+}
+
 static void judge_memory_health(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        if (judge_repair(r, f, g, desc))
+                return;
         /* Ampere and newer remap rows and answer NOT_SUPPORTED for page retirement;
          * older GPUs the other way round. */
         if (nv_ok(g->remap_pending)) {
