@@ -46,6 +46,19 @@ static void judge_pcie_nvml(struct result *r, const struct facts *f, const struc
                                         ? "timeout"
                                         : nv_rc_name(g->pcie_replay.rc));
         }
+        if (g->pcie_width.v < g->pcie_max_width.v && f->virt.is_vm) {
+                /* As pcie.link_width: a guest gets the width its platform wires (several
+                 * cloud instance types give x8): the guest cannot reseat anything. */
+                result_evidence(r, "guest", "%s guest: the host's slot and riser are not visible",
+                                f->virt.hypervisor[0] ? f->virt.hypervisor : "virtual machine");
+                result_status(r, STATUS_WARN, "NVML reports the link of %s at x%u of x%u in this VM: the platform "
+                                              "wires it so (pcie.link_width gives the bandwidth it leaves)",
+                              desc, g->pcie_width.v, g->pcie_max_width.v);
+                result_remedy(r, "Nothing inside the VM changes the width. If the instance type should give x%u, ask "
+                                 "its provider; if x%u is what the site bought, allow it in the site policy.",
+                              g->pcie_max_width.v, g->pcie_width.v);
+                return;
+        }
         if (g->pcie_width.v < g->pcie_max_width.v) {
                 result_status(r, STATUS_FAIL, "NVML reports the link of %s at x%u of x%u", desc, g->pcie_width.v,
                               g->pcie_max_width.v);
@@ -53,10 +66,23 @@ static void judge_pcie_nvml(struct result *r, const struct facts *f, const struc
                                  "bifurcation setting (pcie.link_width shows the same from sysfs).");
                 return;
         }
+        if (g->pcie_gen.v < g->pcie_max_gen.v && nv_gpu_activity(g) != NV_ACTIVITY_BUSY) {
+                /* An idle GPU trains its link down to save power (nvidia-smi --help-query-gpu:
+                 * the current generation "may be reduced when the GPU is not in use"): no
+                 * finding until it stays low under load (pcie.link_under_load, standard level). */
+                result_evidence(r, "activity", "%s", nv_gpu_activity(g) == NV_ACTIVITY_IDLE
+                                                             ? "idle (clock event reason GPU idle)"
+                                                             : "unknown (clock event reasons not read)");
+                result_status(r, STATUS_PASS, "link of %s at Gen%u below its maximum Gen%u while the GPU is %s: "
+                                              "normal power saving; the standard level judges it under load",
+                              desc, g->pcie_gen.v, g->pcie_max_gen.v,
+                              nv_gpu_activity(g) == NV_ACTIVITY_IDLE ? "idle" : "maybe idle");
+                return;
+        }
         if (g->pcie_gen.v < g->pcie_max_gen.v) {
-                /* As pcie.link_speed: GPUs drop to Gen1 at idle to save power. */
-                result_status(r, STATUS_WARN, "link of %s at Gen%u below its maximum Gen%u%s; normal at idle "
-                                              "(power saving), the standard level confirms it under load",
+                result_evidence(r, "activity", "busy (no GPU-idle clock event reason)");
+                result_status(r, STATUS_WARN, "link of %s at Gen%u below its maximum Gen%u while the GPU is busy%s: "
+                                              "the standard level confirms it under load",
                               desc, g->pcie_gen.v, g->pcie_max_gen.v,
                               replay ? ", and the link has replayed packets" : "");
                 result_remedy(r, "Run `gpuvet check --level standard` to measure the link under load; if it "
@@ -103,13 +129,18 @@ static void judge_pcie_nvml(struct result *r, const struct facts *f, const struc
                         return;
                 }
         }
+        if (replay > 0 && minutes <= 0) {
+                /* A count since the driver loaded, at an unknown time: no rate to judge. */
+                result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %u replay%s since the driver loaded "
+                                              "(uptime unknown: not judged as a rate; the standard level counts "
+                                              "them under load)",
+                              g->pcie_max_gen.v, g->pcie_max_width.v, replay, replay == 1 ? "" : "s");
+                return;
+        }
         if (replay > 0) {
-                char over[64] = "";
-                if (minutes > 0)
-                        snprintf(over, sizeof(over), ", more than %g a minute since boot", replay_max);
-                result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s%s: signal errors on the "
-                                              "link",
-                              desc, replay, replay == 1 ? "" : "s", over);
+                result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s, more than %g a minute "
+                                              "since boot: signal errors on the link",
+                              desc, replay, replay == 1 ? "" : "s", replay_max);
                 result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
                                  "(pcie.aer). A count that keeps growing points at the slot or cable.");
                 return;

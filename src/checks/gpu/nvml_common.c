@@ -336,3 +336,9 @@ void nv_each_gpu(const struct check_info *self, const struct facts *f, struct re
                 judge(nv_result(self, f, rep, g, desc), f, g, desc);
         }
 }
+
+enum nv_activity nv_gpu_activity(const struct nvml_gpu *g) {
+        if (!g || !nv_ok(g->clocks_event_reasons))
+                return NV_ACTIVITY_UNKNOWN;
+        return g->clocks_event_reasons.v & NV_CLOCKS_EVENT_GPU_IDLE ? NV_ACTIVITY_IDLE : NV_ACTIVITY_BUSY;
+}

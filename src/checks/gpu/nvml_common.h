@@ -77,6 +77,12 @@ const struct nvml_gpu *nv_gpu_after(const struct facts *f, const struct nvml_gpu
 /* How much a counter grew between two reads; one that went down was reset and counts from zero. */
 unsigned long long counter_grew(unsigned long long before, unsigned long long after);
 
+/* Whether a GPU is working now, by its clock event reasons: idle when NVML says
+ * nvmlClocksEventReasonGpuIdle ("nothing is running on the GPU and the clocks are dropping
+ * to idle"), busy when the reasons were read without it, unknown otherwise (NULL g too). */
+enum nv_activity { NV_ACTIVITY_UNKNOWN, NV_ACTIVITY_IDLE, NV_ACTIVITY_BUSY };
+enum nv_activity nv_gpu_activity(const struct nvml_gpu *g);
+
 /* A check that judges each NVML GPU on its own: judge gets the GPU's result (its subject
  * set) and description; nothing when NVML cannot answer at all (nv_unavailable). */
 typedef void nv_judge_fn(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc);
