@@ -203,9 +203,9 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
                 return;
         struct result *r = result_new(rep, self, subject);
         result_evidence(r, "source", "%s", f->xid.source);
-        result_expected(r, "no hardware Xid since boot or the GPU's last re-initialisation");
-        evidence_history(r, f, addr, seq);
         const char *since = seq ? "since the driver re-initialised the GPU" : "since boot";
+        result_expected(r, "no hardware Xid %s", since);
+        evidence_history(r, f, addr, seq);
         if (fault) {
                 result_observed(r, "%zu driver fault line%s%s", n_faults, n_faults == 1 ? "" : "s",
                                 n_codes ? ", and Xids" : "");
