@@ -631,6 +631,24 @@ static void test_sxid(void **state) {
         assert_int_equal(rep.results[1].status, STATUS_FAIL);
         assert_non_null(strstr(rep.results[1].remedy, "reset all GPUs and NVSwitches"));
         report_done(&rep);
+        /* The same event in the kernel log and the Fabric Manager's counts once. */
+        struct sxid_event both[2];
+        l = "nvidia-nvswitch0: SXid (PCI:0000:86:00.0): 12028, Non-fatal, Link 61 egress non-posted PRIV error";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &both[0]), 1);
+        both[0].source = "/dev/kmsg";
+        l = "[Jul 09 2024 18:14:07] [ERROR] [tid 1] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci bus "
+            "id 00000000:86:00.0 physical id 3 port 61";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &both[1]), 1);
+        both[1].source = "/var/log/fabricmanager.log";
+        f.xid.fm_log = "/var/log/fabricmanager.log";
+        f.xid.sxids = both;
+        f.xid.n_sxids = 2;
+        report_init(&rep);
+        check_gpu_nvswitch_sxid.run(&check_gpu_nvswitch_sxid, &f, &rep);
+        assert_int_equal(rep.n_results, 1);
+        assert_string_equal(rep.results[0].observed, "0 fatal, 1 non-fatal SXid: 12028");
+        assert_string_equal(rep.results[0].evidence[0].value, "/dev/kmsg");
+        report_done(&rep);
         /* No NVSwitch and no SXid: nothing to judge. */
         f.pci.n = 0;
         f.xid.n_sxids = 0;

@@ -298,6 +298,20 @@ CHECK_INFO(gpu_xid, "gpu", "gpu.xid", LEVEL_QUICK, 0,
 /* The Fabric Manager user guide, "NVSwitch SXid Errors": a non-fatal SXid is informational
  * (jobs go on, maybe slower); after a fatal one the GPUs behind the port, or every GPU and
  * NVSwitch when the port joins two baseboards, need a reset before new work. */
+/* The Fabric Manager logs the SXids the kernel log has too: an event of its log that the
+ * kernel log of the same switch, code, severity and link holds is not counted twice. */
+static bool reported_by_kernel(const struct facts *f, const struct sxid_event *ev) {
+        if (!ev->source || !f->xid.fm_log || strcmp(ev->source, f->xid.fm_log) != 0)
+                return false;
+        for (size_t i = 0; i < f->xid.n_sxids; i++) {
+                const struct sxid_event *k = &f->xid.sxids[i];
+                if (k->source != ev->source && (!k->source || strcmp(k->source, f->xid.fm_log) != 0) &&
+                    strcmp(k->addr, ev->addr) == 0 && k->code == ev->code && k->fatal == ev->fatal && k->link == ev->link)
+                        return true;
+        }
+        return false;
+}
+
 static void judge_switch(const struct check_info *self, const struct facts *f, struct report *rep, const char *addr) {
         struct result *r = result_new(rep, self, addr);
         result_expected(r, "no fatal SXid since boot");
@@ -307,7 +321,7 @@ static void judge_switch(const struct check_info *self, const struct facts *f, s
         char codes[256] = "";
         for (size_t i = 0; i < f->xid.n_sxids; i++) {
                 const struct sxid_event *ev = &f->xid.sxids[i];
-                if (strcmp(ev->addr, addr) != 0)
+                if (strcmp(ev->addr, addr) != 0 || reported_by_kernel(f, ev))
                         continue;
                 ev->fatal ? n_fatal++ : n_nonfatal++;
                 if (!worst || (ev->fatal && !worst->fatal))
