@@ -211,6 +211,10 @@ static const char *const fault_markers[] = {
         "fallen off the bus",
         "probe routine failed", "probe routine was not called", "probe with driver nvidia failed",
         "is not supported by the", /* "... installed in this system is not supported by the 470.xx ... release" */
+        /* "NVRM: The NVIDIA GPU 0000:17:00.0 (PCI ID: 10de:1bb3) installed in this system / NVRM: is
+         * not supported by open nvidia.ko because it does not include the / NVRM: required GPU
+         * System Processor (GSP)." (a GPU before Turing under the open modules) */
+        "not supported by open nvidia.ko",
 };
 
 int nvrm_fault_parse_line(const char *line, size_t len, struct xid_event *ev) {

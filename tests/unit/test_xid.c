@@ -489,6 +489,26 @@ static void test_faults_reach_gpu(void **state) {
         assert_non_null(strstr(r->summary, "could not initialise"));
         assert_non_null(strstr(r->summary, "RmInitAdapter failed"));
         report_done(&rep);
+        /* A GPU the open modules cannot drive (no GSP): a driver to install, not hardware to
+         * replace. The report's three lines as users quote them (tests/fixtures/SOURCES.md). */
+        struct xid_facts y = {0};
+        xid_parse_log("Nov 20 08:00:02 h kernel: Linux version 6.12\n"
+                      "Nov 20 08:00:09 h kernel: NVRM: The NVIDIA GPU 0000:41:00.0 (PCI ID: 10de:1bb3) installed in "
+                      "this system\n"
+                      "Nov 20 08:00:09 h kernel: NVRM: is not supported by open nvidia.ko because it does not include "
+                      "the\n"
+                      "Nov 20 08:00:09 h kernel: NVRM: required GPU System Processor (GSP).\n",
+                      0, &y);
+        assert_int_equal(y.n_faults, 1);
+        assert_string_equal(y.faults[0].addr, "0000:41:00.0");
+        n.f.xid.faults = y.faults;
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->summary, "does not support the GPU"));
+        assert_non_null(strstr(r->remedy, "proprietary kernel modules"));
+        report_done(&rep);
+        xid_facts_done(&y);
+        n.f.xid.faults = faults;
         /* A fault line that names no GPU ("probe routine was not called", also logged for GPUs
          * given to vfio-pci) is gpu.driver_binding's. */
         l = "NVRM: The NVIDIA probe routine was not called for 1 device(s).";

@@ -210,6 +210,13 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
                 result_observed(r, "%zu driver fault line%s%s", n_faults, n_faults == 1 ? "" : "s",
                                 n_codes ? ", and Xids" : "");
                 result_evidence(r, "kernel_log", "%s", fault->text);
+                if (strstr(fault->text, "not supported by")) {
+                        result_status(r, STATUS_FAIL, "the installed driver does not support the GPU: %s", fault->text);
+                        result_remedy(r, "Install a driver that supports this GPU: a branch that still lists it "
+                                         "(`gpuvet detect` names it), and for a GPU without a GSP (before Turing) the "
+                                         "proprietary kernel modules, not the open ones; then reboot.");
+                        return;
+                }
                 result_status(r, STATUS_FAIL, "the driver %s the GPU: %s",
                               strstr(fault->text, "fallen off the bus") ? "lost" : "could not initialise", fault->text);
                 result_remedy(r, "Drain the node and power-cycle it (a reboot may not retrain the link); if the GPU "
@@ -246,8 +253,8 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
         const char *where = addr ? "" : " for a device that is not on the PCI bus now";
         /* The kernel log records no nvidia-smi -r: a reset without a driver reload or a
          * recovery action back to None cannot be seen, and the verdict says so. */
-        const char *unseen = seq ? "" : " (a GPU reset since then is not in the kernel log: once the GPU is reset, "
-                                        "reload the driver or reboot to clear this)";
+        const char *unseen = seq ? "" : " (a reset by nvidia-smi -r is not in the kernel log, so gpuvet cannot see "
+                                        "one: after the reset, reload the driver or reboot to clear this)";
         switch (worst) {
         case STATUS_FAIL:
                 result_status(r, STATUS_FAIL, "critical Xid logged %s%s: the GPU needs a reset, a reboot or service%s",
