@@ -159,21 +159,23 @@ static struct verdict_of_code judge_code(const struct facts *f, const char *addr
         return v;
 }
 
-/* NVRM lines of a GPU the driver could not bring up or lost ("RmInitAdapter failed", "GPU has
- * fallen off the bus") since seq, for the GPU at addr (addr NULL: for an address where no GPU
- * is now). Lines that name no GPU ("probe routine was not called", logged for GPUs given to
- * vfio-pci too) are gpu.driver_binding's. */
-static const struct xid_event *last_fault(const struct facts *f, const char *addr, size_t seq, size_t *n) {
-        const struct xid_event *last = NULL;
+/* The first of the NVRM lines of a GPU the driver could not bring up or lost ("RmInitAdapter
+ * failed! (0x24:0x72:1568)" says more than the "rm_init_adapter failed" after it) since seq,
+ * for the GPU at addr (addr NULL: for an address where no GPU is now); n counts them. Lines
+ * that name no GPU ("probe routine was not called", logged for GPUs given to vfio-pci too)
+ * are gpu.driver_binding's. */
+static const struct xid_event *first_fault(const struct facts *f, const char *addr, size_t seq, size_t *n) {
+        const struct xid_event *first = NULL;
         *n = 0;
         for (size_t i = 0; i < f->xid.n_faults; i++) {
                 const struct xid_event *ev = &f->xid.faults[i];
                 if (!ev->addr[0] || ev->seq <= seq || !event_is_for(f, ev, addr))
                         continue;
-                last = ev;
+                if (!first)
+                        first = ev;
                 (*n)++;
         }
-        return last;
+        return first;
 }
 
 /* Xids before the last re-initialisation: listed, not judged. */
@@ -198,7 +200,7 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
         size_t seq = since_seq(f, addr);
         size_t n_codes = count_codes_in(f, addr, codes, &last, seq, false);
         size_t n_faults;
-        const struct xid_event *fault = last_fault(f, addr, seq, &n_faults);
+        const struct xid_event *fault = first_fault(f, addr, seq, &n_faults);
         if (!addr && n_codes == 0 && !fault)
                 return;
         struct result *r = result_new(rep, self, subject);
@@ -302,23 +304,27 @@ CHECK_INFO(gpu_xid, "gpu", "gpu.xid", LEVEL_QUICK, 0,
            "No hardware Xid error logged since boot (each with its meaning and action)",
            run_xid);
 
-/* The Fabric Manager user guide, "NVSwitch SXid Errors": a non-fatal SXid is informational
- * (jobs go on, maybe slower); after a fatal one the GPUs behind the port, or every GPU and
- * NVSwitch when the port joins two baseboards, need a reset before new work. */
+static bool from_fm_log(const struct facts *f, const struct sxid_event *ev) {
+        return ev->source && f->xid.fm_log && strcmp(ev->source, f->xid.fm_log) == 0;
+}
+
 /* The Fabric Manager logs the SXids the kernel log has too: an event of its log that the
  * kernel log of the same switch, code, severity and link holds is not counted twice. */
 static bool reported_by_kernel(const struct facts *f, const struct sxid_event *ev) {
-        if (!ev->source || !f->xid.fm_log || strcmp(ev->source, f->xid.fm_log) != 0)
+        if (!from_fm_log(f, ev))
                 return false;
         for (size_t i = 0; i < f->xid.n_sxids; i++) {
                 const struct sxid_event *k = &f->xid.sxids[i];
-                if (k->source != ev->source && (!k->source || strcmp(k->source, f->xid.fm_log) != 0) &&
-                    strcmp(k->addr, ev->addr) == 0 && k->code == ev->code && k->fatal == ev->fatal && k->link == ev->link)
+                if (!from_fm_log(f, k) && strcmp(k->addr, ev->addr) == 0 && k->code == ev->code &&
+                    k->fatal == ev->fatal && k->link == ev->link)
                         return true;
         }
         return false;
 }
 
+/* The Fabric Manager user guide, "NVSwitch SXid Errors": a non-fatal SXid is informational
+ * (jobs go on, maybe slower); after a fatal one the GPUs behind the port, or every GPU and
+ * NVSwitch when the port joins two baseboards, need a reset before new work. */
 static void judge_switch(const struct check_info *self, const struct facts *f, struct report *rep, const char *addr) {
         struct result *r = result_new(rep, self, addr);
         result_expected(r, "no fatal SXid since boot");
