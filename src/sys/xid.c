@@ -261,6 +261,17 @@ int nvrm_fault_parse_line(const char *line, size_t len, struct xid_event *ev) {
         return 1;
 }
 
+/* The decimal number at p, read no further than end; -1 when there is none or it is past any
+ * NVSwitch's port count. */
+static int link_number(const char *p, const char *end) {
+        int v = 0, digits = 0;
+        while (p < end && isdigit((unsigned char)*p) && digits < 5) {
+                v = v * 10 + (*p++ - '0');
+                digits++;
+        }
+        return digits > 0 && digits < 5 && v < 1024 ? v : -1;
+}
+
 /* "...: SXid (PCI:0000:c1:00.0): 28006, Non-fatal, Link 46 MC TS crumbstore MCTO (First)". The
  * report's further lines ("28006, Severity 0 ...", "28006, Data {...}") name no severity and
  * are not counted again. */
@@ -305,11 +316,8 @@ static int sxid_parse_kernel(const char *line, size_t len, struct sxid_event *ev
         ev->fatal = fatal;
         ev->link = -1;
         const char *l = find(p, (size_t)(end - p), ", Link ");
-        if (l) {
-                int link;
-                if (sscanf(l + 7, "%d", &link) == 1 && link >= 0 && link < 1024)
-                        ev->link = link;
-        }
+        if (l)
+                ev->link = link_number(l + 7, end);
         const char *from = find(line, len, "nvidia-nvswitch");
         copy_text(ev->text, sizeof(ev->text), from ? from : line, end);
         return 1;
@@ -362,9 +370,8 @@ static int sxid_parse_fm(const char *line, size_t len, struct sxid_event *ev) {
         ev->fatal = fatal;
         ev->link = -1;
         const char *port = find(b, (size_t)(end - b), " port ");
-        int link;
-        if (port && sscanf(port + 6, "%d", &link) == 1 && link >= 0 && link < 1024)
-                ev->link = link;
+        if (port)
+                ev->link = link_number(port + 6, end);
         const char *from = find(line, len, "detected");
         copy_text(ev->text, sizeof(ev->text), from ? from : line, end);
         return 1;
