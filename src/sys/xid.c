@@ -101,17 +101,23 @@ static void parse_nvlink5(const char *p, const char *end, struct xid_event *ev) 
         ev->intr_info = ev->error_status = 0;
         if (ev->code < 144 || ev->code > 150)
                 return;
-        const char *u = p;
-        while (u < end && (isupper((unsigned char)*u) || isdigit((unsigned char)*u) || *u == '_'))
-                u++;
-        if (u > p && u < end && *u == ' ' && (size_t)(u - p) < sizeof(ev->unit)) {
-                const char *w = u + 1;
+        /* The unit runs to the fatal word: letters, digits, '_' and the space of a unit the
+         * decode table writes with one ("MSE Degraded"). */
+        for (const char *w = p; w < end && (size_t)(w - p) < sizeof(ev->unit); w++) {
+                if (!(isalnum((unsigned char)*w) || *w == '_' || *w == ' '))
+                        break;
+                if (w == p || w[-1] != ' ')
+                        continue;
                 int fatal = is_word(w, end, "Fatal") ? 1 : is_word(w, end, "Nonfatal") || is_word(w, end, "Non-fatal") ? 0 : -1;
-                if (fatal >= 0) {
-                        memcpy(ev->unit, p, (size_t)(u - p));
-                        ev->unit[u - p] = '\0';
-                        ev->fatal = fatal;
-                }
+                if (fatal < 0)
+                        continue;
+                size_t n = (size_t)(w - 1 - p);
+                if (n == 0 || n >= sizeof(ev->unit))
+                        break;
+                memcpy(ev->unit, p, n);
+                ev->unit[n] = '\0';
+                ev->fatal = fatal;
+                break;
         }
         ev->has_regs = parse_registers(p, end, &ev->intr_info, &ev->error_status);
 }

@@ -381,6 +381,17 @@ static void test_nvlink5_decode(void **state) {
         assert_int_equal(ev.fatal, 1);
         assert_int_equal((ev.intr_info >> 20) & 0x3f, 37);
 
+        l = "NVRM: Xid (PCI:0000:41:00): 150, MSE Degraded Fatal XC0 i0 Link -1 (0x00000000 0xffffffff 0x0 0x0 0x0 "
+            "0x0)";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.unit, "MSE Degraded");
+        assert_int_equal(ev.fatal, 1);
+        l = "NVRM: Xid (PCI:0000:41:00): 145, pid='<unknown>', name=<unknown>, NVLink: RLW Error (Link 0x3) (0x80000000 "
+            "0x0 0x0 0x0 0x0 0x0)";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.unit, "");
+        assert_int_equal(ev.fatal, -1);
+
         struct node n;
         struct report rep;
         node_init(&n);
