@@ -158,6 +158,10 @@ def check_consistency(gpus, compat, xid, baselines):
         codes.add(x["code"])
         if x["resolution"] not in xid["resolutions"]:
             fail("xid.json:/xids/%d" % i, "resolution %r is not in resolutions" % x["resolution"])
+    for i, r in enumerate(xid.get("nvlink5_decode", {}).get("rows", [])):
+        for k in ("resolution", "resolution_if_fatal"):
+            if k in r and r[k] not in xid["resolutions"]:
+                fail("xid.json:/nvlink5_decode/rows/%d" % i, "%s %r is not in resolutions" % (k, r[k]))
 
 
 def check_ngc(ngc, compat):

@@ -114,7 +114,7 @@ static void run_driver_binding(const struct check_info *self, const struct facts
                                 const struct xid_event *ev = &f->xid.faults[k];
                                 if (ev->addr[0] && strncmp(ev->addr, d->addr, 10) != 0)
                                         continue;
-                                too_new |= strstr(ev->text, "is not supported by the") != NULL;
+                                too_new |= strstr(ev->text, "not supported by") != NULL;
                                 if (!n_log++)
                                         snprintf(log, sizeof(log), "%s", ev->text);
                         }
