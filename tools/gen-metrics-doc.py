@@ -17,7 +17,13 @@ DCGM field with the same reading, for dashboards that move between the two.
 
 Types: `gauge` goes up and down; `counter` only grows until the driver reloads or the GPU
 resets; `info` does not change while the GPU is up; `state` is a mode or a flag. Units are
-base units (bytes, watts, joules, hertz, celsius); `percent` is 0-100 as NVML gives it.
+base units (bytes, watts, joules, hertz, celsius); `percent` is 0-100 as NVML gives it,
+`ratio` 0-1 as DCGM's profiling fields.
+
+The `activity_*_ratio`, `sm_occupancy_ratio` and `*_bytes_per_second` metrics are rates
+over the window between two GPM samples of the GPU (Hopper and later): only the sampler
+reads them, from its second round on (`gpuvet serve`, docs/serve.md "Profiling series");
+in `info --json` they are `null`.
 
 A metric without a value is `null` in JSON, and the GPU's `errors` say which NVML function
 failed or hung; query prints `[N/A]` or nvidia-smi's bracketed error.

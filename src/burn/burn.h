@@ -93,6 +93,7 @@ struct burn_telemetry {
         bool have_ecc;
         uint64_t ecc_uncorrected_start, ecc_uncorrected_end, ecc_corrected_start, ecc_corrected_end;
         bool remap_pending_start, remap_pending_end, retired_pending_end;
+        bool repair_pending_start, repair_pending_end; /* a channel or TPC repair (Blackwell) */
         /* NVML's clock-event time counters (enum nvml_violation, ns) at the first and last
          * sample that had each: a reason held between two samples shows here even when no
          * sample caught its bit. */

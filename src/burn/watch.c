@@ -27,7 +27,7 @@ unsigned long long burn_watch_groups(void) {
                 NVML_GROUP_POWER_DRAW, NVML_GROUP_POWER_ENFORCED_LIMIT, NVML_GROUP_CLOCKS,    NVML_GROUP_CLOCKS_MAX,
                 NVML_GROUP_CLOCK_REASONS, NVML_GROUP_VIOLATIONS, NVML_GROUP_UTIL,           NVML_GROUP_ECC_COUNTS,
                 NVML_GROUP_RETIRED_PAGES,
-                NVML_GROUP_REMAP,
+                NVML_GROUP_REMAP,      NVML_GROUP_REPAIR,
         };
         unsigned long long set = 0;
         for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
@@ -123,6 +123,12 @@ static void file_sample(struct burn_device *d, const struct nvml_gpu *g, double 
                 if (!t->n_samples)
                         t->remap_pending_start = g->remap_pending.v != 0;
                 t->remap_pending_end = g->remap_pending.v != 0;
+        }
+        if (nv_ok(g->repair_channel_pending) && nv_ok(g->repair_tpc_pending)) {
+                bool pending = g->repair_channel_pending.v || g->repair_tpc_pending.v;
+                if (!t->n_samples)
+                        t->repair_pending_start = pending;
+                t->repair_pending_end = pending;
         }
         if (nv_ok(g->retired_pages_pending))
                 t->retired_pending_end = g->retired_pages_pending.v == NV_ENABLED;

@@ -576,17 +576,22 @@ static void judge_ecc(const struct facts *f, const struct burn_telemetry *t, str
         unsigned long long unc = t->have_ecc ? t->ecc_uncorrected_end - t->ecc_uncorrected_start : 0;
         unsigned long long cor = t->have_ecc ? t->ecc_corrected_end - t->ecc_corrected_start : 0;
         bool new_remap = t->remap_pending_end && !t->remap_pending_start;
+        /* Blackwell's HBM channel and TPC repairs wait for a reset as a remap does. */
+        bool new_repair = t->repair_pending_end && !t->repair_pending_start;
         result_observed(r, "during the run: %llu uncorrectable and %llu corrected ECC errors (counters), %u "
-                           "double-bit events%s%s",
+                           "double-bit events%s%s%s",
                         unc, cor, t->dbe_events, new_remap ? ", a row remap became pending" : "",
+                        new_repair ? ", a channel/TPC repair became pending" : "",
                         t->retired_pending_end ? ", a page retirement is pending" : "");
-        result_expected(r, "no new uncorrectable error, pending row remap or page retirement");
-        if (unc || t->dbe_events || new_remap || t->retired_pending_end) {
+        result_expected(r, "no new uncorrectable error, pending row remap, memory repair or page retirement");
+        if (unc || t->dbe_events || new_remap || new_repair || t->retired_pending_end) {
                 result_status(r, STATUS_FAIL, "the GPU's memory failed under load (%s)",
-                              unc || t->dbe_events ? "uncorrectable ECC errors" : "a remap or retirement pending");
-                result_remedy(r, "drain the node and reset the GPU so that pending remaps take effect "
-                                 "(gpu.row_remapper), then rerun the burn; a remap failure or errors that "
-                                 "return mean RMA");
+                              unc || t->dbe_events ? "uncorrectable ECC errors"
+                              : new_repair         ? "a channel/TPC repair pending"
+                                                   : "a remap or retirement pending");
+                result_remedy(r, "drain the node and reset the GPU so that pending remaps and repairs take "
+                                 "effect (gpu.memory_health), then rerun the burn; a remap failure or errors "
+                                 "that return mean RMA");
         } else if (!t->have_ecc) {
                 result_status(r, STATUS_SKIP, "NVML gave no ECC counters (ECC off or unsupported)");
         } else {

@@ -76,5 +76,11 @@ const struct policy_thresholds *check_thresholds(const struct facts *f);
 bool check_gpus_unknown(const struct facts *f);
 /* "no NVIDIA GPU on the PCI bus", or why the GPUs are unknown. */
 const char *check_no_gpu_reason(const struct facts *f);
+/* When the capture judged (--root) holds no tree at all that path lies in (/dev, /proc,
+ * /sys, /proc/driver/nvidia: facts.capture_lacks), make r a skip saying so and return true:
+ * a capture that left /proc out cannot tell whether the node's /proc/cmdline was readable.
+ * False on the live root, where a missing tree is the node's own fault, and for a tree the
+ * capture holds. */
+bool check_skip_capture_lacks(struct result *r, const struct facts *f, const char *path);
 /* Skip with a reason when the node has no NVIDIA GPU; returns true when it skipped. */
 bool check_skip_without_gpus(const struct check_info *self, const struct facts *f, struct report *rep);

@@ -115,6 +115,9 @@ static void run_dcgm_diag(const struct check_info *self, const struct facts *f, 
                 result_evidence(r, "dcgm_version", "%s", d->version);
         if (d->driver_version[0])
                 result_evidence(r, "driver_version", "%s", d->driver_version);
+        /* Read past, as DCGM's own readers do; shown, since it may be a warning of DCGM's. */
+        if (d->preamble[0])
+                result_evidence(r, "text_before_json", "%s", d->preamble);
         if (d->runtime_error[0]) {
                 result_observed(r, "%s", d->runtime_error);
                 result_status(r, STATUS_ERROR, "DCGM's diagnostic could not run: %s", d->runtime_error);

@@ -27,6 +27,8 @@ static void run_version(const struct check_info *self, const struct facts *f, st
         unsigned major, minor;
         int n = 0;
         if (!rel[0] || sscanf(rel, "%u.%u%n", &major, &minor, &n) != 2 || n == 0) {
+                if (!rel[0] && check_skip_capture_lacks(r, f, "/proc/sys/kernel/osrelease"))
+                        return;
                 result_observed(r, "%s", rel[0] ? rel : "unknown");
                 result_status(r, STATUS_ERROR, "cannot read a kernel release from /proc/sys/kernel/osrelease%s%s",
                               rel[0] ? ": " : "", rel);
@@ -118,6 +120,8 @@ static void run_cmdline(const struct check_info *self, const struct facts *f, st
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/proc/cmdline");
         if (!f->host.cmdline) {
+                if (check_skip_capture_lacks(r, f, "/proc/cmdline"))
+                        return;
                 result_status(r, STATUS_ERROR, "cannot read /proc/cmdline: the kernel parameters are unknown");
                 result_remedy(r, "Check that /proc is mounted (`cat /proc/cmdline`).");
                 return;

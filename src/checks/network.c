@@ -380,6 +380,8 @@ static void run_port_errors(const struct check_info *self, const struct facts *f
                 return;
         /* A node up less than a day is judged as if a day had passed: a count is not a rate. */
         double days = f->host.uptime_s > 86400 ? f->host.uptime_s / 86400.0 : 1.0;
+        /* Without the uptime a count is no rate: over a day's threshold it may be years old. */
+        bool uptime_known = f->host.uptime_s > 0;
         for (size_t i = 0; i < f->rdma.n; i++) {
                 const struct rdma_dev *d = &f->rdma.devs[i];
                 for (size_t k = 0; k < d->n_ports; k++) {
@@ -409,7 +411,11 @@ static void run_port_errors(const struct check_info *self, const struct facts *f
                         result_observed(r, "%s", observed);
                         result_expected(r, "per day: symbol_error, link_error_recovery, link_downed, port_rcv_errors "
                                            "at most 10, port_xmit_discards at most 100 (ibcheckerrs' thresholds)");
-                        if (over[0]) {
+                        if (over[0] && !uptime_known) {
+                                result_status(r, STATUS_SKIP, "%s port %u: %s, counted since an unknown time (no "
+                                                              "uptime in /proc/uptime): not judged as rates",
+                                              d->name, p->num, observed);
+                        } else if (over[0]) {
                                 result_status(r, STATUS_WARN, "%s port %u: %s", d->name, p->num, over);
                                 result_remedy(r, "Errors on the physical link: reseat or replace the cable and "
                                                  "transceiver at both ends and check the switch port (`mlxlink -d %s -p %u "
@@ -501,6 +507,8 @@ static void run_gpudirect(const struct check_info *self, const struct facts *f, 
                                        "(iommu=pt), pcie.bar1 (BAR1 size)");
         result_expected(r, "nvidia_peermem loaded, or the open kernel modules on Linux 5.12+ (DMA-BUF)");
         if (!f->host.have_modules) {
+                if (check_skip_capture_lacks(r, f, "/proc/modules"))
+                        return;
                 result_status(r, STATUS_ERROR, "cannot read /proc/modules: %s", strerror(-f->host.modules_errno));
                 result_remedy(r, "Check that /proc is mounted; `lsmod | grep nvidia_peermem` tells by hand.");
                 return;
@@ -511,8 +519,16 @@ static void run_gpudirect(const struct check_info *self, const struct facts *f, 
         result_observed(r, "nvidia_peermem %s; %s kernel module; kernel %s", peermem ? "loaded" : "not loaded",
                         !f->nvidia.have_version ? "unknown" : f->nvidia.open_kernel_module ? "open" : "proprietary",
                         f->host.kernel_release[0] ? f->host.kernel_release : "unknown");
+        const char *unknown = !f->nvidia.have_version        ? "the nvidia module's flavour (open or proprietary)"
+                              : !f->host.kernel_release[0] ? "the kernel release"
+                                                           : NULL;
         if (peermem)
                 result_status(r, STATUS_PASS, "GPUDirect RDMA through nvidia_peermem");
+        else if (!dmabuf && unknown)
+                /* DMA-BUF needs both: without one the path can be there or not. */
+                result_status(r, STATUS_SKIP, "nvidia_peermem is not loaded, and whether DMA-BUF serves GPUDirect "
+                                              "RDMA is unknown: %s is unknown (gpu.driver_version, kernel.version)",
+                              unknown);
         else if (dmabuf)
                 result_status(r, STATUS_PASS, "GPUDirect RDMA through DMA-BUF (open kernel modules, Linux %s)",
                               f->host.kernel_release);
@@ -655,6 +671,8 @@ static void judge_roce_port(struct result *r, const struct facts *f, const struc
                             const struct rdma_port *p) {
         /* A node up less than a day is judged as if a day had passed: a count is not a rate. */
         double days = f->host.uptime_s > 86400 ? f->host.uptime_s / 86400.0 : 1.0;
+        /* Without the uptime a count is no rate: over a day's threshold it may be years old. */
+        bool uptime_known = f->host.uptime_s > 0;
         char pfc[96], counters[320] = "";
         bool pfc_off;
         pfc_text(p, pfc, sizeof(pfc), &pfc_off);
@@ -692,6 +710,14 @@ static void judge_roce_port(struct result *r, const struct facts *f, const struc
                                ignored_rate);
         if (!why[0]) {
                 result_status(r, STATUS_PASS, "%s port %u: %s; no sustained loss", d->name, p->num, pfc);
+                return;
+        }
+        if (!uptime_known) {
+                result_status(r, STATUS_SKIP, "%s port %u: %llu lost-packet signs and %llu ignored congestion "
+                                              "notifications, counted since an unknown time (no uptime in "
+                                              "/proc/uptime): not judged as rates",
+                              d->name, p->num, (unsigned long long)loss,
+                              (unsigned long long)(ignored == RDMA_CTR_UNKNOWN ? 0 : ignored));
                 return;
         }
         result_status(r, STATUS_WARN, "%s port %u: %s", d->name, p->num, why);

@@ -1,6 +1,8 @@
 /* pcie: the PCIe link of every GPU, AER error counters, ACS on the path to the root
  * port, and BAR sizes. */
 #include "checks/check.h"
+#include "checks/gpu/nvml_common.h"
+#include "bench/bench_devutil.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -104,6 +106,30 @@ static void allowance_evidence(struct result *r, const struct facts *f, const st
                         e->width ? e->width : e->gen, e->reason);
 }
 
+/* A GPU passed to a virtual machine narrower than the card: the guest sees neither the
+ * host's slot nor its riser, and several cloud instance types wire their GPUs x8 by design,
+ * so this is the platform's shape, not a seating fault: warn with the bandwidth it leaves
+ * (a site can make it fail in its policy), never a physical remedy. */
+static void judge_guest_width(struct result *r, const struct facts *f, const struct pci_dev *d, const char *cur) {
+        unsigned mts = d->max_speed_mts;
+        char gen[16];
+        gen_text(mts, gen, sizeof(gen));
+        result_evidence(r, "guest", "%s guest: the host's slot and riser are not visible",
+                        f->virt.hypervisor[0] ? f->virt.hypervisor : "virtual machine");
+        result_observed(r, "%s", cur);
+        result_expected(r, "x%u (the GPU's own width; the platform decides what a guest gets)", d->max_width);
+        result_status(r, STATUS_WARN,
+                      "the GPU's link in this %s guest is x%u of the card's x%u (now %s): %.0f of %.0f GB/s per "
+                      "direction at %s; the platform wires it so",
+                      f->virt.hypervisor[0] ? f->virt.hypervisor : "VM", d->cur_width, d->max_width, cur,
+                      bench_pcie_gbps(mts, d->cur_width), bench_pcie_gbps(mts, d->max_width), gen);
+        result_remedy(r, "Nothing inside the VM changes the width: the instance type (or the host's slot) gives the "
+                         "GPU x%u. If the instance type should give x%u, ask its provider or move to one that does; "
+                         "if x%u is what the site bought, allow it in the site policy (a pcie.link_width "
+                         "exception), or make it fail there (`checks: {pcie.link_width: fail}`).",
+                      d->cur_width, d->max_width, d->cur_width);
+}
+
 static void run_link_width(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (check_skip_without_gpus(self, f, rep))
                 return;
@@ -132,6 +158,10 @@ static void run_link_width(const struct check_info *self, const struct facts *f,
                 }
                 if (d->cur_width >= c.width && c.width >= d->max_width) {
                         result_status(r, STATUS_PASS, "link runs at its full width x%u (now %s)", d->max_width, cur);
+                        continue;
+                }
+                if (f->virt.is_vm && d->cur_width < d->max_width) {
+                        judge_guest_width(r, f, d, cur);
                         continue;
                 }
                 if (d->cur_width >= c.width) {
@@ -201,11 +231,25 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
                                       gpu_gen, c.port ? c.port->addr : "");
                         continue;
                 }
-                /* GPUs drop the link to Gen1 when idle to save power: a lower speed here is
-                 * only a hint until a load test confirms it. */
+                /* GPUs drop the link to Gen1 when idle to save power (nvidia-smi
+                 * --help-query-gpu: the current generation "may be reduced when the GPU is not
+                 * in use"): a finding only while the GPU works, or once the standard level
+                 * measured it under load (pcie.link_under_load). */
+                enum nv_activity activity = nv_gpu_activity(nvml_gpu_at(f, d->addr));
+                result_evidence(r, "activity", "%s",
+                                activity == NV_ACTIVITY_IDLE   ? "idle (NVML clock event reason GPU idle)"
+                                : activity == NV_ACTIVITY_BUSY ? "busy (no GPU-idle clock event reason)"
+                                                               : "unknown (NVML not read)");
+                if (activity != NV_ACTIVITY_BUSY) {
+                        result_status(r, STATUS_PASS,
+                                      "link at %s below the %s its slot gives while the GPU is %s: normal power "
+                                      "saving; the standard level judges it under load",
+                                      cur, max, activity == NV_ACTIVITY_IDLE ? "idle" : "maybe idle");
+                        continue;
+                }
                 result_status(r, STATUS_WARN,
-                              "link at %s below the %s its slot gives; normal at idle (power saving), the standard "
-                              "level confirms it under load",
+                              "link at %s below the %s its slot gives while the GPU is busy; the standard level "
+                              "confirms it under load",
                               cur, max);
                 result_remedy(r,
                               "Run `gpuvet check --level standard` to measure the link under load; if it stays "
@@ -218,8 +262,8 @@ CHECK_INFO(pcie_link_width, "pcie", "pcie.link_width", LEVEL_QUICK, 0,
            "Each GPU's PCIe link runs at its full width",
            run_link_width);
 
-CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, 0,
-           "Each GPU's PCIe link runs at its maximum speed (warns at idle)",
+CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, CHECK_NEEDS_NVML,
+           "Each GPU's PCIe link runs at its maximum speed while it works",
            run_link_speed);
 
 /* ---- AER, ACS and BAR1 (docs/checks/pcie.md) ---- */

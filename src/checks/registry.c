@@ -87,3 +87,27 @@ bool check_skip_without_gpus(const struct check_info *self, const struct facts *
 const struct policy_thresholds *check_thresholds(const struct facts *f) {
         return f->policy ? &f->policy->thresholds : &policy_thresholds_default;
 }
+
+bool check_skip_capture_lacks(struct result *r, const struct facts *f, const char *path) {
+        /* Deepest first: a capture with /proc but without the nvidia module's directory. */
+        static const struct {
+                const char *dir;
+                unsigned int bit;
+        } trees[] = {{"/proc/driver/nvidia", CAPTURE_NVIDIA_PROC}, {"/proc/sys", CAPTURE_PROC_SYS},
+                     {"/dev", CAPTURE_DEV},
+                     {"/proc", CAPTURE_PROC},
+                     {"/sys", CAPTURE_SYS}};
+        for (size_t i = 0; i < sizeof(trees) / sizeof(trees[0]); i++) {
+                size_t n = strlen(trees[i].dir);
+                if (strncmp(path, trees[i].dir, n) != 0 || (path[n] != '\0' && path[n] != '/'))
+                        continue;
+                if (!(f->capture_lacks & trees[i].bit))
+                        return false;
+                result_evidence(r, "source", "%s", path);
+                result_observed(r, "not in the capture");
+                result_status(r, STATUS_SKIP, "the capture (--root) holds no %s: %s cannot be judged from it",
+                              trees[i].dir, path);
+                return true;
+        }
+        return false;
+}

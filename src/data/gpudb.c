@@ -184,7 +184,7 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
         out->tflops = (struct gpu_tflops){
                 .fp64 = opt_num(t, "fp64"), .fp64_tc = opt_num(t, "fp64_tc"), .fp32 = opt_num(t, "fp32"),
                 .tf32 = opt_num(t, "tf32"), .fp16 = opt_num(t, "fp16"), .bf16 = opt_num(t, "bf16"),
-                .fp8 = opt_num(t, "fp8"), .int8 = opt_num(t, "int8"),
+                .fp8 = opt_num(t, "fp8"), .int8 = opt_num(t, "int8"), .fp4 = opt_num(t, "fp4"),
         };
         json_t *ids = json_object_get(m, "device_ids");
         if (!json_is_array(ids) || json_array_size(ids) == 0 ||

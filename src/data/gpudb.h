@@ -31,7 +31,7 @@ enum {
 };
 
 struct gpu_tflops {
-        double fp64, fp64_tc, fp32, tf32, fp16, bf16, fp8, int8; /* dense; 0 = not supported */
+        double fp64, fp64_tc, fp32, tf32, fp16, bf16, fp8, int8, fp4; /* dense; 0 = not supported */
 };
 
 struct gpu_model {

@@ -93,6 +93,74 @@ static int parse_recovery(json_t *root, struct xiddb *x, char *why, size_t whysi
         return 0;
 }
 
+static int parse_resolutions(json_t *resolutions, struct xiddb *x) {
+        if (!json_is_object(resolutions))
+                return 0;
+        x->resolutions = calloc(json_object_size(resolutions) + 1, sizeof(*x->resolutions));
+        if (!x->resolutions)
+                return -ENOMEM;
+        const char *key;
+        json_t *v;
+        json_object_foreach(resolutions, key, v) {
+                struct xid_resolution *r = &x->resolutions[x->n_resolutions++];
+                r->name = key;
+                r->action = json_string_value(json_object_get(v, "action"));
+                severity_of(json_object_get(v, "severity"), &r->severity); /* check_resolutions vetted it */
+        }
+        return 0;
+}
+
+static int parse_nvlink5(json_t *root, struct xiddb *x, char *why, size_t whysize) {
+        json_t *decode = json_object_get(root, "nvlink5_decode");
+        if (!decode)
+                return 0;
+        json_t *rows = json_object_get(decode, "rows");
+        if (!json_is_array(rows)) {
+                snprintf(why, whysize, "\"nvlink5_decode\" must be an object with a \"rows\" list");
+                return -EINVAL;
+        }
+        x->nvlink5 = calloc(json_array_size(rows) + 1, sizeof(*x->nvlink5));
+        if (!x->nvlink5)
+                return -ENOMEM;
+        size_t i;
+        json_t *e;
+        json_array_foreach(rows, i, e) {
+                struct xid_nvlink5_rule *r = &x->nvlink5[x->n_nvlink5];
+                json_t *xid = json_object_get(e, "xid"), *units = json_object_get(e, "units"),
+                       *status = json_object_get(e, "error_status"), *reason = json_object_get(e, "link_down_reason"),
+                       *res = json_object_get(e, "resolution"), *res2 = json_object_get(e, "resolution_if_fatal"),
+                       *sev = json_object_get(e, "severity");
+                bool ok = json_is_integer(xid) && json_is_array(units) && json_array_size(units) > 0 &&
+                          json_array_size(units) <= XID_NVLINK5_UNITS_MAX && json_is_string(res) &&
+                          xiddb_find_resolution(x, json_string_value(res)) && (!res2 || json_is_string(res2)) &&
+                          (!res2 || xiddb_find_resolution(x, json_string_value(res2))) &&
+                          (!status || (json_is_integer(status) && json_integer_value(status) >= 0 &&
+                                       json_integer_value(status) <= 0xffffffffLL)) &&
+                          (!reason || (json_is_integer(reason) && json_integer_value(reason) >= 0 &&
+                                       json_integer_value(reason) <= 63));
+                for (size_t u = 0; ok && u < json_array_size(units); u++)
+                        ok = json_is_string(json_array_get(units, u));
+                if (!ok) {
+                        snprintf(why, whysize,
+                                 "nvlink5_decode row %zu needs \"xid\", 1-%d \"units\" and a \"resolution\" of "
+                                 "\"resolutions\" (error_status a 32-bit value, link_down_reason 0-63)",
+                                 i, XID_NVLINK5_UNITS_MAX);
+                        return -EINVAL;
+                }
+                r->xid = (int)json_integer_value(xid);
+                for (size_t u = 0; u < json_array_size(units); u++)
+                        r->units[r->n_units++] = json_string_value(json_array_get(units, u));
+                r->has_status = status != NULL;
+                r->error_status = status ? (uint32_t)json_integer_value(status) : 0;
+                r->link_down_reason = reason ? (int)json_integer_value(reason) : -1;
+                r->resolution = json_string_value(res);
+                r->resolution_if_fatal = res2 ? json_string_value(res2) : NULL;
+                r->severity = json_is_string(sev) ? json_string_value(sev) : "";
+                x->n_nvlink5++;
+        }
+        return 0;
+}
+
 static int parse(json_t *root, struct xiddb *x, char *why, size_t whysize) {
         json_t *schema = json_object_get(root, "schema"), *list = json_object_get(root, "xids");
         json_t *resolutions = json_object_get(root, "resolutions");
@@ -107,7 +175,8 @@ static int parse(json_t *root, struct xiddb *x, char *why, size_t whysize) {
                 return -EINVAL;
         }
         int r = check_resolutions(resolutions, why, whysize);
-        if (r < 0 || (r = parse_recovery(root, x, why, whysize)) < 0)
+        if (r < 0 || (r = parse_recovery(root, x, why, whysize)) < 0 || (r = parse_resolutions(resolutions, x)) < 0 ||
+            (r = parse_nvlink5(root, x, why, whysize)) < 0)
                 return r;
         x->xids = calloc(json_array_size(list) + 1, sizeof(*x->xids));
         if (!x->xids)
@@ -190,6 +259,8 @@ int xiddb_load_buffer(const char *buf, size_t len, const char *source, struct xi
 void xiddb_done(struct xiddb *x) {
         free(x->xids);
         free(x->recovery);
+        free(x->resolutions);
+        free(x->nvlink5);
         json_decref(x->json);
         memset(x, 0, sizeof(*x));
 }
@@ -205,5 +276,26 @@ const struct xid_recovery_action *xiddb_find_recovery(const struct xiddb *x, uns
         for (size_t i = 0; x && i < x->n_recovery; i++)
                 if (x->recovery[i].value == value)
                         return &x->recovery[i];
+        return NULL;
+}
+
+const struct xid_resolution *xiddb_find_resolution(const struct xiddb *x, const char *name) {
+        for (size_t i = 0; x && name && i < x->n_resolutions; i++)
+                if (strcmp(x->resolutions[i].name, name) == 0)
+                        return &x->resolutions[i];
+        return NULL;
+}
+
+const struct xid_nvlink5_rule *xiddb_decode_nvlink5(const struct xiddb *x, int xid, const char *unit,
+                                                    uint32_t intr_info, uint32_t error_status) {
+        for (size_t i = 0; x && unit && unit[0] && i < x->n_nvlink5; i++) {
+                const struct xid_nvlink5_rule *r = &x->nvlink5[i];
+                if (r->xid != xid || (r->has_status && r->error_status != error_status) ||
+                    (r->link_down_reason >= 0 && (int)((intr_info >> 20) & 0x3f) != r->link_down_reason))
+                        continue;
+                for (size_t u = 0; u < r->n_units; u++)
+                        if (strcmp(r->units[u], unit) == 0)
+                                return r;
+        }
         return NULL;
 }

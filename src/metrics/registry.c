@@ -46,6 +46,19 @@
          .dcgm = dcgm_field,                                                                    \
          .help = text}
 
+/* One NVLink5 error counter (Blackwell and later: enum nvml_nvlink5_counter), summed over
+ * the links by NVML; the field names are DCGM 4.4's (dcgm_fields.h, kept as aliases of 4.6's
+ * renamed ones), as dcgm-exporter shows them on a GB200 (dcgm-exporter issue 581). The two
+ * BERs, packed mantissa and exponent, are not numbers to export. */
+#define NVLINK5_ERRORS(suffix, counter, dcgm_field, text)                                       \
+        {.id = "nvlink5_" suffix "_total",                                                      \
+         .type = METRIC_COUNTER,                                                                \
+         .group = NVML_GROUP_NVLINK,                                                            \
+         .off = G(nvlink5) + (counter) * sizeof(struct nv_u64),                                 \
+         .smi = {.format = SMI_U64, .none = "an NVLink5 field, over all links (Blackwell and later)"}, \
+         .dcgm = dcgm_field,                                                                    \
+         .help = text}
+
 /* One GPM measurement (enum nvml_gpm_metric) over the window between the sampler's two
  * latest samples of the GPU; DCGM's profiling field with the same meaning. */
 #define GPM(id_, metric, unit_, scale_, dcgm_field, text)                                       \
@@ -185,6 +198,38 @@ static const struct metric metrics[] = {
         NVLINK_ERRORS("recovery", NVML_NVL_RECOVERY, "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
                       "NVLink link recoveries (retraining after errors), summed over the active links, since the driver "
                       "loaded."),
+        NVLINK5_ERRORS("symbol_errors", NVML_NVL5_SYMBOL_ERRORS, "DCGM_FI_DEV_NVLINK_COUNT_RX_SYMBOL_ERRORS",
+                       "NVLink5 rx symbol errors (not corrected by FEC), over all links, since the driver loaded "
+                       "(gpu.nvlink judges them)."),
+        NVLINK5_ERRORS("effective_errors", NVML_NVL5_EFFECTIVE_ERRORS, "DCGM_FI_DEV_NVLINK_COUNT_EFFECTIVE_ERRORS",
+                       "NVLink5 effective errors, over all links, since the driver loaded."),
+        NVLINK5_ERRORS("recovery_events", NVML_NVL5_RECOVERY_EVENTS, "DCGM_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS",
+                       "NVLink5 link recoveries (up to recovery, whatever came of it), over all links, since the driver "
+                       "loaded."),
+        NVLINK5_ERRORS("recovery_successful", NVML_NVL5_RECOVERY_SUCCESSFUL,
+                       "DCGM_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS",
+                       "NVLink5 link recoveries after which the link came back up, over all links, since the driver "
+                       "loaded."),
+        NVLINK5_ERRORS("recovery_failed", NVML_NVL5_RECOVERY_FAILED, "DCGM_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_FAILED_EVENTS",
+                       "NVLink5 link recoveries that failed, the link declared down, over all links, since the driver "
+                       "loaded."),
+        NVLINK5_ERRORS("malformed_packets", NVML_NVL5_MALFORMED_PACKETS,
+                       "DCGM_FI_DEV_NVLINK_COUNT_RX_MALFORMED_PACKET_ERRORS",
+                       "NVLink5 malformed packets received, over all links, since the driver loaded."),
+        NVLINK5_ERRORS("buffer_overrun", NVML_NVL5_BUFFER_OVERRUN, "DCGM_FI_DEV_NVLINK_COUNT_RX_BUFFER_OVERRUN_ERRORS",
+                       "NVLink5 packets discarded on receive for a buffer overrun, over all links, since the driver "
+                       "loaded."),
+        NVLINK5_ERRORS("rx_errors", NVML_NVL5_RCV_ERRORS, "DCGM_FI_DEV_NVLINK_COUNT_RX_ERRORS",
+                       "NVLink5 packets received with errors, over all links, since the driver loaded."),
+        NVLINK5_ERRORS("rx_remote_errors", NVML_NVL5_RCV_REMOTE_ERRORS, "DCGM_FI_DEV_NVLINK_COUNT_RX_REMOTE_ERRORS",
+                       "NVLink5 packets received with a remote error (stomp/EBP marker), over all links, since the "
+                       "driver loaded."),
+        NVLINK5_ERRORS("rx_general_errors", NVML_NVL5_RCV_GENERAL_ERRORS, "DCGM_FI_DEV_NVLINK_COUNT_RX_GENERAL_ERRORS",
+                       "NVLink5 packets received with a header mismatch, over all links, since the driver loaded."),
+        NVLINK5_ERRORS("local_link_integrity_errors", NVML_NVL5_LOCAL_LINK_INTEGRITY,
+                       "DCGM_FI_DEV_NVLINK_COUNT_LOCAL_LINK_INTEGRITY_ERRORS",
+                       "Times the NVLink5 local error count passed its threshold, over all links, since the driver "
+                       "loaded."),
         {.id = "index",
          .type = METRIC_INFO,
          .group = NVML_GROUP_COUNT,
@@ -669,6 +714,7 @@ static const struct metric metrics[] = {
 };
 
 #undef NVLINK_ERRORS
+#undef NVLINK5_ERRORS
 #undef REASON_COUNTER
 #undef REASON
 #undef CLK

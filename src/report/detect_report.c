@@ -402,9 +402,13 @@ static void write_branch_state(FILE *out, const json_t *d) {
                                                             : "branch";
         if (json_is_true(json_object_get(d, "branch_supported")))
                 snprintf(branch_state, sizeof(branch_state), "a supported %s%s%s", kind_words, *eol ? " to " : "", eol);
+        else if (*kind && *eol)
+                snprintf(branch_state, sizeof(branch_state), "a %s past its end of life in %s", kind_words, eol);
         else if (*kind)
-                snprintf(branch_state, sizeof(branch_state), "a %s past its end of life%s%s", kind_words,
-                         *eol ? " in " : "", eol);
+                /* New feature branches get no end of life (NVIDIA's driver lifecycle): an
+                 * unsupported one is not for production, not necessarily over. */
+                snprintf(branch_state, sizeof(branch_state), "a %s, not for production fleets (no end of life "
+                         "published)", kind_words);
         else
                 snprintf(branch_state, sizeof(branch_state), "not a datacenter branch NVIDIA lists");
         fprintf(out, "%s, %s): CUDA <= %s natively, <= %s with minor-version compatibility\n", jstr(d, "branch"),

@@ -23,6 +23,8 @@ static const char *state_text(unsigned char state, int rc, char *buf, size_t siz
         case NV_ERROR:
                 if (rc == NV_RC_NOT_SUPPORTED)
                         return "[Not Supported]";
+                if (rc == NV_RC_DEPRECATED)
+                        return "[Deprecated]";
                 snprintf(buf, size, "[Error: %s]", nv_rc_name(rc));
                 return buf;
         case NV_TIMEOUT: return "[Timeout]";

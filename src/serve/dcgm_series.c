@@ -36,7 +36,10 @@ struct unit_map {
 static const struct unit_map units[] = {
         {"hertz", "MHz", 1e-6, false},
         {"bytes", "MiB", 1.0 / (1024.0 * 1024.0), false},
-        {"seconds", "us", 1e6, false}, /* DCGM's violation counters count microseconds */
+        /* DCGM's violation counters (DCGM_FI_DEV_*_VIOLATION) count whole nanoseconds, as NVML
+         * does (dcgm_fields.h: "Power Violation time in ns", DCGM >= 4.1; dcgm-exporter's
+         * counters file says "(in ns)"); round away what the two scalings leave. */
+        {"seconds", "ns", 1e9, true},
         {"watts", "W", 1.0, false},
         {"celsius", "C", 1.0, false},
         {"percent", "%", 1.0, false},

@@ -44,20 +44,38 @@ static void copy_str(char *dst, size_t size, json_t *v) {
                 snprintf(dst, size, "%lld", (long long)json_integer_value(v));
 }
 
-/* An id printed as a number or a string ("0"; 3.2's gpu_ids may list several: "0,1",
- * the first is kept). -1 when none. */
-static int id_of(json_t *v) {
+#define MAX_IDS 256 /* GPUs one result may list; DCGM handles 32 at most */
+
+static int id_in_range(long long i) {
+        return i >= 0 && i < 1000000 ? (int)i : -1;
+}
+
+/* The ids a result names: a number, or a string of one or more ("0"; "0,1,2,3" where
+ * one result speaks for every GPU of the run). A member that is not a number is left
+ * out. Returns how many were stored in ids. */
+static size_t ids_of(json_t *v, int *ids, size_t max) {
         if (json_is_integer(v)) {
-                json_int_t i = json_integer_value(v);
-                return i >= 0 && i < 1000000 ? (int)i : -1;
+                int id = id_in_range(json_integer_value(v));
+                if (id < 0 || max == 0)
+                        return 0;
+                ids[0] = id;
+                return 1;
         }
-        if (json_is_string(v)) {
-                const char *s = json_string_value(v);
+        if (!json_is_string(v))
+                return 0;
+        size_t n = 0;
+        const char *s = json_string_value(v);
+        while (*s && n < max) {
                 char *end;
-                long i = strtol(s, &end, 10);
-                return end != s && i >= 0 && i < 1000000 ? (int)i : -1;
+                long long i = strtoll(s, &end, 10);
+                if (end != s && id_in_range(i) >= 0)
+                        ids[n++] = (int)i;
+                const char *comma = strchr(end, ',');
+                if (!comma)
+                        break;
+                s = comma + 1;
         }
-        return -1;
+        return n;
 }
 
 static enum dcgm_status status_of(const char *s) {
@@ -117,42 +135,47 @@ static struct dcgm_result *add(struct dcgm_diag *d, size_t *cap) {
                 d->results = p;
                 *cap = n;
         }
-        struct dcgm_result *r = &d->results[d->n++];
-        memset(r, 0, sizeof(*r));
-        r->entity_id = -1;
-        return r;
+        return &d->results[d->n++];
 }
 
 static int read_result(json_t *o, const char *test, const char *category, int is_summary, struct dcgm_diag *d,
                        size_t *cap) {
         if (!json_is_object(o))
                 return 0;
-        struct dcgm_result *r = add(d, cap);
-        if (!r)
-                return d->n >= MAX_RESULTS ? 0 : -ENOMEM;
-        snprintf(r->test, sizeof(r->test), "%s", test);
-        snprintf(r->category, sizeof(r->category), "%s", category);
-        r->is_summary = is_summary;
+        struct dcgm_result r;
+        memset(&r, 0, sizeof(r));
+        snprintf(r.test, sizeof(r.test), "%s", test);
+        snprintf(r.category, sizeof(r.category), "%s", category);
+        r.is_summary = is_summary;
         const char *st = json_string_value(json_object_get(o, "status"));
-        r->status = status_of(st);
-        snprintf(r->status_text, sizeof(r->status_text), "%s", st ? st : "");
+        r.status = status_of(st);
+        snprintf(r.status_text, sizeof(r.status_text), "%s", st ? st : "");
+        int ids[MAX_IDS];
+        size_t n_ids = 0;
         json_t *v;
         if ((v = json_object_get(o, "entity_id")) != NULL) {
-                r->entity_id = id_of(v);
-                copy_str(r->entity, sizeof(r->entity), json_object_get(o, "entity_group"));
-                if (!r->entity[0])
-                        snprintf(r->entity, sizeof(r->entity), "GPU");
+                n_ids = ids_of(v, ids, 1);
+                copy_str(r.entity, sizeof(r.entity), json_object_get(o, "entity_group"));
+                if (!r.entity[0])
+                        snprintf(r.entity, sizeof(r.entity), "GPU");
         } else if ((v = json_object_get(o, "gpu_id")) != NULL || (v = json_object_get(o, "gpu_ids")) != NULL) {
-                r->entity_id = id_of(v);
-                snprintf(r->entity, sizeof(r->entity), "GPU");
+                n_ids = ids_of(v, ids, MAX_IDS);
+                snprintf(r.entity, sizeof(r.entity), "GPU");
         }
-        if (r->entity_id < 0)
-                r->entity[0] = '\0';
-        read_warnings(json_object_get(o, "warnings"), r);
+        if (n_ids == 0)
+                r.entity[0] = '\0';
+        read_warnings(json_object_get(o, "warnings"), &r);
         json_t *id = json_object_get(o, "error_id"); /* up to 3.2: beside a string warning */
-        if (!r->error_ids[0] && json_is_integer(id))
-                snprintf(r->error_ids, sizeof(r->error_ids), "%lld", (long long)json_integer_value(id));
-        read_info(json_object_get(o, "info"), r);
+        if (!r.error_ids[0] && json_is_integer(id))
+                snprintf(r.error_ids, sizeof(r.error_ids), "%lld", (long long)json_integer_value(id));
+        read_info(json_object_get(o, "info"), &r);
+        for (size_t i = 0; i < (n_ids ? n_ids : 1); i++) {
+                struct dcgm_result *slot = add(d, cap);
+                if (!slot)
+                        return d->n >= MAX_RESULTS ? 0 : -ENOMEM;
+                *slot = r;
+                slot->entity_id = n_ids ? ids[i] : -1;
+        }
         return 0;
 }
 
@@ -189,12 +212,62 @@ static int read_tests(json_t *categories, struct dcgm_diag *d, char *err, size_t
         return 0;
 }
 
+/* The first line of what came before the document, trimmed, for the report to show. */
+static void keep_preamble(const char *text, size_t start, struct dcgm_diag *out) {
+        size_t i = 0;
+        while (i < start) {
+                while (i < start && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+                        i++;
+                size_t end = i;
+                while (end < start && text[end] != '\n')
+                        end++;
+                size_t stop = end;
+                while (stop > i && (text[stop - 1] == ' ' || text[stop - 1] == '\t' || text[stop - 1] == '\r'))
+                        stop--;
+                if (stop > i) {
+                        snprintf(out->preamble, sizeof(out->preamble), "%.*s", (int)(stop - i), text + i);
+                        return;
+                }
+                i = end;
+        }
+}
+
+/* The document in text. dcgmi -j prints one JSON object, but what reaches us may carry
+ * a line before it (a warning, a wrapper's banner) and text after: read, as DCGM's own
+ * readers do, from a '{' on to the document's end. The first '{' is tried first, then
+ * each '{' that begins a line, so that braces in a warning do not hide the document. */
+static json_t *find_document(const char *text, size_t len, struct dcgm_diag *out, char *err, size_t errsize) {
+        json_error_t jerr, first_err;
+        json_t *root = json_loadb(text, len, 0, &jerr);
+        if (root)
+                return root;
+        first_err = jerr;
+        int tries = 0;
+        for (size_t i = 0; i < len && tries < 64; i++) {
+                if (text[i] != '{')
+                        continue;
+                size_t line = i;
+                while (line > 0 && (text[line - 1] == ' ' || text[line - 1] == '\t'))
+                        line--;
+                if (tries > 0 && line > 0 && text[line - 1] != '\n')
+                        continue;
+                tries++;
+                root = json_loadb(text + i, len - i, JSON_DISABLE_EOF_CHECK, &jerr);
+                if (json_is_object(root)) {
+                        keep_preamble(text, i, out);
+                        return root;
+                }
+                json_decref(root);
+        }
+        set_err(err, errsize, "not JSON: %s (line %d)", first_err.text, first_err.line);
+        return NULL;
+}
+
 int dcgm_diag_parse(const char *text, size_t len, struct dcgm_diag *out, char *err, size_t errsize) {
         memset(out, 0, sizeof(*out));
-        json_error_t jerr;
-        json_t *root = json_loadb(text, len, 0, &jerr);
+        json_t *root = find_document(text, len, out, err, errsize);
         if (!root) {
-                set_err(err, errsize, "not JSON: %s (line %d)", jerr.text, jerr.line);
+                memset(out, 0, sizeof(*out));
                 return -EINVAL;
         }
         int r = 0;

@@ -5,8 +5,15 @@
  *  - up to 3.3.9 the top key is "DCGM GPU Diagnostic", from 4.0 "DCGM Diagnostic";
  *  - test_categories[] -> tests[] -> {name, results[]}, and from 4.0 a test_summary with
  *    messages tied to no entity;
- *  - a result names its GPU as "gpu_ids" (a string, up to 3.2), "gpu_id" (3.3) or
- *    "entity_group" + "entity_id" (4.x), or nothing (the Deployment tests of 3.x);
+ *  - a result names its GPU as "gpu_ids" (a string, up to 3.2, that lists every GPU
+ *    the result speaks for: "0,1,2,3" on the Deployment tests of a 4-GPU run; a number
+ *    in 3.1's Custom tests), "gpu_id" (3.3) or "entity_group" + "entity_id" (4.x), or
+ *    nothing (the Deployment tests of some 3.x runs); a result listing several GPUs is
+ *    read as one result per GPU, so each GPU's verdict has it;
+ *  - 3.1 prints null between the tests of a category;
+ *  - text may come before the document (a warning dcgmi or the library prints first, a
+ *    wrapper's banner) or after it: DCGM's own readers (testing/python3/DcgmiDiag.py's
+ *    trimJsonText, nvvs's JsonResult tests) read from the first '{' to the last '}';
  *  - "warnings" is a string (up to 3.2) or a list of {warning, error_id, error_category,
  *    error_severity} ("warnings" as the message key in one 3.3 case); "info" a string
  *    or a list;
@@ -36,12 +43,14 @@ struct dcgm_diag {
         char version[32];         /* DCGM's, when printed */
         char driver_version[32];  /* "Driver Version Detected" */
         char runtime_error[512];  /* the run could not start: why */
+        char preamble[256];       /* the first line of text before the document; "" if none */
         struct dcgm_result *results;
         size_t n;
 };
 
-/* Parse text (len bytes, not necessarily NUL-terminated). Returns 0, -EINVAL with err
- * saying what is wrong (not JSON, no known top key, a wrong type), or -ENOMEM. On
+/* Parse text (len bytes, not necessarily NUL-terminated), which may carry other text
+ * before and after the document. Returns 0, -EINVAL with err saying what is wrong (no
+ * JSON document in it, no known top key, a wrong type), or -ENOMEM. On
  * failure *out is empty. Free with dcgm_diag_done. */
 int dcgm_diag_parse(const char *text, size_t len, struct dcgm_diag *out, char *err, size_t errsize);
 void dcgm_diag_done(struct dcgm_diag *d);

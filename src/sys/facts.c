@@ -1,10 +1,22 @@
 #include "sys/facts.h"
 
+#include "core/fsroot.h"
+
 #include <string.h>
 
 int facts_gather(struct fsroot *fs, const struct gpudb *db, struct facts *f) {
         memset(f, 0, sizeof(*f));
         f->db = db;
+        if (!fsroot_is_live(fs)) {
+                static const struct {
+                        const char *dir;
+                        unsigned int bit;
+                } trees[] = {{"/dev", CAPTURE_DEV}, {"/proc", CAPTURE_PROC}, {"/sys", CAPTURE_SYS},
+                             {"/proc/driver/nvidia", CAPTURE_NVIDIA_PROC}, {"/proc/sys", CAPTURE_PROC_SYS}};
+                for (size_t i = 0; i < sizeof(trees) / sizeof(trees[0]); i++)
+                        if (!fsroot_is_dir(fs, trees[i].dir))
+                                f->capture_lacks |= trees[i].bit;
+        }
         int r;
         if ((r = host_gather(fs, &f->host)) < 0 || (r = pci_gather(fs, &f->pci)) < 0 ||
             (r = gpu_gather(&f->pci, db, &f->gpus)) < 0)

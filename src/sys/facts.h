@@ -31,8 +31,22 @@ struct burn_facts;
 struct container_gpu_facts;
 struct bench_suite_facts;
 
+/* The trees a capture can lack as a whole: another tool's capture of a node's files, or a
+ * snapshot taken or unpacked without device nodes. Bits of facts.capture_lacks. */
+enum capture_tree {
+        CAPTURE_DEV = 1u << 0,         /* /dev */
+        CAPTURE_PROC = 1u << 1,        /* /proc */
+        CAPTURE_SYS = 1u << 2,         /* /sys */
+        CAPTURE_NVIDIA_PROC = 1u << 3, /* /proc/driver/nvidia (its module made it on the node) */
+        CAPTURE_PROC_SYS = 1u << 4,    /* /proc/sys */
+};
+
 struct facts {
         const struct gpudb *db;
+        /* The trees the --root capture does not hold at all (enum capture_tree); always 0 on
+         * the live root, where a missing /dev or /proc is the node's own fault. A check whose
+         * input lies in one skips (check_skip_capture_lacks): the capture cannot tell. */
+        unsigned int capture_lacks;
         struct host_facts host;
         struct pci_facts pci;
         struct gpu_facts gpus;

@@ -4,8 +4,9 @@
  * refused by NVML (NV_ERROR, rc = NVML's return code), never answered within our deadline
  * (NV_TIMEOUT, fn = the function that never returned), or not exported by this library
  * (NV_NO_FUNCTION, rc = NV_RC_FUNCTION_NOT_FOUND). NV_UNREAD means gpuvet did not ask
- * (e.g. NVLink counters of a link that is not active). A check tells "not supported here"
- * (NV_ERROR with NV_RC_NOT_SUPPORTED, NV_NO_FUNCTION) apart from "call failed".
+ * (e.g. NVLink counters of a link that is not active). A check tells "not offered here"
+ * (NV_NO_FUNCTION, or NV_ERROR with a code nv_rc_not_offered() accepts) apart from "call
+ * failed".
  *
  * This header is the line between NVML and the rest: it includes no NVML header, and the
  * values readings hold (return codes, enable states, clock event bits, fabric states) have
@@ -33,8 +34,17 @@ enum nv_rc {
         NV_RC_CORRUPTED_INFOROM = 14,
         NV_RC_GPU_IS_LOST = 15,
         NV_RC_ARGUMENT_VERSION_MISMATCH = 25,
+        NV_RC_DEPRECATED = 26,
         NV_RC_UNKNOWN = 999,
 };
+
+/* Whether a return code says "this driver does not offer it", never "the GPU failed": the
+ * GPU or driver lacks the feature (NOT_SUPPORTED), a newer driver withdrew it (DEPRECATED:
+ * R590 and later for the applications clocks), or the library has the entry point but no
+ * implementation behind it (FUNCTION_NOT_FOUND). */
+static inline bool nv_rc_not_offered(int rc) {
+        return rc == NV_RC_NOT_SUPPORTED || rc == NV_RC_DEPRECATED || rc == NV_RC_FUNCTION_NOT_FOUND;
+}
 #define NV_ENABLED 1     /* nvmlEnableState_t's NVML_FEATURE_ENABLED */
 #define NV_NVLINK_MAX 36 /* NVML_NVLINK_MAX_LINKS */
 #define NV_PSTATE_UNKNOWN 32 /* nvmlPstates_t's NVML_PSTATE_UNKNOWN */
@@ -177,6 +187,43 @@ enum nvml_nvlink_counter {
         NVML_NVL_ECC_DATA = 4, /* NVML_NVLINK_ERROR_DL_ECC_DATA */
         NVML_NVL_COUNTER_COUNT
 };
+
+/* NVLink5 counters (Blackwell and later, whose links answer NOT_SUPPORTED for the counters
+ * above), indexed by nvlink5[]: each NVML_FI_DEV_NVLINK_COUNT_* field since the driver
+ * loaded, summed over the links by NVML (scopeId UINT_MAX, as DCGM reads them). The error
+ * counts come first, then the two bit error rates, as NVML packs them (nvml_nvlink5_ber),
+ * then the 16 bins of the FEC history. */
+enum nvml_nvlink5_counter {
+        NVML_NVL5_SYMBOL_ERRORS = 0,     /* _SYMBOL_ERRORS: rx symbol errors */
+        NVML_NVL5_EFFECTIVE_ERRORS,      /* _EFFECTIVE_ERRORS */
+        NVML_NVL5_RECOVERY_EVENTS,       /* _LINK_RECOVERY_EVENTS: up to recovery, whatever came of it */
+        NVML_NVL5_RECOVERY_SUCCESSFUL,   /* _LINK_RECOVERY_SUCCESSFUL_EVENTS */
+        NVML_NVL5_RECOVERY_FAILED,       /* _LINK_RECOVERY_FAILED_EVENTS: the link was declared down */
+        NVML_NVL5_MALFORMED_PACKETS,     /* _MALFORMED_PACKET_ERRORS */
+        NVML_NVL5_BUFFER_OVERRUN,        /* _BUFFER_OVERRUN_ERRORS: rx packets dropped */
+        NVML_NVL5_RCV_ERRORS,            /* _RCV_ERRORS */
+        NVML_NVL5_RCV_REMOTE_ERRORS,     /* _RCV_REMOTE_ERRORS */
+        NVML_NVL5_RCV_GENERAL_ERRORS,    /* _RCV_GENERAL_ERRORS */
+        NVML_NVL5_LOCAL_LINK_INTEGRITY,  /* _LOCAL_LINK_INTEGRITY_ERRORS */
+        NVML_NVL5_SYMBOL_BER,            /* _SYMBOL_BER, packed */
+        NVML_NVL5_EFFECTIVE_BER,         /* _EFFECTIVE_BER, packed */
+        NVML_NVL5_FEC_HISTORY_0,         /* _FEC_HISTORY_0 .. _15: codewords with N symbols corrected */
+        NVML_NVL5_COUNT = NVML_NVL5_FEC_HISTORY_0 + 16
+};
+#define NVML_NVL5_FIRST_BER NVML_NVL5_SYMBOL_BER
+
+/* A packed NVLink5 BER: the mantissa in bits 8..11, the exponent in bits 0..7, the rate
+ * being mantissa * 10^-exponent (NVML_NVLINK_ERROR_COUNTER_BER_GET). */
+#define NV_NVLINK5_BER_MANTISSA_SHIFT 8  /* NVML_NVLINK_BER_MANTISSA_SHIFT */
+#define NV_NVLINK5_BER_MANTISSA_WIDTH 0xf /* NVML_NVLINK_BER_MANTISSA_WIDTH */
+#define NV_NVLINK5_BER_EXP_SHIFT 0        /* NVML_NVLINK_BER_EXP_SHIFT */
+#define NV_NVLINK5_BER_EXP_WIDTH 0xff     /* NVML_NVLINK_BER_EXP_WIDTH */
+static inline unsigned int nvml_nvlink5_ber_mantissa(unsigned long long v) {
+        return (unsigned int)(v >> NV_NVLINK5_BER_MANTISSA_SHIFT) & NV_NVLINK5_BER_MANTISSA_WIDTH;
+}
+static inline unsigned int nvml_nvlink5_ber_exponent(unsigned long long v) {
+        return (unsigned int)(v >> NV_NVLINK5_BER_EXP_SHIFT) & NV_NVLINK5_BER_EXP_WIDTH;
+}
 
 /* How long each limiter has held the clocks down since the driver loaded (violation_ns[],
  * nanoseconds, counters). The first six are nvmlPerfPolicyType_t's policies (POWER is the
@@ -386,6 +433,10 @@ struct nvml_gpu {
         /* Banks by spare rows left (nvmlDeviceGetRowRemapperHistogram): max, high,
          * partial, low, none (no spare row left). */
         struct nv_u32 remap_hist[5];
+        /* nvmlDeviceGetRepairStatus (Blackwell): an HBM channel repair, a TPC repair waiting
+         * for a GPU reset to be applied (1 = yes); one call's two answers. */
+        struct nv_u32 repair_channel_pending;
+        struct nv_u32 repair_tpc_pending;
         /* The driver's recovery action (field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): 0 none,
          * 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset ... */
         struct nv_u32 recovery_action;
@@ -412,6 +463,10 @@ struct nvml_gpu {
          * an unknown total is never written as a partial sum or a zero. 0 when links exist and
          * none is active. Derived from nvlink[], which the checks judge: one reading. */
         struct nv_u64 nvlink_errors_total[NVML_NVL_COUNTER_COUNT];
+        /* NVLink5's counters (enum nvml_nvlink5_counter), each its field's own answer in the
+         * one field call: NOT_SUPPORTED (or INVALID_ARGUMENT from a driver that does not know
+         * the field) before Blackwell. */
+        struct nv_u64 nvlink5[NVML_NVL5_COUNT];
 
         /* Modes */
         struct nv_u32 persistence_mode; /* nvmlEnableState_t */
@@ -487,6 +542,7 @@ int nvml_proc_sm_share(const struct nvml_gpu *g, unsigned int pid);
         X(CLOCKS) X(CLOCKS_MAX) X(CLOCKS_APP) X(CLOCKS_DEFAULT_APP) X(CLOCK_REASONS) X(VIOLATIONS)      \
         X(UTIL) X(CODEC_UTIL) X(PSTATE) X(FAN)                                                          \
         X(ECC_MODE) X(ECC_DEFAULT_MODE) X(ECC_COUNTS) X(ECC_LOCATION) X(RETIRED_PAGES) X(REMAP)      \
+        X(REPAIR)                                                                                   \
         X(RECOVERY) X(REMAP_HIST) X(PCIE_LINK) X(PCIE_REPLAY) X(NVLINK) X(PERSISTENCE)               \
         X(COMPUTE_MODE) X(DISPLAY) X(MIG) X(PROCS) X(PROC_UTIL) X(FABRIC) X(GPM)
 

@@ -351,6 +351,44 @@ typedef struct nvmlFieldValue_st {
 #define NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL 59
 #define NVML_FI_DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL 160
 #define NVML_FI_DEV_NVLINK_GET_STATE 165
+/* NVLink5 (Blackwell and later, where the error counters above answer NOT_SUPPORTED): each
+ * counter since the driver loaded, summed over the links when scopeId is UINT_MAX (as
+ * DCGM reads them). The two BERs are packed: mantissa in bits 8..11, exponent in bits
+ * 0..7 (NVML_NVLINK_BER_*), the BER being mantissa * 10^-exponent. */
+#define NVML_FI_DEV_NVLINK_COUNT_MALFORMED_PACKET_ERRORS 206
+#define NVML_FI_DEV_NVLINK_COUNT_BUFFER_OVERRUN_ERRORS 207
+#define NVML_FI_DEV_NVLINK_COUNT_RCV_ERRORS 208
+#define NVML_FI_DEV_NVLINK_COUNT_RCV_REMOTE_ERRORS 209
+#define NVML_FI_DEV_NVLINK_COUNT_RCV_GENERAL_ERRORS 210
+#define NVML_FI_DEV_NVLINK_COUNT_LOCAL_LINK_INTEGRITY_ERRORS 211
+#define NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS 213
+#define NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_FAILED_EVENTS 214
+#define NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS 215
+#define NVML_FI_DEV_NVLINK_COUNT_EFFECTIVE_ERRORS 219
+#define NVML_FI_DEV_NVLINK_COUNT_EFFECTIVE_BER 220
+#define NVML_FI_DEV_NVLINK_COUNT_SYMBOL_ERRORS 221
+#define NVML_FI_DEV_NVLINK_COUNT_SYMBOL_BER 222
+/* The FEC history: bin N counts the codewords in which FEC corrected N symbols. */
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_0 235
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_1 236
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_2 237
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_3 238
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_4 239
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_5 240
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_6 241
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_7 242
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_8 243
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_9 244
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_10 245
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_11 246
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_12 247
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_13 248
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_14 249
+#define NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_15 250
+#define NVML_NVLINK_BER_MANTISSA_SHIFT 8
+#define NVML_NVLINK_BER_MANTISSA_WIDTH 0xf
+#define NVML_NVLINK_BER_EXP_SHIFT 0
+#define NVML_NVLINK_BER_EXP_WIDTH 0xff
 /* Memory health, PCIe and power limits, each the same counter as the call named (read in
  * one nvmlDeviceGetFieldValues call, the call kept as the fallback; docs/nvml.md).
  * ECC totals over the device, nvmlDeviceGetTotalEccErrors: SBE = corrected, DBE =
@@ -395,6 +433,16 @@ typedef struct {
 } nvmlMarginTemperature_v1_t;
 typedef nvmlMarginTemperature_v1_t nvmlMarginTemperature_t;
 #define nvmlMarginTemperature_v1 ((unsigned int)(sizeof(nvmlMarginTemperature_v1_t) | (1u << 24)))
+
+/* nvmlDeviceGetRepairStatus (Blackwell): an HBM channel or a TPC repair waits for a GPU
+ * reset (each 1 = yes). */
+typedef struct {
+        unsigned int version; /* nvmlRepairStatus_v1 */
+        unsigned int bChannelRepairPending;
+        unsigned int bTpcRepairPending;
+} nvmlRepairStatus_v1_t;
+typedef nvmlRepairStatus_v1_t nvmlRepairStatus_t;
+#define nvmlRepairStatus_v1 ((unsigned int)(sizeof(nvmlRepairStatus_v1_t) | (1u << 24)))
 
 /* nvmlDeviceGetRowRemapperHistogram (Ampere+): how many memory banks have each level of
  * spare rows left; none = banks where no row can be remapped any more. */

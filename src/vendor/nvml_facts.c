@@ -37,10 +37,18 @@ SAME(NV_RC_FUNCTION_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND)
 SAME(NV_RC_CORRUPTED_INFOROM, NVML_ERROR_CORRUPTED_INFOROM)
 SAME(NV_RC_GPU_IS_LOST, NVML_ERROR_GPU_IS_LOST)
 SAME(NV_RC_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+SAME(NV_RC_DEPRECATED, NVML_ERROR_DEPRECATED)
 SAME(NV_RC_UNKNOWN, NVML_ERROR_UNKNOWN)
 SAME(NV_ENABLED, NVML_FEATURE_ENABLED)
 SAME(NV_PSTATE_UNKNOWN, NVML_PSTATE_UNKNOWN)
 SAME(NV_NVLINK_MAX, NVML_NVLINK_MAX_LINKS)
+SAME(NV_NVLINK5_BER_MANTISSA_SHIFT, NVML_NVLINK_BER_MANTISSA_SHIFT)
+SAME(NV_NVLINK5_BER_MANTISSA_WIDTH, NVML_NVLINK_BER_MANTISSA_WIDTH)
+SAME(NV_NVLINK5_BER_EXP_SHIFT, NVML_NVLINK_BER_EXP_SHIFT)
+SAME(NV_NVLINK5_BER_EXP_WIDTH, NVML_NVLINK_BER_EXP_WIDTH)
+/* slot_field numbers the FEC history bins from bin 0's field. */
+SAME(NVML_NVL5_COUNT - 1 - NVML_NVL5_FEC_HISTORY_0,
+     NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_15 - NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_0)
 SAME(NV_CLOCKS_EVENT_GPU_IDLE, nvmlClocksEventReasonGpuIdle)
 SAME(NV_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING, nvmlClocksEventReasonApplicationsClocksSetting)
 SAME(NV_CLOCKS_EVENT_SW_POWER_CAP, nvmlClocksEventReasonSwPowerCap)
@@ -98,7 +106,7 @@ const char *nvml_reading_error(const struct nvml_use *u, int gpu, unsigned char 
                 snprintf(buf, size, "did not return within %u ms", hung_ms(u->nv, fn, gpu));
                 return buf;
         case NV_ERROR:
-                if (rc == NV_RC_NOT_SUPPORTED)
+                if (nv_rc_not_offered(rc))
                         return NULL;
                 snprintf(buf, size, "%s", nv_rc_text(u->lib, rc));
                 return buf;
@@ -126,7 +134,8 @@ enum gctx_last {
 
 /* The fields of a GPU's one nvmlDeviceGetFieldValues call (fields_call()), each asked only
  * when its group is read. Past FS_NVLINK_TOTAL: an NVLink error counter's total over the
- * links (+ enum nvml_nvlink_counter), then one link's state (+ link). */
+ * links (+ enum nvml_nvlink_counter), then one link's state (+ link), then an NVLink5
+ * counter summed over the links (+ enum nvml_nvlink5_counter). */
 enum field_slot {
         FS_MEMORY_TEMP,
         FS_TLIMIT_SHUTDOWN,
@@ -165,7 +174,8 @@ enum field_slot {
         FS_NVLINK_LINK_COUNT,
         FS_NVLINK_TOTAL,
         FS_NVLINK_STATE = FS_NVLINK_TOTAL + NVML_NVL_COUNTER_COUNT,
-        FS_COUNT = FS_NVLINK_STATE + NV_NVLINK_MAX,
+        FS_NVLINK5 = FS_NVLINK_STATE + NV_NVLINK_MAX,
+        FS_COUNT = FS_NVLINK5 + NVML_NVL5_COUNT,
         FS_NONE = -1,
 };
 
@@ -453,6 +463,22 @@ static void slot_field(unsigned int s, unsigned int *ret_group, unsigned int *re
                 NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL,
                 NVML_FI_DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL,
         };
+        /* Indexed by enum nvml_nvlink5_counter. */
+        static const unsigned short nvlink5[NVML_NVL5_FEC_HISTORY_0] = {
+                [NVML_NVL5_SYMBOL_ERRORS] = NVML_FI_DEV_NVLINK_COUNT_SYMBOL_ERRORS,
+                [NVML_NVL5_EFFECTIVE_ERRORS] = NVML_FI_DEV_NVLINK_COUNT_EFFECTIVE_ERRORS,
+                [NVML_NVL5_RECOVERY_EVENTS] = NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS,
+                [NVML_NVL5_RECOVERY_SUCCESSFUL] = NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS,
+                [NVML_NVL5_RECOVERY_FAILED] = NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_FAILED_EVENTS,
+                [NVML_NVL5_MALFORMED_PACKETS] = NVML_FI_DEV_NVLINK_COUNT_MALFORMED_PACKET_ERRORS,
+                [NVML_NVL5_BUFFER_OVERRUN] = NVML_FI_DEV_NVLINK_COUNT_BUFFER_OVERRUN_ERRORS,
+                [NVML_NVL5_RCV_ERRORS] = NVML_FI_DEV_NVLINK_COUNT_RCV_ERRORS,
+                [NVML_NVL5_RCV_REMOTE_ERRORS] = NVML_FI_DEV_NVLINK_COUNT_RCV_REMOTE_ERRORS,
+                [NVML_NVL5_RCV_GENERAL_ERRORS] = NVML_FI_DEV_NVLINK_COUNT_RCV_GENERAL_ERRORS,
+                [NVML_NVL5_LOCAL_LINK_INTEGRITY] = NVML_FI_DEV_NVLINK_COUNT_LOCAL_LINK_INTEGRITY_ERRORS,
+                [NVML_NVL5_SYMBOL_BER] = NVML_FI_DEV_NVLINK_COUNT_SYMBOL_BER,
+                [NVML_NVL5_EFFECTIVE_BER] = NVML_FI_DEV_NVLINK_COUNT_EFFECTIVE_BER,
+        };
         if (s < FS_NVLINK_TOTAL) {
                 *ret_group = named[s].group;
                 *ret_field = named[s].field;
@@ -461,10 +487,17 @@ static void slot_field(unsigned int s, unsigned int *ret_group, unsigned int *re
                 *ret_group = NVML_GROUP_NVLINK;
                 *ret_field = totals[s - FS_NVLINK_TOTAL];
                 *ret_scope = 0;
-        } else {
+        } else if (s < FS_NVLINK5) {
                 *ret_group = NVML_GROUP_NVLINK;
                 *ret_field = NVML_FI_DEV_NVLINK_GET_STATE;
                 *ret_scope = s - FS_NVLINK_STATE; /* the link */
+        } else {
+                unsigned int k = s - FS_NVLINK5;
+                *ret_group = NVML_GROUP_NVLINK;
+                *ret_field = k >= NVML_NVL5_FEC_HISTORY_0
+                                     ? NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_0 + (k - NVML_NVL5_FEC_HISTORY_0)
+                                     : nvlink5[k];
+                *ret_scope = UINT_MAX; /* NVLink5's aggregate over the links */
         }
 }
 
@@ -619,6 +652,10 @@ struct nvlink_fields {
         bool have_state[NV_NVLINK_MAX];
         unsigned int state[NV_NVLINK_MAX];
         bool total_zero[NVML_NVL_COUNTER_COUNT];
+        /* The total answered NOT_SUPPORTED where an NVLink5 counter answered: a Blackwell
+         * GPU, whose per-link counters NVML documents as unsupported, so they are not
+         * asked link by link either. */
+        bool total_unsupported[NVML_NVL_COUNTER_COUNT];
 };
 
 static void read_nvlink_fields(struct gctx *c, nvmlDevice_t d, struct nvlink_fields *out) {
@@ -631,9 +668,12 @@ static void read_nvlink_fields(struct gctx *c, nvmlDevice_t d, struct nvlink_fie
                 out->have_count = n >= 0 && n <= NV_NVLINK_MAX;
                 out->count = out->have_count ? (unsigned int)n : 0;
         }
+        const nvmlFieldValue_t *nvl5 = field_of(c, d, (enum field_slot)(FS_NVLINK5 + NVML_NVL5_SYMBOL_ERRORS));
+        bool nvlink5 = nvl5 && nvl5->nvmlReturn == NVML_SUCCESS;
         for (int k = 0; k < NVML_NVL_COUNTER_COUNT; k++) {
                 fv = field_of(c, d, (enum field_slot)(FS_NVLINK_TOTAL + k));
                 out->total_zero[k] = fv && fv->nvmlReturn == NVML_SUCCESS && field_value(fv) == 0;
+                out->total_unsupported[k] = nvlink5 && fv && fv->nvmlReturn == NVML_ERROR_NOT_SUPPORTED;
         }
         for (unsigned int l = 0; l < NV_NVLINK_MAX; l++) {
                 fv = field_of(c, d, (enum field_slot)(FS_NVLINK_STATE + l));
@@ -875,6 +915,28 @@ static void sum_nvlink_errors(struct nvml_gpu *g) {
         }
 }
 
+/* NVLink5's counters, each its field's own answer (the call's, when the call failed). */
+static void read_nvlink5_fields(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        bool called = fields_call(c, d);
+        for (int k = 0; k < NVML_NVL5_COUNT; k++) {
+                const nvmlFieldValue_t *fv = called ? field_of(c, d, (enum field_slot)(FS_NVLINK5 + k)) : NULL;
+                if (called && !fv)
+                        continue; /* not asked: stays NV_UNREAD */
+                nvmlReturn_t r = fv ? fv->nvmlReturn : c->fields.rc;
+                unsigned long long v = 0;
+                if (fv && r == NVML_SUCCESS) {
+                        long long sv = field_value(fv);
+                        if (fv->valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG)
+                                v = fv->value.ullVal;
+                        else if (sv >= 0)
+                                v = (unsigned long long)sv;
+                        else
+                                r = NVML_ERROR_UNKNOWN; /* no count is negative */
+                }
+                put_u64(c, &g->nvlink5[k], r, v);
+        }
+}
+
 static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         static const nvmlNvLinkErrorCounter_t counters[NVML_NVL_COUNTER_COUNT] = {
                 NVML_NVLINK_ERROR_DL_REPLAY,    NVML_NVLINK_ERROR_DL_RECOVERY, NVML_NVLINK_ERROR_DL_CRC_FLIT,
@@ -882,6 +944,7 @@ static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         };
         struct nvlink_fields fields;
         read_nvlink_fields(c, d, &fields);
+        read_nvlink5_fields(c, g, d);
         unsigned int count = 0;
         for (unsigned int i = 0; i < NVML_NVLINK_MAX_LINKS && !c->stop; i++) {
                 struct nvml_nvlink *l = &g->nvlink[i];
@@ -904,6 +967,11 @@ static void read_nvlinks(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
                 for (unsigned int k = 0; k < NVML_NVL_COUNTER_COUNT && !c->stop; k++) {
                         if (fields.total_zero[k]) {
                                 put_u64_from_fields(&l->errors[k], 0);
+                                continue;
+                        }
+                        if (fields.total_unsupported[k]) {
+                                l->errors[k] = (struct nv_u64){.state = NV_ERROR, .rc = NVML_ERROR_NOT_SUPPORTED,
+                                                               .fn = "nvmlDeviceGetFieldValues"};
                                 continue;
                         }
                         unsigned long long v = 0;
@@ -1382,6 +1450,16 @@ static void read_remapped_rows(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t 
         put_u32(c, &g->remap_failure, r, fail);
 }
 
+/* Both answers of the one call; an older driver lacks it (NV_NO_FUNCTION). */
+static void read_repair_status(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        nvmlRepairStatus_t st;
+        memset(&st, 0, sizeof(st));
+        st.version = nvmlRepairStatus_v1;
+        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetRepairStatus, d, &st);
+        put_u32(c, &g->repair_channel_pending, r, st.bChannelRepairPending);
+        put_u32(c, &g->repair_tpc_pending, r, st.bTpcRepairPending);
+}
+
 /* The field call's own answer, then the field's: an old driver answers the call but not
  * the field (NVML_ERROR_NOT_SUPPORTED in nvmlReturn). */
 static void read_recovery_action(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
@@ -1738,6 +1816,7 @@ static const struct {
         {NVML_GROUP_ECC_LOCATION, read_ecc_by_location},
         {NVML_GROUP_RETIRED_PAGES, read_retired_pages},
         {NVML_GROUP_REMAP, read_remapped_rows},
+        {NVML_GROUP_REPAIR, read_repair_status},
         {NVML_GROUP_RECOVERY, read_recovery_action},
         {NVML_GROUP_REMAP_HIST, read_remap_histogram},
         {NVML_GROUP_PCIE_LINK, read_pcie_link},

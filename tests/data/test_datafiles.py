@@ -115,6 +115,14 @@ def check_consistency(gpus, compat, xid, baselines):
             fail("gpus.json:/gpus/%d" % i, "unknown architecture %r" % g["arch"])
         elif g["cc"].split(".")[0] != archs[g["arch"]]["cc"].split(".")[0]:
             fail("gpus.json:/gpus/%d" % i, "cc %s is not of architecture %s" % (g["cc"], g["arch"]))
+    # Blackwell's fifth-generation Tensor Cores add FP4: a datacenter Blackwell row that
+    # gives its FP8 peak gives its FP4 peak too, and FP4 runs at least as fast as FP8.
+    for i, g in enumerate(gpus["gpus"]):
+        t = g.get("tflops", {})
+        if g["arch"] in ("blackwell", "blackwell_ultra") and g.get("datacenter") and "fp8" in t and "fp4" not in t:
+            fail("gpus.json:/gpus/%d" % i, "%s gives an FP8 peak but no FP4 peak" % g["name"])
+        if "fp4" in t and "fp8" in t and t["fp4"] < t["fp8"]:
+            fail("gpus.json:/gpus/%d" % i, "%s: FP4 peak %s below its FP8 peak %s" % (g["name"], t["fp4"], t["fp8"]))
     seen = {}
     for i, g in enumerate(gpus["gpus"]):
         for dev in g["device_ids"]:
@@ -151,6 +159,10 @@ def check_consistency(gpus, compat, xid, baselines):
         codes.add(x["code"])
         if x["resolution"] not in xid["resolutions"]:
             fail("xid.json:/xids/%d" % i, "resolution %r is not in resolutions" % x["resolution"])
+    for i, r in enumerate(xid.get("nvlink5_decode", {}).get("rows", [])):
+        for k in ("resolution", "resolution_if_fatal"):
+            if k in r and r[k] not in xid["resolutions"]:
+                fail("xid.json:/nvlink5_decode/rows/%d" % i, "%s %r is not in resolutions" % (k, r[k]))
 
 
 def check_ngc(ngc, compat):

@@ -6,6 +6,8 @@
                              tests/fakes/dcgmi); unset: nothing
     FAKE_DCGMI_EXIT=N        exit status (default 0; dcgmi's failing run exits 226)
     FAKE_DCGMI_STDERR=TEXT   printed on standard error
+    FAKE_DCGMI_BEFORE=TEXT   printed on standard output before the capture (a warning
+                             line, a wrapper's banner: what DCGM's own readers skip)
     FAKE_DCGMI_HANG=1        print nothing and never exit (deadline tests)
     FAKE_DCGMI_ARGS=FILE     write the arguments it got there, one per line
 
@@ -29,6 +31,10 @@ def main():
             time.sleep(3600)
     if os.environ.get("FAKE_DCGMI_STDERR"):
         print(os.environ["FAKE_DCGMI_STDERR"], file=sys.stderr)
+    before = os.environ.get("FAKE_DCGMI_BEFORE")
+    if before:
+        sys.stdout.write(before + "\n")
+        sys.stdout.flush()
     out = os.environ.get("FAKE_DCGMI_OUTPUT")
     if out:
         with open(out, "rb") as f:

@@ -14,6 +14,7 @@
  * one hung call does not stop the other threads. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1350,6 +1351,22 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRo
         return leave(NVML_SUCCESS);
 }
 
+/* "repair_channel_pending = yes", "repair_tpc_pending = yes" (Blackwell); NOT_SUPPORTED
+ * unless both are set. */
+nvmlReturn_t nvmlDeviceGetRepairStatus(nvmlDevice_t device, nvmlRepairStatus_t *repairStatus)
+{
+        ENTER_DEV(nvmlDeviceGetRepairStatus, device, d);
+        if (!repairStatus)
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        if (repairStatus->version != nvmlRepairStatus_v1)
+                return leave(NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+        if (!d->set[K_REPAIR_CHANNEL] || !d->set[K_REPAIR_TPC])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
+        repairStatus->bChannelRepairPending = (unsigned int)d->u[K_REPAIR_CHANNEL];
+        repairStatus->bTpcRepairPending = (unsigned int)d->u[K_REPAIR_TPC];
+        return leave(NVML_SUCCESS);
+}
+
 /* "remapper_histogram = max,high,partial,low,none" bank counts. */
 nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemapperHistogramValues_t *values)
 {
@@ -1389,6 +1406,7 @@ static bool nvlink_field(const struct fake_dev *d, nvmlFieldValue_t *v)
         /* "nvlink_fields = false": a driver without them, NOT_SUPPORTED each. */
         if (d->set[K_NVLINK_FIELDS] && !d->u[K_NVLINK_FIELDS])
                 return true;
+        bool counters = !d->set[K_NVLINK_ERROR_COUNTERS] || d->u[K_NVLINK_ERROR_COUNTERS];
         if (v->fieldId == NVML_FI_DEV_NVLINK_LINK_COUNT) {
                 if (d->set[K_NVLINK_COUNT]) {
                         v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
@@ -1409,12 +1427,67 @@ static bool nvlink_field(const struct fake_dev *d, nvmlFieldValue_t *v)
         for (unsigned int c = 0; c < FAKE_NVLINK_COUNTERS; c++) {
                 if (v->fieldId != totals[c])
                         continue;
-                if (n > 0) {
+                if (n > 0 && counters) {
                         unsigned long long sum = 0;
                         for (unsigned int l = 0; l < n && l < NVML_NVLINK_MAX_LINKS; l++)
                                 sum += d->links[l].err_set[c] ? d->links[l].err[c] : 0;
                         v->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
                         v->value.ullVal = sum;
+                        v->nvmlReturn = NVML_SUCCESS;
+                }
+                return true;
+        }
+        return false;
+}
+
+/* NVLink5's counters (Blackwell), each from its "nvlink5_*" key, summed over the links:
+ * answered for scopeId UINT_MAX only (NVML's aggregate, the one gpuvet asks), NOT_SUPPORTED
+ * where the key is unset. False when v is not one. */
+static bool nvlink5_field(const struct fake_dev *d, nvmlFieldValue_t *v)
+{
+        static const struct {
+                unsigned int field;
+                enum fake_key key;
+        } fields[] = {
+                {NVML_FI_DEV_NVLINK_COUNT_SYMBOL_ERRORS, K_NVL5_SYMBOL_ERRORS},
+                {NVML_FI_DEV_NVLINK_COUNT_EFFECTIVE_ERRORS, K_NVL5_EFFECTIVE_ERRORS},
+                {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS, K_NVL5_RECOVERY_EVENTS},
+                {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS, K_NVL5_RECOVERY_SUCCESSFUL},
+                {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_FAILED_EVENTS, K_NVL5_RECOVERY_FAILED},
+                {NVML_FI_DEV_NVLINK_COUNT_MALFORMED_PACKET_ERRORS, K_NVL5_MALFORMED_PACKETS},
+                {NVML_FI_DEV_NVLINK_COUNT_BUFFER_OVERRUN_ERRORS, K_NVL5_BUFFER_OVERRUN},
+                {NVML_FI_DEV_NVLINK_COUNT_RCV_ERRORS, K_NVL5_RCV_ERRORS},
+                {NVML_FI_DEV_NVLINK_COUNT_RCV_REMOTE_ERRORS, K_NVL5_RCV_REMOTE_ERRORS},
+                {NVML_FI_DEV_NVLINK_COUNT_RCV_GENERAL_ERRORS, K_NVL5_RCV_GENERAL_ERRORS},
+                {NVML_FI_DEV_NVLINK_COUNT_LOCAL_LINK_INTEGRITY_ERRORS, K_NVL5_LOCAL_LINK_INTEGRITY},
+                {NVML_FI_DEV_NVLINK_COUNT_SYMBOL_BER, K_NVL5_SYMBOL_BER},
+                {NVML_FI_DEV_NVLINK_COUNT_EFFECTIVE_BER, K_NVL5_EFFECTIVE_BER},
+        };
+        if (v->fieldId >= NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_0 && v->fieldId <= NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_15) {
+                /* "nvlink5_fec_history = N0 N1 ... N15": bin b is the b-th number. */
+                const char *p = d->s[K_NVL5_FEC_HISTORY];
+                unsigned int bin = v->fieldId - NVML_FI_DEV_NVLINK_COUNT_FEC_HISTORY_0;
+                for (unsigned int b = 0; p && *p && v->scopeId == UINT_MAX; b++) {
+                        char *end;
+                        unsigned long long x = strtoull(p, &end, 10);
+                        if (end == p)
+                                break;
+                        if (b == bin) {
+                                v->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                                v->value.ullVal = x;
+                                v->nvmlReturn = NVML_SUCCESS;
+                                break;
+                        }
+                        p = end;
+                }
+                return true;
+        }
+        for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
+                if (v->fieldId != fields[k].field)
+                        continue;
+                if (v->scopeId == UINT_MAX && d->set[fields[k].key]) {
+                        v->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                        v->value.ullVal = d->u[fields[k].key];
                         v->nvmlReturn = NVML_SUCCESS;
                 }
                 return true;
@@ -1562,7 +1635,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
                         {NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT, K_TLIMIT_GPU_MAX, NVML_VALUE_TYPE_SIGNED_INT},
                 };
                 v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-                if (nvlink_field(d, v) || health_field(d, (int)gpu, v, answered, answer) ||
+                if (nvlink_field(d, v) || nvlink5_field(d, v) || health_field(d, (int)gpu, v, answered, answer) ||
                     violation_field(d, (int)gpu, v, &viol_answered, &viol_answer))
                         continue;
                 for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
@@ -1649,6 +1722,9 @@ nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int l
         unsigned int c = (unsigned int)counter;
         if (c >= FAKE_NVLINK_COUNTERS || !counterValue)
                 return leave(NVML_ERROR_INVALID_ARGUMENT);
+        /* "nvlink_error_counters = false": Blackwell, whose links have none of these. */
+        if (d->set[K_NVLINK_ERROR_COUNTERS] && !d->u[K_NVLINK_ERROR_COUNTERS])
+                return leave(NVML_ERROR_NOT_SUPPORTED);
         *counterValue = lk->err_set[c] ? lk->err[c] : 0;
         return leave(NVML_SUCCESS);
 }

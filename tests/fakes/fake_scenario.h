@@ -110,6 +110,8 @@
         KEY(REMAP_PENDING, "remapped_rows_pending", KT_BOOL, NULL)              \
         KEY(REMAP_FAILURE, "remapped_rows_failure", KT_BOOL, NULL)              \
         KEY(REMAP_HIST, "remapper_histogram", KT_STR, NULL)                     \
+        KEY(REPAIR_CHANNEL, "repair_channel_pending", KT_BOOL, NULL)            \
+        KEY(REPAIR_TPC, "repair_tpc_pending", KT_BOOL, NULL)                    \
         KEY(INFOROM_VALID, "inforom_valid", KT_BOOL, NULL)                      \
         KEY(RECOVERY_ACTION, "recovery_action", KT_U32, NULL)                   \
         KEY(PCIE_GEN_CUR, "pcie_gen_current", KT_U32, NULL)                     \
@@ -119,6 +121,21 @@
         KEY(PCIE_REPLAY, "pcie_replay_counter", KT_U32, NULL)                   \
         KEY(NVLINK_COUNT, "nvlink_count", KT_U32, NULL)                         \
         KEY(NVLINK_FIELDS, "nvlink_fields", KT_BOOL, NULL)                      \
+        KEY(NVLINK_ERROR_COUNTERS, "nvlink_error_counters", KT_BOOL, NULL)      \
+        KEY(NVL5_SYMBOL_ERRORS, "nvlink5_symbol_errors", KT_U64, NULL)          \
+        KEY(NVL5_EFFECTIVE_ERRORS, "nvlink5_effective_errors", KT_U64, NULL)    \
+        KEY(NVL5_RECOVERY_EVENTS, "nvlink5_recovery_events", KT_U64, NULL)      \
+        KEY(NVL5_RECOVERY_SUCCESSFUL, "nvlink5_recovery_successful", KT_U64, NULL) \
+        KEY(NVL5_RECOVERY_FAILED, "nvlink5_recovery_failed", KT_U64, NULL)      \
+        KEY(NVL5_MALFORMED_PACKETS, "nvlink5_malformed_packets", KT_U64, NULL)  \
+        KEY(NVL5_BUFFER_OVERRUN, "nvlink5_buffer_overrun", KT_U64, NULL)        \
+        KEY(NVL5_RCV_ERRORS, "nvlink5_rcv_errors", KT_U64, NULL)                \
+        KEY(NVL5_RCV_REMOTE_ERRORS, "nvlink5_rcv_remote_errors", KT_U64, NULL)  \
+        KEY(NVL5_RCV_GENERAL_ERRORS, "nvlink5_rcv_general_errors", KT_U64, NULL) \
+        KEY(NVL5_LOCAL_LINK_INTEGRITY, "nvlink5_local_link_integrity", KT_U64, NULL) \
+        KEY(NVL5_SYMBOL_BER, "nvlink5_symbol_ber", KT_U64, NULL)                \
+        KEY(NVL5_EFFECTIVE_BER, "nvlink5_effective_ber", KT_U64, NULL)          \
+        KEY(NVL5_FEC_HISTORY, "nvlink5_fec_history", KT_STR, NULL)              \
         KEY(HEALTH_FIELDS, "health_fields", KT_BOOL, NULL)                      \
         KEY(PERSISTENCE, "persistence_mode", KT_BOOL, NULL)                     \
         KEY(COMPUTE_MODE, "compute_mode", KT_ENUM, compute_mode_names)          \

@@ -11,23 +11,90 @@ states and `nvidia-smi -L` the MIG device names and UUIDs.
 The indented "Key : value" tree is parsed as a tree. "N/A", "[N/A]" and "Not Supported"
 leave the key out (the fake then answers NOT_SUPPORTED, as NVML did for nvidia-smi); a
 value nvidia-smi printed as an NVML error string ("Requested functionality has been
-deprecated") becomes a `fault` line returning that error. A capture with no GPU section
-or a value that does not parse is an error naming the file and line (exit status 1).
-Standard library only.
+deprecated", "Unknown Error") becomes a `fault` line making the NVML call behind that
+label return that error (FAULT_CALLS). A capture with no GPU section, a value that does
+not parse, or an error string on a label whose call a scenario cannot fail alone is an
+error naming the file and line (exit status 1). Standard library only.
 """
 import re
 import sys
 
-NA = {"N/A", "[N/A]", "Not Supported", "[Not Supported]", "Unknown Error"}
+NA = {"N/A", "[N/A]", "Not Supported", "[Not Supported]"}
 
-# nvmlErrorString texts nvidia-smi prints in place of a value -> the NVML return code
+# nvmlErrorString texts nvidia-smi prints in place of a value -> the NVML return code.
+# "Unknown Error" is NVML_ERROR_UNKNOWN's: the call failed, which is not "the GPU does not
+# offer it" (NOT_SUPPORTED), so it must not leave the key out as N/A does.
 ERROR_TEXTS = {
     "Requested functionality has been deprecated": "NVML_ERROR_DEPRECATED",
     "Insufficient Permissions": "NVML_ERROR_NO_PERMISSION",
     "GPU is lost": "NVML_ERROR_GPU_IS_LOST",
     "Not Found": "NVML_ERROR_NOT_FOUND",
     "Timeout": "NVML_ERROR_TIMEOUT",
+    "Unknown Error": "NVML_ERROR_UNKNOWN",
 }
+
+# The NVML call behind an nvidia-smi label (its path under the GPU section; "*" any label
+# of that section), for labels whose parser names no call itself: an error string there
+# becomes a fault of that call. A label not here whose value is an error string cannot be
+# converted: the fake answers its key from a shared call (nvmlDeviceGetFieldValues) or a
+# sum of several, and failing those would fail more than nvidia-smi saw fail.
+FAULT_CALLS = {
+    ("Product Name",): "nvmlDeviceGetName",
+    ("Product Brand",): "nvmlDeviceGetBrand",
+    ("Product Architecture",): "nvmlDeviceGetArchitecture",
+    ("Serial Number",): "nvmlDeviceGetSerial",
+    ("GPU UUID",): "nvmlDeviceGetUUID",
+    ("Minor Number",): "nvmlDeviceGetMinorNumber",
+    ("VBIOS Version",): "nvmlDeviceGetVbiosVersion",
+    ("Inforom Version", "Image Version"): "nvmlDeviceGetInforomImageVersion",
+    ("MIG Mode", "*"): "nvmlDeviceGetMigMode",
+    ("PCI", "Bus Id"): "nvmlDeviceGetPciInfo_v3",
+    ("PCI", "Device Id"): "nvmlDeviceGetPciInfo_v3",
+    ("PCI", "Sub System Id"): "nvmlDeviceGetPciInfo_v3",
+    ("PCI", "GPU Link Info", "PCIe Generation", "Max"): "nvmlDeviceGetMaxPcieLinkGeneration",
+    ("PCI", "GPU Link Info", "PCIe Generation", "Current"): "nvmlDeviceGetCurrPcieLinkGeneration",
+    ("PCI", "GPU Link Info", "Link Width", "Max"): "nvmlDeviceGetMaxPcieLinkWidth",
+    ("PCI", "GPU Link Info", "Link Width", "Current"): "nvmlDeviceGetCurrPcieLinkWidth",
+    ("PCI", "Replays Since Reset"): "nvmlDeviceGetPcieReplayCounter",
+    ("Fan Speed",): "nvmlDeviceGetFanSpeed",
+    ("Performance State",): "nvmlDeviceGetPerformanceState",
+    ("FB Memory Usage", "*"): "nvmlDeviceGetMemoryInfo_v2",
+    ("BAR1 Memory Usage", "*"): "nvmlDeviceGetBAR1MemoryInfo",
+    ("Compute Mode",): "nvmlDeviceGetComputeMode",
+    ("Utilization", "GPU"): "nvmlDeviceGetUtilizationRates",
+    ("Utilization", "Memory"): "nvmlDeviceGetUtilizationRates",
+    ("Utilization", "Encoder"): "nvmlDeviceGetEncoderUtilization",
+    ("Utilization", "Decoder"): "nvmlDeviceGetDecoderUtilization",
+    ("ECC Mode", "*"): "nvmlDeviceGetEccMode",
+    ("Retired Pages", "Single Bit ECC"): "nvmlDeviceGetRetiredPages",
+    ("Retired Pages", "Double Bit ECC"): "nvmlDeviceGetRetiredPages",
+    ("Retired Pages", "Pending Page Blacklist"): "nvmlDeviceGetRetiredPagesPendingStatus",
+    ("Remapped Rows", "*"): "nvmlDeviceGetRemappedRows",
+    ("Remapped Rows", "Bank Remap Availability Histogram", "*"): "nvmlDeviceGetRowRemapperHistogram",
+    ("Temperature", "GPU Current Temp"): "nvmlDeviceGetTemperature",
+    ("Temperature", "GPU Shutdown Temp"): "nvmlDeviceGetTemperatureThreshold",
+    ("Temperature", "GPU Slowdown Temp"): "nvmlDeviceGetTemperatureThreshold",
+    ("Temperature", "GPU Max Operating Temp"): "nvmlDeviceGetTemperatureThreshold",
+    ("Temperature", "Memory Max Operating Temp"): "nvmlDeviceGetTemperatureThreshold",
+    ("Temperature", "GPU T.Limit Temp"): "nvmlDeviceGetMarginTemperature",
+    ("GPU Power Readings", "Min Power Limit"): "nvmlDeviceGetPowerManagementLimitConstraints",
+    ("GPU Power Readings", "Max Power Limit"): "nvmlDeviceGetPowerManagementLimitConstraints",
+    ("Power Readings", "Min Power Limit"): "nvmlDeviceGetPowerManagementLimitConstraints",
+    ("Power Readings", "Max Power Limit"): "nvmlDeviceGetPowerManagementLimitConstraints",
+}
+
+# nvidia-smi's words for nvmlGpuRecoveryAction_t, as NVIDIA's "Error Recovery and Response
+# Flags" names them (https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/error-recovery-and-response-flags.html)
+RECOVERY_ACTIONS = {"None": "0", "Reset": "1", "Reboot": "2", "Drain P2P": "3", "Drain and Reset": "4"}
+
+# nvidia-smi's words for the fabric status (an nvmlReturn_t) -> its NVML name: "Success",
+# nvmlErrorString texts, and "Insufficient Resources", which nvidia-smi prints for
+# NVML_ERROR_INSUFFICIENT_RESOURCES on a GPU the fabric could not take in (seen on
+# GB200 nodes: https://github.com/Azure/azhpc-images/pull/506)
+FABRIC_STATUS = dict(ERROR_TEXTS, **{"Success": "NVML_SUCCESS",
+                                    "Insufficient Resources": "NVML_ERROR_INSUFFICIENT_RESOURCES"})
+
+IGNORE_ERRORS = False  # fault_fn for a label whose error string says nothing of NVML
 
 
 class ConvertError(Exception):
@@ -40,6 +107,15 @@ class Node:
         self.value = value  # None for a section header
         self.line = line
         self.children = []
+        self.parent = None
+
+    def path(self):
+        """Labels from below the GPU section ("GPU 0000...") down to this node."""
+        labels, node = [], self
+        while node is not None and node.parent is not None and node.parent.parent is not None:
+            labels.append(node.key)
+            node = node.parent
+        return tuple(reversed(labels))
 
     def get(self, *path):
         """Labels match case-insensitively: drivers spell them "GPU"/"Gpu", "ECC"/"Ecc"."""
@@ -95,6 +171,7 @@ def parse_tree(lines, offset, fname):
         while stack[-1][0] >= indent:
             stack.pop()
         node = Node(key, value, lineno)
+        node.parent = stack[-1][1]
         stack[-1][1].children.append(node)
         stack.append((indent, node))
     return root
@@ -120,10 +197,29 @@ class Converter:
         if v in NA or v == "":
             return None
         if v in ERROR_TEXTS:
-            if fault_fn:
-                self.faults.append((fault_fn, ERROR_TEXTS[v]))
+            if fault_fn is IGNORE_ERRORS:
+                return None
+            fn = fault_fn or self.fault_call(node)
+            if fn is None:
+                self.fail(node, f"'{node.key}': nvidia-smi printed '{v}' ({ERROR_TEXTS[v]}) and a scenario cannot "
+                                f"make the call behind this label alone fail so")
+            self.faults.append((fn, ERROR_TEXTS[v]))
             return None
         return v
+
+    @staticmethod
+    def fault_call(node):
+        """The call FAULT_CALLS gives for the node's label: its exact path first, then the
+        nearest section that has "*"."""
+        path = tuple(k.casefold() for k in node.path())
+        calls = {tuple(k.casefold() for k in key): fn for key, fn in FAULT_CALLS.items()}
+        if path in calls:
+            return calls[path]
+        for i in range(len(path) - 1, 0, -1):
+            fn = calls.get(path[:i] + ("*",))
+            if fn:
+                return fn
+        return None
 
     def number(self, node, unit=None, fault_fn=None, signed=False, decimals=False):
         v = self.value(node, fault_fn)
@@ -181,7 +277,7 @@ class Converter:
             "Blackwell": "blackwell"}))
         # nvidia-smi of drivers 580 on prints "deprecated" for the display mode whatever NVML
         # answers (NVML 580.159.04 still returned Enabled), so that text says nothing of NVML.
-        put("display_mode", self.choice(g.get("Display Mode"), enabled, None))
+        put("display_mode", self.choice(g.get("Display Mode"), enabled, IGNORE_ERRORS))
         put("display_active", self.choice(g.get("Display Active"), enabled, "nvmlDeviceGetDisplayActive"))
         put("persistence_mode", self.choice(g.get("Persistence Mode"), enabled, "nvmlDeviceGetPersistenceMode"))
         put("mig_mode_current", self.choice(g.get("MIG Mode", "Current"), enabled))
@@ -191,6 +287,7 @@ class Converter:
         put("minor_number", self.number(g.get("Minor Number")))
         put("vbios", self.value(g.get("VBIOS Version")))
         put("inforom_image", self.value(g.get("Inforom Version", "Image Version")))
+        put("recovery_action", self.choice(g.get("GPU Recovery Action"), RECOVERY_ACTIONS))
 
         bus_id = self.value(g.get("PCI", "Bus Id"))
         if bus_id is not None and not re.fullmatch(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]", bus_id):
@@ -285,6 +382,12 @@ class Converter:
             put("remapped_rows_uncorrectable", self.number(rr.get("Uncorrectable Error")))
             put("remapped_rows_pending", self.choice(rr.get("Pending"), yes_no))
             put("remapped_rows_failure", self.choice(rr.get("Remapping Failure Occurred"), yes_no))
+            # nvmlDeviceGetRowRemapperHistogram answers all five buckets or none
+            hist = rr.get("Bank Remap Availability Histogram")
+            if hist is not None:
+                banks = [self.number(hist.get(b), "bank(s)") for b in ("Max", "High", "Partial", "Low", "None")]
+                if None not in banks:
+                    put("remapper_histogram", ",".join(banks))
 
         t = g.get("Temperature")
         if t is not None:
@@ -332,14 +435,12 @@ class Converter:
                                                  "In Progress": "in_progress", "Completed": "completed"})
             if state is not None:
                 put("fabric_state", state)
-                status = self.value(f.get("Status"))
-                if status is not None:
-                    if status == "Success":
-                        put("fabric_status", "NVML_SUCCESS")
-                    elif status in ERROR_TEXTS:
-                        put("fabric_status", ERROR_TEXTS[status])
-                    else:
-                        self.fail(f.get("Status"), f"'Status': cannot parse value '{status}'")
+                status_node = f.get("Status")
+                status = status_node.value.strip() if status_node is not None and status_node.value else None
+                if status is not None and status not in NA:
+                    if status not in FABRIC_STATUS:
+                        self.fail(status_node, f"'Status': cannot parse value '{status}'")
+                    put("fabric_status", FABRIC_STATUS[status])
                 put("fabric_clique_id", self.number(f.get("CliqueId")))
                 uuid = self.value(f.get("ClusterUUID"))
                 if uuid is not None:

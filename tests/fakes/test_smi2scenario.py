@@ -215,6 +215,94 @@ GPU 00000000:18:00.0
         self.assertEqual(body(got.stdout), body(want.stdout))
         self.assertIn("ecc_mode_current = enabled", got.stdout.splitlines())
 
+    # Labels nvidia-smi prints that the converter once refused, dropped or misread. Each
+    # test is one label; the sections are as real captures print them (tests/fakes/SOURCES.md).
+    FABRIC = """    Fabric
+        State                                          : Completed
+        Status                                         : Insufficient Resources
+        CliqueId                                       : 0
+        ClusterUUID                                    : 00000000-0000-0000-0000-000000000000
+"""
+
+    def test_fabric_status_insufficient_resources(self):
+        r, _ = self.run_tool(self.Q + self.FABRIC)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertIn("fabric_state = completed", lines)
+        self.assertIn("fabric_status = NVML_ERROR_INSUFFICIENT_RESOURCES", lines)
+        self.assertIn("fabric_clique_id = 0", lines)
+        self.assertIn("fabric_cluster_uuid = 00000000-0000-0000-0000-000000000000", lines)
+
+    def test_gpu_recovery_action(self):
+        # nvidia-smi's words for NVML's nvmlGpuRecoveryAction_t (NVIDIA's "Error Recovery
+        # and Response Flags": None, Reset, Reboot, Drain P2P, Drain and Reset).
+        for label, number in (("None", 0), ("Reset", 1), ("Reboot", 2), ("Drain P2P", 3), ("Drain and Reset", 4)):
+            text = self.Q.replace("    Fan Speed ", f"    GPU Recovery Action                   : {label}\n    Fan Speed ")
+            r, _ = self.run_tool(text)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(f"recovery_action = {number}", r.stdout.splitlines(), label)
+        r, name = self.run_tool(self.Q.replace("    Fan Speed ", "    GPU Recovery Action                   : Sing\n"
+                                                                  "    Fan Speed "))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("'GPU Recovery Action': cannot parse value 'Sing'", r.stderr)
+
+    HISTOGRAM = """    Remapped Rows
+        Correctable Error                              : 0
+        Uncorrectable Error                            : 0
+        Pending                                        : No
+        Remapping Failure Occurred                     : No
+        Bank Remap Availability Histogram
+            Max                                        : 2559 bank(s)
+            High                                       : 1 bank(s)
+            Partial                                    : 0 bank(s)
+            Low                                        : 0 bank(s)
+            None                                       : 0 bank(s)
+"""
+
+    def test_row_remapper_histogram(self):
+        r, _ = self.run_tool(self.Q + self.HISTOGRAM)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("remapper_histogram = 2559,1,0,0,0", r.stdout.splitlines())
+        # and the fake answers it as NVML would
+        lib = ctypes.CDLL(fakeenv.LIB)
+        with tempfile.NamedTemporaryFile("w", suffix=".scn", delete=False) as f:
+            f.write(r.stdout)
+        try:
+            os.environ["FAKE_NVML_SCENARIO"] = f.name
+            self.assertEqual(lib.nvmlInit_v2(), 0)
+            dev = ctypes.c_void_p()
+            self.assertEqual(lib.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(dev)), 0)
+            hist = (ctypes.c_uint * 5)()
+            self.assertEqual(lib.nvmlDeviceGetRowRemapperHistogram(dev, hist), 0)
+            self.assertEqual(list(hist), [2559, 1, 0, 0, 0])
+            lib.nvmlShutdown()
+        finally:
+            os.unlink(f.name)
+        partial = self.HISTOGRAM.replace("            None                                       : 0 bank(s)\n", "")
+        r, _ = self.run_tool(self.Q + partial)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("remapper_histogram", r.stdout, "four of five buckets are not NVML's answer")
+
+    def test_unknown_error_is_an_error_not_unsupported(self):
+        # nvmlErrorString(NVML_ERROR_UNKNOWN) is "Unknown Error": the call failed, it is
+        # not a reading the GPU lacks.
+        text = self.Q.replace("GPU Current Temp                  : 35 C", "GPU Current Temp                  : Unknown Error")
+        r, _ = self.run_tool(text)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertNotIn("temperature = 35 C", lines)
+        self.assertIn("fault nvmlDeviceGetTemperature 0 NVML_ERROR_UNKNOWN", lines)
+        text = self.Q.replace("        Used                              : 3 MiB", "        Used                              : Unknown Error")
+        r, _ = self.run_tool(text)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("fault nvmlDeviceGetMemoryInfo_v2 0 NVML_ERROR_UNKNOWN", r.stdout.splitlines())
+        # a label whose failure a scenario cannot express is refused, naming the line
+        text = self.Q.replace("    Fan Speed ", "    GPU Recovery Action                   : Unknown Error\n    Fan Speed ")
+        r, name = self.run_tool(text)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stderr, rf"smi2scenario: {re.escape(name)}:\d+: 'GPU Recovery Action': nvidia-smi printed "
+                                   r"'Unknown Error' \(NVML_ERROR_UNKNOWN\)")
+
     def test_missing_file(self):
         r = convert("/nonexistent/capture.txt")
         self.assertEqual(r.returncode, 1)

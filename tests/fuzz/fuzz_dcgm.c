@@ -1,4 +1,5 @@
-/* libFuzzer target: the dcgmi diag -j reader behind dcgm.diag (src/sys/dcgm_diag.c). */
+/* libFuzzer target: the dcgmi diag -j reader behind dcgm.diag (src/sys/dcgm_diag.c),
+ * text before the document and GPU id lists included. */
 #include "sys/dcgm_diag.h"
 
 #include <stdint.h>
@@ -15,6 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         abort(); /* a refused document leaves nothing behind */
                 return 0;
         }
+        if (strlen(d.preamble) >= sizeof(d.preamble) || strchr(d.preamble, '\n'))
+                abort(); /* one line of what came before the document */
         for (size_t i = 0; i < d.n; i++) {
                 const struct dcgm_result *r = &d.results[i];
                 if (strlen(r->test) >= sizeof(r->test) || strlen(r->message) >= sizeof(r->message) ||

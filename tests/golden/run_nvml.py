@@ -59,6 +59,14 @@ CASES = {
     "a100-dbe-remap": ("golden/nvml-scenarios/golden-a100-dbe-remap.scn", "libnvidia-ml.so.1",
                        ["gpu.ecc_mode", "gpu.ecc_errors", "gpu.memory_health", "gpu.row_remapper", "gpu.inforom",
                         "gpu.graphics_processes", "gpu.recovery_action", "gpu.driver_compat"], [], None),
+    # Eight B200s as NVML shows their links and memory health (the fixture's sysfs devices
+    # are H100s, so only those two checks are judged): no legacy NVLink error counters,
+    # the NVLink5 counters clean (passes), then with symbol errors, a failed recovery and
+    # the BERs over DCGM's limits, and an HBM channel repair pending (fail).
+    "b200-nvlink5": ("golden/nvml-scenarios/golden-b200-nvlink5.scn", "libnvidia-ml.so.1",
+                     ["gpu.nvlink", "gpu.memory_health"], [], None),
+    "b200-nvlink5-faults": ("golden/nvml-scenarios/golden-b200-nvlink5-faults.scn", "libnvidia-ml.so.1",
+                            ["gpu.nvlink", "gpu.memory_health"], [], None),
     # nvmlDeviceGetPowerUsage never returns on GPU 3: with a 500 ms call deadline the run
     # ends well within 5 s, reports errors naming the function and GPU, and exits 1.
     "hang": ("golden/nvml-scenarios/golden-hang.scn", "libnvidia-ml.so.1", NVML_CHECKS,

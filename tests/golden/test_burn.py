@@ -9,7 +9,8 @@ fake libcuda + fake cuBLASLt with the fake NVML for telemetry.
 - Fake CUDA + NVML (tests/golden/burn-scenarios): a healthy loaded node passes every
   burn.* check; throttling that starts mid-run (FAKE_NVML_SCENARIO_LATER) fails
   burn.clock_events, burn.temperature and burn.sm_clock on that GPU only; an Xid with a
-  double-bit error mid-run fails burn.xid and burn.ecc; a GPU that cannot reach its power
+  double-bit error mid-run fails burn.xid and burn.ecc, so does a memory repair that becomes
+  pending; a GPU that cannot reach its power
   limit fails burn.power; a matmul that never returns makes every worker hung within the
   hang deadline, and the report is still written.
 - Bad options exit 2 naming the option; check --level full on a node without an NVIDIA GPU
@@ -233,6 +234,14 @@ def cuda_cases():
           xid.get("summary"))
     check(status(rep, "burn.ecc", GPU0) == "fail", "burn.ecc fails on the GPU with the DBE")
     check(status(rep, "burn.xid", GPU1) == "pass", "the other GPU has no Xid")
+
+    # A memory repair that becomes pending mid-run waits for a reset as a row remap does.
+    p, rep = burn(CUDA + ["-d", "3s"], env=cuda_env("loaded.scn", {
+        "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "repair-later.scn") + ":1000"}))
+    ecc = results(rep, "burn.ecc").get(GPU0, {})
+    check(ecc.get("status") == "fail" and "channel/TPC repair" in ecc.get("summary", ""),
+          "burn.ecc fails on a channel repair that became pending: %s" % ecc.get("summary"))
+    check(status(rep, "burn.ecc", GPU1) == "pass", "burn.ecc passes on the GPU without one")
 
     p, rep = burn(CUDA + ["-d", "5s", "-m", "power"], env=cuda_env("weak-power.scn"))
     check(p.returncode == 1, "a weak GPU exits 1, got %d" % p.returncode)

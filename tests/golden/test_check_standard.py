@@ -11,7 +11,8 @@ wall time of the 8-GPU run is printed and must stay under the 60 s budget); one 
 slow (device.h2d fails for that GPU only); a kernel computing wrong results and a kernel
 launch failing (device.functional fails); a hung peer copy (device.p2p becomes an error
 naming the probe, and the run still ends within its deadlines); the degraded fixture (a
-link that stays at Gen4 x8 or Gen1 under load fails pcie.link_under_load); PoCL's CPU
+link that stays at Gen4 x8 or Gen1 under load fails pcie.link_under_load); a Blackwell
+board whose NVLink5 counters grow while the peer copies run (gpu.nvlink fails); PoCL's CPU
 device only (never judged as a GPU); a capture replayed without a device library (the
 probes do not run). Exit 0 when every case holds, 1 otherwise."""
 import json
@@ -179,6 +180,27 @@ def main():
                   (bus, want, got.get(bus, {}).get("summary")))
         check("Gen4 x8 under load" in (got.get("0000:61:00.0", {}).get("observed") or ""),
               "degraded: the observed link under load is Gen4 x8: %s" % got.get("0000:61:00.0"))
+
+        # --- Blackwell: its links answer NOT_SUPPORTED for the legacy error counters and count
+        # in the NVLink5 fields. Read again after the peer copies loaded the links, GPU 1's
+        # symbol errors and GPU 2's failed recovery grew: any growth fails (DCGM 4.6's rule).
+        b200 = os.path.join(HERE, "nvml-scenarios", "golden-b200-nvlink5.scn")
+        later = "%s:%d" % (os.path.join(HERE, "nvml-scenarios", "golden-b200-nvlink5-later.scn"),
+                           int(1000 * fakeenv.time_scale()))
+        p, rep, _ = r.run(root, dict(HEALTHY, FAKE_NVML_SCENARIO=b200, FAKE_NVML_SCENARIO_LATER=later),
+                          ["--only", "gpu.nvlink,device.p2p"])
+        got = results(rep, "gpu.nvlink")
+        for i, bus in enumerate(GPUS):
+            want = "fail" if i in (1, 2) else "pass"
+            check(got.get(bus, {}).get("status") == want, "nvlink5: gpu.nvlink %s %s, got %s" %
+                  (bus, want, got.get(bus, {}).get("summary")))
+        check("while the probes ran" in got.get(GPUS[1], {}).get("summary", "") and
+              "5 symbol errors" in got.get(GPUS[1], {}).get("summary", ""),
+              "nvlink5: the symbol errors under load are named: %s" % got.get(GPUS[1], {}).get("summary"))
+        check("1 failed recovery events" in got.get(GPUS[2], {}).get("summary", ""),
+              "nvlink5: the failed recovery is named: %s" % got.get(GPUS[2], {}).get("summary"))
+        check(got.get(GPUS[0], {}).get("summary") == "all 18 NVLinks active, no errors",
+              "nvlink5: a clean Blackwell GPU passes on its NVLink5 counters: %s" % got.get(GPUS[0], {}).get("summary"))
 
         # --- PoCL's CPU device only: never judged as a GPU
         have_pocl = os.path.isdir("/etc/OpenCL/vendors") and os.listdir("/etc/OpenCL/vendors")

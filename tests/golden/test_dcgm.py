@@ -6,7 +6,9 @@ libnvidia-ml playing its 8 GPUs (so DCGM's GPU ids map to their PCI addresses).
     test_dcgm.py GPUVET FAKE_LIBNVML
 
 Cases: the real DCGM 3.1 level-1 and level-3 captures and the DCGM 4.x one (pass, one
-result per test and GPU); a failing run (exit 226: fail on the GPU DCGM names); a runtime
+result per test and GPU); text before the JSON (read past, as DCGM's readers do); results
+listing several GPUs (on each of them); a failing run (exit 226: fail on the GPU DCGM
+names, and on every GPU a result lists); a runtime
 error and an unreachable host engine (error); output that is not JSON (error); a dcgmi
 that hangs (error at --dcgm-timeout, on time); one that cannot start (error); without
 --with-dcgm, and on a capture without $GPUVET_DCGMI (skip); the level passed through;
@@ -107,6 +109,34 @@ def main():
               "4.x: the diagnostic test passes on each of the 8 GPUs, by PCI address")
         check("gigaflops" in diag[0]["evidence"].get("dcgm_info", "") or "Allocated" in diag[0]["evidence"].get("dcgm_info", ""),
               "4.x: the first info line is evidence")
+
+        # Text before the document: the real 4.x capture after a wrapper's banner line.
+        banner = "Executing in Pod nvidia-dcgm-rz9cr on Host 10.0.7.139"
+        p, res, _ = r.run(["--with-dcgm", "3"], dict(capture("r3-dcgm4-issue215-diagnostic.json"), FAKE_DCGMI_BEFORE=banner))
+        diag = [x for x in res if x["evidence"].get("dcgm_test") == "Hardware / diagnostic"]
+        check(p.returncode == 0 and res and res[0]["status"] == "pass" and sorted(x["subject"] for x in diag) == GPUS,
+              "text before the JSON: read past, the 8 GPUs pass: %s" % (res[:1],))
+        check(res and res[0]["evidence"].get("text_before_json") == banner,
+              "text before the JSON: its first line is evidence: %s" % (res[:1],))
+
+        # 3.1 on 8 GPUs, a line before: each "0,1,...,7" result lands on every GPU.
+        p, res, _ = r.run(["--with-dcgm", "1"], capture("r1-dcgm3.1-8gpu-banner.json"))
+        check(p.returncode == 0 and res and res[0]["status"] == "pass"
+              and res[0]["summary"] == "DCGM diagnostic level 1: 80 results, none failed",
+              "3.1 8 GPUs: 9 Deployment tests x 8 GPUs + 8 software results pass: %s" % (res[:1],))
+        denylist = [x for x in res if x["evidence"].get("dcgm_test") == "Deployment / Denylist"]
+        check(sorted(x["subject"] for x in denylist) == GPUS,
+              "3.1 8 GPUs: the Denylist result is on each GPU: %s" % [x["subject"] for x in denylist])
+
+        # A failing result listed for GPUs 3 and 6 fails those two, not GPU 0.
+        p, res, _ = r.run(["--with-dcgm", "1"], dict(capture("synthetic-r1-dcgm3.1-8gpu-warning-fail.json"),
+                                                     FAKE_DCGMI_EXIT="226"))
+        bad = [x for x in res[1:] if x["status"] == "fail"]
+        check(p.returncode == 1 and sorted(x["subject"] for x in bad) == [GPUS[3], GPUS[6]]
+              and all("Persistence mode" in x["summary"] for x in bad),
+              "3.1 fail on \"3,6\": GPUs 3 and 6 fail, no other: %s" % [(x["subject"], x["summary"]) for x in bad])
+        check(res and res[0]["evidence"].get("text_before_json", "").startswith("WARNING:"),
+              "3.1 fail: the warning line before the JSON is evidence")
 
         # A failing run: dcgmi exits 226; the GPU DCGM names fails.
         p, res, _ = r.run(["--with-dcgm", "1"], dict(capture("synthetic-r1-dcgm4-fail.json"), FAKE_DCGMI_EXIT="226"))

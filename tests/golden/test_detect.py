@@ -152,6 +152,28 @@ def for_driver(gpuvet, fixtures):
     text = run_detect(gpuvet, "--root", p100, "--for-driver", "580")
     check(text.returncode == 0 and "Judged for driver 580.95.05 (--for-driver 580; R580" in text.stdout,
           "the text names the driver it judges for")
+    # CUDA 13.4 GA (13.4.1) needs R615, 13.4 Update 1 is 13.4.2, 13.5 runs on R620's
+    # 620.70.06 (its redist manifest ships cuda_compat for cuda13.5); R615 is a branch
+    # NVIDIA ships (domain review F49, F52; compat.json cites each).
+    b300_root = os.path.join(fixtures, "hgx-b300")
+    r620 = run_detect(gpuvet, "--root", b300_root, "--json", "--for-driver", "620.70.06")
+    planned = json.loads(r620.stdout)["for_driver"] if r620.returncode == 0 else {}
+    check(planned.get("branch") == "R620" and planned.get("max_cuda_native") == "13.5",
+          "--for-driver 620.70.06 runs CUDA 13.5 natively: %s" % planned)
+    r620 = run_detect(gpuvet, "--root", b300_root, "--for-driver", "620.70.06")
+    check(r620.returncode == 0 and "CUDA <= 13.5 natively" in r620.stdout, "the text says CUDA 13.5 for 620.70.06")
+    r615 = run_detect(gpuvet, "--root", b300_root, "--json", "--for-driver", "615.71.09")
+    planned = json.loads(r615.stdout)["for_driver"] if r615.returncode == 0 else {}
+    check(planned.get("branch") == "R615" and planned.get("branch_kind") == "NFB"
+          and planned.get("max_cuda_native") == "13.4",
+          "--for-driver 615.71.09 knows R615 (a new feature branch) and CUDA 13.4: %s" % planned)
+    r615 = run_detect(gpuvet, "--root", b300_root, "--for-driver", "615.71.09")
+    check(r615.returncode == 0 and "not a datacenter branch NVIDIA lists" not in r615.stdout
+          and "past its end of life" not in r615.stdout.split("Judged for", 1)[-1].split("\n", 1)[0],
+          "R615 is named, and not called past its end of life: %s" % r615.stdout.splitlines()[:3])
+    r615 = run_detect(gpuvet, "--root", b300_root, "--json", "--for-driver", "615")
+    check(r615.returncode == 0 and json.loads(r615.stdout)["for_driver"]["version"] == "615.71.09",
+          "--for-driver 615 means R615's known driver 615.71.09")
     for bad, words in (("999", "lists no branch R999"), ("abc", "expected a driver version"),
                        ("R580.1", "expected a driver version"), ("", "expected a driver version")):
         proc = run_detect(gpuvet, "--root", p100, "--for-driver", bad)

@@ -12,7 +12,7 @@ Usage: test_metrics.py GPUVET SRC_ROOT FAKE_LIB
 3. the JSON value and query's cell are the same reading (bytes vs MiB, watts vs "W",
    hertz vs MHz, seconds vs us, booleans vs Enabled/Yes/Active), GPU by GPU;
 and ids and dcgm-exporter names are unique, ids are Prometheus-style names, and
-docs/metrics.md lists every id.
+docs/metrics.md lists every id. The NVLink5 counters carry a B200's values (and null on an H100).
 """
 import json
 import os
@@ -178,8 +178,27 @@ def test_json_matches_query(rows, scenario):
     print("ok: %s: %d JSON values equal query's cells" % (scenario, compared))
 
 
+def test_nvlink5():
+    """Blackwell's NVLink5 counters (summed over the links) reach the JSON, and so the
+    exporter, with the values NVML gave; before Blackwell NVML has none: null."""
+    r = run(["info", "--json"], "b200-nvlink5-faults.scn")
+    check(r.returncode == 0, "b200: info --json exit %d %s" % (r.returncode, r.stderr))
+    doc = json.loads(r.stdout)
+    gpus = sorted([g["nvml"] for g in doc["gpus"] if g.get("nvml")] + doc["nvml_only_gpus"], key=lambda g: g["index"])
+    got = [(g["metrics"].get("nvlink5_symbol_errors_total"), g["metrics"].get("nvlink5_recovery_failed_total"))
+           for g in gpus[:3]]
+    check(got == [(0, 0), (12, 0), (0, 1)], "b200: NVLink5 symbol errors and failed recoveries of GPUs 0-2: %s" % got)
+    r = run(["info", "--json"], "h100-sxm-8gpu.scn")
+    doc = json.loads(r.stdout)
+    g = ([g["nvml"] for g in doc["gpus"] if g.get("nvml")] + doc["nvml_only_gpus"])[0]["metrics"]
+    check(g.get("nvlink5_symbol_errors_total", "absent") is None,
+          "h100: no NVLink5 counters, null: %r" % g.get("nvlink5_symbol_errors_total", "absent"))
+    print("ok: NVLink5 counters in the JSON")
+
+
 def main():
     fakeenv.ensure_loadable()
+    test_nvlink5()
     rows = registry()
     test_rows(rows)
     for scn in ("h100-sxm-8gpu.scn", "captured-l40s.scn", "thermal-slowdown.scn"):

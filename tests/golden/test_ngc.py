@@ -7,7 +7,7 @@
 
 Cases: list (text and gpuvet.ngc/1 JSON: every image of the catalogue, the CUDA image's
 releases from compat.json's toolkits); pick on the loaded driver (PyTorch 24.05, native),
-for R580 (25.10 native, 25.12 passed over as minor-compat only), for R535 (25.01 through
+for R580 (25.10 native, 25.12 and the 26.xx passed over as minor-compat only), for R535 (25.01 through
 forward compatibility on the data-center GPUs); pull without a tag (the pick) and its
 failures (daemon down, no such tag in the registry); test of PyTorch (UUIDs and matmul),
 TensorFlow (count only), CUDA (nvidia-smi only, said so), a missing GPU, a wrong matmul,
@@ -100,9 +100,12 @@ def main():
               "pick: TensorFlow's tag form")
         p, doc, _ = r.json(["pick", "--for-driver", "580", "pytorch"])
         pt = (doc.get("picks") or [{}])[0]
-        check(pt.get("release") == "25.10" and pt.get("verdict") == "native" and pt["excluded"][0]["release"] == "25.12"
-              and pt["excluded"][0]["verdict"] == "minor_compat",
-              "pick for R580: 25.10 natively, 25.12 passed over (minor-version compatibility only): %s" % pt)
+        # Every newer release (25.12 on CUDA 13.1, 26.02, 26.03) runs on R580 only through
+        # minor-version compatibility, so each is passed over, newest first.
+        excluded = [e["release"] for e in pt.get("excluded", [])]
+        check(pt.get("release") == "25.10" and pt.get("verdict") == "native" and excluded == ["26.03", "26.02", "25.12"]
+              and all(e["verdict"] == "minor_compat" for e in pt["excluded"]),
+              "pick for R580: 25.10 natively, 26.03/26.02/25.12 passed over (minor-version compatibility only): %s" % pt)
         p, _ = r.run(["pick", "--for-driver", "535", "pytorch"])
         check(p.returncode == 0 and "25.01-py3" in p.stdout and "forward compatibility" in p.stdout
               and "cuda-compat" in p.stdout,

@@ -22,7 +22,8 @@ hang. Every run must:
   error summaries non-empty, the same checks as the healthy run);
 - give the documented status for every result whose evidence.source names FN:
   GPU_IS_LOST -> fail, or a skip "see gpu.nvml" while gpu.nvml fails for the lost GPU (one
-  cause, one failure); NOT_SUPPORTED -> skip (or what TOLERATED documents); any other
+  cause, one failure); NOT_SUPPORTED, DEPRECATED, FUNCTION_NOT_FOUND (what this driver
+  does not offer) -> a skip that says which (or what TOLERATED documents); any other
   error -> error naming the code (never pass). gpu.nvml fails whenever nvmlInit_v2 does,
   with its own message for DRIVER_NOT_LOADED and NO_PERMISSION, and the other NVML checks
   skip;
@@ -62,7 +63,15 @@ GPU_DOC = os.path.join(SRC, "docs", "checks", "gpu.md")
 BASE_SCN = os.path.join(HERE, "nvml-scenarios", "golden-dgx-h100.scn")
 PCI_IDS = os.path.join(SRC, "tests", "fixtures", "pci.ids")
 
-ERRORS = ["NOT_SUPPORTED", "NO_PERMISSION", "GPU_IS_LOST", "UNKNOWN", "TIMEOUT", "DRIVER_NOT_LOADED"]
+ERRORS = ["NOT_SUPPORTED", "DEPRECATED", "FUNCTION_NOT_FOUND", "NO_PERMISSION", "GPU_IS_LOST", "UNKNOWN", "TIMEOUT",
+          "DRIVER_NOT_LOADED"]
+# "This driver does not offer it": the GPU or driver lacks the feature (NOT_SUPPORTED), a newer
+# driver withdrew it (DEPRECATED: R590 and later for the applications clocks), or the
+# library's entry point answers that it has no implementation (FUNCTION_NOT_FOUND). Never a
+# GPU fault: each is judged as NOT_SUPPORTED is (a skip that says why, or what TOLERATED
+# allows).
+NOT_OFFERED = {"NOT_SUPPORTED": "not supported", "DEPRECATED": "deprecated",
+               "FUNCTION_NOT_FOUND": "not implemented"}
 SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer", "runtime error:")
 # Scaled on a slow or busy machine: a healthy call must never look hung (docs/testing.md).
 HANG_MS = int(200 * fakeenv.time_scale())
@@ -320,12 +329,13 @@ def fault_problems(fn, err, report):
             elif st != "fail" or "fallen off the bus" not in summary:
                 bad.append("%s: %s %r, want fail \"fallen off the bus\" (or a skip naming gpu.nvml)" %
                            (where, st, summary))
-        elif err == "NOT_SUPPORTED":
+        elif err in NOT_OFFERED:
+            tolerated |= TOLERATED.get((r["id"], fn, "NOT_SUPPORTED"), set())
             if st == "skip":
-                if "not supported" not in summary:
-                    bad.append("%s: skip %r does not say \"not supported\"" % (where, summary))
+                if NOT_OFFERED[err] not in summary:
+                    bad.append("%s: skip %r does not say \"%s\"" % (where, summary, NOT_OFFERED[err]))
             elif st not in tolerated:
-                bad.append("%s: %s %r, want skip (not supported)" % (where, st, summary))
+                bad.append("%s: %s %r, want skip (%s)" % (where, st, summary, NOT_OFFERED[err]))
         else:
             if st == "error":
                 if code not in summary and ev.get("nvml_return") != code:

@@ -57,6 +57,8 @@ COUNTERS = {
 def test_values(tmp):
     scn = scenario_with(tmp, "values.scn", "[gpu 3]\ntemperature = 77 C\npower_usage = 412.5 W\nclock_sm = 1980 MHz\n"
                                            "memory_used = 40000 MiB\nmemory_free = 41081 MiB\nutilization_gpu = 93 %\n"
+                                           "violation_power = 200740215123 ns\nviolation_thermal = 1500 ns\n"
+                                           "violation_sync_boost = 0 ns\n"
                                            + GPU3_COUNTERS)
     s = Serve(GPUVET, FAKE_LIB, scn)
     try:
@@ -87,6 +89,14 @@ def test_values(tmp):
             check(name in helps and types.get(name) in ("gauge", "counter"), "%s: HELP/TYPE missing" % name)
         check(types.get("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL") == "counter", "ECC counter typed %s" %
               types.get("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"))
+        # DCGM counts the violation times in ns (dcgm_fields.h: "Power Violation time in ns",
+        # since DCGM 4.1; dcgm-exporter's counters say "(in ns)"), as NVML does: the scenario's
+        # values come through whole. Only GPU 3 has them (NVML answers NOT_SUPPORTED elsewhere).
+        for name, ns in (("DCGM_FI_DEV_POWER_VIOLATION", 200740215123), ("DCGM_FI_DEV_THERMAL_VIOLATION", 1500),
+                         ("DCGM_FI_DEV_SYNC_BOOST_VIOLATION", 0)):
+            got = series.get(name, {}).get("3")
+            check(got is not None and got[1] == ns and types.get(name) == "counter",
+                  "%s{gpu=3} = %s, want %d ns (a counter)" % (name, got and got[1], ns))
         for name in COUNTERS:
             want_type = "gauge" if name.endswith("_UTIL") else "counter"
             check(types.get(name) == want_type, "%s typed %s, not %s" % (name, types.get(name), want_type))

@@ -55,9 +55,13 @@ static void test_max_cuda(void **state) {
         assert_string_equal(compat_max_native(c, "525.60.13")->cuda, "12.0");
         assert_string_equal(compat_max_native(c, "570.26")->cuda, "12.8");
         assert_string_equal(compat_max_minor(c, "550.54.15")->cuda, "12.9");
-        assert_string_equal(compat_max_minor(c, "580.65.06")->cuda, "13.3");
+        assert_string_equal(compat_max_minor(c, "580.65.06")->cuda, "13.5");
         assert_string_equal(compat_max_native(c, "595.58.03")->cuda, "13.2");
         assert_string_equal(compat_max_native(c, "610.43.02")->cuda, "13.3");
+        /* CUDA 13.4 GA needs R615; 13.5 runs on R620's 620.70.06 (compat.json cites both). */
+        assert_string_equal(compat_max_native(c, "615.71.09")->cuda, "13.4");
+        assert_string_equal(compat_max_native(c, "620.70.06")->cuda, "13.5");
+        assert_string_equal(compat_branch_of(c, "615.71.09")->id, "R615");
         assert_string_equal(compat_max_minor(c, "470.82.01")->cuda, "11.8");
         assert_null(compat_max_native(c, "440.33.01"));
         assert_null(compat_max_native(c, "garbage"));
@@ -74,7 +78,7 @@ static void test_lookups(void **state) {
         assert_true(compat_cuda_builds_sm(c, "12.8.1", 120));
         assert_false(compat_cuda_builds_sm(c, "13.0", 70));
         assert_string_equal(compat_newest_toolkit_for(c, 7, 0)->cuda, "12.9");
-        assert_string_equal(compat_newest_toolkit_for(c, 7, 5)->cuda, "13.3");
+        assert_string_equal(compat_newest_toolkit_for(c, 7, 5)->cuda, "13.5");
         /* GA10x (sm_86) came with CUDA 11.1, not 11.0 (CUDA 11.1 release notes). */
         assert_false(compat_cuda_builds_sm(c, "11.0", 86));
         assert_true(compat_cuda_builds_sm(c, "11.1", 86));
@@ -206,6 +210,17 @@ static void test_ngc(void **state) {
         assert_true(compat_ngc_release(c, "25.10")->verified);
         assert_false(compat_ngc_release(c, "25.09")->verified);
         assert_null(compat_ngc_release(c, "25.07"));
+        /* The 26.xx releases that could be sourced: 26.02 on CUDA 13.1.1, 26.03 on 13.2.0
+         * (NVIDIA's CUDA DL 26.03 notes); neither verified against its PyTorch notes. */
+        const struct compat_ngc *n = compat_ngc_release(c, "26.03");
+        assert_non_null(n);
+        assert_string_equal(n->cuda, "13.2.0");
+        assert_false(n->verified);
+        compat_judge_ngc(c, n, &b200, "595.45.04", &j);
+        assert_int_equal(j.verdict, COMPAT_NATIVE);
+        compat_judge_ngc(c, n, &b200, "580.95.05", &j);
+        assert_int_equal(j.verdict, COMPAT_MINOR);
+        assert_string_equal(compat_ngc_release(c, "26.02")->cuda, "13.1.1");
 }
 
 static char *dir;

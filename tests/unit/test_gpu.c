@@ -527,6 +527,22 @@ static void test_device_nodes(void **state) {
         x->live = true;
         r = run(&n, &check_gpu_device_nodes);
         assert_int_equal(r->status, STATUS_FAIL);
+
+        /* No /dev to list: the live node's fault, but a capture that holds no /dev at all
+         * (another tool's files) cannot tell: a skip, not an error that fails the verdict. */
+        x->list_errno = ENOENT;
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_ERROR);
+        x->live = false;
+        n.f.capture_lacks = CAPTURE_DEV;
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_string_equal(r->summary, "the capture (--root) holds no /dev: /dev cannot be judged from it");
+        n.f.capture_lacks = CAPTURE_PROC; /* another tree missing says nothing about /dev */
+        r = run(&n, &check_gpu_device_nodes);
+        assert_int_equal(r->status, STATUS_ERROR);
+        n.f.capture_lacks = 0;
+        x->list_errno = 0;
         x->nodes = NULL;
         x->n = 0;
         x->gpu_minors = NULL;

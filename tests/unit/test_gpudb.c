@@ -67,6 +67,20 @@ static void test_lookups(void **state) {
         assert_string_equal(gpudb_find_subsystem(db, 0x10de, 0x25b6, 0x157e)->name, "NVIDIA A2");
         assert_string_equal(gpudb_min_driver(db, gpudb_find(db, 0x10de, 0x2235)), "455.23");
         assert_string_equal(gpudb_min_driver(db, gpudb_find(db, 0x10de, 0x2330)), "520.61.05");
+        /* Figures from NVIDIA's own pages and datasheets (data/gpus.json cites each). Dense
+         * FP4 per GPU: HGX B200 and B300 tables / 8, GB200 NVL72 (1440 PF sparse) / 72 / 2,
+         * GB300 NVL72 per GPU. */
+        assert_true(gpudb_find(db, 0x10de, 0x2901)->tflops.fp4 == 9000);
+        assert_true(gpudb_find(db, 0x10de, 0x3182)->tflops.fp4 == 13500);
+        assert_true(gpudb_find(db, 0x10de, 0x2941)->tflops.fp4 == 10000);
+        assert_true(gpudb_find(db, 0x10de, 0x31c2)->tflops.fp4 == 15000);
+        assert_true(gpudb_find(db, 0x10de, 0x2330)->tflops.fp4 == 0); /* Hopper has no FP4 */
+        m = gpudb_find(db, 0x10de, 0x2bb5); /* RTX PRO 6000 Blackwell Server Edition */
+        assert_true(m->mem_bw_gbps == 1597 && m->tflops.fp32 == 120);
+        m = gpudb_find(db, 0x10de, 0x1df6); /* V100S PCIe */
+        assert_true(m->tflops.fp64 == 8.2 && m->tflops.fp32 == 16.4 && m->tflops.fp16 == 130);
+        assert_true(gpudb_find(db, 0x10de, 0x15f8)->mem_bw_gbps == 732); /* P100 PCIe 16GB */
+        assert_true(gpudb_find(db, 0x10de, 0x15f7)->mem_bw_gbps == 549); /* P100 PCIe 12GB */
         gpudb_free(db);
 }
 

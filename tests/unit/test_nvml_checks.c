@@ -551,6 +551,46 @@ static void test_memory_health(void **state) {
         assert_int_equal(r->status, STATUS_FAIL);
         assert_non_null(strstr(r->remedy, "RMA"));
 
+        /* Blackwell's channel and TPC repairs wait for a reset as a remap does. */
+        ok32(&g->remap_failure, 0, "nvmlDeviceGetRemappedRows");
+        ok32(&g->remap_pending, 0, "nvmlDeviceGetRemappedRows");
+        ok32(&g->repair_channel_pending, 1, "nvmlDeviceGetRepairStatus");
+        ok32(&g->repair_tpc_pending, 0, "nvmlDeviceGetRepairStatus");
+        r = run(&n, "gpu.memory_health");
+        expect(r, STATUS_FAIL, "an HBM channel repair is pending on " DESC ": the GPU must be reset to apply it",
+               "channel repair pending yes, TPC repair pending no",
+               "no channel or TPC repair pending, no remap failure, none pending");
+        assert_non_null(strstr(r->remedy, "nvidia-smi -r -i 0"));
+        ok32(&g->repair_channel_pending, 0, "nvmlDeviceGetRepairStatus");
+        ok32(&g->repair_tpc_pending, 1, "nvmlDeviceGetRepairStatus");
+        assert_non_null(strstr(run(&n, "gpu.memory_health")->summary, "a TPC repair is pending on " DESC));
+        ok32(&g->repair_tpc_pending, 0, "nvmlDeviceGetRepairStatus");
+        r = run(&n, "gpu.memory_health");
+        assert_int_equal(r->status, STATUS_PASS);
+        expect_str(evidence(r, "repair_status"), "channel repair pending: no; TPC repair pending: no", "repair_status");
+        /* A driver or GPU without the call: the remap alone decides. */
+        static const int not_offered[] = {NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_DEPRECATED,
+                                          NVML_ERROR_FUNCTION_NOT_FOUND, NVML_ERROR_ARGUMENT_VERSION_MISMATCH};
+        for (size_t i = 0; i < sizeof(not_offered) / sizeof(not_offered[0]); i++) {
+                err32(&g->repair_channel_pending, NV_ERROR, not_offered[i], "nvmlDeviceGetRepairStatus");
+                err32(&g->repair_tpc_pending, NV_ERROR, not_offered[i], "nvmlDeviceGetRepairStatus");
+                r = run(&n, "gpu.memory_health");
+                assert_int_equal(r->status, STATUS_PASS);
+                assert_null(evidence(r, "repair_status"));
+        }
+        err32(&g->repair_channel_pending, NV_NO_FUNCTION, NVML_ERROR_FUNCTION_NOT_FOUND, "nvmlDeviceGetRepairStatus");
+        err32(&g->repair_tpc_pending, NV_NO_FUNCTION, NVML_ERROR_FUNCTION_NOT_FOUND, "nvmlDeviceGetRepairStatus");
+        assert_int_equal(run(&n, "gpu.memory_health")->status, STATUS_PASS);
+        /* A call that hung says the memory's state is unknown, never "healthy". */
+        g->timeout_ms = 2000;
+        err32(&g->repair_channel_pending, NV_TIMEOUT, NVML_ERROR_TIMEOUT, "nvmlDeviceGetRepairStatus");
+        err32(&g->repair_tpc_pending, NV_TIMEOUT, NVML_ERROR_TIMEOUT, "nvmlDeviceGetRepairStatus");
+        r = run(&n, "gpu.memory_health");
+        assert_int_equal(r->status, STATUS_ERROR);
+        assert_non_null(strstr(r->summary, "nvmlDeviceGetRepairStatus"));
+        g->repair_channel_pending = (struct nv_u32){0};
+        g->repair_tpc_pending = (struct nv_u32){0};
+
         /* Pre-Ampere: page retirement. */
         err32(&g->remap_pending, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRemappedRows");
         ok32(&g->retired_pages_sbe, 2, "nvmlDeviceGetRetiredPages");
@@ -843,6 +883,143 @@ static void test_nvlink(void **state) {
         expect(run(&n, "gpu.nvlink"), STATUS_ERROR,
                "nvmlDeviceGetNvLinkState did not return within 2000 ms on NVIDIA L40S " ADDR ": NVLink state unknown",
                "unknown: nvmlDeviceGetNvLinkState did not return", "every NVLink active, no errors");
+        node_done(&n);
+}
+
+/* A Blackwell GPU: its links answer NOT_SUPPORTED for the legacy error counters and count
+ * in the NVLink5 fields, summed over the links (NVML's zero BER: mantissa 15, exponent 255). */
+#define NVL5_BER(m, e) (((unsigned long long)(m) << 8) | (e))
+static void blackwell_links(struct nvml_gpu *g) {
+        for (unsigned int l = 0; l < 18; l++)
+                for (int c = 0; c < NVML_NVL_COUNTER_COUNT; c++)
+                        g->nvlink[l].errors[c] = (struct nv_u64){NV_ERROR, NVML_ERROR_NOT_SUPPORTED,
+                                                                 "nvmlDeviceGetFieldValues", 0};
+        for (int k = 0; k < NVML_NVL5_COUNT; k++)
+                ok64(&g->nvlink5[k], 0, "nvmlDeviceGetFieldValues");
+        ok64(&g->nvlink5[NVML_NVL5_SYMBOL_BER], NVL5_BER(15, 255), "nvmlDeviceGetFieldValues");
+        ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(15, 255), "nvmlDeviceGetFieldValues");
+}
+
+/* NVLink5 as DCGM 4.6 judges it: the BERs against their limits whenever read, any growth of
+ * an error counter under load fails; since boot, the counts warn at one an hour. Before,
+ * every Blackwell link passed with "error counters not supported". */
+static void test_nvlink5(void **state) {
+        (void)state;
+        struct node n;
+        node_init(&n);
+        struct nvml_gpu *g = &n.ngpus[0];
+        const char *exp = "18 NVLinks active, no errors";
+        blackwell_links(g);
+        const struct result *r = run(&n, "gpu.nvlink");
+        expect(r, STATUS_PASS, "all 18 NVLinks active, no errors", "18 of 18 links active", exp);
+        expect_str(evidence(r, "nvlink5"), "since the driver loaded, over all links: no errors", "nvlink5");
+        expect_str(evidence(r, "nvlink5_ber"),
+                   "symbol BER 0 (fail above 15e-238, DCGM's floor for the sum over the links), effective BER 0 "
+                   "(fail above 1e-12)",
+                   "nvlink5_ber");
+        assert_non_null(strstr(evidence(r, "counters"), "the NVLink5 counters are judged instead"));
+        assert_non_null(strstr(evidence(r, "source"), "NVML_FI_DEV_NVLINK_COUNT_*"));
+        assert_null(evidence(r, "nvlink5_fec_history")); /* all 0: nothing to tell */
+        /* The FEC history is told, not judged: no published limit. */
+        ok64(&g->nvlink5[NVML_NVL5_FEC_HISTORY_0], 900000, "nvmlDeviceGetFieldValues");
+        ok64(&g->nvlink5[NVML_NVL5_FEC_HISTORY_0 + 1], 1200, "nvmlDeviceGetFieldValues");
+        ok64(&g->nvlink5[NVML_NVL5_FEC_HISTORY_0 + 2], 3, "nvmlDeviceGetFieldValues");
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_PASS);
+        expect_str(evidence(r, "nvlink5_fec_history"),
+                   "codewords by symbols FEC corrected, bins 0-15: 900000 1200 3 0 0 0 0 0 0 0 0 0 0 0 0 0",
+                   "nvlink5_fec_history");
+        /* A bin NVML failed to read leaves the links judged on the rest. */
+        g->nvlink5[NVML_NVL5_FEC_HISTORY_0 + 5] = (struct nv_u64){NV_ERROR, NVML_ERROR_UNKNOWN, "nvmlDeviceGetFieldValues", 0};
+        r = run(&n, "gpu.nvlink");
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_null(evidence(r, "nvlink5_fec_history"));
+
+        /* The effective BER: 1e-12 (or 10e-13) passes, more fails. */
+        ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(1, 12), "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
+        ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(10, 13), "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
+        ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(9, 15), "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
+        ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(11, 13), "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_FAIL);
+        /* A raw 0 is a rate of 0, not 0e-0 "over 1e-12". */
+        ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], 0, "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
+        ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(2, 12), "nvmlDeviceGetFieldValues");
+        r = run(&n, "gpu.nvlink");
+        expect(r, STATUS_FAIL, "the NVLink effective BER of " DESC " is 2e-12, over DCGM's 1e-12",
+               "18 of 18 links active", exp);
+        assert_non_null(strstr(r->remedy, "nvidia-smi -r -i 0"));
+        ok64(&g->nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(15, 255), "nvmlDeviceGetFieldValues");
+        /* The symbol BER: any but 0 fails (errors FEC did not correct). */
+        ok64(&g->nvlink5[NVML_NVL5_SYMBOL_BER], NVL5_BER(3, 20), "nvmlDeviceGetFieldValues");
+        expect(run(&n, "gpu.nvlink"), STATUS_FAIL,
+               "the NVLink symbol BER of " DESC " is 3e-20: errors the links' FEC did not correct",
+               "18 of 18 links active", exp);
+        ok64(&g->nvlink5[NVML_NVL5_SYMBOL_BER], NVL5_BER(15, 238), "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
+        ok64(&g->nvlink5[NVML_NVL5_SYMBOL_BER], NVL5_BER(15, 237), "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_FAIL);
+        /* A healthy B200's sum as DCGM's tests read it: 73710, bits above the exponent and
+         * mantissa set, 15e-238. */
+        ok64(&g->nvlink5[NVML_NVL5_SYMBOL_BER], 73710, "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
+        ok64(&g->nvlink5[NVML_NVL5_SYMBOL_BER], NVL5_BER(0, 0), "nvmlDeviceGetFieldValues");
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_PASS);
+
+        /* Since the driver loaded, no uptime: any count warns ... */
+        ok64(&g->nvlink5[NVML_NVL5_SYMBOL_ERRORS], 4, "nvmlDeviceGetFieldValues");
+        ok64(&g->nvlink5[NVML_NVL5_RECOVERY_EVENTS], 1, "nvmlDeviceGetFieldValues");
+        ok64(&g->nvlink5[NVML_NVL5_RECOVERY_SUCCESSFUL], 1, "nvmlDeviceGetFieldValues");
+        r = run(&n, "gpu.nvlink");
+        expect(r, STATUS_WARN,
+               "the NVLinks of " DESC " logged errors since the driver loaded: 4 symbol errors, 1 recovery events, "
+               "1 successful recovery events",
+               "18 of 18 links active", exp);
+        /* ... over 100 days of uptime, 5 are history. */
+        n.f.host.uptime_s = 100 * 86400.0;
+        r = run(&n, "gpu.nvlink");
+        expect(r, STATUS_PASS, "all 18 NVLinks active, no errors", "18 of 18 links active", exp);
+        assert_non_null(strstr(evidence(r, "nvlink5_rates"), "since boot (2400.0 h)"));
+
+        /* The standard level: read again after the probes, 20 s later. Unchanged passes. */
+        struct nvml_facts after = n.f.nvml;
+        struct nvml_gpu ga = *g;
+        after.gpus = &ga;
+        n.f.nvml_after = &after;
+        n.f.nvml_window_s = 20.0;
+        r = run(&n, "gpu.nvlink");
+        expect(r, STATUS_PASS, "all 18 NVLinks active, no errors", "18 of 18 links active", exp);
+        expect_str(evidence(r, "nvlink5_window"), "20.0 s around the device probes: no NVLink5 errors", "window");
+        /* Symbol errors growing under load fail ... */
+        ok64(&ga.nvlink5[NVML_NVL5_SYMBOL_ERRORS], 6, "nvmlDeviceGetFieldValues");
+        expect(run(&n, "gpu.nvlink"), STATUS_FAIL,
+               "NVLink errors on " DESC " while the probes ran (20 s): 2 symbol errors", "18 of 18 links active", exp);
+        /* ... and a failed recovery (DCGM counts every recovery event). */
+        ok64(&ga.nvlink5[NVML_NVL5_SYMBOL_ERRORS], 4, "nvmlDeviceGetFieldValues");
+        ok64(&ga.nvlink5[NVML_NVL5_RECOVERY_EVENTS], 2, "nvmlDeviceGetFieldValues");
+        ok64(&ga.nvlink5[NVML_NVL5_RECOVERY_FAILED], 1, "nvmlDeviceGetFieldValues");
+        expect(run(&n, "gpu.nvlink"), STATUS_FAIL,
+               "NVLink errors on " DESC " while the probes ran (20 s): 1 recovery events, 1 failed recovery events",
+               "18 of 18 links active", exp);
+        /* A BER read after the probes is the one judged. */
+        ok64(&ga.nvlink5[NVML_NVL5_RECOVERY_EVENTS], 1, "nvmlDeviceGetFieldValues");
+        ok64(&ga.nvlink5[NVML_NVL5_RECOVERY_FAILED], 0, "nvmlDeviceGetFieldValues");
+        ok64(&ga.nvlink5[NVML_NVL5_EFFECTIVE_BER], NVL5_BER(5, 9), "nvmlDeviceGetFieldValues");
+        expect(run(&n, "gpu.nvlink"), STATUS_FAIL, "the NVLink effective BER of " DESC " is 5e-9, over DCGM's 1e-12",
+               "18 of 18 links active", exp);
+        n.f.nvml_after = NULL;
+
+        /* An NVLink5 counter NVML failed to read leaves the links unjudged ... */
+        g->nvlink5[NVML_NVL5_RCV_ERRORS] = (struct nv_u64){NV_ERROR, NVML_ERROR_UNKNOWN, "nvmlDeviceGetFieldValues", 0};
+        assert_int_equal(run(&n, "gpu.nvlink")->status, STATUS_ERROR);
+        /* ... a driver without them is "not supported", as before. */
+        for (int k = 0; k < NVML_NVL5_COUNT; k++)
+                g->nvlink5[k] = (struct nv_u64){NV_ERROR, NVML_ERROR_INVALID_ARGUMENT, "nvmlDeviceGetFieldValues", 0};
+        expect(run(&n, "gpu.nvlink"), STATUS_PASS, "all 18 NVLinks active, error counters not supported",
+               "18 of 18 links active", exp);
         node_done(&n);
 }
 
@@ -1155,6 +1332,32 @@ static void test_app_clocks(void **state) {
                "applications clocks: not supported on this GPU/driver (nvmlDeviceGetApplicationsClock)",
                "unknown: nvmlDeviceGetApplicationsClock returned NVML_ERROR_NOT_SUPPORTED",
                "graphics 1755 MHz, memory 2619 MHz (the defaults)");
+        /* R590 and later: the readings are withdrawn, the GPU is fine (a captured H100 on
+         * 590.48.01 answers DEPRECATED for both calls). */
+        err32(&n.ngpus[0].clock_app_mhz[NVML_CLK_GRAPHICS], NV_ERROR, NVML_ERROR_DEPRECATED,
+              "nvmlDeviceGetApplicationsClock");
+        err32(&n.ngpus[0].clock_default_app_mhz[NVML_CLK_GRAPHICS], NV_ERROR, NVML_ERROR_DEPRECATED,
+              "nvmlDeviceGetDefaultApplicationsClock");
+        r = run(&n, "gpu.app_clocks");
+        assert_int_equal(r->status, STATUS_SKIP);
+        assert_non_null(strstr(r->summary, "deprecated: this driver no longer offers them"));
+        assert_non_null(strstr(r->summary, "locked clocks"));
+        assert_null(r->remedy);
+        /* Any reading a newer driver withdrew or never implemented is a skip, never an error. */
+        ok32(&n.ngpus[0].clock_app_mhz[NVML_CLK_GRAPHICS], 1755, "nvmlDeviceGetApplicationsClock");
+        ok32(&n.ngpus[0].clock_default_app_mhz[NVML_CLK_GRAPHICS], 1755, "nvmlDeviceGetDefaultApplicationsClock");
+        err32(&n.ngpus[0].power_default_limit_mw, NV_ERROR, NVML_ERROR_DEPRECATED,
+              "nvmlDeviceGetPowerManagementDefaultLimit");
+        expect(run(&n, "gpu.power_limit"), STATUS_SKIP,
+               "default power limit: deprecated: this driver no longer offers it "
+               "(nvmlDeviceGetPowerManagementDefaultLimit)",
+               "unknown: nvmlDeviceGetPowerManagementDefaultLimit returned NVML_ERROR_DEPRECATED", "at or above the default power limit");
+        err32(&n.ngpus[0].power_default_limit_mw, NV_ERROR, NVML_ERROR_FUNCTION_NOT_FOUND,
+              "nvmlDeviceGetPowerManagementDefaultLimit");
+        expect(run(&n, "gpu.power_limit"), STATUS_SKIP,
+               "default power limit: not implemented by this driver's libnvidia-ml "
+               "(nvmlDeviceGetPowerManagementDefaultLimit)",
+               "unknown: nvmlDeviceGetPowerManagementDefaultLimit returned NVML_ERROR_FUNCTION_NOT_FOUND", "at or above the default power limit");
         node_done(&n);
 }
 
@@ -1200,11 +1403,29 @@ static void test_row_remapper(void **state) {
                "1 memory bank of " DESC " has no spare row left: the next uncorrectable error there cannot be remapped",
                "banks by spare rows left: max 2560, high 0, partial 0, low 2, none 1", want);
         assert_non_null(strstr(r->remedy, "RMA"));
+        /* Not supported: the reason given must hold for the GPU at hand. An H100 (Hopper,
+         * compute capability 9.0 in gpuvet's table) remaps rows, so "before Ampere" is not
+         * why; a V100 retires pages instead. */
         for (int i = 0; i < 5; i++)
                 err32(&g->remap_hist[i], NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetRowRemapperHistogram");
-        expect(run(&n, "gpu.row_remapper"), STATUS_SKIP,
-               "row-remapper histogram not supported on " DESC " (GPUs before Ampere retire pages instead)",
+        expect(run(&n, "gpu.row_remapper"), STATUS_SKIP, "row-remapper histogram not supported on " DESC,
                "not supported", want);
+        /* NVML's own compute capability wins over the table: a Blackwell (10.x) likewise. */
+        g->cc_major = (struct nv_i32){NV_OK, 0, "nvmlDeviceGetCudaComputeCapability", 10};
+        expect(run(&n, "gpu.row_remapper"), STATUS_SKIP, "row-remapper histogram not supported on " DESC,
+               "not supported", want);
+        g->cc_major = (struct nv_i32){NV_OK, 0, "nvmlDeviceGetCudaComputeCapability", 7};
+        expect(run(&n, "gpu.row_remapper"), STATUS_SKIP,
+               "row-remapper histogram not supported on " DESC " (GPUs before Ampere retire pages instead: "
+               "gpu.memory_health judges them)",
+               "not supported", want);
+        /* Neither NVML nor the table knows the GPU: no reason is made up. */
+        g->cc_major = (struct nv_i32){NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetCudaComputeCapability", 0};
+        ok32(&g->pci_device_id, 0xffff10de, "nvmlDeviceGetPciInfo_v3");
+        n.gpus[0].model = NULL;
+        const struct result *u = run(&n, "gpu.row_remapper");
+        assert_int_equal(u->status, STATUS_SKIP);
+        assert_null(strstr(u->summary, "Ampere"));
         node_done(&n);
 }
 
@@ -1249,10 +1470,14 @@ static void test_recovery_action(void **state) {
         expect(run(&n, "gpu.recovery_action"), STATUS_WARN,
                "the driver asks for recovery action 0x2a on " DESC ", a value gpuvet does not know",
                "0x2a (unknown to gpuvet)", want);
+        /* Not supported: "drivers before R565" is the reason only on such a driver (550 here). */
         err32(&g->recovery_action, NV_ERROR, NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetFieldValues");
         expect(run(&n, "gpu.recovery_action"), STATUS_SKIP,
                "the GPU recovery action field not supported on " DESC " (drivers before R565 do not report it)",
                "not supported", want);
+        okstr(&n.f.nvml.driver_version, "580.95.05", "nvmlSystemGetDriverVersion");
+        expect(run(&n, "gpu.recovery_action"), STATUS_SKIP,
+               "the GPU recovery action field not supported on " DESC, "not supported", want);
         node_done(&n);
 }
 
@@ -1302,7 +1527,7 @@ int main(void) {
                 cmocka_unit_test(test_temperature),    cmocka_unit_test(test_memory_temperature),
                 cmocka_unit_test(test_clock_events),
                 cmocka_unit_test(test_pcie_nvml),      cmocka_unit_test(test_nvlink),
-                cmocka_unit_test(test_nvlink_wired_links),
+                cmocka_unit_test(test_nvlink_wired_links), cmocka_unit_test(test_nvlink5),
                 cmocka_unit_test(test_fabric_manager),
                 cmocka_unit_test(test_fabric_compute_tray), cmocka_unit_test(test_fabric_fourth_generation),
                 cmocka_unit_test(test_fabric_tray_by_model), cmocka_unit_test(test_power_limit),

@@ -67,7 +67,9 @@ static void test_dcgm_units(void **state) {
         assert_string_equal(dcgm_series_unit(sm), "MHz");
         assert_true(dcgm_series_scale(sm) == 1e-6);
         assert_string_equal(dcgm_series_unit(fb), "MiB");
-        assert_string_equal(dcgm_series_unit(viol), "us");
+        /* DCGM >= 4.1 and dcgm-exporter count the violation times in ns (dcgm_fields.h). */
+        assert_string_equal(dcgm_series_unit(viol), "ns");
+        assert_true(dcgm_series_value(viol, 200740215123e-9) == 200740215123.0);
         assert_string_equal(dcgm_series_type(viol), "counter");
         assert_false(dcgm_series_exported(name)); /* text: a label, not a series */
 

@@ -178,6 +178,16 @@ static struct xid_event *add(struct node *n, const char *addr, int code) {
         ev->code = code;
         snprintf(ev->text, sizeof(ev->text), "text %d", code);
         ev->recovery_action = -1;
+        ev->fatal = -1;
+        ev->seq = n->f.xid.n; /* log order, from 1 as xid_parse_log counts lines */
+        return ev;
+}
+
+/* An event as the parser makes it from a kernel log line, added to n. */
+static struct xid_event *add_line(struct node *n, const char *line) {
+        struct xid_event *ev = &n->events[n->f.xid.n++];
+        assert_int_equal(xid_parse_line(line, strlen(line), ev), 1);
+        ev->seq = n->f.xid.n;
         return ev;
 }
 
@@ -332,8 +342,360 @@ static void test_table(void **state) {
         }
 }
 
+/* Codes 162-172 of NVIDIA's catalog, which the hand-kept table stopped before. */
+static void test_catalog_codes(void **state) {
+        (void)state;
+        struct xiddb x;
+        char err[256];
+        assert_int_equal(xiddb_load(NULL, &x, err, sizeof(err)), 0);
+        for (int code = 1; code <= 172; code++)
+                assert_non_null(xiddb_find(&x, code));
+        assert_int_equal(xiddb_find(&x, 167)->severity, XID_CRITICAL); /* PCIe fatal timeout */
+        assert_int_equal(xiddb_find(&x, 169)->severity, XID_CRITICAL); /* SEC2 halt, twin of 62 */
+        assert_string_equal(xiddb_find(&x, 169)->resolution, "RESET_GPU");
+        assert_string_equal(xiddb_find(&x, 171)->resolution, "WORKFLOW_XID_48");
+        assert_non_null(strstr(xiddb_find(&x, 171)->action, "DRAM"));
+        assert_non_null(strstr(xiddb_find(&x, 172)->action, "SRAM"));
+        assert_int_equal(xiddb_find(&x, 162)->severity, XID_IGNORE);
+        assert_int_equal(xiddb_find(&x, 165)->severity, XID_WARNING);
+        xiddb_done(&x);
+}
+
+/* Xid 144-150 by unit and error status, as the catalog's decode table says. Lines: the
+ * review's reproducer (domain review L3) and the formats leptonai/gpud PR 1174 quotes. */
+static void test_nvlink5_decode(void **state) {
+        (void)state;
+        struct xid_event ev;
+        const char *l = "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 "
+                        "0x00000001 0x00000000 0x00100000 0x00000004)";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.unit, "RLW_RXPIPE");
+        assert_int_equal(ev.fatal, 0);
+        assert_int_equal(ev.has_regs, 1);
+        assert_int_equal(ev.intr_info, 0x0409a0c2);
+        assert_int_equal(ev.error_status, 8);
+        l = "NVRM: Xid (PCI:0000:00:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x025001c6 0x00000000 0x00000000 "
+            "0x00000000 0x00000000 0x00000000)";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.unit, "NETIR_LINK_EVT");
+        assert_int_equal(ev.fatal, 1);
+        assert_int_equal((ev.intr_info >> 20) & 0x3f, 37);
+
+        l = "NVRM: Xid (PCI:0000:41:00): 150, MSE Degraded Fatal XC0 i0 Link -1 (0x00000000 0xffffffff 0x0 0x0 0x0 "
+            "0x0)";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.unit, "MSE Degraded");
+        assert_int_equal(ev.fatal, 1);
+        l = "NVRM: Xid (PCI:0000:41:00): 145, pid='<unknown>', name=<unknown>, NVLink: RLW Error (Link 0x3) (0x80000000 "
+            "0x0 0x0 0x0 0x0 0x0)";
+        assert_int_equal(xid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.unit, "");
+        assert_int_equal(ev.fatal, -1);
+
+        struct node n;
+        struct report rep;
+        node_init(&n);
+        /* The reproducer: not the decode table's format, so undecoded, a warning, not critical. */
+        add_line(&n, "NVRM: Xid (PCI:0000:41:00): 145, pid='<unknown>', name=<unknown>, NVLink: RLW Error (Link 0x3) "
+                     "(0x80000000 0x0 0x0 0x0 0x0 0x0)");
+        const struct result *r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_WARN);
+        report_done(&rep);
+        /* RLW_CTRL status 0x80000000: IGNORE, non-fatal. */
+        n.f.xid.n = 0;
+        add_line(&n, "NVRM: Xid (PCI:0000:41:00): 145, RLW_CTRL Nonfatal XC0 i0 Link 3 (0x00000003 0x80000000 0x0 0x0 "
+                     "0x0 0x0)");
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->observed, "RLW_CTRL status 0x80000000: IGNORE"));
+        report_done(&rep);
+        /* RLW_REMAP 0x1: XID_154_EVAL, restart the application when no Xid 154 came with it. */
+        n.f.xid.n = 0;
+        add_line(&n, "NVRM: Xid (PCI:0000:41:00): 145, RLW_REMAP Nonfatal XC0 i0 Link 3 (0x00000004 0x00000001 0x0 0x0 "
+                     "0x0 0x0)");
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+        /* ... and the Xid 154's action when one did. */
+        add_line(&n, "NVRM: Xid (PCI:0000:41:00): 154, GPU recovery action changed from 0x0 (None) to 0x4 (Drain and "
+                     "Reset)");
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        report_done(&rep);
+        /* RLW_TAGSTATE 0x2: RESET_GPU, fatal. */
+        n.f.xid.n = 0;
+        add_line(&n, "NVRM: Xid (PCI:0000:41:00): 145, RLW_TAGSTATE Fatal XC0 i0 Link 3 (0x00000008 0x00000002 0x0 0x0 "
+                     "0x0 0x0)");
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        report_done(&rep);
+        /* The gpud line: RLW_RXPIPE 0x8 is IGNORE; the same unit's 0x1 promoted to fatal resets. */
+        n.f.xid.n = 0;
+        add_line(&n, "NVRM: Xid (PCI:0000:41:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 "
+                     "0x00000001 0x00000000 0x00100000 0x00000004)");
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+        add_line(&n, "NVRM: Xid (PCI:0000:41:00): 145, RLW_RXPIPE Fatal XC0 i0 Link 13 (0x000000c6 0x00000001 0x0 0x0 "
+                     "0x0 0x0)");
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->observed, "promoted to fatal"));
+        report_done(&rep);
+        /* 149 link down: the reason field decides (38: IGNORE; 37: a peer went down, reset). */
+        n.f.xid.n = 0;
+        add_line(&n, "NVRM: Xid (PCI:0000:41:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x026001c6 0x00000000 0x0 "
+                     "0x0 0x0 0x0)");
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+        add_line(&n, "NVRM: Xid (PCI:0000:41:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x025001c6 0x00000000 0x0 "
+                     "0x0 0x0 0x0)");
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        report_done(&rep);
+        /* A fatal line of a unit the table does not list: fatal is believed. */
+        n.f.xid.n = 0;
+        add_line(&n, "NVRM: Xid (PCI:0000:41:00): 146, TLW_NEW Fatal XC0 i0 Link 1 (0x1 0x00000040 0x0 0x0 0x0 0x0)");
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        report_done(&rep);
+        gpudb_free(n.db);
+}
+
+/* NVRM fault lines of a GPU still bound to nvidia reach its gpu.xid result; the multi-line
+ * "fallen off the bus" report (NVIDIA/NVSentinel issue 155) is read from kmsg and syslog. */
+static void test_faults_reach_gpu(void **state) {
+        (void)state;
+        struct xid_facts x = {0};
+        xid_parse_log("6,1,0,-;Linux version 6.8\n"
+                      "3,2,1843308145,-;NVRM: The NVIDIA GPU 0000:b3:00.0\\x0aNVRM: (PCI ID: 10de:26b5) installed in "
+                      "this system has\\x0aNVRM: fallen off the bus and is not responding to commands.\n",
+                      1, &x);
+        assert_int_equal(x.n_faults, 1);
+        assert_string_equal(x.faults[0].addr, "0000:b3:00.0");
+        assert_null(strstr(x.faults[0].text, "\\x0a"));
+        xid_facts_done(&x);
+        xid_parse_log("Nov 20 08:00:02 h kernel: Linux version 5.15\n"
+                      "Nov 20 09:00:00 h kernel: NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+                      "Nov 20 09:00:00 h kernel: NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+                      "Nov 20 09:00:00 h kernel: NVRM: fallen off the bus and is not responding to commands.\n",
+                      0, &x);
+        assert_int_equal(x.n_faults, 1);
+        assert_string_equal(x.faults[0].addr, "0000:b3:00.0");
+        xid_facts_done(&x);
+
+        /* gpu-operator issue 1146: the GPU stays bound to nvidia, no Xid is logged. */
+        struct node n;
+        struct report rep;
+        node_init(&n);
+        struct xid_event faults[1];
+        const char *l = "NVRM: GPU 0000:41:00.0: RmInitAdapter failed! (0x24:0x72:1568)";
+        assert_int_equal(nvrm_fault_parse_line(l, strlen(l), &faults[0]), 1);
+        faults[0].seq = 1;
+        n.f.xid.faults = faults;
+        n.f.xid.n_faults = 1;
+        const struct result *r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->summary, "could not initialise"));
+        assert_non_null(strstr(r->summary, "RmInitAdapter failed"));
+        report_done(&rep);
+        /* A GPU the open modules cannot drive (no GSP): a driver to install, not hardware to
+         * replace. The report's three lines as users quote them (tests/fixtures/SOURCES.md). */
+        struct xid_facts y = {0};
+        xid_parse_log("Nov 20 08:00:02 h kernel: Linux version 6.12\n"
+                      "Nov 20 08:00:09 h kernel: NVRM: The NVIDIA GPU 0000:41:00.0 (PCI ID: 10de:1bb3) installed in "
+                      "this system\n"
+                      "Nov 20 08:00:09 h kernel: NVRM: is not supported by open nvidia.ko because it does not include "
+                      "the\n"
+                      "Nov 20 08:00:09 h kernel: NVRM: required GPU System Processor (GSP).\n",
+                      0, &y);
+        assert_int_equal(y.n_faults, 1);
+        assert_string_equal(y.faults[0].addr, "0000:41:00.0");
+        n.f.xid.faults = y.faults;
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->summary, "does not support the GPU"));
+        assert_non_null(strstr(r->remedy, "proprietary kernel modules"));
+        report_done(&rep);
+        xid_facts_done(&y);
+        n.f.xid.faults = faults;
+        /* A fault line that names no GPU ("probe routine was not called", also logged for GPUs
+         * given to vfio-pci) is gpu.driver_binding's. */
+        l = "NVRM: The NVIDIA probe routine was not called for 1 device(s).";
+        assert_int_equal(nvrm_fault_parse_line(l, strlen(l), &faults[0]), 1);
+        faults[0].seq = 1;
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        report_done(&rep);
+        gpudb_free(n.db);
+}
+
+/* Xids before the driver re-initialised the GPU are history: listed, not judged. */
+static void test_reinit(void **state) {
+        (void)state;
+        struct xid_facts x = {0};
+        xid_parse_log("6,1,0,-;Linux version 6.8\n"
+                      "6,2,10,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05\n"
+                      "4,3,20,-;NVRM: Xid (PCI:0000:41:00): 48, pid='<unknown>', name=<unknown>, DBE\n"
+                      "4,4,21,-;NVRM: Xid (PCI:0000:41:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 "
+                      "(GPU Reset Required)\n"
+                      "6,5,90,-;NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.95.05\n",
+                      1, &x);
+        assert_true(x.driver_loaded_seen);
+        assert_int_equal(x.n, 2);
+        assert_int_equal(x.n_reinits, 1); /* the boot's own load is not one */
+        assert_string_equal(x.reinits[0].addr, "");
+
+        struct node n;
+        struct report rep;
+        node_init(&n);
+        memcpy(n.events, x.events, 2 * sizeof(*x.events));
+        n.f.xid.n = 2;
+        /* Before: the DBE fails the GPU, and the summary says a reset cannot be seen. */
+        const struct result *r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_FAIL);
+        assert_non_null(strstr(r->summary, "not in the kernel log"));
+        report_done(&rep);
+        /* After the driver loaded again: history. */
+        n.f.xid.reinits = x.reinits;
+        n.f.xid.n_reinits = 1;
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_string_equal(r->summary, "no Xid logged since the driver re-initialised the GPU");
+        bool history = false;
+        for (size_t i = 0; i < r->n_evidence; i++)
+                history |= strcmp(r->evidence[i].key, "history") == 0 && strstr(r->evidence[i].value, "Xid 48 x1");
+        assert_true(history);
+        report_done(&rep);
+        xid_facts_done(&x);
+
+        /* The GPU's recovery action back to None re-initialised that GPU only. */
+        xid_parse_log("4,3,20,-;NVRM: Xid (PCI:0000:41:00): 48, DBE\n"
+                      "4,4,21,-;NVRM: Xid (PCI:0000:41:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 "
+                      "(GPU Reset Required)\n"
+                      "4,5,99,-;NVRM: Xid (PCI:0000:41:00): 154, GPU recovery action changed from 0x1 (GPU Reset "
+                      "Required) to 0x0 (None)\n"
+                      "4,6,120,-;NVRM: Xid (PCI:0000:41:00): 13, pid=7, name=a.out, Graphics Exception\n",
+                      1, &x);
+        assert_int_equal(x.n_reinits, 1);
+        assert_string_equal(x.reinits[0].addr, "0000:41:00.0");
+        memcpy(n.events, x.events, 4 * sizeof(*x.events));
+        n.f.xid.n = 4;
+        n.f.xid.reinits = x.reinits;
+        r = run(&n, &rep, 1);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->observed, "Xid 13 x1"));
+        assert_null(strstr(r->observed, "Xid 48"));
+        report_done(&rep);
+        xid_facts_done(&x);
+        gpudb_free(n.db);
+}
+
+/* NVSwitch SXids: the Fabric Manager user guide's format and judgement. */
+static void test_sxid(void **state) {
+        (void)state;
+        struct sxid_event ev;
+        const char *l = "[ 123.4] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 24007, Fatal, Link 44 sourcetrack "
+                        "timeout error";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.addr, "0000:07:00.0");
+        assert_int_equal(ev.code, 24007);
+        assert_true(ev.fatal);
+        assert_int_equal(ev.link, 44);
+        assert_string_equal(ev.text, "nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 24007, Fatal, Link 44 sourcetrack "
+                                     "timeout error");
+        l = "nvidia-nvswitch3: SXid (PCI:0000:c1:00.0): 28006, Non-fatal, Link 46 MC TS crumbstore MCTO (First)";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &ev), 1);
+        assert_false(ev.fatal);
+        /* The report's further lines are not counted again. */
+        l = "nvidia-nvswitch3: SXid (PCI:0000:c1:00.0): 28006, Severity 0 Engine instance 46 Sub-engine instance 00";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &ev), 0);
+        l = "[Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus "
+            "id 00000000:86:00.0 physical id 3 port 33";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &ev), 1);
+        assert_string_equal(ev.addr, "0000:86:00.0");
+        assert_int_equal(ev.code, 20034);
+        assert_true(ev.fatal);
+        assert_int_equal(ev.link, 33);
+
+        /* The Fabric Manager log: only its current run counts. */
+        struct xid_facts x = {0};
+        sxid_parse_fm_log("[Jul 09 2024 18:14:07] [ERROR] [tid 12727] detected NVSwitch fatal error 12028 on fid 0 on "
+                          "NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61\n"
+                          "[Jul 10 2024 08:00:00] [INFO] [tid 1] Abort CUDA jobs when FM exits = 1\n"
+                          "[Jul 10 2024 09:00:00] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 "
+                          "on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61\n",
+                          "/var/log/fabricmanager.log", &x);
+        assert_int_equal(x.n_sxids, 1);
+        assert_false(x.sxids[0].fatal);
+
+        struct facts f = {0};
+        struct pci_dev sw = {.addr = "0000:86:00.0", .have_ids = true, .vendor = 0x10de, .class_code = 0x068000};
+        f.pci.devs = &sw;
+        f.pci.n = 1;
+        f.xid.source = "/dev/kmsg";
+        f.xid.fm_log = x.fm_log;
+        struct report rep;
+        report_init(&rep);
+        check_gpu_nvswitch_sxid.run(&check_gpu_nvswitch_sxid, &f, &rep);
+        assert_int_equal(rep.n_results, 1);
+        assert_int_equal(rep.results[0].status, STATUS_PASS);
+        report_done(&rep);
+        f.xid.sxids = x.sxids;
+        f.xid.n_sxids = x.n_sxids;
+        report_init(&rep);
+        check_gpu_nvswitch_sxid.run(&check_gpu_nvswitch_sxid, &f, &rep);
+        assert_int_equal(rep.results[0].status, STATUS_WARN);
+        report_done(&rep);
+        xid_facts_done(&x);
+        /* A fatal one in the kernel log, on a switch the bus no longer shows. */
+        struct sxid_event fatal;
+        l = "nvidia-nvswitch0: SXid (PCI:0000:07:00.0): 24007, Fatal, Link 44 sourcetrack timeout error";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &fatal), 1);
+        f.xid.sxids = &fatal;
+        f.xid.n_sxids = 1;
+        report_init(&rep);
+        check_gpu_nvswitch_sxid.run(&check_gpu_nvswitch_sxid, &f, &rep);
+        assert_int_equal(rep.n_results, 2);
+        assert_string_equal(rep.results[1].subject, "0000:07:00.0");
+        assert_int_equal(rep.results[1].status, STATUS_FAIL);
+        assert_non_null(strstr(rep.results[1].remedy, "reset all GPUs and NVSwitches"));
+        report_done(&rep);
+        /* The same event in the kernel log and the Fabric Manager's counts once. */
+        struct sxid_event both[2];
+        l = "nvidia-nvswitch0: SXid (PCI:0000:86:00.0): 12028, Non-fatal, Link 61 egress non-posted PRIV error";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &both[0]), 1);
+        both[0].source = "/dev/kmsg";
+        l = "[Jul 09 2024 18:14:07] [ERROR] [tid 1] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci bus "
+            "id 00000000:86:00.0 physical id 3 port 61";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &both[1]), 1);
+        both[1].source = "/var/log/fabricmanager.log";
+        f.xid.fm_log = "/var/log/fabricmanager.log";
+        f.xid.sxids = both;
+        f.xid.n_sxids = 2;
+        report_init(&rep);
+        check_gpu_nvswitch_sxid.run(&check_gpu_nvswitch_sxid, &f, &rep);
+        assert_int_equal(rep.n_results, 1);
+        assert_string_equal(rep.results[0].observed, "0 fatal, 1 non-fatal SXid: 12028");
+        assert_string_equal(rep.results[0].evidence[0].value, "/dev/kmsg");
+        report_done(&rep);
+        /* No NVSwitch and no SXid: nothing to judge. */
+        f.pci.n = 0;
+        f.xid.n_sxids = 0;
+        report_init(&rep);
+        check_gpu_nvswitch_sxid.run(&check_gpu_nvswitch_sxid, &f, &rep);
+        assert_int_equal(rep.results[0].status, STATUS_SKIP);
+        report_done(&rep);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_catalog_codes),
+                cmocka_unit_test(test_nvlink5_decode),
+                cmocka_unit_test(test_faults_reach_gpu),
+                cmocka_unit_test(test_reinit),
+                cmocka_unit_test(test_sxid),
                 cmocka_unit_test(test_parse_line),
                 cmocka_unit_test(test_parse_fault_lines),
                 cmocka_unit_test(test_parse_log_sources),

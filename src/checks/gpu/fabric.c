@@ -89,6 +89,23 @@ static bool fabric_supported(const struct nvml_gpu *g) {
         return nv_ok(g->fabric_state) && g->fabric_state.v != NV_FABRIC_STATE_NOT_SUPPORTED;
 }
 
+/* Without the process list a daemon that runs looks absent: say that instead (a skip when
+ * the capture left /proc out). True when it did. */
+static bool judge_proc_unlisted(const struct check_info *self, const struct facts *f, struct report *rep) {
+        const struct nvidia_facts *x = &f->nvidia;
+        if (!x->proc_errno)
+                return false;
+        struct result *r = result_new(rep, self, "host");
+        if (check_skip_capture_lacks(r, f, "/proc"))
+                return true;
+        result_evidence(r, "source", "/proc/[0-9]*/comm");
+        result_status(r, STATUS_ERROR, "cannot list /proc to look for the fabric's daemons: %s",
+                      strerror(-x->proc_errno));
+        result_remedy(r, "Check that /proc is mounted; `systemctl status nvidia-fabricmanager` (or nvidia-imex) "
+                         "shows the daemon's state.");
+        return true;
+}
+
 /* A multi-node NVLink compute tray (GB200/GB300 NVL72): the IMEX daemon here, the Fabric
  * Manager on the switch trays. */
 static void judge_imex(const struct check_info *self, const struct facts *f, struct report *rep,
@@ -222,16 +239,19 @@ static const char *judge_fabric_service(const struct check_info *self, const str
          * baseboard it is, whatever its GPUs report, and a tray whose GPUs have not joined
          * the fabric yet (no cluster UUID) still needs IMEX, not a Fabric Manager. */
         if (!n_switch && (tray || (n_cluster && !gen4))) {
-                judge_imex(self, f, rep, &need, n_cluster);
+                if (!judge_proc_unlisted(self, f, rep))
+                        judge_imex(self, f, rep, &need, n_cluster);
                 return tray_gpu_remedy;
         }
         if (gen4 && !(f->virt.is_vm && f->rdma.n_nvswitch_lpf == 0)) {
-                judge_fabric_manager(self, f, rep, n_switch, &need);
+                if (!judge_proc_unlisted(self, f, rep))
+                        judge_fabric_manager(self, f, rep, n_switch, &need);
                 return fm_nvlsm_remedy;
         }
         if (n_switch) {
                 need.services &= ~(unsigned)GPU_FABRIC_NVLSM;
-                judge_fabric_manager(self, f, rep, n_switch, &need);
+                if (!judge_proc_unlisted(self, f, rep))
+                        judge_fabric_manager(self, f, rep, n_switch, &need);
                 return fm_remedy;
         }
         struct result *r = result_new(rep, self, "host");

@@ -114,7 +114,7 @@ static void run_driver_binding(const struct check_info *self, const struct facts
                                 const struct xid_event *ev = &f->xid.faults[k];
                                 if (ev->addr[0] && strncmp(ev->addr, d->addr, 10) != 0)
                                         continue;
-                                too_new |= strstr(ev->text, "is not supported by the") != NULL;
+                                too_new |= strstr(ev->text, "not supported by") != NULL;
                                 if (!n_log++)
                                         snprintf(log, sizeof(log), "%s", ev->text);
                         }
@@ -169,6 +169,8 @@ static void run_nouveau(const struct check_info *self, const struct facts *f, st
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/proc/modules");
         if (!f->host.have_modules && !x->nouveau_loaded) {
+                if (check_skip_capture_lacks(r, f, "/proc/modules"))
+                        return;
                 result_status(r, STATUS_ERROR, "cannot read /proc/modules (%s): the loaded modules are unknown",
                               strerror(-f->host.modules_errno));
                 result_remedy(r, "Check that /proc is mounted and readable (`cat /proc/modules`).");
@@ -307,6 +309,8 @@ static void run_driver_version(const struct check_info *self, const struct facts
                 result_expected(r, "nvidia module loaded");
 
         if (!x->module_state_known) {
+                if (check_skip_capture_lacks(r, f, "/proc/modules"))
+                        return;
                 result_observed(r, "unknown: /proc/modules unreadable, no /sys/module/nvidia, no %s",
                                 NVIDIA_VERSION_FILE);
                 result_status(r, STATUS_ERROR, "cannot read /proc/modules (%s): whether the nvidia module is loaded "
@@ -329,6 +333,8 @@ static void run_driver_version(const struct check_info *self, const struct facts
                 return;
         }
         if (!x->have_version) {
+                if (check_skip_capture_lacks(r, f, NVIDIA_VERSION_FILE))
+                        return;
                 result_observed(r, "nvidia module loaded, version unknown");
                 if (x->version_errno == -ENOENT)
                         result_status(r, STATUS_ERROR, "the nvidia module is loaded but %s is missing",
@@ -398,6 +404,8 @@ static void run_persistenced(const struct check_info *self, const struct facts *
         }
         result_evidence(r, "source", "/proc/[0-9]*/comm, /run/nvidia-persistenced/nvidia-persistenced.pid");
         if (x->proc_errno) {
+                if (check_skip_capture_lacks(r, f, "/proc"))
+                        return;
                 result_observed(r, "unknown");
                 result_status(r, STATUS_ERROR, "cannot list /proc to look for nvidia-persistenced: %s",
                               strerror(-x->proc_errno));

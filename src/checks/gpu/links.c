@@ -28,7 +28,7 @@ static void judge_pcie_nvml(struct result *r, const struct facts *f, const struc
          * support it the link is still judged ("replays unknown"), but a lost GPU, a
          * hung call or another error must not pass as a healthy link. */
         bool replay_unsupported = g->pcie_replay.state == NV_NO_FUNCTION ||
-                                  (g->pcie_replay.state == NV_ERROR && g->pcie_replay.rc == NV_RC_NOT_SUPPORTED);
+                                  (g->pcie_replay.state == NV_ERROR && nv_rc_not_offered(g->pcie_replay.rc));
         if (!replay_unsupported && g->pcie_replay.state != NV_UNREAD &&
             UNUSABLE(r, f, g, "PCIe replay counter", g->pcie_replay))
                 return;
@@ -46,6 +46,19 @@ static void judge_pcie_nvml(struct result *r, const struct facts *f, const struc
                                         ? "timeout"
                                         : nv_rc_name(g->pcie_replay.rc));
         }
+        if (g->pcie_width.v < g->pcie_max_width.v && f->virt.is_vm) {
+                /* As pcie.link_width: a guest gets the width its platform wires (several
+                 * cloud instance types give x8): the guest cannot reseat anything. */
+                result_evidence(r, "guest", "%s guest: the host's slot and riser are not visible",
+                                f->virt.hypervisor[0] ? f->virt.hypervisor : "virtual machine");
+                result_status(r, STATUS_WARN, "NVML reports the link of %s at x%u of x%u in this VM: the platform "
+                                              "wires it so (pcie.link_width gives the bandwidth it leaves)",
+                              desc, g->pcie_width.v, g->pcie_max_width.v);
+                result_remedy(r, "Nothing inside the VM changes the width. If the instance type should give x%u, ask "
+                                 "its provider; if x%u is what the site bought, allow it in the site policy.",
+                              g->pcie_max_width.v, g->pcie_width.v);
+                return;
+        }
         if (g->pcie_width.v < g->pcie_max_width.v) {
                 result_status(r, STATUS_FAIL, "NVML reports the link of %s at x%u of x%u", desc, g->pcie_width.v,
                               g->pcie_max_width.v);
@@ -53,10 +66,23 @@ static void judge_pcie_nvml(struct result *r, const struct facts *f, const struc
                                  "bifurcation setting (pcie.link_width shows the same from sysfs).");
                 return;
         }
+        if (g->pcie_gen.v < g->pcie_max_gen.v && nv_gpu_activity(g) != NV_ACTIVITY_BUSY) {
+                /* An idle GPU trains its link down to save power (nvidia-smi --help-query-gpu:
+                 * the current generation "may be reduced when the GPU is not in use"): no
+                 * finding until it stays low under load (pcie.link_under_load, standard level). */
+                result_evidence(r, "activity", "%s", nv_gpu_activity(g) == NV_ACTIVITY_IDLE
+                                                             ? "idle (clock event reason GPU idle)"
+                                                             : "unknown (clock event reasons not read)");
+                result_status(r, STATUS_PASS, "link of %s at Gen%u below its maximum Gen%u while the GPU is %s: "
+                                              "normal power saving; the standard level judges it under load",
+                              desc, g->pcie_gen.v, g->pcie_max_gen.v,
+                              nv_gpu_activity(g) == NV_ACTIVITY_IDLE ? "idle" : "maybe idle");
+                return;
+        }
         if (g->pcie_gen.v < g->pcie_max_gen.v) {
-                /* As pcie.link_speed: GPUs drop to Gen1 at idle to save power. */
-                result_status(r, STATUS_WARN, "link of %s at Gen%u below its maximum Gen%u%s; normal at idle "
-                                              "(power saving), the standard level confirms it under load",
+                result_evidence(r, "activity", "busy (no GPU-idle clock event reason)");
+                result_status(r, STATUS_WARN, "link of %s at Gen%u below its maximum Gen%u while the GPU is busy%s: "
+                                              "the standard level confirms it under load",
                               desc, g->pcie_gen.v, g->pcie_max_gen.v,
                               replay ? ", and the link has replayed packets" : "");
                 result_remedy(r, "Run `gpuvet check --level standard` to measure the link under load; if it "
@@ -103,13 +129,18 @@ static void judge_pcie_nvml(struct result *r, const struct facts *f, const struc
                         return;
                 }
         }
+        if (replay > 0 && minutes <= 0) {
+                /* A count since the driver loaded, at an unknown time: no rate to judge. */
+                result_status(r, STATUS_PASS, "link at its maximum Gen%u x%u, %u replay%s since the driver loaded "
+                                              "(uptime unknown: not judged as a rate; the standard level counts "
+                                              "them under load)",
+                              g->pcie_max_gen.v, g->pcie_max_width.v, replay, replay == 1 ? "" : "s");
+                return;
+        }
         if (replay > 0) {
-                char over[64] = "";
-                if (minutes > 0)
-                        snprintf(over, sizeof(over), ", more than %g a minute since boot", replay_max);
-                result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s%s: signal errors on the "
-                                              "link",
-                              desc, replay, replay == 1 ? "" : "s", over);
+                result_status(r, STATUS_WARN, "the PCIe link of %s replayed %u packet%s, more than %g a minute "
+                                              "since boot: signal errors on the link",
+                              desc, replay, replay == 1 ? "" : "s", replay_max);
                 result_remedy(r, "Reseat the GPU and check its riser/cable; compare with the AER counters "
                                  "(pcie.aer). A count that keeps growing points at the slot or cable.");
                 return;
@@ -204,6 +235,180 @@ static bool judge_nvlink_errors(struct result *r, const struct facts *f, const s
         return true;
 }
 
+/* NVLink5 (Blackwell and later) as DCGM 4.6's health watch judges it (MonitorNVLink5Fields,
+ * DcgmHealthWatch.cpp): a bit error rate past its limit fails whenever it is read, and any
+ * growth of an error counter over the window fails (DCGM_LIMIT_MAX_NVLINK_ERROR = 1,
+ * DCGM_FR_NVLINK_ERROR_CRITICAL). The effective BER fails above 1e-12 (mantissa 15 with
+ * exponent 255 is NVML's zero, and so is any mantissa 0); the symbol BER, summed over the
+ * links as read here, fails unless it is 0 or no worse than 15e-238
+ * (DCGM_SYMBOL_BER_FLOOR_EXP_AGGREGATED): symbol errors are those the link's FEC did not
+ * correct. Evidence keys are their own (nvlink5_*): the legacy judging's stay apart. */
+#define NVL5_EFFECTIVE_BER_FAIL_EXP 12u
+#define NVL5_BER_ZERO_MANTISSA 15u
+#define NVL5_BER_ZERO_EXP 255u
+#define NVL5_SYMBOL_BER_FLOOR_EXP 238u
+#define NVL5_SYMBOL_BER_FLOOR_MANTISSA 15u
+
+static const char *const nvl5_names[NVML_NVL5_COUNT] = {
+        [NVML_NVL5_SYMBOL_ERRORS] = "symbol errors",
+        [NVML_NVL5_EFFECTIVE_ERRORS] = "effective errors",
+        [NVML_NVL5_RECOVERY_EVENTS] = "recovery events",
+        [NVML_NVL5_RECOVERY_SUCCESSFUL] = "successful recovery events",
+        [NVML_NVL5_RECOVERY_FAILED] = "failed recovery events",
+        [NVML_NVL5_MALFORMED_PACKETS] = "malformed packets",
+        [NVML_NVL5_BUFFER_OVERRUN] = "packets dropped (buffer overrun)",
+        [NVML_NVL5_RCV_ERRORS] = "rx errors",
+        [NVML_NVL5_RCV_REMOTE_ERRORS] = "rx remote errors",
+        [NVML_NVL5_RCV_GENERAL_ERRORS] = "rx general errors",
+        [NVML_NVL5_LOCAL_LINK_INTEGRITY] = "local link integrity errors",
+        [NVML_NVL5_SYMBOL_BER] = "symbol BER",
+        [NVML_NVL5_EFFECTIVE_BER] = "effective BER",
+};
+
+/* The successful and failed recoveries are parts of the recoveries: named, never added. */
+static bool nvl5_counted(int k) {
+        return k < NVML_NVL5_FIRST_BER && k != NVML_NVL5_RECOVERY_SUCCESSFUL && k != NVML_NVL5_RECOVERY_FAILED;
+}
+
+static bool nvlink5_effective_ber_over(unsigned long long packed) {
+        unsigned int m = nvml_nvlink5_ber_mantissa(packed), e = nvml_nvlink5_ber_exponent(packed);
+        /* A mantissa of 0 is a rate of 0 whatever the exponent (DCGM passes it for the symbol
+         * BER; a raw 0 here must not fail a link that has no errors at all). */
+        if (m == 0 || (m == NVL5_BER_ZERO_MANTISSA && e == NVL5_BER_ZERO_EXP))
+                return false;
+        /* 1e-12 written with exponent 13 is 10e-13. */
+        return e < NVL5_EFFECTIVE_BER_FAIL_EXP || (e == NVL5_EFFECTIVE_BER_FAIL_EXP && m > 1) ||
+               (e == NVL5_EFFECTIVE_BER_FAIL_EXP + 1 && m > 10);
+}
+
+static bool nvlink5_symbol_ber_over(unsigned long long packed) {
+        unsigned int m = nvml_nvlink5_ber_mantissa(packed), e = nvml_nvlink5_ber_exponent(packed);
+        if (m == 0)
+                return false;
+        return e < NVL5_SYMBOL_BER_FLOOR_EXP || (e == NVL5_SYMBOL_BER_FLOOR_EXP && m > NVL5_SYMBOL_BER_FLOOR_MANTISSA);
+}
+
+static void nvl5_ber_text(unsigned long long packed, char *buf, size_t size) {
+        unsigned int m = nvml_nvlink5_ber_mantissa(packed), e = nvml_nvlink5_ber_exponent(packed);
+        if (m == 0 || (m == NVL5_BER_ZERO_MANTISSA && e == NVL5_BER_ZERO_EXP))
+                snprintf(buf, size, "0");
+        else
+                snprintf(buf, size, "%ue-%u", m, e);
+}
+
+/* Any NVLink5 counter read. */
+static bool nvl5_read(const struct nvml_gpu *g) {
+        for (int k = 0; k < NVML_NVL5_COUNT; k++)
+                if (nv_ok(g->nvlink5[k]))
+                        return true;
+        return false;
+}
+
+/* The counters as "3 symbol errors, 1 recovery events" (each non-zero one of d), "" when none. */
+static void nvl5_list(const unsigned long long d[NVML_NVL5_COUNT], char *buf, size_t size) {
+        buf[0] = '\0';
+        for (int k = 0; k < NVML_NVL5_FIRST_BER; k++)
+                if (d[k])
+                        strbuf_appendf(buf, size, "%s%llu %s", buf[0] ? ", " : "", d[k], nvl5_names[k]);
+}
+
+/* The FEC history in evidence when it has a count: how many codewords needed N symbols
+ * corrected. Neither DCGM nor NVIDIA publishes a limit on it, so it is not judged. */
+static void nvl5_fec_evidence(struct result *r, const struct nvml_gpu *g) {
+        char bins[16 * 21 + 1] = "";
+        bool any = false;
+        for (int b = 0; b < NVML_NVL5_COUNT - NVML_NVL5_FEC_HISTORY_0; b++) {
+                const struct nv_u64 *e = &g->nvlink5[NVML_NVL5_FEC_HISTORY_0 + b];
+                if (!nv_ok(*e))
+                        return; /* only a whole histogram tells anything */
+                any |= e->v != 0;
+                strbuf_appendf(bins, sizeof(bins), "%s%llu", b ? " " : "", e->v);
+        }
+        if (any)
+                result_evidence(r, "nvlink5_fec_history", "codewords by symbols FEC corrected, bins 0-15: %s", bins);
+}
+
+static void nvl5_remedy(struct result *r, const struct nvml_gpu *g) {
+        result_remedy(r, "A link that takes errors or retrains under load is failing: drain the node, look for NVLink "
+                         "Xids (144-150 on Blackwell) in `dmesg`, reset the GPU (`nvidia-smi -r -i %u`); if the "
+                         "errors return, have the tray, baseboard or cable cartridge seen to.",
+                      g->index);
+}
+
+/* Judge g's NVLink5 counters; true when it set a warning or a failure. */
+static bool judge_nvlink5_errors(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        if (!nvl5_read(g))
+                return false;
+        unsigned long long since[NVML_NVL5_COUNT] = {0}, total = 0;
+        for (int k = 0; k < NVML_NVL5_FIRST_BER; k++) {
+                since[k] = nv_ok(g->nvlink5[k]) ? g->nvlink5[k].v : 0;
+                total += nvl5_counted(k) ? since[k] : 0;
+        }
+        char list[512];
+        nvl5_list(since, list, sizeof(list));
+        result_evidence(r, "nvlink5", "since the driver loaded, over all links: %s", list[0] ? list : "no errors");
+        nvl5_fec_evidence(r, g);
+        /* A BER is the rate of the moment: the latest read is judged. */
+        const struct nvml_gpu *a = nv_gpu_after(f, g);
+        const struct nvml_gpu *latest = a && nv_ok(a->nvlink5[NVML_NVL5_SYMBOL_BER]) ? a : g;
+        const struct nv_u64 *sym = &latest->nvlink5[NVML_NVL5_SYMBOL_BER];
+        latest = a && nv_ok(a->nvlink5[NVML_NVL5_EFFECTIVE_BER]) ? a : g;
+        const struct nv_u64 *eff = &latest->nvlink5[NVML_NVL5_EFFECTIVE_BER];
+        char sym_text[32] = "unknown", eff_text[32] = "unknown";
+        if (nv_ok(*sym))
+                nvl5_ber_text(sym->v, sym_text, sizeof(sym_text));
+        if (nv_ok(*eff))
+                nvl5_ber_text(eff->v, eff_text, sizeof(eff_text));
+        result_evidence(r, "nvlink5_ber",
+                        "symbol BER %s (fail above 15e-238, DCGM's floor for the sum over the links), effective BER %s "
+                        "(fail above 1e-12)",
+                        sym_text, eff_text);
+        if (nv_ok(*sym) && nvlink5_symbol_ber_over(sym->v)) {
+                result_status(r, STATUS_FAIL, "the NVLink symbol BER of %s is %s: errors the links' FEC did not "
+                                              "correct",
+                              desc, sym_text);
+                nvl5_remedy(r, g);
+                return true;
+        }
+        if (nv_ok(*eff) && nvlink5_effective_ber_over(eff->v)) {
+                result_status(r, STATUS_FAIL, "the NVLink effective BER of %s is %s, over DCGM's 1e-12", desc, eff_text);
+                nvl5_remedy(r, g);
+                return true;
+        }
+        if (a && f->nvml_window_s > 0) {
+                unsigned long long d[NVML_NVL5_COUNT] = {0};
+                bool grew = false;
+                for (int k = 0; k < NVML_NVL5_FIRST_BER; k++) {
+                        if (nv_ok(g->nvlink5[k]) && nv_ok(a->nvlink5[k]))
+                                d[k] = counter_grew(g->nvlink5[k].v, a->nvlink5[k].v);
+                        grew |= d[k] > 0;
+                }
+                nvl5_list(d, list, sizeof(list));
+                double w = f->nvml_window_s;
+                result_evidence(r, "nvlink5_window", "%.1f s around the device probes: %s", w,
+                                list[0] ? list : "no NVLink5 errors");
+                if (!grew)
+                        return false; /* counts from before the run are history: the links were clean under load */
+                result_status(r, STATUS_FAIL, "NVLink errors on %s while the probes ran (%.0f s): %s", desc, w, list);
+                nvl5_remedy(r, g);
+                return true;
+        }
+        if (!total)
+                return false;
+        double hours = f->host.uptime_s / 3600.0;
+        if (hours > 0) {
+                double rate = total / hours;
+                result_evidence(r, "nvlink5_rates", "since boot (%.1f h): %.3g NVLink5 errors an hour (warn at %.0f)",
+                                hours, rate, NVLINK_REPLAY_PER_HOUR_WARN);
+                if (rate < NVLINK_REPLAY_PER_HOUR_WARN)
+                        return false; /* a few since boot: history, named in evidence */
+        }
+        result_status(r, STATUS_WARN, "the NVLinks of %s logged errors since the driver loaded: %s", desc, list);
+        result_remedy(r, "Run `gpuvet check --level standard`: it counts the errors while the links carry traffic, "
+                         "and any error there fails (DCGM's rule).");
+        return true;
+}
+
 /* NVLink bridges join PCIe cards in pairs: every active link of a bridged card ends at the
  * same peer GPU, and the peer sees as many links coming back. Returns true when it set a
  * warning; else names the peer in peer (when NVML told the far ends). */
@@ -276,7 +481,9 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                         result_expected(r, "no NVLink bridge, or %u bridged links active, no errors", m->nvlink_links);
                 else
                         result_expected(r, "every NVLink active, no errors");
-                result_evidence(r, "source", "nvmlDeviceGetNvLinkState, nvmlDeviceGetNvLinkErrorCounter");
+                bool nvl5 = nvl5_read(g);
+                result_evidence(r, "source", "nvmlDeviceGetNvLinkState, nvmlDeviceGetNvLinkErrorCounter%s",
+                                nvl5 ? ", nvmlDeviceGetFieldValues (NVML_FI_DEV_NVLINK_COUNT_*, all links)" : "");
                 bool end_bad = g->nvlink_end.state != NV_UNREAD && !nv_not_supported(g->nvlink_end.state, g->nvlink_end.rc);
                 if (end_bad) {
                         (void)UNUSABLE(r, f, g, "NVLink state", g->nvlink_end);
@@ -342,6 +549,16 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 }
                 if (bad_counter && UNUSABLE(r, f, g, "NVLink error counters", *bad_counter))
                         continue;
+                /* Blackwell's links answer NOT_SUPPORTED for those counters and count in the
+                 * NVLink5 fields instead: one of those that failed leaves the links unjudged. */
+                const struct nv_u64 *bad5 = NULL;
+                for (int k = 0; k < NVML_NVL5_FEC_HISTORY_0 && counter_unsupported && !bad5; k++) {
+                        const struct nv_u64 *e = &g->nvlink5[k];
+                        if (!nv_ok(*e) && e->state != NV_UNREAD && !nv_not_supported(e->state, e->rc))
+                                bad5 = e;
+                }
+                if (bad5 && UNUSABLE(r, f, g, "NVLink5 error counters", *bad5))
+                        continue;
                 /* Where each active link ends (bridge pairs, the topology): a lost GPU or a hung
                  * call there is reported too, never read as "no peer". */
                 const struct nv_str *bad_peer = NULL;
@@ -354,8 +571,11 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                 if (bad_peer && UNUSABLE(r, f, g, "NVLink remote PCI info", *bad_peer))
                         continue;
                 if (counter_unsupported)
-                        result_evidence(r, "counters", "some not supported on this GPU/driver "
-                                                       "(nvmlDeviceGetNvLinkErrorCounter): not judged");
+                        result_evidence(r, "counters", nvl5 ? "not supported on this GPU/driver "
+                                                              "(nvmlDeviceGetNvLinkErrorCounter): the NVLink5 "
+                                                              "counters are judged instead"
+                                                            : "some not supported on this GPU/driver "
+                                                              "(nvmlDeviceGetNvLinkErrorCounter): not judged");
                 char down[256] = "", errors[512] = "", bridge_peer[32] = "";
                 unsigned int n_down = 0, n_err_links = 0;
                 /* NVML numbers link slots, not wires: an H100 PCIe answers for 18 slots of
@@ -426,10 +646,13 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                         result_remedy(r, "Check `nvidia-smi nvlink -s -i %u`; reset the GPU or reboot.", g->index);
                         continue;
                 }
-                if (judge_nvlink_errors(r, f, g, desc, totals, n_err_links))
+                /* Where the NVLink5 counters stand in for the legacy ones, those judge alone. */
+                bool legacy = !(counter_unsupported && nvl5);
+                if ((legacy && judge_nvlink_errors(r, f, g, desc, totals, n_err_links)) ||
+                    judge_nvlink5_errors(r, f, g, desc))
                         continue;
                 result_status(r, STATUS_PASS, "all %u NVLinks active%s%s, %s", active, bridge_peer[0] ? ", bridged to " : "",
-                              bridge_peer, counter_unsupported ? "error counters not supported" : "no errors");
+                              bridge_peer, counter_unsupported && !nvl5 ? "error counters not supported" : "no errors");
         }
 }
 

@@ -14,8 +14,13 @@
 static void judge_row_remapper(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
         result_expected(r, "every memory bank has spare rows left for remapping");
         const struct nv_u32 *h = g->remap_hist;
+        /* Row remapping came with Ampere (compute capability 8.0); on an Ampere or newer GPU
+         * (an H100, a B200) that is not why the histogram is missing, so say no reason. */
+        int cc = nv_cc_major(f, g);
+        const char *why = cc >= 0 && cc < 8 ? " (GPUs before Ampere retire pages instead: gpu.memory_health judges them)"
+                                            : "";
         if (nv_skip_unsupported(r, h[0].state, h[0].rc, "nvmlDeviceGetRowRemapperHistogram", "row-remapper histogram",
-                             desc, " (GPUs before Ampere retire pages instead)"))
+                             desc, why))
                 return;
         if (UNUSABLE(r, f, g, "row remapper histogram", h[0]))
                 return;
@@ -290,7 +295,43 @@ static void judge_retired(struct result *r, const struct facts *f, const struct 
         result_status(r, STATUS_PASS, "no page retirement pending (%u page%s retired)", total, total == 1 ? "" : "s");
 }
 
+/* Blackwell repairs an HBM channel (when remapping a bank's rows no longer helps) or a TPC;
+ * like a pending row remap, the repair is applied only by the next GPU reset, and until then
+ * the faulty part stays in use. True when it set the result; a driver or GPU without
+ * nvmlDeviceGetRepairStatus (NOT_SUPPORTED, DEPRECATED, FUNCTION_NOT_FOUND, no entry point)
+ * leaves the verdict to the remapping below. */
+static bool judge_repair(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        const struct nv_u32 *ch = &g->repair_channel_pending, *tpc = &g->repair_tpc_pending;
+        if (nv_reading_absent(ch->state, ch->rc))
+                return false;
+        if (!nv_ok(*ch) || !nv_ok(*tpc)) {
+                /* A lost GPU or a hung call is told once, by the remapping's own reading. */
+                if (!nv_ok(g->remap_pending))
+                        return false;
+                result_expected(r, "no channel or TPC repair pending, no remap failure, none pending");
+                return UNUSABLE(r, f, g, "memory repair status", nv_ok(*ch) ? *tpc : *ch);
+        }
+        result_evidence(r, "repair_status", "channel repair pending: %s; TPC repair pending: %s",
+                        ch->v ? "yes" : "no", tpc->v ? "yes" : "no");
+        if (!ch->v && !tpc->v)
+                return false;
+        const char *what = ch->v && tpc->v ? "an HBM channel and a TPC repair" : ch->v ? "an HBM channel repair"
+                                                                                      : "a TPC repair";
+        result_evidence(r, "source", "nvmlDeviceGetRepairStatus, nvmlDeviceGetRemappedRows");
+        result_expected(r, "no channel or TPC repair pending, no remap failure, none pending");
+        result_observed(r, "channel repair pending %s, TPC repair pending %s", ch->v ? "yes" : "no",
+                        tpc->v ? "yes" : "no");
+        result_status(r, STATUS_FAIL, "%s is pending on %s: the GPU must be reset to apply it", what, desc);
+        result_remedy(r, "Drain the GPU, then reset it with no process using it (`nvidia-smi -r -i %u`) or reboot; "
+                         "until then the faulty memory channel or TPC stays in use. If repairs recur, have the "
+                         "GPU seen to.",
+                      g->index);
+        return true;
+}
+
 static void judge_memory_health(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
+        if (judge_repair(r, f, g, desc))
+                return;
         /* Ampere and newer remap rows and answer NOT_SUPPORTED for page retirement;
          * older GPUs the other way round. */
         if (nv_ok(g->remap_pending)) {
@@ -304,7 +345,7 @@ static void judge_memory_health(struct result *r, const struct facts *f, const s
         /* Neither: report the more telling failure (a real error over not supported). */
         const struct nv_u32 *why = &g->remap_pending;
         bool remap_unsupported = g->remap_pending.state == NV_NO_FUNCTION ||
-                                 (g->remap_pending.state == NV_ERROR && g->remap_pending.rc == NV_RC_NOT_SUPPORTED);
+                                 (g->remap_pending.state == NV_ERROR && nv_rc_not_offered(g->remap_pending.rc));
         if (remap_unsupported) {
                 why = nv_ok(g->retired_pages_dbe) ? &g->retired_pages_sbe : &g->retired_pages_dbe;
                 if (why->state == NV_UNREAD)

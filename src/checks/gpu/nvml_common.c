@@ -5,6 +5,7 @@
 #include "core/strparse.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -182,10 +183,11 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
         const char *name = nv_rc_name(rc);
         result_evidence(r, "nvml_return", "%s", name);
         result_observed(r, "unknown: %s returned %s", func, name);
+        if (nv_rc_not_offered(rc)) {
+                result_status(r, STATUS_SKIP, "%s: %s (%s)", what, nv_not_offered_phrase(state, rc), func);
+                return true;
+        }
         switch (rc) {
-        case NV_RC_NOT_SUPPORTED:
-                result_status(r, STATUS_SKIP, "%s: not supported on this GPU/driver (%s)", what, func);
-                break;
         case NV_RC_GPU_IS_LOST:
                 /* One cause, one failure: gpu.nvml fails for a GPU nv_lost_by() finds and names
                  * it; the other checks of that GPU say why they could not judge. A lone
@@ -223,7 +225,20 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
  * board's last link meets it as "no such thing". */
 bool nv_reading_absent(unsigned char state, int rc) {
         return state == NV_UNREAD || state == NV_NO_FUNCTION ||
-               (state == NV_ERROR && (rc == NV_RC_NOT_SUPPORTED || rc == NV_RC_ARGUMENT_VERSION_MISMATCH));
+               (state == NV_ERROR && (nv_rc_not_offered(rc) || rc == NV_RC_ARGUMENT_VERSION_MISMATCH));
+}
+
+const char *nv_not_offered_phrase(unsigned char state, int rc) {
+        if (state == NV_NO_FUNCTION)
+                return "not supported on this GPU/driver (libnvidia-ml lacks the function)";
+        switch (rc) {
+        case NV_RC_DEPRECATED:
+                return "deprecated: this driver no longer offers it";
+        case NV_RC_FUNCTION_NOT_FOUND:
+                return "not implemented by this driver's libnvidia-ml";
+        default:
+                return "not supported on this GPU/driver";
+        }
 }
 
 
@@ -255,12 +270,36 @@ bool nv_unavailable(const struct check_info *self, const struct facts *f, struct
 }
 
 
+int nv_cc_major(const struct facts *f, const struct nvml_gpu *g) {
+        if (nv_ok(g->cc_major) && g->cc_major.v > 0)
+                return g->cc_major.v;
+        const struct gpu_model *m = nv_model(f, g);
+        return m && m->cc_major > 0 ? m->cc_major : -1;
+}
+
+unsigned nv_driver_branch(const struct facts *f) {
+        if (!nv_ok(f->nvml.driver_version))
+                return 0;
+        char *end;
+        unsigned long branch = strtoul(f->nvml.driver_version.v, &end, 10);
+        return end != f->nvml.driver_version.v && branch < 100000 ? (unsigned)branch : 0;
+}
+
 /* A reading the GPU or driver does not support: skip, saying so (why: "" or " (...)"). */
 bool nv_skip_unsupported(struct result *r, unsigned char state, int rc, const char *fn, const char *what,
                          const char *desc, const char *why) {
         if (!nv_not_supported(state, rc))
                 return false;
         result_evidence(r, "source", "%s", fn);
+        if (state == NV_ERROR && (rc == NV_RC_DEPRECATED || rc == NV_RC_FUNCTION_NOT_FOUND)) {
+                /* The GPU's own answer ("why") is about NOT_SUPPORTED: a driver that withdrew
+                 * or never implemented the call says nothing about the GPU. */
+                result_evidence(r, "nvml_return", "%s", nv_rc_name(rc));
+                result_observed(r, "%s", nv_not_offered_phrase(state, rc));
+                result_status(r, STATUS_SKIP, "%s of %s: %s (%s returned %s)", what, desc,
+                              nv_not_offered_phrase(state, rc), fn, nv_rc_name(rc));
+                return true;
+        }
         result_observed(r, "not supported");
         result_status(r, STATUS_SKIP, "%s not supported on %s%s", what, desc, why);
         return true;
@@ -285,7 +324,7 @@ unsigned long long counter_grew(unsigned long long before, unsigned long long af
 
 bool nv_not_supported(unsigned char state, int rc) {
         return state == NV_NO_FUNCTION ||
-               (state == NV_ERROR && (rc == NV_RC_NOT_SUPPORTED || rc == NV_RC_INVALID_ARGUMENT));
+               (state == NV_ERROR && (nv_rc_not_offered(rc) || rc == NV_RC_INVALID_ARGUMENT));
 }
 
 void nv_each_gpu(const struct check_info *self, const struct facts *f, struct report *rep, nv_judge_fn *judge) {
@@ -296,4 +335,10 @@ void nv_each_gpu(const struct check_info *self, const struct facts *f, struct re
                 char desc[NV_DESC_MAX];
                 judge(nv_result(self, f, rep, g, desc), f, g, desc);
         }
+}
+
+enum nv_activity nv_gpu_activity(const struct nvml_gpu *g) {
+        if (!g || !nv_ok(g->clocks_event_reasons))
+                return NV_ACTIVITY_UNKNOWN;
+        return g->clocks_event_reasons.v & NV_CLOCKS_EVENT_GPU_IDLE ? NV_ACTIVITY_IDLE : NV_ACTIVITY_BUSY;
 }

@@ -37,6 +37,12 @@ const char *nv_inferred_addr(const struct facts *f);
 /* The result subject for g: its PCI address, else "nvml:<index>". */
 const char *nv_subject(const struct facts *f, const struct nvml_gpu *g, char *buf, size_t size);
 const struct gpu_model *nv_model(const struct facts *f, const struct nvml_gpu *g);
+/* g's CUDA compute capability major (7 Volta and Turing, 8 Ampere and Ada, 9 Hopper, 10 and
+ * up Blackwell): NVML's reading, else gpuvet's table for its model; -1 when neither knows.
+ * A skip that gives a generation as its reason asks this first, so the reason holds. */
+int nv_cc_major(const struct facts *f, const struct nvml_gpu *g);
+/* The branch of the driver NVML runs on (550 for 550.54.15); 0 when unknown. */
+unsigned nv_driver_branch(const struct facts *f);
 /* "GPU 0000:1b:00.0 (NVIDIA H100 80GB HBM3)" for summaries. */
 const char *nv_describe(const struct facts *f, const struct nvml_gpu *g, char *buf, size_t size);
 /* A result about NVML GPU g, its subject set; desc (NV_DESC_MAX bytes) gets the GPU's
@@ -53,11 +59,15 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
                          unsigned char state, int rc, const char *fn);
 #define UNUSABLE(r, f, g, what, reading) \
         nv_reading_unusable((r), (f), (g), (what), (reading).state, (reading).rc, (reading).fn)
-/* Not read, no entry point, or NOT_SUPPORTED / ARGUMENT_VERSION_MISMATCH. */
+/* Not read, no entry point, not offered by this driver (nv_rc_not_offered) or
+ * ARGUMENT_VERSION_MISMATCH. */
 bool nv_reading_absent(unsigned char state, int rc);
+/* How a reading the driver does not offer is told in a skip: "not supported on this
+ * GPU/driver", "deprecated: this driver no longer offers it", ... */
+const char *nv_not_offered_phrase(unsigned char state, int rc);
 /* Why the per-GPU NVML checks cannot judge anything, as one host result; false when they can. */
 bool nv_unavailable(const struct check_info *self, const struct facts *f, struct report *rep);
-/* No entry point, NOT_SUPPORTED or INVALID_ARGUMENT. */
+/* No entry point, not offered by this driver (nv_rc_not_offered), or INVALID_ARGUMENT. */
 bool nv_not_supported(unsigned char state, int rc);
 /* A reading the GPU or driver does not support: skip, saying so (why: "" or " (...)"). */
 bool nv_skip_unsupported(struct result *r, unsigned char state, int rc, const char *fn, const char *what,
@@ -66,6 +76,12 @@ bool nv_skip_unsupported(struct result *r, unsigned char state, int rc, const ch
 const struct nvml_gpu *nv_gpu_after(const struct facts *f, const struct nvml_gpu *g);
 /* How much a counter grew between two reads; one that went down was reset and counts from zero. */
 unsigned long long counter_grew(unsigned long long before, unsigned long long after);
+
+/* Whether a GPU is working now, by its clock event reasons: idle when NVML says
+ * nvmlClocksEventReasonGpuIdle ("nothing is running on the GPU and the clocks are dropping
+ * to idle"), busy when the reasons were read without it, unknown otherwise (NULL g too). */
+enum nv_activity { NV_ACTIVITY_UNKNOWN, NV_ACTIVITY_IDLE, NV_ACTIVITY_BUSY };
+enum nv_activity nv_gpu_activity(const struct nvml_gpu *g);
 
 /* A check that judges each NVML GPU on its own: judge gets the GPU's result (its subject
  * set) and description; nothing when NVML cannot answer at all (nv_unavailable). */

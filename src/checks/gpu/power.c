@@ -92,6 +92,24 @@ static void judge_app_clocks(struct result *r, const struct facts *f, const stru
                 result_expected(r, "graphics %u MHz, memory %u MHz (the defaults)", dsm->v, dmem->v);
         else
                 result_expected(r, "applications clocks at their defaults");
+        /* nvml.h marks the applications clocks deprecated in CUDA 13.0 ("will be removed in
+         * CUDA 14.0"), and R590 and later drivers answer DEPRECATED: a driver fact, not a GPU
+         * fault. Their successor, locked clocks, has no NVML getter; what a clock setting does
+         * to the GPU shows in its clock event reasons (gpu.clock_events). */
+        const struct nv_u32 *all[] = {sm, mem, dsm, dmem};
+        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+                if (all[i]->state != NV_ERROR || all[i]->rc != NV_RC_DEPRECATED)
+                        continue;
+                result_evidence(r, "source", "%s", all[i]->fn ? all[i]->fn : "nvmlDeviceGetApplicationsClock");
+                result_evidence(r, "nvml_return", "%s", nv_rc_name(NV_RC_DEPRECATED));
+                result_observed(r, "deprecated: the driver no longer reports applications clocks");
+                result_status(r, STATUS_SKIP,
+                              "applications clocks of %s: deprecated: this driver no longer offers them (their "
+                              "successor, locked clocks (`nvidia-smi -lgc`/`-lmc`), has no NVML reading; "
+                              "gpu.clock_events shows a clock setting that holds the GPU back)",
+                              desc);
+                return;
+        }
         if (UNUSABLE(r, f, g, "applications clocks", *sm) || UNUSABLE(r, f, g, "applications clocks", *mem) ||
             UNUSABLE(r, f, g, "default applications clocks", *dsm) ||
             UNUSABLE(r, f, g, "default applications clocks", *dmem))

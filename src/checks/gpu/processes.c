@@ -61,8 +61,10 @@ static void run_graphics_processes(const struct check_info *self, const struct f
 static void judge_recovery_action(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
         result_expected(r, "recovery action 0x0 (None)");
         const struct nv_u32 *a = &g->recovery_action;
+        /* The field came with R565: the reason only where the driver is older. */
+        unsigned branch = nv_driver_branch(f);
         if (nv_skip_unsupported(r, a->state, a->rc, "nvmlDeviceGetFieldValues", "the GPU recovery action field",
-                             desc, " (drivers before R565 do not report it)"))
+                             desc, branch && branch < 565 ? " (drivers before R565 do not report it)" : ""))
                 return;
         if (UNUSABLE(r, f, g, "recovery action", *a))
                 return;
