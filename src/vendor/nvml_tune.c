@@ -190,6 +190,7 @@ static int outcome(struct tune_gpus *g, const struct op *o, int r, char *err, si
         snprintf(err, errlen, "%s: %s", op_function[o->kind], nvml_return_text(g->lib, o->rc));
         switch (o->rc) {
         case NVML_ERROR_NOT_SUPPORTED:
+        case NVML_ERROR_DEPRECATED: /* R590 and later: the applications clocks */
         case NVML_ERROR_FUNCTION_NOT_FOUND: return -ENOTSUP;
         case NVML_ERROR_NO_PERMISSION: return -EACCES;
         case NVML_ERROR_INVALID_ARGUMENT: return -EINVAL;

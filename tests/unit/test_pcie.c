@@ -382,6 +382,18 @@ static void test_link_vs_slot(void **state) {
                                         "are missing");
         report_done(&rep);
 
+        /* The same x4 link seen from a VM guest: the platform's wiring, no physical remedy. */
+        x.f.virt.is_vm = true;
+        snprintf(x.f.virt.hypervisor, sizeof(x.f.virt.hypervisor), "KVM");
+        r = run_one(&check_pcie_link_width, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_string_equal(r->summary, "the GPU's link in this KVM guest is x4 of the card's x16 (now Gen5 x4): 16 of "
+                                        "63 GB/s per direction at Gen5; the platform wires it so");
+        assert_null(strstr(r->remedy, "Reseat"));
+        report_done(&rep);
+        x.f.virt.is_vm = false;
+        x.f.virt.hypervisor[0] = '\0';
+
         /* A Gen5 GPU under a Gen4 switch port, running at Gen4. */
         set_link(gpu, 16000, 16, 32000, 16);
         set_link(port, 16000, 16, 16000, 16);
@@ -394,12 +406,32 @@ static void test_link_vs_slot(void **state) {
         assert_int_equal(r->status, STATUS_PASS);
         report_done(&rep);
 
-        /* Idle at Gen1 under that port: the idle hint, against the port's Gen4. */
+        /* At Gen1 under that port, against the port's Gen4: GPUs train down at idle, so
+         * no finding unless NVML says the GPU works (nvidia-smi --help-query-gpu). */
         set_link(gpu, 2500, 16, 32000, 16);
         r = run_one(&check_pcie_link_speed, &x.f, &rep);
-        assert_int_equal(r->status, STATUS_WARN);
-        assert_non_null(strstr(r->summary, "link at Gen1 x16 below the Gen4 x16 its slot gives"));
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->summary, "link at Gen1 x16 below the Gen4 x16 its slot gives while the GPU is "
+                                           "maybe idle"));
         report_done(&rep);
+        struct nvml_gpu ng = {0};
+        ng.pci_bus_id.state = NV_OK;
+        snprintf(ng.pci_bus_id.v, sizeof(ng.pci_bus_id.v), "%s", gpu->addr);
+        ng.clocks_event_reasons.state = NV_OK;
+        ng.clocks_event_reasons.v = NV_CLOCKS_EVENT_GPU_IDLE;
+        x.f.nvml.gpus = &ng;
+        x.f.nvml.n_gpus = 1;
+        r = run_one(&check_pcie_link_speed, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_PASS);
+        assert_non_null(strstr(r->summary, "while the GPU is idle"));
+        report_done(&rep);
+        ng.clocks_event_reasons.v = 0; /* busy: the low link is a finding */
+        r = run_one(&check_pcie_link_speed, &x.f, &rep);
+        assert_int_equal(r->status, STATUS_WARN);
+        assert_non_null(strstr(r->summary, "link at Gen1 x16 below the Gen4 x16 its slot gives while the GPU is busy"));
+        report_done(&rep);
+        x.f.nvml.gpus = NULL;
+        x.f.nvml.n_gpus = 0;
 
         /* An emulated port slower than the link that trained through it says nothing. */
         set_link(gpu, 32000, 16, 32000, 16);
