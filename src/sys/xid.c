@@ -278,6 +278,24 @@ static int link_number(const char *p, const char *end) {
         return digits > 0 && digits < 5 && v < 1024 ? v : -1;
 }
 
+/* One SXid, from either log: the switch at dom:bus:dev.fn, its link or port from the number
+ * after link_word (searched from rest on), and the line's text from text_word on. */
+static void sxid_fill(struct sxid_event *ev, unsigned dom, unsigned bus, unsigned dev, unsigned fn, long code,
+                      bool fatal, const char *rest, const char *link_word, const char *line, size_t len,
+                      const char *text_word) {
+        const char *end = line + len;
+        memset(ev, 0, sizeof(*ev));
+        snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.%u", dom, bus, dev, fn);
+        ev->code = (int)code;
+        ev->fatal = fatal;
+        ev->link = -1;
+        const char *l = find(rest, (size_t)(end - rest), link_word);
+        if (l)
+                ev->link = link_number(l + strlen(link_word), end);
+        const char *from = find(line, len, text_word);
+        copy_text(ev->text, sizeof(ev->text), from ? from : line, end);
+}
+
 /* "...: SXid (PCI:0000:c1:00.0): 28006, Non-fatal, Link 46 MC TS crumbstore MCTO (First)". The
  * report's further lines ("28006, Severity 0 ...", "28006, Data {...}") name no severity and
  * are not counted again. */
@@ -316,16 +334,7 @@ static int sxid_parse_kernel(const char *line, size_t len, struct sxid_event *ev
                 fatal = false;
         else
                 return 0;
-        memset(ev, 0, sizeof(*ev));
-        snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.%u", dom, bus, dev, fn);
-        ev->code = (int)code;
-        ev->fatal = fatal;
-        ev->link = -1;
-        const char *l = find(p, (size_t)(end - p), ", Link ");
-        if (l)
-                ev->link = link_number(l + 7, end);
-        const char *from = find(line, len, "nvidia-nvswitch");
-        copy_text(ev->text, sizeof(ev->text), from ? from : line, end);
+        sxid_fill(ev, dom, bus, dev, fn, code, fatal, p, ", Link ", line, len, "nvidia-nvswitch");
         return 1;
 }
 
@@ -370,16 +379,7 @@ static int sxid_parse_fm(const char *line, size_t len, struct sxid_event *ev) {
         if (sscanf(tmp, "%8x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) != 4 || dom > 0xffff || dev > 0x1f ||
             fn > 7)
                 return 0;
-        memset(ev, 0, sizeof(*ev));
-        snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.%u", dom, bus, dev, fn);
-        ev->code = (int)code;
-        ev->fatal = fatal;
-        ev->link = -1;
-        const char *port = find(b, (size_t)(end - b), " port ");
-        if (port)
-                ev->link = link_number(port + 6, end);
-        const char *from = find(line, len, "detected");
-        copy_text(ev->text, sizeof(ev->text), from ? from : line, end);
+        sxid_fill(ev, dom, bus, dev, fn, code, fatal, b, " port ", line, len, "detected");
         return 1;
 }
 
