@@ -31,7 +31,7 @@ for real against a stand-in API server.
   answer 200, every series' Hostname is the node's, the report kept by gpuvet-k8s-check is
   exported (gpuvet_check_report_up 1);
 - shellcheck on the script;
-- gpuvet-k8s-check with the real gpuvet judging fixtures (pass: dgx-h100, warn: hgx-b300,
+- gpuvet-k8s-check with the real gpuvet judging fixtures (pass: dgx-h100, warn: cloud-x8,
   fail: dgx-h100-degraded) against tests/fakes/fake_kube_api.py over HTTPS with a token:
   the label, the annotations, the taint added on fail (GPUVET_TAINT=true) and removed on
   pass and warn, left alone on a gpuvet error (bad arguments, exit 2) and on a hung gpuvet
@@ -517,7 +517,7 @@ def script_cases(c):
     p = c.run("dgx-h100")
     node = published(c, p, "pass", "pass")
     check(node["metadata"]["annotations"].get("gpuvet.io/check-summary")
-          == "gpuvet check: 106 pass, 0 warn, 0 fail, 0 error", "pass: the summary annotation gives the counts")
+          == "gpuvet check: 110 pass, 0 warn, 0 fail, 0 error", "pass: the summary annotation gives the counts")
     check("taints" not in node["spec"] and node["metadata"]["labels"]["team"] == "ml"
           and node["metadata"]["annotations"]["node.alpha.kubernetes.io/ttl"] == "0",
           "pass: no taint added; the node's other labels and annotations kept")
@@ -535,11 +535,11 @@ def script_cases(c):
     node = published(c, p, "fail", "fail")
     check(node["spec"]["taints"] == [FOREIGN, OURS], "fail: NoSchedule taint added, the foreign one kept: %s"
           % node["spec"].get("taints"))
-    check("gpuvet check: 99 pass, 4 warn, 3 fail, 0 error" == node["metadata"]["annotations"]["gpuvet.io/check-summary"],
+    check("gpuvet check: 104 pass, 3 warn, 3 fail, 0 error" == node["metadata"]["annotations"]["gpuvet.io/check-summary"],
           "fail: the summary gives the counts")
 
     # warn: the node is usable, the taint goes; the foreign one stays.
-    p = c.run("hgx-b300", GPUVET_TAINT="true")
+    p = c.run("cloud-x8", GPUVET_TAINT="true")
     node = published(c, p, "warn", "warn after fail")
     check(node["spec"]["taints"] == [FOREIGN], "warn: the script's taint removed, the foreign one kept: %s"
           % node["spec"].get("taints"))
@@ -661,7 +661,7 @@ def main():
         return 77
     shutil.rmtree(outdir, ignore_errors=True)
     os.makedirs(outdir)
-    fixtures = fixture_cache.ensure("dgx-h100", "dgx-h100-degraded", "hgx-b300")
+    fixtures = fixture_cache.ensure("dgx-h100", "dgx-h100-degraded", "cloud-x8")
     ds = structure()
     serve_beside_check(outdir, gpuvet, fake_nvml, fixtures, ds)
     c = Cluster(os.path.join(outdir, "api"), gpuvet, fixtures)

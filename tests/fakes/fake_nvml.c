@@ -137,9 +137,12 @@ static unsigned int init_count;
 static unsigned long long generation; /* bumped when the scenario is (re)loaded or shut down */
 /* $FAKE_NVML_SCENARIO_LATER=FILE:MS: MS milliseconds after the scenario was loaded, the
  * calls answer from FILE instead (the same handles, no reload): a GPU whose state changes
- * while a command runs, as under a stress test (throttling that starts, an Xid). The
+ * while a command runs, as under a stress test (throttling that starts, an Xid). With
+ * FILE:init=N the switch comes at the Nth nvmlInit instead, whatever the time: a command's
+ * second read (check's after the device probes) sees FILE, on a machine of any speed. The
  * scenario it replaces is kept until unload: a thread may still be reading it. */
 static unsigned long long loaded_at_ms;
+static unsigned int inits_since_load;
 static bool later_done;
 static struct fake_scenario *retired;
 static struct nvmlDevice_st handles[FAKE_MAX_GPUS * (1 + FAKE_MAX_MIG)];
@@ -187,9 +190,14 @@ static void maybe_later(void)
         if (!spec || !*spec)
                 return;
         const char *colon = strrchr(spec, ':');
-        unsigned long long ms = colon ? strtoull(colon + 1, NULL, 10) : 0;
-        if (now_ms() - loaded_at_ms < ms)
-                return;
+        if (colon && strncmp(colon + 1, "init=", 5) == 0) {
+                if (inits_since_load < strtoul(colon + 6, NULL, 10))
+                        return;
+        } else {
+                unsigned long long ms = colon ? strtoull(colon + 1, NULL, 10) : 0;
+                if (now_ms() - loaded_at_ms < ms)
+                        return;
+        }
         later_done = true;
         char path[4096];
         snprintf(path, sizeof(path), "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec), spec);
@@ -488,12 +496,14 @@ static nvmlReturn_t do_init(enum fn_id fn)
                 sc = n;
                 generation++;
                 loaded_at_ms = now_ms();
+                inits_since_load = 0;
                 later_done = false;
                 memset(event_sets, 0, sizeof(event_sets));
                 if (sc->init_error_set)
                         return leave(sc->init_error);
         }
         unsigned long long gen = generation;
+        inits_since_load++;
         nvmlReturn_t r = instrument(fn, -1);
         if (r == NVML_SUCCESS && gen == generation)
                 init_count++;
