@@ -1,6 +1,7 @@
 /* The exposition writer (exposition.h). */
 #include "serve/exposition.h"
 
+#include "core/utf8.h"
 #include "metrics/metrics.h"
 #include "serve/dcgm_series.h"
 #include "serve/proc_workloads.h"
@@ -27,15 +28,26 @@ void expo_format_value(char *buf, size_t size, double v) {
         }
 }
 
-/* A label value: backslash, double quote and newline escaped (both formats). */
+/* A label value: backslash, double quote and newline escaped (both formats), and every
+ * byte that does not start a valid UTF-8 sequence written as U+FFFD. Prometheus rejects a
+ * whole scrape over one invalid label value ("invalid UTF-8 label value"), and a process
+ * name is anyone's to set: the kernel itself cuts a non-ASCII comm mid-character at 15
+ * bytes. */
 static void put_label_value(FILE *out, const char *s) {
-        for (; *s; s++) {
-                if (*s == '\\' || *s == '"')
-                        fputc('\\', out), fputc(*s, out);
-                else if (*s == '\n')
+        while (*s) {
+                size_t n = utf8_sequence((const unsigned char *)s);
+                if (n == 0) {
+                        fputs("\xEF\xBF\xBD", out);
+                        s++;
+                } else if (*s == '\\' || *s == '"') {
+                        fputc('\\', out), fputc(*s++, out);
+                } else if (*s == '\n') {
                         fputs("\\n", out);
-                else
-                        fputc(*s, out);
+                        s++;
+                } else {
+                        fwrite(s, 1, n, out);
+                        s += n;
+                }
         }
 }
 

@@ -10,6 +10,9 @@ free port) and torn down after. Its query API must return DCGM_FI_DEV_GPU_TEMP f
 GPUs with dcgm-exporter's labels (plus job and instance) and the scenario's values, the
 target up, a DCGM counter that OpenMetrics declares "unknown" ingested, and gpuvet_gpu_up
 1 for every GPU. Prometheus asks for OpenMetrics first, so this is the OpenMetrics body.
+GPU 0 runs a real process of this machine whose name is not UTF-8 (prctl PR_SET_NAME, as any
+user may): Prometheus rejects a scrape over one invalid label value, so the target must stay
+up and the process's series carry U+FFFD in its place (issue 38, N1).
 Exits 77 (skip) when prometheus is not installed.
 """
 import http.client
@@ -63,11 +66,20 @@ def main():
         return 77
     tmp = tempfile.mkdtemp(prefix="gpuvet-prom-")
     serve = prom = None
+    # A process named with bytes that are not UTF-8, on GPU 0.
+    odd = subprocess.Popen([sys.executable, "-c", "import ctypes, time; "
+                            "ctypes.CDLL(None).prctl(15, b'\\xff\\xfeevil', 0, 0, 0); time.sleep(3600)"])
     try:
         scn = os.path.join(tmp, "gpus.scn")
         with open(scn, "w") as f:
-            f.write("include %s\n[gpu 0-7]\ngpm_activity = 62.5 58 31.25 40.5 55 0 21 3\n[gpu 5]\ntemperature = 66 C\n" %
-                    os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn"))
+            f.write("include %s\n[gpu 0-7]\ngpm_activity = 62.5 58 31.25 40.5 55 0 21 3\n[gpu 5]\ntemperature = 66 C\n"
+                    "[gpu 0]\nprocess = %d 1024MiB odd\n" % (os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn"), odd.pid))
+        deadline = time.monotonic() + 10 * SCALE
+        while time.monotonic() < deadline:  # the name is set once the interpreter has started
+            with open("/proc/%d/comm" % odd.pid, "rb") as f:
+                if f.read().startswith(b"\xff\xfe"):
+                    break
+            time.sleep(0.05)
         serve = Serve(GPUVET, FAKE_LIB, scn, interval_ms=500)
         port = serve.port
         web = free_port()
@@ -126,7 +138,15 @@ def main():
             time.sleep(0.5)
         check(tensor and len(tensor) == 8 and all(abs(float(x["value"][1]) - 0.405) < 1e-12 for x in tensor),
               "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE: %s" % tensor)
+        mem = query(web, 'gpuvet_process_gpu_memory_bytes{pid="%d"}' % odd.pid)
+        check(mem and len(mem) == 1 and mem[0]["metric"].get("process") == "\ufffd\ufffdevil"
+              and mem[0]["value"][1] == str(1024 << 20),
+              "the process named with invalid UTF-8 is ingested with U+FFFD: %s" % mem)
+        up = query(web, 'up{job="gpuvet"}')
+        check(up and up[0]["value"][1] == "1", "up{job=gpuvet} with that process: %s" % up)
     finally:
+        odd.kill()
+        odd.wait()
         if prom:
             rc = stop(prom)
             check(rc == 0, "prometheus exit %s" % rc)

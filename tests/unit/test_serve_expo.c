@@ -10,8 +10,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "metrics/metrics.h"
 #include "serve/accept.h"
 #include "serve/check_runner.h"
@@ -237,6 +239,54 @@ static void test_processes(void **state) {
         gpu_procs_free(procs, 3);
 }
 
+/* Every byte of a body is valid UTF-8. */
+static bool body_is_utf8(const char *body) {
+        for (const unsigned char *p = (const unsigned char *)body; *p;) {
+                size_t n = utf8_sequence(p);
+                if (n == 0)
+                        return false;
+                p += n;
+        }
+        return true;
+}
+
+/* A process name that is not UTF-8 (anyone may set one; the kernel cuts a non-ASCII comm
+ * mid-character at 15 bytes) is written with U+FFFD: Prometheus drops a scrape with one
+ * invalid label value, the node's every series with it. */
+static void test_label_utf8(void **state) {
+        (void)state;
+        struct nvml_gpu g;
+        memset(&g, 0, sizeof(g));
+        g.handle.state = NV_OK;
+        g.name.state = NV_OK;
+        snprintf(g.name.v, sizeof(g.name.v), "NVIDIA H100 \xc3"); /* cut as the kernel cuts */
+        struct nvml_facts f = {.n_gpus = 1, .gpus = &g};
+        struct gpu_procs *procs = calloc(1, sizeof(*procs));
+        assert_non_null(procs);
+        procs[0].known = true;
+        procs[0].count = procs[0].n = 2;
+        procs[0].v = calloc(2, sizeof(*procs[0].v));
+        assert_non_null(procs[0].v);
+        procs[0].v[0].pid = 5001;
+        procs[0].v[0].used_bytes = 1024;
+        snprintf(procs[0].v[0].process, sizeof(procs[0].v[0].process), "\xff\xfe" "evil");
+        procs[0].v[1].pid = 5002;
+        procs[0].v[1].used_bytes = 2048;
+        /* './\xc3\xa9...' cut at 15 bytes: seven whole 'é' and the first byte of the eighth */
+        snprintf(procs[0].v[1].process, sizeof(procs[0].v[1].process),
+                 "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3");
+        char *body;
+        size_t len;
+        assert_int_equal(expo_render_processes(&f, procs, "h\x80st", EXPO_TEXT, &body, &len), 0);
+        assert_true(body_is_utf8(body));
+        assert_non_null(strstr(body, ",pid=\"5001\",process=\"\xEF\xBF\xBD\xEF\xBF\xBD" "evil\","));
+        assert_non_null(strstr(body, ",pid=\"5002\",process=\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                                     "\xc3\xa9\xEF\xBF\xBD\","));
+        assert_non_null(strstr(body, "modelName=\"NVIDIA H100 \xEF\xBF\xBD\",Hostname=\"h\xEF\xBF\xBDst\""));
+        free(body);
+        gpu_procs_free(procs, 1);
+}
+
 static void test_check_report(void **state) {
         (void)state;
         const char *doc = "{\"schema\":\"gpuvet.report/1\",\"checks\":[{\"id\":\"b\",\"status\":\"pass\"},"
@@ -326,6 +376,7 @@ int main(void) {
                 cmocka_unit_test(test_dcgm_units), cmocka_unit_test(test_render),
                 cmocka_unit_test(test_check_report), cmocka_unit_test(test_processes),
                 cmocka_unit_test(test_check_runs),   cmocka_unit_test(test_check_timeout_default),
+                cmocka_unit_test(test_label_utf8),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
