@@ -92,7 +92,9 @@ def procs():
         if not name.isdigit():
             continue
         try:
-            with open("/proc/%s/stat" % name) as f:
+            # Any process may be named with bytes that are not UTF-8 (golden_serve_prometheus
+            # runs one beside this test).
+            with open("/proc/%s/stat" % name, errors="replace") as f:
                 stat = f.read()
         except OSError:
             continue
