@@ -1434,5 +1434,6 @@ void rdv_close(struct rdv_session *s) {
                         remove_file(path);
                 }
         }
+        explicit_bzero(s, sizeof(*s)); /* the job's secret */
         free(s);
 }

@@ -6,7 +6,10 @@
  * failure, a rank that never comes (rank 0 and a waiting rank both end at their deadline), a
  * disagreeing world size, a rank of another job refused, strangers on the port, a host that
  * does not exist, the limit of open files, a stale file of another job (and of the same key)
- * ignored, ranks silent or gone at the gather, and no file left behind.
+ * ignored, ranks silent or gone at the gather, and no file left behind. The job's secret
+ * (issue 38, N14): forged hellos refused and logged while the real rank joins after them, a
+ * rank or a "rank 0" with another secret not believed, over tcp and a file; the secret from
+ * the environment or a private file; rank 0 listening only where the address says.
  * Success paths have deadlines of 30 s (scaled), the expected timeouts 300 ms; elapsed
  * times are bounded from above generously, never from below beyond the deadline itself. */
 #include <errno.h>
