@@ -7,6 +7,7 @@ packages=(
   libjansson-dev libyaml-dev libarchive-dev libcmocka-dev libpci-dev pci.ids
   libmicrohttpd-dev    # gpuvet serve's HTTP server (src/serve/http_server.c): the build needs it
   libcrypt-dev         # gpuvet serve's basic auth checks bcrypt hashes with crypt_rn: the build needs it
+  nettle-dev           # bench nccl's rendezvous proves the job's secret with Nettle's HMAC-SHA256: the build needs it
   prometheus wrk prometheus-node-exporter   # tests/golden/test_serve_prometheus.py: a real Prometheus scrapes gpuvet serve (promtool lints the body in golden_serve); perf/serve_scrape.sh drives /metrics with wrk, node_exporter as its reference point
   libncurses-dev       # gpuvet top's screen (src/top/top_screen.c): the build links ncurses
   tmux                 # tests/golden/test_top.py runs gpuvet top in a detached tmux session and reads the screen back

@@ -2,15 +2,18 @@
  * to rank 0, over TCP or a shared file. Every wait is a poll() or a sleep bounded by the
  * caller's deadline on the monotonic clock; sockets are non-blocking; EINTR is retried.
  *
- * TCP: rank 0 listens on every address (dual-stack where the kernel has IPv6), because the
- * name the others reach it by may resolve, on rank 0's own node, to a loopback alias. Each
- * other rank connects (again and again until the deadline: rank 0 may start later), says
- * HELLO (rank, world size, job key); once all size - 1 have, rank 0 answers each with the
- * blob. The connections stay open for the gather: RESULT from every rank, then RELEASE from
- * rank 0 to each, which is the final barrier.
+ * TCP: rank 0 listens where the address says (rdv_open: a numeric address alone; a name's
+ * addresses on this node, and the node's others when the name resolves to a loopback alias
+ * there, as Debian's /etc/hosts makes it), never on every address unless asked (0.0.0.0,
+ * ::). Each other rank connects (again and again until the deadline: rank 0 may start
+ * later), receives rank 0's CHALLENGE, says HELLO (rank, world size, job key, its own
+ * challenge) with an HMAC under the job's secret; once all size - 1 have, rank 0 answers each
+ * with the blob and an HMAC the rank checks. Whatever a connection sends, rank 0 only refuses
+ * it: the real rank may still come. The connections stay open for the gather: RESULT from
+ * every rank, then RELEASE from rank 0 to each, which is the final barrier.
  *
- * FILE: rank 0 writes PATH (the blob, the job key, its session nonce; temp file + rename,
- * so a reader never sees half of it). The others poll it with backoff up to 50 ms, skip a
+ * FILE: rank 0 writes PATH (the blob, the job key, its session nonce, an HMAC under the
+ * secret, as every file here has; temp file + rename, so a reader never sees half of it). The others poll it with backoff up to 50 ms, skip a
  * file of another job key or world size (a stale one), write PATH.RANK.join with rank 0's
  * nonce, and wait until rank 0 has removed it (taking a newer PATH meanwhile: a stale file of
  * the same key, an explicit run's, is then replaced); rank 0 waits for all of them. At the
@@ -21,8 +24,11 @@
 #include "bench/rendezvous.h"
 #include "core/strbuf.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -31,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -48,16 +55,27 @@
 struct conn {
         int fd;
         int64_t since_ms; /* accepted at (rank 0's pending connections) */
+        char from[64];    /* the peer's address, for rank 0's log */
+        uint8_t root_challenge[RDV_CHALLENGE_BYTES]; /* rank 0's, sent to this connection */
+        uint8_t rank_challenge[RDV_CHALLENGE_BYTES]; /* the rank's, from its HELLO */
         size_t len;
         uint8_t buf[RDV_MSG_MAX];
+};
+
+/* rank 0's listening sockets, one per address it binds */
+struct listen_set {
+        int n;
+        int fd[RDV_MAX_LISTEN];
 };
 
 struct rdv_session {
         struct rdv_ranks ranks;
         struct rdv_address addr;
         char where[4200]; /* the address, for messages */
-        int listen_fd;
+        struct listen_set listening;
         unsigned port;
+        void (*log)(void *ctx, const char *line);
+        void *log_ctx;
         struct conn *peers; /* rank 0 (tcp): by rank, fd -1 while absent */
         struct conn *to_root; /* the others (tcp) */
         uint64_t nonce;     /* rank 0's; the others learn it from the blob */
@@ -212,6 +230,7 @@ struct resolve {
         pthread_cond_t done_cond;
         bool done, abandoned;
         char host[256], port[8];
+        int flags; /* getaddrinfo's */
         int rc;
         struct addrinfo *result;
 };
@@ -226,7 +245,7 @@ static void resolve_free(struct resolve *q) {
 
 static void *resolve_thread(void *arg) {
         struct resolve *q = arg;
-        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = q->flags};
         struct addrinfo *res = NULL;
         int rc = getaddrinfo(q->host, q->port, &hints, &res);
         pthread_mutex_lock(&q->lock);
@@ -243,7 +262,8 @@ static void *resolve_thread(void *arg) {
 
 /* 0 with *ret (freeaddrinfo it), -ETIMEDOUT, -EHOSTUNREACH with gai's message, or -ENXIO
  * when the name does not exist (a typo: no use waiting for it). */
-static int resolve(const char *host, const char *port, int64_t deadline, struct addrinfo **ret, char *why, size_t why_size) {
+static int resolve(const char *host, const char *port, int64_t deadline, int flags, struct addrinfo **ret, char *why,
+                   size_t why_size) {
         struct resolve *q = calloc(1, sizeof(*q));
         if (!q)
                 return -ENOMEM;
@@ -251,6 +271,7 @@ static int resolve(const char *host, const char *port, int64_t deadline, struct 
         pthread_cond_init(&q->done_cond, NULL);
         snprintf(q->host, sizeof(q->host), "%s", host);
         snprintf(q->port, sizeof(q->port), "%s", port);
+        q->flags = flags;
         pthread_t t;
         if (pthread_create(&t, NULL, resolve_thread, q) != 0) {
                 resolve_free(q);
@@ -326,7 +347,7 @@ static int connect_root(const struct rdv_address *a, int64_t deadline, char *why
         strbuf_printf(why, why_size, "no answer");
         while (left_ms(deadline) > 0) {
                 struct addrinfo *res = NULL;
-                int r = resolve(a->host, a->port, deadline, &res, why, why_size);
+                int r = resolve(a->host, a->port, deadline, AI_ADDRCONFIG, &res, why, why_size);
                 if (r == -ENOMEM || r == -EAGAIN || r == -ENXIO)
                         return r;
                 for (struct addrinfo *ai = res; ai && left_ms(deadline) > 0; ai = ai->ai_next) {
@@ -347,45 +368,178 @@ static int connect_root(const struct rdv_address *a, int64_t deadline, char *why
         return -ETIMEDOUT;
 }
 
-/* Rank 0's listening socket on every address at a->port: IPv6 with v4-mapped addresses
- * where there is IPv6, else IPv4. The fd, or -errno. */
-static int listen_any(const struct rdv_address *a, unsigned *ret_port) {
-        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+/* ---- where rank 0 listens ------------------------------------------------------------ */
+
+#define BIND_RESOLVE_MS 15000 /* rank 0's own name: rdv_open has no deadline of its own */
+
+static bool is_loopback(const struct sockaddr_storage *ss) {
+        if (ss->ss_family == AF_INET)
+                return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+}
+
+static bool is_wildcard(const struct sockaddr_storage *ss) {
+        if (ss->ss_family == AF_INET)
+                return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY);
+        return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+/* The names that mean this machine's loopback and nothing else (RFC 6761, Debian's hosts). */
+static bool localhost_name(const char *host) {
+        size_t n = strlen(host);
+        if (n && host[n - 1] == '.')
+                n--;
+        static const char *const names[] = {"localhost", "ip6-localhost", "ip6-loopback"};
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (n == strlen(names[i]) && strncasecmp(host, names[i], n) == 0)
+                        return true;
+        return n > 10 && strncasecmp(host + n - 10, ".localhost", 10) == 0;
+}
+
+static void set_port(struct sockaddr_storage *ss, unsigned port) {
+        if (ss->ss_family == AF_INET)
+                ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+        else
+                ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+}
+
+static unsigned port_of(const struct sockaddr_storage *ss) {
+        return ss->ss_family == AF_INET ? ntohs(((const struct sockaddr_in *)ss)->sin_port)
+                                        : ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+}
+
+static void add_address(struct sockaddr_storage *list, int *n, const struct sockaddr *sa, socklen_t len) {
+        if (*n >= RDV_MAX_LISTEN || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6) || len > sizeof(*list))
+                return;
+        struct sockaddr_storage ss = {0};
+        memcpy(&ss, sa, len);
+        set_port(&ss, 0);
+        for (int i = 0; i < *n; i++)
+                if (memcmp(&list[i], &ss, sizeof(ss)) == 0)
+                        return;
+        list[(*n)++] = ss;
+}
+
+/* The addresses of this node's interfaces that other nodes may reach it by: up, not
+ * loopback, not IPv6 link-local (a peer would need its interface to use one). */
+static void node_addresses(struct sockaddr_storage *list, int *n) {
+        struct ifaddrs *ifs = NULL;
+        if (getifaddrs(&ifs) < 0)
+                return;
+        for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+                if (!i->ifa_addr || !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
+                        continue;
+                if (i->ifa_addr->sa_family == AF_INET)
+                        add_address(list, n, i->ifa_addr, sizeof(struct sockaddr_in));
+                else if (i->ifa_addr->sa_family == AF_INET6 &&
+                         !IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr))
+                        add_address(list, n, i->ifa_addr, sizeof(struct sockaddr_in6));
+        }
+        freeifaddrs(ifs);
+}
+
+static int listen_one(const struct sockaddr_storage *where, unsigned port, unsigned *ret_port) {
+        struct sockaddr_storage ss = *where;
+        set_port(&ss, port);
+        int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        int one = 1, zero = 0;
+        (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* a failure only delays a rerun, ignoring */
+        if (ss.ss_family == AF_INET6 && is_wildcard(&ss))
+                (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)); /* "::": v4 too where allowed, ignoring */
+        socklen_t len = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+        if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 1024) < 0) {
+                int e = errno;
+                close_fd(&fd);
+                return -e;
+        }
+        socklen_t sl = sizeof(ss);
+        *ret_port = getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 ? port_of(&ss) : port;
+        return fd;
+}
+
+static void format_sockaddr(const struct sockaddr_storage *ss, char *buf, size_t size) {
+        char host[INET6_ADDRSTRLEN] = "?";
+        if (ss->ss_family == AF_INET)
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, host, sizeof(host));
+        else
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, host, sizeof(host));
+        snprintf(buf, size, ss->ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port_of(ss));
+}
+
+/* Rank 0's listening sockets where a says (rdv_open): every address of the list that is
+ * this node's, all on one port (the kernel's pick for port "0", tried again when another
+ * address has it taken). 0 with ret filled, or -errno with why. */
+static int listen_where(const struct rdv_address *a, struct listen_set *ret, unsigned *ret_port, char *why,
+                        size_t why_size) {
+        struct sockaddr_storage list[RDV_MAX_LISTEN];
+        int n = 0;
         struct addrinfo *res = NULL;
-        int rc = getaddrinfo(NULL, a->port, &hints, &res);
-        if (rc != 0)
-                return rc == EAI_SYSTEM ? -errno : -EINVAL;
-        int err = -EAFNOSUPPORT;
-        for (int pass = 0; pass < 2; pass++)
-                for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-                        if ((pass == 0) != (ai->ai_family == AF_INET6))
-                                continue;
-                        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+        struct addrinfo numeric = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST};
+        bool is_numeric = getaddrinfo(a->host, NULL, &numeric, &res) == 0;
+        if (!is_numeric) {
+                int r = resolve(a->host, "0", now_ms() + BIND_RESOLVE_MS, 0, &res, why, why_size);
+                if (r < 0)
+                        return r == -ENXIO ? -EADDRNOTAVAIL : r;
+        }
+        bool all_loopback = true;
+        for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+                add_address(list, &n, ai->ai_addr, ai->ai_addrlen);
+                if (n && !is_loopback(&list[n - 1]))
+                        all_loopback = false;
+        }
+        if (res)
+                freeaddrinfo(res);
+        /* the node's own name given 127.0.1.1 by /etc/hosts: the others reach it elsewhere */
+        if (!is_numeric && all_loopback && !localhost_name(a->host))
+                node_addresses(list, &n);
+        if (n == 0) {
+                strbuf_printf(why, why_size, "%s has no address", a->host);
+                return -EADDRNOTAVAIL;
+        }
+        unsigned long want = strtoul(a->port, NULL, 10);
+        int err = -EADDRNOTAVAIL;
+        for (int attempt = 0; attempt < 8; attempt++) {
+                unsigned port = (unsigned)want;
+                ret->n = 0;
+                bool retry = false;
+                for (int i = 0; i < n && !retry; i++) {
+                        unsigned got = 0;
+                        int fd = listen_one(&list[i], port, &got);
+                        if (fd == -EADDRINUSE && want == 0 && ret->n > 0) {
+                                retry = true; /* the kernel's pick for the first is taken on this one */
+                                break;
+                        }
                         if (fd < 0) {
-                                err = -errno;
+                                /* an address of the name that is not this node's, or not yet
+                                 * usable (IPv6 duplicate address detection): the others serve */
+                                err = fd;
+                                char text[INET6_ADDRSTRLEN] = "?";
+                                const void *in = list[i].ss_family == AF_INET
+                                                         ? (const void *)&((const struct sockaddr_in *)&list[i])->sin_addr
+                                                         : (const void *)&((const struct sockaddr_in6 *)&list[i])->sin6_addr;
+                                inet_ntop(list[i].ss_family, in, text, sizeof(text));
+                                strbuf_printf(why, why_size, "%s: %s", text, strerror(-fd));
                                 continue;
                         }
-                        int one = 1, zero = 0;
-                        (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* a failure only delays a rerun, ignoring */
-                        if (ai->ai_family == AF_INET6)
-                                (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)); /* v4 too where allowed, ignoring */
-                        if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0) {
-                                err = -errno;
-                                close_fd(&fd);
-                                continue;
-                        }
-                        struct sockaddr_storage ss;
-                        socklen_t sl = sizeof(ss);
-                        unsigned port = 0;
-                        if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-                                port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                                                                : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-                        freeaddrinfo(res);
-                        *ret_port = port;
-                        return fd;
+                        ret->fd[ret->n++] = fd;
+                        port = got;
                 }
-        freeaddrinfo(res);
-        return err;
+                if (retry) {
+                        for (int i = 0; i < ret->n; i++)
+                                close_fd(&ret->fd[i]);
+                        ret->n = 0;
+                        continue;
+                }
+                if (ret->n == 0)
+                        return err;
+                *ret_port = port;
+                return 0;
+        }
+        strbuf_printf(why, why_size, "no port free on every address of %s", a->host);
+        return -EADDRINUSE;
 }
 
 /* ---- the session --------------------------------------------------------------------------- */
@@ -412,10 +566,16 @@ static int enough_files(int size, char *err, size_t err_size) {
         return 0;
 }
 
+static void close_listening(struct rdv_session *s) {
+        for (int i = 0; i < s->listening.n; i++)
+                close_fd(&s->listening.fd[i]);
+        s->listening.n = 0;
+}
+
 int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, struct rdv_session **ret, char *err,
              size_t err_size) {
         if (!ranks || !addr || !ret || ranks->size < 1 || ranks->size > RDV_MAX_RANKS || ranks->rank < 0 ||
-            ranks->rank >= ranks->size) {
+            ranks->rank >= ranks->size || ranks->secret_len > RDV_SECRET_MAX) {
                 strbuf_printf(err, err_size, "rendezvous: invalid ranks");
                 return -EINVAL;
         }
@@ -426,7 +586,6 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
         }
         s->ranks = *ranks;
         s->addr = *addr;
-        s->listen_fd = -1;
         rdv_address_format(addr, s->where, sizeof(s->where));
         if (ranks->rank == 0) {
                 s->nonce = fresh_nonce();
@@ -444,14 +603,18 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
                                 rdv_close(s);
                                 return fd;
                         }
-                        fd = listen_any(addr, &s->port);
+                        char why[300] = "";
+                        fd = listen_where(addr, &s->listening, &s->port, why, sizeof(why));
                         if (fd < 0) {
-                                strbuf_printf(err, err_size, "rank 0 cannot listen on port %s for %s: %s", addr->port,
-                                              s->where, strerror(-fd));
+                                strbuf_printf(err, err_size,
+                                              "rank 0 cannot listen at %s (%s)%s", s->where, why,
+                                              fd == -EADDRNOTAVAIL ? ": is that this node? (rank 0 listens where the "
+                                                                     "address says; tcp://0.0.0.0:PORT listens on every "
+                                                                     "address)"
+                                                                   : "");
                                 rdv_close(s);
                                 return fd;
                         }
-                        s->listen_fd = fd;
                         if (strcmp(addr->port, "0") == 0) {
                                 snprintf(s->addr.port, sizeof(s->addr.port), "%u", s->port);
                                 rdv_address_format(&s->addr, s->where, sizeof(s->where));
@@ -464,13 +627,50 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
 
 unsigned rdv_bound_port(const struct rdv_session *s) { return s ? s->port : 0; }
 
-/* Rank 0 judges a HELLO. 0 to keep it; else why, and whether the whole rendezvous fails
- * (a disagreeing world size, a duplicate or impossible rank) or only this connection (a
- * rank of another job). */
-static int judge_hello(const struct rdv_session *s, const struct rdv_msg *m, char *why, size_t why_size, bool *fatal) {
-        *fatal = false;
+void rdv_listening(const struct rdv_session *s, char *buf, size_t size) {
+        size_t o = 0;
+        if (size)
+                buf[0] = '\0';
+        for (int i = 0; s && i < s->listening.n && o < size; i++) {
+                struct sockaddr_storage ss;
+                socklen_t sl = sizeof(ss);
+                char one[INET6_ADDRSTRLEN + 16];
+                if (getsockname(s->listening.fd[i], (struct sockaddr *)&ss, &sl) < 0)
+                        continue;
+                format_sockaddr(&ss, one, sizeof(one));
+                o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? ", " : "", one);
+        }
+}
+
+void rdv_set_log(struct rdv_session *s, void (*log)(void *ctx, const char *line), void *ctx) {
+        if (!s)
+                return;
+        s->log = log;
+        s->log_ctx = ctx;
+}
+
+static bool fresh_challenge(uint8_t out[RDV_CHALLENGE_BYTES]) {
+        ssize_t n;
+        while ((n = getrandom(out, RDV_CHALLENGE_BYTES, 0)) < 0 && errno == EINTR)
+                ;
+        return n == RDV_CHALLENGE_BYTES;
+}
+
+/* Rank 0 judges a HELLO on connection c: 0 to keep it, else -EPROTO with why. Nothing a
+ * connection says is fatal to the rendezvous: a process that is not a rank of this job may
+ * send anything, and the real rank must still get in after it. The proof comes first, so
+ * that without the secret nothing else is told. */
+static int judge_hello(const struct rdv_session *s, const struct conn *c, const struct rdv_msg *m, char *why,
+                       size_t why_size) {
         if (m->type != RDV_MSG_HELLO) {
                 strbuf_printf(why, why_size, "a connection sent no HELLO");
+                return -EPROTO;
+        }
+        if (!rdv_msg_mac_ok(s->ranks.secret, s->ranks.secret_len, m, c->root_challenge, m->challenge)) {
+                strbuf_printf(why, why_size,
+                              "a process saying it is rank %u did not prove the job's rendezvous secret (%s)", m->rank,
+                              s->ranks.secret_len ? "a rank without GPUVET_RENDEZVOUS_SECRET, or another one"
+                                                  : "rank 0 has none: is GPUVET_RENDEZVOUS_SECRET set on that rank only?");
                 return -EPROTO;
         }
         if (strcmp(m->key, s->ranks.job_key) != 0) {
@@ -478,7 +678,6 @@ static int judge_hello(const struct rdv_session *s, const struct rdv_msg *m, cha
                               s->ranks.job_key);
                 return -EPROTO;
         }
-        *fatal = true;
         if (m->size != (uint32_t)s->ranks.size) {
                 strbuf_printf(why, why_size, "rank %u says the world size is %u, rank 0 says %d", m->rank, m->size,
                               s->ranks.size);
@@ -500,14 +699,72 @@ static void refuse(int fd, const char *why, int64_t deadline) {
         (void)send_msg(fd, &m, deadline); /* the refused process learns why if it still listens, ignoring */
 }
 
+/* A refusal for the log, and the last one kept for the timeout's message. */
+static void note_refusal(struct rdv_session *s, const struct conn *c, const char *why, char *refused, size_t size) {
+        char line[400];
+        snprintf(line, sizeof(line), "refused %s: %s", c->from[0] ? c->from : "a connection", why);
+        if (s->log)
+                s->log(s->log_ctx, line);
+        snprintf(refused, size, "%s", line);
+}
+
+/* Accept what the listening socket fd has into free pending slots, each sent its challenge.
+ * 0, or -errno when no more descriptors are left (with a message). */
+static int accept_pending(struct rdv_session *s, int fd, struct conn *pending, char *err, size_t err_size) {
+        /* every slot taken by connections that say nothing (a scanner, a stuck process): the
+         * oldest goes, so that ranks still get in, and the listening socket, always accepted
+         * from, never spins the poll */
+        int oldest = 0, free_slots = 0;
+        for (int i = 0; i < MAX_PENDING; i++) {
+                free_slots += pending[i].fd < 0;
+                if (pending[i].since_ms < pending[oldest].since_ms)
+                        oldest = i;
+        }
+        if (!free_slots)
+                close_fd(&pending[oldest].fd);
+        for (int i = 0; i < MAX_PENDING; i++) {
+                struct conn *c = &pending[i];
+                if (c->fd >= 0)
+                        continue;
+                struct sockaddr_storage ss;
+                socklen_t sl = sizeof(ss);
+                int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (cfd < 0 && (errno == EMFILE || errno == ENFILE)) {
+                        strbuf_printf(err, err_size, "rank 0 cannot take more connections (%s): %s", s->where,
+                                      strerror(errno));
+                        return -errno;
+                }
+                if (cfd < 0)
+                        break; /* EAGAIN: none left; others: the peer retries */
+                c->fd = cfd;
+                c->since_ms = now_ms();
+                c->len = 0;
+                if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)
+                        format_sockaddr(&ss, c->from, sizeof(c->from));
+                else
+                        c->from[0] = '\0';
+                struct rdv_msg m = {.type = RDV_MSG_CHALLENGE, .size = 0};
+                if (!fresh_challenge(c->root_challenge)) {
+                        strbuf_printf(err, err_size, "rank 0 cannot draw a random challenge: %s", strerror(errno));
+                        close_fd(&c->fd);
+                        return -EIO;
+                }
+                memcpy(m.challenge, c->root_challenge, sizeof(m.challenge));
+                /* a few bytes into a fresh socket's buffer: only a peer already gone fails */
+                if (send_msg(c->fd, &m, now_ms() + 1000) < 0)
+                        close_fd(&c->fd);
+        }
+        return 0;
+}
+
 static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, unsigned timeout_ms, char *err,
                           size_t err_size) {
         int64_t deadline = now_ms() + timeout_ms;
-        int size = s->ranks.size, joined = 0, rc = 0;
+        int size = s->ranks.size, joined = 0, rc = 0, nl = s->listening.n;
         struct conn *pending = calloc(MAX_PENDING, sizeof(*pending));
-        struct pollfd *pfds = calloc(MAX_PENDING + 1, sizeof(*pfds));
+        struct pollfd *pfds = calloc(MAX_PENDING + RDV_MAX_LISTEN, sizeof(*pfds));
         bool *missing = calloc((size_t)size, sizeof(*missing));
-        char refused[256] = "", why[256];
+        char refused[400] = "", why[300];
         if (!pending || !pfds || !missing) {
                 rc = -ENOMEM;
                 strbuf_printf(err, err_size, "rendezvous: out of memory");
@@ -525,7 +782,8 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                         goto out;
                 }
                 int n = 0;
-                pfds[n++] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
+                for (int i = 0; i < nl; i++)
+                        pfds[n++] = (struct pollfd){.fd = s->listening.fd[i], .events = POLLIN};
                 for (int i = 0; i < MAX_PENDING; i++)
                         pfds[n++] = (struct pollfd){.fd = pending[i].fd, .events = POLLIN};
                 if (poll(pfds, (nfds_t)n, left) < 0) {
@@ -535,39 +793,9 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                         strbuf_printf(err, err_size, "rendezvous: poll: %s", strerror(errno));
                         goto out;
                 }
-                if (pfds[0].revents & POLLIN) {
-                        /* every slot taken by connections that say nothing (a scanner, a stuck
-                         * process): the oldest goes, so that ranks still get in, and the
-                         * listening socket, always accepted from, never spins the poll */
-                        int oldest = 0, free_slots = 0;
-                        for (int i = 0; i < MAX_PENDING; i++) {
-                                free_slots += pending[i].fd < 0;
-                                if (pending[i].since_ms < pending[oldest].since_ms)
-                                        oldest = i;
-                        }
-                        if (!free_slots)
-                                close_fd(&pending[oldest].fd);
-                }
-                if (pfds[0].revents & POLLIN)
-                        for (int i = 0; i < MAX_PENDING; i++) {
-                                if (pending[i].fd >= 0)
-                                        continue;
-                                int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                                if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
-                                        strbuf_printf(err, err_size, "rank 0 cannot take more connections (%s): %s",
-                                                      s->where, strerror(errno));
-                                        rc = -errno;
-                                        goto out;
-                                }
-                                if (fd < 0)
-                                        break; /* EAGAIN: none left; others: the peer retries */
-                                pending[i].fd = fd;
-                                pending[i].since_ms = now_ms();
-                                pending[i].len = 0;
-                        }
                 for (int i = 0; i < MAX_PENDING; i++) {
                         struct conn *c = &pending[i];
-                        if (c->fd < 0 || !(pfds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+                        if (c->fd < 0 || !(pfds[nl + i].revents & (POLLIN | POLLHUP | POLLERR)))
                                 continue;
                         struct rdv_msg m;
                         size_t used = 0;
@@ -575,31 +803,37 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                         if (r == 0)
                                 continue;
                         if (r < 0) { /* gone, or not our protocol: forget it */
+                                if (r == -EBADMSG)
+                                        note_refusal(s, c, "not gpuvet's rendezvous (a malformed message, or a "
+                                                           "gpuvet older than this rank 0's)",
+                                                     refused, sizeof(refused));
                                 close_fd(&c->fd);
                                 continue;
                         }
-                        bool fatal;
-                        if (judge_hello(s, &m, why, sizeof(why), &fatal) < 0) {
+                        if (judge_hello(s, c, &m, why, sizeof(why)) < 0) {
                                 refuse(c->fd, why, now_ms() + 1000);
                                 close_fd(&c->fd);
-                                if (fatal) {
-                                        strbuf_printf(err, err_size, "%s (%s)", why, s->where);
-                                        rc = -EPROTO;
-                                        goto out;
-                                }
-                                snprintf(refused, sizeof(refused), "refused: %.*s", (int)sizeof(refused) - 10, why);
+                                note_refusal(s, c, why, refused, sizeof(refused));
                                 continue;
                         }
+                        memcpy(c->rank_challenge, m.challenge, sizeof(c->rank_challenge));
                         s->peers[m.rank] = *c;
                         s->peers[m.rank].len = 0; /* a HELLO is all a rank sends before its answer */
                         c->fd = -1;
                         joined++;
                 }
+                /* after the pending ones: a slot freed above is taken by a newcomer */
+                for (int i = 0; i < nl; i++)
+                        if ((pfds[i].revents & POLLIN) &&
+                            (rc = accept_pending(s, s->listening.fd[i], pending, err, err_size)) < 0)
+                                goto out;
         }
         for (int r = 1; r < size; r++) {
                 struct rdv_msg m = {.type = RDV_MSG_BLOB, .rank = 0, .size = (uint32_t)size, .nonce = s->nonce,
                                     .data = blob, .data_len = len};
                 memcpy(m.key, s->ranks.job_key, sizeof(m.key));
+                rdv_msg_mac(s->ranks.secret, s->ranks.secret_len, &m, s->peers[r].root_challenge,
+                            s->peers[r].rank_challenge, m.mac);
                 int r2 = send_msg(s->peers[r].fd, &m, deadline);
                 if (r2 < 0) {
                         strbuf_printf(err, err_size, "rank 0 could not answer rank %d (%s): %s", r, s->where,
@@ -647,13 +881,24 @@ static int peer_share_tcp(struct rdv_session *s, void *blob, size_t *len, size_t
                 return -ENOMEM;
         }
         s->to_root->fd = fd;
-        struct rdv_msg hello = {.type = RDV_MSG_HELLO, .rank = (uint32_t)rank, .size = (uint32_t)size};
-        memcpy(hello.key, s->ranks.job_key, sizeof(hello.key));
-        int r = send_msg(fd, &hello, deadline);
         struct rdv_msg m;
         size_t used = 0;
-        if (r == 0)
-                r = recv_msg(s->to_root, &m, &used, deadline);
+        int r = recv_msg(s->to_root, &m, &used, deadline);
+        if (r == 0 && m.type == RDV_MSG_CHALLENGE) {
+                memcpy(s->to_root->root_challenge, m.challenge, RDV_CHALLENGE_BYTES);
+                struct rdv_msg hello = {.type = RDV_MSG_HELLO, .rank = (uint32_t)rank, .size = (uint32_t)size};
+                memcpy(hello.key, s->ranks.job_key, sizeof(hello.key));
+                if (!fresh_challenge(hello.challenge)) {
+                        strbuf_printf(err, err_size, "rank %d cannot draw a random challenge: %s", rank, strerror(errno));
+                        return -EIO;
+                }
+                memcpy(s->to_root->rank_challenge, hello.challenge, RDV_CHALLENGE_BYTES);
+                rdv_msg_mac(s->ranks.secret, s->ranks.secret_len, &hello, s->to_root->root_challenge,
+                            hello.challenge, hello.mac);
+                r = send_msg(fd, &hello, deadline);
+                if (r == 0)
+                        r = recv_msg(s->to_root, &m, &used, deadline);
+        }
         if (r == -ETIMEDOUT) {
                 strbuf_printf(
                         err, err_size,
@@ -663,7 +908,7 @@ static int peer_share_tcp(struct rdv_session *s, void *blob, size_t *len, size_t
         }
         if (r < 0) {
                 strbuf_printf(err, err_size, "rank %d of %d: the connection to rank 0 at %s failed: %s", rank, size,
-                              s->where, r == -EBADMSG ? "it does not speak gpuvet's rendezvous" : strerror(-r));
+                              s->where, r == -EBADMSG ? "it does not speak this gpuvet's rendezvous" : strerror(-r));
                 return r;
         }
         if (m.type == RDV_MSG_REFUSE) {
@@ -673,6 +918,16 @@ static int peer_share_tcp(struct rdv_session *s, void *blob, size_t *len, size_t
         }
         if (m.type != RDV_MSG_BLOB || m.size != (uint32_t)size) {
                 strbuf_printf(err, err_size, "rank %d of %d: rank 0 at %s sent no blob", rank, size, s->where);
+                return -EPROTO;
+        }
+        /* whoever holds rank 0's port must hold the secret too before its id is used */
+        if (!rdv_msg_mac_ok(s->ranks.secret, s->ranks.secret_len, &m, s->to_root->root_challenge,
+                            s->to_root->rank_challenge)) {
+                strbuf_printf(err, err_size,
+                              "rank %d of %d: the process at %s did not prove the job's rendezvous secret (%s)", rank,
+                              size, s->where,
+                              s->ranks.secret_len ? "another process holds rank 0's port, or rank 0 has another secret"
+                                                  : "rank 0 has a GPUVET_RENDEZVOUS_SECRET this rank lacks");
                 return -EPROTO;
         }
         if (m.data_len > cap) {
@@ -697,10 +952,20 @@ static void file_name(const struct rdv_session *s, int rank, const char *suffix,
                 snprintf(buf, size, "%s.%d%s", s->addr.path, rank, suffix);
 }
 
-static int write_msg_file(const char *path, const struct rdv_msg *m) {
+static const uint8_t no_challenge[RDV_CHALLENGE_BYTES];
+
+/* Write m to path, with the HMAC that proves the job's secret (no challenges: the files are
+ * tied to rank 0's session by its nonce). */
+static int write_msg_file(const struct rdv_session *s, const char *path, const struct rdv_msg *m) {
         uint8_t buf[RDV_MSG_MAX];
-        size_t n = rdv_msg_encode(m, buf, sizeof(buf));
+        struct rdv_msg signed_msg = *m;
+        rdv_msg_mac(s->ranks.secret, s->ranks.secret_len, &signed_msg, no_challenge, no_challenge, signed_msg.mac);
+        size_t n = rdv_msg_encode(&signed_msg, buf, sizeof(buf));
         return n ? atomic_write(path, buf, n) : -EMSGSIZE;
+}
+
+static bool file_proven(const struct rdv_session *s, const struct rdv_msg *m) {
+        return rdv_msg_mac_ok(s->ranks.secret, s->ranks.secret_len, m, no_challenge, no_challenge);
 }
 
 /* Read a message file: 0 with *m (data into buf), -ENOENT, -EBADMSG (torn or foreign). */
@@ -737,7 +1002,7 @@ static int root_share_file(struct rdv_session *s, const void *blob, size_t len, 
         int size = s->ranks.size;
         struct rdv_msg m = {.type = RDV_MSG_BLOB, .size = (uint32_t)size, .nonce = s->nonce, .data = blob, .data_len = len};
         memcpy(m.key, s->ranks.job_key, sizeof(m.key));
-        int r = write_msg_file(s->addr.path, &m);
+        int r = write_msg_file(s, s->addr.path, &m);
         if (r < 0) {
                 strbuf_printf(err, err_size, "rank 0 cannot write %s: %s", s->addr.path, strerror(-r));
                 return r;
@@ -754,7 +1019,7 @@ static int root_share_file(struct rdv_session *s, const void *blob, size_t len, 
         int waiting = size - 1, pause = 1;
         for (int rank = 1; rank < size; rank++)
                 missing[rank] = true;
-        char path[sizeof(s->addr.path) + 32];
+        char path[sizeof(s->addr.path) + 32], refused[300] = "";
         while (waiting > 0) {
                 for (int rank = 1; rank < size; rank++) {
                         if (!missing[rank])
@@ -763,21 +1028,25 @@ static int root_share_file(struct rdv_session *s, const void *blob, size_t len, 
                         struct rdv_msg j;
                         if (read_msg_file(path, buf, RDV_MSG_MAX, &j) < 0 || j.type != RDV_MSG_HELLO || j.nonce != s->nonce)
                                 continue; /* not there yet, or another run's */
+                        /* a join that is not this rank's is left where it is (the real rank's
+                         * replaces it) and named if the rank never comes: not fatal */
+                        if (!file_proven(s, &j)) {
+                                strbuf_printf(refused, sizeof(refused), "refused %s: it does not prove the job's rendezvous secret",
+                                         path);
+                                continue;
+                        }
+                        if (j.rank != (uint32_t)rank || j.size != (uint32_t)size) {
+                                strbuf_printf(refused, sizeof(refused), "refused %s: it says rank %u of %u, rank 0 says %d ranks",
+                                         path, j.rank, j.size, size);
+                                continue;
+                        }
                         remove_file(path);
                         missing[rank] = false;
                         waiting--;
-                        if (j.rank != (uint32_t)rank || j.size != (uint32_t)size) {
-                                strbuf_printf(err, err_size,
-                                              "rank %d says it is rank %u of %u, rank 0 says %d ranks (%s)", rank,
-                                              j.rank, j.size, size, s->where);
-                                free(missing);
-                                free(buf);
-                                return -EPROTO;
-                        }
                 }
                 int left = left_ms(deadline);
                 if (waiting > 0 && left == 0) {
-                        say_missing(err, err_size, missing, size, "did not join", timeout_ms, s->where, NULL);
+                        say_missing(err, err_size, missing, size, "did not join", timeout_ms, s->where, refused);
                         free(missing);
                         free(buf);
                         return -ETIMEDOUT;
@@ -797,6 +1066,11 @@ static int root_share_file(struct rdv_session *s, const void *blob, size_t len, 
 static int read_blob_file(struct rdv_session *s, uint8_t *buf, struct rdv_msg *m, char *stale, size_t stale_size) {
         if (read_msg_file(s->addr.path, buf, RDV_MSG_MAX, m) < 0 || m->type != RDV_MSG_BLOB)
                 return -ENOENT;
+        if (!file_proven(s, m)) {
+                strbuf_printf(stale, stale_size, "; %s does not prove the job's rendezvous secret (%s)", s->addr.path,
+                              s->ranks.secret_len ? "another secret, or not rank 0's" : "rank 0 has a secret this rank lacks");
+                return -ENOENT;
+        }
         if (strcmp(m->key, s->ranks.job_key) == 0 && m->size == (uint32_t)s->ranks.size)
                 return 0;
         strbuf_printf(stale, stale_size, "; %s holds another run's (job key \"%s\", %u ranks)", s->addr.path, m->key,
@@ -819,7 +1093,7 @@ static int take_blob(struct rdv_session *s, const struct rdv_msg *m, void *blob,
         struct rdv_msg j = {.type = RDV_MSG_HELLO, .rank = (uint32_t)s->ranks.rank, .size = (uint32_t)s->ranks.size,
                             .nonce = s->nonce};
         memcpy(j.key, s->ranks.job_key, sizeof(j.key));
-        int r = write_msg_file(join_path, &j);
+        int r = write_msg_file(s, join_path, &j);
         if (r < 0)
                 strbuf_printf(err, err_size, "rank %d cannot write %s: %s", s->ranks.rank, join_path, strerror(-r));
         return r;
@@ -900,7 +1174,7 @@ int rdv_share(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsign
         if (r == 0)
                 s->shared = true;
         /* every rank is in: nobody else may join, and the port is free again at once */
-        close_fd(&s->listen_fd);
+        close_listening(s);
         return r;
 }
 
@@ -1041,7 +1315,7 @@ static int root_gather_file(struct rdv_session *s, struct rdv_gathered *g, int64
                         file_name(s, r, "", path, sizeof(path));
                         struct rdv_msg m;
                         if (read_msg_file(path, buf, RDV_MSG_MAX, &m) < 0 || m.type != RDV_MSG_RESULT || m.nonce != s->nonce ||
-                            m.rank != (uint32_t)r)
+                            m.rank != (uint32_t)r || !file_proven(s, &m))
                                 continue;
                         kept &= keep_result(&g->ranks[r], m.status == 0, m.data, m.data_len);
                         missing[r] = false;
@@ -1075,7 +1349,7 @@ static int peer_gather_file(struct rdv_session *s, bool ok, const void *data, si
         memcpy(m.key, s->ranks.job_key, sizeof(m.key));
         char path[sizeof(s->addr.path) + 32];
         file_name(s, rank, "", path, sizeof(path));
-        int r = write_msg_file(path, &m);
+        int r = write_msg_file(s, path, &m);
         if (r < 0) {
                 strbuf_printf(err, err_size, "rank %d cannot write %s: %s", rank, path, strerror(-r));
                 return r;
@@ -1144,7 +1418,7 @@ void rdv_gathered_free(struct rdv_gathered *g) {
 void rdv_close(struct rdv_session *s) {
         if (!s)
                 return;
-        close_fd(&s->listen_fd);
+        close_listening(s);
         if (s->peers)
                 for (int r = 0; r < s->ranks.size; r++)
                         close_fd(&s->peers[r].fd);
@@ -1160,5 +1434,6 @@ void rdv_close(struct rdv_session *s) {
                         remove_file(path);
                 }
         }
+        explicit_bzero(s, sizeof(*s)); /* the job's secret */
         free(s);
 }

@@ -28,6 +28,11 @@
 #define RDV_GATHER_MAX 4096  /* what each rank gives the gather */
 #define RDV_DEFAULT_PORT_BASE 29500u
 #define RDV_DERIVED_PORTS 1000u /* Slurm-derived ports: base .. base + 999 */
+#define RDV_SECRET_MIN 16     /* bytes: a shorter secret is refused as guessable */
+#define RDV_SECRET_MAX 1024
+#define RDV_CHALLENGE_BYTES 16
+#define RDV_MAC_BYTES 32      /* HMAC-SHA256 */
+#define RDV_MAX_LISTEN 16     /* rank 0's listening sockets (one per address it binds) */
 
 enum rdv_launcher {
         RDV_LAUNCHER_NONE,    /* one process, nothing launched it with ranks */
@@ -44,6 +49,11 @@ struct rdv_ranks {
         int rank, size;             /* 0 <= rank < size <= RDV_MAX_RANKS */
         int local_rank, local_size; /* on this node; local_size 0 when the launcher does not say */
         char job_key[RDV_KEY_MAX];  /* "" when the launcher names no job (explicit runs) */
+        /* The job's rendezvous secret (rdv_secret_from_env), which every rank proves it holds
+         * and rank 0 proves back; secret_len 0: none, and any process that reaches rank 0's
+         * port and names a free rank is taken for it (docs/bench.md, "Trust"). */
+        size_t secret_len;
+        uint8_t secret[RDV_SECRET_MAX];
 };
 
 /* "none", "gpuvet", "openmpi", "slurm", "pmi", "pmix". */
@@ -73,6 +83,14 @@ const char *rdv_launcher_name(enum rdv_launcher l);
  * number, rank outside 0..size-1, size over RDV_MAX_RANKS, local rank not below the local
  * size, PMIX_RANK without a size). */
 int rdv_ranks_from_env(const char *const *envp, struct rdv_ranks *ret, char *err, size_t err_size);
+
+/* The job's rendezvous secret into ranks->secret: GPUVET_RENDEZVOUS_SECRET (the value's
+ * bytes), else the contents of the file GPUVET_RENDEZVOUS_SECRET_FILE names, without its
+ * trailing newline -- a regular file this user owns that neither its group nor others may
+ * read (as ssh asks of a private key). Neither set: secret_len 0 and 0 returned. -EINVAL
+ * with a message for a secret under RDV_SECRET_MIN or over RDV_SECRET_MAX bytes, or a file
+ * that cannot be read or is open to others; the secret's bytes never appear in a message. */
+int rdv_secret_from_env(const char *const *envp, struct rdv_ranks *ranks, char *err, size_t err_size);
 
 /* Slurm's per-node task counts ("8(x2),4": 8 on nodes 0 and 1, 4 on node 2): the count on
  * node node_index. 0, -EINVAL (malformed), or -ERANGE (fewer nodes than node_index + 1). */
@@ -116,24 +134,41 @@ void rdv_address_format(const struct rdv_address *a, char *buf, size_t size);
 struct rdv_session;
 
 /* Start this rank's part: rank 0 of a tcp address binds and listens at once (so that a
- * port "0" is known, and peers that come early find it), on every address of the node, and
- * raises its soft limit of open files to size + 64 when lower (a connection per rank stays
- * open until rdv_close); the others connect in rdv_share. 0, -EADDRINUSE and the like (rank
- * 0 could not listen), -EMFILE (the hard limit of open files is below size + 64), -ENOMEM;
- * with a message. */
+ * port "0" is known, and peers that come early find it) where the address says: a numeric
+ * address there only (0.0.0.0 or :: for every address of the node); a name on the
+ * addresses it resolves to on this node -- and when those are all loopback while the name
+ * is not localhost's (Debian's /etc/hosts gives the node's own name 127.0.1.1), on the
+ * node's other addresses too, where the other nodes reach it. It raises its soft limit of
+ * open files to size + 64 when lower (a connection per rank stays open until rdv_close);
+ * the others connect in rdv_share. 0, -EADDRNOTAVAIL (the address is not this node's),
+ * -EADDRINUSE and the like (rank 0 could not listen), -EMFILE (the hard limit of open files
+ * is below size + 64), -ENOMEM; with a message. */
 int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, struct rdv_session **ret, char *err,
              size_t err_size);
 /* The port rank 0 listens on (tcp), 0 otherwise. */
 unsigned rdv_bound_port(const struct rdv_session *s);
+/* Rank 0 (tcp): the addresses it listens on, numeric, "127.0.0.1:5000, [::1]:5000". */
+void rdv_listening(const struct rdv_session *s, char *buf, size_t size);
+/* Where rank 0 tells what it refused while it waits (a connection that was no rank, a
+ * forged or malformed hello): one line each, "refused 127.0.0.1:40312: why". NULL: only
+ * the last one, in the timeout's message. */
+void rdv_set_log(struct rdv_session *s, void (*log)(void *ctx, const char *line), void *ctx);
 
 /* Rank 0: give blob[0..*len) to every other rank, returning once all size - 1 have joined
  * and been answered (then it stops listening). Others: wait for rank 0 (connecting again
  * until the deadline: it may start later) and receive its blob into blob (capacity cap), its
  * length in *len; over a file, they return once rank 0 has seen them. Once per session.
- * Returns 0; -ETIMEDOUT ("rank 3 of 4 did not join within 30 s (tcp://host:port)", or
- * "rank 2 of 4: rank 0 at ... did not answer within 30 s"); -EPROTO when rank 0 refused
- * this rank or a peer disagreed (world size, duplicate rank, job key: named in the
- * message); -ENXIO (rank 0's host name does not resolve: told at once, not at the
+ * Over tcp, rank 0 first sends each connection a challenge; a rank answers with its HELLO
+ * and an HMAC of both sides' challenges, its rank, world size and job key under the job's
+ * secret, and rank 0's blob comes with an HMAC the rank checks in turn, so neither side
+ * takes the other's word without the secret. Rank 0 refuses, tells rdv_set_log's log, and
+ * drops a connection that is not a rank of this job -- a wrong proof, a malformed message,
+ * another job key or world size, a rank out of range or already taken -- and goes on
+ * waiting for the real rank: nothing a connection sends ends the rendezvous.
+ * Returns 0; -ETIMEDOUT ("rank 3 of 4 did not join within 30 s (tcp://host:port); refused:
+ * ..." naming the last refusal); "rank 2 of 4: rank 0 at ... did not answer within 30 s");
+ * -EPROTO when rank 0 refused this rank (why in the message), or rank 0 could not prove the
+ * secret; -ENXIO (rank 0's host name does not resolve: told at once, not at the
  * deadline); -EMSGSIZE (blob over RDV_BLOB_MAX or cap); others from the system calls. */
 int rdv_share(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsigned timeout_ms, char *err,
               size_t err_size);
@@ -171,11 +206,12 @@ void rdv_close(struct rdv_session *s);
 /* ---- the wire (and file) format, exposed for the fuzzer and the tests ------------------
  * Header: magic "GVRV", version (u16), type (u16), payload length (u32), FNV-1a checksum of
  * the payload (u32); payload: rank (u32), size (u32), nonce (u64), status (u8), key length
- * (u8), the key, the data; all little-endian. */
+ * (u8), challenge (16 bytes), mac (32 bytes), the key, the data; all little-endian.
+ * Version 2 added the challenge and the mac (version 1 ranks are refused as malformed). */
 #define RDV_MSG_MAGIC 0x56525647u /* "GVRV" read as little-endian */
-#define RDV_MSG_VERSION 1u
+#define RDV_MSG_VERSION 2u
 #define RDV_MSG_HEADER 16u
-#define RDV_MSG_FIXED 18u
+#define RDV_MSG_FIXED (18u + RDV_CHALLENGE_BYTES + RDV_MAC_BYTES)
 #define RDV_MSG_MAX (RDV_MSG_HEADER + RDV_MSG_FIXED + 255u + RDV_GATHER_MAX)
 
 enum rdv_msg_type {
@@ -184,6 +220,7 @@ enum rdv_msg_type {
         RDV_MSG_REFUSE,    /* rank 0 to a rank it refuses: data is why */
         RDV_MSG_RESULT,    /* a rank's gathered blob; status 0 ok, 1 failed */
         RDV_MSG_RELEASE,   /* rank 0 to all: the gather is complete */
+        RDV_MSG_CHALLENGE, /* rank 0 to a connection it accepted: challenge is its nonce */
         RDV_MSG_TYPE_COUNT,
 };
 
@@ -192,6 +229,8 @@ struct rdv_msg {
         uint32_t rank, size;
         uint64_t nonce; /* rank 0's session, so that the files of another run are ignored */
         uint8_t status;
+        uint8_t challenge[RDV_CHALLENGE_BYTES]; /* CHALLENGE: rank 0's; HELLO: the rank's */
+        uint8_t mac[RDV_MAC_BYTES];             /* rdv_msg_mac: HELLO, BLOB, and the files */
         char key[RDV_KEY_MAX];
         const uint8_t *data; /* into the parsed buffer (rdv_msg_parse), or the caller's */
         size_t data_len;     /* <= RDV_GATHER_MAX */
@@ -205,3 +244,12 @@ size_t rdv_msg_encode(const struct rdv_msg *m, uint8_t *buf, size_t cap);
  * when it is not one (magic, version, type, length over RDV_MSG_MAX, checksum, a key
  * longer than the payload or with a NUL). Pure: no I/O, no allocation. */
 int rdv_msg_parse(const uint8_t *buf, size_t len, struct rdv_msg *ret, size_t *ret_used);
+/* The HMAC-SHA256, under secret (secret_len 0: an empty key, which proves nothing), of m's
+ * type, rank, size, nonce, status, key and data, with the two challenges of its exchange
+ * (rank 0's, then the rank's; zeros where there are none); m->mac is not part of it. */
+void rdv_msg_mac(const uint8_t *secret, size_t secret_len, const struct rdv_msg *m,
+                 const uint8_t root_challenge[RDV_CHALLENGE_BYTES], const uint8_t rank_challenge[RDV_CHALLENGE_BYTES],
+                 uint8_t ret[RDV_MAC_BYTES]);
+/* Whether m->mac is that HMAC (compared in constant time). */
+bool rdv_msg_mac_ok(const uint8_t *secret, size_t secret_len, const struct rdv_msg *m,
+                    const uint8_t root_challenge[RDV_CHALLENGE_BYTES], const uint8_t rank_challenge[RDV_CHALLENGE_BYTES]);

@@ -1,9 +1,12 @@
-/* The rendezvous' messages, on the wire and in files (rendezvous.h): framing, encoding and
- * the pure parser the fuzzer drives (tests/fuzz/fuzz_rendezvous.c). */
+/* The rendezvous' messages, on the wire and in files (rendezvous.h): framing, encoding, the
+ * pure parser the fuzzer drives (tests/fuzz/fuzz_rendezvous.c), and the HMAC that proves a
+ * message's sender holds the job's secret (Nettle's HMAC-SHA256). */
 #include "bench/rendezvous.h"
 
 #include <errno.h>
 #include <string.h>
+
+#include <nettle/hmac.h>
 
 static void put_u16(uint8_t *p, uint16_t v) {
         p[0] = (uint8_t)v;
@@ -45,6 +48,8 @@ size_t rdv_msg_encode(const struct rdv_msg *m, uint8_t *buf, size_t cap) {
         put_u64(p + 8, m->nonce);
         p[16] = m->status;
         p[17] = (uint8_t)key_len;
+        memcpy(p + 18, m->challenge, RDV_CHALLENGE_BYTES);
+        memcpy(p + 18 + RDV_CHALLENGE_BYTES, m->mac, RDV_MAC_BYTES);
         memcpy(p + RDV_MSG_FIXED, m->key, key_len);
         if (m->data_len)
                 memcpy(p + RDV_MSG_FIXED + key_len, m->data, m->data_len);
@@ -88,9 +93,46 @@ int rdv_msg_parse(const uint8_t *buf, size_t len, struct rdv_msg *ret, size_t *r
                 .data = data_len ? p + RDV_MSG_FIXED + key_len : NULL,
                 .data_len = data_len,
         };
+        memcpy(m.challenge, p + 18, RDV_CHALLENGE_BYTES);
+        memcpy(m.mac, p + 18 + RDV_CHALLENGE_BYTES, RDV_MAC_BYTES);
         memcpy(m.key, p + RDV_MSG_FIXED, key_len);
         m.key[key_len] = '\0';
         *ret = m;
         *ret_used = RDV_MSG_HEADER + payload;
         return 0;
+}
+
+void rdv_msg_mac(const uint8_t *secret, size_t secret_len, const struct rdv_msg *m,
+                 const uint8_t root_challenge[RDV_CHALLENGE_BYTES], const uint8_t rank_challenge[RDV_CHALLENGE_BYTES],
+                 uint8_t ret[RDV_MAC_BYTES]) {
+        /* a fixed layout with the key's length, so that no two messages hash the same bytes */
+        static const uint8_t label[] = "gpuvet rendezvous v2";
+        uint8_t fixed[2 + 4 + 4 + 8 + 1 + 1];
+        size_t key_len = strnlen(m->key, RDV_KEY_MAX - 1);
+        put_u16(fixed, (uint16_t)m->type);
+        put_u32(fixed + 2, m->rank);
+        put_u32(fixed + 6, m->size);
+        put_u64(fixed + 10, m->nonce);
+        fixed[18] = m->status;
+        fixed[19] = (uint8_t)key_len;
+        struct hmac_sha256_ctx ctx;
+        hmac_sha256_set_key(&ctx, secret_len, secret_len ? secret : (const uint8_t *)"");
+        hmac_sha256_update(&ctx, sizeof(label), label);
+        hmac_sha256_update(&ctx, RDV_CHALLENGE_BYTES, root_challenge);
+        hmac_sha256_update(&ctx, RDV_CHALLENGE_BYTES, rank_challenge);
+        hmac_sha256_update(&ctx, sizeof(fixed), fixed);
+        hmac_sha256_update(&ctx, key_len, (const uint8_t *)m->key);
+        if (m->data_len)
+                hmac_sha256_update(&ctx, m->data_len, m->data);
+        hmac_sha256_digest(&ctx, RDV_MAC_BYTES, ret);
+}
+
+bool rdv_msg_mac_ok(const uint8_t *secret, size_t secret_len, const struct rdv_msg *m,
+                    const uint8_t root_challenge[RDV_CHALLENGE_BYTES], const uint8_t rank_challenge[RDV_CHALLENGE_BYTES]) {
+        uint8_t want[RDV_MAC_BYTES];
+        rdv_msg_mac(secret, secret_len, m, root_challenge, rank_challenge, want);
+        uint8_t diff = 0; /* every byte compared: the time says nothing of where they differ */
+        for (size_t i = 0; i < RDV_MAC_BYTES; i++)
+                diff |= (uint8_t)(want[i] ^ m->mac[i]);
+        return diff == 0;
 }

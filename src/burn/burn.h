@@ -110,7 +110,7 @@ enum burn_end {
         BURN_END_STOPPED,   /* stopped early by a signal to gpuvet */
         BURN_END_ERROR,     /* a device call failed (error names it) */
         BURN_END_HUNG,      /* silent past the hang deadline: killed */
-        BURN_END_CRASHED,   /* the worker died without saying why */
+        BURN_END_CRASHED,   /* the worker died or its report broke (error says so, whole) */
 };
 const char *burn_end_name(enum burn_end e);
 

@@ -76,9 +76,14 @@ static void run_run(const struct check_info *self, const struct facts *f, struct
                                          "library), then rerun");
                         break;
                 case BURN_END_CRASHED:
+                        /* the runner's error is the whole story already ("the worker died:
+                         * Killed", "the worker exited (status 1) without a report") */
+                        result_status(r, STATUS_ERROR, "%s",
+                                      d->error[0] ? d->error : "the worker died without saying why");
+                        result_remedy(r, "look for Xid errors and the kernel log around the time of the run; rerun");
+                        break;
                 case BURN_END_NOT_RUN:
-                        result_status(r, STATUS_ERROR, "the worker %s: %s",
-                                      d->end == BURN_END_CRASHED ? "died" : "never started",
+                        result_status(r, STATUS_ERROR, "the worker never started: %s",
                                       d->error[0] ? d->error : "no reason given");
                         result_remedy(r, "look for Xid errors and the kernel log around the time of the run; rerun");
                         break;

@@ -41,7 +41,10 @@ int nccl_launch_detect(const char *spec, unsigned join_timeout_s, struct nccl_la
         }
         r = spec ? rdv_address_parse(spec, &lr->addr, err, errsize)
                  : rdv_address_default(envp, &lr->ranks, &lr->addr, err, errsize);
+        if (r == 0)
+                r = rdv_secret_from_env(envp, &lr->ranks, err, errsize);
         if (r < 0) {
+                explicit_bzero(lr, sizeof(*lr));
                 free(lr);
                 return r == -ENOENT ? -EINVAL : r;
         }
@@ -57,12 +60,20 @@ int nccl_launch_detect(const char *spec, unsigned join_timeout_s, struct nccl_la
         return 0;
 }
 
+/* What rank 0 refused while it waited: told at once, whatever -q says, since it may be
+ * someone else's process at the job's port. */
+static void log_refusal(void *ctx, const char *line) {
+        (void)ctx;
+        fprintf(stderr, "gpuvet: bench nccl: rendezvous: %s\n", line);
+}
+
 int nccl_launch_share_id(void *launch, unsigned char id[COLL_ID_BYTES], char *err, size_t errsize) {
         struct nccl_launch *l = launch;
         struct launch_rdv *lr = l->rdv;
         int r = rdv_open(&lr->ranks, &lr->addr, &lr->session, err, errsize);
         if (r < 0)
                 return r;
+        rdv_set_log(lr->session, log_refusal, NULL);
         size_t len = l->rank == 0 ? COLL_ID_BYTES : 0;
         r = rdv_share(lr->session, id, &len, COLL_ID_BYTES, l->join_timeout_s * 1000u, err, errsize);
         if (r == 0 && len != COLL_ID_BYTES) {
@@ -127,8 +138,10 @@ char **nccl_launch_environment(void) {
 
 void nccl_launch_done(struct nccl_launch *l) {
         struct launch_rdv *lr = l->rdv;
-        if (lr)
+        if (lr) {
                 rdv_close(lr->session);
+                explicit_bzero(lr, sizeof(*lr)); /* the secret */
+        }
         free(lr);
         l->rdv = NULL;
 }

@@ -15,8 +15,13 @@
   file; a run that fails (exit 2) keeps the previous report byte for byte;
 - the serve unit's ExecStart, run as written on the fake NVML (its port moved to a free one),
   answers /health, exports every check id of that report, follows the report when the check
-  service rewrites it (a degraded machine's verdicts), and exits 0 on SIGTERM.
-Skips (77) after the rest when systemd-analyze is missing."""
+  service rewrites it (a degraded machine's verdicts), and exits 0 on SIGTERM;
+- systemd-analyze security --offline=true rates both services 3.0 or less ("OK"), while the
+  sandbox keeps what each needs: the check its two capabilities (PCI configuration space,
+  the kernel log) and /dev/kmsg, both the NVIDIA devices.
+Skips (77) after the rest when systemd-analyze is missing (the security rating also when it
+is older than systemd 250's --offline)."""
+import re
 import json
 import os
 import shlex
@@ -36,6 +41,8 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 UNITS_DIR = os.path.join(REPO, "deploy", "systemd")
 UNITS = ("gpuvet-check.service", "gpuvet-check.timer", "gpuvet-serve.service")
 PCI_IDS = os.path.join(REPO, "tests", "fixtures", "pci.ids")
+SERVICES = ("gpuvet-check.service", "gpuvet-serve.service")
+MAX_EXPOSURE = 3.0
 INSTALLED = "/usr/bin/gpuvet"
 STATE = "/var/lib/gpuvet"
 
@@ -80,6 +87,39 @@ def verify(gpuvet, outdir):
         f.write(text)
     p = subprocess.run([analyze, "verify", bogus], capture_output=True, text=True, timeout=60 * fakeenv.time_scale())
     check("ExecStrat" in p.stdout + p.stderr, "systemd-analyze verify names an unknown key (ExecStrat)")
+    return True
+
+
+def security(units):
+    """systemd-analyze security --offline=true: each service's overall exposure at most
+    MAX_EXPOSURE; False when this systemd-analyze cannot rate a unit file offline."""
+    analyze = shutil.which("systemd-analyze")
+    if not analyze:
+        return False
+    for name in SERVICES:
+        p = subprocess.run([analyze, "security", "--offline=true", "--no-pager", os.path.join(UNITS_DIR, name)],
+                           capture_output=True, text=True, timeout=60 * fakeenv.time_scale())
+        out = p.stdout + p.stderr
+        m = re.search(r"Overall exposure level for %s: ([0-9.]+)" % re.escape(name), out)
+        if not m and ("--offline" in out or "Unknown command verb" in out or "unrecognized option" in out):
+            return False  # systemd < 250
+        exposure = float(m.group(1)) if m else None
+        weak = "\n".join(line for line in out.splitlines() if line.startswith("\u2717"))
+        check(exposure is not None and exposure <= MAX_EXPOSURE,
+              "systemd-analyze security rates %s %s, at most %.1f wanted; exposed:\n%s" % (
+                  name, exposure, MAX_EXPOSURE, weak if m else out[-1500:]))
+    checker, serve = units["gpuvet-check.service"]["Service"], units["gpuvet-serve.service"]["Service"]
+    caps = set(" ".join(checker.get("CapabilityBoundingSet", [])).split())
+    check(caps == {"CAP_SYS_ADMIN", "CAP_SYSLOG"},
+          "the check keeps CAP_SYS_ADMIN (PCI config space past 64 bytes) and CAP_SYSLOG (/dev/kmsg): %s" % caps)
+    check("/dev/kmsg r" in checker.get("DeviceAllow", []) and checker.get("ProtectKernelLogs", ["no"]) == ["no"],
+          "the check may read /dev/kmsg (gpu.xid): DeviceAllow %s" % checker.get("DeviceAllow"))
+    for name, svc in (("gpuvet-check.service", checker), ("gpuvet-serve.service", serve)):
+        check(svc.get("DevicePolicy") == ["closed"] and "char-nvidia-frontend rw" in svc.get("DeviceAllow", []),
+              "%s opens the NVIDIA devices under DevicePolicy=closed: %s" % (name, svc.get("DeviceAllow")))
+        check(svc.get("ProtectProc", ["default"]) == ["default"],
+              "%s sees every process in /proc (who holds a GPU, its job or pod)" % name)
+    check(serve.get("CapabilityBoundingSet") == [""], "the exporter runs with no capability")
     return True
 
 
@@ -185,10 +225,14 @@ def main():
     json_path = structure(units)
     run_units(units, gpuvet, fake_lib, outdir, json_path)
     verified = verify(gpuvet, outdir)
+    rated = verified and security(units)
     if finish():
         return 1
     if not verified:
         print("SKIP: systemd-analyze not installed (package systemd): the units were not verified by systemd")
+        return 77
+    if not rated:
+        print("SKIP: this systemd-analyze has no security --offline (systemd < 250): the units were not rated")
         return 77
     return 0
 

@@ -4,8 +4,11 @@
  * rdv_ranks_from_env and rdv_address_default; 2: the input as a Slurm host list, per-node
  * task counts and an address spec. Invariants, checked with abort(): a parsed message lies
  * within the input, its key is terminated and its data bounded, and it encodes back to the
- * very bytes it was parsed from; accepted ranks satisfy 0 <= rank < size <= 65536 and
- * local_rank < local_size when that is known; every refusal leaves a terminated message;
+ * very bytes it was parsed from (challenge and mac included); its mac computed under a
+ * secret proves it under that secret only, and not once a bit of it or of the message
+ * changes; accepted ranks satisfy 0 <= rank < size <= 65536 and
+ * local_rank < local_size when that is known; a secret taken from the environment is none
+ * or RDV_SECRET_MIN..RDV_SECRET_MAX bytes; every refusal leaves a terminated message;
  * a host list's first host is non-empty and has no brackets or commas. */
 #include "bench/rendezvous.h"
 
@@ -15,6 +18,25 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void proofs(const struct rdv_msg *parsed) {
+        static const uint8_t secret[] = "a secret of the fuzzed job", other[] = "a secret of another job";
+        struct rdv_msg m = *parsed;
+        uint8_t peer[RDV_CHALLENGE_BYTES];
+        memcpy(peer, m.challenge, sizeof(peer));
+        rdv_msg_mac(secret, sizeof(secret) - 1, &m, m.challenge, peer, m.mac);
+        if (!rdv_msg_mac_ok(secret, sizeof(secret) - 1, &m, m.challenge, peer) ||
+            rdv_msg_mac_ok(other, sizeof(other) - 1, &m, m.challenge, peer) ||
+            rdv_msg_mac_ok((const uint8_t *)"", 0, &m, m.challenge, peer))
+                abort();
+        m.mac[m.rank % RDV_MAC_BYTES] ^= 1;
+        if (rdv_msg_mac_ok(secret, sizeof(secret) - 1, &m, m.challenge, peer))
+                abort();
+        m.mac[m.rank % RDV_MAC_BYTES] ^= 1;
+        m.rank ^= 1; /* the rank is what a forger would change */
+        if (rdv_msg_mac_ok(secret, sizeof(secret) - 1, &m, m.challenge, peer))
+                abort();
+}
 
 static void messages(const uint8_t *data, size_t size) {
         static uint8_t again[RDV_MSG_MAX];
@@ -34,6 +56,7 @@ static void messages(const uint8_t *data, size_t size) {
                 size_t n = rdv_msg_encode(&m, again, sizeof(again));
                 if (n != used || memcmp(again, data + at, n) != 0)
                         abort();
+                proofs(&m);
                 at += used;
         }
 }
@@ -61,6 +84,19 @@ static void environment(const uint8_t *data, size_t size) {
         if (r.rank < 0 || r.rank >= r.size || r.size > RDV_MAX_RANKS || r.launcher >= RDV_LAUNCHER_COUNT ||
             (r.local_size && r.local_rank >= r.local_size) || strnlen(r.job_key, RDV_KEY_MAX) == RDV_KEY_MAX)
                 abort();
+        /* not with a file to read: a fuzzer's input must not open the machine's files */
+        bool names_file = false;
+        for (size_t i = 0; i < n; i++)
+                names_file |= strncmp(envp[i], "GPUVET_RENDEZVOUS_SECRET_FILE=", 30) == 0;
+        memset(err, 'x', sizeof(err));
+        if (!names_file) {
+                if (rdv_secret_from_env(envp, &r, err, sizeof(err)) < 0) {
+                        if (strnlen(err, sizeof(err)) == sizeof(err))
+                                abort();
+                } else if (r.secret_len && (r.secret_len < RDV_SECRET_MIN || r.secret_len > RDV_SECRET_MAX)) {
+                        abort();
+                }
+        }
         struct rdv_address a;
         memset(err, 'x', sizeof(err));
         if (rdv_address_default(envp, &r, &a, err, sizeof(err)) < 0) {

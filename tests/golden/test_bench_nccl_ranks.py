@@ -5,12 +5,19 @@ through the rendezvous (tcp and file), share NCCL's id, and run the sweep throug
 libnccl across processes; rank 0 reports for the job. Also: a rank that never comes (a
 timeout naming it, never a hang), wrong results on one rank only, a hang on one rank, and
 the network's expectation across "nodes" from the node's RDMA ports. Fakes' figures, not a
-GPU's.
+GPU's. And the rendezvous under attack (issue 38, N14): rank 0 of tcp://127.0.0.1:P listens
+on 127.0.0.1 only (/proc/net/tcp); a process that sends rank 0 a HELLO "rank 1 of 2" or
+"rank 5 of 2" before the real rank 1 (the review's reproducer, and the same in the current
+framing, without and with the job's secret) is refused and logged, and the job completes
+with the real rank 1.
 
 Usage: test_bench_nccl_ranks.py GPUVET FAKE_LIBCUDA FAKE_LIBNCCL"""
+import hashlib
+import hmac
 import json
 import os
 import shutil
+import struct
 import socket
 import subprocess
 import sys
@@ -72,7 +79,159 @@ def job(size, args, rendezvous, env=None, per_rank_env=None, ranks=None, local_s
     return results, time.monotonic() - t0
 
 
+MAGIC = 0x56525647
+HELLO, BLOB, REFUSE, CHALLENGE = 1, 2, 3, 6
+
+
+def fnv1a(data):
+    h = 2166136261
+    for b in data:
+        h = ((h ^ b) * 16777619) & 0xffffffff
+    return h
+
+
+def frame_v1(mtype, rank, size, key=b""):
+    """The review's reproducer: a version 1 message (no challenge, no mac)."""
+    payload = struct.pack("<IIQBB", rank, size, 0, 0, len(key)) + key
+    return struct.pack("<IHHII", MAGIC, 1, mtype, len(payload), fnv1a(payload)) + payload
+
+
+def frame_v2(mtype, rank, size, key=b"", challenge=b"\0" * 16, mac=b"\0" * 32):
+    payload = struct.pack("<IIQBB", rank, size, 0, 0, len(key)) + challenge + mac + key
+    return struct.pack("<IHHII", MAGIC, 2, mtype, len(payload), fnv1a(payload)) + payload
+
+
+def mac_v2(secret, mtype, rank, size, key, root_challenge, rank_challenge):
+    """src/bench/rendezvous_msg.c's rdv_msg_mac, written again from its layout."""
+    text = (b"gpuvet rendezvous v2\0" + root_challenge + rank_challenge +
+            struct.pack("<HIIQBB", mtype, rank, size, 0, 0, len(key)) + key)
+    return hmac.new(secret, text, hashlib.sha256).digest()
+
+
+def read_msg(sock):
+    """(type, payload) of one message, or None when the connection ends first."""
+    buf = b""
+    while len(buf) < 16 or len(buf) < 16 + struct.unpack("<I", buf[8:12])[0]:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        buf += chunk
+    return struct.unpack("<H", buf[6:8])[0], buf[16:16 + struct.unpack("<I", buf[8:12])[0]]
+
+
+def connect(port):
+    deadline = time.monotonic() + 30 * SCALE
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=30 * SCALE)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def forge(port, version, rank, size, secret=b""):
+    """A process that is no rank says it is `rank` of `size`; rank 0's answer's type, or None."""
+    with connect(port) as s:
+        if version == 1:
+            s.sendall(frame_v1(HELLO, rank, size))
+            answer = read_msg(s)
+            return answer and answer[0]
+        challenge = read_msg(s)
+        if not challenge or challenge[0] != CHALLENGE:
+            return None
+        root_challenge, mine = challenge[1][18:34], b"\x42" * 16
+        s.sendall(frame_v2(HELLO, rank, size, challenge=mine,
+                           mac=mac_v2(secret, HELLO, rank, size, b"", root_challenge, mine)))
+        answer = read_msg(s)
+        while answer and answer[0] == CHALLENGE:
+            answer = read_msg(s)
+        return answer and answer[0]
+
+
+def listening(port):
+    """The local addresses of the sockets listening on port, from /proc/net/tcp and tcp6."""
+    out = []
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(name).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            addr, p = local.split(":")
+            if state == "0A" and int(p, 16) == port:
+                out.append(addr)
+    return out
+
+
+def attacked_job(attacks, env=None, secret=None):
+    """Rank 0 of 2 on tcp://127.0.0.1:P; once it listens, the attacks (forge's arguments) and
+    then the real rank 1. (rank 0's code, its stderr, the attacks' answers, rank 1's code,
+    the addresses rank 0 listened on)."""
+    port = free_port()
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("FAKE_", "NCCL_", "SLURM_", "OMPI_", "PMI_", "PMIX_", "GPUVET_", "MASTER_"))}
+    base.update({"GPUVET_CUDA_LIB": FAKE_CUDA, "GPUVET_NCCL_LIB": FAKE_NCCL, "FAKE_CUDA_DEVICES": "1",
+                 "FAKE_NCCL_LAT_US": "0", "GPUVET_WORLD_SIZE": "2"})
+    if secret:
+        base["GPUVET_RENDEZVOUS_SECRET"] = secret
+    base.update(env or {})
+    argv = [GPUVET, "bench", "nccl", "--rendezvous", "tcp://127.0.0.1:%d" % port, "-q", "-C", "all_reduce", "-b", "1K",
+            "-e", "4K", "-n", "2", "--join-timeout", str(round(30 * SCALE))]
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "rank0.json")
+        root = subprocess.Popen(argv + ["--json", out], env=dict(base, GPUVET_RANK="0"), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        answers, bound, peer = [], [], None
+        try:
+            deadline = time.monotonic() + 30 * SCALE
+            while not listening(port) and time.monotonic() < deadline and root.poll() is None:
+                time.sleep(0.05)
+            bound = listening(port)
+            answers = [forge(port, *a) for a in attacks]
+            peer = subprocess.run(argv, env=dict(base, GPUVET_RANK="1"), capture_output=True, text=True,
+                                  timeout=120 * SCALE)
+            _, err = root.communicate(timeout=120 * SCALE)
+        except (subprocess.TimeoutExpired, OSError) as e:
+            root.kill()
+            _, err = root.communicate()
+            err += " (%s)" % e
+        rep = json.load(open(out)) if os.path.exists(out) else None
+    return root.returncode, err, answers, peer, bound, rep
+
+
+def attack_cases():
+    # rank 0 of tcp://127.0.0.1:P listens on 127.0.0.1 only, not on every address
+    code, err, answers, peer, bound, rep = attacked_job([])
+    check(bound and all(a == "0100007F" for a in bound), "tcp://127.0.0.1:P: rank 0 listens on 127.0.0.1 only: %s"
+          % bound)
+    check(code == 0 and peer and peer.returncode == 0, "the job completes: %s %s" % (code, err[-300:]))
+
+    # the review's reproducer, then "rank 5 of 2" in the framing of the day (no secret: its
+    # proof is the HMAC under an empty key, which anyone can make): refused, not fatal
+    code, err, answers, peer, bound, rep = attacked_job([(1, 1, 2), (1, 5, 2), (2, 5, 2)])
+    check(code == 0 and peer and peer.returncode == 0 and rep and
+          [x["state"] for x in rep["job"]["outcomes"]] == ["ok", "ok"],
+          "forged hellos (v1 rank 1 of 2, rank 5 of 2) do not take rank 1's place or end the job: rank 0 %s, "
+          "rank 1 %s: %s %s" % (code, peer and peer.returncode, err[-400:], peer and peer.stderr[-300:]))
+    check(answers[0] != BLOB and answers[2] == REFUSE, "no blob for the forgers, rank 5 refused: %s" % answers)
+    check("refused 127.0.0.1:" in err and "a process says it is rank 5 of 2" in err and "not gpuvet's rendezvous" in err,
+          "rank 0 logs what it refused: %s" % err[-600:])
+
+    # with the job's secret: a forger without it is refused, and the real rank 1 joins
+    secret = "3f9a1c0e7b2d48a6915e0c7d2b4f6a81"
+    code, err, answers, peer, bound, rep = attacked_job(
+        [(2, 1, 2, b"not the secret, guessed"), (2, 1, 2, b"")], secret=secret)
+    check(code == 0 and peer and peer.returncode == 0 and answers == [REFUSE, REFUSE],
+          "with GPUVET_RENDEZVOUS_SECRET, forgers are refused and the job completes: %s %s %s" % (
+              code, answers, err[-400:]))
+    check("did not prove the job's rendezvous secret" in err, "rank 0 logs the failed proof: %s" % err[-400:])
+    check(secret not in err and secret not in (peer.stderr if peer else ""), "the secret is never printed")
+
+
 def main():
+    attack_cases()
     sweep = ["-C", "all", "-b", "1K", "-e", "64K", "-f", "8", "-n", "2", "-w", "1"]
     # --- three ranks over tcp: every collective across processes, verified
     res, _ = job(3, sweep, "tcp://127.0.0.1:%d" % free_port(), {"FAKE_NCCL_BUSBW_GBPS": "77"})

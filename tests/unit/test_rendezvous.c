@@ -6,7 +6,10 @@
  * failure, a rank that never comes (rank 0 and a waiting rank both end at their deadline), a
  * disagreeing world size, a rank of another job refused, strangers on the port, a host that
  * does not exist, the limit of open files, a stale file of another job (and of the same key)
- * ignored, ranks silent or gone at the gather, and no file left behind.
+ * ignored, ranks silent or gone at the gather, and no file left behind. The job's secret
+ * (issue 38, N14): forged hellos refused and logged while the real rank joins after them, a
+ * rank or a "rank 0" with another secret not believed, over tcp and a file; the secret from
+ * the environment or a private file; rank 0 listening only where the address says.
  * Success paths have deadlines of 30 s (scaled), the expected timeouts 300 ms; elapsed
  * times are bounded from above generously, never from below beyond the deadline itself. */
 #include <errno.h>
@@ -27,6 +30,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include <cmocka.h>
@@ -355,12 +359,21 @@ struct plan {
         int failing_rank;   /* gives an error string to the gather */
         int size_of[8];     /* the world size each rank believes (0: size) */
         unsigned share_ms;
+        const char *secret;        /* every rank's (NULL: none) */
+        const char *secret_of[8];  /* a rank's own, where it differs */
 };
+
+static void give_secret(struct rdv_ranks *r, const char *secret) {
+        r->secret_len = secret ? strlen(secret) : 0;
+        if (secret)
+                memcpy(r->secret, secret, r->secret_len);
+}
 
 static struct rdv_ranks ranks_for(const struct plan *p, int rank) {
         struct rdv_ranks r = {.launcher = RDV_LAUNCHER_GPUVET, .rank = rank, .size = p->size_of[rank] ? p->size_of[rank] : p->size,
                               .local_rank = rank};
         snprintf(r.job_key, sizeof(r.job_key), "%s", p->key);
+        give_secret(&r, p->secret_of[rank] ? p->secret_of[rank] : p->secret);
         return r;
 }
 
@@ -508,8 +521,12 @@ static void test_strangers(void **state) {
         id[127] = 0xcd;
         size_t len = sizeof(id);
         assert_int_equal(rdv_share(s, id, &len, sizeof(id), OK_MS, err, sizeof(err)), 0);
-        char c;
-        assert_true(read(fd, &c, 1) <= 0); /* dropped: closed, or reset when closed unread */
+        /* dropped: its challenge, then closed (or reset when closed unread) */
+        char c[RDV_MSG_MAX];
+        ssize_t got, total = 0;
+        while ((got = read(fd, c, sizeof(c))) > 0)
+                total += got;
+        assert_true(total <= (ssize_t)(RDV_MSG_HEADER + RDV_MSG_FIXED));
         struct rdv_gathered g;
         assert_int_equal(rdv_gather(s, true, "", 0, &g, OK_MS, err, sizeof(err)), 0);
         rdv_gathered_free(&g);
@@ -722,7 +739,9 @@ static void test_missing_rank(void **state) {
         rmdir(dir);
 }
 
-/* A rank that believes in another world size: rank 0 refuses the run, naming it. */
+/* A rank that believes in another world size: rank 0 refuses it, naming why, and waits on
+ * for the real rank 1 (nothing a connection says ends the rendezvous): at its deadline it
+ * names the refusal. */
 static void test_wrong_size(void **state) {
         (void)state;
         struct plan p = {.size = 2, .failing_rank = -1, .size_of = {0, 3}};
@@ -731,8 +750,8 @@ static void test_wrong_size(void **state) {
         pid_t pid = spawn(&p, 1);
         unsigned char id[128] = {0};
         size_t len = sizeof(id);
-        assert_int_equal(rdv_share(s, id, &len, sizeof(id), OK_MS, err, sizeof(err)), -EPROTO);
-        if (!strstr(err, "rank 1 says the world size is 3, rank 0 says 2"))
+        assert_int_equal(rdv_share(s, id, &len, sizeof(id), (unsigned)SCALED_MS(3000), err, sizeof(err)), -ETIMEDOUT);
+        if (!strstr(err, "rank 1 of 2 did not join") || !strstr(err, "rank 1 says the world size is 3, rank 0 says 2"))
                 fail_msg("message: %s", err);
         rdv_close(s);
         assert_int_equal(wait_exit(pid), 12);
@@ -761,6 +780,328 @@ static void test_wrong_size(void **state) {
         rdv_gathered_free(&g);
         rdv_close(s);
         assert_int_equal(wait_exit(pid), 0);
+}
+
+/* ---- the job's secret, forged hellos, where rank 0 listens ------------------------------ */
+
+#define SECRET "0123456789abcdef0123456789abcdef"
+
+/* Connect to rank 0 on 127.0.0.1:port, read its challenge, send a HELLO of rank/size proved
+ * with secret (NULL: a mac of zeros), and return what rank 0 answered (its type), or -1. */
+static int forge_hello(unsigned port, uint32_t rank, uint32_t size, const char *secret, const char *key) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                return -1;
+        uint8_t buf[RDV_MSG_MAX];
+        size_t have = 0, used;
+        struct rdv_msg m;
+        int rc = -1;
+        for (;;) {
+                ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+                if (n <= 0)
+                        goto out;
+                have += (size_t)n;
+                int r = rdv_msg_parse(buf, have, &m, &used);
+                if (r == 0)
+                        break;
+                if (r != -EAGAIN)
+                        goto out;
+        }
+        if (m.type != RDV_MSG_CHALLENGE)
+                goto out;
+        uint8_t root_challenge[RDV_CHALLENGE_BYTES];
+        memcpy(root_challenge, m.challenge, sizeof(root_challenge));
+        struct rdv_msg hello = {.type = RDV_MSG_HELLO, .rank = rank, .size = size};
+        snprintf(hello.key, sizeof(hello.key), "%s", key ? key : "");
+        memset(hello.challenge, 0x42, sizeof(hello.challenge));
+        if (secret)
+                rdv_msg_mac((const uint8_t *)secret, strlen(secret), &hello, root_challenge, hello.challenge, hello.mac);
+        size_t n = rdv_msg_encode(&hello, buf, sizeof(buf));
+        if (write(fd, buf, n) != (ssize_t)n)
+                goto out;
+        have = 0;
+        for (;;) {
+                ssize_t got = read(fd, buf + have, sizeof(buf) - have);
+                if (got <= 0)
+                        goto out;
+                have += (size_t)got;
+                int r = rdv_msg_parse(buf, have, &m, &used);
+                if (r == 0) {
+                        rc = (int)m.type;
+                        break;
+                }
+                if (r != -EAGAIN)
+                        goto out;
+        }
+out:
+        close(fd);
+        return rc;
+}
+
+struct log_lines {
+        int n;
+        char text[8][400];
+};
+
+static void keep_line(void *ctx, const char *line) {
+        struct log_lines *l = ctx;
+        if (l->n < 8)
+                snprintf(l->text[l->n], sizeof(l->text[0]), "%s", line);
+        l->n++;
+}
+
+static bool logged(const struct log_lines *l, const char *what) {
+        for (int i = 0; i < l->n && i < 8; i++)
+                if (strstr(l->text[i], what))
+                        return true;
+        return false;
+}
+
+/* The review's attack (N14): a process sends rank 0 a HELLO "rank 1 of 2" before the real
+ * rank 1. Refused for want of the job's secret, logged, and the real rank 1 joins after it;
+ * so do "rank 5 of 2", rank 0, and a second rank 1, each proved with the right secret: all
+ * refused without ending anything, and the job completes. */
+static void test_forged_hello(void **state) {
+        (void)state;
+        struct plan p = {.size = 2, .failing_rank = -1, .secret = SECRET};
+        assert_int_equal(rdv_address_parse("tcp://127.0.0.1:0", &p.addr, err, sizeof(err)), 0);
+        strcpy(p.key, "7.0");
+        struct rdv_session *s = open_root(&p);
+        struct log_lines log = {0};
+        rdv_set_log(s, keep_line, &log);
+        unsigned port = rdv_bound_port(s);
+        /* the attackers, in a child (rank 0 answers them from rdv_share, here); then the real
+         * rank 1, and then one more rank 1 that must not take its place */
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (forge_hello(port, 1, 2, NULL, "7.0") != RDV_MSG_REFUSE)
+                        _exit(20);
+                if (forge_hello(port, 1, 2, "not the job's secret at all!", "7.0") != RDV_MSG_REFUSE)
+                        _exit(21);
+                if (forge_hello(port, 5, 2, SECRET, "7.0") != RDV_MSG_REFUSE)
+                        _exit(22);
+                if (forge_hello(port, 0, 2, SECRET, "7.0") != RDV_MSG_REFUSE)
+                        _exit(23);
+                if (forge_hello(port, 1, 2, SECRET, "other.0") != RDV_MSG_REFUSE)
+                        _exit(24);
+                run_peer(&p, 1);
+        }
+        unsigned char id[128] = {0};
+        id[0] = 0xab;
+        id[127] = 0xcd;
+        size_t len = sizeof(id);
+        if (rdv_share(s, id, &len, sizeof(id), OK_MS, err, sizeof(err)) != 0)
+                fail_msg("share: %s", err);
+        struct rdv_gathered g;
+        assert_int_equal(rdv_gather(s, true, "", 0, &g, OK_MS, err, sizeof(err)), 0);
+        assert_int_equal(g.ranks[1].state, RDV_RANK_OK);
+        rdv_gathered_free(&g);
+        rdv_close(s);
+        assert_int_equal(wait_exit(pid), 0);
+        assert_int_equal(log.n, 5);
+        assert_true(logged(&log, "refused 127.0.0.1:"));
+        assert_true(logged(&log, "did not prove the job's rendezvous secret"));
+        assert_true(logged(&log, "a process says it is rank 5 of 2"));
+        assert_true(logged(&log, "a process says it is rank 0 of 2"));
+        assert_true(logged(&log, "job key \"other.0\""));
+
+        /* without a secret: rank 5 of 2 and a stranger are still refused, never fatal */
+        struct plan q = {.size = 2, .failing_rank = -1};
+        assert_int_equal(rdv_address_parse("tcp://127.0.0.1:0", &q.addr, err, sizeof(err)), 0);
+        s = open_root(&q);
+        port = rdv_bound_port(s);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (forge_hello(port, 5, 2, "", "") != RDV_MSG_REFUSE)
+                        _exit(20);
+                run_peer(&q, 1);
+        }
+        len = sizeof(id);
+        if (rdv_share(s, id, &len, sizeof(id), OK_MS, err, sizeof(err)) != 0)
+                fail_msg("share: %s", err);
+        assert_int_equal(rdv_gather(s, true, "", 0, &g, OK_MS, err, sizeof(err)), 0);
+        rdv_gathered_free(&g);
+        rdv_close(s);
+        assert_int_equal(wait_exit(pid), 0);
+}
+
+/* A rank with another secret is refused and says why; a rank whose "rank 0" does not prove
+ * the secret (another process took the port) takes nothing from it. Over a file, a blob
+ * that does not prove the secret is not taken either. */
+static void test_wrong_secret(void **state) {
+        (void)state;
+        struct plan p = {.size = 2, .failing_rank = -1, .secret = SECRET, .secret_of = {NULL, "fedcba9876543210fedcba9876543210"}};
+        assert_int_equal(rdv_address_parse("tcp://127.0.0.1:0", &p.addr, err, sizeof(err)), 0);
+        struct rdv_session *s = open_root(&p);
+        pid_t pid = spawn(&p, 1);
+        unsigned char id[128] = {0};
+        size_t len = sizeof(id);
+        assert_int_equal(rdv_share(s, id, &len, sizeof(id), (unsigned)SCALED_MS(3000), err, sizeof(err)), -ETIMEDOUT);
+        if (!strstr(err, "did not prove the job's rendezvous secret"))
+                fail_msg("message: %s", err);
+        rdv_close(s);
+        assert_int_equal(wait_exit(pid), 12);
+
+        /* rank 0 without the secret the rank has: the rank refuses rank 0's blob */
+        struct plan q = {.size = 2, .failing_rank = -1, .secret_of = {NULL, SECRET}};
+        assert_int_equal(rdv_address_parse("tcp://127.0.0.1:1", &q.addr, err, sizeof(err)), 0);
+        /* rank 0 played by hand, as a process that took its port would: the blob comes
+         * with a mac under no secret */
+        int lfd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t sl = sizeof(sa);
+        assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(listen(lfd, 4), 0);
+        assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+        snprintf(q.addr.port, sizeof(q.addr.port), "%u", ntohs(sa.sin_port));
+        pid = spawn(&q, 1);
+        int cfd = accept(lfd, NULL, NULL);
+        assert_true(cfd >= 0);
+        uint8_t buf[RDV_MSG_MAX];
+        struct rdv_msg ch = {.type = RDV_MSG_CHALLENGE};
+        size_t n = rdv_msg_encode(&ch, buf, sizeof(buf));
+        assert_int_equal(write(cfd, buf, n), (ssize_t)n);
+        size_t have = 0, used;
+        struct rdv_msg hello;
+        int r;
+        do {
+                ssize_t got = read(cfd, buf + have, sizeof(buf) - have);
+                assert_true(got > 0);
+                have += (size_t)got;
+        } while ((r = rdv_msg_parse(buf, have, &hello, &used)) == -EAGAIN);
+        assert_int_equal(r, 0);
+        assert_int_equal(hello.type, RDV_MSG_HELLO);
+        unsigned char fake_id[128] = {0};
+        fake_id[0] = 0xab;
+        fake_id[127] = 0xcd;
+        struct rdv_msg blob = {.type = RDV_MSG_BLOB, .size = 2, .nonce = 1, .data = fake_id, .data_len = sizeof(fake_id)};
+        rdv_msg_mac((const uint8_t *)"", 0, &blob, ch.challenge, hello.challenge, blob.mac); /* no secret */
+        n = rdv_msg_encode(&blob, buf, sizeof(buf));
+        assert_int_equal(write(cfd, buf, n), (ssize_t)n);
+        assert_int_equal(wait_exit(pid), 12); /* -EPROTO: the blob not taken */
+        close(cfd);
+        close(lfd);
+
+        /* a file: a blob written without the secret is never taken */
+        char dir[64], spec[128];
+        make_dir(dir, sizeof(dir));
+        snprintf(spec, sizeof(spec), "file:%s/rdv", dir);
+        struct plan f = {.size = 2, .failing_rank = -1, .secret = SECRET, .secret_of = {"another secret of 32 bytes......", NULL},
+                         .share_ms = SHORT_MS * 3};
+        assert_int_equal(rdv_address_parse(spec, &f.addr, err, sizeof(err)), 0);
+        s = open_root(&f);
+        pid = spawn(&f, 1);
+        len = sizeof(id);
+        assert_int_equal(rdv_share(s, id, &len, sizeof(id), SHORT_MS * 3, err, sizeof(err)), -ETIMEDOUT);
+        rdv_close(s);
+        assert_int_equal(wait_exit(pid), 11); /* timed out waiting for a proven blob */
+        assert_int_equal(files_in(dir), 0);
+        rmdir(dir);
+}
+
+/* Both transports with a secret on every rank: the whole exchange. */
+static void test_secret_runs(void **state) {
+        (void)state;
+        struct plan p = {.size = 3, .failing_rank = 2, .secret = SECRET};
+        assert_int_equal(rdv_address_parse("tcp://127.0.0.1:0", &p.addr, err, sizeof(err)), 0);
+        full_run(&p);
+        char dir[64], spec[128];
+        make_dir(dir, sizeof(dir));
+        snprintf(spec, sizeof(spec), "file:%s/rdv", dir);
+        struct plan q = {.size = 3, .failing_rank = 1, .secret = SECRET};
+        assert_int_equal(rdv_address_parse(spec, &q.addr, err, sizeof(err)), 0);
+        full_run(&q);
+        assert_int_equal(files_in(dir), 0);
+        rmdir(dir);
+}
+
+static void listening_at(const char *spec, char *buf, size_t size, int *rc) {
+        struct rdv_address a;
+        assert_int_equal(rdv_address_parse(spec, &a, err, sizeof(err)), 0);
+        struct rdv_ranks r = {.launcher = RDV_LAUNCHER_GPUVET, .rank = 0, .size = 2};
+        struct rdv_session *s = NULL;
+        *rc = rdv_open(&r, &a, &s, err, sizeof(err));
+        buf[0] = '\0';
+        if (*rc == 0)
+                rdv_listening(s, buf, size);
+        rdv_close(s);
+}
+
+/* Rank 0 listens where the address says (N14): 127.0.0.1 only for tcp://127.0.0.1, the
+ * loopback addresses for localhost, every address only when asked (0.0.0.0); an address
+ * that is not this node's is told at once. */
+static void test_bind_where_asked(void **state) {
+        (void)state;
+        char at[256];
+        int rc;
+        listening_at("tcp://127.0.0.1:0", at, sizeof(at), &rc);
+        assert_int_equal(rc, 0);
+        if (strncmp(at, "127.0.0.1:", 10) != 0 || strchr(at, ','))
+                fail_msg("tcp://127.0.0.1:0 listens at %s", at);
+        listening_at("tcp://localhost:0", at, sizeof(at), &rc);
+        assert_int_equal(rc, 0);
+        for (char *p = at; p && *p; p = strstr(p, ", ")) {
+                p += *p == ',' ? 2 : 0;
+                if (strncmp(p, "127.", 4) != 0 && strncmp(p, "[::1]:", 6) != 0)
+                        fail_msg("tcp://localhost:0 listens at %s", at);
+        }
+        listening_at("tcp://0.0.0.0:0", at, sizeof(at), &rc);
+        assert_int_equal(rc, 0);
+        if (strncmp(at, "0.0.0.0:", 8) != 0)
+                fail_msg("tcp://0.0.0.0:0 listens at %s", at);
+        /* TEST-NET-2 (RFC 5737): no machine's own address */
+        listening_at("tcp://198.51.100.77:0", at, sizeof(at), &rc);
+        assert_int_equal(rc, -EADDRNOTAVAIL);
+        if (!strstr(err, "rank 0 cannot listen at tcp://198.51.100.77:0") || !strstr(err, "is that this node?"))
+                fail_msg("message: %s", err);
+}
+
+static void test_secret_from_env(void **state) {
+        (void)state;
+        struct rdv_ranks r;
+        memset(&r, 0, sizeof(r));
+        const char *none[] = {"HOME=/", NULL};
+        assert_int_equal(rdv_secret_from_env(none, &r, err, sizeof(err)), 0);
+        assert_int_equal(r.secret_len, 0);
+        const char *value[] = {"GPUVET_RENDEZVOUS_SECRET=" SECRET, "GPUVET_RENDEZVOUS_SECRET_FILE=/nonexistent", NULL};
+        assert_int_equal(rdv_secret_from_env(value, &r, err, sizeof(err)), 0);
+        assert_int_equal(r.secret_len, strlen(SECRET));
+        assert_memory_equal(r.secret, SECRET, strlen(SECRET));
+        const char *short_one[] = {"GPUVET_RENDEZVOUS_SECRET=guessable", NULL};
+        assert_int_equal(rdv_secret_from_env(short_one, &r, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "fewer than 16"));
+        assert_null(strstr(err, "guessable"));
+
+        char dir[64], path[128], var[160];
+        make_dir(dir, sizeof(dir));
+        snprintf(path, sizeof(path), "%s/secret", dir);
+        snprintf(var, sizeof(var), "GPUVET_RENDEZVOUS_SECRET_FILE=%s", path);
+        const char *file[] = {var, NULL};
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(SECRET "\n", f);
+        fclose(f);
+        assert_int_equal(chmod(path, 0644), 0);
+        assert_int_equal(rdv_secret_from_env(file, &r, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "mode 0644 lets others read it"));
+        assert_int_equal(chmod(path, 0600), 0);
+        memset(&r, 0, sizeof(r));
+        assert_int_equal(rdv_secret_from_env(file, &r, err, sizeof(err)), 0);
+        assert_int_equal(r.secret_len, strlen(SECRET)); /* without its newline */
+        assert_memory_equal(r.secret, SECRET, strlen(SECRET));
+        char link[128];
+        snprintf(link, sizeof(link), "%s/link", dir);
+        assert_int_equal(symlink(path, link), 0);
+        snprintf(var, sizeof(var), "GPUVET_RENDEZVOUS_SECRET_FILE=%s", link);
+        assert_int_equal(rdv_secret_from_env(file, &r, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "symbolic link"));
+        unlink(link);
+        unlink(path);
+        rmdir(dir);
 }
 
 /* A rank that joined but never gives its result: rank 0's gather ends at its deadline with
@@ -827,6 +1168,9 @@ int main(void) {
                 cmocka_unit_test(test_signals),       cmocka_unit_test(test_file),
                 cmocka_unit_test(test_stale_file),    cmocka_unit_test(test_missing_rank),
                 cmocka_unit_test(test_wrong_size),    cmocka_unit_test(test_gather_missing),
+                cmocka_unit_test(test_forged_hello),  cmocka_unit_test(test_wrong_secret),
+                cmocka_unit_test(test_secret_runs),   cmocka_unit_test(test_bind_where_asked),
+                cmocka_unit_test(test_secret_from_env),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
