@@ -28,7 +28,7 @@
 #define AUTH_CACHE_MS (5 * 60 * 1000ULL)
 
 /* Connections by client address, to keep a share of --max-connections for addresses that
- * hold none (docs/serve.md "Connections and limits"): once fewer than an eighth of the
+ * hold none (docs/serve.md "Limits"): once fewer than an eighth of the
  * connections are left, only an address holding none gets one. A Prometheus server keeps
  * one connection to its target and opens another only when that one closed, so it always
  * finds room unless as many other addresses as the share each took one. */

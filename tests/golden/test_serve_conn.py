@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpuvet serve's connections (suite 'golden'); docs/serve.md "Connections and limits".
+"""gpuvet serve's connections (suite 'golden'); docs/serve.md "Limits".
 
 Usage: test_serve_conn.py GPUVET SRC_ROOT FAKE_LIB
 
