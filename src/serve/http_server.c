@@ -67,7 +67,7 @@ struct http_server {
         unsigned int tls_min_version;
         struct auth_user *users;
         size_t n_users;
-        char *dummy_hash; /* bcrypt of nothing, at the users' cost: unknown names cost the same */
+        char *dummy_hash; /* checked for unknown names, so that they cost what a wrong password does */
         unsigned int max_connections;
         unsigned int per_address; /* 0: no policy by address, neither limit nor reserve */
         unsigned long long request_ms; /* a request must be in this long after since_ms */
@@ -380,13 +380,19 @@ static enum MHD_Result auth_denied(struct MHD_Connection *conn) {
         return ret;
 }
 
-/* A bcrypt hash at the cost of the users' first one, for names no user has. */
-static char *make_dummy_hash(const char *like) {
-        unsigned long cost = strtoul(like + 4, NULL, 10);
+/* A bcrypt hash at the highest cost among the users' hashes, for names no user has: a
+ * wrong name then costs at least what a wrong password costs. */
+static char *make_dummy_hash(const struct auth_user *users, size_t n) {
+        unsigned long cost = 0;
+        for (size_t i = 0; i < n; i++) {
+                unsigned long c = strtoul(users[i].hash + 4, NULL, 10); /* "$2b$12$..." */
+                if (c >= 4 && c <= 31 && c > cost)
+                        cost = c;
+        }
         char salt[CRYPT_GENSALT_OUTPUT_SIZE];
         struct crypt_data *cd = calloc(1, sizeof(*cd));
         char *ret = NULL;
-        if (cd && crypt_gensalt_rn("$2b$", cost, NULL, 0, salt, (int)sizeof(salt))) {
+        if (cd && crypt_gensalt_rn("$2b$", cost ? cost : 10, NULL, 0, salt, (int)sizeof(salt))) {
                 const char *h = crypt_rn("gpuvet: no such user", salt, cd, (int)sizeof(*cd));
                 ret = h ? strdup(h) : NULL;
         }
@@ -538,7 +544,7 @@ static int copy_security(struct http_server *s, const struct http_security *sec)
                                 return -1;
                         }
                 }
-                if (!(s->dummy_hash = make_dummy_hash(s->users[0].hash)))
+                if (!(s->dummy_hash = make_dummy_hash(s->users, s->n_users)))
                         return -1;
         }
         return 0;
