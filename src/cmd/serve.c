@@ -592,8 +592,8 @@ int cmd_serve(int argc, char **argv) {
                 .name = "serve", .usage = usage, .short_opts = "l:", .own = own, .nvml = true,
                 .no_default_timeout = true, .own_option = serve_option,
         };
-        struct serve_opts o = {.listen = DEFAULT_LISTEN, .interval_ms = DEFAULT_INTERVAL_MS, .max_connections = 4096, .max_connections_per_ip = 64,
-                               .connection_timeout_s = 10};
+        struct serve_opts o = {.listen = DEFAULT_LISTEN, .interval_ms = DEFAULT_INTERVAL_MS, .max_connections = 4096,
+                               .max_connections_per_ip = 64, .connection_timeout_s = 10};
         struct cmd_args args;
         int code = cmd_parse(&spec, argc, argv, &o, &args);
         if (code >= 0)
