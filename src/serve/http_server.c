@@ -362,6 +362,8 @@ static enum auth_state auth_start(struct http_server *s, struct conn *c, struct 
                         pthread_cond_signal(&s->auth_wake);
                 }
         }
+        if (st != AUTH_PENDING)
+                c->auth = st;
         pthread_mutex_unlock(&s->auth_lock);
 out:
         if (name)
@@ -487,13 +489,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         wait_unlink(s, c);
         pthread_mutex_unlock(&s->conn_lock);
         if (s->n_users) {
-                if (c->auth == AUTH_UNCHECKED)
-                        c->auth = auth_start(s, c, conn);
-                if (c->auth == AUTH_PENDING)
+                /* Once a check is queued, only its worker writes c->auth, then resumes us:
+                 * until then it is not ours to read. */
+                enum auth_state st = c->auth == AUTH_UNCHECKED ? auth_start(s, c, conn) : c->auth;
+                if (st == AUTH_PENDING)
                         return MHD_YES; /* suspended; called again once checked */
-                if (c->auth == AUTH_BUSY)
+                if (st == AUTH_BUSY)
                         return text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "too many password checks waiting\n");
-                if (c->auth != AUTH_GRANTED)
+                if (st != AUTH_GRANTED)
                         return auth_denied(conn);
         }
         if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
