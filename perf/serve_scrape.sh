@@ -3,7 +3,8 @@
 # same run as a reference point:
 #   perf/serve_scrape.sh [BUILDDIR] [SECONDS] [CONNECTIONS]
 # gpuvet serve runs on the fake NVML's 8x H100 scenario (BUILDDIR/tests/libnvidia-ml.so.1),
-# a round every second; wrk (2 threads, 1 for 1 connection; CONNECTIONS keep-alive connections, SECONDS long)
+# a round every second; wrk (2 threads, 1 for 1 connection; CONNECTIONS keep-alive connections, SECONDS long;
+# gpuvet serve keeps them alive since 2026-11-29, before it closed each after one answer)
 # scrapes /metrics; then the server's VmRSS and VmHWM from /proc. prometheus-node-exporter
 # (Debian's), when installed, is measured with the same wrk command right after.
 set -euo pipefail

@@ -41,7 +41,9 @@ static const char usage[] =
         "      --stale-after-ms=MS a round older than MS is stale: its values are left out and\n"
         "                          /health says 503 (default: the interval plus the GPU deadline)\n"
         "      --max-connections=N connections open at once (default 4096)\n"
-        "      --connection-timeout=SEC  close a connection idle for SEC seconds (default 10)\n"
+        "      --max-connections-per-ip=N  of them from one client address (default 64; 0: no limit)\n"
+        "      --connection-timeout=SEC  close a connection idle for SEC seconds, or whose request\n"
+        "                          is not in SEC seconds after it opened or was last answered (10)\n"
         "      --check-report=FILE export the statuses of this `gpuvet check --json` report\n"
         "                          (gpuvet_check_status), re-read whenever it changes\n"
         "      --check-interval=SEC  instead, run `gpuvet check --json -` every SEC seconds (the\n"
@@ -88,6 +90,7 @@ struct serve_opts {
         unsigned interval_ms;
         unsigned stale_after_ms; /* 0: interval + GPU deadline */
         unsigned max_connections;
+        unsigned max_connections_per_ip;
         unsigned connection_timeout_s;
         bool help_metrics;
         const char *check_report;
@@ -141,6 +144,10 @@ static int serve_option(int opt, const char *arg, void *ctx) {
         case 'C' | 0x100:
                 if (!cmd_parse_uint(arg, 1, 1000000, &o->max_connections))
                         return cmd_usage_error("serve", "--max-connections %s: not a number from 1 to 1000000", arg);
+                return -1;
+        case 'P' | 0x100:
+                if (!cmd_parse_uint(arg, 0, 1000000, &o->max_connections_per_ip))
+                        return cmd_usage_error("serve", "--max-connections-per-ip %s: not a number from 0 to 1000000", arg);
                 return -1;
         case 'c' | 0x100:
                 if (!cmd_parse_uint(arg, 1, 3600, &o->connection_timeout_s))
@@ -242,7 +249,8 @@ static int load_web_config(const char *path, struct web_config *cfg, struct http
                 fprintf(stderr, "gpuvet serve: --web.config.file %s: %s\n", path, err);
                 return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
         }
-        *sec = (struct http_security){.users = cfg->users, .n_users = cfg->n_users};
+        *sec = (struct http_security){.users = cfg->users, .n_users = cfg->n_users,
+                                      .tls_min_version = cfg->tls_min_version};
         if (cfg->cert_file) {
                 char *cert = read_small(cfg->cert_file, NULL);
                 if (!cert) {
@@ -512,7 +520,8 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                  * thread more than half. A scrape sends a body already rendered (about 0.1 ms of
                  * CPU), so one thread still serves well over 5,000 a second (docs/perf.md). */
                 struct http_limits lim = {.connections = o->max_connections, .timeout_s = o->connection_timeout_s,
-                                          .connection_memory = 32 * 1024, .threads = 1};
+                                          .connection_memory = 32 * 1024, .threads = 1,
+                                          .per_address = o->max_connections_per_ip};
                 if (code < 0 && o->check_report && check_watch_new(o->check_report, stderr, &checks) < 0) {
                         fprintf(stderr, "gpuvet serve: out of memory\n");
                         code = EXIT_INTERNAL;
@@ -567,6 +576,7 @@ int cmd_serve(int argc, char **argv) {
                 {"interval-ms", required_argument, NULL, 'I' | 0x100},
                 {"stale-after-ms", required_argument, NULL, 'S' | 0x100},
                 {"max-connections", required_argument, NULL, 'C' | 0x100},
+                {"max-connections-per-ip", required_argument, NULL, 'P' | 0x100},
                 {"connection-timeout", required_argument, NULL, 'c' | 0x100},
                 {"help-metrics", no_argument, NULL, 'H' | 0x100},
                 {"check-report", required_argument, NULL, 'R' | 0x100},
@@ -583,7 +593,7 @@ int cmd_serve(int argc, char **argv) {
                 .no_default_timeout = true, .own_option = serve_option,
         };
         struct serve_opts o = {.listen = DEFAULT_LISTEN, .interval_ms = DEFAULT_INTERVAL_MS, .max_connections = 4096,
-                               .connection_timeout_s = 10};
+                               .max_connections_per_ip = 64, .connection_timeout_s = 10};
         struct cmd_args args;
         int code = cmd_parse(&spec, argc, argv, &o, &args);
         if (code >= 0)

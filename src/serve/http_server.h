@@ -1,7 +1,8 @@
 /* The HTTP side of `gpuvet serve` (docs/serve.md): libmicrohttpd on a listening socket,
  * /metrics from the body cache, /health, and nothing else. Connections are bounded in
- * number, time and memory (http_limits), so no client can make a scrape wait or the
- * process grow without bound. */
+ * number (overall and per client address), time and memory (http_limits), so no client
+ * can make a scrape wait or the process grow without bound. Connections are kept alive
+ * between requests; password checks run on threads of their own. */
 #pragma once
 
 #include <stddef.h>
@@ -11,7 +12,10 @@
 
 struct http_limits {
         unsigned int connections;  /* open at once; more wait in the listen backlog */
-        unsigned int timeout_s;    /* idle time before a connection is closed */
+        unsigned int per_address;  /* open at once from one client address; 0: no limit, and
+                                      no share kept for addresses holding none */
+        unsigned int timeout_s;    /* idle time before a connection is closed, and the time a
+                                      request (TLS handshake, headers, body) has to come in */
         size_t connection_memory;  /* per connection: request line, headers, buffers */
         unsigned int threads;      /* serving threads */
 };
@@ -23,6 +27,7 @@ struct http_server;
 struct http_security {
         const char *cert_pem;
         const char *key_pem;
+        unsigned int tls_min_version; /* 12 (default) or 13 */
         const struct web_user *users;
         size_t n_users;
 };

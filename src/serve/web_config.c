@@ -45,11 +45,24 @@ static int tls_section(struct parse *p, yaml_node_t *map, struct web_config *c) 
                 yaml_node_t *k = yaml_document_get_node(p->doc, pr->key);
                 yaml_node_t *v = yaml_document_get_node(p->doc, pr->value);
                 const char *key = scalar(k);
+                if (key && strcmp(key, "min_version") == 0) {
+                        const char *mv = scalar(v);
+                        if (c->tls_min_version)
+                                return fail(p, k, "tls_server_config: a key given twice");
+                        if (mv && strcmp(mv, "TLS12") == 0)
+                                c->tls_min_version = 12;
+                        else if (mv && strcmp(mv, "TLS13") == 0)
+                                c->tls_min_version = 13;
+                        else
+                                return fail(p, v, "tls_server_config: min_version is TLS12 or TLS13 (TLS 1.0 and 1.1 "
+                                                  "are not offered)");
+                        continue;
+                }
                 char **slot = key && strcmp(key, "cert_file") == 0 ? &c->cert_file
                               : key && strcmp(key, "key_file") == 0 ? &c->key_file
                                                                      : NULL;
                 if (!slot)
-                        return fail(p, k, "tls_server_config: only cert_file and key_file are supported");
+                        return fail(p, k, "tls_server_config: only cert_file, key_file and min_version are supported");
                 if (*slot)
                         return fail(p, k, "tls_server_config: a key given twice");
                 int r = path_value(p, v, key, slot);

@@ -4,6 +4,7 @@
  *     tls_server_config:
  *       cert_file: server.crt      # relative paths: from the file's directory
  *       key_file: server.key
+ *       min_version: TLS13         # optional: TLS12 (the default) or TLS13
  *     basic_auth_users:
  *       alice: $2b$12$...          # bcrypt hashes only
  *
@@ -20,6 +21,7 @@ struct web_user {
 struct web_config {
         char *cert_file; /* NULL: no TLS */
         char *key_file;
+        unsigned int tls_min_version; /* 12 or 13; 0: not given (TLS 1.2) */
         size_t n_users;  /* 0: no basic auth */
         struct web_user *users;
 };

@@ -9,9 +9,21 @@ verifying the certificate): no credentials, a wrong password and an unknown user
 with a Basic challenge; the right ones get /metrics and /health; plain HTTP on the port
 gets no HTTP answer. TLS alone and auth alone work. Bad configurations exit 2 naming the
 file and the reason: not YAML, an unknown key, a plain-text password, a missing
-certificate, a key that is not the certificate's. Skips (77) without openssl or a crypt
-that makes bcrypt hashes.
+certificate, a key that is not the certificate's, min_version TLS11. Skips (77) without
+openssl or a crypt that makes bcrypt hashes.
+
+Hardening (an RSA certificate, so that static-RSA suites could be chosen at all):
+- openssl s_client: TLS 1.1 and the static-RSA AES128-SHA are refused, ECDHE over TLS 1.2
+  and TLS 1.3 are accepted; with min_version TLS13, TLS 1.2 is refused;
+- basic auth with a cost-12 bcrypt hash: a wrong password for an unknown name takes at
+  least 0.3 times as long as one for a known name (medians, interleaved, same run; before
+  it returned at once and named the users);
+- 40 clients from 127.0.0.2 sending wrong passwords in a loop: a first scrape with the right
+  password from 127.0.0.1 is answered within 15 bcrypt times (at least 4 s; before, the
+  checks ran one after another on the serving thread: ~40 bcrypt times), and the next
+  scrape, its password remembered, within 1 s.
 """
+import base64
 import http.client
 import os
 import shutil
@@ -20,6 +32,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 
 GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
@@ -34,14 +47,14 @@ from testlib import check, finish  # noqa: E402
 from serve_harness import Serve  # noqa: E402
 
 
-def bcrypt_hash(password):
+def bcrypt_hash(password, cost=10):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             import crypt
         except ImportError:
             return None
-        h = crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10))
+        h = crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << cost))
     return h if h and h.startswith("$2") and len(h) == 60 else None
 
 
@@ -58,6 +71,120 @@ def get(s, path, tls, auth=None):
     """(status, WWW-Authenticate, body)."""
     r = s.request(path, tls=tls, auth=auth)
     return r.status, r.headers.get("WWW-Authenticate"), r.body
+
+
+def handshake(port, args):
+    """Whether openssl s_client completes a handshake with these protocol arguments."""
+    r = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % port] + args, input="",
+                       capture_output=True, text=True, timeout=30 * SCALE)
+    return r.returncode == 0 and "Cipher is (NONE)" not in r.stdout and "Cipher is " in r.stdout
+
+
+def test_tls_versions(tmp, config):
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+                    "-days", "1", "-keyout", os.path.join(tmp, "rsa.key"), "-out", os.path.join(tmp, "rsa.crt")],
+                   check=True, capture_output=True, timeout=60 * SCALE)
+    rsa = "tls_server_config:\n  cert_file: rsa.crt\n  key_file: rsa.key\n"
+    s = start(config("rsa.yml", rsa))
+    try:
+        for args, want in ((["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"], False),
+                           (["-tls1_2", "-cipher", "AES128-SHA"], False),
+                           (["-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"], True),
+                           (["-tls1_3"], True)):
+            got = handshake(s.port, args)
+            check(got == want, "TLS %s: %s, want %s" % (" ".join(args), "accepted" if got else "refused",
+                                                         "accepted" if want else "refused"))
+    finally:
+        stop(s)
+    s = start(config("rsa13.yml", rsa + "  min_version: TLS13\n"))
+    try:
+        check(not handshake(s.port, ["-tls1_2"]), "min_version TLS13: TLS 1.2 accepted")
+        check(handshake(s.port, ["-tls1_3"]), "min_version TLS13: TLS 1.3 refused")
+    finally:
+        stop(s)
+    print("TLS: 1.1 and static RSA refused, ECDHE on 1.2 and 1.3 accepted; min_version TLS13 honoured")
+
+
+HAMMER = """
+import base64, http.client, signal, sys, threading
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])
+port, seen, stop = int(sys.argv[1]), set(), threading.Event()
+def run(i):
+    auth = "Basic " + base64.b64encode(b"alice:x%d" % i).decode()
+    while not stop.is_set():
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=("127.0.0.2", 0))
+            c.request("GET", "/metrics", headers={"Authorization": auth})
+            r = c.getresponse()
+            r.read()
+            c.close()
+            seen.add(str(r.status))
+            if r.status == 503:
+                stop.wait(0.1)
+        except OSError:
+            seen.add("error")
+threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(40)]
+for t in threads:
+    t.start()
+signal.sigwait([signal.SIGTERM])
+stop.set()
+print(" ".join(sorted(seen)), flush=True)
+"""
+
+
+def timed(s, auth, source=None, timeout=None):
+    """(status, seconds) of a /metrics request with basic auth, from source."""
+    t0 = time.monotonic()
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=timeout or 60 * SCALE, source_address=source)
+    try:
+        c.request("GET", "/metrics", headers={"Authorization": "Basic " + base64.b64encode(auth.encode()).decode()})
+        r = c.getresponse()
+        r.read()
+        return r.status, time.monotonic() - t0
+    finally:
+        c.close()
+
+
+def test_auth_load(config, good12):
+    s = start(config("slow.yml", "basic_auth_users:\n  alice: %s\n" % good12))
+    try:
+        known, unknown = [], []
+        for i in range(5):
+            st, t = timed(s, "alice:wrong%d" % i)
+            check(st == 401, "known name, wrong password: %s" % st)
+            known.append(t)
+            st, t = timed(s, "mallory:wrong%d" % i)
+            check(st == 401, "unknown name: %s" % st)
+            unknown.append(t)
+        t_known, t_unknown = sorted(known)[2], sorted(unknown)[2]
+        check(t_unknown >= 0.3 * t_known, "timing: an unknown name took %.4f s, a known one %.4f s (medians): "
+              "the names can be told apart" % (t_unknown, t_known))
+        print("timing: wrong password for a known name %.3f s, for an unknown one %.3f s (medians of 5)" %
+              (t_known, t_unknown))
+
+        # The 40 clients in a process of their own: in this one they would hold the GIL
+        # and delay the timed scrape themselves.
+        hammer = subprocess.Popen([sys.executable, "-c", HAMMER, str(s.port)], stdout=subprocess.PIPE, text=True)
+        bound = max(4.0, 15 * t_known) * SCALE
+        try:
+            time.sleep(1)
+            try:
+                st, took = timed(s, "alice:s3cret", timeout=bound + 5)
+            except OSError as e:
+                st, took = repr(e), bound + 5
+            st2, took2 = timed(s, "alice:s3cret")
+        finally:
+            hammer.terminate()
+            answers = hammer.communicate(timeout=60 * SCALE)[0].strip()
+        check(st == 200 and took < bound, "40 clients with wrong passwords: a good scrape got %s in %.2f s "
+              "(bound %.1f s)" % (st, took, bound))
+        check(st2 == 200 and took2 < 1.0 * SCALE, "the next good scrape (password remembered) got %s in %.2f s" %
+              (st2, took2))
+        check(set(answers.split()) <= {"401", "503"}, "the wrong passwords got %s" % answers)
+        print("40 clients with wrong passwords (answered %s): a good scrape in %.2f s, the next in %.3f s" %
+              (answers, took, took2))
+    finally:
+        stop(s)
 
 
 def main():
@@ -118,10 +245,18 @@ def main():
         finally:
             stop(s)
 
+        test_tls_versions(tmp, config)
+        good12 = bcrypt_hash("s3cret", 12)
+        check(good12 is not None, "no cost-12 bcrypt hash")
+        if good12:
+            test_auth_load(config, good12)
+
         bad = {
             "not YAML": ("bad1.yml", "tls_server_config: [\n", "not YAML"),
             "unknown key": ("bad2.yml", "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: x\n",
-                            "only cert_file and key_file"),
+                            "only cert_file, key_file and min_version"),
+            "TLS 1.1": ("bad6.yml", "tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS11\n",
+                        "TLS12 or TLS13"),
             "plain password": ("bad3.yml", "basic_auth_users:\n  alice: s3cret\n", "not bcrypt"),
             "missing cert": ("bad4.yml", "tls_server_config:\n  cert_file: nope.crt\n  key_file: server.key\n",
                              "nope.crt"),
