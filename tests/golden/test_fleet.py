@@ -258,6 +258,29 @@ def check_text(out, vr):
           "text verdict line: %r" % lines[-1])
 
 
+def check_hostile(tmp, good):
+    """Documents that are refused, the others still read: a file name and a schema string
+    holding terminal escapes, which stderr and the text must show as \\xNN (reliability review
+    N17)."""
+    hostile = os.path.join(tmp, "hostile")
+    os.makedirs(hostile)
+    escape = "\x1b]0;OWNED\x07\x1b[31mRED"
+    with open(os.path.join(hostile, "title" + escape + ".json"), "w") as f:
+        f.write("[]")
+    with open(os.path.join(hostile, "schema.json"), "w") as f:
+        f.write('{"schema": "x' + escape + '"}')
+    args = [GPUVET, "fleet", good, hostile]
+    p = subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=TIMEOUT)
+    check(p.returncode == 4, "a passing report with skipped ones: exit 4 (%d: %s)" % (p.returncode, p.stderr[-600:]))
+    check("Verdict: ✓ PASS" in p.stdout, "the other report is still read")
+    for where, text in (("stderr", p.stderr), ("the text report", p.stdout)):
+        raw = [c for c in text if ord(c) < 0x20 and c not in "\n" or 0x7f <= ord(c) < 0xa0]
+        check(not raw, "%s holds no raw control character: %r" % (where, raw[:5]))
+    check("title\\x1b]0;OWNED\\x07\\x1b[31mRED.json: " in p.stderr, "the file name's escapes written as \\xNN")
+    check('schema "x\\x1b]0;OWNED\\x07\\x1b[31mRED" is not one' in p.stderr,
+          "the schema's escapes written as \\xNN: %s" % p.stderr[-600:])
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -341,6 +364,7 @@ def main():
         alone = json.loads(p.stdout) if p.stdout.startswith("{") else {"nodes": []}
         check([(n["name"], n["name_from"]) for n in alone["nodes"]] == [("rack7-node3", "file")],
               "a hostless report named without a directory: its file name (%s)" % alone["nodes"])
+        check_hostile(tmp, os.path.join(vr, "node-01", "gpuvet-check-quick.json"))
         # Usage.
         p = run([])
         check(p.returncode == 2 and "at least one report" in p.stderr, "no operand: exit 2")
