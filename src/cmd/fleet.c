@@ -15,6 +15,7 @@
 #include "report/fleet_html.h"
 #include "report/fleet_json.h"
 #include "report/fleet_text.h"
+#include "report/text_safe.h"
 
 static const char usage[] =
         "Usage: gpuvet fleet [OPTIONS] REPORT|DIR...\n"
@@ -133,8 +134,15 @@ static int fleet_run(const struct fleet_cli *o, const struct common_options *com
         double t0 = monotonic_ms();
         struct fleet f = {.keep_values = o->html != NULL};
         r = fleet_read_inputs(&f, paths, n_paths, o->threads);
-        for (size_t i = 0; r == 0 && i < f.n_skipped; i++)
-                fprintf(stderr, "gpuvet fleet: skipping %s: %s\n", f.skipped[i].path, f.skipped[i].reason);
+        /* File names and a document's schema string can hold terminal escapes: written as the
+         * text report writes them. */
+        for (size_t i = 0; r == 0 && i < f.n_skipped; i++) {
+                fputs("gpuvet fleet: skipping ", stderr);
+                text_safe_write(stderr, f.skipped[i].path);
+                fputs(": ", stderr);
+                text_safe_write(stderr, f.skipped[i].reason);
+                fputc('\n', stderr);
+        }
         if (r == 0)
                 r = fleet_aggregate(&f, &rules);
         fleet_rules_done(&rules);

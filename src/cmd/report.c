@@ -1,16 +1,19 @@
 /* `gpuvet report --html OUT.html REPORT.json...`: one node's documents (check, burn, bench)
  * as one self-contained page (report/html_report.c; docs/report-html.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench/baselines.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "core/atomic_file.h"
+#include "core/read_fd.h"
 #include "report/html_report.h"
 #include "report/text_safe.h"
 
@@ -28,9 +31,9 @@ static const char usage[] =
         "      --data-dir DIR    baselines.json from DIR ($GPUVET_DATA_DIR): the pass ratios\n"
         "                        marked on the bench bars\n"
         "\n"
-        "Exit status: 0 written, 2 usage or bad input (a document that does not parse, of an\n"
-        "unknown schema, with a field of the wrong type, or of another node: nothing is\n"
-        "written), 3 internal error (the page could not be written).\n";
+        "Exit status: 0 written, 2 usage or bad input (a document that does not parse, larger\n"
+        "than 64 MiB, of an unknown schema, with a field of the wrong type, or of another node:\n"
+        "nothing is written), 3 internal error (the page could not be written).\n";
 
 enum { OPT_HTML = 0x200 };
 
@@ -51,24 +54,76 @@ static void say(const char *what) {
         fputc('\n', stderr);
 }
 
+/* Far above any report gpuvet writes (a check report of 8 GPUs is about 100 KB, a day's burn
+ * telemetry a few MB) and the cap fleet reads node reports with: jansson's tree of a 317 MB
+ * report took 2.3 GB and 24 s before the page was even begun. */
+#define REPORT_MAX_BYTES (64u << 20)
+
+/* The file's bytes, at most REPORT_MAX_BYTES (*buf to free). Returns 0 or an exit code after
+ * a message naming the file. */
+static int read_document(const char *file, char **buf, size_t *len, struct stat *st) {
+        char msg[1024];
+        /* Not opened before it is known to be a regular file: opening a FIFO with no writer
+         * blocks. O_NONBLOCK covers one swapped in between. */
+        if (stat(file, st) < 0) {
+                snprintf(msg, sizeof(msg), "%s: %s", file, strerror(errno));
+                say(msg);
+                return EXIT_USAGE;
+        }
+        if (!S_ISREG(st->st_mode)) {
+                snprintf(msg, sizeof(msg), "%s: not a regular file", file);
+                say(msg);
+                return EXIT_USAGE;
+        }
+        int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0 || fstat(fd, st) < 0) {
+                snprintf(msg, sizeof(msg), "%s: %s", file, strerror(errno));
+                say(msg);
+                if (fd >= 0)
+                        close(fd);
+                return EXIT_USAGE;
+        }
+        int code = EXIT_USAGE;
+        if (!S_ISREG(st->st_mode)) {
+                snprintf(msg, sizeof(msg), "%s: not a regular file", file);
+        } else if (st->st_size > (off_t)REPORT_MAX_BYTES) {
+                snprintf(msg, sizeof(msg), "%s: larger than %u MiB: not a report gpuvet wrote", file,
+                         REPORT_MAX_BYTES >> 20);
+        } else {
+                /* One more byte than the cap: a file that grew since fstat is caught too. */
+                int r = read_fd_alloc(fd, (size_t)REPORT_MAX_BYTES + 1, buf, len);
+                if (r == 0) {
+                        code = 0;
+                } else if (r == 1) {
+                        free(*buf);
+                        *buf = NULL;
+                        snprintf(msg, sizeof(msg), "%s: larger than %u MiB: not a report gpuvet wrote", file,
+                                 REPORT_MAX_BYTES >> 20);
+                } else {
+                        snprintf(msg, sizeof(msg), "%s: %s", file, strerror(-r));
+                        if (r == -ENOMEM)
+                                code = EXIT_INTERNAL;
+                }
+        }
+        close(fd);
+        if (code != 0)
+                say(msg);
+        return code;
+}
+
 /* Every document parsed, with its file's mtime as the time it was written. Returns 0 or an
  * exit code after a message naming the file. */
 static int load_documents(char **files, size_t n, struct html_report_input *in) {
         for (size_t i = 0; i < n; i++) {
-                char msg[1024];
+                char msg[1024], *buf = NULL;
+                size_t len = 0;
                 struct stat st;
-                if (stat(files[i], &st) < 0) {
-                        snprintf(msg, sizeof(msg), "%s: %s", files[i], strerror(errno));
-                        say(msg);
-                        return EXIT_USAGE;
-                }
-                if (!S_ISREG(st.st_mode)) {
-                        snprintf(msg, sizeof(msg), "%s: not a regular file", files[i]);
-                        say(msg);
-                        return EXIT_USAGE;
-                }
+                int code = read_document(files[i], &buf, &len, &st);
+                if (code != 0)
+                        return code;
                 json_error_t e;
-                json_t *doc = json_load_file(files[i], 0, &e);
+                json_t *doc = json_loadb(buf, len, 0, &e);
+                free(buf);
                 if (!doc) {
                         if (e.line > 0)
                                 snprintf(msg, sizeof(msg), "%s: line %d: %s: not a JSON document", files[i], e.line,

@@ -8,6 +8,10 @@
 
 #include "fleet/fleet.h"
 
+/* The deepest nesting of objects and arrays read; a deeper document is refused before it is
+ * tokenized. gpuvet's own reports nest 5 levels. */
+#define FLEET_DOC_MAX_DEPTH 64u
+
 /* Token storage reused from one document to the next (one per reading thread). */
 struct fleet_scratch {
         void *tokens;
@@ -16,9 +20,9 @@ struct fleet_scratch {
 
 /* Parse len bytes at buf into doc (zeroed first; doc->path, doc->node are left NULL).
  * Returns 0; -EINVAL when the bytes are not a JSON object fleet can read (why: "truncated
- * JSON (ends inside a value)", "not JSON (byte 12)", "no summary.verdict"); -EPROTO for a
- * document of a schema fleet does not read (why names it); -ENOMEM. On error doc holds
- * nothing to free. */
+ * JSON (ends inside a value)", "not JSON (byte 12)", "nested deeper than 64 levels", "no
+ * summary.verdict"); -EPROTO for a document of a schema fleet does not read (why names it);
+ * -ENOMEM. On error doc holds nothing to free. */
 int fleet_doc_parse(const char *buf, size_t len, struct fleet_scratch *scratch, struct fleet_doc *doc, char *why,
                     size_t whysize);
 

@@ -3,6 +3,7 @@
 #include "policy/policy.h"
 #include "checks/check.h"
 #include "core/strparse.h"
+#include "core/yaml_nesting.h"
 #include "sys/nvml_facts.h"
 #include "sys/topo.h"
 #include "tune/settings.h"
@@ -868,6 +869,17 @@ int policy_parse(const char *name, const char *text, size_t len, struct policy *
                 return -ENOMEM;
 
         struct walk w = {.name = name};
+        unsigned long deep_line = 0;
+        int deep = yaml_nesting_check(text, len, YAML_MAX_NESTING, &deep_line);
+        if (deep == -ENOMEM) {
+                policy_free(ret);
+                return -ENOMEM;
+        }
+        if (deep == -E2BIG) {
+                yaml_node_t at = {.start_mark.line = deep_line - 1};
+                problem(&w, &at, "nested deeper than %u levels: a policy nests a few (not loaded)", YAML_MAX_NESTING);
+                goto done;
+        }
         yaml_parser_t parser;
         yaml_document_t doc;
         if (!yaml_parser_initialize(&parser)) {

@@ -1,5 +1,6 @@
 /* exporter-toolkit's web configuration, read with libyaml's document loader (web_config.h). */
 #include "serve/web_config.h"
+#include "core/yaml_nesting.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -111,6 +112,16 @@ static int users_section(struct parse *p, yaml_node_t *map, struct web_config *c
 int web_config_parse(const char *buf, size_t len, const char *dir, struct web_config *ret, char *err,
                      size_t errsize) {
         memset(ret, 0, sizeof(*ret));
+        unsigned long deep_line = 0;
+        int deep = yaml_nesting_check(buf, len, YAML_MAX_NESTING, &deep_line);
+        if (deep == -E2BIG) {
+                snprintf(err, errsize, "line %lu: nested deeper than %u levels", deep_line, YAML_MAX_NESTING);
+                return -EINVAL;
+        }
+        if (deep < 0) {
+                snprintf(err, errsize, "out of memory");
+                return deep;
+        }
         yaml_parser_t parser;
         yaml_document_t doc;
         if (!yaml_parser_initialize(&parser))

@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fakes"))
@@ -258,6 +259,45 @@ def check_text(out, vr):
           "text verdict line: %r" % lines[-1])
 
 
+def check_hostile(tmp, good):
+    """Documents that must be refused at once, the others still read: brackets nested 100,000
+    deep and a megabyte of them (jsmn walked the open brackets at each closing one: 36 s, and
+    1 MB never finished; reliability review N4), and a file name and a schema string holding
+    terminal escapes, which stderr and the text must show as \\xNN (N17)."""
+    hostile = os.path.join(tmp, "hostile")
+    os.makedirs(hostile)
+    with open(os.path.join(hostile, "deep-100k.json"), "w") as f:
+        f.write("[" * 100000 + "]" * 100000 + "\n")
+    with open(os.path.join(hostile, "deep-1mb.json"), "w") as f:
+        f.write('{"schema": "gpuvet.report/1", "x": ' + "[" * 500000 + "]" * 500000 + "}\n")
+    escape = "\x1b]0;OWNED\x07\x1b[31mRED"
+    with open(os.path.join(hostile, "title" + escape + ".json"), "w") as f:
+        f.write("[]")
+    with open(os.path.join(hostile, "schema.json"), "w") as f:
+        f.write('{"schema": "x' + escape + '"}')
+    args = [GPUVET, "fleet", good, hostile]
+    started = time.monotonic()
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        check(False, "deeply nested documents are refused within %d s" % TIMEOUT)
+        return
+    took = time.monotonic() - started
+    # Linear work takes well under a second; the bound leaves a loaded machine room.
+    check(took < 10 * fakeenv.time_scale(), "deeply nested documents are refused at once (%.1f s)" % took)
+    check(p.returncode == 4, "a passing report with skipped ones: exit 4 (%d: %s)" % (p.returncode, p.stderr[-600:]))
+    for name in ("deep-100k.json", "deep-1mb.json"):
+        check(any(line.startswith("gpuvet fleet: skipping ") and name in line and "nested deeper than 64 levels" in line
+                  for line in p.stderr.splitlines()), "%s skipped for its nesting: %s" % (name, p.stderr[-600:]))
+    check("Verdict: ✓ PASS" in p.stdout, "the other report is still read")
+    for where, text in (("stderr", p.stderr), ("the text report", p.stdout)):
+        raw = [c for c in text if ord(c) < 0x20 and c not in "\n" or 0x7f <= ord(c) < 0xa0]
+        check(not raw, "%s holds no raw control character: %r" % (where, raw[:5]))
+    check("title\\x1b]0;OWNED\\x07\\x1b[31mRED.json: " in p.stderr, "the file name's escapes written as \\xNN")
+    check('schema "x\\x1b]0;OWNED\\x07\\x1b[31mRED" is not one' in p.stderr,
+          "the schema's escapes written as \\xNN: %s" % p.stderr[-600:])
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -341,6 +381,7 @@ def main():
         alone = json.loads(p.stdout) if p.stdout.startswith("{") else {"nodes": []}
         check([(n["name"], n["name_from"]) for n in alone["nodes"]] == [("rack7-node3", "file")],
               "a hostless report named without a directory: its file name (%s)" % alone["nodes"])
+        check_hostile(tmp, os.path.join(vr, "node-01", "gpuvet-check-quick.json"))
         # Usage.
         p = run([])
         check(p.returncode == 2 and "at least one report" in p.stderr, "no operand: exit 2")

@@ -509,6 +509,12 @@ def bad_input(work):
     refused(["type.json"], "a status of the wrong type", "type.json", "checks[2].status")
     refused(["check-passing.json", "node.json"], "documents of two nodes", "node.json", "other-node", "dgx-h100-01")
     refused(["missing.json"], "a missing file", "missing.json")
+    # Over the 64 MiB cap by a byte: refused before it is read (a 317 MB report once took 2.3 GB
+    # and 24 s). Sparse, so the test writes nothing.
+    with open(os.path.join(work, "huge.json"), "w") as f:
+        f.truncate((64 << 20) + 1)
+    refused(["huge.json"], "a file over 64 MiB", "huge.json", "larger than 64 MiB")
+    os.unlink(os.path.join(work, "huge.json"))
     # a previous page is never destroyed by a refused run
     keep = os.path.join(work, "keep.html")
     open(keep, "w").write("previous")

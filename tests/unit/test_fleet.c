@@ -314,12 +314,64 @@ static void test_doc_parse(void **state) {
         fleet_scratch_free(&s);
 }
 
+/* A document nested n deep inside a report: {"schema": ..., "x": [[...]]} (n counts the
+ * report's own object), padded with more than n brackets in a string, which do not nest. */
+static char *nested_report(size_t n) {
+        static const char head[] = "{\"schema\": \"gpuvet.report/1\", \"summary\": {\"verdict\": \"pass\"}, "
+                                   "\"s\": \"\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\", \"x\": ";
+        size_t len = strlen(head) + 2 * (n - 1) + 2;
+        char *s = malloc(len);
+        assert_non_null(s);
+        memcpy(s, head, strlen(head));
+        char *p = s + strlen(head);
+        memset(p, '[', n - 1);
+        memset(p + n - 1, ']', n - 1);
+        p[2 * (n - 1)] = '}';
+        p[2 * (n - 1) + 1] = '\0';
+        return s;
+}
+
+/* Nesting is capped before jsmn tokenizes: its closing brackets walk the parent chain, so
+ * 100,000 levels took 36 s and 1 MB never finished (reliability review N4). Under the cap,
+ * a megabyte of brackets is refused at once (this test's time limit is the bound). */
+static void test_doc_depth(void **state) {
+        (void)state;
+        struct fleet_scratch s = {0};
+        struct fleet_doc doc;
+        char why[256];
+        char *ok = nested_report(FLEET_DOC_MAX_DEPTH);
+        assert_int_equal(fleet_doc_parse(ok, strlen(ok), &s, &doc, why, sizeof(why)), 0);
+        assert_int_equal(doc.verdict, STATUS_PASS);
+        fleet_doc_clear(&doc);
+        free(ok);
+
+        static const size_t deep[] = {FLEET_DOC_MAX_DEPTH + 1, 100000, 500000};
+        for (size_t i = 0; i < sizeof(deep) / sizeof(deep[0]); i++) {
+                char *d = nested_report(deep[i]);
+                why[0] = '\0';
+                int r = fleet_doc_parse(d, strlen(d), &s, &doc, why, sizeof(why));
+                if (r != -EINVAL || !strstr(why, "nested deeper than 64 levels"))
+                        fail_msg("%zu levels: %d \"%s\"", deep[i], r, why);
+                free(d);
+        }
+        /* Bare brackets, as the review's reproducer wrote them. */
+        size_t n = 100000;
+        char *bare = malloc(2 * n);
+        assert_non_null(bare);
+        memset(bare, '[', n);
+        memset(bare + n, ']', n);
+        assert_int_equal(fleet_doc_parse(bare, 2 * n, &s, &doc, why, sizeof(why)), -EINVAL);
+        assert_non_null(strstr(why, "nested deeper"));
+        free(bare);
+        fleet_scratch_free(&s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_percentiles), cmocka_unit_test(test_judge_variance),
                 cmocka_unit_test(test_judge_mads),  cmocka_unit_test(test_judge_bounds),
                 cmocka_unit_test(test_drift),       cmocka_unit_test(test_rules),
-                cmocka_unit_test(test_doc_parse),
+                cmocka_unit_test(test_doc_parse),   cmocka_unit_test(test_doc_depth),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
