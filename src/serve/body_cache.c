@@ -28,8 +28,9 @@ struct scrape {
 
 struct body_cache {
         struct sampler *smp;
-        struct xid_counter *xids;
-        struct check_watch *checks;
+        /* Set once after the first round (body_cache_attach) while scrapes may run. */
+        struct xid_counter *_Atomic xids;
+        struct check_watch *_Atomic checks;
         char *hostname;
         unsigned long long stale_after_ns;
         pthread_mutex_t lock;
@@ -61,8 +62,8 @@ int body_cache_new(struct sampler *smp, struct xid_counter *xids, struct check_w
                 return -ENOMEM;
         }
         c->smp = smp;
-        c->xids = xids;
-        c->checks = checks;
+        atomic_init(&c->xids, xids);
+        atomic_init(&c->checks, checks);
         c->stale_after_ns = stale_after_ms * 1000000ULL;
         pthread_mutex_init(&c->lock, NULL);
         *ret = c;
@@ -195,6 +196,14 @@ void body_cache_set_workloads(struct body_cache *c, struct proc_workloads *pw, b
         pthread_mutex_unlock(&c->lock);
 }
 
+void body_cache_attach(struct body_cache *c, struct xid_counter *xids, struct check_watch *checks) {
+        pthread_mutex_lock(&c->lock);
+        atomic_store(&c->xids, xids);
+        atomic_store(&c->checks, checks);
+        forget_locked(c); /* a body rendered without them is not served again */
+        pthread_mutex_unlock(&c->lock);
+}
+
 void body_cache_free(struct body_cache *c) {
         if (!c)
                 return;
@@ -225,8 +234,10 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
         bool stale = is_stale(c, x, ended, &age_ns);
         size_t tail_len = expo_render_tail(out->tail, sizeof(out->tail), fmt, (double)age_ns / 1e9, !ended);
 
-        unsigned long long xid_gen = c->xids ? xid_counter_generation(c->xids) : 0;
-        unsigned long long check_gen = c->checks ? check_watch_generation(c->checks) : 0;
+        struct xid_counter *xids = atomic_load(&c->xids);
+        struct check_watch *checks = atomic_load(&c->checks);
+        unsigned long long xid_gen = xids ? xid_counter_generation(xids) : 0;
+        unsigned long long check_gen = checks ? check_watch_generation(checks) : 0;
         pthread_mutex_lock(&c->lock);
         if (c->seq != x->seq || c->stale != stale || c->xid_generation != xid_gen ||
             c->check_generation != check_gen) {
@@ -237,8 +248,8 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
                 c->check_generation = check_gen;
         }
         if (!c->rendered[fmt])
-                c->rendered[fmt] = render(x, c->xids, c->checks, c->hostname, fmt, stale, c->workloads,
-                                          c->workload_labels);
+                c->rendered[fmt] = render(x, atomic_load(&c->xids), atomic_load(&c->checks), c->hostname, fmt,
+                                          stale, c->workloads, c->workload_labels);
         out->r = c->rendered[fmt];
         if (out->r)
                 atomic_fetch_add(&out->r->refs, 1);

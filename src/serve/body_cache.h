@@ -22,6 +22,11 @@ int body_cache_new(struct sampler *smp, struct xid_counter *xids, struct check_w
                    unsigned long long stale_after_ms, struct body_cache **ret);
 void body_cache_free(struct body_cache *c);
 
+/* The Xid counter and the check statuses, known only after the first round: the cache
+ * serves 503 before it, so the server starts at once (docs/serve.md). Safe while scrapes
+ * run; either may be NULL. */
+void body_cache_attach(struct body_cache *c, struct xid_counter *xids, struct check_watch *checks);
+
 struct proc_workloads;
 /* Export the GPUs' processes attributed by pw (kept, not owned; used under the cache's
  * lock only), and with workload_labels add their workloads' labels to the DCGM series
