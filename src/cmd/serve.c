@@ -412,12 +412,21 @@ static bool stop_now(const sigset_t *stop, unsigned long long end_ms) {
 
 /* Serve until a stop signal or the --timeout; say once when the sampler stops; look at the
  * --check-report file every slice. */
-static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struct check_watch *checks,
-                                unsigned long long end_ms) {
+static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struct body_cache *cache,
+                                struct check_watch *checks, unsigned long long end_ms) {
         bool told = false;
+        unsigned told_missing = 0;
         while (!stop_now(stop, end_ms)) {
                 if (checks)
                         check_watch_poll(checks);
+                char lost[192];
+                unsigned missing = body_cache_gpus_missing(cache, lost, sizeof(lost));
+                if (missing && !told_missing)
+                        fprintf(stderr, "gpuvet serve: %s; /metrics shows them with gpuvet_gpu_up 0 and /health "
+                                        "answers 503 while it lasts\n", lost);
+                else if (!missing && told_missing)
+                        fprintf(stderr, "gpuvet serve: NVML counts every GPU seen before again\n");
+                told_missing = missing;
                 struct sampler_status st;
                 if (!told && sampler_ended(smp, &st)) {
                         char why[192];
@@ -493,7 +502,7 @@ static int serve_gpus(const struct serve_opts *o, const struct cmd_args *args, c
         fprintf(stderr, "gpuvet serve: listening on %s (port %u%s%s): %u GPU%s, a round every %u ms\n", o->listen, port,
                 sec->cert_pem ? ", TLS" : "", sec->n_users ? ", basic auth" : "", n_gpus, n_gpus == 1 ? "" : "s",
                 o->interval_ms);
-        serve_until_stopped(stop, smp, st->checks, end_ms);
+        serve_until_stopped(stop, smp, cache, st->checks, end_ms);
         return EXIT_PASS;
 }
 

@@ -40,6 +40,9 @@ struct body_cache {
         unsigned long long xid_generation;
         unsigned long long check_generation;
         struct rendered *rendered[EXPO_FORMAT_COUNT]; /* NULL: not rendered for this round yet */
+        /* under lock: every GPU seen since the start, learnt from each round once (known_seq) */
+        struct expo_known_gpus known;
+        unsigned long long known_seq;
         /* body_cache_set_workloads; used under lock */
         struct proc_workloads *workloads;
         bool workload_labels;
@@ -153,9 +156,18 @@ static int append_processes(const struct nvml_facts *f, const struct gpu_procs *
         return e < 0 ? e : append(body, len, more, more_len);
 }
 
+/* Learn x's GPUs, under lock. A GPU whose identity could not be kept for lack of memory
+ * is learnt from a later round. */
+static void learn_locked(struct body_cache *c, const struct sample *x) {
+        if (c->known_seq == x->seq)
+                return;
+        if (expo_known_learn(&c->known, &x->facts) == 0)
+                c->known_seq = x->seq;
+}
+
 static struct rendered *render(const struct sample *x, struct xid_counter *xc, struct check_watch *checks,
                                const char *hostname, enum expo_format fmt, bool stale, struct proc_workloads *pw,
-                               bool workload_labels) {
+                               bool workload_labels, const struct expo_known_gpus *known) {
         struct rendered *r = calloc(1, sizeof(*r));
         if (!r)
                 return NULL;
@@ -166,8 +178,8 @@ static struct rendered *render(const struct sample *x, struct xid_counter *xc, s
                 return NULL;
         }
         struct expo_xids *xids = read_xids(xc, x->facts.n_gpus);
-        int e = expo_render_sample_workloads(&x->facts, xids, workload_labels ? procs : NULL, hostname, fmt, stale,
-                                             &r->body, &r->len);
+        int e = expo_render_sample_known(&x->facts, xids, workload_labels ? procs : NULL, known, hostname, fmt,
+                                         stale, &r->body, &r->len);
         free_xids(xids);
         if (e == 0 && procs) {
                 e = append_processes(&x->facts, procs, hostname, fmt, &r->body, &r->len);
@@ -208,6 +220,7 @@ void body_cache_free(struct body_cache *c) {
         if (!c)
                 return;
         forget_locked(c);
+        expo_known_done(&c->known);
         pthread_mutex_destroy(&c->lock);
         free(c->hostname);
         free(c);
@@ -247,9 +260,10 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
                 c->xid_generation = xid_gen;
                 c->check_generation = check_gen;
         }
+        learn_locked(c, x);
         if (!c->rendered[fmt])
                 c->rendered[fmt] = render(x, atomic_load(&c->xids), atomic_load(&c->checks), c->hostname, fmt,
-                                          stale, c->workloads, c->workload_labels);
+                                          stale, c->workloads, c->workload_labels, &c->known);
         out->r = c->rendered[fmt];
         if (out->r)
                 atomic_fetch_add(&out->r->refs, 1);
@@ -275,6 +289,26 @@ void body_cache_release(struct scrape_body *b) {
         free(s);
 }
 
+unsigned int body_cache_gpus_missing(struct body_cache *c, char *why, size_t size) {
+        struct sample *x = sampler_latest(c->smp);
+        if (!x)
+                return 0;
+        pthread_mutex_lock(&c->lock);
+        learn_locked(c, x);
+        unsigned int seen = c->known.n;
+        pthread_mutex_unlock(&c->lock);
+        const struct nvml_facts *f = &x->facts;
+        unsigned int missing = seen > f->n_gpus ? seen - f->n_gpus : 0;
+        if (missing && !nv_ok(f->device_count))
+                snprintf(why, size, "nvmlDeviceGetCount_v2 fails (%s): the %u GPU%s seen before are not read",
+                         nv_rc_text(NULL, f->device_count.rc) /* no NVML call off its deadline */, seen, seen == 1 ? "" : "s");
+        else if (missing)
+                snprintf(why, size, "NVML counts %u GPU%s, %u were seen before: %u lost", f->n_gpus,
+                         f->n_gpus == 1 ? "" : "s", seen, missing);
+        sample_put(c->smp, x);
+        return missing;
+}
+
 bool body_cache_healthy(struct body_cache *c, char *why, size_t size) {
         struct sampler_status st;
         if (sampler_ended(c->smp, &st)) {
@@ -297,5 +331,5 @@ bool body_cache_healthy(struct body_cache *c, char *why, size_t size) {
                          (double)c->stale_after_ns / 1e9);
                 return false;
         }
-        return true;
+        return body_cache_gpus_missing(c, why, size) == 0;
 }

@@ -46,5 +46,10 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
 /* Give a scrape's body back (accepts NULL). */
 void body_cache_release(struct scrape_body *b);
 
-/* Whether the sampler runs and its latest round is fresh; when not, why, into why. */
+/* How many GPUs seen since the start the latest round does not count (nvmlDeviceGetCount_v2
+ * failing, or counting fewer), and why, into why, when any. */
+unsigned int body_cache_gpus_missing(struct body_cache *c, char *why, size_t size);
+
+/* Whether the sampler runs, its latest round is fresh and counts every GPU seen since the
+ * start; when not, why, into why. */
 bool body_cache_healthy(struct body_cache *c, char *why, size_t size);
