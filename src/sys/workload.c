@@ -245,11 +245,45 @@ static size_t split(const char *path, size_t len, struct comp *out, size_t max) 
 
 #define MAX_COMPONENTS 64
 
-/* A Slurm job where slurmd and slurmstepd create it: the hierarchy's root (c[0] on),
- * or below a hidden top (a cgroup namespace's "..") the scope without its slice.
+/* Whether c is "<base>.slice" whose base is the previous slice's base and one '-' word
+ * more (systemd places "a-b.slice" in "a.slice"); prev NULL: the first, of words words
+ * (0: any number, when the levels above are hidden). */
+static bool slice_level(struct comp c, const struct comp *prev, size_t words) {
+        if (!has_suffix(c, ".slice") || c.n == 6)
+                return false;
+        size_t base = c.n - 6, dashes = 0;
+        for (size_t i = 0; i < base; i++) {
+                if (c.s[i] != '-')
+                        continue;
+                if (i == 0 || c.s[i - 1] == '-' || i + 1 == base)
+                        return false; /* an empty word: not a name systemd makes */
+                dashes++;
+        }
+        if (prev) {
+                size_t pb = prev->n - 6;
+                return base > pb + 1 && memcmp(c.s, prev->s, pb) == 0 && c.s[pb] == '-' &&
+                       !memchr(c.s + pb + 1, '-', base - pb - 1);
+        }
+        return !words || dashes + 1 == words;
+}
+
+/* How many components from c[0] are systemd slices where their names put them (none for
+ * user.slice: below it are users' sessions and delegated subtrees). */
+static size_t slice_levels(const struct comp *c, size_t n, bool hidden) {
+        if (n && comp_is(c[0], "user.slice"))
+                return 0;
+        size_t k = 0;
+        while (k < n && slice_level(c[k], k ? &c[k - 1] : NULL, hidden ? 0 : 1))
+                k++;
+        return k;
+}
+
+/* A Slurm job where slurmd and slurmstepd create it: the hierarchy's root (c[0] on), or
+ * below a hidden top (a cgroup namespace's "..") what is left of the layout.
  *   cgroup/v1  slurm[_<node>]/uid_<uid>/job_<id>[/step_<step>]
- *   cgroup/v2  system.slice/[<node>_]slurmstepd.scope/(job_<id>|SLUID)[/step_<step>]
- * (Slurm's cgroup/v2 plugin names system.slice itself; doc/html/cgroup_v2.shtml.) */
+ *   cgroup/v2  <slice>/[<node>_]slurmstepd.scope/(job_<id>|SLUID)[/step_<step>]
+ * The v2 slice is cgroup.conf's CgroupSlice (system.slice by default), a systemd slice
+ * at the path its name gives, never user.slice. */
 static bool slurm_job_at_root(const struct comp *c, size_t n, bool hidden, struct workload *w) {
         if (n >= 3 && (comp_is(c[0], "slurm") || has_prefix(c[0], "slurm_")) && has_prefix(c[1], "uid_") &&
             all_of(c[1].s + 4, c[1].n - 4, DIGITS) && has_prefix(c[2], "job_") && slurm_job(c[2], w)) {
@@ -257,8 +291,8 @@ static bool slurm_job_at_root(const struct comp *c, size_t n, bool hidden, struc
                         (void)slurm_step(c[3], w); /* the job's own cgroup: no step */
                 return true;
         }
-        size_t k = n >= 1 && comp_is(c[0], "system.slice") ? 1 : hidden ? 0 : n;
-        if (k + 1 < n && (comp_is(c[k], "slurmstepd.scope") || has_suffix(c[k], "_slurmstepd.scope")) &&
+        size_t k = slice_levels(c, n, hidden);
+        if ((k || hidden) && k + 1 < n && (comp_is(c[k], "slurmstepd.scope") || has_suffix(c[k], "_slurmstepd.scope")) &&
             slurm_job(c[k + 1], w)) {
                 if (k + 2 < n)
                         (void)slurm_step(c[k + 2], w);

@@ -6,6 +6,8 @@
  *   Slurm cgroup/v1   /slurm/uid_<uid>/job_<id>/step_<step>/task_<n> (slurm_<node>/ when
  *                     slurmd runs several nodes on one host)
  *   Slurm cgroup/v2   /system.slice/slurmstepd.scope/job_<id>/step_<step>/user/task_<n>
+ *                     (system.slice: cgroup.conf's CgroupSlice, a systemd slice where
+ *                     its name puts it; never user.slice)
  *                     (<node>_slurmstepd.scope; from 26.05 the job directory is the job's
  *                     SLUID, "s" and 13 base-32 digits, unless CgroupJobIdPaths=yes)
  *   kubelet cgroupfs  /kubepods/<qos>/pod<uid>/<container id> (guaranteed: no qos level)

@@ -56,6 +56,11 @@ static void test_slurm(void **state) {
         assert_string_equal(w.slurm_step, "0+1");
         w = path_of("/system.slice/n3_slurmstepd.scope/job_8/step_2/user/task_1"); /* --enable-multiple-slurmd */
         assert_string_equal(w.slurm_job, "8");
+        /* cgroup.conf's CgroupSlice: another slice, at the place its name gives. */
+        w = path_of("/machines.slice/n3_slurmstepd.scope/job_8/step_2/user/task_1");
+        assert_string_equal(w.slurm_job, "8");
+        w = path_of("/hpc.slice/hpc-jobs.slice/slurmstepd.scope/job_12/step_0/user/task_0");
+        assert_string_equal(w.slurm_job, "12");
         /* Seen from a cgroup namespace: the slice above its root is "..". */
         w = path_of("/../../slurmstepd.scope/job_9/step_0/user/task_0");
         assert_string_equal(w.slurm_job, "9");
@@ -79,7 +84,9 @@ static void test_slurm(void **state) {
                 "/system.slice/slurmstepd.scope/sIOLU0000000000",      /* not base 32 */
                 "/system.slice/slurmstepd.scope/s0K3M9QWE4RT5",        /* one short */
                 "/system.slice/notslurmstepd.scope/job_5",
-                "/machines.slice/n3_slurmstepd.scope/job_8/step_2",    /* Slurm names system.slice only */
+                "/machines.slice/x-y.slice/slurmstepd.scope/job_8",   /* not where systemd puts x-y.slice */
+                "/user.slice/slurmstepd.scope/job_8/step_0",           /* never below user.slice */
+                "/system.slice/slurmd.service/slurmstepd.scope/job_8", /* a service is no slice */
                 "/slurmstepd.scope/job_5/step_0",                      /* no slice, nothing hidden */
                 "/user.slice/user-1000.slice/session-3.scope",
                 "/",
