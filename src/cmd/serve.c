@@ -487,6 +487,7 @@ static int serve_gpus(const struct serve_opts *o, const struct cmd_args *args, c
         }
         int code = first_round_problem(&first->facts, load_err);
         unsigned n_gpus = first->facts.n_gpus;
+        body_cache_learn(cache, first);
         if (code < 0 && xid_counter_start(lib, &first->facts, &args->nvml.dl, &st->xids) < 0)
                 fprintf(stderr, "gpuvet serve: NVML events could not be started; Xids are not exported\n");
         sample_put(smp, first);

@@ -289,6 +289,12 @@ void body_cache_release(struct scrape_body *b) {
         free(s);
 }
 
+void body_cache_learn(struct body_cache *c, const struct sample *x) {
+        pthread_mutex_lock(&c->lock);
+        learn_locked(c, x);
+        pthread_mutex_unlock(&c->lock);
+}
+
 unsigned int body_cache_gpus_missing(struct body_cache *c, char *why, size_t size) {
         struct sample *x = sampler_latest(c->smp);
         if (!x)

@@ -46,6 +46,10 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
 /* Give a scrape's body back (accepts NULL). */
 void body_cache_release(struct scrape_body *b);
 
+/* Learn x's GPUs' identity labels now (the first round: a short interval may replace it
+ * before anything else looks). Later rounds are learnt as they are scraped or checked. */
+void body_cache_learn(struct body_cache *c, const struct sample *x);
+
 /* How many GPUs seen since the start the latest round does not count (nvmlDeviceGetCount_v2
  * failing, or counting fewer), and why, into why, when any. */
 unsigned int body_cache_gpus_missing(struct body_cache *c, char *why, size_t size);
