@@ -120,7 +120,7 @@ static bool systemd_pod(struct comp c, struct workload *w, size_t *ret_words) {
                         pod = p;
                         break;
                 }
-        if (!pod || !pod_uid(pod + 4, (size_t)(end - pod - 4), w->pod_uid))
+        if (!pod)
                 return false;
         /* The words before: anything, then "kubepods", then at most a QoS class. */
         size_t words = 0;
@@ -139,10 +139,8 @@ static bool systemd_pod(struct comp c, struct workload *w, size_t *ret_words) {
         bool kube = last && last_n == 8 && memcmp(last, "kubepods", 8) == 0;
         bool kube_qos = last && qos_word(last, last_n) && before_last && before_last_n == 8 &&
                         memcmp(before_last, "kubepods", 8) == 0;
-        if (!kube && !kube_qos) {
-                w->pod_uid[0] = '\0';
+        if ((!kube && !kube_qos) || !pod_uid(pod + 4, (size_t)(end - pod - 4), w->pod_uid))
                 return false;
-        }
         *ret_words = words;
         return true;
 }
