@@ -120,8 +120,8 @@ static bool systemd_pod(struct comp c, struct workload *w, size_t *ret_words) {
                         pod = p;
                         break;
                 }
-        if (!pod)
-                return false;
+        if (!pod || pod == c.s || pod[-1] == '-')
+                return false; /* no word before "pod", or an empty one */
         /* The words before: anything, then "kubepods", then at most a QoS class. */
         size_t words = 0;
         const char *last = NULL, *before_last = NULL;

@@ -196,6 +196,8 @@ static void test_spoofed(void **state) {
                 "/kubepods/burstable/x/pod" UID "/" CID,
                 "/kubepods/weird/pod" UID "/" CID,
                 "/pod" UID "/" CID,
+                "/user.slice/x.slice/-crio-pod" UID_ ".slice",                                /* an empty word */
+                "/kubepods.slice/kubepods--pod" UID_ ".slice",
         };
         for (size_t i = 0; i < sizeof(spoofed) / sizeof(spoofed[0]); i++) {
                 struct workload x = path_of(spoofed[i]);
