@@ -410,21 +410,31 @@ static void sampler_end_reason(struct sampler *smp, const struct sampler_status 
         sample_put(smp, x);
 }
 
+/* A stop signal taken, or the --timeout (end_ms, 0: none) past, after waiting up to one
+ * slice for it. */
+static bool stop_now(const sigset_t *stop, unsigned long long end_ms) {
+        struct timespec slice = {0, 200 * 1000000L};
+        int sig = sigtimedwait(stop, NULL, &slice);
+        return sig == SIGINT || sig == SIGTERM || (end_ms && monotonic_ms() >= end_ms);
+}
+
 /* Serve until a stop signal or the --timeout; say once when the sampler stops; look at the
  * --check-report file every slice. */
-static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struct check_watch *checks,
-                                unsigned timeout_s) {
-        unsigned long long end = timeout_s ? monotonic_ms() + timeout_s * 1000ULL : 0;
+static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struct body_cache *cache,
+                                struct check_watch *checks, unsigned long long end_ms) {
         bool told = false;
-        for (;;) {
-                struct timespec slice = {0, 200 * 1000000L};
-                int sig = sigtimedwait(stop, NULL, &slice);
-                if (sig == SIGINT || sig == SIGTERM)
-                        return;
-                if (end && monotonic_ms() >= end)
-                        return;
+        unsigned told_missing = 0;
+        while (!stop_now(stop, end_ms)) {
                 if (checks)
                         check_watch_poll(checks);
+                char lost[192];
+                unsigned missing = body_cache_gpus_missing(cache, lost, sizeof(lost));
+                if (missing && !told_missing)
+                        fprintf(stderr, "gpuvet serve: %s; /metrics shows them with gpuvet_gpu_up 0 and /health "
+                                        "answers 503 while it lasts\n", lost);
+                else if (!missing && told_missing)
+                        fprintf(stderr, "gpuvet serve: NVML counts every GPU seen before again\n");
+                told_missing = missing;
                 struct sampler_status st;
                 if (!told && sampler_ended(smp, &st)) {
                         char why[192];
@@ -437,7 +447,106 @@ static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struc
         }
 }
 
+/* The first round, waited for while the server already answers 503: with slow GPUs it
+ * takes up to nvmlInit's and a GPU's deadlines, and a stop signal or the --timeout must
+ * not wait for it (systemd's TimeoutStopSec is 15 s). NULL with *ret_stopped when stopped,
+ * NULL alone when no round came within bound_ms. */
+static struct sample *await_first_round(const sigset_t *stop, struct sampler *smp, unsigned bound_ms,
+                                        unsigned long long end_ms, bool *ret_stopped) {
+        unsigned long long give_up = monotonic_ms() + bound_ms;
+        *ret_stopped = false;
+        for (;;) {
+                /* Woken by the publish itself: the round judged is the first, not a later one
+                 * (with a short interval the second may fail where the first did not). */
+                struct sample *x = sampler_next(smp, 0, 100);
+                if (x || sampler_ended(smp, NULL) || monotonic_ms() >= give_up)
+                        return x;
+                struct timespec now = {0, 0};
+                int sig = sigtimedwait(stop, NULL, &now);
+                if (sig == SIGINT || sig == SIGTERM || (end_ms && monotonic_ms() >= end_ms)) {
+                        *ret_stopped = true;
+                        return NULL;
+                }
+        }
+}
+
+/* What serving needs beside the HTTP server, built once the first round is read. */
+struct serve_state {
+        struct xid_counter *xids;
+        struct check_watch *checks;
+        struct check_runner *runner;
+};
+
+/* From the first round on: judge it, start the Xid counter and the check statuses, hand
+ * them to the cache, serve until stopped. Returns the exit code. */
+static int serve_gpus(const struct serve_opts *o, const struct cmd_args *args, const sigset_t *stop,
+                      struct sampler *smp, struct nvml_lib *lib, const char *load_err, struct body_cache *cache,
+                      unsigned port, const struct http_security *sec, unsigned long long end_ms,
+                      struct serve_state *st) {
+        unsigned gpu_ms = args->nvml.dl.gpu_ms ? args->nvml.dl.gpu_ms : NVML_DEADLINE_GPU_MS_DEFAULT;
+        unsigned init_ms = args->nvml.dl.init_ms ? args->nvml.dl.init_ms : NVML_DEADLINE_INIT_MS_DEFAULT;
+        bool stopped;
+        struct sample *first = await_first_round(stop, smp, init_ms + gpu_ms + 1000, end_ms, &stopped);
+        if (stopped)
+                return EXIT_PASS;
+        if (!first) {
+                fprintf(stderr, "gpuvet serve: the first round of the GPUs did not finish\n");
+                return EXIT_FAILED;
+        }
+        int code = first_round_problem(&first->facts, load_err);
+        unsigned n_gpus = first->facts.n_gpus;
+        body_cache_learn(cache, first);
+        if (code < 0 && xid_counter_start(lib, &first->facts, &args->nvml.dl, &st->xids) < 0)
+                fprintf(stderr, "gpuvet serve: NVML events could not be started; Xids are not exported\n");
+        sample_put(smp, first);
+        if (code >= 0)
+                return code;
+        if (o->check_report && check_watch_new(o->check_report, stderr, &st->checks) < 0) {
+                fprintf(stderr, "gpuvet serve: out of memory\n");
+                return EXIT_INTERNAL;
+        }
+        if (o->check.interval_s && (code = start_periodic_check(o, args, &st->checks, &st->runner)) >= 0)
+                return code;
+        body_cache_attach(cache, st->xids, st->checks);
+        fprintf(stderr, "gpuvet serve: listening on %s (port %u%s%s): %u GPU%s, a round every %u ms\n", o->listen, port,
+                sec->cert_pem ? ", TLS" : "", sec->n_users ? ", basic auth" : "", n_gpus, n_gpus == 1 ? "" : "s",
+                o->interval_ms);
+        serve_until_stopped(stop, smp, cache, st->checks, end_ms);
+        return EXIT_PASS;
+}
+
+/* The body cache and the HTTP server on fd (theirs from now on), answering 503 until the
+ * first round. Returns -1 to go on, else the exit code after a message. */
+static int start_serving(const struct serve_opts *o, int fd, struct sampler *smp, struct proc_workloads *pw,
+                         const char *hostname, unsigned stale_ms, const struct http_security *sec,
+                         struct body_cache **ret_cache, struct http_server **ret_http) {
+        /* One serving thread: libmicrohttpd splits the connection limit evenly over a pool's
+         * threads and closes what a thread accepts beyond its share, so with two a flood under
+         * --max-connections lost connections whenever the kernel handed one thread more than
+         * half. A scrape sends a body already rendered (about 0.1 ms of CPU), so one thread
+         * still serves well over 5,000 a second (docs/perf.md). */
+        struct http_limits lim = {.connections = o->max_connections, .timeout_s = o->connection_timeout_s,
+                                  .connection_memory = 32 * 1024, .threads = 1,
+                                  .per_address = o->max_connections_per_ip};
+        if (body_cache_new(smp, NULL, NULL, hostname, stale_ms, ret_cache) < 0) {
+                close(fd);
+                fprintf(stderr, "gpuvet serve: out of memory\n");
+                return EXIT_INTERNAL;
+        }
+        body_cache_set_workloads(*ret_cache, pw, o->workload_labels);
+        char err[512] = "";
+        if (http_server_start(fd, &lim, sec, *ret_cache, ret_http, err, sizeof(err)) < 0) {
+                if (sec->cert_pem)
+                        fprintf(stderr, "gpuvet serve: --web.config.file %s: %s\n", o->web_config, err);
+                else
+                        fprintf(stderr, "gpuvet serve: %s\n", err);
+                return sec->cert_pem ? EXIT_USAGE : EXIT_INTERNAL;
+        }
+        return -1;
+}
+
 static int run(const struct serve_opts *o, const struct cmd_args *args) {
+        unsigned long long end_ms = args->common.timeout_s ? monotonic_ms() + args->common.timeout_s * 1000ULL : 0;
         char hostname[HOSTNAME_MAX + 1] = "";
         if (o->hostname)
                 snprintf(hostname, sizeof(hostname), "%s", o->hostname);
@@ -497,66 +606,21 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                 return EXIT_INTERNAL;
         }
         unsigned gpu_ms = args->nvml.dl.gpu_ms ? args->nvml.dl.gpu_ms : NVML_DEADLINE_GPU_MS_DEFAULT;
-        unsigned init_ms = args->nvml.dl.init_ms ? args->nvml.dl.init_ms : NVML_DEADLINE_INIT_MS_DEFAULT;
-        int code = -1;
-        struct xid_counter *xids = NULL;
-        struct sample *first = sampler_next(smp, 0, init_ms + gpu_ms + 1000);
-        if (!first) {
-                fprintf(stderr, "gpuvet serve: the first round of the GPUs did not finish\n");
-                code = EXIT_FAILED;
-        } else {
-                code = first_round_problem(&first->facts, err);
-                unsigned n_gpus = first->facts.n_gpus;
-                if (code < 0 && xid_counter_start(lib, &first->facts, &args->nvml.dl, &xids) < 0)
-                        fprintf(stderr, "gpuvet serve: NVML events could not be started; Xids are not exported\n");
-                sample_put(smp, first);
-                struct body_cache *cache = NULL;
-                struct check_watch *checks = NULL;
-                struct http_server *http = NULL;
-                unsigned stale_ms = o->stale_after_ms ? o->stale_after_ms : o->interval_ms + gpu_ms;
-                /* One serving thread: libmicrohttpd splits the connection limit evenly over a
-                 * pool's threads and closes what a thread accepts beyond its share, so with two a
-                 * flood under --max-connections lost connections whenever the kernel handed one
-                 * thread more than half. A scrape sends a body already rendered (about 0.1 ms of
-                 * CPU), so one thread still serves well over 5,000 a second (docs/perf.md). */
-                struct http_limits lim = {.connections = o->max_connections, .timeout_s = o->connection_timeout_s,
-                                          .connection_memory = 32 * 1024, .threads = 1,
-                                          .per_address = o->max_connections_per_ip};
-                if (code < 0 && o->check_report && check_watch_new(o->check_report, stderr, &checks) < 0) {
-                        fprintf(stderr, "gpuvet serve: out of memory\n");
-                        code = EXIT_INTERNAL;
-                }
-                struct check_runner *runner = NULL;
-                if (code < 0 && o->check.interval_s)
-                        code = start_periodic_check(o, args, &checks, &runner);
-                if (code < 0 && body_cache_new(smp, xids, checks, hostname, stale_ms, &cache) < 0) {
-                        fprintf(stderr, "gpuvet serve: out of memory\n");
-                        code = EXIT_INTERNAL;
-                }
-                if (code < 0)
-                        body_cache_set_workloads(cache, pw, o->workload_labels);
-                if (code < 0 && http_server_start(fd, &lim, &sec, cache, &http, err, sizeof(err)) < 0) {
-                        if (sec.cert_pem)
-                                fprintf(stderr, "gpuvet serve: --web.config.file %s: %s\n", o->web_config, err);
-                        else
-                                fprintf(stderr, "gpuvet serve: %s\n", err);
-                        code = sec.cert_pem ? EXIT_USAGE : EXIT_INTERNAL;
-                }
-                fd = -1; /* the server's, or closed */
-                if (code < 0) {
-                        fprintf(stderr, "gpuvet serve: listening on %s (port %u%s%s): %u GPU%s, a round every %u ms\n",
-                                o->listen, port, sec.cert_pem ? ", TLS" : "", sec.n_users ? ", basic auth" : "", n_gpus, n_gpus == 1 ? "" : "s", o->interval_ms);
-                        serve_until_stopped(&stop, smp, checks, args->common.timeout_s);
-                        code = EXIT_PASS;
-                }
-                check_runner_stop(runner); /* a run in flight is killed and reaped */
-                http_server_stop(http, SHUTDOWN_GRACE_MS);
-                body_cache_free(cache);
-                check_watch_free(checks);
+        unsigned stale_ms = o->stale_after_ms ? o->stale_after_ms : o->interval_ms + gpu_ms;
+        struct body_cache *cache = NULL;
+        struct http_server *http = NULL;
+        struct serve_state st = {0};
+        int code = start_serving(o, fd, smp, pw, hostname, stale_ms, &sec, &cache, &http);
+        if (code < 0) {
+                fprintf(stderr, "gpuvet serve: port %u open on %s; /metrics and /health answer 503 until the first "
+                                "round of the GPUs is read\n", port, o->listen);
+                code = serve_gpus(o, args, &stop, smp, lib, err, cache, port, &sec, end_ms, &st);
         }
-        bool abandoned = xid_counter_stop(xids);
-        if (fd >= 0)
-                close(fd);
+        check_runner_stop(st.runner); /* a run in flight is killed and reaped */
+        http_server_stop(http, SHUTDOWN_GRACE_MS);
+        body_cache_free(cache);
+        check_watch_free(st.checks);
+        bool abandoned = xid_counter_stop(st.xids);
         free((char *)sec.cert_pem);
         free((char *)sec.key_pem);
         web_config_done(&web);

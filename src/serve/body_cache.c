@@ -28,8 +28,9 @@ struct scrape {
 
 struct body_cache {
         struct sampler *smp;
-        struct xid_counter *xids;
-        struct check_watch *checks;
+        /* Set once after the first round (body_cache_attach) while scrapes may run. */
+        struct xid_counter *_Atomic xids;
+        struct check_watch *_Atomic checks;
         char *hostname;
         unsigned long long stale_after_ns;
         pthread_mutex_t lock;
@@ -39,6 +40,9 @@ struct body_cache {
         unsigned long long xid_generation;
         unsigned long long check_generation;
         struct rendered *rendered[EXPO_FORMAT_COUNT]; /* NULL: not rendered for this round yet */
+        /* under lock: every GPU seen since the start, learnt from each round once (known_seq) */
+        struct expo_known_gpus known;
+        unsigned long long known_seq;
         /* body_cache_set_workloads; used under lock */
         struct proc_workloads *workloads;
         bool workload_labels;
@@ -61,8 +65,8 @@ int body_cache_new(struct sampler *smp, struct xid_counter *xids, struct check_w
                 return -ENOMEM;
         }
         c->smp = smp;
-        c->xids = xids;
-        c->checks = checks;
+        atomic_init(&c->xids, xids);
+        atomic_init(&c->checks, checks);
         c->stale_after_ns = stale_after_ms * 1000000ULL;
         pthread_mutex_init(&c->lock, NULL);
         *ret = c;
@@ -152,9 +156,18 @@ static int append_processes(const struct nvml_facts *f, const struct gpu_procs *
         return e < 0 ? e : append(body, len, more, more_len);
 }
 
+/* Learn x's GPUs, under lock. A GPU whose identity could not be kept for lack of memory
+ * is learnt from a later round. */
+static void learn_locked(struct body_cache *c, const struct sample *x) {
+        if (c->known_seq == x->seq)
+                return;
+        if (expo_known_learn(&c->known, &x->facts) == 0)
+                c->known_seq = x->seq;
+}
+
 static struct rendered *render(const struct sample *x, struct xid_counter *xc, struct check_watch *checks,
                                const char *hostname, enum expo_format fmt, bool stale, struct proc_workloads *pw,
-                               bool workload_labels) {
+                               bool workload_labels, const struct expo_known_gpus *known) {
         struct rendered *r = calloc(1, sizeof(*r));
         if (!r)
                 return NULL;
@@ -165,8 +178,8 @@ static struct rendered *render(const struct sample *x, struct xid_counter *xc, s
                 return NULL;
         }
         struct expo_xids *xids = read_xids(xc, x->facts.n_gpus);
-        int e = expo_render_sample_workloads(&x->facts, xids, workload_labels ? procs : NULL, hostname, fmt, stale,
-                                             &r->body, &r->len);
+        int e = expo_render_sample_known(&x->facts, xids, workload_labels ? procs : NULL, known, hostname, fmt,
+                                         stale, &r->body, &r->len);
         free_xids(xids);
         if (e == 0 && procs) {
                 e = append_processes(&x->facts, procs, hostname, fmt, &r->body, &r->len);
@@ -195,10 +208,19 @@ void body_cache_set_workloads(struct body_cache *c, struct proc_workloads *pw, b
         pthread_mutex_unlock(&c->lock);
 }
 
+void body_cache_attach(struct body_cache *c, struct xid_counter *xids, struct check_watch *checks) {
+        pthread_mutex_lock(&c->lock);
+        atomic_store(&c->xids, xids);
+        atomic_store(&c->checks, checks);
+        forget_locked(c); /* a body rendered without them is not served again */
+        pthread_mutex_unlock(&c->lock);
+}
+
 void body_cache_free(struct body_cache *c) {
         if (!c)
                 return;
         forget_locked(c);
+        expo_known_done(&c->known);
         pthread_mutex_destroy(&c->lock);
         free(c->hostname);
         free(c);
@@ -225,8 +247,10 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
         bool stale = is_stale(c, x, ended, &age_ns);
         size_t tail_len = expo_render_tail(out->tail, sizeof(out->tail), fmt, (double)age_ns / 1e9, !ended);
 
-        unsigned long long xid_gen = c->xids ? xid_counter_generation(c->xids) : 0;
-        unsigned long long check_gen = c->checks ? check_watch_generation(c->checks) : 0;
+        struct xid_counter *xids = atomic_load(&c->xids);
+        struct check_watch *checks = atomic_load(&c->checks);
+        unsigned long long xid_gen = xids ? xid_counter_generation(xids) : 0;
+        unsigned long long check_gen = checks ? check_watch_generation(checks) : 0;
         pthread_mutex_lock(&c->lock);
         if (c->seq != x->seq || c->stale != stale || c->xid_generation != xid_gen ||
             c->check_generation != check_gen) {
@@ -236,9 +260,10 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
                 c->xid_generation = xid_gen;
                 c->check_generation = check_gen;
         }
+        learn_locked(c, x);
         if (!c->rendered[fmt])
-                c->rendered[fmt] = render(x, c->xids, c->checks, c->hostname, fmt, stale, c->workloads,
-                                          c->workload_labels);
+                c->rendered[fmt] = render(x, atomic_load(&c->xids), atomic_load(&c->checks), c->hostname, fmt,
+                                          stale, c->workloads, c->workload_labels, &c->known);
         out->r = c->rendered[fmt];
         if (out->r)
                 atomic_fetch_add(&out->r->refs, 1);
@@ -264,6 +289,32 @@ void body_cache_release(struct scrape_body *b) {
         free(s);
 }
 
+void body_cache_learn(struct body_cache *c, const struct sample *x) {
+        pthread_mutex_lock(&c->lock);
+        learn_locked(c, x);
+        pthread_mutex_unlock(&c->lock);
+}
+
+unsigned int body_cache_gpus_missing(struct body_cache *c, char *why, size_t size) {
+        struct sample *x = sampler_latest(c->smp);
+        if (!x)
+                return 0;
+        pthread_mutex_lock(&c->lock);
+        learn_locked(c, x);
+        unsigned int seen = c->known.n;
+        pthread_mutex_unlock(&c->lock);
+        const struct nvml_facts *f = &x->facts;
+        unsigned int missing = seen > f->n_gpus ? seen - f->n_gpus : 0;
+        if (missing && !nv_ok(f->device_count))
+                snprintf(why, size, "nvmlDeviceGetCount_v2 fails (%s): the %u GPU%s seen before are not read",
+                         nv_rc_text(NULL, f->device_count.rc) /* no NVML call off its deadline */, seen, seen == 1 ? "" : "s");
+        else if (missing)
+                snprintf(why, size, "NVML counts %u GPU%s, %u were seen before: %u lost", f->n_gpus,
+                         f->n_gpus == 1 ? "" : "s", seen, missing);
+        sample_put(c->smp, x);
+        return missing;
+}
+
 bool body_cache_healthy(struct body_cache *c, char *why, size_t size) {
         struct sampler_status st;
         if (sampler_ended(c->smp, &st)) {
@@ -286,5 +337,5 @@ bool body_cache_healthy(struct body_cache *c, char *why, size_t size) {
                          (double)c->stale_after_ns / 1e9);
                 return false;
         }
-        return true;
+        return body_cache_gpus_missing(c, why, size) == 0;
 }

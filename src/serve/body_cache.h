@@ -22,6 +22,11 @@ int body_cache_new(struct sampler *smp, struct xid_counter *xids, struct check_w
                    unsigned long long stale_after_ms, struct body_cache **ret);
 void body_cache_free(struct body_cache *c);
 
+/* The Xid counter and the check statuses, known only after the first round: the cache
+ * serves 503 before it, so the server starts at once (docs/serve.md). Safe while scrapes
+ * run; either may be NULL. */
+void body_cache_attach(struct body_cache *c, struct xid_counter *xids, struct check_watch *checks);
+
 struct proc_workloads;
 /* Export the GPUs' processes attributed by pw (kept, not owned; used under the cache's
  * lock only), and with workload_labels add their workloads' labels to the DCGM series
@@ -41,5 +46,14 @@ int body_cache_scrape(struct body_cache *c, enum expo_format fmt, struct scrape_
 /* Give a scrape's body back (accepts NULL). */
 void body_cache_release(struct scrape_body *b);
 
-/* Whether the sampler runs and its latest round is fresh; when not, why, into why. */
+/* Learn x's GPUs' identity labels now (the first round: a short interval may replace it
+ * before anything else looks). Later rounds are learnt as they are scraped or checked. */
+void body_cache_learn(struct body_cache *c, const struct sample *x);
+
+/* How many GPUs seen since the start the latest round does not count (nvmlDeviceGetCount_v2
+ * failing, or counting fewer), and why, into why, when any. */
+unsigned int body_cache_gpus_missing(struct body_cache *c, char *why, size_t size);
+
+/* Whether the sampler runs, its latest round is fresh and counts every GPU seen since the
+ * start; when not, why, into why. */
 bool body_cache_healthy(struct body_cache *c, char *why, size_t size);

@@ -15,6 +15,7 @@ struct check_watch {
         FILE *log;
         struct stat seen; /* of the last read; st_ino 0: none */
         bool seen_any;
+        int failed_errno; /* why the last poll found no file to read (0: it found one) */
         pthread_mutex_t lock;
         /* under lock */
         struct check_view *view;
@@ -95,20 +96,31 @@ void check_watch_poll(struct check_watch *w) {
                         close(fd);
                 enum check_report_state s = e == ENOENT ? CHECK_REPORT_ABSENT : CHECK_REPORT_UNREADABLE;
                 pthread_mutex_lock(&w->lock);
-                bool changed = !w->view || w->view->state != s;
+                /* A new reason is said too: a loop that becomes a FIFO is another fault to fix. */
+                bool changed = !w->view || w->view->state != s || w->failed_errno != e;
                 pthread_mutex_unlock(&w->lock);
                 if (changed) {
                         struct check_view *v = check_view_new(s);
                         if (v) {
-                                say(w, e == ENOENT ? "not there (yet): no check statuses until it is"
-                                    : e == EINVAL  ? "not a regular file: no check statuses"
-                                                   : strerror(e));
+                                char why[160];
+                                if (e == ENOENT)
+                                        snprintf(why, sizeof(why), "not there (yet): no check statuses until it is");
+                                else if (e == EINVAL)
+                                        snprintf(why, sizeof(why), "not a regular file: no check statuses");
+                                else if (e == ELOOP)
+                                        snprintf(why, sizeof(why), "a symbolic link loop (%s): no check statuses",
+                                                 strerror(e));
+                                else
+                                        snprintf(why, sizeof(why), "%s: no check statuses", strerror(e));
+                                say(w, why);
                                 check_watch_publish(w, v);
                                 w->seen_any = false;
+                                w->failed_errno = e;
                         }
                 }
                 return;
         }
+        w->failed_errno = 0;
         if (w->seen_any && same_file(&st, &w->seen)) {
                 close(fd);
                 return;

@@ -252,17 +252,151 @@ int expo_render_sample(const struct nvml_facts *f, const struct expo_xids *xids,
         return expo_render_sample_workloads(f, xids, NULL, hostname, fmt, stale, ret, ret_len);
 }
 
+static bool uuid_read(const struct nvml_gpu *g) { return nv_ok(g->uuid) && g->uuid.v[0]; }
+
+int expo_known_learn(struct expo_known_gpus *k, const struct nvml_facts *f) {
+        for (unsigned int i = 0; i < f->n_gpus; i++) {
+                const struct nvml_gpu *g = &f->gpus[i];
+                if (!uuid_read(g))
+                        continue;
+                bool seen = false;
+                for (unsigned int j = 0; j < k->n && !seen; j++)
+                        seen = strcmp(k->v[j].uuid.v, g->uuid.v) == 0;
+                if (seen)
+                        continue;
+                struct expo_gpu_identity *grown = realloc(k->v, (k->n + 1) * sizeof(*grown));
+                if (!grown)
+                        return -ENOMEM;
+                k->v = grown;
+                k->v[k->n++] = (struct expo_gpu_identity){.index = g->index, .uuid = g->uuid, .name = g->name,
+                                                          .pci_bus_id = g->pci_bus_id,
+                                                          .minor_number = g->minor_number};
+        }
+        return 0;
+}
+
+void expo_known_done(struct expo_known_gpus *k) {
+        free(k->v);
+        *k = (struct expo_known_gpus){0};
+}
+
+static void take_identity(struct nvml_gpu *g, const struct expo_gpu_identity *id) {
+        g->uuid = id->uuid;
+        g->name = id->name;
+        g->pci_bus_id = id->pci_bus_id;
+        g->minor_number = id->minor_number;
+}
+
+static bool in_round(const struct nvml_facts *f, const char *uuid) {
+        for (unsigned int i = 0; i < f->n_gpus; i++)
+                if (uuid_read(&f->gpus[i]) && strcmp(f->gpus[i].uuid.v, uuid) == 0)
+                        return true;
+        return false;
+}
+
+/* The identity f's GPU i had when its UUID was not read this round (lost): the known GPU
+ * of its index, unless that one is elsewhere in the round. NULL when none. */
+static const struct expo_gpu_identity *identity_for(const struct nvml_facts *f, unsigned int i,
+                                                    const struct expo_known_gpus *k) {
+        if (!k || uuid_read(&f->gpus[i]))
+                return NULL;
+        for (unsigned int j = 0; j < k->n; j++)
+                if (k->v[j].index == f->gpus[i].index && !in_round(f, k->v[j].uuid.v))
+                        return &k->v[j];
+        return NULL;
+}
+
+/* A copy of f's GPUs with their known identities where lost; NULL when none is (or, with
+ * *ret_oom, out of memory). */
+static struct nvml_gpu *with_known_identities(const struct nvml_facts *f, const struct expo_known_gpus *k,
+                                              bool *ret_oom) {
+        *ret_oom = false;
+        bool any = false;
+        for (unsigned int i = 0; i < f->n_gpus && !any; i++)
+                any = identity_for(f, i, k) != NULL;
+        if (!any)
+                return NULL;
+        struct nvml_gpu *gpus = malloc(f->n_gpus * sizeof(*gpus));
+        if (!gpus) {
+                *ret_oom = true;
+                return NULL;
+        }
+        memcpy(gpus, f->gpus, f->n_gpus * sizeof(*gpus));
+        for (unsigned int i = 0; i < f->n_gpus; i++) {
+                const struct expo_gpu_identity *id = identity_for(f, i, k);
+                if (id)
+                        take_identity(&gpus[i], id);
+        }
+        return gpus;
+}
+
+static void put_gpu_up(FILE *out, const struct nvml_gpu *g, const char *hostname, enum expo_format fmt, bool *head,
+                       bool up) {
+        if (!*head) {
+                put_help(out, "gpuvet_gpu_up",
+                         "1 when every NVML call on the GPU answered within its deadline in the latest fresh round; "
+                         "0 when one hung, the GPU is lost or no longer counted, or the round is stale (its values "
+                         "are then left out, never repeated)",
+                         NULL, fmt);
+                fputs("# TYPE gpuvet_gpu_up gauge\n", out);
+                *head = true;
+        }
+        fputs("gpuvet_gpu_up{", out);
+        put_labels(out, g, hostname);
+        fprintf(out, "} %d\n", up);
+}
+
+/* gpuvet_gpu_up of f's GPUs, then 0 for each known GPU f does not show (NVML no longer
+ * counts it). Returns 0 or -ENOMEM. */
+static int put_gpus_up(FILE *out, const struct nvml_facts *f, const struct expo_known_gpus *k, const char *hostname,
+                       enum expo_format fmt, bool stale) {
+        bool head = false;
+        for (unsigned int i = 0; i < f->n_gpus; i++)
+                put_gpu_up(out, &f->gpus[i], hostname, fmt, &head, !stale && gpu_up(&f->gpus[i]));
+        struct nvml_gpu *gone = NULL;
+        for (unsigned int j = 0; k && j < k->n; j++) {
+                if (in_round(f, k->v[j].uuid.v))
+                        continue;
+                if (!gone && !(gone = calloc(1, sizeof(*gone))))
+                        return -ENOMEM;
+                gone->index = k->v[j].index;
+                take_identity(gone, &k->v[j]);
+                put_gpu_up(out, gone, hostname, fmt, &head, false);
+        }
+        free(gone);
+        return 0;
+}
+
 int expo_render_sample_workloads(const struct nvml_facts *f, const struct expo_xids *xids,
                                  const struct gpu_procs *workloads, const char *hostname, enum expo_format fmt,
                                  bool stale, char **ret, size_t *ret_len) {
-        struct label_sets *sets = NULL;
-        if (workloads && !stale && !(sets = label_sets_of(workloads, f->n_gpus)))
+        return expo_render_sample_known(f, xids, workloads, NULL, hostname, fmt, stale, ret, ret_len);
+}
+
+int expo_render_sample_known(const struct nvml_facts *f, const struct expo_xids *xids,
+                             const struct gpu_procs *workloads, const struct expo_known_gpus *known,
+                             const char *hostname, enum expo_format fmt, bool stale, char **ret, size_t *ret_len) {
+        bool oom;
+        struct nvml_gpu *relabelled = with_known_identities(f, known, &oom);
+        if (oom)
                 return -ENOMEM;
+        struct nvml_facts view;
+        if (relabelled) {
+                view = *f;
+                view.gpus = relabelled;
+                f = &view;
+        }
+        struct label_sets *sets = NULL;
+        if (workloads && !stale && !(sets = label_sets_of(workloads, f->n_gpus))) {
+                free(relabelled);
+                return -ENOMEM;
+        }
         char *body = NULL;
         size_t len = 0;
         FILE *out = open_memstream(&body, &len);
         if (!out) {
                 label_sets_free(sets, f->n_gpus);
+                free(relabelled);
                 return -ENOMEM;
         }
         if (!stale)
@@ -274,19 +408,9 @@ int expo_render_sample_workloads(const struct nvml_facts *f, const struct expo_x
         if (xids)
                 put_xids(out, f, xids, hostname, fmt, stale, sets);
         label_sets_free(sets, f->n_gpus);
-        if (f->n_gpus) {
-                put_help(out, "gpuvet_gpu_up",
-                         "1 when every NVML call on the GPU answered within its deadline in the latest fresh round; "
-                         "0 when one hung or the round is stale (its values are then left out, never repeated)",
-                         NULL, fmt);
-                fputs("# TYPE gpuvet_gpu_up gauge\n", out);
-        }
-        for (unsigned int i = 0; i < f->n_gpus; i++) {
-                fputs("gpuvet_gpu_up{", out);
-                put_labels(out, &f->gpus[i], hostname);
-                fprintf(out, "} %d\n", !stale && gpu_up(&f->gpus[i]));
-        }
-        if (fclose(out) != 0) {
+        int e = put_gpus_up(out, f, known, hostname, fmt, stale);
+        free(relabelled);
+        if (fclose(out) != 0 || e < 0) {
                 free(body);
                 return -ENOMEM;
         }

@@ -32,6 +32,26 @@ struct expo_xids {
 int expo_render_sample(const struct nvml_facts *f, const struct expo_xids *xids, const char *hostname,
                        enum expo_format fmt, bool stale, char **ret, size_t *ret_len);
 
+/* A GPU's identity labels as read in an earlier round (UUID, PCI bus id, device node,
+ * model), kept by the body cache so that a GPU NVML stops answering for keeps the labels
+ * its series and alerts know. */
+struct expo_gpu_identity {
+        unsigned int index;
+        struct nv_str uuid, name, pci_bus_id;
+        struct nv_u32 minor_number;
+};
+
+/* Every GPU seen since the start, one per UUID. */
+struct expo_known_gpus {
+        unsigned int n;
+        struct expo_gpu_identity *v;
+};
+
+/* Add f's GPUs whose UUID was read and not yet known, with their identity now. Returns
+ * 0 or -ENOMEM. */
+int expo_known_learn(struct expo_known_gpus *k, const struct nvml_facts *f);
+void expo_known_done(struct expo_known_gpus *k);
+
 struct gpu_procs;
 
 /* expo_render_sample with --workload-labels: workloads (per GPU of f, proc_workloads.h;
@@ -41,6 +61,14 @@ struct gpu_procs;
 int expo_render_sample_workloads(const struct nvml_facts *f, const struct expo_xids *xids,
                                  const struct gpu_procs *workloads, const char *hostname, enum expo_format fmt,
                                  bool stale, char **ret, size_t *ret_len);
+
+/* expo_render_sample_workloads with the GPUs seen before (known; NULL: none): a GPU of f
+ * whose UUID was not read (lost) takes the identity labels its index had, and a known GPU
+ * not in f at all (NVML no longer counts it) is written as gpuvet_gpu_up 0 under its last
+ * labels, so a lost GPU's series keeps its identity instead of leaving. */
+int expo_render_sample_known(const struct nvml_facts *f, const struct expo_xids *xids,
+                             const struct gpu_procs *workloads, const struct expo_known_gpus *known,
+                             const char *hostname, enum expo_format fmt, bool stale, char **ret, size_t *ret_len);
 
 /* The processes of a fresh round (procs: per GPU of f) into a malloc'd *ret:
  * gpuvet_gpu_processes per GPU whose list NVML gave, and gpuvet_process_gpu_memory_bytes

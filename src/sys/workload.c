@@ -97,22 +97,107 @@ static bool runtime_scope(struct comp c, struct workload *w) {
         return false;
 }
 
-/* A kubelet pod cgroup: "pod<uid>" (cgroupfs) or "<prefix>-pod<uid>.slice" with a prefix
- * naming kubepods (systemd: kubepods-burstable-pod..., kind's kubelet-kubepods-...). */
-static bool pod_component(struct comp c, struct workload *w) {
-        if (has_prefix(c, "pod"))
-                return pod_uid(c.s + 3, c.n - 3, w->pod_uid);
+/* The pod component's uid into w: "pod<uid>" (cgroupfs). */
+static bool cgroupfs_pod(struct comp c, struct workload *w) {
+        return has_prefix(c, "pod") && pod_uid(c.s + 3, c.n - 3, w->pod_uid);
+}
+
+/* A QoS class as kubelet names its level. */
+static bool qos_word(const char *s, size_t n) {
+        return (n == 9 && memcmp(s, "burstable", 9) == 0) || (n == 10 && memcmp(s, "besteffort", 10) == 0);
+}
+
+/* A systemd pod slice "<root words->kubepods[-<qos>]-pod<uid>.slice" (kubelet's systemd
+ * driver; the root words are its --cgroup-root, as kind's "kubelet"): the uid into w and
+ * how many '-' words precede "pod<uid>" (systemd places the slice that many levels deep). */
+static bool systemd_pod(struct comp c, struct workload *w, size_t *ret_words) {
         if (!has_suffix(c, ".slice") || c.n < 6 + 4 + 32)
                 return false;
         const char *end = c.s + c.n - 6;
-        for (const char *p = c.s; p + 4 <= end; p++) {
-                if (memcmp(p, "-pod", 4) != 0)
-                        continue;
-                struct comp prefix = {c.s, (size_t)(p - c.s)};
-                bool kube = false;
-                for (size_t i = 0; i + 8 <= prefix.n && !kube; i++)
-                        kube = memcmp(prefix.s + i, "kubepods", 8) == 0;
-                return kube && pod_uid(p + 4, (size_t)(end - p - 4), w->pod_uid);
+        const char *pod = NULL;
+        for (const char *p = c.s; p + 4 <= end; p++)
+                if (memcmp(p, "-pod", 4) == 0) {
+                        pod = p;
+                        break;
+                }
+        if (!pod || pod == c.s || pod[-1] == '-')
+                return false; /* no word before "pod", or an empty one */
+        /* The words before: anything, then "kubepods", then at most a QoS class. */
+        size_t words = 0;
+        const char *last = NULL, *before_last = NULL;
+        size_t last_n = 0, before_last_n = 0;
+        for (const char *s = c.s; s < pod;) {
+                const char *dash = memchr(s, '-', (size_t)(pod - s));
+                const char *e = dash ? dash : pod;
+                if (e == s)
+                        return false; /* an empty word: not a name systemd makes */
+                before_last = last, before_last_n = last_n;
+                last = s, last_n = (size_t)(e - s);
+                words++;
+                s = e + 1;
+        }
+        bool kube = last && last_n == 8 && memcmp(last, "kubepods", 8) == 0;
+        bool kube_qos = last && qos_word(last, last_n) && before_last && before_last_n == 8 &&
+                        memcmp(before_last, "kubepods", 8) == 0;
+        if ((!kube && !kube_qos) || !pod_uid(pod + 4, (size_t)(end - pod - 4), w->pod_uid))
+                return false;
+        *ret_words = words;
+        return true;
+}
+
+/* Whether component c is the systemd slice of the first k '-' words of the pod slice
+ * name ("kubepods-burstable.slice" for k 2 of "kubepods-burstable-pod<uid>.slice"). */
+static bool slice_prefix(struct comp c, struct comp pod_slice, size_t k) {
+        size_t words = 0, i = 0;
+        for (; i < pod_slice.n && words < k; i++)
+                if (pod_slice.s[i] == '-' && ++words == k)
+                        break;
+        return words == k && c.n == i + 6 && memcmp(c.s, pod_slice.s, i) == 0 && memcmp(c.s + i, ".slice", 6) == 0;
+}
+
+/* The pod's container after its pod component: cgroupfs' bare id or CRI-O's crio-<id>,
+ * systemd's <runtime>-<id>.scope. */
+static void pod_container(const struct comp *c, size_t n, size_t i, struct workload *w) {
+        if (i + 1 < n && !runtime_scope(c[i + 1], w) && container_id(c[i + 1].s, c[i + 1].n))
+                copy(w->container_id, sizeof(w->container_id), c[i + 1].s, 64);
+}
+
+/* A kubelet pod where kubelet creates it: the whole layout from the root (components from
+ * c[0] on), or, when the path starts above a cgroup namespace's root (hidden: the levels
+ * are ".."), its lower part.
+ *   systemd   <root>.slice/.../kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid>.slice
+ *   cgroupfs  kubepods/<qos>/pod<uid> (guaranteed: kubepods/pod<uid>) */
+static bool kubelet_pod(const struct comp *c, size_t n, bool hidden, struct workload *w) {
+        for (size_t i = 0; i < n && i < 8; i++) {
+                size_t words;
+                if (systemd_pod(c[i], w, &words)) {
+                        /* Level j (of words) is the slice of the first j+1 words. */
+                        bool placed = hidden ? i <= words : i == words;
+                        for (size_t j = 0; j < i && placed; j++)
+                                placed = slice_prefix(c[j], c[i], words - i + j + 1);
+                        if (placed) {
+                                pod_container(c, n, i, w);
+                                return true;
+                        }
+                        w->pod_uid[0] = '\0';
+                        return false;
+                }
+                if (cgroupfs_pod(c[i], w)) {
+                        /* kubepods[/qos]/pod<uid> from the root, or its end below a hidden top. */
+                        bool placed;
+                        if (i == 2)
+                                placed = comp_is(c[0], "kubepods") && qos_word(c[1].s, c[1].n);
+                        else if (i == 1)
+                                placed = comp_is(c[0], "kubepods") || (hidden && qos_word(c[0].s, c[0].n));
+                        else
+                                placed = i == 0 && hidden;
+                        if (placed) {
+                                pod_container(c, n, i, w);
+                                return true;
+                        }
+                        w->pod_uid[0] = '\0';
+                        return false;
+                }
         }
         return false;
 }
@@ -158,46 +243,93 @@ static size_t split(const char *path, size_t len, struct comp *out, size_t max) 
 
 #define MAX_COMPONENTS 64
 
+/* Whether c is "<base>.slice" whose base is the previous slice's base and one '-' word
+ * more (systemd places "a-b.slice" in "a.slice"); prev NULL: the first, of words words
+ * (0: any number, when the levels above are hidden). */
+static bool slice_level(struct comp c, const struct comp *prev, size_t words) {
+        if (!has_suffix(c, ".slice") || c.n == 6)
+                return false;
+        size_t base = c.n - 6, dashes = 0;
+        for (size_t i = 0; i < base; i++) {
+                if (c.s[i] != '-')
+                        continue;
+                if (i == 0 || c.s[i - 1] == '-' || i + 1 == base)
+                        return false; /* an empty word: not a name systemd makes */
+                dashes++;
+        }
+        if (prev) {
+                size_t pb = prev->n - 6;
+                return base > pb + 1 && memcmp(c.s, prev->s, pb) == 0 && c.s[pb] == '-' &&
+                       !memchr(c.s + pb + 1, '-', base - pb - 1);
+        }
+        return !words || dashes + 1 == words;
+}
+
+/* How many components from c[0] are systemd slices where their names put them (none for
+ * user.slice: below it are users' sessions and delegated subtrees). */
+static size_t slice_levels(const struct comp *c, size_t n, bool hidden) {
+        if (n && comp_is(c[0], "user.slice"))
+                return 0;
+        size_t k = 0;
+        while (k < n && slice_level(c[k], k ? &c[k - 1] : NULL, hidden ? 0 : 1))
+                k++;
+        return k;
+}
+
+/* A Slurm job where slurmd and slurmstepd create it: the hierarchy's root (c[0] on), or
+ * below a hidden top (a cgroup namespace's "..") what is left of the layout.
+ *   cgroup/v1  slurm[_<node>]/uid_<uid>/job_<id>[/step_<step>]
+ *   cgroup/v2  <slice>/[<node>_]slurmstepd.scope/(job_<id>|SLUID)[/step_<step>]
+ * The v2 slice is cgroup.conf's CgroupSlice (system.slice by default), a systemd slice
+ * at the path its name gives, never user.slice. */
+static bool slurm_job_at_root(const struct comp *c, size_t n, bool hidden, struct workload *w) {
+        if (n >= 3 && (comp_is(c[0], "slurm") || has_prefix(c[0], "slurm_")) && has_prefix(c[1], "uid_") &&
+            all_of(c[1].s + 4, c[1].n - 4, DIGITS) && has_prefix(c[2], "job_") && slurm_job(c[2], w)) {
+                if (n > 3)
+                        (void)slurm_step(c[3], w); /* the job's own cgroup: no step */
+                return true;
+        }
+        size_t k = slice_levels(c, n, hidden);
+        if ((k || hidden) && k + 1 < n && (comp_is(c[k], "slurmstepd.scope") || has_suffix(c[k], "_slurmstepd.scope")) &&
+            slurm_job(c[k + 1], w)) {
+                if (k + 2 < n)
+                        (void)slurm_step(c[k + 2], w);
+                return true;
+        }
+        return false;
+}
+
+/* Whether the path's first components are "..": it starts above the reader's cgroup
+ * namespace root, whose ancestors (the kubelet's or systemd's levels) are not a user's to
+ * name. */
+static bool starts_hidden(const char *path, size_t len) {
+        size_t i = 0;
+        while (i < len && path[i] == '/')
+                i++;
+        return len - i >= 2 && path[i] == '.' && path[i + 1] == '.' && (len - i == 2 || path[i + 2] == '/');
+}
+
 bool workload_from_path(const char *path, size_t len, struct workload *ret) {
         memset(ret, 0, sizeof(*ret));
         if (memchr(path, '\0', len))
                 return false;
         struct comp c[MAX_COMPONENTS];
         size_t n = split(path, len, c, MAX_COMPONENTS);
+        bool hidden = starts_hidden(path, len);
+        /* Jobs and pods only where their managers create them, never deeper: below
+         * user.slice (a user's delegated subtree) or in a container's own cgroups anyone
+         * may name a cgroup "job_4242" or "kubepods-pod<uid>.slice". */
+        if (slurm_job_at_root(c, n, hidden, ret) || kubelet_pod(c, n, hidden, ret))
+                return true;
+        /* Plain containers: docker-<id>.scope, libpod-<id>(.scope), docker/<id>, at any
+         * depth (rootless podman runs below user.slice). */
         for (size_t i = 0; i < n; i++) {
-                /* Slurm cgroup/v1: slurm[_node]/uid_N/job_N[/step_S] */
-                if (!ret->slurm_job[0] && (comp_is(c[i], "slurm") || has_prefix(c[i], "slurm_")) && i + 2 < n &&
-                    has_prefix(c[i + 1], "uid_") && all_of(c[i + 1].s + 4, c[i + 1].n - 4, DIGITS) &&
-                    has_prefix(c[i + 2], "job_") && slurm_job(c[i + 2], ret)) {
-                        if (i + 3 < n)
-                                (void)slurm_step(c[i + 3], ret); /* the job's own cgroup: no step */
-                        i += 2;
-                        continue;
-                }
-                /* Slurm cgroup/v2: [node_]slurmstepd.scope/(job_N|SLUID)[/step_S] */
-                if (!ret->slurm_job[0] && (comp_is(c[i], "slurmstepd.scope") || has_suffix(c[i], "_slurmstepd.scope")) &&
-                    i + 1 < n && slurm_job(c[i + 1], ret)) {
-                        if (i + 2 < n)
-                                (void)slurm_step(c[i + 2], ret);
-                        i += 1;
-                        continue;
-                }
-                if (!ret->pod_uid[0] && pod_component(c[i], ret)) {
-                        /* The pod's container: the next component (cgroupfs: the bare id,
-                         * or CRI-O's crio-<id>; systemd: <runtime>-<id>.scope). */
-                        if (i + 1 < n && !runtime_scope(c[i + 1], ret) && container_id(c[i + 1].s, c[i + 1].n))
-                                copy(ret->container_id, sizeof(ret->container_id), c[i + 1].s, 64);
+                if (runtime_scope(c[i], ret))
                         break;
-                }
-                if (!ret->container_id[0] && !ret->pod_uid[0]) {
-                        /* Plain containers: docker-<id>.scope, libpod-<id>(.scope), docker/<id>. */
-                        if (runtime_scope(c[i], ret))
-                                continue;
-                        if (comp_is(c[i], "docker") && i + 1 < n && container_id(c[i + 1].s, c[i + 1].n)) {
-                                copy(ret->container_id, sizeof(ret->container_id), c[i + 1].s, 64);
-                                snprintf(ret->runtime, sizeof(ret->runtime), "docker");
-                                i++;
-                        }
+                if (comp_is(c[i], "docker") && i + 1 < n && container_id(c[i + 1].s, c[i + 1].n)) {
+                        copy(ret->container_id, sizeof(ret->container_id), c[i + 1].s, 64);
+                        snprintf(ret->runtime, sizeof(ret->runtime), "docker");
+                        break;
                 }
         }
         return workload_found(ret);

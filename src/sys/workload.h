@@ -5,15 +5,22 @@
  * "N:controllers:/path" on v1). The workload managers name their cgroups in known ways:
  *   Slurm cgroup/v1   /slurm/uid_<uid>/job_<id>/step_<step>/task_<n> (slurm_<node>/ when
  *                     slurmd runs several nodes on one host)
- *   Slurm cgroup/v2   /<slice>/slurmstepd.scope/job_<id>/step_<step>/user/task_<n>
+ *   Slurm cgroup/v2   /system.slice/slurmstepd.scope/job_<id>/step_<step>/user/task_<n>
+ *                     (system.slice: cgroup.conf's CgroupSlice, a systemd slice where
+ *                     its name puts it; never user.slice)
  *                     (<node>_slurmstepd.scope; from 26.05 the job directory is the job's
  *                     SLUID, "s" and 13 base-32 digits, unless CgroupJobIdPaths=yes)
  *   kubelet cgroupfs  /kubepods/<qos>/pod<uid>/<container id> (guaranteed: no qos level)
  *   kubelet systemd   /kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid, _ for
  *                     ->.slice/<cri-containerd|crio|docker>-<container id>.scope
  *   docker, podman    /system.slice/docker-<id>.scope, /docker/<id>, libpod-<id>.scope
- * Nothing else is taken for a workload: a process whose cgroup matches none is
- * attributed to none, never guessed.
+ * Jobs and pods are taken only where Slurm and kubelet create them: from the root of the
+ * hierarchy (or, in a cgroup namespace, below the ".." levels above its root), a systemd
+ * pod slice only at the path its name expands to. Below user.slice, or in a container's
+ * own cgroups, anyone may create cgroups of those names: they are no job and no pod (a
+ * plain container's scope is matched at any depth, for rootless podman). Nothing else is
+ * taken for a workload: a process whose cgroup matches none is attributed to none, never
+ * guessed.
  *
  * Kubernetes' names (pod, namespace, container) are not in the cgroup; kubelet's log
  * layout on the node gives them without asking the API server:

@@ -1,6 +1,7 @@
 /* A frame from the model (top_frame.h). */
 #include "top/top_frame.h"
 
+#include "core/utf8.h"
 #include "top/top_layout.h"
 
 #include <errno.h>
@@ -11,14 +12,30 @@
 
 static char *line_at(struct top_frame *f, unsigned int r) { return f->text + (unsigned long)r * (f->cols + 1); }
 
-/* Write text at row r from column c, clipped to the width (the last column stays blank). */
+/* Write text at row r from column c, clipped to the width (the last column stays blank).
+ * A line holds bytes: a UTF-8 character goes in whole or not at all, and a byte that is
+ * not UTF-8 or a control goes in as '?' (user names, commands and workloads are others'
+ * text; a terminal shown a cut sequence can swallow the rest of the line). */
 static void put(struct top_frame *f, unsigned int r, unsigned int c, const char *s) {
         if (r >= f->rows)
                 return;
         char *line = line_at(f, r);
         unsigned int end = f->cols ? f->cols - 1 : 0;
-        for (; *s && c < end; s++, c++)
-                line[c] = *s;
+        while (*s && c < end) {
+                const unsigned char *u = (const unsigned char *)s;
+                size_t n = utf8_sequence(u);
+                bool control = u[0] < 0x20 || u[0] == 0x7f || (n == 2 && u[0] == 0xC2 && u[1] < 0xA0);
+                if (n == 0 || control) {
+                        line[c++] = '?';
+                        s += n ? n : 1;
+                        continue;
+                }
+                if (c + n > end)
+                        break;
+                memcpy(line + c, s, n);
+                c += (unsigned int)n;
+                s += n;
+        }
 }
 
 __attribute__((format(printf, 4, 5))) static void putf(struct top_frame *f, unsigned int r, unsigned int c,

@@ -1,6 +1,8 @@
 /* Process identity from /proc (top_proc.h): status lines, cmdline, user names. */
 #include "top/top_proc.h"
 
+#include "core/utf8.h"
+
 #include "core/fsroot.h"
 #include "sys/workload.h"
 
@@ -159,14 +161,28 @@ bool top_proc_self_nested(struct fsroot *fs) {
         return nested;
 }
 
-/* cmdline's NUL-separated arguments joined by spaces, control bytes as '?'. */
+/* cmdline's NUL-separated arguments joined by spaces, control bytes and bytes that are
+ * not UTF-8 as '?', cut at a character, never inside one: any process sets its own
+ * arguments, and a terminal shown a cut or invalid sequence can swallow what follows.
+ * raw[len] is a NUL (the reader's terminator), so no sequence is read past the end. */
 static void command_line(const char *raw, size_t len, char *out, size_t size) {
         size_t o = 0;
         while (len && raw[len - 1] == '\0')
                 len--;
-        for (size_t i = 0; i < len && o + 1 < size; i++) {
-                unsigned char c = (unsigned char)raw[i];
-                out[o++] = c == '\0' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+        for (size_t i = 0; i < len && o + 1 < size;) {
+                const unsigned char *u = (const unsigned char *)raw + i;
+                size_t n = u[0] ? utf8_sequence(u) : 1;
+                bool c1 = n == 2 && u[0] == 0xC2 && u[1] < 0xA0; /* C1 controls, as terminals read them */
+                if (n <= 1 || c1) {
+                        out[o++] = u[0] == '\0' ? ' ' : (u[0] < 0x20 || u[0] >= 0x7f) ? '?' : (char)u[0];
+                        i += c1 ? 2 : 1;
+                        continue;
+                }
+                if (o + n >= size)
+                        break;
+                memcpy(out + o, u, n);
+                o += n;
+                i += n;
         }
         out[o] = '\0';
 }

@@ -81,6 +81,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 check_workload(&w);
                 if (found != workload_found(&w) || (found && memchr(text, '\0', len)))
                         abort();
+                /* A user's own subtree names no job and no pod, whatever it holds. */
+                size_t lead = 0;
+                while (lead < len && text[lead] == '/')
+                        lead++;
+                if (len - lead >= 11 && memcmp(text + lead, "user.slice", 10) == 0 && text[lead + 10] == '/' &&
+                    (w.slurm_job[0] || w.pod_uid[0]))
+                        abort();
                 break;
         }
         case 2: {

@@ -13,6 +13,9 @@ target up, a DCGM counter that OpenMetrics declares "unknown" ingested, and gpuv
 GPU 0 runs a real process of this machine whose name is not UTF-8 (prctl PR_SET_NAME, as any
 user may): Prometheus rejects a scrape over one invalid label value, so the target must stay
 up and the process's series carry U+FFFD in its place (issue 38, N1).
+A second serve (job "lost") sees the same 8 GPUs until nvmlDeviceGetCount_v2 starts failing:
+Prometheus must then hold gpuvet_gpu_up 0 for each of them under the UUID and bus id it had,
+so that the documented gpuvet_gpu_up == 0 alert fires (N10, N16).
 Exits 77 (skip) when prometheus is not installed.
 """
 import http.client
@@ -65,7 +68,7 @@ def main():
         print("SKIP: prometheus is not installed (Debian: apt-get install prometheus)")
         return 77
     tmp = tempfile.mkdtemp(prefix="gpuvet-prom-")
-    serve = prom = None
+    serve = prom = lost = None
     # A process named with bytes that are not UTF-8, on GPU 0.
     odd = subprocess.Popen([sys.executable, "-c", "import ctypes, time; "
                             "ctypes.CDLL(None).prctl(15, b'\\xff\\xfeevil', 0, 0, 0); time.sleep(3600)"])
@@ -82,11 +85,19 @@ def main():
             time.sleep(0.05)
         serve = Serve(GPUVET, FAKE_LIB, scn, interval_ms=500)
         port = serve.port
+        # Four rounds count the GPUs, then the count fails for good.
+        lost_scn = os.path.join(tmp, "lost.scn")
+        with open(lost_scn, "w") as f:
+            f.write("include %s\nfault nvmlDeviceGetCount_v2 * UNKNOWN after=4\n" %
+                    os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn"))
+        lost = Serve(GPUVET, FAKE_LIB, lost_scn, interval_ms=500)
         web = free_port()
         with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
             f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                     "scrape_configs:\n  - job_name: gpuvet\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % port)
+                    "      - targets: ['127.0.0.1:%d']\n"
+                    "  - job_name: lost\n    static_configs:\n"
+                    "      - targets: ['127.0.0.1:%d']\n" % (port, lost.port))
         prom_log = open(os.path.join(tmp, "prometheus.log"), "w+")
         prom = subprocess.Popen([prometheus, "--config.file", os.path.join(tmp, "prometheus.yml"),
                                  "--storage.tsdb.path", os.path.join(tmp, "data"),
@@ -97,7 +108,7 @@ def main():
         deadline = time.monotonic() + 60 * SCALE
         while time.monotonic() < deadline and prom.poll() is None:
             try:
-                temps = query(web, "DCGM_FI_DEV_GPU_TEMP")
+                temps = query(web, 'DCGM_FI_DEV_GPU_TEMP{job="gpuvet"}')
             except (OSError, ValueError, KeyError, http.client.HTTPException):
                 temps = None
             if temps and len(temps) == 8:
@@ -121,18 +132,18 @@ def main():
             check(float(r["value"][1]) == (66 if gpu == "5" else 41), "GPU %s: %s C" % (gpu, r["value"][1]))
         up = query(web, 'up{job="gpuvet"}')
         check(up and up[0]["value"][1] == "1", "up{job=gpuvet}: %s" % up)
-        dbe = query(web, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL")
+        dbe = query(web, 'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{job="gpuvet"}')
         check(dbe and len(dbe) == 8 and all(x["value"][1] == "0" for x in dbe), "DBE counter: %s" % dbe)
-        fb = query(web, 'DCGM_FI_DEV_FB_FREE{gpu="0"}')
+        fb = query(web, 'DCGM_FI_DEV_FB_FREE{job="gpuvet",gpu="0"}')
         check(fb and fb[0]["value"][1] == "81081", "FB_FREE of GPU 0: %s" % fb)
-        gup = query(web, "sum(gpuvet_gpu_up)")
+        gup = query(web, 'sum(gpuvet_gpu_up{job="gpuvet"})')
         check(gup and gup[0]["value"][1] == "8", "sum(gpuvet_gpu_up): %s" % gup)
         # The tensor-core panel of NVIDIA's dcgm-exporter dashboard: GPM's rate from the
         # second round on, so it may take a scrape more than the temperatures.
         tensor = None
         deadline = time.monotonic() + 20 * SCALE
         while time.monotonic() < deadline:
-            tensor = query(web, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE")
+            tensor = query(web, 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{job="gpuvet"}')
             if tensor and len(tensor) == 8:
                 break
             time.sleep(0.5)
@@ -144,15 +155,30 @@ def main():
               "the process named with invalid UTF-8 is ingested with U+FFFD: %s" % mem)
         up = query(web, 'up{job="gpuvet"}')
         check(up and up[0]["value"][1] == "1", "up{job=gpuvet} with that process: %s" % up)
+        # The GPUs NVML no longer counts: down, under the labels they had.
+        want = {(r["metric"]["UUID"], r["metric"]["pci_bus_id"]) for r in temps}
+        down = None
+        deadline = time.monotonic() + 30 * SCALE
+        while time.monotonic() < deadline:
+            down = query(web, 'gpuvet_gpu_up{job="lost"} == 0')
+            if down and len(down) == 8:
+                break
+            time.sleep(0.5)
+        got = {(r["metric"].get("UUID"), r["metric"].get("pci_bus_id")) for r in down or []}
+        check(down and len(down) == 8 and got == want,
+              "count failing: gpuvet_gpu_up 0 for the 8 GPUs under their UUID and bus id: %s" % sorted(got))
+        up = query(web, 'up{job="lost"}')
+        check(up and up[0]["value"][1] == "1", "up{job=lost}: %s" % up)
     finally:
         odd.kill()
         odd.wait()
         if prom:
             rc = stop(prom)
             check(rc == 0, "prometheus exit %s" % rc)
-        if serve:
-            rc, _ = serve.stop(bound=10)
-            check(rc == 0, "gpuvet serve exit %s" % rc)
+        for s in (serve, lost):
+            if s:
+                rc, _ = s.stop(bound=10)
+                check(rc == 0, "gpuvet serve exit %s" % rc)
         shutil.rmtree(tmp, ignore_errors=True)
     return finish()
 

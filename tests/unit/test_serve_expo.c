@@ -253,6 +253,77 @@ static bool body_is_utf8(const char *body) {
 /* A process name that is not UTF-8 (anyone may set one; the kernel cuts a non-ASCII comm
  * mid-character at 15 bytes) is written with U+FFFD: Prometheus drops a scrape with one
  * invalid label value, the node's every series with it. */
+/* Two GPUs with their identity, handle read. */
+static void known_pair(struct nvml_gpu *g) {
+        memset(g, 0, 2 * sizeof(*g));
+        for (unsigned i = 0; i < 2; i++) {
+                g[i].index = i;
+                g[i].handle.state = NV_OK;
+                g[i].uuid.state = NV_OK;
+                snprintf(g[i].uuid.v, sizeof(g[i].uuid.v), "GPU-%u", i);
+                g[i].name.state = NV_OK;
+                snprintf(g[i].name.v, sizeof(g[i].name.v), "M");
+                g[i].pci_bus_id.state = NV_OK;
+                snprintf(g[i].pci_bus_id.v, sizeof(g[i].pci_bus_id.v), "0000:%02x:00.0", 0x1b + i);
+                g[i].minor_number.state = NV_OK;
+                g[i].minor_number.v = i;
+        }
+}
+
+/* GPUs seen before keep their labels: a lost one (no handle, nothing read) and one NVML
+ * no longer counts are gpuvet_gpu_up 0 under the UUID, bus id, device and model they had
+ * (review N10, N16). */
+static void test_known_gpus(void **state) {
+        (void)state;
+        struct nvml_gpu g[2];
+        known_pair(g);
+        struct nvml_facts f = {.n_gpus = 2, .gpus = g};
+        struct expo_known_gpus known = {0};
+        assert_int_equal(expo_known_learn(&known, &f), 0);
+        assert_int_equal(expo_known_learn(&known, &f), 0); /* once per UUID */
+        assert_int_equal(known.n, 2);
+        static const char up1[] = "gpuvet_gpu_up{gpu=\"1\",UUID=\"GPU-1\",pci_bus_id=\"00000000:1C:00.0\","
+                                  "device=\"nvidia1\",modelName=\"M\",Hostname=\"h\"} 0\n";
+        /* GPU 1 lost: its handle fails, so nothing of it is read. */
+        memset(&g[1], 0, sizeof(g[1]));
+        g[1].index = 1;
+        g[1].handle.state = NV_ERROR;
+        char *body;
+        size_t len;
+        assert_int_equal(expo_render_sample_known(&f, NULL, NULL, &known, "h", EXPO_TEXT, false, &body, &len), 0);
+        assert_non_null(strstr(body, up1));
+        assert_non_null(strstr(body, "gpuvet_gpu_up{gpu=\"0\",UUID=\"GPU-0\""));
+        assert_null(strstr(body, "UUID=\"\""));
+        free(body);
+        /* Without what was seen: the lost GPU's labels are empty (as before). */
+        assert_int_equal(expo_render_sample(&f, NULL, "h", EXPO_TEXT, false, &body, &len), 0);
+        assert_non_null(strstr(body, "gpuvet_gpu_up{gpu=\"1\",UUID=\"\""));
+        free(body);
+        /* nvmlDeviceGetCount_v2 fails: no GPU in the round, both kept, once each, at 0. */
+        struct nvml_facts none = {.n_gpus = 0};
+        assert_int_equal(expo_render_sample_known(&none, NULL, NULL, &known, "h", EXPO_OPENMETRICS, false, &body, &len),
+                         0);
+        assert_non_null(strstr(body, "# TYPE gpuvet_gpu_up gauge\n"));
+        assert_non_null(strstr(body, up1));
+        assert_non_null(strstr(body, "gpuvet_gpu_up{gpu=\"0\",UUID=\"GPU-0\""));
+        assert_null(strstr(body, "} 1\n"));
+        free(body);
+        /* Re-enumerated: GPU-1 now at index 0 and GPU-0 gone; GPU-1 is not repeated, GPU-0
+         * keeps index 0 under its own UUID. */
+        known_pair(g);
+        g[0] = g[1];
+        g[0].index = 0;
+        struct nvml_facts one = {.n_gpus = 1, .gpus = g};
+        assert_int_equal(expo_render_sample_known(&one, NULL, NULL, &known, "h", EXPO_TEXT, false, &body, &len), 0);
+        assert_non_null(strstr(body, "gpuvet_gpu_up{gpu=\"0\",UUID=\"GPU-1\""));
+        assert_non_null(strstr(body, "gpuvet_gpu_up{gpu=\"0\",UUID=\"GPU-0\""));
+        const char *first = strstr(body, "UUID=\"GPU-1\"");
+        assert_null(strstr(first + 1, "UUID=\"GPU-1\""));
+        free(body);
+        expo_known_done(&known);
+        assert_int_equal(known.n, 0);
+}
+
 static void test_label_utf8(void **state) {
         (void)state;
         struct nvml_gpu g;
@@ -376,7 +447,7 @@ int main(void) {
                 cmocka_unit_test(test_dcgm_units), cmocka_unit_test(test_render),
                 cmocka_unit_test(test_check_report), cmocka_unit_test(test_processes),
                 cmocka_unit_test(test_check_runs),   cmocka_unit_test(test_check_timeout_default),
-                cmocka_unit_test(test_label_utf8),
+                cmocka_unit_test(test_label_utf8), cmocka_unit_test(test_known_gpus),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

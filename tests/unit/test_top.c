@@ -1,5 +1,6 @@
 /* gpuvet top's pure parts: the layout at small sizes, bars and sparklines, /proc status
- * lines (NSpid, Uid), the process sort orders, keys on the view, a frame at 80x24. */
+ * lines (NSpid, Uid), the process sort orders, keys on the view, a frame at 80x24, a
+ * frame of multibyte and invalid text at every width. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "top/top_draw.h"
 #include "top/top_frame.h"
 #include "top/top_layout.h"
@@ -270,11 +272,54 @@ static void test_frame(void **state) {
         top_model_done(&m);
 }
 
+/* Every byte of s is part of a valid UTF-8 sequence and no C0 or C1 control is there. */
+static void assert_clean_utf8(const char *s) {
+        for (const unsigned char *u = (const unsigned char *)s; *u;) {
+                size_t n = utf8_sequence(u);
+                if (n == 0 || u[0] < 0x20 || u[0] == 0x7f || (n == 2 && u[0] == 0xC2 && u[1] < 0xA0))
+                        fail_msg("byte 0x%02x at %zu of '%s'", u[0], (size_t)((const char *)u - s), s);
+                u += n;
+        }
+}
+
+/* A command of multibyte characters is cut at a character whatever the width, and bytes
+ * that are not UTF-8 or are C1 controls show as '?' (review N22). */
+static void test_frame_utf8(void **state) {
+        (void)state;
+        struct top_model m = model_with(2);
+        m.procs[0] = (struct top_proc_row){.gpu = 0, .pid = 1, .sm_pct = -1, .info = {.where = TOP_PROC_FOUND}};
+        m.procs[1] = m.procs[0];
+        m.procs[1].pid = 2;
+        char *cmd = m.procs[0].info.command;
+        cmd[0] = '\0';
+        for (int i = 0; i < 6; i++) /* 6 x 24 bytes, within the 160 of the command */
+                strcat(cmd, "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\xe3\x83\x97\xe3\x83\xad"
+                            "\xe3\x82\xbb\xe3\x82\xb9"); /* 日本語のプロセス */
+        snprintf(m.procs[0].info.user, sizeof(m.procs[0].info.user), "\xc3\xa9l\xc3\xa8ve-\xc3\xa9t\xc3\xa9");
+        snprintf(m.procs[1].info.command, sizeof(m.procs[1].info.command), "x\xff\xfey\xc2\x9bz\xe6\x97");
+        struct top_view v = {.interval_ms = 1000};
+        struct top_frame f = {0};
+        for (unsigned int cols = 40; cols <= 240; cols++) {
+                assert_int_equal(top_frame_render(&m, &v, 24, cols, &f), 0);
+                for (unsigned int r = 0; r < 24; r++) {
+                        assert_int_equal(strlen(top_frame_line(&f, r)), cols);
+                        assert_clean_utf8(top_frame_line(&f, r));
+                }
+        }
+        assert_int_equal(top_frame_render(&m, &v, 24, 240, &f), 0);
+        bool seen = false;
+        for (unsigned int r = 0; r < 24; r++)
+                seen = seen || strstr(top_frame_line(&f, r), "x??y?z?") != NULL;
+        assert_true(seen);
+        top_frame_done(&f);
+        top_model_done(&m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_layout), cmocka_unit_test(test_bar),  cmocka_unit_test(test_spark),
                 cmocka_unit_test(test_status), cmocka_unit_test(test_sort), cmocka_unit_test(test_keys),
-                cmocka_unit_test(test_frame),
+                cmocka_unit_test(test_frame),  cmocka_unit_test(test_frame_utf8),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* src/sys/workload.c: a process's Slurm job, Kubernetes pod and container from its
  * cgroup (every layout workload.h names, v1 and v2 lines), hostile lines (huge, NUL
- * bytes, "..", missing fields, look-alikes), kubelet's log names split on '_' (DNS-1123
+ * bytes, "..", missing fields, look-alikes, the layouts spoofed below user.slice or in a
+ * container), kubelet's log names split on '_' (DNS-1123
  * names hold none), the names found in a log tree, and the bounded /proc read. Also
  * serve's start time from /proc/PID/stat (src/serve/proc_workloads.c). */
 #include <stdarg.h>
@@ -53,8 +54,20 @@ static void test_slurm(void **state) {
         assert_string_equal(w.slurm_step, "interactive");
         w = path_of("/system.slice/slurmstepd.scope/job_77/step_0+1/user/task_0");
         assert_string_equal(w.slurm_step, "0+1");
+        w = path_of("/system.slice/n3_slurmstepd.scope/job_8/step_2/user/task_1"); /* --enable-multiple-slurmd */
+        assert_string_equal(w.slurm_job, "8");
+        /* cgroup.conf's CgroupSlice: another slice, at the place its name gives. */
         w = path_of("/machines.slice/n3_slurmstepd.scope/job_8/step_2/user/task_1");
         assert_string_equal(w.slurm_job, "8");
+        w = path_of("/hpc.slice/hpc-jobs.slice/slurmstepd.scope/job_12/step_0/user/task_0");
+        assert_string_equal(w.slurm_job, "12");
+        /* Seen from a cgroup namespace: the slice above its root is "..". */
+        w = path_of("/../../slurmstepd.scope/job_9/step_0/user/task_0");
+        assert_string_equal(w.slurm_job, "9");
+        w = path_of("/../system.slice/slurmstepd.scope/job_10/step_batch/user/task_0");
+        assert_string_equal(w.slurm_step, "batch");
+        w = path_of("/../../slurm/uid_1000/job_11/step_0/task_0");
+        assert_string_equal(w.slurm_job, "11");
         /* Slurm 26.05's cgroup/v2: the job directory is its SLUID. */
         w = path_of("/system.slice/slurmstepd.scope/s0K3M9QWE4RT5Z/step_0/user/task_0");
         assert_string_equal(w.slurm_job, "s0K3M9QWE4RT5Z");
@@ -71,6 +84,10 @@ static void test_slurm(void **state) {
                 "/system.slice/slurmstepd.scope/sIOLU0000000000",      /* not base 32 */
                 "/system.slice/slurmstepd.scope/s0K3M9QWE4RT5",        /* one short */
                 "/system.slice/notslurmstepd.scope/job_5",
+                "/machines.slice/x-y.slice/slurmstepd.scope/job_8",   /* not where systemd puts x-y.slice */
+                "/user.slice/slurmstepd.scope/job_8/step_0",           /* never below user.slice */
+                "/system.slice/slurmd.service/slurmstepd.scope/job_8", /* a service is no slice */
+                "/slurmstepd.scope/job_5/step_0",                      /* no slice, nothing hidden */
                 "/user.slice/user-1000.slice/session-3.scope",
                 "/",
                 "",
@@ -124,6 +141,12 @@ static void test_kubernetes(void **state) {
         w = path_of("/../../kubepods-besteffort-pod" UID_ ".slice/cri-containerd-" CID ".scope");
         assert_string_equal(w.pod_uid, UID);
         assert_string_equal(w.container_id, CID);
+        w = path_of("/../kubepods-burstable.slice/kubepods-burstable-pod" UID_ ".slice/crio-" CID ".scope");
+        assert_string_equal(w.pod_uid, UID);
+        w = path_of("/../../burstable/pod" UID "/" CID);
+        assert_string_equal(w.pod_uid, UID);
+        w = path_of("/../pod" UID "/" CID);
+        assert_string_equal(w.container_id, CID);
         /* Not pods. */
         const char *none[] = {
                 "/kubepods/burstable/podABCDEF/" CID,                      /* not a uid */
@@ -144,6 +167,54 @@ static void test_kubernetes(void **state) {
         w = path_of("/kubepods.slice/kubepods-pod" UID_ ".slice/crio-conmon-" CID ".scope");
         assert_string_equal(w.pod_uid, UID);
         assert_string_equal(w.container_id, "");
+}
+
+/* A user's delegated subtree (user@UID.service), a container's own cgroups, a slice of
+ * another name: anyone may create cgroups named as Slurm and kubelet name theirs there
+ * (review N15). None of them is a job or a pod. */
+static void test_spoofed(void **state) {
+        (void)state;
+        const char *spoofed[] = {
+                "/user.slice/user-1000.slice/user@1000.service/app.slice/slurmstepd.scope/job_4242/step_0",
+                "/user.slice/user-1000.slice/user@1000.service/app.slice/system.slice/slurmstepd.scope/job_4242/step_0",
+                "/user.slice/user-1000.slice/user@1000.service/slurm/uid_1000/job_4242/step_0",
+                "/user.slice/user-1000.slice/session-3.scope/system.slice/slurmstepd.scope/job_1",
+                "/user.slice/system.slice/slurmstepd.scope/job_1/step_0",
+                "/system.slice/docker-" CID ".scope/system.slice/slurmstepd.scope/job_1/step_0",
+                "/system.slice/docker-" CID ".scope/slurm/uid_0/job_1/step_0",
+                "/user.slice/user-1000.slice/user@1000.service/app.slice/kubepods-besteffort-pod" UID_ ".slice",
+                "/user.slice/user-1000.slice/user@1000.service/kubepods.slice/kubepods-besteffort.slice/"
+                "kubepods-besteffort-pod" UID_ ".slice/cri-containerd-" CID ".scope",
+                "/user.slice/user-1000.slice/user@1000.service/kubepods/burstable/pod" UID "/" CID,
+                "/user.slice/kubepods/pod" UID "/" CID,
+                "/system.slice/docker-" CID ".scope/kubepods/besteffort/pod" UID "/" CID,
+                "/kubepods.slice/kubepods-burstable.slice/kubepods-besteffort-pod" UID_ ".slice", /* wrong parent */
+                "/kubepods.slice/kubepods-besteffort-pod" UID_ ".slice",                       /* a level missing */
+                "/kubepods-besteffort-pod" UID_ ".slice",                                     /* at the root */
+                "/kubepods.slice/kubepods-besteffort.slice/x/kubepods-besteffort-pod" UID_ ".slice",
+                "/kubepods.slice/kubepods-weird-pod" UID_ ".slice",                           /* no such QoS */
+                "/kubepods/burstable/x/pod" UID "/" CID,
+                "/kubepods/weird/pod" UID "/" CID,
+                "/pod" UID "/" CID,
+                "/user.slice/x.slice/-crio-pod" UID_ ".slice",                                /* an empty word */
+                "/kubepods.slice/kubepods--pod" UID_ ".slice",
+        };
+        for (size_t i = 0; i < sizeof(spoofed) / sizeof(spoofed[0]); i++) {
+                struct workload x = path_of(spoofed[i]);
+                if (x.slurm_job[0] || x.pod_uid[0])
+                        fail_msg("%s: job '%s', pod '%s'", spoofed[i], x.slurm_job, x.pod_uid);
+        }
+        /* The same line in a /proc/PID/cgroup, v2 and v1. */
+        struct workload w = cgroup_of("0::/user.slice/user-1000.slice/user@1000.service/app.slice/slurmstepd.scope/"
+                                      "job_4242/step_0\n");
+        assert_false(workload_found(&w));
+        w = cgroup_of("4:memory:/user.slice/user-1000.slice/user@1000.service/slurm/uid_1000/job_4242/step_0\n");
+        assert_false(workload_found(&w));
+        /* A rootless container there is still a container, of no job. */
+        w = path_of("/user.slice/user-1000.slice/user@1000.service/app.slice/slurmstepd.scope/job_4242/libpod-" CID
+                    ".scope");
+        assert_string_equal(w.container_id, CID);
+        assert_string_equal(w.slurm_job, "");
 }
 
 static void test_containers(void **state) {
@@ -379,7 +450,8 @@ static void test_summary(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_slurm),      cmocka_unit_test(test_kubernetes), cmocka_unit_test(test_containers),
+                cmocka_unit_test(test_slurm),      cmocka_unit_test(test_kubernetes), cmocka_unit_test(test_spoofed),
+                cmocka_unit_test(test_containers),
                 cmocka_unit_test(test_cgroup_file), cmocka_unit_test(test_log_names), cmocka_unit_test(test_read),
                 cmocka_unit_test(test_stat),       cmocka_unit_test(test_summary),
         };
