@@ -12,7 +12,7 @@ static const struct option common_fragment[] = {
         {"data-dir", required_argument, NULL, 'D'},
         {"help", no_argument, NULL, 'h'},
 };
-static const char common_short[] = "r:h";
+static const char common_short[] = "T:r:h";
 
 static const struct option nvml_fragment[] = {
         {"nvml-lib", required_argument, NULL, 'N'},

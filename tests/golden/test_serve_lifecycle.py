@@ -94,7 +94,8 @@ class Starting:
 def test_slow_first_round(tmp):
     scn = scenario_with(tmp, "slow-start.scn", "latency * 300\n")
     for how in (signal.SIGTERM, signal.SIGINT, "--timeout"):
-        extra = ["--timeout", "3"] if how == "--timeout" else []
+        # -T, the short form serve's usage offers (it was refused as unknown).
+        extra = ["-T", "3"] if how == "--timeout" else []
         s = Starting(scn, extra)
         try:
             check(s.port is not None, "slow first round (%s): no port open within %.0f s: %r" %
