@@ -582,7 +582,7 @@ static int take_snapshot(const struct snapshot_cli *o, const struct common_optio
                 }
         }
         if (code == EXIT_PASS && (r = write_output(o->output, &archive)) < 0) {
-                fprintf(stderr, "gpuvet snapshot: writing %s: %s\n", o->output, strerror(-r));
+                fprintf(stderr, "gpuvet snapshot: writing %s: %s\n", o->output, atomic_write_strerror(r));
                 code = r == -EACCES || r == -ENOENT || r == -ENOTDIR || r == -EISDIR || r == -EROFS ? EXIT_USAGE
                                                                                                     : EXIT_INTERNAL;
         }

@@ -575,7 +575,7 @@ static int write_unit(const char *path, const char *unit, size_t len, bool *same
         if (r == 0)
                 r = atomic_write(path, unit, len);
         if (r < 0) {
-                fprintf(stderr, "gpuvet tune install-unit: writing %s: %s\n", path, strerror(-r));
+                fprintf(stderr, "gpuvet tune install-unit: writing %s: %s\n", path, atomic_write_strerror(r));
                 return EXIT_USAGE;
         }
         return 0;
