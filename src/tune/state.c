@@ -292,11 +292,15 @@ int tune_lock(const char *state_path, unsigned wait_ms, long *holder) {
         if (r < 0)
                 return r;
         /* Root opens it in a directory others may have made writable: never through a
-         * symlink (it would truncate the file it names), never anything but a plain file. */
+         * symlink (it would truncate the file it names), never anything but a plain file.
+         * The look first says so in words (some kernels answer a symlink in a sticky
+         * directory with EACCES); O_NOFOLLOW holds if it changes before the open. */
+        struct stat st;
+        if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+                return TUNE_LOCK_NOT_REGULAR;
         int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
         if (fd < 0)
                 return errno == ELOOP ? TUNE_LOCK_NOT_REGULAR : -errno;
-        struct stat st;
         int bad = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? TUNE_LOCK_NOT_REGULAR : 0;
         if (bad < 0) {
                 close(fd);

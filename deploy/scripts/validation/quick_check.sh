@@ -3,6 +3,7 @@
 # a remedy per problem, under a second.
 #
 #   quick_check.sh [OUT.json] [gpuvet check options...]
+#   (a first argument that starts with "-" is an option: the report then goes to the default)
 #
 # OUT.json receives the JSON report (docs/report-schema.md). Without it the report is
 # gpu_check.json in a directory no other user can write (the seed's /tmp/gpu_check.json
@@ -12,7 +13,7 @@
 # check failed, 2 bad input, 3 an internal error. $GPUVET names the gpuvet to run (default:
 # the one in PATH).
 set -euo pipefail
-if [ $# -gt 0 ]; then
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
   out=$1
   shift
 else

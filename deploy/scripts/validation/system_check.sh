@@ -4,6 +4,7 @@
 # bandwidth, peer copies, the PCIe link under load); under a minute on 8 GPUs.
 #
 #   system_check.sh [OUT.json] [gpuvet check options...]
+#   (a first argument that starts with "-" is an option: the report then goes to the default)
 #
 # OUT.json receives the JSON report. Without it the report is
 # system_check.json in a directory no other user can write (the seed's /tmp/system_check.json
@@ -13,7 +14,7 @@
 # check failed, 2 bad input, 3 an internal error. $GPUVET names the gpuvet to run (default:
 # the one in PATH).
 set -euo pipefail
-if [ $# -gt 0 ]; then
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
   out=$1
   shift
 else
