@@ -14,59 +14,14 @@
 
 #define STATE_SCHEMA "gpuvet.tune-state/1"
 
-#define STATE_DIR "/var/lib/gpuvet"
-
-/* STATE_DIR as the root sees it: its longest existing prefix resolved inside the root (a
- * symlink there, <root>/var/lib/gpuvet -> /elsewhere, stays in the root as the setting
- * files do), then the components still to be made. */
-static int state_dir_in_root(struct fsroot *fs, char *buf, size_t size) {
-        char prefix[sizeof(STATE_DIR)];
-        memcpy(prefix, STATE_DIR, sizeof(STATE_DIR));
-        for (;;) {
-                int r = fsroot_realpath(fs, prefix[0] ? prefix : "/", buf, size);
-                if (r == 0) {
-                        const char *missing = STATE_DIR + strlen(prefix);
-                        size_t n = strlen(buf);
-                        if (n == 1) /* "/" */
-                                n = 0;
-                        if (n + strlen(missing) + 1 > size)
-                                return -ENAMETOOLONG;
-                        memcpy(buf + n, missing, strlen(missing) + 1);
-                        if (!*missing)
-                                return 0;
-                        /* The first missing component must be missing indeed: one that is
-                         * there but did not resolve is a symlink leading nowhere in the root
-                         * (made, it would be made outside). */
-                        char first[4096];
-                        const char *root = fsroot_dir(fs), *end = strchr(missing + 1, '/');
-                        size_t upto = n + (size_t)((end ? end : missing + strlen(missing)) - missing);
-                        struct stat st;
-                        snprintf(first, sizeof(first), "%s%.*s", strcmp(root, "/") == 0 ? "" : root, (int)upto, buf);
-                        if (lstat(first, &st) == 0)
-                                return -ELOOP;
-                        return 0;
-                }
-                char *slash = strrchr(prefix, '/');
-                if (r != -ENOENT || !slash)
-                        return r;
-                *slash = '\0';
-        }
-}
-
 int tune_state_path(struct fsroot *fs, const char *override, char *buf, size_t size) {
         if (override) {
                 if (snprintf(buf, size, "%s", override) >= (int)size)
                         return -ENAMETOOLONG;
                 return 0;
         }
-        const char *root = fsroot_dir(fs);
-        char dir[4096];
-        int r = state_dir_in_root(fs, dir, sizeof(dir));
-        if (r < 0)
-                return r;
-        if (snprintf(buf, size, "%s%s/tune-state.json", strcmp(root, "/") == 0 ? "" : root, dir) >= (int)size)
-                return -ENAMETOOLONG;
-        return 0;
+        /* <root>/var/lib/gpuvet as a symlink stays inside the root, as the setting files do. */
+        return fsroot_write_path(fs, "/var/lib/gpuvet/tune-state.json", buf, size);
 }
 
 void tune_boot_id(struct fsroot *fs, char *buf, size_t size) {

@@ -525,6 +525,16 @@ def untrusted_state(gpuvet, work):
           "the link is followed inside the root (%s)" % p.stderr.strip()[-200:])
     tune(gpuvet, "revert", "--root", root)
 
+    # A boot loader directory linked out of the root: the drop-in is written inside it.
+    deb = boot_tree(work, "boot-link", "a100-nouveau", {
+        "etc/default/grub": 'GRUB_CMDLINE_LINUX=""\n', "etc/debian_version": "12.8\n"})
+    grub_out = os.path.join(work, "grub-outside")
+    os.makedirs(grub_out)
+    os.symlink(grub_out, os.path.join(deb, "etc", "default", "grub.d"))
+    p = tune(gpuvet, "apply", "--root", deb, "--profile", "none", "--set", "boot.max_cstate=1")
+    check(os.listdir(grub_out) == [], "a grub.d linked out of the root: nothing written out there (%s; rc %d: %s)"
+          % (os.listdir(grub_out), p.returncode, (p.stdout + p.stderr).strip()[-200:]))
+
     # Entries that name what their setting does not write.
     forged_root = os.path.join(work, "forged")
     fixture_cache.writable("vm-guest", forged_root)
