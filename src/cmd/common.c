@@ -127,7 +127,7 @@ int write_json_output(const char *cmd, const char *path, char *json) {
         } else {
                 int r = atomic_write(path, json, len + 1);
                 if (r < 0) {
-                        fprintf(stderr, "gpuvet %s: writing %s: %s\n", cmd, path, strerror(-r));
+                        fprintf(stderr, "gpuvet %s: writing %s: %s\n", cmd, path, atomic_write_strerror(r));
                         code = EXIT_INTERNAL;
                 }
         }
@@ -143,8 +143,13 @@ int output_path_usable(const char *cmd, const char *opt, const char *path) {
                 return EXIT_USAGE;
         }
         struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        int target = atomic_write_target_ok(path);
+        if (target == -EISDIR) {
                 fprintf(stderr, "gpuvet %s: %s %s: is a directory\n", cmd, opt, path);
+                return EXIT_USAGE;
+        }
+        if (target == ATOMIC_WRITE_NOT_REGULAR) {
+                fprintf(stderr, "gpuvet %s: %s %s: %s\n", cmd, opt, path, atomic_write_strerror(target));
                 return EXIT_USAGE;
         }
         char dir[4096];

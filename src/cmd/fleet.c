@@ -88,7 +88,7 @@ static int write_html(const char *path, const struct fleet *f) {
         } else {
                 int r = atomic_write(path, html, len);
                 if (r < 0) {
-                        fprintf(stderr, "gpuvet fleet: writing %s: %s\n", path, strerror(-r));
+                        fprintf(stderr, "gpuvet fleet: writing %s: %s\n", path, atomic_write_strerror(r));
                         code = EXIT_INTERNAL;
                 }
         }

@@ -91,7 +91,7 @@ static int capture(int argc, char **argv) {
         } else if (text) {
                 int r = atomic_write(output, text, strlen(text));
                 if (r < 0) {
-                        fprintf(stderr, "gpuvet policy capture: %s: %s\n", output, strerror(-r));
+                        fprintf(stderr, "gpuvet policy capture: %s: %s\n", output, atomic_write_strerror(r));
                         code = EXIT_INTERNAL;
                 }
         }

@@ -2,6 +2,7 @@
  * (docs/query.md). */
 #include "cmd/cmd.h"
 #include "cmd/nvml_use.h"
+#include "core/atomic_file.h"
 #include "core/strparse.h"
 #include "data/xiddb.h"
 #include "metrics/sampler.h"
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -379,10 +381,20 @@ static int first_round(const struct query_opts *o, const struct nvml_facts *f, c
         if (e >= 0)
                 return e;
         /* Opened only now: a bad query or a missing driver leaves the file be. */
-        st->out = o->file ? fopen(o->file, "w") : stdout;
-        if (!st->out) {
-                fprintf(stderr, "gpuvet query: -f %s: %s\n", o->file, strerror(errno));
-                return EXIT_USAGE;
+        st->out = stdout;
+        if (o->file) {
+                /* A new file renamed into place, never the one there opened: see atomic_file.h. */
+                mode_t mask = umask(0);
+                umask(mask);
+                int fd = atomic_create(o->file, 0666 & ~mask);
+                st->out = fd >= 0 ? fdopen(fd, "w") : NULL;
+                if (!st->out) {
+                        int why = fd >= 0 ? -errno : fd;
+                        if (fd >= 0)
+                                close(fd);
+                        fprintf(stderr, "gpuvet query: -f %s: %s\n", o->file, atomic_write_strerror(why));
+                        return EXIT_USAGE;
+                }
         }
         if (!o->noheader)
                 query_csv_header(st->out, o->fields, o->n_fields);

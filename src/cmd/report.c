@@ -150,7 +150,7 @@ static int write_page(const char *path, const char *html, size_t len) {
         int r = atomic_write(path, html, len);
         if (r < 0) {
                 char msg[1024];
-                snprintf(msg, sizeof(msg), "writing %s: %s", path, strerror(-r));
+                snprintf(msg, sizeof(msg), "writing %s: %s", path, atomic_write_strerror(r));
                 say(msg);
                 return EXIT_INTERNAL;
         }

@@ -14,6 +14,7 @@
 #include "core/dynlib.h"
 #include "core/fsroot.h"
 #include "core/read_fd.h"
+#include "core/redact.h"
 #include "core/strv.h"
 #include "data/gpudb.h"
 #include "sys/facts.h"
@@ -112,6 +113,14 @@ struct capture {
          * partial capture can judge differently, so the user must know what is missing. */
         struct left_out *left_out;
         size_t n_left_out, cap_left_out;
+        /* Files whose secrets were replaced (core/redact.h): named in the info file. */
+        struct redacted *redacted;
+        size_t n_redacted, cap_redacted;
+};
+
+struct redacted {
+        char *path; /* root-relative */
+        unsigned values;
 };
 
 struct left_out {
@@ -329,6 +338,28 @@ struct item {
         char *link;
 };
 
+/* The archive is for sharing: credentials in the files read (registry auth in containerd's
+ * config, a token in an environment) are replaced, and the info file says where. */
+static int note_redacted(struct capture *c, const char *path, char **content, size_t *len) {
+        unsigned values;
+        int r = redact_file(path, content, len, &values);
+        if (r < 0 || values == 0)
+                return r;
+        if (c->n_redacted == c->cap_redacted) {
+                size_t cap = c->cap_redacted ? c->cap_redacted * 2 : 8;
+                struct redacted *v = realloc(c->redacted, cap * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                c->redacted = v;
+                c->cap_redacted = cap;
+        }
+        char *copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        c->redacted[c->n_redacted++] = (struct redacted){.path = copy, .values = values};
+        return 0;
+}
+
 static int capture_one(struct capture *c, const struct entry *en, struct item *it) {
         *it = (struct item){.path = en->path};
         if (fstatat(c->root_fd, en->path, &it->st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -359,6 +390,8 @@ static int capture_one(struct capture *c, const struct entry *en, struct item *i
                         if (r < 0) /* the gatherer met the same error */
                                 return note_left_out(c, en->path, -r, false);
                         c->n_truncated += truncated;
+                        if ((r = note_redacted(c, en->path, &it->content, &it->len)) < 0)
+                                return r;
                 }
                 it->type = AE_IFREG;
                 c->n_files++;
@@ -425,6 +458,9 @@ static void write_info(struct membuf *info, const struct facts *f, const char *r
         for (size_t i = 0; i < c->n_left_out; i++)
                 fprintf(out, "left_out: /%s%s: %s\n", c->left_out[i].path, c->left_out[i].dir ? "/" : "",
                         left_out_why(&c->left_out[i]));
+        for (size_t i = 0; i < c->n_redacted; i++)
+                fprintf(out, "redacted: /%s: %u value%s replaced by %s\n", c->redacted[i].path, c->redacted[i].values,
+                        c->redacted[i].values == 1 ? "" : "s", REDACT_MARK);
         if (fclose(out) == 0) {
                 info->data = text;
                 info->len = len;
@@ -481,7 +517,7 @@ static int build_archive(struct capture *c, const struct facts *f, const char *r
 
 static int write_output(const char *path, const struct membuf *m) {
         if (strcmp(path, "-") != 0)
-                return atomic_write(path, m->data, m->len);
+                return atomic_write_mode(path, m->data, m->len, 0600);
         for (size_t off = 0; off < m->len;) {
                 ssize_t n = write(STDOUT_FILENO, m->data + off, m->len - off);
                 if (n < 0) {
@@ -526,6 +562,9 @@ static int report_capture(const struct capture *c, const struct snapshot_cli *o,
                 if (!o->partial_ok)
                         code = EXIT_FAILED;
         }
+        for (size_t i = 0; i < c->n_redacted; i++)
+                fprintf(stderr, "gpuvet snapshot: redacted /%s: %u secret value%s (password, token, auth...)\n",
+                        c->redacted[i].path, c->redacted[i].values, c->redacted[i].values == 1 ? "" : "s");
         if (c->n_truncated)
                 fprintf(stderr, "gpuvet snapshot: warning: %u file(s) over %u MiB kept to that size "
                                 "(gpuvet refuses files this large, and the replay will too)\n",
@@ -540,6 +579,9 @@ static void capture_free(struct capture *c) {
         for (size_t i = 0; i < c->n_left_out; i++)
                 free(c->left_out[i].path);
         free(c->left_out);
+        for (size_t i = 0; i < c->n_redacted; i++)
+                free(c->redacted[i].path);
+        free(c->redacted);
         for (size_t i = 0; i < c->n; i++)
                 free(c->entries[i].path);
         free(c->entries);
@@ -582,7 +624,7 @@ static int take_snapshot(const struct snapshot_cli *o, const struct common_optio
                 }
         }
         if (code == EXIT_PASS && (r = write_output(o->output, &archive)) < 0) {
-                fprintf(stderr, "gpuvet snapshot: writing %s: %s\n", o->output, strerror(-r));
+                fprintf(stderr, "gpuvet snapshot: writing %s: %s\n", o->output, atomic_write_strerror(r));
                 code = r == -EACCES || r == -ENOENT || r == -ENOTDIR || r == -EISDIR || r == -EROFS ? EXIT_USAGE
                                                                                                     : EXIT_INTERNAL;
         }

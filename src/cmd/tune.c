@@ -175,7 +175,9 @@ static int take_lock(const char *cmd, const char *state_path, unsigned timeout_s
                 return -EXIT_USAGE;
         }
         if (fd < 0) {
-                fprintf(stderr, "gpuvet tune %s: cannot lock %s.lock: %s\n", cmd, state_path, strerror(-fd));
+                fprintf(stderr, "gpuvet tune %s: cannot lock %s.lock: %s\n", cmd, state_path,
+                        fd == TUNE_LOCK_NOT_REGULAR ? "not a regular file (a symlink, FIFO or device); remove it"
+                                                    : strerror(-fd));
                 return -EXIT_USAGE;
         }
         return fd;
@@ -335,6 +337,19 @@ static int load_for(const char *cmd, const char *state_path, struct tune_ctx *c,
         if (r < 0) {
                 fprintf(stderr, "gpuvet tune %s: %s\n", cmd, r == -EINVAL ? err : strerror(-r));
                 return r;
+        }
+        /* Revert writes back what an entry names: only a file its setting writes, and a
+         * value of that file's shape (a state file edited to name /etc/passwd is refused). */
+        for (size_t i = 0; i < st->n; i++) {
+                const struct tune_entry *e = &st->entries[i];
+                char why[512];
+                r = tune_entry_check(c, e->setting, e->path, e->before, e->after, why, sizeof(why));
+                if (r < 0) {
+                        fprintf(stderr, "gpuvet tune %s: %s: entries[%zu]: %s; not a state gpuvet tune wrote here\n", cmd,
+                                state_path, i, why);
+                        tune_state_free(st);
+                        return r == -ENOMEM ? r : -EINVAL;
+                }
         }
         tune_boot_id(c->fs, boot, sizeof(boot));
         *other_boot = strcmp(st->boot_id, boot) != 0;
@@ -575,7 +590,7 @@ static int write_unit(const char *path, const char *unit, size_t len, bool *same
         if (r == 0)
                 r = atomic_write(path, unit, len);
         if (r < 0) {
-                fprintf(stderr, "gpuvet tune install-unit: writing %s: %s\n", path, strerror(-r));
+                fprintf(stderr, "gpuvet tune install-unit: writing %s: %s\n", path, atomic_write_strerror(r));
                 return EXIT_USAGE;
         }
         return 0;
@@ -742,7 +757,14 @@ static int tune_act(struct tune_cli *o) {
                 return EXIT_USAGE;
         }
         char state_path[4096];
-        tune_state_path(fs, o->state_override, state_path, sizeof(state_path));
+        r = tune_state_path(fs, o->state_override, state_path, sizeof(state_path));
+        if (r < 0) {
+                fprintf(stderr, "gpuvet tune: the state file's directory (" "/var/lib/gpuvet" " under --root %s): %s\n",
+                        o->common.root,
+                        r == -ELOOP ? "a symlink that leads nowhere inside the root, or a loop" : strerror(-r));
+                fsroot_free(fs);
+                return EXIT_USAGE;
+        }
         struct tune_gpu_options gpu_options = {.lib = o->nvml.lib, .off = o->nvml.off, .call_ms = o->nvml.dl.call_ms,
                                                .init_ms = o->nvml.dl.init_ms};
         struct tune_ctx ctx = {.fs = fs, .gpu_options = &gpu_options};

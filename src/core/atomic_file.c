@@ -9,7 +9,18 @@
  *  - SIGKILL cannot be blocked: a temporary it strands carries the writer's pid in its
  *    name (TARGET.gpuvet-PID-XXXXXX), and the next write to the same target removes those
  *    whose writer is gone.
- * Filesystems without O_TMPFILE get a named temporary from the start (mkostemp). */
+ * Filesystems without O_TMPFILE get a named temporary from the start (mkostemp).
+ *
+ * The target is never opened, so nothing at its path is written through: an output path
+ * sits in directories other users may write to (/tmp, a shared report folder), and a FIFO
+ * planted there would block the writer for ever, a symlink to a device would be written
+ * into. What is there decides:
+ *  - nothing, a regular file, or a symlink to a regular file or to nothing: renamed over
+ *    (a symlink is replaced, its target left alone, as mv and install do);
+ *  - a FIFO, a device, a socket, or a symlink to one of them: refused, left as it is;
+ *  - a directory: EISDIR.
+ * What is there may change between the look and the rename; the rename still writes into
+ * nothing, it only replaces the name. */
 #include "core/atomic_file.h"
 
 #include <dirent.h>
@@ -38,18 +49,6 @@ static int write_all(int fd, const void *data, size_t len) {
                 len -= (size_t)n;
         }
         return 0;
-}
-
-/* A target that exists and is not a regular file (/dev/stdout, a FIFO) gets a plain write:
- * renaming over it would replace a device node with a file. */
-static int write_in_place(const char *path, const void *data, size_t len) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        int r = write_all(fd, data, len);
-        if (close(fd) < 0 && r == 0)
-                r = -errno;
-        return r;
 }
 
 static void split_path(const char *path, char *dir, size_t dirsize, const char **base) {
@@ -98,9 +97,9 @@ static mode_t report_mode(void) {
         return 0666 & ~mask;
 }
 
-static int fill(int fd, const void *data, size_t len) {
+static int fill(int fd, const void *data, size_t len, mode_t mode) {
         int r = write_all(fd, data, len);
-        if (r == 0 && fchmod(fd, report_mode()) < 0)
+        if (r == 0 && fchmod(fd, mode) < 0)
                 r = -errno;
         if (r == 0 && fsync(fd) < 0)
                 r = -errno;
@@ -110,13 +109,13 @@ static int fill(int fd, const void *data, size_t len) {
 /* Data into an unnamed inode in dir; then name it tmp (pattern ending XXXXXX, filled
  * here) and rename it over path. -EOPNOTSUPP etc.: O_TMPFILE cannot be used here. */
 static int write_via_tmpfile(const char *dir, const char *path, char *tmp, const void *data, size_t len,
-                             bool *ret_unsupported) {
+                             mode_t mode, bool *ret_unsupported) {
         int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
         if (fd < 0) {
                 *ret_unsupported = errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL || errno == ENOENT;
                 return -errno;
         }
-        int r = fill(fd, data, len);
+        int r = fill(fd, data, len, mode);
         if (r == 0) {
                 char proc[64];
                 snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
@@ -149,11 +148,11 @@ static int write_via_tmpfile(const char *dir, const char *path, char *tmp, const
         return r;
 }
 
-static int write_via_mkostemp(const char *path, char *tmp, const void *data, size_t len) {
+static int write_via_mkostemp(const char *path, char *tmp, const void *data, size_t len, mode_t mode) {
         int fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        int r = fill(fd, data, len);
+        int r = fill(fd, data, len, mode);
         if (close(fd) < 0 && r == 0)
                 r = -errno;
         if (r == 0 && rename(tmp, path) < 0)
@@ -163,22 +162,51 @@ static int write_via_mkostemp(const char *path, char *tmp, const void *data, siz
         return r;
 }
 
-int atomic_write(const char *path, const void *data, size_t len) {
-        struct stat st;
-        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-                if (S_ISDIR(st.st_mode))
-                        return -EISDIR;
-                return write_in_place(path, data, len);
+const char *atomic_write_strerror(int r) {
+        switch (r) {
+        case ATOMIC_WRITE_NOT_REGULAR:
+                return "exists and is not a regular file (a FIFO, device or socket, or a symlink to one): "
+                       "refusing to write into it; remove it or give another path";
+        default:
+                return strerror(-r);
         }
+}
+
+int atomic_write_target_ok(const char *path) {
+        struct stat st;
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (S_ISLNK(st.st_mode) && stat(path, &st) < 0)
+                return 0; /* dangling (or a loop): the rename replaces the link */
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        return S_ISREG(st.st_mode) ? 0 : ATOMIC_WRITE_NOT_REGULAR;
+}
+
+static int prepare(const char *path, char *dir, size_t dirsize, const char **base, char *tmp, size_t tmpsize) {
+        int r = atomic_write_target_ok(path);
+        if (r < 0)
+                return r;
+        if (strlen(path) >= dirsize)
+                return -ENAMETOOLONG;
+        split_path(path, dir, dirsize, base);
+        if (!**base)
+                return -EISDIR;
+        if (snprintf(tmp, tmpsize, "%s" TEMP_TAG "%ld-XXXXXX", path, (long)getpid()) >= (int)tmpsize)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int atomic_write(const char *path, const void *data, size_t len) {
+        return atomic_write_mode(path, data, len, report_mode());
+}
+
+int atomic_write_mode(const char *path, const void *data, size_t len, mode_t mode) {
         char dir[4096], tmp[4096];
         const char *base;
-        if (strlen(path) >= sizeof(dir))
-                return -ENAMETOOLONG;
-        split_path(path, dir, sizeof(dir), &base);
-        if (!*base)
-                return -EISDIR;
-        if (snprintf(tmp, sizeof(tmp), "%s" TEMP_TAG "%ld-XXXXXX", path, (long)getpid()) >= (int)sizeof(tmp))
-                return -ENAMETOOLONG;
+        int r = prepare(path, dir, sizeof(dir), &base, tmp, sizeof(tmp));
+        if (r < 0)
+                return r;
 
         sigset_t term, old;
         sigemptyset(&term);
@@ -190,12 +218,40 @@ int atomic_write(const char *path, const void *data, size_t len) {
 
         remove_stale_temps(dir, base);
         bool unsupported = false;
-        int r = write_via_tmpfile(dir, path, tmp, data, len, &unsupported);
+        r = write_via_tmpfile(dir, path, tmp, data, len, mode, &unsupported);
         if (r < 0 && unsupported) {
                 snprintf(tmp, sizeof(tmp), "%s" TEMP_TAG "%ld-XXXXXX", path, (long)getpid());
-                r = write_via_mkostemp(path, tmp, data, len);
+                r = write_via_mkostemp(path, tmp, data, len, mode);
         }
 
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return r;
+}
+
+int atomic_create(const char *path, mode_t mode) {
+        char dir[4096], tmp[4096];
+        const char *base;
+        int r = prepare(path, dir, sizeof(dir), &base, tmp, sizeof(tmp));
+        if (r < 0)
+                return r;
+        sigset_t term, old;
+        sigemptyset(&term);
+        sigaddset(&term, SIGINT);
+        sigaddset(&term, SIGTERM);
+        sigaddset(&term, SIGHUP);
+        sigaddset(&term, SIGQUIT);
+        pthread_sigmask(SIG_BLOCK, &term, &old);
+        remove_stale_temps(dir, base);
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        r = fd < 0 ? -errno : 0;
+        if (r == 0 && fchmod(fd, mode) < 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0 && fd >= 0) {
+                (void)unlink(tmp);
+                (void)close(fd);
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return r < 0 ? r : fd;
 }

@@ -279,6 +279,8 @@ static int rebracket(const char *text, const char *value, char *out, size_t size
         return 0;
 }
 
+static int refuse_irregular(int fd);
+
 int fsroot_write_attr(struct fsroot *fs, const char *path, const char *value) {
         if (fs->live) {
                 int fd = open_in_root(fs, path, O_WRONLY);
@@ -299,9 +301,15 @@ int fsroot_write_attr(struct fsroot *fs, const char *path, const char *value) {
                 if (snprintf(next, sizeof(next), "%s\n", value) >= (int)sizeof(next))
                         return -ENAMETOOLONG;
         }
-        int fd = open_in_root(fs, path, O_WRONLY | O_TRUNC);
+        /* Read as a regular file just now; still, what is opened for writing must be one (a
+         * FIFO swapped in would block, O_NONBLOCK makes it ENXIO). */
+        int fd = open_in_root(fs, path, O_WRONLY | O_TRUNC | O_NONBLOCK);
         if (fd < 0)
                 return fd;
+        if ((r = refuse_irregular(fd)) < 0) {
+                close(fd);
+                return r;
+        }
         r = write_all(fd, next, strlen(next));
         if (close(fd) < 0 && r == 0)
                 r = -errno;
@@ -586,6 +594,52 @@ int fsroot_realpath(struct fsroot *fs, const char *path, char *buf, size_t size)
         if (faccessat(fs->dir_fd, real, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         if (snprintf(buf, size, "/%s", strcmp(real, ".") == 0 ? "" : real) >= (int)size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int fsroot_write_path(struct fsroot *fs, const char *path, char *buf, size_t size) {
+        char dir[4096], real[4096];
+        const char *slash = strrchr(path, '/');
+        if (path[0] != '/' || !slash || !slash[1])
+                return -EINVAL;
+        if ((size_t)(slash - path) >= sizeof(dir))
+                return -ENAMETOOLONG;
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+        const char *root = strcmp(fs->dir, "/") == 0 ? "" : fs->dir;
+        /* The longest prefix of dir that exists, resolved; then what is still to be made. */
+        size_t have = strlen(dir);
+        for (;;) {
+                char prefix[4096];
+                snprintf(prefix, sizeof(prefix), "%.*s", (int)have, dir);
+                int r = fsroot_realpath(fs, have ? prefix : "/", real, sizeof(real));
+                if (r == 0)
+                        break;
+                if (r != -ENOENT)
+                        return r;
+                while (have > 0 && dir[have - 1] != '/')
+                        have--;
+                if (have == 0)
+                        return r;
+                have--;
+        }
+        const char *missing = dir + have, *base = slash + 1;
+        if (strcmp(real, "/") == 0)
+                real[0] = '\0';
+        if (*missing) {
+                /* The first missing directory must be missing indeed: one that is there but
+                 * did not resolve is a symlink leading nowhere inside the root (made through,
+                 * it would be made outside). */
+                const char *end = strchr(missing + 1, '/');
+                char first[8192];
+                struct stat st;
+                snprintf(first, sizeof(first), "%s%s%.*s", root, real,
+                         (int)((end ? end : missing + strlen(missing)) - missing), missing);
+                if (lstat(first, &st) == 0)
+                        return -ELOOP;
+        }
+        if (snprintf(buf, size, "%s%s%s/%s", root, real, missing, base) >= (int)size)
                 return -ENAMETOOLONG;
         return 0;
 }

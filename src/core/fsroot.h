@@ -55,6 +55,14 @@ int fsroot_readlink_base(struct fsroot *fs, const char *path, char *buf, size_t 
 /* The absolute (root-relative) path a symlink resolves to, with .. folded. */
 int fsroot_realpath(struct fsroot *fs, const char *path, char *buf, size_t size);
 
+/* The host path to write path at (a file gpuvet creates or replaces under the root: tune's
+ * state, a boot loader file): its directory resolved inside the root, as the kernel would
+ * with RESOLVE_IN_ROOT, so a symlink on the way never leads out of it; directories still
+ * to be made are appended as named, and one that is there but does not resolve (a symlink
+ * leading nowhere inside the root) is -ELOOP. The last component is not followed: the
+ * writer replaces it (core/atomic_file.h). 0 or a negative errno. */
+int fsroot_write_path(struct fsroot *fs, const char *path, char *buf, size_t size);
+
 /* Set a sysfs/procfs attribute to value: one write() of value (no newline) on the live
  * system, which is what the kernel parses. In a captured tree (a regular file) the write
  * does what the kernel would show after it: a choice list ("always [madvise] never") gets

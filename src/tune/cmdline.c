@@ -304,11 +304,12 @@ int tune_cmdline_write(struct fsroot *fs, const char *file, const char *const *k
         free(text);
         if (r < 0)
                 return r;
+        /* Its directory resolved inside the root: a grub.d linked elsewhere is not written
+         * outside it. */
         char path[4096];
-        const char *dir = fsroot_dir(fs);
-        if (snprintf(path, sizeof(path), "%s%s", strcmp(dir, "/") == 0 ? "" : dir, file) >= (int)sizeof(path)) {
+        if ((r = fsroot_write_path(fs, file, path, sizeof(path))) < 0) {
                 free(out);
-                return -ENAMETOOLONG;
+                return r;
         }
         if (!out)
                 return unlink(path) == 0 || errno == ENOENT ? 0 : -errno;

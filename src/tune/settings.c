@@ -18,6 +18,17 @@
 #define CPU_DIR "/sys/devices/system/cpu"
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
 
+/* A number as the kernel prints it: decimal digits, no sign, space, leading zero or 0x.
+ * It is written to the file as given, so "0x10" or " 1" would be written verbatim (the
+ * kernel then reads 16, or refuses), and "010" would never read back the same. */
+static int parse_decimal(const char *value, uint64_t *ret) {
+        size_t n = strspn(value, "0123456789");
+        if (n == 0 || value[n] || n > 19 || (value[0] == '0' && n > 1))
+                return -EINVAL;
+        *ret = strtoull(value, NULL, 10);
+        return 0;
+}
+
 /* ---- reading ---- */
 
 int tune_read_value(struct fsroot *fs, const char *path, char *buf, size_t size) {
@@ -260,7 +271,7 @@ static void judge_min_freq(struct fsroot *fs, const char *cpu, const char *value
         else if (strcmp(value, "min") == 0)
                 want = min_khz;
         else
-                (void)parse_u64(value, &want);
+                (void)parse_decimal(value, &want);
         snprintf(x->wanted, sizeof(x->wanted), "%" PRIu64, want);
         if (!x->cannot[0] && !range)
                 snprintf(x->cannot, sizeof(x->cannot), "%s: no cpuinfo_min_freq/cpuinfo_max_freq to bound it", cpu);
@@ -395,8 +406,8 @@ static int one_of(const char *value, const char *const *choices) {
 }
 
 static int in_range(const char *value, int min, int max) {
-        int v;
-        return parse_int(value, &v) == 0 && v >= min && v <= max ? 0 : -EINVAL;
+        uint64_t v;
+        return parse_decimal(value, &v) == 0 && min >= 0 && v >= (uint64_t)min && v <= (uint64_t)max ? 0 : -EINVAL;
 }
 
 /* Governors and EPP names vary by driver; the kernel's own list decides, so accept a word. */
@@ -410,7 +421,7 @@ static int valid_word(const char *value) {
 }
 static int valid_min_freq(const char *v) {
         uint64_t khz;
-        return strcmp(v, "max") == 0 || strcmp(v, "min") == 0 || (parse_u64(v, &khz) == 0 && khz > 0) ? 0 : -EINVAL;
+        return strcmp(v, "max") == 0 || strcmp(v, "min") == 0 || (parse_decimal(v, &khz) == 0 && khz > 0) ? 0 : -EINVAL;
 }
 static int valid_on_off(const char *v) { return one_of(v, (const char *const[]){"on", "off", NULL}); }
 static int valid_cstates(const char *v) { return one_of(v, (const char *const[]){"shallow", "all", NULL}); }
@@ -465,4 +476,85 @@ const struct tune_setting *tune_setting_find(const char *key) {
                 if (strcmp(tune_settings[i]->key, key) == 0)
                         return tune_settings[i];
         return NULL;
+}
+
+/* ---- a state entry against the settings ---- */
+
+/* The characters a value of this setting's files may hold: what revert will write back. */
+static bool value_shaped(const char *key, const char *v) {
+        const char *allowed;
+        bool empty_ok = false;
+        if (strncmp(key, "vm.", 3) == 0 || strncmp(key, "kernel.", 7) == 0 || strcmp(key, "cpu.boost") == 0 ||
+            strcmp(key, "cpu.cstates") == 0 || strcmp(key, "cpu.min_freq") == 0)
+                allowed = "0123456789";
+        else if (strcmp(key, "net.irq_affinity") == 0)
+                allowed = "0123456789,-";
+        else if (strncmp(key, "cpu.", 4) == 0 || strncmp(key, "memory.", 7) == 0)
+                allowed = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-";
+        else {
+                /* A GPU's value (NVML parses it) or kernel parameters in a boot loader file,
+                 * which may have had none: printable, and nothing that quoting in
+                 * /etc/default/grub would have to escape. */
+                empty_ok = true;
+                for (const char *p = v; *p; p++)
+                        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f || strchr("\"\\`$'", *p))
+                                return false;
+                return true;
+        }
+        return (*v || empty_ok) && strspn(v, allowed) == strlen(v);
+}
+
+/* The values whose expansion covers every file a setting may have written (cpu.cstates
+ * "all" lists every idle state, "shallow" only the deep ones). */
+static const char *const probe_values[] = {"all", "local", "on", "max", "performance", "never", "1", "pt", "off", NULL};
+
+int tune_entry_check(struct tune_ctx *c, const char *setting, const char *path, const char *before, const char *after,
+                     char *why, size_t whylen) {
+        const struct tune_setting *s = tune_setting_find(setting);
+        if (!s) {
+                snprintf(why, whylen, "no setting \"%.64s\"", setting);
+                return -EINVAL;
+        }
+        if (!value_shaped(setting, before) || !value_shaped(setting, after)) {
+                snprintf(why, whylen, "%.64s: before \"%.40s\" or after \"%.40s\" is not a value of %s's files", setting,
+                         before, after, setting);
+                return -EINVAL;
+        }
+        char bus[32];
+        enum tune_gpu_attr attr;
+        if (gpu_path(path, bus, sizeof(bus), &attr)) {
+                /* NVML's own call writes it: the attribute must be the setting's. */
+                static const struct {
+                        const struct tune_setting *s;
+                        enum tune_gpu_attr attr;
+                } gpu[] = {{&tune_gpu_persistence, TUNE_GPU_PERSISTENCE},
+                           {&tune_gpu_power_limit, TUNE_GPU_POWER_LIMIT},
+                           {&tune_gpu_app_clocks, TUNE_GPU_APP_CLOCKS}};
+                for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
+                        if (gpu[i].s == s && gpu[i].attr == attr)
+                                return 0;
+                snprintf(why, whylen, "%.64s does not set %.200s", setting, path);
+                return -EINVAL;
+        }
+        /* A file: it must be one the setting itself would write under this root. */
+        for (size_t p = 0; probe_values[p]; p++) {
+                if (s->valid(probe_values[p]) < 0)
+                        continue;
+                struct tune_targets t = {0};
+                int r = s->expand(c, s, probe_values[p], &t);
+                bool found = false;
+                /* A target with no current value is one that is absent here (its path a
+                 * pattern or a folder), not a file to write. */
+                for (size_t i = 0; r == 0 && i < t.n && !found; i++)
+                        found = strcmp(t.v[i].path, path) == 0 && (t.v[i].current[0] || !t.v[i].cannot[0]);
+                tune_targets_free(&t);
+                if (r < 0) {
+                        snprintf(why, whylen, "%s", strerror(-r));
+                        return r;
+                }
+                if (found)
+                        return 0;
+        }
+        snprintf(why, whylen, "%.200s is not a file %.64s writes under this root", path, setting);
+        return -EINVAL;
 }

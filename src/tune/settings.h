@@ -86,3 +86,9 @@ extern const struct tune_setting tune_boot_max_cstate, tune_boot_iommu, tune_boo
 extern const struct tune_setting tune_net_irq_affinity;
 /* A kernel command-line setting's parameter keys (cmdline_settings.c), NULL for others. */
 const char *const *tune_cmdline_keys(const char *setting);
+
+/* A state file's entry against the settings: setting known, path one of the files (or the
+ * GPU attribute) that setting writes under c's root, before and after shaped as its values.
+ * 0, -EINVAL with why, or -ENOMEM. Revert writes nothing else back (docs/tune.md). */
+int tune_entry_check(struct tune_ctx *c, const char *setting, const char *path, const char *before, const char *after,
+                     char *why, size_t whylen);

@@ -14,13 +14,14 @@
 
 #define STATE_SCHEMA "gpuvet.tune-state/1"
 
-void tune_state_path(struct fsroot *fs, const char *override, char *buf, size_t size) {
+int tune_state_path(struct fsroot *fs, const char *override, char *buf, size_t size) {
         if (override) {
-                snprintf(buf, size, "%s", override);
-                return;
+                if (snprintf(buf, size, "%s", override) >= (int)size)
+                        return -ENAMETOOLONG;
+                return 0;
         }
-        const char *dir = fsroot_dir(fs);
-        snprintf(buf, size, "%s/var/lib/gpuvet/tune-state.json", strcmp(dir, "/") == 0 ? "" : dir);
+        /* <root>/var/lib/gpuvet as a symlink stays inside the root, as the setting files do. */
+        return fsroot_write_path(fs, "/var/lib/gpuvet/tune-state.json", buf, size);
 }
 
 void tune_boot_id(struct fsroot *fs, char *buf, size_t size) {
@@ -73,10 +74,35 @@ static int state_from_json(json_t *root, const json_error_t *jerr, const char *p
 
 int tune_state_load(const char *path, struct tune_state *st, char *err, size_t errlen) {
         memset(st, 0, sizeof(*st));
-        if (access(path, F_OK) < 0 && errno == ENOENT)
+        /* Not through a symlink (a state from elsewhere), not a FIFO (blocks for ever). */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0 && errno == ENOENT)
                 return -ENOENT;
+        struct stat sb;
+        const char *why = NULL;
+        if (fd < 0)
+                why = errno == ELOOP ? NULL : strerror(errno);
+        else if (fstat(fd, &sb) < 0)
+                why = strerror(errno);
+        else if (S_ISREG(sb.st_mode))
+                why = "";
+        if (!why || *why) {
+                snprintf(err, errlen, "%s: %s", path, why ? why : "not a regular file (a symlink, FIFO or device)");
+                if (fd >= 0)
+                        close(fd);
+                return -EINVAL;
+        }
         json_error_t jerr;
-        return state_from_json(json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), &jerr, path, st, err, errlen);
+        json_t *root = json_loadfd(fd, JSON_REJECT_DUPLICATES, &jerr);
+        close(fd);
+        return state_from_json(root, &jerr, path, st, err, errlen);
+}
+
+static bool one_of_words(const char *s, const char *const *words) {
+        for (size_t i = 0; words[i]; i++)
+                if (strcmp(s, words[i]) == 0)
+                        return true;
+        return false;
 }
 
 /* A file under the root, or a GPU attribute (settings.h). */
@@ -111,6 +137,10 @@ static int state_from_json(json_t *root, const json_error_t *jerr, const char *p
                 snprintf(err, errlen, "%s: profile, boot_id, status or started is missing or not a short string", path);
                 goto out;
         }
+        if (!one_of_words(st->status, (const char *const[]){"applying", "applied", NULL})) {
+                snprintf(err, errlen, "%s: status \"%.16s\" is neither applying nor applied", path, st->status);
+                goto out;
+        }
         json_t *entries = json_object_get(root, "entries");
         size_t i;
         json_t *e;
@@ -132,6 +162,16 @@ static int state_from_json(json_t *root, const json_error_t *jerr, const char *p
                     take(e, "detail", x->detail, sizeof(x->detail), true) < 0 || !target_path(x->path)) {
                         snprintf(err, errlen, "%s: entries[%zu] lacks setting, a path (absolute, or nvml:BUS/ATTRIBUTE), before, after or result",
                                  path, i);
+                        goto out;
+                }
+                if (!tune_setting_find(x->setting)) {
+                        snprintf(err, errlen, "%s: entries[%zu]: no setting \"%.64s\" (gpuvet tune profiles lists them)", path,
+                                 i, x->setting);
+                        goto out;
+                }
+                if (!one_of_words(x->result, (const char *const[]){"pending", "applied", "refused", "did not take", NULL})) {
+                        snprintf(err, errlen, "%s: entries[%zu]: result \"%.32s\" is not pending, applied, refused or "
+                                 "did not take", path, i, x->result);
                         goto out;
                 }
         }
@@ -206,9 +246,21 @@ int tune_lock(const char *state_path, unsigned wait_ms, long *holder) {
         int r = tune_mkdirs_for(path);
         if (r < 0)
                 return r;
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        /* Root opens it in a directory others may have made writable: never through a
+         * symlink (it would truncate the file it names), never anything but a plain file.
+         * The look first says so in words (some kernels answer a symlink in a sticky
+         * directory with EACCES); O_NOFOLLOW holds if it changes before the open. */
+        struct stat st;
+        if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+                return TUNE_LOCK_NOT_REGULAR;
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
         if (fd < 0)
-                return -errno;
+                return errno == ELOOP ? TUNE_LOCK_NOT_REGULAR : -errno;
+        int bad = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? TUNE_LOCK_NOT_REGULAR : 0;
+        if (bad < 0) {
+                close(fd);
+                return bad;
+        }
         for (unsigned waited = 0;; waited += 50) {
                 if (flock(fd, LOCK_EX | LOCK_NB) == 0)
                         break;

@@ -82,8 +82,9 @@ struct tune_state {
         size_t n, cap;
 };
 
-/* The state file's path under fs (or override when not NULL). */
-void tune_state_path(struct fsroot *fs, const char *override, char *buf, size_t size);
+/* The state file's path under fs (or override when not NULL), its directory resolved inside
+ * the root. 0 or a negative errno. */
+int tune_state_path(struct fsroot *fs, const char *override, char *buf, size_t size);
 
 /* 0 loaded; -ENOENT none; -EINVAL malformed (err says where); other negative errno. */
 int tune_state_load(const char *path, struct tune_state *st, char *err, size_t errlen);
@@ -104,3 +105,5 @@ int tune_mkdirs_for(const char *path);
 /* Take the lock beside the state file, waiting up to wait_ms: >= 0 the lock fd (close it
  * to release), -EWOULDBLOCK when another run holds it (holder's pid in *holder). */
 int tune_lock(const char *state_path, unsigned wait_ms, long *holder);
+/* What tune_lock returns for a lock path that is a symlink, FIFO, device or directory. */
+#define TUNE_LOCK_NOT_REGULAR (-0x10002)

@@ -4,7 +4,9 @@
  * The first byte picks which (modulo 3: snapshot, profiles, boot file), the rest is the
  * content. A boot file edit must read back as what was set, and setting the old value
  * again must read back as the old value. A refusal must say why in a terminated message; an accepted snapshot
- * holds only absolute paths (or nvml: GPU targets) and terminated strings; an accepted profile only settings
+ * holds only absolute paths (or nvml: GPU targets), terminated strings, settings tune knows, a known
+ * status and results (whether a path is its setting's is judged against the root, in cmd/tune.c);
+ * an accepted profile only settings
  * tune knows, with values they accept. */
 #include "tune/cmdline.h"
 #include "tune/tune.h"
@@ -37,7 +39,13 @@ static void snapshot(const char *text, size_t len) {
                         abort();
                 if (tune_state_find(&st, e->path) == NULL)
                         abort();
+                if (!tune_setting_find(e->setting) ||
+                    (strcmp(e->result, "pending") != 0 && strcmp(e->result, "applied") != 0 &&
+                     strcmp(e->result, "refused") != 0 && strcmp(e->result, "did not take") != 0))
+                        abort();
         }
+        if (strcmp(st.status, "applying") != 0 && strcmp(st.status, "applied") != 0)
+                abort();
         tune_state_free(&st);
 }
 

@@ -23,6 +23,9 @@ tests/fixtures/fixture_cache.py).
   "$kernelopts" entry cannot), byte-identical after revert, also after a kill at every
   step; after a reboot revert restores them (and leaves the runtime values), status tells
   written from in effect;
+- the state and its lock as symlinks, FIFOs, a state directory linked out of the root, and
+  state entries that name a file or value their setting does not write: refused (exit 2);
+  --set numbers other than plain decimal refused;
 - net.irq_affinity: the MSI interrupts of the NICs on a GPU's NUMA node go to that node's
   CPUs and back; with irqbalance running they cannot.
 Exit 0 when every case holds, 1 otherwise."""
@@ -470,6 +473,129 @@ def release_ignores_hook(gpuvet, work):
     tune(gpuvet, "revert", "--root", root)
 
 
+def bounded_tune(gpuvet, *args):
+    """tune where a FIFO may block it: a hang is a failure (rc None), not the test's end."""
+    try:
+        return subprocess.run([gpuvet, "tune"] + list(args), capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(args, None, "", "blocked for 60 s")
+
+
+def untrusted_state(gpuvet, work):
+    """The state file and its lock live where root writes: nothing there may lead tune
+    outside --root, and revert writes back only what a setting owns (review N11, N12)."""
+    victim = os.path.join(work, "victim")
+    root = os.path.join(work, "lock-link")
+    fixture_cache.writable("vm-guest", root)
+    state_dir = os.path.join(root, GPUVET_STATE)
+    os.makedirs(state_dir)
+    with open(victim, "w") as f:
+        f.write("keep\n")
+    os.symlink(victim, os.path.join(state_dir, "tune-state.json.lock"))
+    p = tune(gpuvet, "apply", "--root", root)
+    check(p.returncode == 2 and "tune-state.json.lock: not a regular file" in p.stderr,
+          "a symlink as the lock is refused (rc %d: %s)" % (p.returncode, p.stderr.strip()[-200:]))
+    check(open(victim).read() == "keep\n", "and the file it names is not truncated")
+    shutil.rmtree(state_dir)
+    os.makedirs(state_dir)
+    os.mkfifo(os.path.join(state_dir, "tune-state.json.lock"))
+    p = bounded_tune(gpuvet, "apply", "--root", root)
+    check(p.returncode == 2 and "not a regular file" in p.stderr, "a FIFO as the lock is refused: " + p.stderr.strip()[-200:])
+    shutil.rmtree(state_dir)
+    os.makedirs(state_dir)
+    os.mkfifo(os.path.join(state_dir, "tune-state.json"))
+    p = bounded_tune(gpuvet, "status", "--root", root)
+    check(p.returncode == 2 and "not a regular file" in p.stderr, "a FIFO as the state is refused, not read: "
+          + p.stderr.strip()[-200:])
+    shutil.rmtree(state_dir)
+
+    # <root>/var/lib/gpuvet as a symlink out of the root: resolved inside it, as the
+    # setting files are (here it leads nowhere inside: refused; made there: used).
+    outside = os.path.join(work, "outside")
+    os.makedirs(outside)
+    os.symlink(outside, state_dir)
+    p = tune(gpuvet, "apply", "--root", root)
+    check(p.returncode == 2 and "leads nowhere inside the root" in p.stderr and os.listdir(outside) == [],
+          "a state directory linked out of the root is not followed out (%s; outside holds %s)"
+          % (p.stderr.strip()[-200:], os.listdir(outside)))
+    inside = os.path.join(root, outside.lstrip("/"))
+    os.makedirs(inside)
+    p = tune(gpuvet, "apply", "--root", root)
+    check(p.returncode == 0 and os.listdir(outside) == [] and "tune-state.json" in os.listdir(inside),
+          "the link is followed inside the root (%s)" % p.stderr.strip()[-200:])
+    tune(gpuvet, "revert", "--root", root)
+
+    # A boot loader directory linked out of the root: the drop-in is written inside it.
+    deb = boot_tree(work, "boot-link", "a100-nouveau", {
+        "etc/default/grub": 'GRUB_CMDLINE_LINUX=""\n', "etc/debian_version": "12.8\n"})
+    grub_out = os.path.join(work, "grub-outside")
+    os.makedirs(grub_out)
+    os.symlink(grub_out, os.path.join(deb, "etc", "default", "grub.d"))
+    p = tune(gpuvet, "apply", "--root", deb, "--profile", "none", "--set", "boot.max_cstate=1")
+    check(os.listdir(grub_out) == [], "a grub.d linked out of the root: nothing written out there (%s; rc %d: %s)"
+          % (os.listdir(grub_out), p.returncode, (p.stdout + p.stderr).strip()[-200:]))
+
+    # Entries that name what their setting does not write.
+    forged_root = os.path.join(work, "forged")
+    fixture_cache.writable("vm-guest", forged_root)
+    original = tree_state(forged_root)
+    p = tune(gpuvet, "apply", "--root", forged_root, "--profile", "none", "--set", "vm.swappiness=10")
+    check(p.returncode == 0, "apply for the forged states: " + p.stderr.strip()[-200:])
+    state_path = os.path.join(forged_root, GPUVET_STATE, "tune-state.json")
+    good = json.load(open(state_path))
+    passwd = os.path.join(forged_root, "etc", "passwd")
+    os.makedirs(os.path.dirname(passwd), exist_ok=True)
+    with open(passwd, "w") as f:
+        f.write("root:x:0:0::/root:/bin/sh\n")
+    entry = good["entries"][0]
+    forgeries = [
+        ("a file of another setting", dict(entry, path="/etc/passwd", before="0"), "not a file vm.swappiness writes"),
+        ("core_pattern", dict(entry, path="/proc/sys/kernel/core_pattern", before="7"), "not a file vm.swappiness"),
+        ("core_pattern's value", dict(entry, path="/proc/sys/kernel/core_pattern", before="|/tmp/evil"), "entries[0]"),
+        ("a value not of the file's shape", dict(entry, before="1; reboot"), "is not a value of vm.swappiness"),
+        ("an unknown setting", dict(entry, setting="nosuch"), 'no setting "nosuch"'),
+        ("an unknown result", dict(entry, result="weird"), 'result "weird"'),
+        ("a GPU attribute under a file setting", dict(entry, path="nvml:0000:18:00.0/power_limit"), "does not set"),
+    ]
+    for what, forged, words in forgeries:
+        with open(state_path, "w") as f:
+            json.dump(dict(good, entries=[forged]), f)
+        for action in ("revert", "status"):
+            p = tune(gpuvet, action, "--root", forged_root)
+            check(p.returncode == 2 and words in p.stderr,
+                  "%s with %s: exit 2 naming it (rc %d: %s)" % (action, what, p.returncode, p.stderr.strip()[-200:]))
+        check(open(passwd).read() == "root:x:0:0::/root:/bin/sh\n", "%s: /etc/passwd untouched" % what)
+    with open(state_path, "w") as f:
+        json.dump(dict(good, status="weird"), f)
+    p = tune(gpuvet, "revert", "--root", forged_root)
+    check(p.returncode == 2 and 'status "weird"' in p.stderr, "an unknown status: exit 2: " + p.stderr.strip()[-200:])
+    with open(state_path, "w") as f:
+        json.dump(good, f)
+    os.unlink(passwd)
+    p = tune(gpuvet, "revert", "--root", forged_root)
+    check(p.returncode == 0 and fixture_cache.differences(original, tree_state(forged_root)) == [],
+          "the state as apply wrote it still reverts: " + p.stderr.strip()[-200:])
+
+
+def set_values_strict(gpuvet, work):
+    """--set numbers are written to the kernel as given: only its own decimal form (N19)."""
+    root = os.path.join(work, "numbers")
+    fixture_cache.writable("vm-guest", root)
+    swappiness = os.path.join(root, "proc", "sys", "vm", "swappiness")
+    before = open(swappiness).read()
+    for value in ("0x10", " 1", "1 ", "010", "+5", "-0", "1e1", ""):
+        p = tune(gpuvet, "apply", "--root", root, "--profile", "none", "--set", "vm.swappiness=" + value)
+        check(p.returncode == 2 and "expected 0..200" in p.stderr,
+              "--set vm.swappiness=%r refused (rc %d: %s)" % (value, p.returncode, p.stderr.strip()[-200:]))
+    for value in ("0x10", "010", " 2000000"):
+        p = tune(gpuvet, "plan", "--root", root, "--profile", "none", "--set", "cpu.min_freq=" + value)
+        check(p.returncode == 2 and "expected max|min|kHz" in p.stderr, "--set cpu.min_freq=%r refused" % value)
+    check(open(swappiness).read() == before, "nothing written")
+    p = tune(gpuvet, "apply", "--root", root, "--profile", "none", "--set", "vm.swappiness=0")
+    check(p.returncode == 0 and open(swappiness).read().strip() == "0", "vm.swappiness=0 is written as 0")
+    tune(gpuvet, "revert", "--root", root)
+
+
 def main():
     global HOOKS
     gpuvet = os.path.abspath(sys.argv[1])
@@ -488,6 +614,8 @@ def main():
         site_policy(gpuvet, work)
         boot_cmdline(gpuvet, work)
         irq_affinity(gpuvet, work)
+        untrusted_state(gpuvet, work)
+        set_values_strict(gpuvet, work)
     return finish()
 
 
