@@ -65,7 +65,9 @@ static size_t string_end(const char *t, size_t len, size_t i, bool toml, size_t 
         size_t open = triple ? 3 : 1, j = i + open;
         *cstart = j;
         for (; j < len; j++) {
-                if (t[j] == '\\' && q == '"') {
+                /* An escape never carries a one-line string past its line: a file that
+                 * ends a line in `"\` must not hide the next line's secret in a string. */
+                if (t[j] == '\\' && q == '"' && (triple || (j + 1 < len && t[j + 1] != '\n'))) {
                         j++;
                         continue;
                 }
@@ -102,7 +104,10 @@ static int redact_structured(const char *t, size_t len, bool toml, struct out *o
                                 put_mark(o, n);
                         else
                                 put(o, t + i, e - i);
-                        have_key = !pending;
+                        /* Even a value just replaced may turn out a key (`auth:` with its value
+                         * missing, then `"password": ...` on the next line): the = or : after
+                         * it decides, by its own text. */
+                        have_key = true;
                         key = cs;
                         key_len = cl;
                         pending = false;
@@ -118,7 +123,7 @@ static int redact_structured(const char *t, size_t len, bool toml, struct out *o
                                 put_mark(o, n);
                         else
                                 put(o, t + i, j - i);
-                        have_key = !pending;
+                        have_key = true;
                         key = i;
                         key_len = j - i;
                         pending = false;

@@ -90,10 +90,24 @@ static void test_untouched(void **state) {
         expect("etc/containerd/config.toml", "password = \"unterminated\n", "password = " M "\n", 1);
 }
 
+/* Malformed files found by fuzz_redact: the line after one that breaks off must still be
+ * judged on its own. */
+static void test_broken_lines(void **state) {
+        (void)state;
+        /* A one-line string ending in a backslash does not run on into the next line. */
+        expect("etc/docker/daemon.json", "{\"x\": \"a\\\n\"password\": \"hunter2\"\n",
+               "{\"x\": \"a\\\n\"password\": " M "\n", 1);
+        expect("etc/containerd/config.toml", "x = \"a\\\npassword = \"hunter2\"\n",
+               "x = \"a\\\npassword = " M "\n", 1);
+        /* `auth:` with its value missing, then a key: that key's value is judged by it. */
+        expect("etc/docker/daemon.json", "auth:\n\"password\": \"hunter2\"\n", "auth:\n" M ": " M "\n", 2);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_keys), cmocka_unit_test(test_toml),      cmocka_unit_test(test_json),
                 cmocka_unit_test(test_env),  cmocka_unit_test(test_untouched),
+                cmocka_unit_test(test_broken_lines),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
