@@ -9,6 +9,7 @@ Environment (set by tests/meson.build; defaults let the tests run by hand from t
 """
 import fcntl
 import os
+import random
 import re
 import shlex
 import socket
@@ -49,6 +50,32 @@ def time_scale():
         except ValueError:
             pass
     return scale
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on, for a server a test starts.
+
+    Not one the kernel picks for bind(port 0): those come from the ephemeral range, which every
+    outgoing connection of every test running at once also draws from, so one was sometimes
+    taken between this call and the server's bind ("Address already in use"). A random port
+    below that range is only ever taken by another test's server, which picks at random too."""
+    lo = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    first, last = (10000, lo - 1) if lo > 12000 else (61000, 65000)
+    rng = random.SystemRandom()
+    for _ in range(500):
+        port = rng.randint(first, last)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free TCP port on 127.0.0.1 in %d-%d" % (first, last))
 
 
 def hangs(path):

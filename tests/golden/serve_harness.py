@@ -113,12 +113,7 @@ def scenario_with(tmp, name, text):
     return path
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+free_port = fakeenv.free_port
 
 
 SAMPLE = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)\{([^}]*)\} (\S+)$')

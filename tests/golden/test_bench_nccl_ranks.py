@@ -41,10 +41,7 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = fakeenv.free_port
 
 
 def job(size, args, rendezvous, env=None, per_rank_env=None, ranks=None, local_size=1, timeout=120):

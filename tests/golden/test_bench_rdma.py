@@ -34,12 +34,7 @@ def check(cond, what):
     return cond
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+free_port = fakeenv.free_port
 
 
 def env(extra=None):

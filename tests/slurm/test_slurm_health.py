@@ -62,10 +62,7 @@ def check(cond, what):
     return cond
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = fakeenv.free_port
 
 
 def wait_for(what, predicate, timeout):
