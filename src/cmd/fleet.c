@@ -88,7 +88,9 @@ static int write_html(const char *path, const struct fleet *f) {
         } else {
                 int r = atomic_write(path, html, len);
                 if (r < 0) {
-                        fprintf(stderr, "gpuvet fleet: writing %s: %s\n", path, atomic_write_strerror(r));
+                        fputs("gpuvet fleet: writing ", stderr);
+                        text_safe_write(stderr, path);
+                        fprintf(stderr, ": %s\n", atomic_write_strerror(r));
                         code = EXIT_INTERNAL;
                 }
         }
@@ -128,7 +130,10 @@ static int fleet_run(const struct fleet_cli *o, const struct common_options *com
         char err[1024];
         int r = fleet_rules_load(common->data_dir, o->rules, &rules, err, sizeof(err));
         if (r < 0) {
-                fprintf(stderr, "gpuvet fleet: %s\n", r == -ENOMEM ? "out of memory loading the rules" : err);
+                /* The reason quotes the rules file's name and its text: no raw escapes. */
+                fputs("gpuvet fleet: ", stderr);
+                text_safe_write(stderr, r == -ENOMEM ? "out of memory loading the rules" : err);
+                fputc('\n', stderr);
                 return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
         }
         double t0 = monotonic_ms();

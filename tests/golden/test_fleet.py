@@ -374,6 +374,10 @@ def main():
               "a bad rules file: exit 2 naming it (%d: %s)" % (p.returncode, p.stderr.strip()))
         p = run(good + ["--rules", os.path.join(tmp, "nope.json")])
         check(p.returncode == 2 and "nope.json" in p.stderr, "a missing rules file: exit 2 naming it")
+        # Its name with a terminal escape in it: named as \xNN, never raw (N17).
+        p = run(good + ["--rules", os.path.join(tmp, "nope\x1b]0;OWNED\x07.json")])
+        check(p.returncode == 2 and "\x1b" not in p.stderr and "\x07" not in p.stderr and "\\x1b]0;OWNED" in p.stderr,
+              "a rules file named with escapes: named as \\xNN (%r)" % p.stderr)
         # A report without a host named without a directory: named by its file.
         shutil.copy(os.path.join(vr, "node-09", "gpuvet-bench.json"), os.path.join(tmp, "rack7-node3.json"))
         p = subprocess.run([GPUVET, "fleet", "rack7-node3.json", "--json", "-"], cwd=tmp, capture_output=True,
