@@ -166,7 +166,7 @@ const char *atomic_write_strerror(int r) {
         switch (r) {
         case ATOMIC_WRITE_NOT_REGULAR:
                 return "exists and is not a regular file (a FIFO, device or socket, or a symlink to one): "
-                       "refusing to write into it; remove it or give another path";
+                       "refusing to write into it; remove it or give another path ('-' writes to standard output)";
         default:
                 return strerror(-r);
         }

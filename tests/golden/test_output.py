@@ -68,6 +68,11 @@ def test_bad_output_paths(root, tmp):
             check(r.returncode == 2, "%s: exit %d, not 2 %s" % (what, r.returncode, r.stderr))
             check(why in r.stderr and (path in r.stderr or not path), "%s: message %r" % (what, r.stderr))
             check(r.stdout == "", "%s: ran before refusing the path: %r" % (what, r.stdout[:200]))
+    # /dev/stdout is a link to a pipe or a terminal, never written through: the refusal says
+    # what to write instead.
+    r = run(["check", "--root", root, "--json", "/dev/stdout"])
+    check(r.returncode == 2 and "/dev/stdout" in r.stderr and "'-' writes to standard output" in r.stderr,
+          "check --json /dev/stdout: exit 2 pointing at '-' (%d: %r)" % (r.returncode, r.stderr))
     print("ok: bad output paths are usage errors")
 
 
