@@ -82,6 +82,10 @@ const char *rdv_launcher_name(enum rdv_launcher l);
  * Returns 0, or -EINVAL with a message naming the variable and its value (a malformed
  * number, rank outside 0..size-1, size over RDV_MAX_RANKS, local rank not below the local
  * size, PMIX_RANK without a size). */
+/* NAME's value in envp (NAME=VALUE entries, as environ), or NULL: the readers take an
+ * environment as an argument so that the fuzzer and the tests can give one. */
+const char *rdv_env_get(const char *const *envp, const char *name);
+
 int rdv_ranks_from_env(const char *const *envp, struct rdv_ranks *ret, char *err, size_t err_size);
 
 /* The job's rendezvous secret into ranks->secret: GPUVET_RENDEZVOUS_SECRET (the value's

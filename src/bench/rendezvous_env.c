@@ -15,7 +15,7 @@
  * were 0xfffffffe and 0xffffffff, above it too). */
 #define SLURM_MAX_NORMAL_STEP 0xfffffff0ul
 
-static const char *env_get(const char *const *envp, const char *name) {
+const char *rdv_env_get(const char *const *envp, const char *name) {
         size_t n = strlen(name);
         for (; envp && *envp; envp++)
                 if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
@@ -43,7 +43,7 @@ static int parse_decimal(const char *s, unsigned long max, unsigned long *ret) {
 /* Variable name as a number (0..max). 1 when absent, 0 when read, -EINVAL with a message. */
 static int env_number(const char *const *envp, const char *name, unsigned long max, unsigned long *ret, char *err,
                       size_t err_size) {
-        const char *v = env_get(envp, name);
+        const char *v = rdv_env_get(envp, name);
         if (!v)
                 return 1;
         int r = parse_decimal(v, max, ret);
@@ -149,14 +149,14 @@ struct launcher_vars {
 
 /* The job key: GPUVET_JOB_KEY, else the launcher's. */
 static int job_key(const char *const *envp, enum rdv_launcher l, char *key, char *err, size_t err_size) {
-        const char *own = env_get(envp, "GPUVET_JOB_KEY");
+        const char *own = rdv_env_get(envp, "GPUVET_JOB_KEY");
         char buf[2 * RDV_KEY_MAX + 2] = "";
         if (own && *own) {
                 snprintf(buf, sizeof(buf), "%s", own);
         } else if (l == RDV_LAUNCHER_SLURM) {
-                const char *job = env_get(envp, "SLURM_JOB_ID"), *step = env_get(envp, "SLURM_STEP_ID");
+                const char *job = rdv_env_get(envp, "SLURM_JOB_ID"), *step = rdv_env_get(envp, "SLURM_STEP_ID");
                 if (!step)
-                        step = env_get(envp, "SLURM_STEPID");
+                        step = rdv_env_get(envp, "SLURM_STEPID");
                 if (job)
                         snprintf(buf, sizeof(buf), "%.*s.%.*s", RDV_KEY_MAX, job, RDV_KEY_MAX, step ? step : "");
         } else if (l == RDV_LAUNCHER_OPENMPI || l == RDV_LAUNCHER_PMI || l == RDV_LAUNCHER_PMIX) {
@@ -165,7 +165,7 @@ static int job_key(const char *const *envp, enum rdv_launcher l, char *key, char
                                                                  : "PMIX_NAMESPACE",
                                        "PMIX_NAMESPACE"};
                 for (size_t i = 0; i < 2 && !buf[0]; i++) {
-                        const char *v = env_get(envp, names[i]);
+                        const char *v = rdv_env_get(envp, names[i]);
                         if (v)
                                 snprintf(buf, sizeof(buf), "%.*s", RDV_KEY_MAX, v);
                 }
@@ -180,11 +180,11 @@ static int job_key(const char *const *envp, enum rdv_launcher l, char *key, char
 }
 
 static bool slurm_task(const char *const *envp) {
-        const char *step = env_get(envp, "SLURM_STEP_ID");
+        const char *step = rdv_env_get(envp, "SLURM_STEP_ID");
         if (!step)
-                step = env_get(envp, "SLURM_STEPID");
+                step = rdv_env_get(envp, "SLURM_STEPID");
         unsigned long id;
-        if (!step || !env_get(envp, "SLURM_PROCID"))
+        if (!step || !rdv_env_get(envp, "SLURM_PROCID"))
                 return false;
         /* a name ("batch", "extern", "interactive", as some tools write them) is no srun step */
         return parse_decimal(step, ~0ul, &id) == 0 && id <= SLURM_MAX_NORMAL_STEP;
@@ -199,9 +199,9 @@ static const char *size_variable(const char *const *envp, const struct launcher_
 static bool same_as_slurm(const char *const *envp, const struct launcher_vars *v) {
         static const struct launcher_vars slurm = {RDV_LAUNCHER_SLURM, "SLURM_PROCID", NULL, NULL, NULL};
         const char *size_name = size_variable(envp, v), *slurm_size_name = size_variable(envp, &slurm);
-        const char *size = size_name ? env_get(envp, size_name) : NULL;
-        const char *slurm_size = slurm_size_name ? env_get(envp, slurm_size_name) : NULL;
-        return strcmp(env_get(envp, v->rank), env_get(envp, "SLURM_PROCID")) == 0 &&
+        const char *size = size_name ? rdv_env_get(envp, size_name) : NULL;
+        const char *slurm_size = slurm_size_name ? rdv_env_get(envp, slurm_size_name) : NULL;
+        return strcmp(rdv_env_get(envp, v->rank), rdv_env_get(envp, "SLURM_PROCID")) == 0 &&
                (!size || (slurm_size && strcmp(size, slurm_size) == 0));
 }
 
@@ -221,7 +221,7 @@ static const struct launcher_vars *which_launcher(const char *const *envp) {
         for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
                 const struct launcher_vars *v = &vars[i];
                 if (v->launcher == RDV_LAUNCHER_SLURM ? slurm
-                    : !env_get(envp, v->rank)      ? false
+                    : !rdv_env_get(envp, v->rank)      ? false
                     : v->launcher == RDV_LAUNCHER_PMI || v->launcher == RDV_LAUNCHER_PMIX
                             ? !slurm || !same_as_slurm(envp, v)
                             : true)
@@ -238,7 +238,7 @@ static const char *size_variable(const char *const *envp, const struct launcher_
                 return v->size;
         const char *const *names = v->launcher == RDV_LAUNCHER_SLURM ? slurm : pmix;
         for (; *names; names++)
-                if (env_get(envp, *names))
+                if (rdv_env_get(envp, *names))
                         return *names;
         return NULL;
 }
@@ -247,10 +247,10 @@ static const char *size_variable(const char *const *envp, const struct launcher_
  * Slurm does not say. */
 static int slurm_local_size(const char *const *envp, int *ret, char *err, size_t err_size) {
         const char *name = "SLURM_STEP_TASKS_PER_NODE";
-        const char *per_node = env_get(envp, name);
+        const char *per_node = rdv_env_get(envp, name);
         if (!per_node) {
                 name = "SLURM_TASKS_PER_NODE";
-                per_node = env_get(envp, name);
+                per_node = rdv_env_get(envp, name);
         }
         unsigned long node_id = 0;
         int r = env_number(envp, "SLURM_NODEID", RDV_MAX_RANKS, &node_id, err, err_size);
@@ -280,7 +280,7 @@ int rdv_ranks_from_env(const char *const *envp, struct rdv_ranks *ret, char *err
         if (!size_name) {
                 strbuf_printf(err, err_size,
                               "%s=%s but no world size (%s): set GPUVET_WORLD_SIZE to the number of ranks", v->rank,
-                              env_get(envp, v->rank),
+                              rdv_env_get(envp, v->rank),
                               v->launcher == RDV_LAUNCHER_PMIX ? "PMIX_SIZE, OMPI_UNIVERSE_SIZE" : "SLURM_NTASKS");
                 return -EINVAL;
         }
@@ -292,17 +292,17 @@ int rdv_ranks_from_env(const char *const *envp, struct rdv_ranks *ret, char *err
         if (r < 0)
                 return r;
         if (r == 1) {
-                strbuf_printf(err, err_size, "%s=%s but %s is not set", v->rank, env_get(envp, v->rank), size_name);
+                strbuf_printf(err, err_size, "%s=%s but %s is not set", v->rank, rdv_env_get(envp, v->rank), size_name);
                 return -EINVAL;
         }
         if (size < 1) {
                 strbuf_printf(err, err_size, "%s=%s: the world size must be at least 1", size_name,
-                              env_get(envp, size_name));
+                              rdv_env_get(envp, size_name));
                 return -EINVAL;
         }
         if (rank >= size) {
                 strbuf_printf(err, err_size, "%s=%s is not below the world size %lu (%s)", v->rank,
-                              env_get(envp, v->rank), size, size_name);
+                              rdv_env_get(envp, v->rank), size, size_name);
                 return -EINVAL;
         }
         /* without the launcher's local rank: the global one (a single node) */
@@ -411,7 +411,7 @@ int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, 
                         size_t err_size) {
         struct rdv_address a;
         memset(&a, 0, sizeof(a));
-        const char *spec = env_get(envp, "GPUVET_RENDEZVOUS");
+        const char *spec = rdv_env_get(envp, "GPUVET_RENDEZVOUS");
         if (spec && *spec) {
                 if (rdv_address_parse(spec, ret, err, err_size) < 0) {
                         strbuf_printf(err, err_size, "GPUVET_RENDEZVOUS=%s: not tcp://HOST:PORT or file:PATH", spec);
@@ -420,14 +420,14 @@ int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, 
                 return 0;
         }
         a.transport = RDV_TCP;
-        const char *master = env_get(envp, "MASTER_ADDR");
+        const char *master = rdv_env_get(envp, "MASTER_ADDR");
         if (master && *master) {
                 if (strlen(master) >= sizeof(a.host) || strchr(master, '/')) {
                         strbuf_printf(err, err_size, "MASTER_ADDR=%s: not a host name or address", master);
                         return -EINVAL;
                 }
                 memcpy(a.host, master, strlen(master) + 1);
-                const char *port = env_get(envp, "MASTER_PORT");
+                const char *port = rdv_env_get(envp, "MASTER_PORT");
                 if (port) {
                         if (set_port(&a, "MASTER_PORT", port, err, err_size) < 0)
                                 return -EINVAL;
@@ -438,10 +438,10 @@ int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, 
                 return 0;
         }
         const char *list_name = "SLURM_STEP_NODELIST";
-        const char *list = env_get(envp, list_name);
+        const char *list = rdv_env_get(envp, list_name);
         if (!list) {
                 list_name = "SLURM_JOB_NODELIST";
-                list = env_get(envp, list_name);
+                list = rdv_env_get(envp, list_name);
         }
         unsigned long job, step = 0;
         int r = env_number(envp, "SLURM_JOB_ID", ~0ul, &job, err, err_size);
@@ -455,7 +455,7 @@ int rdv_address_default(const char *const *envp, const struct rdv_ranks *ranks, 
                         strbuf_printf(err, err_size, "%s=%s: not a Slurm host list", list_name, list);
                         return -EINVAL;
                 }
-                const char *step_name = env_get(envp, "SLURM_STEP_ID") ? "SLURM_STEP_ID" : "SLURM_STEPID";
+                const char *step_name = rdv_env_get(envp, "SLURM_STEP_ID") ? "SLURM_STEP_ID" : "SLURM_STEPID";
                 if (env_number(envp, step_name, ~0ul, &step, err, err_size) < 0)
                         return -EINVAL;
                 snprintf(a.port, sizeof(a.port), "%u", rdv_slurm_port(job, step));

@@ -11,14 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *env_get(const char *const *envp, const char *name) {
-        size_t n = strlen(name);
-        for (; envp && *envp; envp++)
-                if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-                        return *envp + n + 1;
-        return NULL;
-}
-
 /* The file's bytes into buf (cap), at most cap, after the checks ssh makes of a private key:
  * a regular file of this user, unreadable to its group and to others. The length, or -errno
  * with why. */
@@ -70,7 +62,7 @@ static ssize_t read_secret_file(const char *path, uint8_t *buf, size_t cap, char
 
 int rdv_secret_from_env(const char *const *envp, struct rdv_ranks *ranks, char *err, size_t err_size) {
         static const char value_name[] = "GPUVET_RENDEZVOUS_SECRET", file_name[] = "GPUVET_RENDEZVOUS_SECRET_FILE";
-        const char *value = env_get(envp, value_name), *path = env_get(envp, file_name);
+        const char *value = rdv_env_get(envp, value_name), *path = rdv_env_get(envp, file_name);
         uint8_t buf[RDV_SECRET_MAX + 1];
         size_t len;
         const char *from;

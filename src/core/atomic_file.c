@@ -183,6 +183,17 @@ int atomic_write_target_ok(const char *path) {
         return S_ISREG(st.st_mode) ? 0 : ATOMIC_WRITE_NOT_REGULAR;
 }
 
+/* While a named temporary exists, the signals that end a run wait (see the top). */
+static void block_termination(sigset_t *old) {
+        sigset_t term;
+        sigemptyset(&term);
+        sigaddset(&term, SIGINT);
+        sigaddset(&term, SIGTERM);
+        sigaddset(&term, SIGHUP);
+        sigaddset(&term, SIGQUIT);
+        pthread_sigmask(SIG_BLOCK, &term, old);
+}
+
 static int prepare(const char *path, char *dir, size_t dirsize, const char **base, char *tmp, size_t tmpsize) {
         int r = atomic_write_target_ok(path);
         if (r < 0)
@@ -208,13 +219,8 @@ int atomic_write_mode(const char *path, const void *data, size_t len, mode_t mod
         if (r < 0)
                 return r;
 
-        sigset_t term, old;
-        sigemptyset(&term);
-        sigaddset(&term, SIGINT);
-        sigaddset(&term, SIGTERM);
-        sigaddset(&term, SIGHUP);
-        sigaddset(&term, SIGQUIT);
-        pthread_sigmask(SIG_BLOCK, &term, &old);
+        sigset_t old;
+        block_termination(&old);
 
         remove_stale_temps(dir, base);
         bool unsupported = false;
@@ -234,13 +240,8 @@ int atomic_create(const char *path, mode_t mode) {
         int r = prepare(path, dir, sizeof(dir), &base, tmp, sizeof(tmp));
         if (r < 0)
                 return r;
-        sigset_t term, old;
-        sigemptyset(&term);
-        sigaddset(&term, SIGINT);
-        sigaddset(&term, SIGTERM);
-        sigaddset(&term, SIGHUP);
-        sigaddset(&term, SIGQUIT);
-        pthread_sigmask(SIG_BLOCK, &term, &old);
+        sigset_t old;
+        block_termination(&old);
         remove_stale_temps(dir, base);
         int fd = mkostemp(tmp, O_CLOEXEC);
         r = fd < 0 ? -errno : 0;
