@@ -215,6 +215,42 @@ def test_wrk(port, pid):
         check(hwm <= hwm0 + FLOOD * 48, "wrk: VmHWM %d kB over %d kB" % (hwm, hwm0 + FLOOD * 48))
 
 
+def server_time_wait(port):
+    """Sockets in TIME_WAIT whose local end is serve's port: one per connection serve closed
+    first, which is every connection when it answers `Connection: close`."""
+    n = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f)
+                for line in f:
+                    cells = line.split()
+                    if cells[3] == "06" and int(cells[1].rsplit(":", 1)[1], 16) == port:
+                        n += 1
+        except OSError:
+            pass
+    return n
+
+
+def test_wrk_keepalive(port):
+    """wrk on 4 connections for 2 s: with keep-alive every request rides them (reliability
+    review N8: each response said `Connection: close`, so every scrape cost a connection,
+    and serve, closing first, left one TIME_WAIT socket per request)."""
+    wrk = shutil.which("wrk")
+    if not wrk:
+        print("wrk is not installed: keep-alive under wrk skipped (test_serve_conn.py checks it)")
+        return
+    tw0 = server_time_wait(port)
+    r = subprocess.run([wrk, "-t1", "-c4", "-d2s", "http://127.0.0.1:%d/metrics" % port],
+                       capture_output=True, text=True, timeout=60 * SCALE)
+    done = re.search(r"(\d+) requests in", r.stdout)
+    requests = int(done.group(1)) if done else 0
+    closed = server_time_wait(port) - tw0
+    check(requests >= 100 and closed <= 8,
+          "wrk -c4: %d requests closed %d connections serve-side (want keep-alive: at most 8)" % (requests, closed))
+    print("wrk -c4 keep-alive: %d requests, %d connections closed by serve" % (requests, closed))
+
+
 def stop(s):
     rc, _ = s.stop(bound=10)
     check(rc == 0, "SIGTERM: exit %s" % rc)
@@ -243,6 +279,7 @@ def main():
     try:
         test_flood(s.port, s.pid)
         test_wrk(s.port, s.pid)
+        test_wrk_keepalive(s.port)
         ok, _ = scrape_ok(s.port)
         check(ok, "no good scrape after the floods")
     finally:
