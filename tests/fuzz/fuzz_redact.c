@@ -21,11 +21,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const paths[] = {"etc/containerd/config.toml", "etc/docker/daemon.json", "etc/environment",
                                     "proc/1/environ"};
-static const char *const planted_lines[] = {"\npassword = \"" PLANTED "\"\n", "\n\"password\": \"" PLANTED "\"\n",
-                                            "\nDB_PASSWORD=" PLANTED "\n", "\0DB_PASSWORD=" PLANTED};
-static const size_t planted_len[] = {sizeof("\npassword = \"" PLANTED "\"\n") - 1,
-                                     sizeof("\n\"password\": \"" PLANTED "\"\n") - 1,
-                                     sizeof("\nDB_PASSWORD=" PLANTED "\n") - 1, sizeof("\0DB_PASSWORD=" PLANTED) - 1};
+/* Each format's secret line; a struct, since the environ one holds a NUL. */
+#define PLANT(text) {text, sizeof(text) - 1}
+static const struct {
+        const char *text;
+        size_t len;
+} planted[] = {
+        PLANT("\npassword = \"" PLANTED "\"\n"),
+        PLANT("\n\"password\": \"" PLANTED "\"\n"),
+        PLANT("\nDB_PASSWORD=" PLANTED "\n"),
+        PLANT("\0DB_PASSWORD=" PLANTED),
+};
 
 static size_t count(const char *hay, size_t n, const char *needle) {
         size_t k = 0, m = strlen(needle);
@@ -46,13 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         bool plant = (data[0] / 4) % 2;
         const char *path = paths[format];
         size_t in_len = size - 1;
-        size_t len = in_len + (plant ? planted_len[format] : 0);
+        size_t len = in_len + (plant ? planted[format].len : 0);
         char *text = malloc(len + 1);
         if (!text)
                 return 0;
         memcpy(text, data + 1, in_len);
         if (plant)
-                memcpy(text + in_len, planted_lines[format], planted_len[format]);
+                memcpy(text + in_len, planted[format].text, planted[format].len);
         text[len] = '\0';
         char *orig = malloc(len + 1);
         if (!orig) {
