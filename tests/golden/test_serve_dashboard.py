@@ -14,6 +14,8 @@ give node-a and the GPUs 0-7, and each panel's query, with the variables at "All
 $__rate_interval at 30s, must return series: a query that returns none fails (a renamed
 metric, a label the series lack, a join that matches nothing). A per-GPU DCGM query must
 return the 8 GPUs; the stat panels must say 8 up, 0 down, 0 samplers stopped, 1 check failing.
+The same Prometheus evaluates deploy/prometheus/gpuvet-alerts.yml: every rule must evaluate,
+read series serve writes, and exactly the failing check's and GPU 2's Xid alerts must fire.
 Exits 77 (skip) when prometheus is not installed.
 """
 import http.client
@@ -39,8 +41,20 @@ from testlib import check, finish  # noqa: E402
 from serve_harness import Serve, free_port  # noqa: E402
 
 DASHBOARD = os.path.join(SRC_ROOT, "deploy", "grafana", "gpuvet-dashboard.json")
+RULES = os.path.join(SRC_ROOT, "deploy", "prometheus", "gpuvet-alerts.yml")
+# Series of the rules that this serve does not write: the periodic check's (--check-interval).
+NOT_HERE = {"gpuvet_check_runs_total"}
 NODE = "node-a"
 VARIABLES = {"$Hostname": ".*", "$gpu": ".*", "$__rate_interval": "30s"}
+
+
+def api(port, path):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10 * SCALE)
+    c.request("GET", "/api/v1/" + path)
+    r = c.getresponse()
+    data = json.loads(r.read())
+    c.close()
+    return data.get("data") if data.get("status") == "success" else None
 
 
 def query(port, expr):
@@ -111,6 +125,37 @@ def per_gpu(expr):
     return re.match(r"(increase\(|rate\()?DCGM_FI_", expr) is not None
 
 
+def check_rules(port):
+    """The alert rules on the same Prometheus: every one evaluates without error, reads series
+    serve writes, and those the node's faults call for fire with the GPU's labels."""
+    with open(RULES) as f:
+        text = f.read()
+    names = set(re.findall(r"\b(?:DCGM_FI_\w+|gpuvet_\w+)", text))
+    have = {r["metric"]["__name__"] for r in query(port, 'group by (__name__) ({__name__=~"DCGM_FI_.*|gpuvet_.*"})')[0]}
+    helps = subprocess.run([GPUVET, "serve", "--help-metrics"], capture_output=True, text=True, timeout=30).stdout
+    dcgm = {line.split("\t")[0] for line in helps.splitlines()}
+    unknown = sorted(n for n in names if n not in have and n not in dcgm and n not in NOT_HERE)
+    check(not unknown, "the rules read series serve writes: unknown %s" % unknown)
+    firing = []
+    deadline = time.monotonic() + 30 * SCALE
+    while time.monotonic() < deadline:
+        alerts = (api(port, "alerts") or {}).get("alerts", [])
+        firing = sorted((a["labels"]["alertname"], a["labels"].get("gpu", ""), a["labels"].get("xid", ""),
+                         a["labels"].get("id", ""), a["labels"].get("Hostname", "")) for a in alerts
+                        if a["state"] == "firing")
+        if len(firing) >= 2:
+            break
+        time.sleep(1)
+    check(firing == [("GpuvetCheckFailing", "", "", "gpu.xid", ""), ("GpuvetXidCritical", "2", "79", "", NODE)],
+          "firing on the node: the failing check and GPU 2's Xid 79, nothing else: %s" % firing)
+    groups = (api(port, "rules") or {}).get("groups", [])
+    rules = [r for g in groups for r in g["rules"]]
+    check(len(rules) == len(re.findall(r"^      - alert: ", text, re.M)) and
+          all(r.get("health") == "ok" for r in rules),
+          "every rule evaluates: %s" % [(r["name"], r.get("health"), r.get("lastError")) for r in rules
+                                       if r.get("health") != "ok"])
+
+
 def main():
     targets, variables = read_dashboard()
     if targets is None:
@@ -136,9 +181,10 @@ def main():
         serve = Serve(GPUVET, FAKE_LIB, scn, ["--hostname", NODE, "--check-report", report], interval_ms=500)
         web = free_port()
         with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
+                    "rule_files: ['%s']\n"
                     "scrape_configs:\n  - job_name: gpuvet\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % serve.port)
+                    "      - targets: ['127.0.0.1:%d']\n" % (RULES, serve.port))
         prom_log = open(os.path.join(tmp, "prometheus.log"), "w+")
         prom = subprocess.Popen([prometheus, "--config.file", os.path.join(tmp, "prometheus.yml"),
                                  "--storage.tsdb.path", os.path.join(tmp, "data"),
@@ -184,6 +230,7 @@ def main():
         xids = results.get("Xid errors since serve started/A", (None,))[0] or []
         check([(r["metric"].get("gpu"), r["metric"].get("xid"), r["value"][1]) for r in xids] == [("2", "79", "1")],
               "Xid table: %s" % [(r["metric"], r["value"]) for r in xids])
+        check_rules(web)
         if any(not res for res, _ in results.values()):
             prom_log.seek(0)
             print(prom_log.read()[-2000:])
