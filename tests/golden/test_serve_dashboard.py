@@ -104,7 +104,8 @@ def read_dashboard():
         check(p.get("datasource", {}).get("uid") == "${datasource}", "%s: on ${datasource}" % p["title"])
         check(p.get("targets"), "%s: has queries" % p["title"])
         for t in p.get("targets", []):
-            check(t.get("datasource", {}).get("uid") == "${datasource}", "%s/%s: on ${datasource}" % (p["title"], t["refId"]))
+            check(t.get("datasource", {}).get("uid") == "${datasource}",
+                  "%s/%s: on ${datasource}" % (p["title"], t["refId"]))
             check('Hostname=~"$Hostname"' in t["expr"], "%s/%s: filtered by $Hostname" % (p["title"], t["refId"]))
             targets.append((p["title"] + "/" + t["refId"], p["type"], t["expr"]))
     variables = [(v["name"], v["query"]["query"]) for v in d["templating"]["list"] if v["type"] == "query"]
@@ -116,7 +117,7 @@ def label_values(port, q):
     m = re.fullmatch(r"label_values\((.*), *(\w+)\)", q)
     if not check(m, "variable query %s is label_values(selector, label)" % q):
         return set()
-    res, err = query(port, "group by (%s) (%s)" % (m.group(2), expand(m.group(1))))
+    res, _ = query(port, "group by (%s) (%s)" % (m.group(2), expand(m.group(1))))
     return {r["metric"].get(m.group(2)) for r in res or []}
 
 
@@ -204,7 +205,7 @@ def main():
             time.sleep(1)
         print("Prometheus answered the dashboard's %d queries %.1f s after it started" %
               (len(targets), time.monotonic() - t0))
-        for name, kind, expr in targets:
+        for name, _, expr in targets:
             res, err = results.get(name, (None, "no answer"))
             check(res, "%s returns series: %s%s" % (name, expr, " (%s)" % err if err else ""))
             if res and per_gpu(expr):
