@@ -14,11 +14,14 @@ give node-a and the GPUs 0-7, and each panel's query, with the variables at "All
 $__rate_interval at 30s, must return series: a query that returns none fails (a renamed
 metric, a label the series lack, a join that matches nothing). A per-GPU DCGM query must
 return the 8 GPUs; the stat panels must say 8 up, 0 down, 0 samplers stopped, 1 check failing.
+A second target serves a dcgm-exporter node's body (its default counters and labels, 2
+GPUs): every panel built only on those fields must return that node's GPUs.
 The same Prometheus evaluates deploy/prometheus/gpuvet-alerts.yml: every rule must evaluate,
 read series serve writes, and exactly the failing check's and GPU 2's Xid alerts must fire.
 Exits 77 (skip) when prometheus is not installed.
 """
 import http.client
+import http.server
 import json
 import os
 import re
@@ -27,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -45,7 +49,54 @@ RULES = os.path.join(SRC_ROOT, "deploy", "prometheus", "gpuvet-alerts.yml")
 # Series of the rules that this serve does not write: the periodic check's (--check-interval).
 NOT_HERE = {"gpuvet_check_runs_total"}
 NODE = "node-a"
-VARIABLES = {"$Hostname": ".*", "$gpu": ".*", "$__rate_interval": "30s"}
+VARIABLES = {"$Hostname": NODE, "$gpu": ".*", "$__rate_interval": "30s"}
+# A node running NVIDIA's dcgm-exporter with its default counters: the fields of
+# etc/default-counters.csv (NVIDIA/dcgm-exporter, commit b54068a, the lines not commented
+# out) under its labels in its template's order (gpu, UUID, pci_bus_id, device, modelName,
+# Hostname, then the DCGM_FI_DRIVER_VERSION label field). tests/fixtures/SOURCES.md.
+DCGM_NODE = "dcgm-node"
+DCGM_DEFAULT = {
+    "DCGM_FI_DEV_SM_CLOCK": "gauge", "DCGM_FI_DEV_MEM_CLOCK": "gauge", "DCGM_FI_DEV_MEMORY_TEMP": "gauge",
+    "DCGM_FI_DEV_GPU_TEMP": "gauge", "DCGM_FI_DEV_POWER_USAGE": "gauge",
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": "counter", "DCGM_FI_DEV_PCIE_TX_THROUGHPUT": "counter",
+    "DCGM_FI_DEV_PCIE_RX_THROUGHPUT": "counter", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": "counter",
+    "DCGM_FI_DEV_GPU_UTIL": "gauge", "DCGM_FI_DEV_MEM_COPY_UTIL": "gauge", "DCGM_FI_DEV_ENC_UTIL": "gauge",
+    "DCGM_FI_DEV_DEC_UTIL": "gauge", "DCGM_FI_DEV_XID_ERRORS": "gauge", "DCGM_FI_DEV_FB_FREE": "gauge",
+    "DCGM_FI_DEV_FB_USED": "gauge", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": "counter",
+    "DCGM_FI_DEV_VGPU_LICENSE_STATUS": "gauge", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": "counter",
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": "counter", "DCGM_FI_DEV_ROW_REMAP_FAILURE": "gauge",
+}
+
+
+def dcgm_exporter_body():
+    out = []
+    for name, kind in DCGM_DEFAULT.items():
+        out += ["# HELP %s %s" % (name, name), "# TYPE %s %s" % (name, kind)]
+        for gpu in (0, 1):
+            out.append('%s{gpu="%d",UUID="GPU-00000000-0000-0000-0000-00000000000%d",pci_bus_id="00000000:%02X:00.0",'
+                       'device="nvidia%d",modelName="NVIDIA A100-SXM4-80GB",Hostname="%s",'
+                       'DCGM_FI_DRIVER_VERSION="535.183.06"} %d' % (name, gpu, gpu, 7 + gpu, gpu, DCGM_NODE,
+                                                                   0 if kind == "counter" else 40))
+    return ("\n".join(out) + "\n").encode()
+
+
+class DcgmExporter(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = dcgm_exporter_body()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def on_dcgm_exporter(expr):
+    """A query the dcgm-exporter node answers: DCGM fields of its default set only."""
+    names = set(re.findall(r"\b(?:DCGM_FI_\w+|gpuvet_\w+)", expr))
+    return names and all(n in DCGM_DEFAULT for n in names)
 
 
 def api(port, path):
@@ -166,8 +217,10 @@ def main():
         print("SKIP: prometheus is not installed (Debian: apt-get install prometheus)")
         return 77
     tmp = tempfile.mkdtemp(prefix="gpuvet-dash-")
-    serve = prom = None
+    serve = prom = dcgm = None
     try:
+        dcgm = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), DcgmExporter)
+        threading.Thread(target=dcgm.serve_forever, daemon=True).start()
         scn = os.path.join(tmp, "gpus.scn")
         with open(scn, "w") as f:
             f.write("include %s\n[gpu 0-7]\ngpm_activity = 62.5 58 31.25 40.5 55 0 21 3\n"
@@ -185,7 +238,9 @@ def main():
             f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
                     "rule_files: ['%s']\n"
                     "scrape_configs:\n  - job_name: gpuvet\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % (RULES, serve.port))
+                    "      - targets: ['127.0.0.1:%d']\n"
+                    "  - job_name: dcgm\n    static_configs:\n"
+                    "      - targets: ['127.0.0.1:%d']\n" % (RULES, serve.port, dcgm.server_address[1]))
         prom_log = open(os.path.join(tmp, "prometheus.log"), "w+")
         prom = subprocess.Popen([prometheus, "--config.file", os.path.join(tmp, "prometheus.yml"),
                                  "--storage.tsdb.path", os.path.join(tmp, "data"),
@@ -213,7 +268,7 @@ def main():
                 check(gpus == [str(i) for i in range(8)] and all(r["metric"].get("Hostname") == NODE for r in res),
                       "%s: the 8 GPUs of %s: %s" % (name, NODE, gpus))
         for name, q in variables:
-            want = {NODE} if name == "Hostname" else {str(i) for i in range(8)}
+            want = {NODE, DCGM_NODE} if name == "Hostname" else {str(i) for i in range(8)}
             got = label_values(web, q)
             check(got == want, "variable %s: %s, want %s" % (name, sorted(got), sorted(want)))
 
@@ -231,6 +286,14 @@ def main():
         xids = results.get("Xid errors since serve started/A", (None,))[0] or []
         check([(r["metric"].get("gpu"), r["metric"].get("xid"), r["value"][1]) for r in xids] == [("2", "79", "1")],
               "Xid table: %s" % [(r["metric"], r["value"]) for r in xids])
+        # The dcgm-exporter node: what its default counters feed returns its 2 GPUs.
+        for name, _, expr in targets:
+            if not on_dcgm_exporter(expr):
+                continue
+            res, err = query(web, expand(expr).replace('Hostname=~"%s"' % NODE, 'Hostname=~"%s"' % DCGM_NODE))
+            gpus = sorted(r["metric"].get("gpu", "") for r in res or [])
+            check(res and (gpus == ["0", "1"] or not per_gpu(expr)),
+                  "%s on dcgm-exporter's series: GPUs %s%s" % (name, gpus, " (%s)" % err if err else ""))
         check_rules(web)
         if any(not res for res, _ in results.values()):
             prom_log.seek(0)
@@ -239,6 +302,9 @@ def main():
         if prom:
             rc = stop(prom)
             check(rc == 0, "prometheus exit %s" % rc)
+        if dcgm:
+            dcgm.shutdown()
+            dcgm.server_close()
         if serve:
             rc, _ = serve.stop(bound=10)
             check(rc == 0, "gpuvet serve exit %s" % rc)
