@@ -201,7 +201,6 @@ static struct label_sets *label_sets_free(struct label_sets *s, unsigned int n) 
         return NULL;
 }
 
-
 /* A process's workload labels as dcgm-exporter names them, in its order (Go's templates
  * range over the attributes sorted by name): container, hpc_job, namespace, pod. Only
  * what is known: a Kubernetes pod whose names were not found adds none. Malloc'd; "" when
