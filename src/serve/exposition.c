@@ -104,13 +104,25 @@ struct label_sets {
         char **v;
 };
 
-/* The GPU's samples: one per label suffix of its workloads, else one plain. */
+/* One label as dcgm-exporter writes an attribute: ,name="value" (escaped). */
+static void put_attribute(FILE *out, const char *name, const char *value) {
+        fprintf(out, ",%s=\"", name);
+        put_label_value(out, value);
+        fputc('"', out);
+}
+
+/* The GPU's samples: one per label suffix of its workloads, else one plain. The system's
+ * driver version follows the GPU's labels, as dcgm-exporter adds its DCGM_FI_DRIVER_VERSION
+ * "label" field after Hostname and before the workload attributes; an unread version adds
+ * nothing (Prometheus reads an empty label as none). */
 static void put_gpu_samples(FILE *out, const char *name, const struct nvml_gpu *g, const char *hostname,
-                            const struct label_sets *sets, const char *value) {
+                            const struct nv_str *driver, const struct label_sets *sets, const char *value) {
         size_t n = sets && sets->n ? sets->n : 1;
         for (size_t k = 0; k < n; k++) {
                 fprintf(out, "%s{", name);
                 put_labels(out, g, hostname);
+                if (nv_ok(*driver) && driver->v[0])
+                        put_attribute(out, "DCGM_FI_DRIVER_VERSION", driver->v);
                 fprintf(out, "%s} %s\n", sets && sets->n ? sets->v[k] : "", value);
         }
 }
@@ -132,7 +144,7 @@ static void put_family(FILE *out, const struct metric *m, const struct nvml_fact
                 char num[32];
                 expo_format_value(num, sizeof(num), v.kind == METRIC_BOOL ? (v.flag ? 1.0 : 0.0)
                                                                           : dcgm_series_value(m, v.number));
-                put_gpu_samples(out, m->dcgm, g, hostname, sets ? &sets[i] : NULL, num);
+                put_gpu_samples(out, m->dcgm, g, hostname, &f->driver_version, sets ? &sets[i] : NULL, num);
         }
 }
 
@@ -159,7 +171,8 @@ static void put_xids(FILE *out, const struct nvml_facts *f, const struct expo_xi
                                 continue;
                         char num[32];
                         snprintf(num, sizeof(num), "%llu", x->last[i]);
-                        put_gpu_samples(out, "DCGM_FI_DEV_XID_ERRORS", &f->gpus[i], hostname, sets ? &sets[i] : NULL, num);
+                        put_gpu_samples(out, "DCGM_FI_DEV_XID_ERRORS", &f->gpus[i], hostname, &f->driver_version,
+                                        sets ? &sets[i] : NULL, num);
                 }
         }
         if (x->n == 0)
@@ -186,13 +199,6 @@ static struct label_sets *label_sets_free(struct label_sets *s, unsigned int n) 
         }
         free(s);
         return NULL;
-}
-
-/* One label as dcgm-exporter writes an attribute: ,name="value" (escaped). */
-static void put_attribute(FILE *out, const char *name, const char *value) {
-        fprintf(out, ",%s=\"", name);
-        put_label_value(out, value);
-        fputc('"', out);
 }
 
 /* A process's workload labels as dcgm-exporter names them, in its order (Go's templates

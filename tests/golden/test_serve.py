@@ -80,8 +80,11 @@ def test_values(tmp):
             for gpu, (labels, value) in got.items():
                 expect = gpu3 if gpu == "3" else normal
                 check(abs(value - expect) < 1e-9, "%s{gpu=%s} = %s, want %s" % (name, gpu, value, expect))
-                check(list(labels) == ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"],
+                check(list(labels) == ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname",
+                                       "DCGM_FI_DRIVER_VERSION"],
                       "%s: labels %s (dcgm-exporter's, in its order)" % (name, list(labels)))
+                check(labels["DCGM_FI_DRIVER_VERSION"] == "550.54.15",
+                      "%s{gpu=%s}: the scenario's driver version: %s" % (name, gpu, labels))
                 check(labels["modelName"] == "NVIDIA H100 80GB HBM3" and labels["Hostname"] == HOST
                       and labels["device"] == "nvidia" + gpu and re.fullmatch(r"GPU-[0-9a-f-]{36}", labels["UUID"])
                       and re.fullmatch(r"[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-9A-F]", labels["pci_bus_id"]),
@@ -104,6 +107,10 @@ def test_values(tmp):
             check(name in types and name in helps, "%s: a sample without HELP/TYPE" % name)
         check(all(v == 1 for _, v in series.get("gpuvet_gpu_up", {}).values()) and
               len(series.get("gpuvet_gpu_up", {})) == 8, "gpuvet_gpu_up: %s" % series.get("gpuvet_gpu_up"))
+        # The driver version is dcgm-exporter's label: gpuvet's own series keep the GPU's labels.
+        own = [labels for name in ("gpuvet_gpu_up",) for labels, _ in series.get(name, {}).values()]
+        check(own and all("DCGM_FI_DRIVER_VERSION" not in labels for labels in own),
+              "no driver version label on gpuvet_gpu_up: %s" % own[:1])
         check(scalar(body, "gpuvet_sampler_up") == 1, "gpuvet_sampler_up not 1")
         age = scalar(body, "gpuvet_sample_age_seconds")
         check(age is not None and 0 <= age < 5 * SCALE, "gpuvet_sample_age_seconds %s" % age)

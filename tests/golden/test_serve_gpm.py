@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from testlib import check, finish  # noqa: E402
 from serve_harness import Serve, parse, promtool_lint, scalar, scenario_with  # noqa: E402
 
-LABELS = ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"]
+LABELS = ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"]
 MIB = 1048576
 # The DCGM series in gpm_activity's order (percent in the scenario, a ratio exported) ...
 ACTIVITY = ["DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY",

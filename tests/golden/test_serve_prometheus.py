@@ -124,8 +124,9 @@ def main():
         for r in temps:
             m = r["metric"]
             gpu = m.get("gpu")
-            check(set(m) == {"__name__", "gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "job",
-                             "instance"}, "GPU %s: labels %s" % (gpu, sorted(m)))
+            check(set(m) == {"__name__", "gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname",
+                             "DCGM_FI_DRIVER_VERSION", "job", "instance"}, "GPU %s: labels %s" % (gpu, sorted(m)))
+            check(m.get("DCGM_FI_DRIVER_VERSION") == "550.54.15", "GPU %s: driver version %s" % (gpu, m))
             check(m.get("modelName") == "NVIDIA H100 80GB HBM3" and m.get("Hostname") == host
                   and m.get("device") == "nvidia%s" % gpu and m.get("job") == "gpuvet"
                   and m.get("instance") == "127.0.0.1:%d" % port, "GPU %s: labels %s" % (gpu, m))

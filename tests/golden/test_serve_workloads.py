@@ -254,8 +254,9 @@ def test_workload_labels(tmp, root):
         check(per_gpu == want, "DCGM_FI_DEV_GPU_TEMP's workload labels per GPU: %s" % per_gpu)
         line = next(ln for ln in body.splitlines() if ln.startswith("DCGM_FI_DEV_POWER_USAGE{gpu=\"2\""))
         names = re.findall(r'([A-Za-z_]+)="', line)
-        check(names == ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "container", "namespace",
-                        "pod"], "dcgm-exporter's order: the GPU's labels, then container, namespace, pod: %s" % names)
+        check(names == ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION",
+                        "container", "namespace", "pod"],
+              "dcgm-exporter's order: the GPU's labels, the driver version, then container, namespace, pod: %s" % names)
         check(len(samples(body, "DCGM_FI_DEV_FB_USED")) == 8 + 1, "FB_USED: one sample more (GPU 0's two jobs)")
         lint(body)
         status, ctype, om = s.get("/metrics", headers={"Accept": PROMETHEUS_ACCEPT})

@@ -123,7 +123,20 @@ static void test_render(void **state) {
         assert_null(strstr(body, "DCGM_FI_DEV_GPU_TEMP{gpu=\"1\""));
         assert_non_null(strstr(body, "gpuvet_gpu_up{gpu=\"1\""));
         assert_non_null(strstr(body, "Hostname=\"h\"} 0\n"));
+        assert_null(strstr(body, "DCGM_FI_DRIVER_VERSION")); /* the version unread: no label */
         free(body);
+        /* The driver version NVML gives: dcgm-exporter's label after Hostname on the DCGM
+         * series, none on gpuvet's own. */
+        f.driver_version.state = NV_OK;
+        snprintf(f.driver_version.v, sizeof(f.driver_version.v), "550.54.15");
+        assert_int_equal(expo_render_sample(&f, NULL, "h", EXPO_TEXT, false, &body, &len), 0);
+        assert_non_null(strstr(body, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"\",pci_bus_id=\"00000000:1B:00.0\","
+                                     "device=\"nvidia0\",modelName=\"Model \\\"X\\\"\",Hostname=\"h\","
+                                     "DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 55\n"));
+        assert_non_null(strstr(body, "gpuvet_gpu_up{gpu=\"1\",UUID=\"\",pci_bus_id=\"00000000:1B:00.0\","
+                                     "device=\"nvidia1\",modelName=\"Model \\\"X\\\"\",Hostname=\"h\"} 0\n"));
+        free(body);
+        f.driver_version.state = NV_UNREAD;
         /* stale: no value at all, every GPU down */
         assert_int_equal(expo_render_sample(&f, NULL, "h", EXPO_TEXT, true, &body, &len), 0);
         assert_null(strstr(body, "DCGM_"));
