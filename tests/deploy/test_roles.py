@@ -137,6 +137,13 @@ def cpu_optimization(b):
     with open(os.path.join(tree, "etc", "debian_version"), "w") as f:
         f.write("12.8\n")
     args = ["-e", "cpu_optimization_root=" + tree, "-e", "vm_swappiness=5"]
+    # --check users read the recap: pending changes must count there, and nothing is set.
+    proc, _, _ = b.play("cpu-check", "debian12", "a100-nouveau", args + ["--check"],
+                        playbook="setup_cpu_optimization.yml", binds=[tree])
+    check(proc.returncode == 0 and recap(proc.stdout).get("changed", 0) > 0,
+          "cpu_optimization --check: pending changes show in the recap (%s)" % recap(proc.stdout))
+    with open(os.path.join(tree, "proc", "sys", "vm", "swappiness")) as f:
+        check(f.read().strip() == "60", "cpu_optimization --check sets nothing")
     proc, scratch, _ = b.play("cpu", "debian12", "a100-nouveau", args, playbook="setup_cpu_optimization.yml",
                               binds=[tree])
     if not check(proc.returncode == 0, "cpu_optimization: the play succeeds (rc %d)" % proc.returncode):
