@@ -17,7 +17,8 @@ throw-away roots (see test_baseline.py for how they are made).
 - install_gpu_driver.sh --check --method M [--auto-detect]: the playbook runs in check mode
   on this machine as inventory/local.yml's only node and writes the plan; a bad method and
   driver-container on Debian stop with the reason;
-- cpu_optimization: gpuvet tune on a writable fixture copy (never this machine) sets the
+- cpu_optimization: --check counts the pending settings as changed in the recap and sets
+  nothing; gpuvet tune on a writable fixture copy (never this machine) sets the
   seed's variables, installs gpuvet-tune.service, writes gpuvet tune's GRUB drop-in into the
   copy; a second run changes nothing; gpuvet tune revert undoes it; a bad
   thp_enabled stops the play;
