@@ -15,6 +15,7 @@ the installed tables (an edit to the installed gpus.json shows in `detect --list
 built-in tables, and the units under PREFIX/lib/systemd/system. Exit 0 when all hold, 1 otherwise."""
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,9 +91,12 @@ def check_rpm(outdir, version):
     check(q == "gpuvet %s" % version, "rpm: gpuvet %s, got %r" % (version, q))
     files = run(["rpm", "-qpl", rpm]).stdout.split()
     for want in (["/usr/bin/gpuvet"] + ["/usr/share/gpuvet/" + t for t in TABLES]
-                 + ["/usr/lib/systemd/system/" + u for u in UNITS] + ["/usr/" + e for e in EXTRAS]
-                 + ["/usr/share/licenses/gpuvet/LICENSE"]):
+                 + ["/usr/lib/systemd/system/" + u for u in UNITS] + ["/usr/" + e for e in EXTRAS]):
         check(want in files, "rpm installs %s" % want)
+    # %license: /usr/share/licenses/gpuvet on Fedora, gpuvet-VERSION where rpm's
+    # _licensedir is versioned (Debian's rpm).
+    check(any(re.fullmatch(r"/usr/share/licenses/gpuvet(-[0-9.]+)?/LICENSE", f) for f in files),
+          "rpm installs LICENSE as %license")
     requires = run(["rpm", "-qpR", rpm]).stdout
     for lib in ("libjansson.so.4", "libyaml-0.so.2", "libarchive", "pciutils-libs"):
         check(lib in requires, "rpm requires %s" % lib)
