@@ -18,6 +18,9 @@ platform it plays, and a fixture tree for `gpuvet detect --root`:
   initramfs rebuilt once, docker's daemon.json (other keys kept) or containerd's drop-in,
   the CDI spec, the persistenced drop-in and unit enabled, the power limit unit, the
   detection report; a second run changes nothing and calls neither stand-in again;
+- the repository tasks in check mode on Debian 12 without python3-debian (the tasks above
+  skip the repos and packages tags): python3-debian and NVIDIA's repository reported as
+  what would be added, nothing written;
 - bad input stops the play before anything is written, naming the variable: an unknown
   driver_installation_method, a CUDA the chosen driver cannot run, a driver that cannot
   drive the GPU, a GPU gpuvet detect does not know.
@@ -26,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
@@ -435,7 +439,34 @@ def prepare(argv, fixtures):
     return b, None
 
 
-PARTS = {"check": check_mode_per_family, "apply": apply_for_real, "bad": bad_input}
+def repos_check_mode(b):
+    """The repository tasks in check mode on a Debian 12 node whose Python lacks
+    python3-debian (deb822_repository's import): the play succeeds, says it would install
+    python3-debian and add NVIDIA's repository, and writes nothing. The packages tag stays
+    skipped: its apt tasks resolve NVIDIA's packages from the repository check mode does
+    not add."""
+    missing = subprocess.run(["/usr/bin/python3", "-c", "import debian.deb822"],
+                             capture_output=True).returncode != 0
+    proc, scratch, seeded = b.play("repos-check", "debian12", "dgx-h100",
+                                   ["--check", "--diff", "--skip-tags", "packages"])
+    r = recap(proc.stdout)
+    if not check(r.get("failed") == 0 and proc.returncode == 0,
+                 "debian12 --check with the repos tag: the play succeeds (rc %d, %s)" % (proc.returncode, r)):
+        print(proc.stdout[-4000:], proc.stderr[-2000:])
+        return
+    if missing:
+        check(re.search(r"TASK \[gpu_baseline : Install python3-debian[^\n]*\n(?:[^\n]*\n)*?changed: \[node\]",
+                        proc.stdout) is not None, "--check says it would install python3-debian")
+        check("would add the apt repository cuda: https://developer.download.nvidia.com/compute/cuda/repos/debian12/"
+              in proc.stdout, "--check names NVIDIA's debian12 CUDA repository it would add")
+    else:
+        print("note: this machine's Python has python3-debian; the path without it is not exercised")
+    # apt's own simulation (what the apt module's check mode runs) logs its planner's input.
+    stray = [p for p in written(scratch, seeded) if p != "var/log/apt/eipp.log.xz"]
+    check(stray == [], "repos --check: nothing written on the node (%s)" % stray[:5])
+
+
+PARTS = {"check": check_mode_per_family, "repos": repos_check_mode, "apply": apply_for_real, "bad": bad_input}
 
 
 def main():

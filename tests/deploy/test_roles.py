@@ -17,7 +17,8 @@ throw-away roots (see test_baseline.py for how they are made).
 - install_gpu_driver.sh --check --method M [--auto-detect]: the playbook runs in check mode
   on this machine as inventory/local.yml's only node and writes the plan; a bad method and
   driver-container on Debian stop with the reason;
-- cpu_optimization: gpuvet tune on a writable fixture copy (never this machine) sets the
+- cpu_optimization: --check counts the pending settings as changed in the recap and sets
+  nothing; gpuvet tune on a writable fixture copy (never this machine) sets the
   seed's variables, installs gpuvet-tune.service, writes gpuvet tune's GRUB drop-in into the
   copy; a second run changes nothing; gpuvet tune revert undoes it; a bad
   thp_enabled stops the play;
@@ -137,6 +138,13 @@ def cpu_optimization(b):
     with open(os.path.join(tree, "etc", "debian_version"), "w") as f:
         f.write("12.8\n")
     args = ["-e", "cpu_optimization_root=" + tree, "-e", "vm_swappiness=5"]
+    # --check users read the recap: pending changes must count there, and nothing is set.
+    proc, _, _ = b.play("cpu-check", "debian12", "a100-nouveau", args + ["--check"],
+                        playbook="setup_cpu_optimization.yml", binds=[tree])
+    check(proc.returncode == 0 and recap(proc.stdout).get("changed", 0) > 0,
+          "cpu_optimization --check: pending changes show in the recap (%s)" % recap(proc.stdout))
+    with open(os.path.join(tree, "proc", "sys", "vm", "swappiness")) as f:
+        check(f.read().strip() == "60", "cpu_optimization --check sets nothing")
     proc, scratch, _ = b.play("cpu", "debian12", "a100-nouveau", args, playbook="setup_cpu_optimization.yml",
                               binds=[tree])
     if not check(proc.returncode == 0, "cpu_optimization: the play succeeds (rc %d)" % proc.returncode):

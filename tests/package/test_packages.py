@@ -15,6 +15,7 @@ the installed tables (an edit to the installed gpus.json shows in `detect --list
 built-in tables, and the units under PREFIX/lib/systemd/system. Exit 0 when all hold, 1 otherwise."""
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,17 @@ from testlib import check, finish  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UNITS = ["gpuvet-serve.service", "gpuvet-check.service", "gpuvet-check.timer"]
+# What the packages and `meson install` put beside the binary: the seed's shortcuts and
+# scripts (with the Ansible tree install_gpu_driver.sh runs), the Slurm scripts, the docs.
+EXTRAS = ["bin/numa-gpu-info", "bin/gpu-benchmark", "sbin/gpuvet-healthcheck",
+          "share/gpuvet/scripts/validation/quick_check.sh", "share/gpuvet/scripts/validation/system_check.sh",
+          "share/gpuvet/scripts/install/install_gpu_driver.sh",
+          "share/gpuvet/ansible/playbooks/setup_gpu_baseline.yml", "share/gpuvet/ansible/inventory/local.yml",
+          "share/gpuvet/slurm/prolog.d/50-gpuvet-check", "share/gpuvet/slurm/epilog.d/50-gpuvet-check",
+          "share/doc/gpuvet/README.md", "share/doc/gpuvet/docs/checks.md",
+          "share/doc/gpuvet/docs/slurm.md", "share/doc/gpuvet/deploy.md", "share/doc/gpuvet/slurm-scripts.md",
+          "share/gpuvet/grafana/gpuvet-dashboard.json", "share/gpuvet/prometheus/gpuvet-alerts.yml"]
+EXECUTABLES = [e for e in EXTRAS if e.startswith(("bin/", "sbin/")) or e.endswith(".sh") or "/slurm/" in e]
 TABLES = ["baselines.json", "compat.json", "fleet_rules.json", "gpus.json", "models.json", "ngc.json", "nics.json",
           "tune-profiles.json", "xid.json"]
 
@@ -58,8 +70,12 @@ def check_deb(outdir, version):
         check(lib in depends, "deb Depends names %s (%s)" % (lib, depends))
     files = run(["dpkg-deb", "-c", deb]).stdout
     for want in (["./usr/bin/gpuvet"] + ["./usr/share/gpuvet/" + t for t in TABLES]
-                 + ["./usr/lib/systemd/system/" + u for u in UNITS]):
+                 + ["./usr/lib/systemd/system/" + u for u in UNITS] + ["./usr/" + e for e in EXTRAS]
+                 + ["./usr/share/doc/gpuvet/copyright"]):
         check((" " + want + "\n") in files or files.endswith(" " + want), "deb installs %s" % want[1:])
+    modes = {line.split()[-1]: line.split()[0] for line in files.splitlines() if line.strip()}
+    for e in EXECUTABLES:
+        check(modes.get("./usr/" + e, "").startswith("-rwxr-xr-x"), "deb: /usr/%s is executable" % e)
     with tempfile.TemporaryDirectory() as tmp:
         run(["dpkg-deb", "-x", deb, tmp], check=True)
         p = run([os.path.join(tmp, "usr", "bin", "gpuvet"), "--version"])
@@ -76,11 +92,27 @@ def check_rpm(outdir, version):
     check(q == "gpuvet %s" % version, "rpm: gpuvet %s, got %r" % (version, q))
     files = run(["rpm", "-qpl", rpm]).stdout.split()
     for want in (["/usr/bin/gpuvet"] + ["/usr/share/gpuvet/" + t for t in TABLES]
-                 + ["/usr/lib/systemd/system/" + u for u in UNITS]):
+                 + ["/usr/lib/systemd/system/" + u for u in UNITS] + ["/usr/" + e for e in EXTRAS]):
         check(want in files, "rpm installs %s" % want)
+    # %license: /usr/share/licenses/gpuvet on Fedora, gpuvet-VERSION where rpm's
+    # _licensedir is versioned (Debian's rpm).
+    check(any(re.fullmatch(r"/usr/share/licenses/gpuvet(-[0-9.]+)?/LICENSE", f) for f in files),
+          "rpm installs LICENSE as %license")
     requires = run(["rpm", "-qpR", rpm]).stdout
     for lib in ("libjansson.so.4", "libyaml-0.so.2", "libarchive", "pciutils-libs"):
         check(lib in requires, "rpm requires %s" % lib)
+
+
+def check_seed_wrappers(prefix):
+    """The seed's shortcuts run the installed gpuvet (through PATH, as on a node)."""
+    env = {"PATH": os.path.join(prefix, "bin") + ":/usr/bin:/bin"}
+    p = run([os.path.join(prefix, "bin", "gpu-benchmark"), "--list"], env=env)
+    check(p.returncode == 0 and "transfer" in p.stdout and "nccl" in p.stdout,
+          "gpu-benchmark --list lists gpuvet bench's benchmarks: %r" % p.stdout[:200])
+    p = run([os.path.join(prefix, "bin", "numa-gpu-info"), "--help"], env=env)
+    check(p.returncode == 0 and "topo" in p.stdout, "numa-gpu-info --help is gpuvet topo's: %r" % p.stdout[:200])
+    p = run([os.path.join(prefix, "share", "gpuvet", "scripts", "install", "install_gpu_driver.sh"), "--help"], env=env)
+    check(p.returncode == 0 and "--method" in p.stdout, "the installed install_gpu_driver.sh finds its Ansible tree")
 
 
 def check_installed_data():
@@ -97,6 +129,10 @@ def check_installed_data():
             check(os.path.exists(os.path.join(datadir, t)), "installed %s" % t)
         for u in UNITS:
             check(os.path.exists(os.path.join(prefix, "lib", "systemd", "system", u)), "installed the unit %s" % u)
+        for e in EXTRAS:
+            path = os.path.join(prefix, e)
+            check(os.path.exists(path) and (e not in EXECUTABLES or os.access(path, os.X_OK)), "installed %s" % e)
+        check_seed_wrappers(prefix)
         p = run([gpuvet, "--version"], env={"PATH": "/usr/bin:/bin"})
         check("data: %s\n" % datadir in p.stdout, "the installed gpuvet names its data dir: %r" % p.stdout)
         # An edit to the installed table is what the installed binary reads.

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""What a packager reads before building gpuvet, checked against the build itself, so that
+neither can drift from the other:
+
+    test_metadata.py SOURCE_ROOT
+
+- licence: LICENSE exists, and meson.build's project(license), debian/copyright's Files: *
+  paragraph and the RPM spec's License: name the same licence (MIT), with the same
+  copyright holder as LICENSE and debian/copyright's licence text equal to LICENSE's.
+- build dependencies: every dependency() and required header in meson.build maps (by the
+  table below) to a Debian package, and each of those packages is named in README's
+  "Building by hand", in debian/control's Build-Depends (the test-only ones excepted, the
+  package builds with -Dtests=disabled) and in tools/bootstrap.sh.
+A meson.build dependency missing from the table fails too: whoever adds one names its package.
+Exit 0 when all hold, 1 otherwise."""
+import os
+import re
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, finish  # noqa: E402
+
+LICENSE_ID = "MIT"
+HOLDER = "the gpuvet authors"
+
+# meson.build's dependency() names (and has_header() headers) -> Debian's -dev package.
+# None: part of libc / the compiler, nothing to install.
+DEBIAN_PACKAGE = {
+    "jansson": "libjansson-dev",
+    "yaml-0.1": "libyaml-dev",
+    "libarchive": "libarchive-dev",
+    "libpci": "libpci-dev",
+    "libmicrohttpd": "libmicrohttpd-dev",
+    "libcrypt": "libcrypt-dev",
+    "nettle": "nettle-dev",
+    "ncurses": "libncurses-dev",
+    "cmocka": "libcmocka-dev",
+    "jsmn.h": "libjsmn-dev",
+    "threads": None,
+    "dl": None,
+}
+# Needed only when the tests are built (get_option('tests')): not in the package's Build-Depends.
+TEST_ONLY = {"cmocka"}
+# The tools every build needs, whatever meson.build's dependencies are.
+TOOLS = ["meson", "ninja-build", "gcc", "pkg-config", "python3"]
+
+
+def read(root, path):
+    with open(os.path.join(root, path)) as f:
+        return f.read()
+
+
+def check_licence(root):
+    if not check(os.path.exists(os.path.join(root, "LICENSE")), "LICENSE exists"):
+        return
+    licence = read(root, "LICENSE")
+    check(licence.startswith("MIT License\n"), "LICENSE is the MIT licence")
+    holder = re.search(r"^Copyright \(c\) (\d{4}) (.+)$", licence, re.M)
+    check(holder is not None and holder.group(2) == HOLDER, "LICENSE's copyright holder is %s" % HOLDER)
+
+    meson = re.search(r"license\s*:\s*'([^']*)'", read(root, "meson.build"))
+    check(meson is not None and meson.group(1) == LICENSE_ID,
+          "meson.build project(license) is %s: %s" % (LICENSE_ID, meson and meson.group(1)))
+
+    spec = re.search(r"^License:\s*(\S.*)$", read(root, "packaging/rpm/gpuvet.spec"), re.M)
+    check(spec is not None and spec.group(1).strip() == LICENSE_ID,
+          "the RPM spec's License: is %s: %s" % (LICENSE_ID, spec and spec.group(1)))
+    check("%license LICENSE" in read(root, "packaging/rpm/gpuvet.spec"), "the RPM ships LICENSE as %license")
+
+    # DEP-5: paragraphs separated by blank lines; the Files: * one names the licence, a
+    # stand-alone License: paragraph carries its text (continuation lines, "." for blank).
+    paragraphs = [p for p in read(root, "debian/copyright").split("\n\n") if p.strip()]
+    files = [p for p in paragraphs if re.search(r"^Files:\s*\*\s*$", p, re.M)]
+    if not check(len(files) == 1, "debian/copyright has one Files: * paragraph"):
+        return
+    named = re.search(r"^License:\s*(\S+)\s*$", files[0], re.M)
+    check(named is not None and named.group(1) == LICENSE_ID,
+          "debian/copyright's Files: * licence is %s: %s" % (LICENSE_ID, named and named.group(1)))
+    copyright_line = re.search(r"^Copyright:\s*(.+)$", files[0], re.M)
+    check(copyright_line is not None and holder is not None
+          and copyright_line.group(1).strip() == "%s %s" % (holder.group(1), HOLDER),
+          "debian/copyright's Copyright: matches LICENSE: %s" % (copyright_line and copyright_line.group(1)))
+    standalone = [p for p in paragraphs if p.startswith("License: %s\n" % LICENSE_ID)]
+    if check(len(standalone) == 1, "debian/copyright carries the %s text in a License: paragraph" % LICENSE_ID):
+        body = [line[1:] for line in standalone[0].split("\n")[1:]]
+        text = "\n".join("" if line == "." else line for line in body)
+        # Compare the permission notice and the disclaimer, the licence proper.
+        want = licence.split("\n\n", 2)[2].strip()
+        check(" ".join(text.split()) == " ".join(want.split()),
+              "debian/copyright's licence text is LICENSE's")
+
+
+def build_section(readme):
+    m = re.search(r"^## Building by hand\n(.*?)(?=^## |\Z)", readme, re.M | re.S)
+    return m.group(1) if m else ""
+
+
+def check_build_deps(root):
+    meson = read(root, "meson.build")
+    names = re.findall(r"\bdependency\(\s*'([^']+)'", meson)
+    headers = re.findall(r"\bhas_header\(\s*'([^']+)'", meson)
+    check(len(names) >= 10, "meson.build's dependency() calls found: %s" % names)
+    section = build_section(read(root, "README.md"))
+    check(section != "", "README has a \"Building by hand\" section")
+    words = set(re.findall(r"[a-z0-9][a-z0-9.+-]*[a-z0-9]", section))
+    control = read(root, "debian/control")
+    build_depends = re.search(r"^Build-Depends:(.*?)(?=^\S)", control, re.M | re.S)
+    build_depends = set(re.findall(r"[a-z0-9][a-z0-9.+-]*", build_depends.group(1))) if build_depends else set()
+    bootstrap = set(re.findall(r"[a-z0-9][a-z0-9.+-]*", read(root, "tools/bootstrap.sh")))
+    for name in names + headers:
+        if not check(name in DEBIAN_PACKAGE, "meson.build's %s has a Debian package in this test's table" % name):
+            continue
+        package = DEBIAN_PACKAGE[name]
+        if package is None:
+            continue
+        check(package in words, "README \"Building by hand\" lists %s (meson.build: %s)" % (package, name))
+        check(package in bootstrap, "tools/bootstrap.sh installs %s (meson.build: %s)" % (package, name))
+        if name not in TEST_ONLY:
+            check(package in build_depends, "debian/control Build-Depends names %s (meson.build: %s)" % (package, name))
+    for tool in TOOLS:
+        check(tool in words, "README \"Building by hand\" lists %s" % tool)
+
+
+def main():
+    root = sys.argv[1]
+    check_licence(root)
+    check_build_deps(root)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
