@@ -313,6 +313,13 @@ def check_own_aggregate(tmp, vr):
     check(p.returncode == 0 and "skipping" not in p.stderr,
           "fleet over the play's directory with its aggregate: exit 0, nothing skipped (%d: %s)" %
           (p.returncode, p.stderr.strip()))
+    # A directory of aggregates alone reads nothing: exit 2, saying so.
+    only = os.path.join(tmp, "aggregates-only")
+    os.makedirs(only)
+    shutil.copy(agg, only)
+    p = run([only])
+    check(p.returncode == 2 and "only fleet's own aggregates" in p.stderr,
+          "a directory of aggregates alone: exit 2 saying so (%d: %s)" % (p.returncode, p.stderr.strip()))
     # Named on its own, it is not a node report: a skipped input that says what it is.
     p = run([os.path.join(play, "node-01", "gpuvet-check-quick.json"), agg])
     check(p.returncode == 4 and "fleet aggregate" in p.stderr and agg in p.stderr,
