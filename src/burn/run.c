@@ -386,8 +386,9 @@ void burn_run(const struct burn_options *o, const struct facts *f, struct nvml_l
                          "%zu CPU device%s of %s not loaded (a CPU is not a GPU; --allow-cpu loads it)", cpus_left_out,
                          cpus_left_out == 1 ? "" : "s", ret->backend);
         if (ret->n_devs == 0) {
-                snprintf(ret->not_run, sizeof(ret->not_run), "no GPU to load%s%.200s", ret->census_note[0] ? ": " : "",
-                         ret->census_note);
+                snprintf(ret->not_run, sizeof(ret->not_run), "no GPU to stress%s%.200s%s",
+                         ret->census_note[0] ? ": " : "", ret->census_note,
+                         o->allow_cpu ? " (and no CPU device for --allow-cpu)" : "");
                 return;
         }
         ret->ran = true;

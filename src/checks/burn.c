@@ -26,17 +26,33 @@ static struct result *device_result(const struct check_info *self, const struct 
 }
 
 /* One skip result when the burn did not run; true when it did (the caller judges). A burn
- * that could not run on a node with NVIDIA GPUs is an error: the level asked for it. */
+ * that could not run on a node with NVIDIA GPUs is an error: the level asked for it. So is
+ * one that found nothing at all to load, said once by burn.run: a stress test that stressed
+ * nothing is no evidence, and a pipeline's "burn must pass" must not pass on a node whose
+ * GPUs are gone. A replayed capture (not attempted) only skips. */
 static bool burn_ran(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct burn_facts *b = f->burn;
         if (b && b->ran)
                 return true;
         struct result *r = result_new(rep, self, "host");
         const char *why = b ? b->not_run : "the stress test was not run";
+        static const char nothing[] = "no GPU to stress";
         if (b && b->attempted && f->gpus.n > 0) {
                 result_status(r, STATUS_ERROR, "the stress test could not run: %s", why);
                 result_remedy(r, "make the GPUs usable by a CUDA program (gpu.cuda_driver says why not), then run "
                                  "gpuvet burn again");
+        } else if (b && b->attempted && strcmp(self->id, "burn.run") == 0) {
+                if (strncmp(why, nothing, sizeof(nothing) - 1) == 0)
+                        result_status(r, STATUS_ERROR, "%s", why);
+                else
+                        result_status(r, STATUS_ERROR, "%s: %s", nothing, why);
+                if (b->opt.allow_cpu)
+                        result_remedy(r, "run the burn on a node whose NVIDIA GPUs the driver shows, or give "
+                                         "--allow-cpu an OpenCL CPU device to load (PoCL)");
+                else
+                        result_remedy(r, "run the burn on a node whose NVIDIA GPUs the driver shows (the gpu.* "
+                                         "checks say why not); to load a CPU OpenCL device instead (tests, demos), "
+                                         "add --allow-cpu");
         } else {
                 result_status(r, STATUS_SKIP, "%s", why);
         }

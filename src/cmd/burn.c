@@ -58,8 +58,8 @@ static const char usage[] =
         "and the run is judged an error (the GPUs were not cleared).\n"
         "\n"
         "Exit status: 0 pass (warnings allowed), 1 a GPU failed, hung or could not be\n"
-        "loaded, or the run was interrupted (--strict: or warned), 2 usage or bad input,\n"
-        "3 internal error.\n";
+        "loaded, there was no GPU to stress (a CPU device only with --allow-cpu), or the\n"
+        "run was interrupted (--strict: or warned), 2 usage or bad input, 3 internal error.\n";
 
 #define MAX_GPUS 1024
 

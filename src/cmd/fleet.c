@@ -110,6 +110,12 @@ static int write_outputs(const struct fleet_cli *o, const struct fleet *f) {
 }
 
 static int exit_status(const struct fleet_cli *o, const struct fleet *f) {
+        if (f->n_docs == 0 && f->n_skipped == 0) {
+                /* Only what fleet passes by quietly was found: its own aggregates. */
+                fprintf(stderr, "gpuvet fleet: no node report in the inputs named, only fleet's own aggregates "
+                                "(gpuvet.fleet/1)\n");
+                return EXIT_USAGE;
+        }
         if (f->n_docs == 0) {
                 fprintf(stderr, "gpuvet fleet: no report could be read from the %zu input%s named\n", f->n_skipped,
                         f->n_skipped == 1 ? "" : "s");

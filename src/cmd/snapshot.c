@@ -17,6 +17,7 @@
 #include "core/redact.h"
 #include "core/strv.h"
 #include "data/gpudb.h"
+#include "report/text_safe.h"
 #include "sys/facts.h"
 #include "version.h"
 
@@ -41,7 +42,8 @@
         X(archive_entry_set_pathname) X(archive_entry_set_perm) X(archive_entry_set_rdev) X(archive_entry_set_size)                   \
         X(archive_entry_set_symlink) X(archive_error_string) X(archive_set_error) X(archive_write_close)     \
         X(archive_write_data) X(archive_write_free) X(archive_write_header) X(archive_write_new)            \
-        X(archive_write_open) X(archive_write_set_format_pax_restricted)
+        X(archive_write_open) X(archive_write_set_format_pax_restricted) X(archive_write_add_filter_gzip)       \
+        X(archive_write_add_filter_xz) X(archive_write_add_filter_zstd) X(archive_write_set_bytes_in_last_block)
 static struct {
 #define X(f) __typeof__(&f) f;
         LIBARCHIVE_FUNCTIONS(X)
@@ -72,7 +74,9 @@ static const char usage[] =
         "\n"
         "Options:\n"
         "  -o, --output FILE     the archive to write (\"-\" for standard output); written\n"
-        "                        atomically, an existing FILE is replaced only on success\n"
+        "                        atomically, an existing FILE is replaced only on success;\n"
+        "                        its suffix chooses the compression: .tar (none), .tar.gz or\n"
+        "                        .tgz, .tar.xz or .txz, .tar.zst or .tzst (\"-\": none)\n"
         "      --timeout SEC     give up (exit 3) if reading blocks this long (default 30)\n"
         "  -r, --root DIR        capture from DIR instead of / (default $GPUVET_FSROOT)\n"
         "      --data-dir DIR    GPU table from DIR ($GPUVET_DATA_DIR); not captured\n"
@@ -469,8 +473,66 @@ static void write_info(struct membuf *info, const struct facts *f, const char *r
         }
 }
 
-static int build_archive(struct capture *c, const struct facts *f, const char *root, struct membuf *out,
-                         char *err, size_t errsize) {
+/* The compression -o's suffix asks for, as tar -a chooses it: an operator who types
+ * node.tar.gz means gzip, and a name that promises one format while holding another breaks
+ * `tar -xzf` and every tool that trusts the name. */
+enum compression { COMPRESS_NONE, COMPRESS_GZIP, COMPRESS_XZ, COMPRESS_ZSTD };
+
+static const struct {
+        const char *suffix;
+        enum compression how;
+} suffixes[] = {
+        {".tar", COMPRESS_NONE}, {".tar.gz", COMPRESS_GZIP}, {".tgz", COMPRESS_GZIP},  {".tar.xz", COMPRESS_XZ},
+        {".txz", COMPRESS_XZ},   {".tar.zst", COMPRESS_ZSTD}, {".tzst", COMPRESS_ZSTD},
+};
+
+static bool ends_with(const char *s, const char *suffix) {
+        size_t n = strlen(s), k = strlen(suffix);
+        return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The compression for path ("-": none); -1 when its suffix is none of the table's. */
+static int compression_for(const char *path) {
+        if (strcmp(path, "-") == 0)
+                return COMPRESS_NONE;
+        for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+                if (ends_with(path, suffixes[i].suffix))
+                        return (int)suffixes[i].how;
+        return -1;
+}
+
+/* The suffix of path's last component as a reader sees it (".tar.bz2", ".zip"), for the
+ * message that refuses it; "" for a name without one. */
+static const char *suffix_of(const char *path) {
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        const char *tar = strstr(base, ".tar.");
+        if (tar && !strchr(tar + 5, '.'))
+                return tar;
+        const char *dot = strrchr(base, '.');
+        return dot && dot != base ? dot : "";
+}
+
+static int add_compression(struct archive *a, enum compression how) {
+        int r = ARCHIVE_OK;
+        switch (how) {
+        case COMPRESS_NONE: break;
+        case COMPRESS_GZIP: r = la.archive_write_add_filter_gzip(a); break;
+        case COMPRESS_XZ: r = la.archive_write_add_filter_xz(a); break;
+        case COMPRESS_ZSTD: r = la.archive_write_add_filter_zstd(a); break;
+        }
+        /* ARCHIVE_WARN: libarchive was built without the library and runs the program
+         * (gzip, xz, zstd) instead; the archive is the same. */
+        if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+                return r;
+        /* Written through a callback, libarchive pads the compressed stream with zeros to a
+         * whole 10 KiB block, as for a tape; zstd refuses what follows its frame ("unsupported
+         * format"). Only the uncompressed tar keeps the padding tar expects. */
+        return la.archive_write_set_bytes_in_last_block(a, 1);
+}
+
+static int build_archive(struct capture *c, const struct facts *f, const char *root, enum compression how,
+                         struct membuf *out, char *err, size_t errsize) {
         struct item *items = calloc(c->n ? c->n : 1, sizeof(*items));
         if (!items)
                 return -ENOMEM;
@@ -487,6 +549,7 @@ static int build_archive(struct capture *c, const struct facts *f, const char *r
                         r = -ENOMEM;
         }
         if (r == 0 && (la.archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+                       (how != COMPRESS_NONE && add_compression(a, how) != ARCHIVE_OK) ||
                        la.archive_write_open(a, out, write_cb_open, write_cb, NULL) != ARCHIVE_OK)) {
                 snprintf(err, errsize, "starting the archive: %s", la.archive_error_string(a));
                 r = -EIO;
@@ -532,6 +595,7 @@ static int write_output(const char *path, const struct membuf *m) {
 
 struct snapshot_cli {
         const char *output;
+        enum compression compression;
         bool partial_ok;
 };
 
@@ -616,7 +680,7 @@ static int take_snapshot(const struct snapshot_cli *o, const struct common_optio
                 c.fs = fs;
                 r = collect(&c, fs);
                 if (r == 0)
-                        r = build_archive(&c, &facts, common->root, &archive, err, sizeof(err));
+                        r = build_archive(&c, &facts, common->root, o->compression, &archive, err, sizeof(err));
                 watchdog_arm(0, "");
                 if (r < 0) {
                         fprintf(stderr, "gpuvet snapshot: %s\n", err[0] ? err : strerror(-r));
@@ -656,6 +720,18 @@ int cmd_snapshot(int argc, char **argv) {
         }
         if ((code = output_path_usable("snapshot", "-o", o.output)) != 0)
                 return code;
+        int how = compression_for(o.output);
+        if (how < 0) {
+                char suffix[256];
+                const char *sfx = suffix_of(o.output);
+                fprintf(stderr,
+                        "gpuvet snapshot: -o: %s%s%s: expected .tar, .tar.gz (.tgz), .tar.xz (.txz) or .tar.zst (.tzst), "
+                        "which choose the compression\n",
+                        *sfx ? "unknown suffix \"" : "no suffix", *sfx ? text_safe(sfx, suffix, sizeof(suffix)) : "",
+                        *sfx ? "\"" : "");
+                return EXIT_USAGE;
+        }
+        o.compression = (enum compression)how;
         char lib_err[512];
         if (libarchive_load(lib_err, sizeof(lib_err)) < 0) {
                 fprintf(stderr, "gpuvet snapshot: %s (install libarchive13)\n", lib_err);

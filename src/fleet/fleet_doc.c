@@ -563,6 +563,13 @@ static int read_kind(const struct jdoc *d, int schema, enum fleet_doc_kind *ret,
                         return 0;
                 }
         int len = d->t[schema].end - d->t[schema].start;
+        static const char aggregate[] = "gpuvet.fleet/";
+        if ((size_t)len >= sizeof(aggregate) - 1 &&
+            strncmp(d->js + d->t[schema].start, aggregate, sizeof(aggregate) - 1) == 0) {
+                strbuf_printf(why, whysize, "a fleet aggregate (schema \"%.*s\", gpuvet fleet --json), not a node "
+                              "report: name the nodes' reports", len > 80 ? 80 : len, d->js + d->t[schema].start);
+                return FLEET_DOC_AGGREGATE;
+        }
         strbuf_printf(why, whysize,
                       "schema \"%.*s\" is not one fleet reads (gpuvet.report/1, gpuvet.bench/2, "
                       "gpuvet.bench-nccl/1, gpuvet.bench-rdma/1, gpuvet.bench-train/1)",

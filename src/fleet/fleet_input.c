@@ -24,8 +24,9 @@
 
 struct input_file {
         char *path;
-        int result;       /* 0 read, else negative errno */
+        int result;       /* 0 read, FLEET_DOC_AGGREGATE, else negative errno */
         char *reason;     /* why it was skipped */
+        bool named;       /* an operand itself, not a file found in a directory */
         struct fleet_doc doc;
 };
 
@@ -56,7 +57,7 @@ static int add_skipped(struct fleet *f, size_t *cap, const char *path, const cha
         return 0;
 }
 
-static void add_file(struct file_list *l, const char *path) {
+static void add_file(struct file_list *l, const char *path, bool named) {
         if (l->n == l->cap) {
                 size_t c = l->cap ? l->cap * 2 : 64;
                 struct input_file *p = realloc(l->v, c * sizeof(*p));
@@ -72,7 +73,7 @@ static void add_file(struct file_list *l, const char *path) {
                 l->oom = true;
                 return;
         }
-        l->v[l->n++] = (struct input_file){.path = pc};
+        l->v[l->n++] = (struct input_file){.path = pc, .named = named};
 }
 
 static bool ends_with_json(const char *name) {
@@ -115,7 +116,7 @@ static size_t walk(struct file_list *l, const char *dir, int depth) {
                         if (depth < FLEET_MAX_DEPTH)
                                 found += walk(l, path, depth + 1);
                 } else if (ends_with_json(e->d_name)) {
-                        add_file(l, path);
+                        add_file(l, path, false);
                         found++;
                 }
         }
@@ -132,7 +133,7 @@ static void expand(struct file_list *l, const char *operand) {
                 return;
         }
         if (!S_ISDIR(st.st_mode)) {
-                add_file(l, operand);
+                add_file(l, operand, true);
                 return;
         }
         size_t before = l->f->n_skipped;
@@ -181,6 +182,7 @@ static int name_node(struct input_file *in) {
 
 static int read_one(struct input_file *in, struct fleet_scratch *scratch) {
         char why[512] = "";
+        bool aggregate = false;
         int fd = open(in->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         struct stat st;
         if (fd < 0) {
@@ -200,6 +202,8 @@ static int read_one(struct input_file *in, struct fleet_scratch *scratch) {
                         snprintf(why, sizeof(why), "larger than %u MiB: not a report", FLEET_MAX_DOC_BYTES >> 20);
                 else if ((r = fleet_doc_parse(buf, len, scratch, &in->doc, why, sizeof(why))) == -ENOMEM)
                         in->result = -ENOMEM;
+                else if (r == FLEET_DOC_AGGREGATE)
+                        aggregate = true;
                 else if (r == 0 && (in->doc.path = strdup(in->path)) && name_node(in) == 0)
                         in->result = 0, why[0] = '\0';
                 else if (r == 0)
@@ -209,7 +213,7 @@ static int read_one(struct input_file *in, struct fleet_scratch *scratch) {
         if (fd >= 0)
                 close(fd);
         if (why[0]) {
-                in->result = -EINVAL;
+                in->result = aggregate ? FLEET_DOC_AGGREGATE : -EINVAL;
                 in->reason = strdup(why);
                 if (!in->reason)
                         in->result = -ENOMEM;
@@ -275,6 +279,7 @@ int fleet_read_inputs(struct fleet *f, char *const *paths, size_t n_paths, unsig
                 size_t w = 0;
                 for (size_t i = 0; i < l.n; i++) {
                         if (w && strcmp(l.v[w - 1].path, l.v[i].path) == 0) {
+                                l.v[w - 1].named |= l.v[i].named;
                                 free(l.v[i].path);
                                 continue;
                         }
@@ -296,7 +301,10 @@ int fleet_read_inputs(struct fleet *f, char *const *paths, size_t n_paths, unsig
                         f->docs[f->n_docs++] = in->doc;
                 else
                         fleet_doc_clear(&in->doc);
-                if (r == 0 && in->result == -EINVAL && add_skipped(f, &l.cap_skipped, in->path, in->reason) < 0)
+                /* An aggregate met in a directory is the play's own output beside the
+                 * reports (deploy/ansible, gpu_validation): passed by without a word. */
+                bool skip = in->result == -EINVAL || (in->result == FLEET_DOC_AGGREGATE && in->named);
+                if (r == 0 && skip && add_skipped(f, &l.cap_skipped, in->path, in->reason) < 0)
                         r = -ENOMEM;
                 free(in->reason);
                 free(in->path);

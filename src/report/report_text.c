@@ -62,6 +62,53 @@ static void print_remedy(FILE *out, const struct report *rep, size_t i, size_t i
         fputc('\n', out);
 }
 
+static void verdict_counts(FILE *out, const struct text_options *opt, enum status verdict,
+                           const unsigned counts[_STATUS_COUNT], double duration_ms) {
+        static const char *const word[_STATUS_COUNT] = {
+                [STATUS_PASS] = "PASS", [STATUS_WARN] = "PASS with warnings", [STATUS_FAIL] = "FAIL",
+                [STATUS_SKIP] = "SKIP (nothing was judged)", [STATUS_ERROR] = "ERROR"};
+        fprintf(out, "%sVerdict: %s%s%s — %u pass, %u warn, %u fail, %u skip, %u error (%.0f ms)", c(opt, ANSI_BOLD),
+                c(opt, status_color[verdict]), word[verdict], c(opt, ANSI_RESET), counts[STATUS_PASS], counts[STATUS_WARN],
+                counts[STATUS_FAIL], counts[STATUS_SKIP], counts[STATUS_ERROR], duration_ms);
+}
+
+/* The verdict line names the checks that made it, so a log line, a CI step or the Ansible
+ * play's summary tells what to look at without the report (slurm-health's drain reason
+ * does the same). A check fails on many GPUs once: its id is named once, in report order;
+ * a few, then a count, so the line stays one line. */
+#define VERDICT_IDS_NAMED 5
+
+static bool named_before(const struct report *rep, size_t i, enum status s) {
+        for (size_t j = 0; j < i; j++)
+                if (rep->results[j].status == s && rep->results[j].check == rep->results[i].check)
+                        return true;
+        return false;
+}
+
+/* " — fail: a, b and 2 more" (the first group) or "; error: c" (the next ones). */
+static void name_not_passing(FILE *out, const struct report *rep, enum status s, bool *any) {
+        static const char *const label[_STATUS_COUNT] = {[STATUS_WARN] = "warn", [STATUS_FAIL] = "fail",
+                                                         [STATUS_ERROR] = "error"};
+        size_t named = 0, more = 0;
+        for (size_t i = 0; i < rep->n_results; i++) {
+                if (rep->results[i].status != s || named_before(rep, i, s))
+                        continue;
+                if (named == VERDICT_IDS_NAMED) {
+                        more++;
+                        continue;
+                }
+                if (named)
+                        fputs(", ", out);
+                else
+                        fprintf(out, "%s%s: ", *any ? "; " : " — ", label[s]);
+                fputs(rep->results[i].check->id, out);
+                named++;
+                *any = true;
+        }
+        if (more)
+                fprintf(out, " and %zu more", more);
+}
+
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
                  const struct text_options *opt) {
         size_t id_width = 0;
@@ -97,17 +144,19 @@ void report_text(FILE *out, const struct facts *f, const struct report *rep, con
         enum status verdict = report_verdict(rep);
         if (run->strict && verdict == STATUS_WARN)
                 verdict = STATUS_FAIL;
-        report_text_verdict(out, opt, verdict, rep->counts, run->duration_ms);
+        verdict_counts(out, opt, verdict, rep->counts, run->duration_ms);
+        bool any = false;
+        name_not_passing(out, rep, STATUS_FAIL, &any);
+        name_not_passing(out, rep, STATUS_ERROR, &any);
+        if (run->strict)
+                name_not_passing(out, rep, STATUS_WARN, &any);
+        fputc('\n', out);
 }
 
 void report_text_verdict(FILE *out, const struct text_options *opt, enum status verdict,
                          const unsigned counts[_STATUS_COUNT], double duration_ms) {
-        static const char *const word[_STATUS_COUNT] = {
-                [STATUS_PASS] = "PASS", [STATUS_WARN] = "PASS with warnings", [STATUS_FAIL] = "FAIL",
-                [STATUS_SKIP] = "SKIP (nothing was judged)", [STATUS_ERROR] = "ERROR"};
-        fprintf(out, "%sVerdict: %s%s%s — %u pass, %u warn, %u fail, %u skip, %u error (%.0f ms)\n", c(opt, ANSI_BOLD),
-                c(opt, status_color[verdict]), word[verdict], c(opt, ANSI_RESET), counts[STATUS_PASS], counts[STATUS_WARN],
-                counts[STATUS_FAIL], counts[STATUS_SKIP], counts[STATUS_ERROR], duration_ms);
+        verdict_counts(out, opt, verdict, counts, duration_ms);
+        fputc('\n', out);
 }
 
 const char *report_text_glyph(enum status s, const struct text_options *opt, char *buf, size_t size) {

@@ -15,6 +15,9 @@ struct text_options {
 /* Colour is on for a terminal unless NO_COLOR is set (https://no-color.org) or TERM=dumb. */
 bool text_want_color(FILE *out);
 
+/* Ends with the verdict line, which names the checks that failed or erred (and, with
+ * --strict, warned): "Verdict: FAIL — ... (12 ms) — fail: pcie.aer, gpu.xid; error: burn.run",
+ * five of each, then "and N more". */
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
                  const struct text_options *opt);
 

@@ -41,7 +41,16 @@ static int run(const struct scontrol *sc, char *const argv[], const char *what, 
                 return -EIO;
         }
         if (r->exit_status != 0) {
+                /* scontrol says some failures on standard output, not error: "Node vm not
+                 * found" (scontrol/info_node.c), the one line an admin needs. */
                 const char *msg = last_line(r->err_tail);
+                char out_tail[256];
+                if (!*msg && r->out && r->out_len) {
+                        size_t n = r->out_len, keep = n < sizeof(out_tail) - 1 ? n : sizeof(out_tail) - 1;
+                        memcpy(out_tail, r->out + n - keep, keep);
+                        out_tail[keep] = '\0';
+                        msg = last_line(out_tail);
+                }
                 strbuf_printf(err, err_size, "%s: %s exited %d%s%s", what, sc->path, r->exit_status, *msg ? ": " : "",
                               msg);
                 return -EIO;

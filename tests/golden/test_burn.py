@@ -13,8 +13,8 @@ fake libcuda + fake cuBLASLt with the fake NVML for telemetry.
   pending; a GPU that cannot reach its power
   limit fails burn.power; a matmul that never returns makes every worker hung within the
   hang deadline, and the report is still written.
-- Bad options exit 2 naming the option; check --level full on a node without an NVIDIA GPU
-  skips the burn checks saying why.
+- Bad options exit 2 naming the option; burn, and check --level full, on a node without an
+  NVIDIA GPU (no --allow-cpu) is an error of burn.run, "no GPU to stress", and exits 1.
 
 Usage: test_burn.py GPUVET_TEST_HOOKS FAKE_LIBCUDA FAKE_LIBCUBLASLT FAKE_LIBNVML [opencl|cuda]...
 (the parts to run: every part without one; meson runs them as two tests side by side)"""
@@ -318,9 +318,18 @@ def bad_input_cases():
                                 # meson's path to the fakes: this case is the node as it is
                                 if k != "LD_LIBRARY_PATH"})
         rep = json.load(open(out)) if os.path.exists(out) else None
-    check(p.returncode == 0, "check --level full without a GPU exits 0, got %d: %s" % (p.returncode, p.stderr))
+    # Nothing to burn is no pass (ux-review: it was): burn.run errs once, the rest skip, exit 1.
+    check(p.returncode == 1, "check --level full without a GPU exits 1, got %d: %s" % (p.returncode, p.stderr))
     runs = results(rep, "burn.run")
-    check(runs.get("host", {}).get("status") == "skip", "burn.run skips without a GPU: %s" % runs)
+    check(runs.get("host", {}).get("status") == "error" and "no GPU to stress" in runs["host"].get("summary", ""),
+          "burn.run: error, no GPU to stress: %s" % runs)
+    others = [r["status"] for r in (rep or {}).get("checks", []) if r["id"].startswith("burn.") and r["id"] != "burn.run"]
+    check(others and set(others) == {"skip"}, "the other burn checks skip: %s" % others)
+    env = {k: v for k, v in clean_env({"POCL_DEVICES": "pthread"}).items() if k != "LD_LIBRARY_PATH"}
+    p = subprocess.run([GPUVET, "burn", "-d", "2s", "--no-progress"], capture_output=True, text=True, timeout=120,
+                       env=env)
+    check(p.returncode == 1 and "no GPU to stress" in p.stdout and "Verdict: FAIL" in p.stdout,
+          "burn without a GPU: exit 1, no GPU to stress, FAIL, got %d: %s" % (p.returncode, p.stdout[-600:]))
 
 
 def main():

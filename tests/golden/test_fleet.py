@@ -298,6 +298,34 @@ def check_hostile(tmp, good):
           "the schema's escapes written as \\xNN: %s" % p.stderr[-600:])
 
 
+def check_own_aggregate(tmp, vr):
+    """The README's command after the Ansible play: the play writes fleet-LEVEL.json (fleet's
+    own --json) into validation_results/ beside the nodes' reports; fleet over that directory
+    passes it by quietly instead of counting a skipped input (ux-review: exit 5 before)."""
+    play = os.path.join(tmp, "play-results")
+    os.makedirs(play)
+    shutil.copytree(os.path.join(vr, "node-01"), os.path.join(play, "node-01"))
+    agg = os.path.join(play, "fleet-quick.json")
+    p = run([os.path.join(play, "node-01", "gpuvet-check-quick.json"), "--json", agg,
+             "--html", os.path.join(play, "fleet-quick.html")])
+    check(p.returncode == 0 and os.path.exists(agg), "the play's aggregate written (%d: %s)" % (p.returncode, p.stderr))
+    p = run([play])
+    check(p.returncode == 0 and "skipping" not in p.stderr,
+          "fleet over the play's directory with its aggregate: exit 0, nothing skipped (%d: %s)" %
+          (p.returncode, p.stderr.strip()))
+    # A directory of aggregates alone reads nothing: exit 2, saying so.
+    only = os.path.join(tmp, "aggregates-only")
+    os.makedirs(only)
+    shutil.copy(agg, only)
+    p = run([only])
+    check(p.returncode == 2 and "only fleet's own aggregates" in p.stderr,
+          "a directory of aggregates alone: exit 2 saying so (%d: %s)" % (p.returncode, p.stderr.strip()))
+    # Named on its own, it is not a node report: a skipped input that says what it is.
+    p = run([os.path.join(play, "node-01", "gpuvet-check-quick.json"), agg])
+    check(p.returncode == 4 and "fleet aggregate" in p.stderr and agg in p.stderr,
+          "the aggregate named as an operand: skipped saying why (%d: %s)" % (p.returncode, p.stderr.strip()))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -349,6 +377,7 @@ def main():
         check(p.returncode == 0 and "Verdict: ✓ PASS" in p.stdout, "one passing report: exit 0 (%d)" % p.returncode)
         p = run([os.path.join(vr, "node-01", "gpuvet-check-quick.json"), os.path.join(tmp, "missing")])
         check(p.returncode == 4, "a passing report and a missing one: exit 4 (%d)" % p.returncode)
+        check_own_aggregate(tmp, vr)
         # Nothing readable: exit 2, naming the inputs.
         p = run([os.path.join(tmp, "empty"), os.path.join(vr, "node-12")])
         check(p.returncode == 2 and "no report could be read" in p.stderr, "nothing read: exit 2 (%d)" % p.returncode)

@@ -113,7 +113,10 @@ def outputs(p, fx, work):
     ]
     for what, name, argv, env in commands:
         for kind in ("fifo", "device", "file"):
-            path = p.plant("%s.%s" % (name, kind), kind)
+            # The kind goes before the extension: snapshot takes its compression from the
+            # suffix and refuses one it does not know.
+            stem, ext = os.path.splitext(name)
+            path = p.plant("%s-%s%s" % (stem, kind, ext), kind)
             rc, err = run(argv(path), env=env)
             label = "%s at a %s" % (what, {"fifo": "FIFO", "device": "link to /dev/full", "file": "link to a file"}[kind])
             check(rc is not None, "%s: blocked (killed after %d s)" % (label, LIMIT))

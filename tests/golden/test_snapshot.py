@@ -36,6 +36,18 @@ def check_json(root):
     return r.returncode, report
 
 
+# The first bytes of each kind -o's suffix asks for (a tar's "ustar" is at offset 257).
+MAGIC = {".tar": None, ".tar.gz": b"\x1f\x8b", ".tgz": b"\x1f\x8b", ".tar.xz": b"\xfd7zXZ\x00",
+         ".txz": b"\xfd7zXZ\x00", ".tar.zst": b"\x28\xb5\x2f\xfd", ".tzst": b"\x28\xb5\x2f\xfd"}
+
+
+def can_extract(tar_path):
+    """GNU tar reads zstd through the zstd program; Python's tarfile (3.11) cannot."""
+    if tar_path.endswith(("zst", "tzst")):
+        return bool(shutil.which("tar") and shutil.which("zstd"))
+    return True
+
+
 def extract(tar_path, dest):
     os.makedirs(dest)
     if shutil.which("tar"):
@@ -52,8 +64,8 @@ class Snapshot(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def roundtrip(self, root, name):
-        tar_path = os.path.join(self.tmp, name + ".tar")
+    def roundtrip(self, root, name, suffix=".tar"):
+        tar_path = os.path.join(self.tmp, name + suffix)
         r = run(["snapshot", "-o", tar_path, "--root", root])
         self.assertEqual(r.returncode, 0, r.stderr)
         replay = os.path.join(self.tmp, name + ".replay")
@@ -165,6 +177,41 @@ class Snapshot(unittest.TestCase):
             for m in uevents:
                 text = t.extractfile(m).read().decode()
                 self.assertTrue(0 < m.size < 4096 and "PCI_ID=" in text, (m.name, m.size, text))
+
+    def test_compression(self):
+        """-o's suffix chooses the compression (ux-review: .tar.gz held a plain tar), each
+        replays to the same report, and a suffix that names no format is refused."""
+        root = os.path.join(self.tmp, "small")
+        os.makedirs(root)
+        fixture_tree.build(root)
+        for suffix, magic in MAGIC.items():
+            with self.subTest(suffix=suffix):
+                path = os.path.join(self.tmp, "c" + suffix)
+                r = run(["snapshot", "-o", path, "--root", root])
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(path, "rb") as f:
+                    head = f.read(512)
+                if magic:
+                    self.assertEqual(head[:len(magic)], magic, f"{suffix}: not the format its name says")
+                else:
+                    self.assertEqual(head[257:262], b"ustar", f"{suffix}: not a plain tar")
+                if not suffix.endswith(("zst", "tzst")):
+                    with tarfile.open(path) as t:  # detects the compression by content
+                        self.assertEqual(t.getmembers()[0].name, "gpuvet-snapshot.txt")
+                if can_extract(path):
+                    self.roundtrip(root, "rt-" + suffix.strip("."), suffix)
+        sizes = {sfx: os.path.getsize(os.path.join(self.tmp, "c" + sfx)) for sfx in (".tar", ".tar.gz", ".tar.xz")}
+        self.assertLess(sizes[".tar.gz"], sizes[".tar"] / 4, sizes)
+        self.assertLess(sizes[".tar.xz"], sizes[".tar"] / 4, sizes)
+        for name, named in (("x.zip", '".zip"'), ("x.tar.bz2", '".tar.bz2"'), ("snapshot", "no suffix"),
+                            ("x.tar.gz.part", '".part"')):
+            with self.subTest(refused=name):
+                path = os.path.join(self.tmp, name)
+                r = run(["snapshot", "-o", path, "--root", root])
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(named, r.stderr)
+                self.assertIn(".tar.zst", r.stderr)
+                self.assertFalse(os.path.exists(path), "a refused name was written")
 
     def test_bad_output(self):
         root = os.path.join(self.tmp, "small")

@@ -315,6 +315,9 @@ def cases(c, healthy, degraded, cpu_only, tmp):
         log = ""
     check("%s: drain (was" % NODE in log and "%s: resume (was" % NODE in log,
           "the wrapper's log shows slurmd's runs drain and resume %s" % NODE)
+    stamped = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} ")
+    check(log and all(stamped.match(x) for x in log.splitlines()),
+          "every line of the wrapper's log starts with its time: %r" % log.splitlines()[:2])
     c.settled()
 
     # 11. A job through deploy/slurm's prolog: on a healthy node it runs; on a failing one

@@ -1,6 +1,7 @@
 /* burn.run's verdict on hand-built burn facts (src/checks/burn.c): a worker that died says
  * how once, whatever the cause the runner recorded (a signal, an exit without a report, an
- * untrustworthy report), and a worker that never started says why. */
+ * untrustworthy report), and a worker that never started says why. A burn that found no GPU
+ * to load is an error said once by burn.run (ux-review: it passed), a replay only skips. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -66,11 +67,68 @@ static void test_never_started(void **state) {
         says_once(BURN_END_NOT_RUN, "", "the worker never started: no reason given");
 }
 
+/* Every burn check on facts of a burn that loaded nothing; the results of check id. */
+static void judge_unrun(struct report *rep, struct burn_facts *burn) {
+        static struct facts f;
+        memset(&f, 0, sizeof(f));
+        f.burn = burn;
+        report_init(rep);
+        for (size_t i = 0; i < check_registry_count; i++)
+                if (strcmp(check_registry[i]->category, "burn") == 0)
+                        check_registry[i]->run(check_registry[i], &f, rep);
+        report_tally(rep);
+}
+
+static const struct result *result_of(const struct report *rep, const char *id) {
+        for (size_t i = 0; i < rep->n_results; i++)
+                if (strcmp(rep->results[i].check->id, id) == 0)
+                        return &rep->results[i];
+        fail_msg("no result of %s", id);
+        return NULL;
+}
+
+static void test_nothing_to_stress(void **state) {
+        (void)state;
+        static struct burn_facts burn;
+        memset(&burn, 0, sizeof(burn));
+        burn.attempted = true;
+        snprintf(burn.not_run, sizeof(burn.not_run), "no GPU to stress: 1 CPU device of opencl not loaded");
+        struct report rep;
+        judge_unrun(&rep, &burn);
+        unsigned errors = 0;
+        for (size_t i = 0; i < rep.n_results; i++)
+                errors += rep.results[i].status == STATUS_ERROR;
+        const struct result *run = result_of(&rep, "burn.run");
+        assert_int_equal(run->status, STATUS_ERROR);
+        assert_string_equal(run->summary, "no GPU to stress: 1 CPU device of opencl not loaded");
+        assert_non_null(run->remedy);
+        assert_non_null(strstr(run->remedy, "--allow-cpu"));
+        assert_int_equal(errors, 1); /* one cause, one line: the others skip */
+        assert_int_equal(result_of(&rep, "burn.compute")->status, STATUS_SKIP);
+        assert_int_equal(report_verdict(&rep), STATUS_FAIL);
+        report_done(&rep);
+
+        /* A census that failed outright is named after the same words. */
+        snprintf(burn.not_run, sizeof(burn.not_run), "device census: no OpenCL platform");
+        judge_unrun(&rep, &burn);
+        assert_string_equal(result_of(&rep, "burn.run")->summary, "no GPU to stress: device census: no OpenCL platform");
+        report_done(&rep);
+
+        /* A replayed capture never ran the burn: skips, the verdict stays the capture's. */
+        memset(&burn, 0, sizeof(burn));
+        snprintf(burn.not_run, sizeof(burn.not_run), "not run: --root names a capture");
+        judge_unrun(&rep, &burn);
+        assert_int_equal(result_of(&rep, "burn.run")->status, STATUS_SKIP);
+        assert_int_equal(report_verdict(&rep), STATUS_PASS);
+        report_done(&rep);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_killed_worker),
                 cmocka_unit_test(test_exited_worker),
                 cmocka_unit_test(test_never_started),
+                cmocka_unit_test(test_nothing_to_stress),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

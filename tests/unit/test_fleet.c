@@ -302,6 +302,9 @@ static void test_doc_parse(void **state) {
                 {"{\"a\": 1} x", "not JSON", -EINVAL},
                 {"{\"a\": 1}", "no \"schema\"", -EINVAL},
                 {"{\"schema\": \"gpuvet.report/2\", \"summary\": {\"verdict\": \"pass\"}}", "gpuvet.report/2", -EPROTO},
+                /* fleet's own --json, beside the reports it aggregated (the Ansible play) */
+                {"{\"schema\": \"gpuvet.fleet/1\", \"summary\": {\"verdict\": \"pass\"}}", "a fleet aggregate",
+                 FLEET_DOC_AGGREGATE},
                 {"{\"schema\": \"gpuvet.report/1\"}", "no summary.verdict", -EINVAL},
                 {"{\"schema\": \"gpuvet.report/1\", \"summary\": {\"verdict\": \"great\"}}", "no summary.verdict", -EINVAL},
         };

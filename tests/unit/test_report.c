@@ -150,6 +150,76 @@ static void test_text_remedy_once(void **state) {
         report_done(&rep);
 }
 
+/* The text of rep as check prints it (strict or not); the caller frees it. */
+static char *text_of(const struct report *rep, bool strict) {
+        struct facts f;
+        memset(&f, 0, sizeof(f));
+        struct run_info run = {.command = "check", .level = LEVEL_QUICK, .strict = strict};
+        struct text_options opt = {0};
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&buf, &len);
+        assert_non_null(out);
+        report_text(out, &f, rep, &run, &opt);
+        fclose(out);
+        return buf;
+}
+
+/* The verdict line names the checks that failed or erred (ux-review: "the verdict line does
+ * not name the failing checks"): each id once, in report order, five then a count. */
+static void test_verdict_names_checks(void **state) {
+        (void)state;
+        assert_true(check_registry_count > 10);
+        struct report rep;
+        report_init(&rep);
+        struct result *r = result_new(&rep, check_registry[0], "host");
+        result_status(r, STATUS_PASS, "fine");
+        for (size_t i = 1; i <= 7; i++) { /* seven failing checks, the first on two GPUs */
+                r = result_new(&rep, check_registry[i], "0000:1b:00.0");
+                result_status(r, STATUS_FAIL, "bad");
+                if (i == 1) {
+                        r = result_new(&rep, check_registry[i], "0000:43:00.0");
+                        result_status(r, STATUS_FAIL, "bad");
+                }
+        }
+        r = result_new(&rep, check_registry[8], "host");
+        result_status(r, STATUS_ERROR, "could not tell");
+        r = result_new(&rep, check_registry[9], "host");
+        result_status(r, STATUS_WARN, "meh");
+        report_tally(&rep);
+
+        char want[1024];
+        snprintf(want, sizeof(want), " — fail: %s, %s, %s, %s, %s and 2 more; error: %s\n", check_registry[1]->id,
+                 check_registry[2]->id, check_registry[3]->id, check_registry[4]->id, check_registry[5]->id,
+                 check_registry[8]->id);
+        char *text = text_of(&rep, false);
+        const char *verdict = strstr(text, "Verdict: FAIL — 1 pass, 1 warn, 8 fail, 0 skip, 1 error (");
+        assert_non_null(verdict);
+        const char *tail = strstr(verdict, ")");
+        assert_non_null(tail);
+        assert_string_equal(tail + 1, want);
+        free(text);
+
+        /* --strict: the warnings fail the node too, so they are named. */
+        text = text_of(&rep, true);
+        snprintf(want, sizeof(want), "; warn: %s\n", check_registry[9]->id);
+        assert_true(strlen(text) > strlen(want));
+        assert_string_equal(text + strlen(text) - strlen(want), want);
+        free(text);
+        report_done(&rep);
+
+        /* A passing report's line is the counts alone. */
+        report_init(&rep);
+        r = result_new(&rep, check_registry[0], "host");
+        result_status(r, STATUS_WARN, "meh");
+        report_tally(&rep);
+        text = text_of(&rep, false);
+        assert_non_null(strstr(text, "Verdict: PASS with warnings — 0 pass, 1 warn, 0 fail, 0 skip, 0 error ("));
+        assert_string_equal(text + strlen(text) - 4, "ms)\n");
+        free(text);
+        report_done(&rep);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_json_text_sanitises),
@@ -159,6 +229,7 @@ int main(void) {
                 cmocka_unit_test(test_levels),
                 cmocka_unit_test(test_registry_ids_unique_and_well_formed),
                 cmocka_unit_test(test_text_remedy_once),
+                cmocka_unit_test(test_verdict_names_checks),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

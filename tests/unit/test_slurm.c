@@ -1,5 +1,6 @@
 /* slurm-health's pure parts: scontrol's node record (src/slurm/node_state.c), the drain
- * reason (drain_reason.c) and the decision table (decide.c), hostile reasons included. */
+ * reason (drain_reason.c) and the decision table (decide.c), hostile reasons included; and
+ * scontrol's own message kept when it fails (scontrol.c, against small stand-in scripts). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +14,10 @@
 #include "slurm/decide.h"
 #include "slurm/drain_reason.h"
 #include "slurm/node_state.h"
+#include "slurm/scontrol.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* A record as slurmctld 22.05.8 printed it (`scontrol show node -o`) on tests/slurm's configuration. */
 #define HEAD                                                                                                           \
@@ -265,6 +270,44 @@ static void test_decide(void **state) {
         assert_string_equal(slurm_action_name(_SLURM_ACTION_COUNT), "none");
 }
 
+/* A stand-in scontrol in dir running body; its path into path. */
+static void stand_in(const char *dir, const char *name, const char *body, char *path, size_t size) {
+        snprintf(path, size, "%s/%s", dir, name);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "#!/bin/sh\n%s", body);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* ux-review: "scontrol's own message is lost": scontrol says "Node vm not found" on
+ * standard output and exits 1; slurm-health said only "scontrol exited 1". */
+static void test_scontrol_message_kept(void **state) {
+        (void)state;
+        char dir[] = "/tmp/gpuvet-test-scontrol.XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char not_found[512], unreachable[512];
+        stand_in(dir, "sc-not-found", "echo \"Node $4 not found\"\nexit 1\n", not_found, sizeof(not_found));
+        stand_in(dir, "sc-unreachable",
+                 "echo 'noise' >&2\necho 'slurm_load_node error: Unable to contact slurm controller' >&2\nexit 1\n",
+                 unreachable, sizeof(unreachable));
+        struct slurm_node n;
+        char err[512];
+        struct scontrol sc = {.path = not_found, .timeout_ms = 30000};
+        assert_int_equal(scontrol_show_node(&sc, "vm", &n, err, sizeof(err)), -EIO);
+        if (!strstr(err, "exited 1: Node vm not found"))
+                fail_msg("scontrol's stdout message lost: \"%s\"", err);
+        slurm_node_done(&n);
+        sc.path = unreachable; /* standard error, its last line, as before */
+        assert_int_equal(scontrol_show_node(&sc, "vm", &n, err, sizeof(err)), -EIO);
+        if (!strstr(err, "exited 1: slurm_load_node error: Unable to contact slurm controller") || strstr(err, "noise"))
+                fail_msg("scontrol's stderr message: \"%s\"", err);
+        slurm_node_done(&n);
+        assert_int_equal(unlink(not_found), 0);
+        assert_int_equal(unlink(unreachable), 0);
+        assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_states),
@@ -272,6 +315,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_records),
                 cmocka_unit_test(test_reason_build),
                 cmocka_unit_test(test_decide),
+                cmocka_unit_test(test_scontrol_message_kept),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
