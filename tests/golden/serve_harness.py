@@ -7,6 +7,7 @@ The tests import it after fakeenv and testlib are on sys.path (they put them the
 import base64
 import collections
 import http.client
+import json
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.parse
 
 import fakeenv
 from testlib import check
@@ -100,6 +102,52 @@ class Serve:
         err = self.stderr()
         check(not any(s in err for s in SANITIZER_SAYS), "gpuvet serve: sanitizer report: %s" % err[-2000:])
         return rc, took
+
+
+def stop_process(p, bound=10):
+    """SIGTERM a helper process (Prometheus) and wait up to bound (scaled) seconds: its exit
+    status. Still running then is a failure, and it is killed."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            return p.wait(timeout=bound * SCALE)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            check(False, "%s still running %.0f s after SIGTERM" % (p.args[0], bound * SCALE))
+    return p.returncode
+
+
+def start_prometheus(prometheus, tmp, jobs, rule_files=()):
+    """Debian's Prometheus scraping each (job name, port) of jobs on 127.0.0.1 every second,
+    with its configuration, storage and log in tmp and its web API on a free port of its own:
+    (process, API port, log file). The caller stops it with stop_process."""
+    config = os.path.join(tmp, "prometheus.yml")
+    with open(config, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n")
+        if rule_files:
+            f.write("rule_files: [%s]\n" % ", ".join("'%s'" % r for r in rule_files))
+        f.write("scrape_configs:\n")
+        for name, port in jobs:
+            f.write("  - job_name: %s\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % (name, port))
+    web = free_port()
+    log = open(os.path.join(tmp, "prometheus.log"), "w+")
+    p = subprocess.Popen([prometheus, "--config.file", config, "--storage.tsdb.path", os.path.join(tmp, "data"),
+                          "--web.listen-address", "127.0.0.1:%d" % web, "--log.level", "warn"],
+                         stdout=log, stderr=subprocess.STDOUT, cwd=tmp)
+    return p, web, log
+
+
+def prometheus_query(port, expr):
+    """An instant query of the Prometheus on port: (result, None), or (None, its error)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10 * SCALE)
+    c.request("GET", "/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
+    r = c.getresponse()
+    data = json.loads(r.read())
+    c.close()
+    if data.get("status") != "success":
+        return None, data.get("error")
+    return data["data"]["result"], None
 
 
 H100_SCENARIO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "scenarios", "h100-sxm-8gpu.scn")

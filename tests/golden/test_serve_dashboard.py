@@ -26,13 +26,11 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 
 GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
 FAKES = os.path.join(SRC_ROOT, "tests", "fakes")
@@ -42,7 +40,7 @@ import fakeenv  # noqa: E402
 SCALE = fakeenv.time_scale()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-from serve_harness import Serve, free_port  # noqa: E402
+from serve_harness import Serve, free_port, prometheus_query, start_prometheus, stop_process  # noqa: E402
 
 DASHBOARD = os.path.join(SRC_ROOT, "deploy", "grafana", "gpuvet-dashboard.json")
 RULES = os.path.join(SRC_ROOT, "deploy", "prometheus", "gpuvet-alerts.yml")
@@ -108,33 +106,13 @@ def api(port, path):
     return data.get("data") if data.get("status") == "success" else None
 
 
-def query(port, expr):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10 * SCALE)
-    c.request("GET", "/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
-    r = c.getresponse()
-    data = json.loads(r.read())
-    c.close()
-    if data.get("status") != "success":
-        return None, data.get("error")
-    return data["data"]["result"], None
+query = prometheus_query
 
 
 def expand(expr):
     for k, v in VARIABLES.items():
         expr = expr.replace(k, v)
     return expr
-
-
-def stop(p, bound=10):
-    if p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            return p.wait(timeout=bound * SCALE)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            check(False, "%s still running %.0f s after SIGTERM" % (p.args[0], bound * SCALE))
-    return p.returncode
 
 
 def read_dashboard():
@@ -233,19 +211,8 @@ def main():
                 {"id": "gpu.xid", "status": "fail"}, {"id": "gpu.ecc_errors", "status": "pass"},
                 {"id": "gpu.thermal", "status": "warn"}]}, f)
         serve = Serve(GPUVET, FAKE_LIB, scn, ["--hostname", NODE, "--check-report", report], interval_ms=500)
-        web = free_port()
-        with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
-                    "rule_files: ['%s']\n"
-                    "scrape_configs:\n  - job_name: gpuvet\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n"
-                    "  - job_name: dcgm\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % (RULES, serve.port, dcgm.server_address[1]))
-        prom_log = open(os.path.join(tmp, "prometheus.log"), "w+")
-        prom = subprocess.Popen([prometheus, "--config.file", os.path.join(tmp, "prometheus.yml"),
-                                 "--storage.tsdb.path", os.path.join(tmp, "data"),
-                                 "--web.listen-address", "127.0.0.1:%d" % web, "--log.level", "warn"],
-                                stdout=prom_log, stderr=subprocess.STDOUT, cwd=tmp)
+        prom, web, prom_log = start_prometheus(prometheus, tmp, [("gpuvet", serve.port), ("dcgm", dcgm.server_address[1])],
+                                               rule_files=[RULES])
         # Until every query answers (rates need two scrapes, GPM its second round), bounded.
         results = {}
         t0 = time.monotonic()
@@ -300,7 +267,7 @@ def main():
             print(prom_log.read()[-2000:])
     finally:
         if prom:
-            rc = stop(prom)
+            rc = stop_process(prom)
             check(rc == 0, "prometheus exit %s" % rc)
         if dcgm:
             dcgm.shutdown()

@@ -22,13 +22,11 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 
 GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
 FAKES = os.path.join(SRC_ROOT, "tests", "fakes")
@@ -38,28 +36,11 @@ import fakeenv  # noqa: E402
 SCALE = fakeenv.time_scale()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
-from serve_harness import Serve, free_port  # noqa: E402
+from serve_harness import Serve, prometheus_query, start_prometheus, stop_process  # noqa: E402
 
 
 def query(port, expr):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10 * SCALE)
-    c.request("GET", "/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
-    r = c.getresponse()
-    data = json.loads(r.read())
-    c.close()
-    return data["data"]["result"] if data.get("status") == "success" else None
-
-
-def stop(p, bound=10):
-    if p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            return p.wait(timeout=bound * SCALE)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            check(False, "%s still running %.0f s after SIGTERM" % (p.args[0], bound * SCALE))
-    return p.returncode
+    return prometheus_query(port, expr)[0]
 
 
 def main():
@@ -91,18 +72,7 @@ def main():
             f.write("include %s\nfault nvmlDeviceGetCount_v2 * UNKNOWN after=4\n" %
                     os.path.join(FAKES, "scenarios", "h100-sxm-8gpu.scn"))
         lost = Serve(GPUVET, FAKE_LIB, lost_scn, interval_ms=500)
-        web = free_port()
-        with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                    "scrape_configs:\n  - job_name: gpuvet\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n"
-                    "  - job_name: lost\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % (port, lost.port))
-        prom_log = open(os.path.join(tmp, "prometheus.log"), "w+")
-        prom = subprocess.Popen([prometheus, "--config.file", os.path.join(tmp, "prometheus.yml"),
-                                 "--storage.tsdb.path", os.path.join(tmp, "data"),
-                                 "--web.listen-address", "127.0.0.1:%d" % web, "--log.level", "warn"],
-                                stdout=prom_log, stderr=subprocess.STDOUT, cwd=tmp)
+        prom, web, prom_log = start_prometheus(prometheus, tmp, [("gpuvet", port), ("lost", lost.port)])
         t0 = time.monotonic()
         temps = None
         deadline = time.monotonic() + 60 * SCALE
@@ -174,7 +144,7 @@ def main():
         odd.kill()
         odd.wait()
         if prom:
-            rc = stop(prom)
+            rc = stop_process(prom)
             check(rc == 0, "prometheus exit %s" % rc)
         for s in (serve, lost):
             if s:
