@@ -247,16 +247,18 @@ static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_
                      p->graphics ? 'G' : 'C', cmd);
 }
 
+/* Each line within 79 columns (the last is left blank) and no more lines than the rows
+ * under the process header at 80x24 with 8 GPUs (13): the help is read on small terminals
+ * first (test_help_fits_80). */
 static const char *const help_lines[] = {
         "Keys",
-        "  Up/Down, k/j   select a process     PgUp/PgDn  a page of processes",
-        "  s              next sort key        m u p      sort by memory, utilization, pid",
-        "  Left/Right     scroll the GPUs when they do not all fit",
-        "  h, ?, F1       this help (any key closes it)",
-        "  Esc            no selection        q  quit",
-        "Columns: GPU, PID (NVML's, the host's), NS-PID (inside its container),",
-        "  USER, GPU memory, SM share (latest sample), C compute/G graphics, command.",
-        "A GPU whose readings did not come in time is STALE; one NVML calls lost is LOST.",
+        "  Up/Down, k/j  select a process      PgUp/PgDn, Home/End  a page, first, last",
+        "  s, F6         next sort key         m u p  sort by GPU memory, SM share, PID",
+        "  Left/Right    scroll the GPUs when they do not all fit      q  quit",
+        "  Esc           no selection          h ? F1  this help (any key closes it)",
+        "Columns: GPU, PID (NVML's, the host's), NS-PID (inside its container), USER,",
+        "  GPU memory, SM share (latest sample), C compute/G graphics, command.",
+        "STALE: readings did not come in time. LOST: NVML says the GPU fell off the bus.",
         "Sparklines: the last samples, _.,:-=+*# from low to high, blank: no reading.",
 };
 

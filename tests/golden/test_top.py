@@ -206,7 +206,10 @@ def test_busy_small_keys_resize_quit():
                    and sum(1 for line in proc_lines(s) if line.startswith(">")) == 1,
                    "%s marks the row of %s, and only it" % (key, pid))
         t.keys("h")
-        t.wait(lambda s: "this help" in s and "quit" in s, "h shows the help")
+        s = t.wait(lambda s: "this help" in s and "quit" in s, "h shows the help")
+        # at 80x24 every help line whole, the last one too (review: "sort by memory, utilization, p")
+        check("sort by GPU memory, SM share, PID" in s and "fell off the bus." in s and "blank: no reading." in s,
+              "80x24: the help fits, whole lines: " + s)
         t.keys("x")
         t.wait(lambda s: "this help" not in s and "train.py" in s, "a key closes the help")
 

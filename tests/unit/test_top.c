@@ -315,11 +315,53 @@ static void test_frame_utf8(void **state) {
         top_model_done(&m);
 }
 
+/* The help at 80x24 with 8 GPUs (one line each): every line whole, as it is at 200
+ * columns, and none left out for want of rows (review: "sort by memory, utilization, p"). */
+static void test_help_fits_80(void **state) {
+        (void)state;
+        struct top_model m = model_with(0);
+        free(m.gpus);
+        m.n_gpus = 8;
+        m.gpus = calloc(8, sizeof(*m.gpus));
+        for (unsigned int i = 0; i < 8; i++) {
+                m.gpus[i].index = i;
+                snprintf(m.gpus[i].name, sizeof(m.gpus[i].name), "NVIDIA H100 80GB HBM3");
+        }
+        struct top_view v = {.interval_ms = 1000, .help = true};
+        struct top_frame narrow = {0}, wide = {0};
+        assert_int_equal(top_frame_render(&m, &v, 24, 80, &narrow), 0);
+        assert_int_equal(top_frame_render(&m, &v, 24, 200, &wide), 0);
+        struct top_layout l;
+        top_layout_compute(24, 80, 8, &l);
+        unsigned int shown = 0;
+        for (unsigned int r = l.proc_top + 1; r < l.help_row; r++) {
+                char a[256], b[256];
+                snprintf(a, sizeof(a), "%s", top_frame_line(&narrow, r));
+                snprintf(b, sizeof(b), "%s", top_frame_line(&wide, r));
+                for (size_t n = strlen(a); n && a[n - 1] == ' ';)
+                        a[--n] = '\0';
+                for (size_t n = strlen(b); n && b[n - 1] == ' ';)
+                        b[--n] = '\0';
+                assert_string_equal(a, b);
+                shown += a[0] != '\0';
+        }
+        /* the last line of the help is on the screen: nothing below the rows left out */
+        bool sparklines = false;
+        for (unsigned int r = 0; r < 24; r++)
+                sparklines = sparklines || strstr(top_frame_line(&narrow, r), "Sparklines") != NULL;
+        assert_true(sparklines);
+        assert_true(shown >= 8);
+        top_frame_done(&narrow);
+        top_frame_done(&wide);
+        top_model_done(&m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_layout), cmocka_unit_test(test_bar),  cmocka_unit_test(test_spark),
                 cmocka_unit_test(test_status), cmocka_unit_test(test_sort), cmocka_unit_test(test_keys),
                 cmocka_unit_test(test_frame),  cmocka_unit_test(test_frame_utf8),
+                cmocka_unit_test(test_help_fits_80),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
