@@ -57,52 +57,40 @@ static void mem_text(char *out, size_t size, const struct top_gpu *g) {
                 snprintf(out, size, "--");
 }
 
-static const struct {
-        unsigned long long bit;
-        const char *name;
-        bool bad; /* the hardware or a limit holds the clocks down, not idleness or a setting */
-} reason_names[] = {
-        {NV_CLOCKS_EVENT_GPU_IDLE, "idle", false},
-        {NV_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING, "app-clocks", false},
-        {NV_CLOCKS_EVENT_SW_POWER_CAP, "sw-power", true},
-        {NV_CLOCKS_EVENT_HW_SLOWDOWN, "hw-slowdown", true},
-        {NV_CLOCKS_EVENT_SYNC_BOOST, "sync-boost", false},
-        {NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN, "sw-thermal", true},
-        {NV_CLOCKS_EVENT_HW_THERMAL_SLOWDOWN, "hw-thermal", true},
-        {NV_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN, "power-brake", true},
-        {NV_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING, "display", false},
-};
-
-/* "throttle: sw-thermal,hw-thermal  ECC on 0/0"; *warn when something is wrong. */
-static void flags_text(char *out, size_t size, const struct top_gpu *g, bool *warn) {
-        char reasons[160] = "";
-        size_t o = 0;
+/* "hw-thermal,sw-power": faults first, so that a line cut at the edge keeps them. */
+static void reasons_text(char *out, size_t size, const struct top_gpu *g) {
         if (!g->have_reasons) {
-                snprintf(reasons, sizeof(reasons), "?");
-        } else if (g->reasons == 0) {
-                snprintf(reasons, sizeof(reasons), "none");
-        } else {
-                for (size_t i = 0; i < sizeof(reason_names) / sizeof(reason_names[0]); i++)
-                        if (g->reasons & reason_names[i].bit) {
-                                int n = snprintf(reasons + o, sizeof(reasons) - o, "%s%s", o ? "," : "",
-                                                 reason_names[i].name);
-                                if (n > 0 && (size_t)n < sizeof(reasons) - o)
-                                        o += (size_t)n;
-                                *warn = *warn || reason_names[i].bad;
-                        }
+                snprintf(out, size, "?");
+                return;
         }
-        char ecc[64];
+        if (g->reasons == 0) {
+                snprintf(out, size, "none");
+                return;
+        }
+        size_t o = 0;
+        out[0] = '\0';
+        for (int c = TOP_CLASS_FAULT; c >= TOP_CLASS_NORMAL; c--)
+                for (unsigned int i = 0; i < top_n_reasons; i++)
+                        if ((g->reasons & top_reasons[i].bit) && (int)top_reasons[i].class == c) {
+                                int n = snprintf(out + o, size - o, "%s%s", o ? "," : "", top_reasons[i].name);
+                                if (n > 0 && (size_t)n < size - o)
+                                        o += (size_t)n;
+                        }
+}
+
+/* Which count is which, said on the line: "ECC corr 0 uncorr 2", or "ECC c0 u2" where
+ * the one-line form has 80 columns (review: "ECC 0/2" left the reader guessing). */
+static void ecc_text(char *out, size_t size, const struct top_gpu *g, bool one_line) {
         if (!g->have_ecc_mode)
-                snprintf(ecc, sizeof(ecc), "ECC ?");
+                snprintf(out, size, "ECC ?");
         else if (!g->ecc_on)
-                snprintf(ecc, sizeof(ecc), "ECC off");
-        else if (g->have_ecc_counts)
-                snprintf(ecc, sizeof(ecc), "ECC on %llu/%llu", g->ecc_corrected, g->ecc_uncorrected);
+                snprintf(out, size, "ECC off");
+        else if (!g->have_ecc_counts)
+                snprintf(out, size, "ECC on");
+        else if (one_line)
+                snprintf(out, size, "ECC c%llu u%llu", g->ecc_corrected, g->ecc_uncorrected);
         else
-                snprintf(ecc, sizeof(ecc), "ECC on");
-        if (g->have_ecc_counts && g->ecc_uncorrected)
-                *warn = true;
-        snprintf(out, size, "throttle: %s  %s", reasons, ecc);
+                snprintf(out, size, "ECC corr %llu uncorr %llu", g->ecc_corrected, g->ecc_uncorrected);
 }
 
 /* One cell: "UTIL [|||   45%] _.,:-=+" in width columns. */
@@ -124,10 +112,15 @@ static void cell(struct top_frame *f, const struct top_layout *l, unsigned int r
 
 static double ratio(struct top_reading a, struct top_reading b) { return a.have && b.have && b.v > 0 ? a.v / b.v : 0; }
 
-static enum top_attr gpu_attr(const struct top_gpu *g, bool warn) {
-        return g->state == TOP_GPU_LOST ? TOP_ATTR_LOST : g->state == TOP_GPU_STALE ? TOP_ATTR_STALE
-                                                        : warn                     ? TOP_ATTR_WARN
-                                                                                   : TOP_ATTR_NORMAL;
+static enum top_attr gpu_attr(const struct top_gpu *g) {
+        switch (top_gpu_classify(g)) {
+        case TOP_CLASS_LOST: return TOP_ATTR_LOST;
+        case TOP_CLASS_STALE: return TOP_ATTR_STALE;
+        case TOP_CLASS_FAULT: return TOP_ATTR_FAULT;
+        case TOP_CLASS_WARN: return TOP_ATTR_WARN;
+        case TOP_CLASS_NORMAL: break;
+        }
+        return TOP_ATTR_NORMAL;
 }
 
 static const char *state_word(const struct top_gpu *g) {
@@ -135,15 +128,15 @@ static const char *state_word(const struct top_gpu *g) {
 }
 
 static void gpu_full(struct top_frame *f, const struct top_layout *l, unsigned int r, const struct top_gpu *g) {
-        bool warn = false;
-        char flags[256], t[64];
-        flags_text(flags, sizeof(flags), g, &warn);
-        f->attr[r] = gpu_attr(g, warn);
+        char reasons[160], ecc[64], t[64];
+        f->attr[r] = gpu_attr(g);
         const char *word = state_word(g);
+        reasons_text(reasons, sizeof(reasons), g);
+        ecc_text(ecc, sizeof(ecc), g, false);
         if (word)
                 putf(f, r, 0, "%2u %s  %s: %s", g->index, g->name, word, g->why);
         else
-                putf(f, r, 0, "%2u %s  %s", g->index, g->name, flags);
+                putf(f, r, 0, "%2u %s  throttle: %s  %s", g->index, g->name, reasons, ecc);
         bool live = g->state == TOP_GPU_LIVE;
         unsigned int c2 = l->cell_width + 2, c3 = 2 * (l->cell_width + 2);
         snprintf(t, sizeof(t), "%.0f%%", g->util_pct.v);
@@ -166,35 +159,19 @@ static void gpu_full(struct top_frame *f, const struct top_layout *l, unsigned i
         cell(f, l, r + 2, c3, "MCLK", ratio(g->mem_mhz, g->mem_max_mhz), live && g->mem_mhz.have, t, &g->h_mclk);
 }
 
-/* "ECC on 0/2" as "ECC 0/2" and no "throttle: ": the one-line form has 80 columns. */
-static void compact_flags(char *out, size_t size, const char *flags) {
-        const char *p = flags + strlen("throttle: ");
-        size_t o = 0;
-        while (*p && o + 1 < size) {
-                if (strncmp(p, "ECC on ", 7) == 0) {
-                        p += 7;
-                        o += (size_t)snprintf(out + o, size - o, "ECC ");
-                        continue;
-                }
-                out[o++] = *p++;
-        }
-        out[o < size ? o : size - 1] = '\0';
-}
-
 /* The name without the vendor, which every row would repeat. */
 static const char *short_name(const char *name) { return strncmp(name, "NVIDIA ", 7) == 0 ? name + 7 : name; }
 
 static void gpu_compact(struct top_frame *f, unsigned int r, const struct top_gpu *g) {
-        bool warn = false;
-        char flags[256], shortf[256], bar1[32], bar2[32], t[64];
-        flags_text(flags, sizeof(flags), g, &warn);
-        f->attr[r] = gpu_attr(g, warn);
+        char reasons[160], ecc[64], bar1[32], bar2[32], t[64];
+        f->attr[r] = gpu_attr(g);
         const char *word = state_word(g);
         if (word) {
                 putf(f, r, 0, "%2u %-14.14s %s: %s", g->index, short_name(g->name), word, g->why);
                 return;
         }
-        compact_flags(shortf, sizeof(shortf), flags);
+        reasons_text(reasons, sizeof(reasons), g);
+        ecc_text(ecc, sizeof(ecc), g, true);
         snprintf(t, sizeof(t), "%.0f%%", g->util_pct.v);
         top_bar(bar1, 8, g->util_pct.v / 100, g->util_pct.have, g->util_pct.have ? t : "--");
         mem_text(t, sizeof(t), g);
@@ -206,8 +183,10 @@ static void gpu_compact(struct top_frame *f, unsigned int r, const struct top_gp
                 snprintf(pwr, sizeof(pwr), "%.0fW", g->power_w.v);
         if (g->sm_mhz.have)
                 snprintf(sm, sizeof(sm), "%.0fMHz", g->sm_mhz.v);
-        putf(f, r, 0, "%2u %-14.14s %s %s %4s %5s %7s %s", g->index, short_name(g->name), bar1, bar2, temp, pwr, sm,
-             shortf);
+        /* ECC before the reasons: a long list of reasons is cut at the edge, never the
+         * errors; 100C or 1000W take one column more on their line. */
+        putf(f, r, 0, "%2u %-14.14s %s %s %3s %4s %7s %-9s %s", g->index, short_name(g->name), bar1, bar2, temp, pwr,
+             sm, ecc, reasons);
 }
 
 static void bytes_text(char *out, size_t size, const struct top_proc_row *p) {
@@ -258,6 +237,8 @@ static const char *const help_lines[] = {
         "  Esc           no selection          h ? F1  this help (any key closes it)",
         "Columns: GPU, PID (NVML's, the host's), NS-PID (inside its container), USER,",
         "  GPU memory, SM share (latest sample), C compute/G graphics, command.",
+        "ECC c0 u2: volatile ECC errors, c corrected, u uncorrected (since driver load).",
+        "Red: a fault (uncorrected ECC, HW slowdown, LOST). Yellow: SW thermal slowdown.",
         "STALE: readings did not come in time. LOST: NVML says the GPU fell off the bus.",
         "Sparklines: the last samples, _.,:-=+*# from low to high, blank: no reading.",
 };

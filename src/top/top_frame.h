@@ -11,7 +11,8 @@ enum top_attr {
         TOP_ATTR_NORMAL,
         TOP_ATTR_TITLE,    /* the title and the process header */
         TOP_ATTR_SELECTED, /* the selected process */
-        TOP_ATTR_WARN,     /* a GPU held down by the hardware, or with uncorrected ECC errors */
+        TOP_ATTR_WARN,     /* TOP_CLASS_WARN: slowed by the driver for heat */
+        TOP_ATTR_FAULT,    /* TOP_CLASS_FAULT: uncorrected ECC errors, the hardware holding it down */
         TOP_ATTR_STALE,
         TOP_ATTR_LOST,
 };

@@ -97,6 +97,34 @@ static void take_gpu(struct top_gpu *t, const struct nvml_gpu *g) {
         top_series_push(&t->h_mclk, frac(t->mem_mhz, t->mem_max_mhz), live && t->mem_mhz.have && t->mem_max_mhz.have);
 }
 
+const struct top_reason top_reasons[] = {
+        {NV_CLOCKS_EVENT_GPU_IDLE, "idle", TOP_CLASS_NORMAL},
+        {NV_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING, "app-clocks", TOP_CLASS_NORMAL},
+        {NV_CLOCKS_EVENT_SW_POWER_CAP, "sw-power", TOP_CLASS_NORMAL},
+        {NV_CLOCKS_EVENT_HW_SLOWDOWN, "hw-slowdown", TOP_CLASS_FAULT},
+        {NV_CLOCKS_EVENT_SYNC_BOOST, "sync-boost", TOP_CLASS_NORMAL},
+        {NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN, "sw-thermal", TOP_CLASS_WARN},
+        {NV_CLOCKS_EVENT_HW_THERMAL_SLOWDOWN, "hw-thermal", TOP_CLASS_FAULT},
+        {NV_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN, "power-brake", TOP_CLASS_FAULT},
+        {NV_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING, "display", TOP_CLASS_NORMAL},
+};
+const unsigned int top_n_reasons = sizeof(top_reasons) / sizeof(top_reasons[0]);
+
+enum top_gpu_class top_gpu_classify(const struct top_gpu *g) {
+        if (g->state == TOP_GPU_LOST)
+                return TOP_CLASS_LOST;
+        /* Stale readings judge nothing: their values are not shown either. */
+        if (g->state == TOP_GPU_STALE)
+                return TOP_CLASS_STALE;
+        enum top_gpu_class c = TOP_CLASS_NORMAL;
+        if (g->have_ecc_counts && g->ecc_uncorrected)
+                c = TOP_CLASS_FAULT;
+        for (unsigned int i = 0; g->have_reasons && i < top_n_reasons; i++)
+                if ((g->reasons & top_reasons[i].bit) && top_reasons[i].class > c)
+                        c = top_reasons[i].class;
+        return c;
+}
+
 static unsigned int count_procs(const struct nvml_facts *f) {
         unsigned int n = 0;
         for (unsigned int i = 0; i < f->n_gpus; i++) {

@@ -37,6 +37,29 @@ struct top_gpu {
         struct top_series h_util, h_mem, h_temp, h_power, h_sm, h_mclk;
 };
 
+/* What a GPU's line says of its health, decided here for the screen, --once and the
+ * tests alike (docs/top.md, "Colours"). A clock held down by a setting or by the software
+ * power cap is how a busy GPU runs, not a fault; the hardware holding it down, or memory
+ * that lost data, is one. */
+enum top_gpu_class {
+        TOP_CLASS_NORMAL, /* idle, app clocks, SW power cap, sync boost, display clock */
+        TOP_CLASS_WARN,   /* SW thermal slowdown: the driver slows a hot GPU */
+        TOP_CLASS_FAULT,  /* uncorrected ECC errors, HW slowdown, HW thermal slowdown, HW power brake */
+        TOP_CLASS_STALE,  /* no current readings to judge */
+        TOP_CLASS_LOST,   /* fell off the bus */
+};
+
+/* The clock event reasons top names, each with the class it gives a GPU. */
+struct top_reason {
+        unsigned long long bit; /* NV_CLOCKS_EVENT_* */
+        const char *name;
+        enum top_gpu_class class;
+};
+extern const struct top_reason top_reasons[];
+extern const unsigned int top_n_reasons;
+
+enum top_gpu_class top_gpu_classify(const struct top_gpu *g);
+
 struct top_proc_row {
         unsigned int gpu;
         unsigned int pid;            /* NVML's */

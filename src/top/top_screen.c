@@ -12,15 +12,17 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { PAIR_WARN = 1, PAIR_LOST, PAIR_STALE };
+enum { PAIR_WARN = 1, PAIR_FAULT, PAIR_STALE };
 
 static attr_t attr_of(enum top_attr a, bool color) {
         switch (a) {
         case TOP_ATTR_TITLE: return A_REVERSE;
         case TOP_ATTR_SELECTED: return A_REVERSE | A_BOLD;
-        case TOP_ATTR_WARN: return color ? COLOR_PAIR(PAIR_WARN) | A_BOLD : A_BOLD;
+        /* Without colour a warning is bold, a fault (like a lost GPU) bold and underlined. */
+        case TOP_ATTR_WARN: return color ? COLOR_PAIR(PAIR_WARN) : A_BOLD;
+        case TOP_ATTR_FAULT: return color ? COLOR_PAIR(PAIR_FAULT) | A_BOLD : A_BOLD | A_UNDERLINE;
         case TOP_ATTR_STALE: return color ? COLOR_PAIR(PAIR_STALE) | A_DIM : A_DIM;
-        case TOP_ATTR_LOST: return color ? COLOR_PAIR(PAIR_LOST) | A_BOLD : A_BOLD | A_UNDERLINE;
+        case TOP_ATTR_LOST: return color ? COLOR_PAIR(PAIR_FAULT) | A_BOLD : A_BOLD | A_UNDERLINE;
         case TOP_ATTR_NORMAL: break;
         }
         return A_NORMAL;
@@ -43,7 +45,7 @@ static bool setup_colors(void) {
                 return false;
         use_default_colors();
         init_pair(PAIR_WARN, COLOR_YELLOW, -1);
-        init_pair(PAIR_LOST, COLOR_RED, -1);
+        init_pair(PAIR_FAULT, COLOR_RED, -1);
         init_pair(PAIR_STALE, COLOR_BLUE, -1);
         return true;
 }

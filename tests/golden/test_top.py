@@ -27,6 +27,7 @@ Every wait polls the screen with a deadline scaled by fakeenv.time_scale(). SKIP
 without tmux.
 """
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -152,6 +153,31 @@ def line_with(screen, text):
     return next((line for line in screen.split("\n") if text in line), "")
 
 
+SGR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def line_attrs(escaped, text):
+    """The SGR codes in force where the first line holding text begins (capture-pane -e
+    writes a code once, where it changes): {"1", "31"} is bold red; None when no line has it."""
+    codes = set()
+
+    def apply(seqs):
+        for seq in seqs:
+            for c in (seq or "0").split(";"):
+                if c == "0":
+                    codes.clear()
+                elif c not in ("39", "49"):
+                    codes.add(c)
+
+    for line in escaped.split("\n"):
+        lead = re.match(r"(?:\x1b\[[0-9;]*m)*", line).group(0)
+        apply(SGR.findall(lead))
+        if text in SGR.sub("", line):
+            return set(codes)
+        apply(SGR.findall(line[len(lead):]))
+    return None
+
+
 def proc_lines(screen):
     lines = screen.split("\n")
     for i, line in enumerate(lines):
@@ -175,7 +201,14 @@ def test_busy_small_keys_resize_quit():
               "80x24: GPU 0's compact row shows 87%, 78C, 612W, 1980MHz, sw-power: " + g0)
         check("40.0/79.6G" in g0, "80x24: GPU 0's memory 40.0/79.6G: " + g0)
         g2 = line_with(s, " 2 H100 80GB")
-        check("hw-thermal" in g2 and "ECC 0/2" in g2, "80x24: GPU 2 shows hw-thermal and 2 uncorrected: " + g2)
+        check("hw-thermal" in g2 and "ECC c0 u2" in g2, "80x24: GPU 2 shows hw-thermal and 2 uncorrected: " + g2)
+        check("ECC c0 u0" in g0, "80x24: GPU 0's ECC labelled: " + g0)
+        # GPU 2 (HW thermal slowdown, uncorrected ECC) is a fault, red; GPU 0 merely at its
+        # power cap is drawn plain (review: both were bold yellow)
+        esc = t.screen(escapes=True)
+        a0, a2 = line_attrs(esc, " 0 H100 80GB"), line_attrs(esc, " 2 H100 80GB")
+        check(a2 is not None and "31" in a2, "80x24: GPU 2 is red: %r" % a2)
+        check(a0 is not None and not a0 & {"1", "31", "33"}, "80x24: GPU 0 at its power cap is plain: %r" % a0)
         check(len([x for x in s.split("\n") if " H100 80GB HBM3 [" in x]) == 8, "80x24: all 8 GPU rows fit")
         rows = proc_lines(s)
         check(len(rows) == 3, "80x24: three process rows: %r" % rows)
@@ -328,7 +361,7 @@ def run_once(args, scenario, extra=None):
 def test_once_and_usage():
     r = run_once(["--once", "--width", "80"], HEALTHY)
     check(r.returncode == 0, "--once healthy exits 0: %s" % r.stderr)
-    check(r.stdout.count("NVIDIA H100 80GB HBM3  throttle: idle  ECC on 0/0") == 8, "--once: 8 GPU headers")
+    check(r.stdout.count("NVIDIA H100 80GB HBM3  throttle: idle  ECC corr 0 uncorr 0") == 8, "--once: 8 GPU headers")
     check(all(len(x) <= 80 for x in r.stdout.split("\n")), "--once --width 80: no line wider")
     r = run_once(["--once"], os.path.join(SCN, "xid79-lost.scn"))
     check(r.returncode == 1 and "GPU 5 is lost" in r.stderr, "--once with a lost GPU exits 1 naming it: %s" % r.stderr)

@@ -356,12 +356,111 @@ static void test_help_fits_80(void **state) {
         top_model_done(&m);
 }
 
+static struct top_model eight_gpus(void) {
+        struct top_model m = {0};
+        m.n_gpus = 8;
+        m.gpus = calloc(8, sizeof(*m.gpus));
+        for (unsigned int i = 0; i < 8; i++) {
+                struct top_gpu *g = &m.gpus[i];
+                g->index = i;
+                snprintf(g->name, sizeof(g->name), "NVIDIA H100 80GB HBM3");
+                g->util_pct = (struct top_reading){true, 0};
+                g->mem_used_bytes = (struct top_reading){true, 0};
+                g->mem_total_bytes = (struct top_reading){true, 80.0 * 1024 * 1024 * 1024};
+                g->temp_c = (struct top_reading){true, 41};
+                g->power_w = (struct top_reading){true, 70};
+                g->sm_mhz = (struct top_reading){true, 345};
+                g->have_reasons = true;
+                g->reasons = NV_CLOCKS_EVENT_GPU_IDLE;
+                g->have_ecc_mode = g->ecc_on = g->have_ecc_counts = true;
+        }
+        return m;
+}
+
+/* The classes in one place: a GPU at its power cap is normal, the hardware holding it down
+ * or uncorrected ECC errors a fault, the driver slowing it for heat a warning (review: GPU 2
+ * drawn bold yellow like GPU 0 at its power cap). */
+static void test_classify(void **state) {
+        (void)state;
+        struct top_gpu g = {.have_reasons = true, .have_ecc_mode = true, .ecc_on = true, .have_ecc_counts = true};
+        assert_int_equal(top_gpu_classify(&g), TOP_CLASS_NORMAL);
+        g.reasons = NV_CLOCKS_EVENT_SW_POWER_CAP;
+        assert_int_equal(top_gpu_classify(&g), TOP_CLASS_NORMAL);
+        g.reasons = NV_CLOCKS_EVENT_GPU_IDLE | NV_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING |
+                    NV_CLOCKS_EVENT_SYNC_BOOST | NV_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING;
+        assert_int_equal(top_gpu_classify(&g), TOP_CLASS_NORMAL);
+        g.reasons = NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN | NV_CLOCKS_EVENT_SW_POWER_CAP;
+        assert_int_equal(top_gpu_classify(&g), TOP_CLASS_WARN);
+        const unsigned long long hw[] = {NV_CLOCKS_EVENT_HW_SLOWDOWN, NV_CLOCKS_EVENT_HW_THERMAL_SLOWDOWN,
+                                         NV_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN};
+        for (size_t i = 0; i < sizeof(hw) / sizeof(hw[0]); i++) {
+                g.reasons = hw[i] | NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN;
+                assert_int_equal(top_gpu_classify(&g), TOP_CLASS_FAULT);
+        }
+        g.reasons = NV_CLOCKS_EVENT_SW_POWER_CAP;
+        g.ecc_uncorrected = 2;
+        assert_int_equal(top_gpu_classify(&g), TOP_CLASS_FAULT);
+        g.ecc_uncorrected = 0;
+        g.ecc_corrected = 100; /* corrected errors are ECC doing its work */
+        assert_int_equal(top_gpu_classify(&g), TOP_CLASS_NORMAL);
+        g.have_reasons = false; /* bits of a reading that failed mean nothing */
+        g.reasons = NV_CLOCKS_EVENT_HW_SLOWDOWN;
+        assert_int_equal(top_gpu_classify(&g), TOP_CLASS_NORMAL);
+        g.have_ecc_counts = false;
+        g.ecc_uncorrected = 5;
+        assert_int_equal(top_gpu_classify(&g), TOP_CLASS_NORMAL);
+        g.have_ecc_counts = true;
+        g.state = TOP_GPU_STALE;
+        assert_int_equal(top_gpu_classify(&g), TOP_CLASS_STALE);
+        g.state = TOP_GPU_LOST;
+        assert_int_equal(top_gpu_classify(&g), TOP_CLASS_LOST);
+        for (unsigned int i = 0; i < top_n_reasons; i++)
+                assert_non_null(top_reasons[i].name);
+}
+
+/* 80x24 with 8 GPUs, one line each: ECC labelled (c corrected, u uncorrected) and never
+ * cut, the reasons faults first, the line's attribute from its class. */
+static void test_frame_ecc_and_classes(void **state) {
+        (void)state;
+        struct top_model m = eight_gpus();
+        m.gpus[0].reasons = NV_CLOCKS_EVENT_SW_POWER_CAP;
+        m.gpus[2].reasons = NV_CLOCKS_EVENT_SW_POWER_CAP | NV_CLOCKS_EVENT_HW_THERMAL_SLOWDOWN |
+                            NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN;
+        m.gpus[2].ecc_uncorrected = 2;
+        m.gpus[2].temp_c.v = 100;
+        m.gpus[2].power_w.v = 1000;
+        m.gpus[3].reasons = NV_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN;
+        m.gpus[4].ecc_on = false;
+        m.gpus[5].ecc_corrected = 7;
+        struct top_view v = {.interval_ms = 1000};
+        struct top_frame f = {0};
+        assert_int_equal(top_frame_render(&m, &v, 24, 80, &f), 0);
+        assert_int_equal(f.attr[1], TOP_ATTR_NORMAL);
+        assert_non_null(strstr(top_frame_line(&f, 1), "ECC c0 u0 sw-power"));
+        assert_int_equal(f.attr[3], TOP_ATTR_FAULT);
+        /* 100C and 1000W take a column more each: the reasons are cut, faults first, not ECC */
+        assert_non_null(strstr(top_frame_line(&f, 3), "100C 1000W  345MHz ECC c0 u2 hw-thermal "));
+        assert_int_equal(f.attr[4], TOP_ATTR_WARN);
+        assert_non_null(strstr(top_frame_line(&f, 5), "ECC off"));
+        assert_non_null(strstr(top_frame_line(&f, 6), "ECC c7 u0 idle"));
+        for (unsigned int r = 1; r <= 8; r++)
+                assert_int_equal(top_frame_line(&f, r)[79], ' ');
+        /* the three-line form says the words */
+        assert_int_equal(top_frame_render(&m, &v, 40, 120, &f), 0);
+        assert_non_null(strstr(top_frame_line(&f, 7), "throttle: hw-thermal,sw-thermal,sw-power  ECC corr 0 uncorr 2"));
+        assert_int_equal(f.attr[7], TOP_ATTR_FAULT);
+        assert_int_equal(f.attr[1], TOP_ATTR_NORMAL);
+        top_frame_done(&f);
+        top_model_done(&m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_layout), cmocka_unit_test(test_bar),  cmocka_unit_test(test_spark),
                 cmocka_unit_test(test_status), cmocka_unit_test(test_sort), cmocka_unit_test(test_keys),
                 cmocka_unit_test(test_frame),  cmocka_unit_test(test_frame_utf8),
                 cmocka_unit_test(test_help_fits_80),
+                cmocka_unit_test(test_classify), cmocka_unit_test(test_frame_ecc_and_classes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
