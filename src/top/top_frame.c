@@ -196,8 +196,53 @@ static void bytes_text(char *out, size_t size, const struct top_proc_row *p) {
                 snprintf(out, size, "%lluMiB", p->used_bytes / (1024ULL * 1024ULL));
 }
 
+/* Host memory as "980K", "12.3M", "512M", "1.5G": at most 5 columns. */
+static void rss_text(char *out, size_t size, const struct top_proc_info *in) {
+        if (!in->have_rss) {
+                snprintf(out, size, "-");
+                return;
+        }
+        if (in->rss_kib < 1000) {
+                snprintf(out, size, "%lluK", in->rss_kib);
+                return;
+        }
+        static const char units[] = "MGTP";
+        double v = (double)in->rss_kib / 1024.0;
+        unsigned int u = 0;
+        while (v >= 999.5 && u + 1 < sizeof(units) - 1) {
+                v /= 1024.0;
+                u++;
+        }
+        snprintf(out, size, v < 9.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
+}
+
+/* Elapsed time as ps shows it, in at most 8 columns: "05:07", "1:02:03", "12d04h". */
+static void elapsed_text(char *out, size_t size, double seconds) {
+        if (seconds < 0) {
+                snprintf(out, size, "-");
+                return;
+        }
+        unsigned long long s = (unsigned long long)seconds;
+        if (s < 3600)
+                snprintf(out, size, "%02llu:%02llu", s / 60, s % 60);
+        else if (s < 86400)
+                snprintf(out, size, "%llu:%02llu:%02llu", s / 3600, s / 60 % 60, s % 60);
+        else
+                snprintf(out, size, "%llud%02lluh", s / 86400 > 9999 ? 9999 : s / 86400, s / 3600 % 24);
+}
+
+static void cpu_text(char *out, size_t size, double pct) {
+        if (pct < 0)
+                snprintf(out, size, "-");
+        else
+                snprintf(out, size, pct < 99.95 ? "%.1f" : "%.0f", pct);
+}
+
 static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_row *p, bool workload_column) {
-        char mem[32], ns[16] = "-", sm[16] = "-";
+        char mem[32], ns[16] = "-", sm[16] = "-", cpu[16], rss[16], age[32];
+        cpu_text(cpu, sizeof(cpu), p->info.where == TOP_PROC_FOUND ? p->cpu_pct : -1);
+        rss_text(rss, sizeof(rss), &p->info);
+        elapsed_text(age, sizeof(age), p->info.where == TOP_PROC_FOUND ? p->info.elapsed_s : -1);
         if (p->sm_pct >= 0)
                 snprintf(sm, sizeof(sm), "%d%%", p->sm_pct);
         bytes_text(mem, sizeof(mem), p);
@@ -217,13 +262,14 @@ static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_
                         snprintf(ns, sizeof(ns), "%u", p->info.ns_pid);
                 break;
         }
+        /* TOP_PROC_PREFIX_WIDTH columns before the workload or the command */
+        putf(f, r, 0, "%3u %7u %6s %-8.8s %9s %4s %c %5s %5s %8s", p->gpu, p->pid, ns, user, mem, sm,
+             p->graphics ? 'G' : 'C', cpu, rss, age);
         if (workload_column)
-                putf(f, r, 0, "%3u %7u %7s %-10.10s %9s %4s %c %-*.*s %s", p->gpu, p->pid, ns, user, mem, sm,
-                     p->graphics ? 'G' : 'C', TOP_WORKLOAD_WIDTH, TOP_WORKLOAD_WIDTH,
+                putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*.*s %s", TOP_WORKLOAD_WIDTH, TOP_WORKLOAD_WIDTH,
                      p->info.workload[0] ? p->info.workload : "-", cmd);
         else
-                putf(f, r, 0, "%3u %7u %7s %-10.10s %9s %4s %c %s", p->gpu, p->pid, ns, user, mem, sm,
-                     p->graphics ? 'G' : 'C', cmd);
+                put(f, r, TOP_PROC_PREFIX_WIDTH, cmd);
 }
 
 /* Each line within 79 columns (the last is left blank) and no more lines than the rows
@@ -235,8 +281,8 @@ static const char *const help_lines[] = {
         "  s, F6         next sort key         m u p  sort by GPU memory, SM share, PID",
         "  Left/Right    scroll the GPUs when they do not all fit      q  quit",
         "  Esc           no selection          h ? F1  this help (any key closes it)",
-        "Columns: GPU, PID (NVML's, the host's), NS-PID (inside its container), USER,",
-        "  GPU memory, SM share (latest sample), C compute/G graphics, command.",
+        "Columns: GPU, PID (the host's), NS-PID (in its container), USER, GPU-MEM, SM",
+        "  share, T (C compute, G graphics), %CPU, RSS and TIME (elapsed) on the host.",
         "ECC c0 u2: volatile ECC errors, c corrected, u uncorrected (since driver load).",
         "Red: a fault (uncorrected ECC, HW slowdown, LOST). Yellow: SW thermal slowdown.",
         "STALE: readings did not come in time. LOST: NVML says the GPU fell off the bus.",
@@ -275,12 +321,12 @@ void top_view_move(struct top_view *v, const struct top_model *m, int delta) {
 static void processes(struct top_frame *f, const struct top_layout *l, const struct top_model *m, struct top_view *v) {
         unsigned int r = l->proc_top;
         f->attr[r] = TOP_ATTR_TITLE;
+        putf(f, r, 0, "%3s %7s %6s %-8s %9s %4s %c %5s %5s %8s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", "SM", 'T',
+             "%CPU", "RSS", "TIME");
         if (l->workload_column)
-                putf(f, r, 0, "%3s %7s %7s %-10s %9s %4s %c %-*s %s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", "SM",
-                     'T', TOP_WORKLOAD_WIDTH, "JOB/POD", "COMMAND");
+                putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*s %s", TOP_WORKLOAD_WIDTH, "JOB/POD", "COMMAND");
         else
-                putf(f, r, 0, "%3s %7s %7s %-10s %9s %4s %c %s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", "SM", 'T',
-                     "COMMAND");
+                put(f, r, TOP_PROC_PREFIX_WIDTH, "COMMAND");
         r++;
         if (v->help) {
                 for (unsigned int i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && i < l->proc_rows; i++)

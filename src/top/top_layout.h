@@ -13,10 +13,12 @@
 #define TOP_MIN_ROWS 8
 #define TOP_MIN_PROC_ROWS 3
 #define TOP_FULL_LINES 3 /* a GPU's lines in the full form */
+/* A process row's columns before the JOB/POD or the command: GPU to TIME. */
+#define TOP_PROC_PREFIX_WIDTH 66
 /* The process rows' JOB/POD column, shown from TOP_WORKLOAD_MIN_COLS: the columns before
- * it (48), it, and 40 left for the command. */
+ * it, it, and 28 left for the command. */
 #define TOP_WORKLOAD_WIDTH 24
-#define TOP_WORKLOAD_MIN_COLS (48 + TOP_WORKLOAD_WIDTH + 1 + 40)
+#define TOP_WORKLOAD_MIN_COLS (TOP_PROC_PREFIX_WIDTH + TOP_WORKLOAD_WIDTH + 1 + 28)
 
 struct top_layout {
         bool too_small;            /* below TOP_MIN_COLS x TOP_MIN_ROWS: one line says so */

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static struct top_reading u32r(const struct nv_u32 *r, double scale) {
         return (struct top_reading){.have = nv_ok(*r), .v = nv_ok(*r) ? r->v * scale : 0};
@@ -139,6 +141,8 @@ static unsigned int count_procs(const struct nvml_facts *f) {
 
 static void take_procs(struct top_model *m, const struct nvml_facts *f, const struct top_lookup *look) {
         m->n_procs = 0;
+        double uptime_s = look->nested ? -1 : top_proc_uptime(look->fs);
+        long ticks = sysconf(_SC_CLK_TCK);
         for (unsigned int i = 0; i < f->n_gpus; i++) {
                 const struct nvml_gpu *g = &f->gpus[i];
                 const struct nvml_procs *lists[2] = {&g->compute_procs, &g->graphics_procs};
@@ -159,10 +163,53 @@ static void take_procs(struct top_model *m, const struct nvml_facts *f, const st
                                                               m->gpus[i].util_pct.have
                                                       ? m->gpus[i].util_pct.v
                                                       : -1;
-                                top_proc_lookup(look->fs, look->users, look->nested, p->pid, &r->info);
+                                r->cpu_pct = -1;
+                                top_proc_lookup(look->fs, look->users, look->nested, p->pid, uptime_s, ticks,
+                                                &r->info);
                         }
                 }
         }
+}
+
+static unsigned long long monotonic_ns(void) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec;
+}
+
+int top_model_cpu(struct top_model *m, unsigned long long now_ns, long ticks_per_s) {
+        unsigned int n = 0;
+        for (unsigned int i = 0; i < m->n_procs; i++) {
+                struct top_proc_row *r = &m->procs[i];
+                r->cpu_pct = -1;
+                if (r->info.where != TOP_PROC_FOUND || !r->info.have_stat)
+                        continue;
+                n++;
+                unsigned long long ticks = r->info.stat.utime + r->info.stat.stime;
+                for (unsigned int k = 0; k < m->n_marks; k++)
+                        if (m->marks[k].pid == r->pid && m->marks[k].start_ticks == r->info.stat.start_ticks) {
+                                if (now_ns > m->marks_ns)
+                                        r->cpu_pct = top_cpu_percent(m->marks[k].cpu_ticks, ticks, now_ns - m->marks_ns,
+                                                                     ticks_per_s);
+                                break;
+                        }
+        }
+        free(m->marks);
+        m->marks = n ? calloc(n, sizeof(*m->marks)) : NULL;
+        m->n_marks = 0;
+        m->marks_ns = now_ns;
+        if (n && !m->marks)
+                return -ENOMEM;
+        for (unsigned int i = 0; i < m->n_procs; i++) {
+                const struct top_proc_row *r = &m->procs[i];
+                if (r->info.where == TOP_PROC_FOUND && r->info.have_stat)
+                        m->marks[m->n_marks++] = (struct top_cpu_mark){
+                                .pid = r->pid,
+                                .start_ticks = r->info.stat.start_ticks,
+                                .cpu_ticks = r->info.stat.utime + r->info.stat.stime,
+                        };
+        }
+        return 0;
 }
 
 int top_model_update(struct top_model *m, const struct nvml_facts *f, unsigned long long taken_ns,
@@ -190,6 +237,8 @@ int top_model_update(struct top_model *m, const struct nvml_facts *f, unsigned l
                         snprintf(m->gpus[i].why, sizeof(m->gpus[i].why), "no longer listed by NVML");
                 }
         take_procs(m, f, look);
+        /* A failure here costs one round of CPU %, not the view. */
+        (void)top_model_cpu(m, monotonic_ns(), sysconf(_SC_CLK_TCK));
         m->taken_ns = taken_ns;
         if (nv_ok(f->driver_version))
                 snprintf(m->driver, sizeof(m->driver), "%s", f->driver_version.v);
@@ -212,6 +261,7 @@ void top_model_all_stale(struct top_model *m, const char *why) {
 }
 
 void top_model_done(struct top_model *m) {
+        free(m->marks);
         free(m->gpus);
         free(m->procs);
         memset(m, 0, sizeof(*m));

@@ -68,7 +68,15 @@ struct top_proc_row {
         bool graphics;               /* a graphics (not compute) context */
         int sm_pct;                  /* its share of the SM in the driver's latest sample, %; -1: unknown */
         double gpu_util;             /* its GPU's utilization, for sorting; -1: none */
+        double cpu_pct;              /* host CPU, % of one CPU since the previous round; -1: unknown */
         struct top_proc_info info;
+};
+
+/* A process's CPU time at a round, to tell its CPU % at the next. */
+struct top_cpu_mark {
+        unsigned int pid;
+        unsigned long long start_ticks; /* the same PID with another start is another process */
+        unsigned long long cpu_ticks;   /* utime + stime */
 };
 
 enum top_sort {
@@ -87,6 +95,9 @@ struct top_model {
         unsigned long long taken_ns; /* CLOCK_MONOTONIC when its round began */
         char driver[NV_STR_MAX];
         char problem[200];           /* NVML or the sampler as a whole: "" when fine */
+        struct top_cpu_mark *marks;  /* the processes' CPU time at the previous round */
+        unsigned int n_marks;
+        unsigned long long marks_ns; /* CLOCK_MONOTONIC when they were read */
 };
 
 struct fsroot;
@@ -100,6 +111,11 @@ struct top_lookup {
 /* Take in a sample's facts (grows the GPU table when NVML lists more). Returns 0 or -ENOMEM. */
 int top_model_update(struct top_model *m, const struct nvml_facts *f, unsigned long long taken_ns,
                      const struct top_lookup *look);
+
+/* Each row's CPU % from its CPU time now (read at now_ns) and at the previous call;
+ * -1 for a process seen for the first time. Keeps this call's times for the next.
+ * Returns 0 or -ENOMEM (then the next call starts afresh). */
+int top_model_cpu(struct top_model *m, unsigned long long now_ns, long ticks_per_s);
 
 /* Mark every live GPU stale (the sampler stopped, or no round came in time), with why;
  * the GPUs the previous call marked take the new why. */

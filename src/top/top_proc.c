@@ -46,6 +46,28 @@ static int numbers(const char *p, const char *end, unsigned int *out, unsigned i
         return n > max ? -1 : (int)n;
 }
 
+/* One unsigned decimal at *p (leading blanks skipped), up to end; false when none, or
+ * more than fits. */
+static bool decimal(const char **p, const char *end, unsigned long long *ret) {
+        const char *q = *p;
+        while (q < end && *q == ' ')
+                q++;
+        const char *start = q;
+        unsigned long long v = 0;
+        while (q < end && *q >= '0' && *q <= '9') {
+                unsigned int d = (unsigned int)(*q - '0');
+                if (v > (~0ULL - d) / 10)
+                        return false;
+                v = v * 10 + d;
+                q++;
+        }
+        if (q == start)
+                return false;
+        *p = q;
+        *ret = v;
+        return true;
+}
+
 int top_status_parse(const char *text, size_t len, struct top_status *ret) {
         memset(ret, 0, sizeof(*ret));
         bool known = false;
@@ -79,10 +101,92 @@ int top_status_parse(const char *text, size_t len, struct top_status *ret) {
                 } else if ((v = field(line, eol, "NSpid"))) {
                         int n = numbers(v, eol, ret->nspid, TOP_NSPID_MAX);
                         ret->n_nspid = n > 0 ? (unsigned int)n : 0;
+                } else if ((v = field(line, eol, "VmRSS"))) {
+                        /* "   12345 kB": the kernel's unit is always kB (KiB) */
+                        const char *unit = eol;
+                        while (unit > v && unit[-1] != ' ' && unit[-1] != '\t')
+                                unit--;
+                        while (v < eol && *v == '\t')
+                                v++;
+                        unsigned long long kib;
+                        if ((size_t)(eol - unit) == 2 && memcmp(unit, "kB", 2) == 0 && decimal(&v, eol, &kib) &&
+                            v < unit && (*v == ' ' || *v == '\t')) {
+                                ret->rss_kib = kib;
+                                ret->have_rss = true;
+                        }
                 }
                 line = nl ? nl + 1 : end;
         }
         return known ? 0 : -EINVAL;
+}
+
+int top_stat_parse(const char *text, size_t len, struct top_stat *ret) {
+        memset(ret, 0, sizeof(*ret));
+        const char *end = text + len, *close = NULL;
+        for (const char *c = text; c < end; c++)
+                if (*c == ')')
+                        close = c;
+        if (!close || close + 1 >= end || close[1] != ' ')
+                return -EINVAL;
+        /* From field 3 (the state) on, single spaces between fields; 14, 15 and 22 wanted. */
+        const char *p = close + 2;
+        for (int field_no = 3; field_no <= 22; field_no++) {
+                if (p >= end)
+                        return -EINVAL;
+                unsigned long long v = 0;
+                if (field_no == 14 || field_no == 15 || field_no == 22) {
+                        if (!decimal(&p, end, &v) || (p < end && *p != ' ' && *p != '\n'))
+                                return -EINVAL;
+                        if (field_no == 14)
+                                ret->utime = v;
+                        else if (field_no == 15)
+                                ret->stime = v;
+                        else
+                                ret->start_ticks = v;
+                } else {
+                        while (p < end && *p != ' ' && *p != '\n')
+                                p++;
+                }
+                if (field_no < 22) {
+                        if (p >= end || *p != ' ')
+                                return -EINVAL;
+                        p++;
+                }
+        }
+        return 0;
+}
+
+int top_uptime_parse(const char *text, size_t len, double *ret) {
+        char buf[64];
+        size_t n = len < sizeof(buf) - 1 ? len : sizeof(buf) - 1;
+        memcpy(buf, text, n);
+        buf[n] = '\0';
+        /* "12345.67 98765.43": whole seconds and hundredths, read without the locale */
+        const char *p = buf;
+        unsigned long long whole, frac = 0;
+        if (!decimal(&p, buf + n, &whole))
+                return -EINVAL;
+        double scale = 1;
+        if (*p == '.') {
+                p++;
+                while (*p >= '0' && *p <= '9' && scale < 1e9) {
+                        frac = frac * 10 + (unsigned long long)(*p - '0');
+                        scale *= 10;
+                        p++;
+                }
+        }
+        if (*p && *p != ' ' && *p != '\n')
+                return -EINVAL;
+        *ret = (double)whole + (double)frac / scale;
+        return 0;
+}
+
+double top_cpu_percent(unsigned long long before_ticks, unsigned long long now_ticks, unsigned long long elapsed_ns,
+                       long ticks_per_s) {
+        if (elapsed_ns == 0 || ticks_per_s <= 0 || now_ticks < before_ticks)
+                return -1;
+        double cpu_s = (double)(now_ticks - before_ticks) / (double)ticks_per_s;
+        return 100.0 * cpu_s / ((double)elapsed_ns / 1e9);
 }
 
 struct top_users {
@@ -187,9 +291,34 @@ static void command_line(const char *raw, size_t len, char *out, size_t size) {
         out[o] = '\0';
 }
 
+double top_proc_uptime(struct fsroot *fs) {
+        char *text = NULL;
+        size_t len = 0;
+        double up;
+        bool ok = fsroot_read_alloc(fs, "/proc/uptime", &text, &len) == 0 && top_uptime_parse(text, len, &up) == 0;
+        free(text);
+        return ok ? up : -1;
+}
+
+/* stat's CPU time and start, and the time since it started. */
+static void host_figures(struct fsroot *fs, unsigned int pid, double uptime_s, long ticks_per_s,
+                         struct top_proc_info *ret) {
+        char path[64], *text = NULL;
+        size_t len = 0;
+        snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+        ret->have_stat = fsroot_read_alloc(fs, path, &text, &len) == 0 && top_stat_parse(text, len, &ret->stat) == 0;
+        free(text);
+        if (ret->have_stat && uptime_s >= 0 && ticks_per_s > 0) {
+                double started = (double)ret->stat.start_ticks / (double)ticks_per_s;
+                /* uptime and starttime are rounded apart: a process just started is 0 s old */
+                ret->elapsed_s = uptime_s > started ? uptime_s - started : 0;
+        }
+}
+
 void top_proc_lookup(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid,
-                     struct top_proc_info *ret) {
+                     double uptime_s, long ticks_per_s, struct top_proc_info *ret) {
         memset(ret, 0, sizeof(*ret));
+        ret->elapsed_s = -1;
         if (nested) {
                 /* NVML's PID is the host's; a process of ours with that number is another one. */
                 ret->where = TOP_PROC_OTHER_NS;
@@ -206,6 +335,9 @@ void top_proc_lookup(struct fsroot *fs, const struct top_users *users, bool nest
         }
         free(text);
         ret->where = TOP_PROC_FOUND;
+        ret->have_rss = st.have_rss;
+        ret->rss_kib = st.rss_kib;
+        host_figures(fs, pid, uptime_s, ticks_per_s, ret);
         if (st.n_nspid > 1)
                 ret->ns_pid = st.nspid[st.n_nspid - 1];
         const char *name = st.have_uid ? top_users_name(users, st.uid) : NULL;

@@ -21,12 +21,34 @@ struct top_status {
         unsigned int n_nspid;    /* 0: no NSpid line (kernels before 4.1) */
         unsigned int nspid[TOP_NSPID_MAX];
         char name[32];           /* Name: the command's short name, "" when absent */
+        bool have_rss;
+        unsigned long long rss_kib; /* VmRSS: resident memory; absent for kernel threads */
 };
 
 /* Parse the text of a status file (len bytes, need not be NUL-terminated). Lines it does
  * not know are skipped; a malformed Uid or NSpid line leaves that field unset. Returns 0,
  * or -EINVAL when the text is no status file (neither Name nor Pid line). */
 int top_status_parse(const char *text, size_t len, struct top_status *ret);
+
+/* What gpuvet reads of /proc/PID/stat: CPU time and the start, all in clock ticks. */
+struct top_stat {
+        unsigned long long utime, stime; /* fields 14 and 15 */
+        unsigned long long start_ticks;  /* field 22: after boot; with the PID, who the process is */
+};
+
+/* Parse a stat line (len bytes, need not be NUL-terminated). The command (field 2) is
+ * the process's own and may hold spaces and parentheses: the fields are counted from
+ * its last ')'. Returns 0, or -EINVAL when a field needed is missing or not a number. */
+int top_stat_parse(const char *text, size_t len, struct top_stat *ret);
+
+/* /proc/uptime's first field, seconds since boot; -EINVAL when it is not a number. */
+int top_uptime_parse(const char *text, size_t len, double *ret);
+
+/* Percent of one CPU used between two readings of a process's utime + stime, ticks
+ * apart, elapsed_ns apart: -1 when it cannot be told (no time passed, the count went
+ * back: another process with the PID). */
+double top_cpu_percent(unsigned long long before_ticks, unsigned long long now_ticks, unsigned long long elapsed_ns,
+                       long ticks_per_s);
 
 /* One process row's identity. */
 struct top_proc_info {
@@ -35,6 +57,11 @@ struct top_proc_info {
         char user[32];           /* name from the root's etc/passwd, else the uid; "" unless found */
         char command[160];       /* cmdline with spaces, printable only; "" unless found */
         char workload[48];       /* workload_summary of its cgroup (sys/workload.h); "" none */
+        bool have_stat;
+        struct top_stat stat;
+        bool have_rss;
+        unsigned long long rss_kib;
+        double elapsed_s;        /* since it started; < 0: unknown */
 };
 
 /* uid -> user name from the root's etc/passwd (read once). */
@@ -49,6 +76,11 @@ struct top_users *top_users_free(struct top_users *u);
 /* Whether gpuvet runs in a nested PID namespace (its own status has more than one NSpid). */
 bool top_proc_self_nested(struct fsroot *fs);
 
-/* Look up NVML's pid under fs. nested: top_proc_self_nested's answer. */
+/* Seconds since boot from fs's /proc/uptime; < 0 when unreadable. */
+double top_proc_uptime(struct fsroot *fs);
+
+/* Look up NVML's pid under fs. nested: top_proc_self_nested's answer; uptime_s:
+ * top_proc_uptime's, for the elapsed time (< 0: none); ticks_per_s: the kernel's clock
+ * ticks (sysconf _SC_CLK_TCK). */
 void top_proc_lookup(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid,
-                     struct top_proc_info *ret);
+                     double uptime_s, long ticks_per_s, struct top_proc_info *ret);

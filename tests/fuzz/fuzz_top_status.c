@@ -1,6 +1,7 @@
 /* libFuzzer target: /proc/PID/status as gpuvet top reads it (src/top/top_proc.c): the
- * Name, Uid and NSpid lines of any text, which a process can shape (its Name is its
- * own comm) and another kernel can format differently. */
+ * Name, Uid, NSpid and VmRSS lines of any text, which a process can shape (its Name is its
+ * own comm) and another kernel can format differently; and the same bytes as
+ * /proc/PID/stat, whose command field the process names too, and /proc/uptime. */
 #include "top/top_proc.h"
 
 #include <stdint.h>
@@ -23,5 +24,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         abort(); /* no control byte reaches the terminal */
         if (st.n_nspid && memchr(data, 'N', size) == NULL)
                 abort(); /* PIDs only from an NSpid line */
+        struct top_stat stat;
+        r = top_stat_parse((const char *)data, size, &stat);
+        if (r != 0 && r != -22)
+                abort();
+        if (r == 0 && memchr(data, ')', size) == NULL)
+                abort(); /* the fields are counted from the command's ')' */
+        double up;
+        r = top_uptime_parse((const char *)data, size, &up);
+        if (r != 0 && r != -22)
+                abort();
+        if (r == 0 && !(up >= 0))
+                abort();
         return 0;
 }

@@ -77,8 +77,13 @@ def make_root(nested):
     write(os.path.join(root, "proc/self/status"),
           "Name:\tgpuvet\nPid:\t100\nUid:\t0\t0\t0\t0\nNSpid:\t100%s\n" % ("\t7" if nested else ""))
     # 4242: alice's training, in a container where it is PID 17
+    # booted 100000 s ago; stat's start (field 22) in ticks of 100 Hz, CPU time in 14 and 15
+    write(os.path.join(root, "proc/uptime"), "100000.00 790000.00\n")
     write(os.path.join(root, "proc/4242/status"), "Name:\tpython3\nPid:\t4242\nUid:\t1000\t1000\t1000\t1000\n"
-          "NSpid:\t4242\t17\n")
+          "NSpid:\t4242\t17\nVmRSS:\t 1572864 kB\n")
+    # started 1:02:03 ago; a command with a space and parentheses of its own
+    write(os.path.join(root, "proc/4242/stat"), "4242 (py (thon) 3) S 1 4242 4242 0 -1 4194560 9000 0 0 0 "
+          "36000 1200 0 0 20 0 12 0 %d 9000000000 393216 18446744073709551615\n" % ((100000 - 3723) * 100))
     write(os.path.join(root, "proc/4242/cmdline"), b"python3\0train.py\0--epochs\x003\0", "wb")
     # its pod (kubelet's systemd driver) and the container's entry in kubelet's log layout
     cid = "3f9a" * 16
@@ -86,7 +91,10 @@ def make_root(nested):
           "0f2b6e1c_4d3a_4b8e_9c1d_2a3b4c5d6e7f.slice/cri-containerd-%s.scope\n" % cid)
     write(os.path.join(root, "var/log/containers/trainer-7d9f8_ml-team_pytorch-%s.log" % cid), "")
     # 5151: root's, on the host
-    write(os.path.join(root, "proc/5151/status"), "Name:\tpython3\nPid:\t5151\nUid:\t0\t0\t0\t0\nNSpid:\t5151\n")
+    write(os.path.join(root, "proc/5151/status"), "Name:\tpython3\nPid:\t5151\nUid:\t0\t0\t0\t0\nNSpid:\t5151\n"
+          "VmRSS:\t  524288 kB\n")
+    write(os.path.join(root, "proc/5151/stat"), "5151 (python3) R 1 5151 5151 0 -1 4194560 100 0 0 0 "
+          "2000 100 0 0 20 0 4 0 %d 2000000000 131072 18446744073709551615\n" % ((100000 - 307) * 100))
     write(os.path.join(root, "proc/5151/cmdline"), b"python3\0eval.py\0", "wb")
     write(os.path.join(root, "proc/5151/cgroup"), "0::/system.slice/slurmstepd.scope/job_5151/step_0/user/task_0\n")
     # 777 has exited: no /proc entry
@@ -194,7 +202,7 @@ def test_busy_small_keys_resize_quit():
     root = make_root(nested=False)
     t = Top(["--interval", "0.2", "--root", root], BUSY)
     try:
-        s = t.wait(lambda s: "train.py" in s, "80x24: the process rows appear")
+        s = t.wait(lambda s: "python3 train" in s, "80x24: the process rows appear")
         check("8 GPUs" in s and "sort: memory" in s, "80x24: the title names 8 GPUs and the sort")
         g0 = line_with(s, " 0 H100 80GB")
         check("87%" in g0 and "78C" in g0 and "612W" in g0 and "1980MHz" in g0 and "sw-power" in g0,
@@ -213,12 +221,19 @@ def test_busy_small_keys_resize_quit():
         rows = proc_lines(s)
         check(len(rows) == 3, "80x24: three process rows: %r" % rows)
         if len(rows) == 3:
+            # %CPU from two rounds: "-" on the first, then the fixture's unchanging CPU time
             check(rows[0].split()[:7] == ["0", "4242", "17", "alice", "30720MiB", "21%", "C"] and
-                  "python3 train.py --epochs 3" in rows[0], "the container's process first, SM 21%: " + rows[0])
+                  rows[0].split()[8:10] == ["1.5G", "1:02:03"] and "python3 train" in rows[0],
+                  "the container's process first, SM 21%, RSS, TIME: " + rows[0])
             check(rows[1].split()[:7] == ["0", "5151", "-", "root", "10240MiB", "64%", "C"] and
-                  "python3 eval.py" in rows[1], "the host's process second, SM 64%: " + rows[1])
-            check(rows[2].split()[:7] == ["1", "777", "-", "-", "2048MiB", "-", "C"] and "(exited)" in rows[2],
-                  "an exited PID said, its SM share above 100 % unknown: " + rows[2])
+                  rows[1].split()[8:10] == ["512M", "05:07"] and "python3 eval" in rows[1],
+                  "the host's process second, SM 64%: " + rows[1])
+            check(rows[2].split()[:10] == ["1", "777", "-", "-", "2048MiB", "-", "C", "-", "-", "-"] and
+                  "(exited)" in rows[2], "an exited PID said, its SM share above 100 % unknown: " + rows[2])
+        s = t.wait(lambda s: [r.split()[7:8] for r in proc_lines(s)] == [["0.0"], ["0.0"], ["-"]],
+                   "80x24: %CPU after a second round, 0.0 for CPU time that did not move")
+        check("%CPU   RSS     TIME COMMAND" in line_with(s, "GPU     PID"), "80x24: the host columns' header: " +
+              line_with(s, "GPU     PID"))
         s = t.screen()
         check(all(len(line) <= 80 for line in s.split("\n")), "80x24: no line wider than the pane")
 
@@ -244,7 +259,7 @@ def test_busy_small_keys_resize_quit():
         check("sort by GPU memory, SM share, PID" in s and "fell off the bus." in s and "blank: no reading." in s,
               "80x24: the help fits, whole lines: " + s)
         t.keys("x")
-        t.wait(lambda s: "this help" not in s and "train.py" in s, "a key closes the help")
+        t.wait(lambda s: "this help" not in s and "python3 train" in s, "a key closes the help")
 
         tmux("resize-window", "-t", t.name, "-x", "120", "-y", "40")
         # tmux can capture the pane while the redraw after the resize is half written: wait
@@ -254,15 +269,15 @@ def test_busy_small_keys_resize_quit():
         check("[|||||||||||" in line_with(s, "UTIL [||"), "120x40: GPU 0's utilization bar is filled")
         rows = [r.lstrip(">").split() for r in proc_lines(s)]  # the selected row starts with '>'
         check("JOB/POD" in line_with(s, "GPU     PID") and len(rows) == 3 and
-              rows[0][7:9] == ["ml-team/trainer-7d9f8", "python3"] and rows[1][7:10] == ["job", "5151", "python3"]
-              and rows[2][7:9] == ["-", "(exited)"],
+              rows[0][10:12] == ["ml-team/trainer-7d9f8", "python3"] and rows[1][10:13] == ["job", "5151", "python3"]
+              and rows[2][10:12] == ["-", "(exited)"] and "python3 train.py --epochs 3" in line_with(s, "4242"),
               "120x40: the JOB/POD column (pod, Slurm job, none): %r" % rows)
         tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
-        t.wait(lambda s: "UTIL [" not in s and "train.py" in s, "back to 80x24: one line per GPU")
+        t.wait(lambda s: "UTIL [" not in s and "python3 train" in s, "back to 80x24: one line per GPU")
         tmux("resize-window", "-t", t.name, "-x", "30", "-y", "6")
         t.wait(lambda s: "too small" in s, "30x6: says the terminal is too small")
         tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
-        t.wait(lambda s: "train.py" in s, "80x24 again after too small")
+        t.wait(lambda s: "python3 train" in s, "80x24 again after too small")
 
         t.keys("q")
         rc = t.exit_code()
@@ -344,7 +359,7 @@ def test_nested_namespace():
     try:
         s = t.wait(lambda s: "other-ns" in s, "nested: rows say other-ns")
         rows = proc_lines(s)
-        check(len(rows) == 3 and all("other-ns" in r and "other namespace" in r for r in rows),
+        check(len(rows) == 3 and all("other-ns" in r and "(other name" in r for r in rows),
               "nested: every process row says other namespace: %r" % rows)
         t.keys("q")
         check(t.exit_code() == 0, "nested: q exits 0")

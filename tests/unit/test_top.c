@@ -47,7 +47,7 @@ static void test_layout(void **state) {
         assert_false(l.workload_column);
         top_layout_compute(40, 120, 8, &l);
         assert_true(l.full);
-        assert_true(l.workload_column); /* JOB/POD from 113 columns, 40 left for the command */
+        assert_true(l.workload_column); /* JOB/POD from 119 columns, 28 left for the command */
         top_layout_compute(40, TOP_WORKLOAD_MIN_COLS - 1, 8, &l);
         assert_false(l.workload_column);
         top_layout_compute(40, 120, 8, &l);
@@ -253,7 +253,7 @@ static void test_frame(void **state) {
         assert_non_null(strstr(top_frame_line(&f, 2), "UTIL [|||||  50%]"));
         assert_non_null(strstr(top_frame_line(&f, 4), "LOST: nvmlDeviceGetName: GPU is lost"));
         assert_int_equal(f.attr[4], TOP_ATTR_LOST);
-        assert_non_null(strstr(top_frame_line(&f, 7), "  SM T COMMAND"));
+        assert_non_null(strstr(top_frame_line(&f, 7), "  SM T  %CPU   RSS     TIME COMMAND"));
         assert_non_null(strstr(top_frame_line(&f, 8), "other-ns"));
         assert_non_null(strstr(top_frame_line(&f, 8), " 73% C "));
         assert_non_null(strstr(top_frame_line(&f, 9), "    - C "));
@@ -454,6 +454,130 @@ static void test_frame_ecc_and_classes(void **state) {
         top_model_done(&m);
 }
 
+/* /proc/PID/stat: the fields after the command counted from its last ')', whatever the
+ * command holds; /proc/uptime; VmRSS; CPU % from two readings. */
+static void test_stat(void **state) {
+        (void)state;
+        struct top_stat st;
+        const char *line = "4242 (python3) S 1 4242 4242 0 -1 4194560 1000 0 0 0 1500 250 0 0 20 0 8 0 123456 "
+                           "1000000 5000 18446744073709551615\n";
+        assert_int_equal(top_stat_parse(line, strlen(line), &st), 0);
+        assert_int_equal(st.utime, 1500);
+        assert_int_equal(st.stime, 250);
+        assert_int_equal(st.start_ticks, 123456);
+        /* a command that names itself with spaces and parentheses */
+        const char *evil = "77 (a) S 9 9 9 (b)) R 1 2 3 0 -1 0 0 0 0 0 7 8 0 0 20 0 1 0 99\n";
+        assert_int_equal(top_stat_parse(evil, strlen(evil), &st), 0);
+        assert_int_equal(st.utime, 7);
+        assert_int_equal(st.stime, 8);
+        assert_int_equal(st.start_ticks, 99);
+        /* ends at field 22, not NUL-terminated */
+        const char cut[] = "5 (x) S 1 5 5 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 42";
+        assert_int_equal(top_stat_parse(cut, sizeof(cut) - 1, &st), 0);
+        assert_int_equal(st.start_ticks, 42);
+        assert_int_equal(top_stat_parse(cut, sizeof(cut) - 2, &st), 0); /* "4": another start, still a number */
+        assert_int_equal(st.start_ticks, 4);
+        assert_int_equal(top_stat_parse(cut, sizeof(cut) - 3, &st), -EINVAL); /* no field 22 */
+        const char *short_line = "5 (x) S 1 5 5 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0\n";
+        assert_int_equal(top_stat_parse(short_line, strlen(short_line), &st), -EINVAL);
+        const char *word = "5 (x) S 1 5 5 0 -1 0 0 0 0 0 3x 4 0 0 20 0 1 0 42\n";
+        assert_int_equal(top_stat_parse(word, strlen(word), &st), -EINVAL);
+        const char *huge = "5 (x) S 1 5 5 0 -1 0 0 0 0 0 99999999999999999999999 4 0 0 20 0 1 0 42\n";
+        assert_int_equal(top_stat_parse(huge, strlen(huge), &st), -EINVAL);
+        assert_int_equal(top_stat_parse("5 (x", 4, &st), -EINVAL);
+        assert_int_equal(top_stat_parse("", 0, &st), -EINVAL);
+
+        double up = 0;
+        assert_int_equal(top_uptime_parse("12345.67 98765.43\n", 18, &up), 0);
+        assert_true(up > 12345.66 && up < 12345.68);
+        assert_int_equal(top_uptime_parse("100\n", 4, &up), 0);
+        assert_true(up == 100);
+        assert_int_equal(top_uptime_parse("up 5", 4, &up), -EINVAL);
+        assert_int_equal(top_uptime_parse("12x", 3, &up), -EINVAL);
+
+        struct top_status ps;
+        const char *status = "Name:\tpython3\nPid:\t1\nVmRSS:\t  1572864 kB\n";
+        assert_int_equal(top_status_parse(status, strlen(status), &ps), 0);
+        assert_true(ps.have_rss);
+        assert_int_equal(ps.rss_kib, 1572864);
+        const char *odd = "Name:\tx\nPid:\t1\nVmRSS:\t12 MB\n"; /* not the kernel's unit: unknown */
+        assert_int_equal(top_status_parse(odd, strlen(odd), &ps), 0);
+        assert_false(ps.have_rss);
+        const char *kthread = "Name:\tkworker\nPid:\t2\n";
+        assert_int_equal(top_status_parse(kthread, strlen(kthread), &ps), 0);
+        assert_false(ps.have_rss);
+
+        /* 50 ticks of 100 Hz in a second: half a CPU; 4 CPUs busy: 400 % */
+        assert_true(top_cpu_percent(100, 150, 1000000000ULL, 100) == 50.0);
+        assert_true(top_cpu_percent(0, 800, 2000000000ULL, 100) == 400.0);
+        assert_true(top_cpu_percent(150, 100, 1000000000ULL, 100) < 0); /* went back: another process */
+        assert_true(top_cpu_percent(100, 150, 0, 100) < 0);
+        assert_true(top_cpu_percent(100, 150, 1000000000ULL, 0) < 0);
+}
+
+/* CPU % needs two rounds: unknown at a process's first, then from the ticks between;
+ * a PID reused by a process with another start time begins again. */
+static void test_model_cpu(void **state) {
+        (void)state;
+        struct top_model m = model_with(3);
+        for (unsigned int i = 0; i < 3; i++) {
+                m.procs[i] = (struct top_proc_row){.gpu = 0, .pid = 10 + i,
+                                                   .info = {.where = TOP_PROC_FOUND, .have_stat = true}};
+                m.procs[i].info.stat = (struct top_stat){.utime = 100, .stime = 50, .start_ticks = 1000};
+        }
+        m.procs[2].info.where = TOP_PROC_GONE;
+        assert_int_equal(top_model_cpu(&m, 5000000000ULL, 100), 0);
+        for (unsigned int i = 0; i < 3; i++)
+                assert_true(m.procs[i].cpu_pct < 0);
+        m.procs[0].info.stat.utime += 150; /* 150 ticks in 2 s at 100 Hz: 75 % */
+        m.procs[1].info.stat.start_ticks = 2000; /* PID 11 is another process now */
+        m.procs[2].info.where = TOP_PROC_FOUND;
+        assert_int_equal(top_model_cpu(&m, 7000000000ULL, 100), 0);
+        assert_true(m.procs[0].cpu_pct == 75.0);
+        assert_true(m.procs[1].cpu_pct < 0);
+        assert_true(m.procs[2].cpu_pct < 0); /* first seen now */
+        assert_int_equal(top_model_cpu(&m, 8000000000ULL, 100), 0);
+        assert_true(m.procs[0].cpu_pct == 0.0);
+        assert_true(m.procs[1].cpu_pct == 0.0);
+        top_model_done(&m);
+}
+
+/* The host columns as a row shows them: %CPU, RSS, TIME; "-" when unknown. */
+static void test_frame_host_columns(void **state) {
+        (void)state;
+        struct top_model m = model_with(4);
+        const struct {
+                double cpu, elapsed;
+                bool have_rss;
+                unsigned long long kib;
+                const char *want;
+        } cases[] = {
+                {50, 3723, true, 1572864, "  50.0  1.5G  1:02:03 "},
+                {1234.4, 307, true, 980, "  1234  980K    05:07 "},
+                {-1, 1.1e6, true, 524288, "     -  512M   12d17h "},
+                {0.04, 0, false, 0, "   0.0     -    00:00 "},
+        };
+        for (unsigned int i = 0; i < 4; i++) {
+                m.procs[i] = (struct top_proc_row){.gpu = 0, .pid = 100 + i, .sm_pct = -1, .cpu_pct = cases[i].cpu,
+                                                   .info = {.where = TOP_PROC_FOUND, .elapsed_s = cases[i].elapsed,
+                                                            .have_rss = cases[i].have_rss, .rss_kib = cases[i].kib}};
+                snprintf(m.procs[i].info.command, sizeof(m.procs[i].info.command), "cmd%u", i);
+        }
+        struct top_view v = {.interval_ms = 1000};
+        struct top_frame f = {0};
+        assert_int_equal(top_frame_render(&m, &v, 24, 80, &f), 0);
+        struct top_layout l;
+        top_layout_compute(24, 80, 2, &l);
+        for (unsigned int i = 0; i < 4; i++) {
+                const char *row = top_frame_line(&f, l.proc_top + 1 + i);
+                if (!strstr(row, cases[i].want))
+                        fail_msg("row %u: '%s' lacks '%s'", i, row, cases[i].want);
+                assert_int_equal(strstr(row, "cmd") - row, TOP_PROC_PREFIX_WIDTH);
+        }
+        top_frame_done(&f);
+        top_model_done(&m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_layout), cmocka_unit_test(test_bar),  cmocka_unit_test(test_spark),
@@ -461,6 +585,7 @@ int main(void) {
                 cmocka_unit_test(test_frame),  cmocka_unit_test(test_frame_utf8),
                 cmocka_unit_test(test_help_fits_80),
                 cmocka_unit_test(test_classify), cmocka_unit_test(test_frame_ecc_and_classes),
+                cmocka_unit_test(test_stat), cmocka_unit_test(test_model_cpu), cmocka_unit_test(test_frame_host_columns),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
