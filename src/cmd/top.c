@@ -233,7 +233,9 @@ static int run(const struct top_cli *o, const struct cmd_args *args) {
         };
         struct sampler_options so = {.lib = lib, .dl = args->nvml.dl, .groups = top_groups(), .interval_ms = o->interval_ms};
         struct top_model m = {0};
-        struct top_view v = {.sort = o->sort, .interval_ms = o->interval_ms};
+        /* Signals only to this machine's processes, as gpuvet's own namespace sees them. */
+        struct top_signal_env signals = {.fs = fs, .live = fsroot_is_live(fs) && !feed.look.nested};
+        struct top_view v = {.sort = o->sort, .interval_ms = o->interval_ms, .signals = &signals};
         int code;
         if (sampler_start(&so, &feed.smp) < 0) {
                 fprintf(stderr, "gpuvet top: could not start the sampler\n");

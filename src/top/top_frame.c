@@ -280,6 +280,7 @@ static const char *const help_lines[] = {
         "  Up/Down, k/j  select a process      PgUp/PgDn, Home/End  a page, first, last",
         "  s, F6         next sort key         m u p  sort by GPU memory, SM share, PID",
         "  Left/Right    scroll the GPUs when they do not all fit      q  quit",
+        "  K T I         SIGKILL, SIGTERM, SIGINT to the selected process (asks y/N)",
         "  Esc           no selection          h ? F1  this help (any key closes it)",
         "Columns: GPU, PID (the host's), NS-PID (in its container), USER, GPU-MEM, SM",
         "  share, T (C compute, G graphics), %CPU, RSS and TIME (elapsed) on the host.",
@@ -311,6 +312,11 @@ static void select_index(struct top_view *v, const struct top_model *m, int i) {
         v->have_selected = true;
         v->sel_gpu = m->procs[i].gpu;
         v->sel_pid = m->procs[i].pid;
+}
+
+const struct top_proc_row *top_view_selected(const struct top_view *v, const struct top_model *m) {
+        int i = selected_index(v, m);
+        return i < 0 ? NULL : &m->procs[i];
 }
 
 void top_view_move(struct top_view *v, const struct top_model *m, int delta) {
@@ -409,8 +415,15 @@ int top_frame_render(const struct top_model *m, struct top_view *v, unsigned int
                 putf(ret, r, 0, "   GPUs %u-%u of %u shown (Left/Right scroll)", v->gpu_scroll,
                      v->gpu_scroll + l.gpus_shown - 1, m->n_gpus);
         processes(ret, &l, m, v);
-        putf(ret, l.help_row, 0, "q quit  Up/Down select  s sort  m/u/p memory/util/pid  h help%s",
-             v->have_selected ? "" : "");
+        if (v->confirm.active || v->status[0]) {
+                char prompt[256];
+                if (v->confirm.active)
+                        top_signal_prompt(&v->confirm, prompt, sizeof(prompt));
+                ret->attr[l.help_row] = TOP_ATTR_TITLE;
+                put(ret, l.help_row, 0, v->confirm.active ? prompt : v->status);
+        } else {
+                put(ret, l.help_row, 0, "q quit  Up/Down select  s sort  m/u/p memory/util/pid  K/T/I kill  h help");
+        }
         return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "top/top_model.h"
+#include "top/top_signal.h"
 
 enum top_attr {
         TOP_ATTR_NORMAL,
@@ -26,6 +27,9 @@ struct top_view {
         unsigned int proc_scroll;  /* the first process row shown */
         unsigned int gpu_scroll;   /* the first GPU shown when not all fit */
         unsigned long long interval_ms;
+        const struct top_signal_env *signals; /* where K, T, I may send; NULL: nowhere */
+        struct top_pending_signal confirm;    /* K, T or I waiting for y */
+        char status[160];                     /* what the last action came to: the bottom line until a key */
 };
 
 struct top_frame {
@@ -46,6 +50,9 @@ static inline const char *top_frame_line(const struct top_frame *f, unsigned int
 
 /* The rows --once needs to show every GPU in full and every process. */
 unsigned int top_frame_rows_for_all(const struct top_model *m);
+
+/* The selected process's row, or NULL. */
+const struct top_proc_row *top_view_selected(const struct top_view *v, const struct top_model *m);
 
 /* Move the selection by delta rows (up is negative), within the process rows. */
 void top_view_move(struct top_view *v, const struct top_model *m, int delta);

@@ -2,8 +2,22 @@
 #include "top/top_screen.h"
 
 #include <curses.h>
+#include <signal.h>
+#include <stdio.h>
 
 bool top_view_key(struct top_view *v, const struct top_model *m, int key, unsigned int page) {
+        if (v->confirm.active && key != KEY_RESIZE) {
+                /* y sends; any other key, q too, only cancels: a stray key never kills */
+                if (key == 'y' || key == 'Y')
+                        (void)top_signal_send(v->signals, &v->confirm, v->status, sizeof(v->status));
+                else
+                        snprintf(v->status, sizeof(v->status), "%s not sent to PID %u",
+                                 top_signal_name(v->confirm.sig), v->confirm.pid);
+                v->confirm.active = false;
+                return true;
+        }
+        if (key != KEY_RESIZE)
+                v->status[0] = '\0';
         if (v->help && key != KEY_RESIZE) {
                 /* Any key closes the help; q still quits. */
                 v->help = false;
@@ -31,6 +45,14 @@ bool top_view_key(struct top_view *v, const struct top_model *m, int key, unsign
         case 'm': v->sort = TOP_SORT_MEMORY; break;
         case 'u': v->sort = TOP_SORT_UTIL; break;
         case 'p': v->sort = TOP_SORT_PID; break;
+        case 'K':
+        case 'T':
+        case 'I': {
+                int sig = key == 'K' ? SIGKILL : key == 'T' ? SIGTERM : SIGINT;
+                (void)top_signal_ask(v->signals, top_view_selected(v, m), sig, &v->confirm, v->status,
+                                     sizeof(v->status));
+                break;
+        }
         case 'h':
         case '?':
         case KEY_F(1): v->help = true; break;

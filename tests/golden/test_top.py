@@ -30,6 +30,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -253,6 +254,14 @@ def test_busy_small_keys_resize_quit():
             t.wait(lambda s: line_with(s, " %s " % pid).startswith(">")
                    and sum(1 for line in proc_lines(s) if line.startswith(">")) == 1,
                    "%s marks the row of %s, and only it" % (key, pid))
+        # under --root the processes are a fixture's: K is refused at once, no prompt
+        t.keys("K")
+        s = t.wait(lambda s: "SIGKILL not sent: under --root" in s, "--root: K refused, said on the bottom line")
+        check("y/N" not in s, "--root: no confirmation asked")
+        t.keys("Escape")
+        t.wait(lambda s: "SIGKILL not sent" not in s and "q quit" in s, "a key clears the status line")
+        t.keys("Up")
+        t.wait(lambda s: line_with(s, " 4242 ").startswith(">"), "4242 selected again")
         t.keys("h")
         s = t.wait(lambda s: "this help" in s and "quit" in s, "h shows the help")
         # at 80x24 every help line whole, the last one too (review: "sort by memory, utilization, p")
@@ -367,6 +376,47 @@ def test_nested_namespace():
         t.kill()
 
 
+def test_signal_live():
+    """K/T/I on the live root: a child of the test's on GPU 3 (the fake lists its PID),
+    asked with its PID and command, n cancels, y sends SIGTERM, which the child dies of."""
+    child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+    scn = os.path.join(TMP, "signal.scn")
+    write(scn, "include %s\n\n[gpu 3]\nprocess = %d 512MiB sm=1 sleep 300\n" % (os.path.abspath(BUSY), child.pid))
+    t = Top(["--interval", "0.2", "--sort", "pid"], scn, cols=120, rows=40)
+    try:
+        mine = " %d " % child.pid
+        t.wait(lambda s: mine in s and "sleep 300" in line_with(s, mine), "live: the child's row")
+        for _ in range(8):
+            if line_with(t.screen(), mine).startswith(">"):
+                break
+            t.keys("Down")
+            time.sleep(0.2 * SCALE)
+        t.wait(lambda s: line_with(s, mine).startswith(">"), "live: the child's row selected")
+        t.keys("T")
+        s = t.wait(lambda s: "y/N" in s, "live: T asks")
+        check("Send SIGTERM to PID %d (sleep 300)? y/N" % child.pid in s, "live: the prompt names PID and command: " +
+              line_with(s, "y/N"))
+        t.keys("n")
+        t.wait(lambda s: "SIGTERM not sent to PID %d" % child.pid in s, "live: n cancels, said")
+        check(child.poll() is None, "live: no signal after n")
+        t.keys("T")
+        t.wait(lambda s: "y/N" in s, "live: T asks again")
+        t.keys("y")
+        t.wait(lambda s: "SIGTERM sent to PID %d" % child.pid in s, "live: y sends, said")
+        try:
+            rc = child.wait(timeout=10 * SCALE)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check(rc == -signal.SIGTERM, "live: the child died of SIGTERM (%r)" % rc)
+        t.keys("q")
+        check(t.exit_code() == 0, "live: q exits 0 (%s)" % t.stderr())
+    finally:
+        t.kill()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 def run_once(args, scenario, extra=None):
     env = fakeenv.gpuvet_env(scenario, dict({"GPUVET_NVML_LIB": FAKE_LIB}, **(extra or {})))
     return subprocess.run([GPUVET, "top"] + args, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
@@ -393,7 +443,7 @@ def test_once_and_usage():
 try:
     tmux("start-server", check_rc=False)
     for test in (test_once_and_usage, test_busy_small_keys_resize_quit, test_lost_while_running, test_stale_on_hang,
-                 test_stale_when_slow, test_nested_namespace):
+                 test_stale_when_slow, test_nested_namespace, test_signal_live):
         t0 = time.monotonic()
         test()
         print("%s: %.1f s" % (test.__name__, time.monotonic() - t0))

@@ -10,8 +10,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "core/fsroot.h"
 #include "core/utf8.h"
 #include "top/top_draw.h"
 #include "top/top_frame.h"
@@ -19,6 +24,7 @@
 #include "top/top_model.h"
 #include "top/top_proc.h"
 #include "top/top_screen.h"
+#include "top/top_signal.h"
 
 static void layout_fits(unsigned int rows, unsigned int cols, unsigned int gpus) {
         struct top_layout l;
@@ -578,6 +584,181 @@ static void test_frame_host_columns(void **state) {
         top_model_done(&m);
 }
 
+static int delivered_sig, delivered_pid, deliver_rc;
+static int fake_deliver(int pidfd, unsigned int pid, int sig) {
+        (void)pidfd;
+        delivered_sig = sig;
+        delivered_pid = (int)pid;
+        return deliver_rc;
+}
+
+static void write_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        assert_true(fputs(text, f) >= 0);
+        assert_int_equal(fclose(f), 0);
+}
+
+/* K, T, I: asked only for a process of this machine whose start is known; sent only
+ * when the PID still names it; EPERM said; never under --root. The fixture /proc holds
+ * our own PID (a pidfd of it opens), the delivery is the test's. */
+static void test_signal(void **state) {
+        (void)state;
+        char dir[] = "/tmp/gpuvet-top-sig-XXXXXX", path[256];
+        assert_non_null(mkdtemp(dir));
+        unsigned int me = (unsigned int)getpid();
+        snprintf(path, sizeof(path), "%s/proc", dir);
+        assert_int_equal(mkdir(path, 0700), 0);
+        snprintf(path, sizeof(path), "%s/proc/%u", dir, me);
+        assert_int_equal(mkdir(path, 0700), 0);
+        snprintf(path, sizeof(path), "%s/proc/%u/stat", dir, me);
+        char stat[256];
+        snprintf(stat, sizeof(stat), "%u (python3) S 1 1 1 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 1000 0 0\n", me);
+        write_file(path, stat);
+        struct fsroot *fs = NULL;
+        assert_int_equal(fsroot_open(dir, &fs), 0);
+
+        struct top_proc_row row = {.gpu = 0, .pid = me,
+                                   .info = {.where = TOP_PROC_FOUND, .have_stat = true, .stat = {.start_ticks = 1000}}};
+        snprintf(row.info.command, sizeof(row.info.command), "python3 train.py");
+        struct top_signal_env fixture = {.fs = fs, .live = false, .deliver = fake_deliver};
+        struct top_pending_signal p;
+        char msg[160];
+        assert_false(top_signal_ask(&fixture, &row, SIGKILL, &p, msg, sizeof(msg)));
+        assert_non_null(strstr(msg, "SIGKILL not sent: under --root"));
+        assert_false(p.active);
+        assert_false(top_signal_ask(NULL, &row, SIGKILL, &p, msg, sizeof(msg)));
+
+        /* "live" over the fixture: what the checks do, with the delivery the test's */
+        struct top_signal_env env = {.fs = fs, .live = true, .deliver = fake_deliver};
+        assert_false(top_signal_ask(&env, NULL, SIGTERM, &p, msg, sizeof(msg)));
+        assert_non_null(strstr(msg, "select a process"));
+        struct top_proc_row other = row;
+        other.info.where = TOP_PROC_GONE;
+        assert_false(top_signal_ask(&env, &other, SIGTERM, &p, msg, sizeof(msg)));
+        assert_non_null(strstr(msg, "has exited"));
+        other.info.where = TOP_PROC_OTHER_NS;
+        assert_false(top_signal_ask(&env, &other, SIGTERM, &p, msg, sizeof(msg)));
+        assert_non_null(strstr(msg, "another PID namespace"));
+        other.info.where = TOP_PROC_FOUND;
+        other.info.have_stat = false;
+        assert_false(top_signal_ask(&env, &other, SIGTERM, &p, msg, sizeof(msg)));
+        assert_non_null(strstr(msg, "stat could not be read"));
+
+        assert_true(top_signal_ask(&env, &row, SIGTERM, &p, msg, sizeof(msg)));
+        assert_true(p.active);
+        char prompt[256], want[128];
+        top_signal_prompt(&p, prompt, sizeof(prompt));
+        snprintf(want, sizeof(want), "Send SIGTERM to PID %u (python3 train.py)? y/N", me);
+        assert_string_equal(prompt, want);
+
+        delivered_sig = delivered_pid = 0;
+        deliver_rc = 0;
+        assert_int_equal(top_signal_send(&env, &p, msg, sizeof(msg)), 0);
+        assert_int_equal(delivered_sig, SIGTERM);
+        assert_int_equal(delivered_pid, (int)me);
+        assert_non_null(strstr(msg, "SIGTERM sent to PID"));
+
+        deliver_rc = -EPERM;
+        assert_int_equal(top_signal_send(&env, &p, msg, sizeof(msg)), -EPERM);
+        assert_non_null(strstr(msg, "not permitted (EPERM)"));
+        assert_true(strlen(msg) < 80);
+
+        /* the PID now names a process that started at another time: nothing delivered */
+        delivered_sig = 0;
+        p.start_ticks = 999;
+        assert_int_equal(top_signal_send(&env, &p, msg, sizeof(msg)), -ESRCH);
+        assert_int_equal(delivered_sig, 0);
+        assert_non_null(strstr(msg, "another process now"));
+        p.start_ticks = 1000;
+        assert_int_equal(unlink(path), 0); /* its /proc entry gone */
+        assert_int_equal(top_signal_send(&env, &p, msg, sizeof(msg)), -ESRCH);
+        assert_int_equal(delivered_sig, 0);
+        assert_non_null(strstr(msg, "has exited"));
+        assert_int_equal(top_signal_send(&fixture, &p, msg, sizeof(msg)), -EPERM);
+        assert_int_equal(delivered_sig, 0);
+        fsroot_free(fs);
+        snprintf(path, sizeof(path), "%s/proc/%u", dir, me);
+        rmdir(path);
+        snprintf(path, sizeof(path), "%s/proc", dir);
+        rmdir(path);
+        rmdir(dir);
+}
+
+/* The real delivery on the live root: SIGTERM reaches a child of ours, checked by its
+ * start time in the machine's /proc. */
+static void test_signal_live(void **state) {
+        (void)state;
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                for (;;)
+                        pause();
+        }
+        struct fsroot *fs = NULL;
+        assert_int_equal(fsroot_open("/", &fs), 0);
+        char path[64], *text = NULL;
+        size_t len = 0;
+        struct top_proc_row row = {.pid = (unsigned int)child, .info = {.where = TOP_PROC_FOUND}};
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
+        assert_int_equal(fsroot_read_alloc(fs, path, &text, &len), 0);
+        assert_int_equal(top_stat_parse(text, len, &row.info.stat), 0);
+        free(text);
+        row.info.have_stat = true;
+        struct top_signal_env env = {.fs = fs, .live = fsroot_is_live(fs)};
+        assert_true(env.live);
+        struct top_pending_signal p;
+        char msg[160];
+        assert_true(top_signal_ask(&env, &row, SIGTERM, &p, msg, sizeof(msg)));
+        int r = top_signal_send(&env, &p, msg, sizeof(msg));
+        int status = 0;
+        if (r != 0)
+                kill(child, SIGKILL);
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_int_equal(r, 0);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+        fsroot_free(fs);
+}
+
+/* K asks, any key but y cancels, y sends; the status line says so until the next key. */
+static void test_keys_signal(void **state) {
+        (void)state;
+        struct top_model m = model_with(1);
+        m.procs[0] = (struct top_proc_row){.gpu = 0, .pid = 4242,
+                                           .info = {.where = TOP_PROC_FOUND, .have_stat = true}};
+        snprintf(m.procs[0].info.command, sizeof(m.procs[0].info.command), "python3 train.py");
+        struct top_signal_env fixture = {.live = false};
+        struct top_view v = {.interval_ms = 1000, .signals = &fixture};
+        top_view_key(&v, &m, 'K', 10); /* nothing selected */
+        assert_false(v.confirm.active);
+        assert_non_null(strstr(v.status, "select a process"));
+        top_view_key(&v, &m, KEY_DOWN, 10);
+        assert_string_equal(v.status, "");
+        top_view_key(&v, &m, 'K', 10); /* under --root: refused at once, no prompt */
+        assert_false(v.confirm.active);
+        assert_non_null(strstr(v.status, "under --root"));
+
+        struct top_view w = {.interval_ms = 1000, .have_selected = true, .sel_gpu = 0, .sel_pid = 4242};
+        struct top_signal_env live = {.live = true, .deliver = fake_deliver};
+        w.signals = &live;
+        assert_true(top_view_key(&w, &m, 'I', 10));
+        assert_true(w.confirm.active);
+        assert_int_equal(w.confirm.sig, SIGINT);
+        struct top_frame f = {0};
+        assert_int_equal(top_frame_render(&m, &w, 24, 80, &f), 0);
+        assert_non_null(strstr(top_frame_line(&f, 23), "Send SIGINT to PID 4242 (python3 train.py)? y/N"));
+        assert_true(top_view_key(&w, &m, 'q', 10)); /* q cancels the prompt; it does not quit */
+        assert_false(w.confirm.active);
+        assert_non_null(strstr(w.status, "SIGINT not sent to PID 4242"));
+        assert_int_equal(top_frame_render(&m, &w, 24, 80, &f), 0);
+        assert_non_null(strstr(top_frame_line(&f, 23), "SIGINT not sent"));
+        top_view_key(&w, &m, 'x', 10);
+        assert_int_equal(top_frame_render(&m, &w, 24, 80, &f), 0);
+        assert_non_null(strstr(top_frame_line(&f, 23), "q quit"));
+        top_frame_done(&f);
+        top_model_done(&m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_layout), cmocka_unit_test(test_bar),  cmocka_unit_test(test_spark),
@@ -586,6 +767,7 @@ int main(void) {
                 cmocka_unit_test(test_help_fits_80),
                 cmocka_unit_test(test_classify), cmocka_unit_test(test_frame_ecc_and_classes),
                 cmocka_unit_test(test_stat), cmocka_unit_test(test_model_cpu), cmocka_unit_test(test_frame_host_columns),
+                cmocka_unit_test(test_signal), cmocka_unit_test(test_signal_live), cmocka_unit_test(test_keys_signal),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
