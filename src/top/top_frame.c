@@ -136,7 +136,8 @@ static void gpu_full(struct top_frame *f, const struct top_layout *l, unsigned i
         if (word)
                 putf(f, r, 0, "%2u %s  %s: %s", g->index, g->name, word, g->why);
         else
-                putf(f, r, 0, "%2u %s  throttle: %s  %s", g->index, g->name, reasons, ecc);
+                /* ECC first, as on the one-line form: a long list of reasons never hides it */
+                putf(f, r, 0, "%2u %s  %s  throttle: %s", g->index, g->name, ecc, reasons);
         bool live = g->state == TOP_GPU_LIVE;
         unsigned int c2 = l->cell_width + 2, c3 = 2 * (l->cell_width + 2);
         snprintf(t, sizeof(t), "%.0f%%", g->util_pct.v);

@@ -426,7 +426,7 @@ def run_once(args, scenario, extra=None):
 def test_once_and_usage():
     r = run_once(["--once", "--width", "80"], HEALTHY)
     check(r.returncode == 0, "--once healthy exits 0: %s" % r.stderr)
-    check(r.stdout.count("NVIDIA H100 80GB HBM3  throttle: idle  ECC corr 0 uncorr 0") == 8, "--once: 8 GPU headers")
+    check(r.stdout.count("NVIDIA H100 80GB HBM3  ECC corr 0 uncorr 0  throttle: idle") == 8, "--once: 8 GPU headers")
     check(all(len(x) <= 80 for x in r.stdout.split("\n")), "--once --width 80: no line wider")
     r = run_once(["--once"], os.path.join(SCN, "xid79-lost.scn"))
     check(r.returncode == 1 and "GPU 5 is lost" in r.stderr, "--once with a lost GPU exits 1 naming it: %s" % r.stderr)

@@ -255,7 +255,7 @@ static void test_frame(void **state) {
         for (unsigned int r = 0; r < 24; r++)
                 assert_int_equal(strlen(top_frame_line(&f, r)), 80);
         assert_non_null(strstr(top_frame_line(&f, 0), "2 GPUs"));
-        assert_non_null(strstr(top_frame_line(&f, 1), "throttle: ?  ECC ?"));
+        assert_non_null(strstr(top_frame_line(&f, 1), "ECC ?  throttle: ?"));
         assert_non_null(strstr(top_frame_line(&f, 2), "UTIL [|||||  50%]"));
         assert_non_null(strstr(top_frame_line(&f, 4), "LOST: nvmlDeviceGetName: GPU is lost"));
         assert_int_equal(f.attr[4], TOP_ATTR_LOST);
@@ -453,9 +453,12 @@ static void test_frame_ecc_and_classes(void **state) {
                 assert_int_equal(top_frame_line(&f, r)[79], ' ');
         /* the three-line form says the words */
         assert_int_equal(top_frame_render(&m, &v, 40, 120, &f), 0);
-        assert_non_null(strstr(top_frame_line(&f, 7), "throttle: hw-thermal,sw-thermal,sw-power  ECC corr 0 uncorr 2"));
+        assert_non_null(strstr(top_frame_line(&f, 7), "ECC corr 0 uncorr 2  throttle: hw-thermal,sw-thermal,sw-power"));
         assert_int_equal(f.attr[7], TOP_ATTR_FAULT);
         assert_int_equal(f.attr[1], TOP_ATTR_NORMAL);
+        /* the three-line form at 80 columns: the reasons cut, not the counts */
+        assert_int_equal(top_frame_render(&m, &v, 40, 80, &f), 0);
+        assert_non_null(strstr(top_frame_line(&f, 7), " 2 NVIDIA H100 80GB HBM3  ECC corr 0 uncorr 2  throttle: hw-"));
         top_frame_done(&f);
         top_model_done(&m);
 }
