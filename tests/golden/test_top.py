@@ -106,7 +106,7 @@ class Top:
     """gpuvet top in a tmux session of its own."""
     count = 0
 
-    def __init__(self, args, scenario, cols=80, rows=24, extra=None):
+    def __init__(self, args, scenario, cols=80, rows=24, extra=None, prefix=()):
         Top.count += 1
         self.name = "top%d" % Top.count
         self.rc_file = os.path.join(TMP, self.name + ".rc")
@@ -115,7 +115,8 @@ class Top:
         script = os.path.join(TMP, self.name + ".sh")
         lines = ["export %s=%s" % (k, shlex.quote(v)) for k, v in env.items()
                  if k.isidentifier() and k not in ("TERM", "TMUX", "COLUMNS", "LINES")]
-        lines.append("%s top %s 2>%s" % (shlex.quote(GPUVET), " ".join(shlex.quote(a) for a in args),
+        lines.append("%s top %s 2>%s" % (" ".join(shlex.quote(a) for a in list(prefix) + [GPUVET]),
+                                          " ".join(shlex.quote(a) for a in args),
                                           shlex.quote(os.path.join(TMP, self.name + ".err"))))
         lines.append("echo $? > %s.tmp && mv %s.tmp %s" % ((shlex.quote(self.rc_file),) * 3))
         lines.append("stty -a > %s.tmp && mv %s.tmp %s" % ((shlex.quote(self.stty_file),) * 3))
@@ -417,6 +418,45 @@ def test_signal_live():
             child.wait()
 
 
+def test_signal_eperm():
+    """Another user's process: top run as nobody (setpriv), a sleep of root's on GPU 3: y
+    says EPERM on the bottom line, and the sleep lives on. Root alone can run top as
+    another user: SKIPPED (said) otherwise."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("test_signal_eperm: skipped (needs root and setpriv to run top as nobody)")
+        return
+    child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+    os.chmod(TMP, 0o755)  # nobody reads the scenario and the script
+    scn = os.path.join(TMP, "eperm.scn")
+    write(scn, "include %s\n\n[gpu 3]\nprocess = %d 512MiB sm=1 sleep 300\n" % (os.path.abspath(BUSY), child.pid))
+    t = Top(["--interval", "0.2", "--sort", "pid"], scn, cols=120, rows=40,
+            prefix=["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
+    try:
+        mine = " %d " % child.pid
+        t.wait(lambda s: "sleep 300" in line_with(s, mine), "eperm: the root-owned child's row")
+        for _ in range(8):
+            if line_with(t.screen(), mine).startswith(">"):
+                break
+            t.keys("Down")
+            time.sleep(0.2 * SCALE)
+        t.wait(lambda s: line_with(s, mine).startswith(">"), "eperm: the child's row selected")
+        t.keys("K")
+        t.wait(lambda s: "Send SIGKILL to PID %d" % child.pid in s, "eperm: K asks")
+        t.keys("y")
+        s = t.wait(lambda s: "not permitted (EPERM)" in s, "eperm: said on the bottom line")
+        check(("SIGKILL to PID %d: not permitted (EPERM): run as its owner or as root" % child.pid) in s,
+              "eperm: the status line names signal, PID and what to do: " + line_with(s, "EPERM"))
+        check(child.poll() is None, "eperm: the other user's process lives on")
+        t.keys("q")
+        check(t.exit_code() == 0, "eperm: q exits 0 (%s)" % t.stderr())
+    finally:
+        t.kill()
+        os.chmod(TMP, 0o700)
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 def run_once(args, scenario, extra=None):
     env = fakeenv.gpuvet_env(scenario, dict({"GPUVET_NVML_LIB": FAKE_LIB}, **(extra or {})))
     return subprocess.run([GPUVET, "top"] + args, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
@@ -443,7 +483,8 @@ def test_once_and_usage():
 try:
     tmux("start-server", check_rc=False)
     for test in (test_once_and_usage, test_busy_small_keys_resize_quit, test_lost_while_running, test_stale_on_hang,
-                 test_stale_when_slow, test_nested_namespace, test_signal_live):
+                 test_stale_when_slow, test_nested_namespace, test_signal_live,
+                 test_signal_eperm):
         t0 = time.monotonic()
         test()
         print("%s: %.1f s" % (test.__name__, time.monotonic() - t0))
