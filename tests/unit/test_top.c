@@ -474,6 +474,15 @@ static void test_stat(void **state) {
         assert_int_equal(st.utime, 1500);
         assert_int_equal(st.stime, 250);
         assert_int_equal(st.start_ticks, 123456);
+        /* a real capture's line: prometheus/procfs's fixture proc/26231/stat (vim; in its
+         * testdata/fixtures.ttar, tests/fixtures/SOURCES.md) */
+        const char *procfs = "26231 (vim) R 5392 7446 5392 34835 7446 4218880 32533 309516 26 82 1677 44 0 0 20 0 1 0 "
+                             "82375 56274944 1981 18446744073709551615 4194304 6294284 140736914091744 "
+                             "140736914087944 139965136429984 0 0 12288 1870679807 0 0 0 17 0 0 0 31 0 0\n";
+        assert_int_equal(top_stat_parse(procfs, strlen(procfs), &st), 0);
+        assert_int_equal(st.utime, 1677);
+        assert_int_equal(st.stime, 44);
+        assert_int_equal(st.start_ticks, 82375);
         /* a command that names itself with spaces and parentheses */
         const char *evil = "77 (a) S 9 9 9 (b)) R 1 2 3 0 -1 0 0 0 0 0 7 8 0 0 20 0 1 0 99\n";
         assert_int_equal(top_stat_parse(evil, strlen(evil), &st), 0);
