@@ -366,6 +366,8 @@ static int build_figures(struct fleet *f, const struct fleet_rules *rules) {
                 qsort(f->dists, f->n_dists, sizeof(*f->dists), cmp_dist);
                 if (f->n_outliers) /* grown on the first outlier: NULL without one */
                         qsort(f->outliers, f->n_outliers, sizeof(*f->outliers), cmp_outlier);
+                r = fleet_group_outliers(f->outliers, f->n_outliers, &f->outlier_groups, &f->n_outlier_groups,
+                                         &f->outlier_group_members);
         }
         return r;
 }
@@ -516,6 +518,8 @@ void fleet_free(struct fleet *f) {
         }
         free(f->dists);
         free(f->outliers);
+        free(f->outlier_groups);
+        free(f->outlier_group_members);
         for (size_t i = 0; i < f->n_drifts; i++)
                 fleet_drift_clear(&f->drifts[i]);
         free(f->drifts);

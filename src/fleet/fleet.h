@@ -154,6 +154,19 @@ struct fleet_outlier {
         enum status status;       /* WARN or FAIL */
 };
 
+/* One node's outliers on one side of their medians, told as one finding: a slow node's
+ * dozens of figures share one cause, and a page of rows hides it. */
+struct fleet_outlier_group {
+        const char *node;
+        bool below;           /* the figures are below their medians (else above) */
+        enum status status;   /* the worst of its outliers' */
+        size_t n, n_fail;     /* its outliers, and those failing */
+        double least_pct;     /* the smallest and largest |deviation_pct| among them */
+        double most_pct;
+        size_t worst;         /* index in the outliers: the worst status, then furthest from its median */
+        const size_t *members; /* n indices in the outliers, in their order */
+};
+
 struct fleet_drift_node {
         const char *node;
         char *value; /* "96.00.74.00.1A"; a node whose GPUs of the model differ: "A,B" */
@@ -190,6 +203,9 @@ struct fleet {
         size_t n_dists;
         struct fleet_outlier *outliers; /* by metric, model, then node */
         size_t n_outliers;
+        struct fleet_outlier_group *outlier_groups; /* failing first, then by node, below first */
+        size_t n_outlier_groups;
+        size_t *outlier_group_members; /* the groups' members point here */
         struct fleet_drift *drifts; /* every attribute some node reports (n_odd may be 0) */
         size_t n_drifts;
         char *rules_source; /* "built-in fleet_rules.json" or the --rules path */

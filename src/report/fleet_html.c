@@ -168,39 +168,97 @@ static void outlier_rule(struct html_buf *b, const struct fleet_outlier *o) {
         html_buf_puts(b, "</code>)");
 }
 
+static void outlier_row(struct html_buf *b, const struct fleet_outlier *o) {
+        html_buf_printf(b, "<tr data-outlier-status=\"%s\">", status_name(o->status));
+        badge_cell(b, o->status);
+        cell(b, o->node);
+        html_buf_puts(b, "<td><code>");
+        html_escape(b, o->metric);
+        html_buf_puts(b, "</code></td>");
+        cell(b, o->subject);
+        cell(b, o->model);
+        html_buf_puts(b, "<td class=\"num\">");
+        figure(b, o->value);
+        html_buf_puts(b, " ");
+        html_escape(b, o->unit);
+        html_buf_puts(b, "</td><td class=\"num\">");
+        figure(b, o->median);
+        html_buf_puts(b, "</td><td>");
+        outlier_rule(b, o);
+        html_buf_puts(b, "</td></tr>\n");
+}
+
+/* What a group's line says of its worst figure: "memory/triad on gpu2 (…): 1374 GB/s, median 1990". */
+static void outlier_worst(struct html_buf *b, const struct fleet_outlier *o) {
+        html_buf_puts(b, "<code>");
+        html_escape(b, o->metric);
+        html_buf_puts(b, "</code> on ");
+        html_escape(b, o->subject);
+        html_buf_puts(b, ": ");
+        figure(b, o->value);
+        html_buf_puts(b, " ");
+        html_escape(b, o->unit);
+        html_buf_puts(b, ", median ");
+        figure(b, o->median);
+        html_buf_puts(b, ", ");
+        outlier_rule(b, o);
+}
+
+/* One finding per node and side of the median, its figures folded beneath it: one slow node
+ * is one line, not a page of rows. */
 static void outliers(struct html_buf *b, const struct fleet *f) {
         if (f->n_outliers == 0)
                 return;
-        html_buf_printf(b, "<section id=\"outliers\">\n<h2 class=\"st-warn\">Outliers against their GPU model's median (%zu)</h2>\n",
-                        f->n_outliers);
+        size_t nodes = 0;
+        for (size_t i = 0; i < f->n_outlier_groups; i++) {
+                size_t k = 0;
+                while (k < i && strcmp(f->outlier_groups[k].node, f->outlier_groups[i].node))
+                        k++;
+                nodes += k == i;
+        }
+        html_buf_printf(b, "<section id=\"outliers\">\n<h2 class=\"st-warn\">Outliers against their GPU model's median "
+                           "(%zu figure%s on %zu node%s)</h2>\n",
+                        f->n_outliers, plural(f->n_outliers), nodes, plural(nodes));
         static const char *const head[] = {"Status", "Node", "Figure", "Of", "GPU model", "Value", "Median", "Why"};
-        html_table_begin(b, "outliers", head, 8);
         size_t shown = 0;
-        for (int pass = 0; pass < 2; pass++) /* failing outliers first */
-                for (size_t i = 0; i < f->n_outliers && shown < HTML_MAX_ROWS; i++) {
-                        const struct fleet_outlier *o = &f->outliers[i];
-                        if ((pass == 0) != (o->status == STATUS_FAIL))
-                                continue;
-                        html_buf_printf(b, "<tr data-outlier-status=\"%s\">", status_name(o->status));
-                        badge_cell(b, o->status);
-                        cell(b, o->node);
-                        html_buf_puts(b, "<td><code>");
-                        html_escape(b, o->metric);
-                        html_buf_puts(b, "</code></td>");
-                        cell(b, o->subject);
-                        cell(b, o->model);
-                        html_buf_puts(b, "<td class=\"num\">");
-                        figure(b, o->value);
-                        html_buf_puts(b, " ");
-                        html_escape(b, o->unit);
-                        html_buf_puts(b, "</td><td class=\"num\">");
-                        figure(b, o->median);
-                        html_buf_puts(b, "</td><td>");
-                        outlier_rule(b, o);
-                        html_buf_puts(b, "</td></tr>\n");
-                        shown++;
+        for (size_t i = 0; i < f->n_outlier_groups && shown < HTML_MAX_ROWS; i++) {
+                const struct fleet_outlier_group *g = &f->outlier_groups[i];
+                const struct fleet_outlier *w = &f->outliers[g->worst];
+                html_buf_printf(b, "<div class=\"outlier-group\" data-group-status=\"%s\" data-figures=\"%zu\">\n<p>",
+                                status_name(g->status), g->n);
+                html_status_badge(b, g->status);
+                html_buf_puts(b, " <strong>");
+                html_escape(b, g->node);
+                html_buf_puts(b, "</strong>: ");
+                if (g->n == 1) {
+                        outlier_worst(b, w);
+                } else {
+                        html_buf_printf(b, "%zu figures ", g->n);
+                        if (round(g->least_pct) == round(g->most_pct))
+                                html_buf_printf(b, "%.0f%%", g->most_pct);
+                        else
+                                html_buf_printf(b, "%.0f\xE2\x80\x93%.0f%%", g->least_pct, g->most_pct);
+                        html_buf_printf(b, " %s the median (%zu fail, %zu warn); worst: ", g->below ? "below" : "above",
+                                        g->n_fail, g->n - g->n_fail);
+                        outlier_worst(b, w);
                 }
-        html_table_end(b);
+                html_buf_puts(b, "</p>\n");
+                if (g->n == 1)
+                        html_buf_puts(b, "<details><summary>The figure</summary>\n");
+                else
+                        html_buf_printf(b, "<details><summary>Its %zu figures</summary>\n", g->n);
+                html_table_begin(b, "outliers", head, 8);
+                for (int pass = 0; pass < 2; pass++) /* failing figures first */
+                        for (size_t k = 0; k < g->n && shown < HTML_MAX_ROWS; k++) {
+                                const struct fleet_outlier *o = &f->outliers[g->members[k]];
+                                if ((pass == 0) != (o->status == STATUS_FAIL))
+                                        continue;
+                                outlier_row(b, o);
+                                shown++;
+                        }
+                html_table_end(b);
+                html_buf_puts(b, "</details>\n</div>\n");
+        }
         more_rows(b, shown, f->n_outliers, "outliers");
         html_buf_puts(b, "</section>\n");
 }

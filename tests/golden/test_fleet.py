@@ -132,7 +132,7 @@ def make_fleet(tmp):
         f.write(text)
     os.chmod(locked, 0)
     os.makedirs(os.path.join(tmp, "empty"))
-    return vr
+    return vr, bench
 
 
 def as_nobody():
@@ -326,10 +326,53 @@ def check_own_aggregate(tmp, vr):
           "the aggregate named as an operand: skipped saying why (%d: %s)" % (p.returncode, p.stderr.strip()))
 
 
+def check_slow_node(tmp, bench):
+    """One node 30% slower in every figure is one finding, not a row per figure (ux-review
+    papercut 11: 98 outlier lines and rows for one node): the text prints one line for it,
+    the JSON keeps every figure in outliers[] and groups them in outlier_groups[], the page
+    shows one finding with its figures folded."""
+    root = os.path.join(tmp, "slow-fleet")
+    for i, node in enumerate(NODES):
+        b = copy.deepcopy(bench)
+        b["host"]["hostname"] = node
+        for m in b["measurements"]:
+            if m.get("stats"):
+                m["stats"]["median"] *= (1 + 0.001 * i) * (0.70 if node == LOW else 1)
+        write(os.path.join(root, node, "gpuvet-bench.json"), b)
+    page = os.path.join(tmp, "slow-fleet.html")
+    agg = os.path.join(tmp, "slow-fleet.json")
+    p = run([root, "--json", agg, "--html", page])
+    if os.environ.get("FLEET_TEST_SHOW"):
+        print(p.stdout)
+    check(p.returncode == 1, "a slow node: findings, exit 1 (%d: %s)" % (p.returncode, p.stderr))
+    with open(agg) as f:
+        doc = json.load(f)
+    outl = doc["outliers"]
+    check(len(outl) > 8 and all(o["node"] == LOW for o in outl),
+          "every figure of the slow node is an outlier, no other node's (%d)" % len(outl))
+    groups = doc.get("outlier_groups", [])
+    check(len(groups) == 1 and groups[0]["node"] == LOW and groups[0]["side"] == "below" and
+          groups[0]["figures"] == len(outl) and sorted(groups[0]["outliers"]) == list(range(len(outl))) and
+          groups[0]["status"] == "fail" and 29 < groups[0]["least_pct"] <= groups[0]["most_pct"] < 31 and
+          outl[groups[0]["worst"]]["node"] == LOW,
+          "one outlier group for the slow node holding every figure: %s" %
+          [{k: v for k, v in g.items() if k != "outliers"} for g in groups])
+    check(doc["summary"].get("outlier_groups") == 1 and doc["summary"]["outliers"] == len(outl),
+          "summary: %d outliers in 1 group" % len(outl))
+    lines = [x for x in p.stdout.splitlines() if x.startswith("  ✗ ") or x.startswith("  ⚠ ")]
+    check(len(lines) == 1 and lines[0].startswith("  ✗ %s: %d figures " % (LOW, len(outl))) and
+          "% below the median" in lines[0] and "worst: " in lines[0],
+          "text: one outlier line for the slow node: %s" % lines[:3])
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    check(text.count('<div class="outlier-group"') == 1 and text.count("<tr data-outlier-status=") == len(outl),
+          "HTML: one finding, its %d figures folded beneath it" % len(outl))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
-        vr = make_fleet(tmp)
+        vr, bench = make_fleet(tmp)
         for dirpath, dirs, files in os.walk(tmp):
             for d in dirs:
                 os.chmod(os.path.join(dirpath, d), 0o755)
@@ -378,6 +421,7 @@ def main():
         p = run([os.path.join(vr, "node-01", "gpuvet-check-quick.json"), os.path.join(tmp, "missing")])
         check(p.returncode == 4, "a passing report and a missing one: exit 4 (%d)" % p.returncode)
         check_own_aggregate(tmp, vr)
+        check_slow_node(tmp, bench)
         # Nothing readable: exit 2, naming the inputs.
         p = run([os.path.join(tmp, "empty"), os.path.join(vr, "node-12")])
         check(p.returncode == 2 and "no report could be read" in p.stderr, "nothing read: exit 2 (%d)" % p.returncode)

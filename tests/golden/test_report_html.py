@@ -238,6 +238,11 @@ def check_fleet(dom, agg):
     statuses = [dom.elements[i][1]["data-outlier-status"] for i in outl]
     check(len(outl) == len(agg["outliers"]) and statuses == sorted(statuses, key=["fail", "warn"].index),
           "fleet: a row per outlier (%d), failures first: %s" % (len(agg["outliers"]), statuses))
+    groups = [i for i in dom.find("div") if dom.has_class(i, "outlier-group")]
+    check(len(groups) == len(agg.get("outlier_groups", [])) and
+          [dom.elements[i][1].get("data-figures") for i in groups] ==
+          [str(g["figures"]) for g in agg.get("outlier_groups", [])],
+          "fleet: one finding per outlier group of the aggregate, its figures folded under it")
     check(any(FLEET_LOW in dom.text_of(i) and "triad" in dom.text_of(i) for i in outl
               if dom.elements[i][1]["data-outlier-status"] == "fail"),
           "fleet: %s's low triad is a failing outlier" % FLEET_LOW)
