@@ -51,6 +51,8 @@ static const char stylesheet[] =
         "details{margin:8px 0;border:1px solid var(--line);border-radius:6px;padding:6px 12px}\n"
         "details>summary{cursor:pointer;font-weight:bold}\n"
         "figure{margin:10px 0 18px;break-inside:avoid}\n"
+        "nav.toc ol{columns:16em;column-gap:24px;margin:4px 0 12px;padding-left:28px}nav.toc li{break-inside:avoid}"
+        "nav.toc a,a.node-page{color:var(--s0)}\n"
         "svg.chart{display:block;width:100%;height:auto;font-family:'DejaVu Sans',sans-serif}\n"
         "svg.chart text{fill:var(--fg);font-size:12px}svg.chart .title{font-size:14px;font-weight:bold}\n"
         "svg.chart .tick{fill:var(--muted);font-size:11px}svg.chart .grid{stroke:var(--line);stroke-width:1}\n"

@@ -29,6 +29,8 @@ static json_t *nodes_json(const struct fleet *f) {
                                                 json_text(n->driver_version), "cuda_version",
                                                 json_text(n->cuda_version), "kernel_release",
                                                 json_text(n->kernel_release), "documents", docs));
+                json_t *node = json_array_get(list, json_array_size(list) - 1);
+                json_object_set_new(node, "hostname", json_text(n->hostname));
         }
         return list;
 }

@@ -37,6 +37,11 @@ static void nodes_text(FILE *out, const struct fleet *f, const struct text_optio
                 char g[32];
                 fprintf(out, "  %s ", report_text_glyph(n->verdict, opt, g, sizeof(g)));
                 safe(out, n->name);
+                if (n->hostname) {
+                        fputs(" (host ", out);
+                        safe(out, n->hostname);
+                        fputc(')', out);
+                }
                 fprintf(out, "  %s  (", status_name(n->verdict));
                 safe(out, n->verdict_doc);
                 fputs(")\n", out);

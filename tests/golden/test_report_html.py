@@ -271,8 +271,12 @@ def check_fleet(dom, agg):
         start = divs[triad[0]]
         end = divs[triad[0] + 1] if triad[0] + 1 < len(divs) else len(dom.elements)
         labels = [dom.text_of(i) for i in dom.find("text") if start < i < end and dom.has_class(i, "outlier-label")]
-    check(labels and all(t.startswith(FLEET_LOW + ": ") for t in labels),
-          "fleet: the triad chart labels its outlier %s: %s" % (FLEET_LOW, labels))
+    low = [o["subject"].split(" ")[0] for o in agg["outliers"] if o["node"] == FLEET_LOW and o["metric"] == "memory/triad"]
+    check(labels and all(t.startswith("%s %s: " % (FLEET_LOW, low[0] if low else "?")) for t in labels),
+          "fleet: the triad chart labels its outlier with node and GPU %s %s: %s" % (FLEET_LOW, low, labels))
+    toc = [dom.elements[i][1].get("href") for i in dom.find("a") if dom.elements[i][1].get("href", "").startswith("#")]
+    check(toc == ["#" + dom.elements[i][1]["id"] for i in divs],
+          "fleet: the figures' table of contents links every chart in order (%d links)" % len(toc))
 
 
 def gpuvet(args, cwd):
@@ -464,6 +468,10 @@ class Markup(html.parser.HTMLParser):
         if tag in ("script", "link", "img", "iframe", "object", "embed", "base"):
             self.found.append("<%s>" % tag)
         for k, v in attrs:
+            # A link within the page, or (fleet) to a node's page beside it, fetches nothing
+            # until followed.
+            if tag == "a" and k == "href" and v and (v.startswith("#") or (":" not in v and v.endswith(".html"))):
+                continue
             if k in ("src", "href", "xlink:href", "srcset", "background") or k.startswith("on"):
                 self.found.append("%s=%s" % (k, v))
             if k == "style" and v and "url(" in v:
