@@ -175,7 +175,7 @@ static void telemetry(struct html_buf *b, struct device_series *s, size_t n_dev)
 static void burn_doc(struct html_buf *b, struct node_doc *d, json_t *burn) {
         struct doc_reader *r = d->reader;
         html_buf_puts(b, "<h3>");
-        html_escapef(b, "%s: %s", d->command ? d->command : "burn", r->file);
+        html_escapef(b, "%s: %s", d->command ? d->command : "burn", doc_file_name(r));
         html_buf_puts(b, "</h3>\n");
         json_t *ran = json_object_get(burn, "ran");
         if (!json_is_true(ran)) {

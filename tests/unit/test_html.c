@@ -58,6 +58,27 @@ static void test_escape(void **state) {
         free(out);
 }
 
+static void expect_code_spans(const char *in, const char *want) {
+        struct html_buf b = {0};
+        html_escape_code_spans(&b, in);
+        char *out = html_buf_take(&b, NULL);
+        assert_string_equal(out, want);
+        free(out);
+}
+
+/* Remedies quote commands in backticks; the page showed them literally (ux-review). */
+static void test_code_spans(void **state) {
+        (void)state;
+        expect_code_spans("run `lspci -vv -s 0000:61:00.0` as root",
+                          "run <code>lspci -vv -s 0000:61:00.0</code> as root");
+        expect_code_spans("`a<b` and `c&d`", "<code>a&lt;b</code> and <code>c&amp;d</code>");
+        expect_code_spans("a lone ` backtick", "a lone ` backtick");
+        expect_code_spans("`x` then ` alone", "<code>x</code> then ` alone");
+        expect_code_spans("empty `` pair", "empty `` pair");
+        expect_code_spans("`<script>`", "<code>&lt;script&gt;</code>");
+        expect_code_spans("", "");
+}
+
 static void test_element_and_table(void **state) {
         (void)state;
         struct html_buf b = {0};
@@ -307,13 +328,40 @@ static void test_render(void **state) {
         }
 }
 
+/* A page mailed to a vendor: the remedy's commands as code, the document by its file name
+ * only, not the directory it had on the machine that wrote the page (ux-review). */
+static void test_render_papercuts(void **state) {
+        (void)state;
+        json_error_t e;
+        struct html_report_input in = {
+                .file = "/home/ops/secret-project/results/check-quick.json",
+                .doc = json_loads("{\"schema\": \"gpuvet.report/1\", \"tool\": {\"name\": \"gpuvet\", \"version\": "
+                                  "\"0.1.0\"}, \"command\": \"check\", \"host\": {\"hostname\": \"n1\"}, \"gpus\": [], "
+                                  "\"checks\": [{\"id\": \"pcie.aer\", \"subject\": \"host\", \"status\": \"fail\", "
+                                  "\"summary\": \"s\", \"remedy\": \"run `lspci -vv -s 0000:61:00.0` & reseat\"}], "
+                                  "\"summary\": {\"pass\": 0, \"warn\": 0, \"fail\": 1, \"skip\": 0, \"error\": 0, "
+                                  "\"verdict\": \"fail\"}}",
+                                  0, &e),
+        };
+        assert_non_null(in.doc);
+        char *html = NULL, err[512] = "";
+        size_t len = 0;
+        assert_int_equal(html_report_render(&in, 1, NULL, &html, &len, err, sizeof(err)), 0);
+        json_decref(in.doc);
+        assert_non_null(strstr(html, "<dd class=\"remedy\">run <code>lspci -vv -s 0000:61:00.0</code> &amp; reseat</dd>"));
+        assert_non_null(strstr(html, "check: check-quick.json, written"));
+        assert_null(strstr(html, "secret-project"));
+        free(html);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escape), cmocka_unit_test(test_element_and_table),
+                cmocka_unit_test(test_code_spans),
                 cmocka_unit_test(test_axis),   cmocka_unit_test(test_map),
                 cmocka_unit_test(test_format), cmocka_unit_test(test_fit),
                 cmocka_unit_test(test_box),    cmocka_unit_test(test_charts),
-                cmocka_unit_test(test_render),
+                cmocka_unit_test(test_render), cmocka_unit_test(test_render_papercuts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
