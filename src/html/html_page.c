@@ -66,6 +66,8 @@ static const char stylesheet[] =
         "svg.chart text.st-skip{fill:var(--skip)}\n"
         "svg.chart .threshold{stroke:var(--fg);stroke-width:2}\n"
         "svg.chart .series{fill:none;stroke-width:2;stroke-linejoin:round}\n"
+        "svg.chart .limit{stroke:var(--fg);stroke-width:1.5;stroke-dasharray:1 3;stroke-linecap:round}"
+        "svg.chart text.limit-label{fill:var(--fg);font-size:11px;font-style:italic}\n"
         "svg.chart .box{fill:var(--panel);stroke:var(--fg);stroke-width:1}svg.chart .median{stroke:var(--fg);"
         "stroke-width:2}svg.chart .whisker{stroke:var(--fg);stroke-width:1}\n"
         "svg.chart .point{fill:var(--s0);fill-opacity:.6}svg.chart .outlier{fill:var(--fail);stroke:var(--bg)}\n"

@@ -455,6 +455,33 @@ def check_burn(name, dom, doc):
     flat = [c for counts in want for c in counts]
     check(got == flat, "%s: series and their points per device: want %s, got %s" % (name, flat, got))
     check(len(want) and all(c >= 8 for c in want[0]), "%s: the telemetry has its samples: %s" % (name, want[:1]))
+    # Each chart draws the levels its verdicts used, where the document tells them: the
+    # slowdown and memory temperatures, the power limit, the SM clock floor of burn.sm_clock.
+    def one(values):
+        return sorted({v for v in values if finite(v)})
+    tel = [d.get("telemetry") or {} for d in devices]
+    floors = [float(c["evidence"]["clock_floor_mhz"]) for c in doc["checks"]
+              if c["id"] == "burn.sm_clock" and "clock_floor_mhz" in (c.get("evidence") or {})]
+    want_limits = {
+        "GPU temperature": one(t.get("temperature_slowdown_c") for t in tel),
+        "Memory (HBM) temperature": one(t.get("memory_temperature_max_c") for t in tel),
+        # the enforced limit of each device's last sample that tells it
+        "Power draw": one(([s["power_limit_w"] for s in t.get("samples", []) if finite(s.get("power_limit_w"))]
+                           or [None])[-1] for t in tel),
+        "SM clock": one(floors),
+    }
+    got_limits = {}
+    for k, i in enumerate(charts):
+        end = charts[k + 1] if k + 1 < len(charts) else len(dom.elements)
+        title = dom.elements[i][1].get("aria-label", "")
+        got_limits[title] = sorted(float(dom.elements[j][1]["data-limit"]) for j in dom.find("line")
+                                   if i < j < end and dom.has_class(j, "limit"))
+    for title, values in want_limits.items():
+        if title in got_limits:
+            check(got_limits[title] == values, "%s: %s chart draws the limits %s, got %s" %
+                  (name, title, values, got_limits[title]))
+    check(want_limits["GPU temperature"] and want_limits["SM clock"] and want_limits["Power draw"],
+          "%s: the burn input tells the slowdown, the clock floor and the power limit: %s" % (name, want_limits))
 
 
 class Markup(html.parser.HTMLParser):

@@ -257,6 +257,21 @@ static void test_charts(void **state) {
         assert_null(strstr(out, "inf"));
         free(out);
 
+        /* Limits: a labelled dashed line each, the axis stretched to reach them (60-71 C
+         * against a slowdown at 89 C); one that is not finite is left out (ux-review: no
+         * threshold lines on burn charts). */
+        const struct svg_limit limits[] = {{"slowdown 89 \xC2\xB0" "C", 89}, {"none", NAN}, {"floor 50 C", 50}};
+        svg_series_chart_limits(&b, "temperature", "s", "C", series, 1, limits, 3);
+        out = take(&b);
+        assert_int_equal(count(out, "<line class=\"limit\""), 2);
+        assert_non_null(strstr(out, "data-limit=\"89\""));
+        assert_non_null(strstr(out, "data-limit=\"50\""));
+        assert_non_null(strstr(out, ">slowdown 89 \xC2\xB0" "C<"));
+        assert_null(strstr(out, ">none<"));
+        assert_non_null(strstr(out, ">90<")); /* a tick past the slowdown */
+        assert_non_null(strstr(out, ">50<"));
+        free(out);
+
         const double fleet[] = {100, 101, 99, 100.5, 40, NAN};
         const char *const names[] = {"n1", "n2", "n3", "n4", "<slow-node>", "n6"};
         const struct svg_group groups[] = {{.label = "H100 triad", .values = fleet, .value_labels = names, .n = 6},
