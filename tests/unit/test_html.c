@@ -17,6 +17,7 @@
 #include "html/svg_distribution.h"
 #include "html/svg_scale.h"
 #include "html/svg_series.h"
+#include "report/fleet_html.h"
 #include "report/html_report.h"
 
 #include <errno.h>
@@ -77,6 +78,26 @@ static void test_code_spans(void **state) {
         expect_code_spans("empty `` pair", "empty `` pair");
         expect_code_spans("`<script>`", "<code>&lt;script&gt;</code>");
         expect_code_spans("", "");
+}
+
+static void expect_href(const char *from_dir, const char *to, const char *want) {
+        struct html_buf b = {0};
+        fleet_html_href(&b, from_dir, to);
+        char *out = html_buf_take(&b, NULL);
+        assert_string_equal(out, want);
+        free(out);
+}
+
+/* The fleet page's links to the nodes' pages: relative to the page, percent-encoded. */
+static void test_href(void **state) {
+        (void)state;
+        expect_href("/r", "/r/node-bad/gpuvet-check-quick.html", "node-bad/gpuvet-check-quick.html");
+        expect_href("/r/pages", "/r/node 1/a#b?.html", "../node%201/a%23b%3F.html");
+        expect_href("/r/ab", "/r/a/x.html", "../a/x.html"); /* a shared prefix is not a shared directory */
+        expect_href("/a/b/c", "/x.html", "../../../x.html");
+        expect_href("/", "/a/x.html", "a/x.html");
+        expect_href("/r", "/r/x.html", "x.html");
+        expect_href(NULL, "/srv/r/x\".html", "/srv/r/x%22.html");
 }
 
 static void test_element_and_table(void **state) {
@@ -372,7 +393,7 @@ static void test_render_papercuts(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escape), cmocka_unit_test(test_element_and_table),
-                cmocka_unit_test(test_code_spans),
+                cmocka_unit_test(test_code_spans), cmocka_unit_test(test_href),
                 cmocka_unit_test(test_axis),   cmocka_unit_test(test_map),
                 cmocka_unit_test(test_format), cmocka_unit_test(test_fit),
                 cmocka_unit_test(test_box),    cmocka_unit_test(test_charts),
