@@ -331,8 +331,12 @@ static void outliers(struct html_buf *b, const struct fleet *f) {
                                 html_buf_printf(b, "%.0f%%", g->most_pct);
                         else
                                 html_buf_printf(b, "%.0f\xE2\x80\x93%.0f%%", g->least_pct, g->most_pct);
-                        html_buf_printf(b, " %s the median (%zu fail, %zu warn); worst: ", g->below ? "below" : "above",
-                                        g->n_fail, g->n - g->n_fail);
+                        html_buf_printf(b, " %s the median (", g->below ? "below" : "above");
+                        if (g->n_fail)
+                                html_buf_printf(b, "%zu fail%s", g->n_fail, g->n > g->n_fail ? ", " : "");
+                        if (g->n > g->n_fail)
+                                html_buf_printf(b, "%zu warn", g->n - g->n_fail);
+                        html_buf_puts(b, "); worst: ");
                         outlier_worst(b, w);
                 }
                 html_buf_puts(b, "</p>\n");

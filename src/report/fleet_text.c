@@ -141,8 +141,12 @@ static void outliers_text(FILE *out, const struct fleet *f, const struct text_op
                         fprintf(out, "%.0f%%", g->most_pct);
                 else
                         fprintf(out, "%.0f-%.0f%%", g->least_pct, g->most_pct);
-                fprintf(out, " %s the median (%zu fail, %zu warn); worst: ", g->below ? "below" : "above", g->n_fail,
-                        g->n - g->n_fail);
+                fprintf(out, " %s the median (", g->below ? "below" : "above");
+                if (g->n_fail)
+                        fprintf(out, "%zu fail%s", g->n_fail, g->n > g->n_fail ? ", " : "");
+                if (g->n > g->n_fail)
+                        fprintf(out, "%zu warn", g->n - g->n_fail);
+                fputs("); worst: ", out);
                 outlier_figure(out, w);
                 fputc('\n', out);
         }
