@@ -71,9 +71,28 @@ static bool to_stdout(const char *path) {
         return path && strcmp(path, "-") == 0;
 }
 
+/* The absolute directory the page goes to (standard output: the working directory), which
+ * its links to the nodes' pages are relative to; NULL when it cannot be resolved (the links
+ * are then absolute). */
+static char *page_dir(const char *path) {
+        if (to_stdout(path))
+                return realpath(".", NULL);
+        const char *slash = strrchr(path, '/');
+        if (!slash)
+                return realpath(".", NULL);
+        if (slash == path)
+                return strdup("/");
+        char *dir = strndup(path, (size_t)(slash - path));
+        char *abs = dir ? realpath(dir, NULL) : NULL;
+        free(dir);
+        return abs;
+}
+
 static int write_html(const char *path, const struct fleet *f) {
         size_t len;
-        char *html = fleet_html(f, &len);
+        char *dir = page_dir(path);
+        char *html = fleet_html(f, dir, &len);
+        free(dir);
         if (!html) {
                 fprintf(stderr, "gpuvet fleet: out of memory building the page\n");
                 return EXIT_INTERNAL;

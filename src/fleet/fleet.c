@@ -74,6 +74,8 @@ static int build_nodes(struct fleet *f) {
                                 n->verdict = d->verdict;
                                 n->verdict_doc = d->path;
                         }
+                        if (!n->hostname && d->hostname && strcmp(d->hostname, n->name) != 0)
+                                n->hostname = d->hostname;
                         if (!n->driver_version)
                                 n->driver_version = d->driver_version;
                         if (!n->kernel_release)
@@ -243,17 +245,21 @@ static int judge_group(struct fleet *f, const struct fleet_rules *rules, const s
         if (f->keep_values) {
                 dist->values = malloc(n * sizeof(*dist->values));
                 dist->value_nodes = malloc(n * sizeof(*dist->value_nodes));
-                if (!dist->values || !dist->value_nodes) {
+                dist->value_subjects = malloc(n * sizeof(*dist->value_subjects));
+                if (!dist->values || !dist->value_nodes || !dist->value_subjects) {
                         free(dist->values);
                         free(dist->value_nodes);
+                        free(dist->value_subjects);
                         dist->values = NULL;
                         dist->value_nodes = NULL;
+                        dist->value_subjects = NULL;
                         return -ENOMEM;
                 }
                 /* from the samples: fleet_stats_compute sorted values[] */
                 for (size_t i = 0; i < n; i++) {
                         dist->values[i] = s[i].m->value;
                         dist->value_nodes[i] = f->nodes[s[i].node].name;
+                        dist->value_subjects[i] = s[i].m->subject;
                 }
         }
         struct fleet_rule rule;
@@ -366,6 +372,8 @@ static int build_figures(struct fleet *f, const struct fleet_rules *rules) {
                 qsort(f->dists, f->n_dists, sizeof(*f->dists), cmp_dist);
                 if (f->n_outliers) /* grown on the first outlier: NULL without one */
                         qsort(f->outliers, f->n_outliers, sizeof(*f->outliers), cmp_outlier);
+                r = fleet_group_outliers(f->outliers, f->n_outliers, &f->outlier_groups, &f->n_outlier_groups,
+                                         &f->outlier_group_members);
         }
         return r;
 }
@@ -513,9 +521,12 @@ void fleet_free(struct fleet *f) {
         for (size_t i = 0; i < f->n_dists; i++) {
                 free(f->dists[i].values);
                 free(f->dists[i].value_nodes);
+                free(f->dists[i].value_subjects);
         }
         free(f->dists);
         free(f->outliers);
+        free(f->outlier_groups);
+        free(f->outlier_group_members);
         for (size_t i = 0; i < f->n_drifts; i++)
                 fleet_drift_clear(&f->drifts[i]);
         free(f->drifts);

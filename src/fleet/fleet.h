@@ -22,9 +22,10 @@ enum fleet_doc_kind {
         _FLEET_DOC_COUNT,
 };
 
-/* Where a node's name came from: the document's host.hostname, else the name of the
- * directory the file sits in (validation_results/<host>/...), else (a path without one)
- * the file name without ".json". */
+/* Where a node's name came from: the directory in the Ansible play's layout
+ * (RESULTS/<inventory name>/gpuvet-*.json, every report there of one hostname) when its
+ * name differs from the hostname; else the document's host.hostname, else the name of the
+ * directory the file sits in, else (a path without one) the file name without ".json". */
 enum fleet_name_source {
         FLEET_NAME_HOSTNAME,
         FLEET_NAME_DIRECTORY,
@@ -61,6 +62,8 @@ struct fleet_doc {
         char *command;  /* envelope's command: "check", "burn", "bench" */
         char *hostname; /* host.hostname, NULL when absent */
         char *node;     /* the node's name (see fleet_name_source) */
+        char *page;     /* the absolute path of the node's own page beside it (NAME.html for NAME.json,
+                         * as the Ansible play fetches them), NULL when there is none */
         enum fleet_name_source name_source;
         char *kernel_release; /* host.kernel_release (NULL: not reported) */
         char *driver_version; /* gpu.nvml's evidence, else gpu.driver_version's observed */
@@ -83,6 +86,7 @@ struct fleet_skipped {
 struct fleet_node {
         char *name;
         enum fleet_name_source name_source;
+        const char *hostname;       /* what its reports call it when that is not its name, else NULL */
         enum status verdict;        /* worst of its documents (status_worse) */
         const char *verdict_doc;    /* path of the document that gave it */
         const struct fleet_doc **docs;
@@ -130,6 +134,7 @@ struct fleet_distribution {
          * them), else NULL. */
         double *values;
         const char **value_nodes;
+        const char **value_subjects; /* each value's subject ("gpu5 (0000:b3:00.0)", "host") */
 };
 
 enum fleet_rule_kind {
@@ -152,6 +157,19 @@ struct fleet_outlier {
         enum fleet_rule_kind rule;
         const char *rule_pattern; /* the rules file's "metric" pattern that applied */
         enum status status;       /* WARN or FAIL */
+};
+
+/* One node's outliers on one side of their medians, told as one finding: a slow node's
+ * dozens of figures share one cause, and a page of rows hides it. */
+struct fleet_outlier_group {
+        const char *node;
+        bool below;           /* the figures are below their medians (else above) */
+        enum status status;   /* the worst of its outliers' */
+        size_t n, n_fail;     /* its outliers, and those failing */
+        double least_pct;     /* the smallest and largest |deviation_pct| among them */
+        double most_pct;
+        size_t worst;         /* index in the outliers: the worst status, then furthest from its median */
+        const size_t *members; /* n indices in the outliers, in their order */
 };
 
 struct fleet_drift_node {
@@ -190,6 +208,9 @@ struct fleet {
         size_t n_dists;
         struct fleet_outlier *outliers; /* by metric, model, then node */
         size_t n_outliers;
+        struct fleet_outlier_group *outlier_groups; /* failing first, then by node, below first */
+        size_t n_outlier_groups;
+        size_t *outlier_group_members; /* the groups' members point here */
         struct fleet_drift *drifts; /* every attribute some node reports (n_odd may be 0) */
         size_t n_drifts;
         char *rules_source; /* "built-in fleet_rules.json" or the --rules path */

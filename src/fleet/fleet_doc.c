@@ -621,6 +621,7 @@ int fleet_doc_parse(const char *buf, size_t len, struct fleet_scratch *scratch, 
 }
 
 void fleet_doc_clear(struct fleet_doc *doc) {
+        free(doc->page);
         for (size_t i = 0; i < doc->n_gpus; i++) {
                 free(doc->gpus[i].pci_bus_id);
                 free(doc->gpus[i].model);

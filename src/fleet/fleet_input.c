@@ -180,6 +180,29 @@ static int name_node(struct input_file *in) {
         return doc->node ? 0 : -ENOMEM;
 }
 
+/* The node's page beside its report (deploy/ansible fetches gpuvet-check-LEVEL.html beside
+ * the .json), by its absolute path so that the fleet's page can link to it from wherever
+ * it is written. Only ENOMEM is an error: a missing page is the common case. */
+static int find_page(struct input_file *in) {
+        size_t len = strlen(in->path);
+        if (len < 5 || strcmp(in->path + len - 5, ".json") != 0)
+                return 0;
+        char *html = malloc(len + 1);
+        if (!html)
+                return -ENOMEM;
+        memcpy(html, in->path, len - 5);
+        memcpy(html + len - 5, ".html", 6);
+        struct stat st;
+        int r = 0;
+        if (stat(html, &st) == 0 && S_ISREG(st.st_mode)) {
+                in->doc.page = realpath(html, NULL);
+                if (!in->doc.page && errno == ENOMEM)
+                        r = -ENOMEM;
+        }
+        free(html);
+        return r;
+}
+
 static int read_one(struct input_file *in, struct fleet_scratch *scratch) {
         char why[512] = "";
         bool aggregate = false;
@@ -204,7 +227,7 @@ static int read_one(struct input_file *in, struct fleet_scratch *scratch) {
                         in->result = -ENOMEM;
                 else if (r == FLEET_DOC_AGGREGATE)
                         aggregate = true;
-                else if (r == 0 && (in->doc.path = strdup(in->path)) && name_node(in) == 0)
+                else if (r == 0 && (in->doc.path = strdup(in->path)) && name_node(in) == 0 && find_page(in) == 0)
                         in->result = 0, why[0] = '\0';
                 else if (r == 0)
                         in->result = -ENOMEM;
@@ -268,6 +291,77 @@ static void run_pool(struct pool *p, unsigned threads) {
                 pthread_join(tids[t], NULL);
 }
 
+/* The length of the directory part of path ("a/b/" of "a/b/c.json"), 0 when there is none. */
+static size_t dir_len(const char *path) {
+        const char *slash = strrchr(path, '/');
+        return slash ? (size_t)(slash - path) + 1 : 0;
+}
+
+static int cmp_doc_dir(const void *a, const void *b) {
+        const struct fleet_doc *x = *(const struct fleet_doc *const *)a, *y = *(const struct fleet_doc *const *)b;
+        size_t xl = dir_len(x->path), yl = dir_len(y->path);
+        int c = memcmp(x->path, y->path, xl < yl ? xl : yl);
+        if (c == 0 && xl != yl)
+                c = xl < yl ? -1 : 1;
+        return c ? c : strcmp(x->path, y->path);
+}
+
+/* Is docs[0..n) one host's directory in the Ansible play's layout, RESULTS/<inventory
+ * name>/gpuvet-*.json: every file named gpuvet-*.json, every hostname told the same? Then
+ * the directory's name is the node's name the play's own lines use; it returns the one
+ * hostname, or NULL. */
+static const char *play_host_directory(struct fleet_doc *const *docs, size_t n) {
+        const char *host = NULL;
+        for (size_t i = 0; i < n; i++) {
+                const char *base = docs[i]->path + dir_len(docs[i]->path);
+                size_t len = strlen(base);
+                if (strncmp(base, "gpuvet-", 7) != 0 || len < 12 || strcmp(base + len - 5, ".json") != 0)
+                        return NULL;
+                if (docs[i]->hostname && host && strcmp(docs[i]->hostname, host) != 0)
+                        return NULL;
+                if (docs[i]->hostname)
+                        host = docs[i]->hostname;
+        }
+        return host;
+}
+
+/* Nodes named by their inventory name where the play's layout gives it (docs/fleet.md, Node
+ * names): "node-bad" is what the play's verdict lines and the operator's inventory call the
+ * machine whose report says "dgx-h100-07"; the hostname stays in the document and is shown
+ * beside the name. */
+static int name_by_play_directory(struct fleet *f) {
+        if (f->n_docs == 0)
+                return 0;
+        struct fleet_doc **by_dir = malloc(f->n_docs * sizeof(*by_dir));
+        if (!by_dir)
+                return -ENOMEM;
+        for (size_t i = 0; i < f->n_docs; i++)
+                by_dir[i] = &f->docs[i];
+        qsort(by_dir, f->n_docs, sizeof(*by_dir), cmp_doc_dir);
+        int r = 0;
+        for (size_t i = 0; i < f->n_docs && r == 0;) {
+                size_t k = i + 1, len = dir_len(by_dir[i]->path);
+                while (k < f->n_docs && dir_len(by_dir[k]->path) == len && memcmp(by_dir[k]->path, by_dir[i]->path, len) == 0)
+                        k++;
+                char dir[256];
+                const char *host = play_host_directory(&by_dir[i], k - i);
+                if (host && parent_name(by_dir[i]->path, dir, sizeof(dir)) && strcmp(dir, host) != 0)
+                        for (size_t d = i; d < k && r == 0; d++) {
+                                char *name = strdup(dir);
+                                if (!name) {
+                                        r = -ENOMEM;
+                                        break;
+                                }
+                                free(by_dir[d]->node);
+                                by_dir[d]->node = name;
+                                by_dir[d]->name_source = FLEET_NAME_DIRECTORY;
+                        }
+                i = k;
+        }
+        free(by_dir);
+        return r;
+}
+
 int fleet_read_inputs(struct fleet *f, char *const *paths, size_t n_paths, unsigned threads) {
         struct file_list l = {.f = f, .cap_skipped = f->n_skipped}; /* f->skipped is full */
         for (size_t i = 0; i < n_paths && !l.oom; i++)
@@ -310,6 +404,8 @@ int fleet_read_inputs(struct fleet *f, char *const *paths, size_t n_paths, unsig
                 free(in->path);
         }
         free(l.v);
+        if (r == 0)
+                r = name_by_play_directory(f);
         if (f->n_skipped)
                 qsort(f->skipped, f->n_skipped, sizeof(*f->skipped), cmp_skipped);
         return r;

@@ -111,3 +111,84 @@ void fleet_drift_clear(struct fleet_drift *d) {
         free(d->majority);
         memset(d, 0, sizeof(*d));
 }
+
+struct member {
+        const struct fleet_outlier *o;
+        size_t index;
+};
+
+static bool is_below(const struct fleet_outlier *o) {
+        return o->deviation_pct < 0 || (o->deviation_pct == 0 && o->rule == FLEET_RULE_VALUE_MIN);
+}
+
+static int cmp_member(const void *a, const void *b) {
+        const struct member *x = a, *y = b;
+        int c = strcmp(x->o->node, y->o->node);
+        if (c)
+                return c;
+        if (is_below(x->o) != is_below(y->o))
+                return is_below(x->o) ? -1 : 1;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int cmp_group(const void *a, const void *b) {
+        const struct fleet_outlier_group *x = a, *y = b;
+        if (x->status != y->status)
+                return status_worse(x->status, y->status) == x->status ? -1 : 1;
+        int c = strcmp(x->node, y->node);
+        if (c)
+                return c;
+        return x->below == y->below ? 0 : x->below ? -1 : 1;
+}
+
+int fleet_group_outliers(const struct fleet_outlier *o, size_t n, struct fleet_outlier_group **ret, size_t *ret_n,
+                         size_t **ret_members) {
+        *ret = NULL;
+        *ret_n = 0;
+        *ret_members = NULL;
+        if (n == 0)
+                return 0;
+        struct member *m = malloc(n * sizeof(*m));
+        size_t *members = malloc(n * sizeof(*members));
+        struct fleet_outlier_group *groups = calloc(n, sizeof(*groups));
+        if (!m || !members || !groups) {
+                free(m);
+                free(members);
+                free(groups);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                m[i] = (struct member){&o[i], i};
+        qsort(m, n, sizeof(*m), cmp_member);
+        size_t n_groups = 0;
+        for (size_t i = 0; i < n;) {
+                struct fleet_outlier_group *g = &groups[n_groups++];
+                g->node = m[i].o->node;
+                g->below = is_below(m[i].o);
+                g->status = STATUS_PASS;
+                g->members = &members[i];
+                g->worst = m[i].index;
+                g->least_pct = INFINITY;
+                size_t k = i;
+                for (; k < n && strcmp(m[k].o->node, g->node) == 0 && is_below(m[k].o) == g->below; k++) {
+                        const struct fleet_outlier *x = m[k].o, *w = &o[g->worst];
+                        members[k] = m[k].index;
+                        g->status = status_worse(g->status, x->status);
+                        g->n_fail += x->status == STATUS_FAIL;
+                        double pct = fabs(x->deviation_pct);
+                        g->least_pct = fmin(g->least_pct, pct);
+                        g->most_pct = fmax(g->most_pct, pct);
+                        bool worse_status = x->status != w->status && status_worse(x->status, w->status) == x->status;
+                        if (worse_status || (x->status == w->status && pct > fabs(w->deviation_pct)))
+                                g->worst = m[k].index;
+                }
+                g->n = k - i;
+                i = k;
+        }
+        free(m);
+        qsort(groups, n_groups, sizeof(*groups), cmp_group);
+        *ret = groups;
+        *ret_n = n_groups;
+        *ret_members = members;
+        return 0;
+}

@@ -18,6 +18,12 @@
 bool fleet_judge_figure(const struct fleet_rule *rule, enum fleet_direction direction, const struct fleet_stats *st,
                         double value, struct fleet_outlier *ret);
 
+/* The n outliers grouped by node and side of the median into *ret (failing groups first,
+ * then by node, the figures below their medians first); each group's members index o and
+ * point into *ret_members, which the caller frees with *ret. Returns 0 or -ENOMEM. */
+int fleet_group_outliers(const struct fleet_outlier *o, size_t n, struct fleet_outlier_group **ret, size_t *ret_n,
+                         size_t **ret_members);
+
 /* The majority value among the n nodes' values (NULL: the node does not report it) and the
  * nodes with another, into ret (attribute and model are kept as given; ret->majority and the
  * odd nodes' values are copies; odd nodes in the order given). A tie goes to the smaller

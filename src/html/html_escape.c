@@ -74,3 +74,26 @@ void html_escapef(struct html_buf *b, const char *fmt, ...) {
         html_escape_n(b, s, (size_t)n);
         free(s);
 }
+
+void html_escape_code_spans(struct html_buf *b, const char *s) {
+        if (!s)
+                return;
+        for (;;) {
+                const char *open = strchr(s, '`');
+                const char *close = open ? strchr(open + 1, '`') : NULL;
+                if (!close || close == open + 1) { /* no span left (an empty one stays as written) */
+                        if (!close) {
+                                html_escape(b, s);
+                                return;
+                        }
+                        html_escape_n(b, s, (size_t)(close + 1 - s));
+                        s = close + 1;
+                        continue;
+                }
+                html_escape_n(b, s, (size_t)(open - s));
+                html_buf_puts(b, "<code>");
+                html_escape_n(b, open + 1, (size_t)(close - open - 1));
+                html_buf_puts(b, "</code>");
+                s = close + 1;
+        }
+}

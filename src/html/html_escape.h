@@ -16,3 +16,7 @@ void html_escape(struct html_buf *b, const char *s);
 void html_escape_n(struct html_buf *b, const char *s, size_t n);
 /* printf-style text, then escaped as html_escape does. */
 void html_escapef(struct html_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s escaped as html_escape does, each `span` between a pair of backticks as <code>span</code>
+ * (gpuvet's remedies quote commands and paths as Markdown does); a backtick without its pair
+ * stays as written. */
+void html_escape_code_spans(struct html_buf *b, const char *s);

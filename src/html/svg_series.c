@@ -82,13 +82,40 @@ static void legend_entry(struct html_buf *b, const struct svg_series *s, size_t 
         svg_text(b, x + 32, y, "start", NULL, name, RIGHT - 50, SVG_FONT_PX);
 }
 
+static void draw_limit(struct html_buf *b, const struct svg_limit *l, const struct svg_axis *ay, size_t nth) {
+        double x0 = LEFT, x1 = WIDTH - RIGHT, y = svg_axis_map(ay, l->y, HEIGHT - BOTTOM, TOP);
+        html_buf_printf(b, "<line class=\"limit\" data-limit=\"%g\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>",
+                        l->y, x0, y, x1, y);
+        html_escape(b, l->label);
+        html_buf_puts(b, "</title></line>\n");
+        /* Right-aligned above the line; a second limit's label on the left, so two close
+         * limits do not write over each other. */
+        bool right = nth % 2 == 0;
+        svg_text(b, right ? x1 - 4 : x0 + 4, y - 4, right ? "end" : "start", "limit-label", l->label, (x1 - x0) / 2 - 8,
+                 SVG_TICK_FONT_PX);
+}
+
 void svg_series_chart(struct html_buf *b, const char *title, const char *x_unit, const char *y_unit,
                       const struct svg_series *series, size_t n_series) {
+        svg_series_chart_limits(b, title, x_unit, y_unit, series, n_series, NULL, 0);
+}
+
+void svg_series_chart_limits(struct html_buf *b, const char *title, const char *x_unit, const char *y_unit,
+                             const struct svg_series *series, size_t n_series, const struct svg_limit *limits,
+                             size_t n_limits) {
         if (n_series == 0)
                 return;
         double xlo = 0, xhi = 1, ylo = 0, yhi = 1;
         range(series, n_series, true, &xlo, &xhi);
-        range(series, n_series, false, &ylo, &yhi);
+        size_t finite_y = range(series, n_series, false, &ylo, &yhi);
+        for (size_t i = 0; i < n_limits; i++) {
+                if (!isfinite(limits[i].y))
+                        continue;
+                if (finite_y++ == 0)
+                        ylo = yhi = limits[i].y;
+                ylo = fmin(ylo, limits[i].y);
+                yhi = fmax(yhi, limits[i].y);
+        }
         if (ylo == yhi) {
                 /* A level held all along: centred in a band around it, not an axis from 0. */
                 double pad = fabs(ylo) * 0.05 > 1 ? fabs(ylo) * 0.05 : 1;
@@ -103,6 +130,9 @@ void svg_series_chart(struct html_buf *b, const char *title, const char *x_unit,
         svg_value_axis_x(b, &ax, LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP, x_unit);
         /* The legend has room for rows entries; past that its last row counts the rest. */
         size_t rows = (size_t)((HEIGHT - TOP) / 18), shown = n_series > rows ? rows - 1 : n_series;
+        for (size_t i = 0, nth = 0; i < n_limits; i++)
+                if (isfinite(limits[i].y))
+                        draw_limit(b, &limits[i], &ay, nth++);
         for (size_t k = 0; k < n_series; k++) {
                 size_t points = draw_series(b, &series[k], k, &ax, &ay);
                 if (k < shown)

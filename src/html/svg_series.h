@@ -19,3 +19,16 @@ struct svg_series {
  * keeps its legend entry, marked "(no data)". Writes nothing when n_series is 0. */
 void svg_series_chart(struct html_buf *b, const char *title, const char *x_unit, const char *y_unit,
                       const struct svg_series *series, size_t n_series);
+
+/* A level a chart's reader compares the series with (a slowdown temperature, a power limit,
+ * the clock floor a verdict used): a dashed horizontal line across the plot, labelled. */
+struct svg_limit {
+        const char *label; /* "slowdown 89 °C", cut to fit */
+        double y;          /* a limit that is not finite is left out */
+};
+
+/* svg_series_chart with limits: the y axis reaches each limit, so the line shows how far the
+ * series stayed from it. */
+void svg_series_chart_limits(struct html_buf *b, const char *title, const char *x_unit, const char *y_unit,
+                             const struct svg_series *series, size_t n_series, const struct svg_limit *limits,
+                             size_t n_limits);

@@ -10,6 +10,14 @@
 struct fleet;
 
 /* The page of f (aggregated with keep_values set, so the charts have their values; without
- * them the distributions are tables only). Returns the page (free() it) with its length in
- * *ret_len, or NULL when out of memory. */
-char *fleet_html(const struct fleet *f, size_t *ret_len);
+ * them the distributions are tables only). page_dir: the absolute directory the page is
+ * written to, so that its links to the nodes' own pages are relative to it (NULL: the
+ * pages' absolute paths). Returns the page (free() it) with its length in *ret_len, or NULL
+ * when out of memory. */
+char *fleet_html(const struct fleet *f, const char *page_dir, size_t *ret_len);
+
+struct html_buf;
+/* The href of the file at the absolute path to from a page in the absolute directory
+ * from_dir (NULL: to itself): relative, so that the results directory can be moved or
+ * mailed whole; percent-encoded, so nothing in it needs HTML escaping. */
+void fleet_html_href(struct html_buf *b, const char *from_dir, const char *to);

@@ -29,6 +29,8 @@ static json_t *nodes_json(const struct fleet *f) {
                                                 json_text(n->driver_version), "cuda_version",
                                                 json_text(n->cuda_version), "kernel_release",
                                                 json_text(n->kernel_release), "documents", docs));
+                json_t *node = json_array_get(list, json_array_size(list) - 1);
+                json_object_set_new(node, "hostname", json_text(n->hostname));
         }
         return list;
 }
@@ -89,6 +91,28 @@ static json_t *outliers_json(const struct fleet *f) {
         return list;
 }
 
+/* A node's outliers on one side of the median as one finding; its figures are indices in
+ * outliers[], which stays the list automation reads. */
+static json_t *outlier_groups_json(const struct fleet *f) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < f->n_outlier_groups; i++) {
+                const struct fleet_outlier_group *g = &f->outlier_groups[i];
+                json_t *members = json_array();
+                for (size_t k = 0; k < g->n; k++)
+                        json_array_append_new(members, json_integer((json_int_t)g->members[k]));
+                json_t *j = json_pack("{s:o, s:s, s:s, s:I, s:I, s:I}", "node", json_text(g->node), "side",
+                                      g->below ? "below" : "above", "status", status_name(g->status), "figures",
+                                      (json_int_t)g->n, "fail", (json_int_t)g->n_fail, "warn",
+                                      (json_int_t)(g->n - g->n_fail));
+                json_object_set_new(j, "least_pct", num(g->least_pct));
+                json_object_set_new(j, "most_pct", num(g->most_pct));
+                json_object_set_new(j, "worst", json_integer((json_int_t)g->worst));
+                json_object_set_new(j, "outliers", members);
+                json_array_append_new(list, j);
+        }
+        return list;
+}
+
 static json_t *drift_json(const struct fleet *f) {
         json_t *list = json_array();
         for (size_t i = 0; i < f->n_drifts; i++) {
@@ -121,6 +145,7 @@ char *fleet_json(const struct fleet *f) {
         json_object_set_new(root, "checks", checks_json(f));
         json_object_set_new(root, "metrics", metrics_json(f));
         json_object_set_new(root, "outliers", outliers_json(f));
+        json_object_set_new(root, "outlier_groups", outlier_groups_json(f));
         json_object_set_new(root, "drift", drift_json(f));
         unsigned counts[_STATUS_COUNT];
         for (int s = 0; s < _STATUS_COUNT; s++)
@@ -129,6 +154,7 @@ char *fleet_json(const struct fleet *f) {
         json_object_set_new(summary, "nodes", json_integer((json_int_t)f->n_nodes));
         json_object_set_new(summary, "node_verdict", json_string(status_name(f->verdict)));
         json_object_set_new(summary, "outliers", json_integer((json_int_t)f->n_outliers));
+        json_object_set_new(summary, "outlier_groups", json_integer((json_int_t)f->n_outlier_groups));
         json_object_set_new(summary, "drifting", json_integer((json_int_t)f->n_drifting));
         json_object_set_new(summary, "skipped_inputs", json_integer((json_int_t)f->n_skipped));
         json_object_set_new(root, "summary", summary);

@@ -1,6 +1,7 @@
 #include "report/fleet_text.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "report/text_safe.h"
@@ -36,6 +37,11 @@ static void nodes_text(FILE *out, const struct fleet *f, const struct text_optio
                 char g[32];
                 fprintf(out, "  %s ", report_text_glyph(n->verdict, opt, g, sizeof(g)));
                 safe(out, n->name);
+                if (n->hostname) {
+                        fputs(" (host ", out);
+                        safe(out, n->hostname);
+                        fputc(')', out);
+                }
                 fprintf(out, "  %s  (", status_name(n->verdict));
                 safe(out, n->verdict_doc);
                 fputs(")\n", out);
@@ -86,38 +92,66 @@ static void metrics_text(FILE *out, const struct fleet *f) {
         }
 }
 
+/* One figure: "gpu2 (0000:1b:00.0) memory/triad 1374 GB/s: 31.0% below the median 1990 (...)". */
+static void outlier_figure(FILE *out, const struct fleet_outlier *o) {
+        safe(out, o->subject);
+        fputc(' ', out);
+        safe(out, o->metric);
+        fputc(' ', out);
+        figure(out, o->value);
+        fprintf(out, " %s: ", o->unit);
+        if (o->rule == FLEET_RULE_VARIANCE) {
+                fprintf(out, "%.1f%% %s the median ", fabs(o->deviation_pct), o->deviation_pct < 0 ? "below" : "above");
+                figure(out, o->median);
+                fprintf(out, " (%.1f MADs; rule ", o->mads);
+        } else {
+                fprintf(out, "%s the rule's %s (median ", o->rule == FLEET_RULE_VALUE_MIN ? "below" : "above",
+                        fleet_rule_kind_name(o->rule));
+                figure(out, o->median);
+                fputs("; rule ", out);
+        }
+        safe(out, o->rule_pattern);
+        fputc(')', out);
+}
+
+/* One line per node and side of the median: a slow node is one finding, its worst figure
+ * named; the JSON's outliers[] lists every figure. */
 static void outliers_text(FILE *out, const struct fleet *f, const struct text_options *opt) {
         if (f->n_outliers == 0)
                 return;
         fprintf(out, "\nOutliers against the median of their GPU model (rules: ");
         safe(out, f->rules_source);
         fputs("):\n", out);
-        for (size_t i = 0; i < f->n_outliers; i++) {
-                const struct fleet_outlier *o = &f->outliers[i];
-                char g[32];
-                fprintf(out, "  %s ", report_text_glyph(o->status, opt, g, sizeof(g)));
-                safe(out, o->node);
-                fputc(' ', out);
-                safe(out, o->subject);
-                fputc(' ', out);
-                safe(out, o->metric);
-                fputc(' ', out);
-                figure(out, o->value);
-                fprintf(out, " %s: ", o->unit);
-                if (o->rule == FLEET_RULE_VARIANCE) {
-                        fprintf(out, "%.1f%% %s the median ", fabs(o->deviation_pct),
-                                o->deviation_pct < 0 ? "below" : "above");
-                        figure(out, o->median);
-                        fprintf(out, " (%.1f MADs; rule ", o->mads);
-                } else {
-                        fprintf(out, "%s the rule's %s (median ", o->rule == FLEET_RULE_VALUE_MIN ? "below" : "above",
-                                fleet_rule_kind_name(o->rule));
-                        figure(out, o->median);
-                        fputs("; rule ", out);
+        bool grouped = false;
+        for (size_t i = 0; i < f->n_outlier_groups; i++) {
+                const struct fleet_outlier_group *g = &f->outlier_groups[i];
+                const struct fleet_outlier *w = &f->outliers[g->worst];
+                char gl[32];
+                fprintf(out, "  %s ", report_text_glyph(g->status, opt, gl, sizeof(gl)));
+                safe(out, g->node);
+                if (g->n == 1) {
+                        fputc(' ', out);
+                        outlier_figure(out, w);
+                        fputc('\n', out);
+                        continue;
                 }
-                safe(out, o->rule_pattern);
-                fputs(")\n", out);
+                grouped = true;
+                fprintf(out, ": %zu figures ", g->n);
+                if (round(g->least_pct) == round(g->most_pct))
+                        fprintf(out, "%.0f%%", g->most_pct);
+                else
+                        fprintf(out, "%.0f-%.0f%%", g->least_pct, g->most_pct);
+                fprintf(out, " %s the median (", g->below ? "below" : "above");
+                if (g->n_fail)
+                        fprintf(out, "%zu fail%s", g->n_fail, g->n > g->n_fail ? ", " : "");
+                if (g->n > g->n_fail)
+                        fprintf(out, "%zu warn", g->n - g->n_fail);
+                fputs("); worst: ", out);
+                outlier_figure(out, w);
+                fputc('\n', out);
         }
+        if (grouped)
+                fputs("  (--json lists every figure in outliers[], --html folds them under each node)\n", out);
 }
 
 static void drift_text(FILE *out, const struct fleet *f) {

@@ -197,7 +197,7 @@ static void bench_doc(struct html_buf *b, struct node_doc *d, const struct basel
         json_t *arr = doc_array(r, d->doc, "", "measurements", false);
         size_t n = json_array_size(arr);
         html_buf_puts(b, "<h3>");
-        html_escapef(b, "%s: %s", d->command ? d->command : "bench", r->file);
+        html_escapef(b, "%s: %s", d->command ? d->command : "bench", doc_file_name(r));
         html_buf_puts(b, "</h3>\n");
         if (n == 0) {
                 html_element(b, "p", "muted", "No measurement in this document.");

@@ -23,8 +23,22 @@ static const struct {
 };
 #define N_CHARTS (sizeof(telemetry_charts) / sizeof(telemetry_charts[0]))
 
+/* The levels the burn's verdicts compare each device with, where its document tells them
+ * (NaN where it does not), drawn on the charts so that a failed verdict shows why. */
+enum limit { LIMIT_SLOWDOWN, LIMIT_MEMORY, LIMIT_POWER, LIMIT_CLOCK_FLOOR, N_LIMITS };
+static const struct {
+        const char *field; /* the telemetry chart it goes on */
+        const char *what, *unit;
+} limit_info[N_LIMITS] = {
+        [LIMIT_SLOWDOWN] = {"temperature_c", "slowdown", "\xC2\xB0" "C"},
+        [LIMIT_MEMORY] = {"memory_temperature_c", "memory limit", "\xC2\xB0" "C"},
+        [LIMIT_POWER] = {"power_w", "power limit", "W"},
+        [LIMIT_CLOCK_FLOOR] = {"sm_clock_mhz", "verdict's floor", "MHz"},
+};
+
 struct device_series {
         char name[160];
+        double limit[N_LIMITS];
         double *t;          /* sample times */
         double *y[N_CHARTS]; /* one column per chart */
         size_t n;
@@ -97,13 +111,36 @@ static void free_series(struct device_series *s) {
 
 /* The device's samples and throughput ticks into s; false on a malformed sample (recorded)
  * or out of memory (b marked failed). */
-static bool read_series(struct html_buf *b, struct doc_reader *r, json_t *d, const char *where,
+/* The floor burn.sm_clock judged the device's clock against: its evidence, in documents
+ * that carry it (gpuvet after 0.1.0). */
+static double clock_floor(json_t *root, const char *pci) {
+        json_t *checks = json_object_get(root, "checks"), *c;
+        size_t i;
+        json_array_foreach(checks, i, c) {
+                const char *id = json_string_value(json_object_get(c, "id"));
+                const char *subject = json_string_value(json_object_get(c, "subject"));
+                if (!id || !subject || !pci || strcmp(id, "burn.sm_clock") || strcmp(subject, pci))
+                        continue;
+                const char *v = json_string_value(json_object_get(json_object_get(c, "evidence"), "clock_floor_mhz"));
+                char *end;
+                double floor = v ? strtod(v, &end) : NAN;
+                return v && end != v && !*end ? floor : NAN;
+        }
+        return NAN;
+}
+
+static bool read_series(struct html_buf *b, struct doc_reader *r, json_t *root, json_t *d, const char *where,
                         struct device_series *s) {
         const char *pci = doc_string(r, d, where, "pci_bus_id", false);
         snprintf(s->name, sizeof(s->name), "%.0f: %s", doc_number(r, d, where, "index", false), pci ? pci : "");
         char at[96];
         snprintf(at, sizeof(at), "%s.telemetry", where);
-        json_t *samples = doc_array(r, doc_object(r, d, where, "telemetry", false), at, "samples", false);
+        json_t *tel = doc_object(r, d, where, "telemetry", false);
+        s->limit[LIMIT_SLOWDOWN] = doc_number(r, tel, at, "temperature_slowdown_c", false);
+        s->limit[LIMIT_MEMORY] = doc_number(r, tel, at, "memory_temperature_max_c", false);
+        s->limit[LIMIT_POWER] = NAN; /* the enforced limit of the last sample that tells it */
+        s->limit[LIMIT_CLOCK_FLOOR] = clock_floor(root, pci);
+        json_t *samples = doc_array(r, tel, at, "samples", false);
         size_t n = json_array_size(samples);
         s->t = calloc(n ? n : 1, sizeof(double));
         for (size_t c = 0; c < N_CHARTS; c++)
@@ -127,6 +164,9 @@ static bool read_series(struct html_buf *b, struct doc_reader *r, json_t *d, con
                 s->t[i] = doc_number(r, o, at, "t_s", true);
                 for (size_t c = 0; c < N_CHARTS; c++)
                         s->y[c][i] = doc_number(r, o, at, telemetry_charts[c].field, false);
+                double limit = doc_number(r, o, at, "power_limit_w", false);
+                if (isfinite(limit))
+                        s->limit[LIMIT_POWER] = limit;
         }
         s->n = n;
         snprintf(at, sizeof(at), "%s.throughput", where);
@@ -149,6 +189,41 @@ static bool any_finite(const struct device_series *s, size_t n_dev, size_t c) {
         return false;
 }
 
+#define MAX_LIMIT_LINES 4
+
+/* The chart's limit lines: one when every device that tells the limit has the same, else
+ * one per device (at most MAX_LIMIT_LINES), named by its index. */
+static size_t chart_limits(const struct device_series *s, size_t n_dev, size_t c, struct svg_limit *ret,
+                           char labels[][96]) {
+        size_t n = 0;
+        for (int l = 0; l < N_LIMITS; l++) {
+                if (strcmp(limit_info[l].field, telemetry_charts[c].field))
+                        continue;
+                size_t first = n_dev, distinct = 0;
+                for (size_t k = 0; k < n_dev; k++) {
+                        if (!isfinite(s[k].limit[l]))
+                                continue;
+                        if (first == n_dev)
+                                first = k;
+                        distinct += s[k].limit[l] != s[first].limit[l];
+                }
+                if (first == n_dev)
+                        continue;
+                for (size_t k = first; k < n_dev && n < MAX_LIMIT_LINES; k++) {
+                        if (!isfinite(s[k].limit[l]) || (distinct == 0 && k != first))
+                                continue;
+                        char device[24] = "";
+                        if (distinct)
+                                snprintf(device, sizeof(device), " (GPU %.*s)", (int)strcspn(s[k].name, ":"), s[k].name);
+                        snprintf(labels[n], sizeof(labels[n]), "%s %.0f %s%s", limit_info[l].what, s[k].limit[l],
+                                 limit_info[l].unit, device);
+                        ret[n] = (struct svg_limit){labels[n], s[k].limit[l]};
+                        n++;
+                }
+        }
+        return n;
+}
+
 static void telemetry(struct html_buf *b, struct device_series *s, size_t n_dev) {
         struct svg_series *series = calloc(n_dev ? n_dev : 1, sizeof(*series));
         if (!series) {
@@ -160,7 +235,11 @@ static void telemetry(struct html_buf *b, struct device_series *s, size_t n_dev)
                         continue;
                 for (size_t k = 0; k < n_dev; k++)
                         series[k] = (struct svg_series){.name = s[k].name, .x = s[k].t, .y = s[k].y[c], .n = s[k].n};
-                svg_series_chart(b, telemetry_charts[c].title, "time (s)", telemetry_charts[c].unit, series, n_dev);
+                struct svg_limit limits[MAX_LIMIT_LINES];
+                char labels[MAX_LIMIT_LINES][96];
+                size_t n_limits = chart_limits(s, n_dev, c, limits, labels);
+                svg_series_chart_limits(b, telemetry_charts[c].title, "time (s)", telemetry_charts[c].unit, series,
+                                        n_dev, limits, n_limits);
         }
         bool rate = false;
         for (size_t k = 0; k < n_dev; k++) {
@@ -175,7 +254,7 @@ static void telemetry(struct html_buf *b, struct device_series *s, size_t n_dev)
 static void burn_doc(struct html_buf *b, struct node_doc *d, json_t *burn) {
         struct doc_reader *r = d->reader;
         html_buf_puts(b, "<h3>");
-        html_escapef(b, "%s: %s", d->command ? d->command : "burn", r->file);
+        html_escapef(b, "%s: %s", d->command ? d->command : "burn", doc_file_name(r));
         html_buf_puts(b, "</h3>\n");
         json_t *ran = json_object_get(burn, "ran");
         if (!json_is_true(ran)) {
@@ -210,7 +289,7 @@ static void burn_doc(struct html_buf *b, struct node_doc *d, json_t *burn) {
                 char where[48];
                 snprintf(where, sizeof(where), "burn.devices[%zu]", k);
                 json_t *o = json_array_get(devs, k);
-                ok = json_is_object(o) && read_series(b, r, o, where, &s[k]);
+                ok = json_is_object(o) && read_series(b, r, d->doc, o, where, &s[k]);
         }
         if (ok)
                 telemetry(b, s, n_dev);

@@ -112,3 +112,8 @@ json_t *doc_array_object(struct doc_reader *r, json_t *arr, const char *where, s
         doc_fail(r, at, "expected an object, found %s", v ? type_name(v) : "nothing");
         return NULL;
 }
+
+const char *doc_file_name(const struct doc_reader *r) {
+        const char *slash = strrchr(r->file, '/');
+        return slash && slash[1] ? slash + 1 : r->file;
+}

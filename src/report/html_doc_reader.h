@@ -32,3 +32,7 @@ json_t *doc_object(struct doc_reader *r, json_t *obj, const char *where, const c
 enum status doc_status(struct doc_reader *r, json_t *obj, const char *where, const char *key);
 /* Element i of array arr, which must be an object (else an error, NULL). */
 json_t *doc_array_object(struct doc_reader *r, json_t *arr, const char *where, size_t i);
+/* The document's file name without its directory, as the page names it: a page mailed to a
+ * vendor has no use for where the file lay on the machine that wrote the page, and should
+ * not tell it. */
+const char *doc_file_name(const struct doc_reader *r);

@@ -81,7 +81,7 @@ static void header(struct html_buf *b, struct node_doc *docs, size_t n, const ch
                 char when[64];
                 format_time(docs[i].written, when, sizeof(when));
                 html_buf_puts(b, "<li>");
-                html_escapef(b, "%s: %s, written %s, verdict %s", what_of(&docs[i]), docs[i].reader->file, when,
+                html_escapef(b, "%s: %s, written %s, verdict %s", what_of(&docs[i]), doc_file_name(docs[i].reader), when,
                              status_name(docs[i].verdict));
                 html_buf_puts(b, "</li>\n");
         }

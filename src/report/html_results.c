@@ -134,7 +134,11 @@ static void result_block(struct html_buf *b, const struct item *p) {
         field_row(b, "Summary", NULL, p->summary);
         field_row(b, "Observed", NULL, p->observed);
         field_row(b, "Expected", NULL, p->expected);
-        field_row(b, "Remedy", "remedy", p->remedy);
+        if (p->remedy) {
+                html_buf_puts(b, "<dt>Remedy</dt><dd class=\"remedy\">");
+                html_escape_code_spans(b, p->remedy);
+                html_buf_puts(b, "</dd>\n");
+        }
         evidence_rows(b, p->evidence);
         html_buf_puts(b, "</dl>\n</div>\n");
 }

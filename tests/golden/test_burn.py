@@ -200,6 +200,9 @@ def cuda_cases():
         check(status(rep, cid, GPU0) == "pass", "%s passes on the other, got %s" % (cid, status(rep, cid, GPU0)))
     ce = results(rep, "burn.clock_events").get(GPU1, {})
     check("HW thermal slowdown" in ce.get("summary", ""), "names the reason: %s" % ce.get("summary"))
+    # The floor the verdict used, as a number the page draws (report --html).
+    floor = results(rep, "burn.sm_clock").get(GPU1, {}).get("evidence", {}).get("clock_floor_mhz")
+    check(floor == "1188", "burn.sm_clock's evidence: the floor, 60%% of 1980 MHz: %s" % floor)
 
     # The site policy moves the verdict: a lower SM clock floor, temperature only warns.
     with tempfile.TemporaryDirectory() as d:
@@ -210,6 +213,8 @@ def cuda_cases():
             "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "thermal-later.scn") + ":1000"}))
     check(status(rep, "burn.sm_clock", GPU1) == "pass", "policy floor 0.4: 900 of 1980 MHz passes, got %s" %
           status(rep, "burn.sm_clock", GPU1))
+    floor = results(rep, "burn.sm_clock").get(GPU1, {}).get("evidence", {}).get("clock_floor_mhz")
+    check(floor == "792", "the policy's floor in the evidence: 40%% of 1980 MHz: %s" % floor)
     check(status(rep, "burn.temperature", GPU1) == "warn", "policy: burn.temperature only warns, got %s" %
           status(rep, "burn.temperature", GPU1))
     check(status(rep, "burn.clock_events", GPU1) == "fail", "the slowdown still fails")

@@ -22,6 +22,7 @@ Usage: test_fleet.py GPUVET FAKE_LIBCUDA"""
 import copy
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -132,7 +133,7 @@ def make_fleet(tmp):
         f.write(text)
     os.chmod(locked, 0)
     os.makedirs(os.path.join(tmp, "empty"))
-    return vr
+    return vr, bench
 
 
 def as_nobody():
@@ -326,10 +327,113 @@ def check_own_aggregate(tmp, vr):
           "the aggregate named as an operand: skipped saying why (%d: %s)" % (p.returncode, p.stderr.strip()))
 
 
+def check_slow_node(tmp, bench):
+    """One node 30% slower in every figure is one finding, not a row per figure (ux-review
+    papercut 11: 98 outlier lines and rows for one node): the text prints one line for it,
+    the JSON keeps every figure in outliers[] and groups them in outlier_groups[], the page
+    shows one finding with its figures folded."""
+    root = os.path.join(tmp, "slow-fleet")
+    for i, node in enumerate(NODES):
+        b = copy.deepcopy(bench)
+        b["host"]["hostname"] = node
+        for m in b["measurements"]:
+            if m.get("stats"):
+                m["stats"]["median"] *= (1 + 0.001 * i) * (0.70 if node == LOW else 1)
+        write(os.path.join(root, node, "gpuvet-bench.json"), b)
+    page = os.path.join(tmp, "slow-fleet.html")
+    agg = os.path.join(tmp, "slow-fleet.json")
+    p = run([root, "--json", agg, "--html", page])
+    if os.environ.get("FLEET_TEST_SHOW"):
+        print(p.stdout)
+    check(p.returncode == 1, "a slow node: findings, exit 1 (%d: %s)" % (p.returncode, p.stderr))
+    with open(agg) as f:
+        doc = json.load(f)
+    outl = doc["outliers"]
+    check(len(outl) > 8 and all(o["node"] == LOW for o in outl),
+          "every figure of the slow node is an outlier, no other node's (%d)" % len(outl))
+    groups = doc.get("outlier_groups", [])
+    check(len(groups) == 1 and groups[0]["node"] == LOW and groups[0]["side"] == "below" and
+          groups[0]["figures"] == len(outl) and sorted(groups[0]["outliers"]) == list(range(len(outl))) and
+          groups[0]["status"] == "fail" and 29 < groups[0]["least_pct"] <= groups[0]["most_pct"] < 31 and
+          outl[groups[0]["worst"]]["node"] == LOW,
+          "one outlier group for the slow node holding every figure: %s" %
+          [{k: v for k, v in g.items() if k != "outliers"} for g in groups])
+    check(doc["summary"].get("outlier_groups") == 1 and doc["summary"]["outliers"] == len(outl),
+          "summary: %d outliers in 1 group" % len(outl))
+    lines = [x for x in p.stdout.splitlines() if x.startswith("  ✗ ") or x.startswith("  ⚠ ")]
+    check(len(lines) == 1 and lines[0].startswith("  ✗ %s: %d figures " % (LOW, len(outl))) and
+          "% below the median" in lines[0] and "worst: " in lines[0],
+          "text: one outlier line for the slow node: %s" % lines[:3])
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    check(text.count('<div class="outlier-group"') == 1 and text.count("<tr data-outlier-status=") == len(outl),
+          "HTML: one finding, its %d figures folded beneath it" % len(outl))
+    # Each chart labels the slow node's marks with its GPU: its 8 GPUs' equal values are 8
+    # labels told apart, not "node-03: 782" 8 times (ux-review papercut 11).
+    charts = re.split(r'<div class="distribution" ', text)[1:]
+    labelled = 0
+    for chart in charts:
+        labels = re.findall(r'class="outlier-label"[^>]*>([^<]*)<', chart)
+        if labels:
+            labelled += 1
+            check(len(set(labels)) == len(labels) and all(re.match(LOW + r" gpu\d: ", x) for x in labels),
+                  "chart labels name node and GPU, each once: %s" % labels[:8])
+    check(labelled > 0, "the charts label the slow node's values (%d charts)" % labelled)
+    # A table of contents links every chart.
+    ids = re.findall(r'<div class="distribution" id="(figure-\d+)"', text)
+    toc = re.findall(r'<nav class="toc" id="figures-toc">(.*?)</nav>', text, re.S)
+    links = re.findall(r'href="#(figure-\d+)"', toc[0]) if toc else []
+    check(len(charts) > 4 and ids == links and len(ids) == len(charts),
+          "the figures' table of contents links each of the %d charts: %d links" % (len(charts), len(links)))
+
+
+def check_names_and_links(tmp, vr):
+    """Nodes named as the Ansible play names them (validation_results/<inventory name>/
+    gpuvet-*.json) when their reports' hostname differs, the hostname shown beside; a
+    directory of several hosts' reports names none of them; the failing node's "From" links
+    to the page the play fetched beside its JSON, relative to the fleet's page."""
+    play = os.path.join(tmp, "play-names")
+    shutil.copytree(os.path.join(vr, "node-01"), os.path.join(play, "node-01"))
+    shutil.copytree(os.path.join(vr, FAILING), os.path.join(play, "node-bad"))
+    for name in ("gpuvet-check-quick.json", "gpuvet-bench.json"):
+        path = os.path.join(play, "node-bad", name)
+        with open(path) as f:
+            doc = json.load(f)
+        doc["host"]["hostname"] = "dgx-h100-07"
+        write(path, doc)
+    with open(os.path.join(play, "node-bad", "gpuvet-check-quick.html"), "w") as f:
+        f.write("<!DOCTYPE html><title>node-bad</title>\n")
+    mixed = os.path.join(tmp, "mixed-reports")
+    for node in ("node-03", "node-04"):
+        os.makedirs(mixed, exist_ok=True)
+        shutil.copy(os.path.join(vr, node, "gpuvet-check-quick.json"), os.path.join(mixed, "gpuvet-%s.json" % node))
+    pages = os.path.join(tmp, "pages")
+    os.makedirs(pages)
+    page = os.path.join(pages, "fleet.html")
+    p = run([play, mixed, "--json", "-", "--html", page])
+    doc = json.loads(p.stdout) if p.stdout.startswith("{") else {"nodes": []}
+    got = [(n["name"], n["name_from"], n.get("hostname")) for n in doc["nodes"]]
+    check(got == [("node-01", "hostname", None), ("node-03", "hostname", None), ("node-04", "hostname", None),
+                  ("node-bad", "directory", "dgx-h100-07")],
+          "the play's directory names the node, its hostname beside; a directory of two hosts names neither: %s"
+          % got)
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    href = "../play-names/node-bad/gpuvet-check-quick.html"
+    check('<a class="node-page" href="%s">' % href in text,
+          "the failing node's From links to its page beside the JSON, relative to the fleet's page")
+    check(os.path.samefile(os.path.join(pages, href), os.path.join(play, "node-bad", "gpuvet-check-quick.html")),
+          "the link resolves to the node's page")
+    check(text.count('class="node-page"') == 1, "no link for a node without a page")
+    check("node-bad <span class=\"muted\">(host dgx-h100-07)</span>" in text, "the page names the host beside")
+    p = run([play])
+    check("  ✗ node-bad (host dgx-h100-07)  fail  (" in p.stdout, "the text names the host beside: %s" % p.stdout[:400])
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
-        vr = make_fleet(tmp)
+        vr, bench = make_fleet(tmp)
         for dirpath, dirs, files in os.walk(tmp):
             for d in dirs:
                 os.chmod(os.path.join(dirpath, d), 0o755)
@@ -378,6 +482,8 @@ def main():
         p = run([os.path.join(vr, "node-01", "gpuvet-check-quick.json"), os.path.join(tmp, "missing")])
         check(p.returncode == 4, "a passing report and a missing one: exit 4 (%d)" % p.returncode)
         check_own_aggregate(tmp, vr)
+        check_slow_node(tmp, bench)
+        check_names_and_links(tmp, vr)
         # Nothing readable: exit 2, naming the inputs.
         p = run([os.path.join(tmp, "empty"), os.path.join(vr, "node-12")])
         check(p.returncode == 2 and "no report could be read" in p.stderr, "nothing read: exit 2 (%d)" % p.returncode)

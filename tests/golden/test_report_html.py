@@ -238,6 +238,11 @@ def check_fleet(dom, agg):
     statuses = [dom.elements[i][1]["data-outlier-status"] for i in outl]
     check(len(outl) == len(agg["outliers"]) and statuses == sorted(statuses, key=["fail", "warn"].index),
           "fleet: a row per outlier (%d), failures first: %s" % (len(agg["outliers"]), statuses))
+    groups = [i for i in dom.find("div") if dom.has_class(i, "outlier-group")]
+    check(len(groups) == len(agg.get("outlier_groups", [])) and
+          [dom.elements[i][1].get("data-figures") for i in groups] ==
+          [str(g["figures"]) for g in agg.get("outlier_groups", [])],
+          "fleet: one finding per outlier group of the aggregate, its figures folded under it")
     check(any(FLEET_LOW in dom.text_of(i) and "triad" in dom.text_of(i) for i in outl
               if dom.elements[i][1]["data-outlier-status"] == "fail"),
           "fleet: %s's low triad is a failing outlier" % FLEET_LOW)
@@ -266,8 +271,12 @@ def check_fleet(dom, agg):
         start = divs[triad[0]]
         end = divs[triad[0] + 1] if triad[0] + 1 < len(divs) else len(dom.elements)
         labels = [dom.text_of(i) for i in dom.find("text") if start < i < end and dom.has_class(i, "outlier-label")]
-    check(labels and all(t.startswith(FLEET_LOW + ": ") for t in labels),
-          "fleet: the triad chart labels its outlier %s: %s" % (FLEET_LOW, labels))
+    low = [o["subject"].split(" ")[0] for o in agg["outliers"] if o["node"] == FLEET_LOW and o["metric"] == "memory/triad"]
+    check(labels and all(t.startswith("%s %s: " % (FLEET_LOW, low[0] if low else "?")) for t in labels),
+          "fleet: the triad chart labels its outlier with node and GPU %s %s: %s" % (FLEET_LOW, low, labels))
+    toc = [dom.elements[i][1].get("href") for i in dom.find("a") if dom.elements[i][1].get("href", "").startswith("#")]
+    check(toc == ["#" + dom.elements[i][1]["id"] for i in divs],
+          "fleet: the figures' table of contents links every chart in order (%d links)" % len(toc))
 
 
 def gpuvet(args, cwd):
@@ -372,7 +381,9 @@ def check_results(name, dom, docs):
                     dom.elements[i][1].get("data-status") == it["status"]]
             check(mine, "%s: %s %s has its block" % (name, it["status"], it["id"]))
             if it.get("remedy"):
-                check(any(it["remedy"] in dom.text_of(i) for i in mine),
+                # `code` spans are shown as code, without their backticks
+                shown = re.sub(r"`([^`]+)`", r"\1", it["remedy"])
+                check(any(shown in dom.text_of(i) for i in mine),
                       "%s: %s's remedy is shown: %s" % (name, it["id"], it["remedy"][:60]))
     n_pass = sum(d["summary"]["pass"] for d in docs)
     rows = [i for i in dom.find("tr") if dom.elements[i][1].get("data-status") == "pass"]
@@ -444,6 +455,33 @@ def check_burn(name, dom, doc):
     flat = [c for counts in want for c in counts]
     check(got == flat, "%s: series and their points per device: want %s, got %s" % (name, flat, got))
     check(len(want) and all(c >= 8 for c in want[0]), "%s: the telemetry has its samples: %s" % (name, want[:1]))
+    # Each chart draws the levels its verdicts used, where the document tells them: the
+    # slowdown and memory temperatures, the power limit, the SM clock floor of burn.sm_clock.
+    def one(values):
+        return sorted({v for v in values if finite(v)})
+    tel = [d.get("telemetry") or {} for d in devices]
+    floors = [float(c["evidence"]["clock_floor_mhz"]) for c in doc["checks"]
+              if c["id"] == "burn.sm_clock" and "clock_floor_mhz" in (c.get("evidence") or {})]
+    want_limits = {
+        "GPU temperature": one(t.get("temperature_slowdown_c") for t in tel),
+        "Memory (HBM) temperature": one(t.get("memory_temperature_max_c") for t in tel),
+        # the enforced limit of each device's last sample that tells it
+        "Power draw": one(([s["power_limit_w"] for s in t.get("samples", []) if finite(s.get("power_limit_w"))]
+                           or [None])[-1] for t in tel),
+        "SM clock": one(floors),
+    }
+    got_limits = {}
+    for k, i in enumerate(charts):
+        end = charts[k + 1] if k + 1 < len(charts) else len(dom.elements)
+        title = dom.elements[i][1].get("aria-label", "")
+        got_limits[title] = sorted(float(dom.elements[j][1]["data-limit"]) for j in dom.find("line")
+                                   if i < j < end and dom.has_class(j, "limit"))
+    for title, values in want_limits.items():
+        if title in got_limits:
+            check(got_limits[title] == values, "%s: %s chart draws the limits %s, got %s" %
+                  (name, title, values, got_limits[title]))
+    check(want_limits["GPU temperature"] and want_limits["SM clock"] and want_limits["Power draw"],
+          "%s: the burn input tells the slowdown, the clock floor and the power limit: %s" % (name, want_limits))
 
 
 class Markup(html.parser.HTMLParser):
@@ -459,6 +497,10 @@ class Markup(html.parser.HTMLParser):
         if tag in ("script", "link", "img", "iframe", "object", "embed", "base"):
             self.found.append("<%s>" % tag)
         for k, v in attrs:
+            # A link within the page, or (fleet) to a node's page beside it, fetches nothing
+            # until followed.
+            if tag == "a" and k == "href" and v and (v.startswith("#") or (":" not in v and v.endswith(".html"))):
+                continue
             if k in ("src", "href", "xlink:href", "srcset", "background") or k.startswith("on"):
                 self.found.append("%s=%s" % (k, v))
             if k == "style" and v and "url(" in v:

@@ -369,12 +369,54 @@ static void test_doc_depth(void **state) {
         fleet_scratch_free(&s);
 }
 
+/* A slow node's many outliers are one finding per side of the median; failing findings go
+ * first, and each names its worst figure (ux-review papercut 11: 98 rows for one node). */
+static void test_group_outliers(void **state) {
+        (void)state;
+        struct fleet_outlier o[] = {
+                {.node = "node-b", .metric = "m/a", .deviation_pct = -6, .status = STATUS_WARN},
+                {.node = "node-a", .metric = "m/a", .deviation_pct = -25, .status = STATUS_FAIL},
+                {.node = "node-a", .metric = "m/b", .deviation_pct = -31, .status = STATUS_FAIL},
+                {.node = "node-a", .metric = "m/c", .deviation_pct = -40, .status = STATUS_WARN},
+                {.node = "node-a", .metric = "m/d", .deviation_pct = 12, .status = STATUS_WARN},
+                {.node = "node-a", .metric = "m/e", .deviation_pct = -8, .status = STATUS_WARN},
+        };
+        struct fleet_outlier_group *g;
+        size_t n, *members;
+        assert_int_equal(fleet_group_outliers(o, 6, &g, &n, &members), 0);
+        assert_int_equal(n, 3);
+        assert_string_equal(g[0].node, "node-a");
+        assert_true(g[0].below);
+        assert_int_equal(g[0].status, STATUS_FAIL);
+        assert_int_equal(g[0].n, 4);
+        assert_int_equal(g[0].n_fail, 2);
+        NEAR(g[0].least_pct, 8);
+        NEAR(g[0].most_pct, 40);
+        assert_int_equal(g[0].worst, 2); /* a failing figure before a further warning one */
+        const size_t want[] = {1, 2, 3, 5};
+        for (size_t i = 0; i < 4; i++)
+                assert_int_equal(g[0].members[i], want[i]);
+        assert_string_equal(g[1].node, "node-a");
+        assert_false(g[1].below);
+        assert_int_equal(g[1].n, 1);
+        assert_int_equal(g[1].members[0], 4);
+        assert_string_equal(g[2].node, "node-b");
+        assert_int_equal(g[2].status, STATUS_WARN);
+        assert_int_equal(g[2].worst, 0);
+        free(g);
+        free(members);
+        assert_int_equal(fleet_group_outliers(o, 0, &g, &n, &members), 0);
+        assert_int_equal(n, 0);
+        assert_null(g);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_percentiles), cmocka_unit_test(test_judge_variance),
                 cmocka_unit_test(test_judge_mads),  cmocka_unit_test(test_judge_bounds),
                 cmocka_unit_test(test_drift),       cmocka_unit_test(test_rules),
                 cmocka_unit_test(test_doc_parse),   cmocka_unit_test(test_doc_depth),
+                cmocka_unit_test(test_group_outliers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

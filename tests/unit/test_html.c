@@ -17,6 +17,7 @@
 #include "html/svg_distribution.h"
 #include "html/svg_scale.h"
 #include "html/svg_series.h"
+#include "report/fleet_html.h"
 #include "report/html_report.h"
 
 #include <errno.h>
@@ -56,6 +57,47 @@ static void test_escape(void **state) {
         char *out = html_buf_take(&b, NULL);
         assert_string_equal(out, "ab&lt;1&lt;&quot;");
         free(out);
+}
+
+static void expect_code_spans(const char *in, const char *want) {
+        struct html_buf b = {0};
+        html_escape_code_spans(&b, in);
+        char *out = html_buf_take(&b, NULL);
+        assert_string_equal(out, want);
+        free(out);
+}
+
+/* Remedies quote commands in backticks; the page showed them literally (ux-review). */
+static void test_code_spans(void **state) {
+        (void)state;
+        expect_code_spans("run `lspci -vv -s 0000:61:00.0` as root",
+                          "run <code>lspci -vv -s 0000:61:00.0</code> as root");
+        expect_code_spans("`a<b` and `c&d`", "<code>a&lt;b</code> and <code>c&amp;d</code>");
+        expect_code_spans("a lone ` backtick", "a lone ` backtick");
+        expect_code_spans("`x` then ` alone", "<code>x</code> then ` alone");
+        expect_code_spans("empty `` pair", "empty `` pair");
+        expect_code_spans("`<script>`", "<code>&lt;script&gt;</code>");
+        expect_code_spans("", "");
+}
+
+static void expect_href(const char *from_dir, const char *to, const char *want) {
+        struct html_buf b = {0};
+        fleet_html_href(&b, from_dir, to);
+        char *out = html_buf_take(&b, NULL);
+        assert_string_equal(out, want);
+        free(out);
+}
+
+/* The fleet page's links to the nodes' pages: relative to the page, percent-encoded. */
+static void test_href(void **state) {
+        (void)state;
+        expect_href("/r", "/r/node-bad/gpuvet-check-quick.html", "node-bad/gpuvet-check-quick.html");
+        expect_href("/r/pages", "/r/node 1/a#b?.html", "../node%201/a%23b%3F.html");
+        expect_href("/r/ab", "/r/a/x.html", "../a/x.html"); /* a shared prefix is not a shared directory */
+        expect_href("/a/b/c", "/x.html", "../../../x.html");
+        expect_href("/", "/a/x.html", "a/x.html");
+        expect_href("/r", "/r/x.html", "x.html");
+        expect_href(NULL, "/srv/r/x\".html", "/srv/r/x%22.html");
 }
 
 static void test_element_and_table(void **state) {
@@ -236,6 +278,21 @@ static void test_charts(void **state) {
         assert_null(strstr(out, "inf"));
         free(out);
 
+        /* Limits: a labelled dashed line each, the axis stretched to reach them (60-71 C
+         * against a slowdown at 89 C); one that is not finite is left out (ux-review: no
+         * threshold lines on burn charts). */
+        const struct svg_limit limits[] = {{"slowdown 89 \xC2\xB0" "C", 89}, {"none", NAN}, {"floor 50 C", 50}};
+        svg_series_chart_limits(&b, "temperature", "s", "C", series, 1, limits, 3);
+        out = take(&b);
+        assert_int_equal(count(out, "<line class=\"limit\""), 2);
+        assert_non_null(strstr(out, "data-limit=\"89\""));
+        assert_non_null(strstr(out, "data-limit=\"50\""));
+        assert_non_null(strstr(out, ">slowdown 89 \xC2\xB0" "C<"));
+        assert_null(strstr(out, ">none<"));
+        assert_non_null(strstr(out, ">90<")); /* a tick past the slowdown */
+        assert_non_null(strstr(out, ">50<"));
+        free(out);
+
         const double fleet[] = {100, 101, 99, 100.5, 40, NAN};
         const char *const names[] = {"n1", "n2", "n3", "n4", "<slow-node>", "n6"};
         const struct svg_group groups[] = {{.label = "H100 triad", .values = fleet, .value_labels = names, .n = 6},
@@ -307,13 +364,40 @@ static void test_render(void **state) {
         }
 }
 
+/* A page mailed to a vendor: the remedy's commands as code, the document by its file name
+ * only, not the directory it had on the machine that wrote the page (ux-review). */
+static void test_render_papercuts(void **state) {
+        (void)state;
+        json_error_t e;
+        struct html_report_input in = {
+                .file = "/home/ops/secret-project/results/check-quick.json",
+                .doc = json_loads("{\"schema\": \"gpuvet.report/1\", \"tool\": {\"name\": \"gpuvet\", \"version\": "
+                                  "\"0.1.0\"}, \"command\": \"check\", \"host\": {\"hostname\": \"n1\"}, \"gpus\": [], "
+                                  "\"checks\": [{\"id\": \"pcie.aer\", \"subject\": \"host\", \"status\": \"fail\", "
+                                  "\"summary\": \"s\", \"remedy\": \"run `lspci -vv -s 0000:61:00.0` & reseat\"}], "
+                                  "\"summary\": {\"pass\": 0, \"warn\": 0, \"fail\": 1, \"skip\": 0, \"error\": 0, "
+                                  "\"verdict\": \"fail\"}}",
+                                  0, &e),
+        };
+        assert_non_null(in.doc);
+        char *html = NULL, err[512] = "";
+        size_t len = 0;
+        assert_int_equal(html_report_render(&in, 1, NULL, &html, &len, err, sizeof(err)), 0);
+        json_decref(in.doc);
+        assert_non_null(strstr(html, "<dd class=\"remedy\">run <code>lspci -vv -s 0000:61:00.0</code> &amp; reseat</dd>"));
+        assert_non_null(strstr(html, "check: check-quick.json, written"));
+        assert_null(strstr(html, "secret-project"));
+        free(html);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escape), cmocka_unit_test(test_element_and_table),
+                cmocka_unit_test(test_code_spans), cmocka_unit_test(test_href),
                 cmocka_unit_test(test_axis),   cmocka_unit_test(test_map),
                 cmocka_unit_test(test_format), cmocka_unit_test(test_fit),
                 cmocka_unit_test(test_box),    cmocka_unit_test(test_charts),
-                cmocka_unit_test(test_render),
+                cmocka_unit_test(test_render), cmocka_unit_test(test_render_papercuts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

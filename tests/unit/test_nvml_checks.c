@@ -1485,6 +1485,13 @@ static void test_recovery_action(void **state) {
         expect(r, STATUS_FAIL, "the driver asks for \"Node Reboot Required\" on " DESC " before new work",
                "0x2 (Node Reboot Required)", want);
         assert_non_null(strstr(r->remedy, "reboot"));
+        /* xid.json's `nvidia-smi -r -i <index>` names this GPU's index (ux-review) */
+        ok32(&g->recovery_action, 1, "nvmlDeviceGetFieldValues");
+        g->index = 3;
+        r = run(&n, "gpu.recovery_action");
+        assert_non_null(strstr(r->remedy, "nvidia-smi -r -i 3)"));
+        assert_null(strstr(r->remedy, "<index>"));
+        g->index = 0;
         ok32(&g->recovery_action, 42, "nvmlDeviceGetFieldValues");
         expect(run(&n, "gpu.recovery_action"), STATUS_WARN,
                "the driver asks for recovery action 0x2a on " DESC ", a value gpuvet does not know",

@@ -252,6 +252,9 @@ static void test_check(void **state) {
         r = run(&n, &rep, 1);
         assert_int_equal(r->status, STATUS_FAIL);
         assert_non_null(strstr(r->remedy, "Xid 109: drain the node and reset the GPU"));
+        /* the table's placeholder filled in with the GPU the result is about (ux-review) */
+        assert_non_null(strstr(r->remedy, "nvidia-smi -r -i 0000:41:00.0"));
+        assert_null(strstr(r->remedy, "<index>"));
         assert_null(strstr(r->remedy, "Xid 38"));
         report_done(&rep);
         gpudb_free(n.db);

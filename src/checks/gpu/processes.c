@@ -86,7 +86,11 @@ static void judge_recovery_action(struct result *r, const struct facts *f, const
         }
         result_status(r, known->severity == XID_CRITICAL ? STATUS_FAIL : STATUS_WARN,
                       "the driver asks for \"%s\" on %s before new work", known->name, desc);
-        result_remedy(r, "%s.", known->action);
+        /* xid.json's actions say `nvidia-smi -r -i <index>`: this GPU's is known. */
+        char index[16], action[1024];
+        snprintf(index, sizeof(index), "%u", g->index);
+        strbuf_replace(action, sizeof(action), known->action, "<index>", index);
+        result_remedy(r, "%s.", action);
 }
 
 static void run_recovery_action(const struct check_info *self, const struct facts *f, struct report *rep) {

@@ -276,7 +276,15 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
                                       n_app, n_ignored, n_app + n_ignored == 1 ? "" : "s", since);
                 return;
         }
-        result_remedy(r, "%s", actions);
+        if (addr) {
+                /* xid.json's actions say `nvidia-smi -r -i <index>`; nvidia-smi -i also takes
+                 * the PCI address, which the kernel log gives without NVML. */
+                char filled[sizeof(actions)];
+                strbuf_replace(filled, sizeof(filled), actions, "<index>", addr);
+                result_remedy(r, "%s", filled);
+        } else {
+                result_remedy(r, "%s", actions);
+        }
 }
 
 static void run_xid(const struct check_info *self, const struct facts *f, struct report *rep) {
