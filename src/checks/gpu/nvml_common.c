@@ -165,6 +165,10 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
                 result_evidence(r, "nvml_return", "timeout after %u ms", g->timeout_ms);
                 result_status(r, STATUS_ERROR, "%s did not return within %u ms on %s: %s unknown", func,
                               nv_deadline_of(f, g), desc, what);
+                /* One hung call stops every check of the GPU that reads after it. */
+                result_cause(r, "%s did not return within %u ms", func, nv_deadline_of(f, g));
+                /* One hung call stops every check of the GPU that reads after it. */
+                result_cause(r, "%s did not return within %u ms", func, nv_deadline_of(f, g));
                 result_remedy(r, "%s", nv_timeout_remedy);
                 return true;
         case NV_NO_FUNCTION:
