@@ -597,5 +597,8 @@ int cmd_check(int argc, char **argv) {
                 return code;
         if (o.list)
                 return list_checks(o.level, o.only);
+        if (o.quiet && !o.json_path) /* a run that says nothing looks like one that did nothing */
+                fputs("gpuvet check: -q without --json writes no report: only the exit status tells the verdict\n",
+                      stderr);
         return check_execute(&o, &args);
 }
