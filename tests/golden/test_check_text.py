@@ -11,6 +11,8 @@ papercuts 9 and 10).
    JSON report.
 3. One hung NVML call (golden-hang.scn) is one `!` line naming the call, the GPU and the
    checks it stopped, while the JSON report keeps one error result per check.
+4. A gpu.* line names its GPU's address once (golden-thermal-slowdown.scn), not
+   "0000:52:00.0 NVIDIA H100 80GB HBM3 0000:52:00.0 is at 91 C".
 
 Usage: test_check_text.py GPUVET SRCDIR FAKE_NVML_LIB"""
 import json
@@ -171,6 +173,18 @@ def test_hang(root, tmp):
         print("ok: a hung NVML call is one line for %d error results" % len(errors))
 
 
+def test_address_once(root):
+    scn = os.path.join(SRCDIR, "tests", "golden", "nvml-scenarios", "golden-thermal-slowdown.scn")
+    e = fakeenv.gpuvet_env(scn, {"GPUVET_NVML_LIB": FAKE_LIB, "NO_COLOR": "1"})
+    e.pop("COLUMNS", None)
+    r = subprocess.run([GPUVET, "check", "--root", root, "--only", "gpu.temperature,gpu.clock_events"],
+                       capture_output=True, text=True, env=e, timeout=120 * fakeenv.time_scale())
+    lines = [l for l in r.stdout.splitlines() if re.match(r"^ [✓⚠✗!-] gpu\.", l)]
+    twice = [l for l in lines if len(re.findall(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", l)) > 1]
+    if check(len(lines) >= 16 and not twice, "each gpu.* line names its GPU once: %d lines, %r" % (len(lines), twice[:2])):
+        print("ok: %d gpu.* lines name their GPU once" % len(lines))
+
+
 def main():
     fixture_cache.ensure("dgx-h100-degraded", "dgx-h100")
     degraded = fixture_cache.path("dgx-h100-degraded")
@@ -178,6 +192,7 @@ def main():
         test_width(degraded)
         test_problems(degraded, tmp)
         test_hang(fixture_cache.path("dgx-h100"), tmp)
+        test_address_once(fixture_cache.path("dgx-h100"))
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
