@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""check's text output fits the terminal and the question (issue 39, ux-review "width" and
-papercuts 9 and 10).
+"""check's and bench's text output fits the terminal and the question (issue 39, ux-review
+"width" and papercuts 9 and 10).
 
 1. Width: `check --root dgx-h100-degraded --only pcie` at COLUMNS=80 through a pipe, and in
    a pseudo-terminal 80 columns wide (COLUMNS unset: the width comes from TIOCGWINSZ): no
@@ -13,8 +13,10 @@ papercuts 9 and 10).
    checks it stopped, while the JSON report keeps one error result per check.
 4. A gpu.* line names its GPU's address once (golden-thermal-slowdown.scn), not
    "0000:52:00.0 NVIDIA H100 80GB HBM3 0000:52:00.0 is at 91 C".
+5. bench's table (108 columns) at COLUMNS=80 leaves out min-max and cv and fits; without
+   COLUMNS through a pipe it keeps every column.
 
-Usage: test_check_text.py GPUVET SRCDIR FAKE_NVML_LIB"""
+Usage: test_text_output.py GPUVET SRCDIR FAKE_NVML_LIB FAKE_LIBCUDA"""
 import json
 import os
 import pty
@@ -28,7 +30,7 @@ import termios
 import fcntl
 import unicodedata
 
-GPUVET, SRCDIR, FAKE_LIB = sys.argv[1:4]
+GPUVET, SRCDIR, FAKE_LIB, FAKE_CUDA = sys.argv[1:5]
 sys.path.insert(0, os.path.join(SRCDIR, "tests", "fakes"))
 import fakeenv  # noqa: E402
 sys.path.insert(0, os.path.join(SRCDIR, "tests", "fixtures"))
@@ -185,6 +187,31 @@ def test_address_once(root):
         print("ok: %d gpu.* lines name their GPU once" % len(lines))
 
 
+def test_bench_table():
+    before = len(failures)
+    e = {k: v for k, v in env().items() if not k.startswith("FAKE_CUDA_")}
+    e.update({"GPUVET_CUDA_LIB": FAKE_CUDA, "FAKE_CUDA_DEVICES": "2"})
+    args = [GPUVET, "bench", "memory,transfer", "--backend", "cuda", "-n", "3", "-w", "1", "-s", "4M"]
+    full = subprocess.run(args, env=e, capture_output=True, text=True, timeout=120 * fakeenv.time_scale())
+    narrow = subprocess.run(args, env=dict(e, COLUMNS="80"), capture_output=True, text=True,
+                            timeout=120 * fakeenv.time_scale())
+    if not check(full.returncode == 0 and narrow.returncode == 0, "bench: exit %d/%d %s" %
+                 (full.returncode, narrow.returncode, narrow.stderr)):
+        return
+    head = [l for l in full.stdout.splitlines() if l.lstrip().startswith("subject")]
+    check(head and "min-max" in head[0] and " cv " in head[0], "unwrapped, the table has every column: %r" % head[:1])
+    wide = [l for l in narrow.stdout.splitlines() if columns(l) > 80]
+    check(not wide, "bench at COLUMNS=80: %d lines over 80 columns: %r" % (len(wide), wide[:1]))
+    head = [l for l in narrow.stdout.splitlines() if l.lstrip().startswith("subject")]
+    check(head and "median" in head[0] and "%peak" in head[0] and "min-max" not in head[0],
+          "at 80 columns the table keeps the median and ratios, not the spread: %r" % head[:1])
+    rows = [l for l in narrow.stdout.splitlines() if re.match(r"^ [✓⚠✗!-] ", l)]
+    check(rows and all(re.search(r"\S+ [GM]B/s\s+\S+\s+\S+$", l) or l.rstrip().endswith("-") for l in rows),
+          "each row keeps its median and ratios on one line: %r" % rows[:2])
+    if len(failures) == before:
+        print("ok: bench's table fits 80 columns (%d rows)" % len(rows))
+
+
 def main():
     fixture_cache.ensure("dgx-h100-degraded", "dgx-h100")
     degraded = fixture_cache.path("dgx-h100-degraded")
@@ -193,6 +220,7 @@ def main():
         test_problems(degraded, tmp)
         test_hang(fixture_cache.path("dgx-h100"), tmp)
         test_address_once(fixture_cache.path("dgx-h100"))
+    test_bench_table()
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
