@@ -71,7 +71,9 @@ static void line_close(const struct text_run *t, struct text_line *l, size_t ind
                 fputc('\n', t->out);
                 return;
         }
-        fclose(l->f); /* a memory stream: its text so far is in l->buf either way */
+        /* A memory stream fails only when memory is short; what it kept is in l->buf either
+         * way, and a line cut short is better than none: ignoring. */
+        (void)fclose(l->f);
         text_wrap_line(t->out, l->buf ? l->buf : "", indent, t->opt->width);
         free(l->buf);
 }
