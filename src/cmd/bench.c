@@ -12,6 +12,7 @@
 #include "core/strparse.h"
 #include "report/bench_json.h"
 #include "report/bench_text.h"
+#include "report/text_wrap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -243,7 +244,7 @@ static int bench_run(const struct bench_cli *o, const struct common_options *com
             write_json_output("bench", o->json_path, bench_json_report(&jrun, facts, &rep, runs, n_sel)) != EXIT_PASS)
                 code = EXIT_INTERNAL;
         if (!o->quiet && !json_to_stdout) {
-                struct text_options text = {.color = text_want_color(stdout)};
+                struct text_options text = {.color = text_want_color(stdout), .width = text_wrap_width(stdout)};
                 bench_text(stdout, &rep, runs, n_sel, verdict, jrun.duration_ms, &text);
         }
         if (rep.out_of_memory)

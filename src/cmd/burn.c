@@ -233,5 +233,8 @@ int cmd_burn(int argc, char **argv) {
                 return code;
         if (c.check.json_path && (code = output_path_usable("burn", "--json", c.check.json_path)) != 0)
                 return code;
+        if (c.check.quiet && !c.check.json_path)
+                fputs("gpuvet burn: -q without --json writes no report: only the exit status tells the verdict\n",
+                      stderr);
         return check_execute(&c.check, &args);
 }

@@ -13,6 +13,7 @@
 #include "policy/policy.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
+#include "report/text_wrap.h"
 #include "sys/cuda_driver.h"
 #include "sys/container_gpu.h"
 #include "sys/dcgm.h"
@@ -71,6 +72,7 @@ static const char usage[] =
         "                        (\"pcie,gpu.nouveau\")\n"
         "      --list            list the checks of the level and exit\n"
         "  -v, --verbose         show observed and expected values of passing checks too\n"
+        "      --problems        show only warnings, failures and errors, with their remedies\n"
         "  -q, --quiet           no text report (use with --json)\n"
         "      --color WHEN      auto (default), always or never; NO_COLOR is honoured\n"
         "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
@@ -272,6 +274,7 @@ static int check_option(int opt, const char *arg, void *ctx) {
         case 'p' | 0x100: o->no_policy = true; break;
         case 'L': o->list = true; break;
         case 'v': o->text.verbose = true; break;
+        case 'p' | 0x200: o->text.problems = true; break;
         case 'q': o->quiet = true; break;
         case 'C':
                 if (!one_of(arg, "auto", "always", "never"))
@@ -506,6 +509,7 @@ static int check_output(struct check_run *c, double start) {
         if (!o->quiet && !json_to_stdout) {
                 struct text_options text = o->text;
                 text.color = strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && text_want_color(stdout));
+                text.width = text_wrap_width(stdout);
                 report_text(stdout, c->m.facts, &c->rep, &run, &text);
         }
         if (code == EXIT_PASS) {
@@ -570,6 +574,7 @@ int cmd_check(int argc, char **argv) {
                 {"container-image", required_argument, NULL, 'i' | 0x400},
                 {"container-timeout", required_argument, NULL, 't' | 0x400},
                 {"policy", required_argument, NULL, 'P'}, {"no-policy", no_argument, NULL, 'p' | 0x100},
+                {"problems", no_argument, NULL, 'p' | 0x200},
                 {NULL, 0, NULL, 0},
         };
         static const struct cmd_spec spec = {
@@ -592,5 +597,8 @@ int cmd_check(int argc, char **argv) {
                 return code;
         if (o.list)
                 return list_checks(o.level, o.only);
+        if (o.quiet && !o.json_path) /* a run that says nothing looks like one that did nothing */
+                fputs("gpuvet check: -q without --json writes no report: only the exit status tells the verdict\n",
+                      stderr);
         return check_execute(&o, &args);
 }

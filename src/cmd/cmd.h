@@ -59,11 +59,11 @@ int common_option(const char *cmd, int opt, const char *usage, struct common_opt
 /* After getopt: refuse operands. Returns -1 when there are none, else EXIT_USAGE. */
 int common_no_operands(const char *cmd, int argc, char **argv);
 
-/* Open the root and the GPU table, printing a message naming the input on failure.
- * Returns 0 or an exit code. */
+/* Open the root and the GPU table, printing a message naming command cmd and the input on
+ * failure. Returns 0 or an exit code. */
 struct fsroot;
 struct gpudb;
-int open_inputs(const struct common_options *o, struct fsroot **ret_fs, struct gpudb **ret_db);
+int open_inputs(const char *cmd, const struct common_options *o, struct fsroot **ret_fs, struct gpudb **ret_db);
 
 /* Stop a run whose gathering blocks (a wedged device can make a sysfs read hang):
  * after seconds, print what was stuck and _exit(3). 0 disarms. */

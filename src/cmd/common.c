@@ -66,16 +66,16 @@ int common_no_operands(const char *cmd, int argc, char **argv) {
         return EXIT_USAGE;
 }
 
-int open_inputs(const struct common_options *o, struct fsroot **ret_fs, struct gpudb **ret_db) {
+int open_inputs(const char *cmd, const struct common_options *o, struct fsroot **ret_fs, struct gpudb **ret_db) {
         int r = fsroot_open(o->root, ret_fs);
         if (r < 0) {
-                fprintf(stderr, "gpuvet: --root %s: %s\n", o->root, strerror(-r));
+                fprintf(stderr, "gpuvet %s: --root %s: %s\n", cmd, o->root, strerror(-r));
                 return EXIT_USAGE;
         }
         char err[512];
         r = gpudb_load(o->data_dir, ret_db, err, sizeof(err));
         if (r < 0) {
-                fprintf(stderr, "gpuvet: %s\n", err);
+                fprintf(stderr, "gpuvet %s: %s\n", cmd, err);
                 *ret_fs = fsroot_free(*ret_fs);
                 return EXIT_USAGE;
         }

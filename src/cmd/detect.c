@@ -119,7 +119,7 @@ int cmd_detect(int argc, char **argv) {
         }
         struct fsroot *fs;
         struct gpudb *db;
-        code = open_inputs(&common, &fs, &db);
+        code = open_inputs("detect", &common, &fs, &db);
         if (code) {
                 compat_free(c);
                 return code;

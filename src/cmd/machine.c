@@ -14,7 +14,7 @@
 int machine_open(const char *cmd, const struct common_options *common, struct machine *m) {
         memset(m, 0, sizeof(*m));
         m->cmd = cmd;
-        return open_inputs(common, &m->fs, &m->db);
+        return open_inputs(cmd, common, &m->fs, &m->db);
 }
 
 #ifdef GPUVET_TEST_HOOKS

@@ -739,7 +739,7 @@ int cmd_snapshot(int argc, char **argv) {
         }
         struct fsroot *fs;
         struct gpudb *db;
-        if ((code = open_inputs(&args.common, &fs, &db)) != 0)
+        if ((code = open_inputs("snapshot", &args.common, &fs, &db)) != 0)
                 return code;
         code = take_snapshot(&o, &args.common, fs, db);
         gpudb_free(db);

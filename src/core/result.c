@@ -26,6 +26,7 @@ static void result_free(struct result *r) {
         free(r->observed);
         free(r->expected);
         free(r->remedy);
+        free(r->cause);
         for (size_t i = 0; i < r->n_evidence; i++) {
                 free(r->evidence[i].key);
                 free(r->evidence[i].value);
@@ -96,6 +97,7 @@ void result_status(struct result *r, enum status s, const char *fmt, ...) {
 DEFINE_SETTER(observed)
 DEFINE_SETTER(expected)
 DEFINE_SETTER(remedy)
+DEFINE_SETTER(cause)
 
 void result_evidence(struct result *r, const char *key, const char *fmt, ...) {
         struct evidence *grown = realloc(r->evidence, (r->n_evidence + 1) * sizeof(*grown));

@@ -48,6 +48,11 @@ struct result {
         char *observed;
         char *expected;
         char *remedy;
+        /* An error's cause when other results may share it ("nvmlDeviceGetPowerUsage did
+         * not return within 2000 ms"): the text report tells one cause once, naming the
+         * checks and subjects it stopped. Not in the JSON report, whose results stand
+         * alone. NULL: none. */
+        char *cause;
         struct evidence *evidence;
         size_t n_evidence;
 };
@@ -71,6 +76,7 @@ void result_status(struct result *r, enum status s, const char *fmt, ...) __attr
 void result_observed(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void result_expected(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void result_remedy(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void result_cause(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void result_evidence(struct result *r, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Recount statuses after checks ran (results may be amended in place). */

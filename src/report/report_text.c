@@ -1,6 +1,7 @@
 #include "report/report_text.h"
 #include "checks/check.h"
 #include "report/text_safe.h"
+#include "report/text_wrap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,37 +30,189 @@ static bool is_problem(const struct result *r) {
         return r->status == STATUS_WARN || r->status == STATUS_FAIL || r->status == STATUS_ERROR;
 }
 
-static bool same_remedy(const struct result *a, const struct result *b) {
-        return a->check == b->check && is_problem(b) && b->remedy && strcmp(a->remedy, b->remedy) == 0;
+/* One report being written: what is shown, and which errors share a cause. */
+struct text_run {
+        FILE *out;
+        const struct report *rep;
+        const struct text_options *opt;
+        size_t *lead; /* per result: the first result of its cause's group (itself when alone); NULL: no groups */
+        size_t *members; /* per result: how many results its group has */
+        size_t id_width;
+};
+
+static bool same_cause(const struct result *a, const struct result *b) {
+        return a->status == STATUS_ERROR && b->status == STATUS_ERROR && a->cause && b->cause &&
+               strcmp(a->cause, b->cause) == 0 &&
+               (a->remedy == b->remedy || (a->remedy && b->remedy && strcmp(a->remedy, b->remedy) == 0));
+}
+
+static bool grouped(const struct text_run *t, size_t i) { return t->lead && t->members[i] > 1; }
+
+static bool hidden(const struct text_run *t, size_t i) {
+        return t->opt->problems && !is_problem(&t->rep->results[i]);
+}
+
+/* A line at a time into memory, then out wrapped to the width (as is when not wrapping,
+ * or when memory for the line is short). */
+struct text_line {
+        char *buf;
+        size_t len;
+        FILE *f;
+};
+
+static FILE *line_open(const struct text_run *t, struct text_line *l) {
+        memset(l, 0, sizeof(*l));
+        l->f = t->opt->width ? open_memstream(&l->buf, &l->len) : NULL;
+        return l->f ? l->f : t->out;
+}
+
+static void line_close(const struct text_run *t, struct text_line *l, size_t indent) {
+        if (!l->f) {
+                fputc('\n', t->out);
+                return;
+        }
+        /* A memory stream fails only when memory is short; what it kept is in l->buf either
+         * way, and a line cut short is better than none: ignoring. */
+        (void)fclose(l->f);
+        text_wrap_line(t->out, l->buf ? l->buf : "", indent, t->opt->width);
+        free(l->buf);
+}
+
+/* The column where observed, expected and remedies start. */
+static size_t detail_indent(const struct text_run *t) { return 4 + t->id_width; }
+
+static bool same_remedy(const struct text_run *t, size_t a, size_t b) {
+        const struct result *ra = &t->rep->results[a], *rb = &t->rep->results[b];
+        return ra->check == rb->check && is_problem(rb) && rb->remedy && !grouped(t, b) &&
+               strcmp(ra->remedy, rb->remedy) == 0;
 }
 
 /* One remedy for many subjects is printed once, under the last of them, with the list: eight
  * GPUs with the same fault need one instruction, not eight. */
-static void print_remedy(FILE *out, const struct report *rep, size_t i, size_t id_width) {
+static void print_remedy(const struct text_run *t, size_t i) {
+        const struct report *rep = t->rep;
         const struct result *r = &rep->results[i];
         for (size_t j = i + 1; j < rep->n_results; j++)
-                if (same_remedy(r, &rep->results[j]))
+                if (same_remedy(t, i, j))
                         return; /* a later result of the group prints it */
         size_t n = 0;
         for (size_t j = 0; j <= i; j++)
-                n += same_remedy(r, &rep->results[j]);
+                n += same_remedy(t, i, j);
+        struct text_line l;
+        FILE *out = line_open(t, &l);
         if (n <= 1) {
-                fprintf(out, "   %*s remedy: ", (int)id_width, "");
-                text_safe_write(out, r->remedy);
-                fputc('\n', out);
-                return;
+                fprintf(out, "   %*s remedy: ", (int)t->id_width, "");
+        } else {
+                fprintf(out, "   %*s remedy (the %zu above: ", (int)t->id_width, "", n);
+                const char *sep = "";
+                for (size_t j = 0; j <= i; j++)
+                        if (same_remedy(t, i, j)) {
+                                fputs(sep, out);
+                                text_safe_write(out, rep->results[j].subject);
+                                sep = ", ";
+                        }
+                fputs("): ", out);
         }
-        fprintf(out, "   %*s remedy (the %zu above: ", (int)id_width, "", n);
-        const char *sep = "";
-        for (size_t j = 0; j <= i; j++)
-                if (same_remedy(r, &rep->results[j])) {
-                        fputs(sep, out);
-                        text_safe_write(out, rep->results[j].subject);
-                        sep = ", ";
-                }
-        fputs("): ", out);
         text_safe_write(out, r->remedy);
-        fputc('\n', out);
+        line_close(t, &l, detail_indent(t));
+}
+
+/* Where a result's summary starts, and where its continuation lines start: under the
+ * summary while that leaves a useful width, else under the details. */
+static size_t summary_indent(const struct text_run *t) {
+        size_t at = 3 + t->id_width + 1 + 12 + 1;
+        return t->opt->width && at + 32 > t->opt->width ? detail_indent(t) : at;
+}
+
+static void print_result(const struct text_run *t, size_t i) {
+        const struct result *r = &t->rep->results[i];
+        const struct text_options *opt = t->opt;
+        const char *subject = strcmp(r->subject, "host") == 0 ? "" : r->subject;
+        /* Results quote machine text (names, versions, log lines): made terminal-safe. */
+        char sub[256], sum[4096], obs[4096], exp[4096];
+        struct text_line l;
+        FILE *out = line_open(t, &l);
+        fprintf(out, " %s%s%s %-*s %-12s %s", c(opt, status_color[r->status]), status_glyph[r->status],
+                c(opt, ANSI_RESET), (int)t->id_width, r->check->id, text_safe(subject, sub, sizeof(sub)),
+                text_safe(r->summary, sum, sizeof(sum)));
+        line_close(t, &l, summary_indent(t));
+        bool problem = is_problem(r);
+        if ((problem || opt->verbose) && (r->observed || r->expected)) {
+                out = line_open(t, &l);
+                fprintf(out, "   %*s %sobserved: %s; expected: %s%s", (int)t->id_width, "", c(opt, ANSI_DIM),
+                        r->observed ? text_safe(r->observed, obs, sizeof(obs)) : "-",
+                        r->expected ? text_safe(r->expected, exp, sizeof(exp)) : "-", c(opt, ANSI_RESET));
+                line_close(t, &l, detail_indent(t));
+        }
+        if (problem && r->remedy)
+                print_remedy(t, i);
+}
+
+/* Each distinct value of field (the check's id, the subject) among the results of i's
+ * group, in report order: joined by ", " into out when out is given; returns how many. */
+static size_t group_distinct(const struct text_run *t, size_t i, bool ids, FILE *out) {
+        const struct report *rep = t->rep;
+        size_t n = 0;
+        for (size_t j = t->lead[i]; j < rep->n_results; j++) {
+                if (t->lead[j] != t->lead[i])
+                        continue;
+                const char *v = ids ? rep->results[j].check->id : rep->results[j].subject;
+                bool seen = false;
+                for (size_t k = t->lead[i]; k < j && !seen; k++)
+                        seen = t->lead[k] == t->lead[i] &&
+                               strcmp(v, ids ? rep->results[k].check->id : rep->results[k].subject) == 0;
+                if (seen)
+                        continue;
+                if (out) {
+                        fputs(n ? ", " : "", out);
+                        text_safe_write(out, v);
+                }
+                n++;
+        }
+        return n;
+}
+
+/* The label of a group in the id column: its one check, or how many. */
+static const char *group_label(const struct text_run *t, size_t i, char *buf, size_t size) {
+        size_t ids = group_distinct(t, i, true, NULL);
+        if (ids == 1)
+                return t->rep->results[i].check->id;
+        snprintf(buf, size, "%zu checks", ids);
+        return buf;
+}
+
+/* " ! 14 checks  0000:61:00.0 nvmlDeviceGetPowerUsage did not return within 2000 ms: no
+ * verdict from gpu.recovery_action, ..." and the remedy: one hung call, one line. */
+static void print_group(const struct text_run *t, size_t i) {
+        const struct result *r = &t->rep->results[i];
+        const struct text_options *opt = t->opt;
+        size_t ids = group_distinct(t, i, true, NULL), subjects = group_distinct(t, i, false, NULL);
+        char label[32], many[32], sub[256], cause[4096];
+        const char *column = strcmp(r->subject, "host") == 0 ? "" : text_safe(r->subject, sub, sizeof(sub));
+        if (subjects > 1) {
+                snprintf(many, sizeof(many), "%zu GPUs", subjects);
+                column = many;
+        }
+        struct text_line l;
+        FILE *out = line_open(t, &l);
+        fprintf(out, " %s%s%s %-*s %-12s %s", c(opt, status_color[r->status]), status_glyph[r->status],
+                c(opt, ANSI_RESET), (int)t->id_width, group_label(t, i, label, sizeof(label)), column,
+                text_safe(r->cause, cause, sizeof(cause)));
+        if (subjects > 1) {
+                fputs(" on ", out);
+                group_distinct(t, i, false, out);
+        }
+        if (ids > 1) {
+                fputs(": no verdict from ", out);
+                group_distinct(t, i, true, out);
+        }
+        line_close(t, &l, summary_indent(t));
+        if (r->remedy) {
+                out = line_open(t, &l);
+                fprintf(out, "   %*s remedy: ", (int)t->id_width, "");
+                text_safe_write(out, r->remedy);
+                line_close(t, &l, detail_indent(t));
+        }
 }
 
 static void verdict_counts(FILE *out, const struct text_options *opt, enum status verdict,
@@ -109,48 +262,93 @@ static void name_not_passing(FILE *out, const struct report *rep, enum status s,
                 fprintf(out, " and %zu more", more);
 }
 
+/* t->lead and t->members: results of one cause share their first one's index. Left NULL
+ * (no groups) when memory is short. */
+static void find_groups(struct text_run *t) {
+        size_t n = t->rep->n_results;
+        size_t *lead = malloc((n ? n : 1) * 2 * sizeof(*lead));
+        if (!lead)
+                return;
+        size_t *members = lead + (n ? n : 1);
+        for (size_t i = 0; i < n; i++) {
+                lead[i] = i;
+                members[i] = 0;
+                for (size_t j = 0; j < i; j++)
+                        if (lead[j] == j && same_cause(&t->rep->results[j], &t->rep->results[i])) {
+                                lead[i] = j;
+                                break;
+                        }
+                members[lead[i]]++;
+        }
+        for (size_t i = 0; i < n; i++)
+                members[i] = members[lead[i]];
+        t->lead = lead;
+        t->members = members;
+}
+
+/* --problems: "9 passed and 63 skipped not shown (--problems)", before the verdict. */
+static void print_hidden(const struct text_run *t) {
+        unsigned n[_STATUS_COUNT] = {0};
+        for (size_t i = 0; i < t->rep->n_results; i++)
+                if (hidden(t, i))
+                        n[t->rep->results[i].status]++;
+        if (!n[STATUS_PASS] && !n[STATUS_SKIP])
+                return;
+        struct text_line l;
+        FILE *out = line_open(t, &l);
+        if (n[STATUS_PASS])
+                fprintf(out, " %u passed", n[STATUS_PASS]);
+        if (n[STATUS_SKIP])
+                fprintf(out, "%s %u skipped", n[STATUS_PASS] ? " and" : "", n[STATUS_SKIP]);
+        fputs(" not shown (--problems)", out);
+        line_close(t, &l, 1);
+}
+
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
                  const struct text_options *opt) {
-        size_t id_width = 0;
+        struct text_run t = {.out = out, .rep = rep, .opt = opt};
+        find_groups(&t);
+        char label[32];
         for (size_t i = 0; i < rep->n_results; i++) {
-                size_t n = strlen(rep->results[i].check->id);
-                if (n > id_width)
-                        id_width = n;
+                if (hidden(&t, i) || (grouped(&t, i) && t.lead[i] != i))
+                        continue;
+                size_t n = strlen(grouped(&t, i) ? group_label(&t, i, label, sizeof(label)) : rep->results[i].check->id);
+                if (n > t.id_width)
+                        t.id_width = n;
         }
         char host[1024], policy[1024];
-        fprintf(out, "%sgpuvet %s%s — %s, %zu NVIDIA GPU%s, level %s%s%s\n", c(opt, ANSI_BOLD), run->command,
+        struct text_line l;
+        FILE *line = line_open(&t, &l);
+        fprintf(line, "%sgpuvet %s%s — %s, %zu NVIDIA GPU%s, level %s%s%s", c(opt, ANSI_BOLD), run->command,
                 c(opt, ANSI_RESET),
                 f->host.hostname[0] ? text_safe(f->host.hostname, host, sizeof(host)) : "(unknown host)", f->gpus.n,
                 f->gpus.n == 1 ? "" : "s", level_name(run->level), run->policy ? ", policy " : "",
                 text_safe(run->policy, policy, sizeof(policy)));
+        line_close(&t, &l, 2);
 
         for (size_t i = 0; i < rep->n_results; i++) {
-                const struct result *r = &rep->results[i];
-                const char *subject = strcmp(r->subject, "host") == 0 ? "" : r->subject;
-                /* Results quote machine text (names, versions, log lines): made terminal-safe. */
-                char sub[256], sum[4096], obs[4096], exp[4096];
-                fprintf(out, " %s%s%s %-*s %-12s %s\n", c(opt, status_color[r->status]), status_glyph[r->status],
-                        c(opt, ANSI_RESET), (int)id_width, r->check->id, text_safe(subject, sub, sizeof(sub)),
-                        text_safe(r->summary, sum, sizeof(sum)));
-                bool problem = is_problem(r);
-                if ((problem || opt->verbose) && (r->observed || r->expected))
-                        fprintf(out, "   %*s %sobserved: %s; expected: %s%s\n", (int)id_width, "", c(opt, ANSI_DIM),
-                                r->observed ? text_safe(r->observed, obs, sizeof(obs)) : "-",
-                                r->expected ? text_safe(r->expected, exp, sizeof(exp)) : "-", c(opt, ANSI_RESET));
-                if (problem && r->remedy)
-                        print_remedy(out, rep, i, id_width);
+                if (hidden(&t, i))
+                        continue;
+                if (!grouped(&t, i))
+                        print_result(&t, i);
+                else if (t.lead[i] == i)
+                        print_group(&t, i);
         }
+        if (opt->problems)
+                print_hidden(&t);
 
         enum status verdict = report_verdict(rep);
         if (run->strict && verdict == STATUS_WARN)
                 verdict = STATUS_FAIL;
-        verdict_counts(out, opt, verdict, rep->counts, run->duration_ms);
+        line = line_open(&t, &l);
+        verdict_counts(line, opt, verdict, rep->counts, run->duration_ms);
         bool any = false;
-        name_not_passing(out, rep, STATUS_FAIL, &any);
-        name_not_passing(out, rep, STATUS_ERROR, &any);
+        name_not_passing(line, rep, STATUS_FAIL, &any);
+        name_not_passing(line, rep, STATUS_ERROR, &any);
         if (run->strict)
-                name_not_passing(out, rep, STATUS_WARN, &any);
-        fputc('\n', out);
+                name_not_passing(line, rep, STATUS_WARN, &any);
+        line_close(&t, &l, strlen("Verdict: "));
+        free(t.lead);
 }
 
 void report_text_verdict(FILE *out, const struct text_options *opt, enum status verdict,

@@ -10,12 +10,16 @@
 struct text_options {
         bool color;
         bool verbose; /* also show observed/expected of passing results */
+        bool problems; /* only warnings, failures and errors (--problems), and a count of the rest */
+        size_t width;  /* lines fit this many columns (text_wrap_width); 0: not wrapped */
 };
 
 /* Colour is on for a terminal unless NO_COLOR is set (https://no-color.org) or TERM=dumb. */
 bool text_want_color(FILE *out);
 
-/* Ends with the verdict line, which names the checks that failed or erred (and, with
+/* Errors of one cause (result.cause: an NVML call that never returned on a GPU stops a
+ * dozen checks) are one line naming the cause, the checks and the GPUs, with one remedy.
+ * Ends with the verdict line, which names the checks that failed or erred (and, with
  * --strict, warned): "Verdict: FAIL — ... (12 ms) — fail: pcie.aer, gpu.xid; error: burn.run",
  * five of each, then "and N more". */
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,

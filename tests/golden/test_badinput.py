@@ -445,6 +445,19 @@ class BadInput(DamageBase):
         r = subprocess.run([GPUVET, "check", "--root", missing], capture_output=True, text=True, timeout=30)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn(missing, r.stderr)
+        # Named like every other message of the command (ux-review: "gpuvet: --root ...").
+        self.assertTrue(r.stderr.startswith("gpuvet check: --root "), r.stderr)
+
+    def test_quiet_without_json_says_so(self):
+        # -q alone writes nothing: a stderr line says that only the exit status tells.
+        r = subprocess.run([GPUVET, "check", "-q", "--only", "cpu.governor"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertIn("gpuvet check: -q without --json writes no report", r.stderr)
+        with_json = subprocess.run([GPUVET, "check", "-q", "--only", "cpu.governor", "--json",
+                                    os.path.join(self.tmp, "q.json")], capture_output=True, text=True, timeout=60)
+        self.assertNotIn("-q without --json", with_json.stderr)
 
     def test_root_is_file(self):
         path = os.path.join(self.tmp, "a-file")

@@ -156,6 +156,9 @@ FALLBACK_ONLY = {"nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceGetMemo
 # System-level calls: no GPU to name; a hang there is reported on the host.
 SYSTEM_FNS = {"nvmlInit_v2", "nvmlSystemGetDriverVersion", "nvmlSystemGetNVMLVersion",
               "nvmlSystemGetCudaDriverVersion_v2", "nvmlDeviceGetCount_v2"}
+# A result about one GPU has its PCI address as its subject, or "nvml:N" when NVML could
+# not tell the address.
+GPU_SUBJECT = re.compile(r"^([0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]|nvml:[0-9]+)$")
 
 NVML_CHECKS = ["gpu.nvml", "gpu.driver_compat", "gpu.persistence_mode", "gpu.ecc_mode", "gpu.ecc_errors",
                "gpu.memory_health", "gpu.temperature", "gpu.clock_events", "gpu.pcie_nvml", "gpu.nvlink",
@@ -487,9 +490,12 @@ def main():
                                  if r["status"] == "error" and fn in r["summary"] and "did not return" in r["summary"]]
                         if not named:
                             bad.append("no error result says \"%s did not return\"" % fn)
-                        elif fn not in SYSTEM_FNS and not any(r["subject"] in r["summary"] for r in named):
+                        elif fn not in SYSTEM_FNS and not any(GPU_SUBJECT.match(r["subject"]) for r in named):
+                            # The GPU is the result's subject (its address, else "nvml:N"),
+                            # which the text prints beside the summary: the summary says it no
+                            # more ("0000:52:00.0 NVIDIA H100 0000:52:00.0 ...", ux-review).
                             bad.append("the error results naming %s do not name the GPU: %r" %
-                                       (fn, named[0]["summary"]))
+                                       (fn, [(r["subject"], r["summary"]) for r in named[:1]]))
                         if rc != 1:
                             bad.append("exit code %d, want 1" % rc)
                 if bad:

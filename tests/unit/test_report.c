@@ -12,6 +12,7 @@
 #include "report/json_text.h"
 #include "report/text_safe.h"
 #include "report/report_text.h"
+#include "report/text_wrap.h"
 
 static const struct check_info dummy = {.id = "test.dummy", .category = "test", .level = LEVEL_QUICK, .title = "t"};
 
@@ -220,9 +221,140 @@ static void test_verdict_names_checks(void **state) {
         report_done(&rep);
 }
 
+/* The text of rep with opt; the caller frees it. */
+static char *text_with(const struct report *rep, const struct text_options *opt) {
+        struct facts f;
+        memset(&f, 0, sizeof(f));
+        struct run_info run = {.command = "check", .level = LEVEL_QUICK};
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&buf, &len);
+        assert_non_null(out);
+        report_text(out, &f, rep, &run, opt);
+        fclose(out);
+        return buf;
+}
+
+static size_t count_of(const char *text, const char *what) {
+        size_t n = 0;
+        for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+                n++;
+        return n;
+}
+
+static void hung_call(struct report *rep, const struct check_info *c, const char *gpu) {
+        struct result *r = result_new(rep, c, gpu);
+        result_status(r, STATUS_ERROR, "nvmlDeviceGetPowerUsage did not return within 2000 ms on %s: x unknown", gpu);
+        result_observed(r, "unknown: nvmlDeviceGetPowerUsage did not return");
+        result_cause(r, "nvmlDeviceGetPowerUsage did not return within 2000 ms");
+        result_remedy(r, "Reset the GPU.");
+}
+
+/* One hung NVML call stops many checks: one line naming the call, the checks and the GPU,
+ * one remedy (ux-review papercut 9: fourteen identical lines). */
+static void test_text_one_cause_one_line(void **state) {
+        (void)state;
+        struct report rep;
+        report_init(&rep);
+        struct result *r = result_new(&rep, check_registry[0], "0000:1b:00.0");
+        result_status(r, STATUS_PASS, "fine");
+        for (size_t i = 1; i <= 3; i++)
+                hung_call(&rep, check_registry[i], "0000:61:00.0");
+        r = result_new(&rep, check_registry[4], "0000:61:00.0"); /* another error: its own line */
+        result_status(r, STATUS_ERROR, "could not read");
+        report_tally(&rep);
+        struct text_options opt = {0};
+        char *text = text_with(&rep, &opt);
+        assert_int_equal(count_of(text, "\n ! "), 2);
+        char want[512];
+        snprintf(want, sizeof(want), " 3 checks %*s0000:61:00.0 nvmlDeviceGetPowerUsage did not return within 2000 ms: "
+                 "no verdict from %s, %s, %s\n", (int)(strlen(check_registry[4]->id) - strlen("3 checks")), "",
+                 check_registry[1]->id, check_registry[2]->id, check_registry[3]->id);
+        assert_non_null(strstr(text, want));
+        assert_int_equal(count_of(text, "Reset the GPU."), 1);
+        assert_int_equal(count_of(text, "x unknown"), 0);
+        assert_non_null(strstr(text, "could not read"));
+        free(text);
+
+        /* The same call hung on a second GPU: still one line, naming both. */
+        for (size_t i = 1; i <= 3; i++)
+                hung_call(&rep, check_registry[i], "0000:9d:00.0");
+        report_tally(&rep);
+        text = text_with(&rep, &opt);
+        assert_int_equal(count_of(text, "\n ! "), 2);
+        assert_non_null(strstr(text, "2 GPUs       nvmlDeviceGetPowerUsage did not return within 2000 ms on "
+                                     "0000:61:00.0, 0000:9d:00.0: no verdict from"));
+        assert_int_equal(count_of(text, "Reset the GPU."), 1);
+        free(text);
+        report_done(&rep);
+}
+
+/* --problems: warnings, failures and errors, a count of the rest, the verdict. */
+static void test_text_problems_only(void **state) {
+        (void)state;
+        struct report rep;
+        report_init(&rep);
+        struct result *r = result_new(&rep, check_registry[0], "host");
+        result_status(r, STATUS_PASS, "all good here");
+        r = result_new(&rep, check_registry[1], "host");
+        result_status(r, STATUS_SKIP, "not applicable here");
+        r = result_new(&rep, check_registry[2], "host");
+        result_status(r, STATUS_SKIP, "not applicable either");
+        r = result_new(&rep, check_registry[3], "0000:61:00.0");
+        result_status(r, STATUS_WARN, "warm");
+        result_remedy(r, "Watch it.");
+        report_tally(&rep);
+        struct text_options opt = {.problems = true};
+        char *text = text_with(&rep, &opt);
+        assert_null(strstr(text, "all good here"));
+        assert_null(strstr(text, "not applicable"));
+        assert_non_null(strstr(text, "warm\n"));
+        assert_non_null(strstr(text, "remedy: Watch it.\n"));
+        assert_non_null(strstr(text, "\n 1 passed and 2 skipped not shown (--problems)\nVerdict: PASS with warnings"));
+        free(text);
+        opt.problems = false;
+        text = text_with(&rep, &opt);
+        assert_non_null(strstr(text, "all good here"));
+        assert_null(strstr(text, "not shown"));
+        free(text);
+        report_done(&rep);
+}
+
+/* At a width, no line is wider and no word is cut; continuations keep their column. */
+static void test_text_fits_width(void **state) {
+        (void)state;
+        struct report rep;
+        report_init(&rep);
+        struct result *r = result_new(&rep, check_registry[0], "0000:61:00.0");
+        result_status(r, STATUS_FAIL, "uncorrectable PCIe errors logged on the path of the GPU, which is a long way");
+        result_observed(r, "correctable 127, non-fatal 2, fatal 0 at "
+                           "/sys/devices/pci0000:50/0000:50:01.1/0000:51:00.0/0000:52:00.0/0000:53:00.0/aer");
+        result_expected(r, "0 errors of every kind since boot");
+        result_remedy(r, "Read the error types with `journalctl -k | grep -i aer` and `sudo lspci -vvv -s "
+                         "0000:61:00.0` (UESta); reseat the GPU and its riser/cable.");
+        report_tally(&rep);
+        struct text_options opt = {.width = 60};
+        char *text = text_with(&rep, &opt);
+        char *save = NULL;
+        size_t detail = 4 + strlen(check_registry[0]->id);
+        assert_non_null(strstr(text, "`journalctl -k | grep -i aer`")); /* no word cut */
+        bool verdict = false;
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                assert_true(text_display_width(l) <= 60);
+                verdict = verdict || strncmp(l, "Verdict: ", 9) == 0;
+                if (!verdict && l[0] == ' ' && l[1] == ' ') /* a continuation or a detail line */
+                        assert_true(strspn(l, " ") >= detail);
+        }
+        free(text);
+        report_done(&rep);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_json_text_sanitises),
+                cmocka_unit_test(test_text_one_cause_one_line),
+                cmocka_unit_test(test_text_problems_only),
+                cmocka_unit_test(test_text_fits_width),
                 cmocka_unit_test(test_text_safe),
                 cmocka_unit_test(test_report_tally_and_verdict),
                 cmocka_unit_test(test_new_result_defaults_to_error),

@@ -448,9 +448,9 @@ static bool bridge_pair_problem(struct result *r, const struct facts *f, const s
                 back += p->nvlink[l].state.v == NV_ENABLED && nv_ok(p->nvlink[l].remote_bus_id) &&
                         nv_ok(g->pci_bus_id) && strcasecmp(p->nvlink[l].remote_bus_id.v, g->pci_bus_id.v) == 0;
         if (back != active) {
-                result_status(r, STATUS_WARN, "the NVLink bridge pair %s and %s is lopsided: %u active link%s from this "
+                result_status(r, STATUS_WARN, "the NVLink bridge pair with %s is lopsided: %u active link%s from this "
                                               "card, %u from its peer",
-                              desc, first, active, active == 1 ? "" : "s", back);
+                              first, active, active == 1 ? "" : "s", back);
                 result_remedy(r, "Reseat the bridges between the two cards with the node powered off; `nvidia-smi "
                                  "nvlink -s` on both shows which links are down.");
                 return true;

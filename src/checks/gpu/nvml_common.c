@@ -91,14 +91,15 @@ const struct gpu_model *nv_model(const struct facts *f, const struct nvml_gpu *g
         return m;
 }
 
-/* "NVIDIA H100 80GB HBM3 0000:1b:00.0" for summaries. */
+/* "NVIDIA H100 80GB HBM3" for summaries. Not its address: every result that describes a
+ * GPU has that address as its subject, which the text report prints beside the summary
+ * (ux-review: "0000:52:00.0 NVIDIA H100 80GB HBM3 0000:52:00.0 is at 91 C"). */
 const char *nv_describe(const struct facts *f, const struct nvml_gpu *g, char *buf, size_t size) {
-        char subject[NV_STR_MAX];
-        nv_subject(f, g, subject, sizeof(subject));
+        (void)f;
         if (nv_ok(g->name) && g->name.v[0])
-                snprintf(buf, size, "%s %s", g->name.v, subject);
+                snprintf(buf, size, "%s", g->name.v);
         else
-                snprintf(buf, size, "GPU %s", subject);
+                snprintf(buf, size, "the GPU");
         return buf;
 }
 
@@ -165,6 +166,10 @@ bool nv_reading_unusable(struct result *r, const struct facts *f, const struct n
                 result_evidence(r, "nvml_return", "timeout after %u ms", g->timeout_ms);
                 result_status(r, STATUS_ERROR, "%s did not return within %u ms on %s: %s unknown", func,
                               nv_deadline_of(f, g), desc, what);
+                /* One hung call stops every check of the GPU that reads after it. */
+                result_cause(r, "%s did not return within %u ms", func, nv_deadline_of(f, g));
+                /* One hung call stops every check of the GPU that reads after it. */
+                result_cause(r, "%s did not return within %u ms", func, nv_deadline_of(f, g));
                 result_remedy(r, "%s", nv_timeout_remedy);
                 return true;
         case NV_NO_FUNCTION:

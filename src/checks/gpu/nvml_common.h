@@ -43,7 +43,7 @@ const struct gpu_model *nv_model(const struct facts *f, const struct nvml_gpu *g
 int nv_cc_major(const struct facts *f, const struct nvml_gpu *g);
 /* The branch of the driver NVML runs on (550 for 550.54.15); 0 when unknown. */
 unsigned nv_driver_branch(const struct facts *f);
-/* "GPU 0000:1b:00.0 (NVIDIA H100 80GB HBM3)" for summaries. */
+/* "NVIDIA H100 80GB HBM3" (or "the GPU") for summaries: the address is the result's subject. */
 const char *nv_describe(const struct facts *f, const struct nvml_gpu *g, char *buf, size_t size);
 /* A result about NVML GPU g, its subject set; desc (NV_DESC_MAX bytes) gets the GPU's
  * description for summaries. */
