@@ -33,6 +33,12 @@ static const struct opt nvml_fragment[] = {
         {0},
 };
 
+/* A command that takes no option but --help (policy validate). */
+static const struct opt help_fragment[] = {
+        {.name = "help", .letter = 'h', .kind = ARG_FLAG, .help = "this help"},
+        {0},
+};
+
 enum fragment { FRAG_OWN, FRAG_NVML, FRAG_COMMON };
 
 /* One entry of the merged table: where it comes from, and its getopt value. */
@@ -483,7 +489,10 @@ void cmd_print_help(const struct cmd_spec *spec, FILE *out) {
         option_section(out, "Options", spec->opts, spec);
         if (spec->nvml)
                 option_section(out, "NVML options", nvml_fragment, spec);
-        option_section(out, "Common options", common_fragment, spec);
+        if (spec->help_only)
+                option_section(out, "Options", help_fragment, spec);
+        else
+                option_section(out, "Common options", common_fragment, spec);
         if (spec->notes)
                 paragraphs(out, spec->notes);
         if (spec->exit_status) {
@@ -558,7 +567,7 @@ bool cmd_parse_device_list(const char *s, int max, int *out, size_t *ret_n) {
 /* ---- the tables as data, for the man pages and completions ---- */
 
 const struct opt *cmd_fragment(int which) {
-        return which == 0 ? common_fragment : nvml_fragment;
+        return which == 0 ? common_fragment : which == 1 ? nvml_fragment : help_fragment;
 }
 
 const char *cmd_opt_metavar(const struct opt *o) { return metavar_of(o); }

@@ -67,6 +67,7 @@ struct cmd_spec {
         bool nvml;                /* takes the NVML fragment */
         bool takes_operands;      /* leaves operands (argv[first_operand..]) to the command */
         bool no_default_timeout;  /* --timeout defaults to 0 (the command's own deadlines), not 30 s */
+        bool help_only;           /* parses its operands itself and takes no option but --help */
         /* One of its own options, its value checked by kind; returns -1 to go on, else the
          * exit code to leave with (after printing why). */
         int (*on_option)(int id, const struct opt_value *v, void *ctx);
@@ -103,7 +104,7 @@ const struct cmd_spec *cmd_spec_find(const char *name);
 
 /* `gpuvet help [COMMAND...]`, `gpuvet help --options-json` (cmd/registry.c). */
 int cmd_help(int argc, char **argv);
-/* The shared fragments (0: common, 1: NVML) and an option's metavar, for the dump. */
+/* The shared fragments (0: common, 1: NVML, 2: --help alone) and an option's metavar, for the dump. */
 const struct opt *cmd_fragment(int which);
 const char *cmd_opt_metavar(const struct opt *o);
 
