@@ -242,7 +242,7 @@ static int common_value(const struct cmd_spec *spec, const struct opt *o, const 
         else if (strcmp(o->name, "data-dir") == 0)
                 c->data_dir = v->text;
         else if (strcmp(o->name, "help") == 0) {
-                cmd_print_help(spec, stdout);
+                cmd_print_help(spec->help_spec ? spec->help_spec : spec, stdout);
                 return EXIT_PASS;
         }
         return -1;

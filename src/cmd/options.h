@@ -68,6 +68,7 @@ struct cmd_spec {
         bool takes_operands;      /* leaves operands (argv[first_operand..]) to the command */
         bool no_default_timeout;  /* --timeout defaults to 0 (the command's own deadlines), not 30 s */
         bool help_only;           /* parses its operands itself and takes no option but --help */
+        const struct cmd_spec *help_spec; /* whose help --help prints (a renamed copy's original); NULL: this */
         /* One of its own options, its value checked by kind; returns -1 to go on, else the
          * exit code to leave with (after printing why). */
         int (*on_option)(int id, const struct opt_value *v, void *ctx);

@@ -100,10 +100,14 @@ static json_t *option_json(const struct opt *o, const char *fragment, const char
                 json_array_append_new(choices, json_stringn(c, len));
                 c += len + (c[len] == '|');
         }
-        return json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:s, s:s}", "name", o->name, "letter",
+        bool bounded = o->kind == ARG_NUMBER || o->kind == ARG_DURATION || o->kind == ARG_DURATION_MS ||
+                       o->kind == ARG_SIZE;
+        /* min and max in the kind's unit: the number, milliseconds, bytes */
+        return json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:o}", "name", o->name, "letter",
                          o->letter ? json_string(letter) : json_null(), "kind", kinds[o->kind], "metavar",
                          str_or_null(cmd_opt_metavar(o)), "choices", choices, "default", str_or_null(o->def), "help",
-                         help, "fragment", fragment);
+                         help, "fragment", fragment, "min", bounded ? json_integer((json_int_t)o->min) : json_null(),
+                         "max", bounded && o->max ? json_integer((json_int_t)o->max) : json_null());
 }
 
 static json_t *spec_json(const struct cmd_spec *s) {

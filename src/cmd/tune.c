@@ -738,18 +738,21 @@ const struct cmd_spec cmd_tune_spec = {
                    "transparent huge pages, swappiness, dirty ratios, NUMA balancing; GPU persistence mode, power "
                    "limit and applications clocks through NVML; kernel command-line parameters in the boot loader's "
                    "files, at the next boot), applied so that they can be undone exactly.",
-        .description = "  plan      what would change, per setting (current -> wanted, the check that wants\n"
-                       "            it); changes nothing; exit 0 nothing to do, 1 changes pending\n"
-                       "  apply     snapshot every value it changes into the state file, apply, re-read\n"
-                       "            each; exit 0 done (settings the machine does not offer are\n"
-                       "            reported, not fatal), 1 a value did not take\n"
-                       "  revert    restore the snapshot exactly, then forget it; refuses when there is\n"
-                       "            none or it was taken on another boot\n"
-                       "  status    what is applied, and what drifted since; exit 1 when something\n"
-                       "            drifted\n"
+        .description = "  plan      what would change, per setting (current -> wanted, the\n"
+                       "            check that wants it); changes nothing; exit 0 nothing\n"
+                       "            to do, 1 changes pending\n"
+                       "  apply     snapshot every value it changes into the state file,\n"
+                       "            apply, re-read each; exit 0 done (settings the machine\n"
+                       "            does not offer are reported, not fatal), 1 a value did\n"
+                       "            not take\n"
+                       "  revert    restore the snapshot exactly, then forget it; refuses\n"
+                       "            when there is none or it was taken on another boot\n"
+                       "  status    what is applied, and what drifted since; exit 1 when\n"
+                       "            something drifted\n"
                        "  profiles  the profiles and their settings\n"
-                       "  install-unit  write gpuvet-tune.service, which runs this apply (same --profile\n"
-                       "            and --set) at every boot, and enable it for multi-user.target",
+                       "  install-unit  write gpuvet-tune.service, which runs this apply\n"
+                       "            (same --profile and --set) at every boot, and enable it\n"
+                       "            for multi-user.target",
         .opts = tune_options,
         .nvml = true,
         .notes = "--root acts on the tree under DIR instead of / (a writable copy of a fixture or snapshot); NVML "
@@ -834,6 +837,7 @@ int cmd_tune(int argc, char **argv) {
         snprintf(name, sizeof(name), "tune %s", o.action);
         struct cmd_spec spec = cmd_tune_spec;
         spec.name = name;
+        spec.help_spec = &cmd_tune_spec;
         struct cmd_args args;
         int code = cmd_parse(&spec, argc - 1, argv + 1, &o, &args);
         if (code >= 0)
