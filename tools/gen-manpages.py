@@ -85,7 +85,7 @@ def command_page(spec, doc, all_names):
     parts.append(paragraphs(spec["summary"]))
     if spec["description"]:
         parts.append(paragraphs(spec["description"]))
-    sections = [("own", "OPTIONS"), ("nvml", "NVML OPTIONS"), ("common", "COMMON OPTIONS")]
+    sections = [("own", "OPTIONS"), ("output", "OUTPUT OPTIONS"), ("nvml", "NVML OPTIONS"), ("common", "COMMON OPTIONS")]
     for fragment, title in sections:
         opts = [o for o in spec["options"] if o["fragment"] == fragment]
         if opts:

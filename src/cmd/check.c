@@ -153,7 +153,7 @@ enum check_opt {
         CHECK_LEVEL = 'l', CHECK_JSON = 'j', CHECK_VERBOSE = 'v', CHECK_QUIET = 'q',
         CHECK_BURN_DURATION = 0x100, CHECK_BACKEND, CHECK_PROBE_TIMEOUT, CHECK_WITH_DCGM, CHECK_DCGM_TIMEOUT,
         CHECK_CONTAINER_RUNTIME, CHECK_CONTAINER_IMAGE, CHECK_CONTAINER_TIMEOUT, CHECK_STRICT, CHECK_POLICY,
-        CHECK_NO_POLICY, CHECK_ONLY, CHECK_LIST, CHECK_COLOR, CHECK_CUDA_INIT_TIMEOUT,
+        CHECK_NO_POLICY, CHECK_ONLY, CHECK_LIST, CHECK_CUDA_INIT_TIMEOUT,
 };
 
 static int check_option(int id, const struct opt_value *v, void *ctx) {
@@ -177,7 +177,6 @@ static int check_option(int id, const struct opt_value *v, void *ctx) {
         case CHECK_LIST: o->list = true; break;
         case CHECK_VERBOSE: o->text.verbose = true; break;
         case CHECK_QUIET: o->quiet = true; break;
-        case CHECK_COLOR: o->color = v->text; break;
         }
         return -1;
 }
@@ -224,8 +223,6 @@ static const struct opt check_options[] = {
         {.name = "verbose", .letter = 'v', .kind = ARG_FLAG,
          .help = "show observed and expected values of passing checks too"},
         {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report (use with --json)"},
-        {.name = "color", .kind = ARG_ENUM, .id = CHECK_COLOR, .metavar = "WHEN", .choices = "auto|always|never",
-         .def = "auto", .help = "colour the text report; NO_COLOR is honoured unless always"},
         {.name = "cuda-init-timeout-ms", .kind = ARG_DURATION_MS, .id = CHECK_CUDA_INIT_TIMEOUT, .min = 1,
          .max = 600000, .def = "20s", .help = "give up on loading libcuda and cuInit after this long"},
         {0},
@@ -236,6 +233,7 @@ const struct cmd_spec cmd_check_spec = {
         .summary = "Check the node for GPU work: one verdict, one line per check, a remedy for each problem.",
         .opts = check_options,
         .nvml = true,
+        .color = true,
         .notes = "NVML is asked about the live system (--root /) unless --no-nvml. Under another --root it is "
                  "asked only when a library is named (--nvml-lib or $GPUVET_NVML_LIB): a capture replayed "
                  "elsewhere must not be judged by this machine's GPUs. A hung NVML call becomes an error result "
@@ -472,7 +470,9 @@ static int check_output(struct check_run *c, double start) {
                 code = EXIT_INTERNAL;
         if (!o->quiet && !json_to_stdout) {
                 struct text_options text = o->text;
-                text.color = strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && text_want_color(stdout));
+                /* o->color: what a command running check for its own ends wants (slurm-health:
+                 * never); else --color, which text_want_color honours */
+                text.color = strcmp(o->color, "never") != 0 && (strcmp(o->color, "always") == 0 || text_want_color(stdout));
                 report_text(stdout, c->m.facts, &c->rep, &run, &text);
         }
         if (code == EXIT_PASS) {

@@ -1,5 +1,6 @@
 #include "cmd/options.h"
 #include "core/strparse.h"
+#include "report/report_text.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -33,13 +34,19 @@ static const struct opt nvml_fragment[] = {
         {0},
 };
 
+static const struct opt color_fragment[] = {
+        {.name = "color", .kind = ARG_ENUM, .metavar = "WHEN", .choices = "auto|always|never", .def = "auto",
+         .help = "colour the text: auto on a terminal unless NO_COLOR is set"},
+        {0},
+};
+
 /* A command that takes no option but --help (policy validate). */
 static const struct opt help_fragment[] = {
         {.name = "help", .letter = 'h', .kind = ARG_FLAG, .help = "this help"},
         {0},
 };
 
-enum fragment { FRAG_OWN, FRAG_NVML, FRAG_COMMON };
+enum fragment { FRAG_OWN, FRAG_COLOR, FRAG_NVML, FRAG_COMMON };
 
 /* One entry of the merged table: where it comes from, and its getopt value. */
 struct merged {
@@ -65,7 +72,13 @@ static const char *metavar_of(const struct opt *o) {
 }
 
 static const struct opt *fragment_table(enum fragment f) {
-        return f == FRAG_NVML ? nvml_fragment : f == FRAG_COMMON ? common_fragment : NULL;
+        switch (f) {
+        case FRAG_COLOR: return color_fragment;
+        case FRAG_NVML: return nvml_fragment;
+        case FRAG_COMMON: return common_fragment;
+        case FRAG_OWN: break;
+        }
+        return NULL;
 }
 
 static int table_error(const struct cmd_spec *spec, const char *what, const char *name) {
@@ -77,9 +90,9 @@ static int table_error(const struct cmd_spec *spec, const char *what, const char
  * programming error: getopt would silently keep one of the two. */
 static int merge(const struct cmd_spec *spec, struct merged *m, size_t *ret_n) {
         size_t n = 0;
-        enum fragment frags[] = {FRAG_OWN, FRAG_NVML, FRAG_COMMON};
+        enum fragment frags[] = {FRAG_OWN, FRAG_COLOR, FRAG_NVML, FRAG_COMMON};
         for (size_t f = 0; f < sizeof(frags) / sizeof(frags[0]); f++) {
-                if (frags[f] == FRAG_NVML && !spec->nvml)
+                if ((frags[f] == FRAG_NVML && !spec->nvml) || (frags[f] == FRAG_COLOR && !spec->color))
                         continue;
                 const struct opt *t = frags[f] == FRAG_OWN ? spec->opts : fragment_table(frags[f]);
                 for (const struct opt *o = t; o && o->name; o++) {
@@ -357,6 +370,10 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *ctx, str
                 struct opt_value v = {.text = ""};
                 if (o->kind != ARG_FLAG && !check_value(spec, o, name, arg, &v))
                         return EXIT_USAGE;
+                if (m[i].frag == FRAG_COLOR) {
+                        text_color_set((enum text_color_mode)v.n); /* the choices are in the enum's order */
+                        continue;
+                }
                 if (m[i].frag == FRAG_NVML) {
                         nvml_value(o, &v, &out->nvml);
                         continue;
@@ -487,6 +504,8 @@ void cmd_print_help(const struct cmd_spec *spec, FILE *out) {
         if (spec->description)
                 paragraphs(out, spec->description);
         option_section(out, "Options", spec->opts, spec);
+        if (spec->color)
+                option_section(out, "Output options", color_fragment, spec);
         if (spec->nvml)
                 option_section(out, "NVML options", nvml_fragment, spec);
         if (spec->help_only)
@@ -567,7 +586,7 @@ bool cmd_parse_device_list(const char *s, int max, int *out, size_t *ret_n) {
 /* ---- the tables as data, for the man pages and completions ---- */
 
 const struct opt *cmd_fragment(int which) {
-        return which == 0 ? common_fragment : which == 1 ? nvml_fragment : help_fragment;
+        return which == 0 ? common_fragment : which == 1 ? nvml_fragment : which == 2 ? help_fragment : color_fragment;
 }
 
 const char *cmd_opt_metavar(const struct opt *o) { return metavar_of(o); }

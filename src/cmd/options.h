@@ -65,6 +65,7 @@ struct cmd_spec {
         const char *timeout_help; /* what --timeout means for this command; NULL: the gathering deadline */
         const char *operand_words; /* words its operands take, for completion ("all|memory|..."), or NULL */
         bool nvml;                /* takes the NVML fragment */
+        bool color;               /* colours its text: takes --color WHEN (report/report_text.h) */
         bool takes_operands;      /* leaves operands (argv[first_operand..]) to the command */
         bool no_default_timeout;  /* --timeout defaults to 0 (the command's own deadlines), not 30 s */
         bool help_only;           /* parses its operands itself and takes no option but --help */
@@ -105,7 +106,7 @@ const struct cmd_spec *cmd_spec_find(const char *name);
 
 /* `gpuvet help [COMMAND...]`, `gpuvet help --options-json` (cmd/registry.c). */
 int cmd_help(int argc, char **argv);
-/* The shared fragments (0: common, 1: NVML, 2: --help alone) and an option's metavar, for the dump. */
+/* The shared fragments (0: common, 1: NVML, 2: --help alone, 3: --color) and an option's metavar, for the dump. */
 const struct opt *cmd_fragment(int which);
 const char *cmd_opt_metavar(const struct opt *o);
 

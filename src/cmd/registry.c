@@ -114,6 +114,8 @@ static json_t *spec_json(const struct cmd_spec *s) {
         json_t *opts = json_array();
         for (const struct opt *o = s->opts; o && o->name; o++)
                 json_array_append_new(opts, option_json(o, "own", o->help));
+        for (const struct opt *o = s->color ? cmd_fragment(3) : NULL; o && o->name; o++)
+                json_array_append_new(opts, option_json(o, "output", o->help));
         for (const struct opt *o = s->nvml ? cmd_fragment(1) : NULL; o && o->name; o++)
                 json_array_append_new(opts, option_json(o, "nvml", o->help));
         for (const struct opt *o = cmd_fragment(s->help_only ? 2 : 0); o->name; o++)

@@ -15,6 +15,7 @@ const struct cmd_spec cmd_topo_spec = {
         .summary = "The connection matrix of the GPUs and NICs, like `nvidia-smi topo -m`: NV# (NVLinks, from NVML), PIX, PXB, PHB, NODE, SYS (PCIe paths, from sysfs), and each GPU's CPU and NUMA affinity.",
         .opts = topo_options,
         .nvml = true,
+        .color = true,
         .notes = "Under another --root NVML is used only when a library is named (--nvml-lib or $GPUVET_NVML_LIB); --no-nvml gives the PCIe matrix alone. The JSON document is described in docs/topo.md.",
         .exit_status = "0 printed, 2 usage or bad input, 3 internal error.",
         .on_option = cmd_json_option,
