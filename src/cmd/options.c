@@ -489,8 +489,18 @@ static void option_section(FILE *out, const char *title, const struct opt *t, co
         if (!t || !t->name)
                 return;
         fprintf(out, "\n%s:\n", title);
-        for (const struct opt *o = t; o->name; o++)
-                option_line(out, o, o == &common_fragment[0] && spec->timeout_help ? spec->timeout_help : o->help);
+        for (const struct opt *o = t; o->name; o++) {
+                if (o != &common_fragment[0]) {
+                        option_line(out, o, o->help);
+                        continue;
+                }
+                /* 30 s is not the default of a command with its own deadlines: its
+                 * timeout_help says what is. */
+                struct opt timeout = *o;
+                if (spec->no_default_timeout)
+                        timeout.def = NULL;
+                option_line(out, &timeout, spec->timeout_help ? spec->timeout_help : o->help);
+        }
 }
 
 void cmd_print_help(const struct cmd_spec *spec, FILE *out) {
