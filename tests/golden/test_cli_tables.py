@@ -44,7 +44,7 @@ SAMPLES = {
 # Options whose handler checks a text value further: a value it takes.
 SAMPLE_OVERRIDES = {
     ("check", "probe-timeout"): "30s", ("check", "only"): "cpu", ("tune", "set"): "vm.swappiness=1",
-    ("tune", "profile"): "throughput",
+    ("tune", "profile"): "throughput", ("top", "interval"): "0.5",
 }
 
 
