@@ -488,7 +488,9 @@ static void option_line(FILE *out, const struct opt *o, const char *help) {
 static void option_section(FILE *out, const char *title, const struct opt *t, const struct cmd_spec *spec) {
         if (!t || !t->name)
                 return;
-        fprintf(out, "\n%s:\n", title);
+        /* query's own options and --help: one list */
+        if (t != help_fragment || !spec->opts || !spec->opts->name)
+                fprintf(out, "\n%s:\n", title);
         for (const struct opt *o = t; o->name; o++) {
                 if (o != &common_fragment[0]) {
                         option_line(out, o, o->help);

@@ -31,9 +31,10 @@ const struct subcommand subcommands[] = {
 const size_t subcommand_count = sizeof(subcommands) / sizeof(subcommands[0]);
 
 const struct cmd_spec *const cmd_specs[] = {
-        &cmd_check_spec, &cmd_info_spec, &cmd_topo_spec, &cmd_snapshot_spec, &cmd_top_spec, &cmd_policy_capture_spec,
-        &cmd_policy_validate_spec, &cmd_fleet_spec, &cmd_ngc_list_spec, &cmd_ngc_pick_spec, &cmd_ngc_pull_spec,
-        &cmd_ngc_test_spec, &cmd_slurm_health_spec, &cmd_report_spec, &cmd_serve_spec, &cmd_tune_spec,
+        &cmd_check_spec, &cmd_info_spec, &cmd_topo_spec, &cmd_snapshot_spec, &cmd_query_spec, &cmd_top_spec,
+        &cmd_policy_capture_spec, &cmd_policy_validate_spec, &cmd_fleet_spec, &cmd_ngc_list_spec, &cmd_ngc_pick_spec,
+        &cmd_ngc_pull_spec, &cmd_ngc_test_spec, &cmd_slurm_health_spec, &cmd_report_spec, &cmd_serve_spec,
+        &cmd_tune_spec,
 };
 const size_t cmd_spec_count = sizeof(cmd_specs) / sizeof(cmd_specs[0]);
 
