@@ -23,6 +23,7 @@ packages=(
   munge slurmctld slurmd slurm-client   # tests/slurm/test_slurm_health.py: a real one-node cluster (own key, socket, conf)
   chromium python3-pil fonts-dejavu-core   # tests/golden/test_report_html.py: headless rendering of report --html, screenshots compared with Pillow, the page's fixed font
   shellcheck curl jq openssl python3-yaml   # tests/deploy/test_k8s.py: deploy/k8s/gpuvet-k8s-check linted and run against a stand-in API server over TLS
+  man-db groff-base zsh   # tests/golden/test_cli_tables.py: the generated man pages rendered by man -l, the zsh completion's syntax (zsh -n)
   systemd              # tests/deploy/test_systemd.py: systemd-analyze verify on deploy/systemd's units (installed, never run as PID 1)
 )
 

@@ -5,6 +5,7 @@
 #include "cmd/check_run.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "cmd/machine.h"
 #include "cmd/site_policy.h"
 #include "core/deadline.h"
@@ -28,79 +29,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static const char usage[] =
-        "Usage: gpuvet check [OPTIONS]\n"
-        "\n"
-        "Check the node for GPU work: one verdict, one line per check, a remedy for each problem.\n"
-        "\n"
-        "Options:\n"
-        "  -l, --level LEVEL     quick (default; OS and PCI state, under a second),\n"
-        "                        standard (adds device probes on every GPU: a verified\n"
-        "                        kernel, H2D/D2H, memory bandwidth, P2P, the PCIe link\n"
-        "                        under load; under 60 s on 8 GPUs); full (adds the\n"
-        "                        stress test: GEMM with verified results, then the memory\n"
-        "                        test; docs/burn.md)\n"
-        "      --burn-duration D the full level's stress test: 5m (default), 90s, 1h30m\n"
-        "      --backend NAME    device probes through cuda, opencl or auto (default: CUDA\n"
-        "                        when it has a device, else OpenCL); a CPU OpenCL device\n"
-        "                        is never judged as a GPU\n"
-        "      --probe-timeout [PROBE=]SEC  deadline of each device probe, or of the one\n"
-        "                        named (functional, transfer, memory, p2p; repeatable;\n"
-        "                        default 10-15 s per probe); a probe past it is an error\n"
-        "                        naming it\n"
-        "      --with-dcgm LEVEL also run DCGM's diagnostic, `dcgmi diag -r LEVEL -j` (1-4),\n"
-        "                        and fold its results in (dcgm.diag)\n"
-        "      --dcgm-timeout SEC  kill dcgmi after SEC (default per level: 300, 900,\n"
-        "                        3600, 14400)\n"
-        "      --container-runtime PATH  docker or podman for container.gpu_access (standard\n"
-        "                        level; default: the site policy's container.runtime,\n"
-        "                        $GPUVET_CONTAINER_RUNTIME, else docker then podman in PATH)\n"
-        "      --container-image IMAGE  its test image (default: the site policy's\n"
-        "                        container.image, else NVIDIA's CUDA base image of the\n"
-        "                        newest CUDA the driver runs); never pulled\n"
-        "      --container-timeout SEC  kill the container run after SEC (default 60)\n"
-        "  -j, --json FILE       also write the JSON report (schema gpuvet.report/1) to FILE\n"
-        "                        (\"-\" for standard output, which then holds only the JSON)\n"
-        "      --strict          exit 1 on warnings too\n"
-        "      --policy FILE     judge by this site policy (docs/policy.md): expected GPUs,\n"
-        "                        driver and CUDA, severities, thresholds, exceptions and a\n"
-        "                        reference node; default /etc/gpuvet/policy.yaml (or .yml)\n"
-        "                        under --root when it exists\n"
-        "      --no-policy       ignore the default policy file\n"
-        "      --only LIST       run only these checks: ids or categories, comma-separated\n"
-        "                        (\"pcie,gpu.nouveau\")\n"
-        "      --list            list the checks of the level and exit\n"
-        "  -v, --verbose         show observed and expected values of passing checks too\n"
-        "      --problems        show only warnings, failures and errors, with their remedies\n"
-        "  -q, --quiet           no text report (use with --json)\n"
-        "      --color WHEN      auto (default), always or never; NO_COLOR is honoured\n"
-        "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
-        "  -r, --root DIR        read /sys, /proc, /etc under DIR (a fixture or snapshot);\n"
-        "                        default / or $GPUVET_FSROOT\n"
-        "      --data-dir DIR    GPU table and compatibility data from DIR ($GPUVET_DATA_DIR)\n"
-        "      --nvml-lib PATH   load this libnvidia-ml instead of libnvidia-ml.so.1\n"
-        "                        ($GPUVET_NVML_LIB)\n"
-        "      --no-nvml         do not call NVML (the gpu.* checks that need it skip)\n"
-        "      --nvml-call-timeout-ms MS  abandon an NVML call after MS ms (default 2000)\n"
-        "      --nvml-gpu-timeout-ms MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
-        "      --nvml-init-timeout-ms MS  give up on nvmlInit after MS ms (default 20000)\n"
-        "      --cuda-init-timeout-ms MS  give up on loading libcuda and cuInit after MS ms\n"
-        "                        (default 20000)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "NVML is asked about the live system (--root /) unless --no-nvml. Under another --root\n"
-        "it is asked only when a library is named (--nvml-lib or $GPUVET_NVML_LIB): a capture\n"
-        "replayed elsewhere must not be judged by this machine's GPUs. A hung NVML call becomes\n"
-        "an error result naming the function and GPU; the report is still written.\n"
-        "gpu.cuda_driver loads libcuda.so.1 ($GPUVET_CUDA_LIB) and calls cuInit in a child\n"
-        "process while NVML is read, under the same rule.\n"
-        "The device probes follow the same rule: under another --root they run only with\n"
-        "--backend or $GPUVET_CUDA_LIB. Each runs in a child process under a deadline\n"
-        "(docs/checks/device.md); a hung probe becomes an error result naming it.\n"
-        "\n"
-        "Exit status: 0 pass (warnings allowed), 1 a check failed (--strict: or warned),\n"
-        "2 usage or bad input, 3 internal error.\n";
 
 static bool selected(const struct check_info *c, const char *only) {
         if (!only)
@@ -197,9 +125,6 @@ static struct cuda_driver_probe *settle_cuda_probe(struct cuda_driver_probe *p, 
         return NULL;
 }
 
-static bool one_of(const char *arg, const char *a, const char *b, const char *c) {
-        return strcmp(arg, a) == 0 || strcmp(arg, b) == 0 || strcmp(arg, c) == 0;
-}
 
 /* "--probe-timeout 30" (every probe) or "--probe-timeout p2p=5" (one); a later one wins. */
 static int probe_timeout_option(const char *arg, unsigned timeout_s[_PROBE_COUNT]) {
@@ -214,76 +139,117 @@ static int probe_timeout_option(const char *arg, unsigned timeout_s[_PROBE_COUNT
                         return cmd_usage_error("check", "--probe-timeout: no probe named \"%.*s\" (functional, "
                                                "transfer, memory, p2p)", (int)(eq - arg), arg);
         }
-        unsigned v;
-        if (!parse_seconds(eq ? eq + 1 : arg, &v) || v > 3600)
-                return cmd_usage_error("check", "--probe-timeout: expected whole seconds 1..3600, not \"%s\"",
-                                       eq ? eq + 1 : arg);
+        uint64_t ms;
+        if (parse_duration_ms(eq ? eq + 1 : arg, &ms) < 0 || ms < 1000 || ms > 3600 * 1000)
+                return cmd_usage_error("check", "--probe-timeout: expected a duration from 1s to 1h (\"30s\", "
+                                       "\"2m\"), not \"%s\"", eq ? eq + 1 : arg);
+        unsigned v = (unsigned)((ms + 999) / 1000);
         for (int i = 0; i < _PROBE_COUNT; i++)
                 if (id < 0 || i == id)
                         timeout_s[i] = v;
         return -1;
 }
 
-static int check_option(int opt, const char *arg, void *ctx) {
+enum check_opt {
+        CHECK_LEVEL = 'l', CHECK_JSON = 'j', CHECK_VERBOSE = 'v', CHECK_QUIET = 'q',
+        CHECK_BURN_DURATION = 0x100, CHECK_BACKEND, CHECK_PROBE_TIMEOUT, CHECK_WITH_DCGM, CHECK_DCGM_TIMEOUT,
+        CHECK_CONTAINER_RUNTIME, CHECK_CONTAINER_IMAGE, CHECK_CONTAINER_TIMEOUT, CHECK_STRICT, CHECK_POLICY,
+        CHECK_NO_POLICY, CHECK_ONLY, CHECK_LIST, CHECK_CUDA_INIT_TIMEOUT, CHECK_PROBLEMS,
+};
+
+static int check_option(int id, const struct opt_value *v, void *ctx) {
         struct check_cli *o = ctx;
-        int v;
-        switch (opt) {
-        case 'l':
-                o->level = level_from_name(arg);
-                if (o->level == _LEVEL_INVALID)
-                        return cmd_usage_error("check", "--level: unknown level \"%s\" (quick, standard, full)", arg);
-                break;
-        case 'j': o->json_path = arg; break;
-        case 'S': o->strict = true; break;
-        case 'B': return cmd_backend_option("check", arg, &o->backend);
-        case 'T' | 0x100:
-                return probe_timeout_option(arg, o->probe_timeout_s);
-        case 'c' | 0x200:
-                if (parse_int(arg, &v) < 0 || v < 1 || v > 600000)
-                        return cmd_usage_error("check",
-                                               "--cuda-init-timeout-ms: expected milliseconds 1..600000, not \"%s\"", arg);
-                o->cuda_timeout_ms = (unsigned)v;
-                break;
-        case 'D' | 0x200:
-                if (parse_int(arg, &o->dcgm_level) < 0 || o->dcgm_level < 1 || o->dcgm_level > 4)
-                        return cmd_usage_error("check",
-                                               "--with-dcgm: expected a dcgmi diag level 1..4, not \"%s\"", arg);
-                break;
-        case 'd' | 0x200:
-                if (!parse_seconds(arg, &o->dcgm_timeout_s))
-                        return cmd_usage_error("check",
-                                               "--dcgm-timeout: expected whole seconds 1..86400, not \"%s\"", arg);
-                break;
-        case 'b' | 0x200: {
-                uint64_t ms;
-                if (parse_duration_ms(arg, &ms) < 0 || ms < 1000 || ms > 7ull * 24 * 3600 * 1000)
-                        return cmd_usage_error("check", "--burn-duration: expected a duration from 1s to 7d (\"5m\", "
-                                               "\"90s\", \"1h30m\"), not \"%s\"", arg);
-                o->burn.duration_ms = ms;
-                break;
-        }
-        case 'r' | 0x400: o->container_runtime = arg; break;
-        case 'i' | 0x400: o->container_image = arg; break;
-        case 't' | 0x400:
-                if (!parse_seconds(arg, &o->container_timeout_s) || o->container_timeout_s > 3600)
-                        return cmd_usage_error("check",
-                                               "--container-timeout: expected whole seconds 1..3600, not \"%s\"", arg);
-                break;
-        case 'O': o->only = arg; break;
-        case 'P': o->policy_path = arg; break;
-        case 'p' | 0x100: o->no_policy = true; break;
-        case 'L': o->list = true; break;
-        case 'v': o->text.verbose = true; break;
-        case 'p' | 0x200: o->text.problems = true; break;
-        case 'q': o->quiet = true; break;
-        case 'C':
-                if (!one_of(arg, "auto", "always", "never"))
-                        return cmd_usage_error("check", "--color: expected auto, always or never, not \"%s\"", arg);
-                o->color = arg;
-                break;
+        switch ((enum check_opt)id) {
+        case CHECK_LEVEL: o->level = level_from_name(v->text); break;
+        case CHECK_JSON: o->json_path = v->text; break;
+        case CHECK_STRICT: o->strict = true; break;
+        case CHECK_BACKEND: o->backend = v->text; break;
+        case CHECK_PROBE_TIMEOUT: return probe_timeout_option(v->text, o->probe_timeout_s);
+        case CHECK_CUDA_INIT_TIMEOUT: o->cuda_timeout_ms = (unsigned)v->n; break;
+        case CHECK_WITH_DCGM: o->dcgm_level = (int)v->n; break;
+        case CHECK_DCGM_TIMEOUT: o->dcgm_timeout_s = opt_seconds(v); break;
+        case CHECK_BURN_DURATION: o->burn.duration_ms = v->n; break;
+        case CHECK_CONTAINER_RUNTIME: o->container_runtime = v->text; break;
+        case CHECK_CONTAINER_IMAGE: o->container_image = v->text; break;
+        case CHECK_CONTAINER_TIMEOUT: o->container_timeout_s = opt_seconds(v); break;
+        case CHECK_ONLY: o->only = v->text; break;
+        case CHECK_POLICY: o->policy_path = v->text; break;
+        case CHECK_NO_POLICY: o->no_policy = true; break;
+        case CHECK_LIST: o->list = true; break;
+        case CHECK_VERBOSE: o->text.verbose = true; break;
+        case CHECK_PROBLEMS: o->text.problems = true; break;
+        case CHECK_QUIET: o->quiet = true; break;
         }
         return -1;
 }
+
+#define HOUR_MS (3600ull * 1000)
+
+static const struct opt check_options[] = {
+        {.name = "level", .letter = 'l', .kind = ARG_ENUM, .metavar = "LEVEL", .choices = "quick|standard|full",
+         .def = "quick",
+         .help = "quick: OS and PCI state, under a second. standard: adds device probes on every GPU (a verified "
+                 "kernel, H2D/D2H, memory bandwidth, P2P, the PCIe link under load; under 60 s on 8 GPUs). full: "
+                 "adds the stress test (GEMM with verified results, then the memory test; docs/burn.md)"},
+        {.name = "burn-duration", .kind = ARG_DURATION, .id = CHECK_BURN_DURATION, .min = 1000, .max = 7 * 24 * HOUR_MS,
+         .def = "5m", .help = "how long the full level's stress test runs"},
+        {.name = "backend", .kind = ARG_ENUM, .id = CHECK_BACKEND, .metavar = "NAME", .choices = "cuda|opencl|auto",
+         .def = "auto: CUDA when it has a device, else OpenCL",
+         .help = "run the device probes through cuda or opencl; a CPU OpenCL device is never judged as a GPU"},
+        {.name = "probe-timeout", .kind = ARG_TEXT, .id = CHECK_PROBE_TIMEOUT, .metavar = "[PROBE=]DURATION",
+         .def = "10-15s per probe",
+         .help = "the deadline of each device probe, or of the one named (functional, transfer, memory, p2p; "
+                 "repeatable); a probe past it is an error naming it"},
+        {.name = "with-dcgm", .kind = ARG_NUMBER, .id = CHECK_WITH_DCGM, .metavar = "LEVEL", .min = 1, .max = 4,
+         .help = "also run DCGM's diagnostic, `dcgmi diag -r LEVEL -j`, and fold its results in (dcgm.diag)"},
+        {.name = "dcgm-timeout", .kind = ARG_DURATION, .id = CHECK_DCGM_TIMEOUT, .min = 1000, .max = 24 * HOUR_MS,
+         .def = "per level: 5m, 15m, 1h, 4h", .help = "kill dcgmi after this long"},
+        {.name = "container-runtime", .kind = ARG_PROGRAM, .id = CHECK_CONTAINER_RUNTIME,
+         .def = "the site policy's container.runtime, $GPUVET_CONTAINER_RUNTIME, else docker then podman in PATH",
+         .help = "docker or podman for container.gpu_access (standard level)"},
+        {.name = "container-image", .kind = ARG_TEXT, .id = CHECK_CONTAINER_IMAGE, .metavar = "IMAGE",
+         .def = "the site policy's container.image, else NVIDIA's CUDA base image of the newest CUDA the driver runs",
+         .help = "container.gpu_access's test image; never pulled"},
+        {.name = "container-timeout", .kind = ARG_DURATION, .id = CHECK_CONTAINER_TIMEOUT, .min = 1000,
+         .max = HOUR_MS, .def = "60s", .help = "kill the container run after this long"},
+        OPT_JSON("gpuvet.report/1"),
+        {.name = "strict", .kind = ARG_FLAG, .id = CHECK_STRICT, .help = "exit 1 on warnings too"},
+        {.name = "policy", .kind = ARG_FILE, .id = CHECK_POLICY,
+         .def = "/etc/gpuvet/policy.yaml (or .yml) under --root when it exists",
+         .help = "judge by this site policy (docs/policy.md): expected GPUs, driver and CUDA, severities, "
+                 "thresholds, exceptions and a reference node"},
+        {.name = "no-policy", .kind = ARG_FLAG, .id = CHECK_NO_POLICY, .help = "ignore the default policy file"},
+        {.name = "only", .kind = ARG_LIST, .id = CHECK_ONLY,
+         .help = "run only these checks: ids or categories, comma-separated (\"pcie,gpu.nouveau\")"},
+        {.name = "list", .kind = ARG_FLAG, .id = CHECK_LIST, .help = "list the checks of the level and exit"},
+        {.name = "verbose", .letter = 'v', .kind = ARG_FLAG,
+         .help = "show observed and expected values of passing checks too"},
+        {.name = "problems", .kind = ARG_FLAG, .id = CHECK_PROBLEMS,
+         .help = "show only warnings, failures and errors, with their remedies, and the verdict"},
+        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report (use with --json)"},
+        {.name = "cuda-init-timeout-ms", .kind = ARG_DURATION_MS, .id = CHECK_CUDA_INIT_TIMEOUT, .min = 1,
+         .max = 600000, .def = "20s", .help = "give up on loading libcuda and cuInit after this long"},
+        {0},
+};
+
+const struct cmd_spec cmd_check_spec = {
+        .name = "check",
+        .summary = "Check the node for GPU work: one verdict, one line per check, a remedy for each problem.",
+        .opts = check_options,
+        .nvml = true,
+        .color = true,
+        .notes = "NVML is asked about the live system (--root /) unless --no-nvml. Under another --root it is "
+                 "asked only when a library is named (--nvml-lib or $GPUVET_NVML_LIB): a capture replayed "
+                 "elsewhere must not be judged by this machine's GPUs. A hung NVML call becomes an error result "
+                 "naming the function and GPU; the report is still written.\n\n"
+                 "gpu.cuda_driver loads libcuda.so.1 ($GPUVET_CUDA_LIB) and calls cuInit in a child process "
+                 "while NVML is read, under the same rule. The device probes follow the same rule: under another "
+                 "--root they run only with --backend or $GPUVET_CUDA_LIB. Each runs in a child process under a "
+                 "deadline (docs/checks/device.md); a hung probe becomes an error result naming it.",
+        .exit_status = "0 pass (warnings allowed), 1 a check failed (--strict: or warned), 2 usage or bad input, "
+                       "3 internal error.",
+        .on_option = check_option,
+};
 
 /* Everything one run holds; check_run_end frees it. */
 struct check_run {
@@ -508,7 +474,9 @@ static int check_output(struct check_run *c, double start) {
                 code = EXIT_INTERNAL;
         if (!o->quiet && !json_to_stdout) {
                 struct text_options text = o->text;
-                text.color = strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && text_want_color(stdout));
+                /* o->color: what a command running check for its own ends wants (slurm-health:
+                 * never); else --color, which text_want_color honours */
+                text.color = strcmp(o->color, "never") != 0 && (strcmp(o->color, "always") == 0 || text_want_color(stdout));
                 text.width = text_wrap_width(stdout);
                 report_text(stdout, c->m.facts, &c->rep, &run, &text);
         }
@@ -559,28 +527,6 @@ int check_execute(const struct check_cli *o, const struct cmd_args *args) {
 }
 
 int cmd_check(int argc, char **argv) {
-        static const struct option own[] = {
-                {"level", required_argument, NULL, 'l'},  {"json", required_argument, NULL, 'j'},
-                {"strict", no_argument, NULL, 'S'},       {"only", required_argument, NULL, 'O'},
-                {"list", no_argument, NULL, 'L'},         {"verbose", no_argument, NULL, 'v'},
-                {"quiet", no_argument, NULL, 'q'},        {"color", required_argument, NULL, 'C'},
-                {"backend", required_argument, NULL, 'B'},
-                {"probe-timeout", required_argument, NULL, 'T' | 0x100},
-                {"burn-duration", required_argument, NULL, 'b' | 0x200},
-                {"cuda-init-timeout-ms", required_argument, NULL, 'c' | 0x200},
-                {"with-dcgm", required_argument, NULL, 'D' | 0x200},
-                {"dcgm-timeout", required_argument, NULL, 'd' | 0x200},
-                {"container-runtime", required_argument, NULL, 'r' | 0x400},
-                {"container-image", required_argument, NULL, 'i' | 0x400},
-                {"container-timeout", required_argument, NULL, 't' | 0x400},
-                {"policy", required_argument, NULL, 'P'}, {"no-policy", no_argument, NULL, 'p' | 0x100},
-                {"problems", no_argument, NULL, 'p' | 0x200},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "check", .usage = usage, .short_opts = "l:j:vq", .own = own, .nvml = true,
-                .own_option = check_option,
-        };
         struct check_cli o = {
                 .command = "check", .level = LEVEL_QUICK, .color = "auto",
                 /* The full level's stress test: the GEMM load, then the memory test. */
@@ -588,13 +534,11 @@ int cmd_check(int argc, char **argv) {
                          .duration_ms = BURN_DEFAULT_DURATION_MS, .progress = true},
         };
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_check_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         if (o.only && !check_only_is_valid("check", o.only))
                 return EXIT_USAGE;
-        if (o.json_path && (code = output_path_usable("check", "--json", o.json_path)) != 0)
-                return code;
         if (o.list)
                 return list_checks(o.level, o.only);
         if (o.quiet && !o.json_path) /* a run that says nothing looks like one that did nothing */

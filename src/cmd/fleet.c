@@ -1,13 +1,13 @@
 /* `gpuvet fleet REPORT...`: many nodes' reports aggregated (src/fleet/), written as text
  * or gpuvet.fleet/1 (src/report/fleet_*.c). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "core/deadline.h"
 #include "data/fleet_rules.h"
 #include "fleet/fleet.h"
@@ -17,31 +17,8 @@
 #include "report/fleet_text.h"
 #include "report/text_safe.h"
 
-static const char usage[] =
-        "Usage: gpuvet fleet [OPTIONS] REPORT|DIR...\n"
-        "\n"
-        "Aggregate node reports: check and burn (gpuvet.report/1), bench (gpuvet.bench/2), bench\n"
-        "nccl, rdma and train. Directories are walked for *.json (validation_results/<host>/ as the\n"
-        "Ansible play fetches them). Gives each node's verdict, the checks that failed where, each\n"
-        "benchmark figure's distribution per GPU model, outliers against the fleet's median, and\n"
-        "nodes whose driver, CUDA, kernel or VBIOS differ from the majority.\n"
-        "\n"
-        "  -j, --json FILE     write gpuvet.fleet/1 to FILE (\"-\": standard output, instead of text)\n"
-        "      --html FILE     write the fleet's page to FILE (\"-\": standard output, instead of text):\n"
-        "                      one self-contained file, charts of every figure per GPU model\n"
-        "      --rules FILE    outlier rules (default: fleet_rules.json from --data-dir, else built in)\n"
-        "      --strict        an input that cannot be read is an error (exit 2), not a warning\n"
-        "      --threads N     read with N threads (default: one per online CPU)\n"
-        "\n"
-        "Exit status: 0 every node passes, no outlier, no drift; 1 a node warns, fails or errs, or\n"
-        "an outlier or drift was found; 4 (added to 0 or 1) inputs were skipped; 2 usage, bad\n"
-        "rules, no report read, or (--strict) an input skipped; 3 internal error or output not\n"
-        "written. docs/fleet.md has the rest.\n";
-
 /* Added to the exit status when inputs were skipped: a script tests (status & 4). */
 #define EXIT_FLEET_SKIPPED 4
-
-enum { OPT_RULES = 0x200, OPT_STRICT, OPT_THREADS, OPT_HTML };
 
 struct fleet_cli {
         const char *json;
@@ -51,21 +28,54 @@ struct fleet_cli {
         unsigned threads;
 };
 
-static int fleet_option(int opt, const char *arg, void *ctx) {
+enum fleet_opt { FLEET_JSON = 'j', FLEET_HTML = 0x100, FLEET_RULES, FLEET_STRICT, FLEET_THREADS };
+
+static int fleet_option(int id, const struct opt_value *v, void *ctx) {
         struct fleet_cli *o = ctx;
-        switch (opt) {
-        case 'j': o->json = arg; break;
-        case OPT_HTML: o->html = arg; break;
-        case OPT_RULES: o->rules = arg; break;
-        case OPT_STRICT: o->strict = true; break;
-        case OPT_THREADS:
-                if (!cmd_parse_uint(arg, 1, 64, &o->threads))
-                        return cmd_usage_error("fleet", "--threads: expected a number from 1 to 64, not \"%s\"", arg);
-                break;
-        default: return EXIT_INTERNAL;
+        switch ((enum fleet_opt)id) {
+        case FLEET_JSON: o->json = v->text; break;
+        case FLEET_HTML: o->html = v->text; break;
+        case FLEET_RULES: o->rules = v->text; break;
+        case FLEET_STRICT: o->strict = true; break;
+        case FLEET_THREADS: o->threads = (unsigned)v->n; break;
         }
         return -1;
 }
+
+static const struct opt fleet_options[] = {
+        OPT_JSON("gpuvet.fleet/1"),
+        {.name = "html", .kind = ARG_OUTPUT, .id = FLEET_HTML,
+         .help = "also write the fleet's page to FILE (one self-contained file, charts of every figure per GPU "
+                 "model); alone, or \"-\", to standard output instead of the text (not with --json -)"},
+        {.name = "rules", .kind = ARG_FILE, .id = FLEET_RULES,
+         .def = "fleet_rules.json from --data-dir, else built in", .help = "the outlier rules"},
+        {.name = "strict", .kind = ARG_FLAG, .id = FLEET_STRICT,
+         .help = "an input that cannot be read is an error (exit 2), not a warning"},
+        {.name = "threads", .kind = ARG_NUMBER, .id = FLEET_THREADS, .min = 1, .max = 64,
+         .def = "one per online CPU", .help = "read with this many threads"},
+        {0},
+};
+
+const struct cmd_spec cmd_fleet_spec = {
+        .name = "fleet",
+        .synopsis = "[OPTIONS] REPORT|DIR...",
+        .summary = "Aggregate node reports: check and burn (gpuvet.report/1), bench (gpuvet.bench/2), bench nccl, "
+                   "rdma and train.",
+        .description = "Directories are walked for *.json (validation_results/<host>/ as the Ansible play fetches "
+                       "them). Gives each node's verdict, the checks that failed where, each benchmark figure's "
+                       "distribution per GPU model, outliers against the fleet's median, and nodes whose driver, "
+                       "CUDA, kernel or VBIOS differ from the majority.",
+        .opts = fleet_options,
+        .color = true,
+        .takes_operands = true,
+        .no_default_timeout = true,
+        .timeout_help = "give up after this long (a hung network mount) (default: none)",
+        .notes = "--root is not used: fleet reads only the inputs named. docs/fleet.md has the rest.",
+        .exit_status = "0 every node passes, no outlier, no drift; 1 a node warns, fails or errs, or an outlier or "
+                       "drift was found; 4 (added to 0 or 1) inputs were skipped; 2 usage, bad rules, no report "
+                       "read, or (--strict) an input skipped; 3 internal error or output not written.",
+        .on_option = fleet_option,
+};
 
 static bool to_stdout(const char *path) {
         return path && strcmp(path, "-") == 0;
@@ -190,36 +200,15 @@ static int fleet_run(const struct fleet_cli *o, const struct common_options *com
 }
 
 int cmd_fleet(int argc, char **argv) {
-        static const struct option own[] = {
-                {"json", required_argument, NULL, 'j'},
-                {"html", required_argument, NULL, OPT_HTML},
-                {"rules", required_argument, NULL, OPT_RULES},
-                {"strict", no_argument, NULL, OPT_STRICT},
-                {"threads", required_argument, NULL, OPT_THREADS},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "fleet",
-                .usage = usage,
-                .short_opts = "j:",
-                .own = own,
-                .operands = true,
-                .no_default_timeout = true,
-                .own_option = fleet_option,
-        };
         struct fleet_cli o = {0};
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_fleet_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         if (args.first_operand >= argc)
                 return cmd_usage_error("fleet", "name at least one report or directory (--help)");
         if (to_stdout(o.json) && to_stdout(o.html))
                 return cmd_usage_error("fleet", "--json - and --html - would both write to standard output: give one a file");
-        if (o.json && (code = output_path_usable("fleet", "--json", o.json)) != 0)
-                return code;
-        if (o.html && (code = output_path_usable("fleet", "--html", o.html)) != 0)
-                return code;
         /* Reading regular files cannot block for long; --timeout guards a stuck network mount. */
         if (args.common.timeout_s)
                 watchdog_arm(args.common.timeout_s, "reading the reports");

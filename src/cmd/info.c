@@ -3,40 +3,32 @@
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "report/info_report.h"
 
 #include <stdbool.h>
 
-static const char usage[] =
-        "Usage: gpuvet info [OPTIONS]\n"
-        "\n"
-        "Inventory of the host and its GPUs: host, driver, and per GPU its identity, PCIe link,\n"
-        "NUMA and IOMMU placement, modes, limits and clocks (sysfs, and NVML when available).\n"
-        "\n"
-        "Options:\n"
-        "      --json            print JSON (schema gpuvet.info/1, docs/info.md)\n"
-        "      --nvml-lib PATH   read GPUs through this libnvidia-ml ($GPUVET_NVML_LIB)\n"
-        "      --no-nvml         do not load NVML: what sysfs knows alone\n"
-        "      --nvml-call-timeout-ms MS  abandon an NVML call after MS ms (default 2000)\n"
-        "      --nvml-gpu-timeout-ms MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
-        "      --nvml-init-timeout-ms MS  give up on nvmlInit after MS ms (default 20000)\n"
-        "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
-        "  -r, --root DIR        read /sys, /proc, /etc under DIR (a fixture or snapshot); NVML\n"
-        "                        is then used only when a library is named\n"
-        "      --data-dir DIR    GPU table from DIR ($GPUVET_DATA_DIR)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 printed, 2 usage or bad input, 3 internal error.\n";
+static const struct opt info_options[] = {OPT_JSON("gpuvet.info/1"), {0}};
+
+const struct cmd_spec cmd_info_spec = {
+        .name = "info",
+        .summary = "Inventory of the host and its GPUs: host, driver, and per GPU its identity, PCIe link, NUMA and IOMMU placement, modes, limits and clocks (sysfs, and NVML when available).",
+        .opts = info_options,
+        .nvml = true,
+        .notes = "Under another --root NVML is used only when a library is named (--nvml-lib or $GPUVET_NVML_LIB); --no-nvml shows what sysfs knows alone. The JSON document is described in docs/info.md.",
+        .exit_status = "0 printed, 2 usage or bad input, 3 internal error.",
+        .on_option = cmd_json_option,
+};
 
 int cmd_info(int argc, char **argv) {
-        bool json;
+        const char *json;
         struct machine m;
-        int code = cmd_show_machine("info", usage, argc, argv, &json, &m);
+        int code = cmd_show_machine(&cmd_info_spec, argc, argv, &json, &m);
         if (code >= 0)
                 return code;
         code = 0;
         if (json) {
-                int r = write_json_output("info", "-", info_json(m.facts, &m.nvml));
+                int r = write_json_output("info", json, info_json(m.facts, &m.nvml));
                 if (r != EXIT_PASS)
                         code = r;
         } else {

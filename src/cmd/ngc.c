@@ -11,28 +11,12 @@
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
 #include "cmd/options.h"
+#include "cmd/registry.h"
+#include "cmd/specs.h"
 #include "core/strbuf.h"
 #include "data/gpudb.h"
 #include "report/detect_report.h"
 #include "sys/facts.h"
-
-static const char usage[] =
-        "Usage: gpuvet ngc list|pick|pull|test [OPTIONS] [IMAGE[:TAG]...]\n"
-        "\n"
-        "NVIDIA's NGC containers (PyTorch, NeMo, Triton, TensorFlow, TensorRT, CUDA, RAPIDS,\n"
-        "DeepStream): which release runs on this node's driver and GPUs, pulled and tested.\n"
-        "\n"
-        "  list              the catalogue: images, tag forms, releases with their CUDA,\n"
-        "                    minimum driver and compute capability\n"
-        "  pick [IMAGE...]   the newest release of each image (default: all) that runs here,\n"
-        "                    and why each newer one does not\n"
-        "  pull IMAGE[:TAG]  pull it (without a tag: the one pick chooses)\n"
-        "  test IMAGE[:TAG]  run it with the GPUs: the framework sees every GPU and a matmul\n"
-        "                    on each matches the CPU (other images: nvidia-smi's GPUs only)\n"
-        "\n"
-        "`gpuvet ngc SUBCOMMAND --help` gives each one's options; docs/ngc.md has the rest.\n"
-        "Exit status: 0 done, 1 no release runs / the pull or test failed, 2 usage or bad\n"
-        "input (an unknown image or tag), 3 internal error.\n";
 
 /* ---- shared ---- */
 
@@ -158,10 +142,15 @@ void ngc_ref(const struct ngc_image *img, const struct ngc_release *r, char *buf
         snprintf(buf, size, "%s:%s", img->repository, r->tag);
 }
 
-int ngc_print_json(json_t *doc) {
+int ngc_print_json(json_t *doc, const char *path) {
         if (!doc) {
                 fprintf(stderr, "gpuvet ngc: out of memory building the answer\n");
                 return EXIT_INTERNAL;
+        }
+        if (strcmp(path, "-") != 0) {
+                char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                json_decref(doc);
+                return write_json_output("ngc", path, text);
         }
         int code = EXIT_PASS;
         if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', stdout) == EOF) {
@@ -178,17 +167,18 @@ static json_t *str_or_null(const char *s) {
 
 /* ---- list ---- */
 
-static const char list_usage[] =
-        "Usage: gpuvet ngc list [OPTIONS]\n"
-        "\n"
-        "The NGC catalogue gpuvet judges by: each image's repository, tag form, test, and its\n"
-        "releases with their CUDA, the driver that CUDA ships with, the minimum driver and the\n"
-        "oldest compute capability.\n"
-        "\n"
-        "Options:\n"
-        "      --json            as JSON (schema " NGC_SCHEMA ", docs/ngc.md)\n"
-        "      --data-dir DIR    compat.json and ngc.json from DIR ($GPUVET_DATA_DIR)\n"
-        "  -h, --help            this help\n";
+static const struct opt list_options[] = {OPT_JSON(NGC_SCHEMA), {0}};
+
+const struct cmd_spec cmd_ngc_list_spec = {
+        .name = "ngc list",
+        .summary = "The NGC catalogue gpuvet judges by: each image's repository, tag form, test, and its releases "
+                   "with their CUDA, the driver that CUDA ships with, the minimum driver and the oldest compute "
+                   "capability.",
+        .opts = list_options,
+        .notes = "--data-dir reads compat.json and ngc.json from DIR. The JSON document is described in docs/ngc.md.",
+        .exit_status = "0 listed, 2 usage or bad input, 3 internal error.",
+        .on_option = cmd_json_option,
+};
 
 static json_t *release_json(const struct ngc_image *img, const struct ngc_release *r) {
         char ref[256], cc[16];
@@ -210,12 +200,9 @@ static json_t *release_json(const struct ngc_image *img, const struct ngc_releas
 }
 
 static int list(int argc, char **argv) {
-        static const struct option own[] = {{"json", no_argument, NULL, 'J'}, {NULL, 0, NULL, 0}};
-        static const struct cmd_spec spec = {.name = "ngc list", .usage = list_usage, .own = own,
-                                             .own_option = cmd_json_flag};
-        bool json = false;
+        const char *json = NULL;
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &json, &args);
+        int code = cmd_parse(&cmd_ngc_list_spec, argc, argv, &json, &args);
         if (code >= 0)
                 return code;
         struct ngc_data d;
@@ -242,8 +229,9 @@ static int list(int argc, char **argv) {
                         json_array_append_new(images, o);
                 }
                 json_object_set_new(doc, "images", images);
-                code = ngc_print_json(doc);
-        } else {
+                code = ngc_print_json(doc, json);
+        }
+        if (ngc_text_wanted(json)) {
                 printf("NGC catalogue (%s, as of %s)\n", db->source, db->as_of ? db->as_of : "?");
                 for (size_t i = 0; i < db->n_images; i++) {
                         const struct ngc_image *img = &db->images[i];
@@ -267,40 +255,45 @@ static int list(int argc, char **argv) {
 
 /* ---- pick ---- */
 
-static const char pick_usage[] =
-        "Usage: gpuvet ngc pick [OPTIONS] [IMAGE...]\n"
-        "\n"
-        "For each image (default: every image of the catalogue), the newest release that runs\n"
-        "natively on this node's driver and every one of its GPUs; else the newest that runs\n"
-        "through CUDA minor-version compatibility (the minimum driver its notes state); else the\n"
-        "newest that runs with forward compatibility, which works only on data-center GPUs and\n"
-        "only through the cuda-compat package in the image. Each newer release is listed with\n"
-        "why it was not chosen.\n"
-        "\n"
-        "Options:\n"
-        "      --json            as JSON (schema " NGC_SCHEMA ", docs/ngc.md)\n"
-        "      --for-driver D    judge for driver D instead of the loaded one: a version\n"
-        "                        (570.133.20) or a branch (580, R580)\n"
-        "  -r, --root DIR        read the GPUs and driver under DIR (a fixture or snapshot)\n"
-        "      --data-dir DIR    gpus.json, compat.json and ngc.json from DIR\n"
-        "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 a release for every image, 1 some image has none, 2 bad input.\n";
-
 struct pick_cli {
-        bool json;
+        const char *json;
         const char *for_driver;
 };
 
-static int pick_option(int opt, const char *arg, void *ctx) {
+enum pick_opt { PICK_JSON = 'j', PICK_FOR_DRIVER = 0x100 };
+
+static int pick_option(int id, const struct opt_value *v, void *ctx) {
         struct pick_cli *o = ctx;
-        if (opt == 'J')
-                o->json = true;
-        else if (opt == ('F' | 0x500))
-                o->for_driver = arg;
+        if (id == PICK_JSON)
+                o->json = v->text;
+        else if (id == PICK_FOR_DRIVER)
+                o->for_driver = v->text;
         return -1;
 }
+
+static const struct opt pick_options[] = {
+        OPT_JSON(NGC_SCHEMA),
+        {.name = "for-driver", .kind = ARG_TEXT, .id = PICK_FOR_DRIVER, .metavar = "VERSION",
+         .help = "judge for this driver instead of the loaded one: a version (570.133.20) or a branch (580, R580)"},
+        {0},
+};
+
+const struct cmd_spec cmd_ngc_pick_spec = {
+        .name = "ngc pick",
+        .synopsis = "[OPTIONS] [IMAGE...]",
+        .summary = "For each image (default: every image of the catalogue), the newest release that runs natively on "
+                   "this node's driver and every one of its GPUs; else the newest that runs through CUDA minor-version "
+                   "compatibility (the minimum driver its notes state); else the newest that runs with forward "
+                   "compatibility, which works only on data-center GPUs and only through the cuda-compat package in "
+                   "the image. Each newer release is listed with why it was not chosen.",
+        .opts = pick_options,
+        .notes = "--root reads the GPUs and driver under DIR (a fixture or snapshot); --data-dir reads gpus.json, "
+                 "compat.json and ngc.json from DIR.",
+        .exit_status = "0 a release for every image, 1 some image has none, 2 bad input, 3 internal error.",
+        .operand_words = "pytorch|nemo|tritonserver|tensorflow|tensorrt|cuda|rapids|deepstream",
+        .takes_operands = true,
+        .on_option = pick_option,
+};
 
 static const char *verdict_words(enum compat_verdict v) {
         switch (v) {
@@ -362,14 +355,9 @@ static void pick_text(const struct ngc_image *img, const struct ngc_pick *p) {
 }
 
 static int pick(int argc, char **argv) {
-        static const struct option own[] = {{"json", no_argument, NULL, 'J'},
-                                            {"for-driver", required_argument, NULL, 'F' | 0x500},
-                                            {NULL, 0, NULL, 0}};
-        static const struct cmd_spec spec = {.name = "ngc pick", .usage = pick_usage, .own = own,
-                                             .operands = true, .own_option = pick_option};
         struct pick_cli o = {0};
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_ngc_pick_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         struct ngc_data d;
@@ -399,7 +387,7 @@ static int pick(int argc, char **argv) {
         if (code == 0) {
                 bool all = true;
                 json_t *doc = o.json ? json_object() : NULL, *picks = o.json ? json_array() : NULL;
-                if (!o.json) {
+                if (ngc_text_wanted(o.json)) {
                         printf("driver %s (%s); GPUs:", node.driver, node.driver_from);
                         for (size_t k = 0; k < node.n; k++)
                                 printf("%s %u x %s (cc %d.%d%s)", k ? "," : "", node.counts[k], node.names[k],
@@ -419,7 +407,7 @@ static int pick(int argc, char **argv) {
                         all &= p->release != NULL;
                         if (o.json)
                                 json_array_append_new(picks, pick_json(asked[i], p));
-                        else
+                        if (ngc_text_wanted(o.json))
                                 pick_text(asked[i], p);
                         free(p);
                 }
@@ -443,7 +431,7 @@ static int pick(int argc, char **argv) {
                         json_object_set_new(doc, "gpus_not_judged", json_integer((json_int_t)node.n_unknown));
                         json_object_set_new(doc, "picks", picks);
                         if (code == 0)
-                                code = ngc_print_json(doc);
+                                code = ngc_print_json(doc, o.json);
                         else
                                 json_decref(doc);
                 }
@@ -457,7 +445,11 @@ static int pick(int argc, char **argv) {
 
 int cmd_ngc(int argc, char **argv) {
         if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-                fputs(usage, argc < 2 ? stderr : stdout);
+                FILE *out = argc < 2 ? stderr : stdout;
+                fprintf(out, "NVIDIA's NGC containers (PyTorch, NeMo, Triton, TensorFlow, TensorRT, CUDA, RAPIDS,\n"
+                             "DeepStream): which release runs on this node's driver and GPUs, pulled and tested\n"
+                             "(docs/ngc.md).\n\n");
+                cmd_print_group_help("ngc", out);
                 return argc < 2 ? EXIT_USAGE : EXIT_PASS;
         }
         if (strcmp(argv[1], "list") == 0)

@@ -50,8 +50,11 @@ int ngc_resolve(const char *cmd, const struct ngcdb *db, const char *arg, const 
 /* "nvcr.io/nvidia/pytorch:25.10-py3" */
 void ngc_ref(const struct ngc_image *img, const struct ngc_release *r, char *buf, size_t size);
 
-/* Print doc on standard output; EXIT_PASS, or EXIT_INTERNAL after a failed write. Frees doc. */
-int ngc_print_json(json_t *doc);
+/* Write doc for --json PATH: "-" on standard output, else to the file, atomically;
+ * EXIT_PASS, or EXIT_INTERNAL after a failed write. Frees doc. */
+int ngc_print_json(json_t *doc, const char *path);
+/* Whether the text answer is printed: not when --json puts the JSON on standard output. */
+static inline bool ngc_text_wanted(const char *json_path) { return !json_path || json_path[0] != '-'; }
 
 int ngc_pull(int argc, char **argv);
 int ngc_test(int argc, char **argv);

@@ -10,6 +10,7 @@
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "cmd/site_policy.h"
 #include "core/fsroot.h"
 #include "core/strbuf.h"
@@ -23,32 +24,36 @@
 #define TEST_TIMEOUT_S 300  /* start, import the framework, initialise every GPU */
 
 struct run_cli {
-        bool json;
+        const char *json;
         const char *runtime, *for_driver;
         unsigned timeout_s;
 };
 
-static int run_option(int opt, const char *arg, void *ctx) {
+enum run_opt { RUN_JSON = 'j', RUN_RUNTIME = 0x100, RUN_FOR_DRIVER, RUN_TIMEOUT };
+
+static int run_option(int id, const struct opt_value *v, void *ctx) {
         struct run_cli *o = ctx;
-        switch (opt) {
-        case 'J': o->json = true; break;
-        case 'R' | 0x500: o->runtime = arg; break;
-        case 'F' | 0x500: o->for_driver = arg; break;
-        case 'T' | 0x500:
-                if (!cmd_parse_uint(arg, 1, 86400, &o->timeout_s))
-                        return cmd_usage_error("ngc", "--timeout-run: expected whole seconds 1..86400, not \"%s\"", arg);
-                break;
+        switch (id) {
+        case RUN_JSON: o->json = v->text; break;
+        case RUN_RUNTIME: o->runtime = v->text; break;
+        case RUN_FOR_DRIVER: o->for_driver = v->text; break;
+        case RUN_TIMEOUT: o->timeout_s = opt_seconds(v); break;
         }
         return -1;
 }
 
-static const struct option run_options[] = {
-        {"json", no_argument, NULL, 'J'},
-        {"container-runtime", required_argument, NULL, 'R' | 0x500},
-        {"for-driver", required_argument, NULL, 'F' | 0x500},
-        {"timeout-run", required_argument, NULL, 'T' | 0x500},
-        {NULL, 0, NULL, 0},
-};
+#define RUN_OPTIONS(what, default_timeout)                                                                        \
+        {.name = "container-runtime", .kind = ARG_PROGRAM, .id = RUN_RUNTIME,                                   \
+         .def = "the site policy's container.runtime, $GPUVET_CONTAINER_RUNTIME, else docker then podman in PATH", \
+         .help = "docker or podman"},                                                                            \
+        {.name = "timeout-run", .kind = ARG_DURATION, .id = RUN_TIMEOUT, .min = 1000, .max = 24 * 3600 * 1000ull,  \
+         .def = default_timeout, .help = "kill the " what " after this long"},                                    \
+        {.name = "for-driver", .kind = ARG_TEXT, .id = RUN_FOR_DRIVER, .metavar = "VERSION",                      \
+         .help = "pick the tag for this driver instead of the loaded one"},                                       \
+        OPT_JSON(NGC_SCHEMA), {0}
+
+static const struct opt pull_options[] = {RUN_OPTIONS("pull", "1h")};
+static const struct opt test_options[] = {RUN_OPTIONS("container", "5m")};
 
 /* What one subcommand run holds. */
 struct ngc_run {
@@ -179,24 +184,19 @@ static void say_failure(const struct ngc_run *x, const char *step, const struct 
 
 /* ---- pull ---- */
 
-static const char pull_usage[] =
-        "Usage: gpuvet ngc pull [OPTIONS] IMAGE[:TAG]\n"
-        "\n"
-        "Pull an NGC image with docker or podman (`gpuvet ngc list` names them); without a tag,\n"
-        "the release `gpuvet ngc pick` chooses for this node. containerd (ctr) is not driven.\n"
-        "\n"
-        "Options:\n"
-        "      --container-runtime PATH  docker or podman (default: the site policy's\n"
-        "                        container.runtime, $GPUVET_CONTAINER_RUNTIME, else docker\n"
-        "                        then podman in PATH)\n"
-        "      --timeout-run SEC kill the pull after SEC (default 3600)\n"
-        "      --for-driver D    pick the tag for driver D instead of the loaded one\n"
-        "      --json            the outcome as JSON (schema " NGC_SCHEMA ")\n"
-        "  -r, --root DIR        read the GPUs and driver under DIR (with a named runtime)\n"
-        "      --data-dir DIR    gpus.json, compat.json and ngc.json from DIR\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 pulled, 1 the pull failed (the message says why), 2 bad input.\n";
+const struct cmd_spec cmd_ngc_pull_spec = {
+        .name = "ngc pull",
+        .synopsis = "[OPTIONS] IMAGE[:TAG]",
+        .summary = "Pull an NGC image with docker or podman (`gpuvet ngc list` names them); without a tag, the "
+                   "release `gpuvet ngc pick` chooses for this node. containerd (ctr) is not driven.",
+        .opts = pull_options,
+        .notes = "--root reads the GPUs and driver under DIR (with a named runtime); --data-dir reads gpus.json, "
+                 "compat.json and ngc.json from DIR.",
+        .exit_status = "0 pulled, 1 the pull failed (the message says why), 2 bad input, 3 internal error.",
+        .operand_words = "pytorch|nemo|tritonserver|tensorflow|tensorrt|cuda|rapids|deepstream",
+        .takes_operands = true,
+        .on_option = run_option,
+};
 
 static json_t *outcome_json(const struct ngc_run *x, const char *command, const struct container_result *r) {
         json_t *doc = json_object();
@@ -213,10 +213,8 @@ static json_t *outcome_json(const struct ngc_run *x, const char *command, const 
 }
 
 int ngc_pull(int argc, char **argv) {
-        static const struct cmd_spec spec = {.name = "ngc pull", .usage = pull_usage, .own = run_options,
-                                             .operands = true, .own_option = run_option};
         struct ngc_run x = {.cmd = "ngc pull"};
-        int code = prepare(&x, &spec, argc, argv, false);
+        int code = prepare(&x, &cmd_ngc_pull_spec, argc, argv, false);
         if (code >= 0)
                 return finish(&x, code);
         unsigned timeout_s = x.o.timeout_s ? x.o.timeout_s : PULL_TIMEOUT_S;
@@ -229,9 +227,10 @@ int ngc_pull(int argc, char **argv) {
                 say_failure(&x, "pull", &r);
         code = r.outcome == CONTAINER_OK ? EXIT_PASS : EXIT_FAILED;
         if (x.o.json) {
-                int c = ngc_print_json(outcome_json(&x, "pull", &r));
+                int c = ngc_print_json(outcome_json(&x, "pull", &r), x.o.json);
                 code = c ? c : code;
-        } else if (code == EXIT_PASS) {
+        }
+        if (ngc_text_wanted(x.o.json) && code == EXIT_PASS) {
                 printf("pulled %s with %s (%.1f s)\n", x.ref, container_engine_name(x.rt.engine),
                        (double)r.elapsed_ms / 1e3);
         }
@@ -241,30 +240,24 @@ int ngc_pull(int argc, char **argv) {
 
 /* ---- test ---- */
 
-static const char test_usage[] =
-        "Usage: gpuvet ngc test [OPTIONS] IMAGE[:TAG]\n"
-        "\n"
-        "Run an NGC image (already pulled; never pulled here) with every GPU and check, inside it,\n"
-        "that the framework sees each of the host's GPUs (UUIDs, from NVML) and that a 512x512\n"
-        "matmul on each matches the CPU's (PyTorch and NeMo; TensorFlow compares the GPU count,\n"
-        "as it shows no UUIDs). Images without a framework test (CUDA, Triton, TensorRT, RAPIDS,\n"
-        "DeepStream) are checked with nvidia-smi's GPU list only. Without a tag, the release\n"
-        "`gpuvet ngc pick` chooses.\n"
-        "\n"
-        "Options:\n"
-        "      --container-runtime PATH  docker or podman (default: the site policy's\n"
-        "                        container.runtime, $GPUVET_CONTAINER_RUNTIME, else docker\n"
-        "                        then podman in PATH)\n"
-        "      --timeout-run SEC kill the container after SEC (default 300)\n"
-        "      --for-driver D    pick the tag for driver D instead of the loaded one\n"
-        "      --json            the result as JSON (schema " NGC_SCHEMA ")\n"
-        "  -r, --root DIR        read the GPUs under DIR (with a named runtime)\n"
-        "      --data-dir DIR    gpus.json, compat.json and ngc.json from DIR\n"
-        "      --nvml-lib PATH   load this libnvidia-ml for the host's GPUs\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 pass, 1 the test failed or could not run (the message says why), 2 bad\n"
-        "input.\n";
+const struct cmd_spec cmd_ngc_test_spec = {
+        .name = "ngc test",
+        .synopsis = "[OPTIONS] IMAGE[:TAG]",
+        .summary = "Run an NGC image (already pulled; never pulled here) with every GPU and check, inside it, that "
+                   "the framework sees each of the host's GPUs (UUIDs, from NVML) and that a 512x512 matmul on each "
+                   "matches the CPU's (PyTorch and NeMo; TensorFlow compares the GPU count, as it shows no UUIDs). "
+                   "Images without a framework test (CUDA, Triton, TensorRT, RAPIDS, DeepStream) are checked with "
+                   "nvidia-smi's GPU list only. Without a tag, the release `gpuvet ngc pick` chooses.",
+        .opts = test_options,
+        .nvml = true,
+        .notes = "--root reads the GPUs under DIR (with a named runtime); --nvml-lib loads this libnvidia-ml for the "
+                 "host's GPUs.",
+        .exit_status = "0 pass, 1 the test failed or could not run (the message says why), 2 bad input, 3 internal "
+                       "error.",
+        .operand_words = "pytorch|nemo|tritonserver|tensorflow|tensorrt|cuda|rapids|deepstream",
+        .takes_operands = true,
+        .on_option = run_option,
+};
 
 /* What the container reported. */
 struct seen {
@@ -317,10 +310,8 @@ static bool has(const char (*list)[96], size_t n, const char *uuid) {
 }
 
 int ngc_test(int argc, char **argv) {
-        static const struct cmd_spec spec = {.name = "ngc test", .usage = test_usage, .own = run_options,
-                                             .nvml = true, .operands = true, .own_option = run_option};
         struct ngc_run x = {.cmd = "ngc test"};
-        int code = prepare(&x, &spec, argc, argv, true);
+        int code = prepare(&x, &cmd_ngc_test_spec, argc, argv, true);
         if (code >= 0)
                 return finish(&x, code);
         const struct facts *f = x.m.facts;
@@ -366,7 +357,7 @@ int ngc_test(int argc, char **argv) {
                 say_failure(&x, "run", &r);
                 code = EXIT_FAILED;
                 if (x.o.json)
-                        code = ngc_print_json(outcome_json(&x, "test", &r)) ? EXIT_INTERNAL : code;
+                        code = ngc_print_json(outcome_json(&x, "test", &r), x.o.json) ? EXIT_INTERNAL : code;
                 container_result_done(&r);
                 goto out;
         }
@@ -418,9 +409,10 @@ int ngc_test(int argc, char **argv) {
                 json_object_set_new(doc, "matmul_ok", t->script ? json_boolean(s->matmul_ok) : json_null());
                 json_object_set_new(doc, "max_abs_err", s->max_abs_err >= 0 ? json_real(s->max_abs_err) : json_null());
                 json_object_set_new(doc, "verdict", json_string(pass ? "pass" : "fail"));
-                int c = ngc_print_json(doc);
+                int c = ngc_print_json(doc, x.o.json);
                 code = c ? c : code;
-        } else {
+        }
+        if (ngc_text_wanted(x.o.json)) {
                 printf("%s (%s, with %s)\n", x.ref, x.img->title, container_engine_name(x.rt.engine));
                 if (t->note)
                         printf("  note: %s\n", t->note);

@@ -2,6 +2,8 @@
  * a policy and name every problem in it (policy/policy.h, docs/policy.md). */
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/registry.h"
+#include "cmd/specs.h"
 #include "cmd/machine.h"
 #include "core/atomic_file.h"
 #include "policy/capture.h"
@@ -16,30 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char usage[] =
-        "Usage: gpuvet policy capture [-o FILE] [OPTIONS]\n"
-        "       gpuvet policy validate FILE\n"
-        "\n"
-        "capture   write this node as a site policy: a reference of its GPUs (models, VBIOS,\n"
-        "          InfoROM, NUMA node), NICs, driver and PCIe/NVLink matrix, with the other\n"
-        "          sections as comments to edit. `gpuvet check --policy FILE` then fails on\n"
-        "          any drift from it.\n"
-        "validate  read FILE as gpuvet check would and name every problem (file:line).\n"
-        "\n"
-        "Options (capture):\n"
-        "  -o, --output FILE     write the policy to FILE (atomically; default standard output)\n"
-        "      --nvml-lib PATH   read GPUs through this libnvidia-ml ($GPUVET_NVML_LIB)\n"
-        "      --no-nvml         do not load NVML: no VBIOS, InfoROM or NVLink in the reference\n"
-        "      --nvml-call-timeout-ms MS  abandon an NVML call after MS ms (default 2000)\n"
-        "      --nvml-gpu-timeout-ms MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
-        "      --nvml-init-timeout-ms MS  give up on nvmlInit after MS ms (default 20000)\n"
-        "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
-        "  -r, --root DIR        read /sys, /proc under DIR (a fixture or snapshot)\n"
-        "      --data-dir DIR    GPU table from DIR ($GPUVET_DATA_DIR)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 written (or valid), 2 usage or a bad policy, 3 internal error.\n";
-
 static void iso_now(char *buf, size_t size) {
         time_t t = time(NULL);
         struct tm tm;
@@ -47,24 +25,44 @@ static void iso_now(char *buf, size_t size) {
                 snprintf(buf, size, "unknown");
 }
 
-static int capture_option(int opt, const char *arg, void *ctx) {
-        (void)opt; /* -o is its one option */
-        *(const char **)ctx = arg;
+static int capture_option(int id, const struct opt_value *v, void *ctx) {
+        (void)id; /* -o is its one option */
+        *(const char **)ctx = v->text;
         return -1;
 }
 
+static const struct opt capture_options[] = {
+        {.name = "output", .letter = 'o', .kind = ARG_OUT_FILE, .def = "standard output",
+         .help = "write the policy to FILE (atomically)"},
+        {0},
+};
+
+const struct cmd_spec cmd_policy_capture_spec = {
+        .name = "policy capture",
+        .synopsis = "[-o FILE] [OPTIONS]",
+        .summary = "Write this node as a site policy: a reference of its GPUs (models, VBIOS, InfoROM, NUMA node), "
+                   "NICs, driver and PCIe/NVLink matrix, with the other sections as comments to edit. `gpuvet check "
+                   "--policy FILE` then fails on any drift from it.",
+        .opts = capture_options,
+        .nvml = true,
+        .notes = "Without NVML (--no-nvml, or no library) the reference has no VBIOS, InfoROM or NVLink to compare.",
+        .exit_status = "0 written, 2 usage or bad input, 3 internal error.",
+        .on_option = capture_option,
+};
+
+const struct cmd_spec cmd_policy_validate_spec = {
+        .name = "policy validate",
+        .synopsis = "FILE",
+        .summary = "Read FILE as gpuvet check would and name every problem (file:line).",
+        .help_only = true,
+        .exit_status = "0 valid, 2 a bad policy or usage, 3 internal error.",
+};
+
 static int capture(int argc, char **argv) {
-        static const struct option own[] = {{"output", required_argument, NULL, 'o'}, {NULL, 0, NULL, 0}};
-        static const struct cmd_spec spec = {
-                .name = "policy capture", .usage = usage, .short_opts = "o:", .own = own, .nvml = true,
-                .own_option = capture_option,
-        };
         const char *output = NULL;
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &output, &args);
+        int code = cmd_parse(&cmd_policy_capture_spec, argc, argv, &output, &args);
         if (code >= 0)
-                return code;
-        if (output && (code = output_path_usable("policy capture", "-o", output)) != 0)
                 return code;
 
         struct machine m;
@@ -102,11 +100,11 @@ static int capture(int argc, char **argv) {
 
 static int validate(int argc, char **argv) {
         if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-                fputs(usage, stdout);
+                cmd_print_help(&cmd_policy_validate_spec, stdout);
                 return EXIT_PASS;
         }
         if (argc != 2) {
-                fprintf(stderr, "gpuvet policy validate: expected one FILE\n%s", usage);
+                fprintf(stderr, "gpuvet policy validate: expected one FILE (see gpuvet policy validate --help)\n");
                 return EXIT_USAGE;
         }
         struct policy p;
@@ -134,7 +132,7 @@ static int validate(int argc, char **argv) {
 
 int cmd_policy(int argc, char **argv) {
         if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-                fputs(usage, argc < 2 ? stderr : stdout);
+                cmd_print_group_help("policy", argc < 2 ? stderr : stdout);
                 return argc < 2 ? EXIT_USAGE : EXIT_PASS;
         }
         if (strcmp(argv[1], "capture") == 0)

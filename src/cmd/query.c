@@ -2,6 +2,9 @@
  * (docs/query.md). */
 #include "cmd/cmd.h"
 #include "cmd/nvml_use.h"
+#include "cmd/options.h"
+#include "cmd/query.h"
+#include "cmd/specs.h"
 #include "core/atomic_file.h"
 #include "core/strparse.h"
 #include "data/xiddb.h"
@@ -23,40 +26,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static const char usage[] =
-        "Usage: gpuvet query --query-gpu=FIELD[,FIELD...] [--format=csv[,noheader][,nounits]]\n"
-        "                    [-l SEC | -lms MS] [-f FILE] [-i ID[,ID...]]\n"
-        "\n"
-        "nvidia-smi's --query-gpu, same field names, values and CSV layout: a script switches\n"
-        "by changing the command name. Every NVML call runs under a deadline, so a wedged GPU\n"
-        "gives \"[N/A]\" cells and a message, never a hang.\n"
-        "\n"
-        "Options:\n"
-        "      --query-gpu=FIELDS  comma-separated fields (--help-query-gpu lists them)\n"
-        "      --format=csv[,noheader][,nounits]\n"
-        "                          noheader: no header line; nounits: values without units\n"
-        "                          (the header keeps them, as nvidia-smi's does); default csv\n"
-        "  -l, --loop=SEC          query every SEC seconds (default 5) until SIGINT/SIGTERM\n"
-        "  -lms, --loop-ms=MS      query every MS milliseconds until SIGINT/SIGTERM\n"
-        "  -f, --filename=FILE     write to FILE (truncated first, as nvidia-smi does)\n"
-        "  -i, --id=ID[,ID...]     only these GPUs: NVML index, UUID or PCI bus id\n"
-        "      --help-query-gpu    list the supported fields\n"
-        "      --help-metrics      list gpuvet's metrics: id, type, unit, nvidia-smi and\n"
-        "                          dcgm-exporter names (tab-separated; docs/metrics.md)\n"
-        "      --nvml-lib=PATH     load NVML from PATH (default $" NV_LIB_ENV ", then libnvidia-ml.so.1)\n"
-        "      --nvml-call-timeout-ms=MS  abandon an NVML call after MS ms (default 2000)\n"
-        "      --nvml-gpu-timeout-ms=MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
-        "      --nvml-init-timeout-ms=MS  give up on nvmlInit after MS ms (default 20000)\n"
-        "  -h, --help              this help\n"
-        "\n"
-        "Exit status: 0 rows written; 1 NVML or a GPU could not answer (no driver, no GPU, a GPU\n"
-        "lost, a call that never returned; rows are still written when there are GPUs);\n"
-        "2 usage or bad input (an unknown field); 3 internal error, or a loop stopped because\n"
-        "a call never returned.\n"
-        "\n"
-        "While looping, Xid and ECC errors NVML reports as events are printed to stderr as\n"
-        "they happen, one line each with meaning and action (docs/query.md).\n";
 
 #define DEFAULT_LOOP_S 5
 #define MAX_FIELDS 256
@@ -148,14 +117,6 @@ static int parse_format(const char *arg, struct query_opts *o) {
 out:
         free(copy);
         return r;
-}
-
-static bool parse_count(const char *s, unsigned long long max, unsigned long long *ret) {
-        int v;
-        if (parse_int(s, &v) < 0 || v <= 0 || (unsigned long long)v > max)
-                return false;
-        *ret = (unsigned long long)v;
-        return true;
 }
 
 /* ---- GPU selection (-i) ---- */
@@ -607,71 +568,149 @@ struct query_args {
         bool help_fields, help_metrics;
 };
 
+enum query_opt {
+        QUERY_LOOP = 'l', QUERY_FILENAME = 'f', QUERY_ID = 'i', QUERY_HELP = 'h',
+        QUERY_QUERY_GPU = 0x100, QUERY_FORMAT, QUERY_LOOP_MS, QUERY_HELP_FIELDS, QUERY_HELP_METRICS, QUERY_NVML_LIB,
+        QUERY_NVML_CALL_TIMEOUT, QUERY_NVML_GPU_TIMEOUT, QUERY_NVML_INIT_TIMEOUT,
+};
+
+#define DAY_MS (24ull * 3600 * 1000)
+
+/* nvidia-smi's syntax: getopt_long_only, so that every long option also takes one dash
+ * (-lms, -query-gpu); "lms" is nvidia-smi's spelling of --loop-ms. cmd_query_spec's table
+ * describes these for --help, the man page and the completions (a unit test holds the two
+ * to the same names). */
+const struct option cmd_query_getopt[] = {
+        {"query-gpu", required_argument, NULL, QUERY_QUERY_GPU},
+        {"format", required_argument, NULL, QUERY_FORMAT},
+        {"loop", required_argument, NULL, QUERY_LOOP},
+        {"loop-ms", required_argument, NULL, QUERY_LOOP_MS},
+        {"lms", required_argument, NULL, QUERY_LOOP_MS},
+        {"filename", required_argument, NULL, QUERY_FILENAME},
+        {"id", required_argument, NULL, QUERY_ID},
+        {"help-query-gpu", no_argument, NULL, QUERY_HELP_FIELDS},
+        {"help-metrics", no_argument, NULL, QUERY_HELP_METRICS},
+        {"nvml-lib", required_argument, NULL, QUERY_NVML_LIB},
+        {"nvml-call-timeout-ms", required_argument, NULL, QUERY_NVML_CALL_TIMEOUT},
+        {"nvml-gpu-timeout-ms", required_argument, NULL, QUERY_NVML_GPU_TIMEOUT},
+        {"nvml-init-timeout-ms", required_argument, NULL, QUERY_NVML_INIT_TIMEOUT},
+        {"help", no_argument, NULL, QUERY_HELP},
+        {NULL, 0, NULL, 0},
+};
+
+static const struct opt query_options[] = {
+        {.name = "query-gpu", .kind = ARG_LIST, .id = QUERY_QUERY_GPU, .metavar = "FIELDS",
+         .help = "comma-separated fields (--help-query-gpu lists them); required"},
+        {.name = "format", .kind = ARG_TEXT, .id = QUERY_FORMAT, .metavar = "csv[,noheader][,nounits]",
+         .def = "csv",
+         .help = "noheader: no header line; nounits: values without units (the header keeps them, as "
+                 "nvidia-smi's does)"},
+        {.name = "loop", .letter = 'l', .kind = ARG_DURATION, .metavar = "[DURATION]", .min = 1000, .max = DAY_MS,
+         .help = "query this often (5s when not given) until SIGINT/SIGTERM; a bare number is seconds"},
+        {.name = "loop-ms", .kind = ARG_DURATION_MS, .id = QUERY_LOOP_MS, .min = 1, .max = DAY_MS,
+         .help = "also -lms, as nvidia-smi spells it: query this often until SIGINT/SIGTERM (a bare number is "
+                 "milliseconds)"},
+        {.name = "filename", .letter = 'f', .kind = ARG_OUT_FILE,
+         .help = "write to FILE (truncated first, as nvidia-smi does)"},
+        {.name = "id", .letter = 'i', .kind = ARG_LIST, .metavar = "ID[,ID...]",
+         .help = "only these GPUs: NVML index, UUID or PCI bus id"},
+        {.name = "help-query-gpu", .kind = ARG_FLAG, .id = QUERY_HELP_FIELDS, .help = "list the supported fields"},
+        {.name = "help-metrics", .kind = ARG_FLAG, .id = QUERY_HELP_METRICS,
+         .help = "list gpuvet's metrics: id, type, unit, nvidia-smi and dcgm-exporter names (tab-separated; "
+                 "docs/metrics.md)"},
+        {.name = "nvml-lib", .kind = ARG_FILE, .id = QUERY_NVML_LIB, .metavar = "PATH",
+         .def = "$" NV_LIB_ENV ", then libnvidia-ml.so.1", .help = "load NVML from PATH"},
+        {.name = "nvml-call-timeout-ms", .kind = ARG_DURATION_MS, .id = QUERY_NVML_CALL_TIMEOUT, .min = 1,
+         .max = 600000, .def = "2s", .help = "abandon an NVML call after this long (a bare number is milliseconds)"},
+        {.name = "nvml-gpu-timeout-ms", .kind = ARG_DURATION_MS, .id = QUERY_NVML_GPU_TIMEOUT, .min = 1,
+         .max = 600000, .def = "20s", .help = "abandon a GPU's NVML reads after this long"},
+        {.name = "nvml-init-timeout-ms", .kind = ARG_DURATION_MS, .id = QUERY_NVML_INIT_TIMEOUT, .min = 1,
+         .max = 600000, .def = "20s", .help = "give up on nvmlInit after this long"},
+        {0},
+};
+
+const struct cmd_spec cmd_query_spec = {
+        .name = "query",
+        .synopsis = "--query-gpu=FIELDS [--format=csv[,noheader][,nounits]]\n"
+                    "--query-gpu=FIELDS [-i ID,...] [-f FILE] [-l [SEC]|-lms MS]\n"
+                    "--help-query-gpu | --help-metrics",
+        .summary = "nvidia-smi's --query-gpu, same field names, values and CSV layout: a script switches by changing "
+                   "the command name.",
+        .description = "Every NVML call runs under a deadline, so a wedged GPU gives \"[N/A]\" cells and a message, "
+                       "never a hang. The options are nvidia-smi's, parsed as it parses them: a long option also "
+                       "takes one dash (-lms, -query-gpu), and -l alone, or followed by another option, loops every "
+                       "5 s.",
+        .opts = query_options,
+        .help_only = true,
+        .notes = "While looping, Xid and ECC errors NVML reports as events are printed to stderr as they happen, "
+                 "one line each with meaning and action (docs/query.md).",
+        .exit_status = "0 rows written; 1 NVML or a GPU could not answer (no driver, no GPU, a GPU lost, a call that "
+                       "never returned; rows are still written when there are GPUs); 2 usage or bad input (an "
+                       "unknown field); 3 internal error, or a loop stopped because a call never returned.",
+};
+
+/* A duration value of one of query's options, checked as cmd_parse checks the DURATION
+ * kinds (bare_ms: a bare number is milliseconds); false after a message naming it. */
+static bool query_duration(const char *name, const char *arg, bool bare_ms, uint64_t min_ms, uint64_t max_ms,
+                           uint64_t *ret) {
+        bool bare = arg[0] && strspn(arg, "0123456789") == strlen(arg);
+        int r = bare && bare_ms ? parse_u64(arg, ret) : parse_duration_ms(arg, ret);
+        if (r == 0 && *ret >= min_ms && *ret <= max_ms)
+                return true;
+        fprintf(stderr, "gpuvet query: %s: expected a duration from %s to %s (\"30s\", \"5m\"%s), not \"%s\"\n", name,
+                min_ms >= 1000 ? "1s" : "1ms", max_ms == DAY_MS ? "1d" : "10m",
+                bare_ms ? "; a bare number is milliseconds" : "; a bare number is seconds", arg);
+        return false;
+}
+
 /* nvidia-smi's syntax, so this parses itself rather than through cmd_parse: long options
  * with one dash (-lms), -l with an optional value. Returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, struct query_opts *o, struct query_args *a) {
-        enum { OPT_QUERY = 256, OPT_FORMAT, OPT_LOOP_MS, OPT_HELP_FIELDS, OPT_HELP_METRICS, OPT_NVML_LIB };
-        static const struct option options[] = {
-                {"query-gpu", required_argument, NULL, OPT_QUERY},
-                {"format", required_argument, NULL, OPT_FORMAT},
-                {"loop", required_argument, NULL, 'l'},
-                {"loop-ms", required_argument, NULL, OPT_LOOP_MS},
-                {"lms", required_argument, NULL, OPT_LOOP_MS},
-                {"filename", required_argument, NULL, 'f'},
-                {"id", required_argument, NULL, 'i'},
-                {"help-query-gpu", no_argument, NULL, OPT_HELP_FIELDS},
-                {"help-metrics", no_argument, NULL, OPT_HELP_METRICS},
-                {"nvml-lib", required_argument, NULL, OPT_NVML_LIB},
-                {"nvml-call-timeout-ms", required_argument, NULL, 'c'},
-                {"nvml-gpu-timeout-ms", required_argument, NULL, 'g'},
-                {"nvml-init-timeout-ms", required_argument, NULL, 'i' | 0x100},
-                {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
-        };
         int opt;
+        uint64_t ms;
         optind = 1;
         opterr = 0;
         /* getopt_long_only: nvidia-smi spells -lms with one dash. A lone "-l" stays short. */
-        while ((opt = getopt_long_only(argc, argv, ":l:f:i:h", options, NULL)) != -1) {
+        while ((opt = getopt_long_only(argc, argv, ":l:f:i:h", cmd_query_getopt, NULL)) != -1) {
                 switch (opt) {
-                case OPT_QUERY: a->query = optarg; break;
-                case OPT_FORMAT: a->format = optarg; break;
-                case 'l':
+                case QUERY_QUERY_GPU: a->query = optarg; break;
+                case QUERY_FORMAT: a->format = optarg; break;
+                case QUERY_LOOP:
                         /* nvidia-smi's -l takes an optional interval: "-l --format=csv" and a
                          * trailing "-l" mean 5 s. */
                         if (optarg[0] == '-') {
                                 optind--;
                                 o->loop_ms = DEFAULT_LOOP_S * 1000ULL;
-                        } else if (!parse_count(optarg, 86400, &o->loop_ms)) {
-                                fprintf(stderr, "gpuvet query: -l: expected whole seconds 1..86400, not \"%s\"\n",
-                                        optarg);
+                        } else if (!query_duration("-l", optarg, false, 1000, DAY_MS, &ms)) {
                                 return EXIT_USAGE;
                         } else {
-                                o->loop_ms *= 1000ULL;
+                                o->loop_ms = ms;
                         }
                         break;
-                case OPT_LOOP_MS:
-                        if (!parse_count(optarg, 86400000ULL, &o->loop_ms)) {
-                                fprintf(stderr, "gpuvet query: -lms: expected milliseconds 1..86400000, not \"%s\"\n",
-                                        optarg);
+                case QUERY_LOOP_MS:
+                        if (!query_duration("-lms", optarg, true, 1, DAY_MS, &ms))
                                 return EXIT_USAGE;
-                        }
+                        o->loop_ms = ms;
                         break;
-                case 'f': o->file = optarg; break;
-                case 'i': o->ids = optarg; break;
-                case OPT_HELP_FIELDS: a->help_fields = true; break;
-                case OPT_HELP_METRICS: a->help_metrics = true; break;
-                case OPT_NVML_LIB: o->nvml_lib = optarg; break;
-                case 'c':
-                case 'g':
-                case 'i' | 0x100: {
-                        struct nvml_options nopt = {.dl = o->dl};
-                        if (nvml_option("query", opt, &nopt) < 0)
+                case QUERY_FILENAME: o->file = optarg; break;
+                case QUERY_ID: o->ids = optarg; break;
+                case QUERY_HELP_FIELDS: a->help_fields = true; break;
+                case QUERY_HELP_METRICS: a->help_metrics = true; break;
+                case QUERY_NVML_LIB: o->nvml_lib = optarg; break;
+                case QUERY_NVML_CALL_TIMEOUT:
+                case QUERY_NVML_GPU_TIMEOUT:
+                case QUERY_NVML_INIT_TIMEOUT: {
+                        const char *name = opt == QUERY_NVML_CALL_TIMEOUT  ? "--nvml-call-timeout-ms"
+                                           : opt == QUERY_NVML_GPU_TIMEOUT ? "--nvml-gpu-timeout-ms"
+                                                                           : "--nvml-init-timeout-ms";
+                        if (!query_duration(name, optarg, true, 1, 600000, &ms))
                                 return EXIT_USAGE;
-                        o->dl = nopt.dl;
+                        *(opt == QUERY_NVML_CALL_TIMEOUT  ? &o->dl.call_ms
+                          : opt == QUERY_NVML_GPU_TIMEOUT ? &o->dl.gpu_ms
+                                                          : &o->dl.init_ms) = (unsigned)ms;
                         break;
                 }
-                case 'h': fputs(usage, stdout); return EXIT_PASS;
+                case QUERY_HELP: cmd_print_help(&cmd_query_spec, stdout); return EXIT_PASS;
                 case ':':
                         if (optopt == 'l') {
                                 o->loop_ms = DEFAULT_LOOP_S * 1000ULL;

@@ -2,7 +2,6 @@
  * as one self-contained page (report/html_report.c; docs/report-html.md). */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,41 +11,50 @@
 #include "bench/baselines.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "core/atomic_file.h"
 #include "core/read_fd.h"
 #include "report/html_report.h"
 #include "report/text_safe.h"
 
-static const char usage[] =
-        "Usage: gpuvet report --html OUT.html REPORT.json...\n"
-        "\n"
-        "One node's documents as one self-contained HTML page (inline CSS and SVG, nothing\n"
-        "fetched): its verdict, the failures first with their remedies, then warnings and\n"
-        "errors, the passing results folded, the inventory, bench figures as bars against\n"
-        "their baselines, burn telemetry as charts. Takes check's and burn's reports\n"
-        "(gpuvet.report/1), bench's (gpuvet.bench/2) and bench nccl/rdma/train's, all of one\n"
-        "node.\n"
-        "\n"
-        "      --html PATH       the page to write (atomically); - for standard output\n"
-        "      --data-dir DIR    baselines.json from DIR ($GPUVET_DATA_DIR): the pass ratios\n"
-        "                        marked on the bench bars\n"
-        "\n"
-        "Exit status: 0 written, 2 usage or bad input (a document that does not parse, larger\n"
-        "than 64 MiB, of an unknown schema, with a field of the wrong type, or of another node:\n"
-        "nothing is written), 3 internal error (the page could not be written).\n";
-
-enum { OPT_HTML = 0x200 };
-
 struct report_cli {
         const char *html;
 };
 
-static int report_option(int opt, const char *arg, void *ctx) {
+enum report_opt { REPORT_HTML = 0x100 };
+
+static int report_option(int id, const struct opt_value *v, void *ctx) {
         struct report_cli *o = ctx;
-        if (opt == OPT_HTML)
-                o->html = arg;
+        if (id == REPORT_HTML)
+                o->html = v->text;
         return -1;
 }
+
+static const struct opt report_options[] = {
+        {.name = "html", .kind = ARG_OUTPUT, .id = REPORT_HTML,
+         .help = "the page to write (atomically); alone, or \"-\", to standard output. Required"},
+        {0},
+};
+
+const struct cmd_spec cmd_report_spec = {
+        .name = "report",
+        .synopsis = "--html [FILE|-] REPORT.json...",
+        .summary = "One node's documents as one self-contained HTML page (inline CSS and SVG, nothing fetched).",
+        .description = "The page shows the node's verdict, the failures first with their remedies, then warnings and "
+                       "errors, the passing results folded, the inventory, bench figures as bars against their "
+                       "baselines, burn telemetry as charts. Takes check's and burn's reports (gpuvet.report/1), "
+                       "bench's (gpuvet.bench/2) and bench nccl/rdma/train's, all of one node.",
+        .opts = report_options,
+        .takes_operands = true,
+        .no_default_timeout = true,
+        .timeout_help = "not used: report reads only the documents named",
+        .notes = "--data-dir: baselines.json from DIR, the pass ratios marked on the bench bars. --root is not "
+                 "used either. docs/report-html.md has the rest.",
+        .exit_status = "0 written, 2 usage or bad input (a document that does not parse, larger than 64 MiB, of an "
+                       "unknown schema, with a field of the wrong type, or of another node: nothing is written), "
+                       "3 internal error (the page could not be written).",
+        .on_option = report_option,
+};
 
 static void say(const char *what) {
         fputs("gpuvet report: ", stderr);
@@ -175,25 +183,16 @@ static int render(const char *out, const struct html_report_input *in, size_t n,
 }
 
 int cmd_report(int argc, char **argv) {
-        static const struct option own[] = {
-                {"html", required_argument, NULL, OPT_HTML},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "report", .usage = usage, .own = own, .operands = true, .own_option = report_option,
-        };
         struct report_cli o = {0};
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_report_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         if (!o.html)
-                return cmd_usage_error("report", "--html PATH is required (the page to write; - for standard output)");
+                return cmd_usage_error("report", "--html FILE is required (the page to write; - for standard output)");
         size_t n = (size_t)(argc - args.first_operand);
         if (n == 0)
                 return cmd_usage_error("report", "no REPORT.json given (check, burn or bench JSON documents)");
-        if ((code = output_path_usable("report", "--html", o.html)) != 0)
-                return code;
         struct baselines *limits = NULL;
         char err[512];
         int r = baselines_load(args.common.data_dir, &limits, err, sizeof(err));

@@ -3,6 +3,7 @@
  * the latest round (src/serve/), so a wedged GPU never blocks /metrics. */
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "core/fsroot.h"
 #include "metrics/metrics.h"
 #include "metrics/sampler.h"
@@ -25,52 +26,6 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-
-static const char usage[] =
-        "Usage: gpuvet serve [--listen ADDR:PORT] [--interval-ms MS] [--stale-after-ms MS]\n"
-        "\n"
-        "A Prometheus exporter: /metrics in the Prometheus text format (OpenMetrics when the\n"
-        "Accept header asks for it) with dcgm-exporter's metric names, units and labels, so its\n"
-        "dashboards read it unchanged; /health answers 200 while the readings are fresh, else 503.\n"
-        "The GPUs are read on a thread of their own under NVML deadlines; a scrape is served from\n"
-        "the latest round and never waits for a GPU. Runs until SIGTERM or SIGINT.\n"
-        "\n"
-        "Options:\n"
-        "  -l, --listen=ADDR:PORT  where to listen (default :9400, every address)\n"
-        "      --interval-ms=MS    start a round every MS milliseconds (default 1000)\n"
-        "      --stale-after-ms=MS a round older than MS is stale: its values are left out and\n"
-        "                          /health says 503 (default: the interval plus the GPU deadline)\n"
-        "      --max-connections=N connections open at once (default 4096)\n"
-        "      --max-connections-per-ip=N  of them from one client address (default 64; 0: no limit)\n"
-        "      --connection-timeout=SEC  close a connection idle for SEC seconds, or whose request\n"
-        "                          is not in SEC seconds after it opened or was last answered (10)\n"
-        "      --check-report=FILE export the statuses of this `gpuvet check --json` report\n"
-        "                          (gpuvet_check_status), re-read whenever it changes\n"
-        "      --check-interval=SEC  instead, run `gpuvet check --json -` every SEC seconds (the\n"
-        "                          first at start) and export its statuses and runs\n"
-        "      --check-level=LEVEL quick (default) or standard\n"
-        "      --check-timeout=SEC kill a run after SEC (default: the check's own bound plus 10 s;\n"
-        "                          58 s for quick with the default NVML deadlines)\n"
-        "      --web.config.file=FILE  TLS and basic auth, in the Prometheus exporter-toolkit\n"
-        "                          format (tls_server_config, basic_auth_users with bcrypt)\n"
-        "      --hostname=NAME     the Hostname label (default: this machine's host name; in a\n"
-        "                          Kubernetes pod, give the node's name)\n"
-        "      --workload-labels   add dcgm-exporter's pod, namespace, container and hpc_job labels\n"
-        "                          to the DCGM series of a GPU whose processes belong to a\n"
-        "                          Kubernetes pod or a Slurm job (series change identity as jobs do)\n"
-        "      --help-metrics      list the exported series: name, type, unit, gpuvet metric, help\n"
-        "  -T, --timeout=SEC       stop after SEC seconds, as on SIGTERM (default: never)\n"
-        "  -r, --root=DIR          read /proc, /etc/passwd and /var/log (the processes' workloads)\n"
-        "                          under DIR (default /)\n"
-        "      --nvml-lib=PATH     load NVML from PATH (default $" NV_LIB_ENV ", then libnvidia-ml.so.1)\n"
-        "      --nvml-call-timeout-ms=MS  abandon an NVML call after MS ms (default 2000)\n"
-        "      --nvml-gpu-timeout-ms=MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
-        "      --nvml-init-timeout-ms=MS  give up on nvmlInit after MS ms (default 20000)\n"
-        "  -h, --help              this help\n"
-        "\n"
-        "Exit status: 0 stopped by a signal (or --timeout); 1 NVML could not be loaded or\n"
-        "initialised, or sees no GPU; 2 usage or bad input (an unusable --listen address, a\n"
-        "--root that is not a directory); 3 internal error.\n";
 
 #define DEFAULT_LISTEN ":9400"
 #define DEFAULT_INTERVAL_MS 1000u
@@ -100,75 +55,115 @@ struct serve_opts {
         const char *hostname;
 };
 
-enum {
-        OPT_CHECK_INTERVAL = 0x2100,
-        OPT_CHECK_LEVEL,
-        OPT_CHECK_TIMEOUT,
+enum serve_opt {
+        SERVE_LISTEN = 'l',
+        SERVE_INTERVAL_MS = 0x100, SERVE_STALE_AFTER_MS, SERVE_MAX_CONNECTIONS, SERVE_MAX_CONNECTIONS_PER_IP,
+        SERVE_CONNECTION_TIMEOUT, SERVE_CHECK_REPORT, SERVE_CHECK_INTERVAL, SERVE_CHECK_LEVEL, SERVE_CHECK_TIMEOUT,
+        SERVE_WEB_CONFIG, SERVE_HOSTNAME, SERVE_WORKLOAD_LABELS, SERVE_HELP_METRICS,
 };
 
-/* One of --check-interval, --check-level, --check-timeout into o; -1 to go on, else the exit code. */
-static int serve_check_option(int opt, const char *arg, struct serve_check_opts *o) {
-        switch (opt) {
-        case OPT_CHECK_INTERVAL:
-                if (!cmd_parse_uint(arg, 1, 604800, &o->interval_s))
-                        return cmd_usage_error("serve", "--check-interval %s: not a number of seconds from 1 to 604800", arg);
-                return -1;
-        case OPT_CHECK_LEVEL:
-                o->level = level_from_name(arg);
-                o->level_arg = arg;
-                if (o->level != LEVEL_QUICK && o->level != LEVEL_STANDARD)
-                        return cmd_usage_error("serve", "--check-level %s: quick or standard (full runs a stress test for "
-                                               "minutes: run it apart, not beside the exporter)", arg);
-                return -1;
-        case OPT_CHECK_TIMEOUT:
-                o->timeout_arg = arg;
-                if (!cmd_parse_uint(arg, 1, 86400, &o->timeout_s))
-                        return cmd_usage_error("serve", "--check-timeout %s: not a number of seconds from 1 to 86400", arg);
-                return -1;
+/* --check-level's choices, in the order of serve_options' "quick|standard". */
+static const enum level check_levels[] = {LEVEL_QUICK, LEVEL_STANDARD};
+
+static int serve_option(int id, const struct opt_value *v, void *ctx) {
+        struct serve_opts *o = ctx;
+        switch ((enum serve_opt)id) {
+        case SERVE_LISTEN: o->listen = v->text; break;
+        case SERVE_INTERVAL_MS: o->interval_ms = (unsigned)v->n; break;
+        case SERVE_STALE_AFTER_MS: o->stale_after_ms = (unsigned)v->n; break;
+        case SERVE_MAX_CONNECTIONS: o->max_connections = (unsigned)v->n; break;
+        case SERVE_MAX_CONNECTIONS_PER_IP: o->max_connections_per_ip = (unsigned)v->n; break;
+        case SERVE_CONNECTION_TIMEOUT: o->connection_timeout_s = opt_seconds(v); break;
+        case SERVE_CHECK_REPORT: o->check_report = v->text; break;
+        case SERVE_CHECK_INTERVAL: o->check.interval_s = opt_seconds(v); break;
+        case SERVE_CHECK_LEVEL:
+                o->check.level = check_levels[v->n];
+                o->check.level_arg = v->text;
+                break;
+        case SERVE_CHECK_TIMEOUT:
+                o->check.timeout_s = opt_seconds(v);
+                o->check.timeout_arg = v->text;
+                break;
+        case SERVE_WEB_CONFIG: o->web_config = v->text; break;
+        case SERVE_HOSTNAME:
+                /* A pod's own host name is the pod's: the node's comes in from the downward API. */
+                if (strlen(v->text) > HOSTNAME_MAX)
+                        return cmd_usage_error("serve", "--hostname: expected a name of 1 to %d bytes, not \"%s\"",
+                                               HOSTNAME_MAX, v->text);
+                o->hostname = v->text;
+                break;
+        case SERVE_WORKLOAD_LABELS: o->workload_labels = true; break;
+        case SERVE_HELP_METRICS: o->help_metrics = true; break;
         }
-        return cmd_usage_error("serve", "unknown option");
+        return -1;
 }
 
-static int serve_option(int opt, const char *arg, void *ctx) {
-        struct serve_opts *o = ctx;
-        switch (opt) {
-        case 'l': o->listen = arg; return -1;
-        case 'I' | 0x100:
-                if (!cmd_parse_uint(arg, 10, 3600000, &o->interval_ms))
-                        return cmd_usage_error("serve", "--interval-ms %s: not a number of milliseconds from 10 to 3600000", arg);
-                return -1;
-        case 'S' | 0x100:
-                if (!cmd_parse_uint(arg, 1, 86400000, &o->stale_after_ms))
-                        return cmd_usage_error("serve", "--stale-after-ms %s: not a number of milliseconds from 1 to 86400000", arg);
-                return -1;
-        case 'C' | 0x100:
-                if (!cmd_parse_uint(arg, 1, 1000000, &o->max_connections))
-                        return cmd_usage_error("serve", "--max-connections %s: not a number from 1 to 1000000", arg);
-                return -1;
-        case 'P' | 0x100:
-                if (!cmd_parse_uint(arg, 0, 1000000, &o->max_connections_per_ip))
-                        return cmd_usage_error("serve", "--max-connections-per-ip %s: not a number from 0 to 1000000", arg);
-                return -1;
-        case 'c' | 0x100:
-                if (!cmd_parse_uint(arg, 1, 3600, &o->connection_timeout_s))
-                        return cmd_usage_error("serve", "--connection-timeout %s: not a number of seconds from 1 to 3600", arg);
-                return -1;
-        case 'H' | 0x100: o->help_metrics = true; return -1;
-        case 'R' | 0x100: o->check_report = arg; return -1;
-        case 'W' | 0x100: o->web_config = arg; return -1;
-        case 'w' | 0x100: o->workload_labels = true; return -1;
-        case OPT_CHECK_INTERVAL:
-        case OPT_CHECK_LEVEL:
-        case OPT_CHECK_TIMEOUT: return serve_check_option(opt, arg, &o->check);
-        case 'n' | 0x100:
-                /* A pod's own host name is the pod's: the node's comes in from the downward API. */
-                if (!*arg || strlen(arg) > HOSTNAME_MAX)
-                        return cmd_usage_error("serve", "--hostname '%s': not a name of 1 to %d bytes", arg, HOSTNAME_MAX);
-                o->hostname = arg;
-                return -1;
-        }
-        return cmd_usage_error("serve", "unknown option");
-}
+#define HOUR_MS (3600ull * 1000)
+
+static const struct opt serve_options[] = {
+        {.name = "listen", .letter = 'l', .kind = ARG_HOST, .metavar = "ADDR:PORT", .def = ":9400, every address",
+         .help = "where to listen: \"127.0.0.1:9400\", \"[::1]:9400\", \"localhost:9400\"; port 0 takes a free one "
+                 "(the start line names it)"},
+        {.name = "interval-ms", .kind = ARG_DURATION_MS, .id = SERVE_INTERVAL_MS, .min = 10, .max = HOUR_MS,
+         .def = "1s", .help = "start a round of NVML readings this often (a bare number is milliseconds)"},
+        {.name = "stale-after-ms", .kind = ARG_DURATION_MS, .id = SERVE_STALE_AFTER_MS, .min = 1, .max = 24 * HOUR_MS,
+         .def = "the interval plus the GPU deadline",
+         .help = "a round older than this is stale: its values are left out and /health says 503"},
+        {.name = "max-connections", .kind = ARG_NUMBER, .id = SERVE_MAX_CONNECTIONS, .min = 1, .max = 1000000,
+         .def = "4096", .help = "connections open at once"},
+        {.name = "max-connections-per-ip", .kind = ARG_NUMBER, .id = SERVE_MAX_CONNECTIONS_PER_IP, .min = 0,
+         .max = 1000000, .def = "64", .help = "of them from one client address; 0: no limit"},
+        {.name = "connection-timeout", .kind = ARG_DURATION, .id = SERVE_CONNECTION_TIMEOUT, .min = 1000,
+         .max = HOUR_MS, .def = "10s",
+         .help = "close a connection idle this long, or whose request has not come in whole this long after it "
+                 "opened or was last answered"},
+        {.name = "check-report", .kind = ARG_FILE, .id = SERVE_CHECK_REPORT,
+         .help = "export the statuses of this `gpuvet check --json` report (gpuvet_check_status), read again "
+                 "whenever it changes"},
+        {.name = "check-interval", .kind = ARG_DURATION, .id = SERVE_CHECK_INTERVAL, .min = 1000,
+         .max = 7 * 24 * HOUR_MS,
+         .help = "instead, run `gpuvet check --json -` this often (the first at start) and export its statuses "
+                 "and runs"},
+        {.name = "check-level", .kind = ARG_ENUM, .id = SERVE_CHECK_LEVEL, .metavar = "LEVEL",
+         .choices = "quick|standard", .def = "quick",
+         .help = "the periodic check's level (full is refused: it runs a stress test for minutes; run it apart, "
+                 "not beside the exporter)"},
+        {.name = "check-timeout", .kind = ARG_DURATION, .id = SERVE_CHECK_TIMEOUT, .min = 1000, .max = 24 * HOUR_MS,
+         .def = "the check's own bound plus 10s; 58s for quick with the default NVML deadlines",
+         .help = "kill a periodic check run after this long"},
+        {.name = "web.config.file", .kind = ARG_FILE, .id = SERVE_WEB_CONFIG,
+         .help = "TLS and basic auth, in the Prometheus exporter-toolkit format (tls_server_config, "
+                 "basic_auth_users with bcrypt)"},
+        {.name = "hostname", .kind = ARG_TEXT, .id = SERVE_HOSTNAME, .metavar = "NAME",
+         .def = "this machine's host name",
+         .help = "the Hostname label (1 to 255 bytes); in a Kubernetes pod, give the node's name"},
+        {.name = "workload-labels", .kind = ARG_FLAG, .id = SERVE_WORKLOAD_LABELS,
+         .help = "add dcgm-exporter's pod, namespace, container and hpc_job labels to the DCGM series of a GPU "
+                 "whose processes belong to a Kubernetes pod or a Slurm job (series change identity as jobs do)"},
+        {.name = "help-metrics", .kind = ARG_FLAG, .id = SERVE_HELP_METRICS,
+         .help = "list the exported series (name, type, unit, gpuvet metric, help; tab-separated) and exit"},
+        {0},
+};
+
+const struct cmd_spec cmd_serve_spec = {
+        .name = "serve",
+        .summary = "A Prometheus exporter: /metrics in the Prometheus text format (OpenMetrics when the Accept "
+                   "header asks for it) with dcgm-exporter's metric names, units and labels, so its dashboards read "
+                   "it unchanged; /health answers 200 while the readings are fresh, else 503.",
+        .description = "The GPUs are read on a thread of their own under NVML deadlines; a scrape is served from "
+                       "the latest round and never waits for a GPU. Runs until SIGTERM or SIGINT (or --timeout). "
+                       "docs/serve.md has the rest.",
+        .opts = serve_options,
+        .nvml = true,
+        .no_default_timeout = true,
+        .timeout_help = "stop after this long, as on SIGTERM (default: run until a signal)",
+        .notes = "--root is where the processes' workloads are read: /proc, /etc/passwd and /var/log/{pods,containers} under DIR. "
+                 "--no-nvml is refused: the exporter has nothing to export without NVML.",
+        .exit_status = "0 stopped by a signal (or --timeout); 1 NVML could not be loaded or initialised, or sees no "
+                       "GPU; 2 usage or bad input (an unusable --listen address, a --root that is not a directory); "
+                       "3 internal error.",
+        .on_option = serve_option,
+};
 
 static void print_metrics_table(void) {
         for (size_t k = 0; k < metric_count(); k++) {
@@ -635,31 +630,10 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
 }
 
 int cmd_serve(int argc, char **argv) {
-        static const struct option own[] = {
-                {"listen", required_argument, NULL, 'l'},
-                {"interval-ms", required_argument, NULL, 'I' | 0x100},
-                {"stale-after-ms", required_argument, NULL, 'S' | 0x100},
-                {"max-connections", required_argument, NULL, 'C' | 0x100},
-                {"max-connections-per-ip", required_argument, NULL, 'P' | 0x100},
-                {"connection-timeout", required_argument, NULL, 'c' | 0x100},
-                {"help-metrics", no_argument, NULL, 'H' | 0x100},
-                {"check-report", required_argument, NULL, 'R' | 0x100},
-                {"web.config.file", required_argument, NULL, 'W' | 0x100},
-                {"workload-labels", no_argument, NULL, 'w' | 0x100},
-                {"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
-                {"check-level", required_argument, NULL, OPT_CHECK_LEVEL},
-                {"check-timeout", required_argument, NULL, OPT_CHECK_TIMEOUT},
-                {"hostname", required_argument, NULL, 'n' | 0x100},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "serve", .usage = usage, .short_opts = "l:", .own = own, .nvml = true,
-                .no_default_timeout = true, .own_option = serve_option,
-        };
         struct serve_opts o = {.listen = DEFAULT_LISTEN, .interval_ms = DEFAULT_INTERVAL_MS, .max_connections = 4096,
                                .max_connections_per_ip = 64, .connection_timeout_s = 10};
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_serve_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         if (o.help_metrics) {

@@ -6,6 +6,7 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/slurm_check.h"
+#include "cmd/specs.h"
 #include "core/utf8.h"
 #include "slurm/decide.h"
 #include "slurm/drain_reason.h"
@@ -13,51 +14,10 @@
 #include "slurm/scontrol.h"
 #include "sys/nvml_facts.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static const char usage[] =
-        "Usage: gpuvet slurm-health [OPTIONS]\n"
-        "\n"
-        "Slurm's HealthCheckProgram: run the node's checks, then drain the node when they fail\n"
-        "(Reason=\"gpuvet: <failed check ids>\") and resume it when they pass again, only if\n"
-        "gpuvet drained it. A node drained or down for another reason is never touched.\n"
-        "\n"
-        "Options:\n"
-        "  -l, --level LEVEL     quick (default), standard or full (docs/check.md)\n"
-        "      --only LIST       run only these checks: ids or categories, comma-separated\n"
-        "      --policy FILE     judge by this site policy (default /etc/gpuvet/policy.yaml)\n"
-        "      --no-policy       ignore the default policy file\n"
-        "  -j, --json FILE       also write check's JSON report (gpuvet.report/1) to FILE\n"
-        "      --drain-on WHAT   fail (default: fail and error results drain) or warn (warnings\n"
-        "                        drain too)\n"
-        "      --node NAME       the Slurm node name when slurmd does not give one\n"
-        "                        ($SLURMD_NODENAME wins; default: the short host name)\n"
-        "      --dry-run         read the node's state and print what would be done; change nothing\n"
-        "      --prolog          per-job mode for slurm.conf's Prolog: exit 1 after draining an\n"
-        "                        unhealthy node, so that Slurm requeues the job (default --timeout 10)\n"
-        "      --epilog          per-job mode for Epilog: drain an unhealthy node, exit 0\n"
-        "                        (default --timeout 10)\n"
-        "      --scontrol PATH   the scontrol to run (default: scontrol in PATH, else /usr/bin)\n"
-        "      --scontrol-timeout SEC  kill scontrol after SEC (default 5; a timeout is an error)\n"
-        "      --timeout SEC     the check's overall deadline (default 40, under Slurm's 60 s\n"
-        "                        limit with two scontrol calls); past it the check is killed and\n"
-        "                        the node drained with \"gpuvet: check timed out after SEC s\"\n"
-        "  -r, --root DIR        read /sys, /proc, /etc under DIR (a fixture or snapshot)\n"
-        "      --data-dir DIR    GPU table and compatibility data from DIR ($GPUVET_DATA_DIR)\n"
-        "      --nvml-lib PATH   load this libnvidia-ml ($GPUVET_NVML_LIB)\n"
-        "      --no-nvml         do not call NVML\n"
-        "      --nvml-call-timeout-ms MS, --nvml-gpu-timeout-ms MS, --nvml-init-timeout-ms MS\n"
-        "                        NVML's deadlines (default: check's, cut to fit --timeout)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 nothing to do or the action taken (drain, resume, new reason);\n"
-        "1 (--prolog only) the node failed its checks; 2 usage or bad input;\n"
-        "3 the node's state could not be read or changed (scontrol missing, failing or\n"
-        "timing out), or the check could not be run.\n";
 
 enum slurm_mode { MODE_HEALTH, MODE_PROLOG, MODE_EPILOG };
 
@@ -74,49 +34,84 @@ struct slurm_cli {
         enum slurm_mode mode;
 };
 
-enum {
-        OPT_ONLY = 0x1000, OPT_POLICY, OPT_NO_POLICY, OPT_DRAIN_ON, OPT_NODE, OPT_DRY_RUN, OPT_PROLOG, OPT_EPILOG,
-        OPT_SCONTROL, OPT_SCONTROL_TIMEOUT,
+enum slurm_opt {
+        SLURM_LEVEL = 'l', SLURM_JSON = 'j',
+        SLURM_ONLY = 0x100, SLURM_POLICY, SLURM_NO_POLICY, SLURM_DRAIN_ON, SLURM_NODE, SLURM_DRY_RUN, SLURM_PROLOG,
+        SLURM_EPILOG, SLURM_SCONTROL, SLURM_SCONTROL_TIMEOUT,
 };
 
-static int slurm_option(int opt, const char *arg, void *ctx) {
+static int slurm_option(int id, const struct opt_value *v, void *ctx) {
         struct slurm_cli *o = ctx;
-        switch (opt) {
-        case 'l':
-                o->check.level = level_from_name(arg);
-                if (o->check.level == _LEVEL_INVALID)
-                        return cmd_usage_error("slurm-health", "--level: unknown level \"%s\" (quick, standard, full)", arg);
-                break;
-        case 'j': o->check.json_path = arg; break;
-        case OPT_ONLY: o->check.only = arg; break;
-        case OPT_POLICY: o->check.policy_path = arg; break;
-        case OPT_NO_POLICY: o->check.no_policy = true; break;
-        case OPT_DRAIN_ON:
-                if (strcmp(arg, "fail") != 0 && strcmp(arg, "warn") != 0)
-                        return cmd_usage_error("slurm-health", "--drain-on: expected fail or warn, not \"%s\"", arg);
-                o->drain_on_warn = strcmp(arg, "warn") == 0;
-                break;
-        case OPT_NODE: o->node_opt = arg; break;
-        case OPT_DRY_RUN: o->dry_run = true; break;
-        case OPT_PROLOG:
-        case OPT_EPILOG:
+        switch ((enum slurm_opt)id) {
+        case SLURM_LEVEL: o->check.level = level_from_name(v->text); break;
+        case SLURM_JSON: o->check.json_path = v->text; break;
+        case SLURM_ONLY: o->check.only = v->text; break;
+        case SLURM_POLICY: o->check.policy_path = v->text; break;
+        case SLURM_NO_POLICY: o->check.no_policy = true; break;
+        case SLURM_DRAIN_ON: o->drain_on_warn = strcmp(v->text, "warn") == 0; break;
+        case SLURM_NODE: o->node_opt = v->text; break;
+        case SLURM_DRY_RUN: o->dry_run = true; break;
+        case SLURM_PROLOG:
+        case SLURM_EPILOG:
                 if (o->mode != MODE_HEALTH)
                         return cmd_usage_error("slurm-health", "--prolog and --epilog: one mode at a time");
-                o->mode = opt == OPT_PROLOG ? MODE_PROLOG : MODE_EPILOG;
+                o->mode = id == SLURM_PROLOG ? MODE_PROLOG : MODE_EPILOG;
                 break;
-        case OPT_SCONTROL:
-                if (!*arg)
-                        return cmd_usage_error("slurm-health", "--scontrol: expected a program, not \"\"");
-                o->scontrol = arg;
-                break;
-        case OPT_SCONTROL_TIMEOUT:
-                if (!cmd_parse_uint(arg, 1, 60, &o->scontrol_timeout_s))
-                        return cmd_usage_error("slurm-health", "--scontrol-timeout: expected whole seconds 1..60, not \"%s\"",
-                                               arg);
-                break;
+        case SLURM_SCONTROL: o->scontrol = v->text; break;
+        case SLURM_SCONTROL_TIMEOUT: o->scontrol_timeout_s = opt_seconds(v); break;
         }
         return -1;
 }
+
+static const struct opt slurm_options[] = {
+        {.name = "level", .letter = 'l', .kind = ARG_ENUM, .metavar = "LEVEL", .choices = "quick|standard|full",
+         .def = "quick", .help = "the check's level (docs/checks.md); under HealthCheckProgram keep quick"},
+        {.name = "only", .kind = ARG_LIST, .id = SLURM_ONLY,
+         .help = "run only these checks: ids or categories, comma-separated (\"pcie,gpu.nouveau\")"},
+        {.name = "policy", .kind = ARG_FILE, .id = SLURM_POLICY,
+         .def = "/etc/gpuvet/policy.yaml (or .yml) under --root when it exists",
+         .help = "judge by this site policy (docs/policy.md)"},
+        {.name = "no-policy", .kind = ARG_FLAG, .id = SLURM_NO_POLICY, .help = "ignore the default policy file"},
+        {.name = "json", .letter = 'j', .kind = ARG_OUT_FILE,
+         .help = "also write check's JSON report (schema gpuvet.report/1) to FILE; not \"-\": standard output "
+                 "holds the actions"},
+        {.name = "drain-on", .kind = ARG_ENUM, .id = SLURM_DRAIN_ON, .metavar = "WHAT", .choices = "fail|warn",
+         .def = "fail", .help = "fail: fail and error results drain; warn: warnings drain too"},
+        {.name = "node", .kind = ARG_TEXT, .id = SLURM_NODE, .metavar = "NAME",
+         .def = "the short host name; $SLURMD_NODENAME wins",
+         .help = "the Slurm node name when slurmd does not give one"},
+        {.name = "dry-run", .kind = ARG_FLAG, .id = SLURM_DRY_RUN,
+         .help = "read the node's state and print what would be done; change nothing"},
+        {.name = "prolog", .kind = ARG_FLAG, .id = SLURM_PROLOG,
+         .help = "per-job mode for slurm.conf's Prolog: exit 1 after draining an unhealthy node, so that Slurm "
+                 "requeues the job (--timeout defaults to 10s)"},
+        {.name = "epilog", .kind = ARG_FLAG, .id = SLURM_EPILOG,
+         .help = "per-job mode for Epilog: drain an unhealthy node, exit 0 (--timeout defaults to 10s)"},
+        {.name = "scontrol", .kind = ARG_PROGRAM, .id = SLURM_SCONTROL, .def = "scontrol in PATH, else /usr/bin",
+         .help = "the scontrol to run"},
+        {.name = "scontrol-timeout", .kind = ARG_DURATION, .id = SLURM_SCONTROL_TIMEOUT, .min = 1000, .max = 60000,
+         .def = "5s", .help = "kill scontrol after this long; a timeout is an error"},
+        {0},
+};
+
+const struct cmd_spec cmd_slurm_health_spec = {
+        .name = "slurm-health",
+        .summary = "Slurm's HealthCheckProgram: run the node's checks, then drain the node when they fail "
+                   "(Reason=\"gpuvet: <failed check ids>\") and resume it when they pass again, only if gpuvet "
+                   "drained it.",
+        .description = "A node drained or down for another reason is never touched.",
+        .opts = slurm_options,
+        .nvml = true,
+        .no_default_timeout = true,
+        .timeout_help = "the check's overall deadline (default: 40s, under Slurm's 60 s limit with two scontrol "
+                        "calls; 10s with --prolog or --epilog); past it the check is killed and the node drained "
+                        "with \"gpuvet: check timed out after SEC s\"",
+        .notes = "NVML's deadlines default to check's, cut to fit --timeout. docs/slurm.md has the rest.",
+        .exit_status = "0 nothing to do or the action taken (drain, resume, new reason); 1 (--prolog only) the node "
+                       "failed its checks; 2 usage or bad input; 3 the node's state could not be read or changed "
+                       "(scontrol missing, failing or timing out), or the check could not be run.",
+        .on_option = slurm_option,
+};
 
 /* Slurm node names as slurm.conf allows them in practice; the name goes into scontrol's
  * arguments and the text output, so nothing else is taken. */
@@ -324,37 +319,16 @@ static int slurm_health_run(struct slurm_cli *o, struct cmd_args *args, const ch
 }
 
 int cmd_slurm_health(int argc, char **argv) {
-        static const struct option own[] = {
-                {"level", required_argument, NULL, 'l'},
-                {"json", required_argument, NULL, 'j'},
-                {"only", required_argument, NULL, OPT_ONLY},
-                {"policy", required_argument, NULL, OPT_POLICY},
-                {"no-policy", no_argument, NULL, OPT_NO_POLICY},
-                {"drain-on", required_argument, NULL, OPT_DRAIN_ON},
-                {"node", required_argument, NULL, OPT_NODE},
-                {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-                {"prolog", no_argument, NULL, OPT_PROLOG},
-                {"epilog", no_argument, NULL, OPT_EPILOG},
-                {"scontrol", required_argument, NULL, OPT_SCONTROL},
-                {"scontrol-timeout", required_argument, NULL, OPT_SCONTROL_TIMEOUT},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "slurm-health", .usage = usage, .short_opts = "l:j:", .own = own, .nvml = true,
-                .no_default_timeout = true, .own_option = slurm_option,
-        };
         struct slurm_cli o = {
                 .check = {.command = "slurm-health", .level = LEVEL_QUICK, .color = "never", .quiet = true},
                 .scontrol = "scontrol", .scontrol_timeout_s = DEFAULT_SCONTROL_TIMEOUT_S,
         };
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_slurm_health_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         if (o.check.only && !check_only_is_valid("slurm-health", o.check.only))
                 return EXIT_USAGE;
-        if (o.check.json_path && (code = output_path_usable("slurm-health", "--json", o.check.json_path)) != 0)
-                return code;
         if (o.check.json_path && strcmp(o.check.json_path, "-") == 0)
                 return cmd_usage_error("slurm-health", "--json: a file, not \"-\" (standard output holds the actions)");
         char node[NODE_NAME_MAX + 2];

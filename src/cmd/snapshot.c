@@ -10,6 +10,7 @@
  * atomic_write(), so a failed run never leaves a torn FILE.tar behind. */
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "core/atomic_file.h"
 #include "core/dynlib.h"
 #include "core/fsroot.h"
@@ -64,33 +65,6 @@ static int libarchive_load(char *err, size_t errsize) {
 }
 
 #define INFO_NAME "gpuvet-snapshot.txt"
-
-static const char usage[] =
-        "Usage: gpuvet snapshot -o FILE.tar [OPTIONS]\n"
-        "\n"
-        "Capture the files gpuvet check reads into a tar archive. On another machine,\n"
-        "  mkdir DIR && tar -xf FILE.tar -C DIR && gpuvet check --root DIR\n"
-        "gives the same verdict and results as on this one.\n"
-        "\n"
-        "Options:\n"
-        "  -o, --output FILE     the archive to write (\"-\" for standard output); written\n"
-        "                        atomically, an existing FILE is replaced only on success;\n"
-        "                        its suffix chooses the compression: .tar (none), .tar.gz or\n"
-        "                        .tgz, .tar.xz or .txz, .tar.zst or .tzst (\"-\": none)\n"
-        "      --timeout SEC     give up (exit 3) if reading blocks this long (default 30)\n"
-        "  -r, --root DIR        capture from DIR instead of / (default $GPUVET_FSROOT)\n"
-        "      --data-dir DIR    GPU table from DIR ($GPUVET_DATA_DIR); not captured\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "      --partial         accept a partial capture: exit 0 even when files or\n"
-        "                        directories could not be read\n"
-        "\n"
-        "Files and directories the current user cannot read (root-only attributes) are\n"
-        "left out and each named in a warning; a replay of such a capture may judge\n"
-        "differently, so the run exits 1 unless --partial is given.\n"
-        "\n"
-        "Exit status: 0 written, 1 written but partial, 2 usage or bad output path,\n"
-        "3 internal error.\n";
 
 /* Why a path is in the snapshot; a path met more than once keeps the strongest reason. */
 enum reason {
@@ -599,14 +573,42 @@ struct snapshot_cli {
         bool partial_ok;
 };
 
-static int snapshot_option(int opt, const char *arg, void *ctx) {
+enum snapshot_opt { SNAPSHOT_OUTPUT = 'o', SNAPSHOT_PARTIAL = 0x100 };
+
+static int snapshot_option(int id, const struct opt_value *v, void *ctx) {
         struct snapshot_cli *o = ctx;
-        if (opt == 'o')
-                o->output = arg;
+        if (id == SNAPSHOT_OUTPUT)
+                o->output = v->text;
         else
                 o->partial_ok = true;
         return -1;
 }
+
+static const struct opt snapshot_options[] = {
+        {.name = "output", .letter = 'o', .kind = ARG_OUT_FILE, .metavar = "FILE",
+         .help = "the archive to write (\"-\" for standard output); written atomically, an existing FILE is "
+                 "replaced only on success; its suffix chooses the compression: .tar (none), .tar.gz or .tgz, "
+                 ".tar.xz or .txz, .tar.zst or .tzst (\"-\": none)"},
+        {.name = "partial", .kind = ARG_FLAG, .id = SNAPSHOT_PARTIAL,
+         .help = "accept a partial capture: exit 0 even when files or directories could not be read"},
+        {0},
+};
+
+const struct cmd_spec cmd_snapshot_spec = {
+        .name = "snapshot",
+        .synopsis = "-o FILE.tar [OPTIONS]",
+        .summary = "Capture the files gpuvet check reads into a tar archive. On another machine the commands "
+                   "below give the same verdict and results as on this one:",
+        .description = "  mkdir DIR && tar -xf FILE.tar -C DIR && gpuvet check --root DIR",
+        .opts = snapshot_options,
+        .notes = "Files and directories the current user cannot read (root-only attributes) are left out and "
+                 "each named in a warning; a replay of such a capture may judge differently, so the run exits 1 "
+                 "unless --partial is given. --root captures from DIR instead of /; --data-dir's tables are not "
+                 "captured.",
+        .exit_status = "0 written, 1 written but partial, 2 usage or bad output path, 3 internal error.",
+        .timeout_help = "give up (exit 3) when reading blocks this long",
+        .on_option = snapshot_option,
+};
 
 /* What did not go into the archive, and its size; 1 (EXIT_FAILED) for a partial capture
  * without --partial, else 0. */
@@ -701,25 +703,15 @@ static int take_snapshot(const struct snapshot_cli *o, const struct common_optio
 }
 
 int cmd_snapshot(int argc, char **argv) {
-        static const struct option own[] = {
-                {"output", required_argument, NULL, 'o'},
-                {"partial", no_argument, NULL, 'P'},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "snapshot", .usage = usage, .short_opts = "o:", .own = own, .own_option = snapshot_option,
-        };
         struct snapshot_cli o = {0};
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_snapshot_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         if (!o.output) {
                 fprintf(stderr, "gpuvet snapshot: -o FILE.tar is required (see gpuvet snapshot --help)\n");
                 return EXIT_USAGE;
         }
-        if ((code = output_path_usable("snapshot", "-o", o.output)) != 0)
-                return code;
         int how = compression_for(o.output);
         if (how < 0) {
                 char suffix[256];

@@ -3,6 +3,8 @@
  * the first round, then runs the screen or prints one frame (--once). */
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
+#include "core/strparse.h"
 #include "core/fsroot.h"
 #include "metrics/sampler.h"
 #include "top/top_feed.h"
@@ -19,27 +21,6 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-static const char usage[] =
-        "Usage: gpuvet top [--interval=SEC] [--once] [--sort=KEY]\n"
-        "\n"
-        "A live view of every GPU (utilization, memory, temperature, power and clocks as bars\n"
-        "with their recent history, clock event reasons, ECC) and the processes on them,\n"
-        "as nvtop and nvitop show it. Every NVML call runs under a deadline: a GPU that does\n"
-        "not answer is shown STALE, one that fell off the bus LOST, never old values as live.\n"
-        "\n"
-        "Options:\n"
-        "  -d, --interval=SEC   seconds between readings, 0.1 to 3600 (default 1)\n"
-        "  -1, --once           print one frame to standard output and exit (no terminal needed)\n"
-        "      --width=COLS     --once: the frame's width (default the terminal's, else 100)\n"
-        "      --sort=KEY       memory (default), utilization or pid\n"
-        "  Keys: Up/Down select, s or m/u/p sort, Left/Right scroll GPUs, h help, q quit.\n"
-        "\n"
-        "Exit status: 0 quit by q or a signal, or --once with every GPU live; 1 NVML or a GPU\n"
-        "could not answer (no driver, no GPU, a GPU stale or lost in --once); 2 usage;\n"
-        "3 internal error.\n";
-
-enum { OPT_WIDTH = 0x200, OPT_SORT };
-
 struct top_cli {
         unsigned long long interval_ms;
         bool once;
@@ -47,40 +28,80 @@ struct top_cli {
         enum top_sort sort;
 };
 
-/* "0.5" seconds -> 500 ms, 100 ms to an hour. */
+#define INTERVAL_MIN_MS 100ull
+#define INTERVAL_MAX_MS 3600000ull
+
+/* --interval: a duration ("500ms", "2s"), or seconds as before, fractions too ("0.5"),
+ * 100 ms to an hour. The typed DURATION kind takes no fraction, so top keeps its own. */
 static bool parse_interval(const char *s, unsigned long long *ret) {
-        char *end;
-        errno = 0;
-        double v = strtod(s, &end);
-        if (errno || end == s || *end || !(v >= 0.1 && v <= 3600))
+        uint64_t ms;
+        if (s[0] && strspn(s, "0123456789.") == strlen(s)) {
+                char *end;
+                errno = 0;
+                double v = strtod(s, &end);
+                if (errno || end == s || *end || !(v >= 0 && v <= 1e7))
+                        return false;
+                ms = (uint64_t)(v * 1000.0 + 0.5);
+        } else if (parse_duration_ms(s, &ms) < 0) {
                 return false;
-        *ret = (unsigned long long)(v * 1000.0 + 0.5);
+        }
+        if (ms < INTERVAL_MIN_MS || ms > INTERVAL_MAX_MS)
+                return false;
+        *ret = ms;
         return true;
 }
 
-static int top_option(int opt, const char *arg, void *ctx) {
+enum top_opt { TOP_INTERVAL = 'd', TOP_ONCE = '1', TOP_WIDTH = 0x100, TOP_SORT };
+
+static int top_option(int id, const struct opt_value *v, void *ctx) {
         struct top_cli *o = ctx;
-        switch (opt) {
-        case 'd':
-                if (!parse_interval(arg, &o->interval_ms))
-                        return cmd_usage_error("top", "--interval: expected seconds from 0.1 to 3600, not \"%s\"", arg);
+        switch ((enum top_opt)id) {
+        case TOP_INTERVAL:
+                if (!parse_interval(v->text, &o->interval_ms))
+                        return cmd_usage_error("top", "--interval: expected a duration from 100ms to 1h (\"0.5\", "
+                                               "\"2s\", \"500ms\"; a bare number is seconds), not \"%s\"", v->text);
                 break;
-        case '1': o->once = true; break;
-        case OPT_WIDTH:
-                if (!cmd_parse_uint(arg, 40, 1000, &o->width))
-                        return cmd_usage_error("top", "--width: expected columns from 40 to 1000, not \"%s\"", arg);
-                break;
-        case OPT_SORT:
-                for (int k = 0; k < TOP_SORT_COUNT; k++)
-                        if (strcmp(arg, top_sort_name((enum top_sort)k)) == 0) {
-                                o->sort = (enum top_sort)k;
-                                return -1;
-                        }
-                return cmd_usage_error("top", "--sort: expected memory, utilization or pid, not \"%s\"", arg);
-        default: return EXIT_INTERNAL;
+        case TOP_ONCE: o->once = true; break;
+        case TOP_WIDTH: o->width = (unsigned)v->n; break;
+        case TOP_SORT: o->sort = (enum top_sort)v->n; break; /* the choices in enum top_sort's order */
         }
         return -1;
 }
+
+static const struct opt top_options[] = {
+        {.name = "interval", .letter = 'd', .kind = ARG_TEXT, .metavar = "DURATION", .def = "1s",
+         .help = "from one reading round to the next, 100ms to 1h (\"0.5\", \"2s\"; a bare number is seconds); "
+                 "the screen redraws at this pace"},
+        {.name = "once", .letter = '1', .kind = ARG_FLAG,
+         .help = "print one frame to standard output and exit (no terminal needed)"},
+        {.name = "width", .kind = ARG_NUMBER, .id = TOP_WIDTH, .metavar = "COLS", .min = 40, .max = 1000,
+         .def = "the terminal's, else 100", .help = "--once: the frame's width"},
+        {.name = "sort", .kind = ARG_ENUM, .id = TOP_SORT, .metavar = "KEY", .choices = "memory|utilization|pid",
+         .def = "memory", .help = "the process order at start"},
+        {0},
+};
+
+const struct cmd_spec cmd_top_spec = {
+        .name = "top",
+        .synopsis = "[OPTIONS]\n--once [--width COLS] [OPTIONS]",
+        .summary = "A live view of every GPU (utilization, memory, temperature, power and clocks as bars with their "
+                   "recent history, clock event reasons, ECC) and the processes on them, as nvtop and nvitop show "
+                   "it.",
+        .description = "Every NVML call runs under a deadline: a GPU that does not answer is shown STALE, one that "
+                       "fell off the bus LOST, never old values as live.",
+        .opts = top_options,
+        .color = true,
+        .nvml = true,
+        .no_default_timeout = true,
+        .timeout_help = "not used: top runs until q or a signal",
+        .notes = "--root: read /proc, /etc/passwd and /var/log/{pods,containers} under DIR (a snapshot or a "
+                 "fixture). --no-nvml is refused: top shows what NVML reads.\n\n"
+                 "Keys: Up/Down select, s or m/u/p sort, Left/Right scroll GPUs, h help, q quit. docs/top.md has "
+                 "the rest.",
+        .exit_status = "0 quit by q or a signal, or --once with every GPU live; 1 NVML or a GPU could not answer (no "
+                       "driver, no GPU, a GPU stale or lost in --once); 2 usage; 3 internal error.",
+        .on_option = top_option,
+};
 
 /* What top reads each round: no NVLink walk, no identity beyond the name. */
 static nvml_groups top_groups(void) {
@@ -258,25 +279,9 @@ static int run(const struct top_cli *o, const struct cmd_args *args) {
 }
 
 int cmd_top(int argc, char **argv) {
-        static const struct option own[] = {
-                {"interval", required_argument, NULL, 'd'},
-                {"once", no_argument, NULL, '1'},
-                {"width", required_argument, NULL, OPT_WIDTH},
-                {"sort", required_argument, NULL, OPT_SORT},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "top",
-                .usage = usage,
-                .short_opts = "d:1",
-                .own = own,
-                .nvml = true,
-                .no_default_timeout = true,
-                .own_option = top_option,
-        };
         struct top_cli o = {.interval_ms = 1000, .sort = TOP_SORT_MEMORY};
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_top_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         if (args.nvml.off)

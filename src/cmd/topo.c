@@ -2,37 +2,29 @@
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "report/topo_report.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 
-static const char usage[] =
-        "Usage: gpuvet topo [OPTIONS]\n"
-        "\n"
-        "The connection matrix of the GPUs and NICs, like `nvidia-smi topo -m`: NV# (NVLinks,\n"
-        "from NVML), PIX, PXB, PHB, NODE, SYS (PCIe paths, from sysfs), and each GPU's CPU\n"
-        "and NUMA affinity.\n"
-        "\n"
-        "Options:\n"
-        "      --json            print the matrix as JSON (schema gpuvet.topo/1, docs/topo.md)\n"
-        "      --nvml-lib PATH   read NVLinks through this libnvidia-ml ($GPUVET_NVML_LIB)\n"
-        "      --no-nvml         do not load NVML: the PCIe matrix alone\n"
-        "      --nvml-call-timeout-ms MS  abandon an NVML call after MS ms (default 2000)\n"
-        "      --nvml-gpu-timeout-ms MS   abandon a GPU's NVML reads after MS ms (default 20000)\n"
-        "      --nvml-init-timeout-ms MS  give up on nvmlInit after MS ms (default 20000)\n"
-        "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
-        "  -r, --root DIR        read /sys, /proc under DIR (a fixture or snapshot); NVML is\n"
-        "                        then used only when a library is named\n"
-        "      --data-dir DIR    GPU table from DIR ($GPUVET_DATA_DIR)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 printed, 2 usage or bad input, 3 internal error.\n";
+static const struct opt topo_options[] = {OPT_JSON("gpuvet.topo/1"), {0}};
+
+const struct cmd_spec cmd_topo_spec = {
+        .name = "topo",
+        .summary = "The connection matrix of the GPUs and NICs, like `nvidia-smi topo -m`: NV# (NVLinks, from NVML), PIX, PXB, PHB, NODE, SYS (PCIe paths, from sysfs), and each GPU's CPU and NUMA affinity.",
+        .opts = topo_options,
+        .nvml = true,
+        .color = true,
+        .notes = "Under another --root NVML is used only when a library is named (--nvml-lib or $GPUVET_NVML_LIB); --no-nvml gives the PCIe matrix alone. The JSON document is described in docs/topo.md.",
+        .exit_status = "0 printed, 2 usage or bad input, 3 internal error.",
+        .on_option = cmd_json_option,
+};
 
 int cmd_topo(int argc, char **argv) {
-        bool json;
+        const char *json;
         struct machine m;
-        int code = cmd_show_machine("topo", usage, argc, argv, &json, &m);
+        int code = cmd_show_machine(&cmd_topo_spec, argc, argv, &json, &m);
         if (code >= 0)
                 return code;
         code = 0;
@@ -43,7 +35,7 @@ int cmd_topo(int argc, char **argv) {
         }
         if (code == 0) {
                 if (json)
-                        code = write_json_output("topo", "-", topo_json(m.facts, &t, &m.nvml));
+                        code = write_json_output("topo", json, topo_json(m.facts, &t, &m.nvml));
                 else
                         topo_text(m.facts, &t, &m.nvml);
                 topo_done(&t);

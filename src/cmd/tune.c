@@ -2,6 +2,7 @@
  * applied reversibly (src/tune/, docs/tune.md). */
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "cmd/nvml_use.h"
 #include "cmd/site_policy.h"
 #include "core/atomic_file.h"
@@ -24,52 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage[] =
-        "Usage: gpuvet tune plan|apply|revert|status|profiles [OPTIONS]\n"
-        "\n"
-        "The settings gpuvet check recommends for GPU work (CPU governor, EPP, boost, idle\n"
-        "states, transparent huge pages, swappiness, dirty ratios, NUMA balancing; GPU\n"
-        "persistence mode, power limit and applications clocks through NVML; kernel\n"
-        "command-line parameters in the boot loader's files, at the next boot), applied so\n"
-        "that they can be undone exactly.\n"
-        "\n"
-        "  plan      what would change, per setting (current -> wanted, the check that wants it);\n"
-        "            changes nothing; exit 0 nothing to do, 1 changes pending\n"
-        "  apply     snapshot every value it changes into the state file, apply, re-read each;\n"
-        "            exit 0 done (settings the machine does not offer are reported, not fatal),\n"
-        "            1 a value did not take\n"
-        "  revert    restore the snapshot exactly, then forget it; refuses when there is none\n"
-        "            or it was taken on another boot\n"
-        "  status    what is applied, and what drifted since; exit 1 when something drifted\n"
-        "  profiles  the profiles and their settings\n"
-        "  install-unit  write gpuvet-tune.service, which runs this apply (same --profile and\n"
-        "            --set) at every boot, and enable it for multi-user.target\n"
-        "\n"
-        "Options:\n"
-        "  -p, --profile NAME    throughput, passthrough-host or balanced\n"
-        "                        (data/tune-profiles.json); default: the site policy's\n"
-        "                        tune.profile, else throughput\n"
-        "  -s, --set KEY=VALUE   set or override one setting (repeatable), e.g.\n"
-        "                        --set vm.swappiness=1; with --profile none only these\n"
-        "                        (and the site policy's tune.settings)\n"
-        "  -P, --policy FILE     the site policy whose tune section overrides the profile;\n"
-        "                        default /etc/gpuvet/policy.yaml (or .yml) under --root\n"
-        "      --no-policy       ignore the default policy file\n"
-        "  -j, --json            plan and status as JSON (schemas in docs/tune.md)\n"
-        "      --state FILE      the state file (default <root>/var/lib/gpuvet/tune-state.json)\n"
-        "      --lock-timeout SEC  wait this long for another tune run (default 10)\n"
-        "  -r, --root DIR        act on the tree under DIR instead of / (a writable copy of a\n"
-        "                        fixture or snapshot)\n"
-        "      --data-dir DIR    tune-profiles.json from DIR ($GPUVET_DATA_DIR)\n"
-        "      --nvml-lib PATH   NVML for the GPU settings (default $GPUVET_NVML_LIB, then\n"
-        "                        libnvidia-ml.so.1); under another --root only when named\n"
-        "      --no-nvml         leave the GPUs alone (their settings: cannot)\n"
-        "      --nvml-call-timeout-ms MS  abandon an NVML call after MS ms (default 2000)\n"
-        "      --nvml-init-timeout-ms MS  the same for nvmlInit_v2 (default 20000)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 done / nothing to do, 1 changes pending (plan), a value did not take\n"
-        "(apply, revert) or drift (status), 2 usage, bad input or refused, 3 internal error.\n";
 
 #define MAX_SETS 32
 
@@ -83,7 +38,7 @@ struct tune_cli {
         struct nvml_options nvml;
         char *sets[MAX_SETS];
         size_t n_sets;
-        bool json;
+        const char *json; /* --json's path ("-": standard output), or NULL */
         const char *state_override;
         unsigned lock_timeout_s;
         struct common_options common;
@@ -131,13 +86,22 @@ static void after_boot_writes(struct tune_ctx *c, size_t n_boot, bool grub) {
                n_boot, n_boot == 1 ? "" : "s", msg[0] ? ": " : "", msg);
 }
 
-static int print_json_doc(json_t *doc) {
+/* --json PATH: "-" on standard output, else the file (atomically). */
+static int print_json_doc(json_t *doc, const char *path) {
+        if (strcmp(path, "-") != 0) {
+                char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+                json_decref(doc);
+                return write_json_output("tune", path, text);
+        }
         int r = doc && json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', stdout) != EOF
                         ? EXIT_PASS
                         : EXIT_INTERNAL;
         json_decref(doc);
         return r;
 }
+
+/* Whether the text answer is printed: not when the JSON goes to standard output. */
+static bool text_wanted(const struct tune_cli *o) { return !o->json || strcmp(o->json, "-") != 0; }
 
 static size_t count_changes(const struct tune_targets *t) {
         size_t n = 0;
@@ -479,8 +443,8 @@ static int do_status(const struct tune_cli *o, struct tune_ctx *c, const char *s
         if (r == -ENOMEM)
                 code = EXIT_INTERNAL;
         else if (o->json)
-                code = print_json_doc(tune_status_json(&s));
-        else
+                code = print_json_doc(tune_status_json(&s), o->json);
+        if (code == EXIT_PASS && r != -ENOMEM && text_wanted(o))
                 tune_status_text(stdout, &s);
         /* Only runtime values from another boot: nothing of it is in force. */
         bool stale = s.other_boot && !s.persistent;
@@ -499,8 +463,13 @@ static int do_profiles(const struct tune_cli *o) {
                 fprintf(stderr, "gpuvet tune profiles: %s\n", err);
                 return EXIT_USAGE;
         }
-        if (o->json)
-                return print_json_doc(list);
+        if (o->json) {
+                int code = print_json_doc(json_incref(list), o->json);
+                if (code != EXIT_PASS || !text_wanted(o)) {
+                        json_decref(list);
+                        return code;
+                }
+        }
         const char *name;
         json_t *p;
         json_object_foreach(list, name, p) {
@@ -698,10 +667,11 @@ static int plan_and_act(struct tune_cli *o, struct tune_ctx *c, const struct pol
                 size_t changes = count_changes(&t);
                 const struct tune_plan_shown shown = {.profile = o->profile, .policy = o->site ? o->site->path : NULL,
                                                       .root = o->common.root};
+                code = EXIT_PASS;
                 if (o->json)
-                        code = print_json_doc(tune_plan_json(&shown, &req, &t));
-                else
-                        tune_plan_text(stdout, &shown, &req, &t), code = EXIT_PASS;
+                        code = print_json_doc(tune_plan_json(&shown, &req, &t), o->json);
+                if (code == EXIT_PASS && text_wanted(o))
+                        tune_plan_text(stdout, &shown, &req, &t);
                 if (code == EXIT_PASS && changes)
                         code = EXIT_FAILED;
         } else {
@@ -713,37 +683,86 @@ static int plan_and_act(struct tune_cli *o, struct tune_ctx *c, const struct pol
 
 /* ---- the command ---- */
 
-static int tune_option(int opt, const char *arg, void *ctx) {
+enum tune_opt { TUNE_PROFILE = 'p', TUNE_SET = 's', TUNE_JSON = 'j', TUNE_POLICY = 'P', TUNE_NO_POLICY = 0x100,
+                TUNE_STATE, TUNE_LOCK_TIMEOUT };
+
+static int tune_option(int id, const struct opt_value *v, void *ctx) {
         struct tune_cli *o = ctx;
-        switch (opt) {
-        case 'p':
-                o->profile = strcmp(arg, "none") == 0 ? NULL : arg;
+        switch (id) {
+        case TUNE_PROFILE:
+                o->profile = strcmp(v->text, "none") == 0 ? NULL : v->text;
                 o->profile_given = true;
                 break;
-        case 'P': o->policy_path = arg; break;
-        case 'p' | 0x100: o->no_policy = true; break;
-        case 's':
+        case TUNE_POLICY: o->policy_path = v->text; break;
+        case TUNE_NO_POLICY: o->no_policy = true; break;
+        case TUNE_SET:
                 if (o->n_sets == MAX_SETS) {
                         fprintf(stderr, "gpuvet tune: more than %d --set options\n", MAX_SETS);
                         return EXIT_USAGE;
                 }
-                o->sets[o->n_sets++] = (char *)arg; /* argv's own string */
+                o->sets[o->n_sets++] = (char *)v->text; /* argv's own string */
                 break;
-        case 'j': o->json = true; break;
-        case 'S': o->state_override = arg; break;
-        case 'L': {
-                char *end;
-                unsigned long v = strtoul(arg, &end, 10);
-                if (*arg < '0' || *arg > '9' || *end || v > 3600) {
-                        fprintf(stderr, "gpuvet tune: --lock-timeout: expected whole seconds 0..3600, not \"%s\"\n", arg);
-                        return EXIT_USAGE;
-                }
-                o->lock_timeout_s = (unsigned)v;
-                break;
-        }
+        case TUNE_JSON: o->json = v->text; break;
+        case TUNE_STATE: o->state_override = v->text; break;
+        case TUNE_LOCK_TIMEOUT: o->lock_timeout_s = opt_seconds(v); break;
         }
         return -1;
 }
+
+static const struct opt tune_options[] = {
+        {.name = "profile", .letter = 'p', .kind = ARG_TEXT, .metavar = "NAME",
+         .choices = "throughput|passthrough-host|balanced|none",
+         .def = "the site policy's tune.profile, else throughput",
+         .help = "throughput, passthrough-host or balanced (data/tune-profiles.json); none: only --set and the site "
+                 "policy's tune.settings"},
+        {.name = "set", .letter = 's', .kind = ARG_TEXT, .metavar = "KEY=VALUE",
+         .help = "set or override one setting (repeatable), e.g. --set vm.swappiness=1"},
+        {.name = "policy", .letter = 'P', .kind = ARG_FILE,
+         .def = "/etc/gpuvet/policy.yaml (or .yml) under --root",
+         .help = "the site policy whose tune section overrides the profile"},
+        {.name = "no-policy", .kind = ARG_FLAG, .id = TUNE_NO_POLICY, .help = "ignore the default policy file"},
+        {.name = "json", .letter = 'j', .kind = ARG_OUTPUT,
+         .help = "plan, status and profiles as JSON (schemas in docs/tune.md) to FILE; alone, or \"-\", to "
+                 "standard output, which then holds only the JSON"},
+        {.name = "state", .kind = ARG_FILE, .id = TUNE_STATE, .def = "<root>/var/lib/gpuvet/tune-state.json",
+         .help = "the state file"},
+        {.name = "lock-timeout", .kind = ARG_DURATION, .id = TUNE_LOCK_TIMEOUT, .min = 0, .max = 3600 * 1000,
+         .def = "10s", .help = "wait this long for another tune run"},
+        {0},
+};
+
+const struct cmd_spec cmd_tune_spec = {
+        .name = "tune",
+        .synopsis = "plan|apply|revert|status|profiles|install-unit [OPTIONS]",
+        .summary = "The settings gpuvet check recommends for GPU work (CPU governor, EPP, boost, idle states, "
+                   "transparent huge pages, swappiness, dirty ratios, NUMA balancing; GPU persistence mode, power "
+                   "limit and applications clocks through NVML; kernel command-line parameters in the boot loader's "
+                   "files, at the next boot), applied so that they can be undone exactly.",
+        .description = "  plan      what would change, per setting (current -> wanted, the\n"
+                       "            check that wants it); changes nothing; exit 0 nothing\n"
+                       "            to do, 1 changes pending\n"
+                       "  apply     snapshot every value it changes into the state file,\n"
+                       "            apply, re-read each; exit 0 done (settings the machine\n"
+                       "            does not offer are reported, not fatal), 1 a value did\n"
+                       "            not take\n"
+                       "  revert    restore the snapshot exactly, then forget it; refuses\n"
+                       "            when there is none or it was taken on another boot\n"
+                       "  status    what is applied, and what drifted since; exit 1 when\n"
+                       "            something drifted\n"
+                       "  profiles  the profiles and their settings\n"
+                       "  install-unit  write gpuvet-tune.service, which runs this apply\n"
+                       "            (same --profile and --set) at every boot, and enable it\n"
+                       "            for multi-user.target",
+        .opts = tune_options,
+        .nvml = true,
+        .notes = "--root acts on the tree under DIR instead of / (a writable copy of a fixture or snapshot); NVML "
+                 "is then used for the GPU settings only when a library is named. --no-nvml leaves the GPUs alone "
+                 "(their settings: cannot).",
+        .exit_status = "0 done / nothing to do, 1 changes pending (plan), a value did not take (apply, revert) or "
+                       "drift (status), 2 usage, bad input or refused, 3 internal error.",
+        .operand_words = "plan|apply|revert|status|profiles|install-unit",
+        .on_option = tune_option,
+};
 
 /* Run the action o->action names (all but profiles read the machine under --root). */
 static int tune_act(struct tune_cli *o) {
@@ -793,20 +812,10 @@ static int tune_act(struct tune_cli *o) {
 }
 
 int cmd_tune(int argc, char **argv) {
-        static const struct option own[] = {
-                {"profile", required_argument, NULL, 'p'},
-                {"set", required_argument, NULL, 's'},
-                {"json", no_argument, NULL, 'j'},
-                {"state", required_argument, NULL, 'S'},
-                {"lock-timeout", required_argument, NULL, 'L'},
-                {"policy", required_argument, NULL, 'P'},
-                {"no-policy", no_argument, NULL, 'p' | 0x100},
-                {NULL, 0, NULL, 0},
-        };
         struct tune_cli o = {.lock_timeout_s = 10};
         if (argc < 2 || argv[1][0] == '-') {
                 if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-                        fputs(usage, stdout);
+                        cmd_print_help(&cmd_tune_spec, stdout);
                         return EXIT_PASS;
                 }
                 fprintf(stderr, "gpuvet tune: name an action: plan, apply, revert, status or profiles (see gpuvet tune --help)\n");
@@ -826,10 +835,9 @@ int cmd_tune(int argc, char **argv) {
         /* Parsed from the action on: "gpuvet tune apply: unexpected argument ..." */
         char name[32];
         snprintf(name, sizeof(name), "tune %s", o.action);
-        const struct cmd_spec spec = {
-                .name = name, .usage = usage, .short_opts = "p:s:jP:", .own = own, .nvml = true,
-                .own_option = tune_option,
-        };
+        struct cmd_spec spec = cmd_tune_spec;
+        spec.name = name;
+        spec.help_spec = &cmd_tune_spec;
         struct cmd_args args;
         int code = cmd_parse(&spec, argc - 1, argv + 1, &o, &args);
         if (code >= 0)

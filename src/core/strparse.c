@@ -537,3 +537,30 @@ int parse_duration_ms(const char *s, uint64_t *ret) {
         *ret = total;
         return 0;
 }
+
+int parse_size_bytes(const char *s, uint64_t *ret) {
+        if (!isdigit((unsigned char)*s))
+                return -EINVAL;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        unsigned shift = 0;
+        switch (toupper((unsigned char)*end)) {
+        case 'K': shift = 10; end++; break;
+        case 'M': shift = 20; end++; break;
+        case 'G': shift = 30; end++; break;
+        case 'T': shift = 40; end++; break;
+        }
+        if (shift && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
+                end += strlen(end);
+        else if (!shift && strcmp(end, "B") == 0)
+                end++;
+        if (*end)
+                return -EINVAL;
+        if (shift && v > UINT64_MAX >> shift)
+                return -ERANGE;
+        *ret = (uint64_t)v << shift;
+        return 0;
+}

@@ -15,6 +15,10 @@ int parse_hex_u32(const char *s, uint32_t *ret);
 /* A duration as people write it: "90" (seconds), "90s", "5m", "1h30m", "2h", "500ms",
  * "1d" (units ms, s/sec, m/min, h, d; a bare number only alone). Milliseconds in *ret. */
 int parse_duration_ms(const char *s, uint64_t *ret);
+/* A size as people write it: "268435456", "4096B", "256M", "1G", "64MiB", "512k" (binary
+ * multiples K, M, G, T, optionally followed by "B" or "iB"). Bytes in *ret; -ERANGE past
+ * 2^64 - 1. */
+int parse_size_bytes(const char *s, uint64_t *ret);
 /* "Y"/"N"/"1"/"0"/"on"/"off"/"yes"/"no"/"true"/"false". */
 int parse_bool(const char *s, bool *ret);
 

@@ -14,7 +14,14 @@
 static const char *const status_glyph[_STATUS_COUNT] = {"✓", "⚠", "✗", "-", "!"};
 static const char *const status_color[_STATUS_COUNT] = {"\033[32m", "\033[33m", "\033[31m", "\033[2m", "\033[35m"};
 
+static enum text_color_mode color_mode;
+
+void text_color_set(enum text_color_mode mode) { color_mode = mode; }
+enum text_color_mode text_color_get(void) { return color_mode; }
+
 bool text_want_color(FILE *out) {
+        if (color_mode != TEXT_COLOR_AUTO)
+                return color_mode == TEXT_COLOR_ALWAYS;
         const char *no_color = getenv("NO_COLOR");
         const char *term = getenv("TERM");
         if (no_color && *no_color)

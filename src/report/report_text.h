@@ -14,7 +14,13 @@ struct text_options {
         size_t width;  /* lines fit this many columns (text_wrap_width); 0: not wrapped */
 };
 
-/* Colour is on for a terminal unless NO_COLOR is set (https://no-color.org) or TERM=dumb. */
+/* --color WHEN of every command that colours its output, for the whole process. */
+enum text_color_mode { TEXT_COLOR_AUTO, TEXT_COLOR_ALWAYS, TEXT_COLOR_NEVER };
+void text_color_set(enum text_color_mode mode);
+enum text_color_mode text_color_get(void);
+
+/* Colour is on with --color always; off with --color never; else on a terminal unless
+ * NO_COLOR is set (https://no-color.org, which lets a flag win) or TERM=dumb. */
 bool text_want_color(FILE *out);
 
 /* Errors of one cause (result.cause: an NVML call that never returned on a GPU stops a

@@ -1,4 +1,5 @@
 #include "report/topo_report.h"
+#include "report/report_text.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -34,8 +35,7 @@ static const char *nic_name(const struct facts *f, const struct topo_dev *d) {
 
 static void print_matrix(const struct facts *f, const struct topo *t) {
         /* nvidia-smi underlines the header; only on a terminal here, so files stay plain. */
-        const char *nc = getenv("NO_COLOR");
-        bool underline = isatty(STDOUT_FILENO) && !(nc && *nc);
+        bool underline = text_want_color(stdout);
         printf("\t%s", underline ? "\033[4m" : "");
         for (size_t j = 0; j < t->n; j++)
                 printf("%s%s", j ? "\t" : "", t->devs[j].label);

@@ -2,6 +2,7 @@
 #include "top/top_screen.h"
 
 #include "cmd/cmd.h"
+#include "report/report_text.h"
 #include "top/top_layout.h"
 
 #include <curses.h>
@@ -41,7 +42,9 @@ static void draw(const struct top_frame *f, bool color) {
 
 static bool setup_colors(void) {
         const char *no = getenv("NO_COLOR");
-        if ((no && *no) || !has_colors() || start_color() == ERR)
+        enum text_color_mode mode = text_color_get();
+        if (mode == TEXT_COLOR_NEVER || (mode == TEXT_COLOR_AUTO && no && *no) || !has_colors() ||
+            start_color() == ERR)
                 return false;
         use_default_colors();
         init_pair(PAIR_WARN, COLOR_YELLOW, -1);

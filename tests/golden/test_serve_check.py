@@ -248,12 +248,14 @@ def test_usage(tmp):
     env = fakeenv.gpuvet_env(os.path.join(SCENARIOS, "h100-sxm-8gpu.scn"), {"GPUVET_NVML_LIB": FAKE_LIB})
     report = os.path.join(tmp, "check.json")
     for args, names in ((["--check-interval", "60", "--check-report", report], ["--check-interval", "--check-report"]),
-                        (["--check-interval", "0"], ["--check-interval 0"]),
-                        (["--check-interval", "1m"], ["--check-interval 1m"]),
-                        (["--check-interval", "60", "--check-level", "full"], ["--check-level full"]),
-                        (["--check-interval", "60", "--check-level", "fast"], ["--check-level fast"]),
-                        (["--check-interval", "60", "--check-timeout", "0"], ["--check-timeout 0"]),
-                        (["--check-interval", "60", "--check-timeout", "-5"], ["--check-timeout -5"]),
+                        (["--check-interval", "0"], ["--check-interval", '"0"']),
+                        (["--check-interval", "1x"], ["--check-interval", '"1x"']),
+                        # a duration with its unit parses: only the two sources conflict
+                        (["--check-interval", "5m", "--check-report", report], ["--check-interval", "--check-report"]),
+                        (["--check-interval", "60", "--check-level", "full"], ["--check-level", '"full"']),
+                        (["--check-interval", "60", "--check-level", "fast"], ["--check-level", '"fast"']),
+                        (["--check-interval", "60", "--check-timeout", "0"], ["--check-timeout", '"0"']),
+                        (["--check-interval", "60", "--check-timeout", "-5"], ["--check-timeout", '"-5"']),
                         (["--check-level", "quick"], ["--check-level", "--check-interval"]),
                         (["--check-timeout", "30"], ["--check-timeout", "--check-interval"])):
         r = subprocess.run([GPUVET, "serve", "--listen", "127.0.0.1:0"] + args, env=env, capture_output=True,
