@@ -440,7 +440,7 @@ static void paragraphs(FILE *out, const char *text) {
         }
 }
 
-static void option_line(FILE *out, const struct opt *o, const char *help) {
+static void option_line(FILE *out, const struct opt *o, const char *help, const char *def) {
         char left[128];
         int n = o->letter ? snprintf(left, sizeof(left), "  -%c, --%s", o->letter, o->name)
                           : snprintf(left, sizeof(left), "      --%s", o->name);
@@ -448,8 +448,8 @@ static void option_line(FILE *out, const struct opt *o, const char *help) {
         if (mv && n > 0 && (size_t)n < sizeof(left))
                 snprintf(left + n, sizeof(left) - (size_t)n, " %s", mv);
         char text[1024];
-        if (o->def)
-                snprintf(text, sizeof(text), "%s (default: %s)", help, o->def);
+        if (def)
+                snprintf(text, sizeof(text), "%s (default: %s)", help, def);
         else
                 snprintf(text, sizeof(text), "%s", help);
         size_t w = columns(left, strlen(left));
@@ -466,8 +466,12 @@ static void option_section(FILE *out, const char *title, const struct opt *t, co
         if (!t || !t->name)
                 return;
         fprintf(out, "\n%s:\n", title);
-        for (const struct opt *o = t; o->name; o++)
-                option_line(out, o, o == &common_fragment[0] && spec->timeout_help ? spec->timeout_help : o->help);
+        for (const struct opt *o = t; o->name; o++) {
+                /* A command's own --timeout text says its own default too: the fragment's 30s is
+                 * not it. */
+                bool own_timeout = o == &common_fragment[0] && spec->timeout_help;
+                option_line(out, o, own_timeout ? spec->timeout_help : o->help, own_timeout ? NULL : o->def);
+        }
 }
 
 void cmd_print_help(const struct cmd_spec *spec, FILE *out) {

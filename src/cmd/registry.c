@@ -83,7 +83,7 @@ int cmd_print_group_help(const char *group, FILE *out) { return print_group(grou
 
 static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
-static json_t *option_json(const struct opt *o, const char *fragment, const char *help) {
+static json_t *option_json(const struct opt *o, const char *fragment, const char *help, const char *def) {
         static const char *const kinds[_ARG_KIND_COUNT] = {
                 [ARG_FLAG] = "flag",     [ARG_TEXT] = "text",         [ARG_FILE] = "file",
                 [ARG_OUTPUT] = "output", [ARG_OUT_FILE] = "out-file", [ARG_DIR] = "dir",
@@ -100,19 +100,21 @@ static json_t *option_json(const struct opt *o, const char *fragment, const char
         }
         return json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:s, s:s}", "name", o->name, "letter",
                          o->letter ? json_string(letter) : json_null(), "kind", kinds[o->kind], "metavar",
-                         str_or_null(cmd_opt_metavar(o)), "choices", choices, "default", str_or_null(o->def), "help",
+                         str_or_null(cmd_opt_metavar(o)), "choices", choices, "default", str_or_null(def), "help",
                          help, "fragment", fragment);
 }
 
 static json_t *spec_json(const struct cmd_spec *s) {
         json_t *opts = json_array();
         for (const struct opt *o = s->opts; o && o->name; o++)
-                json_array_append_new(opts, option_json(o, "own", o->help));
+                json_array_append_new(opts, option_json(o, "own", o->help, o->def));
         for (const struct opt *o = s->nvml ? cmd_fragment(1) : NULL; o && o->name; o++)
-                json_array_append_new(opts, option_json(o, "nvml", o->help));
-        for (const struct opt *o = cmd_fragment(0); o->name; o++)
-                json_array_append_new(opts, option_json(o, "common", o == cmd_fragment(0) && s->timeout_help ?
-                                                                              s->timeout_help : o->help));
+                json_array_append_new(opts, option_json(o, "nvml", o->help, o->def));
+        for (const struct opt *o = cmd_fragment(0); o->name; o++) {
+                bool own_timeout = o == cmd_fragment(0) && s->timeout_help; /* it says its own default */
+                json_array_append_new(opts, option_json(o, "common", own_timeout ? s->timeout_help : o->help,
+                                                        own_timeout ? NULL : o->def));
+        }
         json_t *operands = json_array();
         for (const char *c = s->operand_words; c && *c;) {
                 size_t len = strcspn(c, "|");
