@@ -32,7 +32,7 @@ const size_t subcommand_count = sizeof(subcommands) / sizeof(subcommands[0]);
 
 const struct cmd_spec *const cmd_specs[] = {
         &cmd_check_spec, &cmd_info_spec, &cmd_topo_spec, &cmd_bench_spec, &cmd_bench_nccl_spec,
-        &cmd_bench_rdma_spec, &cmd_bench_train_spec, &cmd_burn_spec, &cmd_detect_spec,
+        &cmd_bench_rdma_spec, &cmd_bench_train_spec, &cmd_burn_spec, &cmd_detect_spec, &cmd_estimate_spec,
 };
 const size_t cmd_spec_count = sizeof(cmd_specs) / sizeof(cmd_specs[0]);
 
