@@ -73,6 +73,26 @@ class BenchCli(unittest.TestCase):
                 self.assertIn(message, p.stderr)
                 self.assertEqual(p.stdout, "")
 
+    def test_help_from_the_tables(self):
+        """The help of the commands with typed option tables: within 80 columns, naming every
+        option `gpuvet help --options-json` gives; a command with deadlines of its own does
+        not claim the gathering deadline's default of 30s for --timeout."""
+        dump = subprocess.run([GPUVET, "help", "--options-json"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(dump.returncode, 0, dump.stderr)
+        specs = {s["name"]: s for s in json.loads(dump.stdout)["specs"]}
+        for name in ("bench", "bench nccl", "bench train", "bench rdma", "burn", "detect", "estimate"):
+            with self.subTest(command=name):
+                self.assertIn(name, specs)
+                p = subprocess.run([GPUVET, *name.split(), "--help"], capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual([line for line in p.stdout.splitlines() if len(line) > 80], [])
+                for o in specs[name]["options"]:
+                    self.assertIn("--" + o["name"], p.stdout)
+                timeout = next(o for o in specs[name]["options"] if o["name"] == "timeout")
+                if name.startswith("bench"):
+                    self.assertIsNone(timeout["default"])
+                    self.assertNotIn("default: 30s", p.stdout.split("--timeout", 1)[1].split("\n  -", 1)[0])
+
     def test_units_and_json(self):
         """--size takes the size units, --timeout the duration units; --json alone is --json -."""
         p = run("host-memory", "--size", "8MiB", "--reps", "1", "--precision", "fp64", "--timeout", "2m", "--json")
