@@ -228,6 +228,11 @@ int cmd_bench(int argc, char **argv) {
                 return cmd_usage_error("bench", "unexpected argument \"%s\" (see gpuvet bench --help)", argv[next]);
         if (o.list)
                 return list_benchmarks();
+        /* --json [FILE|-] takes the next word that is no option: "--json all" wrote to "all" */
+        if (next >= argc && o.json_path &&
+            (!strcmp(o.json_path, "all") || bench_find(o.json_path) || strchr(o.json_path, ',')))
+                return cmd_usage_error("bench", "--json took \"%s\" for its file: write --json - %s, or name the "
+                                       "benchmarks first", o.json_path, o.json_path);
         if (next >= argc)
                 return cmd_usage_error("bench", "name a benchmark, or all (see gpuvet bench --list)");
         if (next + 1 < argc)

@@ -47,6 +47,7 @@ class BenchCli(unittest.TestCase):
             (["no-such-bench"], 'no benchmark named "no-such-bench"'),
             (["host-memory,nope"], 'no benchmark named "nope"'),
             ([], "name a benchmark"),
+            (["--json", "host-memory"], '--json took "host-memory" for its file: write --json - host-memory'),
             (["host-memory", "extra"], 'unexpected argument "extra"'),
             (["host-memory", "--precision", "fp7"], '--precision: expected fp64, fp32, tf32, fp16, bf16 or fp8, not "fp7"'),
             (["host-memory", "--size", "12Q"], '--size: expected a size from 4K to 1T'),
