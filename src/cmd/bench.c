@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "core/deadline.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
@@ -14,82 +15,13 @@
 #include "report/bench_text.h"
 #include "report/text_wrap.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define MAX_GPUS 256
-
-static const char usage[] =
-        "Usage: gpuvet bench NAME[,NAME...]|all [OPTIONS]\n"
-        "       gpuvet bench nccl [OPTIONS]    (NCCL collectives: gpuvet bench nccl --help)\n"
-        "       gpuvet bench train [OPTIONS]   (a training-step proxy: gpuvet bench train --help)\n"
-        "       gpuvet bench rdma --server | --peer HOST [OPTIONS]  (RDMA between two nodes: gpuvet bench rdma --help)\n"
-        "       gpuvet bench --list\n"
-        "\n"
-        "Measure bandwidth, compute and host memory; compare each figure with the GPU's\n"
-        "theoretical peak and with achieved baselines (docs/bench.md).\n"
-        "\n"
-        "Options:\n"
-        "      --list            list the benchmarks and exit\n"
-        "  -b, --backend B       cuda, opencl or auto (default: CUDA when it has a device,\n"
-        "                        else OpenCL)\n"
-        "  -g, --gpus LIST       device indices to use: \"0,2\", \"0-3\" (default all)\n"
-        "  -n, --reps N          repetitions after warm-up, 1-100000 (default per benchmark)\n"
-        "  -w, --warmup N        warm-up repetitions, 1-10000 (default per benchmark)\n"
-        "  -s, --size BYTES      working set per buffer/array: 268435456, 256M, 1G\n"
-        "                        (K/M/G/T = 2^10/2^20/2^30/2^40; 4K-1T)\n"
-        "  -t, --threads N       host threads, 1-4096 (default: every CPU this process may use)\n"
-        "  -p, --precision P     fp64, fp32, tf32, fp16, bf16 or fp8 (default all that apply)\n"
-        "  -j, --json FILE       also write the JSON report (schema gpuvet.bench/2) to FILE\n"
-        "                        (\"-\": standard output, which then holds only the JSON)\n"
-        "  -q, --quiet           no text report\n"
-        "      --timeout SEC     deadline per benchmark (default per benchmark, 120 s for most);\n"
-        "                        a benchmark past it is killed and reported as an error\n"
-        "  -r, --root DIR        read /sys, /proc under DIR for the node's facts\n"
-        "      --data-dir DIR    GPU table and baselines.json from DIR ($GPUVET_DATA_DIR)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 every measurement passed or warned, 1 one failed or could not be\n"
-        "measured (error, timeout), 2 usage or bad input, 3 internal error.\n";
-
-static const char *const precisions[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"};
-
-/* "268435456", "256M", "1G", "64MiB", "512k": binary multiples. */
-static bool parse_size(const char *s, uint64_t *ret) {
-        char *end;
-        errno = 0;
-        if (!isdigit((unsigned char)*s))
-                return false;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno || end == s)
-                return false;
-        unsigned shift = 0;
-        switch (toupper((unsigned char)*end)) {
-        case 'K': shift = 10; end++; break;
-        case 'M': shift = 20; end++; break;
-        case 'G': shift = 30; end++; break;
-        case 'T': shift = 40; end++; break;
-        }
-        if (shift && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
-                end += strlen(end);
-        else if (!shift && strcmp(end, "B") == 0)
-                end++;
-        if (*end)
-                return false;
-        if (v > (1ull << 40) >> shift)
-                return false;
-        v <<= shift;
-        if (v < 4096 || v > (1ull << 40))
-                return false;
-        *ret = v;
-        return true;
-}
 
 static int list_benchmarks(void) {
         for (size_t i = 0; i < bench_registry_count; i++) {
@@ -146,55 +78,79 @@ struct bench_cli {
         bool list, quiet;
 };
 
-static bool known_precision(const char *name) {
-        for (size_t i = 0; i < sizeof(precisions) / sizeof(precisions[0]); i++)
-                if (strcmp(name, precisions[i]) == 0)
-                        return true;
-        return false;
-}
+enum bench_opt {
+        BENCH_BACKEND = 'b', BENCH_GPUS = 'g', BENCH_REPS = 'n', BENCH_WARMUP = 'w', BENCH_SIZE = 's',
+        BENCH_THREADS = 't', BENCH_PRECISION = 'p', BENCH_JSON = 'j', BENCH_QUIET = 'q',
+        BENCH_LIST = 0x100,
+};
 
-static int bench_option(int opt, const char *arg, void *ctx) {
+static int bench_option(int id, const struct opt_value *v, void *ctx) {
         struct bench_cli *o = ctx;
         struct bench_options *b = &o->bopt;
-        switch (opt) {
-        case 'L': o->list = true; break;
-        case 'b': return cmd_backend_option("bench", arg, &b->backend);
-        case 'g':
-                if (!cmd_parse_device_list(arg, MAX_GPUS, o->gpus, &b->n_gpus))
+        switch ((enum bench_opt)id) {
+        case BENCH_LIST: o->list = true; break;
+        case BENCH_BACKEND: b->backend = v->text; break;
+        case BENCH_GPUS:
+                if (!cmd_parse_device_list(v->text, MAX_GPUS, o->gpus, &b->n_gpus))
                         return cmd_usage_error("bench",
                                                "--gpus: expected device indices 0-%d such as \"0,2\" or \"0-3\", not \"%s\"",
-                                           MAX_GPUS - 1, arg);
+                                               MAX_GPUS - 1, v->text);
                 b->gpus = o->gpus;
                 break;
-        case 'n':
-                if (!cmd_parse_uint(arg, 1, 100000, &b->reps))
-                        return cmd_usage_error("bench", "--reps: expected a whole number 1-100000, not \"%s\"", arg);
-                break;
-        case 'w':
-                if (!cmd_parse_uint(arg, 1, 10000, &b->warmup))
-                        return cmd_usage_error("bench", "--warmup: expected a whole number 1-10000, not \"%s\"", arg);
-                break;
-        case 's':
-                if (!parse_size(arg, &b->size_bytes))
-                        return cmd_usage_error("bench",
-                                               "--size: expected bytes 4K-1T such as 268435456, 256M or 1G, not \"%s\"", arg);
-                break;
-        case 't':
-                if (!cmd_parse_uint(arg, 1, 4096, &b->threads))
-                        return cmd_usage_error("bench", "--threads: expected a whole number 1-4096, not \"%s\"", arg);
-                break;
-        case 'p':
-                if (!known_precision(arg))
-                        return cmd_usage_error("bench",
-                                               "--precision: unknown precision \"%s\" (fp64, fp32, tf32, fp16, bf16, fp8)",
-                                           arg);
-                b->precision = arg;
-                break;
-        case 'j': o->json_path = arg; break;
-        case 'q': o->quiet = true; break;
+        case BENCH_REPS: b->reps = (unsigned)v->n; break;
+        case BENCH_WARMUP: b->warmup = (unsigned)v->n; break;
+        case BENCH_SIZE: b->size_bytes = v->n; break;
+        case BENCH_THREADS: b->threads = (unsigned)v->n; break;
+        case BENCH_PRECISION: b->precision = v->text; break;
+        case BENCH_JSON: o->json_path = v->text; break;
+        case BENCH_QUIET: o->quiet = true; break;
         }
         return -1;
 }
+
+static const struct opt bench_options[] = {
+        {.name = "list", .kind = ARG_FLAG, .id = BENCH_LIST, .help = "list the benchmarks and exit"},
+        {.name = "backend", .letter = 'b', .kind = ARG_ENUM, .metavar = "NAME", .choices = "cuda|opencl|auto",
+         .def = "auto: CUDA when it has a device, else OpenCL", .help = "run the GPU benchmarks through cuda or opencl"},
+        {.name = "gpus", .letter = 'g', .kind = ARG_LIST, .def = "all",
+         .help = "device indices to use: \"0,2\", \"0-3\""},
+        {.name = "reps", .letter = 'n', .kind = ARG_NUMBER, .min = 1, .max = 100000, .def = "per benchmark",
+         .help = "repetitions after warm-up"},
+        {.name = "warmup", .letter = 'w', .kind = ARG_NUMBER, .min = 1, .max = 10000, .def = "per benchmark",
+         .help = "warm-up repetitions"},
+        {.name = "size", .letter = 's', .kind = ARG_SIZE, .min = 4096, .max = 1ull << 40, .def = "per benchmark",
+         .help = "working set per buffer or array, 4K to 1T: 268435456, 256M, 1G (K, M, G, T are 2^10, 2^20, 2^30, "
+                 "2^40)"},
+        {.name = "threads", .letter = 't', .kind = ARG_NUMBER, .min = 1, .max = 4096,
+         .def = "every CPU this process may use", .help = "host threads"},
+        {.name = "precision", .letter = 'p', .kind = ARG_ENUM, .metavar = "P", .choices = "fp64|fp32|tf32|fp16|bf16|fp8",
+         .def = "all that apply", .help = "fp64, fp32, tf32, fp16, bf16 or fp8: measure only this one"},
+        OPT_JSON("gpuvet.bench/2"),
+        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report"},
+        {0},
+};
+
+const struct cmd_spec cmd_bench_spec = {
+        .name = "bench",
+        .synopsis = "NAME[,NAME...]|all [OPTIONS]\nnccl [OPTIONS]\ntrain [OPTIONS]\nrdma --server | --peer HOST "
+                    "[OPTIONS]\n--list",
+        .summary = "Measure bandwidth, compute and host memory; compare each figure with the GPU's theoretical peak "
+                   "and with achieved baselines (docs/bench.md).",
+        .description = "nccl (NCCL collectives: gpuvet bench nccl --help), train (a training-step proxy: gpuvet bench "
+                       "train --help) and rdma (RDMA between two nodes: gpuvet bench rdma --help) have options of "
+                       "their own and come first.",
+        .opts = bench_options,
+        .exit_status = "0 every measurement passed or warned, 1 one failed or could not be measured (error, "
+                       "timeout), 2 usage or bad input, 3 internal error.",
+        .timeout_help = "the deadline of each benchmark (default: per benchmark, 120s for most); a benchmark past it "
+                        "is killed and reported as an error",
+        .operand_words = "all|host-memory|transfer|memory|compute|p2p|gemm|nccl|train|rdma",
+        .takes_operands = true,
+        /* No default --timeout: 0 lets each benchmark keep its own deadline. */
+        .no_default_timeout = true,
+        .color = true,
+        .on_option = bench_option,
+};
 
 /* Run the selected benchmarks, each in a child under its deadline, judge them and write
  * the reports. Returns the exit code. */
@@ -264,22 +220,9 @@ int cmd_bench(int argc, char **argv) {
         /* two nodes, perftest's options */
         if (argc > 1 && strcmp(argv[1], "rdma") == 0)
                 return cmd_bench_rdma(argc - 1, argv + 1);
-        static const struct option own[] = {
-                {"list", no_argument, NULL, 'L'},          {"backend", required_argument, NULL, 'b'},
-                {"gpus", required_argument, NULL, 'g'},    {"reps", required_argument, NULL, 'n'},
-                {"warmup", required_argument, NULL, 'w'},  {"size", required_argument, NULL, 's'},
-                {"threads", required_argument, NULL, 't'}, {"precision", required_argument, NULL, 'p'},
-                {"json", required_argument, NULL, 'j'},    {"quiet", no_argument, NULL, 'q'},
-                {NULL, 0, NULL, 0},
-        };
-        /* No default --timeout: 0 lets each benchmark keep its own deadline. */
-        static const struct cmd_spec spec = {
-                .name = "bench", .usage = usage, .short_opts = "b:g:n:w:s:t:p:j:q", .own = own, .operands = true,
-                .no_default_timeout = true, .own_option = bench_option,
-        };
         struct bench_cli o = {.bopt = {.backend = "auto"}};
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_bench_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         int next = args.first_operand;
@@ -287,6 +230,11 @@ int cmd_bench(int argc, char **argv) {
                 return cmd_usage_error("bench", "unexpected argument \"%s\" (see gpuvet bench --help)", argv[next]);
         if (o.list)
                 return list_benchmarks();
+        /* --json [FILE|-] takes the next word that is no option: "--json all" wrote to "all" */
+        if (next >= argc && o.json_path &&
+            (!strcmp(o.json_path, "all") || bench_find(o.json_path) || strchr(o.json_path, ',')))
+                return cmd_usage_error("bench", "--json took \"%s\" for its file: write --json - %s, or name the "
+                                       "benchmarks first", o.json_path, o.json_path);
         if (next >= argc)
                 return cmd_usage_error("bench", "name a benchmark, or all (see gpuvet bench --list)");
         if (next + 1 < argc)
@@ -298,7 +246,5 @@ int cmd_bench(int argc, char **argv) {
         size_t n_sel = 0;
         if (!select_benchmarks(names, sel, &n_sel))
                 return EXIT_USAGE;
-        if (o.json_path && (code = output_path_usable("bench", "--json", o.json_path)) != 0)
-                return code;
         return bench_run(&o, &args.common, names, sel, n_sel);
 }

@@ -15,6 +15,7 @@
 #include "cmd/machine.h"
 #include "cmd/nccl_launch.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "core/deadline.h"
 #include "core/strparse.h"
 #include "report/nccl_report.h"
@@ -23,47 +24,6 @@
 #define DEFAULT_HANG_S 60
 #define DEFAULT_JOIN_S 120
 #define DEFAULT_TIMEOUT_S 1800
-
-static const char usage[] =
-        "Usage: gpuvet bench nccl [OPTIONS]\n"
-        "\n"
-        "Run NCCL's collectives over this node's GPUs (one process, every GPU), or as one rank\n"
-        "of a job started by srun or mpirun; sweep the sizes as nccl-tests does, verify every\n"
-        "result, and judge the bus bandwidth against what the node's links carry (docs/bench.md).\n"
-        "\n"
-        "Options (nccl-tests' letters where they mean the same):\n"
-        "  -C, --collectives LIST  all_reduce, all_gather, reduce_scatter, broadcast, reduce,\n"
-        "                        alltoall, sendrecv, or all (default: the first four)\n"
-        "  -b, --minbytes SIZE   smallest size (default 8); K, M, G are 1024-based\n"
-        "  -e, --maxbytes SIZE   largest size (default 1G)\n"
-        "  -f, --stepfactor N    multiply the size by N each step (default 2)\n"
-        "  -i, --stepbytes SIZE  add SIZE each step instead\n"
-        "  -n, --iters N         timed calls per size, 1-100000 (default 20)\n"
-        "  -w, --warmup N        warm-up calls per size, 0-10000 (default 5)\n"
-        "  -d, --datatype T      int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
-        "                        (default float)\n"
-        "  -o, --op OP           sum prod max min avg (default sum)\n"
-        "      --root-rank N     root of broadcast and reduce (default 0)\n"
-        "  -c, --check 0|1       verify every step's output (default 1)\n"
-        "      --in-place        only in-place calls; --out-of-place: only out-of-place\n"
-        "                        (default both, as nccl-tests)\n"
-        "  -g, --gpus LIST       CUDA devices to use: \"0,2\", \"0-3\" (default all; a launcher's\n"
-        "                        rank takes the LOCAL_RANK-th of them)\n"
-        "      --rendezvous SPEC where rank 0 hands out NCCL's id in a multi-process job:\n"
-        "                        tcp://HOST:PORT or file:PATH (default $GPUVET_RENDEZVOUS, then\n"
-        "                        MASTER_ADDR/MASTER_PORT, then the Slurm job's first node)\n"
-        "      --join-timeout SEC  how long ranks wait for each other at the rendezvous (default 120)\n"
-        "      --hang-timeout SEC  no progress for SEC seconds is a hung collective (default 60)\n"
-        "      --timeout SEC     the whole run's deadline (default 1800)\n"
-        "  -j, --json FILE       also write the JSON report (schema gpuvet.bench-nccl/1) to FILE\n"
-        "                        (\"-\": standard output, which then holds only the JSON)\n"
-        "  -q, --quiet           no text report\n"
-        "  -r, --root DIR        read /sys under DIR for the node's links (a fixture)\n"
-        "      --data-dir DIR    GPU table and baselines.json from DIR ($GPUVET_DATA_DIR)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 every collective passed or warned, 1 one failed, gave wrong results, hung\n"
-        "or could not run, 2 usage or bad input, 3 internal error.\n";
 
 struct nccl_cli {
         struct nccl_run_options run;
@@ -102,95 +62,124 @@ static int parse_colls(struct nccl_cli *o, const char *arg) {
         return -1;
 }
 
-static int nccl_option(int opt, const char *arg, void *ctx) {
-        struct nccl_cli *o = ctx;
-        struct nccl_run_options *r = &o->run;
-        unsigned u;
-        switch (opt) {
-        case 'C':
-                o->colls_given = true;
-                return parse_colls(o, arg);
-        case 'b':
-        case 'e':
-        case 'i': {
-                size_t v;
-                const char *name = opt == 'b' ? "--minbytes" : opt == 'e' ? "--maxbytes" : "--stepbytes";
-                if (nccl_parse_size(arg, &v) < 0)
-                        return cmd_usage_error("bench nccl", "%s: expected a size such as 8, 64K, 1G, not \"%s\"",
-                                               name, arg);
-                if (opt == 'b')
-                        r->sweep.min_bytes = v;
-                else if (opt == 'e')
-                        r->sweep.max_bytes = v;
-                else {
-                        r->sweep.step_bytes = v;
-                        r->sweep.step_factor = 1;
-                }
-                break;
-        }
-        case 'f':
-                if (!cmd_parse_uint(arg, 2, 1024, &u))
-                        return cmd_usage_error("bench nccl", "--stepfactor: expected a whole number 2-1024, not \"%s\"",
-                                               arg);
-                r->sweep.step_factor = u;
-                break;
-        case 'n':
-                if (!cmd_parse_uint(arg, 1, 100000, &r->iters))
-                        return cmd_usage_error("bench nccl", "--iters: expected a whole number 1-100000, not \"%s\"",
-                                               arg);
-                break;
-        case 'w':
-                if (!cmd_parse_uint(arg, 0, 10000, &r->warmup))
-                        return cmd_usage_error("bench nccl", "--warmup: expected a whole number 0-10000, not \"%s\"",
-                                               arg);
-                break;
-        case 'd':
-                if ((r->dtype = nccl_dtype_from_name(arg)) == NCCL_DT_INVALID)
-                        return cmd_usage_error("bench nccl",
-                                               "--datatype: no type \"%s\" (int8 uint8 int32 uint32 int64 uint64 "
-                                               "half float double bfloat16)",
-                                               arg);
-                break;
-        case 'o':
-                if ((r->op = nccl_redop_from_name(arg)) == NCCL_OP_INVALID)
-                        return cmd_usage_error("bench nccl", "--op: no operation \"%s\" (sum prod max min avg)", arg);
-                break;
-        case 'R':
-                if (!cmd_parse_uint(arg, 0, 65535, &u))
-                        return cmd_usage_error("bench nccl", "--root-rank: expected a rank 0-65535, not \"%s\"", arg);
-                r->root = (int)u;
-                break;
-        case 'c':
-                if (strcmp(arg, "0") != 0 && strcmp(arg, "1") != 0)
-                        return cmd_usage_error("bench nccl", "--check: expected 0 or 1, not \"%s\"", arg);
-                r->check = arg[0] == '1';
-                break;
-        case 'I': o->only_in_place = true; break;
-        case 'O': o->only_out_of_place = true; break;
-        case 'g':
-                if (!cmd_parse_device_list(arg, MAX_GPUS, o->gpus, &o->n_gpus))
-                        return cmd_usage_error("bench nccl",
-                                               "--gpus: expected CUDA device indices 0-%d such as \"0,2\" or \"0-3\", "
-                                               "not \"%s\"",
-                                               MAX_GPUS - 1, arg);
-                o->gpus_given = true;
-                break;
-        case 'V': o->rendezvous = arg; break;
-        case 'H':
-                if (!parse_seconds(arg, &o->hang_s) || o->hang_s == 0)
-                        return cmd_usage_error("bench nccl", "--hang-timeout: expected seconds 1-86400, not \"%s\"",
-                                               arg);
-                break;
-        case 'J':
-                if (!parse_seconds(arg, &o->join_s) || o->join_s == 0)
-                        return cmd_usage_error("bench nccl", "--join-timeout: expected seconds 1-86400, not \"%s\"",
-                                               arg);
-                break;
-        case 'j': o->json_path = arg; break;
-        case 'q': o->quiet = true; break;
+enum nccl_opt {
+        NCCL_OPT_COLLECTIVES = 'C', NCCL_OPT_MINBYTES = 'b', NCCL_OPT_MAXBYTES = 'e', NCCL_OPT_STEPFACTOR = 'f',
+        NCCL_OPT_STEPBYTES = 'i', NCCL_OPT_ITERS = 'n', NCCL_OPT_WARMUP = 'w', NCCL_OPT_DATATYPE = 'd',
+        NCCL_OPT_OP = 'o', NCCL_OPT_CHECK = 'c', NCCL_OPT_GPUS = 'g', NCCL_OPT_JSON = 'j', NCCL_OPT_QUIET = 'q',
+        NCCL_OPT_ROOT_RANK = 0x100, NCCL_OPT_IN_PLACE, NCCL_OPT_OUT_OF_PLACE, NCCL_OPT_RENDEZVOUS,
+        NCCL_OPT_JOIN_TIMEOUT, NCCL_OPT_HANG_TIMEOUT,
+};
+
+/* -b, -e, -i: nccl-tests' sizes (decimals allowed, "0.5M"), so its command lines carry over. */
+static int sweep_size_option(int id, const char *arg, struct nccl_sweep *sw) {
+        size_t v;
+        const char *name = id == NCCL_OPT_MINBYTES ? "--minbytes" : id == NCCL_OPT_MAXBYTES ? "--maxbytes" : "--stepbytes";
+        if (nccl_parse_size(arg, &v) < 0)
+                return cmd_usage_error("bench nccl", "%s: expected a size such as 8, 64K, 1G, not \"%s\"", name, arg);
+        if (id == NCCL_OPT_MINBYTES)
+                sw->min_bytes = v;
+        else if (id == NCCL_OPT_MAXBYTES)
+                sw->max_bytes = v;
+        else {
+                sw->step_bytes = v;
+                sw->step_factor = 1;
         }
         return -1;
 }
+
+static int nccl_option(int id, const struct opt_value *v, void *ctx) {
+        struct nccl_cli *o = ctx;
+        struct nccl_run_options *r = &o->run;
+        switch ((enum nccl_opt)id) {
+        case NCCL_OPT_COLLECTIVES:
+                o->colls_given = true;
+                return parse_colls(o, v->text);
+        case NCCL_OPT_MINBYTES:
+        case NCCL_OPT_MAXBYTES:
+        case NCCL_OPT_STEPBYTES: return sweep_size_option(id, v->text, &r->sweep);
+        case NCCL_OPT_STEPFACTOR: r->sweep.step_factor = (unsigned)v->n; break;
+        case NCCL_OPT_ITERS: r->iters = (unsigned)v->n; break;
+        case NCCL_OPT_WARMUP: r->warmup = (unsigned)v->n; break;
+        case NCCL_OPT_DATATYPE: r->dtype = nccl_dtype_from_name(v->text); break;
+        case NCCL_OPT_OP: r->op = nccl_redop_from_name(v->text); break;
+        case NCCL_OPT_ROOT_RANK: r->root = (int)v->n; break;
+        case NCCL_OPT_CHECK: r->check = strcmp(v->text, "1") == 0; break;
+        case NCCL_OPT_IN_PLACE: o->only_in_place = true; break;
+        case NCCL_OPT_OUT_OF_PLACE: o->only_out_of_place = true; break;
+        case NCCL_OPT_GPUS:
+                if (!cmd_parse_device_list(v->text, MAX_GPUS, o->gpus, &o->n_gpus))
+                        return cmd_usage_error("bench nccl",
+                                               "--gpus: expected CUDA device indices 0-%d such as \"0,2\" or \"0-3\", "
+                                               "not \"%s\"",
+                                               MAX_GPUS - 1, v->text);
+                o->gpus_given = true;
+                break;
+        case NCCL_OPT_RENDEZVOUS: o->rendezvous = v->text; break;
+        case NCCL_OPT_HANG_TIMEOUT: o->hang_s = opt_seconds(v); break;
+        case NCCL_OPT_JOIN_TIMEOUT: o->join_s = opt_seconds(v); break;
+        case NCCL_OPT_JSON: o->json_path = v->text; break;
+        case NCCL_OPT_QUIET: o->quiet = true; break;
+        }
+        return -1;
+}
+
+#define DAY_MS (24ull * 3600 * 1000)
+
+static const struct opt nccl_options[] = {
+        {.name = "collectives", .letter = 'C', .kind = ARG_LIST,
+         .choices = "all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|all",
+         .def = "the first four", .help = "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, "
+                                          "sendrecv, or all; comma-separated"},
+        {.name = "minbytes", .letter = 'b', .kind = ARG_TEXT, .metavar = "SIZE", .def = "8",
+         .help = "smallest size; K, M, G are 1024-based, decimals allowed (\"0.5M\"), as nccl-tests"},
+        {.name = "maxbytes", .letter = 'e', .kind = ARG_TEXT, .metavar = "SIZE", .def = "1G", .help = "largest size"},
+        {.name = "stepfactor", .letter = 'f', .kind = ARG_NUMBER, .min = 2, .max = 1024, .def = "2",
+         .help = "multiply the size by N each step"},
+        {.name = "stepbytes", .letter = 'i', .kind = ARG_TEXT, .metavar = "SIZE", .help = "add SIZE each step instead"},
+        {.name = "iters", .letter = 'n', .kind = ARG_NUMBER, .min = 1, .max = 100000, .def = "20",
+         .help = "timed calls per size"},
+        {.name = "warmup", .letter = 'w', .kind = ARG_NUMBER, .min = 0, .max = 10000, .def = "5",
+         .help = "warm-up calls per size"},
+        {.name = "datatype", .letter = 'd', .kind = ARG_ENUM, .metavar = "TYPE",
+         .choices = "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16", .def = "float",
+         .help = "the element type: int8, uint8, int32, uint32, int64, uint64, half, float, double or bfloat16"},
+        {.name = "op", .letter = 'o', .kind = ARG_ENUM, .metavar = "OP", .choices = "sum|prod|max|min|avg",
+         .def = "sum", .help = "the reduction: sum, prod, max, min or avg"},
+        {.name = "root-rank", .kind = ARG_NUMBER, .id = NCCL_OPT_ROOT_RANK, .min = 0, .max = 65535, .def = "0",
+         .help = "root of broadcast and reduce"},
+        {.name = "check", .letter = 'c', .kind = ARG_ENUM, .metavar = "0|1", .choices = "0|1", .def = "1",
+         .help = "verify every step's output"},
+        {.name = "in-place", .kind = ARG_FLAG, .id = NCCL_OPT_IN_PLACE,
+         .help = "only in-place calls (default both, as nccl-tests)"},
+        {.name = "out-of-place", .kind = ARG_FLAG, .id = NCCL_OPT_OUT_OF_PLACE, .help = "only out-of-place calls"},
+        {.name = "gpus", .letter = 'g', .kind = ARG_LIST, .def = "all",
+         .help = "CUDA devices to use: \"0,2\", \"0-3\"; a launcher's rank takes the LOCAL_RANK-th of them"},
+        {.name = "rendezvous", .kind = ARG_TEXT, .id = NCCL_OPT_RENDEZVOUS, .metavar = "SPEC",
+         .def = "$GPUVET_RENDEZVOUS, then MASTER_ADDR/MASTER_PORT, then the Slurm job's first node",
+         .help = "where rank 0 hands out NCCL's id in a multi-process job: tcp://HOST:PORT or file:PATH"},
+        {.name = "join-timeout", .kind = ARG_DURATION, .id = NCCL_OPT_JOIN_TIMEOUT, .min = 1000, .max = DAY_MS,
+         .def = "120s", .help = "how long ranks wait for each other at the rendezvous"},
+        {.name = "hang-timeout", .kind = ARG_DURATION, .id = NCCL_OPT_HANG_TIMEOUT, .min = 1000, .max = DAY_MS,
+         .def = "60s", .help = "no progress for this long is a hung collective"},
+        OPT_JSON("gpuvet.bench-nccl/1"),
+        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report"},
+        {0},
+};
+
+const struct cmd_spec cmd_bench_nccl_spec = {
+        .name = "bench nccl",
+        .summary = "Run NCCL's collectives over this node's GPUs (one process, every GPU), or as one rank of a job "
+                   "started by srun or mpirun; sweep the sizes as nccl-tests does, verify every result, and judge "
+                   "the bus bandwidth against what the node's links carry (docs/bench.md).",
+        .description = "The options take nccl-tests' letters where they mean the same.",
+        .opts = nccl_options,
+        .exit_status = "0 every collective passed or warned, 1 one failed, gave wrong results, hung or could not "
+                       "run, 2 usage or bad input, 3 internal error.",
+        .timeout_help = "the whole run's deadline (default: 1800s)",
+        .no_default_timeout = true,
+        .color = true,
+        .on_option = nccl_option,
+};
 
 /* Reject what nccl-tests would loop on or what cannot be run. */
 static int check_cli(struct nccl_cli *o) {
@@ -287,23 +276,6 @@ static void judge(const struct nccl_cli *o, const struct nccl_job_result *job, c
 }
 
 int cmd_bench_nccl(int argc, char **argv) {
-        static const struct option own[] = {
-                {"collectives", required_argument, NULL, 'C'}, {"minbytes", required_argument, NULL, 'b'},
-                {"maxbytes", required_argument, NULL, 'e'},    {"stepfactor", required_argument, NULL, 'f'},
-                {"stepbytes", required_argument, NULL, 'i'},   {"iters", required_argument, NULL, 'n'},
-                {"warmup", required_argument, NULL, 'w'},      {"datatype", required_argument, NULL, 'd'},
-                {"op", required_argument, NULL, 'o'},          {"root-rank", required_argument, NULL, 'R'},
-                {"check", required_argument, NULL, 'c'},       {"in-place", no_argument, NULL, 'I'},
-                {"out-of-place", no_argument, NULL, 'O'},      {"gpus", required_argument, NULL, 'g'},
-                {"rendezvous", required_argument, NULL, 'V'},  {"hang-timeout", required_argument, NULL, 'H'},
-                {"join-timeout", required_argument, NULL, 'J'},
-                {"json", required_argument, NULL, 'j'},        {"quiet", no_argument, NULL, 'q'},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "bench nccl", .usage = usage, .short_opts = "C:b:e:f:i:n:w:d:o:c:g:j:q", .own = own,
-                .no_default_timeout = true, .own_option = nccl_option,
-        };
         static const enum nccl_coll default_colls[] = {NCCL_COLL_ALL_REDUCE, NCCL_COLL_ALL_GATHER,
                                                        NCCL_COLL_REDUCE_SCATTER, NCCL_COLL_BROADCAST};
         struct nccl_cli o = {
@@ -314,12 +286,10 @@ int cmd_bench_nccl(int argc, char **argv) {
         for (size_t i = 0; i < sizeof(default_colls) / sizeof(default_colls[0]); i++)
                 o.run.colls[o.run.n_colls++] = default_colls[i];
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_bench_nccl_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         if ((code = check_cli(&o)) >= 0)
-                return code;
-        if (o.json_path && (code = output_path_usable("bench nccl", "--json", o.json_path)) != 0)
                 return code;
         unsigned timeout_s = args.common.timeout_s ? args.common.timeout_s : DEFAULT_TIMEOUT_S;
 

@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "bench/baselines.h"
-#include "bench/nccl_math.h"
 #include "bench/rdma_conn.h"
 #include "bench/rdma_run.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "core/deadline.h"
 #include "core/fsroot.h"
 #include "sys/rdma.h"
@@ -21,48 +21,6 @@
 #define DEFAULT_STEP_S 60
 #define DEFAULT_CONNECT_S 30
 #define DEFAULT_ACCEPT_S 600
-#define MAX_SIZE_BYTES ((size_t)512 << 20)
-
-static const char usage[] =
-        "Usage: gpuvet bench rdma --server [OPTIONS]          (on one node)\n"
-        "       gpuvet bench rdma --peer HOST[:PORT] [OPTIONS] (on the other)\n"
-        "\n"
-        "RDMA write and read bandwidth and write latency between two nodes over one RC queue pair,\n"
-        "as perftest's ib_write_bw, ib_read_bw and ib_write_lat report them (Gb/s, Mpps, usec), every\n"
-        "size's data verified once, the largest size's bandwidth judged against the port's link\n"
-        "rate. The client (--peer) chooses the tests and sizes; the server follows.\n"
-        "\n"
-        "Options (perftest's letters where they mean the same):\n"
-        "      --server          wait for a client on --port\n"
-        "      --peer HOST[:PORT]  the server to run against\n"
-        "  -p, --port N          TCP port of the handshake (default 18515, perftest's)\n"
-        "  -d, --device NAME[:PORT]  RDMA device and port (default: the first with an ACTIVE port)\n"
-        "  -i, --ib-port N       the device's port (default 1, or the first ACTIVE one)\n"
-        "  -x, --gid-index N     GID index (default: RoCE v2 with an IPv4 address, as perftest)\n"
-        "  -a, --all             sweep 2 bytes .. 8 MiB in powers of two (the default)\n"
-        "  -s, --size SIZE       one message size instead (K, M are 1024-based; at most 512M)\n"
-        "      --tests LIST      write_bw, read_bw, write_lat or all (default all)\n"
-        "  -n, --iters N         bandwidth messages per size, 2-10000000 (default 5000)\n"
-        "      --lat-iters N     latency round trips per size, 2-10000000 (default 1000)\n"
-        "  -t, --tx-depth N      bandwidth requests in flight, 1-4096 (default 128)\n"
-        "      --gpu N           CUDA device N's memory (GPUDirect RDMA: dma-buf, else nvidia_peermem);\n"
-        "                        write_lat is then left out (the CPU cannot poll device memory)\n"
-        "      --connect-timeout SEC  how long the client tries to reach the server (default 30)\n"
-        "      --step-timeout SEC  each step's deadline: the handshake, each test at each size\n"
-        "                        (default 60); a peer silent for longer is a hung peer\n"
-        "      --timeout SEC     how long the server waits for a client (default 600)\n"
-        "  -j, --json FILE       also write the JSON report (schema gpuvet.bench-rdma/1) to FILE\n"
-        "                        (\"-\": standard output, which then holds only the JSON)\n"
-        "  -q, --quiet           no text report\n"
-        "      --data-dir DIR    baselines.json (the thresholds) from DIR ($GPUVET_DATA_DIR)\n"
-        "  -r, --root DIR        read the port's rate under DIR/sys when verbs' speed code is\n"
-        "                        unknown (a fixture)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "The library is libibverbs.so.1 (rdma-core), or $GPUVET_VERBS_LIB.\n"
-        "Exit status: 0 passed or warned, 1 a test failed, gave corrupt data or could not run (no\n"
-        "library, no device, port down, peer unreachable or hung), 2 usage or bad input (a device\n"
-        "or port that does not exist), 3 internal error.\n";
 
 struct rdma_cli {
         struct rdma_options run;
@@ -73,105 +31,140 @@ struct rdma_cli {
         char host[256];
 };
 
-static int rdma_option(int opt, const char *arg, void *ctx) {
+enum rdma_opt {
+        RDMA_OPT_PORT = 'p', RDMA_OPT_DEVICE = 'd', RDMA_OPT_IB_PORT = 'i', RDMA_OPT_GID_INDEX = 'x',
+        RDMA_OPT_ALL = 'a', RDMA_OPT_SIZE = 's', RDMA_OPT_ITERS = 'n', RDMA_OPT_TX_DEPTH = 't', RDMA_OPT_JSON = 'j',
+        RDMA_OPT_QUIET = 'q',
+        RDMA_OPT_SERVER = 0x100, RDMA_OPT_PEER, RDMA_OPT_TESTS, RDMA_OPT_LAT_ITERS, RDMA_OPT_GPU,
+        RDMA_OPT_CONNECT_TIMEOUT, RDMA_OPT_STEP_TIMEOUT,
+};
+
+/* "mlx5_0" or "mlx5_0:2" (perftest's -d, with the port as ibv_devinfo writes it). */
+static int device_option(struct rdma_cli *o, const char *arg) {
+        const char *colon = strchr(arg, ':');
+        size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+        if (n == 0 || n >= sizeof(o->device))
+                return cmd_usage_error("bench rdma", "--device: expected a device name such as mlx5_0, not \"%s\"", arg);
+        memcpy(o->device, arg, n);
+        o->device[n] = 0;
+        o->run.device = o->device;
+        if (colon && !cmd_parse_uint(colon + 1, 1, 255, &o->run.ib_port))
+                return cmd_usage_error("bench rdma", "--device: expected NAME:PORT with a port 1-255, not \"%s\"", arg);
+        return -1;
+}
+
+static int tests_option(struct rdma_plan *p, const char *arg) {
+        p->tests = 0;
+        if (strcmp(arg, "all") == 0) {
+                p->tests = (1u << RDMA_TEST_COUNT) - 1;
+                return -1;
+        }
+        char copy[128];
+        snprintf(copy, sizeof(copy), "%s", arg);
+        for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                enum rdma_test t = rdma_test_from_name(tok, strlen(tok));
+                if (t == RDMA_TEST_INVALID)
+                        return cmd_usage_error("bench rdma", "--tests: no test \"%s\" (write_bw, read_bw, write_lat, all)",
+                                               tok);
+                p->tests |= 1u << t;
+        }
+        if (!p->tests)
+                return cmd_usage_error("bench rdma", "--tests: name at least one test");
+        return -1;
+}
+
+static int rdma_option(int id, const struct opt_value *v, void *ctx) {
         struct rdma_cli *o = ctx;
         struct rdma_plan *p = &o->run.plan;
-        unsigned u;
-        switch (opt) {
-        case 'S': o->server_given = true; break;
-        case 'P':
-                if (rdma_parse_peer(arg, o->host, sizeof(o->host), &o->run.port, o->run.port) < 0)
+        switch ((enum rdma_opt)id) {
+        case RDMA_OPT_SERVER: o->server_given = true; break;
+        case RDMA_OPT_PEER:
+                if (rdma_parse_peer(v->text, o->host, sizeof(o->host), &o->run.port, o->run.port) < 0)
                         return cmd_usage_error("bench rdma", "--peer: expected HOST, HOST:PORT or [IPV6]:PORT, not \"%s\"",
-                                               arg);
+                                               v->text);
                 o->run.peer_host = o->host;
                 break;
-        case 'p':
-                if (!cmd_parse_uint(arg, 1, 65535, &o->run.port))
-                        return cmd_usage_error("bench rdma", "--port: expected a TCP port 1-65535, not \"%s\"", arg);
-                break;
-        case 'd': {
-                const char *colon = strchr(arg, ':');
-                size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
-                if (n == 0 || n >= sizeof(o->device))
-                        return cmd_usage_error("bench rdma", "--device: expected a device name such as mlx5_0, not \"%s\"",
-                                               arg);
-                memcpy(o->device, arg, n);
-                o->device[n] = 0;
-                o->run.device = o->device;
-                if (colon && !cmd_parse_uint(colon + 1, 1, 255, &o->run.ib_port))
-                        return cmd_usage_error("bench rdma", "--device: expected NAME:PORT with a port 1-255, not \"%s\"",
-                                               arg);
-                break;
-        }
-        case 'i':
-                if (!cmd_parse_uint(arg, 1, 255, &o->run.ib_port))
-                        return cmd_usage_error("bench rdma", "--ib-port: expected a port 1-255, not \"%s\"", arg);
-                break;
-        case 'x':
-                if (!cmd_parse_uint(arg, 0, 255, &u))
-                        return cmd_usage_error("bench rdma", "--gid-index: expected 0-255, not \"%s\"", arg);
-                o->run.gid_index = (int)u;
-                break;
-        case 'a': o->all_given = true; break;
-        case 's': {
-                size_t v;
-                if (nccl_parse_size(arg, &v) < 0 || v < 1 || v > MAX_SIZE_BYTES)
-                        return cmd_usage_error("bench rdma", "--size: expected a size 1 to 512M such as 65536 or 1M, not \"%s\"",
-                                               arg);
-                p->min_bytes = p->max_bytes = v;
+        case RDMA_OPT_PORT: o->run.port = (unsigned)v->n; break;
+        case RDMA_OPT_DEVICE: return device_option(o, v->text);
+        case RDMA_OPT_IB_PORT: o->run.ib_port = (unsigned)v->n; break;
+        case RDMA_OPT_GID_INDEX: o->run.gid_index = (int)v->n; break;
+        case RDMA_OPT_ALL: o->all_given = true; break;
+        case RDMA_OPT_SIZE:
+                p->min_bytes = p->max_bytes = v->n;
                 o->size_given = true;
                 break;
-        }
-        case 'E': {
-                p->tests = 0;
-                if (strcmp(arg, "all") == 0) {
-                        p->tests = (1u << RDMA_TEST_COUNT) - 1;
-                        break;
-                }
-                char copy[128];
-                snprintf(copy, sizeof(copy), "%s", arg);
-                for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                        enum rdma_test t = rdma_test_from_name(tok, strlen(tok));
-                        if (t == RDMA_TEST_INVALID)
-                                return cmd_usage_error("bench rdma", "--tests: no test \"%s\" (write_bw, read_bw, write_lat, all)",
-                                                       tok);
-                        p->tests |= 1u << t;
-                }
-                if (!p->tests)
-                        return cmd_usage_error("bench rdma", "--tests: name at least one test");
-                break;
-        }
-        case 'n':
-                if (!cmd_parse_uint(arg, 2, 10000000, &p->iters))
-                        return cmd_usage_error("bench rdma", "--iters: expected a whole number 2-10000000, not \"%s\"", arg);
-                break;
-        case 'L':
-                if (!cmd_parse_uint(arg, 2, 10000000, &p->lat_iters))
-                        return cmd_usage_error("bench rdma", "--lat-iters: expected a whole number 2-10000000, not \"%s\"",
-                                               arg);
-                break;
-        case 't':
-                if (!cmd_parse_uint(arg, 1, 4096, &p->tx_depth))
-                        return cmd_usage_error("bench rdma", "--tx-depth: expected a whole number 1-4096, not \"%s\"", arg);
-                break;
-        case 'g':
-                if (!cmd_parse_uint(arg, 0, 255, &u))
-                        return cmd_usage_error("bench rdma", "--gpu: expected a CUDA device index 0-255, not \"%s\"", arg);
-                o->run.gpu = (int)u;
-                break;
-        case 'C':
-                if (!parse_seconds(arg, &o->connect_s) || o->connect_s == 0)
-                        return cmd_usage_error("bench rdma", "--connect-timeout: expected seconds 1-86400, not \"%s\"", arg);
-                break;
-        case 'W':
-                if (!parse_seconds(arg, &o->step_s) || o->step_s == 0)
-                        return cmd_usage_error("bench rdma", "--step-timeout: expected seconds 1-86400, not \"%s\"", arg);
-                break;
-        case 'j': o->json_path = arg; break;
-        case 'q': o->quiet = true; break;
+        case RDMA_OPT_TESTS: return tests_option(p, v->text);
+        case RDMA_OPT_ITERS: p->iters = (unsigned)v->n; break;
+        case RDMA_OPT_LAT_ITERS: p->lat_iters = (unsigned)v->n; break;
+        case RDMA_OPT_TX_DEPTH: p->tx_depth = (unsigned)v->n; break;
+        case RDMA_OPT_GPU: o->run.gpu = (int)v->n; break;
+        case RDMA_OPT_CONNECT_TIMEOUT: o->connect_s = opt_seconds(v); break;
+        case RDMA_OPT_STEP_TIMEOUT: o->step_s = opt_seconds(v); break;
+        case RDMA_OPT_JSON: o->json_path = v->text; break;
+        case RDMA_OPT_QUIET: o->quiet = true; break;
         }
         return -1;
 }
+
+#define DAY_MS (24ull * 3600 * 1000)
+
+static const struct opt rdma_options[] = {
+        {.name = "server", .kind = ARG_FLAG, .id = RDMA_OPT_SERVER, .help = "wait for a client on --port"},
+        {.name = "peer", .kind = ARG_HOST, .id = RDMA_OPT_PEER, .metavar = "HOST[:PORT]",
+         .help = "the server to run against"},
+        {.name = "port", .letter = 'p', .kind = ARG_NUMBER, .min = 1, .max = 65535, .def = "18515, perftest's",
+         .help = "TCP port of the handshake"},
+        {.name = "device", .letter = 'd', .kind = ARG_TEXT, .metavar = "NAME[:PORT]",
+         .def = "the first with an ACTIVE port", .help = "RDMA device and port"},
+        {.name = "ib-port", .letter = 'i', .kind = ARG_NUMBER, .min = 1, .max = 255,
+         .def = "1, or the first ACTIVE one", .help = "the device's port"},
+        {.name = "gid-index", .letter = 'x', .kind = ARG_NUMBER, .min = 0, .max = 255,
+         .def = "RoCE v2 with an IPv4 address, as perftest", .help = "GID index"},
+        {.name = "all", .letter = 'a', .kind = ARG_FLAG, .help = "sweep 2 bytes to 8 MiB in powers of two (the default)"},
+        {.name = "size", .letter = 's', .kind = ARG_SIZE, .min = 1, .max = 512ull << 20,
+         .help = "one message size instead (K, M are 1024-based; at most 512M)"},
+        {.name = "tests", .kind = ARG_LIST, .id = RDMA_OPT_TESTS, .choices = "write_bw|read_bw|write_lat|all",
+         .def = "all", .help = "write_bw, read_bw, write_lat or all; comma-separated"},
+        {.name = "iters", .letter = 'n', .kind = ARG_NUMBER, .min = 2, .max = 10000000, .def = "5000",
+         .help = "bandwidth messages per size"},
+        {.name = "lat-iters", .kind = ARG_NUMBER, .id = RDMA_OPT_LAT_ITERS, .min = 2, .max = 10000000, .def = "1000",
+         .help = "latency round trips per size"},
+        {.name = "tx-depth", .letter = 't', .kind = ARG_NUMBER, .min = 1, .max = 4096, .def = "128",
+         .help = "bandwidth requests in flight"},
+        {.name = "gpu", .kind = ARG_NUMBER, .id = RDMA_OPT_GPU, .min = 0, .max = 255,
+         .help = "CUDA device N's memory (GPUDirect RDMA: dma-buf, else nvidia_peermem); write_lat is then left "
+                 "out (the CPU cannot poll device memory)"},
+        {.name = "connect-timeout", .kind = ARG_DURATION, .id = RDMA_OPT_CONNECT_TIMEOUT, .min = 1000, .max = DAY_MS,
+         .def = "30s", .help = "how long the client tries to reach the server"},
+        {.name = "step-timeout", .kind = ARG_DURATION, .id = RDMA_OPT_STEP_TIMEOUT, .min = 1000, .max = DAY_MS,
+         .def = "60s",
+         .help = "each step's deadline: the handshake, each test at each size; a peer silent for longer is a hung "
+                 "peer"},
+        OPT_JSON("gpuvet.bench-rdma/1"),
+        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report"},
+        {0},
+};
+
+const struct cmd_spec cmd_bench_rdma_spec = {
+        .name = "bench rdma",
+        .synopsis = "--server [OPTIONS]          (on one node)\n--peer HOST[:PORT] [OPTIONS] (on the other)",
+        .summary = "RDMA write and read bandwidth and write latency between two nodes over one RC queue pair, as "
+                   "perftest's ib_write_bw, ib_read_bw and ib_write_lat report them (Gb/s, Mpps, usec), every "
+                   "size's data verified once, the largest size's bandwidth judged against the port's link rate.",
+        .description = "The client (--peer) chooses the tests and sizes; the server follows. The options take "
+                       "perftest's letters where they mean the same.",
+        .opts = rdma_options,
+        .notes = "The library is libibverbs.so.1 (rdma-core), or $GPUVET_VERBS_LIB. --data-dir gives baselines.json "
+                 "(the thresholds); under --root, the port's rate is read from DIR/sys when verbs' speed code is "
+                 "unknown (a fixture).",
+        .exit_status = "0 passed or warned, 1 a test failed, gave corrupt data or could not run (no library, no "
+                       "device, port down, peer unreachable or hung), 2 usage or bad input (a device or port that "
+                       "does not exist), 3 internal error.",
+        .timeout_help = "how long the server waits for a client (default: 600s)",
+        .no_default_timeout = true,
+        .color = true,
+        .on_option = rdma_option,
+};
 
 /* The port's rate when ibv_query_port's speed code is one rdma_rate.h does not know (XDR
  * and later report through active_speed_ex): ports/N/rate under /sys/class/infiniband, as
@@ -276,22 +269,6 @@ static size_t judge(const struct rdma_cli *o, const struct rdma_result *res, con
 }
 
 int cmd_bench_rdma(int argc, char **argv) {
-        static const struct option own[] = {
-                {"server", no_argument, NULL, 'S'},          {"peer", required_argument, NULL, 'P'},
-                {"port", required_argument, NULL, 'p'},      {"device", required_argument, NULL, 'd'},
-                {"ib-port", required_argument, NULL, 'i'},   {"gid-index", required_argument, NULL, 'x'},
-                {"all", no_argument, NULL, 'a'},             {"size", required_argument, NULL, 's'},
-                {"tests", required_argument, NULL, 'E'},     {"iters", required_argument, NULL, 'n'},
-                {"lat-iters", required_argument, NULL, 'L'}, {"tx-depth", required_argument, NULL, 't'},
-                {"gpu", required_argument, NULL, 'g'},       {"connect-timeout", required_argument, NULL, 'C'},
-                {"step-timeout", required_argument, NULL, 'W'},
-                {"json", required_argument, NULL, 'j'},      {"quiet", no_argument, NULL, 'q'},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "bench rdma", .usage = usage, .short_opts = "p:d:i:x:as:n:t:j:q", .own = own,
-                .no_default_timeout = true, .own_option = rdma_option,
-        };
         struct rdma_cli o = {
                 .run = {.port = RDMA_DEFAULT_PORT, .gid_index = -1, .gpu = -1,
                         .plan = {.tests = (1u << RDMA_TEST_COUNT) - 1, .min_bytes = 2, .max_bytes = (uint64_t)8 << 20,
@@ -299,7 +276,7 @@ int cmd_bench_rdma(int argc, char **argv) {
                 .step_s = DEFAULT_STEP_S, .connect_s = DEFAULT_CONNECT_S,
         };
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_bench_rdma_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         o.run.server = o.server_given;
@@ -307,8 +284,6 @@ int cmd_bench_rdma(int argc, char **argv) {
                 return cmd_usage_error("bench rdma", "give either --server (on one node) or --peer HOST (on the other)");
         if (o.size_given && o.all_given)
                 return cmd_usage_error("bench rdma", "--size and --all exclude each other");
-        if (o.json_path && (code = output_path_usable("bench rdma", "--json", o.json_path)) != 0)
-                return code;
         o.run.step_ms = o.step_s * 1000.0;
         o.run.connect_ms = o.connect_s * 1000.0;
         o.run.accept_ms = (args.common.timeout_s ? args.common.timeout_s : DEFAULT_ACCEPT_S) * 1000.0;

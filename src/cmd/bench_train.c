@@ -11,57 +11,16 @@
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "core/deadline.h"
 #include "core/strparse.h"
 #include "data/gpudb.h"
 #include "data/modeldb.h"
 #include "report/bench_train_report.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char usage[] =
-        "Usage: gpuvet bench train (--model NAME | --layers L --hidden H --heads A ...) [OPTIONS]\n"
-        "\n"
-        "A training-step proxy: the GEMMs of a transformer layer's forward and backward for a few\n"
-        "layers, and the logit layer's, through cuBLASLt (OpenCL: fp32 kernel), timed per step;\n"
-        "tokens/s, achieved TFLOPS and MFU of the whole model (Megatron-LM's FLOP count), the\n"
-        "element-wise work left out (docs/bench.md, \"train\").\n"
-        "\n"
-        "Model:\n"
-        "      --model NAME      a preset of models.json (gpuvet estimate --list-models);\n"
-        "                        megatron-1.2b is the seed's GPT-1.2B\n"
-        "      --layers N --hidden N --heads N [--kv-heads N] [--ffn N] [--vocab N]\n"
-        "      --mlp gated|plain SwiGLU (default with --ffn) or GPT's (default, FFN 4h)\n"
-        "                        (with --model, any of these replaces the preset's)\n"
-        "Step:\n"
-        "      --seq N           tokens a sequence (default the preset's, at most 4096; 2048)\n"
-        "      --micro-batch N   sequences a step (default 4)\n"
-        "      --layers-run N    layers the proxy runs, 1 to the model's (default 2); the whole\n"
-        "                        model's figures scale them to every layer\n"
-        "  -p, --precision P     bf16 (default on CUDA), fp16, fp32, tf32 or fp8; OpenCL: fp32\n"
-        "  -n, --steps N         timed steps, 1-100000 (default 10)\n"
-        "  -w, --warmup N        warm-up steps, 1-10000 (default 2)\n"
-        "      --framework F     native (default) or torch: also the same GEMMs in PyTorch\n"
-        "                        (python3 and torch with a CUDA device; skipped otherwise)\n"
-        "Where:\n"
-        "  -b, --backend B       cuda, opencl or auto (default: CUDA when it has a device)\n"
-        "  -g, --gpus LIST       device indices (default 0); more than one: data parallel, the\n"
-        "                        gradients all-reduced through NCCL after each backward\n"
-        "  -j, --json FILE       also write the JSON report (schema gpuvet.bench-train/1) to FILE\n"
-        "                        (\"-\": standard output, which then holds only the JSON)\n"
-        "  -q, --quiet           no text report\n"
-        "      --timeout SEC     deadline of the step's child, and of PyTorch's (default 600)\n"
-        "  -r, --root DIR        read /sys, /proc under DIR for the node's facts\n"
-        "      --data-dir DIR    gpus.json, models.json, baselines.json (and train_torch.py)\n"
-        "                        from DIR ($GPUVET_DATA_DIR)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 the step passed or warned (PyTorch skipped included), 1 it failed, was\n"
-        "wrong or could not be measured (error, timeout, PyTorch failed), 2 usage or bad input,\n"
-        "3 internal error.\n";
 
 #define MAX_GPUS 256
 #define DEFAULT_MICRO_BATCH 4
@@ -71,9 +30,11 @@ static const char usage[] =
 #define CUSTOM_VOCAB 51200 /* GPT-2's 50257 padded to a multiple of 1024, as Megatron-LM does */
 #define SEED_MODEL "megatron-1.2b"
 
-enum {
-        OPT_MODEL = 0x200, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_FFN, OPT_VOCAB, OPT_MLP, OPT_SEQ,
-        OPT_MICRO, OPT_LAYERS_RUN, OPT_FRAMEWORK,
+enum train_opt {
+        TRAIN_PRECISION = 'p', TRAIN_STEPS = 'n', TRAIN_WARMUP = 'w', TRAIN_BACKEND = 'b', TRAIN_GPUS = 'g',
+        TRAIN_JSON = 'j', TRAIN_QUIET = 'q',
+        TRAIN_MODEL = 0x200, TRAIN_LAYERS, TRAIN_HIDDEN, TRAIN_HEADS, TRAIN_KV_HEADS, TRAIN_FFN, TRAIN_VOCAB, TRAIN_MLP,
+        TRAIN_SEQ, TRAIN_MICRO, TRAIN_LAYERS_RUN, TRAIN_FRAMEWORK,
 };
 
 struct train_cli {
@@ -84,59 +45,98 @@ struct train_cli {
         bool quiet;
 };
 
-static int number(const char *opt, const char *arg, unsigned min, unsigned max, unsigned *ret) {
-        uint64_t v;
-        if (parse_u64(arg, &v) < 0 || v < min || v > max)
-                return cmd_usage_error("bench train", "%s: expected a whole number %u-%u, not \"%s\"", opt, min, max, arg);
-        *ret = (unsigned)v;
-        return -1;
-}
-
-static int train_option(int opt, const char *arg, void *ctx) {
+static int train_option(int id, const struct opt_value *v, void *ctx) {
         struct train_cli *o = ctx;
-        switch (opt) {
-        case OPT_MODEL: o->model = arg; return -1;
-        case OPT_LAYERS: return number("--layers", arg, 1, 100000, &o->layers);
-        case OPT_HIDDEN: return number("--hidden", arg, 1, 1u << 20, &o->hidden);
-        case OPT_HEADS: return number("--heads", arg, 1, 65536, &o->heads);
-        case OPT_KV_HEADS: return number("--kv-heads", arg, 1, 65536, &o->kv_heads);
-        case OPT_FFN: return number("--ffn", arg, 1, 1u << 22, &o->ffn);
-        case OPT_VOCAB: return number("--vocab", arg, 1, 1u << 24, &o->vocab);
-        case OPT_SEQ: return number("--seq", arg, 1, 1u << 20, &o->seq);
-        case OPT_MICRO: return number("--micro-batch", arg, 1, 65536, &o->micro_batch);
-        case OPT_LAYERS_RUN: return number("--layers-run", arg, 1, 100000, &o->layers_run);
-        case 'n': return number("--steps", arg, 1, 100000, &o->bopt.reps);
-        case 'w': return number("--warmup", arg, 1, 10000, &o->bopt.warmup);
-        case OPT_MLP:
-                if (est_mlp_from_name(arg) == _EST_MLP_INVALID)
-                        return cmd_usage_error("bench train", "--mlp: expected gated or plain, not \"%s\"", arg);
-                o->mlp = arg;
-                return -1;
-        case OPT_FRAMEWORK:
-                if (strcmp(arg, "native") && strcmp(arg, "torch"))
-                        return cmd_usage_error("bench train", "--framework: expected native or torch, not \"%s\"", arg);
-                o->framework = arg;
-                return -1;
-        case 'p':
-                if (strcmp(arg, "bf16") && strcmp(arg, "fp16") && strcmp(arg, "fp32") && strcmp(arg, "tf32") &&
-                    strcmp(arg, "fp8"))
-                        return cmd_usage_error("bench train", "--precision: expected bf16, fp16, fp32, tf32 or fp8, not \"%s\"",
-                                               arg);
-                o->bopt.precision = arg;
-                return -1;
-        case 'b': return cmd_backend_option("bench train", arg, &o->bopt.backend);
-        case 'g':
-                if (!cmd_parse_device_list(arg, MAX_GPUS, o->gpus, &o->bopt.n_gpus))
+        unsigned n = (unsigned)v->n; /* every number's bound is below UINT_MAX */
+        switch ((enum train_opt)id) {
+        case TRAIN_MODEL: o->model = v->text; break;
+        case TRAIN_LAYERS: o->layers = n; break;
+        case TRAIN_HIDDEN: o->hidden = n; break;
+        case TRAIN_HEADS: o->heads = n; break;
+        case TRAIN_KV_HEADS: o->kv_heads = n; break;
+        case TRAIN_FFN: o->ffn = n; break;
+        case TRAIN_VOCAB: o->vocab = n; break;
+        case TRAIN_SEQ: o->seq = n; break;
+        case TRAIN_MICRO: o->micro_batch = n; break;
+        case TRAIN_LAYERS_RUN: o->layers_run = n; break;
+        case TRAIN_STEPS: o->bopt.reps = n; break;
+        case TRAIN_WARMUP: o->bopt.warmup = n; break;
+        case TRAIN_MLP: o->mlp = v->text; break;
+        case TRAIN_FRAMEWORK: o->framework = v->text; break;
+        case TRAIN_PRECISION: o->bopt.precision = v->text; break;
+        case TRAIN_BACKEND: o->bopt.backend = v->text; break;
+        case TRAIN_GPUS:
+                if (!cmd_parse_device_list(v->text, MAX_GPUS, o->gpus, &o->bopt.n_gpus))
                         return cmd_usage_error("bench train",
                                                "--gpus: expected device indices 0-%d such as \"0\" or \"0-3\", not \"%s\"",
-                                               MAX_GPUS - 1, arg);
+                                               MAX_GPUS - 1, v->text);
                 o->bopt.gpus = o->gpus;
-                return -1;
-        case 'j': o->json_path = arg; return -1;
-        case 'q': o->quiet = true; return -1;
+                break;
+        case TRAIN_JSON: o->json_path = v->text; break;
+        case TRAIN_QUIET: o->quiet = true; break;
         }
         return -1;
 }
+
+static const struct opt train_options[] = {
+        {.name = "model", .kind = ARG_TEXT, .id = TRAIN_MODEL, .metavar = "NAME",
+         .help = "a preset of models.json (gpuvet estimate --list-models); megatron-1.2b is the seed's GPT-1.2B"},
+        {.name = "layers", .kind = ARG_NUMBER, .id = TRAIN_LAYERS, .min = 1, .max = 100000,
+         .help = "the model's transformer layers"},
+        {.name = "hidden", .kind = ARG_NUMBER, .id = TRAIN_HIDDEN, .min = 1, .max = 1u << 20, .help = "its hidden size"},
+        {.name = "heads", .kind = ARG_NUMBER, .id = TRAIN_HEADS, .min = 1, .max = 65536, .help = "its attention heads"},
+        {.name = "kv-heads", .kind = ARG_NUMBER, .id = TRAIN_KV_HEADS, .min = 1, .max = 65536, .def = "the preset's, else --heads",
+         .help = "its key/value heads (grouped-query attention)"},
+        {.name = "ffn", .kind = ARG_NUMBER, .id = TRAIN_FFN, .min = 1, .max = 1u << 22, .def = "the preset's, else 4 x --hidden",
+         .help = "its feed-forward size"},
+        {.name = "vocab", .kind = ARG_NUMBER, .id = TRAIN_VOCAB, .min = 1, .max = 1u << 24, .def = "the preset's, else 51200",
+         .help = "its vocabulary"},
+        {.name = "mlp", .kind = ARG_ENUM, .id = TRAIN_MLP, .metavar = "KIND", .choices = "gated|plain",
+         .def = "the preset's; else gated with --ffn, plain without", .help = "gated: SwiGLU; plain: GPT's"},
+        {.name = "seq", .kind = ARG_NUMBER, .id = TRAIN_SEQ, .min = 1, .max = 1u << 20,
+         .def = "the preset's, at most 4096; else 2048", .help = "tokens a sequence"},
+        {.name = "micro-batch", .kind = ARG_NUMBER, .id = TRAIN_MICRO, .min = 1, .max = 65536, .def = "4",
+         .help = "sequences a step"},
+        {.name = "layers-run", .kind = ARG_NUMBER, .id = TRAIN_LAYERS_RUN, .min = 1, .max = 100000, .def = "2",
+         .help = "layers the proxy runs, 1 to the model's; the whole model's figures scale them to every layer"},
+        {.name = "precision", .letter = 'p', .kind = ARG_ENUM, .metavar = "P", .choices = "bf16|fp16|fp32|tf32|fp8",
+         .def = "bf16 on CUDA; OpenCL: fp32", .help = "bf16, fp16, fp32, tf32 or fp8"},
+        {.name = "steps", .letter = 'n', .kind = ARG_NUMBER, .min = 1, .max = 100000, .def = "10",
+         .help = "timed steps"},
+        {.name = "warmup", .letter = 'w', .kind = ARG_NUMBER, .min = 1, .max = 10000, .def = "2",
+         .help = "warm-up steps"},
+        {.name = "framework", .kind = ARG_ENUM, .id = TRAIN_FRAMEWORK, .metavar = "F", .choices = "native|torch",
+         .def = "native",
+         .help = "native, or torch: also the same GEMMs in PyTorch (python3 and torch with a CUDA device; skipped otherwise)"},
+        {.name = "backend", .letter = 'b', .kind = ARG_ENUM, .metavar = "NAME", .choices = "cuda|opencl|auto",
+         .def = "auto: CUDA when it has a device", .help = "run the step through cuda or opencl"},
+        {.name = "gpus", .letter = 'g', .kind = ARG_LIST, .def = "0",
+         .help = "device indices; more than one: data parallel, the gradients all-reduced through NCCL after "
+                 "each backward"},
+        OPT_JSON("gpuvet.bench-train/1"),
+        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report"},
+        {0},
+};
+
+const struct cmd_spec cmd_bench_train_spec = {
+        .name = "bench train",
+        .synopsis = "--model NAME [OPTIONS]\n--layers L --hidden H --heads A [OPTIONS]",
+        .summary = "A training-step proxy: the GEMMs of a transformer layer's forward and backward for a few layers, "
+                   "and the logit layer's, through cuBLASLt (OpenCL: fp32 kernel), timed per step; tokens/s, "
+                   "achieved TFLOPS and MFU of the whole model (Megatron-LM's FLOP count), the element-wise work "
+                   "left out (docs/bench.md, \"train\").",
+        .description = "The model is a preset (--model) or a shape (--layers, --hidden, --heads, and optionally "
+                       "--kv-heads, --ffn, --vocab, --mlp); with --model, any of the shape's options replaces the "
+                       "preset's.",
+        .opts = train_options,
+        .notes = "--data-dir holds gpus.json, models.json, baselines.json and train_torch.py.",
+        .exit_status = "0 the step passed or warned (PyTorch skipped included), 1 it failed, was wrong or could not "
+                       "be measured (error, timeout, PyTorch failed), 2 usage or bad input, 3 internal error.",
+        .timeout_help = "the deadline of the step's child, and of PyTorch's (default: 600s)",
+        .no_default_timeout = true,
+        .color = true,
+        .on_option = train_option,
+};
 
 /* The shape from the preset and the options over it. Returns -1, or EXIT_USAGE after a
  * message. *ret_custom: some option changed the preset's shape (or there is none). */
@@ -332,30 +332,11 @@ static int run_train(const struct train_job *job) {
 }
 
 int cmd_bench_train(int argc, char **argv) {
-        static const struct option own[] = {
-                {"model", required_argument, NULL, OPT_MODEL},       {"layers", required_argument, NULL, OPT_LAYERS},
-                {"hidden", required_argument, NULL, OPT_HIDDEN},     {"heads", required_argument, NULL, OPT_HEADS},
-                {"kv-heads", required_argument, NULL, OPT_KV_HEADS}, {"ffn", required_argument, NULL, OPT_FFN},
-                {"vocab", required_argument, NULL, OPT_VOCAB},       {"mlp", required_argument, NULL, OPT_MLP},
-                {"seq", required_argument, NULL, OPT_SEQ},           {"micro-batch", required_argument, NULL, OPT_MICRO},
-                {"layers-run", required_argument, NULL, OPT_LAYERS_RUN},
-                {"framework", required_argument, NULL, OPT_FRAMEWORK}, {"precision", required_argument, NULL, 'p'},
-                {"steps", required_argument, NULL, 'n'},             {"warmup", required_argument, NULL, 'w'},
-                {"backend", required_argument, NULL, 'b'},           {"gpus", required_argument, NULL, 'g'},
-                {"json", required_argument, NULL, 'j'},              {"quiet", no_argument, NULL, 'q'},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "bench train", .usage = usage, .short_opts = "p:n:w:b:g:j:q", .own = own,
-                .no_default_timeout = true, .own_option = train_option,
-        };
         static const int first_gpu[1] = {0};
         struct train_cli o = {.bopt = {.backend = "auto", .gpus = first_gpu, .n_gpus = 1}};
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_bench_train_spec, argc, argv, &o, &args);
         if (code >= 0)
-                return code;
-        if (o.json_path && (code = output_path_usable("bench train", "--json", o.json_path)) != 0)
                 return code;
         struct modeldb db;
         char err[512];

@@ -1,5 +1,6 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "core/fsroot.h"
 #include "data/compat.h"
 #include "data/gpudb.h"
@@ -7,37 +8,58 @@
 #include "sys/facts.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-        "Usage: gpuvet detect [OPTIONS]\n"
-        "\n"
-        "For each NVIDIA GPU: model, architecture and compute capability, the driver branch and\n"
-        "CUDA version to install, and which CUDA toolkits, PyTorch wheels and NGC containers run\n"
-        "on the installed driver (with the reason when one does not).\n"
-        "\n"
-        "Options:\n"
-        "  -j, --json            write the answer as JSON (schema gpuvet.detect/1, see docs/detect.md)\n"
-        "      --list-gpus       print the GPU table gpuvet judges by (architectures, models,\n"
-        "                        figures, PCI ids) instead; with --json as gpuvet.gpus/1\n"
-        "      --for-driver D    judge for driver D instead of the installed one: a version\n"
-        "                        (535.154.05) or a branch (580, R580: its newest known driver);\n"
-        "                        what an installer asks before it installs D\n"
-        "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
-        "  -r, --root DIR        read /sys and /proc under DIR (a fixture or snapshot);\n"
-        "                        default / or $GPUVET_FSROOT\n"
-        "      --data-dir DIR    gpus.json and compat.json from DIR ($GPUVET_DATA_DIR)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 done (also with no GPU), 2 usage or bad input, 3 internal error.\n";
+enum detect_opt { DETECT_JSON = 'j', DETECT_LIST_GPUS = 0x100, DETECT_FOR_DRIVER };
+
+struct detect_cli {
+        const char *json_path; /* "-": the JSON alone on standard output */
+        bool list_gpus;
+        const char *for_driver;
+};
+
+static int detect_option(int id, const struct opt_value *v, void *ctx) {
+        struct detect_cli *o = ctx;
+        switch ((enum detect_opt)id) {
+        case DETECT_JSON: o->json_path = v->text; break;
+        case DETECT_LIST_GPUS: o->list_gpus = true; break;
+        case DETECT_FOR_DRIVER: o->for_driver = v->text; break;
+        }
+        return -1;
+}
+
+static const struct opt detect_options[] = {
+        {.name = "json", .letter = 'j', .kind = ARG_OUTPUT,
+         .help = "also write the answer as JSON (schema gpuvet.detect/1, see docs/detect.md; with --list-gpus "
+                 "gpuvet.gpus/1) to FILE; alone, or \"-\", to standard output, which then holds only the JSON"},
+        {.name = "list-gpus", .kind = ARG_FLAG, .id = DETECT_LIST_GPUS,
+         .help = "print the GPU table gpuvet judges by (architectures, models, figures, PCI ids) instead"},
+        {.name = "for-driver", .kind = ARG_TEXT, .id = DETECT_FOR_DRIVER, .metavar = "VERSION",
+         .help = "judge for this driver instead of the installed one: a version (535.154.05) or a branch (580, "
+                 "R580: its newest known driver); what an installer asks before it installs it"},
+        {0},
+};
+
+const struct cmd_spec cmd_detect_spec = {
+        .name = "detect",
+        .summary = "For each NVIDIA GPU: model, architecture and compute capability, the driver branch and CUDA "
+                   "version to install, and which CUDA toolkits, PyTorch wheels and NGC containers run on the "
+                   "installed driver (with the reason when one does not).",
+        .opts = detect_options,
+        .notes = "--data-dir gives gpus.json and compat.json.",
+        .exit_status = "0 done (also with no GPU), 2 usage or bad input, 3 internal error.",
+        .on_option = detect_option,
+};
 
 /* ---- the command ---- */
 
-/* doc on standard output, in key order; EXIT_PASS or EXIT_INTERNAL after a failed write. */
-static int print_json(const json_t *doc) {
+/* doc as --json asks: alone on standard output ("-"), in key order, or into the file;
+ * EXIT_PASS or EXIT_INTERNAL after a failed write. */
+static int write_json(const json_t *doc, const char *path) {
+        if (strcmp(path, "-") != 0)
+                return write_json_output("detect", path, json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER));
         if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', stdout) == EOF) {
                 stdout_failed(errno);
                 return EXIT_INTERNAL;
@@ -45,7 +67,14 @@ static int print_json(const json_t *doc) {
         return EXIT_PASS;
 }
 
-static int list_gpu_table(const struct common_options *common, bool json) {
+/* The text unless the JSON goes to standard output, then the JSON when asked for. */
+static int write_answer(const json_t *doc, const char *json_path, void (*text)(FILE *, const json_t *)) {
+        if (!json_path || strcmp(json_path, "-") != 0)
+                text(stdout, doc);
+        return json_path ? write_json(doc, json_path) : EXIT_PASS;
+}
+
+static int list_gpu_table(const struct common_options *common, const char *json_path) {
         struct gpudb *db;
         char err[512];
         int r = gpudb_load(common->data_dir, &db, err, sizeof(err));
@@ -58,51 +87,24 @@ static int list_gpu_table(const struct common_options *common, bool json) {
         if (!doc) {
                 fprintf(stderr, "gpuvet detect: out of memory building the table\n");
                 code = EXIT_INTERNAL;
-        } else if (json) {
-                code = print_json(doc);
         } else {
-                detect_write_gpu_table(stdout, doc);
+                code = write_answer(doc, json_path, detect_write_gpu_table);
         }
         json_decref(doc);
         gpudb_free(db);
         return code;
 }
 
-struct detect_cli {
-        bool json, list_gpus;
-        const char *for_driver;
-};
-
-static int detect_option(int opt, const char *arg, void *ctx) {
-        struct detect_cli *o = ctx;
-        switch (opt) {
-        case 'j': o->json = true; break;
-        case 'G': o->list_gpus = true; break;
-        case 'F': o->for_driver = arg; break;
-        }
-        return -1;
-}
-
 int cmd_detect(int argc, char **argv) {
-        static const struct option own[] = {
-                {"json", no_argument, NULL, 'j'},
-                {"list-gpus", no_argument, NULL, 'G'},
-                {"for-driver", required_argument, NULL, 'F'},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "detect", .usage = usage, .short_opts = "j", .own = own, .own_option = detect_option,
-        };
         struct detect_cli o = {0};
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_detect_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         struct common_options common = args.common;
-        bool json = o.json;
         const char *for_driver = o.for_driver;
         if (o.list_gpus)
-                return list_gpu_table(&common, json);
+                return list_gpu_table(&common, o.json_path);
 
         struct compat *c;
         char err[512];
@@ -136,10 +138,8 @@ int cmd_detect(int argc, char **argv) {
         } else if (!doc) {
                 fprintf(stderr, "gpuvet detect: out of memory building the answer\n");
                 code = EXIT_INTERNAL;
-        } else if (json) {
-                code = print_json(doc);
         } else {
-                detect_write_text(stdout, doc);
+                code = write_answer(doc, o.json_path, detect_write_text);
         }
         json_decref(doc);
         facts_done(&facts);

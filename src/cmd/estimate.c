@@ -3,6 +3,7 @@
  * table's memory and peak rates (docs/estimate.md). */
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/specs.h"
 #include "core/fsroot.h"
 #include "data/gpudb.h"
 #include "data/modeldb.h"
@@ -11,7 +12,6 @@
 #include "sys/pci.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -19,49 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-static const char usage[] =
-        "Usage: gpuvet estimate (--model NAME | --params N | --layers L --hidden H --heads A ...) [OPTIONS]\n"
-        "\n"
-        "Memory per GPU (weights, gradients, optimizer states, activations, KV cache) and time\n"
-        "(FLOPs per token, tokens/s, time per step and per epoch) of training or serving a\n"
-        "transformer; whether it fits the GPU, and if not what would make it fit.\n"
-        "\n"
-        "Model:\n"
-        "      --model NAME      a preset of models.json (--list-models shows them)\n"
-        "      --list-models     print the presets and their sources, then exit\n"
-        "      --params N        parameter count (7B, 70e9, 1.5T); alone, or replacing the shape's\n"
-        "      --layers N --hidden N --heads N [--kv-heads N] [--vocab N] [--ffn N]\n"
-        "      --sliding-window N  attention sees at most N tokens back, so the KV cache keeps N\n"
-        "                        (0: the whole sequence; default the preset's)\n"
-        "      --mlp gated|plain SwiGLU (3 matrices, default with --ffn) or GPT's (2, default 4h FFN)\n"
-        "What:\n"
-        "      --train | --infer training (default) or inference\n"
-        "      --precision P     bf16 (default), fp16, fp8 or fp32\n"
-        "      --optimizer O     adam (default), sgd (with momentum) or adafactor (factored,\n"
-        "                        no momentum)\n"
-        "      --fp32-grads      gradients kept in fp32 (4 bytes; 18 a parameter with Adam)\n"
-        "      --zero N          ZeRO stage 0-3 over the data-parallel group (default 0)\n"
-        "      --tp N --pp N --dp N  tensor-, pipeline- and data-parallel degrees (default 1)\n"
-        "      --seq N           sequence (training) or context (inference) length; default the\n"
-        "                        preset's, capped at 4096 for training, or 2048\n"
-        "      --micro-batch N   sequences per micro-batch (default 1)\n"
-        "      --global-batch N  sequences per optimizer step (default micro-batch x dp)\n"
-        "      --recompute R     none (default), selective or full activation recomputation\n"
-        "      --batch N         inference: concurrent sequences (default 1)\n"
-        "      --kv-cache | --no-kv-cache  inference: count the KV cache (default yes)\n"
-        "Where and how fast:\n"
-        "      --gpu MODEL       a GPU of the table (\"H100 80GB HBM3\"); default the node's GPUs\n"
-        "      --mfu F           model FLOPs utilisation, 0 < F <= 1 (default 0.4)\n"
-        "      --tokens N        tokens in an epoch (training) or to generate (inference): 300B\n"
-        "      --json FILE       also write the answer as JSON (schema gpuvet.estimate/1); - for\n"
-        "                        standard output instead of the text\n"
-        "  -r, --root DIR        read /sys under DIR to find the GPUs (a fixture)\n"
-        "      --data-dir DIR    gpus.json and models.json from DIR ($GPUVET_DATA_DIR)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Exit status: 0 fits (or no GPU to judge by), 1 does not fit, 2 usage or bad input,\n"
-        "3 internal error.\n";
 
 /* 10% of the GPU's memory is held back for the CUDA context, NCCL buffers, the caching
  * allocator's fragmentation and temporary buffers the formulas do not count. */
@@ -71,56 +28,154 @@ static const char usage[] =
  * beyond any job run so far (the largest published runs use tens of thousands of GPUs). */
 #define MAX_GPUS 1048576ull
 
-enum {
-        OPT_MODEL = 0x200, OPT_LIST, OPT_PARAMS, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_WINDOW, OPT_VOCAB, OPT_FFN,
-        OPT_MLP, OPT_TRAIN, OPT_INFER, OPT_PRECISION, OPT_OPTIMIZER, OPT_ZERO, OPT_TP, OPT_PP, OPT_DP, OPT_SEQ,
-        OPT_MICRO, OPT_GLOBAL, OPT_RECOMPUTE, OPT_BATCH, OPT_KV, OPT_NO_KV, OPT_GPU, OPT_MFU, OPT_TOKENS, OPT_JSON, OPT_FP32_GRADS,
+enum estimate_opt {
+        ESTIMATE_JSON = 'j',
+        ESTIMATE_MODEL = 0x100, ESTIMATE_LIST, ESTIMATE_PARAMS, ESTIMATE_LAYERS, ESTIMATE_HIDDEN, ESTIMATE_HEADS,
+        ESTIMATE_KV_HEADS, ESTIMATE_WINDOW, ESTIMATE_VOCAB, ESTIMATE_FFN, ESTIMATE_MLP, ESTIMATE_TRAIN, ESTIMATE_INFER,
+        ESTIMATE_PRECISION, ESTIMATE_OPTIMIZER, ESTIMATE_ZERO, ESTIMATE_TP, ESTIMATE_PP, ESTIMATE_DP, ESTIMATE_SEQ,
+        ESTIMATE_MICRO, ESTIMATE_GLOBAL, ESTIMATE_RECOMPUTE, ESTIMATE_BATCH, ESTIMATE_KV, ESTIMATE_NO_KV, ESTIMATE_GPU,
+        ESTIMATE_MFU, ESTIMATE_TOKENS, ESTIMATE_FP32_GRADS,
+};
+
+/* A whole number option: its value, checked by its kind, and whether it was given. */
+struct whole {
+        unsigned v;
+        bool given;
 };
 
 struct estimate_cli {
-        const char *model, *params, *layers, *hidden, *heads, *kv_heads, *vocab, *ffn, *mlp, *sliding_window;
-        const char *precision, *optimizer, *zero, *tp, *pp, *dp, *seq, *micro_batch, *global_batch, *recompute;
-        const char *batch, *gpu, *mfu, *tokens, *json;
+        const char *model, *mlp, *precision, *optimizer, *recompute, *gpu, *json;
+        double params, mfu, tokens; /* 0: not given */
+        struct whole layers, hidden, heads, kv_heads, vocab, ffn, sliding_window, zero, tp, pp, dp, seq, micro_batch,
+                global_batch, batch;
         bool list, train, infer, kv_cache, no_kv_cache, fp32_grads;
 };
 
-static int estimate_option(int opt, const char *arg, void *ctx) {
+static int parse_count(const char *s, double *ret);
+
+/* --params, --tokens: a count with a suffix, which no kind of value takes. */
+static int count_option(const char *opt, const char *examples, const char *arg, double *ret) {
+        if (parse_count(arg, ret) < 0)
+                return cmd_usage_error("estimate", "%s: expected a count from 1 to 1e18 (%s), not \"%s\"", opt, examples,
+                                       arg);
+        return -1;
+}
+
+static int mfu_option(const char *arg, double *ret) {
+        char *end;
+        errno = 0;
+        double v = strtod(arg, &end);
+        if (errno || end == arg || *end || !(v > 0 && v <= 1))
+                return cmd_usage_error("estimate", "--mfu: expected a fraction above 0 and at most 1, not \"%s\"", arg);
+        *ret = v;
+        return -1;
+}
+
+static int estimate_option(int id, const struct opt_value *v, void *ctx) {
         struct estimate_cli *o = ctx;
-        switch (opt) {
-        case OPT_MODEL: o->model = arg; break;
-        case OPT_LIST: o->list = true; break;
-        case OPT_PARAMS: o->params = arg; break;
-        case OPT_LAYERS: o->layers = arg; break;
-        case OPT_HIDDEN: o->hidden = arg; break;
-        case OPT_HEADS: o->heads = arg; break;
-        case OPT_KV_HEADS: o->kv_heads = arg; break;
-        case OPT_WINDOW: o->sliding_window = arg; break;
-        case OPT_VOCAB: o->vocab = arg; break;
-        case OPT_FFN: o->ffn = arg; break;
-        case OPT_MLP: o->mlp = arg; break;
-        case OPT_TRAIN: o->train = true; break;
-        case OPT_INFER: o->infer = true; break;
-        case OPT_PRECISION: o->precision = arg; break;
-        case OPT_OPTIMIZER: o->optimizer = arg; break;
-        case OPT_ZERO: o->zero = arg; break;
-        case OPT_TP: o->tp = arg; break;
-        case OPT_PP: o->pp = arg; break;
-        case OPT_DP: o->dp = arg; break;
-        case OPT_SEQ: o->seq = arg; break;
-        case OPT_MICRO: o->micro_batch = arg; break;
-        case OPT_GLOBAL: o->global_batch = arg; break;
-        case OPT_RECOMPUTE: o->recompute = arg; break;
-        case OPT_BATCH: o->batch = arg; break;
-        case OPT_KV: o->kv_cache = true; break;
-        case OPT_NO_KV: o->no_kv_cache = true; break;
-        case OPT_GPU: o->gpu = arg; break;
-        case OPT_MFU: o->mfu = arg; break;
-        case OPT_TOKENS: o->tokens = arg; break;
-        case OPT_JSON: o->json = arg; break;
-        case OPT_FP32_GRADS: o->fp32_grads = true; break;
+        struct whole w = {(unsigned)v->n, true}; /* every whole number's bound is below UINT_MAX */
+        switch ((enum estimate_opt)id) {
+        case ESTIMATE_MODEL: o->model = v->text; break;
+        case ESTIMATE_LIST: o->list = true; break;
+        case ESTIMATE_PARAMS: return count_option("--params", "7B, 70e9, 1.5T", v->text, &o->params);
+        case ESTIMATE_LAYERS: o->layers = w; break;
+        case ESTIMATE_HIDDEN: o->hidden = w; break;
+        case ESTIMATE_HEADS: o->heads = w; break;
+        case ESTIMATE_KV_HEADS: o->kv_heads = w; break;
+        case ESTIMATE_WINDOW: o->sliding_window = w; break;
+        case ESTIMATE_VOCAB: o->vocab = w; break;
+        case ESTIMATE_FFN: o->ffn = w; break;
+        case ESTIMATE_MLP: o->mlp = v->text; break;
+        case ESTIMATE_TRAIN: o->train = true; break;
+        case ESTIMATE_INFER: o->infer = true; break;
+        case ESTIMATE_PRECISION: o->precision = v->text; break;
+        case ESTIMATE_OPTIMIZER: o->optimizer = v->text; break;
+        case ESTIMATE_ZERO: o->zero = w; break;
+        case ESTIMATE_TP: o->tp = w; break;
+        case ESTIMATE_PP: o->pp = w; break;
+        case ESTIMATE_DP: o->dp = w; break;
+        case ESTIMATE_SEQ: o->seq = w; break;
+        case ESTIMATE_MICRO: o->micro_batch = w; break;
+        case ESTIMATE_GLOBAL: o->global_batch = w; break;
+        case ESTIMATE_RECOMPUTE: o->recompute = v->text; break;
+        case ESTIMATE_BATCH: o->batch = w; break;
+        case ESTIMATE_KV: o->kv_cache = true; break;
+        case ESTIMATE_NO_KV: o->no_kv_cache = true; break;
+        case ESTIMATE_GPU: o->gpu = v->text; break;
+        case ESTIMATE_MFU: return mfu_option(v->text, &o->mfu);
+        case ESTIMATE_TOKENS: return count_option("--tokens", "300B, 2e12", v->text, &o->tokens);
+        case ESTIMATE_JSON: o->json = v->text; break;
+        case ESTIMATE_FP32_GRADS: o->fp32_grads = true; break;
         }
         return -1;
 }
+
+#define GIB_TOKENS 1073741824ull
+#define NUMBER(opt_name, opt_id, lo, hi, default_words, text)                                                          \
+        {.name = opt_name, .kind = ARG_NUMBER, .id = opt_id, .min = lo, .max = hi, .def = default_words, .help = text}
+
+static const struct opt estimate_options[] = {
+        {.name = "model", .kind = ARG_TEXT, .id = ESTIMATE_MODEL, .metavar = "NAME",
+         .help = "a preset of models.json (--list-models shows them)"},
+        {.name = "list-models", .kind = ARG_FLAG, .id = ESTIMATE_LIST,
+         .help = "print the presets and their sources, then exit"},
+        {.name = "params", .kind = ARG_TEXT, .id = ESTIMATE_PARAMS, .metavar = "N",
+         .help = "parameter count (7B, 70e9, 1.5T); alone, or replacing the shape's"},
+        NUMBER("layers", ESTIMATE_LAYERS, 1, 100000, NULL, "the shape's transformer layers"),
+        NUMBER("hidden", ESTIMATE_HIDDEN, 1, 16777216, NULL, "its hidden size"),
+        NUMBER("heads", ESTIMATE_HEADS, 1, 65536, NULL, "its attention heads"),
+        NUMBER("kv-heads", ESTIMATE_KV_HEADS, 1, 65536, "--heads", "its key/value heads (grouped-query attention)"),
+        NUMBER("vocab", ESTIMATE_VOCAB, 1, 16777216, NULL, "its vocabulary"),
+        NUMBER("ffn", ESTIMATE_FFN, 1, 16777216, "4 x --hidden", "its feed-forward size"),
+        NUMBER("sliding-window", ESTIMATE_WINDOW, 0, GIB_TOKENS, "the preset's, else 0",
+               "attention sees at most N tokens back, so the KV cache keeps N (0: the whole sequence)"),
+        {.name = "mlp", .kind = ARG_ENUM, .id = ESTIMATE_MLP, .metavar = "KIND", .choices = "gated|plain",
+         .def = "gated with --ffn, else plain", .help = "gated: SwiGLU (3 matrices); plain: GPT's (2)"},
+        {.name = "train", .kind = ARG_FLAG, .id = ESTIMATE_TRAIN, .help = "training (the default)"},
+        {.name = "infer", .kind = ARG_FLAG, .id = ESTIMATE_INFER, .help = "inference"},
+        {.name = "precision", .kind = ARG_ENUM, .id = ESTIMATE_PRECISION, .metavar = "P", .choices = "bf16|fp16|fp8|fp32",
+         .def = "bf16", .help = "bf16, fp16, fp8 or fp32"},
+        {.name = "optimizer", .kind = ARG_ENUM, .id = ESTIMATE_OPTIMIZER, .metavar = "O", .choices = "adam|sgd|adafactor",
+         .def = "adam", .help = "adam, sgd (with momentum) or adafactor (factored, no momentum)"},
+        {.name = "fp32-grads", .kind = ARG_FLAG, .id = ESTIMATE_FP32_GRADS,
+         .help = "gradients kept in fp32 (4 bytes; 18 a parameter with Adam)"},
+        NUMBER("zero", ESTIMATE_ZERO, 0, 3, "0", "ZeRO stage over the data-parallel group"),
+        NUMBER("tp", ESTIMATE_TP, 1, 4096, "1", "tensor-parallel degree"),
+        NUMBER("pp", ESTIMATE_PP, 1, 4096, "1", "pipeline-parallel degree"),
+        NUMBER("dp", ESTIMATE_DP, 1, 1048576, "1", "data-parallel degree"),
+        NUMBER("seq", ESTIMATE_SEQ, 1, GIB_TOKENS, "the preset's, capped at 4096 for training, or 2048",
+               "sequence (training) or context (inference) length"),
+        NUMBER("micro-batch", ESTIMATE_MICRO, 1, 1048576, "1", "sequences per micro-batch"),
+        NUMBER("global-batch", ESTIMATE_GLOBAL, 1, GIB_TOKENS, "micro-batch x dp", "sequences per optimizer step"),
+        {.name = "recompute", .kind = ARG_ENUM, .id = ESTIMATE_RECOMPUTE, .metavar = "R",
+         .choices = "none|selective|full", .def = "none", .help = "none, selective or full activation recomputation"},
+        NUMBER("batch", ESTIMATE_BATCH, 1, 1048576, "1", "inference: concurrent sequences"),
+        {.name = "kv-cache", .kind = ARG_FLAG, .id = ESTIMATE_KV, .help = "inference: count the KV cache (the default)"},
+        {.name = "no-kv-cache", .kind = ARG_FLAG, .id = ESTIMATE_NO_KV, .help = "inference: leave the KV cache out"},
+        {.name = "gpu", .kind = ARG_TEXT, .id = ESTIMATE_GPU, .metavar = "MODEL", .def = "the node's GPUs",
+         .help = "a GPU of the table (\"H100 80GB HBM3\")"},
+        {.name = "mfu", .kind = ARG_TEXT, .id = ESTIMATE_MFU, .metavar = "F", .def = "0.4",
+         .help = "model FLOPs utilisation, 0 < F <= 1"},
+        {.name = "tokens", .kind = ARG_TEXT, .id = ESTIMATE_TOKENS, .metavar = "N",
+         .help = "tokens in an epoch (training) or to generate (inference): 300B"},
+        OPT_JSON("gpuvet.estimate/1"),
+        {0},
+};
+
+const struct cmd_spec cmd_estimate_spec = {
+        .name = "estimate",
+        .synopsis = "--model NAME [OPTIONS]\n--params N [OPTIONS]\n--layers L --hidden H --heads A --vocab V [OPTIONS]",
+        .summary = "Memory per GPU (weights, gradients, optimizer states, activations, KV cache) and time (FLOPs per "
+                   "token, tokens/s, time per step and per epoch) of training or serving a transformer; whether it "
+                   "fits the GPU, and if not what would make it fit.",
+        .description = "The model is a preset (--model), a parameter count (--params), or a shape: --layers, "
+                       "--hidden, --heads and --vocab, optionally --kv-heads, --ffn, --mlp.",
+        .opts = estimate_options,
+        .notes = "--root reads /sys under DIR to find the GPUs (a fixture); --data-dir gives gpus.json and "
+                 "models.json.",
+        .exit_status = "0 fits (or no GPU to judge by), 1 does not fit, 2 usage or bad input, 3 internal error.",
+        .on_option = estimate_option,
+};
 
 /* ---- values ---- */
 
@@ -154,22 +209,11 @@ static int parse_count(const char *s, double *ret) {
         return 0;
 }
 
-/* A whole number from min to max, for option opt; EXIT_USAGE after a message, else -1. */
-static int whole_option(const char *opt, const char *s, unsigned min, unsigned max, unsigned *ret) {
-        char *end;
-        errno = 0;
-        unsigned long long v = s && *s != '-' ? strtoull(s, &end, 10) : 0;
-        if (!s || *s == '-' || *s == '\0' || errno || *end || v < min || v > max)
-                return cmd_usage_error("estimate", "%s: \"%s\" is not a whole number from %u to %u", opt, s ? s : "",
-                                       min, max);
-        *ret = (unsigned)v;
-        return -1;
-}
-
-#define WHOLE(opt, s, min, max, dst)                                                                                   \
+/* A whole number option's value into dst when it was given. */
+#define TAKE(w, dst)                                                                                                   \
         do {                                                                                                           \
-                if ((s) && (code = whole_option((opt), (s), (min), (max), (dst))) >= 0)                             \
-                        return code;                                                                                   \
+                if ((w).given)                                                                                         \
+                        *(dst) = (w).v;                                                                                \
         } while (0)
 
 /* ---- the GPU ---- */
@@ -620,24 +664,26 @@ static void answer_text(const struct answer *a) {
 }
 
 static int list_models(const struct modeldb *db, const char *json_path) {
-        if (json_path) {
-                json_t *list = json_array();
-                for (size_t i = 0; list && i < db->n; i++)
-                        json_array_append_new(list, json_pack("{s:s, s:s, s:f}", "id", db->models[i].id, "name",
-                                                              db->models[i].name, "params_published",
-                                                              db->models[i].params_published));
-                char *text = list ? json_dumps(list, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-                json_decref(list);
-                return write_json_output("estimate", json_path, text);
+        if (!json_path || strcmp(json_path, "-") != 0) {
+                printf("%-16s %-24s %10s  %s\n", "ID", "NAME", "PARAMS", "SHAPE");
+                for (size_t i = 0; i < db->n; i++) {
+                        const struct model_preset *p = &db->models[i];
+                        printf("%-16s %-24s %9.3gB  L%u h%u ffn%u a%u kv%u V%u seq%u%s\n", p->id, p->name,
+                               p->params_published / 1e9, p->shape.layers, p->shape.hidden, p->shape.ffn,
+                               p->shape.heads, p->shape.kv_heads, p->shape.vocab, p->shape.max_seq,
+                               p->shape.experts ? " MoE" : "");
+                }
         }
-        printf("%-16s %-24s %10s  %s\n", "ID", "NAME", "PARAMS", "SHAPE");
-        for (size_t i = 0; i < db->n; i++) {
-                const struct model_preset *p = &db->models[i];
-                printf("%-16s %-24s %9.3gB  L%u h%u ffn%u a%u kv%u V%u seq%u%s\n", p->id, p->name, p->params_published / 1e9,
-                       p->shape.layers, p->shape.hidden, p->shape.ffn, p->shape.heads, p->shape.kv_heads,
-                       p->shape.vocab, p->shape.max_seq, p->shape.experts ? " MoE" : "");
-        }
-        return EXIT_PASS;
+        if (!json_path)
+                return EXIT_PASS;
+        json_t *list = json_array();
+        for (size_t i = 0; list && i < db->n; i++)
+                json_array_append_new(list, json_pack("{s:s, s:s, s:f}", "id", db->models[i].id, "name",
+                                                      db->models[i].name, "params_published",
+                                                      db->models[i].params_published));
+        char *text = list ? json_dumps(list, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(list);
+        return write_json_output("estimate", json_path, text);
 }
 
 /* ---- the command ---- */
@@ -645,12 +691,8 @@ static int list_models(const struct modeldb *db, const char *json_path) {
 /* The model from --model or the shape options, with --params. Returns -1, or an exit code
  * after a message naming the option. */
 static int resolve_model(const struct estimate_cli *o, const struct modeldb *db, struct answer *a) {
-        int code;
-        bool shape_given = o->layers || o->hidden || o->heads || o->kv_heads || o->vocab || o->ffn || o->mlp;
-        double params = 0;
-        if (o->params && parse_count(o->params, &params) < 0)
-                return cmd_usage_error("estimate", "--params: \"%s\" is not a count from 1 to 1e18 (7B, 70e9, 1.5T)",
-                                       o->params);
+        bool shape_given = o->layers.given || o->hidden.given || o->heads.given || o->kv_heads.given ||
+                           o->vocab.given || o->ffn.given || o->mlp;
         if (o->model && shape_given)
                 return cmd_usage_error("estimate", "--model %s and the shape options (--layers, --hidden, ...): give one",
                                        o->model);
@@ -662,22 +704,22 @@ static int resolve_model(const struct estimate_cli *o, const struct modeldb *db,
                 a->model = a->preset->shape;
         } else if (shape_given) {
                 struct est_model *m = &a->model;
-                if (!o->layers || !o->hidden || !o->heads || !o->vocab)
+                if (!o->layers.given || !o->hidden.given || !o->heads.given || !o->vocab.given)
                         return cmd_usage_error("estimate", "a shape needs --layers, --hidden, --heads and --vocab%s",
                                                o->params ? " (or --params alone)" : "");
-                WHOLE("--layers", o->layers, 1, 100000, &m->layers);
-                WHOLE("--hidden", o->hidden, 1, 16777216, &m->hidden);
-                WHOLE("--heads", o->heads, 1, 65536, &m->heads);
+                TAKE(o->layers, &m->layers);
+                TAKE(o->hidden, &m->hidden);
+                TAKE(o->heads, &m->heads);
                 m->kv_heads = m->heads;
-                WHOLE("--kv-heads", o->kv_heads, 1, 65536, &m->kv_heads);
-                WHOLE("--vocab", o->vocab, 1, 16777216, &m->vocab);
-                m->mlp = o->ffn ? EST_MLP_GATED : EST_MLP_PLAIN;
-                if (o->mlp && (m->mlp = est_mlp_from_name(o->mlp)) == _EST_MLP_INVALID)
-                        return cmd_usage_error("estimate", "--mlp: \"%s\" is not gated or plain", o->mlp);
-                if (m->hidden > 16777216 / 4 && !o->ffn)
+                TAKE(o->kv_heads, &m->kv_heads);
+                TAKE(o->vocab, &m->vocab);
+                m->mlp = o->ffn.given ? EST_MLP_GATED : EST_MLP_PLAIN;
+                if (o->mlp)
+                        m->mlp = est_mlp_from_name(o->mlp); /* one of its table's choices */
+                if (m->hidden > 16777216 / 4 && !o->ffn.given)
                         return cmd_usage_error("estimate", "--hidden %u: give --ffn (4 x hidden is too large)", m->hidden);
                 m->ffn = 4 * m->hidden; /* GPT's FFN, 4h (Vaswani et al. 2017; GPT-3 Table 2.1) */
-                WHOLE("--ffn", o->ffn, 1, 16777216, &m->ffn);
+                TAKE(o->ffn, &m->ffn);
                 if (m->hidden % m->heads)
                         return cmd_usage_error("estimate", "--heads %u: must divide --hidden %u", m->heads, m->hidden);
                 if (m->heads % m->kv_heads)
@@ -685,13 +727,12 @@ static int resolve_model(const struct estimate_cli *o, const struct modeldb *db,
         } else if (!o->params) {
                 return cmd_usage_error("estimate", "which model? --model NAME, --params N or a shape (see --help)");
         }
-        WHOLE("--sliding-window", o->sliding_window, 0, 1073741824, &a->model.sliding_window);
-        a->model.params_override = params;
+        TAKE(o->sliding_window, &a->model.sliding_window);
+        a->model.params_override = o->params;
         return -1;
 }
 
 static int resolve_config(const struct estimate_cli *o, struct answer *a) {
-        int code;
         struct est_config *c = &a->config;
         if (o->train && o->infer)
                 return cmd_usage_error("estimate", "--train and --infer: give one");
@@ -702,8 +743,8 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
         } misplaced[] = {{"--optimizer", true, false}, {"--zero", true, false},        {"--micro-batch", true, false},
                          {"--global-batch", true, false}, {"--recompute", true, false}, {"--batch", false, true},
                          {"--kv-cache", false, true},  {"--no-kv-cache", false, true}, {"--fp32-grads", true, false}};
-        const bool given[] = {o->optimizer, o->zero, o->micro_batch, o->global_batch, o->recompute, o->batch,
-                              o->kv_cache, o->no_kv_cache, o->fp32_grads};
+        const bool given[] = {o->optimizer, o->zero.given, o->micro_batch.given, o->global_batch.given, o->recompute,
+                              o->batch.given, o->kv_cache, o->no_kv_cache, o->fp32_grads};
         for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
                 if (given[i] && (c->mode == EST_INFER ? misplaced[i].given_train_only : misplaced[i].given_infer_only))
                         return cmd_usage_error("estimate", "%s is for %s only", misplaced[i].name,
@@ -711,28 +752,23 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
                                                                              : "inference (--infer)");
         if (o->kv_cache && o->no_kv_cache)
                 return cmd_usage_error("estimate", "--kv-cache and --no-kv-cache: give one");
-        c->precision = EST_BF16;
-        if (o->precision && (c->precision = est_precision_from_name(o->precision)) == _EST_PRECISION_INVALID)
-                return cmd_usage_error("estimate", "--precision: \"%s\" is not bf16, fp16, fp8 or fp32", o->precision);
-        c->optimizer = EST_ADAM;
-        if (o->optimizer && (c->optimizer = est_optimizer_from_name(o->optimizer)) == _EST_OPTIMIZER_INVALID)
-                return cmd_usage_error("estimate", "--optimizer: \"%s\" is not adam, sgd or adafactor", o->optimizer);
-        c->recompute = EST_RECOMPUTE_NONE;
-        if (o->recompute && (c->recompute = est_recompute_from_name(o->recompute)) == _EST_RECOMPUTE_INVALID)
-                return cmd_usage_error("estimate", "--recompute: \"%s\" is not none, selective or full", o->recompute);
+        /* each one of its table's choices */
+        c->precision = o->precision ? est_precision_from_name(o->precision) : EST_BF16;
+        c->optimizer = o->optimizer ? est_optimizer_from_name(o->optimizer) : EST_ADAM;
+        c->recompute = o->recompute ? est_recompute_from_name(o->recompute) : EST_RECOMPUTE_NONE;
         c->tp = c->pp = c->dp = 1;
         c->micro_batch = c->batch = 1;
         c->kv_cache = !o->no_kv_cache;
         c->fp32_gradients = o->fp32_grads;
-        WHOLE("--zero", o->zero, 0, 3, &c->zero);
-        WHOLE("--tp", o->tp, 1, 4096, &c->tp);
-        WHOLE("--pp", o->pp, 1, 4096, &c->pp);
-        WHOLE("--dp", o->dp, 1, 1048576, &c->dp);
-        WHOLE("--micro-batch", o->micro_batch, 1, 1048576, &c->micro_batch);
-        WHOLE("--batch", o->batch, 1, 1048576, &c->batch);
+        TAKE(o->zero, &c->zero);
+        TAKE(o->tp, &c->tp);
+        TAKE(o->pp, &c->pp);
+        TAKE(o->dp, &c->dp);
+        TAKE(o->micro_batch, &c->micro_batch);
+        TAKE(o->batch, &c->batch);
         unsigned max_seq = a->model.max_seq;
         c->seq = max_seq ? (max_seq < 4096 ? max_seq : 4096) : 2048;
-        WHOLE("--seq", o->seq, 1, 1073741824, &c->seq);
+        TAKE(o->seq, &c->seq);
         if (max_seq && c->seq > max_seq)
                 return cmd_usage_error("estimate", "--seq %u: beyond %s's %u-token context", c->seq, a->preset->name,
                                        max_seq);
@@ -744,7 +780,7 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
                 return cmd_usage_error("estimate", "--micro-batch %u x --dp %u: more than 2^30 sequences a step",
                                        c->micro_batch, c->dp);
         c->global_batch = (unsigned)per_step;
-        WHOLE("--global-batch", o->global_batch, 1, 1073741824, &c->global_batch);
+        TAKE(o->global_batch, &c->global_batch);
         if (c->global_batch % per_step)
                 return cmd_usage_error("estimate",
                                        "--global-batch %u: must be a multiple of micro-batch x dp (%u x %u): "
@@ -755,18 +791,8 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
                 return cmd_usage_error("estimate", "--tp %u: must divide the %u attention heads", c->tp, m->heads);
         if (est_model_has_shape(m) && c->pp > m->layers)
                 return cmd_usage_error("estimate", "--pp %u: more stages than the %u layers", c->pp, m->layers);
-        a->mfu = 0.4;
-        if (o->mfu) {
-                char *end;
-                errno = 0;
-                a->mfu = strtod(o->mfu, &end);
-                if (errno || end == o->mfu || *end || !(a->mfu > 0 && a->mfu <= 1))
-                        return cmd_usage_error("estimate", "--mfu: \"%s\" is not a fraction above 0 and at most 1",
-                                               o->mfu);
-        }
-        if (o->tokens && parse_count(o->tokens, &a->tokens) < 0)
-                return cmd_usage_error("estimate", "--tokens: \"%s\" is not a count from 1 to 1e18 (300B, 2e12)",
-                                       o->tokens);
+        a->mfu = o->mfu > 0 ? o->mfu : 0.4;
+        a->tokens = o->tokens;
         a->gpus = (unsigned)gpus_of(c);
         return -1;
 }
@@ -777,8 +803,6 @@ static int estimate_run(const struct estimate_cli *o, const struct common_option
         if (code < 0)
                 code = resolve_config(o, &a);
         if (code >= 0)
-                return code;
-        if (o->json && (code = output_path_usable("estimate", "--json", o->json)) != 0)
                 return code;
         struct gpudb *gdb;
         char err[512];
@@ -832,46 +856,9 @@ static int estimate_run(const struct estimate_cli *o, const struct common_option
 }
 
 int cmd_estimate(int argc, char **argv) {
-        static const struct option own[] = {
-                {"model", required_argument, NULL, OPT_MODEL},
-                {"list-models", no_argument, NULL, OPT_LIST},
-                {"params", required_argument, NULL, OPT_PARAMS},
-                {"layers", required_argument, NULL, OPT_LAYERS},
-                {"hidden", required_argument, NULL, OPT_HIDDEN},
-                {"heads", required_argument, NULL, OPT_HEADS},
-                {"kv-heads", required_argument, NULL, OPT_KV_HEADS},
-                {"sliding-window", required_argument, NULL, OPT_WINDOW},
-                {"vocab", required_argument, NULL, OPT_VOCAB},
-                {"ffn", required_argument, NULL, OPT_FFN},
-                {"mlp", required_argument, NULL, OPT_MLP},
-                {"train", no_argument, NULL, OPT_TRAIN},
-                {"infer", no_argument, NULL, OPT_INFER},
-                {"precision", required_argument, NULL, OPT_PRECISION},
-                {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
-                {"zero", required_argument, NULL, OPT_ZERO},
-                {"tp", required_argument, NULL, OPT_TP},
-                {"pp", required_argument, NULL, OPT_PP},
-                {"dp", required_argument, NULL, OPT_DP},
-                {"seq", required_argument, NULL, OPT_SEQ},
-                {"micro-batch", required_argument, NULL, OPT_MICRO},
-                {"global-batch", required_argument, NULL, OPT_GLOBAL},
-                {"recompute", required_argument, NULL, OPT_RECOMPUTE},
-                {"batch", required_argument, NULL, OPT_BATCH},
-                {"kv-cache", no_argument, NULL, OPT_KV},
-                {"no-kv-cache", no_argument, NULL, OPT_NO_KV},
-                {"gpu", required_argument, NULL, OPT_GPU},
-                {"mfu", required_argument, NULL, OPT_MFU},
-                {"tokens", required_argument, NULL, OPT_TOKENS},
-                {"json", required_argument, NULL, OPT_JSON},
-                {"fp32-grads", no_argument, NULL, OPT_FP32_GRADS},
-                {NULL, 0, NULL, 0},
-        };
-        static const struct cmd_spec spec = {
-                .name = "estimate", .usage = usage, .own = own, .own_option = estimate_option,
-        };
         struct estimate_cli o = {0};
         struct cmd_args args;
-        int code = cmd_parse(&spec, argc, argv, &o, &args);
+        int code = cmd_parse(&cmd_estimate_spec, argc, argv, &o, &args);
         if (code >= 0)
                 return code;
         struct modeldb db;

@@ -499,7 +499,7 @@ static void option_section(FILE *out, const char *title, const struct opt *t, co
                 /* 30 s is not the default of a command with its own deadlines: its
                  * timeout_help says what is. */
                 struct opt timeout = *o;
-                if (spec->no_default_timeout)
+                if (spec->no_default_timeout || spec->timeout_help)
                         timeout.def = NULL;
                 option_line(out, &timeout, spec->timeout_help ? spec->timeout_help : o->help);
         }

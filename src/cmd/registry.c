@@ -31,10 +31,12 @@ const struct subcommand subcommands[] = {
 const size_t subcommand_count = sizeof(subcommands) / sizeof(subcommands[0]);
 
 const struct cmd_spec *const cmd_specs[] = {
-        &cmd_check_spec, &cmd_info_spec, &cmd_topo_spec, &cmd_snapshot_spec, &cmd_query_spec, &cmd_top_spec,
-        &cmd_policy_capture_spec, &cmd_policy_validate_spec, &cmd_fleet_spec, &cmd_ngc_list_spec, &cmd_ngc_pick_spec,
-        &cmd_ngc_pull_spec, &cmd_ngc_test_spec, &cmd_slurm_health_spec, &cmd_report_spec, &cmd_serve_spec,
-        &cmd_tune_spec,
+        &cmd_check_spec,          &cmd_info_spec,           &cmd_topo_spec,        &cmd_bench_spec,
+        &cmd_bench_nccl_spec,     &cmd_bench_rdma_spec,     &cmd_bench_train_spec, &cmd_burn_spec,
+        &cmd_detect_spec,         &cmd_estimate_spec,       &cmd_snapshot_spec,    &cmd_query_spec,
+        &cmd_top_spec,            &cmd_policy_capture_spec, &cmd_policy_validate_spec, &cmd_fleet_spec,
+        &cmd_ngc_list_spec,       &cmd_ngc_pick_spec,       &cmd_ngc_pull_spec,    &cmd_ngc_test_spec,
+        &cmd_slurm_health_spec,   &cmd_report_spec,         &cmd_serve_spec,       &cmd_tune_spec,
 };
 const size_t cmd_spec_count = sizeof(cmd_specs) / sizeof(cmd_specs[0]);
 
@@ -121,7 +123,7 @@ static json_t *spec_json(const struct cmd_spec *s) {
                 json_array_append_new(opts, option_json(o, "nvml", o->help));
         for (const struct opt *o = cmd_fragment(s->help_only ? 2 : 0); o->name; o++) {
                 struct opt t = *o;
-                if (o == cmd_fragment(0) && s->no_default_timeout)
+                if (o == cmd_fragment(0) && (s->no_default_timeout || s->timeout_help))
                         t.def = NULL; /* its timeout_help says the default */
                 json_array_append_new(opts, option_json(&t, "common", o == cmd_fragment(0) && s->timeout_help ?
                                                                               s->timeout_help : o->help));

@@ -47,12 +47,15 @@ class BenchCli(unittest.TestCase):
             (["no-such-bench"], 'no benchmark named "no-such-bench"'),
             (["host-memory,nope"], 'no benchmark named "nope"'),
             ([], "name a benchmark"),
+            (["--json", "host-memory"], '--json took "host-memory" for its file: write --json - host-memory'),
             (["host-memory", "extra"], 'unexpected argument "extra"'),
-            (["host-memory", "--precision", "fp7"], 'unknown precision "fp7"'),
-            (["host-memory", "--size", "12Q"], '--size: expected bytes'),
-            (["host-memory", "--size", "0"], '--size: expected bytes'),
-            (["host-memory", "--size", "-5M"], '--size: expected bytes'),
-            (["host-memory", "--size", "2T"], '--size: expected bytes'),
+            (["host-memory", "--precision", "fp7"], '--precision: expected fp64, fp32, tf32, fp16, bf16 or fp8, not "fp7"'),
+            (["host-memory", "--size", "12Q"], '--size: expected a size from 4K to 1T'),
+            (["host-memory", "--size", "0"], '--size: expected a size from 4K to 1T'),
+            (["host-memory", "--size=-5M"], '--size: expected a size from 4K to 1T'),
+            (["host-memory", "--size", "-5M"], 'option --size needs a value, not the option "-5M"'),
+            (["host-memory", "--size", "2T"], '--size: expected a size from 4K to 1T'),
+            (["host-memory", "--size", "1.5G"], '--size: expected a size from 4K to 1T'),
             (["host-memory", "--reps", "0"], "--reps: expected a whole number"),
             (["host-memory", "--reps", "ten"], "--reps: expected a whole number"),
             (["host-memory", "--warmup", "99999999999"], "--warmup: expected a whole number"),
@@ -60,7 +63,7 @@ class BenchCli(unittest.TestCase):
             (["host-memory", "--backend", "vulkan"], "--backend: expected cuda, opencl or auto"),
             (["host-memory", "--gpus", "x"], "--gpus: expected device indices"),
             (["host-memory", "--gpus", "0-999"], "--gpus: expected device indices"),
-            (["host-memory", "--timeout", "0"], "--timeout: expected whole seconds"),
+            (["host-memory", "--timeout", "0"], "--timeout: expected a duration from 1s to 1d"),
             (["host-memory", "--reps"], "needs a value"),
             (["host-memory", "--frobnicate"], "unknown option --frobnicate"),
         ]
@@ -70,6 +73,34 @@ class BenchCli(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, (p.stdout, p.stderr))
                 self.assertIn(message, p.stderr)
                 self.assertEqual(p.stdout, "")
+
+    def test_help_from_the_tables(self):
+        """The help of the commands with typed option tables: within 80 columns, naming every
+        option `gpuvet help --options-json` gives; a command with deadlines of its own does
+        not claim the gathering deadline's default of 30s for --timeout."""
+        dump = subprocess.run([GPUVET, "help", "--options-json"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(dump.returncode, 0, dump.stderr)
+        specs = {s["name"]: s for s in json.loads(dump.stdout)["specs"]}
+        for name in ("bench", "bench nccl", "bench train", "bench rdma", "burn", "detect", "estimate"):
+            with self.subTest(command=name):
+                self.assertIn(name, specs)
+                p = subprocess.run([GPUVET, *name.split(), "--help"], capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual([line for line in p.stdout.splitlines() if len(line) > 80], [])
+                for o in specs[name]["options"]:
+                    self.assertIn("--" + o["name"], p.stdout)
+                timeout = next(o for o in specs[name]["options"] if o["name"] == "timeout")
+                if name.startswith("bench"):
+                    self.assertIsNone(timeout["default"])
+                    self.assertNotIn("default: 30s", p.stdout.split("--timeout", 1)[1].split("\n  -", 1)[0])
+
+    def test_units_and_json(self):
+        """--size takes the size units, --timeout the duration units; --json alone is --json -."""
+        p = run("host-memory", "--size", "8MiB", "--reps", "1", "--precision", "fp64", "--timeout", "2m", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["options"]["size_bytes"], 8 << 20)
+        self.assertEqual(doc["options"]["timeout_s"], 120)
 
     def test_bad_baselines_file(self):
         with tempfile.TemporaryDirectory() as d:

@@ -170,12 +170,17 @@ def main():
           "an unreadable NCCL_TOPO_FILE is reported: %s" % topo)
 
     # --- bad options: exit 2 naming the option
-    for args, word in [(["-b", "x"], "--minbytes"), (["-e", "8", "-b", "1G"], "never end"), (["-f", "1"], "--stepfactor"),
-                       (["-n", "0"], "--iters"), (["-d", "float7"], "--datatype"), (["-o", "xor"], "--op"),
-                       (["-c", "2"], "--check"), (["-C", "allreduce"], "--collectives"),
+    for args, word in [(["-b", "x"], "--minbytes"), (["-e", "8", "-b", "1G"], "never end"), (["-f", "1"], "-f: expected a whole number from 2"),
+                       (["-n", "0"], "-n: expected a whole number"), (["-d", "float7"], "-d: expected int8"),
+                       (["-o", "xor"], "-o: expected sum"),
+                       (["-c", "2"], "-c: expected 0 or 1"), (["-C", "allreduce"], "--collectives"),
                        (["--in-place", "--out-of-place"], "exclude"), (["-g", "x"], "--gpus"),
                        (["--hang-timeout", "0"], "--hang-timeout"), (["-g", "0,1", "--root-rank", "2"], "--root-rank"),
-                       (["-b", "1", "-e", "1G", "-i", "1"], "at most 64"), (["extra"], "extra")]:
+                       (["-b", "1", "-e", "1G", "-i", "1"], "at most 64"), (["extra"], "extra"),
+                       (["--hang-timeout", "5x"], "--hang-timeout: expected a duration"),
+                       # parsed (durations with units, nccl-tests' decimal sizes), then refused for the operand
+                       (["--hang-timeout", "2m", "--join-timeout", "90s", "-b", "0.5K", "extra"],
+                        'unexpected argument "extra"')]:
         p, _ = nccl(args)
         check(p.returncode == 2 and word in p.stderr, "%s: exit 2 naming %s; got %d %s" % (args, word, p.returncode,
                                                                                          p.stderr.strip()))

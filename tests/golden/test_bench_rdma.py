@@ -293,7 +293,12 @@ def main():
     # bad options
     for args, word in ((["--server", "--peer", "x"], "either --server"), ([], "either --server"),
                        (["--peer", "h", "--size", "0"], "--size"), (["--peer", "h", "--tests", "bogus"], "--tests"),
-                       (["--peer", "h:99999"], "--peer"), (["--peer", "h", "-t", "0"], "--tx-depth")):
+                       (["--peer", "h:99999"], "--peer"), (["--peer", "h", "-t", "0"], "-t: expected a whole number from 1 to 4096"),
+                       (["--peer", "h", "--step-timeout", "5x"], "--step-timeout: expected a duration"),
+                       (["--peer", "h", "--size", "0.5M"], "--size: expected a size from 1 to 512M"),
+                       # parsed (durations and sizes with units), then refused for the role
+                       (["--peer", "h", "--step-timeout", "1m", "--connect-timeout", "90s", "-s", "64KiB",
+                         "--server"], "either --server")):
         p = subprocess.run([GPUVET, "bench", "rdma"] + args, env=env(), capture_output=True, text=True, timeout=30)
         check(p.returncode == 2 and word in p.stderr, "%s: exit 2 naming %s; got %d %s" % (args, word, p.returncode, p.stderr))
     p = subprocess.run([GPUVET, "bench", "--list"], env=env(), capture_output=True, text=True, timeout=30)

@@ -245,7 +245,7 @@ def usage():
     bad = [
         (["--hidden", "0", "--layers", "2", "--heads", "4"], "--hidden"),
         (["--model", "megatron-1.2b", "--heads", "x"], "--heads"),
-        (["--model", "megatron-1.2b", "-p", "fp64"], "--precision"),
+        (["--model", "megatron-1.2b", "-p", "fp64"], "-p: expected bf16"),
         (["--model", "megatron-1.2b", "--framework", "jax"], "--framework"),
         (["--model", "megatron-1.2b", "--mlp", "moe"], "--mlp"),
         (["--model", "no-such-model"], "--model"),
@@ -256,7 +256,7 @@ def usage():
         (["--model", "megatron-1.2b", "--warmup", "x"], "--warmup"),
         (["--model", "megatron-1.2b", "--micro-batch", "0"], "--micro-batch"),
         (["--model", "megatron-1.2b", "-g", "x"], "--gpus"),
-        (["--model", "megatron-1.2b", "-b", "rocm"], "--backend"),
+        (["--model", "megatron-1.2b", "-b", "rocm"], "-b: expected cuda, opencl or auto"),
         (["--model", "megatron-1.2b", "--json", "/nonexistent/dir/x.json"], "--json"),
         (["--layers", "2"], "name a model"),
         (["--model", "megatron-1.2b", "--bogus"], "bogus"),

@@ -308,8 +308,8 @@ def one_hung_case():
 
 
 def bad_input_cases():
-    for args, name in ((["-d", "0s"], "--duration"), (["-d", "5x"], "--duration"), (["-m", "foo"], "--mode"),
-                       (["-p", "fp7"], "--precision"), (["--gpus", "x"], "--gpus"),
+    for args, name in ((["-d", "0s"], "-d: expected a duration"), (["-d", "5x"], "-d: expected a duration"), (["-m", "foo"], "--mode"),
+                       (["-p", "fp7"], "-p: expected fp64"), (["--gpus", "x"], "--gpus"),
                        (["--memtest-size", "1K"], "--memtest-size"), (["--verify-every", "0"], "--verify-every"),
                        (["--pulse-period", "10ms"], "--pulse-period"), (["--sample-interval", "50ms"], "--sample-interval"), (["--hang-timeout", "1h1s"], "--hang-timeout")):
         p = subprocess.run([GPUVET, "burn"] + args, capture_output=True, text=True, timeout=30, env=clean_env({}))

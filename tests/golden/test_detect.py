@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
 import fixture_cache  # noqa: E402  (the shared fixture trees)
 
@@ -114,6 +115,7 @@ def main(argv):
         else:
             print("ok   " + name)
     for_driver(gpuvet, fixtures)
+    json_file(gpuvet, fixtures)
     return 1 if failures else 0
 
 
@@ -175,11 +177,36 @@ def for_driver(gpuvet, fixtures):
     check(r615.returncode == 0 and json.loads(r615.stdout)["for_driver"]["version"] == "615.71.09",
           "--for-driver 615 means R615's known driver 615.71.09")
     for bad, words in (("999", "lists no branch R999"), ("abc", "expected a driver version"),
-                       ("R580.1", "expected a driver version"), ("", "expected a driver version")):
+                       ("R580.1", "expected a driver version"), ("", "--for-driver: empty value")):
         proc = run_detect(gpuvet, "--root", p100, "--for-driver", bad)
         check(proc.returncode == 2 and words in proc.stderr and proc.stdout == "",
               "--for-driver %r: exit 2 naming the problem (got %d: %s)" % (bad, proc.returncode, proc.stderr.strip()))
     print("ok   --for-driver")
+
+
+def json_file(gpuvet, fixtures):
+    """--json FILE prints the text and writes the same answer to FILE; --json alone (or -)
+    puts the JSON alone on standard output."""
+    p100 = os.path.join(fixtures, "p100-node")
+    alone = run_detect(gpuvet, "--root", p100, "--json")
+    dash = run_detect(gpuvet, "--root", p100, "-j", "-")
+    check(alone.returncode == 0 and dash.stdout == alone.stdout and alone.stdout.startswith("{"),
+          "--json and -j -: the JSON alone on standard output: %s" % alone.stderr.strip())
+    text = run_detect(gpuvet, "--root", p100)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "detect.json")
+        both = run_detect(gpuvet, "--root", p100, "--json", path)
+        written = open(path).read() if os.path.exists(path) else ""
+    check(both.returncode == 0 and both.stdout == text.stdout and written == alone.stdout,
+          "--json FILE: the text on standard output and the JSON in FILE (%d: %s)" % (both.returncode,
+                                                                                   both.stderr.strip()))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "gpus.json")
+        table = run_detect(gpuvet, "--list-gpus", "--json", path)
+        written = json.load(open(path)) if os.path.exists(path) else {}
+    check(table.returncode == 0 and not table.stdout.startswith("{") and written.get("schema") == "gpuvet.gpus/1",
+          "--list-gpus --json FILE: the table as text and gpuvet.gpus/1 in FILE: %s" % table.stderr.strip())
+    print("ok   --json FILE")
 
 
 if __name__ == "__main__":

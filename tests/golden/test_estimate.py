@@ -51,28 +51,28 @@ CASES = [
 BAD = [
     (["--model", "llama-9"], "--model: no preset \"llama-9\""),
     ([], "which model?"),
-    (["--params", "7X"], "--params: \"7X\" is not a count"),
+    (["--params", "7X"], "--params: expected a count from 1 to 1e18 (7B, 70e9, 1.5T), not \"7X\""),
     (["--params", "-7B"], "--params"),
     (["--params", "nan"], "--params"),
     (["--model", "llama-2-7b", "--layers", "4"], "give one"),
     (["--layers", "4", "--hidden", "64"], "a shape needs --layers, --hidden, --heads and --vocab"),
     (["--layers", "4", "--hidden", "64", "--heads", "5", "--vocab", "10"], "--heads 5: must divide --hidden 64"),
     (["--layers", "4", "--hidden", "64", "--heads", "4", "--kv-heads", "3", "--vocab", "10"], "--kv-heads 3"),
-    (["--layers", "0", "--hidden", "64", "--heads", "4", "--vocab", "10"], "--layers: \"0\" is not a whole number"),
-    (["--model", "llama-2-7b", "--precision", "int4"], "--precision: \"int4\""),
-    (["--model", "llama-2-7b", "--optimizer", "lion"], "--optimizer: \"lion\" is not adam, sgd or adafactor"),
-    (["--model", "llama-2-7b", "--recompute", "some"], "--recompute: \"some\""),
-    (["--model", "llama-2-7b", "--zero", "4"], "--zero: \"4\" is not a whole number from 0 to 3"),
-    (["--model", "llama-2-7b", "--tp", "0"], "--tp: \"0\""),
+    (["--layers", "0", "--hidden", "64", "--heads", "4", "--vocab", "10"], "--layers: expected a whole number from 1 to 100000, not \"0\""),
+    (["--model", "llama-2-7b", "--precision", "int4"], "--precision: expected bf16, fp16, fp8 or fp32, not \"int4\""),
+    (["--model", "llama-2-7b", "--optimizer", "lion"], "--optimizer: expected adam, sgd or adafactor, not \"lion\""),
+    (["--model", "llama-2-7b", "--recompute", "some"], "--recompute: expected none, selective or full, not \"some\""),
+    (["--model", "llama-2-7b", "--zero", "4"], "--zero: expected a whole number from 0 to 3, not \"4\""),
+    (["--model", "llama-2-7b", "--tp", "0"], "--tp: expected a whole number from 1 to 4096, not \"0\""),
     (["--model", "llama-2-7b", "--tp", "3"], "--tp 3: must divide the 32 attention heads"),
     (["--model", "llama-2-7b", "--pp", "64"], "--pp 64: more stages than the 32 layers"),
-    (["--model", "llama-2-7b", "--dp", "x"], "--dp: \"x\""),
+    (["--model", "llama-2-7b", "--dp", "x"], "--dp: expected a whole number from 1 to 1048576, not \"x\""),
     (["--model", "llama-2-7b", "--seq", "8192"], "--seq 8192: beyond Llama 2 7B's 4096-token context"),
     (["--model", "llama-2-7b", "--micro-batch", "3", "--dp", "2", "--global-batch", "8"],
      "--global-batch 8: must be a multiple of micro-batch x dp (3 x 2)"),
-    (["--model", "llama-2-7b", "--mfu", "1.5"], "--mfu: \"1.5\""),
-    (["--model", "llama-2-7b", "--mfu", "0"], "--mfu: \"0\""),
-    (["--model", "llama-2-7b", "--tokens", "lots"], "--tokens: \"lots\""),
+    (["--model", "llama-2-7b", "--mfu", "1.5"], "--mfu: expected a fraction above 0 and at most 1, not \"1.5\""),
+    (["--model", "llama-2-7b", "--mfu", "0"], "--mfu: expected a fraction above 0 and at most 1, not \"0\""),
+    (["--model", "llama-2-7b", "--tokens", "lots"], "--tokens: expected a count from 1 to 1e18 (300B, 2e12), not \"lots\""),
     (["--model", "llama-2-7b", "--infer", "--zero", "1"], "--zero is for training (--train) only"),
     (["--model", "llama-2-7b", "--batch", "4"], "--batch is for inference (--infer) only"),
     (["--model", "llama-2-7b", "--train", "--infer"], "--train and --infer: give one"),
@@ -181,6 +181,26 @@ def main(argv):
         gpu = json.loads(proc.stdout)["gpu"]
         check(gpu["from"] == "detected" and gpu["count_on_node"] == 8 and "B300" in gpu["name"],
               "detected: the fixture's 8 B300s: %s" % gpu)
+
+    # --json FILE: the text as without it, and the JSON --json - gives, in FILE; --json alone
+    # is --json -. --list-models the same way.
+    args = ["--model", "llama-2-7b"] + H100
+    text, alone, dash = run(gpuvet, args), run(gpuvet, args + ["--json"]), run(gpuvet, args + ["-j", "-"])
+    check(alone.returncode == dash.returncode == 1 and alone.stdout == dash.stdout and alone.stdout.startswith("{"),
+          "--json alone is --json -: %s" % alone.stderr.strip())
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "e.json")
+        both = run(gpuvet, args + ["--json", path])
+        written = open(path).read() if os.path.exists(path) else ""
+    check(both.returncode == 1 and both.stdout == text.stdout and written == dash.stdout,
+          "--json FILE: text on standard output, the JSON in FILE: %d %s" % (both.returncode, both.stderr.strip()))
+    table = run(gpuvet, ["--list-models"])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "models.json")
+        both = run(gpuvet, ["--list-models", "--json", path])
+        written = json.load(open(path)) if os.path.exists(path) else []
+    check(both.returncode == 0 and both.stdout == table.stdout and "llama-2-7b" in [m["id"] for m in written],
+          "--list-models --json FILE: the table, and the list in FILE: %s" % both.stderr.strip())
 
     for args, expected in BAD:
         proc = run(gpuvet, args + ["--gpu", "NVIDIA H100 80GB HBM3"] if "--gpu" not in args else args)
