@@ -52,12 +52,6 @@ void common_options_init(struct common_options *o);
  * into the binary are used. */
 const char *installed_data_dir(void);
 
-/* Handle one of the common options, or one of getopt's errors, for command cmd.
- * Returns -1 when parsing goes on, else the exit code to return (0 after --help). */
-int common_option(const char *cmd, int opt, const char *usage, struct common_options *o, char **argv);
-
-/* After getopt: refuse operands. Returns -1 when there are none, else EXIT_USAGE. */
-int common_no_operands(const char *cmd, int argc, char **argv);
 
 /* Open the root and the GPU table, printing a message naming command cmd and the input on
  * failure. Returns 0 or an exit code. */
@@ -85,6 +79,3 @@ int output_path_usable(const char *cmd, const char *opt, const char *path);
 int stdout_finish(int code);
 /* Report a failed write to standard output (err: its errno, 0 if unknown), once. */
 void stdout_failed(int err);
-
-/* Parse a positive number of seconds for --timeout; false on bad input. */
-bool parse_seconds(const char *s, unsigned *ret);

@@ -38,34 +38,6 @@ void common_options_init(struct common_options *o) {
         o->timeout_s = COMMON_TIMEOUT_S_DEFAULT;
 }
 
-int common_option(const char *cmd, int opt, const char *usage, struct common_options *o, char **argv) {
-        switch (opt) {
-        case 'T':
-                if (!parse_seconds(optarg, &o->timeout_s)) {
-                        fprintf(stderr, "gpuvet %s: --timeout: expected whole seconds 1..86400, not \"%s\"\n", cmd,
-                                optarg);
-                        return EXIT_USAGE;
-                }
-                return -1;
-        case 'r': o->root = optarg; return -1;
-        case 'D': o->data_dir = optarg; return -1;
-        case 'h': fputs(usage, stdout); return EXIT_PASS;
-        case ':':
-                fprintf(stderr, "gpuvet %s: option %s needs a value\n", cmd, argv[optind - 1]);
-                return EXIT_USAGE;
-        default:
-                fprintf(stderr, "gpuvet %s: unknown option %s (see gpuvet %s --help)\n", cmd, argv[optind - 1], cmd);
-                return EXIT_USAGE;
-        }
-}
-
-int common_no_operands(const char *cmd, int argc, char **argv) {
-        if (optind >= argc)
-                return -1;
-        fprintf(stderr, "gpuvet %s: unexpected argument \"%s\" (see gpuvet %s --help)\n", cmd, argv[optind], cmd);
-        return EXIT_USAGE;
-}
-
 int open_inputs(const char *cmd, const struct common_options *o, struct fsroot **ret_fs, struct gpudb **ret_db) {
         int r = fsroot_open(o->root, ret_fs);
         if (r < 0) {
@@ -100,14 +72,6 @@ void watchdog_arm(unsigned seconds, const char *what) {
         sigemptyset(&sa.sa_mask);
         sigaction(SIGALRM, &sa, NULL);
         alarm(seconds);
-}
-
-bool parse_seconds(const char *s, unsigned *ret) {
-        int v;
-        if (parse_int(s, &v) < 0 || v <= 0 || v > 86400)
-                return false;
-        *ret = (unsigned)v;
-        return true;
 }
 
 int write_json_output(const char *cmd, const char *path, char *json) {

@@ -7,6 +7,7 @@
 #include "report/info_report.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 static const struct opt info_options[] = {OPT_JSON("gpuvet.info/1"), {0}};
 
@@ -31,8 +32,8 @@ int cmd_info(int argc, char **argv) {
                 int r = write_json_output("info", json, info_json(m.facts, &m.nvml));
                 if (r != EXIT_PASS)
                         code = r;
-        } else {
-                info_text(m.facts, &m.nvml);
         }
+        if (!json || strcmp(json, "-") != 0) /* standard output holds the JSON alone */
+                info_text(m.facts, &m.nvml);
         return machine_done(&m, code); /* _exits when an NVML call never returned */
 }

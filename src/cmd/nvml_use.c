@@ -15,37 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* 1..600000 ms. */
-static bool parse_ms(const char *s, unsigned int *ret) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(s, &end, 10);
-        if (errno || end == s || *end || s[0] == '-' || v == 0 || v > 600000)
-                return false;
-        *ret = (unsigned int)v;
-        return true;
-}
-
-int nvml_option(const char *cmd, int opt, struct nvml_options *o) {
-        switch (opt) {
-        case 'N': o->lib = optarg; return 1;
-        case 'n': o->off = true; return 1;
-        case 'c':
-        case 'g':
-        case 'i' | 0x100: {
-                unsigned int *dest = opt == 'c' ? &o->dl.call_ms : opt == 'g' ? &o->dl.gpu_ms : &o->dl.init_ms;
-                const char *which = opt == 'c' ? "call" : opt == 'g' ? "gpu" : "init";
-                if (!parse_ms(optarg, dest)) {
-                        fprintf(stderr, "gpuvet %s: --nvml-%s-timeout-ms: expected milliseconds 1..600000, not \"%s\"\n",
-                                cmd, which, optarg);
-                        return -1;
-                }
-                return 1;
-        }
-        default: return 0;
-        }
-}
-
 /* After a good init: the first system reading that failed or hung makes the status. The
  * device count comes first: without it no GPU is read at all. */
 static void explain_system(struct nvml_use *u) {

@@ -23,10 +23,6 @@ struct nvml_options {
         nvml_groups groups;       /* what to read; 0: every group */
 };
 
-/* Handle opt if it is one of the NVML options (cmd/options.c's NVML fragment; reads optarg). Returns 1 when handled, 0
- * when opt is not an NVML option, -1 after printing an error for a bad value. */
-int nvml_option(const char *cmd, int opt, struct nvml_options *o);
-
 
 /* Decide, load and gather into f->nvml (with f->nvml_note saying why NVML was not asked or
  * why no library loaded, and f->nvml_lib_path the file loaded). Failures to load or

@@ -301,11 +301,7 @@ static int getopt_error(const struct cmd_spec *spec, int c, int argc, char **arg
         return cmd_usage_error(spec->name, "unknown option %.*s (see gpuvet %s --help)", (int)len, word, spec->name);
 }
 
-int legacy_cmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *ctx, struct cmd_args *out);
-
 int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *ctx, struct cmd_args *out) {
-        if (!spec->opts && !spec->summary)
-                return legacy_cmd_parse(spec, argc, argv, ctx, out);
         memset(out, 0, sizeof(*out));
         common_options_init(&out->common);
         if (spec->no_default_timeout)
@@ -334,7 +330,8 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *ctx, str
         table[n] = (struct option){0};
         shorts[ns] = '\0';
 
-        optind = 1;
+        /* 0, not 1: glibc then forgets a cluster an earlier parse stopped inside */
+        optind = 0;
         opterr = 0;
         for (;;) {
                 int longindex = -1;

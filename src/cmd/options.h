@@ -12,7 +12,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <getopt.h>
 
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
@@ -73,14 +72,6 @@ struct cmd_spec {
         /* One of its own options, its value checked by kind; returns -1 to go on, else the
          * exit code to leave with (after printing why). */
         int (*on_option)(int id, const struct opt_value *v, void *ctx);
-
-        /* Until every command has its typed table: the getopt table and hand-written usage
-         * of a command not yet converted (spec->opts and summary NULL). */
-        const char *usage;
-        const char *short_opts;
-        const struct option *own;
-        bool operands;
-        int (*own_option)(int opt, const char *arg, void *ctx);
 };
 
 struct cmd_args {
@@ -141,7 +132,3 @@ bool cmd_parse_device_list(const char *s, int max, int *out, size_t *ret_n);
 
 /* Milliseconds as whole seconds, rounded up: for a DURATION kept in seconds. */
 static inline unsigned opt_seconds(const struct opt_value *v) { return (unsigned)((v->n + 999) / 1000); }
-
-/* own_option of a command not yet converted whose one option of its own is --json (val
- * 'J'): ctx is a bool. */
-int cmd_json_flag(int opt, const char *arg, void *ctx);

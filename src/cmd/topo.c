@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 static const struct opt topo_options[] = {OPT_JSON("gpuvet.topo/1"), {0}};
 
@@ -36,7 +37,7 @@ int cmd_topo(int argc, char **argv) {
         if (code == 0) {
                 if (json)
                         code = write_json_output("topo", json, topo_json(m.facts, &t, &m.nvml));
-                else
+                if (!json || strcmp(json, "-") != 0) /* standard output holds the JSON alone */
                         topo_text(m.facts, &t, &m.nvml);
                 topo_done(&t);
         }
