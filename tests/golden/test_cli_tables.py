@@ -44,7 +44,9 @@ SAMPLES = {
 # Options whose handler checks a text value further: a value it takes.
 SAMPLE_OVERRIDES = {
     ("check", "probe-timeout"): "30s", ("check", "only"): "cpu", ("tune", "set"): "vm.swappiness=1",
-    ("tune", "profile"): "throughput", ("top", "interval"): "0.5",
+    ("tune", "profile"): "throughput", ("bench nccl", "minbytes"): "8", ("bench nccl", "maxbytes"): "64K",
+    ("bench nccl", "stepbytes"): "1M", ("estimate", "params"): "7B", ("estimate", "mfu"): "0.5",
+    ("estimate", "tokens"): "300B", ("top", "interval"): "0.5",
 }
 
 
