@@ -195,7 +195,7 @@ static const struct opt check_options[] = {
          .def = "5m", .help = "how long the full level's stress test runs"},
         {.name = "backend", .kind = ARG_ENUM, .id = CHECK_BACKEND, .metavar = "NAME", .choices = "cuda|opencl|auto",
          .def = "auto: CUDA when it has a device, else OpenCL",
-         .help = "run the device probes through cuda or opencl; a CPU OpenCL device is never judged as a GPU"},
+         .help = "run the device probes through cuda, opencl or auto; a CPU OpenCL device is never judged as a GPU"},
         {.name = "probe-timeout", .kind = ARG_TEXT, .id = CHECK_PROBE_TIMEOUT, .metavar = "[PROBE=]DURATION",
          .def = "10-15s per probe",
          .help = "the deadline of each device probe, or of the one named (functional, transfer, memory, p2p; "

@@ -97,6 +97,11 @@ def on_dcgm_exporter(expr):
     return names and all(n in DCGM_DEFAULT for n in names)
 
 
+def on_dcgm_node(expr):
+    """A dashboard query as it reads the dcgm-exporter node's series."""
+    return expand(expr).replace('Hostname=~"%s"' % NODE, 'Hostname=~"%s"' % DCGM_NODE)
+
+
 def api(port, path):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=10 * SCALE)
     c.request("GET", "/api/v1/" + path)
@@ -220,9 +225,11 @@ def main():
         while time.monotonic() < deadline and prom.poll() is None:
             try:
                 results = {name: query(web, expand(expr)) for name, _, expr in targets}
+                # the dcgm-exporter node's rates need two scrapes of it too
+                dcgm_ready = all(query(web, on_dcgm_node(expr))[0] for _, _, expr in targets if on_dcgm_exporter(expr))
             except (OSError, ValueError, KeyError, http.client.HTTPException):
-                results = {}
-            if results and all(res for res, _ in results.values()):
+                results, dcgm_ready = {}, False
+            if results and all(res for res, _ in results.values()) and dcgm_ready:
                 break
             time.sleep(1)
         print("Prometheus answered the dashboard's %d queries %.1f s after it started" %
@@ -257,7 +264,7 @@ def main():
         for name, _, expr in targets:
             if not on_dcgm_exporter(expr):
                 continue
-            res, err = query(web, expand(expr).replace('Hostname=~"%s"' % NODE, 'Hostname=~"%s"' % DCGM_NODE))
+            res, err = query(web, on_dcgm_node(expr))
             gpus = sorted(r["metric"].get("gpu", "") for r in res or [])
             check(res and (gpus == ["0", "1"] or not per_gpu(expr)),
                   "%s on dcgm-exporter's series: GPUs %s%s" % (name, gpus, " (%s)" % err if err else ""))
