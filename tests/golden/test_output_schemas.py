@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""The JSON Schemas of gpuvet's output documents (schema/*.schema.json) against what gpuvet
+writes:
+
+- every schema is a valid draft 2020-12 schema, and names the `schema` string it describes
+  once;
+- every document the golden tests keep (tests/golden/expected*/, html-inputs/, the real
+  captures' expected reports) validates against the schema its `schema` string names, and a
+  gpuvet document there without a schema file fails the test. The goldens leave out what
+  changes from run to run (report: `root`, `summary.duration_ms`; detect: `root`,
+  `gpuvet_version`); placeholders of the right type are put back first, so that the rest is
+  validated whole;
+- gpuvet run now on fixture machines (check, info, topo, detect, burn on a capture, fleet over
+  the goldens, estimate, bench host-memory) writes documents that validate;
+- a document with a field of the wrong type fails validation, and one with a field the
+  schema does not name passes (fields are only ever added within a schema string).
+
+    test_output_schemas.py GPUVET SOURCE_ROOT
+
+Exit 0 when all hold; each failure is printed with the file and the JSON path."""
+
+import copy
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import jsonschema
+except ImportError:  # Debian's python3-jsonschema, when the interpreter is not the system one
+    sys.path.append("/usr/lib/python3/dist-packages")
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        sys.exit("test_output_schemas.py: the jsonschema module is missing: install python3-jsonschema "
+                 "(tools/bootstrap.sh does)")
+from jsonschema import Draft202012Validator  # noqa: E402
+from referencing import Registry, Resource  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import fixture_cache  # noqa: E402  (the shared fixture trees)
+
+PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
+FIXTURES = ("dgx-h100", "cpu-only", "vfio-host", "a100-nouveau")
+
+# What each golden drops before it is compared (run_golden.py, run_nvml.py, test_detect.py),
+# put back with a value of its type.
+RESTORE = {
+    "gpuvet.report/1": lambda d: (d.setdefault("root", "/"), d.get("summary", {}).setdefault("duration_ms", 0)),
+    "gpuvet.detect/1": lambda d: (d.setdefault("root", "/"), d.setdefault("gpuvet_version", "0")),
+}
+
+failures = []
+validated = {}
+
+
+def fail(where, what):
+    failures.append(where)
+    print("FAIL %s: %s" % (where, what))
+
+
+def load_schemas(schema_dir):
+    """{schema string: validator}, every schema checked against the metaschema."""
+    docs, resources = {}, []
+    for path in sorted(glob.glob(os.path.join(schema_dir, "*.schema.json"))):
+        name = os.path.relpath(path, schema_dir)
+        with open(path) as f:
+            doc = json.load(f)
+        try:
+            Draft202012Validator.check_schema(doc)
+        except jsonschema.exceptions.SchemaError as e:
+            fail(name, "not a valid draft 2020-12 schema: %s" % e.message)
+            continue
+        if doc.get("$schema") != "https://json-schema.org/draft/2020-12/schema":
+            fail(name, "$schema is not draft 2020-12")
+        resources.append((doc["$id"], Resource.from_contents(doc)))
+        string = doc.get("properties", {}).get("schema", {}).get("const")
+        if string is None:
+            continue
+        if string in docs:
+            fail(name, "%s is described twice" % string)
+        docs[string] = doc
+    registry = Registry().with_resources(resources)
+    return {s: Draft202012Validator(d, registry=registry) for s, d in docs.items()}
+
+
+def validate(validators, where, doc, restore=False):
+    string = doc.get("schema") if isinstance(doc, dict) else None
+    if string not in validators:
+        fail(where, "no schema/ file describes %r" % (string,))
+        return
+    if restore and string in RESTORE:
+        RESTORE[string](doc)
+    errors = sorted(validators[string].iter_errors(doc), key=lambda e: list(e.absolute_path))
+    for e in errors[:10]:
+        fail(where, "%s at /%s: %s" % (string, "/".join(str(p) for p in e.absolute_path), e.message[:300]))
+    validated[string] = validated.get(string, 0) + 1
+
+
+def kept_documents(srcdir):
+    """The gpuvet documents the golden tests keep as expected output or as inputs they wrote."""
+    paths = glob.glob(os.path.join(srcdir, "tests", "golden", "expected*", "**", "*.json"), recursive=True)
+    paths += glob.glob(os.path.join(srcdir, "tests", "golden", "html-inputs", "*.json"))
+    paths += glob.glob(os.path.join(srcdir, "tests", "captures", "*", "expected-*.json"))
+    for path in sorted(paths):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        if isinstance(doc, dict) and str(doc.get("schema", "")).startswith("gpuvet."):
+            yield path, doc
+
+
+def run(gpuvet, args, ok=(0, 1), parse=True):
+    """gpuvet's standard output as JSON (True unparsed), None (a failure noted) when it is not."""
+    proc = subprocess.run([gpuvet] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          env=dict(os.environ, GPUVET_PCI_IDS=PCI_IDS), timeout=300)
+    where = "gpuvet " + " ".join(args)
+    if proc.returncode not in ok:
+        fail(where, "exited %d: %s" % (proc.returncode, proc.stderr.strip()[-500:]))
+        return None
+    if not parse:
+        return True
+    try:
+        return json.loads(proc.stdout)
+    except ValueError as e:
+        fail(where, "not JSON: %s: %r" % (e, proc.stdout[:200]))
+        return None
+
+
+def live_documents(gpuvet, srcdir, tmp):
+    cache = fixture_cache.ensure(*FIXTURES)
+    for name in FIXTURES:
+        root = os.path.join(cache, name)
+        for args in (["check", "--root", root, "--json", "-"],
+                     ["info", "--root", root, "--json"],
+                     ["topo", "--root", root, "--json"],
+                     ["detect", "--root", root, "--json"]):
+            doc = run(gpuvet, args, ok=(0, 1) if args[0] == "check" else (0,))
+            if doc is not None:
+                yield "gpuvet %s (%s)" % (args[0], name), doc
+    # burn on a capture: the report with its burn object, not run
+    doc = run(gpuvet, ["burn", "--root", os.path.join(cache, "cpu-only"), "-d", "1s", "--json", "-"], ok=(0, 1, 2))
+    if doc is not None:
+        yield "gpuvet burn (cpu-only capture)", doc
+    # fleet over the kept check and bench reports: 21 nodes' check reports, one bench, one burn
+    reports = sorted(glob.glob(os.path.join(srcdir, "tests", "golden", "expected", "*.json")) +
+                     glob.glob(os.path.join(srcdir, "tests", "golden", "html-inputs", "*.json")))
+    doc = run(gpuvet, ["fleet", "--json", "-"] + reports, ok=(0, 1, 4, 5))
+    if doc is not None:
+        yield "gpuvet fleet (the goldens)", doc
+    doc = run(gpuvet, ["estimate", "--model", "llama-2-7b", "--infer", "--json", "-"], ok=(0, 1))
+    if doc is not None:
+        yield "gpuvet estimate --model llama-2-7b --infer (no GPU)", doc
+    path = os.path.join(tmp, "bench.json")
+    if run(gpuvet, ["bench", "host-memory", "--size", "8M", "--reps", "1", "-q", "--json", path], parse=False):
+        with open(path) as f:
+            yield "gpuvet bench host-memory", json.load(f)
+
+
+def mutations(validators, docs):
+    """A wrong type must fail, an added field must pass: the schemas constrain what they name
+    and leave room for what a newer gpuvet adds."""
+    for string, doc in docs.items():
+        if string not in validators:
+            continue
+        v = validators[string]
+        added = copy.deepcopy(doc)
+        added["field_of_a_newer_gpuvet"] = {"any": [1, "thing"]}
+        if not v.is_valid(added):
+            fail("mutation " + string, "a document with an added top-level field does not validate")
+        # the schema string's own type: every document has one
+        wrong = copy.deepcopy(doc)
+        wrong["schema"] = 1
+        if v.is_valid(wrong):
+            fail("mutation " + string, "\"schema\": 1 validates")
+        if "summary" in doc and isinstance(doc["summary"], dict) and "pass" in doc["summary"]:
+            wrong = copy.deepcopy(doc)
+            wrong["summary"]["pass"] = str(wrong["summary"]["pass"])
+            if v.is_valid(wrong):
+                fail("mutation " + string, "summary.pass as a string validates")
+            wrong = copy.deepcopy(doc)
+            wrong["summary"]["verdict"] = "ok"
+            if v.is_valid(wrong):
+                fail("mutation " + string, "summary.verdict \"ok\" validates")
+    report = docs.get("gpuvet.report/1")
+    if report and report.get("checks") and report.get("gpus"):
+        for path, value in ((("checks", 0, "status"), "ok"), (("checks", 0, "evidence"), ["not", "an", "object"]),
+                            (("gpus", 0, "index"), "0"), (("host", "numa_nodes"), {}), (("checks", 0, "observed"), 3)):
+            wrong = copy.deepcopy(report)
+            target = wrong
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = value
+            if validators["gpuvet.report/1"].is_valid(wrong):
+                fail("mutation gpuvet.report/1", "/%s = %r validates" % ("/".join(map(str, path)), value))
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write("usage: test_output_schemas.py GPUVET SOURCE_ROOT\n")
+        return 2
+    gpuvet, srcdir = os.path.abspath(argv[1]), os.path.abspath(argv[2])
+    validators = load_schemas(os.path.join(srcdir, "schema"))
+    samples = {}
+    for path, doc in kept_documents(srcdir):
+        validate(validators, os.path.relpath(path, srcdir), doc, restore=True)
+        samples.setdefault(doc["schema"], doc)
+    with tempfile.TemporaryDirectory(prefix="gpuvet-schemas-") as tmp:
+        for where, doc in live_documents(gpuvet, srcdir, tmp):
+            validate(validators, where, doc)
+            samples.setdefault(doc.get("schema"), doc)
+    mutations(validators, samples)
+    for string in sorted(validators):
+        print("%-24s %3d documents validated" % (string, validated.get(string, 0)))
+    if failures:
+        print("%d failures" % len(failures))
+        return 1
+    print("ok: %d documents" % sum(validated.values()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
