@@ -10,12 +10,14 @@ writes:
   changes from run to run (report: `root`, `summary.duration_ms`; detect: `root`,
   `gpuvet_version`); placeholders of the right type are put back first, so that the rest is
   validated whole;
-- gpuvet run now on fixture machines (check, info, topo, detect, burn on a capture, fleet over
-  the goldens, estimate, bench host-memory) writes documents that validate;
+- gpuvet run now on fixture machines (check, info, topo, detect, tune plan and status, burn on a
+  capture, fleet over the goldens, estimate, bench host-memory, bench nccl on the fakes) writes documents that validate;
 - a document with a field of the wrong type fails validation, and one with a field the
   schema does not name passes (fields are only ever added within a schema string).
 
-    test_output_schemas.py GPUVET SOURCE_ROOT
+    test_output_schemas.py GPUVET SOURCE_ROOT [FAKE_CUDA FAKE_NCCL]
+
+With the fake CUDA and NCCL libraries (tests/fakes) bench nccl runs too.
 
 Exit 0 when all hold; each failure is printed with the file and the JSON path."""
 
@@ -129,17 +131,19 @@ def run(gpuvet, args, ok=(0, 1), parse=True):
         return None
 
 
-def live_documents(gpuvet, srcdir, tmp):
+def live_documents(gpuvet, srcdir, tmp, fake_cuda=None, fake_nccl=None):
     cache = fixture_cache.ensure(*FIXTURES)
     for name in FIXTURES:
         root = os.path.join(cache, name)
         for args in (["check", "--root", root, "--json", "-"],
                      ["info", "--root", root, "--json"],
                      ["topo", "--root", root, "--json"],
-                     ["detect", "--root", root, "--json"]):
-            doc = run(gpuvet, args, ok=(0, 1) if args[0] == "check" else (0,))
+                     ["detect", "--root", root, "--json"],
+                     ["tune", "plan", "--root", root, "--json"],
+                     ["tune", "status", "--root", root, "--json"]):
+            doc = run(gpuvet, args, ok=(0, 1) if args[0] == "check" or args[1] == "plan" else (0,))
             if doc is not None:
-                yield "gpuvet %s (%s)" % (args[0], name), doc
+                yield "gpuvet %s (%s)" % (" ".join(a for a in args[:2] if not a.startswith("-")), name), doc
     # burn on a capture: the report with its burn object, not run
     doc = run(gpuvet, ["burn", "--root", os.path.join(cache, "cpu-only"), "-d", "1s", "--json", "-"], ok=(0, 1, 2))
     if doc is not None:
@@ -153,6 +157,20 @@ def live_documents(gpuvet, srcdir, tmp):
     doc = run(gpuvet, ["estimate", "--model", "llama-2-7b", "--infer", "--json", "-"], ok=(0, 1))
     if doc is not None:
         yield "gpuvet estimate --model llama-2-7b --infer (no GPU)", doc
+    if fake_cuda and fake_nccl:
+        # bench nccl over the fake CUDA and NCCL (two devices, a short sweep)
+        path = os.path.join(tmp, "nccl.json")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "NCCL_", "GPUVET_"))}
+        env.update({"GPUVET_CUDA_LIB": fake_cuda, "GPUVET_NCCL_LIB": fake_nccl, "FAKE_CUDA_DEVICES": "2",
+                    "FAKE_NCCL_LAT_US": "0"})
+        proc = subprocess.run([gpuvet, "bench", "nccl", "--json", path, "-C", "all_reduce,all_gather", "-b", "1K", "-e",
+                               "64K", "-n", "2", "-w", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=env, timeout=120)
+        if proc.returncode not in (0, 1) or not os.path.exists(path):
+            fail("gpuvet bench nccl", "exited %d: %s" % (proc.returncode, proc.stderr.strip()[-500:]))
+        else:
+            with open(path) as f:
+                yield "gpuvet bench nccl (fake NCCL)", json.load(f)
     path = os.path.join(tmp, "bench.json")
     if run(gpuvet, ["bench", "host-memory", "--size", "8M", "--reps", "1", "-q", "--json", path], parse=False):
         with open(path) as f:
@@ -198,17 +216,18 @@ def mutations(validators, docs):
 
 
 def main(argv):
-    if len(argv) != 3:
-        sys.stderr.write("usage: test_output_schemas.py GPUVET SOURCE_ROOT\n")
+    if len(argv) not in (3, 5):
+        sys.stderr.write("usage: test_output_schemas.py GPUVET SOURCE_ROOT [FAKE_CUDA FAKE_NCCL]\n")
         return 2
     gpuvet, srcdir = os.path.abspath(argv[1]), os.path.abspath(argv[2])
+    fakes = [os.path.abspath(a) for a in argv[3:5]]
     validators = load_schemas(os.path.join(srcdir, "schema"))
     samples = {}
     for path, doc in kept_documents(srcdir):
         validate(validators, os.path.relpath(path, srcdir), doc, restore=True)
         samples.setdefault(doc["schema"], doc)
     with tempfile.TemporaryDirectory(prefix="gpuvet-schemas-") as tmp:
-        for where, doc in live_documents(gpuvet, srcdir, tmp):
+        for where, doc in live_documents(gpuvet, srcdir, tmp, *fakes):
             validate(validators, where, doc)
             samples.setdefault(doc.get("schema"), doc)
     mutations(validators, samples)
