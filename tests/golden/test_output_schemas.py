@@ -11,13 +11,13 @@ writes:
   `gpuvet_version`); placeholders of the right type are put back first, so that the rest is
   validated whole;
 - gpuvet run now on fixture machines (check, info, topo, detect, tune plan and status, burn on a
-  capture, fleet over the goldens, estimate, bench host-memory, bench nccl on the fakes) writes documents that validate;
+  capture, fleet over the goldens, estimate, ngc, bench host-memory, bench nccl on the fakes) writes documents that validate;
 - a document with a field of the wrong type fails validation, and one with a field the
   schema does not name passes (fields are only ever added within a schema string).
 
-    test_output_schemas.py GPUVET SOURCE_ROOT [FAKE_CUDA FAKE_NCCL]
+    test_output_schemas.py GPUVET SOURCE_ROOT [FAKE_CUDA FAKE_NCCL FAKE_NVML]
 
-With the fake CUDA and NCCL libraries (tests/fakes) bench nccl runs too.
+With the fake CUDA, NCCL and NVML libraries (tests/fakes) bench nccl and ngc test run too.
 
 Exit 0 when all hold; each failure is printed with the file and the JSON path."""
 
@@ -25,6 +25,7 @@ import copy
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -131,7 +132,7 @@ def run(gpuvet, args, ok=(0, 1), parse=True):
         return None
 
 
-def live_documents(gpuvet, srcdir, tmp, fake_cuda=None, fake_nccl=None):
+def live_documents(gpuvet, srcdir, tmp, fake_cuda=None, fake_nccl=None, fake_nvml=None):
     cache = fixture_cache.ensure(*FIXTURES)
     for name in FIXTURES:
         root = os.path.join(cache, name)
@@ -171,6 +172,28 @@ def live_documents(gpuvet, srcdir, tmp, fake_cuda=None, fake_nccl=None):
         else:
             with open(path) as f:
                 yield "gpuvet bench nccl (fake NCCL)", json.load(f)
+    dgx = os.path.join(cache, "dgx-h100")
+    for args in (["ngc", "list", "--json"], ["ngc", "pick", "--root", dgx, "--json"],
+                 ["ngc", "pull", "pytorch", "--container-runtime", os.path.join(tmp, "no-docker"), "--root", dgx, "--json"]):
+        doc = run(gpuvet, args, ok=(0, 1))
+        if doc is not None:
+            yield "gpuvet " + " ".join(args[:2]), doc
+    if fake_nvml:
+        # ngc test in the stand-in docker (tests/fakes/fake_container_runtime.py) with the fake
+        # NVML's eight H100: the whole test document
+        nvml = os.path.join(tmp, "libnvidia-ml.so.1")
+        shutil.copyfile(fake_nvml, nvml)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "GPUVET_"))}
+        env.update(GPUVET_PCI_IDS=PCI_IDS, GPUVET_NVML_LIB=nvml, FAKE_CONTAINER_SCENARIO="ok",
+                   FAKE_CONTAINER_LOG=os.path.join(tmp, "runtime-calls"),
+                   FAKE_NVML_SCENARIO=os.path.join(HERE, "nvml-scenarios", "golden-h100-sxm-8gpu.scn"),
+                   GPUVET_CONTAINER_RUNTIME=os.path.join(HERE, "..", "fakes", "fake_container_runtime.py"))
+        proc = subprocess.run([gpuvet, "ngc", "test", "pytorch", "--root", dgx, "--json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True, env=env, timeout=120)
+        try:
+            yield "gpuvet ngc test (stand-in docker)", json.loads(proc.stdout)
+        except ValueError:
+            fail("gpuvet ngc test", "exited %d, not JSON: %s" % (proc.returncode, proc.stderr.strip()[-500:]))
     path = os.path.join(tmp, "bench.json")
     if run(gpuvet, ["bench", "host-memory", "--size", "8M", "--reps", "1", "-q", "--json", path], parse=False):
         with open(path) as f:
@@ -216,11 +239,11 @@ def mutations(validators, docs):
 
 
 def main(argv):
-    if len(argv) not in (3, 5):
-        sys.stderr.write("usage: test_output_schemas.py GPUVET SOURCE_ROOT [FAKE_CUDA FAKE_NCCL]\n")
+    if len(argv) not in (3, 6):
+        sys.stderr.write("usage: test_output_schemas.py GPUVET SOURCE_ROOT [FAKE_CUDA FAKE_NCCL FAKE_NVML]\n")
         return 2
     gpuvet, srcdir = os.path.abspath(argv[1]), os.path.abspath(argv[2])
-    fakes = [os.path.abspath(a) for a in argv[3:5]]
+    fakes = [os.path.abspath(a) for a in argv[3:6]]
     validators = load_schemas(os.path.join(srcdir, "schema"))
     samples = {}
     for path, doc in kept_documents(srcdir):
