@@ -11,7 +11,7 @@ writes:
   `gpuvet_version`); placeholders of the right type are put back first, so that the rest is
   validated whole;
 - gpuvet run now on fixture machines (check, info, topo, detect, tune plan and status, burn on a
-  capture, fleet over the goldens, estimate, ngc, bench host-memory, bench nccl on the fakes) writes documents that validate;
+  capture, fleet over the goldens, estimate, detect --list-gpus, ngc, bench host-memory, bench nccl on the fakes) writes documents that validate;
 - a document with a field of the wrong type fails validation, and one with a field the
   schema does not name passes (fields are only ever added within a schema string).
 
@@ -172,6 +172,9 @@ def live_documents(gpuvet, srcdir, tmp, fake_cuda=None, fake_nccl=None, fake_nvm
         else:
             with open(path) as f:
                 yield "gpuvet bench nccl (fake NCCL)", json.load(f)
+    doc = run(gpuvet, ["detect", "--list-gpus", "--json"], ok=(0,))
+    if doc is not None:
+        yield "gpuvet detect --list-gpus", doc
     dgx = os.path.join(cache, "dgx-h100")
     for args in (["ngc", "list", "--json"], ["ngc", "pick", "--root", dgx, "--json"],
                  ["ngc", "pull", "pytorch", "--container-runtime", os.path.join(tmp, "no-docker"), "--root", dgx, "--json"]):
