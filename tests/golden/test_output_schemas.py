@@ -11,13 +11,15 @@ writes:
   `gpuvet_version`); placeholders of the right type are put back first, so that the rest is
   validated whole;
 - gpuvet run now on fixture machines (check, info, topo, detect, tune plan and status, burn on a
-  capture, fleet over the goldens, estimate, detect --list-gpus, ngc, bench host-memory, bench nccl on the fakes) writes documents that validate;
+  capture, fleet over the goldens, estimate, detect --list-gpus, ngc, bench host-memory, and on the
+  fakes bench nccl, train and rdma) writes documents that validate;
 - a document with a field of the wrong type fails validation, and one with a field the
   schema does not name passes (fields are only ever added within a schema string).
 
-    test_output_schemas.py GPUVET SOURCE_ROOT [FAKE_CUDA FAKE_NCCL FAKE_NVML]
+    test_output_schemas.py GPUVET SOURCE_ROOT [cuda|nccl|nvml|verbs|cublaslt=FAKE_LIB ...]
 
-With the fake CUDA, NCCL and NVML libraries (tests/fakes) bench nccl and ngc test run too.
+With the fake libraries (tests/fakes) bench nccl, bench train, bench rdma (a server and a
+client on 127.0.0.1) and ngc test (in the stand-in docker) run too.
 
 Exit 0 when all hold; each failure is printed with the file and the JSON path."""
 
@@ -26,6 +28,7 @@ import glob
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -132,7 +135,7 @@ def run(gpuvet, args, ok=(0, 1), parse=True):
         return None
 
 
-def live_documents(gpuvet, srcdir, tmp, fake_cuda=None, fake_nccl=None, fake_nvml=None):
+def live_documents(gpuvet, srcdir, tmp, fakes):
     cache = fixture_cache.ensure(*FIXTURES)
     for name in FIXTURES:
         root = os.path.join(cache, name)
@@ -158,6 +161,7 @@ def live_documents(gpuvet, srcdir, tmp, fake_cuda=None, fake_nccl=None, fake_nvm
     doc = run(gpuvet, ["estimate", "--model", "llama-2-7b", "--infer", "--json", "-"], ok=(0, 1))
     if doc is not None:
         yield "gpuvet estimate --model llama-2-7b --infer (no GPU)", doc
+    fake_cuda, fake_nccl, fake_nvml = fakes.get("cuda"), fakes.get("nccl"), fakes.get("nvml")
     if fake_cuda and fake_nccl:
         # bench nccl over the fake CUDA and NCCL (two devices, a short sweep)
         path = os.path.join(tmp, "nccl.json")
@@ -197,10 +201,62 @@ def live_documents(gpuvet, srcdir, tmp, fake_cuda=None, fake_nccl=None, fake_nvm
             yield "gpuvet ngc test (stand-in docker)", json.loads(proc.stdout)
         except ValueError:
             fail("gpuvet ngc test", "exited %d, not JSON: %s" % (proc.returncode, proc.stderr.strip()[-500:]))
+    if fake_cuda and fakes.get("cublaslt") and fake_nccl:
+        # bench train on the fake CUDA and cuBLASLt: a two-layer model
+        path = os.path.join(tmp, "train.json")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "GPUVET_"))}
+        env.update(GPUVET_CUDA_LIB=fake_cuda, GPUVET_CUBLASLT_LIB=fakes["cublaslt"], GPUVET_NCCL_LIB=fake_nccl)
+        proc = subprocess.run([gpuvet, "bench", "train", "--json", path, "-b", "cuda", "-q", "--layers", "2", "--hidden", "64",
+                               "--heads", "4", "--seq", "32", "--micro-batch", "2", "--vocab", "128"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, timeout=300)
+        if proc.returncode not in (0, 1) or not os.path.exists(path):
+            fail("gpuvet bench train", "exited %d: %s" % (proc.returncode, proc.stderr.strip()[-500:]))
+        else:
+            with open(path) as f:
+                yield "gpuvet bench train (fake CUDA)", json.load(f)
+    if fake_cuda and fakes.get("verbs"):
+        for where, doc in rdma_pair(gpuvet, tmp, fake_cuda, fakes["verbs"]):
+            yield where, doc
     path = os.path.join(tmp, "bench.json")
     if run(gpuvet, ["bench", "host-memory", "--size", "8M", "--reps", "1", "-q", "--json", path], parse=False):
         with open(path) as f:
             yield "gpuvet bench host-memory", json.load(f)
+
+
+def rdma_pair(gpuvet, tmp, fake_cuda, fake_verbs):
+    """bench rdma, a server and a client on 127.0.0.1 over the fake libibverbs: both documents."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "GPUVET_"))}
+    env.update(GPUVET_VERBS_LIB=fake_verbs, FAKE_VERBS_DEVICES="mlx5_0:ib:1x:SDR", GPUVET_CUDA_LIB=fake_cuda,
+               FAKE_CUDA_DEVICES="2")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    small = ["--size", "64K", "-n", "4", "--lat-iters", "4"]
+    paths = {role: os.path.join(tmp, "rdma-%s.json" % role) for role in ("server", "client")}
+    server = subprocess.Popen([gpuvet, "bench", "rdma", "--server", "--port", str(port), "--json", paths["server"]] + small,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, universal_newlines=True, env=env)
+    client = None
+    try:
+        # the client retries its connection until the server listens (--connect-timeout)
+        client = subprocess.run([gpuvet, "bench", "rdma", "--peer", "127.0.0.1:%d" % port, "--json", paths["client"]] +
+                                small, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, universal_newlines=True,
+                                env=env, timeout=120)
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        fail("gpuvet bench rdma", "did not finish within its time")
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    server_err = server.stderr.read()
+    server.stderr.close()
+    for role in ("server", "client"):
+        if not os.path.exists(paths[role]):
+            fail("gpuvet bench rdma --%s" % role, "no document: %s" % ((client.stderr if client else "") if role == "client" else
+                                                                      server_err)[-500:])
+            continue
+        with open(paths[role]) as f:
+            yield "gpuvet bench rdma (%s, fake verbs)" % role, json.load(f)
 
 
 def mutations(validators, docs):
@@ -242,18 +298,18 @@ def mutations(validators, docs):
 
 
 def main(argv):
-    if len(argv) not in (3, 6):
-        sys.stderr.write("usage: test_output_schemas.py GPUVET SOURCE_ROOT [FAKE_CUDA FAKE_NCCL FAKE_NVML]\n")
+    if len(argv) < 3 or any("=" not in a for a in argv[3:]):
+        sys.stderr.write("usage: test_output_schemas.py GPUVET SOURCE_ROOT [cuda|nccl|nvml|verbs|cublaslt=FAKE_LIB ...]\n")
         return 2
     gpuvet, srcdir = os.path.abspath(argv[1]), os.path.abspath(argv[2])
-    fakes = [os.path.abspath(a) for a in argv[3:6]]
+    fakes = {a.split("=", 1)[0]: os.path.abspath(a.split("=", 1)[1]) for a in argv[3:]}
     validators = load_schemas(os.path.join(srcdir, "schema"))
     samples = {}
     for path, doc in kept_documents(srcdir):
         validate(validators, os.path.relpath(path, srcdir), doc, restore=True)
         samples.setdefault(doc["schema"], doc)
     with tempfile.TemporaryDirectory(prefix="gpuvet-schemas-") as tmp:
-        for where, doc in live_documents(gpuvet, srcdir, tmp, *fakes):
+        for where, doc in live_documents(gpuvet, srcdir, tmp, fakes):
             validate(validators, where, doc)
             samples.setdefault(doc.get("schema"), doc)
     mutations(validators, samples)
