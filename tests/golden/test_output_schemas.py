@@ -13,6 +13,7 @@ writes:
 - gpuvet run now on fixture machines (check, info, topo, detect, tune plan and status, burn on a
   capture, fleet over the goldens, estimate, detect --list-gpus, ngc, bench host-memory, and on the
   fakes bench nccl, train and rdma) writes documents that validate;
+- a memory-only NUMA node's cpulist is "" and an unreadable one's null, as the schema says;
 - a document with a field of the wrong type fails validation, and one with a field the
   schema does not name passes (fields are only ever added within a schema string).
 
@@ -259,6 +260,33 @@ def rdma_pair(gpuvet, tmp, fake_cuda, fake_verbs):
             yield "gpuvet bench rdma (%s, fake verbs)" % role, json.load(f)
 
 
+def memory_only_node(gpuvet, tmp):
+    """A NUMA node with CPUs, one without (GPU or CXL memory: an empty cpulist) and one whose
+    cpulist cannot be read: the report tells the three apart as the schema says ("0-47", "",
+    null)."""
+    root = fixture_cache.writable("cpu-only", os.path.join(tmp, "memory-only-node"), overlay=False)
+    nodes = os.path.join(root, "sys", "devices", "system", "node")
+    with open(os.path.join(nodes, "node0", "meminfo")) as f:
+        meminfo = f.read()
+    for node, cpulist in ((1, "\n"), (2, None)):
+        os.makedirs(os.path.join(nodes, "node%d" % node))
+        if cpulist is not None:
+            with open(os.path.join(nodes, "node%d" % node, "cpulist"), "w") as f:
+                f.write(cpulist)
+        with open(os.path.join(nodes, "node%d" % node, "meminfo"), "w") as f:
+            f.write(meminfo.replace("Node 0", "Node %d" % node))
+    with open(os.path.join(nodes, "online"), "w") as f:
+        f.write("0-2\n")
+    doc = run(gpuvet, ["check", "--root", root, "--only", "numa", "--json", "-"])
+    if doc is None:
+        return None
+    got = [n.get("cpulist") for n in doc["host"]["numa_nodes"]]
+    if got != ["0-47", "", None]:
+        fail("memory-only NUMA node", "cpulist of nodes 0, 1 (memory only), 2 (unreadable): %r, want "
+             "['0-47', '', None]" % got)
+    return doc
+
+
 def mutations(validators, docs):
     """A wrong type must fail, an added field must pass: the schemas constrain what they name
     and leave room for what a newer gpuvet adds."""
@@ -312,6 +340,9 @@ def main(argv):
         for where, doc in live_documents(gpuvet, srcdir, tmp, fakes):
             validate(validators, where, doc)
             samples.setdefault(doc.get("schema"), doc)
+        doc = memory_only_node(gpuvet, tmp)
+        if doc is not None:
+            validate(validators, "gpuvet check (a memory-only NUMA node)", doc)
     mutations(validators, samples)
     for string in sorted(validators):
         print("%-24s %3d documents validated" % (string, validated.get(string, 0)))
