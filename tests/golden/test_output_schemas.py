@@ -44,7 +44,10 @@ except ImportError:  # Debian's python3-jsonschema, when the interpreter is not 
         sys.exit("test_output_schemas.py: the jsonschema module is missing: install python3-jsonschema "
                  "(tools/bootstrap.sh does)")
 from jsonschema import Draft202012Validator  # noqa: E402
-from referencing import Registry, Resource  # noqa: E402
+try:
+    from referencing import Registry, Resource
+except ImportError:  # jsonschema < 4.18 (Debian 12's 4.10): a RefResolver store instead
+    Registry = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
@@ -70,8 +73,9 @@ def fail(where, what):
 
 
 def load_schemas(schema_dir):
-    """{schema string: validator}, every schema checked against the metaschema."""
-    docs, resources = {}, []
+    """{schema string: validator}, every schema checked against the metaschema; the schemas
+    refer to each other by $id, resolved from the directory."""
+    docs, store = {}, {}
     for path in sorted(glob.glob(os.path.join(schema_dir, "*.schema.json"))):
         name = os.path.relpath(path, schema_dir)
         with open(path) as f:
@@ -83,14 +87,17 @@ def load_schemas(schema_dir):
             continue
         if doc.get("$schema") != "https://json-schema.org/draft/2020-12/schema":
             fail(name, "$schema is not draft 2020-12")
-        resources.append((doc["$id"], Resource.from_contents(doc)))
+        store[doc["$id"]] = doc
         string = doc.get("properties", {}).get("schema", {}).get("const")
         if string is None:
             continue
         if string in docs:
             fail(name, "%s is described twice" % string)
         docs[string] = doc
-    registry = Registry().with_resources(resources)
+    if Registry is None:
+        return {s: Draft202012Validator(d, resolver=jsonschema.RefResolver.from_schema(d, store=store))
+                for s, d in docs.items()}
+    registry = Registry().with_resources((i, Resource.from_contents(d)) for i, d in store.items())
     return {s: Draft202012Validator(d, registry=registry) for s, d in docs.items()}
 
 
