@@ -14,6 +14,8 @@ writes:
   capture, fleet over the goldens, estimate, detect --list-gpus, ngc, bench host-memory, and on the
   fakes bench nccl, train and rdma) writes documents that validate;
 - a memory-only NUMA node's cpulist is "" and an unreadable one's null, as the schema says;
+- with every fake library given, each schema validated at least one document, and
+  docs/report-schema.md lists every schema file;
 - a document with a field of the wrong type fails validation, and one with a field the
   schema does not name passes (fields are only ever added within a schema string).
 
@@ -351,8 +353,17 @@ def main(argv):
         if doc is not None:
             validate(validators, "gpuvet check (a memory-only NUMA node)", doc)
     mutations(validators, samples)
+    with open(os.path.join(srcdir, "docs", "report-schema.md"), encoding="utf-8") as f:
+        doc_text = f.read()
+    every_fake = set(fakes) >= {"cuda", "nccl", "nvml", "verbs", "cublaslt"}
     for string in sorted(validators):
         print("%-24s %3d documents validated" % (string, validated.get(string, 0)))
+        if every_fake and not validated.get(string):
+            fail(string, "no document gpuvet wrote in this test exercised its schema")
+    for path in sorted(glob.glob(os.path.join(srcdir, "schema", "*.schema.json"))):
+        name = os.path.basename(path)
+        if "(../schema/%s)" % name not in doc_text:
+            fail(name, "docs/report-schema.md (\"Machine-readable schemas\") does not list it")
     if failures:
         print("%d failures" % len(failures))
         return 1
