@@ -10,9 +10,10 @@ writes:
   changes from run to run (report: `root`, `summary.duration_ms`; detect: `root`,
   `gpuvet_version`); placeholders of the right type are put back first, so that the rest is
   validated whole;
-- gpuvet run now on fixture machines (check, info, topo, detect, tune plan and status, burn on a
-  capture, fleet over the goldens, estimate, detect --list-gpus, ngc, bench host-memory, and on the
-  fakes bench nccl, train and rdma) writes documents that validate;
+- gpuvet run now on fixture machines (check, info, topo, detect, tune plan, apply (its
+  snapshot) and status, burn on a capture, fleet over the goldens, estimate, detect
+  --list-gpus, ngc, bench host-memory, and on the fakes bench nccl, train and rdma) writes
+  documents that validate;
 - a memory-only NUMA node's cpulist is "" and an unreadable one's null, as the schema says;
 - with every fake library given, each schema validated at least one document, and
   docs/report-schema.md lists every schema file;
@@ -287,13 +288,28 @@ def memory_only_node(gpuvet, tmp):
     with open(os.path.join(nodes, "online"), "w") as f:
         f.write("0-2\n")
     doc = run(gpuvet, ["check", "--root", root, "--only", "numa", "--json", "-"])
-    if doc is None:
-        return None
-    got = [n.get("cpulist") for n in doc["host"]["numa_nodes"]]
-    if got != ["0-47", "", None]:
-        fail("memory-only NUMA node", "cpulist of nodes 0, 1 (memory only), 2 (unreadable): %r, want "
-             "['0-47', '', None]" % got)
-    return doc
+    if doc is not None:
+        got = [n.get("cpulist") for n in doc["host"]["numa_nodes"]]
+        if got != ["0-47", "", None]:
+            fail("memory-only NUMA node", "cpulist of nodes 0, 1 (memory only), 2 (unreadable): %r, want "
+                 "['0-47', '', None]" % got)
+    return root, doc
+
+
+def tune_applied(gpuvet, root):
+    """tune apply on a writable tree: its snapshot (gpuvet.tune-state/1), and tune status of
+    what it applied."""
+    if run(gpuvet, ["tune", "apply", "--root", root], ok=(0, 1), parse=False) is None:
+        return
+    state = os.path.join(root, "var", "lib", "gpuvet", "tune-state.json")
+    try:
+        with open(state) as f:
+            yield "gpuvet tune apply's snapshot", json.load(f)
+    except (OSError, ValueError) as e:
+        fail("gpuvet tune apply", "no readable snapshot: %s" % e)
+    doc = run(gpuvet, ["tune", "status", "--root", root, "--json"], ok=(0, 1))
+    if doc is not None:
+        yield "gpuvet tune status (after apply)", doc
 
 
 def mutations(validators, docs):
@@ -349,9 +365,11 @@ def main(argv):
         for where, doc in live_documents(gpuvet, srcdir, tmp, fakes):
             validate(validators, where, doc)
             samples.setdefault(doc.get("schema"), doc)
-        doc = memory_only_node(gpuvet, tmp)
+        root, doc = memory_only_node(gpuvet, tmp)
         if doc is not None:
             validate(validators, "gpuvet check (a memory-only NUMA node)", doc)
+        for where, doc in tune_applied(gpuvet, root):
+            validate(validators, where, doc)
     mutations(validators, samples)
     with open(os.path.join(srcdir, "docs", "report-schema.md"), encoding="utf-8") as f:
         doc_text = f.read()
