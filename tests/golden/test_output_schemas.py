@@ -32,7 +32,6 @@ import glob
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -55,6 +54,8 @@ except ImportError:  # jsonschema < 4.18 (Debian 12's 4.10): a RefResolver store
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import fixture_cache  # noqa: E402  (the shared fixture trees)
+sys.path.insert(0, os.path.join(HERE, "..", "fakes"))
+import fakeenv  # noqa: E402  (free_port, time_scale)
 
 PCI_IDS = os.path.join(HERE, "..", "fixtures", "pci.ids")
 FIXTURES = ("dgx-h100", "cpu-only", "vfio-host", "a100-nouveau")
@@ -239,9 +240,7 @@ def rdma_pair(gpuvet, tmp, fake_cuda, fake_verbs):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "GPUVET_"))}
     env.update(GPUVET_VERBS_LIB=fake_verbs, FAKE_VERBS_DEVICES="mlx5_0:ib:1x:SDR", GPUVET_CUDA_LIB=fake_cuda,
                FAKE_CUDA_DEVICES="2")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = fakeenv.free_port()
     small = ["--size", "64K", "-n", "4", "--lat-iters", "4"]
     paths = {role: os.path.join(tmp, "rdma-%s.json" % role) for role in ("server", "client")}
     server = subprocess.Popen([gpuvet, "bench", "rdma", "--server", "--port", str(port), "--json", paths["server"]] + small,
@@ -251,8 +250,8 @@ def rdma_pair(gpuvet, tmp, fake_cuda, fake_verbs):
         # the client retries its connection until the server listens (--connect-timeout)
         client = subprocess.run([gpuvet, "bench", "rdma", "--peer", "127.0.0.1:%d" % port, "--json", paths["client"]] +
                                 small, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, universal_newlines=True,
-                                env=env, timeout=120)
-        server.wait(timeout=60)
+                                env=env, timeout=120 * fakeenv.time_scale())
+        server.wait(timeout=60 * fakeenv.time_scale())
     except subprocess.TimeoutExpired:
         fail("gpuvet bench rdma", "did not finish within its time")
     finally:
