@@ -193,7 +193,8 @@ def live_documents(gpuvet, srcdir, tmp, fakes):
         yield "gpuvet detect --list-gpus", doc
     dgx = os.path.join(cache, "dgx-h100")
     for args in (["ngc", "list", "--json"], ["ngc", "pick", "--root", dgx, "--json"],
-                 ["ngc", "pull", "pytorch", "--container-runtime", os.path.join(tmp, "no-docker"), "--root", dgx, "--json"]):
+                 ["ngc", "pull", "pytorch", "--container-runtime", os.path.join(tmp, "no-docker"), "--root", dgx,
+                  "--json"]):
         doc = run(gpuvet, args, ok=(0, 1))
         if doc is not None:
             yield "gpuvet " + " ".join(args[:2]), doc
@@ -218,9 +219,11 @@ def live_documents(gpuvet, srcdir, tmp, fakes):
         path = os.path.join(tmp, "train.json")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "GPUVET_"))}
         env.update(GPUVET_CUDA_LIB=fake_cuda, GPUVET_CUBLASLT_LIB=fakes["cublaslt"], GPUVET_NCCL_LIB=fake_nccl)
-        proc = subprocess.run([gpuvet, "bench", "train", "--json", path, "-b", "cuda", "-q", "--layers", "2", "--hidden", "64",
-                               "--heads", "4", "--seq", "32", "--micro-batch", "2", "--vocab", "128"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, timeout=300)
+        tiny = ["--layers", "2", "--hidden", "64", "--heads", "4", "--seq", "32", "--micro-batch", "2",
+                "--vocab", "128"]
+        proc = subprocess.run([gpuvet, "bench", "train", "--json", path, "-b", "cuda", "-q"] + tiny,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env,
+                              timeout=300)
         if proc.returncode not in (0, 1) or not os.path.exists(path):
             fail("gpuvet bench train", "exited %d: %s" % (proc.returncode, proc.stderr.strip()[-500:]))
         else:
@@ -243,8 +246,9 @@ def rdma_pair(gpuvet, tmp, fake_cuda, fake_verbs):
     port = fakeenv.free_port()
     small = ["--size", "64K", "-n", "4", "--lat-iters", "4"]
     paths = {role: os.path.join(tmp, "rdma-%s.json" % role) for role in ("server", "client")}
-    server = subprocess.Popen([gpuvet, "bench", "rdma", "--server", "--port", str(port), "--json", paths["server"]] + small,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, universal_newlines=True, env=env)
+    server_log = open(os.path.join(tmp, "rdma-server.err"), "w+")  # a file: a pipe nobody reads could fill
+    server = subprocess.Popen([gpuvet, "bench", "rdma", "--server", "--port", str(port), "--json", paths["server"]] +
+                              small, stdout=subprocess.DEVNULL, stderr=server_log, env=env)
     client = None
     try:
         # the client retries its connection until the server listens (--connect-timeout)
@@ -258,12 +262,13 @@ def rdma_pair(gpuvet, tmp, fake_cuda, fake_verbs):
         if server.poll() is None:
             server.kill()
             server.wait()
-    server_err = server.stderr.read()
-    server.stderr.close()
+    server_log.seek(0)
+    server_err = server_log.read()
+    server_log.close()
     for role in ("server", "client"):
         if not os.path.exists(paths[role]):
-            fail("gpuvet bench rdma --%s" % role, "no document: %s" % ((client.stderr if client else "") if role == "client" else
-                                                                      server_err)[-500:])
+            said = (client.stderr if client else "") if role == "client" else server_err
+            fail("gpuvet bench rdma --%s" % role, "no document: %s" % said[-500:])
             continue
         with open(paths[role]) as f:
             yield "gpuvet bench rdma (%s, fake verbs)" % role, json.load(f)
@@ -351,7 +356,8 @@ def mutations(validators, docs):
 
 def main(argv):
     if len(argv) < 3 or any("=" not in a for a in argv[3:]):
-        sys.stderr.write("usage: test_output_schemas.py GPUVET SOURCE_ROOT [cuda|nccl|nvml|verbs|cublaslt=FAKE_LIB ...]\n")
+        sys.stderr.write("usage: test_output_schemas.py GPUVET SOURCE_ROOT "
+                         "[cuda|nccl|nvml|verbs|cublaslt=FAKE_LIB ...]\n")
         return 2
     gpuvet, srcdir = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     fakes = {a.split("=", 1)[0]: os.path.abspath(a.split("=", 1)[1]) for a in argv[3:]}
