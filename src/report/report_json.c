@@ -29,13 +29,15 @@ void *report_json_host(const struct facts *f) {
         json_object_set_new(o, "dmi_sys_vendor", str_or_null(h->dmi_sys_vendor));
         json_object_set_new(o, "dmi_product_name", str_or_null(h->dmi_product_name));
         json_object_set_new(o, "kernel_cmdline", str_or_null(h->cmdline));
-        /* cpulist "" marks a memory-only node (GPU or CXL memory), null an unreadable one. */
+        /* cpulist "" marks a memory-only node (GPU or CXL memory), null an unreadable one:
+         * json_text gives null for "", so the empty list is written as itself. */
         json_t *nodes = json_array();
         for (size_t i = 0; i < f->numa.n_nodes; i++) {
                 const struct numa_node *nd = &f->numa.nodes[i];
                 json_t *n = json_object();
                 json_object_set_new(n, "node", json_integer(nd->id));
-                json_object_set_new(n, "cpulist", nd->cpulist ? json_text(nd->cpulist) : json_null());
+                const char *cpus = nd->cpulist;
+                json_object_set_new(n, "cpulist", !cpus ? json_null() : *cpus ? json_text(cpus) : json_string(""));
                 json_object_set_new(n, "mem_total_mib",
                                     nd->mem_err == 0 ? json_integer((json_int_t)(nd->mem_total_kb / 1024)) : json_null());
                 json_array_append_new(nodes, n);

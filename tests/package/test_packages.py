@@ -35,7 +35,8 @@ EXTRAS = ["bin/numa-gpu-info", "bin/gpu-benchmark", "sbin/gpuvet-healthcheck",
           "share/gpuvet/slurm/prolog.d/50-gpuvet-check", "share/gpuvet/slurm/epilog.d/50-gpuvet-check",
           "share/doc/gpuvet/README.md", "share/doc/gpuvet/docs/checks.md",
           "share/doc/gpuvet/docs/slurm.md", "share/doc/gpuvet/deploy.md", "share/doc/gpuvet/slurm-scripts.md",
-          "share/gpuvet/grafana/gpuvet-dashboard.json", "share/gpuvet/prometheus/gpuvet-alerts.yml"]
+          "share/gpuvet/grafana/gpuvet-dashboard.json", "share/gpuvet/prometheus/gpuvet-alerts.yml",
+          "share/gpuvet/schema/common.schema.json", "share/gpuvet/schema/report-1.schema.json"]
 EXECUTABLES = [e for e in EXTRAS if e.startswith(("bin/", "sbin/")) or e.endswith(".sh") or "/slurm/" in e]
 TABLES = ["baselines.json", "compat.json", "fleet_rules.json", "gpus.json", "models.json", "ngc.json", "nics.json",
           "tune-profiles.json", "xid.json"]
