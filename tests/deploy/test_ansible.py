@@ -8,9 +8,11 @@
 - validate_gpu.yml on two inventory hosts (local connection) judging two fixtures: the
   healthy dgx-h100 passes, the degraded one fails; the reports (JSON, text and the HTML page
   of `gpuvet report --html`) are fetched to validation_results/<host>/, a verdict line is
-  printed per host, `gpuvet fleet` aggregates this run's reports on the control node
-  (fleet-<level>.json and .html: two nodes, one failing, the failing node's checks) and
-  prints the fleet's verdict, and the play fails for the failing host only; with `-e gpu_validation_fail_play=false` it reports and succeeds;
+  printed per host, naming the failing checks as slurm-health's drain reason does,
+  `gpuvet fleet` aggregates this run's reports on the control node (fleet-<level>.json and
+  .html: two nodes, one failing, the failing node's checks) and prints the fleet's verdict,
+  and the play fails for the failing host only; with `-e gpu_validation_fail_play=false` it
+  reports and succeeds;
   `-e level=standard` runs that level; `-e level=bogus` stops before gpuvet runs, naming the
   variable; a second run changes nothing; `--check --diff` still validates.
 Skips (exit 77) when ansible-playbook is not installed (tools/run-tests.sh installs it).
@@ -124,7 +126,14 @@ def validate(gpuvet, playbook_bin, env):
               "node-good passes, node-bad fails: %s" % r)
         check("node-good: PASS (gpuvet check --level quick:" in out and "node-bad: FAIL (gpuvet check --level quick:" in out,
               "a verdict line per host")
-        check("node-bad failed validation (3 fail, 0 error)" in out, "the failure names the counts and the report")
+        # As slurm-health's drain reason: the failing checks by id, each once, in report order.
+        bad_ids = "pcie.link_width,pcie.aer,gpu.xid"
+        check(re.search(r"node-bad: FAIL \(gpuvet check --level quick: \d+ pass, \d+ warn, 3 fail, 0 error\): %s -> "
+                        % re.escape(bad_ids), out) is not None,
+              "the failing host's verdict line names its failing checks")
+        check(re.search(r"node-good: PASS \([^)]*\) -> ", out) is not None, "a passing host's line names none")
+        check("node-bad failed validation (3 fail, 0 error): %s;" % bad_ids in out,
+              "the failure names the counts, the failing checks and the report")
         for host, verdict in (("node-good", "pass"), ("node-bad", "fail")):
             path = os.path.join(results, host, "gpuvet-check-quick.json")
             if check(os.path.exists(path), "%s: JSON report fetched" % host):
