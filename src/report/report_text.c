@@ -1,4 +1,5 @@
 #include "report/report_text.h"
+#include "burn/burn.h"
 #include "checks/check.h"
 #include "report/text_safe.h"
 
@@ -109,6 +110,27 @@ static void name_not_passing(FILE *out, const struct report *rep, enum status s,
                 fprintf(out, " and %zu more", more);
 }
 
+/* The header's GPUs: those on the PCI bus and, when a burn ran, the devices it loaded. The two
+ * differ where the backend sees devices sysfs does not list, under --gpus, or with CPU devices
+ * (--allow-cpu): "0 NVIDIA GPUs" over a burn of two would be wrong. */
+static void gpus_phrase(const struct facts *f, char *buf, size_t size) {
+        int n = snprintf(buf, size, "%zu NVIDIA GPU%s", f->gpus.n, f->gpus.n == 1 ? "" : "s");
+        const struct burn_facts *b = f->burn;
+        if (!b || !b->ran || !b->n_devs || n < 0 || (size_t)n >= size)
+                return;
+        size_t cpus = 0;
+        for (size_t i = 0; i < b->n_devs; i++)
+                cpus += b->devs[i].is_cpu;
+        const char *api = strcmp(b->backend, "cuda") == 0     ? "CUDA"
+                          : strcmp(b->backend, "opencl") == 0 ? "OpenCL"
+                                                              : b->backend;
+        char cpu_note[48] = "";
+        if (cpus)
+                snprintf(cpu_note, sizeof(cpu_note), " (%zu on the CPU)", cpus);
+        snprintf(buf + n, size - (size_t)n, " on the PCI bus, %zu %s device%s burned%s", b->n_devs, api,
+                 b->n_devs == 1 ? "" : "s", cpu_note);
+}
+
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
                  const struct text_options *opt) {
         size_t id_width = 0;
@@ -117,12 +139,11 @@ void report_text(FILE *out, const struct facts *f, const struct report *rep, con
                 if (n > id_width)
                         id_width = n;
         }
-        char host[1024], policy[1024];
-        fprintf(out, "%sgpuvet %s%s — %s, %zu NVIDIA GPU%s, level %s%s%s\n", c(opt, ANSI_BOLD), run->command,
-                c(opt, ANSI_RESET),
-                f->host.hostname[0] ? text_safe(f->host.hostname, host, sizeof(host)) : "(unknown host)", f->gpus.n,
-                f->gpus.n == 1 ? "" : "s", level_name(run->level), run->policy ? ", policy " : "",
-                text_safe(run->policy, policy, sizeof(policy)));
+        char host[1024], policy[1024], gpus[160];
+        gpus_phrase(f, gpus, sizeof(gpus));
+        fprintf(out, "%sgpuvet %s%s — %s, %s, level %s%s%s\n", c(opt, ANSI_BOLD), run->command, c(opt, ANSI_RESET),
+                f->host.hostname[0] ? text_safe(f->host.hostname, host, sizeof(host)) : "(unknown host)", gpus,
+                level_name(run->level), run->policy ? ", policy " : "", text_safe(run->policy, policy, sizeof(policy)));
 
         for (size_t i = 0; i < rep->n_results; i++) {
                 const struct result *r = &rep->results[i];
