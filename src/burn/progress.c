@@ -23,11 +23,23 @@ struct burn_progress *burn_progress_start(const struct burn_facts *b) {
         return p;
 }
 
-/* One device's line, without a newline. */
+/* One device's line, without a newline: the mode it runs, and its clock, which keeps moving
+ * past the planned end while a device finishes its last launch (or until the hang deadline
+ * takes it): a frozen "0s left" looked like gpuvet had hung. */
 static void device_line(FILE *out, const struct burn_device *d, double t_s, uint64_t total_ms) {
+        bool finished = d->ended_s > 0 || d->end != BURN_END_NOT_RUN || d->error[0];
+        const char *doing = d->end == BURN_END_DONE ? "done"
+                            : finished              ? "ended"
+                            : d->in_mode            ? burn_mode_name(d->mode)
+                                                    : "starting";
         double left = total_ms / 1e3 - t_s;
-        fprintf(out, "device %d %-14.14s %4.0fs, %4.0fs left", d->index, d->bus[0] ? d->bus : d->name, t_s,
-                left > 0 ? left : 0);
+        fprintf(out, "device %d %-14.14s %-8s", d->index, d->bus[0] ? d->bus : d->name, doing);
+        if (finished)
+                fprintf(out, " at %4.0fs", d->ended_s);
+        else if (left > 0)
+                fprintf(out, " %4.0fs, %4.0fs left", t_s, left);
+        else
+                fprintf(out, " %4.0fs, waiting for GPU %d (%.0fs past the end)", t_s, d->index, -left);
         if (d->n_rates)
                 fprintf(out, "  %8.3f TFLOPS", d->rates[d->n_rates - 1].tflops);
         if (!isnan(d->temp_c))

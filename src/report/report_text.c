@@ -1,4 +1,5 @@
 #include "report/report_text.h"
+#include "burn/burn.h"
 #include "checks/check.h"
 #include "report/text_safe.h"
 #include "report/text_wrap.h"
@@ -311,6 +312,27 @@ static void print_hidden(const struct text_run *t) {
         line_close(t, &l, 1);
 }
 
+/* The header's GPUs: those on the PCI bus and, when a burn ran, the devices it loaded. The two
+ * differ where the backend sees devices sysfs does not list, under --gpus, or with CPU devices
+ * (--allow-cpu): "0 NVIDIA GPUs" over a burn of two would be wrong. */
+static void gpus_phrase(const struct facts *f, char *buf, size_t size) {
+        int n = snprintf(buf, size, "%zu NVIDIA GPU%s", f->gpus.n, f->gpus.n == 1 ? "" : "s");
+        const struct burn_facts *b = f->burn;
+        if (!b || !b->ran || !b->n_devs || n < 0 || (size_t)n >= size)
+                return;
+        size_t cpus = 0;
+        for (size_t i = 0; i < b->n_devs; i++)
+                cpus += b->devs[i].is_cpu;
+        const char *api = strcmp(b->backend, "cuda") == 0     ? "CUDA"
+                          : strcmp(b->backend, "opencl") == 0 ? "OpenCL"
+                                                              : b->backend;
+        char cpu_note[48] = "";
+        if (cpus)
+                snprintf(cpu_note, sizeof(cpu_note), " (%zu on the CPU)", cpus);
+        snprintf(buf + n, size - (size_t)n, " on the PCI bus, %zu %s device%s burned%s", b->n_devs, api,
+                 b->n_devs == 1 ? "" : "s", cpu_note);
+}
+
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
                  const struct text_options *opt) {
         struct text_run t = {.out = out, .rep = rep, .opt = opt};
@@ -323,14 +345,13 @@ void report_text(FILE *out, const struct facts *f, const struct report *rep, con
                 if (n > t.id_width)
                         t.id_width = n;
         }
-        char host[1024], policy[1024];
+        char host[1024], policy[1024], gpus[160];
+        gpus_phrase(f, gpus, sizeof(gpus));
         struct text_line l;
         FILE *line = line_open(&t, &l);
-        fprintf(line, "%sgpuvet %s%s — %s, %zu NVIDIA GPU%s, level %s%s%s", c(opt, ANSI_BOLD), run->command,
-                c(opt, ANSI_RESET),
-                f->host.hostname[0] ? text_safe(f->host.hostname, host, sizeof(host)) : "(unknown host)", f->gpus.n,
-                f->gpus.n == 1 ? "" : "s", level_name(run->level), run->policy ? ", policy " : "",
-                text_safe(run->policy, policy, sizeof(policy)));
+        fprintf(line, "%sgpuvet %s%s — %s, %s, level %s%s%s", c(opt, ANSI_BOLD), run->command, c(opt, ANSI_RESET),
+                f->host.hostname[0] ? text_safe(f->host.hostname, host, sizeof(host)) : "(unknown host)", gpus,
+                level_name(run->level), run->policy ? ", policy " : "", text_safe(run->policy, policy, sizeof(policy)));
         line_close(&t, &l, 2);
 
         for (size_t i = 0; i < rep->n_results; i++) {

@@ -8,11 +8,15 @@
 - validate_gpu.yml on two inventory hosts (local connection) judging two fixtures: the
   healthy dgx-h100 passes, the degraded one fails; the reports (JSON, text and the HTML page
   of `gpuvet report --html`) are fetched to validation_results/<host>/, a verdict line is
-  printed per host, `gpuvet fleet` aggregates this run's reports on the control node
-  (fleet-<level>.json and .html: two nodes, one failing, the failing node's checks) and
-  prints the fleet's verdict, and the play fails for the failing host only; with `-e gpu_validation_fail_play=false` it reports and succeeds;
+  printed per host, naming the failing checks as slurm-health's drain reason does,
+  `gpuvet fleet` aggregates this run's reports on the control node (fleet-<level>.json and
+  .html: two nodes, one failing, the failing node's checks) and prints the fleet's verdict,
+  and the play fails for the failing host only; with `-e gpu_validation_fail_play=false` it
+  reports and succeeds;
   `-e level=standard` runs that level; `-e level=bogus` stops before gpuvet runs, naming the
-  variable; a second run changes nothing; `--check --diff` still validates.
+  variable; a second run changes nothing; `--check --diff` still validates; without
+  gpu_validation_results_dir the reports land beside the playbooks of a writable tree and in
+  ./validation_results where the tree is read-only (as the packages install it).
 Skips (exit 77) when ansible-playbook is not installed (tools/run-tests.sh installs it).
 Exit 0 when every case holds, 1 otherwise."""
 import glob
@@ -124,7 +128,14 @@ def validate(gpuvet, playbook_bin, env):
               "node-good passes, node-bad fails: %s" % r)
         check("node-good: PASS (gpuvet check --level quick:" in out and "node-bad: FAIL (gpuvet check --level quick:" in out,
               "a verdict line per host")
-        check("node-bad failed validation (3 fail, 0 error)" in out, "the failure names the counts and the report")
+        # As slurm-health's drain reason: the failing checks by id, each once, in report order.
+        bad_ids = "pcie.link_width,pcie.aer,gpu.xid"
+        check(re.search(r"node-bad: FAIL \(gpuvet check --level quick: \d+ pass, \d+ warn, 3 fail, 0 error\): %s -> "
+                        % re.escape(bad_ids), out) is not None,
+              "the failing host's verdict line names its failing checks")
+        check(re.search(r"node-good: PASS \([^)]*\) -> ", out) is not None, "a passing host's line names none")
+        check("node-bad failed validation (3 fail, 0 error): %s;" % bad_ids in out,
+              "the failure names the counts, the failing checks and the report")
         for host, verdict in (("node-good", "pass"), ("node-bad", "fail")):
             path = os.path.join(results, host, "gpuvet-check-quick.json")
             if check(os.path.exists(path), "%s: JSON report fetched" % host):
@@ -170,6 +181,56 @@ def validate(gpuvet, playbook_bin, env):
 
         p = play("--check", "--diff")
         check(p.returncode == 2 and "node-good: PASS" in p.stdout, "--check --diff still validates")
+
+        results_default(gpuvet, playbook_bin, env, fixtures, tmp)
+
+
+def results_default(gpuvet, playbook_bin, env, fixtures, tmp):
+    """Without gpu_validation_results_dir: beside the playbooks in a writable copy of the
+    tree; in the current directory where the tree is read-only (the packages' /usr/share)."""
+    inventory = os.path.join(tmp, "default-results.yml")
+    with open(inventory, "w") as f:
+        f.write("""all:
+  children:
+    gpu_nodes:
+      vars:
+        ansible_connection: local
+        ansible_python_interpreter: %s
+        gpu_validation_gpuvet: %s
+        gpu_validation_fleet_report: false
+        gpu_validation_root: %s
+      hosts:
+        node-bad:
+          gpu_validation_report_dir: %s
+""" % (sys.executable, gpuvet, os.path.join(fixtures, "dgx-h100-degraded"), os.path.join(tmp, "default-bad")))
+    tree = os.path.join(tmp, "tree", "ansible")
+    shutil.copytree(ANSIBLE, tree, ignore=shutil.ignore_patterns("validation_results"))
+    cwd = os.path.join(tmp, "cwd")
+    os.makedirs(cwd)
+    argv = [playbook_bin, "-i", inventory, os.path.join(tree, "playbooks", "validate_gpu.yml"),
+            "-e", "gpuvet_become=false"]
+    report = os.path.join("validation_results", "node-bad", "gpuvet-check-quick.json")
+
+    p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    check(p.returncode == 2 and os.path.exists(os.path.join(tree, report))
+          and not os.path.exists(os.path.join(cwd, report)),
+          "a writable tree: the reports beside its playbooks (rc %d)" % p.returncode)
+    shutil.rmtree(os.path.join(tree, "validation_results"), ignore_errors=True)
+
+    # Read-only as the packages' tree is for a user, and for root too: a private mount
+    # namespace binds the copy read-only (root's access(W_OK) fails there with EROFS).
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if probe.returncode != 0:
+        print("note: unshare -m is not permitted here; the read-only tree case is not run")
+        return
+    shell = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    p = subprocess.run(["unshare", "-m", "sh", "-c", shell, tree] + argv, cwd=cwd, env=env, capture_output=True,
+                       text=True, timeout=600)
+    check(p.returncode == 2 and os.path.exists(os.path.join(cwd, report))
+          and not os.path.exists(os.path.join(tree, "validation_results")),
+          "a read-only tree: the reports in ./validation_results of the current directory (rc %d): %s"
+          % (p.returncode, (p.stdout + p.stderr)[-1500:] if p.returncode != 2 else ""))
+    check("-> %s/validation_results/node-bad/" % cwd in p.stdout, "the verdict line names that directory")
 
 
 if __name__ == "__main__":

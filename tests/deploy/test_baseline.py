@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """setup_gpu_baseline.yml (role gpu_baseline) with real ansible-core, in throw-away roots.
 
-    test_baseline.py GPUVET OUTDIR [check|apply|bad]...
+    test_baseline.py GPUVET OUTDIR [check|repos|packages|apply|bad]...
 
 Each run happens in an overlay of this machine's / entered with chroot
 (throwaway_root.py), with /etc/os-release (and lsb-release or redhat-release) of the
@@ -21,6 +21,8 @@ platform it plays, and a fixture tree for `gpuvet detect --root`:
 - the repository tasks in check mode on Debian 12 without python3-debian (the tasks above
   skip the repos and packages tags): python3-debian and NVIDIA's repository reported as
   what would be added, nothing written;
+- `--check --tags packages` alone on Debian 12: the plan is made, the packages only NVIDIA's
+  repositories carry are reported as what would be installed, the rest simulated by apt;
 - bad input stops the play before anything is written, naming the variable: an unknown
   driver_installation_method, a CUDA the chosen driver cannot run, a driver that cannot
   drive the GPU, a GPU gpuvet detect does not know.
@@ -466,7 +468,33 @@ def repos_check_mode(b):
     check(stray == [], "repos --check: nothing written on the node (%s)" % stray[:5])
 
 
-PARTS = {"check": check_mode_per_family, "repos": repos_check_mode, "apply": apply_for_real, "bad": bad_input}
+def packages_check_mode(b):
+    """`--check --tags packages` alone on Debian 12: the plan is still made (the packages'
+    names come from it), apt's check mode simulates the packages Debian has, and those only
+    NVIDIA's repositories carry (not added in check mode) are reported as what would be
+    installed instead of failing apt; nothing is written."""
+    proc, scratch, seeded = b.play("packages-check", "debian12", "dgx-h100",
+                                   ["--check", "--diff", "--tags", "packages"])
+    r = recap(proc.stdout)
+    if not check(r.get("failed") == 0 and proc.returncode == 0,
+                 "debian12 --check --tags packages: the play succeeds (rc %d, %s)" % (proc.returncode, r)):
+        print(proc.stdout[-4000:], proc.stderr[-2000:])
+        return
+    check("TASK [gpu_baseline : Write the plan down]" in proc.stdout, "--tags packages still makes the plan")
+    would = re.search(r"would install ([^:\n]*): not in apt's lists", proc.stdout)
+    named = set(would.group(1).split(", ")) if would else set()
+    check({"cuda-toolkit-13-0", "nvidia-open", "nvidia-container-toolkit"} <= named,
+          "the packages of NVIDIA's repositories reported as what would be installed: %s" % sorted(named))
+    simulated = re.search(r"TASK \[gpu_baseline : Install the container runtime[^\n]*\(apt\)[^\n]*\n"
+                          r"(?:[^\n]*\n)*?changed: \[node\]", proc.stdout)
+    check("docker.io" not in named and simulated is not None,
+          "apt's own check mode simulates the packages Debian has (docker.io)")
+    stray = [p for p in written(scratch, seeded) if p != "var/log/apt/eipp.log.xz"]
+    check(stray == [], "packages --check: nothing written on the node (%s)" % stray[:5])
+
+
+PARTS = {"check": check_mode_per_family, "repos": repos_check_mode, "packages": packages_check_mode,
+         "apply": apply_for_real, "bad": bad_input}
 
 
 def main():

@@ -13,7 +13,10 @@
 - the check service's ExecStart, run as written on a fixture machine (--root added, the state
   directory moved to the test's), writes a whole gpuvet.report/1 and leaves no temporary
   file; a run that fails (exit 2) keeps the previous report byte for byte;
-- the serve unit's ExecStart, run as written on the fake NVML (its port moved to a free one),
+- the serve unit reads /etc/default/gpuvet-serve when present (deploy/systemd/gpuvet-serve.default,
+  GPUVET_SERVE_ARGS="" as shipped) and appends $GPUVET_SERVE_ARGS to its command;
+- the serve unit's ExecStart, run as written on the fake NVML (its port moved to a free one,
+  GPUVET_SERVE_ARGS="--workload-labels"),
   answers /health, exports every check id of that report, follows the report when the check
   service rewrites it (a degraded machine's verdicts), and exits 0 on SIGTERM;
 - systemd-analyze security --offline=true rates both services 3.0 or less ("OK"), while the
@@ -45,6 +48,8 @@ SERVICES = ("gpuvet-check.service", "gpuvet-serve.service")
 MAX_EXPOSURE = 3.0
 INSTALLED = "/usr/bin/gpuvet"
 STATE = "/var/lib/gpuvet"
+SERVE_DEFAULTS = os.path.join(UNITS_DIR, "gpuvet-serve.default")
+SERVE_DEFAULTS_INSTALLED = "/etc/default/gpuvet-serve"
 
 
 def parse_unit(path):
@@ -123,12 +128,31 @@ def security(units):
     return True
 
 
-def installed_argv(unit, gpuvet, state):
-    """The unit's ExecStart as an argv, gpuvet and its state directory replaced."""
+def environment_file(path):
+    """{name: value} of a systemd EnvironmentFile (NAME=value, the value shell-quoted)."""
+    env = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line and line[0] not in "#;":
+                name, _, value = line.partition("=")
+                env[name.strip()] = " ".join(shlex.split(value))
+    return env
+
+
+def installed_argv(unit, gpuvet, state, env=None):
+    """The unit's ExecStart as an argv, gpuvet and its state directory replaced; a word
+    "$NAME" split into the words of env's NAME, as systemd expands an unbraced variable."""
     (exec_start,) = unit["Service"]["ExecStart"]
     argv = shlex.split(exec_start)
     check(argv[0] == INSTALLED, "ExecStart runs %s: %s" % (INSTALLED, exec_start))
-    return [gpuvet] + [a.replace(STATE, state) for a in argv[1:]]
+    out = [gpuvet]
+    for a in argv[1:]:
+        if a.startswith("$") and a[1:].isidentifier():
+            out += (env or {}).get(a[1:], "").split()
+        else:
+            out.append(a.replace(STATE, state))
+    return out
 
 
 def run_check(argv, root, what):
@@ -154,6 +178,14 @@ def structure(units):
     json_path = report[report.index("--json") + 1]
     check(json_path.startswith(STATE + "/") and read[read.index("--check-report") + 1] == json_path,
           "the serve unit's --check-report is the check's --json (%s)" % json_path)
+    # Extra options without a drop-in: the packages' /etc/default/gpuvet-serve.
+    check(serve["Service"].get("EnvironmentFile") == ["-" + SERVE_DEFAULTS_INSTALLED]
+          and read[-1] == "$GPUVET_SERVE_ARGS",
+          "the serve unit reads %s (optional) and ends its command with $GPUVET_SERVE_ARGS: %s"
+          % (SERVE_DEFAULTS_INSTALLED, serve["Service"].get("EnvironmentFile")))
+    shipped = environment_file(SERVE_DEFAULTS)
+    check(shipped == {"GPUVET_SERVE_ARGS": ""}, "the shipped %s sets GPUVET_SERVE_ARGS, empty: %s"
+          % (os.path.basename(SERVE_DEFAULTS), shipped))
     return json_path
 
 
@@ -197,7 +229,11 @@ def run_units(units, gpuvet, fake_lib, outdir, json_path):
         check(p.returncode == 2 and f.read() == before and os.listdir(state) == [os.path.basename(report)],
               "a failed run (exit %d) keeps the previous report as it was" % p.returncode)
 
-    serve = Served(gpuvet, fake_lib, installed_argv(units["gpuvet-serve.service"], gpuvet, state))
+    # As a site sets it in /etc/default/gpuvet-serve: the option reaches serve's command line.
+    serve_argv = installed_argv(units["gpuvet-serve.service"], gpuvet, state,
+                                {"GPUVET_SERVE_ARGS": "--workload-labels"})
+    check(serve_argv[-1] == "--workload-labels", "GPUVET_SERVE_ARGS' words end serve's command: %s" % serve_argv[1:])
+    serve = Served(gpuvet, fake_lib, serve_argv)
     try:
         status, body = serve.get("/health")
         check(status == 200, "the serve unit's command: /health 200 (%d %r)" % (status, body[:100]))

@@ -13,6 +13,8 @@ fake libcuda + fake cuBLASLt with the fake NVML for telemetry.
   pending; a GPU that cannot reach its power
   limit fails burn.power; a matmul that never returns makes every worker hung within the
   hang deadline, and the report is still written.
+- On a terminal (fake CUDA): the header counts the devices burned, each device's progress
+  line names its mode, and a GPU busy past the end is "waited for" with a moving clock.
 - Bad options exit 2 naming the option; burn, and check --level full, on a node without an
   NVIDIA GPU (no --allow-cpu) is an error of burn.run, "no GPU to stress", and exits 1.
 
@@ -20,6 +22,9 @@ Usage: test_burn.py GPUVET_TEST_HOOKS FAKE_LIBCUDA FAKE_LIBCUBLASLT FAKE_LIBNVML
 (the parts to run: every part without one; meson runs them as two tests side by side)"""
 import json
 import os
+import pty
+import re
+import select
 import signal
 import subprocess
 import sys
@@ -265,6 +270,51 @@ def cuda_cases():
               "burn.run: %s hung: %s" % (gpu, r.get("summary")))
 
 
+def on_terminal(argv, env, timeout):
+    """Run argv with standard error (and output) on a pseudo-terminal, as a user at one sees
+    it; returns (exit code, everything written)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    out, deadline = b"", time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                chunk = b""
+            if not chunk:
+                break
+            out += chunk
+        elif p.poll() is not None:
+            break
+    if p.poll() is None:
+        p.kill()
+    os.close(master)
+    return p.wait(), out.decode("utf-8", "replace")
+
+
+def progress_case():
+    """On a terminal: the header counts the two GPUs burned (the test machine's PCI bus shows
+    none or others), each device's line names the mode it runs, and a GPU that is still busy
+    past the run's end is said to be waited for, its clock moving, not a frozen "0s left"."""
+    rc, out = on_terminal([GPUVET, "burn"] + CUDA + ["-d", "2s", "-m", "gemm", "--hang-timeout",
+                                                     "%ds" % round(5 * SCALE)],
+                          clean_env(cuda_env("loaded.scn", {"FAKE_CUBLASLT_HANG_DEVICE": "1:2"})), 120 * SCALE)
+    frames = out.replace("\r", "\n").split("\n")
+    gpu1 = [f for f in frames if "device 1 " + GPU1 in f]
+    check(rc == 1, "a GPU hung past the end exits 1, got %d" % rc)
+    check(re.search(r"gpuvet burn\S* — [^\n]*NVIDIA GPUs? on the PCI bus, 2 CUDA devices burned, level full", out)
+          is not None, "the header counts the 2 devices burned: %s" % [f for f in frames if "gpuvet burn" in f])
+    check(any(re.search(r" gemm +\d+s, ", f) for f in gpu1), "the line names the mode running: %s" % gpu1[:6])
+    waiting = [f for f in gpu1 if "waiting for GPU 1 (" in f]
+    check(len(waiting) >= 2, "past the end, GPU 1's line says it is waited for: %s" % gpu1[-6:])
+    clocks = [int(m.group(1)) for m in (re.search(r" (\d+)s, waiting", f) for f in waiting) if m]
+    check(len(set(clocks)) >= 2, "... and its clock keeps moving: %s" % clocks)
+    check(any(re.search(r" ended +at +\d+s.*\[hung\]", f) for f in gpu1), "then it ends, hung: %s" % gpu1[-2:])
+
+
 def full_level_case():
     """check --level full on the fake: the stress test and every benchmark in one run; a
     wrong triad kernel fails device.benchmarks naming it, the burn still passes."""
@@ -344,6 +394,7 @@ def main():
         bad_input_cases()
     if "cuda" in parts:
         cuda_cases()
+        progress_case()
         one_hung_case()
         full_level_case()
     if failures:

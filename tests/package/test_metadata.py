@@ -12,10 +12,20 @@ neither can drift from the other:
   "Building by hand", in debian/control's Build-Depends (the test-only ones excepted, the
   package builds with -Dtests=disabled) and in tools/bootstrap.sh.
 A meson.build dependency missing from the table fails too: whoever adds one names its package.
+- what the packages say and hold: debian/control's and the RPM spec's descriptions name every
+  command of src/main.c's table; meson installs deploy/systemd/gpuvet-serve.default as
+  SYSCONFDIR/default/gpuvet-serve, the EnvironmentFile the serve unit reads (optional, "-")
+  and whose $GPUVET_SERVE_ARGS ends its command, and the spec keeps it %config(noreplace);
+  meson installs the example policy under the docs' examples/, and, with GPUVET given,
+  `gpuvet policy validate` accepts it as shipped and with its settings uncommented.
+
+    test_metadata.py SOURCE_ROOT [GPUVET]
 Exit 0 when all hold, 1 otherwise."""
 import os
 import re
+import subprocess
 import sys
+import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from testlib import check, finish  # noqa: E402
 
@@ -120,10 +130,61 @@ def check_build_deps(root):
         check(tool in words, "README \"Building by hand\" lists %s" % tool)
 
 
+def commands(root):
+    """The commands of gpuvet's table in src/main.c."""
+    return re.findall(r'^\s*\{"([a-z][a-z-]*)", cmd_\w+,', read(root, "src/main.c"), re.M)
+
+
+def check_packaging(root, gpuvet):
+    names = commands(root)
+    check(len(names) >= 17, "src/main.c's command table read: %s" % names)
+    control = read(root, "debian/control")
+    description = control[control.index("\nDescription:"):] if "\nDescription:" in control else ""
+    spec = read(root, "packaging/rpm/gpuvet.spec")
+    spec_description = re.search(r"^%description\n(.*?)^%", spec, re.M | re.S)
+    spec_description = spec_description.group(1) if spec_description else ""
+    for name in names:
+        named = re.compile(r"`(gpuvet )?%s`" % re.escape(name))
+        check(named.search(description) is not None, "debian/control's description names `%s`" % name)
+        check(named.search(spec_description) is not None, "the RPM spec's %%description names `%s`" % name)
+
+    meson = read(root, "meson.build")
+    check(re.search(r"install_data\('deploy/systemd/gpuvet-serve\.default', rename : 'gpuvet-serve',\s*"
+                    r"install_dir : get_option\('sysconfdir'\) / 'default'\)", meson) is not None,
+          "meson installs deploy/systemd/gpuvet-serve.default as SYSCONFDIR/default/gpuvet-serve")
+    unit = read(root, "deploy/systemd/gpuvet-serve.service")
+    check(re.search(r"^EnvironmentFile=-/etc/default/gpuvet-serve$", unit, re.M) is not None,
+          "gpuvet-serve.service reads /etc/default/gpuvet-serve when it exists")
+    check(re.search(r"^ExecStart=.* \$GPUVET_SERVE_ARGS$", unit, re.M) is not None,
+          "gpuvet-serve.service's command ends with $GPUVET_SERVE_ARGS")
+    check("GPUVET_SERVE_ARGS=" in read(root, "deploy/systemd/gpuvet-serve.default"),
+          "the shipped gpuvet-serve default file sets GPUVET_SERVE_ARGS")
+    check("%config(noreplace) %{_sysconfdir}/default/gpuvet-serve" in spec and "--sysconfdir=%{_sysconfdir}" in spec,
+          "the RPM keeps /etc/default/gpuvet-serve as %config(noreplace)")
+
+    example = "deploy/policy/policy.example.yaml"
+    check(re.search(r"install_data\('%s', rename : 'policy\.yaml', install_dir : docdir / 'examples'\)"
+                    % re.escape(example), meson) is not None,
+          "meson installs the example policy as DOCDIR/examples/policy.yaml")
+    if gpuvet is None:
+        return
+    text = read(root, example)
+    with tempfile.TemporaryDirectory() as tmp:
+        for what, body in (("as shipped", text), ("uncommented", re.sub(r"^# ", "", text, flags=re.M))):
+            path = os.path.join(tmp, "policy-%s.yaml" % what.replace(" ", "-"))
+            with open(path, "w") as f:
+                f.write(body)
+            p = subprocess.run([gpuvet, "policy", "validate", path], capture_output=True, text=True)
+            check(p.returncode == 0, "gpuvet policy validate accepts the example policy %s: %s"
+                  % (what, (p.stdout + p.stderr).strip()[-400:]))
+
+
 def main():
     root = sys.argv[1]
+    gpuvet = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
     check_licence(root)
     check_build_deps(root)
+    check_packaging(root, gpuvet)
     return finish()
 
 

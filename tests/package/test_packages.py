@@ -8,8 +8,9 @@ OUTDIR holds gpuvet-VERSION.tar.xz, gpuvet_VERSION_<arch>.deb and gpuvet-VERSION
 Checks: the tarball unpacks to gpuvet-VERSION/ with the sources, data, debian/ and the RPM
 spec; the .deb's control fields (version, the run-time libraries gpuvet dlopens among its
 Depends) and files (/usr/bin/gpuvet, the tables in /usr/share/gpuvet, the systemd units in
-/usr/lib/systemd/system), its binary runs and reports VERSION; the RPM's version, files
-(the units too) and requirements; and `meson install` into a prefix gives a gpuvet that reads
+/usr/lib/systemd/system, /etc/default/gpuvet-serve as a conffile), its binary runs and
+reports VERSION; the RPM's version, files (the units too, /etc/default/gpuvet-serve as
+%config) and requirements; and `meson install` into a prefix gives a gpuvet that reads
 the installed tables (an edit to the installed gpus.json shows in `detect --list-gpus`,
 `--version` names the directory) while a copy of the same binary elsewhere keeps its
 built-in tables, and the units under PREFIX/lib/systemd/system. Exit 0 when all hold, 1 otherwise."""
@@ -36,7 +37,10 @@ EXTRAS = ["bin/numa-gpu-info", "bin/gpu-benchmark", "sbin/gpuvet-healthcheck",
           "share/doc/gpuvet/README.md", "share/doc/gpuvet/docs/checks.md",
           "share/doc/gpuvet/docs/slurm.md", "share/doc/gpuvet/deploy.md", "share/doc/gpuvet/slurm-scripts.md",
           "share/gpuvet/grafana/gpuvet-dashboard.json", "share/gpuvet/prometheus/gpuvet-alerts.yml",
-          "share/gpuvet/schema/common.schema.json", "share/gpuvet/schema/report-1.schema.json"]
+          "share/gpuvet/schema/common.schema.json", "share/gpuvet/schema/report-1.schema.json",
+          "share/doc/gpuvet/examples/policy.yaml"]
+# gpuvet-serve.service's EnvironmentFile: a configuration file the packages keep on upgrade.
+SERVE_DEFAULTS = "etc/default/gpuvet-serve"
 EXECUTABLES = [e for e in EXTRAS if e.startswith(("bin/", "sbin/")) or e.endswith(".sh") or "/slurm/" in e]
 TABLES = ["baselines.json", "compat.json", "fleet_rules.json", "gpus.json", "models.json", "ngc.json", "nics.json",
           "tune-profiles.json", "xid.json"]
@@ -74,6 +78,9 @@ def check_deb(outdir, version):
                  + ["./usr/lib/systemd/system/" + u for u in UNITS] + ["./usr/" + e for e in EXTRAS]
                  + ["./usr/share/doc/gpuvet/copyright"]):
         check((" " + want + "\n") in files or files.endswith(" " + want), "deb installs %s" % want[1:])
+    check((" ./" + SERVE_DEFAULTS + "\n") in files, "deb installs /%s" % SERVE_DEFAULTS)
+    conffiles = run(["dpkg-deb", "-I", deb, "conffiles"]).stdout.split()
+    check("/" + SERVE_DEFAULTS in conffiles, "deb: /%s is a conffile (%s)" % (SERVE_DEFAULTS, conffiles))
     modes = {line.split()[-1]: line.split()[0] for line in files.splitlines() if line.strip()}
     for e in EXECUTABLES:
         check(modes.get("./usr/" + e, "").startswith("-rwxr-xr-x"), "deb: /usr/%s is executable" % e)
@@ -95,6 +102,8 @@ def check_rpm(outdir, version):
     for want in (["/usr/bin/gpuvet"] + ["/usr/share/gpuvet/" + t for t in TABLES]
                  + ["/usr/lib/systemd/system/" + u for u in UNITS] + ["/usr/" + e for e in EXTRAS]):
         check(want in files, "rpm installs %s" % want)
+    configs = run(["rpm", "-qpc", rpm]).stdout.split()
+    check("/" + SERVE_DEFAULTS in configs, "rpm: /%s is a %%config file (%s)" % (SERVE_DEFAULTS, configs))
     # %license: /usr/share/licenses/gpuvet on Fedora, gpuvet-VERSION where rpm's
     # _licensedir is versioned (Debian's rpm).
     check(any(re.fullmatch(r"/usr/share/licenses/gpuvet(-[0-9.]+)?/LICENSE", f) for f in files),
@@ -133,6 +142,8 @@ def check_installed_data():
         for e in EXTRAS:
             path = os.path.join(prefix, e)
             check(os.path.exists(path) and (e not in EXECUTABLES or os.access(path, os.X_OK)), "installed %s" % e)
+        check(os.path.exists(os.path.join(prefix, SERVE_DEFAULTS)),
+              "installed %s (the prefix's sysconfdir)" % SERVE_DEFAULTS)
         check_seed_wrappers(prefix)
         p = run([gpuvet, "--version"], env={"PATH": "/usr/bin:/bin"})
         check("data: %s\n" % datadir in p.stdout, "the installed gpuvet names its data dir: %r" % p.stdout)
