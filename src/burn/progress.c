@@ -3,12 +3,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
+
+#include "core/progress.h"
 
 struct burn_progress {
-        bool tty;
-        size_t lines_drawn; /* on a terminal: how many lines to move up before redrawing */
-        double last_s;
+        struct progress out;
         uint64_t total_ms;
 };
 
@@ -16,46 +15,51 @@ struct burn_progress *burn_progress_start(const struct burn_facts *b) {
         struct burn_progress *p = calloc(1, sizeof(*p));
         if (!p)
                 return NULL;
-        p->tty = isatty(STDERR_FILENO);
-        p->last_s = -1e9;
+        progress_init(&p->out, true);
         for (int m = 0; m < _BURN_MODE_COUNT; m++)
                 p->total_ms += b->slices_ms[m];
         return p;
 }
 
-/* One device's line, without a newline. */
-static void device_line(FILE *out, const struct burn_device *d, double t_s, uint64_t total_ms) {
-        double left = total_ms / 1e3 - t_s;
-        fprintf(out, "device %d %-14.14s %4.0fs, %4.0fs left", d->index, d->bus[0] ? d->bus : d->name, t_s,
-                left > 0 ? left : 0);
+/* One device's line: which mode runs, and its time against the run's. A device still
+ * working when the time is up says by how much it is over, so that a wait for one slow
+ * device shows as such. */
+static void device_line(struct progress *out, const struct burn_device *d, double t_s, uint64_t total_ms) {
+        bool ended = d->end != BURN_END_NOT_RUN || d->ended_s > 0;
+        double at = d->ended_s > 0 ? d->ended_s : t_s, left = total_ms / 1e3 - at;
+        bool over = left < 0 && !ended;
+        const char *mode = d->in_mode ? burn_mode_name(d->mode) : ended ? "ended" : "starting";
+        char line[256];
+        size_t len = 0;
+        int n = snprintf(line, sizeof(line), "device %d %-14.14s %-8s %4.0fs, %4.0fs %s", d->index,
+                         d->bus[0] ? d->bus : d->name, mode, at, over ? -left : left > 0 ? left : 0,
+                         over ? "over" : "left");
+        if (n > 0 && (size_t)n < sizeof(line))
+                len = (size_t)n;
         if (d->n_rates)
-                fprintf(out, "  %8.3f TFLOPS", d->rates[d->n_rates - 1].tflops);
-        if (!isnan(d->temp_c))
-                fprintf(out, "  %3.0f C", d->temp_c);
-        if (!isnan(d->power_w))
-                fprintf(out, "  %4.0f W", d->power_w);
-        fprintf(out, "  errors %llu", (unsigned long long)d->faults_total);
-        if (d->end != BURN_END_NOT_RUN && d->end != BURN_END_DONE)
-                fprintf(out, "  [%s]", burn_end_name(d->end));
+                len += (size_t)snprintf(line + len, sizeof(line) - len, "  %8.3f TFLOPS", d->rates[d->n_rates - 1].tflops);
+        if (!isnan(d->temp_c) && len < sizeof(line))
+                len += (size_t)snprintf(line + len, sizeof(line) - len, "  %3.0f C", d->temp_c);
+        if (!isnan(d->power_w) && len < sizeof(line))
+                len += (size_t)snprintf(line + len, sizeof(line) - len, "  %4.0f W", d->power_w);
+        if (len < sizeof(line))
+                len += (size_t)snprintf(line + len, sizeof(line) - len, "  errors %llu",
+                                        (unsigned long long)d->faults_total);
+        if (d->end != BURN_END_NOT_RUN && d->end != BURN_END_DONE && len < sizeof(line))
+                snprintf(line + len, sizeof(line) - len, "  [%s]", burn_end_name(d->end));
+        progress_line(out, "%s", line);
 }
 
 void burn_progress_update(struct burn_progress *p, const struct burn_facts *b, double t_s) {
-        double every = p->tty ? 1.0 : BURN_PROGRESS_PLAIN_S;
-        if (t_s - p->last_s < every)
+        if (!progress_begin(&p->out, t_s))
                 return;
-        p->last_s = t_s;
-        if (p->tty && p->lines_drawn)
-                fprintf(stderr, "\033[%zuA", p->lines_drawn);
-        for (size_t i = 0; i < b->n_devs; i++) {
-                device_line(stderr, &b->devs[i], t_s, p->total_ms);
-                fputs(p->tty ? "\033[K\n" : "\n", stderr);
-        }
-        p->lines_drawn = b->n_devs;
-        fflush(stderr);
+        for (size_t i = 0; i < b->n_devs; i++)
+                device_line(&p->out, &b->devs[i], t_s, p->total_ms);
+        progress_end(&p->out);
 }
 
 void burn_progress_end(struct burn_progress *p, const struct burn_facts *b) {
-        p->last_s = -1e9;
+        progress_now(&p->out);
         burn_progress_update(p, b, b->duration_s);
         free(p);
 }
