@@ -71,7 +71,9 @@ static const char usage[] =
         "                        (\"pcie,gpu.nouveau\")\n"
         "      --list            list the checks of the level and exit\n"
         "  -v, --verbose         show observed and expected values of passing checks too\n"
-        "  -q, --quiet           no text report (use with --json)\n"
+        "  -q, --quiet           no text report and no progress (use with --json)\n"
+        "      --no-progress     no progress line on standard error (device probes,\n"
+        "                        stress test, benchmarks)\n"
         "      --color WHEN      auto (default), always or never; NO_COLOR is honoured\n"
         "      --timeout SEC     give up (exit 3) if gathering blocks this long (default 30)\n"
         "  -r, --root DIR        read /sys, /proc, /etc under DIR (a fixture or snapshot);\n"
@@ -273,6 +275,7 @@ static int check_option(int opt, const char *arg, void *ctx) {
         case 'L': o->list = true; break;
         case 'v': o->text.verbose = true; break;
         case 'q': o->quiet = true; break;
+        case 'N' | 0x100: o->burn.progress = false; break;
         case 'C':
                 if (!one_of(arg, "auto", "always", "never"))
                         return cmd_usage_error("check", "--color: expected auto, always or never, not \"%s\"", arg);
@@ -300,7 +303,34 @@ struct check_run {
         struct nvml_options nvml_opts; /* the command's, reading CHECK_NVML_GROUPS */
         struct container_gpu_facts *container_gpu; /* container.gpu_access's run; NULL when not selected */
         struct report rep;
+        struct text_options text; /* header_shown once the text report has begun on stdout */
 };
+
+/* The progress lines of the slow steps (probes, stress test, benchmarks): --no-progress
+ * (burn.progress, the stress test's own switch) and -q turn them off. */
+static bool want_progress(const struct check_cli *o) { return o->burn.progress && !o->quiet; }
+
+static struct run_info check_run_info(const struct check_run *c, double start) {
+        const struct check_cli *o = c->cli;
+        return (struct run_info){
+                .command = o->command, .level = o->level, .root = c->args->common.root, .strict = o->strict,
+                .duration_ms = monotonic_ms() - start, .policy = c->have_policy ? c->policy.path : NULL,
+        };
+}
+
+/* The text report's header as soon as the facts are in, before the slow steps: the run
+ * shows what it judges at once, not after the probes. */
+static void check_text_begin(struct check_run *c) {
+        const struct check_cli *o = c->cli;
+        if (o->quiet || (o->json_path && strcmp(o->json_path, "-") == 0))
+                return;
+        c->text = o->text;
+        c->text.color = strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && text_want_color(stdout));
+        struct run_info run = check_run_info(c, 0);
+        report_text_header(stdout, c->m.facts, &run, &c->text);
+        fflush(stdout);
+        c->text.header_shown = true;
+}
 
 /* The inputs, the site policy, the facts, the CUDA driver probe, and NVML when a selected
  * check reads it. NVML is read on a thread while the facts are gathered (neither needs the
@@ -365,7 +395,7 @@ static void check_probe(struct check_run *c) {
                 return;
         if (fsroot_is_live(c->m.fs) || o->backend || cuda_driver_lib_named())
                 probes_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, o->probe_timeout_s,
-                           c->want_probes, &c->probes);
+                           c->want_probes, want_progress(o), &c->probes);
         else
                 probes_not_run(&c->probes, "device probes not run: --root names a capture, not this machine's "
                                            "devices (--backend probes them anyway)");
@@ -439,7 +469,7 @@ static void check_burn(struct check_run *c) {
         }
         struct burn_options bo = o->burn;
         bo.backend = o->backend ? o->backend : "auto";
-        bo.progress = bo.progress && !o->quiet;
+        bo.progress = want_progress(o);
         struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, &old_int);
@@ -467,7 +497,8 @@ static void check_bench_suite(struct check_run *c) {
         else if (f->gpus.n == 0 && !o->backend)
                 bench_suite_not_run(&c->suite, "no NVIDIA GPU on the PCI bus");
         else
-                bench_suite_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, &c->suite);
+                bench_suite_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, want_progress(o),
+                                &c->suite);
 }
 
 /* Run the selected checks (one the policy turns off is a skip naming the policy line). */
@@ -494,20 +525,13 @@ static void check_judge(struct check_run *c) {
 /* The JSON report and the text; the exit code from the verdict. */
 static int check_output(struct check_run *c, double start) {
         const struct check_cli *o = c->cli;
-        struct run_info run = {
-                .command = o->command, .level = o->level, .root = c->args->common.root, .strict = o->strict,
-                .duration_ms = monotonic_ms() - start, .policy = c->have_policy ? c->policy.path : NULL,
-        };
-        bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
+        struct run_info run = check_run_info(c, start);
         int code = EXIT_PASS;
         if (o->json_path &&
             write_json_output(o->command, o->json_path, report_json(c->m.facts, &c->rep, &run)) != EXIT_PASS)
                 code = EXIT_INTERNAL;
-        if (!o->quiet && !json_to_stdout) {
-                struct text_options text = o->text;
-                text.color = strcmp(o->color, "always") == 0 || (strcmp(o->color, "auto") == 0 && text_want_color(stdout));
-                report_text(stdout, c->m.facts, &c->rep, &run, &text);
-        }
+        if (c->text.header_shown)
+                report_text(stdout, c->m.facts, &c->rep, &run, &c->text);
         if (code == EXIT_PASS) {
                 enum status verdict = report_verdict(&c->rep);
                 if (verdict == STATUS_FAIL || (o->strict && verdict == STATUS_WARN))
@@ -541,6 +565,7 @@ int check_execute(const struct check_cli *o, const struct cmd_args *args) {
         struct check_run c = {.cli = o, .args = args};
         int code = check_gather(&c);
         if (code == 0) {
+                check_text_begin(&c);
                 check_probe(&c);
                 check_burn(&c);
                 check_bench_suite(&c);
@@ -570,6 +595,7 @@ int cmd_check(int argc, char **argv) {
                 {"container-image", required_argument, NULL, 'i' | 0x400},
                 {"container-timeout", required_argument, NULL, 't' | 0x400},
                 {"policy", required_argument, NULL, 'P'}, {"no-policy", no_argument, NULL, 'p' | 0x100},
+                {"no-progress", no_argument, NULL, 'N' | 0x100},
                 {NULL, 0, NULL, 0},
         };
         static const struct cmd_spec spec = {

@@ -109,6 +109,15 @@ static void name_not_passing(FILE *out, const struct report *rep, enum status s,
                 fprintf(out, " and %zu more", more);
 }
 
+void report_text_header(FILE *out, const struct facts *f, const struct run_info *run, const struct text_options *opt) {
+        char host[1024], policy[1024];
+        fprintf(out, "%sgpuvet %s%s — %s, %zu NVIDIA GPU%s, level %s%s%s\n", c(opt, ANSI_BOLD), run->command,
+                c(opt, ANSI_RESET),
+                f->host.hostname[0] ? text_safe(f->host.hostname, host, sizeof(host)) : "(unknown host)", f->gpus.n,
+                f->gpus.n == 1 ? "" : "s", level_name(run->level), run->policy ? ", policy " : "",
+                text_safe(run->policy, policy, sizeof(policy)));
+}
+
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
                  const struct text_options *opt) {
         size_t id_width = 0;
@@ -117,12 +126,8 @@ void report_text(FILE *out, const struct facts *f, const struct report *rep, con
                 if (n > id_width)
                         id_width = n;
         }
-        char host[1024], policy[1024];
-        fprintf(out, "%sgpuvet %s%s — %s, %zu NVIDIA GPU%s, level %s%s%s\n", c(opt, ANSI_BOLD), run->command,
-                c(opt, ANSI_RESET),
-                f->host.hostname[0] ? text_safe(f->host.hostname, host, sizeof(host)) : "(unknown host)", f->gpus.n,
-                f->gpus.n == 1 ? "" : "s", level_name(run->level), run->policy ? ", policy " : "",
-                text_safe(run->policy, policy, sizeof(policy)));
+        if (!opt->header_shown)
+                report_text_header(out, f, run, opt);
 
         for (size_t i = 0; i < rep->n_results; i++) {
                 const struct result *r = &rep->results[i];

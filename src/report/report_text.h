@@ -10,12 +10,16 @@
 struct text_options {
         bool color;
         bool verbose; /* also show observed/expected of passing results */
+        bool header_shown; /* report_text_header was printed before the slow work: not again */
 };
 
 /* Colour is on for a terminal unless NO_COLOR is set (https://no-color.org) or TERM=dumb. */
 bool text_want_color(FILE *out);
 
-/* Ends with the verdict line, which names the checks that failed or erred (and, with
+/* The first line: "gpuvet check — host, 8 NVIDIA GPUs, level standard[, policy FILE]". */
+void report_text_header(FILE *out, const struct facts *f, const struct run_info *run, const struct text_options *opt);
+
+/* Starts with that header (unless opt->header_shown) and ends with the verdict line, which names the checks that failed or erred (and, with
  * --strict, warned): "Verdict: FAIL — ... (12 ms) — fail: pcie.aer, gpu.xid; error: burn.run",
  * five of each, then "and N more". */
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
