@@ -5,7 +5,9 @@
 #include "cmd/nvml_use.h"
 #include "cmd/site_policy.h"
 #include "core/atomic_file.h"
+#include "core/deadline.h"
 #include "core/fsroot.h"
+#include "core/progress.h"
 #include "core/strbuf.h"
 #include "report/tune_plan.h"
 #include "report/tune_status.h"
@@ -58,6 +60,7 @@ static const char usage[] =
         "  -j, --json            plan and status as JSON (schemas in docs/tune.md)\n"
         "      --state FILE      the state file (default <root>/var/lib/gpuvet/tune-state.json)\n"
         "      --lock-timeout SEC  wait this long for another tune run (default 10)\n"
+        "      --no-progress     no progress line on a terminal's standard error (apply)\n"
         "  -r, --root DIR        act on the tree under DIR instead of / (a writable copy of a\n"
         "                        fixture or snapshot)\n"
         "      --data-dir DIR    tune-profiles.json from DIR ($GPUVET_DATA_DIR)\n"
@@ -86,6 +89,7 @@ struct tune_cli {
         bool json;
         const char *state_override;
         unsigned lock_timeout_s;
+        bool no_progress;
         struct common_options common;
 };
 
@@ -259,12 +263,21 @@ static int do_apply(const struct tune_cli *o, struct tune_ctx *c, const struct t
         }
         reached_step();
 
-        size_t applied = 0, refused = 0, failed = 0, boot_written = 0;
+        size_t applied = 0, refused = 0, failed = 0, boot_written = 0, n_change = count_changes(t), n_done = 0;
         bool grub_written = false;
+        /* A GPU setting may take NVML seconds: on a terminal, which one is being set. */
+        struct progress progress;
+        progress_init(&progress, !o->no_progress && isatty(STDERR_FILENO));
         for (size_t i = 0; i < t->n; i++) {
                 const struct tune_target *x = &t->v[i];
                 if (tune_target_need(x) != TUNE_CHANGE)
                         continue;
+                if (progress_begin(&progress, monotonic_ms() / 1e3)) {
+                        progress_line(&progress, "tune apply: setting %zu of %zu: %s (%s)", n_done + 1, n_change,
+                                      x->setting, x->path);
+                        progress_end(&progress);
+                }
+                n_done++;
                 struct tune_entry *e = tune_state_find(&st, x->path);
                 char why[256];
                 int w = tune_ctx_write(c, x->path, x->wanted, why, sizeof(why));
@@ -283,6 +296,7 @@ static int do_apply(const struct tune_cli *o, struct tune_ctx *c, const struct t
                 }
                 reached_step();
         }
+        progress_clear(&progress);
         for (size_t i = 0; i < st.n; i++) {
                 struct tune_entry *e = &st.entries[i];
                 if (strcmp(e->result, "refused") == 0)
@@ -731,6 +745,7 @@ static int tune_option(int opt, const char *arg, void *ctx) {
                 break;
         case 'j': o->json = true; break;
         case 'S': o->state_override = arg; break;
+        case 'N' | 0x100: o->no_progress = true; break;
         case 'L': {
                 char *end;
                 unsigned long v = strtoul(arg, &end, 10);
@@ -798,6 +813,7 @@ int cmd_tune(int argc, char **argv) {
                 {"set", required_argument, NULL, 's'},
                 {"json", no_argument, NULL, 'j'},
                 {"state", required_argument, NULL, 'S'},
+                {"no-progress", no_argument, NULL, 'N' | 0x100},
                 {"lock-timeout", required_argument, NULL, 'L'},
                 {"policy", required_argument, NULL, 'P'},
                 {"no-policy", no_argument, NULL, 'p' | 0x100},
