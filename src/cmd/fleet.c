@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
@@ -32,6 +33,7 @@ static const char usage[] =
         "      --rules FILE    outlier rules (default: fleet_rules.json from --data-dir, else built in)\n"
         "      --strict        an input that cannot be read is an error (exit 2), not a warning\n"
         "      --threads N     read with N threads (default: one per online CPU)\n"
+        "      --no-progress   no progress line on a terminal's standard error\n"
         "\n"
         "Exit status: 0 every node passes, no outlier, no drift; 1 a node warns, fails or errs, or\n"
         "an outlier or drift was found; 4 (added to 0 or 1) inputs were skipped; 2 usage, bad\n"
@@ -41,13 +43,13 @@ static const char usage[] =
 /* Added to the exit status when inputs were skipped: a script tests (status & 4). */
 #define EXIT_FLEET_SKIPPED 4
 
-enum { OPT_RULES = 0x200, OPT_STRICT, OPT_THREADS, OPT_HTML };
+enum { OPT_RULES = 0x200, OPT_STRICT, OPT_THREADS, OPT_HTML, OPT_NO_PROGRESS };
 
 struct fleet_cli {
         const char *json;
         const char *html;
         const char *rules;
-        bool strict;
+        bool strict, no_progress;
         unsigned threads;
 };
 
@@ -58,6 +60,7 @@ static int fleet_option(int opt, const char *arg, void *ctx) {
         case OPT_HTML: o->html = arg; break;
         case OPT_RULES: o->rules = arg; break;
         case OPT_STRICT: o->strict = true; break;
+        case OPT_NO_PROGRESS: o->no_progress = true; break;
         case OPT_THREADS:
                 if (!cmd_parse_uint(arg, 1, 64, &o->threads))
                         return cmd_usage_error("fleet", "--threads: expected a number from 1 to 64, not \"%s\"", arg);
@@ -144,7 +147,8 @@ static int fleet_run(const struct fleet_cli *o, const struct common_options *com
         }
         double t0 = monotonic_ms();
         struct fleet f = {.keep_values = o->html != NULL};
-        r = fleet_read_inputs(&f, paths, n_paths, o->threads);
+        /* on a terminal only: a log has the skipped inputs and the verdict */
+        r = fleet_read_inputs(&f, paths, n_paths, o->threads, !o->no_progress && isatty(STDERR_FILENO));
         /* File names and a document's schema string can hold terminal escapes: written as the
          * text report writes them. */
         for (size_t i = 0; r == 0 && i < f.n_skipped; i++) {
@@ -177,6 +181,7 @@ int cmd_fleet(int argc, char **argv) {
                 {"rules", required_argument, NULL, OPT_RULES},
                 {"strict", no_argument, NULL, OPT_STRICT},
                 {"threads", required_argument, NULL, OPT_THREADS},
+                {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
                 {NULL, 0, NULL, 0},
         };
         static const struct cmd_spec spec = {
