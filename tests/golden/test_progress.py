@@ -11,18 +11,23 @@ in every benchmark's and probe's child, so each run lasts seconds whatever the m
 - Not a terminal: plain lines (no escape sequences) on standard error; standard output
   holds the report alone.
 - --no-progress and -q leave standard error empty.
+- snapshot and fleet show a line on a terminal only (their own messages are what a log
+  wants), and none with --no-progress.
 
     test_progress.py GPUVET FAKE_LIBCUDA
 
 Exit 0 when every case holds, 1 otherwise."""
 import fcntl
+import json
 import os
 import pty
 import re
 import select
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import time
 
@@ -210,11 +215,49 @@ def check_cases(gpuvet):
               "check %s: nothing on stderr: %r" % (" ".join(extra), r.text("err")[:200]))
 
 
+def terminal_only_cases(gpuvet):
+    """snapshot and fleet: a line on a terminal, none into a pipe or with --no-progress."""
+    root = fixture_cache.path("dgx-h100")
+    env = environment({})
+    tmp = tempfile.mkdtemp(prefix="gpuvet-progress-")
+    try:
+        snap = [gpuvet, "snapshot", "--root", root, "-o", os.path.join(tmp, "s.tar")]
+        for extra, tty, want in (([], True, True), ([], False, False), (["--no-progress"], True, False)):
+            r = Run(snap + extra, env, tty=tty)
+            err = ANSI.sub("", r.text("err"))
+            check(r.rc == 0 and "gpuvet snapshot: wrote" in err, "snapshot %s: exit %d: %r" % (extra, r.rc, err[-200:]))
+            check(("snapshot: gathering facts" in err) == want and ("\x1b" in r.text("err")) == want,
+                  "snapshot %s (%s): a progress line %s: %r" % (extra, "tty" if tty else "pipe",
+                                                                 "shown" if want else "absent", err[:200]))
+        # fleet: fifty nodes' reports of one check run
+        report = os.path.join(tmp, "node.json")
+        subprocess.run([gpuvet, "check", "--root", root, "-q", "--json", report], env=env, timeout=120)
+        with open(report) as f:
+            doc = json.load(f)
+        nodes = os.path.join(tmp, "nodes")
+        for i in range(50):
+            os.makedirs(os.path.join(nodes, "n%02d" % i))
+            doc["host"]["hostname"] = "node%02d" % i
+            with open(os.path.join(nodes, "n%02d" % i, "r.json"), "w") as f:
+                json.dump(doc, f)
+        fleet = [gpuvet, "fleet", "--threads", "2", nodes]
+        for extra, tty, want in (([], True, True), ([], False, False), (["--no-progress"], True, False)):
+            r = Run(fleet + extra, env, tty=tty)
+            err = ANSI.sub("", r.text("err"))
+            check(r.rc in (0, 1) and "50 documents" in r.text("out"), "fleet %s: exit %d: %r" % (extra, r.rc, err[-200:]))
+            check(bool(re.search(r"fleet: \d+ of 50 reports read", err)) == want and "reports read" not in r.text("out"),
+                  "fleet %s (%s): a progress line %s: %r" % (extra, "tty" if tty else "pipe",
+                                                             "shown" if want else "absent", err[:200]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     global FAKE_CUDA
     gpuvet, FAKE_CUDA = sys.argv[1], os.path.abspath(sys.argv[2])
     bench_cases(gpuvet)
     check_cases(gpuvet)
+    terminal_only_cases(gpuvet)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
