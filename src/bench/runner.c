@@ -148,8 +148,13 @@ static void live_read(char *buf, size_t size) {
                         continue;
                 snprintf(buf, size, "%.*s", (int)sizeof(live->text) - 1, live->text);
                 __atomic_thread_fence(__ATOMIC_ACQUIRE);
-                if (__atomic_load_n(&live->seq, __ATOMIC_RELAXED) == seq)
-                        return;
+                if (__atomic_load_n(&live->seq, __ATOMIC_RELAXED) != seq)
+                        continue;
+                /* the subject quotes what the driver said: no control character reaches the terminal */
+                for (char *c = buf; *c; c++)
+                        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                                *c = '?';
+                return;
         }
         buf[0] = '\0';
 }
