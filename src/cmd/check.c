@@ -9,6 +9,7 @@
 #include "cmd/site_policy.h"
 #include "core/deadline.h"
 #include "core/fsroot.h"
+#include "core/progress.h"
 #include "core/strparse.h"
 #include "policy/policy.h"
 #include "report/report_json.h"
@@ -310,6 +311,16 @@ struct check_run {
  * (burn.progress, the stress test's own switch) and -q turn them off. */
 static bool want_progress(const struct check_cli *o) { return o->burn.progress && !o->quiet; }
 
+void check_step_line(struct progress *p, const struct check_cli *o, const char *what, unsigned deadline_s) {
+        char limit[16];
+        progress_init(p, want_progress(o));
+        progress_duration(limit, sizeof(limit), deadline_s);
+        if (progress_begin(p, 0)) {
+                progress_line(p, "%s: %s, up to %s (its deadline)", o->command, what, limit);
+                progress_end(p);
+        }
+}
+
 static struct run_info check_run_info(const struct check_run *c, double start) {
         const struct check_cli *o = c->cli;
         return (struct run_info){
@@ -439,8 +450,14 @@ static void check_dcgm(struct check_run *c) {
         if (!fsroot_is_live(c->m.fs) && !(named && *named))
                 snprintf(f->dcgm.note, sizeof(f->dcgm.note),
                          "not run: --root names a capture, and dcgmi would test this machine's GPUs");
-        else if (will_run(check_find("dcgm.diag"), o->level, o->only, f->policy) && f->gpus.n > 0)
+        else if (will_run(check_find("dcgm.diag"), o->level, o->only, f->policy) && f->gpus.n > 0) {
+                struct progress line;
+                char what[48];
+                snprintf(what, sizeof(what), "DCGM's diagnostic (dcgmi diag -r %d)", o->dcgm_level);
+                check_step_line(&line, o, what, o->dcgm_timeout_s ? o->dcgm_timeout_s : dcgm_default_timeout_s(o->dcgm_level));
                 dcgm_run(o->dcgm_level, o->dcgm_timeout_s, &f->dcgm);
+                progress_clear(&line);
+        }
 }
 
 static void on_stop_signal(int sig) {
