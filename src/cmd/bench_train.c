@@ -52,7 +52,8 @@ static const char usage[] =
         "                        gradients all-reduced through NCCL after each backward\n"
         "  -j, --json FILE       also write the JSON report (schema gpuvet.bench-train/1) to FILE\n"
         "                        (\"-\": standard output, which then holds only the JSON)\n"
-        "  -q, --quiet           no text report\n"
+        "  -q, --quiet           no text report and no progress\n"
+        "      --no-progress     no progress line on standard error\n"
         "      --timeout SEC     deadline of the step's child, and of PyTorch's (default 600)\n"
         "  -r, --root DIR        read /sys, /proc under DIR for the node's facts\n"
         "      --data-dir DIR    gpus.json, models.json, baselines.json (and train_torch.py)\n"
@@ -73,7 +74,7 @@ static const char usage[] =
 
 enum {
         OPT_MODEL = 0x200, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_FFN, OPT_VOCAB, OPT_MLP, OPT_SEQ,
-        OPT_MICRO, OPT_LAYERS_RUN, OPT_FRAMEWORK,
+        OPT_MICRO, OPT_LAYERS_RUN, OPT_FRAMEWORK, OPT_NO_PROGRESS,
 };
 
 struct train_cli {
@@ -81,7 +82,7 @@ struct train_cli {
         unsigned layers, hidden, heads, kv_heads, ffn, vocab, seq, micro_batch, layers_run;
         struct bench_options bopt;
         int gpus[MAX_GPUS];
-        bool quiet;
+        bool quiet, no_progress;
 };
 
 static int number(const char *opt, const char *arg, unsigned min, unsigned max, unsigned *ret) {
@@ -134,6 +135,7 @@ static int train_option(int opt, const char *arg, void *ctx) {
                 return -1;
         case 'j': o->json_path = arg; return -1;
         case 'q': o->quiet = true; return -1;
+        case OPT_NO_PROGRESS: o->no_progress = true; return -1;
         }
         return -1;
 }
@@ -273,11 +275,15 @@ static int run_train(const struct train_job *job) {
                 return machine_done(&m, code);
         }
         unsigned timeout_s = job->common->timeout_s ? job->common->timeout_s : bench_train.default_timeout_s;
-        struct bench_ctx ctx = {.opt = &o->bopt, .facts = m.facts, .baselines = bl, .fs = m.fs};
+        struct bench_progress progress;
+        bench_progress_init(&progress, "bench", 1, !o->quiet && !o->no_progress);
+        bench_progress_next(&progress, 0);
+        struct bench_ctx ctx = {.opt = &o->bopt, .facts = m.facts, .baselines = bl, .fs = m.fs, .progress = &progress};
         struct bench_report rep;
         bench_report_init(&rep);
         struct bench_run_result run;
         bench_run_child(&bench_train, &ctx, timeout_s, &rep, &run);
+        progress_clear(&progress.out);
         /* the precision the child ran: its default depends on the backend it opened */
         const char *precision = o->bopt.precision ? o->bopt.precision : bench_train_default_precision(
                                                                               !strcmp(run.backend, "opencl") ? DEV_OPENCL : DEV_CUDA);
@@ -343,6 +349,7 @@ int cmd_bench_train(int argc, char **argv) {
                 {"steps", required_argument, NULL, 'n'},             {"warmup", required_argument, NULL, 'w'},
                 {"backend", required_argument, NULL, 'b'},           {"gpus", required_argument, NULL, 'g'},
                 {"json", required_argument, NULL, 'j'},              {"quiet", no_argument, NULL, 'q'},
+                {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
                 {NULL, 0, NULL, 0},
         };
         static const struct cmd_spec spec = {
