@@ -36,6 +36,7 @@ struct bench_options {
 
 struct baselines;
 struct fsroot;
+struct bench_progress;
 
 struct bench_ctx {
         const struct bench_options *opt;
@@ -44,6 +45,7 @@ struct bench_ctx {
         const struct dev_ops *ops;          /* NULL for host-only benchmarks */
         struct dev_backend *dev;
         struct fsroot *fs;                  /* the machine's files, for readings taken under load */
+        struct bench_progress *progress;    /* the parent's progress line (bench/runner.h); NULL: none */
 };
 
 /* Whether opt->only asks for exactly this part. */

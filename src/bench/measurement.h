@@ -63,11 +63,16 @@ struct bench_report {
         bool out_of_memory;
 };
 
+/* In a benchmark's child (bench/runner.c): what it measures now ("triad" on "gpu0
+ * (0000:1b:00.0)"), for the parent's progress line. Does nothing outside a child. */
+void bench_live_note(const char *what, const char *subject);
+
 void bench_report_init(struct bench_report *r);
 void bench_report_done(struct bench_report *r);
 
 /* Append a measurement with the given identity; the caller fills the rest. The static
- * sink of core/result.c's kind is used on allocation failure (r->out_of_memory set). */
+ * sink of core/result.c's kind is used on allocation failure (r->out_of_memory set). In a
+ * benchmark's child the name and subject become its live note. */
 struct measurement *bench_measurement_new(struct bench_report *r, const char *bench, const char *name,
                                           const char *subject, const char *unit, bool higher_is_better);
 void measurement_param(struct measurement *m, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -95,3 +100,6 @@ void measurement_outcome(const struct measurement *m, const char *bench_remedy, 
 /* Within one node, flag GPUs well below their siblings' median for the same measurement
  * (bench, name, params alike): below (1 - tolerance) x median -> at least warn. */
 void bench_compare_siblings(struct bench_report *r, double tolerance);
+/* The same among measurements [first, r->n) only: one benchmark's, judged as soon as it
+ * ends (siblings share a benchmark, so this gives what the whole report would). */
+void bench_compare_siblings_from(struct bench_report *r, size_t first, double tolerance);

@@ -353,7 +353,7 @@ int probe_by_name(const char *name) {
 }
 
 void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, const char *data_dir,
-                const unsigned timeout_s[_PROBE_COUNT], unsigned wanted, struct probe_facts *ret) {
+                const unsigned timeout_s[_PROBE_COUNT], unsigned wanted, bool progress, struct probe_facts *ret) {
         init(ret, backend);
         for (size_t i = 0; i < _PROBE_COUNT; i++)
                 if (timeout_s[i])
@@ -369,7 +369,16 @@ void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, c
                 return;
         }
         struct bench_options opt = {.backend = ret->backend};
-        struct bench_ctx ctx = {.opt = &opt, .facts = f, .baselines = bl, .fs = fs};
+        struct bench_progress line;
+        size_t n_wanted = 0;
+        double later_s = 0;
+        for (size_t id = 0; id < _PROBE_COUNT; id++)
+                if (wanted & PROBE_BIT(id)) {
+                        n_wanted++;
+                        later_s += ret->runs[id].timeout_s;
+                }
+        bench_progress_init(&line, "check", n_wanted, progress);
+        struct bench_ctx ctx = {.opt = &opt, .facts = f, .baselines = bl, .fs = fs, .progress = &line};
         size_t probed = 0;
         for (size_t id = 0; id < _PROBE_COUNT; id++) {
                 struct probe_run *pr = &ret->runs[id];
@@ -377,6 +386,8 @@ void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, c
                         snprintf(pr->not_run, sizeof(pr->not_run), "no selected check judges it");
                         continue;
                 }
+                later_s -= pr->timeout_s;
+                bench_progress_next(&line, later_s);
                 if (id != PROBE_FUNCTIONAL && probed == 0) {
                         char why[256];
                         (void)probes_no_gpu(ret, why, sizeof(why));
@@ -403,6 +414,7 @@ void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, c
         /* GPUs of one node against each other, as gpuvet bench does (a spread of ~5% is
          * normal, gpu-specs §4): catches one slow GPU where no baseline exists. */
         bench_compare_siblings(&ret->rep, 0.10);
+        progress_clear(&line.out);
         baselines_free(bl);
         ret->duration_ms = monotonic_ms() - start;
 }

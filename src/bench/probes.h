@@ -72,10 +72,11 @@ int probe_by_name(const char *name);
 /* Run the probes in `wanted` (a probe_set) on the live devices: backend "auto", "cuda" or
  * "opencl"; data_dir as --data-dir (baselines.json), NULL for the built-in table;
  * timeout_s[id] the deadline of each probe (0: its own default); fs is read by the
- * children for the link under load. A probe left out is marked not run, saying so.
+ * children for the link under load; progress: a progress line on standard error while
+ * they run (bench/runner.h). A probe left out is marked not run, saying so.
  * Never fails: problems become measurements, notes or skip_reason. Free with probes_done. */
 void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, const char *data_dir,
-                const unsigned timeout_s[_PROBE_COUNT], unsigned wanted, struct probe_facts *ret);
+                const unsigned timeout_s[_PROBE_COUNT], unsigned wanted, bool progress, struct probe_facts *ret);
 void probes_done(struct probe_facts *p);
 
 /* Facts without running anything: every probe marked as not run because of why (replayed

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,6 +107,92 @@ int bench_open_backend(const char *name, const struct dev_ops **ret_ops, struct 
         return r;
 }
 
+/* ---- what a child measures now: a page shared with the children --------------------- */
+
+/* One writer (the child running), one reader (the parent, once a second): a sequence
+ * number, odd while the text is being written, tells the reader to try again. */
+struct live_note {
+        unsigned seq;
+        char text[120];
+};
+static struct live_note *live;
+static bool live_in_child;
+
+/* In the parent, before a child starts: a clean page (mapped once, shared by every child). */
+static void live_reset(void) {
+        if (!live) {
+                void *m = mmap(NULL, sizeof(*live), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+                if (m == MAP_FAILED)
+                        return; /* no note: the line names the benchmark only */
+                live = m;
+        }
+        live->seq = 0;
+        live->text[0] = '\0';
+}
+
+void bench_live_note(const char *what, const char *subject) {
+        if (!live || !live_in_child)
+                return;
+        unsigned seq = __atomic_load_n(&live->seq, __ATOMIC_RELAXED);
+        __atomic_store_n(&live->seq, seq + 1, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        snprintf(live->text, sizeof(live->text), "%s%s%s", what, subject[0] ? " on " : "", subject);
+        __atomic_store_n(&live->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+static void live_read(char *buf, size_t size) {
+        buf[0] = '\0';
+        for (int tries = 0; live && tries < 4; tries++) {
+                unsigned seq = __atomic_load_n(&live->seq, __ATOMIC_ACQUIRE);
+                if (seq & 1)
+                        continue;
+                snprintf(buf, size, "%.*s", (int)sizeof(live->text) - 1, live->text);
+                __atomic_thread_fence(__ATOMIC_ACQUIRE);
+                if (__atomic_load_n(&live->seq, __ATOMIC_RELAXED) != seq)
+                        continue;
+                /* the subject quotes what the driver said: no control character reaches the terminal */
+                for (char *c = buf; *c; c++)
+                        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                                *c = '?';
+                return;
+        }
+        buf[0] = '\0';
+}
+
+/* ---- progress ------------------------------------------------------------------------ */
+
+void bench_progress_init(struct bench_progress *p, const char *command, size_t n_steps, bool on) {
+        *p = (struct bench_progress){.command = command, .n_steps = n_steps};
+        progress_init(&p->out, on);
+}
+
+void bench_progress_next(struct bench_progress *p, double later_s) {
+        p->step++;
+        p->later_s = later_s;
+        progress_now(&p->out);
+}
+
+unsigned bench_deadline_s(const struct bench_info *b, unsigned timeout_s) {
+        if (timeout_s)
+                return timeout_s;
+        return b->default_timeout_s ? b->default_timeout_s : BENCH_DEFAULT_TIMEOUT_S;
+}
+
+static void progress_tick(struct bench_progress *p, const struct bench_info *b, double start_ms, unsigned timeout_s) {
+        double now = monotonic_ms();
+        if (!p || !progress_begin(&p->out, now / 1e3))
+                return;
+        char note[sizeof(live->text)], spent[16], left[16];
+        live_read(note, sizeof(note));
+        double elapsed_s = (now - start_ms) / 1e3, this_left = timeout_s - elapsed_s;
+        progress_duration(spent, sizeof(spent), elapsed_s);
+        /* a bound, not a forecast: each benchmark may use its whole deadline */
+        progress_duration(left, sizeof(left), (this_left > 0 ? this_left : 0) + p->later_s);
+        progress_line(&p->out, "%s: %s (%zu of %zu)%s%s, %s, up to %s left (by the deadlines)", p->command, b->name,
+                      p->step, p->n_steps, note[0] ? ": " : "", note, spent, left);
+        progress_end(&p->out);
+}
+
 /* ---- child ------------------------------------------------------------------------- */
 
 static void write_all(int fd, const char *p, size_t len) {
@@ -135,6 +222,8 @@ static bool env_names(const char *var, const char *bench) {
 
 static void child_main(const struct bench_info *b, const struct bench_ctx *parent_ctx, int fd) {
         struct bench_ctx ctx = *parent_ctx;
+        ctx.progress = NULL; /* the parent's */
+        live_in_child = true;
         struct bench_report rep;
         bench_report_init(&rep);
         char backend[16] = "";
@@ -147,6 +236,7 @@ static void child_main(const struct bench_info *b, const struct bench_ctx *paren
         }
         if (b->needs_device) {
                 char err[512];
+                bench_live_note("opening the device backend", "");
                 int r = bench_open_backend(ctx.opt->backend ? ctx.opt->backend : "auto", &ctx.ops, &ctx.dev, err,
                                            sizeof(err));
                 if (r < 0) {
@@ -221,9 +311,9 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
         memset(ret, 0, sizeof(*ret));
         ret->info = b;
         ret->first = rep->n;
-        if (!timeout_s)
-                timeout_s = b->default_timeout_s ? b->default_timeout_s : BENCH_DEFAULT_TIMEOUT_S;
+        timeout_s = bench_deadline_s(b, timeout_s);
         double start = monotonic_ms();
+        live_reset();
         /* A crash must kill the child, not run handlers it inherited (a test harness's,
          * the watchdog's); an alarm armed by the parent is not ours: spawn_watched. */
         struct child_arg arg = {.b = b, .ctx = ctx};
@@ -240,6 +330,7 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
         bool timed_out = false, too_big = false;
         double deadline = start + timeout_s * 1e3;
         for (;;) {
+                progress_tick(ctx->progress, b, start, timeout_s);
                 double left = deadline - monotonic_ms();
                 if (left <= 0) {
                         timed_out = true;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "bench/bench.h"
+#include "core/progress.h"
 
 #define BENCH_DEFAULT_TIMEOUT_S 120
 #define BENCH_GRACE_S 2
@@ -31,6 +32,23 @@ struct bench_run_result {
         char backend[16];        /* the backend its child used, "" for host benchmarks */
         char note[256];          /* runner-level problem, "" when none */
 };
+
+/* The parent's progress while benchmarks run one after another (core/progress.h): which
+ * of how many, what its child measures now and on which device (bench_live_note), the time
+ * spent and a bound of the time left from the deadlines. Given in bench_ctx.progress,
+ * bench_run_child draws it at the child's start and about every second while it runs. */
+struct bench_progress {
+        struct progress out;
+        const char *command;   /* first word of each line: "bench", "check" */
+        size_t step, n_steps;  /* the benchmark running, from 1 */
+        double later_s;        /* the deadlines of the benchmarks after it */
+};
+void bench_progress_init(struct bench_progress *p, const char *command, size_t n_steps, bool on);
+/* The next benchmark starts; later_s: the deadlines of those after it. */
+void bench_progress_next(struct bench_progress *p, double later_s);
+
+/* The deadline bench_run_child gives b with timeout_s (0: b's own default). */
+unsigned bench_deadline_s(const struct bench_info *b, unsigned timeout_s);
 
 /* Run b in a child under timeout_s (0: BENCH_DEFAULT_TIMEOUT_S) and append its
  * measurements to rep, unjudged. Always appends at least one measurement (an error one

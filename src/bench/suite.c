@@ -20,7 +20,7 @@ void bench_suite_not_run(struct bench_suite_facts *ret, const char *why) {
 void bench_suite_done(struct bench_suite_facts *s) { bench_report_done(&s->rep); }
 
 void bench_suite_run(struct fsroot *fs, const struct facts *f, const char *backend, const char *data_dir,
-                     struct bench_suite_facts *ret) {
+                     bool progress, struct bench_suite_facts *ret) {
         bench_suite_not_run(ret, "");
         snprintf(ret->backend, sizeof(ret->backend), "%s", backend ? backend : "auto");
         char err[512];
@@ -31,12 +31,20 @@ void bench_suite_run(struct fsroot *fs, const struct facts *f, const char *backe
         }
         double start = monotonic_ms();
         struct bench_options opt = {.backend = ret->backend};
-        struct bench_ctx ctx = {.opt = &opt, .facts = f, .baselines = bl, .fs = fs};
+        struct bench_progress line;
+        bench_progress_init(&line, "check", bench_registry_count, progress);
+        struct bench_ctx ctx = {.opt = &opt, .facts = f, .baselines = bl, .fs = fs, .progress = &line};
+        double later_s = 0;
+        for (size_t i = 0; i < bench_registry_count; i++)
+                later_s += bench_deadline_s(bench_registry[i], 0);
         for (size_t i = 0; i < bench_registry_count; i++) {
                 struct bench_run_result res;
+                later_s -= bench_deadline_s(bench_registry[i], 0);
+                bench_progress_next(&line, later_s);
                 bench_run_child(bench_registry[i], &ctx, 0, &ret->rep, &res);
                 bench_judge_range(&ret->rep, res.first, f, bl);
         }
+        progress_clear(&line.out);
         bench_compare_siblings(&ret->rep, SIBLING_TOLERANCE);
         ret->ran = true;
         ret->duration_ms = monotonic_ms() - start;

@@ -18,9 +18,10 @@ struct bench_suite_facts {
         double duration_ms;
 };
 
-/* Run every registered benchmark on the live devices with its default options. Never
- * fails: problems become measurements or not_run. Free with bench_suite_done. */
+/* Run every registered benchmark on the live devices with its default options, with a
+ * progress line on standard error when progress (bench/runner.h). Never fails: problems
+ * become measurements or not_run. Free with bench_suite_done. */
 void bench_suite_run(struct fsroot *fs, const struct facts *f, const char *backend, const char *data_dir,
-                     struct bench_suite_facts *ret);
+                     bool progress, struct bench_suite_facts *ret);
 void bench_suite_not_run(struct bench_suite_facts *ret, const char *why);
 void bench_suite_done(struct bench_suite_facts *s);

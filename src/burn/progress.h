@@ -1,11 +1,10 @@
-/* Progress of a burn on standard error: on a terminal one line per device, redrawn every
- * second (elapsed and remaining, throughput, errors so far); otherwise plain lines every
- * BURN_PROGRESS_PLAIN_S seconds, for logs. */
+/* Progress of a burn on standard error (core/progress.h): one line per device, with the
+ * mode it runs, elapsed and remaining time (or how far past the end a device still works),
+ * throughput, temperature, power and errors so far; redrawn every second on a terminal,
+ * plain lines every PROGRESS_PLAIN_S seconds otherwise. */
 #pragma once
 
 #include "burn/burn.h"
-
-#define BURN_PROGRESS_PLAIN_S 10.0
 
 struct burn_progress;
 

@@ -75,13 +75,13 @@ struct bench_cli {
         struct bench_options bopt;
         int gpus[MAX_GPUS];
         const char *json_path;
-        bool list, quiet;
+        bool list, quiet, no_progress;
 };
 
 enum bench_opt {
         BENCH_BACKEND = 'b', BENCH_GPUS = 'g', BENCH_REPS = 'n', BENCH_WARMUP = 'w', BENCH_SIZE = 's',
         BENCH_THREADS = 't', BENCH_PRECISION = 'p', BENCH_JSON = 'j', BENCH_QUIET = 'q',
-        BENCH_LIST = 0x100,
+        BENCH_LIST = 0x100, BENCH_NO_PROGRESS,
 };
 
 static int bench_option(int id, const struct opt_value *v, void *ctx) {
@@ -104,6 +104,7 @@ static int bench_option(int id, const struct opt_value *v, void *ctx) {
         case BENCH_PRECISION: b->precision = v->text; break;
         case BENCH_JSON: o->json_path = v->text; break;
         case BENCH_QUIET: o->quiet = true; break;
+        case BENCH_NO_PROGRESS: o->no_progress = true; break;
         }
         return -1;
 }
@@ -126,7 +127,8 @@ static const struct opt bench_options[] = {
         {.name = "precision", .letter = 'p', .kind = ARG_ENUM, .metavar = "P", .choices = "fp64|fp32|tf32|fp16|bf16|fp8",
          .def = "all that apply", .help = "fp64, fp32, tf32, fp16, bf16 or fp8: measure only this one"},
         OPT_JSON("gpuvet.bench/2"),
-        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report"},
+        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report and no progress"},
+        {.name = "no-progress", .kind = ARG_FLAG, .id = BENCH_NO_PROGRESS, .help = "no progress line on standard error"},
         {0},
 };
 
@@ -174,35 +176,46 @@ static int bench_run(const struct bench_cli *o, const struct common_options *com
                 goto done;
         const struct facts *facts = m.facts;
 
-        struct bench_ctx ctx = {.opt = &o->bopt, .facts = facts, .baselines = bl, .fs = m.fs};
+        struct bench_progress progress;
+        bench_progress_init(&progress, "bench", n_sel, !o->quiet && !o->no_progress);
+        struct bench_ctx ctx = {.opt = &o->bopt, .facts = facts, .baselines = bl, .fs = m.fs, .progress = &progress};
         struct bench_report rep;
         bench_report_init(&rep);
         struct bench_run_result runs[64];
         enum status verdict = STATUS_SKIP;
+        bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0, text = !o->quiet && !json_to_stdout;
+        struct text_options text_opt = {.color = text_want_color(stdout), .width = text_wrap_width(stdout)};
+        double later_s = 0;
+        for (size_t i = 0; i < n_sel; i++)
+                later_s += bench_deadline_s(sel[i], common->timeout_s);
         for (size_t i = 0; i < n_sel; i++) {
+                later_s -= bench_deadline_s(sel[i], common->timeout_s);
+                bench_progress_next(&progress, later_s);
                 bench_run_child(sel[i], &ctx, common->timeout_s, &rep, &runs[i]);
                 bench_judge_range(&rep, runs[i].first, facts, bl);
-        }
-        /* GPUs of one node against each other; a spread of ~5% is normal (gpu-specs §4). */
-        bench_compare_siblings(&rep, 0.10);
-        for (size_t i = 0; i < n_sel; i++) {
+                /* GPUs of one node against each other; a spread of ~5% is normal (gpu-specs
+                 * §4). Siblings are measurements of one benchmark, all in its range. */
+                bench_compare_siblings_from(&rep, runs[i].first, 0.10);
                 runs[i].status = STATUS_SKIP;
                 for (size_t k = runs[i].first; k < runs[i].first + runs[i].count; k++)
                         runs[i].status = status_worse(runs[i].status, rep.m[k].status);
                 verdict = status_worse(verdict, runs[i].status);
+                /* each table as soon as it is measured, as nccl-tests prints each size */
+                progress_clear(&progress.out);
+                if (text) {
+                        bench_text_run(stdout, &rep, &runs[i], &text_opt);
+                        fflush(stdout);
+                }
         }
 
         struct bench_json_run jrun = {.benchmarks = names, .backend = o->bopt.backend, .opt = &o->bopt,
                                       .timeout_s = common->timeout_s, .duration_ms = monotonic_ms() - start, .verdict = verdict};
-        bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
         code = verdict == STATUS_FAIL || verdict == STATUS_ERROR ? EXIT_FAILED : EXIT_PASS;
         if (o->json_path &&
             write_json_output("bench", o->json_path, bench_json_report(&jrun, facts, &rep, runs, n_sel)) != EXIT_PASS)
                 code = EXIT_INTERNAL;
-        if (!o->quiet && !json_to_stdout) {
-                struct text_options text = {.color = text_want_color(stdout), .width = text_wrap_width(stdout)};
-                bench_text(stdout, &rep, runs, n_sel, verdict, jrun.duration_ms, &text);
-        }
+        if (text)
+                bench_text_verdict(stdout, &rep, verdict, jrun.duration_ms, &text_opt);
         if (rep.out_of_memory)
                 code = EXIT_INTERNAL;
         bench_report_done(&rep);

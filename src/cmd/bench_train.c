@@ -34,7 +34,7 @@ enum train_opt {
         TRAIN_PRECISION = 'p', TRAIN_STEPS = 'n', TRAIN_WARMUP = 'w', TRAIN_BACKEND = 'b', TRAIN_GPUS = 'g',
         TRAIN_JSON = 'j', TRAIN_QUIET = 'q',
         TRAIN_MODEL = 0x200, TRAIN_LAYERS, TRAIN_HIDDEN, TRAIN_HEADS, TRAIN_KV_HEADS, TRAIN_FFN, TRAIN_VOCAB, TRAIN_MLP,
-        TRAIN_SEQ, TRAIN_MICRO, TRAIN_LAYERS_RUN, TRAIN_FRAMEWORK,
+        TRAIN_SEQ, TRAIN_MICRO, TRAIN_LAYERS_RUN, TRAIN_FRAMEWORK, TRAIN_NO_PROGRESS,
 };
 
 struct train_cli {
@@ -42,7 +42,7 @@ struct train_cli {
         unsigned layers, hidden, heads, kv_heads, ffn, vocab, seq, micro_batch, layers_run;
         struct bench_options bopt;
         int gpus[MAX_GPUS];
-        bool quiet;
+        bool quiet, no_progress;
 };
 
 static int train_option(int id, const struct opt_value *v, void *ctx) {
@@ -74,6 +74,7 @@ static int train_option(int id, const struct opt_value *v, void *ctx) {
                 break;
         case TRAIN_JSON: o->json_path = v->text; break;
         case TRAIN_QUIET: o->quiet = true; break;
+        case TRAIN_NO_PROGRESS: o->no_progress = true; break;
         }
         return -1;
 }
@@ -114,7 +115,8 @@ static const struct opt train_options[] = {
          .help = "device indices; more than one: data parallel, the gradients all-reduced through NCCL after "
                  "each backward"},
         OPT_JSON("gpuvet.bench-train/1"),
-        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report"},
+        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report and no progress"},
+        {.name = "no-progress", .kind = ARG_FLAG, .id = TRAIN_NO_PROGRESS, .help = "no progress line on standard error"},
         {0},
 };
 
@@ -273,11 +275,15 @@ static int run_train(const struct train_job *job) {
                 return machine_done(&m, code);
         }
         unsigned timeout_s = job->common->timeout_s ? job->common->timeout_s : bench_train.default_timeout_s;
-        struct bench_ctx ctx = {.opt = &o->bopt, .facts = m.facts, .baselines = bl, .fs = m.fs};
+        struct bench_progress progress;
+        bench_progress_init(&progress, "bench", 1, !o->quiet && !o->no_progress);
+        bench_progress_next(&progress, 0);
+        struct bench_ctx ctx = {.opt = &o->bopt, .facts = m.facts, .baselines = bl, .fs = m.fs, .progress = &progress};
         struct bench_report rep;
         bench_report_init(&rep);
         struct bench_run_result run;
         bench_run_child(&bench_train, &ctx, timeout_s, &rep, &run);
+        progress_clear(&progress.out);
         /* the precision the child ran: its default depends on the backend it opened */
         const char *precision = o->bopt.precision ? o->bopt.precision : bench_train_default_precision(
                                                                               !strcmp(run.backend, "opencl") ? DEV_OPENCL : DEV_CUDA);

@@ -10,6 +10,7 @@
 #include "cmd/site_policy.h"
 #include "core/deadline.h"
 #include "core/fsroot.h"
+#include "core/progress.h"
 #include "core/strparse.h"
 #include "policy/policy.h"
 #include "report/report_json.h"
@@ -154,7 +155,7 @@ enum check_opt {
         CHECK_LEVEL = 'l', CHECK_JSON = 'j', CHECK_VERBOSE = 'v', CHECK_QUIET = 'q',
         CHECK_BURN_DURATION = 0x100, CHECK_BACKEND, CHECK_PROBE_TIMEOUT, CHECK_WITH_DCGM, CHECK_DCGM_TIMEOUT,
         CHECK_CONTAINER_RUNTIME, CHECK_CONTAINER_IMAGE, CHECK_CONTAINER_TIMEOUT, CHECK_STRICT, CHECK_POLICY,
-        CHECK_NO_POLICY, CHECK_ONLY, CHECK_LIST, CHECK_CUDA_INIT_TIMEOUT, CHECK_PROBLEMS,
+        CHECK_NO_POLICY, CHECK_ONLY, CHECK_LIST, CHECK_CUDA_INIT_TIMEOUT, CHECK_PROBLEMS, CHECK_NO_PROGRESS,
 };
 
 static int check_option(int id, const struct opt_value *v, void *ctx) {
@@ -179,6 +180,7 @@ static int check_option(int id, const struct opt_value *v, void *ctx) {
         case CHECK_VERBOSE: o->text.verbose = true; break;
         case CHECK_PROBLEMS: o->text.problems = true; break;
         case CHECK_QUIET: o->quiet = true; break;
+        case CHECK_NO_PROGRESS: o->burn.progress = false; break;
         }
         return -1;
 }
@@ -226,7 +228,9 @@ static const struct opt check_options[] = {
          .help = "show observed and expected values of passing checks too"},
         {.name = "problems", .kind = ARG_FLAG, .id = CHECK_PROBLEMS,
          .help = "show only warnings, failures and errors, with their remedies, and the verdict"},
-        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report (use with --json)"},
+        {.name = "quiet", .letter = 'q', .kind = ARG_FLAG, .help = "no text report and no progress (use with --json)"},
+        {.name = "no-progress", .kind = ARG_FLAG, .id = CHECK_NO_PROGRESS,
+         .help = "no progress line on standard error while the probes, benchmarks and stress test run"},
         {.name = "cuda-init-timeout-ms", .kind = ARG_DURATION_MS, .id = CHECK_CUDA_INIT_TIMEOUT, .min = 1,
          .max = 600000, .def = "20s", .help = "give up on loading libcuda and cuInit after this long"},
         {0},
@@ -269,7 +273,47 @@ struct check_run {
         struct nvml_options nvml_opts; /* the command's, reading CHECK_NVML_GROUPS */
         struct container_gpu_facts *container_gpu; /* container.gpu_access's run; NULL when not selected */
         struct report rep;
+        struct text_options text; /* header_shown once the text report has begun on stdout */
 };
+
+/* The progress lines of the slow steps (probes, stress test, benchmarks): --no-progress
+ * (burn.progress, the stress test's own switch) and -q turn them off. */
+static bool want_progress(const struct check_cli *o) { return o->burn.progress && !o->quiet; }
+
+void check_step_line(struct progress *p, const struct check_cli *o, const char *what, unsigned deadline_s) {
+        char limit[16];
+        progress_init(p, want_progress(o));
+        progress_duration(limit, sizeof(limit), deadline_s);
+        if (progress_begin(p, 0)) {
+                progress_line(p, "%s: %s, up to %s (its deadline)", o->command, what, limit);
+                progress_end(p);
+        }
+}
+
+static struct run_info check_run_info(const struct check_run *c, double start) {
+        const struct check_cli *o = c->cli;
+        return (struct run_info){
+                .command = o->command, .level = o->level, .root = c->args->common.root, .strict = o->strict,
+                .duration_ms = monotonic_ms() - start, .policy = c->have_policy ? c->policy.path : NULL,
+        };
+}
+
+/* The text report's header as soon as the facts are in, before the slow steps: the run
+ * shows what it judges at once, not after the probes. */
+static void check_text_begin(struct check_run *c) {
+        const struct check_cli *o = c->cli;
+        if (o->quiet || (o->json_path && strcmp(o->json_path, "-") == 0))
+                return;
+        c->text = o->text;
+        /* o->color: what a command running check for its own ends wants (slurm-health: never);
+         * else --color, which text_want_color honours */
+        c->text.color = strcmp(o->color, "never") != 0 && (strcmp(o->color, "always") == 0 || text_want_color(stdout));
+        c->text.width = text_wrap_width(stdout);
+        struct run_info run = check_run_info(c, 0);
+        report_text_header(stdout, c->m.facts, &run, &c->text);
+        fflush(stdout);
+        c->text.header_shown = true;
+}
 
 /* The inputs, the site policy, the facts, the CUDA driver probe, and NVML when a selected
  * check reads it. NVML is read on a thread while the facts are gathered (neither needs the
@@ -334,7 +378,7 @@ static void check_probe(struct check_run *c) {
                 return;
         if (fsroot_is_live(c->m.fs) || o->backend || cuda_driver_lib_named())
                 probes_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, o->probe_timeout_s,
-                           c->want_probes, &c->probes);
+                           c->want_probes, want_progress(o), &c->probes);
         else
                 probes_not_run(&c->probes, "device probes not run: --root names a capture, not this machine's "
                                            "devices (--backend probes them anyway)");
@@ -378,8 +422,14 @@ static void check_dcgm(struct check_run *c) {
         if (!fsroot_is_live(c->m.fs) && !(named && *named))
                 snprintf(f->dcgm.note, sizeof(f->dcgm.note),
                          "not run: --root names a capture, and dcgmi would test this machine's GPUs");
-        else if (will_run(check_find("dcgm.diag"), o->level, o->only, f->policy) && f->gpus.n > 0)
+        else if (will_run(check_find("dcgm.diag"), o->level, o->only, f->policy) && f->gpus.n > 0) {
+                struct progress line;
+                char what[48];
+                snprintf(what, sizeof(what), "DCGM's diagnostic (dcgmi diag -r %d)", o->dcgm_level);
+                check_step_line(&line, o, what, o->dcgm_timeout_s ? o->dcgm_timeout_s : dcgm_default_timeout_s(o->dcgm_level));
                 dcgm_run(o->dcgm_level, o->dcgm_timeout_s, &f->dcgm);
+                progress_clear(&line);
+        }
 }
 
 static void on_stop_signal(int sig) {
@@ -408,7 +458,7 @@ static void check_burn(struct check_run *c) {
         }
         struct burn_options bo = o->burn;
         bo.backend = o->backend ? o->backend : "auto";
-        bo.progress = bo.progress && !o->quiet;
+        bo.progress = want_progress(o);
         struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, &old_int);
@@ -436,7 +486,8 @@ static void check_bench_suite(struct check_run *c) {
         else if (f->gpus.n == 0 && !o->backend)
                 bench_suite_not_run(&c->suite, "no NVIDIA GPU on the PCI bus");
         else
-                bench_suite_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, &c->suite);
+                bench_suite_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, want_progress(o),
+                                &c->suite);
 }
 
 /* Run the selected checks (one the policy turns off is a skip naming the policy line). */
@@ -463,23 +514,13 @@ static void check_judge(struct check_run *c) {
 /* The JSON report and the text; the exit code from the verdict. */
 static int check_output(struct check_run *c, double start) {
         const struct check_cli *o = c->cli;
-        struct run_info run = {
-                .command = o->command, .level = o->level, .root = c->args->common.root, .strict = o->strict,
-                .duration_ms = monotonic_ms() - start, .policy = c->have_policy ? c->policy.path : NULL,
-        };
-        bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
+        struct run_info run = check_run_info(c, start);
         int code = EXIT_PASS;
         if (o->json_path &&
             write_json_output(o->command, o->json_path, report_json(c->m.facts, &c->rep, &run)) != EXIT_PASS)
                 code = EXIT_INTERNAL;
-        if (!o->quiet && !json_to_stdout) {
-                struct text_options text = o->text;
-                /* o->color: what a command running check for its own ends wants (slurm-health:
-                 * never); else --color, which text_want_color honours */
-                text.color = strcmp(o->color, "never") != 0 && (strcmp(o->color, "always") == 0 || text_want_color(stdout));
-                text.width = text_wrap_width(stdout);
-                report_text(stdout, c->m.facts, &c->rep, &run, &text);
-        }
+        if (c->text.header_shown)
+                report_text(stdout, c->m.facts, &c->rep, &run, &c->text);
         if (code == EXIT_PASS) {
                 enum status verdict = report_verdict(&c->rep);
                 if (verdict == STATUS_FAIL || (o->strict && verdict == STATUS_WARN))
@@ -513,6 +554,7 @@ int check_execute(const struct check_cli *o, const struct cmd_args *args) {
         struct check_run c = {.cli = o, .args = args};
         int code = check_gather(&c);
         if (code == 0) {
+                check_text_begin(&c);
                 check_probe(&c);
                 check_burn(&c);
                 check_bench_suite(&c);

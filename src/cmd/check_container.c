@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/fsroot.h"
+#include "core/progress.h"
 #include "data/compat.h"
 #include "data/ngcdb.h"
 #include "policy/policy.h"
@@ -87,5 +88,9 @@ void check_container_gpu(const struct check_cli *o, struct fsroot *fs, const cha
                         return;
                 }
         }
+        struct progress line;
+        check_step_line(&line, o, "container.gpu_access: a container with the GPUs",
+                        o->container_timeout_s ? o->container_timeout_s : CONTAINER_GPU_DEFAULT_TIMEOUT_S);
         container_gpu_run(&rt, o->container_timeout_s, out);
+        progress_clear(&line);
 }

@@ -34,6 +34,12 @@ struct check_cli {
 struct fsroot;
 struct facts;
 struct container_gpu_facts;
+struct progress;
+
+/* A slow step with no progress of its own (container.gpu_access's container, DCGM's
+ * diagnostic): one line on standard error naming it and its deadline, unless progress is
+ * off (--no-progress, -q); the caller erases it with progress_clear when the step ends. */
+void check_step_line(struct progress *p, const struct check_cli *o, const char *what, unsigned deadline_s);
 
 /* container.gpu_access's container (check_container.c): the runtime from the options, the
  * site policy, $GPUVET_CONTAINER_RUNTIME or PATH; not run under a capture's --root unless

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
@@ -24,11 +25,11 @@ struct fleet_cli {
         const char *json;
         const char *html;
         const char *rules;
-        bool strict;
+        bool strict, no_progress;
         unsigned threads;
 };
 
-enum fleet_opt { FLEET_JSON = 'j', FLEET_HTML = 0x100, FLEET_RULES, FLEET_STRICT, FLEET_THREADS };
+enum fleet_opt { FLEET_JSON = 'j', FLEET_HTML = 0x100, FLEET_RULES, FLEET_STRICT, FLEET_THREADS, FLEET_NO_PROGRESS };
 
 static int fleet_option(int id, const struct opt_value *v, void *ctx) {
         struct fleet_cli *o = ctx;
@@ -38,6 +39,7 @@ static int fleet_option(int id, const struct opt_value *v, void *ctx) {
         case FLEET_RULES: o->rules = v->text; break;
         case FLEET_STRICT: o->strict = true; break;
         case FLEET_THREADS: o->threads = (unsigned)v->n; break;
+        case FLEET_NO_PROGRESS: o->no_progress = true; break;
         }
         return -1;
 }
@@ -53,6 +55,8 @@ static const struct opt fleet_options[] = {
          .help = "an input that cannot be read is an error (exit 2), not a warning"},
         {.name = "threads", .kind = ARG_NUMBER, .id = FLEET_THREADS, .min = 1, .max = 64,
          .def = "one per online CPU", .help = "read with this many threads"},
+        {.name = "no-progress", .kind = ARG_FLAG, .id = FLEET_NO_PROGRESS,
+         .help = "no progress line on a terminal's standard error"},
         {0},
 };
 
@@ -173,7 +177,8 @@ static int fleet_run(const struct fleet_cli *o, const struct common_options *com
         }
         double t0 = monotonic_ms();
         struct fleet f = {.keep_values = o->html != NULL};
-        r = fleet_read_inputs(&f, paths, n_paths, o->threads);
+        /* on a terminal only: a log has the skipped inputs and the verdict */
+        r = fleet_read_inputs(&f, paths, n_paths, o->threads, !o->no_progress && isatty(STDERR_FILENO));
         /* File names and a document's schema string can hold terminal escapes: written as the
          * text report writes them. */
         for (size_t i = 0; r == 0 && i < f.n_skipped; i++) {

@@ -336,6 +336,7 @@ static void check_command_line(const struct serve_check_opts *c, const struct cm
         a[n++] = level_name(c->level);
         a[n++] = "--json";
         a[n++] = "-";
+        a[n++] = "--no-progress"; /* standard error's tail is kept for a failure's message */
         a[n++] = "--root";
         a[n++] = args->common.root;
         if (args->common.data_dir) {

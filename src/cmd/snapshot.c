@@ -12,8 +12,10 @@
 #include "cmd/options.h"
 #include "cmd/specs.h"
 #include "core/atomic_file.h"
+#include "core/deadline.h"
 #include "core/dynlib.h"
 #include "core/fsroot.h"
+#include "core/progress.h"
 #include "core/read_fd.h"
 #include "core/redact.h"
 #include "core/strv.h"
@@ -505,14 +507,25 @@ static int add_compression(struct archive *a, enum compression how) {
         return la.archive_write_set_bytes_in_last_block(a, 1);
 }
 
+/* "snapshot: capturing files 1200 of 23000", redrawn once a second. */
+static void show_progress(struct progress *p, const char *what, size_t done, size_t total) {
+        if (!progress_begin(p, monotonic_ms() / 1e3))
+                return;
+        progress_line(p, "snapshot: %s %zu of %zu", what, done, total);
+        progress_end(p);
+}
+
 static int build_archive(struct capture *c, const struct facts *f, const char *root, enum compression how,
-                         struct membuf *out, char *err, size_t errsize) {
+                         struct progress *progress, struct membuf *out, char *err, size_t errsize) {
         struct item *items = calloc(c->n ? c->n : 1, sizeof(*items));
         if (!items)
                 return -ENOMEM;
         int r = 0;
-        for (size_t i = 0; i < c->n && r == 0; i++)
+        for (size_t i = 0; i < c->n && r == 0; i++) {
+                show_progress(progress, "capturing files", i, c->n);
                 r = capture_one(c, &c->entries[i], &items[i]);
+        }
+        progress_now(progress);
 
         struct membuf info = {0};
         struct archive *a = NULL;
@@ -532,6 +545,7 @@ static int build_archive(struct capture *c, const struct facts *f, const char *r
                 r = write_entry(a, INFO_NAME, NULL, AE_IFREG, info.data, info.len, NULL);
         for (size_t i = 0; i < c->n && r == 0; i++) {
                 const struct item *it = &items[i];
+                show_progress(progress, "archiving files", i, c->n);
                 if (it->type)
                         r = write_entry(a, it->path, &it->st, it->type, it->content, it->len, it->link);
                 if (r == -EIO)
@@ -570,17 +584,19 @@ static int write_output(const char *path, const struct membuf *m) {
 struct snapshot_cli {
         const char *output;
         enum compression compression;
-        bool partial_ok;
+        bool partial_ok, no_progress;
 };
 
-enum snapshot_opt { SNAPSHOT_OUTPUT = 'o', SNAPSHOT_PARTIAL = 0x100 };
+enum snapshot_opt { SNAPSHOT_OUTPUT = 'o', SNAPSHOT_PARTIAL = 0x100, SNAPSHOT_NO_PROGRESS };
 
 static int snapshot_option(int id, const struct opt_value *v, void *ctx) {
         struct snapshot_cli *o = ctx;
         if (id == SNAPSHOT_OUTPUT)
                 o->output = v->text;
-        else
+        else if (id == SNAPSHOT_PARTIAL)
                 o->partial_ok = true;
+        else
+                o->no_progress = true;
         return -1;
 }
 
@@ -591,6 +607,8 @@ static const struct opt snapshot_options[] = {
                  ".tar.xz or .txz, .tar.zst or .tzst (\"-\": none)"},
         {.name = "partial", .kind = ARG_FLAG, .id = SNAPSHOT_PARTIAL,
          .help = "accept a partial capture: exit 0 even when files or directories could not be read"},
+        {.name = "no-progress", .kind = ARG_FLAG, .id = SNAPSHOT_NO_PROGRESS,
+         .help = "no progress line on a terminal's standard error"},
         {0},
 };
 
@@ -663,6 +681,13 @@ static int take_snapshot(const struct snapshot_cli *o, const struct common_optio
                 fprintf(stderr, "gpuvet snapshot: --root %s: %s\n", common->root, strerror(errno));
                 return EXIT_USAGE;
         }
+        /* On a terminal only: the run's own messages are what a log wants. */
+        struct progress progress;
+        progress_init(&progress, !o->no_progress && isatty(STDERR_FILENO));
+        if (progress_begin(&progress, monotonic_ms() / 1e3)) {
+                progress_line(&progress, "snapshot: gathering facts");
+                progress_end(&progress);
+        }
         fsroot_record(fs, true);
         watchdog_arm(common->timeout_s, "gathering facts");
         struct facts facts;
@@ -682,13 +707,15 @@ static int take_snapshot(const struct snapshot_cli *o, const struct common_optio
                 c.fs = fs;
                 r = collect(&c, fs);
                 if (r == 0)
-                        r = build_archive(&c, &facts, common->root, o->compression, &archive, err, sizeof(err));
+                        r = build_archive(&c, &facts, common->root, o->compression, &progress, &archive, err,
+                                          sizeof(err));
                 watchdog_arm(0, "");
                 if (r < 0) {
                         fprintf(stderr, "gpuvet snapshot: %s\n", err[0] ? err : strerror(-r));
                         code = EXIT_INTERNAL;
                 }
         }
+        progress_clear(&progress);
         if (code == EXIT_PASS && (r = write_output(o->output, &archive)) < 0) {
                 fprintf(stderr, "gpuvet snapshot: writing %s: %s\n", o->output, atomic_write_strerror(r));
                 code = r == -EACCES || r == -ENOENT || r == -ENOTDIR || r == -EISDIR || r == -EROFS ? EXIT_USAGE

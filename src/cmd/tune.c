@@ -6,7 +6,9 @@
 #include "cmd/nvml_use.h"
 #include "cmd/site_policy.h"
 #include "core/atomic_file.h"
+#include "core/deadline.h"
 #include "core/fsroot.h"
+#include "core/progress.h"
 #include "core/strbuf.h"
 #include "report/tune_plan.h"
 #include "report/tune_status.h"
@@ -41,6 +43,7 @@ struct tune_cli {
         const char *json; /* --json's path ("-": standard output), or NULL */
         const char *state_override;
         unsigned lock_timeout_s;
+        bool no_progress;
         struct common_options common;
 };
 
@@ -223,12 +226,21 @@ static int do_apply(const struct tune_cli *o, struct tune_ctx *c, const struct t
         }
         reached_step();
 
-        size_t applied = 0, refused = 0, failed = 0, boot_written = 0;
+        size_t applied = 0, refused = 0, failed = 0, boot_written = 0, n_change = count_changes(t), n_done = 0;
         bool grub_written = false;
+        /* A GPU setting may take NVML seconds: on a terminal, which one is being set. */
+        struct progress progress;
+        progress_init(&progress, !o->no_progress && isatty(STDERR_FILENO));
         for (size_t i = 0; i < t->n; i++) {
                 const struct tune_target *x = &t->v[i];
                 if (tune_target_need(x) != TUNE_CHANGE)
                         continue;
+                if (progress_begin(&progress, monotonic_ms() / 1e3)) {
+                        progress_line(&progress, "tune apply: setting %zu of %zu: %s (%s)", n_done + 1, n_change,
+                                      x->setting, x->path);
+                        progress_end(&progress);
+                }
+                n_done++;
                 struct tune_entry *e = tune_state_find(&st, x->path);
                 char why[256];
                 int w = tune_ctx_write(c, x->path, x->wanted, why, sizeof(why));
@@ -247,6 +259,7 @@ static int do_apply(const struct tune_cli *o, struct tune_ctx *c, const struct t
                 }
                 reached_step();
         }
+        progress_clear(&progress);
         for (size_t i = 0; i < st.n; i++) {
                 struct tune_entry *e = &st.entries[i];
                 if (strcmp(e->result, "refused") == 0)
@@ -684,7 +697,7 @@ static int plan_and_act(struct tune_cli *o, struct tune_ctx *c, const struct pol
 /* ---- the command ---- */
 
 enum tune_opt { TUNE_PROFILE = 'p', TUNE_SET = 's', TUNE_JSON = 'j', TUNE_POLICY = 'P', TUNE_NO_POLICY = 0x100,
-                TUNE_STATE, TUNE_LOCK_TIMEOUT };
+                TUNE_STATE, TUNE_LOCK_TIMEOUT, TUNE_NO_PROGRESS };
 
 static int tune_option(int id, const struct opt_value *v, void *ctx) {
         struct tune_cli *o = ctx;
@@ -705,6 +718,7 @@ static int tune_option(int id, const struct opt_value *v, void *ctx) {
         case TUNE_JSON: o->json = v->text; break;
         case TUNE_STATE: o->state_override = v->text; break;
         case TUNE_LOCK_TIMEOUT: o->lock_timeout_s = opt_seconds(v); break;
+        case TUNE_NO_PROGRESS: o->no_progress = true; break;
         }
         return -1;
 }
@@ -728,6 +742,8 @@ static const struct opt tune_options[] = {
          .help = "the state file"},
         {.name = "lock-timeout", .kind = ARG_DURATION, .id = TUNE_LOCK_TIMEOUT, .min = 0, .max = 3600 * 1000,
          .def = "10s", .help = "wait this long for another tune run"},
+        {.name = "no-progress", .kind = ARG_FLAG, .id = TUNE_NO_PROGRESS,
+         .help = "no progress line on a terminal's standard error (apply)"},
         {0},
 };
 

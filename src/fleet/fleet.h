@@ -221,8 +221,9 @@ struct fleet {
 };
 
 /* Read every input (files; directories walked for *.json) on threads (0: one per online
- * CPU) into f->docs and f->skipped, each sorted by path. Returns 0 or -ENOMEM. */
-int fleet_read_inputs(struct fleet *f, char *const *paths, size_t n_paths, unsigned threads);
+ * CPU) into f->docs and f->skipped, each sorted by path; progress: "files read of total"
+ * on standard error meanwhile (core/progress.h). Returns 0 or -ENOMEM. */
+int fleet_read_inputs(struct fleet *f, char *const *paths, size_t n_paths, unsigned threads, bool progress);
 
 /* Aggregate f->docs under the rules into nodes, check counts, distributions, outliers and
  * drift. Returns 0 or -ENOMEM. */

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/deadline.h"
+#include "core/progress.h"
 #include "core/read_fd.h"
 #include "fleet/fleet.h"
 #include "fleet/fleet_doc.h"
@@ -247,14 +249,25 @@ static int read_one(struct input_file *in, struct fleet_scratch *scratch) {
 struct pool {
         struct input_file *files;
         size_t n;
-        atomic_size_t next;
+        atomic_size_t next, done;
+        struct progress progress; /* drawn by whichever worker holds the lock */
+        pthread_mutex_t progress_lock;
 };
 
 static void *worker(void *arg) {
         struct pool *p = arg;
         struct fleet_scratch scratch = {0};
-        for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
+        for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
                 (void)read_one(&p->files[i], &scratch);
+                size_t done = atomic_fetch_add(&p->done, 1) + 1;
+                if (p->progress.on && pthread_mutex_trylock(&p->progress_lock) == 0) {
+                        if (progress_begin(&p->progress, monotonic_ms() / 1e3)) {
+                                progress_line(&p->progress, "fleet: %zu of %zu reports read", done, p->n);
+                                progress_end(&p->progress);
+                        }
+                        pthread_mutex_unlock(&p->progress_lock);
+                }
+        }
         fleet_scratch_free(&scratch);
         return NULL;
 }
@@ -362,7 +375,7 @@ static int name_by_play_directory(struct fleet *f) {
         return r;
 }
 
-int fleet_read_inputs(struct fleet *f, char *const *paths, size_t n_paths, unsigned threads) {
+int fleet_read_inputs(struct fleet *f, char *const *paths, size_t n_paths, unsigned threads, bool progress) {
         struct file_list l = {.f = f, .cap_skipped = f->n_skipped}; /* f->skipped is full */
         for (size_t i = 0; i < n_paths && !l.oom; i++)
                 expand(&l, paths[i]);
@@ -380,9 +393,12 @@ int fleet_read_inputs(struct fleet *f, char *const *paths, size_t n_paths, unsig
                         l.v[w++] = l.v[i];
                 }
                 l.n = w;
-                struct pool p = {.files = l.v, .n = l.n};
+                struct pool p = {.files = l.v, .n = l.n, .progress_lock = PTHREAD_MUTEX_INITIALIZER};
                 atomic_init(&p.next, 0);
+                atomic_init(&p.done, 0);
+                progress_init(&p.progress, progress);
                 run_pool(&p, pool_size(threads, l.n));
+                progress_clear(&p.progress);
                 f->docs = calloc(l.n, sizeof(*f->docs));
                 if (!f->docs)
                         r = -ENOMEM;

@@ -97,22 +97,23 @@ static void print_row(FILE *out, const struct measurement *m, const struct text_
         }
 }
 
-void bench_text(FILE *out, const struct bench_report *rep, const struct bench_run_result *runs, size_t n_runs,
-                enum status verdict, double duration_ms, const struct text_options *opt) {
-        for (size_t r = 0; r < n_runs; r++) {
-                const struct bench_run_result *run = &runs[r];
-                char line[640], cells[512];
-                snprintf(line, sizeof(line), "%s: %s (%.1f s%s%s)", run->info->name, run->info->title,
-                         run->duration_ms / 1e3, run->backend[0] ? ", backend " : "", run->backend);
-                text_wrap_line(out, line, 2, opt->width);
-                format_cells(cells, sizeof(cells), "subject", "measurement", "median", "min-max", "cv", "%peak", "%base",
-                             columns_for(opt->width));
-                fprintf(out, "   %s\n", cells);
-                for (size_t i = run->first; i < run->first + run->count; i++)
-                        print_row(out, &rep->m[i], opt);
-                print_remedies(out, rep, run, opt);
-                fputc('\n', out);
-        }
+void bench_text_run(FILE *out, const struct bench_report *rep, const struct bench_run_result *run,
+                    const struct text_options *opt) {
+        char line[640], cells[512];
+        snprintf(line, sizeof(line), "%s: %s (%.1f s%s%s)", run->info->name, run->info->title,
+                 run->duration_ms / 1e3, run->backend[0] ? ", backend " : "", run->backend);
+        text_wrap_line(out, line, 2, opt->width);
+        format_cells(cells, sizeof(cells), "subject", "measurement", "median", "min-max", "cv", "%peak", "%base",
+                     columns_for(opt->width));
+        fprintf(out, "   %s\n", cells);
+        for (size_t i = run->first; i < run->first + run->count; i++)
+                print_row(out, &rep->m[i], opt);
+        print_remedies(out, rep, run, opt);
+        fputc('\n', out);
+}
+
+void bench_text_verdict(FILE *out, const struct bench_report *rep, enum status verdict, double duration_ms,
+                        const struct text_options *opt) {
         unsigned counts[_STATUS_COUNT] = {0};
         for (size_t i = 0; i < rep->n; i++)
                 counts[rep->m[i].status]++;

@@ -333,6 +333,18 @@ static void gpus_phrase(const struct facts *f, char *buf, size_t size) {
                  b->n_devs == 1 ? "" : "s", cpu_note);
 }
 
+void report_text_header(FILE *out, const struct facts *f, const struct run_info *run, const struct text_options *opt) {
+        const struct text_run t = {.out = out, .opt = opt};
+        char host[1024], policy[1024], gpus[160];
+        gpus_phrase(f, gpus, sizeof(gpus));
+        struct text_line l;
+        FILE *line = line_open(&t, &l);
+        fprintf(line, "%sgpuvet %s%s — %s, %s, level %s%s%s", c(opt, ANSI_BOLD), run->command, c(opt, ANSI_RESET),
+                f->host.hostname[0] ? text_safe(f->host.hostname, host, sizeof(host)) : "(unknown host)", gpus,
+                level_name(run->level), run->policy ? ", policy " : "", text_safe(run->policy, policy, sizeof(policy)));
+        line_close(&t, &l, 2);
+}
+
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
                  const struct text_options *opt) {
         struct text_run t = {.out = out, .rep = rep, .opt = opt};
@@ -345,14 +357,17 @@ void report_text(FILE *out, const struct facts *f, const struct report *rep, con
                 if (n > t.id_width)
                         t.id_width = n;
         }
-        char host[1024], policy[1024], gpus[160];
-        gpus_phrase(f, gpus, sizeof(gpus));
-        struct text_line l;
-        FILE *line = line_open(&t, &l);
-        fprintf(line, "%sgpuvet %s%s — %s, %s, level %s%s%s", c(opt, ANSI_BOLD), run->command, c(opt, ANSI_RESET),
-                f->host.hostname[0] ? text_safe(f->host.hostname, host, sizeof(host)) : "(unknown host)", gpus,
-                level_name(run->level), run->policy ? ", policy " : "", text_safe(run->policy, policy, sizeof(policy)));
-        line_close(&t, &l, 2);
+        if (!opt->header_shown) {
+                report_text_header(out, f, run, opt);
+        } else if (f->burn && f->burn->ran && f->burn->n_devs) {
+                /* The header went out before the stress test: what it loaded, now known. */
+                char gpus[160];
+                gpus_phrase(f, gpus, sizeof(gpus));
+                struct text_line l;
+                FILE *line = line_open(&t, &l);
+                fprintf(line, " devices: %s", gpus);
+                line_close(&t, &l, 2);
+        }
 
         for (size_t i = 0; i < rep->n_results; i++) {
                 if (hidden(&t, i))
@@ -368,7 +383,8 @@ void report_text(FILE *out, const struct facts *f, const struct report *rep, con
         enum status verdict = report_verdict(rep);
         if (run->strict && verdict == STATUS_WARN)
                 verdict = STATUS_FAIL;
-        line = line_open(&t, &l);
+        struct text_line l;
+        FILE *line = line_open(&t, &l);
         verdict_counts(line, opt, verdict, rep->counts, run->duration_ms);
         bool any = false;
         name_not_passing(line, rep, STATUS_FAIL, &any);

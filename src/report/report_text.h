@@ -12,6 +12,7 @@ struct text_options {
         bool verbose; /* also show observed/expected of passing results */
         bool problems; /* only warnings, failures and errors (--problems), and a count of the rest */
         size_t width;  /* lines fit this many columns (text_wrap_width); 0: not wrapped */
+        bool header_shown; /* report_text_header was printed before the slow work: not again */
 };
 
 /* --color WHEN of every command that colours its output, for the whole process. */
@@ -23,9 +24,13 @@ enum text_color_mode text_color_get(void);
  * NO_COLOR is set (https://no-color.org, which lets a flag win) or TERM=dumb. */
 bool text_want_color(FILE *out);
 
+/* The first line: "gpuvet check — host, 8 NVIDIA GPUs, level standard[, policy FILE]". */
+void report_text_header(FILE *out, const struct facts *f, const struct run_info *run, const struct text_options *opt);
+
 /* Errors of one cause (result.cause: an NVML call that never returned on a GPU stops a
  * dozen checks) are one line naming the cause, the checks and the GPUs, with one remedy.
- * Ends with the verdict line, which names the checks that failed or erred (and, with
+ * Starts with that header (unless opt->header_shown) and ends with the verdict line, which
+ * names the checks that failed or erred (and, with
  * --strict, warned): "Verdict: FAIL — ... (12 ms) — fail: pcie.aer, gpu.xid; error: burn.run",
  * five of each, then "and N more". */
 void report_text(FILE *out, const struct facts *f, const struct report *rep, const struct run_info *run,
