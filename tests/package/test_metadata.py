@@ -13,7 +13,7 @@ neither can drift from the other:
   package builds with -Dtests=disabled) and in tools/bootstrap.sh.
 A meson.build dependency missing from the table fails too: whoever adds one names its package.
 - what the packages say and hold: debian/control's and the RPM spec's descriptions name every
-  command of src/main.c's table; meson installs deploy/systemd/gpuvet-serve.default as
+  command of src/cmd/registry.c's table; meson installs deploy/systemd/gpuvet-serve.default as
   SYSCONFDIR/default/gpuvet-serve, the EnvironmentFile the serve unit reads (optional, "-")
   and whose $GPUVET_SERVE_ARGS ends its command, and the spec keeps it %config(noreplace);
   meson installs the example policy under the docs' examples/, and, with GPUVET given,
@@ -131,13 +131,14 @@ def check_build_deps(root):
 
 
 def commands(root):
-    """The commands of gpuvet's table in src/main.c."""
-    return re.findall(r'^\s*\{"([a-z][a-z-]*)", cmd_\w+,', read(root, "src/main.c"), re.M)
+    """The commands of gpuvet's table in src/cmd/registry.c (but `help`, which is no feature)."""
+    names = re.findall(r'^\s*\{"([a-z][a-z-]*)", cmd_\w+,', read(root, "src/cmd/registry.c"), re.M)
+    return [n for n in names if n != "help"]
 
 
 def check_packaging(root, gpuvet):
     names = commands(root)
-    check(len(names) >= 17, "src/main.c's command table read: %s" % names)
+    check(len(names) >= 17, "src/cmd/registry.c's command table read: %s" % names)
     control = read(root, "debian/control")
     description = control[control.index("\nDescription:"):] if "\nDescription:" in control else ""
     spec = read(root, "packaging/rpm/gpuvet.spec")
