@@ -180,7 +180,16 @@ unsigned bench_deadline_s(const struct bench_info *b, unsigned timeout_s) {
 
 static void progress_tick(struct bench_progress *p, const struct bench_info *b, double start_ms, unsigned timeout_s) {
         double now = monotonic_ms();
-        if (!p || !progress_begin(&p->out, now / 1e3))
+        if (!p)
+                return;
+        /* On a terminal a new step of the child shows at once, however short it is: what runs
+         * on which GPU is the point of the line. Logs keep their plain line every few seconds. */
+        unsigned seq = live ? __atomic_load_n(&live->seq, __ATOMIC_ACQUIRE) : 0;
+        if (p->out.tty && seq != p->note_seq && !(seq & 1)) {
+                p->note_seq = seq;
+                progress_now(&p->out);
+        }
+        if (!progress_begin(&p->out, now / 1e3))
                 return;
         char note[sizeof(live->text)], spent[16], left[16];
         live_read(note, sizeof(note));
@@ -337,7 +346,9 @@ int bench_run_child(const struct bench_info *b, const struct bench_ctx *ctx, uns
                         break;
                 }
                 struct pollfd p = {.fd = readfd, .events = POLLIN};
-                int pr = poll(&p, 1, left > 1000 ? 1000 : (int)left + 1);
+                /* a terminal's line follows the child's steps within a tick */
+                int tick = ctx->progress && ctx->progress->out.tty ? 100 : 1000;
+                int pr = poll(&p, 1, left > tick ? tick : (int)left + 1);
                 if (pr < 0 && errno != EINTR)
                         break;
                 if (pr <= 0)

@@ -42,6 +42,7 @@ struct bench_progress {
         const char *command;   /* first word of each line: "bench", "check" */
         size_t step, n_steps;  /* the benchmark running, from 1 */
         double later_s;        /* the deadlines of the benchmarks after it */
+        unsigned note_seq;     /* the child's note last drawn (a terminal redraws a new one at once) */
 };
 void bench_progress_init(struct bench_progress *p, const char *command, size_t n_steps, bool on);
 /* The next benchmark starts; later_s: the deadlines of those after it. */

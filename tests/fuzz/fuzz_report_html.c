@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const tags[] = {
         "html", "head", "meta", "title", "style", "body", "header", "div", "h1", "h2", "h3", "dl", "dt", "dd",
         "ul",   "li",   "section", "span", "p", "table", "thead", "tbody", "tr", "th", "td", "details", "summary",
-        "figure", "svg", "text", "line", "rect", "path", "circle", "g", "footer", "br", "small",
+        "figure", "svg", "text", "line", "rect", "path", "circle", "g", "footer", "br", "small", "code",
 };
 
 static bool known_tag(const char *p, size_t len) {

@@ -197,7 +197,13 @@ def check_cases(gpuvet):
     plain = ANSI.sub("", err)
     for probe in ("probe-functional (1 of 4)", "probe-transfer (2 of 4)", "probe-memory (3 of 4)", "probe-p2p (4 of 4)"):
         check("check: " + probe in plain, "the line names %s: %r" % (probe, plain[:200]))
-    check(re.search(r"on gpu\d \(0000:[0-9a-f]{2}:00\.0\)", plain), "the line names a GPU: %r" % plain[-400:])
+    # which GPU: a probe stuck in a kernel launch names the GPU it runs on until its deadline
+    # (a healthy probe's steps can be shorter than a redraw: no bound on luck here)
+    stuck = Run(cmd[:-1] + ["device.functional", "--probe-timeout", str(int(4 * SCALE))],
+                dict(env, FAKE_CUDA_HANG="cuLaunchKernel", FAKE_CUDA_INIT_MS="0"), tty=True)
+    stuck_err = ANSI.sub("", stuck.text("err"))
+    check(re.search(r"check: probe-functional \(1 of 1\): \w+ on gpu\d \(0000:[0-9a-f]{2}:00\.0\)", stuck_err),
+          "the line names the GPU a stuck probe runs on: %r" % stuck_err[-400:])
     check(out.count("gpuvet check") == 1 and "device.functional" in out and "Verdict:" in out,
           "one header, the results and the verdict on stdout: %r" % out[:300])
     check("\x1b" not in out and "by the deadlines" not in out, "stdout holds the report alone")

@@ -95,11 +95,14 @@ static void test_long_path_breaks_after_a_slash(void **state) {
         /* Put back together, the path is whole. */
         char *joined = calloc(1, strlen(text) + 1);
         assert_non_null(joined);
-        for (const char *p = text; *p; p++)
-                if (*p == '\n')
-                        p += 4;
-                else
+        for (const char *p = text; *p; p++) {
+                if (*p != '\n') {
                         strncat(joined, p, 1);
+                        continue;
+                }
+                for (int k = 0; k < 4 && p[1] == ' '; k++) /* the continuation's indent */
+                        p++;
+        }
         assert_non_null(strstr(joined, "/sys/devices/pci0000:50/0000:50:01.1/0000:51:00.0/0000:52:00.0/"
                                        "0000:53:00.0/aer_dev_nonfatal"));
         free(joined);
