@@ -15,6 +15,15 @@ from pathlib import Path
 FILE_KINDS = {"file", "output", "out-file"}
 
 
+def value_kind(o):
+    """What an option's value is, for either shell: file, dir, program, words or none."""
+    if o["kind"] in FILE_KINDS:
+        return "file"
+    if o["kind"] in ("dir", "program"):
+        return o["kind"]
+    return "words" if o["choices"] else "none"
+
+
 def groups(doc):
     """Command -> its subcommands ("bench" -> ["nccl", "rdma", "train"])."""
     out = {}
@@ -56,16 +65,9 @@ def bash(doc):
         for o in spec["options"]:
             if o["kind"] == "flag":
                 continue
-            if o["kind"] in FILE_KINDS:
-                what = "file"
-            elif o["kind"] == "dir":
-                what = "dir"
-            elif o["kind"] == "program":
-                what = "program"
-            elif o["choices"]:
+            what = value_kind(o)
+            if what == "words":
                 what = "words:" + " ".join(o["choices"])
-            else:
-                what = "none"
             if o["kind"] == "output":
                 what = "output"  # optional value: the next word may be an option
             for spelling in ["--" + o["name"]] + (["-" + o["letter"]] if o["letter"] else []):
@@ -165,16 +167,8 @@ def zsh_option(o):
     if o["kind"] == "flag":
         value = ""
     else:
-        if o["kind"] in FILE_KINDS:
-            action = "_files"
-        elif o["kind"] == "dir":
-            action = "_files -/"
-        elif o["kind"] == "program":
-            action = "_command_names -e"
-        elif o["choices"]:
-            action = "(" + " ".join(o["choices"]) + ")"
-        else:
-            action = " "
+        action = {"file": "_files", "dir": "_files -/", "program": "_command_names -e",
+                  "words": "(" + " ".join(o["choices"]) + ")", "none": " "}[value_kind(o)]
         meta = zsh_escape(o["metavar"] or "value")
         value = (":" if o["kind"] == "output" else "") + ":" + meta + ":" + action
     long_form = "--" + o["name"] + ("" if o["kind"] == "flag" else "=")

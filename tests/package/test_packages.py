@@ -38,7 +38,10 @@ EXTRAS = ["bin/numa-gpu-info", "bin/gpu-benchmark", "sbin/gpuvet-healthcheck",
           "share/doc/gpuvet/docs/slurm.md", "share/doc/gpuvet/deploy.md", "share/doc/gpuvet/slurm-scripts.md",
           "share/gpuvet/grafana/gpuvet-dashboard.json", "share/gpuvet/prometheus/gpuvet-alerts.yml",
           "share/gpuvet/schema/common.schema.json", "share/gpuvet/schema/report-1.schema.json",
-          "share/doc/gpuvet/examples/policy.yaml"]
+          "share/doc/gpuvet/examples/policy.yaml",
+          "share/bash-completion/completions/gpuvet", "share/zsh/vendor-completions/_gpuvet"]
+# A few of the man pages generated from the option tables (the packages gzip them).
+MAN_PAGES = ["share/man/man1/gpuvet.1", "share/man/man1/gpuvet-check.1", "share/man/man1/gpuvet-bench-nccl.1"]
 # gpuvet-serve.service's EnvironmentFile: a configuration file the packages keep on upgrade.
 SERVE_DEFAULTS = "etc/default/gpuvet-serve"
 EXECUTABLES = [e for e in EXTRAS if e.startswith(("bin/", "sbin/")) or e.endswith(".sh") or "/slurm/" in e]
@@ -76,7 +79,7 @@ def check_deb(outdir, version):
     files = run(["dpkg-deb", "-c", deb]).stdout
     for want in (["./usr/bin/gpuvet"] + ["./usr/share/gpuvet/" + t for t in TABLES]
                  + ["./usr/lib/systemd/system/" + u for u in UNITS] + ["./usr/" + e for e in EXTRAS]
-                 + ["./usr/share/doc/gpuvet/copyright"]):
+                 + ["./usr/%s.gz" % m for m in MAN_PAGES] + ["./usr/share/doc/gpuvet/copyright"]):
         check((" " + want + "\n") in files or files.endswith(" " + want), "deb installs %s" % want[1:])
     check((" ./" + SERVE_DEFAULTS + "\n") in files, "deb installs /%s" % SERVE_DEFAULTS)
     conffiles = run(["dpkg-deb", "-I", deb, "conffiles"]).stdout.split()
@@ -100,7 +103,8 @@ def check_rpm(outdir, version):
     check(q == "gpuvet %s" % version, "rpm: gpuvet %s, got %r" % (version, q))
     files = run(["rpm", "-qpl", rpm]).stdout.split()
     for want in (["/usr/bin/gpuvet"] + ["/usr/share/gpuvet/" + t for t in TABLES]
-                 + ["/usr/lib/systemd/system/" + u for u in UNITS] + ["/usr/" + e for e in EXTRAS]):
+                 + ["/usr/lib/systemd/system/" + u for u in UNITS] + ["/usr/" + e for e in EXTRAS]
+                 + ["/usr/%s.gz" % m for m in MAN_PAGES]):
         check(want in files, "rpm installs %s" % want)
     configs = run(["rpm", "-qpc", rpm]).stdout.split()
     check("/" + SERVE_DEFAULTS in configs, "rpm: /%s is a %%config file (%s)" % (SERVE_DEFAULTS, configs))
@@ -142,6 +146,8 @@ def check_installed_data():
         for e in EXTRAS:
             path = os.path.join(prefix, e)
             check(os.path.exists(path) and (e not in EXECUTABLES or os.access(path, os.X_OK)), "installed %s" % e)
+        for m in MAN_PAGES:
+            check(os.path.exists(os.path.join(prefix, m)), "installed the man page %s" % m)
         check(os.path.exists(os.path.join(prefix, SERVE_DEFAULTS)),
               "installed %s (the prefix's sysconfdir)" % SERVE_DEFAULTS)
         check_seed_wrappers(prefix)
