@@ -76,10 +76,13 @@ static char *line_with_faults(json_t *o, json_t *(*fault_json)(const struct burn
         return line_of(o);
 }
 
+/* A faulty GPU's element is often NaN or infinite: JSON holds neither, so null says "not a
+ * finite number" (a 0 here once made a NaN look like a zero). */
+static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
 static json_t *gemm_fault_json(const struct burn_fault *f) {
-        return json_pack("{s:I, s:I, s:f, s:f, s:s}", "row", (json_int_t)f->where_a, "col", (json_int_t)f->where_b,
-                         "expected", isfinite(f->expected) ? f->expected : 0.0, "got",
-                         isfinite(f->got) ? f->got : 0.0, "what", f->what);
+        return json_pack("{s:I, s:I, s:o, s:o, s:s}", "row", (json_int_t)f->where_a, "col", (json_int_t)f->where_b,
+                         "expected", real_or_null(f->expected), "got", real_or_null(f->got), "what", f->what);
 }
 
 char *burn_wire_verify(unsigned long long sampled, unsigned long long faulty_host, unsigned long long compared,
@@ -150,6 +153,15 @@ static bool get_number(json_t *o, const char *key, double *ret) {
                 return false;
         *ret = d;
         return true;
+}
+
+/* An element's value: a finite number, or null for one that was not (NaN, infinite). */
+static bool get_element(json_t *o, const char *key, double *ret) {
+        if (json_is_null(json_object_get(o, key))) {
+                *ret = NAN;
+                return true;
+        }
+        return get_number(o, key, ret);
 }
 
 static bool get_text(json_t *o, const char *key, char *buf, size_t size) {
@@ -226,8 +238,8 @@ static int apply_verify(struct burn_device *d, json_t *o, char *why, size_t size
         json_array_foreach(faults, i, e) {
                 struct burn_fault f = {.mode = BURN_MODE_GEMM};
                 uint64_t row, col;
-                if (!get_count(e, "row", &row) || !get_count(e, "col", &col) || !get_number(e, "expected", &f.expected) ||
-                    !get_number(e, "got", &f.got) || !get_text(e, "what", f.what, sizeof(f.what)))
+                if (!get_count(e, "row", &row) || !get_count(e, "col", &col) || !get_element(e, "expected", &f.expected) ||
+                    !get_element(e, "got", &f.got) || !get_text(e, "what", f.what, sizeof(f.what)))
                         return refuse(why, size, "malformed fault in a verify line");
                 f.where_a = row;
                 f.where_b = col;

@@ -16,9 +16,12 @@ static json_t *fault_json(const struct burn_fault *x) {
                 return json_pack("{s:s, s:I, s:s, s:s, s:s, s:o}", "mode", "memtest", "offset", (json_int_t)x->where_a,
                                  "expected", exp, "got", got, "bits", bits, "pattern", json_text(x->what));
         }
-        return json_pack("{s:s, s:I, s:I, s:f, s:f, s:o}", "mode", burn_mode_name(x->mode), "row",
-                         (json_int_t)x->where_a, "col", (json_int_t)x->where_b, "expected", x->expected, "got", x->got,
-                         "against", json_text(x->what));
+        /* NaN and infinities, common in a faulty GPU's results, have no JSON form: null, rather
+         * than json_pack failing and the fault vanishing from the list its total counts. */
+        return json_pack("{s:s, s:I, s:I, s:o, s:o, s:o}", "mode", burn_mode_name(x->mode), "row",
+                         (json_int_t)x->where_a, "col", (json_int_t)x->where_b, "expected",
+                         isfinite(x->expected) ? json_real(x->expected) : json_null(), "got",
+                         isfinite(x->got) ? json_real(x->got) : json_null(), "against", json_text(x->what));
 }
 
 static json_t *num_or_null(float v) { return isnan(v) ? json_null() : json_real(v); }
