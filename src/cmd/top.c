@@ -76,7 +76,7 @@ static const struct opt top_options[] = {
          .help = "print one frame to standard output and exit (no terminal needed)"},
         {.name = "width", .kind = ARG_NUMBER, .id = TOP_WIDTH, .metavar = "COLS", .min = 40, .max = 1000,
          .def = "the terminal's, else 100", .help = "--once: the frame's width"},
-        {.name = "sort", .kind = ARG_ENUM, .id = TOP_SORT, .metavar = "KEY", .choices = "memory|utilization|pid",
+        {.name = "sort", .kind = ARG_ENUM, .id = TOP_SORT, .metavar = "KEY", .choices = "memory|utilization|pid|cpu|rss|time",
          .def = "memory", .help = "the process order at start"},
         {0},
 };
@@ -96,8 +96,9 @@ const struct cmd_spec cmd_top_spec = {
         .timeout_help = "not used: top runs until q or a signal",
         .notes = "--root: read /proc, /etc/passwd and /var/log/{pods,containers} under DIR (a snapshot or a "
                  "fixture). --no-nvml is refused: top shows what NVML reads.\n\n"
-                 "Keys: Up/Down select, s or m/u/p sort, Left/Right scroll GPUs, h help, q quit. docs/top.md has "
-                 "the rest.",
+                 "Keys: Up/Down select; s, or m/u/p/c/r/t, sort by GPU memory, SM share, PID, host %CPU, RSS or "
+                 "elapsed time; K/T/I send SIGKILL/SIGTERM/SIGINT to the selected process after a y/N question; "
+                 "Left/Right scroll GPUs; h help; q quit. docs/top.md has the rest.",
         .exit_status = "0 quit by q or a signal, or --once with every GPU live; 1 NVML or a GPU could not answer (no "
                        "driver, no GPU, a GPU stale or lost in --once); 2 usage; 3 internal error.",
         .on_option = top_option,

@@ -280,6 +280,7 @@ static const char *const help_lines[] = {
         "Keys",
         "  Up/Down, k/j  select a process      PgUp/PgDn, Home/End  a page, first, last",
         "  s, F6         next sort key         m u p  sort by GPU memory, SM share, PID",
+        "                                      c r t  sort by host %CPU, RSS, TIME",
         "  Left/Right    scroll the GPUs when they do not all fit      q  quit",
         "  K T I         SIGKILL, SIGTERM, SIGINT to the selected process (asks y/N)",
         "  Esc           no selection          h ? F1  this help (any key closes it)",

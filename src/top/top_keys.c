@@ -45,6 +45,9 @@ bool top_view_key(struct top_view *v, const struct top_model *m, int key, unsign
         case 'm': v->sort = TOP_SORT_MEMORY; break;
         case 'u': v->sort = TOP_SORT_UTIL; break;
         case 'p': v->sort = TOP_SORT_PID; break;
+        case 'c': v->sort = TOP_SORT_CPU; break;
+        case 'r': v->sort = TOP_SORT_RSS; break;
+        case 't': v->sort = TOP_SORT_TIME; break;
         case 'K':
         case 'T':
         case 'I': {

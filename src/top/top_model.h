@@ -83,6 +83,9 @@ enum top_sort {
         TOP_SORT_MEMORY, /* GPU memory, largest first */
         TOP_SORT_UTIL,   /* its SM share, busiest first; unknown shares after, by their GPU's utilization */
         TOP_SORT_PID,    /* ascending */
+        TOP_SORT_CPU,    /* host CPU %, busiest first; unknown last */
+        TOP_SORT_RSS,    /* host resident memory, largest first; unknown last */
+        TOP_SORT_TIME,   /* elapsed since it started, longest first; unknown last */
         TOP_SORT_COUNT
 };
 
@@ -123,6 +126,6 @@ void top_model_all_stale(struct top_model *m, const char *why);
 
 /* Sort the process rows by key. */
 void top_model_sort(struct top_model *m, enum top_sort key);
-const char *top_sort_name(enum top_sort key); /* "memory", "utilization", "pid" */
+const char *top_sort_name(enum top_sort key); /* "memory", "utilization", "pid", "cpu", "rss", "time" */
 
 void top_model_done(struct top_model *m);

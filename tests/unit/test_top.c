@@ -201,6 +201,21 @@ static void test_sort(void **state) {
         top_model_sort(&m, TOP_SORT_PID);
         pids(&m, (unsigned int[]){5, 10, 20, 30, 40}, 5);
         assert_string_equal(top_sort_name(TOP_SORT_UTIL), "utilization");
+        /* the host's columns: largest first, unknown last, ties by GPU then PID */
+        for (unsigned int i = 0; i < 5; i++) {
+                struct top_proc_row *r = &m.procs[i];
+                r->cpu_pct = r->pid == 10 ? 250 : r->pid == 40 ? -1 : r->pid / 10.0; /* 5: 0.5, 20: 2, 30: 3 */
+                r->info.have_rss = r->pid != 30;
+                r->info.rss_kib = r->pid == 5 ? 1u << 20 : 1000u + r->pid; /* ties broken by size, then GPU/PID */
+                r->info.elapsed_s = r->pid == 20 ? -1 : r->pid == 40 ? 7200 : 60;
+        }
+        top_model_sort(&m, TOP_SORT_CPU);
+        pids(&m, (unsigned int[]){10, 30, 20, 5, 40}, 5);
+        top_model_sort(&m, TOP_SORT_RSS);
+        pids(&m, (unsigned int[]){5, 40, 20, 10, 30}, 5);
+        top_model_sort(&m, TOP_SORT_TIME); /* 60 s ties: GPU 0 before GPU 1, then PID */
+        pids(&m, (unsigned int[]){40, 10, 5, 30, 20}, 5);
+        assert_string_equal(top_sort_name(TOP_SORT_TIME), "time");
         top_model_done(&m);
 }
 
@@ -223,6 +238,15 @@ static void test_keys(void **state) {
         assert_int_equal(v.sort, TOP_SORT_UTIL);
         top_view_key(&v, &m, 'p', 10);
         assert_int_equal(v.sort, TOP_SORT_PID);
+        top_view_key(&v, &m, 'c', 10);
+        assert_int_equal(v.sort, TOP_SORT_CPU);
+        top_view_key(&v, &m, 'r', 10);
+        assert_int_equal(v.sort, TOP_SORT_RSS);
+        top_view_key(&v, &m, 't', 10);
+        assert_int_equal(v.sort, TOP_SORT_TIME);
+        top_view_key(&v, &m, 's', 10); /* wraps to the first */
+        assert_int_equal(v.sort, TOP_SORT_MEMORY);
+        top_view_key(&v, &m, 'p', 10);
         top_view_key(&v, &m, 'h', 10);
         assert_true(v.help);
         assert_true(top_view_key(&v, &m, 'x', 10)); /* closes the help */
