@@ -17,6 +17,7 @@
 #include "report/fleet_json.h"
 #include "report/fleet_text.h"
 #include "report/text_safe.h"
+#include "report/text_wrap.h"
 
 /* Added to the exit status when inputs were skipped: a script tests (status & 4). */
 #define EXIT_FLEET_SKIPPED 4
@@ -133,8 +134,17 @@ static int write_html(const char *path, const struct fleet *f) {
 
 static int write_outputs(const struct fleet_cli *o, const struct fleet *f) {
         if (!to_stdout(o->json) && !to_stdout(o->html)) {
-                struct text_options topt = {.color = text_want_color(stdout)};
-                fleet_text(stdout, f, &topt);
+                struct text_options topt = {.color = text_want_color(stdout), .width = text_wrap_width(stdout)};
+                char *text = NULL;
+                size_t len = 0;
+                FILE *mem = topt.width ? open_memstream(&text, &len) : NULL;
+                fleet_text(mem ? mem : stdout, f, &topt);
+                /* a memory stream fails only when memory is short: what it holds is printed */
+                if (mem && fclose(mem) == 0 && text)
+                        text_wrap_block(stdout, text, topt.width);
+                else if (mem && text)
+                        fputs(text, stdout);
+                free(text);
         }
         int code = o->json ? write_json_output("fleet", o->json, fleet_json(f)) : EXIT_PASS;
         if (code == EXIT_PASS && o->html)

@@ -168,3 +168,23 @@ void text_wrap_line(FILE *out, const char *line, size_t indent, size_t width) {
         }
         fputc('\n', out);
 }
+
+void text_wrap_block(FILE *out, const char *text, size_t width) {
+        if (width == 0) {
+                fputs(text, out);
+                return;
+        }
+        char *copy = strdup(text);
+        if (!copy) { /* unwrapped beats nothing */
+                fputs(text, out);
+                return;
+        }
+        for (char *line = copy, *next; *line; line = next) {
+                char *nl = strchr(line, '\n');
+                next = nl ? nl + 1 : line + strlen(line);
+                if (nl)
+                        *nl = '\0';
+                text_wrap_line(out, line, strspn(line, " ") + 2, width);
+        }
+        free(copy);
+}

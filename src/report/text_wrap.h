@@ -22,3 +22,8 @@ size_t text_display_width(const char *s);
  * is broken after its last '/' that fits, else at a character boundary. line must hold
  * no newline (text_safe escapes them). */
 void text_wrap_line(FILE *out, const char *line, size_t indent, size_t width);
+
+/* A block of lines (a report written whole) to out, each through text_wrap_line with its
+ * continuations two columns under where its own text starts, so that a list item's wrapped
+ * tail stays inside the item. */
+void text_wrap_block(FILE *out, const char *text, size_t width);

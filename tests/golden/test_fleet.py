@@ -430,7 +430,24 @@ def check_names_and_links(tmp, vr):
     check("  ✗ node-bad (host dgx-h100-07)  fail  (" in p.stdout, "the text names the host beside: %s" % p.stdout[:400])
 
 
+def check_width():
+    """At 80 columns (COLUMNS, as a terminal gives) no line is wider, and no word is lost."""
+    expected = os.path.join(HERE, "expected")
+    env = dict(os.environ, COLUMNS="80")
+    wide = subprocess.run([GPUVET, "fleet", expected], capture_output=True, text=True, timeout=TIMEOUT,
+                          env=dict(os.environ, COLUMNS=""))
+    narrow = subprocess.run([GPUVET, "fleet", expected], capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    check(any(len(line) > 80 for line in wide.stdout.splitlines()), "unwrapped, some lines are wider than 80")
+    over = [line for line in narrow.stdout.splitlines() if len(line) > 80]
+    check(not over, "fleet at COLUMNS=80: no line over 80 columns: %s" % over[:2])
+    def text(out):  # words only (a long path may break after a '/'), the run's duration left out
+        return "".join(re.sub(r"\(\d+ ms\)", "", out).split())
+    check(text(narrow.stdout) == text(wide.stdout) and narrow.returncode == wide.returncode,
+          "the wrapped report has the same words as the unwrapped one")
+
+
 def main():
+    check_width()
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
         vr, bench = make_fleet(tmp)

@@ -155,8 +155,25 @@ static void test_deep_indent_on_a_narrow_line(void **state) {
         free(text);
 }
 
+/* A whole report: each line wrapped on its own, continuations under the line's own text. */
+static void test_block(void **state) {
+        (void)state;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        assert_non_null(mem);
+        text_wrap_block(mem, "Nodes: 9\n  gpu.driver_version: 5 nodes: alpha, beta, gamma, delta, epsilon\nend\n", 40);
+        fclose(mem);
+        assert_string_equal(text, "Nodes: 9\n"
+                                  "  gpu.driver_version: 5 nodes: alpha,\n"
+                                  "    beta, gamma, delta, epsilon\n"
+                                  "end\n");
+        free(text);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_block),
                 cmocka_unit_test(test_wraps_at_words_within_80_columns),
                 cmocka_unit_test(test_no_width_no_wrapping),
                 cmocka_unit_test(test_long_path_breaks_after_a_slash),
