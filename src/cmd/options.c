@@ -188,8 +188,10 @@ static bool check_value(const struct cmd_spec *spec, const struct opt *o, const 
         switch (o->kind) {
         case ARG_DURATION:
         case ARG_DURATION_MS: {
-                bool bare = arg[0] && strspn(arg, "0123456789") == strlen(arg);
-                int r = bare && o->kind == ARG_DURATION_MS ? parse_u64(arg, &v->n) : parse_duration_ms(arg, &v->n);
+                bool bare = arg[0] && strspn(arg, "0123456789.") == strlen(arg);
+                int r = parse_duration_ms(arg, &v->n);
+                if (r == 0 && bare && o->kind == ARG_DURATION_MS)
+                        v->n /= 1000; /* read as seconds: a bare number of an *-ms option is milliseconds */
                 if (r == 0 && within(o, v->n))
                         return true;
                 duration_words(o->min, lo, sizeof(lo));

@@ -31,36 +31,12 @@ struct top_cli {
 #define INTERVAL_MIN_MS 100ull
 #define INTERVAL_MAX_MS 3600000ull
 
-/* --interval: a duration ("500ms", "2s"), or seconds as before, fractions too ("0.5"),
- * 100 ms to an hour. The typed DURATION kind takes no fraction, so top keeps its own. */
-static bool parse_interval(const char *s, unsigned long long *ret) {
-        uint64_t ms;
-        if (s[0] && strspn(s, "0123456789.") == strlen(s)) {
-                char *end;
-                errno = 0;
-                double v = strtod(s, &end);
-                if (errno || end == s || *end || !(v >= 0 && v <= 1e7))
-                        return false;
-                ms = (uint64_t)(v * 1000.0 + 0.5);
-        } else if (parse_duration_ms(s, &ms) < 0) {
-                return false;
-        }
-        if (ms < INTERVAL_MIN_MS || ms > INTERVAL_MAX_MS)
-                return false;
-        *ret = ms;
-        return true;
-}
-
 enum top_opt { TOP_INTERVAL = 'd', TOP_ONCE = '1', TOP_WIDTH = 0x100, TOP_SORT };
 
 static int top_option(int id, const struct opt_value *v, void *ctx) {
         struct top_cli *o = ctx;
         switch ((enum top_opt)id) {
-        case TOP_INTERVAL:
-                if (!parse_interval(v->text, &o->interval_ms))
-                        return cmd_usage_error("top", "--interval: expected a duration from 100ms to 1h (\"0.5\", "
-                                               "\"2s\", \"500ms\"; a bare number is seconds), not \"%s\"", v->text);
-                break;
+        case TOP_INTERVAL: o->interval_ms = v->n; break;
         case TOP_ONCE: o->once = true; break;
         case TOP_WIDTH: o->width = (unsigned)v->n; break;
         case TOP_SORT: o->sort = (enum top_sort)v->n; break; /* the choices in enum top_sort's order */
@@ -69,9 +45,8 @@ static int top_option(int id, const struct opt_value *v, void *ctx) {
 }
 
 static const struct opt top_options[] = {
-        {.name = "interval", .letter = 'd', .kind = ARG_TEXT, .metavar = "DURATION", .def = "1s",
-         .help = "from one reading round to the next, 100ms to 1h (\"0.5\", \"2s\"; a bare number is seconds); "
-                 "the screen redraws at this pace"},
+        {.name = "interval", .letter = 'd', .kind = ARG_DURATION, .min = INTERVAL_MIN_MS, .max = INTERVAL_MAX_MS,
+         .def = "1s", .help = "from one reading round to the next (\"0.5\", \"2s\"); the screen redraws at this pace"},
         {.name = "once", .letter = '1', .kind = ARG_FLAG,
          .help = "print one frame to standard output and exit (no terminal needed)"},
         {.name = "width", .kind = ARG_NUMBER, .id = TOP_WIDTH, .metavar = "COLS", .min = 40, .max = 1000,

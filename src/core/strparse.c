@@ -511,6 +511,19 @@ int parse_duration_ms(const char *s, uint64_t *ret) {
                 unsigned long long v = strtoull(s, &end, 10);
                 if (errno == ERANGE)
                         return -ERANGE;
+                /* "0.5", "1.5h": the fraction's digits and their scale */
+                uint64_t frac = 0, scale = 1;
+                if (*end == '.') {
+                        end++;
+                        if (!isdigit((unsigned char)*end))
+                                return -EINVAL;
+                        for (; isdigit((unsigned char)*end); end++) {
+                                if (scale == 1000000000ull)
+                                        return -EINVAL;
+                                frac = frac * 10 + (uint64_t)(*end - '0');
+                                scale *= 10;
+                        }
+                }
                 size_t ulen = 0;
                 while (isalpha((unsigned char)end[ulen]))
                         ulen++;
@@ -529,6 +542,11 @@ int parse_duration_ms(const char *s, uint64_t *ret) {
                 if (v > UINT64_MAX / unit || total > UINT64_MAX - v * unit)
                         return -ERANGE;
                 total += v * unit;
+                /* frac < scale <= 1e9 and unit <= 1 day in ms: frac * unit fits in 64 bits */
+                uint64_t part = frac * unit / scale;
+                if (total > UINT64_MAX - part)
+                        return -ERANGE;
+                total += part;
                 any = true;
                 s = end + ulen;
         }

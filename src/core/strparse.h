@@ -13,7 +13,8 @@ int parse_int(const char *s, int *ret);
 /* Hex with or without 0x ("0x10de", "10de"). */
 int parse_hex_u32(const char *s, uint32_t *ret);
 /* A duration as people write it: "90" (seconds), "90s", "5m", "1h30m", "2h", "500ms",
- * "1d" (units ms, s/sec, m/min, h, d; a bare number only alone). Milliseconds in *ret. */
+ * "1d", "0.5", "1.5h" (units ms, s/sec, m/min, h, d; a bare number only alone; a fraction
+ * of up to 9 digits on any number). Milliseconds in *ret, a fraction of one cut off. */
 int parse_duration_ms(const char *s, uint64_t *ret);
 /* A size as people write it: "268435456", "4096B", "256M", "1G", "64MiB", "512k" (binary
  * multiples K, M, G, T, optionally followed by "B" or "iB"). Bytes in *ret; -ERANGE past

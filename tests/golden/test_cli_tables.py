@@ -46,7 +46,7 @@ SAMPLE_OVERRIDES = {
     ("check", "probe-timeout"): "30s", ("check", "only"): "cpu", ("tune", "set"): "vm.swappiness=1",
     ("tune", "profile"): "throughput", ("bench nccl", "minbytes"): "8", ("bench nccl", "maxbytes"): "64K",
     ("bench nccl", "stepbytes"): "1M", ("estimate", "params"): "7B", ("estimate", "mfu"): "0.5",
-    ("estimate", "tokens"): "300B", ("top", "interval"): "0.5",
+    ("estimate", "tokens"): "300B",
 }
 
 

@@ -72,7 +72,7 @@ class HelpTables(unittest.TestCase):
             self.assertIn("--no-nvml", p.stderr, args)
         p = run("top", "-d", "50ms", "--no-nvml")
         self.assertEqual(p.returncode, 2)
-        self.assertIn("--interval", p.stderr)
+        self.assertIn("-d: expected a duration from 100ms to 1h", p.stderr)  # named as typed
         p = run("slurm-health", "--scontrol-timeout", "5s", "--prolog", "--epilog")
         self.assertEqual(p.returncode, 2)
         self.assertIn("one mode at a time", p.stderr)

@@ -40,14 +40,15 @@ static void test_duration(void **state) {
         } good[] = {
                 {"90", 90000}, {"90s", 90000}, {"5m", 300000}, {"1h30m", 5400000}, {"2h", 7200000},
                 {"500ms", 500}, {" 1d\n", 86400000}, {"1m30s", 90000}, {"10sec", 10000}, {"3min", 180000},
-                {"0s", 0}, {"1H", 3600000},
+                {"0s", 0}, {"1H", 3600000}, {"0.5", 500}, {"1.5h", 5400000}, {"0.25s", 250}, {"2.5ms", 2},
+                {"1m0.5s", 60500}, {"0.000000001d", 0},
         };
         for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
                 assert_int_equal(parse_duration_ms(good[i].text, &ms), 0);
                 assert_int_equal(ms, good[i].ms);
         }
-        static const char *const bad[] = {"", " ", "m", "5x", "5 m", "-5s", "1.5h", "5m30", "30 5m", "5mm", "s5",
-                                          "5m-"};
+        static const char *const bad[] = {"", " ", "m", "5x", "5 m", "-5s", "5m30", "30 5m", "5mm", "s5", "5m-",
+                                          "1.", ".5", "1.5.2s", "0.0000000001s", "1,5s"};
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 assert_int_equal(parse_duration_ms(bad[i], &ms), -EINVAL);
         assert_int_equal(parse_duration_ms("99999999999999999999", &ms), -ERANGE);
