@@ -491,16 +491,8 @@ static void option_section(FILE *out, const char *title, const struct opt *t, co
         if (t != help_fragment || !spec->opts || !spec->opts->name)
                 fprintf(out, "\n%s:\n", title);
         for (const struct opt *o = t; o->name; o++) {
-                if (o != &common_fragment[0]) {
-                        option_line(out, o, o->help);
-                        continue;
-                }
-                /* 30 s is not the default of a command with its own deadlines: its
-                 * timeout_help says what is. */
-                struct opt timeout = *o;
-                if (spec->no_default_timeout || spec->timeout_help)
-                        timeout.def = NULL;
-                option_line(out, &timeout, spec->timeout_help ? spec->timeout_help : o->help);
+                struct opt shown = cmd_shown_option(spec, o);
+                option_line(out, &shown, shown.help);
         }
 }
 
@@ -596,8 +588,26 @@ bool cmd_parse_device_list(const char *s, int max, int *out, size_t *ret_n) {
 
 /* ---- the tables as data, for the man pages and completions ---- */
 
-const struct opt *cmd_fragment(int which) {
-        return which == 0 ? common_fragment : which == 1 ? nvml_fragment : which == 2 ? help_fragment : color_fragment;
+const struct opt *cmd_fragment(enum cmd_fragment_id which) {
+        switch (which) {
+        case CMD_FRAGMENT_COMMON: return common_fragment;
+        case CMD_FRAGMENT_NVML: return nvml_fragment;
+        case CMD_FRAGMENT_HELP_ONLY: return help_fragment;
+        case CMD_FRAGMENT_COLOR: return color_fragment;
+        }
+        return NULL;
 }
 
+struct opt cmd_shown_option(const struct cmd_spec *spec, const struct opt *o) {
+        struct opt shown = *o;
+        if (o != &common_fragment[0])
+                return shown;
+        /* 30 s is not the default of a command with its own deadlines: its timeout_help says
+         * what is. */
+        if (spec->no_default_timeout || spec->timeout_help)
+                shown.def = NULL;
+        if (spec->timeout_help)
+                shown.help = spec->timeout_help;
+        return shown;
+}
 const char *cmd_opt_metavar(const struct opt *o) { return metavar_of(o); }

@@ -97,9 +97,13 @@ const struct cmd_spec *cmd_spec_find(const char *name);
 
 /* `gpuvet help [COMMAND...]`, `gpuvet help --options-json` (cmd/registry.c). */
 int cmd_help(int argc, char **argv);
-/* The shared fragments (0: common, 1: NVML, 2: --help alone, 3: --color) and an option's metavar, for the dump. */
-const struct opt *cmd_fragment(int which);
+/* The shared fragments, for the dump. */
+enum cmd_fragment_id { CMD_FRAGMENT_COMMON, CMD_FRAGMENT_NVML, CMD_FRAGMENT_HELP_ONLY, CMD_FRAGMENT_COLOR };
+const struct opt *cmd_fragment(enum cmd_fragment_id which);
 const char *cmd_opt_metavar(const struct opt *o);
+/* Option o as spec shows it: the common --timeout with the command's own text, and without
+ * the 30 s default when the command has its own deadlines. */
+struct opt cmd_shown_option(const struct cmd_spec *spec, const struct opt *o);
 
 /* own_option of a command whose one option of its own is OPT_JSON: ctx is a const char **. */
 int cmd_json_option(int id, const struct opt_value *v, void *ctx);

@@ -88,7 +88,7 @@ int cmd_print_group_help(const char *group, FILE *out) { return print_group(grou
 
 static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
-static json_t *option_json(const struct opt *o, const char *fragment, const char *help) {
+static json_t *option_json(const struct opt *o, const char *fragment) {
         static const char *const kinds[_ARG_KIND_COUNT] = {
                 [ARG_FLAG] = "flag",     [ARG_TEXT] = "text",         [ARG_FILE] = "file",
                 [ARG_OUTPUT] = "output", [ARG_OUT_FILE] = "out-file", [ARG_DIR] = "dir",
@@ -109,25 +109,23 @@ static json_t *option_json(const struct opt *o, const char *fragment, const char
         return json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:o}", "name", o->name, "letter",
                          o->letter ? json_string(letter) : json_null(), "kind", kinds[o->kind], "metavar",
                          str_or_null(cmd_opt_metavar(o)), "choices", choices, "default", str_or_null(o->def), "help",
-                         help, "fragment", fragment, "min", bounded ? json_integer((json_int_t)o->min) : json_null(),
+                         o->help, "fragment", fragment, "min", bounded ? json_integer((json_int_t)o->min) : json_null(),
                          "max", bounded && o->max ? json_integer((json_int_t)o->max) : json_null());
+}
+
+static void append_options(json_t *opts, const struct cmd_spec *s, const struct opt *t, const char *fragment) {
+        for (const struct opt *o = t; o && o->name; o++) {
+                struct opt shown = cmd_shown_option(s, o);
+                json_array_append_new(opts, option_json(&shown, fragment));
+        }
 }
 
 static json_t *spec_json(const struct cmd_spec *s) {
         json_t *opts = json_array();
-        for (const struct opt *o = s->opts; o && o->name; o++)
-                json_array_append_new(opts, option_json(o, "own", o->help));
-        for (const struct opt *o = s->color ? cmd_fragment(3) : NULL; o && o->name; o++)
-                json_array_append_new(opts, option_json(o, "output", o->help));
-        for (const struct opt *o = s->nvml ? cmd_fragment(1) : NULL; o && o->name; o++)
-                json_array_append_new(opts, option_json(o, "nvml", o->help));
-        for (const struct opt *o = cmd_fragment(s->help_only ? 2 : 0); o->name; o++) {
-                struct opt t = *o;
-                if (o == cmd_fragment(0) && (s->no_default_timeout || s->timeout_help))
-                        t.def = NULL; /* its timeout_help says the default */
-                json_array_append_new(opts, option_json(&t, "common", o == cmd_fragment(0) && s->timeout_help ?
-                                                                              s->timeout_help : o->help));
-        }
+        append_options(opts, s, s->opts, "own");
+        append_options(opts, s, s->color ? cmd_fragment(CMD_FRAGMENT_COLOR) : NULL, "output");
+        append_options(opts, s, s->nvml ? cmd_fragment(CMD_FRAGMENT_NVML) : NULL, "nvml");
+        append_options(opts, s, cmd_fragment(s->help_only ? CMD_FRAGMENT_HELP_ONLY : CMD_FRAGMENT_COMMON), "common");
         json_t *operands = json_array();
         for (const char *c = s->operand_words; c && *c;) {
                 size_t len = strcspn(c, "|");
