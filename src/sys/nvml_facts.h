@@ -401,6 +401,9 @@ struct nvml_gpu {
         struct nv_u32 util_dec_pct;
         struct nv_u32 pstate;  /* 0..15, 32 = unknown */
         struct nv_u32 fan_pct; /* NOT_SUPPORTED on passively cooled boards */
+        /* PCIe traffic, KB/s, over the 20 ms the driver counts inside the call
+         * (nvmlDeviceGetPcieThroughput); NOT_SUPPORTED under vGPU. */
+        struct nv_u32 pcie_tx_kbs, pcie_rx_kbs;
 
         /* ECC */
         struct nv_u32 ecc_mode_current; /* nvmlEnableState_t */
@@ -540,7 +543,7 @@ int nvml_proc_sm_share(const struct nvml_gpu *g, unsigned int pid);
         X(MEMORY) X(BAR1) X(TEMP) X(TEMP_THRESHOLDS) X(TEMP_MARGIN) X(THERMAL_FIELDS) X(POWER_DRAW) \
         X(ENERGY) X(POWER_LIMIT) X(POWER_DEFAULT_LIMIT) X(POWER_ENFORCED_LIMIT) X(POWER_CONSTRAINTS)      \
         X(CLOCKS) X(CLOCKS_MAX) X(CLOCKS_APP) X(CLOCKS_DEFAULT_APP) X(CLOCK_REASONS) X(VIOLATIONS)      \
-        X(UTIL) X(CODEC_UTIL) X(PSTATE) X(FAN)                                                          \
+        X(UTIL) X(CODEC_UTIL) X(PSTATE) X(FAN) X(PCIE_THROUGHPUT)                                       \
         X(ECC_MODE) X(ECC_DEFAULT_MODE) X(ECC_COUNTS) X(ECC_LOCATION) X(RETIRED_PAGES) X(REMAP)      \
         X(REPAIR)                                                                                   \
         X(RECOVERY) X(REMAP_HIST) X(PCIE_LINK) X(PCIE_REPLAY) X(NVLINK) X(PERSISTENCE)               \
@@ -553,9 +556,10 @@ enum nvml_group {
         NVML_GROUP_COUNT
 };
 
-/* A set of groups; NVML_GROUPS_ALL reads every fact. */
+/* A set of groups; NVML_GROUPS_ALL reads every fact but those read only when named:
+ * PCIE_THROUGHPUT blocks 20 ms a GPU inside the driver, so only gpuvet top asks for it. */
 typedef unsigned long long nvml_groups;
-#define NVML_GROUPS_ALL (~0ULL)
+#define NVML_GROUPS_ALL (~0ULL & ~(1ULL << NVML_GROUP_PCIE_THROUGHPUT))
 _Static_assert(NVML_GROUP_COUNT <= 64, "nvml_groups holds one bit per group");
 static inline nvml_groups nvml_group_bit(enum nvml_group g) { return 1ULL << g; }
 
@@ -603,7 +607,7 @@ struct nvml_facts {
         bool stopped;
 
         unsigned int gather_ms; /* wall time of nvml_facts_gather */
-        nvml_groups groups;     /* what was read (NVML_GROUPS_ALL: everything) */
+        nvml_groups groups;     /* what was read (NVML_GROUPS_ALL: every fact read unasked) */
 
         /* private */
         struct nvml_lib *lib;

@@ -133,6 +133,11 @@ typedef enum nvmlPStates_enum {
         NVML_PSTATE_UNKNOWN = 32
 } nvmlPstates_t;
 
+typedef enum nvmlPcieUtilCounter_enum {
+        NVML_PCIE_UTIL_TX_BYTES = 0,
+        NVML_PCIE_UTIL_RX_BYTES = 1
+} nvmlPcieUtilCounter_t;
+
 typedef enum nvmlComputeMode_enum {
         NVML_COMPUTEMODE_DEFAULT = 0,
         NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,

@@ -1315,6 +1315,15 @@ static void read_fan(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         READ_U32(c, d, g->fan_pct, nvmlDeviceGetFanSpeed);
 }
 
+static void read_pcie_throughput(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
+        unsigned int kbs = 0;
+        nvmlReturn_t r = NVCALL(c, nvmlDeviceGetPcieThroughput, d, NVML_PCIE_UTIL_TX_BYTES, &kbs);
+        put_u32(c, &g->pcie_tx_kbs, r, kbs);
+        kbs = 0;
+        r = NVCALL(c, nvmlDeviceGetPcieThroughput, d, NVML_PCIE_UTIL_RX_BYTES, &kbs);
+        put_u32(c, &g->pcie_rx_kbs, r, kbs);
+}
+
 static void read_ecc_mode(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) {
         nvmlReturn_t r;
         nvmlEnableState_t cur = NVML_FEATURE_DISABLED, pend = NVML_FEATURE_DISABLED;
@@ -1810,6 +1819,7 @@ static const struct {
         {NVML_GROUP_CODEC_UTIL, read_codec_utilization},
         {NVML_GROUP_PSTATE, read_pstate},
         {NVML_GROUP_FAN, read_fan},
+        {NVML_GROUP_PCIE_THROUGHPUT, read_pcie_throughput},
         {NVML_GROUP_ECC_MODE, read_ecc_mode},
         {NVML_GROUP_ECC_DEFAULT_MODE, read_ecc_default_mode},
         {NVML_GROUP_ECC_COUNTS, read_ecc_counts},

@@ -54,7 +54,7 @@ struct nvmlEventSet_st {
 #define FAKE_STUB_FUNCTIONS(X) FAKE_STUB_DEV_FUNCTIONS(X)
 #define FAKE_STUB_DEV_FUNCTIONS(X)                                                                   \
         X(nvmlDeviceGetJpgUtilization) X(nvmlDeviceGetOfaUtilization) \
-        X(nvmlDeviceGetPcieThroughput) X(nvmlDeviceGetNvLinkVersion) X(nvmlDeviceGetNvLinkUtilizationCounter) \
+        X(nvmlDeviceGetNvLinkVersion) X(nvmlDeviceGetNvLinkUtilizationCounter) \
         X(nvmlDeviceGetNvLinkCapability) X(nvmlDeviceGetSamples)      \
         X(nvmlDeviceGetAccountingMode) X(nvmlDeviceGetAccountingStats) X(nvmlDeviceGetAccountingPids)    \
         X(nvmlDeviceGetGpuOperationMode) X(nvmlDeviceGetBoardId)      \
@@ -1207,6 +1207,14 @@ nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int *
 GETTER(nvmlDeviceGetPerformanceState, nvmlPstates_t, K_PSTATE)
 GETTER(nvmlDeviceGetPowerState, nvmlPstates_t, K_PSTATE)
 GETTER(nvmlDeviceGetFanSpeed, unsigned int, K_FAN_SPEED)
+
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int *value)
+{
+        ENTER_DEV(nvmlDeviceGetPcieThroughput, device, d);
+        if (!value || (counter != NVML_PCIE_UTIL_TX_BYTES && counter != NVML_PCIE_UTIL_RX_BYTES))
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        return leave(get_u32(d, counter == NVML_PCIE_UTIL_TX_BYTES ? K_PCIE_TX_KBS : K_PCIE_RX_KBS, value));
+}
 
 nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int *numFans)
 {
