@@ -85,7 +85,8 @@ static nvml_groups top_groups(void) {
                                             NVML_GROUP_TEMP_THRESHOLDS, NVML_GROUP_POWER_DRAW, NVML_GROUP_POWER_LIMIT,
                                             NVML_GROUP_POWER_ENFORCED_LIMIT, NVML_GROUP_CLOCKS, NVML_GROUP_CLOCKS_MAX,
                                             NVML_GROUP_CLOCK_REASONS, NVML_GROUP_UTIL, NVML_GROUP_ECC_MODE,
-                                            NVML_GROUP_ECC_COUNTS, NVML_GROUP_PROCS, NVML_GROUP_PROC_UTIL};
+                                            NVML_GROUP_ECC_COUNTS, NVML_GROUP_PROCS, NVML_GROUP_PROC_UTIL,
+                                            NVML_GROUP_FAN, NVML_GROUP_CODEC_UTIL, NVML_GROUP_PCIE_THROUGHPUT};
         nvml_groups set = 0;
         for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
                 set |= nvml_group_bit(g[i]);
@@ -150,6 +151,7 @@ static unsigned int frame_width(unsigned int asked) {
 /* --once: the first round as one frame; 1 when a GPU is not live. */
 static int print_once(struct top_model *m, struct top_view *v, unsigned int width) {
         top_model_sort(m, v->sort);
+        v->no_chart = true;
         struct top_frame f = {0};
         if (top_frame_render(m, v, top_frame_rows_for_all(m), width, &f) < 0) {
                 fprintf(stderr, "gpuvet top: out of memory\n");

@@ -93,6 +93,41 @@ static void ecc_text(char *out, size_t size, const struct top_gpu *g, bool one_l
                 snprintf(out, size, "ECC corr %llu uncorr %llu", g->ecc_corrected, g->ecc_uncorrected);
 }
 
+/* "352KB/s", "6.3MB/s", "25.1GB/s": NVML counts PCIe traffic in KB/s. */
+static void rate_text(char *out, size_t size, double kbs) {
+        if (kbs < 1000)
+                snprintf(out, size, "%.0fKB/s", kbs);
+        else if (kbs < 1000 * 1024)
+                snprintf(out, size, "%.1fMB/s", kbs / 1024);
+        else
+                snprintf(out, size, "%.1fGB/s", kbs / (1024 * 1024));
+}
+
+/* After a GPU line's text (len columns of cols), what else the driver gave, in whole
+ * pieces while they fit: "fan 45%", "enc 3% dec 0%", "PCIe tx 352KB/s rx 6.3MB/s". A
+ * piece the driver does not offer is left out, never shown as a fault. */
+static void put_extras(struct top_frame *f, unsigned int r, unsigned int len, const struct top_gpu *g) {
+        char piece[3][64], a[24], b[24];
+        unsigned int n = 0;
+        if (g->fan_pct.have)
+                snprintf(piece[n++], sizeof(piece[0]), "fan %.0f%%", g->fan_pct.v);
+        if (g->enc_pct.have && g->dec_pct.have)
+                snprintf(piece[n++], sizeof(piece[0]), "enc %.0f%% dec %.0f%%", g->enc_pct.v, g->dec_pct.v);
+        if (g->pcie_tx_kbs.have && g->pcie_rx_kbs.have) {
+                rate_text(a, sizeof(a), g->pcie_tx_kbs.v);
+                rate_text(b, sizeof(b), g->pcie_rx_kbs.v);
+                snprintf(piece[n++], sizeof(piece[0]), "PCIe tx %s rx %s", a, b);
+        }
+        unsigned int c = len, end = f->cols ? f->cols - 1 : 0;
+        for (unsigned int i = 0; i < n; i++) {
+                unsigned int w = 2 + (unsigned int)strlen(piece[i]);
+                if (c + w > end)
+                        return;
+                putf(f, r, c, "  %s", piece[i]);
+                c += w;
+        }
+}
+
 /* One cell: "UTIL [|||   45%] _.,:-=+" in width columns. */
 static void cell(struct top_frame *f, const struct top_layout *l, unsigned int r, unsigned int c, const char *label,
                  double frac, bool have, const char *text, const struct top_series *s) {
@@ -133,11 +168,16 @@ static void gpu_full(struct top_frame *f, const struct top_layout *l, unsigned i
         const char *word = state_word(g);
         reasons_text(reasons, sizeof(reasons), g);
         ecc_text(ecc, sizeof(ecc), g, false);
-        if (word)
+        if (word) {
                 putf(f, r, 0, "%2u %s  %s: %s", g->index, g->name, word, g->why);
-        else
+        } else {
                 /* ECC first, as on the one-line form: a long list of reasons never hides it */
-                putf(f, r, 0, "%2u %s  %s  throttle: %s", g->index, g->name, ecc, reasons);
+                char head[512];
+                int n = snprintf(head, sizeof(head), "%2u %s  %s  throttle: %s", g->index, g->name, ecc, reasons);
+                put(f, r, 0, head);
+                if (n > 0)
+                        put_extras(f, r, (unsigned int)n, g);
+        }
         bool live = g->state == TOP_GPU_LIVE;
         unsigned int c2 = l->cell_width + 2, c3 = 2 * (l->cell_width + 2);
         snprintf(t, sizeof(t), "%.0f%%", g->util_pct.v);
@@ -186,8 +226,12 @@ static void gpu_compact(struct top_frame *f, unsigned int r, const struct top_gp
                 snprintf(sm, sizeof(sm), "%.0fMHz", g->sm_mhz.v);
         /* ECC before the reasons: a long list of reasons is cut at the edge, never the
          * errors; 100C or 1000W take one column more on their line. */
-        putf(f, r, 0, "%2u %-14.14s %s %s %3s %4s %7s %-9s %s", g->index, short_name(g->name), bar1, bar2, temp, pwr,
-             sm, ecc, reasons);
+        char line[512];
+        int n = snprintf(line, sizeof(line), "%2u %-14.14s %s %s %3s %4s %7s %-9s %s", g->index, short_name(g->name),
+                         bar1, bar2, temp, pwr, sm, ecc, reasons);
+        put(f, r, 0, line);
+        if (n > 0)
+                put_extras(f, r, (unsigned int)n, g);
 }
 
 static void bytes_text(char *out, size_t size, const struct top_proc_row *p) {
@@ -368,6 +412,72 @@ static void processes(struct top_frame *f, const struct top_layout *l, const str
         }
 }
 
+/* "45s", "12m", "3h20m": how far back a chart reaches. */
+static void span_text(char *out, size_t size, unsigned long long ms) {
+        unsigned long long s = ms / 1000;
+        if (s < 120)
+                snprintf(out, size, "%llus", s);
+        else if (s < 7200)
+                snprintf(out, size, "%llum", s / 60);
+        else
+                snprintf(out, size, "%lluh%02llum", s / 3600, s / 60 % 60);
+}
+
+/* One panel of the chart: its title, then the plot with a scale at the left. */
+static int chart_panel(struct top_frame *f, const struct top_layout *l, unsigned int left, unsigned int width,
+                       const char *title, const struct top_series *const *series, const char *marks, size_t n) {
+        enum { SCALE = 4 }; /* "100|" */
+        if (width <= SCALE + 1)
+                return 0;
+        size_t plot = width - SCALE;
+        char *grid = malloc(TOP_CHART_PLOT_ROWS * (plot + 1));
+        if (!grid)
+                return -ENOMEM;
+        top_chart(grid, plot, TOP_CHART_PLOT_ROWS, series, marks, n);
+        put(f, l->chart_top, left, title);
+        for (unsigned int r = 0; r < TOP_CHART_PLOT_ROWS; r++) {
+                /* 100 % plots in the top row, 50 % in the one labelled 50, 0 % in the bottom one */
+                const unsigned int half = TOP_CHART_PLOT_ROWS - 1 - TOP_CHART_PLOT_ROWS / 2;
+                const char *scale = r == 0 ? "100" : r == half ? "50" : r == TOP_CHART_PLOT_ROWS - 1 ? "0" : "";
+                putf(f, l->chart_top + 1 + r, left, "%3s|%s", scale, grid + r * (plot + 1));
+        }
+        free(grid);
+        return 0;
+}
+
+/* Every GPU's utilization and memory in use over the history top keeps, side by side,
+ * each GPU drawn with its index (0-9, then a-z), as nvtop charts its GPUs. */
+static int chart(struct top_frame *f, const struct top_layout *l, const struct top_model *m,
+                 const struct top_view *v) {
+        static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+        const struct top_series **util = calloc(m->n_gpus ? m->n_gpus : 1, sizeof(*util));
+        const struct top_series **mem = calloc(m->n_gpus ? m->n_gpus : 1, sizeof(*mem));
+        char *marks = malloc(m->n_gpus + 1);
+        int rc = -ENOMEM;
+        if (!util || !mem || !marks)
+                goto out;
+        for (unsigned int i = 0; i < m->n_gpus; i++) {
+                util[i] = &m->gpus[i].h_util;
+                mem[i] = &m->gpus[i].h_mem;
+                unsigned int index = m->gpus[i].index;
+                marks[i] = index < sizeof(digits) - 1 ? digits[index] : '#';
+        }
+        unsigned int panel = (f->cols - 1 - 2) / 2;
+        char span[32], title[160];
+        span_text(span, sizeof(span), (unsigned long long)(panel - 4) * v->interval_ms);
+        snprintf(title, sizeof(title), "UTIL %%, last %s (mark: GPU index, * several)", span);
+        rc = chart_panel(f, l, 0, panel, title, util, marks, m->n_gpus);
+        if (rc == 0) {
+                snprintf(title, sizeof(title), "MEM used %%, last %s", span);
+                rc = chart_panel(f, l, panel + 2, panel, title, mem, marks, m->n_gpus);
+        }
+out:
+        free(util);
+        free(mem);
+        free(marks);
+        return rc;
+}
+
 unsigned int top_frame_rows_for_all(const struct top_model *m) {
         unsigned int procs = m->n_procs > TOP_MIN_PROC_ROWS ? m->n_procs : TOP_MIN_PROC_ROWS;
         unsigned int rows = 3 + m->n_gpus * TOP_FULL_LINES + procs;
@@ -393,6 +503,8 @@ int top_frame_render(const struct top_model *m, struct top_view *v, unsigned int
         }
         struct top_layout l;
         top_layout_compute(rows, cols, m->n_gpus, &l);
+        if (!v->no_chart)
+                top_layout_chart(&l, cols);
         if (l.too_small) {
                 putf(ret, 0, 0, "gpuvet top: %ux%u is too small (%ux%u at least); q quits", cols, rows, TOP_MIN_COLS,
                      TOP_MIN_ROWS);
@@ -416,6 +528,10 @@ int top_frame_render(const struct top_model *m, struct top_view *v, unsigned int
         if (l.more_line)
                 putf(ret, r, 0, "   GPUs %u-%u of %u shown (Left/Right scroll)", v->gpu_scroll,
                      v->gpu_scroll + l.gpus_shown - 1, m->n_gpus);
+        if (l.chart_rows && chart(ret, &l, m, v) < 0) {
+                top_frame_done(ret);
+                return -ENOMEM;
+        }
         processes(ret, &l, m, v);
         if (v->confirm.active || v->status[0]) {
                 char prompt[256];

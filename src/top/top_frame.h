@@ -22,6 +22,7 @@ enum top_attr {
 struct top_view {
         enum top_sort sort;
         bool help;
+        bool no_chart;             /* --once: one sample makes no history */
         bool have_selected;        /* a process is selected: by GPU and PID, so it stays */
         unsigned int sel_gpu, sel_pid;
         unsigned int proc_scroll;  /* the first process row shown */

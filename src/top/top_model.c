@@ -66,6 +66,11 @@ static void take_gpu(struct top_gpu *t, const struct nvml_gpu *g) {
         t->sm_max_mhz = u32r(&g->clock_max_mhz[NVML_CLK_SM], 1);
         t->mem_mhz = u32r(&g->clock_mhz[NVML_CLK_MEM], 1);
         t->mem_max_mhz = u32r(&g->clock_max_mhz[NVML_CLK_MEM], 1);
+        t->fan_pct = u32r(&g->fan_pct, 1);
+        t->enc_pct = u32r(&g->util_enc_pct, 1);
+        t->dec_pct = u32r(&g->util_dec_pct, 1);
+        t->pcie_tx_kbs = u32r(&g->pcie_tx_kbs, 1);
+        t->pcie_rx_kbs = u32r(&g->pcie_rx_kbs, 1);
         t->have_reasons = nv_ok(g->clocks_event_reasons);
         t->reasons = t->have_reasons ? g->clocks_event_reasons.v : 0;
         t->have_ecc_mode = nv_ok(g->ecc_mode_current);

@@ -29,6 +29,9 @@ struct top_gpu {
         char why[160]; /* stale or lost: which call, how long */
         struct top_reading util_pct, mem_used_bytes, mem_total_bytes, temp_c, temp_slowdown_c, power_w,
                 power_limit_w, sm_mhz, sm_max_mhz, mem_mhz, mem_max_mhz;
+        /* Shown where the driver gives them (no fan on SXM modules, no video engines in MIG
+         * mode, no PCIe counter under vGPU): nvtop's fan, ENC/DEC and PCIe RX/TX. */
+        struct top_reading fan_pct, enc_pct, dec_pct, pcie_tx_kbs, pcie_rx_kbs;
         bool have_reasons;
         unsigned long long reasons; /* NV_CLOCKS_EVENT_* */
         bool have_ecc_mode, ecc_on;

@@ -287,6 +287,25 @@ def test_busy_small_keys_resize_quit():
               rows[0][10:12] == ["ml-team/trainer-7d9f8", "python3"] and rows[1][10:13] == ["job", "5151", "python3"]
               and rows[2][10:12] == ["-", "(exited)"] and "python3 train.py --epochs 3" in line_with(s, "4242"),
               "120x40: the JOB/POD column (pod, Slurm job, none): %r" % rows)
+        check("enc 0% dec 0%  PCIe tx 3.0MB/s rx 6.2MB/s" in line_with(s, " 0 NVIDIA H100"),
+              "120x40: GPU 0's encoder, decoder and PCIe traffic: " + line_with(s, " 0 NVIDIA H100"))
+        check("fan" not in line_with(s, " 0 NVIDIA H100"), "120x40: no fan on an SXM module, none shown")
+        check("UTIL %, last" not in s, "120x40: no chart (too narrow)")
+
+        # a wide terminal: the history as a chart, GPU 0 (87 %) in its second row, the idle
+        # GPUs on the bottom one
+        tmux("resize-window", "-t", t.name, "-x", "200", "-y", "50")
+        s = t.wait(lambda s: "UTIL %, last" in s and "python3 train" in s, "200x50: the history chart")
+        lines = s.split("\n")
+        title = next(i for i, x in enumerate(lines) if "UTIL %, last" in x)
+        check("MEM used %, last" in lines[title], "200x50: the memory panel beside it: " + lines[title])
+        check(lines[title + 1].startswith("100|") and "0" not in lines[title + 1][4:100],
+              "200x50: nothing at 87.5-100 %%: %r" % lines[title + 1])
+        check(re.search(r"^   \|\s*0+\s", lines[title + 2]) is not None,
+              "200x50: GPU 0 at 87 %% in the row of 75-87.5 %%: %r" % lines[title + 2])
+        check(re.search(r"^  0\|\s*\*+\s", lines[title + 8]) is not None,
+              "200x50: the idle GPUs share the bottom row: %r" % lines[title + 8])
+        check(lines[title + 9].startswith("GPU     PID"), "200x50: the process header under the chart")
         tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
         t.wait(lambda s: "UTIL [" not in s and "python3 train" in s, "back to 80x24: one line per GPU")
         tmux("resize-window", "-t", t.name, "-x", "30", "-y", "6")
