@@ -8,6 +8,7 @@
 #include "data/gpudb.h"
 #include "data/modeldb.h"
 #include "estimate/estimate.h"
+#include "report/json_real.h"
 #include "sys/gpu.h"
 #include "sys/pci.h"
 
@@ -484,8 +485,6 @@ static void compute_times(struct answer *a) {
 static const char *mode_name(enum est_mode m) { return m == EST_TRAIN ? "train" : "infer"; }
 
 /* A JSON number, or null for NAN (unknown). */
-static json_t *number_or_null(double v) { return isnan(v) ? json_null() : json_real(v); }
-
 static json_t *answer_json(const struct answer *a) {
         const struct est_config *c = &a->config;
         const struct est_model *m = &a->model;
@@ -497,10 +496,11 @@ static json_t *answer_json(const struct answer *a) {
                                             "experts_per_token", m->experts_per_token, "sliding_window",
                                             m->sliding_window ? json_integer(m->sliding_window) : json_null())
                                 : json_null();
-        json_t *model = json_pack("{s:s?, s:s?, s:o, s:f, s:f, s:o}", "id", a->preset ? a->preset->id : NULL, "name",
-                                  a->preset ? a->preset->name : NULL, "shape", shape, "params", a->params_total,
-                                  "active_params", a->params_active, "params_published",
-                                  a->preset ? json_real(a->preset->params_published) : json_null());
+        json_t *model = json_pack("{s:s?, s:s?, s:o, s:o, s:o, s:o}", "id", a->preset ? a->preset->id : NULL, "name",
+                                  a->preset ? a->preset->name : NULL, "shape", shape, "params",
+                                  json_real_or_null(a->params_total), "active_params", json_real_or_null(a->params_active),
+                                  "params_published",
+                                  a->preset ? json_real_or_null(a->preset->params_published) : json_null());
         json_t *config = json_pack(
                 "{s:s, s:s, s:s?, s:o?, s:i, s:i, s:i, s:i, s:i, s:i, s:o?, s:o?, s:s?, s:o?, s:o?, s:f, s:o}", "mode",
                 mode_name(c->mode), "precision", est_precision_name(c->precision), "optimizer",
@@ -512,29 +512,31 @@ static json_t *answer_json(const struct answer *a) {
                 c->mode == EST_TRAIN ? est_recompute_name(c->recompute) : NULL, "batch",
                 c->mode == EST_INFER ? json_integer(c->batch) : NULL, "kv_cache",
                 c->mode == EST_INFER ? json_boolean(c->kv_cache) : NULL, "mfu", a->mfu, "tokens",
-                a->tokens > 0 ? json_real(a->tokens) : json_null());
-        json_t *memory = json_pack("{s:f, s:f, s:f, s:o, s:o, s:f}", "weights", a->memory.weights, "gradients",
-                                   a->memory.gradients, "optimizer", a->memory.optimizer, "activations",
-                                   est_model_has_shape(m) ? json_real(a->memory.activations) : json_null(), "kv_cache",
-                                   est_model_has_shape(m) ? json_real(a->memory.kv_cache) : json_null(), "total",
-                                   a->memory.total);
+                a->tokens > 0 ? json_real_or_null(a->tokens) : json_null());
+        json_t *memory = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "weights", json_real_or_null(a->memory.weights),
+                                   "gradients", json_real_or_null(a->memory.gradients), "optimizer",
+                                   json_real_or_null(a->memory.optimizer), "activations",
+                                   est_model_has_shape(m) ? json_real_or_null(a->memory.activations) : json_null(),
+                                   "kv_cache", est_model_has_shape(m) ? json_real_or_null(a->memory.kv_cache) : json_null(),
+                                   "total", json_real_or_null(a->memory.total));
         json_t *gpu = a->gpu.model ? json_pack("{s:s, s:s, s:f, s:f, s:o, s:o}", "name", a->gpu.model->name, "from",
                                                a->gpu.count_on_node ? "detected" : "--gpu", "memory_bytes",
                                                a->gpu.model->memory_gb * 1e9, "usable_bytes", a->usable_bytes,
-                                               "peak_flops", a->peak > 0 ? json_real(a->peak) : json_null(),
+                                               "peak_flops", a->peak > 0 ? json_real_or_null(a->peak) : json_null(),
                                                "count_on_node", a->gpu.count_on_node ? json_integer(a->gpu.count_on_node)
                                                                                      : json_null())
                                    : json_null();
         json_t *suggestions = json_array();
         for (size_t i = 0; suggestions && i < a->n_suggestions; i++)
-                json_array_append_new(suggestions, json_pack("{s:s, s:f, s:i}", "change", a->suggestions[i].change,
-                                                             "total_bytes", a->suggestions[i].total, "gpus",
-                                                             a->suggestions[i].gpus));
-        json_t *compute = json_pack("{s:f, s:o, s:o, s:o, s:o, s:o}", "flops_per_token", a->flops_per_token,
-                                    "tokens_per_second", number_or_null(a->tokens_per_second), "step_seconds",
-                                    number_or_null(a->step_seconds), "steps_per_epoch", number_or_null(a->steps_per_epoch),
-                                    "epoch_seconds", number_or_null(a->epoch_seconds), "decode_tokens_per_second",
-                                    number_or_null(a->decode_tokens_per_second));
+                json_array_append_new(suggestions, json_pack("{s:s, s:o, s:i}", "change", a->suggestions[i].change,
+                                                             "total_bytes", json_real_or_null(a->suggestions[i].total),
+                                                             "gpus", a->suggestions[i].gpus));
+        json_t *compute = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "flops_per_token",
+                                    json_real_or_null(a->flops_per_token),
+                                    "tokens_per_second", json_real_or_null(a->tokens_per_second), "step_seconds",
+                                    json_real_or_null(a->step_seconds), "steps_per_epoch", json_real_or_null(a->steps_per_epoch),
+                                    "epoch_seconds", json_real_or_null(a->epoch_seconds), "decode_tokens_per_second",
+                                    json_real_or_null(a->decode_tokens_per_second));
         return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:b, s:o}", "schema", "gpuvet.estimate/1", "model", model,
                          "config", config, "memory_per_gpu", memory, "gpu", gpu, "verdict",
                          !a->judged ? "not_judged" : a->fits ? "fits" : "does_not_fit", "suggestions", suggestions,

@@ -1,6 +1,7 @@
 #include "report/bench_json.h"
 #include "bench/bench.h"
 #include "report/envelope.h"
+#include "report/json_real.h"
 #include "report/json_text.h"
 #include "report/report_json.h"
 
@@ -32,9 +33,11 @@ json_t *bench_json_measurement(const struct measurement *m) {
         json_object_set_new(o, "samples", samples);
         if (m->stats.n) {
                 json_object_set_new(o, "stats",
-                                    json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)m->stats.n, "min",
-                                              m->stats.min, "median", m->stats.median, "max", m->stats.max, "mean",
-                                              m->stats.mean, "cv", m->stats.cv));
+                                    json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "n", (json_int_t)m->stats.n, "min",
+                                              json_real_or_null(m->stats.min), "median",
+                                              json_real_or_null(m->stats.median), "max", json_real_or_null(m->stats.max),
+                                              "mean", json_real_or_null(m->stats.mean), "cv",
+                                              json_real_or_null(m->stats.cv)));
         } else {
                 json_object_set_new(o, "stats", json_null());
         }
@@ -139,10 +142,10 @@ char *bench_json_report(const struct bench_json_run *run, const struct facts *fa
         for (size_t i = 0; i < n_runs; i++) {
                 const struct bench_run_result *r = &runs[i];
                 json_array_append_new(benches,
-                                      json_pack("{s:s, s:s, s:s, s:o, s:f, s:I, s:o}", "name", r->info->name, "title",
+                                      json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:o}", "name", r->info->name, "title",
                                                 r->info->title, "status", status_name(r->status), "backend",
                                                 r->backend[0] ? json_string(r->backend) : json_null(), "duration_ms",
-                                                r->duration_ms, "measurements", (json_int_t)r->count, "note",
+                                                json_real_or_null(r->duration_ms), "measurements", (json_int_t)r->count, "note",
                                                 r->note[0] ? json_text(r->note) : json_null()));
         }
         json_object_set_new(root, "benchmarks", benches);

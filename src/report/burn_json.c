@@ -1,5 +1,6 @@
 #include "report/burn_json.h"
 #include "burn/burn.h"
+#include "report/json_real.h"
 #include "report/json_text.h"
 
 #include <inttypes.h>
@@ -24,7 +25,7 @@ static json_t *fault_json(const struct burn_fault *x) {
                          isfinite(x->got) ? json_real(x->got) : json_null(), "against", json_text(x->what));
 }
 
-static json_t *num_or_null(float v) { return isnan(v) ? json_null() : json_real(v); }
+static json_t *num_or_null(float v) { return json_real_or_null(v); }
 
 static json_t *telemetry_json(const struct burn_telemetry *t) {
         if (!t->nvml)
@@ -120,8 +121,9 @@ static json_t *device_json(const struct burn_device *d) {
         json_object_set_new(o, "faults_total", json_integer((json_int_t)d->faults_total));
         json_t *rates = json_array();
         for (size_t i = 0; i < d->n_rates; i++)
-                json_array_append_new(rates, json_pack("{s:f, s:s, s:f}", "t_s", d->rates[i].t_s, "mode",
-                                                       burn_mode_name(d->rates[i].mode), "tflops", d->rates[i].tflops));
+                json_array_append_new(rates, json_pack("{s:f, s:s, s:o}", "t_s", d->rates[i].t_s, "mode",
+                                                       burn_mode_name(d->rates[i].mode), "tflops",
+                                                       json_real_or_null(d->rates[i].tflops)));
         json_object_set_new(o, "throughput", rates);
         json_object_set_new(o, "telemetry", telemetry_json(&d->tele));
         return o;
