@@ -283,7 +283,35 @@ static void cpu_text(char *out, size_t size, double pct) {
                 snprintf(out, size, pct < 99.95 ? "%.1f" : "%.0f", pct);
 }
 
-static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_row *p, bool workload_column) {
+/* The command after the tree's glyphs (none in the flat view): the columns before it stay
+ * where they are, so the tree reads down the COMMAND column. */
+static void command(struct top_frame *f, unsigned int r, bool workload_column, const char *workload,
+                    const char *glyphs, const char *cmd) {
+        char text[sizeof(((struct top_tree_line *)0)->glyphs) + sizeof(((struct top_proc_info *)0)->command) + 64];
+        snprintf(text, sizeof(text), "%s%s", glyphs, cmd);
+        if (workload_column)
+                putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*.*s %s", TOP_WORKLOAD_WIDTH, TOP_WORKLOAD_WIDTH, workload, text);
+        else
+                put(f, r, TOP_PROC_PREFIX_WIDTH, text);
+}
+
+/* A GPU process's ancestor that uses no GPU: the host columns only, the GPU ones "-", and
+ * no JOB/POD (not looked up for it: its workers' rows say it). */
+static void host_row(struct top_frame *f, unsigned int r, const struct top_host_row *h, bool workload_column,
+                     const char *glyphs) {
+        char ns[16] = "-", cpu[16], rss[16], age[32];
+        cpu_text(cpu, sizeof(cpu), h->cpu_pct);
+        rss_text(rss, sizeof(rss), &h->info);
+        elapsed_text(age, sizeof(age), h->info.elapsed_s);
+        if (h->info.ns_pid)
+                snprintf(ns, sizeof(ns), "%u", h->info.ns_pid);
+        putf(f, r, 0, "%3s %7u %6s %-8.8s %9s %4s %c %5s %5s %8s", "-", h->pid, ns, h->info.user, "-", "-", '-', cpu,
+             rss, age);
+        command(f, r, workload_column, "", glyphs, h->info.command);
+}
+
+static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_row *p, bool workload_column,
+                     const char *glyphs) {
         char mem[32], ns[16] = "-", sm[16] = "-", cpu[16], rss[16], age[32];
         cpu_text(cpu, sizeof(cpu), p->info.where == TOP_PROC_FOUND ? p->cpu_pct : -1);
         rss_text(rss, sizeof(rss), &p->info);
@@ -310,11 +338,7 @@ static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_
         /* TOP_PROC_PREFIX_WIDTH columns before the workload or the command */
         putf(f, r, 0, "%3u %7u %6s %-8.8s %9s %4s %c %5s %5s %8s", p->gpu, p->pid, ns, user, mem, sm,
              p->graphics ? 'G' : 'C', cpu, rss, age);
-        if (workload_column)
-                putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*.*s %s", TOP_WORKLOAD_WIDTH, TOP_WORKLOAD_WIDTH,
-                     p->info.workload[0] ? p->info.workload : "-", cmd);
-        else
-                put(f, r, TOP_PROC_PREFIX_WIDTH, cmd);
+        command(f, r, workload_column, p->info.workload[0] ? p->info.workload : "-", glyphs, cmd);
 }
 
 /* Each line within 79 columns (the last is left blank) and no more lines than the rows
@@ -324,7 +348,7 @@ static const char *const help_lines[] = {
         "Keys",
         "  Up/Down, k/j  select a process      PgUp/PgDn, Home/End  a page, first, last",
         "  s, F6         next sort key         m u p  sort by GPU memory, SM share, PID",
-        "                                      c r t  sort by host %CPU, RSS, TIME",
+        "  t, F5         process tree on/off   c r e  sort by host %CPU, RSS, TIME",
         "  Left/Right    scroll the GPUs when they do not all fit      q  quit",
         "  K T I         SIGKILL, SIGTERM, SIGINT to the selected process (asks y/N)",
         "  Esc           no selection          h ? F1  this help (any key closes it)",
@@ -346,70 +370,126 @@ static int selected_index(const struct top_view *v, const struct top_model *m) {
         return -1;
 }
 
-static void select_index(struct top_view *v, const struct top_model *m, int i) {
-        if (m->n_procs == 0) {
-                v->have_selected = false;
-                return;
-        }
-        if (i < 0)
-                i = 0;
-        if ((unsigned int)i >= m->n_procs)
-                i = (int)m->n_procs - 1;
-        v->have_selected = true;
-        v->sel_gpu = m->procs[i].gpu;
-        v->sel_pid = m->procs[i].pid;
-}
-
 const struct top_proc_row *top_view_selected(const struct top_view *v, const struct top_model *m) {
         int i = selected_index(v, m);
         return i < 0 ? NULL : &m->procs[i];
 }
 
-void top_view_move(struct top_view *v, const struct top_model *m, int delta) {
-        int i = selected_index(v, m);
-        select_index(v, m, i < 0 ? 0 : i + delta);
+/* The process lines as shown: m->procs in its order, or the tree's lines. */
+struct shown {
+        struct top_tree_line *tree; /* NULL: the flat view */
+        unsigned int n;
+};
+
+static int shown_get(const struct top_view *v, const struct top_model *m, struct shown *ret) {
+        ret->tree = NULL;
+        ret->n = m->n_procs;
+        return v->tree ? top_model_tree(m, &ret->tree, &ret->n) : 0;
 }
 
-static void processes(struct top_frame *f, const struct top_layout *l, const struct top_model *m, struct top_view *v) {
+/* Line i's row in m->procs, or -1 for a host row: never selected, so never signalled. */
+static int shown_row(const struct shown *s, unsigned int i) {
+        if (!s->tree)
+                return (int)i;
+        return s->tree[i].host ? -1 : (int)s->tree[i].index;
+}
+
+/* The line of the selected row, or -1. */
+static int selected_line(const struct top_view *v, const struct top_model *m, const struct shown *s) {
+        int sel = selected_index(v, m);
+        for (unsigned int i = 0; sel >= 0 && i < s->n; i++)
+                if (shown_row(s, i) == sel)
+                        return (int)i;
+        return -1;
+}
+
+/* Select the pos-th process line (host rows not counted), clamped to the first and last;
+ * returns its line, or -1 when there is no process. */
+static int select_pos(struct top_view *v, const struct top_model *m, const struct shown *s, int pos) {
+        int count = 0;
+        for (unsigned int i = 0; i < s->n; i++)
+                count += shown_row(s, i) >= 0;
+        if (count == 0) {
+                v->have_selected = false;
+                return -1;
+        }
+        if (pos < 0)
+                pos = 0;
+        if (pos >= count)
+                pos = count - 1;
+        for (unsigned int i = 0; i < s->n; i++) {
+                int row = shown_row(s, i);
+                if (row >= 0 && pos-- == 0) {
+                        v->have_selected = true;
+                        v->sel_gpu = m->procs[row].gpu;
+                        v->sel_pid = m->procs[row].pid;
+                        return (int)i;
+                }
+        }
+        return -1;
+}
+
+void top_view_move(struct top_view *v, const struct top_model *m, int delta) {
+        struct shown s;
+        if (shown_get(v, m, &s) < 0) /* no memory for the tree: move in m->procs' order rather than not at all */
+                s = (struct shown){.n = m->n_procs};
+        int line = selected_line(v, m, &s), pos = 0;
+        for (int i = 0; i < line; i++)
+                pos += shown_row(&s, (unsigned int)i) >= 0;
+        select_pos(v, m, &s, line < 0 ? 0 : pos + delta);
+        free(s.tree);
+}
+
+static int processes(struct top_frame *f, const struct top_layout *l, const struct top_model *m, struct top_view *v) {
         unsigned int r = l->proc_top;
+        const char *cmd_title = v->tree ? "COMMAND (tree)" : "COMMAND";
         f->attr[r] = TOP_ATTR_TITLE;
         putf(f, r, 0, "%3s %7s %6s %-8s %9s %4s %c %5s %5s %8s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", "SM", 'T',
              "%CPU", "RSS", "TIME");
         if (l->workload_column)
-                putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*s %s", TOP_WORKLOAD_WIDTH, "JOB/POD", "COMMAND");
+                putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*s %s", TOP_WORKLOAD_WIDTH, "JOB/POD", cmd_title);
         else
-                put(f, r, TOP_PROC_PREFIX_WIDTH, "COMMAND");
+                put(f, r, TOP_PROC_PREFIX_WIDTH, cmd_title);
         r++;
         if (v->help) {
                 for (unsigned int i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && i < l->proc_rows; i++)
                         put(f, r + i, 0, help_lines[i]);
-                return;
+                return 0;
         }
         if (m->n_procs == 0) {
                 if (l->proc_rows)
                         put(f, r, 0, "  no processes on the GPUs");
-                return;
+                return 0;
         }
-        int sel = selected_index(v, m);
+        struct shown s;
+        if (shown_get(v, m, &s) < 0)
+                return -ENOMEM;
+        int sel = selected_line(v, m, &s);
         if (sel < 0 && v->have_selected) /* it exited: the row that took its place */
-                select_index(v, m, 0), sel = 0;
+                sel = select_pos(v, m, &s, 0);
         if (sel >= 0) {
                 if ((unsigned int)sel < v->proc_scroll)
                         v->proc_scroll = (unsigned int)sel;
                 if (l->proc_rows && (unsigned int)sel >= v->proc_scroll + l->proc_rows)
                         v->proc_scroll = (unsigned int)sel - l->proc_rows + 1;
         }
-        if (v->proc_scroll >= m->n_procs)
+        if (v->proc_scroll >= s.n)
                 v->proc_scroll = 0;
-        for (unsigned int i = 0; i < l->proc_rows && v->proc_scroll + i < m->n_procs; i++) {
+        for (unsigned int i = 0; i < l->proc_rows && v->proc_scroll + i < s.n; i++) {
                 unsigned int k = v->proc_scroll + i;
-                proc_row(f, r + i, &m->procs[k], l->workload_column);
+                int row = shown_row(&s, k);
+                if (row < 0)
+                        host_row(f, r + i, &m->hosts[s.tree[k].index], l->workload_column, s.tree[k].glyphs);
+                else
+                        proc_row(f, r + i, &m->procs[row], l->workload_column, s.tree ? s.tree[k].glyphs : "");
                 if ((int)k == sel) {
                         /* a mark as well as the highlight: visible without attributes */
                         line_at(f, r + i)[0] = '>';
                         f->attr[r + i] = TOP_ATTR_SELECTED;
                 }
         }
+        free(s.tree);
+        return 0;
 }
 
 /* "45s", "12m", "3h20m": how far back a chart reaches. */
@@ -478,8 +558,9 @@ out:
         return rc;
 }
 
-unsigned int top_frame_rows_for_all(const struct top_model *m) {
-        unsigned int procs = m->n_procs > TOP_MIN_PROC_ROWS ? m->n_procs : TOP_MIN_PROC_ROWS;
+unsigned int top_frame_rows_for_all(const struct top_model *m, const struct top_view *v) {
+        unsigned int lines = m->n_procs + (v->tree ? m->n_hosts : 0);
+        unsigned int procs = lines > TOP_MIN_PROC_ROWS ? lines : TOP_MIN_PROC_ROWS;
         unsigned int rows = 3 + m->n_gpus * TOP_FULL_LINES + procs;
         return rows < TOP_MIN_ROWS ? TOP_MIN_ROWS : rows;
 }
@@ -528,11 +609,10 @@ int top_frame_render(const struct top_model *m, struct top_view *v, unsigned int
         if (l.more_line)
                 putf(ret, r, 0, "   GPUs %u-%u of %u shown (Left/Right scroll)", v->gpu_scroll,
                      v->gpu_scroll + l.gpus_shown - 1, m->n_gpus);
-        if (l.chart_rows && chart(ret, &l, m, v) < 0) {
+        if ((l.chart_rows && chart(ret, &l, m, v) < 0) || processes(ret, &l, m, v) < 0) {
                 top_frame_done(ret);
                 return -ENOMEM;
         }
-        processes(ret, &l, m, v);
         if (v->confirm.active || v->status[0]) {
                 char prompt[256];
                 if (v->confirm.active)
@@ -540,7 +620,8 @@ int top_frame_render(const struct top_model *m, struct top_view *v, unsigned int
                 ret->attr[l.help_row] = TOP_ATTR_TITLE;
                 put(ret, l.help_row, 0, v->confirm.active ? prompt : v->status);
         } else {
-                put(ret, l.help_row, 0, "q quit  Up/Down select  s sort  m/u/p memory/util/pid  K/T/I kill  h help");
+                put(ret, l.help_row, 0,
+                    "q quit  Up/Down select  s sort  m/u/p mem/util/pid  t tree  K/T/I kill  h help");
         }
         return 0;
 }

@@ -75,6 +75,14 @@ struct top_proc_row {
         struct top_proc_info info;
 };
 
+/* An ancestor of GPU processes that uses no GPU itself (a launcher: torchrun, mpirun,
+ * slurmstepd, a shell): the tree view's context rows (docs/top.md, "Tree view"). */
+struct top_host_row {
+        unsigned int pid;
+        double cpu_pct; /* as top_proc_row's */
+        struct top_proc_info info;
+};
+
 /* A process's CPU time at a round, to tell its CPU % at the next. */
 struct top_cpu_mark {
         unsigned int pid;
@@ -97,6 +105,8 @@ struct top_model {
         struct top_gpu *gpus;
         unsigned int n_procs;
         struct top_proc_row *procs;
+        unsigned int n_hosts;
+        struct top_host_row *hosts;  /* the GPU processes' ancestors that are not on a GPU */
         unsigned long long seq;      /* of the sample shown */
         unsigned long long taken_ns; /* CLOCK_MONOTONIC when its round began */
         char driver[NV_STR_MAX];
@@ -130,5 +140,20 @@ void top_model_all_stale(struct top_model *m, const char *why);
 /* Sort the process rows by key. */
 void top_model_sort(struct top_model *m, enum top_sort key);
 const char *top_sort_name(enum top_sort key); /* "memory", "utilization", "pid", "cpu", "rss", "time" */
+
+/* The tree view's lines in the order shown: each GPU process under its host ancestors,
+ * up to but not including PID 1; siblings in m->procs' order (top_model_sort's), a host
+ * row where its first GPU descendant would be; a process on several GPUs one line per GPU,
+ * its children under the last. A PPid cycle is cut at its lowest PID; a line deeper than
+ * TOP_TREE_MAX_DEPTH is drawn at that depth. */
+#define TOP_TREE_MAX_DEPTH 16
+struct top_tree_line {
+        bool host;             /* m->hosts[index], else m->procs[index] */
+        unsigned int index;
+        unsigned int depth;    /* 0: top level */
+        char glyphs[3 * TOP_TREE_MAX_DEPTH + 1]; /* as pstree -A draws them: "|  `- " */
+};
+/* Fills *ret (malloc'd; NULL when there are no lines) and *n. Returns 0 or -ENOMEM. */
+int top_model_tree(const struct top_model *m, struct top_tree_line **ret, unsigned int *n);
 
 void top_model_done(struct top_model *m);

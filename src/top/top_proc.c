@@ -128,13 +128,20 @@ int top_stat_parse(const char *text, size_t len, struct top_stat *ret) {
                         close = c;
         if (!close || close + 1 >= end || close[1] != ' ')
                 return -EINVAL;
-        /* From field 3 (the state) on, single spaces between fields; 14, 15 and 22 wanted. */
+        /* From field 3 (the state) on, single spaces between fields; 4, 14, 15 and 22 wanted. */
         const char *p = close + 2;
         for (int field_no = 3; field_no <= 22; field_no++) {
                 if (p >= end)
                         return -EINVAL;
                 unsigned long long v = 0;
-                if (field_no == 14 || field_no == 15 || field_no == 22) {
+                const char *q = p;
+                if (field_no == 4 && *p != ' ' && decimal(&q, end, &v) && v <= 0xffffffffULL &&
+                    (q == end || *q == ' ')) {
+                        /* only the tree needs it: a parent that is no number costs the row its
+                         * place under a launcher, never its CPU time */
+                        ret->ppid = (unsigned int)v;
+                        p = q;
+                } else if (field_no == 14 || field_no == 15 || field_no == 22) {
                         if (!decimal(&p, end, &v) || (p < end && *p != ' ' && *p != '\n'))
                                 return -EINVAL;
                         if (field_no == 14)
@@ -315,8 +322,8 @@ static void host_figures(struct fsroot *fs, unsigned int pid, double uptime_s, l
         }
 }
 
-void top_proc_lookup(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid,
-                     double uptime_s, long ticks_per_s, struct top_proc_info *ret) {
+static void lookup(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid, double uptime_s,
+                   long ticks_per_s, bool workload, struct top_proc_info *ret) {
         memset(ret, 0, sizeof(*ret));
         ret->elapsed_s = -1;
         if (nested) {
@@ -355,8 +362,18 @@ void top_proc_lookup(struct fsroot *fs, const struct top_users *users, bool nest
                 snprintf(ret->command, sizeof(ret->command), "[%s]", st.name);
         free(text);
         struct workload w;
-        if (workload_read(fs, pid, &w) == 0) {
+        if (workload && workload_read(fs, pid, &w) == 0) {
                 workload_kubernetes_names(fs, &w);
                 workload_summary(&w, ret->workload, sizeof(ret->workload));
         }
+}
+
+void top_proc_lookup(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid,
+                     double uptime_s, long ticks_per_s, struct top_proc_info *ret) {
+        lookup(fs, users, nested, pid, uptime_s, ticks_per_s, true, ret);
+}
+
+void top_proc_lookup_host(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid,
+                          double uptime_s, long ticks_per_s, struct top_proc_info *ret) {
+        lookup(fs, users, nested, pid, uptime_s, ticks_per_s, false, ret);
 }

@@ -30,8 +30,9 @@ struct top_status {
  * or -EINVAL when the text is no status file (neither Name nor Pid line). */
 int top_status_parse(const char *text, size_t len, struct top_status *ret);
 
-/* What gpuvet reads of /proc/PID/stat: CPU time and the start, all in clock ticks. */
+/* What gpuvet reads of /proc/PID/stat: the parent, CPU time and the start, all in clock ticks. */
 struct top_stat {
+        unsigned int ppid;               /* field 4; 0 when it is not a number (the tree then has no parent) */
         unsigned long long utime, stime; /* fields 14 and 15 */
         unsigned long long start_ticks;  /* field 22: after boot; with the PID, who the process is */
 };
@@ -84,3 +85,8 @@ double top_proc_uptime(struct fsroot *fs);
  * ticks (sysconf _SC_CLK_TCK). */
 void top_proc_lookup(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid,
                      double uptime_s, long ticks_per_s, struct top_proc_info *ret);
+
+/* The same for an ancestor of a GPU process (the tree view's context rows), without its
+ * workload: that reads the cgroup and kubelet's logs, for a column those rows leave blank. */
+void top_proc_lookup_host(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid,
+                          double uptime_s, long ticks_per_s, struct top_proc_info *ret);
