@@ -1,6 +1,6 @@
 /* NCCL's communicators and collectives in gpuvet's terms (bench/nccl_math.h's enums), for
- * the collective benchmark and the training proxy; src/vendor/nccl_comm.c speaks NCCL
- * (vendor/nccl.h loads it). Buffers and streams are the CUDA backend's raw handles
+ * the collective benchmark and the training proxy; src/bindings/nccl_comm.c speaks NCCL
+ * (bindings/nccl.h loads it). Buffers and streams are the CUDA backend's raw handles
  * (bench/cuda_raw.h: cuda_buf_ptr, cuda_ctx_stream).
  *
  * Errors are values: 0 or a negative errno, with a message naming the NCCL call and its
@@ -20,7 +20,7 @@
 struct coll_lib;  /* the loaded NCCL */
 struct coll_comm; /* one rank's communicator */
 
-/* Load NCCL (vendor/nccl.h: $GPUVET_NCCL_LIB, libnccl.so.2, pip wheels). -ENOENT: not
+/* Load NCCL (bindings/nccl.h: $GPUVET_NCCL_LIB, libnccl.so.2, pip wheels). -ENOENT: not
  * installed; -ENOSYS: a required symbol missing; -EPROTONOSUPPORT: too old. err says which. */
 int coll_lib_open(struct coll_lib **ret, char *err, size_t errsize);
 /* NULL-safe. The library stays mapped (its threads outlive a close). */

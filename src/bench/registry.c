@@ -17,7 +17,7 @@ const struct bench_info *bench_find(const char *name) {
         return NULL;
 }
 
-/* The backends: src/vendor/cuda_device.c and src/vendor/opencl_device.c, both always built (without nvcc
+/* The backends: src/bindings/cuda_device.c and src/bindings/opencl_device.c, both always built (without nvcc
  * the CUDA one carries no kernels and says so when opened, cuda_nokernels.c), so plain
  * references: a missing backend is a link error, never a silent NULL. */
 const struct dev_ops *dev_ops_by_name(const char *name) {

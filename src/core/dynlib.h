@@ -5,7 +5,7 @@
  * Why at run time: the vendor libraries may be absent (no driver is a finding, not a
  * crash), and the others are needed by few commands (libarchive pulls in libxml2, ICU and
  * libstdc++: ~5 M instructions before main for every run if linked). Declarations of the
- * vendor APIs are gpuvet's own (src/vendor/ *_api.h); the others come from the libraries'
+ * vendor APIs are gpuvet's own (src/bindings/ *_api.h); the others come from the libraries'
  * headers. Nothing here logs; callers phrase the errors from what these functions report. */
 #pragma once
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CUDA_DRIVER_LIB_ENV "GPUVET_CUDA_LIB" /* vendor/cuda.h's CUDA_LIB_ENV, for messages */
+#define CUDA_DRIVER_LIB_ENV "GPUVET_CUDA_LIB" /* bindings/cuda.h's CUDA_LIB_ENV, for messages */
 #define CUDA_DRIVER_TIMEOUT_MS_DEFAULT 20000u /* cuInit wakes every GPU without persistence mode */
 
 enum cuda_driver_state {
@@ -87,7 +87,7 @@ void cuda_driver_not_probed(struct cuda_driver_facts *out, const char *why);
 const char *cuda_driver_stage_call(enum cuda_driver_stage s);
 
 /* A CUresult the probe recorded: its name ("CUDA_ERROR_NO_DEVICE") and sentence from
- * gpuvet's table (vendor/cuda_errors.c), NULL for a code not in it. */
+ * gpuvet's table (bindings/cuda_errors.c), NULL for a code not in it. */
 const char *cuda_driver_rc_name(int rc);
 const char *cuda_driver_rc_text(int rc);
 /* The driver version in a library file name: "libcuda.so.570.86.10" -> "570.86.10".

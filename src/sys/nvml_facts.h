@@ -11,7 +11,7 @@
  * This header is the line between NVML and the rest: it includes no NVML header, and the
  * values readings hold (return codes, enable states, clock event bits, fabric states) have
  * gpuvet's names here. Only the readers (nvml_facts.c, nvml_events.c) and the writers
- * (vendor/nvml_tune.c), and the commands that load the library, include vendor/nvml.h.
+ * (bindings/nvml_tune.c), and the commands that load the library, include bindings/nvml.h.
  *
  * Collection never hangs (docs/nvml.md): each GPU is read by its own thread, every call
  * under a per-call deadline and every GPU under a budget; a call that does not return in
@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 /* gpuvet's own names for the NVML values readings and checks use: nothing that reads these
- * facts needs NVML's header (vendor/nvml_facts.c asserts each equals NVML's). */
+ * facts needs NVML's header (bindings/nvml_facts.c asserts each equals NVML's). */
 enum nv_rc {
         NV_RC_SUCCESS = 0,
         NV_RC_INVALID_ARGUMENT = 2,
@@ -84,8 +84,8 @@ struct nvml_lib;
  * gpuvet's own. */
 const char *nv_rc_text(const struct nvml_lib *lib, int rc);
 
-/* The library, for the commands that load it (vendor/nvml.c searches --nvml-lib, then
- * $GPUVET_NVML_LIB, then the sonames); its types stay in vendor/. nv_lib_open returns 0 or
+/* The library, for the commands that load it (bindings/nvml.c searches --nvml-lib, then
+ * $GPUVET_NVML_LIB, then the sonames); its types stay in bindings/. nv_lib_open returns 0 or
  * a negative errno with err saying what was tried; nv_lib_close accepts NULL and returns
  * NULL (never while a thread may still be in a call); nv_lib_path is the file loaded. */
 #define NV_LIB_ENV "GPUVET_NVML_LIB"

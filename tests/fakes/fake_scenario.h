@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "vendor/nvml_api.h"
+#include "bindings/nvml_api.h"
 
 #define FAKE_MAX_GPUS 32
 #define FAKE_MAX_MIG 8

@@ -1,4 +1,4 @@
-/* The NCCL loader (src/vendor/nccl.c): the soname and the message when none loads (through
+/* The NCCL loader (src/bindings/nccl.c): the soname and the message when none loads (through
  * core/dynlib.h's seam), $GPUVET_NCCL_LIB as a file and as a directory, a library missing a
  * required symbol, one too old, a failing ncclGetVersion, the version split, result names
  * and errno mapping; the fake library (tests/fakes/fake_nccl.c) and, when this machine has
@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "core/dynlib.h"
-#include "vendor/nccl.h"
+#include "bindings/nccl.h"
 
 static const char *fake_path;
 static char tried[8][512];

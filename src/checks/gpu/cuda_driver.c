@@ -1,7 +1,7 @@
 /* gpu.cuda_driver: what every CUDA program does first, done the way it does it (DCGM's
  * level-1 "CUDA main library" test): load libcuda.so.1, check it belongs to the loaded
  * kernel module, call cuInit under a deadline, count the devices. The probe itself is
- * vendor/cuda_probe.c; this file judges its facts. */
+ * bindings/cuda_probe.c; this file judges its facts. */
 #include "checks/check.h"
 
 #include <stdio.h>
