@@ -17,6 +17,7 @@
 
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
+#include "core/clock.h"
 
 #define COMPUTE_TARGET_MS 50.0
 #define COMPUTE_LOCAL 256
@@ -202,12 +203,6 @@ static void run_fma(const struct bench_ctx *ctx, struct bench_report *rep, struc
         ops->free(d->ctx, r.out);
 }
 
-static double now_s(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int empty_batch(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
         (void)arg;
         for (int i = 0; i < LAT_BATCH; i++) {
@@ -229,10 +224,10 @@ static void run_latency(const struct bench_ctx *ctx, struct bench_report *rep, s
         size_t got = 0;
         int e = 0;
         for (unsigned i = 0; samples && i < warmup + reps; i++) {
-                double t0 = now_s();
+                double t0 = monotonic_s();
                 if ((e = ops->launch(d->ctx, "empty", 1, 1, NULL, 0)) < 0 || (e = ops->synchronize(d->ctx)) < 0)
                         break;
-                double us = (now_s() - t0) * 1e6;
+                double us = (monotonic_s() - t0) * 1e6;
                 if (i >= warmup)
                         samples[got++] = us;
         }

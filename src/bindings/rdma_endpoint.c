@@ -1,6 +1,7 @@
 /* bench/rdma_endpoint.h over libibverbs (bindings/verbs.h), with GPU memory from
  * bindings/rdma_gpumem.h. */
 #include "bench/rdma_endpoint.h"
+#include "core/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -327,12 +328,6 @@ int rdma_endpoint_register(struct rdma_endpoint *ep, struct rdma_endpoint_error 
         return 0;
 }
 
-static double now_us(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 /* --- the queue pair ---------------------------------------------------------------------- */
 
 int rdma_endpoint_create_qp(struct rdma_endpoint *ep, unsigned tx_depth, struct rdma_endpoint_error *err) {
@@ -354,7 +349,7 @@ int rdma_endpoint_create_qp(struct rdma_endpoint *ep, unsigned tx_depth, struct 
         if (r != 0)
                 return fail(err, RDMA_FAIL_VERBS, -r, "ibv_modify_qp to INIT: %s", strerror(r > 0 ? r : EIO));
         /* perftest draws its PSN at random (lrand48) too */
-        ep->psn = (uint32_t)((unsigned)getpid() * 2654435761u ^ (unsigned)now_us()) & 0xffffff;
+        ep->psn = (uint32_t)((unsigned)getpid() * 2654435761u ^ (unsigned)(monotonic_ns() / 1e3)) & 0xffffff;
         return 0;
 }
 

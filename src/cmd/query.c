@@ -6,6 +6,7 @@
 #include "cmd/query.h"
 #include "cmd/specs.h"
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/strparse.h"
 #include "data/xiddb.h"
 #include "metrics/sampler.h"
@@ -263,12 +264,6 @@ static int explain_no_gpus(const struct nvml_facts *f, const char *load_err) {
 static volatile sig_atomic_t stop_signal;
 
 static void on_stop(int sig) { stop_signal = sig; }
-
-static unsigned long long monotonic_ns(void) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
-}
 
 /* ---- NVML events between rounds (docs/query.md, "Xid events while logging") ---- */
 

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include "core/clock.h"
 
 struct deadline_worker;
 
@@ -101,6 +102,3 @@ unsigned int deadline_threads_alive(void);
 void deadline_thread_enter(void);
 void deadline_thread_leave(void);
 
-/* Milliseconds on CLOCK_MONOTONIC; monotonic_ms with the fraction, for durations. */
-unsigned long long deadline_now_ms(void);
-double monotonic_ms(void);

@@ -1,5 +1,6 @@
 /* The periodic check of gpuvet serve (check_runner.h). */
 #include "serve/check_runner.h"
+#include "core/clock.h"
 
 #include "bench/probes.h"
 #include "cmd/cmd.h"
@@ -34,12 +35,6 @@ struct check_runner {
         struct check_runs runs;
         char told[64];    /* the class of the last outcome said on log ("ok", "exit 3", ...) */
 };
-
-static double seconds(clockid_t clock) {
-        struct timespec t;
-        clock_gettime(clock, &t);
-        return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 unsigned check_runner_default_timeout_s(enum level level, const struct nvml_deadlines *dl, unsigned watchdog_s) {
         unsigned call = dl && dl->call_ms ? dl->call_ms : NVML_DEADLINE_CALL_MS_DEFAULT;
@@ -118,7 +113,7 @@ static enum check_run_result judge_run(int rc, const struct command_result *res,
 
 /* One run, published. Returns false when the stop came meanwhile (nothing published). */
 static bool run_once(struct check_runner *r) {
-        double started = seconds(CLOCK_MONOTONIC);
+        double started = monotonic_s();
         struct command_result res;
         int rc = run_command_cancellable(r->argv, r->timeout_s * 1000u, CHECK_STATUS_MAX_BYTES, r->stop_pipe[0],
                                          &res);
@@ -131,7 +126,7 @@ static bool run_once(struct check_runner *r) {
         enum check_run_result how = CHECK_RUN_FAILED;
         if (v) {
                 how = judge_run(rc, &res, r->timeout_s, v, class, sizeof(class), said, sizeof(said));
-                v->mtime_s = seconds(CLOCK_REALTIME);
+                v->mtime_s = wall_clock_s();
         }
         if (rc == 0)
                 command_result_done(&res);
@@ -139,7 +134,7 @@ static bool run_once(struct check_runner *r) {
                 return true; /* out of memory: the previous view stays until the next run */
         r->runs.total[how]++;
         r->runs.last_run_s = v->mtime_s;
-        r->runs.last_duration_s = seconds(CLOCK_MONOTONIC) - started;
+        r->runs.last_duration_s = monotonic_s() - started;
         v->runs = r->runs;
         if (strcmp(class, r->told) != 0) {
                 if (r->log)
@@ -153,7 +148,7 @@ static bool run_once(struct check_runner *r) {
 /* Sleep until the next run is due; false when stopped meanwhile. */
 static bool wait_until(struct check_runner *r, double due) {
         for (;;) {
-                double left = due - seconds(CLOCK_MONOTONIC);
+                double left = due - monotonic_s();
                 if (left <= 0)
                         return true;
                 struct pollfd p = {.fd = r->stop_pipe[0], .events = POLLIN};
@@ -169,7 +164,7 @@ static bool wait_until(struct check_runner *r, double due) {
 static void *runner_main(void *arg) {
         struct check_runner *r = arg;
         for (;;) {
-                double due = seconds(CLOCK_MONOTONIC) + r->interval_s;
+                double due = monotonic_s() + r->interval_s;
                 if (!run_once(r) || !wait_until(r, due))
                         return NULL;
         }

@@ -1,5 +1,6 @@
 /* From samples to what top shows (top_model.h). */
 #include "top/top_model.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -221,12 +222,6 @@ static int take_procs(struct top_model *m, const struct nvml_facts *f, const str
                 }
         }
         return take_hosts(m, look, uptime_s, ticks);
-}
-
-static unsigned long long monotonic_ns(void) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec;
 }
 
 /* CPU % since the process's mark of the previous round; -1 without one. */
