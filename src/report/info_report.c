@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "checks/check.h"
+#include "core/strparse.h"
 #include "metrics/metrics.h"
 #include "report/json_text.h"
 #include "report/metrics_json.h"
@@ -53,14 +54,6 @@ static const char *fmt_ok(struct val *v, unsigned char state, int rc, const char
 #define U32(v, r, fmt, ...) fmt_ok(v, (r).state, (r).rc, fmt, __VA_ARGS__)
 
 static const char *enabled_name(unsigned int v) { return v == 1 ? "Enabled" : "Disabled"; }
-
-static unsigned pcie_gen(unsigned mts) {
-        static const unsigned speeds[] = {2500, 5000, 8000, 16000, 32000, 64000};
-        for (unsigned i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++)
-                if (mts == speeds[i])
-                        return i + 1;
-        return 0;
-}
 
 static const struct nvml_gpu *nvml_for(const struct nvml_use *u, const char *addr) {
         if (u->nv->init_state != NVML_INIT_OK)
@@ -241,8 +234,8 @@ static void print_gpu(const struct facts *f, const struct nvml_use *u, size_t i,
         else
                 FIELD(4, "Architecture", "unknown (device not in the GPU table)");
         if (d->have_link)
-                FIELD(4, "PCIe Link", "current Gen%u x%u, max Gen%u x%u", pcie_gen(d->cur_speed_mts), d->cur_width,
-                      pcie_gen(d->max_speed_mts), d->max_width);
+                FIELD(4, "PCIe Link", "current Gen%u x%u, max Gen%u x%u", pcie_gen_from_mts(d->cur_speed_mts), d->cur_width,
+                      pcie_gen_from_mts(d->max_speed_mts), d->max_width);
         else
                 FIELD(4, "PCIe Link", NA);
         int node = i < f->numa.n_gpus ? f->numa.gpus[i].node : -1;
