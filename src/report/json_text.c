@@ -32,3 +32,7 @@ json_t *json_text(const char *s) {
         free(clean);
         return j ? j : json_null();
 }
+
+json_t *json_text_keep_empty(const char *s) {
+        return s && !*s ? json_string("") : json_text(s);
+}

@@ -32,6 +32,19 @@ static void test_json_text_sanitises(void **state) {
         json_decref(j);
 }
 
+static void test_json_text_keep_empty(void **state) {
+        (void)state;
+        json_t *j = json_text_keep_empty("");
+        assert_string_equal(json_string_value(j), "");
+        json_decref(j);
+        j = json_text_keep_empty(NULL);
+        assert_true(json_is_null(j));
+        json_decref(j);
+        j = json_text_keep_empty("bad \xff");
+        assert_string_equal(json_string_value(j), "bad \xef\xbf\xbd");
+        json_decref(j);
+}
+
 static void test_text_safe(void **state) {
         (void)state;
         char buf[64];
@@ -352,6 +365,7 @@ static void test_text_fits_width(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_json_text_sanitises),
+                cmocka_unit_test(test_json_text_keep_empty),
                 cmocka_unit_test(test_text_one_cause_one_line),
                 cmocka_unit_test(test_text_problems_only),
                 cmocka_unit_test(test_text_fits_width),
