@@ -27,8 +27,6 @@ int coll_lib_open(struct coll_lib **ret, char *err, size_t errsize);
 void coll_lib_close(struct coll_lib *lib);
 /* "NCCL 2.28.9 (/usr/lib/x86_64-linux-gnu/libnccl.so.2)". */
 void coll_lib_describe(const struct coll_lib *lib, char *buf, size_t size);
-/* ncclGetVersion's code: 22809 for 2.28.9. */
-int coll_lib_version(const struct coll_lib *lib);
 /* The last failure's message, "" before any. */
 const char *coll_lib_error(const struct coll_lib *lib);
 
@@ -49,7 +47,6 @@ int coll_comm_destroy(struct coll_comm *comm);
 /* ncclCommAbort: after a failure or a hang, without waiting for peers; NULL-safe. */
 void coll_comm_abort(struct coll_comm *comm);
 int coll_comm_rank(const struct coll_comm *comm);
-int coll_comm_size(const struct coll_comm *comm);
 /* The communicator's asynchronous error (a peer's failure, a network error): 0, or the
  * negative errno of nccl_fail's mapping with the message in coll_lib_error(). */
 int coll_comm_check(struct coll_comm *comm);

@@ -252,13 +252,6 @@ void cuda_driver_probe_release(struct cuda_driver_probe *p) {
         p->gate = -1;
 }
 
-struct cuda_driver_probe *cuda_driver_probe_start(const char *lib, unsigned int timeout_ms) {
-        struct cuda_driver_probe *p = cuda_driver_probe_hold(lib, timeout_ms);
-        if (p)
-                cuda_driver_probe_release(p);
-        return p;
-}
-
 bool cuda_driver_probe_cancel(struct cuda_driver_probe *p, struct cuda_driver_facts *out, const char *why) {
         bool clean = false;
         if (p->pid) {

@@ -48,10 +48,6 @@ void coll_lib_describe(const struct coll_lib *lib, char *buf, size_t size) {
         snprintf(buf, size, "NCCL %d.%d.%d (%s)", nc->major, nc->minor, nc->patch, nc->dl.name);
 }
 
-int coll_lib_version(const struct coll_lib *lib) {
-        return lib->nc->version;
-}
-
 const char *coll_lib_error(const struct coll_lib *lib) {
         return lib->nc->err;
 }
@@ -145,10 +141,6 @@ void coll_comm_abort(struct coll_comm *comm) {
 
 int coll_comm_rank(const struct coll_comm *comm) {
         return comm->rank;
-}
-
-int coll_comm_size(const struct coll_comm *comm) {
-        return comm->nranks;
 }
 
 int coll_comm_check(struct coll_comm *comm) {

@@ -63,10 +63,6 @@ void deadline_thread_leave(void) {
         atomic_fetch_sub(&threads_alive, 1);
 }
 
-unsigned int deadline_worker_index(const struct deadline_worker *w) {
-        return w->index;
-}
-
 static unsigned int clamp_ms(unsigned long long ms) {
         return ms > UINT_MAX ? UINT_MAX : (unsigned int)ms;
 }

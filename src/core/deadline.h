@@ -90,8 +90,6 @@ bool deadline_begin_at(struct deadline_worker *w, const char *what, unsigned int
  * call's outputs must be dropped (not stored into block); return. */
 bool deadline_end(struct deadline_worker *w);
 
-unsigned int deadline_worker_index(const struct deadline_worker *w);
-
 /* Worker threads of ours still running, abandoned ones included (for tests and for
  * deciding whether the process must leave with _exit). */
 unsigned int deadline_threads_alive(void);

@@ -205,4 +205,3 @@ int est_memory(const struct est_model *m, const struct est_config *c, struct est
         return 0;
 }
 
-double est_precision_bytes(enum est_precision p) { return precision_bytes(p); }

@@ -100,8 +100,6 @@ bool est_model_has_shape(const struct est_model *m);
  * and kv_heads dividing heads, at least one layer per pipeline stage (checked when the shape is
  * known); else -EINVAL. */
 int est_check_layout(const struct est_model *m, const struct est_config *c);
-/* Bytes of one value in this precision: 4, 2, 2, 1. */
-double est_precision_bytes(enum est_precision p);
 
 /* Per-GPU memory of the whole configuration. Returns 0, or -EINVAL when the configuration
  * cannot be laid out (heads not divisible by tp, layers fewer than pp, ...). */

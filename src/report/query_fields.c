@@ -38,7 +38,6 @@ size_t query_field_count(void) {
         return n_fields;
 }
 
-const struct query_field *query_field_at(size_t i) { return i < query_field_count() ? &fields[i] : NULL; }
 
 const struct query_field *query_field_lookup(const char *name) {
         for (size_t i = 0; i < query_field_count(); i++) {
@@ -53,8 +52,6 @@ const struct query_field *query_field_lookup(const char *name) {
         }
         return NULL;
 }
-
-const char *query_field_name(const struct query_field *f) { return f->name; }
 
 const struct metric *query_field_metric(const struct query_field *f) { return f->m; }
 

@@ -32,9 +32,6 @@ struct query_row {
 /* The field called name (canonical or alias, exact match as nvidia-smi), or NULL. */
 const struct query_field *query_field_lookup(const char *name);
 
-/* The canonical name ("clocks.current.sm" for "clocks.sm"). */
-const char *query_field_name(const struct query_field *f);
-
 /* The metric the field shows; NULL for "timestamp". */
 const struct metric *query_field_metric(const struct query_field *f);
 
@@ -48,7 +45,6 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
 
 /* Every supported field, in --help-query-gpu order. */
 size_t query_field_count(void);
-const struct query_field *query_field_at(size_t i);
 
 /* --help-query-gpu: the supported fields with their aliases and a line on each. */
 void query_fields_help(FILE *out);

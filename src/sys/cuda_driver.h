@@ -57,16 +57,12 @@ struct cuda_driver_facts {
 
 struct cuda_driver_probe;
 
-/* Start the probe of lib (NULL: $GPUVET_CUDA_LIB or libcuda.so.1) with a deadline of
- * timeout_ms (0: the default) from now. Call it before any thread exists: the child
- * runs library code after fork. Returns NULL only when out of memory; a failed fork is
- * reported by cuda_driver_probe_finish as CUDA_DRIVER_PROBE_ERROR. Same as
- * cuda_driver_probe_hold, then cuda_driver_probe_release. */
-struct cuda_driver_probe *cuda_driver_probe_start(const char *lib, unsigned int timeout_ms);
-/* Fork the probe's child now but hold it at a gate (a pipe it reads before anything else):
- * it loads nothing until cuda_driver_probe_release. So a caller forks before it starts
- * threads and decides later, once it knows whether the probe is wanted. The deadline of
- * timeout_ms counts from the release. Returns NULL only when out of memory. */
+/* Fork the probe's child of lib (NULL: $GPUVET_CUDA_LIB or libcuda.so.1) now but hold it
+ * at a gate (a pipe it reads before anything else): it loads nothing until
+ * cuda_driver_probe_release. So a caller forks before it starts threads and decides
+ * later, once it knows whether the probe is wanted. The deadline of timeout_ms (0: the
+ * default) counts from the release. Returns NULL only when out of memory; a failed fork
+ * is reported by cuda_driver_probe_finish as CUDA_DRIVER_PROBE_ERROR. */
 struct cuda_driver_probe *cuda_driver_probe_hold(const char *lib, unsigned int timeout_ms);
 /* Open the gate: the child loads the library and calls cuInit; the deadline starts now. */
 void cuda_driver_probe_release(struct cuda_driver_probe *p);
