@@ -31,11 +31,7 @@
  * result is ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7)).
  * f32/f64: A = 0.999, B = 0.001. f16: A = 0.875, B = 0.125, every operation rounded to
  * half precision, the result widened to float. */
-float bench_fma_reference_f32(unsigned iters, float seed);
-double bench_fma_reference_f64(unsigned iters, double seed);
-float bench_fma_reference_f16(unsigned iters, float seed);
-
-float bench_fma_reference_f32(unsigned iters, float seed) {
+static float bench_fma_reference_f32(unsigned iters, float seed) {
         float x[8];
         for (int k = 0; k < 8; k++)
                 x[k] = seed + 0.125f * (float)k;
@@ -45,7 +41,7 @@ float bench_fma_reference_f32(unsigned iters, float seed) {
         return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
 }
 
-double bench_fma_reference_f64(unsigned iters, double seed) {
+static double bench_fma_reference_f64(unsigned iters, double seed) {
         double x[8];
         for (int k = 0; k < 8; k++)
                 x[k] = seed + 0.125 * k;
@@ -65,7 +61,7 @@ static double to_half(double v) {
         return ldexp(nearbyint(ldexp(m, 11)), e - 11);
 }
 
-float bench_fma_reference_f16(unsigned iters, float seed) {
+static float bench_fma_reference_f16(unsigned iters, float seed) {
         double x[8];
         for (int k = 0; k < 8; k++)
                 x[k] = to_half((double)(seed + 0.125f * (float)k));

@@ -48,7 +48,9 @@ int machine_gather(struct machine *m, unsigned timeout_s) {
         return 0;
 }
 
-int machine_nvml(struct machine *m, const struct nvml_options *nopt) {
+/* NVML into facts->nvml (nvml_use_start: what was not read is recorded, not returned).
+ * Returns 0, or EXIT_INTERNAL when memory ran out. */
+static int machine_nvml(struct machine *m, const struct nvml_options *nopt) {
         /* NVML keeps its own deadlines (per call, per GPU, for init): it returns on time even
          * when a call never does, so no watchdog here. */
         return nvml_use_start(&m->nvml, nopt, m->fs, m->facts);

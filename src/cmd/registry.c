@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+static int cmd_help(int argc, char **argv);
+
 const struct subcommand subcommands[] = {
         {"check", cmd_check, "check the node: one verdict, a remedy for every problem"},
         {"info", cmd_info, "inventory of the host and its GPUs (deviceQuery, nvidia-smi -q, lspci)"},
@@ -159,7 +161,8 @@ static int options_json(void) {
         return EXIT_PASS;
 }
 
-int cmd_help(int argc, char **argv) {
+/* `gpuvet help [COMMAND...]`, `gpuvet help --options-json`. */
+static int cmd_help(int argc, char **argv) {
         if (argc == 2 && strcmp(argv[1], "--options-json") == 0)
                 return options_json();
         if (argc < 2) {

@@ -151,7 +151,10 @@ static unsigned ceil_div(unsigned a, unsigned b) { return (a + b - 1) / b; }
 
 bool est_model_has_shape(const struct est_model *m) { return m->layers && m->hidden && m->heads && m->kv_heads; }
 
-int est_check_layout(const struct est_model *m, const struct est_config *c) {
+/* 0 when the parallel layout is possible: degrees at least 1, ZeRO 0-3, heads divisible by tp
+ * and kv_heads dividing heads, at least one layer per pipeline stage (checked when the shape is
+ * known); else -EINVAL. */
+static int est_check_layout(const struct est_model *m, const struct est_config *c) {
         if (!c->tp || !c->pp || !c->dp || c->zero > 3)
                 return -EINVAL;
         if (!est_model_has_shape(m))

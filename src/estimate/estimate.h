@@ -96,10 +96,6 @@ double est_megatron_model_flops_per_iteration(double batch, double seq, double l
 /* The model's shape is known (layers, hidden, heads, kv_heads): without it (--params alone)
  * activations, the KV cache and the attention FLOPs cannot be counted. */
 bool est_model_has_shape(const struct est_model *m);
-/* 0 when the parallel layout is possible: degrees at least 1, ZeRO 0-3, heads divisible by tp
- * and kv_heads dividing heads, at least one layer per pipeline stage (checked when the shape is
- * known); else -EINVAL. */
-int est_check_layout(const struct est_model *m, const struct est_config *c);
 
 /* Per-GPU memory of the whole configuration. Returns 0, or -EINVAL when the configuration
  * cannot be laid out (heads not divisible by tp, layers fewer than pp, ...). */

@@ -33,7 +33,8 @@ static void build_fields(void) {
         }
 }
 
-size_t query_field_count(void) {
+/* Every supported field, in --help-query-gpu order. */
+static size_t query_field_count(void) {
         pthread_once(&fields_once, build_fields);
         return n_fields;
 }
@@ -55,7 +56,9 @@ const struct query_field *query_field_lookup(const char *name) {
 
 const struct metric *query_field_metric(const struct query_field *f) { return f->m; }
 
-void query_field_header(const struct query_field *f, char *buf, size_t size) {
+/* The header cell: the canonical name, then " [unit]" when the field has one
+ * ("memory.total [MiB]"). nvidia-smi keeps the unit in the header with nounits too. */
+static void query_field_header(const struct query_field *f, char *buf, size_t size) {
         if (f->m && f->m->smi.unit)
                 snprintf(buf, size, "%s [%s]", f->name, f->m->smi.unit);
         else
@@ -170,7 +173,9 @@ static void with_unit(const struct query_row *row, const char *unit, char *buf, 
 
 static const char *enabled_text(unsigned int v) { return v ? "Enabled" : "Disabled"; }
 
-void query_field_value(const struct query_field *f, const struct query_row *row, char *buf, size_t size) {
+/* The value cell for row, as nvidia-smi prints it ("81559 MiB", "69.85 W", "P0",
+ * "Not Active", "[N/A]"). buf is always terminated. */
+static void query_field_value(const struct query_field *f, const struct query_row *row, char *buf, size_t size) {
         const struct nvml_gpu *g = row->gpu;
         const struct metric *m = f->m;
         buf[0] = '\0';
