@@ -65,35 +65,19 @@ static const struct dynlib_fn cublaslt_fns[] = {
 #undef CUBLASLT_FN
 };
 
-static bool is_dir(const char *path) {
-        struct stat st;
-        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* $GPUVET_CUBLASLT_LIB as a file, else the sonames (in that directory when it names one). */
 static int open_library(struct dynlib *dl, char *err, size_t errsize) {
-        /* secure_getenv: a privileged gpuvet must not load a library a caller names. */
-        const char *env = secure_getenv(CUBLASLT_LIB_ENV);
-        if (env && !*env)
-                env = NULL;
+        static const struct dynlib_search search = {
+                .env = CUBLASLT_LIB_ENV, .env_dir = true, .sonames = sonames, .n_sonames = DYNLIB_COUNT(sonames)};
+        const char *env;
+        enum dynlib_searched searched;
         char why[768];
-        if (env && !is_dir(env)) {
-                if (dynlib_open_file(env, dl, why, sizeof(why)) == 0)
-                        return 0;
+        if (dynlib_search_open(&search, dl, &env, &searched, why, sizeof(why)) == 0)
+                return 0;
+        if (searched == DYNLIB_SEARCHED_ENV_FILE) {
                 snprintf(err, errsize, "cannot load cuBLASLt library %s (from $" CUBLASLT_LIB_ENV "): %s", env, why);
                 return -ENOENT;
         }
-        char paths[DYNLIB_COUNT(sonames)][512];
-        const char *files[DYNLIB_COUNT(sonames)];
-        for (size_t i = 0; i < DYNLIB_COUNT(sonames); i++) {
-                if (env)
-                        snprintf(paths[i], sizeof(paths[i]), "%s/%s", env, sonames[i]);
-                else
-                        snprintf(paths[i], sizeof(paths[i]), "%s", sonames[i]);
-                files[i] = paths[i];
-        }
-        if (dynlib_open(files, DYNLIB_COUNT(files), dl, why, sizeof(why)) == 0)
-                return 0;
         snprintf(err, errsize,
                  "libcublasLt.so.13/.12/.11 not found%s%s (tried %s); install cuBLAS from the CUDA toolkit (or a pip "
                  "nvidia-cublas wheel and point $" CUBLASLT_LIB_ENV " at its lib directory)",

@@ -18,11 +18,10 @@ static const struct cuda_fn cuda_fns[] = {
 };
 
 const char *cuda_lib_name(bool *from_env) {
-        const char *env = secure_getenv(CUDA_LIB_ENV);
-        bool use_env = env && env[0];
+        const char *env = dynlib_env(CUDA_LIB_ENV);
         if (from_env)
-                *from_env = use_env;
-        return use_env ? env : CUDA_LIB_DEFAULT;
+                *from_env = env != NULL;
+        return env ? env : CUDA_LIB_DEFAULT;
 }
 
 int cuda_lib_load(const char *file, enum cuda_need need, struct cuda_lib **ret, const char **missing, char *why,

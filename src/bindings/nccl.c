@@ -108,11 +108,6 @@ static const struct dynlib_fn nccl_fns[] = {
 #undef NCCL_FN
 };
 
-static bool is_dir(const char *path) {
-        struct stat st;
-        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 int nccl_find_wheel(const char *root, char *buf, size_t size) {
         for (size_t i = 0; i < DYNLIB_COUNT(wheel_globs); i++) {
                 char pattern[1024];
@@ -132,32 +127,25 @@ int nccl_find_wheel(const char *root, char *buf, size_t size) {
         return -ENOENT;
 }
 
+static int system_wheel(char *buf, size_t size) {
+        return nccl_find_wheel("", buf, size);
+}
+
 /* $GPUVET_NCCL_LIB as a file (or the soname in it as a directory), else the soname, else
  * a wheel's copy. */
 static int open_library(struct dynlib *dl, char *err, size_t errsize) {
-        /* secure_getenv: a privileged gpuvet must not load a library a caller names. */
-        const char *env = secure_getenv(NCCL_LIB_ENV);
-        if (env && !*env)
-                env = NULL;
+        static const char *const sonames[] = {NCCL_SONAME};
+        static const struct dynlib_search search = {
+                .env = NCCL_LIB_ENV, .env_dir = true, .sonames = sonames, .n_sonames = 1, .extra = system_wheel};
+        const char *env;
+        enum dynlib_searched searched;
         char why[768];
-        if (env && !is_dir(env)) {
-                if (dynlib_open_file(env, dl, why, sizeof(why)) == 0)
-                        return 0;
+        if (dynlib_search_open(&search, dl, &env, &searched, why, sizeof(why)) == 0)
+                return 0;
+        if (searched == DYNLIB_SEARCHED_ENV_FILE) {
                 snprintf(err, errsize, "cannot load NCCL library %s (from $" NCCL_LIB_ENV "): %s", env, why);
                 return -ENOENT;
         }
-        char paths[2][512];
-        const char *files[2] = {paths[0], paths[1]};
-        size_t n = 1;
-        if (env) {
-                snprintf(paths[0], sizeof(paths[0]), "%s/" NCCL_SONAME, env);
-        } else {
-                snprintf(paths[0], sizeof(paths[0]), NCCL_SONAME);
-                if (nccl_find_wheel("", paths[1], sizeof(paths[1])) == 0)
-                        n = 2;
-        }
-        if (dynlib_open(files, n, dl, why, sizeof(why)) == 0)
-                return 0;
         snprintf(err, errsize,
                  NCCL_SONAME " not found%s%s (tried %s); install NCCL (the libnccl2 package, the CUDA toolkit's, or a "
                              "pip nvidia-nccl-cu13 wheel, and point $" NCCL_LIB_ENV " at its lib directory)",

@@ -50,16 +50,16 @@ static int open_library(const char *path, struct dynlib *dl, char *err, size_t e
                 snprintf(err, errsize, "cannot load NVML library %s: %s", path, why);
                 return -ENOENT;
         }
-        /* secure_getenv: a privileged (setuid) gpuvet must not load a library a caller names. */
-        const char *env = secure_getenv(NV_LIB_ENV);
-        if (env && env[0]) {
-                if (dynlib_open_file(env, dl, why, sizeof(why)) == 0)
-                        return 0;
+        static const struct dynlib_search search = {
+                .env = NV_LIB_ENV, .sonames = sonames, .n_sonames = DYNLIB_COUNT(sonames)};
+        const char *env;
+        enum dynlib_searched searched;
+        if (dynlib_search_open(&search, dl, &env, &searched, why, sizeof(why)) == 0)
+                return 0;
+        if (searched == DYNLIB_SEARCHED_ENV_FILE) {
                 snprintf(err, errsize, "cannot load NVML library %s (from $" NV_LIB_ENV "): %s", env, why);
                 return -ENOENT;
         }
-        if (dynlib_open(sonames, DYNLIB_COUNT(sonames), dl, why, sizeof(why)) == 0)
-                return 0;
         snprintf(err, errsize,
                  "cannot load NVML library: tried %s; is the NVIDIA driver installed? ($" NV_LIB_ENV
                  " names another file)",

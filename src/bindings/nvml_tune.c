@@ -3,6 +3,7 @@
  * abandoned for the rest of the run. */
 #include "tune/gpu.h"
 #include "core/deadline.h"
+#include "core/dynlib.h"
 #include "core/fsroot.h"
 #include "sys/nvml_facts.h"
 #include "bindings/nvml.h"
@@ -210,8 +211,7 @@ struct tune_gpus *tune_gpus_open(const struct tune_gpu_options *o, struct fsroot
                 return NULL;
         g->call_ms = o->call_ms ? o->call_ms : NVML_DEADLINE_CALL_MS_DEFAULT;
         g->init_ms = o->init_ms ? o->init_ms : NVML_DEADLINE_INIT_MS_DEFAULT;
-        const char *env = secure_getenv(NV_LIB_ENV);
-        bool named = (o->lib && *o->lib) || (env && *env);
+        bool named = (o->lib && *o->lib) || dynlib_env(NV_LIB_ENV);
         if (o->off) {
                 unavailable(g, "NVML not used (--no-nvml)", "", "");
                 return g;

@@ -14,8 +14,8 @@ static const struct dynlib_fn opencl_fns[] = {
 
 int opencl_lib_load(struct opencl_lib **ret, char *err, size_t errsize) {
         *ret = NULL;
-        /* secure_getenv: a privileged gpuvet must not load a library a caller names. */
-        const char *files[] = {secure_getenv(OPENCL_LIB_ENV), "libOpenCL.so.1", "libOpenCL.so"};
+        /* $GPUVET_OPENCL_LIB is tried first, not instead: the ICD loader's sonames follow. */
+        const char *files[] = {dynlib_env(OPENCL_LIB_ENV), "libOpenCL.so.1", "libOpenCL.so"};
         struct dynlib dl;
         char tried[768];
         if (dynlib_open(files, DYNLIB_COUNT(files), &dl, tried, sizeof(tried)) < 0) {

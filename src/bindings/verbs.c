@@ -50,27 +50,23 @@ int verbs_open(struct verbs **ret, char *err, size_t errsize) {
                 snprintf(err, errsize, "out of memory");
                 return -ENOMEM;
         }
-        /* secure_getenv: a privileged gpuvet must not load a library a caller names */
-        const char *env = secure_getenv(VERBS_LIB_ENV);
+        static const char *const sonames[] = {VERBS_SONAME};
+        static const struct dynlib_search search = {.env = VERBS_LIB_ENV, .sonames = sonames, .n_sonames = 1};
+        const char *env;
+        enum dynlib_searched searched;
         char why[768];
         int r;
-        if (env && *env) {
-                if (dynlib_open_file(env, &v->dl, why, sizeof(why)) < 0) {
+        if (dynlib_search_open(&search, &v->dl, &env, &searched, why, sizeof(why)) < 0) {
+                if (searched == DYNLIB_SEARCHED_ENV_FILE)
                         snprintf(err, errsize,
                                  "cannot load the verbs library %s (from $" VERBS_LIB_ENV "): %s; unset it to use "
                                  "the system's " VERBS_SONAME " (Debian/Ubuntu: apt install libibverbs1 "
                                  "ibverbs-providers; RHEL/Rocky: dnf install libibverbs)",
                                  env, why);
-                        r = -ENOENT;
-                        goto fail;
-                }
-        } else {
-                const char *files[] = {VERBS_SONAME};
-                if (dynlib_open(files, 1, &v->dl, why, sizeof(why)) < 0) {
+                else
                         snprintf(err, errsize, VERBS_SONAME " not found (tried %s); " VERBS_PACKAGE_HINT, why);
-                        r = -ENOENT;
-                        goto fail;
-                }
+                r = -ENOENT;
+                goto fail;
         }
         const char *missing = NULL;
         if (dynlib_resolve(&v->dl, verbs_fns, DYNLIB_COUNT(verbs_fns), &v->fn, &missing) < 0) {
