@@ -17,6 +17,7 @@
 
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
+#include "core/array.h"
 #include "core/clock.h"
 
 #define COMPUTE_TARGET_MS 50.0
@@ -269,7 +270,7 @@ static void compute_run(const struct bench_ctx *ctx, struct bench_report *rep) {
         for (size_t i = 0; i < n; i++) {
                 struct bench_dev d;
                 if (bench_dev_open(ctx, rep, "compute", idx[i], &d) == 0) {
-                        for (size_t p = 0; p < sizeof(precs) / sizeof(precs[0]); p++)
+                        for (size_t p = 0; p < ARRAY_COUNT(precs); p++)
                                 if (precision_wanted(ctx, precs[p].name))
                                         run_fma(ctx, rep, &d, &precs[p]);
                         if (!want)

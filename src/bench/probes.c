@@ -10,6 +10,7 @@
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
 #include "bench/runner.h"
+#include "core/array.h"
 #include "core/deadline.h"
 #include "sys/facts.h"
 
@@ -93,7 +94,7 @@ unsigned probes_wanted_by(const char *check_id) {
                 {"device.memory_bandwidth", PROBE_BIT(PROBE_MEMORY)},
                 {"device.p2p", PROBE_BIT(PROBE_P2P)},
         };
-        for (size_t i = 0; i < sizeof(judges) / sizeof(judges[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(judges); i++)
                 if (strcmp(check_id, judges[i].check) == 0)
                         return PROBE_BIT(PROBE_FUNCTIONAL) | judges[i].probes;
         /* a device.* check not listed above still gets every probe rather than none */
@@ -286,7 +287,7 @@ static size_t node_gpu_indices(const struct bench_ctx *ctx, int *idx, size_t cap
 static void run_fixed(const struct bench_ctx *ctx, struct bench_report *rep, const struct bench_info *bench,
                       struct bench_options opt) {
         int idx[64];
-        size_t n = node_gpu_indices(ctx, idx, sizeof(idx) / sizeof(idx[0]));
+        size_t n = node_gpu_indices(ctx, idx, ARRAY_COUNT(idx));
         if (n == 0)
                 return; /* device.functional says why no GPU was probed */
         opt.gpus = idx;

@@ -1,4 +1,5 @@
 #include "bench/bench.h"
+#include "core/array.h"
 
 #include <string.h>
 
@@ -8,7 +9,7 @@ const struct bench_info *const bench_registry[] = {
 #undef BENCH
 };
 
-const size_t bench_registry_count = sizeof(bench_registry) / sizeof(bench_registry[0]);
+const size_t bench_registry_count = ARRAY_COUNT(bench_registry);
 
 const struct bench_info *bench_find(const char *name) {
         for (size_t i = 0; i < bench_registry_count; i++)

@@ -22,6 +22,7 @@
  * them all, so that removal is the barrier. */
 
 #include "bench/rendezvous.h"
+#include "core/array.h"
 #include "core/clock.h"
 #include "core/strbuf.h"
 
@@ -386,7 +387,7 @@ static bool localhost_name(const char *host) {
         if (n && host[n - 1] == '.')
                 n--;
         static const char *const names[] = {"localhost", "ip6-localhost", "ip6-loopback"};
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(names); i++)
                 if (n == strlen(names[i]) && strncasecmp(host, names[i], n) == 0)
                         return true;
         return n > 10 && strncasecmp(host + n - 10, ".localhost", 10) == 0;

@@ -1,4 +1,5 @@
 #include "bindings/cublaslt.h"
+#include "core/array.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -30,7 +31,7 @@ static const struct {
 };
 
 const char *cublaslt_status_name(const struct cublaslt *lt, cublasStatus_t st) {
-        for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(statuses); i++)
                 if (statuses[i].st == st)
                         return statuses[i].name;
         if (lt && lt->fn.cublasLtGetStatusName) {
@@ -68,7 +69,7 @@ static const struct dynlib_fn cublaslt_fns[] = {
 /* $GPUVET_CUBLASLT_LIB as a file, else the sonames (in that directory when it names one). */
 static int open_library(struct dynlib *dl, char *err, size_t errsize) {
         static const struct dynlib_search search = {
-                .env = CUBLASLT_LIB_ENV, .env_dir = true, .sonames = sonames, .n_sonames = DYNLIB_COUNT(sonames)};
+                .env = CUBLASLT_LIB_ENV, .env_dir = true, .sonames = sonames, .n_sonames = ARRAY_COUNT(sonames)};
         const char *env;
         enum dynlib_searched searched;
         char why[768];
@@ -98,7 +99,7 @@ int cublaslt_open(struct cublaslt **ret, char *err, size_t errsize) {
                 return r;
         }
         const char *missing = NULL;
-        if (dynlib_resolve(&lt->dl, cublaslt_fns, DYNLIB_COUNT(cublaslt_fns), &lt->fn, &missing) < 0) {
+        if (dynlib_resolve(&lt->dl, cublaslt_fns, ARRAY_COUNT(cublaslt_fns), &lt->fn, &missing) < 0) {
                 snprintf(err, errsize, "%s has no %s: not a cuBLASLt gpuvet can use", lt->dl.name, missing);
                 free(lt);
                 return -ENOSYS;

@@ -1,5 +1,6 @@
 /* Loading libcuda: the name to load and the symbol table from cuda_functions.def. */
 #include "bindings/cuda.h"
+#include "core/array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -41,13 +42,13 @@ int cuda_lib_load(const char *file, enum cuda_need need, struct cuda_lib **ret, 
         }
         lib->dl = dl;
         /* What this caller needs is required; everything else resolves when it can. */
-        struct dynlib_fn fns[DYNLIB_COUNT(cuda_fns)];
-        for (size_t i = 0; i < DYNLIB_COUNT(cuda_fns); i++) {
+        struct dynlib_fn fns[ARRAY_COUNT(cuda_fns)];
+        for (size_t i = 0; i < ARRAY_COUNT(cuda_fns); i++) {
                 fns[i] = cuda_fns[i].fn;
                 fns[i].required = cuda_fns[i].need != CUDA_NEED_NONE && cuda_fns[i].need <= need;
         }
         const char *absent = NULL;
-        if (dynlib_resolve(&lib->dl, fns, DYNLIB_COUNT(fns), lib, &absent) < 0) {
+        if (dynlib_resolve(&lib->dl, fns, ARRAY_COUNT(fns), lib, &absent) < 0) {
                 snprintf(why, whysize, "%s has no %s", lib->dl.path, absent);
                 if (missing)
                         *missing = absent;

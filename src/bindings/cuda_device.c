@@ -21,6 +21,7 @@
 #include "bench/cuda_raw.h"
 #include "bench/device.h"
 #include "bindings/cuda_errors.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 
 /* meson.build: the fatbin, or an empty array in a build without nvcc. */
@@ -48,7 +49,7 @@ static const struct cuda_kernel cuda_kernels[] = {
 #include "bench/kernels.def"
 #undef KERNEL
 };
-#define CUDA_N_KERNELS (sizeof(cuda_kernels) / sizeof(cuda_kernels[0]))
+#define CUDA_N_KERNELS (ARRAY_COUNT(cuda_kernels))
 
 /* ---- state ------------------------------------------------------------------------------ */
 
@@ -647,7 +648,7 @@ static int check_args(struct dev_backend *b, const struct cuda_kernel *k, const 
                         return -EINVAL;
                 }
                 unsigned kind = (unsigned)args[i].kind;
-                if (kind >= sizeof(kinds) / sizeof(kinds[0]) || strncmp(p, kinds[kind], 3) != 0) {
+                if (kind >= ARRAY_COUNT(kinds) || strncmp(p, kinds[kind], 3) != 0) {
                         set_err(b, "launch %s: argument %zu is '%.*s' in kernels.def, got %s", k->name, i + 1,
                                 (int)strcspn(p, ","), p, kind < 5 ? kinds[kind] : "an unknown kind");
                         return -EINVAL;

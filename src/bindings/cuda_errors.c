@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "bindings/cuda_api.h"
+#include "core/array.h"
 
 /* Our own names: the stub library has none (cuGetErrorName returns 34 and leaves NULL),
  * a probe that died cannot ask the driver, and a message must still name the code. */
@@ -47,7 +48,7 @@ static const struct {
 };
 
 static int find(int rc) {
-        for (size_t i = 0; i < sizeof(cuda_errors) / sizeof(cuda_errors[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(cuda_errors); i++)
                 if (cuda_errors[i].rc == rc)
                         return (int)i;
         return -1;

@@ -1,4 +1,5 @@
 #include "bindings/nccl.h"
+#include "core/array.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -70,7 +71,7 @@ void nccl_version_split(int code, int *ret_major, int *ret_minor, int *ret_patch
 }
 
 const char *nccl_result_name(const struct nccl *nc, ncclResult_t rc) {
-        for (size_t i = 0; i < DYNLIB_COUNT(results); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(results); i++)
                 if (results[i].rc == rc)
                         return results[i].name;
         /* not the library's ncclGetErrorString: it answers prose ("unhandled cuda error ..."),
@@ -109,7 +110,7 @@ static const struct dynlib_fn nccl_fns[] = {
 };
 
 int nccl_find_wheel(const char *root, char *buf, size_t size) {
-        for (size_t i = 0; i < DYNLIB_COUNT(wheel_globs); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(wheel_globs); i++) {
                 char pattern[1024];
                 snprintf(pattern, sizeof(pattern), "%s%s", root ? root : "", wheel_globs[i]);
                 glob_t g;
@@ -164,7 +165,7 @@ int nccl_open(struct nccl **ret, char *err, size_t errsize) {
         if (r < 0)
                 goto fail;
         const char *missing = NULL;
-        if (dynlib_resolve(&nc->dl, nccl_fns, DYNLIB_COUNT(nccl_fns), &nc->fn, &missing) < 0) {
+        if (dynlib_resolve(&nc->dl, nccl_fns, ARRAY_COUNT(nccl_fns), &nc->fn, &missing) < 0) {
                 snprintf(err, errsize, "%s has no %s: not an NCCL gpuvet can use", nc->dl.name, missing);
                 r = -ENOSYS;
                 goto fail;

@@ -1,6 +1,7 @@
 /* Loading libnvidia-ml at run time: the search order, the symbol table from
  * nvml_functions.def, and the names and sentences of NVML's return codes. */
 #include "bindings/nvml.h"
+#include "core/array.h"
 #include "sys/nvml_facts.h" /* NV_LIB_ENV */
 
 #include <errno.h>
@@ -33,7 +34,7 @@ static const struct {
 };
 
 const char *nvml_fallback_of(const char *name) {
-        for (size_t i = 0; i < DYNLIB_COUNT(nvml_fallbacks); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(nvml_fallbacks); i++)
                 if (strcmp(nvml_fallbacks[i].name, name) == 0)
                         return nvml_fallbacks[i].older;
         return NULL;
@@ -51,7 +52,7 @@ static int open_library(const char *path, struct dynlib *dl, char *err, size_t e
                 return -ENOENT;
         }
         static const struct dynlib_search search = {
-                .env = NV_LIB_ENV, .sonames = sonames, .n_sonames = DYNLIB_COUNT(sonames)};
+                .env = NV_LIB_ENV, .sonames = sonames, .n_sonames = ARRAY_COUNT(sonames)};
         const char *env;
         enum dynlib_searched searched;
         if (dynlib_search_open(&search, dl, &env, &searched, why, sizeof(why)) == 0)
@@ -86,13 +87,13 @@ int nvml_lib_load(const char *path, struct nvml_lib **ret, char *err, size_t err
                 return -ENOMEM;
         }
         lib->dl = dl;
-        struct dynlib_fn fns[DYNLIB_COUNT(nvml_fns)];
-        for (size_t i = 0; i < DYNLIB_COUNT(nvml_fns); i++) {
+        struct dynlib_fn fns[ARRAY_COUNT(nvml_fns)];
+        for (size_t i = 0; i < ARRAY_COUNT(nvml_fns); i++) {
                 fns[i] = nvml_fns[i];
                 fns[i].fallback = nvml_fallback_of(fns[i].name);
         }
         const char *missing = NULL;
-        if (dynlib_resolve(&lib->dl, fns, DYNLIB_COUNT(fns), lib, &missing) < 0) {
+        if (dynlib_resolve(&lib->dl, fns, ARRAY_COUNT(fns), lib, &missing) < 0) {
                 if (strcmp(dl.path, dl.name) == 0)
                         snprintf(err, errsize, "%s: missing required symbol %s", dl.name, missing);
                 else
@@ -159,7 +160,7 @@ static const struct nvml_return_info nvml_returns[] = {
 #undef RC
 
 static const struct nvml_return_info *return_info(nvmlReturn_t rc) {
-        for (size_t i = 0; i < sizeof(nvml_returns) / sizeof(nvml_returns[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(nvml_returns); i++)
                 if (nvml_returns[i].rc == rc)
                         return &nvml_returns[i];
         return NULL;

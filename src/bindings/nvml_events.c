@@ -20,6 +20,7 @@ _Static_assert(NV_EVENT_XID_CRITICAL == (unsigned long long)nvmlEventTypeXidCrit
 #include <string.h>
 #include <time.h>
 
+#include "core/array.h"
 #include "core/deadline.h"
 #include "sys/xid.h"
 
@@ -228,7 +229,7 @@ static void start_work(struct deadline_worker *w, void *block) {
                                              "nvmlEventSetFree"};
         const bool present[] = {lib->nvmlEventSetCreate != NULL, lib->nvmlDeviceRegisterEvents != NULL,
                                 lib->nvmlEventSetWait_v2 != NULL, lib->nvmlEventSetFree != NULL};
-        for (unsigned int i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+        for (unsigned int i = 0; i < ARRAY_COUNT(needed); i++)
                 if (!present[i]) {
                         b->missing_fn = needed[i];
                         return;

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/array.h"
 #include "core/deadline.h"
 
 /* gpuvet's names for NVML's values (sys/nvml_facts.h) are NVML's values. */
@@ -1112,7 +1113,7 @@ static void read_temperature_thresholds(struct gctx *c, struct nvml_gpu *g, nvml
                 {NVML_TEMPERATURE_THRESHOLD_GPU_MAX, offsetof(struct nvml_gpu, temp_gpu_max_c)},
                 {NVML_TEMPERATURE_THRESHOLD_MEM_MAX, offsetof(struct nvml_gpu, temp_mem_max_c)},
         };
-        for (size_t i = 0; i < sizeof(th) / sizeof(th[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(th); i++) {
                 unsigned int v = 0;
                 r = NVCALL(c, nvmlDeviceGetTemperatureThreshold, d, th[i].t, &v);
                 put_u32(c, (struct nv_u32 *)((char *)g + th[i].off), r, v);
@@ -1317,7 +1318,7 @@ static void read_ecc_counts(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t d) 
                 {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, FS_ECC_DBE_AGG_TOTAL,
                  offsetof(struct nvml_gpu, ecc_aggregate_uncorrected)},
         };
-        for (size_t i = 0; i < sizeof(ecc) / sizeof(ecc[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(ecc); i++) {
                 struct nv_u64 *f = (struct nv_u64 *)((char *)g + ecc[i].off);
                 unsigned long long v = 0;
                 if (field_count(c, d, ecc[i].slot, ULLONG_MAX, &v)) {
@@ -1348,7 +1349,7 @@ static void read_ecc_by_location(struct gctx *c, struct nvml_gpu *g, nvmlDevice_
                 {NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_SRAM, FS_NONE,
                  offsetof(struct nvml_gpu, ecc_aggregate_uncorrected_sram)},
         };
-        for (size_t i = 0; i < sizeof(split) / sizeof(split[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(split); i++) {
                 struct nv_u64 *f = (struct nv_u64 *)((char *)g + split[i].off);
                 unsigned long long v = 0;
                 if (split[i].slot != FS_NONE && field_count(c, d, split[i].slot, ULLONG_MAX, &v)) {
@@ -1381,7 +1382,7 @@ static void read_retired_pages(struct gctx *c, struct nvml_gpu *g, nvmlDevice_t 
                         {NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, FS_RETIRED_DBE,
                          offsetof(struct nvml_gpu, retired_pages_dbe)},
                 };
-                for (size_t i = 0; i < sizeof(rp) / sizeof(rp[0]); i++) {
+                for (size_t i = 0; i < ARRAY_COUNT(rp); i++) {
                         if (u32_from_field(c, d, (struct nv_u32 *)((char *)g + rp[i].off), rp[i].slot, UINT_MAX))
                                 continue;
                         unsigned int n = 0;
@@ -1807,7 +1808,7 @@ static void gather_gpu(struct gctx *c, struct nvml_gpu *g) {
                 c->replay_rc = g->handle.rc;
                 c->replay_fn = g->handle.fn;
         }
-        for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(readers); i++)
                 if (c->groups & nvml_group_bit(readers[i].group))
                         readers[i].read(c, g, g->device);
 }

@@ -1,6 +1,7 @@
 /* Loading the OpenCL ICD loader: the search order and the symbol table from
  * opencl_functions.def. */
 #include "bindings/opencl.h"
+#include "core/array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ int opencl_lib_load(struct opencl_lib **ret, char *err, size_t errsize) {
         const char *files[] = {dynlib_env(OPENCL_LIB_ENV), "libOpenCL.so.1", "libOpenCL.so"};
         struct dynlib dl;
         char tried[768];
-        if (dynlib_open(files, DYNLIB_COUNT(files), &dl, tried, sizeof(tried)) < 0) {
+        if (dynlib_open(files, ARRAY_COUNT(files), &dl, tried, sizeof(tried)) < 0) {
                 snprintf(err, errsize,
                          "OpenCL ICD loader not found (tried %s): install ocl-icd-libopencl1 and a driver "
                          "(pocl-opencl-icd for CPUs)",
@@ -32,7 +33,7 @@ int opencl_lib_load(struct opencl_lib **ret, char *err, size_t errsize) {
         }
         lib->dl = dl;
         const char *missing = NULL;
-        if (dynlib_resolve(&lib->dl, opencl_fns, DYNLIB_COUNT(opencl_fns), lib, &missing) < 0) {
+        if (dynlib_resolve(&lib->dl, opencl_fns, ARRAY_COUNT(opencl_fns), lib, &missing) < 0) {
                 snprintf(err, errsize, "%s lacks %s (OpenCL 1.2 needed)", lib->dl.name, missing);
                 dynlib_close(&lib->dl);
                 free(lib);

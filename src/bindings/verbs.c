@@ -1,4 +1,5 @@
 #include "bindings/verbs.h"
+#include "core/array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ static const char *const wc_names[] = {
 };
 
 const char *verbs_wc_status_name(enum ibv_wc_status s) {
-        if ((unsigned)s < DYNLIB_COUNT(wc_names))
+        if ((unsigned)s < ARRAY_COUNT(wc_names))
                 return wc_names[s];
         return NULL;
 }
@@ -69,7 +70,7 @@ int verbs_open(struct verbs **ret, char *err, size_t errsize) {
                 goto fail;
         }
         const char *missing = NULL;
-        if (dynlib_resolve(&v->dl, verbs_fns, DYNLIB_COUNT(verbs_fns), &v->fn, &missing) < 0) {
+        if (dynlib_resolve(&v->dl, verbs_fns, ARRAY_COUNT(verbs_fns), &v->fn, &missing) < 0) {
                 snprintf(err, errsize, "%s has no %s: not a libibverbs gpuvet can use", v->dl.name, missing);
                 dynlib_close(&v->dl);
                 r = -ENOSYS;

@@ -6,6 +6,7 @@
 #include "burn/watch.h"
 #include "burn/wire.h"
 #include "burn/worker.h"
+#include "core/array.h"
 #include "core/deadline.h"
 #include "core/run_command.h"
 #include "sys/facts.h"
@@ -65,7 +66,7 @@ unsigned burn_modes_parse(const char *s) {
 
 const char *burn_end_name(enum burn_end e) {
         static const char *const names[] = {"not run", "done", "stopped", "error", "hung", "crashed"};
-        return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "?";
+        return (unsigned)e < ARRAY_COUNT(names) ? names[e] : "?";
 }
 
 void burn_mode_slices(const struct burn_options *o, uint64_t slices[_BURN_MODE_COUNT]) {
@@ -187,7 +188,7 @@ struct census {
 
 static bool census_line(void *ctx, char *line) {
         struct census *c = ctx;
-        if (c->n == sizeof(c->devs) / sizeof(c->devs[0])) {
+        if (c->n == ARRAY_COUNT(c->devs)) {
                 c->broken = true;
                 return false;
         }

@@ -4,6 +4,7 @@
  * other and with themselves. */
 #include "burn/burn.h"
 #include "checks/check.h"
+#include "core/array.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -460,11 +461,11 @@ static void judge_clock_events(const struct facts *f, const struct burn_telemetr
         (void)f; /* judged by NVML's own limits, not the policy's thresholds */
         char seen[160] = "";
         size_t used = 0;
-        for (size_t k = 0; k < sizeof(slowdowns) / sizeof(slowdowns[0]); k++)
+        for (size_t k = 0; k < ARRAY_COUNT(slowdowns); k++)
                 if ((t->reasons_loaded & slowdowns[k].bit) && used < sizeof(seen))
                         used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? ", " : "",
                                                  slowdowns[k].name);
-        for (size_t k = 0; k < sizeof(slowdown_counters) / sizeof(slowdown_counters[0]); k++) {
+        for (size_t k = 0; k < ARRAY_COUNT(slowdown_counters); k++) {
                 double grew = counter_grew_s(t, slowdown_counters[k].viol);
                 if (grew > 0 && !strstr(seen, slowdown_counters[k].name) && used < sizeof(seen))
                         used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s (%.3f s by NVML's counter)",

@@ -3,6 +3,7 @@
  * launches, NCCL proxies, data loaders); a core that clocks down or sleeps deeply adds
  * microseconds to every launch and every collective. */
 #include "checks/check.h"
+#include "core/array.h"
 #include "core/strparse.h"
 
 #include <errno.h>
@@ -99,7 +100,7 @@ static void run_governor(const struct check_info *self, const struct facts *f, s
                 while (j < n_gov && strcmp(gov[j].name, q->governor) != 0)
                         j++;
                 if (j == n_gov) {
-                        if (n_gov == sizeof(gov) / sizeof(gov[0])) {
+                        if (n_gov == ARRAY_COUNT(gov)) {
                                 n_other_overflow++;
                                 continue;
                         }
@@ -194,7 +195,7 @@ static void run_cstates(const struct check_info *self, const struct facts *f, st
         static const char *const limit_keys[] = { "idle", "processor.max_cstate", "intel_idle.max_cstate" };
         char limits[160] = "", idle[32] = "";
         size_t ll = 0;
-        for (size_t k = 0; k < sizeof(limit_keys) / sizeof(limit_keys[0]); k++) {
+        for (size_t k = 0; k < ARRAY_COUNT(limit_keys); k++) {
                 char v[32];
                 if (cmdline_get(cmdline, limit_keys[k], v, sizeof(v)) < 0)
                         continue;

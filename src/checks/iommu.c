@@ -1,6 +1,7 @@
 /* iommu: whether an IOMMU is on and in which mode, judged by the node's role, and how
  * each GPU's IOMMU group is shared. See docs/checks/iommu.md. */
 #include "checks/check.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -30,7 +31,7 @@ static void cmdline_options(const char *cmdline, char *buf, size_t size) {
                 snprintf(buf, size, "unknown (/proc/cmdline unreadable)");
                 return;
         }
-        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(keys); i++) {
                 char v[64];
                 if (cmdline_get(cmdline, keys[i], v, sizeof(v)) == 0)
                         strbuf_appendf(buf, size, "%s%s%s%s", buf[0] ? " " : "", keys[i], v[0] ? "=" : "", v);

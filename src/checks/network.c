@@ -2,6 +2,7 @@
  * firmware, error counters), each GPU's nearest RDMA NIC, and what GPUDirect RDMA and
  * GPUDirect Storage need loaded. Read-only. See docs/checks/network.md. */
 #include "checks/check.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 #include "data/gpudb.h"
@@ -685,7 +686,7 @@ static void judge_roce_port(struct result *r, const struct facts *f, const struc
                 strbuf_appendf(counters, sizeof(counters), "%s%s %llu", counters[0] ? ", " : "",
                                rdma_hw_counter_name(c), (unsigned long long)p->hw[c]);
         }
-        for (size_t i = 0; i < sizeof(roce_loss) / sizeof(roce_loss[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(roce_loss); i++)
                 if (p->hw[roce_loss[i]] != RDMA_CTR_UNKNOWN)
                         loss += p->hw[roce_loss[i]];
         result_evidence(r, "source", CLASS_DIR "/%s/ports/%u/hw_counters; dcbnl (`dcb pfc show dev %s`)", d->name,

@@ -3,6 +3,7 @@
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
 #include "bench/bench_devutil.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -196,7 +197,7 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
                 struct link_cap c = slot_cap(f, d);
                 const struct policy_exception *allowed = allowance(self, f, d);
                 static const unsigned gen_mts[] = {0, 2500, 5000, 8000, 16000, 32000, 64000};
-                unsigned allowed_mts = allowed && allowed->gen < sizeof(gen_mts) / sizeof(gen_mts[0]) ? gen_mts[allowed->gen] : 0;
+                unsigned allowed_mts = allowed && allowed->gen < ARRAY_COUNT(gen_mts) ? gen_mts[allowed->gen] : 0;
                 bool by_policy = allowed_mts && allowed_mts < c.speed_mts;
                 if (by_policy)
                         c.speed_mts = allowed_mts;
@@ -383,7 +384,7 @@ static void acs_bits(uint16_t ctrl, char *buf, size_t size) {
         } bits[] = {{ACS_SV, "SV"}, {ACS_TB, "TB"}, {ACS_RR, "RR"}, {ACS_CR, "CR"},
                     {ACS_UF, "UF"}, {ACS_EC, "EC"}, {ACS_DT, "DT"}};
         buf[0] = '\0';
-        for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(bits); i++)
                 if (ctrl & bits[i].bit)
                         strbuf_appendf(buf, size, "%s%s", buf[0] ? " " : "", bits[i].name);
         if (!buf[0])

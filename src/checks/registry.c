@@ -1,4 +1,5 @@
 #include "checks/check.h"
+#include "core/array.h"
 #include "data/gpudb.h"
 
 #include <errno.h>
@@ -12,7 +13,7 @@ const struct check_info *const check_registry[] = {
 #undef CHECK
 };
 
-const size_t check_registry_count = sizeof(check_registry) / sizeof(check_registry[0]);
+const size_t check_registry_count = ARRAY_COUNT(check_registry);
 
 const struct check_info *check_find(const char *id) {
         for (size_t i = 0; i < check_registry_count; i++)
@@ -97,7 +98,7 @@ bool check_skip_capture_lacks(struct result *r, const struct facts *f, const cha
                      {"/dev", CAPTURE_DEV},
                      {"/proc", CAPTURE_PROC},
                      {"/sys", CAPTURE_SYS}};
-        for (size_t i = 0; i < sizeof(trees) / sizeof(trees[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(trees); i++) {
                 size_t n = strlen(trees[i].dir);
                 if (strncmp(path, trees[i].dir, n) != 0 || (path[n] != '\0' && path[n] != '/'))
                         continue;

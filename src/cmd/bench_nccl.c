@@ -16,6 +16,7 @@
 #include "cmd/nccl_launch.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "core/deadline.h"
 #include "core/strparse.h"
 #include "report/nccl_report.h"
@@ -283,7 +284,7 @@ int cmd_bench_nccl(int argc, char **argv) {
                         .sweep = {.min_bytes = 8, .max_bytes = (size_t)1 << 30, .step_factor = 2}},
                 .hang_s = DEFAULT_HANG_S, .join_s = DEFAULT_JOIN_S,
         };
-        for (size_t i = 0; i < sizeof(default_colls) / sizeof(default_colls[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(default_colls); i++)
                 o.run.colls[o.run.n_colls++] = default_colls[i];
         struct cmd_args args;
         int code = cmd_parse(&cmd_bench_nccl_spec, argc, argv, &o, &args);

@@ -4,6 +4,7 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "data/gpudb.h"
 #include "data/modeldb.h"
@@ -196,7 +197,7 @@ static int parse_count(const char *s, double *ret) {
         } suffixes[] = {{'K', 1e3}, {'M', 1e6}, {'B', 1e9}, {'G', 1e9}, {'T', 1e12}};
         if (*end) {
                 bool known = false;
-                for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]) && !known; i++)
+                for (size_t i = 0; i < ARRAY_COUNT(suffixes) && !known; i++)
                         if ((*end == suffixes[i].suffix || *end == suffixes[i].suffix + ('a' - 'A')) && end[1] == '\0') {
                                 v *= suffixes[i].scale;
                                 known = true;
@@ -747,7 +748,7 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
                          {"--kv-cache", false, true},  {"--no-kv-cache", false, true}, {"--fp32-grads", true, false}};
         const bool given[] = {o->optimizer, o->zero.given, o->micro_batch.given, o->global_batch.given, o->recompute,
                               o->batch.given, o->kv_cache, o->no_kv_cache, o->fp32_grads};
-        for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(given); i++)
                 if (given[i] && (c->mode == EST_INFER ? misplaced[i].given_train_only : misplaced[i].given_infer_only))
                         return cmd_usage_error("estimate", "%s is for %s only", misplaced[i].name,
                                                misplaced[i].given_train_only ? "training (--train)"

@@ -4,6 +4,7 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "core/clock.h"
 #include "core/fsroot.h"
 #include "metrics/metrics.h"
@@ -180,7 +181,7 @@ static void print_metrics_table(void) {
 static nvml_groups serve_groups(void) {
         const struct metric *shown[512];
         size_t n = 0;
-        for (size_t k = 0; k < metric_count() && n < sizeof(shown) / sizeof(shown[0]); k++)
+        for (size_t k = 0; k < metric_count() && n < ARRAY_COUNT(shown); k++)
                 if (dcgm_series_exported(metric_at(k)))
                         shown[n++] = metric_at(k);
         return metric_groups(shown, n) | nvml_group_bit(NVML_GROUP_NAME) | nvml_group_bit(NVML_GROUP_UUID) |
@@ -347,7 +348,7 @@ static void check_command_line(const struct serve_check_opts *c, const struct cm
                 {"--nvml-gpu-timeout-ms", args->nvml.dl.gpu_ms, cmd->gpu_ms},
                 {"--nvml-init-timeout-ms", args->nvml.dl.init_ms, cmd->init_ms},
         };
-        for (size_t i = 0; i < sizeof(dl) / sizeof(dl[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(dl); i++)
                 if (dl[i].ms) {
                         snprintf(dl[i].buf, sizeof(cmd->call_ms), "%u", dl[i].ms);
                         a[n++] = dl[i].opt;

@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "core/atomic_file.h"
 #include "core/deadline.h"
 #include "core/dynlib.h"
@@ -63,7 +64,7 @@ static int libarchive_load(char *err, size_t errsize) {
         static struct dynlib lib;
         if (lib.handle)
                 return 0;
-        return dynlib_load(sonames, DYNLIB_COUNT(sonames), fns, DYNLIB_COUNT(fns), &la, &lib, err, errsize);
+        return dynlib_load(sonames, ARRAY_COUNT(sonames), fns, ARRAY_COUNT(fns), &la, &lib, err, errsize);
 }
 
 #define INFO_NAME "gpuvet-snapshot.txt"
@@ -471,7 +472,7 @@ static bool ends_with(const char *s, const char *suffix) {
 static int compression_for(const char *path) {
         if (strcmp(path, "-") == 0)
                 return COMPRESS_NONE;
-        for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(suffixes); i++)
                 if (ends_with(path, suffixes[i].suffix))
                         return (int)suffixes[i].how;
         return -1;

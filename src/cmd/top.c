@@ -4,6 +4,7 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "core/strparse.h"
 #include "core/fsroot.h"
 #include "metrics/sampler.h"
@@ -92,7 +93,7 @@ static nvml_groups top_groups(void) {
                                             NVML_GROUP_ECC_COUNTS, NVML_GROUP_PROCS, NVML_GROUP_PROC_UTIL,
                                             NVML_GROUP_FAN, NVML_GROUP_CODEC_UTIL, NVML_GROUP_PCIE_THROUGHPUT};
         nvml_groups set = 0;
-        for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(g); i++)
                 set |= nvml_group_bit(g[i]);
         return set;
 }

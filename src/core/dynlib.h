@@ -93,5 +93,3 @@ int dynlib_search_open(const struct dynlib_search *s, struct dynlib *ret, const 
  * closed and table untouched. */
 int dynlib_load(const char *const *files, size_t n, const struct dynlib_fn *fns, size_t n_fns, void *table,
                 struct dynlib *ret, char *err, size_t errsize);
-
-#define DYNLIB_COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/deadline.h"
 
 extern char **environ;
@@ -216,7 +217,7 @@ void command_result_done(struct command_result *r) {
  * when the parent is already gone: the child should _exit. */
 static bool child_own_group(pid_t parent) {
         static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGPIPE, SIGALRM};
-        for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(sigs); i++)
                 signal(sigs[i], SIG_DFL);
         alarm(0);
         sigset_t none;

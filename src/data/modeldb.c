@@ -1,4 +1,5 @@
 #include "data/modeldb.h"
+#include "core/array.h"
 #include "data/embedded.h"
 #include "data/json_doc.h"
 
@@ -78,7 +79,7 @@ static int parse_model(json_t *root, json_t *e, size_t i, struct model_preset *p
                 {"vocab", offsetof(struct est_model, vocab), DIM_MAX},
                 {"max_seq", offsetof(struct est_model, max_seq), SEQ_MAX},
         };
-        for (size_t d = 0; d < sizeof(dims) / sizeof(dims[0]); d++)
+        for (size_t d = 0; d < ARRAY_COUNT(dims); d++)
                 if (!get_dim(e, dims[d].key, dims[d].max, (unsigned *)((char *)m + dims[d].offset))) {
                         snprintf(why, whysize, "model %.64s: \"%s\" must be an integer from 1 to %u", p->id,
                                  dims[d].key, dims[d].max);

@@ -1,5 +1,6 @@
 #include "report/burn_json.h"
 #include "burn/burn.h"
+#include "core/array.h"
 #include "report/json_real.h"
 #include "report/json_text.h"
 
@@ -66,7 +67,7 @@ static json_t *telemetry_json(const struct burn_telemetry *t) {
                                             "low_utilization", "reliability", "below_base_clocks", "hw_thermal_slowdown",
                                             "hw_power_brake_slowdown"};
         json_t *viol = json_object();
-        for (size_t v = 0; v < sizeof(names) / sizeof(names[0]); v++)
+        for (size_t v = 0; v < ARRAY_COUNT(names); v++)
                 if (t->have_violation[v])
                         json_object_set_new(viol, names[v],
                                             json_real(t->violation_end_ns[v] >= t->violation_start_ns[v]

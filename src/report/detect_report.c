@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/strparse.h"
 #include "data/compat.h"
 #include "data/gpudb.h"
@@ -287,7 +288,7 @@ static const char *verdict_label(const char *verdict) {
                 {"arch_unsupported", "no, no code for this GPU"},
                 {"gpu_unsupported_by_driver", "no, the driver does not support this GPU"},
         };
-        for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(labels); i++)
                 if (strcmp(labels[i].verdict, verdict) == 0)
                         return labels[i].label;
         return verdict;
@@ -299,7 +300,7 @@ static void write_by_verdict(FILE *out, const char *title, const json_t *list, c
         static const char *const order[] = {"native", "minor_compat", "forward_compat", "driver_too_old",
                                              "gpu_unsupported_by_driver", "arch_unsupported"};
         bool first_line = true;
-        for (size_t v = 0; v < sizeof(order) / sizeof(order[0]); v++) {
+        for (size_t v = 0; v < ARRAY_COUNT(order); v++) {
                 size_t i, n = 0;
                 const json_t *item, *first = NULL;
                 json_array_foreach(list, i, item) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/strparse.h"
 #include "html/html_escape.h"
 #include "html/html_page.h"
@@ -45,7 +46,7 @@ static void host_table(struct html_buf *b, struct doc_reader *r, json_t *host) {
         };
         static const char *const headers[] = {"Host", ""};
         html_table_begin(b, "kv host", headers, 2);
-        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(rows); i++)
                 html_table_row(b, rows[i], 2);
         html_table_end(b);
 }

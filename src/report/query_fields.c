@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "report/text_safe.h"
 #include "metrics/metrics.h"
@@ -28,7 +29,7 @@ static void build_fields(void) {
         for (size_t i = 0; i < metric_count(); i++) {
                 const struct metric *m = metric_at(i);
                 for (size_t k = 0; k < METRIC_SMI_NAMES && m->smi.names[k]; k++)
-                        if (n_fields < sizeof(fields) / sizeof(fields[0]))
+                        if (n_fields < ARRAY_COUNT(fields))
                                 fields[n_fields++] = (struct query_field){.name = m->smi.names[k], .m = m};
         }
 }
@@ -306,7 +307,7 @@ static void query_field_value(const struct query_field *f, const struct query_ro
         case SMI_FABRIC_STATE: {
                 static const char *const states[] = {"N/A", "Not Started", "In Progress", "Completed"};
                 /* NV_FABRIC_STATE_NOT_SUPPORTED (0) reads as the call's NOT_SUPPORTED. */
-                if (u32->v < sizeof(states) / sizeof(states[0]))
+                if (u32->v < ARRAY_COUNT(states))
                         snprintf(buf, size, "%s", states[u32->v]);
                 else
                         snprintf(buf, size, "Unknown");

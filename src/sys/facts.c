@@ -1,5 +1,6 @@
 #include "sys/facts.h"
 
+#include "core/array.h"
 #include "core/fsroot.h"
 
 #include <string.h>
@@ -13,7 +14,7 @@ int facts_gather(struct fsroot *fs, const struct gpudb *db, struct facts *f) {
                         unsigned int bit;
                 } trees[] = {{"/dev", CAPTURE_DEV}, {"/proc", CAPTURE_PROC}, {"/sys", CAPTURE_SYS},
                              {"/proc/driver/nvidia", CAPTURE_NVIDIA_PROC}, {"/proc/sys", CAPTURE_PROC_SYS}};
-                for (size_t i = 0; i < sizeof(trees) / sizeof(trees[0]); i++)
+                for (size_t i = 0; i < ARRAY_COUNT(trees); i++)
                         if (!fsroot_is_dir(fs, trees[i].dir))
                                 f->capture_lacks |= trees[i].bit;
         }
@@ -27,7 +28,7 @@ int facts_gather(struct fsroot *fs, const struct gpudb *db, struct facts *f) {
                 virt_gather,  nvidia_gather, kernel_gather, container_gather,
                 xid_gather,   netdev_gather, rdma_gather, devnodes_gather, cuda_env_gather,
         };
-        for (size_t i = 0; i < sizeof(gatherers) / sizeof(gatherers[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(gatherers); i++)
                 if ((r = gatherers[i](fs, f)) < 0)
                         return r;
         return 0;

@@ -1,4 +1,5 @@
 #include "sys/pci.h"
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "core/strv.h"
@@ -159,7 +160,7 @@ static void gather_link(struct fsroot *fs, struct pci_dev *d) {
                 {"current_link_width", &d->cur_width},
                 {"max_link_width", &d->max_width},
         };
-        for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(attrs); i++) {
                 int r = read_link_attr(fs, d, attrs[i].attr, attrs[i].dest);
                 if (r == 0)
                         continue;

@@ -1,6 +1,7 @@
 /* A frame from the model (top_frame.h). */
 #include "top/top_frame.h"
 
+#include "core/array.h"
 #include "core/utf8.h"
 #include "top/top_layout.h"
 
@@ -452,7 +453,7 @@ static int processes(struct top_frame *f, const struct top_layout *l, const stru
                 put(f, r, TOP_PROC_PREFIX_WIDTH, cmd_title);
         r++;
         if (v->help) {
-                for (unsigned int i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && i < l->proc_rows; i++)
+                for (unsigned int i = 0; i < ARRAY_COUNT(help_lines) && i < l->proc_rows; i++)
                         put(f, r + i, 0, help_lines[i]);
                 return 0;
         }

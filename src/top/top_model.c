@@ -1,5 +1,6 @@
 /* From samples to what top shows (top_model.h). */
 #include "top/top_model.h"
+#include "core/array.h"
 #include "core/clock.h"
 
 #include <errno.h>
@@ -36,7 +37,7 @@ static bool gpu_lost(const struct nvml_gpu *g, const char **fn) {
         }
         /* in the order they are read, so that the first call that said so is named */
         const struct nv_u32 *u[] = {&g->temp_c, &g->power_mw, &g->clock_mhz[NVML_CLK_SM], &g->util_gpu_pct};
-        for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(u); i++)
                 if (is_lost(u[i]->state, u[i]->rc)) {
                         *fn = u[i]->fn;
                         return true;
@@ -116,7 +117,7 @@ const struct top_reason top_reasons[] = {
         {NV_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN, "power-brake", TOP_CLASS_FAULT},
         {NV_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING, "display", TOP_CLASS_NORMAL},
 };
-const unsigned int top_n_reasons = sizeof(top_reasons) / sizeof(top_reasons[0]);
+const unsigned int top_n_reasons = ARRAY_COUNT(top_reasons);
 
 enum top_gpu_class top_gpu_classify(const struct top_gpu *g) {
         if (g->state == TOP_GPU_LOST)

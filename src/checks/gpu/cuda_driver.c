@@ -3,6 +3,7 @@
  * kernel module, call cuInit under a deadline, count the devices. The probe itself is
  * bindings/cuda_probe.c; this file judges its facts. */
 #include "checks/check.h"
+#include "core/array.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static const struct init_failure {
 };
 
 static const struct init_failure *failure_of(int rc) {
-        for (size_t i = 0; i < sizeof(init_failures) / sizeof(init_failures[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(init_failures); i++)
                 if (init_failures[i].rc == rc)
                         return &init_failures[i];
         return NULL;

@@ -2,6 +2,7 @@
  * docs/checks/gpu.md documents each; the shared NVML judging is in nvml_common.c. */
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -143,7 +144,7 @@ static void judge_ecc_errors(struct result *r, const struct facts *f, const stru
         const struct nv_u64 *split[] = {&g->ecc_volatile_uncorrected_dram, &g->ecc_volatile_uncorrected_sram,
                                         &g->ecc_aggregate_uncorrected_dram, &g->ecc_aggregate_uncorrected_sram};
         bool unusable = false;
-        for (size_t k = 0; k < sizeof(split) / sizeof(split[0]) && !unusable; k++)
+        for (size_t k = 0; k < ARRAY_COUNT(split) && !unusable; k++)
                 if (!nv_ok(*split[k]) && split[k]->state != NV_UNREAD && !nv_not_supported(split[k]->state, split[k]->rc))
                         unusable = UNUSABLE(r, f, g, "ECC errors by location", *split[k]);
         if (!unusable && !nv_ok(g->sram_threshold_exceeded) && g->sram_threshold_exceeded.state != NV_UNREAD &&

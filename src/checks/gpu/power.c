@@ -2,6 +2,7 @@
  * docs/checks/gpu.md documents each; the shared NVML judging is in nvml_common.c. */
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -97,7 +98,7 @@ static void judge_app_clocks(struct result *r, const struct facts *f, const stru
          * fault. Their successor, locked clocks, has no NVML getter; what a clock setting does
          * to the GPU shows in its clock event reasons (gpu.clock_events). */
         const struct nv_u32 *all[] = {sm, mem, dsm, dmem};
-        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(all); i++) {
                 if (all[i]->state != NV_ERROR || all[i]->rc != NV_RC_DEPRECATED)
                         continue;
                 result_evidence(r, "source", "%s", all[i]->fn ? all[i]->fn : "nvmlDeviceGetApplicationsClock");

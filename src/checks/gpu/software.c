@@ -2,6 +2,7 @@
  * files every CUDA process opens, and environment variables that make CUDA jobs slow,
  * hang or behave unlike everyone else's. */
 #include "checks/check.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 
 #include <errno.h>
@@ -209,7 +210,7 @@ static void run_cuda_env(const struct check_info *self, const struct facts *f, s
                 const struct cuda_env_var *v = &x->vars[i];
                 strbuf_appendf(seen, sizeof(seen), "%s%s=%s (%s)", seen[0] ? "; " : "", v->name, v->value, v->where);
                 const char *why = NULL;
-                for (size_t k = 0; k < sizeof(env_rules) / sizeof(env_rules[0]); k++)
+                for (size_t k = 0; k < ARRAY_COUNT(env_rules); k++)
                         if (strcmp(env_rules[k].name, v->name) == 0 && !(env_rules[k].zero_is_off && is_off(v->value)))
                                 why = env_rules[k].why;
                 /* Per job it is how schedulers hand out GPUs; node-wide it hides GPUs from

@@ -2,6 +2,7 @@
  * docs/checks/gpu.md documents each; the shared NVML judging is in nvml_common.c. */
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -200,7 +201,7 @@ static void judge_clock_events(struct result *r, const struct facts *f, const st
         result_evidence(r, "reasons", "0x%llx", v);
         char active[256] = "", bad[256] = "";
         enum status worst = STATUS_PASS;
-        for (size_t k = 0; k < sizeof(clock_reasons) / sizeof(clock_reasons[0]); k++) {
+        for (size_t k = 0; k < ARRAY_COUNT(clock_reasons); k++) {
                 if (!(v & clock_reasons[k].bit))
                         continue;
                 strbuf_appendf(active, sizeof(active), "%s%s", active[0] ? ", " : "", clock_reasons[k].name);
