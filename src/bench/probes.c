@@ -82,25 +82,6 @@ const char *probe_param(const struct measurement *m, const char *key) {
         return "";
 }
 
-unsigned probes_wanted_by(const char *check_id) {
-        static const struct {
-                const char *check;
-                unsigned probes;
-        } judges[] = {
-                {"device.functional", 0},
-                {"device.h2d", PROBE_BIT(PROBE_TRANSFER)},
-                {"device.d2h", PROBE_BIT(PROBE_TRANSFER)},
-                {"pcie.link_under_load", PROBE_BIT(PROBE_TRANSFER)},
-                {"device.memory_bandwidth", PROBE_BIT(PROBE_MEMORY)},
-                {"device.p2p", PROBE_BIT(PROBE_P2P)},
-        };
-        for (size_t i = 0; i < ARRAY_COUNT(judges); i++)
-                if (strcmp(check_id, judges[i].check) == 0)
-                        return PROBE_BIT(PROBE_FUNCTIONAL) | judges[i].probes;
-        /* a device.* check not listed above still gets every probe rather than none */
-        return strncmp(check_id, "device.", 7) == 0 ? PROBE_BIT(_PROBE_COUNT) - 1 : 0;
-}
-
 static size_t count_probed(const struct probe_facts *p) {
         size_t n = 0;
         for (size_t i = 0; i < p->rep.n; i++) {

@@ -86,10 +86,6 @@ void probes_not_run(struct probe_facts *ret, const char *why);
 /* A set of probes: bit (1u << id) per enum probe_id. */
 #define PROBE_BIT(id) (1u << (id))
 
-/* The probes the check with this id judges (0: none): check runs only those of the
- * selected checks. The functional probe comes with any other, as it finds the GPUs the
- * others measure. */
-unsigned probes_wanted_by(const char *check_id);
 
 /* ---- lookups for the checks (pure) ---- */
 

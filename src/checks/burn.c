@@ -649,33 +649,33 @@ static void run_xid(const struct check_info *self, const struct facts *f, struct
         each_telemetry(self, f, rep, judge_xid);
 }
 
-CHECK_INFO(burn_run, "burn", "burn.run", LEVEL_FULL, 0,
+CHECK_INFO(burn_run, "burn", "burn.run", LEVEL_FULL, NEED_BURN,
            "Every GPU's stress-test worker ran to the end: none hung, crashed or failed to start", run_run);
 
-CHECK_INFO(burn_compute, "burn", "burn.compute", LEVEL_FULL, 0,
+CHECK_INFO(burn_compute, "burn", "burn.compute", LEVEL_FULL, NEED_BURN,
            "Every verified GEMM under load equals the host reference, the GPU's first result and its peers'",
            run_compute);
 
-CHECK_INFO(burn_memory, "burn", "burn.memory", LEVEL_FULL, 0,
+CHECK_INFO(burn_memory, "burn", "burn.memory", LEVEL_FULL, NEED_BURN,
            "Every word of the memory test reads back what was written", run_memory);
 
-CHECK_INFO(burn_throughput, "burn", "burn.throughput", LEVEL_FULL, 0,
+CHECK_INFO(burn_throughput, "burn", "burn.throughput", LEVEL_FULL, NEED_BURN,
            "Sustained GEMM throughput keeps pace with the GPU's peers of the same model and does not fall",
            run_throughput);
 
-CHECK_INFO(burn_clock_events, "burn", "burn.clock_events", LEVEL_FULL, CHECK_NEEDS_NVML,
+CHECK_INFO(burn_clock_events, "burn", "burn.clock_events", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
            "No HW slowdown, thermal slowdown or power brake cut the clocks under load", run_clock_events);
 
-CHECK_INFO(burn_temperature, "burn", "burn.temperature", LEVEL_FULL, CHECK_NEEDS_NVML,
+CHECK_INFO(burn_temperature, "burn", "burn.temperature", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
            "GPU and memory temperatures under load stay clear of the slowdown temperature", run_temperature);
 
-CHECK_INFO(burn_sm_clock, "burn", "burn.sm_clock", LEVEL_FULL, CHECK_NEEDS_NVML,
+CHECK_INFO(burn_sm_clock, "burn", "burn.sm_clock", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
            "The SM clock under a GEMM load stays above a fraction of its maximum", run_sm_clock);
 
-CHECK_INFO(burn_power, "burn", "burn.power", LEVEL_FULL, CHECK_NEEDS_NVML,
+CHECK_INFO(burn_power, "burn", "burn.power", LEVEL_FULL, NEED_NVML | NEED_BURN,
            "Under the power mode each GPU draws close to its enforced power limit", run_power);
 
-CHECK_INFO(burn_ecc, "burn", "burn.ecc", LEVEL_FULL, CHECK_NEEDS_NVML,
+CHECK_INFO(burn_ecc, "burn", "burn.ecc", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
            "No uncorrectable ECC error, pending row remap or page retirement appears under load", run_ecc);
 
-CHECK_INFO(burn_xid, "burn", "burn.xid", LEVEL_FULL, CHECK_NEEDS_NVML, "The driver reports no Xid event during the run", run_xid);
+CHECK_INFO(burn_xid, "burn", "burn.xid", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN, "The driver reports no Xid event during the run", run_xid);

@@ -396,18 +396,18 @@ static void run_frequency(const struct check_info *self, const struct facts *f, 
                       "maximum", FREQ_LOW_PERCENT);
 }
 
-CHECK_INFO(cpu_governor, "cpu", "cpu.governor", LEVEL_QUICK, 0,
+CHECK_INFO(cpu_governor, "cpu", "cpu.governor", LEVEL_QUICK, NEED_CPU,
            "Every CPU uses the performance frequency governor",
            run_governor);
 
-CHECK_INFO(cpu_boost, "cpu", "cpu.boost", LEVEL_QUICK, 0, "CPU turbo/boost is enabled", run_boost);
+CHECK_INFO(cpu_boost, "cpu", "cpu.boost", LEVEL_QUICK, NEED_CPU, "CPU turbo/boost is enabled", run_boost);
 
-CHECK_INFO(cpu_cstates, "cpu", "cpu.cstates", LEVEL_QUICK, 0,
+CHECK_INFO(cpu_cstates, "cpu", "cpu.cstates", LEVEL_QUICK, NEED_CPU,
            "No deep C-state (exit latency > 20 us) is enabled",
            run_cstates);
 
-CHECK_INFO(cpu_smt, "cpu", "cpu.smt", LEVEL_QUICK, 0, "SMT (hyper-threading) state, reported", run_smt);
+CHECK_INFO(cpu_smt, "cpu", "cpu.smt", LEVEL_QUICK, NEED_CPU, "SMT (hyper-threading) state, reported", run_smt);
 
-CHECK_INFO(cpu_frequency, "cpu", "cpu.frequency", LEVEL_QUICK, 0,
+CHECK_INFO(cpu_frequency, "cpu", "cpu.frequency", LEVEL_QUICK, NEED_CPU,
            "CPUs are not capped and run near their maximum frequency",
            run_frequency);

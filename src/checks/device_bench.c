@@ -86,5 +86,5 @@ static void run_benchmarks(const struct check_info *self, const struct facts *f,
                 result_status(result_new(rep, self, "host"), STATUS_ERROR, "the benchmarks measured nothing");
 }
 
-CHECK_INFO(device_benchmarks, "device", "device.benchmarks", LEVEL_FULL, 0,
+CHECK_INFO(device_benchmarks, "device", "device.benchmarks", LEVEL_FULL, NEED_BENCH_SUITE,
            "Every benchmark of `gpuvet bench all` reaches its peak, baseline and siblings' level", run_benchmarks);

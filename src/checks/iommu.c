@@ -272,10 +272,10 @@ static void run_gpu_groups(const struct check_info *self, const struct facts *f,
         }
 }
 
-CHECK_INFO(iommu_enabled, "iommu", "iommu.enabled", LEVEL_QUICK, 0,
+CHECK_INFO(iommu_enabled, "iommu", "iommu.enabled", LEVEL_QUICK, NEED_IOMMU | NEED_VIRT,
            "IOMMU state fits the node's role (off or iommu=pt for GPU work, on for passthrough)",
            run_enabled);
 
-CHECK_INFO(iommu_gpu_groups, "iommu", "iommu.gpu_groups", LEVEL_QUICK, 0,
+CHECK_INFO(iommu_gpu_groups, "iommu", "iommu.gpu_groups", LEVEL_QUICK, NEED_IOMMU,
            "Each GPU's IOMMU group holds no unrelated device",
            run_gpu_groups);

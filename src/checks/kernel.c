@@ -256,6 +256,6 @@ CHECK_INFO(kernel_cmdline, "kernel", "kernel.cmdline", LEVEL_QUICK, 0,
            "Kernel command-line parameters that matter for GPU work",
            run_cmdline);
 
-CHECK_INFO(kernel_secure_boot, "kernel", "kernel.secure_boot", LEVEL_QUICK, 0,
+CHECK_INFO(kernel_secure_boot, "kernel", "kernel.secure_boot", LEVEL_QUICK, NEED_NVIDIA | NEED_KERNEL,
            "Secure Boot and module signing let the nvidia module load",
            run_secure_boot);

@@ -259,11 +259,11 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
         }
 }
 
-CHECK_INFO(pcie_link_width, "pcie", "pcie.link_width", LEVEL_QUICK, 0,
+CHECK_INFO(pcie_link_width, "pcie", "pcie.link_width", LEVEL_QUICK, NEED_VIRT,
            "Each GPU's PCIe link runs at its full width",
            run_link_width);
 
-CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, NEED_VIRT | NEED_NVML,
            "Each GPU's PCIe link runs at its maximum speed while it works",
            run_link_speed);
 
@@ -613,10 +613,10 @@ CHECK_INFO(pcie_aer, "pcie", "pcie.aer", LEVEL_QUICK, 0,
            "No PCIe AER errors logged on each GPU and the bridges above it",
            run_aer);
 
-CHECK_INFO(pcie_acs, "pcie", "pcie.acs", LEVEL_QUICK, 0,
+CHECK_INFO(pcie_acs, "pcie", "pcie.acs", LEVEL_QUICK, NEED_VIRT,
            "ACS on the bridges above each GPU fits the node's role (off for P2P, on for passthrough)",
            run_acs);
 
-CHECK_INFO(pcie_bar1, "pcie", "pcie.bar1", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(pcie_bar1, "pcie", "pcie.bar1", LEVEL_QUICK, NEED_VIRT | NEED_NVML,
            "Each GPU's BAR1 aperture is large (Above 4G decoding / Resizable BAR on)",
            run_bar1);

@@ -29,14 +29,16 @@ static void test_hold_facts(void) {
 }
 #endif
 
-int machine_gather(struct machine *m, unsigned timeout_s) {
+int machine_gather(struct machine *m, unsigned timeout_s) { return machine_gather_some(m, timeout_s, INPUTS_ALL); }
+
+int machine_gather_some(struct machine *m, unsigned timeout_s, unsigned needs) {
         m->facts = calloc(1, sizeof(*m->facts));
         if (!m->facts) {
                 fprintf(stderr, "gpuvet %s: out of memory\n", m->cmd);
                 return EXIT_INTERNAL;
         }
         watchdog_arm(timeout_s, "gathering facts");
-        int r = facts_gather(m->fs, m->db, m->facts);
+        int r = facts_gather_some(m->fs, m->db, needs, m->facts);
 #ifdef GPUVET_TEST_HOOKS
         test_hold_facts();
 #endif

@@ -1,13 +1,15 @@
 /* The periodic check of gpuvet serve (check_runner.h). */
 #include "serve/check_runner.h"
-#include "core/clock.h"
 
 #include "bench/probes.h"
 #include "cmd/cmd.h"
+#include "core/array.h"
+#include "core/clock.h"
 #include "core/run_command.h"
 #include "serve/check_status.h"
 #include "sys/container_gpu.h"
 #include "sys/cuda_driver.h"
+#include "sys/inputs.h"
 #include "sys/nvml_facts.h"
 
 #include <errno.h>
@@ -36,6 +38,24 @@ struct check_runner {
         char told[64];    /* the class of the last outcome said on log ("ok", "exit 3", ...) */
 };
 
+/* The longest the inputs of a phase take at their default deadlines (sys/inputs.def's
+ * worst_ms column). */
+static unsigned long long inputs_worst_ms(enum input_phase which) {
+        static const struct {
+                enum input_phase phase;
+                unsigned long long worst_ms;
+        } inputs[] = {
+#define INPUT(id, member, phase, live, worst_ms, deps, gather, done) {phase, worst_ms},
+#include "sys/inputs.def"
+#undef INPUT
+        };
+        unsigned long long sum = 0;
+        for (size_t i = 0; i < ARRAY_COUNT(inputs); i++)
+                if (inputs[i].phase == which)
+                        sum += inputs[i].worst_ms;
+        return sum;
+}
+
 unsigned check_runner_default_timeout_s(enum level level, const struct nvml_deadlines *dl, unsigned watchdog_s) {
         unsigned call = dl && dl->call_ms ? dl->call_ms : NVML_DEADLINE_CALL_MS_DEFAULT;
         unsigned gpu = dl && dl->gpu_ms ? dl->gpu_ms : NVML_DEADLINE_GPU_MS_DEFAULT;
@@ -45,12 +65,13 @@ unsigned check_runner_default_timeout_s(enum level level, const struct nvml_dead
         unsigned long long gather_ms = (unsigned long long)init + 4ull * call + gpu;
         if (gather_ms < watchdog_s * 1000ull)
                 gather_ms = watchdog_s * 1000ull;
-        if (gather_ms < CUDA_DRIVER_TIMEOUT_MS_DEFAULT)
-                gather_ms = CUDA_DRIVER_TIMEOUT_MS_DEFAULT;
+        if (gather_ms < inputs_worst_ms(INPUT_PHASE_FORK))
+                gather_ms = inputs_worst_ms(INPUT_PHASE_FORK);
         unsigned long long s = (gather_ms + 999) / 1000 + CHECK_TIMEOUT_MARGIN_S;
+        /* The steps that load the GPUs run one after the other (the probes, the container;
+         * the stress test, the benchmarks and DCGM have no fixed default to add). */
         if (level >= LEVEL_STANDARD)
-                s += PROBE_FUNCTIONAL_TIMEOUT_S + PROBE_TRANSFER_TIMEOUT_S + PROBE_MEMORY_TIMEOUT_S +
-                     PROBE_P2P_TIMEOUT_S + CONTAINER_GPU_DEFAULT_TIMEOUT_S;
+                s += (inputs_worst_ms(INPUT_PHASE_LOAD) + 999) / 1000;
         return s > 86400 ? 86400 : (unsigned)s;
 }
 

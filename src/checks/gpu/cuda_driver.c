@@ -224,6 +224,6 @@ static void run_cuda_driver(const struct check_info *self, const struct facts *f
         }
 }
 
-CHECK_INFO(gpu_cuda_driver, "gpu", "gpu.cuda_driver", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_cuda_driver, "gpu", "gpu.cuda_driver", LEVEL_QUICK, NEED_NVIDIA | NEED_CUDA_DRIVER | NEED_NVML,
            "libcuda loads, matches the kernel module, and cuInit counts every GPU",
            run_cuda_driver);

@@ -362,18 +362,18 @@ static void run_memory_health(const struct check_info *self, const struct facts 
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_row_remapper, "gpu", "gpu.row_remapper", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_row_remapper, "gpu", "gpu.row_remapper", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "Every memory bank has spare rows left for remapping (row-remapper histogram)",
            run_row_remapper);
 
-CHECK_INFO(gpu_ecc_mode, "gpu", "gpu.ecc_mode", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_ecc_mode, "gpu", "gpu.ecc_mode", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "ECC is enabled on datacenter GPUs, with no change pending",
            run_ecc_mode);
 
-CHECK_INFO(gpu_ecc_errors, "gpu", "gpu.ecc_errors", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_ecc_errors, "gpu", "gpu.ecc_errors", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "No uncorrectable ECC errors since the driver loaded",
            run_ecc_errors);
 
-CHECK_INFO(gpu_memory_health, "gpu", "gpu.memory_health", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_memory_health, "gpu", "gpu.memory_health", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "No pending row remap or page retirement, no remap failure",
            run_memory_health);

@@ -347,14 +347,14 @@ static void run_persistence_mode(const struct check_info *self, const struct fac
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_nvml, "gpu", "gpu.nvml", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_nvml, "gpu", "gpu.nvml", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
            "NVML loads and sees every NVIDIA GPU on the PCI bus",
            run_nvml);
 
-CHECK_INFO(gpu_driver_compat, "gpu", "gpu.driver_compat", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_driver_compat, "gpu", "gpu.driver_compat", LEVEL_QUICK, NEED_NVML,
            "The driver NVML reports supports each GPU's architecture",
            run_driver_compat);
 
-CHECK_INFO(gpu_persistence_mode, "gpu", "gpu.persistence_mode", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_persistence_mode, "gpu", "gpu.persistence_mode", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
            "Persistence mode is on for every GPU",
            run_persistence_mode);

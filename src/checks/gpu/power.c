@@ -136,10 +136,10 @@ static void run_app_clocks(const struct check_info *self, const struct facts *f,
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_power_limit, "gpu", "gpu.power_limit", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_power_limit, "gpu", "gpu.power_limit", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "The power limit is not capped below the default",
            run_power_limit);
 
-CHECK_INFO(gpu_app_clocks, "gpu", "gpu.app_clocks", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_app_clocks, "gpu", "gpu.app_clocks", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "Applications clocks are not locked away from their defaults",
            run_app_clocks);

@@ -165,7 +165,7 @@ static void run_device_nodes(const struct check_info *self, const struct facts *
         }
 }
 
-CHECK_INFO(gpu_device_nodes, "gpu", "gpu.device_nodes", LEVEL_QUICK, 0,
+CHECK_INFO(gpu_device_nodes, "gpu", "gpu.device_nodes", LEVEL_QUICK, NEED_DEVNODES,
            "NVIDIA device files exist and job users may open them",
            run_device_nodes);
 
@@ -240,6 +240,6 @@ static void run_cuda_env(const struct check_info *self, const struct facts *f, s
         }
 }
 
-CHECK_INFO(gpu_cuda_env, "gpu", "gpu.cuda_env", LEVEL_QUICK, 0,
+CHECK_INFO(gpu_cuda_env, "gpu", "gpu.cuda_env", LEVEL_QUICK, NEED_CUDA_ENV,
            "no environment variable slows, hangs or redirects CUDA jobs",
            run_cuda_env);

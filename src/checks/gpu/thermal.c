@@ -241,14 +241,14 @@ static void run_clock_events(const struct check_info *self, const struct facts *
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_temperature, "gpu", "gpu.temperature", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO_USES(gpu_temperature, "gpu", "gpu.temperature", LEVEL_QUICK, NEED_XID | NEED_NVML, NEED_BURN,
            "Each GPU runs below its slowdown temperature (or T.Limit) with margin",
            run_temperature);
 
-CHECK_INFO(gpu_memory_temperature, "gpu", "gpu.memory_temperature", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_memory_temperature, "gpu", "gpu.memory_temperature", LEVEL_QUICK, NEED_NVML,
            "GPU memory (HBM) runs below its temperature limit with margin",
            run_memory_temperature);
 
-CHECK_INFO(gpu_clock_events, "gpu", "gpu.clock_events", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO_USES(gpu_clock_events, "gpu", "gpu.clock_events", LEVEL_QUICK, NEED_XID | NEED_NVML, NEED_BURN,
            "No hardware, thermal or power-brake clock slowdown active",
            run_clock_events);
