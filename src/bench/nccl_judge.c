@@ -4,7 +4,16 @@
 
 #include <stdio.h>
 
+#include "bench/bench.h"
 #include "bench/nccl_math.h"
+
+/* In the registry for --list; `gpuvet bench nccl` runs it (src/cmd/bench_nccl.c). */
+const struct bench_info bench_nccl = {
+        .name = "nccl",
+        .title = "NCCL collectives' bus bandwidth (gpuvet bench nccl --help)",
+        .needs_device = true,
+        .own_command = true,
+};
 
 void nccl_judge(const struct nccl_run_options *run, const struct nccl_job_result *job, const struct nccl_fabric *fabric,
                 const struct baselines *bl, int nodes, int per_node, struct bench_report *rep) {
