@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/strbuf.h"
 #include "core/strparse.h"
 
 void ngc_read_framework(const char *out, struct ngc_seen *s) {
@@ -46,3 +47,18 @@ bool ngc_uuid_listed(const char (*list)[96], size_t n, const char *uuid) {
         return false;
 }
 
+void ngc_test_judge(const struct ngc_test *t, const struct ngc_seen *s, const char (*host)[96], size_t n_host,
+                    size_t host_count, struct ngc_test_verdict *v) {
+        *v = (struct ngc_test_verdict){0};
+        v->compare_uuids = t->compares_uuids && n_host > 0;
+        for (size_t i = 0; v->compare_uuids && i < n_host; i++)
+                if (!ngc_uuid_listed(s->uuids, s->n_uuids, host[i])) {
+                        strbuf_appendf(v->missing, sizeof(v->missing), "%s%s", v->n_missing ? ", " : "", host[i]);
+                        v->n_missing++;
+                }
+        v->gpus_ok = s->count == (long long)host_count &&
+                     (!v->compare_uuids || (v->n_missing == 0 && s->n_uuids == n_host));
+        v->report_ok = !t->script || s->have_report;
+        v->matmul_ok = !t->script || s->matmul_ok;
+        v->pass = v->report_ok && v->gpus_ok && v->matmul_ok;
+}

@@ -66,3 +66,17 @@ struct ngc_seen {
 void ngc_read_framework(const char *out, struct ngc_seen *s);
 /* Whether uuid is one of the n in list. */
 bool ngc_uuid_listed(const char (*list)[96], size_t n, const char *uuid);
+
+/* ngc test's verdict on what the container reported, against the host's GPUs (host: NVML's
+ * UUIDs, n_host of them, 0 when NVML gave none; host_count: the GPUs the host has). */
+struct ngc_test_verdict {
+        bool compare_uuids; /* the test compares UUIDs, and the host's are known */
+        bool gpus_ok;       /* the container saw the host's GPUs: as many, the same UUIDs when compared */
+        bool report_ok;     /* a test script printed its report (true without a script) */
+        bool matmul_ok;     /* the script's matmul matched the CPU (true without a script) */
+        bool pass;
+        char missing[1024]; /* the host's UUIDs the container did not see, ", " between */
+        size_t n_missing;
+};
+void ngc_test_judge(const struct ngc_test *t, const struct ngc_seen *s, const char (*host)[96], size_t n_host,
+                    size_t host_count, struct ngc_test_verdict *v);
