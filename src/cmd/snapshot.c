@@ -75,7 +75,8 @@ static int report_capture(const struct snapshot_capture *c, const struct snapsho
         int code = EXIT_PASS;
         for (size_t i = 0; i < c->n_left_out && i < LEFT_OUT_SHOWN; i++)
                 fprintf(stderr, "gpuvet snapshot: warning: left out /%s%s: %s\n", c->left_out[i].path,
-                        c->left_out[i].dir ? " (a directory: its entries)" : "", snapshot_left_out_why(&c->left_out[i]));
+                        c->left_out[i].dir ? " (a directory: its entries)" : "",
+                        snapshot_left_out_why(&c->left_out[i]));
         if (c->n_left_out > LEFT_OUT_SHOWN)
                 fprintf(stderr, "gpuvet snapshot: warning: ... and %zu more (all listed in %s in the archive)\n",
                         c->n_left_out - LEFT_OUT_SHOWN, SNAPSHOT_INFO_NAME);

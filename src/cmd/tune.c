@@ -345,9 +345,9 @@ static int plan_and_act(struct tune_cli *o, struct tune_ctx *c, const struct pol
                 if (code == EXIT_PASS && changes)
                         code = EXIT_FAILED;
         } else {
-                code = tune_apply(&(struct tune_apply_options){.profile = o->profile, .lock_timeout_s = o->lock_timeout_s,
-                                                                  .no_progress = o->no_progress},
-                                  c, &req, &t, state_path);
+                const struct tune_apply_options how = {.profile = o->profile, .lock_timeout_s = o->lock_timeout_s,
+                                                       .no_progress = o->no_progress};
+                code = tune_apply(&how, c, &req, &t, state_path);
         }
         tune_targets_free(&t);
         return code;

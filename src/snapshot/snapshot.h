@@ -63,7 +63,12 @@ struct snapshot_membuf {
 /* The compression -o's suffix asks for, as tar -a chooses it: an operator who types
  * node.tar.gz means gzip, and a name that promises one format while holding another breaks
  * `tar -xzf` and every tool that trusts the name. */
-enum snapshot_compression { SNAPSHOT_COMPRESS_NONE, SNAPSHOT_COMPRESS_GZIP, SNAPSHOT_COMPRESS_XZ, SNAPSHOT_COMPRESS_ZSTD };
+enum snapshot_compression {
+        SNAPSHOT_COMPRESS_NONE,
+        SNAPSHOT_COMPRESS_GZIP,
+        SNAPSHOT_COMPRESS_XZ,
+        SNAPSHOT_COMPRESS_ZSTD,
+};
 
 /* libarchive, loaded (not linked) when a snapshot is written. Returns 0, or <0 with err. */
 int snapshot_libarchive_load(char *err, size_t errsize);
