@@ -726,6 +726,7 @@ const struct bench_info bench_train = {
                   "if gemm passes, the step's small products (attention per head, a small --micro-batch) are "
                   "launch-bound: compare with a larger --micro-batch.",
         .needs_device = true,
+        .own_command = true,
         .default_timeout_s = 600,
         .run = train_run,
 };

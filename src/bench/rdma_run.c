@@ -10,9 +10,18 @@
 #include <sched.h>
 #include <time.h>
 
+#include "bench/bench.h"
 #include "bench/rdma_conn.h"
 #include "bench/rdma_endpoint.h"
 #include "core/deadline.h"
+
+/* In the registry for --list; `gpuvet bench rdma` runs it on two nodes (src/cmd/bench_rdma.c). */
+const struct bench_info bench_rdma = {
+        .name = "rdma",
+        .title = "RDMA write/read bandwidth and latency between two nodes (gpuvet bench rdma --help)",
+        .on_nic = true,
+        .own_command = true,
+};
 
 /* One side's resources: the endpoint (port, buffer, queue pair; bench/rdma_endpoint.h
  * says how its buffer's two regions are laid out), the TCP connection and the timings. */

@@ -32,12 +32,12 @@ void bench_suite_run(struct fsroot *fs, const struct facts *f, const char *backe
         double start = monotonic_ms();
         struct bench_options opt = {.backend = ret->backend};
         struct bench_progress line;
-        bench_progress_init(&line, "check", bench_registry_count, progress);
+        bench_progress_init(&line, "check", bench_all_count, progress);
         struct bench_ctx ctx = {.opt = &opt, .facts = f, .baselines = bl, .fs = fs, .progress = &line};
         double later_s = 0;
-        for (size_t i = 0; i < bench_registry_count; i++)
+        for (size_t i = 0; i < bench_all_count; i++)
                 later_s += bench_deadline_s(bench_registry[i], 0);
-        for (size_t i = 0; i < bench_registry_count; i++) {
+        for (size_t i = 0; i < bench_all_count; i++) {
                 struct bench_run_result res;
                 later_s -= bench_deadline_s(bench_registry[i], 0);
                 bench_progress_next(&line, later_s);
