@@ -7,6 +7,7 @@
 #include "cmd/machine.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "core/deadline.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
@@ -234,7 +235,7 @@ done:
 
 int cmd_bench(int argc, char **argv) {
         /* train (a model's shape), nccl (nccl-tests' options), rdma (two nodes, perftest's) */
-        for (size_t i = 0; argc > 1 && i < sizeof(bench_commands) / sizeof(bench_commands[0]); i++)
+        for (size_t i = 0; argc > 1 && i < ARRAY_COUNT(bench_commands); i++)
                 if (strcmp(argv[1], bench_commands[i].info->name) == 0)
                         return bench_commands[i].run(argc - 1, argv + 1);
         struct bench_cli o = {.bopt = {.backend = "auto"}};
@@ -258,7 +259,7 @@ int cmd_bench(int argc, char **argv) {
                 return cmd_usage_error("bench", "unexpected argument \"%s\" (see gpuvet bench --help)", argv[next + 1]);
         const char *names = argv[next];
         /* options before it were read as bench's own */
-        for (size_t i = 0; i < sizeof(bench_commands) / sizeof(bench_commands[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(bench_commands); i++)
                 if (strcmp(names, bench_commands[i].info->name) == 0)
                         return cmd_usage_error("bench", "%s takes options of its own: put it first, gpuvet bench %s "
                                                "[OPTIONS]", names, names);

@@ -10,6 +10,7 @@
  * atomic_write(), so a failed run never leaves a torn FILE.tar behind. */
 #include "snapshot/snapshot.h"
 
+#include "core/array.h"
 #include "core/atomic_file.h"
 #include "core/deadline.h"
 #include "core/dynlib.h"
@@ -59,7 +60,7 @@ int snapshot_libarchive_load(char *err, size_t errsize) {
         static struct dynlib lib;
         if (lib.handle)
                 return 0;
-        return dynlib_load(sonames, DYNLIB_COUNT(sonames), fns, DYNLIB_COUNT(fns), &la, &lib, err, errsize);
+        return dynlib_load(sonames, ARRAY_COUNT(sonames), fns, ARRAY_COUNT(fns), &la, &lib, err, errsize);
 }
 
 static int add_entry(struct snapshot_capture *c, const char *path, enum snapshot_reason reason) {
@@ -410,7 +411,7 @@ static bool ends_with(const char *s, const char *suffix) {
 int snapshot_compression_for(const char *path) {
         if (strcmp(path, "-") == 0)
                 return SNAPSHOT_COMPRESS_NONE;
-        for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(suffixes); i++)
                 if (ends_with(path, suffixes[i].suffix))
                         return (int)suffixes[i].how;
         return -1;
