@@ -81,14 +81,7 @@ static struct {
         bool written;
 } held[N_FUZZED];
 
-static void put(const char *rel, const void *content, size_t len) {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", root, rel);
-        for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-                *p = '\0';
-                (void)mkdir(path, 0755);
-                *p = '/';
-        }
+static void write_file(const char *path, const void *content, size_t len) {
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0)
                 abort();
@@ -97,17 +90,23 @@ static void put(const char *rel, const void *content, size_t len) {
         close(fd);
 }
 
+static void put(const char *rel, const void *content, size_t len) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+                *p = '\0';
+                (void)mkdir(path, 0755);
+                *p = '/';
+        }
+        write_file(path, content, len);
+}
+
 static void put_fuzzed(size_t i, const void *content, size_t len) {
         if (held[i].written && held[i].len == len && (!len || memcmp(held[i].content, content, len) == 0))
                 return;
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s", root, fuzzed[i]);
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                abort();
-        if (len && write(fd, content, len) != (ssize_t)len)
-                abort();
-        close(fd);
+        write_file(path, content, len);
         unsigned char *copy = realloc(held[i].content, len ? len : 1);
         if (!copy)
                 abort();
