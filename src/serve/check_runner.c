@@ -2,7 +2,7 @@
 #include "serve/check_runner.h"
 
 #include "bench/probes.h"
-#include "cmd/cmd.h"
+#include "core/exit.h"
 #include "core/run_command.h"
 #include "serve/check_status.h"
 #include "sys/container_gpu.h"
