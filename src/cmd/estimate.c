@@ -8,7 +8,7 @@
 #include "data/gpudb.h"
 #include "data/modeldb.h"
 #include "estimate/estimate.h"
-#include "report/json_real.h"
+#include "core/json_real.h"
 #include "sys/gpu.h"
 #include "sys/pci.h"
 

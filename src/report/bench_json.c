@@ -1,8 +1,8 @@
 #include "report/bench_json.h"
 #include "bench/bench.h"
 #include "report/envelope.h"
-#include "report/json_real.h"
-#include "report/json_text.h"
+#include "core/json_real.h"
+#include "core/json_text.h"
 #include "report/report_json.h"
 
 #include <errno.h>

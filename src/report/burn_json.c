@@ -1,7 +1,7 @@
 #include "report/burn_json.h"
 #include "burn/burn.h"
-#include "report/json_real.h"
-#include "report/json_text.h"
+#include "core/json_real.h"
+#include "core/json_text.h"
 
 #include <inttypes.h>
 #include <jansson.h>
