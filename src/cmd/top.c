@@ -9,7 +9,7 @@
 #include "metrics/sampler.h"
 #include "top/top_feed.h"
 #include "top/top_frame.h"
-#include "top/top_proc.h"
+#include "sys/proc.h"
 #include "top/top_screen.h"
 
 #include <errno.h>

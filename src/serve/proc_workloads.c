@@ -2,7 +2,7 @@
 #include "serve/proc_workloads.h"
 
 #include "core/fsroot.h"
-#include "top/top_proc.h"
+#include "sys/proc.h"
 
 #include <errno.h>
 #include <stdio.h>

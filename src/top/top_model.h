@@ -8,7 +8,7 @@
 
 #include "sys/nvml_facts.h"
 #include "top/top_draw.h"
-#include "top/top_proc.h"
+#include "sys/proc.h"
 
 enum top_gpu_state {
         TOP_GPU_LIVE,

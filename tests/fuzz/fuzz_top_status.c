@@ -1,8 +1,8 @@
-/* libFuzzer target: /proc/PID/status as gpuvet top reads it (src/top/top_proc.c): the
+/* libFuzzer target: /proc/PID/status as gpuvet top reads it (src/sys/proc.c): the
  * Name, Uid, NSpid and VmRSS lines of any text, which a process can shape (its Name is its
  * own comm) and another kernel can format differently; and the same bytes as
  * /proc/PID/stat, whose command field the process names too, and /proc/uptime. */
-#include "top/top_proc.h"
+#include "sys/proc.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -22,7 +22,7 @@
 #include "top/top_frame.h"
 #include "top/top_layout.h"
 #include "top/top_model.h"
-#include "top/top_proc.h"
+#include "sys/proc.h"
 #include "top/top_screen.h"
 #include "top/top_signal.h"
 

@@ -1,5 +1,5 @@
-/* Process identity from /proc (top_proc.h): status lines, cmdline, user names. */
-#include "top/top_proc.h"
+/* Process identity from /proc (sys/proc.h): status lines, cmdline, user names. */
+#include "sys/proc.h"
 
 #include "core/utf8.h"
 
