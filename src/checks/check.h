@@ -6,7 +6,7 @@
 #pragma once
 
 #include "core/result.h"
-#include "policy/policy.h"
+#include "results/policy.h"
 #include "sys/facts.h"
 
 /* What a check reads beyond the facts every run gathers, so that a command gathers only what
