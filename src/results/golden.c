@@ -1,4 +1,4 @@
-#include "policy/golden.h"
+#include "results/golden.h"
 #include "sys/facts.h"
 
 #include <errno.h>
