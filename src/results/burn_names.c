@@ -1,6 +1,6 @@
-/* burn's names for its modes and ends (burn/burn.h), apart from the run so that the
- * writers and the option parser that print or read them link no engine. */
-#include "burn/burn.h"
+/* burn's names for its modes and ends (results/burn.h), apart from the run so that the
+ * checks, the writers and the option parser that print or read them link no engine. */
+#include "results/burn.h"
 
 #include <stdbool.h>
 #include <string.h>
