@@ -135,22 +135,6 @@ int bench_time_reps(const struct bench_ctx *ctx, struct bench_dev *d, struct mea
         return r;
 }
 
-double bench_pcie_gbps(unsigned speed_mts, unsigned width) {
-        /* GB/s per lane and direction after line encoding: 8b/10b up to Gen2, 128b/130b
-         * for Gen3-5, FLIT mode (242/256) for Gen6 */
-        double lane;
-        switch (speed_mts) {
-        case 2500: lane = 0.25; break;
-        case 5000: lane = 0.5; break;
-        case 8000: lane = 8.0 * 128 / 130 / 8; break;
-        case 16000: lane = 16.0 * 128 / 130 / 8; break;
-        case 32000: lane = 32.0 * 128 / 130 / 8; break;
-        case 64000: lane = 64.0 * 242 / 256 / 8; break;
-        default: return 0;
-        }
-        return lane * width;
-}
-
 int copy_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
         struct copy_run *r = arg;
         return r->h2d ? ctx->ops->copy_h2d(d->ctx, r->dev, 0, r->host, r->bytes)

@@ -2,7 +2,6 @@
  * port, and BAR sizes. */
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
-#include "bench/bench_devutil.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
