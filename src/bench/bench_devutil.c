@@ -189,12 +189,12 @@ double bench_pcie_peak(const struct bench_ctx *ctx, const struct bench_dev *d, c
         if (d->pci && ctx->facts && pci_link_best(&ctx->facts->pci, d->pci, &mts, &width) && width) {
                 snprintf(source, size, "PCIe link of %s at its best: Gen%u x%u (sysfs max_link_*)", d->pci->addr,
                          pcie_gen_from_mts(mts), width);
-                return bench_pcie_gbps(mts, width);
+                return pci_link_gbps(mts, width);
         }
         if (d->model && d->model->pcie_gen > 0 && d->model->pcie_gen <= 6 && d->model->pcie_width) {
                 snprintf(source, size, "%.50s: PCIe Gen%u x%u (data/gpus.json)", d->model->name, d->model->pcie_gen,
                          d->model->pcie_width);
-                return bench_pcie_gbps(gen_mts[d->model->pcie_gen], d->model->pcie_width);
+                return pci_link_gbps(gen_mts[d->model->pcie_gen], d->model->pcie_width);
         }
         return 0;
 }

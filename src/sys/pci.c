@@ -545,7 +545,7 @@ bool pci_link_best(const struct pci_facts *p, const struct pci_dev *d, unsigned 
         return true;
 }
 
-double bench_pcie_gbps(unsigned speed_mts, unsigned width) {
+double pci_link_gbps(unsigned speed_mts, unsigned width) {
         /* GB/s per lane and direction after line encoding: 8b/10b up to Gen2, 128b/130b
          * for Gen3-5, FLIT mode (242/256) for Gen6 */
         double lane;

@@ -139,4 +139,4 @@ bool pci_bar_assigned(const struct pci_bar *b);
 
 /* PCIe bandwidth of one direction in GB/s for a link of speed_mts and width lanes
  * (encoding overhead included); 0 when unknown. */
-double bench_pcie_gbps(unsigned speed_mts, unsigned width);
+double pci_link_gbps(unsigned speed_mts, unsigned width);
