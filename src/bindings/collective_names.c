@@ -1,4 +1,5 @@
-/* The collectives', element types' and operations' names and sizes (bench/collective.h). */
+/* The collectives', element types' and operations' names and sizes (bench/collective.h):
+ * part of the interface nccl_comm.c implements, which speaks them to NCCL. */
 #include "bench/collective.h"
 
 #include <string.h>
