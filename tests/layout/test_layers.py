@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The layers of src/ (HACKING.md, "Layers"): each folder may use only the folders below it,
-so that a lower layer builds, links and is tested without the ones above. Two views of the
-same rule, each failing naming every crossing:
+"""The layers of src/ (HACKING.md, "Layers"; the table is src/meson.build's `layers`): each
+folder may use only the folders below it, so that a lower layer builds, links and is tested
+without the ones above. Two views of the same rule, each failing naming every crossing:
 
   includes  every #include "folder/..." of a file under src/ names its own folder or one
             of a lower layer (the few interface headers a lower layer implements for its
@@ -16,25 +16,22 @@ import re
 import subprocess
 import sys
 
-# Lowest first. A folder may include and call its own folder and the folders of the lines
-# above its own; folders on one line are peers and use neither each other nor anything on
-# their own line.
-LAYERS = [
-    ["core"],                 # plumbing: files, deadlines, results, JSON and string helpers
-    ["data"],                 # the tables of data/*.json and their loaders
-    ["estimate"],             # pure arithmetic of model shapes (data/model_shape.h)
-    ["sys"],                  # facts: /sys, /proc, the NVML and CUDA facts' declarations
-    ["bindings"],             # the vendor libraries, speaking sys's and the engines' interfaces
-    ["metrics"],              # the metrics registry and the sampler
-    ["results"],              # what the engines and the site hand the checks
-    ["checks", "html", "fleet", "slurm"],
-    ["tune", "bench"],        # the engines
-    ["burn", "policy"],       # burn runs bench's devices; the policy names checks and settings
-    ["report"],               # the writers
-    ["top", "serve"],         # the long-running views
-    ["cmd"],                  # the commands
-    ["main.c"],
-]
+MAIN = "main.c"  # above every layer: it only calls cmd/
+
+
+def read_layers(src):
+    """The table of src/meson.build (layers = [ ['core'], ... ]), lowest first, with
+    src/main.c on top. The libraries are built from the same table (meson.build)."""
+    with open(os.path.join(src, "meson.build"), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"^layers = \[\n(.*?)^\]", text, re.M | re.S)
+    if not m:
+        sys.exit("FAIL src/meson.build has no layers = [...] table")
+    layers = [re.findall(r"'([a-z]+)'", row) for row in re.findall(r"\[([^\[\]]*)\]", m.group(1))]
+    return layers + [[MAIN]]
+
+
+LAYERS = []
 
 # Interfaces that sit with their user (HACKING.md, "The tree": src/bindings/): the layer
 # below implements them and includes them for that alone.
@@ -138,10 +135,11 @@ def check_symbols(build):
 
 def main():
     src = sys.argv[1]
+    LAYERS.extend(read_layers(src))
     crossings, unknown = check_includes(src)
     failed = False
     for u in sorted(unknown):
-        print("FAIL src/%s is in no layer: add it to LAYERS here and to HACKING.md's table" % u)
+        print("FAIL src/%s is in no layer: add it to src/meson.build's layers and HACKING.md's table" % u)
         failed = True
     for c in crossings:
         print("FAIL " + c)
