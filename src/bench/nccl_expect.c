@@ -61,7 +61,7 @@ void nccl_expect(const struct facts *f, const char *const *bus_ids, size_t n, in
                 all_nvlink = all_nvlink && board_links;
                 unsigned mts, width;
                 if (pci_link_best(&f->pci, d, &mts, &width) && mts && width) {
-                        double g = bench_pcie_gbps(mts, width);
+                        double g = pci_link_gbps(mts, width);
                         if (g > 0)
                                 slowest_pcie = slowest_pcie == 0 || g < slowest_pcie ? g : slowest_pcie;
                 }

@@ -11,9 +11,15 @@
  * of ~5% is normal). */
 #define SIBLING_TOLERANCE 0.10
 
+static const char *remedy_of(const char *bench) {
+        const struct bench_info *b = bench_find(bench);
+        return b ? b->remedy : NULL;
+}
+
 void bench_suite_not_run(struct bench_suite_facts *ret, const char *why) {
         memset(ret, 0, sizeof(*ret));
         bench_report_init(&ret->rep);
+        ret->remedy_of = remedy_of;
         snprintf(ret->not_run, sizeof(ret->not_run), "%s", why);
 }
 

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench/nccl_math.h"
+#include "bench/collective.h"
 
-/* bench/nccl_math.h names NCCL's types and operations in gpuvet's enums, with NCCL's values,
+/* bench/collective.h names NCCL's types and operations in gpuvet's enums, with NCCL's values,
  * so that the benchmark passes them through unchanged. */
 #define SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " differs from " #b)
 SAME(NCCL_DT_INT8, ncclInt8);

@@ -2,7 +2,7 @@
  * facts burn/run.c gathered: whether each worker ran to the end, whether every product and
  * every memory word came back right, and whether GPUs of one model kept pace with each
  * other and with themselves. */
-#include "burn/burn.h"
+#include "results/burn.h"
 #include "checks/check.h"
 #include "core/array.h"
 

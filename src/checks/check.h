@@ -6,7 +6,7 @@
 #pragma once
 
 #include "core/result.h"
-#include "policy/policy.h"
+#include "results/policy.h"
 #include "sys/facts.h"
 
 /* What a check reads beyond the facts every run gathers (INPUTS_ALWAYS: host, PCI, GPUs,
@@ -69,12 +69,6 @@ const struct check_info *check_find(const char *id);
 
 /* The subject string of a GPU result: its PCI address. */
 const char *gpu_subject(const struct facts *f, size_t gpu_index);
-const struct pci_dev *gpu_pci(const struct facts *f, size_t gpu_index);
-/* "NVIDIA H100 80GB HBM3" or "NVIDIA GPU 10de:2330" when not in the table. */
-void gpu_describe(const struct facts *f, size_t gpu_index, char *buf, size_t size);
-/* The NVML GPU at this PCI address (sysfs form), or NULL when NVML was not asked or does
- * not see it. */
-const struct nvml_gpu *nvml_gpu_at(const struct facts *f, const char *addr);
 /* GPUs bound to this kernel driver ("nvidia", "vfio-pci"). */
 size_t check_gpus_bound_to(const struct facts *f, const char *driver);
 /* GPUs the host driver should own: those not reserved for a VM through vfio-pci. */

@@ -3,7 +3,7 @@
  * H2D/D2H against the PCIe link and the model's baseline, device memory bandwidth, peer
  * copies between every pair; and pcie.link_under_load, the link speed read while H2D
  * copies run. Pure functions of facts.probes (docs/checks/device.md). */
-#include "bench/probes.h"
+#include "results/probes.h"
 #include "checks/check.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"

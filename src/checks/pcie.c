@@ -2,7 +2,6 @@
  * port, and BAR sizes. */
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
-#include "bench/bench_devutil.h"
 #include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
@@ -123,7 +122,7 @@ static void judge_guest_width(struct result *r, const struct facts *f, const str
                       "the GPU's link in this %s guest is x%u of the card's x%u (now %s): %.0f of %.0f GB/s per "
                       "direction at %s; the platform wires it so",
                       f->virt.hypervisor[0] ? f->virt.hypervisor : "VM", d->cur_width, d->max_width, cur,
-                      bench_pcie_gbps(mts, d->cur_width), bench_pcie_gbps(mts, d->max_width), gen);
+                      pci_link_gbps(mts, d->cur_width), pci_link_gbps(mts, d->max_width), gen);
         result_remedy(r, "Nothing inside the VM changes the width: the instance type (or the host's slot) gives the "
                          "GPU x%u. If the instance type should give x%u, ask its provider or move to one that does; "
                          "if x%u is what the site bought, allow it in the site policy (a pcie.link_width "

@@ -7,7 +7,7 @@
 #include "checks/check.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
-#include "policy/golden.h"
+#include "results/golden.h"
 
 #include <stdarg.h>
 #include <stdio.h>

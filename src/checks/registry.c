@@ -22,32 +22,8 @@ const struct check_info *check_find(const char *id) {
         return NULL;
 }
 
-const struct pci_dev *gpu_pci(const struct facts *f, size_t gpu_index) {
-        return &f->pci.devs[f->gpus.gpus[gpu_index].pci_index];
-}
-
-const struct nvml_gpu *nvml_gpu_at(const struct facts *f, const char *addr) {
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                if (nv_ok(g->pci_bus_id) && strcasecmp(g->pci_bus_id.v, addr) == 0)
-                        return g;
-        }
-        return NULL;
-}
-
 const char *gpu_subject(const struct facts *f, size_t gpu_index) {
         return gpu_pci(f, gpu_index)->addr;
-}
-
-void gpu_describe(const struct facts *f, size_t gpu_index, char *buf, size_t size) {
-        const struct gpu *g = &f->gpus.gpus[gpu_index];
-        const struct pci_dev *d = gpu_pci(f, gpu_index);
-        if (g->model)
-                snprintf(buf, size, "%s", g->model->name);
-        else if (d->have_ids)
-                snprintf(buf, size, "NVIDIA GPU %04x:%04x", d->vendor, d->device);
-        else
-                snprintf(buf, size, "NVIDIA GPU");
 }
 
 size_t check_gpus_bound_to(const struct facts *f, const char *driver) {

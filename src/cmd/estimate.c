@@ -10,7 +10,7 @@
 #include "data/modeldb.h"
 #include "estimate/adviser.h"
 #include "estimate/estimate.h"
-#include "report/json_real.h"
+#include "core/json_real.h"
 #include "sys/gpu.h"
 #include "sys/pci.h"
 

@@ -10,7 +10,7 @@
 #include "metrics/sampler.h"
 #include "top/top_feed.h"
 #include "top/top_frame.h"
-#include "top/top_proc.h"
+#include "sys/proc.h"
 #include "top/top_screen.h"
 
 #include <errno.h>
@@ -218,19 +218,19 @@ static int run(const struct top_cli *o, const struct cmd_args *args) {
                 fprintf(stderr, "gpuvet top: --root %s: %s\n", args->common.root, strerror(-r));
                 return EXIT_USAGE;
         }
-        struct top_users *users = NULL;
+        struct proc_users *users = NULL;
         char err[512] = "";
         struct nvml_lib *lib = NULL;
-        if (top_users_load(fs, &users) < 0 || nv_lib_open(args->nvml.lib, &lib, err, sizeof(err)) == -ENOMEM) {
+        if (proc_users_load(fs, &users) < 0 || nv_lib_open(args->nvml.lib, &lib, err, sizeof(err)) == -ENOMEM) {
                 fprintf(stderr, "gpuvet top: out of memory\n");
-                top_users_free(users);
+                proc_users_free(users);
                 fsroot_free(fs);
                 return EXIT_INTERNAL;
         }
         sigset_t open_mask;
         block_signals(&open_mask);
         struct top_feed feed = {
-                .look = {.fs = fs, .users = users, .nested = top_proc_self_nested(fs)},
+                .look = {.fs = fs, .users = users, .nested = proc_self_nested(fs)},
                 .interval_ms = o->interval_ms,
                 .stale_after_ms = 2 * o->interval_ms +
                                   (args->nvml.dl.call_ms ? args->nvml.dl.call_ms : NVML_DEADLINE_CALL_MS_DEFAULT),
@@ -253,7 +253,7 @@ static int run(const struct top_cli *o, const struct cmd_args *args) {
         }
         bool abandoned = feed.smp && sampler_stop(feed.smp);
         top_model_done(&m);
-        top_users_free(users);
+        proc_users_free(users);
         fsroot_free(fs);
         if (abandoned) /* a call still runs inside NVML: no unload, no exit handlers */
                 _exit(stdout_finish(code));

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/cmd.h" /* EXIT_* */
+#include "core/exit.h"
 #include "core/strbuf.h"
 #include "data/gpudb.h"
 #include "report/detect_report.h"

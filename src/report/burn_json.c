@@ -1,8 +1,8 @@
 #include "report/burn_json.h"
 #include "burn/burn.h"
 #include "core/array.h"
-#include "report/json_real.h"
-#include "report/json_text.h"
+#include "core/json_real.h"
+#include "core/json_text.h"
 
 #include <inttypes.h>
 #include <jansson.h>

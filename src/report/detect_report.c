@@ -9,7 +9,7 @@
 #include "core/strparse.h"
 #include "data/compat.h"
 #include "data/gpudb.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "sys/facts.h"
 #include "version.h"
 

@@ -9,7 +9,7 @@
 #include "checks/check.h"
 #include "core/strparse.h"
 #include "metrics/metrics.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "report/metrics_json.h"
 #include "report/report_json.h"
 #include "report/text_safe.h"

@@ -6,8 +6,8 @@
 
 #include "report/bench_json.h"
 #include "report/envelope.h"
-#include "report/json_real.h"
-#include "report/json_text.h"
+#include "core/json_real.h"
+#include "core/json_text.h"
 #include "report/report_json.h"
 #include "report/text_safe.h"
 

@@ -1,7 +1,7 @@
 #include "report/report_json.h"
 #include "report/burn_json.h"
 #include "report/envelope.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "checks/check.h"
 
 #include <jansson.h>

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "checks/check.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "report/text_safe.h"
 
 static const char legend[] =

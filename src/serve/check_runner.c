@@ -2,9 +2,9 @@
 #include "serve/check_runner.h"
 
 #include "bench/probes.h"
-#include "cmd/cmd.h"
 #include "core/array.h"
 #include "core/clock.h"
+#include "core/exit.h"
 #include "core/run_command.h"
 #include "serve/check_status.h"
 #include "sys/container_gpu.h"

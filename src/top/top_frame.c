@@ -243,7 +243,7 @@ static void bytes_text(char *out, size_t size, const struct top_proc_row *p) {
 }
 
 /* Host memory as "980K", "12.3M", "512M", "1.5G": at most 5 columns. */
-static void rss_text(char *out, size_t size, const struct top_proc_info *in) {
+static void rss_text(char *out, size_t size, const struct proc_info *in) {
         if (!in->have_rss) {
                 snprintf(out, size, "-");
                 return;
@@ -288,7 +288,7 @@ static void cpu_text(char *out, size_t size, double pct) {
  * where they are, so the tree reads down the COMMAND column. */
 static void command(struct top_frame *f, unsigned int r, bool workload_column, const char *workload,
                     const char *glyphs, const char *cmd) {
-        char text[sizeof(((struct top_tree_line *)0)->glyphs) + sizeof(((struct top_proc_info *)0)->command) + 64];
+        char text[sizeof(((struct top_tree_line *)0)->glyphs) + sizeof(((struct proc_info *)0)->command) + 64];
         snprintf(text, sizeof(text), "%s%s", glyphs, cmd);
         if (workload_column)
                 putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*.*s %s", TOP_WORKLOAD_WIDTH, TOP_WORKLOAD_WIDTH, workload, text);
@@ -314,24 +314,24 @@ static void host_row(struct top_frame *f, unsigned int r, const struct top_host_
 static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_row *p, bool workload_column,
                      const char *glyphs) {
         char mem[32], ns[16] = "-", sm[16] = "-", cpu[16], rss[16], age[32];
-        cpu_text(cpu, sizeof(cpu), p->info.where == TOP_PROC_FOUND ? p->cpu_pct : -1);
+        cpu_text(cpu, sizeof(cpu), p->info.where == PROC_FOUND ? p->cpu_pct : -1);
         rss_text(rss, sizeof(rss), &p->info);
-        elapsed_text(age, sizeof(age), p->info.where == TOP_PROC_FOUND ? p->info.elapsed_s : -1);
+        elapsed_text(age, sizeof(age), p->info.where == PROC_FOUND ? p->info.elapsed_s : -1);
         if (p->sm_pct >= 0)
                 snprintf(sm, sizeof(sm), "%d%%", p->sm_pct);
         bytes_text(mem, sizeof(mem), p);
         const char *user = p->info.user, *cmd = p->info.command;
         switch (p->info.where) {
-        case TOP_PROC_OTHER_NS:
+        case PROC_OTHER_NS:
                 snprintf(ns, sizeof(ns), "?");
                 user = "other-ns";
                 cmd = "(other namespace: NVML's PID is not visible from here)";
                 break;
-        case TOP_PROC_GONE:
+        case PROC_GONE:
                 user = "-";
                 cmd = "(exited)";
                 break;
-        case TOP_PROC_FOUND:
+        case PROC_FOUND:
                 if (p->info.ns_pid)
                         snprintf(ns, sizeof(ns), "%u", p->info.ns_pid);
                 break;

@@ -146,7 +146,7 @@ static unsigned int count_procs(const struct nvml_facts *f) {
         return n;
 }
 
-static bool has_cpu_time(const struct top_proc_info *in) { return in->where == TOP_PROC_FOUND && in->have_stat; }
+static bool has_cpu_time(const struct proc_info *in) { return in->where == PROC_FOUND && in->have_stat; }
 
 static bool have_pid(const struct top_model *m, unsigned int pid) {
         for (unsigned int i = 0; i < m->n_procs; i++)
@@ -167,8 +167,8 @@ static int take_hosts(struct top_model *m, const struct top_lookup *look, double
         unsigned int cap = 0;
         m->n_hosts = 0;
         for (unsigned int i = 0; i < m->n_procs; i++) {
-                const struct top_proc_info *in = &m->procs[i].info;
-                if (in->where != TOP_PROC_FOUND || !in->have_stat)
+                const struct proc_info *in = &m->procs[i].info;
+                if (in->where != PROC_FOUND || !in->have_stat)
                         continue;
                 unsigned int pid = in->stat.ppid;
                 for (unsigned int depth = 0; depth < TOP_TREE_MAX_DEPTH && pid > 1 && !have_pid(m, pid); depth++) {
@@ -182,7 +182,7 @@ static int take_hosts(struct top_model *m, const struct top_lookup *look, double
                         }
                         struct top_host_row *h = &m->hosts[m->n_hosts];
                         *h = (struct top_host_row){.pid = pid, .cpu_pct = -1};
-                        top_proc_lookup_host(look->fs, look->users, look->nested, pid, uptime_s, ticks, &h->info);
+                        proc_lookup_host(look->fs, look->users, look->nested, pid, uptime_s, ticks, &h->info);
                         if (!has_cpu_time(&h->info))
                                 break; /* gone since its child's stat was read: the chain ends there */
                         m->n_hosts++;
@@ -194,7 +194,7 @@ static int take_hosts(struct top_model *m, const struct top_lookup *look, double
 
 static int take_procs(struct top_model *m, const struct nvml_facts *f, const struct top_lookup *look) {
         m->n_procs = 0;
-        double uptime_s = look->nested ? -1 : top_proc_uptime(look->fs);
+        double uptime_s = look->nested ? -1 : proc_uptime(look->fs);
         long ticks = sysconf(_SC_CLK_TCK);
         for (unsigned int i = 0; i < f->n_gpus; i++) {
                 const struct nvml_gpu *g = &f->gpus[i];
@@ -217,7 +217,7 @@ static int take_procs(struct top_model *m, const struct nvml_facts *f, const str
                                                       ? m->gpus[i].util_pct.v
                                                       : -1;
                                 r->cpu_pct = -1;
-                                top_proc_lookup(look->fs, look->users, look->nested, p->pid, uptime_s, ticks,
+                                proc_lookup(look->fs, look->users, look->nested, p->pid, uptime_s, ticks,
                                                 &r->info);
                         }
                 }
@@ -226,20 +226,20 @@ static int take_procs(struct top_model *m, const struct nvml_facts *f, const str
 }
 
 /* CPU % since the process's mark of the previous round; -1 without one. */
-static double cpu_since(const struct top_model *m, unsigned int pid, const struct top_proc_info *in,
+static double cpu_since(const struct top_model *m, unsigned int pid, const struct proc_info *in,
                         unsigned long long now_ns, long ticks_per_s) {
         if (!has_cpu_time(in))
                 return -1;
         for (unsigned int k = 0; k < m->n_marks; k++)
                 if (m->marks[k].pid == pid && m->marks[k].start_ticks == in->stat.start_ticks)
-                        return now_ns > m->marks_ns ? top_cpu_percent(m->marks[k].cpu_ticks,
+                        return now_ns > m->marks_ns ? proc_cpu_percent(m->marks[k].cpu_ticks,
                                                                       in->stat.utime + in->stat.stime,
                                                                       now_ns - m->marks_ns, ticks_per_s)
                                                     : -1;
         return -1;
 }
 
-static void mark(struct top_model *m, unsigned int pid, const struct top_proc_info *in) {
+static void mark(struct top_model *m, unsigned int pid, const struct proc_info *in) {
         if (has_cpu_time(in))
                 m->marks[m->n_marks++] = (struct top_cpu_mark){
                         .pid = pid,

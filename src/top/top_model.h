@@ -8,7 +8,7 @@
 
 #include "sys/nvml_facts.h"
 #include "top/top_draw.h"
-#include "top/top_proc.h"
+#include "sys/proc.h"
 
 enum top_gpu_state {
         TOP_GPU_LIVE,
@@ -72,7 +72,7 @@ struct top_proc_row {
         int sm_pct;                  /* its share of the SM in the driver's latest sample, %; -1: unknown */
         double gpu_util;             /* its GPU's utilization, for sorting; -1: none */
         double cpu_pct;              /* host CPU, % of one CPU since the previous round; -1: unknown */
-        struct top_proc_info info;
+        struct proc_info info;
 };
 
 /* An ancestor of GPU processes that uses no GPU itself (a launcher: torchrun, mpirun,
@@ -80,7 +80,7 @@ struct top_proc_row {
 struct top_host_row {
         unsigned int pid;
         double cpu_pct; /* as top_proc_row's */
-        struct top_proc_info info;
+        struct proc_info info;
 };
 
 /* A process's CPU time at a round, to tell its CPU % at the next. */
@@ -117,10 +117,10 @@ struct top_model {
 };
 
 struct fsroot;
-struct top_users;
+struct proc_users;
 struct top_lookup {
         struct fsroot *fs;
-        const struct top_users *users;
+        const struct proc_users *users;
         bool nested;
 };
 

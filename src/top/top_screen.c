@@ -1,7 +1,7 @@
 /* The curses screen (top_screen.h). */
 #include "top/top_screen.h"
 
-#include "cmd/cmd.h"
+#include "core/exit.h"
 #include "report/report_text.h"
 #include "top/top_layout.h"
 

@@ -150,7 +150,7 @@ int top_model_tree(const struct top_model *m, struct top_tree_line **ret, unsign
                         nodes[k] = (struct node){.pid = r->pid, .host = -1, .best = UINT_MAX};
                 }
                 /* gone or in another namespace: no ancestry, top level */
-                if (r->info.where == TOP_PROC_FOUND && r->info.have_stat && !nodes[k].can_parent) {
+                if (r->info.where == PROC_FOUND && r->info.have_stat && !nodes[k].can_parent) {
                         nodes[k].can_parent = true;
                         nodes[k].ppid = r->info.stat.ppid;
                 }

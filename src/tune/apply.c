@@ -4,8 +4,8 @@
  * options and printing of plans and status stay in src/cmd/tune.c. */
 #include "tune/apply.h"
 
-#include "cmd/cmd.h" /* EXIT_* */
 #include "core/deadline.h"
+#include "core/exit.h"
 #include "core/fsroot.h"
 #include "core/progress.h"
 #include "tune/cmdline.h"

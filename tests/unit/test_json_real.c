@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "report/bench_json.h"
-#include "report/json_real.h"
+#include "core/json_real.h"
 
 static void test_json_real_or_null(void **state) {
         (void)state;

@@ -9,7 +9,7 @@
 
 #include "checks/check.h"
 #include "core/result.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "report/text_safe.h"
 #include "report/report_text.h"
 #include "report/text_wrap.h"

@@ -22,7 +22,7 @@
 #include "top/top_frame.h"
 #include "top/top_layout.h"
 #include "top/top_model.h"
-#include "top/top_proc.h"
+#include "sys/proc.h"
 #include "top/top_screen.h"
 #include "top/top_signal.h"
 
@@ -124,10 +124,10 @@ static void test_spark(void **state) {
 
 static void test_status(void **state) {
         (void)state;
-        struct top_status st;
+        struct proc_status st;
         const char *text = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\nPid:\t4242\n"
                            "Uid:\t1000\t1000\t1000\t1000\nGid:\t1000\t1000\t1000\t1000\nNSpid:\t4242\t17\n";
-        assert_int_equal(top_status_parse(text, strlen(text), &st), 0);
+        assert_int_equal(proc_status_parse(text, strlen(text), &st), 0);
         assert_string_equal(st.name, "python3");
         assert_true(st.have_uid);
         assert_int_equal(st.uid, 1000);
@@ -136,35 +136,35 @@ static void test_status(void **state) {
         assert_int_equal(st.nspid[1], 17);
 
         const char *old = "Name:\tx\nPid:\t5\nUid:\t0\t0\t0\t0\n"; /* before Linux 4.1: no NSpid */
-        assert_int_equal(top_status_parse(old, strlen(old), &st), 0);
+        assert_int_equal(proc_status_parse(old, strlen(old), &st), 0);
         assert_int_equal(st.n_nspid, 0);
 
         const char *bad = "Name:\tx\nUid:\t0\t0\nNSpid:\t12a\t3\n"; /* malformed lines leave fields unset */
-        assert_int_equal(top_status_parse(bad, strlen(bad), &st), 0);
+        assert_int_equal(proc_status_parse(bad, strlen(bad), &st), 0);
         assert_false(st.have_uid);
         assert_int_equal(st.n_nspid, 0);
 
         const char *big = "Pid:\t1\nNSpid:\t4294967296\n"; /* does not fit */
-        assert_int_equal(top_status_parse(big, strlen(big), &st), 0);
+        assert_int_equal(proc_status_parse(big, strlen(big), &st), 0);
         assert_int_equal(st.n_nspid, 0);
 
         const char *deep = "Pid:\t1\nNSpid:\t1 2 3 4 5 6 7 8 9\n"; /* deeper than we keep: refused */
-        assert_int_equal(top_status_parse(deep, strlen(deep), &st), 0);
+        assert_int_equal(proc_status_parse(deep, strlen(deep), &st), 0);
         assert_int_equal(st.n_nspid, 0);
 
         /* Not NUL-terminated: the length bounds the parse. */
         const char cut[] = {'P', 'i', 'd', ':', '1', '\n', 'N', 'S', 'p', 'i', 'd', ':', '7', '7'};
-        assert_int_equal(top_status_parse(cut, sizeof(cut), &st), 0);
+        assert_int_equal(proc_status_parse(cut, sizeof(cut), &st), 0);
         assert_int_equal(st.n_nspid, 1);
         assert_int_equal(st.nspid[0], 77);
 
         const char *evil = "Name:\t\x1b[2Jx\x7f\nPid:\t3\n"; /* a process names itself */
-        assert_int_equal(top_status_parse(evil, strlen(evil), &st), 0);
+        assert_int_equal(proc_status_parse(evil, strlen(evil), &st), 0);
         assert_string_equal(st.name, "?[2Jx?");
-        assert_int_equal(top_status_parse("garbage\n", 8, &st), -EINVAL);
-        assert_int_equal(top_status_parse("", 0, &st), -EINVAL);
+        assert_int_equal(proc_status_parse("garbage\n", 8, &st), -EINVAL);
+        assert_int_equal(proc_status_parse("", 0, &st), -EINVAL);
         const char *longname = "Name:\taaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n";
-        assert_int_equal(top_status_parse(longname, strlen(longname), &st), 0);
+        assert_int_equal(proc_status_parse(longname, strlen(longname), &st), 0);
         assert_int_equal(strlen(st.name), sizeof(st.name) - 1);
 }
 
@@ -276,8 +276,8 @@ static void test_frame(void **state) {
         snprintf(m.gpus[1].name, sizeof(m.gpus[1].name), "NVIDIA H100 80GB HBM3");
         m.gpus[1].state = TOP_GPU_LOST;
         snprintf(m.gpus[1].why, sizeof(m.gpus[1].why), "nvmlDeviceGetName: GPU is lost");
-        m.procs[0] = (struct top_proc_row){.gpu = 0, .pid = 1, .info = {.where = TOP_PROC_OTHER_NS}};
-        m.procs[1] = (struct top_proc_row){.gpu = 0, .pid = 2, .sm_pct = -1, .info = {.where = TOP_PROC_GONE}};
+        m.procs[0] = (struct top_proc_row){.gpu = 0, .pid = 1, .info = {.where = PROC_OTHER_NS}};
+        m.procs[1] = (struct top_proc_row){.gpu = 0, .pid = 2, .sm_pct = -1, .info = {.where = PROC_GONE}};
         m.procs[0].sm_pct = 73;
         struct top_view v = {.interval_ms = 1000, .have_selected = true, .sel_gpu = 0, .sel_pid = 2};
         struct top_frame f = {0};
@@ -323,7 +323,7 @@ static void assert_clean_utf8(const char *s) {
 static void test_frame_utf8(void **state) {
         (void)state;
         struct top_model m = model_with(2);
-        m.procs[0] = (struct top_proc_row){.gpu = 0, .pid = 1, .sm_pct = -1, .info = {.where = TOP_PROC_FOUND}};
+        m.procs[0] = (struct top_proc_row){.gpu = 0, .pid = 1, .sm_pct = -1, .info = {.where = PROC_FOUND}};
         m.procs[1] = m.procs[0];
         m.procs[1].pid = 2;
         char *cmd = m.procs[0].info.command;
@@ -497,21 +497,21 @@ static void test_frame_ecc_and_classes(void **state) {
  * command holds; /proc/uptime; VmRSS; CPU % from two readings. */
 static void test_stat(void **state) {
         (void)state;
-        struct top_stat st;
+        struct proc_stat st;
         const char *line = "4242 (python3) S 1 4242 4242 0 -1 4194560 1000 0 0 0 1500 250 0 0 20 0 8 0 123456 "
                            "1000000 5000 18446744073709551615\n";
-        assert_int_equal(top_stat_parse(line, strlen(line), &st), 0);
+        assert_int_equal(proc_stat_parse(line, strlen(line), &st), 0);
         assert_int_equal(st.utime, 1500);
         assert_int_equal(st.stime, 250);
         assert_int_equal(st.start_ticks, 123456);
         assert_int_equal(st.ppid, 1);
         /* a parent that is no number: no parent for the tree, the rest read as before */
         const char *noparent = "4242 (python3) S x 4242 4242 0 -1 4194560 1000 0 0 0 1500 250 0 0 20 0 8 0 123456\n";
-        assert_int_equal(top_stat_parse(noparent, strlen(noparent), &st), 0);
+        assert_int_equal(proc_stat_parse(noparent, strlen(noparent), &st), 0);
         assert_int_equal(st.ppid, 0);
         assert_int_equal(st.utime, 1500);
         const char *bigparent = "4242 (p) S 4294967296 1 1 0 -1 0 0 0 0 0 15 25 0 0 20 0 8 0 12\n";
-        assert_int_equal(top_stat_parse(bigparent, strlen(bigparent), &st), 0);
+        assert_int_equal(proc_stat_parse(bigparent, strlen(bigparent), &st), 0);
         assert_int_equal(st.ppid, 0);
         assert_int_equal(st.start_ticks, 12);
         /* a real capture's line: prometheus/procfs's fixture proc/26231/stat (vim; in its
@@ -519,60 +519,60 @@ static void test_stat(void **state) {
         const char *procfs = "26231 (vim) R 5392 7446 5392 34835 7446 4218880 32533 309516 26 82 1677 44 0 0 20 0 1 0 "
                              "82375 56274944 1981 18446744073709551615 4194304 6294284 140736914091744 "
                              "140736914087944 139965136429984 0 0 12288 1870679807 0 0 0 17 0 0 0 31 0 0\n";
-        assert_int_equal(top_stat_parse(procfs, strlen(procfs), &st), 0);
+        assert_int_equal(proc_stat_parse(procfs, strlen(procfs), &st), 0);
         assert_int_equal(st.utime, 1677);
         assert_int_equal(st.stime, 44);
         assert_int_equal(st.start_ticks, 82375);
         /* a command that names itself with spaces and parentheses */
         assert_int_equal(st.ppid, 5392);
         const char *evil = "77 (a) S 9 9 9 (b)) R 1 2 3 0 -1 0 0 0 0 0 7 8 0 0 20 0 1 0 99\n";
-        assert_int_equal(top_stat_parse(evil, strlen(evil), &st), 0);
+        assert_int_equal(proc_stat_parse(evil, strlen(evil), &st), 0);
         assert_int_equal(st.ppid, 1);
         assert_int_equal(st.utime, 7);
         assert_int_equal(st.stime, 8);
         assert_int_equal(st.start_ticks, 99);
         /* ends at field 22, not NUL-terminated */
         const char cut[] = "5 (x) S 1 5 5 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 42";
-        assert_int_equal(top_stat_parse(cut, sizeof(cut) - 1, &st), 0);
+        assert_int_equal(proc_stat_parse(cut, sizeof(cut) - 1, &st), 0);
         assert_int_equal(st.start_ticks, 42);
-        assert_int_equal(top_stat_parse(cut, sizeof(cut) - 2, &st), 0); /* "4": another start, still a number */
+        assert_int_equal(proc_stat_parse(cut, sizeof(cut) - 2, &st), 0); /* "4": another start, still a number */
         assert_int_equal(st.start_ticks, 4);
-        assert_int_equal(top_stat_parse(cut, sizeof(cut) - 3, &st), -EINVAL); /* no field 22 */
+        assert_int_equal(proc_stat_parse(cut, sizeof(cut) - 3, &st), -EINVAL); /* no field 22 */
         const char *short_line = "5 (x) S 1 5 5 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0\n";
-        assert_int_equal(top_stat_parse(short_line, strlen(short_line), &st), -EINVAL);
+        assert_int_equal(proc_stat_parse(short_line, strlen(short_line), &st), -EINVAL);
         const char *word = "5 (x) S 1 5 5 0 -1 0 0 0 0 0 3x 4 0 0 20 0 1 0 42\n";
-        assert_int_equal(top_stat_parse(word, strlen(word), &st), -EINVAL);
+        assert_int_equal(proc_stat_parse(word, strlen(word), &st), -EINVAL);
         const char *huge = "5 (x) S 1 5 5 0 -1 0 0 0 0 0 99999999999999999999999 4 0 0 20 0 1 0 42\n";
-        assert_int_equal(top_stat_parse(huge, strlen(huge), &st), -EINVAL);
-        assert_int_equal(top_stat_parse("5 (x", 4, &st), -EINVAL);
-        assert_int_equal(top_stat_parse("", 0, &st), -EINVAL);
+        assert_int_equal(proc_stat_parse(huge, strlen(huge), &st), -EINVAL);
+        assert_int_equal(proc_stat_parse("5 (x", 4, &st), -EINVAL);
+        assert_int_equal(proc_stat_parse("", 0, &st), -EINVAL);
 
         double up = 0;
-        assert_int_equal(top_uptime_parse("12345.67 98765.43\n", 18, &up), 0);
+        assert_int_equal(proc_uptime_parse("12345.67 98765.43\n", 18, &up), 0);
         assert_true(up > 12345.66 && up < 12345.68);
-        assert_int_equal(top_uptime_parse("100\n", 4, &up), 0);
+        assert_int_equal(proc_uptime_parse("100\n", 4, &up), 0);
         assert_true(up == 100);
-        assert_int_equal(top_uptime_parse("up 5", 4, &up), -EINVAL);
-        assert_int_equal(top_uptime_parse("12x", 3, &up), -EINVAL);
+        assert_int_equal(proc_uptime_parse("up 5", 4, &up), -EINVAL);
+        assert_int_equal(proc_uptime_parse("12x", 3, &up), -EINVAL);
 
-        struct top_status ps;
+        struct proc_status ps;
         const char *status = "Name:\tpython3\nPid:\t1\nVmRSS:\t  1572864 kB\n";
-        assert_int_equal(top_status_parse(status, strlen(status), &ps), 0);
+        assert_int_equal(proc_status_parse(status, strlen(status), &ps), 0);
         assert_true(ps.have_rss);
         assert_int_equal(ps.rss_kib, 1572864);
         const char *odd = "Name:\tx\nPid:\t1\nVmRSS:\t12 MB\n"; /* not the kernel's unit: unknown */
-        assert_int_equal(top_status_parse(odd, strlen(odd), &ps), 0);
+        assert_int_equal(proc_status_parse(odd, strlen(odd), &ps), 0);
         assert_false(ps.have_rss);
         const char *kthread = "Name:\tkworker\nPid:\t2\n";
-        assert_int_equal(top_status_parse(kthread, strlen(kthread), &ps), 0);
+        assert_int_equal(proc_status_parse(kthread, strlen(kthread), &ps), 0);
         assert_false(ps.have_rss);
 
         /* 50 ticks of 100 Hz in a second: half a CPU; 4 CPUs busy: 400 % */
-        assert_true(top_cpu_percent(100, 150, 1000000000ULL, 100) == 50.0);
-        assert_true(top_cpu_percent(0, 800, 2000000000ULL, 100) == 400.0);
-        assert_true(top_cpu_percent(150, 100, 1000000000ULL, 100) < 0); /* went back: another process */
-        assert_true(top_cpu_percent(100, 150, 0, 100) < 0);
-        assert_true(top_cpu_percent(100, 150, 1000000000ULL, 0) < 0);
+        assert_true(proc_cpu_percent(100, 150, 1000000000ULL, 100) == 50.0);
+        assert_true(proc_cpu_percent(0, 800, 2000000000ULL, 100) == 400.0);
+        assert_true(proc_cpu_percent(150, 100, 1000000000ULL, 100) < 0); /* went back: another process */
+        assert_true(proc_cpu_percent(100, 150, 0, 100) < 0);
+        assert_true(proc_cpu_percent(100, 150, 1000000000ULL, 0) < 0);
 }
 
 /* CPU % needs two rounds: unknown at a process's first, then from the ticks between;
@@ -582,16 +582,16 @@ static void test_model_cpu(void **state) {
         struct top_model m = model_with(3);
         for (unsigned int i = 0; i < 3; i++) {
                 m.procs[i] = (struct top_proc_row){.gpu = 0, .pid = 10 + i,
-                                                   .info = {.where = TOP_PROC_FOUND, .have_stat = true}};
-                m.procs[i].info.stat = (struct top_stat){.utime = 100, .stime = 50, .start_ticks = 1000};
+                                                   .info = {.where = PROC_FOUND, .have_stat = true}};
+                m.procs[i].info.stat = (struct proc_stat){.utime = 100, .stime = 50, .start_ticks = 1000};
         }
-        m.procs[2].info.where = TOP_PROC_GONE;
+        m.procs[2].info.where = PROC_GONE;
         assert_int_equal(top_model_cpu(&m, 5000000000ULL, 100), 0);
         for (unsigned int i = 0; i < 3; i++)
                 assert_true(m.procs[i].cpu_pct < 0);
         m.procs[0].info.stat.utime += 150; /* 150 ticks in 2 s at 100 Hz: 75 % */
         m.procs[1].info.stat.start_ticks = 2000; /* PID 11 is another process now */
-        m.procs[2].info.where = TOP_PROC_FOUND;
+        m.procs[2].info.where = PROC_FOUND;
         assert_int_equal(top_model_cpu(&m, 7000000000ULL, 100), 0);
         assert_true(m.procs[0].cpu_pct == 75.0);
         assert_true(m.procs[1].cpu_pct < 0);
@@ -619,7 +619,7 @@ static void test_frame_host_columns(void **state) {
         };
         for (unsigned int i = 0; i < 4; i++) {
                 m.procs[i] = (struct top_proc_row){.gpu = 0, .pid = 100 + i, .sm_pct = -1, .cpu_pct = cases[i].cpu,
-                                                   .info = {.where = TOP_PROC_FOUND, .elapsed_s = cases[i].elapsed,
+                                                   .info = {.where = PROC_FOUND, .elapsed_s = cases[i].elapsed,
                                                             .have_rss = cases[i].have_rss, .rss_kib = cases[i].kib}};
                 snprintf(m.procs[i].info.command, sizeof(m.procs[i].info.command), "cmd%u", i);
         }
@@ -673,7 +673,7 @@ static void test_signal(void **state) {
         assert_int_equal(fsroot_open(dir, &fs), 0);
 
         struct top_proc_row row = {.gpu = 0, .pid = me,
-                                   .info = {.where = TOP_PROC_FOUND, .have_stat = true, .stat = {.start_ticks = 1000}}};
+                                   .info = {.where = PROC_FOUND, .have_stat = true, .stat = {.start_ticks = 1000}}};
         snprintf(row.info.command, sizeof(row.info.command), "python3 train.py");
         struct top_signal_env fixture = {.fs = fs, .live = false, .deliver = fake_deliver};
         struct top_pending_signal p;
@@ -688,13 +688,13 @@ static void test_signal(void **state) {
         assert_false(top_signal_ask(&env, NULL, SIGTERM, &p, msg, sizeof(msg)));
         assert_non_null(strstr(msg, "select a process"));
         struct top_proc_row other = row;
-        other.info.where = TOP_PROC_GONE;
+        other.info.where = PROC_GONE;
         assert_false(top_signal_ask(&env, &other, SIGTERM, &p, msg, sizeof(msg)));
         assert_non_null(strstr(msg, "has exited"));
-        other.info.where = TOP_PROC_OTHER_NS;
+        other.info.where = PROC_OTHER_NS;
         assert_false(top_signal_ask(&env, &other, SIGTERM, &p, msg, sizeof(msg)));
         assert_non_null(strstr(msg, "another PID namespace"));
-        other.info.where = TOP_PROC_FOUND;
+        other.info.where = PROC_FOUND;
         other.info.have_stat = false;
         assert_false(top_signal_ask(&env, &other, SIGTERM, &p, msg, sizeof(msg)));
         assert_non_null(strstr(msg, "stat could not be read"));
@@ -753,10 +753,10 @@ static void test_signal_live(void **state) {
         assert_int_equal(fsroot_open("/", &fs), 0);
         char path[64], *text = NULL;
         size_t len = 0;
-        struct top_proc_row row = {.pid = (unsigned int)child, .info = {.where = TOP_PROC_FOUND}};
+        struct top_proc_row row = {.pid = (unsigned int)child, .info = {.where = PROC_FOUND}};
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
         assert_int_equal(fsroot_read_alloc(fs, path, &text, &len), 0);
-        assert_int_equal(top_stat_parse(text, len, &row.info.stat), 0);
+        assert_int_equal(proc_stat_parse(text, len, &row.info.stat), 0);
         free(text);
         row.info.have_stat = true;
         struct top_signal_env env = {.fs = fs, .live = fsroot_is_live(fs)};
@@ -779,7 +779,7 @@ static void test_keys_signal(void **state) {
         (void)state;
         struct top_model m = model_with(1);
         m.procs[0] = (struct top_proc_row){.gpu = 0, .pid = 4242,
-                                           .info = {.where = TOP_PROC_FOUND, .have_stat = true}};
+                                           .info = {.where = PROC_FOUND, .have_stat = true}};
         snprintf(m.procs[0].info.command, sizeof(m.procs[0].info.command), "python3 train.py");
         struct top_signal_env fixture = {.live = false};
         struct top_view v = {.interval_ms = 1000, .signals = &fixture};
@@ -996,13 +996,13 @@ static void test_tree_select(void **state) {
         for (unsigned int i = 0; i < 5; i++) {
                 m.procs[i] = (struct top_proc_row){.gpu = rows[i].gpu, .pid = rows[i].pid, .have_mem = true,
                                                    .used_bytes = (unsigned long long)rows[i].mib << 20, .sm_pct = -1,
-                                                   .info = {.where = TOP_PROC_FOUND, .have_stat = true}};
+                                                   .info = {.where = PROC_FOUND, .have_stat = true}};
                 m.procs[i].info.stat.ppid = rows[i].ppid;
                 snprintf(m.procs[i].info.command, sizeof(m.procs[i].info.command), "worker%u", rows[i].pid);
         }
         for (unsigned int i = 0; i < 3; i++) {
                 m.hosts[i] = (struct top_host_row){.pid = 10 * (i + 1), .cpu_pct = -1,
-                                                   .info = {.where = TOP_PROC_FOUND, .have_stat = true}};
+                                                   .info = {.where = PROC_FOUND, .have_stat = true}};
                 m.hosts[i].info.stat.ppid = 1;
                 snprintf(m.hosts[i].info.command, sizeof(m.hosts[i].info.command), "launcher%u", 10 * (i + 1));
         }
@@ -1067,20 +1067,20 @@ static void test_tree_cycles_and_namespaces(void **state) {
         const struct {
                 unsigned int pid, ppid, mib;
                 int where;
-        } rows[] = {{10, 11, 100, TOP_PROC_FOUND}, {11, 10, 200, TOP_PROC_FOUND}, {12, 10, 400, TOP_PROC_OTHER_NS},
-                    {13, 12, 300, TOP_PROC_FOUND}, {14, 11, 50, TOP_PROC_GONE}};
+        } rows[] = {{10, 11, 100, PROC_FOUND}, {11, 10, 200, PROC_FOUND}, {12, 10, 400, PROC_OTHER_NS},
+                    {13, 12, 300, PROC_FOUND}, {14, 11, 50, PROC_GONE}};
         for (unsigned int i = 0; i < 5; i++) {
                 m.procs[i] = (struct top_proc_row){.gpu = 0, .pid = rows[i].pid, .have_mem = true,
                                                    .used_bytes = rows[i].mib, .sm_pct = -1};
                 m.procs[i].info.where = rows[i].where;
-                m.procs[i].info.have_stat = rows[i].where == TOP_PROC_FOUND;
+                m.procs[i].info.have_stat = rows[i].where == PROC_FOUND;
                 m.procs[i].info.stat.ppid = rows[i].ppid;
         }
         top_model_sort(&m, TOP_SORT_MEMORY); /* 12, 13, 11, 10, 14 */
         const char *want[] = {"12 ", "13 ", "10 ", "11 `- ", "14 "};
         assert_tree(&m, want, 5, true);
         /* 12 found now: under 10; 13's parent PID 1: top level */
-        m.procs[0].info.where = TOP_PROC_FOUND;
+        m.procs[0].info.where = PROC_FOUND;
         m.procs[0].info.have_stat = true;
         m.procs[1].info.stat.ppid = 1;
         const char *found[] = {"10 ", "12 |- ", "11 `- ", "13 ", "14 "};

@@ -1,4 +1,4 @@
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "core/utf8.h"
 
 #include <stdlib.h>

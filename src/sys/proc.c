@@ -1,5 +1,5 @@
-/* Process identity from /proc (top_proc.h): status lines, cmdline, user names. */
-#include "top/top_proc.h"
+/* Process identity from /proc (sys/proc.h): status lines, cmdline, user names. */
+#include "sys/proc.h"
 
 #include "core/utf8.h"
 
@@ -68,7 +68,7 @@ static bool decimal(const char **p, const char *end, unsigned long long *ret) {
         return true;
 }
 
-int top_status_parse(const char *text, size_t len, struct top_status *ret) {
+int proc_status_parse(const char *text, size_t len, struct proc_status *ret) {
         memset(ret, 0, sizeof(*ret));
         bool known = false;
         const char *end = text + len;
@@ -99,7 +99,7 @@ int top_status_parse(const char *text, size_t len, struct top_status *ret) {
                                 ret->have_uid = true;
                         }
                 } else if ((v = field(line, eol, "NSpid"))) {
-                        int n = numbers(v, eol, ret->nspid, TOP_NSPID_MAX);
+                        int n = numbers(v, eol, ret->nspid, PROC_NSPID_MAX);
                         ret->n_nspid = n > 0 ? (unsigned int)n : 0;
                 } else if ((v = field(line, eol, "VmRSS"))) {
                         /* "   12345 kB": the kernel's unit is always kB (KiB) */
@@ -120,7 +120,7 @@ int top_status_parse(const char *text, size_t len, struct top_status *ret) {
         return known ? 0 : -EINVAL;
 }
 
-int top_stat_parse(const char *text, size_t len, struct top_stat *ret) {
+int proc_stat_parse(const char *text, size_t len, struct proc_stat *ret) {
         memset(ret, 0, sizeof(*ret));
         const char *end = text + len, *close = NULL;
         for (const char *c = text; c < end; c++)
@@ -163,7 +163,7 @@ int top_stat_parse(const char *text, size_t len, struct top_stat *ret) {
         return 0;
 }
 
-int top_uptime_parse(const char *text, size_t len, double *ret) {
+int proc_uptime_parse(const char *text, size_t len, double *ret) {
         char buf[64];
         size_t n = len < sizeof(buf) - 1 ? len : sizeof(buf) - 1;
         memcpy(buf, text, n);
@@ -188,7 +188,7 @@ int top_uptime_parse(const char *text, size_t len, double *ret) {
         return 0;
 }
 
-double top_cpu_percent(unsigned long long before_ticks, unsigned long long now_ticks, unsigned long long elapsed_ns,
+double proc_cpu_percent(unsigned long long before_ticks, unsigned long long now_ticks, unsigned long long elapsed_ns,
                        long ticks_per_s) {
         if (elapsed_ns == 0 || ticks_per_s <= 0 || now_ticks < before_ticks)
                 return -1;
@@ -196,7 +196,7 @@ double top_cpu_percent(unsigned long long before_ticks, unsigned long long now_t
         return 100.0 * cpu_s / ((double)elapsed_ns / 1e9);
 }
 
-struct top_users {
+struct proc_users {
         size_t n;
         struct {
                 unsigned int uid;
@@ -204,8 +204,8 @@ struct top_users {
         } *v;
 };
 
-int top_users_load(struct fsroot *fs, struct top_users **ret) {
-        struct top_users *u = calloc(1, sizeof(*u));
+int proc_users_load(struct fsroot *fs, struct proc_users **ret) {
+        struct proc_users *u = calloc(1, sizeof(*u));
         if (!u)
                 return -ENOMEM;
         char *text = NULL;
@@ -231,7 +231,7 @@ int top_users_load(struct fsroot *fs, struct top_users **ret) {
                         if (!nv) {
                                 fclose(f);
                                 free(text);
-                                top_users_free(u);
+                                proc_users_free(u);
                                 return -ENOMEM;
                         }
                         u->v = nv;
@@ -247,14 +247,14 @@ int top_users_load(struct fsroot *fs, struct top_users **ret) {
         return 0;
 }
 
-const char *top_users_name(const struct top_users *u, unsigned int uid) {
+const char *proc_users_name(const struct proc_users *u, unsigned int uid) {
         for (size_t i = 0; u && i < u->n; i++)
                 if (u->v[i].uid == uid)
                         return u->v[i].name;
         return NULL;
 }
 
-struct top_users *top_users_free(struct top_users *u) {
+struct proc_users *proc_users_free(struct proc_users *u) {
         if (u) {
                 free(u->v);
                 free(u);
@@ -262,12 +262,12 @@ struct top_users *top_users_free(struct top_users *u) {
         return NULL;
 }
 
-bool top_proc_self_nested(struct fsroot *fs) {
+bool proc_self_nested(struct fsroot *fs) {
         char *text = NULL;
         size_t len = 0;
-        struct top_status st;
+        struct proc_status st;
         bool nested = fsroot_read_alloc(fs, "/proc/self/status", &text, &len) == 0 &&
-                      top_status_parse(text, len, &st) == 0 && st.n_nspid > 1;
+                      proc_status_parse(text, len, &st) == 0 && st.n_nspid > 1;
         free(text);
         return nested;
 }
@@ -298,22 +298,22 @@ static void command_line(const char *raw, size_t len, char *out, size_t size) {
         out[o] = '\0';
 }
 
-double top_proc_uptime(struct fsroot *fs) {
+double proc_uptime(struct fsroot *fs) {
         char *text = NULL;
         size_t len = 0;
         double up;
-        bool ok = fsroot_read_alloc(fs, "/proc/uptime", &text, &len) == 0 && top_uptime_parse(text, len, &up) == 0;
+        bool ok = fsroot_read_alloc(fs, "/proc/uptime", &text, &len) == 0 && proc_uptime_parse(text, len, &up) == 0;
         free(text);
         return ok ? up : -1;
 }
 
 /* stat's CPU time and start, and the time since it started. */
 static void host_figures(struct fsroot *fs, unsigned int pid, double uptime_s, long ticks_per_s,
-                         struct top_proc_info *ret) {
+                         struct proc_info *ret) {
         char path[64], *text = NULL;
         size_t len = 0;
         snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-        ret->have_stat = fsroot_read_alloc(fs, path, &text, &len) == 0 && top_stat_parse(text, len, &ret->stat) == 0;
+        ret->have_stat = fsroot_read_alloc(fs, path, &text, &len) == 0 && proc_stat_parse(text, len, &ret->stat) == 0;
         free(text);
         if (ret->have_stat && uptime_s >= 0 && ticks_per_s > 0) {
                 double started = (double)ret->stat.start_ticks / (double)ticks_per_s;
@@ -322,32 +322,32 @@ static void host_figures(struct fsroot *fs, unsigned int pid, double uptime_s, l
         }
 }
 
-static void lookup(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid, double uptime_s,
-                   long ticks_per_s, bool workload, struct top_proc_info *ret) {
+static void lookup(struct fsroot *fs, const struct proc_users *users, bool nested, unsigned int pid, double uptime_s,
+                   long ticks_per_s, bool workload, struct proc_info *ret) {
         memset(ret, 0, sizeof(*ret));
         ret->elapsed_s = -1;
         if (nested) {
                 /* NVML's PID is the host's; a process of ours with that number is another one. */
-                ret->where = TOP_PROC_OTHER_NS;
+                ret->where = PROC_OTHER_NS;
                 return;
         }
         char path[64], *text = NULL;
         size_t len = 0;
-        struct top_status st;
+        struct proc_status st;
         snprintf(path, sizeof(path), "/proc/%u/status", pid);
-        if (fsroot_read_alloc(fs, path, &text, &len) < 0 || top_status_parse(text, len, &st) < 0) {
+        if (fsroot_read_alloc(fs, path, &text, &len) < 0 || proc_status_parse(text, len, &st) < 0) {
                 free(text);
-                ret->where = TOP_PROC_GONE;
+                ret->where = PROC_GONE;
                 return;
         }
         free(text);
-        ret->where = TOP_PROC_FOUND;
+        ret->where = PROC_FOUND;
         ret->have_rss = st.have_rss;
         ret->rss_kib = st.rss_kib;
         host_figures(fs, pid, uptime_s, ticks_per_s, ret);
         if (st.n_nspid > 1)
                 ret->ns_pid = st.nspid[st.n_nspid - 1];
-        const char *name = st.have_uid ? top_users_name(users, st.uid) : NULL;
+        const char *name = st.have_uid ? proc_users_name(users, st.uid) : NULL;
         if (name)
                 snprintf(ret->user, sizeof(ret->user), "%s", name);
         else if (st.have_uid)
@@ -368,12 +368,12 @@ static void lookup(struct fsroot *fs, const struct top_users *users, bool nested
         }
 }
 
-void top_proc_lookup(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid,
-                     double uptime_s, long ticks_per_s, struct top_proc_info *ret) {
+void proc_lookup(struct fsroot *fs, const struct proc_users *users, bool nested, unsigned int pid,
+                     double uptime_s, long ticks_per_s, struct proc_info *ret) {
         lookup(fs, users, nested, pid, uptime_s, ticks_per_s, true, ret);
 }
 
-void top_proc_lookup_host(struct fsroot *fs, const struct top_users *users, bool nested, unsigned int pid,
-                          double uptime_s, long ticks_per_s, struct top_proc_info *ret) {
+void proc_lookup_host(struct fsroot *fs, const struct proc_users *users, bool nested, unsigned int pid,
+                          double uptime_s, long ticks_per_s, struct proc_info *ret) {
         lookup(fs, users, nested, pid, uptime_s, ticks_per_s, false, ret);
 }

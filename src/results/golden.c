@@ -1,5 +1,4 @@
-#include "policy/golden.h"
-#include "checks/check.h"
+#include "results/golden.h"
 #include "sys/facts.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "bench/stats.h"
+#include "results/stats.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-#include "report/json_real.h"
+#include "core/json_real.h"
 
 #include <math.h>
 
