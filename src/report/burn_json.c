@@ -22,11 +22,9 @@ static json_t *fault_json(const struct burn_fault *x) {
          * than json_pack failing and the fault vanishing from the list its total counts. */
         return json_pack("{s:s, s:I, s:I, s:o, s:o, s:o}", "mode", burn_mode_name(x->mode), "row",
                          (json_int_t)x->where_a, "col", (json_int_t)x->where_b, "expected",
-                         isfinite(x->expected) ? json_real(x->expected) : json_null(), "got",
-                         isfinite(x->got) ? json_real(x->got) : json_null(), "against", json_text(x->what));
+                         json_real_or_null(x->expected), "got", json_real_or_null(x->got), "against",
+                         json_text(x->what));
 }
-
-static json_t *num_or_null(float v) { return json_real_or_null(v); }
 
 static json_t *telemetry_json(const struct burn_telemetry *t) {
         if (!t->nvml)
@@ -37,9 +35,9 @@ static json_t *telemetry_json(const struct burn_telemetry *t) {
         for (unsigned i = 0; i < t->n_xid_codes; i++)
                 json_array_append_new(xids, json_integer((json_int_t)t->xid_codes[i]));
         json_t *o = json_pack("{s:o, s:o, s:o, s:s, s:I, s:o, s:I, s:I, s:b, s:b, s:I, s:I}", "sm_max_mhz",
-                              num_or_null(t->sm_max_mhz > 0 ? t->sm_max_mhz : NAN), "temperature_slowdown_c",
-                              num_or_null(t->temp_slowdown_c > 0 ? t->temp_slowdown_c : NAN), "memory_temperature_max_c",
-                              num_or_null(t->temp_mem_max_c > 0 ? t->temp_mem_max_c : NAN), "clock_event_reasons_loaded",
+                              json_real_or_null(t->sm_max_mhz > 0 ? t->sm_max_mhz : NAN), "temperature_slowdown_c",
+                              json_real_or_null(t->temp_slowdown_c > 0 ? t->temp_slowdown_c : NAN), "memory_temperature_max_c",
+                              json_real_or_null(t->temp_mem_max_c > 0 ? t->temp_mem_max_c : NAN), "clock_event_reasons_loaded",
                               reasons, "xids", (json_int_t)t->xids, "xid_codes", xids, "ecc_uncorrected_new",
                               (json_int_t)(t->have_ecc ? t->ecc_uncorrected_end - t->ecc_uncorrected_start : 0),
                               "ecc_corrected_new",
@@ -55,10 +53,10 @@ static json_t *telemetry_json(const struct burn_telemetry *t) {
                 json_array_append_new(
                         series, json_pack("{s:f, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "t_s", x->t_s, "mode",
                                           burn_mode_name(x->mode), "loaded", x->loaded, "temperature_c",
-                                          num_or_null(x->temp_c), "memory_temperature_c", num_or_null(x->mem_temp_c),
-                                          "power_w", num_or_null(x->power_w), "power_limit_w", num_or_null(x->power_limit_w),
-                                          "sm_clock_mhz", num_or_null(x->sm_mhz), "memory_clock_mhz",
-                                          num_or_null(x->mem_mhz), "utilization_pct", num_or_null(x->util_pct),
+                                          json_real_or_null(x->temp_c), "memory_temperature_c", json_real_or_null(x->mem_temp_c),
+                                          "power_w", json_real_or_null(x->power_w), "power_limit_w", json_real_or_null(x->power_limit_w),
+                                          "sm_clock_mhz", json_real_or_null(x->sm_mhz), "memory_clock_mhz",
+                                          json_real_or_null(x->mem_mhz), "utilization_pct", json_real_or_null(x->util_pct),
                                           "clock_event_reasons", x->have_reasons ? json_string(r) : json_null()));
         }
         json_object_set_new(o, "samples", series);
