@@ -60,6 +60,10 @@ static void run_runtime(const struct check_info *self, const struct facts *f, st
         result_status(r, STATUS_PASS, "container runtimes: %s", found);
 }
 
+CHECK_INFO(container_runtime, "container", "container.runtime", LEVEL_QUICK, NEED_CONTAINER,
+           "Container runtimes installed (informational)",
+           run_runtime);
+
 static void run_toolkit(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct container_facts *c = &f->container;
         struct result *r = result_new(rep, self, "host");
@@ -100,6 +104,10 @@ static void run_toolkit(const struct check_info *self, const struct facts *f, st
                          "restart the runtime, or `nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml` for podman.",
                       toolkit_install);
 }
+
+CHECK_INFO(container_toolkit, "container", "container.toolkit", LEVEL_QUICK, NEED_CONTAINER,
+           "The NVIDIA Container Toolkit is installed next to a container runtime",
+           run_toolkit);
 
 static void run_docker_runtime(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct container_facts *c = &f->container;
@@ -195,6 +203,10 @@ static void run_docker_runtime(const struct check_info *self, const struct facts
                       have_toolkit(c) ? "" : "Install nvidia-container-toolkit first, then ");
 }
 
+CHECK_INFO(container_docker_runtime, "container", "container.docker_runtime", LEVEL_QUICK, NEED_CONTAINER,
+           "docker can run GPU containers (nvidia runtime or CDI)",
+           run_docker_runtime);
+
 static void run_containerd_runtime(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct container_facts *c = &f->container;
         struct result *r = result_new(rep, self, "host");
@@ -246,6 +258,10 @@ static void run_containerd_runtime(const struct check_info *self, const struct f
                          "(the Kubernetes GPU Operator does this itself when it manages the node).",
                       have_toolkit(c) ? "" : "Install nvidia-container-toolkit first, then ");
 }
+
+CHECK_INFO(container_containerd_runtime, "container", "container.containerd_runtime", LEVEL_QUICK, NEED_CONTAINER,
+           "containerd has an nvidia runtime",
+           run_containerd_runtime);
 
 static void run_cdi(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct container_facts *c = &f->container;
@@ -303,6 +319,10 @@ static void run_cdi(const struct check_info *self, const struct facts *f, struct
         result_remedy(r, "`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`, then check with `nvidia-ctk cdi "
                          "list`.");
 }
+
+CHECK_INFO(container_cdi, "container", "container.cdi", LEVEL_QUICK, NEED_NVIDIA | NEED_CONTAINER,
+           "CDI specs describe the GPUs (and match the installed driver)",
+           run_cdi);
 
 static const char hook_remedy[] =
         "`nvidia-ctk runtime configure --runtime=%s` and restart it (`systemctl restart %s`); check that "
@@ -496,26 +516,6 @@ static void run_gpu_access(const struct check_info *self, const struct facts *f,
         result_status(r, STATUS_ERROR, "%s %s failed: %s", engine, x->step ? x->step : "", cause);
         result_remedy(r, "Run `%s` by hand and read the runtime's message.", x->command);
 }
-
-CHECK_INFO(container_runtime, "container", "container.runtime", LEVEL_QUICK, NEED_CONTAINER,
-           "Container runtimes installed (informational)",
-           run_runtime);
-
-CHECK_INFO(container_toolkit, "container", "container.toolkit", LEVEL_QUICK, NEED_CONTAINER,
-           "The NVIDIA Container Toolkit is installed next to a container runtime",
-           run_toolkit);
-
-CHECK_INFO(container_docker_runtime, "container", "container.docker_runtime", LEVEL_QUICK, NEED_CONTAINER,
-           "docker can run GPU containers (nvidia runtime or CDI)",
-           run_docker_runtime);
-
-CHECK_INFO(container_containerd_runtime, "container", "container.containerd_runtime", LEVEL_QUICK, NEED_CONTAINER,
-           "containerd has an nvidia runtime",
-           run_containerd_runtime);
-
-CHECK_INFO(container_cdi, "container", "container.cdi", LEVEL_QUICK, NEED_NVIDIA | NEED_CONTAINER,
-           "CDI specs describe the GPUs (and match the installed driver)",
-           run_cdi);
 
 CHECK_INFO(container_gpu_access, "container", "container.gpu_access", LEVEL_STANDARD, NEED_NVML | NEED_CONTAINER_GPU,
            "A CUDA container started with the GPUs sees every GPU of the host (same UUIDs)",

@@ -136,6 +136,10 @@ static void run_governor(const struct check_info *self, const struct facts *f, s
                       "`tuned-adm profile throughput-performance`.");
 }
 
+CHECK_INFO(cpu_governor, "cpu", "cpu.governor", LEVEL_QUICK, NEED_CPU,
+           "Every CPU uses the performance frequency governor",
+           run_governor);
+
 static void run_boost(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct cpu_facts *c = &f->cpu;
         struct result *r = result_new(rep, self, "host");
@@ -188,6 +192,8 @@ static void run_boost(const struct check_info *self, const struct facts *f, stru
                       "exists: virtual machine, or a scaling driver without one)");
         result_evidence(r, "source", "/sys/devices/system/cpu/intel_pstate/no_turbo, /sys/devices/system/cpu/cpufreq/boost");
 }
+
+CHECK_INFO(cpu_boost, "cpu", "cpu.boost", LEVEL_QUICK, NEED_CPU, "CPU turbo/boost is enabled", run_boost);
 
 static void run_cstates(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct cpu_facts *c = &f->cpu;
@@ -284,6 +290,10 @@ static void run_cstates(const struct check_info *self, const struct facts *f, st
                       CSTATE_DEEP_LATENCY_US + 1, CSTATE_DEEP_LATENCY_US + 1);
 }
 
+CHECK_INFO(cpu_cstates, "cpu", "cpu.cstates", LEVEL_QUICK, NEED_CPU,
+           "No deep C-state (exit latency > 20 us) is enabled",
+           run_cstates);
+
 static void run_smt(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct cpu_facts *c = &f->cpu;
         struct result *r = result_new(rep, self, "host");
@@ -330,6 +340,8 @@ static void run_smt(const struct check_info *self, const struct facts *f, struct
                       : c->smt_active   ? "sibling threads active"
                                         : "sibling threads inactive");
 }
+
+CHECK_INFO(cpu_smt, "cpu", "cpu.smt", LEVEL_QUICK, NEED_CPU, "SMT (hyper-threading) state, reported", run_smt);
 
 static int cmp_u64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -395,18 +407,6 @@ static void run_frequency(const struct check_info *self, const struct facts *f, 
         result_status(r, STATUS_PASS, "no CPU is capped, and none on the performance governor runs below %d%% of its "
                       "maximum", FREQ_LOW_PERCENT);
 }
-
-CHECK_INFO(cpu_governor, "cpu", "cpu.governor", LEVEL_QUICK, NEED_CPU,
-           "Every CPU uses the performance frequency governor",
-           run_governor);
-
-CHECK_INFO(cpu_boost, "cpu", "cpu.boost", LEVEL_QUICK, NEED_CPU, "CPU turbo/boost is enabled", run_boost);
-
-CHECK_INFO(cpu_cstates, "cpu", "cpu.cstates", LEVEL_QUICK, NEED_CPU,
-           "No deep C-state (exit latency > 20 us) is enabled",
-           run_cstates);
-
-CHECK_INFO(cpu_smt, "cpu", "cpu.smt", LEVEL_QUICK, NEED_CPU, "SMT (hyper-threading) state, reported", run_smt);
 
 CHECK_INFO(cpu_frequency, "cpu", "cpu.frequency", LEVEL_QUICK, NEED_CPU,
            "CPUs are not capped and run near their maximum frequency",

@@ -66,6 +66,10 @@ static void run_thp(const struct check_info *self, const struct facts *f, struct
                       "(or `grub2-mkconfig -o /boot/grub2/grub.cfg`) and reboot.");
 }
 
+CHECK_INFO(memory_thp, "memory", "memory.thp", LEVEL_QUICK, NEED_MEMORY,
+           "Transparent huge pages are available (always or madvise)",
+           run_thp);
+
 static void run_swappiness(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct memory_facts *m = &f->memory;
         struct result *r = result_new(rep, self, "host");
@@ -89,6 +93,10 @@ static void run_swappiness(const struct check_info *self, const struct facts *f,
                       "persist it: `echo 'vm.swappiness = %d' >> %s`.",
                       SWAPPINESS_MAX, SWAPPINESS_MAX, SWAPPINESS_MAX, SYSCTL_FILE);
 }
+
+CHECK_INFO(memory_swappiness, "memory", "memory.swappiness", LEVEL_QUICK, NEED_MEMORY,
+           "vm.swappiness is low while swap is active",
+           run_swappiness);
 
 static void run_dirty(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct memory_facts *m = &f->memory;
@@ -128,6 +136,10 @@ static void run_dirty(const struct check_info *self, const struct facts *f, stru
                       "'vm.dirty_ratio = 20\\nvm.dirty_background_ratio = 10\\n' >> %s`.", SYSCTL_FILE);
 }
 
+CHECK_INFO(memory_dirty_ratio, "memory", "memory.dirty_ratio", LEVEL_QUICK, NEED_MEMORY,
+           "The dirty page-cache limit is not excessive",
+           run_dirty);
+
 static void run_swap(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct memory_facts *m = &f->memory;
         struct result *r = result_new(rep, self, "host");
@@ -145,6 +157,8 @@ static void run_swap(const struct check_info *self, const struct facts *f, struc
         result_status(r, STATUS_PASS, "%u swap area%s with %" PRIu64 " MiB, %" PRIu64 " MiB in use", m->n_swaps,
                       m->n_swaps == 1 ? "" : "s", m->swaps_size_kb / 1024, m->swaps_used_kb / 1024);
 }
+
+CHECK_INFO(memory_swap, "memory", "memory.swap", LEVEL_QUICK, NEED_MEMORY, "Swap areas, reported", run_swap);
 
 /* Host RAM against the GPUs' memory. NVIDIA states no ratio: its DGX systems range from
  * 0.87x (DGX B300) to over 3x (DGX H100), so the ratio is reported, and only a host well
@@ -200,20 +214,6 @@ static void run_host_vs_gpu(const struct check_info *self, const struct facts *f
                       "thresholds.host_memory_min_ratio in the site policy.",
                       gpu_gib * min_ratio, min_ratio);
 }
-
-CHECK_INFO(memory_thp, "memory", "memory.thp", LEVEL_QUICK, NEED_MEMORY,
-           "Transparent huge pages are available (always or madvise)",
-           run_thp);
-
-CHECK_INFO(memory_swappiness, "memory", "memory.swappiness", LEVEL_QUICK, NEED_MEMORY,
-           "vm.swappiness is low while swap is active",
-           run_swappiness);
-
-CHECK_INFO(memory_dirty_ratio, "memory", "memory.dirty_ratio", LEVEL_QUICK, NEED_MEMORY,
-           "The dirty page-cache limit is not excessive",
-           run_dirty);
-
-CHECK_INFO(memory_swap, "memory", "memory.swap", LEVEL_QUICK, NEED_MEMORY, "Swap areas, reported", run_swap);
 
 CHECK_INFO(memory_host_vs_gpu, "memory", "memory.host_vs_gpu", LEVEL_QUICK, NEED_MEMORY,
            "Host RAM against the GPUs' total memory: reported, warns only well below it",

@@ -163,6 +163,9 @@ static void run_port_state(const struct check_info *self, const struct facts *f,
         }
 }
 
+CHECK_INFO(network_port_state, "network", "network.port_state", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "RDMA ports ACTIVE with the link up", run_port_state);
+
 /* ---- network.port_rate ---- */
 
 static double fastest_of_model(const struct facts *f, unsigned device_id, enum rdma_link_layer ll) {
@@ -248,6 +251,9 @@ static void run_port_rate(const struct check_info *self, const struct facts *f, 
         }
 }
 
+CHECK_INFO(network_port_rate, "network", "network.port_rate", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "RDMA port rate against the HCA, its peers and the site policy", run_port_rate);
+
 /* ---- network.link_layer ---- */
 
 /* The RDMA device nearest GPU g (the PCIe relation topo gives), or NULL. */
@@ -304,6 +310,9 @@ static void run_link_layer(const struct check_info *self, const struct facts *f,
                                                                                    "one link layer next to the GPUs");
         }
 }
+
+CHECK_INFO(network_link_layer, "network", "network.link_layer", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "one link layer (InfiniBand or RoCE) on the NICs next to the GPUs", run_link_layer);
 
 /* ---- network.firmware ---- */
 
@@ -365,6 +374,9 @@ static void run_firmware(const struct check_info *self, const struct facts *f, s
                 }
         }
 }
+
+CHECK_INFO(network_firmware, "network", "network.firmware", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "one firmware version across the HCAs of a model", run_firmware);
 
 /* ---- network.port_errors ---- */
 
@@ -432,6 +444,9 @@ static void run_port_errors(const struct check_info *self, const struct facts *f
         }
 }
 
+CHECK_INFO(network_port_errors, "network", "network.port_errors", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "RDMA port error counters since boot, as rates", run_port_errors);
+
 /* ---- network.gpu_affinity ---- */
 
 static const struct rdma_dev *rdma_at(const struct facts *f, const char *pci_addr) {
@@ -490,6 +505,9 @@ static void run_gpu_affinity(const struct check_info *self, const struct facts *
         topo_done(&t);
 }
 
+CHECK_INFO(network_gpu_affinity, "network", "network.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "each GPU has an RDMA NIC under its PCIe switch or NUMA node", run_gpu_affinity);
+
 /* ---- network.gpudirect ---- */
 
 static bool kernel_at_least(const char *rel, unsigned want_major, unsigned want_minor) {
@@ -544,6 +562,9 @@ static void run_gpudirect(const struct check_info *self, const struct facts *f, 
         }
 }
 
+CHECK_INFO(network_gpudirect, "network", "network.gpudirect", LEVEL_QUICK, NEED_NVIDIA | NEED_NETDEV | NEED_RDMA,
+           "a GPUDirect RDMA path: nvidia_peermem or DMA-BUF", run_gpudirect);
+
 /* ---- network.gds ---- */
 
 static void run_gds(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -569,6 +590,9 @@ static void run_gds(const struct check_info *self, const struct facts *f, struct
                                  "turn this check off in the site policy.");
         }
 }
+
+CHECK_INFO(network_gds, "network", "network.gds", LEVEL_QUICK, NEED_RDMA,
+           "nvidia_fs loaded where GPUDirect Storage is installed", run_gds);
 
 /* ---- network.roce_mtu ---- */
 
@@ -630,6 +654,9 @@ static void judge_roce_mtu(struct result *r, const struct facts *f, const struct
 static void run_roce_mtu(const struct check_info *self, const struct facts *f, struct report *rep) {
         each_roce_port(self, f, rep, judge_roce_mtu);
 }
+
+CHECK_INFO(network_roce_mtu, "network", "network.roce_mtu", LEVEL_QUICK, NEED_XID | NEED_NETDEV | NEED_RDMA,
+           "RoCE interfaces' MTU allows 4096-byte RDMA messages", run_roce_mtu);
 
 /* ---- network.roce_congestion ---- */
 
@@ -745,23 +772,5 @@ static void run_roce_congestion(const struct check_info *self, const struct fact
         each_roce_port(self, f, rep, judge_roce_port);
 }
 
-CHECK_INFO(network_port_state, "network", "network.port_state", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "RDMA ports ACTIVE with the link up", run_port_state);
-CHECK_INFO(network_port_rate, "network", "network.port_rate", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "RDMA port rate against the HCA, its peers and the site policy", run_port_rate);
-CHECK_INFO(network_link_layer, "network", "network.link_layer", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "one link layer (InfiniBand or RoCE) on the NICs next to the GPUs", run_link_layer);
-CHECK_INFO(network_firmware, "network", "network.firmware", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "one firmware version across the HCAs of a model", run_firmware);
-CHECK_INFO(network_port_errors, "network", "network.port_errors", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "RDMA port error counters since boot, as rates", run_port_errors);
-CHECK_INFO(network_gpu_affinity, "network", "network.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "each GPU has an RDMA NIC under its PCIe switch or NUMA node", run_gpu_affinity);
-CHECK_INFO(network_gpudirect, "network", "network.gpudirect", LEVEL_QUICK, NEED_NVIDIA | NEED_NETDEV | NEED_RDMA,
-           "a GPUDirect RDMA path: nvidia_peermem or DMA-BUF", run_gpudirect);
-CHECK_INFO(network_roce_mtu, "network", "network.roce_mtu", LEVEL_QUICK, NEED_XID | NEED_NETDEV | NEED_RDMA,
-           "RoCE interfaces' MTU allows 4096-byte RDMA messages", run_roce_mtu);
 CHECK_INFO(network_roce_congestion, "network", "network.roce_congestion", LEVEL_QUICK, NEED_XID | NEED_NETDEV | NEED_RDMA,
            "RoCE ports neither losing packets nor ignoring congestion notifications", run_roce_congestion);
-CHECK_INFO(network_gds, "network", "network.gds", LEVEL_QUICK, NEED_RDMA,
-           "nvidia_fs loaded where GPUDirect Storage is installed", run_gds);

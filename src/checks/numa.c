@@ -81,6 +81,10 @@ static void run_nodes(const struct check_info *self, const struct facts *f, stru
                       n->n_nodes == 1 ? "" : "s", n->n_cpu_nodes, n_mem_only);
 }
 
+CHECK_INFO(numa_nodes, "numa", "numa.nodes", LEVEL_QUICK, 0,
+           "NUMA nodes: with CPUs and memory-only, reported",
+           run_nodes);
+
 static void run_gpu_affinity(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct numa_facts *n = &f->numa;
         if (check_skip_without_gpus(self, f, rep) || skip_without_nodes(self, f, rep))
@@ -143,6 +147,10 @@ static void run_gpu_affinity(const struct check_info *self, const struct facts *
         }
 }
 
+CHECK_INFO(numa_gpu_affinity, "numa", "numa.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "Each GPU belongs to a NUMA node on a multi-node host",
+           run_gpu_affinity);
+
 static void run_balancing(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct numa_facts *n = &f->numa;
         if (check_skip_without_gpus(self, f, rep) || skip_without_nodes(self, f, rep))
@@ -178,14 +186,6 @@ static void run_balancing(const struct check_info *self, const struct facts *f, 
                       "> /etc/sysctl.d/90-gpu-numa.conf` (or add `numa_balancing=disable` to the kernel command "
                       "line).");
 }
-
-CHECK_INFO(numa_nodes, "numa", "numa.nodes", LEVEL_QUICK, 0,
-           "NUMA nodes: with CPUs and memory-only, reported",
-           run_nodes);
-
-CHECK_INFO(numa_gpu_affinity, "numa", "numa.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "Each GPU belongs to a NUMA node on a multi-node host",
-           run_gpu_affinity);
 
 CHECK_INFO(numa_balancing, "numa", "numa.balancing", LEVEL_QUICK, 0,
            "Automatic NUMA balancing is off on a multi-node GPU host",

@@ -144,6 +144,10 @@ static void run_expect(const struct check_info *self, const struct facts *f, str
         result_status(r, STATUS_PASS, "as the site expects: %s", observed);
 }
 
+CHECK_INFO(policy_expect, "policy", "policy.expect", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
+           "The node is what the site policy expects: GPU count and model, driver, CUDA",
+           run_expect);
+
 /* ---- policy.reference --------------------------------------------------------------- */
 
 static long golden_gpu_index(const struct golden *g, const char *bus_id) {
@@ -348,10 +352,6 @@ static void run_reference(const struct check_info *self, const struct facts *f, 
         judge_reference_host(self, f, &g, rep);
         golden_done(&g);
 }
-
-CHECK_INFO(policy_expect, "policy", "policy.expect", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
-           "The node is what the site policy expects: GPU count and model, driver, CUDA",
-           run_expect);
 
 CHECK_INFO(policy_reference, "policy", "policy.reference", LEVEL_QUICK, NEED_NVIDIA | NEED_NETDEV | NEED_NVML,
            "No drift from the policy's reference node: GPUs, firmware, NUMA, NICs, topology",

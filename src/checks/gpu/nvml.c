@@ -262,6 +262,10 @@ static void run_nvml(const struct check_info *self, const struct facts *f, struc
                       "reset or power-cycle the node.");
 }
 
+CHECK_INFO(gpu_nvml, "gpu", "gpu.nvml", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
+           "NVML loads and sees every NVIDIA GPU on the PCI bus",
+           run_nvml);
+
 /* ---- gpu.driver_compat ------------------------------------------------------------- */
 
 static void run_driver_compat(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -309,6 +313,10 @@ static void run_driver_compat(const struct check_info *self, const struct facts 
         }
 }
 
+CHECK_INFO(gpu_driver_compat, "gpu", "gpu.driver_compat", LEVEL_QUICK, NEED_NVML,
+           "The driver NVML reports supports each GPU's architecture",
+           run_driver_compat);
+
 /* ---- gpu.persistence_mode ----------------------------------------------------------- */
 
 static void run_persistence_mode(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -344,16 +352,6 @@ static void run_persistence_mode(const struct check_info *self, const struct fac
                                  "gpu.persistence=on` (`gpuvet tune revert` undoes it; lost at reboot).");
         }
 }
-
-/* ---- descriptors ---- */
-
-CHECK_INFO(gpu_nvml, "gpu", "gpu.nvml", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
-           "NVML loads and sees every NVIDIA GPU on the PCI bus",
-           run_nvml);
-
-CHECK_INFO(gpu_driver_compat, "gpu", "gpu.driver_compat", LEVEL_QUICK, NEED_NVML,
-           "The driver NVML reports supports each GPU's architecture",
-           run_driver_compat);
 
 CHECK_INFO(gpu_persistence_mode, "gpu", "gpu.persistence_mode", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
            "Persistence mode is on for every GPU",
