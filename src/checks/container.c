@@ -31,6 +31,29 @@ static void append(char *buf, size_t size, const char *s) {
                 snprintf(buf + used, size - used, "%s%s", used ? ", " : "", s);
 }
 
+/* On a node without NVIDIA GPUs there is nothing to set up: skip, saying what that spares
+ * or that the GPUs are unknown. */
+static bool skip_without_gpus(struct result *r, const struct facts *f, const char *consequence) {
+        if (f->gpus.n > 0)
+                return false;
+        if (check_gpus_unknown(f))
+                result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
+        else
+                result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: %s", consequence);
+        return true;
+}
+
+/* A runtime's configuration file that is there but could not be read (err: a negative errno):
+ * only root may read it, or it is broken. */
+static void judge_unreadable(struct result *r, const char *path, int err) {
+        if (err == -EACCES) {
+                result_status(r, STATUS_SKIP, "needs root to read %s", path);
+                return;
+        }
+        result_status(r, STATUS_ERROR, "cannot read %s: %s", path, strerror(-err));
+        result_remedy(r, "Check the file's type and permissions (`ls -l %s`).", path);
+}
+
 static void run_runtime(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct container_facts *c = &f->container;
         struct result *r = result_new(rep, self, "host");
@@ -90,13 +113,8 @@ static void run_toolkit(const struct check_info *self, const struct facts *f, st
                 return;
         }
         result_observed(r, "not installed");
-        if (f->gpus.n == 0) {
-                if (check_gpus_unknown(f))
-                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
-                else
-                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: containers need no toolkit");
+        if (skip_without_gpus(r, f, "containers need no toolkit"))
                 return;
-        }
         result_status(r, STATUS_WARN,
                       "a container runtime is installed but the NVIDIA Container Toolkit is not: containers "
                       "will not see the GPUs");
@@ -129,21 +147,11 @@ static void run_docker_runtime(const struct check_info *self, const struct facts
                 return;
         }
         if (c->daemon_json == CONTAINER_FILE_UNREADABLE) {
-                if (c->daemon_json_errno == -EACCES) {
-                        result_status(r, STATUS_SKIP, "needs root to read %s", DAEMON_JSON);
-                        return;
-                }
-                result_status(r, STATUS_ERROR, "cannot read %s: %s", DAEMON_JSON, strerror(-c->daemon_json_errno));
-                result_remedy(r, "Check the file's type and permissions (`ls -l %s`).", DAEMON_JSON);
+                judge_unreadable(r, DAEMON_JSON, c->daemon_json_errno);
                 return;
         }
-        if (f->gpus.n == 0) {
-                if (check_gpus_unknown(f))
-                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
-                else
-                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: docker needs no nvidia runtime");
+        if (skip_without_gpus(r, f, "docker needs no nvidia runtime"))
                 return;
-        }
         if (c->docker_default_runtime[0])
                 result_evidence(r, "default-runtime", "%s", c->docker_default_runtime);
         if (c->docker_cdi_feature >= 0)
@@ -216,13 +224,7 @@ static void run_containerd_runtime(const struct check_info *self, const struct f
                 return;
         }
         if (c->containerd_config == CONTAINER_FILE_UNREADABLE) {
-                if (c->containerd_config_errno == -EACCES) {
-                        result_status(r, STATUS_SKIP, "needs root to read %s", CONTAINERD_CONFIG);
-                        return;
-                }
-                result_status(r, STATUS_ERROR, "cannot read %s: %s", CONTAINERD_CONFIG,
-                              strerror(-c->containerd_config_errno));
-                result_remedy(r, "Check the file's type and permissions (`ls -l %s`).", CONTAINERD_CONFIG);
+                judge_unreadable(r, CONTAINERD_CONFIG, c->containerd_config_errno);
                 return;
         }
         /* Without its CRI plugin containerd serves docker (which passes its own runtime)
@@ -233,13 +235,8 @@ static void run_containerd_runtime(const struct check_info *self, const struct f
                               "docker, judged by container.docker_runtime");
                 return;
         }
-        if (f->gpus.n == 0) {
-                if (check_gpus_unknown(f))
-                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
-                else
-                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: containerd needs no nvidia runtime");
+        if (skip_without_gpus(r, f, "containerd needs no nvidia runtime"))
                 return;
-        }
         if (c->containerd_default_runtime[0])
                 result_evidence(r, "default_runtime_name", "%s", c->containerd_default_runtime);
         result_expected(r, "a runtimes.nvidia section (or BinaryName nvidia-container-runtime)");
@@ -305,13 +302,8 @@ static void run_cdi(const struct check_info *self, const struct facts *f, struct
                 result_status(r, STATUS_SKIP, "the NVIDIA Container Toolkit is not installed: no CDI spec expected");
                 return;
         }
-        if (f->gpus.n == 0) {
-                if (check_gpus_unknown(f))
-                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
-                else
-                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: no CDI spec needed");
+        if (skip_without_gpus(r, f, "no CDI spec needed"))
                 return;
-        }
         result_observed(r, "no nvidia.com/gpu spec (%u other spec%s)", c->cdi_specs, c->cdi_specs == 1 ? "" : "s");
         result_expected(r, "a CDI spec for nvidia.com/gpu");
         result_status(r, STATUS_WARN, "the NVIDIA Container Toolkit is installed but there is no CDI spec: podman "
