@@ -19,8 +19,6 @@
 
 #define CPUFREQ_SOURCE "/sys/devices/system/cpu/cpu*/cpufreq/"
 
-static const char *errtext(int err) { return err == -EINVAL || err == -ERANGE ? "malformed value" : strerror(-err); }
-
 /* Skip when no CPU has cpufreq; error when the CPU list itself was unreadable. */
 static bool skip_without_cpufreq(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct cpu_facts *c = &f->cpu;
@@ -30,7 +28,7 @@ static bool skip_without_cpufreq(const struct check_info *self, const struct fac
         if (c->n_cpus == 0) {
                 if (check_skip_capture_lacks(r, f, "/sys/devices/system/cpu/online"))
                         return true;
-                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/online: %s", errtext(c->online_err));
+                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/online: %s", check_errtext(c->online_err));
                 result_remedy(r, "Check that sysfs is mounted at /sys (or that the --root tree contains it).");
                 result_evidence(r, "source", "/sys/devices/system/cpu/online");
                 return true;
@@ -72,7 +70,7 @@ static bool error_on_bad(const struct check_info *self, const struct facts *f, s
                 const char *file = freq_file_name[which];
                 struct result *r = result_new(rep, self, "host");
                 result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpu%u/cpufreq/%s: %s", q->cpu,
-                              file, errtext(freq_err(q, which)));
+                              file, check_errtext(freq_err(q, which)));
                 result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/cpu%u/cpufreq/%s`); a cpufreq "
                               "driver that cannot report it needs a kernel or BIOS update.", q->cpu, file);
                 result_evidence(r, "source", "/sys/devices/system/cpu/cpu%u/cpufreq/%s", q->cpu, file);
@@ -147,7 +145,7 @@ static void run_boost(const struct check_info *self, const struct facts *f, stru
                 result_evidence(r, "source", "/sys/devices/system/cpu/intel_pstate/no_turbo");
                 if (c->no_turbo_err < 0) {
                         result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/intel_pstate/no_turbo: %s",
-                                      errtext(c->no_turbo_err));
+                                      check_errtext(c->no_turbo_err));
                         result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/intel_pstate/no_turbo`); "
                                       "it holds 0 or 1.");
                         return;
@@ -170,7 +168,7 @@ static void run_boost(const struct check_info *self, const struct facts *f, stru
                 result_evidence(r, "source", "/sys/devices/system/cpu/cpufreq/boost");
                 if (c->boost_err < 0) {
                         result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpufreq/boost: %s",
-                                      errtext(c->boost_err));
+                                      check_errtext(c->boost_err));
                         result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/cpufreq/boost`); it "
                                       "holds 0 or 1.");
                         return;
@@ -238,7 +236,7 @@ static void run_cstates(const struct check_info *self, const struct facts *f, st
         result_expected(r, "no enabled idle state with exit latency > %d us", CSTATE_DEEP_LATENCY_US);
         if (c->idle_err < 0) {
                 result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpu0/cpuidle: %s",
-                              errtext(c->idle_err));
+                              check_errtext(c->idle_err));
                 result_remedy(r, "Check that sysfs is mounted at /sys (or that the --root tree contains it).");
                 return;
         }
@@ -253,7 +251,7 @@ static void run_cstates(const struct check_info *self, const struct facts *f, st
                 if (!file)
                         continue;
                 result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpu0/cpuidle/state%u/%s: %s",
-                              s->index, file, errtext(err));
+                              s->index, file, check_errtext(err));
                 result_remedy(r, "Run `cpupower idle-info` to list the idle states the kernel reports.");
                 return;
         }
@@ -298,17 +296,11 @@ static void run_smt(const struct check_info *self, const struct facts *f, struct
         const struct cpu_facts *c = &f->cpu;
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/sys/devices/system/cpu/smt/control, /sys/devices/system/cpu/smt/active");
-        if (c->smt_control_err == -ENOENT) {
-                result_status(r, STATUS_SKIP, "the kernel exposes no SMT control (/sys/devices/system/cpu/smt "
-                              "absent: kernel older than 4.19, or no SMT hotplug on this architecture)");
+        if (check_judge_read_error(r, c->smt_control_err, "/sys/devices/system/cpu/smt/control",
+                                   "the kernel exposes no SMT control (/sys/devices/system/cpu/smt absent: kernel "
+                                   "older than 4.19, or no SMT hotplug on this architecture)",
+                                   NULL))
                 return;
-        }
-        if (c->smt_control_err < 0) {
-                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/smt/control: %s",
-                              errtext(c->smt_control_err));
-                result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/smt/control`).");
-                return;
-        }
         char active[16];
         if (c->smt_active_err == 0)
                 snprintf(active, sizeof(active), "%d", c->smt_active);

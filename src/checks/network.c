@@ -568,9 +568,9 @@ CHECK_INFO(network_gpudirect, "network", "network.gpudirect", LEVEL_QUICK, NEED_
 /* ---- network.gds ---- */
 
 static void run_gds(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
                 return;
-        struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/etc/cufile.json, /proc/modules");
         bool loaded = host_module_loaded(&f->host, "nvidia_fs");
         if (!f->rdma.gds_config && !loaded) {

@@ -171,10 +171,10 @@ static bool cmdline_lists(const char *cmdline, const char *key, const char *modu
 }
 
 static void run_nouveau(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
-                return;
         const struct nvidia_facts *x = &f->nvidia;
-        struct result *r = result_new(rep, self, "host");
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
+                return;
         result_evidence(r, "source", "/proc/modules");
         if (!f->host.have_modules && !x->nouveau_loaded) {
                 if (check_skip_capture_lacks(r, f, "/proc/modules"))
@@ -304,10 +304,10 @@ static bool judge_module_flavour(struct result *r, const struct nvidia_facts *x,
 }
 
 static void run_driver_version(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
-                return;
         const struct nvidia_facts *x = &f->nvidia;
-        struct result *r = result_new(rep, self, "host");
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
+                return;
         result_evidence(r, "source", "%s", x->module_loaded ? NVIDIA_VERSION_FILE : "/proc/modules");
         struct driver_bounds b = driver_bounds_of(f);
         if (b.floor && b.last_branch)
@@ -400,10 +400,10 @@ CHECK_INFO(gpu_driver_version, "gpu", "gpu.driver_version", LEVEL_QUICK, NEED_NV
            run_driver_version);
 
 static void run_persistenced(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
-                return;
         const struct nvidia_facts *x = &f->nvidia;
-        struct result *r = result_new(rep, self, "host");
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
+                return;
         if (check_gpus_bound_to(f, "nvidia") == 0) {
                 result_status(r, STATUS_SKIP, "no GPU is bound to the nvidia driver");
                 result_evidence(r, "source", "/sys/bus/pci/devices/*/driver");
