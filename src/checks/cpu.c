@@ -138,52 +138,62 @@ CHECK_INFO(cpu_governor, "cpu", "cpu.governor", LEVEL_QUICK, NEED_CPU,
            "Every CPU uses the performance frequency governor",
            run_governor);
 
+/* A boost switch of the kernel's: intel_pstate's no_turbo (0 lets it boost) or cpufreq's boost. */
+struct boost_control {
+        const char *path;
+        const char *name; /* as the observation names it: "cpufreq boost" */
+        int boosting;     /* the value that lets the CPUs boost */
+        const char *pass;
+        const char *warn;
+        const char *remedy;
+};
+
+static const struct boost_control intel_no_turbo = {
+        "/sys/devices/system/cpu/intel_pstate/no_turbo", "intel_pstate no_turbo", 0,
+        "turbo boost is enabled (intel_pstate)",
+        "turbo boost is disabled (intel_pstate no_turbo=1): single-thread speed of the CPU threads that feed the "
+        "GPUs is capped at base clock",
+        "Run `gpuvet tune apply --set cpu.boost=on` as root (it writes 0 to "
+        "/sys/devices/system/cpu/intel_pstate/no_turbo; `gpuvet tune revert` undoes it). If the write is refused, "
+        "turbo is off in the BIOS: enable \"Intel Turbo Boost Technology\" in the processor power settings.",
+};
+
+static const struct boost_control cpufreq_boost = {
+        "/sys/devices/system/cpu/cpufreq/boost", "cpufreq boost", 1,
+        "CPU boost is enabled (cpufreq)",
+        "CPU boost is disabled (cpufreq boost=0): single-thread speed of the CPU threads that feed the GPUs is "
+        "capped at base clock",
+        "Run `gpuvet tune apply --set cpu.boost=on` as root (it writes 1 to /sys/devices/system/cpu/cpufreq/boost); "
+        "if it does not stick, enable \"Core Performance Boost\" (AMD) or \"Turbo Boost\" (Intel) in the BIOS.",
+};
+
+/* err: how reading b->path failed (negative errno), else 0 and value is what it holds. */
+static void judge_boost(struct result *r, const struct boost_control *b, int value, int err) {
+        result_evidence(r, "source", "%s", b->path);
+        if (err < 0) {
+                result_status(r, STATUS_ERROR, "cannot read %s: %s", b->path, check_errtext(err));
+                result_remedy(r, "Read the file by hand (`cat %s`); it holds 0 or 1.", b->path);
+                return;
+        }
+        result_observed(r, "%s=%d", b->name, value);
+        result_expected(r, "%s=%d", b->name, b->boosting);
+        if (value == b->boosting) {
+                result_status(r, STATUS_PASS, "%s", b->pass);
+                return;
+        }
+        result_status(r, STATUS_WARN, "%s", b->warn);
+        result_remedy(r, "%s", b->remedy);
+}
+
 static void run_boost(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct cpu_facts *c = &f->cpu;
         struct result *r = result_new(rep, self, "host");
         if (c->no_turbo_err != -ENOENT) {
-                result_evidence(r, "source", "/sys/devices/system/cpu/intel_pstate/no_turbo");
-                if (c->no_turbo_err < 0) {
-                        result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/intel_pstate/no_turbo: %s",
-                                      check_errtext(c->no_turbo_err));
-                        result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/intel_pstate/no_turbo`); "
-                                      "it holds 0 or 1.");
-                        return;
-                }
-                result_observed(r, "intel_pstate no_turbo=%d", c->no_turbo);
-                result_expected(r, "intel_pstate no_turbo=0");
-                if (c->no_turbo == 0) {
-                        result_status(r, STATUS_PASS, "turbo boost is enabled (intel_pstate)");
-                        return;
-                }
-                result_status(r, STATUS_WARN, "turbo boost is disabled (intel_pstate no_turbo=1): single-thread speed "
-                              "of the CPU threads that feed the GPUs is capped at base clock");
-                result_remedy(r, "Run `gpuvet tune apply --set cpu.boost=on` as root (it writes 0 to "
-                              "/sys/devices/system/cpu/intel_pstate/no_turbo; `gpuvet tune revert` undoes it). If the write "
-                              "is refused, turbo is off in the BIOS: enable \"Intel Turbo Boost Technology\" in the "
-                              "processor power settings.");
+                judge_boost(r, &intel_no_turbo, c->no_turbo, c->no_turbo_err);
                 return;
         }
         if (c->boost_err != -ENOENT) {
-                result_evidence(r, "source", "/sys/devices/system/cpu/cpufreq/boost");
-                if (c->boost_err < 0) {
-                        result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpufreq/boost: %s",
-                                      check_errtext(c->boost_err));
-                        result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/cpufreq/boost`); it "
-                                      "holds 0 or 1.");
-                        return;
-                }
-                result_observed(r, "cpufreq boost=%d", c->boost);
-                result_expected(r, "cpufreq boost=1");
-                if (c->boost == 1) {
-                        result_status(r, STATUS_PASS, "CPU boost is enabled (cpufreq)");
-                        return;
-                }
-                result_status(r, STATUS_WARN, "CPU boost is disabled (cpufreq boost=0): single-thread speed of the CPU "
-                              "threads that feed the GPUs is capped at base clock");
-                result_remedy(r, "Run `gpuvet tune apply --set cpu.boost=on` as root (it writes 1 to "
-                              "/sys/devices/system/cpu/cpufreq/boost); if it does not stick, "
-                              "enable \"Core Performance Boost\" (AMD) or \"Turbo Boost\" (Intel) in the BIOS.");
+                judge_boost(r, &cpufreq_boost, c->boost, c->boost_err);
                 return;
         }
         result_status(r, STATUS_SKIP, "no boost control exposed (neither intel_pstate/no_turbo nor cpufreq/boost "
