@@ -230,10 +230,13 @@ static void judge_bandwidth(const struct check_info *self, const struct facts *f
         }
 }
 
+/* H2D and D2H go over the same link, and a slow one has the same causes either way. */
+static const char transfer_remedy[] =
+        "Check the link (pcie.link_width, pcie.link_under_load), NUMA placement (the GPU's node: gpuvet topo) and the "
+        "IOMMU mode (iommu=pt); compare with `gpuvet bench transfer`.";
+
 static void run_h2d(const struct check_info *self, const struct facts *f, struct report *rep) {
-        judge_bandwidth(self, f, rep, PROBE_TRANSFER, "transfer", "h2d_pinned", "H2D (pinned)",
-                        "Check the link (pcie.link_width, pcie.link_under_load), NUMA placement (the GPU's node: "
-                        "gpuvet topo) and the IOMMU mode (iommu=pt); compare with `gpuvet bench transfer`.");
+        judge_bandwidth(self, f, rep, PROBE_TRANSFER, "transfer", "h2d_pinned", "H2D (pinned)", transfer_remedy);
 }
 
 CHECK_INFO(device_h2d, "device", "device.h2d", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
@@ -241,9 +244,7 @@ CHECK_INFO(device_h2d, "device", "device.h2d", LEVEL_STANDARD, NEED_PROBE_FUNCTI
            run_h2d);
 
 static void run_d2h(const struct check_info *self, const struct facts *f, struct report *rep) {
-        judge_bandwidth(self, f, rep, PROBE_TRANSFER, "transfer", "d2h_pinned", "D2H (pinned)",
-                        "Check the link (pcie.link_width, pcie.link_under_load), NUMA placement (the GPU's node: "
-                        "gpuvet topo) and the IOMMU mode (iommu=pt); compare with `gpuvet bench transfer`.");
+        judge_bandwidth(self, f, rep, PROBE_TRANSFER, "transfer", "d2h_pinned", "D2H (pinned)", transfer_remedy);
 }
 
 CHECK_INFO(device_d2h, "device", "device.d2h", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
