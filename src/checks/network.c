@@ -40,8 +40,12 @@ static const char *hca_name(const struct facts *f, const struct rdma_dev *d) {
         return m ? m->name : d->hca_type[0] ? d->hca_type : "unknown HCA";
 }
 
-static void port_subject(const struct rdma_dev *d, const struct rdma_port *p, char *buf, size_t size) {
-        snprintf(buf, size, "%.63s/%u", d->name, p->num);
+/* A new result about port p of d, named "mlx5_0/1". */
+static struct result *port_result(const struct check_info *self, struct report *rep, const struct rdma_dev *d,
+                                  const struct rdma_port *p) {
+        char subj[80];
+        snprintf(subj, sizeof(subj), "%.63s/%u", d->name, p->num);
+        return result_new(rep, self, subj);
 }
 
 static size_t count_ports(const struct facts *f) {
@@ -104,9 +108,7 @@ static void run_port_state(const struct check_info *self, const struct facts *f,
                 }
                 for (size_t k = 0; k < d->n_ports; k++) {
                         const struct rdma_port *p = &d->ports[k];
-                        char subj[80];
-                        port_subject(d, p, subj, sizeof(subj));
-                        struct result *r = result_new(rep, self, subj);
+                        struct result *r = port_result(self, rep, d, p);
                         result_evidence(r, "source", CLASS_DIR "/%s/ports/%u/{state,phys_state}", d->name, p->num);
                         result_evidence(r, "hca", "%s, %s", hca_name(f, d), rdma_link_layer_name(p->link_layer));
                         result_expected(r, "4: ACTIVE, 5: LinkUp");
@@ -225,9 +227,7 @@ static void run_port_rate(const struct check_info *self, const struct facts *f, 
                 const struct rdma_dev *d = &f->rdma.devs[i];
                 for (size_t k = 0; k < d->n_ports; k++) {
                         const struct rdma_port *p = &d->ports[k];
-                        char subj[80];
-                        port_subject(d, p, subj, sizeof(subj));
-                        struct result *r = result_new(rep, self, subj);
+                        struct result *r = port_result(self, rep, d, p);
                         result_evidence(r, "source", CLASS_DIR "/%s/ports/%u/rate", d->name, p->num);
                         if (!port_active(p)) {
                                 result_status(r, STATUS_SKIP, "%s port %u is not active (network.port_state)", d->name,
@@ -399,9 +399,8 @@ static void run_port_errors(const struct check_info *self, const struct facts *f
                 const struct rdma_dev *d = &f->rdma.devs[i];
                 for (size_t k = 0; k < d->n_ports; k++) {
                         const struct rdma_port *p = &d->ports[k];
-                        char subj[80], observed[512] = "", over[256] = "";
-                        port_subject(d, p, subj, sizeof(subj));
-                        struct result *r = result_new(rep, self, subj);
+                        char observed[512] = "", over[256] = "";
+                        struct result *r = port_result(self, rep, d, p);
                         result_evidence(r, "source", CLASS_DIR "/%s/ports/%u/counters/", d->name, p->num);
                         result_evidence(r, "uptime", "%.0f s%s", f->host.uptime_s,
                                         f->host.uptime_s > 86400 ? "" : " (judged as one day)");
@@ -615,9 +614,7 @@ static void each_roce_port(const struct check_info *self, const struct facts *f,
                         if (p->link_layer != RDMA_LL_ETHERNET)
                                 continue;
                         judged++;
-                        char subj[80];
-                        port_subject(d, p, subj, sizeof(subj));
-                        judge(result_new(rep, self, subj), f, d, p);
+                        judge(port_result(self, rep, d, p), f, d, p);
                 }
         }
         if (!judged) {
