@@ -401,6 +401,6 @@ static void run_link_under_load(const struct check_info *self, const struct fact
         }
 }
 
-CHECK_INFO(pcie_link_under_load, "pcie", "pcie.link_under_load", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
+CHECK_INFO(pcie_link_under_load, "pcie", "pcie.link_under_load", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER | NEED_PCI_TREE,
            "Each GPU's PCIe link reaches its maximum speed under load",
            run_link_under_load);

@@ -504,7 +504,7 @@ static void run_gpu_affinity(const struct check_info *self, const struct facts *
         topo_done(&t);
 }
 
-CHECK_INFO(network_gpu_affinity, "network", "network.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+CHECK_INFO(network_gpu_affinity, "network", "network.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA | NEED_PCI_TREE,
            "each GPU has an RDMA NIC under its PCIe switch or NUMA node", run_gpu_affinity);
 
 /* ---- network.gpudirect ---- */
@@ -561,7 +561,7 @@ static void run_gpudirect(const struct check_info *self, const struct facts *f, 
         }
 }
 
-CHECK_INFO(network_gpudirect, "network", "network.gpudirect", LEVEL_QUICK, NEED_NVIDIA | NEED_NETDEV | NEED_RDMA,
+CHECK_INFO(network_gpudirect, "network", "network.gpudirect", LEVEL_QUICK, NEED_NVIDIA | NEED_NETDEV | NEED_RDMA | NEED_PCI_TREE,
            "a GPUDirect RDMA path: nvidia_peermem or DMA-BUF", run_gpudirect);
 
 /* ---- network.gds ---- */

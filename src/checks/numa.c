@@ -145,7 +145,7 @@ static void run_gpu_affinity(const struct check_info *self, const struct facts *
         }
 }
 
-CHECK_INFO(numa_gpu_affinity, "numa", "numa.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+CHECK_INFO(numa_gpu_affinity, "numa", "numa.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA | NEED_PCI_TREE,
            "Each GPU belongs to a NUMA node on a multi-node host",
            run_gpu_affinity);
 

@@ -282,5 +282,5 @@ static void run_nic_ats(const struct check_info *self, const struct facts *f, st
         }
 }
 
-CHECK_INFO(passthrough_nic_ats, "passthrough", "passthrough.nic_ats", LEVEL_QUICK, 0,
+CHECK_INFO(passthrough_nic_ats, "passthrough", "passthrough.nic_ats", LEVEL_QUICK, NEED_PCI_TREE,
            "ConnectX/BlueField NICs passed to VMs expose ATS, for GPUDirect RDMA at full bandwidth", run_nic_ats);

@@ -186,7 +186,7 @@ static void run_link_width(const struct check_info *self, const struct facts *f,
         }
 }
 
-CHECK_INFO(pcie_link_width, "pcie", "pcie.link_width", LEVEL_QUICK, NEED_VIRT,
+CHECK_INFO(pcie_link_width, "pcie", "pcie.link_width", LEVEL_QUICK, NEED_VIRT | NEED_PCI_TREE,
            "Each GPU's PCIe link runs at its full width",
            run_link_width);
 
@@ -262,7 +262,7 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
         }
 }
 
-CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, NEED_VIRT | NEED_NVML,
+CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, NEED_VIRT | NEED_NVML | NEED_PCI_TREE,
            "Each GPU's PCIe link runs at its maximum speed while it works",
            run_link_speed);
 
@@ -375,7 +375,7 @@ static void run_aer(const struct check_info *self, const struct facts *f, struct
         }
 }
 
-CHECK_INFO(pcie_aer, "pcie", "pcie.aer", LEVEL_QUICK, 0,
+CHECK_INFO(pcie_aer, "pcie", "pcie.aer", LEVEL_QUICK, NEED_PCI_TREE,
            "No PCIe AER errors logged on each GPU and the bridges above it",
            run_aer);
 
@@ -509,7 +509,7 @@ static void run_acs(const struct check_info *self, const struct facts *f, struct
         }
 }
 
-CHECK_INFO(pcie_acs, "pcie", "pcie.acs", LEVEL_QUICK, NEED_VIRT,
+CHECK_INFO(pcie_acs, "pcie", "pcie.acs", LEVEL_QUICK, NEED_VIRT | NEED_PCI_TREE,
            "ACS on the bridges above each GPU fits the node's role (off for P2P, on for passthrough)",
            run_acs);
 
@@ -615,6 +615,6 @@ static void run_bar1(const struct check_info *self, const struct facts *f, struc
         }
 }
 
-CHECK_INFO(pcie_bar1, "pcie", "pcie.bar1", LEVEL_QUICK, NEED_VIRT | NEED_NVML,
+CHECK_INFO(pcie_bar1, "pcie", "pcie.bar1", LEVEL_QUICK, NEED_VIRT | NEED_NVML | NEED_PCI_TREE,
            "Each GPU's BAR1 aperture is large (Above 4G decoding / Resizable BAR on)",
            run_bar1);
