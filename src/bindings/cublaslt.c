@@ -15,21 +15,24 @@
 /* Newest first: a node with several toolkits gets the one matching the newest driver. */
 static const char *const sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"};
 
+/* Each name is the constant's own spelling. */
+#define NAMED(st) {st, #st}
 static const struct {
         cublasStatus_t st;
         const char *name;
 } statuses[] = {
-        {CUBLAS_STATUS_SUCCESS, "CUBLAS_STATUS_SUCCESS"},
-        {CUBLAS_STATUS_NOT_INITIALIZED, "CUBLAS_STATUS_NOT_INITIALIZED"},
-        {CUBLAS_STATUS_ALLOC_FAILED, "CUBLAS_STATUS_ALLOC_FAILED"},
-        {CUBLAS_STATUS_INVALID_VALUE, "CUBLAS_STATUS_INVALID_VALUE"},
-        {CUBLAS_STATUS_ARCH_MISMATCH, "CUBLAS_STATUS_ARCH_MISMATCH"},
-        {CUBLAS_STATUS_MAPPING_ERROR, "CUBLAS_STATUS_MAPPING_ERROR"},
-        {CUBLAS_STATUS_EXECUTION_FAILED, "CUBLAS_STATUS_EXECUTION_FAILED"},
-        {CUBLAS_STATUS_INTERNAL_ERROR, "CUBLAS_STATUS_INTERNAL_ERROR"},
-        {CUBLAS_STATUS_NOT_SUPPORTED, "CUBLAS_STATUS_NOT_SUPPORTED"},
-        {CUBLAS_STATUS_LICENSE_ERROR, "CUBLAS_STATUS_LICENSE_ERROR"},
+        NAMED(CUBLAS_STATUS_SUCCESS),
+        NAMED(CUBLAS_STATUS_NOT_INITIALIZED),
+        NAMED(CUBLAS_STATUS_ALLOC_FAILED),
+        NAMED(CUBLAS_STATUS_INVALID_VALUE),
+        NAMED(CUBLAS_STATUS_ARCH_MISMATCH),
+        NAMED(CUBLAS_STATUS_MAPPING_ERROR),
+        NAMED(CUBLAS_STATUS_EXECUTION_FAILED),
+        NAMED(CUBLAS_STATUS_INTERNAL_ERROR),
+        NAMED(CUBLAS_STATUS_NOT_SUPPORTED),
+        NAMED(CUBLAS_STATUS_LICENSE_ERROR),
 };
+#undef NAMED
 
 const char *cublaslt_status_name(const struct cublaslt *lt, cublasStatus_t st) {
         for (size_t i = 0; i < ARRAY_COUNT(statuses); i++)

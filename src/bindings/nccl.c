@@ -45,19 +45,22 @@ static const char *const wheel_globs[] = {
         "/usr/lib64/python3*/site-packages/nvidia/nccl/lib/" NCCL_SONAME,
 };
 
+/* Each name is the constant's own spelling. */
+#define NAMED(rc) {rc, #rc}
 static const struct {
         ncclResult_t rc;
         const char *name;
 } results[] = {
-        {ncclSuccess, "ncclSuccess"},
-        {ncclUnhandledCudaError, "ncclUnhandledCudaError"},
-        {ncclSystemError, "ncclSystemError"},
-        {ncclInternalError, "ncclInternalError"},
-        {ncclInvalidArgument, "ncclInvalidArgument"},
-        {ncclInvalidUsage, "ncclInvalidUsage"},
-        {ncclRemoteError, "ncclRemoteError"},
-        {ncclInProgress, "ncclInProgress"},
+        NAMED(ncclSuccess),
+        NAMED(ncclUnhandledCudaError),
+        NAMED(ncclSystemError),
+        NAMED(ncclInternalError),
+        NAMED(ncclInvalidArgument),
+        NAMED(ncclInvalidUsage),
+        NAMED(ncclRemoteError),
+        NAMED(ncclInProgress),
 };
+#undef NAMED
 
 void nccl_version_split(int code, int *ret_major, int *ret_minor, int *ret_patch) {
         /* NCCL_VERSION: X*1000 + Y*100 + Z up to 2.8, X*10000 + Y*100 + Z from 2.9 */

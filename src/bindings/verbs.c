@@ -12,32 +12,35 @@ static const struct dynlib_fn verbs_fns[] = {
 #undef VERBS_FN
 };
 
+/* Each name is the constant's own spelling. */
+#define NAMED(s) [s] = #s
 static const char *const wc_names[] = {
-        [IBV_WC_SUCCESS] = "IBV_WC_SUCCESS",
-        [IBV_WC_LOC_LEN_ERR] = "IBV_WC_LOC_LEN_ERR",
-        [IBV_WC_LOC_QP_OP_ERR] = "IBV_WC_LOC_QP_OP_ERR",
-        [IBV_WC_LOC_EEC_OP_ERR] = "IBV_WC_LOC_EEC_OP_ERR",
-        [IBV_WC_LOC_PROT_ERR] = "IBV_WC_LOC_PROT_ERR",
-        [IBV_WC_WR_FLUSH_ERR] = "IBV_WC_WR_FLUSH_ERR",
-        [IBV_WC_MW_BIND_ERR] = "IBV_WC_MW_BIND_ERR",
-        [IBV_WC_BAD_RESP_ERR] = "IBV_WC_BAD_RESP_ERR",
-        [IBV_WC_LOC_ACCESS_ERR] = "IBV_WC_LOC_ACCESS_ERR",
-        [IBV_WC_REM_INV_REQ_ERR] = "IBV_WC_REM_INV_REQ_ERR",
-        [IBV_WC_REM_ACCESS_ERR] = "IBV_WC_REM_ACCESS_ERR",
-        [IBV_WC_REM_OP_ERR] = "IBV_WC_REM_OP_ERR",
-        [IBV_WC_RETRY_EXC_ERR] = "IBV_WC_RETRY_EXC_ERR",
-        [IBV_WC_RNR_RETRY_EXC_ERR] = "IBV_WC_RNR_RETRY_EXC_ERR",
-        [IBV_WC_LOC_RDD_VIOL_ERR] = "IBV_WC_LOC_RDD_VIOL_ERR",
-        [IBV_WC_REM_INV_RD_REQ_ERR] = "IBV_WC_REM_INV_RD_REQ_ERR",
-        [IBV_WC_REM_ABORT_ERR] = "IBV_WC_REM_ABORT_ERR",
-        [IBV_WC_INV_EECN_ERR] = "IBV_WC_INV_EECN_ERR",
-        [IBV_WC_INV_EEC_STATE_ERR] = "IBV_WC_INV_EEC_STATE_ERR",
-        [IBV_WC_FATAL_ERR] = "IBV_WC_FATAL_ERR",
-        [IBV_WC_RESP_TIMEOUT_ERR] = "IBV_WC_RESP_TIMEOUT_ERR",
-        [IBV_WC_GENERAL_ERR] = "IBV_WC_GENERAL_ERR",
-        [IBV_WC_TM_ERR] = "IBV_WC_TM_ERR",
-        [IBV_WC_TM_RNDV_INCOMPLETE] = "IBV_WC_TM_RNDV_INCOMPLETE",
+        NAMED(IBV_WC_SUCCESS),
+        NAMED(IBV_WC_LOC_LEN_ERR),
+        NAMED(IBV_WC_LOC_QP_OP_ERR),
+        NAMED(IBV_WC_LOC_EEC_OP_ERR),
+        NAMED(IBV_WC_LOC_PROT_ERR),
+        NAMED(IBV_WC_WR_FLUSH_ERR),
+        NAMED(IBV_WC_MW_BIND_ERR),
+        NAMED(IBV_WC_BAD_RESP_ERR),
+        NAMED(IBV_WC_LOC_ACCESS_ERR),
+        NAMED(IBV_WC_REM_INV_REQ_ERR),
+        NAMED(IBV_WC_REM_ACCESS_ERR),
+        NAMED(IBV_WC_REM_OP_ERR),
+        NAMED(IBV_WC_RETRY_EXC_ERR),
+        NAMED(IBV_WC_RNR_RETRY_EXC_ERR),
+        NAMED(IBV_WC_LOC_RDD_VIOL_ERR),
+        NAMED(IBV_WC_REM_INV_RD_REQ_ERR),
+        NAMED(IBV_WC_REM_ABORT_ERR),
+        NAMED(IBV_WC_INV_EECN_ERR),
+        NAMED(IBV_WC_INV_EEC_STATE_ERR),
+        NAMED(IBV_WC_FATAL_ERR),
+        NAMED(IBV_WC_RESP_TIMEOUT_ERR),
+        NAMED(IBV_WC_GENERAL_ERR),
+        NAMED(IBV_WC_TM_ERR),
+        NAMED(IBV_WC_TM_RNDV_INCOMPLETE),
 };
+#undef NAMED
 
 const char *verbs_wc_status_name(enum ibv_wc_status s) {
         if ((unsigned)s < ARRAY_COUNT(wc_names))
