@@ -21,22 +21,18 @@ static const struct dynlib_fn nvml_fns[] = {
         {"nvmlErrorString", NULL, false, offsetof(struct nvml_lib, nvmlErrorString)},
 };
 
-/* Older exports with the same signature and structures, tried when the newer symbol is
- * absent (as nvtop does). Only where nvml.h kept the types: the _v2 process and event
+/* Older exports tried when their "_v2" successor is absent (as nvtop does): the same
+ * signature and structures. Only where nvml.h kept the types: the _v2 process and event
  * structures grew fields, so their older calls are not stand-ins. */
-static const struct {
-        const char *name, *older;
-} nvml_fallbacks[] = {
-        {"nvmlInit_v2", "nvmlInit"},
-        {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"},
-        {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"},
-        {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"},
-};
+static const char *const nvml_v1_stand_ins[] = {"nvmlInit", "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex",
+                                                "nvmlDeviceGetHandleByPciBusId"};
 
 const char *nvml_fallback_of(const char *name) {
-        for (size_t i = 0; i < ARRAY_COUNT(nvml_fallbacks); i++)
-                if (strcmp(nvml_fallbacks[i].name, name) == 0)
-                        return nvml_fallbacks[i].older;
+        for (size_t i = 0; i < ARRAY_COUNT(nvml_v1_stand_ins); i++) {
+                size_t n = strlen(nvml_v1_stand_ins[i]);
+                if (strncmp(name, nvml_v1_stand_ins[i], n) == 0 && strcmp(name + n, "_v2") == 0)
+                        return nvml_v1_stand_ins[i];
+        }
         return NULL;
 }
 
