@@ -85,7 +85,7 @@ static const struct libload cublaslt_load = {
         .install = "install cuBLAS from the CUDA toolkit (or a pip nvidia-cublas wheel and point $" CUBLASLT_LIB_ENV
                    " at its lib directory)",
         .kind = "a cuBLASLt",
-        LIBLOAD_OBJECT(struct cublaslt, cublaslt_fns),
+        .layout = LIBLOAD_LAYOUT(struct cublaslt, cublaslt_fns),
         .init = read_version,
 };
 

@@ -3,6 +3,25 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+int libload_object(const struct libload_layout *layout, const struct dynlib *dl, void **ret, const char **missing,
+                   char *err, size_t errsize) {
+        *ret = NULL;
+        char *obj = calloc(1, layout->size);
+        if (!obj) {
+                snprintf(err, errsize, "out of memory loading %s", dl->name);
+                return -ENOMEM;
+        }
+        struct dynlib *own = (struct dynlib *)(obj + layout->dl_offset);
+        memcpy(own, dl, sizeof(*own));
+        if (dynlib_resolve(own, layout->fns, layout->n_fns, obj, missing) < 0) {
+                free(obj);
+                return -ENOSYS;
+        }
+        *ret = obj;
+        return 0;
+}
 
 static int search(const struct libload *l, struct dynlib *dl, char *err, size_t errsize) {
         const char *env;
@@ -21,30 +40,22 @@ static int search(const struct libload *l, struct dynlib *dl, char *err, size_t 
 
 int libload_open(const struct libload *l, void **ret, char *err, size_t errsize) {
         *ret = NULL;
-        char *obj = calloc(1, l->size);
-        if (!obj) {
-                snprintf(err, errsize, "out of memory");
-                return -ENOMEM;
-        }
-        struct dynlib *dl = (struct dynlib *)(obj + l->dl_offset);
-        int r = search(l, dl, err, errsize);
-        if (r < 0) {
+        struct dynlib dl;
+        int r = search(l, &dl, err, errsize);
+        if (r < 0)
+                return r;
+        void *obj;
+        const char *missing = NULL;
+        r = libload_object(&l->layout, &dl, &obj, &missing, err, errsize);
+        if (r == -ENOSYS)
+                snprintf(err, errsize, "%s has no %s: not %s gpuvet can use", dl.name, missing, l->kind);
+        if (r == 0 && l->init && (r = l->init(obj, err, errsize)) < 0)
                 free(obj);
+        if (r < 0) {
+                if (l->close_refused)
+                        dynlib_close(&dl);
                 return r;
         }
-        const char *missing = NULL;
-        if (dynlib_resolve(dl, l->fns, l->n_fns, obj, &missing) < 0) {
-                snprintf(err, errsize, "%s has no %s: not %s gpuvet can use", dl->name, missing, l->kind);
-                r = -ENOSYS;
-                goto refuse;
-        }
-        if (l->init && (r = l->init(obj, err, errsize)) < 0)
-                goto refuse;
         *ret = obj;
         return 0;
-refuse:
-        if (l->close_refused)
-                dynlib_close(dl);
-        free(obj);
-        return r;
 }

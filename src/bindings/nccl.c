@@ -165,7 +165,7 @@ static const struct libload nccl_load = {
         .install = "install NCCL (the libnccl2 package, the CUDA toolkit's, or a pip nvidia-nccl-cu13 wheel, and "
                    "point $" NCCL_LIB_ENV " at its lib directory)",
         .kind = "an NCCL",
-        LIBLOAD_OBJECT(struct nccl, nccl_fns),
+        .layout = LIBLOAD_LAYOUT(struct nccl, nccl_fns),
         .init = check_version,
 };
 

@@ -1,6 +1,7 @@
 /* Loading libnvidia-ml at run time: the search order, the symbol table from
  * nvml_functions.def, and the names and sentences of NVML's return codes. */
 #include "bindings/nvml.h"
+#include "bindings/libload.h"
 #include "core/array.h"
 #include "sys/nvml_facts.h" /* NV_LIB_ENV */
 
@@ -76,27 +77,25 @@ int nvml_lib_load(const char *path, struct nvml_lib **ret, char *err, size_t err
         int r = open_library(path, &dl, err, errsize);
         if (r < 0)
                 return r;
-        struct nvml_lib *lib = calloc(1, sizeof(*lib));
-        if (!lib) {
-                snprintf(err, errsize, "out of memory loading %s", dl.name);
-                dynlib_close(&dl);
-                return -ENOMEM;
-        }
-        lib->dl = dl;
         struct dynlib_fn fns[ARRAY_COUNT(nvml_fns)];
         for (size_t i = 0; i < ARRAY_COUNT(nvml_fns); i++) {
                 fns[i] = nvml_fns[i];
                 fns[i].fallback = nvml_fallback_of(fns[i].name);
         }
+        const struct libload_layout layout = LIBLOAD_LAYOUT(struct nvml_lib, fns);
+        void *lib;
         const char *missing = NULL;
-        if (dynlib_resolve(&lib->dl, fns, ARRAY_COUNT(fns), lib, &missing) < 0) {
+        r = libload_object(&layout, &dl, &lib, &missing, err, errsize);
+        if (r == -ENOSYS) {
                 if (strcmp(dl.path, dl.name) == 0)
                         snprintf(err, errsize, "%s: missing required symbol %s", dl.name, missing);
                 else
                         snprintf(err, errsize, "%s: missing required symbol %s (loaded %s)", dl.name, missing,
                                  dl.path);
-                nvml_lib_free(lib);
-                return -ENOSYS;
+        }
+        if (r < 0) {
+                dynlib_close(&dl);
+                return r;
         }
         *ret = lib;
         return 0;

@@ -58,7 +58,7 @@ static const struct libload verbs_load = {
         .sonames_text = VERBS_SONAME,
         .install = VERBS_PACKAGE_HINT,
         .kind = "a libibverbs",
-        LIBLOAD_OBJECT(struct verbs, verbs_fns),
+        .layout = LIBLOAD_LAYOUT(struct verbs, verbs_fns),
         .close_refused = true,
 };
 
