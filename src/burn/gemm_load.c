@@ -28,6 +28,7 @@
 #include "bench/gemm_ref.h"
 #include "bench/matmul.h"
 #include "core/array.h"
+#include "core/name_table.h"
 
 #define GEMM_LOAD_FULL_N 256
 #define GEMM_LOAD_SAMPLES 1024
@@ -44,14 +45,12 @@ static const char *const precision_names[_BURN_PRECISION_COUNT] = {
 };
 
 const char *burn_precision_name(enum burn_precision p) {
-        return p >= 0 && p < _BURN_PRECISION_COUNT ? precision_names[p] : NULL;
+        return name_table_name(precision_names, _BURN_PRECISION_COUNT, (int)p);
 }
 
 enum burn_precision burn_precision_parse(const char *s) {
-        for (int p = 0; s && p < _BURN_PRECISION_COUNT; p++)
-                if (!strcmp(precision_names[p], s))
-                        return (enum burn_precision)p;
-        return _BURN_PRECISION_INVALID;
+        int p = name_table_value(precision_names, _BURN_PRECISION_COUNT, s);
+        return p < 0 ? _BURN_PRECISION_INVALID : (enum burn_precision)p;
 }
 
 struct gemm_load {
