@@ -23,8 +23,9 @@ json_t *bench_json_measurement(const struct measurement *m) {
                                   json_real_or_null(m->stats.min), "median", json_real_or_null(m->stats.median), "max",
                                   json_real_or_null(m->stats.max), "mean", json_real_or_null(m->stats.mean), "cv",
                                   json_real_or_null(m->stats.cv));
-        /* the keys in the order the bench report has always given them: each figure beside its source */
-        return json_pack("{s:o, s:o, s:o, s:o, s:b, s:o, s:I, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o}",
+        /* the report's key order: each figure beside its source */
+        return json_pack("{s:o, s:o, s:o, s:o, s:b, s:o, s:I, s:o, s:o, s:b, "
+                         "s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o}",
                          "bench", json_text(m->bench), "name", json_text(m->name), "subject", json_text(m->subject),
                          "unit", json_text(m->unit), "higher_is_better", m->higher_is_better, "params", params,
                          "warmup", (json_int_t)m->warmup, "samples", samples, "stats", stats, "verified", m->verified,

@@ -35,8 +35,8 @@ json_t *detect_gpu_table(const struct gpudb *db) {
                 }
                 json_array_append_new(
                         gpus, json_pack("{s:o, s:o, s:s, s:o, s:b, s:o, s:o, s:o, s:o, s:I, s:o, s:o}", "name",
-                                        json_text(m->name), "architecture", json_text(m->arch), "compute_capability", cc,
-                                        "form", json_text(m->form), "datacenter", m->datacenter, "memory_gb",
+                                        json_text(m->name), "architecture", json_text(m->arch), "compute_capability",
+                                        cc, "form", json_text(m->form), "datacenter", m->datacenter, "memory_gb",
                                         num_or_null(m->memory_gb), "memory_bandwidth_gbps", num_or_null(m->mem_bw_gbps),
                                         "pcie_gen", int_or_null(m->pcie_gen), "pcie_width", int_or_null(m->pcie_width),
                                         "nvlink_links", (json_int_t)m->nvlink_links, "max_power_w",
