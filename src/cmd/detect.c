@@ -95,16 +95,12 @@ static int list_gpu_table(const struct common_options *common, const char *json_
         return code;
 }
 
-int cmd_detect(int argc, char **argv) {
-        struct detect_cli o = {0};
-        struct cmd_args args;
-        int code = cmd_parse(&cmd_detect_spec, argc, argv, &o, &args);
-        if (code >= 0)
-                return code;
-        struct common_options common = args.common;
-        const char *for_driver = o.for_driver;
-        if (o.list_gpus)
-                return list_gpu_table(&common, o.json_path);
+static int detect_main(void *cli, const struct cmd_args *args) {
+        const struct detect_cli *o = cli;
+        struct common_options common = args->common;
+        const char *for_driver = o->for_driver;
+        if (o->list_gpus)
+                return list_gpu_table(&common, o->json_path);
 
         struct compat *c;
         char err[512];
@@ -121,7 +117,7 @@ int cmd_detect(int argc, char **argv) {
         }
         struct fsroot *fs;
         struct gpudb *db;
-        code = open_inputs("detect", &common, &fs, &db);
+        int code = open_inputs("detect", &common, &fs, &db);
         if (code) {
                 compat_free(c);
                 return code;
@@ -139,7 +135,7 @@ int cmd_detect(int argc, char **argv) {
                 fprintf(stderr, "gpuvet detect: out of memory building the answer\n");
                 code = EXIT_INTERNAL;
         } else {
-                code = write_answer(doc, o.json_path, detect_write_text);
+                code = write_answer(doc, o->json_path, detect_write_text);
         }
         json_decref(doc);
         facts_done(&facts);
@@ -147,4 +143,8 @@ int cmd_detect(int argc, char **argv) {
         fsroot_free(fs);
         compat_free(c);
         return code;
+}
+
+int cmd_detect(int argc, char **argv) {
+        return cmd_parse_run(&cmd_detect_spec, argc, argv, &(struct detect_cli){0}, detect_main);
 }
