@@ -285,6 +285,31 @@ int gpudb_load_buffer(const char *buf, size_t len, const char *source, struct gp
         return load_document(root, &jerr, source, ret, err, errsize);
 }
 
+/* gpus.json's companions, xid.json and nics.json: each read with it from a --data-dir that
+ * holds it, so that a bad file stops the command at once; else its compiled-in copy is
+ * parsed on first use (gpudb.h says why). */
+enum companion { COMPANION_XIDS, COMPANION_NICS, COMPANION_COUNT };
+
+static const char *const companion_file[COMPANION_COUNT] = {[COMPANION_XIDS] = "xid.json",
+                                                             [COMPANION_NICS] = "nics.json"};
+
+static bool *companion_loaded(struct gpudb *db, enum companion which) {
+        return which == COMPANION_XIDS ? &db->xids_loaded : &db->nics_loaded;
+}
+
+/* From dir, or the compiled-in copy when dir is NULL; a table that fails is left empty. */
+static int load_companion(struct gpudb *db, enum companion which, const char *dir, char *err, size_t errsize) {
+        int r;
+        if (which == COMPANION_XIDS) {
+                if ((r = xiddb_load(dir, &db->xids, err, errsize)) < 0)
+                        memset(&db->xids, 0, sizeof(db->xids));
+        } else {
+                if ((r = nicdb_load(dir, &db->nics, err, errsize)) < 0)
+                        memset(&db->nics, 0, sizeof(db->nics));
+        }
+        return r;
+}
+
 int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
         int r;
         if (!dir) {
@@ -299,56 +324,43 @@ int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
         }
         if (r < 0)
                 return r;
-        char file[512];
-        if (dir && (snprintf(file, sizeof(file), "%s/xid.json", dir), access(file, F_OK) == 0)) {
-                r = xiddb_load(dir, &(*ret)->xids, err, errsize);
+        for (int which = 0; dir && which < COMPANION_COUNT; which++) {
+                char file[512];
+                snprintf(file, sizeof(file), "%s/%s", dir, companion_file[which]);
+                if (access(file, F_OK) != 0)
+                        continue;
+                r = load_companion(*ret, (enum companion)which, dir, err, errsize);
                 if (r < 0) {
                         *ret = gpudb_free(*ret);
                         return r;
                 }
-                (*ret)->xids_loaded = true;
-        }
-        if (dir && (snprintf(file, sizeof(file), "%s/nics.json", dir), access(file, F_OK) == 0)) {
-                r = nicdb_load(dir, &(*ret)->nics, err, errsize);
-                if (r < 0) {
-                        *ret = gpudb_free(*ret);
-                        return r;
-                }
-                (*ret)->nics_loaded = true;
+                *companion_loaded(*ret, (enum companion)which) = true;
         }
         /* Else the compiled-in tables, parsed by gpudb_xids and gpudb_nics when a check needs them. */
         return 0;
 }
 
-const struct xiddb *gpudb_xids(const struct gpudb *db) {
-        if (!db)
-                return NULL;
-        /* A cache filled on first use behind a lock; the db itself was allocated non-const. */
+/* db with its companion loaded: the compiled-in copy parsed on first use. A cache filled
+ * behind a lock; the db itself was allocated non-const. */
+static struct gpudb *with_companion(const struct gpudb *db, enum companion which) {
         struct gpudb *filled = (struct gpudb *)db;
         pthread_mutex_lock(&filled->lazy_lock);
-        if (!filled->xids_loaded) {
+        bool *loaded = companion_loaded(filled, which);
+        if (!*loaded) {
                 char err[256];
-                if (xiddb_load(NULL, &filled->xids, err, sizeof(err)) < 0)
-                        memset(&filled->xids, 0, sizeof(filled->xids));
-                filled->xids_loaded = true;
+                (void)load_companion(filled, which, NULL, err, sizeof(err)); /* a bad one stays empty */
+                *loaded = true;
         }
         pthread_mutex_unlock(&filled->lazy_lock);
-        return &filled->xids;
+        return filled;
+}
+
+const struct xiddb *gpudb_xids(const struct gpudb *db) {
+        return db ? &with_companion(db, COMPANION_XIDS)->xids : NULL;
 }
 
 const struct nicdb *gpudb_nics(const struct gpudb *db) {
-        if (!db)
-                return NULL;
-        struct gpudb *filled = (struct gpudb *)db;
-        pthread_mutex_lock(&filled->lazy_lock);
-        if (!filled->nics_loaded) {
-                char err[256];
-                if (nicdb_load(NULL, &filled->nics, err, sizeof(err)) < 0)
-                        memset(&filled->nics, 0, sizeof(filled->nics));
-                filled->nics_loaded = true;
-        }
-        pthread_mutex_unlock(&filled->lazy_lock);
-        return &filled->nics;
+        return db ? &with_companion(db, COMPANION_NICS)->nics : NULL;
 }
 
 struct gpudb *gpudb_free(struct gpudb *db) {
