@@ -72,9 +72,16 @@ static const struct name_bit fabric_names[] = {
         {"imex", GPU_FABRIC_IMEX},
 };
 
-static int load_kernel_modules(json_t *obj, unsigned *ret) {
+/* kind and name ("architecture", "hopper"; "GPU", "H100 80GB HBM3") name the entry in why. */
+static int load_kernel_modules(json_t *obj, const char *kind, const char *name, unsigned *ret, char *why,
+                               size_t whysize) {
         json_t *v = json_object_get(obj, "kernel_modules");
-        return v ? names_to_bits(v, module_names, ARRAY_COUNT(module_names), ret) : 0;
+        if (v && names_to_bits(v, module_names, ARRAY_COUNT(module_names), ret) < 0) {
+                snprintf(why, whysize, "%s %s: \"kernel_modules\" must list \"open\" and/or \"proprietary\"", kind,
+                         name);
+                return -EINVAL;
+        }
+        return 0;
 }
 
 static int load_fabric(json_t *a, struct gpu_arch *out) {
@@ -117,16 +124,31 @@ static int load_arch(json_t *a, struct gpu_arch *out, char *why, size_t whysize)
                 snprintf(why, whysize, "architecture %s: \"cc\" must look like \"9.0\"", out->id);
                 return -EINVAL;
         }
-        if (load_kernel_modules(a, &out->kernel_modules) < 0) {
-                snprintf(why, whysize, "architecture %s: \"kernel_modules\" must list \"open\" and/or \"proprietary\"",
-                         out->id);
+        if (load_kernel_modules(a, "architecture", out->id, &out->kernel_modules, why, whysize) < 0)
                 return -EINVAL;
-        }
         if (load_fabric(a, out) < 0) {
                 snprintf(why, whysize, "architecture %s: \"fabric_services\" must map forms to lists of "
                                        "\"fabricmanager\", \"nvlsm\", \"imex\"",
                          out->id);
                 return -EINVAL;
+        }
+        return 0;
+}
+
+/* The 4-digit hex ids of list (room checked by the caller) into out, counted in *n; -EINVAL
+ * naming GPU gpu and the first bad one (what: "device id"). */
+static int load_hex_ids(json_t *list, const char *gpu, const char *what, uint16_t *out, size_t *n, char *why,
+                        size_t whysize) {
+        size_t i;
+        json_t *id;
+        json_array_foreach(list, i, id) {
+                unsigned v;
+                char tail;
+                if (!json_is_string(id) || sscanf(json_string_value(id), "%4x%c", &v, &tail) != 1) {
+                        snprintf(why, whysize, "GPU %s: %s %zu is not a 4-digit hex string", gpu, what, i);
+                        return -EINVAL;
+                }
+                out[(*n)++] = (uint16_t)v;
         }
         return 0;
 }
@@ -155,11 +177,8 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
                 snprintf(why, whysize, "GPU %s: \"host_link\" must be \"pcie\" or \"c2c\"", out->name);
                 return -EINVAL;
         }
-        if (load_kernel_modules(m, &out->kernel_modules) < 0) {
-                snprintf(why, whysize, "GPU %s: \"kernel_modules\" must list \"open\" and/or \"proprietary\"",
-                         out->name);
+        if (load_kernel_modules(m, "GPU", out->name, &out->kernel_modules, why, whysize) < 0)
                 return -EINVAL;
-        }
         out->memory_type = opt_str(m, "memory_type");
         out->min_driver = opt_str(m, "min_driver");
         int ma, mi;
@@ -191,33 +210,15 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
                 snprintf(why, whysize, "GPU %s: \"device_ids\" must be a list of 1 to 12 hex ids", out->name);
                 return -EINVAL;
         }
-        size_t i;
-        json_t *id;
-        json_array_foreach(ids, i, id) {
-                unsigned v;
-                char tail;
-                if (!json_is_string(id) || sscanf(json_string_value(id), "%4x%c", &v, &tail) != 1) {
-                        snprintf(why, whysize, "GPU %s: device id %zu is not a 4-digit hex string", out->name, i);
-                        return -EINVAL;
-                }
-                out->device_ids[out->n_device_ids++] = (uint16_t)v;
-        }
+        if (load_hex_ids(ids, out->name, "device id", out->device_ids, &out->n_device_ids, why, whysize) < 0)
+                return -EINVAL;
         json_t *subs = json_object_get(m, "subsystem_ids");
         if (subs && (!json_is_array(subs) ||
                      json_array_size(subs) > ARRAY_COUNT(out->subsystem_ids))) {
                 snprintf(why, whysize, "GPU %s: \"subsystem_ids\" must be a list of at most 8 hex ids", out->name);
                 return -EINVAL;
         }
-        json_array_foreach(subs, i, id) {
-                unsigned v;
-                char tail;
-                if (!json_is_string(id) || sscanf(json_string_value(id), "%4x%c", &v, &tail) != 1) {
-                        snprintf(why, whysize, "GPU %s: subsystem id %zu is not a 4-digit hex string", out->name, i);
-                        return -EINVAL;
-                }
-                out->subsystem_ids[out->n_subsystem_ids++] = (uint16_t)v;
-        }
-        return 0;
+        return load_hex_ids(subs, out->name, "subsystem id", out->subsystem_ids, &out->n_subsystem_ids, why, whysize);
 }
 
 static int load_from(json_t *root, struct gpudb *db, char *why, size_t whysize) {
