@@ -2,6 +2,7 @@
 
 #include "core/array.h"
 #include "core/fsroot.h"
+#include "core/grow.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 #include "core/strv.h"
@@ -135,14 +136,8 @@ static bool offers(const char *list, const char *word) {
 /* ---- targets ---- */
 
 struct tune_target *tune_targets_add(struct tune_targets *t, const struct tune_setting *s, const char *path) {
-        if (t->n == t->cap) {
-                size_t cap = t->cap ? t->cap * 2 : 16;
-                struct tune_target *v = realloc(t->v, cap * sizeof(*v));
-                if (!v)
-                        return NULL;
-                t->v = v;
-                t->cap = cap;
-        }
+        if (array_grow((void **)&t->v, t->n, &t->cap, sizeof(*t->v), 16) < 0)
+                return NULL;
         struct tune_target *x = &t->v[t->n++];
         memset(x, 0, sizeof(*x));
         x->setting = s->key;
