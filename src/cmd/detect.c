@@ -78,10 +78,8 @@ static int list_gpu_table(const struct common_options *common, const char *json_
         struct gpudb *db;
         char err[512];
         int r = gpudb_load(common->data_dir, &db, err, sizeof(err));
-        if (r < 0) {
-                fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading gpus.json" : err);
-                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
-        }
+        if (r < 0)
+                return table_load_failed("gpus.json", r, err);
         json_t *doc = detect_gpu_table(db);
         int code = EXIT_PASS;
         if (!doc) {
@@ -105,10 +103,8 @@ static int detect_main(void *cli, const struct cmd_args *args) {
         struct compat *c;
         char err[512];
         int r = compat_load(common.data_dir, &c, err, sizeof(err));
-        if (r < 0) {
-                fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading compat.json" : err);
-                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
-        }
+        if (r < 0)
+                return table_load_failed("compat.json", r, err);
         struct detect_for_driver planned;
         if (for_driver && detect_resolve_driver(c, for_driver, &planned, err, sizeof(err)) < 0) {
                 fprintf(stderr, "gpuvet detect: %s\n", err);
