@@ -702,6 +702,37 @@ int fsroot_list(struct fsroot *fs, const char *path, char ***ret) {
         return 0;
 }
 
+int fsroot_list_dirs(struct fsroot *fs, const char *const *dirs, size_t n_dirs, char ***ret) {
+        char **paths = calloc(1, sizeof(char *));
+        if (!paths)
+                return -ENOMEM;
+        int r = 0;
+        for (size_t d = 0; r == 0 && d < n_dirs; d++) {
+                char **names;
+                r = fsroot_list(fs, dirs[d], &names);
+                if (r < 0) {
+                        r = r == -ENOMEM ? r : 0;
+                        continue;
+                }
+                for (char **n = names; r == 0 && *n; n++) {
+                        char *path;
+                        if (asprintf(&path, "%s/%s", dirs[d], *n) < 0)
+                                r = -ENOMEM;
+                        else {
+                                r = strv_push(&paths, path);
+                                free(path);
+                        }
+                }
+                strv_free(names);
+        }
+        if (r < 0) {
+                strv_free(paths);
+                return r;
+        }
+        *ret = paths;
+        return 0;
+}
+
 void fsroot_record(struct fsroot *fs, bool on) { fs->recording = on; }
 
 static int cmp_path(const void *a, const void *b) {
