@@ -15,6 +15,7 @@
 #include "cmd/specs.h"
 #include "core/strbuf.h"
 #include "sys/facts.h"
+#include "core/json_text.h"
 
 /* ---- shared ---- */
 
@@ -35,10 +36,6 @@ int ngc_print_json(json_t *doc, const char *path) {
         }
         json_decref(doc);
         return code;
-}
-
-static json_t *str_or_null(const char *s) {
-        return s ? json_string(s) : json_null();
 }
 
 /* ---- list ---- */
@@ -89,7 +86,7 @@ static int list(int argc, char **argv) {
                 json_t *doc = json_object(), *images = json_array();
                 json_object_set_new(doc, "schema", json_string(NGC_SCHEMA));
                 json_object_set_new(doc, "command", json_string("list"));
-                json_object_set_new(doc, "as_of", str_or_null(db->as_of));
+                json_object_set_new(doc, "as_of", json_text_keep_empty(db->as_of));
                 for (size_t i = 0; i < db->n_images; i++) {
                         const struct ngc_image *img = &db->images[i];
                         json_t *o = json_object(), *rels = json_array();
@@ -98,7 +95,7 @@ static int list(int argc, char **argv) {
                         json_object_set_new(o, "repository", json_string(img->repository));
                         json_object_set_new(o, "tag_form", json_string(img->tag_form));
                         json_object_set_new(o, "test", json_string(img->test->name));
-                        json_object_set_new(o, "note", str_or_null(img->note));
+                        json_object_set_new(o, "note", json_text_keep_empty(img->note));
                         for (size_t k = 0; k < img->n_releases; k++)
                                 json_array_append_new(rels, release_json(img, &img->releases[k]));
                         json_object_set_new(o, "releases", rels);
