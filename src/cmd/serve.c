@@ -547,6 +547,13 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                         return e;
                 }
         }
+        if (http_server_load(&sec, err, sizeof(err)) < 0) {
+                fprintf(stderr, "gpuvet serve: %s\n", err);
+                free((char *)sec.cert_pem);
+                free((char *)sec.key_pem);
+                web_config_done(&web);
+                return EXIT_INTERNAL;
+        }
         struct fsroot *fs = NULL;
         struct proc_workloads *pw = NULL;
         int early = start_workloads(args->common.root, &fs, &pw);
