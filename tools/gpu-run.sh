@@ -98,9 +98,15 @@ if [ -z "${GPUVET_CUBLASLT_LIB:-}" ]; then
                 [ -e "$lib" ] && { export GPUVET_CUBLASLT_LIB=$lib; break; }
         done
 fi
+# NCCL: the loader's, else the one a pip nvidia-nccl wheel brought (PyTorch's images).
+if [ -z "${GPUVET_NCCL_LIB:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
+        wheels=$(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__))' 2>/dev/null)
+        [ -n "$wheels" ] && [ -e "$wheels/nccl/lib/libnccl.so.2" ] && export GPUVET_NCCL_LIB=$wheels/nccl/lib/libnccl.so.2
+fi
 {
         uname -a
         echo "cuBLASLt: ${GPUVET_CUBLASLT_LIB:-not found}"
+        echo "NCCL: ${GPUVET_NCCL_LIB:-libnccl.so.2 as the loader finds it}"
         echo "nproc: $(nproc), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$out/environment.txt"
 
@@ -204,9 +210,9 @@ if [ -e /etc/OpenCL/vendors/nvidia.icd ] || [ -n "${OCL_ICD_VENDORS:-}" ]; then
 else
         skipped bench-opencl "no NVIDIA OpenCL ICD registered"
 fi
-if step snapshot 10 "$gpuvet" snapshot -o "$out/snapshot.tar" && [ -s "$out/snapshot.tar" ]; then
+if step snapshot 15 "$gpuvet" snapshot -o "$out/snapshot.tar" && [ -s "$out/snapshot.tar" ]; then
         mkdir -p "$out/snaproot" && tar -xf "$out/snapshot.tar" -C "$out/snaproot"
-        step snapshot-replay 10 "$gpuvet" check --no-nvml --color never --root "$out/snaproot" \
+        step snapshot-replay 5 "$gpuvet" check --no-nvml --color never --root "$out/snaproot" \
                 --json "$out/check-replay.json"
         rm -rf "$out/snaproot"
 fi
