@@ -41,9 +41,22 @@ def rows(text):
 
 def smi(fields):
     """nvidia-smi's rows for these fields; fields it refuses get None cells."""
-    rc, out, err = run(["nvidia-smi", "--query-gpu=" + ",".join(fields), "--format=csv,noheader"])
-    if rc == 0:
-        return rows(out), {}
+    asked, refused = list(fields), {}
+    while asked:
+        rc, out, err = run(["nvidia-smi", "--query-gpu=" + ",".join(asked), "--format=csv,noheader"])
+        if rc == 0:
+            table = [[None] * len(fields) for _ in rows(out)]
+            for g, row in enumerate(rows(out)):
+                for f, v in zip(asked, row):
+                    table[g][fields.index(f)] = v
+            return table, refused
+        # nvidia-smi names the first field it does not know: leave it out and ask again,
+        # one call per refused field instead of one per field.
+        m = re.search(r'Field "([^"]+)" is not a valid field', out + err)
+        if not m or m.group(1) not in asked:
+            break
+        refused[m.group(1)] = (out + err).strip().split("\n")[0]
+        asked.remove(m.group(1))
     table, refused = None, {}
     for f in fields:  # one by one, to learn which it refuses
         rc, out, err = run(["nvidia-smi", "--query-gpu=" + f, "--format=csv,noheader"])
