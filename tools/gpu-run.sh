@@ -2,13 +2,16 @@
 # Run every GPU path of gpuvet on a machine with NVIDIA GPUs, in at most 8 minutes, and
 # write one report.
 #
-#   tools/gpu-run.sh [-b GPUVET] [-o OUTDIR] [-a ANCHOR_DIR] [-B SECONDS] [-s]
+#   tools/gpu-run.sh [-b GPUVET] [-o OUTDIR] [-a ANCHOR_DIR] [-B SECONDS] [-S SCALE] [-s]
 #
 #   -b GPUVET      the gpuvet to run (default build/gpuvet)
 #   -o OUTDIR      where the report goes (default gpu-run-out)
 #   -a ANCHOR_DIR  holds an nvbandwidth binary built outside the tree
 #   -B SECONDS     the whole run's budget (default 480: a lent GPU machine has 15 minutes
 #                  of device time, its start-up included)
+#   -S SCALE       multiply every step's limit and the budget by SCALE, a whole number
+#                  (default 1): for the test suite's slow builds (sanitizers) and loaded
+#                  machines, never on a lent GPU
 #   -s             smoke: the same steps with the smallest sizes and durations (CI runs it
 #                  against the fake NVML, libcuda, cuBLASLt and NCCL: tests/golden/test_gpu_run.py)
 #
@@ -34,17 +37,21 @@ out=gpu-run-out
 anchors=
 budget=480
 smoke=0
-while getopts "b:o:a:B:sh" opt; do
+scale=1
+while getopts "b:o:a:B:S:sh" opt; do
         case $opt in
         b) gpuvet=$OPTARG ;;
         o) out=$OPTARG ;;
         a) anchors=$OPTARG ;;
         B) budget=$OPTARG ;;
+        S) scale=$OPTARG ;;
         s) smoke=1 ;;
         *) sed -n '2,30p' "$0"; exit 2 ;;
         esac
 done
 case $budget in '' | *[!0-9]*) echo "gpu-run: -B takes whole seconds, not $budget" >&2; exit 2 ;; esac
+case $scale in '' | 0 | *[!0-9]*) echo "gpu-run: -S takes a whole number from 1, not $scale" >&2; exit 2 ;; esac
+budget=$((budget * scale))
 here=$(cd "$(dirname "$0")/.." && pwd)
 gpuvet=$(readlink -f "$gpuvet")
 mkdir -p "$out" || exit 2
@@ -68,7 +75,7 @@ skipped() {
 # step NAME TIMEOUT CMD...: run CMD with its output in NAME.log, add a summary row; skip it
 # when less than TIMEOUT seconds of the budget are left. Returns 1 when skipped.
 step() {
-        local name=$1 limit=$2
+        local name=$1 limit=$(($2 * scale))
         shift 2
         local left=$((deadline - $(date +%s)))
         if [ "$left" -lt "$limit" ]; then
