@@ -144,9 +144,12 @@ def make_fixtures(srcdir, outdir, first_only=False, writable=False):
     """The machines of the shared fixture generator (tests/fixtures/mkfixture.py, through
     its cache) when it exists and works, else the small tree written into outdir. Returns
     [(root, description)]. The generator's trees are the shared ones, read only, unless
-    `writable`: then each is the caller's own copy (in outdir; give it back with release()),
-    in which directories can be renamed, as an overlay's cannot."""
+    `writable`: then each is the caller's own (in outdir; give it back with release()), in
+    which directories can be renamed within the tree: an overlay with redirects as root,
+    else a copy."""
     cache = _fixture_cache(srcdir)
+    if cache and writable:
+        cache.private_mounts()
     out = []
     if cache:
         for name in fixture_names(os.path.join(srcdir, "tests", "fixtures", "mkfixture.py")):
@@ -155,7 +158,7 @@ def make_fixtures(srcdir, outdir, first_only=False, writable=False):
             except (subprocess.CalledProcessError, OSError):
                 continue  # e.g. not root: the generator's /dev/nvidia* nodes need CAP_MKNOD
             if writable:
-                root = cache.writable(name, os.path.join(outdir, name), overlay=False)
+                root = cache.writable(name, os.path.join(outdir, name), renames=True)
             out.append((root, f"mkfixture.py {name}"))
             if first_only:
                 break

@@ -285,7 +285,7 @@ def main():
 
     # --- across "nodes": one rank per node, judged against the node's RDMA ports (8 x 200 Gb/s)
     with fixture_cache.scratch() as scratch:
-        tree = fixture_cache.writable("dgx-h100", os.path.join(scratch, "dgx-h100"), overlay=False)
+        tree = fixture_cache.writable("dgx-h100", os.path.join(scratch, "dgx-h100"))
         addrs = sorted(os.listdir(os.path.join(tree, "proc/driver/nvidia/gpus")))
         for i in range(8):
             dev = os.path.join(tree, "sys/devices/pci0000:%02x/0000:%02x:00.0" % (0xa0 + i, 0xa0 + i))

@@ -20,6 +20,7 @@ fake libcuda + fake cuBLASLt with the fake NVML for telemetry.
 
 Usage: test_burn.py GPUVET_TEST_HOOKS FAKE_LIBCUDA FAKE_LIBCUBLASLT FAKE_LIBNVML [opencl|cuda]...
 (the parts to run: every part without one; meson runs them as two tests side by side)"""
+import concurrent.futures
 import json
 import os
 import pty
@@ -29,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes"))
@@ -45,12 +47,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCN = os.path.join(HERE, "burn-scenarios")
 GPU0, GPU1 = "0000:18:00.0", "0000:2a:00.0"
 failures = []
+_print_lock = threading.Lock()  # the CUDA cases run side by side
 
 
 def check(cond, what):
     if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+        with _print_lock:
+            failures.append(what)
+            print("FAIL:", what, flush=True)
 
 
 def clean_env(extra):
@@ -183,7 +187,7 @@ CUDA = ["--backend", "cuda", "--nvml-lib", FAKE_NVML, "--sample-interval", "250m
 TELEMETRY = ("burn.clock_events", "burn.temperature", "burn.sm_clock", "burn.ecc", "burn.xid")
 
 
-def cuda_cases():
+def healthy_case():
     p, rep = burn(CUDA + ["-d", "8s", "-m", "all", "--pulse-period", "500ms"], env=cuda_env("loaded.scn"))
     check(p.returncode == 0, "healthy fake node exits 0, got %d: %s" % (p.returncode, p.stderr[-600:]))
     for cid in ("burn.run", "burn.compute", "burn.throughput", "burn.power", "burn.memory") + TELEMETRY:
@@ -197,6 +201,8 @@ def cuda_cases():
               for d in devs), "every mode ran, power in fp16: %s" % [d["loads"] for d in devs])
     check(all(d["telemetry"] and len(d["telemetry"]["samples"]) >= 8 for d in devs), "telemetry series in the report")
 
+
+def throttling_case():
     p, rep = burn(CUDA + ["-d", "4s"], env=cuda_env("loaded.scn", {
         "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "thermal-later.scn") + ":1000"}))
     check(p.returncode == 1, "throttling mid-run exits 1, got %d" % p.returncode)
@@ -224,7 +230,9 @@ def cuda_cases():
           status(rep, "burn.temperature", GPU1))
     check(status(rep, "burn.clock_events", GPU1) == "fail", "the slowdown still fails")
 
-    # A power brake between two samples: only NVML's time counter shows it.
+
+def power_brake_case():
+    """A power brake between two samples: only NVML's time counter shows it."""
     p, rep = burn(CUDA + ["-d", "3s"], env=cuda_env("loaded.scn", {
         "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "brake-later.scn") + ":1000"}))
     ce = results(rep, "burn.clock_events").get(GPU0, {})
@@ -236,6 +244,8 @@ def cuda_cases():
     check(abs(secs.get("hw_power_brake_slowdown", 0) - 2.0) < 1e-6 and abs(secs.get("sw_power_cap", 0) - 5.0) < 1e-6,
           "the report's counter deltas: %s" % secs)
 
+
+def xid_case():
     p, rep = burn(CUDA + ["-d", "4s"], env=cuda_env("loaded.scn", {
         "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "xid-later.scn") + ":1000"}))
     check(p.returncode == 1, "an Xid mid-run exits 1, got %d" % p.returncode)
@@ -245,7 +255,9 @@ def cuda_cases():
     check(status(rep, "burn.ecc", GPU0) == "fail", "burn.ecc fails on the GPU with the DBE")
     check(status(rep, "burn.xid", GPU1) == "pass", "the other GPU has no Xid")
 
-    # A memory repair that becomes pending mid-run waits for a reset as a row remap does.
+
+def repair_case():
+    """A memory repair that becomes pending mid-run waits for a reset as a row remap does."""
     p, rep = burn(CUDA + ["-d", "3s"], env=cuda_env("loaded.scn", {
         "FAKE_NVML_SCENARIO_LATER": os.path.join(SCN, "repair-later.scn") + ":1000"}))
     ecc = results(rep, "burn.ecc").get(GPU0, {})
@@ -253,11 +265,15 @@ def cuda_cases():
           "burn.ecc fails on a channel repair that became pending: %s" % ecc.get("summary"))
     check(status(rep, "burn.ecc", GPU1) == "pass", "burn.ecc passes on the GPU without one")
 
+
+def weak_power_case():
     p, rep = burn(CUDA + ["-d", "5s", "-m", "power"], env=cuda_env("weak-power.scn"))
     check(p.returncode == 1, "a weak GPU exits 1, got %d" % p.returncode)
     check(status(rep, "burn.power", GPU1) == "fail", "burn.power fails at 480 of 700 W")
     check(status(rep, "burn.power", GPU0) == "pass", "burn.power passes at 690 W")
 
+
+def all_hung_case():
     t0 = time.monotonic()
     p, rep = burn(CUDA + ["-d", "60s", "--hang-timeout", HANG],
                   env=cuda_env("loaded.scn", {"FAKE_CUBLASLT_HANG": "cublasLtMatmul"}))
@@ -395,10 +411,13 @@ def main():
         opencl_cases()
         bad_input_cases()
     if "cuda" in parts:
-        cuda_cases()
-        progress_case()
-        one_hung_case()
-        full_level_case()
+        # Each case is one gpuvet run of fixed length on the fake GPUs, mostly waiting
+        # (a 4 s burn used 1.2 s of CPU at load 15): three at a time, longest first.
+        cases = (healthy_case, full_level_case, one_hung_case, all_hung_case, throttling_case, xid_case,
+                 weak_power_case, progress_case, power_brake_case, repair_case)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            for done in [pool.submit(case) for case in cases]:
+                done.result()
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
