@@ -274,17 +274,20 @@ int tune_state_load_checked(const char *cmd, const char *state_path, struct tune
         }
         /* Revert writes back what an entry names: only a file its setting writes, and a
          * value of that file's shape (a state file edited to name /etc/passwd is refused). */
+        struct tune_entry_memo *memo = NULL;
         for (size_t i = 0; i < st->n; i++) {
                 const struct tune_entry *e = &st->entries[i];
                 char why[512];
-                r = tune_entry_check(c, e->setting, e->path, e->before, e->after, why, sizeof(why));
+                r = tune_entry_check(c, &memo, e->setting, e->path, e->before, e->after, why, sizeof(why));
                 if (r < 0) {
                         fprintf(stderr, "gpuvet tune %s: %s: entries[%zu]: %s; not a state gpuvet tune wrote here\n", cmd,
                                 state_path, i, why);
+                        tune_entry_memo_free(memo);
                         tune_state_free(st);
                         return r == -ENOMEM ? r : -EINVAL;
                 }
         }
+        tune_entry_memo_free(memo);
         tune_boot_id(c->fs, boot, sizeof(boot));
         *other_boot = strcmp(st->boot_id, boot) != 0;
         return 0;

@@ -499,8 +499,42 @@ static bool value_shaped(const char *key, const char *v) {
  * "all" lists every idle state, "shallow" only the deep ones). */
 static const char *const probe_values[] = {"all", "local", "on", "max", "performance", "never", "1", "pt", "off", NULL};
 
-int tune_entry_check(struct tune_ctx *c, const char *setting, const char *path, const char *before, const char *after,
-                     char *why, size_t whylen) {
+/* A setting's files for one probe value, expanded once per state file. */
+struct tune_entry_memo {
+        const struct tune_setting *s;
+        size_t probe;
+        int r;
+        struct tune_targets t;
+        struct tune_entry_memo *next;
+};
+
+static const struct tune_entry_memo *expanded(struct tune_ctx *c, struct tune_entry_memo **memo,
+                                              const struct tune_setting *s, size_t probe) {
+        for (const struct tune_entry_memo *m = *memo; m; m = m->next)
+                if (m->s == s && m->probe == probe)
+                        return m;
+        struct tune_entry_memo *m = calloc(1, sizeof(*m));
+        if (!m)
+                return NULL;
+        m->s = s;
+        m->probe = probe;
+        m->r = s->expand(c, s, probe_values[probe], &m->t);
+        m->next = *memo;
+        *memo = m;
+        return m;
+}
+
+void tune_entry_memo_free(struct tune_entry_memo *memo) {
+        while (memo) {
+                struct tune_entry_memo *next = memo->next;
+                tune_targets_free(&memo->t);
+                free(memo);
+                memo = next;
+        }
+}
+
+int tune_entry_check(struct tune_ctx *c, struct tune_entry_memo **memo, const char *setting, const char *path,
+                     const char *before, const char *after, char *why, size_t whylen) {
         const struct tune_setting *s = tune_setting_find(setting);
         if (!s) {
                 snprintf(why, whylen, "no setting \"%.64s\"", setting);
@@ -531,20 +565,17 @@ int tune_entry_check(struct tune_ctx *c, const char *setting, const char *path, 
         for (size_t p = 0; probe_values[p]; p++) {
                 if (s->valid(probe_values[p]) < 0)
                         continue;
-                struct tune_targets t = {0};
-                int r = s->expand(c, s, probe_values[p], &t);
-                bool found = false;
-                /* A target with no current value is one that is absent here (its path a
-                 * pattern or a folder), not a file to write. */
-                for (size_t i = 0; r == 0 && i < t.n && !found; i++)
-                        found = strcmp(t.v[i].path, path) == 0 && (t.v[i].current[0] || !t.v[i].cannot[0]);
-                tune_targets_free(&t);
-                if (r < 0) {
+                const struct tune_entry_memo *m = expanded(c, memo, s, p);
+                if (!m || m->r < 0) {
+                        int r = m ? m->r : -ENOMEM;
                         snprintf(why, whylen, "%s", strerror(-r));
                         return r;
                 }
-                if (found)
-                        return 0;
+                /* A target with no current value is one that is absent here (its path a
+                 * pattern or a folder), not a file to write. */
+                for (size_t i = 0; i < m->t.n; i++)
+                        if (strcmp(m->t.v[i].path, path) == 0 && (m->t.v[i].current[0] || !m->t.v[i].cannot[0]))
+                                return 0;
         }
         snprintf(why, whylen, "%.200s is not a file %.64s writes under this root", path, setting);
         return -EINVAL;

@@ -89,6 +89,11 @@ const char *const *tune_cmdline_keys(const char *setting);
 
 /* A state file's entry against the settings: setting known, path one of the files (or the
  * GPU attribute) that setting writes under c's root, before and after shaped as its values.
- * 0, -EINVAL with why, or -ENOMEM. Revert writes nothing else back (docs/tune.md). */
-int tune_entry_check(struct tune_ctx *c, const char *setting, const char *path, const char *before, const char *after,
-                     char *why, size_t whylen);
+ * 0, -EINVAL with why, or -ENOMEM. Revert writes nothing else back (docs/tune.md).
+ * *memo (NULL at first, tune_entry_memo_free after the last entry) keeps each setting's
+ * files as expanded for the first entry, so that a state of one entry per CPU does not
+ * expand the setting again for each. */
+struct tune_entry_memo;
+int tune_entry_check(struct tune_ctx *c, struct tune_entry_memo **memo, const char *setting, const char *path,
+                     const char *before, const char *after, char *why, size_t whylen);
+void tune_entry_memo_free(struct tune_entry_memo *memo);
