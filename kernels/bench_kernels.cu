@@ -5,7 +5,7 @@
  * Every loop is grid-stride: i = global id; i < n; i += global size, so any launch size
  * is correct. Indices are 64-bit (arrays beyond 4 Gi elements on 80+ GB parts).
  *
- * Every kernel takes a hidden last argument that src/vendor/cuda_device.c appends: gsize, the
+ * Every kernel takes a hidden last argument that src/bindings/cuda_device.c appends: gsize, the
  * logical global size the benchmark asked for. CUDA launches whole blocks, so up to a
  * block's worth of extra threads run; they return at once, and the per-work-item outputs
  * (read_f32's partial[], the fma_* out[]) have exactly gsize entries, as in OpenCL.

@@ -1,6 +1,6 @@
 /* gpuvet's device kernels in OpenCL C 1.2: every kernel of src/bench/kernels.def, with the
  * same names, arguments and meaning as kernels/bench_kernels.cu. Embedded into the binary
- * (tools/embed.py) and built once per context by src/vendor/opencl_device.c.
+ * (tools/embed.py) and built once per context by src/bindings/opencl_device.c.
  *
  * Build options set by opencl_device.c per device (its "kernel shapes" comment says how each
  * is chosen):

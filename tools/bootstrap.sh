@@ -18,7 +18,7 @@ packages=(
   python3-venv         # tools/run-tests.sh installs ansible-core and ansible-lint in a venv
   openssh-server openssh-client iproute2   # tests/deploy/test_ansible_ssh.py: test hosts in network namespaces
   dpkg-dev debhelper rpm   # tools/build-packages.sh: the .deb (dpkg-buildpackage) and the RPM (rpmbuild)
-  libibverbs-dev       # tests/abi/verbs_*.c: src/vendor/verbs_api.h against rdma-core's <infiniband/verbs.h>
+  libibverbs-dev       # tests/abi/verbs_*.c: src/bindings/verbs_api.h against rdma-core's <infiniband/verbs.h>
   ocl-icd-libopencl1 pocl-opencl-icd   # OpenCL ICD loader (dlopen'd at run time) + PoCL's CPU device for the OpenCL tests
   munge slurmctld slurmd slurm-client   # tests/slurm/test_slurm_health.py: a real one-node cluster (own key, socket, conf)
   chromium python3-pil fonts-dejavu-core   # tests/golden/test_report_html.py: headless rendering of report --html, screenshots compared with Pillow, the page's fixed font

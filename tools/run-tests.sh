@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 tools/bootstrap.sh
 
 # The official nvml.h for the NVML ABI test (tests/abi): PyPI's nvidia-nvml-dev, pinned to
-# the release src/vendor/nvml_api.h was last checked against, installed once beside the
+# the release src/bindings/nvml_api.h was last checked against, installed once beside the
 # build directories. Without it (no network, no pip) the nvml_abi test reports SKIP.
 nvml_dev_version=13.5.37
 nvml_dev_dir=build-deps/nvidia-nvml-dev-$nvml_dev_version
@@ -25,7 +25,7 @@ nvml_h=$(find "$nvml_dev_dir" -path '*/include/nvml.h' 2>/dev/null | head -n 1 |
 nvml_include_dir=${nvml_h:+$PWD/$(dirname "$nvml_h")}
 
 # The official nccl.h for the NCCL ABI test: the CUDA toolkit's when it has one (13.0 ships
-# NCCL 2.28.9), else PyPI's nvidia-nccl-cu13 of the release src/vendor/nccl_api.h was checked
+# NCCL 2.28.9), else PyPI's nvidia-nccl-cu13 of the release src/bindings/nccl_api.h was checked
 # against (nccl.h still needs the toolkit's cuda_runtime.h). Without either, nccl_abi SKIPs.
 nccl_include_dir=
 if [ ! -f /usr/local/cuda/include/nccl.h ]; then

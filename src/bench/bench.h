@@ -1,6 +1,7 @@
 /* Benchmarks: a descriptor plus a run function, like checks (checks/check.h).
  *
- * bench.def lists them in order. The bench command runs each in a forked child under a
+ * bench.def lists them all, in one registry: those `gpuvet bench all` runs, then those with
+ * a command of their own (train, nccl, rdma). The bench command runs each in a forked child under a
  * deadline (a hung device call becomes an error measurement, never a hang) and collects
  * its measurements; each measurement is judged against the theoretical peak (data/gpus.json)
  * and achieved baselines (data/baselines.json). */
@@ -56,14 +57,24 @@ struct bench_info {
         const char *title;
         const char *remedy; /* what to do about a measurement that warns or fails (docs/bench.md) */
         bool needs_device;  /* false: runs without a GPU backend (host-memory) */
+        bool on_nic;        /* measures the network adapters, not a GPU or the host (rdma) */
+        bool own_command;   /* bench.def's BENCH_COMMAND: options of its own, not part of all */
         unsigned default_timeout_s; /* the runner's deadline without --timeout; 0: 120 s */
+        /* NULL for nccl and rdma, whose commands run them (several processes, two nodes) */
         void (*run)(const struct bench_ctx *ctx, struct bench_report *rep);
 };
 
 #define BENCH(name) extern const struct bench_info bench_##name;
+#define BENCH_COMMAND(name) extern const struct bench_info bench_##name;
 #include "bench/bench.def"
+#undef BENCH_COMMAND
 #undef BENCH
 
+/* Every benchmark of bench.def: first the bench_all_count that `gpuvet bench all` runs, in
+ * its order, then those with a command of their own. */
 extern const struct bench_info *const bench_registry[];
 extern const size_t bench_registry_count;
+extern const size_t bench_all_count;
+/* One of `gpuvet bench all`'s benchmarks by name ("host-memory"); NULL for any other name,
+ * those with a command of their own included. */
 const struct bench_info *bench_find(const char *name);

@@ -17,6 +17,8 @@
 
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
+#include "core/array.h"
+#include "core/clock.h"
 
 #define COMPUTE_TARGET_MS 50.0
 #define COMPUTE_LOCAL 256
@@ -30,11 +32,7 @@
  * result is ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7)).
  * f32/f64: A = 0.999, B = 0.001. f16: A = 0.875, B = 0.125, every operation rounded to
  * half precision, the result widened to float. */
-float bench_fma_reference_f32(unsigned iters, float seed);
-double bench_fma_reference_f64(unsigned iters, double seed);
-float bench_fma_reference_f16(unsigned iters, float seed);
-
-float bench_fma_reference_f32(unsigned iters, float seed) {
+static float bench_fma_reference_f32(unsigned iters, float seed) {
         float x[8];
         for (int k = 0; k < 8; k++)
                 x[k] = seed + 0.125f * (float)k;
@@ -44,7 +42,7 @@ float bench_fma_reference_f32(unsigned iters, float seed) {
         return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
 }
 
-double bench_fma_reference_f64(unsigned iters, double seed) {
+static double bench_fma_reference_f64(unsigned iters, double seed) {
         double x[8];
         for (int k = 0; k < 8; k++)
                 x[k] = seed + 0.125 * k;
@@ -64,7 +62,7 @@ static double to_half(double v) {
         return ldexp(nearbyint(ldexp(m, 11)), e - 11);
 }
 
-float bench_fma_reference_f16(unsigned iters, float seed) {
+static float bench_fma_reference_f16(unsigned iters, float seed) {
         double x[8];
         for (int k = 0; k < 8; k++)
                 x[k] = to_half((double)(seed + 0.125f * (float)k));
@@ -202,12 +200,6 @@ static void run_fma(const struct bench_ctx *ctx, struct bench_report *rep, struc
         ops->free(d->ctx, r.out);
 }
 
-static double now_s(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int empty_batch(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
         (void)arg;
         for (int i = 0; i < LAT_BATCH; i++) {
@@ -229,10 +221,10 @@ static void run_latency(const struct bench_ctx *ctx, struct bench_report *rep, s
         size_t got = 0;
         int e = 0;
         for (unsigned i = 0; samples && i < warmup + reps; i++) {
-                double t0 = now_s();
+                double t0 = monotonic_s();
                 if ((e = ops->launch(d->ctx, "empty", 1, 1, NULL, 0)) < 0 || (e = ops->synchronize(d->ctx)) < 0)
                         break;
-                double us = (now_s() - t0) * 1e6;
+                double us = (monotonic_s() - t0) * 1e6;
                 if (i >= warmup)
                         samples[got++] = us;
         }
@@ -278,7 +270,7 @@ static void compute_run(const struct bench_ctx *ctx, struct bench_report *rep) {
         for (size_t i = 0; i < n; i++) {
                 struct bench_dev d;
                 if (bench_dev_open(ctx, rep, "compute", idx[i], &d) == 0) {
-                        for (size_t p = 0; p < sizeof(precs) / sizeof(precs[0]); p++)
+                        for (size_t p = 0; p < ARRAY_COUNT(precs); p++)
                                 if (precision_wanted(ctx, precs[p].name))
                                         run_fma(ctx, rep, &d, &precs[p]);
                         if (!want)

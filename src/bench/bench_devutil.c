@@ -135,22 +135,6 @@ int bench_time_reps(const struct bench_ctx *ctx, struct bench_dev *d, struct mea
         return r;
 }
 
-double bench_pcie_gbps(unsigned speed_mts, unsigned width) {
-        /* GB/s per lane and direction after line encoding: 8b/10b up to Gen2, 128b/130b
-         * for Gen3-5, FLIT mode (242/256) for Gen6 */
-        double lane;
-        switch (speed_mts) {
-        case 2500: lane = 0.25; break;
-        case 5000: lane = 0.5; break;
-        case 8000: lane = 8.0 * 128 / 130 / 8; break;
-        case 16000: lane = 16.0 * 128 / 130 / 8; break;
-        case 32000: lane = 32.0 * 128 / 130 / 8; break;
-        case 64000: lane = 64.0 * 242 / 256 / 8; break;
-        default: return 0;
-        }
-        return lane * width;
-}
-
 int copy_enqueue(const struct bench_ctx *ctx, struct bench_dev *d, void *arg) {
         struct copy_run *r = arg;
         return r->h2d ? ctx->ops->copy_h2d(d->ctx, r->dev, 0, r->host, r->bytes)
@@ -205,12 +189,12 @@ double bench_pcie_peak(const struct bench_ctx *ctx, const struct bench_dev *d, c
         if (d->pci && ctx->facts && pci_link_best(&ctx->facts->pci, d->pci, &mts, &width) && width) {
                 snprintf(source, size, "PCIe link of %s at its best: Gen%u x%u (sysfs max_link_*)", d->pci->addr,
                          pcie_gen_from_mts(mts), width);
-                return bench_pcie_gbps(mts, width);
+                return pci_link_gbps(mts, width);
         }
         if (d->model && d->model->pcie_gen > 0 && d->model->pcie_gen <= 6 && d->model->pcie_width) {
                 snprintf(source, size, "%.50s: PCIe Gen%u x%u (data/gpus.json)", d->model->name, d->model->pcie_gen,
                          d->model->pcie_width);
-                return bench_pcie_gbps(gen_mts[d->model->pcie_gen], d->model->pcie_width);
+                return pci_link_gbps(gen_mts[d->model->pcie_gen], d->model->pcie_width);
         }
         return 0;
 }

@@ -78,9 +78,6 @@ typedef int (*bench_enqueue_fn)(const struct bench_ctx *ctx, struct bench_dev *d
 int bench_time_reps(const struct bench_ctx *ctx, struct bench_dev *d, struct measurement *m, unsigned warmup,
                     unsigned reps, bench_enqueue_fn fn, void *arg, double work_per_rep, double *samples);
 
-/* PCIe bandwidth of one direction in GB/s for a link of speed_mts and width lanes
- * (encoding overhead included); 0 when unknown. */
-double bench_pcie_gbps(unsigned speed_mts, unsigned width);
 /* The PCIe peak of one direction for d's link at its best (sysfs max_link_*, capped by the
  * port above: pci_link_best), else its model's (data/gpus.json): m->peak and
  * m->peak_source. The best, not the current link: an idle GPU drops its link to Gen1 to

@@ -21,6 +21,7 @@
 
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
+#include "core/array.h"
 
 /* Per array, on a discrete GPU. 256 MiB (well past any L2, B200: 126 MB) lasts ~0.3 ms per
  * triad on an H100, short enough that launch and ramp cost 3-6%: an H100's triad read 84% of
@@ -273,7 +274,7 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
         unsigned reps = bench_reps(ctx, 10), warmup = bench_warmup(ctx, 2);
         double *samples = calloc(reps, sizeof(double));
         const char *only = ctx->opt ? ctx->opt->only : NULL;
-        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++) {
+        for (size_t t = 0; t < ARRAY_COUNT(tests); t++) {
                 if (only && strcmp(only, tests[t].name) != 0)
                         continue;
                 struct measurement *m = bench_measurement_new(rep, "memory", tests[t].name, d->subject, "GB/s", true);

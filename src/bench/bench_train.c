@@ -29,6 +29,7 @@
 #include "bench/gemm_ref.h"
 #include "bench/matmul.h"
 #include "bench/train_shape.h"
+#include "core/array.h"
 #include "data/gpudb.h"
 
 #define TRAIN_WORKSPACE_BYTES (32u << 20) /* as bench gemm: what cuBLAS recommends for Hopper */
@@ -363,7 +364,7 @@ static bool verify_product(const struct bench_ctx *ctx, struct train_dev *t, siz
 }
 
 static void verify(const struct bench_ctx *ctx, struct train_dev *t) {
-        size_t n = t->cuda ? sizeof(verified_products) / sizeof(verified_products[0]) : 1;
+        size_t n = t->cuda ? ARRAY_COUNT(verified_products) : 1;
         bool ok = true;
         for (size_t i = 0; i < n && ok; i++) {
                 long si = product_index(t, verified_products[i]);
@@ -725,6 +726,7 @@ const struct bench_info bench_train = {
                   "if gemm passes, the step's small products (attention per head, a small --micro-batch) are "
                   "launch-bound: compare with a larger --micro-batch.",
         .needs_device = true,
+        .own_command = true,
         .default_timeout_s = 600,
         .run = train_run,
 };

@@ -18,8 +18,8 @@
  * With more than one GPU the gradients' all-reduce follows the backward (measurement
  * allreduce, ms), and one all-reduce of known values is checked on every rank.
  *
- * Not in bench.def: `gpuvet bench train` runs it alone (src/cmd/bench_train.c), with the
- * shape in bench_options.train_shape. */
+ * In bench.def as a BENCH_COMMAND, not part of all: `gpuvet bench train` runs it alone
+ * (src/cmd/bench_train.c), with the shape in bench_options.train_shape. */
 #pragma once
 
 #include "bench/bench.h"

@@ -1,4 +1,4 @@
-/* Raw handles of the CUDA backend (src/vendor/cuda_device.c), for libraries that take CUDA's own
+/* Raw handles of the CUDA backend (src/bindings/cuda_device.c), for libraries that take CUDA's own
  * types rather than dev_ops objects: cuBLASLt wants CUdeviceptr and CUstream. Valid only
  * for objects of dev_ops_cuda (a caller checks ctx->ops == &dev_ops_cuda first); the
  * handles stay owned by the backend. */

@@ -1,6 +1,6 @@
 /* The device backend interface every GPU benchmark uses, with two implementations:
- * CUDA (driver API, libcuda.so.1 loaded by vendor/cuda.h; kernels from the embedded
- * fatbin) and OpenCL (ICD loader libOpenCL.so.1, vendor/opencl.h; kernels from embedded
+ * CUDA (driver API, libcuda.so.1 loaded by bindings/cuda.h; kernels from the embedded
+ * fatbin) and OpenCL (ICD loader libOpenCL.so.1, bindings/opencl.h; kernels from embedded
  * .cl sources).
  *
  * Errors are values: every call returns 0 or a negative code and, on failure, writes a

@@ -1,5 +1,6 @@
 #include "bench/gemm_ref.h"
 
+#include "core/array.h"
 #include "data/gpudb.h"
 
 #include <math.h>
@@ -23,7 +24,7 @@ const struct gemm_prec gemm_precs[] = {
          "FP8 Tensor Cores need compute capability 8.9 (Ada, Hopper, Blackwell) or newer", 0x1p-8, 0x1p-13,
          "A/B e4m3, D bf16, compute 32F"},
 };
-const size_t gemm_n_precs = sizeof(gemm_precs) / sizeof(gemm_precs[0]);
+const size_t gemm_n_precs = ARRAY_COUNT(gemm_precs);
 
 double gemm_prec_peak_tflops(const struct gpu_model *model, const struct gemm_prec *p, const char **ret_column) {
         const struct gpu_tflops *t = &model->tflops;

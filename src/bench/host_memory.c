@@ -20,6 +20,7 @@
  * scalar is sqrt(2)-1, for which one copy-scale-add-triad round multiplies the values by
  * 2s+s^2 = 1: they neither overflow nor vanish however many repetitions are asked for. */
 #include "bench/bench.h"
+#include "core/clock.h"
 #include "core/strparse.h"
 
 #include <errno.h>
@@ -46,12 +47,6 @@
 #define MAX_CPUS 4096
 
 static const double hm_scalar = 0.41421356237309504880; /* sqrt(2) - 1 */
-
-static double now_s(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- kernels ---------------------------------------------------------------------- */
 
@@ -400,10 +395,10 @@ static void *worker_main(void *arg) {
 /* Run cmd on every worker; the wall time from release to the last one done. */
 static double pool_run(struct hm_pool *p, enum hm_cmd cmd) {
         p->cmd = cmd;
-        double t0 = now_s();
+        double t0 = monotonic_s();
         pthread_barrier_wait(&p->start);
         pthread_barrier_wait(&p->end);
-        return now_s() - t0;
+        return monotonic_s() - t0;
 }
 
 static void pool_stop(struct hm_pool *p, unsigned started) {

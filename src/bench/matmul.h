@@ -2,7 +2,7 @@
  * benchmark (bench/bench_gemm.c) plans a square D = A^T B for a precision and a size, the
  * train benchmark (bench/bench_train.c) any m x n x k with either operand transposed; each
  * lets cuBLASLt's heuristic propose algorithms, runs the one it chooses on the CUDA
- * backend's stream, and never sees a cuBLASLt type; vendor/cublaslt_matmul.c speaks the
+ * backend's stream, and never sees a cuBLASLt type; bindings/cublaslt_matmul.c speaks the
  * library. Matrices are column-major with the leading dimension of their stored rows; device
  * pointers are the CUDA backend's (bench/cuda_raw.h).
  *
@@ -29,7 +29,7 @@ struct lt_library;  /* the loaded library */
 struct lt_device;   /* a cuBLASLt handle bound to one GPU's stream */
 struct lt_matmul;   /* one planned product and its candidate algorithms */
 
-/* Load cuBLASLt (vendor/cublaslt.h: $GPUVET_CUBLASLT_LIB, then the sonames). -ENOENT: not
+/* Load cuBLASLt (bindings/cublaslt.h: $GPUVET_CUBLASLT_LIB, then the sonames). -ENOENT: not
  * installed; -ENOSYS: a required symbol is missing; err says which. */
 int lt_library_open(struct lt_library **ret, char *err, size_t size);
 void lt_library_close(struct lt_library *lib);

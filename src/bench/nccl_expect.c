@@ -3,16 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench/bench_devutil.h"
 #include "data/gpudb.h"
 #include "sys/pci.h"
 #include "sys/rdma.h"
-
-/* PCIe: GB/s per direction of a link of mts MT/s per lane (Gen3 and later encode 128b/130b,
- * Gen1 and Gen2 8b/10b). */
-static double pcie_gbps(unsigned mts, unsigned width) {
-        double enc = mts >= 8000 ? 128.0 / 130.0 : 0.8;
-        return mts / 1000.0 * width * enc / 8.0;
-}
 
 const char *nccl_baseline_shape(int nranks, int nodes, int per_node, const struct nccl_fabric *fabric) {
         if (nranks == 8 && nodes == 1)
@@ -67,8 +61,9 @@ void nccl_expect(const struct facts *f, const char *const *bus_ids, size_t n, in
                 all_nvlink = all_nvlink && board_links;
                 unsigned mts, width;
                 if (pci_link_best(&f->pci, d, &mts, &width) && mts && width) {
-                        double g = pcie_gbps(mts, width);
-                        slowest_pcie = slowest_pcie == 0 || g < slowest_pcie ? g : slowest_pcie;
+                        double g = pci_link_gbps(mts, width);
+                        if (g > 0)
+                                slowest_pcie = slowest_pcie == 0 || g < slowest_pcie ? g : slowest_pcie;
                 }
         }
         if (found != n || n == 0)

@@ -11,62 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum nccl_coll {
-        NCCL_COLL_ALL_REDUCE,
-        NCCL_COLL_ALL_GATHER,
-        NCCL_COLL_REDUCE_SCATTER,
-        NCCL_COLL_BROADCAST,
-        NCCL_COLL_REDUCE,
-        NCCL_COLL_ALLTOALL,
-        NCCL_COLL_SENDRECV,
-        NCCL_COLL_COUNT,
-        NCCL_COLL_INVALID = -1,
-};
-
-/* gpuvet's names of NCCL's element types; the values are NCCL's ncclDataType_t (the vendor
- * code asserts they agree). */
-enum nccl_dtype {
-        NCCL_DT_INT8 = 0,
-        NCCL_DT_UINT8 = 1,
-        NCCL_DT_INT32 = 2,
-        NCCL_DT_UINT32 = 3,
-        NCCL_DT_INT64 = 4,
-        NCCL_DT_UINT64 = 5,
-        NCCL_DT_FLOAT16 = 6,
-        NCCL_DT_FLOAT32 = 7,
-        NCCL_DT_FLOAT64 = 8,
-        NCCL_DT_BFLOAT16 = 9,
-        NCCL_DT_COUNT,
-        NCCL_DT_INVALID = -1,
-};
-
-/* NCCL's ncclRedOp_t values. */
-enum nccl_redop {
-        NCCL_OP_SUM = 0,
-        NCCL_OP_PROD = 1,
-        NCCL_OP_MAX = 2,
-        NCCL_OP_MIN = 3,
-        NCCL_OP_AVG = 4,
-        NCCL_OP_COUNT,
-        NCCL_OP_INVALID = -1,
-};
-
-/* "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
- * "sendrecv" (nccl-tests' binary names without _perf); NULL out of range. */
-const char *nccl_coll_name(enum nccl_coll c);
-enum nccl_coll nccl_coll_from_name(const char *s);
-/* nccl-tests' type names: "int8", "uint8", "int32", "uint32", "int64", "uint64", "half",
- * "float", "double", "bfloat16"; NULL out of range. */
-const char *nccl_dtype_name(enum nccl_dtype t);
-enum nccl_dtype nccl_dtype_from_name(const char *s);
-size_t nccl_dtype_size(enum nccl_dtype t);
-/* "sum", "prod", "max", "min", "avg". */
-const char *nccl_redop_name(enum nccl_redop op);
-enum nccl_redop nccl_redop_from_name(const char *s);
-/* Whether the collective reduces (takes an op). */
-bool nccl_coll_reduces(enum nccl_coll c);
-/* Whether it has a root (broadcast, reduce). */
-bool nccl_coll_rooted(enum nccl_coll c);
+#include "bench/collective.h"
 
 /* One step of the sweep for a collective, as nccl-tests' setupArgs: count = bytes / element
  * size; gathers, scatters and all-to-all round count / nranks down to a multiple of 16 bytes

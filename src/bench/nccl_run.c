@@ -53,7 +53,8 @@ static int dev_fail(struct run *r, int code, const char *what, int rank) {
         return fail(r, code, "%s on rank %d: %s", what, rank, r->ops->last_error(r->ranks->dev));
 }
 
-size_t nccl_run_buffer_bytes(const struct nccl_run_options *o, int nranks) {
+/* Bytes each local rank needs (send and receive buffers for the largest step). */
+static size_t nccl_run_buffer_bytes(const struct nccl_run_options *o, int nranks) {
         size_t most = 0;
         size_t elt = nccl_dtype_size(o->dtype);
         for (size_t i = 0; i < o->n_colls; i++) {

@@ -68,9 +68,6 @@ struct nccl_run_sink {
         void *ctx;
 };
 
-/* Bytes each local rank needs (send and receive buffers for the largest step). */
-size_t nccl_run_buffer_bytes(const struct nccl_run_options *o, int nranks);
-
 /* Run the sweep. 0, or a negative errno with the message in err (naming the collective, the
  * size and the call) after aborting nothing: the caller aborts the communicators. */
 int nccl_run(const struct nccl_run_options *o, struct nccl_ranks *ranks, const struct nccl_run_sink *sink, char *err,

@@ -10,6 +10,7 @@
 #include "bench/bench.h"
 #include "bench/bench_devutil.h"
 #include "bench/runner.h"
+#include "core/array.h"
 #include "core/deadline.h"
 #include "sys/facts.h"
 
@@ -24,140 +25,6 @@
 #define P2P_BYTES (32 * MIB)
 #define P2P_WARMUP 1
 #define P2P_REPS 3
-
-/* ---- pure helpers ---------------------------------------------------------------- */
-
-/* Split "dddd:bb:dd.f" (any domain width, or none) into its domain and "bb:dd.f". */
-static const char *split_bus(const char *addr, unsigned long *domain) {
-        const char *first = strchr(addr, ':');
-        *domain = 0;
-        if (first && strchr(first + 1, ':')) {
-                *domain = strtoul(addr, NULL, 16);
-                return first + 1;
-        }
-        return addr;
-}
-
-bool probe_same_bus(const char *a, const char *b) {
-        if (!a || !b || !*a || !*b)
-                return false;
-        /* Some APIs omit the PCI domain or print 8 hex digits of it. */
-        unsigned long da, db;
-        const char *ra = split_bus(a, &da), *rb = split_bus(b, &db);
-        return da == db && strcasecmp(ra, rb) == 0;
-}
-
-/* The PCI address in a subject "gpu0 (0000:1b:00.0)", "" when none. */
-static void subject_bus(const char *subject, char *buf, size_t size) {
-        buf[0] = '\0';
-        const char *open = strchr(subject, '(');
-        if (!open)
-                return;
-        size_t n = strcspn(open + 1, ")");
-        snprintf(buf, size, "%.*s", (int)n, open + 1);
-}
-
-const struct measurement *probe_find(const struct probe_facts *p, const char *bench, const char *name,
-                                     const char *bus, const struct measurement *after) {
-        if (!p)
-                return NULL;
-        size_t i = after ? (size_t)(after - p->rep.m) + 1 : 0;
-        for (; i < p->rep.n; i++) {
-                const struct measurement *m = &p->rep.m[i];
-                char b[32];
-                subject_bus(m->subject, b, sizeof(b));
-                if (!b[0]) /* a pair, "gpu0->gpu1": the source GPU's */
-                        subject_bus(probe_param(m, "from"), b, sizeof(b));
-                if (!strcmp(m->bench, bench) && !strcmp(m->name, name) && probe_same_bus(b, bus))
-                        return m;
-        }
-        return NULL;
-}
-
-const char *probe_param(const struct measurement *m, const char *key) {
-        for (size_t i = 0; m && i < m->n_params; i++)
-                if (!strcmp(m->params[i].key, key))
-                        return m->params[i].value;
-        return "";
-}
-
-unsigned probes_wanted_by(const char *check_id) {
-        static const struct {
-                const char *check;
-                unsigned probes;
-        } judges[] = {
-                {"device.functional", 0},
-                {"device.h2d", PROBE_BIT(PROBE_TRANSFER)},
-                {"device.d2h", PROBE_BIT(PROBE_TRANSFER)},
-                {"pcie.link_under_load", PROBE_BIT(PROBE_TRANSFER)},
-                {"device.memory_bandwidth", PROBE_BIT(PROBE_MEMORY)},
-                {"device.p2p", PROBE_BIT(PROBE_P2P)},
-        };
-        for (size_t i = 0; i < sizeof(judges) / sizeof(judges[0]); i++)
-                if (strcmp(check_id, judges[i].check) == 0)
-                        return PROBE_BIT(PROBE_FUNCTIONAL) | judges[i].probes;
-        /* a device.* check not listed above still gets every probe rather than none */
-        return strncmp(check_id, "device.", 7) == 0 ? PROBE_BIT(_PROBE_COUNT) - 1 : 0;
-}
-
-static size_t count_probed(const struct probe_facts *p) {
-        size_t n = 0;
-        for (size_t i = 0; i < p->rep.n; i++) {
-                const struct measurement *m = &p->rep.m[i];
-                char b[32];
-                subject_bus(m->subject, b, sizeof(b));
-                if (!strcmp(m->bench, "functional") && (!strcmp(m->name, "functional") || (!strcmp(m->name, "open") && b[0])))
-                        n++;
-        }
-        return n;
-}
-
-bool probes_no_gpu(const struct probe_facts *p, char *why, size_t size) {
-        why[0] = '\0';
-        if (!p) {
-                snprintf(why, size, "the device probes did not run");
-                return true;
-        }
-        if (p->skip_reason[0]) {
-                snprintf(why, size, "%s", p->skip_reason);
-                return true;
-        }
-        if (count_probed(p))
-                return false;
-        const struct probe_run *fr = &p->runs[PROBE_FUNCTIONAL];
-        if (fr->note[0]) {
-                snprintf(why, size, "the functional probe failed: %s", fr->note);
-                return true;
-        }
-        const struct measurement *backend = NULL, *first_dev = NULL;
-        size_t devices = 0, cpu_like = 0;
-        for (size_t i = fr->first; i < fr->first + fr->count && i < p->rep.n; i++) {
-                const struct measurement *m = &p->rep.m[i];
-                if (!strcmp(m->name, "backend"))
-                        backend = m;
-                if (!strcmp(m->name, "device")) {
-                        devices++;
-                        first_dev = first_dev ? first_dev : m;
-                        /* PoCL's CPU device: OpenCL, no PCI address, memory shared with the host */
-                        if (!strcmp(probe_param(m, "backend"), "opencl") && !probe_param(m, "pci_bus_id")[0] &&
-                            !strcmp(probe_param(m, "unified_memory"), "yes"))
-                                cpu_like++;
-                }
-        }
-        if (backend)
-                snprintf(why, size, "no GPU device for the probes: %s", backend->summary);
-        else if (devices && cpu_like == devices)
-                snprintf(why, size, "no GPU device for the probes (only a CPU OpenCL device: %s)",
-                         probe_param(first_dev, "name"));
-        else if (devices)
-                snprintf(why, size, "no GPU device for the probes: the %s backend shows %zu device(s) (%s%s%s), none of them "
-                         "an NVIDIA GPU of this node",
-                         probe_param(first_dev, "backend"), devices, probe_param(first_dev, "name"),
-                         probe_param(first_dev, "pci_bus_id")[0] ? " at " : "", probe_param(first_dev, "pci_bus_id"));
-        else
-                snprintf(why, size, "no GPU device for the probes");
-        return true;
-}
 
 /* ---- child side: which devices, and the probes ----------------------------------- */
 
@@ -286,7 +153,7 @@ static size_t node_gpu_indices(const struct bench_ctx *ctx, int *idx, size_t cap
 static void run_fixed(const struct bench_ctx *ctx, struct bench_report *rep, const struct bench_info *bench,
                       struct bench_options opt) {
         int idx[64];
-        size_t n = node_gpu_indices(ctx, idx, sizeof(idx) / sizeof(idx[0]));
+        size_t n = node_gpu_indices(ctx, idx, ARRAY_COUNT(idx));
         if (n == 0)
                 return; /* device.functional says why no GPU was probed */
         opt.gpus = idx;
@@ -409,7 +276,7 @@ void probes_run(struct fsroot *fs, const struct facts *f, const char *backend, c
                 snprintf(pr->backend, sizeof(pr->backend), "%s", res.backend);
                 snprintf(pr->note, sizeof(pr->note), "%s", res.note);
                 if (id == PROBE_FUNCTIONAL)
-                        probed = count_probed(ret);
+                        probed = probes_count_probed(ret);
         }
         /* GPUs of one node against each other, as gpuvet bench does (a spread of ~5% is
          * normal, gpu-specs §4): catches one slow GPU where no baseline exists. */

@@ -1,7 +1,7 @@
 /* One side's RDMA endpoint in gpuvet's terms, for `gpuvet bench rdma` (bench/rdma_run.h):
  * a device's port, a registered buffer (host memory, or GPU memory), a completion queue and
- * an RC queue pair connected to the peer's. src/vendor/rdma_endpoint.c speaks libibverbs
- * (vendor/verbs.h loads it) and src/vendor/rdma_gpumem.c the CUDA driver; the benchmark
+ * an RC queue pair connected to the peer's. src/bindings/rdma_endpoint.c speaks libibverbs
+ * (bindings/verbs.h loads it) and src/bindings/rdma_gpumem.c the CUDA driver; the benchmark
  * (handshake, timing, verification) in src/bench/rdma_run.c sees only what is declared here.
  *
  * The buffer holds two regions of region_bytes: the first receives (the peer writes there,

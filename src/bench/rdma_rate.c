@@ -1,4 +1,5 @@
 #include "bench/rdma_rate.h"
+#include "core/array.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -27,11 +28,11 @@ static const struct {
 
 int rdma_link_rate(uint8_t active_speed, uint8_t active_width, struct rdma_link_rate *ret) {
         size_t s, w;
-        for (s = 0; s < sizeof(speeds) / sizeof(speeds[0]) && speeds[s].code != active_speed; s++)
+        for (s = 0; s < ARRAY_COUNT(speeds) && speeds[s].code != active_speed; s++)
                 ;
-        for (w = 0; w < sizeof(widths) / sizeof(widths[0]) && widths[w].code != active_width; w++)
+        for (w = 0; w < ARRAY_COUNT(widths) && widths[w].code != active_width; w++)
                 ;
-        if (s == sizeof(speeds) / sizeof(speeds[0]) || w == sizeof(widths) / sizeof(widths[0]))
+        if (s == ARRAY_COUNT(speeds) || w == ARRAY_COUNT(widths))
                 return -EINVAL;
         ret->lanes = widths[w].lanes;
         ret->speed = speeds[s].name;

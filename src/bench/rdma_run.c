@@ -10,9 +10,18 @@
 #include <sched.h>
 #include <time.h>
 
+#include "bench/bench.h"
 #include "bench/rdma_conn.h"
 #include "bench/rdma_endpoint.h"
 #include "core/deadline.h"
+
+/* In the registry for --list; `gpuvet bench rdma` runs it on two nodes (src/cmd/bench_rdma.c). */
+const struct bench_info bench_rdma = {
+        .name = "rdma",
+        .title = "RDMA write/read bandwidth and latency between two nodes (gpuvet bench rdma --help)",
+        .on_nic = true,
+        .own_command = true,
+};
 
 /* One side's resources: the endpoint (port, buffer, queue pair; bench/rdma_endpoint.h
  * says how its buffer's two regions are laid out), the TCP connection and the timings. */
@@ -45,12 +54,6 @@ static int fail(struct side *s, enum rdma_failure f, int r, const char *fmt, ...
 /* The endpoint's failure as this side's (r its negative errno). */
 static int ep_fail(struct side *s, int r) {
         return fail(s, s->ep_err.failure, r, "%s", s->ep_err.text);
-}
-
-static double now_us(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
 /* The pattern of a size's data: differs per size so that a previous size's bytes never
@@ -341,7 +344,7 @@ static int bw_loop(struct side *s, enum rdma_test t, uint64_t size, struct rdma_
         unsigned spins = 0;
         while (done < n) {
                 while (posted < n && posted - done < depth) {
-                        s->t_post[posted] = now_us();
+                        s->t_post[posted] = monotonic_ns() / 1e3;
                         int r = post_one(s, rd ? RDMA_OP_READ : RDMA_OP_WRITE, posted, local, remote, size, true);
                         if (r < 0)
                                 return r;
@@ -351,7 +354,7 @@ static int bw_loop(struct side *s, enum rdma_test t, uint64_t size, struct rdma_
                 int k = rdma_endpoint_poll(s->ep, wc, 16);
                 if (k < 0)
                         return fail(s, RDMA_FAIL_VERBS, -EIO, "ibv_poll_cq failed (%d)", k);
-                double tnow = now_us();
+                double tnow = monotonic_ns() / 1e3;
                 for (int i = 0; i < k; i++) {
                         if (wc[i].status != RDMA_COMPLETION_OK)
                                 return wc_failed(s, &wc[i], rdma_test_name(t), size);
@@ -401,7 +404,7 @@ static int lat_loop(struct side *s, uint64_t size, bool initiator, double *rtt_u
                         }
                 }
                 if (initiator)
-                        s->t_post[i] = now_us();
+                        s->t_post[i] = monotonic_ns() / 1e3;
                 send_region[size - 1] = val;
                 while (outstanding >= s->res->plan.tx_depth + 2) {
                         int r = reap_lat_completions(s, size, &outstanding);
@@ -429,7 +432,7 @@ static int lat_loop(struct side *s, uint64_t size, bool initiator, double *rtt_u
                                     size, s->o->step_ms / 1000);
         }
         if (initiator) {
-                double end = now_us();
+                double end = monotonic_ns() / 1e3;
                 for (unsigned i = 0; i + 1 < n; i++)
                         rtt_us[i] = (s->t_post[i + 1] - s->t_post[i]) / 2;
                 rtt_us[n - 1] = (end - s->t_post[n - 1]) / 2;

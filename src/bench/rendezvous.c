@@ -22,6 +22,8 @@
  * them all, so that removal is the barrier. */
 
 #include "bench/rendezvous.h"
+#include "core/array.h"
+#include "core/clock.h"
 #include "core/strbuf.h"
 
 #include <arpa/inet.h>
@@ -85,14 +87,8 @@ struct rdv_session {
 
 /* ---- small helpers ----------------------------------------------------------------------- */
 
-static int64_t now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int left_ms(int64_t deadline) {
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - (int64_t)deadline_now_ms();
         return left < 0 ? 0 : left > 60 * 60 * 1000 ? 60 * 60 * 1000 : (int)left;
 }
 
@@ -283,7 +279,7 @@ static int resolve(const char *host, const char *port, int64_t deadline, int fla
                 int64_t d = deadline;
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
-                int64_t left = d - now_ms();
+                int64_t left = d - (int64_t)deadline_now_ms();
                 ts.tv_sec += left / 1000;
                 ts.tv_nsec += (left % 1000) * 1000000L;
                 if (ts.tv_nsec >= 1000000000L) {
@@ -323,7 +319,7 @@ static int connect_one(const struct addrinfo *ai, int limit_ms) {
                 return -e;
         }
         struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-        int64_t deadline = now_ms() + limit_ms;
+        int64_t deadline = (int64_t)deadline_now_ms() + limit_ms;
         int r;
         while ((r = poll(&pfd, 1, left_ms(deadline))) < 0 && errno == EINTR)
                 ;
@@ -391,7 +387,7 @@ static bool localhost_name(const char *host) {
         if (n && host[n - 1] == '.')
                 n--;
         static const char *const names[] = {"localhost", "ip6-localhost", "ip6-loopback"};
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(names); i++)
                 if (n == strlen(names[i]) && strncasecmp(host, names[i], n) == 0)
                         return true;
         return n > 10 && strncasecmp(host + n - 10, ".localhost", 10) == 0;
@@ -480,7 +476,7 @@ static int listen_where(const struct rdv_address *a, struct listen_set *ret, uns
         struct addrinfo numeric = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST};
         bool is_numeric = getaddrinfo(a->host, NULL, &numeric, &res) == 0;
         if (!is_numeric) {
-                int r = resolve(a->host, "0", now_ms() + BIND_RESOLVE_MS, 0, &res, why, why_size);
+                int r = resolve(a->host, "0", (int64_t)deadline_now_ms() + BIND_RESOLVE_MS, 0, &res, why, why_size);
                 if (r < 0)
                         return r == -ENXIO ? -EADDRNOTAVAIL : r;
         }
@@ -737,7 +733,7 @@ static int accept_pending(struct rdv_session *s, int fd, struct conn *pending, c
                 if (cfd < 0)
                         break; /* EAGAIN: none left; others: the peer retries */
                 c->fd = cfd;
-                c->since_ms = now_ms();
+                c->since_ms = (int64_t)deadline_now_ms();
                 c->len = 0;
                 if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)
                         format_sockaddr(&ss, c->from, sizeof(c->from));
@@ -751,7 +747,7 @@ static int accept_pending(struct rdv_session *s, int fd, struct conn *pending, c
                 }
                 memcpy(m.challenge, c->root_challenge, sizeof(m.challenge));
                 /* a few bytes into a fresh socket's buffer: only a peer already gone fails */
-                if (send_msg(c->fd, &m, now_ms() + 1000) < 0)
+                if (send_msg(c->fd, &m, (int64_t)deadline_now_ms() + 1000) < 0)
                         close_fd(&c->fd);
         }
         return 0;
@@ -759,7 +755,7 @@ static int accept_pending(struct rdv_session *s, int fd, struct conn *pending, c
 
 static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, unsigned timeout_ms, char *err,
                           size_t err_size) {
-        int64_t deadline = now_ms() + timeout_ms;
+        int64_t deadline = (int64_t)deadline_now_ms() + timeout_ms;
         int size = s->ranks.size, joined = 0, rc = 0, nl = s->listening.n;
         struct conn *pending = calloc(MAX_PENDING, sizeof(*pending));
         struct pollfd *pfds = calloc(MAX_PENDING + RDV_MAX_LISTEN, sizeof(*pfds));
@@ -811,7 +807,7 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
                                 continue;
                         }
                         if (judge_hello(s, c, &m, why, sizeof(why)) < 0) {
-                                refuse(c->fd, why, now_ms() + 1000);
+                                refuse(c->fd, why, (int64_t)deadline_now_ms() + 1000);
                                 close_fd(&c->fd);
                                 note_refusal(s, c, why, refused, sizeof(refused));
                                 continue;
@@ -847,7 +843,7 @@ out:
                 /* tell the ranks that joined, so they fail now rather than at their deadline */
                 for (int r = 1; r < size; r++)
                         if (s->peers[r].fd >= 0)
-                                refuse(s->peers[r].fd, err, now_ms() + 200);
+                                refuse(s->peers[r].fd, err, (int64_t)deadline_now_ms() + 200);
         }
         if (pending)
                 for (int i = 0; i < MAX_PENDING; i++)
@@ -860,7 +856,7 @@ out:
 
 static int peer_share_tcp(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsigned timeout_ms, char *err,
                           size_t err_size) {
-        int64_t deadline = now_ms() + timeout_ms;
+        int64_t deadline = (int64_t)deadline_now_ms() + timeout_ms;
         char why[256];
         int rank = s->ranks.rank, size = s->ranks.size;
         int fd = connect_root(&s->addr, deadline, why, sizeof(why));
@@ -998,7 +994,7 @@ static void remove_file(const char *path) {
 
 static int root_share_file(struct rdv_session *s, const void *blob, size_t len, unsigned timeout_ms, char *err,
                            size_t err_size) {
-        int64_t deadline = now_ms() + timeout_ms;
+        int64_t deadline = (int64_t)deadline_now_ms() + timeout_ms;
         int size = s->ranks.size;
         struct rdv_msg m = {.type = RDV_MSG_BLOB, .size = (uint32_t)size, .nonce = s->nonce, .data = blob, .data_len = len};
         memcpy(m.key, s->ranks.job_key, sizeof(m.key));
@@ -1105,7 +1101,7 @@ static int take_blob(struct rdv_session *s, const struct rdv_msg *m, void *blob,
  * one instead, so the stale id is never the one returned. */
 static int peer_share_file(struct rdv_session *s, void *blob, size_t *len, size_t cap, unsigned timeout_ms, char *err,
                            size_t err_size) {
-        int64_t deadline = now_ms() + timeout_ms;
+        int64_t deadline = (int64_t)deadline_now_ms() + timeout_ms;
         int rank = s->ranks.rank, size = s->ranks.size, pause = 1, rc = -ETIMEDOUT;
         bool taken = false;
         char stale[200] = "", join_path[sizeof(s->addr.path) + 32];
@@ -1263,7 +1259,7 @@ static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_
         for (int r = 1; r < size; r++)
                 if (!missing[r] && s->peers[r].fd >= 0) {
                         struct rdv_msg m = {.type = RDV_MSG_RELEASE, .size = (uint32_t)size, .nonce = s->nonce};
-                        (void)send_msg(s->peers[r].fd, &m, now_ms() + 1000); /* a rank gone after its result loses nothing, ignoring */
+                        (void)send_msg(s->peers[r].fd, &m, (int64_t)deadline_now_ms() + 1000); /* a rank gone after its result loses nothing, ignoring */
                 }
         int rc = gather_outcome(s, waiting, missing, kept, timeout_ms, err, err_size);
         free(pfds);
@@ -1384,7 +1380,7 @@ int rdv_gather(struct rdv_session *s, bool ok, const void *data, size_t len, str
                 strbuf_printf(err, err_size, "rendezvous: gather before the blob was shared");
                 return -EINVAL;
         }
-        int64_t deadline = now_ms() + timeout_ms;
+        int64_t deadline = (int64_t)deadline_now_ms() + timeout_ms;
         if (s->ranks.rank != 0)
                 return s->addr.transport == RDV_TCP ? peer_gather_tcp(s, ok, data, len, deadline, timeout_ms, err, err_size)
                                                     : peer_gather_file(s, ok, data, len, deadline, timeout_ms, err, err_size);

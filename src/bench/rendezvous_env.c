@@ -1,6 +1,7 @@
 /* The rendezvous' reading of the launcher's environment: ranks, job key, where rank 0 is
  * (rendezvous.h). Pure functions of an environment array: no getenv, no I/O. */
 #include "bench/rendezvous.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 
 #include <errno.h>
@@ -218,7 +219,7 @@ static const struct launcher_vars *which_launcher(const char *const *envp) {
                 {RDV_LAUNCHER_SLURM, "SLURM_PROCID", NULL, "SLURM_LOCALID", NULL},
         };
         bool slurm = slurm_task(envp);
-        for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(vars); i++) {
                 const struct launcher_vars *v = &vars[i];
                 if (v->launcher == RDV_LAUNCHER_SLURM ? slurm
                     : !rdv_env_get(envp, v->rank)      ? false

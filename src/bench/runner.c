@@ -2,7 +2,7 @@
 #include "bench/baselines.h"
 #include "core/deadline.h"
 #include "core/run_command.h"
-#include "report/bench_json.h"
+#include "bench/measurement_json.h"
 
 #include <ctype.h>
 #include <errno.h>

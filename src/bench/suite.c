@@ -11,9 +11,15 @@
  * of ~5% is normal). */
 #define SIBLING_TOLERANCE 0.10
 
+static const char *remedy_of(const char *bench) {
+        const struct bench_info *b = bench_find(bench);
+        return b ? b->remedy : NULL;
+}
+
 void bench_suite_not_run(struct bench_suite_facts *ret, const char *why) {
         memset(ret, 0, sizeof(*ret));
         bench_report_init(&ret->rep);
+        ret->remedy_of = remedy_of;
         snprintf(ret->not_run, sizeof(ret->not_run), "%s", why);
 }
 
@@ -32,12 +38,12 @@ void bench_suite_run(struct fsroot *fs, const struct facts *f, const char *backe
         double start = monotonic_ms();
         struct bench_options opt = {.backend = ret->backend};
         struct bench_progress line;
-        bench_progress_init(&line, "check", bench_registry_count, progress);
+        bench_progress_init(&line, "check", bench_all_count, progress);
         struct bench_ctx ctx = {.opt = &opt, .facts = f, .baselines = bl, .fs = fs, .progress = &line};
         double later_s = 0;
-        for (size_t i = 0; i < bench_registry_count; i++)
+        for (size_t i = 0; i < bench_all_count; i++)
                 later_s += bench_deadline_s(bench_registry[i], 0);
-        for (size_t i = 0; i < bench_registry_count; i++) {
+        for (size_t i = 0; i < bench_all_count; i++) {
                 struct bench_run_result res;
                 later_s -= bench_deadline_s(bench_registry[i], 0);
                 bench_progress_next(&line, later_s);

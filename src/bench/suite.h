@@ -6,17 +6,10 @@
 #include <stdbool.h>
 
 #include "bench/measurement.h"
+#include "results/bench_suite.h"
 
 struct facts;
 struct fsroot;
-
-struct bench_suite_facts {
-        bool ran;                /* false: not_run says why */
-        char not_run[256];
-        char backend[16];        /* asked: "auto", "cuda", "opencl" */
-        struct bench_report rep; /* every benchmark's judged measurements */
-        double duration_ms;
-};
 
 /* Run every registered benchmark on the live devices with its default options, with a
  * progress line on standard error when progress (bench/runner.h). Never fails: problems

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/stats.h"
+#include "results/stats.h"
 #include "core/run_command.h"
 #include "version.h"
 

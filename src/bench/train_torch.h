@@ -11,7 +11,17 @@
 #include <stddef.h>
 
 #include "bench/train_shape.h"
-#include "report/bench_train_report.h"
+#include "core/result.h"
+
+/* --framework torch: the same step in PyTorch (data/train_torch.py), beside the native one. */
+struct train_torch_result {
+        enum status status;     /* pass: it ran; skip: no python3, torch or CUDA device; error */
+        char why[256];          /* skip or error: what was missing or went wrong */
+        char version[32];       /* torch.__version__ */
+        char device[128];       /* torch.cuda.get_device_name */
+        double forward_ms, backward_ms, logits_ms; /* medians of the parts, as the native step */
+        double tflops, tokens_per_s, samples_per_s;
+};
 
 /* The script: DIR/train_torch.py for --data-dir DIR when it is there, else the installed
  * one (DATADIR/train_torch.py); in the test build, $GPUVET_TEST_TORCH_SCRIPT first. Written

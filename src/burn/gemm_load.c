@@ -27,6 +27,7 @@
 #include "bench/cuda_raw.h"
 #include "bench/gemm_ref.h"
 #include "bench/matmul.h"
+#include "core/array.h"
 
 #define GEMM_LOAD_FULL_N 256
 #define GEMM_LOAD_SAMPLES 1024
@@ -448,7 +449,7 @@ static int product(struct gemm_load *g) {
                 {.kind = DEV_ARG_BUF, .v.buf = g->bm},
                 {.kind = DEV_ARG_U32, .v.u32 = g->n},
         };
-        int e = g->ops->launch(g->ctx, g->kernel, tiles, 0, args, sizeof(args) / sizeof(args[0]));
+        int e = g->ops->launch(g->ctx, g->kernel, tiles, 0, args, ARRAY_COUNT(args));
         return e < 0 ? dev_fail(g, e, "the product") : 0;
 }
 

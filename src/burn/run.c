@@ -6,6 +6,7 @@
 #include "burn/watch.h"
 #include "burn/wire.h"
 #include "burn/worker.h"
+#include "core/array.h"
 #include "core/deadline.h"
 #include "core/run_command.h"
 #include "sys/facts.h"
@@ -34,39 +35,6 @@
 static atomic_bool stop_requested;
 
 void burn_request_stop(void) { atomic_store(&stop_requested, true); }
-
-static const char *const mode_names[_BURN_MODE_COUNT] = {"gemm", "power", "pulse", "memtest"};
-
-const char *burn_mode_name(enum burn_mode m) { return m < _BURN_MODE_COUNT ? mode_names[m] : "?"; }
-
-unsigned burn_modes_parse(const char *s) {
-        unsigned set = 0;
-        const char *p = s;
-        while (p && *p) {
-                size_t n = strcspn(p, ",");
-                bool known = false;
-                if (n == 3 && strncmp(p, "all", 3) == 0) {
-                        set |= BURN_MODES_ALL;
-                        known = true;
-                }
-                for (int m = 0; m < _BURN_MODE_COUNT && !known; m++)
-                        if (strlen(mode_names[m]) == n && strncmp(p, mode_names[m], n) == 0) {
-                                set |= BURN_MODE_BIT(m);
-                                known = true;
-                        }
-                if (!known)
-                        return 0;
-                p += n;
-                if (*p == ',' && *++p == '\0')
-                        return 0; /* "gemm," */
-        }
-        return set;
-}
-
-const char *burn_end_name(enum burn_end e) {
-        static const char *const names[] = {"not run", "done", "stopped", "error", "hung", "crashed"};
-        return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "?";
-}
 
 void burn_mode_slices(const struct burn_options *o, uint64_t slices[_BURN_MODE_COUNT]) {
         unsigned modes = o->modes ? o->modes : BURN_MODE_BIT(BURN_MODE_GEMM);
@@ -187,7 +155,7 @@ struct census {
 
 static bool census_line(void *ctx, char *line) {
         struct census *c = ctx;
-        if (c->n == sizeof(c->devs) / sizeof(c->devs[0])) {
+        if (c->n == ARRAY_COUNT(c->devs)) {
                 c->broken = true;
                 return false;
         }

@@ -1,4 +1,5 @@
 #include "burn/watch.h"
+#include "core/array.h"
 #include "metrics/sampler.h"
 #include "sys/nvml_events.h"
 #include "sys/nvml_facts.h"
@@ -30,7 +31,7 @@ unsigned long long burn_watch_groups(void) {
                 NVML_GROUP_REMAP,      NVML_GROUP_REPAIR,
         };
         unsigned long long set = 0;
-        for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(groups); i++)
                 set |= nvml_group_bit(groups[i]);
         return set;
 }
@@ -154,7 +155,7 @@ static void on_event(const struct nvml_event *ev, void *userdata) {
         switch (ev->kind) {
         case NVML_EVENT_XID:
                 t->xids++;
-                if (t->n_xid_codes < sizeof(t->xid_codes) / sizeof(t->xid_codes[0]))
+                if (t->n_xid_codes < ARRAY_COUNT(t->xid_codes))
                         t->xid_codes[t->n_xid_codes++] = ev->data;
                 break;
         case NVML_EVENT_ECC_DBE: t->dbe_events++; break;

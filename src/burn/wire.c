@@ -1,5 +1,7 @@
 #include "burn/wire.h"
 
+#include "core/json_real.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -76,13 +78,11 @@ static char *line_with_faults(json_t *o, json_t *(*fault_json)(const struct burn
         return line_of(o);
 }
 
-/* A faulty GPU's element is often NaN or infinite: JSON holds neither, so null says "not a
- * finite number" (a 0 here once made a NaN look like a zero). */
-static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
+/* A faulty GPU's element is often NaN or infinite: null says "not a finite number" (a 0
+ * here once made a NaN look like a zero). */
 static json_t *gemm_fault_json(const struct burn_fault *f) {
         return json_pack("{s:I, s:I, s:o, s:o, s:s}", "row", (json_int_t)f->where_a, "col", (json_int_t)f->where_b,
-                         "expected", real_or_null(f->expected), "got", real_or_null(f->got), "what", f->what);
+                         "expected", json_real_or_null(f->expected), "got", json_real_or_null(f->got), "what", f->what);
 }
 
 char *burn_wire_verify(unsigned long long sampled, unsigned long long faulty_host, unsigned long long compared,

@@ -2,8 +2,9 @@
  * facts burn/run.c gathered: whether each worker ran to the end, whether every product and
  * every memory word came back right, and whether GPUs of one model kept pace with each
  * other and with themselves. */
-#include "burn/burn.h"
+#include "results/burn.h"
 #include "checks/check.h"
+#include "core/array.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -460,11 +461,11 @@ static void judge_clock_events(const struct facts *f, const struct burn_telemetr
         (void)f; /* judged by NVML's own limits, not the policy's thresholds */
         char seen[160] = "";
         size_t used = 0;
-        for (size_t k = 0; k < sizeof(slowdowns) / sizeof(slowdowns[0]); k++)
+        for (size_t k = 0; k < ARRAY_COUNT(slowdowns); k++)
                 if ((t->reasons_loaded & slowdowns[k].bit) && used < sizeof(seen))
                         used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? ", " : "",
                                                  slowdowns[k].name);
-        for (size_t k = 0; k < sizeof(slowdown_counters) / sizeof(slowdown_counters[0]); k++) {
+        for (size_t k = 0; k < ARRAY_COUNT(slowdown_counters); k++) {
                 double grew = counter_grew_s(t, slowdown_counters[k].viol);
                 if (grew > 0 && !strstr(seen, slowdown_counters[k].name) && used < sizeof(seen))
                         used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s (%.3f s by NVML's counter)",
@@ -648,33 +649,33 @@ static void run_xid(const struct check_info *self, const struct facts *f, struct
         each_telemetry(self, f, rep, judge_xid);
 }
 
-CHECK_INFO(burn_run, "burn", "burn.run", LEVEL_FULL, 0,
+CHECK_INFO(burn_run, "burn", "burn.run", LEVEL_FULL, NEED_BURN,
            "Every GPU's stress-test worker ran to the end: none hung, crashed or failed to start", run_run);
 
-CHECK_INFO(burn_compute, "burn", "burn.compute", LEVEL_FULL, 0,
+CHECK_INFO(burn_compute, "burn", "burn.compute", LEVEL_FULL, NEED_BURN,
            "Every verified GEMM under load equals the host reference, the GPU's first result and its peers'",
            run_compute);
 
-CHECK_INFO(burn_memory, "burn", "burn.memory", LEVEL_FULL, 0,
+CHECK_INFO(burn_memory, "burn", "burn.memory", LEVEL_FULL, NEED_BURN,
            "Every word of the memory test reads back what was written", run_memory);
 
-CHECK_INFO(burn_throughput, "burn", "burn.throughput", LEVEL_FULL, 0,
+CHECK_INFO(burn_throughput, "burn", "burn.throughput", LEVEL_FULL, NEED_BURN,
            "Sustained GEMM throughput keeps pace with the GPU's peers of the same model and does not fall",
            run_throughput);
 
-CHECK_INFO(burn_clock_events, "burn", "burn.clock_events", LEVEL_FULL, CHECK_NEEDS_NVML,
+CHECK_INFO(burn_clock_events, "burn", "burn.clock_events", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
            "No HW slowdown, thermal slowdown or power brake cut the clocks under load", run_clock_events);
 
-CHECK_INFO(burn_temperature, "burn", "burn.temperature", LEVEL_FULL, CHECK_NEEDS_NVML,
+CHECK_INFO(burn_temperature, "burn", "burn.temperature", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
            "GPU and memory temperatures under load stay clear of the slowdown temperature", run_temperature);
 
-CHECK_INFO(burn_sm_clock, "burn", "burn.sm_clock", LEVEL_FULL, CHECK_NEEDS_NVML,
+CHECK_INFO(burn_sm_clock, "burn", "burn.sm_clock", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
            "The SM clock under a GEMM load stays above a fraction of its maximum", run_sm_clock);
 
-CHECK_INFO(burn_power, "burn", "burn.power", LEVEL_FULL, CHECK_NEEDS_NVML,
+CHECK_INFO(burn_power, "burn", "burn.power", LEVEL_FULL, NEED_NVML | NEED_BURN,
            "Under the power mode each GPU draws close to its enforced power limit", run_power);
 
-CHECK_INFO(burn_ecc, "burn", "burn.ecc", LEVEL_FULL, CHECK_NEEDS_NVML,
+CHECK_INFO(burn_ecc, "burn", "burn.ecc", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
            "No uncorrectable ECC error, pending row remap or page retirement appears under load", run_ecc);
 
-CHECK_INFO(burn_xid, "burn", "burn.xid", LEVEL_FULL, CHECK_NEEDS_NVML, "The driver reports no Xid event during the run", run_xid);
+CHECK_INFO(burn_xid, "burn", "burn.xid", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN, "The driver reports no Xid event during the run", run_xid);

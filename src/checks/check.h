@@ -6,14 +6,17 @@
 #pragma once
 
 #include "core/result.h"
-#include "policy/policy.h"
+#include "results/policy.h"
 #include "sys/facts.h"
 
-/* What a check reads beyond the facts every run gathers, so that a command gathers only what
- * its selected checks need (`check --only cpu` never loads NVML). */
-enum check_need {
-        CHECK_NEEDS_NVML = 1u << 0, /* f->nvml: NVML loaded and read */
-};
+/* What a check reads beyond the facts every run gathers (INPUTS_ALWAYS: host, PCI, GPUs,
+ * NUMA, the site policy) is named in its descriptor as NEED_* bits of sys/inputs.def, so
+ * that a command gathers only what its selected checks need (`check --only cpu` reads no
+ * RDMA port and never loads NVML):
+ * - needs: what must be read for the check to judge; selecting the check makes it run.
+ * - uses: what it also judges when another selected check made it run, never run for it
+ *   (gpu.temperature judges the stress test's peak when burn.* ran).
+ * tests/golden/test_check_needs.py runs every check with what it did not declare poisoned. */
 
 /* The NVML groups checks judge: all but those only info, query and the sampler show.
  * Reading no more takes 21 calls off each GPU (of 100). tests/layout/test_check_nvml_groups.py
@@ -34,16 +37,23 @@ struct check_info {
         const char *category; /* "pcie" */
         enum level level;
         const char *title;    /* one line, for --list and docs */
-        unsigned needs;       /* enum check_need flags */
+        input_set needs;      /* NEED_* bits (sys/inputs.def): gathered when the check runs */
+        input_set uses;       /* NEED_* bits judged when present, never gathered for it */
         void (*run)(const struct check_info *self, const struct facts *f, struct report *rep);
 };
 
 /* A check's descriptor, one per check next to its run function, greppable by its id:
- * CHECK_INFO(gpu_mig, "gpu", "gpu.mig", LEVEL_QUICK, CHECK_NEEDS_NVML, "title", run_mig);
- * defines check_gpu_mig, which checks.def lists. */
+ * CHECK_INFO(gpu_mig, "gpu", "gpu.mig", LEVEL_QUICK, NEED_XID | NEED_NVML, "title", run_mig);
+ * defines check_gpu_mig, which checks.def lists. CHECK_INFO_USES adds the uses. */
 #define CHECK_INFO(name, cat, cid, clevel, cneeds, ctitle, crun)                                          \
         const struct check_info check_##name = {                                                       \
                 .id = cid, .category = cat, .level = clevel, .title = ctitle, .run = crun, .needs = cneeds, \
+        }
+
+#define CHECK_INFO_USES(name, cat, cid, clevel, cneeds, cuses, ctitle, crun)                             \
+        const struct check_info check_##name = {                                                       \
+                .id = cid, .category = cat, .level = clevel, .title = ctitle, .run = crun, .needs = cneeds, \
+                .uses = cuses,                                                                          \
         }
 
 #define CHECK(name) extern const struct check_info check_##name;
@@ -59,12 +69,6 @@ const struct check_info *check_find(const char *id);
 
 /* The subject string of a GPU result: its PCI address. */
 const char *gpu_subject(const struct facts *f, size_t gpu_index);
-const struct pci_dev *gpu_pci(const struct facts *f, size_t gpu_index);
-/* "NVIDIA H100 80GB HBM3" or "NVIDIA GPU 10de:2330" when not in the table. */
-void gpu_describe(const struct facts *f, size_t gpu_index, char *buf, size_t size);
-/* The NVML GPU at this PCI address (sysfs form), or NULL when NVML was not asked or does
- * not see it. */
-const struct nvml_gpu *nvml_gpu_at(const struct facts *f, const char *addr);
 /* GPUs bound to this kernel driver ("nvidia", "vfio-pci"). */
 size_t check_gpus_bound_to(const struct facts *f, const char *driver);
 /* GPUs the host driver should own: those not reserved for a VM through vfio-pci. */

@@ -497,26 +497,26 @@ static void run_gpu_access(const struct check_info *self, const struct facts *f,
         result_remedy(r, "Run `%s` by hand and read the runtime's message.", x->command);
 }
 
-CHECK_INFO(container_runtime, "container", "container.runtime", LEVEL_QUICK, 0,
+CHECK_INFO(container_runtime, "container", "container.runtime", LEVEL_QUICK, NEED_CONTAINER,
            "Container runtimes installed (informational)",
            run_runtime);
 
-CHECK_INFO(container_toolkit, "container", "container.toolkit", LEVEL_QUICK, 0,
+CHECK_INFO(container_toolkit, "container", "container.toolkit", LEVEL_QUICK, NEED_CONTAINER,
            "The NVIDIA Container Toolkit is installed next to a container runtime",
            run_toolkit);
 
-CHECK_INFO(container_docker_runtime, "container", "container.docker_runtime", LEVEL_QUICK, 0,
+CHECK_INFO(container_docker_runtime, "container", "container.docker_runtime", LEVEL_QUICK, NEED_CONTAINER,
            "docker can run GPU containers (nvidia runtime or CDI)",
            run_docker_runtime);
 
-CHECK_INFO(container_containerd_runtime, "container", "container.containerd_runtime", LEVEL_QUICK, 0,
+CHECK_INFO(container_containerd_runtime, "container", "container.containerd_runtime", LEVEL_QUICK, NEED_CONTAINER,
            "containerd has an nvidia runtime",
            run_containerd_runtime);
 
-CHECK_INFO(container_cdi, "container", "container.cdi", LEVEL_QUICK, 0,
+CHECK_INFO(container_cdi, "container", "container.cdi", LEVEL_QUICK, NEED_NVIDIA | NEED_CONTAINER,
            "CDI specs describe the GPUs (and match the installed driver)",
            run_cdi);
 
-CHECK_INFO(container_gpu_access, "container", "container.gpu_access", LEVEL_STANDARD, CHECK_NEEDS_NVML,
+CHECK_INFO(container_gpu_access, "container", "container.gpu_access", LEVEL_STANDARD, NEED_NVML | NEED_CONTAINER_GPU,
            "A CUDA container started with the GPUs sees every GPU of the host (same UUIDs)",
            run_gpu_access);

@@ -3,6 +3,7 @@
  * launches, NCCL proxies, data loaders); a core that clocks down or sleeps deeply adds
  * microseconds to every launch and every collective. */
 #include "checks/check.h"
+#include "core/array.h"
 #include "core/strparse.h"
 
 #include <errno.h>
@@ -99,7 +100,7 @@ static void run_governor(const struct check_info *self, const struct facts *f, s
                 while (j < n_gov && strcmp(gov[j].name, q->governor) != 0)
                         j++;
                 if (j == n_gov) {
-                        if (n_gov == sizeof(gov) / sizeof(gov[0])) {
+                        if (n_gov == ARRAY_COUNT(gov)) {
                                 n_other_overflow++;
                                 continue;
                         }
@@ -194,7 +195,7 @@ static void run_cstates(const struct check_info *self, const struct facts *f, st
         static const char *const limit_keys[] = { "idle", "processor.max_cstate", "intel_idle.max_cstate" };
         char limits[160] = "", idle[32] = "";
         size_t ll = 0;
-        for (size_t k = 0; k < sizeof(limit_keys) / sizeof(limit_keys[0]); k++) {
+        for (size_t k = 0; k < ARRAY_COUNT(limit_keys); k++) {
                 char v[32];
                 if (cmdline_get(cmdline, limit_keys[k], v, sizeof(v)) < 0)
                         continue;
@@ -395,18 +396,18 @@ static void run_frequency(const struct check_info *self, const struct facts *f, 
                       "maximum", FREQ_LOW_PERCENT);
 }
 
-CHECK_INFO(cpu_governor, "cpu", "cpu.governor", LEVEL_QUICK, 0,
+CHECK_INFO(cpu_governor, "cpu", "cpu.governor", LEVEL_QUICK, NEED_CPU,
            "Every CPU uses the performance frequency governor",
            run_governor);
 
-CHECK_INFO(cpu_boost, "cpu", "cpu.boost", LEVEL_QUICK, 0, "CPU turbo/boost is enabled", run_boost);
+CHECK_INFO(cpu_boost, "cpu", "cpu.boost", LEVEL_QUICK, NEED_CPU, "CPU turbo/boost is enabled", run_boost);
 
-CHECK_INFO(cpu_cstates, "cpu", "cpu.cstates", LEVEL_QUICK, 0,
+CHECK_INFO(cpu_cstates, "cpu", "cpu.cstates", LEVEL_QUICK, NEED_CPU,
            "No deep C-state (exit latency > 20 us) is enabled",
            run_cstates);
 
-CHECK_INFO(cpu_smt, "cpu", "cpu.smt", LEVEL_QUICK, 0, "SMT (hyper-threading) state, reported", run_smt);
+CHECK_INFO(cpu_smt, "cpu", "cpu.smt", LEVEL_QUICK, NEED_CPU, "SMT (hyper-threading) state, reported", run_smt);
 
-CHECK_INFO(cpu_frequency, "cpu", "cpu.frequency", LEVEL_QUICK, 0,
+CHECK_INFO(cpu_frequency, "cpu", "cpu.frequency", LEVEL_QUICK, NEED_CPU,
            "CPUs are not capped and run near their maximum frequency",
            run_frequency);

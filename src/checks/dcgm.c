@@ -154,6 +154,6 @@ static void run_dcgm_diag(const struct check_info *self, const struct facts *f, 
                 judge_result(self, f, x, &d->results[i], rep);
 }
 
-CHECK_INFO(dcgm_diag, "dcgm", "dcgm.diag", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(dcgm_diag, "dcgm", "dcgm.diag", LEVEL_QUICK, NEED_NVML | NEED_DCGM,
            "DCGM's own diagnostic passes (`--with-dcgm LEVEL` runs dcgmi diag)",
            run_dcgm_diag);

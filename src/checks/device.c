@@ -3,7 +3,7 @@
  * H2D/D2H against the PCIe link and the model's baseline, device memory bandwidth, peer
  * copies between every pair; and pcie.link_under_load, the link speed read while H2D
  * copies run. Pure functions of facts.probes (docs/checks/device.md). */
-#include "bench/probes.h"
+#include "results/probes.h"
 #include "checks/check.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
@@ -380,26 +380,26 @@ static void run_link_under_load(const struct check_info *self, const struct fact
         }
 }
 
-CHECK_INFO(device_functional, "device", "device.functional", LEVEL_STANDARD, 0,
+CHECK_INFO(device_functional, "device", "device.functional", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL,
            "Every GPU allocates memory and runs a kernel whose result verifies",
            run_functional);
 
-CHECK_INFO(device_h2d, "device", "device.h2d", LEVEL_STANDARD, 0,
+CHECK_INFO(device_h2d, "device", "device.h2d", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
            "Pinned host-to-device bandwidth per GPU against its baseline and PCIe link",
            run_h2d);
 
-CHECK_INFO(device_d2h, "device", "device.d2h", LEVEL_STANDARD, 0,
+CHECK_INFO(device_d2h, "device", "device.d2h", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
            "Pinned device-to-host bandwidth per GPU against its baseline and PCIe link",
            run_d2h);
 
-CHECK_INFO(device_memory_bandwidth, "device", "device.memory_bandwidth", LEVEL_STANDARD, 0,
+CHECK_INFO(device_memory_bandwidth, "device", "device.memory_bandwidth", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_MEMORY,
            "Device memory bandwidth (triad) per GPU against its baseline and spec",
            run_memory_bandwidth);
 
-CHECK_INFO(device_p2p, "device", "device.p2p", LEVEL_STANDARD, 0,
+CHECK_INFO(device_p2p, "device", "device.p2p", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_P2P,
            "Peer copies between every pair of GPUs arrive intact; bandwidth reported",
            run_p2p);
 
-CHECK_INFO(pcie_link_under_load, "pcie", "pcie.link_under_load", LEVEL_STANDARD, 0,
+CHECK_INFO(pcie_link_under_load, "pcie", "pcie.link_under_load", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
            "Each GPU's PCIe link reaches its maximum speed under load",
            run_link_under_load);

@@ -1,11 +1,10 @@
 /* device.benchmarks: every benchmark of `gpuvet bench all`, run at the full level
- * (bench/suite.h), told as one result per subject the benchmarks measured (a GPU, a pair
+ * (results/bench_suite.h), told as one result per subject the benchmarks measured (a GPU, a pair
  * of GPUs, a NUMA node, the host): the worst of its measurements, naming the ones that
  * fell short. The figures were judged where `gpuvet bench` judges them (peaks, baselines,
  * siblings); this check only gathers them (docs/checks/device.md). */
-#include "bench/bench.h"
-#include "bench/suite.h"
 #include "checks/check.h"
+#include "results/bench_suite.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -79,12 +78,12 @@ static void run_benchmarks(const struct check_info *self, const struct facts *f,
                 }
                 result_status(res, worst, "%zu of %zu measurements fell short: %s%s", short_of, n, bad,
                               short_of > 3 ? "; ..." : "");
-                const struct bench_info *b = bench_find(first_bad->bench);
-                result_remedy(res, "%s", b && b->remedy ? b->remedy : "run `gpuvet bench` on this subject and compare");
+                const char *remedy = s->remedy_of ? s->remedy_of(first_bad->bench) : NULL;
+                result_remedy(res, "%s", remedy ? remedy : "run `gpuvet bench` on this subject and compare");
         }
         if (r->n == 0)
                 result_status(result_new(rep, self, "host"), STATUS_ERROR, "the benchmarks measured nothing");
 }
 
-CHECK_INFO(device_benchmarks, "device", "device.benchmarks", LEVEL_FULL, 0,
+CHECK_INFO(device_benchmarks, "device", "device.benchmarks", LEVEL_FULL, NEED_BENCH_SUITE,
            "Every benchmark of `gpuvet bench all` reaches its peak, baseline and siblings' level", run_benchmarks);

@@ -1,6 +1,7 @@
 /* iommu: whether an IOMMU is on and in which mode, judged by the node's role, and how
  * each GPU's IOMMU group is shared. See docs/checks/iommu.md. */
 #include "checks/check.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -30,7 +31,7 @@ static void cmdline_options(const char *cmdline, char *buf, size_t size) {
                 snprintf(buf, size, "unknown (/proc/cmdline unreadable)");
                 return;
         }
-        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(keys); i++) {
                 char v[64];
                 if (cmdline_get(cmdline, keys[i], v, sizeof(v)) == 0)
                         strbuf_appendf(buf, size, "%s%s%s%s", buf[0] ? " " : "", keys[i], v[0] ? "=" : "", v);
@@ -271,10 +272,10 @@ static void run_gpu_groups(const struct check_info *self, const struct facts *f,
         }
 }
 
-CHECK_INFO(iommu_enabled, "iommu", "iommu.enabled", LEVEL_QUICK, 0,
+CHECK_INFO(iommu_enabled, "iommu", "iommu.enabled", LEVEL_QUICK, NEED_IOMMU | NEED_VIRT,
            "IOMMU state fits the node's role (off or iommu=pt for GPU work, on for passthrough)",
            run_enabled);
 
-CHECK_INFO(iommu_gpu_groups, "iommu", "iommu.gpu_groups", LEVEL_QUICK, 0,
+CHECK_INFO(iommu_gpu_groups, "iommu", "iommu.gpu_groups", LEVEL_QUICK, NEED_IOMMU,
            "Each GPU's IOMMU group holds no unrelated device",
            run_gpu_groups);

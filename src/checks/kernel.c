@@ -1,6 +1,7 @@
 /* kernel: the running kernel's release, the command-line parameters that matter for GPU
  * work, and Secure Boot / module signing, the classic reason an nvidia module won't load. */
 #include "checks/check.h"
+#include "core/array.h"
 #include "core/strparse.h"
 
 #include <ctype.h>
@@ -64,7 +65,7 @@ static bool is_relevant(const char *key, size_t len) {
         if (len > 7 && (strncmp(key, "nvidia.", 7) == 0 || strncmp(key, "nvidia-", 7) == 0 ||
                         strncmp(key, "nvidia_", 7) == 0))
                 return true;
-        for (size_t i = 0; i < sizeof(relevant) / sizeof(relevant[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(relevant); i++)
                 if (strlen(relevant[i]) == len && strncmp(relevant[i], key, len) == 0)
                         return true;
         return false;
@@ -93,7 +94,7 @@ static void append(char *buf, size_t size, const char *sep, const char *s, size_
 
 /* Does the word match a harmful entry? pci= takes a comma-separated option list. */
 static const struct harmful *harmful_word(const char *word, size_t len) {
-        for (size_t i = 0; i < sizeof(harmful) / sizeof(harmful[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(harmful); i++) {
                 const char *h = harmful[i].word;
                 const char *eq = strchr(h, '=');
                 size_t klen = (size_t)(eq - h) + 1;
@@ -255,6 +256,6 @@ CHECK_INFO(kernel_cmdline, "kernel", "kernel.cmdline", LEVEL_QUICK, 0,
            "Kernel command-line parameters that matter for GPU work",
            run_cmdline);
 
-CHECK_INFO(kernel_secure_boot, "kernel", "kernel.secure_boot", LEVEL_QUICK, 0,
+CHECK_INFO(kernel_secure_boot, "kernel", "kernel.secure_boot", LEVEL_QUICK, NEED_NVIDIA | NEED_KERNEL,
            "Secure Boot and module signing let the nvidia module load",
            run_secure_boot);

@@ -201,20 +201,20 @@ static void run_host_vs_gpu(const struct check_info *self, const struct facts *f
                       gpu_gib * min_ratio, min_ratio);
 }
 
-CHECK_INFO(memory_thp, "memory", "memory.thp", LEVEL_QUICK, 0,
+CHECK_INFO(memory_thp, "memory", "memory.thp", LEVEL_QUICK, NEED_MEMORY,
            "Transparent huge pages are available (always or madvise)",
            run_thp);
 
-CHECK_INFO(memory_swappiness, "memory", "memory.swappiness", LEVEL_QUICK, 0,
+CHECK_INFO(memory_swappiness, "memory", "memory.swappiness", LEVEL_QUICK, NEED_MEMORY,
            "vm.swappiness is low while swap is active",
            run_swappiness);
 
-CHECK_INFO(memory_dirty_ratio, "memory", "memory.dirty_ratio", LEVEL_QUICK, 0,
+CHECK_INFO(memory_dirty_ratio, "memory", "memory.dirty_ratio", LEVEL_QUICK, NEED_MEMORY,
            "The dirty page-cache limit is not excessive",
            run_dirty);
 
-CHECK_INFO(memory_swap, "memory", "memory.swap", LEVEL_QUICK, 0, "Swap areas, reported", run_swap);
+CHECK_INFO(memory_swap, "memory", "memory.swap", LEVEL_QUICK, NEED_MEMORY, "Swap areas, reported", run_swap);
 
-CHECK_INFO(memory_host_vs_gpu, "memory", "memory.host_vs_gpu", LEVEL_QUICK, 0,
+CHECK_INFO(memory_host_vs_gpu, "memory", "memory.host_vs_gpu", LEVEL_QUICK, NEED_MEMORY,
            "Host RAM against the GPUs' total memory: reported, warns only well below it",
            run_host_vs_gpu);

@@ -2,6 +2,7 @@
  * firmware, error counters), each GPU's nearest RDMA NIC, and what GPUDirect RDMA and
  * GPUDirect Storage need loaded. Read-only. See docs/checks/network.md. */
 #include "checks/check.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 #include "data/gpudb.h"
@@ -685,7 +686,7 @@ static void judge_roce_port(struct result *r, const struct facts *f, const struc
                 strbuf_appendf(counters, sizeof(counters), "%s%s %llu", counters[0] ? ", " : "",
                                rdma_hw_counter_name(c), (unsigned long long)p->hw[c]);
         }
-        for (size_t i = 0; i < sizeof(roce_loss) / sizeof(roce_loss[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(roce_loss); i++)
                 if (p->hw[roce_loss[i]] != RDMA_CTR_UNKNOWN)
                         loss += p->hw[roce_loss[i]];
         result_evidence(r, "source", CLASS_DIR "/%s/ports/%u/hw_counters; dcbnl (`dcb pfc show dev %s`)", d->name,
@@ -744,23 +745,23 @@ static void run_roce_congestion(const struct check_info *self, const struct fact
         each_roce_port(self, f, rep, judge_roce_port);
 }
 
-CHECK_INFO(network_port_state, "network", "network.port_state", LEVEL_QUICK, 0,
+CHECK_INFO(network_port_state, "network", "network.port_state", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
            "RDMA ports ACTIVE with the link up", run_port_state);
-CHECK_INFO(network_port_rate, "network", "network.port_rate", LEVEL_QUICK, 0,
+CHECK_INFO(network_port_rate, "network", "network.port_rate", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
            "RDMA port rate against the HCA, its peers and the site policy", run_port_rate);
-CHECK_INFO(network_link_layer, "network", "network.link_layer", LEVEL_QUICK, 0,
+CHECK_INFO(network_link_layer, "network", "network.link_layer", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
            "one link layer (InfiniBand or RoCE) on the NICs next to the GPUs", run_link_layer);
-CHECK_INFO(network_firmware, "network", "network.firmware", LEVEL_QUICK, 0,
+CHECK_INFO(network_firmware, "network", "network.firmware", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
            "one firmware version across the HCAs of a model", run_firmware);
-CHECK_INFO(network_port_errors, "network", "network.port_errors", LEVEL_QUICK, 0,
+CHECK_INFO(network_port_errors, "network", "network.port_errors", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
            "RDMA port error counters since boot, as rates", run_port_errors);
-CHECK_INFO(network_gpu_affinity, "network", "network.gpu_affinity", LEVEL_QUICK, 0,
+CHECK_INFO(network_gpu_affinity, "network", "network.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
            "each GPU has an RDMA NIC under its PCIe switch or NUMA node", run_gpu_affinity);
-CHECK_INFO(network_gpudirect, "network", "network.gpudirect", LEVEL_QUICK, 0,
+CHECK_INFO(network_gpudirect, "network", "network.gpudirect", LEVEL_QUICK, NEED_NVIDIA | NEED_NETDEV | NEED_RDMA,
            "a GPUDirect RDMA path: nvidia_peermem or DMA-BUF", run_gpudirect);
-CHECK_INFO(network_roce_mtu, "network", "network.roce_mtu", LEVEL_QUICK, 0,
+CHECK_INFO(network_roce_mtu, "network", "network.roce_mtu", LEVEL_QUICK, NEED_XID | NEED_NETDEV | NEED_RDMA,
            "RoCE interfaces' MTU allows 4096-byte RDMA messages", run_roce_mtu);
-CHECK_INFO(network_roce_congestion, "network", "network.roce_congestion", LEVEL_QUICK, 0,
+CHECK_INFO(network_roce_congestion, "network", "network.roce_congestion", LEVEL_QUICK, NEED_XID | NEED_NETDEV | NEED_RDMA,
            "RoCE ports neither losing packets nor ignoring congestion notifications", run_roce_congestion);
-CHECK_INFO(network_gds, "network", "network.gds", LEVEL_QUICK, 0,
+CHECK_INFO(network_gds, "network", "network.gds", LEVEL_QUICK, NEED_RDMA,
            "nvidia_fs loaded where GPUDirect Storage is installed", run_gds);

@@ -183,7 +183,7 @@ CHECK_INFO(numa_nodes, "numa", "numa.nodes", LEVEL_QUICK, 0,
            "NUMA nodes: with CPUs and memory-only, reported",
            run_nodes);
 
-CHECK_INFO(numa_gpu_affinity, "numa", "numa.gpu_affinity", LEVEL_QUICK, 0,
+CHECK_INFO(numa_gpu_affinity, "numa", "numa.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
            "Each GPU belongs to a NUMA node on a multi-node host",
            run_gpu_affinity);
 

@@ -275,11 +275,11 @@ static void run_nic_ats(const struct check_info *self, const struct facts *f, st
         }
 }
 
-CHECK_INFO(passthrough_host, "passthrough", "passthrough.host", LEVEL_QUICK, 0,
+CHECK_INFO(passthrough_host, "passthrough", "passthrough.host", LEVEL_QUICK, NEED_IOMMU,
            "A host passing GPUs to VMs has vfio, an IOMMU, interrupt remapping and clean groups",
            run_host);
 
-CHECK_INFO(passthrough_guest, "passthrough", "passthrough.guest", LEVEL_QUICK, 0,
+CHECK_INFO(passthrough_guest, "passthrough", "passthrough.guest", LEVEL_QUICK, NEED_VIRT,
            "In a VM: the hypervisor and the GPUs passed through",
            run_guest);
 

@@ -2,7 +2,7 @@
  * port, and BAR sizes. */
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
-#include "bench/bench_devutil.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -122,7 +122,7 @@ static void judge_guest_width(struct result *r, const struct facts *f, const str
                       "the GPU's link in this %s guest is x%u of the card's x%u (now %s): %.0f of %.0f GB/s per "
                       "direction at %s; the platform wires it so",
                       f->virt.hypervisor[0] ? f->virt.hypervisor : "VM", d->cur_width, d->max_width, cur,
-                      bench_pcie_gbps(mts, d->cur_width), bench_pcie_gbps(mts, d->max_width), gen);
+                      pci_link_gbps(mts, d->cur_width), pci_link_gbps(mts, d->max_width), gen);
         result_remedy(r, "Nothing inside the VM changes the width: the instance type (or the host's slot) gives the "
                          "GPU x%u. If the instance type should give x%u, ask its provider or move to one that does; "
                          "if x%u is what the site bought, allow it in the site policy (a pcie.link_width "
@@ -196,7 +196,7 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
                 struct link_cap c = slot_cap(f, d);
                 const struct policy_exception *allowed = allowance(self, f, d);
                 static const unsigned gen_mts[] = {0, 2500, 5000, 8000, 16000, 32000, 64000};
-                unsigned allowed_mts = allowed && allowed->gen < sizeof(gen_mts) / sizeof(gen_mts[0]) ? gen_mts[allowed->gen] : 0;
+                unsigned allowed_mts = allowed && allowed->gen < ARRAY_COUNT(gen_mts) ? gen_mts[allowed->gen] : 0;
                 bool by_policy = allowed_mts && allowed_mts < c.speed_mts;
                 if (by_policy)
                         c.speed_mts = allowed_mts;
@@ -258,11 +258,11 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
         }
 }
 
-CHECK_INFO(pcie_link_width, "pcie", "pcie.link_width", LEVEL_QUICK, 0,
+CHECK_INFO(pcie_link_width, "pcie", "pcie.link_width", LEVEL_QUICK, NEED_VIRT,
            "Each GPU's PCIe link runs at its full width",
            run_link_width);
 
-CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, NEED_VIRT | NEED_NVML,
            "Each GPU's PCIe link runs at its maximum speed while it works",
            run_link_speed);
 
@@ -383,7 +383,7 @@ static void acs_bits(uint16_t ctrl, char *buf, size_t size) {
         } bits[] = {{ACS_SV, "SV"}, {ACS_TB, "TB"}, {ACS_RR, "RR"}, {ACS_CR, "CR"},
                     {ACS_UF, "UF"}, {ACS_EC, "EC"}, {ACS_DT, "DT"}};
         buf[0] = '\0';
-        for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(bits); i++)
                 if (ctrl & bits[i].bit)
                         strbuf_appendf(buf, size, "%s%s", buf[0] ? " " : "", bits[i].name);
         if (!buf[0])
@@ -612,10 +612,10 @@ CHECK_INFO(pcie_aer, "pcie", "pcie.aer", LEVEL_QUICK, 0,
            "No PCIe AER errors logged on each GPU and the bridges above it",
            run_aer);
 
-CHECK_INFO(pcie_acs, "pcie", "pcie.acs", LEVEL_QUICK, 0,
+CHECK_INFO(pcie_acs, "pcie", "pcie.acs", LEVEL_QUICK, NEED_VIRT,
            "ACS on the bridges above each GPU fits the node's role (off for P2P, on for passthrough)",
            run_acs);
 
-CHECK_INFO(pcie_bar1, "pcie", "pcie.bar1", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(pcie_bar1, "pcie", "pcie.bar1", LEVEL_QUICK, NEED_VIRT | NEED_NVML,
            "Each GPU's BAR1 aperture is large (Above 4G decoding / Resizable BAR on)",
            run_bar1);

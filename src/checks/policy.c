@@ -7,7 +7,7 @@
 #include "checks/check.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
-#include "policy/golden.h"
+#include "results/golden.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -349,10 +349,10 @@ static void run_reference(const struct check_info *self, const struct facts *f, 
         golden_done(&g);
 }
 
-CHECK_INFO(policy_expect, "policy", "policy.expect", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(policy_expect, "policy", "policy.expect", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
            "The node is what the site policy expects: GPU count and model, driver, CUDA",
            run_expect);
 
-CHECK_INFO(policy_reference, "policy", "policy.reference", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(policy_reference, "policy", "policy.reference", LEVEL_QUICK, NEED_NVIDIA | NEED_NETDEV | NEED_NVML,
            "No drift from the policy's reference node: GPUs, firmware, NUMA, NICs, topology",
            run_reference);

@@ -1,4 +1,5 @@
 #include "checks/check.h"
+#include "core/array.h"
 #include "data/gpudb.h"
 
 #include <errno.h>
@@ -12,7 +13,7 @@ const struct check_info *const check_registry[] = {
 #undef CHECK
 };
 
-const size_t check_registry_count = sizeof(check_registry) / sizeof(check_registry[0]);
+const size_t check_registry_count = ARRAY_COUNT(check_registry);
 
 const struct check_info *check_find(const char *id) {
         for (size_t i = 0; i < check_registry_count; i++)
@@ -21,32 +22,8 @@ const struct check_info *check_find(const char *id) {
         return NULL;
 }
 
-const struct pci_dev *gpu_pci(const struct facts *f, size_t gpu_index) {
-        return &f->pci.devs[f->gpus.gpus[gpu_index].pci_index];
-}
-
-const struct nvml_gpu *nvml_gpu_at(const struct facts *f, const char *addr) {
-        for (unsigned int i = 0; i < f->nvml.n_gpus; i++) {
-                const struct nvml_gpu *g = &f->nvml.gpus[i];
-                if (nv_ok(g->pci_bus_id) && strcasecmp(g->pci_bus_id.v, addr) == 0)
-                        return g;
-        }
-        return NULL;
-}
-
 const char *gpu_subject(const struct facts *f, size_t gpu_index) {
         return gpu_pci(f, gpu_index)->addr;
-}
-
-void gpu_describe(const struct facts *f, size_t gpu_index, char *buf, size_t size) {
-        const struct gpu *g = &f->gpus.gpus[gpu_index];
-        const struct pci_dev *d = gpu_pci(f, gpu_index);
-        if (g->model)
-                snprintf(buf, size, "%s", g->model->name);
-        else if (d->have_ids)
-                snprintf(buf, size, "NVIDIA GPU %04x:%04x", d->vendor, d->device);
-        else
-                snprintf(buf, size, "NVIDIA GPU");
 }
 
 size_t check_gpus_bound_to(const struct facts *f, const char *driver) {
@@ -97,7 +74,7 @@ bool check_skip_capture_lacks(struct result *r, const struct facts *f, const cha
                      {"/dev", CAPTURE_DEV},
                      {"/proc", CAPTURE_PROC},
                      {"/sys", CAPTURE_SYS}};
-        for (size_t i = 0; i < sizeof(trees) / sizeof(trees[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(trees); i++) {
                 size_t n = strlen(trees[i].dir);
                 if (strncmp(path, trees[i].dir, n) != 0 || (path[n] != '\0' && path[n] != '/'))
                         continue;

@@ -2,12 +2,12 @@
  * measurement against peaks and baselines, and print tables and/or the JSON report. */
 #include "bench/baselines.h"
 #include "bench/bench.h"
-#include "bench/bench_train.h"
 #include "bench/runner.h"
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "core/deadline.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
@@ -23,15 +23,24 @@
 
 #define MAX_GPUS 256
 
+/* The benchmarks with options of their own (bench.def's BENCH_COMMAND), each with its
+ * command: a BENCH_COMMAND without its cmd_bench_<name> does not compile. */
+static const struct {
+        const struct bench_info *info;
+        int (*run)(int argc, char **argv);
+} bench_commands[] = {
+#define BENCH(name)
+#define BENCH_COMMAND(name) {&bench_##name, cmd_bench_##name},
+#include "bench/bench.def"
+#undef BENCH_COMMAND
+#undef BENCH
+};
+
 static int list_benchmarks(void) {
         for (size_t i = 0; i < bench_registry_count; i++) {
                 const struct bench_info *b = bench_registry[i];
-                printf("%-14s %-6s %s\n", b->name, b->needs_device ? "gpu" : "host", b->title);
+                printf("%-14s %-6s %s\n", b->name, b->on_nic ? "nic" : b->needs_device ? "gpu" : "host", b->title);
         }
-        /* commands of their own (gpuvet bench NAME --help), not part of "all" */
-        printf("%-14s %-6s %s\n", "train", "gpu", bench_train.title);
-        printf("%-14s %-6s %s\n", "nccl", "gpu", "NCCL collectives' bus bandwidth (gpuvet bench nccl --help)");
-        printf("%-14s %-6s %s\n", "rdma", "nic", "RDMA write/read bandwidth and latency between two nodes (gpuvet bench rdma --help)");
         return EXIT_PASS;
 }
 
@@ -39,7 +48,7 @@ static int list_benchmarks(void) {
 static bool select_benchmarks(const char *arg, const struct bench_info **sel, size_t *ret_n) {
         size_t n = 0;
         if (strcmp(arg, "all") == 0) {
-                for (size_t i = 0; i < bench_registry_count; i++)
+                for (size_t i = 0; i < bench_all_count; i++)
                         sel[n++] = bench_registry[i];
                 *ret_n = n;
                 return true;
@@ -56,12 +65,12 @@ static bool select_benchmarks(const char *arg, const struct bench_info **sel, si
                         ok = false;
                         continue;
                 }
-                for (size_t i = 0; i < bench_registry_count && i < 64; i++)
+                for (size_t i = 0; i < bench_all_count && i < 64; i++)
                         if (bench_registry[i] == b)
                                 want[i] = true;
         }
         free(copy);
-        for (size_t i = 0; i < bench_registry_count && i < 64; i++)
+        for (size_t i = 0; i < bench_all_count && i < 64; i++)
                 if (want[i])
                         sel[n++] = bench_registry[i];
         *ret_n = n;
@@ -225,14 +234,10 @@ done:
 }
 
 int cmd_bench(int argc, char **argv) {
-        if (argc > 1 && !strcmp(argv[1], "train"))
-                return cmd_bench_train(argc - 1, argv + 1);
-        /* the collective benchmark has nccl-tests' options, not the per-GPU benchmarks' */
-        if (argc > 1 && strcmp(argv[1], "nccl") == 0)
-                return cmd_bench_nccl(argc - 1, argv + 1);
-        /* two nodes, perftest's options */
-        if (argc > 1 && strcmp(argv[1], "rdma") == 0)
-                return cmd_bench_rdma(argc - 1, argv + 1);
+        /* train (a model's shape), nccl (nccl-tests' options), rdma (two nodes, perftest's) */
+        for (size_t i = 0; argc > 1 && i < ARRAY_COUNT(bench_commands); i++)
+                if (strcmp(argv[1], bench_commands[i].info->name) == 0)
+                        return bench_commands[i].run(argc - 1, argv + 1);
         struct bench_cli o = {.bopt = {.backend = "auto"}};
         struct cmd_args args;
         int code = cmd_parse(&cmd_bench_spec, argc, argv, &o, &args);
@@ -253,8 +258,11 @@ int cmd_bench(int argc, char **argv) {
         if (next + 1 < argc)
                 return cmd_usage_error("bench", "unexpected argument \"%s\" (see gpuvet bench --help)", argv[next + 1]);
         const char *names = argv[next];
-        if (!strcmp(names, "train")) /* options before it were read as bench's own */
-                return cmd_usage_error("bench", "train takes options of its own: put it first, gpuvet bench train [OPTIONS]");
+        /* options before it were read as bench's own */
+        for (size_t i = 0; i < ARRAY_COUNT(bench_commands); i++)
+                if (strcmp(names, bench_commands[i].info->name) == 0)
+                        return cmd_usage_error("bench", "%s takes options of its own: put it first, gpuvet bench %s "
+                                               "[OPTIONS]", names, names);
         const struct bench_info *sel[64];
         size_t n_sel = 0;
         if (!select_benchmarks(names, sel, &n_sel))

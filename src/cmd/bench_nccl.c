@@ -11,11 +11,13 @@
 #include "bench/baselines.h"
 #include "bench/nccl_expect.h"
 #include "bench/nccl_job.h"
+#include "bench/nccl_judge.h"
 #include "cmd/cmd.h"
 #include "cmd/machine.h"
 #include "cmd/nccl_launch.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "core/deadline.h"
 #include "core/strparse.h"
 #include "report/nccl_report.h"
@@ -202,79 +204,6 @@ static int check_cli(struct nccl_cli *o) {
         return -1;
 }
 
-/* The largest size's busbw of each collective, judged: the verdicts. */
-static void judge(const struct nccl_cli *o, const struct nccl_job_result *job, const struct nccl_fabric *fabric,
-                  const struct baselines *bl, int nodes, int per_node, struct bench_report *rep) {
-        char subject[48];
-        int nranks = job->have_info ? job->info.nranks : 0;
-        if (nodes > 0)
-                snprintf(subject, sizeof(subject), "%d rank%s, %d node%s", nranks, nranks == 1 ? "" : "s", nodes,
-                         nodes == 1 ? "" : "s");
-        else
-                snprintf(subject, sizeof(subject), "%d rank%s", nranks, nranks == 1 ? "" : "s");
-        const struct bench_limit_set *ls = baselines_limits(bl, "nccl");
-        bool failure_told = false;
-        for (size_t k = 0; k < o->run.n_colls; k++) {
-                enum nccl_coll c = o->run.colls[k];
-                struct measurement *m = bench_measurement_new(rep, "nccl", nccl_coll_name(c), subject, "GB/s", true);
-                const struct nccl_row *last = NULL;
-                double wrong = 0;
-                const struct nccl_row *first_wrong = NULL;
-                for (size_t i = 0; i < job->n_rows; i++) {
-                        const struct nccl_row *r = &job->rows[i];
-                        if (r->coll != c)
-                                continue;
-                        if (r->n_final)
-                                last = r;
-                        wrong += r->wrong;
-                        if (r->wrong > 0 && !first_wrong)
-                                first_wrong = r;
-                }
-                if (!last) {
-                        /* the failure belongs to the collective that was running (or, before
-                         * any ran, to the first); the ones after it never ran */
-                        bool failed_here = job->failed && !failure_told && (!job->have_step || job->step_coll == c);
-                        if (failed_here) {
-                                measurement_fail(m, STATUS_ERROR, "%s", job->error);
-                                failure_told = true;
-                        } else if (job->failed) {
-                                measurement_fail(m, STATUS_SKIP, "not run: the run stopped before it");
-                        } else {
-                                measurement_fail(m, STATUS_SKIP, "no size of the sweep holds one element per rank");
-                        }
-                        continue;
-                }
-                measurement_param(m, "size_bytes", "%zu", last->bytes);
-                measurement_param(m, "datatype", "%s", nccl_dtype_name(o->run.dtype));
-                if (nccl_coll_reduces(c))
-                        measurement_param(m, "op", "%s", nccl_redop_name(o->run.op));
-                measurement_param(m, "placement", "%s", last->in_place ? "in_place" : "out_of_place");
-                (void)measurement_set_samples(m, last->final_busbw, last->n_final, 0);
-                m->verified = o->run.check && wrong == 0;
-                if (first_wrong)
-                        snprintf(m->verify_error, sizeof(m->verify_error),
-                                 "%.0f wrong elements over the sweep, the first at %zu bytes %s", wrong,
-                                 first_wrong->bytes, first_wrong->in_place ? "in place" : "out of place");
-                int ranks = job->info.nranks;
-                if (ranks > 1 && fabric->peak_gbps > 0) {
-                        m->peak = fabric->peak_gbps;
-                        snprintf(m->peak_source, sizeof(m->peak_source), "%.*s", (int)sizeof(m->peak_source) - 1, fabric->source);
-                }
-                /* the seed's figures hold for its shapes only */
-                const char *shape = nccl_baseline_shape(ranks, nodes, per_node, fabric);
-                if (fabric->model && shape) {
-                        char name[48];
-                        snprintf(name, sizeof(name), "%s/%s", nccl_coll_name(c), shape);
-                        const struct baseline *b = baselines_find(bl, fabric->model, "nccl", name);
-                        if (b) {
-                                m->baseline = b->value;
-                                snprintf(m->baseline_source, sizeof(m->baseline_source), "%s", b->source);
-                        }
-                }
-                bench_judge(m, ls ? (m->baseline > 0 ? &ls->baseline : &ls->peak) : NULL);
-        }
-}
-
 int cmd_bench_nccl(int argc, char **argv) {
         static const enum nccl_coll default_colls[] = {NCCL_COLL_ALL_REDUCE, NCCL_COLL_ALL_GATHER,
                                                        NCCL_COLL_REDUCE_SCATTER, NCCL_COLL_BROADCAST};
@@ -283,7 +212,7 @@ int cmd_bench_nccl(int argc, char **argv) {
                         .sweep = {.min_bytes = 8, .max_bytes = (size_t)1 << 30, .step_factor = 2}},
                 .hang_s = DEFAULT_HANG_S, .join_s = DEFAULT_JOIN_S,
         };
-        for (size_t i = 0; i < sizeof(default_colls) / sizeof(default_colls[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(default_colls); i++)
                 o.run.colls[o.run.n_colls++] = default_colls[i];
         struct cmd_args args;
         int code = cmd_parse(&cmd_bench_nccl_spec, argc, argv, &o, &args);
@@ -361,15 +290,9 @@ int cmd_bench_nccl(int argc, char **argv) {
         }
         struct bench_report verdicts;
         bench_report_init(&verdicts);
-        judge(&o, &job, &fabric, bl, nodes, launch.multi_process ? launch.local_size : job.info.n_local, &verdicts);
-        enum status verdict = STATUS_SKIP;
-        for (size_t i = 0; i < verdicts.n; i++)
-                verdict = status_worse(verdict, verdicts.m[i].status);
-        if (job.failed)
-                verdict = status_worse(verdict, STATUS_ERROR);
-        for (int i = 0; outcomes && i < launch.nranks; i++)
-                if (outcomes[i].state != NCCL_RANK_OK)
-                        verdict = status_worse(verdict, STATUS_ERROR);
+        nccl_judge(&o.run, &job, &fabric, bl, nodes, launch.multi_process ? launch.local_size : job.info.n_local,
+                   &verdicts);
+        enum status verdict = nccl_verdict(&verdicts, &job, outcomes, outcomes ? (size_t)launch.nranks : 0);
 
         char **environment = nccl_launch_environment();
         const char *topo_file = getenv("NCCL_TOPO_FILE");

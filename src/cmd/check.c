@@ -25,6 +25,7 @@
 #include <stdarg.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,23 @@ static bool will_run(const struct check_info *c, enum level level, const char *o
         return c && c->level <= level && selected(c, only) && policy_severity_of(policy, c, NULL) != POLICY_SEVERITY_OFF;
 }
 
+/* The inputs the checks that run need, with what each reads itself: only these are read. */
+static input_set needed_inputs(enum level level, const char *only, const struct policy *policy) {
+        input_set needs = INPUTS_ALWAYS;
+        for (size_t i = 0; i < check_registry_count; i++)
+                if (will_run(check_registry[i], level, only, policy))
+                        needs |= check_registry[i]->needs;
+        return inputs_closure(needs);
+}
+
+/* The probes' need bits follow enum probe_id, so that bit i of the probes is need bit
+ * NEED_PROBE_FUNCTIONAL << i. */
+_Static_assert(NEED_PROBE_TRANSFER == NEED_PROBE_FUNCTIONAL << PROBE_TRANSFER &&
+                       NEED_PROBE_MEMORY == NEED_PROBE_FUNCTIONAL << PROBE_MEMORY &&
+                       NEED_PROBE_P2P == NEED_PROBE_FUNCTIONAL << PROBE_P2P && PROBE_FUNCTIONAL == 0 &&
+                       _PROBE_COUNT == 4,
+               "sys/inputs.def lists the probes in bench/probes.h's order");
+
 #define NO_GPU_ON_NVIDIA "no GPU is bound to the nvidia driver"
 
 /* Probe libcuda and cuInit (gpu.cuda_driver) when the check runs and this machine's
@@ -92,9 +110,8 @@ static bool will_run(const struct check_info *c, enum level level, const char *o
  * named by $GPUVET_CUDA_LIB (tests, and captures judged with a library on purpose).
  * What can be told before the facts: why the probe is not run, or NULL when it may be
  * (check_gather then forks it, held, before any thread exists). */
-static const char *cuda_probe_unwanted(struct fsroot *fs, const struct policy *policy, enum level level,
-                                       const char *only) {
-        if (!will_run(check_find("gpu.cuda_driver"), level, only, policy))
+static const char *cuda_probe_unwanted(struct fsroot *fs, input_set needs) {
+        if (!(needs & NEED_CUDA_DRIVER))
                 return "not selected";
         if (!fsroot_is_live(fs) && !cuda_driver_lib_named())
                 return "not probed: --root names a capture, not this machine's driver "
@@ -263,6 +280,7 @@ struct check_run {
         struct policy policy;
         bool have_policy, have_after, have_report;
         struct cuda_driver_probe *cuda; /* forked and held until the facts are in */
+        input_set needs;      /* the inputs the selected checks need (sys/inputs.def) */
         unsigned want_probes; /* the probes the selected checks judge (bench/probes.h) */
         double nvml_read_at;
         struct probe_facts probes;
@@ -330,17 +348,14 @@ static int check_gather(struct check_run *c) {
         if (code)
                 return code;
         const struct policy *policy = c->have_policy ? &c->policy : NULL;
+        c->needs = needed_inputs(o->level, o->only, policy);
 
         /* Before any thread: the probe's child runs library code after fork. */
-        const char *cuda_unwanted = cuda_probe_unwanted(c->m.fs, policy, o->level, o->only);
+        const char *cuda_unwanted = cuda_probe_unwanted(c->m.fs, c->needs);
         if (!cuda_unwanted)
                 c->cuda = cuda_driver_probe_hold(NULL, o->cuda_timeout_ms);
-        unsigned needs = 0;
-        for (size_t i = 0; i < check_registry_count; i++)
-                if (will_run(check_registry[i], o->level, o->only, policy))
-                        needs |= check_registry[i]->needs;
         /* No selected check reads NVML: loading libnvidia-ml would wake the GPUs for nothing. */
-        bool want_nvml = needs & CHECK_NEEDS_NVML;
+        bool want_nvml = c->needs & NEED_NVML;
         if (want_nvml) {
                 c->nvml_opts = c->args->nvml;
                 c->nvml_opts.groups = CHECK_NVML_GROUPS;
@@ -348,9 +363,10 @@ static int check_gather(struct check_run *c) {
                         return code;
         }
 
-        if ((code = machine_gather(&c->m, c->args->common.timeout_s)) != 0)
+        if ((code = machine_gather_some(&c->m, c->args->common.timeout_s, c->needs)) != 0)
                 return code;
         struct facts *f = c->m.facts;
+        f->inputs_read |= c->needs & (NEED_POLICY | NEED_CUDA_DRIVER | NEED_NVML);
         struct cuda_driver_probe *cuda = settle_cuda_probe(c->cuda, cuda_unwanted, f);
         c->cuda = NULL;
         if (!want_nvml) {
@@ -371,11 +387,12 @@ static int check_gather(struct check_run *c) {
 static void check_probe(struct check_run *c) {
         const struct check_cli *o = c->cli;
         struct facts *f = c->m.facts;
-        for (size_t i = 0; i < check_registry_count && o->level >= LEVEL_STANDARD; i++)
-                if (will_run(check_registry[i], o->level, o->only, f->policy))
-                        c->want_probes |= probes_wanted_by(check_registry[i]->id);
+        for (int i = 0; i < _PROBE_COUNT; i++)
+                if (c->needs & (NEED_PROBE_FUNCTIONAL << i))
+                        c->want_probes |= PROBE_BIT(i);
         if (!c->want_probes)
                 return;
+        f->inputs_read |= c->needs & INPUTS_PROBES;
         if (fsroot_is_live(c->m.fs) || o->backend || cuda_driver_lib_named())
                 probes_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, o->probe_timeout_s,
                            c->want_probes, want_progress(o), &c->probes);
@@ -388,6 +405,7 @@ static void check_probe(struct check_run *c) {
                 return;
         int r = nvml_facts_gather_some(c->m.nvml.lib, &c->args->nvml.dl, CHECK_NVML_GROUPS, &c->nvml_after);
         c->have_after = true;
+        f->inputs_read |= NEED_NVML_AFTER;
         if (c->nvml_after.abandoned)
                 f->nvml.abandoned = true; /* nvml_use_end then leaves with _exit */
         if (r == 0 && c->nvml_after.init_state == NVML_INIT_OK) {
@@ -400,8 +418,9 @@ static void check_probe(struct check_run *c) {
 static void check_container(struct check_run *c) {
         const struct check_cli *o = c->cli;
         struct facts *f = c->m.facts;
-        if (!will_run(check_find("container.gpu_access"), o->level, o->only, f->policy))
+        if (!(c->needs & NEED_CONTAINER_GPU))
                 return;
+        f->inputs_read |= NEED_CONTAINER_GPU;
         if (!(c->container_gpu = malloc(sizeof(*c->container_gpu)))) {
                 fprintf(stderr, "gpuvet %s: out of memory for container.gpu_access, ignoring\n", o->command);
                 return;
@@ -422,7 +441,7 @@ static void check_dcgm(struct check_run *c) {
         if (!fsroot_is_live(c->m.fs) && !(named && *named))
                 snprintf(f->dcgm.note, sizeof(f->dcgm.note),
                          "not run: --root names a capture, and dcgmi would test this machine's GPUs");
-        else if (will_run(check_find("dcgm.diag"), o->level, o->only, f->policy) && f->gpus.n > 0) {
+        else if ((c->needs & NEED_DCGM) && f->gpus.n > 0) {
                 struct progress line;
                 char what[48];
                 snprintf(what, sizeof(what), "DCGM's diagnostic (dcgmi diag -r %d)", o->dcgm_level);
@@ -444,12 +463,10 @@ static void on_stop_signal(int sig) {
 static void check_burn(struct check_run *c) {
         const struct check_cli *o = c->cli;
         struct facts *f = c->m.facts;
-        bool wanted = false;
-        for (size_t i = 0; i < check_registry_count; i++)
-                wanted |= strcmp(check_registry[i]->category, "burn") == 0 && will_run(check_registry[i], o->level, o->only, f->policy);
-        if (!wanted)
+        if (!(c->needs & NEED_BURN))
                 return;
         c->have_burn = true;
+        f->inputs_read |= NEED_BURN;
         f->burn = &c->burn;
         if (!fsroot_is_live(c->m.fs) && !o->backend && !cuda_driver_lib_named()) {
                 burn_not_run(&c->burn, "not run: --root names a capture, not this machine's devices (--backend "
@@ -476,9 +493,10 @@ static void check_burn(struct check_run *c) {
 static void check_bench_suite(struct check_run *c) {
         const struct check_cli *o = c->cli;
         struct facts *f = c->m.facts;
-        if (!will_run(check_find("device.benchmarks"), o->level, o->only, f->policy))
+        if (!(c->needs & NEED_BENCH_SUITE))
                 return;
         c->have_suite = true;
+        f->inputs_read |= NEED_BENCH_SUITE;
         f->bench_suite = &c->suite;
         if (!fsroot_is_live(c->m.fs) && !o->backend && !cuda_driver_lib_named())
                 bench_suite_not_run(&c->suite, "not run: --root names a capture, not this machine's devices "
@@ -489,6 +507,56 @@ static void check_bench_suite(struct check_run *c) {
                 bench_suite_run(c->m.fs, f, o->backend ? o->backend : "auto", c->args->common.data_dir, want_progress(o),
                                 &c->suite);
 }
+
+#ifdef GPUVET_TEST_HOOKS
+/* GPUVET_TEST_POISON_UNDECLARED=1 (gpuvet-test-hooks only): each check runs with the facts
+ * of every input it did not declare (needs, uses, INPUTS_ALWAYS) overwritten with a byte
+ * no reading leaves there, then restored: a check that reads an input it did not declare
+ * judges garbage or crashes, where alone (--only) it would judge zeros
+ * (tests/golden/test_check_needs.py). */
+#define POISON_BYTE 0xA5
+static const struct {
+        size_t off, size;
+} input_members[INPUT_COUNT] = {
+#define INPUT(id, member, phase, live, worst_ms, deps, gather, done)                                               \
+        [INPUT_##id] = {offsetof(struct facts, member), sizeof(((struct facts *)0)->member)},
+#include "sys/inputs.def"
+#undef INPUT
+};
+
+static void poison_undeclared(struct facts *f, const struct check_info *ci) {
+        input_set declared = inputs_closure(ci->needs | INPUTS_ALWAYS) | ci->uses;
+        for (size_t i = 0; i < INPUT_COUNT; i++) {
+                bool shared = false; /* the probes share one member: poisoned when none is declared */
+                for (size_t j = 0; j < INPUT_COUNT && !shared; j++)
+                        shared = (declared & (1u << j)) && input_members[j].off == input_members[i].off;
+                if (!shared)
+                        memset((char *)f + input_members[i].off, POISON_BYTE, input_members[i].size);
+        }
+        if (!(declared & NEED_NVML)) {
+                memset(f->nvml_note, POISON_BYTE, sizeof(f->nvml_note));
+                memset(f->nvml_lib_path, POISON_BYTE, sizeof(f->nvml_lib_path));
+        }
+        if (!(declared & NEED_NVML_AFTER))
+                memset(&f->nvml_window_s, POISON_BYTE, sizeof(f->nvml_window_s));
+}
+
+static void run_check(const struct check_info *ci, struct facts *f, struct report *rep) {
+        const char *poison = getenv("GPUVET_TEST_POISON_UNDECLARED");
+        struct facts *kept = poison && *poison == '1' ? malloc(sizeof(*f)) : NULL;
+        if (kept) {
+                memcpy(kept, f, sizeof(*f));
+                poison_undeclared(f, ci);
+        }
+        ci->run(ci, f, rep);
+        if (kept) {
+                memcpy(f, kept, sizeof(*f));
+                free(kept);
+        }
+}
+#else
+static void run_check(const struct check_info *ci, struct facts *f, struct report *rep) { ci->run(ci, f, rep); }
+#endif
 
 /* Run the selected checks (one the policy turns off is a skip naming the policy line). */
 static void check_judge(struct check_run *c) {
@@ -505,7 +573,7 @@ static void check_judge(struct check_run *c) {
                         result_status(off, STATUS_SKIP, "off by site policy (%s:%u)", c->policy.path, line);
                         continue;
                 }
-                ci->run(ci, c->m.facts, &c->rep);
+                run_check(ci, c->m.facts, &c->rep);
         }
         report_tally(&c->rep);
         policy_apply(c->m.facts->policy, &c->rep);

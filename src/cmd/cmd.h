@@ -1,15 +1,10 @@
 /* Subcommands. Each takes argc/argv starting at its own name and returns the process
- * exit code: 0 pass, 1 a check failed, 2 usage or bad input, 3 internal error. */
+ * exit code (core/exit.h). */
 #pragma once
 
 #include <stdbool.h>
 
-enum exit_code {
-        EXIT_PASS = 0,
-        EXIT_FAILED = 1,
-        EXIT_USAGE = 2,
-        EXIT_INTERNAL = 3,
-};
+#include "core/exit.h"
 
 int cmd_check(int argc, char **argv);
 int cmd_detect(int argc, char **argv);

@@ -4,10 +4,13 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "data/gpudb.h"
 #include "data/modeldb.h"
+#include "estimate/adviser.h"
 #include "estimate/estimate.h"
+#include "core/json_real.h"
 #include "sys/gpu.h"
 #include "sys/pci.h"
 
@@ -19,14 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* 10% of the GPU's memory is held back for the CUDA context, NCCL buffers, the caching
- * allocator's fragmentation and temporary buffers the formulas do not count. */
-#define USABLE_FRACTION 0.9
-#define MAX_SUGGESTIONS 8
-/* A bound on tp x pp x dp that keeps every product of the degrees and batches exact, and is
- * beyond any job run so far (the largest published runs use tens of thousands of GPUs). */
-#define MAX_GPUS 1048576ull
 
 enum estimate_opt {
         ESTIMATE_JSON = 'j',
@@ -195,7 +190,7 @@ static int parse_count(const char *s, double *ret) {
         } suffixes[] = {{'K', 1e3}, {'M', 1e6}, {'B', 1e9}, {'G', 1e9}, {'T', 1e12}};
         if (*end) {
                 bool known = false;
-                for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]) && !known; i++)
+                for (size_t i = 0; i < ARRAY_COUNT(suffixes) && !known; i++)
                         if ((*end == suffixes[i].suffix || *end == suffixes[i].suffix + ('a' - 'A')) && end[1] == '\0') {
                                 v *= suffixes[i].scale;
                                 known = true;
@@ -217,11 +212,6 @@ static int parse_count(const char *s, double *ret) {
         } while (0)
 
 /* ---- the GPU ---- */
-
-struct estimate_gpu {
-        const struct gpu_model *model; /* NULL: none to judge by */
-        unsigned count_on_node;        /* detected: how many; --gpu: 0 */
-};
 
 /* --gpu NAME: a model whose name is NAME (case-insensitive), else the one model whose name
  * contains it. EXIT_USAGE after a message when none or several do, else -1. */
@@ -256,7 +246,7 @@ static int gpu_by_name(const struct gpudb *db, const char *name, const struct gp
 
 /* The node's GPUs under the root: the known one with the least memory (the one a job runs
  * out of first). Leaves ret->model NULL when there are none. Returns 0 or an exit code. */
-static int detected_gpu(const struct common_options *common, const struct gpudb *db, struct estimate_gpu *ret) {
+static int detected_gpu(const struct common_options *common, const struct gpudb *db, struct est_gpu *ret) {
         struct fsroot *fs;
         int r = fsroot_open(common->root, &fs);
         if (r < 0) {
@@ -284,209 +274,12 @@ static int detected_gpu(const struct common_options *common, const struct gpudb 
         return r < 0 ? EXIT_INTERNAL : 0;
 }
 
-/* Dense Tensor Core peak for the precision, FLOP/s; 0 when the table gives none. FP32
- * training runs its GEMMs as TF32 where the GPU has it (PyTorch's default for convolutions,
- * Megatron's with --tf32), so TF32 is the peak for fp32 when known. */
-static double peak_flops(const struct gpu_model *g, enum est_precision p) {
-        const struct gpu_tflops *t = &g->tflops;
-        double tflops = 0;
-        switch (p) {
-        case EST_FP32: tflops = t->tf32 > 0 ? t->tf32 : t->fp32; break;
-        case EST_BF16: tflops = t->bf16; break;
-        case EST_FP16: tflops = t->fp16; break;
-        case EST_FP8: tflops = t->fp8; break;
-        default: break;
-        }
-        return tflops * 1e12;
-}
-
-/* ---- the answer ---- */
-
-struct suggestion {
-        char change[96]; /* "--zero 3" */
-        double total;    /* bytes per GPU after it */
-        unsigned gpus;   /* GPUs the job takes after it */
-};
-
-struct answer {
-        const struct model_preset *preset; /* NULL for a shape from the command line */
-        struct est_model model;
-        struct est_config config;
-        struct est_memory memory;
-        double params_total, params_active, flops_per_token, mfu, tokens;
-        unsigned gpus; /* tp x pp x dp */
-        struct estimate_gpu gpu;
-        double usable_bytes, peak;    /* 0: unknown */
-        bool judged, fits;
-        struct suggestion suggestions[MAX_SUGGESTIONS];
-        size_t n_suggestions;
-        bool combined; /* the one suggestion combines several changes (find_combined) */
-        /* times, NAN when unknown */
-        double tokens_per_second, step_seconds, epoch_seconds, steps_per_epoch, decode_tokens_per_second;
-};
-
-static unsigned long long gpus_of(const struct est_config *c) { return (unsigned long long)c->tp * c->pp * c->dp; }
-
-static bool fits_with(const struct answer *a, const struct est_model *m, const struct est_config *c, double *ret_total) {
-        struct est_memory mem;
-        if (est_memory(m, c, &mem) < 0)
-                return false;
-        *ret_total = mem.total;
-        return mem.total <= a->usable_bytes;
-}
-
-/* Add the change (printf-style, the option and its value) if c fits; returns whether it did. */
-static bool suggest(struct answer *a, const struct est_config *c, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static bool suggest(struct answer *a, const struct est_config *c, const char *fmt, ...) {
-        double total;
-        if (a->n_suggestions >= MAX_SUGGESTIONS || gpus_of(c) > MAX_GPUS || !fits_with(a, &a->model, c, &total))
-                return false;
-        struct suggestion *s = &a->suggestions[a->n_suggestions++];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(s->change, sizeof(s->change), fmt, ap);
-        va_end(ap);
-        s->total = total;
-        s->gpus = (unsigned)gpus_of(c);
-        return true;
-}
-
-/* The smallest change of one setting that would fit, for each setting that can help. */
-static void find_suggestions(struct answer *a) {
-        const struct est_config base = a->config;
-        struct est_config c;
-        if (base.mode == EST_TRAIN) {
-                for (unsigned z = base.zero + 1; z <= 3 && base.dp > 1; z++) {
-                        c = base, c.zero = z;
-                        if (suggest(a, &c, "--zero %u", z))
-                                break;
-                }
-                for (int r = base.recompute + 1; r < _EST_RECOMPUTE_COUNT; r++) {
-                        c = base, c.recompute = (enum est_recompute)r;
-                        if (suggest(a, &c, "--recompute %s", est_recompute_name(c.recompute)))
-                                break;
-                }
-                /* The largest smaller micro-batch that divides each rank's share of the global
-                 * batch, so that gradient accumulation keeps the global batch as it is. */
-                unsigned per_rank = base.global_batch / base.dp;
-                for (unsigned mb = base.micro_batch - 1; mb >= 1; mb--) {
-                        if (per_rank % mb)
-                                continue;
-                        c = base, c.micro_batch = mb;
-                        if (suggest(a, &c, "--micro-batch %u (gradient accumulation keeps the global batch)", mb))
-                                break;
-                }
-        } else {
-                if (base.precision != EST_FP8) {
-                        c = base, c.precision = EST_FP8;
-                        suggest(a, &c, "--precision fp8 (weights and KV cache in 8 bits)");
-                }
-                for (unsigned b = base.batch / 2; b >= 1; b /= 2) {
-                        c = base, c.batch = b;
-                        if (suggest(a, &c, "--batch %u", b))
-                                break;
-                }
-                for (unsigned s = base.seq / 2; s >= 128; s /= 2) {
-                        c = base, c.seq = s;
-                        if (suggest(a, &c, "--seq %u", s))
-                                break;
-                }
-        }
-        for (unsigned tp = base.tp * 2; tp <= 64; tp *= 2) {
-                c = base, c.tp = tp;
-                if (suggest(a, &c, "--tp %u", tp))
-                        break;
-        }
-        for (unsigned pp = base.pp * 2; pp <= 256; pp *= 2) {
-                c = base, c.pp = pp;
-                if (suggest(a, &c, "--pp %u", pp))
-                        break;
-        }
-        if (base.mode == EST_TRAIN && base.zero >= 1) {
-                for (unsigned dp = base.dp * 2; dp <= 4096; dp *= 2) {
-                        c = base, c.dp = dp;
-                        unsigned long long global = (unsigned long long)base.global_batch / base.dp * dp;
-                        if (global > 1073741824ull)
-                                break;
-                        c.global_batch = (unsigned)global;
-                        if (suggest(a, &c, "--dp %u (ZeRO shards over more GPUs)", dp))
-                                break;
-                }
-        }
-}
-
-/* When no single change fits: the memory-saving settings that cost no GPUs (ZeRO 3 over the
- * data-parallel group and full recomputation; fp8 for inference), then pipeline stages
- * doubled until it fits, as one combined change. Nothing when even 4096 GPUs do not. */
-static void find_combined(struct answer *a) {
-        struct est_config c = a->config;
-        char change[96] = "";
-        size_t used = 0;
-        if (c.mode == EST_TRAIN) {
-                if (c.dp > 1 && c.zero < 3)
-                        used += (size_t)snprintf(change + used, sizeof(change) - used, "--zero 3 "), c.zero = 3;
-                if (c.recompute != EST_RECOMPUTE_FULL)
-                        used += (size_t)snprintf(change + used, sizeof(change) - used, "--recompute full "),
-                                c.recompute = EST_RECOMPUTE_FULL;
-        } else if (c.precision != EST_FP8) {
-                used += (size_t)snprintf(change + used, sizeof(change) - used, "--precision fp8 "), c.precision = EST_FP8;
-        }
-        double total;
-        while (!fits_with(a, &a->model, &c, &total)) {
-                c.pp *= 2;
-                if (gpus_of(&c) > 4096 || (est_model_has_shape(&a->model) && c.pp > a->model.layers))
-                        return;
-        }
-        if (c.pp != a->config.pp)
-                snprintf(change + used, sizeof(change) - used, "--pp %u", c.pp);
-        struct suggestion *s = &a->suggestions[a->n_suggestions++];
-        snprintf(s->change, sizeof(s->change), "%s", change);
-        s->total = total;
-        s->gpus = (unsigned)gpus_of(&c);
-        a->combined = true;
-}
-
-static void compute_times(struct answer *a) {
-        const struct est_config *c = &a->config;
-        a->tokens_per_second = a->step_seconds = a->epoch_seconds = a->steps_per_epoch = NAN;
-        a->decode_tokens_per_second = NAN;
-        if (!(a->peak > 0))
-                return;
-        double rate = a->gpus * a->peak * a->mfu; /* model FLOP/s of the whole job */
-        a->tokens_per_second = rate / a->flops_per_token;
-        if (c->mode == EST_TRAIN) {
-                double tokens_per_step = (double)c->global_batch * c->seq;
-                a->step_seconds = tokens_per_step / a->tokens_per_second;
-                if (a->tokens > 0) {
-                        a->steps_per_epoch = ceil(a->tokens / tokens_per_step);
-                        a->epoch_seconds = a->tokens / a->tokens_per_second;
-                }
-                return;
-        }
-        /* Decoding reads every weight and the whole KV cache once per step: with batch
-         * sequences per step a replica makes at most batch x bandwidth / bytes tokens a second. */
-        double bw = a->gpu.model->mem_bw_gbps * 1e9, bytes = a->memory.weights + a->memory.kv_cache;
-        if (bw > 0 && bytes > 0) {
-                double per_replica = c->batch * bw / bytes;
-                a->decode_tokens_per_second = per_replica * c->dp;
-        }
-        double rate_tokens = a->tokens_per_second;
-        if (a->decode_tokens_per_second < rate_tokens)
-                rate_tokens = a->decode_tokens_per_second;
-        a->step_seconds = (double)c->batch * c->dp / rate_tokens; /* one decode step of the whole job */
-        if (a->tokens > 0)
-                a->epoch_seconds = a->tokens / rate_tokens;
-}
-
 /* ---- output ---- */
 
 static const char *mode_name(enum est_mode m) { return m == EST_TRAIN ? "train" : "infer"; }
 
 /* A JSON number, or null for NAN (unknown). */
-static json_t *number_or_null(double v) { return isnan(v) ? json_null() : json_real(v); }
-
-static json_t *answer_json(const struct answer *a) {
+static json_t *answer_json(const struct est_answer *a) {
         const struct est_config *c = &a->config;
         const struct est_model *m = &a->model;
         json_t *shape = est_model_has_shape(m)
@@ -497,10 +290,11 @@ static json_t *answer_json(const struct answer *a) {
                                             "experts_per_token", m->experts_per_token, "sliding_window",
                                             m->sliding_window ? json_integer(m->sliding_window) : json_null())
                                 : json_null();
-        json_t *model = json_pack("{s:s?, s:s?, s:o, s:f, s:f, s:o}", "id", a->preset ? a->preset->id : NULL, "name",
-                                  a->preset ? a->preset->name : NULL, "shape", shape, "params", a->params_total,
-                                  "active_params", a->params_active, "params_published",
-                                  a->preset ? json_real(a->preset->params_published) : json_null());
+        json_t *model = json_pack("{s:s?, s:s?, s:o, s:o, s:o, s:o}", "id", a->preset ? a->preset->id : NULL, "name",
+                                  a->preset ? a->preset->name : NULL, "shape", shape, "params",
+                                  json_real_or_null(a->params_total), "active_params", json_real_or_null(a->params_active),
+                                  "params_published",
+                                  a->preset ? json_real_or_null(a->preset->params_published) : json_null());
         json_t *config = json_pack(
                 "{s:s, s:s, s:s?, s:o?, s:i, s:i, s:i, s:i, s:i, s:i, s:o?, s:o?, s:s?, s:o?, s:o?, s:f, s:o}", "mode",
                 mode_name(c->mode), "precision", est_precision_name(c->precision), "optimizer",
@@ -512,29 +306,31 @@ static json_t *answer_json(const struct answer *a) {
                 c->mode == EST_TRAIN ? est_recompute_name(c->recompute) : NULL, "batch",
                 c->mode == EST_INFER ? json_integer(c->batch) : NULL, "kv_cache",
                 c->mode == EST_INFER ? json_boolean(c->kv_cache) : NULL, "mfu", a->mfu, "tokens",
-                a->tokens > 0 ? json_real(a->tokens) : json_null());
-        json_t *memory = json_pack("{s:f, s:f, s:f, s:o, s:o, s:f}", "weights", a->memory.weights, "gradients",
-                                   a->memory.gradients, "optimizer", a->memory.optimizer, "activations",
-                                   est_model_has_shape(m) ? json_real(a->memory.activations) : json_null(), "kv_cache",
-                                   est_model_has_shape(m) ? json_real(a->memory.kv_cache) : json_null(), "total",
-                                   a->memory.total);
+                a->tokens > 0 ? json_real_or_null(a->tokens) : json_null());
+        json_t *memory = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "weights", json_real_or_null(a->memory.weights),
+                                   "gradients", json_real_or_null(a->memory.gradients), "optimizer",
+                                   json_real_or_null(a->memory.optimizer), "activations",
+                                   est_model_has_shape(m) ? json_real_or_null(a->memory.activations) : json_null(),
+                                   "kv_cache", est_model_has_shape(m) ? json_real_or_null(a->memory.kv_cache) : json_null(),
+                                   "total", json_real_or_null(a->memory.total));
         json_t *gpu = a->gpu.model ? json_pack("{s:s, s:s, s:f, s:f, s:o, s:o}", "name", a->gpu.model->name, "from",
                                                a->gpu.count_on_node ? "detected" : "--gpu", "memory_bytes",
                                                a->gpu.model->memory_gb * 1e9, "usable_bytes", a->usable_bytes,
-                                               "peak_flops", a->peak > 0 ? json_real(a->peak) : json_null(),
+                                               "peak_flops", a->peak > 0 ? json_real_or_null(a->peak) : json_null(),
                                                "count_on_node", a->gpu.count_on_node ? json_integer(a->gpu.count_on_node)
                                                                                      : json_null())
                                    : json_null();
         json_t *suggestions = json_array();
         for (size_t i = 0; suggestions && i < a->n_suggestions; i++)
-                json_array_append_new(suggestions, json_pack("{s:s, s:f, s:i}", "change", a->suggestions[i].change,
-                                                             "total_bytes", a->suggestions[i].total, "gpus",
-                                                             a->suggestions[i].gpus));
-        json_t *compute = json_pack("{s:f, s:o, s:o, s:o, s:o, s:o}", "flops_per_token", a->flops_per_token,
-                                    "tokens_per_second", number_or_null(a->tokens_per_second), "step_seconds",
-                                    number_or_null(a->step_seconds), "steps_per_epoch", number_or_null(a->steps_per_epoch),
-                                    "epoch_seconds", number_or_null(a->epoch_seconds), "decode_tokens_per_second",
-                                    number_or_null(a->decode_tokens_per_second));
+                json_array_append_new(suggestions, json_pack("{s:s, s:o, s:i}", "change", a->suggestions[i].change,
+                                                             "total_bytes", json_real_or_null(a->suggestions[i].total),
+                                                             "gpus", a->suggestions[i].gpus));
+        json_t *compute = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "flops_per_token",
+                                    json_real_or_null(a->flops_per_token),
+                                    "tokens_per_second", json_real_or_null(a->tokens_per_second), "step_seconds",
+                                    json_real_or_null(a->step_seconds), "steps_per_epoch", json_real_or_null(a->steps_per_epoch),
+                                    "epoch_seconds", json_real_or_null(a->epoch_seconds), "decode_tokens_per_second",
+                                    json_real_or_null(a->decode_tokens_per_second));
         return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:b, s:o}", "schema", "gpuvet.estimate/1", "model", model,
                          "config", config, "memory_per_gpu", memory, "gpu", gpu, "verdict",
                          !a->judged ? "not_judged" : a->fits ? "fits" : "does_not_fit", "suggestions", suggestions,
@@ -560,7 +356,7 @@ static void print_duration(const char *what, double s) {
                 printf("  %-18s %.1f days\n", what, s / 86400);
 }
 
-static void answer_text(const struct answer *a) {
+static void answer_text(const struct est_answer *a) {
         const struct est_config *c = &a->config;
         const struct est_model *m = &a->model;
         double wb, gb, ob;
@@ -690,7 +486,7 @@ static int list_models(const struct modeldb *db, const char *json_path) {
 
 /* The model from --model or the shape options, with --params. Returns -1, or an exit code
  * after a message naming the option. */
-static int resolve_model(const struct estimate_cli *o, const struct modeldb *db, struct answer *a) {
+static int resolve_model(const struct estimate_cli *o, const struct modeldb *db, struct est_answer *a) {
         bool shape_given = o->layers.given || o->hidden.given || o->heads.given || o->kv_heads.given ||
                            o->vocab.given || o->ffn.given || o->mlp;
         if (o->model && shape_given)
@@ -732,7 +528,7 @@ static int resolve_model(const struct estimate_cli *o, const struct modeldb *db,
         return -1;
 }
 
-static int resolve_config(const struct estimate_cli *o, struct answer *a) {
+static int resolve_config(const struct estimate_cli *o, struct est_answer *a) {
         struct est_config *c = &a->config;
         if (o->train && o->infer)
                 return cmd_usage_error("estimate", "--train and --infer: give one");
@@ -745,7 +541,7 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
                          {"--kv-cache", false, true},  {"--no-kv-cache", false, true}, {"--fp32-grads", true, false}};
         const bool given[] = {o->optimizer, o->zero.given, o->micro_batch.given, o->global_batch.given, o->recompute,
                               o->batch.given, o->kv_cache, o->no_kv_cache, o->fp32_grads};
-        for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(given); i++)
                 if (given[i] && (c->mode == EST_INFER ? misplaced[i].given_train_only : misplaced[i].given_infer_only))
                         return cmd_usage_error("estimate", "%s is for %s only", misplaced[i].name,
                                                misplaced[i].given_train_only ? "training (--train)"
@@ -772,9 +568,9 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
         if (max_seq && c->seq > max_seq)
                 return cmd_usage_error("estimate", "--seq %u: beyond %s's %u-token context", c->seq, a->preset->name,
                                        max_seq);
-        if (gpus_of(c) > MAX_GPUS)
+        if (est_gpus_of(c) > EST_MAX_GPUS)
                 return cmd_usage_error("estimate", "--tp %u x --pp %u x --dp %u: more than %llu GPUs", c->tp, c->pp,
-                                       c->dp, MAX_GPUS);
+                                       c->dp, EST_MAX_GPUS);
         unsigned long long per_step = (unsigned long long)c->micro_batch * c->dp;
         if (per_step > 1073741824ull)
                 return cmd_usage_error("estimate", "--micro-batch %u x --dp %u: more than 2^30 sequences a step",
@@ -793,12 +589,12 @@ static int resolve_config(const struct estimate_cli *o, struct answer *a) {
                 return cmd_usage_error("estimate", "--pp %u: more stages than the %u layers", c->pp, m->layers);
         a->mfu = o->mfu > 0 ? o->mfu : 0.4;
         a->tokens = o->tokens;
-        a->gpus = (unsigned)gpus_of(c);
+        a->gpus = (unsigned)est_gpus_of(c);
         return -1;
 }
 
 static int estimate_run(const struct estimate_cli *o, const struct common_options *common, const struct modeldb *db) {
-        struct answer a = {0};
+        struct est_answer a = {0};
         int code = resolve_model(o, db, &a);
         if (code < 0)
                 code = resolve_config(o, &a);
@@ -819,27 +615,11 @@ static int estimate_run(const struct estimate_cli *o, const struct common_option
                 gpudb_free(gdb);
                 return code;
         }
-        if (est_memory(&a.model, &a.config, &a.memory) < 0) {
+        if (est_advise(&a) < 0) {
                 gpudb_free(gdb);
                 fprintf(stderr, "gpuvet estimate: internal error: a layout resolve_config accepted was refused\n");
                 return EXIT_INTERNAL;
         }
-        a.params_total = est_params_total(&a.model);
-        a.params_active = est_params_active(&a.model);
-        bool shape = est_model_has_shape(&a.model);
-        a.flops_per_token = est_flops_per_token(a.config.mode, a.params_active, shape ? a.model.layers : 0,
-                                                shape ? a.model.hidden : 0, est_attended_tokens(&a.model, a.config.seq));
-        if (a.gpu.model) {
-                a.usable_bytes = a.gpu.model->memory_gb * 1e9 * USABLE_FRACTION;
-                a.peak = peak_flops(a.gpu.model, a.config.precision);
-                a.judged = a.usable_bytes > 0;
-                a.fits = a.judged && a.memory.total <= a.usable_bytes;
-                if (a.judged && !a.fits)
-                        find_suggestions(&a);
-                if (a.judged && !a.fits && a.n_suggestions == 0)
-                        find_combined(&a);
-        }
-        compute_times(&a);
         code = EXIT_PASS;
         if (!o->json || strcmp(o->json, "-") != 0)
                 answer_text(&a);

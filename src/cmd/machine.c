@@ -29,14 +29,16 @@ static void test_hold_facts(void) {
 }
 #endif
 
-int machine_gather(struct machine *m, unsigned timeout_s) {
+int machine_gather(struct machine *m, unsigned timeout_s) { return machine_gather_some(m, timeout_s, INPUTS_ALL); }
+
+int machine_gather_some(struct machine *m, unsigned timeout_s, unsigned needs) {
         m->facts = calloc(1, sizeof(*m->facts));
         if (!m->facts) {
                 fprintf(stderr, "gpuvet %s: out of memory\n", m->cmd);
                 return EXIT_INTERNAL;
         }
         watchdog_arm(timeout_s, "gathering facts");
-        int r = facts_gather(m->fs, m->db, m->facts);
+        int r = facts_gather_some(m->fs, m->db, needs, m->facts);
 #ifdef GPUVET_TEST_HOOKS
         test_hold_facts();
 #endif
@@ -48,7 +50,9 @@ int machine_gather(struct machine *m, unsigned timeout_s) {
         return 0;
 }
 
-int machine_nvml(struct machine *m, const struct nvml_options *nopt) {
+/* NVML into facts->nvml (nvml_use_start: what was not read is recorded, not returned).
+ * Returns 0, or EXIT_INTERNAL when memory ran out. */
+static int machine_nvml(struct machine *m, const struct nvml_options *nopt) {
         /* NVML keeps its own deadlines (per call, per GPU, for init): it returns on time even
          * when a call never does, so no watchdog here. */
         return nvml_use_start(&m->nvml, nopt, m->fs, m->facts);

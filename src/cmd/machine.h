@@ -27,9 +27,8 @@ struct machine {
 int machine_open(const char *cmd, const struct common_options *common, struct machine *m);
 /* The facts, under a watchdog of timeout_s (0: none). Returns 0 or an exit code. */
 int machine_gather(struct machine *m, unsigned timeout_s);
-/* NVML into facts->nvml (nvml_use_start: what was not read is recorded, not returned).
- * Returns 0, or EXIT_INTERNAL when memory ran out. */
-int machine_nvml(struct machine *m, const struct nvml_options *nopt);
+/* Only the facts of needs (NEED_* bits of sys/inputs.def, with what they read themselves). */
+int machine_gather_some(struct machine *m, unsigned timeout_s, unsigned needs);
 /* NVML on a thread of its own (nvml_use_begin), begun after machine_open and before
  * machine_gather, so that the two overlap; then machine_nvml_join after machine_gather
  * moves it into facts->nvml. Both return 0, or EXIT_INTERNAL when memory ran out. */

@@ -259,56 +259,6 @@ const struct cmd_spec cmd_ngc_test_spec = {
         .on_option = run_option,
 };
 
-/* What the container reported. */
-struct seen {
-        char uuids[CONTAINER_GPU_MAX][96];
-        size_t n_uuids;
-        long long count;     /* GPUs the framework counts; -1 unknown */
-        bool have_report;    /* a framework's JSON line was read */
-        bool matmul_ok;
-        double max_abs_err;  /* < 0 unknown */
-        char framework[32], version[64];
-};
-
-static void read_framework(const char *out, struct seen *s) {
-        /* The last line that is a JSON object with "framework": the script prints one. */
-        const char *p = out ? out : "";
-        char line[8192];
-        while (text_next_line(&p, line, sizeof(line))) {
-                json_t *o = json_loads(line, 0, NULL);
-                if (!json_is_object(o) || !json_is_string(json_object_get(o, "framework"))) {
-                        json_decref(o);
-                        continue;
-                }
-                s->have_report = true;
-                snprintf(s->framework, sizeof(s->framework), "%s", json_string_value(json_object_get(o, "framework")));
-                const char *v = json_string_value(json_object_get(o, "version"));
-                snprintf(s->version, sizeof(s->version), "%s", v ? v : "");
-                s->matmul_ok = json_is_true(json_object_get(o, "matmul_ok"));
-                json_t *err = json_object_get(o, "max_abs_err");
-                s->max_abs_err = json_is_number(err) ? json_number_value(err) : -1;
-                json_t *count = json_object_get(o, "gpu_count");
-                s->count = json_is_integer(count) ? json_integer_value(count) : -1;
-                s->n_uuids = 0;
-                size_t i;
-                json_t *u;
-                json_array_foreach(json_object_get(o, "gpus"), i, u) {
-                        if (json_is_string(u) && s->n_uuids < CONTAINER_GPU_MAX)
-                                snprintf(s->uuids[s->n_uuids++], sizeof(s->uuids[0]), "%s", json_string_value(u));
-                }
-                if (s->count < 0)
-                        s->count = (long long)s->n_uuids;
-                json_decref(o);
-        }
-}
-
-static bool has(const char (*list)[96], size_t n, const char *uuid) {
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(list[i], uuid) == 0)
-                        return true;
-        return false;
-}
-
 int ngc_test(int argc, char **argv) {
         struct ngc_run x = {.cmd = "ngc test"};
         int code = prepare(&x, &cmd_ngc_test_spec, argc, argv, true);
@@ -320,7 +270,7 @@ int ngc_test(int argc, char **argv) {
 
         /* The host's GPUs: NVML's UUIDs, else the count on the PCI bus. */
         char (*host)[96] = calloc(CONTAINER_GPU_MAX, sizeof(*host));
-        struct seen *s = calloc(1, sizeof(*s));
+        struct ngc_seen *s = calloc(1, sizeof(*s));
         if (!host || !s) {
                 free(host);
                 free(s);
@@ -364,7 +314,7 @@ int ngc_test(int argc, char **argv) {
         s->count = -1;
         s->max_abs_err = -1;
         if (t->script) {
-                read_framework(r.out, s);
+                ngc_read_framework(r.out, s);
         } else {
                 struct container_gpu_facts *g = calloc(1, sizeof(*g));
                 if (g) {
@@ -376,19 +326,9 @@ int ngc_test(int argc, char **argv) {
                         free(g);
                 }
         }
-        char missing[1024] = "";
-        size_t n_missing = 0;
-        bool compare_uuids = t->compares_uuids && n_host > 0;
-        for (size_t i = 0; compare_uuids && i < n_host; i++)
-                if (!has(s->uuids, s->n_uuids, host[i])) {
-                        strbuf_appendf(missing, sizeof(missing), "%s%s", n_missing ? ", " : "", host[i]);
-                        n_missing++;
-                }
-        bool gpus_ok = s->count == (long long)host_count && (!compare_uuids || (n_missing == 0 && s->n_uuids == n_host));
-        bool report_ok = !t->script || s->have_report;
-        bool matmul_ok = !t->script || s->matmul_ok;
-        bool pass = report_ok && gpus_ok && matmul_ok;
-        code = pass ? EXIT_PASS : EXIT_FAILED;
+        struct ngc_test_verdict v;
+        ngc_test_judge(t, s, host, n_host, host_count, &v);
+        code = v.pass ? EXIT_PASS : EXIT_FAILED;
         if (x.o.json) {
                 json_t *doc = outcome_json(&x, "test", &r);
                 json_object_set_new(doc, "test", json_string(t->name));
@@ -400,15 +340,15 @@ int ngc_test(int argc, char **argv) {
                 json_t *seen = json_array(), *miss = json_array();
                 for (size_t i = 0; i < s->n_uuids; i++)
                         json_array_append_new(seen, json_string(s->uuids[i]));
-                for (size_t i = 0; compare_uuids && i < n_host; i++)
-                        if (!has(s->uuids, s->n_uuids, host[i]))
+                for (size_t i = 0; v.compare_uuids && i < n_host; i++)
+                        if (!ngc_uuid_listed(s->uuids, s->n_uuids, host[i]))
                                 json_array_append_new(miss, json_string(host[i]));
                 json_object_set_new(doc, "container_gpus", seen);
                 json_object_set_new(doc, "missing_gpus", miss);
-                json_object_set_new(doc, "uuids_compared", json_boolean(compare_uuids));
+                json_object_set_new(doc, "uuids_compared", json_boolean(v.compare_uuids));
                 json_object_set_new(doc, "matmul_ok", t->script ? json_boolean(s->matmul_ok) : json_null());
                 json_object_set_new(doc, "max_abs_err", s->max_abs_err >= 0 ? json_real(s->max_abs_err) : json_null());
-                json_object_set_new(doc, "verdict", json_string(pass ? "pass" : "fail"));
+                json_object_set_new(doc, "verdict", json_string(v.pass ? "pass" : "fail"));
                 int c = ngc_print_json(doc, x.o.json);
                 code = c ? c : code;
         }
@@ -416,21 +356,22 @@ int ngc_test(int argc, char **argv) {
                 printf("%s (%s, with %s)\n", x.ref, x.img->title, container_engine_name(x.rt.engine));
                 if (t->note)
                         printf("  note: %s\n", t->note);
-                if (!report_ok)
+                if (!v.report_ok)
                         printf("  ✗ the test script printed no report (exit %d): %s\n", r.exit_status,
                                r.err_tail[0] ? r.err_tail : "no message");
                 else
-                        printf("  %s %s%s%s sees %lld of the host's %zu GPUs%s%s%s\n", gpus_ok ? "✓" : "✗",
+                        printf("  %s %s%s%s sees %lld of the host's %zu GPUs%s%s%s\n", v.gpus_ok ? "✓" : "✗",
                                t->script ? s->framework : "nvidia-smi", s->version[0] ? " " : "", s->version, s->count,
-                               host_count, compare_uuids ? (n_missing ? "; missing: " : " (same UUIDs)") : " (count only)",
-                               missing, "");
-                if (t->script && report_ok) {
+                               host_count,
+                               v.compare_uuids ? (v.n_missing ? "; missing: " : " (same UUIDs)") : " (count only)",
+                               v.missing, "");
+                if (t->script && v.report_ok) {
                         if (s->matmul_ok)
                                 printf("  ✓ a 512x512 matmul on each GPU matches the CPU (max error %.3g)\n", s->max_abs_err);
                         else
                                 printf("  ✗ the matmul on the GPUs does not match the CPU (max error %.3g)\n", s->max_abs_err);
                 }
-                printf("%s\n", pass ? "PASS" : "FAIL");
+                printf("%s\n", v.pass ? "PASS" : "FAIL");
         }
         container_result_done(&r);
 out:

@@ -1,5 +1,6 @@
 #include "cmd/nvml_use.h"
 #include "cmd/cmd.h"
+#include "core/array.h"
 #include "core/deadline.h"
 #include "core/fsroot.h"
 #include "data/gpudb.h"
@@ -29,7 +30,7 @@ static void explain_system(struct nvml_use *u) {
                 {nv->nvml_version.state, nv->nvml_version.rc, nv->nvml_version.fn},
                 {nv->cuda_driver_version.state, nv->cuda_driver_version.rc, nv->cuda_driver_version.fn},
         };
-        for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(r); i++) {
                 if (nvml_reading_problem(u, -1, r[i].state, r[i].rc, r[i].fn, u->problem, sizeof(u->problem))) {
                         u->status = r[i].state == NV_TIMEOUT ? "timeout" : "error";
                         return;

@@ -1,4 +1,5 @@
 #include "cmd/options.h"
+#include "core/array.h"
 #include "core/strparse.h"
 #include "report/report_text.h"
 
@@ -91,7 +92,7 @@ static int table_error(const struct cmd_spec *spec, const char *what, const char
 static int merge(const struct cmd_spec *spec, struct merged *m, size_t *ret_n) {
         size_t n = 0;
         enum fragment frags[] = {FRAG_OWN, FRAG_COLOR, FRAG_NVML, FRAG_COMMON};
-        for (size_t f = 0; f < sizeof(frags) / sizeof(frags[0]); f++) {
+        for (size_t f = 0; f < ARRAY_COUNT(frags); f++) {
                 if ((frags[f] == FRAG_NVML && !spec->nvml) || (frags[f] == FRAG_COLOR && !spec->color))
                         continue;
                 const struct opt *t = frags[f] == FRAG_OWN ? spec->opts : fragment_table(frags[f]);
@@ -128,7 +129,7 @@ static void duration_words(uint64_t ms, char *buf, size_t size) {
                 uint64_t ms;
                 const char *unit;
         } units[] = {{DAY_MS, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}};
-        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(units); i++)
                 if (ms >= units[i].ms && ms % units[i].ms == 0) {
                         snprintf(buf, size, "%llu%s", (unsigned long long)(ms / units[i].ms), units[i].unit);
                         return;

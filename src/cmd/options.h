@@ -95,8 +95,6 @@ extern const struct cmd_spec *const cmd_specs[];
 extern const size_t cmd_spec_count;
 const struct cmd_spec *cmd_spec_find(const char *name);
 
-/* `gpuvet help [COMMAND...]`, `gpuvet help --options-json` (cmd/registry.c). */
-int cmd_help(int argc, char **argv);
 /* The shared fragments, for the dump. */
 enum cmd_fragment_id { CMD_FRAGMENT_COMMON, CMD_FRAGMENT_NVML, CMD_FRAGMENT_HELP_ONLY, CMD_FRAGMENT_COLOR };
 const struct opt *cmd_fragment(enum cmd_fragment_id which);

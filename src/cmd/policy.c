@@ -7,7 +7,7 @@
 #include "cmd/machine.h"
 #include "core/atomic_file.h"
 #include "policy/capture.h"
-#include "policy/golden.h"
+#include "results/golden.h"
 #include "policy/policy.h"
 #include "sys/facts.h"
 

@@ -6,6 +6,7 @@
 #include "cmd/query.h"
 #include "cmd/specs.h"
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/strparse.h"
 #include "data/xiddb.h"
 #include "metrics/sampler.h"
@@ -53,69 +54,75 @@ static char *trim(char *s) {
         return s;
 }
 
-static int parse_fields(const char *arg, struct query_opts *o) {
-        char *copy = strdup(arg);
+/* Calls each(item, ctx) for every comma-separated item of list, trimmed, until one returns
+ * other than -1: that value, else -1 (EXIT_INTERNAL when out of memory). */
+static int each_listed(const char *list, int (*each)(const char *item, void *ctx), void *ctx) {
+        char *copy = strdup(list);
         if (!copy) {
                 fprintf(stderr, "gpuvet query: out of memory\n");
                 return EXIT_INTERNAL;
         }
         int r = -1;
         char *save = NULL;
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                char *name = trim(tok);
-                const struct query_field *f = query_field_lookup(name);
-                if (!f) {
-                        /* nvidia-smi's own sentence, so scripts that grep it keep working. */
-                        fprintf(stderr, "Field \"%s\" is not a valid field to query.\n", name);
-                        fprintf(stderr, "gpuvet query: see gpuvet query --help-query-gpu for the supported fields\n");
-                        r = EXIT_USAGE;
-                        goto out;
-                }
-                if (o->n_fields == MAX_FIELDS) {
-                        fprintf(stderr, "gpuvet query: more than %d fields\n", MAX_FIELDS);
-                        r = EXIT_USAGE;
-                        goto out;
-                }
-                o->fields[o->n_fields++] = f;
-        }
-        if (o->n_fields == 0) {
-                fprintf(stderr, "gpuvet query: --query-gpu names no field\n");
-                r = EXIT_USAGE;
-        }
-out:
+        for (char *tok = strtok_r(copy, ",", &save); tok && r == -1; tok = strtok_r(NULL, ",", &save))
+                r = each(trim(tok), ctx);
         free(copy);
         return r;
 }
 
+static int add_field(const char *name, void *ctx) {
+        struct query_opts *o = ctx;
+        const struct query_field *f = query_field_lookup(name);
+        if (!f) {
+                /* nvidia-smi's own sentence, so scripts that grep it keep working. */
+                fprintf(stderr, "Field \"%s\" is not a valid field to query.\n", name);
+                fprintf(stderr, "gpuvet query: see gpuvet query --help-query-gpu for the supported fields\n");
+                return EXIT_USAGE;
+        }
+        if (o->n_fields == MAX_FIELDS) {
+                fprintf(stderr, "gpuvet query: more than %d fields\n", MAX_FIELDS);
+                return EXIT_USAGE;
+        }
+        o->fields[o->n_fields++] = f;
+        return -1;
+}
+
+static int parse_fields(const char *arg, struct query_opts *o) {
+        int r = each_listed(arg, add_field, o);
+        if (r == -1 && o->n_fields == 0) {
+                fprintf(stderr, "gpuvet query: --query-gpu names no field\n");
+                r = EXIT_USAGE;
+        }
+        return r;
+}
+
+struct format_words {
+        struct query_opts *o;
+        bool csv;
+};
+
+static int add_format_word(const char *t, void *ctx) {
+        struct format_words *w = ctx;
+        if (strcmp(t, "csv") == 0) {
+                w->csv = true;
+        } else if (strcmp(t, "noheader") == 0) {
+                w->o->noheader = true;
+        } else if (strcmp(t, "nounits") == 0) {
+                w->o->nounits = true;
+        } else {
+                fprintf(stderr, "gpuvet query: --format: \"%s\" is not csv, noheader or nounits\n", t);
+                return EXIT_USAGE;
+        }
+        return -1;
+}
+
 static int parse_format(const char *arg, struct query_opts *o) {
-        char *copy = strdup(arg);
-        if (!copy) {
-                fprintf(stderr, "gpuvet query: out of memory\n");
-                return EXIT_INTERNAL;
-        }
-        int r = -1;
-        bool csv = false;
-        char *save = NULL;
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                char *t = trim(tok);
-                if (strcmp(t, "csv") == 0) {
-                        csv = true;
-                } else if (strcmp(t, "noheader") == 0) {
-                        o->noheader = true;
-                } else if (strcmp(t, "nounits") == 0) {
-                        o->nounits = true;
-                } else {
-                        fprintf(stderr, "gpuvet query: --format: \"%s\" is not csv, noheader or nounits\n", t);
-                        r = EXIT_USAGE;
-                        goto out;
-                }
-        }
-        if (!csv) {
+        struct format_words w = {.o = o};
+        int r = each_listed(arg, add_format_word, &w);
+        if (r == -1 && !w.csv) {
                 fprintf(stderr, "gpuvet query: --format must include csv (e.g. --format=csv,noheader)\n");
                 r = EXIT_USAGE;
         }
-out:
-        free(copy);
         return r;
 }
 
@@ -144,36 +151,36 @@ static bool id_matches(const char *id, const struct nvml_gpu *g) {
 }
 
 /* Mark the GPUs -i names in selected (all when ids is NULL). */
+struct gpu_selection {
+        const struct nvml_facts *f;
+        bool *selected;
+};
+
+static int select_gpu(const char *id, void *ctx) {
+        struct gpu_selection *sel = ctx;
+        const struct nvml_facts *f = sel->f;
+        bool found = false;
+        for (unsigned int i = 0; i < f->n_gpus; i++)
+                if (id_matches(id, &f->gpus[i])) {
+                        sel->selected[i] = true;
+                        found = true;
+                }
+        if (!found) {
+                fprintf(stderr, "gpuvet query: -i %s: no GPU with that index, UUID or PCI bus id (%u GPU%s)\n", id,
+                        f->n_gpus, f->n_gpus == 1 ? "" : "s");
+                return EXIT_USAGE;
+        }
+        return -1;
+}
+
 static int select_gpus(const char *ids, const struct nvml_facts *f, bool *selected) {
         if (!ids) {
                 for (unsigned int i = 0; i < f->n_gpus; i++)
                         selected[i] = true;
                 return -1;
         }
-        char *copy = strdup(ids);
-        if (!copy) {
-                fprintf(stderr, "gpuvet query: out of memory\n");
-                return EXIT_INTERNAL;
-        }
-        int r = -1;
-        char *save = NULL;
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                char *id = trim(tok);
-                bool found = false;
-                for (unsigned int i = 0; i < f->n_gpus; i++)
-                        if (id_matches(id, &f->gpus[i])) {
-                                selected[i] = true;
-                                found = true;
-                        }
-                if (!found) {
-                        fprintf(stderr, "gpuvet query: -i %s: no GPU with that index, UUID or PCI bus id (%u GPU%s)\n",
-                                id, f->n_gpus, f->n_gpus == 1 ? "" : "s");
-                        r = EXIT_USAGE;
-                        break;
-                }
-        }
-        free(copy);
-        return r;
+        struct gpu_selection sel = {.f = f, .selected = selected};
+        return each_listed(ids, select_gpu, &sel);
 }
 
 /* ---- output ---- */
@@ -263,12 +270,6 @@ static int explain_no_gpus(const struct nvml_facts *f, const char *load_err) {
 static volatile sig_atomic_t stop_signal;
 
 static void on_stop(int sig) { stop_signal = sig; }
-
-static unsigned long long monotonic_ns(void) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
-}
 
 /* ---- NVML events between rounds (docs/query.md, "Xid events while logging") ---- */
 

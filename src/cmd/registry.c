@@ -2,11 +2,14 @@
  * help` and the generators of the man pages and shell completions read them from here. */
 #include "cmd/registry.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "version.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+
+static int cmd_help(int argc, char **argv);
 
 const struct subcommand subcommands[] = {
         {"check", cmd_check, "check the node: one verdict, a remedy for every problem"},
@@ -28,7 +31,7 @@ const struct subcommand subcommands[] = {
         {"tune", cmd_tune, "apply the OS settings check recommends (plan, apply, revert, status)"},
         {"help", cmd_help, "a command's help: gpuvet help COMMAND"},
 };
-const size_t subcommand_count = sizeof(subcommands) / sizeof(subcommands[0]);
+const size_t subcommand_count = ARRAY_COUNT(subcommands);
 
 const struct cmd_spec *const cmd_specs[] = {
         &cmd_check_spec,          &cmd_info_spec,           &cmd_topo_spec,        &cmd_bench_spec,
@@ -38,7 +41,7 @@ const struct cmd_spec *const cmd_specs[] = {
         &cmd_ngc_list_spec,       &cmd_ngc_pick_spec,       &cmd_ngc_pull_spec,    &cmd_ngc_test_spec,
         &cmd_slurm_health_spec,   &cmd_report_spec,         &cmd_serve_spec,       &cmd_tune_spec,
 };
-const size_t cmd_spec_count = sizeof(cmd_specs) / sizeof(cmd_specs[0]);
+const size_t cmd_spec_count = ARRAY_COUNT(cmd_specs);
 
 const struct cmd_spec *cmd_spec_find(const char *name) {
         for (size_t i = 0; i < cmd_spec_count; i++)
@@ -159,7 +162,8 @@ static int options_json(void) {
         return EXIT_PASS;
 }
 
-int cmd_help(int argc, char **argv) {
+/* `gpuvet help [COMMAND...]`, `gpuvet help --options-json`. */
+static int cmd_help(int argc, char **argv) {
         if (argc == 2 && strcmp(argv[1], "--options-json") == 0)
                 return options_json();
         if (argc < 2) {

@@ -4,6 +4,8 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
+#include "core/clock.h"
 #include "core/fsroot.h"
 #include "metrics/metrics.h"
 #include "metrics/sampler.h"
@@ -179,7 +181,7 @@ static void print_metrics_table(void) {
 static nvml_groups serve_groups(void) {
         const struct metric *shown[512];
         size_t n = 0;
-        for (size_t k = 0; k < metric_count() && n < sizeof(shown) / sizeof(shown[0]); k++)
+        for (size_t k = 0; k < metric_count() && n < ARRAY_COUNT(shown); k++)
                 if (dcgm_series_exported(metric_at(k)))
                         shown[n++] = metric_at(k);
         return metric_groups(shown, n) | nvml_group_bit(NVML_GROUP_NAME) | nvml_group_bit(NVML_GROUP_UUID) |
@@ -297,12 +299,6 @@ static int first_round_problem(const struct nvml_facts *f, const char *load_err)
         return -1;
 }
 
-static unsigned long long monotonic_ms(void) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (unsigned long long)t.tv_sec * 1000ULL + (unsigned long long)t.tv_nsec / 1000000ULL;
-}
-
 /* --check-interval's companions need it, and it excludes --check-report. Returns -1 to
  * go on, else EXIT_USAGE after a message naming the options. */
 static int serve_check_options_valid(const struct serve_opts *o) {
@@ -352,7 +348,7 @@ static void check_command_line(const struct serve_check_opts *c, const struct cm
                 {"--nvml-gpu-timeout-ms", args->nvml.dl.gpu_ms, cmd->gpu_ms},
                 {"--nvml-init-timeout-ms", args->nvml.dl.init_ms, cmd->init_ms},
         };
-        for (size_t i = 0; i < sizeof(dl) / sizeof(dl[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(dl); i++)
                 if (dl[i].ms) {
                         snprintf(dl[i].buf, sizeof(cmd->call_ms), "%u", dl[i].ms);
                         a[n++] = dl[i].opt;
@@ -411,7 +407,7 @@ static void sampler_end_reason(struct sampler *smp, const struct sampler_status 
 static bool stop_now(const sigset_t *stop, unsigned long long end_ms) {
         struct timespec slice = {0, 200 * 1000000L};
         int sig = sigtimedwait(stop, NULL, &slice);
-        return sig == SIGINT || sig == SIGTERM || (end_ms && monotonic_ms() >= end_ms);
+        return sig == SIGINT || sig == SIGTERM || (end_ms && deadline_now_ms() >= end_ms);
 }
 
 /* Serve until a stop signal or the --timeout; say once when the sampler stops; look at the
@@ -449,17 +445,17 @@ static void serve_until_stopped(const sigset_t *stop, struct sampler *smp, struc
  * NULL alone when no round came within bound_ms. */
 static struct sample *await_first_round(const sigset_t *stop, struct sampler *smp, unsigned bound_ms,
                                         unsigned long long end_ms, bool *ret_stopped) {
-        unsigned long long give_up = monotonic_ms() + bound_ms;
+        unsigned long long give_up = deadline_now_ms() + bound_ms;
         *ret_stopped = false;
         for (;;) {
                 /* Woken by the publish itself: the round judged is the first, not a later one
                  * (with a short interval the second may fail where the first did not). */
                 struct sample *x = sampler_next(smp, 0, 100);
-                if (x || sampler_ended(smp, NULL) || monotonic_ms() >= give_up)
+                if (x || sampler_ended(smp, NULL) || deadline_now_ms() >= give_up)
                         return x;
                 struct timespec now = {0, 0};
                 int sig = sigtimedwait(stop, NULL, &now);
-                if (sig == SIGINT || sig == SIGTERM || (end_ms && monotonic_ms() >= end_ms)) {
+                if (sig == SIGINT || sig == SIGTERM || (end_ms && deadline_now_ms() >= end_ms)) {
                         *ret_stopped = true;
                         return NULL;
                 }
@@ -542,7 +538,7 @@ static int start_serving(const struct serve_opts *o, int fd, struct sampler *smp
 }
 
 static int run(const struct serve_opts *o, const struct cmd_args *args) {
-        unsigned long long end_ms = args->common.timeout_s ? monotonic_ms() + args->common.timeout_s * 1000ULL : 0;
+        unsigned long long end_ms = args->common.timeout_s ? deadline_now_ms() + args->common.timeout_s * 1000ULL : 0;
         char hostname[HOSTNAME_MAX + 1] = "";
         if (o->hostname)
                 snprintf(hostname, sizeof(hostname), "%s", o->hostname);

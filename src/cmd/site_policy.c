@@ -1,5 +1,6 @@
 #include "cmd/site_policy.h"
 #include "cmd/cmd.h"
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "policy/policy.h"
 
@@ -12,7 +13,7 @@
  * would find it. -ENOENT when there is none. */
 static int read_default_policy(struct fsroot *fs, char *name, size_t size, struct policy *p, char **errors) {
         static const char *const defaults[] = {"/etc/gpuvet/policy.yaml", "/etc/gpuvet/policy.yml"};
-        for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(defaults); i++) {
                 char *text = NULL;
                 size_t len = 0;
                 int r = fsroot_read_alloc(fs, defaults[i], &text, &len);

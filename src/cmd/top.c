@@ -4,12 +4,13 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
+#include "core/array.h"
 #include "core/strparse.h"
 #include "core/fsroot.h"
 #include "metrics/sampler.h"
 #include "top/top_feed.h"
 #include "top/top_frame.h"
-#include "top/top_proc.h"
+#include "sys/proc.h"
 #include "top/top_screen.h"
 
 #include <errno.h>
@@ -26,12 +27,13 @@ struct top_cli {
         bool once;
         unsigned int width;
         enum top_sort sort;
+        bool tree;
 };
 
 #define INTERVAL_MIN_MS 100ull
 #define INTERVAL_MAX_MS 3600000ull
 
-enum top_opt { TOP_INTERVAL = 'd', TOP_ONCE = '1', TOP_WIDTH = 0x100, TOP_SORT };
+enum top_opt { TOP_INTERVAL = 'd', TOP_ONCE = '1', TOP_WIDTH = 0x100, TOP_SORT, TOP_TREE };
 
 static int top_option(int id, const struct opt_value *v, void *ctx) {
         struct top_cli *o = ctx;
@@ -40,6 +42,7 @@ static int top_option(int id, const struct opt_value *v, void *ctx) {
         case TOP_ONCE: o->once = true; break;
         case TOP_WIDTH: o->width = (unsigned)v->n; break;
         case TOP_SORT: o->sort = (enum top_sort)v->n; break; /* the choices in enum top_sort's order */
+        case TOP_TREE: o->tree = true; break;
         }
         return -1;
 }
@@ -53,6 +56,8 @@ static const struct opt top_options[] = {
          .def = "the terminal's, else 100", .help = "--once: the frame's width"},
         {.name = "sort", .kind = ARG_ENUM, .id = TOP_SORT, .metavar = "KEY", .choices = "memory|utilization|pid|cpu|rss|time",
          .def = "memory", .help = "the process order at start"},
+        {.name = "tree", .kind = ARG_FLAG, .id = TOP_TREE,
+         .help = "show each GPU process under its launchers (its host ancestors) at start; t toggles it"},
         {0},
 };
 
@@ -71,9 +76,9 @@ const struct cmd_spec cmd_top_spec = {
         .timeout_help = "not used: top runs until q or a signal",
         .notes = "--root: read /proc, /etc/passwd and /var/log/{pods,containers} under DIR (a snapshot or a "
                  "fixture). --no-nvml is refused: top shows what NVML reads.\n\n"
-                 "Keys: Up/Down select; s, or m/u/p/c/r/t, sort by GPU memory, SM share, PID, host %CPU, RSS or "
-                 "elapsed time; K/T/I send SIGKILL/SIGTERM/SIGINT to the selected process after a y/N question; "
-                 "Left/Right scroll GPUs; h help; q quit. docs/top.md has the rest.",
+                 "Keys: Up/Down select; s, or m/u/p/c/r/e, sort by GPU memory, SM share, PID, host %CPU, RSS or "
+                 "elapsed time; t (or F5) the process tree; K/T/I send SIGKILL/SIGTERM/SIGINT to the selected "
+                 "process after a y/N question; Left/Right scroll GPUs; h help; q quit. docs/top.md has the rest.",
         .exit_status = "0 quit by q or a signal, or --once with every GPU live; 1 NVML or a GPU could not answer (no "
                        "driver, no GPU, a GPU stale or lost in --once); 2 usage; 3 internal error.",
         .on_option = top_option,
@@ -85,9 +90,10 @@ static nvml_groups top_groups(void) {
                                             NVML_GROUP_TEMP_THRESHOLDS, NVML_GROUP_POWER_DRAW, NVML_GROUP_POWER_LIMIT,
                                             NVML_GROUP_POWER_ENFORCED_LIMIT, NVML_GROUP_CLOCKS, NVML_GROUP_CLOCKS_MAX,
                                             NVML_GROUP_CLOCK_REASONS, NVML_GROUP_UTIL, NVML_GROUP_ECC_MODE,
-                                            NVML_GROUP_ECC_COUNTS, NVML_GROUP_PROCS, NVML_GROUP_PROC_UTIL};
+                                            NVML_GROUP_ECC_COUNTS, NVML_GROUP_PROCS, NVML_GROUP_PROC_UTIL,
+                                            NVML_GROUP_FAN, NVML_GROUP_CODEC_UTIL, NVML_GROUP_PCIE_THROUGHPUT};
         nvml_groups set = 0;
-        for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(g); i++)
                 set |= nvml_group_bit(g[i]);
         return set;
 }
@@ -150,8 +156,9 @@ static unsigned int frame_width(unsigned int asked) {
 /* --once: the first round as one frame; 1 when a GPU is not live. */
 static int print_once(struct top_model *m, struct top_view *v, unsigned int width) {
         top_model_sort(m, v->sort);
+        v->no_chart = true;
         struct top_frame f = {0};
-        if (top_frame_render(m, v, top_frame_rows_for_all(m), width, &f) < 0) {
+        if (top_frame_render(m, v, top_frame_rows_for_all(m, v), width, &f) < 0) {
                 fprintf(stderr, "gpuvet top: out of memory\n");
                 return EXIT_INTERNAL;
         }
@@ -211,19 +218,19 @@ static int run(const struct top_cli *o, const struct cmd_args *args) {
                 fprintf(stderr, "gpuvet top: --root %s: %s\n", args->common.root, strerror(-r));
                 return EXIT_USAGE;
         }
-        struct top_users *users = NULL;
+        struct proc_users *users = NULL;
         char err[512] = "";
         struct nvml_lib *lib = NULL;
-        if (top_users_load(fs, &users) < 0 || nv_lib_open(args->nvml.lib, &lib, err, sizeof(err)) == -ENOMEM) {
+        if (proc_users_load(fs, &users) < 0 || nv_lib_open(args->nvml.lib, &lib, err, sizeof(err)) == -ENOMEM) {
                 fprintf(stderr, "gpuvet top: out of memory\n");
-                top_users_free(users);
+                proc_users_free(users);
                 fsroot_free(fs);
                 return EXIT_INTERNAL;
         }
         sigset_t open_mask;
         block_signals(&open_mask);
         struct top_feed feed = {
-                .look = {.fs = fs, .users = users, .nested = top_proc_self_nested(fs)},
+                .look = {.fs = fs, .users = users, .nested = proc_self_nested(fs)},
                 .interval_ms = o->interval_ms,
                 .stale_after_ms = 2 * o->interval_ms +
                                   (args->nvml.dl.call_ms ? args->nvml.dl.call_ms : NVML_DEADLINE_CALL_MS_DEFAULT),
@@ -232,7 +239,7 @@ static int run(const struct top_cli *o, const struct cmd_args *args) {
         struct top_model m = {0};
         /* Signals only to this machine's processes, as gpuvet's own namespace sees them. */
         struct top_signal_env signals = {.fs = fs, .live = fsroot_is_live(fs) && !feed.look.nested};
-        struct top_view v = {.sort = o->sort, .interval_ms = o->interval_ms, .signals = &signals};
+        struct top_view v = {.sort = o->sort, .tree = o->tree, .interval_ms = o->interval_ms, .signals = &signals};
         int code;
         if (sampler_start(&so, &feed.smp) < 0) {
                 fprintf(stderr, "gpuvet top: could not start the sampler\n");
@@ -246,7 +253,7 @@ static int run(const struct top_cli *o, const struct cmd_args *args) {
         }
         bool abandoned = feed.smp && sampler_stop(feed.smp);
         top_model_done(&m);
-        top_users_free(users);
+        proc_users_free(users);
         fsroot_free(fs);
         if (abandoned) /* a call still runs inside NVML: no unload, no exit handlers */
                 _exit(stdout_finish(code));

@@ -63,23 +63,6 @@ void deadline_thread_leave(void) {
         atomic_fetch_sub(&threads_alive, 1);
 }
 
-unsigned long long deadline_now_ms(void) {
-        struct timespec ts;
-        /* CLOCK_MONOTONIC cannot fail on Linux with a valid pointer. */
-        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (unsigned long long)ts.tv_sec * 1000ull + (unsigned long long)ts.tv_nsec / 1000000ull;
-}
-
-double monotonic_ms(void) {
-        struct timespec ts;
-        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-unsigned int deadline_worker_index(const struct deadline_worker *w) {
-        return w->index;
-}
-
 static unsigned int clamp_ms(unsigned long long ms) {
         return ms > UINT_MAX ? UINT_MAX : (unsigned int)ms;
 }

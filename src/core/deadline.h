@@ -25,6 +25,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include "core/clock.h"
 
 struct deadline_worker;
 
@@ -89,8 +90,6 @@ bool deadline_begin_at(struct deadline_worker *w, const char *what, unsigned int
  * call's outputs must be dropped (not stored into block); return. */
 bool deadline_end(struct deadline_worker *w);
 
-unsigned int deadline_worker_index(const struct deadline_worker *w);
-
 /* Worker threads of ours still running, abandoned ones included (for tests and for
  * deciding whether the process must leave with _exit). */
 unsigned int deadline_threads_alive(void);
@@ -101,6 +100,3 @@ unsigned int deadline_threads_alive(void);
 void deadline_thread_enter(void);
 void deadline_thread_leave(void);
 
-/* Milliseconds on CLOCK_MONOTONIC; monotonic_ms with the fraction, for durations. */
-unsigned long long deadline_now_ms(void);
-double monotonic_ms(void);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/strbuf.h"
 
@@ -170,4 +171,40 @@ int dynlib_load(const char *const *files, size_t n, const struct dynlib_fn *fns,
                 memcpy((char *)table + fns[i].offset, scratch + fns[i].offset, sizeof(void *));
         free(scratch);
         return 0;
+}
+
+const char *dynlib_env(const char *name) {
+        const char *v = secure_getenv(name);
+        return v && *v ? v : NULL;
+}
+
+static bool is_dir(const char *path) {
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int dynlib_search_open(const struct dynlib_search *s, struct dynlib *ret, const char **env_value,
+                       enum dynlib_searched *searched, char *why, size_t whysize) {
+        const char *env = s->env ? dynlib_env(s->env) : NULL;
+        *env_value = env;
+        if (env && !(s->env_dir && is_dir(env))) {
+                *searched = DYNLIB_SEARCHED_ENV_FILE;
+                return dynlib_open_file(env, ret, why, whysize);
+        }
+        *searched = env ? DYNLIB_SEARCHED_ENV_DIR : DYNLIB_SEARCHED_SONAMES;
+        char paths[DYNLIB_SEARCH_MAX][512];
+        const char *files[DYNLIB_SEARCH_MAX];
+        size_t n = 0;
+        for (size_t i = 0; i < s->n_sonames && n < DYNLIB_SEARCH_MAX; i++, n++) {
+                if (env)
+                        snprintf(paths[n], sizeof(paths[n]), "%s/%s", env, s->sonames[i]);
+                else
+                        snprintf(paths[n], sizeof(paths[n]), "%s", s->sonames[i]);
+                files[n] = paths[n];
+        }
+        if (!env && s->extra && n < DYNLIB_SEARCH_MAX && s->extra(paths[n], sizeof(paths[n])) == 0) {
+                files[n] = paths[n];
+                n++;
+        }
+        return dynlib_open(files, n, ret, why, whysize);
 }

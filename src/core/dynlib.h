@@ -5,7 +5,7 @@
  * Why at run time: the vendor libraries may be absent (no driver is a finding, not a
  * crash), and the others are needed by few commands (libarchive pulls in libxml2, ICU and
  * libstdc++: ~5 M instructions before main for every run if linked). Declarations of the
- * vendor APIs are gpuvet's own (src/vendor/ *_api.h); the others come from the libraries'
+ * vendor APIs are gpuvet's own (src/bindings/ *_api.h); the others come from the libraries'
  * headers. Nothing here logs; callers phrase the errors from what these functions report. */
 #pragma once
 
@@ -62,10 +62,34 @@ int dynlib_resolve(const struct dynlib *lib, const struct dynlib_fn *fns, size_t
  * closed: their callers just drop the handle. */
 void dynlib_close(struct dynlib *lib);
 
+/* $name through secure_getenv, so that a privileged (setuid) gpuvet never loads a library
+ * its caller names; NULL when unset or empty. */
+const char *dynlib_env(const char *name);
+
+/* The one search for a vendor library: $env names the file (or, with env_dir, a folder
+ * that holds the sonames); without it, the sonames through the loader's own path, then
+ * the file extra writes into buf when it finds one (a pip wheel's copy; NULL: none). */
+#define DYNLIB_SEARCH_MAX 4 /* sonames, and extra's file */
+struct dynlib_search {
+        const char *env;
+        bool env_dir;
+        const char *const *sonames;
+        size_t n_sonames;
+        int (*extra)(char *buf, size_t size); /* 0 when it wrote a file into buf */
+};
+/* What the search went by, for the caller's message. */
+enum dynlib_searched {
+        DYNLIB_SEARCHED_ENV_FILE, /* $env as a file: why is the loader's reason */
+        DYNLIB_SEARCHED_ENV_DIR,  /* the sonames in $env's folder: why lists each with its reason */
+        DYNLIB_SEARCHED_SONAMES,  /* $env unset: why lists each file with its reason */
+};
+/* Search per s into *ret. Returns 0, or -ENOENT with *searched and why saying what failed;
+ * *env_value is $env's value either way (NULL: unset). */
+int dynlib_search_open(const struct dynlib_search *s, struct dynlib *ret, const char **env_value,
+                       enum dynlib_searched *searched, char *why, size_t whysize);
+
 /* Both steps for a library whose every function is required (libpci, libarchive). Returns
  * 0, -ENOENT or -ENOSYS with err saying which file or symbol; on failure the library is
  * closed and table untouched. */
 int dynlib_load(const char *const *files, size_t n, const struct dynlib_fn *fns, size_t n_fns, void *table,
                 struct dynlib *ret, char *err, size_t errsize);
-
-#define DYNLIB_COUNT(a) (sizeof(a) / sizeof((a)[0]))

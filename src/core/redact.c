@@ -5,6 +5,7 @@
  * value that follows `KEY =` (TOML) or `"KEY":` (JSON) when KEY names a secret. Dotted
  * TOML keys are judged by their last part (`registry.configs."r".auth.password`); an inline
  * table's keys are judged one by one (`auth = { password = "x" }`). */
+#include "core/array.h"
 #include "core/redact.h"
 
 #include <ctype.h>
@@ -22,7 +23,7 @@ bool redact_key_is_secret(const char *key, size_t len) {
         for (size_t i = 0; i < len; i++)
                 low[i] = (char)tolower((unsigned char)key[i]);
         low[len] = '\0';
-        for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(parts); i++)
                 if (strstr(low, parts[i]))
                         return true;
         return strcmp(low, "auth") == 0 || (len > 5 && strcmp(low + len - 5, "_auth") == 0);

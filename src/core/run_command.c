@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/deadline.h"
 
 extern char **environ;
@@ -209,9 +210,14 @@ void command_result_done(struct command_result *r) {
         r->out_len = 0;
 }
 
-bool child_own_group(pid_t parent) {
+/* In a child just forked to run gpuvet's own code under the parent's watch (a benchmark, a
+ * burn worker): the default action for every signal the parent handles or ignores, no
+ * alarm, no blocked signal, a process group of its own (the parent's deadline kills the
+ * group), and death with the parent (an orphan must not keep a GPU busy). Returns false
+ * when the parent is already gone: the child should _exit. */
+static bool child_own_group(pid_t parent) {
         static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGPIPE, SIGALRM};
-        for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(sigs); i++)
                 signal(sigs[i], SIG_DFL);
         alarm(0);
         sigset_t none;

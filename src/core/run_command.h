@@ -38,15 +38,10 @@ void command_result_done(struct command_result *r);
  * the caller). Returns true with *status set once it has been reaped. */
 bool child_reap(pid_t pid, unsigned int ms, int *status);
 
-/* In a child just forked to run gpuvet's own code under the parent's watch (a benchmark, a
- * burn worker): the default action for every signal the parent handles or ignores, no
- * alarm, no blocked signal, a process group of its own (the parent's deadline kills the
- * group), and death with the parent (an orphan must not keep a GPU busy). Returns false
- * when the parent is already gone: the child should _exit. */
-bool child_own_group(pid_t parent);
-
-/* Fork a child of gpuvet's own code under the caller's watch: child_own_group, then
- * body(arg, fd) with fd the write end of a pipe whose read end is *ret_fd (close-on-exec on
- * both sides); body never returns (an _exit(3) follows if it does). Returns the child's pid
- * (the leader of its own process group), or a negative errno. */
+/* Fork a child of gpuvet's own code under the caller's watch: the child set up as
+ * run_command.c's child_own_group says (default signals, a process group of its own, death
+ * with the parent), then body(arg, fd) with fd the write end of a pipe whose read end is
+ * *ret_fd (close-on-exec on both sides); body never returns (an _exit(3) follows if it
+ * does). Returns the child's pid (the leader of its own process group), or a negative
+ * errno. */
 pid_t spawn_watched(void (*body)(const void *arg, int fd), const void *arg, int *ret_fd);

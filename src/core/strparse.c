@@ -1,3 +1,4 @@
+#include "core/array.h"
 #include "core/strparse.h"
 
 #include <ctype.h>
@@ -79,7 +80,7 @@ int parse_bool(const char *s, bool *ret) {
         word[n] = '\0';
         static const char *const yes[] = {"1", "y", "yes", "on", "true"};
         static const char *const no[] = {"0", "n", "no", "off", "false"};
-        for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(yes); i++) {
                 if (strcasecmp(word, yes[i]) == 0) {
                         *ret = true;
                         return 0;
@@ -221,7 +222,7 @@ int parse_link_speed(const char *s, unsigned *ret_mts) {
 
 unsigned pcie_gen_from_mts(unsigned mts) {
         static const unsigned speeds[] = {2500, 5000, 8000, 16000, 32000, 64000};
-        for (unsigned i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++)
+        for (unsigned i = 0; i < ARRAY_COUNT(speeds); i++)
                 if (mts == speeds[i])
                         return i + 1;
         return 0;
@@ -534,7 +535,7 @@ int parse_duration_ms(const char *s, uint64_t *ret) {
                         if (any)
                                 return -EINVAL;
                 }
-                for (size_t i = 0; ulen && i < sizeof(duration_units) / sizeof(duration_units[0]); i++)
+                for (size_t i = 0; ulen && i < ARRAY_COUNT(duration_units); i++)
                         if (strlen(duration_units[i].name) == ulen && strncasecmp(end, duration_units[i].name, ulen) == 0)
                                 unit = duration_units[i].ms;
                 if (!unit)

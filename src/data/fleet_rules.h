@@ -5,7 +5,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "fleet/fleet.h"
+/* Which way a metric is better; declared with the rules that set it, and used by
+ * fleet/fleet.h's aggregation. */
+enum fleet_direction {
+        FLEET_HIGHER_BETTER,
+        FLEET_LOWER_BETTER,
+        FLEET_DIRECTION_NONE, /* neither: only value thresholds apply */
+};
 
 /* One rule: the defaults, or an entry of "metrics" (fields it leaves out come from the
  * defaults once resolved). */

@@ -1,4 +1,5 @@
 #include "data/gpudb.h"
+#include "core/array.h"
 #include "data/embedded.h"
 
 #include <errno.h>
@@ -71,24 +72,22 @@ static const struct name_bit fabric_names[] = {
         {"imex", GPU_FABRIC_IMEX},
 };
 
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-
 static int load_kernel_modules(json_t *obj, unsigned *ret) {
         json_t *v = json_object_get(obj, "kernel_modules");
-        return v ? names_to_bits(v, module_names, N_OF(module_names), ret) : 0;
+        return v ? names_to_bits(v, module_names, ARRAY_COUNT(module_names), ret) : 0;
 }
 
 static int load_fabric(json_t *a, struct gpu_arch *out) {
         json_t *fab = json_object_get(a, "fabric_services");
         if (!fab)
                 return 0;
-        if (!json_is_object(fab) || json_object_size(fab) > N_OF(out->fabric))
+        if (!json_is_object(fab) || json_object_size(fab) > ARRAY_COUNT(out->fabric))
                 return -EINVAL;
         const char *form;
         json_t *v;
         json_object_foreach(fab, form, v) {
                 unsigned services;
-                if (names_to_bits(v, fabric_names, N_OF(fabric_names), &services) < 0)
+                if (names_to_bits(v, fabric_names, ARRAY_COUNT(fabric_names), &services) < 0)
                         return -EINVAL;
                 out->fabric[out->n_fabric].form = form;
                 out->fabric[out->n_fabric++].services = services;
@@ -188,7 +187,7 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
         };
         json_t *ids = json_object_get(m, "device_ids");
         if (!json_is_array(ids) || json_array_size(ids) == 0 ||
-            json_array_size(ids) > sizeof(out->device_ids) / sizeof(out->device_ids[0])) {
+            json_array_size(ids) > ARRAY_COUNT(out->device_ids)) {
                 snprintf(why, whysize, "GPU %s: \"device_ids\" must be a list of 1 to 12 hex ids", out->name);
                 return -EINVAL;
         }
@@ -205,7 +204,7 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
         }
         json_t *subs = json_object_get(m, "subsystem_ids");
         if (subs && (!json_is_array(subs) ||
-                     json_array_size(subs) > sizeof(out->subsystem_ids) / sizeof(out->subsystem_ids[0]))) {
+                     json_array_size(subs) > ARRAY_COUNT(out->subsystem_ids))) {
                 snprintf(why, whysize, "GPU %s: \"subsystem_ids\" must be a list of at most 8 hex ids", out->name);
                 return -EINVAL;
         }

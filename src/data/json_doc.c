@@ -1,5 +1,6 @@
 #include "data/json_doc.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -22,4 +23,19 @@ json_t *json_doc_open(const char *dir, const char *name, const char *embedded, s
 json_t *json_doc_parse(const char *buf, size_t len, const char *source, char *err, size_t errsize) {
         json_error_t jerr;
         return parsed(json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr), &jerr, source, err, errsize);
+}
+
+int json_doc_take(json_t *root, const char *source, void **json, void *table,
+                  int (*parse)(json_t *root, void *table, char *why, size_t whysize), void (*done)(void *table),
+                  char *err, size_t errsize) {
+        if (!root)
+                return -EINVAL;
+        *json = root;
+        char why[256] = "";
+        int r = parse(root, table, why, sizeof(why));
+        if (r < 0) {
+                snprintf(err, errsize, "%s: %s", source, r == -ENOMEM ? "out of memory" : why);
+                done(table);
+        }
+        return r;
 }

@@ -1,4 +1,5 @@
 #include "data/modeldb.h"
+#include "core/array.h"
 #include "data/embedded.h"
 #include "data/json_doc.h"
 
@@ -78,7 +79,7 @@ static int parse_model(json_t *root, json_t *e, size_t i, struct model_preset *p
                 {"vocab", offsetof(struct est_model, vocab), DIM_MAX},
                 {"max_seq", offsetof(struct est_model, max_seq), SEQ_MAX},
         };
-        for (size_t d = 0; d < sizeof(dims) / sizeof(dims[0]); d++)
+        for (size_t d = 0; d < ARRAY_COUNT(dims); d++)
                 if (!get_dim(e, dims[d].key, dims[d].max, (unsigned *)((char *)m + dims[d].offset))) {
                         snprintf(why, whysize, "model %.64s: \"%s\" must be an integer from 1 to %u", p->id,
                                  dims[d].key, dims[d].max);
@@ -134,7 +135,8 @@ static int parse_model(json_t *root, json_t *e, size_t i, struct model_preset *p
         return check_sources(root, e, p->id, why, whysize);
 }
 
-static int parse(json_t *root, struct modeldb *db, char *why, size_t whysize) {
+static int parse(json_t *root, void *table, char *why, size_t whysize) {
+        struct modeldb *db = table;
         json_t *schema = json_object_get(root, "schema"), *list = json_object_get(root, "models");
         if (!json_is_string(schema) || strcmp(json_string_value(schema), MODELS_SCHEMA) != 0) {
                 snprintf(why, whysize, "\"schema\" must be \"%s\"", MODELS_SCHEMA);
@@ -167,18 +169,8 @@ static int parse(json_t *root, struct modeldb *db, char *why, size_t whysize) {
         return 0;
 }
 
-/* Take root (NULL: it did not parse, err says why) into ret. */
-static int take(json_t *root, const char *source, struct modeldb *ret, char *err, size_t errsize) {
-        if (!root)
-                return -EINVAL;
-        ret->json = root;
-        char why[256] = "";
-        int r = parse(root, ret, why, sizeof(why));
-        if (r < 0) {
-                snprintf(err, errsize, "%s: %s", source, r == -ENOMEM ? "out of memory" : why);
-                modeldb_done(ret);
-        }
-        return r;
+static void done(void *table) {
+        modeldb_done(table);
 }
 
 int modeldb_load(const char *dir, struct modeldb *ret, char *err, size_t errsize) {
@@ -192,13 +184,14 @@ int modeldb_load(const char *dir, struct modeldb *ret, char *err, size_t errsize
         char source[512];
         json_t *root = json_doc_open(dir, "models.json", (const char *)embedded_models_json, embedded_models_json_len,
                                      source, sizeof(source), err, errsize);
-        return take(root, source, ret, err, errsize);
+        return json_doc_take(root, source, &ret->json, ret, parse, done, err, errsize);
 }
 
 int modeldb_load_buffer(const char *buf, size_t len, const char *source, struct modeldb *ret, char *err,
                         size_t errsize) {
         memset(ret, 0, sizeof(*ret));
-        return take(json_doc_parse(buf, len, source, err, errsize), source, ret, err, errsize);
+        return json_doc_take(json_doc_parse(buf, len, source, err, errsize), source, &ret->json, ret, parse, done, err,
+                             errsize);
 }
 
 void modeldb_done(struct modeldb *db) {

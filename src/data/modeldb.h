@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "estimate/estimate.h"
+#include "data/model_shape.h"
 
 struct model_preset {
         const char *id;   /* "llama-2-70b": what --model takes */

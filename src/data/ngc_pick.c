@@ -14,8 +14,10 @@ static int rank(enum compat_verdict v) {
         }
 }
 
-void ngc_judge_release(const struct compat *c, const struct ngc_release *r, const struct compat_gpu *gpus, size_t n,
-                       const char *driver, struct compat_judgement *ret) {
+/* Judge one release for every GPU (gpus[0..n)), keeping the worst: native < minor <
+ * forward < anything that does not run. */
+static void ngc_judge_release(const struct compat *c, const struct ngc_release *r, const struct compat_gpu *gpus,
+                              size_t n, const char *driver, struct compat_judgement *ret) {
         memset(ret, 0, sizeof(*ret));
         ret->verdict = COMPAT_NATIVE;
         bool first = true;

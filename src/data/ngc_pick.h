@@ -29,11 +29,6 @@ struct ngc_pick {
         size_t n_excluded_total;           /* past NGC_PICK_MAX_EXCLUDED, only counted */
 };
 
-/* Judge one release for every GPU (gpus[0..n)), keeping the worst: native < minor <
- * forward < anything that does not run. */
-void ngc_judge_release(const struct compat *c, const struct ngc_release *r, const struct compat_gpu *gpus, size_t n,
-                       const char *driver, struct compat_judgement *ret);
-
 /* Pick img's release for the GPUs on driver. */
 void ngc_pick(const struct compat *c, const struct ngc_image *img, const struct compat_gpu *gpus, size_t n,
               const char *driver, struct ngc_pick *ret);

@@ -63,7 +63,8 @@ static int parse_model(json_t *e, size_t i, struct nicdb *db, uint16_t *ids, cha
         return 0;
 }
 
-static int parse(json_t *root, struct nicdb *db, char *why, size_t whysize) {
+static int parse(json_t *root, void *table, char *why, size_t whysize) {
+        struct nicdb *db = table;
         json_t *schema = json_object_get(root, "schema"), *list = json_object_get(root, "nics");
         if (!json_is_string(schema) || strcmp(json_string_value(schema), NICS_SCHEMA) != 0) {
                 snprintf(why, whysize, "\"schema\" must be \"%s\"", NICS_SCHEMA);
@@ -97,18 +98,8 @@ static int parse(json_t *root, struct nicdb *db, char *why, size_t whysize) {
         return 0;
 }
 
-/* Take root (NULL: it did not parse, err says why) into ret. */
-static int take(json_t *root, const char *source, struct nicdb *ret, char *err, size_t errsize) {
-        if (!root)
-                return -EINVAL;
-        ret->json = root;
-        char why[256] = "";
-        int r = parse(root, ret, why, sizeof(why));
-        if (r < 0) {
-                snprintf(err, errsize, "%s: %s", source, r == -ENOMEM ? "out of memory" : why);
-                nicdb_done(ret);
-        }
-        return r;
+static void done(void *table) {
+        nicdb_done(table);
 }
 
 int nicdb_load(const char *dir, struct nicdb *ret, char *err, size_t errsize) {
@@ -116,12 +107,13 @@ int nicdb_load(const char *dir, struct nicdb *ret, char *err, size_t errsize) {
         char source[512];
         json_t *root = json_doc_open(dir, "nics.json", (const char *)embedded_nics_json, embedded_nics_json_len, source,
                                      sizeof(source), err, errsize);
-        return take(root, source, ret, err, errsize);
+        return json_doc_take(root, source, &ret->json, ret, parse, done, err, errsize);
 }
 
 int nicdb_load_buffer(const char *buf, size_t len, const char *source, struct nicdb *ret, char *err, size_t errsize) {
         memset(ret, 0, sizeof(*ret));
-        return take(json_doc_parse(buf, len, source, err, errsize), source, ret, err, errsize);
+        return json_doc_take(json_doc_parse(buf, len, source, err, errsize), source, &ret->json, ret, parse, done, err,
+                             errsize);
 }
 
 void nicdb_done(struct nicdb *db) {

@@ -161,7 +161,8 @@ static int parse_nvlink5(json_t *root, struct xiddb *x, char *why, size_t whysiz
         return 0;
 }
 
-static int parse(json_t *root, struct xiddb *x, char *why, size_t whysize) {
+static int parse(json_t *root, void *table, char *why, size_t whysize) {
+        struct xiddb *x = table;
         json_t *schema = json_object_get(root, "schema"), *list = json_object_get(root, "xids");
         json_t *resolutions = json_object_get(root, "resolutions");
         const char *schema_name = json_is_string(schema) ? json_string_value(schema) : "";
@@ -229,18 +230,8 @@ static int parse(json_t *root, struct xiddb *x, char *why, size_t whysize) {
         return 0;
 }
 
-/* Take root (NULL: it did not parse, err says why) into ret. */
-static int take(json_t *root, const char *source, struct xiddb *ret, char *err, size_t errsize) {
-        if (!root)
-                return -EINVAL;
-        ret->json = root;
-        char why[256] = "";
-        int r = parse(root, ret, why, sizeof(why));
-        if (r < 0) {
-                snprintf(err, errsize, "%s: %s", source, r == -ENOMEM ? "out of memory" : why);
-                xiddb_done(ret);
-        }
-        return r;
+static void done(void *table) {
+        xiddb_done(table);
 }
 
 int xiddb_load(const char *dir, struct xiddb *ret, char *err, size_t errsize) {
@@ -248,12 +239,13 @@ int xiddb_load(const char *dir, struct xiddb *ret, char *err, size_t errsize) {
         char source[512];
         json_t *root = json_doc_open(dir, "xid.json", (const char *)embedded_xid_json, embedded_xid_json_len, source,
                                      sizeof(source), err, errsize);
-        return take(root, source, ret, err, errsize);
+        return json_doc_take(root, source, &ret->json, ret, parse, done, err, errsize);
 }
 
 int xiddb_load_buffer(const char *buf, size_t len, const char *source, struct xiddb *ret, char *err, size_t errsize) {
         memset(ret, 0, sizeof(*ret));
-        return take(json_doc_parse(buf, len, source, err, errsize), source, ret, err, errsize);
+        return json_doc_take(json_doc_parse(buf, len, source, err, errsize), source, &ret->json, ret, parse, done, err,
+                             errsize);
 }
 
 void xiddb_done(struct xiddb *x) {

@@ -6,7 +6,6 @@
 static const char *const precision_names[_EST_PRECISION_COUNT] = {"fp32", "bf16", "fp16", "fp8"};
 static const char *const optimizer_names[_EST_OPTIMIZER_COUNT] = {"adam", "sgd", "adafactor"};
 static const char *const recompute_names[_EST_RECOMPUTE_COUNT] = {"none", "selective", "full"};
-static const char *const mlp_names[_EST_MLP_COUNT] = {"gated", "plain"};
 
 #define NAME_OF(table, count, v) ((int)(v) >= 0 && (int)(v) < (count) ? (table)[(v)] : "?")
 
@@ -20,7 +19,6 @@ static int index_of(const char *const *table, int count, const char *s) {
 const char *est_precision_name(enum est_precision p) { return NAME_OF(precision_names, _EST_PRECISION_COUNT, p); }
 const char *est_optimizer_name(enum est_optimizer o) { return NAME_OF(optimizer_names, _EST_OPTIMIZER_COUNT, o); }
 const char *est_recompute_name(enum est_recompute r) { return NAME_OF(recompute_names, _EST_RECOMPUTE_COUNT, r); }
-const char *est_mlp_name(enum est_mlp m) { return NAME_OF(mlp_names, _EST_MLP_COUNT, m); }
 enum est_precision est_precision_from_name(const char *s) {
         return (enum est_precision)index_of(precision_names, _EST_PRECISION_COUNT, s);
 }
@@ -30,7 +28,6 @@ enum est_optimizer est_optimizer_from_name(const char *s) {
 enum est_recompute est_recompute_from_name(const char *s) {
         return (enum est_recompute)index_of(recompute_names, _EST_RECOMPUTE_COUNT, s);
 }
-enum est_mlp est_mlp_from_name(const char *s) { return (enum est_mlp)index_of(mlp_names, _EST_MLP_COUNT, s); }
 
 /* Weights of one layer's attention: Q and O are h x h; K and V are h x (kv_heads x head_dim),
  * smaller than h x h under grouped-query attention. Biases are left out (none in Llama,
@@ -151,7 +148,10 @@ static unsigned ceil_div(unsigned a, unsigned b) { return (a + b - 1) / b; }
 
 bool est_model_has_shape(const struct est_model *m) { return m->layers && m->hidden && m->heads && m->kv_heads; }
 
-int est_check_layout(const struct est_model *m, const struct est_config *c) {
+/* 0 when the parallel layout is possible: degrees at least 1, ZeRO 0-3, heads divisible by tp
+ * and kv_heads dividing heads, at least one layer per pipeline stage (checked when the shape is
+ * known); else -EINVAL. */
+static int est_check_layout(const struct est_model *m, const struct est_config *c) {
         if (!c->tp || !c->pp || !c->dp || c->zero > 3)
                 return -EINVAL;
         if (!est_model_has_shape(m))
@@ -205,4 +205,3 @@ int est_memory(const struct est_model *m, const struct est_config *c, struct est
         return 0;
 }
 
-double est_precision_bytes(enum est_precision p) { return precision_bytes(p); }

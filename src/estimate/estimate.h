@@ -5,30 +5,13 @@
 
 #include <stdbool.h>
 
-enum est_mlp {
-        EST_MLP_GATED, /* SwiGLU: gate, up and down projections, 3 h ffn weights (Llama, Mistral, Qwen) */
-        EST_MLP_PLAIN, /* two projections, 2 h ffn weights (GPT-2/3, Megatron-LM) */
-        _EST_MLP_COUNT,
-        _EST_MLP_INVALID = -1,
-};
+#include "data/model_shape.h"
 
 enum est_precision { EST_FP32, EST_BF16, EST_FP16, EST_FP8, _EST_PRECISION_COUNT, _EST_PRECISION_INVALID = -1 };
 enum est_optimizer { EST_ADAM, EST_SGD, EST_ADAFACTOR, _EST_OPTIMIZER_COUNT, _EST_OPTIMIZER_INVALID = -1 };
 enum est_recompute { EST_RECOMPUTE_NONE, EST_RECOMPUTE_SELECTIVE, EST_RECOMPUTE_FULL, _EST_RECOMPUTE_COUNT,
                      _EST_RECOMPUTE_INVALID = -1 };
 enum est_mode { EST_TRAIN, EST_INFER };
-
-struct est_model {
-        unsigned layers, hidden, ffn, heads, kv_heads, vocab;
-        enum est_mlp mlp;
-        bool tied_embeddings;   /* the output layer reuses the input embedding (GPT-2/3) */
-        bool learned_positions; /* a max_seq x hidden position table (GPT-2/3) */
-        unsigned max_seq;       /* for the position table; 0 when unknown */
-        unsigned sliding_window; /* each token attends to at most this many (Mistral 7B v0.1: 4096),
-                                  * so the KV cache holds no more; 0: the whole sequence */
-        unsigned experts, experts_per_token; /* MoE: experts per layer, routed per token; 0 = dense */
-        double params_override; /* --params: use this count instead of the shape's; 0 = from the shape */
-};
 
 struct est_config {
         enum est_mode mode;
@@ -96,12 +79,6 @@ double est_megatron_model_flops_per_iteration(double batch, double seq, double l
 /* The model's shape is known (layers, hidden, heads, kv_heads): without it (--params alone)
  * activations, the KV cache and the attention FLOPs cannot be counted. */
 bool est_model_has_shape(const struct est_model *m);
-/* 0 when the parallel layout is possible: degrees at least 1, ZeRO 0-3, heads divisible by tp
- * and kv_heads dividing heads, at least one layer per pipeline stage (checked when the shape is
- * known); else -EINVAL. */
-int est_check_layout(const struct est_model *m, const struct est_config *c);
-/* Bytes of one value in this precision: 4, 2, 2, 1. */
-double est_precision_bytes(enum est_precision p);
 
 /* Per-GPU memory of the whole configuration. Returns 0, or -EINVAL when the configuration
  * cannot be laid out (heads not divisible by tp, layers fewer than pp, ...). */
@@ -110,8 +87,6 @@ int est_memory(const struct est_model *m, const struct est_config *c, struct est
 const char *est_precision_name(enum est_precision p);
 const char *est_optimizer_name(enum est_optimizer o);
 const char *est_recompute_name(enum est_recompute r);
-const char *est_mlp_name(enum est_mlp m);
 enum est_precision est_precision_from_name(const char *s);
 enum est_optimizer est_optimizer_from_name(const char *s);
 enum est_recompute est_recompute_from_name(const char *s);
-enum est_mlp est_mlp_from_name(const char *s);

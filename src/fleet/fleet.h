@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "core/result.h"
+#include "data/fleet_rules.h"
 
 /* The document kinds fleet reads, by their schema string. */
 enum fleet_doc_kind {
@@ -113,12 +114,6 @@ struct fleet_stats {
         double min, p10, median, p90, max, mean;
         double stddev; /* sample standard deviation (n - 1); 0 for one value */
         double mad;    /* median absolute deviation from the median (unscaled) */
-};
-
-enum fleet_direction {
-        FLEET_HIGHER_BETTER,
-        FLEET_LOWER_BETTER,
-        FLEET_DIRECTION_NONE, /* neither: only value thresholds apply */
 };
 
 /* One metric's distribution over one GPU model: per GPU where the figure is per GPU

@@ -200,15 +200,6 @@ static bool jeq(const struct jdoc *d, int i, const char *s) {
         return (size_t)(d->t[i].end - d->t[i].start) == len && memcmp(d->js + d->t[i].start, s, len) == 0;
 }
 
-int fleet_status_parse(const char *s, enum status *ret) {
-        for (int k = 0; k < _STATUS_COUNT; k++)
-                if (s && strcmp(s, status_name((enum status)k)) == 0) {
-                        *ret = (enum status)k;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
 static bool jstatus(const struct jdoc *d, int i, enum status *ret) {
         for (int k = 0; k < _STATUS_COUNT; k++)
                 if (jeq(d, i, status_name((enum status)k))) {

@@ -38,5 +38,3 @@ void fleet_doc_clear(struct fleet_doc *doc);
 
 void fleet_scratch_free(struct fleet_scratch *scratch);
 
-/* The status named s ("pass", "warn", "fail", "skip", "error") into *ret; -EINVAL for any other. */
-int fleet_status_parse(const char *s, enum status *ret);

@@ -1,6 +1,7 @@
 /* The metrics registry (metrics.h): one row per metric, in nvidia-smi's --help-query-gpu
  * order. nvidia-smi names and formats come from 590.48/595.80 captures
  * (tests/golden/test_query.py); dcgm-exporter's field names from DCGM's dcgm_fields.h. */
+#include "core/array.h"
 #include "metrics/metrics.h"
 
 #include <string.h>
@@ -720,7 +721,7 @@ static const struct metric metrics[] = {
 #undef CLK
 #undef G
 
-size_t metric_count(void) { return sizeof(metrics) / sizeof(metrics[0]); }
+size_t metric_count(void) { return ARRAY_COUNT(metrics); }
 
 const struct metric *metric_at(size_t i) { return i < metric_count() ? &metrics[i] : NULL; }
 

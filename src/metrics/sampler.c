@@ -6,6 +6,7 @@
  * neither a reader nor a publish ever waits on NVML, and NVML's init count never drops to
  * zero between rounds. */
 #include "metrics/sampler.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,12 +34,6 @@ struct sampler {
         struct sampler_status status;
         bool abandoned; /* a call was abandoned inside NVML: no nvmlShutdown any more */
 };
-
-static unsigned long long monotonic_ns(void) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec;
-}
 
 static struct timespec monotonic_at(unsigned long long ns) {
         return (struct timespec){.tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL)};

@@ -1,4 +1,5 @@
 /* A metric's value from the facts, typed by how nvidia-smi writes it (metrics.h). */
+#include "core/array.h"
 #include "metrics/metrics.h"
 
 #include <stdio.h>
@@ -41,7 +42,7 @@ bool metric_bus_id_parts(const char *id, unsigned int parts[4]) {
 
 const char *metric_compute_mode_name(unsigned int mode) {
         static const char *const modes[] = {"Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process"};
-        return mode < sizeof(modes) / sizeof(modes[0]) ? modes[mode] : "Unknown";
+        return mode < ARRAY_COUNT(modes) ? modes[mode] : "Unknown";
 }
 
 void metric_read(const struct metric *m, const struct nvml_facts *facts, const struct nvml_gpu *gpu,
@@ -124,7 +125,7 @@ void metric_read(const struct metric *m, const struct nvml_facts *facts, const s
         case SMI_FABRIC_STATE: {
                 static const char *const states[] = {"Not Supported", "Not Started", "In Progress", "Completed"};
                 if (take(v, HEAD(u32)))
-                        text(v, u32->v < sizeof(states) / sizeof(states[0]) ? states[u32->v] : "Unknown");
+                        text(v, u32->v < ARRAY_COUNT(states) ? states[u32->v] : "Unknown");
                 return;
         }
         case SMI_COMPUTE_CAP:

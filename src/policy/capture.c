@@ -1,5 +1,5 @@
 #include "policy/capture.h"
-#include "policy/golden.h"
+#include "results/golden.h"
 #include "policy/policy.h"
 #include "sys/facts.h"
 

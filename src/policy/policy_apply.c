@@ -27,17 +27,6 @@ enum policy_severity policy_severity_of(const struct policy *p, const struct che
         return by_category->severity;
 }
 
-const struct policy_exception *policy_exception_for(const struct policy *p, const char *check_id, const char *subject) {
-        if (!p || !subject)
-                return NULL;
-        for (size_t i = 0; i < p->n_exceptions; i++) {
-                const struct policy_exception *e = &p->exceptions[i];
-                if (strcmp(e->check, check_id) == 0 && strcmp(e->subject, subject) == 0)
-                        return e;
-        }
-        return NULL;
-}
-
 void policy_apply(const struct policy *p, struct report *rep) {
         if (!p)
                 return;

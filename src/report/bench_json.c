@@ -1,7 +1,8 @@
 #include "report/bench_json.h"
 #include "bench/bench.h"
 #include "report/envelope.h"
-#include "report/json_text.h"
+#include "core/json_real.h"
+#include "core/json_text.h"
 #include "report/report_json.h"
 
 #include <errno.h>
@@ -11,107 +12,6 @@
 #include <string.h>
 
 #define BENCH_SCHEMA "gpuvet.bench/2"
-
-static json_t *num_or_null(double v) { return v > 0 && isfinite(v) ? json_real(v) : json_null(); }
-
-json_t *bench_json_measurement(const struct measurement *m) {
-        json_t *o = json_object();
-        json_object_set_new(o, "bench", json_text(m->bench));
-        json_object_set_new(o, "name", json_text(m->name));
-        json_object_set_new(o, "subject", json_text(m->subject));
-        json_object_set_new(o, "unit", json_text(m->unit));
-        json_object_set_new(o, "higher_is_better", json_boolean(m->higher_is_better));
-        json_t *params = json_object();
-        for (size_t i = 0; i < m->n_params; i++)
-                json_object_set_new(params, m->params[i].key, json_text(m->params[i].value));
-        json_object_set_new(o, "params", params);
-        json_object_set_new(o, "warmup", json_integer((json_int_t)m->warmup));
-        json_t *samples = json_array();
-        for (size_t i = 0; i < m->n_samples; i++)
-                json_array_append_new(samples, isfinite(m->samples[i]) ? json_real(m->samples[i]) : json_null());
-        json_object_set_new(o, "samples", samples);
-        if (m->stats.n) {
-                json_object_set_new(o, "stats",
-                                    json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)m->stats.n, "min",
-                                              m->stats.min, "median", m->stats.median, "max", m->stats.max, "mean",
-                                              m->stats.mean, "cv", m->stats.cv));
-        } else {
-                json_object_set_new(o, "stats", json_null());
-        }
-        json_object_set_new(o, "verified", json_boolean(m->verified));
-        json_object_set_new(o, "verify_error", json_text(m->verify_error));
-        json_object_set_new(o, "peak", num_or_null(m->peak));
-        json_object_set_new(o, "peak_source", json_text(m->peak_source));
-        json_object_set_new(o, "baseline", num_or_null(m->baseline));
-        json_object_set_new(o, "baseline_source", json_text(m->baseline_source));
-        json_object_set_new(o, "ratio_peak", num_or_null(m->ratio_peak));
-        json_object_set_new(o, "ratio_baseline", num_or_null(m->ratio_baseline));
-        json_object_set_new(o, "status", json_string(status_name(m->status)));
-        json_object_set_new(o, "summary", json_text(m->summary));
-        return o;
-}
-
-static const char *get_str(json_t *o, const char *key) {
-        json_t *v = json_object_get(o, key);
-        return json_is_string(v) ? json_string_value(v) : json_is_null(v) ? "" : NULL;
-}
-
-static double get_num(json_t *o, const char *key) {
-        json_t *v = json_object_get(o, key);
-        return json_is_number(v) ? json_number_value(v) : 0;
-}
-
-static int status_from_name(const char *s, enum status *ret) {
-        for (int i = 0; i < _STATUS_COUNT; i++)
-                if (strcmp(status_name((enum status)i), s) == 0) {
-                        *ret = (enum status)i;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
-int bench_json_parse_measurement(json_t *o, struct bench_report *rep, char *why, size_t whysize) {
-        const char *bench = get_str(o, "bench"), *name = get_str(o, "name"), *subject = get_str(o, "subject"),
-                   *unit = get_str(o, "unit"), *status = get_str(o, "status"), *summary = get_str(o, "summary");
-        json_t *samples = json_object_get(o, "samples"), *params = json_object_get(o, "params");
-        enum status st;
-        if (!json_is_object(o) || !bench || !name || !subject || !unit || !status || !summary ||
-            !json_is_array(samples) || !json_is_object(params) || status_from_name(status, &st) < 0) {
-                snprintf(why, whysize, "a measurement lacks a field or has one of the wrong type");
-                return -EINVAL;
-        }
-        struct measurement *m =
-                bench_measurement_new(rep, bench, name, subject, unit, json_is_true(json_object_get(o, "higher_is_better")));
-        if (rep->out_of_memory)
-                return -ENOMEM;
-        const char *key;
-        json_t *v;
-        json_object_foreach(params, key, v) measurement_param(m, key, "%s", json_is_string(v) ? json_string_value(v) : "");
-        size_t n = json_array_size(samples);
-        double *buf = malloc((n ? n : 1) * sizeof(double));
-        if (!buf)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                json_t *s = json_array_get(samples, i);
-                buf[i] = json_is_number(s) ? json_number_value(s) : NAN;
-        }
-        json_t *warmup = json_object_get(o, "warmup");
-        int r = measurement_set_samples(m, buf, n, json_is_integer(warmup) ? (size_t)json_integer_value(warmup) : 0);
-        free(buf);
-        if (r < 0)
-                return r;
-        m->verified = json_is_true(json_object_get(o, "verified"));
-        const char *ve = get_str(o, "verify_error");
-        snprintf(m->verify_error, sizeof(m->verify_error), "%s", ve ? ve : "");
-        m->peak = get_num(o, "peak");
-        m->baseline = get_num(o, "baseline");
-        const char *ps = get_str(o, "peak_source"), *bs = get_str(o, "baseline_source");
-        snprintf(m->peak_source, sizeof(m->peak_source), "%s", ps ? ps : "");
-        snprintf(m->baseline_source, sizeof(m->baseline_source), "%s", bs ? bs : "");
-        m->status = st;
-        snprintf(m->summary, sizeof(m->summary), "%s", summary);
-        return 0;
-}
 
 char *bench_json_report(const struct bench_json_run *run, const struct facts *facts, const struct bench_report *rep,
                         const struct bench_run_result *runs, size_t n_runs) {
@@ -139,10 +39,10 @@ char *bench_json_report(const struct bench_json_run *run, const struct facts *fa
         for (size_t i = 0; i < n_runs; i++) {
                 const struct bench_run_result *r = &runs[i];
                 json_array_append_new(benches,
-                                      json_pack("{s:s, s:s, s:s, s:o, s:f, s:I, s:o}", "name", r->info->name, "title",
+                                      json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:o}", "name", r->info->name, "title",
                                                 r->info->title, "status", status_name(r->status), "backend",
                                                 r->backend[0] ? json_string(r->backend) : json_null(), "duration_ms",
-                                                r->duration_ms, "measurements", (json_int_t)r->count, "note",
+                                                json_real_or_null(r->duration_ms), "measurements", (json_int_t)r->count, "note",
                                                 r->note[0] ? json_text(r->note) : json_null()));
         }
         json_object_set_new(root, "benchmarks", benches);

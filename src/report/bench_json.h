@@ -1,19 +1,13 @@
-/* JSON of benchmark measurements and of a bench report (schema gpuvet.bench/2,
- * documented in docs/bench.md). The same measurement encoding travels over the runner's
- * pipe from child to parent, so a measurement survives the trip field for field. */
+/* JSON of a bench report (schema gpuvet.bench/2, documented in docs/bench.md); each
+ * measurement in it is bench/measurement_json.h's encoding. */
 #pragma once
 
 #include <jansson.h>
 
 #include "bench/measurement.h"
+#include "bench/measurement_json.h"
 #include "bench/runner.h"
 #include "sys/facts.h"
-
-/* One measurement; samples that are not finite become null (jansson has no NaN). */
-json_t *bench_json_measurement(const struct measurement *m);
-/* Append the measurement described by o to rep. -EINVAL when o lacks a field or has one
- * of the wrong type (with why), -ENOMEM. */
-int bench_json_parse_measurement(json_t *o, struct bench_report *rep, char *why, size_t whysize);
 
 struct bench_json_run {
         const char *benchmarks;  /* the NAME operand */

@@ -7,7 +7,8 @@
 
 #include "report/bench_json.h"
 #include "report/envelope.h"
-#include "report/json_text.h"
+#include "core/json_real.h"
+#include "core/json_text.h"
 
 #define TRAIN_SCHEMA "gpuvet.bench-train/1"
 
@@ -178,9 +179,10 @@ char *train_report_json(const struct train_report *r) {
         json_object_set_new(root, "warmup", json_integer(r->warmup));
         json_object_set_new(root, "timeout_s", json_integer(r->timeout_s));
         json_object_set_new(root, "flops",
-                            json_pack("{s:f, s:f, s:f, s:f, s:f, s:s}", "layer", r->layer_flops, "logits", r->logit_flops,
-                                      "proxy_step", r->proxy_flops, "model_step", r->model_flops, "layer_params",
-                                      r->layer_params, "formula",
+                            json_pack("{s:o, s:o, s:o, s:o, s:o, s:s}", "layer", json_real_or_null(r->layer_flops),
+                                      "logits", json_real_or_null(r->logit_flops), "proxy_step",
+                                      json_real_or_null(r->proxy_flops), "model_step", json_real_or_null(r->model_flops),
+                                      "layer_params", json_real_or_null(r->layer_params), "formula",
                                       "Narayanan et al. 2021 eq. 3 without recomputation, GEMM by GEMM"));
         json_t *figs = json_array();
         for (size_t i = 0; i < r->n_fig; i++)

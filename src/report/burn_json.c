@@ -1,6 +1,8 @@
 #include "report/burn_json.h"
 #include "burn/burn.h"
-#include "report/json_text.h"
+#include "core/array.h"
+#include "core/json_real.h"
+#include "core/json_text.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -20,11 +22,9 @@ static json_t *fault_json(const struct burn_fault *x) {
          * than json_pack failing and the fault vanishing from the list its total counts. */
         return json_pack("{s:s, s:I, s:I, s:o, s:o, s:o}", "mode", burn_mode_name(x->mode), "row",
                          (json_int_t)x->where_a, "col", (json_int_t)x->where_b, "expected",
-                         isfinite(x->expected) ? json_real(x->expected) : json_null(), "got",
-                         isfinite(x->got) ? json_real(x->got) : json_null(), "against", json_text(x->what));
+                         json_real_or_null(x->expected), "got", json_real_or_null(x->got), "against",
+                         json_text(x->what));
 }
-
-static json_t *num_or_null(float v) { return isnan(v) ? json_null() : json_real(v); }
 
 static json_t *telemetry_json(const struct burn_telemetry *t) {
         if (!t->nvml)
@@ -35,9 +35,9 @@ static json_t *telemetry_json(const struct burn_telemetry *t) {
         for (unsigned i = 0; i < t->n_xid_codes; i++)
                 json_array_append_new(xids, json_integer((json_int_t)t->xid_codes[i]));
         json_t *o = json_pack("{s:o, s:o, s:o, s:s, s:I, s:o, s:I, s:I, s:b, s:b, s:I, s:I}", "sm_max_mhz",
-                              num_or_null(t->sm_max_mhz > 0 ? t->sm_max_mhz : NAN), "temperature_slowdown_c",
-                              num_or_null(t->temp_slowdown_c > 0 ? t->temp_slowdown_c : NAN), "memory_temperature_max_c",
-                              num_or_null(t->temp_mem_max_c > 0 ? t->temp_mem_max_c : NAN), "clock_event_reasons_loaded",
+                              json_real_or_null(t->sm_max_mhz > 0 ? t->sm_max_mhz : NAN), "temperature_slowdown_c",
+                              json_real_or_null(t->temp_slowdown_c > 0 ? t->temp_slowdown_c : NAN), "memory_temperature_max_c",
+                              json_real_or_null(t->temp_mem_max_c > 0 ? t->temp_mem_max_c : NAN), "clock_event_reasons_loaded",
                               reasons, "xids", (json_int_t)t->xids, "xid_codes", xids, "ecc_uncorrected_new",
                               (json_int_t)(t->have_ecc ? t->ecc_uncorrected_end - t->ecc_uncorrected_start : 0),
                               "ecc_corrected_new",
@@ -53,10 +53,10 @@ static json_t *telemetry_json(const struct burn_telemetry *t) {
                 json_array_append_new(
                         series, json_pack("{s:f, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "t_s", x->t_s, "mode",
                                           burn_mode_name(x->mode), "loaded", x->loaded, "temperature_c",
-                                          num_or_null(x->temp_c), "memory_temperature_c", num_or_null(x->mem_temp_c),
-                                          "power_w", num_or_null(x->power_w), "power_limit_w", num_or_null(x->power_limit_w),
-                                          "sm_clock_mhz", num_or_null(x->sm_mhz), "memory_clock_mhz",
-                                          num_or_null(x->mem_mhz), "utilization_pct", num_or_null(x->util_pct),
+                                          json_real_or_null(x->temp_c), "memory_temperature_c", json_real_or_null(x->mem_temp_c),
+                                          "power_w", json_real_or_null(x->power_w), "power_limit_w", json_real_or_null(x->power_limit_w),
+                                          "sm_clock_mhz", json_real_or_null(x->sm_mhz), "memory_clock_mhz",
+                                          json_real_or_null(x->mem_mhz), "utilization_pct", json_real_or_null(x->util_pct),
                                           "clock_event_reasons", x->have_reasons ? json_string(r) : json_null()));
         }
         json_object_set_new(o, "samples", series);
@@ -65,7 +65,7 @@ static json_t *telemetry_json(const struct burn_telemetry *t) {
                                             "low_utilization", "reliability", "below_base_clocks", "hw_thermal_slowdown",
                                             "hw_power_brake_slowdown"};
         json_t *viol = json_object();
-        for (size_t v = 0; v < sizeof(names) / sizeof(names[0]); v++)
+        for (size_t v = 0; v < ARRAY_COUNT(names); v++)
                 if (t->have_violation[v])
                         json_object_set_new(viol, names[v],
                                             json_real(t->violation_end_ns[v] >= t->violation_start_ns[v]
@@ -120,8 +120,9 @@ static json_t *device_json(const struct burn_device *d) {
         json_object_set_new(o, "faults_total", json_integer((json_int_t)d->faults_total));
         json_t *rates = json_array();
         for (size_t i = 0; i < d->n_rates; i++)
-                json_array_append_new(rates, json_pack("{s:f, s:s, s:f}", "t_s", d->rates[i].t_s, "mode",
-                                                       burn_mode_name(d->rates[i].mode), "tflops", d->rates[i].tflops));
+                json_array_append_new(rates, json_pack("{s:f, s:s, s:o}", "t_s", d->rates[i].t_s, "mode",
+                                                       burn_mode_name(d->rates[i].mode), "tflops",
+                                                       json_real_or_null(d->rates[i].tflops)));
         json_object_set_new(o, "throughput", rates);
         json_object_set_new(o, "telemetry", telemetry_json(&d->tele));
         return o;

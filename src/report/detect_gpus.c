@@ -2,7 +2,7 @@
  * --data-dir copy), as JSON (schema gpuvet.gpus/1) and as a text table rendered from it. */
 #include "report/detect_report.h"
 #include "data/gpudb.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/strparse.h"
 #include "data/compat.h"
 #include "data/gpudb.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "sys/facts.h"
 #include "version.h"
 
@@ -17,8 +18,6 @@
 /* ---- the document ---- */
 
 /* Machine text: json_text replaces invalid UTF-8 (json_string would drop the key); "" stays "". */
-static json_t *str_or_null(const char *s) { return !s ? json_null() : *s ? json_text(s) : json_string(""); }
-
 static bool valid_version(const char *s) {
         int cmp;
         return s && *s && version_compare(s, s, &cmp) == 0;
@@ -32,11 +31,11 @@ static void describe_driver(json_t *d, const struct compat *c, const char *versi
         json_object_set_new(d, "branch", version ? json_string(branch) : json_null());
         const struct compat_branch *b = compat_branch_of(c, version);
         json_object_set_new(d, "branch_supported", version ? json_boolean(b && b->supported) : json_null());
-        json_object_set_new(d, "branch_kind", str_or_null(b ? b->kind : NULL));
-        json_object_set_new(d, "branch_eol", str_or_null(b ? b->eol : NULL));
+        json_object_set_new(d, "branch_kind", json_text_keep_empty(b ? b->kind : NULL));
+        json_object_set_new(d, "branch_eol", json_text_keep_empty(b ? b->eol : NULL));
         const struct compat_toolkit *native = compat_max_native(c, version), *minor = compat_max_minor(c, version);
-        json_object_set_new(d, "max_cuda_native", str_or_null(native ? native->cuda : NULL));
-        json_object_set_new(d, "max_cuda_minor_compat", str_or_null(minor ? minor->cuda : NULL));
+        json_object_set_new(d, "max_cuda_native", json_text_keep_empty(native ? native->cuda : NULL));
+        json_object_set_new(d, "max_cuda_minor_compat", json_text_keep_empty(minor ? minor->cuda : NULL));
 }
 
 static json_t *driver_object(const struct facts *f, const struct compat *c, const char **ret_version) {
@@ -45,7 +44,7 @@ static json_t *driver_object(const struct facts *f, const struct compat *c, cons
         const char *version = nv->have_version && valid_version(nv->driver_version) ? nv->driver_version : NULL;
         *ret_version = version;
         json_object_set_new(d, "installed", json_boolean(version != NULL));
-        json_object_set_new(d, "version", str_or_null(version));
+        json_object_set_new(d, "version", json_text_keep_empty(version));
         const char *problem = NULL;
         if (!version) {
                 if (nv->have_version)
@@ -57,7 +56,7 @@ static json_t *driver_object(const struct facts *f, const struct compat *c, cons
                 else
                         problem = "could not read " DRIVER_VERSION_FILE;
         }
-        json_object_set_new(d, "problem", str_or_null(problem));
+        json_object_set_new(d, "problem", json_text_keep_empty(problem));
         describe_driver(d, c, version);
         json_object_set_new(d, "source", json_string(DRIVER_VERSION_FILE));
         return d;
@@ -68,8 +67,8 @@ static json_t *for_driver_object(const struct compat *c, const struct detect_for
         if (!planned)
                 return json_null();
         json_t *d = json_object();
-        json_object_set_new(d, "requested", str_or_null(planned->requested));
-        json_object_set_new(d, "version", str_or_null(planned->version));
+        json_object_set_new(d, "requested", json_text_keep_empty(planned->requested));
+        json_object_set_new(d, "version", json_text_keep_empty(planned->version));
         describe_driver(d, c, planned->version);
         return d;
 }
@@ -110,7 +109,7 @@ int detect_resolve_driver(const struct compat *c, const char *requested, struct 
 static void set_judgement(json_t *o, const struct compat_judgement *j) {
         json_object_set_new(o, "runs", json_boolean(compat_verdict_runs(j->verdict)));
         json_object_set_new(o, "verdict", json_string(compat_verdict_name(j->verdict)));
-        json_object_set_new(o, "reason", str_or_null(j->reason));
+        json_object_set_new(o, "reason", json_text_keep_empty(j->reason));
 }
 
 static json_t *cuda_list(const struct compat *c, const struct compat_gpu *gpu, const char *driver,
@@ -143,8 +142,8 @@ static json_t *wheel_list(const struct compat *c, const struct compat_gpu *gpu, 
                 json_object_set_new(o, "cuda", json_string(w->cuda));
                 json_object_set_new(o, "min_driver", json_string(w->min_driver));
                 json_object_set_new(o, "native_driver", json_string(w->native_driver));
-                json_object_set_new(o, "torch_first", str_or_null(j.torch_first));
-                json_object_set_new(o, "torch_last", str_or_null(j.torch_last));
+                json_object_set_new(o, "torch_first", json_text_keep_empty(j.torch_first));
+                json_object_set_new(o, "torch_last", json_text_keep_empty(j.torch_last));
                 set_judgement(o, &j);
                 json_array_append_new(list, o);
         }
@@ -175,7 +174,7 @@ static json_t *gpu_group(const struct facts *f, const struct compat *c, const st
         json_t *g = json_object();
         char id[16];
         snprintf(id, sizeof(id), "10de:%04x", device);
-        json_object_set_new(g, "model", str_or_null(m ? m->name : NULL));
+        json_object_set_new(g, "model", json_text_keep_empty(m ? m->name : NULL));
         json_object_set_new(g, "known", json_boolean(m != NULL));
         json_object_set_new(g, "pci_device_id", json_string(id));
         json_t *addrs = json_array();
@@ -192,7 +191,7 @@ static json_t *gpu_group(const struct facts *f, const struct compat *c, const st
                 char why[160];
                 snprintf(why, sizeof(why),
                          "PCI device %s is not in gpuvet's GPU table: add it to gpus.json (see docs/data-files.md)", id);
-                json_object_set_new(g, "problem", str_or_null(why));
+                json_object_set_new(g, "problem", json_text_keep_empty(why));
                 return g;
         }
         char cc[16], sm[16];
@@ -210,27 +209,27 @@ static json_t *gpu_group(const struct facts *f, const struct compat *c, const st
                 rec ? compat_newest_native_toolkit_for(c, m->cc_major, m->cc_minor, rec->branch->reference_driver)
                     : compat_newest_toolkit_for(c, m->cc_major, m->cc_minor);
         json_t *r = json_object();
-        json_object_set_new(r, "driver_branch", str_or_null(rec ? rec->branch->id : NULL));
-        json_object_set_new(r, "branch_kind", str_or_null(rec ? rec->branch->kind : NULL));
-        json_object_set_new(r, "branch_eol", str_or_null(rec ? rec->branch->eol : NULL));
-        json_object_set_new(r, "driver", str_or_null(rec ? rec->branch->reference_driver : NULL));
-        json_object_set_new(r, "cuda", str_or_null(best ? best->cuda : NULL));
-        json_object_set_new(r, "note", str_or_null(rec ? rec->note : NULL));
+        json_object_set_new(r, "driver_branch", json_text_keep_empty(rec ? rec->branch->id : NULL));
+        json_object_set_new(r, "branch_kind", json_text_keep_empty(rec ? rec->branch->kind : NULL));
+        json_object_set_new(r, "branch_eol", json_text_keep_empty(rec ? rec->branch->eol : NULL));
+        json_object_set_new(r, "driver", json_text_keep_empty(rec ? rec->branch->reference_driver : NULL));
+        json_object_set_new(r, "cuda", json_text_keep_empty(best ? best->cuda : NULL));
+        json_object_set_new(r, "note", json_text_keep_empty(rec ? rec->note : NULL));
         json_object_set_new(g, "recommended", r);
 
         /* Without a driver, answer for the recommended branch. */
         const char *eval = driver ? driver : rec ? rec->branch->reference_driver : NULL;
-        json_object_set_new(g, "evaluated_driver", str_or_null(eval));
+        json_object_set_new(g, "evaluated_driver", json_text_keep_empty(eval));
         json_object_set_new(g, "driver_assumed", json_boolean((assumed || !driver) && eval));
         struct compat_gpu gpu = {.cc_major = m->cc_major, .cc_minor = m->cc_minor, .datacenter = m->datacenter, .arch = arch,
                                  .min_driver = m->min_driver};
         char why[192] = "";
         bool supported = compat_driver_supports_gpu(c, &gpu, eval, why, sizeof(why));
         json_object_set_new(g, "driver_supports_gpu", eval ? json_boolean(supported) : json_null());
-        json_object_set_new(g, "problem", supported ? json_null() : str_or_null(why));
+        json_object_set_new(g, "problem", supported ? json_null() : json_text_keep_empty(why));
         const char *newest;
         json_t *cuda = cuda_list(c, &gpu, eval, &newest);
-        json_object_set_new(g, "newest_cuda", str_or_null(newest));
+        json_object_set_new(g, "newest_cuda", json_text_keep_empty(newest));
         json_object_set_new(g, "cuda", cuda);
         json_object_set_new(g, "pytorch", wheel_list(c, &gpu, eval));
         json_object_set_new(g, "ngc", ngc_list(c, &gpu, eval));
@@ -244,7 +243,7 @@ json_t *detect_report(const struct facts *f, const struct compat *c, const char 
                 return NULL;
         json_object_set_new(doc, "schema", json_string("gpuvet.detect/1"));
         json_object_set_new(doc, "gpuvet_version", json_string(GPUVET_VERSION));
-        json_object_set_new(doc, "root", str_or_null(root));
+        json_object_set_new(doc, "root", json_text_keep_empty(root));
         json_t *data = json_object();
         json_object_set_new(data, "gpus", json_string(f->db ? f->db->source : ""));
         json_object_set_new(data, "compat", json_string(c->source));
@@ -289,7 +288,7 @@ static const char *verdict_label(const char *verdict) {
                 {"arch_unsupported", "no, no code for this GPU"},
                 {"gpu_unsupported_by_driver", "no, the driver does not support this GPU"},
         };
-        for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(labels); i++)
                 if (strcmp(labels[i].verdict, verdict) == 0)
                         return labels[i].label;
         return verdict;
@@ -301,7 +300,7 @@ static void write_by_verdict(FILE *out, const char *title, const json_t *list, c
         static const char *const order[] = {"native", "minor_compat", "forward_compat", "driver_too_old",
                                              "gpu_unsupported_by_driver", "arch_unsupported"};
         bool first_line = true;
-        for (size_t v = 0; v < sizeof(order) / sizeof(order[0]); v++) {
+        for (size_t v = 0; v < ARRAY_COUNT(order); v++) {
                 size_t i, n = 0;
                 const json_t *item, *first = NULL;
                 json_array_foreach(list, i, item) {

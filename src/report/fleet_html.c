@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "fleet/fleet.h"
 #include "html/html_escape.h"
 #include "html/html_page.h"
@@ -489,7 +490,7 @@ static void distribution_chart(struct html_buf *b, const struct fleet_distributi
                 html_buf_puts(b, "<tr>");
                 cell(b, dists[g].model);
                 html_buf_printf(b, "<td class=\"num\">%zu</td>", s->n);
-                for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+                for (size_t k = 0; k < ARRAY_COUNT(v); k++) {
                         html_buf_puts(b, "<td class=\"num\">");
                         figure(b, v[k]);
                         html_buf_puts(b, "</td>");

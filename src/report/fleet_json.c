@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "report/envelope.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 
 /* Figures as computed; a non-finite one (none is expected) as null rather than invalid JSON. */
 static json_t *num(double v) {

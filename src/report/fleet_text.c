@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "report/text_safe.h"
 
 /* Nodes listed by name in the text (all of them are in the JSON). */
@@ -84,7 +85,7 @@ static void metrics_text(FILE *out, const struct fleet *f) {
                 fprintf(out, "] %s n=%zu", d->unit[0] ? d->unit : "", s->n);
                 const char *const names[] = {"min", "p10", "median", "p90", "max", "mean", "stddev"};
                 const double values[] = {s->min, s->p10, s->median, s->p90, s->max, s->mean, s->stddev};
-                for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
+                for (size_t k = 0; k < ARRAY_COUNT(values); k++) {
                         fprintf(out, " %s ", names[k]);
                         figure(out, values[k]);
                 }

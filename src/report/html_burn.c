@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "html/html_escape.h"
 #include "html/html_page.h"
 #include "html/svg_series.h"
@@ -21,7 +22,7 @@ static const struct {
         {"sm_clock_mhz", "SM clock", "MHz"},
         {"utilization_pct", "GPU utilization", "%"},
 };
-#define N_CHARTS (sizeof(telemetry_charts) / sizeof(telemetry_charts[0]))
+#define N_CHARTS (ARRAY_COUNT(telemetry_charts))
 
 /* The levels the burn's verdicts compare each device with, where its document tells them
  * (NaN where it does not), drawn on the charts so that a failed verdict shows why. */
@@ -77,7 +78,7 @@ static void run_table(struct html_buf *b, struct doc_reader *r, json_t *burn) {
         };
         static const char *const headers[] = {"Run", ""};
         html_table_begin(b, "kv burn-run", headers, 2);
-        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(rows); i++)
                 if (rows[i][1])
                         html_table_row(b, rows[i], 2);
         html_table_end(b);
@@ -98,7 +99,7 @@ static void device_row(struct html_buf *b, struct doc_reader *r, json_t *d, cons
                                faults,
                                mem_errors,
                                doc_string(r, d, where, "error", false)};
-        html_table_row(b, cells, sizeof(cells) / sizeof(cells[0]));
+        html_table_row(b, cells, ARRAY_COUNT(cells));
 }
 
 static void free_series(struct device_series *s) {

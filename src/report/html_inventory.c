@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/array.h"
+#include "core/strparse.h"
 #include "html/html_escape.h"
 #include "html/html_page.h"
 #include "report/html_sections.h"
@@ -15,20 +17,13 @@ static const char *number_text(double v, const char *fmt, char *buf, size_t size
         return buf;
 }
 
-static int pcie_gen(double gts) {
-        static const double speeds[] = {2.5, 5, 8, 16, 32, 64};
-        for (int i = 0; i < 6; i++)
-                if (fabs(gts - speeds[i]) < 0.1)
-                        return i + 1;
-        return 0;
-}
-
+/* The report gives the speed in GT/s, written from sysfs's MT/s. */
 static void link_text(double gts, double width, char *buf, size_t size) {
-        int gen = pcie_gen(gts);
+        unsigned gen = isfinite(gts) && gts > 0 && gts < 1e6 ? pcie_gen_from_mts((unsigned)lround(gts * 1000)) : 0;
         if (!isfinite(gts) || !isfinite(width))
                 snprintf(buf, size, "unknown");
         else if (gen)
-                snprintf(buf, size, "Gen%d x%.0f", gen, width);
+                snprintf(buf, size, "Gen%u x%.0f", gen, width);
         else
                 snprintf(buf, size, "%.1f GT/s x%.0f", gts, width);
 }
@@ -51,7 +46,7 @@ static void host_table(struct html_buf *b, struct doc_reader *r, json_t *host) {
         };
         static const char *const headers[] = {"Host", ""};
         html_table_begin(b, "kv host", headers, 2);
-        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(rows); i++)
                 html_table_row(b, rows[i], 2);
         html_table_end(b);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "html/html_escape.h"
 #include "html/html_page.h"
 #include "report/html_sections.h"
@@ -19,7 +20,7 @@ static const struct {
         {"gpuvet.bench-nccl/1", NODE_DOC_BENCH},  {"gpuvet.bench-rdma/1", NODE_DOC_BENCH},
         {"gpuvet.bench-train/1", NODE_DOC_BENCH},
 };
-#define N_SCHEMAS (sizeof(known_schemas) / sizeof(known_schemas[0]))
+#define N_SCHEMAS (ARRAY_COUNT(known_schemas))
 
 /* The envelope of one document (docs/report-schema.md): who wrote it, for which node, its
  * verdict. */

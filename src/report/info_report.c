@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "checks/check.h"
+#include "core/strparse.h"
 #include "metrics/metrics.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "report/metrics_json.h"
 #include "report/report_json.h"
 #include "report/text_safe.h"
@@ -53,14 +54,6 @@ static const char *fmt_ok(struct val *v, unsigned char state, int rc, const char
 #define U32(v, r, fmt, ...) fmt_ok(v, (r).state, (r).rc, fmt, __VA_ARGS__)
 
 static const char *enabled_name(unsigned int v) { return v == 1 ? "Enabled" : "Disabled"; }
-
-static unsigned pcie_gen(unsigned mts) {
-        static const unsigned speeds[] = {2500, 5000, 8000, 16000, 32000, 64000};
-        for (unsigned i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++)
-                if (mts == speeds[i])
-                        return i + 1;
-        return 0;
-}
 
 static const struct nvml_gpu *nvml_for(const struct nvml_use *u, const char *addr) {
         if (u->nv->init_state != NVML_INIT_OK)
@@ -241,8 +234,8 @@ static void print_gpu(const struct facts *f, const struct nvml_use *u, size_t i,
         else
                 FIELD(4, "Architecture", "unknown (device not in the GPU table)");
         if (d->have_link)
-                FIELD(4, "PCIe Link", "current Gen%u x%u, max Gen%u x%u", pcie_gen(d->cur_speed_mts), d->cur_width,
-                      pcie_gen(d->max_speed_mts), d->max_width);
+                FIELD(4, "PCIe Link", "current Gen%u x%u, max Gen%u x%u", pcie_gen_from_mts(d->cur_speed_mts), d->cur_width,
+                      pcie_gen_from_mts(d->max_speed_mts), d->max_width);
         else
                 FIELD(4, "PCIe Link", NA);
         int node = i < f->numa.n_gpus ? f->numa.gpus[i].node : -1;
@@ -346,66 +339,23 @@ static json_t *note_metric(void *e, unsigned char state, int rc, const char *fn)
 
 static json_t *j_str(struct jerr *e, const struct nv_str *r) { return nv_ok(*r) ? json_text(r->v) : NOTE(e, *r); }
 static json_t *j_u32(struct jerr *e, const struct nv_u32 *r) { return nv_ok(*r) ? json_integer(r->v) : NOTE(e, *r); }
-static json_t *j_mib(struct jerr *e, const struct nv_u64 *r) {
-        return nv_ok(*r) ? json_integer((json_int_t)(r->v >> 20)) : NOTE(e, *r);
+static json_t *j_bytes(struct jerr *e, const struct nv_u64 *r) {
+        return nv_ok(*r) ? json_integer((json_int_t)r->v) : NOTE(e, *r);
 }
-static json_t *j_w(struct jerr *e, const struct nv_u32 *r) { return nv_ok(*r) ? json_real(r->v / 1000.0) : NOTE(e, *r); }
-static json_t *j_bool(struct jerr *e, const struct nv_u32 *r) { return nv_ok(*r) ? json_boolean(r->v == 1) : NOTE(e, *r); }
-static json_t *j_or_null(const char *s) { return json_text(s); }
+static json_t *j_hertz(struct jerr *e, const struct nv_u32 *r) {
+        return nv_ok(*r) ? json_integer((json_int_t)r->v * 1000000) : NOTE(e, *r);
+}
 
 static json_t *nvml_gpu_json(const struct nvml_use *u, const struct nvml_gpu *g) {
         struct jerr e = {.u = u, .gpu = (int)g->index, .list = json_array()};
         json_t *o = json_object();
         json_object_set_new(o, "index", json_integer(g->index));
-        json_object_set_new(o, "name", j_str(&e, &g->name));
-        json_object_set_new(o, "uuid", j_str(&e, &g->uuid));
-        json_object_set_new(o, "serial", j_str(&e, &g->serial));
-        json_object_set_new(o, "vbios", j_str(&e, &g->vbios));
-        json_object_set_new(o, "pci_bus_id", j_str(&e, &g->pci_bus_id));
-        char buf[32];
-        if (nv_ok(g->pci_device_id)) {
-                snprintf(buf, sizeof(buf), "%04x:%04x", g->pci_device_id.v & 0xffff, g->pci_device_id.v >> 16);
-                json_object_set_new(o, "pci_id", json_string(buf));
-        } else {
-                json_object_set_new(o, "pci_id", NOTE(&e, g->pci_device_id));
-        }
+        /* Each reading once: what the registry's metrics carry (name, UUID, PCIe link, modes,
+         * power limits, max clocks...) is only under "metrics", in its units; here only
+         * what no metric gives. */
         json_object_set_new(o, "minor_number", j_u32(&e, &g->minor_number));
-        if (nv_ok(g->cc_major) && nv_ok(g->cc_minor)) {
-                snprintf(buf, sizeof(buf), "%d.%d", g->cc_major.v, g->cc_minor.v);
-                json_object_set_new(o, "compute_capability", json_string(buf));
-        } else {
-                json_decref(NOTE(&e, g->cc_major));
-                json_object_set_new(o, "compute_capability", NOTE(&e, g->cc_minor));
-        }
-        json_object_set_new(o, "memory_total_mib", j_mib(&e, &g->mem_total_bytes));
-        json_object_set_new(o, "bar1_total_mib", j_mib(&e, &g->bar1_total_bytes));
-        json_t *p = json_object();
-        json_object_set_new(p, "current_gen", j_u32(&e, &g->pcie_gen));
-        json_object_set_new(p, "max_gen", j_u32(&e, &g->pcie_max_gen));
-        json_object_set_new(p, "current_width", j_u32(&e, &g->pcie_width));
-        json_object_set_new(p, "max_width", j_u32(&e, &g->pcie_max_width));
-        json_object_set_new(o, "pcie", p);
-        json_object_set_new(o, "persistence_mode", j_bool(&e, &g->persistence_mode));
-        json_object_set_new(o, "compute_mode",
-                            nv_ok(g->compute_mode) ? json_string(metric_compute_mode_name(g->compute_mode.v))
-                                                   : NOTE(&e, g->compute_mode));
-        json_object_set_new(o, "ecc_mode_current", j_bool(&e, &g->ecc_mode_current));
-        json_object_set_new(o, "ecc_mode_pending", j_bool(&e, &g->ecc_mode_pending));
-        json_object_set_new(o, "mig_mode_current", j_bool(&e, &g->mig_mode_current));
-        json_object_set_new(o, "mig_mode_pending", j_bool(&e, &g->mig_mode_pending));
-        json_t *w = json_object();
-        json_object_set_new(w, "limit", j_w(&e, &g->power_limit_mw));
-        json_object_set_new(w, "default", j_w(&e, &g->power_default_limit_mw));
-        json_object_set_new(w, "enforced", j_w(&e, &g->power_enforced_limit_mw));
-        json_object_set_new(w, "min", j_w(&e, &g->power_min_limit_mw));
-        json_object_set_new(w, "max", j_w(&e, &g->power_max_limit_mw));
-        json_object_set_new(o, "power_limits_w", w);
-        json_t *c = json_object();
-        json_object_set_new(c, "graphics", j_u32(&e, &g->clock_max_mhz[NVML_CLK_GRAPHICS]));
-        json_object_set_new(c, "sm", j_u32(&e, &g->clock_max_mhz[NVML_CLK_SM]));
-        json_object_set_new(c, "memory", j_u32(&e, &g->clock_max_mhz[NVML_CLK_MEM]));
-        json_object_set_new(c, "video", j_u32(&e, &g->clock_max_mhz[NVML_CLK_VIDEO]));
-        json_object_set_new(o, "clocks_max_mhz", c);
+        json_object_set_new(o, "bar1_total_bytes", j_bytes(&e, &g->bar1_total_bytes));
+        json_object_set_new(o, "clock_max_video_hertz", j_hertz(&e, &g->clock_max_mhz[NVML_CLK_VIDEO]));
         unsigned char lstate;
         int lrc;
         const char *lfn;
@@ -445,13 +395,13 @@ char *info_json(const struct facts *f, const struct nvml_use *u) {
         json_object_set_new(drv, "nvml_driver_version", j_str(&e, &nv->driver_version));
         json_object_set_new(drv, "nvml_version", j_str(&e, &nv->nvml_version));
         json_object_set_new(drv, "cuda_driver_version",
-                            nv_ok(nv->cuda_driver_version) ? j_or_null(nv->cuda_driver_version_str)
+                            nv_ok(nv->cuda_driver_version) ? json_text(nv->cuda_driver_version_str)
                                                            : NOTE(&e, nv->cuda_driver_version));
         json_object_set_new(root, "driver", drv);
 
         json_t *n = json_object();
         json_object_set_new(n, "status", json_string(u->status));
-        json_object_set_new(n, "reason", nv->init_state != NVML_INIT_OK ? j_or_null(u->why) : j_or_null(u->problem));
+        json_object_set_new(n, "reason", nv->init_state != NVML_INIT_OK ? json_text(u->why) : json_text(u->problem));
         json_object_set_new(n, "library", u->lib ? json_string(f->nvml_lib_path) : json_null());
         json_object_set_new(n, "device_count", j_u32(&e, &nv->device_count));
         json_object_set_new(n, "metrics", metrics_json(nv, NULL, true, note_metric, &e));

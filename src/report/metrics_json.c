@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "metrics/metrics.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 
 /* Integers stay integers (a byte count, a clock in hertz); anything else is a real. */
 static json_t *number(double x) {

@@ -6,7 +6,8 @@
 
 #include "report/bench_json.h"
 #include "report/envelope.h"
-#include "report/json_text.h"
+#include "core/json_real.h"
+#include "core/json_text.h"
 #include "report/report_json.h"
 #include "report/text_safe.h"
 
@@ -150,8 +151,9 @@ void nccl_report_text(FILE *out, const struct nccl_report *r, const struct text_
 }
 
 static json_t *row_half(const struct nccl_row *r) {
-        json_t *o = json_pack("{s:f, s:f, s:f, s:b}", "time_us", r->time_us, "algbw_gbps", r->algbw_gbps, "busbw_gbps",
-                              r->busbw_gbps, "verified", r->verified);
+        json_t *o = json_pack("{s:o, s:o, s:o, s:b}", "time_us", json_real_or_null(r->time_us), "algbw_gbps",
+                              json_real_or_null(r->algbw_gbps), "busbw_gbps", json_real_or_null(r->busbw_gbps),
+                              "verified", r->verified);
         json_object_set_new(o, "wrong", r->verified ? json_integer((json_int_t)r->wrong) : json_null());
         return o;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "report/text_safe.h"
 #include "metrics/metrics.h"
@@ -28,17 +29,17 @@ static void build_fields(void) {
         for (size_t i = 0; i < metric_count(); i++) {
                 const struct metric *m = metric_at(i);
                 for (size_t k = 0; k < METRIC_SMI_NAMES && m->smi.names[k]; k++)
-                        if (n_fields < sizeof(fields) / sizeof(fields[0]))
+                        if (n_fields < ARRAY_COUNT(fields))
                                 fields[n_fields++] = (struct query_field){.name = m->smi.names[k], .m = m};
         }
 }
 
-size_t query_field_count(void) {
+/* Every supported field, in --help-query-gpu order. */
+static size_t query_field_count(void) {
         pthread_once(&fields_once, build_fields);
         return n_fields;
 }
 
-const struct query_field *query_field_at(size_t i) { return i < query_field_count() ? &fields[i] : NULL; }
 
 const struct query_field *query_field_lookup(const char *name) {
         for (size_t i = 0; i < query_field_count(); i++) {
@@ -54,11 +55,11 @@ const struct query_field *query_field_lookup(const char *name) {
         return NULL;
 }
 
-const char *query_field_name(const struct query_field *f) { return f->name; }
-
 const struct metric *query_field_metric(const struct query_field *f) { return f->m; }
 
-void query_field_header(const struct query_field *f, char *buf, size_t size) {
+/* The header cell: the canonical name, then " [unit]" when the field has one
+ * ("memory.total [MiB]"). nvidia-smi keeps the unit in the header with nounits too. */
+static void query_field_header(const struct query_field *f, char *buf, size_t size) {
         if (f->m && f->m->smi.unit)
                 snprintf(buf, size, "%s [%s]", f->name, f->m->smi.unit);
         else
@@ -173,7 +174,9 @@ static void with_unit(const struct query_row *row, const char *unit, char *buf, 
 
 static const char *enabled_text(unsigned int v) { return v ? "Enabled" : "Disabled"; }
 
-void query_field_value(const struct query_field *f, const struct query_row *row, char *buf, size_t size) {
+/* The value cell for row, as nvidia-smi prints it ("81559 MiB", "69.85 W", "P0",
+ * "Not Active", "[N/A]"). buf is always terminated. */
+static void query_field_value(const struct query_field *f, const struct query_row *row, char *buf, size_t size) {
         const struct nvml_gpu *g = row->gpu;
         const struct metric *m = f->m;
         buf[0] = '\0';
@@ -304,7 +307,7 @@ void query_field_value(const struct query_field *f, const struct query_row *row,
         case SMI_FABRIC_STATE: {
                 static const char *const states[] = {"N/A", "Not Started", "In Progress", "Completed"};
                 /* NV_FABRIC_STATE_NOT_SUPPORTED (0) reads as the call's NOT_SUPPORTED. */
-                if (u32->v < sizeof(states) / sizeof(states[0]))
+                if (u32->v < ARRAY_COUNT(states))
                         snprintf(buf, size, "%s", states[u32->v]);
                 else
                         snprintf(buf, size, "Unknown");

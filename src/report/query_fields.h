@@ -32,23 +32,8 @@ struct query_row {
 /* The field called name (canonical or alias, exact match as nvidia-smi), or NULL. */
 const struct query_field *query_field_lookup(const char *name);
 
-/* The canonical name ("clocks.current.sm" for "clocks.sm"). */
-const char *query_field_name(const struct query_field *f);
-
 /* The metric the field shows; NULL for "timestamp". */
 const struct metric *query_field_metric(const struct query_field *f);
-
-/* The header cell: the canonical name, then " [unit]" when the field has one
- * ("memory.total [MiB]"). nvidia-smi keeps the unit in the header with nounits too. */
-void query_field_header(const struct query_field *f, char *buf, size_t size);
-
-/* The value cell for row, as nvidia-smi prints it ("81559 MiB", "69.85 W", "P0",
- * "Not Active", "[N/A]"). buf is always terminated. */
-void query_field_value(const struct query_field *f, const struct query_row *row, char *buf, size_t size);
-
-/* Every supported field, in --help-query-gpu order. */
-size_t query_field_count(void);
-const struct query_field *query_field_at(size_t i);
 
 /* --help-query-gpu: the supported fields with their aliases and a line on each. */
 void query_fields_help(FILE *out);

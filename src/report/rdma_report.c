@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "report/envelope.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 
 static json_t *num_or_null(double v) {
         return v >= 0 ? json_real(v) : json_null();

@@ -1,7 +1,7 @@
 #include "report/report_json.h"
 #include "report/burn_json.h"
 #include "report/envelope.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "checks/check.h"
 
 #include <jansson.h>
@@ -13,22 +13,20 @@
 /* Machine text (hostnames, os-release, sysfs strings, NVML names) can hold any bytes:
  * json_text keeps the key with the invalid bytes replaced, where json_string would give
  * NULL and drop it. */
-static json_t *str_or_null(const char *s) { return json_text(s); }
-
 void *report_json_host(const struct facts *f) {
         const struct host_facts *h = &f->host;
         json_t *o = json_object();
-        json_object_set_new(o, "hostname", str_or_null(h->hostname));
-        json_object_set_new(o, "kernel_release", str_or_null(h->kernel_release));
-        json_object_set_new(o, "kernel_version", str_or_null(h->kernel_version));
-        json_object_set_new(o, "os", str_or_null(h->os_name));
-        json_object_set_new(o, "cpu_model", str_or_null(h->cpu_model));
-        json_object_set_new(o, "cpu_vendor", str_or_null(h->cpu_vendor));
+        json_object_set_new(o, "hostname", json_text(h->hostname));
+        json_object_set_new(o, "kernel_release", json_text(h->kernel_release));
+        json_object_set_new(o, "kernel_version", json_text(h->kernel_version));
+        json_object_set_new(o, "os", json_text(h->os_name));
+        json_object_set_new(o, "cpu_model", json_text(h->cpu_model));
+        json_object_set_new(o, "cpu_vendor", json_text(h->cpu_vendor));
         json_object_set_new(o, "cpus_online", h->n_cpus_online ? json_integer(h->n_cpus_online) : json_null());
         json_object_set_new(o, "mem_total_mib", h->mem_total_kb ? json_integer((json_int_t)(h->mem_total_kb / 1024)) : json_null());
-        json_object_set_new(o, "dmi_sys_vendor", str_or_null(h->dmi_sys_vendor));
-        json_object_set_new(o, "dmi_product_name", str_or_null(h->dmi_product_name));
-        json_object_set_new(o, "kernel_cmdline", str_or_null(h->cmdline));
+        json_object_set_new(o, "dmi_sys_vendor", json_text(h->dmi_sys_vendor));
+        json_object_set_new(o, "dmi_product_name", json_text(h->dmi_product_name));
+        json_object_set_new(o, "kernel_cmdline", json_text(h->cmdline));
         /* cpulist "" marks a memory-only node (GPU or CXL memory), null an unreadable one:
          * json_text gives null for "", so the empty list is written as itself. */
         json_t *nodes = json_array();
@@ -71,7 +69,7 @@ void *report_json_gpus(const struct facts *f) {
                 } else {
                         json_object_set_new(o, "compute_capability", json_null());
                 }
-                json_object_set_new(o, "driver", str_or_null(d->driver));
+                json_object_set_new(o, "driver", json_text(d->driver));
                 /* The node resolved from numa_node or, lacking it, from local_cpulist; -1 when sysfs
                  * tells something but no single node; null when it tells nothing. */
                 const struct numa_gpu *ng = i < f->numa.n_gpus ? &f->numa.gpus[i] : NULL;
@@ -81,7 +79,7 @@ void *report_json_gpus(const struct facts *f) {
                         json_object_set_new(o, "numa_node", json_integer(-1));
                 else
                         json_object_set_new(o, "numa_node", json_null());
-                json_object_set_new(o, "local_cpulist", str_or_null(d->local_cpulist));
+                json_object_set_new(o, "local_cpulist", json_text(d->local_cpulist));
                 json_object_set_new(o, "iommu_group", d->iommu_group >= 0 ? json_integer(d->iommu_group) : json_null());
                 if (d->have_link) {
                         json_t *l = json_object();
@@ -99,9 +97,9 @@ void *report_json_gpus(const struct facts *f) {
 }
 
 void report_json_outcome(void *o, const char *observed, const char *expected, const char *remedy) {
-        json_object_set_new(o, "observed", str_or_null(observed));
-        json_object_set_new(o, "expected", str_or_null(expected));
-        json_object_set_new(o, "remedy", str_or_null(remedy));
+        json_object_set_new(o, "observed", json_text(observed));
+        json_object_set_new(o, "expected", json_text(expected));
+        json_object_set_new(o, "remedy", json_text(remedy));
 }
 
 static json_t *result_json(const struct result *r) {
@@ -111,7 +109,7 @@ static json_t *result_json(const struct result *r) {
         json_object_set_new(o, "level", json_string(level_name(r->check->level)));
         json_object_set_new(o, "subject", json_text(r->subject));
         json_object_set_new(o, "status", json_string(status_name(r->status)));
-        json_object_set_new(o, "summary", str_or_null(r->summary));
+        json_object_set_new(o, "summary", json_text(r->summary));
         report_json_outcome(o, r->observed, r->expected, r->remedy);
         json_t *ev = json_object();
         for (size_t i = 0; i < r->n_evidence; i++)

@@ -1,4 +1,5 @@
 #include "report/text_wrap.h"
+#include "core/array.h"
 #include "core/utf8.h"
 
 #include <stdbool.h>
@@ -44,10 +45,10 @@ static size_t code_point_width(uint32_t cp) {
                 {0xfe30, 0xfe4f},   {0xff00, 0xff60},   {0xffe0, 0xffe6}, {0x1f300, 0x1f64f},
                 {0x1f900, 0x1f9ff}, {0x20000, 0x3fffd},
         };
-        for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(zero); i++)
                 if (cp >= zero[i][0] && cp <= zero[i][1])
                         return 0;
-        for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(wide); i++)
                 if (cp >= wide[i][0] && cp <= wide[i][1])
                         return 2;
         return 1;

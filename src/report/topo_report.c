@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "checks/check.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "report/text_safe.h"
 
 static const char legend[] =
@@ -69,10 +69,6 @@ static void print_matrix(const struct facts *f, const struct topo *t) {
                 }
         }
         printf("\n");
-}
-
-static json_t *str_or_null(const char *s) {
-        return json_text(s); /* machine text: invalid UTF-8 is replaced, never a dropped key */
 }
 
 /* Why NVML matched a GPU of the bus to none of its own, into buf: the device count
@@ -169,8 +165,8 @@ char *topo_json(const struct facts *f, const struct topo *t, const struct nvml_u
                         json_object_set_new(o, "nvlink_error", json_text(nvlink_problem(use, d, buf, sizeof(buf))));
                 } else {
                         json_object_set_new(o, "name", json_text(nic_name(f, d)));
-                        json_object_set_new(o, "rdma_device", str_or_null(d->rdma));
-                        json_object_set_new(o, "netdev", str_or_null(d->netdev));
+                        json_object_set_new(o, "rdma_device", json_text(d->rdma));
+                        json_object_set_new(o, "netdev", json_text(d->netdev));
                         json_object_set_new(o, "infiniband", json_boolean(pd->have_ids && pci_class_sub(pd) == 0x0207));
                 }
                 if (pd->have_ids) {
@@ -179,10 +175,10 @@ char *topo_json(const struct facts *f, const struct topo *t, const struct nvml_u
                 } else {
                         json_object_set_new(o, "pci_id", json_null());
                 }
-                json_object_set_new(o, "driver", str_or_null(pd->driver));
-                json_object_set_new(o, "host_bridge", str_or_null(d->host_bridge));
+                json_object_set_new(o, "driver", json_text(pd->driver));
+                json_object_set_new(o, "host_bridge", json_text(d->host_bridge));
                 json_object_set_new(o, "numa_node", d->numa_node >= 0 ? json_integer(d->numa_node) : json_null());
-                json_object_set_new(o, "cpu_affinity", str_or_null(pd->local_cpulist));
+                json_object_set_new(o, "cpu_affinity", json_text(pd->local_cpulist));
                 json_array_append_new(devs, o);
         }
         json_object_set_new(root, "devices", devs);

@@ -1,5 +1,6 @@
 /* Per-round body cache (body_cache.h). */
 #include "serve/body_cache.h"
+#include "core/clock.h"
 
 #include "serve/exposition.h"
 #include "serve/proc_workloads.h"
@@ -47,12 +48,6 @@ struct body_cache {
         struct proc_workloads *workloads;
         bool workload_labels;
 };
-
-static unsigned long long monotonic_ns(void) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec;
-}
 
 int body_cache_new(struct sampler *smp, struct xid_counter *xids, struct check_watch *checks, const char *hostname,
                    unsigned long long stale_after_ms, struct body_cache **ret) {

@@ -2,11 +2,14 @@
 #include "serve/check_runner.h"
 
 #include "bench/probes.h"
-#include "cmd/cmd.h"
+#include "core/array.h"
+#include "core/clock.h"
+#include "core/exit.h"
 #include "core/run_command.h"
 #include "serve/check_status.h"
 #include "sys/container_gpu.h"
 #include "sys/cuda_driver.h"
+#include "sys/inputs.h"
 #include "sys/nvml_facts.h"
 
 #include <errno.h>
@@ -35,10 +38,22 @@ struct check_runner {
         char told[64];    /* the class of the last outcome said on log ("ok", "exit 3", ...) */
 };
 
-static double seconds(clockid_t clock) {
-        struct timespec t;
-        clock_gettime(clock, &t);
-        return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+/* The longest the inputs of a phase take at their default deadlines (sys/inputs.def's
+ * worst_ms column). */
+static unsigned long long inputs_worst_ms(enum input_phase which) {
+        static const struct {
+                enum input_phase phase;
+                unsigned long long worst_ms;
+        } inputs[] = {
+#define INPUT(id, member, phase, live, worst_ms, deps, gather, done) {phase, worst_ms},
+#include "sys/inputs.def"
+#undef INPUT
+        };
+        unsigned long long sum = 0;
+        for (size_t i = 0; i < ARRAY_COUNT(inputs); i++)
+                if (inputs[i].phase == which)
+                        sum += inputs[i].worst_ms;
+        return sum;
 }
 
 unsigned check_runner_default_timeout_s(enum level level, const struct nvml_deadlines *dl, unsigned watchdog_s) {
@@ -50,12 +65,13 @@ unsigned check_runner_default_timeout_s(enum level level, const struct nvml_dead
         unsigned long long gather_ms = (unsigned long long)init + 4ull * call + gpu;
         if (gather_ms < watchdog_s * 1000ull)
                 gather_ms = watchdog_s * 1000ull;
-        if (gather_ms < CUDA_DRIVER_TIMEOUT_MS_DEFAULT)
-                gather_ms = CUDA_DRIVER_TIMEOUT_MS_DEFAULT;
+        if (gather_ms < inputs_worst_ms(INPUT_PHASE_FORK))
+                gather_ms = inputs_worst_ms(INPUT_PHASE_FORK);
         unsigned long long s = (gather_ms + 999) / 1000 + CHECK_TIMEOUT_MARGIN_S;
+        /* The steps that load the GPUs run one after the other (the probes, the container;
+         * the stress test, the benchmarks and DCGM have no fixed default to add). */
         if (level >= LEVEL_STANDARD)
-                s += PROBE_FUNCTIONAL_TIMEOUT_S + PROBE_TRANSFER_TIMEOUT_S + PROBE_MEMORY_TIMEOUT_S +
-                     PROBE_P2P_TIMEOUT_S + CONTAINER_GPU_DEFAULT_TIMEOUT_S;
+                s += (inputs_worst_ms(INPUT_PHASE_LOAD) + 999) / 1000;
         return s > 86400 ? 86400 : (unsigned)s;
 }
 
@@ -118,7 +134,7 @@ static enum check_run_result judge_run(int rc, const struct command_result *res,
 
 /* One run, published. Returns false when the stop came meanwhile (nothing published). */
 static bool run_once(struct check_runner *r) {
-        double started = seconds(CLOCK_MONOTONIC);
+        double started = monotonic_s();
         struct command_result res;
         int rc = run_command_cancellable(r->argv, r->timeout_s * 1000u, CHECK_STATUS_MAX_BYTES, r->stop_pipe[0],
                                          &res);
@@ -131,7 +147,7 @@ static bool run_once(struct check_runner *r) {
         enum check_run_result how = CHECK_RUN_FAILED;
         if (v) {
                 how = judge_run(rc, &res, r->timeout_s, v, class, sizeof(class), said, sizeof(said));
-                v->mtime_s = seconds(CLOCK_REALTIME);
+                v->mtime_s = wall_clock_s();
         }
         if (rc == 0)
                 command_result_done(&res);
@@ -139,7 +155,7 @@ static bool run_once(struct check_runner *r) {
                 return true; /* out of memory: the previous view stays until the next run */
         r->runs.total[how]++;
         r->runs.last_run_s = v->mtime_s;
-        r->runs.last_duration_s = seconds(CLOCK_MONOTONIC) - started;
+        r->runs.last_duration_s = monotonic_s() - started;
         v->runs = r->runs;
         if (strcmp(class, r->told) != 0) {
                 if (r->log)
@@ -153,7 +169,7 @@ static bool run_once(struct check_runner *r) {
 /* Sleep until the next run is due; false when stopped meanwhile. */
 static bool wait_until(struct check_runner *r, double due) {
         for (;;) {
-                double left = due - seconds(CLOCK_MONOTONIC);
+                double left = due - monotonic_s();
                 if (left <= 0)
                         return true;
                 struct pollfd p = {.fd = r->stop_pipe[0], .events = POLLIN};
@@ -169,7 +185,7 @@ static bool wait_until(struct check_runner *r, double due) {
 static void *runner_main(void *arg) {
         struct check_runner *r = arg;
         for (;;) {
-                double due = seconds(CLOCK_MONOTONIC) + r->interval_s;
+                double due = monotonic_s() + r->interval_s;
                 if (!run_once(r) || !wait_until(r, due))
                         return NULL;
         }

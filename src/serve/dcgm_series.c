@@ -1,4 +1,5 @@
 /* Registry metric -> dcgm-exporter series (dcgm_series.h). */
+#include "core/array.h"
 #include "serve/dcgm_series.h"
 
 #include <math.h>
@@ -53,7 +54,7 @@ static const struct unit_map units[] = {
 static const struct unit_map *unit_of(const struct metric *m) {
         if (!m->unit)
                 return NULL;
-        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(units); i++)
                 if (strcmp(m->unit, units[i].registry) == 0)
                         return &units[i];
         return NULL;

@@ -1,5 +1,6 @@
 /* libmicrohttpd server (http_server.h). */
 #include "serve/http_server.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <crypt.h>
@@ -90,12 +91,6 @@ struct http_server {
         pthread_t watchdog;
 };
 
-static unsigned long long now_ms(void) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (unsigned long long)t.tv_sec * 1000ULL + (unsigned long long)t.tv_nsec / 1000000ULL;
-}
-
 /* Equal strings, in a time that depends on their lengths only. */
 static bool same_secret(const char *a, const char *b) {
         size_t la = strlen(a), lb = strlen(b);
@@ -153,7 +148,7 @@ static void wait_unlink(struct http_server *s, struct conn *c) {
 /* From now, the next request must be in within request_ms; conn_lock held. */
 static void wait_start(struct http_server *s, struct conn *c) {
         wait_unlink(s, c);
-        c->since_ms = now_ms();
+        c->since_ms = deadline_now_ms();
         c->wait_prev = s->waiting_tail;
         if (s->waiting_tail)
                 s->waiting_tail->wait_next = c;
@@ -175,7 +170,7 @@ static void *watchdog_main(void *arg) {
         struct http_server *s = arg;
         pthread_mutex_lock(&s->conn_lock);
         while (!s->watchdog_stopping) {
-                unsigned long long now = now_ms();
+                unsigned long long now = deadline_now_ms();
                 while (s->waiting_head && s->waiting_head->since_ms + s->request_ms <= now) {
                         struct conn *c = s->waiting_head;
                         (void)shutdown(c->fd, SHUT_RDWR); /* a connection already going: harmless */
@@ -277,7 +272,7 @@ static void on_completed(void *cls, struct MHD_Connection *mhd, void **con_cls,
 
 /* Whether pass is user's password remembered from a recent check; auth_lock held. */
 static bool remembered(const struct auth_user *u, const char *pass) {
-        return u->verified && now_ms() < u->verified_until && same_secret(u->verified, pass);
+        return u->verified && deadline_now_ms() < u->verified_until && same_secret(u->verified, pass);
 }
 
 static void *auth_main(void *arg) {
@@ -316,7 +311,7 @@ static void *auth_main(void *arg) {
                         if (copy) {
                                 free(u->verified);
                                 u->verified = copy;
-                                u->verified_until = now_ms() + AUTH_CACHE_MS;
+                                u->verified_until = deadline_now_ms() + AUTH_CACHE_MS;
                         }
                 }
                 s->checking[slot] = NULL;

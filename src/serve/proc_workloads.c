@@ -2,7 +2,7 @@
 #include "serve/proc_workloads.h"
 
 #include "core/fsroot.h"
-#include "top/top_proc.h"
+#include "sys/proc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,7 +22,7 @@ struct entry {
 struct proc_workloads {
         struct fsroot *fs;
         bool nested;
-        struct top_users *users;
+        struct proc_users *users;
         unsigned long long round;
         size_t n, cap;
         struct entry *v;
@@ -33,8 +33,8 @@ int proc_workloads_new(struct fsroot *fs, struct proc_workloads **ret) {
         if (!c)
                 return -ENOMEM;
         c->fs = fs;
-        c->nested = top_proc_self_nested(fs);
-        if (top_users_load(fs, &c->users) < 0) {
+        c->nested = proc_self_nested(fs);
+        if (proc_users_load(fs, &c->users) < 0) {
                 free(c);
                 return -ENOMEM;
         }
@@ -45,7 +45,7 @@ int proc_workloads_new(struct fsroot *fs, struct proc_workloads **ret) {
 void proc_workloads_free(struct proc_workloads *c) {
         if (!c)
                 return;
-        top_users_free(c->users);
+        proc_users_free(c->users);
         free(c->v);
         free(c);
 }
@@ -96,16 +96,16 @@ static bool starttime_of(struct fsroot *fs, unsigned int pid, unsigned long long
 static void look_up(struct proc_workloads *c, unsigned int pid, struct attributed_proc *p) {
         char path[64], *text = NULL;
         size_t len = 0;
-        struct top_status st;
+        struct proc_status st;
         snprintf(path, sizeof(path), "/proc/%u/status", pid);
-        if (fsroot_read_alloc_max(c->fs, path, STATUS_MAX, &text, &len) < 0 || top_status_parse(text, len, &st) < 0) {
+        if (fsroot_read_alloc_max(c->fs, path, STATUS_MAX, &text, &len) < 0 || proc_status_parse(text, len, &st) < 0) {
                 free(text);
                 return;
         }
         free(text);
         p->found = true;
         snprintf(p->process, sizeof(p->process), "%s", st.name);
-        const char *name = st.have_uid ? top_users_name(c->users, st.uid) : NULL;
+        const char *name = st.have_uid ? proc_users_name(c->users, st.uid) : NULL;
         if (name)
                 snprintf(p->user, sizeof(p->user), "%s", name);
         else if (st.have_uid)

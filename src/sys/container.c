@@ -1,4 +1,5 @@
 #include "sys/container.h"
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "core/strv.h"
@@ -28,7 +29,7 @@ static bool find_executable(struct fsroot *fs, const char *name, char *buf, size
                 snprintf(buf, size, "%s", name);
                 return true;
         }
-        for (size_t i = 0; i < sizeof(bin_dirs) / sizeof(bin_dirs[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(bin_dirs); i++) {
                 char path[CONTAINER_EXE_PATH];
                 snprintf(path, sizeof(path), "%s/%s", bin_dirs[i], name);
                 if (fsroot_access(fs, path) == 0) {
@@ -307,7 +308,7 @@ static void cdi_scan_file(struct fsroot *fs, const char *path, bool json, struct
 
 static int gather_cdi(struct fsroot *fs, struct container_facts *c) {
         static const char *const dirs[] = {"/etc/cdi", "/var/run/cdi"};
-        for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+        for (size_t d = 0; d < ARRAY_COUNT(dirs); d++) {
                 char **names;
                 int r = fsroot_list(fs, dirs[d], &names);
                 if (r == -ENOMEM)
@@ -346,7 +347,7 @@ int container_gather(struct fsroot *fs, struct facts *f) {
                 {"nvidia-container-runtime", c->nvidia_container_runtime},
                 {"nvidia-container-runtime-hook", c->nvidia_container_runtime_hook},
         };
-        for (size_t i = 0; i < sizeof(exes) / sizeof(exes[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(exes); i++)
                 (void)find_executable(fs, exes[i].name, exes[i].buf, CONTAINER_EXE_PATH);
         c->have_containers_dir = fsroot_is_dir(fs, "/etc/containers");
         c->have_toolkit_config = fsroot_access(fs, "/etc/nvidia-container-runtime/config.toml") == 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/run_command.h"
 #include "sys/container.h"
 
@@ -120,7 +121,7 @@ enum container_outcome container_classify(int exit_status, bool runs_container, 
         if (exit_status == 0)
                 return CONTAINER_OK;
         err = err ? err : "";
-        for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(patterns); i++) {
                 const char *at = strstr(err, patterns[i].pattern);
                 if (at) {
                         if (cause_size)

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CUDA_DRIVER_LIB_ENV "GPUVET_CUDA_LIB" /* vendor/cuda.h's CUDA_LIB_ENV, for messages */
+#define CUDA_DRIVER_LIB_ENV "GPUVET_CUDA_LIB" /* bindings/cuda.h's CUDA_LIB_ENV, for messages */
 #define CUDA_DRIVER_TIMEOUT_MS_DEFAULT 20000u /* cuInit wakes every GPU without persistence mode */
 
 enum cuda_driver_state {
@@ -57,16 +57,12 @@ struct cuda_driver_facts {
 
 struct cuda_driver_probe;
 
-/* Start the probe of lib (NULL: $GPUVET_CUDA_LIB or libcuda.so.1) with a deadline of
- * timeout_ms (0: the default) from now. Call it before any thread exists: the child
- * runs library code after fork. Returns NULL only when out of memory; a failed fork is
- * reported by cuda_driver_probe_finish as CUDA_DRIVER_PROBE_ERROR. Same as
- * cuda_driver_probe_hold, then cuda_driver_probe_release. */
-struct cuda_driver_probe *cuda_driver_probe_start(const char *lib, unsigned int timeout_ms);
-/* Fork the probe's child now but hold it at a gate (a pipe it reads before anything else):
- * it loads nothing until cuda_driver_probe_release. So a caller forks before it starts
- * threads and decides later, once it knows whether the probe is wanted. The deadline of
- * timeout_ms counts from the release. Returns NULL only when out of memory. */
+/* Fork the probe's child of lib (NULL: $GPUVET_CUDA_LIB or libcuda.so.1) now but hold it
+ * at a gate (a pipe it reads before anything else): it loads nothing until
+ * cuda_driver_probe_release. So a caller forks before it starts threads and decides
+ * later, once it knows whether the probe is wanted. The deadline of timeout_ms (0: the
+ * default) counts from the release. Returns NULL only when out of memory; a failed fork
+ * is reported by cuda_driver_probe_finish as CUDA_DRIVER_PROBE_ERROR. */
 struct cuda_driver_probe *cuda_driver_probe_hold(const char *lib, unsigned int timeout_ms);
 /* Open the gate: the child loads the library and calls cuInit; the deadline starts now. */
 void cuda_driver_probe_release(struct cuda_driver_probe *p);
@@ -87,7 +83,7 @@ void cuda_driver_not_probed(struct cuda_driver_facts *out, const char *why);
 const char *cuda_driver_stage_call(enum cuda_driver_stage s);
 
 /* A CUresult the probe recorded: its name ("CUDA_ERROR_NO_DEVICE") and sentence from
- * gpuvet's table (vendor/cuda_errors.c), NULL for a code not in it. */
+ * gpuvet's table (bindings/cuda_errors.c), NULL for a code not in it. */
 const char *cuda_driver_rc_name(int rc);
 const char *cuda_driver_rc_text(int rc);
 /* The driver version in a library file name: "libcuda.so.570.86.10" -> "570.86.10".

@@ -1,4 +1,5 @@
 #include "sys/cuda_env.h"
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "core/strv.h"
 #include "sys/facts.h"
@@ -13,7 +14,7 @@
 /* The families of variables the CUDA driver, its tools and the profilers read. */
 static bool is_cuda_name(const char *name, size_t len) {
         static const char *const prefixes[] = {"CUDA_", "NSIGHT_", "COMPUTE_PROFILE", "OPENCL_PROFILE"};
-        for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(prefixes); i++) {
                 size_t plen = strlen(prefixes[i]);
                 if (len >= plen && strncmp(name, prefixes[i], plen) == 0)
                         return true;

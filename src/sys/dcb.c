@@ -1,4 +1,5 @@
 #include "sys/dcb.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <linux/dcbnl.h>
@@ -82,12 +83,6 @@ int dcb_parse_ieee_reply(const void *buf, size_t len, struct dcb_pfc *ret) {
         return last;
 }
 
-static long elapsed_ms(const struct timespec *since) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
-}
-
 int dcb_read_pfc(const char *ifname, int timeout_ms, struct dcb_pfc *ret) {
         size_t name_len = strlen(ifname);
         if (name_len == 0 || name_len >= 16 /* IFNAMSIZ */)
@@ -119,11 +114,10 @@ int dcb_read_pfc(const char *ifname, int timeout_ms, struct dcb_pfc *ret) {
                 close(fd);
                 return r;
         }
-        struct timespec start;
-        clock_gettime(CLOCK_MONOTONIC, &start);
+        unsigned long long start_ms = deadline_now_ms();
         char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
         for (;;) {
-                long left = timeout_ms - elapsed_ms(&start);
+                long left = timeout_ms - (long)(deadline_now_ms() - start_ms);
                 struct pollfd pfd = {.fd = fd, .events = POLLIN};
                 int n = left > 0 ? poll(&pfd, 1, (int)left) : 0;
                 if (n < 0 && errno == EINTR)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/run_command.h"
 
 #define MAX_JSON (64u << 20) /* r4 on 72 GPUs prints well under this */
@@ -40,7 +41,7 @@ const char *dcgm_exit_meaning(int status) {
                 {250, "not supported (DCGM_ST_NOT_SUPPORTED)"},
                 {255, "bad parameter (DCGM_ST_BADPARAM)"},
         };
-        for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(codes); i++)
                 if (codes[i].status == status)
                         return codes[i].meaning;
         return NULL;

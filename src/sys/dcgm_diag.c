@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/array.h"
 #include "core/strbuf.h"
 
 #define MAX_RESULTS 4096 /* 4 levels x ~20 tests x 72 GPUs fits with room */
@@ -272,7 +273,7 @@ int dcgm_diag_parse(const char *text, size_t len, struct dcgm_diag *out, char *e
         }
         int r = 0;
         json_t *body = NULL;
-        for (size_t i = 0; i < sizeof(top_keys) / sizeof(top_keys[0]) && !body; i++)
+        for (size_t i = 0; i < ARRAY_COUNT(top_keys) && !body; i++)
                 if ((body = json_object_get(root, top_keys[i])) != NULL)
                         snprintf(out->top_key, sizeof(out->top_key), "%s", top_keys[i]);
         if (!json_is_object(body)) {

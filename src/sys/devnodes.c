@@ -1,4 +1,5 @@
 #include "sys/devnodes.h"
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "core/strv.h"
@@ -61,7 +62,7 @@ static int cmp_minor(const void *a, const void *b) {
 
 static int gather_nodes(struct fsroot *fs, struct devnode_facts *x) {
         int r;
-        for (size_t i = 0; i < sizeof(fixed_nodes) / sizeof(fixed_nodes[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(fixed_nodes); i++)
                 if ((r = add_node(fs, x, fixed_nodes[i])) < 0)
                         return r;
         x->caps_dir = fsroot_is_dir(fs, "/dev/nvidia-caps");
@@ -76,7 +77,7 @@ static int gather_nodes(struct fsroot *fs, struct devnode_facts *x) {
         size_t n_minors = 0;
         for (char **n = names; *n; n++) {
                 unsigned m;
-                if (gpu_node_minor(*n, &m) && n_minors < sizeof(minors) / sizeof(minors[0]))
+                if (gpu_node_minor(*n, &m) && n_minors < ARRAY_COUNT(minors))
                         minors[n_minors++] = m;
                 /* Only a capture can lack device nodes altogether: asked there alone. */
                 if (!x->live && !x->any_device_node) {
@@ -113,7 +114,7 @@ static void gather_params(struct fsroot *fs, struct devnode_facts *x) {
                 {"DeviceFileGID: ", offsetof(struct devnode_params, gid)},
         };
         for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-                for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+                for (size_t i = 0; i < ARRAY_COUNT(keys); i++) {
                         size_t len = strlen(keys[i].key);
                         uint64_t v;
                         if (strncmp(line, keys[i].key, len) == 0 && parse_u64(line + len, &v) == 0 && v <= 0x7fffffff)

@@ -12,6 +12,7 @@
 #include "sys/devnodes.h"
 #include "sys/gpu.h"
 #include "sys/host.h"
+#include "sys/inputs.h"
 #include "sys/iommu.h"
 #include "sys/kernel.h"
 #include "sys/memory.h"
@@ -47,6 +48,9 @@ struct facts {
          * the live root, where a missing /dev or /proc is the node's own fault. A check whose
          * input lies in one skips (check_skip_capture_lacks): the capture cannot tell. */
         unsigned int capture_lacks;
+        /* The inputs read into this struct (NEED_* bits, sys/inputs.def): facts_gather_some
+         * sets the facts', check the others'. A member whose input is not here is zero. */
+        input_set inputs_read;
         struct host_facts host;
         struct pci_facts pci;
         struct gpu_facts gpus;
@@ -109,6 +113,9 @@ struct facts {
         const struct policy *policy;
 };
 
+/* Gather the facts of needs (NEED_* bits of sys/inputs.def, with what they read
+ * themselves) from fs; the others stay zero. Returns as facts_gather. */
+int facts_gather_some(struct fsroot *fs, const struct gpudb *db, input_set needs, struct facts *ret);
 /* Gather all facts from fs. Returns 0, or a negative errno only for failures that make a
  * report impossible (out of memory); unreadable files become "unknown" inside the facts. */
 int facts_gather(struct fsroot *fs, const struct gpudb *db, struct facts *ret);

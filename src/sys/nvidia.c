@@ -1,4 +1,5 @@
 #include "sys/nvidia.h"
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "core/strv.h"
@@ -73,7 +74,7 @@ static void scan_modprobe_conf(const char *text, const char *path, struct nvidia
 static int gather_modprobe(struct fsroot *fs, struct nvidia_facts *x) {
         static const char *const dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/lib/modprobe.d",
                                            "/usr/lib/modprobe.d"};
-        for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+        for (size_t d = 0; d < ARRAY_COUNT(dirs); d++) {
                 char **names;
                 int r = fsroot_list(fs, dirs[d], &names);
                 if (r == -ENOMEM)

@@ -11,7 +11,7 @@
  * This header is the line between NVML and the rest: it includes no NVML header, and the
  * values readings hold (return codes, enable states, clock event bits, fabric states) have
  * gpuvet's names here. Only the readers (nvml_facts.c, nvml_events.c) and the writers
- * (vendor/nvml_tune.c), and the commands that load the library, include vendor/nvml.h.
+ * (bindings/nvml_tune.c), and the commands that load the library, include bindings/nvml.h.
  *
  * Collection never hangs (docs/nvml.md): each GPU is read by its own thread, every call
  * under a per-call deadline and every GPU under a budget; a call that does not return in
@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 /* gpuvet's own names for the NVML values readings and checks use: nothing that reads these
- * facts needs NVML's header (vendor/nvml_facts.c asserts each equals NVML's). */
+ * facts needs NVML's header (bindings/nvml_facts.c asserts each equals NVML's). */
 enum nv_rc {
         NV_RC_SUCCESS = 0,
         NV_RC_INVALID_ARGUMENT = 2,
@@ -84,8 +84,8 @@ struct nvml_lib;
  * gpuvet's own. */
 const char *nv_rc_text(const struct nvml_lib *lib, int rc);
 
-/* The library, for the commands that load it (vendor/nvml.c searches --nvml-lib, then
- * $GPUVET_NVML_LIB, then the sonames); its types stay in vendor/. nv_lib_open returns 0 or
+/* The library, for the commands that load it (bindings/nvml.c searches --nvml-lib, then
+ * $GPUVET_NVML_LIB, then the sonames); its types stay in bindings/. nv_lib_open returns 0 or
  * a negative errno with err saying what was tried; nv_lib_close accepts NULL and returns
  * NULL (never while a thread may still be in a call); nv_lib_path is the file loaded. */
 #define NV_LIB_ENV "GPUVET_NVML_LIB"
@@ -401,6 +401,9 @@ struct nvml_gpu {
         struct nv_u32 util_dec_pct;
         struct nv_u32 pstate;  /* 0..15, 32 = unknown */
         struct nv_u32 fan_pct; /* NOT_SUPPORTED on passively cooled boards */
+        /* PCIe traffic, KB/s, over the 20 ms the driver counts inside the call
+         * (nvmlDeviceGetPcieThroughput); NOT_SUPPORTED under vGPU. */
+        struct nv_u32 pcie_tx_kbs, pcie_rx_kbs;
 
         /* ECC */
         struct nv_u32 ecc_mode_current; /* nvmlEnableState_t */
@@ -540,7 +543,7 @@ int nvml_proc_sm_share(const struct nvml_gpu *g, unsigned int pid);
         X(MEMORY) X(BAR1) X(TEMP) X(TEMP_THRESHOLDS) X(TEMP_MARGIN) X(THERMAL_FIELDS) X(POWER_DRAW) \
         X(ENERGY) X(POWER_LIMIT) X(POWER_DEFAULT_LIMIT) X(POWER_ENFORCED_LIMIT) X(POWER_CONSTRAINTS)      \
         X(CLOCKS) X(CLOCKS_MAX) X(CLOCKS_APP) X(CLOCKS_DEFAULT_APP) X(CLOCK_REASONS) X(VIOLATIONS)      \
-        X(UTIL) X(CODEC_UTIL) X(PSTATE) X(FAN)                                                          \
+        X(UTIL) X(CODEC_UTIL) X(PSTATE) X(FAN) X(PCIE_THROUGHPUT)                                       \
         X(ECC_MODE) X(ECC_DEFAULT_MODE) X(ECC_COUNTS) X(ECC_LOCATION) X(RETIRED_PAGES) X(REMAP)      \
         X(REPAIR)                                                                                   \
         X(RECOVERY) X(REMAP_HIST) X(PCIE_LINK) X(PCIE_REPLAY) X(NVLINK) X(PERSISTENCE)               \
@@ -553,9 +556,10 @@ enum nvml_group {
         NVML_GROUP_COUNT
 };
 
-/* A set of groups; NVML_GROUPS_ALL reads every fact. */
+/* A set of groups; NVML_GROUPS_ALL reads every fact but those read only when named:
+ * PCIE_THROUGHPUT blocks 20 ms a GPU inside the driver, so only gpuvet top asks for it. */
 typedef unsigned long long nvml_groups;
-#define NVML_GROUPS_ALL (~0ULL)
+#define NVML_GROUPS_ALL (~0ULL & ~(1ULL << NVML_GROUP_PCIE_THROUGHPUT))
 _Static_assert(NVML_GROUP_COUNT <= 64, "nvml_groups holds one bit per group");
 static inline nvml_groups nvml_group_bit(enum nvml_group g) { return 1ULL << g; }
 
@@ -603,7 +607,7 @@ struct nvml_facts {
         bool stopped;
 
         unsigned int gather_ms; /* wall time of nvml_facts_gather */
-        nvml_groups groups;     /* what was read (NVML_GROUPS_ALL: everything) */
+        nvml_groups groups;     /* what was read (NVML_GROUPS_ALL: every fact read unasked) */
 
         /* private */
         struct nvml_lib *lib;

@@ -1,4 +1,5 @@
 #include "sys/pci.h"
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "core/strparse.h"
 #include "core/strv.h"
@@ -159,7 +160,7 @@ static void gather_link(struct fsroot *fs, struct pci_dev *d) {
                 {"current_link_width", &d->cur_width},
                 {"max_link_width", &d->max_width},
         };
-        for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(attrs); i++) {
                 int r = read_link_attr(fs, d, attrs[i].attr, attrs[i].dest);
                 if (r == 0)
                         continue;
@@ -543,4 +544,20 @@ bool pci_link_best(const struct pci_facts *p, const struct pci_dev *d, unsigned 
                         *ret_width = up->max_width;
         }
         return true;
+}
+
+double pci_link_gbps(unsigned speed_mts, unsigned width) {
+        /* GB/s per lane and direction after line encoding: 8b/10b up to Gen2, 128b/130b
+         * for Gen3-5, FLIT mode (242/256) for Gen6 */
+        double lane;
+        switch (speed_mts) {
+        case 2500: lane = 0.25; break;
+        case 5000: lane = 0.5; break;
+        case 8000: lane = 8.0 * 128 / 130 / 8; break;
+        case 16000: lane = 16.0 * 128 / 130 / 8; break;
+        case 32000: lane = 32.0 * 128 / 130 / 8; break;
+        case 64000: lane = 64.0 * 242 / 256 / 8; break;
+        default: return 0;
+        }
+        return lane * width;
 }

@@ -136,3 +136,7 @@ int pci_gpu_aperture(const struct pci_dev *d);
 /* Whether a BAR has an address: the kernel marks one it could not place with
  * IORESOURCE_UNSET (start 0, end = size - 1) or DISABLED. */
 bool pci_bar_assigned(const struct pci_bar *b);
+
+/* PCIe bandwidth of one direction in GB/s for a link of speed_mts and width lanes
+ * (encoding overhead included); 0 when unknown. */
+double pci_link_gbps(unsigned speed_mts, unsigned width);

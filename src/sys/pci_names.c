@@ -1,4 +1,5 @@
 #include "sys/pci_names.h"
+#include "core/array.h"
 #include "core/dynlib.h"
 
 #include <errno.h>
@@ -48,7 +49,7 @@ static void names_init(void) {
         };
         static struct dynlib lib;
         char err[256];
-        if (dynlib_load(sonames, DYNLIB_COUNT(sonames), fns, DYNLIB_COUNT(fns), &libpci, &lib, err, sizeof(err)) < 0) {
+        if (dynlib_load(sonames, ARRAY_COUNT(sonames), fns, ARRAY_COUNT(fns), &libpci, &lib, err, sizeof(err)) < 0) {
                 init_failed = true; /* no names: lookups answer with the numeric ids */
                 return;
         }

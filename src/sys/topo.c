@@ -1,4 +1,5 @@
 #include "sys/topo.h"
+#include "core/array.h"
 #include "sys/facts.h"
 #include "sys/nvml_facts.h"
 
@@ -39,7 +40,7 @@ bool topo_is_nvswitch_id(unsigned int pci_device_id) {
         /* First generation (DGX-2, V100), second (HGX A100), third (HGX H100/H200). Newer
          * switches are still recognised through facts.pci (class 0x0680, vendor NVIDIA). */
         static const unsigned int ids[] = {0x1ac0, 0x1ac1, 0x1ac2, 0x1af1, 0x22a3};
-        for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(ids); i++)
                 if (pci_device_id >> 16 == ids[i])
                         return true;
         return false;

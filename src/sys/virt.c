@@ -1,3 +1,4 @@
+#include "core/array.h"
 #include "sys/facts.h"
 #include "core/fsroot.h"
 
@@ -68,7 +69,7 @@ void virt_detect(const char *sys_vendor, const char *product_name, const char *b
                 snprintf(ret->source, sizeof(ret->source), "/sys/hypervisor/type");
                 return;
         }
-        for (size_t i = 0; i < sizeof(dmi_table) / sizeof(dmi_table[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(dmi_table); i++) {
                 if (!field_matches(sys_vendor, dmi_table[i].sys_vendor) ||
                     !field_matches(product_name, dmi_table[i].product_name) ||
                     !field_matches(bios_vendor, dmi_table[i].bios_vendor))
@@ -87,7 +88,7 @@ void virt_detect(const char *sys_vendor, const char *product_name, const char *b
         ret->is_vm = true;
         snprintf(ret->hypervisor, sizeof(ret->hypervisor), "unknown hypervisor");
         snprintf(ret->source, sizeof(ret->source), "/proc/cpuinfo (hypervisor flag)");
-        for (size_t i = 0; i < sizeof(clock_table) / sizeof(clock_table[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(clock_table); i++)
                 if (has_token(clocksources, clock_table[i].token)) {
                         snprintf(ret->hypervisor, sizeof(ret->hypervisor), "%s", clock_table[i].hypervisor);
                         snprintf(ret->source, sizeof(ret->source), "/proc/cpuinfo (hypervisor flag), " CLOCKSOURCE_FILE);

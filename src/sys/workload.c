@@ -1,6 +1,7 @@
 /* A process's workload from its cgroup and kubelet's log layout (workload.h). */
 #include "sys/workload.h"
 
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "core/strv.h"
 
@@ -81,7 +82,7 @@ static bool container_id(const char *s, size_t n) { return n == 64 && all_of(s, 
  * the container id and its runtime into w. */
 static bool runtime_scope(struct comp c, struct workload *w) {
         static const char *const runtimes[] = {"cri-containerd", "crio", "docker", "libpod"};
-        for (size_t k = 0; k < sizeof(runtimes) / sizeof(runtimes[0]); k++) {
+        for (size_t k = 0; k < ARRAY_COUNT(runtimes); k++) {
                 size_t r = strlen(runtimes[k]);
                 if (c.n < r + 1 + 64 || memcmp(c.s, runtimes[k], r) != 0 || c.s[r] != '-')
                         continue;

@@ -1,4 +1,5 @@
 #include "sys/xid.h"
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "sys/facts.h"
 
@@ -227,7 +228,7 @@ int nvrm_fault_parse_line(const char *line, size_t len, struct xid_event *ev) {
         if (find(line, len, "NVRM: Xid ("))
                 return 0; /* an Xid line: xid_parse_line's */
         const char *hit = NULL;
-        for (size_t i = 0; i < sizeof(fault_markers) / sizeof(fault_markers[0]) && !hit; i++)
+        for (size_t i = 0; i < ARRAY_COUNT(fault_markers) && !hit; i++)
                 hit = find(line, len, fault_markers[i]);
         if (!hit || !(find(line, len, "NVRM") || find(line, len, "nvidia")))
                 return 0;
@@ -544,7 +545,7 @@ static int gather_kernel_log(struct fsroot *fs, struct xid_facts *x) {
                 return 0;
         }
         x->kmsg_errno = -r;
-        for (size_t i = 0; i < sizeof(syslog_files) / sizeof(syslog_files[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(syslog_files); i++) {
                 if (fsroot_read_alloc(fs, syslog_files[i], &text, NULL) < 0)
                         continue;
                 x->source = syslog_files[i];

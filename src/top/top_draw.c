@@ -34,6 +34,29 @@ void top_series_push(struct top_series *s, double frac, bool have) {
                 s->n++;
 }
 
+void top_chart(char *out, size_t width, size_t height, const struct top_series *const *series, const char *marks,
+               size_t n) {
+        for (size_t r = 0; r < height; r++) {
+                memset(out + r * (width + 1), ' ', width);
+                out[r * (width + 1) + width] = '\0';
+        }
+        if (!height)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                const struct top_series *s = series[i];
+                size_t shown = s->n < width ? s->n : width;
+                for (size_t back = 0; back < shown; back++) {
+                        size_t at = (s->head + TOP_HISTORY - 1 - back) % TOP_HISTORY;
+                        if (!s->have[at])
+                                continue;
+                        size_t level = (size_t)(s->v[at] * (double)height);
+                        size_t row = height - 1 - (level < height ? level : height - 1);
+                        char *cell = out + row * (width + 1) + (width - 1 - back);
+                        *cell = *cell == ' ' || *cell == marks[i] ? marks[i] : '*';
+                }
+        }
+}
+
 void top_spark(char *out, size_t width, const struct top_series *s) {
         static const char levels[] = TOP_SPARK_LEVELS;
         const size_t n_levels = sizeof(levels) - 1;

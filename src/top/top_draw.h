@@ -27,6 +27,14 @@ struct top_series {
 /* Add the newest reading (have false: this sample had none). frac is clamped to 0..1. */
 void top_series_push(struct top_series *s, double frac, bool have);
 
+/* A line chart of n series in height rows of width columns: out holds height rows of
+ * width + 1 bytes, each NUL-terminated. The newest sample is the last column, one column a
+ * sample back from it; a sample's row is its fraction of the height (the top row: the top
+ * eighth when height is 8). Series i is drawn with marks[i], '*' where several fall in one
+ * cell; a missing sample draws nothing, so a gap stays a gap. */
+void top_chart(char *out, size_t width, size_t height, const struct top_series *const *series, const char *marks,
+               size_t n);
+
 /* The last width readings, oldest left, newest at the right end, padded on the left with
  * blanks while the history is shorter; out holds width + 1 bytes. */
 void top_spark(char *out, size_t width, const struct top_series *s);

@@ -1,16 +1,11 @@
 /* The model kept current and honest (top_feed.h). */
 #include "top/top_feed.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-static unsigned long long monotonic_ns(void) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec;
-}
 
 static const char *end_text(const struct sampler_status *st) {
         switch (st->end) {

@@ -1,6 +1,7 @@
 /* A frame from the model (top_frame.h). */
 #include "top/top_frame.h"
 
+#include "core/array.h"
 #include "core/utf8.h"
 #include "top/top_layout.h"
 
@@ -93,6 +94,41 @@ static void ecc_text(char *out, size_t size, const struct top_gpu *g, bool one_l
                 snprintf(out, size, "ECC corr %llu uncorr %llu", g->ecc_corrected, g->ecc_uncorrected);
 }
 
+/* "352KB/s", "6.3MB/s", "25.1GB/s": NVML counts PCIe traffic in KB/s. */
+static void rate_text(char *out, size_t size, double kbs) {
+        if (kbs < 1000)
+                snprintf(out, size, "%.0fKB/s", kbs);
+        else if (kbs < 1000 * 1024)
+                snprintf(out, size, "%.1fMB/s", kbs / 1024);
+        else
+                snprintf(out, size, "%.1fGB/s", kbs / (1024 * 1024));
+}
+
+/* After a GPU line's text (len columns of cols), what else the driver gave, in whole
+ * pieces while they fit: "fan 45%", "enc 3% dec 0%", "PCIe tx 352KB/s rx 6.3MB/s". A
+ * piece the driver does not offer is left out, never shown as a fault. */
+static void put_extras(struct top_frame *f, unsigned int r, unsigned int len, const struct top_gpu *g) {
+        char piece[3][64], a[24], b[24];
+        unsigned int n = 0;
+        if (g->fan_pct.have)
+                snprintf(piece[n++], sizeof(piece[0]), "fan %.0f%%", g->fan_pct.v);
+        if (g->enc_pct.have && g->dec_pct.have)
+                snprintf(piece[n++], sizeof(piece[0]), "enc %.0f%% dec %.0f%%", g->enc_pct.v, g->dec_pct.v);
+        if (g->pcie_tx_kbs.have && g->pcie_rx_kbs.have) {
+                rate_text(a, sizeof(a), g->pcie_tx_kbs.v);
+                rate_text(b, sizeof(b), g->pcie_rx_kbs.v);
+                snprintf(piece[n++], sizeof(piece[0]), "PCIe tx %s rx %s", a, b);
+        }
+        unsigned int c = len, end = f->cols ? f->cols - 1 : 0;
+        for (unsigned int i = 0; i < n; i++) {
+                unsigned int w = 2 + (unsigned int)strlen(piece[i]);
+                if (c + w > end)
+                        return;
+                putf(f, r, c, "  %s", piece[i]);
+                c += w;
+        }
+}
+
 /* One cell: "UTIL [|||   45%] _.,:-=+" in width columns. */
 static void cell(struct top_frame *f, const struct top_layout *l, unsigned int r, unsigned int c, const char *label,
                  double frac, bool have, const char *text, const struct top_series *s) {
@@ -133,11 +169,16 @@ static void gpu_full(struct top_frame *f, const struct top_layout *l, unsigned i
         const char *word = state_word(g);
         reasons_text(reasons, sizeof(reasons), g);
         ecc_text(ecc, sizeof(ecc), g, false);
-        if (word)
+        if (word) {
                 putf(f, r, 0, "%2u %s  %s: %s", g->index, g->name, word, g->why);
-        else
+        } else {
                 /* ECC first, as on the one-line form: a long list of reasons never hides it */
-                putf(f, r, 0, "%2u %s  %s  throttle: %s", g->index, g->name, ecc, reasons);
+                char head[512];
+                int n = snprintf(head, sizeof(head), "%2u %s  %s  throttle: %s", g->index, g->name, ecc, reasons);
+                put(f, r, 0, head);
+                if (n > 0)
+                        put_extras(f, r, (unsigned int)n, g);
+        }
         bool live = g->state == TOP_GPU_LIVE;
         unsigned int c2 = l->cell_width + 2, c3 = 2 * (l->cell_width + 2);
         snprintf(t, sizeof(t), "%.0f%%", g->util_pct.v);
@@ -186,8 +227,12 @@ static void gpu_compact(struct top_frame *f, unsigned int r, const struct top_gp
                 snprintf(sm, sizeof(sm), "%.0fMHz", g->sm_mhz.v);
         /* ECC before the reasons: a long list of reasons is cut at the edge, never the
          * errors; 100C or 1000W take one column more on their line. */
-        putf(f, r, 0, "%2u %-14.14s %s %s %3s %4s %7s %-9s %s", g->index, short_name(g->name), bar1, bar2, temp, pwr,
-             sm, ecc, reasons);
+        char line[512];
+        int n = snprintf(line, sizeof(line), "%2u %-14.14s %s %s %3s %4s %7s %-9s %s", g->index, short_name(g->name),
+                         bar1, bar2, temp, pwr, sm, ecc, reasons);
+        put(f, r, 0, line);
+        if (n > 0)
+                put_extras(f, r, (unsigned int)n, g);
 }
 
 static void bytes_text(char *out, size_t size, const struct top_proc_row *p) {
@@ -198,7 +243,7 @@ static void bytes_text(char *out, size_t size, const struct top_proc_row *p) {
 }
 
 /* Host memory as "980K", "12.3M", "512M", "1.5G": at most 5 columns. */
-static void rss_text(char *out, size_t size, const struct top_proc_info *in) {
+static void rss_text(char *out, size_t size, const struct proc_info *in) {
         if (!in->have_rss) {
                 snprintf(out, size, "-");
                 return;
@@ -239,26 +284,54 @@ static void cpu_text(char *out, size_t size, double pct) {
                 snprintf(out, size, pct < 99.95 ? "%.1f" : "%.0f", pct);
 }
 
-static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_row *p, bool workload_column) {
+/* The command after the tree's glyphs (none in the flat view): the columns before it stay
+ * where they are, so the tree reads down the COMMAND column. */
+static void command(struct top_frame *f, unsigned int r, bool workload_column, const char *workload,
+                    const char *glyphs, const char *cmd) {
+        char text[sizeof(((struct top_tree_line *)0)->glyphs) + sizeof(((struct proc_info *)0)->command) + 64];
+        snprintf(text, sizeof(text), "%s%s", glyphs, cmd);
+        if (workload_column)
+                putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*.*s %s", TOP_WORKLOAD_WIDTH, TOP_WORKLOAD_WIDTH, workload, text);
+        else
+                put(f, r, TOP_PROC_PREFIX_WIDTH, text);
+}
+
+/* A GPU process's ancestor that uses no GPU: the host columns only, the GPU ones "-", and
+ * no JOB/POD (not looked up for it: its workers' rows say it). */
+static void host_row(struct top_frame *f, unsigned int r, const struct top_host_row *h, bool workload_column,
+                     const char *glyphs) {
+        char ns[16] = "-", cpu[16], rss[16], age[32];
+        cpu_text(cpu, sizeof(cpu), h->cpu_pct);
+        rss_text(rss, sizeof(rss), &h->info);
+        elapsed_text(age, sizeof(age), h->info.elapsed_s);
+        if (h->info.ns_pid)
+                snprintf(ns, sizeof(ns), "%u", h->info.ns_pid);
+        putf(f, r, 0, "%3s %7u %6s %-8.8s %9s %4s %c %5s %5s %8s", "-", h->pid, ns, h->info.user, "-", "-", '-', cpu,
+             rss, age);
+        command(f, r, workload_column, "", glyphs, h->info.command);
+}
+
+static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_row *p, bool workload_column,
+                     const char *glyphs) {
         char mem[32], ns[16] = "-", sm[16] = "-", cpu[16], rss[16], age[32];
-        cpu_text(cpu, sizeof(cpu), p->info.where == TOP_PROC_FOUND ? p->cpu_pct : -1);
+        cpu_text(cpu, sizeof(cpu), p->info.where == PROC_FOUND ? p->cpu_pct : -1);
         rss_text(rss, sizeof(rss), &p->info);
-        elapsed_text(age, sizeof(age), p->info.where == TOP_PROC_FOUND ? p->info.elapsed_s : -1);
+        elapsed_text(age, sizeof(age), p->info.where == PROC_FOUND ? p->info.elapsed_s : -1);
         if (p->sm_pct >= 0)
                 snprintf(sm, sizeof(sm), "%d%%", p->sm_pct);
         bytes_text(mem, sizeof(mem), p);
         const char *user = p->info.user, *cmd = p->info.command;
         switch (p->info.where) {
-        case TOP_PROC_OTHER_NS:
+        case PROC_OTHER_NS:
                 snprintf(ns, sizeof(ns), "?");
                 user = "other-ns";
                 cmd = "(other namespace: NVML's PID is not visible from here)";
                 break;
-        case TOP_PROC_GONE:
+        case PROC_GONE:
                 user = "-";
                 cmd = "(exited)";
                 break;
-        case TOP_PROC_FOUND:
+        case PROC_FOUND:
                 if (p->info.ns_pid)
                         snprintf(ns, sizeof(ns), "%u", p->info.ns_pid);
                 break;
@@ -266,11 +339,7 @@ static void proc_row(struct top_frame *f, unsigned int r, const struct top_proc_
         /* TOP_PROC_PREFIX_WIDTH columns before the workload or the command */
         putf(f, r, 0, "%3u %7u %6s %-8.8s %9s %4s %c %5s %5s %8s", p->gpu, p->pid, ns, user, mem, sm,
              p->graphics ? 'G' : 'C', cpu, rss, age);
-        if (workload_column)
-                putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*.*s %s", TOP_WORKLOAD_WIDTH, TOP_WORKLOAD_WIDTH,
-                     p->info.workload[0] ? p->info.workload : "-", cmd);
-        else
-                put(f, r, TOP_PROC_PREFIX_WIDTH, cmd);
+        command(f, r, workload_column, p->info.workload[0] ? p->info.workload : "-", glyphs, cmd);
 }
 
 /* Each line within 79 columns (the last is left blank) and no more lines than the rows
@@ -280,7 +349,7 @@ static const char *const help_lines[] = {
         "Keys",
         "  Up/Down, k/j  select a process      PgUp/PgDn, Home/End  a page, first, last",
         "  s, F6         next sort key         m u p  sort by GPU memory, SM share, PID",
-        "                                      c r t  sort by host %CPU, RSS, TIME",
+        "  t, F5         process tree on/off   c r e  sort by host %CPU, RSS, TIME",
         "  Left/Right    scroll the GPUs when they do not all fit      q  quit",
         "  K T I         SIGKILL, SIGTERM, SIGINT to the selected process (asks y/N)",
         "  Esc           no selection          h ? F1  this help (any key closes it)",
@@ -302,74 +371,197 @@ static int selected_index(const struct top_view *v, const struct top_model *m) {
         return -1;
 }
 
-static void select_index(struct top_view *v, const struct top_model *m, int i) {
-        if (m->n_procs == 0) {
-                v->have_selected = false;
-                return;
-        }
-        if (i < 0)
-                i = 0;
-        if ((unsigned int)i >= m->n_procs)
-                i = (int)m->n_procs - 1;
-        v->have_selected = true;
-        v->sel_gpu = m->procs[i].gpu;
-        v->sel_pid = m->procs[i].pid;
-}
-
 const struct top_proc_row *top_view_selected(const struct top_view *v, const struct top_model *m) {
         int i = selected_index(v, m);
         return i < 0 ? NULL : &m->procs[i];
 }
 
-void top_view_move(struct top_view *v, const struct top_model *m, int delta) {
-        int i = selected_index(v, m);
-        select_index(v, m, i < 0 ? 0 : i + delta);
+/* The process lines as shown: m->procs in its order, or the tree's lines. */
+struct shown {
+        struct top_tree_line *tree; /* NULL: the flat view */
+        unsigned int n;
+};
+
+static int shown_get(const struct top_view *v, const struct top_model *m, struct shown *ret) {
+        ret->tree = NULL;
+        ret->n = m->n_procs;
+        return v->tree ? top_model_tree(m, &ret->tree, &ret->n) : 0;
 }
 
-static void processes(struct top_frame *f, const struct top_layout *l, const struct top_model *m, struct top_view *v) {
+/* Line i's row in m->procs, or -1 for a host row: never selected, so never signalled. */
+static int shown_row(const struct shown *s, unsigned int i) {
+        if (!s->tree)
+                return (int)i;
+        return s->tree[i].host ? -1 : (int)s->tree[i].index;
+}
+
+/* The line of the selected row, or -1. */
+static int selected_line(const struct top_view *v, const struct top_model *m, const struct shown *s) {
+        int sel = selected_index(v, m);
+        for (unsigned int i = 0; sel >= 0 && i < s->n; i++)
+                if (shown_row(s, i) == sel)
+                        return (int)i;
+        return -1;
+}
+
+/* Select the pos-th process line (host rows not counted), clamped to the first and last;
+ * returns its line, or -1 when there is no process. */
+static int select_pos(struct top_view *v, const struct top_model *m, const struct shown *s, int pos) {
+        int count = 0;
+        for (unsigned int i = 0; i < s->n; i++)
+                count += shown_row(s, i) >= 0;
+        if (count == 0) {
+                v->have_selected = false;
+                return -1;
+        }
+        if (pos < 0)
+                pos = 0;
+        if (pos >= count)
+                pos = count - 1;
+        for (unsigned int i = 0; i < s->n; i++) {
+                int row = shown_row(s, i);
+                if (row >= 0 && pos-- == 0) {
+                        v->have_selected = true;
+                        v->sel_gpu = m->procs[row].gpu;
+                        v->sel_pid = m->procs[row].pid;
+                        return (int)i;
+                }
+        }
+        return -1;
+}
+
+void top_view_move(struct top_view *v, const struct top_model *m, int delta) {
+        struct shown s;
+        if (shown_get(v, m, &s) < 0) /* no memory for the tree: move in m->procs' order rather than not at all */
+                s = (struct shown){.n = m->n_procs};
+        int line = selected_line(v, m, &s), pos = 0;
+        for (int i = 0; i < line; i++)
+                pos += shown_row(&s, (unsigned int)i) >= 0;
+        select_pos(v, m, &s, line < 0 ? 0 : pos + delta);
+        free(s.tree);
+}
+
+static int processes(struct top_frame *f, const struct top_layout *l, const struct top_model *m, struct top_view *v) {
         unsigned int r = l->proc_top;
+        const char *cmd_title = v->tree ? "COMMAND (tree)" : "COMMAND";
         f->attr[r] = TOP_ATTR_TITLE;
         putf(f, r, 0, "%3s %7s %6s %-8s %9s %4s %c %5s %5s %8s", "GPU", "PID", "NS-PID", "USER", "GPU-MEM", "SM", 'T',
              "%CPU", "RSS", "TIME");
         if (l->workload_column)
-                putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*s %s", TOP_WORKLOAD_WIDTH, "JOB/POD", "COMMAND");
+                putf(f, r, TOP_PROC_PREFIX_WIDTH, "%-*s %s", TOP_WORKLOAD_WIDTH, "JOB/POD", cmd_title);
         else
-                put(f, r, TOP_PROC_PREFIX_WIDTH, "COMMAND");
+                put(f, r, TOP_PROC_PREFIX_WIDTH, cmd_title);
         r++;
         if (v->help) {
-                for (unsigned int i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && i < l->proc_rows; i++)
+                for (unsigned int i = 0; i < ARRAY_COUNT(help_lines) && i < l->proc_rows; i++)
                         put(f, r + i, 0, help_lines[i]);
-                return;
+                return 0;
         }
         if (m->n_procs == 0) {
                 if (l->proc_rows)
                         put(f, r, 0, "  no processes on the GPUs");
-                return;
+                return 0;
         }
-        int sel = selected_index(v, m);
+        struct shown s;
+        if (shown_get(v, m, &s) < 0)
+                return -ENOMEM;
+        int sel = selected_line(v, m, &s);
         if (sel < 0 && v->have_selected) /* it exited: the row that took its place */
-                select_index(v, m, 0), sel = 0;
+                sel = select_pos(v, m, &s, 0);
         if (sel >= 0) {
                 if ((unsigned int)sel < v->proc_scroll)
                         v->proc_scroll = (unsigned int)sel;
                 if (l->proc_rows && (unsigned int)sel >= v->proc_scroll + l->proc_rows)
                         v->proc_scroll = (unsigned int)sel - l->proc_rows + 1;
         }
-        if (v->proc_scroll >= m->n_procs)
+        if (v->proc_scroll >= s.n)
                 v->proc_scroll = 0;
-        for (unsigned int i = 0; i < l->proc_rows && v->proc_scroll + i < m->n_procs; i++) {
+        for (unsigned int i = 0; i < l->proc_rows && v->proc_scroll + i < s.n; i++) {
                 unsigned int k = v->proc_scroll + i;
-                proc_row(f, r + i, &m->procs[k], l->workload_column);
+                int row = shown_row(&s, k);
+                if (row < 0)
+                        host_row(f, r + i, &m->hosts[s.tree[k].index], l->workload_column, s.tree[k].glyphs);
+                else
+                        proc_row(f, r + i, &m->procs[row], l->workload_column, s.tree ? s.tree[k].glyphs : "");
                 if ((int)k == sel) {
                         /* a mark as well as the highlight: visible without attributes */
                         line_at(f, r + i)[0] = '>';
                         f->attr[r + i] = TOP_ATTR_SELECTED;
                 }
         }
+        free(s.tree);
+        return 0;
 }
 
-unsigned int top_frame_rows_for_all(const struct top_model *m) {
-        unsigned int procs = m->n_procs > TOP_MIN_PROC_ROWS ? m->n_procs : TOP_MIN_PROC_ROWS;
+/* "45s", "12m", "3h20m": how far back a chart reaches. */
+static void span_text(char *out, size_t size, unsigned long long ms) {
+        unsigned long long s = ms / 1000;
+        if (s < 120)
+                snprintf(out, size, "%llus", s);
+        else if (s < 7200)
+                snprintf(out, size, "%llum", s / 60);
+        else
+                snprintf(out, size, "%lluh%02llum", s / 3600, s / 60 % 60);
+}
+
+/* One panel of the chart: its title, then the plot with a scale at the left. */
+static int chart_panel(struct top_frame *f, const struct top_layout *l, unsigned int left, unsigned int width,
+                       const char *title, const struct top_series *const *series, const char *marks, size_t n) {
+        enum { SCALE = 4 }; /* "100|" */
+        if (width <= SCALE + 1)
+                return 0;
+        size_t plot = width - SCALE;
+        char *grid = malloc(TOP_CHART_PLOT_ROWS * (plot + 1));
+        if (!grid)
+                return -ENOMEM;
+        top_chart(grid, plot, TOP_CHART_PLOT_ROWS, series, marks, n);
+        put(f, l->chart_top, left, title);
+        for (unsigned int r = 0; r < TOP_CHART_PLOT_ROWS; r++) {
+                /* 100 % plots in the top row, 50 % in the one labelled 50, 0 % in the bottom one */
+                const unsigned int half = TOP_CHART_PLOT_ROWS - 1 - TOP_CHART_PLOT_ROWS / 2;
+                const char *scale = r == 0 ? "100" : r == half ? "50" : r == TOP_CHART_PLOT_ROWS - 1 ? "0" : "";
+                putf(f, l->chart_top + 1 + r, left, "%3s|%s", scale, grid + r * (plot + 1));
+        }
+        free(grid);
+        return 0;
+}
+
+/* Every GPU's utilization and memory in use over the history top keeps, side by side,
+ * each GPU drawn with its index (0-9, then a-z), as nvtop charts its GPUs. */
+static int chart(struct top_frame *f, const struct top_layout *l, const struct top_model *m,
+                 const struct top_view *v) {
+        static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+        const struct top_series **util = calloc(m->n_gpus ? m->n_gpus : 1, sizeof(*util));
+        const struct top_series **mem = calloc(m->n_gpus ? m->n_gpus : 1, sizeof(*mem));
+        char *marks = malloc(m->n_gpus + 1);
+        int rc = -ENOMEM;
+        if (!util || !mem || !marks)
+                goto out;
+        for (unsigned int i = 0; i < m->n_gpus; i++) {
+                util[i] = &m->gpus[i].h_util;
+                mem[i] = &m->gpus[i].h_mem;
+                unsigned int index = m->gpus[i].index;
+                marks[i] = index < sizeof(digits) - 1 ? digits[index] : '#';
+        }
+        unsigned int panel = (f->cols - 1 - 2) / 2;
+        char span[32], title[160];
+        span_text(span, sizeof(span), (unsigned long long)(panel - 4) * v->interval_ms);
+        snprintf(title, sizeof(title), "UTIL %%, last %s (mark: GPU index, * several)", span);
+        rc = chart_panel(f, l, 0, panel, title, util, marks, m->n_gpus);
+        if (rc == 0) {
+                snprintf(title, sizeof(title), "MEM used %%, last %s", span);
+                rc = chart_panel(f, l, panel + 2, panel, title, mem, marks, m->n_gpus);
+        }
+out:
+        free(util);
+        free(mem);
+        free(marks);
+        return rc;
+}
+
+unsigned int top_frame_rows_for_all(const struct top_model *m, const struct top_view *v) {
+        unsigned int lines = m->n_procs + (v->tree ? m->n_hosts : 0);
+        unsigned int procs = lines > TOP_MIN_PROC_ROWS ? lines : TOP_MIN_PROC_ROWS;
         unsigned int rows = 3 + m->n_gpus * TOP_FULL_LINES + procs;
         return rows < TOP_MIN_ROWS ? TOP_MIN_ROWS : rows;
 }
@@ -393,6 +585,8 @@ int top_frame_render(const struct top_model *m, struct top_view *v, unsigned int
         }
         struct top_layout l;
         top_layout_compute(rows, cols, m->n_gpus, &l);
+        if (!v->no_chart)
+                top_layout_chart(&l, cols);
         if (l.too_small) {
                 putf(ret, 0, 0, "gpuvet top: %ux%u is too small (%ux%u at least); q quits", cols, rows, TOP_MIN_COLS,
                      TOP_MIN_ROWS);
@@ -416,7 +610,10 @@ int top_frame_render(const struct top_model *m, struct top_view *v, unsigned int
         if (l.more_line)
                 putf(ret, r, 0, "   GPUs %u-%u of %u shown (Left/Right scroll)", v->gpu_scroll,
                      v->gpu_scroll + l.gpus_shown - 1, m->n_gpus);
-        processes(ret, &l, m, v);
+        if ((l.chart_rows && chart(ret, &l, m, v) < 0) || processes(ret, &l, m, v) < 0) {
+                top_frame_done(ret);
+                return -ENOMEM;
+        }
         if (v->confirm.active || v->status[0]) {
                 char prompt[256];
                 if (v->confirm.active)
@@ -424,7 +621,8 @@ int top_frame_render(const struct top_model *m, struct top_view *v, unsigned int
                 ret->attr[l.help_row] = TOP_ATTR_TITLE;
                 put(ret, l.help_row, 0, v->confirm.active ? prompt : v->status);
         } else {
-                put(ret, l.help_row, 0, "q quit  Up/Down select  s sort  m/u/p memory/util/pid  K/T/I kill  h help");
+                put(ret, l.help_row, 0,
+                    "q quit  Up/Down select  s sort  m/u/p mem/util/pid  t tree  K/T/I kill  h help");
         }
         return 0;
 }

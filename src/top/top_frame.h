@@ -18,10 +18,12 @@ enum top_attr {
         TOP_ATTR_LOST,
 };
 
-/* What the person chose: the sort key, the selected process, the help. */
+/* What the person chose: the sort key, the tree, the selected process, the help. */
 struct top_view {
         enum top_sort sort;
+        bool tree;                 /* processes under their host ancestors (top_model_tree) */
         bool help;
+        bool no_chart;             /* --once: one sample makes no history */
         bool have_selected;        /* a process is selected: by GPU and PID, so it stays */
         unsigned int sel_gpu, sel_pid;
         unsigned int proc_scroll;  /* the first process row shown */
@@ -48,13 +50,15 @@ static inline const char *top_frame_line(const struct top_frame *f, unsigned int
         return f->text + (unsigned long)r * (f->cols + 1);
 }
 
-/* The rows --once needs to show every GPU in full and every process. */
-unsigned int top_frame_rows_for_all(const struct top_model *m);
+/* The rows --once needs to show every GPU in full and every process (in the tree view,
+ * every ancestor too). */
+unsigned int top_frame_rows_for_all(const struct top_model *m, const struct top_view *v);
 
 /* The selected process's row, or NULL. */
 const struct top_proc_row *top_view_selected(const struct top_view *v, const struct top_model *m);
 
-/* Move the selection by delta rows (up is negative), within the process rows. */
+/* Move the selection by delta rows (up is negative), within the process rows as shown;
+ * the tree's host rows are passed over. */
 void top_view_move(struct top_view *v, const struct top_model *m, int delta);
 
 void top_frame_done(struct top_frame *f);

@@ -47,7 +47,9 @@ bool top_view_key(struct top_view *v, const struct top_model *m, int key, unsign
         case 'p': v->sort = TOP_SORT_PID; break;
         case 'c': v->sort = TOP_SORT_CPU; break;
         case 'r': v->sort = TOP_SORT_RSS; break;
-        case 't': v->sort = TOP_SORT_TIME; break;
+        case 'e': v->sort = TOP_SORT_TIME; break; /* elapsed: t is the tree's, as in nvitop */
+        case 't':
+        case KEY_F(5): v->tree = !v->tree; break; /* F5 as in htop */
         case 'K':
         case 'T':
         case 'I': {

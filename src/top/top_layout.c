@@ -47,3 +47,13 @@ void top_layout_compute(unsigned int rows, unsigned int cols, unsigned int n_gpu
                 ret->spark_width = spark;
         }
 }
+
+void top_layout_chart(struct top_layout *l, unsigned int cols) {
+        if (l->too_small || !l->full || cols < TOP_CHART_MIN_COLS ||
+            l->proc_rows < TOP_CHART_LINES + TOP_CHART_MIN_PROC_ROWS)
+                return;
+        l->chart_top = l->proc_top;
+        l->chart_rows = TOP_CHART_LINES;
+        l->proc_top += TOP_CHART_LINES;
+        l->proc_rows -= TOP_CHART_LINES;
+}

@@ -20,6 +20,13 @@
 #define TOP_WORKLOAD_WIDTH 24
 #define TOP_WORKLOAD_MIN_COLS (TOP_PROC_PREFIX_WIDTH + TOP_WORKLOAD_WIDTH + 1 + 28)
 
+/* The history chart (top_layout_chart): on terminals this wide, where the GPUs are drawn
+ * in full and the process rows keep TOP_CHART_MIN_PROC_ROWS under it. */
+#define TOP_CHART_MIN_COLS 140
+#define TOP_CHART_PLOT_ROWS 8
+#define TOP_CHART_LINES (1 + TOP_CHART_PLOT_ROWS) /* its title, then the plot */
+#define TOP_CHART_MIN_PROC_ROWS 8
+
 struct top_layout {
         bool too_small;            /* below TOP_MIN_COLS x TOP_MIN_ROWS: one line says so */
         bool full;                 /* GPUs in three lines each, else one */
@@ -32,6 +39,13 @@ struct top_layout {
         unsigned int cell_width;   /* one of the three cells of a full GPU line */
         unsigned int spark_width;  /* the sparkline inside a cell (0: none) */
         bool workload_column;      /* the process rows show JOB/POD */
+        unsigned int chart_top;    /* the chart's first row, when chart_rows */
+        unsigned int chart_rows;   /* 0: no chart */
 };
 
 void top_layout_compute(unsigned int rows, unsigned int cols, unsigned int n_gpus, struct top_layout *ret);
+
+/* Take the history chart's rows from the top of the process rows, where the terminal has
+ * room for it (TOP_CHART_*): a wide terminal shows the history as a chart rather than wider
+ * bars. */
+void top_layout_chart(struct top_layout *l, unsigned int cols);

@@ -1,5 +1,7 @@
 /* From samples to what top shows (top_model.h). */
 #include "top/top_model.h"
+#include "core/array.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,7 +37,7 @@ static bool gpu_lost(const struct nvml_gpu *g, const char **fn) {
         }
         /* in the order they are read, so that the first call that said so is named */
         const struct nv_u32 *u[] = {&g->temp_c, &g->power_mw, &g->clock_mhz[NVML_CLK_SM], &g->util_gpu_pct};
-        for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(u); i++)
                 if (is_lost(u[i]->state, u[i]->rc)) {
                         *fn = u[i]->fn;
                         return true;
@@ -66,6 +68,11 @@ static void take_gpu(struct top_gpu *t, const struct nvml_gpu *g) {
         t->sm_max_mhz = u32r(&g->clock_max_mhz[NVML_CLK_SM], 1);
         t->mem_mhz = u32r(&g->clock_mhz[NVML_CLK_MEM], 1);
         t->mem_max_mhz = u32r(&g->clock_max_mhz[NVML_CLK_MEM], 1);
+        t->fan_pct = u32r(&g->fan_pct, 1);
+        t->enc_pct = u32r(&g->util_enc_pct, 1);
+        t->dec_pct = u32r(&g->util_dec_pct, 1);
+        t->pcie_tx_kbs = u32r(&g->pcie_tx_kbs, 1);
+        t->pcie_rx_kbs = u32r(&g->pcie_rx_kbs, 1);
         t->have_reasons = nv_ok(g->clocks_event_reasons);
         t->reasons = t->have_reasons ? g->clocks_event_reasons.v : 0;
         t->have_ecc_mode = nv_ok(g->ecc_mode_current);
@@ -110,7 +117,7 @@ const struct top_reason top_reasons[] = {
         {NV_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN, "power-brake", TOP_CLASS_FAULT},
         {NV_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING, "display", TOP_CLASS_NORMAL},
 };
-const unsigned int top_n_reasons = sizeof(top_reasons) / sizeof(top_reasons[0]);
+const unsigned int top_n_reasons = ARRAY_COUNT(top_reasons);
 
 enum top_gpu_class top_gpu_classify(const struct top_gpu *g) {
         if (g->state == TOP_GPU_LOST)
@@ -139,9 +146,55 @@ static unsigned int count_procs(const struct nvml_facts *f) {
         return n;
 }
 
-static void take_procs(struct top_model *m, const struct nvml_facts *f, const struct top_lookup *look) {
+static bool has_cpu_time(const struct proc_info *in) { return in->where == PROC_FOUND && in->have_stat; }
+
+static bool have_pid(const struct top_model *m, unsigned int pid) {
+        for (unsigned int i = 0; i < m->n_procs; i++)
+                if (m->procs[i].pid == pid)
+                        return true;
+        for (unsigned int i = 0; i < m->n_hosts; i++)
+                if (m->hosts[i].pid == pid)
+                        return true;
+        return false;
+}
+
+/* The GPU processes' ancestors from their stat's PPid, each read once however many
+ * workers share it, up to PID 1 (init, or a container's own: every process has it),
+ * TOP_TREE_MAX_DEPTH at most from each (a /proc of a fixture or of a PID reused under a
+ * walk may go round in a loop). Read every round, tree view or not: the view shows the
+ * tree at once when t is pressed, not after the next round. */
+static int take_hosts(struct top_model *m, const struct top_lookup *look, double uptime_s, long ticks) {
+        unsigned int cap = 0;
+        m->n_hosts = 0;
+        for (unsigned int i = 0; i < m->n_procs; i++) {
+                const struct proc_info *in = &m->procs[i].info;
+                if (in->where != PROC_FOUND || !in->have_stat)
+                        continue;
+                unsigned int pid = in->stat.ppid;
+                for (unsigned int depth = 0; depth < TOP_TREE_MAX_DEPTH && pid > 1 && !have_pid(m, pid); depth++) {
+                        if (m->n_hosts == cap) {
+                                unsigned int ncap = cap ? 2 * cap : 8;
+                                struct top_host_row *h = realloc(m->hosts, ncap * sizeof(*h));
+                                if (!h)
+                                        return -ENOMEM;
+                                m->hosts = h;
+                                cap = ncap;
+                        }
+                        struct top_host_row *h = &m->hosts[m->n_hosts];
+                        *h = (struct top_host_row){.pid = pid, .cpu_pct = -1};
+                        proc_lookup_host(look->fs, look->users, look->nested, pid, uptime_s, ticks, &h->info);
+                        if (!has_cpu_time(&h->info))
+                                break; /* gone since its child's stat was read: the chain ends there */
+                        m->n_hosts++;
+                        pid = h->info.stat.ppid;
+                }
+        }
+        return 0;
+}
+
+static int take_procs(struct top_model *m, const struct nvml_facts *f, const struct top_lookup *look) {
         m->n_procs = 0;
-        double uptime_s = look->nested ? -1 : top_proc_uptime(look->fs);
+        double uptime_s = look->nested ? -1 : proc_uptime(look->fs);
         long ticks = sysconf(_SC_CLK_TCK);
         for (unsigned int i = 0; i < f->n_gpus; i++) {
                 const struct nvml_gpu *g = &f->gpus[i];
@@ -164,35 +217,46 @@ static void take_procs(struct top_model *m, const struct nvml_facts *f, const st
                                                       ? m->gpus[i].util_pct.v
                                                       : -1;
                                 r->cpu_pct = -1;
-                                top_proc_lookup(look->fs, look->users, look->nested, p->pid, uptime_s, ticks,
+                                proc_lookup(look->fs, look->users, look->nested, p->pid, uptime_s, ticks,
                                                 &r->info);
                         }
                 }
         }
+        return take_hosts(m, look, uptime_s, ticks);
 }
 
-static unsigned long long monotonic_ns(void) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec;
+/* CPU % since the process's mark of the previous round; -1 without one. */
+static double cpu_since(const struct top_model *m, unsigned int pid, const struct proc_info *in,
+                        unsigned long long now_ns, long ticks_per_s) {
+        if (!has_cpu_time(in))
+                return -1;
+        for (unsigned int k = 0; k < m->n_marks; k++)
+                if (m->marks[k].pid == pid && m->marks[k].start_ticks == in->stat.start_ticks)
+                        return now_ns > m->marks_ns ? proc_cpu_percent(m->marks[k].cpu_ticks,
+                                                                      in->stat.utime + in->stat.stime,
+                                                                      now_ns - m->marks_ns, ticks_per_s)
+                                                    : -1;
+        return -1;
+}
+
+static void mark(struct top_model *m, unsigned int pid, const struct proc_info *in) {
+        if (has_cpu_time(in))
+                m->marks[m->n_marks++] = (struct top_cpu_mark){
+                        .pid = pid,
+                        .start_ticks = in->stat.start_ticks,
+                        .cpu_ticks = in->stat.utime + in->stat.stime,
+                };
 }
 
 int top_model_cpu(struct top_model *m, unsigned long long now_ns, long ticks_per_s) {
         unsigned int n = 0;
         for (unsigned int i = 0; i < m->n_procs; i++) {
-                struct top_proc_row *r = &m->procs[i];
-                r->cpu_pct = -1;
-                if (r->info.where != TOP_PROC_FOUND || !r->info.have_stat)
-                        continue;
-                n++;
-                unsigned long long ticks = r->info.stat.utime + r->info.stat.stime;
-                for (unsigned int k = 0; k < m->n_marks; k++)
-                        if (m->marks[k].pid == r->pid && m->marks[k].start_ticks == r->info.stat.start_ticks) {
-                                if (now_ns > m->marks_ns)
-                                        r->cpu_pct = top_cpu_percent(m->marks[k].cpu_ticks, ticks, now_ns - m->marks_ns,
-                                                                     ticks_per_s);
-                                break;
-                        }
+                m->procs[i].cpu_pct = cpu_since(m, m->procs[i].pid, &m->procs[i].info, now_ns, ticks_per_s);
+                n += has_cpu_time(&m->procs[i].info);
+        }
+        for (unsigned int i = 0; i < m->n_hosts; i++) {
+                m->hosts[i].cpu_pct = cpu_since(m, m->hosts[i].pid, &m->hosts[i].info, now_ns, ticks_per_s);
+                n += has_cpu_time(&m->hosts[i].info);
         }
         free(m->marks);
         m->marks = n ? calloc(n, sizeof(*m->marks)) : NULL;
@@ -200,15 +264,10 @@ int top_model_cpu(struct top_model *m, unsigned long long now_ns, long ticks_per
         m->marks_ns = now_ns;
         if (n && !m->marks)
                 return -ENOMEM;
-        for (unsigned int i = 0; i < m->n_procs; i++) {
-                const struct top_proc_row *r = &m->procs[i];
-                if (r->info.where == TOP_PROC_FOUND && r->info.have_stat)
-                        m->marks[m->n_marks++] = (struct top_cpu_mark){
-                                .pid = r->pid,
-                                .start_ticks = r->info.stat.start_ticks,
-                                .cpu_ticks = r->info.stat.utime + r->info.stat.stime,
-                        };
-        }
+        for (unsigned int i = 0; i < m->n_procs; i++)
+                mark(m, m->procs[i].pid, &m->procs[i].info);
+        for (unsigned int i = 0; i < m->n_hosts; i++)
+                mark(m, m->hosts[i].pid, &m->hosts[i].info);
         return 0;
 }
 
@@ -236,7 +295,8 @@ int top_model_update(struct top_model *m, const struct nvml_facts *f, unsigned l
                         m->gpus[i].state = TOP_GPU_LOST;
                         snprintf(m->gpus[i].why, sizeof(m->gpus[i].why), "no longer listed by NVML");
                 }
-        take_procs(m, f, look);
+        if (take_procs(m, f, look) < 0)
+                return -ENOMEM;
         /* A failure here costs one round of CPU %, not the view. */
         (void)top_model_cpu(m, monotonic_ns(), sysconf(_SC_CLK_TCK));
         m->taken_ns = taken_ns;
@@ -264,5 +324,6 @@ void top_model_done(struct top_model *m) {
         free(m->marks);
         free(m->gpus);
         free(m->procs);
+        free(m->hosts);
         memset(m, 0, sizeof(*m));
 }

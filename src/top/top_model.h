@@ -8,7 +8,7 @@
 
 #include "sys/nvml_facts.h"
 #include "top/top_draw.h"
-#include "top/top_proc.h"
+#include "sys/proc.h"
 
 enum top_gpu_state {
         TOP_GPU_LIVE,
@@ -29,6 +29,9 @@ struct top_gpu {
         char why[160]; /* stale or lost: which call, how long */
         struct top_reading util_pct, mem_used_bytes, mem_total_bytes, temp_c, temp_slowdown_c, power_w,
                 power_limit_w, sm_mhz, sm_max_mhz, mem_mhz, mem_max_mhz;
+        /* Shown where the driver gives them (no fan on SXM modules, no video engines in MIG
+         * mode, no PCIe counter under vGPU): nvtop's fan, ENC/DEC and PCIe RX/TX. */
+        struct top_reading fan_pct, enc_pct, dec_pct, pcie_tx_kbs, pcie_rx_kbs;
         bool have_reasons;
         unsigned long long reasons; /* NV_CLOCKS_EVENT_* */
         bool have_ecc_mode, ecc_on;
@@ -69,7 +72,15 @@ struct top_proc_row {
         int sm_pct;                  /* its share of the SM in the driver's latest sample, %; -1: unknown */
         double gpu_util;             /* its GPU's utilization, for sorting; -1: none */
         double cpu_pct;              /* host CPU, % of one CPU since the previous round; -1: unknown */
-        struct top_proc_info info;
+        struct proc_info info;
+};
+
+/* An ancestor of GPU processes that uses no GPU itself (a launcher: torchrun, mpirun,
+ * slurmstepd, a shell): the tree view's context rows (docs/top.md, "Tree view"). */
+struct top_host_row {
+        unsigned int pid;
+        double cpu_pct; /* as top_proc_row's */
+        struct proc_info info;
 };
 
 /* A process's CPU time at a round, to tell its CPU % at the next. */
@@ -94,6 +105,8 @@ struct top_model {
         struct top_gpu *gpus;
         unsigned int n_procs;
         struct top_proc_row *procs;
+        unsigned int n_hosts;
+        struct top_host_row *hosts;  /* the GPU processes' ancestors that are not on a GPU */
         unsigned long long seq;      /* of the sample shown */
         unsigned long long taken_ns; /* CLOCK_MONOTONIC when its round began */
         char driver[NV_STR_MAX];
@@ -104,10 +117,10 @@ struct top_model {
 };
 
 struct fsroot;
-struct top_users;
+struct proc_users;
 struct top_lookup {
         struct fsroot *fs;
-        const struct top_users *users;
+        const struct proc_users *users;
         bool nested;
 };
 
@@ -127,5 +140,20 @@ void top_model_all_stale(struct top_model *m, const char *why);
 /* Sort the process rows by key. */
 void top_model_sort(struct top_model *m, enum top_sort key);
 const char *top_sort_name(enum top_sort key); /* "memory", "utilization", "pid", "cpu", "rss", "time" */
+
+/* The tree view's lines in the order shown: each GPU process under its host ancestors,
+ * up to but not including PID 1; siblings in m->procs' order (top_model_sort's), a host
+ * row where its first GPU descendant would be; a process on several GPUs one line per GPU,
+ * its children under the last. A PPid cycle is cut at its lowest PID; a line deeper than
+ * TOP_TREE_MAX_DEPTH is drawn at that depth. */
+#define TOP_TREE_MAX_DEPTH 16
+struct top_tree_line {
+        bool host;             /* m->hosts[index], else m->procs[index] */
+        unsigned int index;
+        unsigned int depth;    /* 0: top level */
+        char glyphs[3 * TOP_TREE_MAX_DEPTH + 1]; /* as pstree -A draws them: "|  `- " */
+};
+/* Fills *ret (malloc'd; NULL when there are no lines) and *n. Returns 0 or -ENOMEM. */
+int top_model_tree(const struct top_model *m, struct top_tree_line **ret, unsigned int *n);
 
 void top_model_done(struct top_model *m);

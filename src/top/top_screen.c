@@ -1,7 +1,7 @@
 /* The curses screen (top_screen.h). */
 #include "top/top_screen.h"
 
-#include "cmd/cmd.h"
+#include "core/exit.h"
 #include "report/report_text.h"
 #include "top/top_layout.h"
 
@@ -104,6 +104,8 @@ int top_screen_run(struct top_feed *feed, struct top_model *m, struct top_view *
                         break; /* the terminal went away: polling it again would spin */
                 struct top_layout l;
                 top_layout_compute((unsigned int)LINES, (unsigned int)COLS, m->n_gpus, &l);
+                if (!v->no_chart)
+                        top_layout_chart(&l, (unsigned int)COLS);
                 int ch;
                 while ((ch = getch()) != ERR) {
                         if (!top_view_key(v, m, ch, l.proc_rows))

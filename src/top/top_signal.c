@@ -33,11 +33,11 @@ bool top_signal_ask(const struct top_signal_env *env, const struct top_proc_row 
                 return false;
         }
         switch (row->info.where) {
-        case TOP_PROC_GONE: snprintf(msg, size, "%s not sent: PID %u has exited", name, row->pid); return false;
-        case TOP_PROC_OTHER_NS:
+        case PROC_GONE: snprintf(msg, size, "%s not sent: PID %u has exited", name, row->pid); return false;
+        case PROC_OTHER_NS:
                 snprintf(msg, size, "%s not sent: PID %u is in another PID namespace than gpuvet's", name, row->pid);
                 return false;
-        case TOP_PROC_FOUND: break;
+        case PROC_FOUND: break;
         }
         if (!row->info.have_stat) {
                 /* Without its start time a reused PID could not be told from it. */
@@ -82,9 +82,9 @@ static int start_now(struct fsroot *fs, unsigned int pid, unsigned long long *re
         size_t len = 0;
         snprintf(path, sizeof(path), "/proc/%u/stat", pid);
         int r = fsroot_read_alloc(fs, path, &text, &len);
-        struct top_stat st;
+        struct proc_stat st;
         if (r == 0)
-                r = top_stat_parse(text, len, &st);
+                r = proc_stat_parse(text, len, &st);
         free(text);
         if (r < 0)
                 return r;

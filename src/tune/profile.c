@@ -1,6 +1,6 @@
 #include "tune/tune.h"
 #include "data/embedded.h"
-#include "policy/policy.h"
+#include "results/policy.h"
 
 #include <errno.h>
 #include <stdio.h>

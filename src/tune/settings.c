@@ -1,5 +1,6 @@
 #include "tune/settings.h"
 
+#include "core/array.h"
 #include "core/fsroot.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
@@ -530,7 +531,7 @@ int tune_entry_check(struct tune_ctx *c, const char *setting, const char *path, 
                 } gpu[] = {{&tune_gpu_persistence, TUNE_GPU_PERSISTENCE},
                            {&tune_gpu_power_limit, TUNE_GPU_POWER_LIMIT},
                            {&tune_gpu_app_clocks, TUNE_GPU_APP_CLOCKS}};
-                for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
+                for (size_t i = 0; i < ARRAY_COUNT(gpu); i++)
                         if (gpu[i].s == s && gpu[i].attr == attr)
                                 return 0;
                 snprintf(why, whylen, "%.64s does not set %.200s", setting, path);

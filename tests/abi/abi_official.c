@@ -1,5 +1,5 @@
 /* The ABI items as NVIDIA's nvml.h declares them, and gpuvet's function list checked
- * against its prototypes. Nothing from src/vendor/nvml_api.h may be included here: the
+ * against its prototypes. Nothing from src/bindings/nvml_api.h may be included here: the
  * point is that every name below resolves to the official declaration. */
 #include <nvml.h>
 
@@ -20,7 +20,7 @@ const size_t abi_official_count = sizeof(abi_official) / sizeof(abi_official[0])
 #define NVML_FN(required, name, params)                                                                      \
         _Static_assert(__builtin_types_compatible_p(__typeof__(&name), nvmlReturn_t(*) params),               \
                        "signature of " #name " differs from nvml.h");
-#include "vendor/nvml_functions.def"
+#include "bindings/nvml_functions.def"
 #undef NVML_FN
 _Static_assert(__builtin_types_compatible_p(__typeof__(&nvmlErrorString), const char *(*)(nvmlReturn_t)),
                "signature of nvmlErrorString differs from nvml.h");

@@ -1,5 +1,5 @@
 /* The ABI items as gpuvet declares them. */
-#include "vendor/nvml_api.h"
+#include "bindings/nvml_api.h"
 
 #include "abi.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check that tests/abi/abi_items.def lists every item src/vendor/nvml_api.h declares.
+"""Check that tests/abi/abi_items.def lists every item src/bindings/nvml_api.h declares.
 
 The ABI test only compares what abi_items.def names, so a field or constant added to
 nvml_api.h without a line there would go unchecked against the official nvml.h. This

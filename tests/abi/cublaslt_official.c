@@ -1,5 +1,5 @@
 /* The cuBLASLt ABI items as NVIDIA's cublasLt.h declares them, and gpuvet's function list
- * checked against its prototypes. Nothing from src/vendor/cublaslt_api.h may be included
+ * checked against its prototypes. Nothing from src/bindings/cublaslt_api.h may be included
  * here: every name below must resolve to the official declaration. */
 #include <cublasLt.h>
 
@@ -15,5 +15,5 @@ const size_t cublaslt_abi_official_count = sizeof(cublaslt_abi_official) / sizeo
 #define CUBLASLT_FN(required, ret, name, params)                                                             \
         _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) params),                       \
                        "signature of " #name " differs from cublasLt.h");
-#include "vendor/cublaslt_functions.def"
+#include "bindings/cublaslt_functions.def"
 #undef CUBLASLT_FN

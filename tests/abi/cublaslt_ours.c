@@ -1,5 +1,5 @@
-/* The cuBLASLt ABI items as gpuvet declares them (src/vendor/cublaslt_api.h). */
-#include "vendor/cublaslt_api.h"
+/* The cuBLASLt ABI items as gpuvet declares them (src/bindings/cublaslt_api.h). */
+#include "bindings/cublaslt_api.h"
 
 #include "abi.h"
 

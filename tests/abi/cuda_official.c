@@ -1,5 +1,5 @@
 /* The CUDA driver API items as NVIDIA's cuda.h declares them, and gpuvet's function list
- * checked against its prototypes. Nothing from src/vendor/cuda_api.h may be included here:
+ * checked against its prototypes. Nothing from src/bindings/cuda_api.h may be included here:
  * every name below must resolve to the official declaration (cuda.h maps the plain names
  * to the _v2 entry points gpuvet loads, so both spellings name one prototype). */
 #include <cuda.h>
@@ -17,5 +17,5 @@ enum cuda_need { CUDA_NEED_NONE, CUDA_NEED_PROBE, CUDA_NEED_COMPUTE };
 #define CUDA_FN(need, name, fallback, params)                                                                \
         _Static_assert(__builtin_types_compatible_p(__typeof__(&name), CUresult(*) params),                  \
                        "signature of " #name " differs from cuda.h");
-#include "vendor/cuda_functions.def"
+#include "bindings/cuda_functions.def"
 #undef CUDA_FN

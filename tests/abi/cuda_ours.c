@@ -1,5 +1,5 @@
-/* The CUDA driver API items as gpuvet declares them (src/vendor/cuda_api.h). */
-#include "vendor/cuda_api.h"
+/* The CUDA driver API items as gpuvet declares them (src/bindings/cuda_api.h). */
+#include "bindings/cuda_api.h"
 
 #include "abi.h"
 

@@ -1,5 +1,5 @@
 /* The NCCL ABI items as NVIDIA's nccl.h declares them, and gpuvet's function list checked
- * against its prototypes. Nothing from src/vendor/nccl_api.h may be included here: every
+ * against its prototypes. Nothing from src/bindings/nccl_api.h may be included here: every
  * name below must resolve to the official declaration. */
 #include <nccl.h>
 
@@ -15,5 +15,5 @@ const size_t nccl_abi_official_count = sizeof(nccl_abi_official) / sizeof(nccl_a
 #define NCCL_FN(required, ret, name, params)                                                                 \
         _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) params),                       \
                        "signature of " #name " differs from nccl.h");
-#include "vendor/nccl_functions.def"
+#include "bindings/nccl_functions.def"
 #undef NCCL_FN

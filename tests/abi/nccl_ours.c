@@ -1,5 +1,5 @@
-/* The NCCL ABI items as gpuvet declares them (src/vendor/nccl_api.h). */
-#include "vendor/nccl_api.h"
+/* The NCCL ABI items as gpuvet declares them (src/bindings/nccl_api.h). */
+#include "bindings/nccl_api.h"
 
 #include "abi.h"
 

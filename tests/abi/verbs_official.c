@@ -1,5 +1,5 @@
 /* The verbs ABI items as rdma-core's <infiniband/verbs.h> declares them, and gpuvet's
- * function list checked against its prototypes. Nothing from src/vendor/verbs_api.h may be
+ * function list checked against its prototypes. Nothing from src/bindings/verbs_api.h may be
  * included here: every name below must resolve to the official declaration. */
 #include <infiniband/verbs.h>
 
@@ -17,5 +17,5 @@ const size_t verbs_abi_official_count = sizeof(verbs_abi_official) / sizeof(verb
 #define VERBS_FN(required, ret, name, params)                                                                \
         _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) params),                       \
                        "signature of " #name " differs from verbs.h");
-#include "vendor/verbs_functions.def"
+#include "bindings/verbs_functions.def"
 #undef VERBS_FN

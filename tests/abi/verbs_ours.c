@@ -1,5 +1,5 @@
-/* The verbs ABI items as gpuvet declares them (src/vendor/verbs_api.h). */
-#include "vendor/verbs_api.h"
+/* The verbs ABI items as gpuvet declares them (src/bindings/verbs_api.h). */
+#include "bindings/verbs_api.h"
 
 #include "abi.h"
 

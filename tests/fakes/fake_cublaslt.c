@@ -1,5 +1,5 @@
 /* A libcublasLt.so.13 test double: the cuBLASLt subset gpuvet's gemm benchmark calls
- * (src/vendor/cublaslt_functions.def), run on the host over the fake libcuda
+ * (src/bindings/cublaslt_functions.def), run on the host over the fake libcuda
  * (tests/fakes/fake_cuda.c), whose device pointers are host memory.
  *
  * - cublasLtMatmul computes D = alpha op(A) op(B) + beta C with naive loops, for the
@@ -53,7 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vendor/cublaslt_api.h"
+#include "bindings/cublaslt_api.h"
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 #define MAX_FAILS 16

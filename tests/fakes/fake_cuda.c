@@ -1,5 +1,5 @@
 /* A libcuda.so.1 test double: the driver API subset gpuvet's CUDA backend calls
- * (src/vendor/cuda_api.h), run on the host.
+ * (src/bindings/cuda_api.h), run on the host.
  *
  * - Device pointers are host memory; copies are memcpy, done at the call.
  * - Kernels are found by name (cuModuleGetFunction) in a table of C reference
@@ -59,7 +59,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vendor/cuda_api.h"
+#include "bindings/cuda_api.h"
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 #define MAX_DEVICES 16

@@ -1,4 +1,4 @@
-/* A libnccl.so.2 test double: the NCCL subset gpuvet calls (src/vendor/nccl_functions.def),
+/* A libnccl.so.2 test double: the NCCL subset gpuvet calls (src/bindings/nccl_functions.def),
  * run on the host over the fake libcuda (tests/fakes/fake_cuda.c), whose device pointers are
  * host memory and whose streams keep a synthetic clock.
  *
@@ -80,7 +80,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vendor/nccl_api.h"
+#include "bindings/nccl_api.h"
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 #define MAX_RANKS 64

@@ -1,5 +1,5 @@
 /* A fake libnvidia-ml.so.1 for tests: every NVML function gpuvet calls
- * (src/vendor/nvml_functions.def) with NVML's own signatures, plus what pynvml, gpustat
+ * (src/bindings/nvml_functions.def) with NVML's own signatures, plus what pynvml, gpustat
  * and nvitop call, answering from a scenario file named by $FAKE_NVML_SCENARIO (read at
  * nvmlInit; format in tests/fakes/README.md).
  *
@@ -54,7 +54,7 @@ struct nvmlEventSet_st {
 #define FAKE_STUB_FUNCTIONS(X) FAKE_STUB_DEV_FUNCTIONS(X)
 #define FAKE_STUB_DEV_FUNCTIONS(X)                                                                   \
         X(nvmlDeviceGetJpgUtilization) X(nvmlDeviceGetOfaUtilization) \
-        X(nvmlDeviceGetPcieThroughput) X(nvmlDeviceGetNvLinkVersion) X(nvmlDeviceGetNvLinkUtilizationCounter) \
+        X(nvmlDeviceGetNvLinkVersion) X(nvmlDeviceGetNvLinkUtilizationCounter) \
         X(nvmlDeviceGetNvLinkCapability) X(nvmlDeviceGetSamples)      \
         X(nvmlDeviceGetAccountingMode) X(nvmlDeviceGetAccountingStats) X(nvmlDeviceGetAccountingPids)    \
         X(nvmlDeviceGetGpuOperationMode) X(nvmlDeviceGetBoardId)      \
@@ -84,7 +84,7 @@ struct nvmlEventSet_st {
 
 enum fn_id {
 #define NVML_FN(required, name, params) FN_##name,
-#include "vendor/nvml_functions.def"
+#include "bindings/nvml_functions.def"
 #undef NVML_FN
 #define FAKE_FN_ENUM(name) FN_##name,
         FAKE_EXTRA_FUNCTIONS(FAKE_FN_ENUM)
@@ -94,7 +94,7 @@ enum fn_id {
 
 static const char *const fn_names[FN_COUNT] = {
 #define NVML_FN(required, name, params) [FN_##name] = #name,
-#include "vendor/nvml_functions.def"
+#include "bindings/nvml_functions.def"
 #undef NVML_FN
 #define FAKE_FN_NAME(name) [FN_##name] = #name,
         FAKE_EXTRA_FUNCTIONS(FAKE_FN_NAME)
@@ -115,16 +115,16 @@ bool fake_busid_parse(const char *s, unsigned int *dom, unsigned int *bus, unsig
  * (so a definition below that differs fails to compile) and referenced from this table
  * (so one that is missing fails to link: shared libraries link with --no-undefined). */
 #define NVML_FN(required, name, params) nvmlReturn_t name params;
-#include "vendor/nvml_functions.def"
+#include "bindings/nvml_functions.def"
 #undef NVML_FN
 __attribute__((used)) static const struct {
 #define NVML_FN(required, name, params) name##_fn name;
-#include "vendor/nvml_functions.def"
+#include "bindings/nvml_functions.def"
 #undef NVML_FN
         nvmlErrorString_fn nvmlErrorString;
 } exported = {
 #define NVML_FN(required, name, params) .name = name,
-#include "vendor/nvml_functions.def"
+#include "bindings/nvml_functions.def"
 #undef NVML_FN
         .nvmlErrorString = nvmlErrorString,
 };
@@ -1207,6 +1207,14 @@ nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int *
 GETTER(nvmlDeviceGetPerformanceState, nvmlPstates_t, K_PSTATE)
 GETTER(nvmlDeviceGetPowerState, nvmlPstates_t, K_PSTATE)
 GETTER(nvmlDeviceGetFanSpeed, unsigned int, K_FAN_SPEED)
+
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int *value)
+{
+        ENTER_DEV(nvmlDeviceGetPcieThroughput, device, d);
+        if (!value || (counter != NVML_PCIE_UTIL_TX_BYTES && counter != NVML_PCIE_UTIL_RX_BYTES))
+                return leave(NVML_ERROR_INVALID_ARGUMENT);
+        return leave(get_u32(d, counter == NVML_PCIE_UTIL_TX_BYTES ? K_PCIE_TX_KBS : K_PCIE_RX_KBS, value));
+}
 
 nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int *numFans)
 {

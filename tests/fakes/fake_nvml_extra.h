@@ -1,10 +1,10 @@
-/* Declarations the fake NVML needs beyond src/vendor/nvml_api.h: functions (and their
+/* Declarations the fake NVML needs beyond src/bindings/nvml_api.h: functions (and their
  * types) that gpuvet does not call but that the independent clients (pynvml, gpustat,
  * nvitop) call at start-up or for their displays. Names, values and layouts are those of
  * the official nvml.h (CUDA 13); only what the fake exports is declared here. */
 #pragma once
 
-#include "vendor/nvml_api.h"
+#include "bindings/nvml_api.h"
 
 /* The process record of the unversioned (v1) process queries. */
 typedef struct nvmlProcessInfo_v1_st {

@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "vendor/nvml_api.h"
+#include "bindings/nvml_api.h"
 
 #define FAKE_MAX_GPUS 32
 #define FAKE_MAX_MIG 8
@@ -90,6 +90,8 @@
         KEY(PSTATE, "pstate", KT_PSTATE, NULL)                                  \
         KEY(FAN_SPEED, "fan_speed", KT_U32, "%")                                \
         KEY(NUM_FANS, "num_fans", KT_U32, NULL)                                 \
+        KEY(PCIE_TX_KBS, "pcie_tx_throughput", KT_U32, "KB/s")                  \
+        KEY(PCIE_RX_KBS, "pcie_rx_throughput", KT_U32, "KB/s")                  \
         KEY(ECC_CURRENT, "ecc_mode_current", KT_BOOL, NULL)                     \
         KEY(ECC_PENDING, "ecc_mode_pending", KT_BOOL, NULL)                     \
         KEY(ECC_DEFAULT, "ecc_mode_default", KT_BOOL, NULL)                     \

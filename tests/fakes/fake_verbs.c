@@ -1,4 +1,4 @@
-/* A libibverbs.so.1 test double: the verbs subset gpuvet calls (src/vendor/verbs_functions.def,
+/* A libibverbs.so.1 test double: the verbs subset gpuvet calls (src/bindings/verbs_functions.def,
  * plus the context ops ibv_post_send and ibv_poll_cq go through), for `gpuvet bench rdma` on
  * a machine whose kernel has no RDMA (no Soft-RoCE). It is built from gpuvet's own
  * verbs_api.h, whose layouts tests/abi/verbs_*.c checks against rdma-core's header, so a
@@ -51,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vendor/verbs_api.h"
+#include "bindings/verbs_api.h"
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 #define MAX_DEVS 8

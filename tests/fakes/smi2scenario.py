@@ -57,6 +57,8 @@ FAULT_CALLS = {
     ("PCI", "GPU Link Info", "Link Width", "Current"): "nvmlDeviceGetCurrPcieLinkWidth",
     ("PCI", "Replays Since Reset"): "nvmlDeviceGetPcieReplayCounter",
     ("Fan Speed",): "nvmlDeviceGetFanSpeed",
+    ("PCI", "Tx Throughput"): "nvmlDeviceGetPcieThroughput",
+    ("PCI", "Rx Throughput"): "nvmlDeviceGetPcieThroughput",
     ("Performance State",): "nvmlDeviceGetPerformanceState",
     ("FB Memory Usage", "*"): "nvmlDeviceGetMemoryInfo_v2",
     ("BAR1 Memory Usage", "*"): "nvmlDeviceGetBAR1MemoryInfo",
@@ -302,6 +304,8 @@ class Converter:
             put("pcie_width_max", self.number(link.get("Link Width", "Max"), "x"))
             put("pcie_width_current", self.number(link.get("Link Width", "Current"), "x"))
         put("pcie_replay_counter", self.number(g.get("PCI", "Replays Since Reset")))
+        put("pcie_tx_throughput", self.with_unit(g.get("PCI", "Tx Throughput"), "KB/s"))
+        put("pcie_rx_throughput", self.with_unit(g.get("PCI", "Rx Throughput"), "KB/s"))
 
         put("fan_speed", self.with_unit(g.get("Fan Speed"), "%"))
         pstate = self.value(g.get("Performance State"))

@@ -17,7 +17,7 @@ import fakeenv  # noqa: E402
 fakeenv.ensure_loadable()
 
 SUCCESS, UNINIT, INVALID, NOT_SUPPORTED, INSUFFICIENT, TIMEOUT, LOST, UNKNOWN = 0, 1, 2, 3, 7, 10, 15, 999
-DEF = os.path.join(fakeenv.SRC_ROOT, "src", "vendor", "nvml_functions.def")
+DEF = os.path.join(fakeenv.SRC_ROOT, "src", "bindings", "nvml_functions.def")
 
 
 def def_functions():

@@ -1,8 +1,8 @@
-/* libFuzzer target: /proc/PID/status as gpuvet top reads it (src/top/top_proc.c): the
+/* libFuzzer target: /proc/PID/status as gpuvet top reads it (src/sys/proc.c): the
  * Name, Uid, NSpid and VmRSS lines of any text, which a process can shape (its Name is its
  * own comm) and another kernel can format differently; and the same bytes as
  * /proc/PID/stat, whose command field the process names too, and /proc/uptime. */
-#include "top/top_proc.h"
+#include "sys/proc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,11 +11,11 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        struct top_status st;
-        int r = top_status_parse((const char *)data, size, &st);
+        struct proc_status st;
+        int r = proc_status_parse((const char *)data, size, &st);
         if (r != 0 && r != -22)
                 abort();
-        if (st.n_nspid > TOP_NSPID_MAX)
+        if (st.n_nspid > PROC_NSPID_MAX)
                 abort();
         if (memchr(st.name, '\0', sizeof(st.name)) == NULL)
                 abort(); /* the name always ends inside its buffer */
@@ -24,14 +24,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         abort(); /* no control byte reaches the terminal */
         if (st.n_nspid && memchr(data, 'N', size) == NULL)
                 abort(); /* PIDs only from an NSpid line */
-        struct top_stat stat;
-        r = top_stat_parse((const char *)data, size, &stat);
+        struct proc_stat stat;
+        r = proc_stat_parse((const char *)data, size, &stat);
         if (r != 0 && r != -22)
                 abort();
         if (r == 0 && memchr(data, ')', size) == NULL)
                 abort(); /* the fields are counted from the command's ')' */
         double up;
-        r = top_uptime_parse((const char *)data, size, &up);
+        r = proc_uptime_parse((const char *)data, size, &up);
         if (r != 0 && r != -22)
                 abort();
         if (r == 0 && !(up >= 0))

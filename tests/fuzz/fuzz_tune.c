@@ -5,7 +5,7 @@
  * content. A boot file edit must read back as what was set, and setting the old value
  * again must read back as the old value. A refusal must say why in a terminated message; an accepted snapshot
  * holds only absolute paths (or nvml: GPU targets), terminated strings, settings tune knows, a known
- * status and results (whether a path is its setting's is judged against the root, in cmd/tune.c);
+ * status and results (whether a path is its setting's is judged against the root, in tune/apply.c);
  * an accepted profile only settings
  * tune knows, with values they accept. */
 #include "tune/cmdline.h"

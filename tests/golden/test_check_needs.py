@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""gpuvet check gathers only what its selected checks need: NVML is loaded only when a
-selected check reads it (check_info.needs).
+"""gpuvet check gathers only what its selected checks need (check_info.needs, NEED_* bits of
+src/sys/inputs.def), and every check declares what it reads.
 
-    test_check_needs.py GPUVET FAKE_NVML_LIB OUTDIR
+    test_check_needs.py GPUVET FAKE_NVML_LIB OUTDIR GPUVET_TEST_HOOKS
 
 With the fake NVML named ($GPUVET_NVML_LIB) and its load log ($FAKE_NVML_LOAD_LOG):
 `--only cpu` and `--only pcie.link_width` never load it; `--only gpu.nvml` and `--only pcie`
-(pcie.bar1 compares NVML's BAR1 size) do. Every check run alone (--only ID) gives the
-verdicts it gives in a full run, so a check that reads NVML without declaring it fails here. Exit 0 when every case holds, 1 otherwise."""
+(pcie.bar1 compares NVML's BAR1 size) do. Then, on the dgx-h100 fixture and its degraded
+twin, gpuvet-test-hooks with GPUVET_TEST_POISON_UNDECLARED=1 runs each check with every input
+it did not declare overwritten: a check that reads one crashes or judges garbage, so the
+poisoned run must give the very results of the plain one, at every level. Last, every check
+run alone (--only ID, poisoned) gives the results it gives in a full run: a check alone gathers
+no more than it declares. Exit 0 when every case holds, 1 otherwise."""
 import json
 import os
+import re
 import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -36,22 +41,44 @@ def matching_scenario(outdir):
     return path
 
 
-def run_check(gpuvet, lib, root, log, only):
+def run_check(gpuvet, lib, root, log, only, level="quick", poison=False, whole=False):
+    """(exit code, whether NVML loaded, {(id, subject): status}, or the whole result with whole)."""
     if os.path.exists(log):
         os.unlink(log)
-    env = dict(os.environ, GPUVET_NVML_LIB=lib, FAKE_NVML_SCENARIO=run_check.scenario, FAKE_NVML_LOAD_LOG=log)
-    args = [gpuvet, "check", "--root", root, "--json", "-", "--no-policy"] + (["--only", only] if only else [])
+    env = dict(os.environ, GPUVET_NVML_LIB=lib, FAKE_NVML_SCENARIO=run_check.scenario, FAKE_NVML_LOAD_LOG=log,
+               GPUVET_TEST_POISON_UNDECLARED="1" if poison else "0")
+    args = [gpuvet, "check", "--root", root, "--json", "-", "--no-policy", "--level", level, "-q",
+            "--no-progress"] + (["--only", only] if only else [])
     p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
     loaded = os.path.exists(log) and os.path.getsize(log) > 0
     try:
-        results = {(r["id"], r["subject"]): r["status"] for r in json.loads(p.stdout)["checks"]}
+        results = {(r["id"], r["subject"]): json.dumps(steady(r), sort_keys=True) if whole else r["status"]
+                   for r in json.loads(p.stdout)["checks"]}
     except (ValueError, KeyError):
-        results = {"error": p.stdout[-300:] + p.stderr[-300:]}
+        results = {"error": "exit %d: %s %s" % (p.returncode, p.stdout[-300:], p.stderr[-300:])}
     return p.returncode, loaded, results
 
 
+def steady(result):
+    """The result without what differs from run to run: the seconds between NVML's two
+    readings ("0.1 s around the device probes")."""
+    window = result.get("evidence", {}).get("window")
+    if window:
+        result["evidence"]["window"] = re.sub(r"[0-9.]+ s around", "N s around", window)
+    return result
+
+
+def differing(full, results, only=None):
+    """The check ids whose results differ from full's, counting those full has and results
+    lacks (all of them, or those of check only); "error" when the run gave none."""
+    if "error" in results:
+        return ["error: " + results["error"]]
+    keys = set(results) | {k for k in full if only is None or k[0] == only}
+    return sorted({k[0] for k in keys if full.get(k) != results.get(k)})
+
+
 def main():
-    gpuvet, lib, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
+    gpuvet, lib, outdir, hooks = (os.path.abspath(a) for a in sys.argv[1:5])
     os.makedirs(outdir, exist_ok=True)
     root = fixture_cache.path("dgx-h100")
     log = os.path.join(outdir, "nvml-loads.log")
@@ -64,15 +91,26 @@ def main():
         check(loaded == wants_nvml, "--only %s %s NVML" % (only, "loads" if wants_nvml else "does not load"))
         same = results and "error" not in results and all(full.get(k) == v for k, v in results.items())
         check(same, "--only %s: the same verdicts as the full run (%s)" % (only, sorted(results.items())[:3]))
-    # Every check alone: a check that reads NVML without declaring it would judge differently.
+    # Each check with what it did not declare poisoned judges as with it intact, on both fixtures
+    # and at every level (standard and full add the probes, container, stress test and
+    # benchmarks; under a capture's --root they are not run, and say so).
+    for name in ("dgx-h100", "dgx-h100-degraded"):
+        froot = fixture_cache.path(name)
+        for level in ("quick", "standard", "full"):
+            _, _, plain = run_check(hooks, lib, froot, log, None, level, whole=True)
+            rc, _, poisoned = run_check(hooks, lib, froot, log, None, level, poison=True, whole=True)
+            check("error" not in plain and len(plain) > 200 and rc in (0, 1) and differing(plain, poisoned) == [],
+                  "%s, level %s: every check with its undeclared inputs poisoned judges as without (differ: %s)"
+                  % (name, level, differing(plain, poisoned)[:5]))
+    # Every check alone (poisoned too): it gathers what it declares, and judges as in the full run.
+    _, _, full = run_check(hooks, lib, root, log, None, whole=True)
     ids = sorted({check_id for check_id, _ in full})
     differ = []
     for check_id in ids:
-        _, _, results = run_check(gpuvet, lib, root, log, check_id)
-        if "error" in results or any(full.get(k) != v for k, v in results.items()):
-            differ.append(check_id)
+        _, _, results = run_check(hooks, lib, root, log, check_id, poison=True, whole=True)
+        differ += differing(full, results, check_id)
     check(len(ids) > 40 and differ == [], "each of the %d checks alone judges as in the full run (differ: %s)"
-          % (len(ids), differ))
+          % (len(ids), differ[:5]))
     return finish()
 
 

@@ -275,8 +275,8 @@ def main():
             doc = json.loads(out)
             g0 = doc["gpus"][0]
             if doc.get("schema") != "gpuvet.info/1" or g0["pci_bus_id"] != "0000:1b:00.0" or \
-                    g0["nvml"]["uuid"] != "GPU-6f1c2b00-5a3e-4d1b-9c4e-2f0a00000000" or \
-                    g0["nvml"]["power_limits_w"]["limit"] != 700.0 or doc["nvml_only_gpus"]:
+                    g0["nvml"]["metrics"]["uuid"] != "GPU-6f1c2b00-5a3e-4d1b-9c4e-2f0a00000000" or \
+                    g0["nvml"]["metrics"]["power_limit_watts"] != 700 or doc["nvml_only_gpus"]:
                 fail("info --json: unexpected %r" % g0)
             compare("info-dgx-h100-nvml.json", scrub(out), update)
         except (ValueError, KeyError, IndexError, TypeError) as e:

@@ -5,7 +5,7 @@ NVML") and never crash.
 
     test_nvml_faults.py GPUVET FAKE_LIB [--subset] [--jobs N] [-v]
 
-The functions come from src/vendor/nvml_functions.def (parsed, so a function added there
+The functions come from src/bindings/nvml_functions.def (parsed, so a function added there
 is tested without editing this file). For each function FN and each error X of ERRORS a
 scenario is written into a temp dir:
 
@@ -57,8 +57,8 @@ import fixture_cache  # noqa: E402  (the shared fixture trees)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
-FUNCTIONS_DEF = os.path.join(SRC, "src", "vendor", "nvml_functions.def")
-FACTS_C = os.path.join(SRC, "src", "vendor", "nvml_facts.c")
+FUNCTIONS_DEF = os.path.join(SRC, "src", "bindings", "nvml_functions.def")
+FACTS_C = os.path.join(SRC, "src", "bindings", "nvml_facts.c")
 GPU_DOC = os.path.join(SRC, "docs", "checks", "gpu.md")
 BASE_SCN = os.path.join(HERE, "nvml-scenarios", "golden-dgx-h100.scn")
 PCI_IDS = os.path.join(SRC, "tests", "fixtures", "pci.ids")

@@ -6,7 +6,7 @@
 On the dgx-h100 fixture with the fake NVML playing tests/golden/nvml-scenarios/golden-dgx-h100.scn:
 
 - `fault FN * NVML_ERROR_{GPU_IS_LOST,UNKNOWN} always`, for every function of
-  src/vendor/nvml_functions.def, under `info --json` and `topo --json`;
+  src/bindings/nvml_functions.def, under `info --json` and `topo --json`;
 - `hang FN * always`, for every function gather calls, under `info --json`, `topo --json`
   (call and init deadlines 200 ms) and a `query -lms 200` loop.
 

@@ -12,6 +12,9 @@ test reads the screen back with `tmux capture-pane -p` and types with send-keys:
    %CPU ("-", then "0.0" at the second round), RSS, TIME and command.
 2. Keys: p, u and m sort (title and order), Down moves the selection (reverse video),
    K is refused under --root, h shows the help whole at 80x24 and a key closes it.
+   The tree (a root where torchrun, started by a shell, started 4242): t shows the host
+   rows and the indented worker, Down and Up pass the host rows over, t again is flat, e
+   sorts by elapsed time; --once --tree prints the tree.
 3. tmux resize-window to 120x40: the three-line GPU form with bars, and the JOB/POD column
    (4242 in a Kubernetes pod named by kubelet's log layout, 5151 in a Slurm job, the
    exited PID "-"); back to 80x24.
@@ -75,8 +78,9 @@ def write(path, text, mode="w"):
         f.write(text)
 
 
-def make_root(nested):
-    """A fixture root: the processes of busy.scn as /proc shows them, and etc/passwd."""
+def make_root(nested, launcher=False):
+    """A fixture root: the processes of busy.scn as /proc shows them, and etc/passwd; with
+    launcher, 4242 started by torchrun (4000), itself by a shell (3900)."""
     root = tempfile.mkdtemp(prefix="root-", dir=TMP)
     write(os.path.join(root, "etc/passwd"),
           "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000:Alice:/home/alice:/bin/sh\n")
@@ -88,8 +92,17 @@ def make_root(nested):
     write(os.path.join(root, "proc/4242/status"), "Name:\tpython3\nPid:\t4242\nUid:\t1000\t1000\t1000\t1000\n"
           "NSpid:\t4242\t17\nVmRSS:\t 1572864 kB\n")
     # started 1:02:03 ago; a command with a space and parentheses of its own
-    write(os.path.join(root, "proc/4242/stat"), "4242 (py (thon) 3) S 1 4242 4242 0 -1 4194560 9000 0 0 0 "
-          "36000 1200 0 0 20 0 12 0 %d 9000000000 393216 18446744073709551615\n" % ((100000 - 3723) * 100))
+    write(os.path.join(root, "proc/4242/stat"), "4242 (py (thon) 3) S %d 4242 4242 0 -1 4194560 9000 0 0 0 "
+          "36000 1200 0 0 20 0 12 0 %d 9000000000 393216 18446744073709551615\n"
+          % (4000 if launcher else 1, (100000 - 3723) * 100))
+    if launcher:
+        for pid, ppid, name, argv in ((4000, 3900, "torchrun", b"torchrun\0--nproc-per-node\x008\0train.py\0"),
+                                      (3900, 1, "bash", b"bash\0run.sh\0")):
+            write(os.path.join(root, "proc/%d/status" % pid), "Name:\t%s\nPid:\t%d\nUid:\t1000\t1000\t1000\t1000\n"
+                  "NSpid:\t%d\nVmRSS:\t   10240 kB\n" % (name, pid, pid))
+            write(os.path.join(root, "proc/%d/stat" % pid), "%d (%s) S %d %d %d 0 -1 0 0 0 0 0 100 10 0 0 20 0 1 0 %d "
+                  "0 0\n" % (pid, name, ppid, pid, pid, (100000 - 3800) * 100))
+            write(os.path.join(root, "proc/%d/cmdline" % pid), argv, "wb")
     write(os.path.join(root, "proc/4242/cmdline"), b"python3\0train.py\0--epochs\x003\0", "wb")
     # its pod (kubelet's systemd driver) and the container's entry in kubelet's log layout
     cid = "3f9a" * 16
@@ -287,6 +300,25 @@ def test_busy_small_keys_resize_quit():
               rows[0][10:12] == ["ml-team/trainer-7d9f8", "python3"] and rows[1][10:13] == ["job", "5151", "python3"]
               and rows[2][10:12] == ["-", "(exited)"] and "python3 train.py --epochs 3" in line_with(s, "4242"),
               "120x40: the JOB/POD column (pod, Slurm job, none): %r" % rows)
+        check("enc 0% dec 0%  PCIe tx 3.0MB/s rx 6.2MB/s" in line_with(s, " 0 NVIDIA H100"),
+              "120x40: GPU 0's encoder, decoder and PCIe traffic: " + line_with(s, " 0 NVIDIA H100"))
+        check("fan" not in line_with(s, " 0 NVIDIA H100"), "120x40: no fan on an SXM module, none shown")
+        check("UTIL %, last" not in s, "120x40: no chart (too narrow)")
+
+        # a wide terminal: the history as a chart, GPU 0 (87 %) in its second row, the idle
+        # GPUs on the bottom one
+        tmux("resize-window", "-t", t.name, "-x", "200", "-y", "50")
+        s = t.wait(lambda s: "UTIL %, last" in s and "python3 train" in s, "200x50: the history chart")
+        lines = s.split("\n")
+        title = next(i for i, x in enumerate(lines) if "UTIL %, last" in x)
+        check("MEM used %, last" in lines[title], "200x50: the memory panel beside it: " + lines[title])
+        check(lines[title + 1].startswith("100|") and "0" not in lines[title + 1][4:100],
+              "200x50: nothing at 87.5-100 %%: %r" % lines[title + 1])
+        check(re.search(r"^   \|\s*0+\s", lines[title + 2]) is not None,
+              "200x50: GPU 0 at 87 %% in the row of 75-87.5 %%: %r" % lines[title + 2])
+        check(re.search(r"^  0\|\s*\*+\s", lines[title + 8]) is not None,
+              "200x50: the idle GPUs share the bottom row: %r" % lines[title + 8])
+        check(lines[title + 9].startswith("GPU     PID"), "200x50: the process header under the chart")
         tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
         t.wait(lambda s: "UTIL [" not in s and "python3 train" in s, "back to 80x24: one line per GPU")
         tmux("resize-window", "-t", t.name, "-x", "30", "-y", "6")
@@ -305,6 +337,65 @@ def test_busy_small_keys_resize_quit():
         check("icanon" in words and "echo" in words, "the terminal is restored (icanon, echo): " + stty[:300])
     finally:
         t.kill()
+
+
+def pids(screen):
+    """The PID column of the process rows (the selected one starts with '>')."""
+    return [r.lstrip(">").split()[1] for r in proc_lines(screen)]
+
+
+def test_tree():
+    """t shows 4242 under its launchers (host rows: GPU columns "-"), the selection only on
+    GPU rows; t again is flat; e sorts by elapsed time; --once --tree prints the tree."""
+    root = make_root(nested=False, launcher=True)
+    t = Top(["--interval", "0.2", "--root", root], BUSY, cols=100, rows=40)
+    try:
+        s = t.wait(lambda s: "python3 train" in s, "tree: the process rows appear")
+        check(" 4000 " not in s and " 3900 " not in s, "tree: the flat view has no host rows")
+        t.keys("t")
+        s = t.wait(lambda s: pids(s) == ["3900", "4000", "4242", "5151", "777"],
+                   "tree: t puts 4242 under torchrun under bash, the others at the top level")
+        check("COMMAND (tree)" in line_with(s, "GPU     PID"), "tree: the header says so")
+        rows = (proc_lines(s) + [""] * 5)[:5]  # each check below fails, rather than the script, without them
+        check(rows[0].split()[:7] == ["-", "3900", "-", "alice", "-", "-", "-"] and rows[0].endswith("bash run.sh"),
+              "tree: the shell's host row, its GPU columns '-': " + rows[0])
+        check(rows[1].split()[:7] == ["-", "4000", "-", "alice", "-", "-", "-"] and
+              rows[1][66:].startswith("`- torchrun --nproc-per-node 8"),
+              "tree: torchrun under it, the glyph where COMMAND starts: " + rows[1])
+        check(rows[2].split()[:5] == ["0", "4242", "17", "alice", "30720MiB"] and
+              rows[2][66:].startswith("   `- python3 train.py --epochs 3"),
+              "tree: the worker under torchrun: " + rows[2])
+        check(rows[3][66:].startswith("python3 eval.py") and rows[4][66:].startswith("(exited)"),
+              "tree: 5151 and the exited 777 at the top level: %r" % rows[3:])
+        t.keys("Down")  # the first GPU row, not the shell above it
+        t.wait(lambda s: line_with(s, " 4242 ").startswith(">")
+               and sum(1 for line in proc_lines(s) if line.startswith(">")) == 1, "tree: Down selects 4242")
+        t.keys("Down")
+        t.wait(lambda s: line_with(s, " 5151 ").startswith(">"), "tree: Down again: 5151")
+        t.keys("Up", "Up", "Up")  # stays on the first GPU row: the host rows are passed over
+        s = t.wait(lambda s: line_with(s, " 4242 ").startswith(">"), "tree: Up stops at 4242")
+        check(not line_with(s, " 4000 ").startswith(">") and not line_with(s, " 3900 ").startswith(">"),
+              "tree: a host row is never selected")
+        t.keys("t")
+        s = t.wait(lambda s: pids(s) == ["4242", "5151", "777"] and
+                   "(tree)" not in s, "tree: t again, flat again")
+        t.keys("p")
+        t.wait(lambda s: "sort: pid" in s and pids(s) == ["777", "4242", "5151"],
+               "tree: p sorts by pid")
+        t.keys("e")
+        t.wait(lambda s: "sort: time" in s and pids(s) == ["4242", "5151", "777"],
+               "e sorts by elapsed time, the longest first, the exited one last")
+        t.keys("q")
+        check(t.exit_code() == 0, "tree: q exits 0 (%s)" % t.stderr())
+    finally:
+        t.kill()
+    r = run_once(["--once", "--tree", "--width", "100", "--root", root], BUSY)
+    rows = proc_lines(r.stdout)
+    check(r.returncode == 0 and [x.split()[1] for x in rows] == ["3900", "4000", "4242", "5151", "777"] and
+          "   `- python3 train.py --epochs 3" in rows[2], "--once --tree prints the tree: %s %r" % (r.stderr, rows))
+    r = run_once(["--once", "--width", "100", "--root", root], BUSY)
+    check(r.returncode == 0 and [x.split()[1] for x in proc_lines(r.stdout)] == ["4242", "5151", "777"],
+          "--once without --tree is flat: %r" % proc_lines(r.stdout))
 
 
 def test_lost_while_running():
@@ -479,7 +570,8 @@ def test_once_and_usage():
 
 try:
     tmux("start-server", check_rc=False)
-    for test in (test_once_and_usage, test_busy_small_keys_resize_quit, test_lost_while_running, test_stale_on_hang,
+    for test in (test_once_and_usage, test_busy_small_keys_resize_quit, test_tree, test_lost_while_running,
+                 test_stale_on_hang,
                  test_stale_when_slow, test_nested_namespace, test_signal_live,
                  test_signal_eperm):
         t0 = time.monotonic()

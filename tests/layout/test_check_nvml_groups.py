@@ -4,7 +4,7 @@ it leaves out must hold no fact a check judges or check's report writes.
 
     test_check_nvml_groups.py SRCDIR
 
-From src/vendor/nvml_facts.c: the reader of each group (the readers[] table) and the
+From src/bindings/nvml_facts.c: the reader of each group (the readers[] table) and the
 nvml_gpu fields it fills (g->FIELD, or offsetof(struct nvml_gpu, FIELD) in its tables).
 From src/checks/check.h: the groups CHECK_NVML_GROUPS leaves out. Then every file under
 src/checks/, and the report and policy code check runs, must not name a field of a left-out
@@ -19,7 +19,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     src = sys.argv[1]
-    facts = open(os.path.join(src, "vendor", "nvml_facts.c")).read()
+    facts = open(os.path.join(src, "bindings", "nvml_facts.c")).read()
     readers = dict(re.findall(r"\{NVML_GROUP_(\w+), (\w+)\}", facts))
     if len(readers) < 20:
         print("found only %d readers in nvml_facts.c's readers[] table" % len(readers))

@@ -16,7 +16,7 @@
 
 #include "bench/baselines.h"
 #include "bench/runner.h"
-#include "bench/stats.h"
+#include "results/stats.h"
 
 static void test_stats_known_sets(void **state) {
         (void)state;

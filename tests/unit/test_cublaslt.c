@@ -1,4 +1,4 @@
-/* The cuBLASLt loader (src/vendor/cublaslt.c): the soname order and the message when none
+/* The cuBLASLt loader (src/bindings/cublaslt.c): the soname order and the message when none
  * loads (through core/dynlib.h's seam), $GPUVET_CUBLASLT_LIB as a file and as a directory, the
  * fake library (tests/fakes/fake_cublaslt.c) resolving every symbol, status names and
  * errno mapping, and, when the toolkit's real libcublasLt.so.13 is on this machine, every
@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "core/dynlib.h"
-#include "vendor/cublaslt.h"
+#include "bindings/cublaslt.h"
 
 static const char *fake_path;
 static char tried[8][64];

@@ -1,4 +1,4 @@
-/* The CUDA backend (src/vendor/cuda_device.c) against the fake libcuda (tests/fakes/fake_cuda.c):
+/* The CUDA backend (src/bindings/cuda_device.c) against the fake libcuda (tests/fakes/fake_cuda.c):
  * loading (no library, the toolkit's stub, no device), device facts, a workload through
  * every dev_ops call with results checked against the host, synthetic event times, peer
  * copies, Volta refused with the documented message, bad arguments, out of memory, and
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vendor/cuda_api.h"
+#include "bindings/cuda_api.h"
 #include "bench/device.h"
 
 extern const size_t embedded_cuda_fatbin_len;
@@ -453,7 +453,7 @@ static void test_each_call_fails(void **state) {
         (void)state;
         static const char *const fns[] = {
 #define CUDA_FN(need, name, fallback, params) #name,
-#include "vendor/cuda_functions.def"
+#include "bindings/cuda_functions.def"
 #undef CUDA_FN
         };
         static const char *const calls[] = {"", ":call=2", ":call=3"};

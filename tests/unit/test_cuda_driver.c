@@ -1,6 +1,6 @@
 /* gpu.cuda_driver (src/checks/gpu/cuda_driver.c) on hand-built facts, for the cases a fake
  * libcuda cannot play end to end (a slow cuInit, a GPU in MIG mode), and the probe's
- * parsing of library file names (src/vendor/cuda_probe.c). The probe itself runs for real
+ * parsing of library file names (src/bindings/cuda_probe.c). The probe itself runs for real
  * against the fake libcuda in tests/golden/test_cuda_driver.py. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* The CUDA driver probe held at its gate (src/vendor/cuda_probe.c): `check` forks it before
+/* The CUDA driver probe held at its gate (src/bindings/cuda_probe.c): `check` forks it before
  * any thread exists and decides once the facts are in. Released, it probes the fake libcuda
  * (argv[1]) with its deadline counted from the release, not from the fork; sent away, it
  * leaves with status 0 without loading the library. The loads are counted by the fake

@@ -429,15 +429,16 @@ static void test_helpers(void **state) {
         assert_false(probe_same_bus("0000:1b:00.0", "0000:2b:00.0"));
         assert_false(probe_same_bus("b:00.0", "0000:1b:00.0"));
         assert_false(probe_same_bus("", "0000:1b:00.0"));
-        const unsigned functional = PROBE_BIT(PROBE_FUNCTIONAL);
-        assert_int_equal(probes_wanted_by("device.functional"), functional);
-        assert_int_equal(probes_wanted_by("device.h2d"), functional | PROBE_BIT(PROBE_TRANSFER));
-        assert_int_equal(probes_wanted_by("device.d2h"), functional | PROBE_BIT(PROBE_TRANSFER));
-        assert_int_equal(probes_wanted_by("pcie.link_under_load"), functional | PROBE_BIT(PROBE_TRANSFER));
-        assert_int_equal(probes_wanted_by("device.memory_bandwidth"), functional | PROBE_BIT(PROBE_MEMORY));
-        assert_int_equal(probes_wanted_by("device.p2p"), functional | PROBE_BIT(PROBE_P2P));
-        assert_int_equal(probes_wanted_by("device.future_check"), PROBE_BIT(_PROBE_COUNT) - 1);
-        assert_int_equal(probes_wanted_by("pcie.link_speed"), 0);
+        /* The probes each check judges, from its needs; the functional probe comes with any
+         * other, as it finds the GPUs the others measure. */
+        const unsigned functional = NEED_PROBE_FUNCTIONAL;
+        assert_int_equal(check_find("device.functional")->needs & INPUTS_PROBES, functional);
+        assert_int_equal(check_find("device.h2d")->needs & INPUTS_PROBES, functional | NEED_PROBE_TRANSFER);
+        assert_int_equal(check_find("device.d2h")->needs & INPUTS_PROBES, functional | NEED_PROBE_TRANSFER);
+        assert_int_equal(check_find("pcie.link_under_load")->needs & INPUTS_PROBES, functional | NEED_PROBE_TRANSFER);
+        assert_int_equal(check_find("device.memory_bandwidth")->needs & INPUTS_PROBES, functional | NEED_PROBE_MEMORY);
+        assert_int_equal(check_find("device.p2p")->needs & INPUTS_PROBES, functional | NEED_PROBE_P2P);
+        assert_int_equal(check_find("pcie.link_speed")->needs & INPUTS_PROBES, 0);
 }
 
 int main(void) {

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "data/gpudb.h"
 #include "data/modeldb.h"
+#include "estimate/adviser.h"
 #include "estimate/estimate.h"
 
 #define assert_near(actual, expected, rel)                                                                             \
@@ -275,6 +277,48 @@ static void test_layout(void **state) {
         assert_string_equal(est_recompute_name(EST_RECOMPUTE_SELECTIVE), "selective");
 }
 
+/* The adviser (estimate/adviser.h): ZeRO's 7.5B model on 64-way data parallelism needs 120
+ * GB a GPU (test_zero_paper_figure_1), more than 90% of an 80 GB GPU; the smallest single
+ * changes that fit are ZeRO stage 1 (31.4 GB), then twice the tensor or the pipeline degree
+ * (60 GB). Without a shape the FLOPs are 6N a token, so the job makes 64 x peak x MFU / 6N
+ * tokens a second. */
+static void test_advise(void **state) {
+        (void)state;
+        const struct gpu_model gpu = {.name = "test 80GB", .memory_gb = 80, .tflops = {.bf16 = 1000}};
+        struct est_answer a = {
+                .model = {.params_override = 7.5e9},
+                .config = {.mode = EST_TRAIN, .precision = EST_BF16, .optimizer = EST_ADAM, .tp = 1, .pp = 1,
+                           .dp = 64, .seq = 1, .micro_batch = 1, .global_batch = 64},
+                .gpu = {.model = &gpu},
+                .mfu = 0.4,
+                .gpus = 64,
+        };
+        assert_int_equal(est_advise(&a), 0);
+        assert_true(a.judged);
+        assert_false(a.fits);
+        assert_near(a.usable_bytes, 72e9, 1e-9);
+        assert_near(a.memory.total / 1e9, 120, 0.03);
+        assert_int_equal(a.n_suggestions, 3);
+        assert_false(a.combined);
+        assert_string_equal(a.suggestions[0].change, "--zero 1");
+        assert_near(a.suggestions[0].total / 1e9, 31.4, 0.03);
+        assert_string_equal(a.suggestions[1].change, "--tp 2");
+        assert_int_equal(a.suggestions[1].gpus, 128);
+        assert_string_equal(a.suggestions[2].change, "--pp 2");
+        assert_near(a.flops_per_token, 6 * 7.5e9, 1e-9);
+        assert_near(a.tokens_per_second, 64 * 1000e12 * 0.4 / (6 * 7.5e9), 1e-9);
+        assert_near(a.step_seconds, 64 / a.tokens_per_second, 1e-9);
+        assert_true(isnan(a.epoch_seconds)); /* no --tokens */
+
+        /* A GPU the table gives no memory for: not judged, no suggestions. */
+        const struct gpu_model unknown = {.name = "test ?GB"};
+        a = (struct est_answer){.model = a.model, .config = a.config, .gpu = {.model = &unknown}, .mfu = 0.4, .gpus = 64};
+        assert_int_equal(est_advise(&a), 0);
+        assert_false(a.judged);
+        assert_int_equal(a.n_suggestions, 0);
+        assert_true(isnan(a.tokens_per_second)); /* no peak either */
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_zero_paper_figure_1),
@@ -284,6 +328,7 @@ int main(void) {
                 cmocka_unit_test(test_table_refusals),
                 cmocka_unit_test(test_presets_against_published_counts),
                 cmocka_unit_test(test_layout),
+                cmocka_unit_test(test_advise),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /* Test and measurement driver for the burn's GEMM load (src/burn/gemm_load.c): opens the
  * backend, then on each selected device a load, runs ROUNDS rounds of (enqueue PRODUCTS
  * products, wait, verify) and prints one JSON object per device on stdout. Built with its
- * own copy of src/vendor/opencl_device.c compiled with GPUVET_TEST_HOOKS, so
+ * own copy of src/bindings/opencl_device.c compiled with GPUVET_TEST_HOOKS, so
  * GPUVET_TEST_CORRUPT_GEMM works on PoCL; the CUDA backend loads $GPUVET_CUDA_LIB (the fake
  * libcuda) and cuBLASLt $GPUVET_CUBLASLT_LIB (the fake cuBLASLt).
  * tests/golden/test_burn_gemm.py runs it; perf/ figures come from it too (--bench: also

@@ -1,6 +1,6 @@
 /* The memory test (src/burn/memtest.c) through both backends: the fake libcuda
  * (tests/fakes/fake_cuda.c, $GPUVET_CUDA_LIB) and OpenCL on whatever platform is installed
- * (PoCL in CI, for real). This binary has its own copy of src/vendor/opencl_device.c
+ * (PoCL in CI, for real). This binary has its own copy of src/bindings/opencl_device.c
  * compiled with GPUVET_TEST_HOOKS, so GPUVET_TEST_MEM_FAULT works.
  *
  * Covered: clean runs of every pattern (no fault, exact word counts); a flipped bit found by

@@ -1,5 +1,5 @@
 /* The fake libnccl.so.2 (tests/fakes/fake_nccl.c) driven through gpuvet's loader
- * (src/vendor/nccl.c) over the fake libcuda's streams, its results checked with
+ * (src/bindings/nccl.c) over the fake libcuda's streams, its results checked with
  * bench/nccl_math.h's expected values:
  * - every collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall as
  *   grouped send/recv, sendrecv), out of place and in place, on 4 and 3 ranks of
@@ -43,8 +43,8 @@
 
 #include "bench/nccl_math.h"
 #include "bench/rendezvous.h"
-#include "vendor/cuda_api.h"
-#include "vendor/nccl.h"
+#include "bindings/cuda_api.h"
+#include "bindings/nccl.h"
 #include "timescale.h"
 
 #define MAX_N 4

@@ -1,4 +1,4 @@
-/* The NCCL loader (src/vendor/nccl.c): the soname and the message when none loads (through
+/* The NCCL loader (src/bindings/nccl.c): the soname and the message when none loads (through
  * core/dynlib.h's seam), $GPUVET_NCCL_LIB as a file and as a directory, a library missing a
  * required symbol, one too old, a failing ncclGetVersion, the version split, result names
  * and errno mapping; the fake library (tests/fakes/fake_nccl.c) and, when this machine has
@@ -21,8 +21,9 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/dynlib.h"
-#include "vendor/nccl.h"
+#include "bindings/nccl.h"
 
 static const char *fake_path;
 static char tried[8][512];
@@ -128,7 +129,7 @@ static void test_find_wheel(void **state) {
         const char *dirs[] = {"/usr", "/usr/lib", "/usr/lib/python3.12", "/usr/lib/python3.12/dist-packages",
                               "/usr/lib/python3.12/dist-packages/nvidia", "/usr/lib/python3.12/dist-packages/nvidia/nccl",
                               "/usr/lib/python3.12/dist-packages/nvidia/nccl/lib"};
-        for (size_t i = 0; i < DYNLIB_COUNT(dirs); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(dirs); i++) {
                 snprintf(path, sizeof(path), "%s%s", root, dirs[i]);
                 assert_int_equal(mkdir(path, 0755), 0);
         }
@@ -137,7 +138,7 @@ static void test_find_wheel(void **state) {
         assert_int_equal(nccl_find_wheel(root, found, sizeof(found)), 0);
         assert_string_equal(found, path);
         assert_int_equal(unlink(path), 0);
-        for (size_t i = DYNLIB_COUNT(dirs); i-- > 0;) {
+        for (size_t i = ARRAY_COUNT(dirs); i-- > 0;) {
                 snprintf(path, sizeof(path), "%s%s", root, dirs[i]);
                 assert_int_equal(rmdir(path), 0);
         }
@@ -225,7 +226,7 @@ static void test_real_library(void **state) {
         const char *named = getenv("GPUVET_TEST_NCCL_REAL");
         if (named && *named && dlopen(named, RTLD_NOW | RTLD_LOCAL))
                 found = named;
-        for (size_t i = 0; i < DYNLIB_COUNT(candidates) && !found; i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(candidates) && !found; i++) {
                 void *probe = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
                 if (probe)
                         found = candidates[i];

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "checks/check.h"
-#include "vendor/nvml.h"
+#include "bindings/nvml.h"
 #include "data/gpudb.h"
 
 #define ADDR "0000:1b:00.0"

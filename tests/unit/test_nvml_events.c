@@ -23,7 +23,7 @@
 #include "timescale.h"
 #include "core/deadline.h"
 #include "sys/nvml_events.h"
-#include "vendor/nvml.h"
+#include "bindings/nvml.h"
 #include "sys/xid.h"
 
 #define MAX_GPUS 4

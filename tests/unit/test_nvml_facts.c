@@ -22,7 +22,7 @@
 #include "core/deadline.h"
 #include "metrics/sampler.h"
 #include "sys/nvml_facts.h"
-#include "vendor/nvml.h"
+#include "bindings/nvml.h"
 
 #define MAX_GPUS 8
 #define N_NVLINKS 18

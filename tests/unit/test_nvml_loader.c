@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "sys/nvml_facts.h"
-#include "vendor/nvml.h"
+#include "bindings/nvml.h"
 
 /* ---- a fake seam ---------------------------------------------------------------------- */
 
@@ -211,7 +211,7 @@ static void test_each_required(void **state) {
                 assert_int_equal(fake.n_close, 1);                                                           \
                 n++;                                                                                         \
         }
-#include "vendor/nvml_functions.def"
+#include "bindings/nvml_functions.def"
 #undef NVML_FN
         assert_true(n >= 5);
 }
@@ -262,7 +262,7 @@ static void test_all_resolved(void **state) {
         assert_ptr_equal(lib->dl.handle, &fake_handle);
         assert_string_equal(lib->dl.path, "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.570.86.10");
 #define NVML_FN(required, name, params) assert_non_null(lib->name);
-#include "vendor/nvml_functions.def"
+#include "bindings/nvml_functions.def"
 #undef NVML_FN
         assert_non_null(lib->nvmlErrorString);
         /* The library's own text when it has one; ours when it answers NULL. */
@@ -357,7 +357,7 @@ static void test_fake_library(void **state) {
                 print_error("%s does not export %s\n", fake_library, #name);                                 \
                 missing++;                                                                                   \
         }
-#include "vendor/nvml_functions.def"
+#include "bindings/nvml_functions.def"
 #undef NVML_FN
         if (!lib->nvmlErrorString) {
                 print_error("%s does not export nvmlErrorString\n", fake_library);

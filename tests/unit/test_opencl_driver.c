@@ -1,5 +1,5 @@
 /* Test driver for the OpenCL backend and the device benchmarks (memory, compute, transfer):
- * opens the OpenCL backend (this copy of src/vendor/opencl_device.c is compiled with
+ * opens the OpenCL backend (this copy of src/bindings/opencl_device.c is compiled with
  * GPUVET_TEST_HOOKS, so GPUVET_TEST_WRONG_KERNEL and GPUVET_TEST_CL_TUNING work), runs one
  * benchmark's bench_info.run with a hand-made bench_ctx (no facts: no peaks) and prints
  * every measurement as one JSON array on stdout. tests/golden/test_bench_opencl.py runs it.

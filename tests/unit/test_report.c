@@ -9,7 +9,7 @@
 
 #include "checks/check.h"
 #include "core/result.h"
-#include "report/json_text.h"
+#include "core/json_text.h"
 #include "report/text_safe.h"
 #include "report/report_text.h"
 #include "report/text_wrap.h"
@@ -29,6 +29,19 @@ static void test_json_text_sanitises(void **state) {
         json_decref(j);
         j = json_text("\xed\xa0\x80"); /* a UTF-16 surrogate encoded as UTF-8 */
         assert_string_equal(json_string_value(j), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+        json_decref(j);
+}
+
+static void test_json_text_keep_empty(void **state) {
+        (void)state;
+        json_t *j = json_text_keep_empty("");
+        assert_string_equal(json_string_value(j), "");
+        json_decref(j);
+        j = json_text_keep_empty(NULL);
+        assert_true(json_is_null(j));
+        json_decref(j);
+        j = json_text_keep_empty("bad \xff");
+        assert_string_equal(json_string_value(j), "bad \xef\xbf\xbd");
         json_decref(j);
 }
 
@@ -352,6 +365,7 @@ static void test_text_fits_width(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_json_text_sanitises),
+                cmocka_unit_test(test_json_text_keep_empty),
                 cmocka_unit_test(test_text_one_cause_one_line),
                 cmocka_unit_test(test_text_problems_only),
                 cmocka_unit_test(test_text_fits_width),

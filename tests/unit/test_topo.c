@@ -13,7 +13,7 @@
 #include "core/fsroot.h"
 #include "sys/facts.h"
 #include "sys/nvml_facts.h"
-#include "vendor/nvml.h"
+#include "bindings/nvml.h"
 #include "sys/topo.h"
 #include "tree.h"
 

@@ -1,8 +1,9 @@
 /* gpu.cuda_driver: what every CUDA program does first, done the way it does it (DCGM's
  * level-1 "CUDA main library" test): load libcuda.so.1, check it belongs to the loaded
  * kernel module, call cuInit under a deadline, count the devices. The probe itself is
- * vendor/cuda_probe.c; this file judges its facts. */
+ * bindings/cuda_probe.c; this file judges its facts. */
 #include "checks/check.h"
+#include "core/array.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static const struct init_failure {
 };
 
 static const struct init_failure *failure_of(int rc) {
-        for (size_t i = 0; i < sizeof(init_failures) / sizeof(init_failures[0]); i++)
+        for (size_t i = 0; i < ARRAY_COUNT(init_failures); i++)
                 if (init_failures[i].rc == rc)
                         return &init_failures[i];
         return NULL;
@@ -223,6 +224,6 @@ static void run_cuda_driver(const struct check_info *self, const struct facts *f
         }
 }
 
-CHECK_INFO(gpu_cuda_driver, "gpu", "gpu.cuda_driver", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_cuda_driver, "gpu", "gpu.cuda_driver", LEVEL_QUICK, NEED_NVIDIA | NEED_CUDA_DRIVER | NEED_NVML,
            "libcuda loads, matches the kernel module, and cuInit counts every GPU",
            run_cuda_driver);

@@ -2,6 +2,7 @@
  * docs/checks/gpu.md documents each; the shared NVML judging is in nvml_common.c. */
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -76,7 +77,7 @@ static void judge_inforom(struct result *r, const struct facts *f, const struct 
         /* A version NVML failed to read (the GPU lost, a hung call) is reported like
          * any reading; one the board does not give is left out. */
         bool unusable = false;
-        for (size_t k = 0; k < sizeof(firmware) / sizeof(firmware[0]) && !unusable; k++) {
+        for (size_t k = 0; k < ARRAY_COUNT(firmware) && !unusable; k++) {
                 const struct nv_str *v = (const struct nv_str *)((const char *)g + firmware[k].offset);
                 if (!nv_ok(*v) && !nv_not_supported(v->state, v->rc))
                         unusable = UNUSABLE(r, f, g, firmware[k].what, *v);
@@ -84,7 +85,7 @@ static void judge_inforom(struct result *r, const struct facts *f, const struct 
         if (unusable)
                 return;
         char observed[256] = "InfoROM valid", odd[384] = "";
-        for (size_t k = 0; k < sizeof(firmware) / sizeof(firmware[0]); k++) {
+        for (size_t k = 0; k < ARRAY_COUNT(firmware); k++) {
                 const struct nv_str *v = (const struct nv_str *)((const char *)g + firmware[k].offset);
                 if (!nv_ok(*v))
                         continue;
@@ -117,6 +118,6 @@ static void run_inforom(const struct check_info *self, const struct facts *f, st
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_inforom, "gpu", "gpu.inforom", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_inforom, "gpu", "gpu.inforom", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "InfoROM valid; VBIOS and InfoROM versions alike across the node's GPUs of a model",
            run_inforom);

@@ -442,16 +442,16 @@ CHECK_INFO(gpu_inventory, "gpu", "gpu.inventory", LEVEL_QUICK, 0,
            "Each NVIDIA GPU is known: model, architecture, compute capability",
            run_inventory);
 
-CHECK_INFO(gpu_driver_binding, "gpu", "gpu.driver_binding", LEVEL_QUICK, 0,
+CHECK_INFO(gpu_driver_binding, "gpu", "gpu.driver_binding", LEVEL_QUICK, NEED_NVIDIA | NEED_XID,
            "Each GPU is bound to the nvidia driver (or vfio-pci for passthrough)",
            run_driver_binding);
 
-CHECK_INFO(gpu_nouveau, "gpu", "gpu.nouveau", LEVEL_QUICK, 0, "The nouveau driver is not loaded", run_nouveau);
+CHECK_INFO(gpu_nouveau, "gpu", "gpu.nouveau", LEVEL_QUICK, NEED_NVIDIA, "The nouveau driver is not loaded", run_nouveau);
 
-CHECK_INFO(gpu_driver_version, "gpu", "gpu.driver_version", LEVEL_QUICK, 0,
+CHECK_INFO(gpu_driver_version, "gpu", "gpu.driver_version", LEVEL_QUICK, NEED_NVIDIA,
            "The nvidia module is loaded and new enough for the GPUs' architecture",
            run_driver_version);
 
-CHECK_INFO(gpu_persistenced, "gpu", "gpu.persistenced", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_persistenced, "gpu", "gpu.persistenced", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
            "nvidia-persistenced keeps GPU state initialised",
            run_persistenced);

@@ -658,10 +658,10 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_pcie_nvml, "gpu", "gpu.pcie_nvml", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO_USES(gpu_pcie_nvml, "gpu", "gpu.pcie_nvml", LEVEL_QUICK, NEED_XID | NEED_NVML, NEED_NVML_AFTER,
            "The PCIe link NVML reports is at its maximum, without replays",
            run_pcie_nvml);
 
-CHECK_INFO(gpu_nvlink, "gpu", "gpu.nvlink", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO_USES(gpu_nvlink, "gpu", "gpu.nvlink", LEVEL_QUICK, NEED_VIRT | NEED_NVML, NEED_NVML_AFTER,
            "Every NVLink is up and error-free (boards with NVLink)",
            run_nvlink);

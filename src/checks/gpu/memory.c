@@ -2,6 +2,7 @@
  * docs/checks/gpu.md documents each; the shared NVML judging is in nvml_common.c. */
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -143,7 +144,7 @@ static void judge_ecc_errors(struct result *r, const struct facts *f, const stru
         const struct nv_u64 *split[] = {&g->ecc_volatile_uncorrected_dram, &g->ecc_volatile_uncorrected_sram,
                                         &g->ecc_aggregate_uncorrected_dram, &g->ecc_aggregate_uncorrected_sram};
         bool unusable = false;
-        for (size_t k = 0; k < sizeof(split) / sizeof(split[0]) && !unusable; k++)
+        for (size_t k = 0; k < ARRAY_COUNT(split) && !unusable; k++)
                 if (!nv_ok(*split[k]) && split[k]->state != NV_UNREAD && !nv_not_supported(split[k]->state, split[k]->rc))
                         unusable = UNUSABLE(r, f, g, "ECC errors by location", *split[k]);
         if (!unusable && !nv_ok(g->sram_threshold_exceeded) && g->sram_threshold_exceeded.state != NV_UNREAD &&
@@ -361,18 +362,18 @@ static void run_memory_health(const struct check_info *self, const struct facts 
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_row_remapper, "gpu", "gpu.row_remapper", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_row_remapper, "gpu", "gpu.row_remapper", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "Every memory bank has spare rows left for remapping (row-remapper histogram)",
            run_row_remapper);
 
-CHECK_INFO(gpu_ecc_mode, "gpu", "gpu.ecc_mode", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_ecc_mode, "gpu", "gpu.ecc_mode", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "ECC is enabled on datacenter GPUs, with no change pending",
            run_ecc_mode);
 
-CHECK_INFO(gpu_ecc_errors, "gpu", "gpu.ecc_errors", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_ecc_errors, "gpu", "gpu.ecc_errors", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "No uncorrectable ECC errors since the driver loaded",
            run_ecc_errors);
 
-CHECK_INFO(gpu_memory_health, "gpu", "gpu.memory_health", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_memory_health, "gpu", "gpu.memory_health", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "No pending row remap or page retirement, no remap failure",
            run_memory_health);

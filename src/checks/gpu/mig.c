@@ -77,6 +77,6 @@ static void run_mig(const struct check_info *self, const struct facts *f, struct
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_mig, "gpu", "gpu.mig", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_mig, "gpu", "gpu.mig", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "MIG mode as configured: nothing pending, instances created",
            run_mig);

@@ -29,14 +29,6 @@ static void lib_version(const char *path, char *buf, size_t size) {
         snprintf(buf, size, "%s", v + 4);
 }
 
-static size_t count_bound(const struct facts *f, const char *driver) {
-        size_t k = 0;
-        for (size_t i = 0; i < f->gpus.n; i++)
-                if (strcmp(gpu_pci(f, i)->driver, driver) == 0)
-                        k++;
-        return k;
-}
-
 static void nvml_init_failed(struct result *r, const struct facts *f) {
         const struct nvml_facts *n = &f->nvml;
         const char *kmod = f->nvidia.have_version ? f->nvidia.driver_version : "unknown";
@@ -149,7 +141,7 @@ static void run_nvml(const struct check_info *self, const struct facts *f, struc
         if (check_skip_without_gpus(self, f, rep))
                 return;
         const struct nvml_facts *n = &f->nvml;
-        size_t bound = count_bound(f, "nvidia");
+        size_t bound = check_gpus_bound_to(f, "nvidia");
         if (bound == 0) {
                 struct result *r = result_new(rep, self, "host");
                 result_evidence(r, "source", "/sys/bus/pci/devices/*/driver");
@@ -355,14 +347,14 @@ static void run_persistence_mode(const struct check_info *self, const struct fac
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_nvml, "gpu", "gpu.nvml", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_nvml, "gpu", "gpu.nvml", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
            "NVML loads and sees every NVIDIA GPU on the PCI bus",
            run_nvml);
 
-CHECK_INFO(gpu_driver_compat, "gpu", "gpu.driver_compat", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_driver_compat, "gpu", "gpu.driver_compat", LEVEL_QUICK, NEED_NVML,
            "The driver NVML reports supports each GPU's architecture",
            run_driver_compat);
 
-CHECK_INFO(gpu_persistence_mode, "gpu", "gpu.persistence_mode", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_persistence_mode, "gpu", "gpu.persistence_mode", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
            "Persistence mode is on for every GPU",
            run_persistence_mode);

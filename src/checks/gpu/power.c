@@ -2,6 +2,7 @@
  * docs/checks/gpu.md documents each; the shared NVML judging is in nvml_common.c. */
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -97,7 +98,7 @@ static void judge_app_clocks(struct result *r, const struct facts *f, const stru
          * fault. Their successor, locked clocks, has no NVML getter; what a clock setting does
          * to the GPU shows in its clock event reasons (gpu.clock_events). */
         const struct nv_u32 *all[] = {sm, mem, dsm, dmem};
-        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        for (size_t i = 0; i < ARRAY_COUNT(all); i++) {
                 if (all[i]->state != NV_ERROR || all[i]->rc != NV_RC_DEPRECATED)
                         continue;
                 result_evidence(r, "source", "%s", all[i]->fn ? all[i]->fn : "nvmlDeviceGetApplicationsClock");
@@ -135,10 +136,10 @@ static void run_app_clocks(const struct check_info *self, const struct facts *f,
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_power_limit, "gpu", "gpu.power_limit", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_power_limit, "gpu", "gpu.power_limit", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "The power limit is not capped below the default",
            run_power_limit);
 
-CHECK_INFO(gpu_app_clocks, "gpu", "gpu.app_clocks", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_app_clocks, "gpu", "gpu.app_clocks", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "Applications clocks are not locked away from their defaults",
            run_app_clocks);

@@ -99,10 +99,10 @@ static void run_recovery_action(const struct check_info *self, const struct fact
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_graphics_processes, "gpu", "gpu.graphics_processes", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_graphics_processes, "gpu", "gpu.graphics_processes", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "No graphics process (display server, desktop) on a compute GPU",
            run_graphics_processes);
 
-CHECK_INFO(gpu_recovery_action, "gpu", "gpu.recovery_action", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_recovery_action, "gpu", "gpu.recovery_action", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "The driver asks for no recovery of the GPU (reset, reboot, drain)",
            run_recovery_action);

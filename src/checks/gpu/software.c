@@ -2,6 +2,7 @@
  * files every CUDA process opens, and environment variables that make CUDA jobs slow,
  * hang or behave unlike everyone else's. */
 #include "checks/check.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 
 #include <errno.h>
@@ -164,7 +165,7 @@ static void run_device_nodes(const struct check_info *self, const struct facts *
         }
 }
 
-CHECK_INFO(gpu_device_nodes, "gpu", "gpu.device_nodes", LEVEL_QUICK, 0,
+CHECK_INFO(gpu_device_nodes, "gpu", "gpu.device_nodes", LEVEL_QUICK, NEED_DEVNODES,
            "NVIDIA device files exist and job users may open them",
            run_device_nodes);
 
@@ -209,7 +210,7 @@ static void run_cuda_env(const struct check_info *self, const struct facts *f, s
                 const struct cuda_env_var *v = &x->vars[i];
                 strbuf_appendf(seen, sizeof(seen), "%s%s=%s (%s)", seen[0] ? "; " : "", v->name, v->value, v->where);
                 const char *why = NULL;
-                for (size_t k = 0; k < sizeof(env_rules) / sizeof(env_rules[0]); k++)
+                for (size_t k = 0; k < ARRAY_COUNT(env_rules); k++)
                         if (strcmp(env_rules[k].name, v->name) == 0 && !(env_rules[k].zero_is_off && is_off(v->value)))
                                 why = env_rules[k].why;
                 /* Per job it is how schedulers hand out GPUs; node-wide it hides GPUs from
@@ -239,6 +240,6 @@ static void run_cuda_env(const struct check_info *self, const struct facts *f, s
         }
 }
 
-CHECK_INFO(gpu_cuda_env, "gpu", "gpu.cuda_env", LEVEL_QUICK, 0,
+CHECK_INFO(gpu_cuda_env, "gpu", "gpu.cuda_env", LEVEL_QUICK, NEED_CUDA_ENV,
            "no environment variable slows, hangs or redirects CUDA jobs",
            run_cuda_env);

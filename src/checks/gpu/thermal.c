@@ -2,6 +2,7 @@
  * docs/checks/gpu.md documents each; the shared NVML judging is in nvml_common.c. */
 #include "checks/check.h"
 #include "checks/gpu/nvml_common.h"
+#include "core/array.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 
@@ -200,7 +201,7 @@ static void judge_clock_events(struct result *r, const struct facts *f, const st
         result_evidence(r, "reasons", "0x%llx", v);
         char active[256] = "", bad[256] = "";
         enum status worst = STATUS_PASS;
-        for (size_t k = 0; k < sizeof(clock_reasons) / sizeof(clock_reasons[0]); k++) {
+        for (size_t k = 0; k < ARRAY_COUNT(clock_reasons); k++) {
                 if (!(v & clock_reasons[k].bit))
                         continue;
                 strbuf_appendf(active, sizeof(active), "%s%s", active[0] ? ", " : "", clock_reasons[k].name);
@@ -240,14 +241,14 @@ static void run_clock_events(const struct check_info *self, const struct facts *
 
 /* ---- descriptors ---- */
 
-CHECK_INFO(gpu_temperature, "gpu", "gpu.temperature", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO_USES(gpu_temperature, "gpu", "gpu.temperature", LEVEL_QUICK, NEED_XID | NEED_NVML, NEED_BURN,
            "Each GPU runs below its slowdown temperature (or T.Limit) with margin",
            run_temperature);
 
-CHECK_INFO(gpu_memory_temperature, "gpu", "gpu.memory_temperature", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO(gpu_memory_temperature, "gpu", "gpu.memory_temperature", LEVEL_QUICK, NEED_NVML,
            "GPU memory (HBM) runs below its temperature limit with margin",
            run_memory_temperature);
 
-CHECK_INFO(gpu_clock_events, "gpu", "gpu.clock_events", LEVEL_QUICK, CHECK_NEEDS_NVML,
+CHECK_INFO_USES(gpu_clock_events, "gpu", "gpu.clock_events", LEVEL_QUICK, NEED_XID | NEED_NVML, NEED_BURN,
            "No hardware, thermal or power-brake clock slowdown active",
            run_clock_events);

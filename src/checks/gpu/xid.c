@@ -308,7 +308,7 @@ static void run_xid(const struct check_info *self, const struct facts *f, struct
         judge(self, f, rep, "host", NULL);
 }
 
-CHECK_INFO(gpu_xid, "gpu", "gpu.xid", LEVEL_QUICK, 0,
+CHECK_INFO_USES(gpu_xid, "gpu", "gpu.xid", LEVEL_QUICK, NEED_XID, NEED_BURN,
            "No hardware Xid error logged since boot (each with its meaning and action)",
            run_xid);
 
@@ -419,5 +419,5 @@ static void run_nvswitch_sxid(const struct check_info *self, const struct facts 
         }
 }
 
-CHECK_INFO(gpu_nvswitch_sxid, "gpu", "gpu.nvswitch_sxid", LEVEL_QUICK, 0,
+CHECK_INFO(gpu_nvswitch_sxid, "gpu", "gpu.nvswitch_sxid", LEVEL_QUICK, NEED_XID,
            "No fatal NVSwitch error (SXid) logged since boot, per NVSwitch", run_nvswitch_sxid);
