@@ -108,6 +108,9 @@ static void run_run(const struct check_info *self, const struct facts *f, struct
         }
 }
 
+CHECK_INFO(burn_run, "burn", "burn.run", LEVEL_FULL, NEED_BURN,
+           "Every GPU's stress-test worker ran to the end: none hung, crashed or failed to start", run_run);
+
 /* Whether the device's own comparisons found a wrong result (host, first result, a result
  * that changed): it fails on its own, and its digest says nothing of its peers'. */
 static bool own_faults(const struct burn_device *d) {
@@ -237,6 +240,10 @@ static void run_compute(const struct check_info *self, const struct facts *f, st
         }
 }
 
+CHECK_INFO(burn_compute, "burn", "burn.compute", LEVEL_FULL, NEED_BURN,
+           "Every verified GEMM under load equals the host reference, the GPU's first result and its peers'",
+           run_compute);
+
 static void run_memory(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (!burn_ran(self, f, rep))
                 return;
@@ -268,6 +275,9 @@ static void run_memory(const struct check_info *self, const struct facts *f, str
                 }
         }
 }
+
+CHECK_INFO(burn_memory, "burn", "burn.memory", LEVEL_FULL, NEED_BURN,
+           "Every word of the memory test reads back what was written", run_memory);
 
 static int cmp_double(const void *a, const void *b) {
         double x = *(const double *)a, y = *(const double *)b;
@@ -354,6 +364,10 @@ static void run_throughput(const struct check_info *self, const struct facts *f,
                 }
         }
 }
+
+CHECK_INFO(burn_throughput, "burn", "burn.throughput", LEVEL_FULL, NEED_BURN,
+           "Sustained GEMM throughput keeps pace with the GPU's peers of the same model and does not fall",
+           run_throughput);
 
 /* ---- telemetry --------------------------------------------------------------------- */
 
@@ -493,6 +507,9 @@ static void run_clock_events(const struct check_info *self, const struct facts *
         each_telemetry(self, f, rep, judge_clock_events);
 }
 
+CHECK_INFO(burn_clock_events, "burn", "burn.clock_events", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
+           "No HW slowdown, thermal slowdown or power brake cut the clocks under load", run_clock_events);
+
 static void judge_temperature(const struct facts *f, const struct burn_telemetry *t, struct result *r) {
         unsigned margin = check_thresholds(f)->temp_margin_c;
         double gpu = loaded_max(t, offsetof(struct burn_sample, temp_c));
@@ -529,6 +546,9 @@ static void run_temperature(const struct check_info *self, const struct facts *f
         each_telemetry(self, f, rep, judge_temperature);
 }
 
+CHECK_INFO(burn_temperature, "burn", "burn.temperature", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
+           "GPU and memory temperatures under load stay clear of the slowdown temperature", run_temperature);
+
 static void judge_sm_clock(const struct facts *f, const struct burn_telemetry *t, struct result *r) {
         double fraction = check_thresholds(f)->burn_sm_clock_fraction;
         double sm = loaded_median(t, LOAD_MODES, offsetof(struct burn_sample, sm_mhz),
@@ -557,6 +577,9 @@ static void judge_sm_clock(const struct facts *f, const struct burn_telemetry *t
 static void run_sm_clock(const struct check_info *self, const struct facts *f, struct report *rep) {
         each_telemetry(self, f, rep, judge_sm_clock);
 }
+
+CHECK_INFO(burn_sm_clock, "burn", "burn.sm_clock", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
+           "The SM clock under a GEMM load stays above a fraction of its maximum", run_sm_clock);
 
 static void run_power(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (!burn_ran(self, f, rep))
@@ -595,6 +618,9 @@ static void run_power(const struct check_info *self, const struct facts *f, stru
         }
 }
 
+CHECK_INFO(burn_power, "burn", "burn.power", LEVEL_FULL, NEED_NVML | NEED_BURN,
+           "Under the power mode each GPU draws close to its enforced power limit", run_power);
+
 static void judge_ecc(const struct facts *f, const struct burn_telemetry *t, struct result *r) {
         (void)f; /* judged by NVML's own limits, not the policy's thresholds */
         unsigned long long unc = t->have_ecc ? t->ecc_uncorrected_end - t->ecc_uncorrected_start : 0;
@@ -627,6 +653,9 @@ static void run_ecc(const struct check_info *self, const struct facts *f, struct
         each_telemetry(self, f, rep, judge_ecc);
 }
 
+CHECK_INFO(burn_ecc, "burn", "burn.ecc", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
+           "No uncorrectable ECC error, pending row remap or page retirement appears under load", run_ecc);
+
 static void judge_xid(const struct facts *f, const struct burn_telemetry *t, struct result *r) {
         (void)f; /* judged by NVML's own limits, not the policy's thresholds */
         if (!t->xids) {
@@ -648,34 +677,5 @@ static void judge_xid(const struct facts *f, const struct burn_telemetry *t, str
 static void run_xid(const struct check_info *self, const struct facts *f, struct report *rep) {
         each_telemetry(self, f, rep, judge_xid);
 }
-
-CHECK_INFO(burn_run, "burn", "burn.run", LEVEL_FULL, NEED_BURN,
-           "Every GPU's stress-test worker ran to the end: none hung, crashed or failed to start", run_run);
-
-CHECK_INFO(burn_compute, "burn", "burn.compute", LEVEL_FULL, NEED_BURN,
-           "Every verified GEMM under load equals the host reference, the GPU's first result and its peers'",
-           run_compute);
-
-CHECK_INFO(burn_memory, "burn", "burn.memory", LEVEL_FULL, NEED_BURN,
-           "Every word of the memory test reads back what was written", run_memory);
-
-CHECK_INFO(burn_throughput, "burn", "burn.throughput", LEVEL_FULL, NEED_BURN,
-           "Sustained GEMM throughput keeps pace with the GPU's peers of the same model and does not fall",
-           run_throughput);
-
-CHECK_INFO(burn_clock_events, "burn", "burn.clock_events", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
-           "No HW slowdown, thermal slowdown or power brake cut the clocks under load", run_clock_events);
-
-CHECK_INFO(burn_temperature, "burn", "burn.temperature", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
-           "GPU and memory temperatures under load stay clear of the slowdown temperature", run_temperature);
-
-CHECK_INFO(burn_sm_clock, "burn", "burn.sm_clock", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
-           "The SM clock under a GEMM load stays above a fraction of its maximum", run_sm_clock);
-
-CHECK_INFO(burn_power, "burn", "burn.power", LEVEL_FULL, NEED_NVML | NEED_BURN,
-           "Under the power mode each GPU draws close to its enforced power limit", run_power);
-
-CHECK_INFO(burn_ecc, "burn", "burn.ecc", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN,
-           "No uncorrectable ECC error, pending row remap or page retirement appears under load", run_ecc);
 
 CHECK_INFO(burn_xid, "burn", "burn.xid", LEVEL_FULL, NEED_XID | NEED_NVML | NEED_BURN, "The driver reports no Xid event during the run", run_xid);

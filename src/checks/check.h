@@ -86,5 +86,15 @@ const char *check_no_gpu_reason(const struct facts *f);
  * False on the live root, where a missing tree is the node's own fault, and for a tree the
  * capture holds. */
 bool check_skip_capture_lacks(struct result *r, const struct facts *f, const char *path);
+/* What went wrong reading a value (err: a negative errno); "malformed value" for one the
+ * gatherer could not parse (-EINVAL, -ERANGE). */
+const char *check_errtext(int err);
+/* The file at path holding a value a check judges could not be read (err: a negative errno, 0
+ * when it was): a skip with `absent` as the reason when there is no such file, else an error
+ * with the remedy `by_hand` (NULL: cat the file). True when it did either. */
+bool check_judge_read_error(struct result *r, int err, const char *path, const char *absent, const char *by_hand);
 /* Skip with a reason when the node has no NVIDIA GPU; returns true when it skipped. */
 bool check_skip_without_gpus(const struct check_info *self, const struct facts *f, struct report *rep);
+/* The one "host" result of a check that judges the node's GPUs as a whole; NULL, after the
+ * skip of check_skip_without_gpus, when the node has none. */
+struct result *check_host_result_with_gpus(const struct check_info *self, const struct facts *f, struct report *rep);

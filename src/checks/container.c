@@ -31,6 +31,29 @@ static void append(char *buf, size_t size, const char *s) {
                 snprintf(buf + used, size - used, "%s%s", used ? ", " : "", s);
 }
 
+/* On a node without NVIDIA GPUs there is nothing to set up: skip, saying what that spares
+ * or that the GPUs are unknown. */
+static bool skip_without_gpus(struct result *r, const struct facts *f, const char *consequence) {
+        if (f->gpus.n > 0)
+                return false;
+        if (check_gpus_unknown(f))
+                result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
+        else
+                result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: %s", consequence);
+        return true;
+}
+
+/* A runtime's configuration file that is there but could not be read (err: a negative errno):
+ * only root may read it, or it is broken. */
+static void judge_unreadable(struct result *r, const char *path, int err) {
+        if (err == -EACCES) {
+                result_status(r, STATUS_SKIP, "needs root to read %s", path);
+                return;
+        }
+        result_status(r, STATUS_ERROR, "cannot read %s: %s", path, strerror(-err));
+        result_remedy(r, "Check the file's type and permissions (`ls -l %s`).", path);
+}
+
 static void run_runtime(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct container_facts *c = &f->container;
         struct result *r = result_new(rep, self, "host");
@@ -60,6 +83,10 @@ static void run_runtime(const struct check_info *self, const struct facts *f, st
         result_status(r, STATUS_PASS, "container runtimes: %s", found);
 }
 
+CHECK_INFO(container_runtime, "container", "container.runtime", LEVEL_QUICK, NEED_CONTAINER,
+           "Container runtimes installed (informational)",
+           run_runtime);
+
 static void run_toolkit(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct container_facts *c = &f->container;
         struct result *r = result_new(rep, self, "host");
@@ -86,13 +113,8 @@ static void run_toolkit(const struct check_info *self, const struct facts *f, st
                 return;
         }
         result_observed(r, "not installed");
-        if (f->gpus.n == 0) {
-                if (check_gpus_unknown(f))
-                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
-                else
-                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: containers need no toolkit");
+        if (skip_without_gpus(r, f, "containers need no toolkit"))
                 return;
-        }
         result_status(r, STATUS_WARN,
                       "a container runtime is installed but the NVIDIA Container Toolkit is not: containers "
                       "will not see the GPUs");
@@ -100,6 +122,10 @@ static void run_toolkit(const struct check_info *self, const struct facts *f, st
                          "restart the runtime, or `nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml` for podman.",
                       toolkit_install);
 }
+
+CHECK_INFO(container_toolkit, "container", "container.toolkit", LEVEL_QUICK, NEED_CONTAINER,
+           "The NVIDIA Container Toolkit is installed next to a container runtime",
+           run_toolkit);
 
 static void run_docker_runtime(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct container_facts *c = &f->container;
@@ -121,21 +147,11 @@ static void run_docker_runtime(const struct check_info *self, const struct facts
                 return;
         }
         if (c->daemon_json == CONTAINER_FILE_UNREADABLE) {
-                if (c->daemon_json_errno == -EACCES) {
-                        result_status(r, STATUS_SKIP, "needs root to read %s", DAEMON_JSON);
-                        return;
-                }
-                result_status(r, STATUS_ERROR, "cannot read %s: %s", DAEMON_JSON, strerror(-c->daemon_json_errno));
-                result_remedy(r, "Check the file's type and permissions (`ls -l %s`).", DAEMON_JSON);
+                judge_unreadable(r, DAEMON_JSON, c->daemon_json_errno);
                 return;
         }
-        if (f->gpus.n == 0) {
-                if (check_gpus_unknown(f))
-                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
-                else
-                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: docker needs no nvidia runtime");
+        if (skip_without_gpus(r, f, "docker needs no nvidia runtime"))
                 return;
-        }
         if (c->docker_default_runtime[0])
                 result_evidence(r, "default-runtime", "%s", c->docker_default_runtime);
         if (c->docker_cdi_feature >= 0)
@@ -195,6 +211,10 @@ static void run_docker_runtime(const struct check_info *self, const struct facts
                       have_toolkit(c) ? "" : "Install nvidia-container-toolkit first, then ");
 }
 
+CHECK_INFO(container_docker_runtime, "container", "container.docker_runtime", LEVEL_QUICK, NEED_CONTAINER,
+           "docker can run GPU containers (nvidia runtime or CDI)",
+           run_docker_runtime);
+
 static void run_containerd_runtime(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct container_facts *c = &f->container;
         struct result *r = result_new(rep, self, "host");
@@ -204,13 +224,7 @@ static void run_containerd_runtime(const struct check_info *self, const struct f
                 return;
         }
         if (c->containerd_config == CONTAINER_FILE_UNREADABLE) {
-                if (c->containerd_config_errno == -EACCES) {
-                        result_status(r, STATUS_SKIP, "needs root to read %s", CONTAINERD_CONFIG);
-                        return;
-                }
-                result_status(r, STATUS_ERROR, "cannot read %s: %s", CONTAINERD_CONFIG,
-                              strerror(-c->containerd_config_errno));
-                result_remedy(r, "Check the file's type and permissions (`ls -l %s`).", CONTAINERD_CONFIG);
+                judge_unreadable(r, CONTAINERD_CONFIG, c->containerd_config_errno);
                 return;
         }
         /* Without its CRI plugin containerd serves docker (which passes its own runtime)
@@ -221,13 +235,8 @@ static void run_containerd_runtime(const struct check_info *self, const struct f
                               "docker, judged by container.docker_runtime");
                 return;
         }
-        if (f->gpus.n == 0) {
-                if (check_gpus_unknown(f))
-                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
-                else
-                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: containerd needs no nvidia runtime");
+        if (skip_without_gpus(r, f, "containerd needs no nvidia runtime"))
                 return;
-        }
         if (c->containerd_default_runtime[0])
                 result_evidence(r, "default_runtime_name", "%s", c->containerd_default_runtime);
         result_expected(r, "a runtimes.nvidia section (or BinaryName nvidia-container-runtime)");
@@ -246,6 +255,10 @@ static void run_containerd_runtime(const struct check_info *self, const struct f
                          "(the Kubernetes GPU Operator does this itself when it manages the node).",
                       have_toolkit(c) ? "" : "Install nvidia-container-toolkit first, then ");
 }
+
+CHECK_INFO(container_containerd_runtime, "container", "container.containerd_runtime", LEVEL_QUICK, NEED_CONTAINER,
+           "containerd has an nvidia runtime",
+           run_containerd_runtime);
 
 static void run_cdi(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct container_facts *c = &f->container;
@@ -289,13 +302,8 @@ static void run_cdi(const struct check_info *self, const struct facts *f, struct
                 result_status(r, STATUS_SKIP, "the NVIDIA Container Toolkit is not installed: no CDI spec expected");
                 return;
         }
-        if (f->gpus.n == 0) {
-                if (check_gpus_unknown(f))
-                        result_status(r, STATUS_SKIP, "%s", check_no_gpu_reason(f));
-                else
-                        result_status(r, STATUS_SKIP, "no NVIDIA GPU on the PCI bus: no CDI spec needed");
+        if (skip_without_gpus(r, f, "no CDI spec needed"))
                 return;
-        }
         result_observed(r, "no nvidia.com/gpu spec (%u other spec%s)", c->cdi_specs, c->cdi_specs == 1 ? "" : "s");
         result_expected(r, "a CDI spec for nvidia.com/gpu");
         result_status(r, STATUS_WARN, "the NVIDIA Container Toolkit is installed but there is no CDI spec: podman "
@@ -303,6 +311,10 @@ static void run_cdi(const struct check_info *self, const struct facts *f, struct
         result_remedy(r, "`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`, then check with `nvidia-ctk cdi "
                          "list`.");
 }
+
+CHECK_INFO(container_cdi, "container", "container.cdi", LEVEL_QUICK, NEED_NVIDIA | NEED_CONTAINER,
+           "CDI specs describe the GPUs (and match the installed driver)",
+           run_cdi);
 
 static const char hook_remedy[] =
         "`nvidia-ctk runtime configure --runtime=%s` and restart it (`systemctl restart %s`); check that "
@@ -496,26 +508,6 @@ static void run_gpu_access(const struct check_info *self, const struct facts *f,
         result_status(r, STATUS_ERROR, "%s %s failed: %s", engine, x->step ? x->step : "", cause);
         result_remedy(r, "Run `%s` by hand and read the runtime's message.", x->command);
 }
-
-CHECK_INFO(container_runtime, "container", "container.runtime", LEVEL_QUICK, NEED_CONTAINER,
-           "Container runtimes installed (informational)",
-           run_runtime);
-
-CHECK_INFO(container_toolkit, "container", "container.toolkit", LEVEL_QUICK, NEED_CONTAINER,
-           "The NVIDIA Container Toolkit is installed next to a container runtime",
-           run_toolkit);
-
-CHECK_INFO(container_docker_runtime, "container", "container.docker_runtime", LEVEL_QUICK, NEED_CONTAINER,
-           "docker can run GPU containers (nvidia runtime or CDI)",
-           run_docker_runtime);
-
-CHECK_INFO(container_containerd_runtime, "container", "container.containerd_runtime", LEVEL_QUICK, NEED_CONTAINER,
-           "containerd has an nvidia runtime",
-           run_containerd_runtime);
-
-CHECK_INFO(container_cdi, "container", "container.cdi", LEVEL_QUICK, NEED_NVIDIA | NEED_CONTAINER,
-           "CDI specs describe the GPUs (and match the installed driver)",
-           run_cdi);
 
 CHECK_INFO(container_gpu_access, "container", "container.gpu_access", LEVEL_STANDARD, NEED_NVML | NEED_CONTAINER_GPU,
            "A CUDA container started with the GPUs sees every GPU of the host (same UUIDs)",

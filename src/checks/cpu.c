@@ -19,8 +19,6 @@
 
 #define CPUFREQ_SOURCE "/sys/devices/system/cpu/cpu*/cpufreq/"
 
-static const char *errtext(int err) { return err == -EINVAL || err == -ERANGE ? "malformed value" : strerror(-err); }
-
 /* Skip when no CPU has cpufreq; error when the CPU list itself was unreadable. */
 static bool skip_without_cpufreq(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct cpu_facts *c = &f->cpu;
@@ -30,7 +28,7 @@ static bool skip_without_cpufreq(const struct check_info *self, const struct fac
         if (c->n_cpus == 0) {
                 if (check_skip_capture_lacks(r, f, "/sys/devices/system/cpu/online"))
                         return true;
-                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/online: %s", errtext(c->online_err));
+                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/online: %s", check_errtext(c->online_err));
                 result_remedy(r, "Check that sysfs is mounted at /sys (or that the --root tree contains it).");
                 result_evidence(r, "source", "/sys/devices/system/cpu/online");
                 return true;
@@ -72,7 +70,7 @@ static bool error_on_bad(const struct check_info *self, const struct facts *f, s
                 const char *file = freq_file_name[which];
                 struct result *r = result_new(rep, self, "host");
                 result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpu%u/cpufreq/%s: %s", q->cpu,
-                              file, errtext(freq_err(q, which)));
+                              file, check_errtext(freq_err(q, which)));
                 result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/cpu%u/cpufreq/%s`); a cpufreq "
                               "driver that cannot report it needs a kernel or BIOS update.", q->cpu, file);
                 result_evidence(r, "source", "/sys/devices/system/cpu/cpu%u/cpufreq/%s", q->cpu, file);
@@ -136,58 +134,74 @@ static void run_governor(const struct check_info *self, const struct facts *f, s
                       "`tuned-adm profile throughput-performance`.");
 }
 
+CHECK_INFO(cpu_governor, "cpu", "cpu.governor", LEVEL_QUICK, NEED_CPU,
+           "Every CPU uses the performance frequency governor",
+           run_governor);
+
+/* A boost switch of the kernel's: intel_pstate's no_turbo (0 lets it boost) or cpufreq's boost. */
+struct boost_control {
+        const char *path;
+        const char *name; /* as the observation names it: "cpufreq boost" */
+        int boosting;     /* the value that lets the CPUs boost */
+        const char *pass;
+        const char *warn;
+        const char *remedy;
+};
+
+static const struct boost_control intel_no_turbo = {
+        "/sys/devices/system/cpu/intel_pstate/no_turbo", "intel_pstate no_turbo", 0,
+        "turbo boost is enabled (intel_pstate)",
+        "turbo boost is disabled (intel_pstate no_turbo=1): single-thread speed of the CPU threads that feed the "
+        "GPUs is capped at base clock",
+        "Run `gpuvet tune apply --set cpu.boost=on` as root (it writes 0 to "
+        "/sys/devices/system/cpu/intel_pstate/no_turbo; `gpuvet tune revert` undoes it). If the write is refused, "
+        "turbo is off in the BIOS: enable \"Intel Turbo Boost Technology\" in the processor power settings.",
+};
+
+static const struct boost_control cpufreq_boost = {
+        "/sys/devices/system/cpu/cpufreq/boost", "cpufreq boost", 1,
+        "CPU boost is enabled (cpufreq)",
+        "CPU boost is disabled (cpufreq boost=0): single-thread speed of the CPU threads that feed the GPUs is "
+        "capped at base clock",
+        "Run `gpuvet tune apply --set cpu.boost=on` as root (it writes 1 to /sys/devices/system/cpu/cpufreq/boost); "
+        "if it does not stick, enable \"Core Performance Boost\" (AMD) or \"Turbo Boost\" (Intel) in the BIOS.",
+};
+
+/* err: how reading b->path failed (negative errno), else 0 and value is what it holds. */
+static void judge_boost(struct result *r, const struct boost_control *b, int value, int err) {
+        result_evidence(r, "source", "%s", b->path);
+        if (err < 0) {
+                result_status(r, STATUS_ERROR, "cannot read %s: %s", b->path, check_errtext(err));
+                result_remedy(r, "Read the file by hand (`cat %s`); it holds 0 or 1.", b->path);
+                return;
+        }
+        result_observed(r, "%s=%d", b->name, value);
+        result_expected(r, "%s=%d", b->name, b->boosting);
+        if (value == b->boosting) {
+                result_status(r, STATUS_PASS, "%s", b->pass);
+                return;
+        }
+        result_status(r, STATUS_WARN, "%s", b->warn);
+        result_remedy(r, "%s", b->remedy);
+}
+
 static void run_boost(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct cpu_facts *c = &f->cpu;
         struct result *r = result_new(rep, self, "host");
         if (c->no_turbo_err != -ENOENT) {
-                result_evidence(r, "source", "/sys/devices/system/cpu/intel_pstate/no_turbo");
-                if (c->no_turbo_err < 0) {
-                        result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/intel_pstate/no_turbo: %s",
-                                      errtext(c->no_turbo_err));
-                        result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/intel_pstate/no_turbo`); "
-                                      "it holds 0 or 1.");
-                        return;
-                }
-                result_observed(r, "intel_pstate no_turbo=%d", c->no_turbo);
-                result_expected(r, "intel_pstate no_turbo=0");
-                if (c->no_turbo == 0) {
-                        result_status(r, STATUS_PASS, "turbo boost is enabled (intel_pstate)");
-                        return;
-                }
-                result_status(r, STATUS_WARN, "turbo boost is disabled (intel_pstate no_turbo=1): single-thread speed "
-                              "of the CPU threads that feed the GPUs is capped at base clock");
-                result_remedy(r, "Run `gpuvet tune apply --set cpu.boost=on` as root (it writes 0 to "
-                              "/sys/devices/system/cpu/intel_pstate/no_turbo; `gpuvet tune revert` undoes it). If the write "
-                              "is refused, turbo is off in the BIOS: enable \"Intel Turbo Boost Technology\" in the "
-                              "processor power settings.");
+                judge_boost(r, &intel_no_turbo, c->no_turbo, c->no_turbo_err);
                 return;
         }
         if (c->boost_err != -ENOENT) {
-                result_evidence(r, "source", "/sys/devices/system/cpu/cpufreq/boost");
-                if (c->boost_err < 0) {
-                        result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpufreq/boost: %s",
-                                      errtext(c->boost_err));
-                        result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/cpufreq/boost`); it "
-                                      "holds 0 or 1.");
-                        return;
-                }
-                result_observed(r, "cpufreq boost=%d", c->boost);
-                result_expected(r, "cpufreq boost=1");
-                if (c->boost == 1) {
-                        result_status(r, STATUS_PASS, "CPU boost is enabled (cpufreq)");
-                        return;
-                }
-                result_status(r, STATUS_WARN, "CPU boost is disabled (cpufreq boost=0): single-thread speed of the CPU "
-                              "threads that feed the GPUs is capped at base clock");
-                result_remedy(r, "Run `gpuvet tune apply --set cpu.boost=on` as root (it writes 1 to "
-                              "/sys/devices/system/cpu/cpufreq/boost); if it does not stick, "
-                              "enable \"Core Performance Boost\" (AMD) or \"Turbo Boost\" (Intel) in the BIOS.");
+                judge_boost(r, &cpufreq_boost, c->boost, c->boost_err);
                 return;
         }
         result_status(r, STATUS_SKIP, "no boost control exposed (neither intel_pstate/no_turbo nor cpufreq/boost "
                       "exists: virtual machine, or a scaling driver without one)");
         result_evidence(r, "source", "/sys/devices/system/cpu/intel_pstate/no_turbo, /sys/devices/system/cpu/cpufreq/boost");
 }
+
+CHECK_INFO(cpu_boost, "cpu", "cpu.boost", LEVEL_QUICK, NEED_CPU, "CPU turbo/boost is enabled", run_boost);
 
 static void run_cstates(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct cpu_facts *c = &f->cpu;
@@ -232,7 +246,7 @@ static void run_cstates(const struct check_info *self, const struct facts *f, st
         result_expected(r, "no enabled idle state with exit latency > %d us", CSTATE_DEEP_LATENCY_US);
         if (c->idle_err < 0) {
                 result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpu0/cpuidle: %s",
-                              errtext(c->idle_err));
+                              check_errtext(c->idle_err));
                 result_remedy(r, "Check that sysfs is mounted at /sys (or that the --root tree contains it).");
                 return;
         }
@@ -247,7 +261,7 @@ static void run_cstates(const struct check_info *self, const struct facts *f, st
                 if (!file)
                         continue;
                 result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/cpu0/cpuidle/state%u/%s: %s",
-                              s->index, file, errtext(err));
+                              s->index, file, check_errtext(err));
                 result_remedy(r, "Run `cpupower idle-info` to list the idle states the kernel reports.");
                 return;
         }
@@ -284,21 +298,19 @@ static void run_cstates(const struct check_info *self, const struct facts *f, st
                       CSTATE_DEEP_LATENCY_US + 1, CSTATE_DEEP_LATENCY_US + 1);
 }
 
+CHECK_INFO(cpu_cstates, "cpu", "cpu.cstates", LEVEL_QUICK, NEED_CPU,
+           "No deep C-state (exit latency > 20 us) is enabled",
+           run_cstates);
+
 static void run_smt(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct cpu_facts *c = &f->cpu;
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/sys/devices/system/cpu/smt/control, /sys/devices/system/cpu/smt/active");
-        if (c->smt_control_err == -ENOENT) {
-                result_status(r, STATUS_SKIP, "the kernel exposes no SMT control (/sys/devices/system/cpu/smt "
-                              "absent: kernel older than 4.19, or no SMT hotplug on this architecture)");
+        if (check_judge_read_error(r, c->smt_control_err, "/sys/devices/system/cpu/smt/control",
+                                   "the kernel exposes no SMT control (/sys/devices/system/cpu/smt absent: kernel "
+                                   "older than 4.19, or no SMT hotplug on this architecture)",
+                                   NULL))
                 return;
-        }
-        if (c->smt_control_err < 0) {
-                result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/cpu/smt/control: %s",
-                              errtext(c->smt_control_err));
-                result_remedy(r, "Read the file by hand (`cat /sys/devices/system/cpu/smt/control`).");
-                return;
-        }
         char active[16];
         if (c->smt_active_err == 0)
                 snprintf(active, sizeof(active), "%d", c->smt_active);
@@ -330,6 +342,8 @@ static void run_smt(const struct check_info *self, const struct facts *f, struct
                       : c->smt_active   ? "sibling threads active"
                                         : "sibling threads inactive");
 }
+
+CHECK_INFO(cpu_smt, "cpu", "cpu.smt", LEVEL_QUICK, NEED_CPU, "SMT (hyper-threading) state, reported", run_smt);
 
 static int cmp_u64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -395,18 +409,6 @@ static void run_frequency(const struct check_info *self, const struct facts *f, 
         result_status(r, STATUS_PASS, "no CPU is capped, and none on the performance governor runs below %d%% of its "
                       "maximum", FREQ_LOW_PERCENT);
 }
-
-CHECK_INFO(cpu_governor, "cpu", "cpu.governor", LEVEL_QUICK, NEED_CPU,
-           "Every CPU uses the performance frequency governor",
-           run_governor);
-
-CHECK_INFO(cpu_boost, "cpu", "cpu.boost", LEVEL_QUICK, NEED_CPU, "CPU turbo/boost is enabled", run_boost);
-
-CHECK_INFO(cpu_cstates, "cpu", "cpu.cstates", LEVEL_QUICK, NEED_CPU,
-           "No deep C-state (exit latency > 20 us) is enabled",
-           run_cstates);
-
-CHECK_INFO(cpu_smt, "cpu", "cpu.smt", LEVEL_QUICK, NEED_CPU, "SMT (hyper-threading) state, reported", run_smt);
 
 CHECK_INFO(cpu_frequency, "cpu", "cpu.frequency", LEVEL_QUICK, NEED_CPU,
            "CPUs are not capped and run near their maximum frequency",

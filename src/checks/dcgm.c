@@ -70,9 +70,9 @@ static void run_dcgm_diag(const struct check_info *self, const struct facts *f, 
                 result_status(r, STATUS_SKIP, "not asked: `gpuvet check --with-dcgm LEVEL` runs DCGM's diagnostic");
                 return;
         }
-        if (check_skip_without_gpus(self, f, rep))
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
                 return;
-        struct result *r = result_new(rep, self, "host");
         result_evidence(r, "command", "%s diag -r %d -j", x->dcgmi[0] ? x->dcgmi : "dcgmi", x->level);
         switch (x->state) {
         case DCGM_NOT_REQUESTED:

@@ -163,6 +163,10 @@ static void run_functional(const struct check_info *self, const struct facts *f,
         }
 }
 
+CHECK_INFO(device_functional, "device", "device.functional", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL,
+           "Every GPU allocates memory and runs a kernel whose result verifies",
+           run_functional);
+
 /* ---- bandwidth: device.h2d, device.d2h, device.memory_bandwidth ---- */
 
 static void judge_bandwidth(const struct check_info *self, const struct facts *f, struct report *rep, enum probe_id id,
@@ -226,23 +230,36 @@ static void judge_bandwidth(const struct check_info *self, const struct facts *f
         }
 }
 
+/* H2D and D2H go over the same link, and a slow one has the same causes either way. */
+static const char transfer_remedy[] =
+        "Check the link (pcie.link_width, pcie.link_under_load), NUMA placement (the GPU's node: gpuvet topo) and the "
+        "IOMMU mode (iommu=pt); compare with `gpuvet bench transfer`.";
+
 static void run_h2d(const struct check_info *self, const struct facts *f, struct report *rep) {
-        judge_bandwidth(self, f, rep, PROBE_TRANSFER, "transfer", "h2d_pinned", "H2D (pinned)",
-                        "Check the link (pcie.link_width, pcie.link_under_load), NUMA placement (the GPU's node: "
-                        "gpuvet topo) and the IOMMU mode (iommu=pt); compare with `gpuvet bench transfer`.");
+        judge_bandwidth(self, f, rep, PROBE_TRANSFER, "transfer", "h2d_pinned", "H2D (pinned)", transfer_remedy);
 }
 
+CHECK_INFO(device_h2d, "device", "device.h2d", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
+           "Pinned host-to-device bandwidth per GPU against its baseline and PCIe link",
+           run_h2d);
+
 static void run_d2h(const struct check_info *self, const struct facts *f, struct report *rep) {
-        judge_bandwidth(self, f, rep, PROBE_TRANSFER, "transfer", "d2h_pinned", "D2H (pinned)",
-                        "Check the link (pcie.link_width, pcie.link_under_load), NUMA placement (the GPU's node: "
-                        "gpuvet topo) and the IOMMU mode (iommu=pt); compare with `gpuvet bench transfer`.");
+        judge_bandwidth(self, f, rep, PROBE_TRANSFER, "transfer", "d2h_pinned", "D2H (pinned)", transfer_remedy);
 }
+
+CHECK_INFO(device_d2h, "device", "device.d2h", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
+           "Pinned device-to-host bandwidth per GPU against its baseline and PCIe link",
+           run_d2h);
 
 static void run_memory_bandwidth(const struct check_info *self, const struct facts *f, struct report *rep) {
         judge_bandwidth(self, f, rep, PROBE_MEMORY, "memory", "triad", "triad",
                         "Check clocks and throttling (gpu.clock_events, gpu.temperature, gpu.power_limit) and "
                         "memory health (gpu.memory_health, gpu.ecc_errors); confirm with `gpuvet bench memory`.");
 }
+
+CHECK_INFO(device_memory_bandwidth, "device", "device.memory_bandwidth", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_MEMORY,
+           "Device memory bandwidth (triad) per GPU against its baseline and spec",
+           run_memory_bandwidth);
 
 /* ---- device.p2p ---- */
 
@@ -324,6 +341,10 @@ static void run_p2p(const struct check_info *self, const struct facts *f, struct
         }
 }
 
+CHECK_INFO(device_p2p, "device", "device.p2p", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_P2P,
+           "Peer copies between every pair of GPUs arrive intact; bandwidth reported",
+           run_p2p);
+
 /* ---- pcie.link_under_load ---- */
 
 static void run_link_under_load(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -380,26 +401,6 @@ static void run_link_under_load(const struct check_info *self, const struct fact
         }
 }
 
-CHECK_INFO(device_functional, "device", "device.functional", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL,
-           "Every GPU allocates memory and runs a kernel whose result verifies",
-           run_functional);
-
-CHECK_INFO(device_h2d, "device", "device.h2d", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
-           "Pinned host-to-device bandwidth per GPU against its baseline and PCIe link",
-           run_h2d);
-
-CHECK_INFO(device_d2h, "device", "device.d2h", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
-           "Pinned device-to-host bandwidth per GPU against its baseline and PCIe link",
-           run_d2h);
-
-CHECK_INFO(device_memory_bandwidth, "device", "device.memory_bandwidth", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_MEMORY,
-           "Device memory bandwidth (triad) per GPU against its baseline and spec",
-           run_memory_bandwidth);
-
-CHECK_INFO(device_p2p, "device", "device.p2p", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_P2P,
-           "Peer copies between every pair of GPUs arrive intact; bandwidth reported",
-           run_p2p);
-
-CHECK_INFO(pcie_link_under_load, "pcie", "pcie.link_under_load", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER,
+CHECK_INFO(pcie_link_under_load, "pcie", "pcie.link_under_load", LEVEL_STANDARD, NEED_PROBE_FUNCTIONAL | NEED_PROBE_TRANSFER | NEED_PCI_TREE,
            "Each GPU's PCIe link reaches its maximum speed under load",
            run_link_under_load);

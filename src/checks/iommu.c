@@ -11,7 +11,6 @@
 #define GROUPS_DIR "/sys/kernel/iommu_groups"
 #define MAX_LISTED 8
 
-
 static const char *kind_name(enum iommu_kind k) {
         switch (k) {
         case IOMMU_KIND_INTEL:
@@ -174,6 +173,10 @@ static void run_enabled(const struct check_info *self, const struct facts *f, st
                       "GRUB_CMDLINE_LINUX in /etc/default/grub and run `sudo update-grub` (Debian, Ubuntu); reboot.");
 }
 
+CHECK_INFO(iommu_enabled, "iommu", "iommu.enabled", LEVEL_QUICK, NEED_IOMMU | NEED_VIRT,
+           "IOMMU state fits the node's role (off or iommu=pt for GPU work, on for passthrough)",
+           run_enabled);
+
 /* What a group member is, seen from the GPU; unrelated means it breaks isolation. */
 static const char *member_role(const struct facts *f, const struct pci_dev *gpu, const char *addr, bool *unrelated) {
         const struct pci_dev *m = pci_find(&f->pci, addr);
@@ -271,10 +274,6 @@ static void run_gpu_groups(const struct check_info *self, const struct facts *f,
                               g->id, n_unrelated, n_unrelated == 1 ? "" : "s");
         }
 }
-
-CHECK_INFO(iommu_enabled, "iommu", "iommu.enabled", LEVEL_QUICK, NEED_IOMMU | NEED_VIRT,
-           "IOMMU state fits the node's role (off or iommu=pt for GPU work, on for passthrough)",
-           run_enabled);
 
 CHECK_INFO(iommu_gpu_groups, "iommu", "iommu.gpu_groups", LEVEL_QUICK, NEED_IOMMU,
            "Each GPU's IOMMU group holds no unrelated device",

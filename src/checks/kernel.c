@@ -50,6 +50,10 @@ static void run_version(const struct check_info *self, const struct facts *f, st
         result_status(r, STATUS_PASS, "kernel %s", rel);
 }
 
+CHECK_INFO(kernel_version, "kernel", "kernel.version", LEVEL_QUICK, 0,
+           "Kernel release (informational; warns below 4.15)",
+           run_version);
+
 /* Parameters worth showing for GPU work; their meaning is in docs/checks/kernel.md. */
 static const char *const relevant[] = {
         "iommu",           "intel_iommu",     "amd_iommu",          "iommu.passthrough", "iommu.strict",
@@ -156,6 +160,10 @@ static void run_cmdline(const struct check_info *self, const struct facts *f, st
                 result_status(r, STATUS_PASS, "no GPU-relevant kernel parameters set (kernel defaults)");
 }
 
+CHECK_INFO(kernel_cmdline, "kernel", "kernel.cmdline", LEVEL_QUICK, 0,
+           "Kernel command-line parameters that matter for GPU work",
+           run_cmdline);
+
 static const char secure_boot_remedy[] =
         "Either sign the module: enrol the DKMS signing certificate with `mokutil --import "
         "/var/lib/dkms/mok.pub` (Ubuntu: /var/lib/shim-signed/mok/MOK.der), reboot and confirm the "
@@ -175,7 +183,6 @@ static void describe_state(const struct kernel_facts *k, char *buf, size_t size)
                                        : "unknown",
                  k->lockdown[0] ? k->lockdown : "unknown");
 }
-
 
 static void run_secure_boot(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct kernel_facts *k = &f->kernel;
@@ -247,14 +254,6 @@ static void run_secure_boot(const struct check_info *self, const struct facts *f
                       "Secure Boot is on and the nvidia module is not loaded: an unsigned module is refused");
         result_remedy(r, "%s", secure_boot_remedy);
 }
-
-CHECK_INFO(kernel_version, "kernel", "kernel.version", LEVEL_QUICK, 0,
-           "Kernel release (informational; warns below 4.15)",
-           run_version);
-
-CHECK_INFO(kernel_cmdline, "kernel", "kernel.cmdline", LEVEL_QUICK, 0,
-           "Kernel command-line parameters that matter for GPU work",
-           run_cmdline);
 
 CHECK_INFO(kernel_secure_boot, "kernel", "kernel.secure_boot", LEVEL_QUICK, NEED_NVIDIA | NEED_KERNEL,
            "Secure Boot and module signing let the nvidia module load",

@@ -17,21 +17,6 @@
 
 #define SYSCTL_FILE "/etc/sysctl.d/90-gpu-memory.conf"
 
-static const char *errtext(int err) { return err == -EINVAL || err == -ERANGE ? "malformed value" : strerror(-err); }
-
-/* Skip on -ENOENT (with `absent` as the reason), error otherwise; true when it did either. */
-static bool judge_err(struct result *r, int err, const char *path, const char *absent) {
-        if (err == 0)
-                return false;
-        if (err == -ENOENT) {
-                result_status(r, STATUS_SKIP, "%s", absent);
-                return true;
-        }
-        result_status(r, STATUS_ERROR, "cannot read %s: %s", path, errtext(err));
-        result_remedy(r, "Read the file by hand (`cat %s`).", path);
-        return true;
-}
-
 static bool swap_active(const struct memory_facts *m) {
         return (m->swaps_err == 0 && m->n_swaps > 0) || (m->swap_total_err == 0 && m->swap_total_kb > 0);
 }
@@ -41,8 +26,9 @@ static void run_thp(const struct check_info *self, const struct facts *f, struct
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/sys/kernel/mm/transparent_hugepage/enabled, "
                         "/sys/kernel/mm/transparent_hugepage/defrag");
-        if (judge_err(r, m->thp_enabled_err, "/sys/kernel/mm/transparent_hugepage/enabled",
-                      "the kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage absent)"))
+        if (check_judge_read_error(r, m->thp_enabled_err, "/sys/kernel/mm/transparent_hugepage/enabled",
+                                   "the kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage absent)",
+                                   NULL))
                 return;
         const char *defrag = m->thp_defrag_err == 0 ? m->thp_defrag : "unknown";
         result_evidence(r, "defrag", "%s", defrag);
@@ -66,11 +52,16 @@ static void run_thp(const struct check_info *self, const struct facts *f, struct
                       "(or `grub2-mkconfig -o /boot/grub2/grub.cfg`) and reboot.");
 }
 
+CHECK_INFO(memory_thp, "memory", "memory.thp", LEVEL_QUICK, NEED_MEMORY,
+           "Transparent huge pages are available (always or madvise)",
+           run_thp);
+
 static void run_swappiness(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct memory_facts *m = &f->memory;
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/proc/sys/vm/swappiness, /proc/swaps");
-        if (judge_err(r, m->swappiness_err, "/proc/sys/vm/swappiness", "/proc/sys/vm/swappiness absent"))
+        if (check_judge_read_error(r, m->swappiness_err, "/proc/sys/vm/swappiness", "/proc/sys/vm/swappiness absent",
+                                   NULL))
                 return;
         result_observed(r, "vm.swappiness=%" PRIu64 "%s", m->swappiness, swap_active(m) ? "" : " (no swap active)");
         result_expected(r, "vm.swappiness <= %d while swap is active", SWAPPINESS_MAX);
@@ -90,18 +81,23 @@ static void run_swappiness(const struct check_info *self, const struct facts *f,
                       SWAPPINESS_MAX, SWAPPINESS_MAX, SWAPPINESS_MAX, SYSCTL_FILE);
 }
 
+CHECK_INFO(memory_swappiness, "memory", "memory.swappiness", LEVEL_QUICK, NEED_MEMORY,
+           "vm.swappiness is low while swap is active",
+           run_swappiness);
+
 static void run_dirty(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct memory_facts *m = &f->memory;
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/proc/sys/vm/{dirty_ratio,dirty_background_ratio,dirty_bytes,"
                         "dirty_background_bytes}");
-        if (judge_err(r, m->dirty_ratio_err, "/proc/sys/vm/dirty_ratio", "/proc/sys/vm/dirty_ratio absent"))
+        if (check_judge_read_error(r, m->dirty_ratio_err, "/proc/sys/vm/dirty_ratio", "/proc/sys/vm/dirty_ratio absent",
+                                   NULL))
                 return;
         /* Setting vm.dirty_bytes zeroes vm.dirty_ratio and the byte limit rules instead. */
         const bool bytes = m->dirty_bytes_err == 0 && m->dirty_bytes > 0;
         if (bytes && m->mem_total_err < 0) {
                 result_status(r, STATUS_ERROR, "vm.dirty_bytes is set but /proc/meminfo MemTotal is unreadable (%s): "
-                              "cannot compare it with RAM", errtext(m->mem_total_err));
+                              "cannot compare it with RAM", check_errtext(m->mem_total_err));
                 result_remedy(r, "Read the file by hand (`grep MemTotal /proc/meminfo`).");
                 return;
         }
@@ -128,11 +124,16 @@ static void run_dirty(const struct check_info *self, const struct facts *f, stru
                       "'vm.dirty_ratio = 20\\nvm.dirty_background_ratio = 10\\n' >> %s`.", SYSCTL_FILE);
 }
 
+CHECK_INFO(memory_dirty_ratio, "memory", "memory.dirty_ratio", LEVEL_QUICK, NEED_MEMORY,
+           "The dirty page-cache limit is not excessive",
+           run_dirty);
+
 static void run_swap(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct memory_facts *m = &f->memory;
         struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/proc/swaps");
-        if (judge_err(r, m->swaps_err, "/proc/swaps", "/proc/swaps absent (kernel without swap support)"))
+        if (check_judge_read_error(r, m->swaps_err, "/proc/swaps", "/proc/swaps absent (kernel without swap support)",
+                                   NULL))
                 return;
         result_expected(r, "reported only");
         if (m->n_swaps == 0) {
@@ -146,6 +147,8 @@ static void run_swap(const struct check_info *self, const struct facts *f, struc
                       m->n_swaps == 1 ? "" : "s", m->swaps_size_kb / 1024, m->swaps_used_kb / 1024);
 }
 
+CHECK_INFO(memory_swap, "memory", "memory.swap", LEVEL_QUICK, NEED_MEMORY, "Swap areas, reported", run_swap);
+
 /* Host RAM against the GPUs' memory. NVIDIA states no ratio: its DGX systems range from
  * 0.87x (DGX B300) to over 3x (DGX H100), so the ratio is reported, and only a host well
  * below its GPUs (the policy's host_memory_min_ratio, 0.5 by default) warns. A Grace
@@ -153,9 +156,9 @@ static void run_swap(const struct check_info *self, const struct facts *f, struc
  * the comparison does not apply. */
 static void run_host_vs_gpu(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct memory_facts *m = &f->memory;
-        if (check_skip_without_gpus(self, f, rep))
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
                 return;
-        struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/proc/meminfo, gpu table (%s)", f->db ? f->db->source : "built in");
         /* GPU memory_gb figures in the table are binary (an "80GB" H100 has 80 GiB). */
         double gpu_gib = 0;
@@ -173,7 +176,7 @@ static void run_host_vs_gpu(const struct check_info *self, const struct facts *f
                         c2c_model = model->name;
                 gpu_gib += model->memory_gb;
         }
-        if (judge_err(r, m->mem_total_err, "/proc/meminfo", "/proc/meminfo absent"))
+        if (check_judge_read_error(r, m->mem_total_err, "/proc/meminfo", "/proc/meminfo absent", NULL))
                 return;
         double host_gib = (double)m->mem_total_kb / (1024.0 * 1024.0);
         double ratio = host_gib / gpu_gib;
@@ -200,20 +203,6 @@ static void run_host_vs_gpu(const struct check_info *self, const struct facts *f
                       "thresholds.host_memory_min_ratio in the site policy.",
                       gpu_gib * min_ratio, min_ratio);
 }
-
-CHECK_INFO(memory_thp, "memory", "memory.thp", LEVEL_QUICK, NEED_MEMORY,
-           "Transparent huge pages are available (always or madvise)",
-           run_thp);
-
-CHECK_INFO(memory_swappiness, "memory", "memory.swappiness", LEVEL_QUICK, NEED_MEMORY,
-           "vm.swappiness is low while swap is active",
-           run_swappiness);
-
-CHECK_INFO(memory_dirty_ratio, "memory", "memory.dirty_ratio", LEVEL_QUICK, NEED_MEMORY,
-           "The dirty page-cache limit is not excessive",
-           run_dirty);
-
-CHECK_INFO(memory_swap, "memory", "memory.swap", LEVEL_QUICK, NEED_MEMORY, "Swap areas, reported", run_swap);
 
 CHECK_INFO(memory_host_vs_gpu, "memory", "memory.host_vs_gpu", LEVEL_QUICK, NEED_MEMORY,
            "Host RAM against the GPUs' total memory: reported, warns only well below it",

@@ -40,8 +40,12 @@ static const char *hca_name(const struct facts *f, const struct rdma_dev *d) {
         return m ? m->name : d->hca_type[0] ? d->hca_type : "unknown HCA";
 }
 
-static void port_subject(const struct rdma_dev *d, const struct rdma_port *p, char *buf, size_t size) {
-        snprintf(buf, size, "%.63s/%u", d->name, p->num);
+/* A new result about port p of d, named "mlx5_0/1". */
+static struct result *port_result(const struct check_info *self, struct report *rep, const struct rdma_dev *d,
+                                  const struct rdma_port *p) {
+        char subj[80];
+        snprintf(subj, sizeof(subj), "%.63s/%u", d->name, p->num);
+        return result_new(rep, self, subj);
 }
 
 static size_t count_ports(const struct facts *f) {
@@ -104,9 +108,7 @@ static void run_port_state(const struct check_info *self, const struct facts *f,
                 }
                 for (size_t k = 0; k < d->n_ports; k++) {
                         const struct rdma_port *p = &d->ports[k];
-                        char subj[80];
-                        port_subject(d, p, subj, sizeof(subj));
-                        struct result *r = result_new(rep, self, subj);
+                        struct result *r = port_result(self, rep, d, p);
                         result_evidence(r, "source", CLASS_DIR "/%s/ports/%u/{state,phys_state}", d->name, p->num);
                         result_evidence(r, "hca", "%s, %s", hca_name(f, d), rdma_link_layer_name(p->link_layer));
                         result_expected(r, "4: ACTIVE, 5: LinkUp");
@@ -162,6 +164,9 @@ static void run_port_state(const struct check_info *self, const struct facts *f,
                 }
         }
 }
+
+CHECK_INFO(network_port_state, "network", "network.port_state", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "RDMA ports ACTIVE with the link up", run_port_state);
 
 /* ---- network.port_rate ---- */
 
@@ -222,9 +227,7 @@ static void run_port_rate(const struct check_info *self, const struct facts *f, 
                 const struct rdma_dev *d = &f->rdma.devs[i];
                 for (size_t k = 0; k < d->n_ports; k++) {
                         const struct rdma_port *p = &d->ports[k];
-                        char subj[80];
-                        port_subject(d, p, subj, sizeof(subj));
-                        struct result *r = result_new(rep, self, subj);
+                        struct result *r = port_result(self, rep, d, p);
                         result_evidence(r, "source", CLASS_DIR "/%s/ports/%u/rate", d->name, p->num);
                         if (!port_active(p)) {
                                 result_status(r, STATUS_SKIP, "%s port %u is not active (network.port_state)", d->name,
@@ -247,6 +250,9 @@ static void run_port_rate(const struct check_info *self, const struct facts *f, 
                 }
         }
 }
+
+CHECK_INFO(network_port_rate, "network", "network.port_rate", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "RDMA port rate against the HCA, its peers and the site policy", run_port_rate);
 
 /* ---- network.link_layer ---- */
 
@@ -304,6 +310,9 @@ static void run_link_layer(const struct check_info *self, const struct facts *f,
                                                                                    "one link layer next to the GPUs");
         }
 }
+
+CHECK_INFO(network_link_layer, "network", "network.link_layer", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "one link layer (InfiniBand or RoCE) on the NICs next to the GPUs", run_link_layer);
 
 /* ---- network.firmware ---- */
 
@@ -366,6 +375,9 @@ static void run_firmware(const struct check_info *self, const struct facts *f, s
         }
 }
 
+CHECK_INFO(network_firmware, "network", "network.firmware", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "one firmware version across the HCAs of a model", run_firmware);
+
 /* ---- network.port_errors ---- */
 
 /* infiniband-diags' ibcheckerrs default thresholds (the counts above which it reported a
@@ -387,9 +399,8 @@ static void run_port_errors(const struct check_info *self, const struct facts *f
                 const struct rdma_dev *d = &f->rdma.devs[i];
                 for (size_t k = 0; k < d->n_ports; k++) {
                         const struct rdma_port *p = &d->ports[k];
-                        char subj[80], observed[512] = "", over[256] = "";
-                        port_subject(d, p, subj, sizeof(subj));
-                        struct result *r = result_new(rep, self, subj);
+                        char observed[512] = "", over[256] = "";
+                        struct result *r = port_result(self, rep, d, p);
                         result_evidence(r, "source", CLASS_DIR "/%s/ports/%u/counters/", d->name, p->num);
                         result_evidence(r, "uptime", "%.0f s%s", f->host.uptime_s,
                                         f->host.uptime_s > 86400 ? "" : " (judged as one day)");
@@ -431,6 +442,9 @@ static void run_port_errors(const struct check_info *self, const struct facts *f
                 }
         }
 }
+
+CHECK_INFO(network_port_errors, "network", "network.port_errors", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
+           "RDMA port error counters since boot, as rates", run_port_errors);
 
 /* ---- network.gpu_affinity ---- */
 
@@ -490,6 +504,9 @@ static void run_gpu_affinity(const struct check_info *self, const struct facts *
         topo_done(&t);
 }
 
+CHECK_INFO(network_gpu_affinity, "network", "network.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA | NEED_PCI_TREE,
+           "each GPU has an RDMA NIC under its PCIe switch or NUMA node", run_gpu_affinity);
+
 /* ---- network.gpudirect ---- */
 
 static bool kernel_at_least(const char *rel, unsigned want_major, unsigned want_minor) {
@@ -544,12 +561,15 @@ static void run_gpudirect(const struct check_info *self, const struct facts *f, 
         }
 }
 
+CHECK_INFO(network_gpudirect, "network", "network.gpudirect", LEVEL_QUICK, NEED_NVIDIA | NEED_NETDEV | NEED_RDMA | NEED_PCI_TREE,
+           "a GPUDirect RDMA path: nvidia_peermem or DMA-BUF", run_gpudirect);
+
 /* ---- network.gds ---- */
 
 static void run_gds(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
                 return;
-        struct result *r = result_new(rep, self, "host");
         result_evidence(r, "source", "/etc/cufile.json, /proc/modules");
         bool loaded = host_module_loaded(&f->host, "nvidia_fs");
         if (!f->rdma.gds_config && !loaded) {
@@ -569,6 +589,9 @@ static void run_gds(const struct check_info *self, const struct facts *f, struct
                                  "turn this check off in the site policy.");
         }
 }
+
+CHECK_INFO(network_gds, "network", "network.gds", LEVEL_QUICK, NEED_RDMA,
+           "nvidia_fs loaded where GPUDirect Storage is installed", run_gds);
 
 /* ---- network.roce_mtu ---- */
 
@@ -591,9 +614,7 @@ static void each_roce_port(const struct check_info *self, const struct facts *f,
                         if (p->link_layer != RDMA_LL_ETHERNET)
                                 continue;
                         judged++;
-                        char subj[80];
-                        port_subject(d, p, subj, sizeof(subj));
-                        judge(result_new(rep, self, subj), f, d, p);
+                        judge(port_result(self, rep, d, p), f, d, p);
                 }
         }
         if (!judged) {
@@ -630,6 +651,9 @@ static void judge_roce_mtu(struct result *r, const struct facts *f, const struct
 static void run_roce_mtu(const struct check_info *self, const struct facts *f, struct report *rep) {
         each_roce_port(self, f, rep, judge_roce_mtu);
 }
+
+CHECK_INFO(network_roce_mtu, "network", "network.roce_mtu", LEVEL_QUICK, NEED_XID | NEED_NETDEV | NEED_RDMA,
+           "RoCE interfaces' MTU allows 4096-byte RDMA messages", run_roce_mtu);
 
 /* ---- network.roce_congestion ---- */
 
@@ -745,23 +769,5 @@ static void run_roce_congestion(const struct check_info *self, const struct fact
         each_roce_port(self, f, rep, judge_roce_port);
 }
 
-CHECK_INFO(network_port_state, "network", "network.port_state", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "RDMA ports ACTIVE with the link up", run_port_state);
-CHECK_INFO(network_port_rate, "network", "network.port_rate", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "RDMA port rate against the HCA, its peers and the site policy", run_port_rate);
-CHECK_INFO(network_link_layer, "network", "network.link_layer", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "one link layer (InfiniBand or RoCE) on the NICs next to the GPUs", run_link_layer);
-CHECK_INFO(network_firmware, "network", "network.firmware", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "one firmware version across the HCAs of a model", run_firmware);
-CHECK_INFO(network_port_errors, "network", "network.port_errors", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "RDMA port error counters since boot, as rates", run_port_errors);
-CHECK_INFO(network_gpu_affinity, "network", "network.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "each GPU has an RDMA NIC under its PCIe switch or NUMA node", run_gpu_affinity);
-CHECK_INFO(network_gpudirect, "network", "network.gpudirect", LEVEL_QUICK, NEED_NVIDIA | NEED_NETDEV | NEED_RDMA,
-           "a GPUDirect RDMA path: nvidia_peermem or DMA-BUF", run_gpudirect);
-CHECK_INFO(network_roce_mtu, "network", "network.roce_mtu", LEVEL_QUICK, NEED_XID | NEED_NETDEV | NEED_RDMA,
-           "RoCE interfaces' MTU allows 4096-byte RDMA messages", run_roce_mtu);
 CHECK_INFO(network_roce_congestion, "network", "network.roce_congestion", LEVEL_QUICK, NEED_XID | NEED_NETDEV | NEED_RDMA,
            "RoCE ports neither losing packets nor ignoring congestion notifications", run_roce_congestion);
-CHECK_INFO(network_gds, "network", "network.gds", LEVEL_QUICK, NEED_RDMA,
-           "nvidia_fs loaded where GPUDirect Storage is installed", run_gds);

@@ -12,8 +12,6 @@
 /* The kernel's MAX_NUMNODES is at most 1024 (NODES_SHIFT 10). */
 #define NODE_ID_BITS 1024
 
-static const char *errtext(int err) { return err == -EINVAL || err == -ERANGE ? "malformed value" : strerror(-err); }
-
 /* Skip (no NUMA in sysfs) or error (unreadable) when no node is known; true when it did. */
 static bool skip_without_nodes(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct numa_facts *n = &f->numa;
@@ -26,7 +24,7 @@ static bool skip_without_nodes(const struct check_info *self, const struct facts
                               "kernel built without CONFIG_NUMA); all memory is equally local");
                 return true;
         }
-        result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/node/online: %s", errtext(n->nodes_err));
+        result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/node/online: %s", check_errtext(n->nodes_err));
         result_remedy(r, "Check that sysfs is mounted at /sys (or that the --root tree contains it).");
         return true;
 }
@@ -41,7 +39,7 @@ static void run_nodes(const struct check_info *self, const struct facts *f, stru
                 const struct numa_node *nd = &n->nodes[i];
                 if (nd->cpulist_err < 0) {
                         result_status(r, STATUS_ERROR, "cannot read /sys/devices/system/node/node%d/cpulist: %s", nd->id,
-                                      errtext(nd->cpulist_err));
+                                      check_errtext(nd->cpulist_err));
                         result_remedy(r, "Read the file by hand (`cat /sys/devices/system/node/node%d/cpulist`).",
                                       nd->id);
                         return;
@@ -80,6 +78,10 @@ static void run_nodes(const struct check_info *self, const struct facts *f, stru
         result_status(r, STATUS_PASS, "%zu NUMA node%s: %u with CPUs, %zu memory-only", n->n_nodes,
                       n->n_nodes == 1 ? "" : "s", n->n_cpu_nodes, n_mem_only);
 }
+
+CHECK_INFO(numa_nodes, "numa", "numa.nodes", LEVEL_QUICK, 0,
+           "NUMA nodes: with CPUs and memory-only, reported",
+           run_nodes);
 
 static void run_gpu_affinity(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct numa_facts *n = &f->numa;
@@ -143,6 +145,10 @@ static void run_gpu_affinity(const struct check_info *self, const struct facts *
         }
 }
 
+CHECK_INFO(numa_gpu_affinity, "numa", "numa.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA | NEED_PCI_TREE,
+           "Each GPU belongs to a NUMA node on a multi-node host",
+           run_gpu_affinity);
+
 static void run_balancing(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct numa_facts *n = &f->numa;
         if (check_skip_without_gpus(self, f, rep) || skip_without_nodes(self, f, rep))
@@ -153,17 +159,11 @@ static void run_balancing(const struct check_info *self, const struct facts *f, 
                 result_status(r, STATUS_SKIP, "single NUMA node: automatic NUMA balancing has nowhere to move pages");
                 return;
         }
-        if (n->balancing_err == -ENOENT) {
-                result_status(r, STATUS_SKIP, "/proc/sys/kernel/numa_balancing absent (kernel built without "
-                              "automatic NUMA balancing)");
+        if (check_judge_read_error(r, n->balancing_err, "/proc/sys/kernel/numa_balancing",
+                                   "/proc/sys/kernel/numa_balancing absent (kernel built without automatic NUMA "
+                                   "balancing)",
+                                   "Read it by hand: `sysctl kernel.numa_balancing`."))
                 return;
-        }
-        if (n->balancing_err < 0) {
-                result_status(r, STATUS_ERROR, "cannot read /proc/sys/kernel/numa_balancing: %s",
-                              errtext(n->balancing_err));
-                result_remedy(r, "Read it by hand: `sysctl kernel.numa_balancing`.");
-                return;
-        }
         result_observed(r, "kernel.numa_balancing=%d", n->balancing);
         result_expected(r, "kernel.numa_balancing=0");
         if (n->balancing == 0) {
@@ -178,14 +178,6 @@ static void run_balancing(const struct check_info *self, const struct facts *f, 
                       "> /etc/sysctl.d/90-gpu-numa.conf` (or add `numa_balancing=disable` to the kernel command "
                       "line).");
 }
-
-CHECK_INFO(numa_nodes, "numa", "numa.nodes", LEVEL_QUICK, 0,
-           "NUMA nodes: with CPUs and memory-only, reported",
-           run_nodes);
-
-CHECK_INFO(numa_gpu_affinity, "numa", "numa.gpu_affinity", LEVEL_QUICK, NEED_NETDEV | NEED_RDMA,
-           "Each GPU belongs to a NUMA node on a multi-node host",
-           run_gpu_affinity);
 
 CHECK_INFO(numa_balancing, "numa", "numa.balancing", LEVEL_QUICK, 0,
            "Automatic NUMA balancing is off on a multi-node GPU host",

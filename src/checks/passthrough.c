@@ -8,7 +8,6 @@
 
 #define GROUPS_DIR "/sys/kernel/iommu_groups"
 
-
 static void worsen(enum status *worst, enum status s) {
         if (s == STATUS_FAIL || (s == STATUS_WARN && *worst == STATUS_PASS))
                 *worst = s;
@@ -204,6 +203,10 @@ static void run_host(const struct check_info *self, const struct facts *f, struc
         }
 }
 
+CHECK_INFO(passthrough_host, "passthrough", "passthrough.host", LEVEL_QUICK, NEED_IOMMU,
+           "A host passing GPUs to VMs has vfio, an IOMMU, interrupt remapping and clean groups",
+           run_host);
+
 static void run_guest(const struct check_info *self, const struct facts *f, struct report *rep) {
         const struct virt_facts *v = &f->virt;
         struct result *r = result_new(rep, self, "host");
@@ -232,6 +235,10 @@ static void run_guest(const struct check_info *self, const struct facts *f, stru
                 result_status(r, STATUS_PASS, "%s guest with %zu GPU%s passed through", v->hypervisor, f->gpus.n,
                               f->gpus.n == 1 ? "" : "s");
 }
+
+CHECK_INFO(passthrough_guest, "passthrough", "passthrough.guest", LEVEL_QUICK, NEED_VIRT,
+           "In a VM: the hypervisor and the GPUs passed through",
+           run_guest);
 
 /* NVIDIA's guide to GPUDirect RDMA in VMs (AI Enterprise, "Optimizing VM configuration",
  * appendix "ATS and ACS configuration"): for full bandwidth the NIC passed to the VM needs ATS,
@@ -275,13 +282,5 @@ static void run_nic_ats(const struct check_info *self, const struct facts *f, st
         }
 }
 
-CHECK_INFO(passthrough_host, "passthrough", "passthrough.host", LEVEL_QUICK, NEED_IOMMU,
-           "A host passing GPUs to VMs has vfio, an IOMMU, interrupt remapping and clean groups",
-           run_host);
-
-CHECK_INFO(passthrough_guest, "passthrough", "passthrough.guest", LEVEL_QUICK, NEED_VIRT,
-           "In a VM: the hypervisor and the GPUs passed through",
-           run_guest);
-
-CHECK_INFO(passthrough_nic_ats, "passthrough", "passthrough.nic_ats", LEVEL_QUICK, 0,
+CHECK_INFO(passthrough_nic_ats, "passthrough", "passthrough.nic_ats", LEVEL_QUICK, NEED_PCI_TREE,
            "ConnectX/BlueField NICs passed to VMs expose ATS, for GPUDirect RDMA at full bandwidth", run_nic_ats);

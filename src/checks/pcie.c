@@ -186,6 +186,10 @@ static void run_link_width(const struct check_info *self, const struct facts *f,
         }
 }
 
+CHECK_INFO(pcie_link_width, "pcie", "pcie.link_width", LEVEL_QUICK, NEED_VIRT | NEED_PCI_TREE,
+           "Each GPU's PCIe link runs at its full width",
+           run_link_width);
+
 static void run_link_speed(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (check_skip_without_gpus(self, f, rep))
                 return;
@@ -258,11 +262,7 @@ static void run_link_speed(const struct check_info *self, const struct facts *f,
         }
 }
 
-CHECK_INFO(pcie_link_width, "pcie", "pcie.link_width", LEVEL_QUICK, NEED_VIRT,
-           "Each GPU's PCIe link runs at its full width",
-           run_link_width);
-
-CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, NEED_VIRT | NEED_NVML,
+CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, NEED_VIRT | NEED_NVML | NEED_PCI_TREE,
            "Each GPU's PCIe link runs at its maximum speed while it works",
            run_link_speed);
 
@@ -286,7 +286,6 @@ CHECK_INFO(pcie_link_speed, "pcie", "pcie.link_speed", LEVEL_QUICK, NEED_VIRT | 
 #define ACS_DT 0x0040 /* direct translated P2P */
 /* The bits that send peer-to-peer traffic up to the root complex instead of across the switch. */
 #define ACS_P2P_REDIRECT (ACS_RR | ACS_CR | ACS_EC)
-
 
 /* The devices above d, nearest first (at most MAX_UPSTREAM); returns how many. */
 static size_t upstream(const struct facts *f, const struct pci_dev *d, const struct pci_dev **ret) {
@@ -375,6 +374,10 @@ static void run_aer(const struct check_info *self, const struct facts *f, struct
                 }
         }
 }
+
+CHECK_INFO(pcie_aer, "pcie", "pcie.aer", LEVEL_QUICK, NEED_PCI_TREE,
+           "No PCIe AER errors logged on each GPU and the bridges above it",
+           run_aer);
 
 static void acs_bits(uint16_t ctrl, char *buf, size_t size) {
         static const struct {
@@ -506,6 +509,10 @@ static void run_acs(const struct check_info *self, const struct facts *f, struct
         }
 }
 
+CHECK_INFO(pcie_acs, "pcie", "pcie.acs", LEVEL_QUICK, NEED_VIRT | NEED_PCI_TREE,
+           "ACS on the bridges above each GPU fits the node's role (off for P2P, on for passthrough)",
+           run_acs);
+
 static void bytes_text(uint64_t bytes, char *buf, size_t size) {
         if (bytes >= GIB && bytes % GIB == 0)
                 snprintf(buf, size, "%llu GiB", (unsigned long long)(bytes / GIB));
@@ -608,14 +615,6 @@ static void run_bar1(const struct check_info *self, const struct facts *f, struc
         }
 }
 
-CHECK_INFO(pcie_aer, "pcie", "pcie.aer", LEVEL_QUICK, 0,
-           "No PCIe AER errors logged on each GPU and the bridges above it",
-           run_aer);
-
-CHECK_INFO(pcie_acs, "pcie", "pcie.acs", LEVEL_QUICK, NEED_VIRT,
-           "ACS on the bridges above each GPU fits the node's role (off for P2P, on for passthrough)",
-           run_acs);
-
-CHECK_INFO(pcie_bar1, "pcie", "pcie.bar1", LEVEL_QUICK, NEED_VIRT | NEED_NVML,
+CHECK_INFO(pcie_bar1, "pcie", "pcie.bar1", LEVEL_QUICK, NEED_VIRT | NEED_NVML | NEED_PCI_TREE,
            "Each GPU's BAR1 aperture is large (Above 4G decoding / Resizable BAR on)",
            run_bar1);

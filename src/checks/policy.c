@@ -30,6 +30,7 @@ static bool skip_without_policy(const struct check_info *self, const struct fact
 struct diffs {
         char all[4096];
         char head[1024];
+        char summary[1200]; /* head, and how many more: diff_summary */
         unsigned n;
 };
 
@@ -49,12 +50,12 @@ static void diff_add(struct diffs *d, const char *fmt, ...) {
         d->n++;
 }
 
-static const char *diff_summary(const struct diffs *d, char *buf, size_t size) {
+static const char *diff_summary(struct diffs *d) {
         if (d->n > SUMMARY_DIFFS)
-                snprintf(buf, size, "%s; and %u more", d->head, d->n - SUMMARY_DIFFS);
+                snprintf(d->summary, sizeof(d->summary), "%s; and %u more", d->head, d->n - SUMMARY_DIFFS);
         else
-                snprintf(buf, size, "%s", d->head);
-        return buf;
+                snprintf(d->summary, sizeof(d->summary), "%s", d->head);
+        return d->summary;
 }
 
 /* ---- policy.expect ------------------------------------------------------------------ */
@@ -133,8 +134,7 @@ static void run_expect(const struct check_info *self, const struct facts *f, str
         result_expected(r, "%s", expected);
         result_observed(r, "%s", observed);
         if (d.n) {
-                char summary[1200];
-                result_status(r, STATUS_FAIL, "not as the site expects: %s", diff_summary(&d, summary, sizeof(summary)));
+                result_status(r, STATUS_FAIL, "not as the site expects: %s", diff_summary(&d));
                 result_remedy(r, "Bring the node to the site's baseline (driver and CUDA: the install playbook; a GPU "
                                  "missing: gpu.inventory and gpu.nvml say which), or correct the policy (%s:%u) if the "
                                  "baseline changed.",
@@ -143,6 +143,10 @@ static void run_expect(const struct check_info *self, const struct facts *f, str
         }
         result_status(r, STATUS_PASS, "as the site expects: %s", observed);
 }
+
+CHECK_INFO(policy_expect, "policy", "policy.expect", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
+           "The node is what the site policy expects: GPU count and model, driver, CUDA",
+           run_expect);
 
 /* ---- policy.reference --------------------------------------------------------------- */
 
@@ -216,8 +220,7 @@ static void judge_reference_gpu(const struct check_info *self, const struct fact
         if (not_compared[0])
                 result_evidence(r, "not_compared", "%s: NVML did not tell (gpu.nvml)", not_compared);
         if (d.n) {
-                char summary[1200];
-                result_status(r, STATUS_FAIL, "differs from the reference: %s", diff_summary(&d, summary, sizeof(summary)));
+                result_status(r, STATUS_FAIL, "differs from the reference: %s", diff_summary(&d));
                 result_remedy(r, "Find out what changed (a swapped board, a firmware update on one GPU, a moved card) "
                                  "and bring the GPU back to the reference, or capture a new one when the change is "
                                  "intended: `gpuvet policy capture -o %s`.",
@@ -302,9 +305,8 @@ static void judge_reference_host(const struct check_info *self, const struct fac
                 result_evidence(r, "not_compared", "NVLink matrix: NVML not read (gpu.nvml)");
         result_observed(r, "%s", d.n ? d.all : "as in the reference");
         if (d.n) {
-                char summary[1200];
                 result_status(r, STATUS_FAIL, "%u difference%s from the reference: %s", d.n, d.n == 1 ? "" : "s",
-                              diff_summary(&d, summary, sizeof(summary)));
+                              diff_summary(&d));
                 result_remedy(r, "Compare `gpuvet topo` with the reference in %s: a link or NIC that went missing needs "
                                  "the hardware seen to; a change made on purpose needs a new capture (`gpuvet policy "
                                  "capture -o %s`).",
@@ -348,10 +350,6 @@ static void run_reference(const struct check_info *self, const struct facts *f, 
         judge_reference_host(self, f, &g, rep);
         golden_done(&g);
 }
-
-CHECK_INFO(policy_expect, "policy", "policy.expect", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
-           "The node is what the site policy expects: GPU count and model, driver, CUDA",
-           run_expect);
 
 CHECK_INFO(policy_reference, "policy", "policy.reference", LEVEL_QUICK, NEED_NVIDIA | NEED_NETDEV | NEED_NVML,
            "No drift from the policy's reference node: GPUs, firmware, NUMA, NICs, topology",

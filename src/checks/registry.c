@@ -61,6 +61,31 @@ bool check_skip_without_gpus(const struct check_info *self, const struct facts *
         return true;
 }
 
+struct result *check_host_result_with_gpus(const struct check_info *self, const struct facts *f, struct report *rep) {
+        if (check_skip_without_gpus(self, f, rep))
+                return NULL;
+        return result_new(rep, self, "host");
+}
+
+const char *check_errtext(int err) {
+        return err == -EINVAL || err == -ERANGE ? "malformed value" : strerror(-err);
+}
+
+bool check_judge_read_error(struct result *r, int err, const char *path, const char *absent, const char *by_hand) {
+        if (err == 0)
+                return false;
+        if (err == -ENOENT) {
+                result_status(r, STATUS_SKIP, "%s", absent);
+                return true;
+        }
+        result_status(r, STATUS_ERROR, "cannot read %s: %s", path, check_errtext(err));
+        if (by_hand)
+                result_remedy(r, "%s", by_hand);
+        else
+                result_remedy(r, "Read the file by hand (`cat %s`).", path);
+        return true;
+}
+
 const struct policy_thresholds *check_thresholds(const struct facts *f) {
         return f->policy ? &f->policy->thresholds : &policy_thresholds_default;
 }

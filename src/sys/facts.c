@@ -9,7 +9,11 @@
 /* The gatherers of the host, PCI and GPU facts take their own struct; the table's column
  * takes the whole facts. */
 static int host_input(struct fsroot *fs, struct facts *f) { return host_gather(fs, &f->host); }
-static int pci_input(struct fsroot *fs, struct facts *f) { return pci_gather(fs, &f->pci); }
+static int pci_input(struct fsroot *fs, struct facts *f) { return pci_gather_inventory(fs, &f->pci); }
+static int pci_tree_input(struct fsroot *fs, struct facts *f) {
+        pci_gather_tree(fs, &f->pci);
+        return 0;
+}
 static int gpus_input(struct fsroot *fs, struct facts *f) {
         (void)fs;
         return gpu_gather(&f->pci, f->db, &f->gpus);

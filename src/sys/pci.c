@@ -385,6 +385,13 @@ struct pci_role {
         unsigned self, upstream, port;
 };
 
+/* What every report shows of a GPU (its place and its own link: the JSON report's gpus),
+ * the inventory; the rest of role_gpu is the tree, read for the checks that judge it. */
+static const struct pci_role role_gpu_shown = {
+        .self = PCI_PART_PATH | PCI_PART_PLACE | PCI_PART_LINK,
+        .upstream = PCI_PART_PATH,
+        .port = PCI_PART_PATH,
+};
 static const struct pci_role role_gpu = {
         .self = PCI_PART_PATH | PCI_PART_PLACE | PCI_PART_LINK | PCI_PART_AER | PCI_PART_BARS,
         .upstream = PCI_PART_PATH | PCI_PART_AER,
@@ -432,7 +439,7 @@ static void gather_nvidia_proc(struct fsroot *fs, struct pci_facts *p) {
         strv_free(names);
 }
 
-int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
+int pci_gather_inventory(struct fsroot *fs, struct pci_facts *ret) {
         memset(ret, 0, sizeof(*ret));
         gather_nvidia_proc(fs, ret);
 
@@ -467,6 +474,14 @@ int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
                         qsort(ret->devs, ret->n, sizeof(*ret->devs), cmp_dev);
                         break;
                 }
+        for (size_t i = 0; i < ret->n; i++)
+                if (pci_is_nvidia_gpu(ret, &ret->devs[i]))
+                        gather_role(fs, ret, &ret->devs[i], &role_gpu_shown);
+        link_parents(ret);
+        return 0;
+}
+
+void pci_gather_tree(struct fsroot *fs, struct pci_facts *ret) {
         for (size_t i = 0; i < ret->n; i++) {
                 struct pci_dev *d = &ret->devs[i];
                 if (pci_is_nvidia_gpu(ret, d))
@@ -490,7 +505,13 @@ int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
         for (size_t i = 0; i < ret->n; i++)
                 if (pci_is_mellanox_nic(&ret->devs[i]) && strcmp(ret->devs[i].driver, "vfio-pci") == 0)
                         gather_ats(fs, &ret->devs[i]);
-        return 0;
+}
+
+int pci_gather(struct fsroot *fs, struct pci_facts *ret) {
+        int r = pci_gather_inventory(fs, ret);
+        if (r == 0)
+                pci_gather_tree(fs, ret);
+        return r;
 }
 
 void pci_facts_done(struct pci_facts *p) {

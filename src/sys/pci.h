@@ -102,6 +102,11 @@ struct pci_facts {
         size_t n_nvidia_proc_gpus;
 };
 
+/* Every PCI function's ids and driver, and each GPU's place and own link (what every report
+ * shows): the inventory. The tree adds what checks judge of the GPUs, the NICs and the
+ * bridges above them (AER, BARs, the ports' links, ACS, ATS); pci_gather reads both. */
+int pci_gather_inventory(struct fsroot *fs, struct pci_facts *ret);
+void pci_gather_tree(struct fsroot *fs, struct pci_facts *ret);
 int pci_gather(struct fsroot *fs, struct pci_facts *ret);
 void pci_facts_done(struct pci_facts *p);
 

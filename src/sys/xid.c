@@ -126,14 +126,10 @@ static void parse_nvlink5(const char *p, const char *end, struct xid_event *ev) 
 int xid_parse_line(const char *line, size_t len, struct xid_event *ev) {
         static const char marker[] = "NVRM: Xid (";
         const char *end = line + len;
-        const char *p = NULL;
-        for (const char *q = line; q + sizeof(marker) - 1 <= end; q++)
-                if (memcmp(q, marker, sizeof(marker) - 1) == 0) {
-                        p = q + sizeof(marker) - 1;
-                        break;
-                }
+        const char *p = memmem(line, len, marker, sizeof(marker) - 1);
         if (!p)
                 return 0;
+        p += sizeof(marker) - 1;
         if (end - p >= 4 && memcmp(p, "PCI:", 4) == 0)
                 p += 4;
         /* "0000:3b:00", possibly followed by " GPU-I:05" on MIG: the bus address is the
@@ -200,12 +196,9 @@ static void add_event(struct xid_facts *x, const struct xid_event *ev) {
         add_to(&x->events, &x->n, &x->n_dropped, ev);
 }
 
+/* Each log line is searched for a dozen markers: memmem, not a memcmp at every offset. */
 static const char *find(const char *hay, size_t len, const char *needle) {
-        size_t nl = strlen(needle);
-        for (size_t i = 0; i + nl <= len; i++)
-                if (memcmp(hay + i, needle, nl) == 0)
-                        return hay + i;
-        return NULL;
+        return memmem(hay, len, needle, strlen(needle));
 }
 
 /* What the driver logs when it cannot bring a GPU up (no Xid number): NVRM's own lines and

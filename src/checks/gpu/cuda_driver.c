@@ -163,10 +163,10 @@ static void judge_working(struct result *r, const struct facts *f, const struct 
 }
 
 static void run_cuda_driver(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
-                return;
         const struct cuda_driver_facts *x = &f->cuda_driver;
-        struct result *r = result_new(rep, self, "host");
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
+                return;
         size_t bound = check_gpus_bound_to(f, "nvidia");
         if (bound == 0) {
                 result_status(r, STATUS_SKIP, "no GPU is bound to the nvidia driver");

@@ -423,8 +423,6 @@ static void run_fabric_manager(const struct check_info *self, const struct facts
         }
 }
 
-/* ---- descriptors ---- */
-
 CHECK_INFO(gpu_fabric_manager, "gpu", "gpu.fabric_manager", LEVEL_QUICK, NEED_VIRT | NEED_NVIDIA | NEED_RDMA | NEED_NVML,
            "NVLink fabric: the Fabric Manager (NVSwitch) or IMEX (multi-node tray) runs; each GPU joined, healthy",
            run_fabric_manager);

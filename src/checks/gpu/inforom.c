@@ -116,8 +116,6 @@ static void run_inforom(const struct check_info *self, const struct facts *f, st
         nv_each_gpu(self, f, rep, judge_inforom);
 }
 
-/* ---- descriptors ---- */
-
 CHECK_INFO(gpu_inforom, "gpu", "gpu.inforom", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "InfoROM valid; VBIOS and InfoROM versions alike across the node's GPUs of a model",
            run_inforom);

@@ -84,6 +84,10 @@ static void run_inventory(const struct check_info *self, const struct facts *f, 
         }
 }
 
+CHECK_INFO(gpu_inventory, "gpu", "gpu.inventory", LEVEL_QUICK, 0,
+           "Each NVIDIA GPU is known: model, architecture, compute capability",
+           run_inventory);
+
 static void run_driver_binding(const struct check_info *self, const struct facts *f, struct report *rep) {
         if (check_skip_without_gpus(self, f, rep))
                 return;
@@ -150,6 +154,10 @@ static void run_driver_binding(const struct check_info *self, const struct facts
         }
 }
 
+CHECK_INFO(gpu_driver_binding, "gpu", "gpu.driver_binding", LEVEL_QUICK, NEED_NVIDIA | NEED_XID,
+           "Each GPU is bound to the nvidia driver (or vfio-pci for passthrough)",
+           run_driver_binding);
+
 /* modprobe.blacklist= and module_blacklist= take comma-separated module names. */
 static bool cmdline_lists(const char *cmdline, const char *key, const char *module) {
         char v[512];
@@ -163,10 +171,10 @@ static bool cmdline_lists(const char *cmdline, const char *key, const char *modu
 }
 
 static void run_nouveau(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
-                return;
         const struct nvidia_facts *x = &f->nvidia;
-        struct result *r = result_new(rep, self, "host");
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
+                return;
         result_evidence(r, "source", "/proc/modules");
         if (!f->host.have_modules && !x->nouveau_loaded) {
                 if (check_skip_capture_lacks(r, f, "/proc/modules"))
@@ -205,6 +213,8 @@ static void run_nouveau(const struct check_info *self, const struct facts *f, st
                               "nouveau is loaded: it holds the GPUs and keeps the nvidia driver from binding");
         result_remedy(r, "%s", nouveau_remedy);
 }
+
+CHECK_INFO(gpu_nouveau, "gpu", "gpu.nouveau", LEVEL_QUICK, NEED_NVIDIA, "The nouveau driver is not loaded", run_nouveau);
 
 /* The newest architecture among the GPUs decides the oldest usable driver. */
 /* The highest driver floor among the node's GPUs (a model's own, else its
@@ -294,10 +304,10 @@ static bool judge_module_flavour(struct result *r, const struct nvidia_facts *x,
 }
 
 static void run_driver_version(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
-                return;
         const struct nvidia_facts *x = &f->nvidia;
-        struct result *r = result_new(rep, self, "host");
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
+                return;
         result_evidence(r, "source", "%s", x->module_loaded ? NVIDIA_VERSION_FILE : "/proc/modules");
         struct driver_bounds b = driver_bounds_of(f);
         if (b.floor && b.last_branch)
@@ -385,11 +395,15 @@ static void run_driver_version(const struct check_info *self, const struct facts
         result_status(r, STATUS_PASS, "nvidia driver %s loaded (%s)", x->driver_version, flavour);
 }
 
+CHECK_INFO(gpu_driver_version, "gpu", "gpu.driver_version", LEVEL_QUICK, NEED_NVIDIA,
+           "The nvidia module is loaded and new enough for the GPUs' architecture",
+           run_driver_version);
+
 static void run_persistenced(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
-                return;
         const struct nvidia_facts *x = &f->nvidia;
-        struct result *r = result_new(rep, self, "host");
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
+                return;
         if (check_gpus_bound_to(f, "nvidia") == 0) {
                 result_status(r, STATUS_SKIP, "no GPU is bound to the nvidia driver");
                 result_evidence(r, "source", "/sys/bus/pci/devices/*/driver");
@@ -437,20 +451,6 @@ static void run_persistenced(const struct check_info *self, const struct facts *
         result_remedy(r, "`systemctl enable --now nvidia-persistenced` (the daemon ships with the driver; "
                          "install the nvidia-persistenced or nvidia-compute-utils package if the unit is missing).");
 }
-
-CHECK_INFO(gpu_inventory, "gpu", "gpu.inventory", LEVEL_QUICK, 0,
-           "Each NVIDIA GPU is known: model, architecture, compute capability",
-           run_inventory);
-
-CHECK_INFO(gpu_driver_binding, "gpu", "gpu.driver_binding", LEVEL_QUICK, NEED_NVIDIA | NEED_XID,
-           "Each GPU is bound to the nvidia driver (or vfio-pci for passthrough)",
-           run_driver_binding);
-
-CHECK_INFO(gpu_nouveau, "gpu", "gpu.nouveau", LEVEL_QUICK, NEED_NVIDIA, "The nouveau driver is not loaded", run_nouveau);
-
-CHECK_INFO(gpu_driver_version, "gpu", "gpu.driver_version", LEVEL_QUICK, NEED_NVIDIA,
-           "The nvidia module is loaded and new enough for the GPUs' architecture",
-           run_driver_version);
 
 CHECK_INFO(gpu_persistenced, "gpu", "gpu.persistenced", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
            "nvidia-persistenced keeps GPU state initialised",

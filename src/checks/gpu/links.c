@@ -153,6 +153,10 @@ static void run_pcie_nvml(const struct check_info *self, const struct facts *f, 
         nv_each_gpu(self, f, rep, judge_pcie_nvml);
 }
 
+CHECK_INFO_USES(gpu_pcie_nvml, "gpu", "gpu.pcie_nvml", LEVEL_QUICK, NEED_XID | NEED_NVML, NEED_NVML_AFTER,
+           "The PCIe link NVML reports is at its maximum, without replays",
+           run_pcie_nvml);
+
 /* ---- gpu.nvlink ---------------------------------------------------------------------- */
 
 /* NVLink error counters as DCGM's health watch judges them, over a window: any replay or
@@ -655,12 +659,6 @@ static void run_nvlink(const struct check_info *self, const struct facts *f, str
                               bridge_peer, counter_unsupported && !nvl5 ? "error counters not supported" : "no errors");
         }
 }
-
-/* ---- descriptors ---- */
-
-CHECK_INFO_USES(gpu_pcie_nvml, "gpu", "gpu.pcie_nvml", LEVEL_QUICK, NEED_XID | NEED_NVML, NEED_NVML_AFTER,
-           "The PCIe link NVML reports is at its maximum, without replays",
-           run_pcie_nvml);
 
 CHECK_INFO_USES(gpu_nvlink, "gpu", "gpu.nvlink", LEVEL_QUICK, NEED_VIRT | NEED_NVML, NEED_NVML_AFTER,
            "Every NVLink is up and error-free (boards with NVLink)",

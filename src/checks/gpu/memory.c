@@ -49,6 +49,10 @@ static void run_row_remapper(const struct check_info *self, const struct facts *
         nv_each_gpu(self, f, rep, judge_row_remapper);
 }
 
+CHECK_INFO(gpu_row_remapper, "gpu", "gpu.row_remapper", LEVEL_QUICK, NEED_XID | NEED_NVML,
+           "Every memory bank has spare rows left for remapping (row-remapper histogram)",
+           run_row_remapper);
+
 /* ---- gpu.ecc_mode -------------------------------------------------------------------- */
 
 static const char *on_off(unsigned int v) { return v == NV_ENABLED ? "enabled" : "disabled"; }
@@ -109,6 +113,10 @@ static void judge_ecc_mode(struct result *r, const struct facts *f, const struct
 static void run_ecc_mode(const struct check_info *self, const struct facts *f, struct report *rep) {
         nv_each_gpu(self, f, rep, judge_ecc_mode);
 }
+
+CHECK_INFO(gpu_ecc_mode, "gpu", "gpu.ecc_mode", LEVEL_QUICK, NEED_XID | NEED_NVML,
+           "ECC is enabled on datacenter GPUs, with no change pending",
+           run_ecc_mode);
 
 /* ---- gpu.ecc_errors ------------------------------------------------------------------ */
 
@@ -227,6 +235,10 @@ static void judge_ecc_errors(struct result *r, const struct facts *f, const stru
 static void run_ecc_errors(const struct check_info *self, const struct facts *f, struct report *rep) {
         nv_each_gpu(self, f, rep, judge_ecc_errors);
 }
+
+CHECK_INFO(gpu_ecc_errors, "gpu", "gpu.ecc_errors", LEVEL_QUICK, NEED_XID | NEED_NVML,
+           "No uncorrectable ECC errors since the driver loaded",
+           run_ecc_errors);
 
 /* ---- gpu.memory_health ----------------------------------------------------------- */
 
@@ -359,20 +371,6 @@ static void judge_memory_health(struct result *r, const struct facts *f, const s
 static void run_memory_health(const struct check_info *self, const struct facts *f, struct report *rep) {
         nv_each_gpu(self, f, rep, judge_memory_health);
 }
-
-/* ---- descriptors ---- */
-
-CHECK_INFO(gpu_row_remapper, "gpu", "gpu.row_remapper", LEVEL_QUICK, NEED_XID | NEED_NVML,
-           "Every memory bank has spare rows left for remapping (row-remapper histogram)",
-           run_row_remapper);
-
-CHECK_INFO(gpu_ecc_mode, "gpu", "gpu.ecc_mode", LEVEL_QUICK, NEED_XID | NEED_NVML,
-           "ECC is enabled on datacenter GPUs, with no change pending",
-           run_ecc_mode);
-
-CHECK_INFO(gpu_ecc_errors, "gpu", "gpu.ecc_errors", LEVEL_QUICK, NEED_XID | NEED_NVML,
-           "No uncorrectable ECC errors since the driver loaded",
-           run_ecc_errors);
 
 CHECK_INFO(gpu_memory_health, "gpu", "gpu.memory_health", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "No pending row remap or page retirement, no remap failure",

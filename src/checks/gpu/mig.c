@@ -75,8 +75,6 @@ static void run_mig(const struct check_info *self, const struct facts *f, struct
         nv_each_gpu(self, f, rep, judge_mig);
 }
 
-/* ---- descriptors ---- */
-
 CHECK_INFO(gpu_mig, "gpu", "gpu.mig", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "MIG mode as configured: nothing pending, instances created",
            run_mig);

@@ -29,6 +29,14 @@ static void lib_version(const char *path, char *buf, size_t size) {
         snprintf(buf, size, "%s", v + 4);
 }
 
+/* nvmlInit_v2 returned the error named rc, which the node cannot work with. */
+static void init_returned(struct result *r, const char *rc, const char *summary, const char *remedy) {
+        result_observed(r, "nvmlInit_v2: %s", rc);
+        result_evidence(r, "source", "nvmlInit_v2");
+        result_status(r, STATUS_FAIL, "%s", summary);
+        result_remedy(r, "%s", remedy);
+}
+
 static void nvml_init_failed(struct result *r, const struct facts *f) {
         const struct nvml_facts *n = &f->nvml;
         const char *kmod = f->nvidia.have_version ? f->nvidia.driver_version : "unknown";
@@ -48,11 +56,10 @@ static void nvml_init_failed(struct result *r, const struct facts *f) {
                               kmod);
                 return;
         case NVML_INIT_DRIVER_NOT_LOADED:
-                result_observed(r, "nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED");
-                result_evidence(r, "source", "nvmlInit_v2");
-                result_status(r, STATUS_FAIL, "NVML cannot reach the driver: the nvidia kernel module is not loaded");
-                result_remedy(r, "Load it with `modprobe nvidia`; `dmesg | grep -i nvrm` shows why it refused to "
-                                 "load (no module for this kernel: reinstall the driver or its DKMS package).");
+                init_returned(r, "NVML_ERROR_DRIVER_NOT_LOADED",
+                              "NVML cannot reach the driver: the nvidia kernel module is not loaded",
+                              "Load it with `modprobe nvidia`; `dmesg | grep -i nvrm` shows why it refused to load (no "
+                              "module for this kernel: reinstall the driver or its DKMS package).");
                 return;
         case NVML_INIT_VERSION_MISMATCH: {
                 char lib[64];
@@ -74,11 +81,10 @@ static void nvml_init_failed(struct result *r, const struct facts *f) {
                 return;
         }
         case NVML_INIT_NO_PERMISSION:
-                result_observed(r, "nvmlInit_v2: NVML_ERROR_NO_PERMISSION");
-                result_evidence(r, "source", "nvmlInit_v2");
-                result_status(r, STATUS_FAIL, "NVML may not open the GPU device files (/dev/nvidiactl, /dev/nvidia*)");
-                result_remedy(r, "Check `ls -l /dev/nvidia*` (the driver's NVreg_DeviceFileMode/GID options set "
-                                 "them); in a container, pass the devices with the NVIDIA Container Toolkit.");
+                init_returned(r, "NVML_ERROR_NO_PERMISSION",
+                              "NVML may not open the GPU device files (/dev/nvidiactl, /dev/nvidia*)",
+                              "Check `ls -l /dev/nvidia*` (the driver's NVreg_DeviceFileMode/GID options set them); in "
+                              "a container, pass the devices with the NVIDIA Container Toolkit.");
                 return;
         case NVML_INIT_TIMEOUT: {
                 unsigned int ms = 0;
@@ -93,10 +99,9 @@ static void nvml_init_failed(struct result *r, const struct facts *f) {
         }
         default: {
                 const char *name = nv_rc_name(n->init_rc);
-                result_observed(r, "nvmlInit_v2: %s", name);
-                result_evidence(r, "source", "nvmlInit_v2");
-                result_status(r, STATUS_FAIL, "NVML failed to initialise: nvmlInit_v2 returned %s", name);
-                result_remedy(r, "Compare with `nvidia-smi`; look for NVRM messages in `dmesg`.");
+                char summary[128];
+                snprintf(summary, sizeof(summary), "NVML failed to initialise: nvmlInit_v2 returned %s", name);
+                init_returned(r, name, summary, "Compare with `nvidia-smi`; look for NVRM messages in `dmesg`.");
                 return;
         }
         }
@@ -262,6 +267,10 @@ static void run_nvml(const struct check_info *self, const struct facts *f, struc
                       "reset or power-cycle the node.");
 }
 
+CHECK_INFO(gpu_nvml, "gpu", "gpu.nvml", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
+           "NVML loads and sees every NVIDIA GPU on the PCI bus",
+           run_nvml);
+
 /* ---- gpu.driver_compat ------------------------------------------------------------- */
 
 static void run_driver_compat(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -309,6 +318,10 @@ static void run_driver_compat(const struct check_info *self, const struct facts 
         }
 }
 
+CHECK_INFO(gpu_driver_compat, "gpu", "gpu.driver_compat", LEVEL_QUICK, NEED_NVML,
+           "The driver NVML reports supports each GPU's architecture",
+           run_driver_compat);
+
 /* ---- gpu.persistence_mode ----------------------------------------------------------- */
 
 static void run_persistence_mode(const struct check_info *self, const struct facts *f, struct report *rep) {
@@ -344,16 +357,6 @@ static void run_persistence_mode(const struct check_info *self, const struct fac
                                  "gpu.persistence=on` (`gpuvet tune revert` undoes it; lost at reboot).");
         }
 }
-
-/* ---- descriptors ---- */
-
-CHECK_INFO(gpu_nvml, "gpu", "gpu.nvml", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
-           "NVML loads and sees every NVIDIA GPU on the PCI bus",
-           run_nvml);
-
-CHECK_INFO(gpu_driver_compat, "gpu", "gpu.driver_compat", LEVEL_QUICK, NEED_NVML,
-           "The driver NVML reports supports each GPU's architecture",
-           run_driver_compat);
 
 CHECK_INFO(gpu_persistence_mode, "gpu", "gpu.persistence_mode", LEVEL_QUICK, NEED_NVIDIA | NEED_NVML,
            "Persistence mode is on for every GPU",

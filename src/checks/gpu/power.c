@@ -83,6 +83,10 @@ static void run_power_limit(const struct check_info *self, const struct facts *f
         nv_each_gpu(self, f, rep, judge_power_limit);
 }
 
+CHECK_INFO(gpu_power_limit, "gpu", "gpu.power_limit", LEVEL_QUICK, NEED_XID | NEED_NVML,
+           "The power limit is not capped below the default",
+           run_power_limit);
+
 /* ---- gpu.app_clocks ------------------------------------------------------------------ */
 
 static void judge_app_clocks(struct result *r, const struct facts *f, const struct nvml_gpu *g, const char *desc) {
@@ -133,12 +137,6 @@ static void judge_app_clocks(struct result *r, const struct facts *f, const stru
 static void run_app_clocks(const struct check_info *self, const struct facts *f, struct report *rep) {
         nv_each_gpu(self, f, rep, judge_app_clocks);
 }
-
-/* ---- descriptors ---- */
-
-CHECK_INFO(gpu_power_limit, "gpu", "gpu.power_limit", LEVEL_QUICK, NEED_XID | NEED_NVML,
-           "The power limit is not capped below the default",
-           run_power_limit);
 
 CHECK_INFO(gpu_app_clocks, "gpu", "gpu.app_clocks", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "Applications clocks are not locked away from their defaults",

@@ -54,6 +54,10 @@ static void run_graphics_processes(const struct check_info *self, const struct f
         nv_each_gpu(self, f, rep, judge_graphics_processes);
 }
 
+CHECK_INFO(gpu_graphics_processes, "gpu", "gpu.graphics_processes", LEVEL_QUICK, NEED_XID | NEED_NVML,
+           "No graphics process (display server, desktop) on a compute GPU",
+           run_graphics_processes);
+
 /* ---- gpu.recovery_action -------------------------------------------------------------- */
 
 /* The driver's own verdict on the GPU (R565+): what it takes to make the GPU usable
@@ -96,12 +100,6 @@ static void judge_recovery_action(struct result *r, const struct facts *f, const
 static void run_recovery_action(const struct check_info *self, const struct facts *f, struct report *rep) {
         nv_each_gpu(self, f, rep, judge_recovery_action);
 }
-
-/* ---- descriptors ---- */
-
-CHECK_INFO(gpu_graphics_processes, "gpu", "gpu.graphics_processes", LEVEL_QUICK, NEED_XID | NEED_NVML,
-           "No graphics process (display server, desktop) on a compute GPU",
-           run_graphics_processes);
 
 CHECK_INFO(gpu_recovery_action, "gpu", "gpu.recovery_action", LEVEL_QUICK, NEED_XID | NEED_NVML,
            "The driver asks for no recovery of the GPU (reset, reboot, drain)",

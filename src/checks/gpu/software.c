@@ -61,10 +61,10 @@ static void judge_needed(struct node_problems *p, const struct devnode *d) {
 }
 
 static void run_device_nodes(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
-                return;
         const struct devnode_facts *x = &f->devnodes;
-        struct result *r = result_new(rep, self, "host");
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
+                return;
         result_evidence(r, "source", "/dev/nvidia*, /proc/driver/nvidia/params, /proc/driver/nvidia/gpus/*/information");
         size_t bound = check_gpus_bound_to(f, "nvidia");
         if (bound == 0) {
@@ -194,10 +194,10 @@ static const struct env_rule env_rules[] = {
 static bool is_off(const char *value) { return !value[0] || strcmp(value, "0") == 0; }
 
 static void run_cuda_env(const struct check_info *self, const struct facts *f, struct report *rep) {
-        if (check_skip_without_gpus(self, f, rep))
-                return;
         const struct cuda_env_facts *x = &f->cuda_env;
-        struct result *r = result_new(rep, self, "host");
+        struct result *r = check_host_result_with_gpus(self, f, rep);
+        if (!r)
+                return;
         result_evidence(r, "source", "/proc/self/environ, /etc/environment, /etc/profile.d/*.sh");
         if (x->environ_errno && x->environ_errno != ENOENT)
                 result_evidence(r, "environ_error", "%s", strerror(x->environ_errno));

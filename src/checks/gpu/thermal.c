@@ -108,6 +108,10 @@ static void run_temperature(const struct check_info *self, const struct facts *f
         nv_each_gpu(self, f, rep, judge_temperature);
 }
 
+CHECK_INFO_USES(gpu_temperature, "gpu", "gpu.temperature", LEVEL_QUICK, NEED_XID | NEED_NVML, NEED_BURN,
+           "Each GPU runs below its slowdown temperature (or T.Limit) with margin",
+           run_temperature);
+
 /* ---- gpu.memory_temperature ----------------------------------------------------------- */
 
 /* HBM is often the first limit on H100/H200/B200. Judged against the memory's own
@@ -174,6 +178,10 @@ static void run_memory_temperature(const struct check_info *self, const struct f
         }
 }
 
+CHECK_INFO(gpu_memory_temperature, "gpu", "gpu.memory_temperature", LEVEL_QUICK, NEED_NVML,
+           "GPU memory (HBM) runs below its temperature limit with margin",
+           run_memory_temperature);
+
 /* ---- gpu.clock_events ---------------------------------------------------------------- */
 
 static const struct {
@@ -237,18 +245,8 @@ static void run_clock_events(const struct check_info *self, const struct facts *
         nv_each_gpu(self, f, rep, judge_clock_events);
 }
 
-/* The same GPU in the read after the probes (facts.nvml_after), or NULL. */
-
-/* ---- descriptors ---- */
-
-CHECK_INFO_USES(gpu_temperature, "gpu", "gpu.temperature", LEVEL_QUICK, NEED_XID | NEED_NVML, NEED_BURN,
-           "Each GPU runs below its slowdown temperature (or T.Limit) with margin",
-           run_temperature);
-
-CHECK_INFO(gpu_memory_temperature, "gpu", "gpu.memory_temperature", LEVEL_QUICK, NEED_NVML,
-           "GPU memory (HBM) runs below its temperature limit with margin",
-           run_memory_temperature);
-
 CHECK_INFO_USES(gpu_clock_events, "gpu", "gpu.clock_events", LEVEL_QUICK, NEED_XID | NEED_NVML, NEED_BURN,
            "No hardware, thermal or power-brake clock slowdown active",
            run_clock_events);
+
+/* The same GPU in the read after the probes (facts.nvml_after), or NULL. */
