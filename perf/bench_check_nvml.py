@@ -4,8 +4,8 @@
 Usage: perf/bench_check_nvml.py [--gpuvet build/gpuvet] [--fake-lib build/tests/libnvidia-ml.so.1]
                                  [--runs 40] [--latency-ms 1] [--no-strace]
 
-Issue 3's target: on the 8-GPU fake with 1 ms injected per NVML call, under 0.5 s wall, the
-GPUs being read in parallel. The dgx-h100 fixture (tests/fixtures/mkfixture.py) is judged
+The target (issue 13's, which replaced issue 3's 0.5 s): on the 8-GPU fake with 1 ms injected
+per NVML call, under 100 ms wall (median), the GPUs being read in parallel. The dgx-h100 fixture (tests/fixtures/mkfixture.py) is judged
 with the fake playing tests/golden/nvml-scenarios/golden-dgx-h100.scn plus `latency * MS`.
 
 Four configurations, interleaved run by run so that machine noise hits all alike:
@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 import machine  # perf/machine.py: the line naming this machine
+
+TARGET_MS = 100  # issue 13: 8 GPUs at 1 ms per NVML call, median wall
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -118,8 +120,8 @@ def main():
               (gpus, "s" if gpus > 1 else "", lat, med, p5, p95, max(xs)))
     w8, w8_0 = statistics.median(walls[(8, ms)]), statistics.median(walls[(8, 0)])
     w1, w1_0 = statistics.median(walls[(1, ms)]), statistics.median(walls[(1, 0)])
-    verdict = "met" if w8 < 500 else "NOT met"
-    print("target (8 GPUs at 1 ms/call under 500 ms wall): %s" % verdict if ms == 1 else
+    verdict = "met" if w8 < TARGET_MS else "NOT met"
+    print("target (8 GPUs at 1 ms/call under %d ms wall, median): %s" % (TARGET_MS, verdict) if ms == 1 else
           "target applies to --latency-ms 1")
     if calls:
         per_call = (w1 - w1_0) / calls[1] if calls[1] else float("nan")

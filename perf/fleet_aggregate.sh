@@ -82,6 +82,7 @@ run "check + bench reports, --html too" "$n_all" "$mb_all" "$tmp/fleet" --html "
 echo "the page: $(stat -c %s "$tmp/out.html") bytes"
 
 echo "== the same aggregate on 1, 2 and 8 threads"
+# fleet exits 1 when some nodes fail (the generated fleet has failing nodes): not an error here.
 for t in 1 2 8; do
-  "$gpuvet" fleet "$tmp/fleet" --threads $t --json - 2>/dev/null | grep -v '"duration_ms"' | sha256sum
+  { "$gpuvet" fleet "$tmp/fleet" --threads $t --json - 2>/dev/null || [ $? -eq 1 ]; } | grep -v '"duration_ms"' | sha256sum
 done | uniq -c

@@ -256,20 +256,18 @@ static void run_latency(const struct bench_ctx *ctx, struct bench_report *rep, s
 }
 
 static void compute_run(const struct bench_ctx *ctx, struct bench_report *rep) {
-        int *idx;
         size_t n;
-        if (bench_dev_indices(ctx, rep, "compute", &idx, &n) < 0)
+        if (bench_dev_count(ctx, rep, "compute", &n) < 0)
                 return;
         const char *want = ctx->opt ? ctx->opt->precision : NULL;
         if (want && strcmp(want, "fp32") && strcmp(want, "fp64") && strcmp(want, "fp16")) {
                 struct measurement *m = bench_measurement_new(rep, "compute", "setup", "node", "GFLOPS", true);
                 measurement_fail(m, STATUS_ERROR, "unknown precision '%s' for compute: fp32, fp64 or fp16", want);
-                free(idx);
                 return;
         }
         for (size_t i = 0; i < n; i++) {
                 struct bench_dev d;
-                if (bench_dev_open(ctx, rep, "compute", idx[i], &d) == 0) {
+                if (bench_dev_open(ctx, rep, "compute", bench_dev_index(ctx, i), &d) == 0) {
                         for (size_t p = 0; p < ARRAY_COUNT(precs); p++)
                                 if (precision_wanted(ctx, precs[p].name))
                                         run_fma(ctx, rep, &d, &precs[p]);
@@ -278,7 +276,6 @@ static void compute_run(const struct bench_ctx *ctx, struct bench_report *rep) {
                 }
                 bench_dev_close(ctx, &d);
         }
-        free(idx);
 }
 
 const struct bench_info bench_compute = {

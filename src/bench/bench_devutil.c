@@ -15,9 +15,7 @@ const char *bench_dev_error(const struct bench_ctx *ctx) {
         return e && *e ? e : "unknown error";
 }
 
-int bench_dev_indices(const struct bench_ctx *ctx, struct bench_report *rep, const char *bench, int **ret,
-                      size_t *ret_n) {
-        *ret = NULL;
+int bench_dev_count(const struct bench_ctx *ctx, struct bench_report *rep, const char *bench, size_t *ret_n) {
         *ret_n = 0;
         if (!ctx->ops || !ctx->dev) {
                 struct measurement *m = bench_measurement_new(rep, bench, "devices", "node", "", true);
@@ -30,15 +28,12 @@ int bench_dev_indices(const struct bench_ctx *ctx, struct bench_report *rep, con
                 measurement_fail(m, STATUS_SKIP, "%s backend has no device", ctx->ops->name);
                 return -ENODEV;
         }
-        size_t n = ctx->opt && ctx->opt->gpus ? ctx->opt->n_gpus : (size_t)count;
-        int *idx = calloc(n ? n : 1, sizeof(int));
-        if (!idx)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                idx[i] = ctx->opt && ctx->opt->gpus ? ctx->opt->gpus[i] : (int)i;
-        *ret = idx;
-        *ret_n = n;
+        *ret_n = ctx->opt && ctx->opt->gpus ? ctx->opt->n_gpus : (size_t)count;
         return 0;
+}
+
+int bench_dev_index(const struct bench_ctx *ctx, size_t i) {
+        return ctx->opt && ctx->opt->gpus ? ctx->opt->gpus[i] : (int)i;
 }
 
 static void find_model(const struct bench_ctx *ctx, struct bench_dev *d) {

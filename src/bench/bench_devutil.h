@@ -21,10 +21,11 @@ struct bench_dev {
         struct dev_ctx *ctx;
 };
 
-/* The device indices to run on (opt->gpus, or all); -ENODEV with a measurement naming
- * the reason in rep when there is no backend or no device. ret is malloc'd. */
-int bench_dev_indices(const struct bench_ctx *ctx, struct bench_report *rep, const char *bench, int **ret,
-                      size_t *ret_n);
+/* How many devices to run on (opt->gpus, or all) into *ret_n; -ENODEV with a measurement
+ * naming the reason in rep when there is no backend or no device. */
+int bench_dev_count(const struct bench_ctx *ctx, struct bench_report *rep, const char *bench, size_t *ret_n);
+/* The device index of the i-th of them: opt->gpus[i], or i when all run. */
+int bench_dev_index(const struct bench_ctx *ctx, size_t i);
 /* Fill d for index i (info, subject, model) and open a context. On failure adds an error
  * measurement (name "open") and returns a negative errno. */
 int bench_dev_open(const struct bench_ctx *ctx, struct bench_report *rep, const char *bench, int index,

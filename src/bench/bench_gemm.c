@@ -496,9 +496,8 @@ static void gemm_close_dev(const struct bench_ctx *ctx, struct gemm_dev *g) {
 }
 
 static void gemm_run(const struct bench_ctx *ctx, struct bench_report *rep) {
-        int *idx;
         size_t n;
-        if (bench_dev_indices(ctx, rep, "gemm", &idx, &n) < 0)
+        if (bench_dev_count(ctx, rep, "gemm", &n) < 0)
                 return;
         const char *want = ctx->opt ? ctx->opt->precision : NULL;
         bool known = !want;
@@ -508,14 +507,12 @@ static void gemm_run(const struct bench_ctx *ctx, struct bench_report *rep) {
                 struct measurement *m = bench_measurement_new(rep, "gemm", "setup", "node", "TFLOPS", true);
                 measurement_fail(m, STATUS_ERROR, "unknown precision '%s' for gemm: fp64, fp32, tf32, fp16, bf16 or fp8",
                                  want);
-                free(idx);
                 return;
         }
         if (ctx->ops != &dev_ops_cuda) {
                 struct measurement *m = bench_measurement_new(rep, "gemm", "backend", "node", "TFLOPS", true);
                 measurement_fail(m, STATUS_SKIP, "GEMM needs CUDA (cuBLASLt); the %s backend has none",
                                  ctx->ops->name);
-                free(idx);
                 return;
         }
         struct lt_library *lib = NULL;
@@ -524,19 +521,17 @@ static void gemm_run(const struct bench_ctx *ctx, struct bench_report *rep) {
         if (e < 0) {
                 struct measurement *m = bench_measurement_new(rep, "gemm", "cublaslt", "node", "TFLOPS", true);
                 measurement_fail(m, e == -ENOENT ? STATUS_SKIP : STATUS_ERROR, "%s", err);
-                free(idx);
                 return;
         }
         for (size_t i = 0; i < n; i++) {
                 struct gemm_dev g;
-                if (gemm_open_dev(ctx, rep, lib, idx[i], &g))
+                if (gemm_open_dev(ctx, rep, lib, bench_dev_index(ctx, i), &g))
                         for (size_t p = 0; p < N_PRECS; p++)
                                 if (!want || !strcmp(want, precs[p].name))
                                         run_precision(ctx, rep, &g, &precs[p]);
                 gemm_close_dev(ctx, &g);
         }
         lt_library_close(lib);
-        free(idx);
 }
 
 const struct bench_info bench_gemm = {

@@ -333,19 +333,17 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
 }
 
 static void memory_run(const struct bench_ctx *ctx, struct bench_report *rep) {
-        int *idx;
         size_t n;
-        if (bench_dev_indices(ctx, rep, "memory", &idx, &n) < 0)
+        if (bench_dev_count(ctx, rep, "memory", &n) < 0)
                 return;
         struct mem_host h = {0};
         for (size_t i = 0; i < n; i++) {
                 struct bench_dev d;
-                if (bench_dev_open(ctx, rep, "memory", idx[i], &d) == 0)
+                if (bench_dev_open(ctx, rep, "memory", bench_dev_index(ctx, i), &d) == 0)
                         run_device(ctx, rep, &d, &h);
                 bench_dev_close(ctx, &d);
         }
         mem_host_free(&h);
-        free(idx);
 }
 
 const struct bench_info bench_memory = {

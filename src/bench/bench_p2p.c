@@ -316,14 +316,12 @@ static void alloc_bufs(const struct bench_ctx *ctx, struct bench_dev *d, uint64_
 }
 
 static void p2p_run(const struct bench_ctx *ctx, struct bench_report *rep) {
-        int *idx = NULL;
-        size_t n = 0;
-        if (bench_dev_indices(ctx, rep, "p2p", &idx, &n) < 0)
+        size_t n;
+        if (bench_dev_count(ctx, rep, "p2p", &n) < 0)
                 return;
         if (n < 2) {
                 struct measurement *m = bench_measurement_new(rep, "p2p", "pairs", "node", "", true);
                 measurement_fail(m, STATUS_SKIP, "p2p needs two or more GPUs, %zu selected", n);
-                free(idx);
                 return;
         }
         uint64_t bytes = ctx->opt && ctx->opt->size_bytes ? ctx->opt->size_bytes : P2P_DEFAULT_BYTES;
@@ -338,7 +336,7 @@ static void p2p_run(const struct bench_ctx *ctx, struct bench_report *rep) {
                 goto out;
         }
         for (size_t i = 0; i < n; i++)
-                if (bench_dev_open(ctx, rep, "p2p", idx[i], &devs[i]) < 0)
+                if (bench_dev_open(ctx, rep, "p2p", bench_dev_index(ctx, i), &devs[i]) < 0)
                         devs[i].ctx = NULL;
                 else
                         alloc_bufs(ctx, &devs[i], bytes, &bufs[i]);
@@ -360,7 +358,6 @@ out:
         free(bufs);
         free(devs);
         free(host);
-        free(idx);
 }
 
 const struct bench_info bench_p2p = {

@@ -656,7 +656,7 @@ static void train_dev_free(const struct bench_ctx *ctx, struct train_dev *t) {
 }
 
 static void run_devices(const struct bench_ctx *ctx, struct bench_report *rep, struct lt_library *lib,
-                        const int *idx, size_t n, const struct gemm_prec *p) {
+                        size_t n, const struct gemm_prec *p) {
         struct train_dev *t = calloc(n, sizeof(*t));
         struct coll_lib *coll = NULL;
         if (!t) {
@@ -667,7 +667,7 @@ static void run_devices(const struct bench_ctx *ctx, struct bench_report *rep, s
         bool ready = true;
         size_t opened = 0;
         for (; opened < n && ready; opened++)
-                ready = setup_device(ctx, rep, lib, idx[opened], p, &t[opened]);
+                ready = setup_device(ctx, rep, lib, bench_dev_index(ctx, opened), p, &t[opened]);
         for (size_t i = 0; i < opened; i++)
                 t[i].m = &rep->m[t[i].step_index]; /* the report may have moved */
         if (ready && n > 1)
@@ -684,9 +684,8 @@ static void run_devices(const struct bench_ctx *ctx, struct bench_report *rep, s
 }
 
 static void train_run(const struct bench_ctx *ctx, struct bench_report *rep) {
-        int *idx;
         size_t n;
-        if (bench_dev_indices(ctx, rep, "train", &idx, &n) < 0)
+        if (bench_dev_count(ctx, rep, "train", &n) < 0)
                 return;
         const char *want = ctx->opt->precision ? ctx->opt->precision : bench_train_default_precision(ctx->ops->kind);
         const struct gemm_prec *p = gemm_prec_by_name(want);
@@ -712,10 +711,9 @@ static void train_run(const struct bench_ctx *ctx, struct bench_report *rep) {
                 m = bench_measurement_new(rep, "train", "step", "node", "TFLOPS", true);
                 measurement_fail(m, e == -ENOENT ? STATUS_SKIP : STATUS_ERROR, "%s", err);
         } else {
-                run_devices(ctx, rep, lib, idx, n, p);
+                run_devices(ctx, rep, lib, n, p);
         }
         lt_library_close(lib);
-        free(idx);
 }
 
 const struct bench_info bench_train = {

@@ -463,19 +463,17 @@ static void run_device(const struct bench_ctx *ctx, struct bench_report *rep, st
 }
 
 static void transfer_run(const struct bench_ctx *ctx, struct bench_report *rep) {
-        int *idx;
         size_t n;
-        if (bench_dev_indices(ctx, rep, "transfer", &idx, &n) < 0)
+        if (bench_dev_count(ctx, rep, "transfer", &n) < 0)
                 return;
         struct read_back rb = {NULL, 0};
         for (size_t i = 0; i < n; i++) {
                 struct bench_dev d;
-                if (bench_dev_open(ctx, rep, "transfer", idx[i], &d) == 0)
+                if (bench_dev_open(ctx, rep, "transfer", bench_dev_index(ctx, i), &d) == 0)
                         run_device(ctx, rep, &d, &rb);
                 bench_dev_close(ctx, &d);
         }
         free(rb.buf);
-        free(idx);
 }
 
 const struct bench_info bench_transfer = {

@@ -200,101 +200,58 @@ struct fma_result {
         bool lanes_agree;
 };
 
-#define REP12(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
-#define REP16(F) REP12(F) F(12) F(13) F(14) F(15)
+/* F(k, ...) for each chain k, the rest of the arguments passed through. */
+#define REP12(F, ...)                                                                                      \
+        F(0, __VA_ARGS__) F(1, __VA_ARGS__) F(2, __VA_ARGS__) F(3, __VA_ARGS__) F(4, __VA_ARGS__)          \
+        F(5, __VA_ARGS__) F(6, __VA_ARGS__) F(7, __VA_ARGS__) F(8, __VA_ARGS__) F(9, __VA_ARGS__)          \
+        F(10, __VA_ARGS__) F(11, __VA_ARGS__)
+#define REP16(F, ...) REP12(F, __VA_ARGS__) F(12, __VA_ARGS__) F(13, __VA_ARGS__) F(14, __VA_ARGS__) F(15, __VA_ARGS__)
 
-static void fma64_c(uint64_t iters, struct fma_result *r) {
-        double x[8];
-        for (unsigned k = 0; k < 8; k++)
-                x[k] = chain_start(k);
-        for (uint64_t i = 0; i < iters; i++)
-                for (unsigned k = 0; k < 8; k++)
-                        x[k] = fma(x[k], FMA64_M, FMA64_C);
-        r->chains = 8, r->lanes = 1, r->lanes_agree = true;
-        for (unsigned k = 0; k < 8; k++)
-                r->lane0[k] = x[k];
-}
-static void fma32_c(uint64_t iters, struct fma_result *r) {
-        float x[8];
-        for (unsigned k = 0; k < 8; k++)
-                x[k] = (float)chain_start(k);
-        for (uint64_t i = 0; i < iters; i++)
-                for (unsigned k = 0; k < 8; k++)
-                        x[k] = fmaf(x[k], FMA32_M, FMA32_C);
-        r->chains = 8, r->lanes = 1, r->lanes_agree = true;
-        for (unsigned k = 0; k < 8; k++)
-                r->lane0[k] = x[k];
-}
+/* The portable kernel: 8 chains of T through the C library's FMA. */
+#define FMA_SCALAR(NAME, T, FMA, M, C)                                                                    \
+        static void NAME(uint64_t iters, struct fma_result *r) {                                          \
+                T x[8];                                                                                   \
+                for (unsigned k = 0; k < 8; k++)                                                          \
+                        x[k] = (T)chain_start(k);                                                         \
+                for (uint64_t i = 0; i < iters; i++)                                                      \
+                        for (unsigned k = 0; k < 8; k++)                                                  \
+                                x[k] = FMA(x[k], M, C);                                                   \
+                r->chains = 8, r->lanes = 1, r->lanes_agree = true;                                       \
+                for (unsigned k = 0; k < 8; k++)                                                          \
+                        r->lane0[k] = x[k];                                                               \
+        }
+FMA_SCALAR(fma64_c, double, fma, FMA64_M, FMA64_C)
+FMA_SCALAR(fma32_c, float, fmaf, FMA32_M, FMA32_C)
 
 #if defined(__x86_64__)
-#define FMA_BODY(V, T, W, NCH, REP, SET1, FMADD, STOREU, M, C)                                  \
-        V vm = SET1(M), vc = SET1(C);                                                        \
-        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wshadow\"")        \
-        REP(DECL) for (uint64_t i = 0; i < iters; i++) { REP(STEP) }                         \
-        T out[MAX_CHAINS][W];                                                                \
-        REP(SAVE) _Pragma("GCC diagnostic pop") r->chains = NCH, r->lanes = W;               \
-        r->lanes_agree = true;                                                               \
-        for (unsigned k = 0; k < NCH; k++) {                                                 \
-                r->lane0[k] = out[k][0];                                                     \
-                for (unsigned l = 1; l < W; l++)                                             \
-                        r->lanes_agree &= out[k][l] == out[k][0];                            \
+/* One FMA kernel: NCH independent chains of W lanes of T in vectors V, with the ISA's
+ * set1, fmadd and storeu. */
+#define FMA_KERNEL(NAME, ISA, V, T, W, NCH, REP, SET1, FMADD, STOREU, M, C)                             \
+        __attribute__((target(ISA))) static void NAME(uint64_t iters, struct fma_result *r) {             \
+                V vm = SET1(M), vc = SET1(C);                                                            \
+                _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wshadow\"")            \
+                REP(DECL, V, T, SET1) for (uint64_t i = 0; i < iters; i++) { REP(STEP, FMADD) }         \
+                T out[MAX_CHAINS][W];                                                                    \
+                REP(SAVE, STOREU) _Pragma("GCC diagnostic pop") r->chains = NCH, r->lanes = W;           \
+                r->lanes_agree = true;                                                                   \
+                for (unsigned k = 0; k < NCH; k++) {                                                     \
+                        r->lane0[k] = out[k][0];                                                         \
+                        for (unsigned l = 1; l < W; l++)                                                 \
+                                r->lanes_agree &= out[k][l] == out[k][0];                                \
+                }                                                                                        \
         }
-#define DECL(k) V x##k = SET1((T)chain_start(k));
-#define STEP(k) x##k = FMADD(x##k, vm, vc);
-#define SAVE(k) STOREU(out[k], x##k);
+#define DECL(k, V, T, SET1) V x##k = SET1((T)chain_start(k));
+#define STEP(k, FMADD) x##k = FMADD(x##k, vm, vc);
+#define SAVE(k, STOREU) STOREU(out[k], x##k);
 
-#define SET1 _mm512_set1_pd
-#define FMADD _mm512_fmadd_pd
-#define STOREU _mm512_storeu_pd
-#define V __m512d
-#define T double
-__attribute__((target("avx512f"))) static void fma64_avx512(uint64_t iters, struct fma_result *r) {
-        FMA_BODY(V, T, 8, 16, REP16, SET1, FMADD, STOREU, FMA64_M, FMA64_C)
-}
-#undef SET1
-#undef FMADD
-#undef STOREU
-#undef V
-#undef T
-#define SET1 _mm512_set1_ps
-#define FMADD _mm512_fmadd_ps
-#define STOREU _mm512_storeu_ps
-#define V __m512
-#define T float
-__attribute__((target("avx512f"))) static void fma32_avx512(uint64_t iters, struct fma_result *r) {
-        FMA_BODY(V, T, 16, 16, REP16, SET1, FMADD, STOREU, FMA32_M, FMA32_C)
-}
-#undef SET1
-#undef FMADD
-#undef STOREU
-#undef V
-#undef T
-#define SET1 _mm256_set1_pd
-#define FMADD _mm256_fmadd_pd
-#define STOREU _mm256_storeu_pd
-#define V __m256d
-#define T double
-__attribute__((target("avx2,fma"))) static void fma64_avx2(uint64_t iters, struct fma_result *r) {
-        FMA_BODY(V, T, 4, 12, REP12, SET1, FMADD, STOREU, FMA64_M, FMA64_C)
-}
-#undef SET1
-#undef FMADD
-#undef STOREU
-#undef V
-#undef T
-#define SET1 _mm256_set1_ps
-#define FMADD _mm256_fmadd_ps
-#define STOREU _mm256_storeu_ps
-#define V __m256
-#define T float
-__attribute__((target("avx2,fma"))) static void fma32_avx2(uint64_t iters, struct fma_result *r) {
-        FMA_BODY(V, T, 8, 12, REP12, SET1, FMADD, STOREU, FMA32_M, FMA32_C)
-}
-#undef SET1
-#undef FMADD
-#undef STOREU
-#undef V
-#undef T
+FMA_KERNEL(fma64_avx512, "avx512f", __m512d, double, 8, 16, REP16, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_storeu_pd,
+           FMA64_M, FMA64_C)
+FMA_KERNEL(fma32_avx512, "avx512f", __m512, float, 16, 16, REP16, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps,
+           FMA32_M, FMA32_C)
+FMA_KERNEL(fma64_avx2, "avx2,fma", __m256d, double, 4, 12, REP12, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_storeu_pd,
+           FMA64_M, FMA64_C)
+FMA_KERNEL(fma32_avx2, "avx2,fma", __m256, float, 8, 12, REP12, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps,
+           FMA32_M, FMA32_C)
 #endif
 
 typedef void (*fma_fn)(uint64_t iters, struct fma_result *r);

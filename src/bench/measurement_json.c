@@ -11,42 +11,29 @@
 static json_t *num_or_null(double v) { return v > 0 && isfinite(v) ? json_real(v) : json_null(); }
 
 json_t *bench_json_measurement(const struct measurement *m) {
-        json_t *o = json_object();
-        json_object_set_new(o, "bench", json_text(m->bench));
-        json_object_set_new(o, "name", json_text(m->name));
-        json_object_set_new(o, "subject", json_text(m->subject));
-        json_object_set_new(o, "unit", json_text(m->unit));
-        json_object_set_new(o, "higher_is_better", json_boolean(m->higher_is_better));
         json_t *params = json_object();
         for (size_t i = 0; i < m->n_params; i++)
                 json_object_set_new(params, m->params[i].key, json_text(m->params[i].value));
-        json_object_set_new(o, "params", params);
-        json_object_set_new(o, "warmup", json_integer((json_int_t)m->warmup));
         json_t *samples = json_array();
         for (size_t i = 0; i < m->n_samples; i++)
                 json_array_append_new(samples, isfinite(m->samples[i]) ? json_real(m->samples[i]) : json_null());
-        json_object_set_new(o, "samples", samples);
-        if (m->stats.n) {
-                json_object_set_new(o, "stats",
-                                    json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "n", (json_int_t)m->stats.n, "min",
-                                              json_real_or_null(m->stats.min), "median",
-                                              json_real_or_null(m->stats.median), "max", json_real_or_null(m->stats.max),
-                                              "mean", json_real_or_null(m->stats.mean), "cv",
-                                              json_real_or_null(m->stats.cv)));
-        } else {
-                json_object_set_new(o, "stats", json_null());
-        }
-        json_object_set_new(o, "verified", json_boolean(m->verified));
-        json_object_set_new(o, "verify_error", json_text(m->verify_error));
-        json_object_set_new(o, "peak", num_or_null(m->peak));
-        json_object_set_new(o, "peak_source", json_text(m->peak_source));
-        json_object_set_new(o, "baseline", num_or_null(m->baseline));
-        json_object_set_new(o, "baseline_source", json_text(m->baseline_source));
-        json_object_set_new(o, "ratio_peak", num_or_null(m->ratio_peak));
-        json_object_set_new(o, "ratio_baseline", num_or_null(m->ratio_baseline));
-        json_object_set_new(o, "status", json_string(status_name(m->status)));
-        json_object_set_new(o, "summary", json_text(m->summary));
-        return o;
+        json_t *stats = json_null();
+        if (m->stats.n)
+                stats = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "n", (json_int_t)m->stats.n, "min",
+                                  json_real_or_null(m->stats.min), "median", json_real_or_null(m->stats.median), "max",
+                                  json_real_or_null(m->stats.max), "mean", json_real_or_null(m->stats.mean), "cv",
+                                  json_real_or_null(m->stats.cv));
+        /* the report's key order: each figure beside its source */
+        return json_pack("{s:o, s:o, s:o, s:o, s:b, s:o, s:I, s:o, s:o, s:b, "
+                         "s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o}",
+                         "bench", json_text(m->bench), "name", json_text(m->name), "subject", json_text(m->subject),
+                         "unit", json_text(m->unit), "higher_is_better", m->higher_is_better, "params", params,
+                         "warmup", (json_int_t)m->warmup, "samples", samples, "stats", stats, "verified", m->verified,
+                         "verify_error", json_text(m->verify_error), "peak", num_or_null(m->peak), "peak_source",
+                         json_text(m->peak_source), "baseline", num_or_null(m->baseline), "baseline_source",
+                         json_text(m->baseline_source), "ratio_peak", num_or_null(m->ratio_peak), "ratio_baseline",
+                         num_or_null(m->ratio_baseline), "status", status_name(m->status), "summary",
+                         json_text(m->summary));
 }
 
 static const char *get_str(json_t *o, const char *key) {

@@ -9,13 +9,18 @@ static const char *const test_names[RDMA_TEST_COUNT] = {"write_bw", "read_bw", "
 static const char *const verb_names[RDMA_CTL_COUNT] = {"step", "ready", "done", "verified", "corrupt", "end",
                                                         "error"};
 
+/* Whether the token (s, len) is the word w. */
+static bool token_is(const char *s, size_t len, const char *w) {
+        return strlen(w) == len && memcmp(s, w, len) == 0;
+}
+
 const char *rdma_test_name(enum rdma_test t) {
         return (unsigned)t < RDMA_TEST_COUNT ? test_names[t] : "?";
 }
 
 enum rdma_test rdma_test_from_name(const char *s, size_t len) {
         for (int i = 0; i < RDMA_TEST_COUNT; i++)
-                if (strlen(test_names[i]) == len && memcmp(s, test_names[i], len) == 0)
+                if (token_is(s, len, test_names[i]))
                         return (enum rdma_test)i;
         return RDMA_TEST_INVALID;
 }
@@ -154,7 +159,7 @@ static bool line_bounds(const char *buf, size_t len, struct cursor *c) {
         c->end = buf + len;
         const char *tok;
         size_t n;
-        return next_token(c, &tok, &n) && n == strlen(RDMA_WIRE_MAGIC) && memcmp(tok, RDMA_WIRE_MAGIC, n) == 0;
+        return next_token(c, &tok, &n) && token_is(tok, n, RDMA_WIRE_MAGIC);
 }
 
 enum hello_key { K_LID, K_QPN, K_PSN, K_RKEY, K_ADDR, K_BYTES, K_GID, K_MTU, K_LL, K_TESTS, K_MIN, K_MAX,
@@ -171,6 +176,14 @@ static bool hex_gid(const char *s, size_t len, uint8_t *gid) {
                         return false;
                 gid[i] = (uint8_t)b;
         }
+        return true;
+}
+
+/* A flag given as one of two words: no is false, yes is true; any other word is refused. */
+static bool either_word(const char *v, size_t n, const char *no, const char *yes, bool *ret) {
+        if (!token_is(v, n, no) && !token_is(v, n, yes))
+                return false;
+        *ret = token_is(v, n, yes);
         return true;
 }
 
@@ -201,22 +214,8 @@ static bool hello_value(struct rdma_hello *h, enum hello_key k, const char *v, s
                         return false;
                 h->mtu = (unsigned)x;
                 return true;
-        case K_LL:
-                if (n == 2 && memcmp(v, "ib", 2) == 0)
-                        h->ethernet = false;
-                else if (n == 3 && memcmp(v, "eth", 3) == 0)
-                        h->ethernet = true;
-                else
-                        return false;
-                return true;
-        case K_MEM:
-                if (n == 4 && memcmp(v, "host", 4) == 0)
-                        h->gpu_memory = false;
-                else if (n == 3 && memcmp(v, "gpu", 3) == 0)
-                        h->gpu_memory = true;
-                else
-                        return false;
-                return true;
+        case K_LL: return either_word(v, n, "ib", "eth", &h->ethernet);
+        case K_MEM: return either_word(v, n, "host", "gpu", &h->gpu_memory);
         case K_TESTS:
                 if (!parse_u64(v, n, (1u << RDMA_TEST_COUNT) - 1, &x))
                         return false;
@@ -240,7 +239,7 @@ int rdma_hello_parse(const char *buf, size_t len, struct rdma_hello *ret) {
         struct cursor c;
         const char *tok;
         size_t n;
-        if (!line_bounds(buf, len, &c) || !next_token(&c, &tok, &n) || n != 5 || memcmp(tok, "hello", 5) != 0)
+        if (!line_bounds(buf, len, &c) || !next_token(&c, &tok, &n) || !token_is(tok, n, "hello"))
                 return -EBADMSG;
         struct rdma_hello h = {0};
         bool seen[K_COUNT] = {false};
@@ -251,7 +250,7 @@ int rdma_hello_parse(const char *buf, size_t len, struct rdma_hello *ret) {
                 size_t klen = (size_t)(eq - tok);
                 int k = -1;
                 for (int i = 0; i < K_COUNT; i++)
-                        if (strlen(hello_keys[i]) == klen && memcmp(tok, hello_keys[i], klen) == 0)
+                        if (token_is(tok, klen, hello_keys[i]))
                                 k = i;
                 if (k < 0)
                         continue; /* a newer peer's key */
@@ -277,7 +276,7 @@ int rdma_ctl_parse(const char *buf, size_t len, struct rdma_ctl *ret) {
         struct rdma_ctl x = {0};
         int verb = -1;
         for (int i = 0; i < RDMA_CTL_COUNT; i++)
-                if (strlen(verb_names[i]) == n && memcmp(tok, verb_names[i], n) == 0)
+                if (token_is(tok, n, verb_names[i]))
                         verb = i;
         if (verb < 0)
                 return -EBADMSG;

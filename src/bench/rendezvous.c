@@ -100,6 +100,11 @@ static void sleep_ms(int ms) {
 
 static double seconds(unsigned timeout_ms) { return timeout_ms / 1000.0; }
 
+static int out_of_memory(char *err, size_t err_size) {
+        strbuf_printf(err, err_size, "rendezvous: out of memory");
+        return -ENOMEM;
+}
+
 static void close_fd(int *fd) {
         if (*fd >= 0)
                 (void)close(*fd); /* a socket or file we only read: nothing to lose, ignoring */
@@ -577,8 +582,7 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
         }
         struct rdv_session *s = calloc(1, sizeof(*s));
         if (!s) {
-                strbuf_printf(err, err_size, "rendezvous: out of memory");
-                return -ENOMEM;
+                return out_of_memory(err, err_size);
         }
         s->ranks = *ranks;
         s->addr = *addr;
@@ -589,8 +593,7 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
                         s->peers = calloc((size_t)ranks->size, sizeof(*s->peers));
                         if (!s->peers) {
                                 free(s);
-                                strbuf_printf(err, err_size, "rendezvous: out of memory");
-                                return -ENOMEM;
+                                return out_of_memory(err, err_size);
                         }
                         for (int r = 0; r < ranks->size; r++)
                                 s->peers[r].fd = -1;
@@ -762,8 +765,7 @@ static int root_share_tcp(struct rdv_session *s, const void *blob, size_t len, u
         bool *missing = calloc((size_t)size, sizeof(*missing));
         char refused[400] = "", why[300];
         if (!pending || !pfds || !missing) {
-                rc = -ENOMEM;
-                strbuf_printf(err, err_size, "rendezvous: out of memory");
+                rc = out_of_memory(err, err_size);
                 goto out;
         }
         for (int i = 0; i < MAX_PENDING; i++)
@@ -873,8 +875,7 @@ static int peer_share_tcp(struct rdv_session *s, void *blob, size_t *len, size_t
         s->to_root = calloc(1, sizeof(*s->to_root));
         if (!s->to_root) {
                 close_fd(&fd);
-                strbuf_printf(err, err_size, "rendezvous: out of memory");
-                return -ENOMEM;
+                return out_of_memory(err, err_size);
         }
         s->to_root->fd = fd;
         struct rdv_msg m;
@@ -992,6 +993,15 @@ static void remove_file(const char *path) {
         (void)unlink(path); /* gone already, or a directory we cannot clean: nothing to do, ignoring */
 }
 
+/* A flag per rank, set for all but rank 0: the ranks rank 0 has yet to hear from. NULL
+ * when out of memory. */
+static bool *all_ranks_missing(int size) {
+        bool *missing = calloc((size_t)size, sizeof(*missing));
+        for (int r = 1; missing && r < size; r++)
+                missing[r] = true;
+        return missing;
+}
+
 static int root_share_file(struct rdv_session *s, const void *blob, size_t len, unsigned timeout_ms, char *err,
                            size_t err_size) {
         int64_t deadline = (int64_t)deadline_now_ms() + timeout_ms;
@@ -1004,17 +1014,14 @@ static int root_share_file(struct rdv_session *s, const void *blob, size_t len, 
                 return r;
         }
         s->wrote_file = true;
-        bool *missing = calloc((size_t)size, sizeof(*missing));
+        bool *missing = all_ranks_missing(size);
         uint8_t *buf = malloc(RDV_MSG_MAX);
         if (!missing || !buf) {
                 free(missing);
                 free(buf);
-                strbuf_printf(err, err_size, "rendezvous: out of memory");
-                return -ENOMEM;
+                return out_of_memory(err, err_size);
         }
         int waiting = size - 1, pause = 1;
-        for (int rank = 1; rank < size; rank++)
-                missing[rank] = true;
         char path[sizeof(s->addr.path) + 32], refused[300] = "";
         while (waiting > 0) {
                 for (int rank = 1; rank < size; rank++) {
@@ -1108,8 +1115,7 @@ static int peer_share_file(struct rdv_session *s, void *blob, size_t *len, size_
         file_name(s, rank, ".join", join_path, sizeof(join_path));
         uint8_t *buf = malloc(RDV_MSG_MAX);
         if (!buf) {
-                strbuf_printf(err, err_size, "rendezvous: out of memory");
-                return -ENOMEM;
+                return out_of_memory(err, err_size);
         }
         for (;;) {
                 if (taken && access(join_path, F_OK) < 0 && errno == ENOENT) {
@@ -1216,15 +1222,12 @@ static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_
         int size = s->ranks.size, waiting = size - 1;
         bool kept = true;
         struct pollfd *pfds = calloc((size_t)size, sizeof(*pfds));
-        bool *missing = calloc((size_t)size, sizeof(*missing));
+        bool *missing = all_ranks_missing(size);
         if (!pfds || !missing) {
                 free(pfds);
                 free(missing);
-                strbuf_printf(err, err_size, "rendezvous: out of memory");
-                return -ENOMEM;
+                return out_of_memory(err, err_size);
         }
-        for (int r = 1; r < size; r++)
-                missing[r] = true;
         while (waiting > 0) {
                 int left = left_ms(deadline);
                 if (left == 0)
@@ -1267,12 +1270,18 @@ static int root_gather_tcp(struct rdv_session *s, struct rdv_gathered *g, int64_
         return rc;
 }
 
+/* This rank's result for rank 0, under the job's key. */
+static struct rdv_msg result_msg(const struct rdv_session *s, bool ok, const void *data, size_t len) {
+        struct rdv_msg m = {.type = RDV_MSG_RESULT, .rank = (uint32_t)s->ranks.rank, .size = (uint32_t)s->ranks.size,
+                            .nonce = s->nonce, .status = ok ? 0 : 1, .data = data, .data_len = len};
+        memcpy(m.key, s->ranks.job_key, sizeof(m.key));
+        return m;
+}
+
 static int peer_gather_tcp(struct rdv_session *s, bool ok, const void *data, size_t len, int64_t deadline,
                            unsigned timeout_ms, char *err, size_t err_size) {
         int rank = s->ranks.rank, size = s->ranks.size;
-        struct rdv_msg m = {.type = RDV_MSG_RESULT, .rank = (uint32_t)rank, .size = (uint32_t)size, .nonce = s->nonce,
-                            .status = ok ? 0 : 1, .data = data, .data_len = len};
-        memcpy(m.key, s->ranks.job_key, sizeof(m.key));
+        struct rdv_msg m = result_msg(s, ok, data, len);
         int r = send_msg(s->to_root->fd, &m, deadline);
         size_t used = 0;
         struct rdv_msg reply;
@@ -1293,17 +1302,14 @@ static int root_gather_file(struct rdv_session *s, struct rdv_gathered *g, int64
                             char *err, size_t err_size) {
         int size = s->ranks.size, waiting = size - 1, pause = 1;
         bool kept = true;
-        bool *missing = calloc((size_t)size, sizeof(*missing));
+        bool *missing = all_ranks_missing(size);
         uint8_t *buf = malloc(RDV_MSG_MAX);
         char path[sizeof(s->addr.path) + 32];
         if (!missing || !buf) {
                 free(missing);
                 free(buf);
-                strbuf_printf(err, err_size, "rendezvous: out of memory");
-                return -ENOMEM;
+                return out_of_memory(err, err_size);
         }
-        for (int r = 1; r < size; r++)
-                missing[r] = true;
         for (;;) {
                 for (int r = 1; r < size; r++) {
                         if (!missing[r])
@@ -1340,9 +1346,7 @@ static int root_gather_file(struct rdv_session *s, struct rdv_gathered *g, int64
 static int peer_gather_file(struct rdv_session *s, bool ok, const void *data, size_t len, int64_t deadline,
                             unsigned timeout_ms, char *err, size_t err_size) {
         int rank = s->ranks.rank, size = s->ranks.size, pause = 1;
-        struct rdv_msg m = {.type = RDV_MSG_RESULT, .rank = (uint32_t)rank, .size = (uint32_t)size, .nonce = s->nonce,
-                            .status = ok ? 0 : 1, .data = data, .data_len = len};
-        memcpy(m.key, s->ranks.job_key, sizeof(m.key));
+        struct rdv_msg m = result_msg(s, ok, data, len);
         char path[sizeof(s->addr.path) + 32];
         file_name(s, rank, "", path, sizeof(path));
         int r = write_msg_file(s, path, &m);
@@ -1387,13 +1391,11 @@ int rdv_gather(struct rdv_session *s, bool ok, const void *data, size_t len, str
         ret->size = s->ranks.size;
         ret->ranks = calloc((size_t)s->ranks.size, sizeof(*ret->ranks));
         if (!ret->ranks) {
-                strbuf_printf(err, err_size, "rendezvous: out of memory");
-                return -ENOMEM;
+                return out_of_memory(err, err_size);
         }
         if (!keep_result(&ret->ranks[0], ok, data, len)) {
                 rdv_gathered_free(ret);
-                strbuf_printf(err, err_size, "rendezvous: out of memory");
-                return -ENOMEM;
+                return out_of_memory(err, err_size);
         }
         if (s->ranks.size == 1)
                 return 0;

@@ -10,42 +10,49 @@ static const char *const coll_names[NCCL_COLL_COUNT] = {
         [NCCL_COLL_REDUCE] = "reduce", [NCCL_COLL_ALLTOALL] = "alltoall", [NCCL_COLL_SENDRECV] = "sendrecv",
 };
 
-static const struct {
-        const char *name;
-        size_t size;
-} dtypes[NCCL_DT_COUNT] = {
-        [NCCL_DT_INT8] = {"int8", 1},       [NCCL_DT_UINT8] = {"uint8", 1},   [NCCL_DT_INT32] = {"int32", 4},
-        [NCCL_DT_UINT32] = {"uint32", 4},   [NCCL_DT_INT64] = {"int64", 8},   [NCCL_DT_UINT64] = {"uint64", 8},
-        [NCCL_DT_FLOAT16] = {"half", 2},    [NCCL_DT_FLOAT32] = {"float", 4}, [NCCL_DT_FLOAT64] = {"double", 8},
-        [NCCL_DT_BFLOAT16] = {"bfloat16", 2},
+static const char *const dtype_names[NCCL_DT_COUNT] = {
+        [NCCL_DT_INT8] = "int8",       [NCCL_DT_UINT8] = "uint8",   [NCCL_DT_INT32] = "int32",
+        [NCCL_DT_UINT32] = "uint32",   [NCCL_DT_INT64] = "int64",   [NCCL_DT_UINT64] = "uint64",
+        [NCCL_DT_FLOAT16] = "half",    [NCCL_DT_FLOAT32] = "float", [NCCL_DT_FLOAT64] = "double",
+        [NCCL_DT_BFLOAT16] = "bfloat16",
+};
+
+static const size_t dtype_sizes[NCCL_DT_COUNT] = {
+        [NCCL_DT_INT8] = 1,    [NCCL_DT_UINT8] = 1,   [NCCL_DT_INT32] = 4,   [NCCL_DT_UINT32] = 4,
+        [NCCL_DT_INT64] = 8,   [NCCL_DT_UINT64] = 8,  [NCCL_DT_FLOAT16] = 2, [NCCL_DT_FLOAT32] = 4,
+        [NCCL_DT_FLOAT64] = 8, [NCCL_DT_BFLOAT16] = 2,
 };
 
 static const char *const redop_names[NCCL_OP_COUNT] = {"sum", "prod", "max", "min", "avg"};
+
+_Static_assert(NCCL_COLL_INVALID == -1 && NCCL_DT_INVALID == -1 && NCCL_OP_INVALID == -1, "INVALID is -1");
+
+/* The index of s among names[0..n), or -1, which is each enum's INVALID. */
+static int index_of(const char *s, const char *const *names, int n) {
+        for (int i = 0; i < n; i++)
+                if (s && strcmp(s, names[i]) == 0)
+                        return i;
+        return -1;
+}
 
 const char *nccl_coll_name(enum nccl_coll c) {
         return c >= 0 && c < NCCL_COLL_COUNT ? coll_names[c] : NULL;
 }
 
 enum nccl_coll nccl_coll_from_name(const char *s) {
-        for (int i = 0; i < NCCL_COLL_COUNT; i++)
-                if (s && strcmp(s, coll_names[i]) == 0)
-                        return (enum nccl_coll)i;
-        return NCCL_COLL_INVALID;
+        return (enum nccl_coll)index_of(s, coll_names, NCCL_COLL_COUNT);
 }
 
 const char *nccl_dtype_name(enum nccl_dtype t) {
-        return t >= 0 && t < NCCL_DT_COUNT ? dtypes[t].name : NULL;
+        return t >= 0 && t < NCCL_DT_COUNT ? dtype_names[t] : NULL;
 }
 
 enum nccl_dtype nccl_dtype_from_name(const char *s) {
-        for (int i = 0; i < NCCL_DT_COUNT; i++)
-                if (s && strcmp(s, dtypes[i].name) == 0)
-                        return (enum nccl_dtype)i;
-        return NCCL_DT_INVALID;
+        return (enum nccl_dtype)index_of(s, dtype_names, NCCL_DT_COUNT);
 }
 
 size_t nccl_dtype_size(enum nccl_dtype t) {
-        return t >= 0 && t < NCCL_DT_COUNT ? dtypes[t].size : 0;
+        return t >= 0 && t < NCCL_DT_COUNT ? dtype_sizes[t] : 0;
 }
 
 const char *nccl_redop_name(enum nccl_redop op) {
@@ -53,10 +60,7 @@ const char *nccl_redop_name(enum nccl_redop op) {
 }
 
 enum nccl_redop nccl_redop_from_name(const char *s) {
-        for (int i = 0; i < NCCL_OP_COUNT; i++)
-                if (s && strcmp(s, redop_names[i]) == 0)
-                        return (enum nccl_redop)i;
-        return NCCL_OP_INVALID;
+        return (enum nccl_redop)index_of(s, redop_names, NCCL_OP_COUNT);
 }
 
 bool nccl_coll_reduces(enum nccl_coll c) {

@@ -1,5 +1,6 @@
 /* Loading libcuda: the name to load and the symbol table from cuda_functions.def. */
 #include "bindings/cuda.h"
+#include "bindings/libload.h"
 #include "core/array.h"
 
 #include <errno.h>
@@ -35,28 +36,23 @@ int cuda_lib_load(const char *file, enum cuda_need need, struct cuda_lib **ret, 
         struct dynlib dl;
         if (dynlib_open_file(file, &dl, why, whysize) < 0)
                 return -ENOENT;
-        struct cuda_lib *lib = calloc(1, sizeof(*lib));
-        if (!lib) {
-                snprintf(why, whysize, "out of memory loading %s", file);
-                return -ENOMEM;
-        }
-        lib->dl = dl;
         /* What this caller needs is required; everything else resolves when it can. */
         struct dynlib_fn fns[ARRAY_COUNT(cuda_fns)];
         for (size_t i = 0; i < ARRAY_COUNT(cuda_fns); i++) {
                 fns[i] = cuda_fns[i].fn;
                 fns[i].required = cuda_fns[i].need != CUDA_NEED_NONE && cuda_fns[i].need <= need;
         }
+        const struct libload_layout layout = LIBLOAD_LAYOUT(struct cuda_lib, fns);
+        void *lib;
         const char *absent = NULL;
-        if (dynlib_resolve(&lib->dl, fns, ARRAY_COUNT(fns), lib, &absent) < 0) {
-                snprintf(why, whysize, "%s has no %s", lib->dl.path, absent);
+        int r = libload_object(&layout, &dl, &lib, &absent, why, whysize);
+        if (r == -ENOSYS) {
+                snprintf(why, whysize, "%s has no %s", dl.path, absent);
                 if (missing)
                         *missing = absent;
-                free(lib);
-                return -ENOSYS;
         }
         *ret = lib;
-        return 0;
+        return r;
 }
 
 struct cuda_lib *cuda_lib_free(struct cuda_lib *lib) {

@@ -12,7 +12,6 @@
  * message naming the OpenCL backend, which NVIDIA's OpenCL runs on Volta (docs/bench.md,
  * "The Volta question"). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,13 +122,8 @@ static int cuda_errno(CUresult rc) {
         }
 }
 
-static void set_err(struct dev_backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_err(struct dev_backend *b, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(b->err, sizeof(b->err), fmt, ap);
-        va_end(ap);
-}
+/* printf-style text into b's message (snprintf checks the format). */
+#define set_err(b, ...) snprintf((b)->err, sizeof((b)->err), __VA_ARGS__)
 
 /* Record "fn: NAME (text)" (plus context) and return the negative errno for rc. */
 static int cuda_fail(struct dev_backend *b, const char *fn, CUresult rc, const char *context) {

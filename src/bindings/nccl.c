@@ -1,4 +1,5 @@
 #include "bindings/nccl.h"
+#include "bindings/libload.h"
 #include "core/array.h"
 
 #include <errno.h>
@@ -44,19 +45,22 @@ static const char *const wheel_globs[] = {
         "/usr/lib64/python3*/site-packages/nvidia/nccl/lib/" NCCL_SONAME,
 };
 
+/* Each name is the constant's own spelling. */
+#define NAMED(rc) {rc, #rc}
 static const struct {
         ncclResult_t rc;
         const char *name;
 } results[] = {
-        {ncclSuccess, "ncclSuccess"},
-        {ncclUnhandledCudaError, "ncclUnhandledCudaError"},
-        {ncclSystemError, "ncclSystemError"},
-        {ncclInternalError, "ncclInternalError"},
-        {ncclInvalidArgument, "ncclInvalidArgument"},
-        {ncclInvalidUsage, "ncclInvalidUsage"},
-        {ncclRemoteError, "ncclRemoteError"},
-        {ncclInProgress, "ncclInProgress"},
+        NAMED(ncclSuccess),
+        NAMED(ncclUnhandledCudaError),
+        NAMED(ncclSystemError),
+        NAMED(ncclInternalError),
+        NAMED(ncclInvalidArgument),
+        NAMED(ncclInvalidUsage),
+        NAMED(ncclRemoteError),
+        NAMED(ncclInProgress),
 };
+#undef NAMED
 
 void nccl_version_split(int code, int *ret_major, int *ret_minor, int *ret_patch) {
         /* NCCL_VERSION: X*1000 + Y*100 + Z up to 2.8, X*10000 + Y*100 + Z from 2.9 */
@@ -104,7 +108,7 @@ int nccl_fail(struct nccl *nc, const char *call, ncclResult_t rc, ncclComm_t com
 }
 
 static const struct dynlib_fn nccl_fns[] = {
-#define NCCL_FN(req, ret, name, params) {#name, NULL, req, offsetof(struct nccl_fns, name)},
+#define NCCL_FN(req, ret, name, params) {#name, NULL, req, offsetof(struct nccl, fn.name)},
 #include "bindings/nccl_functions.def"
 #undef NCCL_FN
 };
@@ -132,62 +136,43 @@ static int system_wheel(char *buf, size_t size) {
         return nccl_find_wheel("", buf, size);
 }
 
-/* $GPUVET_NCCL_LIB as a file (or the soname in it as a directory), else the soname, else
- * a wheel's copy. */
-static int open_library(struct dynlib *dl, char *err, size_t errsize) {
-        static const char *const sonames[] = {NCCL_SONAME};
-        static const struct dynlib_search search = {
-                .env = NCCL_LIB_ENV, .env_dir = true, .sonames = sonames, .n_sonames = 1, .extra = system_wheel};
-        const char *env;
-        enum dynlib_searched searched;
-        char why[768];
-        if (dynlib_search_open(&search, dl, &env, &searched, why, sizeof(why)) == 0)
-                return 0;
-        if (searched == DYNLIB_SEARCHED_ENV_FILE) {
-                snprintf(err, errsize, "cannot load NCCL library %s (from $" NCCL_LIB_ENV "): %s", env, why);
-                return -ENOENT;
-        }
-        snprintf(err, errsize,
-                 NCCL_SONAME " not found%s%s (tried %s); install NCCL (the libnccl2 package, the CUDA toolkit's, or a "
-                             "pip nvidia-nccl-cu13 wheel, and point $" NCCL_LIB_ENV " at its lib directory)",
-                 env ? " in " : "", env ? env : "", why);
-        return -ENOENT;
-}
-
-int nccl_open(struct nccl **ret, char *err, size_t errsize) {
-        *ret = NULL;
-        struct nccl *nc = calloc(1, sizeof(*nc));
-        if (!nc) {
-                snprintf(err, errsize, "out of memory");
-                return -ENOMEM;
-        }
-        int r = open_library(&nc->dl, err, errsize);
-        if (r < 0)
-                goto fail;
-        const char *missing = NULL;
-        if (dynlib_resolve(&nc->dl, nccl_fns, ARRAY_COUNT(nccl_fns), &nc->fn, &missing) < 0) {
-                snprintf(err, errsize, "%s has no %s: not an NCCL gpuvet can use", nc->dl.name, missing);
-                r = -ENOSYS;
-                goto fail;
-        }
+/* Refuses an NCCL older than gpuvet's oldest. */
+static int check_version(void *obj, char *err, size_t errsize) {
+        struct nccl *nc = obj;
         ncclResult_t rc = nc->fn.ncclGetVersion(&nc->version);
         if (rc != ncclSuccess) {
                 (void)nccl_fail(nc, "ncclGetVersion", rc, NULL, NULL);
                 snprintf(err, errsize, "%s: %s", nc->dl.name, nc->err);
-                r = -EIO;
-                goto fail;
+                return -EIO;
         }
         nccl_version_split(nc->version, &nc->major, &nc->minor, &nc->patch);
         if (nc->version < NCCL_MIN_VERSION) {
                 snprintf(err, errsize, "%s is NCCL %d.%d.%d; gpuvet needs 2.7.0 or newer (ncclSend/ncclRecv)",
                          nc->dl.name, nc->major, nc->minor, nc->patch);
-                r = -EPROTONOSUPPORT;
-                goto fail;
+                return -EPROTONOSUPPORT;
         }
-        *ret = nc;
         return 0;
-fail:
-        free(nc);
+}
+
+static const char *const sonames[] = {NCCL_SONAME};
+
+/* $GPUVET_NCCL_LIB as a file (or the soname in it as a directory), else the soname, else
+ * a wheel's copy. */
+static const struct libload nccl_load = {
+        .search = {.env = NCCL_LIB_ENV, .env_dir = true, .sonames = sonames, .n_sonames = 1, .extra = system_wheel},
+        .title = "NCCL library",
+        .sonames_text = NCCL_SONAME,
+        .install = "install NCCL (the libnccl2 package, the CUDA toolkit's, or a pip nvidia-nccl-cu13 wheel, and "
+                   "point $" NCCL_LIB_ENV " at its lib directory)",
+        .kind = "an NCCL",
+        .layout = LIBLOAD_LAYOUT(struct nccl, nccl_fns),
+        .init = check_version,
+};
+
+int nccl_open(struct nccl **ret, char *err, size_t errsize) {
+        void *nc;
+        int r = libload_open(&nccl_load, &nc, err, errsize);
+        *ret = nc;
         return r;
 }
 

@@ -1,6 +1,7 @@
 /* Loading libnvidia-ml at run time: the search order, the symbol table from
  * nvml_functions.def, and the names and sentences of NVML's return codes. */
 #include "bindings/nvml.h"
+#include "bindings/libload.h"
 #include "core/array.h"
 #include "sys/nvml_facts.h" /* NV_LIB_ENV */
 
@@ -21,22 +22,18 @@ static const struct dynlib_fn nvml_fns[] = {
         {"nvmlErrorString", NULL, false, offsetof(struct nvml_lib, nvmlErrorString)},
 };
 
-/* Older exports with the same signature and structures, tried when the newer symbol is
- * absent (as nvtop does). Only where nvml.h kept the types: the _v2 process and event
+/* Older exports tried when their "_v2" successor is absent (as nvtop does): the same
+ * signature and structures. Only where nvml.h kept the types: the _v2 process and event
  * structures grew fields, so their older calls are not stand-ins. */
-static const struct {
-        const char *name, *older;
-} nvml_fallbacks[] = {
-        {"nvmlInit_v2", "nvmlInit"},
-        {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"},
-        {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"},
-        {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"},
-};
+static const char *const nvml_v1_stand_ins[] = {"nvmlInit", "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex",
+                                                "nvmlDeviceGetHandleByPciBusId"};
 
 const char *nvml_fallback_of(const char *name) {
-        for (size_t i = 0; i < ARRAY_COUNT(nvml_fallbacks); i++)
-                if (strcmp(nvml_fallbacks[i].name, name) == 0)
-                        return nvml_fallbacks[i].older;
+        for (size_t i = 0; i < ARRAY_COUNT(nvml_v1_stand_ins); i++) {
+                size_t n = strlen(nvml_v1_stand_ins[i]);
+                if (strncmp(name, nvml_v1_stand_ins[i], n) == 0 && strcmp(name + n, "_v2") == 0)
+                        return nvml_v1_stand_ins[i];
+        }
         return NULL;
 }
 
@@ -80,27 +77,25 @@ int nvml_lib_load(const char *path, struct nvml_lib **ret, char *err, size_t err
         int r = open_library(path, &dl, err, errsize);
         if (r < 0)
                 return r;
-        struct nvml_lib *lib = calloc(1, sizeof(*lib));
-        if (!lib) {
-                snprintf(err, errsize, "out of memory loading %s", dl.name);
-                dynlib_close(&dl);
-                return -ENOMEM;
-        }
-        lib->dl = dl;
         struct dynlib_fn fns[ARRAY_COUNT(nvml_fns)];
         for (size_t i = 0; i < ARRAY_COUNT(nvml_fns); i++) {
                 fns[i] = nvml_fns[i];
                 fns[i].fallback = nvml_fallback_of(fns[i].name);
         }
+        const struct libload_layout layout = LIBLOAD_LAYOUT(struct nvml_lib, fns);
+        void *lib;
         const char *missing = NULL;
-        if (dynlib_resolve(&lib->dl, fns, ARRAY_COUNT(fns), lib, &missing) < 0) {
+        r = libload_object(&layout, &dl, &lib, &missing, err, errsize);
+        if (r == -ENOSYS) {
                 if (strcmp(dl.path, dl.name) == 0)
                         snprintf(err, errsize, "%s: missing required symbol %s", dl.name, missing);
                 else
                         snprintf(err, errsize, "%s: missing required symbol %s (loaded %s)", dl.name, missing,
                                  dl.path);
-                nvml_lib_free(lib);
-                return -ENOSYS;
+        }
+        if (r < 0) {
+                dynlib_close(&dl);
+                return r;
         }
         *ret = lib;
         return 0;

@@ -9,6 +9,7 @@
  * frees, and struct nvml_events itself is never seen by a worker. */
 #include "sys/nvml_events.h"
 #include "bindings/nvml.h"
+#include "bindings/nvml_deadline.h"
 
 _Static_assert(NV_EVENT_SINGLE_BIT_ECC == (unsigned long long)nvmlEventTypeSingleBitEccError, "event bit");
 _Static_assert(NV_EVENT_DOUBLE_BIT_ECC == (unsigned long long)nvmlEventTypeDoubleBitEccError, "event bit");
@@ -268,16 +269,6 @@ static void start_publish(void *block, void *dest, unsigned int index, const cha
         ((struct start_block *)dest)->hung_ms = elapsed_ms;
 }
 
-static void normalise(const struct nvml_deadlines *in, struct nvml_deadlines *out) {
-        *out = in ? *in : (struct nvml_deadlines){0};
-        if (out->call_ms == 0)
-                out->call_ms = NVML_DEADLINE_CALL_MS_DEFAULT;
-        if (out->gpu_ms == 0)
-                out->gpu_ms = NVML_DEADLINE_GPU_MS_DEFAULT;
-        if (out->init_ms == 0)
-                out->init_ms = NVML_DEADLINE_INIT_MS_DEFAULT;
-}
-
 /* Copy facts' GPUs into ev, with a notice for each that cannot be registered. */
 static int take_gpus(struct nvml_events *ev, const struct nvml_facts *facts) {
         ev->n_gpus = facts->n_gpus;
@@ -385,7 +376,7 @@ int nvml_events_start(struct nvml_lib *lib, const struct nvml_facts *facts, cons
         if (!ev)
                 return -ENOMEM;
         ev->lib = lib;
-        normalise(dl, &ev->dl);
+        nvml_deadlines_normalise(dl, &ev->dl);
         ev->types = types ? types : NVML_EVENTS_DEFAULT_TYPES;
         ev->last_wait_rc = NVML_SUCCESS;
         int r = take_gpus(ev, facts);
@@ -411,16 +402,8 @@ int nvml_events_start(struct nvml_lib *lib, const struct nvml_facts *facts, cons
                 b->gpus[i].skip = !ev->gpus[i].usable;
         }
         s->n = ev->n_gpus;
-        struct deadline_spec spec = {
-                .call_ms = ev->dl.call_ms,
-                .work = start_work,
-                .publish = start_publish,
-                .free_block = free,
-        };
-        void *blocks[1] = {b};
-        void *dests[1] = {s};
         struct deadline_outcome o;
-        r = deadline_run(&spec, 1, blocks, dests, &o);
+        r = nvml_run_one(ev->dl.call_ms, start_work, start_publish, b, s, &o);
         if (r == 0)
                 r = settle_start(ev, s, &o);
         free(s);
@@ -538,16 +521,8 @@ int nvml_events_poll(struct nvml_events *ev, unsigned int ms, nvml_event_fn cb, 
         b->set = ev->set;
         b->ms = ms;
         b->call_ms = ev->dl.call_ms;
-        struct deadline_spec spec = {
-                .call_ms = ev->dl.call_ms,
-                .work = poll_work,
-                .publish = poll_publish,
-                .free_block = free,
-        };
-        void *blocks[1] = {b};
-        void *dests[1] = {s};
         struct deadline_outcome o;
-        int r = deadline_run(&spec, 1, blocks, dests, &o);
+        int r = nvml_run_one(ev->dl.call_ms, poll_work, poll_publish, b, s, &o);
         if (r < 0) {
                 free(s);
                 return r;
@@ -678,16 +653,9 @@ bool nvml_events_stop(struct nvml_events *ev) {
                 struct stop_block *b = calloc(1, sizeof(*b));
                 if (b) {
                         *b = (struct stop_block){.lib = ev->lib, .set = ev->set, .set_ok = ev->set_ok, .init_ok = ev->init_ok};
-                        struct deadline_spec spec = {
-                                .call_ms = ev->dl.call_ms,
-                                .work = stop_work,
-                                .publish = stop_publish,
-                                .free_block = free,
-                        };
-                        void *blocks[1] = {b};
-                        void *dests[1] = {NULL};
                         struct deadline_outcome o;
-                        if (deadline_run(&spec, 1, blocks, dests, &o) == 0 && o.state == DEADLINE_ABANDONED)
+                        if (nvml_run_one(ev->dl.call_ms, stop_work, stop_publish, b, NULL, &o) == 0 &&
+                            o.state == DEADLINE_ABANDONED)
                                 ev->abandoned = true;
                 }
                 /* Out of memory: the set and the reference stay with NVML until exit, ignoring. */

@@ -13,6 +13,7 @@
  * into that error: the list of facts exists once, in gather_gpu's order. */
 #include "sys/nvml_facts.h"
 #include "bindings/nvml.h"
+#include "bindings/nvml_deadline.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -1978,8 +1979,6 @@ static void shutdown_publish(void *block, void *dest, unsigned int index, const 
 
 /* --- GPM samples kept across gathers ---------------------------------------------------- */
 
-static void normalise_deadlines(const struct nvml_deadlines *in, struct nvml_deadlines *out);
-
 struct nvml_gpm_carry *nvml_gpm_carry_new(void) { return calloc(1, sizeof(struct nvml_gpm_carry)); }
 
 struct gpm_free_block {
@@ -2032,18 +2031,10 @@ bool nvml_gpm_carry_free(struct nvml_gpm_carry *carry, struct nvml_lib *lib, con
         b->lib = lib;
         b->carry = carry;
         struct nvml_deadlines d;
-        normalise_deadlines(dl, &d);
+        nvml_deadlines_normalise(dl, &d);
         bool hung = false;
-        struct deadline_spec spec = {
-                .call_ms = d.call_ms,
-                .work = gpm_free_work,
-                .publish = gpm_free_publish,
-                .free_block = free,
-        };
-        void *blocks[1] = {b};
-        void *dests[1] = {&hung};
         struct deadline_outcome o;
-        if (deadline_run(&spec, 1, blocks, dests, &o) < 0)
+        if (nvml_run_one(d.call_ms, gpm_free_work, gpm_free_publish, b, &hung, &o) < 0)
                 return false; /* not started: the block (not the carry) was freed; leak it */
         return hung;
 }
@@ -2126,16 +2117,6 @@ static void gather_system(struct nvml_facts *f, int *ret_r) {
                          s.cuda_driver_version.v / 1000, (s.cuda_driver_version.v % 1000) / 10);
 }
 
-static void normalise_deadlines(const struct nvml_deadlines *in, struct nvml_deadlines *out) {
-        *out = in ? *in : (struct nvml_deadlines){0};
-        if (out->call_ms == 0)
-                out->call_ms = NVML_DEADLINE_CALL_MS_DEFAULT;
-        if (out->gpu_ms == 0)
-                out->gpu_ms = NVML_DEADLINE_GPU_MS_DEFAULT;
-        if (out->init_ms == 0)
-                out->init_ms = NVML_DEADLINE_INIT_MS_DEFAULT;
-}
-
 int nvml_facts_gather(struct nvml_lib *lib, const struct nvml_deadlines *dl, struct nvml_facts *ret) {
         return nvml_facts_gather_some(lib, dl, NVML_GROUPS_ALL, ret);
 }
@@ -2154,7 +2135,7 @@ int nvml_facts_gather_carry(struct nvml_lib *lib, const struct nvml_deadlines *d
         memset(f, 0, sizeof(*f));
         f->lib = lib;
         f->groups = groups;
-        normalise_deadlines(dl, &f->dl);
+        nvml_deadlines_normalise(dl, &f->dl);
         if (!lib) {
                 f->init_state = NVML_INIT_NO_LIBRARY;
                 f->init_rc = NVML_ERROR_LIBRARY_NOT_FOUND;
@@ -2246,16 +2227,9 @@ void nvml_facts_done(struct nvml_facts *f) {
                 if (b) {
                         nvmlReturn_t rc = NVML_SUCCESS;
                         b->lib = f->lib;
-                        struct deadline_spec spec = {
-                                .call_ms = f->dl.call_ms,
-                                .work = shutdown_work,
-                                .publish = shutdown_publish,
-                                .free_block = free,
-                        };
-                        void *blocks[1] = {b};
-                        void *dests[1] = {&rc};
                         struct deadline_outcome o;
-                        if (deadline_run(&spec, 1, blocks, dests, &o) == 0 && o.state == DEADLINE_ABANDONED)
+                        if (nvml_run_one(f->dl.call_ms, shutdown_work, shutdown_publish, b, &rc, &o) == 0 &&
+                            o.state == DEADLINE_ABANDONED)
                                 f->abandoned = true;
                         /* nvmlShutdown's own error changes nothing for the caller, ignoring. */
                         (void)rc;

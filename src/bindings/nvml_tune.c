@@ -7,6 +7,7 @@
 #include "core/fsroot.h"
 #include "sys/nvml_facts.h"
 #include "bindings/nvml.h"
+#include "bindings/nvml_deadline.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -160,10 +161,8 @@ static int run_op(struct tune_gpus *g, struct op *o) {
         if (!block)
                 return -ENOMEM;
         *block = *o;
-        struct deadline_spec spec = {.call_ms = g->call_ms, .work = op_work, .publish = op_publish, .free_block = free};
-        void *blocks[1] = {block}, *dests[1] = {o};
         struct deadline_outcome out;
-        int r = deadline_run(&spec, 1, blocks, dests, &out);
+        int r = nvml_run_one(g->call_ms, op_work, op_publish, block, o, &out);
         if (out.state == DEADLINE_NOT_STARTED)
                 return r < 0 ? r : -EAGAIN;
         if (out.state == DEADLINE_ABANDONED) {

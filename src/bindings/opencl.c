@@ -1,6 +1,7 @@
 /* Loading the OpenCL ICD loader: the search order and the symbol table from
  * opencl_functions.def. */
 #include "bindings/opencl.h"
+#include "bindings/libload.h"
 #include "core/array.h"
 
 #include <errno.h>
@@ -26,21 +27,17 @@ int opencl_lib_load(struct opencl_lib **ret, char *err, size_t errsize) {
                          tried);
                 return -ENOENT;
         }
-        struct opencl_lib *lib = calloc(1, sizeof(*lib));
-        if (!lib) {
-                snprintf(err, errsize, "out of memory loading %s", dl.name);
-                return -ENOMEM;
-        }
-        lib->dl = dl;
+        static const struct libload_layout layout = LIBLOAD_LAYOUT(struct opencl_lib, opencl_fns);
+        void *lib;
         const char *missing = NULL;
-        if (dynlib_resolve(&lib->dl, opencl_fns, ARRAY_COUNT(opencl_fns), lib, &missing) < 0) {
-                snprintf(err, errsize, "%s lacks %s (OpenCL 1.2 needed)", lib->dl.name, missing);
-                dynlib_close(&lib->dl);
-                free(lib);
+        int r = libload_object(&layout, &dl, &lib, &missing, err, errsize);
+        if (r == -ENOSYS) {
+                snprintf(err, errsize, "%s lacks %s (OpenCL 1.2 needed)", dl.name, missing);
+                dynlib_close(&dl);
                 return -ENOENT;
         }
         *ret = lib;
-        return 0;
+        return r;
 }
 
 struct opencl_lib *opencl_lib_free(struct opencl_lib *lib) {

@@ -34,7 +34,6 @@
  * index among this backend's devices) so that they add 1 to D(row, col): one silent data
  * corruption on one device, for the burn's GEMM verification to find (kernels/gpuvet.cl). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,13 +154,8 @@ static const char *cl_error_name(cl_int rc) {
         }
 }
 
-static void set_err(struct dev_backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_err(struct dev_backend *b, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(b->err, sizeof(b->err), fmt, ap);
-        va_end(ap);
-}
+/* printf-style text into b's message (snprintf checks the format). */
+#define set_err(b, ...) snprintf((b)->err, sizeof((b)->err), __VA_ARGS__)
 
 /* Record "call: CL_NAME (code)" and map the code to a negative errno: allocation failures
  * to -ENOMEM (the benchmarks retry smaller), everything else to -EIO. */

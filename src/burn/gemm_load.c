@@ -28,6 +28,7 @@
 #include "bench/gemm_ref.h"
 #include "bench/matmul.h"
 #include "core/array.h"
+#include "core/name_table.h"
 
 #define GEMM_LOAD_FULL_N 256
 #define GEMM_LOAD_SAMPLES 1024
@@ -44,14 +45,12 @@ static const char *const precision_names[_BURN_PRECISION_COUNT] = {
 };
 
 const char *burn_precision_name(enum burn_precision p) {
-        return p >= 0 && p < _BURN_PRECISION_COUNT ? precision_names[p] : NULL;
+        return name_table_name(precision_names, _BURN_PRECISION_COUNT, (int)p);
 }
 
 enum burn_precision burn_precision_parse(const char *s) {
-        for (int p = 0; s && p < _BURN_PRECISION_COUNT; p++)
-                if (!strcmp(precision_names[p], s))
-                        return (enum burn_precision)p;
-        return _BURN_PRECISION_INVALID;
+        int p = name_table_value(precision_names, _BURN_PRECISION_COUNT, s);
+        return p < 0 ? _BURN_PRECISION_INVALID : (enum burn_precision)p;
 }
 
 struct gemm_load {
@@ -566,18 +565,14 @@ void gemm_load_close(struct gemm_load *g) {
                 lt_device_close(g->lt, cuda_ctx_stream(g->ctx, &stream) == 0);
         }
         lt_library_close(g->lib);
-        if (g->ws)
-                g->ops->free(g->ctx, g->ws);
-        if (g->a)
-                g->ops->free(g->ctx, g->a);
-        if (g->bm)
-                g->ops->free(g->ctx, g->bm);
-        if (g->d)
-                g->ops->free(g->ctx, g->d);
-        if (g->ev0)
-                g->ops->event_destroy(g->ctx, g->ev0);
-        if (g->ev1)
-                g->ops->event_destroy(g->ctx, g->ev1);
+        struct dev_buf *const bufs[] = {g->ws, g->a, g->bm, g->d};
+        for (size_t i = 0; i < ARRAY_COUNT(bufs); i++)
+                if (bufs[i])
+                        g->ops->free(g->ctx, bufs[i]);
+        struct dev_event *const events[] = {g->ev0, g->ev1};
+        for (size_t i = 0; i < ARRAY_COUNT(events); i++)
+                if (events[i])
+                        g->ops->event_destroy(g->ctx, events[i]);
         if (g->host_d)
                 g->ops->host_free(g->ctx, g->host_d, g->host_pinned);
         free(g->first);

@@ -23,6 +23,7 @@
 
 #include "burn/memtest.h"
 #include "core/deadline.h"
+#include "core/name_table.h"
 
 #define WORD_BYTES 8u
 /* Chunks are cut at multiples of this (whole 16-byte pairs for the CUDA kernels' vector
@@ -40,14 +41,12 @@ static const char *const pattern_names[MEMTEST_PATTERN_COUNT] = {
 };
 
 const char *memtest_pattern_name(enum memtest_pattern p) {
-        return p >= 0 && p < MEMTEST_PATTERN_COUNT ? pattern_names[p] : NULL;
+        return name_table_name(pattern_names, MEMTEST_PATTERN_COUNT, (int)p);
 }
 
 enum memtest_pattern memtest_pattern_by_name(const char *name) {
-        for (int p = 0; name && p < MEMTEST_PATTERN_COUNT; p++)
-                if (!strcmp(pattern_names[p], name))
-                        return (enum memtest_pattern)p;
-        return MEMTEST_PATTERN_INVALID;
+        int p = name_table_value(pattern_names, MEMTEST_PATTERN_COUNT, name);
+        return p < 0 ? MEMTEST_PATTERN_INVALID : (enum memtest_pattern)p;
 }
 
 /* splitmix64's step: the host side of the seeds (a pass's seed; a chosen seed). */

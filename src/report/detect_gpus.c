@@ -16,40 +16,31 @@ json_t *detect_gpu_table(const struct gpudb *db) {
         json_object_set_new(doc, "source", json_text(db->source));
         for (size_t i = 0; i < db->n_archs; i++) {
                 const struct gpu_arch *a = &db->archs[i];
-                json_t *o = json_object();
                 char cc[16];
                 snprintf(cc, sizeof(cc), "%d.%d", a->cc_major, a->cc_minor);
-                json_object_set_new(o, "id", json_text(a->id));
-                json_object_set_new(o, "name", json_text(a->name));
-                json_object_set_new(o, "sm", json_text(a->sm));
-                json_object_set_new(o, "compute_capability", json_string(cc));
-                json_object_set_new(o, "min_driver", json_text(a->min_driver));
-                json_object_set_new(o, "min_cuda", json_text(a->min_cuda));
-                json_object_set_new(o, "last_cuda_major", json_text(a->last_cuda_major));
-                json_array_append_new(archs, o);
+                json_array_append_new(archs, json_pack("{s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "id", json_text(a->id),
+                                                       "name", json_text(a->name), "sm", json_text(a->sm),
+                                                       "compute_capability", cc, "min_driver", json_text(a->min_driver),
+                                                       "min_cuda", json_text(a->min_cuda), "last_cuda_major",
+                                                       json_text(a->last_cuda_major)));
         }
         for (size_t i = 0; i < db->n_models; i++) {
                 const struct gpu_model *m = &db->models[i];
-                json_t *o = json_object(), *ids = json_array();
+                json_t *ids = json_array();
                 char cc[16], id[16];
                 snprintf(cc, sizeof(cc), "%d.%d", m->cc_major, m->cc_minor);
                 for (size_t k = 0; k < m->n_device_ids; k++) {
                         snprintf(id, sizeof(id), "10de:%04x", m->device_ids[k]);
                         json_array_append_new(ids, json_string(id));
                 }
-                json_object_set_new(o, "name", json_text(m->name));
-                json_object_set_new(o, "architecture", json_text(m->arch));
-                json_object_set_new(o, "compute_capability", json_string(cc));
-                json_object_set_new(o, "form", json_text(m->form));
-                json_object_set_new(o, "datacenter", json_boolean(m->datacenter));
-                json_object_set_new(o, "memory_gb", num_or_null(m->memory_gb));
-                json_object_set_new(o, "memory_bandwidth_gbps", num_or_null(m->mem_bw_gbps));
-                json_object_set_new(o, "pcie_gen", int_or_null(m->pcie_gen));
-                json_object_set_new(o, "pcie_width", int_or_null(m->pcie_width));
-                json_object_set_new(o, "nvlink_links", json_integer(m->nvlink_links));
-                json_object_set_new(o, "max_power_w", int_or_null(m->max_power_w));
-                json_object_set_new(o, "pci_ids", ids);
-                json_array_append_new(gpus, o);
+                json_array_append_new(
+                        gpus, json_pack("{s:o, s:o, s:s, s:o, s:b, s:o, s:o, s:o, s:o, s:I, s:o, s:o}", "name",
+                                        json_text(m->name), "architecture", json_text(m->arch), "compute_capability",
+                                        cc, "form", json_text(m->form), "datacenter", m->datacenter, "memory_gb",
+                                        num_or_null(m->memory_gb), "memory_bandwidth_gbps", num_or_null(m->mem_bw_gbps),
+                                        "pcie_gen", int_or_null(m->pcie_gen), "pcie_width", int_or_null(m->pcie_width),
+                                        "nvlink_links", (json_int_t)m->nvlink_links, "max_power_w",
+                                        int_or_null(m->max_power_w), "pci_ids", ids));
         }
         json_object_set_new(doc, "architectures", archs);
         json_object_set_new(doc, "gpus", gpus);

@@ -10,6 +10,7 @@
 #include "html/html_escape.h"
 #include "html/html_page.h"
 #include "html/svg_distribution.h"
+#include "report/fleet_group_words.h"
 #include "version.h"
 
 /* A page for ten thousand nodes stays readable and small: tables of nodes stop here and
@@ -327,17 +328,9 @@ static void outliers(struct html_buf *b, const struct fleet *f) {
                 if (g->n == 1) {
                         outlier_worst(b, w);
                 } else {
-                        html_buf_printf(b, "%zu figures ", g->n);
-                        if (round(g->least_pct) == round(g->most_pct))
-                                html_buf_printf(b, "%.0f%%", g->most_pct);
-                        else
-                                html_buf_printf(b, "%.0f\xE2\x80\x93%.0f%%", g->least_pct, g->most_pct);
-                        html_buf_printf(b, " %s the median (", g->below ? "below" : "above");
-                        if (g->n_fail)
-                                html_buf_printf(b, "%zu fail%s", g->n_fail, g->n > g->n_fail ? ", " : "");
-                        if (g->n > g->n_fail)
-                                html_buf_printf(b, "%zu warn", g->n - g->n_fail);
-                        html_buf_puts(b, "); worst: ");
+                        char words[800]; /* room for any two figures printed in full */
+                        fleet_group_words(g, "\xE2\x80\x93", words, sizeof(words));
+                        html_buf_printf(b, "%s; worst: ", words);
                         outlier_worst(b, w);
                 }
                 html_buf_puts(b, "</p>\n");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/array.h"
+#include "report/fleet_group_words.h"
 #include "report/text_safe.h"
 
 /* Nodes listed by name in the text (all of them are in the JSON). */
@@ -137,17 +138,9 @@ static void outliers_text(FILE *out, const struct fleet *f, const struct text_op
                         continue;
                 }
                 grouped = true;
-                fprintf(out, ": %zu figures ", g->n);
-                if (round(g->least_pct) == round(g->most_pct))
-                        fprintf(out, "%.0f%%", g->most_pct);
-                else
-                        fprintf(out, "%.0f-%.0f%%", g->least_pct, g->most_pct);
-                fprintf(out, " %s the median (", g->below ? "below" : "above");
-                if (g->n_fail)
-                        fprintf(out, "%zu fail%s", g->n_fail, g->n > g->n_fail ? ", " : "");
-                if (g->n > g->n_fail)
-                        fprintf(out, "%zu warn", g->n - g->n_fail);
-                fputs("); worst: ", out);
+                char words[800]; /* room for any two figures printed in full */
+                fleet_group_words(g, "-", words, sizeof(words));
+                fprintf(out, ": %s; worst: ", words);
                 outlier_figure(out, w);
                 fputc('\n', out);
         }

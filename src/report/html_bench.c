@@ -228,15 +228,12 @@ out:
 }
 
 void html_bench_section(struct html_buf *b, struct node_doc *docs, size_t n, const struct baselines *limits) {
-        bool any = false;
+        struct html_lazy_section section = {.id = "bench", .heading = "Benchmarks"};
         for (size_t i = 0; i < n; i++) {
                 if (docs[i].kind != NODE_DOC_BENCH)
                         continue;
-                if (!any)
-                        html_buf_puts(b, "<section id=\"bench\">\n<h2>Benchmarks</h2>\n");
-                any = true;
+                html_lazy_section_entry(b, &section);
                 bench_doc(b, &docs[i], limits);
         }
-        if (any)
-                html_buf_puts(b, "</section>\n");
+        html_lazy_section_end(b, &section);
 }

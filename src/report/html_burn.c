@@ -300,18 +300,15 @@ static void burn_doc(struct html_buf *b, struct node_doc *d, json_t *burn) {
 }
 
 void html_burn_section(struct html_buf *b, struct node_doc *docs, size_t n) {
-        bool any = false;
+        struct html_lazy_section section = {.id = "burn", .heading = "Burn"};
         for (size_t i = 0; i < n; i++) {
                 if (docs[i].kind != NODE_DOC_CHECK)
                         continue;
                 json_t *burn = doc_object(docs[i].reader, docs[i].doc, "", "burn", false);
                 if (!burn)
                         continue;
-                if (!any)
-                        html_buf_puts(b, "<section id=\"burn\">\n<h2>Burn</h2>\n");
-                any = true;
+                html_lazy_section_entry(b, &section);
                 burn_doc(b, &docs[i], burn);
         }
-        if (any)
-                html_buf_puts(b, "</section>\n");
+        html_lazy_section_end(b, &section);
 }

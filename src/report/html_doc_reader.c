@@ -18,8 +18,8 @@ void doc_fail(struct doc_reader *r, const char *where, const char *fmt, ...) {
                  what);
 }
 
-static const char *type_name(const json_t *v) {
-        switch (json_typeof(v)) {
+static const char *type_label(json_type t) {
+        switch (t) {
         case JSON_OBJECT: return "an object";
         case JSON_ARRAY: return "an array";
         case JSON_STRING: return "a string";
@@ -31,63 +31,49 @@ static const char *type_name(const json_t *v) {
         }
 }
 
-/* obj[key] when it is present and not null; NULL otherwise, recording a missing required
- * field. */
-static json_t *field(struct doc_reader *r, json_t *obj, const char *where, const char *key, bool required) {
+/* where.key: the place doc_fail names. */
+static void field_path(char *at, size_t size, const char *where, const char *key) {
+        snprintf(at, size, "%s%s%s", where ? where : "", where && *where ? "." : "", key);
+}
+
+/* obj[key] when it is present, not null and of type (JSON_REAL: any number); NULL
+ * otherwise, recording a missing required field or one of another type. */
+static json_t *field(struct doc_reader *r, json_t *obj, const char *where, const char *key, bool required,
+                     json_type type) {
         if (!obj)
                 return NULL;
         json_t *v = json_object_get(obj, key);
+        char at[256];
         if (!v || json_is_null(v)) {
                 if (required) {
-                        char at[256];
-                        snprintf(at, sizeof(at), "%s%s%s", where ? where : "", where && *where ? "." : "", key);
+                        field_path(at, sizeof(at), where, key);
                         doc_fail(r, at, "missing (required)");
                 }
                 return NULL;
         }
+        if (type == JSON_REAL ? !json_is_number(v) : json_typeof(v) != type) {
+                field_path(at, sizeof(at), where, key);
+                doc_fail(r, at, "expected %s, found %s", type_label(type), type_label(json_typeof(v)));
+                return NULL;
+        }
         return v;
 }
 
-static void wrong_type(struct doc_reader *r, const char *where, const char *key, const char *want, const json_t *v) {
-        char at[256];
-        snprintf(at, sizeof(at), "%s%s%s", where ? where : "", where && *where ? "." : "", key);
-        doc_fail(r, at, "expected %s, found %s", want, type_name(v));
-}
-
 const char *doc_string(struct doc_reader *r, json_t *obj, const char *where, const char *key, bool required) {
-        json_t *v = field(r, obj, where, key, required);
-        if (v && !json_is_string(v)) {
-                wrong_type(r, where, key, "a string", v);
-                return NULL;
-        }
-        return v ? json_string_value(v) : NULL;
+        return json_string_value(field(r, obj, where, key, required, JSON_STRING));
 }
 
 double doc_number(struct doc_reader *r, json_t *obj, const char *where, const char *key, bool required) {
-        json_t *v = field(r, obj, where, key, required);
-        if (v && !json_is_number(v)) {
-                wrong_type(r, where, key, "a number", v);
-                return NAN;
-        }
+        json_t *v = field(r, obj, where, key, required, JSON_REAL);
         return v ? json_number_value(v) : NAN;
 }
 
 json_t *doc_array(struct doc_reader *r, json_t *obj, const char *where, const char *key, bool required) {
-        json_t *v = field(r, obj, where, key, required);
-        if (v && !json_is_array(v)) {
-                wrong_type(r, where, key, "an array", v);
-                return NULL;
-        }
-        return v;
+        return field(r, obj, where, key, required, JSON_ARRAY);
 }
 
 json_t *doc_object(struct doc_reader *r, json_t *obj, const char *where, const char *key, bool required) {
-        json_t *v = field(r, obj, where, key, required);
-        if (v && !json_is_object(v)) {
-                wrong_type(r, where, key, "an object", v);
-                return NULL;
-        }
-        return v;
+        return field(r, obj, where, key, required, JSON_OBJECT);
 }
 
 enum status doc_status(struct doc_reader *r, json_t *obj, const char *where, const char *key) {
@@ -98,7 +84,7 @@ enum status doc_status(struct doc_reader *r, json_t *obj, const char *where, con
                 if (strcmp(s, status_name((enum status)i)) == 0)
                         return (enum status)i;
         char at[256];
-        snprintf(at, sizeof(at), "%s%s%s", where ? where : "", where && *where ? "." : "", key);
+        field_path(at, sizeof(at), where, key);
         doc_fail(r, at, "unknown status \"%.40s\" (pass, warn, fail, skip or error)", s);
         return _STATUS_COUNT;
 }
@@ -109,7 +95,7 @@ json_t *doc_array_object(struct doc_reader *r, json_t *arr, const char *where, s
                 return v;
         char at[256];
         snprintf(at, sizeof(at), "%s[%zu]", where ? where : "", i);
-        doc_fail(r, at, "expected an object, found %s", v ? type_name(v) : "nothing");
+        doc_fail(r, at, "expected an object, found %s", v ? type_label(json_typeof(v)) : "nothing");
         return NULL;
 }
 

@@ -57,6 +57,17 @@ static void read_envelope(struct node_doc *d) {
                 d->counts[s] = doc_number(r, summary, "summary", status_name((enum status)s), false);
 }
 
+void html_lazy_section_entry(struct html_buf *b, struct html_lazy_section *s) {
+        if (!s->open)
+                html_buf_printf(b, "<section id=\"%s\">\n<h2>%s</h2>\n", s->id, s->heading);
+        s->open = true;
+}
+
+void html_lazy_section_end(struct html_buf *b, const struct html_lazy_section *s) {
+        if (s->open)
+                html_buf_puts(b, "</section>\n");
+}
+
 static void format_time(time_t t, char *buf, size_t size) {
         struct tm tm;
         if (t == 0 || !gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S UTC", &tm))

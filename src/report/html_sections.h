@@ -3,6 +3,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <time.h>
 
 #include "core/result.h"
@@ -25,6 +26,16 @@ struct node_doc {
         double counts[_STATUS_COUNT]; /* the summary's, NaN where it has none */
         time_t written;
 };
+
+/* A section shown only when it has an entry, so that a page without one has no empty
+ * section: html_lazy_section_entry before each entry opens it (id, heading) at the first,
+ * html_lazy_section_end closes it when it was opened. */
+struct html_lazy_section {
+        const char *id, *heading;
+        bool open;
+};
+void html_lazy_section_entry(struct html_buf *b, struct html_lazy_section *s);
+void html_lazy_section_end(struct html_buf *b, const struct html_lazy_section *s);
 
 /* Failures (each with its remedy), then warnings, then errors, every document's check
  * results and bench measurements together; then the passing and the skipped folded in

@@ -123,6 +123,15 @@ static void parse_nvlink5(const char *p, const char *end, struct xid_event *ev) 
         ev->has_regs = parse_registers(p, end, &ev->intr_info, &ev->error_status);
 }
 
+/* Whether the n characters sscanf took as a PCI address are one: its %x also takes a sign,
+ * leading blanks and "0x", which would make "0000:-6:00.0" bus 0xfffffffa. */
+static bool is_bdf_text(const char *s, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (!isxdigit((unsigned char)s[i]) && s[i] != ':' && s[i] != '.')
+                        return false;
+        return true;
+}
+
 int xid_parse_line(const char *line, size_t len, struct xid_event *ev) {
         static const char marker[] = "NVRM: Xid (";
         const char *end = line + len;
@@ -150,7 +159,7 @@ int xid_parse_line(const char *line, size_t len, struct xid_event *ev) {
                 if (sscanf(tmp, "%x:%x%c", &bus, &dev, &tail) != 2)
                         return 0;
         }
-        if (dom > 0xffff || bus > 0xff || dev > 0x1f)
+        if (!is_bdf_text(tmp, alen) || dom > 0xffff || bus > 0xff || dev > 0x1f)
                 return 0;
         while (p < end && *p != ')')
                 p++;
@@ -238,11 +247,12 @@ int nvrm_fault_parse_line(const char *line, size_t len, struct xid_event *ev) {
                         continue;
                 int used = 0;
                 if (sscanf(tmp, "%4x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) == 4 && used == 12 &&
-                    dev <= 0x1f && fn <= 7) {
+                    is_bdf_text(tmp, 12) && dev <= 0x1f && fn <= 7) {
                         snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.0", dom, bus, dev);
                         break;
                 }
-                if (sscanf(tmp, "%4x:%2x:%2x%n", &dom, &bus, &dev, &used) == 3 && used == 10 && dev <= 0x1f &&
+                if (sscanf(tmp, "%4x:%2x:%2x%n", &dom, &bus, &dev, &used) == 3 && used == 10 &&
+                    is_bdf_text(tmp, 10) && dev <= 0x1f &&
                     i >= 4 && memcmp(line + i - 4, "PCI:", 4) == 0) {
                         snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.0", dom, bus, dev);
                         break;
@@ -306,7 +316,8 @@ static int sxid_parse_kernel(const char *line, size_t len, struct sxid_event *ev
         size_t n = (size_t)(end - p) < sizeof(tmp) - 1 ? (size_t)(end - p) : sizeof(tmp) - 1;
         memcpy(tmp, p, n);
         tmp[n] = '\0';
-        if (sscanf(tmp, "%4x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) != 4 || dev > 0x1f || fn > 7)
+        if (sscanf(tmp, "%4x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) != 4 || !is_bdf_text(tmp, (size_t)used) ||
+            dev > 0x1f || fn > 7)
                 return 0;
         p += used;
         if (end - p < 3 || memcmp(p, "): ", 3) != 0)
@@ -370,8 +381,8 @@ static int sxid_parse_fm(const char *line, size_t len, struct sxid_event *ev) {
         size_t n = (size_t)(end - b) < sizeof(tmp) - 1 ? (size_t)(end - b) : sizeof(tmp) - 1;
         memcpy(tmp, b, n);
         tmp[n] = '\0';
-        if (sscanf(tmp, "%8x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) != 4 || dom > 0xffff || dev > 0x1f ||
-            fn > 7)
+        if (sscanf(tmp, "%8x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) != 4 || !is_bdf_text(tmp, (size_t)used) ||
+            dom > 0xffff || dev > 0x1f || fn > 7)
                 return 0;
         sxid_fill(ev, dom, bus, dev, fn, code, fatal, b, " port ", line, len, "detected");
         return 1;
@@ -456,7 +467,8 @@ static bool multiline_head(const char *line, size_t len, char addr[16]) {
         size_t n = (size_t)(line + len - p) < sizeof(tmp) - 1 ? (size_t)(line + len - p) : sizeof(tmp) - 1;
         memcpy(tmp, p, n);
         tmp[n] = '\0';
-        if (sscanf(tmp, "%4x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) != 4 || used != 12 || dev > 0x1f)
+        if (sscanf(tmp, "%4x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) != 4 || used != 12 ||
+            !is_bdf_text(tmp, 12) || dev > 0x1f)
                 return false;
         snprintf(addr, 16, "%04x:%02x:%02x.0", dom, bus, dev);
         return true;

@@ -621,6 +621,15 @@ static void test_sxid(void **state) {
         assert_int_equal(ev.code, 20034);
         assert_true(ev.fatal);
         assert_int_equal(ev.link, 33);
+        /* sscanf's %x takes a sign: "-6" must not become bus 0xfffffffa (found by fuzz_xid). */
+        l = "[Jul 09 2024 18:14:07] [ERROR] [tid 1727] detected NVSwitch fatal error 12028 on fid 0 on NVSwitch pci "
+            "bus id 0000:-6:00.0 physical id 3 port 61";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &ev), 0);
+        l = "nvidia-nvswitch3: SXid (PCI:0000: c1:00.0): 28006, Non-fatal, Link 46";
+        assert_int_equal(sxid_parse_line(l, strlen(l), &ev), 0);
+        struct xid_event xe;
+        l = "NVRM: Xid (PCI:0000:-6:00): 79, pid=1, GPU has fallen off the bus.";
+        assert_int_equal(xid_parse_line(l, strlen(l), &xe), 0);
 
         /* The Fabric Manager log: only its current run counts. */
         struct xid_facts x = {0};
