@@ -4,9 +4,10 @@ instruction counts (callgrind, which are repeatable whatever the machine's load)
 
 Usage: perf/bench_startup.py [--gpuvet build/gpuvet] [--fake-lib build/tests/libnvidia-ml.so.1]
 
-Measures `gpuvet --version`, `gpuvet check -q` on this machine, `gpuvet check` on the
-dgx-h100 fixture (instructions), and `gpuvet query` of every supported field on the 8-GPU
-fake NVML. Needs hyperfine and valgrind (Debian packages of those names).
+Measures `/bin/true` (the anchor: issue 41's target for `--version` is <= 1.5x its wall time
+and <= 400 K instructions), `gpuvet --version`, `gpuvet check -q` on this machine, `gpuvet
+check` on the dgx-h100 fixture (instructions), and `gpuvet query` of every supported field on
+the 8-GPU fake NVML. Needs hyperfine and valgrind (Debian packages of those names).
 """
 import argparse
 import json
@@ -51,8 +52,13 @@ def main():
     gpuvet = os.path.abspath(args.gpuvet)
     env = dict(os.environ)
 
+    true = "/bin/true"
+    true_mean, true_sd = hyperfine(true, env)
+    print("%s: %.2f ms +- %.2f wall, %d instructions" % (true, true_mean, true_sd, instructions([true], env)))
     mean, sd = hyperfine(gpuvet + " --version", env)
-    print("gpuvet --version: %.2f ms +- %.2f wall, %d instructions" % (mean, sd, instructions([gpuvet, "--version"], env)))
+    n = instructions([gpuvet, "--version"], env)
+    print("gpuvet --version: %.2f ms +- %.2f wall (%.2fx %s; target <= 1.5x), %d instructions (target <= 400000)"
+          % (mean, sd, mean / true_mean, true, n))
     mean, sd = hyperfine(gpuvet + " check -q", env)
     print("gpuvet check -q (this machine): %.2f ms +- %.2f wall" % (mean, sd))
 

@@ -10,9 +10,12 @@
  * backends themselves stay simple. */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 struct dev_backend;   /* a loaded vendor library and its devices */
 struct dev_ctx;       /* one device opened for work: context + default queue/stream */
@@ -135,3 +138,20 @@ extern const struct dev_ops dev_ops_opencl;
 /* The backend named "cuda", "opencl"; NULL otherwise. "auto" is resolved by the bench
  * command (CUDA when it has a device, else OpenCL). */
 const struct dev_ops *dev_ops_by_name(const char *name);
+
+/* What every backend's host_alloc does before it pins: a zero size refused, and a pageable
+ * block page-aligned like a pinned one, so that the two differ only in pinning. Returns 0,
+ * or a negative errno with err[errsize] saying why. */
+static inline int dev_host_alloc_pageable(size_t bytes, void **ret, char *err, size_t errsize) {
+        *ret = NULL;
+        if (bytes == 0) {
+                snprintf(err, errsize, "host allocation of zero bytes");
+                return -EINVAL;
+        }
+        if (posix_memalign(ret, 4096, bytes) != 0) {
+                *ret = NULL;
+                snprintf(err, errsize, "posix_memalign: out of memory (%zu bytes)", bytes);
+                return -ENOMEM;
+        }
+        return 0;
+}

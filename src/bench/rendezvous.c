@@ -22,6 +22,7 @@
  * them all, so that removal is the barrier. */
 
 #include "bench/rendezvous.h"
+#include "bench/rendezvous_nettle.h"
 #include "core/array.h"
 #include "core/clock.h"
 #include "core/strbuf.h"
@@ -579,6 +580,11 @@ int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, stru
             ranks->rank >= ranks->size || ranks->secret_len > RDV_SECRET_MAX) {
                 strbuf_printf(err, err_size, "rendezvous: invalid ranks");
                 return -EINVAL;
+        }
+        char lib_err[512];
+        if (!rdv_nettle_load(lib_err, sizeof(lib_err))) { /* for rdv_msg_mac */
+                strbuf_printf(err, err_size, "rendezvous: %s", lib_err);
+                return -ENOENT;
         }
         struct rdv_session *s = calloc(1, sizeof(*s));
         if (!s) {

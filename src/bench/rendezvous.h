@@ -146,7 +146,8 @@ struct rdv_session;
  * open files to size + 64 when lower (a connection per rank stays open until rdv_close);
  * the others connect in rdv_share. 0, -EADDRNOTAVAIL (the address is not this node's),
  * -EADDRINUSE and the like (rank 0 could not listen), -EMFILE (the hard limit of open files
- * is below size + 64), -ENOMEM; with a message. */
+ * is below size + 64), -ENOENT (Nettle, for the messages' HMAC, could not be loaded),
+ * -ENOMEM; with a message. */
 int rdv_open(const struct rdv_ranks *ranks, const struct rdv_address *addr, struct rdv_session **ret, char *err,
              size_t err_size);
 /* The port rank 0 listens on (tcp), 0 otherwise. */

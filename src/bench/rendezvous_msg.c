@@ -2,11 +2,12 @@
  * pure parser the fuzzer drives (tests/fuzz/fuzz_rendezvous.c), and the HMAC that proves a
  * message's sender holds the job's secret (Nettle's HMAC-SHA256). */
 #include "bench/rendezvous.h"
+#include "bench/rendezvous_nettle.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-#include <nettle/hmac.h>
 
 static void put_u16(uint8_t *p, uint16_t v) {
         p[0] = (uint8_t)v;
@@ -115,16 +116,24 @@ void rdv_msg_mac(const uint8_t *secret, size_t secret_len, const struct rdv_msg 
         put_u64(fixed + 10, m->nonce);
         fixed[18] = m->status;
         fixed[19] = (uint8_t)key_len;
+        /* rdv_open loaded Nettle, or refused to open: without it no MAC can be made or
+         * checked, and going on would let a forged message through. */
+        char why[512];
+        const struct rdv_nettle *n = rdv_nettle_load(why, sizeof(why));
+        if (!n) {
+                fprintf(stderr, "gpuvet: rendezvous: %s\n", why);
+                abort();
+        }
         struct hmac_sha256_ctx ctx;
-        hmac_sha256_set_key(&ctx, secret_len, secret_len ? secret : (const uint8_t *)"");
-        hmac_sha256_update(&ctx, sizeof(label), label);
-        hmac_sha256_update(&ctx, RDV_CHALLENGE_BYTES, root_challenge);
-        hmac_sha256_update(&ctx, RDV_CHALLENGE_BYTES, rank_challenge);
-        hmac_sha256_update(&ctx, sizeof(fixed), fixed);
-        hmac_sha256_update(&ctx, key_len, (const uint8_t *)m->key);
+        n->nettle_hmac_sha256_set_key(&ctx, secret_len, secret_len ? secret : (const uint8_t *)"");
+        n->nettle_hmac_sha256_update(&ctx, sizeof(label), label);
+        n->nettle_hmac_sha256_update(&ctx, RDV_CHALLENGE_BYTES, root_challenge);
+        n->nettle_hmac_sha256_update(&ctx, RDV_CHALLENGE_BYTES, rank_challenge);
+        n->nettle_hmac_sha256_update(&ctx, sizeof(fixed), fixed);
+        n->nettle_hmac_sha256_update(&ctx, key_len, (const uint8_t *)m->key);
         if (m->data_len)
-                hmac_sha256_update(&ctx, m->data_len, m->data);
-        hmac_sha256_digest(&ctx, RDV_MAC_BYTES, ret);
+                n->nettle_hmac_sha256_update(&ctx, m->data_len, m->data);
+        n->nettle_hmac_sha256_digest(&ctx, RDV_MAC_BYTES, ret);
 }
 
 bool rdv_msg_mac_ok(const uint8_t *secret, size_t secret_len, const struct rdv_msg *m,

@@ -446,21 +446,9 @@ static int cuda_mem_info(struct dev_ctx *c, uint64_t *ret_free_bytes, uint64_t *
 }
 
 static int cuda_host_alloc(struct dev_ctx *c, size_t bytes, bool pinned, void **ret) {
+        if (!pinned || bytes == 0)
+                return dev_host_alloc_pageable(bytes, ret, c->b->err, sizeof(c->b->err));
         *ret = NULL;
-        if (bytes == 0) {
-                set_err(c->b, "host allocation of zero bytes");
-                return -EINVAL;
-        }
-        if (!pinned) {
-                /* Page-aligned like a pinned block, so the two differ only in pinning. */
-                void *p = NULL;
-                if (posix_memalign(&p, 4096, bytes) != 0) {
-                        set_err(c->b, "posix_memalign: out of memory (%zu bytes)", bytes);
-                        return -ENOMEM;
-                }
-                *ret = p;
-                return 0;
-        }
         int r = ctx_current(c);
         if (r < 0)
                 return r;

@@ -509,20 +509,9 @@ static int cl_mem_info(struct dev_ctx *c, uint64_t *ret_free_bytes, uint64_t *re
  * mapped; transfers from its mapped pointer take the driver's DMA path (NVIDIA's and AMD's
  * documented way to get page-locked memory in OpenCL). */
 static int cl_host_alloc(struct dev_ctx *c, size_t bytes, bool pinned, void **ret) {
+        if (!pinned || bytes == 0)
+                return dev_host_alloc_pageable(bytes, ret, c->b->err, sizeof(c->b->err));
         *ret = NULL;
-        if (bytes == 0) {
-                set_err(c->b, "host allocation of zero bytes");
-                return -EINVAL;
-        }
-        if (!pinned) {
-                void *p = NULL;
-                if (posix_memalign(&p, 4096, bytes) != 0) {
-                        set_err(c->b, "posix_memalign(%zu): out of memory", bytes);
-                        return -ENOMEM;
-                }
-                *ret = p;
-                return 0;
-        }
         struct pinned *pn = calloc(1, sizeof(*pn));
         if (!pn) {
                 set_err(c->b, "out of host memory");

@@ -54,6 +54,11 @@ struct fsroot;
 struct gpudb;
 int open_inputs(const char *cmd, const struct common_options *o, struct fsroot **ret_fs, struct gpudb **ret_db);
 
+/* A data table's loader failed with r (a negative errno; err: its message naming the file
+ * and the problem): say so on standard error and return the exit code, EXIT_INTERNAL when
+ * memory ran out, else EXIT_USAGE (a bad table under --data-dir). */
+int table_load_failed(const char *file, int r, const char *err);
+
 /* Stop a run whose gathering blocks (a wedged device can make a sysfs read hang):
  * after seconds, print what was stuck and _exit(3). 0 disarms. */
 void watchdog_arm(unsigned seconds, const char *what);

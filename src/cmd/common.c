@@ -38,6 +38,15 @@ void common_options_init(struct common_options *o) {
         o->timeout_s = COMMON_TIMEOUT_S_DEFAULT;
 }
 
+int table_load_failed(const char *file, int r, const char *err) {
+        if (r == -ENOMEM) {
+                fprintf(stderr, "gpuvet: out of memory loading %s\n", file);
+                return EXIT_INTERNAL;
+        }
+        fprintf(stderr, "gpuvet: %s\n", err);
+        return EXIT_USAGE;
+}
+
 int open_inputs(const char *cmd, const struct common_options *o, struct fsroot **ret_fs, struct gpudb **ret_db) {
         int r = fsroot_open(o->root, ret_fs);
         if (r < 0) {

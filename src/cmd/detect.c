@@ -78,10 +78,8 @@ static int list_gpu_table(const struct common_options *common, const char *json_
         struct gpudb *db;
         char err[512];
         int r = gpudb_load(common->data_dir, &db, err, sizeof(err));
-        if (r < 0) {
-                fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading gpus.json" : err);
-                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
-        }
+        if (r < 0)
+                return table_load_failed("gpus.json", r, err);
         json_t *doc = detect_gpu_table(db);
         int code = EXIT_PASS;
         if (!doc) {
@@ -95,24 +93,18 @@ static int list_gpu_table(const struct common_options *common, const char *json_
         return code;
 }
 
-int cmd_detect(int argc, char **argv) {
-        struct detect_cli o = {0};
-        struct cmd_args args;
-        int code = cmd_parse(&cmd_detect_spec, argc, argv, &o, &args);
-        if (code >= 0)
-                return code;
-        struct common_options common = args.common;
-        const char *for_driver = o.for_driver;
-        if (o.list_gpus)
-                return list_gpu_table(&common, o.json_path);
+static int detect_main(void *cli, const struct cmd_args *args) {
+        const struct detect_cli *o = cli;
+        struct common_options common = args->common;
+        const char *for_driver = o->for_driver;
+        if (o->list_gpus)
+                return list_gpu_table(&common, o->json_path);
 
         struct compat *c;
         char err[512];
         int r = compat_load(common.data_dir, &c, err, sizeof(err));
-        if (r < 0) {
-                fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading compat.json" : err);
-                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
-        }
+        if (r < 0)
+                return table_load_failed("compat.json", r, err);
         struct detect_for_driver planned;
         if (for_driver && detect_resolve_driver(c, for_driver, &planned, err, sizeof(err)) < 0) {
                 fprintf(stderr, "gpuvet detect: %s\n", err);
@@ -121,7 +113,7 @@ int cmd_detect(int argc, char **argv) {
         }
         struct fsroot *fs;
         struct gpudb *db;
-        code = open_inputs("detect", &common, &fs, &db);
+        int code = open_inputs("detect", &common, &fs, &db);
         if (code) {
                 compat_free(c);
                 return code;
@@ -139,7 +131,7 @@ int cmd_detect(int argc, char **argv) {
                 fprintf(stderr, "gpuvet detect: out of memory building the answer\n");
                 code = EXIT_INTERNAL;
         } else {
-                code = write_answer(doc, o.json_path, detect_write_text);
+                code = write_answer(doc, o->json_path, detect_write_text);
         }
         json_decref(doc);
         facts_done(&facts);
@@ -147,4 +139,8 @@ int cmd_detect(int argc, char **argv) {
         fsroot_free(fs);
         compat_free(c);
         return code;
+}
+
+int cmd_detect(int argc, char **argv) {
+        return cmd_parse_run(&cmd_detect_spec, argc, argv, &(struct detect_cli){0}, detect_main);
 }

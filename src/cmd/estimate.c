@@ -603,10 +603,8 @@ static int estimate_run(const struct estimate_cli *o, const struct common_option
         struct gpudb *gdb;
         char err[512];
         int r = gpudb_load(common->data_dir, &gdb, err, sizeof(err));
-        if (r < 0) {
-                fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading gpus.json" : err);
-                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
-        }
+        if (r < 0)
+                return table_load_failed("gpus.json", r, err);
         if (o->gpu)
                 code = gpu_by_name(gdb, o->gpu, &a.gpu.model);
         else if ((code = detected_gpu(common, gdb, &a.gpu)) == 0)
@@ -635,23 +633,18 @@ static int estimate_run(const struct estimate_cli *o, const struct common_option
         return code;
 }
 
-int cmd_estimate(int argc, char **argv) {
-        struct estimate_cli o = {0};
-        struct cmd_args args;
-        int code = cmd_parse(&cmd_estimate_spec, argc, argv, &o, &args);
-        if (code >= 0)
-                return code;
+static int estimate_main(void *cli, const struct cmd_args *args) {
+        const struct estimate_cli *o = cli;
         struct modeldb db;
         char err[512];
-        int r = modeldb_load(args.common.data_dir, &db, err, sizeof(err));
-        if (r < 0) {
-                fprintf(stderr, "gpuvet: %s\n", r == -ENOMEM ? "out of memory loading models.json" : err);
-                return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
-        }
-        if (o.list)
-                code = list_models(&db, o.json);
-        else
-                code = estimate_run(&o, &args.common, &db);
+        int r = modeldb_load(args->common.data_dir, &db, err, sizeof(err));
+        if (r < 0)
+                return table_load_failed("models.json", r, err);
+        int code = o->list ? list_models(&db, o->json) : estimate_run(o, &args->common, &db);
         modeldb_done(&db);
         return code;
+}
+
+int cmd_estimate(int argc, char **argv) {
+        return cmd_parse_run(&cmd_estimate_spec, argc, argv, &(struct estimate_cli){0}, estimate_main);
 }

@@ -214,18 +214,18 @@ static int fleet_run(const struct fleet_cli *o, const struct common_options *com
         return code;
 }
 
-int cmd_fleet(int argc, char **argv) {
-        struct fleet_cli o = {0};
-        struct cmd_args args;
-        int code = cmd_parse(&cmd_fleet_spec, argc, argv, &o, &args);
-        if (code >= 0)
-                return code;
-        if (args.first_operand >= argc)
+static int fleet_main(void *cli, const struct cmd_args *args) {
+        const struct fleet_cli *o = cli;
+        if (args->n_operands == 0)
                 return cmd_usage_error("fleet", "name at least one report or directory (--help)");
-        if (to_stdout(o.json) && to_stdout(o.html))
+        if (to_stdout(o->json) && to_stdout(o->html))
                 return cmd_usage_error("fleet", "--json - and --html - would both write to standard output: give one a file");
         /* Reading regular files cannot block for long; --timeout guards a stuck network mount. */
-        if (args.common.timeout_s)
-                watchdog_arm(args.common.timeout_s, "reading the reports");
-        return fleet_run(&o, &args.common, argv + args.first_operand, (size_t)(argc - args.first_operand));
+        if (args->common.timeout_s)
+                watchdog_arm(args->common.timeout_s, "reading the reports");
+        return fleet_run(o, &args->common, args->operands, args->n_operands);
+}
+
+int cmd_fleet(int argc, char **argv) {
+        return cmd_parse_run(&cmd_fleet_spec, argc, argv, &(struct fleet_cli){0}, fleet_main);
 }

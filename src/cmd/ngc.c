@@ -15,6 +15,7 @@
 #include "cmd/specs.h"
 #include "core/strbuf.h"
 #include "sys/facts.h"
+#include "core/json_text.h"
 
 /* ---- shared ---- */
 
@@ -35,10 +36,6 @@ int ngc_print_json(json_t *doc, const char *path) {
         }
         json_decref(doc);
         return code;
-}
-
-static json_t *str_or_null(const char *s) {
-        return s ? json_string(s) : json_null();
 }
 
 /* ---- list ---- */
@@ -89,7 +86,7 @@ static int list(int argc, char **argv) {
                 json_t *doc = json_object(), *images = json_array();
                 json_object_set_new(doc, "schema", json_string(NGC_SCHEMA));
                 json_object_set_new(doc, "command", json_string("list"));
-                json_object_set_new(doc, "as_of", str_or_null(db->as_of));
+                json_object_set_new(doc, "as_of", json_text_keep_empty(db->as_of));
                 for (size_t i = 0; i < db->n_images; i++) {
                         const struct ngc_image *img = &db->images[i];
                         json_t *o = json_object(), *rels = json_array();
@@ -98,7 +95,7 @@ static int list(int argc, char **argv) {
                         json_object_set_new(o, "repository", json_string(img->repository));
                         json_object_set_new(o, "tag_form", json_string(img->tag_form));
                         json_object_set_new(o, "test", json_string(img->test->name));
-                        json_object_set_new(o, "note", str_or_null(img->note));
+                        json_object_set_new(o, "note", json_text_keep_empty(img->note));
                         for (size_t k = 0; k < img->n_releases; k++)
                                 json_array_append_new(rels, release_json(img, &img->releases[k]));
                         json_object_set_new(o, "releases", rels);
@@ -230,21 +227,19 @@ static void pick_text(const struct ngc_image *img, const struct ngc_pick *p) {
                        p->n_excluded_total - shown == 1 ? "" : "s");
 }
 
-static int pick(int argc, char **argv) {
-        struct pick_cli o = {0};
-        struct cmd_args args;
-        int code = cmd_parse(&cmd_ngc_pick_spec, argc, argv, &o, &args);
-        if (code >= 0)
-                return code;
+static int pick_main(void *cli, const struct cmd_args *args) {
+        const struct pick_cli *o = cli;
         struct ngc_data d;
-        if ((code = ngc_data_load("ngc pick", args.common.data_dir, &d)) != 0)
+        int code = ngc_data_load("ngc pick", args->common.data_dir, &d);
+        if (code != 0)
                 return code;
         const struct ngc_image *asked[64];
         size_t n_asked = 0;
-        for (int i = args.first_operand; i < argc && code == 0; i++) {
+        for (size_t i = 0; i < args->n_operands && code == 0; i++) {
+                const char *name = args->operands[i];
                 const struct ngc_release *rel;
-                if ((code = ngc_resolve("ngc pick", d.db, argv[i], &asked[n_asked], &rel)) == 0 && rel)
-                        code = cmd_usage_error("ngc pick", "%s: pick chooses the tag; name the image alone", argv[i]);
+                if ((code = ngc_resolve("ngc pick", d.db, name, &asked[n_asked], &rel)) == 0 && rel)
+                        code = cmd_usage_error("ngc pick", "%s: pick chooses the tag; name the image alone", name);
                 if (code == 0 && ++n_asked == 64)
                         code = cmd_usage_error("ngc pick", "at most 64 images at once");
         }
@@ -253,17 +248,17 @@ static int pick(int argc, char **argv) {
                         asked[n_asked++] = &d.db->images[i];
         struct machine m = {0};
         if (code == 0)
-                code = machine_open("ngc pick", &args.common, &m);
+                code = machine_open("ngc pick", &args->common, &m);
         if (code == 0)
-                code = machine_gather(&m, args.common.timeout_s);
+                code = machine_gather(&m, args->common.timeout_s);
         struct ngc_node node;
         char driver[64];
         if (code == 0)
-                code = ngc_node_read("ngc pick", m.facts, &d, o.for_driver, driver, sizeof(driver), &node);
+                code = ngc_node_read("ngc pick", m.facts, &d, o->for_driver, driver, sizeof(driver), &node);
         if (code == 0) {
                 bool all = true;
-                json_t *doc = o.json ? json_object() : NULL, *picks = o.json ? json_array() : NULL;
-                if (ngc_text_wanted(o.json)) {
+                json_t *doc = o->json ? json_object() : NULL, *picks = o->json ? json_array() : NULL;
+                if (ngc_text_wanted(o->json)) {
                         printf("driver %s (%s); GPUs:", node.driver, node.driver_from);
                         for (size_t k = 0; k < node.n; k++)
                                 printf("%s %u x %s (cc %d.%d%s)", k ? "," : "", node.counts[k], node.names[k],
@@ -281,13 +276,13 @@ static int pick(int argc, char **argv) {
                         }
                         ngc_pick(d.compat, asked[i], node.gpus, node.n, node.driver, p);
                         all &= p->release != NULL;
-                        if (o.json)
+                        if (o->json)
                                 json_array_append_new(picks, pick_json(asked[i], p));
-                        if (ngc_text_wanted(o.json))
+                        if (ngc_text_wanted(o->json))
                                 pick_text(asked[i], p);
                         free(p);
                 }
-                if (o.json) {
+                if (o->json) {
                         json_object_set_new(doc, "schema", json_string(NGC_SCHEMA));
                         json_object_set_new(doc, "command", json_string("pick"));
                         json_object_set_new(doc, "driver", json_string(node.driver));
@@ -307,7 +302,7 @@ static int pick(int argc, char **argv) {
                         json_object_set_new(doc, "gpus_not_judged", json_integer((json_int_t)node.n_unknown));
                         json_object_set_new(doc, "picks", picks);
                         if (code == 0)
-                                code = ngc_print_json(doc, o.json);
+                                code = ngc_print_json(doc, o->json);
                         else
                                 json_decref(doc);
                 }
@@ -317,6 +312,10 @@ static int pick(int argc, char **argv) {
         code = machine_done(&m, code);
         ngc_data_done(&d);
         return code;
+}
+
+static int pick(int argc, char **argv) {
+        return cmd_parse_run(&cmd_ngc_pick_spec, argc, argv, &(struct pick_cli){0}, pick_main);
 }
 
 int cmd_ngc(int argc, char **argv) {

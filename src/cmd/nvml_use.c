@@ -259,3 +259,21 @@ int nvml_use_end(struct nvml_use *u, int code) {
         }
         return code;
 }
+
+int nvml_explain_init(const char *cmd, const struct nvml_facts *f, const char *load_err) {
+        switch (f->init_state) {
+        case NVML_INIT_OK:
+                return -1;
+        case NVML_INIT_NO_LIBRARY:
+                fprintf(stderr, "gpuvet %s: NVML could not be loaded: %s\n", cmd, load_err);
+                break;
+        case NVML_INIT_TIMEOUT:
+                fprintf(stderr, "gpuvet %s: nvmlInit_v2 did not return in time (a wedged GPU or driver)\n", cmd);
+                break;
+        default:
+                fprintf(stderr, "gpuvet %s: nvmlInit_v2: %s (%s)\n", cmd, nv_rc_text(f->lib, f->init_rc),
+                        nvml_init_state_name(f->init_state));
+                break;
+        }
+        return EXIT_FAILED;
+}

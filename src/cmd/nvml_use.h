@@ -46,6 +46,10 @@ int nvml_use_begin(struct nvml_use *u, const struct nvml_options *o, struct fsro
  * never joined is cut short and ended by nvml_use_end. */
 int nvml_use_join(struct nvml_use *u, struct facts *f);
 
+/* Say on standard error why NVML did not initialise for command cmd (load_err: why the
+ * library did not load, when it did not); returns EXIT_FAILED, or -1 when it initialised. */
+int nvml_explain_init(const char *cmd, const struct nvml_facts *f, const char *load_err);
+
 /* Shut NVML down and unload it. When a call was abandoned (a hung GPU), flush the output
  * and _exit(code) instead: the stuck thread may hold the library's locks. Returns code. */
 int nvml_use_end(struct nvml_use *u, int code);

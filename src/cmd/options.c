@@ -387,6 +387,8 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *ctx, str
                         return code;
         }
         out->first_operand = optind;
+        out->operands = argv + optind;
+        out->n_operands = (size_t)(argc - optind);
         if (!spec->takes_operands && optind < argc)
                 return cmd_usage_error(spec->name, "unexpected argument \"%s\" (see gpuvet %s --help)", argv[optind],
                                        spec->name);
@@ -533,6 +535,13 @@ int cmd_json_option(int id, const struct opt_value *v, void *ctx) {
                 return EXIT_INTERNAL; /* cmd_parse hands over only the table's own ids */
         *(const char **)ctx = v->text;
         return -1;
+}
+
+int cmd_parse_run(const struct cmd_spec *spec, int argc, char **argv, void *cli,
+                  int (*run)(void *cli, const struct cmd_args *args)) {
+        struct cmd_args args;
+        int code = cmd_parse(spec, argc, argv, cli, &args);
+        return code >= 0 ? code : run(cli, &args);
 }
 
 int cmd_show_machine(const struct cmd_spec *spec, int argc, char **argv, const char **json_path, struct machine *m) {

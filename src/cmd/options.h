@@ -78,6 +78,8 @@ struct cmd_args {
         struct common_options common;
         struct nvml_options nvml; /* zero unless spec->nvml */
         int first_operand;
+        char **operands; /* argv + first_operand */
+        size_t n_operands;
 };
 
 /* Parse argv (argv[0] is the command's name) into out, handing the command's own options
@@ -86,6 +88,12 @@ struct cmd_args {
  * when the command's table reuses a fragment's name or letter (a programming error every
  * test of the command would show). */
 int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *ctx, struct cmd_args *out);
+
+/* The front most commands share: parse argv into cli (the ctx of spec->on_option, its
+ * defaults set by the caller), then run the command on it. Returns cmd_parse's exit code
+ * when it says to leave, else run's. */
+int cmd_parse_run(const struct cmd_spec *spec, int argc, char **argv, void *cli,
+                  int (*run)(void *cli, const struct cmd_args *args));
 
 /* The command's --help, generated from its spec. */
 void cmd_print_help(const struct cmd_spec *spec, FILE *out);

@@ -232,25 +232,15 @@ static bool report_problems(const struct nvml_facts *f, const bool *selected, un
 
 /* Say why NVML gave no GPU to query and return the exit code; -1 when it gave some. */
 static int explain_no_gpus(const struct nvml_facts *f, const char *load_err) {
-        switch (f->init_state) {
-        case NVML_INIT_OK:
-                break;
-        case NVML_INIT_NO_LIBRARY:
-                fprintf(stderr, "gpuvet query: NVML could not be loaded: %s\n", load_err);
-                return EXIT_FAILED;
-        case NVML_INIT_VERSION_MISMATCH:
+        if (f->init_state == NVML_INIT_VERSION_MISMATCH) {
                 fprintf(stderr,
                         "gpuvet query: nvmlInit: Driver/library version mismatch: the loaded nvidia kernel module "
                         "and libnvidia-ml differ; reload the module (or reboot)\n");
                 return EXIT_FAILED;
-        case NVML_INIT_TIMEOUT:
-                fprintf(stderr, "gpuvet query: nvmlInit_v2 did not return in time (a wedged GPU or driver)\n");
-                return EXIT_FAILED;
-        default:
-                fprintf(stderr, "gpuvet query: nvmlInit_v2: %s (%s)\n",
-                        nv_rc_text(f->lib, f->init_rc), nvml_init_state_name(f->init_state));
-                return EXIT_FAILED;
         }
+        int code = nvml_explain_init("query", f, load_err);
+        if (code >= 0)
+                return code;
         if (!nv_ok(f->device_count)) {
                 fprintf(stderr, "gpuvet query: %s: %s\n", f->device_count.fn ? f->device_count.fn : "nvmlDeviceGetCount_v2",
                         f->device_count.state == NV_TIMEOUT

@@ -4,6 +4,7 @@
 #include "cmd/specs.h"
 #include "core/array.h"
 #include "version.h"
+#include "core/json_text.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -89,7 +90,6 @@ static bool print_group(const char *group, FILE *out) {
 
 int cmd_print_group_help(const char *group, FILE *out) { return print_group(group, out) ? 0 : -1; }
 
-static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
 static json_t *option_json(const struct opt *o, const char *fragment) {
         static const char *const kinds[_ARG_KIND_COUNT] = {
@@ -111,7 +111,7 @@ static json_t *option_json(const struct opt *o, const char *fragment) {
         /* min and max in the kind's unit: the number, milliseconds, bytes */
         return json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:o}", "name", o->name, "letter",
                          o->letter ? json_string(letter) : json_null(), "kind", kinds[o->kind], "metavar",
-                         str_or_null(cmd_opt_metavar(o)), "choices", choices, "default", str_or_null(o->def), "help",
+                         json_text_keep_empty(cmd_opt_metavar(o)), "choices", choices, "default", json_text_keep_empty(o->def), "help",
                          o->help, "fragment", fragment, "min", bounded ? json_integer((json_int_t)o->min) : json_null(),
                          "max", bounded && o->max ? json_integer((json_int_t)o->max) : json_null());
 }
@@ -137,8 +137,8 @@ static json_t *spec_json(const struct cmd_spec *s) {
         }
         return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:b, s:o}", "name", s->name, "synopsis",
                          s->synopsis ? s->synopsis : "[OPTIONS]", "summary", s->summary, "description",
-                         str_or_null(s->description), "notes", str_or_null(s->notes), "exit_status",
-                         str_or_null(s->exit_status), "operands", operands, "takes_operands", s->takes_operands,
+                         json_text_keep_empty(s->description), "notes", json_text_keep_empty(s->notes), "exit_status",
+                         json_text_keep_empty(s->exit_status), "operands", operands, "takes_operands", s->takes_operands,
                          "options", opts);
 }
 

@@ -182,20 +182,16 @@ static int render(const char *out, const struct html_report_input *in, size_t n,
         return code;
 }
 
-int cmd_report(int argc, char **argv) {
-        struct report_cli o = {0};
-        struct cmd_args args;
-        int code = cmd_parse(&cmd_report_spec, argc, argv, &o, &args);
-        if (code >= 0)
-                return code;
-        if (!o.html)
+static int report_main(void *cli, const struct cmd_args *args) {
+        const struct report_cli *o = cli;
+        if (!o->html)
                 return cmd_usage_error("report", "--html FILE is required (the page to write; - for standard output)");
-        size_t n = (size_t)(argc - args.first_operand);
+        size_t n = args->n_operands;
         if (n == 0)
                 return cmd_usage_error("report", "no REPORT.json given (check, burn or bench JSON documents)");
         struct baselines *limits = NULL;
         char err[512];
-        int r = baselines_load(args.common.data_dir, &limits, err, sizeof(err));
+        int r = baselines_load(args->common.data_dir, &limits, err, sizeof(err));
         if (r < 0) {
                 say(r == -ENOMEM ? "out of memory loading baselines.json" : err);
                 return r == -ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
@@ -206,12 +202,16 @@ int cmd_report(int argc, char **argv) {
                 say("out of memory");
                 return EXIT_INTERNAL;
         }
-        code = load_documents(argv + args.first_operand, n, in);
+        int code = load_documents(args->operands, n, in);
         if (code == 0)
-                code = render(o.html, in, n, limits);
+                code = render(o->html, in, n, limits);
         for (size_t i = 0; i < n; i++)
                 json_decref(in[i].doc);
         free(in);
         baselines_free(limits);
         return code;
+}
+
+int cmd_report(int argc, char **argv) {
+        return cmd_parse_run(&cmd_report_spec, argc, argv, &(struct report_cli){0}, report_main);
 }

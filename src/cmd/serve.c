@@ -2,6 +2,7 @@
  * (docs/serve.md). The sampler reads the GPUs on its own thread; scrapes are served from
  * the latest round (src/serve/), so a wedged GPU never blocks /metrics. */
 #include "cmd/cmd.h"
+#include "cmd/nvml_use.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
 #include "core/array.h"
@@ -279,19 +280,9 @@ static void raise_fd_limit(void) {
 
 /* Why the first round has nothing to serve, said; -1 when it has GPUs. */
 static int first_round_problem(const struct nvml_facts *f, const char *load_err) {
-        switch (f->init_state) {
-        case NVML_INIT_OK: break;
-        case NVML_INIT_NO_LIBRARY:
-                fprintf(stderr, "gpuvet serve: NVML could not be loaded: %s\n", load_err);
-                return EXIT_FAILED;
-        case NVML_INIT_TIMEOUT:
-                fprintf(stderr, "gpuvet serve: nvmlInit_v2 did not return in time (a wedged GPU or driver)\n");
-                return EXIT_FAILED;
-        default:
-                fprintf(stderr, "gpuvet serve: nvmlInit_v2: %s (%s)\n", nv_rc_text(f->lib, f->init_rc),
-                        nvml_init_state_name(f->init_state));
-                return EXIT_FAILED;
-        }
+        int code = nvml_explain_init("serve", f, load_err);
+        if (code >= 0)
+                return code;
         if (f->n_gpus == 0) {
                 fprintf(stderr, "gpuvet serve: NVML sees no GPU, nothing to export\n");
                 return EXIT_FAILED;
@@ -555,6 +546,13 @@ static int run(const struct serve_opts *o, const struct cmd_args *args) {
                         web_config_done(&web);
                         return e;
                 }
+        }
+        if (http_server_load(&sec, err, sizeof(err)) < 0) {
+                fprintf(stderr, "gpuvet serve: %s\n", err);
+                free((char *)sec.cert_pem);
+                free((char *)sec.key_pem);
+                web_config_done(&web);
+                return EXIT_INTERNAL;
         }
         struct fsroot *fs = NULL;
         struct proc_workloads *pw = NULL;

@@ -158,20 +158,16 @@ static int take_snapshot(const struct snapshot_cli *o, const struct common_optio
         return code;
 }
 
-int cmd_snapshot(int argc, char **argv) {
-        struct snapshot_cli o = {0};
-        struct cmd_args args;
-        int code = cmd_parse(&cmd_snapshot_spec, argc, argv, &o, &args);
-        if (code >= 0)
-                return code;
-        if (!o.output) {
+static int snapshot_main(void *cli, const struct cmd_args *args) {
+        struct snapshot_cli *o = cli;
+        if (!o->output) {
                 fprintf(stderr, "gpuvet snapshot: -o FILE.tar is required (see gpuvet snapshot --help)\n");
                 return EXIT_USAGE;
         }
-        int how = snapshot_compression_for(o.output);
+        int how = snapshot_compression_for(o->output);
         if (how < 0) {
                 char suffix[256];
-                const char *sfx = snapshot_suffix_of(o.output);
+                const char *sfx = snapshot_suffix_of(o->output);
                 fprintf(stderr,
                         "gpuvet snapshot: -o: %s%s%s: expected .tar, .tar.gz (.tgz), .tar.xz (.txz) or .tar.zst (.tzst), "
                         "which choose the compression\n",
@@ -179,7 +175,7 @@ int cmd_snapshot(int argc, char **argv) {
                         *sfx ? "\"" : "");
                 return EXIT_USAGE;
         }
-        o.compression = (enum snapshot_compression)how;
+        o->compression = (enum snapshot_compression)how;
         char lib_err[512];
         if (snapshot_libarchive_load(lib_err, sizeof(lib_err)) < 0) {
                 fprintf(stderr, "gpuvet snapshot: %s (install libarchive13)\n", lib_err);
@@ -187,10 +183,15 @@ int cmd_snapshot(int argc, char **argv) {
         }
         struct fsroot *fs;
         struct gpudb *db;
-        if ((code = open_inputs("snapshot", &args.common, &fs, &db)) != 0)
+        int code = open_inputs("snapshot", &args->common, &fs, &db);
+        if (code != 0)
                 return code;
-        code = take_snapshot(&o, &args.common, fs, db);
+        code = take_snapshot(o, &args->common, fs, db);
         gpudb_free(db);
         fsroot_free(fs);
         return code;
+}
+
+int cmd_snapshot(int argc, char **argv) {
+        return cmd_parse_run(&cmd_snapshot_spec, argc, argv, &(struct snapshot_cli){0}, snapshot_main);
 }

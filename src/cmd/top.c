@@ -2,6 +2,7 @@
  * (docs/top.md). The view is src/top/; this file parses, starts the sampler, waits for
  * the first round, then runs the screen or prints one frame (--once). */
 #include "cmd/cmd.h"
+#include "cmd/nvml_use.h"
 #include "cmd/options.h"
 #include "cmd/specs.h"
 #include "core/array.h"
@@ -100,17 +101,9 @@ static nvml_groups top_groups(void) {
 
 /* Why the first round shows no GPU; -1 when it shows some. */
 static int explain_first(const struct nvml_facts *f, const char *load_err) {
-        switch (f->init_state) {
-        case NVML_INIT_OK: break;
-        case NVML_INIT_NO_LIBRARY: fprintf(stderr, "gpuvet top: NVML could not be loaded: %s\n", load_err); return EXIT_FAILED;
-        case NVML_INIT_TIMEOUT:
-                fprintf(stderr, "gpuvet top: nvmlInit_v2 did not return in time (a wedged GPU or driver)\n");
-                return EXIT_FAILED;
-        default:
-                fprintf(stderr, "gpuvet top: nvmlInit_v2: %s (%s)\n", nv_rc_text(f->lib, f->init_rc),
-                        nvml_init_state_name(f->init_state));
-                return EXIT_FAILED;
-        }
+        int code = nvml_explain_init("top", f, load_err);
+        if (code >= 0)
+                return code;
         if (!nv_ok(f->device_count)) {
                 fprintf(stderr, "gpuvet top: nvmlDeviceGetCount_v2: %s\n",
                         f->device_count.state == NV_TIMEOUT ? "did not return in time" : nv_rc_text(f->lib, f->device_count.rc));

@@ -22,6 +22,7 @@
  * What is there may change between the look and the rename; the rename still writes into
  * nothing, it only replaces the name. */
 #include "core/atomic_file.h"
+#include "core/write_fd.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,21 +36,6 @@
 #include <unistd.h>
 
 #define TEMP_TAG ".gpuvet-"
-
-static int write_all(int fd, const void *data, size_t len) {
-        const char *p = data;
-        while (len > 0) {
-                ssize_t n = write(fd, p, len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                p += n;
-                len -= (size_t)n;
-        }
-        return 0;
-}
 
 static void split_path(const char *path, char *dir, size_t dirsize, const char **base) {
         const char *slash = strrchr(path, '/');
@@ -98,7 +84,7 @@ static mode_t report_mode(void) {
 }
 
 static int fill(int fd, const void *data, size_t len, mode_t mode) {
-        int r = write_all(fd, data, len);
+        int r = write_fd_all(fd, data, len);
         if (r == 0 && fchmod(fd, mode) < 0)
                 r = -errno;
         if (r == 0 && fsync(fd) < 0)
@@ -208,21 +194,30 @@ static int prepare(const char *path, char *dir, size_t dirsize, const char **bas
         return 0;
 }
 
+/* The start of every write: path's directory into dir and its temporary's name into tmp,
+ * the signals that end a run blocked (the old mask into *old, for the caller to restore),
+ * and what earlier runs killed mid-write left beside path removed. Nothing is blocked when
+ * it fails. */
+static int begin(const char *path, char *dir, size_t dirsize, char *tmp, size_t tmpsize, sigset_t *old) {
+        const char *base;
+        int r = prepare(path, dir, dirsize, &base, tmp, tmpsize);
+        if (r < 0)
+                return r;
+        block_termination(old);
+        remove_stale_temps(dir, base);
+        return 0;
+}
+
 int atomic_write(const char *path, const void *data, size_t len) {
         return atomic_write_mode(path, data, len, report_mode());
 }
 
 int atomic_write_mode(const char *path, const void *data, size_t len, mode_t mode) {
         char dir[4096], tmp[4096];
-        const char *base;
-        int r = prepare(path, dir, sizeof(dir), &base, tmp, sizeof(tmp));
+        sigset_t old;
+        int r = begin(path, dir, sizeof(dir), tmp, sizeof(tmp), &old);
         if (r < 0)
                 return r;
-
-        sigset_t old;
-        block_termination(&old);
-
-        remove_stale_temps(dir, base);
         bool unsupported = false;
         r = write_via_tmpfile(dir, path, tmp, data, len, mode, &unsupported);
         if (r < 0 && unsupported) {
@@ -236,13 +231,10 @@ int atomic_write_mode(const char *path, const void *data, size_t len, mode_t mod
 
 int atomic_create(const char *path, mode_t mode) {
         char dir[4096], tmp[4096];
-        const char *base;
-        int r = prepare(path, dir, sizeof(dir), &base, tmp, sizeof(tmp));
+        sigset_t old;
+        int r = begin(path, dir, sizeof(dir), tmp, sizeof(tmp), &old);
         if (r < 0)
                 return r;
-        sigset_t old;
-        block_termination(&old);
-        remove_stale_temps(dir, base);
         int fd = mkostemp(tmp, O_CLOEXEC);
         r = fd < 0 ? -errno : 0;
         if (r == 0 && fchmod(fd, mode) < 0)

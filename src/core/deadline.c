@@ -93,35 +93,49 @@ static void abandon_locked(struct deadline_worker *w, const char *what, unsigned
         pthread_cond_signal(&g->cv);
 }
 
-bool deadline_begin(struct deadline_worker *w, const char *what, unsigned int limit_ms) {
+/* Called with the mutex held: whether w may start a call at *now (read here), else it is
+ * abandoned already or now (the run stopping, or its budget spent). */
+static bool call_may_start_locked(struct deadline_worker *w, const char *what, unsigned long long *now) {
         struct deadline_group *g = w->g;
-        bool ok = false;
-
-        pthread_mutex_lock(&g->mu);
         if (w->abandoned)
-                goto out;
+                return false;
         if (g->stopping) {
                 abandon_locked(w, what, 0, false);
-                goto out;
+                return false;
         }
-        unsigned long long now = deadline_now_ms();
-        if (g->spec.budget_ms > 0 && now - g->start_ms >= g->spec.budget_ms) {
+        *now = deadline_now_ms();
+        if (g->spec.budget_ms > 0 && *now - g->start_ms >= g->spec.budget_ms) {
                 /* Between calls the worker runs our own code, which does not hang, so the
                  * budget is enforced here and, for a call in flight, by the supervisor. */
                 abandon_locked(w, what, 0, true);
-                goto out;
+                return false;
         }
+        return true;
+}
+
+/* Called with the mutex held: w is in a call from start_ms for limit ms; the supervisor is
+ * woken when that (or the budget) ends before the time it sleeps to. */
+static void call_enter_locked(struct deadline_worker *w, const char *what, unsigned long long start_ms,
+                              unsigned long long limit) {
+        struct deadline_group *g = w->g;
         w->in_call = true;
         w->what = what;
-        w->call_start_ms = now;
-        w->call_limit_ms = limit_ms > 0 ? limit_ms : g->spec.call_ms;
-        unsigned long long end = now + w->call_limit_ms;
+        w->call_start_ms = start_ms;
+        w->call_limit_ms = limit;
+        unsigned long long end = start_ms + limit;
         if (g->spec.budget_ms > 0 && g->start_ms + g->spec.budget_ms < end)
                 end = g->start_ms + g->spec.budget_ms;
         if (end < g->sup_wake_ms)
                 pthread_cond_signal(&g->cv);
-        ok = true;
-out:
+}
+
+bool deadline_begin(struct deadline_worker *w, const char *what, unsigned int limit_ms) {
+        struct deadline_group *g = w->g;
+        pthread_mutex_lock(&g->mu);
+        unsigned long long now;
+        bool ok = call_may_start_locked(w, what, &now);
+        if (ok)
+                call_enter_locked(w, what, now, limit_ms > 0 ? limit_ms : g->spec.call_ms);
         pthread_mutex_unlock(&g->mu);
         return ok;
 }
@@ -132,17 +146,9 @@ bool deadline_begin_at(struct deadline_worker *w, const char *what, unsigned int
         bool ok = false;
 
         pthread_mutex_lock(&g->mu);
-        if (w->abandoned)
+        unsigned long long now;
+        if (!call_may_start_locked(w, what, &now))
                 goto out;
-        if (g->stopping) {
-                abandon_locked(w, what, 0, false);
-                goto out;
-        }
-        unsigned long long now = deadline_now_ms();
-        if (g->spec.budget_ms > 0 && now - g->start_ms >= g->spec.budget_ms) {
-                abandon_locked(w, what, 0, true);
-                goto out;
-        }
         unsigned long long limit = limit_ms > 0 ? limit_ms : g->spec.call_ms;
         if (start_ms > now)
                 start_ms = now;
@@ -153,17 +159,9 @@ bool deadline_begin_at(struct deadline_worker *w, const char *what, unsigned int
                 abandon_locked(w, what, limit, false);
                 goto out;
         }
-        w->in_call = true;
-        w->what = what;
         /* A call that returned in time is taken now (a fresh window: nothing to wait
          * for); one still running keeps its own start. */
-        w->call_start_ms = returned ? now : start_ms;
-        w->call_limit_ms = limit;
-        unsigned long long end = w->call_start_ms + limit;
-        if (g->spec.budget_ms > 0 && g->start_ms + g->spec.budget_ms < end)
-                end = g->start_ms + g->spec.budget_ms;
-        if (end < g->sup_wake_ms)
-                pthread_cond_signal(&g->cv);
+        call_enter_locked(w, what, returned ? now : start_ms, limit);
         ok = true;
 out:
         pthread_mutex_unlock(&g->mu);

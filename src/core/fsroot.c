@@ -1,6 +1,7 @@
 #include "core/fsroot.h"
 #include "core/read_fd.h"
 #include "core/strv.h"
+#include "core/write_fd.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -231,20 +232,6 @@ static int open_o_path(struct fsroot *fs, const char *path, bool follow_last) {
         return openat2_in_root(fs, relative(path), flags);
 }
 
-static int write_all(int fd, const char *data, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, data, len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                data += n;
-                len -= (size_t)n;
-        }
-        return 0;
-}
-
 /* "always [madvise] never" with value "always" -> "[always] madvise never\n"; 0, or
  * -EINVAL when text is not a choice list offering value. */
 static int rebracket(const char *text, const char *value, char *out, size_t size) {
@@ -286,7 +273,7 @@ int fsroot_write_attr(struct fsroot *fs, const char *path, const char *value) {
                 int fd = open_in_root(fs, path, O_WRONLY);
                 if (fd < 0)
                         return fd;
-                int r = write_all(fd, value, strlen(value));
+                int r = write_fd_all(fd, value, strlen(value));
                 if (close(fd) < 0 && r == 0)
                         r = -errno;
                 return r;
@@ -310,7 +297,7 @@ int fsroot_write_attr(struct fsroot *fs, const char *path, const char *value) {
                 close(fd);
                 return r;
         }
-        r = write_all(fd, next, strlen(next));
+        r = write_fd_all(fd, next, strlen(next));
         if (close(fd) < 0 && r == 0)
                 r = -errno;
         return r;
@@ -712,6 +699,37 @@ int fsroot_list(struct fsroot *fs, const char *path, char ***ret) {
         }
         strv_sort(names);
         *ret = names;
+        return 0;
+}
+
+int fsroot_list_dirs(struct fsroot *fs, const char *const *dirs, size_t n_dirs, char ***ret) {
+        char **paths = calloc(1, sizeof(char *));
+        if (!paths)
+                return -ENOMEM;
+        int r = 0;
+        for (size_t d = 0; r == 0 && d < n_dirs; d++) {
+                char **names;
+                r = fsroot_list(fs, dirs[d], &names);
+                if (r < 0) {
+                        r = r == -ENOMEM ? r : 0;
+                        continue;
+                }
+                for (char **n = names; r == 0 && *n; n++) {
+                        char *path;
+                        if (asprintf(&path, "%s/%s", dirs[d], *n) < 0)
+                                r = -ENOMEM;
+                        else {
+                                r = strv_push(&paths, path);
+                                free(path);
+                        }
+                }
+                strv_free(names);
+        }
+        if (r < 0) {
+                strv_free(paths);
+                return r;
+        }
+        *ret = paths;
         return 0;
 }
 

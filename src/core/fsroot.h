@@ -80,6 +80,10 @@ bool fsroot_is_dir(struct fsroot *fs, const char *path);
 
 /* List a directory: names (without "." and ".."), sorted, NULL-terminated; free with strv_free. */
 int fsroot_list(struct fsroot *fs, const char *path, char ***ret);
+/* The entries of each directory of dirs, in that order, as "DIR/NAME" (NULL-terminated; free
+ * with strv_free): the drop-in directories a tool reads (modprobe.d, CDI). A directory that
+ * cannot be listed is passed over, as those tools do; 0, or -ENOMEM. */
+int fsroot_list_dirs(struct fsroot *fs, const char *const *dirs, size_t n_dirs, char ***ret);
 
 /* Path recording for snapshot. */
 void fsroot_record(struct fsroot *fs, bool on);

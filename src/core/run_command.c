@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/array.h"
@@ -62,23 +61,9 @@ static int append(struct command_result *r, size_t *cap, size_t max, const char 
         return 0;
 }
 
-bool child_reap(pid_t pid, unsigned int ms, int *status) {
-        unsigned long long end = deadline_now_ms() + ms;
-        for (;;) {
-                pid_t w = waitpid(pid, status, WNOHANG);
-                if (w == pid || (w < 0 && errno != EINTR))
-                        return w == pid;
-                if (deadline_now_ms() >= end)
-                        return false;
-                struct timespec ts = {0, 5 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-        }
-}
-
-/* child_reap that also returns (false, *cancelled set) as soon as cancel_fd is readable. */
+/* child_reap that also returns (false, *cancelled set) as soon as cancel_fd is readable;
+ * a negative cancel_fd is never readable (poll ignores it: it is then the pause alone). */
 static bool reap_unless_cancelled(pid_t pid, unsigned int ms, int cancel_fd, int *status, bool *cancelled) {
-        if (cancel_fd < 0)
-                return child_reap(pid, ms, status);
         unsigned long long end = deadline_now_ms() + ms;
         for (;;) {
                 pid_t w = waitpid(pid, status, WNOHANG);
@@ -92,6 +77,11 @@ static bool reap_unless_cancelled(pid_t pid, unsigned int ms, int cancel_fd, int
                         return false;
                 }
         }
+}
+
+bool child_reap(pid_t pid, unsigned int ms, int *status) {
+        bool cancelled = false;
+        return reap_unless_cancelled(pid, ms, -1, status, &cancelled);
 }
 
 int run_command(char *const argv[], unsigned int timeout_ms, size_t max_out, struct command_result *out) {

@@ -500,18 +500,28 @@ static const struct {
         {"ms", 1}, {"s", 1000}, {"sec", 1000}, {"m", 60000}, {"min", 60000}, {"h", 3600000}, {"d", 86400000},
 };
 
+/* The decimal number s starts with (no sign, no space) into *ret, *end after it: 0, or
+ * -EINVAL (no digit first), -ERANGE (past 64 bits). */
+static int leading_decimal(const char *s, unsigned long long *ret, char **end) {
+        if (!isdigit((unsigned char)*s))
+                return -EINVAL;
+        errno = 0;
+        *ret = strtoull(s, end, 10);
+        return errno == ERANGE ? -ERANGE : 0;
+}
+
 int parse_duration_ms(const char *s, uint64_t *ret) {
         s = skip_ws(s);
         uint64_t total = 0;
         bool any = false, bare = false;
         while (*s && !isspace((unsigned char)*s)) {
-                if (!isdigit((unsigned char)*s) || bare)
+                if (bare)
                         return -EINVAL;
                 char *end;
-                errno = 0;
-                unsigned long long v = strtoull(s, &end, 10);
-                if (errno == ERANGE)
-                        return -ERANGE;
+                unsigned long long v;
+                int r = leading_decimal(s, &v, &end);
+                if (r < 0)
+                        return r;
                 /* "0.5", "1.5h": the fraction's digits and their scale */
                 uint64_t frac = 0, scale = 1;
                 if (*end == '.') {
@@ -558,13 +568,11 @@ int parse_duration_ms(const char *s, uint64_t *ret) {
 }
 
 int parse_size_bytes(const char *s, uint64_t *ret) {
-        if (!isdigit((unsigned char)*s))
-                return -EINVAL;
         char *end;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno == ERANGE)
-                return -ERANGE;
+        unsigned long long v;
+        int r = leading_decimal(s, &v, &end);
+        if (r < 0)
+                return r;
         unsigned shift = 0;
         switch (toupper((unsigned char)*end)) {
         case 'K': shift = 10; end++; break;

@@ -72,9 +72,16 @@ static const struct name_bit fabric_names[] = {
         {"imex", GPU_FABRIC_IMEX},
 };
 
-static int load_kernel_modules(json_t *obj, unsigned *ret) {
+/* kind and name ("architecture", "hopper"; "GPU", "H100 80GB HBM3") name the entry in why. */
+static int load_kernel_modules(json_t *obj, const char *kind, const char *name, unsigned *ret, char *why,
+                               size_t whysize) {
         json_t *v = json_object_get(obj, "kernel_modules");
-        return v ? names_to_bits(v, module_names, ARRAY_COUNT(module_names), ret) : 0;
+        if (v && names_to_bits(v, module_names, ARRAY_COUNT(module_names), ret) < 0) {
+                snprintf(why, whysize, "%s %s: \"kernel_modules\" must list \"open\" and/or \"proprietary\"", kind,
+                         name);
+                return -EINVAL;
+        }
+        return 0;
 }
 
 static int load_fabric(json_t *a, struct gpu_arch *out) {
@@ -117,16 +124,31 @@ static int load_arch(json_t *a, struct gpu_arch *out, char *why, size_t whysize)
                 snprintf(why, whysize, "architecture %s: \"cc\" must look like \"9.0\"", out->id);
                 return -EINVAL;
         }
-        if (load_kernel_modules(a, &out->kernel_modules) < 0) {
-                snprintf(why, whysize, "architecture %s: \"kernel_modules\" must list \"open\" and/or \"proprietary\"",
-                         out->id);
+        if (load_kernel_modules(a, "architecture", out->id, &out->kernel_modules, why, whysize) < 0)
                 return -EINVAL;
-        }
         if (load_fabric(a, out) < 0) {
                 snprintf(why, whysize, "architecture %s: \"fabric_services\" must map forms to lists of "
                                        "\"fabricmanager\", \"nvlsm\", \"imex\"",
                          out->id);
                 return -EINVAL;
+        }
+        return 0;
+}
+
+/* The 4-digit hex ids of list (room checked by the caller) into out, counted in *n; -EINVAL
+ * naming GPU gpu and the first bad one (what: "device id"). */
+static int load_hex_ids(json_t *list, const char *gpu, const char *what, uint16_t *out, size_t *n, char *why,
+                        size_t whysize) {
+        size_t i;
+        json_t *id;
+        json_array_foreach(list, i, id) {
+                unsigned v;
+                char tail;
+                if (!json_is_string(id) || sscanf(json_string_value(id), "%4x%c", &v, &tail) != 1) {
+                        snprintf(why, whysize, "GPU %s: %s %zu is not a 4-digit hex string", gpu, what, i);
+                        return -EINVAL;
+                }
+                out[(*n)++] = (uint16_t)v;
         }
         return 0;
 }
@@ -155,11 +177,8 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
                 snprintf(why, whysize, "GPU %s: \"host_link\" must be \"pcie\" or \"c2c\"", out->name);
                 return -EINVAL;
         }
-        if (load_kernel_modules(m, &out->kernel_modules) < 0) {
-                snprintf(why, whysize, "GPU %s: \"kernel_modules\" must list \"open\" and/or \"proprietary\"",
-                         out->name);
+        if (load_kernel_modules(m, "GPU", out->name, &out->kernel_modules, why, whysize) < 0)
                 return -EINVAL;
-        }
         out->memory_type = opt_str(m, "memory_type");
         out->min_driver = opt_str(m, "min_driver");
         int ma, mi;
@@ -191,33 +210,15 @@ static int load_model(const struct gpudb *db, json_t *m, struct gpu_model *out, 
                 snprintf(why, whysize, "GPU %s: \"device_ids\" must be a list of 1 to 12 hex ids", out->name);
                 return -EINVAL;
         }
-        size_t i;
-        json_t *id;
-        json_array_foreach(ids, i, id) {
-                unsigned v;
-                char tail;
-                if (!json_is_string(id) || sscanf(json_string_value(id), "%4x%c", &v, &tail) != 1) {
-                        snprintf(why, whysize, "GPU %s: device id %zu is not a 4-digit hex string", out->name, i);
-                        return -EINVAL;
-                }
-                out->device_ids[out->n_device_ids++] = (uint16_t)v;
-        }
+        if (load_hex_ids(ids, out->name, "device id", out->device_ids, &out->n_device_ids, why, whysize) < 0)
+                return -EINVAL;
         json_t *subs = json_object_get(m, "subsystem_ids");
         if (subs && (!json_is_array(subs) ||
                      json_array_size(subs) > ARRAY_COUNT(out->subsystem_ids))) {
                 snprintf(why, whysize, "GPU %s: \"subsystem_ids\" must be a list of at most 8 hex ids", out->name);
                 return -EINVAL;
         }
-        json_array_foreach(subs, i, id) {
-                unsigned v;
-                char tail;
-                if (!json_is_string(id) || sscanf(json_string_value(id), "%4x%c", &v, &tail) != 1) {
-                        snprintf(why, whysize, "GPU %s: subsystem id %zu is not a 4-digit hex string", out->name, i);
-                        return -EINVAL;
-                }
-                out->subsystem_ids[out->n_subsystem_ids++] = (uint16_t)v;
-        }
-        return 0;
+        return load_hex_ids(subs, out->name, "subsystem id", out->subsystem_ids, &out->n_subsystem_ids, why, whysize);
 }
 
 static int load_from(json_t *root, struct gpudb *db, char *why, size_t whysize) {
@@ -285,6 +286,31 @@ int gpudb_load_buffer(const char *buf, size_t len, const char *source, struct gp
         return load_document(root, &jerr, source, ret, err, errsize);
 }
 
+/* gpus.json's companions, xid.json and nics.json: each read with it from a --data-dir that
+ * holds it, so that a bad file stops the command at once; else its compiled-in copy is
+ * parsed on first use (gpudb.h says why). */
+enum companion { COMPANION_XIDS, COMPANION_NICS, COMPANION_COUNT };
+
+static const char *const companion_file[COMPANION_COUNT] = {[COMPANION_XIDS] = "xid.json",
+                                                             [COMPANION_NICS] = "nics.json"};
+
+static bool *companion_loaded(struct gpudb *db, enum companion which) {
+        return which == COMPANION_XIDS ? &db->xids_loaded : &db->nics_loaded;
+}
+
+/* From dir, or the compiled-in copy when dir is NULL; a table that fails is left empty. */
+static int load_companion(struct gpudb *db, enum companion which, const char *dir, char *err, size_t errsize) {
+        int r;
+        if (which == COMPANION_XIDS) {
+                if ((r = xiddb_load(dir, &db->xids, err, errsize)) < 0)
+                        memset(&db->xids, 0, sizeof(db->xids));
+        } else {
+                if ((r = nicdb_load(dir, &db->nics, err, errsize)) < 0)
+                        memset(&db->nics, 0, sizeof(db->nics));
+        }
+        return r;
+}
+
 int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
         int r;
         if (!dir) {
@@ -299,56 +325,43 @@ int gpudb_load(const char *dir, struct gpudb **ret, char *err, size_t errsize) {
         }
         if (r < 0)
                 return r;
-        char file[512];
-        if (dir && (snprintf(file, sizeof(file), "%s/xid.json", dir), access(file, F_OK) == 0)) {
-                r = xiddb_load(dir, &(*ret)->xids, err, errsize);
+        for (int which = 0; dir && which < COMPANION_COUNT; which++) {
+                char file[512];
+                snprintf(file, sizeof(file), "%s/%s", dir, companion_file[which]);
+                if (access(file, F_OK) != 0)
+                        continue;
+                r = load_companion(*ret, (enum companion)which, dir, err, errsize);
                 if (r < 0) {
                         *ret = gpudb_free(*ret);
                         return r;
                 }
-                (*ret)->xids_loaded = true;
-        }
-        if (dir && (snprintf(file, sizeof(file), "%s/nics.json", dir), access(file, F_OK) == 0)) {
-                r = nicdb_load(dir, &(*ret)->nics, err, errsize);
-                if (r < 0) {
-                        *ret = gpudb_free(*ret);
-                        return r;
-                }
-                (*ret)->nics_loaded = true;
+                *companion_loaded(*ret, (enum companion)which) = true;
         }
         /* Else the compiled-in tables, parsed by gpudb_xids and gpudb_nics when a check needs them. */
         return 0;
 }
 
-const struct xiddb *gpudb_xids(const struct gpudb *db) {
-        if (!db)
-                return NULL;
-        /* A cache filled on first use behind a lock; the db itself was allocated non-const. */
+/* db with its companion loaded: the compiled-in copy parsed on first use. A cache filled
+ * behind a lock; the db itself was allocated non-const. */
+static struct gpudb *with_companion(const struct gpudb *db, enum companion which) {
         struct gpudb *filled = (struct gpudb *)db;
         pthread_mutex_lock(&filled->lazy_lock);
-        if (!filled->xids_loaded) {
+        bool *loaded = companion_loaded(filled, which);
+        if (!*loaded) {
                 char err[256];
-                if (xiddb_load(NULL, &filled->xids, err, sizeof(err)) < 0)
-                        memset(&filled->xids, 0, sizeof(filled->xids));
-                filled->xids_loaded = true;
+                (void)load_companion(filled, which, NULL, err, sizeof(err)); /* a bad one stays empty */
+                *loaded = true;
         }
         pthread_mutex_unlock(&filled->lazy_lock);
-        return &filled->xids;
+        return filled;
+}
+
+const struct xiddb *gpudb_xids(const struct gpudb *db) {
+        return db ? &with_companion(db, COMPANION_XIDS)->xids : NULL;
 }
 
 const struct nicdb *gpudb_nics(const struct gpudb *db) {
-        if (!db)
-                return NULL;
-        struct gpudb *filled = (struct gpudb *)db;
-        pthread_mutex_lock(&filled->lazy_lock);
-        if (!filled->nics_loaded) {
-                char err[256];
-                if (nicdb_load(NULL, &filled->nics, err, sizeof(err)) < 0)
-                        memset(&filled->nics, 0, sizeof(filled->nics));
-                filled->nics_loaded = true;
-        }
-        pthread_mutex_unlock(&filled->lazy_lock);
-        return &filled->nics;
+        return db ? &with_companion(db, COMPANION_NICS)->nics : NULL;
 }
 
 struct gpudb *gpudb_free(struct gpudb *db) {

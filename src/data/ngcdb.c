@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/strparse.h"
 #include "core/strbuf.h"
 #include "data/embedded.h"
@@ -71,14 +72,8 @@ static int load_tests(struct loader *l, json_t *tests, struct ngcdb *db) {
 }
 
 static struct ngc_release *add(struct ngc_image *img, size_t *cap) {
-        if (img->n_releases == *cap) {
-                size_t n = *cap ? *cap * 2 : 16;
-                struct ngc_release *p = realloc(img->releases, n * sizeof(*p));
-                if (!p)
-                        return NULL;
-                img->releases = p;
-                *cap = n;
-        }
+        if (array_grow((void **)&img->releases, img->n_releases, cap, sizeof(*img->releases), 16) < 0)
+                return NULL;
         struct ngc_release *r = &img->releases[img->n_releases++];
         memset(r, 0, sizeof(*r));
         return r;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "data/fleet_rules.h"
 #include "fleet/fleet_doc.h"
 #include "fleet/fleet_intern.h"
@@ -205,18 +206,6 @@ static enum fleet_direction direction_of(const struct fleet_rules *rules, const 
         return d;
 }
 
-static int grow(void **arr, size_t n, size_t *cap, size_t sz) {
-        if (n < *cap)
-                return 0;
-        size_t c = *cap ? *cap * 2 : 16;
-        void *p = realloc(*arr, c * sz);
-        if (!p)
-                return -ENOMEM;
-        *arr = p;
-        *cap = c;
-        return 0;
-}
-
 /* A copy of pattern that lives as long as f (the rules table may be freed first). */
 static const char *keep_pattern(struct fleet *f, const char *pattern) {
         for (size_t i = 0; i < f->n_patterns; i++)
@@ -272,7 +261,7 @@ static int judge_group(struct fleet *f, const struct fleet_rules *rules, const s
                 struct fleet_outlier o = {0};
                 if (!fleet_judge_figure(&rule, dist->direction, &dist->stats, s[i].m->value, &o))
                         continue;
-                if (grow((void **)&f->outliers, f->n_outliers, cap_outliers, sizeof(*f->outliers)) < 0)
+                if (array_grow((void **)&f->outliers, f->n_outliers, cap_outliers, sizeof(*f->outliers), 16) < 0)
                         return -ENOMEM;
                 o.node = f->nodes[s[i].node].name;
                 o.doc = s[i].doc->path;
@@ -382,7 +371,7 @@ static int build_figures(struct fleet *f, const struct fleet_rules *rules) {
 
 static int add_drift(struct fleet *f, size_t *cap, const char *attribute, const char *model,
                      const struct fleet_drift_node *values) {
-        if (grow((void **)&f->drifts, f->n_drifts, cap, sizeof(*f->drifts)) < 0)
+        if (array_grow((void **)&f->drifts, f->n_drifts, cap, sizeof(*f->drifts), 16) < 0)
                 return -ENOMEM;
         struct fleet_drift *d = &f->drifts[f->n_drifts];
         if (fleet_drift_compute(attribute, model, values, f->n_nodes, d) < 0)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/strbuf.h"
 
 /* Debian's libjsmn-dev: the implementation is compiled here, static, once. Strict mode
@@ -218,19 +219,6 @@ const char *fleet_doc_kind_schema(enum fleet_doc_kind k) {
         return (unsigned)k < _FLEET_DOC_COUNT ? schemas[k] : "?";
 }
 
-/* A growing array of elements of size sz. */
-static int grow(void **arr, size_t n, size_t *cap, size_t sz) {
-        if (n < *cap)
-                return 0;
-        size_t c = *cap ? *cap * 2 : 8;
-        void *p = realloc(*arr, c * sz);
-        if (!p)
-                return -ENOMEM;
-        *arr = p;
-        *cap = c;
-        return 0;
-}
-
 struct reader {
         const struct jdoc *d;
         struct fleet_doc *doc;
@@ -318,7 +306,7 @@ static int read_checks(struct reader *r, int arr) {
                 if (st == STATUS_PASS || st == STATUS_SKIP)
                         continue;
                 struct fleet_doc *doc = r->doc;
-                if (grow((void **)&doc->checks, doc->n_checks, &r->cap_checks, sizeof(*doc->checks)) < 0)
+                if (array_grow((void **)&doc->checks, doc->n_checks, &r->cap_checks, sizeof(*doc->checks), 8) < 0)
                         return -ENOMEM;
                 struct fleet_check *fc = &doc->checks[doc->n_checks];
                 fc->id = jstr(d, id, &r->oom);
@@ -337,7 +325,7 @@ static int read_checks(struct reader *r, int arr) {
 static int add_metric(struct reader *r, char *name, char *unit, char *subject, double value, int higher_is_better) {
         struct fleet_doc *doc = r->doc;
         if (name && unit && subject &&
-            grow((void **)&doc->metrics, doc->n_metrics, &r->cap_metrics, sizeof(*doc->metrics)) < 0)
+            array_grow((void **)&doc->metrics, doc->n_metrics, &r->cap_metrics, sizeof(*doc->metrics), 8) < 0)
                 r->oom = true;
         if (r->oom || !name || !unit || !subject) {
                 free(name);

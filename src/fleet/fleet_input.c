@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/deadline.h"
+#include "core/grow.h"
 #include "core/progress.h"
 #include "core/read_fd.h"
 #include "fleet/fleet.h"
@@ -41,14 +42,8 @@ struct file_list {
 };
 
 static int add_skipped(struct fleet *f, size_t *cap, const char *path, const char *reason) {
-        if (f->n_skipped == *cap) {
-                size_t c = *cap ? *cap * 2 : 8;
-                struct fleet_skipped *p = realloc(f->skipped, c * sizeof(*p));
-                if (!p)
-                        return -ENOMEM;
-                f->skipped = p;
-                *cap = c;
-        }
+        if (array_grow((void **)&f->skipped, f->n_skipped, cap, sizeof(*f->skipped), 8) < 0)
+                return -ENOMEM;
         char *pc = strdup(path), *rc = strdup(reason);
         if (!pc || !rc) {
                 free(pc);
@@ -60,15 +55,9 @@ static int add_skipped(struct fleet *f, size_t *cap, const char *path, const cha
 }
 
 static void add_file(struct file_list *l, const char *path, bool named) {
-        if (l->n == l->cap) {
-                size_t c = l->cap ? l->cap * 2 : 64;
-                struct input_file *p = realloc(l->v, c * sizeof(*p));
-                if (!p) {
-                        l->oom = true;
-                        return;
-                }
-                l->v = p;
-                l->cap = c;
+        if (array_grow((void **)&l->v, l->n, &l->cap, sizeof(*l->v), 64) < 0) {
+                l->oom = true;
+                return;
         }
         char *pc = strdup(path);
         if (!pc) {

@@ -1,4 +1,5 @@
 #include "fleet/fleet_intern.h"
+#include "core/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,14 +35,8 @@ long fleet_intern_id(struct fleet_intern *t, const char *key) {
         for (; t->slots[i]; i = (i + 1) & (t->n_slots - 1))
                 if (strcmp(t->keys[t->slots[i] - 1], key) == 0)
                         return (long)t->slots[i] - 1;
-        if (t->n == t->cap) {
-                size_t c = t->cap ? t->cap * 2 : 32;
-                const char **k = realloc(t->keys, c * sizeof(*k));
-                if (!k)
-                        return -ENOMEM;
-                t->keys = k;
-                t->cap = c;
-        }
+        if (array_grow((void **)&t->keys, t->n, &t->cap, sizeof(*t->keys), 32) < 0)
+                return -ENOMEM;
         t->keys[t->n] = key;
         t->slots[i] = (uint32_t)t->n + 1;
         return (long)t->n++;

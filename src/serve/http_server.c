@@ -1,10 +1,9 @@
 /* libmicrohttpd server (http_server.h). */
 #include "serve/http_server.h"
 #include "core/clock.h"
+#include "serve/http_libs.h"
 
 #include <errno.h>
-#include <crypt.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -213,9 +212,11 @@ static void on_connection(void *cls, struct MHD_Connection *mhd, void **socket_c
                         return;
                 }
                 c->mhd = mhd;
-                const union MHD_ConnectionInfo *fd = MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+                const union MHD_ConnectionInfo *fd =
+                        libmhd.MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
                 c->fd = fd ? fd->connect_fd : -1;
-                const union MHD_ConnectionInfo *a = MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+                const union MHD_ConnectionInfo *a =
+                        libmhd.MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
                 address_key(a ? a->client_addr : NULL, c->addr);
                 pthread_mutex_lock(&s->conn_lock);
                 size_t b = bucket_of(c->addr);
@@ -301,7 +302,7 @@ static void *auth_main(void *arg) {
                          * crypt_r that GCC 12's AddressSanitizer intercepts and then calls
                          * through a null pointer. */
                         const char *want = c->user ? c->user->hash : s->dummy_hash;
-                        const char *h = want ? crypt_rn(c->pass, want, cd, (int)sizeof(*cd)) : NULL;
+                        const char *h = want ? libxcrypt.crypt_rn(c->pass, want, cd, (int)sizeof(*cd)) : NULL;
                         result = h && c->user && same_secret(h, want) ? AUTH_GRANTED : AUTH_DENIED;
                 }
                 pthread_mutex_lock(&s->auth_lock);
@@ -318,7 +319,7 @@ static void *auth_main(void *arg) {
                 c->auth = result;
                 /* http_server_stop joins these threads before it stops the daemon, so the
                  * connection is still suspended and the daemon still there. */
-                MHD_resume_connection(c->mhd);
+                libmhd.MHD_resume_connection(c->mhd);
         }
         pthread_mutex_unlock(&s->auth_lock);
         free(cd);
@@ -330,7 +331,7 @@ static void *auth_main(void *arg) {
  * credentials, AUTH_BUSY when too many checks wait. */
 static enum auth_state auth_start(struct http_server *s, struct conn *c, struct MHD_Connection *mhd) {
         char *pass = NULL;
-        char *name = MHD_basic_auth_get_username_password(mhd, &pass);
+        char *name = libmhd.MHD_basic_auth_get_username_password(mhd, &pass);
         enum auth_state st = AUTH_DENIED;
         if (!name || !pass)
                 goto out;
@@ -353,7 +354,7 @@ static enum auth_state auth_start(struct http_server *s, struct conn *c, struct 
                         c->user = user;
                         c->auth = st = AUTH_PENDING;
                         s->queue[s->n_queued++] = c;
-                        MHD_suspend_connection(mhd);
+                        libmhd.MHD_suspend_connection(mhd);
                         pthread_cond_signal(&s->auth_wake);
                 }
         }
@@ -362,18 +363,19 @@ static enum auth_state auth_start(struct http_server *s, struct conn *c, struct 
         pthread_mutex_unlock(&s->auth_lock);
 out:
         if (name)
-                MHD_free(name);
+                libmhd.MHD_free(name);
         if (pass)
-                MHD_free(pass);
+                libmhd.MHD_free(pass);
         return st;
 }
 
 static enum MHD_Result auth_denied(struct MHD_Connection *conn) {
         static const char msg[] = "unauthorized\n";
-        struct MHD_Response *r = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-        enum MHD_Result ret = r ? MHD_queue_basic_auth_fail_response(conn, "gpuvet", r) : MHD_NO;
+        struct MHD_Response *r =
+                libmhd.MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+        enum MHD_Result ret = r ? libmhd.MHD_queue_basic_auth_fail_response(conn, "gpuvet", r) : MHD_NO;
         if (r)
-                MHD_destroy_response(r);
+                libmhd.MHD_destroy_response(r);
         return ret;
 }
 
@@ -389,8 +391,8 @@ static char *make_dummy_hash(const struct auth_user *users, size_t n) {
         char salt[CRYPT_GENSALT_OUTPUT_SIZE];
         struct crypt_data *cd = calloc(1, sizeof(*cd));
         char *ret = NULL;
-        if (cd && crypt_gensalt_rn("$2b$", cost ? cost : 10, NULL, 0, salt, (int)sizeof(salt))) {
-                const char *h = crypt_rn("gpuvet: no such user", salt, cd, (int)sizeof(*cd));
+        if (cd && libxcrypt.crypt_gensalt_rn("$2b$", cost ? cost : 10, NULL, 0, salt, (int)sizeof(salt))) {
+                const char *h = libxcrypt.crypt_rn("gpuvet: no such user", salt, cd, (int)sizeof(*cd));
                 ret = h ? strdup(h) : NULL;
         }
         free(cd);
@@ -400,17 +402,18 @@ static char *make_dummy_hash(const struct auth_user *users, size_t n) {
 static enum MHD_Result respond(struct MHD_Connection *conn, unsigned int code, const char *type, char *body,
                                size_t len, bool owned) {
         struct MHD_Response *r =
-                MHD_create_response_from_buffer(len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+                libmhd.MHD_create_response_from_buffer(len, body,
+                                                       owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
         if (!r) {
                 if (owned)
                         free(body);
                 return MHD_NO;
         }
-        (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+        (void)libmhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
         if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
-                (void)MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-        enum MHD_Result ret = MHD_queue_response(conn, code, r);
-        MHD_destroy_response(r);
+                (void)libmhd.MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+        enum MHD_Result ret = libmhd.MHD_queue_response(conn, code, r);
+        libmhd.MHD_destroy_response(r);
         return ret;
 }
 
@@ -421,7 +424,7 @@ static enum MHD_Result text(struct MHD_Connection *conn, unsigned int code, cons
 static void release_body(void *cls) { body_cache_release(cls); }
 
 static enum MHD_Result metrics(struct http_server *s, struct MHD_Connection *conn) {
-        const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+        const char *accept = libmhd.MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
         enum expo_format fmt = accept_format(accept, accept ? strlen(accept) : 0);
         struct scrape_body *b;
         int r = body_cache_scrape(s->cache, fmt, &b);
@@ -431,14 +434,14 @@ static enum MHD_Result metrics(struct http_server *s, struct MHD_Connection *con
                 return text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
         /* The round's body is sent from the cache, shared by every scrape of the round. */
         const struct MHD_IoVec iov[2] = {{b->part[0], b->len[0]}, {b->part[1], b->len[1]}};
-        struct MHD_Response *resp = MHD_create_response_from_iovec(iov, 2, release_body, b);
+        struct MHD_Response *resp = libmhd.MHD_create_response_from_iovec(iov, 2, release_body, b);
         if (!resp) {
                 body_cache_release(b);
                 return MHD_NO;
         }
-        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, expo_content_type(fmt));
-        enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
-        MHD_destroy_response(resp);
+        (void)libmhd.MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, expo_content_type(fmt));
+        enum MHD_Result ret = libmhd.MHD_queue_response(conn, MHD_HTTP_OK, resp);
+        libmhd.MHD_destroy_response(resp);
         return ret;
 }
 
@@ -468,7 +471,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 /* The headers are in. Answering now would make libmicrohttpd close the
                  * connection after the answer (it has not read the request to its end); on
                  * the next call the request is whole and the connection stays open. */
-                const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+                const union MHD_ConnectionInfo *ci =
+                        libmhd.MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
                 c = ci ? ci->socket_context : NULL;
                 if (!c)
                         return MHD_NO; /* its record could not be allocated: closed */
@@ -579,8 +583,16 @@ static const char *tls_priorities(unsigned int min_version) {
                                  : "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA";
 }
 
+int http_server_load(const struct http_security *sec, char *err, size_t errsize) {
+        return http_libs_load(sec && sec->n_users, err, errsize) < 0 ? -1 : 0;
+}
+
 int http_server_start(int listen_fd, const struct http_limits *lim, const struct http_security *sec,
                       struct body_cache *cache, struct http_server **ret, char *err, size_t errsize) {
+        if (http_server_load(sec, err, errsize) < 0) {
+                close(listen_fd);
+                return -1;
+        }
         struct http_server *s = calloc(1, sizeof(*s));
         if (!s) {
                 close(listen_fd);
@@ -606,7 +618,7 @@ int http_server_start(int listen_fd, const struct http_limits *lim, const struct
                 snprintf(err, errsize, "out of memory");
                 return -1;
         }
-        if (s->cert_pem && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        if (s->cert_pem && libmhd.MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
                 close(listen_fd);
                 server_free(s);
                 snprintf(err, errsize, "this libmicrohttpd was built without TLS");
@@ -639,17 +651,17 @@ int http_server_start(int listen_fd, const struct http_limits *lim, const struct
                 {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)tls_priorities(s->tls_min_version)},
                 {MHD_OPTION_END, 0, NULL},
         };
-        s->daemon = MHD_start_daemon(flags, 0, on_accept, s, on_request, s,
-                                     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
-                                     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)lim->connections,
-                                     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)lim->per_address,
-                                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)lim->timeout_s,
-                                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)lim->connection_memory,
-                                     MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)lim->threads,
-                                     MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-                                     MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                                     MHD_OPTION_ARRAY, tls,
-                                     MHD_OPTION_END);
+        s->daemon = libmhd.MHD_start_daemon(flags, 0, on_accept, s, on_request, s,
+                                            MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+                                            MHD_OPTION_CONNECTION_LIMIT, (unsigned int)lim->connections,
+                                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)lim->per_address,
+                                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)lim->timeout_s,
+                                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)lim->connection_memory,
+                                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)lim->threads,
+                                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+                                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                                            MHD_OPTION_ARRAY, tls,
+                                            MHD_OPTION_END);
         if (!s->daemon) {
                 if (s->cert_pem) /* GnuTLS' reason does not reach us */
                         snprintf(err, errsize, "TLS could not start with this certificate and key "
@@ -677,13 +689,13 @@ static unsigned int busy_connections(struct http_server *s) {
 void http_server_stop(struct http_server *s, unsigned int grace_ms) {
         if (!s)
                 return;
-        MHD_socket fd = MHD_quiesce_daemon(s->daemon);
+        MHD_socket fd = libmhd.MHD_quiesce_daemon(s->daemon);
         /* No connection may stay suspended in a password check past this. */
         stop_auth_workers(s);
         struct timespec slice = {0, 10 * 1000000L};
         for (unsigned int waited = 0; waited < grace_ms && busy_connections(s) > 0; waited += 10)
                 nanosleep(&slice, NULL);
-        MHD_stop_daemon(s->daemon);
+        libmhd.MHD_stop_daemon(s->daemon);
         stop_watchdog(s);
         if (fd != MHD_INVALID_SOCKET)
                 close(fd);

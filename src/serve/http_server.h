@@ -32,6 +32,12 @@ struct http_security {
         size_t n_users;
 };
 
+/* Load the libraries that serving with sec (NULL: none) needs: libmicrohttpd, and libxcrypt
+ * for basic auth (serve/http_libs.h). serve calls it before it starts any thread, so that a
+ * missing library ends it at once; http_server_start calls it too. Returns 0, or -1 with a
+ * message in err naming the library and its package. */
+int http_server_load(const struct http_security *sec, char *err, size_t errsize);
+
 /* Serve on listen_fd (listen_addr.h; owned from now on); sec may be NULL. sec's strings
  * are copied. Returns 0, or -1 with a message in err. */
 int http_server_start(int listen_fd, const struct http_limits *lim, const struct http_security *sec,

@@ -2,6 +2,7 @@
 #include "serve/proc_workloads.h"
 
 #include "core/fsroot.h"
+#include "core/grow.h"
 #include "sys/proc.h"
 
 #include <errno.h>
@@ -139,14 +140,8 @@ static int attribute(struct proc_workloads *c, unsigned int pid, struct attribut
         if (!starttime_of(c->fs, pid, &again) || again != start)
                 return 0; /* it ended (and the PID may be another's) while it was read */
         if (!e) {
-                if (c->n == c->cap) {
-                        size_t ncap = c->cap ? c->cap * 2 : 64;
-                        struct entry *nv = realloc(c->v, ncap * sizeof(*nv));
-                        if (!nv)
-                                return -ENOMEM;
-                        c->v = nv;
-                        c->cap = ncap;
-                }
+                if (array_grow((void **)&c->v, c->n, &c->cap, sizeof(*c->v), 64) < 0)
+                        return -ENOMEM;
                 e = &c->v[c->n++];
         }
         *e = (struct entry){.starttime = start, .round = c->round, .p = p};

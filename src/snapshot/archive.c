@@ -15,6 +15,7 @@
 #include "core/deadline.h"
 #include "core/dynlib.h"
 #include "core/fsroot.h"
+#include "core/grow.h"
 #include "core/progress.h"
 #include "core/read_fd.h"
 #include "core/redact.h"
@@ -64,14 +65,8 @@ int snapshot_libarchive_load(char *err, size_t errsize) {
 }
 
 static int add_entry(struct snapshot_capture *c, const char *path, enum snapshot_reason reason) {
-        if (c->n == c->cap) {
-                size_t cap = c->cap ? c->cap * 2 : 1024;
-                struct snapshot_entry *grown = realloc(c->entries, cap * sizeof(*grown));
-                if (!grown)
-                        return -ENOMEM;
-                c->entries = grown;
-                c->cap = cap;
-        }
+        if (array_grow((void **)&c->entries, c->n, &c->cap, sizeof(*c->entries), 1024) < 0)
+                return -ENOMEM;
         char *copy = strdup(path);
         if (!copy)
                 return -ENOMEM;
@@ -273,14 +268,8 @@ static int note_redacted(struct snapshot_capture *c, const char *path, char **co
         int r = redact_file(path, content, len, &values);
         if (r < 0 || values == 0)
                 return r;
-        if (c->n_redacted == c->cap_redacted) {
-                size_t cap = c->cap_redacted ? c->cap_redacted * 2 : 8;
-                struct snapshot_redacted *v = realloc(c->redacted, cap * sizeof(*v));
-                if (!v)
-                        return -ENOMEM;
-                c->redacted = v;
-                c->cap_redacted = cap;
-        }
+        if (array_grow((void **)&c->redacted, c->n_redacted, &c->cap_redacted, sizeof(*c->redacted), 8) < 0)
+                return -ENOMEM;
         char *copy = strdup(path);
         if (!copy)
                 return -ENOMEM;

@@ -308,26 +308,19 @@ static void cdi_scan_file(struct fsroot *fs, const char *path, bool json, struct
 
 static int gather_cdi(struct fsroot *fs, struct container_facts *c) {
         static const char *const dirs[] = {"/etc/cdi", "/var/run/cdi"};
-        for (size_t d = 0; d < ARRAY_COUNT(dirs); d++) {
-                char **names;
-                int r = fsroot_list(fs, dirs[d], &names);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        continue;
-                for (char **n = names; *n; n++) {
-                        size_t l = strlen(*n);
-                        bool json = l > 5 && strcmp(*n + l - 5, ".json") == 0;
-                        bool yaml = (l > 5 && strcmp(*n + l - 5, ".yaml") == 0) ||
-                                    (l > 4 && strcmp(*n + l - 4, ".yml") == 0);
-                        if (!json && !yaml)
-                                continue; /* the CDI registry reads only these */
-                        char path[sizeof(c->cdi_bad_path)];
-                        snprintf(path, sizeof(path), "%s/%s", dirs[d], *n);
-                        cdi_scan_file(fs, path, json, c);
-                }
-                strv_free(names);
+        char **paths;
+        int r = fsroot_list_dirs(fs, dirs, ARRAY_COUNT(dirs), &paths);
+        if (r < 0)
+                return r;
+        for (char **p = paths; *p; p++) {
+                const char *name = strrchr(*p, '/') + 1;
+                size_t l = strlen(name);
+                bool json = l > 5 && strcmp(name + l - 5, ".json") == 0;
+                bool yaml = (l > 5 && strcmp(name + l - 5, ".yaml") == 0) || (l > 4 && strcmp(name + l - 4, ".yml") == 0);
+                if (json || yaml) /* the CDI registry reads only these */
+                        cdi_scan_file(fs, *p, json, c);
         }
+        strv_free(paths);
         return 0;
 }
 

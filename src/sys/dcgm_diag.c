@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "core/array.h"
+#include "core/grow.h"
 #include "core/strbuf.h"
 
 #define MAX_RESULTS 4096 /* 4 levels x ~20 tests x 72 GPUs fits with room */
@@ -128,14 +129,8 @@ static void read_info(json_t *v, struct dcgm_result *r) {
 static struct dcgm_result *add(struct dcgm_diag *d, size_t *cap) {
         if (d->n >= MAX_RESULTS)
                 return NULL;
-        if (d->n == *cap) {
-                size_t n = *cap ? *cap * 2 : 32;
-                struct dcgm_result *p = realloc(d->results, n * sizeof(*p));
-                if (!p)
-                        return NULL;
-                d->results = p;
-                *cap = n;
-        }
+        if (array_grow((void **)&d->results, d->n, cap, sizeof(*d->results), 32) < 0)
+                return NULL;
         return &d->results[d->n++];
 }
 

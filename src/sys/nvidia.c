@@ -74,26 +74,19 @@ static void scan_modprobe_conf(const char *text, const char *path, struct nvidia
 static int gather_modprobe(struct fsroot *fs, struct nvidia_facts *x) {
         static const char *const dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/lib/modprobe.d",
                                            "/usr/lib/modprobe.d"};
-        for (size_t d = 0; d < ARRAY_COUNT(dirs); d++) {
-                char **names;
-                int r = fsroot_list(fs, dirs[d], &names);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        continue; /* a missing directory is normal */
-                for (char **n = names; *n; n++) {
-                        /* modprobe reads only *.conf files in these directories. */
-                        if (!has_suffix(*n, ".conf"))
-                                continue;
-                        char path[sizeof(x->nouveau_blacklist_file)], *text;
-                        snprintf(path, sizeof(path), "%s/%s", dirs[d], *n);
-                        if (fsroot_read_alloc(fs, path, &text, NULL) < 0)
-                                continue;
-                        scan_modprobe_conf(text, path, x);
-                        free(text);
-                }
-                strv_free(names);
+        char **paths;
+        int r = fsroot_list_dirs(fs, dirs, ARRAY_COUNT(dirs), &paths);
+        if (r < 0)
+                return r;
+        for (char **p = paths; *p; p++) {
+                /* modprobe reads only *.conf files in these directories. */
+                char *text;
+                if (!has_suffix(*p, ".conf") || fsroot_read_alloc(fs, *p, &text, NULL) < 0)
+                        continue;
+                scan_modprobe_conf(text, *p, x);
+                free(text);
         }
+        strv_free(paths);
         return 0;
 }
 

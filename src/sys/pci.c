@@ -279,33 +279,35 @@ static unsigned find_ext_cap(const unsigned char *c, size_t len, uint16_t id) {
         return 0;
 }
 
-static void gather_acs(struct fsroot *fs, struct pci_dev *d) {
+/* d's extended capability id: 1 with its capability and control registers (the 16-bit
+ * words at +4 and +6, where ACS and ATS both keep them), 0 when d has none, -1 when its
+ * config space cannot be read. */
+static int read_ext_cap(struct fsroot *fs, const struct pci_dev *d, uint16_t id, uint16_t *cap, uint16_t *ctrl) {
         unsigned char *c;
-        d->acs = PCI_ACS_UNKNOWN;
-        d->acs_read = true;
         ssize_t len = read_config(fs, d, &c);
         if (len < 0)
-                return;
-        unsigned off = find_ext_cap(c, (size_t)len, PCI_EXT_CAP_ID_ACS);
-        d->acs = off ? PCI_ACS_PRESENT : PCI_ACS_ABSENT;
+                return -1;
+        unsigned off = find_ext_cap(c, (size_t)len, id);
         if (off) {
-                d->acs_cap = (uint16_t)(c[off + 4] | c[off + 5] << 8);
-                d->acs_ctrl = (uint16_t)(c[off + 6] | c[off + 7] << 8);
+                *cap = (uint16_t)(c[off + 4] | c[off + 5] << 8);
+                *ctrl = (uint16_t)(c[off + 6] | c[off + 7] << 8);
         }
         free(c);
+        return off != 0;
+}
+
+static void gather_acs(struct fsroot *fs, struct pci_dev *d) {
+        d->acs_read = true;
+        int r = read_ext_cap(fs, d, PCI_EXT_CAP_ID_ACS, &d->acs_cap, &d->acs_ctrl);
+        d->acs = r < 0 ? PCI_ACS_UNKNOWN : r ? PCI_ACS_PRESENT : PCI_ACS_ABSENT;
 }
 
 static void gather_ats(struct fsroot *fs, struct pci_dev *d) {
-        unsigned char *c;
-        d->ats = PCI_ATS_UNKNOWN;
-        ssize_t len = read_config(fs, d, &c);
-        if (len < 0)
-                return;
-        unsigned off = find_ext_cap(c, (size_t)len, PCI_EXT_CAP_ID_ATS);
-        d->ats = off ? PCI_ATS_PRESENT : PCI_ATS_ABSENT;
-        if (off)
-                d->ats_enabled = ((c[off + 6] | c[off + 7] << 8) & PCI_ATS_CTRL_ENABLE) != 0;
-        free(c);
+        uint16_t cap, ctrl;
+        int r = read_ext_cap(fs, d, PCI_EXT_CAP_ID_ATS, &cap, &ctrl);
+        d->ats = r < 0 ? PCI_ATS_UNKNOWN : r ? PCI_ATS_PRESENT : PCI_ATS_ABSENT;
+        if (r > 0)
+                d->ats_enabled = (ctrl & PCI_ATS_CTRL_ENABLE) != 0;
 }
 
 /* Read the parts of d that are not read yet. */

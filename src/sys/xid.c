@@ -210,6 +210,38 @@ static const char *find(const char *hay, size_t len, const char *needle) {
         return memmem(hay, len, needle, strlen(needle));
 }
 
+/* Where the first marker in line ends; NULL when line has none. */
+static const char *after(const char *line, size_t len, const char *marker) {
+        const char *p = find(line, len, marker);
+        return p ? p + strlen(marker) : NULL;
+}
+
+/* The PCI address "DDDD:BB:DD.F" at p (the domain in up to 8 hex digits when long_domain, as
+ * the Fabric Manager prints it, but never past 0xffff) into domain, bus, device, function;
+ * the characters it takes, or 0 when there is none. */
+static int pci_address_at(const char *p, const char *end, bool long_domain, unsigned a[4]) {
+        char tmp[24];
+        copy_text(tmp, sizeof(tmp), p, end);
+        int used = 0;
+        if (sscanf(tmp, long_domain ? "%8x:%2x:%2x.%1u%n" : "%4x:%2x:%2x.%1u%n", &a[0], &a[1], &a[2], &a[3],
+                   &used) != 4 ||
+            !is_bdf_text(tmp, (size_t)used) || a[0] > 0xffff || a[2] > 0x1f || a[3] > 7)
+                return 0;
+        return used;
+}
+
+/* An SXid code at *p, 1 to 5 digits, *p moved past the digits read; false for none or more. */
+static bool sxid_code(const char **p, const char *end, long *code) {
+        int digits = 0;
+        *code = 0;
+        while (*p < end && isdigit((unsigned char)**p) && digits < 6) {
+                *code = *code * 10 + (**p - '0');
+                (*p)++;
+                digits++;
+        }
+        return digits > 0 && digits < 6;
+}
+
 /* What the driver logs when it cannot bring a GPU up (no Xid number): NVRM's own lines and
  * the PCI core's report of the failed probe. */
 static const char *const fault_markers[] = {
@@ -284,12 +316,12 @@ static int link_number(const char *p, const char *end) {
 
 /* One SXid, from either log: the switch at dom:bus:dev.fn, its link or port from the number
  * after link_word (searched from rest on), and the line's text from text_word on. */
-static void sxid_fill(struct sxid_event *ev, unsigned dom, unsigned bus, unsigned dev, unsigned fn, long code,
-                      bool fatal, const char *rest, const char *link_word, const char *line, size_t len,
-                      const char *text_word) {
+/* a: the switch's PCI address as pci_address_at reads it. */
+static void sxid_fill(struct sxid_event *ev, const unsigned a[4], long code, bool fatal, const char *rest,
+                      const char *link_word, const char *line, size_t len, const char *text_word) {
         const char *end = line + len;
         memset(ev, 0, sizeof(*ev));
-        snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.%u", dom, bus, dev, fn);
+        snprintf(ev->addr, sizeof(ev->addr), "%04x:%02x:%02x.%u", a[0], a[1], a[2], a[3]);
         ev->code = (int)code;
         ev->fatal = fatal;
         ev->link = -1;
@@ -304,32 +336,18 @@ static void sxid_fill(struct sxid_event *ev, unsigned dom, unsigned bus, unsigne
  * report's further lines ("28006, Severity 0 ...", "28006, Data {...}") name no severity and
  * are not counted again. */
 static int sxid_parse_kernel(const char *line, size_t len, struct sxid_event *ev) {
-        static const char marker[] = "SXid (PCI:";
         const char *end = line + len;
-        const char *p = find(line, len, marker);
-        if (!p)
-                return 0;
-        p += sizeof(marker) - 1;
-        unsigned dom, bus, dev, fn;
-        int used = 0;
-        char tmp[24];
-        size_t n = (size_t)(end - p) < sizeof(tmp) - 1 ? (size_t)(end - p) : sizeof(tmp) - 1;
-        memcpy(tmp, p, n);
-        tmp[n] = '\0';
-        if (sscanf(tmp, "%4x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) != 4 || !is_bdf_text(tmp, (size_t)used) ||
-            dev > 0x1f || fn > 7)
+        const char *p = after(line, len, "SXid (PCI:");
+        unsigned a[4];
+        int used = p ? pci_address_at(p, end, false, a) : 0;
+        if (!used)
                 return 0;
         p += used;
         if (end - p < 3 || memcmp(p, "): ", 3) != 0)
                 return 0;
         p += 3;
-        long code = 0;
-        int digits = 0;
-        while (p < end && isdigit((unsigned char)*p) && digits < 6) {
-                code = code * 10 + (*p++ - '0');
-                digits++;
-        }
-        if (digits == 0 || digits >= 6 || end - p < 2 || p[0] != ',' || p[1] != ' ')
+        long code;
+        if (!sxid_code(&p, end, &code) || end - p < 2 || p[0] != ',' || p[1] != ' ')
                 return 0;
         p += 2;
         bool fatal;
@@ -339,7 +357,7 @@ static int sxid_parse_kernel(const char *line, size_t len, struct sxid_event *ev
                 fatal = false;
         else
                 return 0;
-        sxid_fill(ev, dom, bus, dev, fn, code, fatal, p, ", Link ", line, len, "nvidia-nvswitch");
+        sxid_fill(ev, a, code, fatal, p, ", Link ", line, len, "nvidia-nvswitch");
         return 1;
 }
 
@@ -347,12 +365,10 @@ static int sxid_parse_kernel(const char *line, size_t len, struct sxid_event *ev
  * 20034 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 33" (the format
  * leptonai/gpud's fabric-manager log reader documents). */
 static int sxid_parse_fm(const char *line, size_t len, struct sxid_event *ev) {
-        static const char marker[] = "detected NVSwitch ";
         const char *end = line + len;
-        const char *p = find(line, len, marker);
+        const char *p = after(line, len, "detected NVSwitch ");
         if (!p)
                 return 0;
-        p += sizeof(marker) - 1;
         bool fatal;
         if ((size_t)(end - p) > 12 && memcmp(p, "fatal error ", 12) == 0) {
                 fatal = true;
@@ -363,28 +379,14 @@ static int sxid_parse_fm(const char *line, size_t len, struct sxid_event *ev) {
         } else {
                 return 0;
         }
-        long code = 0;
-        int digits = 0;
-        while (p < end && isdigit((unsigned char)*p) && digits < 6) {
-                code = code * 10 + (*p++ - '0');
-                digits++;
-        }
-        if (digits == 0 || digits >= 6)
+        long code;
+        if (!sxid_code(&p, end, &code))
                 return 0;
-        const char *b = find(p, (size_t)(end - p), "pci bus id ");
-        if (!b)
+        const char *b = after(p, (size_t)(end - p), "pci bus id ");
+        unsigned a[4];
+        if (!b || !pci_address_at(b, end, true, a))
                 return 0;
-        b += 11;
-        unsigned dom, bus, dev, fn;
-        int used = 0;
-        char tmp[24];
-        size_t n = (size_t)(end - b) < sizeof(tmp) - 1 ? (size_t)(end - b) : sizeof(tmp) - 1;
-        memcpy(tmp, b, n);
-        tmp[n] = '\0';
-        if (sscanf(tmp, "%8x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) != 4 || !is_bdf_text(tmp, (size_t)used) ||
-            dom > 0xffff || dev > 0x1f || fn > 7)
-                return 0;
-        sxid_fill(ev, dom, bus, dev, fn, code, fatal, b, " port ", line, len, "detected");
+        sxid_fill(ev, a, code, fatal, b, " port ", line, len, "detected");
         return 1;
 }
 
@@ -408,17 +410,20 @@ static void add_sxid(struct xid_facts *x, const struct sxid_event *ev) {
         x->sxids[x->n_sxids++] = *ev;
 }
 
+/* The start of the line of text that p is on. */
+static const char *line_start(const char *text, const char *p) {
+        while (p > text && p[-1] != '\n')
+                p--;
+        return p;
+}
+
 /* Fabric Manager prints its configuration at every start ("[May 02 2024 18:41:23] [INFO] [tid
  * 404868] Abort CUDA jobs when FM exits = 1", as leptonai/gpud's log reader shows): SXids
  * before the last start belong to an earlier run or boot. */
 static const char *fm_current_run(const char *text) {
         const char *start = text;
-        for (const char *p = text; (p = strstr(p, "Abort CUDA jobs when FM exits")); p++) {
-                const char *bol = p;
-                while (bol > text && bol[-1] != '\n')
-                        bol--;
-                start = bol;
-        }
+        for (const char *p = text; (p = strstr(p, "Abort CUDA jobs when FM exits")); p++)
+                start = line_start(text, p);
         return start;
 }
 
@@ -443,9 +448,7 @@ int sxid_parse_fm_log(const char *text, const char *source, struct xid_facts *x)
 static const char *current_boot(const char *text) {
         const char *start = text;
         for (const char *p = text; (p = strstr(p, "Linux version ")); p++) {
-                const char *bol = p;
-                while (bol > text && bol[-1] != '\n')
-                        bol--;
+                const char *bol = line_start(text, p);
                 /* Only the kernel's own banner, not a user's echo of it. */
                 if (strstr(bol, "kernel:") && strstr(bol, "kernel:") < p)
                         start = bol;

@@ -3,9 +3,9 @@
 
 #include "core/exit.h"
 #include "report/report_text.h"
+#include "top/curses_lib.h"
 #include "top/top_layout.h"
 
-#include <curses.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 enum { PAIR_WARN = 1, PAIR_FAULT, PAIR_STALE };
+
+/* Loaded by top_screen_run before the screen starts. */
+static const struct curses_lib *tui;
 
 static attr_t attr_of(enum top_attr a, bool color) {
         switch (a) {
@@ -30,42 +33,48 @@ static attr_t attr_of(enum top_attr a, bool color) {
 }
 
 static void draw(const struct top_frame *f, bool color) {
-        erase();
+        WINDOW *screen = *tui->stdscr;
+        tui->werase(screen);
         for (unsigned int r = 0; r < f->rows; r++) {
-                attrset(attr_of(f->attr[r], color));
+                tui->wattrset(screen, (int)attr_of(f->attr[r], color));
                 /* cols - 1: writing the bottom-right cell would scroll some terminals */
-                mvaddnstr((int)r, 0, top_frame_line(f, r), (int)f->cols - 1);
+                tui->mvwaddnstr(screen, (int)r, 0, top_frame_line(f, r), (int)f->cols - 1);
         }
-        attrset(A_NORMAL);
-        refresh();
+        tui->wattrset(screen, A_NORMAL);
+        tui->wrefresh(screen);
 }
 
 static bool setup_colors(void) {
         const char *no = getenv("NO_COLOR");
         enum text_color_mode mode = text_color_get();
-        if (mode == TEXT_COLOR_NEVER || (mode == TEXT_COLOR_AUTO && no && *no) || !has_colors() ||
-            start_color() == ERR)
+        if (mode == TEXT_COLOR_NEVER || (mode == TEXT_COLOR_AUTO && no && *no) || !tui->has_colors() ||
+            tui->start_color() == ERR)
                 return false;
-        use_default_colors();
-        init_pair(PAIR_WARN, COLOR_YELLOW, -1);
-        init_pair(PAIR_FAULT, COLOR_RED, -1);
-        init_pair(PAIR_STALE, COLOR_BLUE, -1);
+        tui->use_default_colors();
+        tui->init_pair(PAIR_WARN, COLOR_YELLOW, -1);
+        tui->init_pair(PAIR_FAULT, COLOR_RED, -1);
+        tui->init_pair(PAIR_STALE, COLOR_BLUE, -1);
         return true;
 }
 
 int top_screen_run(struct top_feed *feed, struct top_model *m, struct top_view *v, const sigset_t *open_mask,
                    volatile sig_atomic_t *stop) {
-        if (!initscr()) {
+        char why[512];
+        if (!(tui = curses_lib_load(why, sizeof(why)))) {
+                fprintf(stderr, "gpuvet top: %s\n", why);
+                return EXIT_INTERNAL;
+        }
+        if (!tui->initscr()) {
                 fprintf(stderr, "gpuvet top: the terminal could not be set up (TERM=%s)\n",
                         getenv("TERM") ? getenv("TERM") : "");
                 return EXIT_INTERNAL;
         }
-        cbreak();
-        noecho();
-        keypad(stdscr, TRUE);
-        nodelay(stdscr, TRUE);
-        set_escdelay(25);
-        (void)curs_set(0);
+        tui->cbreak();
+        tui->noecho();
+        tui->keypad(*tui->stdscr, TRUE);
+        tui->nodelay(*tui->stdscr, TRUE);
+        tui->set_escdelay(25);
+        (void)tui->curs_set(0);
         bool color = setup_colors();
 
         struct top_frame frame = {0};
@@ -81,7 +90,7 @@ int top_screen_run(struct top_feed *feed, struct top_model *m, struct top_view *
                         dirty = true;
                 if (dirty) {
                         top_model_sort(m, v->sort);
-                        if (top_frame_render(m, v, (unsigned int)LINES, (unsigned int)COLS, &frame) < 0) {
+                        if (top_frame_render(m, v, (unsigned int)*tui->LINES, (unsigned int)*tui->COLS, &frame) < 0) {
                                 code = EXIT_INTERNAL;
                                 break;
                         }
@@ -103,18 +112,18 @@ int top_screen_run(struct top_feed *feed, struct top_model *m, struct top_view *
                 if ((p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) && !(p[0].revents & POLLIN))
                         break; /* the terminal went away: polling it again would spin */
                 struct top_layout l;
-                top_layout_compute((unsigned int)LINES, (unsigned int)COLS, m->n_gpus, &l);
+                top_layout_compute((unsigned int)*tui->LINES, (unsigned int)*tui->COLS, m->n_gpus, &l);
                 if (!v->no_chart)
-                        top_layout_chart(&l, (unsigned int)COLS);
+                        top_layout_chart(&l, (unsigned int)*tui->COLS);
                 int ch;
-                while ((ch = getch()) != ERR) {
+                while ((ch = tui->wgetch(*tui->stdscr)) != ERR) {
                         if (!top_view_key(v, m, ch, l.proc_rows))
                                 running = false;
                         dirty = true;
                 }
         }
         top_frame_done(&frame);
-        endwin();
+        tui->endwin();
         if (code == EXIT_INTERNAL)
                 fprintf(stderr, "gpuvet top: %s\n", errno == ENOMEM ? "out of memory" : strerror(errno));
         return code;

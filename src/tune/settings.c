@@ -2,6 +2,7 @@
 
 #include "core/array.h"
 #include "core/fsroot.h"
+#include "core/grow.h"
 #include "core/strbuf.h"
 #include "core/strparse.h"
 #include "core/strv.h"
@@ -135,14 +136,8 @@ static bool offers(const char *list, const char *word) {
 /* ---- targets ---- */
 
 struct tune_target *tune_targets_add(struct tune_targets *t, const struct tune_setting *s, const char *path) {
-        if (t->n == t->cap) {
-                size_t cap = t->cap ? t->cap * 2 : 16;
-                struct tune_target *v = realloc(t->v, cap * sizeof(*v));
-                if (!v)
-                        return NULL;
-                t->v = v;
-                t->cap = cap;
-        }
+        if (array_grow((void **)&t->v, t->n, &t->cap, sizeof(*t->v), 16) < 0)
+                return NULL;
         struct tune_target *x = &t->v[t->n++];
         memset(x, 0, sizeof(*x));
         x->setting = s->key;
@@ -285,21 +280,18 @@ static void judge_min_freq(struct fsroot *fs, const char *cpu, const char *value
 
 static int expand_governor(struct tune_ctx *c, const struct tune_setting *s, const char *value,
                            struct tune_targets *out) {
-        struct fsroot *fs = c->fs;
-        return expand_per_cpu(fs, s, out, "scaling_governor", value, judge_governor, NO_CPUFREQ);
+        return expand_per_cpu(c->fs, s, out, "scaling_governor", value, judge_governor, NO_CPUFREQ);
 }
 
 static int expand_epp(struct tune_ctx *c, const struct tune_setting *s, const char *value,
                            struct tune_targets *out) {
-        struct fsroot *fs = c->fs;
-        return expand_per_cpu(fs, s, out, "energy_performance_preference", value, judge_epp,
+        return expand_per_cpu(c->fs, s, out, "energy_performance_preference", value, judge_epp,
                               "no energy_performance_preference (the cpufreq driver has no EPP)");
 }
 
 static int expand_min_freq(struct tune_ctx *c, const struct tune_setting *s, const char *value,
                            struct tune_targets *out) {
-        struct fsroot *fs = c->fs;
-        return expand_per_cpu(fs, s, out, "scaling_min_freq", value, judge_min_freq, NO_CPUFREQ);
+        return expand_per_cpu(c->fs, s, out, "scaling_min_freq", value, judge_min_freq, NO_CPUFREQ);
 }
 
 static int expand_boost(struct tune_ctx *c, const struct tune_setting *s, const char *value,
@@ -373,14 +365,12 @@ static int expand_choice(struct fsroot *fs, const struct tune_setting *s, struct
 
 static int expand_thp(struct tune_ctx *c, const struct tune_setting *s, const char *value,
                            struct tune_targets *out) {
-        struct fsroot *fs = c->fs;
-        return expand_choice(fs, s, out, THP_DIR "/enabled", value, "the kernel has no transparent huge pages");
+        return expand_choice(c->fs, s, out, THP_DIR "/enabled", value, "the kernel has no transparent huge pages");
 }
 
 static int expand_thp_defrag(struct tune_ctx *c, const struct tune_setting *s, const char *value,
                            struct tune_targets *out) {
-        struct fsroot *fs = c->fs;
-        return expand_choice(fs, s, out, THP_DIR "/defrag", value, "the kernel has no transparent huge pages");
+        return expand_choice(c->fs, s, out, THP_DIR "/defrag", value, "the kernel has no transparent huge pages");
 }
 
 /* A sysctl under /proc/sys: key "vm.swappiness" is /proc/sys/vm/swappiness. */

@@ -1,6 +1,7 @@
 #include "tune/tune.h"
 #include "core/atomic_file.h"
 #include "core/fsroot.h"
+#include "core/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,14 +36,8 @@ void tune_state_free(struct tune_state *st) {
 }
 
 struct tune_entry *tune_state_add(struct tune_state *st) {
-        if (st->n == st->cap) {
-                size_t cap = st->cap ? st->cap * 2 : 32;
-                struct tune_entry *e = realloc(st->entries, cap * sizeof(*e));
-                if (!e)
-                        return NULL;
-                st->entries = e;
-                st->cap = cap;
-        }
+        if (array_grow((void **)&st->entries, st->n, &st->cap, sizeof(*st->entries), 32) < 0)
+                return NULL;
         struct tune_entry *e = &st->entries[st->n++];
         memset(e, 0, sizeof(*e));
         return e;

@@ -74,7 +74,8 @@ def check_deb(outdir, version):
     field = lambda f: run(["dpkg-deb", "-f", deb, f]).stdout.strip()  # noqa: E731
     check(field("Package") == "gpuvet" and field("Version") == version, "deb: package gpuvet, version %s" % version)
     depends = field("Depends")
-    for lib in ("libc6", "libjansson4", "libyaml-0-2", "libarchive13", "libpci3"):
+    for lib in ("libc6", "libjansson4", "libyaml-0-2", "libarchive13", "libpci3", "libmicrohttpd12", "libcrypt1",
+                "libnettle8", "libncursesw6"):
         check(lib in depends, "deb Depends names %s (%s)" % (lib, depends))
     files = run(["dpkg-deb", "-c", deb]).stdout
     for want in (["./usr/bin/gpuvet"] + ["./usr/share/gpuvet/" + t for t in TABLES]
@@ -116,7 +117,8 @@ def check_rpm(outdir, version):
     check(any(re.fullmatch(r"/usr/share/licenses/gpuvet(-[0-9.]+)?/LICENSE", f) for f in files),
           "rpm installs LICENSE as %license")
     requires = run(["rpm", "-qpR", rpm]).stdout
-    for lib in ("libjansson.so.4", "libyaml-0.so.2", "libarchive", "pciutils-libs"):
+    for lib in ("libjansson.so.4", "libyaml-0.so.2", "libarchive", "pciutils-libs", "libmicrohttpd", "libxcrypt", "nettle",
+                "ncurses-libs"):
         check(lib in requires, "rpm requires %s" % lib)
 
 
