@@ -15,6 +15,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC_ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -244,3 +245,25 @@ def to_mw(v):
 
 def to_int(v):
     return int(v.split()[0], 0)
+
+
+def capture_machine(cap, tmp):
+    """A captured machine (tests/captures/NAME) to judge: its snapshot unpacked under
+    tmp/root and its nvidia-smi -q converted to the fake NVML's scenario tmp/nvml.scn, which
+    includes the capture's nvml-extra.scn when it has one. Returns (root, scenario); raises
+    RuntimeError with smi2scenario's words when the conversion fails."""
+    root = os.path.join(tmp, "root")
+    os.mkdir(root)
+    with tarfile.open(os.path.join(cap, "snapshot.tar.xz")) as t:
+        t.extractall(root, filter="tar") if hasattr(tarfile, "data_filter") else t.extractall(root)
+    scn = os.path.join(tmp, "nvml.scn")
+    with open(scn, "w") as f:
+        conv = subprocess.run([sys.executable, os.path.join(HERE, "smi2scenario.py"),
+                               os.path.join(cap, "nvidia-smi-q.txt")], stdout=f, stderr=subprocess.PIPE, text=True)
+    if conv.returncode != 0:
+        raise RuntimeError("smi2scenario: " + conv.stderr)
+    extra = os.path.join(cap, "nvml-extra.scn")
+    if os.path.exists(extra):
+        with open(scn, "a") as f:
+            f.write("include %s\n" % os.path.abspath(extra))
+    return root, scn

@@ -21,7 +21,6 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 
 GPUVET, SRC_ROOT, FAKE_LIB = sys.argv[1:4]
@@ -116,21 +115,11 @@ def main():
     for name in machines:
         cap = os.path.join(CAPTURES, name)
         with tempfile.TemporaryDirectory() as tmp:
-            root = os.path.join(tmp, "root")
-            os.mkdir(root)
-            with tarfile.open(os.path.join(cap, "snapshot.tar.xz")) as t:
-                t.extractall(root, filter="tar") if hasattr(tarfile, "data_filter") else t.extractall(root)
-            scn = os.path.join(tmp, "nvml.scn")
-            with open(scn, "w") as f:
-                conv = subprocess.run([sys.executable, os.path.join(FAKES, "smi2scenario.py"),
-                                       os.path.join(cap, "nvidia-smi-q.txt")], stdout=f, stderr=subprocess.PIPE,
-                                      text=True)
-            if not check(conv.returncode == 0, "%s: smi2scenario: %s" % (name, conv.stderr)):
+            try:
+                root, scn = fakeenv.capture_machine(cap, tmp)
+            except RuntimeError as e:
+                check(False, "%s: %s" % (name, e))
                 continue
-            extra = os.path.join(cap, "nvml-extra.scn")
-            if os.path.exists(extra):
-                with open(scn, "a") as f:
-                    f.write("include %s\n" % os.path.abspath(extra))
             test_check(name, cap, root, scn)
             test_query(name, cap, scn)
     if failures:

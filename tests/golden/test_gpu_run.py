@@ -31,7 +31,9 @@ FAKES = os.path.join(SRC_ROOT, "tests", "fakes")
 CAPTURE = os.path.join(SRC_ROOT, "tests", "captures", "h100-sxm-vm-580")
 SCRIPT = os.path.join(SRC_ROOT, "tools", "gpu-run.sh")
 sys.path.insert(0, os.path.join(SRC_ROOT, "tests"))
+sys.path.insert(0, FAKES)
 from testlib import check, finish  # noqa: E402
+import fakeenv  # noqa: E402
 
 BUDGET = 480
 # A sanitizer build or a loaded machine runs slower: the script's -S scales its limits and
@@ -58,16 +60,10 @@ def limits_sum():
 
 def machine(tmp):
     """The capture's root, scenario and the environment that points everything at the fakes."""
-    root = os.path.join(tmp, "root")
-    os.mkdir(root)
-    with tarfile.open(os.path.join(CAPTURE, "snapshot.tar.xz")) as t:
-        t.extractall(root, filter="tar") if hasattr(tarfile, "data_filter") else t.extractall(root)
-    scn = os.path.join(tmp, "nvml.scn")
-    with open(scn, "w") as f:
-        subprocess.run([sys.executable, os.path.join(FAKES, "smi2scenario.py"), os.path.join(CAPTURE, "nvidia-smi-q.txt")],
-                       stdout=f, check=True)
-        f.write("include %s\n[gpu 0]\ngpm_activity = 62.5 58 31.25 40.5 55 0.75 21 3\n"
-                "gpm_traffic = 1024 2048.5 40960 38912\n" % os.path.join(CAPTURE, "nvml-extra.scn"))
+    root, scn = fakeenv.capture_machine(CAPTURE, tmp)
+    with open(scn, "a") as f:
+        f.write("[gpu 0]\ngpm_activity = 62.5 58 31.25 40.5 55 0.75 21 3\n"
+                "gpm_traffic = 1024 2048.5 40960 38912\n")
     bin_dir = os.path.join(tmp, "bin")
     os.mkdir(bin_dir)
     os.symlink(os.path.join(FAKES, "fake_nvidia_smi.py"), os.path.join(bin_dir, "nvidia-smi"))
