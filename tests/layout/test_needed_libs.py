@@ -15,6 +15,8 @@ import sys
 # site policy every check reads). libdl and libpthread are libc's own since glibc 2.34 and
 # stand apart only before it.
 ALLOWED = ("libc", "ld-linux", "libm", "libjansson", "libyaml", "libdl", "libpthread")
+# A sanitizer build's runtimes: the build's instrumentation, not what gpuvet ships with.
+SANITIZER_RUNTIMES = ("libasan", "libubsan", "liblsan", "libtsan", "libclang_rt")
 NEEDED = re.compile(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]")
 
 
@@ -35,7 +37,7 @@ def main():
     for binary in sys.argv[1:]:
         out = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True, check=True).stdout
         needed = NEEDED.findall(out)
-        extra = [n for n in needed if stem(n) not in ALLOWED]
+        extra = [n for n in needed if stem(n) not in ALLOWED and not n.startswith(SANITIZER_RUNTIMES)]
         for n in extra:
             print("FAIL %s is NEEDED by %s: every command pays for loading it; load it where it is used "
                   "(core/dynlib.h)" % (n, binary))
