@@ -1,8 +1,7 @@
 /* The collectives', element types' and operations' names and sizes (bench/collective.h):
  * part of the interface nccl_comm.c implements, which speaks them to NCCL. */
 #include "bench/collective.h"
-
-#include <string.h>
+#include "core/name_table.h"
 
 static const char *const coll_names[NCCL_COLL_COUNT] = {
         [NCCL_COLL_ALL_REDUCE] = "all_reduce", [NCCL_COLL_ALL_GATHER] = "all_gather",
@@ -27,40 +26,27 @@ static const char *const redop_names[NCCL_OP_COUNT] = {"sum", "prod", "max", "mi
 
 _Static_assert(NCCL_COLL_INVALID == -1 && NCCL_DT_INVALID == -1 && NCCL_OP_INVALID == -1, "INVALID is -1");
 
-/* The index of s among names[0..n), or -1, which is each enum's INVALID. */
-static int index_of(const char *s, const char *const *names, int n) {
-        for (int i = 0; i < n; i++)
-                if (s && strcmp(s, names[i]) == 0)
-                        return i;
-        return -1;
-}
-
-const char *nccl_coll_name(enum nccl_coll c) {
-        return c >= 0 && c < NCCL_COLL_COUNT ? coll_names[c] : NULL;
-}
+/* name_table_value's -1 for a name it does not know is each enum's INVALID. */
+const char *nccl_coll_name(enum nccl_coll c) { return name_table_name(coll_names, NCCL_COLL_COUNT, c); }
 
 enum nccl_coll nccl_coll_from_name(const char *s) {
-        return (enum nccl_coll)index_of(s, coll_names, NCCL_COLL_COUNT);
+        return (enum nccl_coll)name_table_value(coll_names, NCCL_COLL_COUNT, s);
 }
 
-const char *nccl_dtype_name(enum nccl_dtype t) {
-        return t >= 0 && t < NCCL_DT_COUNT ? dtype_names[t] : NULL;
-}
+const char *nccl_dtype_name(enum nccl_dtype t) { return name_table_name(dtype_names, NCCL_DT_COUNT, t); }
 
 enum nccl_dtype nccl_dtype_from_name(const char *s) {
-        return (enum nccl_dtype)index_of(s, dtype_names, NCCL_DT_COUNT);
+        return (enum nccl_dtype)name_table_value(dtype_names, NCCL_DT_COUNT, s);
 }
 
 size_t nccl_dtype_size(enum nccl_dtype t) {
         return t >= 0 && t < NCCL_DT_COUNT ? dtype_sizes[t] : 0;
 }
 
-const char *nccl_redop_name(enum nccl_redop op) {
-        return op >= 0 && op < NCCL_OP_COUNT ? redop_names[op] : NULL;
-}
+const char *nccl_redop_name(enum nccl_redop op) { return name_table_name(redop_names, NCCL_OP_COUNT, op); }
 
 enum nccl_redop nccl_redop_from_name(const char *s) {
-        return (enum nccl_redop)index_of(s, redop_names, NCCL_OP_COUNT);
+        return (enum nccl_redop)name_table_value(redop_names, NCCL_OP_COUNT, s);
 }
 
 bool nccl_coll_reduces(enum nccl_coll c) {
