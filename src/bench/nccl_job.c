@@ -15,6 +15,7 @@
 #include "bench/runner.h"
 #include "core/deadline.h"
 #include "core/run_command.h"
+#include "core/write_fd.h"
 
 #define REC_MAGIC 0x4e43434cu /* "NCCL" */
 #define LOG_TAIL 8192
@@ -42,17 +43,8 @@ struct rec {
 
 static void send_rec(int fd, struct rec *r) {
         r->magic = REC_MAGIC;
-        const char *p = (const char *)r;
-        size_t left = sizeof(*r);
-        while (left) {
-                ssize_t w = write(fd, p, left);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        _exit(3); /* the parent is gone */
-                p += w;
-                left -= (size_t)w;
-        }
+        if (write_fd_all(fd, r, sizeof(*r)) < 0)
+                _exit(3); /* the parent is gone */
 }
 
 static void send_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -3,6 +3,7 @@
 #include "core/deadline.h"
 #include "core/run_command.h"
 #include "bench/measurement_json.h"
+#include "core/write_fd.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -204,18 +205,6 @@ static void progress_tick(struct bench_progress *p, const struct bench_info *b, 
 
 /* ---- child ------------------------------------------------------------------------- */
 
-static void write_all(int fd, const char *p, size_t len) {
-        while (len) {
-                ssize_t w = write(fd, p, len);
-                if (w < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return; /* the parent went away or stopped reading: nothing to tell */
-                }
-                p += w;
-                len -= (size_t)w;
-        }
-}
 
 /* Test-only switches (GPUVET_BENCH_TEST_HANG, _GARBLE): in the test build alone
  * (-DGPUVET_TEST_HOOKS: gpuvet-test-hooks, the unit tests); the released gpuvet has none. */
@@ -277,7 +266,7 @@ static void child_main(const struct bench_info *b, const struct bench_ctx *paren
                 _exit(3);
         if (env_names("GPUVET_BENCH_TEST_GARBLE", b->name))
                 flen = flen / 2 + 1; /* test-only: a child that dies half-way through */
-        write_all(fd, frame, flen);
+        (void)write_fd_all(fd, frame, flen); /* a parent that went away has nothing to hear */
         _exit(0);
 }
 

@@ -20,6 +20,7 @@
 #include "core/run_command.h"
 #include "bindings/cuda.h"
 #include "bindings/cuda_errors.h"
+#include "core/write_fd.h"
 
 _Static_assert(sizeof(struct cuda_driver_facts) <= PIPE_BUF, "a report must fit one atomic pipe write");
 
@@ -75,17 +76,8 @@ void cuda_driver_not_probed(struct cuda_driver_facts *out, const char *why) {
 /* ---- the child ------------------------------------------------------------------------- */
 
 static void send_report(int fd, const struct cuda_driver_facts *m) {
-        const char *p = (const char *)m;
-        size_t left = sizeof(*m);
-        while (left) {
-                ssize_t n = write(fd, p, left);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        _exit(1); /* the parent is gone or gave up */
-                p += n;
-                left -= (size_t)n;
-        }
+        if (write_fd_all(fd, m, sizeof(*m)) < 0)
+                _exit(1); /* the parent is gone or gave up */
 }
 
 static void at_stage(int fd, struct cuda_driver_facts *m, enum cuda_driver_stage s) {

@@ -14,6 +14,7 @@
 #include "cmd/cmd.h"
 #include "core/deadline.h"
 #include "core/run_command.h"
+#include "core/write_fd.h"
 
 /* The child's messages: "R <status> <id>\n" per result that is neither pass nor skip,
  * "V <verdict>\n" once judged, "X <exit code>\n" last. A few hundred results at most. */
@@ -24,17 +25,6 @@ struct child_arg {
         const struct cmd_args *args;
 };
 
-static void write_all(int fd, const char *s, size_t n) {
-        while (n > 0) {
-                ssize_t w = write(fd, s, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return; /* the parent is gone or stopped reading: nothing to tell, ignoring */
-                s += w;
-                n -= (size_t)w;
-        }
-}
 
 static void send_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void send_line(int fd, const char *fmt, ...) {
@@ -44,7 +34,7 @@ static void send_line(int fd, const char *fmt, ...) {
         int n = vsnprintf(line, sizeof(line), fmt, ap);
         va_end(ap);
         if (n > 0 && (size_t)n < sizeof(line))
-                write_all(fd, line, (size_t)n);
+                (void)write_fd_all(fd, line, (size_t)n); /* the parent is gone or stopped reading: nothing to tell */
 }
 
 static void on_judged(const struct report *rep, void *ctx) {
