@@ -5,8 +5,6 @@
 #include "core/dynlib.h"
 
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
 
 const struct rdv_nettle *rdv_nettle_load(char *err, size_t errsize) {
         static const char *const sonames[] = {"libnettle.so.8"};
@@ -20,15 +18,12 @@ const struct rdv_nettle *rdv_nettle_load(char *err, size_t errsize) {
         static struct dynlib lib;
         static struct rdv_nettle nettle;
         pthread_mutex_lock(&lock);
-        int r = lib.handle ? 0 : dynlib_load(sonames, ARRAY_COUNT(sonames), fns, ARRAY_COUNT(fns), &nettle, &lib, err,
-                                             errsize);
+        int r = dynlib_load_once(sonames, ARRAY_COUNT(sonames), fns, ARRAY_COUNT(fns), &nettle, &lib,
+                                 "the rendezvous needs Nettle (Debian/Ubuntu: apt install libnettle8; RHEL/Fedora: "
+                                 "dnf install nettle)",
+                                 err, errsize);
         pthread_mutex_unlock(&lock);
-        if (r < 0) {
-                size_t len = strlen(err);
-                snprintf(err + len, errsize - len,
-                         "; the rendezvous needs Nettle (Debian/Ubuntu: apt install libnettle8; RHEL/Fedora: "
-                         "dnf install nettle)");
+        if (r < 0)
                 return NULL;
-        }
         return &nettle;
 }

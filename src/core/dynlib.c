@@ -173,6 +173,19 @@ int dynlib_load(const char *const *files, size_t n, const struct dynlib_fn *fns,
         return 0;
 }
 
+int dynlib_load_once(const char *const *files, size_t n, const struct dynlib_fn *fns, size_t n_fns, void *table,
+                     struct dynlib *lib, const char *install, char *err, size_t errsize) {
+        if (lib->handle)
+                return 0;
+        int r = dynlib_load(files, n, fns, n_fns, table, lib, err, errsize);
+        if (r < 0) {
+                size_t len = strlen(err);
+                if (len < errsize)
+                        snprintf(err + len, errsize - len, "; %s", install);
+        }
+        return r;
+}
+
 const char *dynlib_env(const char *name) {
         const char *v = secure_getenv(name);
         return v && *v ? v : NULL;

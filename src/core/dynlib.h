@@ -93,3 +93,8 @@ int dynlib_search_open(const struct dynlib_search *s, struct dynlib *ret, const 
  * closed and table untouched. */
 int dynlib_load(const char *const *files, size_t n, const struct dynlib_fn *fns, size_t n_fns, void *table,
                 struct dynlib *ret, char *err, size_t errsize);
+/* dynlib_load for the library one command needs, kept open for the process: nothing to do
+ * when *lib is open already; on failure err ends with "; <install>", which says what to
+ * install (or what to do without it). Not thread-safe: a caller with threads holds a lock. */
+int dynlib_load_once(const char *const *files, size_t n, const struct dynlib_fn *fns, size_t n_fns, void *table,
+                     struct dynlib *lib, const char *install, char *err, size_t errsize);

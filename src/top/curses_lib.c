@@ -4,9 +4,6 @@
 #include "core/array.h"
 #include "core/dynlib.h"
 
-#include <stdio.h>
-#include <string.h>
-
 const struct curses_lib *curses_lib_load(char *err, size_t errsize) {
         /* The wide build first, as distributions ship it; the narrow one exports the same
          * functions gpuvet calls. */
@@ -19,14 +16,10 @@ const struct curses_lib *curses_lib_load(char *err, size_t errsize) {
         };
         static struct dynlib lib;
         static struct curses_lib curses;
-        if (lib.handle)
-                return &curses;
-        if (dynlib_load(sonames, ARRAY_COUNT(sonames), fns, ARRAY_COUNT(fns), &curses, &lib, err, errsize) < 0) {
-                size_t len = strlen(err);
-                snprintf(err + len, errsize - len,
-                         "; top's screen needs ncurses (Debian/Ubuntu: apt install libncursesw6; RHEL/Fedora: "
-                         "dnf install ncurses-libs), or use --once");
+        if (dynlib_load_once(sonames, ARRAY_COUNT(sonames), fns, ARRAY_COUNT(fns), &curses, &lib,
+                             "top's screen needs ncurses (Debian/Ubuntu: apt install libncursesw6; RHEL/Fedora: "
+                             "dnf install ncurses-libs), or use --once",
+                             err, errsize) < 0)
                 return NULL;
-        }
         return &curses;
 }
