@@ -93,6 +93,38 @@ int parse_bool(const char *s, bool *ret) {
         return -EINVAL;
 }
 
+/* Sets ids a..b a word at a time: "0-65535" costs 1,024 steps, not 65,536. Without a mask,
+ * every id listed counts, repeats included. */
+static void set_range(uint64_t *mask, size_t mask_bits, unsigned long a, unsigned long b, unsigned *count) {
+        if (!mask) {
+                *count += (unsigned)(b - a + 1);
+                return;
+        }
+        if (a >= mask_bits)
+                return;
+        if (b >= mask_bits)
+                b = mask_bits - 1;
+        for (unsigned long w = a / 64; w <= b / 64; w++) {
+                unsigned lo = w == a / 64 ? a % 64 : 0, hi = w == b / 64 ? b % 64 : 63;
+                uint64_t bits = (~0ull >> (63 - hi)) & (~0ull << lo);
+                *count += (unsigned)__builtin_popcountll(bits & ~mask[w]);
+                mask[w] |= bits;
+        }
+}
+
+size_t bitmap_next_set(const uint64_t *mask, size_t mask_bits, size_t from) {
+        for (size_t w = from / 64; w * 64 < mask_bits; w++) {
+                uint64_t word = mask[w];
+                if (w == from / 64)
+                        word &= ~0ull << (from % 64);
+                if (word) {
+                        size_t bit = w * 64 + (size_t)__builtin_ctzll(word);
+                        return bit < mask_bits ? bit : mask_bits;
+                }
+        }
+        return mask_bits;
+}
+
 static void set_bit(uint64_t *mask, size_t mask_bits, unsigned long bit, unsigned *count) {
         if (mask && bit < mask_bits) {
                 uint64_t b = 1ull << (bit % 64);
@@ -131,8 +163,7 @@ int parse_cpulist(const char *s, uint64_t *mask, size_t mask_bits, unsigned *ret
                                 return -ERANGE;
                         s = end;
                 }
-                for (unsigned long i = a; i <= b; i++)
-                        set_bit(mask, mask_bits, i, &count);
+                set_range(mask, mask_bits, a, b, &count);
                 if (*s == ',') {
                         s++;
                         if (!isdigit((unsigned char)*s))

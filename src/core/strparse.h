@@ -28,6 +28,8 @@ int parse_bool(const char *s, bool *ret);
 int parse_cpulist(const char *s, uint64_t *mask, size_t mask_bits, unsigned *ret_count);
 /* CPU mask "0000,00000000,0000ffff" (32-bit hex groups, most significant first). */
 int parse_cpumask(const char *s, uint64_t *mask, size_t mask_bits, unsigned *ret_count);
+/* The lowest set bit at or above from, or mask_bits when there is none. */
+size_t bitmap_next_set(const uint64_t *mask, size_t mask_bits, size_t from);
 /* Format a bitmap back into a canonical cpulist ("0-3,8"). */
 int format_cpulist(const uint64_t *mask, size_t mask_bits, char *buf, size_t size);
 

@@ -235,9 +235,9 @@ int cpu_gather(struct fsroot *fs, struct facts *f) {
                 r = -ENOMEM;
                 goto out;
         }
-        for (unsigned id = 0; id < CPU_ID_BITS; id++)
-                if (mask[id / 64] & (1ull << (id % 64)))
-                        c->cpus[c->n_cpus++].cpu = id;
+        for (size_t id = bitmap_next_set(mask, CPU_ID_BITS, 0); id < CPU_ID_BITS;
+             id = bitmap_next_set(mask, CPU_ID_BITS, id + 1))
+                c->cpus[c->n_cpus++].cpu = (unsigned)id;
         c->scaling_driver_err = -ENOENT;
         bool by_policy = gather_policies(fs, c);
         /* A CPU no policy claimed (or every CPU, without a policy list) is asked through

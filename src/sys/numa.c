@@ -11,7 +11,6 @@
 /* parse_cpulist's id limit, for CPU and node ids alike. */
 #define NUMA_ID_BITS 65536
 
-static bool test_bit(const uint64_t *mask, unsigned bit) { return mask[bit / 64] & (1ull << (bit % 64)); }
 
 /* "Node 0 MemTotal:       129839104 kB" */
 static int parse_node_memtotal(const char *text, int node, uint64_t *ret_kb) {
@@ -148,9 +147,8 @@ int numa_gather(struct fsroot *fs, struct facts *f) {
                 r = -ENOMEM;
                 goto out;
         }
-        for (unsigned id = 0; id < NUMA_ID_BITS; id++) {
-                if (!test_bit(mask, id))
-                        continue;
+        for (size_t id = bitmap_next_set(mask, NUMA_ID_BITS, 0); id < NUMA_ID_BITS;
+             id = bitmap_next_set(mask, NUMA_ID_BITS, id + 1)) {
                 struct numa_node *nd = &nf->nodes[nf->n_nodes++];
                 nd->id = (int)id;
                 if ((r = gather_node(fs, nd)) < 0)

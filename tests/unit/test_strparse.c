@@ -69,6 +69,31 @@ static void test_cpulist(void **state) {
         assert_int_equal(parse_cpulist("3-1", mask, 128, &n), -ERANGE);
         assert_int_equal(parse_cpulist("1,,2", mask, 128, &n), -EINVAL);
         assert_int_equal(parse_cpulist("0-4294967295", NULL, 0, &n), -ERANGE);
+        /* Ranges across word edges, overlaps counted once, ids past the mask dropped. */
+        assert_int_equal(parse_cpulist("60-70,65-66,127-200", mask, 128, &n), 0);
+        assert_int_equal(n, 12);
+        assert_int_equal(format_cpulist(mask, 128, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "60-70,127");
+        /* Without a mask every listed id counts. */
+        assert_int_equal(parse_cpulist("0-3,2-5", NULL, 0, &n), 0);
+        assert_int_equal(n, 8);
+        assert_int_equal(parse_cpulist("0-127", mask, 128, &n), 0);
+        assert_int_equal(n, 128);
+}
+
+static void test_bitmap_next_set(void **state) {
+        (void)state;
+        uint64_t mask[2] = {0};
+        unsigned n;
+        assert_int_equal(bitmap_next_set(mask, 128, 0), 128);
+        assert_int_equal(parse_cpulist("3,63-64,127", mask, 128, &n), 0);
+        assert_int_equal(bitmap_next_set(mask, 128, 0), 3);
+        assert_int_equal(bitmap_next_set(mask, 128, 4), 63);
+        assert_int_equal(bitmap_next_set(mask, 128, 64), 64);
+        assert_int_equal(bitmap_next_set(mask, 128, 65), 127);
+        assert_int_equal(bitmap_next_set(mask, 128, 128), 128);
+        /* A bit past mask_bits in the last word is not reported. */
+        assert_int_equal(bitmap_next_set(mask, 100, 65), 100);
 }
 
 static void test_cpumask(void **state) {
@@ -204,7 +229,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_u64),         cmocka_unit_test(test_int),
                 cmocka_unit_test(test_duration),
-                cmocka_unit_test(test_cpulist),     cmocka_unit_test(test_cpumask),
+                cmocka_unit_test(test_cpulist), cmocka_unit_test(test_bitmap_next_set),     cmocka_unit_test(test_cpumask),
                 cmocka_unit_test(test_link_speed),  cmocka_unit_test(test_cmdline),
                 cmocka_unit_test(test_meminfo_aer_resource), cmocka_unit_test(test_pci_uevent),
                 cmocka_unit_test(test_versions),
