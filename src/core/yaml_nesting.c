@@ -1,19 +1,19 @@
 #include "core/yaml_nesting.h"
+#include "core/yaml_lib.h"
 
 #include <errno.h>
 #include <stdbool.h>
-#include <yaml.h>
 
-int yaml_nesting_check(const char *buf, size_t len, unsigned max, unsigned long *line) {
+int yaml_nesting_check(const struct yaml_lib *y, const char *buf, size_t len, unsigned max, unsigned long *line) {
         yaml_parser_t parser;
-        if (!yaml_parser_initialize(&parser))
+        if (!y->yaml_parser_initialize(&parser))
                 return -ENOMEM;
-        yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+        y->yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
         unsigned depth = 0;
         int r = 0;
         for (bool done = false; !done;) {
                 yaml_event_t ev;
-                if (!yaml_parser_parse(&parser, &ev)) {
+                if (!y->yaml_parser_parse(&parser, &ev)) {
                         if (parser.error == YAML_MEMORY_ERROR)
                                 r = -ENOMEM;
                         break;
@@ -35,8 +35,8 @@ int yaml_nesting_check(const char *buf, size_t len, unsigned max, unsigned long 
                 case YAML_STREAM_END_EVENT: done = true; break;
                 default: break;
                 }
-                yaml_event_delete(&ev);
+                y->yaml_event_delete(&ev);
         }
-        yaml_parser_delete(&parser);
+        y->yaml_parser_delete(&parser);
         return r;
 }

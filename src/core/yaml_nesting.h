@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+struct yaml_lib;
+
 /* Far above the 5 levels of a captured policy (a web config nests 2). */
 #define YAML_MAX_NESTING 64u
 
@@ -13,5 +15,5 @@
  * len bytes at buf nest at most max deep. Reads libyaml's events and stops at the first
  * collection deeper than max, so the scanner never sees more than max levels plus its
  * look-ahead. Returns 0, also for bytes that are not YAML (the loader names the error);
- * -E2BIG with *line (1-based) where that collection starts; -ENOMEM. */
-int yaml_nesting_check(const char *buf, size_t len, unsigned max, unsigned long *line);
+ * -E2BIG with *line (1-based) where that collection starts; -ENOMEM. y: yaml_lib_load's. */
+int yaml_nesting_check(const struct yaml_lib *y, const char *buf, size_t len, unsigned max, unsigned long *line);

@@ -3,6 +3,7 @@
 #include "policy/policy.h"
 #include "checks/check.h"
 #include "core/strparse.h"
+#include "core/yaml_lib.h"
 #include "core/yaml_nesting.h"
 #include "sys/nvml_facts.h"
 #include "sys/topo.h"
@@ -31,6 +32,7 @@
 
 struct walk {
         const char *name;
+        const struct yaml_lib *y;
         yaml_document_t *doc;
         char *errors;
         size_t len, cap;
@@ -80,7 +82,7 @@ static void problem(struct walk *w, const yaml_node_t *at, const char *fmt, ...)
         w->len += (size_t)n;
 }
 
-static yaml_node_t *node(struct walk *w, int id) { return yaml_document_get_node(w->doc, id); }
+static yaml_node_t *node(struct walk *w, int id) { return w->y->yaml_document_get_node(w->doc, id); }
 
 static const char *scalar(const yaml_node_t *n) {
         return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
@@ -837,8 +839,14 @@ int policy_parse(const char *name, const char *text, size_t len, struct policy *
                 return -ENOMEM;
 
         struct walk w = {.name = name};
+        char why[512];
+        if (!(w.y = yaml_lib_load(why, sizeof(why)))) {
+                yaml_node_t at = {0};
+                problem(&w, &at, "%s", why);
+                goto done;
+        }
         unsigned long deep_line = 0;
-        int deep = yaml_nesting_check(text, len, YAML_MAX_NESTING, &deep_line);
+        int deep = yaml_nesting_check(w.y, text, len, YAML_MAX_NESTING, &deep_line);
         if (deep == -ENOMEM) {
                 policy_free(ret);
                 return -ENOMEM;
@@ -850,12 +858,12 @@ int policy_parse(const char *name, const char *text, size_t len, struct policy *
         }
         yaml_parser_t parser;
         yaml_document_t doc;
-        if (!yaml_parser_initialize(&parser)) {
+        if (!w.y->yaml_parser_initialize(&parser)) {
                 policy_free(ret);
                 return -ENOMEM;
         }
-        yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-        if (!yaml_parser_load(&parser, &doc)) {
+        w.y->yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+        if (!w.y->yaml_parser_load(&parser, &doc)) {
                 /* libyaml gives a zero-based line; "truncated" files end up here too. */
                 yaml_node_t at = {.start_mark = parser.problem_mark};
                 if (parser.error == YAML_MEMORY_ERROR)
@@ -863,11 +871,11 @@ int policy_parse(const char *name, const char *text, size_t len, struct policy *
                 else
                         problem(&w, &at, "not valid YAML: %s%s%s", parser.problem ? parser.problem : "syntax error",
                                 parser.context ? " " : "", parser.context ? parser.context : "");
-                yaml_parser_delete(&parser);
+                w.y->yaml_parser_delete(&parser);
                 goto done;
         }
         w.doc = &doc;
-        yaml_node_t *root = yaml_document_get_root_node(&doc);
+        yaml_node_t *root = w.y->yaml_document_get_root_node(&doc);
         if (!root) {
                 yaml_node_t at = {0};
                 problem(&w, &at, "the file is empty: a policy starts with \"policy: %u\"", POLICY_FORMAT_VERSION);
@@ -887,14 +895,14 @@ int policy_parse(const char *name, const char *text, size_t len, struct policy *
         /* yaml_parser_load consumed the first document; a second one would be silently
          * ignored, which is a mistake worth naming. */
         yaml_document_t next;
-        if (root && yaml_parser_load(&parser, &next)) {
-                yaml_node_t *second = yaml_document_get_root_node(&next);
+        if (root && w.y->yaml_parser_load(&parser, &next)) {
+                yaml_node_t *second = w.y->yaml_document_get_root_node(&next);
                 if (second)
                         problem(&w, second, "a second YAML document (after \"---\"): a policy is one document");
-                yaml_document_delete(&next);
+                w.y->yaml_document_delete(&next);
         }
-        yaml_document_delete(&doc);
-        yaml_parser_delete(&parser);
+        w.y->yaml_document_delete(&doc);
+        w.y->yaml_parser_delete(&parser);
 done:
         if (w.n_errors > POLICY_MAX_ERRORS) {
                 yaml_node_t at = {0};

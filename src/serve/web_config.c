@@ -1,5 +1,6 @@
 /* exporter-toolkit's web configuration, read with libyaml's document loader (web_config.h). */
 #include "serve/web_config.h"
+#include "core/yaml_lib.h"
 #include "core/yaml_nesting.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <yaml.h>
 
 struct parse {
+        const struct yaml_lib *y;
         yaml_document_t *doc;
         const char *dir;
         char *err;
@@ -43,8 +45,8 @@ static int tls_section(struct parse *p, yaml_node_t *map, struct web_config *c) 
         if (map->type != YAML_MAPPING_NODE)
                 return fail(p, map, "tls_server_config is not a mapping");
         for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
-                yaml_node_t *k = yaml_document_get_node(p->doc, pr->key);
-                yaml_node_t *v = yaml_document_get_node(p->doc, pr->value);
+                yaml_node_t *k = p->y->yaml_document_get_node(p->doc, pr->key);
+                yaml_node_t *v = p->y->yaml_document_get_node(p->doc, pr->value);
                 const char *key = scalar(k);
                 if (key && strcmp(key, "min_version") == 0) {
                         const char *mv = scalar(v);
@@ -87,8 +89,8 @@ static int users_section(struct parse *p, yaml_node_t *map, struct web_config *c
         if (!c->users)
                 return -ENOMEM;
         for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
-                yaml_node_t *k = yaml_document_get_node(p->doc, pr->key);
-                yaml_node_t *v = yaml_document_get_node(p->doc, pr->value);
+                yaml_node_t *k = p->y->yaml_document_get_node(p->doc, pr->key);
+                yaml_node_t *v = p->y->yaml_document_get_node(p->doc, pr->value);
                 const char *name = scalar(k), *hash = scalar(v);
                 if (!name || !*name || strchr(name, ':'))
                         return fail(p, k, "basic_auth_users: a user name is empty, not text, or has a colon");
@@ -112,8 +114,11 @@ static int users_section(struct parse *p, yaml_node_t *map, struct web_config *c
 int web_config_parse(const char *buf, size_t len, const char *dir, struct web_config *ret, char *err,
                      size_t errsize) {
         memset(ret, 0, sizeof(*ret));
+        const struct yaml_lib *y = yaml_lib_load(err, errsize);
+        if (!y)
+                return -ENOENT;
         unsigned long deep_line = 0;
-        int deep = yaml_nesting_check(buf, len, YAML_MAX_NESTING, &deep_line);
+        int deep = yaml_nesting_check(y, buf, len, YAML_MAX_NESTING, &deep_line);
         if (deep == -E2BIG) {
                 snprintf(err, errsize, "line %lu: nested deeper than %u levels", deep_line, YAML_MAX_NESTING);
                 return -EINVAL;
@@ -124,18 +129,18 @@ int web_config_parse(const char *buf, size_t len, const char *dir, struct web_co
         }
         yaml_parser_t parser;
         yaml_document_t doc;
-        if (!yaml_parser_initialize(&parser))
+        if (!y->yaml_parser_initialize(&parser))
                 return -ENOMEM;
-        yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-        if (!yaml_parser_load(&parser, &doc)) {
+        y->yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+        if (!y->yaml_parser_load(&parser, &doc)) {
                 snprintf(err, errsize, "line %lu: not YAML: %s", (unsigned long)parser.problem_mark.line + 1,
                          parser.problem ? parser.problem : "unknown error");
-                yaml_parser_delete(&parser);
+                y->yaml_parser_delete(&parser);
                 return -EINVAL;
         }
-        struct parse p = {.doc = &doc, .dir = dir, .err = err, .errsize = errsize};
+        struct parse p = {.y = y, .doc = &doc, .dir = dir, .err = err, .errsize = errsize};
         int r = 0;
-        yaml_node_t *root = yaml_document_get_root_node(&doc);
+        yaml_node_t *root = y->yaml_document_get_root_node(&doc);
         if (!root) {
                 r = fail(&p, NULL, "empty: give tls_server_config, basic_auth_users or both");
         } else if (root->type != YAML_MAPPING_NODE) {
@@ -144,8 +149,8 @@ int web_config_parse(const char *buf, size_t len, const char *dir, struct web_co
                 bool tls = false, users = false;
                 for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; r == 0 && pr < root->data.mapping.pairs.top;
                      pr++) {
-                        yaml_node_t *k = yaml_document_get_node(&doc, pr->key);
-                        yaml_node_t *v = yaml_document_get_node(&doc, pr->value);
+                        yaml_node_t *k = y->yaml_document_get_node(&doc, pr->key);
+                        yaml_node_t *v = y->yaml_document_get_node(&doc, pr->value);
                         const char *key = scalar(k);
                         if (key && strcmp(key, "tls_server_config") == 0 && !tls) {
                                 tls = true;
@@ -158,8 +163,8 @@ int web_config_parse(const char *buf, size_t len, const char *dir, struct web_co
                         }
                 }
         }
-        yaml_document_delete(&doc);
-        yaml_parser_delete(&parser);
+        y->yaml_document_delete(&doc);
+        y->yaml_parser_delete(&parser);
         if (r < 0) {
                 if (r == -ENOMEM)
                         snprintf(err, errsize, "out of memory");

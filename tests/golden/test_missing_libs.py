@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A library that one command loads (docs/perf.md "Issue 41: start-up") is missed by that
-command only: with libmicrohttpd, libxcrypt, Nettle and ncurses hidden (tests/fakes/
-hide_libs.c, preloaded), `--version` and `query` run as before; `serve` and `serve` with
-basic auth, and top's screen, exit 3 at once with one line naming the library and the
-package that installs it.
+command only: with libmicrohttpd, libxcrypt, Nettle, ncurses and libyaml hidden
+(tests/fakes/hide_libs.c, preloaded), `--version` and `query` run as before; `serve` and
+`serve` with basic auth, and top's screen, exit 3 at once with one line naming the library
+and the package that installs it; a check given a site policy (YAML) refuses it the same way.
 
 Usage: test_missing_libs.py GPUVET HIDE_LIBS_SO FAKE_NVML SCENARIO"""
 import os
@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 GPUVET, SHIM, FAKE_NVML, SCENARIO = sys.argv[1:5]
-ALL = "microhttpd,libcrypt,nettle,ncurses"
+ALL = "microhttpd,libcrypt,nettle,ncurses,libyaml"
 failures = []
 
 
@@ -26,7 +26,7 @@ def run(args, hide, stdin=None, stdout=subprocess.PIPE):
 
 def expect(what, p, code, *words):
     lines = p.stderr.strip().splitlines()
-    ok = p.returncode == code and all(any(w in line for line in lines[-1:]) for w in words)
+    ok = p.returncode == code and all(any(w in line for line in lines) for w in words)
     print("%s %s: exit %d, %r" % ("ok" if ok else "FAIL", what, p.returncode, lines[-1] if lines else ""))
     if not ok:
         failures.append(what)
@@ -46,6 +46,11 @@ def main():
             f.write("basic_auth_users:\n  alice: $2b$04$leXtyPc.W/xY7Ex4FHktCOA3y1EKJZKBqJn.f6JbI.iLMBMdQacLa\n")
         expect("serve with basic auth", run(["serve", "--listen", "127.0.0.1:0", "--web.config.file", web],
                                             "libcrypt"), 3, "libcrypt.so.1", "apt install libcrypt1")
+        policy = os.path.join(tmp, "policy.yaml")
+        with open(policy, "w") as f:
+            f.write("policy: 1\n")
+        expect("check --policy", run(["check", "--only", "kernel", "--policy", policy], "libyaml"), 2,
+               "libyaml-0.so.2", "apt install libyaml-0-2")
     # top's screen wants a terminal: a pseudo-terminal of its own
     parent, child = pty.openpty()
     try:

@@ -11,9 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/yaml_lib.h"
 #include "core/yaml_nesting.h"
 #include "policy/policy.h"
 #include "serve/web_config.h"
+
+static const struct yaml_lib *yaml_lib(void) {
+        char err[512];
+        const struct yaml_lib *y = yaml_lib_load(err, sizeof(err));
+        if (!y)
+                fail_msg("%s", err);
+        return y;
+}
 
 /* prefix, n opening brackets of kind open, the same number closing, suffix. */
 static char *nested(const char *prefix, const char *open, const char *close, size_t n, const char *suffix) {
@@ -36,31 +45,31 @@ static void test_check(void **state) {
         unsigned long line = 0;
         /* The top-level mapping is one level: 63 more in it make 64. */
         char *ok = nested("policy: 1\nchecks: ", "[", "]", YAML_MAX_NESTING - 1, "\n");
-        assert_int_equal(yaml_nesting_check(ok, strlen(ok), YAML_MAX_NESTING, &line), 0);
+        assert_int_equal(yaml_nesting_check(yaml_lib(), ok, strlen(ok), YAML_MAX_NESTING, &line), 0);
         free(ok);
         char *over = nested("policy: 1\nchecks: ", "[", "]", YAML_MAX_NESTING, "\n");
-        assert_int_equal(yaml_nesting_check(over, strlen(over), YAML_MAX_NESTING, &line), -E2BIG);
+        assert_int_equal(yaml_nesting_check(yaml_lib(), over, strlen(over), YAML_MAX_NESTING, &line), -E2BIG);
         assert_int_equal(line, 2);
         free(over);
         /* Flow mappings, and block sequences on one line ("- - - x"). */
         char *maps = nested("a:\n  b: ", "{k: ", "}", 100000, "\n");
-        assert_int_equal(yaml_nesting_check(maps, strlen(maps), YAML_MAX_NESTING, &line), -E2BIG);
+        assert_int_equal(yaml_nesting_check(yaml_lib(), maps, strlen(maps), YAML_MAX_NESTING, &line), -E2BIG);
         assert_int_equal(line, 2);
         free(maps);
         char *dashes = nested("policy: 1\nchecks:\n", "- ", "", 100000, "x\n");
-        assert_int_equal(yaml_nesting_check(dashes, strlen(dashes), YAML_MAX_NESTING, &line), -E2BIG);
+        assert_int_equal(yaml_nesting_check(yaml_lib(), dashes, strlen(dashes), YAML_MAX_NESTING, &line), -E2BIG);
         assert_int_equal(line, 3);
         free(dashes);
         /* Brackets in quoted scalars and comments do not nest; bytes that are not YAML are
          * left to the loader to name. */
         char *quoted = nested("a: '", "[", "", 1000, "'\nb: \"{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{\"\n");
-        assert_int_equal(yaml_nesting_check(quoted, strlen(quoted), YAML_MAX_NESTING, &line), 0);
+        assert_int_equal(yaml_nesting_check(yaml_lib(), quoted, strlen(quoted), YAML_MAX_NESTING, &line), 0);
         free(quoted);
         static const char bad[] = "a: [1, 2\nb: }\n";
-        assert_int_equal(yaml_nesting_check(bad, strlen(bad), YAML_MAX_NESTING, &line), 0);
+        assert_int_equal(yaml_nesting_check(yaml_lib(), bad, strlen(bad), YAML_MAX_NESTING, &line), 0);
         /* A later document counts on its own. */
         char *second = nested("a: 1\n---\nb: ", "[", "]", 1000, "\n");
-        assert_int_equal(yaml_nesting_check(second, strlen(second), YAML_MAX_NESTING, &line), -E2BIG);
+        assert_int_equal(yaml_nesting_check(yaml_lib(), second, strlen(second), YAML_MAX_NESTING, &line), -E2BIG);
         assert_int_equal(line, 3);
         free(second);
 }
