@@ -3,13 +3,13 @@
 #include "cmd/registry.h"
 #include "version.h"
 
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* No setlocale here: reports are bytes, and nothing but top's screen (top_screen.c) reads
+ * the character set, while loading it costs every command a dozen calls at start-up. */
 int main(int argc, char **argv) {
-        setlocale(LC_CTYPE, "");
         if (argc < 2) {
                 print_global_usage(stderr);
                 return EXIT_USAGE;

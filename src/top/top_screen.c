@@ -7,6 +7,7 @@
 #include "top/top_layout.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,8 @@ int top_screen_run(struct top_feed *feed, struct top_model *m, struct top_view *
                 fprintf(stderr, "gpuvet top: %s\n", why);
                 return EXIT_INTERNAL;
         }
+        /* ncursesw draws UTF-8 names and units as characters only under the user's locale. */
+        setlocale(LC_CTYPE, "");
         if (!tui->initscr()) {
                 fprintf(stderr, "gpuvet top: the terminal could not be set up (TERM=%s)\n",
                         getenv("TERM") ? getenv("TERM") : "");
