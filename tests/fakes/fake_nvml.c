@@ -144,6 +144,8 @@ static unsigned long long generation; /* bumped when the scenario is (re)loaded 
 static unsigned long long loaded_at_ms;
 static unsigned int inits_since_load;
 static bool later_done;
+/* $FAKE_NVML_SCENARIO_LATER as it was at the load: read once, not on every call. */
+static char later_spec[4096];
 static struct fake_scenario *retired;
 static struct nvmlDevice_st handles[FAKE_MAX_GPUS * (1 + FAKE_MAX_MIG)];
 static struct nvmlEventSet_st event_sets[FAKE_MAX_EVENT_SETS];
@@ -186,7 +188,7 @@ static unsigned long long now_ms(void)
  * that does not load leaves the first in place, with a message, once. */
 static void maybe_later(void)
 {
-        const char *spec = later_done ? NULL : getenv("FAKE_NVML_SCENARIO_LATER");
+        const char *spec = later_done ? NULL : later_spec;
         if (!spec || !*spec)
                 return;
         const char *colon = strrchr(spec, ':');
@@ -498,6 +500,8 @@ static nvmlReturn_t do_init(enum fn_id fn)
                 loaded_at_ms = now_ms();
                 inits_since_load = 0;
                 later_done = false;
+                const char *later = getenv("FAKE_NVML_SCENARIO_LATER");
+                snprintf(later_spec, sizeof(later_spec), "%s", later ? later : "");
                 memset(event_sets, 0, sizeof(event_sets));
                 if (sc->init_error_set)
                         return leave(sc->init_error);

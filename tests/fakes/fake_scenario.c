@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -228,13 +229,29 @@ static bool parse_bool(const char *s, bool *out)
 }
 
 /* "0000:18:00.0" or "00000000:18:00.0" (hex); normalised for comparisons. */
+/* One hex number at *p, ended by end; *p moves past end. (sscanf was a tenth of the
+ * fake's nvmlInit.) */
+static bool hex_field(const char **p, char end, unsigned int *ret)
+{
+        if (!isxdigit((unsigned char)**p))
+                return false;
+        char *e;
+        errno = 0;
+        unsigned long v = strtoul(*p, &e, 16);
+        if (errno || v > UINT_MAX || *e != end)
+                return false;
+        *ret = (unsigned int)v;
+        *p = end ? e + 1 : e;
+        return true;
+}
+
 static bool parse_busid(const char *s, unsigned int *dom, unsigned int *bus, unsigned int *dev, unsigned int *fn)
 {
         unsigned int d, b, v, f;
-        int n = 0;
-        if (strlen(s) > 20 || sscanf(s, "%x:%x:%x.%x%n", &d, &b, &v, &f, &n) != 4 || (size_t)n != strlen(s))
+        if (strlen(s) > 20 || !hex_field(&s, ':', &d) || !hex_field(&s, ':', &b) || !hex_field(&s, '.', &v) ||
+            !hex_field(&s, '\0', &f))
                 return false;
-        if (!isxdigit((unsigned char)s[0]) || b > 0xff || v > 0x1f || f > 7)
+        if (b > 0xff || v > 0x1f || f > 7)
                 return false;
         *dom = d, *bus = b, *dev = v, *fn = f;
         return true;
@@ -594,6 +611,41 @@ static bool parse_addresses(const struct parse *p, struct fake_dev *d, int cause
         return true;
 }
 
+/* keys[] by name, for a binary search: a scenario line applies to every GPU of its section,
+ * and a linear search of ~150 names for each was most of a fake nvmlInit's time. */
+static int keys_by_name[K_COUNT];
+static pthread_once_t keys_sorted = PTHREAD_ONCE_INIT;
+
+static int by_key_name(const void *a, const void *b)
+{
+        return strcmp(keys[*(const int *)a].name, keys[*(const int *)b].name);
+}
+
+static void sort_keys(void)
+{
+        for (int k = 0; k < K_COUNT; k++)
+                keys_by_name[k] = k;
+        qsort(keys_by_name, K_COUNT, sizeof(keys_by_name[0]), by_key_name);
+}
+
+/* The key's index in keys[], or -1. */
+static int key_index(const char *key)
+{
+        pthread_once(&keys_sorted, sort_keys);
+        size_t lo = 0, hi = K_COUNT;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(keys[keys_by_name[mid]].name, key);
+                if (c == 0)
+                        return keys_by_name[mid];
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return -1;
+}
+
 static bool dev_key(struct parse *p, struct fake_dev *d, const char *key, char *v)
 {
         if (strncmp(key, "nvlink.", 7) == 0)
@@ -619,16 +671,14 @@ static bool dev_key(struct parse *p, struct fake_dev *d, const char *key, char *
                 d->xids[d->nxids++] = (unsigned int)x;
                 return true;
         }
-        for (int k = 0; k < K_COUNT; k++) {
-                if (strcmp(keys[k].name, key) != 0)
-                        continue;
-                if (is_na(v)) {
-                        unset_key(d, (enum fake_key)k);
-                        return true;
-                }
-                return parse_key_value(p, d, (enum fake_key)k, v);
+        int k = key_index(key);
+        if (k < 0)
+                return perr(p, "unknown key '%s'", key);
+        if (is_na(v)) {
+                unset_key(d, (enum fake_key)k);
+                return true;
         }
-        return perr(p, "unknown key '%s'", key);
+        return parse_key_value(p, d, (enum fake_key)k, v);
 }
 
 static bool global_key(struct parse *p, const char *key, char *v)
@@ -735,10 +785,14 @@ static bool parse_section(struct parse *p, char *s)
         p->in_gpu = true;
         p->first = (unsigned int)a;
         p->last = (unsigned int)b;
+        if (p->last + 1 > p->sc->n_touched)
+                p->sc->n_touched = p->last + 1;
         for (unsigned int g = p->first; g <= p->last; g++) {
                 p->sc->devs[g][0].defined = true;
-                if (p->mig >= 0)
+                if (p->mig >= 0) {
                         p->sc->devs[g][1 + p->mig].defined = true;
+                        p->sc->mig_touched[g] |= 1u << p->mig;
+                }
         }
         if (p->last + 1 > p->max_defined)
                 p->max_defined = p->last + 1;
@@ -880,7 +934,9 @@ static bool parse_line(struct parse *p, char *line, int depth)
                 struct fake_dev *d = &p->sc->devs[g][p->mig < 0 ? 0 : 1 + p->mig];
                 /* the value is tokenised in place by some keys: give each GPU a copy */
                 char copy[FAKE_LINE_MAX];
-                snprintf(copy, sizeof(copy), "%s", v);
+                size_t len = strnlen(v, sizeof(copy) - 1);
+                memcpy(copy, v, len);
+                copy[len] = '\0';
                 if (!dev_key(p, d, key, copy))
                         return false;
         }
@@ -926,9 +982,10 @@ struct fake_scenario *fake_scenario_free(struct fake_scenario *sc)
 {
         if (!sc)
                 return NULL;
-        for (unsigned int g = 0; g < FAKE_MAX_GPUS; g++)
+        for (unsigned int g = 0; g < sc->n_touched; g++)
                 for (unsigned int m = 0; m < 1 + FAKE_MAX_MIG; m++)
-                        free_dev(&sc->devs[g][m]);
+                        if (m == 0 || sc->mig_touched[g] & (1u << (m - 1)))
+                                free_dev(&sc->devs[g][m]);
         free(sc->driver_version);
         free(sc->nvml_version);
         free(sc);
@@ -957,9 +1014,10 @@ struct fake_scenario *fake_scenario_load(const char *path, const char *overlay)
                         perr(&p, "GPU %u is not defined (GPUs are numbered 0..%u without gaps)", g, n - 1);
                         return fake_scenario_free(sc);
                 }
-        for (unsigned int g = n; g < FAKE_MAX_GPUS; g++)
+        for (unsigned int g = n; g < sc->n_touched; g++)
                 for (unsigned int m = 0; m < 1 + FAKE_MAX_MIG; m++)
-                        sc->devs[g][m].defined = false;
+                        if (m == 0 || sc->mig_touched[g] & (1u << (m - 1)))
+                                sc->devs[g][m].defined = false;
         sc->ngpus = n;
         return sc;
 }

@@ -227,6 +227,10 @@ struct fake_scenario {
         bool init_error_set;
         nvmlReturn_t init_error;
         unsigned int ngpus;
+        /* devs[g] for g >= n_touched were never written: load and free leave them alone, so
+         * that their pages are never faulted in (query's start-up, docs/perf.md). */
+        unsigned int n_touched;
+        unsigned int mig_touched[FAKE_MAX_GPUS]; /* bit m: devs[g][1 + m] was written */
         /* devs[g][0] is GPU g, devs[g][1 + m] its MIG device m */
         struct fake_dev devs[FAKE_MAX_GPUS][1 + FAKE_MAX_MIG];
         struct fake_rule rules[FAKE_MAX_RULES];
