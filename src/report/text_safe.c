@@ -56,12 +56,14 @@ const char *text_safe(const char *s, char *buf, size_t size) {
 void text_safe_write(FILE *out, const char *s) {
         if (!s)
                 return;
+        /* A run of plain characters goes out in one fwrite: query writes hundreds of cells. */
         for (const unsigned char *p = (const unsigned char *)s; *p;) {
-                size_t n = plain(p);
-                if (n) {
-                        fwrite(p, 1, n, out);
+                const unsigned char *run = p;
+                for (size_t n; (n = plain(p)) != 0;)
                         p += n;
-                } else {
+                if (p > run)
+                        fwrite(run, 1, (size_t)(p - run), out);
+                if (*p) {
                         fprintf(out, "\\x%02x", *p);
                         p++;
                 }
