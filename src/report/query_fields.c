@@ -24,6 +24,30 @@ static struct query_field fields[1 + 2 * 128];
 static size_t n_fields;
 static pthread_once_t fields_once = PTHREAD_ONCE_INIT;
 
+/* Every name a field answers to (its own, and a metric's old spellings under its first
+ * name), sorted by name and then by table order, so that a lookup is a binary search and
+ * the first field in table order wins a name two share. */
+struct field_name {
+        const char *name;
+        const struct query_field *f;
+        unsigned order;
+};
+static struct field_name by_name[ARRAY_COUNT(fields) * (1 + METRIC_SMI_ALIASES)];
+static size_t n_by_name;
+
+static int field_name_cmp(const void *a, const void *b) {
+        const struct field_name *x = a, *y = b;
+        int c = strcmp(x->name, y->name);
+        return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+static void add_name(const char *name, const struct query_field *f) {
+        if (n_by_name < ARRAY_COUNT(by_name)) {
+                by_name[n_by_name] = (struct field_name){.name = name, .f = f, .order = (unsigned)n_by_name};
+                n_by_name++;
+        }
+}
+
 static void build_fields(void) {
         fields[n_fields++] = (struct query_field){.name = "timestamp"};
         for (size_t i = 0; i < metric_count(); i++) {
@@ -32,6 +56,15 @@ static void build_fields(void) {
                         if (n_fields < ARRAY_COUNT(fields))
                                 fields[n_fields++] = (struct query_field){.name = m->smi.names[k], .m = m};
         }
+        for (size_t i = 0; i < n_fields; i++) {
+                const struct query_field *f = &fields[i];
+                add_name(f->name, f);
+                if (f->m && f->name == f->m->smi.names[0])
+                        for (size_t a = 0; a < METRIC_SMI_ALIASES; a++)
+                                if (f->m->smi.aliases[a])
+                                        add_name(f->m->smi.aliases[a], f);
+        }
+        qsort(by_name, n_by_name, sizeof(by_name[0]), field_name_cmp);
 }
 
 /* Every supported field, in --help-query-gpu order. */
@@ -42,17 +75,16 @@ static size_t query_field_count(void) {
 
 
 const struct query_field *query_field_lookup(const char *name) {
-        for (size_t i = 0; i < query_field_count(); i++) {
-                const struct query_field *f = &fields[i];
-                if (strcmp(name, f->name) == 0)
-                        return f;
-                /* An old spelling answers under the metric's first name. */
-                if (f->m && f->name == f->m->smi.names[0])
-                        for (size_t a = 0; a < METRIC_SMI_ALIASES; a++)
-                                if (f->m->smi.aliases[a] && strcmp(name, f->m->smi.aliases[a]) == 0)
-                                        return f;
+        pthread_once(&fields_once, build_fields);
+        size_t lo = 0, hi = n_by_name; /* the first entry not below name */
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (strcmp(by_name[mid].name, name) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
         }
-        return NULL;
+        return lo < n_by_name && strcmp(by_name[lo].name, name) == 0 ? by_name[lo].f : NULL;
 }
 
 const struct metric *query_field_metric(const struct query_field *f) { return f->m; }
@@ -150,6 +182,26 @@ static struct reading_head field_head(enum smi_format fmt, const void *p) {
         }
 }
 
+/* The cell as text: most cells are words ("Enabled", "[N/A]") or whole numbers, and
+ * snprintf's format parsing was most of query's own time (docs/perf.md, issue 41). */
+static void cell_text(char *buf, size_t size, const char *text) {
+        size_t n = strlen(text);
+        if (n >= size)
+                n = size - 1;
+        memcpy(buf, text, n);
+        buf[n] = '\0';
+}
+
+static void cell_u64(char *buf, size_t size, unsigned long long v) {
+        char digits[24];
+        size_t i = sizeof(digits);
+        digits[--i] = '\0';
+        do
+                digits[--i] = (char)('0' + v % 10);
+        while ((v /= 10) != 0);
+        cell_text(buf, size, digits + i);
+}
+
 /* Write the cell for a reading that holds no value; false when it holds one. */
 /* The driver's major version ("580" of "580.159.04"), 0 when unknown. */
 static unsigned int driver_major(const struct query_row *row) {
@@ -163,13 +215,18 @@ static bool missing(const struct query_row *row, struct reading_head h, char *bu
         if (h.state == NV_ERROR && h.rc != NV_RC_NOT_SUPPORTED)
                 snprintf(buf, size, "[%s]", nv_rc_text(row->lib, h.rc));
         else
-                snprintf(buf, size, "[N/A]"); /* not supported, no entry point, timed out, not read */
+                cell_text(buf, size, "[N/A]"); /* not supported, no entry point, timed out, not read */
         return true;
 }
 
 static void with_unit(const struct query_row *row, const char *unit, char *buf, size_t size) {
-        if (unit && !row->nounits)
-                strbuf_appendf(buf, size, " %s", unit);
+        if (!unit || row->nounits)
+                return;
+        size_t len = strlen(buf);
+        if (len + 1 < size) {
+                buf[len] = ' ';
+                cell_text(buf + len + 1, size - len - 1, unit);
+        }
 }
 
 static const char *enabled_text(unsigned int v) { return v ? "Enabled" : "Disabled"; }
@@ -181,7 +238,7 @@ static void query_field_value(const struct query_field *f, const struct query_ro
         const struct metric *m = f->m;
         buf[0] = '\0';
         if (!m) {
-                snprintf(buf, size, "%s", row->timestamp);
+                cell_text(buf, size, row->timestamp);
                 return;
         }
         const enum smi_format fmt = m->smi.format;
@@ -190,21 +247,21 @@ static void query_field_value(const struct query_field *f, const struct query_ro
         switch (fmt) {
         case SMI_DRIVER_VERSION:
                 if (!missing(row, head_of(&row->facts->driver_version), buf, size))
-                        snprintf(buf, size, "%s", row->facts->driver_version.v);
+                        cell_text(buf, size, row->facts->driver_version.v);
                 return;
         case SMI_COUNT:
                 if (!missing(row, head_of(&row->facts->device_count), buf, size))
-                        snprintf(buf, size, "%u", row->facts->device_count.v);
+                        cell_u64(buf, size, row->facts->device_count.v);
                 return;
         case SMI_INDEX:
-                snprintf(buf, size, "%u", g->index);
+                cell_u64(buf, size, g->index);
                 return;
         case SMI_DISPLAY_MODE:
                 /* nvidia-smi of drivers 580 on prints this whatever NVML answers (NVML 580.159.04
                  * still returned Enabled; 535.86.05 printed the mode; 590.48.01 and 595.80
                  * captures print this too). */
                 if (driver_major(row) >= 580) {
-                        snprintf(buf, size, "[Requested functionality has been deprecated]");
+                        cell_text(buf, size, "[Requested functionality has been deprecated]");
                         return;
                 }
                 break;
@@ -218,7 +275,7 @@ static void query_field_value(const struct query_field *f, const struct query_ro
                 if ((fmt == SMI_U32_BARE_NA || fmt == SMI_FABRIC_STATE || fmt == SMI_FABRIC_STATUS ||
                      fmt == SMI_FABRIC_CLIQUE) &&
                     strcmp(buf, "[N/A]") == 0)
-                        snprintf(buf, size, "N/A");
+                        cell_text(buf, size, "N/A");
                 return;
         }
         const struct nv_u32 *u32 = p;
@@ -228,7 +285,7 @@ static void query_field_value(const struct query_field *f, const struct query_ro
 
         switch (fmt) {
         case SMI_STR:
-                snprintf(buf, size, "%s", str->v);
+                cell_text(buf, size, str->v);
                 break;
         case SMI_BUS_ID:
         case SMI_PCI_DOMAIN:
@@ -236,7 +293,7 @@ static void query_field_value(const struct query_field *f, const struct query_ro
         case SMI_PCI_DEVICE:
                 if (!metric_bus_id_parts(str->v, bus_id)) {
                         /* The collector keeps an id it could not parse as NVML gave it. */
-                        snprintf(buf, size, "%s", fmt == SMI_BUS_ID ? str->v : "[N/A]");
+                        cell_text(buf, size, fmt == SMI_BUS_ID ? str->v : "[N/A]");
                         break;
                 }
                 if (fmt == SMI_BUS_ID)
@@ -251,7 +308,7 @@ static void query_field_value(const struct query_field *f, const struct query_ro
                 break;
         case SMI_U32:
         case SMI_U32_BARE_NA:
-                snprintf(buf, size, "%u", u32->v);
+                cell_u64(buf, size, u32->v);
                 with_unit(row, m->smi.unit, buf, size);
                 break;
         case SMI_I32:
@@ -259,21 +316,21 @@ static void query_field_value(const struct query_field *f, const struct query_ro
                 with_unit(row, m->smi.unit, buf, size);
                 break;
         case SMI_U64:
-                snprintf(buf, size, "%llu", u64->v);
+                cell_u64(buf, size, u64->v);
                 break;
         case SMI_F64:
                 snprintf(buf, size, "%g", ((const struct nv_f64 *)p)->v);
                 break;
         case SMI_ENABLED:
         case SMI_DISPLAY_MODE:
-                snprintf(buf, size, "%s", enabled_text(u32->v));
+                cell_text(buf, size, enabled_text(u32->v));
                 break;
         case SMI_YESNO:
-                snprintf(buf, size, "%s", u32->v ? "Yes" : "No");
+                cell_text(buf, size, u32->v ? "Yes" : "No");
                 break;
         case SMI_PSTATE:
                 if (u32->v == NV_PSTATE_UNKNOWN)
-                        snprintf(buf, size, "Unknown");
+                        cell_text(buf, size, "Unknown");
                 else
                         snprintf(buf, size, "P%u", u32->v);
                 break;
@@ -281,14 +338,14 @@ static void query_field_value(const struct query_field *f, const struct query_ro
                 snprintf(buf, size, "0x%016llX", u64->v);
                 break;
         case SMI_REASON_BIT:
-                snprintf(buf, size, "%s", (u64->v & m->bit) ? "Active" : "Not Active");
+                cell_text(buf, size, (u64->v & m->bit) ? "Active" : "Not Active");
                 break;
         case SMI_MIB:
-                snprintf(buf, size, "%llu", u64->v / (1024ULL * 1024ULL));
+                cell_u64(buf, size, u64->v / (1024ULL * 1024ULL));
                 with_unit(row, m->smi.unit, buf, size);
                 break;
         case SMI_US:
-                snprintf(buf, size, "%llu", u64->v / 1000ULL);
+                cell_u64(buf, size, u64->v / 1000ULL);
                 with_unit(row, m->smi.unit, buf, size);
                 break;
         case SMI_WATTS:
@@ -296,7 +353,7 @@ static void query_field_value(const struct query_field *f, const struct query_ro
                 with_unit(row, m->smi.unit, buf, size);
                 break;
         case SMI_COMPUTE_MODE:
-                snprintf(buf, size, "%s", metric_compute_mode_name(u32->v));
+                cell_text(buf, size, metric_compute_mode_name(u32->v));
                 break;
         case SMI_COMPUTE_CAP: {
                 const struct nv_i32 *minor = &g->cc_minor;
@@ -308,23 +365,23 @@ static void query_field_value(const struct query_field *f, const struct query_ro
                 static const char *const states[] = {"N/A", "Not Started", "In Progress", "Completed"};
                 /* NV_FABRIC_STATE_NOT_SUPPORTED (0) reads as the call's NOT_SUPPORTED. */
                 if (u32->v < ARRAY_COUNT(states))
-                        snprintf(buf, size, "%s", states[u32->v]);
+                        cell_text(buf, size, states[u32->v]);
                 else
-                        snprintf(buf, size, "Unknown");
+                        cell_text(buf, size, "Unknown");
                 break;
         }
         case SMI_FABRIC_STATUS:
                 /* The status means something only once registration completed. */
                 if (nv_ok(g->fabric_state) && g->fabric_state.v == NV_FABRIC_STATE_COMPLETED)
-                        snprintf(buf, size, "%s", nv_rc_text(row->lib, u32->v));
+                        cell_text(buf, size, nv_rc_text(row->lib, u32->v));
                 else
-                        snprintf(buf, size, "N/A");
+                        cell_text(buf, size, "N/A");
                 break;
         case SMI_FABRIC_CLIQUE:
                 if (nv_ok(g->fabric_state) && g->fabric_state.v != NV_FABRIC_STATE_NOT_SUPPORTED)
-                        snprintf(buf, size, "%u", u32->v);
+                        cell_u64(buf, size, u32->v);
                 else
-                        snprintf(buf, size, "N/A");
+                        cell_text(buf, size, "N/A");
                 break;
         case SMI_DRIVER_VERSION:
         case SMI_COUNT:
