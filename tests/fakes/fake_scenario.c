@@ -293,7 +293,9 @@ static bool parse_key_value(const struct parse *p, struct fake_dev *d, enum fake
         char shown[64]; /* the value as written, for messages */
         bool b;
 
-        snprintf(shown, sizeof(shown), "%s", v);
+        size_t shown_len = strnlen(v, sizeof(shown) - 1); /* snprintf here cost as much as the parse */
+        memcpy(shown, v, shown_len);
+        shown[shown_len] = '\0';
 
         switch (ki->kind) {
         case KT_STR:
@@ -930,14 +932,22 @@ static bool parse_line(struct parse *p, char *line, int depth)
                 return perr(p, "missing key before '='");
         if (!p->in_gpu)
                 return global_key(p, key, v);
+        /* A plain key (keys[]; the others are parsed by dev_key) is looked up once for
+         * all the section's GPUs. */
+        int k = key_index(key);
+        bool na = k >= 0 && is_na(v);
         for (unsigned int g = p->first; g <= p->last; g++) {
                 struct fake_dev *d = &p->sc->devs[g][p->mig < 0 ? 0 : 1 + p->mig];
+                if (na) {
+                        unset_key(d, (enum fake_key)k);
+                        continue;
+                }
                 /* the value is tokenised in place by some keys: give each GPU a copy */
                 char copy[FAKE_LINE_MAX];
                 size_t len = strnlen(v, sizeof(copy) - 1);
                 memcpy(copy, v, len);
                 copy[len] = '\0';
-                if (!dev_key(p, d, key, copy))
+                if (!(k >= 0 ? parse_key_value(p, d, (enum fake_key)k, copy) : dev_key(p, d, key, copy)))
                         return false;
         }
         return true;
