@@ -20,6 +20,7 @@
  * scalar is sqrt(2)-1, for which one copy-scale-add-triad round multiplies the values by
  * 2s+s^2 = 1: they neither overflow nor vanish however many repetitions are asked for. */
 #include "bench/bench.h"
+#include "bench/cpu_isa.h"
 #include "core/clock.h"
 #include "core/strparse.h"
 
@@ -164,11 +165,12 @@ static struct stream_kernels pick_kernels(void) {
         const char *force = secure_getenv("GPUVET_HOST_MEMORY_ISA");
         struct stream_kernels k = {"c", copy_c, scale_c, add_c, triad_c};
 #if defined(__x86_64__)
-        __builtin_cpu_init();
+        struct cpu_isa isa;
+        cpu_isa_detect(&isa);
         bool any = !force || !*force;
-        if ((any || strcmp(force, "avx512") == 0) && __builtin_cpu_supports("avx512f"))
+        if ((any || strcmp(force, "avx512") == 0) && isa.avx512f)
                 return (struct stream_kernels){"avx512-nt", copy_avx512_nt, scale_avx512_nt, add_avx512_nt, triad_avx512_nt};
-        if ((any || strcmp(force, "avx2") == 0) && __builtin_cpu_supports("avx2"))
+        if ((any || strcmp(force, "avx2") == 0) && isa.avx2)
                 return (struct stream_kernels){"avx2-nt", copy_avx2_nt, scale_avx2_nt, add_avx2_nt, triad_avx2_nt};
         if (any || strcmp(force, "sse2") == 0)
                 return (struct stream_kernels){"sse2-nt", copy_sse2_nt, scale_sse2_nt, add_sse2_nt, triad_sse2_nt};
@@ -263,10 +265,11 @@ struct fma_kernels {
 
 static struct fma_kernels pick_fma(void) {
 #if defined(__x86_64__)
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f"))
+        struct cpu_isa isa;
+        cpu_isa_detect(&isa);
+        if (isa.avx512f)
                 return (struct fma_kernels){"avx512", fma64_avx512, fma32_avx512};
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        if (isa.avx2 && isa.fma)
                 return (struct fma_kernels){"avx2-fma", fma64_avx2, fma32_avx2};
 #endif
         return (struct fma_kernels){"scalar-fma", fma64_c, fma32_c};
