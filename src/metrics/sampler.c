@@ -14,6 +14,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 struct sampler {
@@ -89,8 +91,25 @@ static void end(struct sampler *s, enum sampler_end why, int err) {
         pthread_mutex_unlock(&s->lock);
 }
 
+/* The rounds run below the threads that answer: a round is a few ms of CPU a second, and
+ * a scrape or a screen that waits behind it on a busy CPU is the exporter's latency tail
+ * (docs/perf.md, "serve's tail"). Raising one's own nice is always allowed; on Linux it is
+ * the thread's own, and the deadline workers a round starts inherit it. */
+#define SAMPLER_NICE_STEP 10
+
+static void lower_own_priority(void) {
+        id_t tid = (id_t)syscall(SYS_gettid);
+        errno = 0;
+        int nice = getpriority(PRIO_PROCESS, tid);
+        if (nice == -1 && errno != 0)
+                return;
+        int want = nice + SAMPLER_NICE_STEP < 19 ? nice + SAMPLER_NICE_STEP : 19;
+        (void)setpriority(PRIO_PROCESS, tid, want); /* best effort: the rounds run either way */
+}
+
 static void *run(void *arg) {
         struct sampler *s = arg;
+        lower_own_priority();
         struct nvml_deadlines dl = s->o.dl;
         dl.stop_requested = stop_requested;
         dl.stop_ctx = s;
