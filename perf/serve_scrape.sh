@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # gpuvet serve under wrk (docs/perf.md, "gpuvet serve"), node_exporter the same way in the
 # same run as a reference point:
-#   perf/serve_scrape.sh [BUILDDIR] [SECONDS] [CONNECTIONS]
+#   perf/serve_scrape.sh [BUILDDIR] [SECONDS] [CONNECTIONS] [BUSY]
 # gpuvet serve runs on the fake NVML's 8x H100 scenario (BUILDDIR/tests/libnvidia-ml.so.1),
 # a round every second; wrk (2 threads, 1 for 1 connection; CONNECTIONS keep-alive connections, SECONDS long;
 # gpuvet serve keeps them alive since 2026-11-29, before it closed each after one answer)
 # scrapes /metrics; then the server's VmRSS and VmHWM from /proc. prometheus-node-exporter
-# (Debian's), when installed, is measured with the same wrk command right after.
+# (Debian's), when installed, is measured with the same wrk command right after. BUSY (default
+# 0) CPU-bound loops run beside both for the whole measurement: issue 41's tail targets hold
+# "with the machine at load 2" (BUSY=2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 seconds=${2:-10}
 conns=${3:-16}
+busy=${4:-0}
 threads=$(( conns < 2 ? conns : 2 ))  # wrk wants at least one connection a thread
 gpuvet=$build/gpuvet
 [ -x "$gpuvet" ] || { echo "perf/serve_scrape.sh: no $gpuvet: build first" >&2; exit 2; }
@@ -27,9 +30,16 @@ measure() { # NAME PID URL
   local name=$1 pid=$2 url=$3 bytes
   bytes=$(curl -s "$url" | wc -c)
   echo "== $name: $url ($bytes bytes a scrape); wrk -t$threads -c$conns -d${seconds}s --latency"
+  echo "   load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   wrk -t"$threads" -c"$conns" -d"${seconds}s" --latency "$url" | grep -E "Requests/sec|Transfer/sec|  (50|90|99)%|Latency |requests in|Socket errors|Non-2xx"
   echo "   $name VmRSS $(kb "$pid" VmRSS) kB, VmHWM $(kb "$pid" VmHWM) kB; CPU time $(ps -o cputime= -p "$pid")"
 }
+
+for _ in $(seq "$busy"); do
+  sh -c 'while :; do :; done' &
+  pids+=($!)
+done
+[ "$busy" -gt 0 ] && echo "$busy busy loops beside the servers"
 
 port=$(free_port)
 FAKE_NVML_SCENARIO=$PWD/tests/fakes/scenarios/h100-sxm-8gpu.scn GPUVET_NVML_LIB=$build/tests/libnvidia-ml.so.1 \

@@ -117,7 +117,7 @@ def check_rpm(outdir, version):
     check(any(re.fullmatch(r"/usr/share/licenses/gpuvet(-[0-9.]+)?/LICENSE", f) for f in files),
           "rpm installs LICENSE as %license")
     requires = run(["rpm", "-qpR", rpm]).stdout
-    for lib in ("libjansson.so.4", "libyaml-0.so.2", "libarchive", "pciutils-libs", "libmicrohttpd", "libxcrypt", "nettle",
+    for lib in ("libjansson.so.4", "libyaml", "libarchive", "pciutils-libs", "libmicrohttpd", "libxcrypt", "nettle",
                 "ncurses-libs"):
         check(lib in requires, "rpm requires %s" % lib)
 
