@@ -8,17 +8,26 @@ SIMD_FLAGS = ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512vl", "avx512_fp1
 
 
 def cpu():
-    """(model name, the SIMD flags of SIMD_FLAGS the CPU has)."""
-    model, flags = "?", set()
+    """(model name with its family and model numbers, the SIMD flags of SIMD_FLAGS the CPU
+    has). A guest's model name may say only "AMD EPYC": family 25 model 17 (Zen 4) and
+    family 26 model 2 (Zen 5) differ in what a benchmark measures."""
+    fields, flags = {}, set()
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name") and model == "?":
-                    model = line.split(":", 1)[1].strip()
-                elif line.startswith("flags") and not flags:
-                    flags = set(line.split(":", 1)[1].split())
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "cpu family", "model", "stepping") and key not in fields:
+                    fields[key] = value.strip()
+                elif key == "flags" and not flags:
+                    flags = set(value.split())
+                elif not line.strip() and fields:
+                    break  # the first CPU's block is enough
     except OSError:
         pass
+    model = fields.get("model name", "?")
+    if "cpu family" in fields and "model" in fields:
+        model += " (family %s model %s stepping %s)" % (fields["cpu family"], fields["model"], fields.get("stepping", "?"))
     return model, [f for f in SIMD_FLAGS if f in flags]
 
 
