@@ -27,6 +27,7 @@ static void result_free(struct result *r) {
         free(r->expected);
         free(r->remedy);
         free(r->cause);
+        free(r->code);
         for (size_t i = 0; i < r->n_evidence; i++) {
                 free(r->evidence[i].key);
                 free(r->evidence[i].value);
@@ -98,6 +99,7 @@ DEFINE_SETTER(observed)
 DEFINE_SETTER(expected)
 DEFINE_SETTER(remedy)
 DEFINE_SETTER(cause)
+DEFINE_SETTER(code)
 
 void result_evidence(struct result *r, const char *key, const char *fmt, ...) {
         struct evidence *grown = realloc(r->evidence, (r->n_evidence + 1) * sizeof(*grown));

@@ -53,6 +53,10 @@ struct result {
          * checks and subjects it stopped. Not in the JSON report, whose results stand
          * alone. NULL: none. */
         char *cause;
+        /* A stable code for the finding, for automation: the Xid ("xid.79"), an error
+         * code a vendor tool gave, or NULL for the check's own id (docs/report-schema.md,
+         * "code"). */
+        char *code;
         struct evidence *evidence;
         size_t n_evidence;
 };
@@ -77,6 +81,7 @@ void result_observed(struct result *r, const char *fmt, ...) __attribute__((form
 void result_expected(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void result_remedy(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void result_cause(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void result_code(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void result_evidence(struct result *r, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Recount statuses after checks ran (results may be amended in place). */

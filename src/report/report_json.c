@@ -1,6 +1,7 @@
 #include "report/report_json.h"
 #include "report/burn_json.h"
 #include "report/envelope.h"
+#include "report/result_scope.h"
 #include "core/json_text.h"
 #include "checks/check.h"
 
@@ -102,12 +103,14 @@ void report_json_outcome(void *o, const char *observed, const char *expected, co
         json_object_set_new(o, "remedy", json_text(remedy));
 }
 
-static json_t *result_json(const struct result *r) {
+static json_t *result_json(const struct facts *f, const struct result *r) {
         json_t *o = json_object();
         json_object_set_new(o, "id", json_string(r->check->id));
         json_object_set_new(o, "category", json_string(r->check->category));
         json_object_set_new(o, "level", json_string(level_name(r->check->level)));
         json_object_set_new(o, "subject", json_text(r->subject));
+        json_object_set_new(o, "scope", result_scope_json(f, r->subject));
+        json_object_set_new(o, "code", r->code ? json_text(r->code) : json_string(r->check->id));
         json_object_set_new(o, "status", json_string(status_name(r->status)));
         json_object_set_new(o, "summary", json_text(r->summary));
         report_json_outcome(o, r->observed, r->expected, r->remedy);
@@ -131,7 +134,7 @@ char *report_json(const struct facts *f, const struct report *rep, const struct 
 
         json_t *checks = json_array();
         for (size_t i = 0; i < rep->n_results; i++)
-                json_array_append_new(checks, result_json(&rep->results[i]));
+                json_array_append_new(checks, result_json(f, &rep->results[i]));
         json_object_set_new(root, "checks", checks);
 
         json_t *summary = envelope_summary(rep->counts, report_verdict(rep), run->duration_ms);

@@ -61,7 +61,9 @@ def run_check(gpuvet, lib, root, log, only, level="quick", poison=False, whole=F
 
 def steady(result):
     """The result without what differs from run to run: the seconds between NVML's two
-    readings ("0.1 s around the device probes")."""
+    readings ("0.1 s around the device probes"), and a GPU scope's UUID, which NVML gives:
+    a check alone that does not read NVML names its GPU by PCI address only."""
+    result.get("scope", {}).pop("uuid", None)
     window = result.get("evidence", {}).get("window")
     if window:
         result["evidence"]["window"] = re.sub(r"[0-9.]+ s around", "N s around", window)

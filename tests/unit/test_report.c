@@ -4,12 +4,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checks/check.h"
 #include "core/result.h"
 #include "core/json_text.h"
+#include "report/result_scope.h"
 #include "report/text_safe.h"
 #include "report/report_text.h"
 #include "report/text_wrap.h"
@@ -362,9 +364,43 @@ static void test_text_fits_width(void **state) {
         report_done(&rep);
 }
 
+/* The scope of subjects no golden fixture has: a GPU NVML lists without an address, a
+ * measured link, a name judged as a whole; and the node. */
+static char *scope_of_subject(const char *subject) {
+        struct facts f;
+        memset(&f, 0, sizeof(f));
+        json_t *o = result_scope_json(&f, subject);
+        assert_non_null(o);
+        char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(o);
+        assert_non_null(text);
+        return text;
+}
+
+static void test_result_scope(void **state) {
+        (void)state;
+        static const struct {
+                const char *subject, *scope;
+        } cases[] = {
+                {"host", "{\"kind\":\"node\"}"},
+                {"nvml:3", "{\"index\":3,\"kind\":\"gpu\",\"pci_bus_id\":null,\"uuid\":null}"},
+                {"gpu0 -> gpu1", "{\"ends\":[\"gpu0\",\"gpu1\"],\"kind\":\"link\"}"},
+                {"0000:c1:00.0", "{\"kind\":\"pci_device\",\"pci_bus_id\":\"0000:c1:00.0\"}"},
+                {"0000:C1:00.0", "{\"kind\":\"group\",\"name\":\"0000:C1:00.0\"}"}, /* not sysfs's form */
+                {"ConnectX-7", "{\"kind\":\"group\",\"name\":\"ConnectX-7\"}"},
+                {"mlx5_9/1", "{\"kind\":\"group\",\"name\":\"mlx5_9/1\"}"}, /* no such RDMA device here */
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char *got = scope_of_subject(cases[i].subject);
+                assert_string_equal(got, cases[i].scope);
+                free(got);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_json_text_sanitises),
+                cmocka_unit_test(test_result_scope),
                 cmocka_unit_test(test_json_text_keep_empty),
                 cmocka_unit_test(test_text_one_cause_one_line),
                 cmocka_unit_test(test_text_problems_only),

@@ -233,6 +233,7 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
         }
         char observed[1024] = "", actions[2048] = "";
         enum status worst = STATUS_PASS;
+        int worst_code = 0; /* the first Xid of the worst severity: the result's code */
         size_t n_app = 0, n_ignored = 0;
         for (size_t k = 0; k < n_codes; k++) {
                 struct verdict_of_code v = judge_code(f, addr, codes[k].code, seq);
@@ -244,6 +245,8 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
                                                             : STATUS_PASS;
                 n_app += v.severity == XID_APPLICATION;
                 n_ignored += v.severity == XID_IGNORE;
+                if ((s == STATUS_FAIL && worst != STATUS_FAIL) || (s == STATUS_WARN && worst == STATUS_PASS))
+                        worst_code = codes[k].code;
                 if (s == STATUS_FAIL || (s == STATUS_WARN && worst == STATUS_PASS))
                         worst = s;
                 if (s != STATUS_PASS)
@@ -251,6 +254,8 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
                                        v.action);
         }
         result_observed(r, "%s", observed);
+        if (worst != STATUS_PASS)
+                result_code(r, "xid.%d", worst_code);
         result_evidence(r, "last", "%s Xid %d: %s", last->addr, last->code, last->text);
         const char *where = addr ? "" : " for a device that is not on the PCI bus now";
         /* The kernel log records no nvidia-smi -r: a reset without a driver reload or a
