@@ -46,6 +46,8 @@ def main():
             f.write("basic_auth_users:\n  alice: $2b$04$leXtyPc.W/xY7Ex4FHktCOA3y1EKJZKBqJn.f6JbI.iLMBMdQacLa\n")
         expect("serve with basic auth", run(["serve", "--listen", "127.0.0.1:0", "--web.config.file", web],
                                             "libcrypt"), 3, "libcrypt.so.1", "apt install libcrypt1")
+        expect("serve with a web config, no libyaml", run(["serve", "--listen", "127.0.0.1:0", "--web.config.file", web],
+                                                          "libyaml"), 2, "libyaml-0.so.2", "apt install libyaml-0-2")
         policy = os.path.join(tmp, "policy.yaml")
         with open(policy, "w") as f:
             f.write("policy: 1\n")
