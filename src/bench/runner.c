@@ -205,7 +205,6 @@ static void progress_tick(struct bench_progress *p, const struct bench_info *b, 
 
 /* ---- child ------------------------------------------------------------------------- */
 
-
 /* Test-only switches (GPUVET_BENCH_TEST_HANG, _GARBLE): in the test build alone
  * (-DGPUVET_TEST_HOOKS: gpuvet-test-hooks, the unit tests); the released gpuvet has none. */
 static bool env_names(const char *var, const char *bench) {

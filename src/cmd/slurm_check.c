@@ -25,7 +25,6 @@ struct child_arg {
         const struct cmd_args *args;
 };
 
-
 static void send_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void send_line(int fd, const char *fmt, ...) {
         char line[512];

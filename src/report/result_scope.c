@@ -33,6 +33,12 @@ static json_t *gpu_scope(const struct facts *f, size_t index, const char *addr) 
         return o;
 }
 
+static json_t *pci_device_scope(const char *addr) {
+        json_t *o = scope_of("pci_device");
+        json_object_set_new(o, "pci_bus_id", json_string(addr));
+        return o;
+}
+
 static const struct rdma_dev *rdma_named(const struct facts *f, const char *name, size_t len) {
         for (size_t i = 0; i < f->rdma.n; i++)
                 if (strlen(f->rdma.devs[i].name) == len && strncmp(f->rdma.devs[i].name, name, len) == 0)
@@ -61,11 +67,7 @@ void *result_scope_json(const struct facts *f, const char *subject) {
                 for (size_t i = 0; i < f->rdma.n; i++)
                         if (strcmp(f->rdma.devs[i].pci_addr, subject) == 0)
                                 return nic_scope(&f->rdma.devs[i], NULL);
-        {
-                json_t *o = scope_of("pci_device");
-                json_object_set_new(o, "pci_bus_id", json_string(subject));
-                return o;
-        }
+                return pci_device_scope(subject);
         }
         /* "nvml:3": a GPU NVML lists without a PCI address gpuvet could match. */
         uint64_t index;

@@ -11,7 +11,6 @@
 /* parse_cpulist's id limit, for CPU and node ids alike. */
 #define NUMA_ID_BITS 65536
 
-
 /* "Node 0 MemTotal:       129839104 kB" */
 static int parse_node_memtotal(const char *text, int node, uint64_t *ret_kb) {
         char key[48];

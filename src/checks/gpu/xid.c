@@ -245,10 +245,10 @@ static void judge(const struct check_info *self, const struct facts *f, struct r
                                                             : STATUS_PASS;
                 n_app += v.severity == XID_APPLICATION;
                 n_ignored += v.severity == XID_IGNORE;
-                if ((s == STATUS_FAIL && worst != STATUS_FAIL) || (s == STATUS_WARN && worst == STATUS_PASS))
-                        worst_code = codes[k].code;
-                if (s == STATUS_FAIL || (s == STATUS_WARN && worst == STATUS_PASS))
+                if (status_worse(worst, s) != worst) {
                         worst = s;
+                        worst_code = codes[k].code;
+                }
                 if (s != STATUS_PASS)
                         strbuf_appendf(actions, sizeof(actions), "%sXid %d: %s", actions[0] ? "; " : "", codes[k].code,
                                        v.action);
