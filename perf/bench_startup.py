@@ -69,9 +69,13 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "mkfixture.py"), tmp, "dgx-h100"],
                        check=True, capture_output=True)
-        n = instructions([gpuvet, "check", "--root", os.path.join(tmp, "dgx-h100"), "-q", "--json",
-                          os.path.join(tmp, "r.json")], env)
+        argv = [gpuvet, "check", "--root", os.path.join(tmp, "dgx-h100"), "-q", "--json", os.path.join(tmp, "r.json")]
+        n = instructions(argv, env)
         print("gpuvet check --root <dgx-h100> (no NVML): %d instructions" % n)
+        # The Xid table parsed when a check first meets an Xid, against every data file
+        # read at start (as an installed gpuvet with its data directory does).
+        n_data = instructions(argv + ["--data-dir", os.path.join(REPO, "data")], env)
+        print("the same with --data-dir data (every table read at start): %d instructions" % n_data)
 
     help_text = subprocess.run([gpuvet, "query", "--help-query-gpu"], capture_output=True, text=True).stdout
     fields = ",".join(re.findall(r'^"([^"]+)"', help_text, re.M))
